@@ -1,0 +1,72 @@
+# One command runs the server, one runs the tests; both install what they need first.
+#   make run     build and start the server on config.example.json (SQLite in ./data)
+#   make test    Swift tests (XCTest) and the end-to-end SDK tests (pytest)
+#   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
+SHELL := /bin/bash
+CONFIG ?= config.example.json
+SWIFT ?= swift
+VENV := .venv
+PYTHON := $(VENV)/bin/python3
+
+# Debian packages: C libraries we link, plus the local peers tests and benchmarks talk to.
+APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
+APT_TEST := openssl python3-venv
+APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
+
+.PHONY: all build release run test test-swift test-sdk bench deps deps-build deps-test deps-bench venv clean
+
+all: build
+
+# Installs only the packages that are missing, so a second run costs nothing and needs no network.
+define apt_install
+	@missing=""; for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
+
+deps-build:
+	$(call apt_install,$(APT_BUILD))
+
+deps-test: deps-build
+	$(call apt_install,$(APT_TEST))
+	@$(MAKE) --no-print-directory venv
+
+deps-bench: deps-test
+	$(call apt_install,$(APT_BENCH))
+	@$(VENV)/bin/pip install -q -r requirements-bench.txt
+
+$(PYTHON):
+	python3 -m venv $(VENV)
+
+venv: $(PYTHON)
+	@cmp -s requirements-test.txt $(VENV)/.installed || { $(VENV)/bin/pip install -q --upgrade pip >/dev/null && $(VENV)/bin/pip install -q -r requirements-test.txt && cp requirements-test.txt $(VENV)/.installed; }
+
+build: deps-build
+	$(SWIFT) build -c release --product push-server
+
+release: build
+
+run: build
+	mkdir -p data
+	.build/release/push-server serve --config $(CONFIG)
+
+test: deps-test test-swift test-sdk
+
+test-swift:
+	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
+	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build
+
+test-sdk:
+	@if ls Tests/sdk/test_*.py >/dev/null 2>&1; then \
+		$(SWIFT) build -c release --product push-server && \
+		PUSH_SERVER_BIN=$(abspath .build/release/push-server) $(VENV)/bin/pytest -q Tests/sdk; \
+	fi
+
+bench: deps-bench
+	bash bench/run-all.sh
+
+clean:
+	rm -rf .build .build-* $(VENV)

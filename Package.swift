@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
+//
+// Layers (each imports only those above it):
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Logging → JWTSigner
+//   → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+import PackageDescription
+
+let package = Package(
+    name: "PushServer",
+    products: [
+        .executable(name: "push-server", targets: ["push-server"]),
+        .library(name: "PushServer", targets: ["PushServer"]),
+    ],
+    targets: [
+        // MARK: C shims: module maps plus static-inline wrappers for variadic calls and macros.
+        .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
+        .systemLibrary(name: "CLinux"),
+
+        // MARK: Foundation layers.
+        .target(name: "Logging"),
+        .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
+
+        // MARK: Transport and storage layers (know nothing about Beams).
+        .target(name: "APNsClient", dependencies: ["CLibCurl", "JWTSigner", "Logging"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging"]),
+        .target(name: "PushStore", dependencies: ["CSQLite", "Logging"]),
+
+        // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging"]),
+        .executableTarget(name: "push-server", dependencies: ["PushServer"]),
+
+        // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
+        .target(name: "TestSupport", dependencies: ["JWTSigner", "Logging"]),
+
+        // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
+        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "Benchmarks/APNsBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore"], path: "Benchmarks/StoreBench"),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "Benchmarks/HTTPBench"),
+
+        // MARK: Tests mirror the targets.
+        .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Placeholder until the APNsClient layer lands; replace this file.

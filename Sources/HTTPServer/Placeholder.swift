@@ -1,0 +1,1 @@
+// Placeholder until the HTTPServer layer lands; replace this file.

@@ -1,0 +1,1 @@
+// Placeholder until the JWTSigner layer lands; replace this file.

@@ -1,0 +1,127 @@
+import Foundation
+
+/// One structured log record: a static message plus key/value metadata (never interpolated into the message).
+public struct LogRecord: Sendable {
+    public var level: LogLevel
+    public var label: String
+    public var message: String
+    public var metadata: [(String, String)]
+    public var date: Date
+
+    public init(level: LogLevel, label: String, message: String, metadata: [(String, String)], date: Date = Date()) {
+        self.level = level
+        self.label = label
+        self.message = message
+        self.metadata = metadata
+        self.date = date
+    }
+}
+
+/// Where log records go. Implementations must be thread-safe: loggers are shared across threads.
+public protocol LogSink: Sendable {
+    func write(_ record: LogRecord)
+}
+
+/// Writes one logfmt line per record to standard error with a single `write(2)`, so lines from different
+/// threads never interleave.
+///
+/// Under systemd (`JOURNAL_STREAM` set) each line starts with an sd-daemon priority prefix (`<6>`) and carries no
+/// timestamp, because the journal records both itself.
+public struct StderrLogSink: LogSink {
+    private let journal: Bool
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.journal = environment["JOURNAL_STREAM"] != nil
+    }
+
+    public func write(_ record: LogRecord) {
+        var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(LogFormat.timestamp(record.date)) "
+        line += LogFormat.logfmt(record)
+        line += "\n"
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
+    }
+}
+
+/// Keeps records in memory; for tests that assert on what was logged (and on what was *not*, e.g. secrets).
+public final class CapturingLogSink: LogSink, @unchecked Sendable {
+    // @unchecked: `records` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var stored: [LogRecord] = []
+
+    public init() {}
+
+    public func write(_ record: LogRecord) {
+        lock.lock()
+        stored.append(record)
+        lock.unlock()
+    }
+
+    /// A snapshot of every record written so far.
+    public var records: [LogRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    /// Every record rendered as its logfmt line, for substring assertions.
+    public var lines: [String] { records.map(LogFormat.logfmt) }
+}
+
+/// logfmt rendering shared by the sinks.
+public enum LogFormat {
+    /// `level=info label=http msg="Accepted connection" peer=127.0.0.1:5000`
+    public static func logfmt(_ record: LogRecord) -> String {
+        var line = "level=\(record.level) label=\(quote(record.label)) msg=\(quote(record.message))"
+        for (key, value) in record.metadata {
+            line += " \(key)=\(quote(value))"
+        }
+        return line
+    }
+
+    /// RFC 3339 UTC with milliseconds.
+    public static func timestamp(_ date: Date) -> String {
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var t = time_t(millis / 1000)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func pad(_ v: Int32, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis % 1000), 3))Z"
+    }
+
+    /// Quotes a value only when logfmt needs it; escapes quotes, backslashes and control characters so a
+    /// hostile value can never forge a second log line.
+    public static func quote(_ value: String) -> String {
+        var needsQuotes = value.isEmpty
+        var out = ""
+        out.reserveCapacity(value.utf8.count)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""; needsQuotes = true
+            case "\\": out += "\\\\"; needsQuotes = true
+            case "\n": out += "\\n"; needsQuotes = true
+            case "\r": out += "\\r"; needsQuotes = true
+            case "\t": out += "\\t"; needsQuotes = true
+            case " ", "=": out.unicodeScalars.append(scalar); needsQuotes = true
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{\(String(scalar.value, radix: 16))}"
+                    needsQuotes = true
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return needsQuotes ? "\"\(out)\"" : out
+    }
+}

@@ -1,0 +1,61 @@
+/// A cheap, copyable, thread-safe structured logger.
+///
+/// Messages are static strings; data goes into metadata (`logger.info("Publish accepted", ["publish": id])`).
+/// Attach context once with `with(_:)` (a request id, a connection id) and pass the logger down.
+public struct Logger: Sendable {
+    /// A name for the component (`http`, `apns`, `store`, `engine`).
+    public var label: String
+    /// Records below this level are dropped before any formatting work.
+    public var level: LogLevel
+    /// Metadata added to every record written by this logger.
+    public var metadata: [(String, String)]
+    private let sink: any LogSink
+
+    public init(label: String, level: LogLevel = .info, sink: any LogSink = StderrLogSink()) {
+        self.label = label
+        self.level = level
+        self.metadata = []
+        self.sink = sink
+    }
+
+    /// A logger with a different label and the same level, sink and metadata.
+    public func named(_ label: String) -> Logger {
+        var copy = self
+        copy.label = label
+        return copy
+    }
+
+    /// A logger that adds `extra` to every record.
+    public func with(_ extra: KeyValuePairs<String, String>) -> Logger {
+        var copy = self
+        copy.metadata.append(contentsOf: extra.map { ($0.key, $0.value) })
+        return copy
+    }
+
+    /// Whether a record at `level` would be written; guard expensive metadata with it.
+    @inlinable public func isEnabled(_ level: LogLevel) -> Bool { level >= self.level }
+
+    public func log(_ level: LogLevel, _ message: String, _ extra: KeyValuePairs<String, String> = [:]) {
+        guard level >= self.level else { return }
+        var all = metadata
+        all.append(contentsOf: extra.map { ($0.key, $0.value) })
+        sink.write(LogRecord(level: level, label: label, message: message, metadata: all))
+    }
+
+    public func trace(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.trace, message, extra) }
+    public func debug(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.debug, message, extra) }
+    public func info(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.info, message, extra) }
+    public func notice(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.notice, message, extra) }
+    public func warning(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.warning, message, extra) }
+    public func error(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.error, message, extra) }
+    public func critical(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.critical, message, extra) }
+
+    /// A logger that writes nothing; a default for libraries whose caller passes none.
+    public static let disabled = Logger(label: "disabled", level: .critical, sink: NullLogSink())
+}
+
+/// Discards everything.
+public struct NullLogSink: LogSink {
+    public init() {}
+    public func write(_ record: LogRecord) {}
+}

@@ -1,0 +1,1 @@
+// Placeholder until the PushServer layer lands; replace this file.

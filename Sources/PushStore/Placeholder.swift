@@ -1,0 +1,1 @@
+// Placeholder until the PushStore layer lands; replace this file.

@@ -1,0 +1,1 @@
+// Placeholder until the TestSupport layer lands; replace this file.

@@ -1,0 +1,2 @@
+import PushServer
+print("push-server: not wired yet")
