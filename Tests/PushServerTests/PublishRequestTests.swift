@@ -12,7 +12,7 @@ final class PublishRequestTests: XCTestCase {
             _ = try parse(json, kind)
             XCTFail("accepted \(json)", file: file, line: line)
         } catch {
-            XCTAssertEqual(error.status, status, file: file, line: line)
+            XCTAssertEqual(error.statusCode, status, file: file, line: line)
             XCTAssertEqual(error.detail, description, file: file, line: line)
         }
     }

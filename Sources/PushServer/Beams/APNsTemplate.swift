@@ -1,6 +1,6 @@
 /// The `apns` object of a Beams publish, turned into what every device's APNs request shares: the payload
 /// (minus the per-publish `data.pusher` ids, added by `payload(instanceID:publishID:)`) and the header fields.
-public struct APNsTemplate: Sendable, Equatable, Codable {
+public struct APNsTemplate: Sendable, Equatable {
     /// `apns.aps`, forwarded as the payload's `aps`.
     public var aps: [String: JSONValue]
     /// `apns.data`, merged next to `pusher` under the payload's `data`.

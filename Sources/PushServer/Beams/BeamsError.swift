@@ -4,12 +4,13 @@
 /// §4.4), because SDKs react to them: the iOS SDK treats a 401/403 whose description contains "device token" as a
 /// bad token, and stops retrying on exactly "Device could not be created".
 public struct BeamsError: Error, Sendable, Equatable {
-    public var status: Int
+    /// The HTTP status code (exposed to the HTTP layer as `status`).
+    public var statusCode: Int
     public var title: String
     public var detail: String
 
     public init(_ status: Int, _ title: String, _ detail: String) {
-        self.status = status
+        self.statusCode = status
         self.title = title
         self.detail = detail
     }

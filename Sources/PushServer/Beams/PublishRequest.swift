@@ -1,10 +1,5 @@
 import Foundation
-
-/// Which Beams publish endpoint a request came through.
-public enum PublishKind: String, Sendable, Codable {
-    case interests
-    case users
-}
+import PushStore
 
 /// A validated Beams publish request (docs/beams-api.md §2.2).
 public struct PublishRequest: Sendable, Equatable {

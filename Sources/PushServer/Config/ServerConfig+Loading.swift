@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushStore
 
 extension ServerConfig {
     /// Reads and validates a config file.
@@ -243,9 +244,9 @@ extension ServerConfig {
         let keyID = reader.string(object, "keyId", p) ?? ""
         let keyPath = expandVariables(reader.string(object, "keyPath", p) ?? "", environment)
         let topic = reader.string(object, "topic", p) ?? ""
-        var env = DeviceEnvironment.production
+        var env = PushEnvironment.production
         if let name = reader.string(object, "defaultEnvironment", p) {
-            if let value = DeviceEnvironment(rawValue: name.lowercased()) {
+            if let value = PushEnvironment(rawValue: name.lowercased()) {
                 env = value
             } else {
                 reader.error("\(p).defaultEnvironment", "must be \"sandbox\" or \"production\", got \"\(name)\"")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushStore
 
 /// The whole server configuration, loaded from one JSON file (see `config.example.json` and
 /// `docs/OPERATIONS.md`). Every field has a documented default except `instances`.
@@ -105,7 +106,7 @@ public struct APNsInstanceConfig: Sendable {
     /// The app's bundle id; push-type suffixes are added to it.
     public var topic: String
     /// The environment of devices that register without declaring one.
-    public var defaultEnvironment: DeviceEnvironment
+    public var defaultEnvironment: PushEnvironment
     /// Test-only override: send to this base URL (e.g. the mock APNs) instead of Apple.
     public var endpointOverride: String?
     /// CA bundle for `endpointOverride`.
@@ -113,12 +114,6 @@ public struct APNsInstanceConfig: Sendable {
 
     /// Whether credentials are present (team, key id and key path all set).
     public var hasCredentials: Bool { !teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty }
-}
-
-/// sandbox or production: an APNs device token belongs to exactly one.
-public enum DeviceEnvironment: String, Sendable, Equatable, CaseIterable {
-    case sandbox
-    case production
 }
 
 public struct WebhookConfig: Sendable {
