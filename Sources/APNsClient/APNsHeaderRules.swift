@@ -56,8 +56,10 @@ public enum APNsHeaderRules {
 
         let topic = try resolveTopic(request.topic, pushType: pushType)
 
-        if let collapseID = request.collapseID, collapseID.utf8.count > maxCollapseIDBytes {
-            throw .collapseIDTooLong(bytes: collapseID.utf8.count)
+        if hasControlCharacter(topic) { throw .controlCharacterInHeader(name: "apns-topic") }
+        if let collapseID = request.collapseID {
+            if collapseID.utf8.count > maxCollapseIDBytes { throw .collapseIDTooLong(bytes: collapseID.utf8.count) }
+            if hasControlCharacter(collapseID) { throw .controlCharacterInHeader(name: "apns-collapse-id") }
         }
 
         var apnsID: String?
@@ -126,6 +128,10 @@ public enum APNsHeaderRules {
             }
         }
         return true
+    }
+
+    private static func hasControlCharacter(_ value: String) -> Bool {
+        value.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 
     @inline(__always)

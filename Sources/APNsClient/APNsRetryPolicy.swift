@@ -80,7 +80,7 @@ public struct APNsRetryPolicy: Sendable, Hashable {
         case .transport(.connection):
             // The first loss is re-sent at once: after GOAWAY the next connection is usually healthy.
             if attempts == 1 { return attempts < maxAttempts ? .retry(after: 0) : .finish }
-            return backoff(attempts: attempts - 1, elapsed: elapsed, random: random, floor: 0)
+            return backoff(attempts: attempts, step: attempts - 1, elapsed: elapsed, random: random, floor: 0)
         case .transport(.timeout):
             return retryTimeouts ? backoff(attempts: attempts, elapsed: elapsed, random: random, floor: 0) : .finish
         case .transport(.fatal):
@@ -97,9 +97,9 @@ public struct APNsRetryPolicy: Sendable, Hashable {
         return max(floor, jittered)
     }
 
-    private func backoff(attempts: Int, elapsed: Double, random: Double, floor: Double) -> Decision {
+    private func backoff(attempts: Int, step: Int? = nil, elapsed: Double, random: Double, floor: Double) -> Decision {
         guard attempts < maxAttempts else { return .finish }
-        let wait = delay(attempts: attempts, random: random, floor: floor)
+        let wait = delay(attempts: step ?? attempts, random: random, floor: floor)
         guard elapsed + wait <= maxTotalDelay else { return .finish }
         return .retry(after: wait)
     }

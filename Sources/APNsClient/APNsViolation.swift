@@ -24,6 +24,9 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidAPNsID
     /// `apns-expiration` is before the UNIX epoch.
     case invalidExpiration
+    /// A header value (topic, collapse id) contains a control character such as CR or LF, which would let it
+    /// forge another header.
+    case controlCharacterInHeader(name: String)
 
     /// A short, bounded name for logs and metric labels.
     public var code: String {
@@ -40,6 +43,7 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
         case .collapseIDTooLong: return "collapse_id_too_long"
         case .invalidAPNsID: return "invalid_apns_id"
         case .invalidExpiration: return "invalid_expiration"
+        case .controlCharacterInHeader: return "control_character_in_header"
         }
     }
 
