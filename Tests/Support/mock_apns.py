@@ -1,0 +1,743 @@
+#!/usr/bin/env python3
+"""A strict mock of Apple's APNs provider API: TLS + ALPN h2 + HTTP/2, Apple's checks, statuses and reasons.
+
+Start-up prints one JSON line `{"port":…, "control_port":…, "ca_file":"…"}` on stdout, then serves until SIGTERM,
+SIGINT or EOF on stdin (so a mock whose parent died never lingers; pass `--no-stdin-watch` to run it by hand).
+
+The request rules live in `apns_rules.py`; behaviours (scripted answers per device token) and the control API
+(plain HTTP/1.1 JSON on `control_port`) live here. See `README.md` next to this file for the API and choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime
+import json
+import os
+import shutil
+import signal
+import ssl
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+from h2.errors import ErrorCodes
+from hyperframe.frame import GoAwayFrame
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import apns_rules  # noqa: E402  (sibling module; the script is run by path)
+from apns_rules import ConnectionAuth, KeyRing, Policy, Request, Verdict  # noqa: E402
+
+# A client sending far more than any valid payload gets 413; the mock stops storing bytes beyond this.
+MAX_STORED_BODY = 64 * 1024
+# How long a connection that sent GOAWAY waits for its in-flight answers before closing anyway.
+GOAWAY_DRAIN_S = 5.0
+ACTIONS = ("answer", "goaway", "goaway_unanswered", "drop")
+
+
+# MARK: - Behaviours and shared state
+
+
+@dataclass
+class Behaviour:
+    """A scripted answer for a device token (or a token prefix ending in `*`).
+
+    `status`/`reason`/`timestamp`: the answer (410 gets `timestamp`, now in ms when not given).
+    `times`: apply to the first N valid requests, then answer normally (None: forever).
+    `delay_ms`: wait before answering. `action`: `answer` (default); `goaway`: answer, then GOAWAY carrying
+    `{"reason":…}` as debug data and close once in-flight streams are answered; `goaway_unanswered`: GOAWAY
+    whose last-stream-id excludes this stream (the client may retry it), no answer; `drop`: close the TCP
+    connection without answering. `goaway_error`: the GOAWAY error code (default 0, NO_ERROR).
+    Behaviours apply only to requests that pass every check: a broken request still gets Apple's error.
+    """
+
+    status: int = 200
+    reason: str | None = None
+    timestamp: int | None = None
+    times: int | None = None
+    delay_ms: int = 0
+    action: str = "answer"
+    goaway_error: int = 0
+    used: int = 0
+
+    @staticmethod
+    def parse(body: dict[str, Any]) -> "Behaviour":
+        known = {"status", "reason", "timestamp", "times", "delay_ms", "action", "goaway_error"}
+        unknown = set(body) - known
+        if unknown:
+            raise ValueError(f"unknown behaviour fields: {sorted(unknown)}")
+        b = Behaviour(
+            status=int(body.get("status", 200)),
+            reason=body.get("reason"),
+            timestamp=None if body.get("timestamp") is None else int(body["timestamp"]),
+            times=None if body.get("times") is None else int(body["times"]),
+            delay_ms=int(body.get("delay_ms", 0)),
+            action=str(body.get("action", "answer")),
+            goaway_error=int(body.get("goaway_error", 0)),
+        )
+        if b.action not in ACTIONS:
+            raise ValueError(f"action must be one of {ACTIONS}")
+        if b.status != 200 and not b.reason:
+            raise ValueError("an error status needs a reason")
+        return b
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "timestamp": self.timestamp, "times": self.times,
+                "delay_ms": self.delay_ms, "action": self.action, "goaway_error": self.goaway_error,
+                "used": self.used}
+
+
+@dataclass
+class Config:
+    """Run-time switches (`PUT /config`). Defaults come from the command line."""
+
+    delay_ms: int = 0
+    max_streams: int = 1000
+    record: bool = True
+    record_limit: int = 10_000
+    require_push_type: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    by_status: collections.Counter = field(default_factory=collections.Counter)
+    by_reason: collections.Counter = field(default_factory=collections.Counter)
+    per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    connections_opened: int = 0
+    refused_streams: int = 0
+    goaways_sent: int = 0
+    connections_dropped: int = 0
+    max_concurrent_streams: int = 0
+
+
+class MockState:
+    """Everything shared by connections and the control API. Single-threaded (asyncio), so no locks."""
+
+    def __init__(self, keys: KeyRing, topics: frozenset[str], sandbox: bool, config: Config) -> None:
+        self.keys = keys
+        self.topics = topics
+        self.sandbox = sandbox
+        self.initial_config = Config(**config.__dict__)
+        self.config = config
+        self.behaviours: dict[str, Behaviour] = {}
+        self.prefix_behaviours: list[tuple[str, Behaviour]] = []  # longest prefix first
+        self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=config.record_limit)
+        self.seq = 0
+        self.stats = Stats()
+        self.connections: dict[int, "APNsConnection"] = {}
+        self.next_connection_id = 1
+
+    def policy(self) -> Policy:
+        return Policy(topics=self.topics, require_push_type=self.config.require_push_type)
+
+    def set_behaviour(self, key: str, behaviour: Behaviour) -> None:
+        if key.endswith("*"):
+            prefix = key[:-1].lower()
+            self.prefix_behaviours = [(p, b) for p, b in self.prefix_behaviours if p != prefix]
+            self.prefix_behaviours.append((prefix, behaviour))
+            self.prefix_behaviours.sort(key=lambda pb: -len(pb[0]))
+        else:
+            self.behaviours[key.lower()] = behaviour
+
+    def clear_behaviours(self) -> None:
+        self.behaviours.clear()
+        self.prefix_behaviours.clear()
+
+    def behaviour_for(self, token: str) -> Behaviour | None:
+        """The behaviour that still applies to `token` (exact match first, then the longest prefix)."""
+        key = token.lower()
+        found = self.behaviours.get(key)
+        if found is None:
+            for prefix, b in self.prefix_behaviours:  # a handful of rules at most: linear is fine
+                if key.startswith(prefix):
+                    found = b
+                    break
+        if found is None or (found.times is not None and found.used >= found.times):
+            return None
+        found.used += 1
+        return found
+
+    def apply_config(self, body: dict[str, Any]) -> None:
+        unknown = set(body) - set(Config().__dict__)
+        if unknown:
+            raise ValueError(f"unknown config fields: {sorted(unknown)}")
+        for name, value in body.items():
+            setattr(self.config, name, type(getattr(self.config, name))(value))
+        if "record_limit" in body:
+            self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
+        if "max_streams" in body:
+            for conn in list(self.connections.values()):
+                conn.readvertise_max_streams()
+
+    def reset(self) -> None:
+        self.config = Config(**self.initial_config.__dict__)
+        self.clear_behaviours()
+        self.requests = collections.deque(maxlen=self.config.record_limit)
+        self.stats = Stats()
+
+    def count(self, token: str | None, verdict_status: int, reason: str | None) -> None:
+        s = self.stats
+        s.requests += 1
+        s.by_status[verdict_status] += 1
+        if reason:
+            s.by_reason[reason] += 1
+        if token is not None:
+            per = s.per_token.get(token)
+            if per is None:
+                per = s.per_token[token] = collections.Counter()
+            per[verdict_status] += 1
+
+    def stats_json(self, include_tokens: bool = True) -> dict[str, Any]:
+        s = self.stats
+        out: dict[str, Any] = {
+            "requests": s.requests,
+            "by_status": {str(k): v for k, v in s.by_status.items()},
+            "by_reason": dict(s.by_reason),
+            "connections_opened": s.connections_opened,
+            "connections_open": len(self.connections),
+            "refused_streams": s.refused_streams,
+            "goaways_sent": s.goaways_sent,
+            "connections_dropped": s.connections_dropped,
+            "max_concurrent_streams_observed": s.max_concurrent_streams,
+            "connections": [c.summary() for c in self.connections.values()],
+        }
+        if include_tokens:
+            out["per_token"] = {t: {str(k): v for k, v in c.items()} for t, c in s.per_token.items()}
+        return out
+
+
+# MARK: - One HTTP/2 connection
+
+
+class _RefusingH2Connection(h2.connection.H2Connection):
+    """h2 treats a stream over SETTINGS_MAX_CONCURRENT_STREAMS as a connection error (GOAWAY); APNs refuses the
+    stream instead (RST_STREAM REFUSED_STREAM). The mock counts streams itself, so h2's own check is disabled.
+    The property is still evaluated because it also prunes closed streams from h2's table."""
+
+    @property
+    def open_inbound_streams(self) -> int:  # type: ignore[override]
+        super().open_inbound_streams
+        return 0
+
+
+@dataclass
+class _Stream:
+    method: str
+    path: str
+    headers: list[tuple[str, str]]
+    body: bytearray = field(default_factory=bytearray)
+    size: int = 0
+
+
+class APNsConnection(asyncio.Protocol):
+    """One client connection: h2 state, the provider-token state, in-flight streams and scripted actions."""
+
+    def __init__(self, state: MockState) -> None:
+        self.state = state
+        self.id = 0
+        self.transport: asyncio.Transport | None = None
+        self.h2: _RefusingH2Connection | None = None
+        self.auth = ConnectionAuth()
+        self.streams: dict[int, _Stream] = {}
+        self.pending: set[int] = set()  # accepted streams not answered yet (what MAX_CONCURRENT_STREAMS limits)
+        self.max_in_flight = 0
+        self.advertised_max_streams = 1
+        self.requests = 0
+        self.goaway_sent = False
+        self.last_stream_id: int | None = None
+        self.closed = False
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
+            # APNs offers only h2: an HTTP/1.1 client sees the connection dropped, never a status.
+            transport.abort()
+            self.closed = True
+            return
+        self.id = self.state.next_connection_id
+        self.state.next_connection_id += 1
+        self.state.connections[self.id] = self
+        self.state.stats.connections_opened += 1
+        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
+        self.h2 = _RefusingH2Connection(config=config)
+        # Apple: under token auth only one stream until a request with a valid token has been posted.
+        self.h2.local_settings = h2.settings.Settings(
+            client=False,
+            initial_values={
+                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1,
+                h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: 65536,
+            },
+        )
+        self.h2.initiate_connection()
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        if self.h2 is None or self.closed:
+            return
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            self._flush()
+            self._close()
+            return
+        for event in events:
+            if self.closed:
+                return
+            if isinstance(event, h2.events.RequestReceived):
+                self._on_request(event)
+            elif isinstance(event, h2.events.DataReceived):
+                self._on_data(event)
+            elif isinstance(event, h2.events.StreamEnded):
+                self._on_end(event.stream_id)
+            elif isinstance(event, h2.events.StreamReset):
+                self.streams.pop(event.stream_id, None)
+                self.pending.discard(event.stream_id)
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self._close()
+                return
+        self._flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.state.connections.pop(self.id, None)
+
+    # Streams
+
+    def _on_request(self, event: h2.events.RequestReceived) -> None:
+        sid = event.stream_id
+        assert self.h2 is not None
+        if self.goaway_sent or len(self.pending) >= self.advertised_max_streams:
+            self.h2.reset_stream(sid, ErrorCodes.REFUSED_STREAM)
+            self.state.stats.refused_streams += 1
+            return
+        method = path = ""
+        headers: list[tuple[str, str]] = []
+        for raw_name, raw_value in event.headers or []:
+            name = raw_name.decode("latin-1")
+            value = raw_value.decode("latin-1")
+            if name == ":method":
+                method = value
+            elif name == ":path":
+                path = value
+            elif not name.startswith(":"):
+                headers.append((name, value))
+        self.streams[sid] = _Stream(method, path, headers)
+        self.pending.add(sid)
+        if len(self.pending) > self.max_in_flight:
+            self.max_in_flight = len(self.pending)
+            if self.max_in_flight > self.state.stats.max_concurrent_streams:
+                self.state.stats.max_concurrent_streams = self.max_in_flight
+
+    def _on_data(self, event: h2.events.DataReceived) -> None:
+        assert self.h2 is not None
+        # Flow control: give the window back at once, or large uploads stall.
+        self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        stream = self.streams.get(event.stream_id)
+        if stream is None:
+            return
+        stream.size += len(event.data)
+        if len(stream.body) < MAX_STORED_BODY:
+            stream.body += event.data[: MAX_STORED_BODY - len(stream.body)]
+
+    def _on_end(self, sid: int) -> None:
+        stream = self.streams.pop(sid, None)
+        if stream is None:
+            return
+        state = self.state
+        self.requests += 1
+        req = Request(stream.method, stream.path, stream.headers, bytes(stream.body), stream.size)
+        was_authenticated = self.auth.authenticated
+        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), time.time())
+        if not was_authenticated and self.auth.authenticated:
+            self._advertise(state.config.max_streams)
+
+        verdict = checked.verdict
+        behaviour = state.behaviour_for(checked.token) if verdict.ok and checked.token else None
+        action = "answer"
+        timestamp = None
+        delay_ms = state.config.delay_ms
+        if behaviour is not None:
+            verdict = Verdict(behaviour.status, behaviour.reason)
+            action = behaviour.action
+            delay_ms += behaviour.delay_ms
+            if verdict.status == 410:
+                timestamp = behaviour.timestamp if behaviour.timestamp is not None else int(time.time() * 1000)
+
+        apns_id = req.header("apns-id") or str(uuid.uuid4())
+        state.count(checked.token, verdict.status, verdict.reason)
+        if state.config.record:
+            state.seq += 1
+            jwt = checked.jwt
+            state.requests.append({
+                "seq": state.seq,
+                "time": time.time(),
+                "connection": self.id,
+                "stream": sid,
+                "method": req.method,
+                "path": req.path,
+                "token": checked.token,
+                "headers": _headers_json(req.headers),
+                "payload": checked.payload,
+                "payload_size": stream.size,
+                "status": verdict.status,
+                "reason": verdict.reason,
+                "timestamp": timestamp,
+                "apns_id": apns_id,
+                "action": action,
+                "jwt": None if jwt is None else {"kid": jwt.kid, "iss": jwt.iss, "iat": jwt.iat},
+            })
+
+        def finish() -> None:
+            if self.closed or sid not in self.pending:
+                return  # connection gone, or the client reset the stream while the answer was delayed
+            if action == "drop":
+                self.state.stats.connections_dropped += 1
+                self._close(abort=True)
+                return
+            if action == "goaway_unanswered" or (self.last_stream_id is not None and sid > self.last_stream_id):
+                # Streams above GOAWAY's last-stream-id were "not processed": no answer, the client retries.
+                self.pending.discard(sid)
+                if action == "goaway_unanswered":
+                    self._goaway(sid - 2 if sid > 2 else 0, verdict.reason, behaviour.goaway_error if behaviour else 0)
+                self._maybe_finish_goaway()
+                return
+            self._respond(sid, verdict, apns_id, timestamp)
+            if action == "goaway":
+                self._goaway(self.h2.highest_inbound_stream_id if self.h2 else sid, verdict.reason,
+                             behaviour.goaway_error if behaviour else 0)
+            self._flush()
+            self._maybe_finish_goaway()
+
+        if delay_ms > 0:
+            asyncio.get_running_loop().call_later(delay_ms / 1000.0, finish)
+        else:
+            finish()
+
+    def _respond(self, sid: int, verdict: Verdict, apns_id: str, timestamp: int | None) -> None:
+        assert self.h2 is not None
+        self.pending.discard(sid)
+        headers = [(":status", str(verdict.status)), ("apns-id", apns_id)]
+        if self.state.sandbox and verdict.ok:  # the Delivery Log id exists only for accepted notifications
+            headers.append(("apns-unique-id", str(uuid.uuid4())))
+        try:
+            if verdict.ok:
+                # APNs answers 200 with headers only: END_STREAM on HEADERS, never a DATA frame.
+                self.h2.send_headers(sid, headers, end_stream=True)
+                return
+            body: dict[str, Any] = {"reason": verdict.reason}
+            if timestamp is not None:
+                body["timestamp"] = timestamp
+            data = json.dumps(body, separators=(",", ":")).encode()
+            headers += [("content-type", "application/json"), ("content-length", str(len(data)))]
+            self.h2.send_headers(sid, headers)
+            self.h2.send_data(sid, data, end_stream=True)
+        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+            pass  # the client reset the stream while the answer was delayed
+
+    # Connection-level actions
+
+    def _advertise(self, value: int) -> None:
+        assert self.h2 is not None
+        self.advertised_max_streams = value
+        self.h2.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: value})
+
+    def readvertise_max_streams(self) -> None:
+        """Sends the configured limit to an authenticated connection (`PUT /config {"max_streams":…}`)."""
+        if self.auth.authenticated and not self.closed and self.h2 is not None:
+            self._advertise(self.state.config.max_streams)
+            self._flush()
+
+    def _goaway(self, last_stream_id: int, reason: str | None, error_code: int) -> None:
+        """Sends GOAWAY with `{"reason":…}` as debug data, then answers what is in flight and closes.
+
+        h2's `close_connection` forbids sending anything afterwards, but streams up to `last_stream_id` still
+        deserve their answers, so the frame is written directly and h2 keeps its open state."""
+        if self.goaway_sent or self.transport is None:
+            return
+        self._flush()
+        frame = GoAwayFrame(0)
+        frame.last_stream_id = last_stream_id
+        frame.error_code = error_code
+        frame.additional_data = json.dumps({"reason": reason or "Shutdown"}, separators=(",", ":")).encode()
+        self.transport.write(frame.serialize())
+        self.goaway_sent = True
+        self.last_stream_id = last_stream_id
+        self.state.stats.goaways_sent += 1
+        asyncio.get_running_loop().call_later(GOAWAY_DRAIN_S, self._close)
+
+    def _maybe_finish_goaway(self) -> None:
+        if self.goaway_sent and not self.pending:
+            self._close()
+
+    def _flush(self) -> None:
+        if self.h2 is not None and self.transport is not None and not self.closed:
+            data = self.h2.data_to_send()
+            if data:
+                self.transport.write(data)
+
+    def _close(self, abort: bool = False) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.transport is not None:
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()
+        self.state.connections.pop(self.id, None)
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "requests": self.requests, "tokens_seen": self.auth.tokens_seen,
+                "bound_kid": self.auth.bound_kid, "advertised_max_streams": self.advertised_max_streams,
+                "max_concurrent_streams_observed": self.max_in_flight, "in_flight": len(self.pending)}
+
+
+def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:
+    """Header names to values; a repeated header becomes a list so duplicates stay visible."""
+    out: dict[str, Any] = {}
+    for name, value in headers:
+        if name in out:
+            prev = out[name]
+            out[name] = prev + [value] if isinstance(prev, list) else [prev, value]
+        else:
+            out[name] = value
+    return out
+
+
+# MARK: - Control API (HTTP/1.1 JSON)
+
+
+class ControlAPI:
+    """`PUT /behaviours/<token>`, `GET|DELETE /behaviours`, `DELETE /behaviours/<token>`, `GET|PUT /config`,
+    `GET /requests[?token=…&since=seq]`, `GET /stats[?tokens=0]`, `POST /reset`. Keep-alive is supported."""
+
+    def __init__(self, state: MockState) -> None:
+        self.state = state
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                parts = line.decode("latin-1").split()
+                if len(parts) != 3:
+                    break
+                method, target, version = parts
+                headers: dict[str, str] = {}
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b"\n", b""):
+                        break
+                    name, _, value = h.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                length = int(headers.get("content-length", "0") or 0)
+                body = await reader.readexactly(length) if length else b""
+                status, payload = self.route(method, target, body)
+                data = json.dumps(payload, separators=(",", ":")).encode()
+                close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
+                writer.write(
+                    f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
+                    .encode() + data
+                )
+                await writer.drain()
+                if close:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
+        path, _, query = target.partition("?")
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        state = self.state
+        try:
+            parsed = json.loads(body) if body.strip() else {}
+            if path.startswith("/behaviours/") and method == "PUT":
+                state.set_behaviour(path[len("/behaviours/"):], Behaviour.parse(parsed))
+                return 200, {"ok": True}
+            if path.startswith("/behaviours/") and method == "DELETE":
+                key = path[len("/behaviours/"):].lower()
+                state.behaviours.pop(key, None)
+                state.prefix_behaviours = [(p, b) for p, b in state.prefix_behaviours if p + "*" != key]
+                return 200, {"ok": True}
+            if path == "/behaviours" and method == "DELETE":
+                state.clear_behaviours()
+                return 200, {"ok": True}
+            if path == "/behaviours" and method == "GET":
+                out = {k: b.to_json() for k, b in state.behaviours.items()}
+                out.update({p + "*": b.to_json() for p, b in state.prefix_behaviours})
+                return 200, out
+            if path == "/config" and method == "PUT":
+                state.apply_config(parsed)
+                return 200, state.config.to_json()
+            if path == "/config" and method == "GET":
+                return 200, state.config.to_json()
+            if path == "/requests" and method == "GET":
+                token = params.get("token")
+                since = int(params.get("since", "0"))
+                return 200, [r for r in state.requests if r["seq"] > since and (token is None or r["token"] == token)]
+            if path == "/stats" and method == "GET":
+                return 200, state.stats_json(include_tokens=params.get("tokens", "1") != "0")
+            if path == "/reset" and method == "POST":
+                state.reset()
+                return 200, {"ok": True}
+            return 404, {"error": f"no route {method} {path}"}
+        except (ValueError, TypeError) as e:
+            return 400, {"error": str(e)}
+
+
+# MARK: - TLS and start-up
+
+
+def make_certificates(directory: str) -> tuple[str, str, str]:
+    """A throw-away CA and a server certificate for 127.0.0.1/::1/localhost; returns (ca, cert, key) paths."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    import ipaddress
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mock-apns test CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName([
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(ipaddress.ip_address("::1")),
+            x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_path = os.path.join(directory, "ca.pem")
+    cert_path = os.path.join(directory, "server.pem")
+    key_path = os.path.join(directory, "server.key")
+    with open(ca_path, "wb") as f:
+        f.write(ca.public_bytes(serialization.Encoding.PEM))
+    with open(cert_path, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    return ca_path, cert_path, key_path
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Strict mock APNs (HTTP/2 over TLS) with a JSON control API.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="APNs port; 0 picks a free one")
+    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    p.add_argument("--team-id", default="TEAMID1234")
+    p.add_argument("--key", action="append", default=[], metavar="KEYID=PEM",
+                   help="a signing key of the team: public PEM (or private PEM/.p8); repeatable")
+    p.add_argument("--topic", action="append", default=[], help="an allowed bundle ID; repeatable")
+    p.add_argument("--max-streams", type=int, default=1000,
+                   help="SETTINGS_MAX_CONCURRENT_STREAMS after the first request with a valid token")
+    p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox",
+                   help="sandbox also answers apns-unique-id")
+    p.add_argument("--tls-cert", "--cert", dest="tls_cert", help="server certificate chain (default: generated)")
+    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
+    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
+    p.add_argument("--delay-ms", type=int, default=0, help="delay every answer (a slow APNs)")
+    p.add_argument("--record-limit", type=int, default=10_000, help="requests kept for GET /requests")
+    p.add_argument("--lenient-push-type", action="store_true", help="a missing apns-push-type means alert")
+    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
+    return p.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    keys: dict[str, Any] = {}
+    for spec in args.key:
+        kid, sep, path = spec.partition("=")
+        if not sep or not kid:
+            raise SystemExit(f"--key expects KEYID=path, got {spec!r}")
+        with open(path, "rb") as f:
+            keys[kid] = apns_rules.load_public_key(f.read())
+    config = Config(delay_ms=args.delay_ms, max_streams=args.max_streams, record_limit=args.record_limit,
+                    require_push_type=not args.lenient_push_type)
+    state = MockState(KeyRing(args.team_id, keys), frozenset(args.topic), args.environment == "sandbox", config)
+
+    tmp = tempfile.mkdtemp(prefix="mock-apns-")
+    try:
+        if args.tls_cert:
+            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
+        else:
+            ca_file, cert_file, key_file = make_certificates(tmp)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Apple: TLS 1.2 or later
+        ctx.load_cert_chain(cert_file, key_file)
+        ctx.set_alpn_protocols(["h2"])
+
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: APNsConnection(state), args.host, args.port, ssl=ctx,
+                                          reuse_address=True)
+        control = await asyncio.start_server(ControlAPI(state).handle, args.host, args.control_port)
+        stop = loop.create_future()
+
+        def request_stop() -> None:
+            if not stop.done():
+                stop.set_result(None)
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, request_stop)
+        if not args.no_stdin_watch:
+            # EOF on stdin means the parent is gone (or closed our pipe): exit rather than linger.
+            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
+                            else None)
+
+        port = server.sockets[0].getsockname()[1]
+        control_port = control.sockets[0].getsockname()[1]
+        sys.stdout.write(json.dumps({"port": port, "control_port": control_port, "ca_file": ca_file}) + "\n")
+        sys.stdout.flush()
+        await stop
+        server.close()
+        control.close()
+        for conn in list(state.connections.values()):
+            conn._close(abort=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    asyncio.run(serve(parse_args(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+"""Tests of the strict mock APNs: every rule over real TLS + HTTP/2, plus the pure rules without sockets."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+
+import h2.errors
+import pytest
+
+import apns_rules
+from apns_rules import ConnectionAuth, KeyRing, Policy, Request
+from conftest import HERE, KID, KID2, TEAM, TOPIC, H2Client, Mock, new_apns_id, sign_jwt
+
+TOKEN = "ab" * 32
+UUID_LOWER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+# MARK: - Accepted requests
+
+
+def test_valid_request_answers_200_headers_only_with_generated_apns_id(mock, client, keys):
+    r = client().request(TOKEN, sign_jwt(keys.key1))
+    assert r.status == 200
+    assert UUID_LOWER.fullmatch(r.headers["apns-id"])
+    assert "apns-unique-id" in r.headers  # sandbox mode
+    assert r.body == b"" and r.data_frames == 0  # END_STREAM on HEADERS, never a DATA frame
+    [rec] = mock.requests(TOKEN)
+    assert rec["status"] == 200 and rec["jwt"]["kid"] == KID and rec["jwt"]["iss"] == TEAM
+    assert rec["payload"] == {"aps": {"alert": "hi"}} and rec["headers"]["apns-topic"] == TOPIC
+
+
+def test_valid_request_echoes_given_apns_id(client, keys):
+    apns_id = new_apns_id()
+    r = client().request(TOKEN, sign_jwt(keys.key1), extra=[("apns-id", apns_id)])
+    assert (r.status, r.headers["apns-id"]) == (200, apns_id)
+
+
+def test_accepts_device_tokens_of_any_even_hex_length(client, keys):
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request("ab" * 100, jwt).status == 200
+    assert c.request("0A1b", jwt).status == 200
+
+
+def test_voip_payload_of_5000_bytes_is_accepted(client, keys):
+    payload = {"aps": {}, "pad": "x" * (5000 - len('{"aps": {}, "pad": ""}'))}
+    body = json.dumps(payload).encode()
+    assert len(body) == 5000
+    r = client().request(TOKEN, sign_jwt(keys.key1), body=body, topic=TOPIC + ".voip", push_type="voip")
+    assert r.status == 200, r.body
+
+
+def test_background_push_with_priority_5_is_accepted(client, keys):
+    r = client().request(TOKEN, sign_jwt(keys.key1), payload={"aps": {"content-available": 1}},
+                         push_type="background", priority="5")
+    assert r.status == 200, r.body
+
+
+# MARK: - Method, path, token, headers
+
+
+@pytest.mark.parametrize("method,path,status,reason", [
+    ("GET", f"/3/device/{TOKEN}", 405, "MethodNotAllowed"),
+    ("POST", f"/2/device/{TOKEN}", 404, "BadPath"),
+    ("POST", f"/3/device/{TOKEN}/x", 404, "BadPath"),
+    ("POST", "/3/device/", 400, "MissingDeviceToken"),
+    ("POST", "/3/device/abc", 400, "BadDeviceToken"),
+    ("POST", "/3/device/zz" + "ab" * 31, 400, "BadDeviceToken"),
+])
+def test_rejects_bad_method_path_and_device_token(client, keys, method, path, status, reason):
+    r = client().request(TOKEN, sign_jwt(keys.key1), method=method, path=path)
+    assert (r.status, r.reason) == (status, reason)
+
+
+def test_rejects_duplicate_apns_headers(client, keys):
+    r = client().request(TOKEN, sign_jwt(keys.key1), extra=[("apns-priority", "10"), ("apns-priority", "5")])
+    assert (r.status, r.reason) == (400, "DuplicateHeaders")
+
+
+@pytest.mark.parametrize("extra,reason", [
+    ([("apns-priority", "7")], "BadPriority"),
+    ([("apns-id", "NOT-A-UUID")], "BadMessageId"),
+    ([("apns-id", new_apns_id().upper())], "BadMessageId"),
+    ([("apns-expiration", "soon")], "BadExpirationDate"),
+    ([("apns-collapse-id", "c" * 65)], "BadCollapseId"),
+])
+def test_rejects_invalid_apns_headers(client, keys, extra, reason):
+    r = client().request(TOKEN, sign_jwt(keys.key1), extra=extra)
+    assert (r.status, r.reason) == (400, reason)
+
+
+def test_collapse_id_of_64_bytes_is_accepted(client, keys):
+    r = client().request(TOKEN, sign_jwt(keys.key1), extra=[("apns-collapse-id", "c" * 64)])
+    assert r.status == 200
+
+
+@pytest.mark.parametrize("topic,push_type,reason", [
+    (None, "alert", "MissingTopic"),
+    ("com.unknown.app", "alert", "BadTopic"),
+    (TOPIC, "voip", "DeviceTokenNotForTopic"),
+    (TOPIC + ".voip", "alert", "DeviceTokenNotForTopic"),
+    (TOPIC, "banner", "InvalidPushType"),
+    (TOPIC, None, "InvalidPushType"),
+])
+def test_rejects_wrong_topic_and_push_type(client, keys, topic, push_type, reason):
+    r = client().request(TOKEN, sign_jwt(keys.key1), topic=topic, push_type=push_type)
+    assert (r.status, r.reason) == (400, reason)
+
+
+def test_background_push_with_priority_10_or_none_is_bad_priority(client, keys):
+    c, jwt = client(), sign_jwt(keys.key1)
+    payload = {"aps": {"content-available": 1}}
+    assert c.request(TOKEN, jwt, payload=payload, push_type="background", priority="10").reason == "BadPriority"
+    assert c.request(TOKEN, jwt, payload=payload, push_type="background").reason == "BadPriority"
+
+
+@pytest.mark.parametrize("payload,push_type", [
+    ({"aps": {"alert": "hi", "content-available": 1}}, "background"),
+    ({"aps": {"badge": 1, "content-available": 1}}, "background"),
+    ({"aps": {}}, "background"),
+    ({"aps": {"content-available": 1}}, "alert"),
+])
+def test_push_type_inconsistent_with_payload_is_invalid_push_type(client, keys, payload, push_type):
+    r = client().request(TOKEN, sign_jwt(keys.key1), payload=payload, push_type=push_type, priority="5")
+    assert (r.status, r.reason) == (400, "InvalidPushType")
+
+
+def test_payload_rules(client, keys):
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert (c.request(TOKEN, jwt, body=b"").status, c.responses[1].reason) == (400, "PayloadEmpty")
+    big = json.dumps({"aps": {"alert": "x" * (4097 - len('{"aps": {"alert": ""}}'))}}).encode()
+    assert len(big) == 4097
+    r = c.request(TOKEN, jwt, body=big)
+    assert (r.status, r.reason) == (413, "PayloadTooLarge")
+    exact = big[:-len('x"}}')] + b'"}}'
+    assert len(exact) == 4096 and c.request(TOKEN, jwt, body=exact).status == 200
+    assert c.request(TOKEN, jwt, body=b"{not json").reason == "BadPayload"
+    assert c.request(TOKEN, jwt, body=b"[1,2]").reason == "BadPayload"
+    voip_big = json.dumps({"aps": {}, "p": "x" * 5200}).encode()
+    r = c.request(TOKEN, jwt, body=voip_big, topic=TOPIC + ".voip", push_type="voip")
+    assert (r.status, r.reason) == (413, "PayloadTooLarge")
+
+
+# MARK: - Provider tokens
+
+
+def test_missing_or_empty_authorization_is_missing_provider_token(client, keys):
+    c = client()
+    assert (c.request(TOKEN, None).status, c.responses[1].reason) == (403, "MissingProviderToken")
+    r = c.request(TOKEN, None, extra=[("authorization", "bearer ")])
+    assert r.reason == "MissingProviderToken"
+
+
+@pytest.mark.parametrize("make", [
+    lambda k: sign_jwt(k.stranger),                      # signature from a key the team does not have
+    lambda k: sign_jwt(k.key1, kid="UNKNOWNKID"),        # unknown key id
+    lambda k: sign_jwt(k.key1, iss="OTHERTEAM1"),        # other team
+    lambda k: sign_jwt(k.key1, alg="ES384"),             # wrong algorithm
+    lambda k: sign_jwt(k.key1, iat="1700000000"),        # iat not a number
+    lambda k: sign_jwt(k.key1)[:-4] + "AAAA",            # tampered signature
+    lambda k: "a.b",                                      # two segments
+    lambda k: sign_jwt(k.key1, iat=int(time.time()) + 600),  # issued in the future
+])
+def test_invalid_provider_tokens(client, keys, make):
+    r = client().request(TOKEN, make(keys))
+    assert (r.status, r.reason) == (403, "InvalidProviderToken")
+
+
+def test_token_older_than_one_hour_is_expired(client, keys):
+    r = client().request(TOKEN, sign_jwt(keys.key1, iat=int(time.time()) - 3601))
+    assert (r.status, r.reason) == (403, "ExpiredProviderToken")
+
+
+def test_new_token_within_20_minutes_on_one_connection_is_too_many_updates(mock, client, keys):
+    now = int(time.time())
+    c = client()
+    first = sign_jwt(keys.key1, iat=now - 1000)
+    assert c.request(TOKEN, first).status == 200
+    r = c.request(TOKEN, sign_jwt(keys.key1, iat=now))  # only 1000 s later
+    assert (r.status, r.reason) == (429, "TooManyProviderTokenUpdates")
+    assert c.request(TOKEN, first).status == 200  # the connection keeps its token
+    # The same new token is fine on a fresh connection.
+    assert client().request(TOKEN, sign_jwt(keys.key1, iat=now)).status == 200
+
+
+def test_new_token_after_20_minutes_on_one_connection_is_accepted(mock, client, keys):
+    now = int(time.time())
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1, iat=now - 1300)).status == 200
+    assert c.request(TOKEN, sign_jwt(keys.key1, iat=now)).status == 200
+    [conn] = [x for x in mock.control("GET", "/stats")["connections"] if x["requests"] == 2]
+    assert conn["tokens_seen"] == 2
+
+
+def test_other_key_id_than_first_push_is_unrelated_key(client, keys):
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1, kid=KID, iat=int(time.time()) - 1500)).status == 200
+    r = c.request(TOKEN, sign_jwt(keys.key2, kid=KID2))
+    assert (r.status, r.reason) == (403, "UnrelatedKeyIdInToken")
+    assert client().request(TOKEN, sign_jwt(keys.key2, kid=KID2)).status == 200
+
+
+# MARK: - HTTP/2 behaviour
+
+
+def test_one_stream_until_first_valid_token_then_max_streams(mock, client, keys):
+    c = client(unlimited=True)
+    c.pump()  # the server's first SETTINGS
+    assert c.conn.remote_settings.max_concurrent_streams == 1
+    jwt = sign_jwt(keys.key1)
+    first = c.send(TOKEN, jwt, end_stream=False)  # keep stream 1 open ...
+    second = c.send(TOKEN, jwt)                   # ... so this one is over the limit
+    c.finish_stream(first)
+    r1, r2 = c.wait(first, second)
+    assert r2.reset == h2.errors.ErrorCodes.REFUSED_STREAM
+    assert r1.status == 200
+    assert c.max_streams_seen[-1] == 50
+    sids = [c.send(TOKEN, jwt, end_stream=False) for _ in range(10)]
+    for s in sids:
+        c.finish_stream(s)
+    assert all(r.status == 200 for r in c.wait(*sids))
+    stats = mock.control("GET", "/stats")
+    assert stats["refused_streams"] == 1 and stats["max_concurrent_streams_observed"] >= 2
+
+
+def test_invalid_token_keeps_single_stream(client, keys):
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.stranger)).status == 403
+    assert c.conn.remote_settings.max_concurrent_streams == 1
+    assert c.max_streams_seen == [1]  # only the initial SETTINGS
+
+
+def test_config_max_streams_is_sent_to_authenticated_connections(mock, client, keys):
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1)).status == 200
+    mock.control("PUT", "/config", {"max_streams": 7})
+    while c.conn.remote_settings.max_concurrent_streams != 7 and c.pump(2):
+        pass
+    assert c.conn.remote_settings.max_concurrent_streams == 7
+
+
+def test_http11_client_is_dropped_without_status(mock):
+    import socket
+    import ssl
+    ctx = ssl.create_default_context(cafile=mock.ca_file)
+    ctx.set_alpn_protocols(["http/1.1"])
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", mock.port), timeout=5), server_hostname="127.0.0.1")
+    s.sendall(f"POST /3/device/{TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+    try:
+        assert s.recv(100) == b""
+    except (ConnectionResetError, ssl.SSLError):
+        pass
+
+
+# MARK: - Behaviours
+
+
+def test_behaviour_410_with_timestamp(mock, client, keys):
+    mock.behave(TOKEN, status=410, reason="Unregistered", timestamp=1_700_000_000_123)
+    r = client().request(TOKEN, sign_jwt(keys.key1))
+    assert r.status == 410 and r.json == {"reason": "Unregistered", "timestamp": 1_700_000_000_123}
+
+
+def test_behaviour_410_without_timestamp_uses_now(mock, client, keys):
+    mock.behave(TOKEN, status=410, reason="ExpiredToken")
+    before = int(time.time() * 1000)
+    r = client().request(TOKEN, sign_jwt(keys.key1))
+    assert r.status == 410 and before <= r.json["timestamp"] <= int(time.time() * 1000)
+
+
+def test_behaviour_for_first_n_requests_then_200(mock, client, keys):
+    mock.behave(TOKEN, status=503, reason="ServiceUnavailable", times=2)
+    c, jwt = client(), sign_jwt(keys.key1)
+    got = [(r.status, r.reason) for r in (c.request(TOKEN, jwt) for _ in range(3))]
+    assert got == [(503, "ServiceUnavailable"), (503, "ServiceUnavailable"), (200, None)]
+    stats = mock.control("GET", "/stats")
+    assert stats["per_token"][TOKEN] == {"503": 2, "200": 1} and stats["by_reason"] == {"ServiceUnavailable": 2}
+
+
+def test_behaviour_applies_only_to_valid_requests(mock, client, keys):
+    mock.behave(TOKEN, status=410, reason="Unregistered")
+    r = client().request(TOKEN, None)
+    assert (r.status, r.reason) == (403, "MissingProviderToken")
+
+
+def test_prefix_behaviour(mock, client, keys):
+    mock.behave("dead*", status=400, reason="BadDeviceToken")
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request("dead" + "00" * 30, jwt).reason == "BadDeviceToken"
+    assert c.request(TOKEN, jwt).status == 200
+
+
+def test_behaviour_delay(mock, client, keys):
+    mock.behave(TOKEN, delay_ms=300)
+    c, jwt = client(), sign_jwt(keys.key1)
+    slow = c.send(TOKEN, jwt)
+    fast = c.send("cd" * 32, jwt)  # not delayed: answered first although sent second
+    order = []
+    while len(order) < 2 and c.pump():
+        order += [s for s in (slow, fast) if c.responses[s].ended and s not in order]
+    assert order == [fast, slow]
+
+
+def test_global_delay_config(mock, client, keys):
+    mock.control("PUT", "/config", {"delay_ms": 200})
+    start = time.monotonic()
+    assert client().request(TOKEN, sign_jwt(keys.key1)).status == 200
+    assert time.monotonic() - start >= 0.2
+
+
+def test_behaviour_goaway_after_answer(mock, client, keys):
+    mock.behave(TOKEN, status=503, reason="Shutdown", action="goaway")
+    c = client()
+    r = c.request(TOKEN, sign_jwt(keys.key1))
+    assert (r.status, r.reason) == (503, "Shutdown")
+    while c.goaway is None and c.pump():
+        pass
+    assert c.goaway is not None and json.loads(c.goaway.additional_data) == {"reason": "Shutdown"}
+    assert c.goaway.last_stream_id == r.stream_id
+    while c.pump():
+        pass
+    assert c.closed
+
+
+def test_behaviour_goaway_instead_of_answer(mock, client, keys):
+    mock.behave(TOKEN, status=403, reason="BadCertificateEnvironment", action="goaway_unanswered",
+                goaway_error=2)
+    c = client()
+    r = c.request(TOKEN, sign_jwt(keys.key1))
+    assert r.status is None
+    while c.goaway is None and c.pump():
+        pass
+    assert c.goaway.error_code == 2 and c.goaway.last_stream_id < r.stream_id
+    assert json.loads(c.goaway.additional_data) == {"reason": "BadCertificateEnvironment"}
+
+
+def test_behaviour_drop_closes_connection_without_answer(mock, client, keys):
+    mock.behave(TOKEN, action="drop", times=1)
+    c = client()
+    r = c.request(TOKEN, sign_jwt(keys.key1))
+    assert r.status is None and c.closed and c.goaway is None
+    assert mock.control("GET", "/stats")["connections_dropped"] == 1
+    assert client().request(TOKEN, sign_jwt(keys.key1)).status == 200  # only the first time
+
+
+# MARK: - Control API and process
+
+
+def test_recording_can_be_switched_off_keeping_counts(mock, client, keys):
+    mock.control("PUT", "/config", {"record": False})
+    c, jwt = client(), sign_jwt(keys.key1)
+    for _ in range(3):
+        assert c.request(TOKEN, jwt).status == 200
+    assert mock.requests() == []
+    assert mock.control("GET", "/stats")["per_token"][TOKEN] == {"200": 3}
+
+
+def test_control_api_rejects_unknown_fields(mock):
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", mock.control_port, timeout=5)
+    conn.request("PUT", f"/behaviours/{TOKEN}", body=json.dumps({"statsu": 410}))
+    assert conn.getresponse().status == 400
+
+
+def test_mock_exits_when_stdin_closes(keys):
+    m = Mock(["--key", f"{KID}={keys.pub1}", "--topic", TOPIC])
+    m.proc.stdin.close()
+    assert m.proc.wait(timeout=10) == 0
+
+
+def test_mock_rejects_malformed_key_argument():
+    p = subprocess.run([sys.executable, f"{HERE}/mock_apns.py", "--key", "nokey"], stdin=subprocess.DEVNULL,
+                       capture_output=True)
+    assert p.returncode != 0
+
+
+# MARK: - Pure rules (no sockets)
+
+
+def test_rules_order_and_refresh_state_without_sockets(keys):
+    from conftest import sign_jwt as sign
+    from cryptography.hazmat.primitives.asymmetric import ec  # noqa: F401
+    ring = KeyRing(TEAM, {KID: keys.key1.public_key()})
+    auth = ConnectionAuth()
+    policy = Policy(frozenset([TOPIC]))
+    now = 1_800_000_000.0
+    jwt = sign(keys.key1, iat=int(now))
+
+    def check(headers, body=b'{"aps":{"alert":"x"}}', path=f"/3/device/{TOKEN}", method="POST", at=now):
+        return apns_rules.check_request(Request(method, path, headers, body), ring, auth, policy, at).verdict
+
+    base = [("authorization", f"bearer {jwt}"), ("apns-topic", TOPIC), ("apns-push-type", "alert")]
+    assert check(base).ok
+    # Method is checked before anything else; duplicate headers before auth.
+    assert check([], method="PUT").reason == "MethodNotAllowed"
+    assert check(base + [("apns-topic", TOPIC)]).reason == "DuplicateHeaders"
+    # The same token an hour later has expired.
+    assert check(base, at=now + 3601).reason == "ExpiredProviderToken"
+    assert auth.tokens_seen == 1
