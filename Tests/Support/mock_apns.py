@@ -688,8 +688,11 @@ async def serve(args: argparse.Namespace) -> None:
         kid, sep, path = spec.partition("=")
         if not sep or not kid:
             raise SystemExit(f"--key expects KEYID=path, got {spec!r}")
-        with open(path, "rb") as f:
-            keys[kid] = apns_rules.load_public_key(f.read())
+        try:
+            with open(path, "rb") as f:
+                keys[kid] = apns_rules.load_public_key(f.read())
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"mock_apns: cannot load key {kid} from {path}: {e}")
     config = Config(delay_ms=args.delay_ms, max_streams=args.max_streams, record_limit=args.record_limit,
                     require_push_type=not args.lenient_push_type)
     state = MockState(KeyRing(args.team_id, keys), frozenset(args.topic), args.environment == "sandbox", config)

@@ -1,0 +1,237 @@
+import Foundation
+
+/// Launches the strict mock APNs (`Tests/Support/mock_apns.py`: TLS, ALPN h2, HTTP/2, Apple's checks and
+/// reasons) as a child process and drives it through its control API.
+///
+/// ```swift
+/// let mock = try MockAPNs.start(teamID: "TEAM123456", keys: [(keyID: "KEY1234567", publicKeyPath: pem)],
+///                               topics: ["com.example.app"])
+/// defer { mock.stop() }
+/// try mock.setBehaviour(token: token, Behaviour(status: 410, reason: "Unregistered"))
+/// // … point the client at mock.baseURL, trusting mock.caFile …
+/// let requests = try mock.requests()
+/// ```
+///
+/// Thread-safety: every method may be called from any thread, concurrently. The connection details are
+/// immutable; each control call opens its own socket; the child process handle sits behind a lock.
+/// The mock exits by itself when this process dies (it watches its stdin pipe), so a crashed test run leaves
+/// no orphan.
+public final class MockAPNs: @unchecked Sendable {
+    /// The HTTP/2 (TLS) port on 127.0.0.1.
+    public let port: Int
+    /// The control API port (plain HTTP/1.1 JSON) on 127.0.0.1.
+    public let controlPort: Int
+    /// The CA certificate (PEM) that signed the mock's server certificate: the client must trust it.
+    public let caFile: String
+    /// `https://127.0.0.1:<port>`: APNs requests go to `baseURL + "/3/device/<token>"`.
+    public let baseURL: String
+    /// The team ID the mock expects as the provider token's `iss`.
+    public let teamID: String
+
+    private let control: MockAPNsControlClient
+    private let lock = NSLock()
+    // Guarded by `lock`: the child and the write end of its stdin (closing it tells the mock to exit).
+    private var process: Process?
+    private var stdinPipe: Pipe?
+
+    private init(port: Int, controlPort: Int, caFile: String, teamID: String, process: Process, stdinPipe: Pipe) {
+        self.port = port
+        self.controlPort = controlPort
+        self.caFile = caFile
+        self.baseURL = "https://127.0.0.1:\(port)"
+        self.teamID = teamID
+        self.control = MockAPNsControlClient(port: UInt16(controlPort))
+        self.process = process
+        self.stdinPipe = stdinPipe
+    }
+
+    deinit {
+        stop()  // backstop only: tests call stop() themselves
+    }
+
+    /// The package root, found from this file's path (`<root>/Sources/TestSupport/MockAPNs.swift`).
+    public static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// The Python to run the mock with: `$PUSH_TEST_PYTHON`, else `<package root>/.venv/bin/python3`.
+    public static var defaultPython: String {
+        if let python = ProcessInfo.processInfo.environment["PUSH_TEST_PYTHON"], !python.isEmpty { return python }
+        return packageRoot.appendingPathComponent(".venv/bin/python3").path
+    }
+
+    /// Starts a mock and waits (up to `startupTimeout` seconds) for it to listen.
+    ///
+    /// - Parameters:
+    ///   - teamID: the provider token's expected `iss`.
+    ///   - keys: the team's signing keys (key ID and public PEM path).
+    ///   - topics: allowed bundle IDs; push-type suffixes (`.voip`, …) are derived by the mock.
+    ///   - maxStreams: SETTINGS_MAX_CONCURRENT_STREAMS advertised after the first request with a valid token
+    ///     (before it: 1, as APNs does). Default 1000.
+    ///   - environment: `.sandbox` (default) also answers `apns-unique-id`.
+    ///   - delayMs: delay for every answer (a slow APNs). Default 0.
+    ///   - python: the interpreter; default `defaultPython`.
+    ///   - extraArguments: more `mock_apns.py` options (e.g. `--lenient-push-type`).
+    public static func start(
+        teamID: String = "TEAMID1234",
+        keys: [(keyID: String, publicKeyPath: String)],
+        topics: [String],
+        maxStreams: Int = 1000,
+        environment: Environment = .sandbox,
+        delayMs: Int = 0,
+        python: String? = nil,
+        extraArguments: [String] = [],
+        startupTimeout: Double = 20
+    ) throws(MockAPNsError) -> MockAPNs {
+        let script = packageRoot.appendingPathComponent("Tests/Support/mock_apns.py").path
+        var arguments = [script, "--team-id", teamID, "--max-streams", String(maxStreams),
+                         "--environment", environment.rawValue, "--delay-ms", String(delayMs)]
+        for key in keys { arguments += ["--key", "\(key.keyID)=\(key.publicKeyPath)"] }
+        for topic in topics { arguments += ["--topic", topic] }
+        arguments += extraArguments
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python ?? defaultPython)
+        process.arguments = arguments
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        // stderr is inherited: a Python traceback shows up in the test log.
+        do {
+            try process.run()
+        } catch {
+            throw .launchFailed("\(process.executableURL?.path ?? "?"): \(error)")
+        }
+
+        let line: String
+        do {
+            line = try readLine(from: stdout.fileHandleForReading.fileDescriptor, timeout: startupTimeout)
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
+        }
+        struct Startup: Decodable {
+            var port: Int
+            var control_port: Int  // swiftlint:disable:this identifier_name
+            var ca_file: String  // swiftlint:disable:this identifier_name
+        }
+        guard let info = try? JSONDecoder().decode(Startup.self, from: Data(line.utf8)) else {
+            process.terminate()
+            process.waitUntilExit()
+            throw .noStartupLine("unexpected line: \(line)")
+        }
+        return MockAPNs(port: info.port, controlPort: info.control_port, caFile: info.ca_file, teamID: teamID,
+                        process: process, stdinPipe: stdin)
+    }
+
+    /// Reads one `\n`-terminated line from `fd`, failing on EOF or after `timeout` seconds.
+    private static func readLine(from fd: Int32, timeout: Double) throws(MockAPNsError) -> String {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw .noStartupLine("no start-up line within \(timeout) s") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Int32(left * 1000))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var byte: UInt8 = 0
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else {
+                throw .noStartupLine("the mock exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
+            }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    /// Whether the child process is still running.
+    public var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return process?.isRunning ?? false
+    }
+
+    /// Stops the mock (SIGTERM, and EOF on its stdin) and waits for it to exit. Safe to call twice.
+    public func stop() {
+        lock.lock()
+        let process = self.process
+        let stdinPipe = self.stdinPipe
+        self.process = nil
+        self.stdinPipe = nil
+        lock.unlock()
+        guard let process else { return }
+        try? stdinPipe?.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    // MARK: Control API
+
+    /// Scripts the answer for `token` (or every token starting with `prefix` when the key ends in `*`).
+    public func setBehaviour(token: String, _ behaviour: Behaviour) throws(MockAPNsError) {
+        _ = try call("PUT", "/behaviours/\(token)", body: behaviour)
+    }
+
+    /// Removes the behaviour of one token (or prefix key ending in `*`).
+    public func clearBehaviour(token: String) throws(MockAPNsError) {
+        _ = try call("DELETE", "/behaviours/\(token)")
+    }
+
+    /// Removes every behaviour.
+    public func clearBehaviours() throws(MockAPNsError) {
+        _ = try call("DELETE", "/behaviours")
+    }
+
+    /// Changes run-time switches (nil fields unchanged) and returns the whole configuration now in effect.
+    @discardableResult
+    public func setConfig(_ config: Config) throws(MockAPNsError) -> Config {
+        try decode(Config.self, try call("PUT", "/config", body: config), request: "PUT /config")
+    }
+
+    /// The recorded requests (oldest first), optionally only those for `token` or with `seq` above `since`.
+    public func requests(token: String? = nil, since: Int = 0) throws(MockAPNsError) -> [Request] {
+        var path = "/requests?since=\(since)"
+        if let token { path += "&token=\(token)" }
+        return try decode([Request].self, try call("GET", path), request: "GET /requests")
+    }
+
+    /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).
+    public func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
+        try decode(Stats.self, try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats")
+    }
+
+    /// Clears behaviours, recorded requests and counters, and restores the start-up configuration. Open
+    /// connections keep their HTTP/2 and provider-token state, as APNs connections would.
+    public func reset() throws(MockAPNsError) {
+        _ = try call("POST", "/reset")
+    }
+
+    private func call(_ method: String, _ path: String) throws(MockAPNsError) -> Data {
+        guard isRunning else { throw .stopped }
+        return try control.call(method, path)
+    }
+
+    private func call(_ method: String, _ path: String, body: some Encodable) throws(MockAPNsError) -> Data {
+        guard isRunning else { throw .stopped }
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(body)
+        } catch {
+            throw .decoding(request: "\(method) \(path)", detail: "cannot encode body: \(error)")
+        }
+        return try control.call(method, path, body: data)
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, request: String) throws(MockAPNsError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw .decoding(request: request, detail: "\(error)")
+        }
+    }
+}
