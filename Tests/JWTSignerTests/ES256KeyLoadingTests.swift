@@ -105,6 +105,16 @@ final class ES256KeyLoadingTests: XCTestCase {
         XCTAssertThrowsError(try ES256PrivateKey(contentsOfFile: pair.privateKeyPath), equals: .encrypted)
     }
 
+    func testEncryptedSEC1KeyIsRejectedWithoutPrompting() throws {
+        let pair = try TestKeys.makeP256()
+        defer { TestKeys.remove(pair) }
+        let path = pair.directory + "/encrypted-sec1.pem"
+        try TestKeys.runOpenSSL(["ec", "-in", pair.privateKeyPath, "-aes-256-cbc", "-passout", "pass:secret", "-out", path])
+        let pem = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(pem.contains("Proc-Type: 4,ENCRYPTED"))
+        XCTAssertThrowsError(try ES256PrivateKey(pem: pem), equals: .encrypted)
+    }
+
     func testFailedLoadLeavesOpenSSLErrorQueueEmpty() throws {
         let pair = try TestKeys.makeEncryptedP256()
         defer { TestKeys.remove(pair) }
@@ -116,10 +126,10 @@ final class ES256KeyLoadingTests: XCTestCase {
 
     func testPublicKeyFromCoordinatesMustBeOnCurve() {
         XCTAssertThrowsError(try ES256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))) { error in
-            guard case .invalidCoordinates? = error as? KeyLoadError else { return XCTFail("unexpected \(error)") }
+            guard case .invalidPublicKey? = error as? KeyLoadError else { return XCTFail("unexpected \(error)") }
         }
         XCTAssertThrowsError(try ES256PublicKey(x: [1], y: [2]),
-                             equals: .invalidCoordinates("x and y must be 32 bytes each, got 1 and 1"))
+                             equals: .invalidPublicKey("x and y must be 32 bytes each, got 1 and 1"))
     }
 
     func testDescriptionsNeverContainKeyMaterial() throws {
