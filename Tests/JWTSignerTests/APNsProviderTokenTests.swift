@@ -28,7 +28,8 @@ final class APNsProviderTokenTests: XCTestCase {
         defer { TestKeys.remove(pair) }
         let key = try ES256PrivateKey(pem: pair.privateKeyPEM)
         let token = try APNsProviderToken.make(keyID: "KEY", teamID: "TEAM", issuedAt: 1_000, key: key)
-        let claims = try JWTVerifier.verify(token, key: .es256(try ES256PublicKey(pem: pair.publicKeyPEM)), expectedAlgorithm: .es256, now: 1_000)
+        let publicKey = try ES256PublicKey(pem: pair.publicKeyPEM)
+        let claims = try JWTVerifier.verify(token, key: .es256(publicKey), expectedAlgorithm: .es256, now: 1_000)
         XCTAssertEqual(claims.iss, "TEAM")
         XCTAssertEqual(claims.iat, 1_000)
     }

@@ -67,11 +67,12 @@ final class ES256SignatureTests: XCTestCase {
         let signaturePath = pair.directory + "/signature.der"
         try Data(message).write(to: URL(fileURLWithPath: messagePath))
         try Data(try key.signDER(message)).write(to: URL(fileURLWithPath: signaturePath))
-        let output = try TestKeys.runOpenSSL(["dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath])
+        let command = ["dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath]
+        let output = try TestKeys.runOpenSSL(command)
         XCTAssertEqual(String(decoding: output, as: UTF8.self), "Verified OK\n")
         // The same command must fail for another message, or the check above proves nothing.
         try Data(message + [0]).write(to: URL(fileURLWithPath: messagePath))
-        XCTAssertThrowsError(try TestKeys.runOpenSSL(["dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath]))
+        XCTAssertThrowsError(try TestKeys.runOpenSSL(command))
     }
 
     func testPythonCryptographyVerifies2000OfOurSignatures() throws {

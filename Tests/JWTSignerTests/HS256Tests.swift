@@ -15,7 +15,8 @@ final class HS256Tests: XCTestCase {
         // 200 bytes is longer than SHA-256's 64-byte block, so HMAC must hash the key first.
         for key in [Array("k".utf8), [UInt8](repeating: 0x61, count: 200)] {
             let message = Array("beams token signing input".utf8)
-            let output = try TestKeys.runOpenSSL(["dgst", "-sha256", "-mac", "HMAC", "-macopt", "hexkey:\(key.hex)", "-r"], input: Data(message))
+            let command = ["dgst", "-sha256", "-mac", "HMAC", "-macopt", "hexkey:\(key.hex)", "-r"]
+            let output = try TestKeys.runOpenSSL(command, input: Data(message))
             let expected = String(decoding: output, as: UTF8.self).split(separator: " ")[0]
             XCTAssertEqual(try HS256.authenticationCode(message, key: key).hex, String(expected))
         }
@@ -28,7 +29,8 @@ final class HS256Tests: XCTestCase {
     }
 
     func testTokenHasBeamsHeaderAndSortedCompactClaims() throws {
-        let token = try HS256.sign(claims: ["sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000], secret: "s3cret")
+        let claims: [String: JWTValue] = ["sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000]
+        let token = try HS256.sign(claims: claims, secret: "s3cret")
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
         XCTAssertEqual(String(decoding: try Base64URL.decode(parts[0]), as: UTF8.self), #"{"alg":"HS256","typ":"JWT"}"#)
@@ -37,14 +39,15 @@ final class HS256Tests: XCTestCase {
     }
 
     func testSignedTokenVerifiesAndReturnsClaims() throws {
-        let token = try HS256.sign(claims: ["sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2]], secret: "s3cret")
-        let claims = try JWTVerifier.verify(token, key: .hs256(secret: "s3cret"), expectedAlgorithm: .hs256, now: 1_500)
-        XCTAssertEqual(claims.sub, "alice")
-        XCTAssertEqual(claims.iss, "issuer")
-        XCTAssertEqual(claims.exp, 2_000)
-        XCTAssertEqual(claims.iat, 1_000)
-        XCTAssertNil(claims.nbf)
-        XCTAssertEqual(claims["custom"], [1, 2])
+        let claims: [String: JWTValue] = ["sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2]]
+        let token = try HS256.sign(claims: claims, secret: "s3cret")
+        let verified = try JWTVerifier.verify(token, key: .hs256(secret: "s3cret"), expectedAlgorithm: .hs256, now: 1_500)
+        XCTAssertEqual(verified.sub, "alice")
+        XCTAssertEqual(verified.iss, "issuer")
+        XCTAssertEqual(verified.exp, 2_000)
+        XCTAssertEqual(verified.iat, 1_000)
+        XCTAssertNil(verified.nbf)
+        XCTAssertEqual(verified["custom"], [1, 2])
     }
 
     func testPythonStandardLibraryAcceptsOurHS256Token() throws {

@@ -187,8 +187,10 @@ final class JWTVerifierTests: XCTestCase {
         let signer = try TestKeys.makeP256()
         let other = try TestKeys.makeP256()
         defer { TestKeys.remove(signer); TestKeys.remove(other) }
-        let esToken = try APNsProviderToken.make(keyID: "K", teamID: "T", issuedAt: now, key: try ES256PrivateKey(pem: signer.privateKeyPEM))
-        XCTAssertThrowsError(try JWTVerifier.verify(esToken, key: .es256(try ES256PublicKey(pem: other.publicKeyPEM)), expectedAlgorithm: .es256, now: now),
+        let signingKey = try ES256PrivateKey(pem: signer.privateKeyPEM)
+        let esToken = try APNsProviderToken.make(keyID: "K", teamID: "T", issuedAt: now, key: signingKey)
+        let otherKey = try ES256PublicKey(pem: other.publicKeyPEM)
+        XCTAssertThrowsError(try JWTVerifier.verify(esToken, key: .es256(otherKey), expectedAlgorithm: .es256, now: now),
                              equals: .badSignature)
     }
 
@@ -268,6 +270,7 @@ final class JWTVerifierTests: XCTestCase {
 
     func testErrorDescriptionsAreStable() {
         XCTAssertEqual(JWTError.usedBeforeIssued(iat: 2, now: 1).description, "token used before issued")
-        XCTAssertEqual(JWTError.unexpectedAlgorithm(expected: .hs256, found: .es256).description, "expected algorithm HS256, token uses ES256")
+        XCTAssertEqual(JWTError.unexpectedAlgorithm(expected: .hs256, found: .es256).description,
+                       "expected algorithm HS256, token uses ES256")
     }
 }
