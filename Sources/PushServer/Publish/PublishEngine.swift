@@ -165,12 +165,11 @@ public final class PublishEngine: Sendable {
             await webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
         }
 
-        let delivered = Atomic<Bool>(false)
         var complete = false
         await withDiscardingTaskGroup { group in
             group.addTask { [self] in
                 var sinceRenewal = Duration.zero
-                while !delivered.load(ordering: .acquiring) {
+                while !run.isDelivered {
                     try? await Task.sleep(for: settings.checkpointInterval)
                     await checkpoint(run, log: log)
                     sinceRenewal += settings.checkpointInterval
@@ -186,7 +185,7 @@ public final class PublishEngine: Sendable {
                 }
             }
             complete = await deliver(run, plan: plan, instance: instance, log: log)
-            delivered.store(true, ordering: .releasing)
+            run.markDelivered()
         }
         await checkpoint(run, log: log)
 

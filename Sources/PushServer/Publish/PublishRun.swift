@@ -23,6 +23,8 @@ final class PublishRun: Sendable {
         var submittedTotal: Int64 = 0
         /// Targets that got no final result (client shutdown).
         var abandoned = 0
+        /// Set when delivery stopped (all answered, or paused); ends the checkpoint loop.
+        var delivered = false
     }
 
     let claimed: ClaimedJob
@@ -76,6 +78,8 @@ final class PublishRun: Sendable {
     var outstanding: Int { state.withLock { $0.outstanding } }
     var submittedTotal: Int64 { state.withLock { $0.submittedTotal } }
     var abandonedCount: Int { state.withLock { $0.abandoned } }
+    var isDelivered: Bool { state.withLock { $0.delivered } }
+    func markDelivered() { state.withLock { $0.delivered = true } }
 
     /// Takes what a checkpoint must write: the watermark, counter deltas and device results.
     func drain() -> (cursor: Int64, counters: [String: Int64], results: [DeviceResult]) {
