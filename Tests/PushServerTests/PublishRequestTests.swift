@@ -1,4 +1,5 @@
 @testable import PushServer
+import PushStore
 import XCTest
 
 final class PublishRequestTests: XCTestCase {

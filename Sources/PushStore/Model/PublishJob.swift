@@ -76,6 +76,19 @@ public struct Target: Sendable, Equatable {
     public var environmentDeclared: Bool
     public var lastRegisteredAt: Date
     public var userID: String?
+
+    /// Store backends build targets; so do engine tests.
+    public init(ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
+                environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?) {
+        self.ref = ref
+        self.deviceID = deviceID
+        self.platform = platform
+        self.token = token
+        self.environment = environment
+        self.environmentDeclared = environmentDeclared
+        self.lastRegisteredAt = lastRegisteredAt
+        self.userID = userID
+    }
 }
 
 /// A page of targets.

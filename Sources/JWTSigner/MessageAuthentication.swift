@@ -10,9 +10,7 @@ enum MessageAuthentication {
         var length: UInt32 = 0
         // A one-element buffer stands in for an empty key: some OpenSSL paths treat a NULL key as "no key".
         let keyBytes = key.isEmpty ? [0] : key
-        guard HMAC(digest, keyBytes, Int32(key.count), message, message.count, &output, &length) != nil else {
-            throw CryptoError.drainingQueue("HMAC")
-        }
+        _ = try check(HMAC(digest, keyBytes, Int32(key.count), message, message.count, &output, &length), "HMAC")
         guard Int(length) == size else {
             throw CryptoError(operation: "HMAC", messages: ["produced \(length) bytes, expected \(size)"])
         }
