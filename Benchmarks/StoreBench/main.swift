@@ -19,8 +19,8 @@ let hotEvery = 10
 let interestCount = 1000
 let batchSize = 1000
 
-print("StoreBench: \(deviceCount) devices, every \(hotEvery)th follows \"hot\", each follows 2 random of \(interestCount) interests")
-print("database: \(path) (WAL, synchronous=NORMAL, default 2 MiB page cache per connection, 2 readers)")
+report("StoreBench: \(deviceCount) devices, every \(hotEvery)th follows \"hot\", each follows 2 random of \(interestCount) interests")
+report("database: \(path) (WAL, synchronous=NORMAL, 64 MiB writer page cache, 2 MiB per reader, 2 readers)")
 
 /// Runs `body` over `items` with at most `width` in flight.
 func concurrently<T: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) async throws -> Void) async throws {
@@ -72,11 +72,11 @@ while loaded < deviceCount {
     interestSeconds += seconds() - t
     loaded += count
     if loaded % 100_000 == 0 {
-        print("  loaded \(loaded) (\(format(seconds() - loadStart)) s, \(ProcessMemory.describe()))")
+        report("  loaded \(loaded) (\(format(seconds() - loadStart)) s, \(ProcessMemory.describe()))")
     }
 }
 let loadSeconds = seconds() - loadStart
-print("""
+report("""
     [load] \(deviceCount) devices in \(format(loadSeconds)) s
       registerDevices (batches of \(batchSize), one call = one transaction): \(format(registerSeconds)) s \
     → \(format(Double(deviceCount) / registerSeconds, 0)) registrations/s
@@ -97,7 +97,7 @@ singles = (0..<sequentialCount).map { _ in DeviceRegistration(instanceID: instan
 t0 = seconds()
 for registration in singles { _ = try await store.registerDevice(registration) }
 let sequentialSingleSeconds = seconds() - t0
-print("""
+report("""
     [register single] \(singleConcurrent) registerDevice calls, 256 in flight: \
     \(format(Double(singleConcurrent) / concurrentSingleSeconds, 0)) registrations/s
       \(sequentialCount) registerDevice calls one after another (one commit each): \
@@ -121,7 +121,7 @@ func stream(_ job: PublishJob, label: String) async throws {
         peakRSS = max(peakRSS, ProcessMemory.current().rss)
     }
     let all = seconds() - start
-    print("""
+    report("""
         [stream \(label)] first page of 1000: \(format(firstPage * 1000, 2)) ms; all \(total) targets in pages of 1000: \
         \(format(all * 1000, 0)) ms (\(format(Double(total) / all, 0)) targets/s); max VmRSS while streaming \
         \(format(peakRSS)) MiB
@@ -149,7 +149,7 @@ t0 = seconds()
 var distinctRows = 0
 try raw.query(distinctSQL, [.integer(0)]) { _ in distinctRows += 1 }
 let distinctSeconds = seconds() - t0
-print("""
+report("""
     [reference] SELECT DISTINCT … IN (10 interests) ORDER BY device_id LIMIT 1000 (ids only, no device join): \
     \(format(distinctSeconds * 1000, 2)) ms for \(distinctRows) rows; plan: \(plan.joined(separator: " / "))
     """)
@@ -169,22 +169,29 @@ func enqueueComparison(synchronous: SQLiteConnection.Synchronous) async throws {
             PublishJob(instanceID: instance, publishID: "\(prefix)-\($0)", kind: .interests, targets: ["hot"], payload: payload, createdAt: Date())
         }
     }
-    let grouped = jobs("g")
-    let before = queue.writerStatistics
-    var start = seconds()
-    try await concurrently(grouped, width: 1000) { job in _ = try await queue.enqueuePublish(job) }
-    let groupSeconds = seconds() - start
-    let after = queue.writerStatistics
-    let serial = jobs("s")
-    start = seconds()
-    for job in serial { _ = try await queue.enqueuePublish(job) }
-    let serialSeconds = seconds() - start
-    print("""
-        [enqueue, synchronous=\(synchronous.rawValue)] 1000 concurrent enqueuePublish (2 KiB payload): \
-        \(format(groupSeconds * 1000, 0)) ms = \(format(1000 / groupSeconds, 0))/s in \
-        \(after.transactions - before.transactions) transactions; reference 1000 sequential enqueues, one transaction \
-        per row: \(format(serialSeconds * 1000, 0)) ms = \(format(1000 / serialSeconds, 0))/s; \
-        ratio \(format(serialSeconds / groupSeconds, 1))x
+    // Warm up (statement preparation, file growth), then alternate the two methods and keep each one's median.
+    for job in jobs("warm").prefix(100) { _ = try await queue.enqueuePublish(job) }
+    var groupTimes: [Double] = []
+    var serialTimes: [Double] = []
+    var transactions: [Int] = []
+    for round in 0..<3 {
+        let before = queue.writerStatistics
+        var start = seconds()
+        try await concurrently(jobs("g\(round)"), width: 1000) { job in _ = try await queue.enqueuePublish(job) }
+        groupTimes.append(seconds() - start)
+        transactions.append(queue.writerStatistics.transactions - before.transactions)
+        let serial = jobs("s\(round)")
+        start = seconds()
+        for job in serial { _ = try await queue.enqueuePublish(job) }
+        serialTimes.append(seconds() - start)
+    }
+    let groupSeconds = groupTimes.sorted()[1]
+    let serialSeconds = serialTimes.sorted()[1]
+    report("""
+        [enqueue, synchronous=\(synchronous.rawValue)] 1000 concurrent enqueuePublish (2 KiB payload), median of 3: \
+        \(format(groupSeconds * 1000, 0)) ms = \(format(1000 / groupSeconds, 0))/s (transactions per round: \(transactions)); \
+        reference 1000 sequential enqueues, one transaction per row: \(format(serialSeconds * 1000, 0)) ms = \
+        \(format(1000 / serialSeconds, 0))/s; ratio \(format(serialSeconds / groupSeconds, 1))x
         """)
     try await queue.close()
 }
@@ -192,5 +199,5 @@ try await enqueueComparison(synchronous: .normal)
 try await enqueueComparison(synchronous: .full)
 
 let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-print("[end] database \(size / 1_048_576) MiB; \(ProcessMemory.describe())")
+report("[end] database \(size / 1_048_576) MiB; \(ProcessMemory.describe())")
 if !keepDirectory { try? FileManager.default.removeItem(atPath: directory) }
