@@ -20,8 +20,13 @@ public final class SQLitePushStore: PushStorage {
         public var busyTimeout: Duration = .seconds(5)
         /// The most write operations one group-commit transaction takes. Default 512.
         public var maxBatchSize: Int = 512
-        /// Page cache per connection in KiB; `nil` keeps SQLite's default (2 MiB). Default `nil`.
-        public var cacheSizeKiB: Int? = nil
+        /// The writer's page cache in KiB. Default 64 MiB: a group transaction dirties pages all over the random-key
+        /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
+        /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
+        public var writerCacheSizeKiB: Int = 65_536
+        /// Each reader's page cache in KiB; `nil` keeps SQLite's default (2 MiB). Default `nil`: reads of cold
+        /// pages come from the OS page cache either way.
+        public var readerCacheSizeKiB: Int? = nil
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
         public var clock: @Sendable () -> Date = { Date() }
         /// Default: no logging.
@@ -69,7 +74,7 @@ public final class SQLitePushStore: PushStorage {
                     }
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
-                        cacheSizeKiB: configuration.cacheSizeKiB)
+                        cacheSizeKiB: configuration.writerCacheSizeKiB)
                     try migrator.migrate(connection, logger: logger)
                 } catch {
                     try? connection.close()
@@ -89,7 +94,7 @@ public final class SQLitePushStore: PushStorage {
                 do {
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
-                        cacheSizeKiB: configuration.cacheSizeKiB)
+                        cacheSizeKiB: configuration.readerCacheSizeKiB)
                 } catch {
                     try? connection.close()
                     throw error

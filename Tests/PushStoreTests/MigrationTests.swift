@@ -66,4 +66,16 @@ final class MigrationTests: StoreTestCase {
         await XCTAssertThrowsAsync(PushStoreError.closed) { _ = try await self.register(store, 1) }
         await XCTAssertThrowsAsync(PushStoreError.closed) { _ = try await store.queueDepth() }
     }
+
+    func testOpenFailsWithSQLiteErrorForAnUnopenablePath() async {
+        let configuration = SQLitePushStore.Configuration(path: directory.appendingPathComponent("missing/db.sqlite").path)
+        do {
+            _ = try await SQLitePushStore.open(configuration)
+            XCTFail("opened a database in a missing directory")
+        } catch let error as SQLiteError {
+            XCTAssertFalse(error.message.isEmpty)
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
 }
