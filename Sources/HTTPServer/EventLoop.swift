@@ -142,10 +142,23 @@ final class EventLoop: @unchecked Sendable {
                 if connectionCount == 0 { break }
             }
         }
-        exit()
+        finish()
     }
 
-    private func exit() {
+    /// Releases what a loop that never ran owns (a `start()` that failed half-way).
+    func discardUnstarted() {
+        if listenFD >= 0 { close(listenFD) }
+        listenFD = -1
+        mailbox.withLock { box in
+            box.closed = true
+            close(wakeFD)
+        }
+        close(epfd)
+        if reserveFD >= 0 { close(reserveFD) }
+        readBuffer.deallocate()
+    }
+
+    private func finish() {
         for case let connection? in connections { closeConnection(connection) }
         if listenFD >= 0 {
             close(listenFD)

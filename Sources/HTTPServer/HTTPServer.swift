@@ -81,8 +81,8 @@ public final class HTTPServer: Sendable {
             }
         } catch {
             for fd in listeners.dropFirst(loops.count) { close(fd) }
-            // Loops that were created own their listener; they have not started, so run their cleanup path.
-            for loop in loops { loop.post(.shutdown(grace: 0)); loop.run() }
+            // Loops that were created own their listener.
+            for loop in loops { loop.discardUnstarted() }
             throw error
         }
         self.context.withLock { $0 = context }
