@@ -82,7 +82,8 @@ final class Connection {
                 tlsWantsWrite = true
                 return .wouldBlock
             case .closed: return .eof
-            case .failed: return readEOFOrFailure()
+            // Includes an unclean TCP close without close_notify: nothing more can be read either way.
+            case .failed: return .failed
             }
         }
         while true {
@@ -96,9 +97,6 @@ final class Connection {
             }
         }
     }
-
-    /// An abrupt TCP close during TLS shows up as SSL_ERROR_SYSCALL; treat it as EOF when the socket agrees.
-    private func readEOFOrFailure() -> IOResult { .failed }
 
     func send(_ buffer: UnsafeRawBufferPointer) -> IOResult {
         if let tls {

@@ -327,6 +327,12 @@ extension EventLoop {
         connection.deadline = now + EventLoop.lingerNanos
         connection.readPaused = false
         updateInterest(connection)
+        if draining {
+            // Shutting down: discard what already arrived and close now. With an empty receive queue close()
+            // sends a FIN, not a reset, so the response just written still reaches the client.
+            readAvailable(connection)
+            closeConnection(connection)
+        }
     }
 
     /// Closes connections whose phase deadline passed. Reading ones get a 408 first.

@@ -41,6 +41,8 @@ final class EventLoop: @unchecked Sendable {
     var now: UInt64 = MonotonicClock.now()
     var lastScan: UInt64 = 0
     var acceptPausedUntil: UInt64 = 0
+    var lastRefusalLog: UInt64 = 0
+    var refusedSinceLog = 0
     var draining = false
     var drainDeadline: UInt64 = 0
     var dateCache = HTTPDateCache()
@@ -142,10 +144,23 @@ final class EventLoop: @unchecked Sendable {
                 if connectionCount == 0 { break }
             }
         }
-        exit()
+        finish()
     }
 
-    private func exit() {
+    /// Releases what a loop that never ran owns (a `start()` that failed half-way).
+    func discardUnstarted() {
+        if listenFD >= 0 { close(listenFD) }
+        listenFD = -1
+        mailbox.withLock { box in
+            box.closed = true
+            close(wakeFD)
+        }
+        close(epfd)
+        if reserveFD >= 0 { close(reserveFD) }
+        readBuffer.deallocate()
+    }
+
+    private func finish() {
         for case let connection? in connections { closeConnection(connection) }
         if listenFD >= 0 {
             close(listenFD)
@@ -233,7 +248,14 @@ final class EventLoop: @unchecked Sendable {
             let open = context.openConnections.load(ordering: .relaxed)
             if open >= context.limits.maxConnections || draining {
                 close(fd)
-                context.logger.warning("Connection refused: too many open connections", ["open": "\(open)"])
+                refusedSinceLog += 1
+                // At most one line per second: a connection flood must not become a log flood.
+                if now &- lastRefusalLog >= 1_000_000_000 {
+                    context.logger.warning("Connections refused: too many open connections",
+                                           ["open": "\(open)", "refused": "\(refusedSinceLog)", "loop": "\(index)"])
+                    lastRefusalLog = now
+                    refusedSinceLog = 0
+                }
                 continue
             }
             setUp(fd, peer: EventLoop.describe(address))

@@ -15,9 +15,19 @@ private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 /// router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
 /// let server = HTTPServer(configuration: .init(port: 8080), router: router, logger: logger)
 /// let port = try server.start()
-/// // From the executable's SIGTERM/SIGINT handler (e.g. a DispatchSource signal source):
-/// //     Task { await server.shutdown() }
-/// // and in main: await server.waitUntilStopped()
+/// ```
+///
+/// Signals belong to the executable. A typical `main` ignores SIGTERM/SIGINT's default action and turns them
+/// into a graceful shutdown with Dispatch signal sources:
+/// ```swift
+/// for sig in [SIGTERM, SIGINT] {
+///     signal(sig, SIG_IGN)
+///     let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+///     source.setEventHandler { Task { await server.shutdown() } }
+///     source.resume()
+///     sources.append(source)  // keep them alive
+/// }
+/// await server.waitUntilStopped()   // returns once every loop thread has exited
 /// ```
 public final class HTTPServer: Sendable {
     private enum State {
@@ -81,8 +91,8 @@ public final class HTTPServer: Sendable {
             }
         } catch {
             for fd in listeners.dropFirst(loops.count) { close(fd) }
-            // Loops that were created own their listener; they have not started, so run their cleanup path.
-            for loop in loops { loop.post(.shutdown(grace: 0)); loop.run() }
+            // Loops that were created own their listener.
+            for loop in loops { loop.discardUnstarted() }
             throw error
         }
         self.context.withLock { $0 = context }

@@ -9,6 +9,7 @@ final class TLSContext: @unchecked Sendable {
     init(_ configuration: TLSConfiguration) throws {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSContext.error("SSL_CTX_new") }
         context = ctx
+        // From here on `deinit` frees the context, also when a later step throws.
         do {
             try TLSContext.check("SSL_CTX_set_min_proto_version",
                                  Int32(copenssl_ssl_ctx_set_min_proto_version(ctx, TLS1_2_VERSION)))
@@ -25,9 +26,6 @@ final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, input, inputLength, _ in
                 TLSContext.selectHTTP11(out, outLength, input, inputLength)
             }, nil)
-        } catch {
-            SSL_CTX_free(ctx)
-            throw error
         }
     }
 
