@@ -51,7 +51,6 @@ public enum Base64URL {
     /// Decodes the UTF-8 bytes of a base64url text (see `decode(_:)`).
     public static func decode(utf8 text: some Collection<UInt8>) throws(Base64URLError) -> [UInt8] {
         let count = text.count
-        if count % 4 == 1 { throw .impossibleLength(count) }
         var output: [UInt8] = []
         output.reserveCapacity(count * 3 / 4)
         var accumulator: UInt32 = 0
@@ -67,6 +66,8 @@ public enum Base64URL {
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
+        // Checked after the characters so that a stray `=` or space is reported as such, not as a length.
+        if count % 4 == 1 { throw .impossibleLength(count) }
         // Left-over bits (2 or 4) are padding inside the last character and must be zero.
         if accumulator != 0 { throw .nonCanonicalEnding }
         return output

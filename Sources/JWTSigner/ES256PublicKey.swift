@@ -44,7 +44,7 @@ public final class ES256PublicKey: @unchecked Sendable, Equatable, CustomStringC
     /// that the point is on the curve, does the work and no deprecated EC_KEY call is needed.
     public convenience init(x: [UInt8], y: [UInt8]) throws(KeyLoadError) {
         guard x.count == 32, y.count == 32 else {
-            throw .invalidCoordinates("x and y must be 32 bytes each, got \(x.count) and \(y.count)")
+            throw .invalidPublicKey("x and y must be 32 bytes each, got \(x.count) and \(y.count)")
         }
         let der = Self.spkiPrefix + [0x04] + x + y
         try self.init(spkiDER: der)
@@ -58,7 +58,7 @@ public final class ES256PublicKey: @unchecked Sendable, Equatable, CustomStringC
             return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
         guard let key else {
-            throw .invalidCoordinates(CryptoError.drainingQueue("d2i_PUBKEY").description)
+            throw .invalidPublicKey(CryptoError.drainingQueue("d2i_PUBKEY").description)
         }
         do throws(KeyLoadError) {
             try PEMKeyReader.requireP256(key)

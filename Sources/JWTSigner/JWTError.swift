@@ -43,12 +43,14 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(.segmentCount(let count)): return "malformed token: \(count) segments, expected 3"
-        case .malformed(.invalidBase64URL(let segment, let error)): return "malformed token: \(segment.rawValue) is not base64url (\(error))"
+        case .malformed(.invalidBase64URL(let segment, let error)):
+            return "malformed token: \(segment.rawValue) is not base64url (\(error))"
         case .malformed(.notJSONObject(let segment, _)): return "malformed token: \(segment.rawValue) is not a JSON object"
         case .malformed(.missingAlgorithm): return "malformed token: header has no alg"
         case .malformed(.criticalHeader): return "malformed token: unsupported crit header"
         case .unsupportedAlgorithm(let alg): return "unsupported algorithm \(alg)"
-        case .unexpectedAlgorithm(let expected, let found): return "expected algorithm \(expected.rawValue), token uses \(found.rawValue)"
+        case .unexpectedAlgorithm(let expected, let found):
+            return "expected algorithm \(expected.rawValue), token uses \(found.rawValue)"
         case .keyDoesNotMatchAlgorithm(let alg): return "the verification key is not a \(alg.rawValue) key"
         case .badSignature: return "signature verification failed"
         case .invalidClaim(let name): return "invalid \(name) claim"

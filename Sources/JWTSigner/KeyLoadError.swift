@@ -11,8 +11,9 @@ public enum KeyLoadError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongKeyType(found: String)
     /// PEM text whose first block (`label`, e.g. `CERTIFICATE`) OpenSSL could not decode as the wanted key kind.
     case undecodable(label: String, CryptoError)
-    /// Public-key coordinates that are not a point on P-256 (wrong length or off the curve).
-    case invalidCoordinates(String)
+    /// Public-key bytes that are not a P-256 public key (coordinates of the wrong length or off the curve, or
+    /// undecodable SubjectPublicKeyInfo DER).
+    case invalidPublicKey(String)
     /// OpenSSL failed while handling an otherwise valid key (allocation, export).
     case crypto(CryptoError)
 
@@ -23,7 +24,7 @@ public enum KeyLoadError: Error, Equatable, Sendable, CustomStringConvertible {
         case .encrypted: return "the key is encrypted with a passphrase; provide an unencrypted PKCS#8 key"
         case .wrongKeyType(let found): return "expected an EC P-256 key, found \(found)"
         case .undecodable(let label, let error): return "cannot decode PEM block \(label): \(error)"
-        case .invalidCoordinates(let reason): return "invalid P-256 public key coordinates: \(reason)"
+        case .invalidPublicKey(let reason): return "invalid P-256 public key: \(reason)"
         case .crypto(let error): return error.description
         }
     }
