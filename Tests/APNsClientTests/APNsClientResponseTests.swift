@@ -37,6 +37,37 @@ final class APNsClientResponseTests: MockAPNsTestCase {
         XCTAssertEqual(try mock.requests().first?.apnsID, generated)
     }
 
+    func testHeadersFollowEachRequestOnAReusedHandle() async throws {
+        let mock = try startMock()
+        // One connection with one stream: every request reuses the same curl handle and its cached header list.
+        let client = try makeClient(connections: 1, streams: 1)
+        let apnsID = "1b4e28ba-2fa1-41d2-883f-0016d3cca427"
+        var first = alert(token(1), apnsID: apnsID)
+        first.collapseID = "group-1"
+        first.expiration = Date(timeIntervalSince1970: 1_900_000_000)
+        let second = alert(token(2))
+        let third = APNsRequest(
+            deviceToken: token(3), payload: Array(#"{"aps":{"content-available":1}}"#.utf8), topic: topic)
+        for request in [first, second, third, second] {
+            let result = await send(client, request)
+            XCTAssertEqual(result.response?.status, 200, "\(result)")
+        }
+        let seen = try mock.requests()
+        XCTAssertEqual(seen.count, 4)
+        XCTAssertEqual(seen[0].header("apns-id"), apnsID)
+        XCTAssertEqual(seen[0].header("apns-collapse-id"), "group-1")
+        XCTAssertEqual(seen[0].header("apns-expiration"), "1900000000")
+        XCTAssertNil(seen[1].header("apns-collapse-id"))
+        XCTAssertNil(seen[1].header("apns-expiration"))
+        XCTAssertNotEqual(seen[1].apnsID, apnsID)
+        XCTAssertEqual(seen[2].header("apns-push-type"), "background")
+        XCTAssertEqual(seen[2].header("apns-priority"), "5")
+        XCTAssertEqual(seen[3].header("apns-push-type"), "alert")
+        XCTAssertNil(seen[3].header("apns-priority"))
+        XCTAssertEqual(seen.map(\.token), [token(1), token(2), token(3), token(2)])
+        for request in seen { XCTAssertEqual(request.headers["authorization"]?.count, 1) }
+    }
+
     func testEveryHeaderRuleViolationIsCaughtLocally() async throws {
         let mock = try startMock()
         let client = try makeClient()

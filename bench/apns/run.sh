@@ -6,11 +6,11 @@
 #   bench/apns/run.sh [n] [repeats]         default n=100000, repeats=1
 #
 # Environment: FAST_CONNS/FAST_STREAMS (default 2 x 100), SLOW_CONNS/SLOW_STREAMS (default 4 x 250),
-# FAST_PORT/SLOW_PORT (default 28443/28444).
+# FAST_PORT/SLOW_PORT (default 29543/29544, apart from the other bench scripts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-100000}; repeats=${2:-1}
-fast_port=${FAST_PORT:-28443}; slow_port=${SLOW_PORT:-28444}
+fast_port=${FAST_PORT:-29543}; slow_port=${SLOW_PORT:-29544}
 fast_conns=${FAST_CONNS:-2}; fast_streams=${FAST_STREAMS:-100}
 slow_conns=${SLOW_CONNS:-4}; slow_streams=${SLOW_STREAMS:-250}
 token=$(printf 'ab%.0s' $(seq 32))
