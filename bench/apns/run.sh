@@ -5,7 +5,8 @@
 #
 #   bench/apns/run.sh [n] [repeats]         default n=100000, repeats=1
 #
-# Environment: FAST_CONNS/FAST_STREAMS (default 2 x 100), SLOW_CONNS/SLOW_STREAMS (default 4 x 250),
+# Environment: FAST_CONNS/FAST_STREAMS (default 2 x 100), SLOW_CONNS/SLOW_STREAMS (default 4 x 250, the
+# reference configuration of swift-on-linux.md; the 50 ms sink is also run at the client's default 6 x 200),
 # FAST_PORT/SLOW_PORT (default 29543/29544, apart from the other bench scripts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,4 +44,5 @@ run() {  # run <label> <port> <ca> <conns> <streams>
 for _ in $(seq "$repeats"); do
     run fast-sink "$fast_port" "$fast_ca" "$fast_conns" "$fast_streams"
     run sink-50ms "$slow_port" "$slow_ca" "$slow_conns" "$slow_streams"
+    run sink-50ms-default "$slow_port" "$slow_ca" 6 200
 done
