@@ -116,13 +116,16 @@ let environment = APNsEnvironment.custom(url: options.url, caFile: options.ca)
 let client = try APNsClient(
     configuration: APNsClientConfiguration(
         connectionsPerPool: options.connections, streamsPerConnection: options.streams))
-let payload = Array(#"{"aps":{"alert":{"title":"Benchmark","body":"Hello from the APNs client benchmark run"},"sound":"default"},"data":{"id":42}}"#.utf8)
+// The same 130-byte alert payload as bench/apns/h2load.sh and curl_multi_loop.c.
+let payload = Array(#"{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size for APNs pushes."},"sound":"default"},"id":123}"#.utf8)
+precondition(payload.count == 130)
 
 func run(_ count: Int, offset: Int) async -> Tally {
     let tally = Tally()
     for i in 0..<count {
         let request = APNsRequest(
-            deviceToken: hexToken(offset + i), payload: payload, topic: "com.example.app", pushType: .alert)
+            deviceToken: hexToken(offset + i), payload: payload, topic: "com.example.app", pushType: .alert,
+            priority: .immediate, expiration: Date(timeIntervalSince1970: 0))
         await client.submit(request, credentials: credentials, environment: environment) { tally.record($0) }
     }
     await tally.wait(for: count)

@@ -288,8 +288,9 @@ final class APNsConnection: @unchecked Sendable {
 
     /// Reports the final result and frees the job's window slot (or takes over a waiting job in its place).
     private func finish(_ job: APNsJob, _ result: APNsResult) {
-        job.onResult(result)
+        // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
         if let next = pool.finished(connection: index, result: result) { ready.append(next) }
+        job.onResult(result)
     }
 
     private func abortEverything() -> [APNsRequest] {

@@ -267,8 +267,10 @@ class APNsConnection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         ssl_object = transport.get_extra_info("ssl_object")
-        if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":
-            # APNs offers only h2: an HTTP/1.1 client sees the connection dropped, never a status.
+        # APNs offers only h2. A client that negotiates no ALPN at all still gets HTTP/2 (prior knowledge):
+        # aioapns sets no ALPN and works against APNs. An HTTP/1.1 request then fails the h2 preface check and
+        # the connection is dropped without a status, as APNs does.
+        if ssl_object is None or ssl_object.selected_alpn_protocol() not in ("h2", None):
             transport.abort()
             self.closed = True
             return

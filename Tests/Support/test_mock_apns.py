@@ -249,10 +249,15 @@ def test_http11_client_is_dropped_without_status(mock):
     ctx.set_alpn_protocols(["http/1.1"])
     s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", mock.port), timeout=5), server_hostname="127.0.0.1")
     s.sendall(f"POST /3/device/{TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+    received = b""
     try:
-        assert s.recv(100) == b""
+        while chunk := s.recv(4096):
+            received += chunk
     except (ConnectionResetError, ssl.SSLError):
         pass
+    # The server's HTTP/2 preface (SETTINGS) may arrive, then the connection closes: never an HTTP/1.1 status.
+    assert not received.startswith(b"HTTP/")
+    assert mock.control("GET", "/stats")["requests"] == 0
 
 
 # MARK: - Behaviours
@@ -400,3 +405,57 @@ def test_rules_order_and_refresh_state_without_sockets(keys):
     # The same token an hour later has expired.
     assert check(base, at=now + 3601).reason == "ExpiredProviderToken"
     assert auth.tokens_seen == 1
+
+
+def test_client_without_alpn_speaking_h2_is_served(mock, keys):
+    """aioapns offers no ALPN and works against APNs: the mock must serve HTTP/2 with prior knowledge too."""
+    import socket
+    import ssl
+
+    import h2.config
+    import h2.connection
+    import h2.events
+    ctx = ssl.create_default_context(cafile=mock.ca_file)
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", mock.port), timeout=5), server_hostname="127.0.0.1")
+    assert s.selected_alpn_protocol() is None
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+    conn.initiate_connection()
+    conn.send_headers(1, [(":method", "POST"), (":scheme", "https"), (":authority", "x"),
+                          (":path", f"/3/device/{TOKEN}")], end_stream=True)
+    s.sendall(conn.data_to_send())
+    status = None
+    while status is None:
+        data = s.recv(65536)
+        assert data
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                status = dict(event.headers)[b":status"]
+        s.sendall(conn.data_to_send())
+    assert status == b"403"  # MissingProviderToken: the request was understood
+
+
+def test_aioapns_passes_the_strict_mock(mock, keys, tmp_path):
+    """A widely used real client must pass every check: guards against a mock stricter than Apple."""
+    aioapns = pytest.importorskip("aioapns")
+    import asyncio
+    import ssl
+
+    from aioapns.connection import APNsProductionClientProtocol
+    from cryptography.hazmat.primitives import serialization
+    pem = keys.key1.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()).decode()
+
+    async def send() -> list:
+        client = aioapns.APNs(key=pem, key_id=KID, team_id=TEAM, topic=TOPIC,
+                              ssl_context=ssl.create_default_context(cafile=mock.ca_file))
+        client.pool.protocol_class = type("Local", (APNsProductionClientProtocol,),
+                                          {"APNS_SERVER": "127.0.0.1", "APNS_PORT": mock.port})
+        results = await asyncio.gather(*(client.send_notification(aioapns.NotificationRequest(
+            device_token=TOKEN, message={"aps": {"alert": f"n{i}"}}, priority=10, time_to_live=60,
+            push_type=aioapns.PushType.ALERT)) for i in range(20)))
+        client.pool.close()
+        return results
+
+    results = asyncio.run(send())
+    assert [r.status for r in results] == ["200"] * 20, [(r.status, r.description) for r in results]
+    assert mock.control("GET", "/stats")["refused_streams"] == 0  # it honoured the single first stream
