@@ -200,6 +200,19 @@ public final class MockAPNs: @unchecked Sendable {
         return try decode([Request].self, try call("GET", path), request: "GET /requests")
     }
 
+    /// Polls `requests(token:)` until at least `count` are recorded (every 20 ms, up to `timeout` seconds) and
+    /// returns them; for clients that answer before the mock has finished recording, or that send in background.
+    public func waitForRequests(count: Int, token: String? = nil, timeout: Double = 5) throws(MockAPNsError)
+        -> [Request]
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let found = try requests(token: token)
+            if found.count >= count || Date() >= deadline { return found }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
     /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).
     public func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
         try decode(Stats.self, try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats")

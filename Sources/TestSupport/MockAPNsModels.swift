@@ -1,18 +1,6 @@
 import Foundation
 
 extension MockAPNs {
-    /// A signing key of the mock's team: the key ID and a PEM file holding its public key (a private PEM or
-    /// `.p8` works too: the mock takes its public half).
-    public struct Key: Sendable, Equatable {
-        public var keyID: String
-        public var publicKeyPath: String
-
-        public init(keyID: String, publicKeyPath: String) {
-            self.keyID = keyID
-            self.publicKeyPath = publicKeyPath
-        }
-    }
-
     /// The environment the mock pretends to be. Only `sandbox` answers `apns-unique-id` (as Apple's does).
     public enum Environment: String, Sendable {
         case sandbox

@@ -73,6 +73,18 @@ final class MockAPNsLaunchTests: XCTestCase {
         XCTAssertEqual(try curl(mock, jwt: jwt).status, 200, "reset removes behaviours")
     }
 
+    func testDropBehaviourClosesTheConnectionWithoutAnswer() throws {
+        let mock = try startMock()
+        defer { mock.stop() }
+        try mock.setBehaviour(token: token, .init(times: 1, action: .drop))
+        let jwt = try signJWT(iat: Int(Date().timeIntervalSince1970))
+        XCTAssertThrowsError(try curl(mock, jwt: jwt), "curl must fail: no HTTP answer")
+        let recorded = try mock.waitForRequests(count: 1)
+        XCTAssertEqual(recorded.first?.action, .drop)
+        XCTAssertEqual(try mock.stats().connectionsDropped, 1)
+        XCTAssertEqual(try curl(mock, jwt: jwt).status, 200, "times: 1 applies once")
+    }
+
     func testExpiredProviderTokenIsRejected() throws {
         let mock = try startMock()
         defer { mock.stop() }
