@@ -43,7 +43,7 @@ var generator = SplitMix64(state: option("seed").flatMap(UInt64.init) ?? 1)
 let started = Date()
 
 var configuration = SQLitePushStore.Configuration(path: db)
-configuration.cacheSizeKiB = 65536
+
 let store = try await SQLitePushStore.open(configuration)
 var tokens: [String] = []
 tokens.reserveCapacity(count)
