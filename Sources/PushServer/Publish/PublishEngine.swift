@@ -186,6 +186,8 @@ public final class PublishEngine: Sendable {
             }
             complete = await deliver(run, plan: plan, instance: instance, log: log)
             run.markDelivered()
+            // Wake the checkpoint loop from its sleep: a one-device publish must not wait out the interval.
+            group.cancelAll()
         }
         await checkpoint(run, log: log)
 
@@ -210,17 +212,13 @@ public final class PublishEngine: Sendable {
         let job = run.claimed.job
         guard let payload = plan.apnsPayload else { return true }
         let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
-        var cursor = run.claimed.cursor
         var reachedEnd = false
+        // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
+        // enough for the APNs window to drain if reads and submissions took turns.
+        var nextPage = prefetch(job, after: run.claimed.cursor, log: log)
         while !isStopping {
-            let page: TargetPage
-            do {
-                page = try await store.targets(for: job, after: cursor, limit: settings.pageSize)
-            } catch {
-                log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-                continue
-            }
+            guard let page = await nextPage.value else { break }
+            if !page.isLast { nextPage = prefetch(job, after: page.cursor, log: log) }
             for target in page.targets where target.platform == .apns {
                 if isStopping { break }
                 run.submitted(target)
@@ -234,15 +232,38 @@ public final class PublishEngine: Sendable {
             }
             if isStopping { break }
             run.scanned(upTo: page.cursor)
-            cursor = page.cursor
             if page.isLast {
                 reachedEnd = true
                 break
             }
         }
+        nextPage.cancel()
         // Wait for the answers still in flight (on shutdown, the client abandons them and this ends too).
         while run.outstanding > 0 { try? await Task.sleep(for: .milliseconds(5)) }
         return reachedEnd && run.abandonedCount == 0
+    }
+
+    /// Reads the page after `cursor` in the background, retrying store errors until it succeeds or the engine stops
+    /// (then it yields nil). Unstructured on purpose: it must overlap the caller's submissions, and
+    /// the caller always awaits or cancels it.
+    private func prefetch(_ job: PublishJob, after cursor: Int64, log: Logger) -> Task<TargetPage?, Never> {
+        Task { [store, settings] in
+            while !Task.isCancelled && !isStopping {
+                let started = ContinuousClock.now
+                do {
+                    let page = try await store.targets(for: job, after: cursor, limit: settings.pageSize)
+                    if log.isEnabled(.trace) {
+                        log.trace("Targets page read", ["targets": String(page.targets.count),
+                                                        "duration": "\(ContinuousClock.now - started)"])
+                    }
+                    return page
+                } catch {
+                    log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            return nil
+        }
     }
 
     private func submit(
@@ -274,9 +295,14 @@ public final class PublishEngine: Sendable {
         let (cursor, counters, results) = run.drain()
         guard !counters.isEmpty || !results.isEmpty || cursor > run.claimed.cursor else { return }
         do {
+            let started = ContinuousClock.now
             try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: cursor, counters: counters,
                                        deviceResults: results)
             metrics.increment("push_checkpoints_total")
+            if log.isEnabled(.debug) {
+                log.debug("Checkpoint written", ["cursor": String(cursor), "results": String(results.count),
+                                                 "duration": "\(ContinuousClock.now - started)"])
+            }
         } catch {
             log.error("Checkpoint failed; will retry", ["error": "\(error)"])
             run.restore(counters: counters, results: results)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Publish intake benchmark with wrk: how many publishes/s the server acknowledges (each one committed to SQLite
+# before its 200, group commit shared by concurrent requests), and the latency at a fixed ~1,000 publishes/s.
+# Same run reference: GET /health on the same server (the HTTP layer's ceiling without the store).
+#
+#   bench/publish/intake.sh [seconds]       (default 10; needs wrk: `make deps-bench`)
+#
+# Method: server with the example config, its per-instance rate limit lifted (no APNs credentials: the interest has no subscribers, so the engine
+# finishes each job at once, and the store does its full per-publish work: enqueue, claim, finish), wrk -t2 -c64
+# for throughput; for latency wrk -t1 -c10 with a 10 ms think time per connection (≈1,000 requests/s) and
+# --latency. Loopback only; stops by itself.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+D=${1:-10}
+OUT=${OUT:-$PWD/bench/out/intake}
+rm -rf "$OUT"; mkdir -p "$OUT"
+PORT=${HTTP_PORT:-28680}
+export INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
+export SECRET=example-secret-change-me-0123456789abcdef
+swift build -c release --product push-server >/dev/null
+sed -e "s/\"port\": 8080/\"port\": $PORT/" -e 's/"requestsPerSecondPerInstance": 100/"requestsPerSecondPerInstance": 1000000/' -e "s#./data/push.sqlite#$OUT/push.sqlite#" -e 's/"level": "info"/"level": "warning"/' \
+    config.example.json > "$OUT/config.json"
+.build/release/push-server serve --config "$OUT/config.json" 2>"$OUT/server.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+echo "== publish intake, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
+echo "-- reference: GET /health, wrk -t2 -c64"
+wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec|Latency|errors"
+echo "-- publishes at ~1,000/s, wrk -t1 -c10, 10 ms think time (latency)"
+DELAY_MS=10 wrk -t1 -c10 -d"${D}s" --latency -s bench/publish/publish.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|Latency|50%|90%|99%|non-2xx"
+echo "-- publishes, wrk -t2 -c64 (throughput)"
+wrk -t2 -c64 -d"${D}s" --latency -s bench/publish/publish.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|Latency|50%|99%|non-2xx"
+queued=$(curl -s "http://127.0.0.1:$PORT/ready" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checks"]["store"]["queueDepth"])')
+echo "-- publishes still queued after the runs: $queued"
+kill -TERM $SERVER; wait $SERVER || true
+trap - EXIT

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Publish fan-out benchmark: N devices on one interest, one publish, time to `finished`, against an APNs-like
+# HTTP/2 sink (nginx + echo module) without delay and with 50 ms per answer; in the same run the same N sends by
+# aioapns 4.0 (Python) against the same sink, as the reference ratio.
+#
+#   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
+#
+# Method: the registry is bulk-loaded with SeedDevices (the store's own API), the server is started on it with the
+# instance's APNs endpoint overridden to the sink, one publish is POSTed, and its status is polled every 50 ms.
+# Rate = N / (time from the POST to status `finished`, all results checkpointed). CPU = the server process's
+# utime+stime over the same interval (/proc/PID/stat) / N. Stops by itself; everything runs on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=${1:-100000}
+ROOT=$PWD
+PY=$ROOT/.venv/bin/python3
+OUT=${OUT:-$ROOT/bench/out/publish}
+mkdir -p "$OUT"
+INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
+SECRET=bench-secret-0123456789abcdef
+SINK_PORT=${SINK_PORT:-28543}
+HTTP_PORT=${HTTP_PORT:-28580}
+CLK_TCK=$(getconf CLK_TCK)
+
+swift build -c release --product push-server >/dev/null
+swift build -c release --product SeedDevices >/dev/null
+BIN=$ROOT/.build/release
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+run_case() {
+    local delay=$1 label=$2
+    local dir="$OUT/$label"
+    rm -rf "$dir"; mkdir -p "$dir"
+    local ca
+    ca=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
+    trap 'SINK_DIR='"$dir/sink"' bench/apns/nginx-sink.sh stop '"$SINK_PORT"' >/dev/null 2>&1 || true; [[ -n ${SERVER:-} ]] && kill $SERVER 2>/dev/null || true' EXIT
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey.p8" 2>/dev/null
+    "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance $INSTANCE --interest bench --count "$N" | sed 's/^/  /'
+    cat > "$dir/config.json" <<JSON
+{"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"${LOG_LEVEL:-notice}"},
+ "instances":[{"id":"$INSTANCE","secretKey":"$SECRET","apns":{"teamId":"TEAM123456","keyId":"KEY1234567",
+   "keyPath":"$dir/AuthKey.p8","topic":"com.example.bench","defaultEnvironment":"sandbox",
+   "endpointOverride":"https://127.0.0.1:$SINK_PORT","caFile":"$ca"}}]}
+JSON
+    "$BIN/push-server" serve --config "$dir/config.json" 2>"$dir/server.log" &
+    SERVER=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null && break; sleep 0.1; done
+    local c0 t0 t1 c1 publish status
+    c0=$(cpu_ticks $SERVER); t0=$(date +%s.%N)
+    publish=$(curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/interests" \
+        -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/json' \
+        -d '{"interests":["bench"],"apns":{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size."},"sound":"default"}}}' \
+        | $PY -c 'import json,sys; print(json.load(sys.stdin)["publishId"])')
+    while :; do
+        status=$(curl -sf "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/$publish" -H "Authorization: Bearer $SECRET")
+        [[ $status == *'"status":"finished"'* ]] && break
+        sleep 0.05
+    done
+    t1=$(date +%s.%N); c1=$(cpu_ticks $SERVER)
+    kill -TERM $SERVER; wait $SERVER || true; SERVER=
+    local accepted
+    accepted=$(echo "$status" | $PY -c 'import json,sys; print(json.load(sys.stdin)["apns"]["accepted"])')
+    $PY - "$N" "$t0" "$t1" "$c0" "$c1" "$CLK_TCK" "$accepted" "$label" <<'PY' | tee "$dir/server.txt"
+import sys
+n, t0, t1, c0, c1, hz, accepted, label = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
+wall, cpu = t1 - t0, (c1 - c0) / hz
+print(f"push-server [{label}] n={n}: accepted {accepted}, {n / wall:.0f} notifications/s, {cpu * 1e6 / n:.1f} us CPU/notification (wall {wall:.2f} s, cpu {cpu:.2f} s)")
+PY
+    $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$ca" --n "$N" | tee "$dir/aioapns.txt"
+    SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true
+    trap - EXIT
+    $PY - "$dir/server.txt" "$dir/aioapns.txt" <<'PY'
+import re, sys
+ours = float(re.search(r"([0-9.]+) notifications/s", open(sys.argv[1]).read()).group(1))
+ref = float(re.search(r"([0-9.]+) notifications/s", open(sys.argv[2]).read()).group(1))
+print(f"  ratio push-server / aioapns: {ours / ref:.1f}x")
+PY
+}
+
+echo "== publish fan-out, N=$N, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+run_case 0 fast
+run_case 50 delay50ms
