@@ -97,15 +97,19 @@ class Mock:
 
 
 class Server:
-    """A push-server process over TLS with one instance pointed at the mock."""
+    """A push-server process with one instance pointed at the mock: over TLS when given a certificate and key,
+    plain HTTP otherwise. `limits` is merged into the config's `limits` section."""
 
-    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path, key: Path):
+    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, limits=None):
         self.port = free_port()
-        self.cert = str(cert)
-        self.base = f"https://localhost:{self.port}"
+        self.directory = directory
+        self.cert = str(cert) if cert else None
+        self.base = f"{'https' if cert else 'http'}://localhost:{self.port}"
+        listen = {"host": "127.0.0.1", "port": self.port}
+        if cert:
+            listen["tls"] = {"certificatePath": str(cert), "privateKeyPath": str(key)}
         config = {
-            "listen": {"host": "127.0.0.1", "port": self.port,
-                       "tls": {"certificatePath": str(cert), "privateKeyPath": str(key)}},
+            "listen": listen,
             "storage": {"path": str(directory / "push.sqlite")},
             "log": {"level": "info"},
             "instances": [{
@@ -115,22 +119,27 @@ class Server:
                          "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file},
             }],
         }
+        if limits:
+            config["limits"] = dict(limits)
         self.config_path = directory / "config.json"
         self.config_path.write_text(json.dumps(config))
         self.log_path = directory / "server.log"
         self.proc = None
         self.start()
 
+    @property
+    def binary(self):
+        return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+
     def start(self):
-        binary = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
-        self.proc = subprocess.Popen([binary, "serve", "--config", str(self.config_path)],
+        self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
                                      stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"push-server exited: {self.log_path.read_text()[-2000:]}")
             try:
-                if requests.get(f"{self.base}/health", verify=self.cert, timeout=1).status_code == 200:
+                if requests.get(f"{self.base}/health", verify=self.cert or True, timeout=1).status_code == 200:
                     return
             except requests.RequestException:
                 time.sleep(0.1)
@@ -144,7 +153,11 @@ class Server:
             self.proc.terminate()
         else:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=30)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +167,30 @@ def env(tmp_path_factory):
     p8, pub = write_apns_key(directory)
     mock = Mock(directory, pub)
     server = Server(directory, mock, p8, cert, key)
+    yield server, mock
+    server.stop()
+    mock.stop()
+
+
+@pytest.fixture(scope="module")
+def plain_env(tmp_path_factory):
+    """The same server over plain HTTP (what a reverse proxy in front of it talks to)."""
+    directory = tmp_path_factory.mktemp("e2e-plain")
+    p8, pub = write_apns_key(directory)
+    mock = Mock(directory, pub)
+    server = Server(directory, mock, p8)
+    yield server, mock
+    server.stop()
+    mock.stop()
+
+
+@pytest.fixture(scope="module")
+def limited_env(tmp_path_factory):
+    """Plain HTTP with small limits: 3 devices per user and 5 secret-key requests per second per instance."""
+    directory = tmp_path_factory.mktemp("e2e-limited")
+    p8, pub = write_apns_key(directory)
+    mock = Mock(directory, pub)
+    server = Server(directory, mock, p8, limits={"maxDevicesPerUser": 3, "requestsPerSecondPerInstance": 5})
     yield server, mock
     server.stop()
     mock.stop()
