@@ -35,29 +35,49 @@ class Response:
 
 
 class HTTP:
-    """One request per connection, exact path and headers."""
+    """Exact path and headers. With `keep_alive`, requests share one connection like URLSession's, and a new one is
+    opened only after the server said `Connection: close` (never silently after an error)."""
 
-    def __init__(self, server):
+    def __init__(self, server, keep_alive=False):
         parts = urlsplit(server.base)
         self.host, self.port, self.tls = parts.hostname, parts.port, parts.scheme == "https"
         self.context = ssl.create_default_context(cafile=server.cert) if self.tls else None
+        self.keep_alive = keep_alive
+        self.conn = None
+        self.connections = 0
+
+    def _connect(self, timeout):
+        self.connections += 1
+        if self.tls:
+            return http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def request(self, method, path, body=None, headers=None, timeout=30):
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
         elif isinstance(body, str):
             body = body.encode()
-        if self.tls:
-            conn = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
-        else:
-            conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        conn = self.conn if self.keep_alive and self.conn else self._connect(timeout)
         try:
             conn.request(method, path, body=body, headers=headers or {})
             r = conn.getresponse()
             data = r.read()
-            return Response(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-        finally:
+            response = Response(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+        except BaseException:
             conn.close()
+            self.conn = None
+            raise
+        if self.keep_alive and not r.will_close:
+            self.conn = conn
+        else:
+            conn.close()
+            self.conn = None
+        return response
+
+    def close(self):
+        if self.conn:
+            self.conn.close()
+            self.conn = None
 
 
 def assert_error(response, status, description=None, contains=None):

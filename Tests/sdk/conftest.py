@@ -26,6 +26,8 @@ SECRET = "sdk-test-secret-0123456789abcdef"
 TEAM_ID = "TEAM123456"
 KEY_ID = "KEY1234567"
 TOPIC = "com.example.sdktest"
+OTHER_INSTANCE_ID = "3d9e1c52-7a4b-4e8f-9c0d-5b6a7f8e9d01"
+OTHER_SECRET = "other-instance-secret-fedcba9876543210"
 
 
 def free_port():
@@ -93,14 +95,19 @@ class Mock:
 
     def stop(self):
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
 
 
 class Server:
     """A push-server process with one instance pointed at the mock: over TLS when given a certificate and key,
     plain HTTP otherwise. `limits` is merged into the config's `limits` section."""
 
-    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, limits=None):
+    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, limits=None,
+                 extra_instances=()):
         self.port = free_port()
         self.directory = directory
         self.cert = str(cert) if cert else None
@@ -119,6 +126,7 @@ class Server:
                          "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file},
             }],
         }
+        config["instances"] += [dict(instance) for instance in extra_instances]
         if limits:
             config["limits"] = dict(limits)
         self.config_path = directory / "config.json"
@@ -174,11 +182,12 @@ def env(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def plain_env(tmp_path_factory):
-    """The same server over plain HTTP (what a reverse proxy in front of it talks to)."""
+    """The same server over plain HTTP (what a reverse proxy in front of it talks to), with a second instance
+    (`OTHER_INSTANCE_ID`, no APNs credentials) to check that instances are isolated."""
     directory = tmp_path_factory.mktemp("e2e-plain")
     p8, pub = write_apns_key(directory)
     mock = Mock(directory, pub)
-    server = Server(directory, mock, p8)
+    server = Server(directory, mock, p8, extra_instances=[{"id": OTHER_INSTANCE_ID, "secretKey": OTHER_SECRET}])
     yield server, mock
     server.stop()
     mock.stop()

@@ -8,7 +8,7 @@ from beams_client import (
 )
 from conftest import INSTANCE_ID, SECRET
 
-OTHER_INSTANCE = "0b5c7e1a-93d4-4f2e-b8a6-1d2c3e4f5a6b"
+UNKNOWN_INSTANCE = "0b5c7e1a-93d4-4f2e-b8a6-1d2c3e4f5a6b"
 AUTH = {"Authorization": f"Bearer {SECRET}"}
 
 
@@ -90,7 +90,7 @@ def test_delete_user_needs_the_secret(http, family):
 
 
 def test_delete_user_on_an_unknown_instance_is_404(http):
-    assert_error(delete_user(http, "u", instance=OTHER_INSTANCE), 404, "Could not find the instance")
+    assert_error(delete_user(http, "u", instance=UNKNOWN_INSTANCE), 404, "Could not find the instance")
 
 
 @pytest.mark.parametrize("user,raw_path", [
@@ -98,6 +98,7 @@ def test_delete_user_on_an_unknown_instance_is_404(http):
     ("a user/with?odd#chars", "a%20user%2Fwith%3Fodd%23chars"),  # Node SDK: encodeURIComponent
     ("x;y,z=w@v", "x;y,z=w@v"),
     ("ünïcode", "%C3%BCn%C3%AFcode"),
+    ("/lead/", "/lead/"),                                          # Python: quote("/lead/") keeps both slashes
 ])
 def test_user_id_in_the_path_is_percent_decoded_as_the_rest_of_the_path(http, user, raw_path):
     device = device_of(http, user)
@@ -189,7 +190,7 @@ def test_report_with_a_malformed_instance_id_is_400_with_the_format(http):
 
 
 def test_report_for_an_unknown_instance_is_404(http):
-    assert_error(report(http, ios_event("Delivery", "p", "d"), instance=OTHER_INSTANCE), 404,
+    assert_error(report(http, ios_event("Delivery", "p", "d"), instance=UNKNOWN_INSTANCE), 404,
                  "Could not find the instance")
 
 

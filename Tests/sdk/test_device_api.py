@@ -16,15 +16,18 @@ from beams_client import (
     HTTP, IOS_HEADERS, IOSDevice, assert_empty_ok, assert_error, b64url, beams_claims, cli_token, devices_path,
     jwt_hs256, random_token,
 )
-from conftest import INSTANCE_ID, SECRET
+from conftest import INSTANCE_ID, OTHER_INSTANCE_ID, OTHER_SECRET, SECRET
 
-OTHER_INSTANCE = "0b5c7e1a-93d4-4f2e-b8a6-1d2c3e4f5a6b"
+UNKNOWN_INSTANCE = "0b5c7e1a-93d4-4f2e-b8a6-1d2c3e4f5a6b"
 TOO_MANY_INTERESTS = "Too many interests are being set for this device. Only 5000 interests per device are allowed."
 
 
 @pytest.fixture(scope="module")
 def tls(env):
-    return HTTP(env[0])
+    """One kept-alive connection, like URLSession's."""
+    http = HTTP(env[0], keep_alive=True)
+    yield http
+    http.close()
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +56,7 @@ def test_ios_lifecycle_register_interests_metadata_user_stop(env, tls):
     device = IOSDevice(tls)
     body = device.register()
     assert body["initialInterestSet"] == []
+    connections = tls.connections
 
     # setDeviceInterests sends the full set; raw `; , = @` are part of the path and the body.
     assert_empty_ok(device.set_interests({"news", "sport", "a;b,c=d@e"}))
@@ -74,6 +78,8 @@ def test_ios_lifecycle_register_interests_metadata_user_stop(env, tls):
     assert_error(device.get(), 404, "Could not find the device")
     # The SDK retries deletes forever; an already deleted device is still a success.
     assert_empty_ok(device.delete())
+    # Every call, bodyless GET/DELETE with `Content-Type: application/json` included, kept the connection open.
+    assert tls.connections == connections
 
 
 def test_set_user_accepts_the_python_sdk_token(tls):
@@ -200,10 +206,18 @@ def test_register_with_a_body_that_is_not_a_json_object_is_400(plain, body):
     assert_error(register_raw(plain, body), 400, "Failed to read body as a JSON object")
 
 
+def test_metadata_that_is_not_a_json_object_is_400(plain):
+    assert_error(register_raw(plain, {"token": random_token(), "bundleIdentifier": "x", "metadata": "17.0"}), 400)
+    device = registered(plain)
+    assert_error(device.device_call("PUT", "/metadata", b"{oops"), 400, "Failed to read body as a JSON object")
+    assert_error(device.device_call("PUT", "/metadata", [1]), 400, "Failed to read body as a JSON object")
+    assert device.get().json()["metadata"] == device.metadata
+
+
 def test_unknown_instance_is_404_on_every_device_route(plain):
-    assert_error(register_raw(plain, {"token": random_token(), "bundleIdentifier": "x"}, OTHER_INSTANCE), 404,
+    assert_error(register_raw(plain, {"token": random_token(), "bundleIdentifier": "x"}, UNKNOWN_INSTANCE), 404,
                  "Could not find the instance")
-    base = f"{devices_path(OTHER_INSTANCE)}/some-device"
+    base = f"{devices_path(UNKNOWN_INSTANCE)}/some-device"
     for method, suffix, body in [("GET", "", None), ("DELETE", "", None), ("PUT", "/metadata", {}),
                                  ("GET", "/interests", None), ("PUT", "/interests", {"interests": []}),
                                  ("POST", "/interests/x", None), ("DELETE", "/interests/x", None),
@@ -242,7 +256,8 @@ def test_interest_names_raw_and_percent_encoded_are_the_same_interest(plain):
     assert device.server_interests() == ["Z_-=@,.;09"]
 
 
-@pytest.mark.parametrize("name", ["a:b", "a%20b", "caf%C3%A9", "a*b", "a%2Fb", "a'b", "x" * 165])
+@pytest.mark.parametrize("name", ["a:b", "a%20b", "caf%C3%A9", "a*b", "a%2Fb", "a'b", "x" * 165, "a%zz", "%",
+                                  "a%C3"])
 def test_invalid_interest_names_in_the_path_are_400(plain, name):
     device = registered(plain)
     assert_error(device.subscribe(name), 400)
@@ -274,8 +289,21 @@ def test_put_interests_takes_5000_longest_names_and_refuses_5001(plain):
     names = [f"{i:05d}" + "n" * 159 for i in range(5001)]  # 164 characters each: the largest legal body
     assert_empty_ok(device.set_interests(names[:5000]))
     assert_error(device.set_interests(names), 400, TOO_MANY_INTERESTS)
-    count = len(device.server_interests())
-    assert count == 5000
+    assert len(device.server_interests()) == 5000
+    # Single subscribes cannot grow the set past 5000 either; re-adding a followed interest is still fine.
+    assert_error(device.subscribe("one-more"), 400, TOO_MANY_INTERESTS)
+    assert_empty_ok(device.subscribe(names[0]))
+    assert_empty_ok(device.unsubscribe(names[0]))
+    assert_empty_ok(device.subscribe("one-more"))
+    assert len(device.server_interests()) == 5000
+
+
+def test_put_interests_with_a_body_beyond_any_legal_set_is_400_not_413(plain):
+    # Over the route's body limit only with more than 5000 names: the iOS SDK retries a 413 forever, a 400 never.
+    device = registered(plain, ["kept"])
+    names = [f"{i:05d}" + "n" * 159 for i in range(6000)]
+    assert_error(device.set_interests(names), 400, TOO_MANY_INTERESTS)
+    assert device.server_interests() == ["kept"]
 
 
 def test_get_interests_pages_with_limit_and_cursor(plain):
@@ -382,7 +410,7 @@ def test_set_user_with_a_subject_of_164_bytes_is_accepted(plain):
 
 
 @pytest.mark.parametrize("issuer", [
-    f"https://{OTHER_INSTANCE}.pushnotifications.pusher.com",
+    f"https://{UNKNOWN_INSTANCE}.pushnotifications.pusher.com",
     f"http://{INSTANCE_ID}.pushnotifications.pusher.com",
     f"https://{INSTANCE_ID}.pushnotifications.pusher.com.evil.example",
     "https://pushnotifications.pusher.com",
@@ -500,3 +528,45 @@ def test_head_is_get_without_a_body(plain):
     device.device_id = "missing"
     missing = device.device_call("HEAD")
     assert missing.status == 404 and missing.body == b""
+
+
+# MARK: Instances are isolated
+
+
+def test_a_device_is_only_visible_through_its_own_instance(plain):
+    token = random_token()
+    here = registered(plain, ["shared"], token=token)
+    there = IOSDevice(plain, token, instance=OTHER_INSTANCE_ID)
+    there.register()
+    assert there.device_id != here.device_id
+    assert there.server_interests() == []
+    # Device ids are scoped to their instance.
+    spy = IOSDevice(plain, instance=OTHER_INSTANCE_ID)
+    spy.device_id = here.device_id
+    assert_error(spy.get(), 404, "Could not find the device")
+    assert_error(spy.subscribe("x"), 404, "Could not find the device")
+    assert_empty_ok(spy.delete())
+    assert here.get().status == 200
+
+
+def test_a_beams_token_only_binds_devices_of_its_instance(plain):
+    device = IOSDevice(plain, instance=OTHER_INSTANCE_ID)
+    device.register()
+    # Signed with another instance's secret: bad signature.
+    assert_error(device.set_user(jwt_hs256(beams_claims("u"))), 401)
+    # Signed with this instance's secret but naming another instance: wrong issuer.
+    assert_error(device.set_user(jwt_hs256(beams_claims("u"), secret=OTHER_SECRET)), 403, "Invalid JWT issuer")
+    assert_empty_ok(device.set_user(jwt_hs256(beams_claims("u", instance=OTHER_INSTANCE_ID), secret=OTHER_SECRET)))
+
+
+def test_deleting_a_user_only_touches_that_instance(plain):
+    here = registered(plain)
+    assert_empty_ok(here.set_user(jwt_hs256(beams_claims("twin"))))
+    there = IOSDevice(plain, instance=OTHER_INSTANCE_ID)
+    there.register()
+    assert_empty_ok(there.set_user(jwt_hs256(beams_claims("twin", instance=OTHER_INSTANCE_ID), secret=OTHER_SECRET)))
+    path = f"/customer_api/v1/instances/{OTHER_INSTANCE_ID}/users/twin"
+    assert_error(plain.request("DELETE", path, headers={"Authorization": f"Bearer {SECRET}"}), 401)
+    assert_empty_ok(plain.request("DELETE", path, headers={"Authorization": f"Bearer {OTHER_SECRET}"}))
+    assert there.get().status == 404
+    assert here.get().json()["userId"] == "twin"
