@@ -237,6 +237,8 @@ def test_admin_device_card_by_id_and_by_token(http):
     assert by_token == card
     assert_error(admin(http, f"/devices?token={random_token()}"), 404)
     assert_error(admin(http, "/devices"), 400)
+    assert_error(admin(http, f"/devices?token={device.token}&platform=gcm"), 400)
+    assert_error(admin(http, f"/devices?token={device.token}&platform=fcm"), 404)
     assert_error(admin(http, "/devices/no-such-device"), 404)
 
 

@@ -4,6 +4,9 @@ Flows run over TLS (`env`) like a real phone; the error catalogue runs over plai
 the server sees behind a reverse proxy. Every request carries the iOS SDK's headers.
 """
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -88,6 +91,18 @@ def test_set_user_accepts_the_python_sdk_token(tls):
     assert device.get().json()["userId"] == "python-user"
     # The same user again (the app calls setUserId on every launch) is fine.
     assert_empty_ok(device.set_user(python_sdk_token("python-user")))
+
+
+@pytest.mark.parametrize("tz", ["Asia/Tokyo", "America/New_York", "Pacific/Kiritimati"])
+def test_set_user_accepts_python_sdk_tokens_made_on_non_utc_hosts(tls, tz):
+    # generate_token computes exp with time.mktime on a UTC timetuple: off by the host's UTC offset (docs §7.1).
+    script = ("import sys; from pusher_push_notifications import PushNotifications as P; "
+              "print(P(instance_id=sys.argv[1], secret_key=sys.argv[2]).generate_token('tz-user')['token'])")
+    out = subprocess.run([sys.executable, "-c", script, INSTANCE_ID, SECRET], capture_output=True, text=True,
+                         timeout=20, env={**os.environ, "TZ": tz})
+    assert out.returncode == 0, out.stderr
+    device = registered(tls)
+    assert_empty_ok(device.set_user(out.stdout.strip()))
 
 
 def test_clear_all_state_gives_a_fresh_device(env, tls):
