@@ -274,12 +274,31 @@ def test_admin_shows_an_unregistered_device_after_apns_410(env, http):
     assert ok["lastDelivery"]["status"] == 200
     assert admin(http, "/interests/health-check").json()["subscribers"] == 1
 
+    # The next publish skips the unregistered device.
+    before = len([r for r in mock.requests() if r["token"] == gone.token])
+    second = finished(http, publish(http, ["health-check"]))
+    assert second["targets"] == 1 and second["apns"]["accepted"] == 1
+    assert len([r for r in mock.requests() if r["token"] == gone.token]) == before
+
     # The app launches again and registers the same token: the device is valid again with its interests.
     mock.behave(gone.token, status=200)
     assert gone.register()["id"] == gone.device_id
     card = admin(http, f"/devices/{gone.device_id}").json()
     assert card["valid"] is True
     assert admin(http, "/interests/health-check").json()["subscribers"] == 2
+
+
+def test_a_410_older_than_the_last_registration_keeps_the_device(env, http):
+    # Apple: the token is dead only if the app did not register it again after APNs' timestamp.
+    _, mock = env
+    device = device_of(http, interests=["stale-410"])
+    mock.behave(device.token, status=410, reason="Unregistered", timestamp=int(time.time() * 1000) - 60_000)
+    status = finished(http, publish(http, ["stale-410"]))
+    assert status["apns"]["failedByReason"] == {"Unregistered": 1}
+    card = admin(http, f"/devices/{device.device_id}").json()
+    assert card["lastDelivery"]["status"] == 410
+    assert card["valid"] is True
+    assert admin(http, "/interests/stale-410").json()["subscribers"] == 1
 
 
 def test_admin_interest_with_an_invalid_name_is_400(http):

@@ -3,6 +3,7 @@
 Flows run over TLS (`env`) like a real phone; the error catalogue runs over plain HTTP (`plain_env`), which is what
 the server sees behind a reverse proxy. Every request carries the iOS SDK's headers.
 """
+import http.client
 import json
 import os
 import subprocess
@@ -532,6 +533,27 @@ def test_wrong_method_is_405_with_allow(plain):
     r = plain.request("GET", devices_path(), headers=IOS_HEADERS)
     assert_error(r, 405)
     assert [m.strip() for m in r.headers["allow"].split(",")] == ["POST"]
+
+
+def test_chunked_request_bodies_are_read(plain):
+    # OkHttp and URLSession stream bodies of unknown length with chunked transfer coding.
+    device = IOSDevice(plain)
+    body = json.dumps({"token": device.token, "bundleIdentifier": "x"}).encode()
+    conn = http.client.HTTPConnection(plain.host, plain.port, timeout=10)
+    try:
+        conn.request("POST", devices_path(), body=iter([body[:10], body[10:]]), headers=IOS_HEADERS,
+                     encode_chunked=True)
+        r = conn.getresponse()
+        assert r.status == 200, r.read()
+        device.device_id = json.loads(r.read())["id"]
+        conn.request("PUT", f"{devices_path()}/{device.device_id}/interests", encode_chunked=True,
+                     body=iter([b'{"interests":', b'["chunked-a","chunked-b"]}']), headers=IOS_HEADERS)
+        r = conn.getresponse()
+        assert r.status == 200, r.read()
+        r.read()
+    finally:
+        conn.close()
+    assert device.server_interests() == ["chunked-a", "chunked-b"]
 
 
 def test_head_is_get_without_a_body(plain):
