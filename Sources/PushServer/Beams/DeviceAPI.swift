@@ -177,7 +177,7 @@ struct DeviceAPI: Sendable {
         case .differentUserAlreadySet:
             throw BeamsError.userAlreadySet
         case .userHasTooManyDevices:
-            throw BeamsError(422, "Unprocessable Entity", "User already has reached the maximum of \(limit) devices.")
+            throw BeamsError.userDeviceLimit(limit)
         }
     }
 
