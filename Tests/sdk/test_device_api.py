@@ -6,6 +6,7 @@ the server sees behind a reverse proxy. Every request carries the iOS SDK's head
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -554,6 +555,48 @@ def test_chunked_request_bodies_are_read(plain):
     finally:
         conn.close()
     assert device.server_interests() == ["chunked-a", "chunked-b"]
+
+
+def raw_exchange(plain, chunks, read_until_count, wait_for_continue=False):
+    """Writes `chunks` on one socket and reads until `read_until_count` final responses arrived; with
+    `wait_for_continue`, each chunk after the first is sent only after the interim `100 Continue`."""
+    with socket.create_connection((plain.host, plain.port), timeout=10) as sock:
+        data = b""
+        for i, chunk in enumerate(chunks):
+            if i and wait_for_continue:
+                while b"100 Continue" not in data:
+                    data += sock.recv(65536)
+            sock.sendall(chunk)
+        while data.count(b"HTTP/1.1 ") - data.count(b"HTTP/1.1 100") < read_until_count:
+            more = sock.recv(65536)
+            if not more:
+                break
+            data += more
+        return data
+
+
+def test_pipelined_requests_are_answered_in_order(plain):
+    device = registered(plain, ["pipe-a"])
+    get = (f"GET {devices_path()}/{device.device_id}/interests HTTP/1.1\r\nHost: x\r\n"
+           "Content-Type: application/json\r\n\r\n").encode()
+    body = b'{"interests":["pipe-b"]}'
+    put = (f"PUT {devices_path()}/{device.device_id}/interests HTTP/1.1\r\nHost: x\r\n"
+           f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    data = raw_exchange(plain, [get + put + get], 3)
+    assert data.count(b"HTTP/1.1 200 OK") == 3, data
+    assert data.index(b'"pipe-a"') < data.rindex(b'"pipe-b"'), data
+
+
+def test_expect_100_continue_body_is_read(plain):
+    # curl sends `Expect: 100-continue` for bodies over 1 KiB, e.g. a large PUT interests.
+    device = registered(plain)
+    body = json.dumps({"interests": [f"curl-{i:03d}" for i in range(200)]}).encode()
+    head = (f"PUT {devices_path()}/{device.device_id}/interests HTTP/1.1\r\nHost: x\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n").encode()
+    data = raw_exchange(plain, [head, body], 1, wait_for_continue=True)
+    assert data.startswith(b"HTTP/1.1 100 Continue"), data
+    assert b"HTTP/1.1 200 OK" in data, data
+    assert len(device.server_interests()) == 200
 
 
 def test_head_is_get_without_a_body(plain):
