@@ -1,6 +1,7 @@
 """Device API calls racing each other: many phones at once, or one app whose jobs overlap (an app and its
 notification service extension both registering, say). Each race is checked for the same end state a serial run
 gives."""
+import signal
 from concurrent.futures import ThreadPoolExecutor
 
 from beams_client import HTTP, IOSDevice, assert_empty_ok, beams_claims, jwt_hs256, random_token
@@ -50,3 +51,17 @@ def test_concurrent_set_user_never_exceeds_the_device_limit(limited_env):
     token = jwt_hs256(beams_claims("racing-user"))
     statuses = sorted(r.status for r in parallel(10, lambda i: devices[i].set_user(token)))
     assert statuses == [200] * 3 + [422] * 7, statuses
+
+
+def test_acknowledged_device_state_survives_a_crash(plain_env):
+    server = plain_env[0]
+    http = HTTP(server)
+    device = IOSDevice(http)
+    device.register()
+    assert_empty_ok(device.set_interests({"durable-a", "durable-b"}))
+    assert_empty_ok(device.set_user(jwt_hs256(beams_claims("durable-user"))))
+    assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+    server.start()
+    assert device.get().json()["userId"] == "durable-user"
+    assert device.server_interests() == ["durable-a", "durable-b"]
+    assert device.register()["id"] == device.device_id
