@@ -3,6 +3,7 @@
 Flows run over TLS (`env`) like a real phone; the error catalogue runs over plain HTTP (`plain_env`), which is what
 the server sees behind a reverse proxy. Every request carries the iOS SDK's headers.
 """
+import base64
 import http.client
 import json
 import os
@@ -105,6 +106,22 @@ def test_set_user_accepts_python_sdk_tokens_made_on_non_utc_hosts(tls, tz):
     assert out.returncode == 0, out.stderr
     device = registered(tls)
     assert_empty_ok(device.set_user(out.stdout.strip()))
+
+
+def test_token_cli_refuses_what_the_server_would_refuse(env):
+    server, _ = env
+    base = [server.binary, "token", "--config", str(server.config_path)]
+    for extra in (["--instance", UNKNOWN_INSTANCE, "--user", "u"], ["--instance", INSTANCE_ID, "--user", "x" * 165],
+                  ["--instance", INSTANCE_ID, "--user", ""], ["--instance", INSTANCE_ID, "--user", "u", "--ttl", "0"]):
+        out = subprocess.run(base + extra, capture_output=True, text=True, timeout=20)
+        assert out.returncode != 0 and out.stdout == "", (extra, out)
+    # The instance id is looked up like the API does, case-insensitively.
+    out = subprocess.run(base + ["--instance", INSTANCE_ID.upper(), "--user", "u"], capture_output=True, text=True,
+                         timeout=20)
+    assert out.returncode == 0, out.stderr
+    claims = json.loads(base64.urlsafe_b64decode(out.stdout.strip().split(".")[1] + "=="))
+    assert claims["iss"] == f"https://{INSTANCE_ID}.pushnotifications.pusher.com"
+    assert claims["sub"] == "u" and claims["exp"] - claims["iat"] == 86400
 
 
 def test_clear_all_state_gives_a_fresh_device(env, tls):
