@@ -551,6 +551,9 @@ def test_wrong_method_is_405_with_allow(plain):
     r = plain.request("GET", devices_path(), headers=IOS_HEADERS)
     assert_error(r, 405)
     assert [m.strip() for m in r.headers["allow"].split(",")] == ["POST"]
+    r = plain.request("GET", f"/customer_api/v1/instances/{INSTANCE_ID}/users/some/user", headers=IOS_HEADERS)
+    assert_error(r, 405)
+    assert [m.strip() for m in r.headers["allow"].split(",")] == ["DELETE"]
 
 
 def test_chunked_request_bodies_are_read(plain):
