@@ -26,6 +26,8 @@ SECRET = "sdk-test-secret-0123456789abcdef"
 TEAM_ID = "TEAM123456"
 KEY_ID = "KEY1234567"
 TOPIC = "com.example.sdktest"
+OTHER_INSTANCE_ID = "3d9e1c52-7a4b-4e8f-9c0d-5b6a7f8e9d01"
+OTHER_SECRET = "other-instance-secret-fedcba9876543210"
 
 
 def free_port():
@@ -93,19 +95,28 @@ class Mock:
 
     def stop(self):
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
 
 
 class Server:
-    """A push-server process over TLS with one instance pointed at the mock."""
+    """A push-server process with one instance pointed at the mock: over TLS when given a certificate and key,
+    plain HTTP otherwise. `limits` is merged into the config's `limits` section."""
 
-    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path, key: Path):
+    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, limits=None,
+                 extra_instances=()):
         self.port = free_port()
-        self.cert = str(cert)
-        self.base = f"https://localhost:{self.port}"
+        self.directory = directory
+        self.cert = str(cert) if cert else None
+        self.base = f"{'https' if cert else 'http'}://localhost:{self.port}"
+        listen = {"host": "127.0.0.1", "port": self.port}
+        if cert:
+            listen["tls"] = {"certificatePath": str(cert), "privateKeyPath": str(key)}
         config = {
-            "listen": {"host": "127.0.0.1", "port": self.port,
-                       "tls": {"certificatePath": str(cert), "privateKeyPath": str(key)}},
+            "listen": listen,
             "storage": {"path": str(directory / "push.sqlite")},
             "log": {"level": "info"},
             "instances": [{
@@ -115,22 +126,28 @@ class Server:
                          "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file},
             }],
         }
+        config["instances"] += [dict(instance) for instance in extra_instances]
+        if limits:
+            config["limits"] = dict(limits)
         self.config_path = directory / "config.json"
         self.config_path.write_text(json.dumps(config))
         self.log_path = directory / "server.log"
         self.proc = None
         self.start()
 
+    @property
+    def binary(self):
+        return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+
     def start(self):
-        binary = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
-        self.proc = subprocess.Popen([binary, "serve", "--config", str(self.config_path)],
+        self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
                                      stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"push-server exited: {self.log_path.read_text()[-2000:]}")
             try:
-                if requests.get(f"{self.base}/health", verify=self.cert, timeout=1).status_code == 200:
+                if requests.get(f"{self.base}/health", verify=self.cert or True, timeout=1).status_code == 200:
                     return
             except requests.RequestException:
                 time.sleep(0.1)
@@ -144,7 +161,11 @@ class Server:
             self.proc.terminate()
         else:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=30)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +175,31 @@ def env(tmp_path_factory):
     p8, pub = write_apns_key(directory)
     mock = Mock(directory, pub)
     server = Server(directory, mock, p8, cert, key)
+    yield server, mock
+    server.stop()
+    mock.stop()
+
+
+@pytest.fixture(scope="module")
+def plain_env(tmp_path_factory):
+    """The same server over plain HTTP (what a reverse proxy in front of it talks to), with a second instance
+    (`OTHER_INSTANCE_ID`, no APNs credentials) to check that instances are isolated."""
+    directory = tmp_path_factory.mktemp("e2e-plain")
+    p8, pub = write_apns_key(directory)
+    mock = Mock(directory, pub)
+    server = Server(directory, mock, p8, extra_instances=[{"id": OTHER_INSTANCE_ID, "secretKey": OTHER_SECRET}])
+    yield server, mock
+    server.stop()
+    mock.stop()
+
+
+@pytest.fixture(scope="module")
+def limited_env(tmp_path_factory):
+    """Plain HTTP with small limits: 3 devices per user and 5 secret-key requests per second per instance."""
+    directory = tmp_path_factory.mktemp("e2e-limited")
+    p8, pub = write_apns_key(directory)
+    mock = Mock(directory, pub)
+    server = Server(directory, mock, p8, limits={"maxDevicesPerUser": 3, "requestsPerSecondPerInstance": 5})
     yield server, mock
     server.stop()
     mock.stop()

@@ -29,7 +29,9 @@ struct AdminAPI: Sendable {
         guard let raw = request.queryValue("token"), !raw.isEmpty else {
             throw BeamsError(400, "Bad request", "Give a device id in the path or ?token=<device token>")
         }
-        let platform = Platform(rawValue: request.queryValue("platform") ?? "apns") ?? .apns
+        guard let platform = Platform(rawValue: request.queryValue("platform") ?? "apns") else {
+            throw BeamsError(400, "Bad request", "`platform` must be apns, fcm or web")
+        }
         let token = platform == .apns ? raw.lowercased() : raw
         guard let device = try await app.store.device(instanceID: instance.id, platform: platform, token: token) else {
             throw BeamsError(404, "Device not found", "No device with this token is registered")

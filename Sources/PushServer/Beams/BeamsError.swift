@@ -42,8 +42,10 @@ public struct BeamsError: Error, Sendable, Equatable {
     public static let tooManyInterests = BeamsError(
         400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
     public static let userAlreadySet = BeamsError(400, "Bad request", "A User Id is already associated with this device.")
-    public static let userDeviceLimit = BeamsError(
-        422, "Unprocessable Entity", "User already has reached the maximum of 100 devices.")
+    /// 422 for the device over `limits.maxDevicesPerUser` (Beams: 100).
+    public static func userDeviceLimit(_ limit: Int) -> BeamsError {
+        BeamsError(422, "Unprocessable Entity", "User already has reached the maximum of \(limit) devices.")
+    }
 
     public static func invalidInterest(_ name: String) -> BeamsError {
         BeamsError(400, "Invalid interest name",

@@ -11,8 +11,10 @@ struct DeviceAPI: Sendable {
     static let maxInterestsPerDevice = 5000
     /// A register or metadata body is a token plus small metadata.
     static let smallBody = BodyLimit(maxBytes: 16 * 1024)
-    /// 5000 interests of up to 164 bytes, quoted and comma-separated.
-    static let interestsBody = BodyLimit(maxBytes: 900 * 1024)
+    /// 5000 interests of up to 164 bytes, quoted and comma-separated, fit; a larger body of valid names has more
+    /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
+    static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
+        .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
 
     func register(into router: inout Router) {
         let base = "/device_api/v1/instances/:instance/devices/:platform"
@@ -100,7 +102,11 @@ struct DeviceAPI: Sendable {
             }
             limit = value
         }
+        // The cursor is the last interest name of the previous page, so anything else cannot have come from us.
         let cursor = request.queryValue("cursor").flatMap { $0.isEmpty ? nil : $0 }
+        if let cursor, !InterestName.isValid(cursor) {
+            throw BeamsError(400, "Bad request", "`cursor` is not valid: pass the `nextCursor` of the previous page")
+        }
         guard let page = try await app.store.interests(instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
         else { throw BeamsError.deviceNotFound }
         return .json(.object([
@@ -133,6 +139,14 @@ struct DeviceAPI: Sendable {
     func addInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let interest = try Self.interest(request)
+        // The 5000 cap holds for single adds too. Not atomic with the insert: two concurrent adds at 4999 may both
+        // pass, which only the device's own (serialised) SDK could do.
+        guard let current = try await app.store.interests(
+            instanceID: instance.id, deviceID: id, limit: Self.maxInterestsPerDevice, cursor: nil)
+        else { throw BeamsError.deviceNotFound }
+        if current.interests.count >= Self.maxInterestsPerDevice && !current.interests.contains(interest) {
+            throw BeamsError.tooManyInterests
+        }
         guard try await app.store.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
             throw BeamsError.deviceNotFound
         }
@@ -163,7 +177,7 @@ struct DeviceAPI: Sendable {
         case .differentUserAlreadySet:
             throw BeamsError.userAlreadySet
         case .userHasTooManyDevices:
-            throw BeamsError(422, "Unprocessable Entity", "User already has reached the maximum of \(limit) devices.")
+            throw BeamsError.userDeviceLimit(limit)
         }
     }
 
