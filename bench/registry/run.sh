@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Device registrations per second through the HTTP API (POST …/devices/apns with a new token each time), with
+# wrk -t2 -c64; same-run reference: GET /health on the same server. Each registration is one SQLite write,
+# committed before the 200 (group commit shares commits between concurrent requests).
+#
+#   bench/registry/run.sh [seconds]      (default 10; needs wrk)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+D=${1:-10}
+OUT=${OUT:-$PWD/bench/out/registry}
+rm -rf "$OUT"; mkdir -p "$OUT"
+PORT=${HTTP_PORT:-28780}
+export INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
+swift build -c release --product push-server >/dev/null
+sed -e "s/\"port\": 8080/\"port\": $PORT/" -e "s#./data/push.sqlite#$OUT/push.sqlite#" -e 's/"level": "info"/"level": "warning"/' \
+    config.example.json > "$OUT/config.json"
+.build/release/push-server serve --config "$OUT/config.json" 2>"$OUT/server.log" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+echo "== device registrations, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
+echo "-- reference: GET /health, wrk -t2 -c64"
+wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec"
+echo "-- POST /device_api/v1/instances/…/devices/apns (new token each), wrk -t2 -c64"
+wrk -t2 -c64 -d"${D}s" --latency -s bench/registry/register.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|50%|99%|non-2xx"
+devices=$(sqlite3 "$OUT/push.sqlite" "select count(*) from devices" 2>/dev/null || echo "?")
+echo "-- devices stored: $devices"
+kill -TERM $SERVER; wait $SERVER || true
+trap - EXIT
