@@ -1,7 +1,6 @@
 import CLinux
 import Glibc
 import Logging
-import Synchronization
 
 /// A message from another thread to a loop, delivered through its mailbox and eventfd.
 enum LoopMessage: Sendable {
@@ -16,7 +15,7 @@ enum LoopMessage: Sendable {
 /// (`epoll_wait` timeout); that costs O(connections) ten times a second, trivial next to the I/O.
 final class EventLoop: @unchecked Sendable {
     // @unchecked: every stored property except `mailbox` is used only on the loop's own thread once `run()`
-    // starts (init runs before the thread exists); `mailbox` is a Mutex and is the only cross-thread entry point.
+    // starts (init runs before the thread exists); `mailbox` is locked and is the only cross-thread entry point.
 
     struct Mailbox {
         var messages: [LoopMessage] = []
@@ -34,7 +33,7 @@ final class EventLoop: @unchecked Sendable {
     let wakeFD: Int32
     var listenFD: Int32
     var reserveFD: Int32
-    let mailbox = Mutex(Mailbox())
+    let mailbox = Locked(Mailbox())
     var connections: [Connection?] = []
     var connectionCount = 0
     var nextConnectionID: UInt64 = 1

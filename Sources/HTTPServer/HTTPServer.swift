@@ -1,7 +1,6 @@
 import CLinux
 import Foundation
 import Logging
-import Synchronization
 
 /// Ignores SIGPIPE once per process: a write to a socket the peer closed must fail with EPIPE, not kill us.
 /// (Every send also passes MSG_NOSIGNAL; OpenSSL's writes do not, hence the process-wide setting.)
@@ -47,8 +46,8 @@ public final class HTTPServer: Sendable {
     private let router: Router
     private let logger: Logger
     private let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
-    private let shared = Mutex(Shared())
-    private let context = Mutex<ServerContext?>(nil)
+    private let shared = Locked(Shared())
+    private let context = Locked<ServerContext?>(nil)
 
     /// - Parameters:
     ///   - logger: receives one `Request completed` line per request at `info` (the access log) and errors.

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import Logging
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -99,8 +98,10 @@ final class TestServer: Sendable {
 }
 
 /// Access-log records collected by the observer hook.
-final class RecordStore: Sendable {
-    private let storage = Mutex<[AccessLogRecord]>([])
-    func append(_ record: AccessLogRecord) { storage.withLock { $0.append(record) } }
-    var all: [AccessLogRecord] { storage.withLock { $0 } }
+final class RecordStore: @unchecked Sendable {
+    // @unchecked: `storage` is only touched while holding `lock` (NSLock, which ThreadSanitizer understands).
+    private let lock = NSLock()
+    private var storage: [AccessLogRecord] = []
+    func append(_ record: AccessLogRecord) { lock.withLock { storage.append(record) } }
+    var all: [AccessLogRecord] { lock.withLock { storage } }
 }
