@@ -56,7 +56,10 @@ extension EventLoop {
                 connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 if connection.phase == .idle {
                     connection.phase = .readingHead
-                    connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
+                    // The first request's clock started at accept (or handshake); later ones at their first byte.
+                    if connection.requestCount > 0 || connection.deadline == 0 {
+                        connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
+                    }
                     connection.requestStart = now
                 }
                 let busy = connection.phase == .handling || connection.phase == .writing

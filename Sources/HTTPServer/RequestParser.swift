@@ -133,7 +133,8 @@ public struct RequestParser: Sendable {
                 state = .failed(.bodyTooLarge)
                 return .tooLarge
             }
-            body.reserveCapacity(n)
+            // A declared length is only a claim: reserve a bounded amount so idle clients cannot pin memory.
+            body.reserveCapacity(min(n, 64 * 1024))
             state = n == 0 ? .noBody : .fixedBody(remaining: n)
             return n == 0 ? .noBody : .read
         case .chunked:
