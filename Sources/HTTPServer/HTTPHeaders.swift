@@ -4,8 +4,10 @@
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     public private(set) var fields: [(name: String, value: String)]
 
+    /// No fields.
     public init() { fields = [] }
 
+    /// Fields from (name, value) pairs, in order.
     public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
 
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
@@ -48,6 +50,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }.filter { !$0.isEmpty }
     }
 
+    /// Number of fields (repeated names count separately).
     public var count: Int { fields.count }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

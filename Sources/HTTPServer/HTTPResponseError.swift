@@ -19,6 +19,7 @@ public struct HTTPError: HTTPResponseError, Hashable, Sendable {
 
     public var description: String { detail }
 
+    /// An error with an explicit title (`"Bad request"`) and description.
     public init(_ status: HTTPStatus, title: String, detail: String) {
         self.status = status
         self.title = title
@@ -38,8 +39,11 @@ public struct HTTPError: HTTPResponseError, Hashable, Sendable {
         return String(first) + phrase.dropFirst().lowercased()
     }
 
+    /// `400 {"error":"Bad request","description":detail}`.
     public static func badRequest(_ detail: String) -> HTTPError { HTTPError(.badRequest, detail: detail) }
+    /// `404 {"error":"Not found","description":detail}`.
     public static func notFound(_ detail: String) -> HTTPError { HTTPError(.notFound, detail: detail) }
+    /// `401 {"error":"Unauthorized","description":detail}`.
     public static func unauthorized(_ detail: String) -> HTTPError { HTTPError(.unauthorized, detail: detail) }
     static let internalError = HTTPError(.internalServerError, title: "Something went wrong",
                                          detail: "Internal server error")

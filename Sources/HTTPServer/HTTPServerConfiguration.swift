@@ -30,6 +30,7 @@ public struct HTTPLimits: Sendable {
     /// How long `shutdown()` lets in-flight requests finish before closing their connections. Default 10 s.
     public var shutdownGracePeriod: Duration = .seconds(10)
 
+    /// The documented defaults.
     public init() {}
 
     var parserLimits: RequestParser.Limits {
@@ -43,6 +44,9 @@ public struct TLSConfiguration: Sendable {
     public var certificateChainPath: String
     public var privateKeyPath: String
 
+    /// - Parameters:
+    ///   - certificateChainPath: PEM, leaf first, then intermediates.
+    ///   - privateKeyPath: PEM private key of the leaf (unencrypted).
     public init(certificateChainPath: String, privateKeyPath: String) {
         self.certificateChainPath = certificateChainPath
         self.privateKeyPath = privateKeyPath
@@ -63,6 +67,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Sent as the `Server` header when set. Default nil (no header).
     public var serverName: String? = nil
 
+    /// - Parameter eventLoopCount: nil means one loop per active core.
     public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLSConfiguration? = nil,
                 eventLoopCount: Int? = nil, limits: HTTPLimits = HTTPLimits(), serverName: String? = nil) {
         self.host = host

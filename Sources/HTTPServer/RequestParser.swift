@@ -23,6 +23,7 @@ public struct RequestParser: Sendable {
         case tooLarge
     }
 
+    /// What `next()` found.
     public enum Event: Sendable {
         case needMoreData
         case head(RequestHead)
@@ -38,6 +39,7 @@ public struct RequestParser: Sendable {
         /// A chunk-size line including extensions.
         public var maxChunkLineBytes: Int
 
+        /// Defaults match `HTTPLimits`.
         public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 32768, maxHeaderCount: Int = 100,
                     maxChunkLineBytes: Int = 4096) {
             self.maxRequestLineBytes = maxRequestLineBytes
@@ -82,6 +84,7 @@ public struct RequestParser: Sendable {
     /// Total bytes consumed (for access-log byte counts).
     public private(set) var consumedBytes = 0
 
+    /// A parser waiting for the first request line.
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Whether no byte of a next request has arrived (between requests on a keep-alive connection).

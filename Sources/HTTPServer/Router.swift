@@ -7,6 +7,9 @@ public struct BodyLimit: Sendable {
     /// The response for a too-large body; nil means `413 {"error":"Content too large",...}`.
     public var error: HTTPError?
 
+    /// - Parameters:
+    ///   - maxBytes: largest accepted body; a larger declared Content-Length is refused without reading it.
+    ///   - error: what to answer instead of the default 413.
     public init(maxBytes: Int, error: HTTPError? = nil) {
         self.maxBytes = maxBytes
         self.error = error
@@ -43,6 +46,7 @@ public struct Router: Sendable {
 
     private var nodes: [Node] = [Node()]
 
+    /// An empty router (every request gets 404).
     public init() {}
 
     /// Registers `handler` for `method` on `pattern`.
@@ -76,13 +80,17 @@ public struct Router: Sendable {
                                            handler: handler)
     }
 
+    /// `add(.get, pattern, handler:)`.
     public mutating func get(_ pattern: String, handler: @escaping HTTPHandler) { add(.get, pattern, handler: handler) }
+    /// `add(.post, pattern, bodyLimit:, handler:)`.
     public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.post, pattern, bodyLimit: bodyLimit, handler: handler)
     }
+    /// `add(.put, pattern, bodyLimit:, handler:)`.
     public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.put, pattern, bodyLimit: bodyLimit, handler: handler)
     }
+    /// `add(.delete, pattern, handler:)`.
     public mutating func delete(_ pattern: String, handler: @escaping HTTPHandler) {
         add(.delete, pattern, handler: handler)
     }

@@ -90,6 +90,22 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertTrue(client.waitForClose(within: 3))
     }
 
+    func testExpectContinueOverRouteLimitGetsRouteErrorWithoutContinue() throws {
+        let client = try server.client()
+        try client.send("POST /publish HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 20000\r\n\r\n")
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 400)
+        XCTAssertEqual(response.jsonObject?["description"] as? String, "Request body size is too large (max 10KiB)")
+        XCTAssertTrue(client.waitForClose(within: 3))
+    }
+
+    func testBodylessRequestToUnknownRouteKeepsConnectionOpen() throws {
+        let client = try server.client()
+        XCTAssertEqual(try client.request("GET", "/missing").status, 404)
+        XCTAssertEqual(try client.request("GET", "/health").status, 200)
+        XCTAssertEqual(server.server.acceptedConnections, 1)
+    }
+
     func testExpectContinueOnUnknownRouteGets404WithoutContinue() throws {
         let client = try server.client()
         try client.send("POST /nope HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
