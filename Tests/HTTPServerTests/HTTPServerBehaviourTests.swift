@@ -45,6 +45,31 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(try client.readResponse().bodyText, "last")
     }
 
+    func testPipelineFloodIsAnsweredInOrderWithBoundedBuffering() throws {
+        let client = try server.client(timeout: 20)
+        let count = 5_000
+        var batch: [UInt8] = []
+        for i in 0..<count { batch += Array("GET /items/\(i) HTTP/1.1\r\nHost: h\r\n\r\n".utf8) }
+        // Send from another thread: the server stops reading while its answers are not being read, so a
+        // single-threaded client would block in send.
+        let fd = client.fd
+        let bytes = batch
+        let sender = Thread {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+        sender.start()
+        for i in 0..<count {
+            let response = try client.readResponse()
+            XCTAssertEqual(response.jsonObject?["id"] as? String, "\(i)")
+            if response.jsonObject?["id"] as? String != "\(i)" { return }
+        }
+    }
+
     func testHTTP10ClosesByDefaultAndKeepsAliveWhenAsked() throws {
         let closing = try server.client()
         try closing.send("GET /health HTTP/1.0\r\n\r\n")
