@@ -225,8 +225,8 @@ final class EventLoop: @unchecked Sendable {
         // Bounded per wake-up so one busy listener cannot starve established connections; level-triggered
         // epoll reports the rest on the next round.
         for _ in 0..<64 {
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     clinux_accept_nonblock(listenFD, $0, &length)
@@ -257,7 +257,7 @@ final class EventLoop: @unchecked Sendable {
                 }
                 continue
             }
-            setUp(fd, peer: EventLoop.describe(address))
+            setUp(fd, peer: Listener.describe(address).text)
         }
     }
 
@@ -354,14 +354,6 @@ final class EventLoop: @unchecked Sendable {
     func nextRequestID() -> String {
         requestCounter += 1
         return requestIDPrefix + "-" + String(requestCounter, radix: 16)
-    }
-
-    static func describe(_ address: sockaddr_in) -> String {
-        var a = address.sin_addr
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return host + ":" + String(UInt16(bigEndian: address.sin_port))
     }
 
     static func randomHex(_ bytes: Int) -> String {

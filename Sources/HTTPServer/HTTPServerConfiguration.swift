@@ -55,7 +55,7 @@ public struct TLSConfiguration: Sendable {
 
 /// Everything the server needs to start.
 public struct HTTPServerConfiguration: Sendable {
-    /// IPv4 address to bind. Default `127.0.0.1` (loopback only).
+    /// IPv4 or IPv6 address to bind (`0.0.0.0`, `::`, `::1`). Default `127.0.0.1` (loopback only).
     public var host: String = "127.0.0.1"
     /// TCP port; 0 picks an ephemeral port (returned by `start()`). Default 8080.
     public var port: Int = 8080

@@ -304,4 +304,18 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(response.body.count, body.count)
         XCTAssertTrue(response.body == body)
     }
+
+    func testServesIPv6LoopbackAndReportsBracketedPeer() throws {
+        let v6 = try TestServer(host: "::1")
+        defer { v6.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sg", "--max-time", "5", "http://[::1]:\(v6.port)/info"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertTrue(output.contains(#""peer":"[::1]:"#), output)
+    }
 }

@@ -15,7 +15,7 @@ final class TestServer: Sendable {
     let logs = CapturingLogSink()
     let records = RecordStore()
 
-    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil,
+    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil, host: String = "127.0.0.1",
          extraRoutes: (inout Router) -> Void = { _ in }) throws {
         var router = Router()
         router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
@@ -46,7 +46,7 @@ final class TestServer: Sendable {
                        "route": request.routePattern, "path": request.path])
         }
         extraRoutes(&router)
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, tls: tls, eventLoopCount: loops,
+        var configuration = HTTPServerConfiguration(host: host, port: 0, tls: tls, eventLoopCount: loops,
                                                     limits: limits)
         configuration.serverName = "beams-test"
         let records = self.records
