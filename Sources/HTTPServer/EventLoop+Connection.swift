@@ -49,10 +49,17 @@ extension EventLoop {
 
     /// Reads what the socket has into the parser (or discards it while lingering).
     func readAvailable(_ connection: Connection) {
+        var discarded = 0
         while !connection.readEOF && !connection.readPaused {
             switch connection.receive(readBuffer) {
             case .bytes(let n):
-                if connection.phase == .lingering { continue }
+                if connection.phase == .lingering {
+                    // Bounded per wake-up so a client still uploading cannot monopolise the loop; the linger
+                    // deadline bounds the total.
+                    discarded += n
+                    if discarded >= 16 * readBuffer.count { return }
+                    continue
+                }
                 connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 if connection.phase == .idle {
                     connection.phase = .readingHead
