@@ -11,8 +11,13 @@ enum LoopMessage: Sendable {
 }
 
 /// One event-loop thread: its own `SO_REUSEPORT` listener, a level-triggered epoll set, an eventfd for wake-ups,
-/// and the connections it accepted. Deadlines are checked by scanning the connections on a 100 ms tick
-/// (`epoll_wait` timeout); that costs O(connections) ten times a second, trivial next to the I/O.
+/// and the connections it accepted.
+///
+/// Deadlines: each connection holds one absolute deadline for its current phase (set when the phase starts, never
+/// pushed back by arriving bytes). The loop scans its connections on a 100 ms tick (`epoll_wait` timeout). A wheel
+/// or heap would need an entry per deadline change — several per request at tens of thousands of requests per
+/// second — while the scan costs O(connections) ten times a second (10k connections: ~100k comparisons/s) and
+/// nothing per request.
 final class EventLoop: @unchecked Sendable {
     // @unchecked: every stored property except `mailbox` is used only on the loop's own thread once `run()`
     // starts (init runs before the thread exists); `mailbox` is locked and is the only cross-thread entry point.
