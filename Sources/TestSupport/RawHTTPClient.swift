@@ -152,6 +152,15 @@ public final class RawHTTPClient {
         return response
     }
 
+    /// One request on a fresh connection, closed afterwards.
+    public static func request(port: Int, host: String = "127.0.0.1", _ method: String, _ target: String,
+                               headers: [(String, String)] = [], body: [UInt8] = [],
+                               timeout: Double = 5) throws -> RawHTTPResponse {
+        let client = try RawHTTPClient(host: host, port: port, timeout: timeout)
+        defer { client.close() }
+        return try client.request(method, target, headers: headers, body: body)
+    }
+
     /// Reads one complete response. Interim (1xx) responses are returned too.
     /// - Parameter isHead: the request was HEAD, so no body follows whatever Content-Length says.
     /// - Throws: `.timedOut`, `.closedBeforeResponse`, `.malformedResponse`.
