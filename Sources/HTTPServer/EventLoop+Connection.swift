@@ -18,7 +18,8 @@ extension EventLoop {
             flush(connection)
             if connection.closed { return }
         }
-        if flags & UInt32(EPOLLIN.rawValue) != 0 || (connection.tlsWantsWrite && flags & UInt32(EPOLLOUT.rawValue) != 0) {
+        let writable = flags & UInt32(EPOLLOUT.rawValue) != 0
+        if flags & UInt32(EPOLLIN.rawValue) != 0 || (connection.tlsWantsWrite && writable) {
             readAvailable(connection)
             if connection.closed { return }
         }
@@ -353,7 +354,9 @@ extension EventLoop {
                 context.logger.debug("Request timed out", ["peer": connection.peer])
                 respondToParseError(connection, HTTPParseError(.requestTimeout, "Request timed out"))
                 // Do not linger after a timeout: the client already had its chance.
-                if !connection.closed && connection.phase == .lingering { connection.deadline = now + EventLoop.tickNanos }
+                if !connection.closed && connection.phase == .lingering {
+                    connection.deadline = now + EventLoop.tickNanos
+                }
             case .handshaking, .idle, .writing, .lingering:
                 closeConnection(connection)
             case .handling:

@@ -118,7 +118,8 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: Int(capacity))
         while true {
             let needsTimer = connectionCount > 0 || acceptPausedUntil > 0 || draining
-            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, needsTimer ? 100 : -1) }
+            let timeout: Int32 = needsTimer ? 100 : -1
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, timeout) }
             if n < 0 {
                 if errno == EINTR { continue }
                 context.logger.critical("epoll_wait failed", ["errno": "\(errno)", "loop": "\(index)"])

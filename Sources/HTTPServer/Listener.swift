@@ -27,7 +27,7 @@ enum Listener {
             throw HTTPServerError.invalid("bind", "not an IPv4 or IPv6 address: \(host)")
         }
         let fd = try check("socket") {
-            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         }
         do {
             var one: Int32 = 1

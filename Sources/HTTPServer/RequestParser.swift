@@ -424,7 +424,9 @@ public struct RequestParser: Sendable {
     private func finishHead() -> Result<RequestHead, HTTPParseError> {
         // RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host field gets 400.
         let hosts = headers.values("host")
-        if hosts.count > 1 || (minorVersion == 1 && hosts.isEmpty) { return .failure(.bad("Missing or repeated Host header")) }
+        if hosts.count > 1 || (minorVersion == 1 && hosts.isEmpty) {
+            return .failure(.bad("Missing or repeated Host header"))
+        }
 
         var framing = BodyFraming.none
         let lengths = headers.values("content-length")
