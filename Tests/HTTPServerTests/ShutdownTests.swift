@@ -61,6 +61,25 @@ final class ShutdownTests: XCTestCase {
         XCTAssertNil(server.server.port)
     }
 
+    func testServerThatNeverStartedStopsAtOnceAndCannotStartAfterShutdown() throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 1), router: Router())
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.waitUntilStopped()
+            await server.shutdown()
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 2), .success)
+        XCTAssertThrowsError(try server.start())
+    }
+
+    func testSecondStartFails() throws {
+        let server = try TestServer(loops: 1)
+        defer { server.stop() }
+        XCTAssertThrowsError(try server.server.start())
+        server.assertHealthy()
+    }
+
     func testStartStopCyclesLeakNoDescriptors() throws {
         func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
         // One warm-up cycle: lazily opened process-wide files (e.g. /dev/urandom) are not leaks.
