@@ -7,7 +7,10 @@ final class HTTPServerBehaviourTests: XCTestCase {
     var server: TestServer!
 
     override func setUpWithError() throws { server = try TestServer() }
-    override func tearDown() { server?.stop() }
+    override func tearDown() {
+        server?.stop()
+        server = nil
+    }
 
     func testServesJSONWithDateContentLengthAndRequestID() throws {
         let response = try server.client().request("GET", "/health")
