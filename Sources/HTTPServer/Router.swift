@@ -1,21 +1,6 @@
 /// A route handler. It runs as a Swift task, never on an event-loop thread.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
-/// A body size limit for one route, with the error to answer when a body exceeds it.
-public struct BodyLimit: Sendable {
-    public var maxBytes: Int
-    /// The response for a too-large body; nil means `413 {"error":"Content too large",...}`.
-    public var error: HTTPError?
-
-    /// - Parameters:
-    ///   - maxBytes: largest accepted body; a larger declared Content-Length is refused without reading it.
-    ///   - error: what to answer instead of the default 413.
-    public init(maxBytes: Int, error: HTTPError? = nil) {
-        self.maxBytes = maxBytes
-        self.error = error
-    }
-}
-
 /// Maps method + path to handlers.
 ///
 /// Patterns are `/`-separated segments: literal text, `:name` (one segment), or a final `*name` (the rest of the
