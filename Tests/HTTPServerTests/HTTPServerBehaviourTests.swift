@@ -321,4 +321,43 @@ final class HTTPServerBehaviourTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertTrue(output.contains(#""peer":"[::1]:"#), output)
     }
+
+    func testManyConcurrentKeepAliveClientsAllGetTheirOwnAnswers() throws {
+        let clients = 16
+        let perClient = 100
+        let failures = RecordStoreCounter()
+        let group = DispatchGroup()
+        let port = server.port
+        for c in 0..<clients {
+            group.enter()
+            // Plain threads, not Dispatch workers: blocking them must not starve the handlers' task pool.
+            Thread {
+                defer { group.leave() }
+                do {
+                    let client = try RawHTTPClient(port: port, timeout: 10)
+                    for i in 0..<perClient {
+                        let id = "\(c)-\(i)"
+                        let response = try client.request("GET", "/items/\(id)")
+                        if response.jsonObject?["id"] as? String != id { failures.increment() }
+                    }
+                } catch {
+                    failures.increment()
+                }
+            }.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(failures.value, 0)
+        // The counter is bumped right after the last write, which can race the client's read.
+        let deadline = Date().addingTimeInterval(2)
+        while server.server.completedRequests < clients * perClient && Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(server.server.completedRequests, clients * perClient)
+    }
+}
+
+final class RecordStoreCounter: @unchecked Sendable {
+    // @unchecked: `count` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
