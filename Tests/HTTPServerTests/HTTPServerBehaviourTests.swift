@@ -211,6 +211,15 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertTrue(server.logs.lines.contains { $0.contains("Handler failed") && $0.contains("hunter2") })
     }
 
+    func testDecodeJSONHelperAnswers400ForInvalidBodies() throws {
+        let client = try server.client()
+        XCTAssertEqual(try client.request("POST", "/decode", body: Array(#"{"name":"beams"}"#.utf8)).bodyText, "beams")
+        let bad = try client.request("POST", "/decode", body: Array(#"{"nom":1}"#.utf8))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(bad.jsonObject?["description"] as? String, "Request body is not valid JSON")
+        XCTAssertFalse(bad.bodyText.contains("keyNotFound"))
+    }
+
     func testHTTPResponseErrorRendersItsStatusAndJSON() throws {
         let response = try server.client().request("GET", "/teapot")
         XCTAssertEqual(response.status, 418)

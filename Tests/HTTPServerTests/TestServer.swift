@@ -40,6 +40,10 @@ final class TestServer: Sendable {
             return .text("slept \(ms)")
         }
         router.get("/boom") { _ in throw SecretFailure() }
+        router.post("/decode") { request in
+            struct Payload: Decodable { var name: String }
+            return .text(try request.decodeJSON(Payload.self).name)
+        }
         router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
         router.get("/info") { request in
             try .json(["requestID": request.requestID, "peer": request.peer, "tls": request.isTLS ? "yes" : "no",
