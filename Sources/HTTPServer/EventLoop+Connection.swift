@@ -18,7 +18,8 @@ extension EventLoop {
             flush(connection)
             if connection.closed { return }
         }
-        if flags & UInt32(EPOLLIN.rawValue) != 0 || (connection.tlsWantsWrite && flags & UInt32(EPOLLOUT.rawValue) != 0) {
+        let writable = flags & UInt32(EPOLLOUT.rawValue) != 0
+        if flags & UInt32(EPOLLIN.rawValue) != 0 || (connection.tlsWantsWrite && writable) {
             readAvailable(connection)
             if connection.closed { return }
         }
@@ -49,14 +50,24 @@ extension EventLoop {
 
     /// Reads what the socket has into the parser (or discards it while lingering).
     func readAvailable(_ connection: Connection) {
+        var discarded = 0
         while !connection.readEOF && !connection.readPaused {
             switch connection.receive(readBuffer) {
             case .bytes(let n):
-                if connection.phase == .lingering { continue }
+                if connection.phase == .lingering {
+                    // Bounded per wake-up so a client still uploading cannot monopolise the loop; the linger
+                    // deadline bounds the total.
+                    discarded += n
+                    if discarded >= 16 * readBuffer.count { return }
+                    continue
+                }
                 connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 if connection.phase == .idle {
                     connection.phase = .readingHead
-                    connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
+                    // The first request's clock started at accept (or handshake); later ones at their first byte.
+                    if connection.requestCount > 0 || connection.deadline == 0 {
+                        connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
+                    }
                     connection.requestStart = now
                 }
                 let busy = connection.phase == .handling || connection.phase == .writing
@@ -343,7 +354,9 @@ extension EventLoop {
                 context.logger.debug("Request timed out", ["peer": connection.peer])
                 respondToParseError(connection, HTTPParseError(.requestTimeout, "Request timed out"))
                 // Do not linger after a timeout: the client already had its chance.
-                if !connection.closed && connection.phase == .lingering { connection.deadline = now + EventLoop.tickNanos }
+                if !connection.closed && connection.phase == .lingering {
+                    connection.deadline = now + EventLoop.tickNanos
+                }
             case .handshaking, .idle, .writing, .lingering:
                 closeConnection(connection)
             case .handling:

@@ -1,7 +1,6 @@
 import CLinux
 import Glibc
 import Logging
-import Synchronization
 
 /// A message from another thread to a loop, delivered through its mailbox and eventfd.
 enum LoopMessage: Sendable {
@@ -12,11 +11,16 @@ enum LoopMessage: Sendable {
 }
 
 /// One event-loop thread: its own `SO_REUSEPORT` listener, a level-triggered epoll set, an eventfd for wake-ups,
-/// and the connections it accepted. Deadlines are checked by scanning the connections on a 100 ms tick
-/// (`epoll_wait` timeout); that costs O(connections) ten times a second, trivial next to the I/O.
+/// and the connections it accepted.
+///
+/// Deadlines: each connection holds one absolute deadline for its current phase (set when the phase starts, never
+/// pushed back by arriving bytes). The loop scans its connections on a 100 ms tick (`epoll_wait` timeout). A wheel
+/// or heap would need an entry per deadline change — several per request at tens of thousands of requests per
+/// second — while the scan costs O(connections) ten times a second (10k connections: ~100k comparisons/s) and
+/// nothing per request.
 final class EventLoop: @unchecked Sendable {
     // @unchecked: every stored property except `mailbox` is used only on the loop's own thread once `run()`
-    // starts (init runs before the thread exists); `mailbox` is a Mutex and is the only cross-thread entry point.
+    // starts (init runs before the thread exists); `mailbox` is locked and is the only cross-thread entry point.
 
     struct Mailbox {
         var messages: [LoopMessage] = []
@@ -34,7 +38,7 @@ final class EventLoop: @unchecked Sendable {
     let wakeFD: Int32
     var listenFD: Int32
     var reserveFD: Int32
-    let mailbox = Mutex(Mailbox())
+    let mailbox = Locked(Mailbox())
     var connections: [Connection?] = []
     var connectionCount = 0
     var nextConnectionID: UInt64 = 1
@@ -114,7 +118,8 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: Int(capacity))
         while true {
             let needsTimer = connectionCount > 0 || acceptPausedUntil > 0 || draining
-            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, needsTimer ? 100 : -1) }
+            let timeout: Int32 = needsTimer ? 100 : -1
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, timeout) }
             if n < 0 {
                 if errno == EINTR { continue }
                 context.logger.critical("epoll_wait failed", ["errno": "\(errno)", "loop": "\(index)"])
@@ -226,8 +231,8 @@ final class EventLoop: @unchecked Sendable {
         // Bounded per wake-up so one busy listener cannot starve established connections; level-triggered
         // epoll reports the rest on the next round.
         for _ in 0..<64 {
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     clinux_accept_nonblock(listenFD, $0, &length)
@@ -258,7 +263,7 @@ final class EventLoop: @unchecked Sendable {
                 }
                 continue
             }
-            setUp(fd, peer: EventLoop.describe(address))
+            setUp(fd, peer: Listener.describe(address).text)
         }
     }
 
@@ -355,14 +360,6 @@ final class EventLoop: @unchecked Sendable {
     func nextRequestID() -> String {
         requestCounter += 1
         return requestIDPrefix + "-" + String(requestCounter, radix: 16)
-    }
-
-    static func describe(_ address: sockaddr_in) -> String {
-        var a = address.sin_addr
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return host + ":" + String(UInt16(bigEndian: address.sin_port))
     }
 
     static func randomHex(_ bytes: Int) -> String {

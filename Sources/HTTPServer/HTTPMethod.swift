@@ -3,8 +3,10 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     /// The method exactly as sent on the wire (methods are case-sensitive).
     public let rawValue: String
 
+    /// A method from its token (not validated here; the parser only produces valid tokens).
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
+    // The methods handlers usually route on.
     public static let get = HTTPMethod("GET")
     public static let head = HTTPMethod("HEAD")
     public static let post = HTTPMethod("POST")

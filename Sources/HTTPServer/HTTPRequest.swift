@@ -24,6 +24,7 @@ public struct HTTPRequest: Sendable {
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     public var minorVersion: Int
 
+    /// Builds a request; the server does this, tests of handlers may too.
     public init(method: HTTPMethod, rawTarget: String, path: String, parameters: [String: String] = [:],
                 query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
                 trailers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], peer: String = "",

@@ -7,6 +7,7 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
 
+    /// A response; `Content-Type` is up to the caller (the helpers below set it).
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers

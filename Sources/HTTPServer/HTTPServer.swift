@@ -1,7 +1,6 @@
 import CLinux
 import Foundation
 import Logging
-import Synchronization
 
 /// Ignores SIGPIPE once per process: a write to a socket the peer closed must fail with EPIPE, not kill us.
 /// (Every send also passes MSG_NOSIGNAL; OpenSSL's writes do not, hence the process-wide setting.)
@@ -32,6 +31,8 @@ private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 public final class HTTPServer: Sendable {
     private enum State {
         case idle
+        /// `start()` is binding; a concurrent `start()` fails, a concurrent `shutdown()` waits.
+        case starting
         case running(loops: [EventLoop], port: Int)
         case stopping(loops: [EventLoop], port: Int)
         case stopped
@@ -41,14 +42,16 @@ public final class HTTPServer: Sendable {
         var state: State = .idle
         var runningLoops = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// `shutdown()` arrived while `start()` was binding; honoured as soon as the loops run.
+        var shutdownRequested = false
     }
 
     public let configuration: HTTPServerConfiguration
     private let router: Router
     private let logger: Logger
     private let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
-    private let shared = Mutex(Shared())
-    private let context = Mutex<ServerContext?>(nil)
+    private let shared = Locked(Shared())
+    private let context = Locked<ServerContext?>(nil)
 
     /// - Parameters:
     ///   - logger: receives one `Request completed` line per request at `info` (the access log) and errors.
@@ -68,10 +71,27 @@ public final class HTTPServer: Sendable {
     public func start() throws -> Int {
         _ = ignoreSIGPIPE
         let alreadyStarted = shared.withLock { shared -> Bool in
-            if case .idle = shared.state { return false }
-            return true
+            guard case .idle = shared.state else { return true }
+            shared.state = .starting
+            return false
         }
-        guard !alreadyStarted else { throw HTTPServerError.invalid("start", "server already started") }
+        guard !alreadyStarted else { throw HTTPServerError.invalid("start", "server already started or stopped") }
+        do {
+            return try bindAndRun()
+        } catch {
+            // Back to idle so the caller may retry (e.g. with another port); wake anyone who waited meanwhile.
+            let waiters = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
+                shared.state = shared.shutdownRequested ? .stopped : .idle
+                let waiters = shared.waiters
+                shared.waiters.removeAll()
+                return waiters
+            }
+            for waiter in waiters { waiter.resume() }
+            throw error
+        }
+    }
+
+    private func bindAndRun() throws -> Int {
         let tls = try configuration.tls.map(TLSContext.init)
         let context = ServerContext(router: router, limits: configuration.limits, logger: logger, tls: tls,
                                     serverName: configuration.serverName, onRequestCompleted: onRequestCompleted)
@@ -96,17 +116,24 @@ public final class HTTPServer: Sendable {
             throw error
         }
         self.context.withLock { $0 = context }
-        shared.withLock { shared in
-            shared.state = .running(loops: loops, port: port)
+        let stopAtOnce = shared.withLock { shared -> Bool in
+            shared.state = shared.shutdownRequested
+                ? .stopping(loops: loops, port: port) : .running(loops: loops, port: port)
             shared.runningLoops = loops.count
+            return shared.shutdownRequested
         }
         for loop in loops {
             let thread = Thread { loop.run() }
             thread.name = "http-loop-\(loop.index)"
             thread.start()
         }
-        logger.info("HTTP server started", ["host": configuration.host, "port": String(port),
-                                            "loops": String(loops.count), "tls": configuration.tls == nil ? "off" : "on"])
+        if stopAtOnce {
+            for loop in loops { loop.post(.shutdown(grace: configuration.limits.shutdownGracePeriod.nanoseconds)) }
+        }
+        logger.info("HTTP server started", [
+            "host": configuration.host, "port": String(port), "loops": String(loops.count),
+            "tls": configuration.tls == nil ? "off" : "on",
+        ])
         return port
     }
 
@@ -115,7 +142,7 @@ public final class HTTPServer: Sendable {
         shared.withLock { shared in
             switch shared.state {
             case .running(_, let port), .stopping(_, let port): return port
-            case .idle, .stopped: return nil
+            case .idle, .starting, .stopped: return nil
             }
         }
     }
@@ -141,6 +168,9 @@ public final class HTTPServer: Sendable {
             case .idle:
                 shared.state = .stopped
                 return []
+            case .starting:
+                shared.shutdownRequested = true
+                return []
             case .stopping, .stopped:
                 return []
             }
@@ -156,8 +186,8 @@ public final class HTTPServer: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = shared.withLock { shared -> Bool in
                 switch shared.state {
-                case .stopped: return true
-                case .idle, .running, .stopping:
+                case .idle, .stopped: return true
+                case .starting, .running, .stopping:
                     shared.waiters.append(continuation)
                     return false
                 }
@@ -170,7 +200,6 @@ public final class HTTPServer: Sendable {
         let waiters = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
             shared.runningLoops -= 1
             guard shared.runningLoops == 0 else { return [] }
-            if case .idle = shared.state { return [] }  // a start() that failed half-way
             shared.state = .stopped
             let waiters = shared.waiters
             shared.waiters.removeAll()

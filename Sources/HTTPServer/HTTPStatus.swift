@@ -9,6 +9,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         self.reasonPhrase = HTTPStatus.standardPhrase(code)
     }
 
+    /// A status with a custom reason phrase.
     public init(code: Int, reasonPhrase: String) {
         self.code = code
         self.reasonPhrase = reasonPhrase
@@ -16,6 +17,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code) \(reasonPhrase)" }
 
+    // Named statuses (RFC 9110 §15).
     public static let `continue` = HTTPStatus(100)
     public static let ok = HTTPStatus(200)
     public static let created = HTTPStatus(201)

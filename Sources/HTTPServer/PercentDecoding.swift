@@ -29,23 +29,24 @@ enum PercentDecoding {
     }
 
     /// Splits a target into its path and query, removing the scheme and authority of an absolute-form target.
+    /// Works on the UTF-8 view: targets are ASCII (the parser guarantees it), and Character iteration is slow.
     static func split(target: String) -> (path: Substring, query: Substring?) {
         var rest = Substring(target)
-        if !rest.hasPrefix("/") {
-            if let schemeEnd = rest.range(of: "://") {
-                rest = rest[schemeEnd.upperBound...]
-                if let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) {
-                    rest = rest[slash...]
-                } else {
-                    rest = "/"
-                }
-                if rest.hasPrefix("?") { rest = "/" + rest }
+        let slash = UInt8(ascii: "/")
+        let question = UInt8(ascii: "?")
+        if rest.utf8.first != slash, let schemeEnd = rest.range(of: "://") {
+            rest = rest[schemeEnd.upperBound...]
+            if let start = rest.utf8.firstIndex(where: { $0 == slash || $0 == question }) {
+                rest = rest[start...]
+                if rest.utf8.first == question { return ("/", rest.dropFirst()) }
+            } else {
+                return ("/", nil)
             }
         }
         // The fragment is never sent, but be safe.
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        if let q = rest.firstIndex(of: "?") {
-            return (rest[..<q], rest[rest.index(after: q)...])
+        if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
+        if let q = rest.utf8.firstIndex(of: question) {
+            return (rest[..<q], rest[rest.utf8.index(after: q)...])
         }
         return (rest, nil)
     }

@@ -23,6 +23,7 @@ public struct RequestParser: Sendable {
         case tooLarge
     }
 
+    /// What `next()` found.
     public enum Event: Sendable {
         case needMoreData
         case head(RequestHead)
@@ -38,6 +39,7 @@ public struct RequestParser: Sendable {
         /// A chunk-size line including extensions.
         public var maxChunkLineBytes: Int
 
+        /// Defaults match `HTTPLimits`.
         public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 32768, maxHeaderCount: Int = 100,
                     maxChunkLineBytes: Int = 4096) {
             self.maxRequestLineBytes = maxRequestLineBytes
@@ -82,6 +84,7 @@ public struct RequestParser: Sendable {
     /// Total bytes consumed (for access-log byte counts).
     public private(set) var consumedBytes = 0
 
+    /// A parser waiting for the first request line.
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Whether no byte of a next request has arrived (between requests on a keep-alive connection).
@@ -133,7 +136,8 @@ public struct RequestParser: Sendable {
                 state = .failed(.bodyTooLarge)
                 return .tooLarge
             }
-            body.reserveCapacity(n)
+            // A declared length is only a claim: reserve a bounded amount so idle clients cannot pin memory.
+            body.reserveCapacity(min(n, 64 * 1024))
             state = n == 0 ? .noBody : .fixedBody(remaining: n)
             return n == 0 ? .noBody : .read
         case .chunked:
@@ -420,7 +424,9 @@ public struct RequestParser: Sendable {
     private func finishHead() -> Result<RequestHead, HTTPParseError> {
         // RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host field gets 400.
         let hosts = headers.values("host")
-        if hosts.count > 1 || (minorVersion == 1 && hosts.isEmpty) { return .failure(.bad("Missing or repeated Host header")) }
+        if hosts.count > 1 || (minorVersion == 1 && hosts.isEmpty) {
+            return .failure(.bad("Missing or repeated Host header"))
+        }
 
         var framing = BodyFraming.none
         let lengths = headers.values("content-length")

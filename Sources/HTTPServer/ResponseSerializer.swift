@@ -2,7 +2,12 @@
 enum ResponseSerializer {
     /// Headers the server owns; a handler's values for them are dropped.
     private static func isServerOwned(_ name: String) -> Bool {
-        HTTPHeaders.equalsIgnoringCase(name, "content-length") || HTTPHeaders.equalsIgnoringCase(name, "date")
+        // First-letter filter: most handler headers (X-…, Allow, Location) are ruled out by one byte compare.
+        guard let first = name.utf8.first.map(ASCII.lower),
+              first == UInt8(ascii: "c") || first == UInt8(ascii: "d") || first == UInt8(ascii: "t")
+                || first == UInt8(ascii: "k")
+        else { return false }
+        return HTTPHeaders.equalsIgnoringCase(name, "content-length") || HTTPHeaders.equalsIgnoringCase(name, "date")
             || HTTPHeaders.equalsIgnoringCase(name, "connection")
             || HTTPHeaders.equalsIgnoringCase(name, "transfer-encoding")
             || HTTPHeaders.equalsIgnoringCase(name, "keep-alive")

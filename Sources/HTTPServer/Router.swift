@@ -1,18 +1,6 @@
 /// A route handler. It runs as a Swift task, never on an event-loop thread.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
-/// A body size limit for one route, with the error to answer when a body exceeds it.
-public struct BodyLimit: Sendable {
-    public var maxBytes: Int
-    /// The response for a too-large body; nil means `413 {"error":"Content too large",...}`.
-    public var error: HTTPError?
-
-    public init(maxBytes: Int, error: HTTPError? = nil) {
-        self.maxBytes = maxBytes
-        self.error = error
-    }
-}
-
 /// Maps method + path to handlers.
 ///
 /// Patterns are `/`-separated segments: literal text, `:name` (one segment), or a final `*name` (the rest of the
@@ -43,6 +31,7 @@ public struct Router: Sendable {
 
     private var nodes: [Node] = [Node()]
 
+    /// An empty router (every request gets 404).
     public init() {}
 
     /// Registers `handler` for `method` on `pattern`.
@@ -76,13 +65,17 @@ public struct Router: Sendable {
                                            handler: handler)
     }
 
+    /// `add(.get, pattern, handler:)`.
     public mutating func get(_ pattern: String, handler: @escaping HTTPHandler) { add(.get, pattern, handler: handler) }
+    /// `add(.post, pattern, bodyLimit:, handler:)`.
     public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.post, pattern, bodyLimit: bodyLimit, handler: handler)
     }
+    /// `add(.put, pattern, bodyLimit:, handler:)`.
     public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.put, pattern, bodyLimit: bodyLimit, handler: handler)
     }
+    /// `add(.delete, pattern, handler:)`.
     public mutating func delete(_ pattern: String, handler: @escaping HTTPHandler) {
         add(.delete, pattern, handler: handler)
     }

@@ -66,7 +66,8 @@ final class TLSContext: @unchecked Sendable {
             ERR_error_string_n(code, &buffer, buffer.count)
             messages.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return HTTPServerError.invalid(operation, messages.isEmpty ? "unknown OpenSSL error" : messages.joined(separator: "; "))
+        let message = messages.isEmpty ? "unknown OpenSSL error" : messages.joined(separator: "; ")
+        return HTTPServerError.invalid(operation, message)
     }
 }
 

@@ -119,7 +119,9 @@ public final class RawHTTPClient {
     public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw RawHTTPClientError.sendFailed(errno)
@@ -152,6 +154,15 @@ public final class RawHTTPClient {
         return response
     }
 
+    /// One request on a fresh connection, closed afterwards.
+    public static func request(port: Int, host: String = "127.0.0.1", _ method: String, _ target: String,
+                               headers: [(String, String)] = [], body: [UInt8] = [],
+                               timeout: Double = 5) throws -> RawHTTPResponse {
+        let client = try RawHTTPClient(host: host, port: port, timeout: timeout)
+        defer { client.close() }
+        return try client.request(method, target, headers: headers, body: body)
+    }
+
     /// Reads one complete response. Interim (1xx) responses are returned too.
     /// - Parameter isHead: the request was HEAD, so no body follows whatever Content-Length says.
     /// - Throws: `.timedOut`, `.closedBeforeResponse`, `.malformedResponse`.
@@ -161,7 +172,8 @@ public final class RawHTTPClient {
         while true {
             if let range = findHeadEnd() { headEnd = range; break }
             guard try fill(until: deadline) else {
-                throw buffered.isEmpty ? RawHTTPClientError.closedBeforeResponse : RawHTTPClientError.malformedResponse("truncated head")
+                throw buffered.isEmpty
+                    ? RawHTTPClientError.closedBeforeResponse : RawHTTPClientError.malformedResponse("truncated head")
             }
         }
         let headBytes = Array(buffered[..<headEnd!])
@@ -174,8 +186,11 @@ public final class RawHTTPClient {
         }
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { throw RawHTTPClientError.malformedResponse("header: \(line)") }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            guard let colon = line.firstIndex(of: ":") else {
+                throw RawHTTPClientError.malformedResponse("header: \(line)")
+            }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers.append((String(line[..<colon]), value))
         }
         buffered.removeFirst(headEnd! + 4)
         var response = RawHTTPResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "",

@@ -7,7 +7,10 @@ final class HTTPServerBehaviourTests: XCTestCase {
     var server: TestServer!
 
     override func setUpWithError() throws { server = try TestServer() }
-    override func tearDown() { server?.stop() }
+    override func tearDown() {
+        server?.stop()
+        server = nil
+    }
 
     func testServesJSONWithDateContentLengthAndRequestID() throws {
         let response = try server.client().request("GET", "/health")
@@ -43,6 +46,31 @@ final class HTTPServerBehaviourTests: XCTestCase {
             XCTAssertEqual(try client.readResponse().jsonObject?["id"] as? String, "\(i)")
         }
         XCTAssertEqual(try client.readResponse().bodyText, "last")
+    }
+
+    func testPipelineFloodIsAnsweredInOrderWithBoundedBuffering() throws {
+        let client = try server.client(timeout: 20)
+        let count = 5_000
+        var batch: [UInt8] = []
+        for i in 0..<count { batch += Array("GET /items/\(i) HTTP/1.1\r\nHost: h\r\n\r\n".utf8) }
+        // Send from another thread: the server stops reading while its answers are not being read, so a
+        // single-threaded client would block in send.
+        let fd = client.fd
+        let bytes = batch
+        let sender = Thread {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+        sender.start()
+        for i in 0..<count {
+            let response = try client.readResponse()
+            XCTAssertEqual(response.jsonObject?["id"] as? String, "\(i)")
+            if response.jsonObject?["id"] as? String != "\(i)" { return }
+        }
     }
 
     func testHTTP10ClosesByDefaultAndKeepsAliveWhenAsked() throws {
@@ -88,6 +116,22 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertTrue(response.closesConnection)
         XCTAssertEqual(response.jsonObject?["error"] as? String, "Content too large")
         XCTAssertTrue(client.waitForClose(within: 3))
+    }
+
+    func testExpectContinueOverRouteLimitGetsRouteErrorWithoutContinue() throws {
+        let client = try server.client()
+        try client.send("POST /publish HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 20000\r\n\r\n")
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 400)
+        XCTAssertEqual(response.jsonObject?["description"] as? String, "Request body size is too large (max 10KiB)")
+        XCTAssertTrue(client.waitForClose(within: 3))
+    }
+
+    func testBodylessRequestToUnknownRouteKeepsConnectionOpen() throws {
+        let client = try server.client()
+        XCTAssertEqual(try client.request("GET", "/missing").status, 404)
+        XCTAssertEqual(try client.request("GET", "/health").status, 200)
+        XCTAssertEqual(server.server.acceptedConnections, 1)
     }
 
     func testExpectContinueOnUnknownRouteGets404WithoutContinue() throws {
@@ -165,6 +209,15 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertFalse(response.bodyText.contains("hunter2"))
         XCTAssertFalse(response.headers.contains { $0.value.contains("hunter2") })
         XCTAssertTrue(server.logs.lines.contains { $0.contains("Handler failed") && $0.contains("hunter2") })
+    }
+
+    func testDecodeJSONHelperAnswers400ForInvalidBodies() throws {
+        let client = try server.client()
+        XCTAssertEqual(try client.request("POST", "/decode", body: Array(#"{"name":"beams"}"#.utf8)).bodyText, "beams")
+        let bad = try client.request("POST", "/decode", body: Array(#"{"nom":1}"#.utf8))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(bad.jsonObject?["description"] as? String, "Request body is not valid JSON")
+        XCTAssertFalse(bad.bodyText.contains("keyNotFound"))
     }
 
     func testHTTPResponseErrorRendersItsStatusAndJSON() throws {
@@ -263,4 +316,57 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(response.body.count, body.count)
         XCTAssertTrue(response.body == body)
     }
+
+    func testServesIPv6LoopbackAndReportsBracketedPeer() throws {
+        let v6 = try TestServer(host: "::1")
+        defer { v6.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sg", "--max-time", "5", "http://[::1]:\(v6.port)/info"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertTrue(output.contains(#""peer":"[::1]:"#), output)
+    }
+
+    func testManyConcurrentKeepAliveClientsAllGetTheirOwnAnswers() throws {
+        let clients = 16
+        let perClient = 100
+        let failures = RecordStoreCounter()
+        let group = DispatchGroup()
+        let port = server.port
+        for c in 0..<clients {
+            group.enter()
+            // Plain threads, not Dispatch workers: blocking them must not starve the handlers' task pool.
+            Thread {
+                defer { group.leave() }
+                do {
+                    let client = try RawHTTPClient(port: port, timeout: 10)
+                    for i in 0..<perClient {
+                        let id = "\(c)-\(i)"
+                        let response = try client.request("GET", "/items/\(id)")
+                        if response.jsonObject?["id"] as? String != id { failures.increment() }
+                    }
+                } catch {
+                    failures.increment()
+                }
+            }.start()
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(failures.value, 0)
+        // The counter is bumped right after the last write, which can race the client's read.
+        let deadline = Date().addingTimeInterval(2)
+        while server.server.completedRequests < clients * perClient && Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(server.server.completedRequests, clients * perClient)
+    }
+}
+
+final class RecordStoreCounter: @unchecked Sendable {
+    // @unchecked: `count` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

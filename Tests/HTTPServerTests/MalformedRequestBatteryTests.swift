@@ -129,6 +129,7 @@ final class MalformedRequestBatteryTests: XCTestCase {
         defer { server.stop() }
         let cases = Self.cases()
         XCTAssertGreaterThanOrEqual(cases.count, 100)
+        print("malformed battery: \(cases.count) cases")
         for (i, c) in cases.enumerated() {
             do {
                 let client = try server.client(timeout: 3)

@@ -58,6 +58,30 @@ final class ResilienceTests: XCTestCase {
         XCTAssertGreaterThan(served, 3)
     }
 
+    func testFirstRequestDeadlineRunsFromAcceptNotFromFirstByte() throws {
+        let server = try TestServer()  // header timeout 0.8 s
+        defer { server.stop() }
+        let client = try server.client()
+        let start = Date()
+        usleep(500_000)
+        try client.send("GET /health HTTP/1.1\r\n")
+        XCTAssertTrue(client.waitForClose(within: 3))
+        let took = Date().timeIntervalSince(start)
+        XCTAssertGreaterThan(took, 0.6)
+        XCTAssertLessThan(took, 1.15, "a late first byte must not restart the header clock")
+        XCTAssertTrue(client.buffered.starts(with: Array("HTTP/1.1 408".utf8)))
+    }
+
+    func testSilentNewConnectionIsClosedAtHeaderTimeout() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try server.client()
+        let start = Date()
+        XCTAssertTrue(client.waitForClose(within: 3))
+        XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.6)
+        XCTAssertTrue(client.buffered.isEmpty)
+    }
+
     func testSlowBodyIsClosedAtBodyTimeout() throws {
         let server = try TestServer()  // body timeout 0.8 s
         defer { server.stop() }

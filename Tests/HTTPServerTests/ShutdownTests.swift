@@ -61,6 +61,43 @@ final class ShutdownTests: XCTestCase {
         XCTAssertNil(server.server.port)
     }
 
+    func testServerThatNeverStartedStopsAtOnceAndCannotStartAfterShutdown() throws {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 1), router: Router())
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.waitUntilStopped()
+            await server.shutdown()
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 2), .success)
+        XCTAssertThrowsError(try server.start())
+    }
+
+    func testSecondStartFails() throws {
+        let server = try TestServer(loops: 1)
+        defer { server.stop() }
+        XCTAssertThrowsError(try server.server.start())
+        server.assertHealthy()
+    }
+
+    func testStartStopCyclesLeakNoDescriptors() throws {
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        // One warm-up cycle: lazily opened process-wide files (e.g. /dev/urandom) are not leaks.
+        let warm = try TestServer()
+        _ = try warm.client().request("GET", "/health")
+        warm.stop()
+        let before = openDescriptors()
+        for _ in 0..<10 {
+            let server = try TestServer()
+            let client = try server.client()
+            _ = try client.request("GET", "/health")
+            _ = try client.request("GET", "/slow?ms=1")
+            client.close()
+            server.stop()
+        }
+        XCTAssertEqual(openDescriptors(), before)
+    }
+
     func testStartFailsWithTypedErrorWhenPortIsTaken() throws {
         let first = try TestServer(loops: 1)
         defer { first.stop() }

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import Logging
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -16,7 +15,7 @@ final class TestServer: Sendable {
     let logs = CapturingLogSink()
     let records = RecordStore()
 
-    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil,
+    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil, host: String = "127.0.0.1",
          extraRoutes: (inout Router) -> Void = { _ in }) throws {
         var router = Router()
         router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
@@ -41,13 +40,17 @@ final class TestServer: Sendable {
             return .text("slept \(ms)")
         }
         router.get("/boom") { _ in throw SecretFailure() }
+        router.post("/decode") { request in
+            struct Payload: Decodable { var name: String }
+            return .text(try request.decodeJSON(Payload.self).name)
+        }
         router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
         router.get("/info") { request in
             try .json(["requestID": request.requestID, "peer": request.peer, "tls": request.isTLS ? "yes" : "no",
                        "route": request.routePattern, "path": request.path])
         }
         extraRoutes(&router)
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, tls: tls, eventLoopCount: loops,
+        var configuration = HTTPServerConfiguration(host: host, port: 0, tls: tls, eventLoopCount: loops,
                                                     limits: limits)
         configuration.serverName = "beams-test"
         let records = self.records
@@ -99,8 +102,10 @@ final class TestServer: Sendable {
 }
 
 /// Access-log records collected by the observer hook.
-final class RecordStore: Sendable {
-    private let storage = Mutex<[AccessLogRecord]>([])
-    func append(_ record: AccessLogRecord) { storage.withLock { $0.append(record) } }
-    var all: [AccessLogRecord] { storage.withLock { $0 } }
+final class RecordStore: @unchecked Sendable {
+    // @unchecked: `storage` is only touched while holding `lock` (NSLock, which ThreadSanitizer understands).
+    private let lock = NSLock()
+    private var storage: [AccessLogRecord] = []
+    func append(_ record: AccessLogRecord) { lock.withLock { storage.append(record) } }
+    var all: [AccessLogRecord] { lock.withLock { storage } }
 }

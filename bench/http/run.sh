@@ -8,7 +8,10 @@
 # handler task). Prints req/s, p50, p99 and the ratio ours/nginx per pass. Everything stops by itself: the
 # HTTPBench process exits after its --seconds budget and a trap kills both servers on exit.
 #
-# Usage: bench/http/run.sh            (env: PASSES=2 DURATION=10s THREADS=2 CONNECTIONS=100 OURS_PORT NGINX_PORT)
+# With TLS=1, one more pass compares HTTPS on keep-alive connections (self-signed P-256 cert made here; both
+# servers TLS 1.2+/1.3 with their OpenSSL defaults; wrk does not verify certificates).
+#
+# Usage: bench/http/run.sh            (env: PASSES=2 DURATION=10s THREADS=2 CONNECTIONS=100 TLS=0 OURS_PORT NGINX_PORT)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -18,6 +21,9 @@ THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-100}
 OURS_PORT=${OURS_PORT:-18180}
 NGINX_PORT=${NGINX_PORT:-18181}
+TLS=${TLS:-0}
+OURS_TLS_PORT=${OURS_TLS_PORT:-18182}
+NGINX_TLS_PORT=${NGINX_TLS_PORT:-18183}
 
 for tool in wrk nginx; do
     command -v "$tool" >/dev/null || { echo "missing $tool (make deps-bench)"; exit 1; }
@@ -28,9 +34,11 @@ swift build -c release --product HTTPBench 2>&1 | tail -1
 
 WORK=$(mktemp -d /tmp/httpbench.XXXXXX)
 OURS_PID=""
+OURS_TLS_PID=""
 NGINX_PID=""
 cleanup() {
     [ -n "$OURS_PID" ] && kill "$OURS_PID" 2>/dev/null || true
+    [ -n "$OURS_TLS_PID" ] && kill "$OURS_TLS_PID" 2>/dev/null || true
     [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$WORK"
@@ -38,6 +46,14 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$WORK/logs" "$WORK/tmp"
+TLS_SERVER=""
+if [ "$TLS" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$WORK/key.pem" \
+        -out "$WORK/cert.pem" -days 1 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+    TLS_SERVER="server { listen 127.0.0.1:$NGINX_TLS_PORT ssl reuseport; ssl_certificate $WORK/cert.pem;
+        ssl_certificate_key $WORK/key.pem; ssl_protocols TLSv1.2 TLSv1.3;
+        location = /health { default_type application/json; return 200 '{\"status\":\"ok\"}'; } }"
+fi
 cat > "$WORK/nginx.conf" <<NGINX
 worker_processes 2;
 daemon off;
@@ -56,16 +72,22 @@ http {
         listen 127.0.0.1:$NGINX_PORT reuseport;
         location = /health { default_type application/json; return 200 '{"status":"ok"}'; }
     }
+    $TLS_SERVER
 }
 NGINX
 
 # Budget: every wrk run plus slack, so the server stops by itself even if this script is killed.
 seconds=${DURATION%s}
-budget=$(( (PASSES + 1) * (seconds + 3) + 30 ))
+budget=$(( (PASSES + 2) * (seconds + 3) * 2 + 30 ))
 .build/release/HTTPBench --port "$OURS_PORT" --seconds "$budget" > "$WORK/ours.log" 2>&1 &
 OURS_PID=$!
 nginx -p "$WORK" -c "$WORK/nginx.conf" > "$WORK/logs/stdout.log" 2>&1 &
 NGINX_PID=$!
+if [ "$TLS" = 1 ]; then
+    .build/release/HTTPBench --port "$OURS_TLS_PORT" --seconds "$budget" --tls-cert "$WORK/cert.pem" \
+        --tls-key "$WORK/key.pem" > "$WORK/ours-tls.log" 2>&1 &
+    OURS_TLS_PID=$!
+fi
 
 for port in "$OURS_PORT" "$NGINX_PORT"; do
     for _ in $(seq 50); do
@@ -106,3 +128,16 @@ for pass in $(seq "$PASSES"); do
 done
 echo "-- POST /echo (ours only: JSON parse + re-encode in a handler task)"
 run_wrk ours "http://127.0.0.1:$OURS_PORT/echo" -s "$WORK/echo.lua"
+if [ "$TLS" = 1 ]; then
+    for port in "$OURS_TLS_PORT" "$NGINX_TLS_PORT"; do
+        for _ in $(seq 50); do
+            curl -sfk "https://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+    done
+    echo "-- HTTPS /health (keep-alive; handshakes only at connection start)"
+    run_wrk ours "https://127.0.0.1:$OURS_TLS_PORT/health"
+    ours=$RPS
+    run_wrk nginx "https://127.0.0.1:$NGINX_TLS_PORT/health"
+    echo "   ratio ours/nginx on HTTPS /health: $(awk -v a="$ours" -v b="$RPS" 'BEGIN { printf "%.2f", a / b }')"
+fi

@@ -1,0 +1,34 @@
+import Foundation
+import HTTPServer
+import TestSupport
+import XCTest
+
+final class LifetimeTests: XCTestCase {
+    private func runAndStopServer() throws -> (weak: WeakBox, port: Int) {
+        var router = Router()
+        router.get("/health") { _ in .text("ok") }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router)
+        let port = try server.start()
+        XCTAssertEqual(try RawHTTPClient.request(port: port, "GET", "/health").status, 200)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.shutdown()
+            done.signal()
+        }
+        done.wait()
+        return (WeakBox(server), port)
+    }
+
+    final class WeakBox {
+        weak var value: HTTPServer?
+        init(_ value: HTTPServer) { self.value = value }
+    }
+
+    func testStoppedServerIsReleased() throws {
+        let (box, _) = try runAndStopServer()
+        // Loop threads drop their references as they exit; give them a moment.
+        let deadline = Date().addingTimeInterval(2)
+        while box.value != nil && Date() < deadline { usleep(10_000) }
+        XCTAssertNil(box.value, "the server (and its loops, router and handlers) must be freed after shutdown")
+    }
+}
