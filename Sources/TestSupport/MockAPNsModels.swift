@@ -70,14 +70,18 @@ extension MockAPNs {
         public var recordLimit: Int?
         /// Whether a missing `apns-push-type` is 400 InvalidPushType (default true) or means `alert`.
         public var requirePushType: Bool?
+        /// Seconds added to the mock's clock for every time rule (token age, 20-minute refresh, 410 timestamps),
+        /// to follow a client's injected clock instead of waiting. Default 0.
+        public var clockOffsetSeconds: Double?
 
         public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
-                    requirePushType: Bool? = nil) {
+                    requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
             self.recordLimit = recordLimit
             self.requirePushType = requirePushType
+            self.clockOffsetSeconds = clockOffsetSeconds
         }
 
         enum CodingKeys: String, CodingKey {
@@ -86,6 +90,7 @@ extension MockAPNs {
             case maxStreams = "max_streams"
             case recordLimit = "record_limit"
             case requirePushType = "require_push_type"
+            case clockOffsetSeconds = "clock_offset_s"
         }
     }
 

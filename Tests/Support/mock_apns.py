@@ -106,6 +106,9 @@ class Config:
     record: bool = True
     record_limit: int = 10_000
     require_push_type: bool = True
+    # Added to the wall clock for every time rule (token age, refresh interval, 410 timestamps), so tests can
+    # move the mock's "now" along with a client's injected clock instead of waiting 20-60 minutes.
+    clock_offset_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -367,7 +370,8 @@ class APNsConnection(asyncio.Protocol):
         self.requests += 1
         req = Request(stream.method, stream.path, stream.headers, bytes(stream.body), stream.size)
         was_authenticated = self.auth.authenticated
-        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), time.time())
+        now = time.time() + state.config.clock_offset_s
+        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now)
         if not was_authenticated and self.auth.authenticated:
             self._advertise(state.config.max_streams)
 
@@ -381,7 +385,7 @@ class APNsConnection(asyncio.Protocol):
             action = behaviour.action
             delay_ms += behaviour.delay_ms
             if verdict.status == 410:
-                timestamp = behaviour.timestamp if behaviour.timestamp is not None else int(time.time() * 1000)
+                timestamp = behaviour.timestamp if behaviour.timestamp is not None else int(now * 1000)
 
         apns_id = req.header("apns-id") or str(uuid.uuid4())
         state.count(checked.token, verdict.status, verdict.reason)

@@ -459,3 +459,15 @@ def test_aioapns_passes_the_strict_mock(mock, keys, tmp_path):
     results = asyncio.run(send())
     assert [r.status for r in results] == ["200"] * 20, [(r.status, r.description) for r in results]
     assert mock.control("GET", "/stats")["refused_streams"] == 0  # it honoured the single first stream
+
+
+def test_clock_offset_moves_the_mocks_now_for_token_rules(mock, client, keys):
+    now = int(time.time())
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1, iat=now)).status == 200
+    later = sign_jwt(keys.key1, iat=now + 3000)
+    assert c.request(TOKEN, later).reason == "InvalidProviderToken"  # 50 minutes in the future
+    mock.control("PUT", "/config", {"clock_offset_s": 3000})
+    assert c.request(TOKEN, later).status == 200  # a refresh 50 minutes later on the same connection
+    mock.control("PUT", "/config", {"clock_offset_s": 3000 + 3601})
+    assert c.request(TOKEN, later).reason == "ExpiredProviderToken"
