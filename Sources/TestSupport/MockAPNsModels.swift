@@ -109,7 +109,7 @@ extension MockAPNs {
         public var token: String?
         /// Header names (lower-case) to values; a repeated header has several values.
         public var headers: [String: [String]]
-        /// The body parsed as JSON (nil unless the request passed every check up to the payload).
+        /// The body parsed as JSON (nil when it is empty or not JSON), whatever the answer.
         public var payload: JSONValue?
         public var payloadSize: Int
         /// The status and reason answered (or to be answered after a delay; `.drop` records the status too).

@@ -406,7 +406,7 @@ class APNsConnection(asyncio.Protocol):
                 "path": req.path,
                 "token": checked.token,
                 "headers": _headers_json(req.headers),
-                "payload": checked.payload,
+                "payload": checked.payload if checked.payload is not None else _try_json(req.body),
                 "payload_size": stream.size,
                 "status": verdict.status,
                 "reason": verdict.reason,
@@ -519,6 +519,14 @@ class APNsConnection(asyncio.Protocol):
         return {"id": self.id, "requests": self.requests, "tokens_seen": self.auth.tokens_seen,
                 "bound_kid": self.auth.bound_kid, "advertised_max_streams": self.advertised_max_streams,
                 "max_concurrent_streams_observed": self.max_in_flight, "in_flight": len(self.pending)}
+
+
+def _try_json(body: bytes) -> Any:
+    """The body as JSON for the request log, also when the request failed before the payload check."""
+    try:
+        return json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:

@@ -147,11 +147,12 @@ def test_payload_rules(client, keys):
 # MARK: - Provider tokens
 
 
-def test_missing_or_empty_authorization_is_missing_provider_token(client, keys):
+def test_missing_or_empty_authorization_is_missing_provider_token(mock, client, keys):
     c = client()
     assert (c.request(TOKEN, None).status, c.responses[1].reason) == (403, "MissingProviderToken")
     r = c.request(TOKEN, None, extra=[("authorization", "bearer ")])
     assert r.reason == "MissingProviderToken"
+    assert mock.requests()[0]["payload"] == {"aps": {"alert": "hi"}}  # recorded whatever the answer
 
 
 @pytest.mark.parametrize("make", [
