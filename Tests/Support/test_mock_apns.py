@@ -472,3 +472,22 @@ def test_clock_offset_moves_the_mocks_now_for_token_rules(mock, client, keys):
     assert c.request(TOKEN, later).status == 200  # a refresh 50 minutes later on the same connection
     mock.control("PUT", "/config", {"clock_offset_s": 3000 + 3601})
     assert c.request(TOKEN, later).reason == "ExpiredProviderToken"
+
+
+def test_control_api_lists_and_deletes_behaviours_and_filters_requests(mock, client, keys):
+    mock.behave(TOKEN, status=429, reason="TooManyRequests")
+    mock.behave("cd*", status=500, reason="InternalServerError", times=1)
+    listed = mock.control("GET", "/behaviours")
+    assert listed[TOKEN]["reason"] == "TooManyRequests" and listed["cd*"]["times"] == 1
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request(TOKEN, jwt).reason == "TooManyRequests"
+    mock.control("DELETE", f"/behaviours/{TOKEN}")
+    assert c.request(TOKEN, jwt).status == 200
+    assert mock.control("GET", "/behaviours")["cd*"]["used"] == 0
+    mock.control("DELETE", "/behaviours/cd*")
+    assert c.request("cd" * 32, jwt).status == 200
+    first = mock.requests()[0]["seq"]
+    assert [r["status"] for r in mock.control("GET", f"/requests?since={first}")] == [200, 200]
+    assert [r["token"] for r in mock.requests("cd" * 32)] == ["cd" * 32]
+    mock.control("DELETE", "/behaviours")
+    assert mock.control("GET", "/behaviours") == {}
