@@ -155,6 +155,15 @@ def test_missing_or_empty_authorization_is_missing_provider_token(mock, client, 
     assert mock.requests()[0]["payload"] == {"aps": {"alert": "hi"}}  # recorded whatever the answer
 
 
+def _der_signed(key) -> str:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from conftest import b64url
+    signing_input = sign_jwt(key).rsplit(".", 1)[0]
+    return f"{signing_input}.{b64url(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))}"
+
+
 @pytest.mark.parametrize("make", [
     lambda k: sign_jwt(k.stranger),                      # signature from a key the team does not have
     lambda k: sign_jwt(k.key1, kid="UNKNOWNKID"),        # unknown key id
@@ -166,15 +175,6 @@ def test_missing_or_empty_authorization_is_missing_provider_token(mock, client, 
     lambda k: _der_signed(k.key1),                        # DER signature (OpenSSL's format), not JWS r||s
     lambda k: sign_jwt(k.key1, iat=int(time.time()) + 600),  # issued in the future
 ])
-def _der_signed(key) -> str:
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    from conftest import b64url
-    signing_input = sign_jwt(key).rsplit(".", 1)[0]
-    return f"{signing_input}.{b64url(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))}"
-
-
 def test_invalid_provider_tokens(client, keys, make):
     r = client().request(TOKEN, make(keys))
     assert (r.status, r.reason) == (403, "InvalidProviderToken")
