@@ -501,3 +501,56 @@ def test_control_api_lists_and_deletes_behaviours_and_filters_requests(mock, cli
     assert [r["token"] for r in mock.requests("cd" * 32)] == ["cd" * 32]
     mock.control("DELETE", "/behaviours")
     assert mock.control("GET", "/behaviours") == {}
+
+
+@pytest.mark.parametrize("topic,push_type,reason", [
+    ("com.example.app", "alert", None),
+    ("com.example.app", "background", None),
+    ("com.example.app.voip", "voip", None),
+    ("com.example.app.complication", "complication", None),
+    ("com.example.app.push-type.liveactivity", "liveactivity", None),
+    ("com.example.app.location-query", "location", None),
+    ("com.example.app.voip-ptt", "pushtotalk", None),
+    ("com.example.app.pushkit.fileprovider", "fileprovider", None),
+    ("com.example.app.push-type.widgets", "widgets", None),
+    ("com.example.app.push-type.controls", "controls", None),
+    ("com.example.app", "mdm", None),
+    ("com.example.app.voip", "liveactivity", "DeviceTokenNotForTopic"),
+    ("com.example.ap", "alert", "BadTopic"),
+    ("com.example.app.unknown", "alert", "BadTopic"),
+])
+def test_topic_rule_without_sockets(topic, push_type, reason):
+    verdict = apns_rules.check_topic(topic, push_type, frozenset(["com.example.app"]))
+    assert verdict.reason == reason
+
+
+@pytest.mark.parametrize("push_type,priority,payload,reason", [
+    ("alert", 10, {"aps": {"alert": {"title": "t"}}}, None),
+    ("alert", 5, {"aps": {"sound": "default"}}, None),
+    ("alert", 10, {"aps": {"badge": 0, "content-available": 1}}, None),
+    ("alert", 10, {"data": 1}, "InvalidPushType"),
+    ("background", 5, {"aps": {"content-available": 1}, "data": 1}, None),
+    ("background", 1, {"aps": {"content-available": 1}}, None),
+    ("background", 5, {"aps": {"content-available": True}}, "InvalidPushType"),
+    ("background", 5, {"aps": {"content-available": 1, "sound": "x"}}, "InvalidPushType"),
+    ("background", 10, {"aps": {"content-available": 1}}, "BadPriority"),
+    ("voip", 10, {"anything": 1}, None),
+])
+def test_push_type_payload_rule_without_sockets(push_type, priority, payload, reason):
+    assert apns_rules.check_push_type_payload(push_type, priority, payload).reason == reason
+
+
+def test_connection_auth_state_without_sockets(keys):
+    ring = KeyRing(TEAM, {KID: keys.key1.public_key(), KID2: keys.key2.public_key()})
+    auth = ConnectionAuth()
+    now = 1_800_000_000.0
+    t1 = ring.verify(sign_jwt(keys.key1, iat=int(now)))
+    assert auth.admit("jwt-1", t1, now).ok and auth.bound_kid == KID
+    assert auth.admit("jwt-1", t1, now + 3000).ok  # the same token is reused freely until it expires
+    t2 = ring.verify(sign_jwt(keys.key1, iat=int(now) + 1199))
+    assert auth.admit("jwt-2", t2, now + 1199).reason == "TooManyProviderTokenUpdates"
+    assert auth.current_jwt == "jwt-1"
+    t3 = ring.verify(sign_jwt(keys.key1, iat=int(now) + 1200))
+    assert auth.admit("jwt-3", t3, now + 1200).ok and auth.tokens_seen == 2
+    other = ring.verify(sign_jwt(keys.key2, kid=KID2, iat=int(now) + 3000))
+    assert auth.admit("jwt-4", other, now + 3000).reason == "UnrelatedKeyIdInToken"
