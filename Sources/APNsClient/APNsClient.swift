@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Sends notifications to APNs over HTTP/2 (libcurl), with provider tokens, Apple's header rules, retries and
+/// backpressure.
+///
+/// ```swift
+/// let client = try APNsClient()
+/// let result = await client.send(request, credentials: credentials, environment: .production)
+/// // fan-out: suspends while the pool's window is full, the callback fires later from a curl thread
+/// for request in requests {
+///     await client.submit(request, credentials: credentials, environment: .production) { result in record(result) }
+/// }
+/// let unanswered = await client.shutdown(gracePeriod: 10)
+/// ```
+///
+/// One pool of connections per (team, key, environment); connections open lazily on the first request. Result
+/// callbacks run on the curl threads: keep them short (record and return) and never block in them.
+public final class APNsClient: Sendable {
+    private struct Pools {
+        var byKey: [APNsPoolKey: APNsPool] = [:]
+        var shuttingDown = false
+    }
+
+    private let configuration: APNsClientConfiguration
+    private let pools = Mutex(Pools())
+    private let invalidRequests = Atomic<Int>(0)
+
+    /// - Throws: `CurlError` when libcurl cannot be initialised or lacks HTTP/2.
+    public init(configuration: APNsClientConfiguration = APNsClientConfiguration()) throws(CurlError) {
+        try CurlGlobal.ensureInitialised()
+        guard CurlGlobal.supportsHTTP2 else {
+            throw CurlError(code: -1, call: "curl_version_info", message: "libcurl lacks HTTP/2: \(CurlGlobal.version)")
+        }
+        self.configuration = configuration
+    }
+
+    /// Sends one notification and waits for its final result (retries included).
+    public func send(
+        _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment
+    ) async -> APNsResult {
+        let box = ResultBox()
+        await submit(request, credentials: credentials, environment: environment) { box.deliver($0) }
+        return await box.value()
+    }
+
+    /// Accepts a notification into its pool's in-flight window, suspending while the window is full; returns
+    /// as soon as it is accepted. `onResult` fires exactly once with the final result (after retries): on a curl
+    /// thread, or on the caller's thread before `submit` returns for a request that breaks a header rule or
+    /// arrives after shutdown.
+    public func submit(
+        _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment,
+        onResult: @escaping @Sendable (APNsResult) -> Void
+    ) async {
+        let prepared: APNsPreparedRequest
+        do {
+            prepared = try APNsHeaderRules.prepare(request)
+        } catch {
+            invalidRequests.add(1, ordering: .relaxed)
+            onResult(.failure(.invalidRequest(error)))
+            return
+        }
+        let pool: APNsPool
+        do {
+            guard let found = try self.pool(credentials: credentials, environment: environment) else {
+                onResult(.failure(.shutdown))
+                return
+            }
+            pool = found
+        } catch {
+            onResult(.failure(.transport(APNsTransportError(kind: .fatal, code: error.code, message: error.description),
+                                         attempts: 0)))
+            return
+        }
+        let job = APNsJob(
+            request: request, prepared: prepared, url: environment.baseURL + prepared.path, onResult: onResult)
+        await pool.submit(job)
+    }
+
+    /// A snapshot of the counters across pools.
+    public func stats() -> APNsClientStats {
+        let all = pools.withLock { Array($0.byKey.values) }
+        var stats = APNsClientStats()
+        for pool in all { stats.add(pool.stats()) }
+        stats.invalidRequests += invalidRequests.load(ordering: .relaxed)
+        return stats
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then aborts the rest
+    /// and closes every connection. Every request still unfinished gets `.failure(.shutdown)` through its callback
+    /// and is returned here (unsent, waiting for a retry, or sent but unanswered), so the caller can re-queue it.
+    public func shutdown(gracePeriod: Double = 10) async -> [APNsRequest] {
+        let all = pools.withLock { pools -> [APNsPool] in
+            pools.shuttingDown = true
+            return Array(pools.byKey.values)
+        }
+        var unanswered: [APNsRequest] = []
+        for pool in all { unanswered += pool.beginShutdown() }
+        let deadline = monotonicNanos() + UInt64(max(0, gracePeriod) * 1e9)
+        while monotonicNanos() < deadline, !all.allSatisfy(\.isDrained) {
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        for pool in all { unanswered += await pool.stopConnections() }
+        return unanswered
+    }
+
+    private func pool(credentials: APNsCredentials, environment: APNsEnvironment) throws(CurlError) -> APNsPool? {
+        let key = APNsPoolKey(teamID: credentials.teamID, keyID: credentials.keyID, environment: environment)
+        return try pools.withLock { (pools: inout Pools) throws(CurlError) -> APNsPool? in
+            if pools.shuttingDown { return nil }
+            if let pool = pools.byKey[key] { return pool }
+            let pool = try APNsPool(key: key, credentials: credentials, configuration: configuration)
+            pools.byKey[key] = pool
+            configuration.logger.info(
+                "APNs pool created",
+                ["team": key.teamID, "key": key.keyID, "environment": environment.baseURL,
+                 "connections": String(configuration.connectionsPerPool)])
+            return pool
+        }
+    }
+}
+
+/// Bridges a callback to `async`: holds either the result or the waiting continuation.
+private final class ResultBox: Sendable {
+    private struct State {
+        var result: APNsResult?
+        var continuation: CheckedContinuation<APNsResult, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func deliver(_ result: APNsResult) {
+        let continuation = state.withLock { state -> CheckedContinuation<APNsResult, Never>? in
+            if let continuation = state.continuation {
+                state.continuation = nil
+                return continuation
+            }
+            state.result = result
+            return nil
+        }
+        continuation?.resume(returning: result)
+    }
+
+    func value() async -> APNsResult {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> APNsResult? in
+                if let result = state.result { return result }
+                state.continuation = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import CLibCurl
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// One HTTP/2 connection slot: a curl multi limited to one connection, driven by its own thread.
+///
+/// Why one multi per connection (not one multi with `MAX_HOST_CONNECTIONS = n`): libcurl's per-wake-up cost grows
+/// with the handles on a multi (swift-on-linux.md §4: ~0.7 ms per `curl_multi_perform` at 1000 handles), a
+/// connection with a known stream budget is what APNs' per-connection `MAX_CONCURRENT_STREAMS` is about, and
+/// `MAX_HOST_CONNECTIONS = 1` stops curl from opening extra connections while APNs allows only one stream before
+/// the first authenticated request. Each thread runs `curl_multi_poll`; other threads reach it only through the
+/// locked inbox plus `curl_multi_wakeup`.
+///
+/// @unchecked Sendable: the curl handles, transfers and job queues are touched only by the loop thread once it has
+/// started; `inbox` and `exit` are `Mutex`es, counters are atomics, and `curl_multi_wakeup` is documented as
+/// callable from any thread.
+final class APNsConnection: @unchecked Sendable {
+    private struct Inbox {
+        var jobs: [APNsJob] = []
+        var stop = false
+        var stopped = false
+    }
+
+    private struct Exit {
+        var unanswered: [APNsRequest]?
+        var waiters: [CheckedContinuation<[APNsRequest], Never>] = []
+    }
+
+    let index: Int
+    private let pool: APNsPool
+    private let multi: UnsafeMutableRawPointer
+    private let environment: APNsEnvironment
+    private let configuration: APNsClientConfiguration
+    private let logger: Logger
+    private let inbox = Mutex(Inbox())
+    private let exit = Mutex(Exit())
+    /// Transfers attached to the multi.
+    let attached = Atomic<Int>(0)
+    /// TCP/TLS connections curl opened for this slot.
+    let opened = Atomic<Int>(0)
+
+    // Loop-thread state.
+    private var transfers: [APNsTransfer] = []
+    private var idle: [APNsTransfer] = []
+    private var ready: [APNsJob] = []
+    private var delayed: [APNsJob] = []
+    private var random: UInt64
+
+    init(index: Int, pool: APNsPool, environment: APNsEnvironment, configuration: APNsClientConfiguration,
+         logger: Logger) throws(CurlError) {
+        guard let multi = curl_multi_init() else {
+            throw CurlError(code: -1, call: "curl_multi_init", message: "out of memory")
+        }
+        self.index = index
+        self.pool = pool
+        self.multi = multi
+        self.environment = environment
+        self.configuration = configuration
+        self.logger = logger
+        self.random = UInt64.random(in: 1...UInt64.max)
+        do {
+            try curlMultiCheck(ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX), "PIPELINING")
+            try curlMultiCheck(ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1), "MAX_HOST_CONNECTIONS")
+            try curlMultiCheck(
+                ccurl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection),
+                "MAX_CONCURRENT_STREAMS")
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
+        }
+    }
+
+    /// Starts the loop thread.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "apns-conn-\(index)"
+        thread.start()
+    }
+
+    /// Hands a job to the loop. Returns false once the connection has stopped.
+    func enqueue(_ job: APNsJob) -> Bool {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            if inbox.stop || inbox.stopped { return (false, false) }
+            let wasEmpty = inbox.jobs.isEmpty
+            inbox.jobs.append(job)
+            return (true, wasEmpty)
+        }
+        // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
+        if wake { curl_multi_wakeup(multi) }
+        return accepted
+    }
+
+    /// Aborts whatever is still running and stops the thread; returns the requests that got no final answer.
+    func stop() async -> [APNsRequest] {
+        let wake = inbox.withLock { inbox -> Bool in
+            let first = !inbox.stop
+            inbox.stop = true
+            return first && !inbox.stopped
+        }
+        if wake { curl_multi_wakeup(multi) }
+        return await withCheckedContinuation { continuation in
+            let done = exit.withLock { exit -> [APNsRequest]? in
+                if let unanswered = exit.unanswered { return unanswered }
+                exit.waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+
+    // MARK: - Loop thread
+
+    private func run() {
+        while true {
+            let (incoming, stop) = inbox.withLock { inbox -> ([APNsJob], Bool) in
+                let jobs = inbox.jobs
+                inbox.jobs = []
+                if inbox.stop { inbox.stopped = true }
+                return (jobs, inbox.stop)
+            }
+            ready.append(contentsOf: incoming)
+            if stop { break }
+
+            if !delayed.isEmpty { promoteDueRetries(now: monotonicNanos()) }
+            if !ready.isEmpty { startReady() }
+
+            var running: Int32 = 0
+            let code = curl_multi_perform(multi, &running)
+            if code != CURLM_OK {
+                logger.error("curl_multi_perform failed", ["code": String(code.rawValue)])
+            }
+            collectFinished()
+            if !ready.isEmpty { continue }  // immediate retries or handed-over jobs: start them first
+
+            var timeout: Int32 = 1000
+            if let next = delayed.map(\.notBefore).min() {
+                let now = monotonicNanos()
+                let millis = next > now ? (next - now + 999_999) / 1_000_000 : 0
+                timeout = Int32(min(UInt64(timeout), millis))
+            }
+            _ = curl_multi_poll(multi, nil, 0, timeout, nil)
+        }
+        let unanswered = abortEverything()
+        let waiters = exit.withLock { exit -> [CheckedContinuation<[APNsRequest], Never>] in
+            exit.unanswered = unanswered
+            defer { exit.waiters = [] }
+            return exit.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: unanswered) }
+    }
+
+    private func promoteDueRetries(now: UInt64) {
+        var remaining: [APNsJob] = []
+        for job in delayed {
+            if job.notBefore <= now { ready.append(job) } else { remaining.append(job) }
+        }
+        delayed = remaining
+    }
+
+    private func startReady() {
+        let jobs = ready
+        ready.removeAll(keepingCapacity: true)
+        for job in jobs { start(job) }
+    }
+
+    private func start(_ job: APNsJob) {
+        let token: ProviderTokenState.Token
+        if let override = job.overrideToken {
+            token = override
+            job.overrideToken = nil
+        } else {
+            do {
+                token = try pool.tokens.currentToken()
+            } catch {
+                finish(job, .failure(error))
+                return
+            }
+        }
+        job.tokenGeneration = token.generation
+
+        let transfer: APNsTransfer
+        if let reused = idle.popLast() {
+            transfer = reused
+        } else {
+            do {
+                transfer = try APNsTransfer(environment: environment, configuration: configuration)
+                transfers.append(transfer)
+            } catch {
+                finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
+                return
+            }
+        }
+        do {
+            try transfer.load(job, jwt: token.jwt)
+            try curlMultiCheck(curl_multi_add_handle(multi, transfer.easy), "curl_multi_add_handle")
+        } catch {
+            _ = transfer.unload()
+            idle.append(transfer)
+            finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
+            return
+        }
+        attached.add(1, ordering: .relaxed)
+        job.attempts += 1
+        if job.firstSentAt == 0 { job.firstSentAt = monotonicNanos() }
+    }
+
+    private func collectFinished() {
+        var pending: Int32 = 0
+        while let message = curl_multi_info_read(multi, &pending) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = ccurl_msg_result(message)
+            guard let transfer = APNsTransfer.from(easy: easy) else { continue }
+            completed(transfer, code: code)
+        }
+    }
+
+    private func completed(_ transfer: APNsTransfer, code: CURLcode) {
+        curl_multi_remove_handle(multi, transfer.easy)
+        attached.subtract(1, ordering: .relaxed)
+        let newConnections = transfer.connectionsOpened
+        if newConnections > 0 {
+            opened.add(newConnections, ordering: .relaxed)
+            logger.debug("APNs connection opened", ["connection": String(index)])
+        }
+        let status = code == CURLE_OK ? transfer.responseCode : 0
+        var response: APNsResponse?
+        var transportError: APNsTransportError?
+        let outcome: APNsRetryPolicy.Outcome
+        if status > 0 {
+            let body: (reason: APNsReason?, timestamp: Date?) = status == 200 ? (nil, nil) : APNsResponse.parseBody(transfer.responseBody)
+            response = APNsResponse(
+                status: status, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID, reason: body.reason,
+                timestamp: body.timestamp)
+            outcome = .response(status: status, reason: body.reason)
+        } else {
+            let kind = code == CURLE_OK ? .connection : CurlGlobal.classify(code)
+            transportError = APNsTransportError(
+                kind: kind, code: Int(code.rawValue), message: transfer.errorMessage(code))
+            outcome = .transport(kind)
+        }
+        guard let job = transfer.unload() else { return }
+        idle.append(transfer)
+
+        let now = monotonicNanos()
+        let elapsed = Double(now &- job.firstSentAt) / 1e9
+        let decision = configuration.retryPolicy.decide(
+            outcome, attempts: job.attempts, elapsed: elapsed, tokenRefreshed: job.tokenRefreshed,
+            random: nextRandom())
+        switch decision {
+        case .finish:
+            if var response {
+                response.attempts = job.attempts
+                finish(job, .response(response))
+            } else if let transportError {
+                if transportError.kind == .fatal {
+                    logger.warning("APNs transfer failed", ["error": transportError.description])
+                }
+                finish(job, .failure(.transport(transportError, attempts: job.attempts)))
+            }
+        case .retry(let after):
+            pool.noteRetry()
+            if after <= 0 {
+                ready.append(job)
+            } else {
+                job.notBefore = now + UInt64(after * 1e9)
+                delayed.append(job)
+            }
+        case .refreshTokenAndRetry:
+            job.tokenRefreshed = true
+            do {
+                job.overrideToken = try pool.tokens.tokenAfterExpiry(generation: job.tokenGeneration)
+                pool.noteRetry()
+                ready.append(job)
+            } catch {
+                logger.warning("APNs provider token expired too early", ["team": pool.key.teamID])
+                finish(job, .failure(error))
+            }
+        case .configurationFault:
+            let reason = response?.reason ?? .unknown("")
+            logger.warning(
+                "APNs rejected the credentials",
+                ["team": pool.key.teamID, "key": pool.key.keyID, "reason": reason.rawValue])
+            finish(job, .failure(.configuration(.rejected(status: status, reason: reason))))
+        }
+    }
+
+    /// Reports the final result and frees the job's window slot (or takes over a waiting job in its place).
+    private func finish(_ job: APNsJob, _ result: APNsResult) {
+        // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
+        if let next = pool.finished(connection: index, result: result) { ready.append(next) }
+        job.onResult(result)
+    }
+
+    private func abortEverything() -> [APNsRequest] {
+        var jobs: [APNsJob] = []
+        for transfer in transfers where transfer.job != nil {
+            curl_multi_remove_handle(multi, transfer.easy)
+            attached.subtract(1, ordering: .relaxed)
+            if let job = transfer.unload() { jobs.append(job) }
+        }
+        jobs.append(contentsOf: ready)
+        jobs.append(contentsOf: delayed)
+        ready = []
+        delayed = []
+        for job in jobs { finish(job, .failure(.shutdown)) }
+        for transfer in transfers { transfer.close() }
+        transfers = []
+        idle = []
+        curl_multi_cleanup(multi)
+        return jobs.map(\.request)
+    }
+
+    private func nextRandom() -> Double {
+        // xorshift64*: jitter needs no cryptographic randomness, and SystemRandomNumberGenerator costs a syscall.
+        random ^= random >> 12
+        random ^= random << 25
+        random ^= random >> 27
+        return Double((random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
+    }
+
+    private static func fatal(_ error: CurlError) -> APNsTransportError {
+        APNsTransportError(kind: .fatal, code: error.code, message: error.description)
+    }
+}
+
+@inline(__always)
+func monotonicNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

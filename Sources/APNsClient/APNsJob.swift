@@ -1,0 +1,32 @@
+/// One accepted request on its way through a pool: the prepared headers, the caller's callback and retry state.
+///
+/// @unchecked Sendable: a job is owned by exactly one thread at a time. The submitting task creates it and hands
+/// it over through a connection's locked inbox (or a pool's locked waiter list); from then on only that
+/// connection's loop thread reads or writes it.
+final class APNsJob: @unchecked Sendable {
+    let request: APNsRequest
+    let prepared: APNsPreparedRequest
+    /// `https://host:port/3/device/<token>`, built once.
+    let url: String
+    let onResult: @Sendable (APNsResult) -> Void
+    /// Attempts sent so far.
+    var attempts = 0
+    /// Monotonic nanoseconds of the first send; 0 before it.
+    var firstSentAt: UInt64 = 0
+    /// Whether the one `ExpiredProviderToken` retry was used.
+    var tokenRefreshed = false
+    /// The token generation of the attempt in flight.
+    var tokenGeneration = 0
+    /// A token to use for the next attempt instead of the manager's current one (after an expiry refresh).
+    var overrideToken: ProviderTokenState.Token?
+    /// Not-before time for a delayed retry, monotonic nanoseconds.
+    var notBefore: UInt64 = 0
+
+    init(request: APNsRequest, prepared: APNsPreparedRequest, url: String,
+         onResult: @escaping @Sendable (APNsResult) -> Void) {
+        self.request = request
+        self.prepared = prepared
+        self.url = url
+        self.onResult = onResult
+    }
+}

@@ -1,0 +1,34 @@
+/// The `apns-push-type` header: what the notification is, which decides the topic suffix and the priorities APNs
+/// accepts (apns.md §2.2).
+public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
+    case alert
+    case background
+    case complication
+    case controls
+    case fileprovider
+    case liveactivity
+    case location
+    case mdm
+    case pushtotalk
+    case voip
+    case widgets
+
+    /// What Apple requires after the bundle ID in `apns-topic` for this push type. `mdm` has none: its topic is
+    /// the UID from the MDM certificate, taken as given.
+    public var topicSuffix: String {
+        switch self {
+        case .alert, .background, .mdm: return ""
+        case .complication: return ".complication"
+        case .controls: return ".push-type.controls"
+        case .fileprovider: return ".pushkit.fileprovider"
+        case .liveactivity: return ".push-type.liveactivity"
+        case .location: return ".location-query"
+        case .pushtotalk: return ".voip-ptt"
+        case .voip: return ".voip"
+        case .widgets: return ".push-type.widgets"
+        }
+    }
+
+    /// The largest payload APNs accepts for this push type, in bytes: 5120 for VoIP, 4096 otherwise.
+    public var maxPayloadBytes: Int { self == .voip ? 5120 : 4096 }
+}

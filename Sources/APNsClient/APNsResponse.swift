@@ -1,0 +1,48 @@
+import Foundation
+
+/// What APNs answered to one request.
+public struct APNsResponse: Sendable, Equatable {
+    /// The HTTP status: 200 on success.
+    public var status: Int
+    /// `apns-id`: the one sent, or the one APNs generated.
+    public var apnsID: String?
+    /// `apns-unique-id` (sandbox only): looks the notification up in the Push Notifications Console.
+    public var apnsUniqueID: String?
+    /// The error body's `reason`; `nil` on success.
+    public var reason: APNsReason?
+    /// With 410 only: when APNs learnt the token was no longer valid (the body's `timestamp`, ms since epoch).
+    /// Keep the token only if the device re-registered it after this moment.
+    public var timestamp: Date?
+    /// How many times the request was sent, including retries (1 when answered first time).
+    public var attempts: Int
+
+    public init(
+        status: Int, apnsID: String? = nil, apnsUniqueID: String? = nil, reason: APNsReason? = nil,
+        timestamp: Date? = nil, attempts: Int = 1
+    ) {
+        self.status = status
+        self.apnsID = apnsID
+        self.apnsUniqueID = apnsUniqueID
+        self.reason = reason
+        self.timestamp = timestamp
+        self.attempts = attempts
+    }
+
+    /// Whether APNs accepted the notification.
+    public var isSuccess: Bool { status == 200 }
+
+    /// Parses an error body `{"reason":"…","timestamp":…}`; an empty or unreadable body gives `(nil, nil)`.
+    public static func parseBody(_ body: [UInt8]) -> (reason: APNsReason?, timestamp: Date?) {
+        guard !body.isEmpty,
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        else { return (nil, nil) }
+        let reason = (object["reason"] as? String).map(APNsReason.init(rawValue:))
+        var timestamp: Date?
+        if let millis = object["timestamp"] as? NSNumber {
+            timestamp = Date(timeIntervalSince1970: millis.doubleValue / 1000)
+        } else if let text = object["timestamp"] as? String, let millis = Double(text) {
+            timestamp = Date(timeIntervalSince1970: millis / 1000)
+        }
+        return (reason, timestamp)
+    }
+}

@@ -1,0 +1,242 @@
+import CLibCurl
+import Foundation
+
+/// One reusable curl easy handle and everything C borrows from it while a transfer runs: the request body, the
+/// header list, the error buffer and the response collected by the callbacks.
+///
+/// Owned and used only by one `APNsConnection`'s loop thread (never Sendable). The handle's options that never
+/// change are set once; each attempt sets the URL and body size (`load`), and the header list is rebuilt only
+/// when the headers differ from the previous attempt on this handle.
+final class APNsTransfer {
+    let easy: UnsafeMutableRawPointer
+    /// `CURLOPT_POSTFIELDS` is not copied by curl: the body lives here, allocated once at the largest APNs payload.
+    private let body: UnsafeMutablePointer<UInt8>
+    private static let bodyCapacity = 5120
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var headers: UnsafeMutablePointer<curl_slist>?
+
+    /// The job this handle is sending, if any.
+    var job: APNsJob?
+    /// Response body bytes (error JSON); empty on success.
+    var responseBody: [UInt8] = []
+    var apnsID: String?
+    var apnsUniqueID: String?
+
+    init(environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
+        guard let easy = curl_easy_init() else {
+            throw CurlError(code: -1, call: "curl_easy_init", message: "out of memory")
+        }
+        self.easy = easy
+        body = .allocate(capacity: Self.bodyCapacity)
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        do {
+            try configure(environment: environment, configuration: configuration)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    private func configure(environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        // Signals are never used for timeouts: this runs on a non-main thread of a multi-threaded process.
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        // HTTP/2 over TLS only (never h2c prior knowledge); PIPEWAIT multiplexes onto the existing connection
+        // instead of opening another while the first one's protocol is still unknown.
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS), "HTTP_VERSION")
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "https"), "CURLOPT_PROTOCOLS_STR")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2), "SSLVERSION")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "CURLOPT_PIPEWAIT")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_POSTFIELDS, body), "CURLOPT_POSTFIELDS")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)), "TIMEOUT_MS")
+        try curlCheck(
+            ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)), "CONNECTTIMEOUT")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPIDLE, 60), "CURLOPT_TCP_KEEPIDLE")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPINTVL, 30), "CURLOPT_TCP_KEEPINTVL")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_MAXAGE_CONN, configuration.maxIdleSeconds), "CURLOPT_MAXAGE_CONN")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        if let caFile = environment.caFile {
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
+        }
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_PRIVATE, me), "CURLOPT_PRIVATE")
+        try curlCheck(ccurl_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, apnsWriteCallback), "WRITEFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        try curlCheck(ccurl_setopt_header_cb(easy, apnsHeaderCallback), "HEADERFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+    }
+
+    /// Everything that goes into the header list; a fan-out sends the same headers to every device, so a handle
+    /// keeps its list while this stays the same instead of rebuilding ~9 C strings per request.
+    private struct HeaderKey: Equatable {
+        var jwt: String
+        var topic: String
+        var pushType: APNsPushType
+        var priority: APNsPriority?
+        var expiration: Int?
+        var collapseID: String?
+        var apnsID: String?
+    }
+
+    private var headerKey: HeaderKey?
+
+    /// Prepares the handle for one attempt of `job` with the bearer token `jwt`.
+    func load(_ job: APNsJob, jwt: String) throws(CurlError) {
+        let request = job.prepared
+        self.job = job
+        responseBody.removeAll(keepingCapacity: true)
+        apnsID = nil
+        apnsUniqueID = nil
+        errorBuffer[0] = 0
+
+        let key = HeaderKey(
+            jwt: jwt, topic: request.topic, pushType: request.pushType, priority: request.priority,
+            expiration: request.expiration, collapseID: request.collapseID, apnsID: request.apnsID)
+        if key != headerKey || headers == nil {
+            freeHeaders()
+            var list: UnsafeMutablePointer<curl_slist>?
+            func append(_ line: String) {
+                list = curl_slist_append(list, line)
+            }
+            append("authorization: bearer " + jwt)
+            append("apns-topic: " + request.topic)
+            append("apns-push-type: " + request.pushType.rawValue)
+            if let priority = request.priority { append("apns-priority: " + String(priority.rawValue)) }
+            if let expiration = request.expiration { append("apns-expiration: " + String(expiration)) }
+            if let collapseID = request.collapseID { append("apns-collapse-id: " + collapseID) }
+            if let apnsID = request.apnsID { append("apns-id: " + apnsID) }
+            // Drop the headers curl adds by default: APNs wants JSON and needs neither.
+            append("content-type:")
+            append("accept:")
+            guard let list else {
+                throw CurlError(code: -1, call: "curl_slist_append", message: "out of memory")
+            }
+            headers = list
+            headerKey = key
+            try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+        }
+
+        let count = min(request.payload.count, Self.bodyCapacity)  // header rules keep payloads ≤ 5120
+        request.payload.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { body.update(from: base, count: count) }
+        }
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, count), "CURLOPT_POSTFIELDSIZE")
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_URL, job.url), "CURLOPT_URL")
+    }
+
+    /// Detaches the finished job. The header list stays (curl reads it only while the handle is attached; it is
+    /// replaced or freed later).
+    func unload() -> APNsJob? {
+        let finished = job
+        job = nil
+        return finished
+    }
+
+    private func freeHeaders() {
+        if let headers {
+            // Unset first: curl must never hold a pointer to a freed list.
+            _ = ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, nil)
+            curl_slist_free_all(headers)
+        }
+        headers = nil
+        headerKey = nil
+    }
+
+    /// The response status of the finished attempt (0 if none).
+    var responseCode: Int {
+        var code = 0
+        _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// New connections this attempt had to open (0 when it reused one).
+    var connectionsOpened: Int {
+        var count = 0
+        _ = ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &count)
+        return count
+    }
+
+    /// curl's detailed message for the last failure, or its generic one.
+    func errorMessage(_ code: CURLcode) -> String {
+        if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
+        return String(cString: curl_easy_strerror(code))
+    }
+
+    /// Frees the handle and buffers; the handle must not be attached to a multi.
+    func close() {
+        _ = unload()
+        curl_easy_cleanup(easy)
+        freeHeadersAfterCleanup()
+        body.deallocate()
+        errorBuffer.deallocate()
+    }
+
+    private func freeHeadersAfterCleanup() {
+        if let headers { curl_slist_free_all(headers) }
+        headers = nil
+    }
+
+    /// Recovers the transfer from `CURLOPT_PRIVATE`.
+    static func from(easy: UnsafeMutableRawPointer) -> APNsTransfer? {
+        var pointer: UnsafeMutableRawPointer?
+        guard ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
+        return Unmanaged<APNsTransfer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Records one response header line (`name: value\r\n`), keeping only the APNs ids.
+    fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) {
+        // A status line starts a new response (an interim one, in theory): forget earlier headers.
+        if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T") {
+            apnsID = nil
+            apnsUniqueID = nil
+            return
+        }
+        if let value = Self.value(of: "apns-id:", in: bytes) {
+            apnsID = value
+        } else if let value = Self.value(of: "apns-unique-id:", in: bytes) {
+            apnsUniqueID = value
+        }
+    }
+
+    private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> String? {
+        let count = name.utf8CodeUnitCount
+        guard line.count > count else { return nil }
+        let prefix = name.utf8Start
+        for index in 0..<count {
+            var byte = line[index]
+            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }  // ASCII lowercase: HTTP/2 names are lowercase anyway
+            if byte != prefix[index] { return nil }
+        }
+        var start = count
+        var end = line.count
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        while end > start, line[end - 1] == 0x0D || line[end - 1] == 0x0A || line[end - 1] == 0x20 { end -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+    }
+
+    fileprivate func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        // Error bodies are tiny JSON; cap them so a misbehaving server cannot grow memory.
+        guard responseBody.count < 16_384 else { return }
+        responseBody.append(contentsOf: bytes)
+    }
+}
+
+// C callbacks: non-capturing, so they convert to curl's function pointer types; the transfer comes back through
+// the userdata pointer set to `Unmanaged.passUnretained(self)` (the connection keeps the transfer alive).
+private let apnsWriteCallback: curl_write_callback = { data, size, count, userdata in
+    let total = size * count
+    guard let userdata, let data else { return total }
+    let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    data.withMemoryRebound(to: UInt8.self, capacity: total) { transfer.append(UnsafeBufferPointer(start: $0, count: total)) }
+    return total
+}
+
+private let apnsHeaderCallback: curl_write_callback = { data, size, count, userdata in
+    let total = size * count
+    guard let userdata, let data else { return total }
+    let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    data.withMemoryRebound(to: UInt8.self, capacity: total) { transfer.header(UnsafeBufferPointer(start: $0, count: total)) }
+    return total
+}

@@ -1,1 +1,0 @@
-// Placeholder until the APNsClient layer lands; replace this file.

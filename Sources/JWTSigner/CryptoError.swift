@@ -1,0 +1,59 @@
+import COpenSSL
+
+/// A failed cryptographic operation: what was attempted, plus every message OpenSSL queued for it.
+public struct CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The OpenSSL function or conversion step that failed, e.g. `EVP_DigestSign`.
+    public let operation: String
+    /// OpenSSL's error-queue entries (oldest first), or our own explanation when the failure is not OpenSSL's.
+    public let messages: [String]
+
+    public init(operation: String, messages: [String]) {
+        self.operation = operation
+        self.messages = messages
+    }
+
+    public var description: String {
+        messages.isEmpty ? "\(operation) failed" : "\(operation) failed: \(messages.joined(separator: "; "))"
+    }
+
+    /// Builds the error from this thread's OpenSSL error queue and empties the queue, so a stale entry never
+    /// surfaces in a later, unrelated failure.
+    static func drainingQueue(_ operation: String) -> CryptoError {
+        CryptoError(operation: operation, messages: OpenSSLErrorQueue.drain())
+    }
+}
+
+/// The thread-local OpenSSL error queue.
+enum OpenSSLErrorQueue {
+    /// Removes every queued error and returns their texts, oldest first.
+    static func drain() -> [String] {
+        var messages: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            let text = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            messages.append(String(decoding: text, as: UTF8.self))
+        }
+        return messages
+    }
+
+    /// Discards queued errors after a failure whose details nobody needs (a signature that does not verify).
+    static func clear() {
+        ERR_clear_error()
+    }
+}
+
+/// The one gate for OpenSSL status codes: the EVP, BN and ECDSA calls used here return 1 on success.
+@discardableResult
+func check(_ status: Int32, _ operation: String) throws(CryptoError) -> Int32 {
+    guard status == 1 else { throw CryptoError.drainingQueue(operation) }
+    return status
+}
+
+/// The one gate for OpenSSL calls that return a handle: `NULL` means failure.
+func check<Handle>(_ handle: Handle?, _ operation: String) throws(CryptoError) -> Handle {
+    guard let handle else { throw CryptoError.drainingQueue(operation) }
+    return handle
+}

@@ -1,1 +1,0 @@
-// Placeholder until the JWTSigner layer lands; replace this file.

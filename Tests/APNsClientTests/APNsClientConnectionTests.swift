@@ -1,0 +1,225 @@
+import APNsClient
+import Foundation
+import TestSupport
+import XCTest
+
+/// Connections, streams and provider tokens against the strict mock.
+final class APNsClientConnectionTests: MockAPNsTestCase {
+    func testGoawayWithoutAnswerReconnectsAndEveryNotificationIsAnsweredOnce() async throws {
+        let mock = try startMock(delayMs: 20)
+        let client = try makeClient(connections: 1, streams: 50)
+        let victim = token(0, prefix: "60")
+        try mock.setBehaviour(token: victim, .init(times: 1, action: .goawayUnanswered))
+        // The victim sits mid-stream, so the GOAWAY also cuts off streams opened after it.
+        var requests = (1..<200).map { alert(token($0)) }
+        requests.insert(alert(victim), at: 100)
+        let collector = ResultCollector(count: requests.count)
+        for (index, request) in requests.enumerated() {
+            await client.submit(request, credentials: credentials, environment: environment) { collector.record(index, $0) }
+        }
+        let results = await collector.all()
+        XCTAssertEqual(collector.duplicates, 0)
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, requests.count, "\(results.filter { $0.response?.status != 200 })")
+        let stats = try mock.stats()
+        XCTAssertEqual(stats.goawaysSent, 1)
+        XCTAssertGreaterThanOrEqual(stats.connectionsOpened, 2)
+        XCTAssertGreaterThanOrEqual(client.stats().connectionsOpened, 2)
+        // The unanswered stream was sent again on the new connection: by curl itself (it retries streams a GOAWAY
+        // marks unprocessed) or by the client's retry, whichever sees it first.
+        XCTAssertEqual(try mock.requests(token: victim).count, 2)
+    }
+
+    func testGoawayAfterAnswerReconnectsForLaterRequests() async throws {
+        let mock = try startMock()
+        let client = try makeClient(connections: 1, streams: 10)
+        let closer = token(0, prefix: "61")
+        try mock.setBehaviour(token: closer, .init(times: 1, action: .goaway))
+        let answered = await send(client, alert(closer))
+        XCTAssertEqual(answered.response?.status, 200)
+        let results = await submitAll(client, (1...20).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 20)
+        XCTAssertEqual(try mock.stats().connectionsOpened, 2)
+    }
+
+    func testDroppedConnectionIsReopenedAndTheRequestResent() async throws {
+        let mock = try startMock()
+        let client = try makeClient(connections: 1, streams: 10)
+        let victim = token(0, prefix: "62")
+        try mock.setBehaviour(token: victim, .init(times: 1, action: .drop))
+        let result = await send(client, alert(victim))
+        XCTAssertEqual(result.response?.status, 200, "\(result)")
+        XCTAssertEqual(result.response?.attempts, 2)
+        let stats = try mock.stats()
+        XCTAssertEqual(stats.connectionsDropped, 1)
+        XCTAssertEqual(stats.perToken[victim], ["200": 2])  // dropped (recorded as 200) then answered
+    }
+
+    func testOnlyOneStreamBeforeTheFirstAuthenticatedRequest() async throws {
+        let mock = try startMock(delayMs: 30)
+        let client = try makeClient(connections: 1, streams: 100)
+        // 100 requests arrive at once on a fresh pool: curl must wait for SETTINGS instead of opening 100 streams
+        // (the mock refuses streams over its limit) or more connections.
+        let results = await submitAll(client, (0..<100).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 100)
+        let stats = try mock.stats()
+        XCTAssertEqual(stats.refusedStreams, 0)
+        XCTAssertEqual(stats.connectionsOpened, 1)
+        XCTAssertEqual(stats.requests, 100, "no request was re-sent")
+        XCTAssertGreaterThan(stats.maxConcurrentStreamsObserved, 1, "streams were multiplexed after auth")
+        XCTAssertEqual(client.stats().retries, 0)
+    }
+
+    func testManyConcurrentSendsUseFewConnectionsWithinStreamLimit() async throws {
+        let mock = try startMock(delayMs: 20)
+        let client = try makeClient(connections: 2, streams: 40)
+        let results = await submitAll(client, (0..<1500).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 1500)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertEqual(stats.connectionsOpened, 2)
+        XCTAssertLessThanOrEqual(stats.maxConcurrentStreamsObserved, 40)
+        XCTAssertGreaterThan(stats.maxConcurrentStreamsObserved, 10)
+        XCTAssertEqual(stats.requests, 1500)
+        let clientStats = client.stats()
+        XCTAssertEqual(clientStats.responsesByStatus, [200: 1500])
+        XCTAssertEqual(clientStats.requestsInFlight, 0)
+        XCTAssertEqual(clientStats.connections, 2)
+    }
+
+    func testSubmitSuspendsWhileTheWindowIsFull() async throws {
+        let mock = try startMock(delayMs: 100)
+        let client = try makeClient(connections: 1, streams: 4)
+        let start = Date()
+        let results = await submitAll(client, (0..<12).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 12)
+        XCTAssertLessThanOrEqual(try mock.stats().maxConcurrentStreamsObserved, 4)
+        // 12 requests through a window of 4 with 100 ms answers take at least 3 rounds.
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.3)
+    }
+
+    func testOneProviderTokenIsReusedAcrossRequestsAndConnections() async throws {
+        let mock = try startMock()
+        let client = try makeClient(connections: 3, streams: 20)
+        let results = await submitAll(client, (0..<300).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 300)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertEqual(stats.connections.count, 3)
+        for connection in stats.connections {
+            XCTAssertEqual(connection.tokensSeen, 1)
+            XCTAssertEqual(connection.boundKid, keyID)
+        }
+        let issuedAts = Set(try mock.requests().compactMap { $0.jwt?.iat })
+        XCTAssertEqual(issuedAts.count, 1)
+        XCTAssertEqual(client.stats().tokenRefreshes, 1)
+    }
+
+    func testExpiredProviderTokenIsRefreshedAndTheRequestRetriedOnce() async throws {
+        let mock = try startMock()
+        // The client's clock runs 30 minutes behind real time, so its first token is valid but 30 minutes old.
+        let clock = TestClock(Date().addingTimeInterval(-30 * 60))
+        let client = try makeClient(clock: clock.closure)
+        let answered = await send(client, alert(token(1)))
+        XCTAssertEqual(answered.response?.status, 200)
+
+        clock.advance(minutes: 25)  // the token is now 25 minutes old: past the 20-minute refresh floor
+        let device = token(2, prefix: "70")
+        try mock.setBehaviour(token: device, .init(status: 403, reason: "ExpiredProviderToken", times: 1))
+        let result = await send(client, alert(device))
+        XCTAssertEqual(result.response?.status, 200, "\(result)")
+        XCTAssertEqual(result.response?.attempts, 2)
+        let seen = try mock.requests(token: device)
+        XCTAssertEqual(seen.map(\.status), [403, 200])
+        XCTAssertEqual(seen.count, 2)
+        XCTAssertLessThan(seen[0].jwt?.iat ?? 0, seen[1].jwt?.iat ?? 0, "the retry used a new token")
+        XCTAssertEqual(client.stats().tokenRefreshes, 2)
+    }
+
+    func testExpiredProviderTokenYoungerThanRefreshFloorIsAConfigurationFault() async throws {
+        let mock = try startMock()
+        // A clock 70 minutes slow mints tokens APNs already considers expired; minting again cannot help.
+        let clock = TestClock(Date().addingTimeInterval(-70 * 60))
+        let client = try makeClient(clock: clock.closure)
+        let result = await send(client, alert(token(1)))
+        guard case .failure(.configuration(.expiredTokenBeforeRefreshFloor)) = result else {
+            return XCTFail("\(result)")
+        }
+        XCTAssertEqual(try mock.stats().requests, 1)
+        XCTAssertEqual(client.stats().tokenRefreshes, 1)
+        XCTAssertEqual(client.stats().configurationFailures, 1)
+    }
+
+    func testTooManyProviderTokenUpdatesIsAConfigurationFaultNotARetryLoop() async throws {
+        let mock = try startMock()
+        let client = try makeClient()
+        let device = token(1, prefix: "71")
+        try mock.setBehaviour(token: device, .init(status: 429, reason: "TooManyProviderTokenUpdates"))
+        let result = await send(client, alert(device))
+        XCTAssertEqual(result, .failure(.configuration(.rejected(status: 429, reason: .tooManyProviderTokenUpdates))))
+        XCTAssertEqual(try mock.stats().requests, 1)
+        XCTAssertEqual(client.stats().tokenRefreshes, 1)
+    }
+
+    func testUnknownKeyIsRejectedAsConfigurationFault() async throws {
+        let mock = try startMock()
+        let client = try makeClient()
+        let stranger = APNsCredentials(teamID: teamID, keyID: "OTHERKEY99", key: key)
+        let result = await client.send(alert(token(1)), credentials: stranger, environment: environment)
+        guard case .failure(.configuration(.rejected(403, _))) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try mock.stats().requests, 1)
+    }
+
+    func testEachKeyGetsItsOwnConnections() async throws {
+        let second = try TestKeys.makeP256()
+        defer { TestKeys.remove(second) }
+        let mock = try startMock(extraKeys: [(keyID: "KEY7654321", publicKeyPath: second.publicKeyPath)])
+        let client = try makeClient(connections: 1, streams: 10)
+        let other = APNsCredentials(
+            teamID: teamID, keyID: "KEY7654321", key: try ES256PrivateKeyLoader.load(second.privateKeyPEM))
+        let first = await submitAll(client, (0..<10).map { alert(token($0)) })
+        let secondResults = await submitAll(client, (10..<20).map { alert(token($0)) }, credentials: other)
+        XCTAssertEqual((first + secondResults).filter { $0.response?.status == 200 }.count, 20)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertEqual(Set(stats.connections.compactMap(\.boundKid)), [keyID, "KEY7654321"])
+        XCTAssertEqual(client.stats().pools, 2)
+    }
+
+    func testShutdownLetsInFlightFinishWithinGracePeriod() async throws {
+        let mock = try startMock(delayMs: 200)
+        let client = try makeClient(connections: 1, streams: 10)
+        let collector = ResultCollector(count: 5)
+        for index in 0..<5 {
+            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
+                collector.record(index, $0)
+            }
+        }
+        let unanswered = await client.shutdown(gracePeriod: 5)
+        XCTAssertTrue(unanswered.isEmpty)
+        let results = await collector.all()
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 5)
+        XCTAssertEqual(try mock.stats().requests, 5)
+        // After shutdown nothing is accepted.
+        let answered = await send(client, alert(token(9)))
+        XCTAssertEqual(answered, .failure(.shutdown))
+    }
+
+    func testShutdownHandsBackWhatIsUnansweredAfterTheGracePeriod() async throws {
+        let mock = try startMock()
+        let client = try makeClient(connections: 1, streams: 3)
+        try mock.setBehaviour(token: "dd*", .init(delayMs: 10_000))
+        let requests = (0..<6).map { alert(token($0, prefix: "dd")) }
+        let collector = ResultCollector(count: requests.count)
+        // 3 fill the window; the other 3 wait in `submit`, so they are submitted from separate tasks.
+        let (credentials, environment) = (credentials, environment)
+        for (index, request) in requests.enumerated() {
+            Task { await client.submit(request, credentials: credentials, environment: environment) { collector.record(index, $0) } }
+        }
+        while client.stats().waitingForWindow < 3 { try await Task.sleep(nanoseconds: 10_000_000) }
+        let started = Date()
+        let unanswered = await client.shutdown(gracePeriod: 0.3)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        XCTAssertEqual(Set(unanswered.map(\.deviceToken)), Set(requests.map(\.deviceToken)))
+        let results = await collector.all()
+        XCTAssertEqual(results, Array(repeating: .failure(.shutdown), count: requests.count))
+        XCTAssertEqual(collector.duplicates, 0)
+        XCTAssertEqual(client.stats().shutdownFailures, requests.count)
+    }
+}

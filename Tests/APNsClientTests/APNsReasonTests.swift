@@ -1,0 +1,38 @@
+import APNsClient
+import Foundation
+import XCTest
+
+final class APNsReasonTests: XCTestCase {
+    func testEveryReasonInAppleListRoundTrips() {
+        let apple = [
+            "BadCollapseId", "BadDeviceToken", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
+            "DeviceTokenNotForTopic", "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+            "MissingTopic", "PayloadEmpty", "TopicDisallowed", "BadCertificate", "BadCertificateEnvironment",
+            "ExpiredProviderToken", "Forbidden", "InvalidProviderToken", "MissingProviderToken",
+            "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken",
+            "Unregistered", "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests",
+            "InternalServerError", "ServiceUnavailable", "Shutdown",
+        ]
+        XCTAssertEqual(APNsReason.known.map(\.rawValue), apple)
+        for raw in apple {
+            let reason = APNsReason(rawValue: raw)
+            if case .unknown = reason { XCTFail("\(raw) parsed as unknown") }
+            XCTAssertEqual(reason.rawValue, raw)
+        }
+    }
+
+    func testUnknownReasonIsKeptVerbatim() {
+        XCTAssertEqual(APNsReason(rawValue: "BadPayload"), .unknown("BadPayload"))
+        XCTAssertEqual(APNsReason(rawValue: "BadPayload").rawValue, "BadPayload")
+        XCTAssertEqual(APNsReason(rawValue: "baddevicetoken"), .unknown("baddevicetoken"))  // case matters
+    }
+
+    func testParsesErrorBodyWith410Timestamp() {
+        let parsed = APNsResponse.parseBody(Array(#"{"reason":"Unregistered","timestamp":1700000000123}"#.utf8))
+        XCTAssertEqual(parsed.reason, .unregistered)
+        XCTAssertEqual(parsed.timestamp?.timeIntervalSince1970 ?? 0, 1_700_000_000.123, accuracy: 0.0005)
+        let empty = APNsResponse.parseBody([])
+        XCTAssertNil(empty.reason)
+        XCTAssertNil(APNsResponse.parseBody(Array("not json".utf8)).reason)
+    }
+}

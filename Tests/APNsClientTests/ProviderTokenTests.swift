@@ -1,0 +1,141 @@
+import APNsClient
+import Foundation
+import JWTSigner
+import Synchronization
+import TestSupport
+import XCTest
+
+/// Signs with a real ES256 key and counts signatures.
+private final class CountingSigner: APNsProviderTokenSigning {
+    let key: ES256PrivateKey
+    let count = Mutex(0)
+    let failing: Bool
+
+    init(key: ES256PrivateKey, failing: Bool = false) {
+        self.key = key
+        self.failing = failing
+    }
+
+    func providerToken(keyID: String, teamID: String, issuedAt: Int) throws -> String {
+        count.withLock { $0 += 1 }
+        if failing { throw CryptoError(operation: "test", messages: ["refused"]) }
+        return try key.providerToken(keyID: keyID, teamID: teamID, issuedAt: issuedAt)
+    }
+}
+
+final class ProviderTokenStateTests: XCTestCase {
+    func testMintsFirstTokenThenReusesItUntilFiftyMinutes() {
+        var state = ProviderTokenState()
+        XCTAssertEqual(state.token(now: 1000), .mint(issuedAt: 1000))
+        let token = state.install(jwt: "a", issuedAt: 1000)
+        XCTAssertEqual(state.token(now: 1000 + 49 * 60 + 59), .use(token))
+        XCTAssertEqual(state.token(now: 1000 + 50 * 60), .mint(issuedAt: 1000 + 50 * 60))
+    }
+
+    func testExpiredResponseForOldGenerationRetriesWithNewerToken() {
+        var state = ProviderTokenState()
+        state.install(jwt: "a", issuedAt: 0)
+        let second = state.install(jwt: "b", issuedAt: 3000)
+        XCTAssertEqual(state.expired(generation: 1, now: 3001), .retryWith(second))
+    }
+
+    func testExpiredResponseMintsOnlyAfterTwentyMinutes() {
+        var state = ProviderTokenState()
+        let token = state.install(jwt: "a", issuedAt: 0)
+        XCTAssertEqual(state.expired(generation: token.generation, now: 19 * 60 + 59), .refuse(ageSeconds: 19 * 60 + 59))
+        XCTAssertEqual(state.expired(generation: token.generation, now: 20 * 60), .mint(issuedAt: 20 * 60))
+    }
+
+    func testBackwardClockKeepsTheToken() {
+        var state = ProviderTokenState()
+        let token = state.install(jwt: "a", issuedAt: 10_000)
+        XCTAssertEqual(state.token(now: 5_000), .use(token))
+    }
+}
+
+final class ProviderTokenManagerTests: XCTestCase {
+    private var pair: TestKeyPair!
+    private var key: ES256PrivateKey!
+
+    override func setUpWithError() throws {
+        pair = try TestKeys.makeP256()
+        key = try ES256PrivateKey(pem: pair.privateKeyPEM)
+    }
+
+    override func tearDown() {
+        if let pair { TestKeys.remove(pair) }
+    }
+
+    func testOneTokenIsSharedAcrossCallsAndThreadsUntilRefreshAge() throws {
+        let clock = TestClock()
+        let signer = CountingSigner(key: key)
+        let manager = ProviderTokenManager(
+            credentials: APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer),
+            clock: clock.closure)
+        let first = try manager.currentToken()
+        DispatchQueue.concurrentPerform(iterations: 200) { _ in
+            XCTAssertEqual(try? manager.currentToken(), first)
+        }
+        clock.advance(minutes: 49)
+        XCTAssertEqual(try manager.currentToken(), first)
+        XCTAssertEqual(signer.count.withLock { $0 }, 1)
+
+        clock.advance(minutes: 1)
+        let second = try manager.currentToken()
+        XCTAssertNotEqual(second.jwt, first.jwt)
+        XCTAssertEqual(second.issuedAt, Int(clock.now.timeIntervalSince1970))
+        XCTAssertEqual(manager.mintCount, 2)
+
+        // The token is a real ES256 JWT with kid/iss/iat.
+        let parts = second.jwt.split(separator: ".")
+        XCTAssertEqual(parts.count, 3)
+        let header = String(decoding: try Base64URL.decode(parts[0]), as: UTF8.self)
+        let claims = String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self)
+        XCTAssertTrue(header.contains(#""kid":"KEY1234567""#), header)
+        XCTAssertTrue(claims.contains(#""iss":"TEAM123456""#), claims)
+        XCTAssertTrue(claims.contains(#""iat":\#(second.issuedAt)"#), claims)
+        XCTAssertTrue(key.publicKey.verify(
+            signature: try Base64URL.decode(parts[2]), message: Array("\(parts[0]).\(parts[1])".utf8)))
+    }
+
+    func testTokenNeverReachesSixtyMinutes() throws {
+        let clock = TestClock()
+        let manager = ProviderTokenManager(
+            credentials: APNsCredentials(teamID: "T", keyID: "K", key: CountingSigner(key: key)), clock: clock.closure)
+        for _ in 0..<30 {
+            let token = try manager.currentToken()
+            XCTAssertLessThan(Int(clock.now.timeIntervalSince1970) - token.issuedAt, 60 * 60)
+            clock.advance(minutes: 7)
+        }
+    }
+
+    func testExpiredTokenYoungerThanTwentyMinutesIsAConfigurationFaultNotARefresh() throws {
+        let clock = TestClock()
+        let signer = CountingSigner(key: key)
+        let manager = ProviderTokenManager(
+            credentials: APNsCredentials(teamID: "T", keyID: "K", key: signer), clock: clock.closure)
+        let token = try manager.currentToken()
+        clock.advance(minutes: 5)
+        XCTAssertThrowsError(try manager.tokenAfterExpiry(generation: token.generation)) { error in
+            XCTAssertEqual(error as? APNsFailure, .configuration(.expiredTokenBeforeRefreshFloor(ageSeconds: 300)))
+        }
+        XCTAssertEqual(signer.count.withLock { $0 }, 1)
+
+        clock.advance(minutes: 15)
+        let refreshed = try manager.tokenAfterExpiry(generation: token.generation)
+        XCTAssertEqual(refreshed.generation, 2)
+        // A second request that failed with the old token reuses the refreshed one instead of minting again.
+        XCTAssertEqual(try manager.tokenAfterExpiry(generation: token.generation), refreshed)
+        XCTAssertEqual(signer.count.withLock { $0 }, 2)
+    }
+
+    func testSigningFailureIsAConfigurationFault() {
+        let manager = ProviderTokenManager(
+            credentials: APNsCredentials(teamID: "T", keyID: "K", key: CountingSigner(key: key, failing: true)))
+        XCTAssertThrowsError(try manager.currentToken()) { error in
+            guard case .configuration(.signingFailed) = error as? APNsFailure else {
+                return XCTFail("unexpected \(error)")
+            }
+        }
+    }
+}
