@@ -13,7 +13,8 @@ import pytest
 
 import apns_rules
 from apns_rules import ConnectionAuth, KeyRing, Policy, Request
-from conftest import HERE, KID, KID2, TEAM, TOPIC, H2Client, Mock, new_apns_id, sign_jwt
+from mock_apns_testkit import HERE, KID, KID2, TEAM, TOPIC, H2Client, Mock, new_apns_id, sign_jwt
+from mock_apns_testkit import _reset, client, keys, mock  # noqa: F401  (fixtures)
 
 TOKEN = "ab" * 32
 UUID_LOWER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -159,7 +160,7 @@ def _der_signed(key) -> str:
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from conftest import b64url
+    from mock_apns_testkit import b64url
     signing_input = sign_jwt(key).rsplit(".", 1)[0]
     return f"{signing_input}.{b64url(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))}"
 
@@ -397,7 +398,7 @@ def test_mock_rejects_malformed_key_argument():
 
 
 def test_rules_order_and_refresh_state_without_sockets(keys):
-    from conftest import sign_jwt as sign
+    from mock_apns_testkit import sign_jwt as sign
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: F401
     ring = KeyRing(TEAM, {KID: keys.key1.public_key()})
     auth = ConnectionAuth()
