@@ -7,7 +7,7 @@ import Foundation
 /// let mock = try MockAPNs.start(teamID: "TEAM123456", keys: [(keyID: "KEY1234567", publicKeyPath: pem)],
 ///                               topics: ["com.example.app"])
 /// defer { mock.stop() }
-/// try mock.setBehaviour(token: token, Behaviour(status: 410, reason: "Unregistered"))
+/// try mock.setBehaviour(token: token, MockAPNs.Behaviour(status: 410, reason: "Unregistered"))
 /// // … point the client at mock.baseURL, trusting mock.caFile …
 /// let requests = try mock.requests()
 /// ```
