@@ -73,15 +73,20 @@ extension MockAPNs {
         /// Seconds added to the mock's clock for every time rule (token age, 20-minute refresh, 410 timestamps),
         /// to follow a client's injected clock instead of waiting. Default 0.
         public var clockOffsetSeconds: Double?
+        /// Seconds without any frame from the client (PING included) after which a connection gets GOAWAY
+        /// `{"reason":"IdleTimeout"}` and is closed, as APNs closes idle connections. Default 0: never.
+        public var idleTimeoutSeconds: Double?
 
         public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
-                    requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil) {
+                    requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
+                    idleTimeoutSeconds: Double? = nil) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
             self.recordLimit = recordLimit
             self.requirePushType = requirePushType
             self.clockOffsetSeconds = clockOffsetSeconds
+            self.idleTimeoutSeconds = idleTimeoutSeconds
         }
 
         enum CodingKeys: String, CodingKey {
@@ -91,6 +96,7 @@ extension MockAPNs {
             case recordLimit = "record_limit"
             case requirePushType = "require_push_type"
             case clockOffsetSeconds = "clock_offset_s"
+            case idleTimeoutSeconds = "idle_timeout_s"
         }
     }
 

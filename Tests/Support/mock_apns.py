@@ -109,6 +109,9 @@ class Config:
     # Added to the wall clock for every time rule (token age, refresh interval, 410 timestamps), so tests can
     # move the mock's "now" along with a client's injected clock instead of waiting 20-60 minutes.
     clock_offset_s: float = 0.0
+    # Seconds without any frame from the client after which a connection gets GOAWAY {"reason":"IdleTimeout"}
+    # and is closed, as APNs closes idle connections (0: never). Any frame counts, PING included.
+    idle_timeout_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -185,6 +188,9 @@ class MockState:
         if "max_streams" in body:
             for conn in list(self.connections.values()):
                 conn.readvertise_max_streams()
+        if "idle_timeout_s" in body:
+            for conn in list(self.connections.values()):
+                conn.arm_idle_timer()
 
     def reset(self) -> None:
         self.config = Config(**self.initial_config.__dict__)
@@ -268,6 +274,8 @@ class APNsConnection(asyncio.Protocol):
         self.goaway_sent = False
         self.last_stream_id: int | None = None
         self.closed = False
+        self.last_activity = time.monotonic()
+        self.idle_timer: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
 
@@ -298,10 +306,12 @@ class APNsConnection(asyncio.Protocol):
         )
         self.h2.initiate_connection()
         self._flush()
+        self.arm_idle_timer()
 
     def data_received(self, data: bytes) -> None:
         if self.h2 is None or self.closed:
             return
+        self.last_activity = time.monotonic()
         try:
             events = self.h2.receive_data(data)
         except h2.exceptions.ProtocolError:
@@ -327,6 +337,8 @@ class APNsConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
         self.state.connections.pop(self.id, None)
 
     # Streams
@@ -504,10 +516,34 @@ class APNsConnection(asyncio.Protocol):
             if data:
                 self.transport.write(data)
 
+    def arm_idle_timer(self) -> None:
+        """(Re)arms the idle check from the current config; called at start and on `PUT /config`."""
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+            self.idle_timer = None
+        timeout = self.state.config.idle_timeout_s
+        if timeout > 0 and not self.closed:
+            left = self.last_activity + timeout - time.monotonic()
+            self.idle_timer = asyncio.get_running_loop().call_later(max(left, 0.0), self._idle_check)
+
+    def _idle_check(self) -> None:
+        self.idle_timer = None
+        timeout = self.state.config.idle_timeout_s
+        if self.closed or timeout <= 0:
+            return
+        if time.monotonic() - self.last_activity >= timeout:
+            last = self.h2.highest_inbound_stream_id if self.h2 else 0
+            self._goaway(last, "IdleTimeout", 0)
+            self._maybe_finish_goaway()
+        else:
+            self.arm_idle_timer()  # activity since: check again when the new deadline passes
+
     def _close(self, abort: bool = False) -> None:
         if self.closed:
             return
         self.closed = True
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
         if self.transport is not None:
             if abort:
                 self.transport.abort()

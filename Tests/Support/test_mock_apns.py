@@ -555,3 +555,30 @@ def test_connection_auth_state_without_sockets(keys):
     assert auth.admit("jwt-3", t3, now + 1200).ok and auth.tokens_seen == 2
     other = ring.verify(sign_jwt(keys.key2, kid=KID2, iat=int(now) + 3000))
     assert auth.admit("jwt-4", other, now + 3000).reason == "UnrelatedKeyIdInToken"
+
+
+def test_idle_connection_gets_goaway_idle_timeout(mock, client, keys):
+    mock.control("PUT", "/config", {"idle_timeout_s": 0.3})
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1)).status == 200
+    start = time.monotonic()
+    while c.goaway is None and c.pump(3):
+        pass
+    assert c.goaway is not None and json.loads(c.goaway.additional_data) == {"reason": "IdleTimeout"}
+    assert c.goaway.last_stream_id == 1 and time.monotonic() - start >= 0.2
+    while c.pump(2):
+        pass
+    assert c.closed
+
+
+def test_pings_keep_a_connection_from_idling(mock, client, keys):
+    mock.control("PUT", "/config", {"idle_timeout_s": 0.4})
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request(TOKEN, jwt).status == 200
+    for _ in range(5):  # 1 s of PINGs only, 0.2 s apart: any frame counts as activity
+        c.conn.ping(b"12345678")
+        c._flush()
+        c.pump(0.2)  # reads the PING ACK
+        time.sleep(0.2)
+    assert c.goaway is None and not c.closed
+    assert c.request(TOKEN, jwt).status == 200  # still usable
