@@ -93,6 +93,15 @@ final class MockAPNsLaunchTests: XCTestCase {
         XCTAssertEqual(answer.reason, "ExpiredProviderToken")
     }
 
+    func testClockOffsetMakesAFutureTokenCurrent() throws {
+        let mock = try startMock()
+        defer { mock.stop() }
+        let future = try signJWT(iat: Int(Date().timeIntervalSince1970) + 3000)
+        XCTAssertEqual(try curl(mock, jwt: future).reason, "InvalidProviderToken")
+        XCTAssertEqual(try mock.setConfig(.init(clockOffsetSeconds: 3000)).clockOffsetSeconds, 3000)
+        XCTAssertEqual(try curl(mock, jwt: future).status, 200)
+    }
+
     func testControlAPIRejectsErrorBehaviourWithoutReason() throws {
         let mock = try startMock()
         defer { mock.stop() }
