@@ -52,8 +52,8 @@ public struct ServerConfig: Sendable {
 
     /// APNs client tuning (see docs/BENCHMARKS.md for how these were chosen).
     public struct APNsTuning: Sendable, Equatable {
-        public var connectionsPerPool = 4
-        public var streamsPerConnection = 250
+        public var connectionsPerPool = 6
+        public var streamsPerConnection = 200
         public var requestTimeoutSeconds = 30
         public var maxAttempts = 5
         public init() {}
