@@ -93,6 +93,13 @@ public protocol PushStorage: Sendable {
     /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
     func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
 
+    // MARK: Retention
+
+    /// Deletes up to `limit` rows of each kind of history older than `before`: publishes that ended (with their
+    /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
+    /// interests). Call again while any count equals `limit`.
+    func purge(before: Date, limit: Int) async throws -> PurgeResult
+
     /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
     func close() async throws
 }
