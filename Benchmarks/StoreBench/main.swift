@@ -39,7 +39,16 @@ func concurrently<T: Sendable>(_ items: [T], width: Int, _ body: @escaping @Send
 
 // MARK: 1. Bulk load through the store API
 
-var store = try await SQLitePushStore.open(SQLitePushStore.Configuration(path: path))
+/// STOREBENCH_WAL_PAGES overrides `walAutocheckpointPages` (for comparing settings).
+func benchConfiguration() -> SQLitePushStore.Configuration {
+    var configuration = SQLitePushStore.Configuration(path: path)
+    if let pages = ProcessInfo.processInfo.environment["STOREBENCH_WAL_PAGES"].flatMap({ Int($0) }) {
+        configuration.walAutocheckpointPages = pages
+    }
+    return configuration
+}
+report("wal_autocheckpoint: \(benchConfiguration().walAutocheckpointPages) pages")
+var store = try await SQLitePushStore.open(benchConfiguration())
 var random = SplitMix64(seed: 42)
 var registerSeconds = 0.0
 var interestSeconds = 0.0
@@ -108,7 +117,7 @@ report("""
 // MARK: 3. Streaming the fan-out of "hot"
 
 try await store.close()
-store = try await SQLitePushStore.open(SQLitePushStore.Configuration(path: path))
+store = try await SQLitePushStore.open(benchConfiguration())
 func stream(_ job: PublishJob, label: String) async throws {
     let start = seconds()
     var page = try await store.targets(for: job, after: 0, limit: 1000)

@@ -6,6 +6,22 @@ import Foundation
 /// Backend-neutral (a PostgreSQL backend will follow): only Swift value types cross it. Every call is `async`
 /// and never blocks the Swift concurrency pool. Writes return after they are committed. All device and publish
 /// operations are scoped by instance id.
+///
+/// The publish engine's loop, for one claimed job:
+/// ```swift
+/// guard let claimed = try await store.claimJob(workerID: me, leaseDuration: .seconds(60), now: now()) else { … }
+/// var cursor = claimed.cursor                  // resume point after a crash
+/// var page: TargetPage
+/// repeat {
+///     page = try await store.targets(for: claimed.job, after: cursor, limit: 1000)
+///     // send page.targets; once every target up to some ref has a final result:
+///     try await store.checkpoint(claimed.id, workerID: me, cursor: doneUpTo, counters: ["accepted": n],
+///                                deviceResults: results)   // also renewLease now and then
+///     cursor = page.cursor
+/// } while !page.isLast
+/// try await store.finishJob(claimed.id, workerID: me, state: .finished, targetsTotal: total, summary: nil, now: now())
+/// ```
+/// A `PushStoreError.leaseLost` from any of these means another worker owns the job now: stop sending for it.
 public protocol PushStorage: Sendable {
     // MARK: Devices
 
@@ -92,6 +108,13 @@ public protocol PushStorage: Sendable {
     func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook]
     /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
     func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
+
+    // MARK: Retention
+
+    /// Deletes up to `limit` rows of each kind of history older than `before`: publishes that ended (with their
+    /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
+    /// interests). Call again while any count equals `limit`.
+    func purge(before: Date, limit: Int) async throws -> PurgeResult
 
     /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
     func close() async throws

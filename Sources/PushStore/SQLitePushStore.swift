@@ -24,6 +24,9 @@ public final class SQLitePushStore: PushStorage {
         /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
         /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
         public var writerCacheSizeKiB: Int = 65_536
+        /// `PRAGMA wal_autocheckpoint` on the writer: copy the WAL back into the database once it holds this many
+        /// pages. Default 1000 (SQLite's). A larger value lets a page changed by several commits be copied once.
+        public var walAutocheckpointPages: Int = 1000
         /// Each reader's page cache in KiB; `nil` keeps SQLite's default (2 MiB). Default `nil`: reads of cold
         /// pages come from the OS page cache either way.
         public var readerCacheSizeKiB: Int? = nil
@@ -75,6 +78,7 @@ public final class SQLitePushStore: PushStorage {
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
                         cacheSizeKiB: configuration.writerCacheSizeKiB)
+                    try connection.execute("PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)")
                     try migrator.migrate(connection, logger: logger)
                 } catch {
                     try? connection.close()
@@ -112,6 +116,13 @@ public final class SQLitePushStore: PushStorage {
         }
         logger.info("Store opened", ["path": configuration.path, "readers": String(readerCount)])
         return SQLitePushStore(writer: writer, readers: readers, threadsDone: threadsDone, configuration: configuration)
+    }
+
+    deinit {
+        // A backstop for a store dropped without `close()`: let the threads drain, close their connections and
+        // exit instead of waiting forever. Their close errors go unreported; owners call `close()`.
+        writer.shutdown()
+        readers.shutdown()
     }
 
     /// Lets queued work finish, then closes every connection. Idempotent.

@@ -25,6 +25,7 @@ enum Schema {
             UNIQUE (instance_id, platform, token)
         );
         CREATE INDEX devices_by_user ON devices (instance_id, user_id) WHERE user_id IS NOT NULL;
+        CREATE INDEX devices_invalidated ON devices (invalidated_at) WHERE invalidated_at IS NOT NULL;
 
         CREATE TABLE interests (
             id INTEGER PRIMARY KEY,
@@ -61,6 +62,7 @@ enum Schema {
         );
         CREATE INDEX publish_jobs_open ON publish_jobs (id) WHERE state IN ('queued', 'running');
         CREATE INDEX publish_jobs_recent ON publish_jobs (instance_id, created_at);
+        CREATE INDEX publish_jobs_finished ON publish_jobs (finished_at) WHERE finished_at IS NOT NULL;
         CREATE TABLE publish_counters (
             job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
             name TEXT NOT NULL,
@@ -77,6 +79,7 @@ enum Schema {
             at INTEGER NOT NULL,
             PRIMARY KEY (instance_id, publish_id, kind, device_id)
         ) WITHOUT ROWID;
+        CREATE INDEX events_by_time ON events (at);
 
         CREATE TABLE webhooks (
             id INTEGER PRIMARY KEY,
@@ -91,5 +94,6 @@ enum Schema {
             last_error TEXT
         );
         CREATE INDEX webhooks_due ON webhooks (next_attempt_at) WHERE state = 'pending';
+        CREATE INDEX webhooks_finished ON webhooks (finished_at) WHERE finished_at IS NOT NULL;
         """
 }

@@ -21,6 +21,24 @@ final class DeviceRegistryTests: StoreTestCase {
         try await store.close()
     }
 
+    func testDeviceIDsAreVersion7UUIDsThatSortByCreationTime() async throws {
+        let store = try await openStore()
+        var ids: [String] = []
+        for n in 0..<5 {
+            ids.append(try await register(store, n).id)
+            clock.advance(0.002)
+        }
+        XCTAssertEqual(ids, ids.sorted())
+        for id in ids {
+            let uuid = String(id.dropFirst("apns-".count))
+            XCTAssertEqual(Array(uuid)[14], "7", id)
+            XCTAssertTrue("89ab".contains(Array(uuid)[19]), id)
+        }
+        let prefix = String(ids[0].dropFirst(5).prefix(8) + ids[0].dropFirst(5).dropFirst(9).prefix(4))
+        XCTAssertEqual(UInt64(prefix, radix: 16), UInt64(Date(millisecondsSince1970: 1_700_000_000_000).millisecondsSince1970))
+        try await store.close()
+    }
+
     func testReRegistrationKeepsIDInterestsAndUserAndUpdatesFields() async throws {
         let store = try await openStore()
         let first = try await register(store, 1)

@@ -30,3 +30,18 @@ public enum WebhookOutcome: Sendable, Equatable {
     /// Stop trying.
     case gaveUp(error: String?)
 }
+
+/// Rows deleted by `PushStorage.purge`.
+public struct PurgeResult: Sendable, Equatable {
+    public var publishes: Int
+    public var events: Int
+    public var webhooks: Int
+    public var devices: Int
+
+    public init(publishes: Int = 0, events: Int = 0, webhooks: Int = 0, devices: Int = 0) {
+        self.publishes = publishes
+        self.events = events
+        self.webhooks = webhooks
+        self.devices = devices
+    }
+}

@@ -28,12 +28,14 @@ public final class SQLiteConnection {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
-        guard rc == SQLITE_OK, let db else {
-            let error = SQLiteConnection.error(rc, db: db, sql: nil)
+        do {
+            try SQLiteConnection.check(rc, db: db, sql: nil)
+        } catch {
             // Even a failed open usually allocates a handle that must be released.
             sqlite3_close_v2(db)
             throw error
         }
+        guard let db else { throw SQLiteError(code: SQLITE_NOMEM, extendedCode: SQLITE_NOMEM, message: "out of memory", sql: nil) }
         sqlite3_extended_result_codes(db, 1)
         self.handle = db
     }
@@ -54,10 +56,8 @@ public final class SQLiteConnection {
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
         handle = nil
-        let rc = sqlite3_close_v2(db)
-        if rc != SQLITE_OK {
-            throw SQLiteError(code: rc & 0xFF, extendedCode: rc, message: String(cString: sqlite3_errstr(rc)), sql: nil)
-        }
+        // The handle is gone after this call whatever it returns, so the message comes from the code alone.
+        try SQLiteConnection.check(sqlite3_close_v2(db), db: nil, sql: nil)
     }
 
     private var db: OpaquePointer {
@@ -77,12 +77,19 @@ public final class SQLiteConnection {
         return SQLiteError(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
     }
 
-    /// The one place where connection-level return codes become errors.
+    /// Checks a return code of this connection. - Throws: `SQLiteError` with SQLite's message.
     @discardableResult
     public func check(_ rc: Int32, sql: String? = nil) throws -> Int32 {
+        try SQLiteConnection.check(rc, db: handle, sql: sql)
+    }
+
+    /// The one place where SQLite return codes become errors: OK, ROW and DONE pass, anything else throws
+    /// `SQLiteError` with the code, the extended code, `sqlite3_errmsg` and the SQL.
+    @discardableResult
+    static func check(_ rc: Int32, db: OpaquePointer?, sql: String?) throws -> Int32 {
         switch rc {
         case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return rc
-        default: throw SQLiteConnection.error(rc, db: handle, sql: sql)
+        default: throw error(rc, db: db, sql: sql)
         }
     }
 

@@ -17,9 +17,15 @@ public final class Statement {
         self.sql = sql
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
-        guard rc == SQLITE_OK, let stmt else {
+        do {
+            try SQLiteConnection.check(rc, db: db, sql: sql)
+        } catch {
             sqlite3_finalize(stmt)
-            throw SQLiteConnection.error(rc, db: db, sql: sql)
+            throw error
+        }
+        guard let stmt else {
+            // SQL that is only whitespace or a comment compiles to no statement.
+            throw SQLiteError(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE, message: "empty statement", sql: sql)
         }
         self.handle = stmt
     }
@@ -40,13 +46,10 @@ public final class Statement {
         return handle
     }
 
-    /// Every SQLite return code of this statement goes through here.
+    /// The statement's return codes go through the connection's one `check`, with this statement's SQL.
     @discardableResult
     private func check(_ rc: Int32) throws -> Int32 {
-        switch rc {
-        case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return rc
-        default: throw SQLiteConnection.error(rc, db: db, sql: sql)
-        }
+        try SQLiteConnection.check(rc, db: db, sql: sql)
     }
 
     /// Binds `values` to parameters 1...n.
