@@ -13,6 +13,7 @@ public final class Application: Sendable {
     public let context: AppContext
     let engine: PublishEngine
     let webhooks: WebhookOutbox
+    let janitor: RetentionJanitor
     let apns: APNsClient
     let http: HTTPServer
     let instances: [InstanceRuntime]
@@ -39,6 +40,7 @@ public final class Application: Sendable {
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, metrics: metrics, logger: logger.named("webhooks"))
+        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"))
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
         settings.pageSize = config.engine.pageSize
@@ -126,8 +128,9 @@ public final class Application: Sendable {
     public func run() async {
         async let engineDone: Void = engine.run()
         async let webhooksDone: Void = webhooks.run()
+        async let janitorDone: Void = janitor.run()
         await http.waitUntilStopped()
-        _ = await (engineDone, webhooksDone)
+        _ = await (engineDone, webhooksDone, janitorDone)
     }
 
     /// Drains and stops everything within `gracePeriod` seconds.
@@ -136,6 +139,7 @@ public final class Application: Sendable {
         await http.shutdown()
         await engine.shutdown(gracePeriod: gracePeriod)
         webhooks.stop()
+        janitor.stop()
     }
 
     /// Closes the store (after `run()` returned).

@@ -63,7 +63,8 @@ extension ServerConfig {
         }
 
         if let storage = reader.object(root["storage"], "storage") {
-            reader.checkKeys(storage, "storage", allowed: ["path", "synchronous"])
+            reader.checkKeys(storage, "storage", allowed: ["path", "synchronous", "retentionDays"])
+            if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
             if let path = reader.string(storage, "path", "storage").map(expand) {
                 if path.isEmpty { reader.error("storage.path", "must not be empty") } else { config.storage.path = path }
             }

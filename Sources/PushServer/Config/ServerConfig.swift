@@ -28,6 +28,9 @@ public struct ServerConfig: Sendable {
         /// `normal` survives a process crash (kill -9) once a publish is acknowledged; `full` also survives
         /// power loss, at the cost of an fsync per commit group.
         public var synchronous = Synchronous.normal
+        /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
+        /// APNs are deleted after this. 0 keeps everything.
+        public var retentionDays = 30
         public init() {}
     }
 
