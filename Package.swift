@@ -38,10 +38,10 @@ let package = Package(
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "Benchmarks/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore"], path: "Benchmarks/StoreBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "Benchmarks/StoreBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "Benchmarks/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
-        .executableTarget(name: "SeedDevices", dependencies: ["PushStore"], path: "Benchmarks/SeedDevices"),
+        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "Benchmarks/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),

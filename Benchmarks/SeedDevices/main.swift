@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import TestSupport
 
 // Bulk-loads N APNs devices following one interest into a push-server database, through the store's own API (the
 // same code path as registration), so benchmarks can start the server on a large registry in seconds.
@@ -8,24 +9,6 @@ import PushStore
 //
 // Tokens are 64 hex digits from a seeded userspace PRNG (SystemRandomNumberGenerator makes a syscall per value),
 // written one per line to `--tokens FILE` when given, so a checker can match them at the APNs peer.
-
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func token() -> String {
-        (0..<4).map { _ in
-            let hex = String(next(), radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
-    }
-}
 
 func option(_ name: String) -> String? {
     let args = CommandLine.arguments
@@ -39,7 +22,7 @@ guard let db = option("db"), let instance = option("instance"), let interest = o
     exit(2)
 }
 let environment = PushEnvironment(rawValue: option("environment") ?? "sandbox") ?? .sandbox
-var generator = SplitMix64(state: option("seed").flatMap(UInt64.init) ?? 1)
+var generator = SplitMix64(seed: option("seed").flatMap(UInt64.init) ?? 1)
 let started = Date()
 
 var configuration = SQLitePushStore.Configuration(path: db)

@@ -3,19 +3,6 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// SplitMix64: a seeded userspace PRNG, so failures reproduce and no syscall is made per value.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Randomized mutations of valid requests: byte flips, truncations, insertions, deletions, duplications, and
 /// random read sizes. The parser must never crash or loop; the server must answer or close cleanly, in bounded
 /// time, and keep serving.

@@ -1,4 +1,5 @@
 @testable import PushServer
+import TestSupport
 import XCTest
 
 final class CheckpointTrackerTests: XCTestCase {
@@ -35,7 +36,7 @@ final class CheckpointTrackerTests: XCTestCase {
     }
 
     func testRandomAnswerOrderKeepsTheInvariantOverALongRun() {
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var tracker = CheckpointTracker(resumingAfter: 0)
         var inFlight: [Int64] = []
         var answered = Set<Int64>()
@@ -56,18 +57,5 @@ final class CheckpointTrackerTests: XCTestCase {
         }
         for ref in inFlight { tracker.completed(ref) }
         XCTAssertEqual(tracker.watermark, next)
-    }
-}
-
-/// A small seeded userspace PRNG (SystemRandomNumberGenerator makes a syscall per value).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
