@@ -81,25 +81,25 @@ final class APNsConnection: @unchecked Sendable {
 
     /// Hands a job to the loop. Returns false once the connection has stopped.
     func enqueue(_ job: APNsJob) -> Bool {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            if inbox.stop || inbox.stopped { return (false, false) }
+        inbox.withLock { inbox -> Bool in
+            if inbox.stop || inbox.stopped { return false }
             let wasEmpty = inbox.jobs.isEmpty
             inbox.jobs.append(job)
-            return (true, wasEmpty)
+            // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
+            // The wake-up happens under the lock: the loop marks itself stopped under the same lock before
+            // `curl_multi_cleanup`, so the multi is still alive here.
+            if wasEmpty { curl_multi_wakeup(multi) }
+            return true
         }
-        // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
-        if wake { curl_multi_wakeup(multi) }
-        return accepted
     }
 
     /// Aborts whatever is still running and stops the thread; returns the requests that got no final answer.
     func stop() async -> [APNsRequest] {
-        let wake = inbox.withLock { inbox -> Bool in
-            let first = !inbox.stop
+        inbox.withLock { inbox in
+            // Under the lock for the same reason as in `enqueue`: the multi is freed only after `stopped` is set.
+            if !inbox.stop && !inbox.stopped { curl_multi_wakeup(multi) }
             inbox.stop = true
-            return first && !inbox.stopped
         }
-        if wake { curl_multi_wakeup(multi) }
         return await withCheckedContinuation { continuation in
             let done = exit.withLock { exit -> [APNsRequest]? in
                 if let unanswered = exit.unanswered { return unanswered }
