@@ -69,6 +69,19 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(client.stats().retries, 0)
     }
 
+    func testServerStreamLimitBelowTheClientsIsRespected() async throws {
+        // The server allows 5 streams after auth; the client would use 50. curl must follow SETTINGS (the mock
+        // refuses streams over its limit with RST_STREAM REFUSED_STREAM).
+        let mock = try startMock(maxStreams: 5, delayMs: 20)
+        let client = try makeClient(connections: 1, streams: 50)
+        let results = await submitAll(client, (0..<200).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 200)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertLessThanOrEqual(stats.maxConcurrentStreamsObserved, 5)
+        XCTAssertEqual(stats.refusedStreams, 0)
+        XCTAssertEqual(stats.connectionsOpened, 1)
+    }
+
     func testManyConcurrentSendsUseFewConnectionsWithinStreamLimit() async throws {
         let mock = try startMock(delayMs: 20)
         let client = try makeClient(connections: 2, streams: 40)
