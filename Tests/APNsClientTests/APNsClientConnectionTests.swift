@@ -98,6 +98,33 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(clientStats.connections, 2)
     }
 
+    func testConcurrentSubmittersShareTheWindowAndEveryResultArrivesOnce() async throws {
+        let mock = try startMock(delayMs: 5)
+        let client = try makeClient(connections: 2, streams: 16)
+        let collector = ResultCollector(count: 1200)
+        let (credentials, environment) = (credentials, environment)
+        let requests = (0..<1200).map { alert(token($0)) }
+        await withTaskGroup(of: Void.self) { group in
+            for submitter in 0..<4 {
+                group.addTask {
+                    for index in stride(from: submitter, to: requests.count, by: 4) {
+                        await client.submit(requests[index], credentials: credentials, environment: environment) {
+                            collector.record(index, $0)
+                        }
+                    }
+                }
+            }
+        }
+        let results = await collector.all()
+        XCTAssertEqual(collector.duplicates, 0)
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 1200)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertEqual(stats.requests, 1200)
+        XCTAssertLessThanOrEqual(stats.maxConcurrentStreamsObserved, 16)
+        XCTAssertEqual(client.stats().requestsInFlight, 0)
+        XCTAssertEqual(client.stats().waitingForWindow, 0)
+    }
+
     func testSubmitSuspendsWhileTheWindowIsFull() async throws {
         let mock = try startMock(delayMs: 100)
         let client = try makeClient(connections: 1, streams: 4)
