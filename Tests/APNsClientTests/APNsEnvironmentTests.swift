@@ -1,4 +1,5 @@
 import APNsClient
+import TestSupport
 import Foundation
 import XCTest
 
@@ -25,5 +26,16 @@ final class APNsEnvironmentTests: XCTestCase {
         XCTAssertEqual(
             result.description,
             "status=410 attempts=2 apns-id=id-1 apns-unique-id=u-1 reason=Unregistered timestamp=1700000000500")
+    }
+}
+
+final class APNsCredentialsTests: XCTestCase {
+    func testLoadsCredentialsFromP8FileAndRejectsGarbage() throws {
+        let pair = try TestKeys.makeP256()
+        defer { TestKeys.remove(pair) }
+        let credentials = try APNsCredentials(teamID: "T", keyID: "K", privateKeyPath: pair.privateKeyPath)
+        XCTAssertEqual(credentials.teamID, "T")
+        XCTAssertFalse(try credentials.key.providerToken(keyID: "K", teamID: "T", issuedAt: 1).isEmpty)
+        XCTAssertThrowsError(try APNsCredentials(teamID: "T", keyID: "K", privateKeyPEM: "not a key"))
     }
 }
