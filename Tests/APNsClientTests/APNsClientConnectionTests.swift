@@ -222,6 +222,21 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(client.stats().pools, 2)
     }
 
+    func testIdleConnectionIsReplacedAfterMaxIdle() async throws {
+        let mock = try startMock()
+        let client = try APNsClient(
+            configuration: APNsClientConfiguration(
+                connectionsPerPool: 1, streamsPerConnection: 4, maxIdleSeconds: 1, retryPolicy: Self.fastRetries))
+        clients.append(client)
+        let first = await send(client, alert(token(1)))
+        XCTAssertEqual(first.response?.status, 200)
+        try await Task.sleep(nanoseconds: 2_200_000_000)  // real idle time: curl's connection age is wall-clock
+        let second = await send(client, alert(token(2)))
+        XCTAssertEqual(second.response?.status, 200)
+        XCTAssertEqual(second.response?.attempts, 1, "a stale connection must not cost a failed attempt")
+        XCTAssertEqual(try mock.stats().connectionsOpened, 2)
+    }
+
     func testShutdownLetsInFlightFinishWithinGracePeriod() async throws {
         let mock = try startMock(delayMs: 200)
         let client = try makeClient(connections: 1, streams: 10)
