@@ -14,7 +14,7 @@ import Synchronization
 /// locked inbox plus `curl_multi_wakeup`.
 ///
 /// @unchecked Sendable: the curl handles, transfers and job queues are touched only by the loop thread once it has
-/// started; `inbox` and `exit` are `Mutex`es, counters are atomics, and `curl_multi_wakeup` is documented as
+/// started; `inbox` and `exit` are `Locked`, counters are atomics, and `curl_multi_wakeup` is documented as
 /// callable from any thread.
 final class APNsConnection: @unchecked Sendable {
     private struct Inbox {
@@ -34,8 +34,8 @@ final class APNsConnection: @unchecked Sendable {
     private let environment: APNsEnvironment
     private let configuration: APNsClientConfiguration
     private let logger: Logger
-    private let inbox = Mutex(Inbox())
-    private let exit = Mutex(Exit())
+    private let inbox = Locked(Inbox())
+    private let exit = Locked(Exit())
     /// Transfers attached to the multi.
     let attached = Atomic<Int>(0)
     /// TCP/TLS connections curl opened for this slot.
