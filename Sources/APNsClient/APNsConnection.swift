@@ -47,6 +47,15 @@ final class APNsConnection: @unchecked Sendable {
     private var ready: [APNsJob] = []
     private var delayed: [APNsJob] = []
     private var random: UInt64
+    /// Transfers attached to the multi (the loop's own count; `attached` mirrors it for stats).
+    private var attachedCount = 0
+    /// Whether the current connection has had a request accepted with our token. Until then APNs allows one
+    /// stream, and a burst sent before its SETTINGS arrive is refused (RST_STREAM REFUSED_STREAM), which makes
+    /// curl drop and reopen the connection: measured against the mock, 46 refused streams and 3 connections for
+    /// 200 requests. So a cold connection carries one request at a time until the first answer.
+    private var warm = false
+    /// Monotonic time of the last answer; after `maxIdleSeconds` curl reconnects, so the connection is cold again.
+    private var lastAnswerAt: UInt64 = 0
 
     init(index: Int, pool: APNsPool, environment: APNsEnvironment, configuration: APNsClientConfiguration,
          logger: Logger) throws(CurlError) {
@@ -123,7 +132,9 @@ final class APNsConnection: @unchecked Sendable {
             ready.append(contentsOf: incoming)
             if stop { break }
 
-            if !delayed.isEmpty { promoteDueRetries(now: monotonicNanos()) }
+            let now = monotonicNanos()
+            if warm && now &- lastAnswerAt > UInt64(configuration.maxIdleSeconds) * 1_000_000_000 { warm = false }
+            if !delayed.isEmpty { promoteDueRetries(now: now) }
             if !ready.isEmpty { startReady() }
 
             var running: Int32 = 0
@@ -132,7 +143,9 @@ final class APNsConnection: @unchecked Sendable {
                 logger.error("curl_multi_perform failed", ["code": String(code.rawValue)])
             }
             collectFinished()
-            if !ready.isEmpty { continue }  // immediate retries or handed-over jobs: start them first
+            // Immediate retries or handed-over jobs: start them before sleeping, unless the cold-connection gate
+            // holds them back (then the answer that opens the gate wakes the poll).
+            if !ready.isEmpty && (warm || attachedCount == 0) { continue }
 
             var timeout: Int32 = 1000
             if let next = delayed.map(\.notBefore).min() {
@@ -160,8 +173,13 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func startReady() {
-        let jobs = ready
-        ready.removeAll(keepingCapacity: true)
+        if !warm {
+            // Cold connection: one stream until the first answer (see `warm`).
+            while attachedCount == 0 && !ready.isEmpty { start(ready.removeFirst()) }
+            return
+        }
+        var jobs: [APNsJob] = []
+        swap(&jobs, &ready)
         for job in jobs { start(job) }
     }
 
@@ -201,6 +219,7 @@ final class APNsConnection: @unchecked Sendable {
             finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
             return
         }
+        attachedCount += 1
         attached.add(1, ordering: .relaxed)
         job.attempts += 1
         if job.firstSentAt == 0 { job.firstSentAt = monotonicNanos() }
@@ -218,6 +237,7 @@ final class APNsConnection: @unchecked Sendable {
 
     private func completed(_ transfer: APNsTransfer, code: CURLcode) {
         curl_multi_remove_handle(multi, transfer.easy)
+        attachedCount -= 1
         attached.subtract(1, ordering: .relaxed)
         let newConnections = transfer.connectionsOpened
         if newConnections > 0 {
@@ -234,11 +254,15 @@ final class APNsConnection: @unchecked Sendable {
                 status: status, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID, reason: body.reason,
                 timestamp: body.timestamp)
             outcome = .response(status: status, reason: body.reason)
+            lastAnswerAt = monotonicNanos()
+            // Any answer other than a token rejection means APNs accepted our token on this connection.
+            if !(body.reason?.isCredentialFault ?? false) { warm = true }
         } else {
             let kind = code == CURLE_OK ? .connection : CurlGlobal.classify(code)
             transportError = APNsTransportError(
                 kind: kind, code: Int(code.rawValue), message: transfer.errorMessage(code))
             outcome = .transport(kind)
+            if kind == .connection { warm = false }  // curl will open a new connection: cold again
         }
         guard let job = transfer.unload() else { return }
         idle.append(transfer)

@@ -171,6 +171,9 @@ final class APNsClientResponseTests: MockAPNsTestCase {
         var noRetry = Self.fastRetries
         noRetry.retryTimeouts = false
         let client = try makeClient(connections: 1, streams: 10, requestTimeout: 0.5, retry: noRetry)
+        // Warm the connection first: a cold one carries a single stream until APNs has accepted a token.
+        let warmUp = await send(client, alert(token(70)))
+        XCTAssertEqual(warmUp.response?.status, 200)
         let slow = token(6, prefix: "51")
         try mock.setBehaviour(token: slow, .init(delayMs: 3000))
         let (request, credentials, environment) = (alert(slow), credentials, environment)
