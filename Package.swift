@@ -40,6 +40,8 @@ let package = Package(
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "Benchmarks/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore"], path: "Benchmarks/StoreBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "Benchmarks/HTTPBench"),
+        // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
+        .executableTarget(name: "SeedDevices", dependencies: ["PushStore"], path: "Benchmarks/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),

@@ -25,16 +25,7 @@ public enum HS256 {
 
     /// HMAC-SHA256 of `message` (32 bytes).
     public static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        // A one-element buffer stands in for an empty key: some OpenSSL paths treat a NULL key as "no key".
-        let keyBytes = key.isEmpty ? [0] : key
-        let result = HMAC(EVP_sha256(), keyBytes, Int32(key.count), message, message.count, &output, &length)
-        _ = try check(result, "HMAC")
-        guard length == 32 else {
-            throw CryptoError(operation: "HMAC", messages: ["produced \(length) bytes, expected 32"])
-        }
-        return output
+        try MessageAuthentication.code(EVP_sha256(), size: 32, message: message, key: key)
     }
 
     /// Whether `signature` is the HMAC-SHA256 of `message`, compared in constant time (CRYPTO_memcmp) so timing

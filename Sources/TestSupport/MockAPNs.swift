@@ -7,7 +7,7 @@ import Foundation
 /// let mock = try MockAPNs.start(teamID: "TEAM123456", keys: [(keyID: "KEY1234567", publicKeyPath: pem)],
 ///                               topics: ["com.example.app"])
 /// defer { mock.stop() }
-/// try mock.setBehaviour(token: token, Behaviour(status: 410, reason: "Unregistered"))
+/// try mock.setBehaviour(token: token, MockAPNs.Behaviour(status: 410, reason: "Unregistered"))
 /// // … point the client at mock.baseURL, trusting mock.caFile …
 /// let requests = try mock.requests()
 /// ```
@@ -102,7 +102,7 @@ public final class MockAPNs: @unchecked Sendable {
         do {
             try process.run()
         } catch {
-            throw .launchFailed("\(process.executableURL?.path ?? "?"): \(error)")
+            throw .launchFailed("\(process.executableURL?.path ?? "?"): \(error) (run `make venv` or set PUSH_TEST_PYTHON)")
         }
 
         let line: String
@@ -115,15 +115,20 @@ public final class MockAPNs: @unchecked Sendable {
         }
         struct Startup: Decodable {
             var port: Int
-            var control_port: Int  // swiftlint:disable:this identifier_name
-            var ca_file: String  // swiftlint:disable:this identifier_name
+            var controlPort: Int
+            var caFile: String
+            enum CodingKeys: String, CodingKey {
+                case port
+                case controlPort = "control_port"
+                case caFile = "ca_file"
+            }
         }
         guard let info = try? JSONDecoder().decode(Startup.self, from: Data(line.utf8)) else {
             process.terminate()
             process.waitUntilExit()
             throw .noStartupLine("unexpected line: \(line)")
         }
-        return MockAPNs(port: info.port, controlPort: info.control_port, caFile: info.ca_file, teamID: teamID,
+        return MockAPNs(port: info.port, controlPort: info.controlPort, caFile: info.caFile, teamID: teamID,
                         process: process, stdinPipe: stdin)
     }
 
@@ -198,6 +203,19 @@ public final class MockAPNs: @unchecked Sendable {
         var path = "/requests?since=\(since)"
         if let token { path += "&token=\(token)" }
         return try decode([Request].self, try call("GET", path), request: "GET /requests")
+    }
+
+    /// Polls `requests(token:)` until at least `count` are recorded (every 20 ms, up to `timeout` seconds) and
+    /// returns them; for clients that answer before the mock has finished recording, or that send in background.
+    public func waitForRequests(count: Int, token: String? = nil, timeout: Double = 5) throws(MockAPNsError)
+        -> [Request]
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let found = try requests(token: token)
+            if found.count >= count || Date() >= deadline { return found }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).

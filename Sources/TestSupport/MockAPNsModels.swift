@@ -1,18 +1,6 @@
 import Foundation
 
 extension MockAPNs {
-    /// A signing key of the mock's team: the key ID and a PEM file holding its public key (a private PEM or
-    /// `.p8` works too: the mock takes its public half).
-    public struct Key: Sendable, Equatable {
-        public var keyID: String
-        public var publicKeyPath: String
-
-        public init(keyID: String, publicKeyPath: String) {
-            self.keyID = keyID
-            self.publicKeyPath = publicKeyPath
-        }
-    }
-
     /// The environment the mock pretends to be. Only `sandbox` answers `apns-unique-id` (as Apple's does).
     public enum Environment: String, Sendable {
         case sandbox
@@ -82,14 +70,23 @@ extension MockAPNs {
         public var recordLimit: Int?
         /// Whether a missing `apns-push-type` is 400 InvalidPushType (default true) or means `alert`.
         public var requirePushType: Bool?
+        /// Seconds added to the mock's clock for every time rule (token age, 20-minute refresh, 410 timestamps),
+        /// to follow a client's injected clock instead of waiting. Default 0.
+        public var clockOffsetSeconds: Double?
+        /// Seconds without any frame from the client (PING included) after which a connection gets GOAWAY
+        /// `{"reason":"IdleTimeout"}` and is closed, as APNs closes idle connections. Default 0: never.
+        public var idleTimeoutSeconds: Double?
 
         public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
-                    requirePushType: Bool? = nil) {
+                    requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
+                    idleTimeoutSeconds: Double? = nil) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
             self.recordLimit = recordLimit
             self.requirePushType = requirePushType
+            self.clockOffsetSeconds = clockOffsetSeconds
+            self.idleTimeoutSeconds = idleTimeoutSeconds
         }
 
         enum CodingKeys: String, CodingKey {
@@ -98,6 +95,8 @@ extension MockAPNs {
             case maxStreams = "max_streams"
             case recordLimit = "record_limit"
             case requirePushType = "require_push_type"
+            case clockOffsetSeconds = "clock_offset_s"
+            case idleTimeoutSeconds = "idle_timeout_s"
         }
     }
 
@@ -116,7 +115,7 @@ extension MockAPNs {
         public var token: String?
         /// Header names (lower-case) to values; a repeated header has several values.
         public var headers: [String: [String]]
-        /// The body parsed as JSON (nil unless the request passed every check up to the payload).
+        /// The body parsed as JSON (nil when it is empty or not JSON), whatever the answer.
         public var payload: JSONValue?
         public var payloadSize: Int
         /// The status and reason answered (or to be answered after a delay; `.drop` records the status too).

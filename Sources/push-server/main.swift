@@ -1,2 +1,5 @@
+import Foundation
 import PushServer
-print("push-server: not wired yet")
+
+// Everything lives in PushServer.CLI; this file only hands over the arguments and the exit status.
+exit(await CLI.run(Array(CommandLine.arguments.dropFirst())))

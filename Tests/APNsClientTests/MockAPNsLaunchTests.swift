@@ -73,12 +73,33 @@ final class MockAPNsLaunchTests: XCTestCase {
         XCTAssertEqual(try curl(mock, jwt: jwt).status, 200, "reset removes behaviours")
     }
 
+    func testDropBehaviourClosesTheConnectionWithoutAnswer() throws {
+        let mock = try startMock()
+        defer { mock.stop() }
+        try mock.setBehaviour(token: token, .init(times: 1, action: .drop))
+        let jwt = try signJWT(iat: Int(Date().timeIntervalSince1970))
+        XCTAssertThrowsError(try curl(mock, jwt: jwt), "curl must fail: no HTTP answer")
+        let recorded = try mock.waitForRequests(count: 1)
+        XCTAssertEqual(recorded.first?.action, .drop)
+        XCTAssertEqual(try mock.stats().connectionsDropped, 1)
+        XCTAssertEqual(try curl(mock, jwt: jwt).status, 200, "times: 1 applies once")
+    }
+
     func testExpiredProviderTokenIsRejected() throws {
         let mock = try startMock()
         defer { mock.stop() }
         let answer = try curl(mock, jwt: try signJWT(iat: Int(Date().timeIntervalSince1970) - 3700))
         XCTAssertEqual(answer.status, 403)
         XCTAssertEqual(answer.reason, "ExpiredProviderToken")
+    }
+
+    func testClockOffsetMakesAFutureTokenCurrent() throws {
+        let mock = try startMock()
+        defer { mock.stop() }
+        let future = try signJWT(iat: Int(Date().timeIntervalSince1970) + 3000)
+        XCTAssertEqual(try curl(mock, jwt: future).reason, "InvalidProviderToken")
+        XCTAssertEqual(try mock.setConfig(.init(clockOffsetSeconds: 3000)).clockOffsetSeconds, 3000)
+        XCTAssertEqual(try curl(mock, jwt: future).status, 200)
     }
 
     func testControlAPIRejectsErrorBehaviourWithoutReason() throws {

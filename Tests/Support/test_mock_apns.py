@@ -13,7 +13,8 @@ import pytest
 
 import apns_rules
 from apns_rules import ConnectionAuth, KeyRing, Policy, Request
-from conftest import HERE, KID, KID2, TEAM, TOPIC, H2Client, Mock, new_apns_id, sign_jwt
+from mock_apns_testkit import HERE, KID, KID2, TEAM, TOPIC, H2Client, Mock, new_apns_id, sign_jwt
+from mock_apns_testkit import _reset, client, keys, mock  # noqa: F401  (fixtures)
 
 TOKEN = "ab" * 32
 UUID_LOWER = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -147,11 +148,21 @@ def test_payload_rules(client, keys):
 # MARK: - Provider tokens
 
 
-def test_missing_or_empty_authorization_is_missing_provider_token(client, keys):
+def test_missing_or_empty_authorization_is_missing_provider_token(mock, client, keys):
     c = client()
     assert (c.request(TOKEN, None).status, c.responses[1].reason) == (403, "MissingProviderToken")
     r = c.request(TOKEN, None, extra=[("authorization", "bearer ")])
     assert r.reason == "MissingProviderToken"
+    assert mock.requests()[0]["payload"] == {"aps": {"alert": "hi"}}  # recorded whatever the answer
+
+
+def _der_signed(key) -> str:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from mock_apns_testkit import b64url
+    signing_input = sign_jwt(key).rsplit(".", 1)[0]
+    return f"{signing_input}.{b64url(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))}"
 
 
 @pytest.mark.parametrize("make", [
@@ -162,6 +173,7 @@ def test_missing_or_empty_authorization_is_missing_provider_token(client, keys):
     lambda k: sign_jwt(k.key1, iat="1700000000"),        # iat not a number
     lambda k: sign_jwt(k.key1)[:-4] + "AAAA",            # tampered signature
     lambda k: "a.b",                                      # two segments
+    lambda k: _der_signed(k.key1),                        # DER signature (OpenSSL's format), not JWS r||s
     lambda k: sign_jwt(k.key1, iat=int(time.time()) + 600),  # issued in the future
 ])
 def test_invalid_provider_tokens(client, keys, make):
@@ -386,7 +398,7 @@ def test_mock_rejects_malformed_key_argument():
 
 
 def test_rules_order_and_refresh_state_without_sockets(keys):
-    from conftest import sign_jwt as sign
+    from mock_apns_testkit import sign_jwt as sign
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: F401
     ring = KeyRing(TEAM, {KID: keys.key1.public_key()})
     auth = ConnectionAuth()
@@ -459,3 +471,114 @@ def test_aioapns_passes_the_strict_mock(mock, keys, tmp_path):
     results = asyncio.run(send())
     assert [r.status for r in results] == ["200"] * 20, [(r.status, r.description) for r in results]
     assert mock.control("GET", "/stats")["refused_streams"] == 0  # it honoured the single first stream
+
+
+def test_clock_offset_moves_the_mocks_now_for_token_rules(mock, client, keys):
+    now = int(time.time())
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1, iat=now)).status == 200
+    later = sign_jwt(keys.key1, iat=now + 3000)
+    assert c.request(TOKEN, later).reason == "InvalidProviderToken"  # 50 minutes in the future
+    mock.control("PUT", "/config", {"clock_offset_s": 3000})
+    assert c.request(TOKEN, later).status == 200  # a refresh 50 minutes later on the same connection
+    mock.control("PUT", "/config", {"clock_offset_s": 3000 + 3601})
+    assert c.request(TOKEN, later).reason == "ExpiredProviderToken"
+
+
+def test_control_api_lists_and_deletes_behaviours_and_filters_requests(mock, client, keys):
+    mock.behave(TOKEN, status=429, reason="TooManyRequests")
+    mock.behave("cd*", status=500, reason="InternalServerError", times=1)
+    listed = mock.control("GET", "/behaviours")
+    assert listed[TOKEN]["reason"] == "TooManyRequests" and listed["cd*"]["times"] == 1
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request(TOKEN, jwt).reason == "TooManyRequests"
+    mock.control("DELETE", f"/behaviours/{TOKEN}")
+    assert c.request(TOKEN, jwt).status == 200
+    assert mock.control("GET", "/behaviours")["cd*"]["used"] == 0
+    mock.control("DELETE", "/behaviours/cd*")
+    assert c.request("cd" * 32, jwt).status == 200
+    first = mock.requests()[0]["seq"]
+    assert [r["status"] for r in mock.control("GET", f"/requests?since={first}")] == [200, 200]
+    assert [r["token"] for r in mock.requests("cd" * 32)] == ["cd" * 32]
+    mock.control("DELETE", "/behaviours")
+    assert mock.control("GET", "/behaviours") == {}
+
+
+@pytest.mark.parametrize("topic,push_type,reason", [
+    ("com.example.app", "alert", None),
+    ("com.example.app", "background", None),
+    ("com.example.app.voip", "voip", None),
+    ("com.example.app.complication", "complication", None),
+    ("com.example.app.push-type.liveactivity", "liveactivity", None),
+    ("com.example.app.location-query", "location", None),
+    ("com.example.app.voip-ptt", "pushtotalk", None),
+    ("com.example.app.pushkit.fileprovider", "fileprovider", None),
+    ("com.example.app.push-type.widgets", "widgets", None),
+    ("com.example.app.push-type.controls", "controls", None),
+    ("com.example.app", "mdm", None),
+    ("com.example.app.voip", "liveactivity", "DeviceTokenNotForTopic"),
+    ("com.example.ap", "alert", "BadTopic"),
+    ("com.example.app.unknown", "alert", "BadTopic"),
+])
+def test_topic_rule_without_sockets(topic, push_type, reason):
+    verdict = apns_rules.check_topic(topic, push_type, frozenset(["com.example.app"]))
+    assert verdict.reason == reason
+
+
+@pytest.mark.parametrize("push_type,priority,payload,reason", [
+    ("alert", 10, {"aps": {"alert": {"title": "t"}}}, None),
+    ("alert", 5, {"aps": {"sound": "default"}}, None),
+    ("alert", 10, {"aps": {"badge": 0, "content-available": 1}}, None),
+    ("alert", 10, {"data": 1}, "InvalidPushType"),
+    ("background", 5, {"aps": {"content-available": 1}, "data": 1}, None),
+    ("background", 1, {"aps": {"content-available": 1}}, None),
+    ("background", 5, {"aps": {"content-available": True}}, "InvalidPushType"),
+    ("background", 5, {"aps": {"content-available": 1, "sound": "x"}}, "InvalidPushType"),
+    ("background", 10, {"aps": {"content-available": 1}}, "BadPriority"),
+    ("voip", 10, {"anything": 1}, None),
+])
+def test_push_type_payload_rule_without_sockets(push_type, priority, payload, reason):
+    assert apns_rules.check_push_type_payload(push_type, priority, payload).reason == reason
+
+
+def test_connection_auth_state_without_sockets(keys):
+    ring = KeyRing(TEAM, {KID: keys.key1.public_key(), KID2: keys.key2.public_key()})
+    auth = ConnectionAuth()
+    now = 1_800_000_000.0
+    t1 = ring.verify(sign_jwt(keys.key1, iat=int(now)))
+    assert auth.admit("jwt-1", t1, now).ok and auth.bound_kid == KID
+    assert auth.admit("jwt-1", t1, now + 3000).ok  # the same token is reused freely until it expires
+    t2 = ring.verify(sign_jwt(keys.key1, iat=int(now) + 1199))
+    assert auth.admit("jwt-2", t2, now + 1199).reason == "TooManyProviderTokenUpdates"
+    assert auth.current_jwt == "jwt-1"
+    t3 = ring.verify(sign_jwt(keys.key1, iat=int(now) + 1200))
+    assert auth.admit("jwt-3", t3, now + 1200).ok and auth.tokens_seen == 2
+    other = ring.verify(sign_jwt(keys.key2, kid=KID2, iat=int(now) + 3000))
+    assert auth.admit("jwt-4", other, now + 3000).reason == "UnrelatedKeyIdInToken"
+
+
+def test_idle_connection_gets_goaway_idle_timeout(mock, client, keys):
+    mock.control("PUT", "/config", {"idle_timeout_s": 0.3})
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.key1)).status == 200
+    start = time.monotonic()
+    while c.goaway is None and c.pump(3):
+        pass
+    assert c.goaway is not None and json.loads(c.goaway.additional_data) == {"reason": "IdleTimeout"}
+    assert c.goaway.last_stream_id == 1 and time.monotonic() - start >= 0.2
+    while c.pump(2):
+        pass
+    assert c.closed
+
+
+def test_pings_keep_a_connection_from_idling(mock, client, keys):
+    mock.control("PUT", "/config", {"idle_timeout_s": 0.4})
+    c, jwt = client(), sign_jwt(keys.key1)
+    assert c.request(TOKEN, jwt).status == 200
+    for _ in range(5):  # 1 s of PINGs only, 0.2 s apart: any frame counts as activity
+        c.conn.ping(b"12345678")
+        c._flush()
+        c.pump(0.2)  # reads the PING ACK
+        time.sleep(0.2)
+    assert c.goaway is None and not c.closed
+    assert c.request(TOKEN, jwt).status == 200  # still usable

@@ -1,4 +1,6 @@
-"""Fixtures for the mock's own tests: keys, JWT signing, a running mock process and a raw h2-over-TLS client."""
+"""Helpers and fixtures for the mock's own tests: keys, JWT signing, a running mock process and a raw
+h2-over-TLS client. Not named conftest.py: Tests/sdk has one, and both import helpers from `conftest`, which
+clashes when pytest collects both directories in one run; the test module imports these fixtures instead."""
 
 from __future__ import annotations
 

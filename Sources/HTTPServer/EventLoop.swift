@@ -1,0 +1,377 @@
+import CLinux
+import Glibc
+import Logging
+import Synchronization
+
+/// A message from another thread to a loop, delivered through its mailbox and eventfd.
+enum LoopMessage: Sendable {
+    /// A handler finished; `id` guards against a new connection that reused the fd.
+    case response(fd: Int32, id: UInt64, HTTPResponse)
+    /// Stop accepting, close idle connections, give in-flight requests `grace` nanoseconds.
+    case shutdown(grace: UInt64)
+}
+
+/// One event-loop thread: its own `SO_REUSEPORT` listener, a level-triggered epoll set, an eventfd for wake-ups,
+/// and the connections it accepted. Deadlines are checked by scanning the connections on a 100 ms tick
+/// (`epoll_wait` timeout); that costs O(connections) ten times a second, trivial next to the I/O.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: every stored property except `mailbox` is used only on the loop's own thread once `run()`
+    // starts (init runs before the thread exists); `mailbox` is a Mutex and is the only cross-thread entry point.
+
+    struct Mailbox {
+        var messages: [LoopMessage] = []
+        var wakePending = false
+        var closed = false
+    }
+
+    static let tickNanos: UInt64 = 100_000_000
+    static let lingerNanos: UInt64 = 2_000_000_000
+    static let readBufferSize = 64 * 1024
+
+    let index: Int
+    let context: ServerContext
+    let epfd: Int32
+    let wakeFD: Int32
+    var listenFD: Int32
+    var reserveFD: Int32
+    let mailbox = Mutex(Mailbox())
+    var connections: [Connection?] = []
+    var connectionCount = 0
+    var nextConnectionID: UInt64 = 1
+    var now: UInt64 = MonotonicClock.now()
+    var lastScan: UInt64 = 0
+    var acceptPausedUntil: UInt64 = 0
+    var lastRefusalLog: UInt64 = 0
+    var refusedSinceLog = 0
+    var draining = false
+    var drainDeadline: UInt64 = 0
+    var dateCache = HTTPDateCache()
+    let readBuffer: UnsafeMutableRawBufferPointer
+    var requestCounter: UInt64 = 0
+    let requestIDPrefix: String
+    let maxBufferedWhileBusy: Int
+    private let onExit: @Sendable () -> Void
+
+    init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
+        self.index = index
+        self.context = context
+        self.listenFD = listenFD
+        self.onExit = onExit
+        let epfd = try check("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        let wakeFD: Int32
+        do {
+            wakeFD = try check("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        } catch {
+            close(epfd)
+            throw error
+        }
+        self.epfd = epfd
+        self.wakeFD = wakeFD
+        // A spare descriptor: when accept fails with EMFILE we close it, accept and close the pending
+        // connection (so the listener stops signalling), then take it back.
+        self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
+        self.requestIDPrefix = EventLoop.randomHex(8) + String(index, radix: 16)
+        let limits = context.limits
+        self.maxBufferedWhileBusy = limits.maxRequestLineBytes + limits.maxHeaderBytes + EventLoop.readBufferSize
+        do {
+            try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
+            try register(listenFD, events: UInt32(EPOLLIN.rawValue))
+        } catch {
+            close(epfd)
+            close(wakeFD)
+            if reserveFD >= 0 { close(reserveFD) }
+            readBuffer.deallocate()
+            throw error
+        }
+    }
+
+    private func register(_ fd: Int32, events: UInt32) throws {
+        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
+        try check("epoll_ctl(ADD)") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) }
+    }
+
+    // MARK: Cross-thread entry point
+
+    /// Queues a message and wakes the loop. Safe from any thread; dropped once the loop has exited.
+    func post(_ message: LoopMessage) {
+        mailbox.withLock { box in
+            guard !box.closed else { return }
+            box.messages.append(message)
+            // One eventfd write per batch: later posts ride on the pending wake-up.
+            if !box.wakePending {
+                box.wakePending = true
+                var one: UInt64 = 1
+                _ = write(wakeFD, &one, 8)
+            }
+        }
+    }
+
+    // MARK: The loop
+
+    func run() {
+        let capacity: Int32 = 256
+        var events = [epoll_event](repeating: epoll_event(), count: Int(capacity))
+        while true {
+            let needsTimer = connectionCount > 0 || acceptPausedUntil > 0 || draining
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, needsTimer ? 100 : -1) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                context.logger.critical("epoll_wait failed", ["errno": "\(errno)", "loop": "\(index)"])
+                break
+            }
+            now = MonotonicClock.now()
+            for i in 0..<Int(n) {
+                let flags = events[i].events
+                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: events[i].data.u64))
+                if fd == wakeFD {
+                    drainMailbox()
+                } else if fd == listenFD {
+                    acceptConnections()
+                } else if fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)] {
+                    handle(connection, flags: flags)
+                }
+            }
+            if now &- lastScan >= EventLoop.tickNanos {
+                lastScan = now
+                expireDeadlines()
+                if acceptPausedUntil > 0 && now >= acceptPausedUntil { resumeAccepting() }
+            }
+            if draining {
+                if now >= drainDeadline {
+                    for case let connection? in connections { closeConnection(connection) }
+                }
+                if connectionCount == 0 { break }
+            }
+        }
+        finish()
+    }
+
+    /// Releases what a loop that never ran owns (a `start()` that failed half-way).
+    func discardUnstarted() {
+        if listenFD >= 0 { close(listenFD) }
+        listenFD = -1
+        mailbox.withLock { box in
+            box.closed = true
+            close(wakeFD)
+        }
+        close(epfd)
+        if reserveFD >= 0 { close(reserveFD) }
+        readBuffer.deallocate()
+    }
+
+    private func finish() {
+        for case let connection? in connections { closeConnection(connection) }
+        if listenFD >= 0 {
+            close(listenFD)
+            listenFD = -1
+        }
+        mailbox.withLock { box in
+            box.closed = true
+            box.messages.removeAll()
+            close(wakeFD)
+        }
+        close(epfd)
+        if reserveFD >= 0 { close(reserveFD) }
+        readBuffer.deallocate()
+        onExit()
+    }
+
+    private func drainMailbox() {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, 8)
+        let messages = mailbox.withLock { box -> [LoopMessage] in
+            box.wakePending = false
+            let taken = box.messages
+            box.messages.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for message in messages {
+            switch message {
+            case .response(let fd, let id, let response):
+                guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
+                      connection.id == id, connection.phase == .handling
+                else { continue }  // the connection closed meanwhile (timeout, reset, shutdown)
+                sendResponse(connection, response)
+            case .shutdown(let grace):
+                beginDraining(grace: grace)
+            }
+        }
+    }
+
+    private func beginDraining(grace: UInt64) {
+        guard !draining else { return }
+        draining = true
+        drainDeadline = now + grace
+        if listenFD >= 0 {
+            // Closing the descriptor removes it from the epoll set.
+            close(listenFD)
+            listenFD = -1
+        }
+        acceptPausedUntil = 0
+        for case let connection? in connections {
+            switch connection.phase {
+            case .idle, .handshaking, .lingering:
+                closeConnection(connection)
+            case .readingHead, .readingBody, .handling, .writing:
+                // Finishes its current request, then closes (`Connection: close`).
+                connection.closeAfterWrite = true
+            }
+        }
+    }
+
+    // MARK: Accepting
+
+    private func acceptConnections() {
+        // Bounded per wake-up so one busy listener cannot starve established connections; level-triggered
+        // epoll reports the rest on the next round.
+        for _ in 0..<64 {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    clinux_accept_nonblock(listenFD, $0, &length)
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK: return
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    survive(errno)
+                    return
+                default:
+                    context.logger.error("accept failed", ["errno": "\(errno)", "loop": "\(index)"])
+                    return
+                }
+            }
+            let open = context.openConnections.load(ordering: .relaxed)
+            if open >= context.limits.maxConnections || draining {
+                close(fd)
+                refusedSinceLog += 1
+                // At most one line per second: a connection flood must not become a log flood.
+                if now &- lastRefusalLog >= 1_000_000_000 {
+                    context.logger.warning("Connections refused: too many open connections",
+                                           ["open": "\(open)", "refused": "\(refusedSinceLog)", "loop": "\(index)"])
+                    lastRefusalLog = now
+                    refusedSinceLog = 0
+                }
+                continue
+            }
+            setUp(fd, peer: EventLoop.describe(address))
+        }
+    }
+
+    /// Out of descriptors: shed the pending connection with the reserve descriptor, then stop accepting for one
+    /// tick so the loop does not spin while the process stays at its limit.
+    private func survive(_ code: Int32) {
+        context.logger.warning("accept failed: out of file descriptors", ["errno": "\(code)", "loop": "\(index)"])
+        if reserveFD >= 0 {
+            close(reserveFD)
+            reserveFD = -1
+            let fd = clinux_accept_nonblock(listenFD, nil, nil)
+            if fd >= 0 { close(fd) }
+            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        }
+        if listenFD >= 0 && acceptPausedUntil == 0 {
+            var event = epoll_event()
+            epoll_ctl(epfd, EPOLL_CTL_DEL, listenFD, &event)
+        }
+        acceptPausedUntil = now + EventLoop.tickNanos
+    }
+
+    private func resumeAccepting() {
+        acceptPausedUntil = 0
+        if reserveFD < 0 { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        guard listenFD >= 0 else { return }
+        do {
+            try register(listenFD, events: UInt32(EPOLLIN.rawValue))
+        } catch {
+            context.logger.error("Could not resume accepting", ["error": "\(error)", "loop": "\(index)"])
+        }
+    }
+
+    private func setUp(_ fd: Int32, peer: String) {
+        var one: Int32 = 1
+        // Responses are written in one send; without TCP_NODELAY Nagle would hold back small ones.
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var session: TLSSession?
+        if let tls = context.tls {
+            guard let s = TLSSession(context: tls, fd: fd) else {
+                close(fd)
+                context.logger.error("SSL_new failed", ["loop": "\(index)"])
+                return
+            }
+            session = s
+        }
+        let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, tls: session,
+                                    limits: context.limits.parserLimits)
+        nextConnectionID += 1
+        let events = UInt32(EPOLLIN.rawValue)
+        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
+        if epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0 {
+            context.logger.error("epoll_ctl(ADD) failed", ["errno": "\(errno)", "loop": "\(index)"])
+            close(fd)
+            return
+        }
+        connection.registeredEvents = events
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count))
+        }
+        connections[Int(fd)] = connection
+        connectionCount += 1
+        context.openConnections.add(1, ordering: .relaxed)
+        context.acceptedConnections.add(1, ordering: .relaxed)
+        connection.deadline = now + (session != nil ? context.limits.tlsHandshakeTimeout.nanoseconds
+                                                    : context.limits.headerReadTimeout.nanoseconds)
+    }
+
+    // MARK: Helpers
+
+    func closeConnection(_ connection: Connection) {
+        guard !connection.closed else { return }
+        connection.closed = true
+        // close() also removes the descriptor from the epoll set.
+        close(connection.fd)
+        connections[Int(connection.fd)] = nil
+        connectionCount -= 1
+        context.openConnections.subtract(1, ordering: .relaxed)
+    }
+
+    func updateInterest(_ connection: Connection) {
+        guard !connection.closed else { return }
+        var events: UInt32 = 0
+        if !connection.readEOF && !connection.readPaused { events |= UInt32(EPOLLIN.rawValue) }
+        if connection.outputPending || connection.tlsWantsWrite { events |= UInt32(EPOLLOUT.rawValue) }
+        guard events != connection.registeredEvents else { return }
+        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: connection.fd))))
+        if epoll_ctl(epfd, EPOLL_CTL_MOD, connection.fd, &event) == 0 {
+            connection.registeredEvents = events
+        } else {
+            closeConnection(connection)
+        }
+    }
+
+    func nextRequestID() -> String {
+        requestCounter += 1
+        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
+    }
+
+    static func describe(_ address: sockaddr_in) -> String {
+        var a = address.sin_addr
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return host + ":" + String(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        var out = ""
+        for _ in 0..<bytes {
+            let b = UInt8.random(in: 0...255, using: &generator)
+            out += (b < 16 ? "0" : "") + String(b, radix: 16)
+        }
+        return out
+    }
+}

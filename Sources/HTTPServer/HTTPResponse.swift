@@ -1,0 +1,35 @@
+import Foundation
+
+/// A complete response: status, headers and body. `Date`, `Content-Length` and `Connection` are added by the
+/// server when the response is written; do not set them here.
+public struct HTTPResponse: Sendable {
+    public var status: HTTPStatus
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response with no body.
+    public static func empty(status: HTTPStatus = .noContent) -> HTTPResponse { HTTPResponse(status: status) }
+
+    /// A `text/plain; charset=utf-8` response.
+    public static func text(_ text: String, status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
+    }
+
+    /// An `application/json` response from already encoded bytes.
+    public static func json(status: HTTPStatus = .ok, raw: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: raw)
+    }
+
+    /// An `application/json` response encoding `value` with `JSONEncoder`.
+    /// - Throws: the encoder's error (which the server turns into a 500).
+    public static func json<T: Encodable>(_ value: T, status: HTTPStatus = .ok,
+                                          encoder: JSONEncoder = JSONEncoder()) throws -> HTTPResponse {
+        json(status: status, raw: Array(try encoder.encode(value)))
+    }
+}

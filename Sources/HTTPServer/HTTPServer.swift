@@ -1,0 +1,181 @@
+import CLinux
+import Foundation
+import Logging
+import Synchronization
+
+/// Ignores SIGPIPE once per process: a write to a socket the peer closed must fail with EPIPE, not kill us.
+/// (Every send also passes MSG_NOSIGNAL; OpenSSL's writes do not, hence the process-wide setting.)
+private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+/// An HTTP/1.1 server (optionally HTTPS) on epoll: one loop thread per core, each with its own `SO_REUSEPORT`
+/// listener. Handlers run as Swift tasks; responses go back to the connection's loop to be written.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
+/// let server = HTTPServer(configuration: .init(port: 8080), router: router, logger: logger)
+/// let port = try server.start()
+/// ```
+///
+/// Signals belong to the executable. A typical `main` ignores SIGTERM/SIGINT's default action and turns them
+/// into a graceful shutdown with Dispatch signal sources:
+/// ```swift
+/// for sig in [SIGTERM, SIGINT] {
+///     signal(sig, SIG_IGN)
+///     let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+///     source.setEventHandler { Task { await server.shutdown() } }
+///     source.resume()
+///     sources.append(source)  // keep them alive
+/// }
+/// await server.waitUntilStopped()   // returns once every loop thread has exited
+/// ```
+public final class HTTPServer: Sendable {
+    private enum State {
+        case idle
+        case running(loops: [EventLoop], port: Int)
+        case stopping(loops: [EventLoop], port: Int)
+        case stopped
+    }
+
+    private struct Shared {
+        var state: State = .idle
+        var runningLoops = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    public let configuration: HTTPServerConfiguration
+    private let router: Router
+    private let logger: Logger
+    private let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
+    private let shared = Mutex(Shared())
+    private let context = Mutex<ServerContext?>(nil)
+
+    /// - Parameters:
+    ///   - logger: receives one `Request completed` line per request at `info` (the access log) and errors.
+    ///   - onRequestCompleted: called on a loop thread after every response; keep it cheap (feed metrics).
+    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .disabled,
+                onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)? = nil) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.onRequestCompleted = onRequestCompleted
+    }
+
+    /// Binds the listeners and starts the loop threads.
+    /// - Returns: the bound port (useful with `port: 0`).
+    /// - Throws: `HTTPServerError` when binding or loading the TLS files fails; nothing is left running then.
+    @discardableResult
+    public func start() throws -> Int {
+        _ = ignoreSIGPIPE
+        let alreadyStarted = shared.withLock { shared -> Bool in
+            if case .idle = shared.state { return false }
+            return true
+        }
+        guard !alreadyStarted else { throw HTTPServerError.invalid("start", "server already started") }
+        let tls = try configuration.tls.map(TLSContext.init)
+        let context = ServerContext(router: router, limits: configuration.limits, logger: logger, tls: tls,
+                                    serverName: configuration.serverName, onRequestCompleted: onRequestCompleted)
+        var listeners: [Int32] = []
+        var loops: [EventLoop] = []
+        var port = configuration.port
+        do {
+            for _ in 0..<configuration.eventLoopCount {
+                let fd = try Listener.bind(host: configuration.host, port: port)
+                listeners.append(fd)
+                port = try Listener.boundPort(fd)
+            }
+            for (i, fd) in listeners.enumerated() {
+                loops.append(try EventLoop(index: i, listenFD: fd, context: context) { [weak self] in
+                    self?.loopExited()
+                })
+            }
+        } catch {
+            for fd in listeners.dropFirst(loops.count) { close(fd) }
+            // Loops that were created own their listener.
+            for loop in loops { loop.discardUnstarted() }
+            throw error
+        }
+        self.context.withLock { $0 = context }
+        shared.withLock { shared in
+            shared.state = .running(loops: loops, port: port)
+            shared.runningLoops = loops.count
+        }
+        for loop in loops {
+            let thread = Thread { loop.run() }
+            thread.name = "http-loop-\(loop.index)"
+            thread.start()
+        }
+        logger.info("HTTP server started", ["host": configuration.host, "port": String(port),
+                                            "loops": String(loops.count), "tls": configuration.tls == nil ? "off" : "on"])
+        return port
+    }
+
+    /// The bound port while running.
+    public var port: Int? {
+        shared.withLock { shared in
+            switch shared.state {
+            case .running(_, let port), .stopping(_, let port): return port
+            case .idle, .stopped: return nil
+            }
+        }
+    }
+
+    /// Connections currently open (for metrics).
+    public var openConnections: Int { context.withLock { $0?.openConnections.load(ordering: .relaxed) ?? 0 } }
+
+    /// Requests answered since start (for metrics).
+    public var completedRequests: Int { context.withLock { $0?.completedRequests.load(ordering: .relaxed) ?? 0 } }
+
+    /// Connections accepted since start (for metrics).
+    public var acceptedConnections: Int { context.withLock { $0?.acceptedConnections.load(ordering: .relaxed) ?? 0 } }
+
+    /// Stops accepting, closes idle keep-alive connections at once, lets in-flight requests finish (their
+    /// responses carry `Connection: close`) for up to `HTTPLimits.shutdownGracePeriod`, closes the rest, and
+    /// returns when every loop thread has exited. Safe to call more than once and concurrently.
+    public func shutdown() async {
+        let loops = shared.withLock { shared -> [EventLoop] in
+            switch shared.state {
+            case .running(let loops, let port):
+                shared.state = .stopping(loops: loops, port: port)
+                return loops
+            case .idle:
+                shared.state = .stopped
+                return []
+            case .stopping, .stopped:
+                return []
+            }
+        }
+        let grace = configuration.limits.shutdownGracePeriod.nanoseconds
+        for loop in loops { loop.post(.shutdown(grace: grace)) }
+        await waitUntilStopped()
+        if !loops.isEmpty { logger.info("HTTP server stopped") }
+    }
+
+    /// Returns once the server has stopped (immediately if it never started or already stopped).
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = shared.withLock { shared -> Bool in
+                switch shared.state {
+                case .stopped: return true
+                case .idle, .running, .stopping:
+                    shared.waiters.append(continuation)
+                    return false
+                }
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func loopExited() {
+        let waiters = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
+            shared.runningLoops -= 1
+            guard shared.runningLoops == 0 else { return [] }
+            if case .idle = shared.state { return [] }  // a start() that failed half-way
+            shared.state = .stopped
+            let waiters = shared.waiters
+            shared.waiters.removeAll()
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,80 @@
+/// Splitting and decoding of request targets (RFC 3986 §2.1, §3.3, §3.4).
+enum PercentDecoding {
+    /// Percent-decodes `bytes`; `+` becomes a space only when `plusAsSpace` (query strings, per
+    /// application/x-www-form-urlencoded). Returns nil on a malformed escape or invalid UTF-8.
+    static func decode<S: Collection>(_ bytes: S, plusAsSpace: Bool) -> String? where S.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        var hasEscape = false
+        while i != bytes.endIndex {
+            let c = bytes[i]
+            if c == UInt8(ascii: "%") {
+                let h = bytes.index(after: i)
+                guard h != bytes.endIndex else { return nil }
+                let l = bytes.index(after: h)
+                guard l != bytes.endIndex, let hi = ASCII.hexValue(bytes[h]), let lo = ASCII.hexValue(bytes[l]) else {
+                    return nil
+                }
+                out.append(hi << 4 | lo)
+                hasEscape = true
+                i = bytes.index(after: l)
+                continue
+            }
+            out.append(plusAsSpace && c == UInt8(ascii: "+") ? UInt8(ascii: " ") : c)
+            i = bytes.index(after: i)
+        }
+        if !hasEscape { return String(decoding: out, as: UTF8.self) }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    /// Splits a target into its path and query, removing the scheme and authority of an absolute-form target.
+    static func split(target: String) -> (path: Substring, query: Substring?) {
+        var rest = Substring(target)
+        if !rest.hasPrefix("/") {
+            if let schemeEnd = rest.range(of: "://") {
+                rest = rest[schemeEnd.upperBound...]
+                if let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) {
+                    rest = rest[slash...]
+                } else {
+                    rest = "/"
+                }
+                if rest.hasPrefix("?") { rest = "/" + rest }
+            }
+        }
+        // The fragment is never sent, but be safe.
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        if let q = rest.firstIndex(of: "?") {
+            return (rest[..<q], rest[rest.index(after: q)...])
+        }
+        return (rest, nil)
+    }
+
+    /// Decoded path segments. `;`, `,`, `=` and `@` are ordinary characters (no matrix parameters), and an
+    /// encoded `%2F` stays inside its segment. Empty segments are kept except the one before the leading `/`.
+    static func segments(path: Substring) -> [String]? {
+        var result: [String] = []
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        for (i, part) in parts.enumerated() {
+            if i == 0 && part.isEmpty { continue }
+            guard let s = decode(part, plusAsSpace: false) else { return nil }
+            result.append(s)
+        }
+        return result
+    }
+
+    /// Query items, decoded with `+` as space; items without `=` get an empty value.
+    static func queryItems(_ query: Substring) -> [(name: String, value: String)]? {
+        var items: [(name: String, value: String)] = []
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+            let eq = pair.firstIndex(of: UInt8(ascii: "="))
+            let rawName = eq.map { pair[..<$0] } ?? pair[...]
+            let rawValue = eq.map { pair[pair.index(after: $0)...] } ?? pair[pair.endIndex...]
+            guard let name = decode(rawName, plusAsSpace: true), let value = decode(rawValue, plusAsSpace: true) else {
+                return nil
+            }
+            items.append((name: name, value: value))
+        }
+        return items
+    }
+}

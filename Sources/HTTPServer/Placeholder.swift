@@ -1,1 +1,0 @@
-// Placeholder until the HTTPServer layer lands; replace this file.

@@ -1,0 +1,138 @@
+/// A route handler. It runs as a Swift task, never on an event-loop thread.
+public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+/// A body size limit for one route, with the error to answer when a body exceeds it.
+public struct BodyLimit: Sendable {
+    public var maxBytes: Int
+    /// The response for a too-large body; nil means `413 {"error":"Content too large",...}`.
+    public var error: HTTPError?
+
+    public init(maxBytes: Int, error: HTTPError? = nil) {
+        self.maxBytes = maxBytes
+        self.error = error
+    }
+}
+
+/// Maps method + path to handlers.
+///
+/// Patterns are `/`-separated segments: literal text, `:name` (one segment), or a final `*name` (the rest of the
+/// path, at least one segment, segments joined with `/`). Each segment is percent-decoded before matching, so
+/// `%2F` never splits a segment and `; , = @` are ordinary characters. Literal segments win over `:name`, which
+/// wins over `*name`. HEAD is served by the GET route (without a body) unless a HEAD route exists.
+public struct Router: Sendable {
+    struct Route: Sendable {
+        var pattern: String
+        var parameterNames: [String]
+        var bodyLimit: BodyLimit?
+        var handler: HTTPHandler
+    }
+
+    struct Node: Sendable {
+        var literals: [String: Int] = [:]
+        var parameter: Int?
+        var wildcard: Int?
+        var routes: [HTTPMethod: Route] = [:]
+    }
+
+    /// Result of `match`.
+    enum Match {
+        case found(Route, parameters: [String: String])
+        case methodNotAllowed(allow: [String])
+        case notFound
+    }
+
+    private var nodes: [Node] = [Node()]
+
+    public init() {}
+
+    /// Registers `handler` for `method` on `pattern`.
+    /// - Parameters:
+    ///   - bodyLimit: overrides the server-wide `HTTPLimits.maxBodyBytes` (and its error) for this route.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
+                             handler: @escaping HTTPHandler) {
+        var node = 0
+        var names: [String] = []
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        for (i, segment) in segments.enumerated() {
+            if segment.hasPrefix(":") {
+                names.append(String(segment.dropFirst()))
+                node = child(of: node, \.parameter)
+            } else if segment.hasPrefix("*") {
+                precondition(i == segments.count - 1, "a *rest parameter must be the last segment")
+                names.append(String(segment.dropFirst()))
+                node = child(of: node, \.wildcard)
+            } else {
+                let key = String(segment)
+                if let next = nodes[node].literals[key] {
+                    node = next
+                } else {
+                    nodes.append(Node())
+                    nodes[node].literals[key] = nodes.count - 1
+                    node = nodes.count - 1
+                }
+            }
+        }
+        nodes[node].routes[method] = Route(pattern: pattern, parameterNames: names, bodyLimit: bodyLimit,
+                                           handler: handler)
+    }
+
+    public mutating func get(_ pattern: String, handler: @escaping HTTPHandler) { add(.get, pattern, handler: handler) }
+    public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
+        add(.post, pattern, bodyLimit: bodyLimit, handler: handler)
+    }
+    public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
+        add(.put, pattern, bodyLimit: bodyLimit, handler: handler)
+    }
+    public mutating func delete(_ pattern: String, handler: @escaping HTTPHandler) {
+        add(.delete, pattern, handler: handler)
+    }
+
+    private mutating func child(of node: Int, _ key: WritableKeyPath<Node, Int?>) -> Int {
+        if let next = nodes[node][keyPath: key] { return next }
+        nodes.append(Node())
+        nodes[node][keyPath: key] = nodes.count - 1
+        return nodes.count - 1
+    }
+
+    /// Finds the route for `method` and decoded path `segments`.
+    func match(_ method: HTTPMethod, _ segments: [String]) -> Match {
+        var candidates: [(node: Int, captures: [String])] = []
+        var captures: [String] = []
+        collect(0, segments[...], &captures, &candidates)
+        var allow = Set<String>()
+        for (node, values) in candidates {
+            let routes = nodes[node].routes
+            if let route = routes[method] ?? (method == .head ? routes[.get] : nil) {
+                var parameters: [String: String] = [:]
+                for (name, value) in zip(route.parameterNames, values) { parameters[name] = value }
+                return .found(route, parameters: parameters)
+            }
+            for m in routes.keys { allow.insert(m.rawValue) }
+            if routes[.get] != nil { allow.insert("HEAD") }
+        }
+        return allow.isEmpty ? .notFound : .methodNotAllowed(allow: allow.sorted())
+    }
+
+    /// Depth-first, in priority order (literal, parameter, wildcard), every node that matches with routes.
+    private func collect(_ node: Int, _ rest: ArraySlice<String>, _ captures: inout [String],
+                         _ out: inout [(node: Int, captures: [String])]) {
+        guard let segment = rest.first else {
+            if !nodes[node].routes.isEmpty { out.append((node, captures)) }
+            return
+        }
+        if let next = nodes[node].literals[segment] {
+            collect(next, rest.dropFirst(), &captures, &out)
+        }
+        if let next = nodes[node].parameter, !segment.isEmpty {
+            captures.append(segment)
+            collect(next, rest.dropFirst(), &captures, &out)
+            captures.removeLast()
+        }
+        if let next = nodes[node].wildcard, !nodes[next].routes.isEmpty {
+            let joined = rest.joined(separator: "/")
+            if !joined.isEmpty {
+                out.append((next, captures + [joined]))
+            }
+        }
+    }
+}

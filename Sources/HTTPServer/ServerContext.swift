@@ -1,0 +1,28 @@
+import Logging
+import Synchronization
+
+/// What every loop of one server shares: immutable configuration plus atomic counters.
+final class ServerContext: Sendable {
+    let router: Router
+    let limits: HTTPLimits
+    let logger: Logger
+    let tls: TLSContext?
+    let serverName: String?
+    let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
+    /// Connections currently open across all loops.
+    let openConnections = Atomic<Int>(0)
+    /// Connections accepted since start.
+    let acceptedConnections = Atomic<Int>(0)
+    /// Requests answered since start.
+    let completedRequests = Atomic<Int>(0)
+
+    init(router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
+         onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?) {
+        self.router = router
+        self.limits = limits
+        self.logger = logger
+        self.tls = tls
+        self.serverName = serverName
+        self.onRequestCompleted = onRequestCompleted
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import HTTPServer
+import Logging
+import PushStore
+
+/// What every API handler shares. Immutable after start-up, so handlers on any task can read it freely.
+public final class AppContext: Sendable {
+    public let config: ServerConfig
+    /// Instances by lower-cased id (instance ids are UUIDs; clients differ in case).
+    let instances: [String: InstanceConfig]
+    public let store: any PushStorage
+    public let metrics: Metrics
+    public let logger: Logger
+    let rateLimiter: RateLimiter
+    /// The wall clock (injectable for tests).
+    let now: @Sendable () -> Date
+    /// Tells the publish engine a job is waiting, so it does not wait for its next poll.
+    let publishEnqueued: @Sendable () -> Void
+
+    public init(
+        config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {}
+    ) {
+        self.config = config
+        var byID: [String: InstanceConfig] = [:]
+        for instance in config.instances { byID[instance.id.lowercased()] = instance }
+        self.instances = byID
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        self.rateLimiter = RateLimiter(perSecond: config.limits.requestsPerSecondPerInstance)
+        self.now = now
+        self.publishEnqueued = publishEnqueued
+    }
+
+    /// The instance named by the route's `:instance`. - Throws: 404 "Could not find the instance".
+    func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
+        guard let id = request.parameters["instance"], let instance = instances[id.lowercased()] else {
+            throw .instanceNotFound
+        }
+        return instance
+    }
+
+    /// Checks `Authorization: Bearer <secret>` in constant time.
+    /// - Throws: 400 when the header is missing, 401 when it is wrong (Beams' statuses).
+    func authorizeSecret(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
+        guard let header = request.headers.first("authorization"), !header.isEmpty else { throw .missingAuthorization }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer",
+              ConstantTime.equals(parts[1].trimmingCharacters(in: .whitespaces), instance.secretKey)
+        else { throw .incorrectSecret }
+    }
+
+    /// The secret-key APIs' rate limit (Beams: 100 requests per second per instance). - Throws: 429.
+    func checkRateLimit(_ instance: InstanceConfig) throws(BeamsError) {
+        guard rateLimiter.allow(instance.id.lowercased()) else {
+            metrics.increment("push_rate_limited_total")
+            throw .rateLimited
+        }
+    }
+
+    /// A JSON-object body. - Throws: 400 "Failed to read body as a JSON object".
+    func jsonObject(_ request: HTTPRequest) throws(BeamsError) -> [String: JSONValue] {
+        guard let object = JSONValue.parse(request.body)?.objectValue else { throw .invalidJSON }
+        return object
+    }
+
+    /// Beams only takes JSON; a request that declares another media type gets 400 (one without a
+    /// `Content-Type` is read as JSON, as curl users often forget the header).
+    func requireJSONContentType(_ request: HTTPRequest) throws(BeamsError) {
+        guard let type = request.headers.first("content-type") else { return }
+        let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard media == "application/json" else { throw .invalidContentType }
+    }
+}
+
+extension HTTPResponse {
+    /// A 200 JSON response from a JSON value.
+    static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+        .json(status: status, raw: value.serialized())
+    }
+
+    /// 200 with an empty body (`Content-Length: 0`), what Beams answers for mutations.
+    static var emptyOK: HTTPResponse { HTTPResponse(status: .ok) }
+}
+
+extension Date {
+    /// RFC 3339 UTC, for API responses.
+    var iso8601: String { LogFormat.timestamp(self) }
+}

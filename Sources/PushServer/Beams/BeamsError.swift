@@ -1,0 +1,52 @@
+/// An error answered to a Beams client as `{"error": title, "description": description}`.
+///
+/// Titles and descriptions follow the real service's wording where it is known (docs/beams-api.md §1.4, §2.4,
+/// §4.4), because SDKs react to them: the iOS SDK treats a 401/403 whose description contains "device token" as a
+/// bad token, and stops retrying on exactly "Device could not be created".
+public struct BeamsError: Error, Sendable, Equatable {
+    /// The HTTP status code (exposed to the HTTP layer as `status`).
+    public var statusCode: Int
+    public var title: String
+    public var detail: String
+
+    public init(_ status: Int, _ title: String, _ detail: String) {
+        self.statusCode = status
+        self.title = title
+        self.detail = detail
+    }
+
+    // MARK: Shared by every API family
+
+    public static let missingAuthorization = BeamsError(400, "Incomplete Request", "Authorization header is missing")
+    public static let incorrectSecret = BeamsError(401, "Unauthorized", "Incorrect Secret Key")
+    public static let instanceNotFound = BeamsError(404, "Instance not found", "Could not find the instance")
+    public static let invalidJSON = BeamsError(400, "Bad request", "Failed to read body as a JSON object")
+    public static let rateLimited = BeamsError(429, "Rate Limited", "Too many requests being made in quick succession")
+    public static let invalidContentType = BeamsError(400, "Invalid content type", "Only application/json is supported")
+
+    /// 422 with a backticked JSON path, like production: "`interests`: interests is required".
+    public static func schema(_ path: String, _ message: String) -> BeamsError {
+        BeamsError(422, "Unprocessable Entity", "`\(path)`: \(message)")
+    }
+
+    public static func bodyTooLarge(maxKiB: Int) -> BeamsError {
+        BeamsError(400, "Bad request", "Request body size is too large (max \(maxKiB)KiB)")
+    }
+
+    // MARK: Device API
+
+    public static let deviceNotFound = BeamsError(404, "Device not found", "Could not find the device")
+    public static let missingToken = BeamsError(400, "Bad request", "Missing APNs token")
+    public static let invalidToken = BeamsError(401, "Unauthorized", "Incorrect APNs token supplied: the device token must be hexadecimal")
+    public static let missingBundleID = BeamsError(400, "Bad request", "Missing App Bundle Identifier")
+    public static let tooManyInterests = BeamsError(
+        400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
+    public static let userAlreadySet = BeamsError(400, "Bad request", "A User Id is already associated with this device.")
+    public static let userDeviceLimit = BeamsError(
+        422, "Unprocessable Entity", "User already has reached the maximum of 100 devices.")
+
+    public static func invalidInterest(_ name: String) -> BeamsError {
+        BeamsError(400, "Invalid interest name",
+                   "Interest names must be 1-164 characters of a-z, A-Z, 0-9, _ - = @ , . ; (got \"\(name.prefix(200))\")")
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import HTTPServer
+import Logging
+import PushStore
+
+/// The Beams device API as the client SDKs use it (docs/beams-api.md §4): registration, interests, metadata and
+/// the authenticated user. No credentials except on `PUT …/user`; the device id acts as the capability.
+struct DeviceAPI: Sendable {
+    let app: AppContext
+
+    static let maxInterestsPerDevice = 5000
+    /// A register or metadata body is a token plus small metadata.
+    static let smallBody = BodyLimit(maxBytes: 16 * 1024)
+    /// 5000 interests of up to 164 bytes, quoted and comma-separated.
+    static let interestsBody = BodyLimit(maxBytes: 900 * 1024)
+
+    func register(into router: inout Router) {
+        let base = "/device_api/v1/instances/:instance/devices/:platform"
+        router.post(base, bodyLimit: Self.smallBody) { try await registerDevice($0) }
+        router.get("\(base)/:device") { try await getDevice($0) }
+        router.delete("\(base)/:device") { try await deleteDevice($0) }
+        router.put("\(base)/:device/metadata", bodyLimit: Self.smallBody) { try await putMetadata($0) }
+        router.get("\(base)/:device/interests") { try await getInterests($0) }
+        router.put("\(base)/:device/interests", bodyLimit: Self.interestsBody) { try await putInterests($0) }
+        router.post("\(base)/:device/interests/:interest") { try await addInterest($0) }
+        router.delete("\(base)/:device/interests/:interest") { try await removeInterest($0) }
+        router.put("\(base)/:device/user") { try await putUser($0) }
+    }
+
+    // MARK: Handlers
+
+    func registerDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try app.instance(request)
+        let platform = try Self.platform(request)
+        let body = try app.jsonObject(request)
+        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else { throw BeamsError.missingToken }
+        let token = try Self.normalizedToken(rawToken, platform: platform)
+        let bundleID = body["bundleIdentifier"]?.stringValue
+        if platform == .apns && (bundleID ?? "").isEmpty { throw BeamsError.missingBundleID }
+        let metadata = try Self.metadataText(body["metadata"])
+
+        var environment = instance.apns?.defaultEnvironment ?? .production
+        var declared = false
+        if let value = body["environment"], !value.isNull {
+            guard let name = value.stringValue, let parsed = PushEnvironment(rawValue: name.lowercased()) else {
+                throw BeamsError(400, "Bad request", "`environment` must be \"sandbox\" or \"production\"")
+            }
+            environment = parsed
+            declared = true
+        }
+        let registered = try await app.store.registerDevice(DeviceRegistration(
+            instanceID: instance.id, platform: platform, token: token, environment: environment,
+            environmentDeclared: declared, bundleID: bundleID, metadata: metadata))
+        app.metrics.increment("push_device_registrations_total",
+                              ["platform": platform.rawValue, "result": registered.created ? "created" : "updated"])
+        app.logger.info("Device registered", [
+            "device": registered.device.id, "token": Redact.token(token), "platform": platform.rawValue,
+            "environment": registered.device.environment.rawValue, "created": String(registered.created),
+        ])
+        return .json(.object([
+            "id": .string(registered.device.id),
+            "initialInterestSet": .array(registered.interests.map(JSONValue.string)),
+        ]))
+    }
+
+    func getDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        guard let device = try await app.store.device(instanceID: instance.id, id: id) else { throw BeamsError.deviceNotFound }
+        return .json(.object([
+            "id": .string(device.id),
+            "userId": .string(device.userID ?? ""),
+            "metadata": JSONValue.parse(Array(device.metadata.utf8)) ?? .object([:]),
+        ]))
+    }
+
+    func deleteDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        // Deleting an unknown device succeeds: the SDK retries deletes forever, and the end state is the same.
+        if try await app.store.deleteDevice(instanceID: instance.id, id: id) {
+            app.logger.info("Device deleted", ["device": id])
+        }
+        return .emptyOK
+    }
+
+    func putMetadata(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let metadata = try Self.metadataText(.object(try app.jsonObject(request)))
+        guard try await app.store.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata) else {
+            throw BeamsError.deviceNotFound
+        }
+        return .emptyOK
+    }
+
+    func getInterests(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        var limit = 100
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...100).contains(value) else {
+                throw BeamsError(400, "Bad request", "`limit` must be a number between 1 and 100")
+            }
+            limit = value
+        }
+        let cursor = request.queryValue("cursor").flatMap { $0.isEmpty ? nil : $0 }
+        guard let page = try await app.store.interests(instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
+        else { throw BeamsError.deviceNotFound }
+        return .json(.object([
+            "interests": .array(page.interests.map(JSONValue.string)),
+            "responseMetadata": .object(["nextCursor": page.nextCursor.map(JSONValue.string) ?? .null]),
+        ]))
+    }
+
+    func putInterests(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let body = try app.jsonObject(request)
+        guard let list = body["interests"]?.arrayValue else {
+            throw BeamsError(400, "Bad request", "`interests` must be an array of interest names")
+        }
+        var names: [String] = []
+        names.reserveCapacity(list.count)
+        for element in list {
+            guard let name = element.stringValue, InterestName.isValid(name) else {
+                throw BeamsError.invalidInterest(element.stringValue ?? element.jsonText)
+            }
+            names.append(name)
+        }
+        if Set(names).count > Self.maxInterestsPerDevice { throw BeamsError.tooManyInterests }
+        guard try await app.store.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
+            throw BeamsError.deviceNotFound
+        }
+        return .emptyOK
+    }
+
+    func addInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let interest = try Self.interest(request)
+        guard try await app.store.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
+            throw BeamsError.deviceNotFound
+        }
+        return .emptyOK
+    }
+
+    func removeInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let interest = try Self.interest(request)
+        guard try await app.store.removeInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
+            throw BeamsError.deviceNotFound
+        }
+        return .emptyOK
+    }
+
+    func putUser(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let userID = try BeamsUserToken.verify(
+            authorization: request.headers.first("authorization"), instanceID: instance.id,
+            secret: instance.secretKey, now: Int(app.now().timeIntervalSince1970))
+        let limit = app.config.limits.maxDevicesPerUser
+        switch try await app.store.setUser(instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit) {
+        case .ok:
+            app.logger.info("Device bound to user", ["device": id])
+            return .emptyOK
+        case .deviceNotFound:
+            throw BeamsError.deviceNotFound
+        case .differentUserAlreadySet:
+            throw BeamsError.userAlreadySet
+        case .userHasTooManyDevices:
+            throw BeamsError(422, "Unprocessable Entity", "User already has reached the maximum of \(limit) devices.")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func deviceRef(_ request: HTTPRequest) throws(BeamsError) -> (InstanceConfig, String) {
+        let instance = try app.instance(request)
+        _ = try Self.platform(request)
+        guard let id = request.parameters["device"], !id.isEmpty else {
+            throw BeamsError(400, "Bad request", "Invalid device id")
+        }
+        return (instance, id)
+    }
+
+    static func platform(_ request: HTTPRequest) throws(BeamsError) -> Platform {
+        guard let name = request.parameters["platform"], let platform = Platform(rawValue: name) else {
+            throw BeamsError(404, "Not found", "Unknown platform: use apns, fcm or web")
+        }
+        return platform
+    }
+
+    static func interest(_ request: HTTPRequest) throws(BeamsError) -> String {
+        let name = request.parameters["interest"] ?? ""
+        guard InterestName.isValid(name) else { throw BeamsError.invalidInterest(name) }
+        return name
+    }
+
+    /// APNs tokens are stored as lower-case hex; Apple says not to assume their length, so any even length from 16
+    /// to 400 hex digits is accepted. The description mentions "device token" so the iOS SDK stops retrying.
+    static func normalizedToken(_ token: String, platform: Platform) throws(BeamsError) -> String {
+        guard platform == .apns else {
+            guard token.utf8.count <= 8192 else { throw BeamsError(400, "Bad request", "The device token is too long") }
+            return token
+        }
+        let lower = token.lowercased()
+        let isHex = lower.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard isHex, lower.utf8.count % 2 == 0, (16...400).contains(lower.utf8.count) else {
+            throw BeamsError.invalidToken
+        }
+        return lower
+    }
+
+    static func metadataText(_ value: JSONValue?) throws(BeamsError) -> String {
+        guard let value, !value.isNull else { return "{}" }
+        guard value.objectValue != nil else { throw BeamsError(400, "Bad request", "`metadata` must be a JSON object") }
+        let text = value.jsonText
+        guard text.utf8.count <= 4096 else { throw BeamsError(400, "Bad request", "`metadata` is too large (max 4KiB)") }
+        return text
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPServer
+import Logging
+import PushStore
+
+/// The Beams publish API (docs/beams-api.md §2) plus, beyond Beams, publish status and recent publishes.
+struct PublishAPI: Sendable {
+    let app: AppContext
+
+    static func tooLarge(_ kib: Int) -> BodyLimit {
+        BodyLimit(maxBytes: kib * 1024, error: HTTPError(.badRequest, title: "Bad request",
+                                                         detail: "Request body size is too large (max \(kib)KiB)"))
+    }
+
+    func register(into router: inout Router) {
+        let base = "/publish_api/v1/instances/:instance/publishes"
+        router.post("\(base)/interests", bodyLimit: Self.tooLarge(10)) { try await publish($0, .interests) }
+        // Legacy alias still called by the Go, Ruby and server-Swift SDKs.
+        router.post(base, bodyLimit: Self.tooLarge(10)) { try await publish($0, .interests) }
+        router.post("\(base)/users", bodyLimit: Self.tooLarge(200)) { try await publish($0, .users) }
+        router.get("\(base)/:publish") { try await status($0) }
+        router.get(base) { try await recent($0) }
+    }
+
+    func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
+        let instance = try app.instance(request)
+        try app.authorizeSecret(request, instance)
+        try app.checkRateLimit(instance)
+        try app.requireJSONContentType(request)
+        let parsed = try PublishRequest.parse(request.body, kind: kind)
+        let publishID = "pubid-" + UUID().uuidString.lowercased()
+        let plan = PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID)
+        let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
+                             payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: app.now())
+        // The answer waits for the commit: an acknowledged publish survives a crash.
+        _ = try await app.store.enqueuePublish(job)
+        app.publishEnqueued()
+        app.metrics.increment("push_publishes_total", ["kind": kind.rawValue])
+        app.logger.info("Publish accepted", [
+            "publish": publishID, "kind": kind.rawValue, "targets": String(parsed.targets.count),
+            "request": request.requestID,
+        ])
+        return .json(.object(["publishId": .string(publishID)]))
+    }
+
+    func status(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try app.instance(request)
+        try app.authorizeSecret(request, instance)
+        let publishID = request.parameters["publish"] ?? ""
+        guard let status = try await app.store.publishStatus(instanceID: instance.id, publishID: publishID) else {
+            throw BeamsError(404, "Publish not found", "Could not find the publish")
+        }
+        return .json(Self.render(status, now: app.now()))
+    }
+
+    func recent(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try app.instance(request)
+        try app.authorizeSecret(request, instance)
+        var limit = 20
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...200).contains(value) else {
+                throw BeamsError(400, "Bad request", "`limit` must be a number between 1 and 200")
+            }
+            limit = value
+        }
+        let list = try await app.store.recentPublishes(instanceID: instance.id, limit: limit)
+        return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
+    }
+
+    /// The status document: state, counts by outcome, and timing.
+    static func render(_ status: PublishStatus, now: Date) -> JSONValue {
+        var failed: [String: JSONValue] = [:]
+        var failedTotal: Int64 = 0
+        for (key, value) in status.counters where key.hasPrefix(PublishCounter.failedPrefix) {
+            failed[String(key.dropFirst(PublishCounter.failedPrefix.count))] = .int(Int(value))
+            failedTotal += value
+        }
+        var object: [String: JSONValue] = [
+            "publishId": .string(status.publishID),
+            "kind": .string(status.kind.rawValue),
+            "status": .string(status.state.rawValue),
+            "attempts": .int(status.attempts),
+            "createdAt": .string(status.createdAt.iso8601),
+            "targets": .int(Int(status.targetsTotal ?? status.counters[PublishCounter.targets] ?? 0)),
+            "apns": .object([
+                "accepted": .int(Int(status.counters[PublishCounter.accepted] ?? 0)),
+                "failed": .int(Int(failedTotal)),
+                "failedByReason": .object(failed),
+                "environmentRetries": .int(Int(status.counters[PublishCounter.environmentRetries] ?? 0)),
+            ]),
+            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),
+            "reports": .object(["delivered": .int(status.delivered), "opened": .int(status.opened)]),
+        ]
+        if let started = status.startedAt {
+            object["startedAt"] = .string(started.iso8601)
+            let end = status.finishedAt ?? now
+            object["durationMs"] = .int(Int((end.timeIntervalSince(started) * 1000).rounded()))
+        }
+        if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
+        if let summary = status.summary { object["summary"] = .string(summary) }
+        return .object(object)
+    }
+}

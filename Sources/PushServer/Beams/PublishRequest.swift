@@ -1,0 +1,100 @@
+import Foundation
+import PushStore
+
+/// A validated Beams publish request (docs/beams-api.md §2.2).
+public struct PublishRequest: Sendable, Equatable {
+    public static let maxInterests = 100
+    public static let maxUsers = 1000
+    public static let maxUserIDBytes = 164
+    /// Body limits of the two endpoints, as the Beams docs state them.
+    public static let interestsBodyLimit = 10 * 1024
+    public static let usersBodyLimit = 200 * 1024
+
+    public var kind: PublishKind
+    /// Interest names (de-duplicated, in request order) or user ids.
+    public var targets: [String]
+    public var webhookURL: String?
+    /// The APNs part, nil when the publish carries only `fcm`/`web`.
+    public var apns: APNsTemplate?
+    /// Platforms present in the request (`apns`, `fcm`, `web`), reported in the publish status.
+    public var platforms: [String]
+
+    /// Validates a request body.
+    /// - Throws: `BeamsError` with Beams' statuses: 400 for unreadable JSON, 422 with a backticked JSON path for
+    ///   schema violations.
+    public static func parse(_ body: [UInt8], kind: PublishKind) throws(BeamsError) -> PublishRequest {
+        guard let document = JSONValue.parse(body), let root = document.objectValue else {
+            throw .invalidJSON
+        }
+        let targets: [String]
+        switch kind {
+        case .interests:
+            let names = try stringArray(root, "interests", min: 1, max: maxInterests)
+            for (index, name) in names.enumerated() {
+                if name.utf8.count > InterestName.maxLength {
+                    throw .schema("interests.\(index)", "String length must be less than or equal to \(InterestName.maxLength)")
+                }
+                if !InterestName.isValid(name) {
+                    throw .schema("interests.\(index)", "Does not match pattern '\(InterestName.pattern)'")
+                }
+            }
+            var seen = Set<String>()
+            targets = names.filter { seen.insert($0).inserted }
+        case .users:
+            let users = try stringArray(root, "users", min: 1, max: maxUsers)
+            for (index, user) in users.enumerated() {
+                if user.isEmpty { throw .schema("users.\(index)", "String length must be greater than or equal to 1") }
+                if user.utf8.count > maxUserIDBytes {
+                    throw .schema("users.\(index)", "User ids must be no more than \(maxUserIDBytes) bytes")
+                }
+            }
+            if Set(users).count != users.count { throw .schema("users", "array items must be unique") }
+            targets = users
+        }
+
+        var webhookURL: String?
+        if let value = root["webhookUrl"], !value.isNull {
+            guard let url = value.stringValue else { throw .schema("webhookUrl", typeMessage("string", value)) }
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                  parsed.host?.isEmpty == false
+            else { throw .schema("webhookUrl", "Does not match format 'uri'") }
+            webhookURL = url
+        }
+
+        var platforms: [String] = []
+        for platform in ["apns", "fcm", "web"] {
+            guard let value = root[platform], !value.isNull else { continue }
+            guard value.objectValue != nil else { throw .schema(platform, typeMessage("object", value)) }
+            platforms.append(platform)
+        }
+        guard !platforms.isEmpty else {
+            throw .schema("(root)", "at least one of apns, fcm or web is required")
+        }
+        var apns: APNsTemplate?
+        if let object = root["apns"]?.objectValue { apns = try APNsTemplate.parse(object) }
+        return PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, platforms: platforms)
+    }
+
+    private static func stringArray(_ root: [String: JSONValue], _ key: String, min: Int, max: Int) throws(BeamsError) -> [String] {
+        guard let value = root[key], !value.isNull else { throw .schema(key, "\(key) is required") }
+        guard let array = value.arrayValue else { throw .schema(key, typeMessage("array", value)) }
+        if array.count < min { throw .schema(key, "Array must have at least \(min) items") }
+        if array.count > max { throw .schema(key, "Array must have at most \(max) items") }
+        var strings: [String] = []
+        strings.reserveCapacity(array.count)
+        for (index, element) in array.enumerated() {
+            guard let string = element.stringValue else { throw .schema("\(key).\(index)", typeMessage("string", element)) }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    static func typeMessage(_ expected: String, _ given: JSONValue) -> String {
+        let name: String
+        switch given {
+        case .int: name = "integer"
+        default: name = given.typeName
+        }
+        return "Invalid type. Expected: \(expected), given: \(name)"
+    }
+}

@@ -1,0 +1,86 @@
+/// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `version`.
+///
+/// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+public enum CLI {
+    /// The product version, printed by `push-server version` and in `/health`.
+    public static let version = "0.1.0"
+
+    static let usage = """
+    push-server \(version): a self-hosted push provider speaking the Pusher Beams APIs.
+
+    Usage: push-server <command> [options]
+
+    Commands:
+      serve --config FILE          run the server (systemd: Type=notify)
+      check-config FILE            validate a config file; prints OK or every problem
+      token --config FILE --instance ID --user USER
+                                   print a Beams user token (HS256) for testing PUT …/user
+      send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
+                                   push one payload to one device and print Apple's whole answer
+      version                      print the version
+
+    Run `push-server <command> --help` for a command's options.
+    Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+    """
+
+    /// Runs a command; `arguments` excludes the program name.
+    public static func run(_ arguments: [String]) async -> Int32 {
+        guard let name = arguments.first else {
+            Console.err(usage)
+            return ExitCode.usage.rawValue
+        }
+        let rest = Array(arguments.dropFirst())
+        let command: any Command.Type
+        switch name {
+        case "serve": command = ServeCommand.self
+        case "check-config": command = CheckConfigCommand.self
+        case "token": command = TokenCommand.self
+        case "send": command = SendCommand.self
+        case "version", "--version": command = VersionCommand.self
+        case "help", "--help", "-h":
+            Console.out(usage)
+            return ExitCode.ok.rawValue
+        default:
+            Console.err("push-server: unknown command '\(name)'\n\n\(usage)")
+            return ExitCode.usage.rawValue
+        }
+        do {
+            let parsed = try Arguments(rest, booleanFlags: command.booleanFlags.union(["help", "h"]))
+            if parsed.has("help") || parsed.has("h") {
+                Console.out(command.usage)
+                return ExitCode.ok.rawValue
+            }
+            return try await command.run(parsed).rawValue
+        } catch let error as UsageError {
+            Console.err("push-server \(name): \(error.message)\n\n\(command.usage)")
+            return ExitCode.usage.rawValue
+        } catch let error as ConfigError {
+            Console.err(error.issues.map { "  \($0)" }.joined(separator: "\n"))
+            return ExitCode.usage.rawValue
+        } catch {
+            Console.err("push-server \(name): \(error)")
+            return ExitCode.failure.rawValue
+        }
+    }
+}
+
+/// One sub-command.
+protocol Command {
+    static var usage: String { get }
+    /// Options that take no value.
+    static var booleanFlags: Set<String> { get }
+    static func run(_ arguments: Arguments) async throws -> ExitCode
+}
+
+extension Command {
+    static var booleanFlags: Set<String> { [] }
+}
+
+enum VersionCommand: Command {
+    static let usage = "Usage: push-server version\n\nPrints the version."
+    static func run(_ arguments: Arguments) async throws -> ExitCode {
+        try arguments.allowOnly([])
+        Console.out("push-server \(CLI.version)")
+        return .ok
+    }
+}

@@ -1,0 +1,31 @@
+/// `push-server check-config FILE`: prints OK (and warnings), or every problem and exits 2.
+enum CheckConfigCommand: Command {
+    static let usage = """
+    Usage: push-server check-config FILE
+           push-server check-config --config FILE
+
+    Validates the configuration without starting anything: JSON syntax, every field's type and range, instance
+    ids, secrets (inline, from an environment variable or a file), TLS files, and each APNs .p8 key (readable,
+    PEM, EC P-256, not encrypted). Prints OK or every problem with its field path; exits 0 or 2.
+    """
+
+    static func run(_ arguments: Arguments) async throws -> ExitCode {
+        try arguments.allowOnly(["config"])
+        guard let path = arguments["config"] ?? arguments.positionals.first else {
+            throw UsageError("a config file is required")
+        }
+        guard arguments.positionals.count <= (arguments["config"] == nil ? 1 : 0) else {
+            throw UsageError("unexpected argument '\(arguments.positionals.last!)'")
+        }
+        do {
+            let (config, warnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
+            for warning in warnings { Console.out("warning: \(warning.path): \(warning.message)") }
+            Console.out("OK: \(path) (\(config.instances.count) instance\(config.instances.count == 1 ? "" : "s"))")
+            return .ok
+        } catch {
+            Console.err("\(path): \(error.issues.filter { $0.severity == .error }.count) problem(s)")
+            for issue in error.issues { Console.err("  \(issue)") }
+            return .usage
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import JWTSigner
+
+/// `push-server token`: prints a Beams user token, exactly what the server SDKs' `generateToken` produce.
+enum TokenCommand: Command {
+    static let usage = """
+    Usage: push-server token --config FILE --instance ID --user USER [--ttl SECONDS]
+
+    Prints a Beams user token (HS256 JWT signed with the instance's secret key; claims sub, iss, exp, iat) for
+    testing `PUT /device_api/v1/instances/ID/devices/apns/DEVICE/user`. Default lifetime: 86400 s (24 h).
+    """
+
+    static func run(_ arguments: Arguments) async throws -> ExitCode {
+        try arguments.allowOnly(["config", "instance", "user", "ttl"])
+        let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
+        let instanceID = try arguments.require("instance")
+        let user = try arguments.require("user")
+        guard let instance = config.instance(instanceID) else {
+            throw UsageError("no instance \(instanceID) in the config")
+        }
+        guard (1...BeamsUserToken.maxSubjectBytes).contains(user.utf8.count) else {
+            throw UsageError("--user must be 1-\(BeamsUserToken.maxSubjectBytes) bytes")
+        }
+        var ttl = 86_400
+        if let text = arguments["ttl"] {
+            guard let value = Int(text), value > 0 else { throw UsageError("--ttl must be a positive number of seconds") }
+            ttl = value
+        }
+        let token = try BeamsUserToken.issue(instanceID: instance.id, userID: user, secret: instance.secretKey,
+                                             now: Int(Date().timeIntervalSince1970), lifetime: ttl)
+        Console.out(token)
+        return .ok
+    }
+}

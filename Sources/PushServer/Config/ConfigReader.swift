@@ -1,0 +1,51 @@
+/// Walks a decoded JSON object and collects every problem with its path, so `check-config` can report all of
+/// them at once. Unknown keys are reported as warnings: a typo like `"prot"` must not pass silently.
+struct ConfigReader {
+    private(set) var issues: [ConfigIssue] = []
+
+    mutating func error(_ path: String, _ message: String) { issues.append(ConfigIssue(path, message)) }
+    mutating func warning(_ path: String, _ message: String) {
+        issues.append(ConfigIssue(path, message, severity: .warning))
+    }
+
+    /// Returns the object at `path`, or nil (recording an error when present with the wrong type).
+    mutating func object(_ value: JSONValue?, _ path: String) -> [String: JSONValue]? {
+        guard let value, !value.isNull else { return nil }
+        guard let object = value.objectValue else {
+            error(path, "must be an object, got \(value.typeName)")
+            return nil
+        }
+        return object
+    }
+
+    mutating func checkKeys(_ object: [String: JSONValue], _ path: String, allowed: Set<String>) {
+        for key in object.keys.sorted() where !allowed.contains(key) {
+            warning(join(path, key), "unknown key (ignored)")
+        }
+    }
+
+    mutating func string(_ object: [String: JSONValue], _ key: String, _ path: String) -> String? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let string = value.stringValue else {
+            error(join(path, key), "must be a string, got \(value.typeName)")
+            return nil
+        }
+        return string
+    }
+
+    /// An integer within `range`; fractional numbers, booleans and strings are errors.
+    mutating func int(_ object: [String: JSONValue], _ key: String, _ path: String, in range: ClosedRange<Int>) -> Int? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let int = value.intValue else {
+            error(join(path, key), "must be an integer, got \(value.typeName == "number" ? "a fraction" : value.typeName)")
+            return nil
+        }
+        guard range.contains(int) else {
+            error(join(path, key), "must be between \(range.lowerBound) and \(range.upperBound), got \(int)")
+            return nil
+        }
+        return int
+    }
+
+    func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+}

@@ -1,1 +1,0 @@
-// Placeholder until the PushServer layer lands; replace this file.

@@ -1,0 +1,57 @@
+/// Tracks a publish's low watermark: the largest target ref such that every target at or below it has a final
+/// result. Targets are submitted in ascending ref order, but answers arrive in any order; the watermark only
+/// advances over a contiguous prefix of answered targets, so after a crash, resuming from it re-sends at most
+/// the targets that were in flight.
+///
+/// A pure value type, tested without sockets.
+struct CheckpointTracker: Sendable, Equatable {
+    /// Every target with `ref <= watermark` has a final result.
+    private(set) var watermark: Int64
+    /// Submitted refs in submission (ascending) order, from `head` on still possibly pending.
+    private var order: [Int64] = []
+    private var head = 0
+    private var pending: Set<Int64> = []
+    /// How far the store has been scanned: refs between submitted targets (invalidated devices) count as done.
+    private var scanned: Int64
+
+    init(resumingAfter cursor: Int64) {
+        watermark = cursor
+        scanned = cursor
+    }
+
+    /// Targets submitted and not yet answered.
+    var inFlight: Int { pending.count }
+
+    mutating func submitted(_ ref: Int64) {
+        precondition(ref > (order.last ?? watermark), "targets must be submitted in ascending ref order")
+        order.append(ref)
+        pending.insert(ref)
+    }
+
+    /// The store's page cursor: every ref up to it was either submitted already or is not a target.
+    mutating func scanned(upTo cursor: Int64) {
+        scanned = max(scanned, cursor)
+        advance()
+    }
+
+    mutating func completed(_ ref: Int64) {
+        guard pending.remove(ref) != nil else { return }
+        advance()
+    }
+
+    private mutating func advance() {
+        while head < order.count, !pending.contains(order[head]) {
+            watermark = max(watermark, order[head])
+            head += 1
+        }
+        if head == order.count {
+            watermark = max(watermark, scanned)
+            order.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 {
+            // Keep memory bounded by the in-flight window, not by the publish size.
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import APNsClient
+import Foundation
+import PushStore
+
+/// What one APNs result means for a publish: counters, the device's health, or a retry in the other environment.
+///
+/// A pure function of the result and the target, tested without sockets.
+enum DeliveryOutcome: Equatable {
+    /// A final result: add `counters`, record `device`.
+    case final(counters: [String: Int64], device: DeviceResult)
+    /// BadDeviceToken for a device whose environment was defaulted, first try: send again to `environment`.
+    case retryInEnvironment(PushEnvironment)
+    /// No final result (the client shut down before an answer): the target stays below the checkpoint and is
+    /// sent again when the publish resumes.
+    case unfinished
+
+    /// - Parameters:
+    ///   - environment: the environment this attempt went to.
+    ///   - isEnvironmentRetry: this attempt is the retry in the other environment.
+    static func classify(
+        _ result: APNsResult, target: Target, environment: PushEnvironment, isEnvironmentRetry: Bool, now: Date
+    ) -> DeliveryOutcome {
+        switch result {
+        case .response(let response):
+            let reason = response.reason?.rawValue
+            var counters: [String: Int64] = [:]
+            var effect = DeviceEffect.none
+            switch response.status {
+            case 200:
+                counters[PublishCounter.accepted] = 1
+                if isEnvironmentRetry {
+                    // The retry proved the token belongs to the other environment: remember it.
+                    effect = .environment(environment)
+                    counters[PublishCounter.environmentCorrected] = 1
+                }
+            case 410:
+                counters[PublishCounter.failed(reason ?? "Unregistered")] = 1
+                let since = response.timestamp ?? now
+                effect = .unregistered(since: since)
+                // Apple's rule: the token is dead only if it was not registered again after APNs' timestamp.
+                if since > target.lastRegisteredAt { counters[PublishCounter.devicesRemoved] = 1 }
+            case 400 where reason == "BadDeviceToken" && !target.environmentDeclared && !isEnvironmentRetry:
+                return .retryInEnvironment(environment == .sandbox ? .production : .sandbox)
+            case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
+                counters[PublishCounter.failed(reason!)] = 1
+                effect = .badToken
+                counters[PublishCounter.devicesRemoved] = 1
+            default:
+                counters[PublishCounter.failed(reason ?? "HTTP\(response.status)")] = 1
+            }
+            return .final(counters: counters,
+                          device: DeviceResult(device: target.ref, status: response.status, reason: reason, at: now, effect: effect))
+        case .failure(let failure):
+            let reason: String
+            switch failure {
+            case .shutdown:
+                return .unfinished
+            case .invalidRequest(let violation):
+                reason = Self.name(violation)
+            case .transport:
+                reason = "TransportError"
+            case .configuration(let fault):
+                if case .rejected(_, let apnsReason) = fault { reason = apnsReason.rawValue } else { reason = "ProviderTokenError" }
+            }
+            return .final(counters: [PublishCounter.failed(reason): 1],
+                          device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
+        }
+    }
+
+    /// A reason name for a local header-rule violation, in Apple's CamelCase style.
+    static func name(_ violation: APNsViolation) -> String {
+        switch violation {
+        case .payloadTooLarge: return "PayloadTooLarge"
+        case .collapseIDTooLong: return "BadCollapseId"
+        case .invalidAPNsID: return "BadMessageId"
+        case .invalidExpiration: return "BadExpirationDate"
+        case .emptyPayload: return "PayloadEmpty"
+        case .backgroundWithImmediatePriority: return "BadPriority"
+        case .topicDoesNotMatchPushType: return "BadTopic"
+        case .emptyTopic: return "MissingTopic"
+        case .emptyDeviceToken: return "MissingDeviceToken"
+        case .deviceTokenNotHex, .deviceTokenOddLength: return "BadDeviceToken"
+        case .payloadNotJSONObject: return "InvalidPayload"
+        case .controlCharacterInHeader: return "InvalidHeader"
+        }
+    }
+}

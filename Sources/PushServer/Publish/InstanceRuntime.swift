@@ -1,0 +1,29 @@
+import APNsClient
+import JWTSigner
+import PushStore
+
+/// An instance's configuration with its APNs credentials loaded (the `.p8` key is read once at start-up).
+struct InstanceRuntime: Sendable {
+    let config: InstanceConfig
+    /// nil when the instance has no APNs credentials: its deliveries are recorded as not sent.
+    let credentials: APNsCredentials?
+
+    /// - Throws: `KeyLoadError` when the configured key cannot be used (check-config reports the same).
+    init(config: InstanceConfig) throws {
+        self.config = config
+        if let apns = config.apns, apns.hasCredentials {
+            let key = try ES256PrivateKey(contentsOfFile: apns.keyPath)
+            credentials = APNsCredentials(teamID: apns.teamID, keyID: apns.keyID, key: key)
+        } else {
+            credentials = nil
+        }
+    }
+
+    /// Where a device of `environment` is sent: Apple's host, or the configured override (tests, staging).
+    func apnsEnvironment(_ environment: PushEnvironment) -> APNsEnvironment {
+        if let override = config.apns?.endpointOverride {
+            return .custom(url: override, caFile: config.apns?.caFile)
+        }
+        return environment == .sandbox ? .sandbox() : .production()
+    }
+}

@@ -1,0 +1,343 @@
+import APNsClient
+import Foundation
+import Logging
+import PushStore
+import Synchronization
+
+/// Runs queued publishes: claims jobs from the store with a lease, streams their targets page by page into the
+/// APNs client (whose in-flight window is the backpressure), records results in batched checkpoints, and finishes
+/// them. Several publishes run side by side, so a million-device publish never holds a one-user publish back: the
+/// client's window is shared fairly because each publish has at most one request waiting for it.
+///
+/// Crash safety comes from the store: a job's cursor only advances over targets with final results, and a job
+/// whose lease expired (its node died) is claimed again and resumes there.
+public final class PublishEngine: Sendable {
+    /// Engine tuning (see `ServerConfig.Engine`).
+    public struct Settings: Sendable {
+        public var concurrentPublishes = 4
+        public var pageSize = 1000
+        public var leaseDuration: Duration = .seconds(30)
+        /// How often results are written to the store while a publish runs.
+        public var checkpointInterval: Duration = .milliseconds(200)
+        /// How often the queue is polled when nothing wakes the engine (other nodes' jobs, expired leases).
+        public var pollInterval: Duration = .seconds(1)
+        /// This node's name in leases.
+        public var workerID = "node-\(ProcessInfo.processInfo.hostName)-\(getpid())"
+        public init() {}
+    }
+
+    private struct Control {
+        var running = 0
+        var stopping = false
+        var runs: [PublishJobID: PublishRun] = [:]
+    }
+
+    private let store: any PushStorage
+    private let apns: APNsClient
+    private let instances: [String: InstanceRuntime]
+    private let settings: Settings
+    private let metrics: Metrics
+    private let logger: Logger
+    private let webhooks: WebhookOutbox
+    private let control = Mutex(Control())
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+
+    init(store: any PushStorage, apns: APNsClient, instances: [InstanceRuntime], settings: Settings,
+         metrics: Metrics, logger: Logger, webhooks: WebhookOutbox) {
+        self.store = store
+        self.apns = apns
+        var byID: [String: InstanceRuntime] = [:]
+        for instance in instances { byID[instance.config.id.lowercased()] = instance }
+        self.instances = byID
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        self.webhooks = webhooks
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        Self.declareMetrics(metrics)
+    }
+
+    static func declareMetrics(_ metrics: Metrics) {
+        metrics.declare("push_publish_jobs_total", counter: "Publish jobs that ended, by final state.")
+        metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
+        metrics.declare("push_publish_queue_depth", gauge: "Publishes queued or running (all nodes).")
+        metrics.declare("push_notifications_total", counter: "APNs outcomes by status and reason.")
+        metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
+    }
+
+    /// Tells the engine a job may be waiting.
+    public func wake() { wakeContinuation.yield() }
+
+    private var isStopping: Bool { control.withLock { $0.stopping } }
+
+    /// Claims and runs jobs until `shutdown` is called; returns when every running publish has checkpointed.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { [self] in
+                // A periodic wake-up finds jobs enqueued by other nodes and jobs whose lease expired.
+                while !isStopping {
+                    try? await Task.sleep(for: settings.pollInterval)
+                    wake()
+                    if let depth = try? await store.queueDepth() { metrics.set("push_publish_queue_depth", to: Double(depth)) }
+                }
+            }
+            for await _ in wakeStream {
+                if isStopping { break }
+                while let claimed = await claimIfIdle() {
+                    group.addTask { [self] in
+                        await process(claimed)
+                        let running = control.withLock { control in
+                            control.running -= 1
+                            control.runs[claimed.id] = nil
+                            return control.running
+                        }
+                        metrics.set("push_publish_jobs_running", to: Double(running))
+                        wake()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Claims a job when a slot is free.
+    private func claimIfIdle() async -> ClaimedJob? {
+        let free = control.withLock { control -> Bool in
+            guard !control.stopping, control.running < settings.concurrentPublishes else { return false }
+            control.running += 1
+            return true
+        }
+        guard free else { return nil }
+        do {
+            if let claimed = try await store.claimJob(workerID: settings.workerID, leaseDuration: settings.leaseDuration,
+                                                      now: Date()) {
+                let running = control.withLock { control in
+                    control.runs[claimed.id] = PublishRun(claimed: claimed)
+                    return control.running
+                }
+                metrics.set("push_publish_jobs_running", to: Double(running))
+                return claimed
+            }
+        } catch {
+            logger.error("Claiming a publish failed", ["error": "\(error)"])
+        }
+        control.withLock { $0.running -= 1 }
+        return nil
+    }
+
+    /// Stops claiming, lets in-flight notifications finish for half the grace period, then shuts the APNs client
+    /// down (unanswered requests stay below their publish's checkpoint and are sent again after a restart).
+    public func shutdown(gracePeriod: Double) async {
+        control.withLock { $0.stopping = true }
+        wakeContinuation.finish()
+        let deadline = Date().addingTimeInterval(gracePeriod / 2)
+        while Date() < deadline {
+            let outstanding = control.withLock { $0.runs.values.reduce(0) { $0 + $1.outstanding } }
+            if outstanding == 0 { break }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let unanswered = await apns.shutdown(gracePeriod: gracePeriod / 2)
+        if !unanswered.isEmpty {
+            logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered.count)])
+        }
+    }
+
+    // MARK: One publish
+
+    private func process(_ claimed: ClaimedJob) async {
+        guard let run = control.withLock({ $0.runs[claimed.id] }) else { return }
+        let job = claimed.job
+        let log = logger.with(["publish": job.publishID])
+        log.info("Publish started", ["attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
+                                     "kind": job.kind.rawValue, "targets": String(job.targets.count)])
+        let plan: PublishPlan
+        do {
+            plan = try PublishPlan(decoding: job.payload)
+        } catch {
+            await finish(claimed, state: .failed, summary: "\(error)", log: log)
+            return
+        }
+        guard let instance = instances[job.instanceID.lowercased()] else {
+            await finish(claimed, state: .failed, summary: "instance is no longer configured", log: log)
+            return
+        }
+        if claimed.attempt == 1, let url = job.webhookURL {
+            await webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
+        }
+
+        var complete = false
+        await withDiscardingTaskGroup { group in
+            group.addTask { [self] in
+                var sinceRenewal = Duration.zero
+                while !run.isDelivered {
+                    try? await Task.sleep(for: settings.checkpointInterval)
+                    await checkpoint(run, log: log)
+                    sinceRenewal += settings.checkpointInterval
+                    if sinceRenewal >= settings.leaseDuration / 3 {
+                        sinceRenewal = .zero
+                        do {
+                            try await store.renewLease(claimed.id, workerID: settings.workerID,
+                                                       leaseDuration: settings.leaseDuration, now: Date())
+                        } catch {
+                            log.error("Renewing the publish lease failed", ["error": "\(error)"])
+                        }
+                    }
+                }
+            }
+            complete = await deliver(run, plan: plan, instance: instance, log: log)
+            run.markDelivered()
+        }
+        await checkpoint(run, log: log)
+
+        if complete {
+            var notes: [String] = []
+            if instance.credentials == nil { notes.append("no APNs credentials configured: nothing was sent") }
+            if plan.apnsPayload == nil { notes.append("the publish has no apns part") }
+            if !plan.unsupportedPlatforms.isEmpty {
+                notes.append("unsupported platforms: \(plan.unsupportedPlatforms.joined(separator: ", "))")
+            }
+            await finish(claimed, state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),
+                         total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, run: run, log: log)
+        } else {
+            // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
+            try? await store.renewLease(claimed.id, workerID: settings.workerID, leaseDuration: .zero, now: Date())
+            log.notice("Publish paused for shutdown", ["cursor": String(run.drain().cursor)])
+        }
+    }
+
+    /// Streams targets into the APNs client. - Returns: true when every target has a final result.
+    private func deliver(_ run: PublishRun, plan: PublishPlan, instance: InstanceRuntime, log: Logger) async -> Bool {
+        let job = run.claimed.job
+        guard let payload = plan.apnsPayload else { return true }
+        let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
+        var cursor = run.claimed.cursor
+        var reachedEnd = false
+        while !isStopping {
+            let page: TargetPage
+            do {
+                page = try await store.targets(for: job, after: cursor, limit: settings.pageSize)
+            } catch {
+                log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            for target in page.targets where target.platform == .apns {
+                if isStopping { break }
+                run.submitted(target)
+                guard let credentials = instance.credentials else {
+                    run.completed(target, counters: [PublishCounter.failed("NoAPNsCredentials"): 1],
+                                  device: DeviceResult(device: target.ref, status: 0, reason: "NoAPNsCredentials", at: Date()))
+                    continue
+                }
+                await submit(target, environment: target.environment, isRetry: false, template: template,
+                             credentials: credentials, instance: instance, run: run)
+            }
+            if isStopping { break }
+            run.scanned(upTo: page.cursor)
+            cursor = page.cursor
+            if page.isLast {
+                reachedEnd = true
+                break
+            }
+        }
+        // Wait for the answers still in flight (on shutdown, the client abandons them and this ends too).
+        while run.outstanding > 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        return reachedEnd && run.abandonedCount == 0
+    }
+
+    private func submit(
+        _ target: Target, environment: PushEnvironment, isRetry: Bool, template: RequestTemplate,
+        credentials: APNsCredentials, instance: InstanceRuntime, run: PublishRun
+    ) async {
+        await apns.submit(template.request(token: target.token), credentials: credentials,
+                          environment: instance.apnsEnvironment(environment)) { [self] result in
+            switch DeliveryOutcome.classify(result, target: target, environment: environment,
+                                            isEnvironmentRetry: isRetry, now: Date()) {
+            case .final(let counters, let device):
+                run.completed(target, counters: counters, device: device)
+                metrics.increment("push_notifications_total",
+                                  ["status": String(device.status), "reason": device.reason ?? ""])
+            case .retryInEnvironment(let other):
+                run.add(PublishCounter.environmentRetries)
+                // Rare (a defaulted environment that was wrong); a task keeps the curl thread free.
+                Task {
+                    await self.submit(target, environment: other, isRetry: true, template: template,
+                                      credentials: credentials, instance: instance, run: run)
+                }
+            case .unfinished:
+                run.abandoned(target)
+            }
+        }
+    }
+
+    private func checkpoint(_ run: PublishRun, log: Logger) async {
+        let (cursor, counters, results) = run.drain()
+        guard !counters.isEmpty || !results.isEmpty || cursor > run.claimed.cursor else { return }
+        do {
+            try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: cursor, counters: counters,
+                                       deviceResults: results)
+            metrics.increment("push_checkpoints_total")
+        } catch {
+            log.error("Checkpoint failed; will retry", ["error": "\(error)"])
+            run.restore(counters: counters, results: results)
+        }
+    }
+
+    private func finish(_ claimed: ClaimedJob, state: PublishState, summary: String?, total: Int64? = nil,
+                        run: PublishRun? = nil, log: Logger) async {
+        do {
+            try await store.finishJob(claimed.id, workerID: settings.workerID, state: state, targetsTotal: total,
+                                      summary: summary, now: Date())
+        } catch {
+            log.error("Finishing the publish failed", ["error": "\(error)"])
+            return
+        }
+        metrics.increment("push_publish_jobs_total", ["state": state.rawValue])
+        let status = try? await store.publishStatus(instanceID: claimed.job.instanceID, publishID: claimed.job.publishID)
+        log.info("Publish finished", [
+            "state": state.rawValue, "targets": String(total ?? 0),
+            "accepted": String(status?.counters[PublishCounter.accepted] ?? 0),
+            "summary": summary ?? "",
+        ])
+        guard let status else { return }
+        if let url = claimed.job.webhookURL {
+            await webhooks.publishFinished(url: url, status: status, requestBody: (try? PublishPlan(decoding: claimed.job.payload))?.requestBody ?? .null)
+        }
+        if claimed.job.kind == .users, let run, let instance = instances[claimed.job.instanceID.lowercased()] {
+            let users = run.userOutcome()
+            await webhooks.publishToUsersAttempt(instance: instance.config, publishID: claimed.job.publishID,
+                                                 requested: claimed.job.targets, delivered: users.accepted,
+                                                 failed: users.failed, seen: users.seen)
+        }
+    }
+}
+
+/// The parts of an APNs request every device of a publish shares.
+struct RequestTemplate: Sendable {
+    let payload: [UInt8]
+    let topic: String
+    let pushType: APNsPushType?
+    let priority: APNsPriority?
+    let expiration: Date?
+    let collapseID: String?
+
+    init(plan: PublishPlan, payload: [UInt8], topic: String) {
+        self.payload = payload
+        self.topic = topic
+        let explicit = plan.pushType.flatMap(APNsPushType.init(rawValue:))
+        pushType = explicit
+        var priority = plan.priority.flatMap(APNsPriority.init(rawValue:))
+        // Apple rejects priority 10 on background pushes; Beams payloads that turn out to be background (only
+        // content-available) with an explicit 10 are sent with 5 rather than failing for every device.
+        let effective = explicit ?? (try? APNsHeaderRules.inferPushType(payload))
+        if effective == .background && priority == .immediate { priority = .powerConsidered }
+        self.priority = priority
+        expiration = plan.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+        collapseID = plan.collapseID
+    }
+
+    func request(token: String) -> APNsRequest {
+        APNsRequest(deviceToken: token, payload: payload, topic: topic, pushType: pushType, priority: priority,
+                    expiration: expiration, collapseID: collapseID)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import JWTSigner
+import Logging
+import PushStore
+import Synchronization
+
+/// Webhooks, queued durably in the store's outbox and delivered by `run()` on their own schedule, so a slow or
+/// dead receiver never slows delivery (docs/beams-api.md §10).
+///
+/// - Per-publish `webhookUrl`: `STARTED` and `FINISHED` bodies (camelCase, unsigned; credentials go in the URL).
+/// - Instance webhooks: `v1.PublishToUsersAttempt`, `v1.UserNotificationAcknowledgement`, `v1.UserNotificationOpen`,
+///   signed with `Webhook-Signature` = hex HMAC-SHA1 of the body keyed with the webhook secret.
+final class WebhookOutbox: Sendable {
+    /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
+    static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
+    /// The receiver must answer within 3 s.
+    static let timeout: TimeInterval = 3
+
+    private let store: any PushStorage
+    private let logger: Logger
+    private let metrics: Metrics
+    private let stopped = Mutex(false)
+
+    init(store: any PushStorage, metrics: Metrics, logger: Logger) {
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        metrics.declare("push_webhooks_total", counter: "Webhook attempts by outcome.")
+    }
+
+    // MARK: Producing
+
+    func publishStarted(url: String, publishID: String, requestBody: JSONValue) async {
+        await enqueue(url: url, body: .object([
+            "publishId": .string(publishID), "status": .string("STARTED"), "requestBody": requestBody,
+        ]), headers: ["Content-Type": "application/json"])
+    }
+
+    func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
+        let accepted = status.counters[PublishCounter.accepted] ?? 0
+        let failed = status.counters.filter { $0.key.hasPrefix(PublishCounter.failedPrefix) }.values.reduce(0, +)
+        await enqueue(url: url, body: .object([
+            "publishId": .string(status.publishID),
+            "status": .string("FINISHED"),
+            "requestBody": requestBody,
+            "results": .object([
+                "apns": .object(["numSuccessfulPublishes": .int(Int(accepted)), "numFailedPublishes": .int(Int(failed))]),
+                "failed": .bool(status.state == .failed),
+            ]),
+        ]), headers: ["Content-Type": "application/json"])
+    }
+
+    func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
+                               delivered: Set<String>, failed: Set<String>, seen: Set<String>) async {
+        let noDevices = requested.filter { !seen.contains($0) }
+        await instanceEvent(instance, type: "v1.PublishToUsersAttempt", payload: [
+            "instance_id": .string(instance.id),
+            "publish_id": .string(publishID),
+            "users_delivered_to_gateway": .array(delivered.sorted().map(JSONValue.string)),
+            "users_no_devices": .array(noDevices.map(JSONValue.string)),
+            "users_gateway_failed": .array(failed.sorted().map(JSONValue.string)),
+        ])
+    }
+
+    func userEvent(_ instance: InstanceConfig, _ event: ReportingEvent) async {
+        guard let user = event.userID else { return }
+        let type = event.kind == .open ? "v1.UserNotificationOpen" : "v1.UserNotificationAcknowledgement"
+        await instanceEvent(instance, type: type, payload: [
+            "instance_id": .string(instance.id), "publish_id": .string(event.publishID), "user_id": .string(user),
+        ])
+    }
+
+    private func instanceEvent(_ instance: InstanceConfig, type: String, payload: [String: JSONValue]) async {
+        guard let hook = instance.webhook else { return }
+        let eventID = UUID().uuidString.lowercased()
+        let body = JSONValue.object([
+            "payload": .object(payload),
+            "metadata": .object([
+                "created_at": .string(Date().iso8601), "event_type": .string(type),
+                "event_id": .string(eventID), "product": .string("beams"),
+            ]),
+            "custom_data": .object([:]),
+        ])
+        let bytes = body.serialized()
+        var headers = [
+            "Content-Type": "application/json", "User-Agent": "pusher-webhooks", "Webhook-Event-Type": type,
+            "Webhook-ID-UUID": eventID, "Webhook-Request-ID-UUID": UUID().uuidString.lowercased(),
+        ]
+        if let signature = try? HMACSHA1.hex(bytes, key: Array(hook.secret.utf8)) {
+            headers["Webhook-Signature"] = signature
+        }
+        await enqueue(url: hook.url, bytes: bytes, headers: headers)
+    }
+
+    private func enqueue(url: String, body: JSONValue, headers: [String: String]) async {
+        await enqueue(url: url, bytes: body.serialized(), headers: headers)
+    }
+
+    private func enqueue(url: String, bytes: [UInt8], headers: [String: String]) async {
+        do {
+            _ = try await store.enqueueWebhook(WebhookRequest(url: url, body: Data(bytes), headers: headers), now: Date())
+        } catch {
+            logger.error("Queuing a webhook failed", ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Delivering
+
+    /// Delivers due webhooks until `stop()`.
+    func run() async {
+        while !stopped.withLock({ $0 }) {
+            let due = (try? await store.dueWebhooks(now: Date(), limit: 16, leaseDuration: .seconds(60))) ?? []
+            if due.isEmpty {
+                try? await Task.sleep(for: .milliseconds(500))
+                continue
+            }
+            await withDiscardingTaskGroup { group in
+                for webhook in due { group.addTask { await self.attempt(webhook) } }
+            }
+        }
+    }
+
+    func stop() { stopped.withLock { $0 = true } }
+
+    private func attempt(_ webhook: PendingWebhook) async {
+        var outcome: WebhookOutcome
+        do {
+            let status = try await post(webhook.request)
+            if (200..<300).contains(status) {
+                outcome = .delivered
+            } else {
+                outcome = Self.nextOutcome(attempts: webhook.attempts, error: "HTTP \(status)")
+            }
+        } catch {
+            outcome = Self.nextOutcome(attempts: webhook.attempts, error: "\(error)")
+        }
+        switch outcome {
+        case .delivered: metrics.increment("push_webhooks_total", ["outcome": "delivered"])
+        case .retry: metrics.increment("push_webhooks_total", ["outcome": "retry"])
+        case .gaveUp: metrics.increment("push_webhooks_total", ["outcome": "gave_up"])
+        }
+        try? await store.markWebhook(webhook.id, outcome: outcome, now: Date())
+    }
+
+    /// After a failed attempt: retry on Beams' schedule, or give up after the last delay.
+    static func nextOutcome(attempts: Int, error: String, now: Date = Date()) -> WebhookOutcome {
+        guard attempts < retryDelays.count else { return .gaveUp(error: error) }
+        return .retry(at: now.addingTimeInterval(retryDelays[attempts]), error: error)
+    }
+
+    private func post(_ request: WebhookRequest) async throws -> Int {
+        guard let url = URL(string: request.url) else { throw URLError(.badURL) }
+        var urlRequest = URLRequest(url: url, timeoutInterval: Self.timeout)
+        urlRequest.httpMethod = "POST"
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let (_, response) = try await URLSession.shared.data(for: urlRequest)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+}

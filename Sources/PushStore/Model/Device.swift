@@ -1,0 +1,139 @@
+import Foundation
+
+/// The push service a device token belongs to.
+public enum Platform: String, Sendable, CaseIterable, Codable {
+    case apns
+    case fcm
+    case web
+}
+
+/// The APNs environment a token was issued for: a sandbox build's token is useless in production.
+public enum PushEnvironment: String, Sendable, CaseIterable, Codable {
+    case sandbox
+    case production
+}
+
+/// The last answer the push service gave for a device.
+public struct DeliveryResult: Sendable, Equatable {
+    /// HTTP status from the push service (200, 400, 410, ...).
+    public var status: Int
+    /// The service's reason string (`BadDeviceToken`, `Unregistered`, ...), if any.
+    public var reason: String?
+    /// When the result was received.
+    public var at: Date
+
+    public init(status: Int, reason: String?, at: Date) {
+        self.status = status
+        self.reason = reason
+        self.at = at
+    }
+}
+
+/// A registered device, as stored.
+public struct Device: Sendable, Equatable {
+    /// Public id handed to the SDK (`apns-<uuid>`).
+    public var id: String
+    public var instanceID: String
+    public var platform: Platform
+    /// The token; APNs tokens are lower-case hex.
+    public var token: String
+    public var environment: PushEnvironment
+    /// `true` when the app declared `environment`; `false` when the server defaulted it.
+    public var environmentDeclared: Bool
+    public var bundleID: String?
+    /// The SDK's metadata object as JSON text (the store does not parse it).
+    public var metadata: String
+    public var userID: String?
+    public var createdAt: Date
+    public var lastRegisteredAt: Date
+    public var lastResult: DeliveryResult?
+    /// Set when the push service said the token is dead; cleared by re-registration.
+    public var invalidatedAt: Date?
+}
+
+/// One registration request (`POST /devices/apns`).
+public struct DeviceRegistration: Sendable, Equatable {
+    public var instanceID: String
+    public var platform: Platform
+    public var token: String
+    public var environment: PushEnvironment
+    /// Whether the app declared `environment`. A defaulted environment never overwrites a stored one (which may
+    /// have been corrected from delivery results).
+    public var environmentDeclared: Bool
+    public var bundleID: String?
+    /// JSON text.
+    public var metadata: String
+
+    public init(
+        instanceID: String, platform: Platform = .apns, token: String, environment: PushEnvironment = .production,
+        environmentDeclared: Bool = false, bundleID: String? = nil, metadata: String = "{}"
+    ) {
+        self.instanceID = instanceID
+        self.platform = platform
+        self.token = token
+        self.environment = environment
+        self.environmentDeclared = environmentDeclared
+        self.bundleID = bundleID
+        self.metadata = metadata
+    }
+}
+
+/// The answer to a registration: the device (new or existing) and the interests it already follows.
+public struct RegisteredDevice: Sendable, Equatable {
+    public var device: Device
+    /// `true` when this registration created the device.
+    public var created: Bool
+    /// Sorted interest names.
+    public var interests: [String]
+}
+
+/// A page of a device's interests.
+public struct InterestPage: Sendable, Equatable {
+    /// Sorted by name.
+    public var interests: [String]
+    /// Pass back to get the next page; `nil` on the last page. Opaque to callers.
+    public var nextCursor: String?
+}
+
+/// The outcome of binding a user to a device.
+public enum SetUserResult: Sendable, Equatable {
+    /// Bound (or it was already bound to the same user).
+    case ok
+    case deviceNotFound
+    /// The device belongs to another user ("A User Id is already associated with this device.").
+    case differentUserAlreadySet
+    /// The user reached the device limit.
+    case userHasTooManyDevices
+}
+
+/// What a delivery result means for the device's health.
+public enum DeviceEffect: Sendable, Equatable {
+    /// Record the result only.
+    case none
+    /// APNs 410 `Unregistered`: the token stopped being valid at `since` (APNs' timestamp). Invalidates the device
+    /// only if it has not registered again after `since`.
+    case unregistered(since: Date)
+    /// `BadDeviceToken` / `DeviceTokenNotForTopic`: the token is unusable. Invalidates the device unless it
+    /// registered again after the result (`DeviceResult.at`).
+    case badToken
+    /// The token turned out to belong to this environment.
+    case environment(PushEnvironment)
+}
+
+/// One device's delivery result, to record.
+public struct DeviceResult: Sendable, Equatable {
+    /// `Target.ref` of the device.
+    public var device: Int64
+    public var status: Int
+    public var reason: String?
+    public var at: Date
+    public var effect: DeviceEffect
+
+    public init(device: Int64, status: Int, reason: String? = nil, at: Date, effect: DeviceEffect = .none) {
+        self.device = device
+        self.status = status
+        self.reason = reason
+        self.at = at
+        self.effect = effect
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+
+/// Whom a publish goes to.
+public enum PublishKind: String, Sendable, Codable {
+    /// Every device following any of `targets` (interest names), each once.
+    case interests
+    /// Every device of each user in `targets` (user ids).
+    case users
+}
+
+/// A publish's lifecycle.
+public enum PublishState: String, Sendable, Codable {
+    case queued
+    case running
+    case finished
+    /// Ended without delivering (e.g. the engine could not build the payload).
+    case failed
+}
+
+/// The store's handle for a queued publish.
+public struct PublishJobID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int64
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    public var description: String { String(rawValue) }
+}
+
+/// A publish to run, as the engine hands it to the queue.
+public struct PublishJob: Sendable, Equatable {
+    public var instanceID: String
+    /// The id returned to the caller (`publishId`); unique per instance.
+    public var publishID: String
+    public var kind: PublishKind
+    /// Interest names or user ids.
+    public var targets: [String]
+    /// The prepared payload and header fields, in a format only the engine knows.
+    public var payload: Data
+    public var webhookURL: String?
+    public var createdAt: Date
+
+    public init(
+        instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
+        webhookURL: String? = nil, createdAt: Date
+    ) {
+        self.instanceID = instanceID
+        self.publishID = publishID
+        self.kind = kind
+        self.targets = targets
+        self.payload = payload
+        self.webhookURL = webhookURL
+        self.createdAt = createdAt
+    }
+}
+
+/// A job a worker now holds a lease on, with where to resume.
+public struct ClaimedJob: Sendable, Equatable {
+    public var id: PublishJobID
+    public var job: PublishJob
+    /// Every target with `ref <= cursor` has a final result; resume with `targets(after: cursor)`.
+    public var cursor: Int64
+    /// Counters accumulated by earlier checkpoints (empty on a first attempt).
+    public var counters: [String: Int64]
+    /// 1 on the first claim, 2 after one crash or lost lease, ...
+    public var attempt: Int
+    public var leaseExpiresAt: Date
+}
+
+/// One device to deliver to.
+public struct Target: Sendable, Equatable {
+    /// The device's internal, increasing key: targets come in `ref` order and the checkpoint cursor is a `ref`.
+    public var ref: Int64
+    /// The public device id.
+    public var deviceID: String
+    public var platform: Platform
+    public var token: String
+    public var environment: PushEnvironment
+    public var environmentDeclared: Bool
+    public var lastRegisteredAt: Date
+    public var userID: String?
+
+    /// Store backends build targets; so do engine tests.
+    public init(ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
+                environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?) {
+        self.ref = ref
+        self.deviceID = deviceID
+        self.platform = platform
+        self.token = token
+        self.environment = environment
+        self.environmentDeclared = environmentDeclared
+        self.lastRegisteredAt = lastRegisteredAt
+        self.userID = userID
+    }
+}
+
+/// A page of targets.
+public struct TargetPage: Sendable, Equatable {
+    public var targets: [Target]
+    /// The greatest `ref` this page looked at (skipped invalidated devices included); ask for the next page
+    /// `after` it.
+    public var cursor: Int64
+    /// `true` when no target after `cursor` exists.
+    public var isLast: Bool
+}
+
+/// What a publish looks like from the outside (status API, recent publishes).
+public struct PublishStatus: Sendable, Equatable {
+    public var id: PublishJobID
+    public var instanceID: String
+    public var publishID: String
+    public var kind: PublishKind
+    public var state: PublishState
+    public var counters: [String: Int64]
+    /// Set by `finishJob`.
+    public var targetsTotal: Int64?
+    public var summary: String?
+    public var attempts: Int
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    /// Distinct devices that reported a delivery / an open (Reporting API).
+    public var delivered: Int
+    public var opened: Int
+}
+
+/// A device-side report (Reporting API).
+public struct ReportingEvent: Sendable, Equatable {
+    public enum Kind: Int, Sendable {
+        case delivery = 1
+        case open = 2
+    }
+
+    public var instanceID: String
+    public var publishID: String
+    public var deviceID: String
+    public var userID: String?
+    public var kind: Kind
+    public var at: Date
+
+    public init(instanceID: String, publishID: String, deviceID: String, userID: String?, kind: Kind, at: Date) {
+        self.instanceID = instanceID
+        self.publishID = publishID
+        self.deviceID = deviceID
+        self.userID = userID
+        self.kind = kind
+        self.at = at
+    }
+}

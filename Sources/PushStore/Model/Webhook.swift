@@ -1,0 +1,32 @@
+import Foundation
+
+/// A webhook call to make, durably queued in the outbox.
+public struct WebhookRequest: Sendable, Equatable {
+    public var url: String
+    public var body: Data
+    public var headers: [String: String]
+
+    public init(url: String, body: Data, headers: [String: String] = [:]) {
+        self.url = url
+        self.body = body
+        self.headers = headers
+    }
+}
+
+/// A webhook that is due, claimed for one attempt.
+public struct PendingWebhook: Sendable, Equatable {
+    public var id: Int64
+    public var request: WebhookRequest
+    /// Attempts made before this one.
+    public var attempts: Int
+    public var createdAt: Date
+}
+
+/// What happened to a webhook attempt.
+public enum WebhookOutcome: Sendable, Equatable {
+    case delivered
+    /// Try again at `at`.
+    case retry(at: Date, error: String?)
+    /// Stop trying.
+    case gaveUp(error: String?)
+}

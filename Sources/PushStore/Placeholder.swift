@@ -1,1 +1,0 @@
-// Placeholder until the PushStore layer lands; replace this file.

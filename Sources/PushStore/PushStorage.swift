@@ -1,0 +1,98 @@
+import Foundation
+
+/// Everything the server stores: the device registry, reporting events, the durable publish queue and the
+/// webhook outbox.
+///
+/// Backend-neutral (a PostgreSQL backend will follow): only Swift value types cross it. Every call is `async`
+/// and never blocks the Swift concurrency pool. Writes return after they are committed. All device and publish
+/// operations are scoped by instance id.
+public protocol PushStorage: Sendable {
+    // MARK: Devices
+
+    /// Registers a device, idempotently per (instance, platform, token): the same token keeps its device id,
+    /// interests and user; `lastRegisteredAt`, bundle id and metadata are updated, the environment only if
+    /// declared, and an invalidated device becomes valid again.
+    func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice
+    /// Registers many devices in one transaction (same rules as `registerDevice`), in order.
+    func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice]
+    func device(instanceID: String, id: String) async throws -> Device?
+    func device(instanceID: String, platform: Platform, token: String) async throws -> Device?
+    /// Deletes the device with its interests and user binding. - Returns: whether it existed.
+    func deleteDevice(instanceID: String, id: String) async throws -> Bool
+    /// - Returns: `false` when the device does not exist.
+    func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool
+
+    // MARK: Interests
+
+    /// The device's interests sorted by name, `limit` per page, after `cursor` (from the previous page).
+    /// - Returns: `nil` when the device does not exist.
+    func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage?
+    /// Replaces the device's interests (duplicates ignored; the caller enforces the 5000 limit).
+    /// - Returns: `false` when the device does not exist.
+    func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool
+    /// - Returns: `false` when the device does not exist. Adding a followed interest is a no-op.
+    func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
+    /// - Returns: `false` when the device does not exist. Removing an unfollowed interest is a no-op.
+    func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
+    /// Valid (not invalidated) devices following `interest`.
+    func subscriberCount(instanceID: String, interest: String) async throws -> Int
+
+    // MARK: Users
+
+    /// Binds the device to `userID` unless it belongs to another user or the user already has
+    /// `maxDevicesPerUser` valid devices. The same user again is `.ok`.
+    func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws -> SetUserResult
+    /// Deletes every device of the user (with their interests). - Returns: how many.
+    func deleteUser(instanceID: String, userID: String) async throws -> Int
+    /// The user's devices (invalidated ones included), oldest first.
+    func devices(instanceID: String, userID: String) async throws -> [Device]
+
+    // MARK: Delivery results and reporting
+
+    /// Records delivery results and their health effects (see `DeviceEffect`) in one transaction.
+    func recordDeviceResults(_ results: [DeviceResult]) async throws
+    /// Records Reporting API events; a repeated (publish, device, kind) counts once. - Returns: how many were new.
+    func recordEvents(_ events: [ReportingEvent]) async throws -> Int
+
+    // MARK: Publish queue
+
+    /// Durably queues a publish: returns only after the job is committed.
+    /// - Throws: `PushStoreError.duplicatePublish` when the instance already has this publish id.
+    func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID
+    /// Leases the oldest job that is queued, or running with an expired lease (a crashed worker's job), to
+    /// `workerID` until `now + leaseDuration`. Jobs leased by live workers are skipped, so several workers (or one
+    /// engine claiming several jobs) run jobs side by side. - Returns: `nil` when nothing is claimable.
+    func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob?
+    /// Extends the lease. - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds it.
+    func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+    /// The next `limit` targets with `ref > cursor`, in `ref` order, each device once, invalidated devices skipped.
+    /// Reads pages lazily from indexes; never loads every subscriber.
+    func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage
+    /// In one transaction: advances the job's cursor (never backwards), adds `counters` to the job's counters and
+    /// records `deviceResults`. - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds the job.
+    func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+    ) async throws
+    /// Ends the job (`.finished` or `.failed`). - Throws: `PushStoreError.leaseLost`.
+    func finishJob(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
+    ) async throws
+    func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus?
+    /// Newest first.
+    func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus]
+    /// Jobs not yet finished (queued or running).
+    func queueDepth() async throws -> Int
+
+    // MARK: Webhook outbox
+
+    /// Durably queues a webhook, due at `now`. - Returns: its id.
+    func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64
+    /// Claims up to `limit` webhooks due at `now`, oldest first; each is hidden from other callers for
+    /// `leaseDuration` (so a crash mid-attempt retries it later).
+    func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook]
+    /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
+    func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
+
+    /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
+    func close() async throws
+}

@@ -1,0 +1,15 @@
+/// Failures the store reports deliberately. Any other error thrown by a store is a backend failure
+/// (`SQLiteError` for SQLite), which callers answer with a 500.
+public enum PushStoreError: Error, Sendable, Equatable {
+    /// The store was closed.
+    case closed
+    /// The database was written by a newer version of this program.
+    case unsupportedSchemaVersion(found: Int, newestKnown: Int)
+    /// `enqueuePublish` with a publish id the instance already used.
+    case duplicatePublish(publishID: String)
+    /// The worker no longer holds the job's lease (it expired and another worker claimed the job, or the job
+    /// ended). The worker must stop working on it.
+    case leaseLost(PublishJobID)
+    /// No such job (or webhook).
+    case notFound
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+
+/// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns whether the
+/// operation succeeded (if not, its savepoint is rolled back) and what to do once the transaction committed.
+struct WriteOperation: Sendable {
+    let run: @Sendable (SQLiteConnection) -> (succeeded: Bool, afterCommit: @Sendable () -> Void)
+    /// Called instead of `afterCommit` when the shared transaction could not be committed.
+    let fail: @Sendable (any Error) -> Void
+}
+
+/// Work for a reader thread.
+struct ReadOperation: Sendable {
+    let run: @Sendable (SQLiteConnection) -> Void
+}
+
+/// Counters that show how well group commit batches writes.
+public struct WriterStatistics: Sendable, Equatable {
+    /// Transactions committed (or attempted) by the writer.
+    public var transactions: Int = 0
+    /// Write operations run inside them.
+    public var operations: Int = 0
+}
+
+/// Counts arrivals down to zero and then wakes every waiter with the errors that arrived (thread start-up,
+/// thread shutdown).
+///
+/// `@unchecked Sendable`: all state is guarded by `lock`.
+final class CountdownLatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var remaining: Int
+    private var errors: [any Error] = []
+    private var waiters: [CheckedContinuation<[any Error], Never>] = []
+
+    init(count: Int) { remaining = count }
+
+    /// One participant is done, successfully (`nil`) or not.
+    func arrive(_ error: (any Error)?) {
+        lock.lock()
+        if let error { errors.append(error) }
+        remaining -= 1
+        let resume = remaining == 0 ? waiters : []
+        if remaining == 0 { waiters.removeAll() }
+        let result = errors
+        lock.unlock()
+        for waiter in resume { waiter.resume(returning: result) }
+    }
+
+    /// Waits until every participant arrived. - Returns: their errors.
+    func wait() async -> [any Error] {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if remaining <= 0 {
+                let result = errors
+                lock.unlock()
+                continuation.resume(returning: result)
+            } else {
+                waiters.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+}
+
+/// The single writer: one connection, one thread, group commit.
+///
+/// Callers queue operations; the thread takes everything queued (up to `maxBatch`), runs it in ONE transaction
+/// (each operation inside its own savepoint, so one failure does not undo the others), commits once, and only
+/// then resumes every caller. A thousand concurrent writers therefore cost a handful of fsyncs, and a caller that
+/// was resumed knows its row is committed.
+///
+/// `@unchecked Sendable`: `stats` is guarded by `statsLock`; the connection lives only on the thread.
+final class WriterThread: @unchecked Sendable {
+    private let queue = WorkQueue<WriteOperation>()
+    private let statsLock = NSLock()
+    private var stats = WriterStatistics()
+
+    /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last.
+    init(
+        maxBatch: Int,
+        logger: Logger,
+        open: @escaping @Sendable () throws -> SQLiteConnection,
+        ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
+        finished: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        let thread = Thread { [queue, self] in
+            let connection: SQLiteConnection
+            do {
+                connection = try open()
+            } catch {
+                queue.close()
+                ready(.failure(error))
+                finished(nil)
+                return
+            }
+            ready(.success(()))
+            while true {
+                let batch = queue.take(max: maxBatch)
+                if batch.isEmpty { break }
+                self.runBatch(batch, on: connection, logger: logger)
+            }
+            do {
+                try connection.close()
+                finished(nil)
+            } catch {
+                finished(error)
+            }
+        }
+        thread.name = "store-writer"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues an operation; `false` once the writer is shutting down.
+    func submit(_ operation: WriteOperation) -> Bool { queue.push(operation) }
+
+    /// Stops accepting work; queued operations still run before the thread exits.
+    func shutdown() { queue.close() }
+
+    /// Operations waiting for the writer.
+    var pending: Int { queue.count }
+
+    var statistics: WriterStatistics {
+        statsLock.lock()
+        defer { statsLock.unlock() }
+        return stats
+    }
+
+    private func runBatch(_ batch: [WriteOperation], on connection: SQLiteConnection, logger: Logger) {
+        statsLock.lock()
+        stats.transactions += 1
+        stats.operations += batch.count
+        statsLock.unlock()
+
+        var completions: [@Sendable () -> Void] = []
+        completions.reserveCapacity(batch.count)
+        do {
+            try connection.run("BEGIN IMMEDIATE")
+            for operation in batch {
+                try connection.run("SAVEPOINT op")
+                let outcome = operation.run(connection)
+                if !outcome.succeeded { try connection.run("ROLLBACK TO op") }
+                try connection.run("RELEASE op")
+                completions.append(outcome.afterCommit)
+            }
+            try connection.run("COMMIT")
+        } catch {
+            // Nothing in this batch is durable, so every caller hears about it; none is resumed twice because
+            // `completions` are dropped.
+            logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
+            _ = try? connection.run("ROLLBACK")
+            for operation in batch { operation.fail(error) }
+            return
+        }
+        for completion in completions { completion() }
+    }
+}
+
+/// Reader threads, each with its own read-only connection, sharing one queue (WAL lets them read while the
+/// writer writes).
+final class ReaderPool: Sendable {
+    private let queue = WorkQueue<ReadOperation>()
+
+    /// Starts `count` threads. `open` runs on each; `ready` is called once per thread.
+    init(
+        count: Int,
+        open: @escaping @Sendable () throws -> SQLiteConnection,
+        ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
+        finished: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        for index in 0..<count {
+            let thread = Thread { [queue] in
+                let connection: SQLiteConnection
+                do {
+                    connection = try open()
+                } catch {
+                    ready(.failure(error))
+                    finished(nil)
+                    return
+                }
+                ready(.success(()))
+                while true {
+                    let batch = queue.take(max: 1)
+                    guard let operation = batch.first else { break }
+                    operation.run(connection)
+                }
+                do {
+                    try connection.close()
+                    finished(nil)
+                } catch {
+                    finished(error)
+                }
+            }
+            thread.name = "store-reader-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Queues an operation; `false` once the pool is shutting down.
+    func submit(_ operation: ReadOperation) -> Bool { queue.push(operation) }
+
+    /// Stops accepting work; queued reads still run.
+    func shutdown() { queue.close() }
+}

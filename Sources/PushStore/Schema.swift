@@ -1,0 +1,95 @@
+/// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
+/// from `n - 1` to `n`. Append new steps; never edit a released one.
+enum Schema {
+    static let migrations: [String] = [version1]
+
+    /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
+    static let version1 = """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            public_id TEXT NOT NULL UNIQUE,
+            instance_id TEXT NOT NULL,
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'web')),
+            token TEXT NOT NULL,
+            environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+            environment_declared INTEGER NOT NULL DEFAULT 0,
+            bundle_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            user_id TEXT,
+            created_at INTEGER NOT NULL,
+            last_registered_at INTEGER NOT NULL,
+            last_status INTEGER,
+            last_reason TEXT,
+            last_result_at INTEGER,
+            invalidated_at INTEGER,
+            UNIQUE (instance_id, platform, token)
+        );
+        CREATE INDEX devices_by_user ON devices (instance_id, user_id) WHERE user_id IS NOT NULL;
+
+        CREATE TABLE interests (
+            id INTEGER PRIMARY KEY,
+            instance_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            UNIQUE (instance_id, name)
+        );
+        CREATE TABLE device_interests (
+            interest_id INTEGER NOT NULL REFERENCES interests (id),
+            device_id INTEGER NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+            PRIMARY KEY (interest_id, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX device_interests_by_device ON device_interests (device_id);
+
+        CREATE TABLE publish_jobs (
+            id INTEGER PRIMARY KEY,
+            instance_id TEXT NOT NULL,
+            publish_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('interests', 'users')),
+            targets TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            webhook_url TEXT,
+            state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'finished', 'failed')),
+            created_at INTEGER NOT NULL,
+            started_at INTEGER,
+            finished_at INTEGER,
+            lease_owner TEXT,
+            lease_expires_at INTEGER,
+            cursor INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            targets_total INTEGER,
+            summary TEXT,
+            UNIQUE (instance_id, publish_id)
+        );
+        CREATE INDEX publish_jobs_open ON publish_jobs (id) WHERE state IN ('queued', 'running');
+        CREATE INDEX publish_jobs_recent ON publish_jobs (instance_id, created_at);
+        CREATE TABLE publish_counters (
+            job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (job_id, name)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE events (
+            instance_id TEXT NOT NULL,
+            publish_id TEXT NOT NULL,
+            kind INTEGER NOT NULL,
+            device_id TEXT NOT NULL,
+            user_id TEXT,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (instance_id, publish_id, kind, device_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE webhooks (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL,
+            body BLOB NOT NULL,
+            headers TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'gave_up')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            last_error TEXT
+        );
+        CREATE INDEX webhooks_due ON webhooks (next_attempt_at) WHERE state = 'pending';
+        """
+}

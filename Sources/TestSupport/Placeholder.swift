@@ -1,1 +1,0 @@
-// Placeholder until the TestSupport layer lands; replace this file.

@@ -1,0 +1,106 @@
+import Foundation
+import HTTPServer
+import Logging
+import Synchronization
+import TestSupport
+import XCTest
+
+struct SecretFailure: Error, CustomStringConvertible {
+    var description: String { "database password is hunter2" }
+}
+
+/// A server on 127.0.0.1:0 with the routes the tests use, stopped with `stop()`.
+final class TestServer: Sendable {
+    let server: HTTPServer
+    let port: Int
+    let logs = CapturingLogSink()
+    let records = RecordStore()
+
+    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil,
+         extraRoutes: (inout Router) -> Void = { _ in }) throws {
+        var router = Router()
+        router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
+        router.post("/echo") { request in
+            var response = HTTPResponse(status: .ok, body: request.body)
+            response.headers.add("Content-Type", "application/octet-stream")
+            for trailer in request.trailers { response.headers.add("X-Trailer-" + trailer.name, trailer.value) }
+            return response
+        }
+        router.post("/publish", bodyLimit: BodyLimit(
+            maxBytes: 10 * 1024,
+            error: HTTPError(.badRequest, title: "Bad request", detail: "Request body size is too large (max 10KiB)"))
+        ) { request in .text("got \(request.body.count)") }
+        router.get("/items/:id") { request in
+            try .json(["id": request.parameters["id"] ?? "", "q": request.queryValue("q") ?? "",
+                       "route": request.routePattern])
+        }
+        router.get("/users/*userId") { request in .text(request.parameters["userId"] ?? "") }
+        router.get("/slow") { request in
+            let ms = Int(request.queryValue("ms") ?? "") ?? 200
+            try await Task.sleep(for: .milliseconds(ms))
+            return .text("slept \(ms)")
+        }
+        router.get("/boom") { _ in throw SecretFailure() }
+        router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
+        router.get("/info") { request in
+            try .json(["requestID": request.requestID, "peer": request.peer, "tls": request.isTLS ? "yes" : "no",
+                       "route": request.routePattern, "path": request.path])
+        }
+        extraRoutes(&router)
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, tls: tls, eventLoopCount: loops,
+                                                    limits: limits)
+        configuration.serverName = "beams-test"
+        let records = self.records
+        server = HTTPServer(configuration: configuration, router: router,
+                            logger: Logger(label: "http", level: .debug, sink: logs),
+                            onRequestCompleted: { record in records.append(record) })
+        port = try server.start()
+    }
+
+    /// Short timeouts so timeout tests run quickly; body limit 64 KiB.
+    static var fastLimits: HTTPLimits {
+        var limits = HTTPLimits()
+        limits.headerReadTimeout = .milliseconds(800)
+        limits.bodyReadTimeout = .milliseconds(800)
+        limits.idleTimeout = .seconds(5)
+        limits.writeTimeout = .seconds(2)
+        limits.tlsHandshakeTimeout = .milliseconds(600)
+        limits.shutdownGracePeriod = .seconds(3)
+        limits.maxBodyBytes = 64 * 1024
+        limits.maxRequestLineBytes = 1024
+        limits.maxHeaderBytes = 4096
+        limits.maxHeaderCount = 30
+        return limits
+    }
+
+    func client(timeout: Double = 5) throws -> RawHTTPClient { try RawHTTPClient(port: port, timeout: timeout) }
+
+    /// Blocks the calling (non-pool) thread until the server stopped.
+    func stop() {
+        let done = DispatchSemaphore(value: 0)
+        let server = self.server
+        Task.detached {
+            await server.shutdown()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// Asserts the server still answers a plain request on a fresh connection.
+    func assertHealthy(file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            let response = try client().request("GET", "/health")
+            XCTAssertEqual(response.status, 200, file: file, line: line)
+            XCTAssertEqual(response.bodyText, #"{"status":"ok"}"#, file: file, line: line)
+        } catch {
+            XCTFail("server not healthy: \(error)", file: file, line: line)
+        }
+    }
+}
+
+/// Access-log records collected by the observer hook.
+final class RecordStore: Sendable {
+    private let storage = Mutex<[AccessLogRecord]>([])
+    func append(_ record: AccessLogRecord) { storage.withLock { $0.append(record) } }
+    var all: [AccessLogRecord] { storage.withLock { $0 } }
+}
