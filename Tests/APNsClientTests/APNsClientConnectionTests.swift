@@ -237,6 +237,21 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(try mock.stats().connectionsOpened, 2)
     }
 
+    func testServerIdleTimeoutGoawayLeadsToANewConnection() async throws {
+        let mock = try startMock()
+        try mock.setConfig(.init(idleTimeoutSeconds: 0.5))
+        let client = try makeClient(connections: 1, streams: 4)
+        let first = await send(client, alert(token(1)))
+        XCTAssertEqual(first.response?.status, 200)
+        try await Task.sleep(nanoseconds: 1_200_000_000)  // the mock closes the idle connection with GOAWAY IdleTimeout
+        let second = await send(client, alert(token(2)))
+        XCTAssertEqual(second.response?.status, 200, "\(second)")
+        XCTAssertEqual(second.response?.attempts, 1, "curl noticed the closed connection before sending")
+        let stats = try mock.stats()
+        XCTAssertEqual(stats.goawaysSent, 1)
+        XCTAssertEqual(stats.connectionsOpened, 2)
+    }
+
     func testShutdownLetsInFlightFinishWithinGracePeriod() async throws {
         let mock = try startMock(delayMs: 200)
         let client = try makeClient(connections: 1, streams: 10)
