@@ -54,8 +54,11 @@ final class APNsConnection: @unchecked Sendable {
     /// curl drop and reopen the connection: measured against the mock, 46 refused streams and 3 connections for
     /// 200 requests. So a cold connection carries one request at a time until the first answer.
     private var warm = false
-    /// Monotonic time of the last answer; after `maxIdleSeconds` curl reconnects, so the connection is cold again.
+    /// Monotonic time of the last answer.
     private var lastAnswerAt: UInt64 = 0
+    /// After this long without answers the connection may be gone (curl replaces it after `maxIdleSeconds`; the
+    /// server may have sent GOAWAY for idleness), so it is treated as cold: one round trip, then full speed.
+    private var coldAfterIdleNanos: UInt64 { UInt64(min(configuration.maxIdleSeconds, 60)) * 1_000_000_000 }
 
     init(index: Int, pool: APNsPool, environment: APNsEnvironment, configuration: APNsClientConfiguration,
          logger: Logger) throws(CurlError) {
@@ -133,7 +136,7 @@ final class APNsConnection: @unchecked Sendable {
             if stop { break }
 
             let now = monotonicNanos()
-            if warm && now &- lastAnswerAt > UInt64(configuration.maxIdleSeconds) * 1_000_000_000 { warm = false }
+            if warm && now &- lastAnswerAt > coldAfterIdleNanos { warm = false }
             if !delayed.isEmpty { promoteDueRetries(now: now) }
             if !ready.isEmpty { startReady() }
 
