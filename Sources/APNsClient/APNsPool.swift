@@ -13,8 +13,8 @@ struct APNsPoolKey: Hashable, Sendable {
 ///
 /// The window (`connections × streamsPerConnection` slots) is the backpressure: a request holds a slot from
 /// acceptance until its final result, retries and their delays included. `submit` suspends while the window is
-/// full; a finishing request hands its slot straight to the longest waiter, whose job goes to the connection that
-/// freed the slot (so load stays balanced without a scheduler).
+/// full; once a batch of slots is free the longest waiters are admitted in order, each job going to the least
+/// loaded connection (ties to the one that freed the slot), so load stays balanced without a scheduler.
 final class APNsPool: Sendable {
     private struct Waiter {
         let job: APNsJob
