@@ -149,4 +149,11 @@ print(
     "RESULT label=\(options.label) n=\(options.count) connections=\(options.connections) streams=\(options.streams) "
         + "wall_s=\(String(format: "%.3f", wall)) rate_per_s=\(Int(rate)) "
         + "cpu_s=\(String(format: "%.3f", cpu)) cpu_us_per_req=\(String(format: "%.1f", cpu / Double(options.count) * 1e6)) "
-        + "results=\(tally.summary.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened)")
+        + "results=\(tally.summary.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened) "
+        + "loadavg=\(loadAverage())")
+
+/// The 1-minute load average: on a shared machine it says how much to trust the rate.
+func loadAverage() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+    return String(text.split(separator: " ").first ?? "?")
+}
