@@ -52,20 +52,19 @@ final class Tally: Sendable {
     private struct State {
         var done = 0
         var expected = Int.max
-        var byStatus: [String: Int] = [:]
+        var byStatus: [Int: Int] = [:]
+        var failures: [String: Int] = [:]
         var waiter: CheckedContinuation<Void, Never>?
     }
     private let state = Mutex(State())
 
     func record(_ result: APNsResult) {
-        let label: String
-        switch result {
-        case .response(let response): label = String(response.status)
-        case .failure(let failure): label = String(describing: failure).prefix(60).description
-        }
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.done += 1
-            state.byStatus[label, default: 0] += 1
+            switch result {
+            case .response(let response): state.byStatus[response.status, default: 0] += 1
+            case .failure(let failure): state.failures[String(describing: failure).prefix(60).description, default: 0] += 1
+            }
             if state.done >= state.expected, let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
@@ -87,7 +86,13 @@ final class Tally: Sendable {
         }
     }
 
-    var summary: [String: Int] { state.withLock { $0.byStatus } }
+    var summary: [String: Int] {
+        state.withLock { state in
+            var all = state.failures
+            for (status, count) in state.byStatus { all[String(status)] = count }
+            return all
+        }
+    }
 }
 
 func cpuSeconds() -> Double {
@@ -120,11 +125,16 @@ let client = try APNsClient(
 let payload = Array(#"{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size for APNs pushes."},"sound":"default"},"id":123}"#.utf8)
 precondition(payload.count == 130)
 
-func run(_ count: Int, offset: Int) async -> Tally {
+/// Device tokens are made before the clock starts: the publish engine reads them from the store, and the C loop
+/// being compared sends one constant URL.
+func makeTokens(_ count: Int, offset: Int) -> [String] { (0..<count).map { hexToken(offset + $0) } }
+
+func run(_ tokens: [String]) async -> Tally {
+    let count = tokens.count
     let tally = Tally()
     for i in 0..<count {
         let request = APNsRequest(
-            deviceToken: hexToken(offset + i), payload: payload, topic: "com.example.app", pushType: .alert,
+            deviceToken: tokens[i], payload: payload, topic: "com.example.app", pushType: .alert,
             priority: .immediate, expiration: Date(timeIntervalSince1970: 0))
         await client.submit(request, credentials: credentials, environment: environment) { tally.record($0) }
     }
@@ -133,10 +143,11 @@ func run(_ count: Int, offset: Int) async -> Tally {
 }
 
 // Warm-up: opens the connections and mints the token outside the measured span.
-_ = await run(options.warmup, offset: 10_000_000)
+_ = await run(makeTokens(options.warmup, offset: 10_000_000))
+let tokens = makeTokens(options.count, offset: 0)
 let startWall = monotonicSeconds()
 let startCPU = cpuSeconds()
-let tally = await run(options.count, offset: 0)
+let tally = await run(tokens)
 let wall = monotonicSeconds() - startWall
 let cpu = cpuSeconds() - startCPU
 let stats = client.stats()
@@ -149,4 +160,11 @@ print(
     "RESULT label=\(options.label) n=\(options.count) connections=\(options.connections) streams=\(options.streams) "
         + "wall_s=\(String(format: "%.3f", wall)) rate_per_s=\(Int(rate)) "
         + "cpu_s=\(String(format: "%.3f", cpu)) cpu_us_per_req=\(String(format: "%.1f", cpu / Double(options.count) * 1e6)) "
-        + "results=\(tally.summary.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened)")
+        + "results=\(tally.summary.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened) "
+        + "loadavg=\(loadAverage())")
+
+/// The 1-minute load average: on a shared machine it says how much to trust the rate.
+func loadAverage() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+    return String(text.split(separator: " ").first ?? "?")
+}

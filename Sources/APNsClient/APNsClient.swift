@@ -24,7 +24,7 @@ public final class APNsClient: Sendable {
     }
 
     private let configuration: APNsClientConfiguration
-    private let pools = Mutex(Pools())
+    private let pools = Locked(Pools())
     private let invalidRequests = Atomic<Int>(0)
 
     /// - Throws: `CurlError` when libcurl cannot be initialised or lacks HTTP/2.
@@ -128,7 +128,7 @@ private final class ResultBox: Sendable {
         var continuation: CheckedContinuation<APNsResult, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func deliver(_ result: APNsResult) {
         let continuation = state.withLock { state -> CheckedContinuation<APNsResult, Never>? in

@@ -14,7 +14,7 @@ import Synchronization
 /// locked inbox plus `curl_multi_wakeup`.
 ///
 /// @unchecked Sendable: the curl handles, transfers and job queues are touched only by the loop thread once it has
-/// started; `inbox` and `exit` are `Mutex`es, counters are atomics, and `curl_multi_wakeup` is documented as
+/// started; `inbox` and `exit` are `Locked`, counters are atomics, and `curl_multi_wakeup` is documented as
 /// callable from any thread.
 final class APNsConnection: @unchecked Sendable {
     private struct Inbox {
@@ -34,8 +34,8 @@ final class APNsConnection: @unchecked Sendable {
     private let environment: APNsEnvironment
     private let configuration: APNsClientConfiguration
     private let logger: Logger
-    private let inbox = Mutex(Inbox())
-    private let exit = Mutex(Exit())
+    private let inbox = Locked(Inbox())
+    private let exit = Locked(Exit())
     /// Transfers attached to the multi.
     let attached = Atomic<Int>(0)
     /// TCP/TLS connections curl opened for this slot.
@@ -47,6 +47,18 @@ final class APNsConnection: @unchecked Sendable {
     private var ready: [APNsJob] = []
     private var delayed: [APNsJob] = []
     private var random: UInt64
+    /// Transfers attached to the multi (the loop's own count; `attached` mirrors it for stats).
+    private var attachedCount = 0
+    /// Whether the current connection has had a request accepted with our token. Until then APNs allows one
+    /// stream, and a burst sent before its SETTINGS arrive is refused (RST_STREAM REFUSED_STREAM), which makes
+    /// curl drop and reopen the connection: measured against the mock, 46 refused streams and 3 connections for
+    /// 200 requests. So a cold connection carries one request at a time until the first answer.
+    private var warm = false
+    /// Monotonic time of the last answer.
+    private var lastAnswerAt: UInt64 = 0
+    /// After this long without answers the connection may be gone (curl replaces it after `maxIdleSeconds`; the
+    /// server may have sent GOAWAY for idleness), so it is treated as cold: one round trip, then full speed.
+    private var coldAfterIdleNanos: UInt64 { UInt64(min(configuration.maxIdleSeconds, 60)) * 1_000_000_000 }
 
     init(index: Int, pool: APNsPool, environment: APNsEnvironment, configuration: APNsClientConfiguration,
          logger: Logger) throws(CurlError) {
@@ -81,25 +93,25 @@ final class APNsConnection: @unchecked Sendable {
 
     /// Hands a job to the loop. Returns false once the connection has stopped.
     func enqueue(_ job: APNsJob) -> Bool {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            if inbox.stop || inbox.stopped { return (false, false) }
+        inbox.withLock { inbox -> Bool in
+            if inbox.stop || inbox.stopped { return false }
             let wasEmpty = inbox.jobs.isEmpty
             inbox.jobs.append(job)
-            return (true, wasEmpty)
+            // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
+            // The wake-up happens under the lock: the loop marks itself stopped under the same lock before
+            // `curl_multi_cleanup`, so the multi is still alive here.
+            if wasEmpty { curl_multi_wakeup(multi) }
+            return true
         }
-        // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
-        if wake { curl_multi_wakeup(multi) }
-        return accepted
     }
 
     /// Aborts whatever is still running and stops the thread; returns the requests that got no final answer.
     func stop() async -> [APNsRequest] {
-        let wake = inbox.withLock { inbox -> Bool in
-            let first = !inbox.stop
+        inbox.withLock { inbox in
+            // Under the lock for the same reason as in `enqueue`: the multi is freed only after `stopped` is set.
+            if !inbox.stop && !inbox.stopped { curl_multi_wakeup(multi) }
             inbox.stop = true
-            return first && !inbox.stopped
         }
-        if wake { curl_multi_wakeup(multi) }
         return await withCheckedContinuation { continuation in
             let done = exit.withLock { exit -> [APNsRequest]? in
                 if let unanswered = exit.unanswered { return unanswered }
@@ -123,7 +135,9 @@ final class APNsConnection: @unchecked Sendable {
             ready.append(contentsOf: incoming)
             if stop { break }
 
-            if !delayed.isEmpty { promoteDueRetries(now: monotonicNanos()) }
+            let now = monotonicNanos()
+            if warm && now &- lastAnswerAt > coldAfterIdleNanos { warm = false }
+            if !delayed.isEmpty { promoteDueRetries(now: now) }
             if !ready.isEmpty { startReady() }
 
             var running: Int32 = 0
@@ -132,7 +146,9 @@ final class APNsConnection: @unchecked Sendable {
                 logger.error("curl_multi_perform failed", ["code": String(code.rawValue)])
             }
             collectFinished()
-            if !ready.isEmpty { continue }  // immediate retries or handed-over jobs: start them first
+            // Immediate retries or handed-over jobs: start them before sleeping, unless the cold-connection gate
+            // holds them back (then the answer that opens the gate wakes the poll).
+            if !ready.isEmpty && (warm || attachedCount == 0) { continue }
 
             var timeout: Int32 = 1000
             if let next = delayed.map(\.notBefore).min() {
@@ -160,8 +176,13 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func startReady() {
-        let jobs = ready
-        ready.removeAll(keepingCapacity: true)
+        if !warm {
+            // Cold connection: one stream until the first answer (see `warm`).
+            while attachedCount == 0 && !ready.isEmpty { start(ready.removeFirst()) }
+            return
+        }
+        var jobs: [APNsJob] = []
+        swap(&jobs, &ready)
         for job in jobs { start(job) }
     }
 
@@ -201,6 +222,7 @@ final class APNsConnection: @unchecked Sendable {
             finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
             return
         }
+        attachedCount += 1
         attached.add(1, ordering: .relaxed)
         job.attempts += 1
         if job.firstSentAt == 0 { job.firstSentAt = monotonicNanos() }
@@ -218,6 +240,7 @@ final class APNsConnection: @unchecked Sendable {
 
     private func completed(_ transfer: APNsTransfer, code: CURLcode) {
         curl_multi_remove_handle(multi, transfer.easy)
+        attachedCount -= 1
         attached.subtract(1, ordering: .relaxed)
         let newConnections = transfer.connectionsOpened
         if newConnections > 0 {
@@ -234,11 +257,15 @@ final class APNsConnection: @unchecked Sendable {
                 status: status, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID, reason: body.reason,
                 timestamp: body.timestamp)
             outcome = .response(status: status, reason: body.reason)
+            lastAnswerAt = monotonicNanos()
+            // Any answer other than a token rejection means APNs accepted our token on this connection.
+            if !(body.reason?.isCredentialFault ?? false) { warm = true }
         } else {
             let kind = code == CURLE_OK ? .connection : CurlGlobal.classify(code)
             transportError = APNsTransportError(
                 kind: kind, code: Int(code.rawValue), message: transfer.errorMessage(code))
             outcome = .transport(kind)
+            if kind == .connection { warm = false }  // curl will open a new connection: cold again
         }
         guard let job = transfer.unload() else { return }
         idle.append(transfer)

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// Identifies a pool: APNs binds a connection to one team (and key kind) on its first push, so each
 /// (team, key, environment) gets its own connections.
@@ -14,8 +13,8 @@ struct APNsPoolKey: Hashable, Sendable {
 ///
 /// The window (`connections × streamsPerConnection` slots) is the backpressure: a request holds a slot from
 /// acceptance until its final result, retries and their delays included. `submit` suspends while the window is
-/// full; a finishing request hands its slot straight to the longest waiter, whose job goes to the connection that
-/// freed the slot (so load stays balanced without a scheduler).
+/// full; once a batch of slots is free the longest waiters are admitted in order, each job going to the least
+/// loaded connection (ties to the one that freed the slot), so load stays balanced without a scheduler.
 final class APNsPool: Sendable {
     private struct Waiter {
         let job: APNsJob
@@ -49,7 +48,7 @@ final class APNsPool: Sendable {
     let capacity: Int
     /// Free slots needed before suspended submitters are resumed (see `finished`).
     private let resumeBatch: Int
-    private let state: Mutex<State>
+    private let state: Locked<State>
     // Set once in init, before any thread can see the pool.
     nonisolated(unsafe) private var connectionList: [APNsConnection] = []
     private var connections: [APNsConnection] { connectionList }
@@ -60,7 +59,7 @@ final class APNsPool: Sendable {
             credentials: credentials, policy: configuration.tokenPolicy, clock: configuration.clock)
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
-        self.state = Mutex(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
+        self.state = Locked(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
         let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
         var list: [APNsConnection] = []
         for index in 0..<configuration.connectionsPerPool {

@@ -57,6 +57,9 @@ final class APNsTransfer {
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPIDLE, 60), "CURLOPT_TCP_KEEPIDLE")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPINTVL, 30), "CURLOPT_TCP_KEEPINTVL")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_MAXAGE_CONN, configuration.maxIdleSeconds), "CURLOPT_MAXAGE_CONN")
+        // Apple: "make an uncached DNS query before each connection". curl resolves only when it opens a new
+        // connection (reused ones skip resolution), so this costs one lookup per connection, not per request.
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, 0), "CURLOPT_DNS_CACHE_TIMEOUT")
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
         if let caFile = environment.caFile {
             try curlCheck(ccurl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")

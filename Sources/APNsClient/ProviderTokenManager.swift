@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One provider token per (team, key), shared by every request and connection of a pool; thread-safe.
 ///
@@ -7,7 +6,7 @@ import Synchronization
 /// takes ~70 µs once every ~50 minutes, and holding the lock keeps two threads from minting twice (which is what
 /// `TooManyProviderTokenUpdates` punishes).
 public final class ProviderTokenManager: Sendable {
-    private let state: Mutex<ProviderTokenState>
+    private let state: Locked<ProviderTokenState>
     private let credentials: APNsCredentials
     private let clock: @Sendable () -> Date
 
@@ -19,7 +18,7 @@ public final class ProviderTokenManager: Sendable {
     ) {
         self.credentials = credentials
         self.clock = clock
-        self.state = Mutex(ProviderTokenState(policy: policy))
+        self.state = Locked(ProviderTokenState(policy: policy))
     }
 
     /// How many tokens were minted so far.

@@ -69,6 +69,19 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(client.stats().retries, 0)
     }
 
+    func testServerStreamLimitBelowTheClientsIsRespected() async throws {
+        // The server allows 5 streams after auth; the client would use 50. curl must follow SETTINGS (the mock
+        // refuses streams over its limit with RST_STREAM REFUSED_STREAM).
+        let mock = try startMock(maxStreams: 5, delayMs: 20)
+        let client = try makeClient(connections: 1, streams: 50)
+        let results = await submitAll(client, (0..<200).map { alert(token($0)) })
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 200)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertLessThanOrEqual(stats.maxConcurrentStreamsObserved, 5)
+        XCTAssertEqual(stats.refusedStreams, 0)
+        XCTAssertEqual(stats.connectionsOpened, 1)
+    }
+
     func testManyConcurrentSendsUseFewConnectionsWithinStreamLimit() async throws {
         let mock = try startMock(delayMs: 20)
         let client = try makeClient(connections: 2, streams: 40)
@@ -83,6 +96,33 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(clientStats.responsesByStatus, [200: 1500])
         XCTAssertEqual(clientStats.requestsInFlight, 0)
         XCTAssertEqual(clientStats.connections, 2)
+    }
+
+    func testConcurrentSubmittersShareTheWindowAndEveryResultArrivesOnce() async throws {
+        let mock = try startMock(delayMs: 5)
+        let client = try makeClient(connections: 2, streams: 16)
+        let collector = ResultCollector(count: 1200)
+        let (credentials, environment) = (credentials, environment)
+        let requests = (0..<1200).map { alert(token($0)) }
+        await withTaskGroup(of: Void.self) { group in
+            for submitter in 0..<4 {
+                group.addTask {
+                    for index in stride(from: submitter, to: requests.count, by: 4) {
+                        await client.submit(requests[index], credentials: credentials, environment: environment) {
+                            collector.record(index, $0)
+                        }
+                    }
+                }
+            }
+        }
+        let results = await collector.all()
+        XCTAssertEqual(collector.duplicates, 0)
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 1200)
+        let stats = try mock.stats(includeTokens: false)
+        XCTAssertEqual(stats.requests, 1200)
+        XCTAssertLessThanOrEqual(stats.maxConcurrentStreamsObserved, 16)
+        XCTAssertEqual(client.stats().requestsInFlight, 0)
+        XCTAssertEqual(client.stats().waitingForWindow, 0)
     }
 
     func testSubmitSuspendsWhileTheWindowIsFull() async throws {
@@ -180,6 +220,36 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         let stats = try mock.stats(includeTokens: false)
         XCTAssertEqual(Set(stats.connections.compactMap(\.boundKid)), [keyID, "KEY7654321"])
         XCTAssertEqual(client.stats().pools, 2)
+    }
+
+    func testIdleConnectionIsReplacedAfterMaxIdle() async throws {
+        let mock = try startMock()
+        let client = try APNsClient(
+            configuration: APNsClientConfiguration(
+                connectionsPerPool: 1, streamsPerConnection: 4, maxIdleSeconds: 1, retryPolicy: Self.fastRetries))
+        clients.append(client)
+        let first = await send(client, alert(token(1)))
+        XCTAssertEqual(first.response?.status, 200)
+        try await Task.sleep(nanoseconds: 2_200_000_000)  // real idle time: curl's connection age is wall-clock
+        let second = await send(client, alert(token(2)))
+        XCTAssertEqual(second.response?.status, 200)
+        XCTAssertEqual(second.response?.attempts, 1, "a stale connection must not cost a failed attempt")
+        XCTAssertEqual(try mock.stats().connectionsOpened, 2)
+    }
+
+    func testServerIdleTimeoutGoawayLeadsToANewConnection() async throws {
+        let mock = try startMock()
+        try mock.setConfig(.init(idleTimeoutSeconds: 0.5))
+        let client = try makeClient(connections: 1, streams: 4)
+        let first = await send(client, alert(token(1)))
+        XCTAssertEqual(first.response?.status, 200)
+        try await Task.sleep(nanoseconds: 1_200_000_000)  // the mock closes the idle connection with GOAWAY IdleTimeout
+        let second = await send(client, alert(token(2)))
+        XCTAssertEqual(second.response?.status, 200, "\(second)")
+        XCTAssertEqual(second.response?.attempts, 1, "curl noticed the closed connection before sending")
+        let stats = try mock.stats()
+        XCTAssertEqual(stats.goawaysSent, 1)
+        XCTAssertEqual(stats.connectionsOpened, 2)
     }
 
     func testShutdownLetsInFlightFinishWithinGracePeriod() async throws {

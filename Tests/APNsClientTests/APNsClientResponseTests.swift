@@ -166,11 +166,54 @@ final class APNsClientResponseTests: MockAPNsTestCase {
         XCTAssertEqual(try mock.stats().perToken[device], ["503": Self.fastRetries.maxAttempts])
     }
 
+    func testUntrustedServerCertificateFailsWithoutRetryOrRequest() async throws {
+        let mock = try startMock()
+        let client = try makeClient()
+        // No CA file: the mock's self-signed chain must not verify against the system store.
+        let untrusted = APNsEnvironment.custom(url: mock.baseURL)
+        let result = await client.send(alert(token(1)), credentials: credentials, environment: untrusted)
+        guard case .failure(.transport(let error, let attempts)) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(error.kind, .fatal)
+        XCTAssertEqual(attempts, 1)
+        XCTAssertEqual(try mock.stats().requests, 0)
+        XCTAssertEqual(client.stats().transportFailures, 1)
+    }
+
+    func testUnreachableServerFailsAfterBoundedRetries() async throws {
+        // A port nobody listens on: bind one, close it, use its number.
+        let client = try makeClient()
+        let unreachable = APNsEnvironment.custom(url: "https://127.0.0.1:\(try Self.closedPort())")
+        let result = await client.send(alert(token(1)), credentials: credentials, environment: unreachable)
+        guard case .failure(.transport(let error, let attempts)) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(error.kind, .connection)
+        XCTAssertEqual(attempts, Self.fastRetries.maxAttempts)
+    }
+
+    private static func closedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw XCTSkip("could not bind a probe socket") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     func testSlowResponseTimesOutWithoutWedgingTheConnection() async throws {
         let mock = try startMock()
         var noRetry = Self.fastRetries
         noRetry.retryTimeouts = false
         let client = try makeClient(connections: 1, streams: 10, requestTimeout: 0.5, retry: noRetry)
+        // Warm the connection first: a cold one carries a single stream until APNs has accepted a token.
+        let warmUp = await send(client, alert(token(70)))
+        XCTAssertEqual(warmUp.response?.status, 200)
         let slow = token(6, prefix: "51")
         try mock.setBehaviour(token: slow, .init(delayMs: 3000))
         let (request, credentials, environment) = (alert(slow), credentials, environment)

@@ -1,7 +1,6 @@
 import APNsClient
 import Foundation
 import JWTSigner
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -95,9 +94,9 @@ final class ResultCollector: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state: Mutex<State>
+    private let state: TestLock<State>
 
-    init(count: Int) { state = Mutex(State(results: Array(repeating: nil, count: count))) }
+    init(count: Int) { state = TestLock(State(results: Array(repeating: nil, count: count))) }
 
     func record(_ index: Int, _ result: APNsResult) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

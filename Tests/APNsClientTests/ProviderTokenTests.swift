@@ -1,14 +1,13 @@
 import APNsClient
 import Foundation
 import JWTSigner
-import Synchronization
 import TestSupport
 import XCTest
 
 /// Signs with a real ES256 key and counts signatures.
 private final class CountingSigner: APNsProviderTokenSigning {
     let key: ES256PrivateKey
-    let count = Mutex(0)
+    let count = TestLock(0)
     let failing: Bool
 
     init(key: ES256PrivateKey, failing: Bool = false) {

@@ -1,11 +1,10 @@
 import Foundation
-import Synchronization
 
 /// A wall clock that only moves when a test says so.
 final class TestClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: TestLock<Date>
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = TestLock(start) }
 
     var now: Date { current.withLock { $0 } }
 
