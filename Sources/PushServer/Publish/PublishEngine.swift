@@ -350,13 +350,15 @@ struct RequestTemplate: Sendable {
     init(plan: PublishPlan, payload: [UInt8], topic: String) {
         self.payload = payload
         self.topic = topic
-        let explicit = plan.pushType.flatMap(APNsPushType.init(rawValue:))
-        pushType = explicit
+        // The type is resolved once per publish and sent explicitly, so the client does not parse the payload
+        // again for every device.
+        let effective = plan.pushType.flatMap(APNsPushType.init(rawValue:)) ?? (try? APNsHeaderRules.inferPushType(payload))
+        pushType = effective
         var priority = plan.priority.flatMap(APNsPriority.init(rawValue:))
         // Apple rejects priority 10 on background pushes; Beams payloads that turn out to be background (only
-        // content-available) with an explicit 10 are sent with 5 rather than failing for every device.
-        let effective = explicit ?? (try? APNsHeaderRules.inferPushType(payload))
-        if effective == .background && priority == .immediate { priority = .powerConsidered }
+        // content-available) with an explicit 10 are sent with 5 rather than failing for every device. Without an
+        // explicit priority, background goes with 5 and everything else with APNs' default (10).
+        if effective == .background && priority != .powerPrioritized { priority = .powerConsidered }
         self.priority = priority
         expiration = plan.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         collapseID = plan.collapseID
