@@ -65,7 +65,7 @@ public struct ServerConfig: Sendable {
     /// The publish engine.
     public struct Engine: Sendable, Equatable {
         /// Publishes processed concurrently; a huge publish never holds small ones back.
-        public var concurrentPublishes = 4
+        public var concurrentPublishes = 8
         /// Targets read from the store per page.
         public var pageSize = 1000
         /// A crashed node's claimed publish is resumed by another after this long.

@@ -14,7 +14,7 @@ import Synchronization
 public final class PublishEngine: Sendable {
     /// Engine tuning (see `ServerConfig.Engine`).
     public struct Settings: Sendable {
-        public var concurrentPublishes = 4
+        public var concurrentPublishes = 8
         public var pageSize = 1000
         public var leaseDuration: Duration = .seconds(30)
         /// How often results are written to the store while a publish runs.
