@@ -218,7 +218,7 @@ extension ServerConfig {
         } else {
             field = "\(p).secretKeyFile"
             guard let data = FileManager.default.contents(atPath: file!), let text = String(data: data, encoding: .utf8) else {
-                reader.error(field, FileManager.default.fileExists(atPath: file!) ? "cannot be read" : "file not found")
+                reader.error(field, FileManager.default.fileExists(atPath: file!) ? "cannot be read (\(file!))" : "file not found (\(file!))")
                 return nil
             }
             secret = text
