@@ -91,16 +91,36 @@ class Mock:
     def behave(self, token, **behaviour):
         requests.put(f"{self.control}/behaviours/{token}", json=behaviour, timeout=5).raise_for_status()
 
+    def requests_for(self, token):
+        return requests.get(f"{self.control}/requests", params={"token": token}, timeout=5).json()
+
+    def configure(self, **config):
+        response = requests.put(f"{self.control}/config", json=config, timeout=5)
+        response.raise_for_status()
+        return response.json()
+
+    def reset(self):
+        requests.post(f"{self.control}/reset", timeout=5).raise_for_status()
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=10)
 
 
-class Server:
-    """A push-server process over TLS with one instance pointed at the mock."""
+# A second instance without APNs credentials: its publishes are accepted and recorded as not sent.
+NO_CREDENTIALS_INSTANCE_ID = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
+NO_CREDENTIALS_SECRET = "sdk-test-secret-no-credentials-0123"
 
-    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path, key: Path):
+
+class Server:
+    """A push-server process over TLS with one instance pointed at the mock (and one without credentials).
+
+    `overrides` are merged into the top level of the config (e.g. `{"limits": {...}}`, `{"apns": {...}}`)."""
+
+    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path, key: Path, overrides=None,
+                 env_vars=None):
         self.port = free_port()
+        self.env_vars = dict(env_vars or {})
         self.cert = str(cert)
         self.base = f"https://localhost:{self.port}"
         config = {
@@ -113,8 +133,11 @@ class Server:
                 "apns": {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(p8), "topic": TOPIC,
                          "defaultEnvironment": "sandbox",
                          "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file},
+            }, {
+                "id": NO_CREDENTIALS_INSTANCE_ID, "secretKey": NO_CREDENTIALS_SECRET,
             }],
         }
+        config.update(overrides or {})
         self.config_path = directory / "config.json"
         self.config_path.write_text(json.dumps(config))
         self.log_path = directory / "server.log"
@@ -124,7 +147,8 @@ class Server:
     def start(self):
         binary = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
         self.proc = subprocess.Popen([binary, "serve", "--config", str(self.config_path)],
-                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
+                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"),
+                                     env={**os.environ, **self.env_vars})
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -140,20 +164,58 @@ class Server:
         return f"{self.base}{path}"
 
     def stop(self, sig=None):
+        if self.proc.poll() is not None:
+            return self.proc.returncode
         if sig is None:
             self.proc.terminate()
         else:
             self.proc.send_signal(sig)
         return self.proc.wait(timeout=30)
 
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+class Environment:
+    """Starts mock + server pairs in one directory and stops every process it started."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.cert, self.key = write_self_signed(directory)
+        self.p8, self.pub = write_apns_key(directory)
+        self.processes = []
+
+    def mock(self):
+        mock = Mock(self.directory, self.pub)
+        self.processes.append(mock)
+        return mock
+
+    def server(self, mock, overrides=None, env_vars=None, name="server"):
+        directory = self.directory / name
+        directory.mkdir(exist_ok=True)
+        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, env_vars)
+        self.processes.append(server)
+        return server
+
+    def close(self):
+        for process in reversed(self.processes):
+            try:
+                process.stop()
+            except Exception:  # noqa: BLE001  (clean-up must reach every process)
+                process.proc.kill()
+
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("e2e")
-    cert, key = write_self_signed(directory)
-    p8, pub = write_apns_key(directory)
-    mock = Mock(directory, pub)
-    server = Server(directory, mock, p8, cert, key)
+def environment(tmp_path_factory):
+    """A factory for extra mock/server pairs (fixtures with their own limits); everything stops at module end."""
+    env = Environment(tmp_path_factory.mktemp("e2e"))
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def env(environment):
+    mock = environment.mock()
+    server = environment.server(mock)
     yield server, mock
-    server.stop()
-    mock.stop()

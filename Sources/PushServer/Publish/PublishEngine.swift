@@ -331,6 +331,9 @@ struct RequestTemplate: Sendable {
         // content-available) with an explicit 10 are sent with 5 rather than failing for every device.
         let effective = explicit ?? (try? APNsHeaderRules.inferPushType(payload))
         if effective == .background && priority == .immediate { priority = .powerConsidered }
+        // Alerts state 10 explicitly rather than leaning on APNs' default, so the request says what it means
+        // (background pushes get 5 from the client's header rules).
+        if effective == .alert && priority == nil { priority = .immediate }
         self.priority = priority
         expiration = plan.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         collapseID = plan.collapseID
