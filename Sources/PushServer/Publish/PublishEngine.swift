@@ -258,7 +258,7 @@ public final class PublishEngine: Sendable {
                 metrics.increment("push_notifications_total",
                                   ["status": String(device.status), "reason": device.reason ?? ""])
             case .retryInEnvironment(let other):
-                run.add(PublishCounter.environmentRetries)
+                run.add(PublishCounter.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the curl thread free.
                 Task {
                     await self.submit(target, environment: other, isRetry: true, template: template,
