@@ -8,7 +8,7 @@ import uuid
 
 import requests
 
-from conftest import INSTANCE_ID, SECRET
+from harness import INSTANCE_ID, SECRET
 
 
 def random_token():
