@@ -111,9 +111,20 @@ public final class PublishEngine: Sendable {
         do {
             if let claimed = try await store.claimJob(workerID: settings.workerID, leaseDuration: settings.leaseDuration,
                                                       now: Date()) {
-                let running = control.withLock { control in
+                let (running, duplicate) = control.withLock { control -> (Int, Bool) in
+                    // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
+                    // claim extended the lease to us again, and a second run would send every device twice.
+                    if control.runs[claimed.id] != nil {
+                        control.running -= 1
+                        return (control.running, true)
+                    }
                     control.runs[claimed.id] = PublishRun(claimed: claimed)
-                    return control.running
+                    return (control.running, false)
+                }
+                if duplicate {
+                    logger.warning("Reclaimed a publish this node is still running; its lease had expired",
+                                   ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
+                    return await claimIfIdle()
                 }
                 metrics.set("push_publish_jobs_running", to: Double(running))
                 return claimed
@@ -168,26 +179,40 @@ public final class PublishEngine: Sendable {
         var complete = false
         await withDiscardingTaskGroup { group in
             group.addTask { [self] in
-                var sinceRenewal = Duration.zero
                 while !run.isDelivered {
                     try? await Task.sleep(for: settings.checkpointInterval)
                     await checkpoint(run, log: log)
-                    sinceRenewal += settings.checkpointInterval
-                    if sinceRenewal >= settings.leaseDuration / 3 {
-                        sinceRenewal = .zero
-                        do {
-                            try await store.renewLease(claimed.id, workerID: settings.workerID,
-                                                       leaseDuration: settings.leaseDuration, now: Date())
-                        } catch {
-                            log.error("Renewing the publish lease failed", ["error": "\(error)"])
-                        }
+                }
+            }
+            // The lease is renewed on its own wall-clock schedule: counting checkpoint sleeps let slow checkpoints
+            // (a loaded machine) stretch the renewal period past the lease, and the job was claimed again while
+            // it ran.
+            group.addTask { [self] in
+                let clock = ContinuousClock()
+                var renewed = clock.now
+                while !run.isDelivered {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    guard clock.now - renewed >= settings.leaseDuration / 3 else { continue }
+                    renewed = clock.now
+                    do {
+                        try await store.renewLease(claimed.id, workerID: settings.workerID,
+                                                   leaseDuration: settings.leaseDuration, now: Date())
+                    } catch PushStoreError.leaseLost {
+                        log.error("Publish lease lost to another worker; stopping this run")
+                        run.markLost()
+                    } catch {
+                        log.error("Renewing the publish lease failed", ["error": "\(error)"])
                     }
                 }
             }
             complete = await deliver(run, plan: plan, instance: instance, log: log)
             run.markDelivered()
         }
-        await checkpoint(run, log: log)
+        if !run.isLost { await checkpoint(run, log: log) }
+        if run.isLost {
+            // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
+            return
+        }
 
         if complete {
             var notes: [String] = []
@@ -212,7 +237,7 @@ public final class PublishEngine: Sendable {
         let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
         var cursor = run.claimed.cursor
         var reachedEnd = false
-        while !isStopping {
+        while !isStopping && !run.isLost {
             let page: TargetPage
             do {
                 page = try await store.targets(for: job, after: cursor, limit: settings.pageSize)
@@ -222,7 +247,7 @@ public final class PublishEngine: Sendable {
                 continue
             }
             for target in page.targets where target.platform == .apns {
-                if isStopping { break }
+                if isStopping || run.isLost { break }
                 run.submitted(target)
                 guard let credentials = instance.credentials else {
                     run.completed(target, counters: [PublishCounter.failed("NoAPNsCredentials"): 1],
@@ -232,7 +257,7 @@ public final class PublishEngine: Sendable {
                 await submit(target, environment: target.environment, isRetry: false, template: template,
                              credentials: credentials, instance: instance, run: run)
             }
-            if isStopping { break }
+            if isStopping || run.isLost { break }
             run.scanned(upTo: page.cursor)
             cursor = page.cursor
             if page.isLast {
@@ -271,12 +296,17 @@ public final class PublishEngine: Sendable {
     }
 
     private func checkpoint(_ run: PublishRun, log: Logger) async {
+        guard !run.isLost else { return }
         let (cursor, counters, results) = run.drain()
         guard !counters.isEmpty || !results.isEmpty || cursor > run.claimed.cursor else { return }
         do {
             try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: cursor, counters: counters,
                                        deviceResults: results)
             metrics.increment("push_checkpoints_total")
+        } catch PushStoreError.leaseLost {
+            // Retrying cannot succeed, and sending on would duplicate the new owner's work.
+            log.error("Publish lease lost to another worker; stopping this run")
+            run.markLost()
         } catch {
             log.error("Checkpoint failed; will retry", ["error": "\(error)"])
             run.restore(counters: counters, results: results)

@@ -32,6 +32,8 @@ final class PublishRun: Sendable {
         var abandoned = 0
         /// Set when delivery stopped (all answered, or paused); ends the checkpoint loop.
         var delivered = false
+        /// Set when another worker holds the job's lease: this run stops sending and writes nothing more.
+        var lost = false
     }
 
     struct Held {
@@ -94,6 +96,8 @@ final class PublishRun: Sendable {
     var abandonedCount: Int { state.withLock { $0.abandoned } }
     var isDelivered: Bool { state.withLock { $0.delivered } }
     func markDelivered() { state.withLock { $0.delivered = true } }
+    var isLost: Bool { state.withLock { $0.lost } }
+    func markLost() { state.withLock { $0.lost = true } }
 
     /// Takes what a checkpoint must write: the watermark, and the counter deltas and device results of the targets
     /// at or below it.
