@@ -115,12 +115,12 @@ NO_CREDENTIALS_SECRET = "sdk-test-secret-no-credentials-0123"
 class Server:
     """A push-server process over TLS with one instance pointed at the mock (and one without credentials).
 
-    `overrides` are merged into the top level of the config (e.g. `{"limits": {...}}`, `{"apns": {...}}`)."""
+    `overrides` are merged into the top level of the config (e.g. `{"limits": {...}}`, `{"apns": {...}}`),
+    `instance_overrides` into the first instance (e.g. `{"webhook": {...}}`)."""
 
     def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path, key: Path, overrides=None,
-                 env_vars=None):
+                 instance_overrides=None):
         self.port = free_port()
-        self.env_vars = dict(env_vars or {})
         self.cert = str(cert)
         self.base = f"https://localhost:{self.port}"
         config = {
@@ -137,6 +137,7 @@ class Server:
                 "id": NO_CREDENTIALS_INSTANCE_ID, "secretKey": NO_CREDENTIALS_SECRET,
             }],
         }
+        config["instances"][0].update(instance_overrides or {})
         config.update(overrides or {})
         self.config_path = directory / "config.json"
         self.config_path.write_text(json.dumps(config))
@@ -147,8 +148,7 @@ class Server:
     def start(self):
         binary = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
         self.proc = subprocess.Popen([binary, "serve", "--config", str(self.config_path)],
-                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"),
-                                     env={**os.environ, **self.env_vars})
+                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -191,10 +191,10 @@ class Environment:
         self.processes.append(mock)
         return mock
 
-    def server(self, mock, overrides=None, env_vars=None, name="server"):
+    def server(self, mock, overrides=None, instance_overrides=None, name="server"):
         directory = self.directory / name
         directory.mkdir(exist_ok=True)
-        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, env_vars)
+        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, instance_overrides)
         self.processes.append(server)
         return server
 

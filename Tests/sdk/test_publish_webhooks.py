@@ -1,5 +1,7 @@
 """Per-publish `webhookUrl`: STARTED and FINISHED bodies, basic-auth credentials from the URL, and retries."""
 import base64
+import hashlib
+import hmac
 import json
 import threading
 import time
@@ -23,7 +25,7 @@ class Receiver:
             def do_POST(self):  # noqa: N802  (http.server's naming)
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with receiver.lock:
-                    receiver.received.append({"path": self.path, "headers": dict(self.headers),
+                    receiver.received.append({"path": self.path, "headers": dict(self.headers), "raw": body,
                                               "body": json.loads(body), "at": time.time()})
                     fail = receiver.fail_first > 0
                     if fail:
@@ -115,3 +117,32 @@ def test_failing_receiver_gets_a_retry_after_ten_seconds(beams, receiver):
     first, retried = [r for r in got if r["body"]["status"] == "STARTED"]
     assert first["body"] == retried["body"]
     assert 9.0 <= retried["at"] - first["at"] <= 20.0, retried["at"] - first["at"]
+
+
+def test_users_publish_sends_a_signed_publish_to_users_attempt(environment, receiver):
+    hook = receiver()
+    mock = environment.mock()
+    server = environment.server(mock, instance_overrides={"webhook": {"url": hook.url("/instance"),
+                                                                      "secret": "whsec-123"}}, name="hooked")
+    client = Beams(server)
+    delivered, failed, nobody = unique("ok"), unique("bad"), unique("none")
+    good, gone, bad = random_token(), random_token(), random_token()
+    client.register(good, user=delivered)
+    client.register(gone, user=delivered)
+    client.register(bad, user=failed, environment="sandbox")
+    mock.behave(gone, status=410, reason="Unregistered")
+    mock.behave(bad, status=400, reason="BadDeviceToken")
+    publish_id = client.publish("users", {"users": [delivered, failed, nobody], "apns": alert()})
+    client.wait_finished(publish_id)
+    events = wait_for(lambda: [r for r in hook.received if r["path"] == "/instance"], timeout=10)
+    assert len(events) == 1, events
+    event = events[0]
+    assert event["headers"]["Webhook-Event-Type"] == "v1.PublishToUsersAttempt"
+    assert event["headers"]["User-Agent"] == "pusher-webhooks"
+    expected = hmac.new(b"whsec-123", event["raw"], hashlib.sha1).hexdigest()
+    assert event["headers"]["Webhook-Signature"] == expected
+    assert event["body"]["metadata"]["event_type"] == "v1.PublishToUsersAttempt"
+    assert event["body"]["payload"] == {
+        "instance_id": client.instance_id, "publish_id": publish_id,
+        "users_delivered_to_gateway": [delivered], "users_no_devices": [nobody], "users_gateway_failed": [failed],
+    }, event["body"]
