@@ -83,7 +83,8 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     accepted = {token: counts.get("200", 0) for token, counts in per_token.items()}
     missing = sum(1 for token in tokens if accepted.get(token, 0) == 0)
     duplicates = sum(max(0, accepted.get(token, 0) - 1) for token in tokens)
-    strangers = sum(1 for token in per_token if token not in set(tokens))
+    registered = set(tokens)
+    strangers = sum(1 for token in per_token if token not in registered)
     non_200 = sum(sum(v for k, v in counts.items() if k != "200") for counts in per_token.values())
     result = {
         "devices": devices, "signal": signals.Signals(stop_signal).name, "exit_code": exit_code,

@@ -151,3 +151,14 @@ def test_recent_publishes_lists_newest_first_with_states(beams):
     assert [p["publishId"] for p in listed] == list(reversed(ids))
     assert all(p["status"] == "finished" and p["apns"]["accepted"] == 1 for p in listed)
     assert "finishedAt" in listed[0] and "startedAt" in listed[0]
+
+
+def test_explicit_priority_5_on_an_alert_is_kept(beams):
+    client, mock = beams
+    interest, token = unique("prio"), random_token()
+    client.register(token, [interest])
+    client.wait_finished(client.publish("interests", {"interests": [interest], "apns": alert(priority=5)}))
+    request = only_request(mock, token)
+    assert request["status"] == 200
+    assert request["headers"]["apns-push-type"] == "alert"
+    assert request["headers"]["apns-priority"] == "5"
