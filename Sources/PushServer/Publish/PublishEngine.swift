@@ -334,11 +334,37 @@ public final class PublishEngine: Sendable {
             await webhooks.publishFinished(url: url, status: status, requestBody: (try? PublishPlan(decoding: claimed.job.payload))?.requestBody ?? .null)
         }
         if claimed.job.kind == .users, let run, let instance = instances[claimed.job.instanceID.lowercased()] {
-            let users = run.userOutcome()
+            var users = run.userOutcome()
+            if claimed.attempt > 1, let started = status.startedAt {
+                users = await storedUserOutcome(claimed.job, since: started, log: log)
+            }
             await webhooks.publishToUsersAttempt(instance: instance.config, publishID: claimed.job.publishID,
                                                  requested: claimed.job.targets, delivered: users.accepted,
                                                  failed: users.failed, seen: users.seen)
         }
+    }
+
+    /// A resumed users publish saw only the devices after its checkpoint; the users' outcome is rebuilt from the
+    /// devices' last results recorded since the publish started (a concurrent publish to the same device may have
+    /// overwritten one: an approximation, only after a crash).
+    private func storedUserOutcome(_ job: PublishJob, since started: Date, log: Logger) async
+        -> (accepted: Set<String>, failed: Set<String>, seen: Set<String>)
+    {
+        var accepted = Set<String>(), failed = Set<String>(), seen = Set<String>()
+        for user in job.targets {
+            let devices: [Device]
+            do {
+                devices = try await store.devices(instanceID: job.instanceID, userID: user)
+            } catch {
+                log.error("Reading a user's devices for the users webhook failed", ["error": "\(error)"])
+                continue
+            }
+            let results = devices.compactMap { device in device.lastResult.flatMap { $0.at >= started ? $0 : nil } }
+            guard !results.isEmpty else { continue }
+            seen.insert(user)
+            if results.contains(where: { $0.status == 200 }) { accepted.insert(user) } else { failed.insert(user) }
+        }
+        return (accepted, failed, seen)
     }
 }
 
