@@ -1,7 +1,7 @@
 """Bulk device registration through the real device API: many keep-alive TLS connections, raw HTTP/1.1.
 
-Each device costs two requests, exactly what an app does: `POST …/devices/apns` (register) and
-`PUT …/devices/apns/{id}/interests`. `requests` manages ~1k requests/s from one Python process; a hand-written
+Each device costs two requests, exactly what an app does: `POST …/devices/apns` (register), then
+`PUT …/devices/apns/{id}/interests` or, for a user's device, `PUT …/devices/apns/{id}/user` with a Beams token. `requests` manages ~1k requests/s from one Python process; a hand-written
 asyncio client over `concurrency` connections manages several thousand, so 100,000 devices take about a minute.
 """
 import asyncio
@@ -31,13 +31,14 @@ async def _read_response(reader):
     return status, body
 
 
-def _request(method, path, body, host):
-    data = json.dumps(body, separators=(",", ":")).encode()
-    return (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+def _request(method, path, body, host, authorization=None):
+    data = json.dumps(body, separators=(",", ":")).encode() if body is not None else b""
+    auth = f"Authorization: Bearer {authorization}\r\n" if authorization else ""
+    return (f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n{auth}"
             f"Content-Length: {len(data)}\r\n\r\n").encode() + data
 
 
-async def _register_all(host, port, cafile, instance_id, tokens, interest, concurrency):
+async def _register_all(host, port, cafile, instance_id, tokens, interest, user_tokens, concurrency):
     context = ssl.create_default_context(cafile=cafile)
     base = f"/device_api/v1/instances/{instance_id}/devices/apns"
     next_index = iter(range(len(tokens)))
@@ -53,10 +54,13 @@ async def _register_all(host, port, cafile, instance_id, tokens, interest, concu
                 if status != 200:
                     raise HTTPError(f"register: {status} {body[:200]!r}")
                 device_id = json.loads(body)["id"]
-                writer.write(_request("PUT", f"{base}/{device_id}/interests", {"interests": [interest]}, host))
+                if user_tokens is not None:
+                    writer.write(_request("PUT", f"{base}/{device_id}/user", None, host, user_tokens[index]))
+                else:
+                    writer.write(_request("PUT", f"{base}/{device_id}/interests", {"interests": [interest]}, host))
                 status, body = await _read_response(reader)
                 if status != 200:
-                    raise HTTPError(f"interests: {status} {body[:200]!r}")
+                    raise HTTPError(f"interest or user: {status} {body[:200]!r}")
                 ids[index] = device_id
         finally:
             writer.close()
@@ -65,9 +69,16 @@ async def _register_all(host, port, cafile, instance_id, tokens, interest, concu
     return ids
 
 
-def register_devices(server, instance_id, tokens, interest, concurrency=32):
-    """Registers every token and subscribes it to `interest`. - Returns: (device ids, seconds taken)."""
+def register_devices(server, instance_id, tokens, interest=None, concurrency=32, users=None, secret=None):
+    """Registers every token and subscribes it to `interest`, or binds token i to user `users[i]` (Beams tokens
+    signed with `secret`). - Returns: (device ids, seconds taken)."""
+    user_tokens = None
+    if users is not None:
+        from pusher_push_notifications import PushNotifications
+
+        beams = PushNotifications(instance_id=instance_id, secret_key=secret)
+        user_tokens = [beams.generate_token(user)["token"] for user in users]
     started = time.monotonic()
     ids = asyncio.run(_register_all("127.0.0.1", server.port, server.cert, instance_id, tokens, interest,
-                                    concurrency))
+                                    user_tokens, concurrency))
     return ids, time.monotonic() - started

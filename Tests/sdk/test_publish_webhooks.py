@@ -2,56 +2,12 @@
 import base64
 import hashlib
 import hmac
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from beams import Beams, alert, random_token, unique, wait_for
-
-
-class Receiver:
-    """A local webhook receiver: records every POST; answers `fail_first` requests with 500, then 200."""
-
-    def __init__(self, fail_first=0):
-        self.received = []
-        self.fail_first = fail_first
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802  (http.server's naming)
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with receiver.lock:
-                    receiver.received.append({"path": self.path, "headers": dict(self.headers), "raw": body,
-                                              "body": json.loads(body), "at": time.time()})
-                    fail = receiver.fail_first > 0
-                    if fail:
-                        receiver.fail_first -= 1
-                self.send_response(500 if fail else 200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.http.server_address[1]
-        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path="/hook", credentials=""):
-        return f"http://{credentials}127.0.0.1:{self.port}{path}"
-
-    def bodies(self, publish_id):
-        with self.lock:
-            return [r for r in self.received if r["body"].get("publishId") == publish_id]
-
-    def close(self):
-        self.http.shutdown()
-        self.http.server_close()
+from bulk import register_devices
+from receiver import Receiver
 
 
 @pytest.fixture
@@ -146,3 +102,30 @@ def test_users_publish_sends_a_signed_publish_to_users_attempt(environment, rece
         "instance_id": client.instance_id, "publish_id": publish_id,
         "users_delivered_to_gateway": [delivered], "users_no_devices": [nobody], "users_gateway_failed": [failed],
     }, event["body"]
+
+
+def test_publish_to_users_attempt_after_a_crash_counts_users_delivered_before_it(environment, receiver):
+    """kill -9 in the middle of a users publish: the restarted run sees only the devices after the checkpoint, yet
+    the webhook must still report the users delivered before the crash as delivered (not as having no devices)."""
+    hook = receiver()
+    mock = environment.mock()
+    server = environment.server(mock, {"engine": {"leaseSeconds": 5},
+                                       "apns": {"connectionsPerPool": 2, "streamsPerConnection": 50}},
+                                instance_overrides={"webhook": {"url": hook.url("/instance"), "secret": "s"}},
+                                name="users-crash")
+    client = Beams(server)
+    users = [unique("u") for _ in range(1000)]
+    register_devices(server, client.instance_id, [random_token() for _ in users], users=users, secret=client.secret)
+    mock.configure(delay_ms=100, record=False)
+    nobody = unique("nobody")
+    publish_id = client.publish("users", {"users": users[:999] + [nobody], "apns": alert()})
+    wait_for(lambda: mock.stats()["requests"] >= 400, timeout=20, interval=0.01)
+    server.kill9()
+    server.start()
+    status = client.wait_finished(publish_id)
+    assert status["attempts"] == 2 and status["apns"]["accepted"] == 999, status
+    events = wait_for(lambda: [r for r in hook.received if r["path"] == "/instance"], timeout=10)
+    payload = events[0]["body"]["payload"]
+    assert payload["users_no_devices"] == [nobody]
+    assert payload["users_gateway_failed"] == []
+    assert sorted(payload["users_delivered_to_gateway"]) == sorted(users[:999])
