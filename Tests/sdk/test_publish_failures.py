@@ -192,3 +192,35 @@ def test_connection_loss_mid_publish_still_delivers_to_every_device(beams, actio
         assert after["goaways_sent"] - before["goaways_sent"] == 2
     print(f"{action}: {len(tokens)} devices, {duplicates} duplicate deliveries, "
           f"{after['connections_opened'] - before['connections_opened']} new connections")
+
+
+def test_expired_token_410_invalidates_like_unregistered(beams):
+    client, mock = beams
+    token, device_id, _, status = publish_one(client, mock, {"status": 410, "reason": "ExpiredToken",
+                                                             "timestamp": now_ms() + 1000})
+    assert statuses(mock, token) == [410]
+    assert status["apns"]["failedByReason"] == {"ExpiredToken": 1}
+    assert status["devicesRemoved"] == 1
+    assert client.device(device_id)["valid"] is False
+
+
+def test_expired_provider_token_on_a_fresh_token_is_not_reminted_and_keeps_the_device(beams):
+    """Apple refuses token changes more than once per 20 minutes, so a token minutes old is not replaced (the
+    refresh-and-resend path needs a token over 20 minutes old: covered by APNsClient's unit tests with a clock)."""
+    client, mock = beams
+    token, device_id, _, status = publish_one(client, mock, {"status": 403, "reason": "ExpiredProviderToken",
+                                                             "times": 1})
+    assert statuses(mock, token) == [403]
+    assert status["apns"]["failedByReason"] == {"ExpiredProviderToken": 1}, status
+    assert status["devicesRemoved"] == 0
+    assert client.device(device_id)["valid"] is True
+
+
+def test_rejected_provider_token_is_a_counted_failure_that_keeps_the_device(beams):
+    client, mock = beams
+    token, device_id, _, status = publish_one(client, mock, {"status": 403, "reason": "InvalidProviderToken",
+                                                             "times": 1})
+    assert statuses(mock, token) == [403]
+    assert status["apns"]["failedByReason"] == {"InvalidProviderToken": 1}, status
+    assert status["devicesRemoved"] == 0
+    assert client.device(device_id)["valid"] is True
