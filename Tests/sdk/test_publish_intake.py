@@ -182,3 +182,12 @@ def test_rate_limit_answers_429_above_the_per_instance_rate(environment):
     # The limit is per instance: the other instance is not affected.
     other = Beams(server, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET)
     assert other.publish_raw("/interests", body).status_code == 200
+
+
+def test_json_content_type_with_charset_and_missing_content_type_are_accepted(beams):
+    client, _ = beams
+    body = {"interests": [unique("ct")], "apns": alert()}
+    with_charset = client.publish_raw("/interests", body, headers={"Content-Type": "application/json; charset=utf-8"})
+    assert with_charset.status_code == 200, with_charset.text
+    without = client.publish_raw("/interests", data=json.dumps(body).encode(), headers={"Content-Type": None})
+    assert without.status_code == 200, without.text
