@@ -59,8 +59,13 @@ enum DeliveryOutcome: Equatable {
                 reason = Self.name(violation)
             case .transport:
                 reason = "TransportError"
-            case .configuration(let fault):
-                if case .rejected(_, let apnsReason) = fault { reason = apnsReason.rawValue } else { reason = "ProviderTokenError" }
+            case .configuration(.rejected(_, let apnsReason)):
+                reason = apnsReason.rawValue
+            case .configuration(.expiredTokenBeforeRefreshFloor):
+                // What APNs answered; the token was too young to replace (clock skew), so nothing was re-sent.
+                reason = "ExpiredProviderToken"
+            case .configuration(.signingFailed):
+                reason = "ProviderTokenSigningFailed"
             }
             return .final(counters: [PublishCounter.failed(reason): 1],
                           device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))

@@ -111,9 +111,20 @@ public final class PublishEngine: Sendable {
         do {
             if let claimed = try await store.claimJob(workerID: settings.workerID, leaseDuration: settings.leaseDuration,
                                                       now: Date()) {
-                let running = control.withLock { control in
+                let (running, duplicate) = control.withLock { control -> (Int, Bool) in
+                    // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
+                    // claim extended the lease to us again, and a second run would send every device twice.
+                    if control.runs[claimed.id] != nil {
+                        control.running -= 1
+                        return (control.running, true)
+                    }
                     control.runs[claimed.id] = PublishRun(claimed: claimed)
-                    return control.running
+                    return (control.running, false)
+                }
+                if duplicate {
+                    logger.warning("Reclaimed a publish this node is still running; its lease had expired",
+                                   ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
+                    return await claimIfIdle()
                 }
                 metrics.set("push_publish_jobs_running", to: Double(running))
                 return claimed
@@ -168,19 +179,29 @@ public final class PublishEngine: Sendable {
         var complete = false
         await withDiscardingTaskGroup { group in
             group.addTask { [self] in
-                var sinceRenewal = Duration.zero
                 while !run.isDelivered {
                     try? await Task.sleep(for: settings.checkpointInterval)
                     await checkpoint(run, log: log)
-                    sinceRenewal += settings.checkpointInterval
-                    if sinceRenewal >= settings.leaseDuration / 3 {
-                        sinceRenewal = .zero
-                        do {
-                            try await store.renewLease(claimed.id, workerID: settings.workerID,
-                                                       leaseDuration: settings.leaseDuration, now: Date())
-                        } catch {
-                            log.error("Renewing the publish lease failed", ["error": "\(error)"])
-                        }
+                }
+            }
+            // The lease is renewed on its own wall-clock schedule: counting checkpoint sleeps let slow checkpoints
+            // (a loaded machine) stretch the renewal period past the lease, and the job was claimed again while
+            // it ran.
+            group.addTask { [self] in
+                let clock = ContinuousClock()
+                var renewed = clock.now
+                while !run.isDelivered {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    guard clock.now - renewed >= settings.leaseDuration / 3 else { continue }
+                    renewed = clock.now
+                    do {
+                        try await store.renewLease(claimed.id, workerID: settings.workerID,
+                                                   leaseDuration: settings.leaseDuration, now: Date())
+                    } catch PushStoreError.leaseLost {
+                        log.error("Publish lease lost to another worker; stopping this run")
+                        run.markLost()
+                    } catch {
+                        log.error("Renewing the publish lease failed", ["error": "\(error)"])
                     }
                 }
             }
@@ -189,7 +210,11 @@ public final class PublishEngine: Sendable {
             // Wake the checkpoint loop from its sleep: a one-device publish must not wait out the interval.
             group.cancelAll()
         }
-        await checkpoint(run, log: log)
+        if !run.isLost { await checkpoint(run, log: log) }
+        if run.isLost {
+            // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
+            return
+        }
 
         if complete {
             var notes: [String] = []
@@ -216,11 +241,11 @@ public final class PublishEngine: Sendable {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the APNs window to drain if reads and submissions took turns.
         var nextPage = prefetch(job, after: run.claimed.cursor, log: log)
-        while !isStopping {
+        while !isStopping && !run.isLost {
             guard let page = await nextPage.value else { break }
             if !page.isLast { nextPage = prefetch(job, after: page.cursor, log: log) }
             for target in page.targets where target.platform == .apns {
-                if isStopping { break }
+                if isStopping || run.isLost { break }
                 run.submitted(target)
                 guard let credentials = instance.credentials else {
                     run.completed(target, counters: [PublishCounter.failed("NoAPNsCredentials"): 1],
@@ -230,7 +255,7 @@ public final class PublishEngine: Sendable {
                 await submit(target, environment: target.environment, isRetry: false, template: template,
                              credentials: credentials, instance: instance, run: run)
             }
-            if isStopping { break }
+            if isStopping || run.isLost { break }
             run.scanned(upTo: page.cursor)
             if page.isLast {
                 reachedEnd = true
@@ -279,7 +304,7 @@ public final class PublishEngine: Sendable {
                 metrics.increment("push_notifications_total",
                                   ["status": String(device.status), "reason": device.reason ?? ""])
             case .retryInEnvironment(let other):
-                run.add(PublishCounter.environmentRetries)
+                run.add(PublishCounter.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the curl thread free.
                 Task {
                     await self.submit(target, environment: other, isRetry: true, template: template,
@@ -292,6 +317,7 @@ public final class PublishEngine: Sendable {
     }
 
     private func checkpoint(_ run: PublishRun, log: Logger) async {
+        guard !run.isLost else { return }
         let (cursor, counters, results) = run.drain()
         guard !counters.isEmpty || !results.isEmpty || cursor > run.claimed.cursor else { return }
         do {
@@ -303,6 +329,10 @@ public final class PublishEngine: Sendable {
                 log.debug("Checkpoint written", ["cursor": String(cursor), "results": String(results.count),
                                                  "duration": "\(ContinuousClock.now - started)"])
             }
+        } catch PushStoreError.leaseLost {
+            // Retrying cannot succeed, and sending on would duplicate the new owner's work.
+            log.error("Publish lease lost to another worker; stopping this run")
+            run.markLost()
         } catch {
             log.error("Checkpoint failed; will retry", ["error": "\(error)"])
             run.restore(counters: counters, results: results)
@@ -330,11 +360,37 @@ public final class PublishEngine: Sendable {
             await webhooks.publishFinished(url: url, status: status, requestBody: (try? PublishPlan(decoding: claimed.job.payload))?.requestBody ?? .null)
         }
         if claimed.job.kind == .users, let run, let instance = instances[claimed.job.instanceID.lowercased()] {
-            let users = run.userOutcome()
+            var users = run.userOutcome()
+            if claimed.attempt > 1, let started = status.startedAt {
+                users = await storedUserOutcome(claimed.job, since: started, log: log)
+            }
             await webhooks.publishToUsersAttempt(instance: instance.config, publishID: claimed.job.publishID,
                                                  requested: claimed.job.targets, delivered: users.accepted,
                                                  failed: users.failed, seen: users.seen)
         }
+    }
+
+    /// A resumed users publish saw only the devices after its checkpoint; the users' outcome is rebuilt from the
+    /// devices' last results recorded since the publish started (a concurrent publish to the same device may have
+    /// overwritten one: an approximation, only after a crash).
+    private func storedUserOutcome(_ job: PublishJob, since started: Date, log: Logger) async
+        -> (accepted: Set<String>, failed: Set<String>, seen: Set<String>)
+    {
+        var accepted = Set<String>(), failed = Set<String>(), seen = Set<String>()
+        for user in job.targets {
+            let devices: [Device]
+            do {
+                devices = try await store.devices(instanceID: job.instanceID, userID: user)
+            } catch {
+                log.error("Reading a user's devices for the users webhook failed", ["error": "\(error)"])
+                continue
+            }
+            let results = devices.compactMap { device in device.lastResult.flatMap { $0.at >= started ? $0 : nil } }
+            guard !results.isEmpty else { continue }
+            seen.insert(user)
+            if results.contains(where: { $0.status == 200 }) { accepted.insert(user) } else { failed.insert(user) }
+        }
+        return (accepted, failed, seen)
     }
 }
 
@@ -356,9 +412,11 @@ struct RequestTemplate: Sendable {
         pushType = effective
         var priority = plan.priority.flatMap(APNsPriority.init(rawValue:))
         // Apple rejects priority 10 on background pushes; Beams payloads that turn out to be background (only
-        // content-available) with an explicit 10 are sent with 5 rather than failing for every device. Without an
-        // explicit priority, background goes with 5 and everything else with APNs' default (10).
+        // content-available) with an explicit 10 are sent with 5 rather than failing for every device; without an
+        // explicit priority background goes with 5. Alerts state 10 explicitly rather than leaning on APNs' default,
+        // so the request says what it means.
         if effective == .background && priority != .powerPrioritized { priority = .powerConsidered }
+        if effective == .alert && priority == nil { priority = .immediate }
         self.priority = priority
         expiration = plan.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         collapseID = plan.collapseID

@@ -117,8 +117,20 @@ final class WebhookOutbox: Sendable {
                 try? await Task.sleep(for: .milliseconds(500))
                 continue
             }
+            // A small publish queues STARTED and FINISHED within one poll: delivering them concurrently let FINISHED
+            // overtake STARTED. Webhooks to the same URL go one after the other, in queue order; different
+            // receivers are still served side by side.
+            var byURL: [String: [PendingWebhook]] = [:]
+            var urls: [String] = []
+            for webhook in due {
+                if byURL[webhook.request.url] == nil { urls.append(webhook.request.url) }
+                byURL[webhook.request.url, default: []].append(webhook)
+            }
             await withDiscardingTaskGroup { group in
-                for webhook in due { group.addTask { await self.attempt(webhook) } }
+                for url in urls {
+                    let queue = byURL[url] ?? []
+                    group.addTask { for webhook in queue { await self.attempt(webhook) } }
+                }
             }
         }
     }

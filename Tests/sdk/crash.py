@@ -1,0 +1,102 @@
+"""Crash-durability trial: stop the server in the middle of a fan-out, restart it on the same SQLite file, and
+count per token at the mock what every device received.
+
+Used by tests/test_publish_durability.py (2,000 devices) and bench/reliability/kill9.py (100,000 devices).
+"""
+import signal as signals
+import time
+import uuid
+
+import requests
+
+from beams import Beams, wait_for
+from bulk import register_devices
+from harness import INSTANCE_ID
+
+# The engine claims a crashed node's publish once its lease has expired; the shortest lease the config allows
+# keeps the trial short (the default, 30 s, is for production).
+LEASE_SECONDS = 5
+# What can be in flight at once by default: apns.connectionsPerPool (4) × apns.streamsPerConnection (250).
+DEFAULT_CONNECTIONS, DEFAULT_STREAMS = 4, 250
+# PublishEngine.Settings.checkpointInterval: results newer than the last checkpoint are re-sent after a crash too.
+CHECKPOINT_INTERVAL_S = 0.2
+
+
+def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction=0.4, log=print,
+                concurrency=32, name=None, connections=DEFAULT_CONNECTIONS, streams=DEFAULT_STREAMS,
+                mock_delay_ms=0):
+    """Runs one trial and returns its numbers; raises AssertionError when the trial could not be run as planned.
+
+    Method: register `devices` devices on one interest through the device API; switch request recording off at
+    the mock (per-token counters stay); publish; when the server has `stop_fraction` of its APNs answers (its
+    /metrics), send `stop_signal` to it; restart it on the same SQLite file; wait for the publish to finish; compare the
+    mock's per-token counts with the registered tokens.
+    """
+    name = name or f"crash-{uuid.uuid4().hex[:6]}"
+    window = connections * streams
+    mock = environment.mock()
+    server = environment.server(mock, {"engine": {"leaseSeconds": LEASE_SECONDS},
+                                       "apns": {"connectionsPerPool": connections, "streamsPerConnection": streams}},
+                                name=name)
+    client = Beams(server)
+    interest = f"crash-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(devices)]
+    _, seconds = register_devices(server, INSTANCE_ID, tokens, interest, concurrency=concurrency)
+    log(f"registered {devices} devices on one interest in {seconds:.1f} s "
+        f"({2 * devices / seconds:.0f} device-API requests/s over {concurrency} keep-alive TLS connections)")
+    subscribers = client.session.get(server.url(f"/admin_api/v1/instances/{INSTANCE_ID}/interests/{interest}"),
+                                     headers={"Authorization": f"Bearer {client.secret}"}, timeout=10).json()
+    assert subscribers["subscribers"] == devices, subscribers
+
+    # Recording every request would cost the mock more than answering it; per-token counters stay on.
+    mock.configure(record=False, delay_ms=mock_delay_ms)
+    publish_id = client.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "crash test"}}})
+    started = time.monotonic()
+    threshold = int(devices * stop_fraction)
+    control = requests.Session()
+
+    def answered():
+        # The server's own count of APNs answers (/metrics): under full load the mock's single-threaded control
+        # API can lag by seconds, the server's multi-threaded listener does not.
+        text = client.session.get(server.url("/metrics"), timeout=10).text
+        return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+                   if line.startswith("push_notifications_total{"))
+
+    at_stop = wait_for(lambda: (lambda n: n if n >= threshold else None)(answered()), timeout=300, interval=0.005,
+                       message="the fan-out never reached the stop point")
+    sent_at = time.monotonic()
+    server.proc.send_signal(stop_signal)
+    exit_code = server.proc.wait(timeout=60)
+    stop_seconds = time.monotonic() - sent_at
+    seen_by_mock = control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=60).json()["requests"]
+    log(f"{signals.Signals(stop_signal).name} after {sent_at - started:.2f} s of fan-out, when the server had "
+        f"{at_stop} of {devices} answers ({100 * at_stop / devices:.0f}%); it exited with {exit_code} after "
+        f"{stop_seconds:.2f} s; the mock had seen {seen_by_mock} requests ({100 * seen_by_mock / devices:.0f}%)")
+
+    restarted = time.monotonic()
+    server.start()
+    status = client.wait_finished(publish_id, timeout=300)
+    log(f"restarted on the same SQLite file; the publish finished {time.monotonic() - restarted:.1f} s later "
+        f"(attempt {status['attempts']})")
+
+    per_token = control.get(f"{mock.control}/stats", timeout=60).json()["per_token"]
+    accepted = {token: counts.get("200", 0) for token, counts in per_token.items()}
+    missing = sum(1 for token in tokens if accepted.get(token, 0) == 0)
+    duplicates = sum(max(0, accepted.get(token, 0) - 1) for token in tokens)
+    registered = set(tokens)
+    strangers = sum(1 for token in per_token if token not in registered)
+    non_200 = sum(sum(v for k, v in counts.items() if k != "200") for counts in per_token.values())
+    result = {
+        "devices": devices, "signal": signals.Signals(stop_signal).name, "exit_code": exit_code,
+        "stop_seconds": stop_seconds, "seen_at_stop": seen_by_mock, "answered_at_stop": at_stop, "missing": missing, "duplicates": duplicates,
+        "unknown_tokens": strangers, "non_200": non_200, "status": status, "in_flight_window": window,
+        "fanout_rate": at_stop / max(sent_at - started, 1e-3),
+    }
+    log(f"result: missing={missing} duplicates={duplicates} (in-flight window {window}: {connections} connections "
+        f"x {streams} streams; mock delay {mock_delay_ms} ms) "
+        f"non-200={non_200} unknown-tokens={strangers}")
+    log(f"publish status: targets={status['targets']} accepted={status['apns']['accepted']} "
+        f"failed={status['apns']['failed']} attempts={status['attempts']}")
+    server.stop()
+    mock.stop()
+    return result

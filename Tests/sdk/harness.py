@@ -1,0 +1,224 @@
+"""The end-to-end harness: the real push-server binary over TLS against the strict mock APNs.
+
+Shared by the pytest fixtures (conftest.py) and the reliability scripts (bench/reliability/). Nothing here talks
+to the internet: the server's APNs endpoint is overridden to the local mock.
+"""
+import datetime
+import ipaddress
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+ROOT = Path(__file__).resolve().parents[2]
+MOCK = ROOT / "Tests" / "Support" / "mock_apns.py"
+INSTANCE_ID = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
+SECRET = "sdk-test-secret-0123456789abcdef"
+TEAM_ID = "TEAM123456"
+KEY_ID = "KEY1234567"
+TOPIC = "com.example.sdktest"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_self_signed(directory: Path):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "server.crt", directory / "server.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+def write_apns_key(directory: Path):
+    key = ec.generate_private_key(ec.SECP256R1())
+    p8, pub = directory / "AuthKey.p8", directory / "AuthKey.pub.pem"
+    p8.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    return p8, pub
+
+
+class Mock:
+    """The strict mock APNs (Tests/Support/mock_apns.py) and its control API."""
+
+    def __init__(self, directory: Path, public_key: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(MOCK), "--port", "0", "--team-id", TEAM_ID, "--key", f"{KEY_ID}={public_key}",
+             "--topic", TOPIC, "--environment", "sandbox"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(directory / "mock.log", "wb"),
+        )
+        info = json.loads(self.proc.stdout.readline())
+        self.port, self.control_port, self.ca_file = info["port"], info["control_port"], info["ca_file"]
+        self.control = f"http://127.0.0.1:{self.control_port}"
+
+    def requests(self):
+        return requests.get(f"{self.control}/requests", timeout=5).json()
+
+    def stats(self):
+        return requests.get(f"{self.control}/stats", timeout=5).json()
+
+    def behave(self, token, **behaviour):
+        requests.put(f"{self.control}/behaviours/{token}", json=behaviour, timeout=5).raise_for_status()
+
+    def requests_for(self, token):
+        return requests.get(f"{self.control}/requests", params={"token": token}, timeout=5).json()
+
+    def configure(self, **config):
+        response = requests.put(f"{self.control}/config", json=config, timeout=5)
+        response.raise_for_status()
+        return response.json()
+
+    def reset(self):
+        requests.post(f"{self.control}/reset", timeout=5).raise_for_status()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+# A second instance without APNs credentials: its publishes are accepted and recorded as not sent.
+NO_CREDENTIALS_INSTANCE_ID = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
+NO_CREDENTIALS_SECRET = "sdk-test-secret-no-credentials-0123"
+
+
+class Server:
+    """A push-server process with one instance pointed at the mock (and one without credentials): over TLS when
+    given a certificate and key, plain HTTP otherwise.
+
+    `overrides` are merged into the top level of the config (e.g. `{"apns": {...}}`), `instance_overrides` into the
+    first instance (e.g. `{"webhook": {...}}`), `limits` into `limits`; `extra_instances` are appended."""
+
+    def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, overrides=None,
+                 instance_overrides=None, limits=None, extra_instances=()):
+        self.port = free_port()
+        self.directory = directory
+        self.cert = str(cert) if cert else None
+        self.base = f"{'https' if cert else 'http'}://localhost:{self.port}"
+        listen = {"host": "127.0.0.1", "port": self.port}
+        if cert:
+            listen["tls"] = {"certificatePath": str(cert), "privateKeyPath": str(key)}
+        config = {
+            "listen": listen,
+            "storage": {"path": str(directory / "push.sqlite")},
+            "log": {"level": "info"},
+            "instances": [{
+                "id": INSTANCE_ID, "secretKey": SECRET,
+                "apns": {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(p8), "topic": TOPIC,
+                         "defaultEnvironment": "sandbox",
+                         "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file},
+            }, {
+                "id": NO_CREDENTIALS_INSTANCE_ID, "secretKey": NO_CREDENTIALS_SECRET,
+            }],
+        }
+        config["instances"][0].update(instance_overrides or {})
+        config["instances"] += [dict(instance) for instance in extra_instances]
+        if limits:
+            config["limits"] = dict(limits)
+        config.update(overrides or {})
+        self.config_path = directory / "config.json"
+        self.config_path.write_text(json.dumps(config))
+        self.log_path = directory / "server.log"
+        self.proc = None
+        self.start()
+
+    @property
+    def binary(self):
+        return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+
+    def start(self):
+        self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
+                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"push-server exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                if requests.get(f"{self.base}/health", verify=self.cert or True, timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise RuntimeError("push-server did not become healthy")
+
+    def url(self, path):
+        return f"{self.base}{path}"
+
+    def stop(self, sig=None):
+        if self.proc.poll() is not None:
+            return self.proc.returncode
+        if sig is None:
+            self.proc.terminate()
+        else:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(timeout=10)
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+class Environment:
+    """Starts mock + server pairs in one directory and stops every process it started."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.cert, self.key = write_self_signed(directory)
+        self.p8, self.pub = write_apns_key(directory)
+        self.processes = []
+
+    def mock(self):
+        mock = Mock(self.directory, self.pub)
+        self.processes.append(mock)
+        return mock
+
+    def server(self, mock, overrides=None, instance_overrides=None, name="server"):
+        directory = self.directory / name
+        directory.mkdir(exist_ok=True)
+        server = Server(directory, mock, self.p8, self.cert, self.key, overrides, instance_overrides)
+        self.processes.append(server)
+        return server
+
+    def close(self):
+        for process in reversed(self.processes):
+            try:
+                process.stop()
+            except Exception:  # noqa: BLE001  (clean-up must reach every process)
+                process.proc.kill()
