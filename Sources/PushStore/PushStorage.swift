@@ -84,11 +84,16 @@ public protocol PushStorage: Sendable {
     /// The next `limit` targets with `ref > cursor`, in `ref` order, each device once, invalidated devices skipped.
     /// Reads pages lazily from indexes; never loads every subscriber.
     func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage
-    /// In one transaction: advances the job's cursor (never backwards), adds `counters` to the job's counters and
-    /// records `deviceResults`. - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds the job.
+    /// In one transaction: advances the job's cursor (never backwards), adds `counters` to the job's counters,
+    /// records `deviceResults`, remembers `answered` targets above the cursor (answers arrive out of order) and
+    /// forgets remembered ones the cursor has passed. - Throws: `PushStoreError.leaseLost` when `workerID` no longer
+    /// holds the job.
     func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
     ) async throws
+    /// Targets above the job's cursor that already have a recorded answer: a resumed run skips them.
+    func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64>
     /// Ends the job (`.finished` or `.failed`). - Throws: `PushStoreError.leaseLost`.
     func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
@@ -118,4 +123,14 @@ public protocol PushStorage: Sendable {
 
     /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
     func close() async throws
+}
+
+extension PushStorage {
+    /// A checkpoint with no answers above the cursor.
+    public func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+    ) async throws {
+        try await checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
+                             answered: [])
+    }
 }

@@ -96,12 +96,19 @@ extension SQLitePushStore {
     }
 
     public func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
     ) async throws {
         try await write { connection in
             try Self.requireLease(connection, job: job, workerID: workerID)
             try connection.run(
                 "UPDATE publish_jobs SET cursor = max(cursor, ?) WHERE id = ?", [.integer(cursor), .integer(job.rawValue)])
+            for ref in answered where ref > cursor {
+                try connection.run("INSERT OR IGNORE INTO publish_answered (job_id, ref) VALUES (?, ?)",
+                                   [.integer(job.rawValue), .integer(ref)])
+            }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = ? AND ref <= ?",
+                               [.integer(job.rawValue), .integer(cursor)])
             for (name, delta) in counters where delta != 0 {
                 try connection.run(
                     """
@@ -129,6 +136,17 @@ extension SQLitePushStore {
                     .text(workerID),
                 ])
             if changed == 0 { throw PushStoreError.leaseLost(job) }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)])
+        }
+    }
+
+    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+        try await read { connection in
+            var refs = Set<Int64>()
+            try connection.query("SELECT ref FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)]) {
+                refs.insert($0.int64(0))
+            }
+            return refs
         }
     }
 

@@ -1,7 +1,7 @@
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
-    static let migrations: [String] = [version1]
+    static let migrations: [String] = [version1, version2]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -95,5 +95,15 @@ enum Schema {
         );
         CREATE INDEX webhooks_due ON webhooks (next_attempt_at) WHERE state = 'pending';
         CREATE INDEX webhooks_finished ON webhooks (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Targets answered above a publish's cursor (answers arrive out of order): a resumed publish skips them, so a
+    /// crash re-sends only what had no recorded answer. Rows at or below the cursor are deleted as it advances.
+    static let version2 = """
+        CREATE TABLE publish_answered (
+            job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            ref INTEGER NOT NULL,
+            PRIMARY KEY (job_id, ref)
+        ) WITHOUT ROWID;
         """
 }

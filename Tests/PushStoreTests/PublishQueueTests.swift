@@ -103,6 +103,28 @@ final class PublishQueueTests: StoreTestCase {
         try await store.close()
     }
 
+    func testAnsweredTargetsAboveTheCursorAreRememberedUntilTheCursorPassesThem() async throws {
+        let store = try await openStore()
+        let id = try await store.enqueuePublish(publish("p1"))
+        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        try await store.checkpoint(id, workerID: "w1", cursor: 3, counters: [:], deviceResults: [], answered: [2, 5, 9])
+        var answered = try await store.answeredTargets(id)
+        XCTAssertEqual(answered, [5, 9], "refs at or below the cursor need no memory")
+        try await store.checkpoint(id, workerID: "w1", cursor: 6, counters: [:], deviceResults: [], answered: [12])
+        answered = try await store.answeredTargets(id)
+        XCTAssertEqual(answered, [9, 12])
+        // A crash: the next worker sees the same set.
+        clock.advance(31)
+        let resumed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(resumed?.cursor, 6)
+        answered = try await store.answeredTargets(id)
+        XCTAssertEqual(answered, [9, 12])
+        try await store.finishJob(id, workerID: "w2", state: .finished, targetsTotal: 0, summary: nil, now: clock.now)
+        answered = try await store.answeredTargets(id)
+        XCTAssertEqual(answered, [], "a finished job keeps no progress rows")
+        try await store.close()
+    }
+
     func testCheckpointAddsCountersKeepsCursorMonotonicAndAppliesResults() async throws {
         let store = try await openStore()
         let device = try await register(store, 1)

@@ -17,8 +17,10 @@ public final class PublishEngine: Sendable {
         public var concurrentPublishes = 8
         public var pageSize = 1000
         public var leaseDuration: Duration = .seconds(30)
-        /// How often results are written to the store while a publish runs.
+        /// How often results are written to the store while a publish runs…
         public var checkpointInterval: Duration = .milliseconds(200)
+        /// …or sooner, once this many results wait.
+        public var checkpointBatch = 500
         /// How often the queue is polled when nothing wakes the engine (other nodes' jobs, expired leases).
         public var pollInterval: Duration = .seconds(1)
         /// This node's name in leases.
@@ -176,11 +178,27 @@ public final class PublishEngine: Sendable {
             await webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
         }
 
+        // Targets a previous run got answers for above its last cursor are not sent again.
+        var answered = Set<Int64>()
+        if claimed.attempt > 1 {
+            do {
+                answered = try await store.answeredTargets(claimed.id)
+            } catch {
+                log.error("Reading answered targets failed; they may be sent again", ["error": "\(error)"])
+            }
+        }
         var complete = false
         await withDiscardingTaskGroup { group in
             group.addTask { [self] in
+                // A checkpoint every interval, or sooner once a batch of results waits: what a crash can send twice
+                // is what was in flight plus what was answered but not yet checkpointed.
+                let clock = ContinuousClock()
+                var last = clock.now
                 while !run.isDelivered {
-                    try? await Task.sleep(for: settings.checkpointInterval)
+                    try? await Task.sleep(for: .milliseconds(20))
+                    guard run.pendingResults >= settings.checkpointBatch || clock.now - last >= settings.checkpointInterval
+                    else { continue }
+                    last = clock.now
                     await checkpoint(run, log: log)
                 }
             }
@@ -205,7 +223,7 @@ public final class PublishEngine: Sendable {
                     }
                 }
             }
-            complete = await deliver(run, plan: plan, instance: instance, log: log)
+            complete = await deliver(run, plan: plan, instance: instance, skipping: answered, log: log)
             run.markDelivered()
             // Wake the checkpoint loop from its sleep: a one-device publish must not wait out the interval.
             group.cancelAll()
@@ -228,12 +246,14 @@ public final class PublishEngine: Sendable {
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
             try? await store.renewLease(claimed.id, workerID: settings.workerID, leaseDuration: .zero, now: Date())
-            log.notice("Publish paused for shutdown", ["cursor": String(run.drain().cursor)])
+            log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
         }
     }
 
     /// Streams targets into the APNs client. - Returns: true when every target has a final result.
-    private func deliver(_ run: PublishRun, plan: PublishPlan, instance: InstanceRuntime, log: Logger) async -> Bool {
+    private func deliver(
+        _ run: PublishRun, plan: PublishPlan, instance: InstanceRuntime, skipping answered: Set<Int64>, log: Logger
+    ) async -> Bool {
         let job = run.claimed.job
         guard let payload = plan.apnsPayload else { return true }
         let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
@@ -244,7 +264,7 @@ public final class PublishEngine: Sendable {
         while !isStopping && !run.isLost {
             guard let page = await nextPage.value else { break }
             if !page.isLast { nextPage = prefetch(job, after: page.cursor, log: log) }
-            for target in page.targets where target.platform == .apns {
+            for target in page.targets where target.platform == .apns && !answered.contains(target.ref) {
                 if isStopping || run.isLost { break }
                 run.submitted(target)
                 guard let credentials = instance.credentials else {
@@ -318,15 +338,16 @@ public final class PublishEngine: Sendable {
 
     private func checkpoint(_ run: PublishRun, log: Logger) async {
         guard !run.isLost else { return }
-        let (cursor, counters, results) = run.drain()
-        guard !counters.isEmpty || !results.isEmpty || cursor > run.claimed.cursor else { return }
+        let batch = run.drain()
+        guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return }
         do {
             let started = ContinuousClock.now
-            try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: cursor, counters: counters,
-                                       deviceResults: results)
+            try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: batch.cursor,
+                                       counters: batch.counters, deviceResults: batch.results, answered: batch.answered)
             metrics.increment("push_checkpoints_total")
             if log.isEnabled(.debug) {
-                log.debug("Checkpoint written", ["cursor": String(cursor), "results": String(results.count),
+                log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
+                                                 "aboveCursor": String(batch.answered.count),
                                                  "duration": "\(ContinuousClock.now - started)"])
             }
         } catch PushStoreError.leaseLost {
@@ -335,7 +356,7 @@ public final class PublishEngine: Sendable {
             run.markLost()
         } catch {
             log.error("Checkpoint failed; will retry", ["error": "\(error)"])
-            run.restore(counters: counters, results: results)
+            run.restore(batch)
         }
     }
 

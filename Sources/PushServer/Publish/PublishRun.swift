@@ -6,9 +6,10 @@ import Synchronization
 
 /// The mutable state of one publish while it runs: the checkpoint tracker and the results not yet written.
 ///
-/// A target's counters and device result are released to a checkpoint only once the watermark has passed it. A
-/// target answered above the watermark is sent again if the node dies before the watermark reaches it; had its
-/// counters been written already, the publish would count it twice (its totals would exceed its devices).
+/// Every final result goes to the next checkpoint with its counters. Results above the watermark (answers arrive
+/// out of order) are also listed as `answered`, which the store remembers until the watermark passes them: a
+/// resumed run skips them, so neither the notification nor its counters are repeated after a crash. What a crash
+/// can repeat is bounded: the unanswered requests in flight, plus the answers not yet checkpointed.
 ///
 /// Results arrive on the APNs client's curl threads; everything here sits behind one `Mutex` and each callback
 /// holds it for a few dictionary updates only.
@@ -17,11 +18,11 @@ final class PublishRun: Sendable {
         var tracker: CheckpointTracker
         /// Submitted targets not yet answered (final or abandoned).
         var outstanding = 0
-        /// Released to the next checkpoint: results of targets at or below the watermark.
+        /// Released to the next checkpoint.
         var counters: [String: Int64] = [:]
         var deviceResults: [DeviceResult] = []
-        /// Results (and retry counts) of targets above the watermark, by ref; bounded by the tracker's span.
-        var held: [Int64: Held] = [:]
+        /// Refs of `deviceResults` (to tell which are above the watermark at drain time).
+        var resultRefs: [Int64] = []
         /// Users publish: per user, whether any device was accepted / any failed (for v1.PublishToUsersAttempt).
         var usersAccepted: Set<String> = []
         var usersFailed: Set<String> = []
@@ -34,11 +35,6 @@ final class PublishRun: Sendable {
         var delivered = false
         /// Set when another worker holds the job's lease: this run stops sending and writes nothing more.
         var lost = false
-    }
-
-    struct Held {
-        var counters: [String: Int64] = [:]
-        var result: DeviceResult?
     }
 
     let claimed: ClaimedJob
@@ -67,11 +63,10 @@ final class PublishRun: Sendable {
         state.withLock { state in
             state.tracker.completed(target.ref)
             state.outstanding -= 1
-            var entry = state.held[target.ref] ?? Held()
-            entry.counters[PublishCounter.targets, default: 0] += 1
-            for (key, value) in counters { entry.counters[key, default: 0] += value }
-            entry.result = device
-            state.held[target.ref] = entry
+            state.counters[PublishCounter.targets, default: 0] += 1
+            for (key, value) in counters { state.counters[key, default: 0] += value }
+            state.deviceResults.append(device)
+            state.resultRefs.append(target.ref)
             if let user = target.userID {
                 if device.status == 200 { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
             }
@@ -80,8 +75,11 @@ final class PublishRun: Sendable {
 
     /// Counts a request for `target` that was sent again (environment retry); the target stays outstanding.
     func add(_ counter: String, for target: Target) {
-        state.withLock { $0.held[target.ref, default: Held()].counters[counter, default: 0] += 1 }
+        state.withLock { $0.counters[counter, default: 0] += 1 }
     }
+
+    /// Results waiting for the next checkpoint.
+    var pendingResults: Int { state.withLock { $0.deviceResults.count } }
 
     /// The target got no final result (client shutdown): it stays below the checkpoint, to be sent again.
     func abandoned(_ target: Target) {
@@ -92,6 +90,7 @@ final class PublishRun: Sendable {
     }
 
     var outstanding: Int { state.withLock { $0.outstanding } }
+    var watermark: Int64 { state.withLock { $0.tracker.watermark } }
     var submittedTotal: Int64 { state.withLock { $0.submittedTotal } }
     var abandonedCount: Int { state.withLock { $0.abandoned } }
     var isDelivered: Bool { state.withLock { $0.delivered } }
@@ -99,30 +98,35 @@ final class PublishRun: Sendable {
     var isLost: Bool { state.withLock { $0.lost } }
     func markLost() { state.withLock { $0.lost = true } }
 
-    /// Takes what a checkpoint must write: the watermark, and the counter deltas and device results of the targets
-    /// at or below it.
-    func drain() -> (cursor: Int64, counters: [String: Int64], results: [DeviceResult]) {
+    /// Takes what a checkpoint must write: the watermark, counter deltas, device results, and the answered refs
+    /// above the watermark.
+    func drain() -> Checkpoint {
         state.withLock { state in
             let watermark = state.tracker.watermark
-            // Bounded by the span between the oldest unanswered target and the newest submitted one.
-            for (ref, entry) in state.held where ref <= watermark && entry.result != nil {
-                for (key, value) in entry.counters { state.counters[key, default: 0] += value }
-                if let result = entry.result { state.deviceResults.append(result) }
-                state.held[ref] = nil
-            }
-            defer {
-                state.counters.removeAll(keepingCapacity: true)
-                state.deviceResults.removeAll(keepingCapacity: true)
-            }
-            return (state.tracker.watermark, state.counters, state.deviceResults)
+            let batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
+                                   answered: state.resultRefs.filter { $0 > watermark })
+            state.counters.removeAll(keepingCapacity: true)
+            state.deviceResults.removeAll(keepingCapacity: true)
+            state.resultRefs.removeAll(keepingCapacity: true)
+            return batch
         }
     }
 
+    /// One checkpoint's worth of progress.
+    struct Checkpoint: Sendable {
+        var cursor: Int64
+        var counters: [String: Int64]
+        var results: [DeviceResult]
+        var answered: [Int64]
+        var isEmpty: Bool { counters.isEmpty && results.isEmpty }
+    }
+
     /// Puts back a drained batch whose checkpoint failed, so the next one writes it.
-    func restore(counters: [String: Int64], results: [DeviceResult]) {
+    func restore(_ batch: Checkpoint) {
         state.withLock { state in
-            for (key, value) in counters { state.counters[key, default: 0] += value }
-            state.deviceResults.insert(contentsOf: results, at: 0)
+            for (key, value) in batch.counters { state.counters[key, default: 0] += value }
+            state.deviceResults.insert(contentsOf: batch.results, at: 0)
+            state.resultRefs.insert(contentsOf: batch.results.map(\.device), at: 0)
         }
     }
 
