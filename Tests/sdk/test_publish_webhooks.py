@@ -2,8 +2,10 @@
 import base64
 import hashlib
 import hmac
+import time
 
 import pytest
+import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
 from bulk import register_devices
@@ -129,3 +131,33 @@ def test_publish_to_users_attempt_after_a_crash_counts_users_delivered_before_it
     assert payload["users_no_devices"] == [nobody]
     assert payload["users_gateway_failed"] == []
     assert sorted(payload["users_delivered_to_gateway"]) == sorted(users[:999])
+
+
+def test_delivery_and_open_reports_send_signed_user_notification_webhooks(environment, receiver):
+    """The reporting API drives v1.UserNotificationAcknowledgement and v1.UserNotificationOpen for known users."""
+    hook = receiver()
+    mock = environment.mock()
+    server = environment.server(mock, instance_overrides={"webhook": {"url": hook.url("/instance"),
+                                                                      "secret": "whsec-456"}}, name="reports")
+    client = Beams(server)
+    user = unique("reader")
+    device_id = client.register(random_token(), user=user)
+    publish_id = client.publish("users", {"users": [user], "apns": alert()})
+    client.wait_finished(publish_id)
+    wait_for(lambda: [r for r in hook.received if r["headers"].get("Webhook-Event-Type") == "v1.PublishToUsersAttempt"])
+    for event in ["Delivery", "Open", "Open"]:  # the repeated open counts once
+        r = requests.post(server.url(f"/reporting_api/v2/instances/{client.instance_id}/events"),
+                          json={"event": event, "instanceId": client.instance_id, "publishId": publish_id,
+                                "deviceId": device_id, "userId": user, "timestampSecs": int(time.time())},
+                          verify=server.cert, timeout=5)
+        assert r.status_code == 200, r.text
+    kinds = ["v1.UserNotificationAcknowledgement", "v1.UserNotificationOpen"]
+    events = wait_for(lambda: (lambda e: e if len(e) >= 2 else None)(
+        [r for r in hook.received if r["headers"].get("Webhook-Event-Type") in kinds]), timeout=10)
+    time.sleep(0.5)
+    events = [r for r in hook.received if r["headers"].get("Webhook-Event-Type") in kinds]
+    assert sorted(r["headers"]["Webhook-Event-Type"] for r in events) == kinds
+    for event in events:
+        assert event["headers"]["Webhook-Signature"] == hmac.new(b"whsec-456", event["raw"], hashlib.sha1).hexdigest()
+        assert event["body"]["payload"] == {"instance_id": client.instance_id, "publish_id": publish_id, "user_id": user}
+        assert event["body"]["metadata"]["product"] == "beams"
