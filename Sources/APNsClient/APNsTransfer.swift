@@ -229,17 +229,20 @@ final class APNsTransfer {
 // C callbacks: non-capturing, so they convert to curl's function pointer types; the transfer comes back through
 // the userdata pointer set to `Unmanaged.passUnretained(self)` (the connection keeps the transfer alive).
 private let apnsWriteCallback: curl_write_callback = { data, size, count, userdata in
-    let total = size * count
-    guard let userdata, let data else { return total }
-    let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    data.withMemoryRebound(to: UInt8.self, capacity: total) { transfer.append(UnsafeBufferPointer(start: $0, count: total)) }
-    return total
+    deliverBytes(data, size * count, userdata) { $0.append($1) }
 }
 
 private let apnsHeaderCallback: curl_write_callback = { data, size, count, userdata in
-    let total = size * count
+    deliverBytes(data, size * count, userdata) { $0.header($1) }
+}
+
+/// Hands curl's bytes to the transfer behind `userdata`; returns the count curl expects back (all consumed).
+private func deliverBytes(
+    _ data: UnsafeMutablePointer<CChar>?, _ total: Int, _ userdata: UnsafeMutableRawPointer?,
+    _ body: (APNsTransfer, UnsafeBufferPointer<UInt8>) -> Void
+) -> Int {
     guard let userdata, let data else { return total }
     let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    data.withMemoryRebound(to: UInt8.self, capacity: total) { transfer.header(UnsafeBufferPointer(start: $0, count: total)) }
+    data.withMemoryRebound(to: UInt8.self, capacity: total) { body(transfer, UnsafeBufferPointer(start: $0, count: total)) }
     return total
 }

@@ -23,13 +23,7 @@ public final class ES256PublicKey: @unchecked Sendable, Equatable, CustomStringC
         let key = try PEMKeyReader.readKey(pem, "PEM_read_bio_PUBKEY") { bio, callback, userData in
             PEM_read_bio_PUBKEY(bio, nil, callback, userData)
         }
-        do throws(KeyLoadError) {
-            try PEMKeyReader.requireP256(key)
-        } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
-        self.init(owning: key)
+        try self.init(validatingP256: key)
     }
 
     /// Loads a public-key PEM file (see `init(pem:)`).
@@ -60,6 +54,11 @@ public final class ES256PublicKey: @unchecked Sendable, Equatable, CustomStringC
         guard let key else {
             throw .invalidPublicKey(CryptoError.drainingQueue("d2i_PUBKEY").description)
         }
+        try self.init(validatingP256: key)
+    }
+
+    /// Takes ownership of `key` if it is a P-256 key; frees it and throws otherwise.
+    private convenience init(validatingP256 key: OpaquePointer) throws(KeyLoadError) {
         do throws(KeyLoadError) {
             try PEMKeyReader.requireP256(key)
         } catch {

@@ -15,15 +15,9 @@ D=${1:-10}
 OUT=${OUT:-$PWD/bench/out/intake}
 rm -rf "$OUT"; mkdir -p "$OUT"
 PORT=${HTTP_PORT:-28680}
-export INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
-export SECRET=example-secret-change-me-0123456789abcdef
-swift build -c release --product push-server >/dev/null
-sed -e "s/\"port\": 8080/\"port\": $PORT/" -e 's/"requestsPerSecondPerInstance": 100/"requestsPerSecondPerInstance": 1000000/' -e "s#./data/push.sqlite#$OUT/push.sqlite#" -e 's/"level": "info"/"level": "warning"/' \
-    config.example.json > "$OUT/config.json"
-.build/release/push-server serve --config "$OUT/config.json" 2>"$OUT/server.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+. bench/lib.sh
+# Lift the per-instance rate limit: this measures the server, not the Beams-compatible 100/s default.
+start_example_server "$PORT" 's/"requestsPerSecondPerInstance": 100/"requestsPerSecondPerInstance": 1000000/'
 echo "== publish intake, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
 echo "-- reference: GET /health, wrk -t2 -c64"
 wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec|Latency|errors"

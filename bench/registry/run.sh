@@ -10,14 +10,8 @@ D=${1:-10}
 OUT=${OUT:-$PWD/bench/out/registry}
 rm -rf "$OUT"; mkdir -p "$OUT"
 PORT=${HTTP_PORT:-28780}
-export INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
-swift build -c release --product push-server >/dev/null
-sed -e "s/\"port\": 8080/\"port\": $PORT/" -e "s#./data/push.sqlite#$OUT/push.sqlite#" -e 's/"level": "info"/"level": "warning"/' \
-    config.example.json > "$OUT/config.json"
-.build/release/push-server serve --config "$OUT/config.json" 2>"$OUT/server.log" &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+. bench/lib.sh
+start_example_server "$PORT"
 echo "== device registrations, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
 echo "-- reference: GET /health, wrk -t2 -c64"
 wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec"
