@@ -242,7 +242,8 @@ public final class PublishEngine: Sendable {
                 notes.append("unsupported platforms: \(plan.unsupportedPlatforms.joined(separator: ", "))")
             }
             await finish(claimed, state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),
-                         total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, run: run, log: log)
+                         total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, run: run, plan: plan,
+                         log: log)
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
             try? await store.renewLease(claimed.id, workerID: settings.workerID, leaseDuration: .zero, now: Date())
@@ -361,7 +362,7 @@ public final class PublishEngine: Sendable {
     }
 
     private func finish(_ claimed: ClaimedJob, state: PublishState, summary: String?, total: Int64? = nil,
-                        run: PublishRun? = nil, log: Logger) async {
+                        run: PublishRun? = nil, plan: PublishPlan? = nil, log: Logger) async {
         do {
             try await store.finishJob(claimed.id, workerID: settings.workerID, state: state, targetsTotal: total,
                                       summary: summary, now: Date())
@@ -378,7 +379,7 @@ public final class PublishEngine: Sendable {
         ])
         guard let status else { return }
         if let url = claimed.job.webhookURL {
-            await webhooks.publishFinished(url: url, status: status, requestBody: (try? PublishPlan(decoding: claimed.job.payload))?.requestBody ?? .null)
+            await webhooks.publishFinished(url: url, status: status, requestBody: plan?.requestBody ?? .null)
         }
         if claimed.job.kind == .users, let run, let instance = instances[claimed.job.instanceID.lowercased()] {
             var users = run.userOutcome()
