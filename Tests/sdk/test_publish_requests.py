@@ -162,3 +162,14 @@ def test_explicit_priority_5_on_an_alert_is_kept(beams):
     assert request["status"] == 200
     assert request["headers"]["apns-push-type"] == "alert"
     assert request["headers"]["apns-priority"] == "5"
+
+
+def test_ready_reports_apns_reachable_after_an_answer(beams):
+    client, _ = beams
+    client.register(token := random_token(), [interest := unique("ready")])
+    client.wait_finished(client.publish("interests", {"interests": [interest], "apns": alert()}))
+    ready = client.session.get(client.server.url("/ready"), timeout=5).json()
+    assert ready["ready"] is True
+    assert ready["checks"]["apns"]["state"] == "reachable", ready
+    assert ready["checks"]["apns"]["lastAnswerAt"] is not None
+    assert token not in str(ready)

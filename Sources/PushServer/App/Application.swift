@@ -62,7 +62,7 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
-        OpsAPI(app: context, instances: instances, apns: apns).register(into: &router)
+        OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth).register(into: &router)
 
         var limits = HTTPLimits()
         limits.maxRequestLineBytes = config.limits.maxRequestLineBytes

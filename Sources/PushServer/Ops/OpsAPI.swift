@@ -7,6 +7,7 @@ struct OpsAPI: Sendable {
     let app: AppContext
     let instances: [InstanceRuntime]
     let apns: APNsClient
+    let apnsHealth: APNsHealth
 
     func register(into router: inout Router) {
         router.get("/health") { _ in
@@ -20,8 +21,9 @@ struct OpsAPI: Sendable {
         }
     }
 
-    /// 200 when the store answers and every instance's credentials are loaded; 503 otherwise, saying why.
-    /// Instances without credentials are reported but do not fail readiness: that is a supported setup.
+    /// 200 when the store answers; 503 otherwise, saying why. Instances without credentials and an unreachable APNs
+    /// are reported but do not fail readiness: the server still accepts and queues work, which is what a load
+    /// balancer's readiness decides.
     func ready() async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         var ready = true
@@ -41,7 +43,12 @@ struct OpsAPI: Sendable {
         }
         checks["instances"] = .array(list)
         let stats = apns.stats()
+        let health = apnsHealth.snapshot
         checks["apns"] = .object([
+            "state": .string(health.state),
+            "lastAnswerAt": health.lastAnswer.map { .string($0.iso8601) } ?? .null,
+            "lastFailureAt": health.lastFailure.map { .string($0.iso8601) } ?? .null,
+            "lastFailure": health.lastFailureReason.map(JSONValue.string) ?? .null,
             "connections": .int(stats.connections),
             "streamsInFlight": .int(stats.streamsInFlight),
             "transportFailures": .int(stats.transportFailures),

@@ -41,6 +41,8 @@ public final class PublishEngine: Sendable {
     private let metrics: Metrics
     private let logger: Logger
     private let webhooks: WebhookOutbox
+    /// APNs reachability, for `/ready`.
+    let apnsHealth = APNsHealth()
     private let control = Mutex(Control())
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
@@ -318,6 +320,7 @@ public final class PublishEngine: Sendable {
     ) async {
         await apns.submit(template.request(token: target.token), credentials: credentials,
                           environment: instance.apnsEnvironment(environment)) { [self] result in
+            apnsHealth.record(result)
             switch DeliveryOutcome.classify(result, target: target, environment: environment,
                                             isEnvironmentRetry: isRetry, now: Date()) {
             case .final(let counters, let device):
