@@ -22,15 +22,17 @@ let package = Package(
 
         // MARK: Foundation layers.
         .target(name: "Logging"),
+        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift).
+        .target(name: "Locking"),
         .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
-        .target(name: "APNsClient", dependencies: ["CLibCurl", "JWTSigner", "Logging"]),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging"]),
+        .target(name: "APNsClient", dependencies: ["CLibCurl", "JWTSigner", "Logging", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking"]),
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -45,7 +47,7 @@ let package = Package(
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "TestSupport"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport"]),

@@ -1,3 +1,4 @@
+import Locking
 import CLibCurl
 import Dispatch
 import Foundation

@@ -1,3 +1,4 @@
+import Locking
 import Foundation
 
 /// One provider token per (team, key), shared by every request and connection of a pool; thread-safe.

@@ -1,3 +1,4 @@
+import Locking
 import CLinux
 import Glibc
 import Logging

@@ -1,3 +1,4 @@
+import Locking
 import APNsClient
 import Foundation
 import JWTSigner
@@ -94,9 +95,9 @@ final class ResultCollector: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state: TestLock<State>
+    private let state: Locked<State>
 
-    init(count: Int) { state = TestLock(State(results: Array(repeating: nil, count: count))) }
+    init(count: Int) { state = Locked(State(results: Array(repeating: nil, count: count))) }
 
     func record(_ index: Int, _ result: APNsResult) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

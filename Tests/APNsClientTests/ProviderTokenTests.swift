@@ -1,3 +1,4 @@
+import Locking
 import APNsClient
 import Foundation
 import JWTSigner
@@ -7,7 +8,7 @@ import XCTest
 /// Signs with a real ES256 key and counts signatures.
 private final class CountingSigner: APNsProviderTokenSigning {
     let key: ES256PrivateKey
-    let count = TestLock(0)
+    let count = Locked(0)
     let failing: Bool
 
     init(key: ES256PrivateKey, failing: Bool = false) {

@@ -1,10 +1,11 @@
+import Locking
 import Foundation
 
 /// A wall clock that only moves when a test says so.
 final class TestClock: Sendable {
-    private let current: TestLock<Date>
+    private let current: Locked<Date>
 
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = TestLock(start) }
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Locked(start) }
 
     var now: Date { current.withLock { $0 } }
 

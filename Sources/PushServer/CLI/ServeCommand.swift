@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
+import Locking
 
 /// `push-server serve --config FILE`: runs until SIGTERM/SIGINT, then drains and exits 0.
 enum ServeCommand: Command {
@@ -70,7 +70,7 @@ final class SignalWatcher {
 
     init(signals: [Int32], onFirst: @escaping @Sendable (Int32) -> Void) {
         let queue = DispatchQueue(label: "push-server.signals")
-        let seen = Mutex(false)
+        let seen = Locked(false)
         sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)

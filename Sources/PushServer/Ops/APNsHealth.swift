@@ -1,6 +1,6 @@
 import APNsClient
 import Foundation
-import Synchronization
+import Locking
 
 /// What `/ready` says about APNs: when it last answered, and when and why a request last failed without an
 /// answer (connection refused, TLS failure, timeouts after every retry).
@@ -22,7 +22,7 @@ final class APNsHealth: Sendable {
         }
     }
 
-    private let state = Mutex(Snapshot())
+    private let state = Locked(Snapshot())
 
     /// Records one final result (called from the APNs client's result callbacks: cheap and non-blocking).
     func record(_ result: APNsResult, at now: Date = Date()) {

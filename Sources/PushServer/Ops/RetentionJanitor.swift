@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PushStore
-import Synchronization
+import Locking
 
 /// Deletes history older than `storage.retentionDays` once an hour: ended publishes, reporting events, finished
 /// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow.
@@ -9,7 +9,7 @@ final class RetentionJanitor: Sendable {
     private let store: any PushStorage
     private let retention: TimeInterval
     private let logger: Logger
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 

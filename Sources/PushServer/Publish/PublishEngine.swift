@@ -2,7 +2,7 @@ import APNsClient
 import Foundation
 import Logging
 import PushStore
-import Synchronization
+import Locking
 
 /// Runs queued publishes: claims jobs from the store with a lease, streams their targets page by page into the
 /// APNs client (whose in-flight window is the backpressure), records results in batched checkpoints, and finishes
@@ -43,7 +43,7 @@ public final class PublishEngine: Sendable {
     private let webhooks: WebhookOutbox
     /// APNs reachability, for `/ready`.
     let apnsHealth = APNsHealth()
-    private let control = Mutex(Control())
+    private let control = Locked(Control())
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
 

@@ -2,7 +2,7 @@ import APNsClient
 import Foundation
 import Logging
 import PushStore
-import Synchronization
+import Locking
 
 /// The mutable state of one publish while it runs: the checkpoint tracker and the results not yet written.
 ///
@@ -11,7 +11,7 @@ import Synchronization
 /// resumed run skips them, so neither the notification nor its counters are repeated after a crash. What a crash
 /// can repeat is bounded: the unanswered requests in flight, plus the answers not yet checkpointed.
 ///
-/// Results arrive on the APNs client's curl threads; everything here sits behind one `Mutex` and each callback
+/// Results arrive on the APNs client's curl threads; everything here sits behind one lock and each callback
 /// holds it for a few dictionary updates only.
 final class PublishRun: Sendable {
     struct State {
@@ -38,11 +38,11 @@ final class PublishRun: Sendable {
     }
 
     let claimed: ClaimedJob
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(claimed: ClaimedJob) {
         self.claimed = claimed
-        self.state = Mutex(State(tracker: CheckpointTracker(resumingAfter: claimed.cursor)))
+        self.state = Locked(State(tracker: CheckpointTracker(resumingAfter: claimed.cursor)))
     }
 
     func submitted(_ target: Target) {

@@ -5,7 +5,7 @@ import FoundationNetworking
 import JWTSigner
 import Logging
 import PushStore
-import Synchronization
+import Locking
 
 /// Webhooks, queued durably in the store's outbox and delivered by `run()` on their own schedule, so a slow or
 /// dead receiver never slows delivery (docs/beams-api.md §10).
@@ -22,7 +22,7 @@ final class WebhookOutbox: Sendable {
     private let store: any PushStorage
     private let logger: Logger
     private let metrics: Metrics
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     init(store: any PushStorage, metrics: Metrics, logger: Logger) {
         self.store = store
