@@ -100,6 +100,8 @@ public final class HTTPServer: Sendable {
         var loops: [EventLoop] = []
         var port = configuration.port
         do {
+            // An ephemeral port (0) is ours alone by construction; a fixed one is checked first.
+            if port != 0 { try Listener.ensureAvailable(host: configuration.host, port: port) }
             for _ in 0..<configuration.eventLoopCount {
                 let fd = try Listener.bind(host: configuration.host, port: port)
                 listeners.append(fd)

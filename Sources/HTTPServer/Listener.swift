@@ -4,7 +4,15 @@ import Glibc
 /// Listening sockets: IPv4 or IPv6, non-blocking, `SO_REUSEPORT` so each loop has its own accept queue and the
 /// kernel spreads connections across loops.
 enum Listener {
-    static func bind(host: String, port: Int) throws -> Int32 {
+    /// Fails with `EADDRINUSE` when any socket already listens on the port, `SO_REUSEPORT` or not.
+    ///
+    /// `SO_REUSEPORT` would otherwise let a second server process (a stale instance, another config) bind the same
+    /// port silently, and the kernel would split clients between two servers with two different databases.
+    static func ensureAvailable(host: String, port: Int) throws {
+        close(try bind(host: host, port: port, reusePort: false))
+    }
+
+    static func bind(host: String, port: Int, reusePort: Bool = true) throws -> Int32 {
         guard port >= 0 && port <= 65535 else { throw HTTPServerError.invalid("bind", "invalid port \(port)") }
         var storage = sockaddr_storage()
         let length: socklen_t
@@ -34,7 +42,9 @@ enum Listener {
             let size = socklen_t(MemoryLayout<Int32>.size)
             // SO_REUSEADDR: restart without waiting for TIME_WAIT; SO_REUSEPORT: one listener per loop.
             try check("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, size) }
-            try check("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, size) }
+            if reusePort {
+                try check("setsockopt(SO_REUSEPORT)") { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, size) }
+            }
             try check("bind") {
                 withUnsafePointer(to: &storage) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }

@@ -31,4 +31,22 @@ final class LifetimeTests: XCTestCase {
         while box.value != nil && Date() < deadline { usleep(10_000) }
         XCTAssertNil(box.value, "the server (and its loops, router and handlers) must be freed after shutdown")
     }
+
+    func testSecondServerOnTheSamePortFailsInsteadOfSharingIt() async throws {
+        var router = Router()
+        router.get("/health") { _ in .text("first") }
+        let first = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router)
+        let port = try first.start()
+        // SO_REUSEPORT alone would let this bind succeed and the kernel split clients between the two servers.
+        let second = HTTPServer(configuration: HTTPServerConfiguration(port: port, eventLoopCount: 2), router: router)
+        XCTAssertThrowsError(try second.start()) { error in
+            XCTAssertTrue("\(error)".contains("in use"), "\(error)")
+        }
+        XCTAssertEqual(try RawHTTPClient.request(port: port, "GET", "/health").status, 200)
+        await first.shutdown()
+        // Once the first server is gone the port is free again for a fixed-port server.
+        let third = HTTPServer(configuration: HTTPServerConfiguration(port: port, eventLoopCount: 2), router: router)
+        XCTAssertEqual(try third.start(), port)
+        await third.shutdown()
+    }
 }
