@@ -38,11 +38,20 @@ public struct StderrLogSink: LogSink {
         var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(LogFormat.timestamp(record.date)) "
         line += LogFormat.logfmt(record)
         line += "\n"
-        var bytes = Array(line.utf8)
+        FileDescriptor.writeAll(2, line)
+    }
+}
+
+/// Writing whole strings to a file descriptor (standard output or error).
+public enum FileDescriptor {
+    /// Writes all of `text`, retrying partial writes and EINTR; gives up silently on other errors (a closed
+    /// terminal or journal must not take the server down).
+    public static func writeAll(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
             }
         }

@@ -70,7 +70,7 @@ struct AdminAPI: Sendable {
             "environment": .string(device.environment.rawValue),
             "environmentDeclared": .bool(device.environmentDeclared),
             "bundleIdentifier": device.bundleID.map(JSONValue.string) ?? .null,
-            "metadata": JSONValue.parse(Array(device.metadata.utf8)) ?? .object([:]),
+            "metadata": device.metadataJSON,
             "userId": device.userID.map(JSONValue.string) ?? .null,
             "createdAt": .string(device.createdAt.iso8601),
             "lastRegisteredAt": .string(device.lastRegisteredAt.iso8601),

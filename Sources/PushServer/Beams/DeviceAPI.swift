@@ -71,7 +71,7 @@ struct DeviceAPI: Sendable {
         return .json(.object([
             "id": .string(device.id),
             "userId": .string(device.userID ?? ""),
-            "metadata": JSONValue.parse(Array(device.metadata.utf8)) ?? .object([:]),
+            "metadata": device.metadataJSON,
         ]))
     }
 
@@ -227,4 +227,9 @@ struct DeviceAPI: Sendable {
         guard text.utf8.count <= 4096 else { throw BeamsError(400, "Bad request", "`metadata` is too large (max 4KiB)") }
         return text
     }
+}
+
+extension Device {
+    /// The stored metadata text as JSON (the API only ever stores objects; anything unreadable shows as `{}`).
+    var metadataJSON: JSONValue { JSONValue.parse(Array(metadata.utf8)) ?? .object([:]) }
 }

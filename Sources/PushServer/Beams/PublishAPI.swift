@@ -69,12 +69,7 @@ struct PublishAPI: Sendable {
 
     /// The status document: state, counts by outcome, and timing.
     static func render(_ status: PublishStatus, now: Date) -> JSONValue {
-        var failed: [String: JSONValue] = [:]
-        var failedTotal: Int64 = 0
-        for (key, value) in status.counters where key.hasPrefix(PublishCounter.failedPrefix) {
-            failed[String(key.dropFirst(PublishCounter.failedPrefix.count))] = .int(Int(value))
-            failedTotal += value
-        }
+        let failed = status.failedByReason
         var object: [String: JSONValue] = [
             "publishId": .string(status.publishID),
             "kind": .string(status.kind.rawValue),
@@ -83,9 +78,9 @@ struct PublishAPI: Sendable {
             "createdAt": .string(status.createdAt.iso8601),
             "targets": .int(Int(status.targetsTotal ?? status.counters[PublishCounter.targets] ?? 0)),
             "apns": .object([
-                "accepted": .int(Int(status.counters[PublishCounter.accepted] ?? 0)),
-                "failed": .int(Int(failedTotal)),
-                "failedByReason": .object(failed),
+                "accepted": .int(Int(status.accepted)),
+                "failed": .int(Int(status.failed)),
+                "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
                 "environmentRetries": .int(Int(status.counters[PublishCounter.environmentRetries] ?? 0)),
             ]),
             "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),

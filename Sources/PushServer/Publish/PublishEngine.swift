@@ -377,7 +377,7 @@ public final class PublishEngine: Sendable {
         let status = try? await store.publishStatus(instanceID: claimed.job.instanceID, publishID: claimed.job.publishID)
         log.info("Publish finished", [
             "state": state.rawValue, "targets": String(total ?? 0),
-            "accepted": String(status?.counters[PublishCounter.accepted] ?? 0),
+            "accepted": String(status?.accepted ?? 0),
             "summary": summary ?? "",
         ])
         guard let status else { return }

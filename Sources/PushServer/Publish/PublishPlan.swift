@@ -80,3 +80,17 @@ enum PublishCounter {
     static func failed(_ reason: String) -> String { "apns.failed.\(reason)" }
     static let failedPrefix = "apns.failed."
 }
+
+extension PublishStatus {
+    /// APNs failures by reason (`apns.failed.<Reason>` counters with the prefix removed).
+    var failedByReason: [String: Int64] {
+        var out: [String: Int64] = [:]
+        for (key, value) in counters where key.hasPrefix(PublishCounter.failedPrefix) {
+            out[String(key.dropFirst(PublishCounter.failedPrefix.count))] = value
+        }
+        return out
+    }
+
+    var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
+    var failed: Int64 { failedByReason.values.reduce(0, +) }
+}

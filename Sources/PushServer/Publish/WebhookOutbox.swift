@@ -40,14 +40,13 @@ final class WebhookOutbox: Sendable {
     }
 
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
-        let accepted = status.counters[PublishCounter.accepted] ?? 0
-        let failed = status.counters.filter { $0.key.hasPrefix(PublishCounter.failedPrefix) }.values.reduce(0, +)
         await enqueue(url: url, body: .object([
             "publishId": .string(status.publishID),
             "status": .string("FINISHED"),
             "requestBody": requestBody,
             "results": .object([
-                "apns": .object(["numSuccessfulPublishes": .int(Int(accepted)), "numFailedPublishes": .int(Int(failed))]),
+                "apns": .object(["numSuccessfulPublishes": .int(Int(status.accepted)),
+                             "numFailedPublishes": .int(Int(status.failed))]),
                 "failed": .bool(status.state == .failed),
             ]),
         ]), headers: ["Content-Type": "application/json"])
