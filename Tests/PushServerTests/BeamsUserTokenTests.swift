@@ -106,4 +106,11 @@ final class BeamsUserTokenTests: XCTestCase {
             }
         }
     }
+
+    func testIssuingWithALifetimePastIntMaxSaturatesTheExpiry() throws {
+        let issued = try BeamsUserToken.issue(instanceID: instance, userID: "alice", secret: secret, now: now, lifetime: .max)
+        let claims = try JWTVerifier.verify(issued, key: .hs256(secret: secret), expectedAlgorithm: .hs256, now: now)
+        XCTAssertEqual(claims.exp, .max)
+        XCTAssertEqual(try verify("Bearer \(issued)"), "alice")
+    }
 }
