@@ -136,7 +136,7 @@ public final class Application: Sendable {
 
     /// Drains and stops everything within `gracePeriod` seconds.
     public func shutdown(gracePeriod: Double = 20) async {
-        logger.notice("Shutting down", ["grace": String(Int(gracePeriod))])
+        logger.notice("Shutting down", ["grace": String(Int(saturating: gracePeriod))])
         await http.shutdown()
         await engine.shutdown(gracePeriod: gracePeriod)
         webhooks.stop()
