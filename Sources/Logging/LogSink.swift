@@ -94,10 +94,21 @@ public enum LogFormat {
         return line
     }
 
-    /// RFC 3339 UTC with milliseconds.
+    /// The range RFC 3339's four-digit years can show: 0000-01-01T00:00:00.000Z … 9999-12-31T23:59:59.999Z.
+    static let timestampMillis: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// RFC 3339 UTC with milliseconds. Dates outside years 0000–9999 (a client-supplied timestamp can be anything)
+    /// are clamped to the nearest end instead of trapping or printing a malformed year.
     public static func timestamp(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var t = time_t(millis / 1000)
+        let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+        let millis = min(max(raw, timestampMillis.lowerBound), timestampMillis.upperBound)
+        // Floored division, so that instants before 1970 keep a fraction in 0...999.
+        var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1000
+        }
+        var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
         func pad(_ v: Int32, _ width: Int) -> String {
@@ -105,7 +116,7 @@ public enum LogFormat {
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis % 1000), 3))Z"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(fraction), 3))Z"
     }
 
     /// Quotes a value only when logfmt needs it; escapes quotes, backslashes and control characters so a

@@ -143,7 +143,8 @@ extension SQLitePushStore {
     // MARK: Interests
 
     public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
-        let limit = max(1, limit)
+        // One row more than the page is read to learn whether another page follows: `limit + 1` must not overflow.
+        let limit = min(max(1, limit), Int.max - 1)
         return try await read { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return nil }
             var names: [String] = []

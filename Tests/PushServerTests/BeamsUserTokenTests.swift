@@ -85,4 +85,32 @@ final class BeamsUserTokenTests: XCTestCase {
         claims["iat"] = .int(now + BeamsUserToken.leewaySeconds + 1)
         assertRejected("Bearer \(try token(claims))", 401, "Invalid JWT claims: Token used before issued")
     }
+
+    func testHostileClaimValuesOfEveryTypeAndSizeGet4xxNeverATrap() throws {
+        let values: [JWTValue] = [
+            .int(.max), .int(.min), .int(0), .int(-1), .double(9_223_372_036_854_775_808), .double(1e308),
+            .double(-1e308), .double(-0.0), .double(1.5), .string(""), .string("1800000000"),
+            .string(String(repeating: "x", count: 5000)), .string("\u{0}"), .bool(true), .null, .array([]),
+            .array([.int(1)]), .object(["nested": .object(["deeper": .array([.null])])]),
+        ]
+        for claim in ["exp", "iat", "nbf", "sub", "iss"] {
+            for value in values {
+                var claims = standard()
+                claims[claim] = value
+                let header = "Bearer " + (try token(claims))
+                do {
+                    _ = try verify(header)
+                } catch {
+                    XCTAssertTrue((400..<500).contains(error.statusCode), "\(claim)=\(value): \(error)")
+                }
+            }
+        }
+    }
+
+    func testIssuingWithALifetimePastIntMaxSaturatesTheExpiry() throws {
+        let issued = try BeamsUserToken.issue(instanceID: instance, userID: "alice", secret: secret, now: now, lifetime: .max)
+        let claims = try JWTVerifier.verify(issued, key: .hs256(secret: secret), expectedAlgorithm: .hs256, now: now)
+        XCTAssertEqual(claims.exp, .max)
+        XCTAssertEqual(try verify("Bearer \(issued)"), "alice")
+    }
 }

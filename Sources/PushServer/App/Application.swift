@@ -80,8 +80,9 @@ public final class Application: Sendable {
             host: config.listen.host, port: config.listen.port, tls: tls,
             eventLoopCount: config.listen.eventLoops == 0 ? nil : config.listen.eventLoops, limits: limits)
         http = HTTPServer(configuration: httpConfig, router: router, logger: logger.named("http")) { record in
-            metrics.increment("push_http_requests_total", ["route": record.route, "method": record.method,
-                                                           "status": String(record.status)])
+            // Route patterns come from the router (or `-`); methods and statuses from fixed sets (MetricLabel).
+            metrics.increment("push_http_requests_total", ["route": record.route, "method": MetricLabel.method(record.method),
+                                                           "status": MetricLabel.status(record.status)])
             metrics.observe("push_http_request_duration_seconds", ["route": record.route],
                             Double(record.duration.components.seconds) + Double(record.duration.components.attoseconds) / 1e18)
         }
@@ -135,7 +136,7 @@ public final class Application: Sendable {
 
     /// Drains and stops everything within `gracePeriod` seconds.
     public func shutdown(gracePeriod: Double = 20) async {
-        logger.notice("Shutting down", ["grace": String(Int(gracePeriod))])
+        logger.notice("Shutting down", ["grace": String(Int(saturating: gracePeriod))])
         await http.shutdown()
         await engine.shutdown(gracePeriod: gracePeriod)
         webhooks.stop()

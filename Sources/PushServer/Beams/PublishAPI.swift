@@ -89,7 +89,7 @@ struct PublishAPI: Sendable {
         if let started = status.startedAt {
             object["startedAt"] = .string(started.iso8601)
             let end = status.finishedAt ?? now
-            object["durationMs"] = .int(Int((end.timeIntervalSince(started) * 1000).rounded()))
+            object["durationMs"] = .int(Int(saturating: (end.timeIntervalSince(started) * 1000).rounded()))
         }
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }

@@ -326,7 +326,7 @@ public final class PublishEngine: Sendable {
             case .final(let counters, let device):
                 run.completed(target, counters: counters, device: device)
                 metrics.increment("push_notifications_total",
-                                  ["status": String(device.status), "reason": device.reason ?? ""])
+                                  ["status": MetricLabel.status(device.status), "reason": MetricLabel.reason(device.reason)])
             case .retryInEnvironment(let other):
                 run.add(PublishCounter.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the curl thread free.

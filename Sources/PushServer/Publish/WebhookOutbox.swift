@@ -158,7 +158,7 @@ final class WebhookOutbox: Sendable {
 
     /// After a failed attempt: retry on Beams' schedule, or give up after the last delay.
     static func nextOutcome(attempts: Int, error: String, now: Date = Date()) -> WebhookOutcome {
-        guard attempts < retryDelays.count else { return .gaveUp(error: error) }
+        guard retryDelays.indices.contains(attempts) else { return .gaveUp(error: error) }
         return .retry(at: now.addingTimeInterval(retryDelays[attempts]), error: error)
     }
 
