@@ -2,7 +2,7 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Logging → JWTSigner
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Locking → Logging → JWTSigner
 //   → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
@@ -21,15 +21,16 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
 
         // MARK: Foundation layers.
-        .target(name: "Logging"),
-        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift).
+        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
+        // blocking queue that dedicated threads wait on.
         .target(name: "Locking"),
+        .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "JWTSigner", "Logging", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking"]),
-        .target(name: "PushStore", dependencies: ["CSQLite", "Logging"]),
+        .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking"]),

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// One structured log record: a static message plus key/value metadata (never interpolated into the message).
 public struct LogRecord: Sendable {
@@ -35,10 +36,7 @@ public struct StderrLogSink: LogSink {
     }
 
     public func write(_ record: LogRecord) {
-        var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(LogFormat.timestamp(record.date)) "
-        line += LogFormat.logfmt(record)
-        line += "\n"
-        FileDescriptor.writeAll(2, line)
+        FileDescriptor.writeAll(2, LogFormat.line(record, journal: journal))
     }
 }
 
@@ -59,25 +57,17 @@ public enum FileDescriptor {
 }
 
 /// Keeps records in memory; for tests that assert on what was logged (and on what was *not*, e.g. secrets).
-public final class CapturingLogSink: LogSink, @unchecked Sendable {
-    // @unchecked: `records` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var stored: [LogRecord] = []
+public final class CapturingLogSink: LogSink, Sendable {
+    private let stored = Locked<[LogRecord]>([])
 
     public init() {}
 
     public func write(_ record: LogRecord) {
-        lock.lock()
-        stored.append(record)
-        lock.unlock()
+        stored.withLock { $0.append(record) }
     }
 
     /// A snapshot of every record written so far.
-    public var records: [LogRecord] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+    public var records: [LogRecord] { stored.withLock { $0 } }
 
     /// Every record rendered as its logfmt line, for substring assertions.
     public var lines: [String] { records.map(LogFormat.logfmt) }
@@ -85,6 +75,15 @@ public final class CapturingLogSink: LogSink, @unchecked Sendable {
 
 /// logfmt rendering shared by the sinks.
 public enum LogFormat {
+    /// One whole output line with its newline: under systemd an sd-daemon priority prefix (`<6>`) and no
+    /// timestamp (the journal records both), elsewhere a `ts=` field first.
+    public static func line(_ record: LogRecord, journal: Bool) -> String {
+        var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(timestamp(record.date)) "
+        line += logfmt(record)
+        line += "\n"
+        return line
+    }
+
     /// `level=info label=http msg="Accepted connection" peer=127.0.0.1:5000`
     public static func logfmt(_ record: LogRecord) -> String {
         var line = "level=\(record.level) label=\(quote(record.label)) msg=\(quote(record.message))"

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Logging
 
 /// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns whether the
@@ -71,7 +72,7 @@ final class CountdownLatch: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `stats` is guarded by `statsLock`; the connection lives only on the thread.
 final class WriterThread: @unchecked Sendable {
-    private let queue = WorkQueue<WriteOperation>()
+    private let queue = BlockingQueue<WriteOperation>()
     private let statsLock = NSLock()
     private var stats = WriterStatistics()
 
@@ -159,7 +160,7 @@ final class WriterThread: @unchecked Sendable {
 /// Reader threads, each with its own read-only connection, sharing one queue (WAL lets them read while the
 /// writer writes).
 final class ReaderPool: Sendable {
-    private let queue = WorkQueue<ReadOperation>()
+    private let queue = BlockingQueue<ReadOperation>()
 
     /// Starts `count` threads. `open` runs on each; `ready` is called once per thread.
     init(
