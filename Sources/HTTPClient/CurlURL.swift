@@ -12,12 +12,14 @@ final class CurlURL {
     init(_ text: String) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         guard let handle = curl_url() else { throw .outOfMemory("curl_url") }
-        self.handle = handle
         let code = curl_url_set(handle, CURLUPART_URL, text, 0)
         guard code == CURLUE_OK else {
+            // Freed here, before `self.handle` is set: once every stored property is set, a throwing init
+            // still runs `deinit`, which would free it a second time.
             curl_url_cleanup(handle)
             throw CurlError(code: Int(code.rawValue), call: "curl_url_set", message: String(cString: curl_url_strerror(code)))
         }
+        self.handle = handle
     }
 
     deinit { curl_url_cleanup(handle) }

@@ -41,9 +41,9 @@ public struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible 
         // IPv6. IPv4-mapped addresses (::ffff:0:0/96) are judged as the IPv4 address before this table.
         range("::/128", "unspecified", .neverAllowed),
         range("::1/128", "loopback"),
-        range("::/8", "reserved (IPv4-compatible and IPv4-translated forms)"),
         range("64:ff9b::/96", "NAT64", .embedsIPv4(offset: 12)),
         range("64:ff9b:1::/48", "local-use NAT64"),
+        range("::/8", "reserved (IPv4-compatible and IPv4-translated forms)"),
         range("100::/64", "discard-only"),
         range("2001::/23", "IETF protocol assignments (Teredo, benchmarking, ORCHID)"),
         range("2001:db8::/32", "documentation"),
