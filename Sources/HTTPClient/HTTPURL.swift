@@ -39,9 +39,8 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         do {
             url = try CurlURL(text)
         } catch {
-            if error.code == Int(CURLUE_UNSUPPORTED_SCHEME.rawValue) || error.code == Int(CURLUE_BAD_SCHEME.rawValue) {
-                throw .unsupportedScheme
-            }
+            // A scheme curl does not know (`javascript:`); a missing one (`hooks.example.com/x`) is malformed.
+            if error.code == Int(CURLUE_UNSUPPORTED_SCHEME.rawValue) { throw .unsupportedScheme }
             throw .malformed(error.message)
         }
         guard let scheme = url.part(CURLUPART_SCHEME)?.lowercased(), scheme == "http" || scheme == "https" else {
