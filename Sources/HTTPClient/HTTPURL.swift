@@ -57,6 +57,12 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         self.port = port
     }
 
+    /// The host when it is an IP address literal (`127.0.0.1`, `[::1]`), nil for a name.
+    public var literalAddress: IPAddress? {
+        if host.hasPrefix("["), host.hasSuffix("]") { return IPAddress(String(host.dropFirst().dropLast())) }
+        return IPAddress(host)
+    }
+
     /// `scheme://host:port`: no credentials, path or query, so it is safe for logs, metrics and stored errors.
     public var redacted: String { "\(scheme)://\(host):\(port)" }
 

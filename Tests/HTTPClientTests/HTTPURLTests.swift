@@ -16,6 +16,9 @@ final class HTTPURLTests: XCTestCase {
         let literal = try HTTPURL("https://[::1]:8443/x")
         XCTAssertEqual(literal.host, "[::1]")
         XCTAssertEqual(literal.port, 8443)
+        XCTAssertEqual(literal.literalAddress, IPAddress("::1"))
+        XCTAssertEqual(try HTTPURL("http://10.0.0.1/").literalAddress, IPAddress(10, 0, 0, 1))
+        XCTAssertNil(url.literalAddress)
     }
 
     func testRefusesOtherSchemes() {

@@ -135,6 +135,15 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertEqual(errors(instance(#"{"url":"http://exa mple/","secret":"0123456789abcdef","secretEnv":"X"}"#)).count, 2)
         XCTAssertEqual(errors(instance(#"{"url":"https://h.example/","secret":"  "}"#)),
                        ["instances[0].webhook.secret: the secret is empty"])
+        XCTAssertEqual(errors(instance(#"{"url":"http://[::1]:8080/hooks","secret":"0123456789abcdef"}"#)),
+                       ["instances[0].webhook.url: ::1 is loopback (::1/128): list it in webhooks.allowedDestinations to send webhooks there"])
+    }
+
+    func testInstanceWebhookToAnAllowedLiteralAddressLoads() throws {
+        let json = #"{"webhooks":{"allowedDestinations":["10.0.0.0/8"]},"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","webhook":{"url":"http://10.1.2.3/hooks","secret":"0123456789abcdef"}}]}"#
+        XCTAssertEqual(try parse(json).0.instances[0].webhook?.url, "http://10.1.2.3/hooks")
+        XCTAssertEqual(errors(json.replacingOccurrences(of: "10.0.0.0/8", with: "10.0.0.0/16")),
+                       ["instances[0].webhook.url: 10.1.2.3 is private (10.0.0.0/8): list it in webhooks.allowedDestinations to send webhooks there"])
     }
 
     func testReadsInstanceWebhookSecretFromEnvironmentOrFile() throws {

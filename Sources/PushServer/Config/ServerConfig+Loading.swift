@@ -211,7 +211,8 @@ extension ServerConfig {
             }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
-                webhook = readWebhook(hook, "\(p).webhook", &reader, environment: environment)
+                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
+                                      environment: environment)
             }
             if let id, let secret {
                 config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook))
@@ -220,15 +221,22 @@ extension ServerConfig {
     }
 
     /// An instance's webhook receiver: an http(s) URL and its signing secret, which is required (an unsigned
-    /// instance webhook could be forged by anyone who can reach the receiver).
+    /// instance webhook could be forged by anyone who can reach the receiver). A literal address the destination
+    /// policy refuses is an error here, since every attempt would fail; host names are judged at send time (DNS).
     private static func readWebhook(
-        _ hook: [String: JSONValue], _ p: String, _ reader: inout ConfigReader, environment: [String: String]
+        _ hook: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
+        environment: [String: String]
     ) -> WebhookConfig? {
         reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile"])
         var url = reader.string(hook, "url", p)
         if let text = url {
             do {
-                _ = try HTTPURL(text)
+                let parsed = try HTTPURL(text)
+                if let address = parsed.literalAddress,
+                   case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
+                    reader.error("\(p).url", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                    url = nil
+                }
             } catch {
                 reader.error("\(p).url", "\(error)")
                 url = nil
