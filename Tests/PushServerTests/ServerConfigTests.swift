@@ -1,3 +1,4 @@
+import HTTPClient
 @testable import PushServer
 import XCTest
 
@@ -88,6 +89,78 @@ final class ServerConfigTests: XCTestCase {
             "instances[0].apns.keyId: is required when teamId or keyPath is set",
             "instances[0].apns.keyPath: is required when teamId or keyId is set",
         ])
+    }
+
+    func testWebhookDefaultsAllowNoPrivateDestinations() throws {
+        let (config, _) = try parse(#"{"instances":[\#(validInstance)]}"#)
+        XCTAssertEqual(config.webhooks.allowedDestinations, [])
+        XCTAssertEqual(config.webhooks.timeoutSeconds, 3)
+        XCTAssertEqual(config.webhooks.connectTimeoutSeconds, 2)
+        XCTAssertEqual(config.webhooks.maxResponseBytes, 65536)
+        XCTAssertEqual(config.webhooks.client.policy, DestinationPolicy())
+    }
+
+    func testReadsWebhookAllowancesAndLimits() throws {
+        let json = #"{"webhooks":{"allowedDestinations":["127.0.0.1","10.0.0.0/8","fd00::/8","Hooks.Internal"],"timeoutSeconds":5,"connectTimeoutSeconds":1,"maxResponseBytes":4096},"instances":[\#(validInstance)]}"#
+        let webhooks = try parse(json).0.webhooks
+        XCTAssertEqual(webhooks.allowedDestinations.map(\.description), ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8", "hooks.internal"])
+        XCTAssertEqual(webhooks.client.timeout, .seconds(5))
+        XCTAssertEqual(webhooks.client.connectTimeout, .seconds(1))
+        XCTAssertEqual(webhooks.client.maxResponseBytes, 4096)
+    }
+
+    func testNamesEachBadWebhookAllowanceAndLimit() {
+        let json = #"{"webhooks":{"allowedDestinations":["10.1.0.0/8","10.0.0.0/33","bad host",7],"timeoutSeconds":2,"connectTimeoutSeconds":5,"maxResponseBytes":10},"instances":[\#(validInstance)]}"#
+        XCTAssertEqual(Set(errors(json)), [
+            "webhooks.allowedDestinations[0]: \"10.1.0.0/8\" has bits set after the prefix (did you mean 10.0.0.0/8?)",
+            "webhooks.allowedDestinations[1]: \"10.0.0.0/33\" the prefix length must be an integer from 0 to 32",
+            "webhooks.allowedDestinations[2]: \"bad host\" must be an IP address, a CIDR network (10.0.0.0/8) or a host name (letters, digits, '-' and '.')",
+            "webhooks.allowedDestinations[3]: must be a string, got number",
+            "webhooks.connectTimeoutSeconds: must not exceed timeoutSeconds (2)",
+            "webhooks.maxResponseBytes: must be between 1024 and 16777216, got 10",
+        ])
+        XCTAssertEqual(errors(#"{"webhooks":{"allowedDestinations":"127.0.0.1"},"instances":[\#(validInstance)]}"#),
+                       ["webhooks.allowedDestinations: must be an array of strings, got string"])
+    }
+
+    func testInstanceWebhookNeedsAnHTTPURLAndASecret() {
+        func instance(_ webhook: String) -> String {
+            #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","webhook":\#(webhook)}]}"#
+        }
+        XCTAssertEqual(errors(instance(#"{"url":"https://hooks.example.com/beams"}"#)),
+                       ["instances[0].webhook.secret: one of secret, secretEnv or secretFile is required"])
+        XCTAssertEqual(errors(instance(#"{"url":"ftp://hooks.example.com/","secret":"0123456789abcdef"}"#)),
+                       ["instances[0].webhook.url: must be an http or https URL"])
+        XCTAssertEqual(errors(instance(#"{"secret":"0123456789abcdef"}"#)), ["instances[0].webhook.url: is required"])
+        XCTAssertEqual(errors(instance(#"{"url":"http://exa mple/","secret":"0123456789abcdef","secretEnv":"X"}"#)).count, 2)
+        XCTAssertEqual(errors(instance(#"{"url":"https://h.example/","secret":"  "}"#)),
+                       ["instances[0].webhook.secret: the secret is empty"])
+        XCTAssertEqual(errors(instance(#"{"url":"http://[::1]:8080/hooks","secret":"0123456789abcdef"}"#)),
+                       ["instances[0].webhook.url: ::1 is loopback (::1/128): list it in webhooks.allowedDestinations to send webhooks there"])
+    }
+
+    func testInstanceWebhookToAnAllowedLiteralAddressLoads() throws {
+        let json = #"{"webhooks":{"allowedDestinations":["10.0.0.0/8"]},"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","webhook":{"url":"http://10.1.2.3/hooks","secret":"0123456789abcdef"}}]}"#
+        XCTAssertEqual(try parse(json).0.instances[0].webhook?.url, "http://10.1.2.3/hooks")
+        XCTAssertEqual(errors(json.replacingOccurrences(of: "10.0.0.0/8", with: "10.0.0.0/16")),
+                       ["instances[0].webhook.url: 10.1.2.3 is private (10.0.0.0/8): list it in webhooks.allowedDestinations to send webhooks there"])
+    }
+
+    func testReadsInstanceWebhookSecretFromEnvironmentOrFile() throws {
+        let env = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","webhook":{"url":"https://h.example/x","secretEnv":"HOOK_SECRET"}}]}"#
+        XCTAssertEqual(try parse(env, env: ["HOOK_SECRET": "whsec-from-env-0123\n"]).0.instances[0].webhook?.secret, "whsec-from-env-0123")
+        XCTAssertEqual(errors(env), ["instances[0].webhook.secretEnv: environment variable HOOK_SECRET is not set"])
+
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("whsec-from-file-0123\n".utf8).write(to: dir.appendingPathComponent("hook"))
+        let file = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","webhook":{"url":"https://h.example/x","secretFile":"${CREDENTIALS_DIRECTORY}/hook"}}]}"#
+        let hook = try XCTUnwrap(try parse(file, env: ["CREDENTIALS_DIRECTORY": dir.path]).0.instances[0].webhook)
+        XCTAssertEqual(hook.secret, "whsec-from-file-0123")
+        XCTAssertEqual(hook.url, "https://h.example/x")
+        XCTAssertEqual(errors(file, env: ["CREDENTIALS_DIRECTORY": "/nonexistent"]),
+                       ["instances[0].webhook.secretFile: file not found (/nonexistent/hook)"])
     }
 
     func testUnknownKeysAreWarningsNotErrors() throws {

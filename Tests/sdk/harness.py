@@ -120,7 +120,8 @@ class Server:
     """A push-server process with one instance pointed at the mock (and one without credentials): over TLS when
     given a certificate and key, plain HTTP otherwise.
 
-    `overrides` are merged into the top level of the config (e.g. `{"apns": {...}}`), `instance_overrides` into the
+    `overrides` replace top-level keys of the config (e.g. `{"apns": {...}}`, or `{"webhooks": {...}}` instead of
+    the default that allows webhooks to 127.0.0.1), `instance_overrides` into the
     first instance (e.g. `{"webhook": {...}}`), `limits` into `limits`; `extra_instances` are appended."""
 
     def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, overrides=None,
@@ -136,6 +137,8 @@ class Server:
             "listen": listen,
             "storage": {"path": str(directory / "push.sqlite")},
             "log": {"level": "info"},
+            # The tests' webhook receivers listen on 127.0.0.1, which the destination policy refuses by default.
+            "webhooks": {"allowedDestinations": ["127.0.0.1"]},
             "instances": [{
                 "id": INSTANCE_ID, "secretKey": SECRET,
                 "apns": {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(p8), "topic": TOPIC,

@@ -1,5 +1,6 @@
 import APNsClient
 import Foundation
+import HTTPClient
 import HTTPServer
 import Logging
 import PushStore
@@ -39,7 +40,8 @@ public final class Application: Sendable {
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             logger: logger.named("apns")))
-        webhooks = WebhookOutbox(store: store, metrics: metrics, logger: logger.named("webhooks"))
+        webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
+                                 metrics: metrics, logger: logger.named("webhooks"))
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"))
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
@@ -139,7 +141,7 @@ public final class Application: Sendable {
         logger.notice("Shutting down", ["grace": String(Int(saturating: gracePeriod))])
         await http.shutdown()
         await engine.shutdown(gracePeriod: gracePeriod)
-        webhooks.stop()
+        await webhooks.shutdown()
         janitor.stop()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Logging
 import PushStore
 
@@ -40,7 +41,8 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "log", "instances"])
+        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "webhooks", "log",
+                                                   "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -97,6 +99,10 @@ extension ServerConfig {
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
         }
 
+        if let webhooks = reader.object(root["webhooks"], "webhooks") {
+            readWebhooks(webhooks, into: &config.webhooks, &reader)
+        }
+
         if let log = reader.object(root["log"], "log") {
             reader.checkKeys(log, "log", allowed: ["level"])
             if let name = reader.string(log, "level", "log") {
@@ -136,6 +142,35 @@ extension ServerConfig {
         if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
     }
 
+    private static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {
+        let p = "webhooks"
+        reader.checkKeys(object, p, allowed: ["allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
+                                              "maxResponseBytes"])
+        if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }
+        if let v = reader.int(object, "connectTimeoutSeconds", p, in: 1...60) { out.connectTimeoutSeconds = v }
+        if let v = reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20)) { out.maxResponseBytes = v }
+        if out.connectTimeoutSeconds > out.timeoutSeconds {
+            reader.error("\(p).connectTimeoutSeconds", "must not exceed timeoutSeconds (\(out.timeoutSeconds))")
+        }
+        guard let value = object["allowedDestinations"], !value.isNull else { return }
+        guard let list = value.arrayValue else {
+            reader.error("\(p).allowedDestinations", "must be an array of strings, got \(value.typeName)")
+            return
+        }
+        for (index, element) in list.enumerated() {
+            let field = "\(p).allowedDestinations[\(index)]"
+            guard let text = element.stringValue else {
+                reader.error(field, "must be a string, got \(element.typeName)")
+                continue
+            }
+            do {
+                out.allowedDestinations.append(try DestinationPolicy.Allowance(parsing: text))
+            } catch {
+                reader.error(field, "\"\(text)\" \(error)")
+            }
+        }
+    }
+
     private static func readInstances(
         _ value: JSONValue?, into config: inout ServerConfig, _ reader: inout ConfigReader,
         environment: [String: String], validateKey: (String) -> String?
@@ -167,7 +202,7 @@ extension ServerConfig {
             } else {
                 reader.error("\(p).id", "is required")
             }
-            let secret = readSecret(object, p, &reader, environment: environment)
+            let secret = readSecret(object, p, .instance, &reader, environment: environment)
             let apns = reader.object(object["apns"], "\(p).apns").flatMap {
                 readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
             }
@@ -176,14 +211,8 @@ extension ServerConfig {
             }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
-                reader.checkKeys(hook, "\(p).webhook", allowed: ["url", "secret"])
-                let url = reader.string(hook, "url", "\(p).webhook")
-                let secret = reader.string(hook, "secret", "\(p).webhook") ?? ""
-                if let url, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "") {
-                    webhook = WebhookConfig(url: url, secret: secret)
-                } else {
-                    reader.error("\(p).webhook.url", "must be an http or https URL")
-                }
+                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
+                                      environment: environment)
             }
             if let id, let secret {
                 config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook))
@@ -191,32 +220,71 @@ extension ServerConfig {
         }
     }
 
+    /// An instance's webhook receiver: an http(s) URL and its signing secret, which is required (an unsigned
+    /// instance webhook could be forged by anyone who can reach the receiver). A literal address the destination
+    /// policy refuses is an error here, since every attempt would fail; host names are judged at send time (DNS).
+    private static func readWebhook(
+        _ hook: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> WebhookConfig? {
+        reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile"])
+        var url = reader.string(hook, "url", p)
+        if let text = url {
+            do {
+                let parsed = try HTTPURL(text)
+                if let address = parsed.literalAddress,
+                   case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
+                    reader.error("\(p).url", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                    url = nil
+                }
+            } catch {
+                reader.error("\(p).url", "\(error)")
+                url = nil
+            }
+        } else if hook["url"]?.isNull ?? true {
+            reader.error("\(p).url", "is required")
+        }
+        let secret = readSecret(hook, p, .webhook, &reader, environment: environment)
+        guard let url, let secret else { return nil }
+        return WebhookConfig(url: url, secret: secret)
+    }
+
+    /// The field names of the three ways to give a secret: inline, an environment variable's name, a file path.
+    struct SecretKeys {
+        var inline: String
+        var env: String
+        var file: String
+
+        static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
+        static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile")
+    }
+
     private static func readSecret(
-        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader, environment: [String: String]
+        _ object: [String: JSONValue], _ p: String, _ keys: SecretKeys, _ reader: inout ConfigReader,
+        environment: [String: String]
     ) -> String? {
-        let inline = reader.string(object, "secretKey", p)
-        let env = reader.string(object, "secretKeyEnv", p)
-        let file = reader.string(object, "secretKeyFile", p).map { expandVariables($0, environment) }
+        let inline = reader.string(object, keys.inline, p)
+        let env = reader.string(object, keys.env, p)
+        let file = reader.string(object, keys.file, p).map { expandVariables($0, environment) }
         let given = [inline, env, file].compactMap { $0 }.count
+        let names = "\(keys.inline), \(keys.env) or \(keys.file)"
         guard given == 1 else {
-            reader.error("\(p).secretKey", given == 0
-                ? "one of secretKey, secretKeyEnv or secretKeyFile is required"
-                : "give only one of secretKey, secretKeyEnv or secretKeyFile")
+            reader.error("\(p).\(keys.inline)", given == 0 ? "one of \(names) is required" : "give only one of \(names)")
             return nil
         }
         var secret: String
-        var field = "\(p).secretKey"
+        var field = "\(p).\(keys.inline)"
         if let inline {
             secret = inline
         } else if let env {
-            field = "\(p).secretKeyEnv"
+            field = "\(p).\(keys.env)"
             guard let value = environment[env] else {
                 reader.error(field, "environment variable \(env) is not set")
                 return nil
             }
             secret = value
         } else {
-            field = "\(p).secretKeyFile"
+            field = "\(p).\(keys.file)"
             guard let data = FileManager.default.contents(atPath: file!), let text = String(data: data, encoding: .utf8) else {
                 reader.error(field, FileManager.default.fileExists(atPath: file!) ? "cannot be read (\(file!))" : "file not found (\(file!))")
                 return nil

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Logging
 import PushStore
 
@@ -73,11 +74,34 @@ public struct ServerConfig: Sendable {
         public init() {}
     }
 
+    /// Outbound webhooks (per-publish `webhookUrl` and instance webhooks): where they may go and how long and
+    /// how much of an answer they wait for.
+    public struct Webhooks: Sendable, Equatable {
+        /// Hosts and networks webhooks may reach although they are loopback, private, link-local, … (an
+        /// internal receiver). Empty by default: only public addresses.
+        public var allowedDestinations: [DestinationPolicy.Allowance] = []
+        /// The whole attempt, DNS to last byte (Beams: the receiver must answer within 3 s).
+        public var timeoutSeconds = 3
+        /// DNS plus TCP/TLS connect; at most `timeoutSeconds`.
+        public var connectTimeoutSeconds = 2
+        /// Response headers plus body; a larger answer aborts the attempt (it then counts as failed).
+        public var maxResponseBytes = 64 * 1024
+        public init() {}
+
+        /// The HTTP client settings these values stand for.
+        public var client: HTTPPostConfiguration {
+            HTTPPostConfiguration(policy: DestinationPolicy(allowances: allowedDestinations),
+                                  timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
+                                  maxResponseBytes: maxResponseBytes)
+        }
+    }
+
     public var listen = Listen()
     public var storage = Storage()
     public var limits = Limits()
     public var apns = APNsTuning()
     public var engine = Engine()
+    public var webhooks = Webhooks()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
 
@@ -119,8 +143,10 @@ public struct APNsInstanceConfig: Sendable {
     public var hasCredentials: Bool { !teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty }
 }
 
+/// An instance's webhook receiver (`instances[].webhook`).
 public struct WebhookConfig: Sendable {
+    /// An http or https URL (checked with `HTTPURL`).
     public var url: String
-    /// HMAC-SHA1 key for the `Webhook-Signature` header.
+    /// HMAC-SHA1 key for the `Webhook-Signature` header; required, from `secret`, `secretEnv` or `secretFile`.
     public var secret: String
 }
