@@ -50,6 +50,6 @@ let package = Package(
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
     ]
 )
