@@ -57,9 +57,14 @@ public final class AppContext: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer",
               ConstantTime.equals(parts[1].trimmingCharacters(in: .whitespaces), instance.secretKey)
         else {
-            if case .limited = limiters.authFailures?.recordFailure(client) {
+            switch limiters.authFailures?.recordFailure(client) {
+            case .limited?:
                 logger.warning("Address locked out after repeated wrong secret keys",
                                ["client": client, "instance": instance.id, "request": request.requestID])
+            case .untracked?:
+                metrics.increment("push_rate_limit_untracked_total")
+            case .allowed?, nil:
+                break
             }
             throw .incorrectSecret
         }
