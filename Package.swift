@@ -56,6 +56,6 @@ let package = Package(
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
     ]
 )

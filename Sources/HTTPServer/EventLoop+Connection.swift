@@ -207,7 +207,7 @@ extension EventLoop {
         let request = HTTPRequest(
             method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
             headers: head.headers, trailers: trailers, body: body, peer: connection.peer,
-            routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
+            clientAddress: connection.address, routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
             minorVersion: head.minorVersion)
         let handler = route.handler
         let fd = connection.fd

@@ -12,4 +12,6 @@ public enum PushStoreError: Error, Sendable, Equatable {
     case leaseLost(PublishJobID)
     /// No such job (or webhook).
     case notFound
+    /// `registerDevice` with a new token while the instance already holds its maximum number of devices.
+    case deviceLimitReached
 }

@@ -167,4 +167,57 @@ final class ServerConfigTests: XCTestCase {
         let (_, warnings) = try parse(#"{"listen":{"prot":1},"instances":[\#(validInstance)]}"#)
         XCTAssertTrue(warnings.contains(ConfigIssue("listen.prot", "unknown key (ignored)", severity: .warning)))
     }
+
+    func testAbuseLimitsHaveTheirDocumentedDefaults() throws {
+        let limits = try parse(#"{"instances":[\#(validInstance)]}"#).0.limits
+        XCTAssertEqual(limits.ipRequestsPerSecond, 50)
+        XCTAssertEqual(limits.ipBurst, 500)
+        XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 5000)
+        XCTAssertEqual(limits.reportsPerSecondPerInstance, 5000)
+        XCTAssertEqual(limits.maxDevicesPerInstance, 1_000_000)
+        XCTAssertEqual(limits.maxTrackedClients, 100_000)
+        XCTAssertEqual(limits.authFailuresPerIP, 10)
+        XCTAssertEqual(limits.authFailureWindowSeconds, 60)
+        XCTAssertEqual(limits.authLockoutSeconds, 300)
+        XCTAssertEqual(limits.trustedProxies, [])
+    }
+
+    func testReadsAbuseLimitsAndCanonicalTrustedProxies() throws {
+        let json = #"""
+            {"limits":{"ipRequestsPerSecond":0,"ipBurst":7,"deviceRequestsPerSecondPerInstance":0,
+                       "reportsPerSecondPerInstance":9,"maxDevicesPerInstance":3,"maxTrackedClients":1000,
+                       "authFailuresPerIP":0,"authFailureWindowSeconds":5,"authLockoutSeconds":6,
+                       "trustedProxies":["127.0.0.1","0:0::1"]},
+             "instances":[\#(validInstance)]}
+            """#
+        let limits = try parse(json).0.limits
+        XCTAssertEqual(limits.ipRequestsPerSecond, 0, "0 turns the limit off")
+        XCTAssertEqual(limits.ipBurst, 7)
+        XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 0)
+        XCTAssertEqual(limits.reportsPerSecondPerInstance, 9)
+        XCTAssertEqual(limits.maxDevicesPerInstance, 3)
+        XCTAssertEqual(limits.maxTrackedClients, 1000)
+        XCTAssertEqual(limits.authFailuresPerIP, 0)
+        XCTAssertEqual(limits.authFailureWindowSeconds, 5)
+        XCTAssertEqual(limits.authLockoutSeconds, 6)
+        XCTAssertEqual(limits.trustedProxies, ["127.0.0.1", "::1"])
+    }
+
+    func testAbuseLimitErrorsNameTheField() {
+        let json = #"""
+            {"limits":{"ipBurst":0,"maxDevicesPerInstance":0,"maxTrackedClients":10,"authLockoutSeconds":0,
+                       "trustedProxies":["10.0.0.0/8","::1",5]},
+             "instances":[\#(validInstance)]}
+            """#
+        XCTAssertEqual(Set(errors(json)), [
+            "limits.ipBurst: must be between 1 and 10000000, got 0",
+            "limits.maxDevicesPerInstance: must be between 1 and 1000000000, got 0",
+            "limits.maxTrackedClients: must be between 1000 and 10000000, got 10",
+            "limits.authLockoutSeconds: must be between 1 and 86400, got 0",
+            "limits.trustedProxies[0]: must be an IPv4 or IPv6 address, got \"10.0.0.0/8\"",
+            "limits.trustedProxies[2]: must be an IPv4 or IPv6 address, got 5",
+        ])
+        XCTAssertEqual(errors(#"{"limits":{"trustedProxies":"127.0.0.1"},"instances":[\#(validInstance)]}"#),
+                       ["limits.trustedProxies: must be an array of IP addresses, got string"])
+    }
 }

@@ -107,7 +107,13 @@ public final class Application: Sendable {
         metrics.declare("push_publishes_total", counter: "Publishes accepted, by kind.")
         metrics.declare("push_device_registrations_total", counter: "Device registrations by platform and result.")
         metrics.declare("push_reported_events_total", counter: "Reporting API events by type.")
-        metrics.declare("push_rate_limited_total", counter: "Requests refused with 429.")
+        metrics.declare("push_rate_limited_total", counter: "Requests refused with 429, by limit (ip, instance, auth).")
+        metrics.declare("push_rate_limit_untracked_total",
+                        counter: "Requests let through unlimited because the table of client addresses was full.")
+        metrics.declare("push_device_limit_refusals_total",
+                        counter: "New devices refused because the instance reached limits.maxDevicesPerInstance.")
+        metrics.declare("push_reported_events_ignored_total",
+                        counter: "Reporting API events accepted but not recorded, by reason.")
         metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")
         metrics.declare("push_apns_connections", gauge: "Open APNs HTTP/2 connections.")
         metrics.declare("push_apns_token_refreshes", gauge: "Provider tokens minted since start.")

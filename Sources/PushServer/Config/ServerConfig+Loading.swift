@@ -126,7 +126,9 @@ extension ServerConfig {
         reader.checkKeys(limits, p, allowed: [
             "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
             "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
-            "maxDevicesPerUser",
+            "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
+            "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
+            "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
         ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
@@ -140,6 +142,34 @@ extension ServerConfig {
             out.requestsPerSecondPerInstance = v
         }
         if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
+        if let v = reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000) { out.ipRequestsPerSecond = v }
+        if let v = reader.int(limits, "ipBurst", p, in: 1...10_000_000) { out.ipBurst = v }
+        if let v = reader.int(limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.deviceRequestsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.reportsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) { out.maxDevicesPerInstance = v }
+        if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
+        if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
+        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
+        if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
+        if let value = limits["trustedProxies"], !value.isNull {
+            if let list = value.arrayValue {
+                var proxies: [String] = []
+                for (index, element) in list.enumerated() {
+                    if let text = element.stringValue, let address = ClientAddress.canonical(text) {
+                        proxies.append(address)
+                    } else {
+                        reader.error("\(p).trustedProxies[\(index)]", "must be an IPv4 or IPv6 address, got \(element.jsonText)")
+                    }
+                }
+                out.trustedProxies = proxies
+            } else {
+                reader.error("\(p).trustedProxies", "must be an array of IP addresses, got \(value.typeName)")
+            }
+        }
     }
 
     private static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {

@@ -49,8 +49,32 @@ public struct ServerConfig: Sendable {
         public var writeTimeoutSeconds = 30
         /// Publish and customer API requests per second per instance before 429 (Beams: 100).
         public var requestsPerSecondPerInstance = 100
-        /// Devices one user may have (Beams: 100); the 101st gets 422.
+        /// Devices one user may have (Beams: 100); binding one more is refused with 400.
         public var maxDevicesPerUser = 100
+
+        // MARK: The internet-facing (no secret) device and reporting APIs; see docs/OPERATIONS.md for the sizing.
+
+        /// Device and reporting API requests per second from one client address (IPv6: one /64); 0 = no limit.
+        public var ipRequestsPerSecond = 50
+        /// The per-address bucket: this many requests may arrive at once (an app launch sends several).
+        public var ipBurst = 500
+        /// Device API requests per second per instance, from all addresses together; 0 = no limit.
+        public var deviceRequestsPerSecondPerInstance = 5000
+        /// Reporting API events per second per instance, from all addresses together; 0 = no limit.
+        public var reportsPerSecondPerInstance = 5000
+        /// Devices one instance may hold; registering a new token beyond it is refused with 400.
+        public var maxDevicesPerInstance = 1_000_000
+        /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
+        /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
+        public var maxTrackedClients = 100_000
+        /// Wrong secret keys from one address within `authFailureWindowSeconds` before it is locked out; 0 = off.
+        public var authFailuresPerIP = 10
+        public var authFailureWindowSeconds = 60
+        /// How long a locked-out address gets 429 on the secret-key APIs, whatever key it sends.
+        public var authLockoutSeconds = 300
+        /// Reverse proxies whose `X-Forwarded-For` names the client (exact addresses). Empty: the socket peer is
+        /// the client, so behind a proxy all clients share one address's limits.
+        public var trustedProxies: [String] = []
         public init() {}
     }
 
