@@ -67,13 +67,28 @@ final class MigrationTests: StoreTestCase {
         await XCTAssertThrowsAsync(PushStoreError.closed) { _ = try await store.queueDepth() }
     }
 
-    func testOpenFailsWithSQLiteErrorForAnUnopenablePath() async {
-        let configuration = SQLitePushStore.Configuration(path: directory.appendingPathComponent("missing/db.sqlite").path)
+    func testOpenFailsWithSQLiteErrorForAPathThatIsADirectory() async {
+        let configuration = SQLitePushStore.Configuration(path: directory.path)
         do {
             _ = try await SQLitePushStore.open(configuration)
-            XCTFail("opened a database in a missing directory")
+            XCTFail("opened a directory as a database")
         } catch let error as SQLiteError {
             XCTAssertFalse(error.message.isEmpty)
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+
+    func testOpenFailsAsCannotOpenWhenTheDirectoryCannotBeCreated() async throws {
+        let file = directory.appendingPathComponent("plain-file")
+        try Data().write(to: file)
+        let configuration = SQLitePushStore.Configuration(path: file.appendingPathComponent("db.sqlite").path)
+        do {
+            _ = try await SQLitePushStore.open(configuration)
+            XCTFail("opened a database below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.contains("cannot create the database directory"), error.detail)
         } catch {
             XCTFail("unexpected \(error)")
         }

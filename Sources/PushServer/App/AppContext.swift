@@ -45,9 +45,7 @@ public final class AppContext: Sendable {
     /// - Throws: 400 when the header is missing, 401 when it is wrong (Beams' statuses).
     func authorizeSecret(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
         guard let header = request.headers.first("authorization"), !header.isEmpty else { throw .missingAuthorization }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-              ConstantTime.equals(parts[1].trimmingCharacters(in: .whitespaces), instance.secretKey)
+        guard let presented = BearerToken.parse(header), ConstantTime.equals(presented, instance.secretKey)
         else { throw .incorrectSecret }
     }
 
