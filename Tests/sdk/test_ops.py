@@ -47,7 +47,7 @@ def test_check_config_reports_every_problem_with_field_paths(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({
         "listen": {"port": 99999},
-        "instances": [{"id": "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11", "secretKey": "0123456789abcdef0123",
+        "instances": [{"id": "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11", "secretKey": "0123456789abcdef0123456789abcdef",
                        "apns": {"teamId": "ABCDE12345", "keyId": "KEY1234567", "keyPath": "/nonexistent/AuthKey.p8",
                                 "topic": "com.example.app"}}],
     }))
