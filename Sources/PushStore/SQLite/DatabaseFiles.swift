@@ -29,12 +29,14 @@ enum DatabaseFiles {
             ])
         }
 
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            close(fd)
-        } else if errno != EEXIST {
-            let reason = String(cString: strerror(errno))
-            throw StoreUnavailableError(.cannotOpen, detail: "cannot create the database file \(path): \(reason)")
+        if access(path, F_OK) != 0 {
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                close(fd)
+            } else if errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                throw StoreUnavailableError(.cannotOpen, detail: "cannot create the database file \(path): \(reason)")
+            }
         }
 
         for file in suffixes.map({ path + $0 }) {
