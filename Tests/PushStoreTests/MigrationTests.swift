@@ -79,16 +79,24 @@ final class MigrationTests: StoreTestCase {
         }
     }
 
-    func testOpenFailsAsCannotOpenWhenTheDirectoryCannotBeCreated() async throws {
+    func testOpenFailsAsCannotOpenWhenTheDirectoryIsAFile() async throws {
         let file = directory.appendingPathComponent("plain-file")
         try Data().write(to: file)
         let configuration = SQLitePushStore.Configuration(path: file.appendingPathComponent("db.sqlite").path)
+        let nested = SQLitePushStore.Configuration(path: file.appendingPathComponent("sub/db.sqlite").path)
+        do {
+            _ = try await SQLitePushStore.open(nested)
+            XCTFail("created a directory below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.contains("cannot create the database directory"), error.detail)
+        }
         do {
             _ = try await SQLitePushStore.open(configuration)
             XCTFail("opened a database below a regular file")
         } catch let error as StoreUnavailableError {
             XCTAssertEqual(error.reason, .cannotOpen)
-            XCTAssertTrue(error.detail.contains("cannot create the database directory"), error.detail)
+            XCTAssertTrue(error.detail.hasSuffix("plain-file is not a directory"), error.detail)
         } catch {
             XCTFail("unexpected \(error)")
         }

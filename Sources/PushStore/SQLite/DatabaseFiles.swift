@@ -23,6 +23,8 @@ enum DatabaseFiles {
             } catch {
                 throw StoreUnavailableError(.cannotOpen, detail: "cannot create the database directory \(directory): \(error)")
             }
+        } else if !isDirectory.boolValue {
+            throw StoreUnavailableError(.cannotOpen, detail: "the database directory \(directory) is not a directory")
         } else if let mode = permissions(directory), mode & 0o077 != 0 {
             logger.warning("The database directory is open to other users; make it 0700", [
                 "directory": directory, "mode": octal(mode),
