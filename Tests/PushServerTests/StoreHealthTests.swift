@@ -16,13 +16,13 @@ final class StoreHealthTests: XCTestCase {
         let clock = Locked(Date(timeIntervalSince1970: 1_700_000_000))
         let health = StoreHealth(logInterval: 60, retryAfterSeconds: 30, metrics: metrics,
                                  logger: Logger(label: "store", level: .info, sink: sink), now: { clock.withLock { $0 } })
-        XCTAssertEqual(metrics.value("push_store_writable"), 1)
+        XCTAssertTrue(metrics.render().contains("\npush_store_writable 1\n"))
         for _ in 0..<50 {
             health.record(.failed(full))
             clock.withLock { $0 = $0.addingTimeInterval(1) }
         }
         health.record(.failed(StoreUnavailableError(.ioError, detail: "disk I/O error")))
-        XCTAssertEqual(metrics.value("push_store_writable"), 0)
+        XCTAssertTrue(metrics.render().contains("\npush_store_writable 0\n"))
         XCTAssertEqual(metrics.value("push_store_unavailable_total", ["reason": "disk_full"]), 50)
         XCTAssertEqual(metrics.value("push_store_unavailable_total", ["reason": "io_error"]), 1)
         XCTAssertFalse(health.snapshot.writable)
@@ -38,7 +38,7 @@ final class StoreHealthTests: XCTestCase {
 
         health.record(.wrote)
         health.record(.wrote)
-        XCTAssertEqual(metrics.value("push_store_writable"), 1)
+        XCTAssertTrue(metrics.render().contains("\npush_store_writable 1\n"))
         XCTAssertTrue(health.snapshot.writable)
         XCTAssertEqual(sink.lines.count, 3)
         XCTAssertTrue(sink.lines[2].contains("Store writes again") && sink.lines[2].contains("outage_seconds=60"), sink.lines[2])

@@ -7,7 +7,7 @@ import PushStore
 /// The store's health for `/ready`, `/metrics`, the log and the clients' 503s.
 ///
 /// Fed by the store's health events (`SQLitePushStore.Configuration.healthEvents`), it keeps a `StoreWriteState`,
-/// logs its reports, and keeps `push_store_writable` and `push_store_unavailable_total{reason}` current. While
+/// logs its reports, and feeds `push_store_writable` and `push_store_unavailable_total{reason}`. While
 /// writes fail, `run` probes the store every `probeInterval`, so the server notices by itself that space came back
 /// even when nothing else writes (a load balancer stops sending traffic once `/ready` says 503).
 final class StoreHealth: Sendable {
@@ -40,6 +40,10 @@ final class StoreHealth: Sendable {
         metrics.declare("push_store_writable", gauge: "1 while the store can write; 0 while writes fail (disk full, I/O error, read-only, locked).")
         metrics.declare("push_store_unavailable_total", counter: "Store operations refused because the store could not work, by reason.")
         metrics.set("push_store_writable", to: 1)
+        // Read from the state at scrape time, so concurrent events can never leave the gauge stale.
+        metrics.addCollector { [state] metrics in
+            metrics.set("push_store_writable", to: state.withLock { $0.isWritable } ? 1 : 0)
+        }
     }
 
     /// Takes a store health event in (called on the store's threads).
@@ -51,7 +55,6 @@ final class StoreHealth: Sendable {
         if case .failed(let error) = event {
             metrics.increment("push_store_unavailable_total", ["reason": error.reason.rawValue])
         }
-        metrics.set("push_store_writable", to: writable ? 1 : 0)
         if wasWritable && !writable { outageStarted.yield() }
         switch report {
         case .failing(let error):
