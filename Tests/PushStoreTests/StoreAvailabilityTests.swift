@@ -111,6 +111,29 @@ final class StoreAvailabilityTests: StoreTestCase {
         try await store.close()
     }
 
+    func testALockHeldPastTheBusyTimeoutIsBusyAndWritesResumeOnceReleased() async throws {
+        let recorder = HealthEventRecorder()
+        var configuration = configuration()
+        configuration.healthEvents = { recorder.record($0) }
+        configuration.busyTimeout = .milliseconds(100)
+        let store = try await SQLitePushStore.open(configuration)
+        // Another process (here: another connection) holds the write lock.
+        let other = try SQLiteConnection(path: databasePath)
+        try other.execute("BEGIN IMMEDIATE")
+        do {
+            _ = try await register(store, 1)
+            XCTFail("a write succeeded while another connection held the lock")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .busy)
+        }
+        XCTAssertEqual(recorder.events.map(\.failureReason), [.busy])
+        try other.execute("COMMIT")
+        try other.close()
+        _ = try await register(store, 1)
+        XCTAssertEqual(recorder.events.last, .wrote)
+        try await store.close()
+    }
+
     func testWritesThatChangeNothingSayNothingAboutHealth() async throws {
         let recorder = HealthEventRecorder()
         let store = try await openObserved(recorder)
