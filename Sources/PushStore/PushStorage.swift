@@ -22,6 +22,9 @@ import Foundation
 /// try await store.finishJob(claimed.id, workerID: me, state: .finished, targetsTotal: total, summary: nil, now: now())
 /// ```
 /// A `PushStoreError.leaseLost` from any of these means another worker owns the job now: stop sending for it.
+///
+/// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
+/// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public protocol PushStorage: Sendable {
     // MARK: Devices
 
@@ -125,6 +128,12 @@ public protocol PushStorage: Sendable {
     /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
     /// interests). Call again while any count equals `limit`.
     func purge(before: Date, limit: Int) async throws -> PurgeResult
+
+    // MARK: Health
+
+    /// Commits a tiny write that changes no data, to learn whether the backend can write again after a
+    /// `StoreUnavailableError`. - Throws: `StoreUnavailableError` while it still cannot.
+    func probeWrite() async throws
 
     /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
     func close() async throws

@@ -1,5 +1,5 @@
-/// Failures the store reports deliberately. Any other error thrown by a store is a backend failure
-/// (`SQLiteError` for SQLite), which callers answer with a 500.
+/// Failures the store reports deliberately. `StoreUnavailableError` means "not now" (a full disk, …); any other
+/// error thrown by a store is a backend failure (`SQLiteError` for SQLite), which callers answer with a 500.
 public enum PushStoreError: Error, Sendable, Equatable {
     /// The store was closed.
     case closed

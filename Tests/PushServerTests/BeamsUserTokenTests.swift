@@ -4,7 +4,7 @@ import XCTest
 
 final class BeamsUserTokenTests: XCTestCase {
     private let instance = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
-    private let secret = "0123456789abcdef0123"
+    private let secret = "0123456789abcdef0123456789abcdef"
     private let now = 1_800_000_000
 
     private func token(_ claims: [String: JWTValue], secret: String? = nil) throws -> String {

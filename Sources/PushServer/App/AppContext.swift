@@ -53,10 +53,7 @@ public final class AppContext: Sendable {
             metrics.increment("push_rate_limited_total", ["limit": "auth"])
             throw .tooManyAuthFailures(retryAfter: retryAfter)
         }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-              ConstantTime.equals(parts[1].trimmingCharacters(in: .whitespaces), instance.secretKey)
-        else {
+        guard let presented = BearerToken.parse(header), ConstantTime.equals(presented, instance.secretKey) else {
             switch limiters.authFailures?.recordFailure(client) {
             case .limited?:
                 logger.warning("Address locked out after repeated wrong secret keys",

@@ -35,6 +35,10 @@ public struct BeamsError: Error, Sendable, Equatable {
                    retryAfter: retryAfter)
     }
     public static let invalidContentType = BeamsError(400, "Invalid content type", "Only application/json is supported")
+    /// 503 while the store cannot write (a full disk, …): nothing of the request was stored; sent with
+    /// `Retry-After`. SDKs retry 5xx answers.
+    public static let storeUnavailable = BeamsError(
+        503, "Service Unavailable", "The server cannot store data right now; nothing was stored. Retry later")
 
     /// 422 with a backticked JSON path, like production: "`interests`: interests is required".
     public static func schema(_ path: String, _ message: String) -> BeamsError {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPClient
 import Logging
 import PushStore
@@ -41,8 +42,8 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "webhooks", "log",
-                                                   "instances"])
+        reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "engine", "webhooks", "log",
+                                             "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -64,9 +65,33 @@ extension ServerConfig {
             }
         }
 
+        if let ops = reader.object(root["ops"], "ops") {
+            reader.checkKeys(ops, "ops", allowed: ["listen", "token", "tokenEnv", "tokenFile"])
+            if let text = reader.string(ops, "listen", "ops") {
+                if let endpoint = parseEndpoint(text) {
+                    if endpoint.port != 0 && endpoint.port == config.listen.port {
+                        reader.error("ops.listen", "must use another port than listen.port (\(endpoint.port))")
+                    } else {
+                        config.ops.listen = endpoint
+                    }
+                } else {
+                    reader.error("ops.listen", "must be an IP address and port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+                }
+            }
+            config.ops.token = readSecret(ops, "ops", .opsToken, &reader, environment: environment)
+        }
+
         if let storage = reader.object(root["storage"], "storage") {
-            reader.checkKeys(storage, "storage", allowed: ["path", "synchronous", "retentionDays"])
+            reader.checkKeys(storage, "storage", allowed: [
+                "path", "synchronous", "retentionDays", "outageLogIntervalSeconds", "outageRetryAfterSeconds",
+            ])
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
+            if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
+                config.storage.outageLogIntervalSeconds = v
+            }
+            if let v = reader.int(storage, "outageRetryAfterSeconds", "storage", in: 1...3600) {
+                config.storage.outageRetryAfterSeconds = v
+            }
             if let path = reader.string(storage, "path", "storage").map(expand) {
                 if path.isEmpty { reader.error("storage.path", "must not be empty") } else { config.storage.path = path }
             }
@@ -279,47 +304,60 @@ extension ServerConfig {
         return WebhookConfig(url: url, secret: secret)
     }
 
-    /// The field names of the three ways to give a secret: inline, an environment variable's name, a file path.
+    /// The field names of the three ways to give a secret (inline, an environment variable's name, a file path),
+    /// whether one is required, and the shortest value accepted.
     struct SecretKeys {
         var inline: String
         var env: String
         var file: String
+        var required = true
+        /// Instance secrets and the ops token guard the server against guessing: shorter ones are refused. A
+        /// webhook secret is the receiver's choice (Beams sets no minimum).
+        var minimumBytes = minimumSecretBytes
 
         static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
-        static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile")
+        static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
+        static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
     }
 
+    /// Secrets shorter than this are refused: they would be guessable.
+    static let minimumSecretBytes = 32
+
     private static func readSecret(
-        _ object: [String: JSONValue], _ p: String, _ keys: SecretKeys, _ reader: inout ConfigReader,
+        _ object: [String: JSONValue], _ p: String, _ fields: SecretKeys, _ reader: inout ConfigReader,
         environment: [String: String]
     ) -> String? {
-        let inline = reader.string(object, keys.inline, p)
-        let env = reader.string(object, keys.env, p)
-        let file = reader.string(object, keys.file, p).map { expandVariables($0, environment) }
+        let inline = reader.string(object, fields.inline, p)
+        let env = reader.string(object, fields.env, p)
+        let file = reader.string(object, fields.file, p).map { expandVariables($0, environment) }
         let given = [inline, env, file].compactMap { $0 }.count
-        let names = "\(keys.inline), \(keys.env) or \(keys.file)"
+        if given == 0 && !fields.required { return nil }
         guard given == 1 else {
-            reader.error("\(p).\(keys.inline)", given == 0 ? "one of \(names) is required" : "give only one of \(names)")
+            reader.error("\(p).\(fields.inline)", given == 0
+                ? "one of \(fields.inline), \(fields.env) or \(fields.file) is required"
+                : "give only one of \(fields.inline), \(fields.env) or \(fields.file)")
             return nil
         }
         var secret: String
-        var field = "\(p).\(keys.inline)"
+        var field = "\(p).\(fields.inline)"
         if let inline {
             secret = inline
         } else if let env {
-            field = "\(p).\(keys.env)"
+            field = "\(p).\(fields.env)"
             guard let value = environment[env] else {
                 reader.error(field, "environment variable \(env) is not set")
                 return nil
             }
             secret = value
-        } else {
-            field = "\(p).\(keys.file)"
-            guard let data = FileManager.default.contents(atPath: file!), let text = String(data: data, encoding: .utf8) else {
-                reader.error(field, FileManager.default.fileExists(atPath: file!) ? "cannot be read (\(file!))" : "file not found (\(file!))")
+        } else if let file {
+            field = "\(p).\(fields.file)"
+            guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+                reader.error(field, FileManager.default.fileExists(atPath: file) ? "cannot be read (\(file))" : "file not found (\(file))")
                 return nil
             }
             secret = text
+        } else {
+            return nil
         }
         // Files and env vars often end with a newline that is not part of the secret.
         secret = secret.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -327,10 +365,35 @@ extension ServerConfig {
             reader.error(field, "the secret is empty")
             return nil
         }
-        if secret.utf8.count < 16 {
-            reader.warning(field, "the secret is shorter than 16 bytes; use a long random value")
+        if secret.utf8.count < fields.minimumBytes {
+            reader.error(field, "the secret must be at least \(fields.minimumBytes) bytes; generate one with "
+                + "`head -c 32 /dev/urandom | base64`")
+            return nil
         }
         return secret
+    }
+
+    /// `IPv4:port` or `[IPv6]:port`, numeric only (the listener binds addresses, it does not resolve names).
+    static func parseEndpoint(_ text: String) -> Endpoint? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+") else { return nil }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let address = String(host)
+        let isV4 = !text.hasPrefix("[") && inet_pton(AF_INET, address, &v4) == 1
+        let isV6 = text.hasPrefix("[") && inet_pton(AF_INET6, address, &v6) == 1
+        guard isV4 || isV6 else { return nil }
+        return Endpoint(host: address, port: port)
     }
 
     private static func readAPNs(

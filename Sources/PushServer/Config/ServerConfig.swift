@@ -32,6 +32,10 @@ public struct ServerConfig: Sendable {
         /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
         /// APNs are deleted after this. 0 keeps everything.
         public var retentionDays = 30
+        /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
+        public var outageLogIntervalSeconds = 60
+        /// The `Retry-After` of the 503 answered while the store cannot write.
+        public var outageRetryAfterSeconds = 30
         public init() {}
     }
 
@@ -120,7 +124,27 @@ public struct ServerConfig: Sendable {
         }
     }
 
+    /// Who may read `/metrics` and `/ready`'s details. `/health` and `/ready`'s status code are public.
+    ///
+    /// With neither field set they are served to loopback peers only (and not to requests a proxy forwarded).
+    public struct Ops: Sendable, Equatable {
+        /// A separate plain-HTTP listener for `/health`, `/ready` and `/metrics` (e.g. `127.0.0.1:9090`); the main
+        /// listener then serves neither the metrics nor `/ready`'s details.
+        public var listen: Endpoint?
+        /// A bearer token an operator's scraper sends (`Authorization: Bearer …`), at least 32 bytes; required on
+        /// both listeners when set.
+        public var token: String?
+        public init() {}
+    }
+
+    /// A numeric IPv4 or IPv6 address and a port.
+    public struct Endpoint: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+    }
+
     public var listen = Listen()
+    public var ops = Ops()
     public var storage = Storage()
     public var limits = Limits()
     public var apns = APNsTuning()
