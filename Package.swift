@@ -2,7 +2,7 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Logging → JWTSigner
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Logging → JWTSigner
 //   → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
         .systemLibrary(name: "CLinux"),
+        // Header-only: the weak symbols through which `make` links in the build's commit and date.
+        .systemLibrary(name: "CBuildInfo"),
 
         // MARK: Foundation layers.
         .target(name: "Logging"),
@@ -32,7 +34,8 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking",
+                                                  "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).

@@ -11,7 +11,8 @@ struct OpsAPI: Sendable {
 
     func register(into router: inout Router) {
         router.get("/health") { _ in
-            .json(.object(["status": .string("ok"), "version": .string(CLI.version)]))
+            .json(.object(["status": .string("ok"), "version": .string(BuildInfo.version),
+                           "commit": .string(BuildInfo.commit)]))
         }
         router.get("/ready") { _ in try await ready() }
         router.get("/metrics") { _ in
