@@ -2,7 +2,7 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Locking → Logging, HTTPClient (the one libcurl stack)
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking → Logging, HTTPClient (the one libcurl stack)
 //   → JWTSigner → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
         .systemLibrary(name: "CLinux"),
+        // Header-only: the weak symbols through which `make` links in the build's commit and date.
+        .systemLibrary(name: "CBuildInfo"),
 
         // MARK: Foundation layers.
         // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
@@ -37,7 +39,8 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
+                                                  "Locking", "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).

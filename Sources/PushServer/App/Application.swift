@@ -143,6 +143,9 @@ public final class Application: Sendable {
         metrics.declare("push_apns_connections", gauge: "Open APNs HTTP/2 connections.")
         metrics.declare("push_apns_token_refreshes", gauge: "Provider tokens minted since start.")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
+        // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
+        metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
+        metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
     }
 
     /// Binds the listener. - Returns: the bound port.
@@ -155,7 +158,8 @@ public final class Application: Sendable {
         }
         let port = try http.start()
         logger.info("Listening", ["host": context.config.listen.host, "port": String(port),
-                                  "tls": String(context.config.listen.tls != nil), "version": CLI.version])
+                                  "tls": String(context.config.listen.tls != nil), "version": BuildInfo.version,
+                                  "commit": BuildInfo.commit])
         for instance in instances where instance.credentials == nil {
             logger.warning("Instance has no APNs credentials: deliveries are recorded as not sent",
                            ["instance": instance.config.id])

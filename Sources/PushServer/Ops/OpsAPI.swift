@@ -20,7 +20,8 @@ struct OpsAPI: Sendable {
     /// Registers the routes as served on `listener`.
     func register(into router: inout Router, on listener: OpsAccess.Listener) {
         router.get("/health") { _ in
-            .json(.object(["status": .string("ok"), "version": .string(CLI.version)]))
+            .json(.object(["status": .string("ok"), "version": .string(BuildInfo.version),
+                           "commit": .string(BuildInfo.commit)]))
         }
         router.get("/ready") { request in
             try await ready(detailed: decide(request, listener) == .allowed)
