@@ -151,10 +151,12 @@ def test_packaged_config_without_credentials_names_each_missing_file(unpacked, b
 
 
 def test_packaged_binary_serves_health_and_build_info(unpacked, binary, build_info, credentials, tmp_path):
-    # The shipped config with only the listener (a free loopback port) and the database file moved.
+    # The shipped config with only the listeners (free loopback ports) and the database file moved.
     config = json.loads((unpacked / CONFIG).read_text())
-    port = free_port()
+    port, ops_port = free_port(), free_port()
     config["listen"].update({"host": "127.0.0.1", "port": port})
+    assert config["ops"]["listen"].startswith("127.0.0.1:"), "the shipped config keeps metrics on loopback"
+    config["ops"]["listen"] = f"127.0.0.1:{ops_port}"
     config["storage"]["path"] = str(tmp_path / "push.sqlite")
     config_path = tmp_path / "config.json"
     config_path.write_text(json.dumps(config))
@@ -174,7 +176,9 @@ def test_packaged_binary_serves_health_and_build_info(unpacked, binary, build_in
         health = requests.get(f"{base}/health", verify=ca, timeout=5)
         assert health.status_code == 200
         assert health.json() == {"status": "ok", "version": build_info["version"], "commit": build_info["commit"]}
-        metrics = requests.get(f"{base}/metrics", verify=ca, timeout=5).text
+        # The internet-facing listener never serves metrics; the ops listener (plain HTTP, loopback) does.
+        assert requests.get(f"{base}/metrics", verify=ca, timeout=5).status_code == 403
+        metrics = requests.get(f"http://127.0.0.1:{ops_port}/metrics", timeout=5).text
         expected = f'push_server_build_info{{version="{build_info["version"]}",commit="{build_info["commit"]}"}} 1'
         assert expected in metrics.splitlines()
         proc.send_signal(signal.SIGTERM)
