@@ -63,6 +63,10 @@ public final class Application: Sendable {
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
         OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth).register(into: &router)
+        if config.console.enabled {
+            ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
+                       activity: engine.activity).register(into: &router)
+        }
 
         var limits = HTTPLimits()
         limits.maxRequestLineBytes = config.limits.maxRequestLineBytes

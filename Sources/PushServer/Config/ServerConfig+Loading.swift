@@ -40,7 +40,7 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "log", "instances"])
+        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "log", "console", "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -95,6 +95,12 @@ extension ServerConfig {
             if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) { config.engine.concurrentPublishes = v }
             if let v = reader.int(engine, "pageSize", "engine", in: 10...100_000) { config.engine.pageSize = v }
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
+        }
+
+        if let console = reader.object(root["console"], "console") {
+            reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
+            if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }
+            if let v = reader.int(console, "testPushesPerSecond", "console", in: 1...1000) { config.console.testPushesPerSecond = v }
         }
 
         if let log = reader.object(root["log"], "log") {
