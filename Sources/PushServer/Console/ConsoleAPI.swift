@@ -127,10 +127,6 @@ struct ConsoleAPI: Sendable {
     /// request was valid: the APNs status is in the body, not in this response's status.
     func testPush(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (config, runtime) = try authorized(request)
-        guard testPushLimiter.allow(config.id.lowercased()) else {
-            app.metrics.increment("push_rate_limited_total")
-            throw BeamsError.rateLimited
-        }
         try app.requireJSONContentType(request)
         let options = try Self.options(try app.jsonObject(request))
         let plan: TestPush.Plan
@@ -138,6 +134,11 @@ struct ConsoleAPI: Sendable {
             plan = try TestPush.plan(options, instance: runtime)
         } catch {
             throw BeamsError.schema(error.field, error.message)
+        }
+        // Counted only when an APNs request would follow: a refused body costs APNs nothing.
+        guard testPushLimiter.allow(config.id.lowercased()) else {
+            app.metrics.increment("push_rate_limited_total")
+            throw BeamsError.rateLimited
         }
         let (result, duration) = await TestPush.send(plan, with: apns)
         let answer = TestPush.Answer(result)
