@@ -758,7 +758,8 @@
     const peak = Math.max(1, ...series.map((m) => m.accepted + m.failed));
     const scaleMax = niceCeiling(peak);
     const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'ov-chart-h ov-chart-summary', id: 'ov-chart-svg' });
-    for (const fraction of [0, 0.5, 1]) {
+    // A middle line only where it falls on a whole number.
+    for (const fraction of scaleMax % 2 === 0 ? [0, 0.5, 1] : [0, 1]) {
       const y = top + plotHeight * (1 - fraction);
       chart.append(svg('line', { x1: left, x2: width - right, y1: y, y2: y, class: fraction === 0 ? 'axis' : 'grid-line' }));
       chart.append(svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end' }, String(Math.round(scaleMax * fraction))));
@@ -781,6 +782,7 @@
       }
     });
     box.append(chart);
+    box.scrollLeft = box.scrollWidth;  // on a narrow screen the chart scrolls; show the newest minutes first
     const accepted = series.reduce((sum, m) => sum + m.accepted, 0);
     const failed = series.reduce((sum, m) => sum + m.failed, 0);
     const busiest = series.reduce((best, m) => (m.accepted + m.failed > (best ? best.accepted + best.failed : 0) ? m : best), null);

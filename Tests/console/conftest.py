@@ -59,3 +59,11 @@ def shots():
 
 
 __all__ = ["INSTANCE_ID", "SECRET"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test item, so the `page` fixture can tell a failed test at teardown."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)

@@ -87,12 +87,18 @@ class Page:
 
 
 @pytest.fixture
-def page(driver, console_env):
+def page(request, driver, console_env, shots):
     server, _ = console_env
     current = Page(driver, server)
     current.viewport(WIDE)
     driver.get_log("browser")  # drain what earlier tests left
     yield current
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        # What the page showed when the test failed, next to the screenshots.
+        driver.save_screenshot(str(shots / f"failed-{request.node.name}.png"))
+        (shots / f"failed-{request.node.name}.txt").write_text(
+            driver.execute_script("return document.body.innerText") + "\n\n" + json.dumps(driver.get_log("browser"), indent=1))
     problems = current.severe()
     assert not problems, json.dumps(problems, indent=1)
 

@@ -1045,7 +1045,8 @@ enum ConsoleAssets {
     const peak = Math.max(1, ...series.map((m) => m.accepted + m.failed));
     const scaleMax = niceCeiling(peak);
     const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'ov-chart-h ov-chart-summary', id: 'ov-chart-svg' });
-    for (const fraction of [0, 0.5, 1]) {
+    // A middle line only where it falls on a whole number.
+    for (const fraction of scaleMax % 2 === 0 ? [0, 0.5, 1] : [0, 1]) {
       const y = top + plotHeight * (1 - fraction);
       chart.append(svg('line', { x1: left, x2: width - right, y1: y, y2: y, class: fraction === 0 ? 'axis' : 'grid-line' }));
       chart.append(svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end' }, String(Math.round(scaleMax * fraction))));
@@ -1068,6 +1069,7 @@ enum ConsoleAssets {
       }
     });
     box.append(chart);
+    box.scrollLeft = box.scrollWidth;  // on a narrow screen the chart scrolls; show the newest minutes first
     const accepted = series.reduce((sum, m) => sum + m.accepted, 0);
     const failed = series.reduce((sum, m) => sum + m.failed, 0);
     const busiest = series.reduce((best, m) => (m.accepted + m.failed > (best ? best.accepted + best.failed : 0) ? m : best), null);
@@ -1283,7 +1285,7 @@ code { background: var(--code-bg); padding: 0.05rem 0.3rem; border-radius: 4px; 
 .verdict.bad { color: var(--bad); background: var(--bad-bg); }
 .verdict.busy { color: var(--warn); background: var(--warn-bg); }
 
-.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 0.5rem; }
+.facts { display: grid; grid-template-columns: minmax(0, max-content) minmax(0, 1fr); gap: 0.25rem 1rem; margin: 0 0 0.5rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; min-width: 0; }
 
@@ -1323,8 +1325,7 @@ progress { width: 100%; height: 1rem; margin: 0 0 0.75rem; }
   .top { padding: 0.5rem 0.75rem; }
   .row { flex-direction: column; }
   .field, .field.narrow, .field.wide { flex: 1 1 auto; }
-  .facts { grid-template-columns: 1fr; }
-  .facts dt { margin-top: 0.35rem; }
+  .facts { grid-template-columns: minmax(0, 40%) minmax(0, 1fr); gap: 0.25rem 0.75rem; }
   form, .panel, .result:not(:empty), .follow { padding: 0.75rem; }
   th, td { padding: 0.3rem 0.4rem; }
 }
