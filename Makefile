@@ -1,8 +1,9 @@
 # One command runs the server, one runs the tests; both install what they need first.
 #   make run     build and start the server on config.example.json (SQLite in ./data)
-#   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), and the
-#                Swift client (Clients/PushClient) against the release binary
+#   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), the Swift
+#                client (Clients/PushClient) against the release binary, and the Debian package checks
 #   make console-demo  the web console against a local mock APNs (no Apple key needed)
+#   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
 SHELL := /bin/bash
 CONFIG ?= config.example.json
@@ -15,9 +16,23 @@ APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
 # chromium + chromium-driver (one Debian source package, so always matching versions) drive the console tests;
 # fonts-dejavu-core because Chromium renders no text at all without a font.
 APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
+# Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze.
+APT_DEB := dpkg-dev lintian binutils systemd
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
-.PHONY: all build release run test test-swift test-sdk test-console test-clients console console-demo bench deps deps-build deps-test deps-bench venv clean
+.PHONY: all build release release-binary run test test-swift test-sdk test-console test-clients test-deb deb console \
+	console-demo bench deps deps-build deps-test deps-deb deps-bench venv clean
+
+# The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
+# Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the git commit and build date linked
+# in from an object deploy/build-info.sh writes (a plain `swift build` reports them as "unknown").
+BIN := .build/release/push-server
+BUILD_INFO := .build/build-info/build-info.o
+RELEASE_FLAGS := -c release --product push-server --static-swift-stdlib --disable-local-rpath \
+	-Xlinker -z -Xlinker now -Xlinker $(abspath $(BUILD_INFO))
+DIST := dist
+# The package `make deb` writes, named after the binary's version (expanded when a recipe runs, after the build).
+DEB = $(DIST)/push-server_$(shell $(BIN) version | sed -n '1s/^push-server //p')_$(shell dpkg --print-architecture).deb
 
 all: build
 
@@ -34,9 +49,12 @@ endef
 deps-build:
 	$(call apt_install,$(APT_BUILD))
 
-deps-test: deps-build
+deps-test: deps-build deps-deb
 	$(call apt_install,$(APT_TEST))
 	@$(MAKE) --no-print-directory venv
+
+deps-deb:
+	$(call apt_install,$(APT_DEB))
 
 deps-bench: deps-test
 	$(call apt_install,$(APT_BENCH))
@@ -48,49 +66,59 @@ $(PYTHON):
 venv: $(PYTHON)
 	@cmp -s requirements-test.txt $(VENV)/.installed || { $(VENV)/bin/pip install -q --upgrade pip >/dev/null && $(VENV)/bin/pip install -q -r requirements-test.txt && cp requirements-test.txt $(VENV)/.installed; }
 
-build: deps-build
-	$(SWIFT) build -c release --product push-server
+build: deps-build release-binary
+
+# SwiftPM does not see the build-info object change, so the binary is removed to make it link again (~2 s).
+release-binary:
+	@bash deploy/build-info.sh $(BUILD_INFO)
+	@rm -f $(BIN)
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 release: build
 
 run: build
 	mkdir -p data
-	.build/release/push-server serve --config $(CONFIG)
+	$(BIN) serve --config $(CONFIG)
 
-test: deps-test test-swift test-sdk test-console test-clients
+test: deps-test test-swift test-sdk test-console test-clients test-deb
 
 test-swift:
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build
 
 # The strict mock's own rules (Tests/Support), then the release binary end to end (Tests/sdk).
-test-sdk:
-	$(SWIFT) build -c release --product push-server
+test-sdk: release-binary
 	$(VENV)/bin/pytest -q Tests/Support
-	PUSH_SERVER_BIN=$(abspath .build/release/push-server) $(VENV)/bin/pytest -q Tests/sdk
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).
-test-console:
-	$(SWIFT) build -c release --product push-server
-	PUSH_SERVER_BIN=$(abspath .build/release/push-server) $(VENV)/bin/pytest -q Tests/console
+test-console: release-binary
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/console
 
 # The Swift client library, its own package, against the release binary.
-test-clients:
-	$(SWIFT) build -c release --product push-server
-	PUSH_SERVER_BIN=$(abspath .build/release/push-server) $(SWIFT) test --package-path Clients/PushClient
+test-clients: release-binary
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(SWIFT) test --package-path Clients/PushClient
 
 # The console against the local strict mock APNs: every answer can be seen without an Apple key.
-console-demo: deps-test
-	$(SWIFT) build -c release --product push-server
+console-demo: deps-test release-binary
 	$(PYTHON) console/demo.py
 
 # Regenerates the embedded copy of console/* (Sources/PushServer/Console/ConsoleAssets.swift).
 console:
 	python3 console/embed.py
 
+# The package: built with Debian's tools from the release binary; its version is the binary's.
+deb: deps-deb release-binary
+	bash deploy/deb/build.sh $(BIN) $(DIST)
+
+# The package as an administrator gets it: contents and modes, control fields, lintian, its binary's libraries, an
+# unpacked install that checks the shipped config and serves /health, systemd-analyze on the shipped unit.
+test-deb: deb
+	PUSH_SERVER_DEB=$(abspath $(DEB)) $(VENV)/bin/pytest -q Tests/deb
+
 bench: deps-bench
 	bash bench/run-all.sh
 
 clean:
-	rm -rf .build .build-* $(VENV) Clients/PushClient/.build
+	rm -rf .build .build-* $(VENV) $(DIST) Clients/PushClient/.build

@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux) → Logging → JWTSigner
-//   → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking → Logging, HTTPClient (the one libcurl stack)
+//   → JWTSigner → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
 let package = Package(
@@ -19,20 +19,28 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
         .systemLibrary(name: "CLinux"),
+        // Header-only: the weak symbols through which `make` links in the build's commit and date.
+        .systemLibrary(name: "CBuildInfo"),
 
         // MARK: Foundation layers.
-        .target(name: "Logging"),
-        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift).
+        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
+        // blocking queue that dedicated threads wait on.
         .target(name: "Locking"),
+        .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
 
+        // The one HTTP client stack: libcurl setup, error checks and handle owners shared with APNsClient, plus
+        // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
+        .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking"]),
+
         // MARK: Transport and storage layers (know nothing about Beams).
-        .target(name: "APNsClient", dependencies: ["CLibCurl", "JWTSigner", "Logging", "Locking"]),
+        .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking"]),
-        .target(name: "PushStore", dependencies: ["CSQLite", "Logging"]),
+        .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPServer", "PushStore", "JWTSigner", "Logging", "Locking"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
+                                                  "Locking", "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -47,9 +55,10 @@ let package = Package(
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "TestSupport", "Locking"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Locking
 import Foundation
+import HTTPClient
 import Logging
 import Synchronization
 

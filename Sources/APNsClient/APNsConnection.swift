@@ -2,6 +2,7 @@ import Locking
 import CLibCurl
 import Dispatch
 import Foundation
+import HTTPClient
 import Logging
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Locking
 import Foundation
+import HTTPClient
 import Logging
 
 /// Identifies a pool: APNs binds a connection to one team (and key kind) on its first push, so each

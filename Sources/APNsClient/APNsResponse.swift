@@ -37,12 +37,14 @@ public struct APNsResponse: Sendable, Equatable {
             let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
         else { return (nil, nil) }
         let reason = (object["reason"] as? String).map(APNsReason.init(rawValue:))
-        var timestamp: Date?
-        if let millis = object["timestamp"] as? NSNumber {
-            timestamp = Date(timeIntervalSince1970: millis.doubleValue / 1000)
-        } else if let text = object["timestamp"] as? String, let millis = Double(text) {
-            timestamp = Date(timeIntervalSince1970: millis / 1000)
+        var millis: Double?
+        if let number = object["timestamp"] as? NSNumber {
+            millis = number.doubleValue
+        } else if let text = object["timestamp"] as? String {
+            millis = Double(text)
         }
+        // `Double("nan")` and `"inf"` parse; a timestamp that is not a finite number is no timestamp.
+        let timestamp = millis.flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0 / 1000) : nil }
         return (reason, timestamp)
     }
 }

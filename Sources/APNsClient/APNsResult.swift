@@ -1,3 +1,5 @@
+import Logging
+
 /// The final outcome of one request, after any retries.
 public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
     /// APNs answered: 200, or an error about this notification or device (400, 410, …). Responses that indict
@@ -19,7 +21,7 @@ public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
             if let id = r.apnsID { text += " apns-id=\(id)" }
             if let id = r.apnsUniqueID { text += " apns-unique-id=\(id)" }
             if let reason = r.reason { text += " reason=\(reason.rawValue)" }
-            if let t = r.timestamp { text += " timestamp=\(Int64((t.timeIntervalSince1970 * 1000).rounded()))" }
+            if let t = r.timestamp { text += " timestamp=\(Int64(saturating: (t.timeIntervalSince1970 * 1000).rounded()))" }
             return text
         case .failure(let failure):
             return "failure=\(failure)"

@@ -1,5 +1,6 @@
 import CLibCurl
 import Foundation
+import HTTPClient
 
 /// One reusable curl easy handle and everything C borrows from it while a transfer runs: the request body, the
 /// header list, the error buffer and the response collected by the callbacks.
@@ -8,12 +9,12 @@ import Foundation
 /// change are set once; each attempt sets the URL and body size (`load`), and the header list is rebuilt only
 /// when the headers differ from the previous attempt on this handle.
 final class APNsTransfer {
-    let easy: UnsafeMutableRawPointer
+    private let curl: CurlEasy
+    var easy: UnsafeMutableRawPointer { curl.handle }
     /// `CURLOPT_POSTFIELDS` is not copied by curl: the body lives here, allocated once at the largest APNs payload.
     private let body: UnsafeMutablePointer<UInt8>
     private static let bodyCapacity = 5120
-    private let errorBuffer: UnsafeMutablePointer<CChar>
-    private var headers: UnsafeMutablePointer<curl_slist>?
+    private var headers: CurlHeaderList?
 
     /// The job this handle is sending, if any.
     var job: APNsJob?
@@ -23,13 +24,8 @@ final class APNsTransfer {
     var apnsUniqueID: String?
 
     init(environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
-        guard let easy = curl_easy_init() else {
-            throw CurlError(code: -1, call: "curl_easy_init", message: "out of memory")
-        }
-        self.easy = easy
+        curl = try CurlEasy()
         body = .allocate(capacity: Self.bodyCapacity)
-        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         do {
             try configure(environment: environment, configuration: configuration)
         } catch {
@@ -40,8 +36,7 @@ final class APNsTransfer {
 
     private func configure(environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        // Signals are never used for timeouts: this runs on a non-main thread of a multi-threaded process.
-        try curlCheck(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        // `CurlEasy` already set CURLOPT_NOSIGNAL and CURLOPT_ERRORBUFFER.
         // HTTP/2 over TLS only (never h2c prior knowledge); PIPEWAIT multiplexes onto the existing connection
         // instead of opening another while the first one's protocol is still unknown.
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS), "HTTP_VERSION")
@@ -60,7 +55,6 @@ final class APNsTransfer {
         // Apple: "make an uncached DNS query before each connection". curl resolves only when it opens a new
         // connection (reused ones skip resolution), so this costs one lookup per connection, not per request.
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_DNS_CACHE_TIMEOUT, 0), "CURLOPT_DNS_CACHE_TIMEOUT")
-        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
         if let caFile = environment.caFile {
             try curlCheck(ccurl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
         }
@@ -92,17 +86,15 @@ final class APNsTransfer {
         responseBody.removeAll(keepingCapacity: true)
         apnsID = nil
         apnsUniqueID = nil
-        errorBuffer[0] = 0
+        curl.clearError()
 
         let key = HeaderKey(
             jwt: jwt, topic: request.topic, pushType: request.pushType, priority: request.priority,
             expiration: request.expiration, collapseID: request.collapseID, apnsID: request.apnsID)
         if key != headerKey || headers == nil {
             freeHeaders()
-            var list: UnsafeMutablePointer<curl_slist>?
-            func append(_ line: String) {
-                list = curl_slist_append(list, line)
-            }
+            var lines: [String] = []
+            func append(_ line: String) { lines.append(line) }
             append("authorization: bearer " + jwt)
             append("apns-topic: " + request.topic)
             append("apns-push-type: " + request.pushType.rawValue)
@@ -113,12 +105,10 @@ final class APNsTransfer {
             // Drop the headers curl adds by default: APNs wants JSON and needs neither.
             append("content-type:")
             append("accept:")
-            guard let list else {
-                throw CurlError(code: -1, call: "curl_slist_append", message: "out of memory")
-            }
+            let list = try CurlHeaderList(lines)
             headers = list
             headerKey = key
-            try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+            try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, list.pointer), "CURLOPT_HTTPHEADER")
         }
 
         let count = min(request.payload.count, Self.bodyCapacity)  // header rules keep payloads ≤ 5120
@@ -138,47 +128,29 @@ final class APNsTransfer {
     }
 
     private func freeHeaders() {
-        if let headers {
+        if headers != nil {
             // Unset first: curl must never hold a pointer to a freed list.
             _ = ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, nil)
-            curl_slist_free_all(headers)
         }
         headers = nil
         headerKey = nil
     }
 
     /// The response status of the finished attempt (0 if none).
-    var responseCode: Int {
-        var code = 0
-        _ = ccurl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
-        return code
-    }
+    var responseCode: Int { curl.responseCode }
 
     /// New connections this attempt had to open (0 when it reused one).
-    var connectionsOpened: Int {
-        var count = 0
-        _ = ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &count)
-        return count
-    }
+    var connectionsOpened: Int { curl.connectionsOpened }
 
     /// curl's detailed message for the last failure, or its generic one.
-    func errorMessage(_ code: CURLcode) -> String {
-        if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
-        return String(cString: curl_easy_strerror(code))
-    }
+    func errorMessage(_ code: CURLcode) -> String { curl.errorMessage(code) }
 
     /// Frees the handle and buffers; the handle must not be attached to a multi.
     func close() {
         _ = unload()
-        curl_easy_cleanup(easy)
-        freeHeadersAfterCleanup()
+        curl.close()
+        headers = nil  // after the handle is gone: curl no longer reads the list
         body.deallocate()
-        errorBuffer.deallocate()
-    }
-
-    private func freeHeadersAfterCleanup() {
-        if let headers { curl_slist_free_all(headers) }
-        headers = nil
     }
 
     /// Recovers the transfer from `CURLOPT_PRIVATE`.

@@ -10,10 +10,14 @@ enum MonotonicClock {
 }
 
 extension Duration {
-    /// Whole nanoseconds, saturating at zero for negative durations.
+    /// Whole nanoseconds, saturating at zero for negative durations and at `UInt64.max` for huge ones.
     var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        // Both parts carry the sign (-0.5 s is (0, -5e17)), so either being negative means "negative".
+        if seconds < 0 || attoseconds < 0 { return 0 }
+        let (scaled, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflow2 ? .max : sum
     }
 }

@@ -31,6 +31,8 @@ final class Connection {
     let fd: Int32
     let id: UInt64
     let peer: String
+    /// The peer's IP address without the port (what per-client limits key on).
+    let address: String
     let tls: TLSSession?
     var parser: RequestParser
     var phase: Phase
@@ -58,10 +60,11 @@ final class Connection {
     var responseStatus = 0
     var responseBytes = 0
 
-    init(fd: Int32, id: UInt64, peer: String, tls: TLSSession?, limits: RequestParser.Limits) {
+    init(fd: Int32, id: UInt64, peer: String, address: String, tls: TLSSession?, limits: RequestParser.Limits) {
         self.fd = fd
         self.id = id
         self.peer = peer
+        self.address = address
         self.tls = tls
         self.parser = RequestParser(limits: limits)
         self.phase = tls == nil ? .idle : .handshaking

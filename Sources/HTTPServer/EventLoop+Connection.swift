@@ -207,12 +207,13 @@ extension EventLoop {
         let request = HTTPRequest(
             method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
             headers: head.headers, trailers: trailers, body: body, peer: connection.peer,
-            routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
+            clientAddress: connection.address, routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
             minorVersion: head.minorVersion)
         let handler = route.handler
         let fd = connection.fd
         let id = connection.id
         let logger = context.logger
+        let errorResponse = context.errorResponse
         Task { [self] in
             let response: HTTPResponse
             do {
@@ -220,10 +221,14 @@ extension EventLoop {
             } catch let error as any HTTPResponseError {
                 response = HTTPResponse(error: error)
             } catch {
-                // Details stay in the log; the client only learns that something went wrong.
-                logger.error("Handler failed", ["error": "\(error)", "route": request.routePattern,
-                                                "request_id": request.requestID])
-                response = HTTPResponse(error: HTTPError.internalError)
+                if let mapped = errorResponse?(error) {
+                    response = mapped
+                } else {
+                    // Details stay in the log; the client only learns that something went wrong.
+                    logger.error("Handler failed", ["error": "\(error)", "route": request.routePattern,
+                                                    "request_id": request.requestID])
+                    response = HTTPResponse(error: HTTPError.internalError)
+                }
             }
             self.post(.response(fd: fd, id: id, response))
         }

@@ -264,7 +264,8 @@ final class EventLoop: @unchecked Sendable {
                 }
                 continue
             }
-            setUp(fd, peer: Listener.describe(address).text)
+            let described = Listener.describe(address)
+            setUp(fd, peer: described.text, address: described.address)
         }
     }
 
@@ -297,7 +298,7 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func setUp(_ fd: Int32, peer: String) {
+    private func setUp(_ fd: Int32, peer: String, address: String) {
         var one: Int32 = 1
         // Responses are written in one send; without TCP_NODELAY Nagle would hold back small ones.
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -310,7 +311,7 @@ final class EventLoop: @unchecked Sendable {
             }
             session = s
         }
-        let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, tls: session,
+        let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, address: address, tls: session,
                                     limits: context.limits.parserLimits)
         nextConnectionID += 1
         let events = UInt32(EPOLLIN.rawValue)

@@ -15,6 +15,10 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// `ip:port` of the client.
     public var peer: String
+    /// The IP address of the accepted socket's peer, without the port (`192.0.2.7`, `2001:db8::1`). Behind a
+    /// reverse proxy this is the proxy's address for every client; the application decides whether to trust a
+    /// forwarding header.
+    public var clientAddress: String
     /// The pattern of the route that matched (`/v1/items/:id`), for logs and metrics.
     public var routePattern: String
     /// The incoming `X-Request-ID` when it is sane, else a generated one; echoed in the response.
@@ -28,7 +32,7 @@ public struct HTTPRequest: Sendable {
     public init(method: HTTPMethod, rawTarget: String, path: String, parameters: [String: String] = [:],
                 query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
                 trailers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], peer: String = "",
-                routePattern: String = "", requestID: String = "", isTLS: Bool = false, minorVersion: Int = 1) {
+                clientAddress: String = "", routePattern: String = "", requestID: String = "", isTLS: Bool = false, minorVersion: Int = 1) {
         self.method = method
         self.rawTarget = rawTarget
         self.path = path
@@ -38,6 +42,7 @@ public struct HTTPRequest: Sendable {
         self.trailers = trailers
         self.body = body
         self.peer = peer
+        self.clientAddress = clientAddress
         self.routePattern = routePattern
         self.requestID = requestID
         self.isTLS = isTLS

@@ -9,12 +9,19 @@ public protocol HTTPResponseError: Error {
     var title: String { get }
     /// A human-readable explanation for the client.
     var description: String { get }
+    /// Extra response header fields, e.g. `Retry-After` on a 429. None by default.
+    var responseHeaders: HTTPHeaders { get }
+}
+
+extension HTTPResponseError {
+    public var responseHeaders: HTTPHeaders { HTTPHeaders() }
 }
 
 extension HTTPResponse {
-    /// The JSON rendering of any `HTTPResponseError`.
+    /// The JSON rendering of any `HTTPResponseError`, with its extra header fields.
     public init(error: any HTTPResponseError) {
         self = HTTPResponse.json(status: error.status,
                                  raw: JSONText.object([("error", error.title), ("description", error.description)]))
+        for field in error.responseHeaders { headers.add(field.name, field.value) }
     }
 }

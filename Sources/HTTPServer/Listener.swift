@@ -69,8 +69,8 @@ enum Listener {
         return describe(storage).port
     }
 
-    /// `ip:port` (IPv6 as `[ip]:port`) of a peer or local address.
-    static func describe(_ storage: sockaddr_storage) -> (text: String, port: Int) {
+    /// `ip:port` (IPv6 as `[ip]:port`) of a peer or local address, and the bare address (`ip`).
+    static func describe(_ storage: sockaddr_storage) -> (text: String, address: String, port: Int) {
         var storage = storage
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let port: UInt16
@@ -85,6 +85,6 @@ enum Listener {
             port = UInt16(bigEndian: v4.sin_port)
         }
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (isV6 ? "[\(host)]:\(port)" : "\(host):\(port)", Int(port))
+        return (isV6 ? "[\(host)]:\(port)" : "\(host):\(port)", host, Int(port))
     }
 }

@@ -79,3 +79,21 @@ enum PercentDecoding {
         return items
     }
 }
+
+extension HTTPRequest {
+    /// The path from segment `index` on (0 is the segment after the leading `/`), joined with `/` and
+    /// percent-decoded with `+` read as a space, the way `application/x-www-form-urlencoded` encoders write it
+    /// (Java's `URLEncoder`, PHP's `urlencode`, Ruby's `CGI.escape`). Route parameters keep `+` literal (RFC 3986);
+    /// this is for a handler that knows its client form-encoded the path.
+    /// - Returns: nil when the path has no segment `index` or holds a malformed escape.
+    public func formDecodedPath(fromSegment index: Int) -> String? {
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        guard index >= 0, index < parts.count else { return nil }
+        var decoded: [String] = []
+        for part in parts.dropFirst(index) {
+            guard let segment = PercentDecoding.decode(part, plusAsSpace: true) else { return nil }
+            decoded.append(segment)
+        }
+        return decoded.joined(separator: "/")
+    }
+}

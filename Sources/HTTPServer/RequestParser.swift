@@ -68,6 +68,10 @@ public struct RequestParser: Sendable {
     private var readIndex = 0
     /// Where the LF search of the current line resumes, so trickled bytes are not rescanned.
     private var scanIndex = 0
+    /// Bytes of the current request line's method already checked to be tchars, counted from `readIndex` (so
+    /// compaction does not move it), and whether its closing space has arrived.
+    private var methodBytesChecked = 0
+    private var methodComplete = false
 
     // Per-message state.
     private var method = HTTPMethod.get
@@ -160,12 +164,15 @@ public struct RequestParser: Sendable {
                 while bufferedBytes >= 2 && buffer[readIndex] == ASCII.cr && buffer[readIndex + 1] == ASCII.lf {
                     advance(to: readIndex + 2)
                 }
+                if let e = checkMethodSoFar() { return fail(e) }
                 switch nextLine(limit: limits.maxRequestLineBytes, tooLong: .requestLineTooLong) {
                 case .none: return .needMoreData
                 case .failure(let e): return fail(e)
                 case .line(let start, let end):
                     if let e = parseRequestLine(start, end) { return fail(e) }
                     advance(to: end + 2)
+                    methodBytesChecked = 0
+                    methodComplete = false
                     headers = HTTPHeaders()
                     headerBytes = 0
                     state = .headers
@@ -307,6 +314,35 @@ public struct RequestParser: Sendable {
         guard lf > readIndex && buffer[lf - 1] == ASCII.cr else { return .failure(.bad("Bare LF line ending")) }
         scanIndex = lf + 1
         return .line(readIndex, lf - 1)
+    }
+
+    /// Fails as soon as a byte arrives that no method can start or continue with, instead of waiting for the end
+    /// of a line that may never come: a TLS ClientHello (0x16 0x03 …) sent to the plain port, or any other binary
+    /// protocol, is answered and closed at once rather than holding the connection until the header timeout.
+    /// Incremental: each byte is looked at once however the line trickles in.
+    private mutating func checkMethodSoFar() -> HTTPParseError? {
+        if methodComplete { return nil }
+        var i = readIndex + methodBytesChecked
+        defer { methodBytesChecked = i - readIndex }
+        while i < buffer.count {
+            let c = buffer[i]
+            if ASCII.isTchar(c) {
+                i += 1
+                continue
+            }
+            if c == ASCII.space && i > readIndex {
+                methodComplete = true
+                return nil
+            }
+            if i == readIndex && c == ASCII.cr {
+                // An empty line before the request line; the loop above consumed every complete CRLF, so this CR
+                // is either the last byte so far (wait for its LF) or followed by something else.
+                return i + 1 < buffer.count ? .bad("Invalid method") : nil
+            }
+            if i == readIndex && c == ASCII.lf { return .bad("Bare LF line ending") }
+            return .bad("Invalid method")
+        }
+        return nil
     }
 
     private mutating func parseRequestLine(_ start: Int, _ end: Int) -> HTTPParseError? {
@@ -468,7 +504,9 @@ public struct RequestParser: Sendable {
                     value = n
                 }
             }
-            framing = .contentLength(value!)
+            // `split` yields at least one element per field, so a value was read; the guard only spares a `!`.
+            guard let length = value else { return .failure(.bad("Invalid Content-Length")) }
+            framing = .contentLength(length)
         }
 
         let connection = headers.tokens("connection")

@@ -65,8 +65,10 @@ public struct Router: Sendable {
                                            handler: handler)
     }
 
-    /// `add(.get, pattern, handler:)`.
-    public mutating func get(_ pattern: String, handler: @escaping HTTPHandler) { add(.get, pattern, handler: handler) }
+    /// `add(.get, pattern, bodyLimit:, handler:)`.
+    public mutating func get(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
+        add(.get, pattern, bodyLimit: bodyLimit, handler: handler)
+    }
     /// `add(.post, pattern, bodyLimit:, handler:)`.
     public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.post, pattern, bodyLimit: bodyLimit, handler: handler)
@@ -75,9 +77,9 @@ public struct Router: Sendable {
     public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
         add(.put, pattern, bodyLimit: bodyLimit, handler: handler)
     }
-    /// `add(.delete, pattern, handler:)`.
-    public mutating func delete(_ pattern: String, handler: @escaping HTTPHandler) {
-        add(.delete, pattern, handler: handler)
+    /// `add(.delete, pattern, bodyLimit:, handler:)`.
+    public mutating func delete(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
+        add(.delete, pattern, bodyLimit: bodyLimit, handler: handler)
     }
 
     private mutating func child(of node: Int, _ key: WritableKeyPath<Node, Int?>) -> Int {

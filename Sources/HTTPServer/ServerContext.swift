@@ -9,6 +9,7 @@ final class ServerContext: Sendable {
     let tls: TLSContext?
     let serverName: String?
     let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
+    let errorResponse: (@Sendable (any Error) -> HTTPResponse?)?
     /// Connections currently open across all loops.
     let openConnections = Atomic<Int>(0)
     /// Connections accepted since start.
@@ -17,12 +18,14 @@ final class ServerContext: Sendable {
     let completedRequests = Atomic<Int>(0)
 
     init(router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
-         onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?) {
+         onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?,
+         errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil) {
         self.router = router
         self.limits = limits
         self.logger = logger
         self.tls = tls
         self.serverName = serverName
         self.onRequestCompleted = onRequestCompleted
+        self.errorResponse = errorResponse
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// One structured log record: a static message plus key/value metadata (never interpolated into the message).
 public struct LogRecord: Sendable {
@@ -35,10 +36,7 @@ public struct StderrLogSink: LogSink {
     }
 
     public func write(_ record: LogRecord) {
-        var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(LogFormat.timestamp(record.date)) "
-        line += LogFormat.logfmt(record)
-        line += "\n"
-        FileDescriptor.writeAll(2, line)
+        FileDescriptor.writeAll(2, LogFormat.line(record, journal: journal))
     }
 }
 
@@ -59,25 +57,17 @@ public enum FileDescriptor {
 }
 
 /// Keeps records in memory; for tests that assert on what was logged (and on what was *not*, e.g. secrets).
-public final class CapturingLogSink: LogSink, @unchecked Sendable {
-    // @unchecked: `records` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var stored: [LogRecord] = []
+public final class CapturingLogSink: LogSink, Sendable {
+    private let stored = Locked<[LogRecord]>([])
 
     public init() {}
 
     public func write(_ record: LogRecord) {
-        lock.lock()
-        stored.append(record)
-        lock.unlock()
+        stored.withLock { $0.append(record) }
     }
 
     /// A snapshot of every record written so far.
-    public var records: [LogRecord] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+    public var records: [LogRecord] { stored.withLock { $0 } }
 
     /// Every record rendered as its logfmt line, for substring assertions.
     public var lines: [String] { records.map(LogFormat.logfmt) }
@@ -85,6 +75,15 @@ public final class CapturingLogSink: LogSink, @unchecked Sendable {
 
 /// logfmt rendering shared by the sinks.
 public enum LogFormat {
+    /// One whole output line with its newline: under systemd an sd-daemon priority prefix (`<6>`) and no
+    /// timestamp (the journal records both), elsewhere a `ts=` field first.
+    public static func line(_ record: LogRecord, journal: Bool) -> String {
+        var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(timestamp(record.date)) "
+        line += logfmt(record)
+        line += "\n"
+        return line
+    }
+
     /// `level=info label=http msg="Accepted connection" peer=127.0.0.1:5000`
     public static func logfmt(_ record: LogRecord) -> String {
         var line = "level=\(record.level) label=\(quote(record.label)) msg=\(quote(record.message))"
@@ -94,10 +93,21 @@ public enum LogFormat {
         return line
     }
 
-    /// RFC 3339 UTC with milliseconds.
+    /// The range RFC 3339's four-digit years can show: 0000-01-01T00:00:00.000Z … 9999-12-31T23:59:59.999Z.
+    static let timestampMillis: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// RFC 3339 UTC with milliseconds. Dates outside years 0000–9999 (a client-supplied timestamp can be anything)
+    /// are clamped to the nearest end instead of trapping or printing a malformed year.
     public static func timestamp(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var t = time_t(millis / 1000)
+        let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+        let millis = min(max(raw, timestampMillis.lowerBound), timestampMillis.upperBound)
+        // Floored division, so that instants before 1970 keep a fraction in 0...999.
+        var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1000
+        }
+        var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
         func pad(_ v: Int32, _ width: Int) -> String {
@@ -105,7 +115,7 @@ public enum LogFormat {
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis % 1000), 3))Z"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(fraction), 3))Z"
     }
 
     /// Quotes a value only when logfmt needs it; escapes quotes, backslashes and control characters so a

@@ -22,13 +22,18 @@ import Foundation
 /// try await store.finishJob(claimed.id, workerID: me, state: .finished, targetsTotal: total, summary: nil, now: now())
 /// ```
 /// A `PushStoreError.leaseLost` from any of these means another worker owns the job now: stop sending for it.
+///
+/// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
+/// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public protocol PushStorage: Sendable {
     // MARK: Devices
 
     /// Registers a device, idempotently per (instance, platform, token): the same token keeps its device id,
     /// interests and user; `lastRegisteredAt`, bundle id and metadata are updated, the environment only if
     /// declared, and an invalidated device becomes valid again.
-    func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice
+    /// - Throws: `PushStoreError.deviceLimitReached` for a new token when the instance already holds
+    ///   `maxDevicesPerInstance` devices (a known token always re-registers).
+    func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws -> RegisteredDevice
     /// Registers many devices in one transaction (same rules as `registerDevice`), in order.
     func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice]
     func device(instanceID: String, id: String) async throws -> Device?
@@ -43,7 +48,8 @@ public protocol PushStorage: Sendable {
     /// The device's interests sorted by name, `limit` per page, after `cursor` (from the previous page).
     /// - Returns: `nil` when the device does not exist.
     func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage?
-    /// Replaces the device's interests (duplicates ignored; the caller enforces the 5000 limit).
+    /// Replaces the device's interests (duplicates ignored; the caller enforces the 5000 limit). Interests no
+    /// device follows any more are deleted (by every operation that drops a follower, device deletions included).
     /// - Returns: `false` when the device does not exist.
     func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool
     /// - Returns: `false` when the device does not exist. Adding a followed interest is a no-op.
@@ -69,6 +75,8 @@ public protocol PushStorage: Sendable {
     func recordDeviceResults(_ results: [DeviceResult]) async throws
     /// Records Reporting API events; a repeated (publish, device, kind) counts once. - Returns: how many were new.
     func recordEvents(_ events: [ReportingEvent]) async throws -> Int
+    /// The device and the publish a Reporting API event names, read together, for checking the event.
+    func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts
 
     // MARK: Publish queue
 
@@ -123,11 +131,22 @@ public protocol PushStorage: Sendable {
     /// interests). Call again while any count equals `limit`.
     func purge(before: Date, limit: Int) async throws -> PurgeResult
 
+    // MARK: Health
+
+    /// Commits a tiny write that changes no data, to learn whether the backend can write again after a
+    /// `StoreUnavailableError`. - Throws: `StoreUnavailableError` while it still cannot.
+    func probeWrite() async throws
+
     /// Finishes queued work and releases the backend. Later calls throw `PushStoreError.closed`.
     func close() async throws
 }
 
 extension PushStorage {
+    /// Registers without a per-instance device cap (seeding, tests).
+    public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
+        try await registerDevice(registration, maxDevicesPerInstance: .max)
+    }
+
     /// A checkpoint with no answers above the cursor.
     public func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]

@@ -1,5 +1,5 @@
-/// Failures the store reports deliberately. Any other error thrown by a store is a backend failure
-/// (`SQLiteError` for SQLite), which callers answer with a 500.
+/// Failures the store reports deliberately. `StoreUnavailableError` means "not now" (a full disk, …); any other
+/// error thrown by a store is a backend failure (`SQLiteError` for SQLite), which callers answer with a 500.
 public enum PushStoreError: Error, Sendable, Equatable {
     /// The store was closed.
     case closed
@@ -12,4 +12,6 @@ public enum PushStoreError: Error, Sendable, Equatable {
     case leaseLost(PublishJobID)
     /// No such job (or webhook).
     case notFound
+    /// `registerDevice` with a new token while the instance already holds its maximum number of devices.
+    case deviceLimitReached
 }

@@ -65,8 +65,22 @@ extension SQLitePushStore {
     }
 
     static func register(
-        _ registration: DeviceRegistration, now: Date, connection: SQLiteConnection
+        _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: SQLiteConnection
     ) throws -> RegisteredDevice {
+        if maxDevicesPerInstance < .max {
+            // The count is kept by triggers (Schema.deviceCountsAndInterestCleanup); only a full instance pays for
+            // the token lookup that tells a re-registration from a new device.
+            let count = try connection.first(
+                "SELECT devices FROM instance_device_counts WHERE instance_id = ?", [.text(registration.instanceID)]
+            ) { $0.int64(0) } ?? 0
+            if count >= Int64(maxDevicesPerInstance) {
+                let known = try connection.first(
+                    "SELECT 1 FROM devices WHERE instance_id = ? AND platform = ? AND token = ?",
+                    [.text(registration.instanceID), .text(registration.platform.rawValue), .text(registration.token)]
+                ) { _ in true } ?? false
+                if !known { throw PushStoreError.deviceLimitReached }
+            }
+        }
         let newID = "\(registration.platform.rawValue)-\(timeOrderedUUID(now).uuidString.lowercased())"
         let row = try connection.first(
             """
@@ -96,9 +110,13 @@ extension SQLitePushStore {
 
     // MARK: Devices
 
-    public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
+    public func registerDevice(
+        _ registration: DeviceRegistration, maxDevicesPerInstance: Int
+    ) async throws -> RegisteredDevice {
         let now = clock()
-        return try await write { try Self.register(registration, now: now, connection: $0) }
+        return try await write {
+            try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
+        }
     }
 
     public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
@@ -143,7 +161,8 @@ extension SQLitePushStore {
     // MARK: Interests
 
     public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
-        let limit = max(1, limit)
+        // One row more than the page is read to learn whether another page follows: `limit + 1` must not overflow.
+        let limit = min(max(1, limit), Int.max - 1)
         return try await read { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return nil }
             var names: [String] = []
@@ -163,8 +182,22 @@ extension SQLitePushStore {
     public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
         try await write { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            try connection.run("DELETE FROM device_interests WHERE device_id = ?", [.integer(ref)])
-            for name in Set(interests) {
+            // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
+            // a delete-all would drop as unfollowed and re-create).
+            var current: [String: Int64] = [:]
+            try connection.query(
+                """
+                SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                WHERE di.device_id = ?
+                """, [.integer(ref)]
+            ) { current[$0.text(0)] = $0.int64(1) }
+            let wanted = Set(interests)
+            for (name, interest) in current where !wanted.contains(name) {
+                try connection.run(
+                    "DELETE FROM device_interests WHERE interest_id = ? AND device_id = ?",
+                    [.integer(interest), .integer(ref)])
+            }
+            for name in wanted where current[name] == nil {
                 let interest = try Self.interestID(connection, instanceID: instanceID, name: name)
                 try connection.run(
                     "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
@@ -298,6 +331,27 @@ extension SQLitePushStore {
                     ])
             }
             return recorded
+        }
+    }
+
+    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+        try await read { connection in
+            let device = try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
+                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0).device }
+            // json_each stops at the first match; a users publish names at most 1000 users.
+            let publish = try connection.first(
+                """
+                SELECT kind, created_at, started_at, finished_at,
+                       kind = 'users' AND ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
+                FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
+                """, [.text(device?.userID), .text(instanceID), .text(publishID)]
+            ) { row in
+                ReportedPublish(kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
+                                startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
+                                targetsDeviceUser: row.int64(4) != 0)
+            }
+            return ReportFacts(device: device, publish: publish)
         }
     }
 }

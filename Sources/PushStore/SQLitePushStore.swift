@@ -34,6 +34,10 @@ public final class SQLitePushStore: PushStorage {
         public var clock: @Sendable () -> Date = { Date() }
         /// Default: no logging.
         public var logger: Logger = .disabled
+        /// Hears what each write showed about the store's health: `.wrote` after a commit that changed data,
+        /// `.failed` when a write or read failed because the store is unavailable (a full disk, an I/O error, …).
+        /// Called on the store's threads; keep it cheap. Default: ignored.
+        public var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
 
         public init(path: String) { self.path = path }
     }
@@ -43,6 +47,7 @@ public final class SQLitePushStore: PushStorage {
     private let threadsDone: CountdownLatch
     let clock: @Sendable () -> Date
     private let logger: Logger
+    private let healthEvents: @Sendable (StoreHealthEvent) -> Void
 
     private init(writer: WriterThread, readers: ReaderPool, threadsDone: CountdownLatch, configuration: Configuration) {
         self.writer = writer
@@ -50,10 +55,13 @@ public final class SQLitePushStore: PushStorage {
         self.threadsDone = threadsDone
         self.clock = configuration.clock
         self.logger = configuration.logger
+        self.healthEvents = configuration.healthEvents
     }
 
-    /// Opens the database, upgrading its schema, and starts the store's threads.
+    /// Opens the database, upgrading its schema, and starts the store's threads. A missing directory is created
+    /// `0700` and a missing database file `0600`; existing database files open to other users are tightened.
     /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database written by a newer program;
+    ///   `StoreUnavailableError` when the files cannot be created or the database can only be read;
     ///   `SQLiteError` when the file cannot be opened or migrated.
     public static func open(_ configuration: Configuration) async throws -> SQLitePushStore {
         try await open(configuration, migrator: Migrator())
@@ -63,13 +71,20 @@ public final class SQLitePushStore: PushStorage {
         let readerCount = max(1, configuration.readerCount)
         let threadsDone = CountdownLatch(count: 1 + readerCount)
         let logger = configuration.logger.named("store")
+        try DatabaseFiles.prepare(configuration.path, logger: logger)
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
-            maxBatch: max(1, configuration.maxBatchSize), logger: logger,
+            maxBatch: max(1, configuration.maxBatchSize), logger: logger, health: configuration.healthEvents,
             open: {
                 let connection = try SQLiteConnection(path: configuration.path)
                 do {
+                    // SQLite falls back to read-only when the file cannot be opened for writing; a server that can
+                    // never store anything must not start as if it could.
+                    if connection.isReadOnly {
+                        throw StoreUnavailableError(.readOnly, detail: "the database \(configuration.path) can only be "
+                            + "opened read-only (file permissions, owner, or a read-only file system)")
+                    }
                     // WAL is a property of the file; set it before anything else touches the schema.
                     let mode = try connection.first("PRAGMA journal_mode = WAL") { $0.text(0) }
                     if mode?.lowercased() != "wal" {
@@ -144,24 +159,52 @@ public final class SQLitePushStore: PushStorage {
 
     /// Runs `body` on the writer thread inside the current group transaction; returns after COMMIT.
     /// If `body` throws, only its own changes are rolled back.
-    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let operation = WriteOperation(
-                run: { connection in
-                    do {
-                        let value = try body(connection)
-                        return (true, { continuation.resume(returning: value) })
-                    } catch {
-                        return (false, { continuation.resume(throwing: error) })
-                    }
-                },
-                fail: { continuation.resume(throwing: $0) })
-            if !writer.submit(operation) { continuation.resume(throwing: PushStoreError.closed) }
+    /// - Throws: what `body` threw, or `StoreUnavailableError` when the store cannot write (nothing was stored).
+    func write<T: Sendable>(
+        isProbe: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
+        do {
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                var operation = WriteOperation(
+                    run: { connection in
+                        do {
+                            let value = try body(connection)
+                            return (nil, { continuation.resume(returning: value) })
+                        } catch {
+                            return (error, { continuation.resume(throwing: error) })
+                        }
+                    },
+                    fail: { continuation.resume(throwing: $0) })
+                operation.isProbe = isProbe
+                if !writer.submit(operation) { continuation.resume(throwing: PushStoreError.closed) }
+            }
+        } catch {
+            // The writer reported the failure to `healthEvents` already.
+            throw StoreUnavailableError(error) ?? error
+        }
+    }
+
+    /// Commits a one-page write that changes no data (the schema version rewritten with its own value), to learn
+    /// whether the store can write again after it could not. - Throws: `StoreUnavailableError` while it cannot.
+    public func probeWrite() async throws {
+        try await write(isProbe: true) { connection in
+            try connection.execute("PRAGMA user_version = \(try Migrator.version(of: connection))")
         }
     }
 
     /// Runs `body` on a reader thread inside one read transaction (one consistent snapshot).
+    /// - Throws: what `body` threw, or `StoreUnavailableError` when the database cannot be read right now.
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        do {
+            return try await readSnapshot(body)
+        } catch {
+            guard let unavailable = StoreUnavailableError(error) else { throw error }
+            healthEvents(.failed(unavailable))
+            throw unavailable
+        }
+    }
+
+    private func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let operation = ReadOperation { connection in
                 do {

@@ -1,7 +1,7 @@
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
-    static let migrations: [String] = [version1, version2]
+    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -105,5 +105,33 @@ enum Schema {
             ref INTEGER NOT NULL,
             PRIMARY KEY (job_id, ref)
         ) WITHOUT ROWID;
+        """
+
+    /// Abuse bounds (step 3; kept as its own entry so merges can renumber it).
+    /// - `instance_device_counts`: devices per instance, kept by triggers on every insert and delete (registration,
+    ///   delete, user deletion, retention, cascades), so the per-instance device cap costs one key lookup instead of
+    ///   a count over millions of rows. An upsert that updates an existing device fires no insert trigger.
+    /// - Interests no device follows are deleted as their last follower goes (also through `ON DELETE CASCADE`
+    ///   from `devices`), so junk interest names cannot pile up; the ones already orphaned go now.
+    static let deviceCountsAndInterestCleanup = """
+        CREATE TABLE instance_device_counts (
+            instance_id TEXT PRIMARY KEY,
+            devices INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO instance_device_counts (instance_id, devices)
+            SELECT instance_id, count(*) FROM devices GROUP BY instance_id;
+        CREATE TRIGGER devices_counted_on_insert AFTER INSERT ON devices BEGIN
+            INSERT INTO instance_device_counts (instance_id, devices) VALUES (NEW.instance_id, 1)
+                ON CONFLICT (instance_id) DO UPDATE SET devices = devices + 1;
+        END;
+        CREATE TRIGGER devices_counted_on_delete AFTER DELETE ON devices BEGIN
+            UPDATE instance_device_counts SET devices = devices - 1 WHERE instance_id = OLD.instance_id;
+        END;
+
+        CREATE TRIGGER interests_dropped_when_unfollowed AFTER DELETE ON device_interests BEGIN
+            DELETE FROM interests WHERE id = OLD.interest_id
+                AND NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = OLD.interest_id);
+        END;
+        DELETE FROM interests WHERE NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = interests.id);
         """
 }

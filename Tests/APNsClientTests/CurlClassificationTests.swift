@@ -1,4 +1,5 @@
 import CLibCurl
+import HTTPClient
 import XCTest
 
 @testable import APNsClient

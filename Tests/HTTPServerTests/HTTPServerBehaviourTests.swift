@@ -227,6 +227,34 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(response.jsonObject?["description"] as? String, "Short and stout")
     }
 
+    func testErrorResponseHeadersAreSentWithTheJSONError() throws {
+        let response = try server.client().request("GET", "/slow-down")
+        XCTAssertEqual(response.status, 429)
+        XCTAssertEqual(response.header("retry-after"), "7")
+        XCTAssertEqual(response.jsonObject?["error"] as? String, "Rate Limited")
+    }
+
+    func testClientAddressIsThePeerWithoutItsPort() throws {
+        let info = try server.client().request("GET", "/info").jsonObject
+        XCTAssertEqual(info?["address"] as? String, "127.0.0.1")
+        XCTAssertTrue((info?["peer"] as? String)?.hasPrefix("127.0.0.1:") ?? false)
+    }
+
+    func testFormDecodedPathReadsPlusAsSpaceAndKeepsEncodedPlusAndSlash() throws {
+        let response = try server.client().request("GET", "/form/a+b/c%2Bd%2Fe%20f")
+        XCTAssertEqual(response.bodyText, "a b/c+d/e f|c+d/e f|nil")
+        XCTAssertEqual(try server.client().request("GET", "/form/x%zz").status, 400, "malformed escapes never route")
+    }
+
+    func testZeroBodyLimitAcceptsEmptyBodiesAndRefusesAnyByte() throws {
+        XCTAssertEqual(try server.client().request("DELETE", "/no-body").bodyText, "deleted")
+        XCTAssertEqual(try server.client().request("DELETE", "/no-body", headers: [("Content-Length", "0")]).bodyText,
+                       "deleted")
+        let refused = try server.client().request("DELETE", "/no-body", body: [1])
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertEqual(refused.jsonObject?["description"] as? String, "No body")
+    }
+
     func testPathParametersQueryAndRestParameterAreDecoded() throws {
         let client = try server.client()
         let item = try client.request("GET", "/items/a%20b;c=d?q=x+y%21")
@@ -329,6 +357,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         XCTAssertTrue(output.contains(#""peer":"[::1]:"#), output)
+        XCTAssertTrue(output.contains(#""address":"::1""#), output)
     }
 
     func testManyConcurrentKeepAliveClientsAllGetTheirOwnAnswers() throws {

@@ -254,6 +254,61 @@ final class RequestParserTests: XCTestCase {
         }
     }
 
+    // MARK: Early rejection of bytes no method can hold
+
+    /// Feeds `bytes` (no line end anywhere) and returns the parser's verdict without waiting for more.
+    private func verdict(_ bytes: [UInt8], chunkSizes: [Int]? = nil) -> ParseOutcome {
+        XCTAssertFalse(bytes.contains(ASCII.lf), "the point is that no line end arrives")
+        return parse(bytes, chunkSizes: chunkSizes)
+    }
+
+    func testRejectsTLSClientHelloAtItsFirstByte() {
+        XCTAssertEqual(verdict([0x16]).error, .bad("Invalid method"))
+        XCTAssertEqual(verdict([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]).status, 400)
+    }
+
+    func testRejectsBinaryAndNonTokenBytesBeforeTheLineEnds() {
+        for bytes: [UInt8] in [[0x00], [0x80], [0xFF], Array("GE".utf8) + [0x01], Array("PO".utf8) + [0xC3, 0xA9],
+                               Array("GET\t".utf8), Array("{\"a\":1}".utf8), Array("GET(".utf8), Array(" GET".utf8)] {
+            XCTAssertEqual(verdict(bytes).status, 400, "\(bytes)")
+        }
+    }
+
+    func testRejectsMethodCutShortByALineEnd() {
+        XCTAssertEqual(verdict(Array("GET\r".utf8)).error, .bad("Invalid method"))
+        XCTAssertEqual(parse("GET\n").error, .bad("Invalid method"))
+    }
+
+    func testRejectsStrayCROrBareLFBeforeTheRequestLine() {
+        XCTAssertEqual(verdict(Array("\rGET".utf8)).error, .bad("Invalid method"))
+        XCTAssertEqual(parse("\nGET / HTTP/1.1\r\nHost: h\r\n\r\n").error, .bad("Bare LF line ending"))
+    }
+
+    func testWaitsWhileTheMethodSoFarIsAToken() {
+        for bytes in ["G", "GET", "M-SEARCH", String(repeating: "X", count: 500), "\r"] {
+            let outcome = verdict(Array(bytes.utf8), chunkSizes: [1])
+            XCTAssertNil(outcome.error, bytes)
+            XCTAssertTrue(outcome.heads.isEmpty, bytes)
+        }
+        XCTAssertNil(parse("\r\n\r\nGE", chunkSizes: [1]).error)
+    }
+
+    func testEmptyLineSplitBetweenCRAndLFBeforeTheRequestLineIsAccepted() {
+        let outcome = parse("\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", chunkSizes: [1])
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(outcome.heads.map(\.target), ["/"])
+    }
+
+    func testMethodOfTheNextPipelinedRequestIsCheckedAfresh() {
+        let good = "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
+        let outcome = parse(Array(good.utf8) + [0x16, 0x03, 0x01])
+        XCTAssertEqual(outcome.heads.map(\.target), ["/1"])
+        XCTAssertEqual(outcome.bodies.count, 1)
+        XCTAssertEqual(outcome.error, .bad("Invalid method"))
+        // A long method of a second request, trickled: nothing is rejected until a non-token byte.
+        XCTAssertNil(parse(good + "PROPFIND", chunkSizes: [1]).error)
+    }
+
     func testRejectsMalformedRequestLines() {
         for line in ["GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1", "GET / / HTTP/1.1", "GET", "/ HTTP/1.1",
                      "GET x HTTP/1.1", "GET /\u{7F} HTTP/1.1", "GET /é HTTP/1.1"] {

@@ -177,4 +177,48 @@ final class ResilienceTests: XCTestCase {
         XCTAssertEqual(server.server.openConnections, 0, "the stalled writer was closed at the write timeout")
         server.assertHealthy()
     }
+
+    func testTLSClientHelloOnThePlainPortIsAnswered400AndClosedLongBeforeHeaderTimeout() throws {
+        var limits = TestServer.fastLimits
+        limits.headerReadTimeout = .seconds(10)
+        let server = try TestServer(limits: limits)
+        defer { server.stop() }
+        // The record up to its first 0x0A (in supported_groups' type), as a first TCP segment can deliver it: a
+        // parser that waited for the end of a request line would hold it until the header timeout.
+        let firstSegment = Array(Self.clientHello().prefix { $0 != 0x0A })
+        XCTAssertGreaterThan(firstSegment.count, 100)
+        let client = try server.client(timeout: 12)
+        let start = Date()
+        try client.send(firstSegment)
+        let response = try client.readUntilClose()
+        let elapsed = Date().timeIntervalSince(start)
+        let text = String(decoding: response, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 400 "), text)
+        XCTAssertTrue(text.contains("Connection: close\r\n"), text)
+        XCTAssertTrue(text.hasSuffix(#"{"error":"Bad request","description":"Invalid method"}"#), text)
+        XCTAssertLessThan(elapsed, 2, "closed at the first byte, not at the 10 s header timeout")
+        server.assertHealthy()
+    }
+
+    /// A TLS 1.3 ClientHello record as a browser sends it first (RFC 8446 §4.1.2): SNI `localhost`, ALPN
+    /// `http/1.1`, an X25519 key share; the random parts are fixed.
+    static func clientHello() -> [UInt8] {
+        func u16(_ n: Int) -> [UInt8] { [UInt8(n >> 8), UInt8(n & 0xFF)] }
+        func vector16(_ bytes: [UInt8]) -> [UInt8] { u16(bytes.count) + bytes }
+        func vector8(_ bytes: [UInt8]) -> [UInt8] { [UInt8(bytes.count)] + bytes }
+        func extensionField(_ type: Int, _ body: [UInt8]) -> [UInt8] { u16(type) + vector16(body) }
+        let random = (0..<32).map { UInt8(0x20 + $0 * 3) }
+        let session = (0..<32).map { UInt8(0xB0 + ($0 % 16)) }
+        let name = Array("localhost".utf8)
+        let extensions = extensionField(0x0000, vector16([0x00] + vector16(name)))  // server_name
+            + extensionField(0x000A, vector16(u16(0x001D) + u16(0x0017)))  // supported_groups
+            + extensionField(0x000D, vector16(u16(0x0403) + u16(0x0804) + u16(0x0401)))  // signature_algorithms
+            + extensionField(0x0010, vector16(vector8(Array("http/1.1".utf8))))  // ALPN
+            + extensionField(0x002B, vector8(u16(0x0304) + u16(0x0303)))  // supported_versions
+            + extensionField(0x0033, vector16(u16(0x001D) + vector16((0..<32).map { UInt8(0x41 + $0) })))  // key_share
+        let body = u16(0x0303) + random + vector8(session) + vector16(u16(0x1301) + u16(0x1302) + u16(0x1303))
+            + vector8([0x00]) + vector16(extensions)
+        let handshake = [0x01, 0x00] + u16(body.count) + body
+        return [0x16, 0x03, 0x01] + u16(handshake.count) + handshake
+    }
 }

@@ -8,6 +8,14 @@ struct SecretFailure: Error, CustomStringConvertible {
     var description: String { "database password is hunter2" }
 }
 
+/// An error that asks for extra response header fields.
+struct SlowDown: HTTPResponseError {
+    var status: HTTPStatus { HTTPStatus(429) }
+    var title: String { "Rate Limited" }
+    var description: String { "Too many requests" }
+    var responseHeaders: HTTPHeaders { ["Retry-After": "7"] }
+}
+
 /// A server on 127.0.0.1:0 with the routes the tests use, stopped with `stop()`.
 final class TestServer: Sendable {
     let server: HTTPServer
@@ -47,7 +55,14 @@ final class TestServer: Sendable {
         router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
         router.get("/info") { request in
             try .json(["requestID": request.requestID, "peer": request.peer, "tls": request.isTLS ? "yes" : "no",
-                       "route": request.routePattern, "path": request.path])
+                       "route": request.routePattern, "path": request.path, "address": request.clientAddress])
+        }
+        router.get("/slow-down") { _ in throw SlowDown() }
+        router.get("/form/*rest") { request in
+            .text((1...3).map { request.formDecodedPath(fromSegment: $0) ?? "nil" }.joined(separator: "|"))
+        }
+        router.delete("/no-body", bodyLimit: BodyLimit(maxBytes: 0, error: HTTPError(.badRequest, detail: "No body"))) {
+            _ in .text("deleted")
         }
         extraRoutes(&router)
         var configuration = HTTPServerConfiguration(host: host, port: 0, tls: tls, eventLoopCount: loops,

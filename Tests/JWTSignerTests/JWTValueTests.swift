@@ -81,4 +81,31 @@ final class JWTValueTests: XCTestCase {
         XCTAssertNil(JWTValue.string("5").numericDate)
         XCTAssertNil(JWTValue.bool(true).numericDate)
     }
+
+    // MARK: Numbers from hostile clients
+
+    func testNumbersAtAndPastTheIntegerRangeParse() throws {
+        XCTAssertEqual(try parse("9223372036854775807"), .int(.max))
+        XCTAssertEqual(try parse("-9223372036854775808"), .int(.min))
+        XCTAssertEqual(try parse("9223372036854775808"), .double(9_223_372_036_854_775_808))
+        XCTAssertEqual(try parse("-9223372036854775809"), .double(-9_223_372_036_854_775_808))
+        XCTAssertEqual(try parse("9999999999999999"), .int(9_999_999_999_999_999))
+        XCTAssertEqual(try parse("1e308"), .double(1e308))
+        XCTAssertEqual(try parse("-1e308"), .double(-1e308))
+        XCTAssertEqual(try parse("1e-400"), .double(0))
+        XCTAssertEqual(try parse("-0.0"), .double(-0.0))
+        XCTAssertThrowsError(try parse("1" + String(repeating: "0", count: 400)), "past Double: not a finite number")
+        XCTAssertThrowsError(try parse("-1e309"))
+    }
+
+    func testNumericDateIsNilForEveryNumberOutsideInt() {
+        XCTAssertNil(JWTValue.double(9_223_372_036_854_775_808).numericDate)  // 2^63
+        XCTAssertEqual(JWTValue.double(-9_223_372_036_854_775_808).numericDate, .min)  // -2^63 fits
+        XCTAssertNil(JWTValue.double(1e308).numericDate)
+        XCTAssertNil(JWTValue.double(-1e308).numericDate)
+        XCTAssertNil(JWTValue.double(.infinity).numericDate)
+        XCTAssertNil(JWTValue.double(.nan).numericDate)
+        XCTAssertEqual(JWTValue.double(-0.0).numericDate, 0)
+        XCTAssertEqual(JWTValue.int(.min).numericDate, .min)
+    }
 }

@@ -224,6 +224,19 @@ final class JWTVerifierTests: XCTestCase {
         XCTAssertThrowsError(try verify(try token(claims: #"{"iss":["a"]}"#)), equals: .invalidClaim("iss"))
     }
 
+    func testTimeClaimsAtTheEndsOfTheIntegerRangeAreComparedWithoutOverflow() throws {
+        // Claim values are never added to: a huge `exp` cannot overflow past `now`, a huge negative `iat` cannot
+        // wrap into the future.
+        let farFuture = try token(claims: #"{"exp":9223372036854775807,"iat":-9223372036854775808,"nbf":-9223372036854775808}"#)
+        XCTAssertEqual(try verify(farFuture, leeway: 120).exp, .max)
+        XCTAssertThrowsError(try verify(try token(claims: #"{"exp":-9223372036854775808}"#), leeway: 120),
+                             equals: .expired(exp: .min, now: now))
+        XCTAssertThrowsError(try verify(try token(claims: #"{"iat":9223372036854775807}"#), leeway: 120),
+                             equals: .usedBeforeIssued(iat: .max, now: now))
+        XCTAssertThrowsError(try verify(try token(claims: #"{"nbf":9223372036854775807}"#), leeway: 120),
+                             equals: .notYetValid(nbf: .max, now: now))
+    }
+
     // MARK: Time
 
     func testRejectsExpiredToken() throws {

@@ -4,7 +4,7 @@ import XCTest
 
 final class BeamsUserTokenTests: XCTestCase {
     private let instance = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
-    private let secret = "0123456789abcdef0123"
+    private let secret = "0123456789abcdef0123456789abcdef"
     private let now = 1_800_000_000
 
     private func token(_ claims: [String: JWTValue], secret: String? = nil) throws -> String {
@@ -84,5 +84,33 @@ final class BeamsUserTokenTests: XCTestCase {
         claims = standard()
         claims["iat"] = .int(now + BeamsUserToken.leewaySeconds + 1)
         assertRejected("Bearer \(try token(claims))", 401, "Invalid JWT claims: Token used before issued")
+    }
+
+    func testHostileClaimValuesOfEveryTypeAndSizeGet4xxNeverATrap() throws {
+        let values: [JWTValue] = [
+            .int(.max), .int(.min), .int(0), .int(-1), .double(9_223_372_036_854_775_808), .double(1e308),
+            .double(-1e308), .double(-0.0), .double(1.5), .string(""), .string("1800000000"),
+            .string(String(repeating: "x", count: 5000)), .string("\u{0}"), .bool(true), .null, .array([]),
+            .array([.int(1)]), .object(["nested": .object(["deeper": .array([.null])])]),
+        ]
+        for claim in ["exp", "iat", "nbf", "sub", "iss"] {
+            for value in values {
+                var claims = standard()
+                claims[claim] = value
+                let header = "Bearer " + (try token(claims))
+                do {
+                    _ = try verify(header)
+                } catch {
+                    XCTAssertTrue((400..<500).contains(error.statusCode), "\(claim)=\(value): \(error)")
+                }
+            }
+        }
+    }
+
+    func testIssuingWithALifetimePastIntMaxSaturatesTheExpiry() throws {
+        let issued = try BeamsUserToken.issue(instanceID: instance, userID: "alice", secret: secret, now: now, lifetime: .max)
+        let claims = try JWTVerifier.verify(issued, key: .hs256(secret: secret), expectedAlgorithm: .hs256, now: now)
+        XCTAssertEqual(claims.exp, .max)
+        XCTAssertEqual(try verify("Bearer \(issued)"), "alice")
     }
 }

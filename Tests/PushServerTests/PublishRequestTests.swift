@@ -72,7 +72,24 @@ final class PublishRequestTests: XCTestCase {
         assertRejects(#"{"interests":["a"],"apns":{"push_type":"loud"}}"#,
                       description: "`apns.push_type`: must be one of the following: alert, background, complication, controls, fileprovider, liveactivity, location, mdm, pushtotalk, voip, widgets")
         assertRejects(#"{"interests":["a"],"webhookUrl":"ftp://x","apns":{}}"#,
-                      description: "`webhookUrl`: Does not match format 'uri'")
+                      description: "`webhookUrl`: Only http and https webhook URLs are supported")
+    }
+
+    func testWebhookURLMustBeAnHTTPURLCurlAccepts() throws {
+        for url in ["http://hooks.example.com/beams", "https://user:pw@hooks.example.com:8443/x?y=1", "http://127.0.0.1:9/"] {
+            XCTAssertEqual(try parse(#"{"interests":["a"],"webhookUrl":"\#(url)","apns":{}}"#).webhookURL, url)
+        }
+        for url in ["file:///etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL", "dict://x:11211/stat", "ldap://x/"] {
+            assertRejects(#"{"interests":["a"],"webhookUrl":"\#(url)","apns":{}}"#,
+                          description: "`webhookUrl`: Only http and https webhook URLs are supported")
+        }
+        for url in ["hooks.example.com/beams", "http://", "http://exa mple.com/", "http://h:99999/", "http://[::1/",
+                    "http://a\\r\\nX: y/", "http://h/" + String(repeating: "a", count: 9000)] {
+            assertRejects(#"{"interests":["a"],"webhookUrl":"\#(url)","apns":{}}"#,
+                          description: "`webhookUrl`: Does not match format 'uri'")
+        }
+        assertRejects(#"{"interests":["a"],"webhookUrl":5,"apns":{}}"#,
+                      description: "`webhookUrl`: Invalid type. Expected: string, given: integer")
     }
 
     func testPayloadInjectsPusherIdsAndContentAvailable() throws {

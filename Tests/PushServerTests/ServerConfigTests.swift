@@ -1,8 +1,9 @@
+import HTTPClient
 @testable import PushServer
 import XCTest
 
 final class ServerConfigTests: XCTestCase {
-    private let validInstance = #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123"}"#
+    private let validInstance = #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"}"#
 
     private func parse(_ json: String, env: [String: String] = [:]) throws(ConfigError) -> (ServerConfig, warnings: [ConfigIssue]) {
         try ServerConfig.parse(Data(json.utf8), environment: env)
@@ -35,7 +36,7 @@ final class ServerConfigTests: XCTestCase {
     }
 
     func testNamesTheFieldOfAMissingKeyFile() {
-        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","apns":{"teamId":"ABCDE12345","keyId":"KEY1234567","keyPath":"/nonexistent/AuthKey.p8","topic":"com.example.app"}}]}"#
+        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","apns":{"teamId":"ABCDE12345","keyId":"KEY1234567","keyPath":"/nonexistent/AuthKey.p8","topic":"com.example.app"}}]}"#
         XCTAssertEqual(errors(json), ["instances[0].apns.keyPath: file not found (/nonexistent/AuthKey.p8)"])
     }
 
@@ -66,32 +67,214 @@ final class ServerConfigTests: XCTestCase {
 
     func testReadsSecretFromEnvironmentOrFileAndTrimsNewline() throws {
         let env = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKeyEnv":"PUSH_SECRET"}]}"#
-        XCTAssertEqual(try parse(env, env: ["PUSH_SECRET": "from-env-0123456789\n"]).0.instances[0].secretKey, "from-env-0123456789")
+        XCTAssertEqual(try parse(env, env: ["PUSH_SECRET": "from-env-0123456789abcdef0123456789\n"]).0.instances[0].secretKey, "from-env-0123456789abcdef0123456789")
         XCTAssertEqual(errors(env), ["instances[0].secretKeyEnv: environment variable PUSH_SECRET is not set"])
 
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        try Data("from-file-0123456789\n".utf8).write(to: dir.appendingPathComponent("secret"))
+        try Data("from-file-0123456789abcdef0123456789\n".utf8).write(to: dir.appendingPathComponent("secret"))
         let file = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKeyFile":"${CREDENTIALS_DIRECTORY}/secret"}]}"#
-        XCTAssertEqual(try parse(file, env: ["CREDENTIALS_DIRECTORY": dir.path]).0.instances[0].secretKey, "from-file-0123456789")
+        XCTAssertEqual(try parse(file, env: ["CREDENTIALS_DIRECTORY": dir.path]).0.instances[0].secretKey, "from-file-0123456789abcdef0123456789")
+    }
+
+    func testRejectsSecretsShorterThan32Bytes() throws {
+        let short = validInstance.replacingOccurrences(of: "0123456789abcdef0123456789abcdef", with: "0123456789abcdef0123456789abcde")
+        XCTAssertEqual(errors(#"{"instances":[\#(short)]}"#), [
+            "instances[0].secretKey: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+        ])
+        let env = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKeyEnv":"PUSH_SECRET"}]}"#
+        XCTAssertEqual(errors(env, env: ["PUSH_SECRET": "short-secret\n"]), [
+            "instances[0].secretKeyEnv: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+        ])
+        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.instances[0].secretKey.utf8.count, 32)
+    }
+
+    func testOpsAccessDefaultsToNoListenerAndNoToken() throws {
+        let (config, _) = try parse(#"{"instances":[\#(validInstance)]}"#)
+        XCTAssertNil(config.ops.listen)
+        XCTAssertNil(config.ops.token)
+    }
+
+    func testReadsOpsListenerAndTokenFromEveryKindOfSource() throws {
+        let token = String(repeating: "t", count: 40)
+        let inline = try parse(#"{"ops":{"listen":"127.0.0.1:9090","token":"\#(token)"},"instances":[\#(validInstance)]}"#).0
+        XCTAssertEqual(inline.ops.listen, ServerConfig.Endpoint(host: "127.0.0.1", port: 9090))
+        XCTAssertEqual(inline.ops.token, token)
+        let v6 = try parse(#"{"ops":{"listen":"[::1]:0","tokenEnv":"OPS"},"instances":[\#(validInstance)]}"#,
+                           env: ["OPS": token + "\n"]).0
+        XCTAssertEqual(v6.ops.listen, ServerConfig.Endpoint(host: "::1", port: 0))
+        XCTAssertEqual(v6.ops.token, token)
+    }
+
+    func testRejectsBadOpsListenerAndShortOrDoubleToken() {
+        for bad in ["localhost:9090", "127.0.0.1", "127.0.0.1:70000", "::1:9090", "[::1]9090", "127.0.0.1:+80", "[127.0.0.1]:80"] {
+            XCTAssertEqual(errors(#"{"ops":{"listen":"\#(bad)"},"instances":[\#(validInstance)]}"#), [
+                "ops.listen: must be an IP address and port such as 127.0.0.1:9090 or [::1]:9090, got \"\(bad)\"",
+            ], bad)
+        }
+        XCTAssertEqual(errors(#"{"listen":{"port":8080},"ops":{"listen":"127.0.0.1:8080"},"instances":[\#(validInstance)]}"#),
+                       ["ops.listen: must use another port than listen.port (8080)"])
+        XCTAssertEqual(errors(#"{"ops":{"token":"too-short"},"instances":[\#(validInstance)]}"#), [
+            "ops.token: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+        ])
+        XCTAssertEqual(errors(#"{"ops":{"token":"x","tokenEnv":"Y"},"instances":[\#(validInstance)]}"#),
+                       ["ops.token: give only one of token, tokenEnv or tokenFile"])
+    }
+
+    func testStorageOutageSettingsHaveDefaultsAndBounds() throws {
+        let defaults = try parse(#"{"instances":[\#(validInstance)]}"#).0.storage
+        XCTAssertEqual(defaults.outageLogIntervalSeconds, 60)
+        XCTAssertEqual(defaults.outageRetryAfterSeconds, 30)
+        let set = try parse(#"{"storage":{"outageLogIntervalSeconds":5,"outageRetryAfterSeconds":120},"instances":[\#(validInstance)]}"#).0
+        XCTAssertEqual(set.storage.outageLogIntervalSeconds, 5)
+        XCTAssertEqual(set.storage.outageRetryAfterSeconds, 120)
+        XCTAssertEqual(Set(errors(#"{"storage":{"outageLogIntervalSeconds":0,"outageRetryAfterSeconds":3601},"instances":[\#(validInstance)]}"#)), [
+            "storage.outageLogIntervalSeconds: must be between 1 and 86400, got 0",
+            "storage.outageRetryAfterSeconds: must be between 1 and 3600, got 3601",
+        ])
     }
 
     func testRejectsTwoSecretSources() {
-        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","secretKeyEnv":"X"}]}"#
+        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","secretKeyEnv":"X"}]}"#
         XCTAssertEqual(errors(json), ["instances[0].secretKey: give only one of secretKey, secretKeyEnv or secretKeyFile"])
     }
 
     func testPartialAPNsCredentialsAreAnError() {
-        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123","apns":{"teamId":"ABCDE12345","topic":"com.example.app"}}]}"#
+        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","apns":{"teamId":"ABCDE12345","topic":"com.example.app"}}]}"#
         XCTAssertEqual(Set(errors(json)), [
             "instances[0].apns.keyId: is required when teamId or keyPath is set",
             "instances[0].apns.keyPath: is required when teamId or keyId is set",
         ])
     }
 
+    func testWebhookDefaultsAllowNoPrivateDestinations() throws {
+        let (config, _) = try parse(#"{"instances":[\#(validInstance)]}"#)
+        XCTAssertEqual(config.webhooks.allowedDestinations, [])
+        XCTAssertEqual(config.webhooks.timeoutSeconds, 3)
+        XCTAssertEqual(config.webhooks.connectTimeoutSeconds, 2)
+        XCTAssertEqual(config.webhooks.maxResponseBytes, 65536)
+        XCTAssertEqual(config.webhooks.client.policy, DestinationPolicy())
+    }
+
+    func testReadsWebhookAllowancesAndLimits() throws {
+        let json = #"{"webhooks":{"allowedDestinations":["127.0.0.1","10.0.0.0/8","fd00::/8","Hooks.Internal"],"timeoutSeconds":5,"connectTimeoutSeconds":1,"maxResponseBytes":4096},"instances":[\#(validInstance)]}"#
+        let webhooks = try parse(json).0.webhooks
+        XCTAssertEqual(webhooks.allowedDestinations.map(\.description), ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8", "hooks.internal"])
+        XCTAssertEqual(webhooks.client.timeout, .seconds(5))
+        XCTAssertEqual(webhooks.client.connectTimeout, .seconds(1))
+        XCTAssertEqual(webhooks.client.maxResponseBytes, 4096)
+    }
+
+    func testNamesEachBadWebhookAllowanceAndLimit() {
+        let json = #"{"webhooks":{"allowedDestinations":["10.1.0.0/8","10.0.0.0/33","bad host",7],"timeoutSeconds":2,"connectTimeoutSeconds":5,"maxResponseBytes":10},"instances":[\#(validInstance)]}"#
+        XCTAssertEqual(Set(errors(json)), [
+            "webhooks.allowedDestinations[0]: \"10.1.0.0/8\" has bits set after the prefix (did you mean 10.0.0.0/8?)",
+            "webhooks.allowedDestinations[1]: \"10.0.0.0/33\" the prefix length must be an integer from 0 to 32",
+            "webhooks.allowedDestinations[2]: \"bad host\" must be an IP address, a CIDR network (10.0.0.0/8) or a host name (letters, digits, '-' and '.')",
+            "webhooks.allowedDestinations[3]: must be a string, got number",
+            "webhooks.connectTimeoutSeconds: must not exceed timeoutSeconds (2)",
+            "webhooks.maxResponseBytes: must be between 1024 and 16777216, got 10",
+        ])
+        XCTAssertEqual(errors(#"{"webhooks":{"allowedDestinations":"127.0.0.1"},"instances":[\#(validInstance)]}"#),
+                       ["webhooks.allowedDestinations: must be an array of strings, got string"])
+    }
+
+    func testInstanceWebhookNeedsAnHTTPURLAndASecret() {
+        func instance(_ webhook: String) -> String {
+            #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","webhook":\#(webhook)}]}"#
+        }
+        XCTAssertEqual(errors(instance(#"{"url":"https://hooks.example.com/beams"}"#)),
+                       ["instances[0].webhook.secret: one of secret, secretEnv or secretFile is required"])
+        XCTAssertEqual(errors(instance(#"{"url":"ftp://hooks.example.com/","secret":"0123456789abcdef"}"#)),
+                       ["instances[0].webhook.url: must be an http or https URL"])
+        XCTAssertEqual(errors(instance(#"{"secret":"0123456789abcdef"}"#)), ["instances[0].webhook.url: is required"])
+        XCTAssertEqual(errors(instance(#"{"url":"http://exa mple/","secret":"0123456789abcdef","secretEnv":"X"}"#)).count, 2)
+        XCTAssertEqual(errors(instance(#"{"url":"https://h.example/","secret":"  "}"#)),
+                       ["instances[0].webhook.secret: the secret is empty"])
+        XCTAssertEqual(errors(instance(#"{"url":"http://[::1]:8080/hooks","secret":"0123456789abcdef"}"#)),
+                       ["instances[0].webhook.url: ::1 is loopback (::1/128): list it in webhooks.allowedDestinations to send webhooks there"])
+    }
+
+    func testInstanceWebhookToAnAllowedLiteralAddressLoads() throws {
+        let json = #"{"webhooks":{"allowedDestinations":["10.0.0.0/8"]},"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","webhook":{"url":"http://10.1.2.3/hooks","secret":"0123456789abcdef"}}]}"#
+        XCTAssertEqual(try parse(json).0.instances[0].webhook?.url, "http://10.1.2.3/hooks")
+        XCTAssertEqual(errors(json.replacingOccurrences(of: "10.0.0.0/8", with: "10.0.0.0/16")),
+                       ["instances[0].webhook.url: 10.1.2.3 is private (10.0.0.0/8): list it in webhooks.allowedDestinations to send webhooks there"])
+    }
+
+    func testReadsInstanceWebhookSecretFromEnvironmentOrFile() throws {
+        let env = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","webhook":{"url":"https://h.example/x","secretEnv":"HOOK_SECRET"}}]}"#
+        XCTAssertEqual(try parse(env, env: ["HOOK_SECRET": "whsec-from-env-0123\n"]).0.instances[0].webhook?.secret, "whsec-from-env-0123")
+        XCTAssertEqual(errors(env), ["instances[0].webhook.secretEnv: environment variable HOOK_SECRET is not set"])
+
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("whsec-from-file-0123\n".utf8).write(to: dir.appendingPathComponent("hook"))
+        let file = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","webhook":{"url":"https://h.example/x","secretFile":"${CREDENTIALS_DIRECTORY}/hook"}}]}"#
+        let hook = try XCTUnwrap(try parse(file, env: ["CREDENTIALS_DIRECTORY": dir.path]).0.instances[0].webhook)
+        XCTAssertEqual(hook.secret, "whsec-from-file-0123")
+        XCTAssertEqual(hook.url, "https://h.example/x")
+        XCTAssertEqual(errors(file, env: ["CREDENTIALS_DIRECTORY": "/nonexistent"]),
+                       ["instances[0].webhook.secretFile: file not found (/nonexistent/hook)"])
+    }
+
     func testUnknownKeysAreWarningsNotErrors() throws {
         let (_, warnings) = try parse(#"{"listen":{"prot":1},"instances":[\#(validInstance)]}"#)
         XCTAssertTrue(warnings.contains(ConfigIssue("listen.prot", "unknown key (ignored)", severity: .warning)))
+    }
+
+    func testAbuseLimitsHaveTheirDocumentedDefaults() throws {
+        let limits = try parse(#"{"instances":[\#(validInstance)]}"#).0.limits
+        XCTAssertEqual(limits.ipRequestsPerSecond, 50)
+        XCTAssertEqual(limits.ipBurst, 500)
+        XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 5000)
+        XCTAssertEqual(limits.reportsPerSecondPerInstance, 5000)
+        XCTAssertEqual(limits.maxDevicesPerInstance, 1_000_000)
+        XCTAssertEqual(limits.maxTrackedClients, 100_000)
+        XCTAssertEqual(limits.authFailuresPerIP, 10)
+        XCTAssertEqual(limits.authFailureWindowSeconds, 60)
+        XCTAssertEqual(limits.authLockoutSeconds, 300)
+        XCTAssertEqual(limits.trustedProxies, [])
+    }
+
+    func testReadsAbuseLimitsAndCanonicalTrustedProxies() throws {
+        let json = #"""
+            {"limits":{"ipRequestsPerSecond":0,"ipBurst":7,"deviceRequestsPerSecondPerInstance":0,
+                       "reportsPerSecondPerInstance":9,"maxDevicesPerInstance":3,"maxTrackedClients":1000,
+                       "authFailuresPerIP":0,"authFailureWindowSeconds":5,"authLockoutSeconds":6,
+                       "trustedProxies":["127.0.0.1","0:0::1"]},
+             "instances":[\#(validInstance)]}
+            """#
+        let limits = try parse(json).0.limits
+        XCTAssertEqual(limits.ipRequestsPerSecond, 0, "0 turns the limit off")
+        XCTAssertEqual(limits.ipBurst, 7)
+        XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 0)
+        XCTAssertEqual(limits.reportsPerSecondPerInstance, 9)
+        XCTAssertEqual(limits.maxDevicesPerInstance, 3)
+        XCTAssertEqual(limits.maxTrackedClients, 1000)
+        XCTAssertEqual(limits.authFailuresPerIP, 0)
+        XCTAssertEqual(limits.authFailureWindowSeconds, 5)
+        XCTAssertEqual(limits.authLockoutSeconds, 6)
+        XCTAssertEqual(limits.trustedProxies, ["127.0.0.1", "::1"])
+    }
+
+    func testAbuseLimitErrorsNameTheField() {
+        let json = #"""
+            {"limits":{"ipBurst":0,"maxDevicesPerInstance":0,"maxTrackedClients":10,"authLockoutSeconds":0,
+                       "trustedProxies":["10.0.0.0/8","::1",5]},
+             "instances":[\#(validInstance)]}
+            """#
+        XCTAssertEqual(Set(errors(json)), [
+            "limits.ipBurst: must be between 1 and 10000000, got 0",
+            "limits.maxDevicesPerInstance: must be between 1 and 1000000000, got 0",
+            "limits.maxTrackedClients: must be between 1000 and 10000000, got 10",
+            "limits.authLockoutSeconds: must be between 1 and 86400, got 0",
+            "limits.trustedProxies[0]: must be an IPv4 or IPv6 address, got \"10.0.0.0/8\"",
+            "limits.trustedProxies[2]: must be an IPv4 or IPv6 address, got 5",
+        ])
+        XCTAssertEqual(errors(#"{"limits":{"trustedProxies":"127.0.0.1"},"instances":[\#(validInstance)]}"#),
+                       ["limits.trustedProxies: must be an array of IP addresses, got string"])
     }
 }

@@ -13,14 +13,6 @@ final class SupportTests: XCTestCase {
         XCTAssertFalse(ConstantTime.equals("", ""), "an empty secret never matches")
     }
 
-    func testRateLimiterAllowsBurstThenRefillsWithTime() {
-        let limiter = RateLimiter(perSecond: 3)
-        XCTAssertEqual((0..<4).map { _ in limiter.allow("i", now: 100) }, [true, true, true, false])
-        XCTAssertTrue(limiter.allow("other", now: 100), "buckets are per instance")
-        XCTAssertFalse(limiter.allow("i", now: 100.2))
-        XCTAssertTrue(limiter.allow("i", now: 100.34), "one token refills after 1/3 s")
-    }
-
     func testWebhookRetriesFollowBeamsScheduleThenGiveUp() {
         let now = Date(timeIntervalSince1970: 0)
         XCTAssertEqual(WebhookOutbox.nextOutcome(attempts: 0, error: "e", now: now), .retry(at: now.addingTimeInterval(10), error: "e"))

@@ -67,13 +67,36 @@ final class MigrationTests: StoreTestCase {
         await XCTAssertThrowsAsync(PushStoreError.closed) { _ = try await store.queueDepth() }
     }
 
-    func testOpenFailsWithSQLiteErrorForAnUnopenablePath() async {
-        let configuration = SQLitePushStore.Configuration(path: directory.appendingPathComponent("missing/db.sqlite").path)
+    func testOpenFailsWithSQLiteErrorForAPathThatIsADirectory() async {
+        let configuration = SQLitePushStore.Configuration(path: directory.path)
         do {
             _ = try await SQLitePushStore.open(configuration)
-            XCTFail("opened a database in a missing directory")
+            XCTFail("opened a directory as a database")
         } catch let error as SQLiteError {
             XCTAssertFalse(error.message.isEmpty)
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+
+    func testOpenFailsAsCannotOpenWhenTheDirectoryIsAFile() async throws {
+        let file = directory.appendingPathComponent("plain-file")
+        try Data().write(to: file)
+        let configuration = SQLitePushStore.Configuration(path: file.appendingPathComponent("db.sqlite").path)
+        let nested = SQLitePushStore.Configuration(path: file.appendingPathComponent("sub/db.sqlite").path)
+        do {
+            _ = try await SQLitePushStore.open(nested)
+            XCTFail("created a directory below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.contains("cannot create the database directory"), error.detail)
+        }
+        do {
+            _ = try await SQLitePushStore.open(configuration)
+            XCTFail("opened a database below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.hasSuffix("plain-file is not a directory"), error.detail)
         } catch {
             XCTFail("unexpected \(error)")
         }

@@ -38,19 +38,23 @@ class HTTP:
     """Exact path and headers. With `keep_alive`, requests share one connection like URLSession's, and a new one is
     opened only after the server said `Connection: close` (never silently after an error)."""
 
-    def __init__(self, server, keep_alive=False):
+    def __init__(self, server, keep_alive=False, source=None):
+        """`source`: the local address to connect from (e.g. "127.0.0.2", another client as far as the server's
+        per-address limits go; all of 127.0.0.0/8 is loopback)."""
         parts = urlsplit(server.base)
         self.host, self.port, self.tls = parts.hostname, parts.port, parts.scheme == "https"
         self.context = ssl.create_default_context(cafile=server.cert) if self.tls else None
         self.keep_alive = keep_alive
+        self.source = (source, 0) if source else None
         self.conn = None
         self.connections = 0
 
     def _connect(self, timeout):
         self.connections += 1
         if self.tls:
-            return http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout)
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+            return http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=timeout,
+                                               source_address=self.source)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout, source_address=self.source)
 
     def request(self, method, path, body=None, headers=None, timeout=30):
         if isinstance(body, (dict, list)):

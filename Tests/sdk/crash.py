@@ -11,7 +11,7 @@ import requests
 
 from beams import Beams, wait_for
 from bulk import register_devices
-from harness import INSTANCE_ID
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS
 
 # The engine claims a crashed node's publish once its lease has expired; the shortest lease the config allows
 # keeps the trial short (the default, 30 s, is for production).
@@ -35,8 +35,11 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     name = name or f"crash-{uuid.uuid4().hex[:6]}"
     window = connections * streams
     mock = environment.mock()
+    # A load test: bulk registration from one address, as fast as the server takes it, so the per-address and
+    # per-instance device API limits are lifted explicitly.
     server = environment.server(mock, {"engine": {"leaseSeconds": LEASE_SECONDS},
-                                       "apns": {"connectionsPerPool": connections, "streamsPerConnection": streams}},
+                                       "apns": {"connectionsPerPool": connections, "streamsPerConnection": streams},
+                                       "limits": LOAD_TEST_LIMITS},
                                 name=name)
     client = Beams(server)
     interest = f"crash-{uuid.uuid4().hex[:8]}"

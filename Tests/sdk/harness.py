@@ -111,6 +111,14 @@ class Mock:
             self.proc.wait(timeout=10)
 
 
+# Every e2e client connects from 127.0.0.1, and the suites register hundreds to thousands of devices per module,
+# far more than one real client address sends. So the harness lifts the per-address limit by default;
+# test_abuse_limits.py sets its own `limits` and exercises it (and the per-instance limits keep their defaults).
+E2E_LIMITS = {"ipRequestsPerSecond": 0}
+# Load tests (bulk registration through bulk.py as fast as the server takes it) also lift the per-instance device
+# API limit; pass as `{"limits": LOAD_TEST_LIMITS}` in `overrides`.
+LOAD_TEST_LIMITS = {**E2E_LIMITS, "deviceRequestsPerSecondPerInstance": 0}
+
 # A second instance without APNs credentials: its publishes are accepted and recorded as not sent.
 NO_CREDENTIALS_INSTANCE_ID = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
 NO_CREDENTIALS_SECRET = "sdk-test-secret-no-credentials-0123"
@@ -120,8 +128,10 @@ class Server:
     """A push-server process with one instance pointed at the mock (and one without credentials): over TLS when
     given a certificate and key, plain HTTP otherwise.
 
-    `overrides` are merged into the top level of the config (e.g. `{"apns": {...}}`), `instance_overrides` into the
-    first instance (e.g. `{"webhook": {...}}`), `limits` into `limits`; `extra_instances` are appended."""
+    `overrides` are merged into the top level of the config (e.g. `{"apns": {...}}`, or `{"webhooks": {...}}`
+    instead of the default that allows webhooks to 127.0.0.1), `instance_overrides` into the first instance (e.g.
+    `{"webhook": {...}}`), `limits` into `limits` (over `E2E_LIMITS`); `extra_instances` are appended. A `limits`
+    key in `overrides` replaces the whole section, defaults included."""
 
     def __init__(self, directory: Path, mock: Mock, p8: Path, cert: Path = None, key: Path = None, overrides=None,
                  instance_overrides=None, limits=None, extra_instances=()):
@@ -136,6 +146,8 @@ class Server:
             "listen": listen,
             "storage": {"path": str(directory / "push.sqlite")},
             "log": {"level": "info"},
+            # The tests' webhook receivers listen on 127.0.0.1, which the destination policy refuses by default.
+            "webhooks": {"allowedDestinations": ["127.0.0.1"]},
             "instances": [{
                 "id": INSTANCE_ID, "secretKey": SECRET,
                 "apns": {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(p8), "topic": TOPIC,
@@ -147,8 +159,7 @@ class Server:
         }
         config["instances"][0].update(instance_overrides or {})
         config["instances"] += [dict(instance) for instance in extra_instances]
-        if limits:
-            config["limits"] = dict(limits)
+        config["limits"] = {**E2E_LIMITS, **(limits or {})}
         config.update(overrides or {})
         self.config_path = directory / "config.json"
         self.config_path.write_text(json.dumps(config))

@@ -510,7 +510,8 @@ def test_set_user_refuses_a_different_user_and_accepts_the_same_one(plain):
     assert device.get().json()["userId"] == "first"
 
 
-def test_the_101st_device_of_a_user_is_422_with_the_default_limit(plain):
+def test_the_101st_device_of_a_user_is_400_with_the_default_limit(plain):
+    # Beams documents 422, which the iOS SDK retries forever; 400 stops it (docs/API.md).
     claims = beams_claims("busy-user")
     devices = []
     for _ in range(100):
@@ -518,7 +519,7 @@ def test_the_101st_device_of_a_user_is_422_with_the_default_limit(plain):
         assert_empty_ok(device.set_user(jwt_hs256(claims)))
         devices.append(device)
     extra = registered(plain)
-    assert_error(extra.set_user(jwt_hs256(claims)), 422, "User already has reached the maximum of 100 devices.")
+    assert_error(extra.set_user(jwt_hs256(claims)), 400, "User already has reached the maximum of 100 devices.")
     # A device already bound to the user is still fine at the limit.
     assert_empty_ok(devices[0].set_user(jwt_hs256(claims)))
     # Deleting one frees a place.
@@ -531,7 +532,7 @@ def test_the_device_limit_per_user_follows_the_config(limited_env):
     claims = beams_claims("small-user")
     for _ in range(3):
         assert_empty_ok(registered(http).set_user(jwt_hs256(claims)))
-    assert_error(registered(http).set_user(jwt_hs256(claims)), 422,
+    assert_error(registered(http).set_user(jwt_hs256(claims)), 400,
                  "User already has reached the maximum of 3 devices.")
 
 

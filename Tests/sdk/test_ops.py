@@ -1,7 +1,6 @@
-"""Operating the daemon: systemd notify protocol, health/ready/metrics, CLI exit codes, the unit file."""
+"""Operating the daemon: systemd notify protocol, health/ready/metrics, CLI exit codes (the unit file: Tests/deb)."""
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -9,7 +8,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
 import requests
 
 from conftest import ROOT, free_port
@@ -47,7 +45,7 @@ def test_check_config_reports_every_problem_with_field_paths(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({
         "listen": {"port": 99999},
-        "instances": [{"id": "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11", "secretKey": "0123456789abcdef0123",
+        "instances": [{"id": "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11", "secretKey": "0123456789abcdef0123456789abcdef",
                        "apns": {"teamId": "ABCDE12345", "keyId": "KEY1234567", "keyPath": "/nonexistent/AuthKey.p8",
                                 "topic": "com.example.app"}}],
     }))
@@ -167,10 +165,113 @@ def test_logs_mask_tokens_and_never_contain_the_secret(tmp_path):
     assert secret not in log and "wrong-secret-guess" not in log
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
-def test_systemd_unit_passes_systemd_analyze_verify(tmp_path):
-    unit = (ROOT / "deploy" / "push-server.service").read_text().replace("/usr/local/bin/push-server", BINARY)
-    path = tmp_path / "push-server.service"
-    path.write_text(unit)
-    result = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
+# The unit file is checked as shipped, with systemd-analyze verify, in Tests/deb/test_package.py.
+
+
+def start_plain(tmp_path, port, **changes):
+    """The example config on `port`, with top-level sections replaced by `changes`. - Returns: the process."""
+    config = json.loads(plain_config(tmp_path, port).read_text())
+    config.update(changes)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    proc = subprocess.Popen([BINARY, "serve", "--config", str(path)], stdin=subprocess.DEVNULL,
+                            stderr=open(tmp_path / "server.log", "ab"))
+    for _ in range(100):
+        try:
+            requests.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            return proc
+        except requests.RequestException:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError((tmp_path / "server.log").read_text()[-2000:])
+
+
+def stop(proc):
+    proc.terminate()
+    assert proc.wait(timeout=25) == 0
+
+
+def test_without_ops_settings_details_go_only_to_unforwarded_loopback_peers(tmp_path):
+    port = free_port()
+    proc = start_plain(tmp_path, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert requests.get(f"{base}/metrics", timeout=2).status_code == 200
+        assert "checks" in requests.get(f"{base}/ready", timeout=2).json()
+        # A reverse proxy on this host connects from loopback for internet clients, and says so in a header.
+        for header in ["X-Forwarded-For", "Forwarded", "X-Real-IP"]:
+            proxied = {header: "203.0.113.7"}
+            metrics = requests.get(f"{base}/metrics", headers=proxied, timeout=2)
+            assert metrics.status_code == 403, header
+            assert metrics.json() == {"error": "Forbidden", "description": "Metrics are only served to the operator"}
+            ready = requests.get(f"{base}/ready", headers=proxied, timeout=2)
+            assert ready.status_code == 200 and ready.json() == {"ready": True}, header
+            assert requests.get(f"{base}/health", headers=proxied, timeout=2).json()["status"] == "ok"
+    finally:
+        stop(proc)
+
+
+def test_an_ops_token_is_required_for_metrics_and_ready_details(tmp_path):
+    port = free_port()
+    token = "ops-token-" + "0123456789abcdef" * 2
+    (tmp_path / "ops-token").write_text(token + "\n")
+    proc = start_plain(tmp_path, port, ops={"tokenFile": str(tmp_path / "ops-token")})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for authorization in [None, "Bearer wrong-token-guess", f"Basic {token}", f"Bearer {token}x"]:
+            headers = {"Authorization": authorization} if authorization else {}
+            metrics = requests.get(f"{base}/metrics", headers=headers, timeout=2)
+            assert metrics.status_code == 401, authorization
+            assert metrics.headers["WWW-Authenticate"] == "Bearer"
+            assert metrics.json()["error"] == "Unauthorized"
+            assert requests.get(f"{base}/ready", headers=headers, timeout=2).json() == {"ready": True}
+        good = {"Authorization": f"Bearer {token}"}
+        assert "# TYPE push_store_writable gauge" in requests.get(f"{base}/metrics", headers=good, timeout=2).text
+        assert requests.get(f"{base}/ready", headers=good, timeout=2).json()["checks"]["store"]["writable"] is True
+    finally:
+        stop(proc)
+    log = (tmp_path / "server.log").read_text()
+    assert token not in log and "wrong-token-guess" not in log
+
+
+def test_an_ops_listener_serves_details_and_the_main_listener_does_not(tmp_path):
+    port, ops_port = free_port(), free_port()
+    proc = start_plain(tmp_path, port, ops={"listen": f"127.0.0.1:{ops_port}"})
+    base, ops = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ops_port}"
+    try:
+        assert requests.get(f"{base}/metrics", timeout=2).status_code == 403
+        assert requests.get(f"{base}/ready", timeout=2).json() == {"ready": True}
+        assert requests.get(f"{base}/health", timeout=2).json()["status"] == "ok"
+        assert "push_http_requests_total" in requests.get(f"{ops}/metrics", timeout=2).text
+        assert requests.get(f"{ops}/ready", timeout=2).json()["checks"]["store"]["ok"] is True
+        assert requests.get(f"{ops}/health", timeout=2).json()["status"] == "ok"
+        # The ops listener serves nothing else.
+        assert requests.get(f"{ops}/publish_api/v1/instances/x/publishes", timeout=2).status_code == 404
+    finally:
+        stop(proc)
+    assert f"port={ops_port}" in (tmp_path / "server.log").read_text()
+
+
+def test_a_new_data_directory_is_0700_and_the_database_files_0600(tmp_path):
+    port = free_port()
+    data = tmp_path / "new" / "data"
+    proc = start_plain(tmp_path, port, storage={"path": str(data / "push.sqlite")})
+    try:
+        instance = json.loads(EXAMPLE.read_text())["instances"][0]["id"]
+        requests.post(f"http://127.0.0.1:{port}/device_api/v1/instances/{instance}/devices/apns",
+                      json={"token": "cd" * 32, "bundleIdentifier": "com.example.app"}, timeout=2).raise_for_status()
+        assert oct(data.stat().st_mode & 0o777) == "0o700"
+        for name in ["push.sqlite", "push.sqlite-wal", "push.sqlite-shm"]:
+            assert oct((data / name).stat().st_mode & 0o777) == "0o600", name
+    finally:
+        stop(proc)
+
+
+def test_an_instance_secret_shorter_than_32_bytes_is_a_configuration_error(tmp_path):
+    config = json.loads(EXAMPLE.read_text())
+    config["instances"][0]["secretKey"] = "s" * 31
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(config))
+    result = run_cli("check-config", str(path))
+    assert result.returncode == 2
+    assert "instances[0].secretKey: the secret must be at least 32 bytes" in result.stderr

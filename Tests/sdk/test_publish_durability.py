@@ -7,7 +7,7 @@ import time
 from beams import Beams, alert, random_token, unique, wait_for
 from bulk import register_devices
 from crash import CHECKPOINT_INTERVAL_S, crash_trial
-from harness import INSTANCE_ID
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS
 
 DEVICES = 2000
 # A small window and a slow mock stretch the fan-out over about two seconds, so the stop lands in its middle.
@@ -56,8 +56,8 @@ def test_sigterm_with_unanswered_requests_exits_at_the_grace_bound_and_resends_t
     """APNs never answers within the drain: the server gives up after its grace period (20 s: half waiting for
     answers, half for the client to drain), exits 0, and the restarted server sends the unanswered ones again."""
     mock = environment.mock()
-    server = environment.server(mock, {"apns": {"connectionsPerPool": 2, "streamsPerConnection": 50}},
-                                name="unanswered")
+    server = environment.server(mock, {"apns": {"connectionsPerPool": 2, "streamsPerConnection": 50},
+                                       "limits": LOAD_TEST_LIMITS}, name="unanswered")
     client = Beams(server)
     tokens = [random_token() for _ in range(300)]
     interest = unique("drain")
@@ -88,8 +88,8 @@ def test_sigterm_with_unanswered_requests_exits_at_the_grace_bound_and_resends_t
 
 def test_small_publish_is_not_held_back_by_a_large_one(environment):
     mock = environment.mock()
-    server = environment.server(mock, {"apns": {"connectionsPerPool": 2, "streamsPerConnection": 50}},
-                                name="fairness")
+    server = environment.server(mock, {"apns": {"connectionsPerPool": 2, "streamsPerConnection": 50},
+                                       "limits": LOAD_TEST_LIMITS}, name="fairness")
     client = Beams(server)
     big = unique("big")
     register_devices(server, INSTANCE_ID, [random_token() for _ in range(2000)], big)

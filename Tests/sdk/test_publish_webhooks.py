@@ -9,6 +9,7 @@ import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
 from bulk import register_devices
+from harness import LOAD_TEST_LIMITS
 from receiver import Receiver
 
 
@@ -112,7 +113,8 @@ def test_publish_to_users_attempt_after_a_crash_counts_users_delivered_before_it
     hook = receiver()
     mock = environment.mock()
     server = environment.server(mock, {"engine": {"leaseSeconds": 5},
-                                       "apns": {"connectionsPerPool": 2, "streamsPerConnection": 50}},
+                                       "apns": {"connectionsPerPool": 2, "streamsPerConnection": 50},
+                                       "limits": LOAD_TEST_LIMITS},
                                 instance_overrides={"webhook": {"url": hook.url("/instance"), "secret": "s"}},
                                 name="users-crash")
     client = Beams(server)

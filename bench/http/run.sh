@@ -8,10 +8,15 @@
 # handler task). Prints req/s, p50, p99 and the ratio ours/nginx per pass. Everything stops by itself: the
 # HTTPBench process exits after its --seconds budget and a trap kills both servers on exit.
 #
+# Then the real server as users run it: `push-server serve` on config.example.json (only the port and the database
+# path changed; access log at info, to a file) against nginx with `access_log` on (to a file, default format), the
+# same route, alternately, PASSES times.
+#
 # With TLS=1, one more pass compares HTTPS on keep-alive connections (self-signed P-256 cert made here; both
 # servers TLS 1.2+/1.3 with their OpenSSL defaults; wrk does not verify certificates).
 #
-# Usage: bench/http/run.sh            (env: PASSES=2 DURATION=10s THREADS=2 CONNECTIONS=100 TLS=0 OURS_PORT NGINX_PORT)
+# Usage: bench/http/run.sh            (env: PASSES=2 DURATION=10s THREADS=2 CONNECTIONS=100 TLS=0 OURS_PORT NGINX_PORT
+#                                      REAL_PORT NGINX_LOG_PORT)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,19 +29,24 @@ NGINX_PORT=${NGINX_PORT:-18181}
 TLS=${TLS:-0}
 OURS_TLS_PORT=${OURS_TLS_PORT:-18182}
 NGINX_TLS_PORT=${NGINX_TLS_PORT:-18183}
+REAL_PORT=${REAL_PORT:-18184}
+NGINX_LOG_PORT=${NGINX_LOG_PORT:-18185}
 
 for tool in wrk nginx; do
     command -v "$tool" >/dev/null || { echo "missing $tool (make deps-bench)"; exit 1; }
 done
 
-echo "== building HTTPBench (release)"
+echo "== building HTTPBench and push-server (release)"
 swift build -c release --product HTTPBench 2>&1 | tail -1
+swift build -c release --product push-server 2>&1 | tail -1
 
 WORK=$(mktemp -d /tmp/httpbench.XXXXXX)
 OURS_PID=""
 OURS_TLS_PID=""
 NGINX_PID=""
+REAL_PID=""
 cleanup() {
+    [ -n "$REAL_PID" ] && kill "$REAL_PID" 2>/dev/null || true
     [ -n "$OURS_PID" ] && kill "$OURS_PID" 2>/dev/null || true
     [ -n "$OURS_TLS_PID" ] && kill "$OURS_TLS_PID" 2>/dev/null || true
     [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
@@ -72,13 +82,18 @@ http {
         listen 127.0.0.1:$NGINX_PORT reuseport;
         location = /health { default_type application/json; return 200 '{"status":"ok"}'; }
     }
+    server {
+        listen 127.0.0.1:$NGINX_LOG_PORT reuseport;
+        access_log $WORK/logs/access.log;
+        location = /health { default_type application/json; return 200 '{"status":"ok"}'; }
+    }
     $TLS_SERVER
 }
 NGINX
 
 # Budget: every wrk run plus slack, so the server stops by itself even if this script is killed.
 seconds=${DURATION%s}
-budget=$(( (PASSES + 2) * (seconds + 3) * 2 + 30 ))
+budget=$(( (2 * PASSES + 2) * (seconds + 3) * 2 + 30 ))
 .build/release/HTTPBench --port "$OURS_PORT" --seconds "$budget" > "$WORK/ours.log" 2>&1 &
 OURS_PID=$!
 nginx -p "$WORK" -c "$WORK/nginx.conf" > "$WORK/logs/stdout.log" 2>&1 &
@@ -89,7 +104,12 @@ if [ "$TLS" = 1 ]; then
     OURS_TLS_PID=$!
 fi
 
-for port in "$OURS_PORT" "$NGINX_PORT"; do
+sed -e "s/\"port\": 8080/\"port\": $REAL_PORT/" -e "s#./data/push.sqlite#$WORK/push.sqlite#" config.example.json \
+    > "$WORK/real.json"
+${REAL_BIN:-.build/release/push-server} serve --config "$WORK/real.json" 2> "$WORK/real-access.log" &
+REAL_PID=$!
+
+for port in "$OURS_PORT" "$NGINX_PORT" "$REAL_PORT" "$NGINX_LOG_PORT"; do
     for _ in $(seq 50); do
         curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
         sleep 0.1
@@ -126,6 +146,17 @@ for pass in $(seq "$PASSES"); do
     theirs=$RPS
     echo "   ratio ours/nginx on /health: $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')"
 done
+echo "-- the real server (push-server serve, config.example.json, access log at info) vs nginx with access_log on"
+for pass in $(seq "$PASSES"); do
+    echo "-- pass $pass"
+    run_wrk real "http://127.0.0.1:$REAL_PORT/health"
+    ours=$RPS
+    run_wrk nginx+log "http://127.0.0.1:$NGINX_LOG_PORT/health"
+    theirs=$RPS
+    echo "   ratio push-server/nginx (both logging) on /health: $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')"
+done
+kill -TERM "$REAL_PID"; wait "$REAL_PID" || true; REAL_PID=""   # a clean stop flushes the buffered log
+echo "   access log lines written: push-server $(grep -c 'msg="Request completed"' "$WORK/real-access.log"), nginx $(wc -l < "$WORK/logs/access.log")"
 echo "-- POST /echo (ours only: JSON parse + re-encode in a handler task)"
 run_wrk ours "http://127.0.0.1:$OURS_PORT/echo" -s "$WORK/echo.lua"
 if [ "$TLS" = 1 ]; then

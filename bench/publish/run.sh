@@ -17,7 +17,7 @@ PY=$ROOT/.venv/bin/python3
 OUT=${OUT:-$ROOT/bench/out/publish}
 mkdir -p "$OUT"
 INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
-SECRET=bench-secret-0123456789abcdef
+SECRET=bench-secret-0123456789abcdef0123456789
 SINK_PORT=${SINK_PORT:-28543}
 HTTP_PORT=${HTTP_PORT:-28580}
 CLK_TCK=$(getconf CLK_TCK)

@@ -11,7 +11,8 @@ public final class AppContext: Sendable {
     public let store: any PushStorage
     public let metrics: Metrics
     public let logger: Logger
-    let rateLimiter: RateLimiter
+    /// Per-client and per-instance limits (see AppContext+Limits.swift).
+    let limiters: Limiters
     /// The wall clock (injectable for tests).
     let now: @Sendable () -> Date
     /// Tells the publish engine a job is waiting, so it does not wait for its next poll.
@@ -28,7 +29,7 @@ public final class AppContext: Sendable {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.rateLimiter = RateLimiter(perSecond: config.limits.requestsPerSecondPerInstance)
+        self.limiters = Limiters(config.limits)
         self.now = now
         self.publishEnqueued = publishEnqueued
     }
@@ -41,22 +42,34 @@ public final class AppContext: Sendable {
         return instance
     }
 
-    /// Checks `Authorization: Bearer <secret>` in constant time.
-    /// - Throws: 400 when the header is missing, 401 when it is wrong (Beams' statuses).
+    /// Checks `Authorization: Bearer <secret>` in constant time. An address that sent `limits.authFailuresPerIP`
+    /// wrong keys within the window is locked out: its requests get 429 without the key being compared, so guessing
+    /// stops while other addresses (the real backend) keep working.
+    /// - Throws: 400 when the header is missing, 401 when it is wrong (Beams' statuses), 429 when locked out.
     func authorizeSecret(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
         guard let header = request.headers.first("authorization"), !header.isEmpty else { throw .missingAuthorization }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-              ConstantTime.equals(parts[1].trimmingCharacters(in: .whitespaces), instance.secretKey)
-        else { throw .incorrectSecret }
+        let client = limiters.clientKey(request)
+        if case .limited(let retryAfter) = limiters.authFailures?.check(client) {
+            metrics.increment("push_rate_limited_total", ["limit": "auth"])
+            throw .tooManyAuthFailures(retryAfter: retryAfter)
+        }
+        guard let presented = BearerToken.parse(header), ConstantTime.equals(presented, instance.secretKey) else {
+            switch limiters.authFailures?.recordFailure(client) {
+            case .limited?:
+                logger.warning("Address locked out after repeated wrong secret keys",
+                               ["client": client, "instance": instance.id, "request": request.requestID])
+            case .untracked?:
+                metrics.increment("push_rate_limit_untracked_total")
+            case .allowed?, nil:
+                break
+            }
+            throw .incorrectSecret
+        }
     }
 
     /// The secret-key APIs' rate limit (Beams: 100 requests per second per instance). - Throws: 429.
     func checkRateLimit(_ instance: InstanceConfig) throws(BeamsError) {
-        guard rateLimiter.allow(instance.id.lowercased()) else {
-            metrics.increment("push_rate_limited_total")
-            throw .rateLimited
-        }
+        try limit(limiters.secretAPI, instance.id.lowercased(), label: "instance")
     }
 
     /// A JSON-object body. - Throws: 400 "Failed to read body as a JSON object".

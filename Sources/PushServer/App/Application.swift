@@ -1,5 +1,6 @@
 import APNsClient
 import Foundation
+import HTTPClient
 import HTTPServer
 import Logging
 import PushStore
@@ -16,6 +17,9 @@ public final class Application: Sendable {
     let janitor: RetentionJanitor
     let apns: APNsClient
     let http: HTTPServer
+    /// The separate listener for `/health`, `/ready` and `/metrics` (`ops.listen`), when configured.
+    let opsHTTP: HTTPServer?
+    let storeHealth: StoreHealth
     let instances: [InstanceRuntime]
     private let logger: Logger
 
@@ -27,11 +31,14 @@ public final class Application: Sendable {
         Self.declareMetrics(metrics)
         instances = try config.instances.map(InstanceRuntime.init)
 
-        let storeDirectory = URL(fileURLWithPath: config.storage.path).deletingLastPathComponent().path
-        try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
+        let storeHealth = StoreHealth(
+            logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),
+            retryAfterSeconds: config.storage.outageRetryAfterSeconds, metrics: metrics, logger: logger.named("store"))
+        self.storeHealth = storeHealth
         var storeConfig = SQLitePushStore.Configuration(path: config.storage.path)
         storeConfig.synchronous = config.storage.synchronous == .full ? .full : .normal
         storeConfig.logger = logger.named("store")
+        storeConfig.healthEvents = { storeHealth.record($0) }
         let store = try await SQLitePushStore.open(storeConfig)
 
         apns = try APNsClient(configuration: APNsClientConfiguration(
@@ -39,7 +46,8 @@ public final class Application: Sendable {
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             logger: logger.named("apns")))
-        webhooks = WebhookOutbox(store: store, metrics: metrics, logger: logger.named("webhooks"))
+        webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
+                                 metrics: metrics, logger: logger.named("webhooks"))
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"))
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
@@ -62,7 +70,10 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
-        OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth).register(into: &router)
+        let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
+                         storeHealth: storeHealth,
+                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil))
+        ops.register(into: &router, on: .main)
         if config.console.enabled {
             ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
                        activity: engine.activity).register(into: &router)
@@ -83,11 +94,28 @@ public final class Application: Sendable {
         let httpConfig = HTTPServerConfiguration(
             host: config.listen.host, port: config.listen.port, tls: tls,
             eventLoopCount: config.listen.eventLoops == 0 ? nil : config.listen.eventLoops, limits: limits)
-        http = HTTPServer(configuration: httpConfig, router: router, logger: logger.named("http")) { record in
-            metrics.increment("push_http_requests_total", ["route": record.route, "method": record.method,
-                                                           "status": String(record.status)])
+        let recordRequest: @Sendable (AccessLogRecord) -> Void = { record in
+            // Route patterns come from the router (or `-`); methods and statuses from fixed sets (MetricLabel).
+            metrics.increment("push_http_requests_total", ["route": record.route, "method": MetricLabel.method(record.method),
+                                                           "status": MetricLabel.status(record.status)])
             metrics.observe("push_http_request_duration_seconds", ["route": record.route],
                             Double(record.duration.components.seconds) + Double(record.duration.components.attoseconds) / 1e18)
+        }
+        // A full disk (or another store outage) answers 503 with Retry-After: nothing was stored, try later. The
+        // outage is logged once per interval by `StoreHealth`, not once per request.
+        let errorResponse: @Sendable (any Error) -> HTTPResponse? = { error in
+            (error as? StoreUnavailableError).map(storeHealth.response(for:))
+        }
+        http = HTTPServer(configuration: httpConfig, router: router, logger: logger.named("http"),
+                          onRequestCompleted: recordRequest, errorResponse: errorResponse)
+        opsHTTP = config.ops.listen.map { endpoint in
+            var opsRouter = Router()
+            ops.register(into: &opsRouter, on: .ops)
+            return HTTPServer(
+                configuration: HTTPServerConfiguration(host: endpoint.host, port: endpoint.port, eventLoopCount: 1,
+                                                       limits: limits),
+                router: opsRouter, logger: logger.named("ops-http"), onRequestCompleted: recordRequest,
+                errorResponse: errorResponse)
         }
         let apns = self.apns
         let http = self.http
@@ -108,19 +136,34 @@ public final class Application: Sendable {
         metrics.declare("push_publishes_total", counter: "Publishes accepted, by kind.")
         metrics.declare("push_device_registrations_total", counter: "Device registrations by platform and result.")
         metrics.declare("push_reported_events_total", counter: "Reporting API events by type.")
-        metrics.declare("push_rate_limited_total", counter: "Requests refused with 429.")
+        metrics.declare("push_rate_limited_total", counter: "Requests refused with 429, by limit (ip, instance, auth).")
+        metrics.declare("push_rate_limit_untracked_total",
+                        counter: "Requests let through unlimited because the table of client addresses was full.")
+        metrics.declare("push_device_limit_refusals_total",
+                        counter: "New devices refused because the instance reached limits.maxDevicesPerInstance.")
+        metrics.declare("push_reported_events_ignored_total",
+                        counter: "Reporting API events accepted but not recorded, by reason.")
         metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")
         metrics.declare("push_apns_connections", gauge: "Open APNs HTTP/2 connections.")
         metrics.declare("push_apns_token_refreshes", gauge: "Provider tokens minted since start.")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
+        // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
+        metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
+        metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
     }
 
     /// Binds the listener. - Returns: the bound port.
     @discardableResult
     public func start() throws -> Int {
+        if let opsHTTP {
+            let port = try opsHTTP.start()
+            logger.info("Ops listener serving /health, /ready and /metrics",
+                        ["host": opsHTTP.configuration.host, "port": String(port)])
+        }
         let port = try http.start()
         logger.info("Listening", ["host": context.config.listen.host, "port": String(port),
-                                  "tls": String(context.config.listen.tls != nil), "version": CLI.version])
+                                  "tls": String(context.config.listen.tls != nil), "version": BuildInfo.version,
+                                  "commit": BuildInfo.commit])
         for instance in instances where instance.credentials == nil {
             logger.warning("Instance has no APNs credentials: deliveries are recorded as not sent",
                            ["instance": instance.config.id])
@@ -133,17 +176,22 @@ public final class Application: Sendable {
         async let engineDone: Void = engine.run()
         async let webhooksDone: Void = webhooks.run()
         async let janitorDone: Void = janitor.run()
+        async let storeHealthDone: Void = storeHealth.run(store: context.store)
         await http.waitUntilStopped()
-        _ = await (engineDone, webhooksDone, janitorDone)
+        await opsHTTP?.waitUntilStopped()
+        _ = await (engineDone, webhooksDone, janitorDone, storeHealthDone)
     }
 
     /// Drains and stops everything within `gracePeriod` seconds.
     public func shutdown(gracePeriod: Double = 20) async {
-        logger.notice("Shutting down", ["grace": String(Int(gracePeriod))])
+        logger.notice("Shutting down", ["grace": String(Int(saturating: gracePeriod))])
         await http.shutdown()
         await engine.shutdown(gracePeriod: gracePeriod)
-        webhooks.stop()
+        await webhooks.shutdown()
         janitor.stop()
+        storeHealth.stop()
+        // Last, so `/ready` answers (503 once draining) for as long as possible.
+        await opsHTTP?.shutdown()
     }
 
     /// Closes the store (after `run()` returned).

@@ -10,10 +10,10 @@ struct AdminAPI: Sendable {
 
     func register(into router: inout Router) {
         let base = "/admin_api/v1/instances/:instance"
-        router.get("\(base)/devices/:device") { try await device($0) }
-        router.get("\(base)/devices") { try await deviceByToken($0) }
-        router.get("\(base)/users/*user") { try await userDevices($0) }
-        router.get("\(base)/interests/:interest") { try await interest($0) }
+        router.get("\(base)/devices/:device", bodyLimit: .noBody) { try await device($0) }
+        router.get("\(base)/devices", bodyLimit: .noBody) { try await deviceByToken($0) }
+        router.get("\(base)/users/*user", bodyLimit: .noBody) { try await userDevices($0) }
+        router.get("\(base)/interests/:interest", bodyLimit: .noBody) { try await interest($0) }
     }
 
     func device(_ request: HTTPRequest) async throws -> HTTPResponse {

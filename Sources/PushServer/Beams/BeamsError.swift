@@ -8,11 +8,14 @@ public struct BeamsError: Error, Sendable, Equatable {
     public var statusCode: Int
     public var title: String
     public var detail: String
+    /// Seconds for a `Retry-After` header (429 answers).
+    public var retryAfter: Int?
 
-    public init(_ status: Int, _ title: String, _ detail: String) {
+    public init(_ status: Int, _ title: String, _ detail: String, retryAfter: Int? = nil) {
         self.statusCode = status
         self.title = title
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 
     // MARK: Shared by every API family
@@ -21,8 +24,21 @@ public struct BeamsError: Error, Sendable, Equatable {
     public static let incorrectSecret = BeamsError(401, "Unauthorized", "Incorrect Secret Key")
     public static let instanceNotFound = BeamsError(404, "Instance not found", "Could not find the instance")
     public static let invalidJSON = BeamsError(400, "Bad request", "Failed to read body as a JSON object")
-    public static let rateLimited = BeamsError(429, "Rate Limited", "Too many requests being made in quick succession")
+    /// 429 with `Retry-After`, Beams' wording. The iOS and Android SDKs retry it with exponential back-off.
+    public static func rateLimited(retryAfter: Int) -> BeamsError {
+        BeamsError(429, "Rate Limited", "Too many requests being made in quick succession", retryAfter: retryAfter)
+    }
+
+    /// 429 for an address locked out after repeated wrong secret keys; the key is not even compared meanwhile.
+    public static func tooManyAuthFailures(retryAfter: Int) -> BeamsError {
+        BeamsError(429, "Rate Limited", "Too many requests with an incorrect secret key from this address",
+                   retryAfter: retryAfter)
+    }
     public static let invalidContentType = BeamsError(400, "Invalid content type", "Only application/json is supported")
+    /// 503 while the store cannot write (a full disk, …): nothing of the request was stored; sent with
+    /// `Retry-After`. SDKs retry 5xx answers.
+    public static let storeUnavailable = BeamsError(
+        503, "Service Unavailable", "The server cannot store data right now; nothing was stored. Retry later")
 
     /// 422 with a backticked JSON path, like production: "`interests`: interests is required".
     public static func schema(_ path: String, _ message: String) -> BeamsError {
@@ -42,10 +58,19 @@ public struct BeamsError: Error, Sendable, Equatable {
     public static let tooManyInterests = BeamsError(
         400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
     public static let userAlreadySet = BeamsError(400, "Bad request", "A User Id is already associated with this device.")
-    /// 422 for the device over `limits.maxDevicesPerUser` (Beams: 100).
+    /// The device over `limits.maxDevicesPerUser` (Beams: 100), with Beams' text. Beams documents 422, but the iOS
+    /// SDK retries every status except 400/401/403/404 forever (docs/API.md), so it is 400: iOS and Android
+    /// both stop on it and report the error to the app.
     public static func userDeviceLimit(_ limit: Int) -> BeamsError {
-        BeamsError(422, "Unprocessable Entity", "User already has reached the maximum of \(limit) devices.")
+        BeamsError(400, "Bad request", "User already has reached the maximum of \(limit) devices.")
     }
+
+    /// A new device beyond `limits.maxDevicesPerInstance`. 400, so that the iOS SDK stops retrying until the next
+    /// app launch instead of looping.
+    public static let instanceDeviceLimit = BeamsError(
+        400, "Bad request", "Device could not be created: the instance has reached its device limit")
+    /// A body on a route that takes none.
+    public static let unexpectedBody = BeamsError(400, "Bad request", "This request takes no body")
 
     public static func invalidInterest(_ name: String) -> BeamsError {
         BeamsError(400, "Invalid interest name",

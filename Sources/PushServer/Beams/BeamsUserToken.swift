@@ -11,13 +11,15 @@ public enum BeamsUserToken {
     /// The issuer the server SDKs write: `https://{instanceId}.pushnotifications.pusher.com`.
     public static func issuer(instanceID: String) -> String { "https://\(instanceID).pushnotifications.pusher.com" }
 
-    /// Issues a token exactly like the server SDKs (`sub`, `iss`, `exp`, plus `iat` like Node's).
+    /// Issues a token exactly like the server SDKs (`sub`, `iss`, `exp`, plus `iat` like Node's). An `exp` past
+    /// `Int.max` (`push-server token --ttl 9223372036854775807`) saturates instead of trapping.
     public static func issue(instanceID: String, userID: String, secret: String, now: Int, lifetime: Int = 86_400) throws -> String {
-        try HS256.sign(claims: [
+        let (exp, overflow) = now.addingReportingOverflow(lifetime)
+        return try HS256.sign(claims: [
             "sub": .string(userID),
             "iss": .string(issuer(instanceID: instanceID)),
             "iat": .int(now),
-            "exp": .int(now + lifetime),
+            "exp": .int(overflow ? (lifetime > 0 ? .max : .min) : exp),
         ], secret: secret)
     }
 

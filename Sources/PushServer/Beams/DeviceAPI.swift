@@ -9,24 +9,41 @@ struct DeviceAPI: Sendable {
     let app: AppContext
 
     static let maxInterestsPerDevice = 5000
-    /// A register or metadata body is a token plus small metadata.
-    static let smallBody = BodyLimit(maxBytes: 16 * 1024)
+    /// A register body is a token (a web push subscription is up to 8 KiB) plus metadata (up to 4 KiB).
+    static let registerBody = BodyLimit.beams(maxKiB: 16)
+    /// Metadata is at most 4 KiB of JSON.
+    static let metadataBody = BodyLimit.beams(maxKiB: 8)
     /// 5000 interests of up to 164 bytes, quoted and comma-separated, fit; a larger body of valid names has more
     /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
     static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
         .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
+    /// A `PUT …/interests` costs one request per 100 names against the address's rate limit (plus one), so that
+    /// replacing 5000 interests again and again is as expensive as the writes it causes.
+    static let interestsPerRequestCost = 100
 
     func register(into router: inout Router) {
         let base = "/device_api/v1/instances/:instance/devices/:platform"
-        router.post(base, bodyLimit: Self.smallBody) { try await registerDevice($0) }
-        router.get("\(base)/:device") { try await getDevice($0) }
-        router.delete("\(base)/:device") { try await deleteDevice($0) }
-        router.put("\(base)/:device/metadata", bodyLimit: Self.smallBody) { try await putMetadata($0) }
-        router.get("\(base)/:device/interests") { try await getInterests($0) }
-        router.put("\(base)/:device/interests", bodyLimit: Self.interestsBody) { try await putInterests($0) }
-        router.post("\(base)/:device/interests/:interest") { try await addInterest($0) }
-        router.delete("\(base)/:device/interests/:interest") { try await removeInterest($0) }
-        router.put("\(base)/:device/user") { try await putUser($0) }
+        route(&router, .post, base, Self.registerBody) { try await registerDevice($0) }
+        route(&router, .get, "\(base)/:device", .noBody) { try await getDevice($0) }
+        route(&router, .delete, "\(base)/:device", .noBody) { try await deleteDevice($0) }
+        route(&router, .put, "\(base)/:device/metadata", Self.metadataBody) { try await putMetadata($0) }
+        route(&router, .get, "\(base)/:device/interests", .noBody) { try await getInterests($0) }
+        route(&router, .put, "\(base)/:device/interests", Self.interestsBody) { try await putInterests($0) }
+        route(&router, .post, "\(base)/:device/interests/:interest", .noBody) { try await addInterest($0) }
+        route(&router, .delete, "\(base)/:device/interests/:interest", .noBody) { try await removeInterest($0) }
+        route(&router, .put, "\(base)/:device/user", .noBody) { try await putUser($0) }
+    }
+
+    /// Every device route is charged to the client's address first (even for an unknown instance), then to the
+    /// instance.
+    private func route(_ router: inout Router, _ method: HTTPMethod, _ pattern: String, _ limit: BodyLimit,
+                       _ handler: @escaping HTTPHandler) {
+        let app = self.app
+        router.add(method, pattern, bodyLimit: limit) { request in
+            try app.checkClientLimit(request)
+            try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
+            return try await handler(request)
+        }
     }
 
     // MARK: Handlers
@@ -50,9 +67,17 @@ struct DeviceAPI: Sendable {
             environment = parsed
             declared = true
         }
-        let registered = try await app.store.registerDevice(DeviceRegistration(
+        let registration = DeviceRegistration(
             instanceID: instance.id, platform: platform, token: token, environment: environment,
-            environmentDeclared: declared, bundleID: bundleID, metadata: metadata))
+            environmentDeclared: declared, bundleID: bundleID, metadata: metadata)
+        let registered: RegisteredDevice
+        do {
+            registered = try await app.store.registerDevice(
+                registration, maxDevicesPerInstance: app.config.limits.maxDevicesPerInstance)
+        } catch PushStoreError.deviceLimitReached {
+            app.metrics.increment("push_device_limit_refusals_total")
+            throw BeamsError.instanceDeviceLimit
+        }
         app.metrics.increment("push_device_registrations_total",
                               ["platform": platform.rawValue, "result": registered.created ? "created" : "updated"])
         app.logger.info("Device registered", [
@@ -129,7 +154,9 @@ struct DeviceAPI: Sendable {
             }
             names.append(name)
         }
-        if Set(names).count > Self.maxInterestsPerDevice { throw BeamsError.tooManyInterests }
+        let distinct = Set(names).count
+        if distinct > Self.maxInterestsPerDevice { throw BeamsError.tooManyInterests }
+        try app.checkClientLimit(request, cost: Double(distinct / Self.interestsPerRequestCost))
         guard try await app.store.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
             throw BeamsError.deviceNotFound
         }

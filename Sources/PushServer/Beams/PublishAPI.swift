@@ -7,19 +7,14 @@ import PushStore
 struct PublishAPI: Sendable {
     let app: AppContext
 
-    static func tooLarge(_ kib: Int) -> BodyLimit {
-        BodyLimit(maxBytes: kib * 1024, error: HTTPError(.badRequest, title: "Bad request",
-                                                         detail: "Request body size is too large (max \(kib)KiB)"))
-    }
-
     func register(into router: inout Router) {
         let base = "/publish_api/v1/instances/:instance/publishes"
-        router.post("\(base)/interests", bodyLimit: Self.tooLarge(10)) { try await publish($0, .interests) }
+        router.post("\(base)/interests", bodyLimit: .beams(maxKiB: 10)) { try await publish($0, .interests) }
         // Legacy alias still called by the Go, Ruby and server-Swift SDKs.
-        router.post(base, bodyLimit: Self.tooLarge(10)) { try await publish($0, .interests) }
-        router.post("\(base)/users", bodyLimit: Self.tooLarge(200)) { try await publish($0, .users) }
-        router.get("\(base)/:publish") { try await status($0) }
-        router.get(base) { try await recent($0) }
+        router.post(base, bodyLimit: .beams(maxKiB: 10)) { try await publish($0, .interests) }
+        router.post("\(base)/users", bodyLimit: .beams(maxKiB: 200)) { try await publish($0, .users) }
+        router.get("\(base)/:publish", bodyLimit: .noBody) { try await status($0) }
+        router.get(base, bodyLimit: .noBody) { try await recent($0) }
     }
 
     func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
@@ -89,7 +84,7 @@ struct PublishAPI: Sendable {
         if let started = status.startedAt {
             object["startedAt"] = .string(started.iso8601)
             let end = status.finishedAt ?? now
-            object["durationMs"] = .int(Int((end.timeIntervalSince(started) * 1000).rounded()))
+            object["durationMs"] = .int(Int(saturating: (end.timeIntervalSince(started) * 1000).rounded()))
         }
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushStore
 
 /// A validated Beams publish request (docs/beams-api.md §2.2).
@@ -55,9 +56,15 @@ public struct PublishRequest: Sendable, Equatable {
         var webhookURL: String?
         if let value = root["webhookUrl"], !value.isNull {
             guard let url = value.stringValue else { throw .schema("webhookUrl", typeMessage("string", value)) }
-            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                  parsed.host?.isEmpty == false
-            else { throw .schema("webhookUrl", "Does not match format 'uri'") }
+            // libcurl's own parser, so the URL accepted here is the one the webhook client will request. Where it
+            // points is judged at send time, on the resolved address (DNS can change after the publish).
+            do {
+                _ = try HTTPURL(url)
+            } catch .unsupportedScheme {
+                throw .schema("webhookUrl", "Only http and https webhook URLs are supported")
+            } catch {
+                throw .schema("webhookUrl", "Does not match format 'uri'")
+            }
             webhookURL = url
         }
 

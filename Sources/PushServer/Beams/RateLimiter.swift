@@ -1,37 +1,99 @@
 import Foundation
+import Locking
 
-/// A token bucket per key (instance id): `rate` requests per second with a burst of `rate`.
-///
-/// Beams allows 100 requests per second on the publish and customer APIs and answers 429 above it. The clock is
-/// passed in, so tests move time instead of sleeping.
-public final class RateLimiter: @unchecked Sendable {
-    // @unchecked: `buckets` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var buckets: [String: Bucket] = [:]
-    private let rate: Double
-    private let burst: Double
+/// What a limiter says about one request.
+public enum RateDecision: Sendable, Equatable {
+    case allowed
+    /// Refused: answer 429 with `Retry-After: retryAfter` (whole seconds, at least 1).
+    case limited(retryAfter: Int)
+    /// Let through untracked because the table of clients is full (see `ClientTable`).
+    case untracked
+}
 
-    private struct Bucket {
+/// Token buckets per key: `rate` tokens per second up to `burst`; a request takes `cost` tokens. Pure logic.
+struct TokenBuckets {
+    struct Bucket {
         var tokens: Double
         var updated: Double
     }
 
-    /// - Parameter perSecond: sustained rate; also the burst size.
-    public init(perSecond: Int) {
-        rate = Double(perSecond)
-        burst = Double(perSecond)
+    let rate: Double
+    let burst: Double
+    private(set) var table: ClientTable<Bucket>
+
+    /// - Parameters:
+    ///   - rate: tokens per second (> 0).
+    ///   - burst: bucket size (≥ 1).
+    ///   - capacity: most keys tracked at once.
+    init(rate: Double, burst: Double, capacity: Int) {
+        self.rate = max(rate, .leastNonzeroMagnitude)
+        self.burst = max(1, burst)
+        self.table = ClientTable(capacity: capacity)
     }
 
-    /// Takes one token for `key`; false when the caller must answer 429.
-    public func allow(_ key: String, now: Double = ProcessInfo.processInfo.systemUptime) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-        bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
-        bucket.updated = now
-        let allowed = bucket.tokens >= 1
-        if allowed { bucket.tokens -= 1 }
-        buckets[key] = bucket
-        return allowed
+    mutating func take(_ key: String, cost: Double = 1, now: Double) -> RateDecision {
+        let (rate, burst) = (self.rate, self.burst)
+        // A bucket that has refilled completely is the same as no bucket.
+        let isIdle = { (bucket: Bucket) in bucket.tokens + max(0, now - bucket.updated) * rate >= burst }
+        let decision = table.update(key, now: now, isIdle: isIdle, create: { Bucket(tokens: burst, updated: now) }) {
+            bucket -> RateDecision in
+            bucket.tokens = min(burst, bucket.tokens + max(0, now - bucket.updated) * rate)
+            bucket.updated = now
+            // A request costing more than the whole bucket is charged the whole bucket, so it can ever pass.
+            let charge = min(max(cost, 0), burst)
+            guard bucket.tokens >= charge else {
+                return .limited(retryAfter: Self.seconds((charge - bucket.tokens) / rate))
+            }
+            bucket.tokens -= charge
+            return .allowed
+        }
+        return decision ?? .untracked
     }
+
+    /// Whole seconds to wait, rounded up, at least 1, and small enough for any header.
+    static func seconds(_ interval: Double) -> Int {
+        guard interval.isFinite else { return 86_400 }
+        return Int(min(86_400, max(1, interval.rounded(.up))))
+    }
+}
+
+/// The seconds since an arbitrary start that the limiters measure time in: monotonic, so wall-clock steps (NTP,
+/// an operator's `date`) neither refill nor freeze buckets.
+public typealias MonotonicSeconds = @Sendable () -> Double
+
+/// The process's monotonic clock in seconds.
+public let monotonicSeconds: MonotonicSeconds = {
+    let start = ContinuousClock.now
+    return {
+        let elapsed = (ContinuousClock.now - start).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+}()
+
+/// A thread-safe `TokenBuckets` with its clock.
+///
+/// Keys are instance ids or client addresses. Beams allows 100 requests per second on the publish and customer
+/// APIs and answers 429 above it; the device and reporting APIs get per-address and per-instance buckets.
+public final class RateLimiter: Sendable {
+    private let state: Locked<TokenBuckets>
+    private let clock: MonotonicSeconds
+
+    /// - Parameters:
+    ///   - perSecond: sustained rate.
+    ///   - burst: bucket size; defaults to one second's worth.
+    ///   - maxKeys: keys tracked at once (see `ClientTable` for what happens beyond).
+    ///   - clock: monotonic seconds; tests pass their own.
+    public init(perSecond: Int, burst: Int? = nil, maxKeys: Int = 100_000, clock: @escaping MonotonicSeconds = monotonicSeconds) {
+        state = Locked(TokenBuckets(rate: Double(perSecond), burst: Double(burst ?? perSecond), capacity: maxKeys))
+        self.clock = clock
+    }
+
+    /// Takes `cost` tokens for `key`.
+    public func take(_ key: String, cost: Double = 1) -> RateDecision {
+        let now = clock()
+        return state.withLock { $0.take(key, cost: cost, now: now) }
+    }
+
+    /// Keys currently tracked (for tests and metrics).
+    public var trackedKeys: Int { state.withLock { $0.table.entries.count } }
 }

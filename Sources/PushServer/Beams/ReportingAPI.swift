@@ -1,27 +1,42 @@
 import Foundation
 import HTTPServer
+import Logging
 import PushStore
 
 /// `POST /reporting_api/v2/instances/{id}/events`: the client SDKs report deliveries and opens
-/// (docs/beams-api.md §5). No auth. `event` is matched case-insensitively (iOS sends `Delivery`, web `delivery`).
+/// (docs/beams-api.md §5). No auth, so events are checked against the store (`ReportingPolicy`). `event` is matched
+/// case-insensitively (iOS sends `Delivery`, web `delivery`).
+///
+/// Never 404: the iOS SDK reads any 404 as "device deleted", re-registers and replays the report, forever. An
+/// unknown instance or device is a 400, as Beams documents for this API, and so is any other path under
+/// `/reporting_api/`.
 struct ReportingAPI: Sendable {
     let app: AppContext
-    /// Called for each event that names a user, to fan out instance webhooks.
+    /// Called for each new event that should reach the instance's user webhooks.
     let onUserEvent: @Sendable (ReportingEvent) -> Void
 
+    /// An iOS event is about 300 bytes.
+    static let bodyLimit = BodyLimit.beams(maxKiB: 4)
+
     func register(into router: inout Router) {
-        router.post("/reporting_api/v2/instances/:instance/events", bodyLimit: BodyLimit(maxBytes: 16 * 1024)) {
-            try await report($0)
+        router.post("/reporting_api/v2/instances/:instance/events", bodyLimit: Self.bodyLimit) { try await report($0) }
+        router.post("/reporting_api/*rest", bodyLimit: Self.bodyLimit) { request in
+            try app.checkClientLimit(request)
+            throw BeamsError(400, "Bad request", "Unknown reporting API path: use /reporting_api/v2/instances/{instance}/events")
         }
     }
 
     func report(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try app.checkClientLimit(request)
         let rawID = request.parameters["instance"] ?? ""
         guard UUID(uuidString: rawID) != nil else {
             throw BeamsError(400, "Bad request",
                              "Invalid instance id, expected to be in this format: 426abfc7-41fe-492f-bcf1-27586fa9bd3f")
         }
-        let instance = try app.instance(request)
+        guard let instance = app.instances[rawID.lowercased()] else {
+            throw BeamsError(400, "Bad request", "Could not find the instance")
+        }
+        try app.checkInstanceLimit(app.limiters.reporting, instance)
         let body = try app.jsonObject(request)
         func required(_ key: String) throws(BeamsError) -> String {
             guard let value = body[key]?.stringValue, !value.isEmpty else {
@@ -37,15 +52,30 @@ struct ReportingAPI: Sendable {
         }
         let publishID = try required("publishId")
         let deviceID = try required("deviceId")
-        guard let seconds = body["timestampSecs"]?.intValue, seconds >= 0 else {
-            throw BeamsError(400, "Bad request", "Missing required field `timestampSecs`")
+        guard body["timestampSecs"] != nil else { throw BeamsError(400, "Bad request", "Missing required field `timestampSecs`") }
+        guard let seconds = ReportingPolicy.timestamp(body["timestampSecs"]) else {
+            throw BeamsError(400, "Bad request", "`timestampSecs` must be a number of seconds since 1970")
         }
-        let event = ReportingEvent(instanceID: instance.id, publishID: publishID, deviceID: deviceID,
-                                   userID: body["userId"]?.stringValue, kind: kind,
-                                   at: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        let new = try await app.store.recordEvents([event])
-        app.metrics.increment("push_reported_events_total", ["event": kind == .delivery ? "delivery" : "open"])
-        if new > 0 && event.userID != nil { onUserEvent(event) }
-        return .emptyOK
+        // Bounded like the values they are compared with, so no oversized string reaches the store.
+        guard publishID.utf8.count <= 200, deviceID.utf8.count <= 200 else {
+            throw BeamsError(400, "Bad request", "`publishId` and `deviceId` must be at most 200 bytes")
+        }
+
+        let facts = try await app.store.reportFacts(instanceID: instance.id, deviceID: deviceID, publishID: publishID)
+        guard let device = facts.device else { throw BeamsError(400, "Bad request", "Could not find the device") }
+        let eventLabel = kind == .delivery ? "delivery" : "open"
+        switch ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: device.createdAt,
+                                     deviceUserID: device.userID, publish: facts.publish, now: app.now()) {
+        case .ignore(let reason):
+            app.metrics.increment("push_reported_events_ignored_total", ["reason": reason.rawValue])
+            return .emptyOK
+        case .record(let at, let userID, let notifyUser):
+            let event = ReportingEvent(instanceID: instance.id, publishID: publishID, deviceID: device.id,
+                                       userID: userID, kind: kind, at: at)
+            let new = try await app.store.recordEvents([event])
+            app.metrics.increment("push_reported_events_total", ["event": eventLabel])
+            if new > 0 && notifyUser && userID != nil { onUserEvent(event) }
+            return .emptyOK
+        }
     }
 }

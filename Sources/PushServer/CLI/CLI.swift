@@ -2,11 +2,8 @@
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
-    /// The product version, printed by `push-server version` and in `/health`.
-    public static let version = "0.1.0"
-
     static let usage = """
-    push-server \(version): a self-hosted push provider speaking the Pusher Beams APIs.
+    push-server \(BuildInfo.version): a self-hosted push provider speaking the Pusher Beams APIs.
 
     Usage: push-server <command> [options]
 
@@ -17,7 +14,7 @@ public enum CLI {
                                    print a Beams user token (HS256) for testing PUT …/user
       send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
                                    push one payload to one device and print Apple's whole answer
-      version                      print the version
+      version                      print the version, git commit and build date
 
     Run `push-server <command> --help` for a command's options.
     Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
@@ -77,10 +74,15 @@ extension Command {
 }
 
 enum VersionCommand: Command {
-    static let usage = "Usage: push-server version\n\nPrints the version."
+    static let usage = """
+    Usage: push-server version
+
+    Prints the version (first line: `push-server VERSION`), the git commit and the build date; the last two are
+    "unknown" in a binary built without make.
+    """
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly([])
-        Console.out("push-server \(CLI.version)")
+        Console.out("push-server \(BuildInfo.version)\ncommit \(BuildInfo.commit)\nbuilt \(BuildInfo.date)")
         return .ok
     }
 }

@@ -25,7 +25,16 @@ enum ServeCommand: Command {
             throw UsageError("--config FILE is required")
         }
         let (config, warnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
-        let logger = Logger(label: "server", level: config.logLevel)
+        // Lines are written off the event loops, many per write(2) (BufferedLogSink); closed once the server
+        // stopped, so a clean stop loses none.
+        let sink = BufferedLogSink()
+        let code = await serve(config: config, warnings: warnings,
+                               logger: Logger(label: "server", level: config.logLevel, sink: sink))
+        await sink.close()
+        return code
+    }
+
+    private static func serve(config: ServerConfig, warnings: [ConfigIssue], logger: Logger) async -> ExitCode {
         for warning in warnings {
             logger.warning("Configuration warning", ["field": warning.path, "problem": warning.message])
         }

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import HTTPClient
 import Logging
 import PushStore
 
@@ -40,7 +42,8 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "storage", "limits", "apns", "engine", "log", "console", "instances"])
+        reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "engine", "webhooks", "log",
+                                             "console", "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -62,9 +65,33 @@ extension ServerConfig {
             }
         }
 
+        if let ops = reader.object(root["ops"], "ops") {
+            reader.checkKeys(ops, "ops", allowed: ["listen", "token", "tokenEnv", "tokenFile"])
+            if let text = reader.string(ops, "listen", "ops") {
+                if let endpoint = parseEndpoint(text) {
+                    if endpoint.port != 0 && endpoint.port == config.listen.port {
+                        reader.error("ops.listen", "must use another port than listen.port (\(endpoint.port))")
+                    } else {
+                        config.ops.listen = endpoint
+                    }
+                } else {
+                    reader.error("ops.listen", "must be an IP address and port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+                }
+            }
+            config.ops.token = readSecret(ops, "ops", .opsToken, &reader, environment: environment)
+        }
+
         if let storage = reader.object(root["storage"], "storage") {
-            reader.checkKeys(storage, "storage", allowed: ["path", "synchronous", "retentionDays"])
+            reader.checkKeys(storage, "storage", allowed: [
+                "path", "synchronous", "retentionDays", "outageLogIntervalSeconds", "outageRetryAfterSeconds",
+            ])
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
+            if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
+                config.storage.outageLogIntervalSeconds = v
+            }
+            if let v = reader.int(storage, "outageRetryAfterSeconds", "storage", in: 1...3600) {
+                config.storage.outageRetryAfterSeconds = v
+            }
             if let path = reader.string(storage, "path", "storage").map(expand) {
                 if path.isEmpty { reader.error("storage.path", "must not be empty") } else { config.storage.path = path }
             }
@@ -97,6 +124,10 @@ extension ServerConfig {
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
         }
 
+        if let webhooks = reader.object(root["webhooks"], "webhooks") {
+            readWebhooks(webhooks, into: &config.webhooks, &reader)
+        }
+
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
             if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }
@@ -126,7 +157,9 @@ extension ServerConfig {
         reader.checkKeys(limits, p, allowed: [
             "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
             "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
-            "maxDevicesPerUser",
+            "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
+            "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
+            "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
         ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
@@ -140,6 +173,63 @@ extension ServerConfig {
             out.requestsPerSecondPerInstance = v
         }
         if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
+        if let v = reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000) { out.ipRequestsPerSecond = v }
+        if let v = reader.int(limits, "ipBurst", p, in: 1...10_000_000) { out.ipBurst = v }
+        if let v = reader.int(limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.deviceRequestsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.reportsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) { out.maxDevicesPerInstance = v }
+        if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
+        if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
+        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
+        if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
+        if let value = limits["trustedProxies"], !value.isNull {
+            if let list = value.arrayValue {
+                var proxies: [String] = []
+                for (index, element) in list.enumerated() {
+                    if let text = element.stringValue, let address = ClientAddress.canonical(text) {
+                        proxies.append(address)
+                    } else {
+                        reader.error("\(p).trustedProxies[\(index)]", "must be an IPv4 or IPv6 address, got \(element.jsonText)")
+                    }
+                }
+                out.trustedProxies = proxies
+            } else {
+                reader.error("\(p).trustedProxies", "must be an array of IP addresses, got \(value.typeName)")
+            }
+        }
+    }
+
+    private static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {
+        let p = "webhooks"
+        reader.checkKeys(object, p, allowed: ["allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
+                                              "maxResponseBytes"])
+        if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }
+        if let v = reader.int(object, "connectTimeoutSeconds", p, in: 1...60) { out.connectTimeoutSeconds = v }
+        if let v = reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20)) { out.maxResponseBytes = v }
+        if out.connectTimeoutSeconds > out.timeoutSeconds {
+            reader.error("\(p).connectTimeoutSeconds", "must not exceed timeoutSeconds (\(out.timeoutSeconds))")
+        }
+        guard let value = object["allowedDestinations"], !value.isNull else { return }
+        guard let list = value.arrayValue else {
+            reader.error("\(p).allowedDestinations", "must be an array of strings, got \(value.typeName)")
+            return
+        }
+        for (index, element) in list.enumerated() {
+            let field = "\(p).allowedDestinations[\(index)]"
+            guard let text = element.stringValue else {
+                reader.error(field, "must be a string, got \(element.typeName)")
+                continue
+            }
+            do {
+                out.allowedDestinations.append(try DestinationPolicy.Allowance(parsing: text))
+            } catch {
+                reader.error(field, "\"\(text)\" \(error)")
+            }
+        }
     }
 
     private static func readInstances(
@@ -173,7 +263,7 @@ extension ServerConfig {
             } else {
                 reader.error("\(p).id", "is required")
             }
-            let secret = readSecret(object, p, &reader, environment: environment)
+            let secret = readSecret(object, p, .instance, &reader, environment: environment)
             let apns = reader.object(object["apns"], "\(p).apns").flatMap {
                 readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
             }
@@ -182,14 +272,8 @@ extension ServerConfig {
             }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
-                reader.checkKeys(hook, "\(p).webhook", allowed: ["url", "secret"])
-                let url = reader.string(hook, "url", "\(p).webhook")
-                let secret = reader.string(hook, "secret", "\(p).webhook") ?? ""
-                if let url, let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? "") {
-                    webhook = WebhookConfig(url: url, secret: secret)
-                } else {
-                    reader.error("\(p).webhook.url", "must be an http or https URL")
-                }
+                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
+                                      environment: environment)
             }
             if let id, let secret {
                 config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook))
@@ -197,37 +281,89 @@ extension ServerConfig {
         }
     }
 
+    /// An instance's webhook receiver: an http(s) URL and its signing secret, which is required (an unsigned
+    /// instance webhook could be forged by anyone who can reach the receiver). A literal address the destination
+    /// policy refuses is an error here, since every attempt would fail; host names are judged at send time (DNS).
+    private static func readWebhook(
+        _ hook: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> WebhookConfig? {
+        reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile"])
+        var url = reader.string(hook, "url", p)
+        if let text = url {
+            do {
+                let parsed = try HTTPURL(text)
+                if let address = parsed.literalAddress,
+                   case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
+                    reader.error("\(p).url", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                    url = nil
+                }
+            } catch {
+                reader.error("\(p).url", "\(error)")
+                url = nil
+            }
+        } else if hook["url"]?.isNull ?? true {
+            reader.error("\(p).url", "is required")
+        }
+        let secret = readSecret(hook, p, .webhook, &reader, environment: environment)
+        guard let url, let secret else { return nil }
+        return WebhookConfig(url: url, secret: secret)
+    }
+
+    /// The field names of the three ways to give a secret (inline, an environment variable's name, a file path),
+    /// whether one is required, and the shortest value accepted.
+    struct SecretKeys {
+        var inline: String
+        var env: String
+        var file: String
+        var required = true
+        /// Instance secrets and the ops token guard the server against guessing: shorter ones are refused. A
+        /// webhook secret is the receiver's choice (Beams sets no minimum).
+        var minimumBytes = minimumSecretBytes
+
+        static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
+        static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
+        static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
+    }
+
+    /// Secrets shorter than this are refused: they would be guessable.
+    static let minimumSecretBytes = 32
+
     private static func readSecret(
-        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader, environment: [String: String]
+        _ object: [String: JSONValue], _ p: String, _ fields: SecretKeys, _ reader: inout ConfigReader,
+        environment: [String: String]
     ) -> String? {
-        let inline = reader.string(object, "secretKey", p)
-        let env = reader.string(object, "secretKeyEnv", p)
-        let file = reader.string(object, "secretKeyFile", p).map { expandVariables($0, environment) }
+        let inline = reader.string(object, fields.inline, p)
+        let env = reader.string(object, fields.env, p)
+        let file = reader.string(object, fields.file, p).map { expandVariables($0, environment) }
         let given = [inline, env, file].compactMap { $0 }.count
+        if given == 0 && !fields.required { return nil }
         guard given == 1 else {
-            reader.error("\(p).secretKey", given == 0
-                ? "one of secretKey, secretKeyEnv or secretKeyFile is required"
-                : "give only one of secretKey, secretKeyEnv or secretKeyFile")
+            reader.error("\(p).\(fields.inline)", given == 0
+                ? "one of \(fields.inline), \(fields.env) or \(fields.file) is required"
+                : "give only one of \(fields.inline), \(fields.env) or \(fields.file)")
             return nil
         }
         var secret: String
-        var field = "\(p).secretKey"
+        var field = "\(p).\(fields.inline)"
         if let inline {
             secret = inline
         } else if let env {
-            field = "\(p).secretKeyEnv"
+            field = "\(p).\(fields.env)"
             guard let value = environment[env] else {
                 reader.error(field, "environment variable \(env) is not set")
                 return nil
             }
             secret = value
-        } else {
-            field = "\(p).secretKeyFile"
-            guard let data = FileManager.default.contents(atPath: file!), let text = String(data: data, encoding: .utf8) else {
-                reader.error(field, FileManager.default.fileExists(atPath: file!) ? "cannot be read (\(file!))" : "file not found (\(file!))")
+        } else if let file {
+            field = "\(p).\(fields.file)"
+            guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+                reader.error(field, FileManager.default.fileExists(atPath: file) ? "cannot be read (\(file))" : "file not found (\(file))")
                 return nil
             }
             secret = text
+        } else {
+            return nil
         }
         // Files and env vars often end with a newline that is not part of the secret.
         secret = secret.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -235,10 +371,35 @@ extension ServerConfig {
             reader.error(field, "the secret is empty")
             return nil
         }
-        if secret.utf8.count < 16 {
-            reader.warning(field, "the secret is shorter than 16 bytes; use a long random value")
+        if secret.utf8.count < fields.minimumBytes {
+            reader.error(field, "the secret must be at least \(fields.minimumBytes) bytes; generate one with "
+                + "`head -c 32 /dev/urandom | base64`")
+            return nil
         }
         return secret
+    }
+
+    /// `IPv4:port` or `[IPv6]:port`, numeric only (the listener binds addresses, it does not resolve names).
+    static func parseEndpoint(_ text: String) -> Endpoint? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+") else { return nil }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let address = String(host)
+        let isV4 = !text.hasPrefix("[") && inet_pton(AF_INET, address, &v4) == 1
+        let isV6 = text.hasPrefix("[") && inet_pton(AF_INET6, address, &v6) == 1
+        guard isV4 || isV6 else { return nil }
+        return Endpoint(host: address, port: port)
     }
 
     private static func readAPNs(

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import Logging
 import PushStore
 
@@ -31,6 +32,10 @@ public struct ServerConfig: Sendable {
         /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
         /// APNs are deleted after this. 0 keeps everything.
         public var retentionDays = 30
+        /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
+        public var outageLogIntervalSeconds = 60
+        /// The `Retry-After` of the 503 answered while the store cannot write.
+        public var outageRetryAfterSeconds = 30
         public init() {}
     }
 
@@ -48,8 +53,32 @@ public struct ServerConfig: Sendable {
         public var writeTimeoutSeconds = 30
         /// Publish and customer API requests per second per instance before 429 (Beams: 100).
         public var requestsPerSecondPerInstance = 100
-        /// Devices one user may have (Beams: 100); the 101st gets 422.
+        /// Devices one user may have (Beams: 100); binding one more is refused with 400.
         public var maxDevicesPerUser = 100
+
+        // MARK: The internet-facing (no secret) device and reporting APIs; see docs/OPERATIONS.md for the sizing.
+
+        /// Device and reporting API requests per second from one client address (IPv6: one /64); 0 = no limit.
+        public var ipRequestsPerSecond = 50
+        /// The per-address bucket: this many requests may arrive at once (an app launch sends several).
+        public var ipBurst = 500
+        /// Device API requests per second per instance, from all addresses together; 0 = no limit.
+        public var deviceRequestsPerSecondPerInstance = 5000
+        /// Reporting API events per second per instance, from all addresses together; 0 = no limit.
+        public var reportsPerSecondPerInstance = 5000
+        /// Devices one instance may hold; registering a new token beyond it is refused with 400.
+        public var maxDevicesPerInstance = 1_000_000
+        /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
+        /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
+        public var maxTrackedClients = 100_000
+        /// Wrong secret keys from one address within `authFailureWindowSeconds` before it is locked out; 0 = off.
+        public var authFailuresPerIP = 10
+        public var authFailureWindowSeconds = 60
+        /// How long a locked-out address gets 429 on the secret-key APIs, whatever key it sends.
+        public var authLockoutSeconds = 300
+        /// Reverse proxies whose `X-Forwarded-For` names the client (exact addresses). Empty: the socket peer is
+        /// the client, so behind a proxy all clients share one address's limits.
+        public var trustedProxies: [String] = []
         public init() {}
     }
 
@@ -73,6 +102,47 @@ public struct ServerConfig: Sendable {
         public init() {}
     }
 
+    /// Outbound webhooks (per-publish `webhookUrl` and instance webhooks): where they may go and how long and
+    /// how much of an answer they wait for.
+    public struct Webhooks: Sendable, Equatable {
+        /// Hosts and networks webhooks may reach although they are loopback, private, link-local, … (an
+        /// internal receiver). Empty by default: only public addresses.
+        public var allowedDestinations: [DestinationPolicy.Allowance] = []
+        /// The whole attempt, DNS to last byte (Beams: the receiver must answer within 3 s).
+        public var timeoutSeconds = 3
+        /// DNS plus TCP/TLS connect; at most `timeoutSeconds`.
+        public var connectTimeoutSeconds = 2
+        /// Response headers plus body; a larger answer aborts the attempt (it then counts as failed).
+        public var maxResponseBytes = 64 * 1024
+        public init() {}
+
+        /// The HTTP client settings these values stand for.
+        public var client: HTTPPostConfiguration {
+            HTTPPostConfiguration(policy: DestinationPolicy(allowances: allowedDestinations),
+                                  timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
+                                  maxResponseBytes: maxResponseBytes)
+        }
+    }
+
+    /// Who may read `/metrics` and `/ready`'s details. `/health` and `/ready`'s status code are public.
+    ///
+    /// With neither field set they are served to loopback peers only (and not to requests a proxy forwarded).
+    public struct Ops: Sendable, Equatable {
+        /// A separate plain-HTTP listener for `/health`, `/ready` and `/metrics` (e.g. `127.0.0.1:9090`); the main
+        /// listener then serves neither the metrics nor `/ready`'s details.
+        public var listen: Endpoint?
+        /// A bearer token an operator's scraper sends (`Authorization: Bearer …`), at least 32 bytes; required on
+        /// both listeners when set.
+        public var token: String?
+        public init() {}
+    }
+
+    /// A numeric IPv4 or IPv6 address and a port.
+    public struct Endpoint: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+    }
+
     /// The built-in web console at `/console` (see docs/CONSOLE.md).
     public struct WebConsole: Sendable, Equatable {
         /// Off unless enabled: when off, `/console` and the console's JSON endpoints are unknown paths (404).
@@ -83,10 +153,12 @@ public struct ServerConfig: Sendable {
     }
 
     public var listen = Listen()
+    public var ops = Ops()
     public var storage = Storage()
     public var limits = Limits()
     public var apns = APNsTuning()
     public var engine = Engine()
+    public var webhooks = Webhooks()
     public var console = WebConsole()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
@@ -129,8 +201,10 @@ public struct APNsInstanceConfig: Sendable {
     public var hasCredentials: Bool { !teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty }
 }
 
+/// An instance's webhook receiver (`instances[].webhook`).
 public struct WebhookConfig: Sendable {
+    /// An http or https URL (checked with `HTTPURL`).
     public var url: String
-    /// HMAC-SHA1 key for the `Webhook-Signature` header.
+    /// HMAC-SHA1 key for the `Webhook-Signature` header; required, from `secret`, `secretEnv` or `secretFile`.
     public var secret: String
 }

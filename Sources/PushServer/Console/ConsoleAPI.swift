@@ -25,7 +25,9 @@ struct ConsoleAPI: Sendable {
         self.apns = apns
         self.apnsHealth = apnsHealth
         self.activity = activity
-        testPushLimiter = RateLimiter(perSecond: app.config.console.testPushesPerSecond)
+        // Keyed by configured instance id only (after the secret check), so the table never outgrows them.
+        testPushLimiter = RateLimiter(perSecond: app.config.console.testPushesPerSecond,
+                                      maxKeys: max(1, instances.count))
     }
 
     /// The page's headers (docs/CONSOLE.md, "Security").
@@ -37,17 +39,17 @@ struct ConsoleAPI: Sendable {
     ]
 
     /// A test-push body is a token, a few header fields and one payload (4 KiB, 5 KiB for VoIP), escaped.
-    static let testPushBody = PublishAPI.tooLarge(16)
+    static let testPushBody = BodyLimit.beams(maxKiB: 16)
 
     func register(into router: inout Router) {
         for path in ["/console", "/console/"] {
-            router.get(path) { request in Self.asset(ConsoleAssets.index, request) }
+            router.get(path, bodyLimit: .noBody) { request in Self.asset(ConsoleAssets.index, request) }
         }
-        router.get("/console/app.js") { request in Self.asset(ConsoleAssets.script, request) }
-        router.get("/console/app.css") { request in Self.asset(ConsoleAssets.styles, request) }
-        router.get("/favicon.ico") { request in Self.asset(ConsoleAssets.favicon, request) }
+        router.get("/console/app.js", bodyLimit: .noBody) { request in Self.asset(ConsoleAssets.script, request) }
+        router.get("/console/app.css", bodyLimit: .noBody) { request in Self.asset(ConsoleAssets.styles, request) }
+        router.get("/favicon.ico", bodyLimit: .noBody) { request in Self.asset(ConsoleAssets.favicon, request) }
         let base = "/admin_api/v1/instances/:instance/console"
-        router.get("\(base)/overview") { try await overview($0) }
+        router.get("\(base)/overview", bodyLimit: .noBody) { try await overview($0) }
         router.post("\(base)/test-push", bodyLimit: Self.testPushBody) { try await testPush($0) }
     }
 
@@ -136,10 +138,7 @@ struct ConsoleAPI: Sendable {
             throw BeamsError.schema(error.field, error.message)
         }
         // Counted only when an APNs request would follow: a refused body costs APNs nothing.
-        guard testPushLimiter.allow(config.id.lowercased()) else {
-            app.metrics.increment("push_rate_limited_total")
-            throw BeamsError.rateLimited
-        }
+        try app.limit(testPushLimiter, config.id.lowercased(), label: "test_push")
         let (result, duration) = await TestPush.send(plan, with: apns)
         let answer = TestPush.Answer(result)
         apnsHealth.record(result)

@@ -1,17 +1,32 @@
-import Foundation
+import Locking
 
 /// A small Prometheus registry: counters, gauges and histograms with bounded label sets.
 ///
-/// Labels are only ever route patterns, status codes, reasons and states — never tokens, ids or raw paths — so
-/// the number of series stays bounded whatever clients send.
-public final class Metrics: @unchecked Sendable {
-    // @unchecked: every mutable field is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var families: [String: Family] = [:]
-    private var order: [String] = []
-    private var collectors: [@Sendable (Metrics) -> Void] = []
+/// Labels are only ever route patterns, methods, statuses, reasons and states from fixed sets (see `MetricLabel`),
+/// never tokens, ids, raw paths or raw methods, so the number of series stays bounded whatever clients send. As a
+/// last line, each family holds at most `maxSeriesPerFamily` series: past it, new label sets are counted in one
+/// series whose every label is `other`.
+///
+/// `render()` copies the state under the lock (copy-on-write: constant time) and formats outside it, so the event
+/// loops that count requests never wait for a scrape.
+public final class Metrics: Sendable {
+    /// The per-family series cap `init()` uses. The label sets the server produces stay far below it (the largest,
+    /// `push_http_requests_total`, is routes × methods × statuses actually seen).
+    public static let defaultMaxSeriesPerFamily = 1000
+    /// The value every label takes in a family's overflow series.
+    public static let overflowLabelValue = "other"
+
+    /// Series one family may hold before new label sets go to the overflow series.
+    public let maxSeriesPerFamily: Int
+    private let state = Locked(State())
 
     private enum Kind: String { case counter, gauge, histogram }
+
+    private struct State {
+        var families: [String: Family] = [:]
+        var order: [String] = []
+        var collectors: [@Sendable (Metrics) -> Void] = []
+    }
 
     private struct Family {
         var kind: Kind
@@ -20,6 +35,34 @@ public final class Metrics: @unchecked Sendable {
         /// label string (`route="/x",status="200"`) → value or histogram state
         var values: [String: Double] = [:]
         var histograms: [String: Histogram] = [:]
+
+        var seriesCount: Int { kind == .histogram ? histograms.count : values.count }
+
+        /// The series `key` is counted in: itself while the family has room (or already has it), else the
+        /// overflow series, whose every label is `other`.
+        func series(_ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) -> String {
+            let exists = kind == .histogram ? histograms[key] != nil : values[key] != nil
+            if exists || seriesCount < cap { return key }
+            return Metrics.labelString(labels.map { ($0.key, Metrics.overflowLabelValue) })
+        }
+
+        mutating func add(_ amount: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
+            values[series(key, labels, cap: cap), default: 0] += amount
+        }
+
+        mutating func set(_ value: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
+            values[series(key, labels, cap: cap)] = value
+        }
+
+        mutating func observe(_ value: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
+            guard kind == .histogram else { return }
+            let series = series(key, labels, cap: cap)
+            if histograms[series] == nil { histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count)) }
+            // Optional chaining mutates the stored histogram in place (no copy of it while the lock is held).
+            if let index = buckets.firstIndex(where: { value <= $0 }) { histograms[series]?.counts[index] += 1 }
+            histograms[series]?.sum += value
+            histograms[series]?.count += 1
+        }
     }
 
     private struct Histogram {
@@ -28,7 +71,10 @@ public final class Metrics: @unchecked Sendable {
         var count: UInt64 = 0
     }
 
-    public init() {}
+    /// A registry; `maxSeriesPerFamily` (at least 1) bounds each family's series.
+    public init(maxSeriesPerFamily: Int = Metrics.defaultMaxSeriesPerFamily) {
+        self.maxSeriesPerFamily = max(1, maxSeriesPerFamily)
+    }
 
     /// Default latency buckets in seconds: 0.5 ms … 10 s.
     public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -41,80 +87,68 @@ public final class Metrics: @unchecked Sendable {
     }
 
     private func declare(_ name: String, _ kind: Kind, _ help: String, _ buckets: [Double]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if families[name] == nil {
-            families[name] = Family(kind: kind, help: help, buckets: buckets)
-            order.append(name)
+        state.withLock { state in
+            if state.families[name] == nil {
+                state.families[name] = Family(kind: kind, help: help, buckets: buckets)
+                state.order.append(name)
+            }
         }
     }
 
     /// Adds to a counter.
     public func increment(_ name: String, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
         let key = Self.labelString(labels)
-        lock.lock()
-        families[name]?.values[key, default: 0] += amount
-        lock.unlock()
+        let cap = maxSeriesPerFamily
+        state.withLock { $0.families[name]?.add(amount, key, labels, cap: cap) }
     }
 
     /// Sets a gauge.
     public func set(_ name: String, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
         let key = Self.labelString(labels)
-        lock.lock()
-        families[name]?.values[key] = value
-        lock.unlock()
+        let cap = maxSeriesPerFamily
+        state.withLock { $0.families[name]?.set(value, key, labels, cap: cap) }
     }
 
     /// Records one observation in a histogram.
     public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         let key = Self.labelString(labels)
-        lock.lock()
-        defer { lock.unlock() }
-        guard var family = families[name], family.kind == .histogram else { return }
-        var histogram = family.histograms[key] ?? Histogram(counts: Array(repeating: 0, count: family.buckets.count))
-        if let index = family.buckets.firstIndex(where: { value <= $0 }) { histogram.counts[index] += 1 }
-        histogram.sum += value
-        histogram.count += 1
-        family.histograms[key] = histogram
-        families[name] = family
+        let cap = maxSeriesPerFamily
+        state.withLock { $0.families[name]?.observe(value, key, labels, cap: cap) }
     }
 
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
     public func addCollector(_ collector: @escaping @Sendable (Metrics) -> Void) {
-        lock.lock()
-        collectors.append(collector)
-        lock.unlock()
+        state.withLock { $0.collectors.append(collector) }
     }
 
     /// The current value of a counter or gauge series (tests and `/ready`).
     public func value(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         let key = Self.labelString(labels)
-        lock.lock()
-        defer { lock.unlock() }
-        return families[name]?.values[key] ?? 0
+        return state.withLock { $0.families[name]?.values[key] ?? 0 }
+    }
+
+    /// How many series a family holds (tests; the cap's effect).
+    public func seriesCount(_ name: String) -> Int {
+        state.withLock { $0.families[name]?.seriesCount ?? 0 }
     }
 
     /// Prometheus text exposition format 0.0.4.
     public func render() -> String {
-        lock.lock()
-        let pending = collectors
-        lock.unlock()
+        let pending = state.withLock { $0.collectors }
         for collector in pending { collector(self) }
-
-        lock.lock()
-        defer { lock.unlock() }
+        // Copy-on-write: taking the snapshot is constant time; the formatting below runs without the lock.
+        let (families, order) = state.withLock { ($0.families, $0.order) }
         var out = ""
         for name in order {
             guard let family = families[name] else { continue }
             out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
             switch family.kind {
             case .counter, .gauge:
-                for key in family.values.keys.sorted() {
-                    out += "\(name)\(key.isEmpty ? "" : "{\(key)}") \(Self.format(family.values[key]!))\n"
+                for (key, value) in family.values.sorted(by: { $0.key < $1.key }) {
+                    out += "\(name)\(key.isEmpty ? "" : "{\(key)}") \(Self.format(value))\n"
                 }
             case .histogram:
-                for key in family.histograms.keys.sorted() {
-                    let h = family.histograms[key]!
+                for (key, h) in family.histograms.sorted(by: { $0.key < $1.key }) {
                     let prefix = key.isEmpty ? "" : key + ","
                     var cumulative: UInt64 = 0
                     for (index, bound) in family.buckets.enumerated() {
@@ -131,7 +165,11 @@ public final class Metrics: @unchecked Sendable {
     }
 
     static func labelString(_ labels: KeyValuePairs<String, String>) -> String {
-        labels.map { "\($0.key)=\"\(escape($0.value))\"" }.joined(separator: ",")
+        labelString(labels.map { ($0.key, $0.value) })
+    }
+
+    static func labelString(_ labels: [(String, String)]) -> String {
+        labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",")
     }
 
     /// Label values escape backslash, quote and newline (exposition format rules).
@@ -149,6 +187,7 @@ public final class Metrics: @unchecked Sendable {
     }
 
     static func format(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
         return String(value)

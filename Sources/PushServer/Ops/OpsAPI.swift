@@ -3,37 +3,76 @@ import HTTPServer
 import PushStore
 
 /// `/health` (alive), `/ready` (able to do its job) and `/metrics` (Prometheus text format).
+///
+/// `/health` and `/ready`'s status code are public; `/metrics` and `/ready`'s details only go to the operator
+/// (see `OpsAccess`).
 struct OpsAPI: Sendable {
     let app: AppContext
     let instances: [InstanceRuntime]
     let apns: APNsClient
     let apnsHealth: APNsHealth
+    let storeHealth: StoreHealth
+    let access: OpsAccess
 
-    func register(into router: inout Router) {
+    static let metricsForbidden = HTTPError(.forbidden, title: "Forbidden", detail: "Metrics are only served to the operator")
+    static let tokenRequired = HTTPError(.unauthorized, title: "Unauthorized", detail: "Missing or incorrect operator token")
+
+    /// Registers the routes as served on `listener`.
+    func register(into router: inout Router, on listener: OpsAccess.Listener) {
         router.get("/health") { _ in
-            .json(.object(["status": .string("ok"), "version": .string(CLI.version)]))
+            .json(.object(["status": .string("ok"), "version": .string(BuildInfo.version),
+                           "commit": .string(BuildInfo.commit)]))
         }
-        router.get("/ready") { _ in try await ready() }
-        router.get("/metrics") { _ in
-            var response = HTTPResponse.text(app.metrics.render())
-            response.headers.replaceOrAdd("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            return response
+        router.get("/ready") { request in
+            try await ready(detailed: decide(request, listener) == .allowed)
+        }
+        router.get("/metrics") { request in
+            switch decide(request, listener) {
+            case .allowed:
+                var response = HTTPResponse.text(app.metrics.render())
+                response.headers.replaceOrAdd("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                return response
+            case .tokenRequired:
+                var response = HTTPResponse(error: Self.tokenRequired)
+                response.headers.add("WWW-Authenticate", "Bearer")
+                return response
+            case .notServedHere:
+                throw Self.metricsForbidden
+            }
         }
     }
 
-    /// 200 when the store answers; 503 otherwise, saying why. Instances without credentials and an unreachable APNs
+    private func decide(_ request: HTTPRequest, _ listener: OpsAccess.Listener) -> OpsAccess.Decision {
+        let forwarded = OpsAccess.forwardingHeaders.contains { request.headers.first($0) != nil }
+        return access.decide(authorization: request.headers.first("authorization"), peer: request.peer,
+                             forwarded: forwarded, on: listener)
+    }
+
+    /// 200 when the store answers and can write; 503 otherwise. Only `{"ready": …}` unless `detailed`, which adds
+    /// why, per-instance credentials and APNs reachability. Instances without credentials and an unreachable APNs
     /// are reported but do not fail readiness: the server still accepts and queues work, which is what a load
     /// balancer's readiness decides.
-    func ready() async throws -> HTTPResponse {
+    func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
-        var ready = true
+        let store = storeHealth.snapshot
+        var ready = store.writable
+        var storeCheck: [String: JSONValue] = [
+            "writable": .bool(store.writable),
+            "failingSince": store.failingSince.map { .string($0.iso8601) } ?? .null,
+            "lastFailure": store.lastFailure.map { .string($0.reason.rawValue) } ?? .null,
+            "failures": .int(store.failures),
+        ]
         do {
-            let depth = try await app.store.queueDepth()
-            checks["store"] = .object(["ok": .bool(true), "queueDepth": .int(depth)])
+            storeCheck["queueDepth"] = .int(try await app.store.queueDepth())
         } catch {
             ready = false
-            checks["store"] = .object(["ok": .bool(false), "error": .string("\(error)")])
+            storeCheck["error"] = .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)")
         }
+        storeCheck["ok"] = .bool(ready)
+        guard detailed else {
+            return .json(.object(["ready": .bool(ready)]), status: ready ? .ok : .serviceUnavailable)
+        }
+        checks["store"] = .object(storeCheck)
         var list: [JSONValue] = []
         for instance in instances {
             list.append(.object([

@@ -42,7 +42,7 @@ enum DeliveryOutcome: Equatable {
             case 400 where reason == "BadDeviceToken" && !target.environmentDeclared && !isEnvironmentRetry:
                 return .retryInEnvironment(environment == .sandbox ? .production : .sandbox)
             case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
-                counters[PublishCounter.failed(reason!)] = 1
+                counters[PublishCounter.failed(reason ?? "BadDeviceToken")] = 1
                 effect = .badToken
                 counters[PublishCounter.devicesRemoved] = 1
             default:
@@ -71,6 +71,12 @@ enum DeliveryOutcome: Equatable {
                           device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
         }
     }
+
+    /// Reasons the server gives itself (no APNs answer, or a local rule), besides Apple's own names: the metric
+    /// label set (`MetricLabel.reasons`) is built from these.
+    static let localReasons: Set<String> = [
+        "InvalidPayload", "InvalidHeader", "TransportError", "ProviderTokenSigningFailed", "NoAPNsCredentials",
+    ]
 
     /// A reason name for a local header-rule violation, in Apple's CamelCase style.
     static func name(_ violation: APNsViolation) -> String {

@@ -21,8 +21,14 @@ public final class PublishEngine: Sendable {
         public var checkpointInterval: Duration = .milliseconds(200)
         /// …or sooner, once this many results wait.
         public var checkpointBatch = 500
+        /// Sending pauses while this many results wait for a checkpoint (the store cannot write, say): memory and
+        /// what a crash would send again stay bounded.
+        public var maxUncheckpointedResults = 10_000
         /// How often the queue is polled when nothing wakes the engine (other nodes' jobs, expired leases).
         public var pollInterval: Duration = .seconds(1)
+        /// While the store cannot write (a full disk), how long a publish waits before writing its last results
+        /// or its end again.
+        public var storeRetryInterval: Duration = .seconds(1)
         /// This node's name in leases.
         public var workerID = "node-\(ProcessInfo.processInfo.hostName)-\(getpid())"
         public init() {}
@@ -136,6 +142,9 @@ public final class PublishEngine: Sendable {
                 metrics.set("push_publish_jobs_running", to: Double(running))
                 return claimed
             }
+        } catch let error as StoreUnavailableError {
+            // Logged once per interval by StoreHealth; the next poll claims again.
+            logger.debug("Claiming a publish failed: store unavailable", ["error": error.description])
         } catch {
             logger.error("Claiming a publish failed", ["error": "\(error)"])
         }
@@ -223,6 +232,8 @@ public final class PublishEngine: Sendable {
                     } catch PushStoreError.leaseLost {
                         log.error("Publish lease lost to another worker; stopping this run")
                         run.markLost()
+                    } catch let error as StoreUnavailableError {
+                        log.debug("Renewing the publish lease failed: store unavailable", ["error": error.description])
                     } catch {
                         log.error("Renewing the publish lease failed", ["error": "\(error)"])
                     }
@@ -233,7 +244,11 @@ public final class PublishEngine: Sendable {
             // Wake the checkpoint loop from its sleep: a one-device publish must not wait out the interval.
             group.cancelAll()
         }
-        if !run.isLost { await checkpoint(run, log: log) }
+        // The last results must be stored before the publish ends: while the store cannot write (a full disk)
+        // they are kept and written again, so nothing answered is sent twice or missing from the counts.
+        while !run.isLost, await checkpoint(run, log: log) == .storeUnavailable, !isStopping {
+            try? await Task.sleep(for: settings.storeRetryInterval)
+        }
         if run.isLost {
             // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
             return
@@ -271,6 +286,9 @@ public final class PublishEngine: Sendable {
             guard let page = await nextPage.value else { break }
             if !page.isLast { nextPage = prefetch(job, after: page.cursor, log: log) }
             for target in page.targets where target.platform == .apns && !answered.contains(target.ref) {
+                while run.pendingResults >= settings.maxUncheckpointedResults && !isStopping && !run.isLost {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
                 if isStopping || run.isLost { break }
                 run.submitted(target)
                 guard let credentials = instance.credentials else {
@@ -309,8 +327,13 @@ public final class PublishEngine: Sendable {
                     }
                     return page
                 } catch {
-                    log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
-                    try? await Task.sleep(for: .seconds(1))
+                    if let unavailable = StoreUnavailableError(error) {
+                        log.debug("Reading publish targets failed: store unavailable; retrying",
+                                  ["error": unavailable.description])
+                    } else {
+                        log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
+                    }
+                    try? await Task.sleep(for: settings.storeRetryInterval)
                 }
             }
             return nil
@@ -330,7 +353,7 @@ public final class PublishEngine: Sendable {
                 run.completed(target, counters: counters, device: device)
                 activity.record(instanceID: instance.config.id, accepted: device.status == 200)
                 metrics.increment("push_notifications_total",
-                                  ["status": String(device.status), "reason": device.reason ?? ""])
+                                  ["status": MetricLabel.status(device.status), "reason": MetricLabel.reason(device.reason)])
             case .retryInEnvironment(let other):
                 run.add(PublishCounter.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the curl thread free.
@@ -344,10 +367,21 @@ public final class PublishEngine: Sendable {
         }
     }
 
-    private func checkpoint(_ run: PublishRun, log: Logger) async {
-        guard !run.isLost else { return }
+    /// What became of a checkpoint.
+    enum CheckpointOutcome: Equatable {
+        /// Written, or nothing to write, or the run lost its lease.
+        case done
+        /// The store could not write; the results are kept for the next attempt.
+        case storeUnavailable
+        /// Another failure (logged); the results are kept for the next attempt.
+        case failed
+    }
+
+    @discardableResult
+    private func checkpoint(_ run: PublishRun, log: Logger) async -> CheckpointOutcome {
+        guard !run.isLost else { return .done }
         let batch = run.drain()
-        guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return }
+        guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
             let started = ContinuousClock.now
             try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: batch.cursor,
@@ -362,20 +396,34 @@ public final class PublishEngine: Sendable {
             // Retrying cannot succeed, and sending on would duplicate the new owner's work.
             log.error("Publish lease lost to another worker; stopping this run")
             run.markLost()
+        } catch let error as StoreUnavailableError {
+            // StoreHealth logs the outage once per interval; a line per checkpoint would flood the log.
+            log.debug("Checkpoint failed: store unavailable; will retry", ["error": error.description])
+            run.restore(batch)
+            return .storeUnavailable
         } catch {
             log.error("Checkpoint failed; will retry", ["error": "\(error)"])
             run.restore(batch)
+            return .failed
         }
+        return .done
     }
 
     private func finish(_ claimed: ClaimedJob, state: PublishState, summary: String?, total: Int64? = nil,
                         run: PublishRun? = nil, plan: PublishPlan? = nil, log: Logger) async {
-        do {
-            try await store.finishJob(claimed.id, workerID: settings.workerID, state: state, targetsTotal: total,
-                                      summary: summary, now: Date())
-        } catch {
-            log.error("Finishing the publish failed", ["error": "\(error)"])
-            return
+        while true {
+            do {
+                try await store.finishJob(claimed.id, workerID: settings.workerID, state: state, targetsTotal: total,
+                                          summary: summary, now: Date())
+                break
+            } catch let error as StoreUnavailableError where !isStopping {
+                // Wait for the store rather than leave the job to be claimed again after its lease expires.
+                log.debug("Finishing the publish failed: store unavailable; will retry", ["error": error.description])
+                try? await Task.sleep(for: settings.storeRetryInterval)
+            } catch {
+                log.error("Finishing the publish failed", ["error": "\(error)"])
+                return
+            }
         }
         metrics.increment("push_publish_jobs_total", ["state": state.rawValue])
         let status = try? await store.publishStatus(instanceID: claimed.job.instanceID, publishID: claimed.job.publishID)

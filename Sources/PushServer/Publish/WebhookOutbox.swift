@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 import JWTSigner
 import Logging
 import PushStore
@@ -13,22 +11,27 @@ import Locking
 /// - Per-publish `webhookUrl`: `STARTED` and `FINISHED` bodies (camelCase, unsigned; credentials go in the URL).
 /// - Instance webhooks: `v1.PublishToUsersAttempt`, `v1.UserNotificationAcknowledgement`, `v1.UserNotificationOpen`,
 ///   signed with `Webhook-Signature` = hex HMAC-SHA1 of the body keyed with the webhook secret.
+///
+/// Sent by `HTTPPostClient` (libcurl, like APNs): URLs come from API callers, so its destination policy refuses
+/// loopback, private and link-local addresses after DNS resolution unless `webhooks.allowedDestinations` allows
+/// them, and redirects, slow receivers and oversized answers are cut (`webhooks.*` in the config).
 final class WebhookOutbox: Sendable {
     /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
     static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
-    /// The receiver must answer within 3 s.
-    static let timeout: TimeInterval = 3
 
     private let store: any PushStorage
+    private let client: HTTPPostClient
     private let logger: Logger
     private let metrics: Metrics
     private let stopped = Locked(false)
 
-    init(store: any PushStorage, metrics: Metrics, logger: Logger) {
+    init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger) {
         self.store = store
+        self.client = client
         self.metrics = metrics
         self.logger = logger
         metrics.declare("push_webhooks_total", counter: "Webhook attempts by outcome.")
+        metrics.declare("push_webhook_failures_total", counter: "Failed webhook attempts by reason.")
     }
 
     // MARK: Producing
@@ -134,20 +137,42 @@ final class WebhookOutbox: Sendable {
         }
     }
 
-    func stop() { stopped.withLock { $0 = true } }
+    /// Stops claiming webhooks and aborts the attempts in flight: they are not marked, so their lease runs out and
+    /// they are retried after the restart (at-least-once). Frees the client's curl handles.
+    func shutdown() async {
+        stopped.withLock { $0 = true }
+        await client.shutdown()
+    }
 
     private func attempt(_ webhook: PendingWebhook) async {
-        var outcome: WebhookOutcome
+        let request = webhook.request
+        let failure: (reason: String, message: String)
         do {
-            let status = try await post(webhook.request)
+            let status = try await client.post(url: request.url, headers: request.headers, body: [UInt8](request.body))
             if (200..<300).contains(status) {
-                outcome = .delivered
-            } else {
-                outcome = Self.nextOutcome(attempts: webhook.attempts, error: "HTTP \(status)")
+                await record(webhook, .delivered)
+                return
             }
+            let redirect = (300..<400).contains(status) ? " (redirects are not followed)" : ""
+            failure = ("http_status", "\(Self.redacted(request.url)) answered HTTP \(status)\(redirect)")
         } catch {
-            outcome = Self.nextOutcome(attempts: webhook.attempts, error: "\(error)")
+            if error.kind == .shutdown { return }
+            failure = (error.kind.rawValue, error.message)
         }
+        metrics.increment("push_webhook_failures_total", ["reason": failure.reason])
+        let fields: KeyValuePairs<String, String> = [
+            "url": Self.redacted(request.url), "reason": failure.reason, "error": failure.message,
+            "attempt": String(webhook.attempts + 1),
+        ]
+        if failure.reason == HTTPPostError.Kind.refusedDestination.rawValue {
+            logger.warning("Webhook destination refused", fields)
+        } else {
+            logger.notice("Webhook attempt failed", fields)
+        }
+        await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: "\(failure.reason): \(failure.message)"))
+    }
+
+    private func record(_ webhook: PendingWebhook, _ outcome: WebhookOutcome) async {
         switch outcome {
         case .delivered: metrics.increment("push_webhooks_total", ["outcome": "delivered"])
         case .retry: metrics.increment("push_webhooks_total", ["outcome": "retry"])
@@ -158,17 +183,12 @@ final class WebhookOutbox: Sendable {
 
     /// After a failed attempt: retry on Beams' schedule, or give up after the last delay.
     static func nextOutcome(attempts: Int, error: String, now: Date = Date()) -> WebhookOutcome {
-        guard attempts < retryDelays.count else { return .gaveUp(error: error) }
+        guard retryDelays.indices.contains(attempts) else { return .gaveUp(error: error) }
         return .retry(at: now.addingTimeInterval(retryDelays[attempts]), error: error)
     }
 
-    private func post(_ request: WebhookRequest) async throws -> Int {
-        guard let url = URL(string: request.url) else { throw URLError(.badURL) }
-        var urlRequest = URLRequest(url: url, timeoutInterval: Self.timeout)
-        urlRequest.httpMethod = "POST"
-        urlRequest.httpBody = request.body
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let (_, response) = try await URLSession.shared.data(for: urlRequest)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    /// The URL without credentials, path or query, for logs (a `webhookUrl` may carry basic-auth credentials).
+    static func redacted(_ url: String) -> String {
+        (try? HTTPURL(url))?.redacted ?? "(invalid URL)"
     }
 }

@@ -144,3 +144,35 @@ public struct ReportingEvent: Sendable, Equatable {
         self.at = at
     }
 }
+
+/// What the Reporting API checks an event against (see `PushStorage.reportFacts`).
+public struct ReportFacts: Sendable, Equatable {
+    /// The device the event names; nil when the instance has no such device.
+    public var device: Device?
+    /// The publish the event names; nil when unknown (never made here, or deleted by retention).
+    public var publish: ReportedPublish?
+
+    public init(device: Device?, publish: ReportedPublish?) {
+        self.device = device
+        self.publish = publish
+    }
+}
+
+/// The parts of a publish a report is checked against.
+public struct ReportedPublish: Sendable, Equatable {
+    public var kind: PublishKind
+    public var createdAt: Date
+    /// nil while it waits in the queue: no device can have received it yet.
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    /// For a users publish: whether the user bound to the reported device is one of its targets.
+    public var targetsDeviceUser: Bool
+
+    public init(kind: PublishKind, createdAt: Date, startedAt: Date?, finishedAt: Date?, targetsDeviceUser: Bool) {
+        self.kind = kind
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.targetsDeviceUser = targetsDeviceUser
+    }
+}

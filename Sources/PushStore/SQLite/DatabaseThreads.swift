@@ -1,12 +1,15 @@
 import Foundation
+import Locking
 import Logging
 
-/// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns whether the
-/// operation succeeded (if not, its savepoint is rolled back) and what to do once the transaction committed.
+/// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns the error it
+/// failed with (if any, its savepoint is rolled back) and what to do once the transaction committed.
 struct WriteOperation: Sendable {
-    let run: @Sendable (SQLiteConnection) -> (succeeded: Bool, afterCommit: @Sendable () -> Void)
+    let run: @Sendable (SQLiteConnection) -> (failure: (any Error)?, afterCommit: @Sendable () -> Void)
     /// Called instead of `afterCommit` when the shared transaction could not be committed.
     let fail: @Sendable (any Error) -> Void
+    /// A probe's commit proves the store can write even though it changes no rows.
+    var isProbe = false
 }
 
 /// Work for a reader thread.
@@ -71,14 +74,17 @@ final class CountdownLatch: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `stats` is guarded by `statsLock`; the connection lives only on the thread.
 final class WriterThread: @unchecked Sendable {
-    private let queue = WorkQueue<WriteOperation>()
+    private let queue = BlockingQueue<WriteOperation>()
     private let statsLock = NSLock()
     private var stats = WriterStatistics()
 
-    /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last.
+    /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
+    /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
+    /// batch that changed nothing).
     init(
         maxBatch: Int,
         logger: Logger,
+        health: @escaping @Sendable (StoreHealthEvent) -> Void,
         open: @escaping @Sendable () throws -> SQLiteConnection,
         ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
         finished: @escaping @Sendable ((any Error)?) -> Void
@@ -97,7 +103,7 @@ final class WriterThread: @unchecked Sendable {
             while true {
                 let batch = queue.take(max: maxBatch)
                 if batch.isEmpty { break }
-                self.runBatch(batch, on: connection, logger: logger)
+                self.runBatch(batch, on: connection, logger: logger, health: health)
             }
             do {
                 try connection.close()
@@ -126,7 +132,12 @@ final class WriterThread: @unchecked Sendable {
         return stats
     }
 
-    private func runBatch(_ batch: [WriteOperation], on connection: SQLiteConnection, logger: Logger) {
+    /// Runs one group transaction. What it showed about the store's health is reported before any caller is
+    /// resumed, so a caller that saw a failure finds the store's health already updated.
+    private func runBatch(
+        _ batch: [WriteOperation], on connection: SQLiteConnection, logger: Logger,
+        health: @Sendable (StoreHealthEvent) -> Void
+    ) {
         statsLock.lock()
         stats.transactions += 1
         stats.operations += batch.count
@@ -134,23 +145,42 @@ final class WriterThread: @unchecked Sendable {
 
         var completions: [@Sendable () -> Void] = []
         completions.reserveCapacity(batch.count)
+        let changesBefore = connection.totalChanges
+        var unavailable: StoreUnavailableError?
         do {
             try connection.run("BEGIN IMMEDIATE")
             for operation in batch {
                 try connection.run("SAVEPOINT op")
                 let outcome = operation.run(connection)
-                if !outcome.succeeded { try connection.run("ROLLBACK TO op") }
+                if let failure = outcome.failure {
+                    if let reason = StoreUnavailableError(failure) { unavailable = unavailable ?? reason }
+                    // After a disk-full or I/O error SQLite may have rolled back the whole transaction: the other
+                    // operations' changes are gone too, so the batch fails with the cause.
+                    if connection.isAutocommit { throw failure }
+                    try connection.run("ROLLBACK TO op")
+                }
                 try connection.run("RELEASE op")
                 completions.append(outcome.afterCommit)
             }
             try connection.run("COMMIT")
         } catch {
+            _ = try? connection.run("ROLLBACK")
+            if let reason = StoreUnavailableError(error) ?? unavailable {
+                // An outage is logged once per interval by whoever watches `health`, not once per batch.
+                logger.debug("Group commit failed: store unavailable", ["operations": String(batch.count), "error": reason.description])
+                health(.failed(reason))
+            } else {
+                logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
+            }
             // Nothing in this batch is durable, so every caller hears about it; none is resumed twice because
             // `completions` are dropped.
-            logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
-            _ = try? connection.run("ROLLBACK")
             for operation in batch { operation.fail(error) }
             return
+        }
+        if let unavailable {
+            health(.failed(unavailable))
+        } else if connection.totalChanges > changesBefore || batch.contains(where: \.isProbe) {
+            health(.wrote)
         }
         for completion in completions { completion() }
     }
@@ -159,7 +189,7 @@ final class WriterThread: @unchecked Sendable {
 /// Reader threads, each with its own read-only connection, sharing one queue (WAL lets them read while the
 /// writer writes).
 final class ReaderPool: Sendable {
-    private let queue = WorkQueue<ReadOperation>()
+    private let queue = BlockingQueue<ReadOperation>()
 
     /// Starts `count` threads. `open` runs on each; `ready` is called once per thread.
     init(

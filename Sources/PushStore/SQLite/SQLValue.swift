@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A value bound to a statement parameter.
 public enum SQLValue: Sendable, Equatable {
@@ -19,8 +20,10 @@ public enum SQLValue: Sendable, Equatable {
 }
 
 extension Date {
-    /// Whole milliseconds since 1970, rounded down: the unit every timestamp column uses.
-    public var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Whole milliseconds since 1970, rounded down: the unit every timestamp column uses. Saturates at
+    /// `Int64.min`/`Int64.max` (NaN reads as 0): dates built from client or APNs numbers can be far outside any
+    /// real time, and must be stored (or refused by the caller), never trap.
+    public var millisecondsSince1970: Int64 { Int64(saturating: (timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// The date `milliseconds` after 1970.
     public init(millisecondsSince1970 milliseconds: Int64) {
@@ -29,9 +32,13 @@ extension Date {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// Whole milliseconds, rounded toward zero, saturating at `Int64`'s range.
     var milliseconds: Int64 {
         let parts = components
-        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+        let (scaled, overflow) = parts.seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return parts.seconds < 0 ? .min : .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(parts.attoseconds / 1_000_000_000_000_000)
+        if overflow2 { return parts.seconds < 0 ? .min : .max }
+        return sum
     }
 }

@@ -146,6 +146,17 @@ public final class SQLiteConnection {
     /// The rowid of the last successful INSERT on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
 
+    /// Rows changed by INSERT, UPDATE and DELETE since the connection opened.
+    var totalChanges: Int64 { sqlite3_total_changes64(db) }
+
+    /// Whether no transaction is open. After a disk-full or I/O error SQLite may roll the whole transaction back
+    /// on its own; this tells.
+    var isAutocommit: Bool { sqlite3_get_autocommit(db) != 0 }
+
+    /// Whether SQLite opened the database read-only (it silently does so when the file or its file system cannot
+    /// be written).
+    var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+
     /// Sets the per-connection pragmas every store connection uses.
     func configure(busyTimeout: Duration, synchronous: Synchronous, cacheSizeKiB: Int?) throws {
         try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds)))

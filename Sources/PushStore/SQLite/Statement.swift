@@ -76,7 +76,7 @@ public final class Statement {
                     return
                 }
                 let chars = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
-                try check(sqlite3_bind_text(stmt, index, chars, Int32(bytes.count), csqlite_transient()))
+                try check(sqlite3_bind_text(stmt, index, chars, try length(bytes.count), csqlite_transient()))
             }
         case .blob(let v):
             if v.isEmpty {
@@ -84,10 +84,18 @@ public final class Statement {
                 try check(sqlite3_bind_zeroblob(stmt, index, 0))
             } else {
                 try v.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Void in
-                    try check(sqlite3_bind_blob(stmt, index, bytes.baseAddress, Int32(bytes.count), csqlite_transient()))
+                    try check(sqlite3_bind_blob(stmt, index, bytes.baseAddress, try length(bytes.count), csqlite_transient()))
                 }
             }
         }
+    }
+
+    /// A bind length as SQLite's `Int32`; past it SQLite's own "string or blob too big" error, never a trap.
+    private func length(_ count: Int) throws -> Int32 {
+        guard let length = Int32(exactly: count) else {
+            throw SQLiteError(code: SQLITE_TOOBIG, extendedCode: SQLITE_TOOBIG, message: "string or blob too big", sql: sql)
+        }
+        return length
     }
 
     /// Advances to the next row: `true` when a row is available, `false` when the statement is done.

@@ -1,0 +1,68 @@
+import CLibCurl
+
+/// Owns one curl easy handle and the error buffer curl writes into: the handle's only Swift owner.
+///
+/// Not Sendable: a handle is used by one thread at a time (curl's rule), the thread of whoever owns this object.
+/// `close()` frees it explicitly (a handle attached to a multi must be removed first); `deinit` frees it too if
+/// the owner forgot, so a handle never leaks.
+public final class CurlEasy {
+    /// The `CURL *`, for `curl_multi_add_handle` and the typed `ccurl_*` setters.
+    public let handle: UnsafeMutableRawPointer
+    /// `CURLOPT_ERRORBUFFER` is borrowed by curl for the handle's lifetime, so it lives exactly as long.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var closed = false
+
+    /// Creates a handle with the options every user of this process needs: no signals (timeouts must not use
+    /// SIGALRM in a multi-threaded process) and the detailed error buffer.
+    /// - Throws: `CurlError` when curl is out of memory or refuses an option.
+    public init() throws(CurlError) {
+        try CurlGlobal.ensureInitialised()
+        guard let handle = curl_easy_init() else { throw .outOfMemory("curl_easy_init") }
+        self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        do {
+            try curlCheck(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+            try curlCheck(ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Forgets the previous transfer's detailed error message.
+    public func clearError() { errorBuffer[0] = 0 }
+
+    /// curl's detailed message for the last failure, or its generic one for `code`.
+    public func errorMessage(_ code: CURLcode) -> String {
+        if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
+        return String(cString: curl_easy_strerror(code))
+    }
+
+    /// The response status of the finished transfer (0 if none arrived).
+    public var responseCode: Int {
+        var code = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// New connections the finished transfer had to open (0 when it reused one).
+    public var connectionsOpened: Int {
+        var count = 0
+        _ = ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count)
+        return count
+    }
+
+    /// Frees the handle and its buffer; idempotent. The handle must not be attached to a multi.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+}
+
+@available(*, unavailable, message: "a curl easy handle belongs to one thread")
+extension CurlEasy: Sendable {}

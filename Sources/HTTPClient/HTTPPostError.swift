@@ -1,0 +1,30 @@
+/// Why an outbound POST got no HTTP response. Small and typed: `kind` is a bounded metric label, `message` says
+/// what happened without credentials (URLs appear only as `HTTPURL.redacted`).
+public struct HTTPPostError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Not an http or https URL libcurl accepts.
+        case invalidURL = "invalid_url"
+        /// Every address the host resolved to is refused by the `DestinationPolicy`: nothing was sent.
+        case refusedDestination = "refused_destination"
+        /// No complete answer within the time limit (connect or total).
+        case timeout
+        /// The response (headers and body) grew past the size cap; the transfer was aborted.
+        case responseTooLarge = "response_too_large"
+        /// DNS, TCP, TLS or HTTP framing failed.
+        case connection
+        /// The client was shut down before the answer.
+        case shutdown
+        /// libcurl refused an option or ran out of memory.
+        case internalError = "internal"
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}

@@ -1,0 +1,61 @@
+import Glibc
+
+/// An IPv4 or IPv6 address: 4 or 16 bytes in network order. A plain value, so the destination policy is tested
+/// without sockets.
+public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    public enum Family: Sendable { case v4, v6 }
+
+    /// 4 bytes (IPv4) or 16 bytes (IPv6), most significant first.
+    public let bytes: [UInt8]
+
+    public var family: Family { bytes.count == 4 ? .v4 : .v6 }
+
+    /// An IPv4 address from its four octets.
+    public init(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
+        bytes = [a, b, c, d]
+    }
+
+    /// Raw bytes; nil unless there are exactly 4 or 16.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses the textual forms `inet_pton` accepts: dotted decimal IPv4 (no octal, hex or shortened forms
+    /// such as `127.1`, which `inet_aton` would read) and RFC 4291 IPv6, including `::ffff:1.2.3.4`. No zone
+    /// ids, no brackets.
+    public init?(_ text: String) {
+        // The longest IPv6 text (with an embedded IPv4) is 45 bytes; anything longer is not an address.
+        guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        if text.contains(":") {
+            guard inet_pton(AF_INET6, text, &buffer) == 1 else { return nil }
+            bytes = buffer
+        } else {
+            guard inet_pton(AF_INET, text, &buffer) == 1 else { return nil }
+            bytes = Array(buffer[0..<4])
+        }
+    }
+
+    /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), which a dual-stack socket
+    /// connects to as plain IPv4; nil for anything else.
+    public var mappedIPv4: IPAddress? {
+        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF
+        else { return nil }
+        return IPAddress(bytes[12], bytes[13], bytes[14], bytes[15])
+    }
+
+    /// The 4 bytes at `offset` of an IPv6 address, as an IPv4 address (NAT64 and 6to4 embed one).
+    func embeddedIPv4(at offset: Int) -> IPAddress? {
+        guard bytes.count == 16, offset >= 0, offset + 4 <= 16 else { return nil }
+        return IPAddress(bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3])
+    }
+
+    /// `inet_ntop`'s canonical text (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
+    public var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        guard inet_ntop(family, bytes, &text, socklen_t(text.count)) != nil else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A blocking multi-producer queue drained by dedicated threads (the store's SQLite threads, the log writer).
+///
+/// Producers never block: `push` appends and signals. Consumers block in `take` until items arrive or the queue
+/// is closed, so a drained queue costs no CPU (no polling).
+///
+/// It waits on an `NSCondition` (a pthread mutex plus condition variable), the waiting form of the same pthread
+/// lock `Locked` uses; ThreadSanitizer models both.
+///
+/// `@unchecked Sendable`: `items`, `head` and `closed` are only touched while holding `condition`.
+public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Item] = []
+    private var head = 0
+    private var closed = false
+    /// Most items held at once; `push` refuses more, so a consumer that falls behind cannot grow memory forever.
+    private let capacity: Int
+
+    /// - Parameter capacity: items held at most before `push` refuses (`Int.max`: unbounded, for producers that
+    ///   are bounded elsewhere, like the store's callers).
+    public init(capacity: Int = .max) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Adds an item; returns `false` (and drops it) once the queue is closed or holds `capacity` items.
+    /// - Parameter evenIfFull: adds the item past the capacity (control items such as flush markers).
+    @discardableResult
+    public func push(_ item: Item, evenIfFull: Bool = false) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed, evenIfFull || items.count - head < capacity else { return false }
+        items.append(item)
+        condition.signal()
+        return true
+    }
+
+    /// Blocks until at least one item is available and takes up to `max` of them in FIFO order.
+    /// Returns an empty array only when the queue is closed and drained.
+    public func take(max: Int) -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && !closed { condition.wait() }
+        let end = min(items.count, head + max)
+        let batch = Array(items[head..<end])
+        head = end
+        if head == items.count {
+            items.removeAll(keepingCapacity: items.count <= 4096)
+            head = 0
+        } else if head > 4096 {
+            items.removeFirst(head)
+            head = 0
+        }
+        return batch
+    }
+
+    /// Items pushed and not yet taken.
+    public var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return items.count - head
+    }
+
+    /// Refuses new items and wakes every waiting thread; items already queued are still handed out.
+    public func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,28 @@
+import HTTPServer
+
+extension AppContext {
+    /// Charges `cost` requests to the client address of `request` (device and reporting APIs). Runs before the
+    /// instance is looked up, so requests naming unknown instances are limited too. - Throws: 429.
+    func checkClientLimit(_ request: HTTPRequest, cost: Double = 1) throws(BeamsError) {
+        guard let limiter = limiters.perAddress else { return }
+        try limit(limiter, limiters.clientKey(request), cost: cost, label: "ip")
+    }
+
+    /// Charges one request to `instance` on `limiter` (nil: unlimited). - Throws: 429.
+    func checkInstanceLimit(_ limiter: RateLimiter?, _ instance: InstanceConfig) throws(BeamsError) {
+        guard let limiter else { return }
+        try limit(limiter, instance.id.lowercased(), label: "instance")
+    }
+
+    func limit(_ limiter: RateLimiter, _ key: String, cost: Double = 1, label: String) throws(BeamsError) {
+        switch limiter.take(key, cost: cost) {
+        case .allowed:
+            return
+        case .untracked:
+            metrics.increment("push_rate_limit_untracked_total")
+        case .limited(let retryAfter):
+            metrics.increment("push_rate_limited_total", ["limit": label])
+            throw .rateLimited(retryAfter: retryAfter)
+        }
+    }
+}

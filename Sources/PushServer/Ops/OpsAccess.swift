@@ -1,0 +1,58 @@
+import Foundation
+
+/// Who may read `/metrics` and `/ready`'s details: they tell an attacker the queue depth, the APNs state and
+/// every route's traffic. `/health` and `/ready`'s status code stay public so load balancers work.
+///
+/// The rules, first match wins:
+/// 1. With an ops listener configured, the main listener never serves them.
+/// 2. With a token configured, the request must carry it (`Authorization: Bearer …`, compared in constant time).
+/// 3. On the ops listener (no token), everyone who can reach it may.
+/// 4. Otherwise only loopback peers, and only requests no proxy forwarded: a reverse proxy on the same host
+///    connects from loopback for every internet client, and adds `Forwarded`/`X-Forwarded-For`/`X-Real-IP`.
+struct OpsAccess: Sendable {
+    enum Decision: Sendable, Equatable {
+        case allowed
+        /// A token is configured and the request did not carry it (401).
+        case tokenRequired
+        /// Not served to this peer on this listener (403).
+        case notServedHere
+    }
+
+    /// Which listener a request arrived on.
+    enum Listener: Sendable { case main, ops }
+
+    let token: String?
+    let hasOpsListener: Bool
+
+    static let forwardingHeaders = ["forwarded", "x-forwarded-for", "x-real-ip"]
+
+    func decide(authorization: String?, peer: String, forwarded: Bool, on listener: Listener) -> Decision {
+        if listener == .main && hasOpsListener { return .notServedHere }
+        if let token {
+            guard let presented = BearerToken.parse(authorization), ConstantTime.equals(presented, token) else {
+                return .tokenRequired
+            }
+            return .allowed
+        }
+        if listener == .ops { return .allowed }
+        return Self.isLoopback(peer: peer) && !forwarded ? .allowed : .notServedHere
+    }
+
+    /// Whether `peer` (`ip:port` or `[ipv6]:port`, as the HTTP server reports it) is a loopback address:
+    /// 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6.
+    static func isLoopback(peer: String) -> Bool {
+        let host: Substring
+        if peer.hasPrefix("[") {
+            guard let close = peer.firstIndex(of: "]") else { return false }
+            host = peer[peer.index(after: peer.startIndex)..<close]
+        } else {
+            host = peer.split(separator: ":", maxSplits: 1).first ?? ""
+        }
+        let lower = host.lowercased()
+        if lower == "::1" { return true }
+        let v4 = lower.hasPrefix("::ffff:") ? String(lower.dropFirst(7)) : lower
+        let octets = v4.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return false }
+        return octets[0] == "127"
+    }
+}

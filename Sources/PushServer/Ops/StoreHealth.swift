@@ -1,0 +1,112 @@
+import Foundation
+import HTTPServer
+import Locking
+import Logging
+import PushStore
+
+/// The store's health for `/ready`, `/metrics`, the log and the clients' 503s.
+///
+/// Fed by the store's health events (`SQLitePushStore.Configuration.healthEvents`), it keeps a `StoreWriteState`,
+/// logs its reports, and feeds `push_store_writable` and `push_store_unavailable_total{reason}`. While
+/// writes fail, `run` probes the store every `probeInterval`, so the server notices by itself that space came back
+/// even when nothing else writes (a load balancer stops sending traffic once `/ready` says 503).
+final class StoreHealth: Sendable {
+    /// What `/ready` shows.
+    struct Snapshot: Sendable, Equatable {
+        var writable: Bool
+        var failingSince: Date?
+        var lastFailure: StoreUnavailableError?
+        var failures: Int
+    }
+
+    /// The `Retry-After` of a 503 answered while the store is unavailable.
+    let retryAfterSeconds: Int
+    private let state: Locked<StoreWriteState>
+    private let metrics: Metrics
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    private let stopped = Locked(false)
+    private let outages: AsyncStream<Void>
+    private let outageStarted: AsyncStream<Void>.Continuation
+
+    init(logInterval: TimeInterval, retryAfterSeconds: Int, metrics: Metrics, logger: Logger,
+         now: @escaping @Sendable () -> Date = { Date() }) {
+        self.retryAfterSeconds = retryAfterSeconds
+        self.state = Locked(StoreWriteState(logInterval: logInterval))
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+        (outages, outageStarted) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        metrics.declare("push_store_writable", gauge: "1 while the store can write; 0 while writes fail (disk full, I/O error, read-only, locked).")
+        metrics.declare("push_store_unavailable_total", counter: "Store operations refused because the store could not work, by reason.")
+        metrics.set("push_store_writable", to: 1)
+        // Read from the state at scrape time, so concurrent events can never leave the gauge stale.
+        metrics.addCollector { [state] metrics in
+            metrics.set("push_store_writable", to: state.withLock { $0.isWritable } ? 1 : 0)
+        }
+    }
+
+    /// Takes a store health event in (called on the store's threads).
+    func record(_ event: StoreHealthEvent) {
+        let (report, wasWritable, writable) = state.withLock { state in
+            let was = state.isWritable
+            return (state.record(event, at: now()), was, state.isWritable)
+        }
+        if case .failed(let error) = event {
+            metrics.increment("push_store_unavailable_total", ["reason": error.reason.rawValue])
+        }
+        if wasWritable && !writable { outageStarted.yield() }
+        switch report {
+        case .failing(let error):
+            logger.error("Store cannot write: requests that store data get 503 until it can", [
+                "reason": error.reason.rawValue, "error": error.detail,
+            ])
+        case .stillFailing(let error, let since, let failures):
+            logger.error("Store still cannot write", [
+                "reason": error.reason.rawValue, "error": error.detail, "since": since.iso8601,
+                "failures": String(failures),
+            ])
+        case .recovered(let since, let failures):
+            logger.notice("Store writes again", [
+                "since": since.iso8601, "failures": String(failures),
+                "outage_seconds": String(Int(now().timeIntervalSince(since).rounded())),
+            ])
+        case nil:
+            break
+        }
+    }
+
+    var snapshot: Snapshot {
+        state.withLock { state in
+            Snapshot(writable: state.isWritable, failingSince: state.outage?.since, lastFailure: state.outage?.last,
+                     failures: state.outage?.failures ?? 0)
+        }
+    }
+
+    var isWritable: Bool { state.withLock { $0.isWritable } }
+
+    /// Sleeps until an outage starts, then probes the store every `probeInterval` until it writes again; returns
+    /// after `stop()`.
+    func run(store: any PushStorage, probeInterval: Duration = .seconds(1)) async {
+        for await _ in outages {
+            while !isWritable && !stopped.withLock({ $0 }) {
+                try? await Task.sleep(for: probeInterval)
+                // The outcome reaches `record` through the store's health events.
+                try? await store.probeWrite()
+            }
+        }
+    }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        outageStarted.finish()
+    }
+
+    /// The answer to a request the store refused: 503 with `Retry-After`, in Beams' error format. The reason
+    /// stays in the log and the metrics; clients only learn that nothing was stored.
+    func response(for error: StoreUnavailableError) -> HTTPResponse {
+        var response = HTTPResponse(error: BeamsError.storeUnavailable)
+        response.headers.add("Retry-After", String(retryAfterSeconds))
+        return response
+    }
+}

@@ -1,0 +1,305 @@
+"""The Debian package as an administrator gets it (`make test-deb`): contents and modes, control fields, lintian,
+the packaged binary's libraries, its config, unit, user and maintainer scripts — all from the .deb itself."""
+import datetime
+import hashlib
+import json
+import re
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+import requests
+
+from conftest import ROOT, free_port
+
+UNIT = "lib/systemd/system/push-server.service"
+CONFIG = "etc/push-server/config.json"
+
+# Every file the package ships, with its mode; directories are 0755 except the database's.
+FILES = {
+    "usr/bin/push-server": "-rwxr-xr-x",
+    UNIT: "-rw-r--r--",
+    "usr/lib/sysusers.d/push-server.conf": "-rw-r--r--",
+    CONFIG: "-rw-r--r--",
+    "usr/share/doc/push-server/copyright": "-rw-r--r--",
+    "usr/share/doc/push-server/changelog.gz": "-rw-r--r--",
+    "usr/share/doc/push-server/README.md.gz": "-rw-r--r--",
+    "usr/share/doc/push-server/OPERATIONS.md.gz": "-rw-r--r--",
+    "usr/share/man/man1/push-server.1.gz": "-rw-r--r--",
+    "usr/share/lintian/overrides/push-server": "-rw-r--r--",
+}
+STATE_DIRECTORY = "var/lib/push-server"
+
+# The libraries the binary may link: Debian's libcurl, OpenSSL and SQLite, and the C/C++ runtime. Nothing from the
+# Swift toolchain (libswiftCore, libFoundation*, libdispatch) and no libxml2 (FoundationXML).
+ALLOWED_NEEDED = {"libssl.so.3", "libcrypto.so.3", "libsqlite3.so.0", "libcurl.so.4", "libm.so.6", "libstdc++.so.6",
+                  "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}
+
+
+def run(*args, **kwargs):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def contents(deb, with_sizes=False):
+    """`dpkg-deb -c` as {path: (mode, owner)}, or {path: (mode, size)}."""
+    entries = {}
+    for line in run("dpkg-deb", "-c", deb).stdout.splitlines():
+        mode, owner, size, _date, _time, path = line.split(None, 5)
+        entries[path.removeprefix("./").rstrip("/")] = (mode, int(size) if with_sizes else owner)
+    return entries
+
+
+def test_contents_and_modes(deb):
+    entries = contents(deb)
+    files = {path: mode for path, (mode, _) in entries.items() if not mode.startswith("d")}
+    assert files == FILES
+    directories = {path: mode for path, (mode, _) in entries.items() if mode.startswith("d")}
+    assert directories.pop(STATE_DIRECTORY) == "drwx------"
+    assert set(directories.values()) == {"drwxr-xr-x"}
+    assert {owner for _, owner in entries.values()} == {"root/root"}
+
+
+def test_shipped_config_and_unit_are_the_repository_files(unpacked):
+    assert (unpacked / CONFIG).read_bytes() == (ROOT / "deploy" / "config.production.json").read_bytes()
+    assert (unpacked / UNIT).read_bytes() == (ROOT / "deploy" / "push-server.service").read_bytes()
+
+
+def test_control_fields(deb, fields, build_info):
+    arch = run("dpkg", "--print-architecture").stdout.strip()
+    assert fields["Package"] == "push-server"
+    assert fields["Architecture"] == arch
+    # One version: the binary's own, in the control file and the file name.
+    assert fields["Version"] == build_info["version"]
+    assert deb.name == f"push-server_{build_info['version']}_{arch}.deb"
+    assert re.fullmatch(r".+ <[^@\s]+@[^@\s]+>", fields["Maintainer"])
+    assert fields["Section"] and fields["Priority"] == "optional"
+    assert "\n" in fields["Description"]  # a synopsis and an extended description
+
+    alternatives = [[re.sub(r"\s*\(.*\)", "", name).strip() for name in clause.split("|")]
+                    for clause in fields["Depends"].split(",")]
+    names = {name for clause in alternatives for name in clause}
+    # Computed by dpkg-shlibdeps from the binary: Debian's libraries, nothing from the Swift toolchain.
+    assert {"libc6", "libcurl4", "libssl3", "libsqlite3-0"} <= names
+    assert not [name for name in names if re.search(r"swift|foundation|xml|icu", name)], names
+    assert ["systemd", "systemd-standalone-sysusers", "systemd-sysusers"] in alternatives
+
+
+def test_installed_size_conffiles_and_md5sums(deb, unpacked, fields):
+    # As dpkg-gencontrol counts: KiB per file rounded up, 1 per directory (the root entry "" not counted).
+    entries = contents(deb, with_sizes=True)
+    expected = sum(-(-size // 1024) if mode.startswith("-") else 1 for path, (mode, size) in entries.items() if path)
+    assert int(fields["Installed-Size"]) == expected
+    assert (unpacked / "DEBIAN" / "conffiles").read_text().split() == ["/" + CONFIG]
+    sums = dict(reversed(line.split(None, 1)) for line in (unpacked / "DEBIAN" / "md5sums").read_text().splitlines())
+    assert set(sums) == set(FILES)
+    for path, digest in sums.items():
+        assert hashlib.md5((unpacked / path).read_bytes()).hexdigest() == digest, path
+
+
+def test_lintian_reports_nothing(deb):
+    # Every remaining tag is overridden with its reason in deploy/deb/lintian-overrides; an override that no longer
+    # matches would show up as a tag too. --pedantic and --display-info: not even informational tags remain.
+    result = run("lintian", "--pedantic", "--display-info", "--show-overrides", deb)
+    tags = [line for line in result.stdout.splitlines() if re.match(r"[EWIPX]: ", line)]
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert tags == [], "\n".join(tags)
+
+
+def test_binary_links_only_debian_libraries(binary):
+    ldd = run("ldd", binary)
+    assert ldd.returncode == 0, ldd.stderr
+    assert "/opt/swift" not in ldd.stdout and "not found" not in ldd.stdout, ldd.stdout
+    dynamic = run("readelf", "-d", binary).stdout
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic))
+    assert needed and needed <= ALLOWED_NEEDED, needed - ALLOWED_NEEDED
+    assert "RPATH" not in dynamic and "RUNPATH" not in dynamic  # no $ORIGIN or toolchain search path
+    assert "BIND_NOW" in dynamic or re.search(r"\(FLAGS_1\).*\bNOW\b", dynamic)  # full RELRO
+
+
+def test_version_names_the_commit_and_build_date(unpacked, build_info):
+    head = run("git", "rev-parse", "--short=12", "HEAD", cwd=ROOT).stdout.strip()
+    assert build_info["commit"].removesuffix("-dirty") == head
+    datetime.datetime.strptime(build_info["built"], "%Y-%m-%dT%H:%M:%SZ")
+    changelog = run("zcat", unpacked / "usr/share/doc/push-server/changelog.gz").stdout
+    assert changelog.startswith(f"push-server ({build_info['version']}) ")
+    assert build_info["commit"] in changelog
+
+
+def loaded_credentials(unit_text):
+    return {line.split("=", 1)[1].split(":", 1)[0] for line in unit_text.splitlines()
+            if line.startswith("LoadCredential=")}
+
+
+def test_config_uses_only_credentials_the_unit_loads(unpacked):
+    referenced = set(re.findall(r"\$\{CREDENTIALS_DIRECTORY\}/([\w.-]+)", (unpacked / CONFIG).read_text()))
+    assert referenced and referenced <= loaded_credentials((unpacked / UNIT).read_text())
+
+
+def test_packaged_config_passes_check_config_with_the_credentials(unpacked, binary, credentials):
+    result = run(binary, "check-config", unpacked / CONFIG, env={"CREDENTIALS_DIRECTORY": str(credentials)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"OK: {unpacked / CONFIG} (1 instance)")
+
+
+def test_packaged_config_without_credentials_names_each_missing_file(unpacked, binary, tmp_path):
+    result = run(binary, "check-config", unpacked / CONFIG, env={"CREDENTIALS_DIRECTORY": str(tmp_path)})
+    assert result.returncode == 2
+    for field in ["listen.tls.certificatePath", "listen.tls.privateKeyPath", "instances[0].secretKeyFile",
+                  "instances[0].apns.keyPath"]:
+        assert field in result.stderr, field
+
+
+def test_packaged_binary_serves_health_and_build_info(unpacked, binary, build_info, credentials, tmp_path):
+    # The shipped config with only the listener (a free loopback port) and the database file moved.
+    config = json.loads((unpacked / CONFIG).read_text())
+    port = free_port()
+    config["listen"].update({"host": "127.0.0.1", "port": port})
+    config["storage"]["path"] = str(tmp_path / "push.sqlite")
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(config))
+
+    # Started as systemd would (Type=notify): READY=1 on $NOTIFY_SOCKET says it serves.
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
+    log = tmp_path / "server.log"
+    proc = subprocess.Popen([str(binary), "serve", "--config", str(config_path)], cwd=tmp_path,
+                            env={"CREDENTIALS_DIRECTORY": str(credentials), "NOTIFY_SOCKET": str(tmp_path / "notify")},
+                            stdin=subprocess.DEVNULL, stderr=open(log, "wb"))
+    try:
+        while "READY=1" not in notify.recv(4096).decode():
+            pass
+        base, ca = f"https://127.0.0.1:{port}", str(credentials / "tls-cert.pem")
+        health = requests.get(f"{base}/health", verify=ca, timeout=5)
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "version": build_info["version"], "commit": build_info["commit"]}
+        metrics = requests.get(f"{base}/metrics", verify=ca, timeout=5).text
+        expected = f'push_server_build_info{{version="{build_info["version"]}",commit="{build_info["commit"]}"}} 1'
+        assert expected in metrics.splitlines()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        notify.close()
+    assert (tmp_path / "push.sqlite").exists()
+
+
+def test_unit_passes_systemd_analyze_verify(unpacked, tmp_path):
+    # The unpacked tree is not /, so the unit's /usr/bin/push-server is pointed at the unpacked binary, and
+    # man(1) finds the packaged page for Documentation=man:push-server(1).
+    unit = (unpacked / UNIT).read_text().replace("/usr/bin/push-server", str(unpacked / "usr/bin/push-server"))
+    path = tmp_path / "push-server.service"
+    path.write_text(unit)
+    result = run("systemd-analyze", "verify", path, env={"MANPATH": f"{unpacked}/usr/share/man:", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_sysusers_creates_the_system_user_the_unit_runs_as(unpacked, tmp_path):
+    (tmp_path / "etc").mkdir()
+    for name in ["passwd", "group", "shadow", "gshadow"]:
+        (tmp_path / "etc" / name).touch()
+    conf = unpacked / "usr/lib/sysusers.d/push-server.conf"
+    result = run("systemd-sysusers", f"--root={tmp_path}", conf)
+    assert result.returncode == 0, result.stderr
+    name, _, uid, gid, _gecos, home, shell = (tmp_path / "etc/passwd").read_text().strip().split(":")
+    assert (name, home, shell) == ("push-server", "/" + STATE_DIRECTORY, "/usr/sbin/nologin")
+    assert int(uid) < 1000 and f"push-server:x:{gid}:" in (tmp_path / "etc/group").read_text()
+    settings = [line for line in (unpacked / UNIT).read_text().splitlines() if not line.startswith("#")]
+    assert "User=push-server" in settings and "Group=push-server" in settings
+    assert not [line for line in settings if line.startswith("DynamicUser=")]
+
+
+class Scripts:
+    """The package's maintainer scripts run against logging stand-ins for the commands they call, so their decisions
+    (enable, start, restart, stop) show without touching this machine. The only change to the scripts: the test
+    for a systemd-booted machine (/run/systemd/system) and deb-systemd-helper's location point into `tmp`."""
+
+    COMMANDS = ["systemd-sysusers", "deb-systemd-helper", "deb-systemd-invoke", "systemctl", "dpkg-statoverride",
+                "chown", "chmod"]
+
+    def __init__(self, unpacked: Path, tmp: Path):
+        self.tmp, self.log = tmp, tmp / "calls.log"
+        self.booted = tmp / "run-systemd-system"
+        stubs = tmp / "bin"
+        stubs.mkdir()
+        for command in self.COMMANDS:
+            stub = stubs / command
+            # Exit codes: was-enabled per $WAS_ENABLED, dpkg-statoverride per $STATOVERRIDE; everything else 0.
+            stub.write_text('#!/bin/sh\necho "${0##*/} $*" >> "$CALLS"\n'
+                            'case "${0##*/} $*" in\n'
+                            '  "deb-systemd-helper --quiet was-enabled "*) exit "${WAS_ENABLED:-0}" ;;\n'
+                            '  "dpkg-statoverride --list "*) exit "${STATOVERRIDE:-1}" ;;\n'
+                            'esac\n')
+            stub.chmod(0o755)
+        self.path = f"{stubs}:/usr/bin:/bin"
+        for script in ["postinst", "prerm", "postrm"]:
+            text = (unpacked / "DEBIAN" / script).read_text()
+            text = text.replace("/run/systemd/system", str(self.booted))
+            text = text.replace("/usr/bin/deb-systemd-helper", str(stubs / "deb-systemd-helper"))
+            (tmp / script).write_text(text)
+
+    def __call__(self, script, *args, booted=True, **env):
+        if booted:
+            self.booted.mkdir(exist_ok=True)
+        elif self.booted.exists():
+            self.booted.rmdir()
+        self.log.write_text("")
+        result = run("sh", self.tmp / script, *args, env={"PATH": self.path, "CALLS": str(self.log), **env})
+        assert result.returncode == 0, result.stderr
+        return self.log.read_text().splitlines()
+
+
+def test_maintainer_scripts_are_valid_sh(unpacked):
+    for script in ["postinst", "prerm", "postrm"]:
+        path = unpacked / "DEBIAN" / script
+        assert path.stat().st_mode & 0o777 == 0o755
+        assert run("sh", "-n", path).returncode == 0, script
+
+
+def test_first_install_creates_user_and_enables_but_does_not_start(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    assert scripts("postinst", "configure") == [
+        "systemd-sysusers push-server.conf",
+        "dpkg-statoverride --list /var/lib/push-server",
+        "chown push-server:push-server /var/lib/push-server",
+        "chmod 0700 /var/lib/push-server",
+        "deb-systemd-helper unmask push-server.service",
+        "deb-systemd-helper --quiet was-enabled push-server.service",
+        "deb-systemd-helper enable push-server.service",
+        "systemctl --system daemon-reload",
+    ]
+
+
+def test_upgrade_restarts_a_running_service_only(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    calls = scripts("postinst", "configure", "0.0.9")
+    assert calls[-2:] == ["systemctl --system daemon-reload", "deb-systemd-invoke try-restart push-server.service"]
+    assert not [call for call in calls if re.match(r"deb-systemd-invoke (start|restart) ", call)]
+    # The old package's prerm on upgrade leaves the service running until the new postinst restarts it.
+    assert scripts("prerm", "upgrade", "0.1.1") == []
+
+
+def test_upgrade_keeps_an_administrators_choices(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    # Disabled by the administrator: only the state file is updated. A dpkg-statoverride on the directory wins.
+    calls = scripts("postinst", "configure", "0.0.9", WAS_ENABLED="1", STATOVERRIDE="0")
+    assert "deb-systemd-helper update-state push-server.service" in calls
+    assert "deb-systemd-helper enable push-server.service" not in calls
+    assert not [call for call in calls if call.startswith(("chown", "chmod"))]
+
+
+def test_install_without_systemd_running_touches_no_service(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    calls = scripts("postinst", "configure", "0.0.9", booted=False)
+    assert not [call for call in calls if call.startswith(("systemctl", "deb-systemd-invoke"))]
+    assert "deb-systemd-helper enable push-server.service" in calls  # enabled for the next boot all the same
+
+
+def test_remove_stops_and_purge_forgets_the_unit(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    assert scripts("prerm", "remove") == ["deb-systemd-invoke stop push-server.service"]
+    assert scripts("postrm", "remove") == ["systemctl --system daemon-reload"]
+    assert scripts("postrm", "purge") == ["deb-systemd-helper purge push-server.service"]

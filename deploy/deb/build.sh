@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds push-server_<version>_<arch>.deb from a release binary with Debian's own tools: dpkg-shlibdeps computes
+# Depends from the binary's libraries, dpkg-deb builds the archive (owner root:root, no fakeroot needed).
+#
+#   deploy/deb/build.sh BINARY OUTDIR       (`make deb` runs it after building the binary)
+#
+# The version is the binary's own (`push-server version`; defined in Sources/PushServer/Ops/BuildInfo.swift), so
+# the package and the program cannot disagree. File dates are SOURCE_DATE_EPOCH when set, for reproducible builds.
+set -euo pipefail
+binary=$(realpath "${1:?usage: build.sh BINARY OUTDIR}")
+outdir=$(realpath -m "${2:?usage: build.sh BINARY OUTDIR}")
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+info=$("$binary" version)
+version=$(sed -n '1s/^push-server //p' <<<"$info")
+commit=$(sed -n 's/^commit //p' <<<"$info")
+[[ $version =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || { echo "build.sh: '$version' is not a Debian version" >&2; exit 1; }
+arch=$(dpkg --print-architecture)
+epoch=${SOURCE_DATE_EPOCH:-$(date +%s)}
+maintainer="push-server maintainers <maintainers@users.noreply.a-seed-8a9b1f66.example>"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pkg=$work/push-server
+doc=$pkg/usr/share/doc/push-server
+
+install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/usr/lib/sysusers.d" \
+    "$pkg/etc/push-server" "$doc" "$pkg/usr/share/man/man1" "$pkg/usr/share/lintian/overrides"
+# The database directory: closed from the first moment; postinst hands it to the push-server user.
+install -d -m 0700 "$pkg/var/lib/push-server"
+
+# Stripped as dh_strip does (the Swift reflection sections are allocated and stay).
+install -m 0755 "$binary" "$pkg/usr/bin/push-server"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/bin/push-server"
+install -m 0644 "$repo/deploy/push-server.service" "$pkg/lib/systemd/system/push-server.service"
+install -m 0644 "$here/push-server.sysusers" "$pkg/usr/lib/sysusers.d/push-server.conf"
+# The production sample is the config itself, a conffile: dpkg never overwrites a locally changed one. It holds no
+# secrets (those are credentials), so the service user may read it.
+install -m 0644 "$repo/deploy/config.production.json" "$pkg/etc/push-server/config.json"
+install -m 0644 "$here/lintian-overrides" "$pkg/usr/share/lintian/overrides/push-server"
+
+install -m 0644 "$here/copyright" "$doc/copyright"
+for f in README.md docs/OPERATIONS.md; do
+    gzip -9n < "$repo/$f" > "$doc/$(basename "$f").gz"
+done
+chmod 0644 "$doc"/*.gz
+# A native package's changelog: one entry for this build (the project's history is its git log).
+cat > "$work/changelog" <<CHANGELOG
+push-server ($version) unstable; urgency=medium
+
+  * Built from git commit $commit.
+
+ -- $maintainer  $(date -u -R -d "@$epoch")
+CHANGELOG
+gzip -9n < "$work/changelog" > "$doc/changelog.gz"
+gzip -9n < "$here/push-server.1" > "$pkg/usr/share/man/man1/push-server.1.gz"
+chmod 0644 "$doc/changelog.gz" "$pkg/usr/share/man/man1/push-server.1.gz"
+
+for script in postinst prerm postrm; do install -m 0755 "$here/$script" "$pkg/DEBIAN/$script"; done
+echo /etc/push-server/config.json > "$pkg/DEBIAN/conffiles"
+chmod 0644 "$pkg/DEBIAN/conffiles"
+
+# Depends from the libraries the binary links (dpkg-shlibdeps wants a debian/control beside it, even an empty one).
+mkdir -p "$work/debian" && : > "$work/debian/control"
+shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$pkg/usr/bin/push-server" | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Installed-Size as dpkg-gencontrol counts it: KiB per file rounded up, 1 per directory.
+installed_size=$(cd "$pkg" && find . -path ./DEBIAN -prune -o ! -name . -printf '%y %s\n' |
+    awk '{ total += ($1 == "f") ? int(($2 + 1023) / 1024) : 1 } END { print total }')
+sed -e "s|@VERSION@|$version|" -e "s|@MAINTAINER@|$maintainer|" -e "s|@INSTALLED_SIZE@|$installed_size|" \
+    -e "s|@DEPENDS@|$shlibs|" "$here/control" > "$pkg/DEBIAN/control"
+chmod 0644 "$pkg/DEBIAN/control"
+(cd "$pkg" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$pkg/DEBIAN/md5sums"
+chmod 0644 "$pkg/DEBIAN/md5sums"
+
+find "$pkg" -exec touch -h -d "@$epoch" {} +
+mkdir -p "$outdir"
+deb="$outdir/push-server_${version}_${arch}.deb"
+SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$pkg" "$deb" >/dev/null
+echo "$deb"
