@@ -7,7 +7,7 @@ import XCTest
 /// The console's pure parts: its config keys, the embedded files, the per-minute series and the test-push rules.
 /// The page itself is tested in a real browser (Tests/console) and its endpoints over sockets (Tests/sdk).
 final class ConsoleTests: XCTestCase {
-    private let instanceJSON = #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123"}"#
+    private let instanceJSON = #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"}"#
     private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../..").standardizedFileURL
 

@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from beams import Beams, random_token, unique, wait_for
-from conftest import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, SECRET
+from harness import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, SECRET
 
 CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 PAGES = {
