@@ -1,6 +1,8 @@
 # One command runs the server, one runs the tests; both install what they need first.
 #   make run     build and start the server on config.example.json (SQLite in ./data)
-#   make test    Swift tests (XCTest), the end-to-end SDK tests (pytest) and the Debian package checks
+#   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), the Swift
+#                client (Clients/PushClient) against the release binary, and the Debian package checks
+#   make console-demo  the web console against a local mock APNs (no Apple key needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
 SHELL := /bin/bash
@@ -11,13 +13,15 @@ PYTHON := $(VENV)/bin/python3
 
 # Debian packages: C libraries we link, plus the local peers tests and benchmarks talk to.
 APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
-APT_TEST := openssl python3-venv
+# chromium + chromium-driver (one Debian source package, so always matching versions) drive the console tests;
+# fonts-dejavu-core because Chromium renders no text at all without a font.
+APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
 # Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze.
 APT_DEB := dpkg-dev lintian binutils systemd
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
-.PHONY: all build release release-binary run test test-swift test-sdk test-deb deb bench deps deps-build deps-test \
-	deps-deb deps-bench venv clean
+.PHONY: all build release release-binary run test test-swift test-sdk test-console test-clients test-deb deb console \
+	console-demo bench deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
 # Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the git commit and build date linked
@@ -76,7 +80,7 @@ run: build
 	mkdir -p data
 	$(BIN) serve --config $(CONFIG)
 
-test: deps-test test-swift test-sdk test-deb
+test: deps-test test-swift test-sdk test-console test-clients test-deb
 
 test-swift:
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
@@ -86,6 +90,23 @@ test-swift:
 test-sdk: release-binary
 	$(VENV)/bin/pytest -q Tests/Support
 	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk
+
+# The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
+# Screenshots land in .build/console-screenshots (docs/console keeps one of each).
+test-console: release-binary
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/console
+
+# The Swift client library, its own package, against the release binary.
+test-clients: release-binary
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(SWIFT) test --package-path Clients/PushClient
+
+# The console against the local strict mock APNs: every answer can be seen without an Apple key.
+console-demo: deps-test release-binary
+	$(PYTHON) console/demo.py
+
+# Regenerates the embedded copy of console/* (Sources/PushServer/Console/ConsoleAssets.swift).
+console:
+	python3 console/embed.py
 
 # The package: built with Debian's tools from the release binary; its version is the binary's.
 deb: deps-deb release-binary
@@ -100,4 +121,4 @@ bench: deps-bench
 	bash bench/run-all.sh
 
 clean:
-	rm -rf .build .build-* $(VENV) $(DIST)
+	rm -rf .build .build-* $(VENV) $(DIST) Clients/PushClient/.build

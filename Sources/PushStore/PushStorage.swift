@@ -111,6 +111,8 @@ public protocol PushStorage: Sendable {
     func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus]
     /// Jobs not yet finished (queued or running).
     func queueDepth() async throws -> Int
+    /// The instance's device count and the publishes created since `since`, with their counters summed.
+    func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics
 
     // MARK: Webhook outbox
 

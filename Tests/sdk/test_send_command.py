@@ -40,3 +40,17 @@ def test_send_rejects_bad_usage_with_exit_2(env):
     assert send(server, "ab" * 32, "--priority", "7").returncode == 2
     assert send(server, "ab" * 32, "--payload", "[1]").returncode == 2
     assert send(server, "ab" * 32, "--push-type", "loud").returncode == 2
+
+
+def test_send_accepts_the_token_as_xcode_prints_it_and_explains_apples_reason(env):
+    server, mock = env
+    token = uuid.uuid4().hex * 2
+    mock.behave(token, status=400, reason="BadDeviceToken")
+    spelled = "<" + " ".join(token[i:i + 8].upper() for i in range(0, 64, 8)) + ">"
+    result = send(server, spelled, "--environment", "production")
+    assert result.returncode == 1
+    lines = dict(line.split(": ", 1) for line in result.stdout.strip().splitlines())
+    assert (lines["environment"], lines["status"], lines["reason"]) == ("production", "400", "BadDeviceToken")
+    assert lines["meaning"].startswith("The token is malformed or belongs to the other environment")
+    assert [r["token"] for r in mock.requests_for(token)] == [token]
+    assert send(server, "<zz>").returncode == 2

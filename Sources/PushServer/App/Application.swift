@@ -74,6 +74,10 @@ public final class Application: Sendable {
                          storeHealth: storeHealth,
                          access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil))
         ops.register(into: &router, on: .main)
+        if config.console.enabled {
+            ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
+                       activity: engine.activity).register(into: &router)
+        }
 
         var limits = HTTPLimits()
         limits.maxRequestLineBytes = config.limits.maxRequestLineBytes

@@ -61,8 +61,8 @@ struct AdminAPI: Sendable {
         return instance
     }
 
-    /// The health card of one device.
-    private func render(_ device: Device, withInterests: Bool) async throws -> JSONValue {
+    /// The health card of one device (also shown by the console's test push for a known token).
+    func render(_ device: Device, withInterests: Bool) async throws -> JSONValue {
         var object: [String: JSONValue] = [
             "id": .string(device.id),
             "platform": .string(device.platform.rawValue),

@@ -1,6 +1,4 @@
 import APNsClient
-import Foundation
-import PushStore
 
 /// `push-server send`: one payload to one device with a real key, printing Apple's whole answer.
 enum SendCommand: Command {
@@ -23,57 +21,29 @@ enum SendCommand: Command {
         let instanceID = try arguments.require("instance")
         guard let instanceConfig = config.instance(instanceID) else { throw UsageError("no instance \(instanceID) in the config") }
         let runtime = try InstanceRuntime(config: instanceConfig)
-        guard let credentials = runtime.credentials, let apns = instanceConfig.apns else {
-            throw UsageError("instance \(instanceID) has no APNs credentials (teamId, keyId, keyPath) in the config")
-        }
-        let token = try arguments.require("device-token").lowercased()
-        var environment = apns.defaultEnvironment
-        if let name = arguments["environment"] {
-            guard let value = PushEnvironment(rawValue: name) else { throw UsageError("--environment must be sandbox or production") }
-            environment = value
-        }
-        if arguments["alert"] != nil && arguments["payload"] != nil { throw UsageError("give --alert or --payload, not both") }
-        var payload = JSONValue.object(["aps": .object(["alert": .string(arguments["alert"] ?? "Test from push-server")])]).serialized()
-        if let text = arguments["payload"] {
-            guard let value = JSONValue.parse(Array(text.utf8)), value.objectValue != nil else {
-                throw UsageError("--payload must be a JSON object")
-            }
-            payload = Array(text.utf8)
-        }
-        var pushType: APNsPushType?
-        if let name = arguments["push-type"] {
-            guard let value = APNsPushType(rawValue: name) else { throw UsageError("unknown --push-type \(name)") }
-            pushType = value
-        }
-        var priority: APNsPriority?
+        var options = TestPush.Options(deviceToken: try arguments.require("device-token"),
+                                       environment: arguments["environment"], alert: arguments["alert"],
+                                       payload: arguments["payload"].map { Array($0.utf8) },
+                                       pushType: arguments["push-type"], topic: arguments["topic"],
+                                       collapseID: arguments["collapse-id"])
         if let text = arguments["priority"] {
-            guard let value = Int(text).flatMap(APNsPriority.init(rawValue:)) else { throw UsageError("--priority must be 10, 5 or 1") }
-            priority = value
+            guard let value = Int(text) else { throw UsageError("--priority must be 10, 5 or 1") }
+            options.priority = value
         }
-        var expiration: Date?
         if let text = arguments["expiration"] {
-            guard let seconds = Int(text), seconds >= 0 else { throw UsageError("--expiration must be UNIX seconds") }
-            expiration = Date(timeIntervalSince1970: TimeInterval(seconds))
+            guard let value = Int(text) else { throw UsageError("--expiration must be UNIX seconds") }
+            options.expiration = value
         }
-        let request = APNsRequest(deviceToken: token, payload: payload, topic: arguments["topic"] ?? apns.topic,
-                                  pushType: pushType, priority: priority, expiration: expiration,
-                                  collapseID: arguments["collapse-id"], apnsID: UUID().uuidString.lowercased())
+        let plan: TestPush.Plan
+        do {
+            plan = try TestPush.plan(options, instance: runtime)
+        } catch {
+            throw UsageError(error.field == "instance" ? "instance \(instanceID) \(error.message)" : error.description)
+        }
         let client = try APNsClient(configuration: APNsClientConfiguration(connectionsPerPool: 1, streamsPerConnection: 1))
-        let result = await client.send(request, credentials: credentials, environment: runtime.apnsEnvironment(environment))
+        let answer = TestPush.Answer(await TestPush.send(plan, with: client).result)
         _ = await client.shutdown(gracePeriod: 1)
-        Console.out("environment: \(environment.rawValue)")
-        switch result {
-        case .response(let response):
-            Console.out("status: \(response.status)")
-            Console.out("reason: \(response.reason?.rawValue ?? "-")")
-            Console.out("apns-id: \(response.apnsID ?? "-")")
-            Console.out("apns-unique-id: \(response.apnsUniqueID ?? "-")")
-            if let timestamp = response.timestamp { Console.out("timestamp: \(timestamp.iso8601)") }
-            Console.out("attempts: \(response.attempts)")
-            return response.status == 200 ? .ok : .failure
-        case .failure(let failure):
-            Console.out("failure: \(failure)")
-            return .failure
-        }
+        for line in answer.lines(environment: plan.environment) { Console.out(line) }
+        return answer.status == 200 ? .ok : .failure
     }
 }

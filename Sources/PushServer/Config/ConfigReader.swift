@@ -33,6 +33,16 @@ struct ConfigReader {
         return string
     }
 
+    /// `true` or `false`; anything else (including `1` and `"true"`) is an error.
+    mutating func bool(_ object: [String: JSONValue], _ key: String, _ path: String) -> Bool? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let bool = value.boolValue else {
+            error(join(path, key), "must be true or false, got \(value.typeName)")
+            return nil
+        }
+        return bool
+    }
+
     /// An integer within `range`; fractional numbers, booleans and strings are errors.
     mutating func int(_ object: [String: JSONValue], _ key: String, _ path: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = object[key], !value.isNull else { return nil }

@@ -43,7 +43,7 @@ extension ServerConfig {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
         reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "engine", "webhooks", "log",
-                                             "instances"])
+                                             "console", "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -126,6 +126,12 @@ extension ServerConfig {
 
         if let webhooks = reader.object(root["webhooks"], "webhooks") {
             readWebhooks(webhooks, into: &config.webhooks, &reader)
+        }
+
+        if let console = reader.object(root["console"], "console") {
+            reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
+            if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }
+            if let v = reader.int(console, "testPushesPerSecond", "console", in: 1...1000) { config.console.testPushesPerSecond = v }
         }
 
         if let log = reader.object(root["log"], "log") {

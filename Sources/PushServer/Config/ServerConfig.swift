@@ -143,6 +143,15 @@ public struct ServerConfig: Sendable {
         public var port: Int
     }
 
+    /// The built-in web console at `/console` (see docs/CONSOLE.md).
+    public struct WebConsole: Sendable, Equatable {
+        /// Off unless enabled: when off, `/console` and the console's JSON endpoints are unknown paths (404).
+        public var enabled = false
+        /// Test pushes per second per instance before 429 (a burst of as many); each costs an APNs request.
+        public var testPushesPerSecond = 5
+        public init() {}
+    }
+
     public var listen = Listen()
     public var ops = Ops()
     public var storage = Storage()
@@ -150,6 +159,7 @@ public struct ServerConfig: Sendable {
     public var apns = APNsTuning()
     public var engine = Engine()
     public var webhooks = Webhooks()
+    public var console = WebConsole()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
 

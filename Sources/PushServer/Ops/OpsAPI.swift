@@ -81,18 +81,7 @@ struct OpsAPI: Sendable {
             ]))
         }
         checks["instances"] = .array(list)
-        let stats = apns.stats()
-        let health = apnsHealth.snapshot
-        checks["apns"] = .object([
-            "state": .string(health.state),
-            "lastAnswerAt": health.lastAnswer.map { .string($0.iso8601) } ?? .null,
-            "lastFailureAt": health.lastFailure.map { .string($0.iso8601) } ?? .null,
-            "lastFailure": health.lastFailureReason.map(JSONValue.string) ?? .null,
-            "connections": .int(stats.connections),
-            "streamsInFlight": .int(stats.streamsInFlight),
-            "transportFailures": .int(stats.transportFailures),
-            "configurationFailures": .int(stats.configurationFailures),
-        ])
+        checks["apns"] = apnsHealth.snapshot.json(apns.stats())
         let body = JSONValue.object(["ready": .bool(ready), "checks": .object(checks)])
         return .json(body, status: ready ? .ok : .serviceUnavailable)
     }

@@ -49,6 +49,8 @@ public final class PublishEngine: Sendable {
     private let webhooks: WebhookOutbox
     /// APNs reachability, for `/ready`.
     let apnsHealth = APNsHealth()
+    /// Notifications per minute per instance, for the console's chart.
+    let activity: DeliveryActivity
     private let control = Locked(Control())
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
@@ -60,6 +62,7 @@ public final class PublishEngine: Sendable {
         var byID: [String: InstanceRuntime] = [:]
         for instance in instances { byID[instance.config.id.lowercased()] = instance }
         self.instances = byID
+        activity = DeliveryActivity(instanceIDs: instances.map(\.config.id))
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
@@ -348,6 +351,7 @@ public final class PublishEngine: Sendable {
                                             isEnvironmentRetry: isRetry, now: Date()) {
             case .final(let counters, let device):
                 run.completed(target, counters: counters, device: device)
+                activity.record(instanceID: instance.config.id, accepted: device.status == 200)
                 metrics.increment("push_notifications_total",
                                   ["status": MetricLabel.status(device.status), "reason": MetricLabel.reason(device.reason)])
             case .retryInEnvironment(let other):

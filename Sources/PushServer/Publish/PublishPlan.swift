@@ -79,17 +79,20 @@ enum PublishCounter {
     /// APNs (or the local rules) refused: `apns.failed.<Reason>`.
     static func failed(_ reason: String) -> String { "apns.failed.\(reason)" }
     static let failedPrefix = "apns.failed."
+
+    /// APNs failures by reason: the `apns.failed.<Reason>` counters with the prefix removed.
+    static func failures(in counters: [String: Int64]) -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        for (key, value) in counters where key.hasPrefix(failedPrefix) {
+            out[String(key.dropFirst(failedPrefix.count))] = value
+        }
+        return out
+    }
 }
 
 extension PublishStatus {
     /// APNs failures by reason (`apns.failed.<Reason>` counters with the prefix removed).
-    var failedByReason: [String: Int64] {
-        var out: [String: Int64] = [:]
-        for (key, value) in counters where key.hasPrefix(PublishCounter.failedPrefix) {
-            out[String(key.dropFirst(PublishCounter.failedPrefix.count))] = value
-        }
-        return out
-    }
+    var failedByReason: [String: Int64] { PublishCounter.failures(in: counters) }
 
     var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
     var failed: Int64 { failedByReason.values.reduce(0, +) }

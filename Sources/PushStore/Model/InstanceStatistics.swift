@@ -1,0 +1,27 @@
+import Foundation
+
+/// One instance at a glance, for the console's overview: the device registry's size and the publishes created
+/// since a moment (usually the start of the UTC day), with their outcome counters summed.
+public struct InstanceStatistics: Sendable, Equatable {
+    /// Registered devices by platform, invalidated ones included.
+    public var devicesByPlatform: [Platform: Int]
+    /// Devices APNs declared dead (or whose token is malformed): skipped by publishes until they register again.
+    public var invalidDevices: Int
+    /// Publishes created since the given moment, by state.
+    public var publishesByState: [PublishState: Int]
+    /// The outcome counters of those publishes, summed by name (the same names as `PublishStatus.counters`).
+    public var counters: [String: Int64]
+
+    public init(devicesByPlatform: [Platform: Int] = [:], invalidDevices: Int = 0,
+                publishesByState: [PublishState: Int] = [:], counters: [String: Int64] = [:]) {
+        self.devicesByPlatform = devicesByPlatform
+        self.invalidDevices = invalidDevices
+        self.publishesByState = publishesByState
+        self.counters = counters
+    }
+
+    /// Every registered device.
+    public var devices: Int { devicesByPlatform.values.reduce(0, +) }
+    /// Every publish counted.
+    public var publishes: Int { publishesByState.values.reduce(0, +) }
+}

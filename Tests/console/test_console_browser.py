@@ -1,0 +1,417 @@
+"""The console in a real browser (Debian's Chromium, headless): sign in, test push to the strict mock APNs and read
+Apple's answer on the page, look devices up, publish and follow it to the end, recent publishes, the overview, a
+phone-sized screen, and the Content-Security-Policy at work. Every test fails on any SEVERE browser log entry it
+did not expect (JavaScript errors, CSP violations, failed loads such as a missing favicon)."""
+import functools
+import http.server
+import json
+import threading
+import time
+import uuid
+
+import pytest
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from beams import Beams, random_token, unique
+from harness import INSTANCE_ID, SECRET, free_port
+
+WIDE = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+
+class Page:
+    """The driver plus this test's expectations about the browser log."""
+
+    def __init__(self, drv, server):
+        self.drv = drv
+        self.server = server
+        self.allowed = []
+        self.wait = WebDriverWait(drv, 20)
+
+    def allow(self, fragment):
+        """A SEVERE log entry containing `fragment` is expected in this test (e.g. the 401 of a wrong secret)."""
+        self.allowed.append(fragment)
+
+    def severe(self):
+        entries = self.drv.get_log("browser")
+        return [e for e in entries if e["level"] == "SEVERE" and not any(a in e["message"] for a in self.allowed)]
+
+    def viewport(self, metrics):
+        self.drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+    def open(self, fresh=True):
+        self.drv.get(self.server.url("/console"))
+        if fresh:
+            self.drv.execute_script("sessionStorage.clear()")
+            self.drv.get(self.server.url("/console"))
+        return self.wait.until(EC.element_to_be_clickable((By.ID, "instance")))
+
+    def sign_in(self, secret=SECRET):
+        self.open()
+        field = self.drv.find_element(By.ID, "instance")
+        field.clear()
+        field.send_keys(INSTANCE_ID)
+        self.drv.find_element(By.ID, "secret").send_keys(secret, Keys.ENTER)
+        if secret == SECRET:
+            return self.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
+        return None
+
+    def go(self, view):
+        self.drv.find_element(By.CSS_SELECTOR, f'nav a[href="#{view}"]').click()
+        return self.wait.until(EC.visibility_of_element_located((By.ID, f"view-{view}")))
+
+    def by_id(self, element_id):
+        return self.drv.find_element(By.ID, element_id)
+
+    def fill(self, element_id, text):
+        field = self.by_id(element_id)
+        field.clear()
+        field.send_keys(text)
+        return field
+
+    def done(self, element_id):
+        return self.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#{element_id}[data-done='1']")))
+
+    def shot(self, directory, name, full=True):
+        """A screenshot of the whole page (the viewport is stretched to the page's height, then restored)."""
+        metrics = dict(PHONE if self.drv.execute_script("return innerWidth") < 600 else WIDE)
+        if full:
+            height = self.drv.execute_script("return document.documentElement.scrollHeight")
+            self.viewport({**metrics, "height": max(metrics["height"], min(int(height), 2400))})
+        self.drv.save_screenshot(str(directory / f"{name}.png"))
+        self.viewport(metrics)
+
+
+@pytest.fixture
+def page(request, driver, console_env, shots):
+    server, _ = console_env
+    current = Page(driver, server)
+    current.viewport(WIDE)
+    driver.get_log("browser")  # drain what earlier tests left
+    yield current
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        # What the page showed when the test failed, next to the screenshots.
+        driver.save_screenshot(str(shots / f"failed-{request.node.name}.png"))
+        (shots / f"failed-{request.node.name}.txt").write_text(
+            driver.execute_script("return document.body.innerText") + "\n\n" + json.dumps(driver.get_log("browser"), indent=1))
+    problems = current.severe()
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_signs_in_moves_focus_to_the_token_and_keeps_the_secret_out_of_urls_cookies_and_local_storage(page, shots):
+    first = page.open()
+    assert page.drv.switch_to.active_element == first, "the instance field has focus on load"
+    assert page.drv.title == "Sign in · push-server console"
+    page.shot(shots, "signin", full=False)
+    token = page.sign_in()
+    assert page.drv.switch_to.active_element == token, "focus did not move to the token field"
+    assert page.drv.title == "Test push · push-server console"
+    assert SECRET not in page.drv.current_url
+    assert page.drv.execute_script("return localStorage.length") == 0
+    assert page.drv.execute_script("return document.cookie") == ""
+    assert SECRET in page.drv.execute_script("return sessionStorage.getItem('push-server-console')")
+    assert page.by_id("whoami-id").text == INSTANCE_ID
+
+    # A reload keeps the tab signed in (sessionStorage); signing out forgets the secret.
+    page.drv.refresh()
+    page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
+    page.by_id("signout").click()
+    page.wait.until(EC.visibility_of_element_located((By.ID, "signin")))
+    assert page.drv.execute_script("return sessionStorage.getItem('push-server-console')") is None
+    assert page.by_id("app").get_attribute("hidden") is not None
+
+
+def test_a_wrong_secret_shows_the_beams_error_and_nothing_else(page):
+    page.allow("console/overview - Failed to load resource: the server responded with a status of 401")
+    page.sign_in(secret="not-the-secret-at-all")
+    error = page.wait.until(EC.visibility_of_element_located((By.ID, "signin-error")))
+    page.wait.until(lambda d: "Incorrect Secret Key" in error.text)
+    assert error.text == "401 Unauthorized: Incorrect Secret Key"
+    assert page.by_id("app").get_attribute("hidden") is not None
+    assert page.drv.execute_script("return sessionStorage.getItem('push-server-console')") is None
+
+
+def test_test_push_shows_apples_exact_answer_for_410_and_200_and_a_local_refusal(page, console_env, shots):
+    server, mock = console_env
+    beams = Beams(server)
+    dead = random_token()
+    device_id = beams.register(dead, environment="sandbox")
+    mock.behave(dead, status=410, reason="Unregistered", timestamp=1_700_000_000_000)
+    page.sign_in()
+
+    # Xcode's spelling: angle brackets, spaces, capitals.
+    spaced = "<" + " ".join(dead[i:i + 8].upper() for i in range(0, 64, 8)) + ">"
+    page.fill("tp-token", spaced)
+    assert page.by_id("tp-token-info").text == "64 hex digits (32 bytes)."
+    page.fill("tp-title", "Console hello")
+    page.by_id("tp-send").click()
+    result = page.done("tp-result")
+    assert page.by_id("tp-verdict").text == "FAILED · HTTP 410 Unregistered"
+    text = result.text
+    assert "1700000000000 (2023-11-14 22:13:20 UTC)" in text
+    assert "Yes: the app registered this token again after it" in text
+    assert f"This token belongs to device {device_id}" in text
+    assert "The app was removed or the token is no longer valid" in text
+    seen = mock.requests_for(dead)
+    assert len(seen) == 1
+    assert seen[0]["payload"]["aps"]["alert"] == {"title": "Console hello", "body": "A test from push-server"}
+    assert seen[0]["headers"]["apns-push-type"] == "alert"
+    assert seen[0]["apns_id"] in text, "the page shows the apns-id APNs answered with"
+    page.shot(shots, "test-push")
+
+    # 200 from the (sandbox) mock: apns-id and apns-unique-id, and the token is unknown to the instance.
+    fresh = random_token()
+    page.fill("tp-token", fresh)
+    page.by_id("tp-send").click()
+    page.wait.until(lambda d: page.by_id("tp-result").get_attribute("data-done") == "1"
+                    and "200" in page.by_id("tp-verdict").text)
+    assert page.by_id("tp-verdict").text == "HTTP 200 · Accepted by APNs"
+    record = mock.requests_for(fresh)[0]
+    text = page.by_id("tp-result").text
+    assert record["apns_id"] in text
+    assert "apns-unique-id" in text and "This token is not registered with this instance." in text
+    assert "not that the phone displayed it" in text
+
+    # A background push at priority 10 is refused locally with APNs' reason; the mock never sees it.
+    local = random_token()
+    page.fill("tp-token", local)
+    page.by_id("tp-tpl-background").click()
+    Select(page.by_id("tp-priority")).select_by_value("10")
+    assert "APNs refuses priority 10" in page.by_id("tp-payload-info").text
+    page.by_id("tp-send").click()
+    page.wait.until(lambda d: "NOT SENT" in page.by_id("tp-verdict").text)
+    assert page.by_id("tp-verdict").text == "NOT SENT · BadPriority"
+    assert mock.requests_for(local) == []
+
+
+def test_devices_are_looked_up_by_token_id_and_user_and_hostile_values_stay_text(page, console_env, shots):
+    server, _ = console_env
+    beams = Beams(server)
+    token = random_token()
+    news, sport = unique("news"), unique("sport")
+    user = f"<img src=x onerror=window.__xss=1>{uuid.uuid4().hex[:6]}"
+    device_id = beams.register(token, interests=[news, sport], environment="sandbox", user=user)
+    page.sign_in()
+    page.go("devices")
+    assert page.drv.title == "Devices · push-server console"
+
+    page.fill("dev-value", token.upper())
+    page.by_id("dev-send").click()
+    result = page.done("dev-result")
+    card = result.find_element(By.CSS_SELECTOR, ".device-card")
+    assert device_id in card.text
+    assert "VALID · publishes reach it" in card.text
+    assert "sandbox (declared by the app)" in card.text
+    assert ", ".join(sorted([news, sport])) in card.text
+    assert user in card.text, "the user id is shown as text"
+    assert "Last delivery\nNone yet" in card.text
+    assert result.find_elements(By.TAG_NAME, "img") == []
+    assert page.drv.execute_script("return window.__xss") is None
+
+    Select(page.by_id("dev-by")).select_by_value("user")
+    page.fill("dev-value", user)
+    page.by_id("dev-send").click()
+    page.wait.until(lambda d: f"User {user} has 1 device." in page.by_id("dev-result").text)
+
+    Select(page.by_id("dev-by")).select_by_value("id")
+    page.fill("dev-value", device_id)
+    page.by_id("dev-send").click()
+    page.wait.until(lambda d: "Device " + device_id in page.by_id("dev-result").text
+                    and page.by_id("dev-result").get_attribute("data-done") == "1")
+
+    page.fill("int-name", news)
+    page.by_id("int-send").click()
+    page.wait.until(lambda d: page.by_id("int-result").text == f"{news}: 1 subscribed device (valid ones).")
+    page.shot(shots, "devices")
+
+    # An unknown token: the Beams 404 body, verbatim.
+    page.allow("/devices?token=")
+    Select(page.by_id("dev-by")).select_by_value("token")
+    page.fill("dev-value", random_token())
+    page.by_id("dev-send").click()
+    page.wait.until(lambda d: "404 Device not found" in page.by_id("dev-result").text)
+
+    # Back to the device, then straight to a test push with its token and environment.
+    page.fill("dev-value", token)
+    page.by_id("dev-send").click()
+    button = page.wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#dev-result .device-card button")))
+    button.click()
+    page.wait.until(EC.visibility_of_element_located((By.ID, "view-test-push")))
+    assert page.by_id("tp-token").get_attribute("value") == token
+    assert page.by_id("tp-env-sandbox").is_selected()
+
+
+def test_publish_shows_the_body_and_curl_then_follows_the_publish_to_the_end(page, console_env, shots):
+    server, mock = console_env
+    beams = Beams(server)
+    interest = unique("promo")
+    tokens = [random_token() for _ in range(3)]
+    for token in tokens:
+        beams.register(token, interests=[interest], environment="sandbox")
+    mock.behave(tokens[0], status=410, reason="Unregistered")
+    page.sign_in()
+    page.go("publish")
+    page.fill("pub-targets", interest)
+    page.fill("pub-title", "Sale")
+    page.fill("pub-body", "Everything must go")
+    preview = json.loads(page.by_id("pub-preview").text)
+    assert preview == {"interests": [interest], "apns": {"aps": {"alert": {"title": "Sale", "body": "Everything must go"}}}}
+    curl = page.by_id("pub-curl").text
+    assert '-H "Authorization: Bearer $SECRET"' in curl and SECRET not in curl
+    assert f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/interests" in curl
+    assert json.dumps(preview, separators=(",", ":")) in curl
+
+    page.by_id("pub-send").click()
+    follow = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    publish_id = json.loads(page.by_id("pub-response-body").text)["publishId"]
+    assert publish_id in page.by_id("pub-follow-h").text
+    assert page.by_id("pub-state").text.startswith("FINISHED · 2 accepted, 1 failed in ")
+    rows = [r.text for r in page.by_id("pub-reasons").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert rows == ["Unregistered 1"]
+    assert "Devices removed\n1" in follow.text
+    status = beams.status(publish_id)
+    assert (status["apns"]["accepted"], status["apns"]["failed"]) == (2, 1)
+    assert {r["token"] for r in mock.requests() if r["payload"]["aps"].get("alert", {}).get("title") == "Sale"} == set(tokens)
+    page.shot(shots, "publish")
+
+    # The raw JSON tab starts from the form's body and is checked before anything is sent.
+    page.by_id("pub-mode-json").click()
+    editor = page.wait.until(EC.visibility_of_element_located((By.ID, "pub-json")))
+    assert json.loads(editor.get_attribute("value"))["interests"] == [interest]
+    editor.send_keys(Keys.END, "}")
+    assert "not valid JSON" in page.by_id("pub-size").text
+    before = len(beams.recent(limit=200))
+    page.by_id("pub-send").click()
+    page.wait.until(lambda d: "not valid JSON" in page.by_id("pub-error").text)
+    assert len(beams.recent(limit=200)) == before
+
+
+def test_recent_publishes_list_statuses_and_open_one(page, console_env, shots):
+    server, _ = console_env
+    beams = Beams(server)
+    interest = unique("digest")
+    beams.register(random_token(), interests=[interest], environment="sandbox")
+    publish_id = beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "Daily digest"}}})
+    beams.wait_finished(publish_id)
+    page.sign_in()
+    page.go("recent")
+    row = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#rec-table tr[data-publish='{publish_id}']")))
+    assert "FINISHED" in row.text and "interests" in row.text
+    cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[3:6] == ["1", "1", "0"], cells
+    page.shot(shots, "recent")
+    row.find_element(By.TAG_NAME, "button").click()
+    page.wait.until(EC.visibility_of_element_located((By.ID, "view-publish")))
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    assert publish_id in page.by_id("pub-follow-h").text
+
+
+def test_overview_shows_apns_health_counts_and_a_chart_drawn_from_the_servers_numbers(page, console_env, shots):
+    server, _ = console_env
+    beams = Beams(server)
+    interest = unique("overview")
+    for _ in range(2):
+        beams.register(random_token(), interests=[interest], environment="sandbox")
+    beams.wait_finished(beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}}))
+    expected = requests_overview(server)
+    page.sign_in()
+    page.go("overview")
+    page.wait.until(lambda d: "REACHABLE" in page.by_id("ov-apns-state").text)
+    devices = page.by_id("ov-devices").text
+    assert f"Registered\n{expected['devices']['total']:,}" in devices
+    today = page.by_id("ov-today").text
+    assert f"Publishes\n{expected['today']['publishes']:,}" in today
+    bars = page.drv.find_elements(By.CSS_SELECTOR, "#ov-chart-svg rect.bar-ok")
+    assert bars, "the chart has at least one bar of accepted notifications"
+    accepted_last_hour = sum(m["accepted"] for m in expected["perMinute"])
+    assert f"{accepted_last_hour:,} accepted" in page.by_id("ov-chart-summary").text
+    page.shot(shots, "overview")
+
+
+def requests_overview(server):
+    import requests
+
+    r = requests.get(server.url(f"/admin_api/v1/instances/{INSTANCE_ID}/console/overview"),
+                     headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_every_view_fits_a_phone_screen(page, shots):
+    page.sign_in()
+    page.viewport(PHONE)
+    try:
+        for view in ("test-push", "devices", "publish", "recent", "overview"):
+            page.drv.execute_script(f"location.hash = '#{view}'")
+            page.wait.until(EC.visibility_of_element_located((By.ID, f"view-{view}")))
+            time.sleep(0.2)  # the overview and recent views fill in after a fetch
+            width, scroll = page.drv.execute_script(
+                "return [innerWidth, document.documentElement.scrollWidth]")
+            assert width == 390, width
+            assert scroll <= width, f"{view}: the page is {scroll}px wide on a {width}px screen"
+            if view in ("test-push", "overview"):
+                page.shot(shots, f"phone-{view}")
+    finally:
+        page.viewport(WIDE)
+
+
+def test_every_control_is_labelled_and_a_test_push_works_from_the_keyboard(page, console_env):
+    _, mock = console_env
+    page.sign_in()
+    unlabelled = page.drv.execute_script("""
+        return [...document.querySelectorAll('input, select, textarea')]
+            .filter(e => e.type !== 'hidden' && e.labels.length === 0).map(e => e.id || e.outerHTML);""")
+    assert unlabelled == []
+    nameless = page.drv.execute_script(
+        "return [...document.querySelectorAll('button')].filter(b => !b.textContent.trim()).length")
+    assert nameless == 0
+    token = random_token()
+    page.drv.switch_to.active_element.send_keys(token, Keys.ENTER)  # the token field has focus after sign-in
+    page.wait.until(lambda d: page.by_id("tp-verdict").text == "HTTP 200 · Accepted by APNs")
+    assert len(mock.requests_for(token)) == 1
+
+
+def test_the_content_security_policy_blocks_inline_script_and_framing(page, console_env, tmp_path):
+    server, _ = console_env
+    page.sign_in()
+    page.allow("Content Security Policy")
+    page.drv.execute_script(
+        "const s = document.createElement('script'); s.textContent = 'window.__inline = 1'; document.body.append(s);")
+    assert page.drv.execute_script("return window.__inline") is None
+    entries = page.drv.get_log("browser")
+    assert any("Content Security Policy" in e["message"] and e["level"] == "SEVERE" for e in entries), entries
+
+    # Another origin framing the console is refused (frame-ancestors 'none'), and the refusal is logged.
+    (tmp_path / "frame.html").write_text(f'<!doctype html><iframe src="{server.url("/console")}"></iframe>')
+    port = free_port()
+    handler = functools.partial(QuietHandler, directory=str(tmp_path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        page.allow("frame-ancestors")
+        page.allow("127.0.0.1:%d/favicon.ico" % port)
+        page.drv.get(f"http://127.0.0.1:{port}/frame.html")
+        try:
+            WebDriverWait(page.drv, 10).until(
+                lambda d: any("frame-ancestors" in e["message"] for e in collect(d, entries)))
+        except TimeoutException:
+            pytest.fail(f"no frame-ancestors violation was logged: {entries}")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def collect(drv, into):
+    into.extend(drv.get_log("browser"))
+    return into
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass

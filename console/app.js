@@ -1,0 +1,853 @@
+// push-server console: plain JavaScript, no framework, no build step.
+//
+// Rules this file keeps (docs/CONSOLE.md, "Security"):
+// - Every value from the server or the user is rendered with textContent / createElement, never innerHTML:
+//   device tokens, interest names, user ids and payloads come from outside.
+// - The secret lives in `session` and in sessionStorage (this tab only), is sent only as
+//   `Authorization: Bearer`, and never goes into a URL, a cookie, localStorage or a log line.
+// - The page calls the same JSON APIs a backend would; nothing here has privileges of its own.
+'use strict';
+
+(() => {
+  const STORAGE_KEY = 'push-server-console';
+  const RECENT_TOKENS_KEY = 'push-server-console-tokens';
+  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview'];
+  const session = { instance: '', secret: '' };
+  const timers = { view: null, follow: null };
+  let defaults = { topic: '', environment: 'sandbox' };
+  let followedPublish = '';
+
+  const $ = (id) => document.getElementById(id);
+
+  // MARK: DOM helpers (text only)
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'text') node.textContent = String(value);
+      else if (key === 'className') node.className = value;
+      else node.setAttribute(key, value === true ? '' : String(value));
+    }
+    for (const child of children) {
+      if (child === undefined || child === null) continue;
+      node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    }
+    return node;
+  }
+
+  function clear(node) { node.replaceChildren(); }
+
+  function facts(list, rows) {
+    clear(list);
+    for (const [name, value] of rows) {
+      if (value === undefined) continue;
+      list.append(el('dt', { text: name }), el('dd', {}, value === null || value === '' ? '—' : value));
+    }
+  }
+
+  function code(text) { return el('code', { text }); }
+
+  /** "2026-11-30T10:49:55.319Z" → "2026-11-30 10:49:55 UTC" (server times are UTC). */
+  function time(iso) {
+    if (!iso) return null;
+    return String(iso).replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC');
+  }
+
+  function number(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
+
+  function byteLength(text) { return new TextEncoder().encode(text).length; }
+
+  // MARK: API
+
+  function base() { return `/admin_api/v1/instances/${encodeURIComponent(session.instance)}`; }
+  function publishBase() { return `/publish_api/v1/instances/${encodeURIComponent(session.instance)}/publishes`; }
+
+  /** One JSON API call with the instance secret. Never throws: network failures come back as status 0. */
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${session.secret}`, Accept: 'application/json' };
+    const init = { method, headers, cache: 'no-store', credentials: 'omit', redirect: 'error', referrerPolicy: 'no-referrer' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    }
+    try {
+      const response = await fetch(path, init);
+      const text = await response.text();
+      let json = null;
+      try { json = text ? JSON.parse(text) : null; } catch (_) { json = null; }
+      if (response.status === 401 && session.secret) signOut('The secret was refused; sign in again.');
+      return { status: response.status, ok: response.ok, json, text };
+    } catch (error) {
+      return { status: 0, ok: false, json: null, text: String(error && error.message ? error.message : error) };
+    }
+  }
+
+  function describe(result) {
+    if (result.status === 0) return `Could not reach the server (${result.text}).`;
+    if (result.json && typeof result.json.error === 'string') {
+      return `${result.status} ${result.json.error}: ${result.json.description || ''}`;
+    }
+    return `${result.status}: ${result.text.slice(0, 300)}`;
+  }
+
+  // MARK: Sign-in
+
+  async function signIn(instance, secret, remembered) {
+    session.instance = instance.trim();
+    session.secret = secret.trim();
+    const result = await api('GET', `${base()}/console/overview`);
+    if (!result.ok) {
+      session.instance = '';
+      session.secret = '';
+      sessionStorage.removeItem(STORAGE_KEY);
+      $('signin-error').textContent = remembered ? '' : describe(result);
+      return false;
+    }
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ instance: session.instance, secret: session.secret }));
+    applyInstanceDefaults(result.json);
+    $('signin-view').hidden = true;
+    $('app').hidden = false;
+    $('whoami').hidden = false;
+    $('whoami-id').textContent = session.instance;
+    $('secret').value = '';
+    $('signin-error').textContent = '';
+    showView(currentView(), 'field');
+    return true;
+  }
+
+  function signOut(message) {
+    session.instance = '';
+    session.secret = '';
+    sessionStorage.removeItem(STORAGE_KEY);
+    stopTimers();
+    followedPublish = '';
+    $('app').hidden = true;
+    $('whoami').hidden = true;
+    $('signin-view').hidden = false;
+    $('signin-error').textContent = message || '';
+    document.title = 'Sign in · push-server console';
+    $('instance').focus();
+  }
+
+  function applyInstanceDefaults(overview) {
+    const instance = (overview && overview.instance) || {};
+    defaults = { topic: instance.topic || '', environment: instance.defaultEnvironment || 'sandbox' };
+    $('tp-topic').placeholder = defaults.topic ? `${defaults.topic} (configured)` : 'The configured bundle id';
+    const radio = $(`tp-env-${defaults.environment}`);
+    if (radio) radio.checked = true;
+  }
+
+  // MARK: Views
+
+  function currentView() {
+    const name = location.hash.slice(1);
+    return VIEWS.includes(name) ? name : 'test-push';
+  }
+
+  function stopTimers() {
+    if (timers.view) clearInterval(timers.view);
+    if (timers.follow) clearTimeout(timers.follow);
+    timers.view = null;
+    timers.follow = null;
+  }
+
+  /** Shows one view. `focus`: 'field' after sign-in (the first input), 'heading' after navigation. */
+  function showView(name, focus) {
+    if (timers.view) clearInterval(timers.view);
+    timers.view = null;
+    for (const view of VIEWS) $(`view-${view}`).hidden = view !== name;
+    for (const link of document.querySelectorAll('nav a')) {
+      if (link.getAttribute('href') === `#${name}`) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    const section = $(`view-${name}`);
+    document.title = `${section.dataset.title} · push-server console`;
+    if (name === 'recent') { loadRecent(); timers.view = setInterval(loadRecent, 5000); }
+    if (name === 'overview') { loadOverview(); timers.view = setInterval(loadOverview, 10000); }
+    if (name === 'publish') updatePublishPreview();
+    if (focus === 'field') {
+      const first = section.querySelector('input:not([type="radio"]), select, textarea, button');
+      if (first) first.focus();
+    } else if (focus === 'heading') {
+      section.querySelector('h1').focus();
+    }
+  }
+
+  // MARK: Test push
+
+  function normalizeToken(raw) { return raw.replace(/[<>\s]/g, '').toLowerCase(); }
+
+  function tokenProblem(token) {
+    if (!token) return 'Enter a device token.';
+    if (!/^[0-9a-f]*$/.test(token)) return 'The token must be hexadecimal (0-9, a-f).';
+    if (token.length % 2 !== 0) return 'The token must have an even number of hex digits.';
+    if (token.length < 16 || token.length > 400) return 'The token must have 16 to 400 hex digits.';
+    return '';
+  }
+
+  function updateTokenInfo() {
+    const token = normalizeToken($('tp-token').value);
+    const info = $('tp-token-info');
+    if (!token) return;
+    const problem = tokenProblem(token);
+    info.textContent = problem
+      ? `${token.length} characters. ${problem}`
+      : `${token.length} hex digits (${token.length / 2} bytes).`;
+  }
+
+  function selected(name) {
+    const input = document.querySelector(`input[name="${name}"]:checked`);
+    return input ? input.value : '';
+  }
+
+  /** The payload text as it will be sent, plus problems (block sending) and warnings (APNs may refuse). */
+  function testPayload() {
+    const problems = [];
+    const warnings = [];
+    let text;
+    let object = null;
+    if (selected('tp-mode') === 'json') {
+      text = $('tp-json').value;
+      try { object = JSON.parse(text); } catch (error) { problems.push(`The payload is not valid JSON (${error.message}).`); }
+      if (object !== null && (typeof object !== 'object' || Array.isArray(object))) {
+        problems.push('The payload must be a JSON object.');
+        object = null;
+      }
+    } else {
+      const alert = {};
+      if ($('tp-title').value) alert.title = $('tp-title').value;
+      if ($('tp-body').value) alert.body = $('tp-body').value;
+      const aps = { alert };
+      if ($('tp-sound').value) aps.sound = $('tp-sound').value;
+      if ($('tp-badge').value) {
+        const badge = Number($('tp-badge').value);
+        if (!Number.isInteger(badge) || badge < 0) problems.push('The badge must be a whole number.');
+        else aps.badge = badge;
+      }
+      object = { aps };
+      text = JSON.stringify(object);
+    }
+    const type = $('tp-type').value;
+    const priority = $('tp-priority').value;
+    const aps = object && typeof object.aps === 'object' && object.aps !== null ? object.aps : null;
+    if (object && !aps) warnings.push('There is no "aps" object: iOS shows nothing.');
+    const background = type === 'background' ||
+      (!type && aps && aps['content-available'] === 1 && !('alert' in aps) && !('sound' in aps) && !('badge' in aps));
+    if (background && priority === '10') warnings.push('Background pushes must use priority 5 or 1: APNs refuses priority 10.');
+    if (type === 'background' && aps && aps['content-available'] !== 1) warnings.push('A background push needs "content-available": 1.');
+    if (type === 'background' && aps && ('alert' in aps || 'sound' in aps || 'badge' in aps)) {
+      warnings.push('A background push must not have alert, sound or badge.');
+    }
+    const bytes = byteLength(text);
+    const limit = type === 'voip' ? 5120 : 4096;
+    if (bytes > limit) problems.push(`The payload is ${bytes} bytes; APNs takes at most ${limit}.`);
+    return { text, bytes, limit, problems, warnings };
+  }
+
+  function updatePayloadInfo() {
+    const json = selected('tp-mode') === 'json';
+    $('tp-alert-fields').hidden = json;
+    $('tp-json-fields').hidden = !json;
+    const payload = testPayload();
+    const info = $('tp-payload-info');
+    clear(info);
+    info.append(`${payload.bytes} of ${payload.limit} bytes.`);
+    for (const text of [...payload.problems, ...payload.warnings]) info.append(' ', el('span', { className: 'warning', text }));
+  }
+
+  function template(name) {
+    const templates = {
+      alert: ['', '', { aps: { alert: { title: 'Hello', body: 'A test from push-server' }, sound: 'default' } }],
+      background: ['background', '5', { aps: { 'content-available': 1 }, data: { refresh: true } }],
+      data: ['alert', '10', { aps: { alert: { title: 'Order shipped', body: 'Tap to track it' } }, data: { orderId: '1234' } }],
+    };
+    const [type, priority, payload] = templates[name];
+    $('tp-mode-json').checked = true;
+    $('tp-type').value = type;
+    $('tp-priority').value = priority;
+    $('tp-json').value = JSON.stringify(payload, null, 2);
+    updatePayloadInfo();
+  }
+
+  function rememberToken(token) {
+    let tokens = [];
+    try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }
+    if (!Array.isArray(tokens)) tokens = [];
+    tokens = [token, ...tokens.filter((t) => t !== token)].slice(0, 10);
+    sessionStorage.setItem(RECENT_TOKENS_KEY, JSON.stringify(tokens));
+    renderRecentTokens(tokens);
+  }
+
+  function renderRecentTokens(tokens) {
+    const list = $('tp-recent');
+    clear(list);
+    for (const token of tokens) if (typeof token === 'string') list.append(el('option', { value: token }));
+  }
+
+  async function sendTestPush(event) {
+    event.preventDefault();
+    const error = $('tp-error');
+    const result = $('tp-result');
+    error.textContent = '';
+    const token = normalizeToken($('tp-token').value);
+    const problem = tokenProblem(token);
+    const payload = testPayload();
+    if (problem || payload.problems.length) {
+      error.textContent = [problem, ...payload.problems].filter(Boolean).join(' ');
+      (problem ? $('tp-token') : $('tp-send')).focus();
+      return;
+    }
+    const environment = selected('tp-env');
+    if (environment === 'production' &&
+        !window.confirm('Send a real notification through the production APNs environment?')) return;
+    const body = { deviceToken: token, environment, payload: payload.text };
+    if ($('tp-type').value) body.pushType = $('tp-type').value;
+    if ($('tp-priority').value) body.priority = Number($('tp-priority').value);
+    if ($('tp-topic').value.trim()) body.topic = $('tp-topic').value.trim();
+    if ($('tp-collapse').value) body.collapseId = $('tp-collapse').value;
+    if ($('tp-expiration').value.trim()) {
+      const expiration = Number($('tp-expiration').value.trim());
+      if (!Number.isInteger(expiration) || expiration < 0) {
+        error.textContent = 'Expiration must be UNIX seconds (a whole number).';
+        $('tp-expiration').focus();
+        return;
+      }
+      body.expiration = expiration;
+    }
+    const button = $('tp-send');
+    button.disabled = true;
+    result.dataset.done = '0';
+    clear(result);
+    result.append(el('p', { className: 'verdict busy', text: 'Sending…' }));
+    const response = await api('POST', `${base()}/console/test-push`, body);
+    button.disabled = false;
+    clear(result);
+    if (!response.ok || !response.json) {
+      error.textContent = describe(response);
+      result.dataset.done = '1';
+      return;
+    }
+    rememberToken(token);
+    renderTestPush(response.json, result);
+    result.dataset.done = '1';
+  }
+
+  function verdictFor(answer) {
+    if (answer.status === 200) return ['ok', 'HTTP 200 · Accepted by APNs'];
+    if (answer.status) return ['bad', `FAILED · HTTP ${answer.status} ${answer.reason || ''}`.trim()];
+    if (answer.reason) return ['bad', `NOT SENT · ${answer.reason}`];
+    return ['bad', 'NO ANSWER from APNs'];
+  }
+
+  function renderTestPush(r, container) {
+    const answer = r.answer || {};
+    const [kind, text] = verdictFor(answer);
+    container.append(el('p', { className: `verdict ${kind}`, id: 'tp-verdict', text }));
+    const list = el('dl', { className: 'facts', id: 'tp-facts' });
+    let timestamp;
+    if (answer.timestamp !== null && answer.timestamp !== undefined) {
+      timestamp = `${answer.timestamp} (${time(answer.timestampISO)})`;
+    }
+    let registeredAfter;
+    if (r.device && r.device.registeredAfterTimestamp !== null && r.device.registeredAfterTimestamp !== undefined) {
+      registeredAfter = r.device.registeredAfterTimestamp
+        ? 'Yes: the app registered this token again after it, so it stays valid'
+        : 'No: the token is dead until the app registers again';
+    }
+    facts(list, [
+      ['Status', answer.status === null ? null : String(answer.status)],
+      ['Reason', answer.reason],
+      ['Meaning', answer.meaning || undefined],
+      ['apns-id', answer.apnsId ? code(answer.apnsId) : null],
+      ['apns-unique-id', answer.apnsUniqueId ? code(answer.apnsUniqueId) : (r.environment === 'sandbox' ? null : 'Only in the sandbox')],
+      ['Timestamp (410)', timestamp],
+      ['Registered after it', registeredAfter],
+      ['Failure', answer.failure || undefined],
+      ['Attempts', answer.attempts === null ? undefined : String(answer.attempts)],
+      ['Latency', `${r.latencyMs} ms`],
+      ['Environment', r.environment],
+      ['APNs host', code(r.apnsHost)],
+      ['Topic', code(r.topic)],
+      ['Push type', r.pushType],
+      ['Priority', r.priority === null ? 'Default (10)' : String(r.priority)],
+      ['Payload', `${r.payloadBytes} bytes`],
+      ['Key id / Team id', `${r.keyId} / ${r.teamId}`],
+    ]);
+    container.append(list);
+    if (r.device) {
+      const last = r.device.lastDelivery;
+      container.append(el('p', {},
+        'This token belongs to device ', code(r.device.id),
+        ` (${r.device.environment}, ${r.device.valid ? 'valid' : 'INVALID'}; last result: `,
+        last ? `${last.status} ${last.reason || ''} at ${time(last.at)}`.replace('  ', ' ') : 'none yet', ').'));
+    } else {
+      container.append(el('p', { text: 'This token is not registered with this instance.' }));
+    }
+    container.append(el('p', { className: 'note', text:
+      '200 means Apple accepted the notification, not that the phone displayed it. Delivery reports sent by the app ' +
+      '(the reporting API) are the evidence that it arrived.' }));
+  }
+
+  // MARK: Devices
+
+  async function lookUp(event) {
+    event.preventDefault();
+    const by = $('dev-by').value;
+    const raw = $('dev-value').value.trim();
+    const result = $('dev-result');
+    clear(result);
+    result.dataset.done = '0';
+    if (!raw) {
+      result.append(el('p', { className: 'error', text: 'Enter a value to look up.' }));
+      result.dataset.done = '1';
+      $('dev-value').focus();
+      return;
+    }
+    let path;
+    if (by === 'token') path = `${base()}/devices?token=${encodeURIComponent(normalizeToken(raw))}`;
+    else if (by === 'id') path = `${base()}/devices/${encodeURIComponent(raw)}`;
+    else path = `${base()}/users/${encodeURIComponent(raw)}`;
+    const response = await api('GET', path);
+    if (!response.ok || !response.json) {
+      result.append(el('p', { className: 'error', text: describe(response) }));
+      result.dataset.done = '1';
+      return;
+    }
+    const devices = by === 'user' ? (response.json.devices || []) : [response.json];
+    if (devices.length === 0) result.append(el('p', { text: `User ${raw} has no devices.` }));
+    else if (by === 'user') result.append(el('p', { text: `User ${raw} has ${devices.length} device${devices.length === 1 ? '' : 's'}.` }));
+    for (const device of devices) result.append(deviceCard(device));
+    result.dataset.done = '1';
+  }
+
+  function deviceCard(d) {
+    const card = el('article', { className: 'card device-card' });
+    card.append(el('h2', {}, 'Device ', code(d.id)));
+    card.append(el('p', { className: `verdict ${d.valid ? 'ok' : 'bad'}`,
+      text: d.valid ? 'VALID · publishes reach it' : `INVALID since ${time(d.invalidatedAt)} · skipped until the app registers again` }));
+    const last = d.lastDelivery;
+    let lastText = 'None yet';
+    if (last) {
+      lastText = last.status === 0 ? `Not sent: ${last.reason || 'unknown'} at ${time(last.at)}`
+        : `${last.status}${last.reason ? ` ${last.reason}` : ''} at ${time(last.at)}`;
+    }
+    const list = el('dl', { className: 'facts' });
+    facts(list, [
+      ['Platform', d.platform],
+      ['Environment', `${d.environment}${d.environmentDeclared ? ' (declared by the app)' : ' (server default)'}`],
+      ['Token', code(d.token)],
+      ['Bundle id', d.bundleIdentifier],
+      ['User', d.userId],
+      ['Interests', Array.isArray(d.interests) ? (d.interests.join(', ') + (d.moreInterests ? ', …' : '')) : undefined],
+      ['Registered', time(d.createdAt)],
+      ['Last registration', time(d.lastRegisteredAt)],
+      ['Last delivery', lastText],
+      ['Metadata', code(JSON.stringify(d.metadata || {}))],
+    ]);
+    card.append(list);
+    if (d.platform === 'apns') {
+      const use = el('button', { type: 'button', text: 'Use for a test push' });
+      use.addEventListener('click', () => {
+        $('tp-token').value = d.token;
+        const radio = $(`tp-env-${d.environment}`);
+        if (radio) radio.checked = true;
+        updateTokenInfo();
+        location.hash = '#test-push';
+      });
+      card.append(use);
+    }
+    return card;
+  }
+
+  async function countSubscribers(event) {
+    event.preventDefault();
+    const name = $('int-name').value.trim();
+    const result = $('int-result');
+    result.textContent = '';
+    if (!name) { result.textContent = 'Enter an interest name.'; return; }
+    const response = await api('GET', `${base()}/interests/${encodeURIComponent(name)}`);
+    result.textContent = response.ok && response.json
+      ? `${response.json.interest}: ${number(response.json.subscribers)} subscribed device${response.json.subscribers === 1 ? '' : 's'} (valid ones).`
+      : describe(response);
+  }
+
+  // MARK: Publish
+
+  function publishKind() { return selected('pub-kind') || 'interests'; }
+
+  function publishTargets() {
+    return $('pub-targets').value.split(',').map((s) => s.trim()).filter(Boolean);
+  }
+
+  /** The request body exactly as it will be sent, or a problem. */
+  function publishBody() {
+    const kind = publishKind();
+    if (selected('pub-mode') === 'json') {
+      const text = $('pub-json').value;
+      let object;
+      try { object = JSON.parse(text); } catch (error) { return { problem: `The body is not valid JSON (${error.message}).`, text }; }
+      if (!object || typeof object !== 'object' || Array.isArray(object)) return { problem: 'The body must be a JSON object.', text };
+      return { object, text };
+    }
+    const alert = {};
+    if ($('pub-title').value) alert.title = $('pub-title').value;
+    if ($('pub-body').value) alert.body = $('pub-body').value;
+    const object = { [kind]: publishTargets(), apns: { aps: { alert } } };
+    return { object, text: JSON.stringify(object) };
+  }
+
+  function shellQuote(text) { return `'${text.replace(/'/g, `'\\''`)}'`; }
+
+  function updatePublishPreview() {
+    const kind = publishKind();
+    const json = selected('pub-mode') === 'json';
+    $('pub-targets-label').textContent = kind === 'users' ? 'User ids (comma-separated)' : 'Interests (comma-separated)';
+    $('pub-form-fields').hidden = json;
+    $('pub-json-fields').hidden = !json;
+    $('pub-targets').closest('.field').hidden = json;
+    const body = publishBody();
+    const bytes = byteLength(body.text);
+    const limit = kind === 'users' ? 200 * 1024 : 10 * 1024;
+    const size = $('pub-size');
+    clear(size);
+    size.append(`${number(bytes)} of ${number(limit)} bytes (${kind === 'users' ? '200 KiB for users' : '10 KiB for interests'}).`);
+    if (bytes > limit) size.append(' ', el('span', { className: 'warning', text: 'Too large: the server answers 400.' }));
+    if (body.problem) size.append(' ', el('span', { className: 'warning', text: body.problem }));
+    $('pub-preview').textContent = body.object ? JSON.stringify(body.object, null, 2) : body.text;
+    const url = `${location.origin}${publishBase()}/${kind}`;
+    $('pub-curl').textContent =
+      `curl -X POST ${shellQuote(url)} \\\n` +
+      '  -H "Authorization: Bearer $SECRET" \\\n' +
+      "  -H 'Content-Type: application/json' \\\n" +
+      `  -d ${shellQuote(body.object && !json ? JSON.stringify(body.object) : body.text)}`;
+  }
+
+  function switchPublishMode() {
+    if (selected('pub-mode') === 'json' && !$('pub-json').value.trim()) {
+      const kind = publishKind();
+      const alert = { title: $('pub-title').value, body: $('pub-body').value };
+      $('pub-json').value = JSON.stringify({ [kind]: publishTargets(), apns: { aps: { alert } } }, null, 2);
+    }
+    updatePublishPreview();
+  }
+
+  async function publish(event) {
+    event.preventDefault();
+    const error = $('pub-error');
+    const output = $('pub-response');
+    error.textContent = '';
+    const body = publishBody();
+    if (body.problem) { error.textContent = body.problem; return; }
+    const kind = publishKind();
+    const button = $('pub-send');
+    button.disabled = true;
+    clear(output);
+    const response = await api('POST', `${publishBase()}/${kind}`, body.text);
+    button.disabled = false;
+    output.append(el('p', { className: `verdict ${response.ok ? 'ok' : 'bad'}`,
+      text: response.ok ? `HTTP ${response.status} · accepted` : `HTTP ${response.status} · refused` }));
+    output.append(el('pre', { className: 'code', id: 'pub-response-body', text: response.text || '(empty body)' }));
+    if (!response.ok || !response.json || !response.json.publishId) {
+      error.textContent = describe(response);
+      return;
+    }
+    follow(response.json.publishId);
+  }
+
+  /** Polls one publish until it is finished or failed. */
+  function follow(publishId) {
+    followedPublish = publishId;
+    if (timers.follow) clearTimeout(timers.follow);
+    const section = $('pub-follow');
+    section.hidden = false;
+    section.dataset.state = 'queued';
+    $('pub-follow-h').textContent = `Publish ${publishId}`;
+    $('pub-state').textContent = 'Waiting for the first status…';
+    $('pub-state').className = 'verdict busy';
+    const started = Date.now();
+    const poll = async () => {
+      if (followedPublish !== publishId || !session.secret) return;
+      const response = await api('GET', `${publishBase()}/${encodeURIComponent(publishId)}`);
+      if (followedPublish !== publishId) return;
+      if (response.ok && response.json) renderPublishStatus(response.json);
+      else $('pub-state').textContent = describe(response);
+      const status = response.json && response.json.status;
+      const done = status === 'finished' || status === 'failed';
+      if (!done && Date.now() - started < 30 * 60 * 1000) timers.follow = setTimeout(poll, 500);
+    };
+    poll();
+  }
+
+  function renderPublishStatus(s) {
+    const apns = s.apns || {};
+    const accepted = apns.accepted || 0;
+    const failed = apns.failed || 0;
+    const targets = s.targets || 0;
+    const state = $('pub-state');
+    const status = String(s.status || '').toUpperCase();
+    if (s.status === 'finished') {
+      state.className = `verdict ${failed ? 'bad' : 'ok'}`;
+      state.textContent = `FINISHED · ${number(accepted)} accepted, ${number(failed)} failed` +
+        (s.durationMs !== undefined ? ` in ${number(s.durationMs)} ms` : '');
+    } else if (s.status === 'failed') {
+      state.className = 'verdict bad';
+      state.textContent = `FAILED · ${s.summary || 'the publish could not run'}`;
+    } else {
+      state.className = 'verdict busy';
+      state.textContent = `${status} · ${number(accepted + failed)} answered so far`;
+    }
+    const progress = $('pub-progress');
+    if (s.status === 'finished' || s.status === 'failed') {
+      progress.max = Math.max(1, targets);
+      progress.value = Math.max(1, targets);
+    } else if (targets > 0) {
+      progress.max = targets;
+      progress.value = Math.min(targets, accepted + failed);
+    } else {
+      progress.removeAttribute('value');
+    }
+    const reports = s.reports || {};
+    facts($('pub-counts'), [
+      ['Publish id', code(s.publishId)],
+      ['Kind', s.kind],
+      ['Status', status],
+      ['Devices', number(targets)],
+      ['Accepted by APNs', number(accepted)],
+      ['Failed', number(failed)],
+      ['Devices removed', number(s.devicesRemoved)],
+      ['Environment retries', number(apns.environmentRetries)],
+      ['Delivered (reported by apps)', number(reports.delivered)],
+      ['Opened', number(reports.opened)],
+      ['Created', time(s.createdAt)],
+      ['Started', time(s.startedAt)],
+      ['Finished', time(s.finishedAt)],
+      ['Duration', s.durationMs === undefined ? null : `${number(s.durationMs)} ms`],
+      ['Attempts', number(s.attempts)],
+      ['Summary', s.summary || undefined],
+    ]);
+    reasonRows($('pub-reasons'), apns.failedByReason || {});
+    $('pub-follow').dataset.state = s.status || '';
+  }
+
+  function reasonRows(table, reasons) {
+    const body = table.tBodies[0];
+    clear(body);
+    const entries = Object.entries(reasons).sort((a, b) => b[1] - a[1]);
+    if (entries.length === 0) body.append(el('tr', {}, el('td', { colspan: 2, text: 'None' })));
+    for (const [reason, count] of entries) {
+      body.append(el('tr', {}, el('td', { text: reason }), el('td', { className: 'num', text: number(count) })));
+    }
+  }
+
+  // MARK: Recent publishes
+
+  async function loadRecent() {
+    const response = await api('GET', `${publishBase()}?limit=50`);
+    const info = $('rec-info');
+    if (!response.ok || !response.json) { info.textContent = describe(response); return; }
+    const body = $('rec-table').tBodies[0];
+    clear(body);
+    const list = response.json.publishes || [];
+    info.textContent = `${list.length} publish${list.length === 1 ? '' : 'es'} · updated ${new Date().toISOString().slice(11, 19)} UTC`;
+    if (list.length === 0) body.append(el('tr', {}, el('td', { colspan: 8, text: 'No publishes yet.' })));
+    for (const s of list) {
+      const apns = s.apns || {};
+      const open = el('button', { type: 'button', text: 'Follow', 'aria-label': `Follow ${s.publishId}` });
+      open.addEventListener('click', () => {
+        location.hash = '#publish';
+        follow(s.publishId);
+      });
+      const failed = apns.failed || 0;
+      const status = String(s.status || '').toUpperCase() + (s.status === 'finished' && failed ? ' · with failures' : '');
+      body.append(el('tr', { 'data-publish': s.publishId },
+        el('td', { text: time(s.createdAt) }),
+        el('td', { text: s.kind }),
+        el('td', { text: status }),
+        el('td', { className: 'num', text: number(s.targets) }),
+        el('td', { className: 'num', text: number(apns.accepted) }),
+        el('td', { className: 'num', text: number(failed) }),
+        el('td', { className: 'num', text: s.durationMs === undefined ? '—' : `${number(s.durationMs)} ms` }),
+        el('td', {}, code(s.publishId), ' ', open)));
+    }
+  }
+
+  // MARK: Overview
+
+  async function loadOverview() {
+    const response = await api('GET', `${base()}/console/overview`);
+    const info = $('ov-info');
+    if (!response.ok || !response.json) { info.textContent = describe(response); return; }
+    const o = response.json;
+    info.textContent = `Updated ${new Date().toISOString().slice(11, 19)} UTC`;
+    const apns = o.apns || {};
+    const instance = o.instance || {};
+    const state = $('ov-apns-state');
+    if (instance.apnsCredentials !== 'loaded') {
+      state.className = 'verdict bad';
+      state.textContent = 'NO CREDENTIALS · deliveries are recorded as not sent';
+    } else if (apns.state === 'reachable') {
+      state.className = 'verdict ok';
+      state.textContent = 'REACHABLE · APNs answered the last request';
+    } else if (apns.state === 'unreachable') {
+      state.className = 'verdict bad';
+      state.textContent = 'UNREACHABLE · the last request got no answer';
+    } else {
+      state.className = 'verdict busy';
+      state.textContent = 'UNKNOWN · nothing sent since the server started';
+    }
+    facts($('ov-apns'), [
+      ['Last answer', time(apns.lastAnswerAt)],
+      ['Last failure', time(apns.lastFailureAt)],
+      ['Failure', apns.lastFailure || null],
+      ['Connections', number(apns.connections)],
+      ['Requests in flight', number(apns.streamsInFlight)],
+      ['Transport failures', number(apns.transportFailures)],
+      ['Credential failures', number(apns.configurationFailures)],
+      ['Publish queue', number(o.store && o.store.queueDepth)],
+    ]);
+    facts($('ov-instance'), [
+      ['Id', code(instance.id)],
+      ['APNs credentials', instance.apnsCredentials],
+      ['Team id / Key id', instance.teamId ? `${instance.teamId} / ${instance.keyId}` : null],
+      ['Topic', instance.topic],
+      ['Default environment', instance.defaultEnvironment],
+      ['Sandbox host', instance.apnsHosts ? code(instance.apnsHosts.sandbox) : null],
+      ['Production host', instance.apnsHosts ? code(instance.apnsHosts.production) : null],
+    ]);
+    const devices = o.devices || {};
+    const platforms = Object.entries(devices.byPlatform || {}).map(([p, n]) => `${p} ${number(n)}`).join(', ');
+    facts($('ov-devices'), [
+      ['Registered', number(devices.total)],
+      ['By platform', platforms || null],
+      ['Invalid (skipped)', number(devices.invalid)],
+    ]);
+    const today = o.today || {};
+    const states = Object.entries(today.byState || {}).map(([s, n]) => `${s} ${number(n)}`).join(', ');
+    facts($('ov-today'), [
+      ['Publishes', number(today.publishes)],
+      ['By status', states || null],
+      ['Accepted by APNs', number(today.accepted)],
+      ['Failed', number(today.failed)],
+      ['Devices removed', number(today.devicesRemoved)],
+    ]);
+    reasonRows($('ov-reasons'), today.failedByReason || {});
+    drawChart(o.perMinute || []);
+  }
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs, text) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  /** Stacked bars (accepted below, failed above), one per minute, drawn from the server's numbers. */
+  function drawChart(series) {
+    const box = $('ov-chart');
+    clear(box);
+    const width = 720;
+    const height = 200;
+    const left = 40;
+    const right = 8;
+    const top = 10;
+    const bottom = 24;
+    const plotWidth = width - left - right;
+    const plotHeight = height - top - bottom;
+    const peak = Math.max(1, ...series.map((m) => m.accepted + m.failed));
+    const scaleMax = niceCeiling(peak);
+    const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-labelledby': 'ov-chart-h ov-chart-summary', id: 'ov-chart-svg' });
+    // A middle line only where it falls on a whole number.
+    for (const fraction of scaleMax % 2 === 0 ? [0, 0.5, 1] : [0, 1]) {
+      const y = top + plotHeight * (1 - fraction);
+      chart.append(svg('line', { x1: left, x2: width - right, y1: y, y2: y, class: fraction === 0 ? 'axis' : 'grid-line' }));
+      chart.append(svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end' }, String(Math.round(scaleMax * fraction))));
+    }
+    const slot = plotWidth / Math.max(1, series.length);
+    const barWidth = Math.max(1, slot - 2);
+    series.forEach((minute, index) => {
+      const x = left + index * slot + 1;
+      const okHeight = (minute.accepted / scaleMax) * plotHeight;
+      const badHeight = (minute.failed / scaleMax) * plotHeight;
+      const group = svg('g', { class: 'minute' });
+      group.append(svg('title', {}, `${String(minute.start).slice(11, 16)} UTC: ${minute.accepted} accepted, ${minute.failed} failed`));
+      if (minute.accepted > 0) group.append(svg('rect', { class: 'bar-ok', x, y: top + plotHeight - okHeight, width: barWidth, height: okHeight }));
+      if (minute.failed > 0) group.append(svg('rect', { class: 'bar-bad', x, y: top + plotHeight - okHeight - badHeight, width: barWidth, height: badHeight }));
+      chart.append(group);
+      if (index % 15 === 0 || index === series.length - 1) {
+        const last = index === series.length - 1;
+        chart.append(svg('text', { x: last ? width - right : x + barWidth / 2, y: height - 6, 'text-anchor': last ? 'end' : 'middle' },
+          String(minute.start).slice(11, 16)));
+      }
+    });
+    box.append(chart);
+    box.scrollLeft = box.scrollWidth;  // on a narrow screen the chart scrolls; show the newest minutes first
+    const accepted = series.reduce((sum, m) => sum + m.accepted, 0);
+    const failed = series.reduce((sum, m) => sum + m.failed, 0);
+    const busiest = series.reduce((best, m) => (m.accepted + m.failed > (best ? best.accepted + best.failed : 0) ? m : best), null);
+    const summary = $('ov-chart-summary');
+    clear(summary);
+    summary.append(el('span', { className: 'legend-ok', text: `${number(accepted)} accepted` }), ', ',
+      el('span', { className: 'legend-bad', text: `${number(failed)} failed` }), ' in the last hour (UTC)',
+      busiest ? `; busiest minute ${String(busiest.start).slice(11, 16)} with ${number(busiest.accepted + busiest.failed)}.` : '.');
+  }
+
+  function niceCeiling(n) {
+    const magnitude = 10 ** Math.floor(Math.log10(n));
+    for (const step of [1, 2, 5, 10]) if (step * magnitude >= n) return step * magnitude;
+    return 10 * magnitude;
+  }
+
+  // MARK: Start-up
+
+  function start() {
+    $('signin').addEventListener('submit', (event) => {
+      event.preventDefault();
+      const button = $('signin-btn');
+      button.disabled = true;
+      signIn($('instance').value, $('secret').value, false).finally(() => { button.disabled = false; });
+    });
+    $('signout').addEventListener('click', () => signOut('Signed out.'));
+    window.addEventListener('hashchange', () => { if (session.secret) showView(currentView(), 'heading'); });
+
+    $('tp-form').addEventListener('submit', sendTestPush);
+    $('tp-token').addEventListener('input', updateTokenInfo);
+    for (const id of ['tp-mode-alert', 'tp-mode-json', 'tp-type', 'tp-priority', 'tp-json', 'tp-title', 'tp-body', 'tp-sound', 'tp-badge']) {
+      $(id).addEventListener('input', updatePayloadInfo);
+      $(id).addEventListener('change', updatePayloadInfo);
+    }
+    $('tp-tpl-alert').addEventListener('click', () => template('alert'));
+    $('tp-tpl-background').addEventListener('click', () => template('background'));
+    $('tp-tpl-data').addEventListener('click', () => template('data'));
+
+    $('dev-form').addEventListener('submit', lookUp);
+    $('int-form').addEventListener('submit', countSubscribers);
+
+    $('pub-form').addEventListener('submit', publish);
+    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json']) {
+      $(id).addEventListener('input', updatePublishPreview);
+    }
+    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-mode-form', 'pub-mode-json']) {
+      $(id).addEventListener('change', switchPublishMode);
+    }
+    $('rec-refresh').addEventListener('click', loadRecent);
+    $('ov-refresh').addEventListener('click', loadOverview);
+
+    let tokens = [];
+    try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }
+    if (Array.isArray(tokens)) renderRecentTokens(tokens);
+    updatePayloadInfo();
+
+    let saved = null;
+    try { saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || 'null'); } catch (_) { saved = null; }
+    if (saved && typeof saved.instance === 'string' && typeof saved.secret === 'string') {
+      $('instance').value = saved.instance;
+      signIn(saved.instance, saved.secret, true);
+    } else {
+      $('instance').focus();
+    }
+  }
+
+  start();
+})();
