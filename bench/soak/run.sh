@@ -22,7 +22,7 @@ HTTP_PORT=${HTTP_PORT:-28680}
 
 swift build -c release --product push-server >/dev/null
 ca=$(SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" 0 | tail -1)
-trap 'SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true; [[ -n ${SERVER:-} ]] && kill $SERVER 2>/dev/null || true' EXIT
+trap 'SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true; if [[ -n ${SERVER:-} ]]; then kill $SERVER 2>/dev/null || true; fi' EXIT
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/AuthKey.p8" 2>/dev/null
 cat > "$OUT/config.json" <<JSON
 {"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$OUT/push.sqlite"},"log":{"level":"notice"},
