@@ -1,6 +1,6 @@
 """Apple's APNs request rules as pure, socket-free functions (used by mock_apns.py, tested in test_mock_apns.py).
 
-Everything here follows docs `apns.md` (Apple's provider API). Where Apple is silent the choice is written
+Everything here follows `docs/APNS.md` (Apple's provider API). Where Apple is silent the choice is written
 next to the rule and in `Tests/Support/README.md`. Nothing in this module does I/O or reads a clock it is not
 handed, so every rule is testable with plain values.
 """

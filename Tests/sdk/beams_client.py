@@ -116,7 +116,7 @@ def devices_path(instance=INSTANCE_ID):
 
 
 class IOSDevice:
-    """What push-notifications-swift 4.0.0 sends, with the state it keeps in UserDefaults (docs/beams-api.md §4)."""
+    """What push-notifications-swift 4.0.0 sends, with the state it keeps in UserDefaults (docs/BEAMS-PROTOCOL.md §4)."""
 
     def __init__(self, http, token=None, instance=INSTANCE_ID):
         self.http = http

@@ -1,4 +1,4 @@
-"""Customer API (docs/beams-api.md §3), Reporting API (§5) and the admin (device health) API end to end."""
+"""Customer API (docs/BEAMS-PROTOCOL.md §3), Reporting API (§5) and the admin (device health) API end to end."""
 import time
 
 import pytest

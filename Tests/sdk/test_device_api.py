@@ -1,4 +1,4 @@
-"""The Beams device API end to end, as push-notifications-swift 4.0.0 drives it (docs/beams-api.md §4, §7, §8).
+"""The Beams device API end to end, as push-notifications-swift 4.0.0 drives it (docs/BEAMS-PROTOCOL.md §4, §7, §8).
 
 Flows run over TLS (`env`) like a real phone; the error catalogue runs over plain HTTP (`plain_env`), which is what
 the server sees behind a reverse proxy. Every request carries the iOS SDK's headers.
@@ -54,7 +54,7 @@ def python_sdk_token(user):
     return PushNotifications(instance_id=INSTANCE_ID, secret_key=SECRET).generate_token(user)["token"]
 
 
-# MARK: iOS SDK flows (docs §4.5)
+# MARK: iOS SDK flows (docs/BEAMS-PROTOCOL.md §4.5)
 
 
 def test_ios_lifecycle_register_interests_metadata_user_stop(env, tls):
@@ -98,7 +98,7 @@ def test_set_user_accepts_the_python_sdk_token(tls):
 
 @pytest.mark.parametrize("tz", ["Asia/Tokyo", "America/New_York", "Pacific/Kiritimati"])
 def test_set_user_accepts_python_sdk_tokens_made_on_non_utc_hosts(tls, tz):
-    # generate_token computes exp with time.mktime on a UTC timetuple: off by the host's UTC offset (docs §7.1).
+    # generate_token computes exp with time.mktime on a UTC timetuple: off by the host's UTC offset (docs/BEAMS-PROTOCOL.md §7.1).
     script = ("import sys; from pusher_push_notifications import PushNotifications as P; "
               "print(P(instance_id=sys.argv[1], secret_key=sys.argv[2]).generate_token('tz-user')['token'])")
     out = subprocess.run([sys.executable, "-c", script, INSTANCE_ID, SECRET], capture_output=True, text=True,
@@ -200,7 +200,7 @@ def test_device_deleted_server_side_every_call_404s_then_the_sdk_recovers(env, t
     assert device.get().json()["userId"] == "heal-user"
 
 
-# MARK: Registration errors (docs §4.4)
+# MARK: Registration errors (docs/BEAMS-PROTOCOL.md §4.4)
 
 
 def register_raw(http, body, instance=INSTANCE_ID):
@@ -277,7 +277,7 @@ def test_unknown_platform_is_404(plain):
     assert_error(r, 404)
 
 
-# MARK: Interest names (docs §8)
+# MARK: Interest names (docs/BEAMS-PROTOCOL.md §8)
 
 
 def test_interest_names_raw_and_percent_encoded_are_the_same_interest(plain):
@@ -377,7 +377,7 @@ def test_get_interests_with_an_invalid_cursor_is_400(plain, cursor):
     assert_error(device.device_call("GET", f"/interests?cursor={cursor}"), 400)
 
 
-# MARK: PUT …/user: Beams token verification (docs §7.2)
+# MARK: PUT …/user: Beams token verification (docs/BEAMS-PROTOCOL.md §7.2)
 
 
 def now():

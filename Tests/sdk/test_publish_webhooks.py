@@ -69,7 +69,7 @@ def test_failing_receiver_gets_a_retry_after_ten_seconds(beams, receiver):
     hook = receiver(fail_first=1)
     publish_id = client.publish("interests", {"interests": [unique("retry")], "apns": alert(),
                                               "webhookUrl": hook.url()})
-    # Beams' schedule: the first retry comes 10 s after the failure (docs/beams-api.md §10).
+    # Beams' schedule: the first retry comes 10 s after the failure (docs/BEAMS-PROTOCOL.md §10).
     got = wait_for(lambda: (lambda b: b if len(b) >= 3 else None)(hook.bodies(publish_id)), timeout=25)
     statuses = [r["body"]["status"] for r in got]
     assert statuses.count("STARTED") == 2 and statuses.count("FINISHED") == 1, statuses

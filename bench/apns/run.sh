@@ -6,7 +6,7 @@
 #   bench/apns/run.sh [n] [repeats]         default n=100000, repeats=1
 #
 # Environment: FAST_CONNS/FAST_STREAMS (default 2 x 100), SLOW_CONNS/SLOW_STREAMS (default 4 x 250, the
-# reference configuration of swift-on-linux.md; the 50 ms sink is also run at the client's default 6 x 200),
+# configuration the peers were measured in, RESULTS.md; the 50 ms sink is also run at the client's default 6 x 200),
 # FAST_PORT/SLOW_PORT (default 29543/29544, apart from the other bench scripts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

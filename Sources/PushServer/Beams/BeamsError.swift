@@ -1,6 +1,6 @@
 /// An error answered to a Beams client as `{"error": title, "description": description}`.
 ///
-/// Titles and descriptions follow the real service's wording where it is known (docs/beams-api.md §1.4, §2.4,
+/// Titles and descriptions follow the real service's wording where it is known (docs/BEAMS-PROTOCOL.md §1.4, §2.4,
 /// §4.4), because SDKs react to them: the iOS SDK treats a 401/403 whose description contains "device token" as a
 /// bad token, and stops retrying on exactly "Device could not be created".
 public struct BeamsError: Error, Sendable, Equatable {

@@ -1,7 +1,7 @@
 import JWTSigner
 
 /// Beams user tokens: the HS256 JWTs an app's auth endpoint hands the client SDK (`generateToken` in every
-/// server SDK), presented on `PUT …/devices/apns/{id}/user` (docs/beams-api.md §7).
+/// server SDK), presented on `PUT …/devices/apns/{id}/user` (docs/BEAMS-PROTOCOL.md §7).
 public enum BeamsUserToken {
     public static let maxSubjectBytes = 164
     /// Clock skew tolerated on `exp` and `iat`: the Python and Java SDKs compute `exp` in local time on non-UTC

@@ -8,7 +8,7 @@ struct CustomerAPI: Sendable {
     let app: AppContext
 
     func register(into router: inout Router) {
-        // The user id is the rest of the path: the Python SDK leaves `/` unescaped (docs/beams-api.md §3).
+        // The user id is the rest of the path: the Python SDK leaves `/` unescaped (docs/BEAMS-PROTOCOL.md §3).
         router.delete("/customer_api/v1/instances/:instance/users/*user", bodyLimit: .noBody) { try await deleteUser($0) }
         router.delete("/user_api/v1/instances/:instance/users/*user", bodyLimit: .noBody) { try await deleteUser($0) }
     }

@@ -3,7 +3,7 @@ import HTTPServer
 import Logging
 import PushStore
 
-/// The Beams device API as the client SDKs use it (docs/beams-api.md §4): registration, interests, metadata and
+/// The Beams device API as the client SDKs use it (docs/BEAMS-PROTOCOL.md §4): registration, interests, metadata and
 /// the authenticated user. No credentials except on `PUT …/user`; the device id acts as the capability.
 struct DeviceAPI: Sendable {
     let app: AppContext

@@ -1,4 +1,4 @@
-/// Beams interest names: `[A-Za-z0-9_\-=@,.;]{1,164}` (docs/beams-api.md §8; the server's own 422 pattern).
+/// Beams interest names: `[A-Za-z0-9_\-=@,.;]{1,164}` (docs/BEAMS-PROTOCOL.md §8; the server's own 422 pattern).
 public enum InterestName {
     public static let maxLength = 164
     /// The pattern as production quoted it in its 422 description.

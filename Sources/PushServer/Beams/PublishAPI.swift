@@ -3,7 +3,7 @@ import HTTPServer
 import Logging
 import PushStore
 
-/// The Beams publish API (docs/beams-api.md §2) plus, beyond Beams, publish status and recent publishes.
+/// The Beams publish API (docs/BEAMS-PROTOCOL.md §2) plus, beyond Beams, publish status and recent publishes.
 struct PublishAPI: Sendable {
     let app: AppContext
 

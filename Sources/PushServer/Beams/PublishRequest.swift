@@ -2,7 +2,7 @@ import Foundation
 import HTTPClient
 import PushStore
 
-/// A validated Beams publish request (docs/beams-api.md §2.2).
+/// A validated Beams publish request (docs/BEAMS-PROTOCOL.md §2.2).
 public struct PublishRequest: Sendable, Equatable {
     public static let maxInterests = 100
     public static let maxUsers = 1000

@@ -4,7 +4,7 @@ import Logging
 import PushStore
 
 /// `POST /reporting_api/v2/instances/{id}/events`: the client SDKs report deliveries and opens
-/// (docs/beams-api.md §5). No auth, so events are checked against the store (`ReportingPolicy`). `event` is matched
+/// (docs/BEAMS-PROTOCOL.md §5). No auth, so events are checked against the store (`ReportingPolicy`). `event` is matched
 /// case-insensitively (iOS sends `Delivery`, web `delivery`).
 ///
 /// Never 404: the iOS SDK reads any 404 as "device deleted", re-registers and replays the report, forever. An

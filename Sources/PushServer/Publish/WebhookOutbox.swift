@@ -6,7 +6,7 @@ import PushStore
 import Locking
 
 /// Webhooks, queued durably in the store's outbox and delivered by `run()` on their own schedule, so a slow or
-/// dead receiver never slows delivery (docs/beams-api.md §10).
+/// dead receiver never slows delivery (docs/BEAMS-PROTOCOL.md §10).
 ///
 /// - Per-publish `webhookUrl`: `STARTED` and `FINISHED` bodies (camelCase, unsigned; credentials go in the URL).
 /// - Instance webhooks: `v1.PublishToUsersAttempt`, `v1.UserNotificationAcknowledgement`, `v1.UserNotificationOpen`,
