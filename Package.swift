@@ -47,11 +47,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["JWTSigner", "Logging"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
-        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "Benchmarks/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "Benchmarks/StoreBench"),
-        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "Benchmarks/HTTPBench"),
+        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
-        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "Benchmarks/SeedDevices"),
+        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every APNs benchmark peer against the nginx sink, with no delay and with a 50 ms delay, and prints one
-# line per run. Used to fill bench/apns/RESULTS.md; the Swift client's benchmark (Benchmarks/APNsBench) is run
+# line per run. Used to fill bench/apns/RESULTS.md; the Swift client's benchmark (bench/swift/APNsBench) is run
 # against the same sinks so its numbers can be read against these.
 #
 #   bench/apns/run-peers.sh [n] [port]      (defaults: n=50000, port=28443; aioapns sends n/5)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# HTTP/1.1 server benchmark: our HTTPServer (Benchmarks/HTTPBench, release build) against nginx on the same machine.
+# HTTP/1.1 server benchmark: our HTTPServer (bench/swift/HTTPBench, release build) against nginx on the same machine.
 #
 # Method: both servers answer GET /health with {"status":"ok"} on 127.0.0.1; nginx uses `return 200` with 2 workers,
 # access_log off and keepalive_requests 100000000 (a temp config under a temp prefix, foreground process, its own
