@@ -210,6 +210,19 @@ extension EventLoop {
             clientAddress: connection.address, routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
             minorVersion: head.minorVersion)
         let handler = route.handler
+        if let admission = route.admission {
+            do {
+                try admission(request)
+            } catch let error as any HTTPResponseError {
+                sendResponse(connection, HTTPResponse(error: error))
+                return
+            } catch {
+                context.logger.error("Admission check failed", ["error": "\(error)", "route": request.routePattern,
+                                                                "request_id": request.requestID])
+                sendResponse(connection, HTTPResponse(error: HTTPError.internalError))
+                return
+            }
+        }
         let fd = connection.fd
         let id = connection.id
         let logger = context.logger

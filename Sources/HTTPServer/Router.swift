@@ -1,6 +1,15 @@
 /// A route handler. It runs as a Swift task, never on an event-loop thread.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
+/// A route's admission check: runs on the event-loop thread once the request is read, before the handler's task is
+/// created. Throwing an `HTTPResponseError` answers with it at once; returning lets the handler run.
+///
+/// Why: refusing a request (a rate limit) costs almost nothing here, while a handler task costs a hop to the Swift
+/// concurrency pool and back (thread wake-ups on both sides). An abusive client whose requests are refused thus
+/// cannot take the CPU that legitimate requests need (docs/BENCHMARKS.md, soak). It must not block: no I/O, no
+/// waiting, only locks held for a moment.
+public typealias HTTPAdmission = @Sendable (HTTPRequest) throws -> Void
+
 /// Maps method + path to handlers.
 ///
 /// Patterns are `/`-separated segments: literal text, `:name` (one segment), or a final `*name` (the rest of the
@@ -12,6 +21,7 @@ public struct Router: Sendable {
         var pattern: String
         var parameterNames: [String]
         var bodyLimit: BodyLimit?
+        var admission: HTTPAdmission?
         var handler: HTTPHandler
     }
 
@@ -37,8 +47,9 @@ public struct Router: Sendable {
     /// Registers `handler` for `method` on `pattern`.
     /// - Parameters:
     ///   - bodyLimit: overrides the server-wide `HTTPLimits.maxBodyBytes` (and its error) for this route.
+    ///   - admission: a cheap check run on the event loop before `handler` (see `HTTPAdmission`).
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
-                             handler: @escaping HTTPHandler) {
+                             admission: HTTPAdmission? = nil, handler: @escaping HTTPHandler) {
         var node = 0
         var names: [String] = []
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -62,24 +73,28 @@ public struct Router: Sendable {
             }
         }
         nodes[node].routes[method] = Route(pattern: pattern, parameterNames: names, bodyLimit: bodyLimit,
-                                           handler: handler)
+                                           admission: admission, handler: handler)
     }
 
-    /// `add(.get, pattern, bodyLimit:, handler:)`.
-    public mutating func get(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
-        add(.get, pattern, bodyLimit: bodyLimit, handler: handler)
+    /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.
+    public mutating func get(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+                             handler: @escaping HTTPHandler) {
+        add(.get, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
-    /// `add(.post, pattern, bodyLimit:, handler:)`.
-    public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
-        add(.post, pattern, bodyLimit: bodyLimit, handler: handler)
+    /// `add(.post, pattern, bodyLimit:, admission:, handler:)`.
+    public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+                             handler: @escaping HTTPHandler) {
+        add(.post, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
-    /// `add(.put, pattern, bodyLimit:, handler:)`.
-    public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
-        add(.put, pattern, bodyLimit: bodyLimit, handler: handler)
+    /// `add(.put, pattern, bodyLimit:, admission:, handler:)`.
+    public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+                             handler: @escaping HTTPHandler) {
+        add(.put, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
-    /// `add(.delete, pattern, bodyLimit:, handler:)`.
-    public mutating func delete(_ pattern: String, bodyLimit: BodyLimit? = nil, handler: @escaping HTTPHandler) {
-        add(.delete, pattern, bodyLimit: bodyLimit, handler: handler)
+    /// `add(.delete, pattern, bodyLimit:, admission:, handler:)`.
+    public mutating func delete(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+                             handler: @escaping HTTPHandler) {
+        add(.delete, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
 
     private mutating func child(of node: Int, _ key: WritableKeyPath<Node, Int?>) -> Int {

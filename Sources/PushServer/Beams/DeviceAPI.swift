@@ -35,15 +35,14 @@ struct DeviceAPI: Sendable {
     }
 
     /// Every device route is charged to the client's address first (even for an unknown instance), then to the
-    /// instance.
+    /// instance. Both checks run on the event loop (`HTTPAdmission`), so a refused request never costs a task.
     private func route(_ router: inout Router, _ method: HTTPMethod, _ pattern: String, _ limit: BodyLimit,
                        _ handler: @escaping HTTPHandler) {
         let app = self.app
-        router.add(method, pattern, bodyLimit: limit) { request in
+        router.add(method, pattern, bodyLimit: limit, admission: { request throws(BeamsError) in
             try app.checkClientLimit(request)
             try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
-            return try await handler(request)
-        }
+        }, handler: handler)
     }
 
     // MARK: Handlers

@@ -19,15 +19,24 @@ struct ReportingAPI: Sendable {
     static let bodyLimit = BodyLimit.beams(maxKiB: 4)
 
     func register(into router: inout Router) {
-        router.post("/reporting_api/v2/instances/:instance/events", bodyLimit: Self.bodyLimit) { try await report($0) }
-        router.post("/reporting_api/*rest", bodyLimit: Self.bodyLimit) { request in
-            try app.checkClientLimit(request)
+        let app = self.app
+        router.post("/reporting_api/v2/instances/:instance/events", bodyLimit: Self.bodyLimit,
+                    admission: { try admit($0) }) { try await report($0) }
+        router.post("/reporting_api/*rest", bodyLimit: Self.bodyLimit,
+                    admission: { request throws(BeamsError) in try app.checkClientLimit(request) }) { _ in
             throw BeamsError(400, "Bad request", "Unknown reporting API path: use /reporting_api/v2/instances/{instance}/events")
         }
     }
 
-    func report(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// On the event loop (`HTTPAdmission`): charges the client's address, then the instance, so a refused report
+    /// never costs a task.
+    func admit(_ request: HTTPRequest) throws(BeamsError) {
         try app.checkClientLimit(request)
+        try app.checkInstanceLimit(app.limiters.reporting, try instance(request))
+    }
+
+    /// The instance named in the path; 400 (never 404) when it is malformed or unknown.
+    func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
         let rawID = request.parameters["instance"] ?? ""
         guard UUID(uuidString: rawID) != nil else {
             throw BeamsError(400, "Bad request",
@@ -36,7 +45,11 @@ struct ReportingAPI: Sendable {
         guard let instance = app.instances[rawID.lowercased()] else {
             throw BeamsError(400, "Bad request", "Could not find the instance")
         }
-        try app.checkInstanceLimit(app.limiters.reporting, instance)
+        return instance
+    }
+
+    func report(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try instance(request)
         let body = try app.jsonObject(request)
         func required(_ key: String) throws(BeamsError) -> String {
             guard let value = body[key]?.stringValue, !value.isEmpty else {
