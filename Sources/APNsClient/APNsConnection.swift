@@ -301,11 +301,15 @@ final class APNsConnection: @unchecked Sendable {
             outcome = .transport(kind)
         }
 
+        if case .response(_, .tooManyProviderTokenUpdates?) = outcome {
+            job.tokenUpdateRejections += 1
+            pool.noteTokenUpdateRejected()
+        }
         let now = monotonicNanos()
         let elapsed = Double(now &- job.firstSentAt) / 1e9
         let decision = configuration.retryPolicy.decide(
-            outcome, attempts: job.attempts, elapsed: elapsed, tokenRefreshed: job.tokenRefreshed,
-            random: nextRandom())
+            outcome, attempts: job.attempts - job.tokenUpdateRejections, elapsed: elapsed,
+            tokenRefreshed: job.tokenRefreshed, random: nextRandom(), tokenUpdateRejections: job.tokenUpdateRejections)
         switch decision {
         case .finish:
             if var response {
@@ -333,6 +337,22 @@ final class APNsConnection: @unchecked Sendable {
                 ready.append(job)
             } catch {
                 logger.warning("APNs provider token expired too early", ["team": pool.key.teamID])
+                finish(job, .failure(error))
+            }
+        case .retryAfterTokenUpdateRejected(let after):
+            // APNs holds another token for this key: adopt it if this process can find it (the store), else wait
+            // for the refresh floor; never sign within it.
+            do {
+                switch try pool.tokens.tokenAfterUpdateRejected(generation: job.tokenGeneration) {
+                case .retryNow(let token):
+                    job.overrideToken = token
+                    ready.append(job)
+                case .retryLater:
+                    job.notBefore = now + UInt64(after * 1e9)
+                    delayed.append(job)
+                }
+                pool.noteRetry()
+            } catch {
                 finish(job, .failure(error))
             }
         case .configurationFault:

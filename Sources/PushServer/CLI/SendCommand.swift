@@ -58,7 +58,10 @@ enum SendCommand: Command {
         let request = APNsRequest(deviceToken: token, payload: payload, topic: arguments["topic"] ?? apns.topic,
                                   pushType: pushType, priority: priority, expiration: expiration,
                                   collapseID: arguments["collapse-id"], apnsID: UUID().uuidString.lowercased())
-        let client = try APNsClient(configuration: APNsClientConfiguration(connectionsPerPool: 1, streamsPerConnection: 1))
+        // A diagnostic send reports TooManyProviderTokenUpdates (its fresh token clashing with a running server's)
+        // at once instead of waiting out the 20-minute floor as the server does.
+        let client = try APNsClient(configuration: APNsClientConfiguration(
+            connectionsPerPool: 1, streamsPerConnection: 1, retryPolicy: APNsRetryPolicy(tokenUpdateRejectedWindow: 0)))
         let result = await client.send(request, credentials: credentials, environment: runtime.apnsEnvironment(environment))
         _ = await client.shutdown(gracePeriod: 1)
         Console.out("environment: \(environment.rawValue)")
