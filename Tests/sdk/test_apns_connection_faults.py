@@ -39,6 +39,9 @@ def fan_out(server, mock, **faults):
 
 
 def assert_each_device_answered_once_without_stall(seconds, status, tokens, stats):
+    print(f"{DEVICES} devices in {seconds:.2f} s: goaways={stats['goaways_sent']} "
+          f"dropped={stats['connections_dropped']} unanswered={stats['unanswered']} "
+          f"refused_streams={stats['refused_streams']} connections={stats['connections_opened']}")
     assert status["status"] == "finished" and status["apns"]["accepted"] == DEVICES, status
     assert status["apns"]["failed"] == 0, status
     sent = stats["sent_per_token"]
