@@ -62,7 +62,7 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         XCTAssertEqual(run.mock.unanswered, 0, "GOAWAY's last-stream-id covered every stream sent before it")
     }
 
-    func testAbruptCloseWithRequestsInFlightResendsExactlyTheUnanswered() async throws {
+    func testAbruptCloseWithRequestsInFlightResendsTheUnansweredOnly() async throws {
         let mock = try startMock(delayMs: 50)
         _ = try mock.setConfig(.init(delayJitterMs: 20, dropAfter: 250))
         let run = try await run(count: 2000, connections: 2, streams: 100, prefix: "a2")
