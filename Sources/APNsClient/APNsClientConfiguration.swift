@@ -24,6 +24,9 @@ public struct APNsClientConfiguration: Sendable {
     public var retryPolicy: APNsRetryPolicy
     /// Provider-token refresh ages.
     public var tokenPolicy: ProviderTokenPolicy
+    /// Where signed provider tokens are shared with restarted processes and other nodes (see
+    /// `ProviderTokenStore`). Default nil: tokens live in memory only, and a restart signs a new one.
+    public var tokenStore: (any ProviderTokenStore)?
     /// The wall clock for token `iat`s; tests inject a movable one.
     public var clock: @Sendable () -> Date
     /// Where the client logs (connection events, configuration faults). Tokens are masked, JWTs never logged.
@@ -32,8 +35,8 @@ public struct APNsClientConfiguration: Sendable {
     public init(
         connectionsPerPool: Int = 6, streamsPerConnection: Int = 200, requestTimeout: Double = 30,
         connectTimeout: Double = 10, maxIdleSeconds: Int = 900, retryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
-        tokenPolicy: ProviderTokenPolicy = ProviderTokenPolicy(), clock: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = .disabled
+        tokenPolicy: ProviderTokenPolicy = ProviderTokenPolicy(), tokenStore: (any ProviderTokenStore)? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled
     ) {
         precondition(connectionsPerPool >= 1 && streamsPerConnection >= 1)
         self.connectionsPerPool = connectionsPerPool
@@ -43,6 +46,7 @@ public struct APNsClientConfiguration: Sendable {
         self.maxIdleSeconds = maxIdleSeconds
         self.retryPolicy = retryPolicy
         self.tokenPolicy = tokenPolicy
+        self.tokenStore = tokenStore
         self.clock = clock
         self.logger = logger
     }

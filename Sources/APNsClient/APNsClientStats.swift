@@ -14,6 +14,10 @@ public struct APNsClientStats: Sendable, Equatable {
     public var connectionsOpened = 0
     /// Provider tokens minted.
     public var tokenRefreshes = 0
+    /// Provider tokens taken over from the `ProviderTokenStore` (signed by an earlier process or another node).
+    public var tokensAdopted = 0
+    /// `429 TooManyProviderTokenUpdates` answers (each is retried, not final).
+    public var tokenUpdateRejections = 0
     /// Attempts beyond each request's first.
     public var retries = 0
     /// Final responses by HTTP status.
@@ -37,6 +41,8 @@ public struct APNsClientStats: Sendable, Equatable {
         connections += other.connections
         connectionsOpened += other.connectionsOpened
         tokenRefreshes += other.tokenRefreshes
+        tokensAdopted += other.tokensAdopted
+        tokenUpdateRejections += other.tokenUpdateRejections
         retries += other.retries
         responsesByStatus.merge(other.responsesByStatus, uniquingKeysWith: +)
         transportFailures += other.transportFailures

@@ -9,7 +9,7 @@ import Synchronization
 /// One HTTP/2 connection slot: a curl multi limited to one connection, driven by its own thread.
 ///
 /// Why one multi per connection (not one multi with `MAX_HOST_CONNECTIONS = n`): libcurl's per-wake-up cost grows
-/// with the handles on a multi (swift-on-linux.md §4: ~0.7 ms per `curl_multi_perform` at 1000 handles), a
+/// with the handles on a multi (~0.7 ms per `curl_multi_perform` at 1000 handles, docs/BENCHMARKS.md), a
 /// connection with a known stream budget is what APNs' per-connection `MAX_CONCURRENT_STREAMS` is about, and
 /// `MAX_HOST_CONNECTIONS = 1` stops curl from opening extra connections while APNs allows only one stream before
 /// the first authenticated request. Each thread runs `curl_multi_poll`; other threads reach it only through the
@@ -49,13 +49,11 @@ final class APNsConnection: @unchecked Sendable {
     private var ready: [APNsJob] = []
     private var delayed: [APNsJob] = []
     private var random: UInt64
-    /// Transfers attached to the multi (the loop's own count; `attached` mirrors it for stats).
-    private var attachedCount = 0
-    /// Whether the current connection has had a request accepted with our token. Until then APNs allows one
-    /// stream, and a burst sent before its SETTINGS arrive is refused (RST_STREAM REFUSED_STREAM), which makes
-    /// curl drop and reopen the connection: measured against the mock, 46 refused streams and 3 connections for
-    /// 200 requests. So a cold connection carries one request at a time until the first answer.
-    private var warm = false
+    /// Which streams are in flight, answered or ended, and whether the connection is warm (see the type).
+    private var ledger = APNsStreamLedger()
+    /// Transfers whose `200` header block completed during the current `curl_multi_perform`.
+    private var answeredEarly: [APNsTransfer] = []
+    private var nextTransferID = 0
     /// Monotonic time of the last answer.
     private var lastAnswerAt: UInt64 = 0
     /// After this long without answers the connection may be gone (curl replaces it after `maxIdleSeconds`; the
@@ -138,7 +136,7 @@ final class APNsConnection: @unchecked Sendable {
             if stop { break }
 
             let now = monotonicNanos()
-            if warm && now &- lastAnswerAt > coldAfterIdleNanos { warm = false }
+            if ledger.warm && now &- lastAnswerAt > coldAfterIdleNanos { ledger.goCold() }
             if !delayed.isEmpty { promoteDueRetries(now: now) }
             if !ready.isEmpty { startReady() }
 
@@ -147,10 +145,11 @@ final class APNsConnection: @unchecked Sendable {
             if code != CURLM_OK {
                 logger.error("curl_multi_perform failed", ["code": String(code.rawValue)])
             }
+            settleAnsweredEarly()
             collectFinished()
             // Immediate retries or handed-over jobs: start them before sleeping, unless the cold-connection gate
             // holds them back (then the answer that opens the gate wakes the poll).
-            if !ready.isEmpty && (warm || attachedCount == 0) { continue }
+            if !ready.isEmpty && ledger.mayStart { continue }
 
             var timeout: Int32 = 1000
             if let next = delayed.map(\.notBefore).min() {
@@ -178,14 +177,14 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func startReady() {
-        if !warm {
-            // Cold connection: one stream until the first answer (see `warm`).
-            while attachedCount == 0 && !ready.isEmpty { start(ready.removeFirst()) }
-            return
+        // A cold connection takes one probe at a time until the first answer (see `APNsStreamLedger.warm`).
+        // `start` may append to `ready` (a waiting job taking over a failed one's slot): the loop sees it too.
+        var started = 0
+        while started < ready.count && ledger.mayStart {
+            start(ready[started])
+            started += 1
         }
-        var jobs: [APNsJob] = []
-        swap(&jobs, &ready)
-        for job in jobs { start(job) }
+        ready.removeFirst(started)
     }
 
     private func start(_ job: APNsJob) {
@@ -208,7 +207,11 @@ final class APNsConnection: @unchecked Sendable {
             transfer = reused
         } else {
             do {
-                transfer = try APNsTransfer(environment: environment, configuration: configuration)
+                nextTransferID += 1
+                transfer = try APNsTransfer(id: nextTransferID, environment: environment, configuration: configuration)
+                transfer.onHeadersComplete = { [unowned self] transfer in
+                    if ledger.headersComplete(transfer.id, status: transfer.status) { answeredEarly.append(transfer) }
+                }
                 transfers.append(transfer)
             } catch {
                 finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
@@ -224,7 +227,8 @@ final class APNsConnection: @unchecked Sendable {
             finish(job, .failure(.transport(Self.fatal(error), attempts: job.attempts)))
             return
         }
-        attachedCount += 1
+        transfer.isAttached = true
+        ledger.started(transfer.id)
         attached.add(1, ordering: .relaxed)
         job.attempts += 1
         if job.firstSentAt == 0 { job.firstSentAt = monotonicNanos() }
@@ -240,43 +244,73 @@ final class APNsConnection: @unchecked Sendable {
         }
     }
 
+    /// Reports the requests whose `200` header block arrived during the last `curl_multi_perform` at once, without
+    /// waiting for curl to end their transfers (which can come late, or as a failure when the connection is reset
+    /// right after the answer). Their handles stay attached until curl ends them; `completed` then recycles them.
+    private func settleAnsweredEarly() {
+        guard !answeredEarly.isEmpty else { return }
+        let answered = answeredEarly
+        answeredEarly = []
+        lastAnswerAt = monotonicNanos()
+        for transfer in answered {
+            guard let job = transfer.unload() else { continue }
+            var response = APNsResponse(
+                status: 200, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID, reason: nil, timestamp: nil)
+            response.attempts = job.attempts
+            finish(job, .response(response))
+        }
+    }
+
     private func completed(_ transfer: APNsTransfer, code: CURLcode) {
         curl_multi_remove_handle(multi, transfer.easy)
-        attachedCount -= 1
+        transfer.isAttached = false
         attached.subtract(1, ordering: .relaxed)
         let newConnections = transfer.connectionsOpened
         if newConnections > 0 {
             opened.add(newConnections, ordering: .relaxed)
             logger.debug("APNs connection opened", ["connection": String(index)])
         }
-        let status = code == CURLE_OK ? transfer.responseCode : 0
+        let status = transfer.responseCode
+        var body: (reason: APNsReason?, timestamp: Date?) = (nil, nil)
+        let completion: APNsStreamLedger.Completion
+        if code == CURLE_OK && status > 0 {
+            if status != 200 { body = APNsResponse.parseBody(transfer.responseBody) }
+            completion = .completed(status: status, tokenRejected: body.reason?.isCredentialFault ?? false)
+        } else {
+            completion = .failed(code == CURLE_OK ? .connection : CurlGlobal.classify(code), status: status)
+        }
+        let settlement = ledger.ended(transfer.id, completion)
+        let job = transfer.unload()
+        idle.append(transfer)
+        guard let job else { return }  // settled when its 200 arrived (`.alreadySettled`)
+
         var response: APNsResponse?
         var transportError: APNsTransportError?
         let outcome: APNsRetryPolicy.Outcome
-        if status > 0 {
-            let body: (reason: APNsReason?, timestamp: Date?) = status == 200 ? (nil, nil) : APNsResponse.parseBody(transfer.responseBody)
+        switch settlement {
+        case .alreadySettled:
+            return
+        case .answered(let answeredStatus):
             response = APNsResponse(
-                status: status, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID, reason: body.reason,
-                timestamp: body.timestamp)
-            outcome = .response(status: status, reason: body.reason)
+                status: answeredStatus, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID,
+                reason: body.reason, timestamp: body.timestamp)
+            outcome = .response(status: answeredStatus, reason: body.reason)
             lastAnswerAt = monotonicNanos()
-            // Any answer other than a token rejection means APNs accepted our token on this connection.
-            if !(body.reason?.isCredentialFault ?? false) { warm = true }
-        } else {
-            let kind = code == CURLE_OK ? .connection : CurlGlobal.classify(code)
+        case .unanswered(let kind):
             transportError = APNsTransportError(
                 kind: kind, code: Int(code.rawValue), message: transfer.errorMessage(code))
             outcome = .transport(kind)
-            if kind == .connection { warm = false }  // curl will open a new connection: cold again
         }
-        guard let job = transfer.unload() else { return }
-        idle.append(transfer)
 
+        if case .response(_, .tooManyProviderTokenUpdates?) = outcome {
+            job.tokenUpdateRejections += 1
+            pool.noteTokenUpdateRejected()
+        }
         let now = monotonicNanos()
         let elapsed = Double(now &- job.firstSentAt) / 1e9
         let decision = configuration.retryPolicy.decide(
-            outcome, attempts: job.attempts, elapsed: elapsed, tokenRefreshed: job.tokenRefreshed,
-            random: nextRandom())
+            outcome, attempts: job.attempts - job.tokenUpdateRejections, elapsed: elapsed,
+            tokenRefreshed: job.tokenRefreshed, random: nextRandom(), tokenUpdateRejections: job.tokenUpdateRejections)
         switch decision {
         case .finish:
             if var response {
@@ -306,6 +340,22 @@ final class APNsConnection: @unchecked Sendable {
                 logger.warning("APNs provider token expired too early", ["team": pool.key.teamID])
                 finish(job, .failure(error))
             }
+        case .retryAfterTokenUpdateRejected(let after):
+            // APNs holds another token for this key: adopt it if this process can find it (the store), else wait
+            // for the refresh floor; never sign within it.
+            do {
+                switch try pool.tokens.tokenAfterUpdateRejected(generation: job.tokenGeneration) {
+                case .retryNow(let token):
+                    job.overrideToken = token
+                    ready.append(job)
+                case .retryLater:
+                    job.notBefore = now + UInt64(after * 1e9)
+                    delayed.append(job)
+                }
+                pool.noteRetry()
+            } catch {
+                finish(job, .failure(error))
+            }
         case .configurationFault:
             let reason = response?.reason ?? .unknown("")
             logger.warning(
@@ -324,8 +374,9 @@ final class APNsConnection: @unchecked Sendable {
 
     private func abortEverything() -> [APNsRequest] {
         var jobs: [APNsJob] = []
-        for transfer in transfers where transfer.job != nil {
+        for transfer in transfers where transfer.isAttached {
             curl_multi_remove_handle(multi, transfer.easy)
+            transfer.isAttached = false
             attached.subtract(1, ordering: .relaxed)
             if let job = transfer.unload() { jobs.append(job) }
         }

@@ -18,7 +18,7 @@ public struct APNsPreparedRequest: Sendable, Equatable {
     public var payload: [UInt8]
 }
 
-/// Apple's header and payload rules (apns.md §2), checked before sending so a bad request costs no round trip.
+/// Apple's header and payload rules (docs/APNS.md §2), checked before sending so a bad request costs no round trip.
 ///
 /// Decisions:
 /// - With no push type, only a payload whose `aps` has `content-available: 1` and no `alert`, `sound` or `badge`

@@ -15,6 +15,8 @@ final class APNsJob: @unchecked Sendable {
     var firstSentAt: UInt64 = 0
     /// Whether the one `ExpiredProviderToken` retry was used.
     var tokenRefreshed = false
+    /// `TooManyProviderTokenUpdates` answers so far (not counted against the retry policy's attempts).
+    var tokenUpdateRejections = 0
     /// The token generation of the attempt in flight.
     var tokenGeneration = 0
     /// A token to use for the next attempt instead of the manager's current one (after an expiry refresh).

@@ -57,12 +57,13 @@ final class APNsPool: Sendable {
 
     init(key: APNsPoolKey, credentials: APNsCredentials, configuration: APNsClientConfiguration) throws(CurlError) {
         self.key = key
+        let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
         self.tokens = ProviderTokenManager(
-            credentials: credentials, policy: configuration.tokenPolicy, clock: configuration.clock)
+            credentials: credentials, policy: configuration.tokenPolicy, store: configuration.tokenStore,
+            clock: configuration.clock, logger: logger)
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
         self.state = Locked(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
-        let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
         var list: [APNsConnection] = []
         for index in 0..<configuration.connectionsPerPool {
             list.append(
@@ -169,6 +170,10 @@ final class APNsPool: Sendable {
         state.withLock { $0.counters.retries += 1 }
     }
 
+    func noteTokenUpdateRejected() {
+        state.withLock { $0.counters.tokenUpdateRejections += 1 }
+    }
+
     /// Stops accepting work and fails every waiting `submit`; returns their requests.
     func beginShutdown() -> [APNsRequest] {
         let waiters = state.withLock { state -> [Waiter] in
@@ -209,6 +214,7 @@ final class APNsPool: Sendable {
             stats.connectionsOpened += connection.opened.load(ordering: .relaxed)
         }
         stats.tokenRefreshes = tokens.mintCount
+        stats.tokensAdopted = tokens.adoptCount
         return stats
     }
 }

@@ -1,5 +1,5 @@
 /// The `apns-push-type` header: what the notification is, which decides the topic suffix and the priorities APNs
-/// accepts (apns.md §2.2).
+/// accepts (docs/APNS.md §2.2).
 public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
     case alert
     case background

@@ -1,4 +1,4 @@
-/// The `reason` in an APNs error body (apns.md §5), with unknown values kept verbatim.
+/// The `reason` in an APNs error body (docs/APNS.md §5), with unknown values kept verbatim.
 public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case badCollapseId
     case badDeviceToken
@@ -35,7 +35,7 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     /// A reason this client does not know (Apple adds reasons over time).
     case unknown(String)
 
-    /// Every known reason, in apns.md §5 order.
+    /// Every known reason, in Apple's order (docs/APNS.md §5).
     public static let known: [APNsReason] = [
         .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,

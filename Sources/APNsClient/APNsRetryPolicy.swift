@@ -1,4 +1,4 @@
-/// Which failed attempts to repeat and when (apns.md §5.1). A pure function of the outcome, the attempt count,
+/// Which failed attempts to repeat and when (docs/APNS.md §5.1). A pure function of the outcome, the attempt count,
 /// elapsed time and a random number, so it is tested without sockets or sleeping.
 ///
 /// - Never retried: `BadDeviceToken`, `DeviceTokenNotForTopic`, `Forbidden`, `ExpiredToken`, `Unregistered`,
@@ -8,8 +8,11 @@
 ///   TooManyRequests`, 5xx, timeouts, and connection failures. A connection failure (GOAWAY, reset) is re-sent
 ///   at once the first time: the request got no answer and a new connection is usually fine.
 /// - `403 ExpiredProviderToken`: refresh the token and retry once.
-/// - Credential rejections (`TooManyProviderTokenUpdates`, `InvalidProviderToken`, …): a configuration fault,
-///   never a loop.
+/// - `429 TooManyProviderTokenUpdates`: APNs holds a newer token for the key (another process or node signed one):
+///   re-sent with backoff (at least `tokenUpdateRejectedDelay`, at most `maxDelay` apart) for up to
+///   `tokenUpdateRejectedWindow` seconds, long enough for the 20-minute refresh floor to pass, so the notification
+///   is delayed, never lost. These attempts do not count against `maxAttempts`.
+/// - Other credential rejections (`InvalidProviderToken`, …): a configuration fault, never a loop.
 public struct APNsRetryPolicy: Sendable, Hashable {
     /// Attempts in total, the first included. Default 5.
     public var maxAttempts: Int
@@ -25,10 +28,17 @@ public struct APNsRetryPolicy: Sendable, Hashable {
     public var jitter: Double
     /// Whether a timed-out request is re-sent (APNs may have delivered it: at-least-once). Default true.
     public var retryTimeouts: Bool
+    /// `429 TooManyProviderTokenUpdates` waits at least this long before the request is re-sent, seconds.
+    /// Default 1.
+    public var tokenUpdateRejectedDelay: Double
+    /// A request rejected with `TooManyProviderTokenUpdates` is re-sent until this many seconds after its first
+    /// send; then it fails as a configuration fault. Default 1500 (25 minutes: the 20-minute floor plus margin).
+    public var tokenUpdateRejectedWindow: Double
 
     public init(
         maxAttempts: Int = 5, baseDelay: Double = 0.2, maxDelay: Double = 10, maxTotalDelay: Double = 60,
-        tooManyRequestsDelay: Double = 1, jitter: Double = 0.5, retryTimeouts: Bool = true
+        tooManyRequestsDelay: Double = 1, jitter: Double = 0.5, retryTimeouts: Bool = true,
+        tokenUpdateRejectedDelay: Double = 1, tokenUpdateRejectedWindow: Double = 25 * 60
     ) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
@@ -37,6 +47,8 @@ public struct APNsRetryPolicy: Sendable, Hashable {
         self.tooManyRequestsDelay = tooManyRequestsDelay
         self.jitter = jitter
         self.retryTimeouts = retryTimeouts
+        self.tokenUpdateRejectedDelay = tokenUpdateRejectedDelay
+        self.tokenUpdateRejectedWindow = tokenUpdateRejectedWindow
     }
 
     /// The result of one attempt.
@@ -53,6 +65,9 @@ public struct APNsRetryPolicy: Sendable, Hashable {
         case retry(after: Double)
         /// Refresh the provider token and send again at once (allowed once per request).
         case refreshTokenAndRetry
+        /// `TooManyProviderTokenUpdates`: adopt a newer token if one exists (then send at once), else send again
+        /// after this many seconds.
+        case retryAfterTokenUpdateRejected(after: Double)
         /// Final, and the credentials are at fault.
         case configurationFault
     }
@@ -62,14 +77,22 @@ public struct APNsRetryPolicy: Sendable, Hashable {
     ///   - elapsed: seconds since the first attempt was sent.
     ///   - tokenRefreshed: whether this request already had its one `ExpiredProviderToken` retry.
     ///   - random: a number in `0..<1` for jitter.
+    ///   - tokenUpdateRejections: how many `TooManyProviderTokenUpdates` answers this request got so far (this one
+    ///     included); they are not counted in `attempts`.
     public func decide(
-        _ outcome: Outcome, attempts: Int, elapsed: Double, tokenRefreshed: Bool, random: Double
+        _ outcome: Outcome, attempts: Int, elapsed: Double, tokenRefreshed: Bool, random: Double,
+        tokenUpdateRejections: Int = 0
     ) -> Decision {
         switch outcome {
         case .response(let status, let reason):
             if status == 200 { return .finish }
             if reason == .expiredProviderToken {
                 return tokenRefreshed ? .configurationFault : .refreshTokenAndRetry
+            }
+            if reason == .tooManyProviderTokenUpdates {
+                let wait = delay(attempts: max(1, tokenUpdateRejections), random: random, floor: tokenUpdateRejectedDelay)
+                guard elapsed + wait <= tokenUpdateRejectedWindow else { return .configurationFault }
+                return .retryAfterTokenUpdateRejected(after: wait)
             }
             if let reason, reason.isCredentialFault { return .configurationFault }
             if status == 429 {

@@ -9,6 +9,8 @@ import HTTPClient
 /// change are set once; each attempt sets the URL and body size (`load`), and the header list is rebuilt only
 /// when the headers differ from the previous attempt on this handle.
 final class APNsTransfer {
+    /// Distinct per transfer of a connection slot (the ledger's key).
+    let id: Int
     private let curl: CurlEasy
     var easy: UnsafeMutableRawPointer { curl.handle }
     /// `CURLOPT_POSTFIELDS` is not copied by curl: the body lives here, allocated once at the largest APNs payload.
@@ -16,15 +18,24 @@ final class APNsTransfer {
     private static let bodyCapacity = 5120
     private var headers: CurlHeaderList?
 
-    /// The job this handle is sending, if any.
+    /// The job this handle is sending, if any (nil once the job was settled early, while curl still holds the
+    /// handle).
     var job: APNsJob?
+    /// Whether the handle is attached to the connection's multi.
+    var isAttached = false
     /// Response body bytes (error JSON); empty on success.
     var responseBody: [UInt8] = []
     var apnsID: String?
     var apnsUniqueID: String?
+    /// The status of the response's status line (0 until one arrived).
+    private(set) var status = 0
+    /// Called on the loop thread, from inside `curl_multi_perform`, when a final response's header block is
+    /// complete (see `APNsStreamLedger.headersComplete`).
+    var onHeadersComplete: ((APNsTransfer) -> Void)?
 
-    init(environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
+    init(id: Int, environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
         curl = try CurlEasy()
+        self.id = id
         body = .allocate(capacity: Self.bodyCapacity)
         do {
             try configure(environment: environment, configuration: configuration)
@@ -86,6 +97,7 @@ final class APNsTransfer {
         responseBody.removeAll(keepingCapacity: true)
         apnsID = nil
         apnsUniqueID = nil
+        status = 0
         curl.clearError()
 
         let key = HeaderKey(
@@ -160,12 +172,18 @@ final class APNsTransfer {
         return Unmanaged<APNsTransfer>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    /// Records one response header line (`name: value\r\n`), keeping only the APNs ids.
+    /// Records one response header line (`name: value\r\n`), keeping the status and the APNs ids.
     fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) {
         // A status line starts a new response (an interim one, in theory): forget earlier headers.
         if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T") {
             apnsID = nil
             apnsUniqueID = nil
+            status = Self.statusCode(of: bytes)
+            return
+        }
+        // The empty line ends a header block; a final (non-1xx) response's headers are complete.
+        if !bytes.isEmpty, bytes.count <= 2, bytes.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+            if status >= 200 { onHeadersComplete?(self) }
             return
         }
         if let value = Self.value(of: "apns-id:", in: bytes) {
@@ -173,6 +191,17 @@ final class APNsTransfer {
         } else if let value = Self.value(of: "apns-unique-id:", in: bytes) {
             apnsUniqueID = value
         }
+    }
+
+    /// The three-digit code after the first space of a status line (`HTTP/2 200 `), or 0.
+    static func statusCode(of line: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let space = line.firstIndex(of: 0x20), line.count - space > 3 else { return 0 }
+        var code = 0
+        for byte in line[(space + 1)...(space + 3)] {
+            guard byte >= 0x30 && byte <= 0x39 else { return 0 }
+            code = code * 10 + Int(byte - 0x30)
+        }
+        return code
     }
 
     private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> String? {

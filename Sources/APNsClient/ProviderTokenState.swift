@@ -1,4 +1,4 @@
-/// When to mint a provider token (apns.md §3): Apple rejects tokens over 60 minutes old and answers
+/// When to mint a provider token (docs/APNS.md §3): Apple rejects tokens over 60 minutes old and answers
 /// `TooManyProviderTokenUpdates` to tokens changed more than once per 20 minutes on a connection.
 public struct ProviderTokenPolicy: Sendable, Hashable {
     /// A token this old (seconds) is replaced before use. Default 50 minutes, like sideshow/apns2.
@@ -13,45 +13,99 @@ public struct ProviderTokenPolicy: Sendable, Hashable {
     }
 }
 
-/// The pure core of provider-token management: which token to use and when to mint, given the time. No clock,
-/// no signing, no locks, so every rule is tested by moving `now`.
+/// A signed provider token as it is shared through a `ProviderTokenStore`.
+public struct StoredProviderToken: Sendable, Hashable {
+    /// The compact JWT (no `bearer ` prefix).
+    public var jwt: String
+    /// Its `iat`, UNIX seconds.
+    public var issuedAt: Int
+
+    public init(jwt: String, issuedAt: Int) {
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+    }
+}
+
+/// The pure core of provider-token management: which token to use and when to mint, adopt a stored one, or wait,
+/// given the time and what the shared store holds. No clock, no signing, no locks, no store access, so every rule
+/// is tested by moving `now`.
+///
+/// Tokens are shared through a store (a restarted process or another node finds the token APNs already knows)
+/// because APNs has been seen enforcing the 20-minute refresh floor per key, not only per connection: a process
+/// that signs a new token on every start gets `429 TooManyProviderTokenUpdates`.
 public struct ProviderTokenState: Sendable, Equatable {
-    /// A signed token and its issue time.
+    /// A token in use and its issue time.
     public struct Token: Sendable, Equatable {
         public var jwt: String
         /// `iat`, UNIX seconds.
         public var issuedAt: Int
-        /// Increments with every minted token, so a failure can be tied to the token it was sent with.
+        /// Increments with every token taken into use (minted or adopted), so a failure can be tied to the token
+        /// it was sent with.
         public var generation: Int
+
+        /// The token as the store keeps it.
+        public var stored: StoredProviderToken { StoredProviderToken(jwt: jwt, issuedAt: issuedAt) }
     }
 
     /// What the caller must do to get a token.
     public enum Action: Sendable, Equatable {
         case use(Token)
-        /// Sign a new token with this `iat`, then `install` it.
+        /// A new token is due: look in the store (`refresh(stored:now:)`), sign with this `iat` only if it holds
+        /// nothing newer.
         case mint(issuedAt: Int)
+    }
+
+    /// What to do once the store was read because a new token is due.
+    public enum RefreshAction: Sendable, Equatable {
+        /// Another process or node already stored a fresh token: `adopt` it, sign nothing.
+        case adopt(StoredProviderToken)
+        /// Sign with this `iat`, then store it with a compare-and-swap against what was read; the winner's token
+        /// is the one to use (`install` if ours won, `adopt` otherwise).
+        case sign(issuedAt: Int)
     }
 
     /// What to do after APNs answered `403 ExpiredProviderToken` to a request signed with some generation.
     public enum ExpiredAction: Sendable, Equatable {
         /// A newer token already exists: re-send with it.
         case retryWith(Token)
-        /// Sign a new token with this `iat`, `install` it, then re-send.
+        /// Sign a new token with this `iat` (after looking in the store), `install` it, then re-send.
         case mint(issuedAt: Int)
         /// The token is younger than the refresh floor: minting would risk `TooManyProviderTokenUpdates`.
         case refuse(ageSeconds: Int)
     }
 
+    /// What to do after APNs answered `429 TooManyProviderTokenUpdates` to a request signed with some generation:
+    /// APNs holds another token for this key, less than 20 minutes old. The notification is never dropped for it.
+    public enum UpdateRejectedAction: Sendable, Equatable {
+        /// A newer token than the rejected one is in use already: re-send with it at once.
+        case retryWith(Token)
+        /// Read the store (at most once per `storeCheckInterval`): another node may hold the token APNs knows.
+        case checkStore
+        /// The rejected token is past the refresh floor: sign a new one with this `iat` (through the store).
+        case mint(issuedAt: Int)
+        /// Nothing to adopt and signing would break the floor: re-send later with the current token. Signing
+        /// becomes possible at `signableAt` (UNIX seconds).
+        case wait(signableAt: Int)
+    }
+
+    /// Seconds between store reads caused by `TooManyProviderTokenUpdates` (every rejected request asks).
+    public static let storeCheckInterval = 1
+
     public let policy: ProviderTokenPolicy
     public private(set) var current: Token?
-    /// How many tokens were minted.
+    /// How many tokens this process signed.
     public private(set) var mintCount = 0
+    /// How many stored tokens this process took over instead of signing.
+    public private(set) var adoptCount = 0
+    /// When the store was last read after `TooManyProviderTokenUpdates`.
+    public private(set) var lastStoreCheck: Int?
+    private var generations = 0
 
     public init(policy: ProviderTokenPolicy = ProviderTokenPolicy()) {
         self.policy = policy
     }
 
-    /// The token to send at `now` (UNIX seconds), or an instruction to mint one.
+    /// The token to send at `now` (UNIX seconds), or an instruction to get a new one.
     public func token(now: Int) -> Action {
         guard let current else { return .mint(issuedAt: now) }
         let age = now - current.issuedAt
@@ -60,11 +114,37 @@ public struct ProviderTokenState: Sendable, Equatable {
         return .use(current)
     }
 
-    /// Records a freshly minted token and returns it.
+    /// A new token is due (`token(now:)` said `.mint`) and the store holds `stored`: adopt it when it is fresh
+    /// and not older than ours, else sign.
+    public func refresh(stored: StoredProviderToken?, now: Int) -> RefreshAction {
+        if let stored, adoptable(stored, now: now, maxAge: policy.refreshAge) { return .adopt(stored) }
+        return .sign(issuedAt: now)
+    }
+
+    /// Records a token this process signed (and won the store with) and returns it.
     @discardableResult
     public mutating func install(jwt: String, issuedAt: Int) -> Token {
         mintCount += 1
-        let token = Token(jwt: jwt, issuedAt: issuedAt, generation: mintCount)
+        return use(StoredProviderToken(jwt: jwt, issuedAt: issuedAt))
+    }
+
+    /// Takes over a token another process or node signed and returns it.
+    @discardableResult
+    public mutating func adopt(_ stored: StoredProviderToken) -> Token {
+        if let current, current.jwt == stored.jwt { return current }
+        adoptCount += 1
+        return use(stored)
+    }
+
+    /// After a compare-and-swap of our signed token `ours`: the store now holds `winner`.
+    @discardableResult
+    public mutating func settle(signed ours: StoredProviderToken, winner: StoredProviderToken) -> Token {
+        winner == ours ? install(jwt: ours.jwt, issuedAt: ours.issuedAt) : adopt(winner)
+    }
+
+    private mutating func use(_ stored: StoredProviderToken) -> Token {
+        generations += 1
+        let token = Token(jwt: stored.jwt, issuedAt: stored.issuedAt, generation: generations)
         current = token
         return token
     }
@@ -76,5 +156,42 @@ public struct ProviderTokenState: Sendable, Equatable {
         let age = now - current.issuedAt
         if age < policy.minimumRefreshInterval { return .refuse(ageSeconds: age) }
         return .mint(issuedAt: now)
+    }
+
+    /// After `ExpiredProviderToken`: a stored token that another process refreshed meanwhile, if any.
+    public func newerAfterExpiry(stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
+        guard let stored, adoptable(stored, now: now, maxAge: policy.refreshAge),
+            stored.issuedAt > (current?.issuedAt ?? Int.min)
+        else { return nil }
+        return stored
+    }
+
+    /// Decides how to recover from `TooManyProviderTokenUpdates` for a request sent with `generation`.
+    /// `storeChecked` is true once the caller has read the store for this decision (and found nothing to adopt).
+    public func updateRejected(generation: Int, now: Int, storeChecked: Bool) -> UpdateRejectedAction {
+        guard let current else { return .mint(issuedAt: now) }
+        if current.generation > generation { return .retryWith(current) }
+        if !storeChecked, lastStoreCheck.map({ now - $0 >= Self.storeCheckInterval || now < $0 }) ?? true {
+            return .checkStore
+        }
+        let signableAt = current.issuedAt + policy.minimumRefreshInterval
+        if now >= signableAt { return .mint(issuedAt: now) }
+        return .wait(signableAt: signableAt)
+    }
+
+    /// After `TooManyProviderTokenUpdates`, the store was read at `now` and holds `stored`: the token to adopt
+    /// (APNs may know it: it is another node's), or nil.
+    public mutating func storeChecked(_ stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
+        lastStoreCheck = now
+        guard let stored, stored.jwt != current?.jwt, now - stored.issuedAt < 60 * 60 else { return nil }
+        return stored
+    }
+
+    /// Whether `stored` may replace the current token: a different, unexpired token no older than ours.
+    private func adoptable(_ stored: StoredProviderToken, now: Int, maxAge: Int) -> Bool {
+        let age = now - stored.issuedAt
+        guard age < maxAge, age > -60 else { return false }  // a minute of skew, as APNs allows
+        guard let current else { return true }
+        return stored.jwt != current.jwt && stored.issuedAt >= current.issuedAt
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Everything the server stores: the device registry, reporting events, the durable publish queue and the
-/// webhook outbox.
+/// Everything the server stores: the device registry, reporting events, the durable publish queue, the
+/// webhook outbox and the shared APNs provider tokens.
 ///
 /// Backend-neutral (a PostgreSQL backend will follow): only Swift value types cross it. Every call is `async`
 /// and never blocks the Swift concurrency pool. Writes return after they are committed. All device and publish
@@ -123,6 +123,17 @@ public protocol PushStorage: Sendable {
     func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook]
     /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
     func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
+
+    // MARK: APNs provider tokens
+
+    /// The provider token stored for (`teamID`, `keyID`), if any.
+    func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord?
+    /// Stores `new` for (`teamID`, `keyID`) unless a token other than `expectedJWT` (the one the caller read; nil:
+    /// none) is stored, in one transaction. - Returns: the token stored afterwards: `new` when this call won, the
+    /// one another process or node stored first otherwise.
+    func swapProviderToken(
+        teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
+    ) async throws -> ProviderTokenRecord
 
     // MARK: Retention
 

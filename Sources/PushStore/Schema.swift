@@ -1,7 +1,7 @@
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
-    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup]
+    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -133,5 +133,19 @@ enum Schema {
                 AND NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = OLD.interest_id);
         END;
         DELETE FROM interests WHERE NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = interests.id);
+        """
+
+    /// Step 4. The signed APNs provider token per (team, key), shared by restarted processes and other nodes so
+    /// that only one token per key is signed per refresh period (APNs answers `TooManyProviderTokenUpdates` to a
+    /// new token within 20 minutes). `issued_at` is the JWT's `iat` in UNIX seconds; `updated_at` milliseconds.
+    static let providerTokens = """
+        CREATE TABLE apns_provider_tokens (
+            team_id TEXT NOT NULL,
+            key_id TEXT NOT NULL,
+            jwt TEXT NOT NULL,
+            issued_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (team_id, key_id)
+        ) WITHOUT ROWID;
         """
 }

@@ -18,6 +18,8 @@ extension MockAPNs {
         case goawayUnanswered = "goaway_unanswered"
         /// Close the TCP connection without answering.
         case drop
+        /// Answer, then close the TCP connection at once (a reset, with whatever else is in flight unanswered).
+        case answerThenDrop = "answer_then_drop"
     }
 
     /// A scripted answer for one device token (or, with a key ending in `*`, every token with that prefix).
@@ -76,10 +78,25 @@ extension MockAPNs {
         /// Seconds without any frame from the client (PING included) after which a connection gets GOAWAY
         /// `{"reason":"IdleTimeout"}` and is closed, as APNs closes idle connections. Default 0: never.
         public var idleTimeoutSeconds: Double?
+        /// A uniformly random extra delay of 0…N ms per answer on top of `delayMs`. Default 0.
+        public var delayJitterMs: Int?
+        /// After this many answers on a connection: GOAWAY `{"reason":"Shutdown"}` whose last-stream-id is the
+        /// highest stream received, those streams still answered, later ones refused, then close. Default 0: never.
+        public var goawayAfter: Int?
+        /// After this many answers on a connection: answer nothing more and abort the TCP connection 50 ms later
+        /// with the requests in flight unanswered. Default 0: never.
+        public var dropAfter: Int?
+        /// Where the 20-minute provider-token refresh floor applies. Default `.connection`.
+        public var tokenFloorScope: TokenFloorScope?
+        /// Seconds a gracefully closing connection (after GOAWAY) keeps reading before closing its socket, so no
+        /// answer already written is lost to a TCP reset. 0 closes at once (answers written just before may be
+        /// lost, as with a careless server). Default 1.
+        public var lingerSeconds: Double?
 
         public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
                     requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
-                    idleTimeoutSeconds: Double? = nil) {
+                    idleTimeoutSeconds: Double? = nil, delayJitterMs: Int? = nil, goawayAfter: Int? = nil,
+                    dropAfter: Int? = nil, tokenFloorScope: TokenFloorScope? = nil, lingerSeconds: Double? = nil) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
@@ -87,6 +104,11 @@ extension MockAPNs {
             self.requirePushType = requirePushType
             self.clockOffsetSeconds = clockOffsetSeconds
             self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.delayJitterMs = delayJitterMs
+            self.goawayAfter = goawayAfter
+            self.dropAfter = dropAfter
+            self.tokenFloorScope = tokenFloorScope
+            self.lingerSeconds = lingerSeconds
         }
 
         enum CodingKeys: String, CodingKey {
@@ -97,7 +119,22 @@ extension MockAPNs {
             case requirePushType = "require_push_type"
             case clockOffsetSeconds = "clock_offset_s"
             case idleTimeoutSeconds = "idle_timeout_s"
+            case delayJitterMs = "delay_jitter_ms"
+            case goawayAfter = "goaway_after"
+            case dropAfter = "drop_after"
+            case tokenFloorScope = "token_floor_scope"
+            case lingerSeconds = "linger_s"
         }
+    }
+
+    /// Where the mock applies Apple's 20-minute provider-token refresh floor.
+    public enum TokenFloorScope: String, Sendable, Codable {
+        /// Per connection, as Apple documents it.
+        case connection
+        /// Per signing key across every connection for the mock's lifetime (client restarts included), as APNs
+        /// has been observed to enforce it: a new token less than 20 minutes (by `iat`) after the newest accepted
+        /// one is `429 TooManyProviderTokenUpdates`; a token accepted before stays valid.
+        case key
     }
 
     /// One request as the mock received and answered it.
@@ -187,12 +224,18 @@ extension MockAPNs {
         public var refusedStreams: Int
         public var goawaysSent: Int
         public var connectionsDropped: Int
+        /// Requests decided but never answered: dropped, above a GOAWAY's last-stream-id, reset by the client, or
+        /// their connection closed before the delayed answer.
+        public var unanswered: Int
         /// The most streams any connection had in flight at once.
         public var maxConcurrentStreamsObserved: Int
         /// The connections open now.
         public var connections: [Connection]
-        /// Device token to (status → count); empty when fetched with `stats(includeTokens: false)`.
+        /// Device token to (status → count) of the answers decided; empty when fetched with
+        /// `stats(includeTokens: false)`. Includes answers never sent (see `sentPerToken`).
         public var perToken: [String: [String: Int]]
+        /// Device token to (status → count) of the answers actually written to a connection.
+        public var sentPerToken: [String: [String: Int]]
 
         /// How many requests were answered with `status`.
         public func count(status: Int) -> Int { byStatus[String(status)] ?? 0 }
@@ -206,8 +249,10 @@ extension MockAPNs {
             case refusedStreams = "refused_streams"
             case goawaysSent = "goaways_sent"
             case connectionsDropped = "connections_dropped"
+            case unanswered
             case maxConcurrentStreamsObserved = "max_concurrent_streams_observed"
             case perToken = "per_token"
+            case sentPerToken = "sent_per_token"
         }
 
         public init(from decoder: any Decoder) throws {
@@ -220,9 +265,11 @@ extension MockAPNs {
             refusedStreams = try c.decode(Int.self, forKey: .refusedStreams)
             goawaysSent = try c.decode(Int.self, forKey: .goawaysSent)
             connectionsDropped = try c.decode(Int.self, forKey: .connectionsDropped)
+            unanswered = try c.decode(Int.self, forKey: .unanswered)
             maxConcurrentStreamsObserved = try c.decode(Int.self, forKey: .maxConcurrentStreamsObserved)
             connections = try c.decode([Connection].self, forKey: .connections)
             perToken = try c.decodeIfPresent([String: [String: Int]].self, forKey: .perToken) ?? [:]
+            sentPerToken = try c.decodeIfPresent([String: [String: Int]].self, forKey: .sentPerToken) ?? [:]
         }
     }
 

@@ -187,14 +187,30 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(client.stats().configurationFailures, 1)
     }
 
-    func testTooManyProviderTokenUpdatesIsAConfigurationFaultNotARetryLoop() async throws {
+    func testTooManyProviderTokenUpdatesIsRetriedLaterWithTheSameTokenNotLost() async throws {
         let mock = try startMock()
         let client = try makeClient()
         let device = token(1, prefix: "71")
+        try mock.setBehaviour(token: device, .init(status: 429, reason: "TooManyProviderTokenUpdates", times: 2))
+        let result = await send(client, alert(device))
+        XCTAssertEqual(result.response?.status, 200, "\(result)")
+        XCTAssertEqual(result.response?.attempts, 3)
+        XCTAssertEqual(try mock.requests(token: device).map(\.status), [429, 429, 200])
+        XCTAssertEqual(Set(try mock.requests(token: device).compactMap { $0.jwt?.iat }).count, 1, "never re-signed")
+        XCTAssertEqual(client.stats().tokenRefreshes, 1)
+        XCTAssertEqual(client.stats().tokenUpdateRejections, 2)
+    }
+
+    func testTooManyProviderTokenUpdatesPastItsWindowIsAConfigurationFault() async throws {
+        let mock = try startMock()
+        var policy = Self.fastRetries
+        policy.tokenUpdateRejectedWindow = 0.2
+        let client = try makeClient(retry: policy)
+        let device = token(1, prefix: "72")
         try mock.setBehaviour(token: device, .init(status: 429, reason: "TooManyProviderTokenUpdates"))
         let result = await send(client, alert(device))
         XCTAssertEqual(result, .failure(.configuration(.rejected(status: 429, reason: .tooManyProviderTokenUpdates))))
-        XCTAssertEqual(try mock.stats().requests, 1)
+        XCTAssertGreaterThan(try mock.stats().requests, 1)
         XCTAssertEqual(client.stats().tokenRefreshes, 1)
     }
 

@@ -62,11 +62,23 @@ final class APNsRetryPolicyTests: XCTestCase {
     }
 
     func testCredentialRejectionsAreConfigurationFaultsNeverLoops() {
-        for reason: APNsReason in [.tooManyProviderTokenUpdates, .invalidProviderToken, .missingProviderToken,
-                                   .badEnvironmentKeyIdInToken, .unrelatedKeyIdInToken, .badCertificate,
-                                   .badCertificateEnvironment] {
-            let status = reason == .tooManyProviderTokenUpdates ? 429 : 403
-            XCTAssertEqual(decide(.response(status: status, reason: reason)), .configurationFault, reason.rawValue)
+        for reason: APNsReason in [.invalidProviderToken, .missingProviderToken, .badEnvironmentKeyIdInToken,
+                                   .unrelatedKeyIdInToken, .badCertificate, .badCertificateEnvironment] {
+            XCTAssertEqual(decide(.response(status: 403, reason: reason)), .configurationFault, reason.rawValue)
         }
+    }
+
+    func testTooManyProviderTokenUpdatesWaitsWithBackoffWithinItsWindowNotCountingAttempts() {
+        let rejected = APNsRetryPolicy.Outcome.response(status: 429, reason: .tooManyProviderTokenUpdates)
+        func decide(rejections: Int, elapsed: Double) -> APNsRetryPolicy.Decision {
+            // attempts stays 1: rejected attempts are not counted against maxAttempts (4 here).
+            policy.decide(rejected, attempts: 1, elapsed: elapsed, tokenRefreshed: false, random: 0,
+                          tokenUpdateRejections: rejections)
+        }
+        XCTAssertEqual(decide(rejections: 1, elapsed: 0), .retryAfterTokenUpdateRejected(after: 1), "at least 1 s")
+        XCTAssertEqual(decide(rejections: 3, elapsed: 5), .retryAfterTokenUpdateRejected(after: 2))
+        XCTAssertEqual(decide(rejections: 40, elapsed: 600), .retryAfterTokenUpdateRejected(after: 4), "capped")
+        // 25 minutes after the first send the 20-minute floor has long passed: something else is wrong.
+        XCTAssertEqual(decide(rejections: 200, elapsed: 25 * 60 - 3), .configurationFault)
     }
 }

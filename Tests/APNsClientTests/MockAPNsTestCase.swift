@@ -39,16 +39,17 @@ class MockAPNsTestCase: XCTestCase {
 
     /// Retries quickly so tests never wait on real backoff delays.
     static let fastRetries = APNsRetryPolicy(
-        maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05, maxTotalDelay: 10, tooManyRequestsDelay: 0.01)
+        maxAttempts: 4, baseDelay: 0.01, maxDelay: 0.05, maxTotalDelay: 10, tooManyRequestsDelay: 0.01,
+        tokenUpdateRejectedDelay: 0.01)
 
     func makeClient(
         connections: Int = 2, streams: Int = 50, requestTimeout: Double = 10, retry: APNsRetryPolicy = fastRetries,
-        clock: (@Sendable () -> Date)? = nil
+        tokenStore: (any ProviderTokenStore)? = nil, clock: (@Sendable () -> Date)? = nil
     ) throws -> APNsClient {
         let client = try APNsClient(
             configuration: APNsClientConfiguration(
                 connectionsPerPool: connections, streamsPerConnection: streams, requestTimeout: requestTimeout,
-                connectTimeout: 5, retryPolicy: retry, clock: clock ?? { Date() }))
+                connectTimeout: 5, retryPolicy: retry, tokenStore: tokenStore, clock: clock ?? { Date() }))
         clients.append(client)
         return client
     }

@@ -175,8 +175,9 @@ class ConnectionAuth:
     def authenticated(self) -> bool:
         return self.bound_kid is not None
 
-    def admit(self, jwt: str, token: ProviderToken, now: float) -> Verdict:
-        """Checks the clock-dependent and per-connection rules, then makes `jwt` the connection's token."""
+    def admit(self, jwt: str, token: ProviderToken, now: float, floor: "KeyTokenFloor | None" = None) -> Verdict:
+        """Checks the clock-dependent and per-connection rules (and, given `floor`, the per-key refresh floor),
+        then makes `jwt` the connection's token."""
         if now - token.iat > TOKEN_MAX_AGE_S:
             return _err(403, "ExpiredProviderToken")
         if token.iat - now > TOKEN_FUTURE_SKEW_S:
@@ -187,11 +188,45 @@ class ConnectionAuth:
             return OK
         if self.current_iat is not None and token.iat - self.current_iat < TOKEN_MIN_REFRESH_S:
             return _err(429, "TooManyProviderTokenUpdates")
+        if floor is not None and not floor.admit(jwt, token):
+            return _err(429, "TooManyProviderTokenUpdates")
         self.bound_kid = token.kid
         self.current_jwt = jwt
         self.current_iat = token.iat
         self.tokens_seen += 1
         return OK
+
+
+@dataclass
+class KeyTokenFloor:
+    """The 20-minute refresh floor per signing key across every connection (config `token_floor_scope: key`).
+
+    Apple documents the floor per connection; APNs has been observed to enforce it per key, so a provider that
+    signs a new token on every restart (or on every node) is refused. Per key ID the mock remembers the newest
+    accepted token's `iat` and the tokens it accepted: a token accepted before stays valid (other connections
+    or nodes may still use it until it expires), and a token never seen whose `iat` is less than 1200 s after the
+    newest accepted one answers 429 TooManyProviderTokenUpdates. The state lives as long as the mock process,
+    across connections and client restarts; `POST /reset` keeps it, like connection state.
+    """
+
+    newest_iat: dict[str, float] = field(default_factory=dict)
+    accepted: dict[str, list[str]] = field(default_factory=dict)
+    # Tokens remembered per key: enough for every node of a test to keep its previous token; a bound so a
+    # long run cannot grow it.
+    REMEMBERED = 16
+
+    def admit(self, jwt: str, token: ProviderToken) -> bool:
+        """Whether `jwt` may be used now; records it as accepted when it may."""
+        known = self.accepted.setdefault(token.kid, [])
+        if jwt in known:
+            return True
+        newest = self.newest_iat.get(token.kid)
+        if newest is not None and token.iat - newest < TOKEN_MIN_REFRESH_S:
+            return False
+        self.newest_iat[token.kid] = token.iat
+        known.append(jwt)
+        del known[: -self.REMEMBERED]
+        return True
 
 
 # MARK: - Request validation
@@ -251,7 +286,8 @@ def check_path(method: str, path: str) -> tuple[Verdict, str | None]:
     return OK, token
 
 
-def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Policy, now: float) -> Checked:
+def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Policy, now: float,
+                  floor: KeyTokenFloor | None = None) -> Checked:
     """Applies Apple's rules in Apple's order where known; see README.md for the order where Apple is silent.
 
     Order: method, path, device token, duplicate headers, provider token (presence, format/signature, age,
@@ -281,7 +317,7 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
         out.verdict = verified
         return out
     out.jwt = verified
-    admitted = auth.admit(jwt, verified, now)
+    admitted = auth.admit(jwt, verified, now, floor)
     if not admitted.ok:
         out.verdict = admitted
         return out

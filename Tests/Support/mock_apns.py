@@ -16,6 +16,7 @@ import collections
 import datetime
 import json
 import os
+import random
 import shutil
 import signal
 import ssl
@@ -36,13 +37,18 @@ from hyperframe.frame import GoAwayFrame
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apns_rules  # noqa: E402  (sibling module; the script is run by path)
-from apns_rules import ConnectionAuth, KeyRing, Policy, Request, Verdict  # noqa: E402
+from apns_rules import ConnectionAuth, KeyRing, KeyTokenFloor, Policy, Request, Verdict  # noqa: E402
 
 # A client sending far more than any valid payload gets 413; the mock stops storing bytes beyond this.
 MAX_STORED_BODY = 64 * 1024
 # How long a connection that sent GOAWAY waits for its in-flight answers before closing anyway.
 GOAWAY_DRAIN_S = 5.0
-ACTIONS = ("answer", "goaway", "goaway_unanswered", "drop")
+# `drop_after`: how long a connection that reached its answer count keeps its socket (answering nothing more)
+# before the abrupt close, so the answers already written reach the client before the reset and every request
+# still in flight is cut off unanswered.
+DROP_GRACE_S = 0.05
+TOKEN_FLOOR_SCOPES = ("connection", "key")
+ACTIONS = ("answer", "goaway", "goaway_unanswered", "drop", "answer_then_drop")
 
 
 # MARK: - Behaviours and shared state
@@ -112,6 +118,21 @@ class Config:
     # Seconds without any frame from the client after which a connection gets GOAWAY {"reason":"IdleTimeout"}
     # and is closed, as APNs closes idle connections (0: never). Any frame counts, PING included.
     idle_timeout_s: float = 0.0
+    # A uniformly random extra delay of 0..N ms per answer on top of `delay_ms`, so answers overtake each other.
+    delay_jitter_ms: int = 0
+    # After this many answers on a connection, GOAWAY {"reason":"Shutdown"} with last-stream-id = the highest
+    # stream received so far: those streams are still answered, later ones refused; then close (0: never).
+    goaway_after: int = 0
+    # After this many answers on a connection, answer nothing more and abort the TCP connection DROP_GRACE_S
+    # later, with whatever is in flight unanswered (0: never).
+    drop_after: int = 0
+    # Where the 20-minute provider-token refresh floor applies: "connection" (Apple's documented rule) or "key"
+    # (also across connections and client restarts, as APNs has been observed to enforce it; see KeyTokenFloor).
+    token_floor_scope: str = "connection"
+    # A graceful close (after GOAWAY, on the client's GOAWAY) keeps reading for up to this many seconds before
+    # closing the socket, so no answer already written is lost to a TCP reset (see `APNsConnection._close`);
+    # 0 closes at once, as a careless server would, and answers written just before may never arrive.
+    linger_s: float = 1.0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -128,6 +149,12 @@ class Stats:
     goaways_sent: int = 0
     connections_dropped: int = 0
     max_concurrent_streams: int = 0
+    # Answers actually written to a connection, per token and status (`per_token` counts decisions, including
+    # answers never sent because the connection was dropped or the stream was above a GOAWAY's last-stream-id).
+    sent_per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    # Requests decided but never answered (dropped, above a GOAWAY's last-stream-id, reset by the client, or
+    # their connection closed before the delayed answer).
+    unanswered: int = 0
 
 
 class MockState:
@@ -146,9 +173,14 @@ class MockState:
         self.stats = Stats()
         self.connections: dict[int, "APNsConnection"] = {}
         self.next_connection_id = 1
+        self.key_floor = KeyTokenFloor()
 
     def policy(self) -> Policy:
         return Policy(topics=self.topics, require_push_type=self.config.require_push_type)
+
+    def floor(self) -> KeyTokenFloor | None:
+        """The per-key refresh floor when `token_floor_scope` is "key"."""
+        return self.key_floor if self.config.token_floor_scope == "key" else None
 
     def set_behaviour(self, key: str, behaviour: Behaviour) -> None:
         if key.endswith("*"):
@@ -181,6 +213,11 @@ class MockState:
         unknown = set(body) - set(Config().__dict__)
         if unknown:
             raise ValueError(f"unknown config fields: {sorted(unknown)}")
+        if "token_floor_scope" in body and body["token_floor_scope"] not in TOKEN_FLOOR_SCOPES:
+            raise ValueError(f"token_floor_scope must be one of {TOKEN_FLOOR_SCOPES}")
+        for name in ("delay_jitter_ms", "goaway_after", "drop_after"):
+            if name in body and int(body[name]) < 0:
+                raise ValueError(f"{name} must be >= 0")
         for name, value in body.items():
             setattr(self.config, name, type(getattr(self.config, name))(value))
         if "record_limit" in body:
@@ -210,6 +247,13 @@ class MockState:
                 per = s.per_token[token] = collections.Counter()
             per[verdict_status] += 1
 
+    def count_sent(self, token: str | None, status: int) -> None:
+        if token is not None:
+            per = self.stats.sent_per_token.get(token)
+            if per is None:
+                per = self.stats.sent_per_token[token] = collections.Counter()
+            per[status] += 1
+
     def stats_json(self, include_tokens: bool = True) -> dict[str, Any]:
         s = self.stats
         out: dict[str, Any] = {
@@ -221,11 +265,13 @@ class MockState:
             "refused_streams": s.refused_streams,
             "goaways_sent": s.goaways_sent,
             "connections_dropped": s.connections_dropped,
+            "unanswered": s.unanswered,
             "max_concurrent_streams_observed": s.max_concurrent_streams,
             "connections": [c.summary() for c in self.connections.values()],
         }
         if include_tokens:
             out["per_token"] = {t: {str(k): v for k, v in c.items()} for t, c in s.per_token.items()}
+            out["sent_per_token"] = {t: {str(k): v for k, v in c.items()} for t, c in s.sent_per_token.items()}
         return out
 
 
@@ -271,6 +317,9 @@ class APNsConnection(asyncio.Protocol):
         self.max_in_flight = 0
         self.advertised_max_streams = 1
         self.requests = 0
+        self.answers = 0
+        self.dropping = False
+        self.lingering = False
         self.goaway_sent = False
         self.last_stream_id: int | None = None
         self.closed = False
@@ -347,7 +396,10 @@ class APNsConnection(asyncio.Protocol):
         sid = event.stream_id
         assert self.h2 is not None
         if self.goaway_sent or len(self.pending) >= self.advertised_max_streams:
-            self.h2.reset_stream(sid, ErrorCodes.REFUSED_STREAM)
+            try:
+                self.h2.reset_stream(sid, ErrorCodes.REFUSED_STREAM)
+            except h2.exceptions.StreamClosedError:
+                pass  # the client reset it already (later in the same read); either way it is not processed
             self.state.stats.refused_streams += 1
             return
         method = path = ""
@@ -388,7 +440,7 @@ class APNsConnection(asyncio.Protocol):
         req = Request(stream.method, stream.path, stream.headers, bytes(stream.body), stream.size)
         was_authenticated = self.auth.authenticated
         now = time.time() + state.config.clock_offset_s
-        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now)
+        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor())
         if not was_authenticated and self.auth.authenticated:
             self._advertise(state.config.max_streams)
 
@@ -397,6 +449,8 @@ class APNsConnection(asyncio.Protocol):
         action = "answer"
         timestamp = None
         delay_ms = state.config.delay_ms
+        if state.config.delay_jitter_ms > 0:
+            delay_ms += random.randint(0, state.config.delay_jitter_ms)
         if behaviour is not None:
             verdict = Verdict(behaviour.status, behaviour.reason)
             action = behaviour.action
@@ -429,23 +483,33 @@ class APNsConnection(asyncio.Protocol):
             })
 
         def finish() -> None:
-            if self.closed or sid not in self.pending:
-                return  # connection gone, or the client reset the stream while the answer was delayed
+            if self.closed or sid not in self.pending or self.dropping:
+                # Connection gone (or about to be aborted), or the client reset the stream meanwhile.
+                self.state.stats.unanswered += 1
+                return
             if action == "drop":
                 self.state.stats.connections_dropped += 1
+                self.state.stats.unanswered += 1
                 self._close(abort=True)
                 return
             if action == "goaway_unanswered" or (self.last_stream_id is not None and sid > self.last_stream_id):
                 # Streams above GOAWAY's last-stream-id were "not processed": no answer, the client retries.
                 self.pending.discard(sid)
+                self.state.stats.unanswered += 1
                 if action == "goaway_unanswered":
                     self._goaway(sid - 2 if sid > 2 else 0, verdict.reason, behaviour.goaway_error if behaviour else 0)
                 self._maybe_finish_goaway()
                 return
-            self._respond(sid, verdict, apns_id, timestamp)
+            self._respond(sid, verdict, apns_id, timestamp, checked.token)
+            if action == "answer_then_drop":
+                self._flush()
+                self.state.stats.connections_dropped += 1
+                self._close(abort=True)
+                return
             if action == "goaway":
                 self._goaway(self.h2.highest_inbound_stream_id if self.h2 else sid, verdict.reason,
                              behaviour.goaway_error if behaviour else 0)
+            self._after_answer()
             self._flush()
             self._maybe_finish_goaway()
 
@@ -454,9 +518,25 @@ class APNsConnection(asyncio.Protocol):
         else:
             finish()
 
-    def _respond(self, sid: int, verdict: Verdict, apns_id: str, timestamp: int | None) -> None:
+    def _after_answer(self) -> None:
+        """Counts an answer and fires the connection-level faults configured by answer count."""
+        self.answers += 1
+        config = self.state.config
+        if config.goaway_after and self.answers >= config.goaway_after and not self.goaway_sent and self.h2:
+            # Every stream received so far has been read and will be answered: that is the last-stream-id.
+            self._goaway(self.h2.highest_inbound_stream_id, "Shutdown", 0)
+        if config.drop_after and self.answers >= config.drop_after and not self.dropping:
+            self.dropping = True
+            self.state.stats.connections_dropped += 1
+
+            # The streams left in flight count as unanswered when their (delayed) answers come due.
+            asyncio.get_running_loop().call_later(DROP_GRACE_S, lambda: self._close(abort=True))
+
+    def _respond(self, sid: int, verdict: Verdict, apns_id: str, timestamp: int | None,
+                 token: str | None = None) -> None:
         assert self.h2 is not None
         self.pending.discard(sid)
+        self.state.count_sent(token, verdict.status)
         headers = [(":status", str(verdict.status)), ("apns-id", apns_id)]
         if self.state.sandbox and verdict.ok:  # the Delivery Log id exists only for accepted notifications
             headers.append(("apns-unique-id", str(uuid.uuid4())))
@@ -540,6 +620,16 @@ class APNsConnection(asyncio.Protocol):
 
     def _close(self, abort: bool = False) -> None:
         if self.closed:
+            return
+        linger = self.state.config.linger_s
+        if not abort and linger > 0 and self.transport is not None and not self.lingering:
+            # Lingering close: closing a socket that still has unread bytes from the client (a stream it opened
+            # before seeing our GOAWAY, a WINDOW_UPDATE) makes the kernel send RST and throw away answers still in
+            # its send buffer, so a client would never see answers the mock counted as sent. Keep reading (and
+            # refusing new streams) until the client closes or `linger_s` passes, as nginx's lingering_close does.
+            self._flush()
+            self.lingering = True
+            asyncio.get_running_loop().call_later(linger, self._close)
             return
         self.closed = True
         if self.idle_timer is not None:
@@ -733,6 +823,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--delay-ms", type=int, default=0, help="delay every answer (a slow APNs)")
     p.add_argument("--record-limit", type=int, default=10_000, help="requests kept for GET /requests")
     p.add_argument("--lenient-push-type", action="store_true", help="a missing apns-push-type means alert")
+    p.add_argument("--token-floor-scope", choices=TOKEN_FLOOR_SCOPES, default="connection",
+                   help="where the 20-minute token refresh floor applies (key: across connections and restarts)")
     p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
     return p.parse_args(argv)
 
@@ -749,7 +841,7 @@ async def serve(args: argparse.Namespace) -> None:
         except (OSError, ValueError) as e:
             raise SystemExit(f"mock_apns: cannot load key {kid} from {path}: {e}")
     config = Config(delay_ms=args.delay_ms, max_streams=args.max_streams, record_limit=args.record_limit,
-                    require_push_type=not args.lenient_push_type)
+                    require_push_type=not args.lenient_push_type, token_floor_scope=args.token_floor_scope)
     state = MockState(KeyRing(args.team_id, keys), frozenset(args.topic), args.environment == "sandbox", config)
 
     tmp = tempfile.mkdtemp(prefix="mock-apns-")

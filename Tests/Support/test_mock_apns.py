@@ -582,3 +582,154 @@ def test_pings_keep_a_connection_from_idling(mock, client, keys):
         time.sleep(0.2)
     assert c.goaway is None and not c.closed
     assert c.request(TOKEN, jwt).status == 200  # still usable
+
+
+# MARK: - Connection faults by answer count, jitter, lingering close
+
+
+def _auth(c, keys):
+    """Authenticates a connection (one stream until then) and returns the JWT used."""
+    jwt = sign_jwt(keys.key1)
+    assert c.request(TOKEN, jwt).status == 200
+    return jwt
+
+
+def test_goaway_after_n_answers_covers_every_stream_received_then_refuses_new_ones(mock, client, keys):
+    mock.control("PUT", "/config", {"goaway_after": 3, "delay_ms": 100})
+    c = client()
+    jwt = _auth(c, keys)
+    tokens = [f"{n:02x}" * 32 for n in range(1, 5)]
+    sids = [c.send(t, jwt) for t in tokens]  # all received before the third answer triggers GOAWAY
+    time.sleep(0.5)  # answers and GOAWAY are on their way; this client has not read them yet
+    # A stream opened before the client read the GOAWAY is above its last-stream-id: refused, not processed.
+    late = c.send("ee" * 32, jwt)
+    rs = c.wait(*sids, late)
+    assert c.goaway is not None and c.goaway.last_stream_id == sids[-1]
+    assert json.loads(c.goaway.additional_data) == {"reason": "Shutdown"}
+    assert [r.status for r in rs[:-1]] == [200] * 4, "streams up to last-stream-id are answered"
+    assert rs[-1].reset == h2.errors.ErrorCodes.REFUSED_STREAM and rs[-1].status is None
+    stats = mock.control("GET", "/stats")
+    assert stats["goaways_sent"] == 1 and stats["unanswered"] == 0
+    assert all(stats["sent_per_token"][t] == {"200": 1} for t in tokens)
+    assert "ee" * 32 not in stats["sent_per_token"]
+
+
+def test_drop_after_n_answers_cuts_the_requests_in_flight(mock, client, keys):
+    mock.control("PUT", "/config", {"drop_after": 2})
+    slow = ["c1" * 32, "c2" * 32]
+    for t in slow:
+        mock.behave(t, delay_ms=1000)
+    c = client()
+    jwt = _auth(c, keys)  # answer 1
+    sids = [c.send(t, jwt) for t in slow]
+    fast = c.send("c3" * 32, jwt)  # answer 2: the connection is aborted 50 ms later
+    rs = c.wait(fast, *sids, timeout=3)
+    assert rs[0].status == 200
+    assert [r.status for r in rs[1:]] == [None, None] and c.closed
+    time.sleep(1.2)  # the slow answers come due on a closed connection: counted as unanswered
+    stats = mock.control("GET", "/stats")
+    assert stats["connections_dropped"] == 1 and stats["unanswered"] == 2
+    assert all(t not in stats["sent_per_token"] for t in slow)
+    assert stats["per_token"][slow[0]] == {"200": 1}, "per_token counts the decision, sent_per_token the answer"
+
+
+def test_answer_then_drop_answers_and_resets_the_connection(mock, client, keys):
+    mock.behave(TOKEN, action="answer_then_drop", times=1)
+    c = client()
+    r = c.request(TOKEN, sign_jwt(keys.key1))
+    assert r.status == 200
+    while c.pump(2):
+        pass
+    assert c.closed and c.goaway is None
+    assert mock.control("GET", "/stats")["sent_per_token"][TOKEN] == {"200": 1}
+
+
+def test_delay_jitter_spreads_answers(mock, client, keys):
+    mock.control("PUT", "/config", {"delay_jitter_ms": 300})
+    c = client()
+    jwt = _auth(c, keys)
+    start = time.monotonic()
+    sids = [c.send(f"{n:02x}" * 32, jwt) for n in range(16, 28)]
+    answered: dict[int, float] = {}
+    while len(answered) < len(sids) and c.pump(3):
+        for s in sids:
+            if s not in answered and c.responses[s].ended:
+                answered[s] = time.monotonic() - start
+    assert len(answered) == len(sids) and max(answered.values()) < 2
+    assert max(answered.values()) - min(answered.values()) > 0.02
+
+
+def test_graceful_close_lingers_so_answers_written_are_not_lost(mock, client, keys):
+    mock.control("PUT", "/config", {"goaway_after": 2})
+    c = client()
+    jwt = _auth(c, keys)
+    last = c.send("ab" * 32, jwt)  # answer 2, then GOAWAY: nothing left in flight, the mock closes
+    time.sleep(0.3)
+    # Bytes still arriving after the GOAWAY (a stream opened before reading it) get an HTTP/2 answer, not a TCP
+    # reset that would also discard the answer still unread in this client's socket.
+    sid = c.send("cd" * 32, jwt)
+    r_last, r_late = c.wait(last, sid)
+    assert r_last.status == 200 and c.goaway is not None
+    assert r_late.reset == h2.errors.ErrorCodes.REFUSED_STREAM
+    start = time.monotonic()
+    while c.pump(3):
+        pass
+    assert c.closed and time.monotonic() - start < 2.5
+
+
+def test_config_rejects_unknown_floor_scope_and_negative_counts(mock):
+    import http.client
+    for body in ({"token_floor_scope": "team"}, {"goaway_after": -1}, {"drop_after": -2}, {"delay_jitter_ms": -5}):
+        conn = http.client.HTTPConnection("127.0.0.1", mock.control_port, timeout=5)
+        conn.request("PUT", "/config", body=json.dumps(body))
+        assert conn.getresponse().status == 400, body
+
+
+# MARK: - The refresh floor per key
+
+
+@pytest.fixture
+def key_floor_mock(keys):
+    m = Mock(["--team-id", TEAM, "--key", f"{KID}={keys.pub1}", "--key", f"{KID2}={keys.pub2}", "--topic", TOPIC,
+              "--token-floor-scope", "key"])
+    yield m
+    m.stop()
+
+
+def test_key_floor_refuses_a_new_token_for_the_key_on_any_connection_within_20_minutes(key_floor_mock, keys):
+    m = key_floor_mock
+    now = int(time.time())
+    first = sign_jwt(keys.key1, iat=now - 100)
+    a = H2Client(m)
+    assert a.request(TOKEN, first).status == 200
+    b = H2Client(m)  # a restarted process: new connection, new token
+    r = b.request(TOKEN, sign_jwt(keys.key1, iat=now))
+    assert (r.status, r.reason) == (429, "TooManyProviderTokenUpdates")
+    assert b.request(TOKEN, first).status == 200, "the token APNs knows works on every connection"
+    # Another key has its own floor.
+    assert H2Client(m).request(TOKEN, sign_jwt(keys.key2, kid=KID2, iat=now)).status == 200
+    # The floor outlives POST /reset, like connection state.
+    m.control("POST", "/reset")
+    m.control("PUT", "/config", {"token_floor_scope": "key", "clock_offset_s": 1200})
+    r = H2Client(m).request(TOKEN, sign_jwt(keys.key1, iat=now + 1099))
+    assert (r.status, r.reason) == (429, "TooManyProviderTokenUpdates")
+    assert H2Client(m).request(TOKEN, sign_jwt(keys.key1, iat=now + 1100)).status == 200, "20 minutes after the first"
+    for c in (a, b):
+        c.close()
+
+
+def test_key_floor_rule_without_sockets(keys):
+    ring = KeyRing(TEAM, {KID: keys.key1.public_key(), KID2: keys.key2.public_key()})
+    floor = apns_rules.KeyTokenFloor()
+    now = 1_800_000_000
+    t1 = ring.verify(sign_jwt(keys.key1, iat=now))
+    t2 = ring.verify(sign_jwt(keys.key1, iat=now + 1199))
+    t3 = ring.verify(sign_jwt(keys.key1, iat=now + 1200))
+    assert floor.admit("jwt-1", t1)
+    assert not floor.admit("jwt-2", t2)
+    assert floor.admit("jwt-1", t1), "an accepted token stays accepted"
+    assert floor.admit("jwt-3", t3) and floor.admit("jwt-1", t1)
+    assert floor.newest_iat[KID] == now + 1200
+    auth = ConnectionAuth()
+    assert auth.admit("jwt-2", t2, now + 1199, floor).reason == "TooManyProviderTokenUpdates"
+    assert auth.current_jwt is None, "a refused token does not become the connection's token"

@@ -22,13 +22,23 @@ DEFAULT_CONNECTIONS, DEFAULT_STREAMS = 4, 250
 CHECKPOINT_INTERVAL_S = 0.2
 
 
+def metric(text, name):
+    """The value of an unlabelled metric in a /metrics page (0 when absent)."""
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.rsplit(" ", 1)[1]))
+    return 0
+
+
 def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction=0.4, log=print,
                 concurrency=32, name=None, connections=DEFAULT_CONNECTIONS, streams=DEFAULT_STREAMS,
-                mock_delay_ms=0):
+                mock_delay_ms=0, token_floor_scope="key"):
     """Runs one trial and returns its numbers; raises AssertionError when the trial could not be run as planned.
 
     Method: register `devices` devices on one interest through the device API; switch request recording off at
-    the mock (per-token counters stay); publish; when the server has `stop_fraction` of its APNs answers (its
+    the mock (per-token counters stay) and make it enforce the 20-minute provider-token refresh floor per key
+    (`token_floor_scope`, as APNs does: a restarted server that signed a new token would get 429
+    TooManyProviderTokenUpdates); publish; when the server has `stop_fraction` of its APNs answers (its
     /metrics), send `stop_signal` to it; restart it on the same SQLite file; wait for the publish to finish; compare the
     mock's per-token counts with the registered tokens.
     """
@@ -52,7 +62,7 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     assert subscribers["subscribers"] == devices, subscribers
 
     # Recording every request would cost the mock more than answering it; per-token counters stay on.
-    mock.configure(record=False, delay_ms=mock_delay_ms)
+    mock.configure(record=False, delay_ms=mock_delay_ms, token_floor_scope=token_floor_scope)
     publish_id = client.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "crash test"}}})
     started = time.monotonic()
     threshold = int(devices * stop_fraction)
@@ -81,6 +91,11 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     status = client.wait_finished(publish_id, timeout=300)
     log(f"restarted on the same SQLite file; the publish finished {time.monotonic() - restarted:.1f} s later "
         f"(attempt {status['attempts']})")
+    metrics = client.session.get(server.url("/metrics"), timeout=10).text
+    tokens_after_restart = {"signed": metric(metrics, "push_apns_token_refreshes"),
+                            "adopted": metric(metrics, "push_apns_tokens_adopted"),
+                            "update_rejections": metric(metrics, "push_apns_token_update_rejections")}
+    log(f"provider tokens after the restart: {tokens_after_restart}")
 
     per_token = control.get(f"{mock.control}/stats", timeout=60).json()["per_token"]
     accepted = {token: counts.get("200", 0) for token, counts in per_token.items()}
@@ -93,7 +108,8 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
         "devices": devices, "signal": signals.Signals(stop_signal).name, "exit_code": exit_code,
         "stop_seconds": stop_seconds, "seen_at_stop": seen_by_mock, "answered_at_stop": at_stop, "missing": missing, "duplicates": duplicates,
         "unknown_tokens": strangers, "non_200": non_200, "status": status, "in_flight_window": window,
-        "fanout_rate": at_stop / max(sent_at - started, 1e-3),
+        "fanout_rate": at_stop / max(sent_at - started, 1e-3), "tokens_after_restart": tokens_after_restart,
+        "by_reason": control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=60).json()["by_reason"],
     }
     log(f"result: missing={missing} duplicates={duplicates} (in-flight window {window}: {connections} connections "
         f"x {streams} streams; mock delay {mock_delay_ms} ms) "

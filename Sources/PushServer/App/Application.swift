@@ -45,6 +45,7 @@ public final class Application: Sendable {
             connectionsPerPool: config.apns.connectionsPerPool, streamsPerConnection: config.apns.streamsPerConnection,
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
+            tokenStore: PushStoreProviderTokens(store: store),
             logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"))
@@ -124,6 +125,8 @@ public final class Application: Sendable {
             metrics.set("push_apns_streams_in_flight", to: Double(stats.streamsInFlight))
             metrics.set("push_apns_connections", to: Double(stats.connections))
             metrics.set("push_apns_token_refreshes", to: Double(stats.tokenRefreshes))
+            metrics.set("push_apns_tokens_adopted", to: Double(stats.tokensAdopted))
+            metrics.set("push_apns_token_update_rejections", to: Double(stats.tokenUpdateRejections))
             metrics.set("push_apns_retries", to: Double(stats.retries))
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
@@ -146,6 +149,8 @@ public final class Application: Sendable {
         metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")
         metrics.declare("push_apns_connections", gauge: "Open APNs HTTP/2 connections.")
         metrics.declare("push_apns_token_refreshes", gauge: "Provider tokens minted since start.")
+        metrics.declare("push_apns_tokens_adopted", gauge: "Stored provider tokens reused since start (signed earlier or by another node).")
+        metrics.declare("push_apns_token_update_rejections", gauge: "TooManyProviderTokenUpdates answers since start (retried, not final).")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
         metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")

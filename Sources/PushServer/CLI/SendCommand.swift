@@ -40,7 +40,10 @@ enum SendCommand: Command {
         } catch {
             throw UsageError(error.field == "instance" ? "instance \(instanceID) \(error.message)" : error.description)
         }
-        let client = try APNsClient(configuration: APNsClientConfiguration(connectionsPerPool: 1, streamsPerConnection: 1))
+        // A diagnostic send reports TooManyProviderTokenUpdates (its fresh token clashing with a running server's)
+        // at once instead of waiting out the 20-minute floor as the server does.
+        let client = try APNsClient(configuration: APNsClientConfiguration(
+            connectionsPerPool: 1, streamsPerConnection: 1, retryPolicy: APNsRetryPolicy(tokenUpdateRejectedWindow: 0)))
         let answer = TestPush.Answer(await TestPush.send(plan, with: client).result)
         _ = await client.shutdown(gracePeriod: 1)
         for line in answer.lines(environment: plan.environment) { Console.out(line) }

@@ -1,0 +1,97 @@
+import APNsClient
+import Dispatch
+import Foundation
+import Locking
+@testable import PushServer
+import PushStore
+import XCTest
+
+/// Two "nodes" (two token managers) on one SQLite store: two server processes on one SQLite file are not a
+/// supported deployment, so the compare-and-swap that lets only one of them sign per refresh period is checked here.
+final class PushStoreProviderTokensTests: XCTestCase {
+    /// Signs distinct fake JWTs and counts them.
+    private final class CountingSigner: APNsProviderTokenSigning {
+        let count = Locked(0)
+        func providerToken(keyID: String, teamID: String, issuedAt: Int) throws -> String {
+            "jwt-\(issuedAt)-\(count.withLock { count -> Int in count += 1; return count })"
+        }
+    }
+
+    /// A wall clock moved by hand.
+    private final class Clock: Sendable {
+        let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
+        func advance(minutes: Double) { now.withLock { $0 += minutes * 60 } }
+    }
+
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokens-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` on plain threads (the store bridge blocks its caller, as the client's connection threads do).
+    private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                DispatchQueue.concurrentPerform(iterations: count, execute: body)
+                done.resume()
+            }.start()
+        }
+    }
+
+    func testTwoNodesOnOneStoreSignOneTokenPerRefreshPeriodAndUseTheSameOne() async throws {
+        let store = try await SQLitePushStore.open(.init(path: directory.appendingPathComponent("p.sqlite").path))
+        let tokens = PushStoreProviderTokens(store: store)
+        let signer = CountingSigner()
+        let clock = Clock()
+        let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer)
+        let nodes = (0..<2).map { _ in
+            ProviderTokenManager(credentials: credentials, store: tokens, clock: { clock.now.withLock { $0 } })
+        }
+        let seen = Locked(Set<String>())
+        for period in 0..<3 {
+            seen.withLock { $0 = [] }
+            await onThreads(16) { index in
+                if let token = try? nodes[index % 2].currentToken() { seen.withLock { _ = $0.insert(token.jwt) } }
+            }
+            XCTAssertEqual(seen.withLock { $0.count }, 1, "period \(period): both nodes use one token")
+            // One token per period goes into use; a node that loses the swap drops the token it signed unused.
+            XCTAssertEqual(nodes[0].mintCount + nodes[1].mintCount, period + 1, "period \(period): one winner")
+            XCTAssertLessThanOrEqual(signer.count.withLock { $0 }, 2 * (period + 1))
+            let stored = try await store.providerToken(teamID: "TEAM123456", keyID: "KEY1234567")
+            XCTAssertEqual(stored.map { Set([$0.jwt]) }, seen.withLock { $0 })
+            clock.advance(minutes: 50)
+        }
+        XCTAssertEqual(nodes[0].adoptCount + nodes[1].adoptCount, 3, "the other node adopted each period's token")
+        try await store.close()
+    }
+
+    func testRestartedServerAdoptsTheTokenItsPredecessorStored() async throws {
+        let path = directory.appendingPathComponent("p.sqlite").path
+        let signer = CountingSigner()
+        let clock = Clock()
+        let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer)
+        let first = try await SQLitePushStore.open(.init(path: path))
+        let before = Locked<String?>(nil)
+        let firstManager = ProviderTokenManager(
+            credentials: credentials, store: PushStoreProviderTokens(store: first), clock: { clock.now.withLock { $0 } })
+        await onThreads(1) { _ in before.withLock { $0 = try? firstManager.currentToken().jwt } }
+        try await first.close()
+
+        clock.advance(minutes: 5)
+        let second = try await SQLitePushStore.open(.init(path: path))
+        let after = Locked<String?>(nil)
+        let secondManager = ProviderTokenManager(
+            credentials: credentials, store: PushStoreProviderTokens(store: second), clock: { clock.now.withLock { $0 } })
+        await onThreads(1) { _ in after.withLock { $0 = try? secondManager.currentToken().jwt } }
+        XCTAssertNotNil(before.withLock { $0 })
+        XCTAssertEqual(after.withLock { $0 }, before.withLock { $0 })
+        XCTAssertEqual(signer.count.withLock { $0 }, 1)
+        try await second.close()
+    }
+}
