@@ -2,6 +2,7 @@
 # Soak benchmark (not a test): legitimate traffic alone, then beside an abuser hammering the anonymous routes.
 #
 #   bench/soak/run.sh [quiet_seconds] [abuse_seconds]     (defaults 120 and 600; needs `make deps-bench`)
+#   SOAK_ARGS=--no-abuser bench/soak/run.sh 120 600      (the same schedule without the abuser: a reference run)
 #
 # The server runs with its default limits (only the port, database path and APNs endpoint differ from the example
 # config); APNs is the nginx sink (bench/apns/nginx-sink.sh). The abuser (wrk + bench/soak/abuse.lua, ~5,000
@@ -41,5 +42,5 @@ for i in $(seq 10); do
     curl -sf --interface 127.0.0.5 -X POST "http://127.0.0.1:$HTTP_PORT/device_api/v1/instances/$INSTANCE/devices/apns/$id/interests/few" >/dev/null
 done
 $PY bench/soak/soak.py --port "$HTTP_PORT" --pid "$SERVER" --db "$OUT/push.sqlite" --instance "$INSTANCE" \
-    --secret "$SECRET" --quiet-seconds "$QUIET" --abuse-seconds "$ABUSE" ${OPS_TOKEN:+--ops-token "$OPS_TOKEN"} | tee "$OUT/result.txt"
+    --secret "$SECRET" --quiet-seconds "$QUIET" --abuse-seconds "$ABUSE" ${OPS_TOKEN:+--ops-token "$OPS_TOKEN"} ${SOAK_ARGS:-} | tee "$OUT/result.txt"
 kill -TERM $SERVER; wait $SERVER || true; SERVER=

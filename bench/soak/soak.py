@@ -209,6 +209,8 @@ async def main():
     ap.add_argument("--fanout-every", type=float, default=5.0)
     ap.add_argument("--abuse-connections", type=int, default=50)
     ap.add_argument("--abuse-delay-ms", type=int, default=10)
+    ap.add_argument("--no-abuser", action="store_true",
+                    help="run phase 2 without the abuser: a same-length reference for the store's own drift")
     args = ap.parse_args()
     rate = args.abuse_connections * 1000 / args.abuse_delay_ms
     print(f"== soak: quiet {args.quiet_seconds} s, then {args.abuse_seconds} s with an abuser at ~{rate:.0f} req/s "
@@ -216,7 +218,8 @@ async def main():
           f"{args.register_rate}/s register+subscribe, {args.intake_rate}/s publish intake, a fan-out publish "
           f"every {args.fanout_every} s, 1/s status; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     quiet, quiet_samples, _ = await run_phase(args, "quiet", args.quiet_seconds, False)
-    abusive, abusive_samples, abuser = await run_phase(args, "under abuse", args.abuse_seconds, True)
+    abusive, abusive_samples, abuser = await run_phase(
+        args, "phase 2 without abuser" if args.no_abuser else "under abuse", args.abuse_seconds, not args.no_abuser)
     q99, _ = report(quiet, quiet_samples)
     a99, bad = report(abusive, abusive_samples)
     print("   " + abuser.strip().replace("\n", "\n   "))
