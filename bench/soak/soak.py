@@ -213,8 +213,9 @@ async def main():
                     help="run phase 2 without the abuser: a same-length reference for the store's own drift")
     args = ap.parse_args()
     rate = args.abuse_connections * 1000 / args.abuse_delay_ms
-    print(f"== soak: quiet {args.quiet_seconds} s, then {args.abuse_seconds} s with an abuser at ~{rate:.0f} req/s "
-          f"(wrk -t2 -c{args.abuse_connections}, {args.abuse_delay_ms} ms pacing); legitimate: "
+    second = ("without an abuser (reference)" if args.no_abuser else
+              f"with an abuser at ~{rate:.0f} req/s (wrk -t2 -c{args.abuse_connections}, {args.abuse_delay_ms} ms pacing)")
+    print(f"== soak: quiet {args.quiet_seconds} s, then {args.abuse_seconds} s {second}; legitimate: "
           f"{args.register_rate}/s register+subscribe, {args.intake_rate}/s publish intake, a fan-out publish "
           f"every {args.fanout_every} s, 1/s status; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     quiet, quiet_samples, _ = await run_phase(args, "quiet", args.quiet_seconds, False)
@@ -223,7 +224,8 @@ async def main():
     q99, _ = report(quiet, quiet_samples)
     a99, bad = report(abusive, abusive_samples)
     print("   " + abuser.strip().replace("\n", "\n   "))
-    print(f"== legitimate p99 under abuse / quiet: {a99 / q99:.2f}x (target <= 2x); legitimate non-2xx under abuse: {bad}")
+    print(f"== legitimate p99 phase 2 / phase 1: {a99 / q99:.2f}x (target under abuse <= 2x); legitimate non-2xx in "
+          f"phase 2: {bad}")
 
 
 if __name__ == "__main__":
