@@ -45,6 +45,16 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return IPAddress(bytes[12], bytes[13], bytes[14], bytes[15])
     }
 
+    /// The address a connection really has: the IPv4 address for an IPv4-mapped one, else itself.
+    public var unmapped: IPAddress { mappedIPv4 ?? self }
+
+    /// 127.0.0.0/8 or `::1` (an IPv4-mapped loopback address counts too).
+    public var isLoopback: Bool {
+        let address = unmapped
+        if address.bytes.count == 4 { return address.bytes[0] == 127 }
+        return address.bytes == [UInt8](repeating: 0, count: 15) + [1]
+    }
+
     /// The 4 bytes at `offset` of an IPv6 address, as an IPv4 address (NAT64 and 6to4 embed one).
     func embeddedIPv4(at offset: Int) -> IPAddress? {
         guard bytes.count == 16, offset >= 0, offset + 4 <= 16 else { return nil }

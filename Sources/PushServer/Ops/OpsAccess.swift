@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 
 /// Who may read `/metrics` and `/ready`'s details: they tell an attacker the queue depth, the APNs state and
 /// every route's traffic. `/health` and `/ready`'s status code stay public so load balancers work.
@@ -48,11 +49,6 @@ struct OpsAccess: Sendable {
         } else {
             host = peer.split(separator: ":", maxSplits: 1).first ?? ""
         }
-        let lower = host.lowercased()
-        if lower == "::1" { return true }
-        let v4 = lower.hasPrefix("::ffff:") ? String(lower.dropFirst(7)) : lower
-        let octets = v4.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return false }
-        return octets[0] == "127"
+        return IPAddress(String(host))?.isLoopback ?? false
     }
 }
