@@ -45,6 +45,17 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return IPAddress(bytes[12], bytes[13], bytes[14], bytes[15])
     }
 
+    /// Splits `host:port` or `[host]:port` (the form sockets are reported and listeners configured in) at the port
+    /// separator; nil when there is none. `bracketed` tells the IPv6 form, whose host is returned without brackets.
+    public static func splitHostPort(_ text: String) -> (host: String, port: Substring, bracketed: Bool)? {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+            return (String(text[text.index(after: text.startIndex)..<close]), text[text.index(close, offsetBy: 2)...], true)
+        }
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        return (String(text[..<colon]), text[text.index(after: colon)...], false)
+    }
+
     /// The address a connection really has: the IPv4 address for an IPv4-mapped one, else itself.
     public var unmapped: IPAddress { mappedIPv4 ?? self }
 

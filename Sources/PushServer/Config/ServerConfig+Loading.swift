@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import HTTPClient
 import Logging
 import PushStore
@@ -381,25 +380,11 @@ extension ServerConfig {
 
     /// `IPv4:port` or `[IPv6]:port`, numeric only (the listener binds addresses, it does not resolve names).
     static func parseEndpoint(_ text: String) -> Endpoint? {
-        let host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+") else { return nil }
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        let address = String(host)
-        let isV4 = !text.hasPrefix("[") && inet_pton(AF_INET, address, &v4) == 1
-        let isV6 = text.hasPrefix("[") && inet_pton(AF_INET6, address, &v6) == 1
-        guard isV4 || isV6 else { return nil }
-        return Endpoint(host: address, port: port)
+        guard let (host, portText, bracketed) = IPAddress.splitHostPort(text),
+              let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+"),
+              let address = IPAddress(host), (address.family == .v6) == bracketed
+        else { return nil }
+        return Endpoint(host: host, port: port)
     }
 
     private static func readAPNs(

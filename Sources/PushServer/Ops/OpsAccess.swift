@@ -42,13 +42,7 @@ struct OpsAccess: Sendable {
     /// Whether `peer` (`ip:port` or `[ipv6]:port`, as the HTTP server reports it) is a loopback address:
     /// 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6.
     static func isLoopback(peer: String) -> Bool {
-        let host: Substring
-        if peer.hasPrefix("[") {
-            guard let close = peer.firstIndex(of: "]") else { return false }
-            host = peer[peer.index(after: peer.startIndex)..<close]
-        } else {
-            host = peer.split(separator: ":", maxSplits: 1).first ?? ""
-        }
-        return IPAddress(String(host))?.isLoopback ?? false
+        guard let (host, _, _) = IPAddress.splitHostPort(peer) else { return false }
+        return IPAddress(host)?.isLoopback ?? false
     }
 }
