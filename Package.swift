@@ -26,6 +26,8 @@ let package = Package(
         // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
         // blocking queue that dedicated threads wait on.
         .target(name: "Locking"),
+        // One lifetime for every long-running part: `Service.run()` until cancelled; `ServiceGroup` stops them in order.
+        .target(name: "Lifecycle"),
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
 
@@ -35,12 +37,12 @@ let package = Package(
 
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking", "Lifecycle"]),
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
-                                                  "Locking", "CBuildInfo"]),
+                                                  "Locking", "Lifecycle", "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).

@@ -1,7 +1,9 @@
 import Foundation
 
-/// Everything the server stores: the device registry, reporting events, the durable publish queue, the
-/// webhook outbox and the shared APNs provider tokens.
+/// Everything the server stores, as one type: the composition of the narrow roles below. A backend implements all
+/// of them and the application wires it; each component takes only the roles it uses (the engine a `PublishQueue`
+/// and a `DeliveryResultStore`, the device API a `DeviceRegistry`, …), so a fake for one role is small and a second
+/// backend is checked role by role by the contract suite (`Tests/PushStoreTests/Contract`).
 ///
 /// Backend-neutral (a PostgreSQL backend will follow): only Swift value types cross it. Every call is `async`
 /// and never blocks the Swift concurrency pool. Writes return after they are committed. All device and publish
@@ -25,9 +27,11 @@ import Foundation
 ///
 /// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
-public protocol PushStorage: Sendable {
-    // MARK: Devices
+public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
+    & ProviderTokenStorage & RetentionStore & StoreBackend
 
+/// The device registry: devices per (instance, platform, token), their interests and their user bindings.
+public protocol DeviceRegistry: Sendable {
     /// Registers a device, idempotently per (instance, platform, token): the same token keeps its device id,
     /// interests and user; `lastRegisteredAt`, bundle id and metadata are updated, the environment only if
     /// declared, and an invalidated device becomes valid again.
@@ -68,18 +72,11 @@ public protocol PushStorage: Sendable {
     func deleteUser(instanceID: String, userID: String) async throws -> Int
     /// The user's devices (invalidated ones included), oldest first.
     func devices(instanceID: String, userID: String) async throws -> [Device]
+}
 
-    // MARK: Delivery results and reporting
-
-    /// Records delivery results and their health effects (see `DeviceEffect`) in one transaction.
-    func recordDeviceResults(_ results: [DeviceResult]) async throws
-    /// Records Reporting API events; a repeated (publish, device, kind) counts once. - Returns: how many were new.
-    func recordEvents(_ events: [ReportingEvent]) async throws -> Int
-    /// The device and the publish a Reporting API event names, read together, for checking the event.
-    func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts
-
-    // MARK: Publish queue
-
+/// The durable publish queue: jobs committed before the publish is answered, leased to workers, streamed as
+/// pages of targets and checkpointed (see the loop above).
+public protocol PublishQueue: Sendable {
     /// Durably queues a publish: returns only after the job is committed.
     /// - Throws: `PushStoreError.duplicatePublish` when the instance already has this publish id.
     func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID
@@ -111,11 +108,26 @@ public protocol PushStorage: Sendable {
     func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus]
     /// Jobs not yet finished (queued or running).
     func queueDepth() async throws -> Int
+}
+
+/// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.
+public protocol DeliveryResultStore: Sendable {
+    /// Records delivery results and their health effects (see `DeviceEffect`) in one transaction.
+    func recordDeviceResults(_ results: [DeviceResult]) async throws
+}
+
+/// Reporting API events (delivered, opened) and the statistics read from them and from the queue.
+public protocol EventStore: Sendable {
+    /// Records Reporting API events; a repeated (publish, device, kind) counts once. - Returns: how many were new.
+    func recordEvents(_ events: [ReportingEvent]) async throws -> Int
+    /// The device and the publish a Reporting API event names, read together, for checking the event.
+    func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts
     /// The instance's device count and the publishes created since `since`, with their counters summed.
     func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics
+}
 
-    // MARK: Webhook outbox
-
+/// The durable webhook outbox: requests queued with the change that caused them, claimed with a lease.
+public protocol WebhookQueue: Sendable {
     /// Durably queues a webhook, due at `now`. - Returns: its id.
     func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64
     /// Claims up to `limit` webhooks due at `now`, oldest first; each is hidden from other callers for
@@ -123,9 +135,10 @@ public protocol PushStorage: Sendable {
     func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook]
     /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
     func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
+}
 
-    // MARK: APNs provider tokens
-
+/// APNs provider tokens shared by every process on the same database (one signature per key and period).
+public protocol ProviderTokenStorage: Sendable {
     /// The provider token stored for (`teamID`, `keyID`), if any.
     func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord?
     /// Stores `new` for (`teamID`, `keyID`) unless a token other than `expectedJWT` (the one the caller read; nil:
@@ -134,16 +147,18 @@ public protocol PushStorage: Sendable {
     func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
     ) async throws -> ProviderTokenRecord
+}
 
-    // MARK: Retention
-
+/// Deletes history past the retention period.
+public protocol RetentionStore: Sendable {
     /// Deletes up to `limit` rows of each kind of history older than `before`: publishes that ended (with their
     /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
     /// interests). Call again while any count equals `limit`.
     func purge(before: Date, limit: Int) async throws -> PurgeResult
+}
 
-    // MARK: Health
-
+/// The backend's own health and lifetime.
+public protocol StoreBackend: Sendable {
     /// Commits a tiny write that changes no data, to learn whether the backend can write again after a
     /// `StoreUnavailableError`. - Throws: `StoreUnavailableError` while it still cannot.
     func probeWrite() async throws
@@ -152,12 +167,14 @@ public protocol PushStorage: Sendable {
     func close() async throws
 }
 
-extension PushStorage {
+extension DeviceRegistry {
     /// Registers without a per-instance device cap (seeding, tests).
     public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
         try await registerDevice(registration, maxDevicesPerInstance: .max)
     }
+}
 
+extension PublishQueue {
     /// A checkpoint with no answers above the cursor.
     public func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
