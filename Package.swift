@@ -3,7 +3,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking → Logging, HTTPClient (the one libcurl stack)
-//   → JWTSigner → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
 let package = Package(
@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking", "Lifecycle"]),
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
+        // Web Push without transport: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification.
+        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "HTTPClient", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
@@ -51,6 +53,7 @@ let package = Package(
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner"], path: "bench/swift/WebPushBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),
@@ -60,6 +63,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "HTTPClient", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
     ]

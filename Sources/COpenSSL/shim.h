@@ -13,6 +13,7 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/core_names.h>
 
 /* Function-like macros are not imported by Swift: wrap the ones we need. */
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }

@@ -18,15 +18,15 @@ public struct CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// Builds the error from this thread's OpenSSL error queue and empties the queue, so a stale entry never
     /// surfaces in a later, unrelated failure.
-    static func drainingQueue(_ operation: String) -> CryptoError {
+    package static func drainingQueue(_ operation: String) -> CryptoError {
         CryptoError(operation: operation, messages: OpenSSLErrorQueue.drain())
     }
 }
 
 /// The thread-local OpenSSL error queue.
-enum OpenSSLErrorQueue {
+package enum OpenSSLErrorQueue {
     /// Removes every queued error and returns their texts, oldest first.
-    static func drain() -> [String] {
+    package static func drain() -> [String] {
         var messages: [String] = []
         while true {
             let code = ERR_get_error()
@@ -40,20 +40,21 @@ enum OpenSSLErrorQueue {
     }
 
     /// Discards queued errors after a failure whose details nobody needs (a signature that does not verify).
-    static func clear() {
+    package static func clear() {
         ERR_clear_error()
     }
 }
 
 /// The one gate for OpenSSL status codes: the EVP, BN and ECDSA calls used here return 1 on success.
+/// `package`: the other OpenSSL users of this package (WebPush) check their calls through it too.
 @discardableResult
-func check(_ status: Int32, _ operation: String) throws(CryptoError) -> Int32 {
+package func check(_ status: Int32, _ operation: String) throws(CryptoError) -> Int32 {
     guard status == 1 else { throw CryptoError.drainingQueue(operation) }
     return status
 }
 
 /// The one gate for OpenSSL calls that return a handle: `NULL` means failure.
-func check<Handle>(_ handle: Handle?, _ operation: String) throws(CryptoError) -> Handle {
+package func check<Handle>(_ handle: Handle?, _ operation: String) throws(CryptoError) -> Handle {
     guard let handle else { throw CryptoError.drainingQueue(operation) }
     return handle
 }

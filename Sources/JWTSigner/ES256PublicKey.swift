@@ -7,7 +7,8 @@ import COpenSSL
 public final class ES256PublicKey: @unchecked Sendable, Equatable, CustomStringConvertible {
     // @unchecked Sendable: `key` is never mutated after init, and OpenSSL 3 allows concurrent
     // EVP_DigestVerifyInit/EVP_DigestVerify on one EVP_PKEY (each call uses its own EVP_MD_CTX).
-    let key: OpaquePointer
+    // `package`: WebPush derives ECDH secrets with it (read-only use; this object stays its only owner).
+    package let key: OpaquePointer
 
     /// Takes ownership of a public P-256 key handle.
     init(owning key: OpaquePointer) {

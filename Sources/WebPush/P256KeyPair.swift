@@ -1,0 +1,129 @@
+import COpenSSL
+import JWTSigner
+
+/// A P-256 key pair for ECDH: the per-message sender key of RFC 8291 §3.1, and the source of new VAPID keys.
+///
+/// The one Swift owner of its `EVP_PKEY*`, freed in `deinit`.
+public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: `key` is never mutated after init; OpenSSL 3 allows concurrent derivations and exports
+    // on one EVP_PKEY (each call below has its own EVP_PKEY_CTX or BIO).
+    private let key: OpaquePointer
+
+    /// The public key as the 65-byte uncompressed point `04‖x‖y` (SEC 1 §2.3.3), the form RFC 8291 puts on the wire.
+    public let publicPoint: [UInt8]
+
+    /// Takes ownership of `key` (freed here if its public point cannot be read).
+    private init(owning key: OpaquePointer) throws(CryptoError) {
+        do {
+            publicPoint = try P256Point.uncompressed(of: key)
+        } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.key = key
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+    }
+
+    /// A fresh random key pair (`EVP_PKEY_generate` on the P-256 group). RFC 8291 §3.1 wants a new one per message.
+    public static func generate() throws(CryptoError) -> P256KeyPair {
+        let context = try check(EVP_PKEY_CTX_new_from_name(nil, "EC", nil), "EVP_PKEY_CTX_new_from_name")
+        defer { EVP_PKEY_CTX_free(context) }
+        try check(EVP_PKEY_keygen_init(context), "EVP_PKEY_keygen_init")
+        try check(EVP_PKEY_CTX_set_group_name(context, "P-256"), "EVP_PKEY_CTX_set_group_name")
+        var key: OpaquePointer?
+        try check(EVP_PKEY_generate(context, &key), "EVP_PKEY_generate")
+        return try P256KeyPair(owning: check(key, "EVP_PKEY_generate"))
+    }
+
+    /// The key pair with this private scalar (32 big-endian bytes), e.g. RFC 8291 Appendix A's sender key.
+    ///
+    /// The scalar is wrapped in a fixed SEC 1 `ECPrivateKey` DER (version 1, the scalar, the P-256 OID, no public
+    /// key) so OpenSSL's own decoder validates it and computes the public point; no deprecated EC_KEY call.
+    public convenience init(privateScalar: [UInt8]) throws(CryptoError) {
+        guard privateScalar.count == 32 else {
+            throw CryptoError(operation: "P256KeyPair(privateScalar:)", messages: ["expected 32 bytes, got \(privateScalar.count)"])
+        }
+        let der = Self.sec1Prefix + privateScalar + Self.sec1Suffix
+        ERR_clear_error()
+        let key = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor = buffer.baseAddress
+            return d2i_PrivateKey(EVP_PKEY_EC, nil, &cursor, buffer.count)
+        }
+        try self.init(owning: check(key, "d2i_PrivateKey"))
+    }
+
+    /// SEQUENCE (49 bytes) { INTEGER 1, OCTET STRING (32 bytes) … }.
+    private static let sec1Prefix: [UInt8] = [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20]
+    /// … [0] { OID 1.2.840.10045.3.1.7 (prime256v1) } }.
+    private static let sec1Suffix: [UInt8] = [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+
+    /// The 32-byte ECDH shared secret with `peer` (the x coordinate of the shared point, RFC 8291 §3.1).
+    public func sharedSecret(with peer: ES256PublicKey) throws(CryptoError) -> [UInt8] {
+        let context = try check(EVP_PKEY_CTX_new(key, nil), "EVP_PKEY_CTX_new")
+        defer { EVP_PKEY_CTX_free(context) }
+        try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
+        try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
+        var length = 0
+        try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive (size)")
+        var secret = [UInt8](repeating: 0, count: length)
+        try check(EVP_PKEY_derive(context, &secret, &length), "EVP_PKEY_derive")
+        guard length == 32, secret.count == 32 else {
+            throw CryptoError(operation: "EVP_PKEY_derive", messages: ["produced \(length) bytes, expected 32"])
+        }
+        return secret
+    }
+
+    /// The private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), what `VAPIDKeyPair` loads.
+    public func pkcs8PEM() throws(CryptoError) -> String {
+        let bio = try check(BIO_new(BIO_s_mem()), "BIO_new")
+        defer { BIO_free(bio) }
+        try check(PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil), "PEM_write_bio_PrivateKey")
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while true {
+            let count = BIO_read(bio, &chunk, Int32(chunk.count))
+            if count <= 0 { break }
+            text += chunk[0..<Int(count)]
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Never prints key material.
+    public var description: String { "P256KeyPair(public: \(Base64URL.encode(publicPoint)))" }
+}
+
+/// Uncompressed P-256 points (SEC 1 §2.3.3) to and from OpenSSL keys.
+enum P256Point {
+    /// Size of `04‖x‖y`.
+    static let size = 65
+
+    /// The uncompressed public point of any P-256 `EVP_PKEY` (public or private).
+    static func uncompressed(of key: OpaquePointer) throws(CryptoError) -> [UInt8] {
+        var point = [UInt8](repeating: 0, count: size)
+        var length = 0
+        try check(EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, size, &length),
+                  "EVP_PKEY_get_octet_string_param(encoded-pub-key)")
+        guard length == size, point[0] == 0x04 else {
+            throw CryptoError(operation: "EVP_PKEY_get_octet_string_param", messages: ["not a 65-byte uncompressed point"])
+        }
+        return point
+    }
+}
+
+extension ES256PublicKey {
+    /// The key from a 65-byte uncompressed point `04‖x‖y`; OpenSSL rejects points that are not on the curve.
+    public convenience init(uncompressedPoint point: [UInt8]) throws(KeyLoadError) {
+        guard point.count == P256Point.size, point[0] == 0x04 else {
+            throw .invalidPublicKey("expected a 65-byte uncompressed point starting with 0x04")
+        }
+        try self.init(x: Array(point[1..<33]), y: Array(point[33..<65]))
+    }
+
+    /// The key as the 65-byte uncompressed point (what browsers and VAPID's `k` parameter carry).
+    public func uncompressedPoint() throws(CryptoError) -> [UInt8] {
+        try P256Point.uncompressed(of: key)
+    }
+}

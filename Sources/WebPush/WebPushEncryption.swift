@@ -1,0 +1,82 @@
+import COpenSSL
+import JWTSigner
+
+/// The encrypted body of one push message and the header that names its content coding.
+public struct WebPushEncryptedBody: Sendable, Equatable {
+    /// `salt(16) ‖ rs(4, big-endian) ‖ idlen(1) = 65 ‖ as_public(65) ‖ ciphertext ‖ tag(16)` (RFC 8188 §2.1).
+    public let body: [UInt8]
+    /// `Content-Encoding: aes128gcm`.
+    public let headers: [WebPushHeader]
+}
+
+/// Message encryption for Web Push: RFC 8291 on top of the `aes128gcm` content coding of RFC 8188.
+public enum WebPushEncryption {
+    /// The only content coding RFC 8291 allows.
+    public static let contentEncoding = "aes128gcm"
+    /// The usual record size; with one record per message it only has to exceed the record.
+    public static let defaultRecordSize: UInt32 = 4096
+    /// `salt ‖ rs ‖ idlen ‖ keyid` with a 65-byte keyid.
+    public static let headerSize = 16 + 4 + 1 + P256Point.size
+    /// The largest body every push service must accept (RFC 8291 §4).
+    public static let maxBodySize = 4096
+    /// Plaintext + padding that fits `maxBodySize`: 4096 − 86 (header) − 16 (tag) − 1 (delimiter) = 3993.
+    public static let maxPlaintextSize = maxBodySize - headerSize - AES128GCM.tagSize - 1
+    /// The salt length RFC 8188 §2.1 fixes.
+    public static let saltSize = 16
+
+    /// Encrypts `plaintext` for one subscriber.
+    ///
+    /// - Parameters:
+    ///   - plaintext: the message (for Beams, the service worker's JSON).
+    ///   - keys: the subscription's `p256dh` and `auth`.
+    ///   - paddingLength: zero bytes after the delimiter, to hide the plaintext length.
+    ///   - recordSize: the `rs` header field.
+    ///   - senderKey: the ephemeral ECDH key; `nil` generates one. Inject only in tests: reusing a key or salt
+    ///     across messages reuses the AES-GCM key and nonce.
+    ///   - salt: 16 bytes; `nil` draws them from `RAND_bytes`. Inject only in tests (see `senderKey`).
+    /// - Throws: `WebPushEncryptionError`; the body is never larger than `maxBodySize`.
+    public static func encrypt(
+        _ plaintext: [UInt8], for keys: WebPushSubscriberKeys, paddingLength: Int = 0,
+        recordSize: UInt32 = defaultRecordSize, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil
+    ) throws(WebPushEncryptionError) -> WebPushEncryptedBody {
+        guard paddingLength >= 0 else { throw .invalidPadding(paddingLength) }
+        // Each term is bounded by the checks above and by array sizes, so the sums cannot overflow.
+        let record = plaintext.count + 1 + paddingLength + AES128GCM.tagSize
+        guard record <= Int(recordSize) else { throw .recordTooLarge(needed: record, recordSize: recordSize) }
+        guard headerSize + record <= maxBodySize else { throw .bodyTooLarge(headerSize + record) }
+        if let salt, salt.count != saltSize { throw .invalidSaltLength(salt.count) }
+        do throws(CryptoError) {
+            // `??` autoclosures are rethrows-untyped, so plain `if let` keeps the error type.
+            let sender: P256KeyPair
+            if let senderKey { sender = senderKey } else { sender = try P256KeyPair.generate() }
+            let messageSalt: [UInt8]
+            if let salt { messageSalt = salt } else { messageSalt = try randomBytes(saltSize) }
+            let schedule = try WebPushKeySchedule(
+                ecdhSecret: try sender.sharedSecret(with: keys.publicKey), authSecret: keys.authSecret,
+                subscriberPoint: keys.publicPoint, senderPoint: sender.publicPoint, salt: messageSalt)
+            // RFC 8188 §2: the last (here: only) record ends its plaintext with the delimiter 0x02, then padding.
+            var padded = plaintext
+            padded.append(0x02)
+            padded += [UInt8](repeating: 0, count: paddingLength)
+            let sealed = try AES128GCM.seal(padded, key: schedule.contentEncryptionKey, nonce: schedule.nonce)
+            var body = messageSalt
+            body.reserveCapacity(headerSize + sealed.count)
+            body += [UInt8(truncatingIfNeeded: recordSize >> 24), UInt8(truncatingIfNeeded: recordSize >> 16),
+                     UInt8(truncatingIfNeeded: recordSize >> 8), UInt8(truncatingIfNeeded: recordSize)]
+            body.append(UInt8(P256Point.size))
+            body += sender.publicPoint
+            body += sealed
+            return WebPushEncryptedBody(body: body,
+                                        headers: [WebPushHeader(name: "Content-Encoding", value: contentEncoding)])
+        } catch {
+            throw .crypto(error)
+        }
+    }
+
+    /// `count` bytes from OpenSSL's CSPRNG.
+    static func randomBytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        try check(RAND_bytes(&bytes, Int32(count)), "RAND_bytes")
+        return bytes
+    }
+}
