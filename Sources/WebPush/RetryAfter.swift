@@ -18,7 +18,7 @@ public enum RetryAfter {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` → UNIX seconds. Parsed by hand: the format is fixed-width, and libc's
     /// `strptime` depends on the locale.
-    static func imfFixdate(_ text: String) -> Int? {
+    public static func imfFixdate(_ text: String) -> Int? {
         let b = Array(text.utf8)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
               b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
