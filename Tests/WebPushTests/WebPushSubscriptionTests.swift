@@ -46,7 +46,7 @@ final class WebPushSubscriptionTests: XCTestCase {
                 XCTAssertEqual(error, expected, text)
             }
         }
-        XCTAssertThrowsError(try WebPushSubscription(endpoint: "https:///x", p256dh: p256dh, auth: auth)) {
+        XCTAssertThrowsError(try WebPushSubscription(endpoint: "https://[::1/x", p256dh: p256dh, auth: auth)) {
             guard case .invalidEndpoint? = $0 as? WebPushSubscriptionError else { return XCTFail("\($0)") }
         }
     }
