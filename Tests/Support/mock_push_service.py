@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""A strict stand-in for a Web Push service (RFC 8030, VAPID RFC 8292, encryption RFC 8291) over TLS.
+
+It plays both the push service and the browsers behind it: `POST /subscriptions` on the control API creates a
+subscription the way a browser would (a fresh P-256 key pair and auth secret, endpoint on this service), and
+every push to it is DECRYPTED with that subscription's private key, so an accepted message proves the browser
+could read it. The checks are pure functions in `webpush_rules.py` (independent of the Swift code: `cryptography`
+and `http_ece`).
+
+Start-up prints one JSON line `{"port":…, "control_port":…, "ca_file":"…", "origin":"https://127.0.0.1:…"}` on
+stdout, then serves until SIGTERM, SIGINT or EOF on stdin (pass `--no-stdin-watch` to run it by hand).
+See `README.md` next to this file for the checks and the control API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import ssl
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import ec
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import webpush_rules  # noqa: E402  (sibling module; the script is run by path)
+from mock_apns import make_certificates  # noqa: E402  (the same throw-away CA and server certificate)
+from webpush_rules import Rejection, b64url, point_of  # noqa: E402
+
+# The mock reads at most this much of a body; a Content-Length above it gets 413 and the connection closes.
+MAX_READ_BODY = 64 * 1024
+MAX_HEADER_LINE = 8192
+MAX_HEADERS = 100
+# Scripted answers for valid pushes to a subscription created with this marker.
+MARKERS: dict[str, int] = {"gone-404": 404, "gone-410": 410, "too-large": 413, "rate-limited": 429, "unavailable": 503}
+
+
+# MARK: - Subscriptions and records
+
+
+@dataclass
+class Subscription:
+    """What a browser holds: the private key and auth secret; what the application server gets: endpoint, keys."""
+
+    id: str
+    private_key: ec.EllipticCurvePrivateKey
+    auth: bytes
+    marker: str | None = None
+    application_server_key: str | None = None  # the `k` every push must carry, when the "browser" pinned one
+    retry_after: str = "30"
+
+    def to_json(self, origin: str) -> dict[str, Any]:
+        return {
+            "id": self.id, "endpoint": f"{origin}/push/{self.id}",
+            "p256dh": b64url(point_of(self.private_key.public_key())), "auth": b64url(self.auth),
+            "private_key": b64url(self.private_key.private_numbers().private_value.to_bytes(32, "big")),
+            "marker": self.marker, "application_server_key": self.application_server_key,
+        }
+
+
+@dataclass
+class MockState:
+    origin: str
+    record_limit: int
+    default_key: str | None = None
+    subscriptions: dict[str, Subscription] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    seq: int = 0
+
+    def subscribe(self, body: dict[str, Any]) -> Subscription:
+        marker = body.get("marker")
+        if marker is not None and marker not in MARKERS:
+            raise ValueError(f"marker must be one of {sorted(MARKERS)}")
+        sub = Subscription(id=uuid.uuid4().hex, private_key=ec.generate_private_key(ec.SECP256R1()),
+                           auth=secrets.token_bytes(16), marker=marker,
+                           application_server_key=body.get("application_server_key", self.default_key),
+                           retry_after=str(body.get("retry_after", "30")))
+        self.subscriptions[sub.id] = sub
+        return sub
+
+    def record(self, entry: dict[str, Any], accepted: bool) -> None:
+        self.seq += 1
+        entry["seq"] = self.seq
+        self.requests.append(entry)
+        if accepted:
+            self.messages.append(entry)
+        del self.requests[:-self.record_limit]
+        del self.messages[:-self.record_limit]
+
+    def reset(self) -> None:
+        self.messages.clear()
+        self.requests.clear()
+
+
+# MARK: - One push request
+
+
+def handle_push(state: MockState, method: str, path: str, headers: dict[str, str], body: bytes,
+                now: int) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """Checks one request in order (first failure answers) and returns (status, extra headers, JSON body)."""
+    entry: dict[str, Any] = {"method": method, "path": path, "headers": headers, "body_size": len(body)}
+    try:
+        if method != "POST":
+            raise Rejection(405, "only POST")
+        if not path.startswith("/push/") or path[len("/push/"):] not in state.subscriptions:
+            raise Rejection(404, "no such subscription")
+        sub = state.subscriptions[path[len("/push/"):]]
+        entry["subscription"] = sub.id
+        vapid = webpush_rules.verify_vapid(headers.get("authorization"), state.origin, now, sub.application_server_key)
+        entry["vapid"] = {"claims": vapid.claims, "k": vapid.public_key}
+        entry.update(webpush_rules.check_headers(headers))
+        plaintext = webpush_rules.decrypt(body, sub.private_key, sub.auth)
+        entry["plaintext_b64"] = b64url(plaintext)
+        try:
+            entry["plaintext"] = plaintext.decode()
+        except UnicodeDecodeError:
+            entry["plaintext"] = None
+        if sub.marker is not None:
+            status = MARKERS[sub.marker]
+            extra = {"Retry-After": sub.retry_after} if status in (429, 503) else {}
+            entry.update(status=status, reason=sub.marker)
+            state.record(entry, accepted=False)
+            return status, extra, {"reason": sub.marker}
+        message_id = uuid.uuid4().hex
+        entry.update(status=201, message_id=message_id)
+        state.record(entry, accepted=True)
+        return 201, {"Location": f"{state.origin}/message/{message_id}", "TTL": str(entry["ttl"])}, {}
+    except Rejection as e:
+        entry.update(status=e.status, reason=e.reason)
+        state.record(entry, accepted=False)
+        return e.status, {}, {"reason": e.reason}
+
+
+# MARK: - HTTP/1.1 over TLS
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, dict[str, str], int | None] | None:
+    line = await reader.readline()
+    if not line:
+        return None
+    parts = line.decode("latin-1").split()
+    if len(parts) != 3 or len(line) > MAX_HEADER_LINE:
+        raise ValueError("bad request line")
+    method, target, version = parts
+    headers: dict[str, str] = {}
+    for _ in range(MAX_HEADERS + 1):
+        h = await reader.readline()
+        if h in (b"\r\n", b"\n", b""):
+            break
+        if len(h) > MAX_HEADER_LINE:
+            raise ValueError("header line too long")
+        name, sep, value = h.decode("latin-1").partition(":")
+        if not sep:
+            raise ValueError("header without colon")
+        name = name.strip().lower()
+        if name in headers:
+            raise ValueError(f"repeated header {name}")
+        headers[name] = value.strip()
+    else:
+        raise ValueError("too many headers")
+    if "transfer-encoding" in headers:
+        raise ValueError("chunked bodies are not accepted; send Content-Length")
+    length = headers.get("content-length", "0")
+    if not length.isdigit():
+        raise ValueError("bad Content-Length")
+    return method, target, version, headers, int(length)
+
+
+def write_response(writer: asyncio.StreamWriter, status: int, extra: dict[str, str], payload: Any,
+                   close: bool) -> None:
+    data = b"" if status == 201 else json.dumps(payload, separators=(",", ":")).encode()
+    head = [f"HTTP/1.1 {status} {'Created' if status == 201 else 'Error'}", f"Content-Length: {len(data)}",
+            f"Connection: {'close' if close else 'keep-alive'}"]
+    if data:
+        head.append("Content-Type: application/json")
+    head += [f"{k}: {v}" for k, v in extra.items()]
+    writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+
+
+async def serve_push(state: MockState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            try:
+                request = await read_request(reader)
+            except ValueError as e:
+                write_response(writer, 400, {}, {"reason": str(e)}, close=True)
+                break
+            if request is None:
+                break
+            method, target, version, headers, length = request
+            close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
+            if length > MAX_READ_BODY:
+                state.record({"method": method, "path": target, "status": 413, "reason": "body over 64 KiB"}, False)
+                write_response(writer, 413, {}, {"reason": "body too large"}, close=True)
+                break
+            body = await reader.readexactly(length) if length else b""
+            status, extra, payload = handle_push(state, method, target, headers, body, int(time.time()))
+            write_response(writer, status, extra, payload, close)
+            await writer.drain()
+            if close:
+                break
+    except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+        pass
+    finally:
+        writer.close()
+
+
+# MARK: - Control API (HTTP/1.1 JSON)
+
+
+class ControlAPI:
+    """`POST /subscriptions` {marker?, application_server_key?, retry_after?}, `GET /subscriptions`,
+    `GET /messages[?subscription=id&since=seq]`, `GET /requests[?since=seq]`, `POST /reset`."""
+
+    def __init__(self, state: MockState) -> None:
+        self.state = state
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request = await read_request(reader)
+                if request is None:
+                    break
+                method, target, version, headers, length = request
+                body = await reader.readexactly(length) if length else b""
+                status, payload = self.route(method, target, body)
+                data = json.dumps(payload, separators=(",", ":")).encode()
+                close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
+                writer.write(
+                    f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
+                    .encode() + data)
+                await writer.drain()
+                if close:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
+        path, _, query = target.partition("?")
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        state = self.state
+        try:
+            parsed = json.loads(body) if body.strip() else {}
+            since = int(params.get("since", "0"))
+            if path == "/subscriptions" and method == "POST":
+                return 200, state.subscribe(parsed).to_json(state.origin)
+            if path == "/subscriptions" and method == "GET":
+                return 200, [s.to_json(state.origin) for s in state.subscriptions.values()]
+            if path == "/messages" and method == "GET":
+                sub = params.get("subscription")
+                return 200, [m for m in state.messages if m["seq"] > since and (sub is None or m["subscription"] == sub)]
+            if path == "/requests" and method == "GET":
+                return 200, [r for r in state.requests if r["seq"] > since]
+            if path == "/reset" and method == "POST":
+                state.reset()
+                return 200, {"ok": True}
+            return 404, {"error": f"no route {method} {path}"}
+        except (ValueError, TypeError) as e:
+            return 400, {"error": str(e)}
+
+
+# MARK: - Start-up
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Strict Web Push service stand-in (HTTP/1.1 over TLS) with a control API.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="push port; 0 picks a free one")
+    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    p.add_argument("--vapid-key", help="base64url VAPID public key every subscription pins (default: per subscription)")
+    p.add_argument("--tls-cert", dest="tls_cert", help="server certificate chain (default: generated)")
+    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
+    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
+    p.add_argument("--record-limit", type=int, default=10_000, help="requests and messages kept")
+    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
+    return p.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    tmp = tempfile.mkdtemp(prefix="mock-push-")
+    try:
+        if args.tls_cert:
+            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
+        else:
+            ca_file, cert_file, key_file = make_certificates(tmp)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(cert_file, key_file)
+        ctx.set_alpn_protocols(["http/1.1"])
+
+        state = MockState(origin="", record_limit=args.record_limit, default_key=args.vapid_key)
+        server = await asyncio.start_server(lambda r, w: serve_push(state, r, w), args.host, args.port, ssl=ctx,
+                                            reuse_address=True)
+        port = server.sockets[0].getsockname()[1]
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        state.origin = f"https://{host}" + ("" if port == 443 else f":{port}")
+        control = await asyncio.start_server(ControlAPI(state).handle, args.host, args.control_port)
+        loop = asyncio.get_running_loop()
+        stop = loop.create_future()
+
+        def request_stop() -> None:
+            if not stop.done():
+                stop.set_result(None)
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, request_stop)
+        if not args.no_stdin_watch:
+            # EOF on stdin means the parent is gone (or closed our pipe): exit rather than linger.
+            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
+                            else None)
+        control_port = control.sockets[0].getsockname()[1]
+        sys.stdout.write(json.dumps({"port": port, "control_port": control_port, "ca_file": ca_file,
+                                     "origin": state.origin}) + "\n")
+        sys.stdout.flush()
+        await stop
+        server.close()
+        control.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    asyncio.run(serve(parse_args(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()
