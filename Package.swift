@@ -53,7 +53,7 @@ let package = Package(
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/StoreBench"),
-        .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner"], path: "bench/swift/WebPushBench"),
+        .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),

@@ -61,11 +61,15 @@ public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
     private static let sec1Suffix: [UInt8] = [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
 
     /// The 32-byte ECDH shared secret with `peer` (the x coordinate of the shared point, RFC 8291 §3.1).
+    ///
+    /// The peer is not validated again: an `ES256PublicKey` only exists for a point OpenSSL's decoder accepted as
+    /// on the curve, and the re-check `EVP_PKEY_derive_set_peer` does would cost about as much as the derivation
+    /// (bench/swift/WebPushBench).
     public func sharedSecret(with peer: ES256PublicKey) throws(CryptoError) -> [UInt8] {
         let context = try check(EVP_PKEY_CTX_new(key, nil), "EVP_PKEY_CTX_new")
         defer { EVP_PKEY_CTX_free(context) }
         try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
-        try check(EVP_PKEY_derive_set_peer(context, peer.key), "EVP_PKEY_derive_set_peer")
+        try check(EVP_PKEY_derive_set_peer_ex(context, peer.key, 0), "EVP_PKEY_derive_set_peer_ex")
         var length = 0
         try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive (size)")
         var secret = [UInt8](repeating: 0, count: length)
