@@ -13,7 +13,9 @@ public enum RetryAfter {
             return min(seconds, maxSeconds)
         }
         guard let date = imfFixdate(text) else { return nil }
-        return min(max(date - now, 0), maxSeconds)
+        let (delay, overflow) = date.subtractingReportingOverflow(now)
+        if overflow { return now > date ? 0 : maxSeconds }
+        return min(max(delay, 0), maxSeconds)
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` → UNIX seconds. Parsed by hand: the format is fixed-width, and libc's

@@ -40,8 +40,10 @@ public enum WebPushEncryption {
         recordSize: UInt32 = defaultRecordSize, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil
     ) throws(WebPushEncryptionError) -> WebPushEncryptedBody {
         guard paddingLength >= 0 else { throw .invalidPadding(paddingLength) }
-        // Each term is bounded by the checks above and by array sizes, so the sums cannot overflow.
-        let record = plaintext.count + 1 + paddingLength + AES128GCM.tagSize
+        // A huge padding must not overflow the sums below.
+        let (content, overflow) = plaintext.count.addingReportingOverflow(paddingLength)
+        guard !overflow, content <= maxBodySize else { throw .bodyTooLarge(overflow ? Int.max : headerSize + content + 17) }
+        let record = content + 1 + AES128GCM.tagSize
         guard record <= Int(recordSize) else { throw .recordTooLarge(needed: record, recordSize: recordSize) }
         guard headerSize + record <= maxBodySize else { throw .bodyTooLarge(headerSize + record) }
         if let salt, salt.count != saltSize { throw .invalidSaltLength(salt.count) }

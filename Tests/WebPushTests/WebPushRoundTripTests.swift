@@ -59,6 +59,9 @@ final class WebPushRoundTripTests: XCTestCase {
         XCTAssertThrowsError(try WebPushEncryption.encrypt([UInt8](repeating: 0, count: 3993), for: keys, paddingLength: 1)) {
             XCTAssertEqual($0 as? WebPushEncryptionError, .bodyTooLarge(4097))
         }
+        XCTAssertThrowsError(try WebPushEncryption.encrypt([1], for: keys, paddingLength: Int.max)) {
+            XCTAssertEqual($0 as? WebPushEncryptionError, .bodyTooLarge(Int.max))
+        }
         XCTAssertThrowsError(try WebPushEncryption.encrypt([1], for: keys, paddingLength: -1)) {
             XCTAssertEqual($0 as? WebPushEncryptionError, .invalidPadding(-1))
         }
