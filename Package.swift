@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking → Logging, HTTPClient (the one libcurl stack)
-//   → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging, HTTPClient (the one
+//   libcurl stack) → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
 let package = Package(
@@ -26,45 +26,54 @@ let package = Package(
         // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
         // blocking queue that dedicated threads wait on.
         .target(name: "Locking"),
+        // One monotonic clock for every deadline, timeout and duration (see MonotonicClock.swift).
+        .target(name: "Clocks"),
+        // One JSON implementation: a strict parser, one value type (`true` apart from `1`, integers apart from
+        // doubles) and one deterministic serializer, for every layer from JWTs to Beams bodies.
+        .target(name: "JSON"),
         // One lifetime for every long-running part: `Service.run()` until cancelled; `ServiceGroup` stops them in order.
         .target(name: "Lifecycle"),
         .target(name: "Logging", dependencies: ["Locking"]),
-        .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
+        .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
 
         // The one HTTP client stack: libcurl setup, error checks and handle owners shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
         .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
-        .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking", "Lifecycle"]),
-        .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
+        .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
+                                                  "Clocks"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
+                                                  "Clocks"]),
+        .target(name: "PushStore", dependencies: ["CSQLite", "JSON", "Logging", "Locking"]),
         // Web Push without transport: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification.
-        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "HTTPClient", "Locking"]),
+        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
-                                                  "Locking", "Lifecycle", "CBuildInfo"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "JSON",
+                                                  "Logging", "Locking", "Lifecycle", "Clocks", "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
-        .target(name: "TestSupport", dependencies: ["JWTSigner", "Logging"]),
+        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
-        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
         .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
-        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "bench/swift/HTTPBench"),
+        .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
-        .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
+        .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "HTTPClient", "TestSupport"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport"]),
+        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "JSON", "TestSupport", "Locking", "Clocks"]),
     ]
 )

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import Foundation
 import HTTPClient
@@ -99,8 +100,8 @@ public final class APNsClient: Sendable {
         }
         var unanswered: [APNsRequest] = []
         for pool in all { unanswered += pool.beginShutdown() }
-        let deadline = monotonicNanos() + UInt64(max(0, gracePeriod) * 1e9)
-        while monotonicNanos() < deadline, !all.allSatisfy(\.isDrained) {
+        let deadline = MonotonicClock.now() + UInt64(max(0, gracePeriod) * 1e9)
+        while MonotonicClock.now() < deadline, !all.allSatisfy(\.isDrained) {
             try? await Task.sleep(nanoseconds: 5_000_000)
         }
         for pool in all { unanswered += await pool.stopConnections() }

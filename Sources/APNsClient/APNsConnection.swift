@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import CLibCurl
 import Dispatch
@@ -135,7 +136,7 @@ final class APNsConnection: @unchecked Sendable {
             ready.append(contentsOf: incoming)
             if stop { break }
 
-            let now = monotonicNanos()
+            let now = MonotonicClock.now()
             if ledger.warm && now &- lastAnswerAt > coldAfterIdleNanos { ledger.goCold() }
             if !delayed.isEmpty { promoteDueRetries(now: now) }
             if !ready.isEmpty { startReady() }
@@ -153,7 +154,7 @@ final class APNsConnection: @unchecked Sendable {
 
             var timeout: Int32 = 1000
             if let next = delayed.map(\.notBefore).min() {
-                let now = monotonicNanos()
+                let now = MonotonicClock.now()
                 let millis = next > now ? (next - now + 999_999) / 1_000_000 : 0
                 timeout = Int32(min(UInt64(timeout), millis))
             }
@@ -231,7 +232,7 @@ final class APNsConnection: @unchecked Sendable {
         ledger.started(transfer.id)
         attached.add(1, ordering: .relaxed)
         job.attempts += 1
-        if job.firstSentAt == 0 { job.firstSentAt = monotonicNanos() }
+        if job.firstSentAt == 0 { job.firstSentAt = MonotonicClock.now() }
     }
 
     private func collectFinished() {
@@ -251,7 +252,7 @@ final class APNsConnection: @unchecked Sendable {
         guard !answeredEarly.isEmpty else { return }
         let answered = answeredEarly
         answeredEarly = []
-        lastAnswerAt = monotonicNanos()
+        lastAnswerAt = MonotonicClock.now()
         for transfer in answered {
             guard let job = transfer.unload() else { continue }
             var response = APNsResponse(
@@ -295,7 +296,7 @@ final class APNsConnection: @unchecked Sendable {
                 status: answeredStatus, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID,
                 reason: body.reason, timestamp: body.timestamp)
             outcome = .response(status: answeredStatus, reason: body.reason)
-            lastAnswerAt = monotonicNanos()
+            lastAnswerAt = MonotonicClock.now()
         case .unanswered(let kind):
             transportError = APNsTransportError(
                 kind: kind, code: Int(code.rawValue), message: transfer.errorMessage(code))
@@ -306,7 +307,7 @@ final class APNsConnection: @unchecked Sendable {
             job.tokenUpdateRejections += 1
             pool.noteTokenUpdateRejected()
         }
-        let now = monotonicNanos()
+        let now = MonotonicClock.now()
         let elapsed = Double(now &- job.firstSentAt) / 1e9
         let decision = configuration.retryPolicy.decide(
             outcome, attempts: job.attempts - job.tokenUpdateRejections, elapsed: elapsed,
@@ -404,6 +405,3 @@ final class APNsConnection: @unchecked Sendable {
         APNsTransportError(kind: .fatal, code: error.code, message: error.description)
     }
 }
-
-@inline(__always)
-func monotonicNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

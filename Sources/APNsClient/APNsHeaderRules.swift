@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A request that passed `APNsHeaderRules`: every header value resolved, ready for any transport.
 public struct APNsPreparedRequest: Sendable, Equatable {
@@ -91,11 +92,16 @@ public enum APNsHeaderRules {
 
     /// `background` only for a silent content-available payload; `alert` otherwise.
     public static func inferPushType(_ payload: [UInt8]) throws(APNsViolation) -> APNsPushType {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] else {
-            throw .payloadNotJSONObject
+        guard let object = JSONValue.parse(payload)?.objectValue else { throw .payloadNotJSONObject }
+        guard let aps = object["aps"]?.objectValue else { return .alert }
+        // Apple documents `1`; `true` is accepted as well, as this rule always has (it used to read both through
+        // `JSONSerialization`, which cannot tell them apart). The payload itself is sent as written.
+        let contentAvailable: Bool
+        switch aps["content-available"] {
+        case .bool(let flag): contentAvailable = flag
+        case let number?: contentAvailable = number.intValue == 1
+        case nil: contentAvailable = false
         }
-        guard let aps = object["aps"] as? [String: Any] else { return .alert }
-        let contentAvailable = (aps["content-available"] as? NSNumber)?.intValue == 1
         let visible = aps["alert"] != nil || aps["sound"] != nil || aps["badge"] != nil
         return contentAvailable && !visible ? .background : .alert
     }

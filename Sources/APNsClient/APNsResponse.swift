@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// What APNs answered to one request.
 public struct APNsResponse: Sendable, Equatable {
@@ -33,14 +34,12 @@ public struct APNsResponse: Sendable, Equatable {
 
     /// Parses an error body `{"reason":"…","timestamp":…}`; an empty or unreadable body gives `(nil, nil)`.
     public static func parseBody(_ body: [UInt8]) -> (reason: APNsReason?, timestamp: Date?) {
-        guard !body.isEmpty,
-            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
-        else { return (nil, nil) }
-        let reason = (object["reason"] as? String).map(APNsReason.init(rawValue:))
+        guard !body.isEmpty, let object = JSONValue.parse(body)?.objectValue else { return (nil, nil) }
+        let reason = object["reason"]?.stringValue.map(APNsReason.init(rawValue:))
         var millis: Double?
-        if let number = object["timestamp"] as? NSNumber {
-            millis = number.doubleValue
-        } else if let text = object["timestamp"] as? String {
+        if let number = object["timestamp"]?.doubleValue {
+            millis = number
+        } else if let text = object["timestamp"]?.stringValue {
             millis = Double(text)
         }
         // `Double("nan")` and `"inf"` parse; a timestamp that is not a finite number is no timestamp.

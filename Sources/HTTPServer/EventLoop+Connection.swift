@@ -1,4 +1,5 @@
 import CLinux
+import Clocks
 import Glibc
 import Logging
 

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import CLinux
 import Glibc

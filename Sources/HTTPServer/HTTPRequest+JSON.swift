@@ -1,19 +1,15 @@
-import Foundation
+import JSON
 
 extension HTTPRequest {
-    /// Decodes the body as JSON.
+    /// The body parsed as one JSON text (see `JSONValue.init(parsing:)` for the rules).
     /// - Parameters:
-    ///   - error: thrown when the body is not valid JSON for `T` (the decoder's message stays out of the
-    ///     response; handlers that want field-level messages decode themselves).
-    /// - Throws: `error`, which renders as its status with a JSON body.
-    public func decodeJSON<T: Decodable>(
-        _ type: T.Type, decoder: JSONDecoder = JSONDecoder(),
-        error invalidBody: HTTPError = .badRequest("Request body is not valid JSON")
-    ) throws -> T {
-        do {
-            return try decoder.decode(T.self, from: Data(body))
-        } catch {
-            throw invalidBody
-        }
+    ///   - invalidBody: thrown when the body is not valid JSON (the parser's message stays out of the response;
+    ///     handlers that want field-level messages check the value themselves).
+    /// - Throws: `invalidBody`, which renders as its status with a JSON body.
+    public func jsonBody(
+        orThrow invalidBody: HTTPError = .badRequest("Request body is not valid JSON")
+    ) throws(HTTPError) -> JSONValue {
+        guard let value = JSONValue.parse(body) else { throw invalidBody }
+        return value
     }
 }

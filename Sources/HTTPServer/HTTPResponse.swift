@@ -1,4 +1,4 @@
-import Foundation
+import JSON
 
 /// A complete response: status, headers and body. `Date`, `Content-Length` and `Connection` are added by the
 /// server when the response is written; do not set them here.
@@ -27,10 +27,8 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: raw)
     }
 
-    /// An `application/json` response encoding `value` with `JSONEncoder`.
-    /// - Throws: the encoder's error (which the server turns into a 500).
-    public static func json<T: Encodable>(_ value: T, status: HTTPStatus = .ok,
-                                          encoder: JSONEncoder = JSONEncoder()) throws -> HTTPResponse {
-        json(status: status, raw: Array(try encoder.encode(value)))
+    /// An `application/json` response with `value` serialized compactly (sorted keys).
+    public static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+        json(status: status, raw: value.serialized())
     }
 }

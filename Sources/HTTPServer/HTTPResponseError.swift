@@ -1,3 +1,5 @@
+import JSON
+
 /// An error whose content is safe to show the client. Thrown from a handler, it renders as
 /// `status` with the JSON body `{"error":"<title>","description":"<description>"}`.
 ///
@@ -20,8 +22,10 @@ extension HTTPResponseError {
 extension HTTPResponse {
     /// The JSON rendering of any `HTTPResponseError`, with its extra header fields.
     public init(error: any HTTPResponseError) {
-        self = HTTPResponse.json(status: error.status,
-                                 raw: JSONText.object([("error", error.title), ("description", error.description)]))
+        // Written in Beams' member order, `error` first, rather than sorted.
+        self = HTTPResponse.json(status: error.status, raw: JSONWriter.object([
+            ("error", .string(error.title)), ("description", .string(error.description)),
+        ]))
         for field in error.responseHeaders { headers.add(field.name, field.value) }
     }
 }

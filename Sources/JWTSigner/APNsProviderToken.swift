@@ -1,3 +1,5 @@
+import JSON
+
 /// The APNs provider authentication token: an ES256 JWT with header `{"alg":"ES256","kid":KEYID}` and claims
 /// `{"iss":TEAMID,"iat":SECONDS}` (Apple, "Establishing a token-based connection to APNs").
 public enum APNsProviderToken {

@@ -1,4 +1,5 @@
 import COpenSSL
+import JSON
 
 /// HS256 (HMAC-SHA256) compact JWS: Beams user tokens. The key is the raw bytes of the secret (Beams SDKs use the
 /// instance secret's UTF-8 bytes).
@@ -7,12 +8,12 @@ public enum HS256 {
     public static let header = #"{"alg":"HS256","typ":"JWT"}"#
 
     /// Signs a claims set, encoded as compact JSON with sorted keys.
-    public static func sign(claims: [String: JWTValue], key: [UInt8]) throws(CryptoError) -> String {
-        try sign(encodedClaims: JWTValue.object(claims).jsonBytes, key: key)
+    public static func sign(claims: [String: JSONValue], key: [UInt8]) throws(CryptoError) -> String {
+        try sign(encodedClaims: JSONValue.object(claims).serialized(), key: key)
     }
 
     /// Signs a claims set with a text secret (its UTF-8 bytes are the key).
-    public static func sign(claims: [String: JWTValue], secret: String) throws(CryptoError) -> String {
+    public static func sign(claims: [String: JSONValue], secret: String) throws(CryptoError) -> String {
         try sign(claims: claims, key: Array(secret.utf8))
     }
 

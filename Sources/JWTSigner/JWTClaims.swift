@@ -1,10 +1,12 @@
+import JSON
+
 /// The claims of a verified token.
 ///
 /// The verifier has already checked the registered claims' types, so `nil` always means "absent": a caller that
 /// requires `sub` writes `guard let sub = claims.sub` and reports the claim as missing.
 public struct JWTClaims: Sendable, Equatable {
     /// Every claim, as parsed.
-    public let all: [String: JWTValue]
+    public let all: [String: JSONValue]
     /// `sub` (subject; the Beams user id).
     public let sub: String?
     /// `iss` (issuer).
@@ -17,7 +19,7 @@ public struct JWTClaims: Sendable, Equatable {
     public let nbf: Int?
 
     /// Checks the registered claims' types and extracts them.
-    init(validating all: [String: JWTValue]) throws(JWTError) {
+    init(validating all: [String: JSONValue]) throws(JWTError) {
         func string(_ name: String) throws(JWTError) -> String? {
             guard let value = all[name] else { return nil }
             guard let text = value.stringValue else { throw .invalidClaim(name) }
@@ -37,7 +39,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// A claim by name.
-    public subscript(name: String) -> JWTValue? { all[name] }
+    public subscript(name: String) -> JSONValue? { all[name] }
 
     /// The names among `required` that the token does not carry, in the given order.
     public func missing(_ required: [String]) -> [String] {

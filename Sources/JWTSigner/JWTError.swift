@@ -1,3 +1,5 @@
+import JSON
+
 /// Why a token was rejected. Cases are specific so callers can map them to their own responses (Beams answers
 /// `401 Invalid JWT claims: Token used before issued`, for instance).
 public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import JSON
+
 /// Verifies compact JWS tokens (HS256 or ES256) and the time claims; the caller checks everything else.
 ///
 /// Order of checks: structure (three base64url segments, header a JSON object with a string `alg`, no `crit`),
@@ -68,10 +70,10 @@ public struct JWTVerifier: Sendable {
         }
     }
 
-    private static func object(_ bytes: [UInt8], _ name: JWTError.Segment) throws(JWTError) -> [String: JWTValue] {
-        let value: JWTValue
+    private static func object(_ bytes: [UInt8], _ name: JWTError.Segment) throws(JWTError) -> [String: JSONValue] {
+        let value: JSONValue
         do {
-            value = try JWTValue(parsing: bytes)
+            value = try JSONValue(parsing: bytes)
         } catch {
             throw .malformed(.notJSONObject(name, error))
         }

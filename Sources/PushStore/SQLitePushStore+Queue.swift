@@ -1,12 +1,15 @@
 import Foundation
+import JSON
 
 extension SQLitePushStore {
     static func encodeTargets(_ targets: [String]) throws -> String {
-        String(decoding: try JSONEncoder().encode(targets), as: UTF8.self)
+        JSONValue.array(targets.map(JSONValue.string)).jsonText
     }
 
     static func decodeTargets(_ text: String) throws -> [String] {
-        try JSONDecoder().decode([String].self, from: Data(text.utf8))
+        let items = try JSONValue(parsing: text.utf8).arrayValue?.map(\.stringValue)
+        guard let items, !items.contains(nil) else { throw JSONParseError(offset: 0, reason: "not an array of strings") }
+        return items.compactMap { $0 }
     }
 
     static let jobColumns = """

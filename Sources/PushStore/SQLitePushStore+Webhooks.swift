@@ -1,8 +1,9 @@
 import Foundation
+import JSON
 
 extension SQLitePushStore {
     public func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
-        let headers = String(decoding: try JSONEncoder().encode(request.headers), as: UTF8.self)
+        let headers = JSONValue.object(request.headers.mapValues(JSONValue.string)).jsonText
         return try await write { connection in
             try connection.run(
                 "INSERT INTO webhooks (url, body, headers, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -22,7 +23,7 @@ extension SQLitePushStore {
                 WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
                 """, [.integer(nowMillis), .integer(Int64(max(0, limit)))]
             ) { row in
-                let headers = try JSONDecoder().decode([String: String].self, from: Data(row.text(3).utf8))
+                let headers = try JSONValue(parsing: row.text(3).utf8).objectValue?.compactMapValues(\.stringValue) ?? [:]
                 due.append(
                     PendingWebhook(
                         id: row.int64(0), request: WebhookRequest(url: row.text(1), body: row.blob(2), headers: headers),

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// Launches the strict mock APNs (`Tests/Support/mock_apns.py`: TLS, ALPN h2, HTTP/2, Apple's checks and
 /// reasons) as a child process and drives it through its control API.
@@ -113,22 +114,15 @@ public final class MockAPNs: @unchecked Sendable {
             process.waitUntilExit()
             throw error
         }
-        struct Startup: Decodable {
-            var port: Int
-            var controlPort: Int
-            var caFile: String
-            enum CodingKeys: String, CodingKey {
-                case port
-                case controlPort = "control_port"
-                case caFile = "ca_file"
-            }
-        }
-        guard let info = try? JSONDecoder().decode(Startup.self, from: Data(line.utf8)) else {
+        guard let startup = JSONValue.parse(Array(line.utf8)).flatMap({ try? MockJSONObject($0) }),
+              let port = try? startup.int("port"), let controlPort = try? startup.int("control_port"),
+              let caFile = try? startup.string("ca_file")
+        else {
             process.terminate()
             process.waitUntilExit()
             throw .noStartupLine("unexpected line: \(line)")
         }
-        return MockAPNs(port: info.port, controlPort: info.controlPort, caFile: info.caFile, teamID: teamID,
+        return MockAPNs(port: port, controlPort: controlPort, caFile: caFile, teamID: teamID,
                         process: process, stdinPipe: stdin)
     }
 
@@ -179,7 +173,7 @@ public final class MockAPNs: @unchecked Sendable {
 
     /// Scripts the answer for `token` (or every token starting with `prefix` when the key ends in `*`).
     public func setBehaviour(token: String, _ behaviour: Behaviour) throws(MockAPNsError) {
-        _ = try call("PUT", "/behaviours/\(token)", body: behaviour)
+        _ = try call("PUT", "/behaviours/\(token)", body: behaviour.json)
     }
 
     /// Removes the behaviour of one token (or prefix key ending in `*`).
@@ -195,14 +189,17 @@ public final class MockAPNs: @unchecked Sendable {
     /// Changes run-time switches (nil fields unchanged) and returns the whole configuration now in effect.
     @discardableResult
     public func setConfig(_ config: Config) throws(MockAPNsError) -> Config {
-        try decode(Config.self, try call("PUT", "/config", body: config), request: "PUT /config")
+        try decode(try call("PUT", "/config", body: config.json), request: "PUT /config", Config.init(json:))
     }
 
     /// The recorded requests (oldest first), optionally only those for `token` or with `seq` above `since`.
     public func requests(token: String? = nil, since: Int = 0) throws(MockAPNsError) -> [Request] {
         var path = "/requests?since=\(since)"
         if let token { path += "&token=\(token)" }
-        return try decode([Request].self, try call("GET", path), request: "GET /requests")
+        return try decode(try call("GET", path), request: "GET /requests") { (value) throws(MockJSONError) in
+            guard let items = value.arrayValue else { throw MockJSONError("(answer)", "expected an array") }
+            return try items.map { (item) throws(MockJSONError) in try Request(json: item) }
+        }
     }
 
     /// Polls `requests(token:)` until at least `count` are recorded (every 20 ms, up to `timeout` seconds) and
@@ -220,7 +217,7 @@ public final class MockAPNs: @unchecked Sendable {
 
     /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).
     public func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
-        try decode(Stats.self, try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats")
+        try decode(try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats", Stats.init(json:))
     }
 
     /// Clears behaviours, recorded requests and counters, and restores the start-up configuration. Open
@@ -234,20 +231,23 @@ public final class MockAPNs: @unchecked Sendable {
         return try control.call(method, path)
     }
 
-    private func call(_ method: String, _ path: String, body: some Encodable) throws(MockAPNsError) -> Data {
+    private func call(_ method: String, _ path: String, body: JSONValue) throws(MockAPNsError) -> Data {
         guard isRunning else { throw .stopped }
-        let data: Data
-        do {
-            data = try JSONEncoder().encode(body)
-        } catch {
-            throw .decoding(request: "\(method) \(path)", detail: "cannot encode body: \(error)")
-        }
-        return try control.call(method, path, body: data)
+        return try control.call(method, path, body: Data(body.serialized()))
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, request: String) throws(MockAPNsError) -> T {
+    private func decode<T>(
+        _ data: Data, request: String, _ read: (JSONValue) throws(MockJSONError) -> T
+    ) throws(MockAPNsError) -> T {
+        let value: JSONValue
         do {
-            return try JSONDecoder().decode(type, from: data)
+            // Trusted input that can be large (10,000 recorded requests, per-token counts after a 100k run).
+            value = try JSONValue(parsing: data, limits: JSONLimits(maxBytes: 1 << 30))
+        } catch {
+            throw .decoding(request: request, detail: "\(error)")
+        }
+        do {
+            return try read(value)
         } catch {
             throw .decoding(request: request, detail: "\(error)")
         }

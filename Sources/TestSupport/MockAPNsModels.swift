@@ -1,4 +1,4 @@
-import Foundation
+import JSON
 
 extension MockAPNs {
     /// The environment the mock pretends to be. Only `sandbox` answers `apns-unique-id` (as Apple's does).
@@ -8,7 +8,7 @@ extension MockAPNs {
     }
 
     /// What the mock does after deciding a scripted answer (see `Behaviour`).
-    public enum Action: String, Sendable, Codable {
+    public enum Action: String, Sendable {
         /// Answer normally.
         case answer
         /// Answer, then send GOAWAY carrying `{"reason":…}` as debug data and close once in-flight streams are
@@ -24,7 +24,7 @@ extension MockAPNs {
 
     /// A scripted answer for one device token (or, with a key ending in `*`, every token with that prefix).
     /// It applies only to requests that pass every APNs check: a malformed request still gets Apple's error.
-    public struct Behaviour: Sendable, Encodable, Equatable {
+    public struct Behaviour: Sendable, Equatable {
         /// HTTP status to answer. Default 200.
         public var status: Int
         /// Apple's `reason`; required for any status other than 200.
@@ -51,15 +51,21 @@ extension MockAPNs {
             self.goawayError = goawayError
         }
 
-        enum CodingKeys: String, CodingKey {
-            case status, reason, timestamp, times, action
-            case delayMs = "delay_ms"
-            case goawayError = "goaway_error"
+        /// The control API's JSON for this behaviour (absent optionals left out).
+        var json: JSONValue {
+            var object: [String: JSONValue] = [
+                "status": .int(status), "delay_ms": .int(delayMs), "action": .string(action.rawValue),
+                "goaway_error": .int(goawayError),
+            ]
+            object["reason"] = reason.map(JSONValue.string)
+            object["timestamp"] = timestamp.map { .int(Int($0)) }
+            object["times"] = times.map(JSONValue.int)
+            return .object(object)
         }
     }
 
     /// Run-time switches for `setConfig`; nil fields are left unchanged.
-    public struct Config: Sendable, Codable, Equatable {
+    public struct Config: Sendable, Equatable {
         /// Delay added to every answer, in milliseconds (a "slow APNs"). Start-up default 0.
         public var delayMs: Int?
         /// SETTINGS_MAX_CONCURRENT_STREAMS after the first valid token; changing it re-advertises the value to
@@ -111,24 +117,44 @@ extension MockAPNs {
             self.lingerSeconds = lingerSeconds
         }
 
-        enum CodingKeys: String, CodingKey {
-            case record
-            case delayMs = "delay_ms"
-            case maxStreams = "max_streams"
-            case recordLimit = "record_limit"
-            case requirePushType = "require_push_type"
-            case clockOffsetSeconds = "clock_offset_s"
-            case idleTimeoutSeconds = "idle_timeout_s"
-            case delayJitterMs = "delay_jitter_ms"
-            case goawayAfter = "goaway_after"
-            case dropAfter = "drop_after"
-            case tokenFloorScope = "token_floor_scope"
-            case lingerSeconds = "linger_s"
+        /// The control API's JSON: the fields set, under the mock's names.
+        var json: JSONValue {
+            var object: [String: JSONValue] = [:]
+            object["delay_ms"] = delayMs.map(JSONValue.int)
+            object["max_streams"] = maxStreams.map(JSONValue.int)
+            object["record"] = record.map(JSONValue.bool)
+            object["record_limit"] = recordLimit.map(JSONValue.int)
+            object["require_push_type"] = requirePushType.map(JSONValue.bool)
+            object["clock_offset_s"] = clockOffsetSeconds.map(JSONValue.double)
+            object["idle_timeout_s"] = idleTimeoutSeconds.map(JSONValue.double)
+            object["delay_jitter_ms"] = delayJitterMs.map(JSONValue.int)
+            object["goaway_after"] = goawayAfter.map(JSONValue.int)
+            object["drop_after"] = dropAfter.map(JSONValue.int)
+            object["token_floor_scope"] = tokenFloorScope.map { .string($0.rawValue) }
+            object["linger_s"] = lingerSeconds.map(JSONValue.double)
+            return .object(object)
+        }
+
+        /// Reads the configuration the control API answers.
+        init(json: JSONValue) throws(MockJSONError) {
+            let c = try MockJSONObject(json)
+            self.init(delayMs: try c.optionalInt("delay_ms"), maxStreams: try c.optionalInt("max_streams"),
+                      record: try c.optionalBool("record"), recordLimit: try c.optionalInt("record_limit"),
+                      requirePushType: try c.optionalBool("require_push_type"),
+                      clockOffsetSeconds: try c.optionalDouble("clock_offset_s"),
+                      idleTimeoutSeconds: try c.optionalDouble("idle_timeout_s"),
+                      delayJitterMs: try c.optionalInt("delay_jitter_ms"), goawayAfter: try c.optionalInt("goaway_after"),
+                      dropAfter: try c.optionalInt("drop_after"),
+                      tokenFloorScope: try c.optionalString("token_floor_scope").map { (raw) throws(MockJSONError) in
+                          guard let scope = TokenFloorScope(rawValue: raw) else { throw MockJSONError("token_floor_scope", "unknown \(raw)") }
+                          return scope
+                      },
+                      lingerSeconds: try c.optionalDouble("linger_s"))
         }
     }
 
     /// Where the mock applies Apple's 20-minute provider-token refresh floor.
-    public enum TokenFloorScope: String, Sendable, Codable {
+    public enum TokenFloorScope: String, Sendable {
         /// Per connection, as Apple documents it.
         case connection
         /// Per signing key across every connection for the mock's lifetime (client restarts included), as APNs
@@ -138,7 +164,7 @@ extension MockAPNs {
     }
 
     /// One request as the mock received and answered it.
-    public struct Request: Sendable, Decodable {
+    public struct Request: Sendable {
         /// Increasing sequence number (across connections), starting at 1 after each `reset()`.
         public var seq: Int
         /// Seconds since the epoch when the request was complete.
@@ -169,36 +195,32 @@ extension MockAPNs {
         /// The first value of a header, or nil.
         public func header(_ name: String) -> String? { headers[name.lowercased()]?.first }
 
-        enum CodingKeys: String, CodingKey {
-            case seq, time, connection, stream, method, path, token, headers, payload, status, reason, timestamp
-            case action, jwt
-            case payloadSize = "payload_size"
-            case apnsID = "apns_id"
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            seq = try c.decode(Int.self, forKey: .seq)
-            time = try c.decode(Double.self, forKey: .time)
-            connection = try c.decode(Int.self, forKey: .connection)
-            stream = try c.decode(Int.self, forKey: .stream)
-            method = try c.decode(String.self, forKey: .method)
-            path = try c.decode(String.self, forKey: .path)
-            token = try c.decodeIfPresent(String.self, forKey: .token)
-            payload = try c.decodeIfPresent(JSONValue.self, forKey: .payload)
-            payloadSize = try c.decode(Int.self, forKey: .payloadSize)
-            status = try c.decode(Int.self, forKey: .status)
-            reason = try c.decodeIfPresent(String.self, forKey: .reason)
-            timestamp = try c.decodeIfPresent(Int64.self, forKey: .timestamp)
-            apnsID = try c.decode(String.self, forKey: .apnsID)
-            action = try c.decode(Action.self, forKey: .action)
-            jwt = try c.decodeIfPresent(ProviderToken.self, forKey: .jwt)
+        /// Reads one recorded request as the control API answers it.
+        init(json: JSONValue) throws(MockJSONError) {
+            let c = try MockJSONObject(json)
+            seq = try c.int("seq")
+            time = try c.double("time")
+            connection = try c.int("connection")
+            stream = try c.int("stream")
+            method = try c.string("method")
+            path = try c.string("path")
+            token = try c.optionalString("token")
+            payload = c.object["payload"].flatMap { $0.isNull ? nil : $0 }
+            payloadSize = try c.int("payload_size")
+            status = try c.int("status")
+            reason = try c.optionalString("reason")
+            timestamp = try c.optionalInt("timestamp").map(Int64.init)
+            apnsID = try c.string("apns_id")
+            guard let action = Action(rawValue: try c.string("action")) else { throw MockJSONError("action", "unknown") }
+            self.action = action
+            jwt = try c.optionalObject("jwt").map { (token) throws(MockJSONError) in
+                ProviderToken(kid: try token.string("kid"), iss: try token.string("iss"), iat: try token.double("iat"))
+            }
             // The mock writes a single value as a string and a repeated header as a list.
-            let raw = try c.decode([String: JSONValue].self, forKey: .headers)
-            headers = raw.mapValues { value in
+            headers = try c.objectMembers("headers").mapValues { value in
                 switch value {
                 case .string(let s): return [s]
-                case .array(let items): return items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+                case .array(let items): return items.compactMap(\.stringValue)
                 default: return []
                 }
             }
@@ -206,14 +228,14 @@ extension MockAPNs {
     }
 
     /// The verified claims of a provider token.
-    public struct ProviderToken: Sendable, Decodable, Equatable {
+    public struct ProviderToken: Sendable, Equatable {
         public var kid: String
         public var iss: String
         public var iat: Double
     }
 
     /// Counters since start-up or the last `reset()`.
-    public struct Stats: Sendable, Decodable {
+    public struct Stats: Sendable {
         public var requests: Int
         /// Status code (as a string, e.g. "200") to count.
         public var byStatus: [String: Int]
@@ -240,41 +262,27 @@ extension MockAPNs {
         /// How many requests were answered with `status`.
         public func count(status: Int) -> Int { byStatus[String(status)] ?? 0 }
 
-        enum CodingKeys: String, CodingKey {
-            case requests, connections
-            case byStatus = "by_status"
-            case byReason = "by_reason"
-            case connectionsOpened = "connections_opened"
-            case connectionsOpen = "connections_open"
-            case refusedStreams = "refused_streams"
-            case goawaysSent = "goaways_sent"
-            case connectionsDropped = "connections_dropped"
-            case unanswered
-            case maxConcurrentStreamsObserved = "max_concurrent_streams_observed"
-            case perToken = "per_token"
-            case sentPerToken = "sent_per_token"
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            requests = try c.decode(Int.self, forKey: .requests)
-            byStatus = try c.decode([String: Int].self, forKey: .byStatus)
-            byReason = try c.decode([String: Int].self, forKey: .byReason)
-            connectionsOpened = try c.decode(Int.self, forKey: .connectionsOpened)
-            connectionsOpen = try c.decode(Int.self, forKey: .connectionsOpen)
-            refusedStreams = try c.decode(Int.self, forKey: .refusedStreams)
-            goawaysSent = try c.decode(Int.self, forKey: .goawaysSent)
-            connectionsDropped = try c.decode(Int.self, forKey: .connectionsDropped)
-            unanswered = try c.decode(Int.self, forKey: .unanswered)
-            maxConcurrentStreamsObserved = try c.decode(Int.self, forKey: .maxConcurrentStreamsObserved)
-            connections = try c.decode([Connection].self, forKey: .connections)
-            perToken = try c.decodeIfPresent([String: [String: Int]].self, forKey: .perToken) ?? [:]
-            sentPerToken = try c.decodeIfPresent([String: [String: Int]].self, forKey: .sentPerToken) ?? [:]
+        /// Reads the counters as the control API answers them.
+        init(json: JSONValue) throws(MockJSONError) {
+            let c = try MockJSONObject(json)
+            requests = try c.int("requests")
+            byStatus = try c.intMap("by_status")
+            byReason = try c.intMap("by_reason")
+            connectionsOpened = try c.int("connections_opened")
+            connectionsOpen = try c.int("connections_open")
+            refusedStreams = try c.int("refused_streams")
+            goawaysSent = try c.int("goaways_sent")
+            connectionsDropped = try c.int("connections_dropped")
+            unanswered = try c.int("unanswered")
+            maxConcurrentStreamsObserved = try c.int("max_concurrent_streams_observed")
+            connections = try c.array("connections").map { (item) throws(MockJSONError) in try Connection(json: item) }
+            perToken = try c.nestedIntMap("per_token")
+            sentPerToken = try c.nestedIntMap("sent_per_token")
         }
     }
 
     /// One open connection as the mock sees it.
-    public struct Connection: Sendable, Decodable {
+    public struct Connection: Sendable {
         public var id: Int
         public var requests: Int
         /// Distinct provider tokens accepted on this connection.
@@ -285,46 +293,16 @@ extension MockAPNs {
         public var maxConcurrentStreamsObserved: Int
         public var inFlight: Int
 
-        enum CodingKeys: String, CodingKey {
-            case id, requests
-            case tokensSeen = "tokens_seen"
-            case boundKid = "bound_kid"
-            case advertisedMaxStreams = "advertised_max_streams"
-            case maxConcurrentStreamsObserved = "max_concurrent_streams_observed"
-            case inFlight = "in_flight"
+        /// Reads one connection as the control API answers it.
+        init(json: JSONValue) throws(MockJSONError) {
+            let c = try MockJSONObject(json)
+            id = try c.int("id")
+            requests = try c.int("requests")
+            tokensSeen = try c.int("tokens_seen")
+            boundKid = try c.optionalString("bound_kid")
+            advertisedMaxStreams = try c.int("advertised_max_streams")
+            maxConcurrentStreamsObserved = try c.int("max_concurrent_streams_observed")
+            inFlight = try c.int("in_flight")
         }
-    }
-}
-
-/// Any JSON value, for payloads recorded by the mock.
-public enum JSONValue: Sendable, Equatable, Decodable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let n = try? c.decode(Double.self) {
-            self = .number(n)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? c.decode([JSONValue].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self))
-        }
-    }
-
-    /// The member `key` of an object (nil for other values), so tests can write `payload?["aps"]?["alert"]`.
-    public subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
-        return nil
     }
 }

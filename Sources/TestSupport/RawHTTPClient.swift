@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 #if canImport(Glibc)
 import Glibc
@@ -26,9 +27,7 @@ public struct RawHTTPResponse: Sendable, CustomStringConvertible {
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
     /// The body parsed as a JSON object, or nil.
-    public var jsonObject: [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-    }
+    public var jsonObject: [String: JSONValue]? { JSONValue.parse(body)?.objectValue }
 
     /// Whether the server announced it will close the connection.
     public var closesConnection: Bool {

@@ -1,3 +1,4 @@
+import JSON
 import JWTSigner
 
 /// The VAPID JWT (RFC 8292 §2): header `{"alg":"ES256","typ":"JWT"}`, claims `aud`, `exp`, `sub`.
@@ -15,9 +16,10 @@ public enum VAPIDToken {
     public static func make(audience: String, subject: VAPIDSubject, expiresAt: Int, key: ES256PrivateKey)
         throws(CryptoError) -> String
     {
-        let header: JWTValue = ["alg": "ES256", "typ": "JWT"]
-        let claims: JWTValue = ["aud": .string(audience), "exp": .int(expiresAt), "sub": .string(subject.value)]
-        let signingInput = Base64URL.encode(header.jsonBytes) + "." + Base64URL.encode(claims.jsonBytes)
+        let header = JSONWriter.object([("alg", "ES256"), ("typ", "JWT")])
+        let claims = JSONWriter.object([("aud", .string(audience)), ("exp", .int(expiresAt)),
+                                        ("sub", .string(subject.value))])
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         let signature = try key.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }

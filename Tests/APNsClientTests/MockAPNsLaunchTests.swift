@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import TestSupport
 import XCTest
 
@@ -154,9 +155,7 @@ final class MockAPNsLaunchTests: XCTestCase {
         var headers: [String: String]
         var body: String
         var reason: String? {
-            guard let data = body.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-            return object["reason"] as? String
+            JSONValue.parse(Array(body.utf8))?["reason"]?.stringValue
         }
     }
 

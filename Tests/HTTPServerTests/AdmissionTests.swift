@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Locking
 import TestSupport
 import XCTest
@@ -35,7 +36,7 @@ final class AdmissionTests: XCTestCase {
         let response = try server.client().request("POST", "/guarded/abuser", body: Array("0123456789".utf8))
         XCTAssertEqual(response.status, 429)
         XCTAssertEqual(response.header("retry-after"), "7")
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Rate Limited")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Rate Limited")
         XCTAssertEqual(admitted.withLock { $0 }, 1)
         XCTAssertEqual(handled.withLock { $0 }, 0)
         server.assertHealthy()

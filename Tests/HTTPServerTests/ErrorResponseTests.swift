@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Logging
 import TestSupport
 import XCTest
@@ -39,13 +40,13 @@ final class ErrorResponseTests: XCTestCase {
         let down = try client.request("GET", "/down")
         XCTAssertEqual(down.status, 503)
         XCTAssertEqual(down.header("Retry-After"), "30")
-        XCTAssertEqual(down.jsonObject?["error"] as? String, "Service Unavailable")
-        XCTAssertEqual(down.jsonObject?["description"] as? String, "Try again later")
+        XCTAssertEqual(down.jsonObject?["error"]?.stringValue, "Service Unavailable")
+        XCTAssertEqual(down.jsonObject?["description"]?.stringValue, "Try again later")
         XCTAssertFalse(down.closesConnection, "a mapped error is an ordinary response on a kept-alive connection")
 
         let boom = try client.request("GET", "/boom")
         XCTAssertEqual(boom.status, 500)
-        XCTAssertEqual(boom.jsonObject?["error"] as? String, "Something went wrong")
+        XCTAssertEqual(boom.jsonObject?["error"]?.stringValue, "Something went wrong")
         let failures = logs.lines.filter { $0.contains("Handler failed") }
         XCTAssertEqual(failures.count, 1, "only the unmapped error is logged: \(logs.lines)")
         XCTAssertTrue(failures[0].contains("route=/boom"))

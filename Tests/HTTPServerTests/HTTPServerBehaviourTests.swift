@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import TestSupport
 import XCTest
 
@@ -29,7 +30,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
             let response = try client.request("GET", "/items/\(i)")
             XCTAssertEqual(response.status, 200)
             XCTAssertFalse(response.closesConnection)
-            XCTAssertEqual(response.jsonObject?["id"] as? String, "\(i)")
+            XCTAssertEqual(response.jsonObject?["id"]?.stringValue, "\(i)")
         }
         XCTAssertEqual(server.server.acceptedConnections, 1)
     }
@@ -43,7 +44,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         try client.send(batch)
         XCTAssertEqual(try client.readResponse().bodyText, "slept 150")
         for i in 0..<20 {
-            XCTAssertEqual(try client.readResponse().jsonObject?["id"] as? String, "\(i)")
+            XCTAssertEqual(try client.readResponse().jsonObject?["id"]?.stringValue, "\(i)")
         }
         XCTAssertEqual(try client.readResponse().bodyText, "last")
     }
@@ -68,8 +69,8 @@ final class HTTPServerBehaviourTests: XCTestCase {
         sender.start()
         for i in 0..<count {
             let response = try client.readResponse()
-            XCTAssertEqual(response.jsonObject?["id"] as? String, "\(i)")
-            if response.jsonObject?["id"] as? String != "\(i)" { return }
+            XCTAssertEqual(response.jsonObject?["id"]?.stringValue, "\(i)")
+            if response.jsonObject?["id"]?.stringValue != "\(i)" { return }
         }
     }
 
@@ -114,7 +115,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         let response = try client.readResponse()
         XCTAssertEqual(response.status, 413)
         XCTAssertTrue(response.closesConnection)
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Content too large")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Content too large")
         XCTAssertTrue(client.waitForClose(within: 3))
     }
 
@@ -123,7 +124,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         try client.send("POST /publish HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 20000\r\n\r\n")
         let response = try client.readResponse()
         XCTAssertEqual(response.status, 400)
-        XCTAssertEqual(response.jsonObject?["description"] as? String, "Request body size is too large (max 10KiB)")
+        XCTAssertEqual(response.jsonObject?["description"]?.stringValue, "Request body size is too large (max 10KiB)")
         XCTAssertTrue(client.waitForClose(within: 3))
     }
 
@@ -162,23 +163,23 @@ final class HTTPServerBehaviourTests: XCTestCase {
     func testUnknownPathGets404JSON() throws {
         let response = try server.client().request("GET", "/missing")
         XCTAssertEqual(response.status, 404)
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Not found")
-        XCTAssertNotNil(response.jsonObject?["description"] as? String)
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Not found")
+        XCTAssertNotNil(response.jsonObject?["description"]?.stringValue)
     }
 
     func testWrongMethodGets405WithAllow() throws {
         let response = try server.client().request("DELETE", "/health")
         XCTAssertEqual(response.status, 405)
         XCTAssertEqual(response.header("allow"), "GET, HEAD")
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Method not allowed")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Method not allowed")
     }
 
     func testRouteSpecificBodyLimitReturnsRouteError() throws {
         let client = try server.client()
         let response = try client.request("POST", "/publish", body: [UInt8](repeating: 65, count: 10 * 1024 + 1))
         XCTAssertEqual(response.status, 400)
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Bad request")
-        XCTAssertEqual(response.jsonObject?["description"] as? String, "Request body size is too large (max 10KiB)")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Bad request")
+        XCTAssertEqual(response.jsonObject?["description"]?.stringValue, "Request body size is too large (max 10KiB)")
         XCTAssertTrue(response.closesConnection)
         let fits = try server.client().request("POST", "/publish", body: [UInt8](repeating: 65, count: 10 * 1024))
         XCTAssertEqual(fits.bodyText, "got 10240")
@@ -193,7 +194,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         try client.send(text)
         let response = try client.readResponse()
         XCTAssertEqual(response.status, 400)
-        XCTAssertEqual(response.jsonObject?["description"] as? String, "Request body size is too large (max 10KiB)")
+        XCTAssertEqual(response.jsonObject?["description"]?.stringValue, "Request body size is too large (max 10KiB)")
     }
 
     func testDefaultBodyLimitGives413() throws {
@@ -204,8 +205,8 @@ final class HTTPServerBehaviourTests: XCTestCase {
     func testHandlerErrorBecomes500WithoutLeakingDetails() throws {
         let response = try server.client().request("GET", "/boom")
         XCTAssertEqual(response.status, 500)
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Something went wrong")
-        XCTAssertEqual(response.jsonObject?["description"] as? String, "Internal server error")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Something went wrong")
+        XCTAssertEqual(response.jsonObject?["description"]?.stringValue, "Internal server error")
         XCTAssertFalse(response.bodyText.contains("hunter2"))
         XCTAssertFalse(response.headers.contains { $0.value.contains("hunter2") })
         XCTAssertTrue(server.logs.lines.contains { $0.contains("Handler failed") && $0.contains("hunter2") })
@@ -216,28 +217,28 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(try client.request("POST", "/decode", body: Array(#"{"name":"beams"}"#.utf8)).bodyText, "beams")
         let bad = try client.request("POST", "/decode", body: Array(#"{"nom":1}"#.utf8))
         XCTAssertEqual(bad.status, 400)
-        XCTAssertEqual(bad.jsonObject?["description"] as? String, "Request body is not valid JSON")
+        XCTAssertEqual(bad.jsonObject?["description"]?.stringValue, "Request body is not valid JSON")
         XCTAssertFalse(bad.bodyText.contains("keyNotFound"))
     }
 
     func testHTTPResponseErrorRendersItsStatusAndJSON() throws {
         let response = try server.client().request("GET", "/teapot")
         XCTAssertEqual(response.status, 418)
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Teapot")
-        XCTAssertEqual(response.jsonObject?["description"] as? String, "Short and stout")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Teapot")
+        XCTAssertEqual(response.jsonObject?["description"]?.stringValue, "Short and stout")
     }
 
     func testErrorResponseHeadersAreSentWithTheJSONError() throws {
         let response = try server.client().request("GET", "/slow-down")
         XCTAssertEqual(response.status, 429)
         XCTAssertEqual(response.header("retry-after"), "7")
-        XCTAssertEqual(response.jsonObject?["error"] as? String, "Rate Limited")
+        XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Rate Limited")
     }
 
     func testClientAddressIsThePeerWithoutItsPort() throws {
         let info = try server.client().request("GET", "/info").jsonObject
-        XCTAssertEqual(info?["address"] as? String, "127.0.0.1")
-        XCTAssertTrue((info?["peer"] as? String)?.hasPrefix("127.0.0.1:") ?? false)
+        XCTAssertEqual(info?["address"]?.stringValue, "127.0.0.1")
+        XCTAssertTrue((info?["peer"]?.stringValue)?.hasPrefix("127.0.0.1:") ?? false)
     }
 
     func testFormDecodedPathReadsPlusAsSpaceAndKeepsEncodedPlusAndSlash() throws {
@@ -252,29 +253,29 @@ final class HTTPServerBehaviourTests: XCTestCase {
                        "deleted")
         let refused = try server.client().request("DELETE", "/no-body", body: [1])
         XCTAssertEqual(refused.status, 400)
-        XCTAssertEqual(refused.jsonObject?["description"] as? String, "No body")
+        XCTAssertEqual(refused.jsonObject?["description"]?.stringValue, "No body")
     }
 
     func testPathParametersQueryAndRestParameterAreDecoded() throws {
         let client = try server.client()
         let item = try client.request("GET", "/items/a%20b;c=d?q=x+y%21")
-        XCTAssertEqual(item.jsonObject?["id"] as? String, "a b;c=d")
-        XCTAssertEqual(item.jsonObject?["q"] as? String, "x y!")
-        XCTAssertEqual(item.jsonObject?["route"] as? String, "/items/:id")
+        XCTAssertEqual(item.jsonObject?["id"]?.stringValue, "a b;c=d")
+        XCTAssertEqual(item.jsonObject?["q"]?.stringValue, "x y!")
+        XCTAssertEqual(item.jsonObject?["route"]?.stringValue, "/items/:id")
         XCTAssertEqual(try client.request("GET", "/users/alice/x%2Fy").bodyText, "alice/x/y")
     }
 
     func testIncomingSaneRequestIDIsHonouredAndInsaneOneReplaced() throws {
         let client = try server.client()
         let sane = try client.request("GET", "/info", headers: [("X-Request-ID", "abc-123_x.y")])
-        XCTAssertEqual(sane.jsonObject?["requestID"] as? String, "abc-123_x.y")
+        XCTAssertEqual(sane.jsonObject?["requestID"]?.stringValue, "abc-123_x.y")
         XCTAssertEqual(sane.header("x-request-id"), "abc-123_x.y")
         let insane = try client.request("GET", "/info", headers: [("X-Request-ID", "evil\"value with spaces")])
-        let generated = insane.jsonObject?["requestID"] as? String
+        let generated = insane.jsonObject?["requestID"]?.stringValue
         XCTAssertNotNil(generated)
         XCTAssertNotEqual(generated, "evil\"value with spaces")
-        XCTAssertEqual(insane.jsonObject?["tls"] as? String, "no")
-        XCTAssertTrue((insane.jsonObject?["peer"] as? String)?.hasPrefix("127.0.0.1:") ?? false)
+        XCTAssertEqual(insane.jsonObject?["tls"]?.stringValue, "no")
+        XCTAssertTrue((insane.jsonObject?["peer"]?.stringValue)?.hasPrefix("127.0.0.1:") ?? false)
     }
 
     func testAccessLogUsesRoutePatternAndObserverSeesEveryRequest() throws {
@@ -376,7 +377,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
                     for i in 0..<perClient {
                         let id = "\(c)-\(i)"
                         let response = try client.request("GET", "/items/\(id)")
-                        if response.jsonObject?["id"] as? String != id { failures.increment() }
+                        if response.jsonObject?["id"]?.stringValue != id { failures.increment() }
                     }
                 } catch {
                     failures.increment()

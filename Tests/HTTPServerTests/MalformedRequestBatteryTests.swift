@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import TestSupport
 import XCTest
 
@@ -138,8 +139,8 @@ final class MalformedRequestBatteryTests: XCTestCase {
                 XCTAssertEqual(response.status, c.status, c.name)
                 XCTAssertTrue(response.closesConnection, "\(c.name): Connection: close expected")
                 let json = response.jsonObject
-                XCTAssertNotNil(json?["error"] as? String, "\(c.name): JSON error body")
-                XCTAssertNotNil(json?["description"] as? String, "\(c.name): JSON description")
+                XCTAssertNotNil(json?["error"]?.stringValue, "\(c.name): JSON error body")
+                XCTAssertNotNil(json?["description"]?.stringValue, "\(c.name): JSON description")
                 XCTAssertTrue(client.waitForClose(within: 3), "\(c.name): connection should close")
             } catch {
                 XCTFail("\(c.name): \(error)")

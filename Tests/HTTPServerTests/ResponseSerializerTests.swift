@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import XCTest
 @testable import HTTPServer
 
@@ -62,7 +63,9 @@ final class ResponseSerializerTests: XCTestCase {
     func testErrorResponsesAreJSONWithEscaping() {
         let response = HTTPResponse(error: HTTPError(.badRequest, title: "Bad request", detail: "quote \" and \\ and \n"))
         XCTAssertEqual(response.status.code, 400)
-        let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String]
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self),
+                       #"{"error":"Bad request","description":"quote \" and \\ and \n"}"#, "member order and escapes")
+        let object = JSONValue.parse(response.body)
         XCTAssertEqual(object?["error"], "Bad request")
         XCTAssertEqual(object?["description"], "quote \" and \\ and \n")
         XCTAssertEqual(response.headers["content-type"], "application/json")

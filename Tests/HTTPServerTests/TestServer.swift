@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Logging
 import TestSupport
 import XCTest
@@ -38,8 +39,8 @@ final class TestServer: Sendable {
             error: HTTPError(.badRequest, title: "Bad request", detail: "Request body size is too large (max 10KiB)"))
         ) { request in .text("got \(request.body.count)") }
         router.get("/items/:id") { request in
-            try .json(["id": request.parameters["id"] ?? "", "q": request.queryValue("q") ?? "",
-                       "route": request.routePattern])
+            .json(.object(["id": .string(request.parameters["id"] ?? ""), "q": .string(request.queryValue("q") ?? ""),
+                           "route": .string(request.routePattern)]))
         }
         router.get("/users/*userId") { request in .text(request.parameters["userId"] ?? "") }
         router.get("/slow") { request in
@@ -49,13 +50,15 @@ final class TestServer: Sendable {
         }
         router.get("/boom") { _ in throw SecretFailure() }
         router.post("/decode") { request in
-            struct Payload: Decodable { var name: String }
-            return .text(try request.decodeJSON(Payload.self).name)
+            let invalid = HTTPError.badRequest("Request body is not valid JSON")
+            guard let name = try request.jsonBody(orThrow: invalid)["name"]?.stringValue else { throw invalid }
+            return .text(name)
         }
         router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
         router.get("/info") { request in
-            try .json(["requestID": request.requestID, "peer": request.peer, "tls": request.isTLS ? "yes" : "no",
-                       "route": request.routePattern, "path": request.path, "address": request.clientAddress])
+            .json(.object(["requestID": .string(request.requestID), "peer": .string(request.peer),
+                           "tls": .string(request.isTLS ? "yes" : "no"), "route": .string(request.routePattern),
+                           "path": .string(request.path), "address": .string(request.clientAddress)]))
         }
         router.get("/slow-down") { _ in throw SlowDown() }
         router.get("/form/*rest") { request in

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import JWTSigner
 import TestSupport
 import XCTest
@@ -29,7 +30,7 @@ final class HS256Tests: XCTestCase {
     }
 
     func testTokenHasBeamsHeaderAndSortedCompactClaims() throws {
-        let claims: [String: JWTValue] = ["sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000]
+        let claims: [String: JSONValue] = ["sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000]
         let token = try HS256.sign(claims: claims, secret: "s3cret")
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
@@ -39,7 +40,7 @@ final class HS256Tests: XCTestCase {
     }
 
     func testSignedTokenVerifiesAndReturnsClaims() throws {
-        let claims: [String: JWTValue] = ["sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2]]
+        let claims: [String: JSONValue] = ["sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2]]
         let token = try HS256.sign(claims: claims, secret: "s3cret")
         let verified = try JWTVerifier.verify(token, key: .hs256(secret: "s3cret"), expectedAlgorithm: .hs256, now: 1_500)
         XCTAssertEqual(verified.sub, "alice")

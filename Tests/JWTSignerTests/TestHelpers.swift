@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import JWTSigner
 import XCTest
 
@@ -16,9 +17,9 @@ enum TokenForge {
     }
 
     /// Decodes a token segment as a JSON object, for inspecting what we produced.
-    static func object(_ token: String, segment: Int) throws -> [String: JWTValue] {
+    static func object(_ token: String, segment: Int) throws -> [String: JSONValue] {
         let part = token.split(separator: ".", omittingEmptySubsequences: false)[segment]
-        let value = try JWTValue(parsing: try Base64URL.decode(part))
+        let value = try JSONValue(parsing: try Base64URL.decode(part))
         return try XCTUnwrap(value.objectValue)
     }
 }
@@ -38,12 +39,6 @@ func XCTAssertThrowsError<T>(
 
 func XCTAssertThrowsError<T>(
     _ body: @autoclosure () throws -> T, equals expected: Base64URLError, file: StaticString = #filePath, line: UInt = #line
-) {
-    assertThrows(try body(), expected, file, line)
-}
-
-func XCTAssertThrowsError<T>(
-    _ body: @autoclosure () throws -> T, equals expected: JSONParseError, file: StaticString = #filePath, line: UInt = #line
 ) {
     assertThrows(try body(), expected, file, line)
 }

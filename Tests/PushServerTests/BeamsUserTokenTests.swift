@@ -1,3 +1,4 @@
+import JSON
 import JWTSigner
 @testable import PushServer
 import XCTest
@@ -7,11 +8,11 @@ final class BeamsUserTokenTests: XCTestCase {
     private let secret = "0123456789abcdef0123456789abcdef"
     private let now = 1_800_000_000
 
-    private func token(_ claims: [String: JWTValue], secret: String? = nil) throws -> String {
+    private func token(_ claims: [String: JSONValue], secret: String? = nil) throws -> String {
         try HS256.sign(claims: claims, secret: secret ?? self.secret)
     }
 
-    private func standard(sub: JWTValue = "alice") -> [String: JWTValue] {
+    private func standard(sub: JSONValue = "alice") -> [String: JSONValue] {
         ["sub": sub, "iss": .string(BeamsUserToken.issuer(instanceID: instance)), "exp": .int(now + 3600)]
     }
 
@@ -51,7 +52,7 @@ final class BeamsUserTokenTests: XCTestCase {
     func testRejectsWrongSecretAndAlgNone() throws {
         assertRejected("Bearer \(try token(standard(), secret: "other"))", 401, "Invalid JWT: signature is invalid")
         let header = Base64URL.encode(#"{"alg":"none","typ":"JWT"}"#)
-        let claims = Base64URL.encode(JWTValue.object(standard()).jsonText)
+        let claims = Base64URL.encode(JSONValue.object(standard()).jsonText)
         assertRejected("Bearer \(header).\(claims).", 401, "Invalid JWT: algorithm none is not accepted, use HS256")
     }
 
@@ -87,7 +88,7 @@ final class BeamsUserTokenTests: XCTestCase {
     }
 
     func testHostileClaimValuesOfEveryTypeAndSizeGet4xxNeverATrap() throws {
-        let values: [JWTValue] = [
+        let values: [JSONValue] = [
             .int(.max), .int(.min), .int(0), .int(-1), .double(9_223_372_036_854_775_808), .double(1e308),
             .double(-1e308), .double(-0.0), .double(1.5), .string(""), .string("1800000000"),
             .string(String(repeating: "x", count: 5000)), .string("\u{0}"), .bool(true), .null, .array([]),

@@ -1,4 +1,5 @@
 import APNsClient
+import JSON
 @testable import PushServer
 import PushStore
 import TestSupport

@@ -1,3 +1,4 @@
+import JSON
 @testable import PushServer
 import PushStore
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Logging
 @testable import PushServer
 @testable import PushStore
@@ -54,7 +55,7 @@ final class StoreOutageServerTests: XCTestCase {
         let json = [("Content-Type", "application/json")]
         let registered = try await request(port, "POST", registerPath, headers: json, body: registration)
         XCTAssertEqual(registered.status, 200, registered.bodyText)
-        let deviceID = try XCTUnwrap(registered.jsonObject?["id"] as? String)
+        let deviceID = try XCTUnwrap(registered.jsonObject?["id"]?.stringValue)
 
         let store = try XCTUnwrap(app.context.store as? SQLitePushStore)
         try await store.write { try $0.execute("PRAGMA query_only = 1") }
@@ -68,8 +69,8 @@ final class StoreOutageServerTests: XCTestCase {
                              try await request(port, "POST", publishPath, headers: publishHeaders, body: publish)] {
                 XCTAssertEqual(response.status, 503, response.bodyText)
                 XCTAssertEqual(response.header("Retry-After"), "9")
-                XCTAssertEqual(response.jsonObject?["error"] as? String, "Service Unavailable")
-                XCTAssertEqual(response.jsonObject?["description"] as? String,
+                XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Service Unavailable")
+                XCTAssertEqual(response.jsonObject?["description"]?.stringValue,
                                "The server cannot store data right now; nothing was stored. Retry later")
             }
         }
@@ -80,13 +81,13 @@ final class StoreOutageServerTests: XCTestCase {
         let recent = try await request(port, "GET", "/publish_api/v1/instances/\(instanceID)/publishes",
                                        headers: [("Authorization", "Bearer \(secret)")])
         XCTAssertEqual(recent.status, 200, recent.bodyText)
-        XCTAssertEqual((recent.jsonObject?["publishes"] as? [Any])?.count, 0, recent.bodyText)
+        XCTAssertEqual(recent.jsonObject?["publishes"]?.arrayValue?.count, 0, recent.bodyText)
 
         let ready = try await request(port, "GET", "/ready")
         XCTAssertEqual(ready.status, 503)
-        let store503 = try XCTUnwrap((ready.jsonObject?["checks"] as? [String: Any])?["store"] as? [String: Any])
-        XCTAssertEqual(store503["writable"] as? Bool, false)
-        XCTAssertEqual(store503["lastFailure"] as? String, "read_only")
+        let store503 = try XCTUnwrap(ready.jsonObject?["checks"]?["store"])
+        XCTAssertEqual(store503["writable"], .bool(false))
+        XCTAssertEqual(store503["lastFailure"], .string("read_only"))
         let metrics = try await request(port, "GET", "/metrics").bodyText
         XCTAssertTrue(metrics.contains("\npush_store_writable 0\n"), metrics)
         XCTAssertTrue(metrics.contains(#"push_store_unavailable_total{reason="read_only"}"#), metrics)

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import JWTSigner
 import WebPush
 import XCTest
@@ -53,7 +54,7 @@ final class VAPIDTests: XCTestCase {
         XCTAssertEqual(claims.exp, 1_700_043_200)
         XCTAssertEqual(claims.sub, "mailto:ops@example.com")
         XCTAssertEqual(Set(claims.all.keys), ["aud", "exp", "sub"])
-        let header = try JWTValue(parsing: Base64URL.decode(jwt.split(separator: ".")[0]))
+        let header = try JSONValue(parsing: Base64URL.decode(jwt.split(separator: ".")[0]))
         XCTAssertEqual(header, ["alg": "ES256", "typ": "JWT"])
         // Another key must not verify it.
         let other = try VAPIDKeyPair.generate().keyPair

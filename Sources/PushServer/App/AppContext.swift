@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Logging
 import PushStore
 
@@ -88,11 +89,6 @@ public final class AppContext: Sendable {
 }
 
 extension HTTPResponse {
-    /// A 200 JSON response from a JSON value.
-    static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
-        .json(status: status, raw: value.serialized())
-    }
-
     /// 200 with an empty body (`Content-Length: 0`), what Beams answers for mutations.
     static var emptyOK: HTTPResponse { HTTPResponse(status: .ok) }
 }

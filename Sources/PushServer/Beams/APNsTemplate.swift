@@ -1,3 +1,5 @@
+import JSON
+
 /// The `apns` object of a Beams publish, turned into what every device's APNs request shares: the payload
 /// (minus the per-publish `data.pusher` ids, added by `payload(instanceID:publishID:)`) and the header fields.
 public struct APNsTemplate: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import PushStore
 
 /// Beyond Beams: the "why didn't my push arrive" API, behind the instance secret. Look a device up by id or token

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import JSON
 import PushStore
 
 /// A validated Beams publish request (docs/BEAMS-PROTOCOL.md §2.2).

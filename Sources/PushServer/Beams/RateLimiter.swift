@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Locking
 
@@ -61,14 +62,8 @@ struct TokenBuckets {
 /// an operator's `date`) neither refill nor freeze buckets.
 public typealias MonotonicSeconds = @Sendable () -> Double
 
-/// The process's monotonic clock in seconds.
-public let monotonicSeconds: MonotonicSeconds = {
-    let start = ContinuousClock.now
-    return {
-        let elapsed = (ContinuousClock.now - start).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
-    }
-}()
+/// The process's monotonic clock (`MonotonicClock`) in seconds.
+public let monotonicSeconds: MonotonicSeconds = { MonotonicClock.seconds() }
 
 /// A thread-safe `TokenBuckets` with its clock.
 ///

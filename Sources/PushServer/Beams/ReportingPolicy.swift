@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import PushStore
 
 /// What the Reporting API does with one well-formed event from a known device. Pure: the rules are tested without

@@ -1,3 +1,5 @@
+import JSON
+
 /// Walks a decoded JSON object and collects every problem with its path, so `check-config` can report all of
 /// them at once. Unknown keys are reported as warnings: a typo like `"prot"` must not pass silently.
 struct ConfigReader {

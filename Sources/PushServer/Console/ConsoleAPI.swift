@@ -1,6 +1,7 @@
 import APNsClient
 import Foundation
 import HTTPServer
+import JSON
 import Logging
 import PushStore
 

@@ -1,5 +1,7 @@
 import APNsClient
+import Clocks
 import Foundation
+import JSON
 import PushStore
 
 /// One notification to one device outside any publish, with Apple's whole answer. `push-server send` and the
@@ -135,9 +137,9 @@ enum TestPush {
 
     /// Sends `plan` and waits for the final result (after the client's retries).
     static func send(_ plan: Plan, with client: APNsClient) async -> (result: APNsResult, duration: Duration) {
-        let started = ContinuousClock.now
+        let started = MonotonicClock.now()
         let result = await client.send(plan.request, credentials: plan.credentials, environment: plan.apnsEnvironment)
-        return (result, ContinuousClock.now - started)
+        return (result, MonotonicClock.elapsed(since: started))
     }
 
     /// Apple's answer field by field, without rewording, or why there is none.

@@ -1,4 +1,5 @@
 import APNsClient
+import JSON
 
 extension APNsHealth.Snapshot {
     /// The `apns` object of `/ready` and of the console's overview: reachability and the client's counters.

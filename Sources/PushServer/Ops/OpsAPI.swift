@@ -1,5 +1,6 @@
 import APNsClient
 import HTTPServer
+import JSON
 import PushStore
 
 /// `/health` (alive), `/ready` (able to do its job) and `/metrics` (Prometheus text format).

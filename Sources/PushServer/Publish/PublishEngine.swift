@@ -1,4 +1,5 @@
 import APNsClient
+import Clocks
 import Foundation
 import Logging
 import PushStore
@@ -206,13 +207,13 @@ public final class PublishEngine: Sendable {
             group.addTask { [self] in
                 // A checkpoint every interval, or sooner once a batch of results waits: what a crash can send twice
                 // is what was in flight plus what was answered but not yet checkpointed.
-                let clock = ContinuousClock()
-                var last = clock.now
+                var last = MonotonicClock.now()
                 while !run.isDelivered {
                     try? await Task.sleep(for: .milliseconds(20))
-                    guard run.pendingResults >= settings.checkpointBatch || clock.now - last >= settings.checkpointInterval
+                    guard run.pendingResults >= settings.checkpointBatch
+                        || MonotonicClock.elapsed(since: last) >= settings.checkpointInterval
                     else { continue }
-                    last = clock.now
+                    last = MonotonicClock.now()
                     await checkpoint(run, log: log)
                 }
             }
@@ -220,12 +221,11 @@ public final class PublishEngine: Sendable {
             // (a loaded machine) stretch the renewal period past the lease, and the job was claimed again while
             // it ran.
             group.addTask { [self] in
-                let clock = ContinuousClock()
-                var renewed = clock.now
+                var renewed = MonotonicClock.now()
                 while !run.isDelivered {
                     try? await Task.sleep(for: .milliseconds(50))
-                    guard clock.now - renewed >= settings.leaseDuration / 3 else { continue }
-                    renewed = clock.now
+                    guard MonotonicClock.elapsed(since: renewed) >= settings.leaseDuration / 3 else { continue }
+                    renewed = MonotonicClock.now()
                     do {
                         try await store.renewLease(claimed.id, workerID: settings.workerID,
                                                    leaseDuration: settings.leaseDuration, now: Date())
@@ -318,12 +318,12 @@ public final class PublishEngine: Sendable {
     private func prefetch(_ job: PublishJob, after cursor: Int64, log: Logger) -> Task<TargetPage?, Never> {
         Task { [store, settings] in
             while !Task.isCancelled && !isStopping {
-                let started = ContinuousClock.now
+                let started = MonotonicClock.now()
                 do {
                     let page = try await store.targets(for: job, after: cursor, limit: settings.pageSize)
                     if log.isEnabled(.trace) {
                         log.trace("Targets page read", ["targets": String(page.targets.count),
-                                                        "duration": "\(ContinuousClock.now - started)"])
+                                                        "duration": "\(MonotonicClock.elapsed(since: started))"])
                     }
                     return page
                 } catch {
@@ -383,14 +383,14 @@ public final class PublishEngine: Sendable {
         let batch = run.drain()
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
-            let started = ContinuousClock.now
+            let started = MonotonicClock.now()
             try await store.checkpoint(run.claimed.id, workerID: settings.workerID, cursor: batch.cursor,
                                        counters: batch.counters, deviceResults: batch.results, answered: batch.answered)
             metrics.increment("push_checkpoints_total")
             if log.isEnabled(.debug) {
                 log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
                                                  "aboveCursor": String(batch.answered.count),
-                                                 "duration": "\(ContinuousClock.now - started)"])
+                                                 "duration": "\(MonotonicClock.elapsed(since: started))"])
             }
         } catch PushStoreError.leaseLost {
             // Retrying cannot succeed, and sending on would duplicate the new owner's work.

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import PushStore
 
 /// What a queued publish needs to run, built once at intake and stored with the job (`PublishJob.payload`):

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import JSON
 import JWTSigner
 import Logging
 import PushStore

@@ -1,14 +1,14 @@
 import Foundation
 
 /// The push service a device token belongs to.
-public enum Platform: String, Sendable, CaseIterable, Codable {
+public enum Platform: String, Sendable, CaseIterable {
     case apns
     case fcm
     case web
 }
 
 /// The APNs environment a token was issued for: a sandbox build's token is useless in production.
-public enum PushEnvironment: String, Sendable, CaseIterable, Codable {
+public enum PushEnvironment: String, Sendable, CaseIterable {
     case sandbox
     case production
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Whom a publish goes to.
-public enum PublishKind: String, Sendable, Codable {
+public enum PublishKind: String, Sendable {
     /// Every device following any of `targets` (interest names), each once.
     case interests
     /// Every device of each user in `targets` (user ids).
@@ -9,7 +9,7 @@ public enum PublishKind: String, Sendable, Codable {
 }
 
 /// A publish's lifecycle.
-public enum PublishState: String, Sendable, Codable {
+public enum PublishState: String, Sendable {
     case queued
     case running
     case finished

@@ -8,6 +8,7 @@
 // from the first submit to the last result and includes connection setup. CPU time is getrusage(RUSAGE_SELF)
 // user+sys over the same span (the whole process: submitting task, curl threads, callbacks).
 import APNsClient
+import Clocks
 import Foundation
 import JWTSigner
 import Synchronization
@@ -153,7 +154,7 @@ let cpu = cpuSeconds() - startCPU
 let stats = client.stats()
 _ = await client.shutdown(gracePeriod: 5)
 
-func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 
 let rate = Double(options.count) / wall
 print(

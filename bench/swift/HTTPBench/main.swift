@@ -1,10 +1,11 @@
-// HTTPBench: serves `GET /health` → {"status":"ok"} and `POST /echo` (JSON echo through JSONSerialization
-// validation) through the HTTPServer Router, for `bench/http/run.sh` to load with wrk.
+// HTTPBench: serves `GET /health` → {"status":"ok"} and `POST /echo` (JSON echo through the JSON target's
+// parser and serializer) through the HTTPServer Router, for `bench/http/run.sh` to load with wrk.
 //
 // Usage: HTTPBench [--port N] [--loops N] [--seconds N] [--tls-cert PEM --tls-key PEM]
 //   Stops by itself after --seconds (default 60) so a benchmark can never leave it running.
 import Foundation
 import HTTPServer
+import JSON
 import Logging
 
 var port = 8081
@@ -31,8 +32,7 @@ let ok = Array(#"{"status":"ok"}"#.utf8)
 router.get("/health") { _ in .json(raw: ok) }
 router.post("/echo", bodyLimit: BodyLimit(maxBytes: 10 * 1024)) { request in
     // Parse and re-encode, as a real JSON route would.
-    let object = try JSONSerialization.jsonObject(with: Data(request.body))
-    return .json(raw: Array(try JSONSerialization.data(withJSONObject: object)))
+    .json(try request.jsonBody())
 }
 
 let logger = Logger(label: "http", level: .warning)

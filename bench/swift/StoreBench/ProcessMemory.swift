@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// Resident memory of this process from `/proc/self/status`.
@@ -22,11 +23,7 @@ enum ProcessMemory {
 }
 
 /// Monotonic seconds.
-func seconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func seconds() -> Double { MonotonicClock.seconds() }
 
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 

@@ -1,21 +1,33 @@
-/// A strict RFC 8259 parser producing `JWTValue`; see `JWTValue.init(parsing:)` for the rules it enforces.
+/// The strict RFC 8259 parser behind `JSONValue.init(parsing:)`.
 ///
-/// Hand-written rather than `JSONSerialization` because a verifier needs things Foundation does not give on Linux:
-/// duplicate-key rejection, the integer/float distinction of the literal, and a depth limit.
+/// Hand-written rather than `JSONSerialization` because the server needs what Foundation does not give on Linux:
+/// `true` apart from `1`, the integer/float distinction of the literal, duplicate-key rejection and bounds.
+/// The rules, all of which reject the whole text:
+/// - exactly one value, surrounded only by JSON whitespace (no trailing data, no BOM, no comments);
+/// - no duplicate object keys (RFC 8259 §4 leaves them undefined, RFC 7519 §4 allows rejecting them, and silently
+///   keeping one is how claim-smuggling and "which `aps` wins" bugs start); keys are compared as Swift strings,
+///   so canonically equivalent spellings count as duplicates;
+/// - strings are valid UTF-8 after unescaping: no overlong forms, no encoded surrogates, no lone `\uD800` escape
+///   (a high surrogate escape must be followed by a low one), no raw control characters;
+/// - numbers follow the grammar exactly (no `+1`, `01`, `.5`, `1.`, `NaN`); one that does not fit a finite
+///   `Double` (`1e309`) is an error, never infinity;
+/// - at most `JSONLimits.maxDepth` nested containers and `JSONLimits.maxBytes` bytes of input.
 struct JSONParser {
-    /// Deepest nesting accepted; JWT headers and claims are flat, and the limit keeps recursion bounded.
-    static let maxDepth = 32
-
     private let bytes: [UInt8]
+    private let maxDepth: Int
     private var index = 0
     private var depth = 0
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
+        self.maxDepth = maxDepth
     }
 
-    static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JWTValue {
-        var parser = JSONParser(bytes: bytes)
+    static func parse(_ bytes: [UInt8], limits: JSONLimits) throws(JSONParseError) -> JSONValue {
+        guard bytes.count <= limits.maxBytes else {
+            throw JSONParseError(offset: limits.maxBytes, reason: "input longer than \(limits.maxBytes) bytes")
+        }
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue()
         parser.skipWhitespace()
@@ -38,7 +50,7 @@ struct JSONParser {
         index += 1
     }
 
-    private mutating func parseValue() throws(JSONParseError) -> JWTValue {
+    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard let byte = current else { throw failure("unexpected end of input") }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject()
@@ -61,13 +73,13 @@ struct JSONParser {
 
     private mutating func enterContainer() throws(JSONParseError) {
         depth += 1
-        if depth > Self.maxDepth { throw failure("nesting deeper than \(Self.maxDepth)") }
+        if depth > maxDepth { throw failure("nesting deeper than \(maxDepth)") }
     }
 
-    private mutating func parseObject() throws(JSONParseError) -> JWTValue {
+    private mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enterContainer()
         index += 1  // "{"
-        var members: [String: JWTValue] = [:]
+        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -97,10 +109,10 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseArray() throws(JSONParseError) -> JWTValue {
+    private mutating func parseArray() throws(JSONParseError) -> JSONValue {
         try enterContainer()
         index += 1  // "["
-        var elements: [JWTValue] = []
+        var elements: [JSONValue] = []
         skipWhitespace()
         if current == UInt8(ascii: "]") {
             index += 1
@@ -167,7 +179,7 @@ struct JSONParser {
                 scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
             }
             guard let scalar = Unicode.Scalar(scalarValue) else { throw failure("unpaired surrogate escape") }
-            utf8 += Array(String(Character(scalar)).utf8)
+            UTF8.encode(scalar) { utf8.append($0) }
         default:
             throw failure("invalid escape")
         }
@@ -197,7 +209,7 @@ struct JSONParser {
         return index - start
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> JWTValue {
+    private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         if current == UInt8(ascii: "0") {

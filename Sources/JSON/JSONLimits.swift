@@ -1,0 +1,14 @@
+/// Bounds the parser enforces before building anything, so hostile input cannot exhaust the stack or memory.
+public struct JSONLimits: Sendable, Equatable {
+    /// Deepest nesting of arrays and objects accepted. Default 32: Beams bodies, APNs payloads, JWTs and the config
+    /// file are all far shallower, and the parser recurses once per level.
+    public var maxDepth: Int
+    /// Longest input accepted, in bytes. Default 8 MiB: above every body limit of the HTTP server and above any
+    /// sane config file; callers with a tighter bound (the HTTP body limits) enforce it before parsing.
+    public var maxBytes: Int
+
+    public init(maxDepth: Int = 32, maxBytes: Int = 8 << 20) {
+        self.maxDepth = maxDepth
+        self.maxBytes = maxBytes
+    }
+}
