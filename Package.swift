@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking", "Lifecycle"]),
         .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
+        // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
+        .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
