@@ -63,6 +63,6 @@ let package = Package(
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "InMemoryStore", "TestSupport", "Locking"]),
     ]
 )

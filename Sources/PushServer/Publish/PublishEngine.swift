@@ -40,7 +40,7 @@ public final class PublishEngine: Service {
         public init() {}
     }
 
-    private struct Phase {
+    struct Phase {
         var started = false
         /// Set by cancellation or `shutdown`: the grace period to drain with.
         var stop: Duration?
@@ -54,7 +54,8 @@ public final class PublishEngine: Service {
     public let name = "engine"
     private let context: PublishContext
     private let scheduler: JobScheduler
-    private let phase = WaitableState(Phase())
+    /// Where the engine is in its lifetime (tests wait on it).
+    let phase = WaitableState(Phase())
 
     /// APNs reachability, for `/ready`.
     var apnsHealth: APNsHealth { context.apnsHealth }

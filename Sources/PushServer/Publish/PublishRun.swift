@@ -22,6 +22,9 @@ final class PublishRun: Sendable {
         /// Released to the next checkpoint.
         var counters: [String: Int64] = [:]
         var deviceResults: [DeviceResult] = []
+        /// Results drained into a checkpoint being written: still unwritten, so they count against the limit on
+        /// waiting results until the write succeeds (or they are restored).
+        var writing = 0
         /// Refs of `deviceResults` (to tell which are above the watermark at drain time).
         var resultRefs: [Int64] = []
         /// Users publish: per user, whether any device was accepted / any failed (for v1.PublishToUsersAttempt).
@@ -118,8 +121,8 @@ final class PublishRun: Sendable {
     /// Waits while `limit` results wait for a checkpoint (the store cannot write, say), until a checkpoint makes
     /// room or sending must stop. - Returns: false when sending must stop.
     func waitForRoom(limit: Int) async -> Bool {
-        let full = state.read { $0.deviceResults.count >= limit && !$0.mustStop }
-        if full { await state.wait { $0.deviceResults.count < limit || $0.mustStop } }
+        let full = state.read { $0.deviceResults.count + $0.writing >= limit && !$0.mustStop }
+        if full { await state.wait { $0.deviceResults.count + $0.writing < limit || $0.mustStop } }
         return !mustStop
     }
 
@@ -145,6 +148,7 @@ final class PublishRun: Sendable {
             let watermark = state.tracker.watermark
             let batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
                                    answered: state.resultRefs.filter { $0 > watermark })
+            state.writing = state.deviceResults.count
             state.counters.removeAll(keepingCapacity: true)
             state.deviceResults.removeAll(keepingCapacity: true)
             state.resultRefs.removeAll(keepingCapacity: true)
@@ -161,9 +165,15 @@ final class PublishRun: Sendable {
         var isEmpty: Bool { counters.isEmpty && results.isEmpty }
     }
 
+    /// The drained batch was written.
+    func written() {
+        state.update { $0.writing = 0 }
+    }
+
     /// Puts back a drained batch whose checkpoint failed, so the next one writes it.
     func restore(_ batch: Checkpoint) {
         state.update { state in
+            state.writing = 0
             for (key, value) in batch.counters { state.counters[key, default: 0] += value }
             state.deviceResults.insert(contentsOf: batch.results, at: 0)
             state.resultRefs.insert(contentsOf: batch.results.map(\.device), at: 0)

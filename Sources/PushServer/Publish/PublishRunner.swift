@@ -52,14 +52,18 @@ struct PublishRunner: Sendable {
         }
         // The last results must be stored before the publish ends: while the store cannot write (a full disk)
         // they are kept and written again, so nothing answered is sent twice or missing from the counts.
-        while !run.isLost, await checkpoint() == .storeUnavailable, !run.isStopped {
+        var last = await checkpoint()
+        while !run.isLost, last == .storeUnavailable, !run.isStopped {
             await run.pause(for: context.settings.storeRetryInterval)
+            last = await checkpoint()
         }
         if run.isLost {
             // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
             return
         }
-        if complete {
+        // Stopped while the store still cannot write: finishing would drop the unwritten results from the counts;
+        // handed back, the job resumes at its last cursor and those targets are sent again.
+        if complete && last != .storeUnavailable {
             var notes: [String] = []
             if instance.credentials == nil { notes.append("no APNs credentials configured: nothing was sent") }
             if plan.apnsPayload == nil { notes.append("the publish has no apns part") }
@@ -70,6 +74,7 @@ struct PublishRunner: Sendable {
                                   total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, plan: plan)
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
+            // (During an outage this write fails too; the lease then runs out.)
             try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID, leaseDuration: .zero,
                                                 now: Date())
             log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
@@ -146,6 +151,7 @@ struct PublishRunner: Sendable {
             try await context.store.checkpoint(
                 run.claimed.id, workerID: context.settings.workerID, cursor: batch.cursor, counters: batch.counters,
                 deviceResults: batch.results, answered: batch.answered)
+            run.written()
             context.metrics.increment("push_checkpoints_total")
             if log.isEnabled(.debug) {
                 log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
@@ -155,6 +161,7 @@ struct PublishRunner: Sendable {
         } catch PushStoreError.leaseLost {
             // Retrying cannot succeed, and sending on would duplicate the new owner's work.
             log.error("Publish lease lost to another worker; stopping this run")
+            run.written()
             run.markLost()
         } catch let error as StoreUnavailableError {
             // StoreHealth logs the outage once per interval; a line per checkpoint would flood the log.
