@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["CSQLite", "JSON", "Logging", "Locking"]),
         // Web Push without transport: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking"]),
+        // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
+        .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "JSON",
@@ -74,6 +76,6 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport"]),
         .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "JSON", "TestSupport", "Locking", "Clocks"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "InMemoryStore", "JSON", "TestSupport", "Locking", "Clocks"]),
     ]
 )

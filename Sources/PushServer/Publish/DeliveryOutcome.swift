@@ -22,34 +22,35 @@ enum DeliveryOutcome: Equatable {
     ) -> DeliveryOutcome {
         switch result {
         case .response(let response):
-            let reason = response.reason?.rawValue
+            let reason = response.reason
             var counters: [String: Int64] = [:]
             var effect = DeviceEffect.none
-            switch response.status {
-            case 200:
+            switch (response.status, reason) {
+            case (200, _):
                 counters[PublishCounter.accepted] = 1
                 if isEnvironmentRetry {
                     // The retry proved the token belongs to the other environment: remember it.
                     effect = .environment(environment)
                     counters[PublishCounter.environmentCorrected] = 1
                 }
-            case 410:
-                counters[PublishCounter.failed(reason ?? "Unregistered")] = 1
+            case (410, _):
+                counters[PublishCounter.failed((reason ?? .unregistered).rawValue)] = 1
                 let since = response.timestamp ?? now
                 effect = .unregistered(since: since)
                 // Apple's rule: the token is dead only if it was not registered again after APNs' timestamp.
                 if since > target.lastRegisteredAt { counters[PublishCounter.devicesRemoved] = 1 }
-            case 400 where reason == "BadDeviceToken" && !target.environmentDeclared && !isEnvironmentRetry:
+            case (400, .badDeviceToken?) where !target.environmentDeclared && !isEnvironmentRetry:
                 return .retryInEnvironment(environment == .sandbox ? .production : .sandbox)
-            case 400 where reason == "BadDeviceToken" || reason == "DeviceTokenNotForTopic":
-                counters[PublishCounter.failed(reason ?? "BadDeviceToken")] = 1
+            case (400, .badDeviceToken?), (400, .deviceTokenNotForTopic?):
+                counters[PublishCounter.failed(reason?.rawValue ?? APNsReason.badDeviceToken.rawValue)] = 1
                 effect = .badToken
                 counters[PublishCounter.devicesRemoved] = 1
             default:
-                counters[PublishCounter.failed(reason ?? "HTTP\(response.status)")] = 1
+                counters[PublishCounter.failed(reason?.rawValue ?? "HTTP\(response.status)")] = 1
             }
             return .final(counters: counters,
-                          device: DeviceResult(device: target.ref, status: response.status, reason: reason, at: now, effect: effect))
+                          device: DeviceResult(device: target.ref, status: response.status, reason: reason?.rawValue,
+                                               at: now, effect: effect))
         case .failure(let failure):
             let reason: String
             switch failure {
@@ -63,7 +64,7 @@ enum DeliveryOutcome: Equatable {
                 reason = apnsReason.rawValue
             case .configuration(.expiredTokenBeforeRefreshFloor):
                 // What APNs answered; the token was too young to replace (clock skew), so nothing was re-sent.
-                reason = "ExpiredProviderToken"
+                reason = APNsReason.expiredProviderToken.rawValue
             case .configuration(.signingFailed):
                 reason = "ProviderTokenSigningFailed"
             }

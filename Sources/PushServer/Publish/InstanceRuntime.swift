@@ -19,6 +19,12 @@ struct InstanceRuntime: Sendable {
         }
     }
 
+    /// An instance with credentials already at hand (engine tests, whose sender never signs).
+    init(config: InstanceConfig, credentials: APNsCredentials?) {
+        self.config = config
+        self.credentials = credentials
+    }
+
     /// Where a device of `environment` is sent: Apple's host, or the configured override (tests, staging).
     func apnsEnvironment(_ environment: PushEnvironment) -> APNsEnvironment {
         if let override = config.apns?.endpointOverride {

@@ -12,7 +12,8 @@ import Locking
 /// can repeat is bounded: the unanswered requests in flight, plus the answers not yet checkpointed.
 ///
 /// Results arrive on the APNs client's curl threads; everything here sits behind one lock and each callback
-/// holds it for a few dictionary updates only.
+/// holds it for a few dictionary updates only. The run's loops (feeder, checkpoints, lease) wait on this state:
+/// each change wakes the ones it concerns, so none of them polls.
 final class PublishRun: Sendable {
     struct State {
         var tracker: CheckpointTracker
@@ -21,6 +22,9 @@ final class PublishRun: Sendable {
         /// Released to the next checkpoint.
         var counters: [String: Int64] = [:]
         var deviceResults: [DeviceResult] = []
+        /// Results drained into a checkpoint being written: still unwritten, so they count against the limit on
+        /// waiting results until the write succeeds (or they are restored).
+        var writing = 0
         /// Refs of `deviceResults` (to tell which are above the watermark at drain time).
         var resultRefs: [Int64] = []
         /// Users publish: per user, whether any device was accepted / any failed (for v1.PublishToUsersAttempt).
@@ -35,18 +39,23 @@ final class PublishRun: Sendable {
         var delivered = false
         /// Set when another worker holds the job's lease: this run stops sending and writes nothing more.
         var lost = false
+        /// Set when the engine stops: this run stops sending, checkpoints and hands the rest back to the queue.
+        var stopped = false
+
+        /// Sending must end (the engine stops, or the lease is gone).
+        var mustStop: Bool { stopped || lost }
     }
 
     let claimed: ClaimedJob
-    private let state: Locked<State>
+    private let state: WaitableState<State>
 
     init(claimed: ClaimedJob) {
         self.claimed = claimed
-        self.state = Locked(State(tracker: CheckpointTracker(resumingAfter: claimed.cursor)))
+        self.state = WaitableState(State(tracker: CheckpointTracker(resumingAfter: claimed.cursor)))
     }
 
     func submitted(_ target: Target) {
-        state.withLock { state in
+        state.update { state in
             state.tracker.submitted(target.ref)
             state.outstanding += 1
             state.submittedTotal += 1
@@ -55,12 +64,12 @@ final class PublishRun: Sendable {
     }
 
     func scanned(upTo cursor: Int64) {
-        state.withLock { $0.tracker.scanned(upTo: cursor) }
+        state.update { $0.tracker.scanned(upTo: cursor) }
     }
 
     /// Records a final result for `target`.
     func completed(_ target: Target, counters: [String: Int64], device: DeviceResult) {
-        state.withLock { state in
+        state.update { state in
             state.tracker.completed(target.ref)
             state.outstanding -= 1
             state.counters[PublishCounter.targets, default: 0] += 1
@@ -75,36 +84,71 @@ final class PublishRun: Sendable {
 
     /// Counts a request for `target` that was sent again (environment retry); the target stays outstanding.
     func add(_ counter: String, for target: Target) {
-        state.withLock { $0.counters[counter, default: 0] += 1 }
+        state.update { $0.counters[counter, default: 0] += 1 }
     }
 
     /// Results waiting for the next checkpoint.
-    var pendingResults: Int { state.withLock { $0.deviceResults.count } }
+    var pendingResults: Int { state.read { $0.deviceResults.count } }
 
     /// The target got no final result (client shutdown): it stays below the checkpoint, to be sent again.
     func abandoned(_ target: Target) {
-        state.withLock { state in
+        state.update { state in
             state.outstanding -= 1
             state.abandoned += 1
         }
     }
 
-    var outstanding: Int { state.withLock { $0.outstanding } }
-    var watermark: Int64 { state.withLock { $0.tracker.watermark } }
-    var submittedTotal: Int64 { state.withLock { $0.submittedTotal } }
-    var abandonedCount: Int { state.withLock { $0.abandoned } }
-    var isDelivered: Bool { state.withLock { $0.delivered } }
-    func markDelivered() { state.withLock { $0.delivered = true } }
-    var isLost: Bool { state.withLock { $0.lost } }
-    func markLost() { state.withLock { $0.lost = true } }
+    var outstanding: Int { state.read { $0.outstanding } }
+    var watermark: Int64 { state.read { $0.tracker.watermark } }
+    var submittedTotal: Int64 { state.read { $0.submittedTotal } }
+    var abandonedCount: Int { state.read { $0.abandoned } }
+    var isDelivered: Bool { state.read { $0.delivered } }
+    func markDelivered() { state.update { $0.delivered = true } }
+    var isLost: Bool { state.read { $0.lost } }
+    func markLost() { state.update { $0.lost = true } }
+    var isStopped: Bool { state.read { $0.stopped } }
+    /// Asks the run to stop sending (engine shutdown); wakes every wait below.
+    func stop() { state.update { $0.stopped = true } }
+    var mustStop: Bool { state.read(\.mustStop) }
+
+    // MARK: Waiting (wake-ups, no polling)
+
+    /// Waits until every submitted target has an answer (or was abandoned by the sender's shutdown).
+    func waitForAnswers() async {
+        await state.wait { $0.outstanding == 0 }
+    }
+
+    /// Waits while `limit` results wait for a checkpoint (the store cannot write, say), until a checkpoint makes
+    /// room or sending must stop. - Returns: false when sending must stop.
+    func waitForRoom(limit: Int) async -> Bool {
+        let full = state.read { $0.deviceResults.count + $0.writing >= limit && !$0.mustStop }
+        if full { await state.wait { $0.deviceResults.count + $0.writing < limit || $0.mustStop } }
+        return !mustStop
+    }
+
+    /// Waits until `batch` results wait for a checkpoint, delivery ended, or `deadline` passed.
+    func waitForCheckpoint(batch: Int, deadline: ContinuousClock.Instant) async {
+        await state.wait(until: { $0.deviceResults.count >= batch || $0.delivered }, deadline: deadline)
+    }
+
+    /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
+    func waitForEnd(deadline: ContinuousClock.Instant) async -> Bool {
+        await state.wait(until: { $0.delivered || $0.lost }, deadline: deadline)
+    }
+
+    /// Waits `interval` before a store write is tried again, cut short when the run must stop.
+    func pause(for interval: Duration) async {
+        await state.wait(until: { $0.mustStop }, deadline: .now + interval)
+    }
 
     /// Takes what a checkpoint must write: the watermark, counter deltas, device results, and the answered refs
     /// above the watermark.
     func drain() -> Checkpoint {
-        state.withLock { state in
+        state.update { state in
             let watermark = state.tracker.watermark
             let batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
                                    answered: state.resultRefs.filter { $0 > watermark })
+            state.writing = state.deviceResults.count
             state.counters.removeAll(keepingCapacity: true)
             state.deviceResults.removeAll(keepingCapacity: true)
             state.resultRefs.removeAll(keepingCapacity: true)
@@ -121,9 +165,15 @@ final class PublishRun: Sendable {
         var isEmpty: Bool { counters.isEmpty && results.isEmpty }
     }
 
+    /// The drained batch was written.
+    func written() {
+        state.update { $0.writing = 0 }
+    }
+
     /// Puts back a drained batch whose checkpoint failed, so the next one writes it.
     func restore(_ batch: Checkpoint) {
-        state.withLock { state in
+        state.update { state in
+            state.writing = 0
             for (key, value) in batch.counters { state.counters[key, default: 0] += value }
             state.deviceResults.insert(contentsOf: batch.results, at: 0)
             state.resultRefs.insert(contentsOf: batch.results.map(\.device), at: 0)
@@ -131,6 +181,6 @@ final class PublishRun: Sendable {
     }
 
     func userOutcome() -> (accepted: Set<String>, failed: Set<String>, seen: Set<String>) {
-        state.withLock { ($0.usersAccepted, $0.usersFailed.subtracting($0.usersAccepted), $0.usersSeen) }
+        state.read { ($0.usersAccepted, $0.usersFailed.subtracting($0.usersAccepted), $0.usersSeen) }
     }
 }

@@ -49,6 +49,27 @@ public struct Device: Sendable, Equatable {
     public var lastResult: DeliveryResult?
     /// Set when the push service said the token is dead; cleared by re-registration.
     public var invalidatedAt: Date?
+
+    /// Backends build these; so do tests.
+    public init(
+        id: String, instanceID: String, platform: Platform, token: String, environment: PushEnvironment,
+        environmentDeclared: Bool, bundleID: String?, metadata: String, userID: String?, createdAt: Date,
+        lastRegisteredAt: Date, lastResult: DeliveryResult?, invalidatedAt: Date?
+    ) {
+        self.id = id
+        self.instanceID = instanceID
+        self.platform = platform
+        self.token = token
+        self.environment = environment
+        self.environmentDeclared = environmentDeclared
+        self.bundleID = bundleID
+        self.metadata = metadata
+        self.userID = userID
+        self.createdAt = createdAt
+        self.lastRegisteredAt = lastRegisteredAt
+        self.lastResult = lastResult
+        self.invalidatedAt = invalidatedAt
+    }
 }
 
 /// One registration request (`POST /devices/apns`).
@@ -85,6 +106,13 @@ public struct RegisteredDevice: Sendable, Equatable {
     public var created: Bool
     /// Sorted interest names.
     public var interests: [String]
+
+    /// Backends build these; so do tests.
+    public init(device: Device, created: Bool, interests: [String]) {
+        self.device = device
+        self.created = created
+        self.interests = interests
+    }
 }
 
 /// A page of a device's interests.
@@ -93,6 +121,12 @@ public struct InterestPage: Sendable, Equatable {
     public var interests: [String]
     /// Pass back to get the next page; `nil` on the last page. Opaque to callers.
     public var nextCursor: String?
+
+    /// Backends build these; so do tests.
+    public init(interests: [String], nextCursor: String?) {
+        self.interests = interests
+        self.nextCursor = nextCursor
+    }
 }
 
 /// The outcome of binding a user to a device.

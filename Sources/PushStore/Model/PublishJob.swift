@@ -62,6 +62,19 @@ public struct ClaimedJob: Sendable, Equatable {
     /// 1 on the first claim, 2 after one crash or lost lease, ...
     public var attempt: Int
     public var leaseExpiresAt: Date
+
+    /// Backends build these; so do tests.
+    public init(
+        id: PublishJobID, job: PublishJob, cursor: Int64, counters: [String: Int64], attempt: Int,
+        leaseExpiresAt: Date
+    ) {
+        self.id = id
+        self.job = job
+        self.cursor = cursor
+        self.counters = counters
+        self.attempt = attempt
+        self.leaseExpiresAt = leaseExpiresAt
+    }
 }
 
 /// One device to deliver to.
@@ -99,6 +112,13 @@ public struct TargetPage: Sendable, Equatable {
     public var cursor: Int64
     /// `true` when no target after `cursor` exists.
     public var isLast: Bool
+
+    /// Backends build these; so do tests.
+    public init(targets: [Target], cursor: Int64, isLast: Bool) {
+        self.targets = targets
+        self.cursor = cursor
+        self.isLast = isLast
+    }
 }
 
 /// What a publish looks like from the outside (status API, recent publishes).
@@ -119,6 +139,28 @@ public struct PublishStatus: Sendable, Equatable {
     /// Distinct devices that reported a delivery / an open (Reporting API).
     public var delivered: Int
     public var opened: Int
+
+    /// Backends build these; so do tests.
+    public init(
+        id: PublishJobID, instanceID: String, publishID: String, kind: PublishKind, state: PublishState,
+        counters: [String: Int64], targetsTotal: Int64?, summary: String?, attempts: Int, createdAt: Date,
+        startedAt: Date?, finishedAt: Date?, delivered: Int, opened: Int
+    ) {
+        self.id = id
+        self.instanceID = instanceID
+        self.publishID = publishID
+        self.kind = kind
+        self.state = state
+        self.counters = counters
+        self.targetsTotal = targetsTotal
+        self.summary = summary
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.delivered = delivered
+        self.opened = opened
+    }
 }
 
 /// A device-side report (Reporting API).

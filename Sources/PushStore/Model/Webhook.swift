@@ -20,6 +20,14 @@ public struct PendingWebhook: Sendable, Equatable {
     /// Attempts made before this one.
     public var attempts: Int
     public var createdAt: Date
+
+    /// Backends build these; so do tests.
+    public init(id: Int64, request: WebhookRequest, attempts: Int, createdAt: Date) {
+        self.id = id
+        self.request = request
+        self.attempts = attempts
+        self.createdAt = createdAt
+    }
 }
 
 /// What happened to a webhook attempt.

@@ -18,27 +18,3 @@ public enum SQLValue: Sendable, Equatable {
     /// A boolean as 0/1.
     public static func bool(_ value: Bool) -> SQLValue { .integer(value ? 1 : 0) }
 }
-
-extension Date {
-    /// Whole milliseconds since 1970, rounded down: the unit every timestamp column uses. Saturates at
-    /// `Int64.min`/`Int64.max` (NaN reads as 0): dates built from client or APNs numbers can be far outside any
-    /// real time, and must be stored (or refused by the caller), never trap.
-    public var millisecondsSince1970: Int64 { Int64(saturating: (timeIntervalSince1970 * 1000).rounded(.down)) }
-
-    /// The date `milliseconds` after 1970.
-    public init(millisecondsSince1970 milliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded toward zero, saturating at `Int64`'s range.
-    var milliseconds: Int64 {
-        let parts = components
-        let (scaled, overflow) = parts.seconds.multipliedReportingOverflow(by: 1000)
-        if overflow { return parts.seconds < 0 ? .min : .max }
-        let (sum, overflow2) = scaled.addingReportingOverflow(parts.attoseconds / 1_000_000_000_000_000)
-        if overflow2 { return parts.seconds < 0 ? .min : .max }
-        return sum
-    }
-}

@@ -1,0 +1,228 @@
+import Foundation
+import Locking
+import PushStore
+
+/// A `PushStorage` held in memory: the second backend the contract suite (`Tests/PushStoreTests/Contract`) checks,
+/// and the fake engine and API unit tests run against instead of a database file.
+///
+/// It keeps every documented rule of the contract (idempotent registration, device and user limits, orphan
+/// interest cleanup, leases, cursors that never go back, health effects, …) but nothing survives the process, so
+/// it is for tests only. Every operation runs under one `Locked`, which makes each call atomic like a backend
+/// transaction; the work is small (no call blocks on I/O), so it runs inline on the caller's task.
+///
+/// It is bounded: it holds at most `capacity` rows (devices, publishes, events, webhooks, provider tokens) and
+/// refuses more with `StoreUnavailableError(.diskFull)`, like a full disk; `purge` frees history. Tests can also
+/// make it unavailable on purpose (`setUnavailable`) to exercise outage handling without a file system.
+public final class InMemoryPushStore: PushStorage {
+    private struct Guarded {
+        var data: InMemoryState
+        var closed = false
+        var unavailable: StoreUnavailableError?
+    }
+
+    private let state: Locked<Guarded>
+    private let clock: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - clock: the time source for registration times (as `SQLitePushStore.Configuration.clock`). Default: the
+    ///     system clock.
+    ///   - capacity: rows held at most. Default 1 000 000.
+    public init(clock: @escaping @Sendable () -> Date = { Date() }, capacity: Int = 1_000_000) {
+        self.clock = clock
+        state = Locked(Guarded(data: InMemoryState(capacity: capacity)))
+    }
+
+    /// Makes every later call throw `error` (nothing is stored) until called again with `nil`: a disk that filled
+    /// up or failed, for outage tests.
+    public func setUnavailable(_ error: StoreUnavailableError?) {
+        state.withLock { $0.unavailable = error }
+    }
+
+    /// Runs `body` atomically on the state, unless the store is closed or made unavailable.
+    private func access<T>(_ body: (inout InMemoryState) throws -> T) throws -> T {
+        try state.withLock { guarded in
+            if guarded.closed { throw PushStoreError.closed }
+            if let unavailable = guarded.unavailable { throw unavailable }
+            return try body(&guarded.data)
+        }
+    }
+
+    // MARK: StoreBackend
+
+    public func probeWrite() async throws {
+        try access { _ in }
+    }
+
+    /// Idempotent; later calls of anything else throw `PushStoreError.closed`.
+    public func close() async throws {
+        state.withLock { $0.closed = true }
+    }
+
+    // MARK: DeviceRegistry
+
+    public func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws
+        -> RegisteredDevice
+    {
+        let now = clock()
+        return try access { try $0.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance) }
+    }
+
+    public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
+        let now = clock()
+        return try access { try $0.register(registrations, now: now) }
+    }
+
+    public func device(instanceID: String, id: String) async throws -> Device? {
+        try access { $0.device(instanceID: instanceID, id: id) }
+    }
+
+    public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
+        try access { $0.device(instanceID: instanceID, platform: platform, token: token) }
+    }
+
+    public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
+        try access { $0.deleteDevice(instanceID: instanceID, id: id) }
+    }
+
+    public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
+        try access { $0.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata) }
+    }
+
+    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+        -> InterestPage?
+    {
+        try access { $0.interests(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor) }
+    }
+
+    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+        try access { $0.setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests) }
+    }
+
+    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try access { $0.addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest) }
+    }
+
+    public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try access { $0.removeInterest(instanceID: instanceID, deviceID: deviceID, interest: interest) }
+    }
+
+    public func subscriberCount(instanceID: String, interest: String) async throws -> Int {
+        try access { $0.subscriberCount(instanceID: instanceID, interest: interest) }
+    }
+
+    public func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws
+        -> SetUserResult
+    {
+        try access {
+            $0.setUser(instanceID: instanceID, deviceID: deviceID, userID: userID, maxDevicesPerUser: maxDevicesPerUser)
+        }
+    }
+
+    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+        try access { $0.deleteUser(instanceID: instanceID, userID: userID) }
+    }
+
+    public func devices(instanceID: String, userID: String) async throws -> [Device] {
+        try access { $0.devices(instanceID: instanceID, userID: userID) }
+    }
+
+    // MARK: PublishQueue
+
+    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+        try access { try $0.enqueue(job) }
+    }
+
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+        try access { $0.claim(workerID: workerID, leaseDuration: leaseDuration, now: now) }
+    }
+
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+        try access { try $0.renewLease(job, workerID: workerID, leaseDuration: leaseDuration, now: now) }
+    }
+
+    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+        try access { $0.targets(for: job, after: cursor, limit: limit) }
+    }
+
+    public func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
+    ) async throws {
+        try access {
+            try $0.checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
+                              answered: answered)
+        }
+    }
+
+    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+        try access { $0.answeredTargets(job) }
+    }
+
+    public func finishJob(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
+    ) async throws {
+        try access {
+            try $0.finish(job, workerID: workerID, state: state, targetsTotal: targetsTotal, summary: summary, now: now)
+        }
+    }
+
+    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+        try access { $0.publishStatus(instanceID: instanceID, publishID: publishID) }
+    }
+
+    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+        try access { $0.recentPublishes(instanceID: instanceID, limit: limit) }
+    }
+
+    public func queueDepth() async throws -> Int {
+        try access { $0.queueDepth }
+    }
+
+    // MARK: DeliveryResultStore, EventStore
+
+    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+        try access { $0.apply(results) }
+    }
+
+    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+        try access { try $0.record(events) }
+    }
+
+    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+        try access { $0.reportFacts(instanceID: instanceID, deviceID: deviceID, publishID: publishID) }
+    }
+
+    public func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics {
+        try access { $0.statistics(instanceID: instanceID, since: since) }
+    }
+
+    // MARK: WebhookQueue
+
+    public func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
+        try access { try $0.enqueue(request, now: now) }
+    }
+
+    public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
+        try access { $0.due(now: now, limit: limit, leaseDuration: leaseDuration) }
+    }
+
+    public func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
+        try access { try $0.mark(id, outcome: outcome, now: now) }
+    }
+
+    // MARK: ProviderTokenStorage, RetentionStore
+
+    public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+        try access { $0.providerTokens[InMemoryState.ProviderTokenKey(teamID: teamID, keyID: keyID)] }
+    }
+
+    public func swapProviderToken(
+        teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
+    ) async throws -> ProviderTokenRecord {
+        try access { try $0.swapProviderToken(teamID: teamID, keyID: keyID, expectedJWT: expectedJWT, new: new) }
+    }
+
+    public func purge(before: Date, limit: Int) async throws -> PurgeResult {
+        try access { $0.purge(before: before, limit: limit) }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import PushStore
+
+extension InMemoryState {
+    mutating func enqueue(_ job: PublishJob) throws -> PublishJobID {
+        let key = InstanceKey(instanceID: job.instanceID, name: job.publishID)
+        if jobsByPublishID[key] != nil { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
+        try requireRoom(for: 1)
+        lastJobID += 1
+        var job = job
+        job.createdAt = job.createdAt.stored
+        let id = PublishJobID(rawValue: lastJobID)
+        jobs[lastJobID] = StoredJob(id: id, job: job)
+        jobsByPublishID[key] = lastJobID
+        return id
+    }
+
+    mutating func claim(workerID: String, leaseDuration: Duration, now: Date) -> ClaimedJob? {
+        let now = now.millisecondsSince1970
+        // The oldest job that is queued or whose worker's lease ran out.
+        let claimable = jobs.values.filter { stored in
+            stored.state == .queued || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now)
+        }
+        guard var stored = claimable.min(by: { $0.id.rawValue < $1.id.rawValue }) else { return nil }
+        let expires = now.addingReportingOverflow(leaseDuration.milliseconds)
+        stored.state = .running
+        stored.leaseOwner = workerID
+        stored.leaseExpiresAt = expires.overflow ? (leaseDuration < .zero ? .min : .max) : expires.partialValue
+        stored.startedAt = stored.startedAt ?? Date(millisecondsSince1970: now)
+        stored.attempts += 1
+        jobs[stored.id.rawValue] = stored
+        return ClaimedJob(
+            id: stored.id, job: stored.job, cursor: stored.cursor, counters: stored.counters, attempt: stored.attempts,
+            leaseExpiresAt: Date(millisecondsSince1970: stored.leaseExpiresAt ?? now))
+    }
+
+    /// The job, if `workerID` holds its lease; `leaseLost` otherwise. An expired lease nobody took over still holds.
+    func leased(_ job: PublishJobID, workerID: String) throws -> StoredJob {
+        guard let stored = jobs[job.rawValue], stored.state == .running, stored.leaseOwner == workerID else {
+            throw PushStoreError.leaseLost(job)
+        }
+        return stored
+    }
+
+    mutating func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) throws {
+        var stored = try leased(job, workerID: workerID)
+        let expires = now.millisecondsSince1970.addingReportingOverflow(leaseDuration.milliseconds)
+        stored.leaseExpiresAt = expires.overflow ? (leaseDuration < .zero ? .min : .max) : expires.partialValue
+        jobs[job.rawValue] = stored
+    }
+
+    mutating func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
+    ) throws {
+        var stored = try leased(job, workerID: workerID)
+        stored.cursor = max(stored.cursor, cursor)
+        stored.answered.formUnion(answered.filter { $0 > cursor })
+        stored.answered = stored.answered.filter { $0 > cursor }
+        for (name, delta) in counters where delta != 0 {
+            // Wrapping like SQLite's integer addition would fail; counters never come near it.
+            stored.counters[name, default: 0] &+= delta
+        }
+        jobs[job.rawValue] = stored
+        apply(deviceResults)
+    }
+
+    mutating func finish(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
+    ) throws {
+        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        var stored = try leased(job, workerID: workerID)
+        stored.state = state
+        stored.finishedAt = now.stored
+        stored.targetsTotal = targetsTotal
+        stored.summary = summary
+        stored.leaseOwner = nil
+        stored.leaseExpiresAt = nil
+        stored.answered = []
+        jobs[job.rawValue] = stored
+    }
+
+    func answeredTargets(_ job: PublishJobID) -> Set<Int64> { jobs[job.rawValue]?.answered ?? [] }
+
+    func status(_ stored: StoredJob) -> PublishStatus {
+        var delivered = 0
+        var opened = 0
+        for key in events.keys where key.instanceID == stored.job.instanceID && key.publishID == stored.job.publishID {
+            if key.kind == ReportingEvent.Kind.delivery.rawValue { delivered += 1 }
+            if key.kind == ReportingEvent.Kind.open.rawValue { opened += 1 }
+        }
+        return PublishStatus(
+            id: stored.id, instanceID: stored.job.instanceID, publishID: stored.job.publishID, kind: stored.job.kind,
+            state: stored.state, counters: stored.counters, targetsTotal: stored.targetsTotal, summary: stored.summary,
+            attempts: stored.attempts, createdAt: stored.job.createdAt, startedAt: stored.startedAt,
+            finishedAt: stored.finishedAt, delivered: delivered, opened: opened)
+    }
+
+    func publishStatus(instanceID: String, publishID: String) -> PublishStatus? {
+        jobsByPublishID[InstanceKey(instanceID: instanceID, name: publishID)].flatMap { jobs[$0] }.map(status)
+    }
+
+    /// Newest first.
+    func recentPublishes(instanceID: String, limit: Int) -> [PublishStatus] {
+        jobs.values.filter { $0.job.instanceID == instanceID }
+            .sorted { ($0.job.createdAt, $0.id.rawValue) > ($1.job.createdAt, $1.id.rawValue) }
+            .prefix(max(0, limit)).map(status)
+    }
+
+    var queueDepth: Int { jobs.values.count { $0.state == .queued || $0.state == .running } }
+
+    // MARK: Targets
+
+    func targets(for job: PublishJob, after cursor: Int64, limit: Int) -> TargetPage {
+        let limit = max(1, limit)
+        switch job.kind {
+        case .interests:
+            var refs = Set<Int64>()
+            for name in Set(job.targets) {
+                refs.formUnion(followers[InstanceKey(instanceID: job.instanceID, name: name)] ?? [])
+            }
+            let after = refs.filter { $0 > cursor }.sorted()
+            var targets: [Target] = []
+            var examined = cursor
+            var index = 0
+            // Invalidated devices are looked at (the cursor passes them) but not delivered to.
+            while index < after.count && targets.count < limit {
+                examined = after[index]
+                if let stored = devices[examined], stored.device.invalidatedAt == nil { targets.append(target(stored)) }
+                index += 1
+            }
+            return TargetPage(targets: targets, cursor: examined, isLast: index == after.count)
+        case .users:
+            var refs = Set<Int64>()
+            for user in Set(job.targets) {
+                refs.formUnion(devicesByUser[InstanceKey(instanceID: job.instanceID, name: user)] ?? [])
+            }
+            let valid = refs.filter { $0 > cursor && devices[$0]?.device.invalidatedAt == nil }.sorted()
+            let targets = valid.prefix(limit).compactMap { devices[$0].map(target) }
+            return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: valid.count <= limit)
+        }
+    }
+
+    private func target(_ stored: StoredDevice) -> Target {
+        let device = stored.device
+        return Target(
+            ref: stored.ref, deviceID: device.id, platform: device.platform, token: device.token,
+            environment: device.environment, environmentDeclared: device.environmentDeclared,
+            lastRegisteredAt: device.lastRegisteredAt, userID: device.userID)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import PushStore
+
+/// Claims queued publishes and runs up to `concurrentPublishes` of them side by side, each in a `PublishRunner`.
+///
+/// It wakes when a publish is enqueued on this node (`wake()`) or a run ends, and claims until the slots are full
+/// or the queue is empty. Only what nothing here announces (other nodes' jobs, expired leases of a dead node) is
+/// found by polling, every `pollInterval`.
+final class JobScheduler: Sendable {
+    private struct Control {
+        var running = 0
+        var runs: [PublishJobID: PublishRun] = [:]
+        var stopping = false
+    }
+
+    private let context: PublishContext
+    private let control = WaitableState(Control())
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+
+    init(context: PublishContext) {
+        self.context = context
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Tells the scheduler a job may be waiting.
+    func wake() { wakeContinuation.yield() }
+
+    /// The runs in progress.
+    var runs: [PublishRun] { control.read { Array($0.runs.values) } }
+
+    /// Claims and runs jobs until `stop()`; returns when every run has ended.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.pollQueue() }
+            // Jobs left queued by an earlier process (a restart, a shutdown pause) start at once.
+            wake()
+            for await _ in wakeStream {
+                while let run = await claimIfIdle() {
+                    group.addTask {
+                        await PublishRunner(context: self.context, run: run).execute()
+                        self.ended(run)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops claiming and asks every run to stop sending (each checkpoints and hands the rest back to the queue).
+    func stop() {
+        let runs = control.update { control -> [PublishRun] in
+            control.stopping = true
+            return Array(control.runs.values)
+        }
+        for run in runs { run.stop() }
+        wakeContinuation.finish()
+    }
+
+    /// Waits until no run has a notification in flight.
+    func waitForAnswers() async {
+        await withDiscardingTaskGroup { group in
+            for run in runs { group.addTask { await run.waitForAnswers() } }
+        }
+    }
+
+    /// Wakes the claim loop every `pollInterval` (a real deadline: nothing announces other nodes' jobs) and
+    /// publishes the queue depth.
+    private func pollQueue() async {
+        while true {
+            let stopping = await control.wait(until: { $0.stopping }, deadline: .now + context.settings.pollInterval)
+            if stopping { return }
+            wake()
+            if let depth = try? await context.store.queueDepth() {
+                context.metrics.set("push_publish_queue_depth", to: Double(depth))
+            }
+        }
+    }
+
+    private func ended(_ run: PublishRun) {
+        let running = control.update { control -> Int in
+            control.running -= 1
+            control.runs[run.claimed.id] = nil
+            return control.running
+        }
+        context.metrics.set("push_publish_jobs_running", to: Double(running))
+        wake()
+    }
+
+    /// Claims a job when a slot is free. - Returns: its run, registered (and already stopped when the engine
+    /// began stopping during the claim).
+    private func claimIfIdle() async -> PublishRun? {
+        let settings = context.settings
+        while true {
+            let free = control.update { control -> Bool in
+                guard !control.stopping, control.running < settings.concurrentPublishes else { return false }
+                control.running += 1
+                return true
+            }
+            guard free else { return nil }
+            let claimed: ClaimedJob?
+            do {
+                claimed = try await context.store.claimJob(workerID: settings.workerID,
+                                                           leaseDuration: settings.leaseDuration, now: Date())
+            } catch let error as StoreUnavailableError {
+                // Logged once per interval by StoreHealth; the next poll claims again.
+                context.logger.debug("Claiming a publish failed: store unavailable", ["error": error.description])
+                claimed = nil
+            } catch {
+                context.logger.error("Claiming a publish failed", ["error": "\(error)"])
+                claimed = nil
+            }
+            guard let claimed else {
+                control.update { $0.running -= 1 }
+                return nil
+            }
+            let run = PublishRun(claimed: claimed)
+            let (running, duplicate, stopping) = control.update { control -> (Int, Bool, Bool) in
+                // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
+                // claim extended the lease to us again, and a second run would send every device twice.
+                if control.runs[claimed.id] != nil {
+                    control.running -= 1
+                    return (control.running, true, control.stopping)
+                }
+                control.runs[claimed.id] = run
+                return (control.running, false, control.stopping)
+            }
+            if duplicate {
+                context.logger.warning("Reclaimed a publish this node is still running; its lease had expired",
+                                       ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
+                continue
+            }
+            if stopping { run.stop() }
+            context.metrics.set("push_publish_jobs_running", to: Double(running))
+            return run
+        }
+    }
+}

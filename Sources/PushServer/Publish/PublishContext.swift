@@ -1,0 +1,36 @@
+import APNsClient
+import Logging
+
+/// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.
+struct PublishContext: Sendable {
+    let store: any PublishEngineStore
+    let sender: any APNsSending
+    let settings: PublishEngine.Settings
+    let metrics: Metrics
+    let webhooks: any PublishWebhooks
+    /// APNs reachability, for `/ready`.
+    let apnsHealth: APNsHealth
+    /// Notifications per minute per instance, for the console's chart.
+    let activity: DeliveryActivity
+    let logger: Logger
+    /// By lower-cased instance id.
+    private let instances: [String: InstanceRuntime]
+
+    init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
+         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
+        self.store = store
+        self.sender = sender
+        self.settings = settings
+        self.metrics = metrics
+        self.webhooks = webhooks
+        self.logger = logger
+        apnsHealth = APNsHealth()
+        activity = DeliveryActivity(instanceIDs: instances.map(\.config.id))
+        var byID: [String: InstanceRuntime] = [:]
+        for instance in instances { byID[instance.config.id.lowercased()] = instance }
+        self.instances = byID
+    }
+
+    /// The configured instance `id` (case-insensitive), nil when it is no longer configured.
+    func instance(_ id: String) -> InstanceRuntime? { instances[id.lowercased()] }
+}

@@ -1,0 +1,179 @@
+import Clocks
+import Foundation
+import Logging
+import PushStore
+
+/// Runs one claimed publish from start to end: feeds its targets (`TargetFeeder`), renews its lease on its own
+/// schedule, writes checkpoints every interval or batch, and finishes it, or, when the engine stops, checkpoints
+/// and hands it back to the queue.
+///
+/// Crash safety comes from the store: a job's cursor only advances over targets with final results, and a job
+/// whose lease expired (its node died) is claimed again and resumes there, skipping the targets already answered
+/// above the cursor.
+struct PublishRunner: Sendable {
+    let context: PublishContext
+    let run: PublishRun
+    let log: Logger
+
+    init(context: PublishContext, run: PublishRun) {
+        self.context = context
+        self.run = run
+        log = context.logger.with(["publish": run.claimed.job.publishID])
+    }
+
+    func execute() async {
+        let claimed = run.claimed
+        let job = claimed.job
+        log.info("Publish started", ["attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
+                                     "kind": job.kind.rawValue, "targets": String(job.targets.count)])
+        let finisher = PublishFinisher(context: context, run: run, log: log)
+        let plan: PublishPlan
+        do {
+            plan = try PublishPlan(decoding: job.payload)
+        } catch {
+            await finisher.finish(state: .failed, summary: "\(error)")
+            return
+        }
+        guard let instance = context.instance(job.instanceID) else {
+            await finisher.finish(state: .failed, summary: "instance is no longer configured")
+            return
+        }
+        if claimed.attempt == 1, let url = job.webhookURL {
+            await context.webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
+        }
+        let answered = await answeredTargets()
+        let complete = await withDiscardingTaskGroup { group -> Bool in
+            group.addTask { await keepCheckpointing() }
+            group.addTask { await keepLease() }
+            let complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
+                .deliver(plan: plan, skipping: answered)
+            // Wakes both loops: a one-device publish does not wait out the checkpoint interval.
+            run.markDelivered()
+            return complete
+        }
+        // The last results must be stored before the publish ends: while the store cannot write (a full disk)
+        // they are kept and written again, so nothing answered is sent twice or missing from the counts.
+        var last = await checkpoint()
+        while !run.isLost, last == .storeUnavailable, !run.isStopped {
+            await run.pause(for: context.settings.storeRetryInterval)
+            last = await checkpoint()
+        }
+        if run.isLost {
+            // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
+            return
+        }
+        // Stopped while the store still cannot write: finishing would drop the unwritten results from the counts;
+        // handed back, the job resumes at its last cursor and those targets are sent again.
+        if complete && last != .storeUnavailable {
+            var notes: [String] = []
+            if instance.credentials == nil { notes.append("no APNs credentials configured: nothing was sent") }
+            if plan.apnsPayload == nil { notes.append("the publish has no apns part") }
+            if !plan.unsupportedPlatforms.isEmpty {
+                notes.append("unsupported platforms: \(plan.unsupportedPlatforms.joined(separator: ", "))")
+            }
+            await finisher.finish(state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),
+                                  total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, plan: plan)
+        } else {
+            // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
+            // (During an outage this write fails too; the lease then runs out.)
+            try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID, leaseDuration: .zero,
+                                                now: Date())
+            log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
+        }
+    }
+
+    /// Targets a previous run got answers for above its last cursor: they are not sent again.
+    private func answeredTargets() async -> Set<Int64> {
+        guard run.claimed.attempt > 1 else { return [] }
+        do {
+            return try await context.store.answeredTargets(run.claimed.id)
+        } catch {
+            log.error("Reading answered targets failed; they may be sent again", ["error": "\(error)"])
+            return []
+        }
+    }
+
+    /// A checkpoint every interval, or sooner once a batch of results waits: what a crash can send twice is what
+    /// was in flight plus what was answered but not yet checkpointed. Ends when delivery ends (the runner writes
+    /// the last one) or the lease is lost (nothing more may be written).
+    private func keepCheckpointing() async {
+        let settings = context.settings
+        var deadline = ContinuousClock.now + settings.checkpointInterval
+        while true {
+            await run.waitForCheckpoint(batch: settings.checkpointBatch, deadline: deadline)
+            if run.isDelivered || run.isLost { return }
+            deadline = .now + settings.checkpointInterval
+            if await checkpoint() != .done {
+                // The batch is still waiting: try again at the next interval, not at once.
+                if await run.waitForEnd(deadline: deadline) { return }
+                deadline = .now
+            }
+        }
+    }
+
+    /// Renews the lease every third of its duration, on its own clock: tying renewals to checkpoints let slow
+    /// checkpoints (a loaded machine) stretch the period past the lease, and the job was claimed again while it ran.
+    private func keepLease() async {
+        let settings = context.settings
+        var next = ContinuousClock.now + settings.leaseDuration / 3
+        while await !run.waitForEnd(deadline: next) {
+            next = .now + settings.leaseDuration / 3
+            do {
+                try await context.store.renewLease(run.claimed.id, workerID: settings.workerID,
+                                                   leaseDuration: settings.leaseDuration, now: Date())
+            } catch PushStoreError.leaseLost {
+                log.error("Publish lease lost to another worker; stopping this run")
+                run.markLost()
+            } catch let error as StoreUnavailableError {
+                log.debug("Renewing the publish lease failed: store unavailable", ["error": error.description])
+            } catch {
+                log.error("Renewing the publish lease failed", ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// What became of a checkpoint.
+    enum CheckpointOutcome: Equatable {
+        /// Written, or nothing to write, or the run lost its lease.
+        case done
+        /// The store could not write; the results are kept for the next attempt.
+        case storeUnavailable
+        /// Another failure (logged); the results are kept for the next attempt.
+        case failed
+    }
+
+    /// Writes the run's waiting results and its watermark.
+    private func checkpoint() async -> CheckpointOutcome {
+        guard !run.isLost else { return .done }
+        let batch = run.drain()
+        guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
+        do {
+            let started = MonotonicClock.now()
+            try await context.store.checkpoint(
+                run.claimed.id, workerID: context.settings.workerID, cursor: batch.cursor, counters: batch.counters,
+                deviceResults: batch.results, answered: batch.answered)
+            run.written()
+            context.metrics.increment("push_checkpoints_total")
+            if log.isEnabled(.debug) {
+                log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
+                                                 "aboveCursor": String(batch.answered.count),
+                                                 "duration": "\(MonotonicClock.elapsed(since: started))"])
+            }
+        } catch PushStoreError.leaseLost {
+            // Retrying cannot succeed, and sending on would duplicate the new owner's work.
+            log.error("Publish lease lost to another worker; stopping this run")
+            run.written()
+            run.markLost()
+        } catch let error as StoreUnavailableError {
+            // StoreHealth logs the outage once per interval; a line per checkpoint would flood the log.
+            log.debug("Checkpoint failed: store unavailable; will retry", ["error": error.description])
+            run.restore(batch)
+            return .storeUnavailable
+        } catch {
+            log.error("Checkpoint failed; will retry", ["error": "\(error)"])
+            run.restore(batch)
+            return .failed
+        }
+        return .done
+    }
+}
