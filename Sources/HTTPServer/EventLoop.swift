@@ -50,11 +50,9 @@ final class EventLoop: @unchecked Sendable {
     var refusedSinceLog = 0
     var draining = false
     var drainDeadline: UInt64 = 0
-    var dateCache = HTTPDateCache()
     let readBuffer: UnsafeMutableRawBufferPointer
-    var requestCounter: UInt64 = 0
-    let requestIDPrefix: String
-    let maxBufferedWhileBusy: Int
+    /// What this loop's connections share (router, limits, Date header, request IDs).
+    let environment: ConnectionEnvironment
     private let onExit: @Sendable () -> Void
 
     init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
@@ -76,9 +74,10 @@ final class EventLoop: @unchecked Sendable {
         // connection (so the listener stops signalling), then take it back.
         self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
-        self.requestIDPrefix = EventLoop.randomHex(8) + String(index, radix: 16)
-        let limits = context.limits
-        self.maxBufferedWhileBusy = limits.maxRequestLineBytes + limits.maxHeaderBytes + EventLoop.readBufferSize
+        self.environment = ConnectionEnvironment(
+            router: context.router, limits: context.limits, serverName: context.serverName,
+            requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16), readBufferSize: EventLoop.readBufferSize,
+            lingerNanos: EventLoop.lingerNanos, tickNanos: EventLoop.tickNanos)
         do {
             try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
             try register(listenFD, events: UInt32(EPOLLIN.rawValue))
@@ -196,9 +195,9 @@ final class EventLoop: @unchecked Sendable {
             switch message {
             case .response(let fd, let id, let response):
                 guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
-                      connection.id == id, connection.phase == .handling
+                      connection.id == id
                 else { continue }  // the connection closed meanwhile (timeout, reset, shutdown)
-                sendResponse(connection, response)
+                perform(connection, connection.machine.responded(response, now: now))
             case .shutdown(let grace):
                 beginDraining(grace: grace)
             }
@@ -215,15 +214,8 @@ final class EventLoop: @unchecked Sendable {
             listenFD = -1
         }
         acceptPausedUntil = 0
-        for case let connection? in connections {
-            switch connection.phase {
-            case .idle, .handshaking, .lingering:
-                closeConnection(connection)
-            case .readingHead, .readingBody, .handling, .writing:
-                // Finishes its current request, then closes (`Connection: close`).
-                connection.closeAfterWrite = true
-            }
-        }
+        // Idle connections close; busy ones finish their current request, then close (`Connection: close`).
+        for case let connection? in connections { perform(connection, connection.machine.beginDraining()) }
     }
 
     // MARK: Accepting
@@ -311,8 +303,9 @@ final class EventLoop: @unchecked Sendable {
             }
             session = s
         }
-        let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, address: address, tls: session,
-                                    limits: context.limits.parserLimits)
+        let machine = HTTPConnectionStateMachine(env: environment, peer: peer, address: address,
+                                                 isTLS: session != nil, now: now)
+        let connection = Connection(fd: fd, id: nextConnectionID, tls: session, machine: machine)
         nextConnectionID += 1
         let events = UInt32(EPOLLIN.rawValue)
         var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
@@ -329,8 +322,6 @@ final class EventLoop: @unchecked Sendable {
         connectionCount += 1
         context.openConnections.add(1, ordering: .relaxed)
         context.acceptedConnections.add(1, ordering: .relaxed)
-        connection.deadline = now + (session != nil ? context.limits.tlsHandshakeTimeout.nanoseconds
-                                                    : context.limits.headerReadTimeout.nanoseconds)
     }
 
     // MARK: Helpers
@@ -338,30 +329,12 @@ final class EventLoop: @unchecked Sendable {
     func closeConnection(_ connection: Connection) {
         guard !connection.closed else { return }
         connection.closed = true
+        _ = connection.machine.close()
         // close() also removes the descriptor from the epoll set.
         close(connection.fd)
         connections[Int(connection.fd)] = nil
         connectionCount -= 1
         context.openConnections.subtract(1, ordering: .relaxed)
-    }
-
-    func updateInterest(_ connection: Connection) {
-        guard !connection.closed else { return }
-        var events: UInt32 = 0
-        if !connection.readEOF && !connection.readPaused { events |= UInt32(EPOLLIN.rawValue) }
-        if connection.outputPending || connection.tlsWantsWrite { events |= UInt32(EPOLLOUT.rawValue) }
-        guard events != connection.registeredEvents else { return }
-        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: connection.fd))))
-        if epoll_ctl(epfd, EPOLL_CTL_MOD, connection.fd, &event) == 0 {
-            connection.registeredEvents = events
-        } else {
-            closeConnection(connection)
-        }
-    }
-
-    func nextRequestID() -> String {
-        requestCounter += 1
-        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
     }
 
     static func randomHex(_ bytes: Int) -> String {
