@@ -176,20 +176,13 @@ extension EventLoop {
                                               "peer": connection.machine.peer])
         }
         let observer = context.onRequestCompleted
-        guard logger.isEnabled(.info) || observer != nil else { return }
+        guard accessLog.isEnabled || observer != nil else { return }
         let record = AccessLogRecord(
             method: completed.method?.rawValue ?? "-", route: completed.route, status: completed.status,
             bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
             duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
             peer: connection.machine.peer, isTLS: connection.tls != nil)
-        if logger.isEnabled(.info) {
-            let micros = record.duration.nanoseconds / 1000
-            logger.info("Request completed", [
-                "method": record.method, "route": record.route, "status": String(record.status),
-                "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
-                "duration_ms": String(Double(micros) / 1000), "request_id": record.requestID, "peer": record.peer,
-            ])
-        }
+        if accessLog.isEnabled { accessLog.append(record) }
         observer?(record)
     }
 }

@@ -53,6 +53,7 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     /// What this loop's connections share (router, limits, Date header, request IDs).
     let environment: ConnectionEnvironment
+    var accessLog: AccessLog
     private let onExit: @Sendable () -> Void
 
     init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
@@ -74,6 +75,7 @@ final class EventLoop: @unchecked Sendable {
         // connection (so the listener stops signalling), then take it back.
         self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
+        self.accessLog = AccessLog(logger: context.logger)
         self.environment = ConnectionEnvironment(
             router: context.router, limits: context.limits, serverName: context.serverName,
             requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16), readBufferSize: EventLoop.readBufferSize,
@@ -142,6 +144,7 @@ final class EventLoop: @unchecked Sendable {
                 expireDeadlines()
                 if acceptPausedUntil > 0 && now >= acceptPausedUntil { resumeAccepting() }
             }
+            accessLog.flush()
             if draining {
                 if now >= drainDeadline {
                     for case let connection? in connections { closeConnection(connection) }
@@ -167,6 +170,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func finish() {
         for case let connection? in connections { closeConnection(connection) }
+        accessLog.flush()
         if listenFD >= 0 {
             close(listenFD)
             listenFD = -1
