@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport", "Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
     ]

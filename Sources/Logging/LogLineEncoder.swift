@@ -62,17 +62,19 @@ public struct LogLineEncoder {
         out.append(UInt8(ascii: "Z"))
     }
 
-    /// `LogFormat.quote(value)`'s bytes; values without a byte that needs quoting are copied as they are.
+    /// `LogFormat.quote(value)`'s bytes. Values with nothing to escape (nearly all) are copied as they are, in
+    /// quotes when they hold a space or `=` (or are empty).
     static func appendQuoted(_ value: String, to out: inout [UInt8]) {
-        var plain = !value.isEmpty
-        for byte in value.utf8 where byte <= 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C || byte == 0x3D {
-            plain = false
-            break
+        var needsQuotes = value.isEmpty
+        for byte in value.utf8 {
+            if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: LogFormat.quote(value).utf8)
+                return
+            }
+            if byte == 0x20 || byte == 0x3D { needsQuotes = true }
         }
-        if plain {
-            out.append(contentsOf: value.utf8)
-        } else {
-            out.append(contentsOf: LogFormat.quote(value).utf8)
-        }
+        if needsQuotes { out.append(0x22) }
+        out.append(contentsOf: value.utf8)
+        if needsQuotes { out.append(0x22) }
     }
 }

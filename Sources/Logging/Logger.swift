@@ -44,7 +44,8 @@ public struct Logger: Sendable {
     public func record(_ level: LogLevel, _ message: String, _ extra: KeyValuePairs<String, String>) -> LogRecord? {
         guard level >= self.level else { return nil }
         var all = metadata
-        all.append(contentsOf: extra.map { ($0.key, $0.value) })
+        all.reserveCapacity(metadata.count + extra.count)
+        for (key, value) in extra { all.append((key, value)) }
         return LogRecord(level: level, label: label, message: message, metadata: all)
     }
 
