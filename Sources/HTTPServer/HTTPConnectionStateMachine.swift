@@ -1,3 +1,7 @@
+// Over 300 lines on purpose: every connection-level transition (socket events, timers, drain, completion) is in
+// this one file so the phase rules can be checked in one place; the per-request half is in
+// HTTPConnectionStateMachine+Request.swift.
+
 /// The HTTP/1.1 rules of one server connection as a pure state machine: it takes events (bytes read, the socket
 /// would block, a handler answered, bytes written, a timer fired, the peer closed, a shutdown began) and answers
 /// with the next `Action` for the event loop to perform. It owns the request parser, keep-alive, one request at a
