@@ -1,26 +1,11 @@
 import CLinux
 import Glibc
 
-/// One client connection: its socket, optional TLS session, parser and per-request bookkeeping.
+/// One client connection: its socket, optional TLS session and protocol state machine.
 ///
-/// Confined to the thread of the loop that accepted it; the loop drives it (see `EventLoop+Connection.swift`).
+/// Confined to the thread of the loop that accepted it. The state machine decides; the loop performs its actions
+/// with the I/O below (see `EventLoop+Connection.swift`).
 final class Connection {
-    enum Phase {
-        /// TLS handshake in progress.
-        case handshaking
-        /// Between requests (or before the first one); no request byte buffered.
-        case idle
-        case readingHead
-        case readingBody
-        /// The handler task runs; reads continue into the buffer (bounded) but nothing is parsed.
-        case handling
-        /// A response is being written.
-        case writing
-        /// After a `Connection: close` response: our side is shut down, we discard input until EOF or timeout,
-        /// so the client reads the response instead of a reset.
-        case lingering
-    }
-
     enum IOResult {
         case bytes(Int)
         case wouldBlock
@@ -30,47 +15,20 @@ final class Connection {
 
     let fd: Int32
     let id: UInt64
-    let peer: String
-    /// The peer's IP address without the port (what per-client limits key on).
-    let address: String
     let tls: TLSSession?
-    var parser: RequestParser
-    var phase: Phase
-    /// Monotonic ns; 0 means none. Set per phase, never pushed back by arriving bytes.
-    var deadline: UInt64 = 0
-    var out: [UInt8] = []
-    var outOffset = 0
-    var readEOF = false
-    var readPaused = false
-    var tlsWantsWrite = false
+    var machine: HTTPConnectionStateMachine
+    /// The epoll events the socket is registered for.
     var registeredEvents: UInt32 = 0
     var closed = false
-    var inProcess = false
-    var reprocess = false
-    var requestCount = 0
-    var closeAfterWrite = false
+    /// The last TLS read wanted the socket writable.
+    private(set) var tlsWantsWrite = false
 
-    // The current request, for routing, the response and the access log.
-    var head: RequestHead?
-    var match: Router.Match?
-    var routePattern = "-"
-    var requestID = ""
-    var requestStart: UInt64 = 0
-    var consumedAtStart = 0
-    var responseStatus = 0
-    var responseBytes = 0
-
-    init(fd: Int32, id: UInt64, peer: String, address: String, tls: TLSSession?, limits: RequestParser.Limits) {
+    init(fd: Int32, id: UInt64, tls: TLSSession?, machine: HTTPConnectionStateMachine) {
         self.fd = fd
         self.id = id
-        self.peer = peer
-        self.address = address
         self.tls = tls
-        self.parser = RequestParser(limits: limits)
-        self.phase = tls == nil ? .idle : .handshaking
+        self.machine = machine
     }
-
-    var outputPending: Bool { outOffset < out.count }
 
     func receive(_ buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         if let tls {

@@ -3,418 +3,187 @@ import Clocks
 import Glibc
 import Logging
 
-/// Per-connection driving: read → parse → route → handler task → write → keep-alive or close.
+/// Performing a connection's state-machine actions: the system calls (read, write, shutdown, close, epoll
+/// interest), TLS, handlers and the access log. Every protocol decision is `HTTPConnectionStateMachine`'s.
 extension EventLoop {
+    typealias Action = HTTPConnectionStateMachine.Action
+
+    /// An epoll event for `connection`.
     func handle(_ connection: Connection, flags: UInt32) {
+        let input = flags & UInt32(EPOLLIN.rawValue) != 0
         let errorFlags = UInt32(EPOLLERR.rawValue) | UInt32(EPOLLHUP.rawValue)
-        if flags & errorFlags != 0 && flags & UInt32(EPOLLIN.rawValue) == 0 {
-            closeConnection(connection)
+        if flags & errorFlags != 0 && !input {
+            perform(connection, connection.machine.failed())
             return
         }
-        if connection.phase == .handshaking {
+        if connection.machine.phase == .handshaking {
             driveHandshake(connection)
             return
         }
-        if connection.outputPending && (flags & UInt32(EPOLLOUT.rawValue) != 0 || connection.tls != nil) {
-            flush(connection)
-            if connection.closed { return }
+        if input { connection.machine.readable() }
+        // TLS: a write that waited may go on after any event (OpenSSL may have needed to read first).
+        if flags & UInt32(EPOLLOUT.rawValue) != 0 || connection.tls != nil { connection.machine.writable() }
+        perform(connection, connection.machine.proceed(now: now))
+    }
+
+    /// Performs `first` and every action that follows from it, until the connection waits or is closed. A loop,
+    /// not recursion: a long pipeline of requests answered on the loop cannot grow the stack.
+    func perform(_ connection: Connection, _ first: Action) {
+        var action = first
+        while true {
+            switch action {
+            case .wait:
+                updateInterest(connection)
+                return
+            case .close:
+                closeConnection(connection)
+                return
+            case .read:
+                action = readAvailable(connection)
+            case .write:
+                action = flush(connection)
+            case .runHandler(let request, let route):
+                action = run(route, request, on: connection)
+            case .requestCompleted(let completed):
+                logAccess(completed, connection)
+                action = connection.machine.proceed(now: now)
+            case .shutdownOutput:
+                connection.tls?.shutdown()
+                shutdown(connection.fd, Int32(SHUT_WR))
+                action = connection.machine.outputShutDown(now: now)
+            }
         }
-        let writable = flags & UInt32(EPOLLOUT.rawValue) != 0
-        if flags & UInt32(EPOLLIN.rawValue) != 0 || (connection.tlsWantsWrite && writable) {
-            readAvailable(connection)
-            if connection.closed { return }
-        }
-        process(connection)
     }
 
     private func driveHandshake(_ connection: Connection) {
         guard let tls = connection.tls else { return }
         switch tls.handshake() {
         case .bytes:
-            connection.tlsWantsWrite = false
-            connection.phase = .idle
-            connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
-            updateInterest(connection)
-            readAvailable(connection)
-            if !connection.closed { process(connection) }
+            perform(connection, connection.machine.handshakeCompleted(now: now))
         case .wantRead:
-            connection.tlsWantsWrite = false
+            connection.machine.handshakeWaits(wantsWrite: false)
             updateInterest(connection)
         case .wantWrite:
-            connection.tlsWantsWrite = true
+            connection.machine.handshakeWaits(wantsWrite: true)
             updateInterest(connection)
         case .closed, .failed:
-            context.logger.debug("TLS handshake failed", ["peer": connection.peer])
-            closeConnection(connection)
+            context.logger.debug("TLS handshake failed", ["peer": connection.machine.peer])
+            perform(connection, connection.machine.failed())
         }
     }
 
-    /// Reads what the socket has into the parser (or discards it while lingering).
-    func readAvailable(_ connection: Connection) {
-        var discarded = 0
-        while !connection.readEOF && !connection.readPaused {
+    /// Reads what the socket has into the state machine until it would block or the machine has enough.
+    private func readAvailable(_ connection: Connection) -> Action {
+        while true {
             switch connection.receive(readBuffer) {
             case .bytes(let n):
-                if connection.phase == .lingering {
-                    // Bounded per wake-up so a client still uploading cannot monopolise the loop; the linger
-                    // deadline bounds the total.
-                    discarded += n
-                    if discarded >= 16 * readBuffer.count { return }
-                    continue
-                }
-                connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
-                if connection.phase == .idle {
-                    connection.phase = .readingHead
-                    // The first request's clock started at accept (or handshake); later ones at their first byte.
-                    if connection.requestCount > 0 || connection.deadline == 0 {
-                        connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
-                    }
-                    connection.requestStart = now
-                }
-                let busy = connection.phase == .handling || connection.phase == .writing
-                if busy && connection.parser.bufferedBytes > maxBufferedWhileBusy {
-                    // A client pipelining faster than we answer: stop reading until this response is out.
-                    connection.readPaused = true
-                    updateInterest(connection)
-                    return
-                }
+                let more = connection.machine.received(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]), now: now)
                 // Plain sockets: a short read means the kernel buffer is empty; skip the EAGAIN round trip.
                 // TLS must drain to WANT_READ because decrypted bytes may sit inside OpenSSL, invisible to epoll.
-                if connection.tls == nil && n < readBuffer.count { return }
+                if !more || (connection.tls == nil && n < readBuffer.count) {
+                    return connection.machine.readStopped(now: now)
+                }
             case .wouldBlock:
-                updateInterest(connection)
-                return
+                return connection.machine.readStopped(tlsWantsWrite: connection.tlsWantsWrite, now: now)
             case .eof:
-                connection.readEOF = true
-                if connection.phase == .lingering {
-                    closeConnection(connection)
-                } else {
-                    updateInterest(connection)
-                }
-                return
+                return connection.machine.readEOF(now: now)
             case .failed:
-                closeConnection(connection)
-                return
+                return connection.machine.failed()
             }
         }
     }
 
-    /// Parses buffered bytes and acts on them. Re-entrant calls (a response finished while parsing) are turned
-    /// into another round of the outer loop instead of recursion, so long pipelines cannot grow the stack.
-    func process(_ connection: Connection) {
-        if connection.inProcess {
-            connection.reprocess = true
-            return
-        }
-        connection.inProcess = true
-        repeat {
-            connection.reprocess = false
-            processOnce(connection)
-        } while connection.reprocess && !connection.closed
-        connection.inProcess = false
-    }
-
-    private func processOnce(_ connection: Connection) {
-        while !connection.closed {
-            switch connection.phase {
-            case .idle, .readingHead, .readingBody: break
-            case .handshaking, .handling, .writing, .lingering: return
-            }
-            if connection.phase == .idle && !connection.parser.isIdle {
-                // Pipelined bytes were already buffered: the next request starts now.
-                connection.phase = .readingHead
-                connection.deadline = now + context.limits.headerReadTimeout.nanoseconds
-                connection.requestStart = now
-            }
-            switch connection.parser.next() {
-            case .needMoreData:
-                if connection.readEOF {
-                    // The client finished sending: between requests that is a normal close; mid-request there
-                    // is nobody left to read an answer about the truncated request.
-                    closeConnection(connection)
-                }
-                return
-            case .head(let head):
-                startRequest(connection, head)
-            case .body(let body, let trailers):
-                dispatch(connection, body: body, trailers: trailers)
-                return
-            case .error(let error):
-                respondToParseError(connection, error)
-                return
-            }
+    /// Writes as much pending output as the socket takes.
+    private func flush(_ connection: Connection) -> Action {
+        let result = connection.machine.pendingOutput.withUnsafeBytes { connection.send($0) }
+        switch result {
+        case .bytes(let n): return connection.machine.wrote(n, now: now)
+        case .wouldBlock: return connection.machine.writeWouldBlock()
+        case .eof, .failed: return connection.machine.failed()
         }
     }
 
-    private func startRequest(_ connection: Connection, _ head: RequestHead) {
-        connection.head = head
-        connection.routePattern = "-"
-        connection.match = nil
-        if let incoming = head.headers.first("x-request-id"), EventLoop.isSaneRequestID(incoming) {
-            connection.requestID = incoming
-        } else {
-            connection.requestID = nextRequestID()
-        }
-        let (path, _) = PercentDecoding.split(target: head.target)
-        guard let segments = PercentDecoding.segments(path: path) else {
-            respondToParseError(connection, .bad("Invalid percent-encoding in path"))
-            return
-        }
-        let match = context.router.match(head.method, segments)
-        connection.match = match
-        let limit: Int
-        switch match {
-        case .found(let route, _):
-            connection.routePattern = route.pattern
-            limit = route.bodyLimit?.maxBytes ?? context.limits.maxBodyBytes
-        case .notFound, .methodNotAllowed:
-            if head.framing != .none && head.framing != .contentLength(0) {
-                // Nobody wants this body: answer now (no 100 Continue) and close rather than read it.
-                connection.phase = .handling
-                sendResponse(connection, defaultResponse(for: match), keepAlive: false)
-                return
-            }
-            limit = 0
-        }
-        switch connection.parser.beginBody(limit: limit) {
-        case .tooLarge:
-            respondToParseError(connection, .bodyTooLarge)
-        case .read:
-            connection.phase = .readingBody
-            connection.deadline = now + context.limits.bodyReadTimeout.nanoseconds
-            if head.expectsContinue {
-                // RFC 9110 §10.1.1: the route exists and the declared length fits, so ask for the body.
-                connection.out.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
-                flush(connection)
-            }
-        case .noBody:
-            connection.phase = .readingBody
-        }
-    }
-
-    private func dispatch(_ connection: Connection, body: [UInt8], trailers: HTTPHeaders) {
-        guard let head = connection.head, let match = connection.match else { return }
-        connection.phase = .handling
-        connection.deadline = 0
-        guard case .found(let route, let parameters) = match else {
-            sendResponse(connection, defaultResponse(for: match))
-            return
-        }
-        let (path, rawQuery) = PercentDecoding.split(target: head.target)
-        guard let query = rawQuery.map(PercentDecoding.queryItems) ?? [] else {
-            respondToParseError(connection, .bad("Invalid percent-encoding in query"))
-            return
-        }
-        let request = HTTPRequest(
-            method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
-            headers: head.headers, trailers: trailers, body: body, peer: connection.peer,
-            clientAddress: connection.address, routePattern: route.pattern, requestID: connection.requestID, isTLS: connection.tls != nil,
-            minorVersion: head.minorVersion)
-        let handler = route.handler
+    /// Runs the admission check, then the handler: on the loop for `onEventLoop` routes, else as a task whose
+    /// response comes back through the mailbox.
+    private func run(_ route: Router.Route, _ request: HTTPRequest, on connection: Connection) -> Action {
         if let admission = route.admission {
             do {
                 try admission(request)
             } catch let error as any HTTPResponseError {
-                sendResponse(connection, HTTPResponse(error: error))
-                return
+                return connection.machine.responded(HTTPResponse(error: error), now: now)
             } catch {
                 context.logger.error("Admission check failed", ["error": "\(error)", "route": request.routePattern,
                                                                 "request_id": request.requestID])
-                sendResponse(connection, HTTPResponse(error: HTTPError.internalError))
-                return
+                return connection.machine.responded(HTTPResponse(error: HTTPError.internalError), now: now)
             }
         }
-        let fd = connection.fd
-        let id = connection.id
-        let logger = context.logger
-        let errorResponse = context.errorResponse
-        Task { [self] in
+        switch route.handler {
+        case .onEventLoop(let handler):
             let response: HTTPResponse
             do {
-                response = try await handler(request)
-            } catch let error as any HTTPResponseError {
-                response = HTTPResponse(error: error)
+                response = try handler(request)
             } catch {
-                if let mapped = errorResponse?(error) {
-                    response = mapped
-                } else {
-                    // Details stay in the log; the client only learns that something went wrong.
-                    logger.error("Handler failed", ["error": "\(error)", "route": request.routePattern,
-                                                    "request_id": request.requestID])
-                    response = HTTPResponse(error: HTTPError.internalError)
+                response = context.response(for: error, from: request)
+            }
+            return connection.machine.responded(response, now: now)
+        case .task(let handler):
+            let fd = connection.fd
+            let id = connection.id
+            let context = self.context
+            Task { [self] in
+                let response: HTTPResponse
+                do {
+                    response = try await handler(request)
+                } catch {
+                    response = context.response(for: error, from: request)
                 }
+                self.post(.response(fd: fd, id: id, response))
             }
-            self.post(.response(fd: fd, id: id, response))
+            return .wait
         }
     }
 
-    private func defaultResponse(for match: Router.Match) -> HTTPResponse {
-        switch match {
-        case .methodNotAllowed(let allow):
-            var response = HTTPResponse(error: HTTPError(.methodNotAllowed, detail: "Method not allowed"))
-            response.headers.add("Allow", allow.joined(separator: ", "))
-            return response
-        default:
-            return HTTPResponse(error: HTTPError(.notFound, detail: "Not found"))
-        }
-    }
-
-    /// Every parse error closes the connection after the response.
-    func respondToParseError(_ connection: Connection, _ error: HTTPParseError) {
-        let response: HTTPResponse
-        if error.isBodyTooLarge, case .found(let route, _)? = connection.match, let custom = route.bodyLimit?.error {
-            response = HTTPResponse(error: custom)
-        } else {
-            response = HTTPResponse(error: HTTPError(error.status, detail: error.reason))
-        }
-        context.logger.debug("Rejected request", ["status": "\(error.status.code)", "reason": error.reason,
-                                                  "peer": connection.peer])
-        if connection.requestStart == 0 { connection.requestStart = now }
-        if connection.requestID.isEmpty { connection.requestID = nextRequestID() }
-        connection.phase = .handling
-        sendResponse(connection, response, keepAlive: false)
-    }
-
-    /// Serializes and starts writing `response` for the current request.
-    func sendResponse(_ connection: Connection, _ response: HTTPResponse, keepAlive requested: Bool = true) {
-        let head = connection.head
-        var keepAlive = requested && (head?.keepAlive ?? false) && !draining && !connection.closeAfterWrite
-            && !connection.readEOF
-        if let max = context.limits.maxRequestsPerConnection, connection.requestCount + 1 >= max { keepAlive = false }
-        connection.closeAfterWrite = !keepAlive
-        let before = connection.out.count - connection.outOffset
-        ResponseSerializer.serialize(
-            response, into: &connection.out, date: dateCache.current(), omitBody: head?.method == .head,
-            keepAlive: keepAlive, minorVersion: head?.minorVersion ?? 1, requestID: connection.requestID,
-            serverName: context.serverName)
-        connection.responseStatus = response.status.code
-        connection.responseBytes = connection.out.count - connection.outOffset - before
-        connection.phase = .writing
-        connection.deadline = now + context.limits.writeTimeout.nanoseconds
-        flush(connection)
-    }
-
-    /// Writes as much pending output as the socket takes; completes the response when all is written.
-    func flush(_ connection: Connection) {
-        while connection.outputPending {
-            let result = connection.out.withUnsafeBytes { bytes in
-                connection.send(UnsafeRawBufferPointer(rebasing: bytes[connection.outOffset...]))
-            }
-            switch result {
-            case .bytes(let n):
-                connection.outOffset += n
-            case .wouldBlock:
-                updateInterest(connection)
-                return
-            case .eof, .failed:
-                closeConnection(connection)
-                return
-            }
-        }
-        if connection.out.capacity > 256 * 1024 {
-            connection.out = []
-        } else {
-            connection.out.removeAll(keepingCapacity: true)
-        }
-        connection.outOffset = 0
-        updateInterest(connection)
-        if connection.phase == .writing { responseWritten(connection) }
-    }
-
-    private func responseWritten(_ connection: Connection) {
-        connection.requestCount += 1
-        logAccess(connection)
-        connection.head = nil
-        connection.match = nil
-        connection.requestID = ""
-        connection.requestStart = 0
-        if connection.closeAfterWrite {
-            beginLingeringClose(connection)
-            return
-        }
-        connection.phase = .idle
-        connection.deadline = now + context.limits.idleTimeout.nanoseconds
-        if connection.readPaused {
-            connection.readPaused = false
-            updateInterest(connection)
-            if connection.tls == nil { readAvailable(connection) }
-        }
-        if connection.tls != nil && !connection.closed { readAvailable(connection) }
-        if !connection.closed { process(connection) }
-    }
-
-    /// Half-closes our side and discards input until the client closes, so it reads the final response instead
-    /// of a TCP reset caused by unread bytes (RFC 9112 §9.6).
-    private func beginLingeringClose(_ connection: Connection) {
-        if connection.readEOF {
-            connection.tls?.shutdown()
-            closeConnection(connection)
-            return
-        }
-        connection.tls?.shutdown()
-        shutdown(connection.fd, Int32(SHUT_WR))
-        connection.phase = .lingering
-        connection.deadline = now + EventLoop.lingerNanos
-        connection.readPaused = false
-        updateInterest(connection)
-        if draining {
-            // Shutting down: discard what already arrived and close now. With an empty receive queue close()
-            // sends a FIN, not a reset, so the response just written still reaches the client.
-            readAvailable(connection)
-            closeConnection(connection)
-        }
-    }
-
-    /// Closes connections whose phase deadline passed. Reading ones get a 408 first.
+    /// Closes connections whose phase deadline passed (reading ones get a 408 first).
     func expireDeadlines() {
-        for case let connection? in connections where connection.deadline != 0 && now >= connection.deadline {
-            switch connection.phase {
-            case .readingHead, .readingBody:
-                context.logger.debug("Request timed out", ["peer": connection.peer])
-                respondToParseError(connection, HTTPParseError(.requestTimeout, "Request timed out"))
-                // Do not linger after a timeout: the client already had its chance.
-                if !connection.closed && connection.phase == .lingering {
-                    connection.deadline = now + EventLoop.tickNanos
-                }
-            case .handshaking, .idle, .writing, .lingering:
-                closeConnection(connection)
-            case .handling:
-                break
+        for case let connection? in connections {
+            let deadline = connection.machine.deadline
+            guard deadline != 0 && now >= deadline else { continue }
+            if connection.machine.phase == .readingHead || connection.machine.phase == .readingBody {
+                context.logger.debug("Request timed out", ["peer": connection.machine.peer])
             }
+            perform(connection, connection.machine.timerFired(now: now))
         }
     }
 
-    private func logAccess(_ connection: Connection) {
-        let bytesIn = connection.parser.consumedBytes - connection.consumedAtStart
-        connection.consumedAtStart = connection.parser.consumedBytes
+    func updateInterest(_ connection: Connection) {
+        guard !connection.closed else { return }
+        var events: UInt32 = 0
+        if connection.machine.wantsReadEvents { events |= UInt32(EPOLLIN.rawValue) }
+        if connection.machine.wantsWriteEvents { events |= UInt32(EPOLLOUT.rawValue) }
+        guard events != connection.registeredEvents else { return }
+        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: connection.fd))))
+        if epoll_ctl(epfd, EPOLL_CTL_MOD, connection.fd, &event) == 0 {
+            connection.registeredEvents = events
+        } else {
+            closeConnection(connection)
+        }
+    }
+
+    private func logAccess(_ completed: CompletedRequest, _ connection: Connection) {
         context.completedRequests.add(1, ordering: .relaxed)
         let logger = context.logger
+        if let rejection = completed.rejection, logger.isEnabled(.debug) {
+            logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
+                                              "peer": connection.machine.peer])
+        }
         let observer = context.onRequestCompleted
-        guard logger.isEnabled(.info) || observer != nil else { return }
+        guard accessLog.isEnabled || observer != nil else { return }
         let record = AccessLogRecord(
-            method: connection.head?.method.rawValue ?? "-", route: connection.routePattern,
-            status: connection.responseStatus, bytesIn: bytesIn, bytesOut: connection.responseBytes,
-            duration: .nanoseconds(Int64(now &- (connection.requestStart == 0 ? now : connection.requestStart))),
-            requestID: connection.requestID, peer: connection.peer, isTLS: connection.tls != nil)
-        if logger.isEnabled(.info) {
-            let micros = record.duration.nanoseconds / 1000
-            logger.info("Request completed", [
-                "method": record.method, "route": record.route, "status": String(record.status),
-                "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
-                "duration_ms": String(Double(micros) / 1000), "request_id": record.requestID, "peer": record.peer,
-            ])
-        }
+            method: completed.method?.rawValue ?? "-", route: completed.route, status: completed.status,
+            bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
+            duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
+            peer: connection.machine.peer, isTLS: connection.tls != nil)
+        if accessLog.isEnabled { accessLog.append(record) }
         observer?(record)
-    }
-
-    /// Accept a client's `X-Request-ID` only when it cannot pollute logs: 1–128 characters of
-    /// `[A-Za-z0-9._:-]`.
-    static func isSaneRequestID(_ id: String) -> Bool {
-        let bytes = id.utf8
-        guard !bytes.isEmpty, bytes.count <= 128 else { return false }
-        return bytes.allSatisfy { c in
-            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 45 || c == 46 || c == 95
-                || c == 58
-        }
     }
 }

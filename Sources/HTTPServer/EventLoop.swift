@@ -51,11 +51,10 @@ final class EventLoop: @unchecked Sendable {
     var refusedSinceLog = 0
     var draining = false
     var drainDeadline: UInt64 = 0
-    var dateCache = HTTPDateCache()
     let readBuffer: UnsafeMutableRawBufferPointer
-    var requestCounter: UInt64 = 0
-    let requestIDPrefix: String
-    let maxBufferedWhileBusy: Int
+    /// What this loop's connections share (router, limits, Date header, request IDs).
+    let environment: ConnectionEnvironment
+    var accessLog: AccessLog
     private let onExit: @Sendable () -> Void
 
     init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
@@ -77,9 +76,11 @@ final class EventLoop: @unchecked Sendable {
         // connection (so the listener stops signalling), then take it back.
         self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
-        self.requestIDPrefix = EventLoop.randomHex(8) + String(index, radix: 16)
-        let limits = context.limits
-        self.maxBufferedWhileBusy = limits.maxRequestLineBytes + limits.maxHeaderBytes + EventLoop.readBufferSize
+        self.accessLog = AccessLog(logger: context.logger)
+        self.environment = ConnectionEnvironment(
+            router: context.router, limits: context.limits, serverName: context.serverName,
+            requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16), readBufferSize: EventLoop.readBufferSize,
+            lingerNanos: EventLoop.lingerNanos, tickNanos: EventLoop.tickNanos)
         do {
             try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
             try register(listenFD, events: UInt32(EPOLLIN.rawValue))
@@ -92,7 +93,7 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func register(_ fd: Int32, events: UInt32) throws {
+    func register(_ fd: Int32, events: UInt32) throws {
         var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
         try check("epoll_ctl(ADD)") { epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) }
     }
@@ -144,6 +145,7 @@ final class EventLoop: @unchecked Sendable {
                 expireDeadlines()
                 if acceptPausedUntil > 0 && now >= acceptPausedUntil { resumeAccepting() }
             }
+            accessLog.flush()
             if draining {
                 if now >= drainDeadline {
                     for case let connection? in connections { closeConnection(connection) }
@@ -169,6 +171,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func finish() {
         for case let connection? in connections { closeConnection(connection) }
+        accessLog.flush()
         if listenFD >= 0 {
             close(listenFD)
             listenFD = -1
@@ -197,9 +200,9 @@ final class EventLoop: @unchecked Sendable {
             switch message {
             case .response(let fd, let id, let response):
                 guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
-                      connection.id == id, connection.phase == .handling
+                      connection.id == id
                 else { continue }  // the connection closed meanwhile (timeout, reset, shutdown)
-                sendResponse(connection, response)
+                perform(connection, connection.machine.responded(response, now: now))
             case .shutdown(let grace):
                 beginDraining(grace: grace)
             }
@@ -216,122 +219,8 @@ final class EventLoop: @unchecked Sendable {
             listenFD = -1
         }
         acceptPausedUntil = 0
-        for case let connection? in connections {
-            switch connection.phase {
-            case .idle, .handshaking, .lingering:
-                closeConnection(connection)
-            case .readingHead, .readingBody, .handling, .writing:
-                // Finishes its current request, then closes (`Connection: close`).
-                connection.closeAfterWrite = true
-            }
-        }
-    }
-
-    // MARK: Accepting
-
-    private func acceptConnections() {
-        // Bounded per wake-up so one busy listener cannot starve established connections; level-triggered
-        // epoll reports the rest on the next round.
-        for _ in 0..<64 {
-            var address = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    clinux_accept_nonblock(listenFD, $0, &length)
-                }
-            }
-            if fd < 0 {
-                switch errno {
-                case EAGAIN, EWOULDBLOCK: return
-                case EINTR, ECONNABORTED, EPROTO: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    survive(errno)
-                    return
-                default:
-                    context.logger.error("accept failed", ["errno": "\(errno)", "loop": "\(index)"])
-                    return
-                }
-            }
-            let open = context.openConnections.load(ordering: .relaxed)
-            if open >= context.limits.maxConnections || draining {
-                close(fd)
-                refusedSinceLog += 1
-                // At most one line per second: a connection flood must not become a log flood.
-                if now &- lastRefusalLog >= 1_000_000_000 {
-                    context.logger.warning("Connections refused: too many open connections",
-                                           ["open": "\(open)", "refused": "\(refusedSinceLog)", "loop": "\(index)"])
-                    lastRefusalLog = now
-                    refusedSinceLog = 0
-                }
-                continue
-            }
-            let described = Listener.describe(address)
-            setUp(fd, peer: described.text, address: described.address)
-        }
-    }
-
-    /// Out of descriptors: shed the pending connection with the reserve descriptor, then stop accepting for one
-    /// tick so the loop does not spin while the process stays at its limit.
-    private func survive(_ code: Int32) {
-        context.logger.warning("accept failed: out of file descriptors", ["errno": "\(code)", "loop": "\(index)"])
-        if reserveFD >= 0 {
-            close(reserveFD)
-            reserveFD = -1
-            let fd = clinux_accept_nonblock(listenFD, nil, nil)
-            if fd >= 0 { close(fd) }
-            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        }
-        if listenFD >= 0 && acceptPausedUntil == 0 {
-            var event = epoll_event()
-            epoll_ctl(epfd, EPOLL_CTL_DEL, listenFD, &event)
-        }
-        acceptPausedUntil = now + EventLoop.tickNanos
-    }
-
-    private func resumeAccepting() {
-        acceptPausedUntil = 0
-        if reserveFD < 0 { reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC) }
-        guard listenFD >= 0 else { return }
-        do {
-            try register(listenFD, events: UInt32(EPOLLIN.rawValue))
-        } catch {
-            context.logger.error("Could not resume accepting", ["error": "\(error)", "loop": "\(index)"])
-        }
-    }
-
-    private func setUp(_ fd: Int32, peer: String, address: String) {
-        var one: Int32 = 1
-        // Responses are written in one send; without TCP_NODELAY Nagle would hold back small ones.
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var session: TLSSession?
-        if let tls = context.tls {
-            guard let s = TLSSession(context: tls, fd: fd) else {
-                close(fd)
-                context.logger.error("SSL_new failed", ["loop": "\(index)"])
-                return
-            }
-            session = s
-        }
-        let connection = Connection(fd: fd, id: nextConnectionID, peer: peer, address: address, tls: session,
-                                    limits: context.limits.parserLimits)
-        nextConnectionID += 1
-        let events = UInt32(EPOLLIN.rawValue)
-        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
-        if epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0 {
-            context.logger.error("epoll_ctl(ADD) failed", ["errno": "\(errno)", "loop": "\(index)"])
-            close(fd)
-            return
-        }
-        connection.registeredEvents = events
-        if Int(fd) >= connections.count {
-            connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count))
-        }
-        connections[Int(fd)] = connection
-        connectionCount += 1
-        context.openConnections.add(1, ordering: .relaxed)
-        context.acceptedConnections.add(1, ordering: .relaxed)
-        connection.deadline = now + (session != nil ? context.limits.tlsHandshakeTimeout.nanoseconds
-                                                    : context.limits.headerReadTimeout.nanoseconds)
+        // Idle connections close; busy ones finish their current request, then close (`Connection: close`).
+        for case let connection? in connections { perform(connection, connection.machine.beginDraining()) }
     }
 
     // MARK: Helpers
@@ -339,30 +228,12 @@ final class EventLoop: @unchecked Sendable {
     func closeConnection(_ connection: Connection) {
         guard !connection.closed else { return }
         connection.closed = true
+        _ = connection.machine.close()
         // close() also removes the descriptor from the epoll set.
         close(connection.fd)
         connections[Int(connection.fd)] = nil
         connectionCount -= 1
         context.openConnections.subtract(1, ordering: .relaxed)
-    }
-
-    func updateInterest(_ connection: Connection) {
-        guard !connection.closed else { return }
-        var events: UInt32 = 0
-        if !connection.readEOF && !connection.readPaused { events |= UInt32(EPOLLIN.rawValue) }
-        if connection.outputPending || connection.tlsWantsWrite { events |= UInt32(EPOLLOUT.rawValue) }
-        guard events != connection.registeredEvents else { return }
-        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: connection.fd))))
-        if epoll_ctl(epfd, EPOLL_CTL_MOD, connection.fd, &event) == 0 {
-            connection.registeredEvents = events
-        } else {
-            closeConnection(connection)
-        }
-    }
-
-    func nextRequestID() -> String {
-        requestCounter += 1
-        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
     }
 
     static func randomHex(_ bytes: Int) -> String {

@@ -4,8 +4,16 @@ import Glibc
 struct HTTPDateCache {
     private var second: time_t = -1
     private(set) var value: [UInt8] = []
+    private let fixed: Bool
+
+    /// - Parameter fixed: a constant value to return instead of the clock's (tests).
+    init(fixed: String? = nil) {
+        self.fixed = fixed != nil
+        if let fixed { value = Array(fixed.utf8) }
+    }
 
     mutating func current() -> [UInt8] {
+        if fixed { return value }
         let now = time(nil)
         if now != second {
             second = now

@@ -170,6 +170,15 @@ public final class HTTPServer: Sendable {
     /// responses carry `Connection: close`) for up to `HTTPLimits.shutdownGracePeriod`, closes the rest, and
     /// returns when every loop thread has exited. Safe to call more than once and concurrently.
     public func shutdown() async {
+        let began = beginShutdown()
+        await waitUntilStopped()
+        if began { logger.info("HTTP server stopped") }
+    }
+
+    /// Starts the drain `shutdown()` describes without waiting for it.
+    /// - Returns: whether this call stopped running loops (false: not running, or already stopping).
+    @discardableResult
+    func beginShutdown() -> Bool {
         let loops = shared.withLock { shared -> [EventLoop] in
             switch shared.state {
             case .running(let loops, let port):
@@ -187,9 +196,19 @@ public final class HTTPServer: Sendable {
         }
         let grace = configuration.limits.shutdownGracePeriod.nanoseconds
         for loop in loops { loop.post(.shutdown(grace: grace)) }
-        await waitUntilStopped()
-        if !loops.isEmpty { logger.info("HTTP server stopped") }
+        return !loops.isEmpty
     }
+
+    /// Whether `start()` has not been called yet.
+    var isIdle: Bool {
+        shared.withLock { shared in
+            if case .idle = shared.state { return true }
+            return false
+        }
+    }
+
+    /// The logger's label ("http", "ops-http"): the service name.
+    var label: String { logger.label }
 
     /// Returns once the server has stopped (immediately if it never started or already stopped).
     public func waitUntilStopped() async {

@@ -1,3 +1,6 @@
+// Over 300 lines on purpose: one state enum and the transitions between its states (request line, headers, body
+// framings, chunks, trailers) read best together; the field and line syntax helpers at the bottom share its buffer.
+
 import Glibc
 
 /// An HTTP/1.1 request parser: a pure state machine fed raw bytes, with no sockets, clocks or threads.

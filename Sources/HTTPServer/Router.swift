@@ -1,6 +1,12 @@
 /// A route handler. It runs as a Swift task, never on an event-loop thread.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
+/// A route handler that runs on the event-loop thread, right after the request is read: no task, no hop to the
+/// Swift concurrency pool and back (two thread wake-ups per request, the main cost of a trivial route; see
+/// docs/BENCHMARKS.md, HTTP). Only for answers computed at once from the request and memory: it must not block,
+/// wait or do I/O, and may hold a lock only for a moment — every other connection of the loop waits for it.
+public typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
+
 /// A route's admission check: runs on the event-loop thread once the request is read, before the handler's task is
 /// created. Throwing an `HTTPResponseError` answers with it at once; returning lets the handler run.
 ///
@@ -22,7 +28,13 @@ public struct Router: Sendable {
         var parameterNames: [String]
         var bodyLimit: BodyLimit?
         var admission: HTTPAdmission?
-        var handler: HTTPHandler
+        var handler: Handler
+    }
+
+    /// Where a route's handler runs.
+    enum Handler: Sendable {
+        case task(HTTPHandler)
+        case onEventLoop(HTTPLoopHandler)
     }
 
     struct Node: Sendable {
@@ -50,6 +62,24 @@ public struct Router: Sendable {
     ///   - admission: a cheap check run on the event loop before `handler` (see `HTTPAdmission`).
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
                              admission: HTTPAdmission? = nil, handler: @escaping HTTPHandler) {
+        add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
+                                   handler: .task(handler)))
+    }
+
+    /// Registers `handler` to run on the event loop (see `HTTPLoopHandler`) for `method` on `pattern`.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
+                             admission: HTTPAdmission? = nil, onEventLoop handler: @escaping HTTPLoopHandler) {
+        add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
+                                   handler: .onEventLoop(handler)))
+    }
+
+    /// `add(.get, pattern, onEventLoop:)`: a cheap GET answered on the loop (health checks, static documents).
+    public mutating func get(_ pattern: String, onEventLoop handler: @escaping HTTPLoopHandler) {
+        add(.get, pattern, onEventLoop: handler)
+    }
+
+    private mutating func add(_ method: HTTPMethod, _ pattern: String, _ route: Route) {
+        var route = route
         var node = 0
         var names: [String] = []
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -72,8 +102,8 @@ public struct Router: Sendable {
                 }
             }
         }
-        nodes[node].routes[method] = Route(pattern: pattern, parameterNames: names, bodyLimit: bodyLimit,
-                                           admission: admission, handler: handler)
+        route.parameterNames = names
+        nodes[node].routes[method] = route
     }
 
     /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.

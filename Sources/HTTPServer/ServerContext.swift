@@ -28,4 +28,14 @@ final class ServerContext: Sendable {
         self.onRequestCompleted = onRequestCompleted
         self.errorResponse = errorResponse
     }
+
+    /// The response for an error a handler threw: its own for an `HTTPResponseError`, else what `errorResponse`
+    /// maps it to, else 500 (details stay in the log; the client only learns that something went wrong).
+    func response(for error: any Error, from request: HTTPRequest) -> HTTPResponse {
+        if let error = error as? any HTTPResponseError { return HTTPResponse(error: error) }
+        if let mapped = errorResponse?(error) { return mapped }
+        logger.error("Handler failed", ["error": "\(error)", "route": request.routePattern,
+                                        "request_id": request.requestID])
+        return HTTPResponse(error: HTTPError.internalError)
+    }
 }

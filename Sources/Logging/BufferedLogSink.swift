@@ -6,7 +6,8 @@ import Locking
 /// Why: the access log writes one line per request from the HTTP event loops. Formatting the line (a timestamp,
 /// logfmt quoting) and a `write(2)` per line on the loop cost the server most of its throughput on small requests
 /// (docs/BENCHMARKS.md, HTTP). Here `write` only enqueues the record; the writer thread formats everything queued
-/// and writes it with one system call.
+/// (`LogLineEncoder`: bytes, no intermediate strings) and writes it with one system call. The event loops hand
+/// their access-log records over in batches (`write(contentsOf:)`, one queue operation per batch).
 ///
 /// Bounded: at most `capacity` records wait. When the writer falls behind (a blocked journal, a paused terminal),
 /// new records are dropped and counted instead of growing memory or blocking an event loop, and the writer
@@ -18,12 +19,16 @@ import Locking
 public final class BufferedLogSink: LogSink, Sendable {
     private enum Item: Sendable {
         case record(LogRecord)
+        case records([LogRecord])
         /// Signalled once every item queued before it has been written.
         case flush(DispatchSemaphore)
     }
 
     private let queue: BlockingQueue<Item>
     private let dropped = Locked(0)
+    /// Records queued and not yet taken by the writer (a batch counts each of its records), held to `capacity`.
+    private let queued = Locked(0)
+    private let capacity: Int
     private let journal: Bool
     private let fd: Int32
     private let maxBatch: Int
@@ -35,7 +40,9 @@ public final class BufferedLogSink: LogSink, Sendable {
     ///   - maxBatch: records formatted into one `write(2)` at most.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = 2,
                 capacity: Int = 65_536, maxBatch: Int = 2_048) {
-        queue = BlockingQueue(capacity: capacity)
+        // The queue is unbounded in items; `queued` bounds the records, which is what costs memory.
+        queue = BlockingQueue()
+        self.capacity = max(1, capacity)
         journal = environment["JOURNAL_STREAM"] != nil
         self.fd = fd
         self.maxBatch = max(1, maxBatch)
@@ -45,9 +52,31 @@ public final class BufferedLogSink: LogSink, Sendable {
     }
 
     public func write(_ record: LogRecord) {
-        if !queue.push(.record(record)) {
-            dropped.withLock { $0 += 1 }
+        guard admit(1) else { return }
+        if !queue.push(.record(record)) { retract(1) }
+    }
+
+    /// Queues `records` as one item: one lock round and at most one wake-up of the writer for the whole batch.
+    public func write(contentsOf records: [LogRecord]) {
+        guard !records.isEmpty, admit(records.count) else { return }
+        if !queue.push(.records(records)) { retract(records.count) }
+    }
+
+    /// Reserves room for `count` records, or counts them as dropped.
+    private func admit(_ count: Int) -> Bool {
+        let room = queued.withLock { queued -> Bool in
+            guard queued + count <= capacity else { return false }
+            queued += count
+            return true
         }
+        if !room { dropped.withLock { $0 += count } }
+        return room
+    }
+
+    /// A push refused after `admit` (the sink is closed): the records are dropped.
+    private func retract(_ count: Int) {
+        queued.withLock { $0 -= count }
+        dropped.withLock { $0 += count }
     }
 
     /// Blocks until every record written before this call is out. Not for the event loops or the Swift
@@ -76,25 +105,34 @@ public final class BufferedLogSink: LogSink, Sendable {
     }
 
     private func drain() {
+        var encoder = LogLineEncoder(journal: journal)
+        var text: [UInt8] = []
         while true {
             let batch = queue.take(max: maxBatch)
             if batch.isEmpty { break }  // closed and drained
-            var text = ""
+            text.removeAll(keepingCapacity: text.capacity <= 1 << 20)
             var flushes: [DispatchSemaphore] = []
+            var taken = 0
             let lost = dropped.withLock { count -> Int in
                 defer { count = 0 }
                 return count
             }
             if lost > 0 {
-                text += LogFormat.line(LogRecord(level: .warning, label: "log", message: "Log lines dropped",
-                                                 metadata: [("count", String(lost))]), journal: journal)
+                encoder.append(LogRecord(level: .warning, label: "log", message: "Log lines dropped",
+                                         metadata: [("count", String(lost))]), to: &text)
             }
             for item in batch {
                 switch item {
-                case .record(let record): text += LogFormat.line(record, journal: journal)
+                case .record(let record):
+                    encoder.append(record, to: &text)
+                    taken += 1
+                case .records(let records):
+                    for record in records { encoder.append(record, to: &text) }
+                    taken += records.count
                 case .flush(let done): flushes.append(done)
                 }
             }
+            if taken > 0 { queued.withLock { $0 -= taken } }
             if !text.isEmpty { FileDescriptor.writeAll(fd, text) }
             for done in flushes { done.signal() }
         }

@@ -21,6 +21,14 @@ public struct LogRecord: Sendable {
 /// Where log records go. Implementations must be thread-safe: loggers are shared across threads.
 public protocol LogSink: Sendable {
     func write(_ record: LogRecord)
+    /// Writes several records in order; sinks that queue (`BufferedLogSink`) take them in one operation.
+    func write(contentsOf records: [LogRecord])
+}
+
+extension LogSink {
+    public func write(contentsOf records: [LogRecord]) {
+        for record in records { write(record) }
+    }
 }
 
 /// Writes one logfmt line per record to standard error with a single `write(2)`, so lines from different
@@ -45,8 +53,12 @@ public enum FileDescriptor {
     /// Writes all of `text`, retrying partial writes and EINTR; gives up silently on other errors (a closed
     /// terminal or journal must not take the server down).
     public static func writeAll(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
+        writeAll(fd, Array(text.utf8))
+    }
+
+    /// Writes all of `bytes`, like `writeAll(_:_:)` for a string.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)

@@ -36,10 +36,22 @@ public struct Logger: Sendable {
     @inlinable public func isEnabled(_ level: LogLevel) -> Bool { level >= self.level }
 
     public func log(_ level: LogLevel, _ message: String, _ extra: KeyValuePairs<String, String> = [:]) {
-        guard level >= self.level else { return }
+        if let record = record(level, message, extra) { sink.write(record) }
+    }
+
+    /// The record `log` would write (this logger's label and metadata first), or nil below the level. With
+    /// `write(_:)`, for callers that hand over many records at once (the HTTP loops' access log).
+    public func record(_ level: LogLevel, _ message: String, _ extra: KeyValuePairs<String, String>) -> LogRecord? {
+        guard level >= self.level else { return nil }
         var all = metadata
-        all.append(contentsOf: extra.map { ($0.key, $0.value) })
-        sink.write(LogRecord(level: level, label: label, message: message, metadata: all))
+        all.reserveCapacity(metadata.count + extra.count)
+        for (key, value) in extra { all.append((key, value)) }
+        return LogRecord(level: level, label: label, message: message, metadata: all)
+    }
+
+    /// Writes records made with `record(_:_:_:)`, in order, as one batch.
+    public func write(_ records: [LogRecord]) {
+        sink.write(contentsOf: records)
     }
 
     public func trace(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.trace, message, extra) }

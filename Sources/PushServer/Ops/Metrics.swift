@@ -165,15 +165,37 @@ public final class Metrics: Sendable {
     }
 
     static func labelString(_ labels: KeyValuePairs<String, String>) -> String {
-        labelString(labels.map { ($0.key, $0.value) })
+        // Appended in place, no intermediate array: this runs twice per HTTP request (the request counter and the
+        // latency histogram).
+        var out = ""
+        out.reserveCapacity(64)
+        for (i, (key, value)) in labels.enumerated() {
+            if i > 0 { out += "," }
+            out += key
+            out += "=\""
+            out += escape(value)
+            out += "\""
+        }
+        return out
     }
 
     static func labelString(_ labels: [(String, String)]) -> String {
-        labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",")
+        var out = ""
+        out.reserveCapacity(64)
+        for (i, (key, value)) in labels.enumerated() {
+            if i > 0 { out += "," }
+            out += key
+            out += "=\""
+            out += escape(value)
+            out += "\""
+        }
+        return out
     }
 
     /// Label values escape backslash, quote and newline (exposition format rules).
     static func escape(_ value: String) -> String {
+        // Nearly every value (route patterns, methods, statuses) has none of the three: no per-character walk.
+        if !value.utf8.contains(where: { $0 == 0x5C || $0 == 0x22 || $0 == 0x0A }) { return value }
         var out = ""
         for ch in value {
             switch ch {

@@ -1,0 +1,336 @@
+// Over 300 lines on purpose: every connection-level transition (socket events, timers, drain, completion) is in
+// this one file so the phase rules can be checked in one place; the per-request half is in
+// HTTPConnectionStateMachine+Request.swift.
+
+/// The HTTP/1.1 rules of one server connection as a pure state machine: it takes events (bytes read, the socket
+/// would block, a handler answered, bytes written, a timer fired, the peer closed, a shutdown began) and answers
+/// with the next `Action` for the event loop to perform. It owns the request parser, keep-alive, one request at a
+/// time (pipelined requests wait in the parser's buffer and are answered in order), the phase deadlines, the
+/// buffering bound, `100 Continue`, `Connection: close` and the error responses. It makes no system calls and
+/// reads no clock (`now` comes with every event), so `HTTPConnectionStateMachineTests` drive it without sockets.
+///
+/// Protocol for the loop: perform the returned action, report its outcome with the matching event, and go on
+/// with the action that returns, until `.wait` (wait for epoll, a handler or the timer) or `.close`:
+/// - `.read`: read until the socket would block, feeding `received(_:now:)` while it returns true, then report
+///   `readStopped(tlsWantsWrite:now:)`, `readEOF(now:)` or `failed()`.
+/// - `.write`: send `pendingOutput`, reporting `wrote(_:now:)` per send, or `writeWouldBlock()` / `failed()`.
+/// - `.runHandler`: run the admission check and handler, then report `responded(_:now:)` (possibly much later,
+///   from a task; a response for a request the connection no longer waits for is ignored).
+/// - `.requestCompleted`: write the access log line, then `proceed(now:)`.
+/// - `.shutdownOutput`: TLS close_notify and `shutdown(SHUT_WR)`, then `outputShutDown(now:)`.
+/// Epoll interest follows `wantsReadEvents` / `wantsWriteEvents`; socket readiness is reported with
+/// `readable()` / `writable()`.
+struct HTTPConnectionStateMachine {
+    enum Phase: Equatable {
+        /// TLS handshake in progress (driven by the loop, reported with `handshake…` events).
+        case handshaking
+        /// Between requests (or before the first one); no request byte buffered.
+        case idle
+        case readingHead
+        case readingBody
+        /// The handler runs; reads continue into the parser's buffer (bounded) but nothing is parsed.
+        case handling
+        /// A response is being written.
+        case writing
+        /// After a `Connection: close` response: our side is shut down and input is discarded until EOF or the
+        /// linger deadline, so the client reads the response instead of a reset.
+        case lingering
+        case closed
+    }
+
+    /// What the event loop does next.
+    enum Action {
+        /// Nothing until the next socket event, handler response or timer.
+        case wait
+        case read
+        case write
+        /// Run the route's admission check and handler for `request`.
+        case runHandler(HTTPRequest, Router.Route)
+        /// A response was fully written: log it and count it.
+        case requestCompleted(CompletedRequest)
+        /// Half-close before a lingering close.
+        case shutdownOutput
+        case close
+    }
+
+    // The plain `var` fields are set by the request half in HTTPConnectionStateMachine+Request.swift only;
+    // everything else reads them.
+    let env: ConnectionEnvironment
+    let peer: String
+    /// The peer's IP address without the port (what per-client limits key on).
+    let address: String
+    let isTLS: Bool
+
+    var phase: Phase
+    /// Monotonic ns at which the current phase times out; 0 means none. Set when a phase starts, never pushed
+    /// back by arriving bytes (trickling cannot extend it).
+    var deadline: UInt64
+    var parser: RequestParser
+    /// Response bytes not yet written start at `outputOffset`.
+    var output: [UInt8] = []
+    var outputOffset = 0
+    private(set) var readEOF = false
+    /// Reading stopped because the client sent more than `maxBufferedWhileBusy` while we were busy.
+    private(set) var readPaused = false
+    /// The last read would block: wait for epoll before reading again.
+    private(set) var readBlocked = true
+    private(set) var writeBlocked = false
+    /// OpenSSL needs the socket writable to go on reading (renegotiation, key update).
+    private(set) var tlsWantsWrite = false
+    private(set) var requestCount = 0
+    /// The current response ends the connection.
+    var closeAfterWrite = false
+    private(set) var draining = false
+    private var shutdownPending = false
+    /// Lingering after a timeout lasts one tick, not `lingerNanos`: the client already had its chance.
+    private var lingerBriefly = false
+    /// Shutting down: after our final response, discard what already arrived and close.
+    private var closeWhenDrained = false
+    private var discardedThisWakeUp = 0
+    private var pendingCompletion: CompletedRequest?
+
+    // The current request.
+    var request = RequestState()
+
+    struct RequestState {
+        var head: RequestHead?
+        var match: Router.Match?
+        var routePattern = "-"
+        var requestID = ""
+        var start: UInt64 = 0
+        var status = 0
+        var bytesOut = 0
+        var rejection: HTTPParseError?
+    }
+
+    init(env: ConnectionEnvironment, peer: String, address: String, isTLS: Bool, now: UInt64) {
+        self.env = env
+        self.peer = peer
+        self.address = address
+        self.isTLS = isTLS
+        self.parser = RequestParser(limits: env.limits.parserLimits)
+        self.phase = isTLS ? .handshaking : .idle
+        // The first request's header clock starts at accept (or, with TLS, the handshake's clock does).
+        self.deadline = now + (isTLS ? env.handshakeNanos : env.headerReadNanos)
+    }
+
+    // MARK: Interest
+
+    var hasPendingOutput: Bool { outputOffset < output.count }
+    var wantsReadEvents: Bool { phase != .closed && !readEOF && !readPaused }
+    var wantsWriteEvents: Bool { phase != .closed && (hasPendingOutput || tlsWantsWrite) }
+
+    // MARK: Socket events
+
+    /// Epoll reported the socket readable.
+    mutating func readable() { readBlocked = false }
+
+    /// Epoll reported the socket writable.
+    mutating func writable() {
+        writeBlocked = false
+        // OpenSSL wanted to write in order to read: reading may go on now.
+        if tlsWantsWrite { readBlocked = false }
+    }
+
+    /// The TLS handshake finished: the connection waits for its first request.
+    mutating func handshakeCompleted(now: UInt64) -> Action {
+        guard phase == .handshaking else { return proceed(now: now) }
+        tlsWantsWrite = false
+        phase = .idle
+        deadline = now + env.headerReadNanos
+        readBlocked = false  // the client's first bytes may already sit in OpenSSL's buffer
+        return proceed(now: now)
+    }
+
+    /// The TLS handshake needs the socket readable (`wantsWrite` false) or writable.
+    mutating func handshakeWaits(wantsWrite: Bool) {
+        tlsWantsWrite = wantsWrite
+    }
+
+    /// Bytes arrived. Returns whether the loop should keep reading in this wake-up.
+    mutating func received(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> Bool {
+        if phase == .lingering {
+            // Bounded per wake-up so a client still uploading cannot monopolise the loop; the linger deadline
+            // bounds the total.
+            discardedThisWakeUp += bytes.count
+            return discardedThisWakeUp < 16 * env.readBufferSize
+        }
+        tlsWantsWrite = false
+        parser.append(bytes)
+        if phase == .idle {
+            phase = .readingHead
+            // The first request's clock started at accept (or handshake); later ones at their first byte.
+            if requestCount > 0 || deadline == 0 { deadline = now + env.headerReadNanos }
+            request.start = now
+        }
+        if (phase == .handling || phase == .writing) && parser.bufferedBytes > env.maxBufferedWhileBusy {
+            // A client pipelining faster than we answer: stop reading until this response is out.
+            readPaused = true
+            return false
+        }
+        return true
+    }
+
+    /// The read loop stopped: the socket would block (or, for TLS, OpenSSL waits for the socket to become
+    /// writable), or `received` asked to stop.
+    mutating func readStopped(tlsWantsWrite: Bool = false, now: UInt64) -> Action {
+        readBlocked = true
+        self.tlsWantsWrite = tlsWantsWrite
+        discardedThisWakeUp = 0
+        if phase == .lingering && closeWhenDrained { return close() }
+        return proceed(now: now)
+    }
+
+    /// The client closed its side (read returned 0).
+    mutating func readEOF(now: UInt64) -> Action {
+        readEOF = true
+        readBlocked = true
+        if phase == .lingering { return close() }
+        return proceed(now: now)
+    }
+
+    /// The socket (or TLS) failed, or epoll reported an error without input: nothing more can be done.
+    mutating func failed() -> Action { close() }
+
+    /// Part of `pendingOutput` was written.
+    mutating func wrote(_ count: Int, now: UInt64) -> Action {
+        outputOffset += count
+        guard !hasPendingOutput else { return proceed(now: now) }
+        // Keep a small buffer for the next response; drop one a large response grew.
+        if output.capacity > 256 * 1024 {
+            output = []
+        } else {
+            output.removeAll(keepingCapacity: true)
+        }
+        outputOffset = 0
+        if phase == .writing { completeResponse(now: now) }
+        return proceed(now: now)
+    }
+
+    /// The socket takes no more bytes for now.
+    mutating func writeWouldBlock() -> Action {
+        writeBlocked = true
+        return .wait
+    }
+
+    /// The unwritten response bytes.
+    var pendingOutput: ArraySlice<UInt8> { output[outputOffset...] }
+
+    /// Our side was shut down after the final response: linger (discard input) until EOF or the deadline.
+    mutating func outputShutDown(now: UInt64) -> Action {
+        if readEOF { return close() }
+        phase = .lingering
+        deadline = now + (lingerBriefly ? env.tickNanos : env.lingerNanos)
+        readPaused = false
+        readBlocked = false
+        // Shutting down: discard what already arrived and close now. With an empty receive queue close() sends a
+        // FIN, not a reset, so the response just written still reaches the client.
+        if draining { closeWhenDrained = true }
+        return .read
+    }
+
+    // MARK: Timer and shutdown
+
+    /// The loop's tick: acts when the phase deadline passed. Reading phases get a 408 first.
+    mutating func timerFired(now: UInt64) -> Action {
+        guard deadline != 0 && now >= deadline else { return .wait }
+        switch phase {
+        case .readingHead, .readingBody:
+            lingerBriefly = true
+            respondToParseError(HTTPParseError(.requestTimeout, "Request timed out"), now: now)
+            return proceed(now: now)
+        case .handshaking, .idle, .writing, .lingering:
+            return close()
+        case .handling, .closed:
+            return .wait
+        }
+    }
+
+    /// The server stops: idle connections close now, in-flight requests finish with `Connection: close`.
+    mutating func beginDraining() -> Action {
+        draining = true
+        switch phase {
+        case .idle, .handshaking, .lingering:
+            return close()
+        case .readingHead, .readingBody, .handling, .writing:
+            closeAfterWrite = true
+            return .wait
+        case .closed:
+            return .close
+        }
+    }
+
+    mutating func close() -> Action {
+        phase = .closed
+        deadline = 0
+        return .close
+    }
+
+    // MARK: Driving
+
+    /// The next thing to do after an action was performed.
+    mutating func proceed(now: UInt64) -> Action {
+        while true {
+            if phase == .closed { return .close }
+            if let completion = pendingCompletion {
+                pendingCompletion = nil
+                return .requestCompleted(completion)
+            }
+            if hasPendingOutput && !writeBlocked { return .write }
+            if shutdownPending {
+                shutdownPending = false
+                return .shutdownOutput
+            }
+            if phase == .handshaking { return .wait }
+            if wantsReadEvents && !readBlocked { return .read }
+            switch phase {
+            case .idle, .readingHead, .readingBody:
+                if let action = parseStep(now: now) { return action }
+            case .handshaking, .handling, .writing, .lingering, .closed:
+                return .wait
+            }
+        }
+    }
+
+    /// Everything the response to the current request is done: count it, then keep the connection or close it.
+    private mutating func completeResponse(now: UInt64) {
+        requestCount += 1
+        let bytesIn = parser.consumedBytes - consumedAtStart
+        consumedAtStart = parser.consumedBytes
+        pendingCompletion = CompletedRequest(
+            method: request.head?.method, route: request.routePattern, status: request.status, bytesIn: bytesIn,
+            bytesOut: request.bytesOut, start: request.start == 0 ? now : request.start, end: now,
+            requestID: request.requestID, rejection: request.rejection)
+        request = RequestState()
+        if closeAfterWrite {
+            shutdownPending = true
+            return
+        }
+        phase = .idle
+        deadline = now + env.idleNanos
+        if readPaused {
+            readPaused = false
+            readBlocked = false
+        }
+        // Decrypted bytes may sit inside OpenSSL, invisible to epoll.
+        if isTLS { readBlocked = false }
+    }
+
+    private var consumedAtStart = 0
+}
+
+/// One request whose response was fully written, for the access log and metrics.
+struct CompletedRequest {
+    var method: HTTPMethod?
+    /// The route pattern, or `-` (no route, protocol error).
+    var route: String
+    var status: Int
+    var bytesIn: Int
+    var bytesOut: Int
+    /// Monotonic ns: the request's first byte (or accept) and the end of the write.
+    var start: UInt64
+    var end: UInt64
+    var requestID: String
+    /// Why the request was refused before routing, when it was.
+    var rejection: HTTPParseError?
+}

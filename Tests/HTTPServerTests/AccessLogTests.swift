@@ -1,0 +1,126 @@
+import Foundation
+@testable import HTTPServer
+import Locking
+import Logging
+import TestSupport
+import XCTest
+
+/// The cheap access log: byte-identical lines from the fast encoder, batches through the buffered sink, and no
+/// line lost when the server and the sink stop cleanly.
+final class AccessLogTests: XCTestCase {
+    private let hostile = ["plain", "", "a b", "k=v", "x\nlevel=error", "quote\"d", "back\\slash", "tab\there",
+                           "\u{7F}del", "\u{1}ctl", "ünïcødé", "emoji 🎉", "/items/:id", "127.0.0.1:5000", "0.042"]
+
+    func testEncoderWritesExactlyWhatLogFormatWrites() {
+        for journal in [false, true] {
+            var encoder = LogLineEncoder(journal: journal)
+            for (i, value) in hostile.enumerated() {
+                let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
+                let record = LogRecord(level: LogLevel.allCases[i % LogLevel.allCases.count], label: value,
+                                       message: "Request completed", metadata: [("k", value), ("n", String(i))],
+                                       date: date)
+                var bytes: [UInt8] = []
+                encoder.append(record, to: &bytes)
+                XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(record, journal: journal))
+            }
+        }
+    }
+
+    func testEncoderTimestampsBeforeEpochAndOutOfRangeMatchTheSlowFormatter() {
+        var encoder = LogLineEncoder(journal: false)
+        for seconds in [-0.25, -86_400, 0, 59.999, 60, 1e16, -1e300] {
+            let record = LogRecord(level: .info, label: "t", message: "m", metadata: [],
+                                   date: Date(timeIntervalSince1970: seconds))
+            var bytes: [UInt8] = []
+            encoder.append(record, to: &bytes)
+            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(record, journal: false), "\(seconds)")
+        }
+    }
+
+    func testMillisAreFormattedLikeADouble() {
+        for micros: Int64 in [0, 1, 9, 10, 42, 100, 999, 1000, 1001, 1010, 1500, 12_000, 123_456, 9_999_999] {
+            XCTAssertEqual(AccessLog.millis(.microseconds(micros)), String(Double(micros) / 1000), "\(micros) µs")
+        }
+        XCTAssertEqual(AccessLog.millis(.nanoseconds(1_999)), "0.001", "sub-microsecond digits are dropped")
+    }
+
+    func testBatchesKeepTheirOrderAndCountAgainstCapacityPerRecord() throws {
+        let (r, w) = try makePipe()
+        defer { close(r) }
+        let sink = BufferedLogSink(environment: [:], fd: w, capacity: 10)
+        let logger = Logger(label: "http", level: .info, sink: sink)
+        // The writer thread may take the first batch at once; the second then fits or is dropped whole, and
+        // every record is either written or counted.
+        let batches = (0..<3).map { b in (0..<8).compactMap { logger.record(.info, "Request completed", ["n": "\(b * 8 + $0)"]) } }
+        for batch in batches { logger.write(batch) }
+        sink.closeNow()
+        close(w)
+        let lines = readAll(r).split(separator: "\n")
+        let written = lines.filter { $0.contains("msg=\"Request completed\"") }
+        let values = written.map { Int($0.split(separator: "n=").last ?? "") ?? -1 }
+        XCTAssertEqual(values, values.sorted(), "in order")
+        XCTAssertEqual(values.count % 8, 0, "a batch is admitted or dropped whole")
+        let dropped = lines.filter { $0.contains("Log lines dropped") }
+            .reduce(0) { $0 + (Int($1.split(separator: "count=").last ?? "") ?? 0) }
+        XCTAssertEqual(values.count + dropped, 24)
+    }
+
+    func testEveryAccessLineReachesTheSinkWhenTheServerStopsCleanly() throws {
+        let (r, w) = try makePipe()
+        defer { close(r) }
+        // A pipe holds 64 KiB; read it while the server runs so the writer never blocks.
+        let collected = Locked([UInt8]())
+        let readerDone = DispatchSemaphore(value: 0)
+        Thread {
+            defer { readerDone.signal() }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = read(r, &buffer, buffer.count)
+                if n <= 0 { break }
+                collected.withLock { $0 += buffer[0..<n] }
+            }
+        }.start()
+        let sink = BufferedLogSink(environment: [:], fd: w)
+        var router = Router()
+        router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
+        router.get("/task") { _ in .text("t") }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
+                                logger: Logger(label: "http", level: .info, sink: sink))
+        let port = try server.start()
+        let clients = try (0..<4).map { _ in try RawHTTPClient(port: port, timeout: 5) }
+        for i in 0..<200 {
+            let response = try clients[i % 4].request("GET", i % 3 == 0 ? "/task" : "/health")
+            XCTAssertEqual(response.status, 200)
+        }
+        let stopped = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.shutdown()
+            stopped.signal()
+        }
+        stopped.wait()
+        sink.closeNow()
+        close(w)
+        readerDone.wait()
+        let text = String(decoding: collected.withLock { $0 }, as: UTF8.self)
+        let lines = text.split(separator: "\n").filter { $0.contains("msg=\"Request completed\"") }
+        XCTAssertEqual(lines.count, 200)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("status=200") && $0.contains("peer=127.0.0.1:") })
+    }
+
+    private func makePipe() throws -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        return (fds[0], fds[1])
+    }
+
+    private func readAll(_ fd: Int32) -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            data += buffer[0..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
