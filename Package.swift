@@ -3,7 +3,9 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking → Logging, HTTPClient (the one libcurl stack)
-//   → JWTSigner → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   → JWTSigner → {APNsClient, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} → PushServer (Beams APIs, publish
+//   engine) → push-server (executable). PushStore is the backend-neutral contract (roles, models, errors); a backend
+//   imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
 
 let package = Package(
@@ -38,13 +40,15 @@ let package = Package(
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "Logging", "Locking"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "Logging", "Locking", "Lifecycle"]),
-        .target(name: "PushStore", dependencies: ["CSQLite", "Logging", "Locking"]),
+        .target(name: "PushStore", dependencies: ["Logging"]),
+        // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "Logging", "Locking"]),
         // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "Logging",
-                                                  "Locking", "Lifecycle", "CBuildInfo"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore", "JWTSigner",
+                                                  "Logging", "Locking", "Lifecycle", "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -52,17 +56,19 @@ let package = Package(
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/StoreBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
-        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),
+        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "TestSupport", "Locking"]),
+        // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
     ]
 )

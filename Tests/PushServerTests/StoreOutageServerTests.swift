@@ -2,6 +2,7 @@ import Foundation
 import Logging
 @testable import PushServer
 @testable import PushStore
+@testable import SQLiteStore
 import TestSupport
 import XCTest
 
