@@ -60,7 +60,7 @@ extension SQLitePushStore {
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
         let nowMillis = now.millisecondsSince1970
-        let expires = nowMillis + leaseDuration.milliseconds
+        let expires = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
             // `publish_jobs_open` holds only unfinished jobs, so this never scans finished history.
             guard
@@ -87,7 +87,7 @@ extension SQLitePushStore {
     }
 
     public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
-        let expires = now.millisecondsSince1970 + leaseDuration.milliseconds
+        let expires = now.millisecondsSince1970(after: leaseDuration)
         try await write { connection in
             let changed = try connection.run(
                 "UPDATE publish_jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",

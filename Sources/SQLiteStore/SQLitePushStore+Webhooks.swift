@@ -14,7 +14,7 @@ extension SQLitePushStore {
 
     public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         let nowMillis = now.millisecondsSince1970
-        let hiddenUntil = nowMillis + leaseDuration.milliseconds
+        let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
             var due: [PendingWebhook] = []
             try connection.query(

@@ -96,6 +96,10 @@ final class HostileValueContractOnSQLite: XCTestCase {
     func testInterestPageWithLimitAtIntMaxDoesNotOverflow() async throws {
         try await runContract(.sqlite, HostileValueContract.testInterestPageWithLimitAtIntMaxDoesNotOverflow)
     }
+
+    func testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping() async throws {
+        try await runContract(.sqlite, HostileValueContract.testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping)
+    }
 }
 
 final class ProviderTokensContractOnSQLite: XCTestCase {
@@ -333,6 +337,10 @@ final class HostileValueContractInMemory: XCTestCase {
 
     func testInterestPageWithLimitAtIntMaxDoesNotOverflow() async throws {
         try await runContract(.inMemory, HostileValueContract.testInterestPageWithLimitAtIntMaxDoesNotOverflow)
+    }
+
+    func testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping() async throws {
+        try await runContract(.inMemory, HostileValueContract.testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping)
     }
 }
 

@@ -55,4 +55,23 @@ final class HostileValueContract: StoreContract {
         XCTAssertNil(page?.nextCursor)
         try await store.close()
     }
+
+    func testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping() async throws {
+        let store = try await openStore()
+        let forever = Duration.seconds(Int64.max)
+        let id = try await store.enqueuePublish(
+            PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["a"], payload: Data(), createdAt: clock.now))
+        let claimed = try await store.claimJob(workerID: "w1", leaseDuration: forever, now: clock.now)
+        XCTAssertEqual(claimed?.id, id)
+        try await store.renewLease(id, workerID: "w1", leaseDuration: forever, now: clock.now)
+        clock.advance(1e9)
+        let stolen = try await store.claimJob(workerID: "w2", leaseDuration: .seconds(30), now: clock.now)
+        XCTAssertNil(stolen, "a saturated lease never expires")
+        _ = try await store.enqueueWebhook(WebhookRequest(url: "http://127.0.0.1:1/", body: Data()), now: clock.now)
+        let due = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: forever)
+        XCTAssertEqual(due.count, 1)
+        let again = try await store.dueWebhooks(now: clock.now.addingTimeInterval(1e9), limit: 10, leaseDuration: .seconds(1))
+        XCTAssertEqual(again, [], "hidden until the end of time")
+        try await store.close()
+    }
 }
