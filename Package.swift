@@ -3,7 +3,9 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging, HTTPClient (the one
-//   libcurl stack) → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   libcurl stack) → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
+//   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
 
 let package = Package(
@@ -45,15 +47,18 @@ let package = Package(
                                                   "Clocks"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
-        .target(name: "PushStore", dependencies: ["CSQLite", "JSON", "Logging", "Locking"]),
+        .target(name: "PushStore", dependencies: ["Logging"]),
+        // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking"]),
         // Web Push without transport: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking"]),
         // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "JWTSigner", "JSON",
-                                                  "Logging", "Locking", "Lifecycle", "Clocks", "CBuildInfo"]),
+        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+                                                  "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
+                                                  "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -61,11 +66,11 @@ let package = Package(
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
         .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
-        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "TestSupport"], path: "bench/swift/SeedDevices"),
+        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
@@ -75,7 +80,10 @@ let package = Package(
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "InMemoryStore", "JSON", "TestSupport", "Locking", "Clocks"]),
+        // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+                                                          "Locking", "Clocks"]),
     ]
 )

@@ -14,36 +14,48 @@ import PushStore
 /// refuses more with `StoreUnavailableError(.diskFull)`, like a full disk; `purge` frees history. Tests can also
 /// make it unavailable on purpose (`setUnavailable`) to exercise outage handling without a file system.
 public final class InMemoryPushStore: PushStorage {
-    private struct Guarded {
+    /// What survives a "restart": the data and the injected outage, shared by `reopened()` stores like a database
+    /// file is shared by the processes that open it.
+    private struct Shared {
         var data: InMemoryState
-        var closed = false
         var unavailable: StoreUnavailableError?
     }
 
-    private let state: Locked<Guarded>
+    private let shared: Locked<Shared>
+    private let closed = Locked(false)
     private let clock: @Sendable () -> Date
 
     /// - Parameters:
     ///   - clock: the time source for registration times (as `SQLitePushStore.Configuration.clock`). Default: the
     ///     system clock.
     ///   - capacity: rows held at most. Default 1 000 000.
-    public init(clock: @escaping @Sendable () -> Date = { Date() }, capacity: Int = 1_000_000) {
+    public convenience init(clock: @escaping @Sendable () -> Date = { Date() }, capacity: Int = 1_000_000) {
+        self.init(shared: Locked(Shared(data: InMemoryState(capacity: capacity))), clock: clock)
+    }
+
+    private init(shared: Locked<Shared>, clock: @escaping @Sendable () -> Date) {
+        self.shared = shared
         self.clock = clock
-        state = Locked(Guarded(data: InMemoryState(capacity: capacity)))
     }
 
-    /// Makes every later call throw `error` (nothing is stored) until called again with `nil`: a disk that filled
-    /// up or failed, for outage tests.
+    /// A new, open store over this one's data: what a restarted process sees when it opens the same database. This
+    /// store may be closed already (a clean restart) or not (a crashed worker whose leases are still held).
+    public func reopened() -> InMemoryPushStore {
+        InMemoryPushStore(shared: shared, clock: clock)
+    }
+
+    /// Makes every later call (of this store and of every `reopened()` one) throw `error`, storing nothing, until
+    /// called again with `nil`: a disk that filled up or failed, for outage tests.
     public func setUnavailable(_ error: StoreUnavailableError?) {
-        state.withLock { $0.unavailable = error }
+        shared.withLock { $0.unavailable = error }
     }
 
-    /// Runs `body` atomically on the state, unless the store is closed or made unavailable.
+    /// Runs `body` atomically on the data, unless this store is closed or the data is made unavailable.
     private func access<T>(_ body: (inout InMemoryState) throws -> T) throws -> T {
-        try state.withLock { guarded in
-            if guarded.closed { throw PushStoreError.closed }
-            if let unavailable = guarded.unavailable { throw unavailable }
-            return try body(&guarded.data)
+        if closed.withLock({ $0 }) { throw PushStoreError.closed }
+        return try shared.withLock { shared in
+            if let unavailable = shared.unavailable { throw unavailable }
+            return try body(&shared.data)
         }
     }
 
@@ -55,7 +67,7 @@ public final class InMemoryPushStore: PushStorage {
 
     /// Idempotent; later calls of anything else throw `PushStoreError.closed`.
     public func close() async throws {
-        state.withLock { $0.closed = true }
+        closed.withLock { $0 = true }
     }
 
     // MARK: DeviceRegistry

@@ -56,9 +56,8 @@ extension InMemoryState {
 
     /// Claims due webhooks, oldest due first, hiding each from other callers until the lease ends.
     mutating func due(now: Date, limit: Int, leaseDuration: Duration) -> [PendingWebhook] {
+        let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         let now = now.millisecondsSince1970
-        let hidden = now.addingReportingOverflow(leaseDuration.milliseconds)
-        let hiddenUntil = hidden.overflow ? (leaseDuration < .zero ? Int64.min : .max) : hidden.partialValue
         let due = webhooks.values.filter { $0.state == .pending && $0.nextAttemptAt <= now }
             .sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }
             .prefix(max(0, limit))

@@ -16,16 +16,16 @@ extension InMemoryState {
     }
 
     mutating func claim(workerID: String, leaseDuration: Duration, now: Date) -> ClaimedJob? {
+        let expires = now.millisecondsSince1970(after: leaseDuration)
         let now = now.millisecondsSince1970
         // The oldest job that is queued or whose worker's lease ran out.
         let claimable = jobs.values.filter { stored in
             stored.state == .queued || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now)
         }
         guard var stored = claimable.min(by: { $0.id.rawValue < $1.id.rawValue }) else { return nil }
-        let expires = now.addingReportingOverflow(leaseDuration.milliseconds)
         stored.state = .running
         stored.leaseOwner = workerID
-        stored.leaseExpiresAt = expires.overflow ? (leaseDuration < .zero ? .min : .max) : expires.partialValue
+        stored.leaseExpiresAt = expires
         stored.startedAt = stored.startedAt ?? Date(millisecondsSince1970: now)
         stored.attempts += 1
         jobs[stored.id.rawValue] = stored
@@ -44,8 +44,7 @@ extension InMemoryState {
 
     mutating func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) throws {
         var stored = try leased(job, workerID: workerID)
-        let expires = now.millisecondsSince1970.addingReportingOverflow(leaseDuration.milliseconds)
-        stored.leaseExpiresAt = expires.overflow ? (leaseDuration < .zero ? .min : .max) : expires.partialValue
+        stored.leaseExpiresAt = now.millisecondsSince1970(after: leaseDuration)
         jobs[job.rawValue] = stored
     }
 
@@ -58,7 +57,7 @@ extension InMemoryState {
         stored.answered.formUnion(answered.filter { $0 > cursor })
         stored.answered = stored.answered.filter { $0 > cursor }
         for (name, delta) in counters where delta != 0 {
-            // Wrapping like SQLite's integer addition would fail; counters never come near it.
+            // Wrapping, never trapping: a hostile sum cannot crash the process (real counters never come near it).
             stored.counters[name, default: 0] &+= delta
         }
         jobs[job.rawValue] = stored

@@ -1,5 +1,3 @@
-import CSQLite
-
 /// The store cannot do its work right now for a reason outside the request: the disk is full, the file system
 /// failed or is read-only, another process held the database lock past the busy timeout, or a database file
 /// cannot be opened. Nothing of the failed operation was stored, and the same call may succeed once the condition
@@ -7,15 +5,15 @@ import CSQLite
 public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why, as a bounded set (it becomes a metric label).
     public enum Reason: String, Sendable, CaseIterable {
-        /// `SQLITE_FULL`: no space left on the device (or the database hit its size limit).
+        /// No space left on the device, or the store hit its size limit (SQLite: `SQLITE_FULL`).
         case diskFull = "disk_full"
-        /// `SQLITE_IOERR`: the operating system reported an I/O error.
+        /// The operating system reported an I/O error (`SQLITE_IOERR`).
         case ioError = "io_error"
-        /// `SQLITE_READONLY`: the database or its file system cannot be written.
+        /// The database or its file system cannot be written (`SQLITE_READONLY`).
         case readOnly = "read_only"
-        /// `SQLITE_BUSY` / `SQLITE_LOCKED` after the busy timeout: another process holds the database lock.
+        /// Another process held the database lock past the busy timeout (`SQLITE_BUSY` / `SQLITE_LOCKED`).
         case busy
-        /// `SQLITE_CANTOPEN`: a database file (the `-wal`, the `-shm`, a temporary file) cannot be opened.
+        /// A database file (the `-wal`, the `-shm`, a temporary file) cannot be opened (`SQLITE_CANTOPEN`).
         case cannotOpen = "cannot_open"
     }
 
@@ -28,22 +26,11 @@ public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringCon
         self.detail = detail
     }
 
-    /// The unavailability `error` stands for, or nil when it is any other failure (a constraint, a bug).
+    /// `error` as an unavailability, or nil when it is any other failure (a constraint, a bug). Backends convert
+    /// their own errors before throwing (SQLite: `StoreUnavailableError(sqlite:)`), so callers only unwrap.
     public init?(_ error: any Error) {
-        if let error = error as? StoreUnavailableError {
-            self = error
-            return
-        }
-        guard let error = error as? SQLiteError else { return nil }
-        switch error.code {
-        case SQLITE_FULL: reason = .diskFull
-        case SQLITE_IOERR: reason = .ioError
-        case SQLITE_READONLY: reason = .readOnly
-        case SQLITE_BUSY, SQLITE_LOCKED: reason = .busy
-        case SQLITE_CANTOPEN: reason = .cannotOpen
-        default: return nil
-        }
-        detail = error.message
+        guard let error = error as? StoreUnavailableError else { return nil }
+        self = error
     }
 
     public var description: String { "store unavailable (\(reason.rawValue)): \(detail)" }

@@ -4,6 +4,7 @@ import Foundation
 import Locking
 @testable import PushServer
 import PushStore
+import SQLiteStore
 import XCTest
 
 /// Two "nodes" (two token managers) on one SQLite store: two server processes on one SQLite file are not a

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 @testable import PushServer
 import PushStore
+import SQLiteStore
 import XCTest
 
 final class RetentionJanitorTests: XCTestCase {

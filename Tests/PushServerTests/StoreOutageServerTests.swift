@@ -3,6 +3,7 @@ import JSON
 import Logging
 @testable import PushServer
 @testable import PushStore
+@testable import SQLiteStore
 import TestSupport
 import XCTest
 

@@ -9,6 +9,7 @@ public final class AppContext: Sendable {
     public let config: ServerConfig
     /// Instances by lower-cased id (instance ids are UUIDs; clients differ in case).
     let instances: [String: InstanceConfig]
+    /// Every role of the store, for the wiring; handlers use the narrow role they need (below).
     public let store: any PushStorage
     public let metrics: Metrics
     public let logger: Logger
@@ -34,6 +35,13 @@ public final class AppContext: Sendable {
         self.now = now
         self.publishEnqueued = publishEnqueued
     }
+
+    /// The device APIs' role of the store: devices, interests, users.
+    var deviceRegistry: any DeviceRegistry { store }
+    /// The publish APIs' role of the store: queueing publishes and reading their status.
+    var publishQueue: any PublishQueue { store }
+    /// The Reporting API's role of the store: events and the facts they are checked against.
+    var eventStore: any EventStore { store }
 
     /// The instance named by the route's `:instance`. - Throws: 404 "Could not find the instance".
     func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {

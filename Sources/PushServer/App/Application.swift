@@ -4,6 +4,7 @@ import HTTPClient
 import HTTPServer
 import Logging
 import PushStore
+import SQLiteStore
 
 /// The assembled server: store, APNs client, publish engine, webhook outbox and HTTP API.
 ///

@@ -10,7 +10,7 @@ import PushStore
 /// The client calls it from its own connection threads (never the Swift concurrency pool), a few times per hour;
 /// each call blocks that thread until the store's threads answered, at most `timeout` seconds.
 struct PushStoreProviderTokens: ProviderTokenStore {
-    let store: any PushStorage
+    let store: any ProviderTokenStorage
     /// Seconds a call waits for the store before it fails (the client then carries on with its own token).
     var timeout: Double = 10
 

@@ -19,7 +19,7 @@ struct AdminAPI: Sendable {
 
     func device(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try authorized(request)
-        guard let device = try await app.store.device(instanceID: instance.id, id: request.parameters["device"] ?? "") else {
+        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: request.parameters["device"] ?? "") else {
             throw BeamsError.deviceNotFound
         }
         return .json(try await render(device, withInterests: true))
@@ -34,7 +34,7 @@ struct AdminAPI: Sendable {
             throw BeamsError(400, "Bad request", "`platform` must be apns, fcm or web")
         }
         let token = platform == .apns ? raw.lowercased() : raw
-        guard let device = try await app.store.device(instanceID: instance.id, platform: platform, token: token) else {
+        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, platform: platform, token: token) else {
             throw BeamsError(404, "Device not found", "No device with this token is registered")
         }
         return .json(try await render(device, withInterests: true))
@@ -43,7 +43,7 @@ struct AdminAPI: Sendable {
     func userDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try authorized(request)
         let user = request.parameters["user"] ?? ""
-        let devices = try await app.store.devices(instanceID: instance.id, userID: user)
+        let devices = try await app.deviceRegistry.devices(instanceID: instance.id, userID: user)
         var rendered: [JSONValue] = []
         for device in devices { rendered.append(try await render(device, withInterests: false)) }
         return .json(.object(["userId": .string(user), "devices": .array(rendered)]))
@@ -52,7 +52,7 @@ struct AdminAPI: Sendable {
     func interest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try authorized(request)
         let name = try DeviceAPI.interest(request)
-        let count = try await app.store.subscriberCount(instanceID: instance.id, interest: name)
+        let count = try await app.deviceRegistry.subscriberCount(instanceID: instance.id, interest: name)
         return .json(.object(["interest": .string(name), "subscribers": .int(count)]))
     }
 
@@ -86,7 +86,7 @@ struct AdminAPI: Sendable {
             } ?? .null,
         ]
         if withInterests,
-           let page = try await app.store.interests(instanceID: device.instanceID, deviceID: device.id, limit: 100, cursor: nil) {
+           let page = try await app.deviceRegistry.interests(instanceID: device.instanceID, deviceID: device.id, limit: 100, cursor: nil) {
             object["interests"] = .array(page.interests.map(JSONValue.string))
             object["moreInterests"] = .bool(page.nextCursor != nil)
         }

@@ -21,7 +21,7 @@ struct CustomerAPI: Sendable {
         guard user.utf8.count <= PublishRequest.maxUserIDBytes else {
             throw BeamsError(400, "Bad request", "'User id' is too long, max length is 164")
         }
-        let removed = try await app.store.deleteUser(instanceID: instance.id, userID: user)
+        let removed = try await app.deviceRegistry.deleteUser(instanceID: instance.id, userID: user)
         app.logger.info("User deleted", ["devices": String(removed), "request": request.requestID])
         return .emptyOK
     }

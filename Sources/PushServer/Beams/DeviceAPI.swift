@@ -72,7 +72,7 @@ struct DeviceAPI: Sendable {
             environmentDeclared: declared, bundleID: bundleID, metadata: metadata)
         let registered: RegisteredDevice
         do {
-            registered = try await app.store.registerDevice(
+            registered = try await app.deviceRegistry.registerDevice(
                 registration, maxDevicesPerInstance: app.config.limits.maxDevicesPerInstance)
         } catch PushStoreError.deviceLimitReached {
             app.metrics.increment("push_device_limit_refusals_total")
@@ -92,7 +92,7 @@ struct DeviceAPI: Sendable {
 
     func getDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
-        guard let device = try await app.store.device(instanceID: instance.id, id: id) else { throw BeamsError.deviceNotFound }
+        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: id) else { throw BeamsError.deviceNotFound }
         return .json(.object([
             "id": .string(device.id),
             "userId": .string(device.userID ?? ""),
@@ -103,7 +103,7 @@ struct DeviceAPI: Sendable {
     func deleteDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         // Deleting an unknown device succeeds: the SDK retries deletes forever, and the end state is the same.
-        if try await app.store.deleteDevice(instanceID: instance.id, id: id) {
+        if try await app.deviceRegistry.deleteDevice(instanceID: instance.id, id: id) {
             app.logger.info("Device deleted", ["device": id])
         }
         return .emptyOK
@@ -112,7 +112,7 @@ struct DeviceAPI: Sendable {
     func putMetadata(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let metadata = try Self.metadataText(.object(try app.jsonObject(request)))
-        guard try await app.store.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata) else {
+        guard try await app.deviceRegistry.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata) else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -132,7 +132,7 @@ struct DeviceAPI: Sendable {
         if let cursor, !InterestName.isValid(cursor) {
             throw BeamsError(400, "Bad request", "`cursor` is not valid: pass the `nextCursor` of the previous page")
         }
-        guard let page = try await app.store.interests(instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
+        guard let page = try await app.deviceRegistry.interests(instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
         else { throw BeamsError.deviceNotFound }
         return .json(.object([
             "interests": .array(page.interests.map(JSONValue.string)),
@@ -157,7 +157,7 @@ struct DeviceAPI: Sendable {
         let distinct = Set(names).count
         if distinct > Self.maxInterestsPerDevice { throw BeamsError.tooManyInterests }
         try app.checkClientLimit(request, cost: Double(distinct / Self.interestsPerRequestCost))
-        guard try await app.store.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
+        guard try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -168,13 +168,13 @@ struct DeviceAPI: Sendable {
         let interest = try Self.interest(request)
         // The 5000 cap holds for single adds too. Not atomic with the insert: two concurrent adds at 4999 may both
         // pass, which only the device's own (serialised) SDK could do.
-        guard let current = try await app.store.interests(
+        guard let current = try await app.deviceRegistry.interests(
             instanceID: instance.id, deviceID: id, limit: Self.maxInterestsPerDevice, cursor: nil)
         else { throw BeamsError.deviceNotFound }
         if current.interests.count >= Self.maxInterestsPerDevice && !current.interests.contains(interest) {
             throw BeamsError.tooManyInterests
         }
-        guard try await app.store.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
+        guard try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -183,7 +183,7 @@ struct DeviceAPI: Sendable {
     func removeInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let interest = try Self.interest(request)
-        guard try await app.store.removeInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
+        guard try await app.deviceRegistry.removeInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -195,7 +195,7 @@ struct DeviceAPI: Sendable {
             authorization: request.headers.first("authorization"), instanceID: instance.id,
             secret: instance.secretKey, now: Int(app.now().timeIntervalSince1970))
         let limit = app.config.limits.maxDevicesPerUser
-        switch try await app.store.setUser(instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit) {
+        switch try await app.deviceRegistry.setUser(instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit) {
         case .ok:
             app.logger.info("Device bound to user", ["device": id])
             return .emptyOK

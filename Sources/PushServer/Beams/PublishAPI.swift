@@ -29,7 +29,7 @@ struct PublishAPI: Sendable {
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: app.now())
         // The answer waits for the commit: an acknowledged publish survives a crash.
-        _ = try await app.store.enqueuePublish(job)
+        _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
         app.metrics.increment("push_publishes_total", ["kind": kind.rawValue])
         app.logger.info("Publish accepted", [
@@ -43,7 +43,7 @@ struct PublishAPI: Sendable {
         let instance = try app.instance(request)
         try app.authorizeSecret(request, instance)
         let publishID = request.parameters["publish"] ?? ""
-        guard let status = try await app.store.publishStatus(instanceID: instance.id, publishID: publishID) else {
+        guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID) else {
             throw BeamsError(404, "Publish not found", "Could not find the publish")
         }
         return .json(Self.render(status, now: app.now()))
@@ -59,7 +59,7 @@ struct PublishAPI: Sendable {
             }
             limit = value
         }
-        let list = try await app.store.recentPublishes(instanceID: instance.id, limit: limit)
+        let list = try await app.publishQueue.recentPublishes(instanceID: instance.id, limit: limit)
         return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
     }
 

@@ -74,7 +74,7 @@ struct ReportingAPI: Sendable {
             throw BeamsError(400, "Bad request", "`publishId` and `deviceId` must be at most 200 bytes")
         }
 
-        let facts = try await app.store.reportFacts(instanceID: instance.id, deviceID: deviceID, publishID: publishID)
+        let facts = try await app.eventStore.reportFacts(instanceID: instance.id, deviceID: deviceID, publishID: publishID)
         guard let device = facts.device else { throw BeamsError(400, "Bad request", "Could not find the device") }
         let eventLabel = kind == .delivery ? "delivery" : "open"
         switch ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: device.createdAt,
@@ -85,7 +85,7 @@ struct ReportingAPI: Sendable {
         case .record(let at, let userID, let notifyUser):
             let event = ReportingEvent(instanceID: instance.id, publishID: publishID, deviceID: device.id,
                                        userID: userID, kind: kind, at: at)
-            let new = try await app.store.recordEvents([event])
+            let new = try await app.eventStore.recordEvents([event])
             app.metrics.increment("push_reported_events_total", ["event": eventLabel])
             if new > 0 && notifyUser && userID != nil { onUserEvent(event) }
             return .emptyOK

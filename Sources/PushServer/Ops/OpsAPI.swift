@@ -64,7 +64,7 @@ struct OpsAPI: Sendable {
             "failures": .int(store.failures),
         ]
         do {
-            storeCheck["queueDepth"] = .int(try await app.store.queueDepth())
+            storeCheck["queueDepth"] = .int(try await app.publishQueue.queueDepth())
         } catch {
             ready = false
             storeCheck["error"] = .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)")

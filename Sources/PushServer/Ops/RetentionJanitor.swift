@@ -6,14 +6,14 @@ import Locking
 /// Deletes history older than `storage.retentionDays` once an hour: ended publishes, reporting events, finished
 /// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow.
 final class RetentionJanitor: Sendable {
-    private let store: any PushStorage
+    private let store: any RetentionStore
     private let retention: TimeInterval
     private let logger: Logger
     private let stopped = Locked(false)
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 
-    init(store: any PushStorage, retentionDays: Int, logger: Logger) {
+    init(store: any RetentionStore, retentionDays: Int, logger: Logger) {
         self.store = store
         self.retention = TimeInterval(retentionDays) * 86_400
         self.logger = logger

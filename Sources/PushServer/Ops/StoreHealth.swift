@@ -87,7 +87,7 @@ final class StoreHealth: Sendable {
 
     /// Sleeps until an outage starts, then probes the store every `probeInterval` until it writes again; returns
     /// after `stop()`.
-    func run(store: any PushStorage, probeInterval: Duration = .seconds(1)) async {
+    func run(store: any StoreBackend, probeInterval: Duration = .seconds(1)) async {
         for await _ in outages {
             while !isWritable && !stopped.withLock({ $0 }) {
                 try? await Task.sleep(for: probeInterval)

@@ -9,6 +9,14 @@ extension Date {
     /// real time, and must be stored (or refused by the caller), never trap.
     public var millisecondsSince1970: Int64 { Int64(saturating: (timeIntervalSince1970 * 1000).rounded(.down)) }
 
+    /// Whole milliseconds since 1970 of the moment `duration` after this date (a lease's end), saturating like
+    /// `millisecondsSince1970`: a configured lease of any length must not trap.
+    public func millisecondsSince1970(after duration: Duration) -> Int64 {
+        let (sum, overflow) = millisecondsSince1970.addingReportingOverflow(duration.milliseconds)
+        if overflow { return duration < .zero ? .min : .max }
+        return sum
+    }
+
     /// The date `milliseconds` after 1970.
     public init(millisecondsSince1970 milliseconds: Int64) {
         self.init(timeIntervalSince1970: Double(milliseconds) / 1000)

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQLiteStore
 import TestSupport
 
 // Bulk-loads N APNs devices following one interest into a push-server database, through the store's own API (the

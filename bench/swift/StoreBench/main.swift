@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQLiteStore
 import TestSupport
 
 // StoreBench: the SQLite store under a 1M-device registry. Prints every number with its method; see

@@ -1,0 +1,231 @@
+import Foundation
+import Locking
+import Logging
+import PushStore
+
+/// Work for the writer thread. `run` executes inside the shared group-commit transaction and returns the error it
+/// failed with (if any, its savepoint is rolled back) and what to do once the transaction committed.
+struct WriteOperation: Sendable {
+    let run: @Sendable (SQLiteConnection) -> (failure: (any Error)?, afterCommit: @Sendable () -> Void)
+    /// Called instead of `afterCommit` when the shared transaction could not be committed.
+    let fail: @Sendable (any Error) -> Void
+    /// A probe's commit proves the store can write even though it changes no rows.
+    var isProbe = false
+}
+
+/// Work for a reader thread.
+struct ReadOperation: Sendable {
+    let run: @Sendable (SQLiteConnection) -> Void
+}
+
+/// Counters that show how well group commit batches writes.
+public struct WriterStatistics: Sendable, Equatable {
+    /// Transactions committed (or attempted) by the writer.
+    public var transactions: Int = 0
+    /// Write operations run inside them.
+    public var operations: Int = 0
+}
+
+/// Counts arrivals down to zero and then wakes every waiter with the errors that arrived (thread start-up,
+/// thread shutdown).
+final class CountdownLatch: Sendable {
+    private struct State {
+        var remaining: Int
+        var errors: [any Error] = []
+        var waiters: [CheckedContinuation<[any Error], Never>] = []
+    }
+
+    private let state: Locked<State>
+
+    init(count: Int) { state = Locked(State(remaining: count)) }
+
+    /// One participant is done, successfully (`nil`) or not.
+    func arrive(_ error: (any Error)?) {
+        let (resume, result) = state.withLock { state in
+            if let error { state.errors.append(error) }
+            state.remaining -= 1
+            guard state.remaining == 0 else { return ([CheckedContinuation<[any Error], Never>](), state.errors) }
+            defer { state.waiters.removeAll() }
+            return (state.waiters, state.errors)
+        }
+        for waiter in resume { waiter.resume(returning: result) }
+    }
+
+    /// Waits until every participant arrived. - Returns: their errors.
+    func wait() async -> [any Error] {
+        await withCheckedContinuation { continuation in
+            let done: [any Error]? = state.withLock { state in
+                if state.remaining <= 0 { return state.errors }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+}
+
+/// The single writer: one connection, one thread, group commit.
+///
+/// Callers queue operations; the thread takes everything queued (up to `maxBatch`), runs it in ONE transaction
+/// (each operation inside its own savepoint, so one failure does not undo the others), commits once, and only
+/// then resumes every caller. A thousand concurrent writers therefore cost a handful of fsyncs, and a caller that
+/// was resumed knows its row is committed.
+///
+/// The connection lives only on the thread; `stats` is `Locked`.
+final class WriterThread: Sendable {
+    private let queue = BlockingQueue<WriteOperation>()
+    private let stats = Locked(WriterStatistics())
+
+    /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
+    /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
+    /// batch that changed nothing).
+    init(
+        maxBatch: Int,
+        logger: Logger,
+        health: @escaping @Sendable (StoreHealthEvent) -> Void,
+        open: @escaping @Sendable () throws -> SQLiteConnection,
+        ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
+        finished: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        let thread = Thread { [queue, self] in
+            let connection: SQLiteConnection
+            do {
+                connection = try open()
+            } catch {
+                queue.close()
+                ready(.failure(error))
+                finished(nil)
+                return
+            }
+            ready(.success(()))
+            while true {
+                let batch = queue.take(max: maxBatch)
+                if batch.isEmpty { break }
+                self.runBatch(batch, on: connection, logger: logger, health: health)
+            }
+            do {
+                try connection.close()
+                finished(nil)
+            } catch {
+                finished(error)
+            }
+        }
+        thread.name = "store-writer"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues an operation; `false` once the writer is shutting down.
+    func submit(_ operation: WriteOperation) -> Bool { queue.push(operation) }
+
+    /// Stops accepting work; queued operations still run before the thread exits.
+    func shutdown() { queue.close() }
+
+    /// Operations waiting for the writer.
+    var pending: Int { queue.count }
+
+    var statistics: WriterStatistics {
+        stats.withLock { $0 }
+    }
+
+    /// Runs one group transaction. What it showed about the store's health is reported before any caller is
+    /// resumed, so a caller that saw a failure finds the store's health already updated.
+    private func runBatch(
+        _ batch: [WriteOperation], on connection: SQLiteConnection, logger: Logger,
+        health: @Sendable (StoreHealthEvent) -> Void
+    ) {
+        stats.withLock { stats in
+            stats.transactions += 1
+            stats.operations += batch.count
+        }
+
+        var completions: [@Sendable () -> Void] = []
+        completions.reserveCapacity(batch.count)
+        let changesBefore = connection.totalChanges
+        var unavailable: StoreUnavailableError?
+        do {
+            try connection.run("BEGIN IMMEDIATE")
+            for operation in batch {
+                try connection.run("SAVEPOINT op")
+                let outcome = operation.run(connection)
+                if let failure = outcome.failure {
+                    if let reason = StoreUnavailableError(sqlite: failure) { unavailable = unavailable ?? reason }
+                    // After a disk-full or I/O error SQLite may have rolled back the whole transaction: the other
+                    // operations' changes are gone too, so the batch fails with the cause.
+                    if connection.isAutocommit { throw failure }
+                    try connection.run("ROLLBACK TO op")
+                }
+                try connection.run("RELEASE op")
+                completions.append(outcome.afterCommit)
+            }
+            try connection.run("COMMIT")
+        } catch {
+            _ = try? connection.run("ROLLBACK")
+            if let reason = StoreUnavailableError(sqlite: error) ?? unavailable {
+                // An outage is logged once per interval by whoever watches `health`, not once per batch.
+                logger.debug("Group commit failed: store unavailable", ["operations": String(batch.count), "error": reason.description])
+                health(.failed(reason))
+            } else {
+                logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
+            }
+            // Nothing in this batch is durable, so every caller hears about it; none is resumed twice because
+            // `completions` are dropped.
+            for operation in batch { operation.fail(error) }
+            return
+        }
+        if let unavailable {
+            health(.failed(unavailable))
+        } else if connection.totalChanges > changesBefore || batch.contains(where: \.isProbe) {
+            health(.wrote)
+        }
+        for completion in completions { completion() }
+    }
+}
+
+/// Reader threads, each with its own read-only connection, sharing one queue (WAL lets them read while the
+/// writer writes).
+final class ReaderPool: Sendable {
+    private let queue = BlockingQueue<ReadOperation>()
+
+    /// Starts `count` threads. `open` runs on each; `ready` is called once per thread.
+    init(
+        count: Int,
+        open: @escaping @Sendable () throws -> SQLiteConnection,
+        ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
+        finished: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        for index in 0..<count {
+            let thread = Thread { [queue] in
+                let connection: SQLiteConnection
+                do {
+                    connection = try open()
+                } catch {
+                    ready(.failure(error))
+                    finished(nil)
+                    return
+                }
+                ready(.success(()))
+                while true {
+                    let batch = queue.take(max: 1)
+                    guard let operation = batch.first else { break }
+                    operation.run(connection)
+                }
+                do {
+                    try connection.close()
+                    finished(nil)
+                } catch {
+                    finished(error)
+                }
+            }
+            thread.name = "store-reader-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Queues an operation; `false` once the pool is shutting down.
+    func submit(_ operation: ReadOperation) -> Bool { queue.push(operation) }
+
+    /// Stops accepting work; queued reads still run.
+    func shutdown() { queue.close() }
+}

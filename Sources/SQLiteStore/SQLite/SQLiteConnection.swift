@@ -1,0 +1,171 @@
+import CSQLite
+import Foundation
+import PushStore
+
+/// One SQLite connection; the only owner of its `sqlite3*` and of its cached prepared statements.
+///
+/// Opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own, so a connection must be used by one
+/// thread at a time. The store gives each connection to exactly one thread for its whole life.
+public final class SQLiteConnection {
+    /// How durable a COMMIT is (`PRAGMA synchronous`).
+    public enum Synchronous: String, Sendable {
+        /// In WAL mode a COMMIT survives a process crash (`kill -9`); the last transactions may be lost on power
+        /// loss or an OS crash. SQLite's recommended setting for WAL.
+        case normal = "NORMAL"
+        /// Every COMMIT also fsyncs the WAL, so it survives power loss too, at the price of one fsync per commit
+        /// (group commit amortises it).
+        case full = "FULL"
+    }
+
+    private var handle: OpaquePointer?
+    private var cache: [String: Statement] = [:]
+    /// The database file.
+    public let path: String
+
+    /// Opens (or creates, unless `readOnly`) the database at `path`.
+    /// - Throws: `SQLiteError` when the file cannot be opened.
+    public init(path: String, readOnly: Bool = false) throws {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        do {
+            try SQLiteConnection.check(rc, db: db, sql: nil)
+        } catch {
+            // Even a failed open usually allocates a handle that must be released.
+            sqlite3_close_v2(db)
+            throw error
+        }
+        guard let db else { throw SQLiteError(code: SQLITE_NOMEM, extendedCode: SQLITE_NOMEM, message: "out of memory", sql: nil) }
+        sqlite3_extended_result_codes(db, 1)
+        self.handle = db
+    }
+
+    deinit {
+        // A backstop only: owners call `close()` and see its errors.
+        try? close()
+    }
+
+    /// Whether `close()` has been called.
+    public var isClosed: Bool { handle == nil }
+
+    /// Finalizes cached statements and closes the connection. Idempotent.
+    /// - Throws: `SQLiteError` if SQLite refuses (the handle is then released anyway by `sqlite3_close_v2`
+    ///   once any outstanding statements are finalized).
+    public func close() throws {
+        guard let db = handle else { return }
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        handle = nil
+        // The handle is gone after this call whatever it returns, so the message comes from the code alone.
+        try SQLiteConnection.check(sqlite3_close_v2(db), db: nil, sql: nil)
+    }
+
+    private var db: OpaquePointer {
+        guard let handle else { preconditionFailure("SQLite connection used after close") }
+        return handle
+    }
+
+    /// Builds the error for `rc`, with SQLite's message for the connection when there is one.
+    static func error(_ rc: Int32, db: OpaquePointer?, sql: String?) -> SQLiteError {
+        let message: String
+        if let db, let text = sqlite3_errmsg(db) {
+            message = String(cString: text)
+        } else {
+            message = String(cString: sqlite3_errstr(rc))
+        }
+        let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+        return SQLiteError(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql)
+    }
+
+    /// Checks a return code of this connection. - Throws: `SQLiteError` with SQLite's message.
+    @discardableResult
+    public func check(_ rc: Int32, sql: String? = nil) throws -> Int32 {
+        try SQLiteConnection.check(rc, db: handle, sql: sql)
+    }
+
+    /// The one place where SQLite return codes become errors: OK, ROW and DONE pass, anything else throws
+    /// `SQLiteError` with the code, the extended code, `sqlite3_errmsg` and the SQL.
+    @discardableResult
+    static func check(_ rc: Int32, db: OpaquePointer?, sql: String?) throws -> Int32 {
+        switch rc {
+        case SQLITE_OK, SQLITE_ROW, SQLITE_DONE: return rc
+        default: throw error(rc, db: db, sql: sql)
+        }
+    }
+
+    /// Runs one or more statements without results (schema, pragmas, BEGIN/COMMIT).
+    public func execute(_ sql: String) throws {
+        try check(sqlite3_exec(db, sql, nil, nil, nil), sql: sql)
+    }
+
+    /// Prepares a statement the caller owns (and finalizes).
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(db: db, sql: sql)
+    }
+
+    /// The cached prepared statement for `sql`, prepared on first use. Callers reset it after use
+    /// (`withStatement` does).
+    public func cached(_ sql: String) throws -> Statement {
+        if let statement = cache[sql] { return statement }
+        let statement = try Statement(db: db, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` with the cached statement for `sql` bound to `bindings`, resetting it afterwards.
+    public func withStatement<T>(_ sql: String, _ bindings: [SQLValue] = [], _ body: (Statement) throws -> T) throws -> T {
+        let statement = try cached(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        return try body(statement)
+    }
+
+    /// Runs a statement to completion and returns the number of rows it changed.
+    @discardableResult
+    public func run(_ sql: String, _ bindings: [SQLValue] = []) throws -> Int {
+        try withStatement(sql, bindings) { statement in
+            while try statement.step() {}
+            return Int(sqlite3_changes64(db))
+        }
+    }
+
+    /// Calls `row` for each result row.
+    public func query(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> Void) throws {
+        try withStatement(sql, bindings) { statement in
+            while try statement.step() { try row(statement) }
+        }
+    }
+
+    /// The first row mapped by `row`, or `nil` when there is none.
+    public func first<T>(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> T? {
+        try withStatement(sql, bindings) { statement in
+            try statement.step() ? try row(statement) : nil
+        }
+    }
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+
+    /// Rows changed by INSERT, UPDATE and DELETE since the connection opened.
+    var totalChanges: Int64 { sqlite3_total_changes64(db) }
+
+    /// Whether no transaction is open. After a disk-full or I/O error SQLite may roll the whole transaction back
+    /// on its own; this tells.
+    var isAutocommit: Bool { sqlite3_get_autocommit(db) != 0 }
+
+    /// Whether SQLite opened the database read-only (it silently does so when the file or its file system cannot
+    /// be written).
+    var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+
+    /// Sets the per-connection pragmas every store connection uses.
+    func configure(busyTimeout: Duration, synchronous: Synchronous, cacheSizeKiB: Int?) throws {
+        try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds)))
+        try execute("PRAGMA foreign_keys = ON")
+        try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        if let cacheSizeKiB { try execute("PRAGMA cache_size = -\(cacheSizeKiB)") }
+    }
+}
+
+@available(*, unavailable, message: "A connection opened with SQLITE_OPEN_NOMUTEX belongs to one thread")
+extension SQLiteConnection: Sendable {}

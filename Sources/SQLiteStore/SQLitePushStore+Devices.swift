@@ -1,0 +1,344 @@
+import Foundation
+import PushStore
+
+extension SQLitePushStore {
+    /// The columns `readDevice` expects, in order.
+    static let deviceColumns = """
+        id, public_id, instance_id, platform, token, environment, environment_declared, bundle_id, metadata, \
+        user_id, created_at, last_registered_at, last_status, last_reason, last_result_at, invalidated_at
+        """
+
+    /// Maps a row selected with `deviceColumns` to its internal key and the device.
+    static func readDevice(_ row: Statement) -> (ref: Int64, device: Device) {
+        let lastResult = row.optionalInt64(12).map { status in
+            DeliveryResult(status: Int(status), reason: row.optionalText(13), at: row.date(14))
+        }
+        let device = Device(
+            id: row.text(1), instanceID: row.text(2), platform: Platform(rawValue: row.text(3)) ?? .apns,
+            token: row.text(4), environment: PushEnvironment(rawValue: row.text(5)) ?? .production,
+            environmentDeclared: row.int64(6) != 0, bundleID: row.optionalText(7), metadata: row.text(8),
+            userID: row.optionalText(9), createdAt: row.date(10), lastRegisteredAt: row.date(11),
+            lastResult: lastResult, invalidatedAt: row.optionalDate(15))
+        return (row.int64(0), device)
+    }
+
+    /// The internal key of a device, or `nil`.
+    static func deviceRef(_ connection: SQLiteConnection, instanceID: String, id: String) throws -> Int64? {
+        try connection.first(
+            "SELECT id FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)]
+        ) { $0.int64(0) }
+    }
+
+    /// The device's interest names, sorted.
+    static func interestNames(_ connection: SQLiteConnection, deviceRef: Int64) throws -> [String] {
+        var names: [String] = []
+        try connection.query(
+            """
+            SELECT i.name FROM device_interests di JOIN interests i ON i.id = di.interest_id
+            WHERE di.device_id = ? ORDER BY i.name
+            """, [.integer(deviceRef)]
+        ) { names.append($0.text(0)) }
+        return names
+    }
+
+    /// The id of an interest, created on first use.
+    static func interestID(_ connection: SQLiteConnection, instanceID: String, name: String) throws -> Int64 {
+        let key: [SQLValue] = [.text(instanceID), .text(name)]
+        if let id = try connection.first("SELECT id FROM interests WHERE instance_id = ? AND name = ?", key, { $0.int64(0) }) {
+            return id
+        }
+        try connection.run("INSERT INTO interests (instance_id, name) VALUES (?, ?)", key)
+        return connection.lastInsertRowID
+    }
+
+    static func register(
+        _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: SQLiteConnection
+    ) throws -> RegisteredDevice {
+        if maxDevicesPerInstance < .max {
+            // The count is kept by triggers (Schema.deviceCountsAndInterestCleanup); only a full instance pays for
+            // the token lookup that tells a re-registration from a new device.
+            let count = try connection.first(
+                "SELECT devices FROM instance_device_counts WHERE instance_id = ?", [.text(registration.instanceID)]
+            ) { $0.int64(0) } ?? 0
+            if count >= Int64(maxDevicesPerInstance) {
+                let known = try connection.first(
+                    "SELECT 1 FROM devices WHERE instance_id = ? AND platform = ? AND token = ?",
+                    [.text(registration.instanceID), .text(registration.platform.rawValue), .text(registration.token)]
+                ) { _ in true } ?? false
+                if !known { throw PushStoreError.deviceLimitReached }
+            }
+        }
+        let newID = Device.makeID(platform: registration.platform, at: now)
+        let row = try connection.first(
+            """
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, environment_declared,
+                                 bundle_id, metadata, created_at, last_registered_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (instance_id, platform, token) DO UPDATE SET
+                last_registered_at = excluded.last_registered_at,
+                bundle_id = COALESCE(excluded.bundle_id, bundle_id),
+                metadata = excluded.metadata,
+                environment = CASE WHEN excluded.environment_declared THEN excluded.environment ELSE environment END,
+                environment_declared = environment_declared OR excluded.environment_declared,
+                invalidated_at = NULL
+            RETURNING \(deviceColumns)
+            """,
+            [
+                .text(newID), .text(registration.instanceID), .text(registration.platform.rawValue),
+                .text(registration.token), .text(registration.environment.rawValue),
+                .bool(registration.environmentDeclared), .text(registration.bundleID), .text(registration.metadata),
+                .millis(now), .millis(now),
+            ], readDevice)
+        guard let (ref, device) = row else { preconditionFailure("INSERT … RETURNING returned no row") }
+        let created = device.id == newID
+        let interests = created ? [] : try interestNames(connection, deviceRef: ref)
+        return RegisteredDevice(device: device, created: created, interests: interests)
+    }
+
+    // MARK: Devices
+
+    public func registerDevice(
+        _ registration: DeviceRegistration, maxDevicesPerInstance: Int
+    ) async throws -> RegisteredDevice {
+        let now = clock()
+        return try await write {
+            try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
+        }
+    }
+
+    public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
+        let now = clock()
+        return try await write { connection in
+            try registrations.map { try Self.register($0, now: now, connection: connection) }
+        }
+    }
+
+    public func device(instanceID: String, id: String) async throws -> Device? {
+        try await read { connection in
+            try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
+                [.text(id), .text(instanceID)]) { Self.readDevice($0).device }
+        }
+    }
+
+    public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
+        try await read { connection in
+            try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE instance_id = ? AND platform = ? AND token = ?",
+                [.text(instanceID), .text(platform.rawValue), .text(token)]) { Self.readDevice($0).device }
+        }
+    }
+
+    public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
+        // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
+        try await write { connection in
+            try connection.run(
+                "DELETE FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)]) > 0
+        }
+    }
+
+    public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
+        try await write { connection in
+            try connection.run(
+                "UPDATE devices SET metadata = ? WHERE public_id = ? AND instance_id = ?",
+                [.text(metadata), .text(deviceID), .text(instanceID)]) > 0
+        }
+    }
+
+    // MARK: Interests
+
+    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
+        // One row more than the page is read to learn whether another page follows: `limit + 1` must not overflow.
+        let limit = min(max(1, limit), Int.max - 1)
+        return try await read { connection in
+            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return nil }
+            var names: [String] = []
+            // Interest names are never empty, so "" sorts before every one of them.
+            try connection.query(
+                """
+                SELECT i.name FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                WHERE di.device_id = ? AND i.name > ? ORDER BY i.name LIMIT ?
+                """, [.integer(ref), .text(cursor ?? ""), .integer(Int64(limit) + 1)]
+            ) { names.append($0.text(0)) }
+            let more = names.count > limit
+            if more { names.removeLast() }
+            return InterestPage(interests: names, nextCursor: more ? names.last : nil)
+        }
+    }
+
+    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+        try await write { connection in
+            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
+            // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
+            // a delete-all would drop as unfollowed and re-create).
+            var current: [String: Int64] = [:]
+            try connection.query(
+                """
+                SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                WHERE di.device_id = ?
+                """, [.integer(ref)]
+            ) { current[$0.text(0)] = $0.int64(1) }
+            let wanted = Set(interests)
+            for (name, interest) in current where !wanted.contains(name) {
+                try connection.run(
+                    "DELETE FROM device_interests WHERE interest_id = ? AND device_id = ?",
+                    [.integer(interest), .integer(ref)])
+            }
+            for name in wanted where current[name] == nil {
+                let interest = try Self.interestID(connection, instanceID: instanceID, name: name)
+                try connection.run(
+                    "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                    [.integer(interest), .integer(ref)])
+            }
+            return true
+        }
+    }
+
+    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try await write { connection in
+            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
+            let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
+            try connection.run(
+                "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                [.integer(interestID), .integer(ref)])
+            return true
+        }
+    }
+
+    public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try await write { connection in
+            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
+            try connection.run(
+                """
+                DELETE FROM device_interests
+                WHERE device_id = ? AND interest_id = (SELECT id FROM interests WHERE instance_id = ? AND name = ?)
+                """, [.integer(ref), .text(instanceID), .text(interest)])
+            return true
+        }
+    }
+
+    public func subscriberCount(instanceID: String, interest: String) async throws -> Int {
+        try await read { connection in
+            Int(
+                try connection.first(
+                    """
+                    SELECT count(*) FROM device_interests di JOIN devices d ON d.id = di.device_id
+                    WHERE di.interest_id = (SELECT id FROM interests WHERE instance_id = ? AND name = ?)
+                      AND d.invalidated_at IS NULL
+                    """, [.text(instanceID), .text(interest)]) { $0.int64(0) } ?? 0)
+        }
+    }
+
+    // MARK: Users
+
+    public func setUser(
+        instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
+    ) async throws -> SetUserResult {
+        try await write { connection in
+            guard
+                let (ref, current) = try connection.first(
+                    "SELECT id, user_id FROM devices WHERE public_id = ? AND instance_id = ?",
+                    [.text(deviceID), .text(instanceID)], { ($0.int64(0), $0.optionalText(1)) })
+            else { return .deviceNotFound }
+            if current == userID { return .ok }
+            if current != nil { return .differentUserAlreadySet }
+            let count = try connection.first(
+                "SELECT count(*) FROM devices WHERE instance_id = ? AND user_id = ? AND invalidated_at IS NULL",
+                [.text(instanceID), .text(userID)]) { $0.int64(0) } ?? 0
+            if count >= maxDevicesPerUser { return .userHasTooManyDevices }
+            try connection.run("UPDATE devices SET user_id = ? WHERE id = ?", [.text(userID), .integer(ref)])
+            return .ok
+        }
+    }
+
+    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+        try await write { connection in
+            try connection.run("DELETE FROM devices WHERE instance_id = ? AND user_id = ?", [.text(instanceID), .text(userID)])
+        }
+    }
+
+    public func devices(instanceID: String, userID: String) async throws -> [Device] {
+        try await read { connection in
+            var devices: [Device] = []
+            try connection.query(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE instance_id = ? AND user_id = ? ORDER BY id",
+                [.text(instanceID), .text(userID)]) { devices.append(Self.readDevice($0).device) }
+            return devices
+        }
+    }
+
+    // MARK: Results and reporting
+
+    /// Records results and applies their effects. The invalidation rule (Apple: a 410's timestamp is when the
+    /// token stopped being valid) is in the SQL: a device that registered at or after the evidence time keeps
+    /// working, because the app has re-sent the token since.
+    static func applyDeviceResults(_ results: [DeviceResult], connection: SQLiteConnection) throws {
+        for result in results {
+            var evidence: Date?
+            var environment: PushEnvironment?
+            switch result.effect {
+            case .none: break
+            case .unregistered(let since): evidence = since
+            case .badToken: evidence = result.at
+            case .environment(let corrected): environment = corrected
+            }
+            try connection.run(
+                """
+                UPDATE devices SET
+                    last_status = ?1, last_reason = ?2, last_result_at = ?3,
+                    invalidated_at = CASE
+                        WHEN ?4 IS NOT NULL AND invalidated_at IS NULL AND last_registered_at < ?4 THEN ?3
+                        ELSE invalidated_at END,
+                    environment = COALESCE(?5, environment)
+                WHERE id = ?6
+                """,
+                [
+                    .integer(Int64(result.status)), .text(result.reason), .millis(result.at), .millis(evidence),
+                    .text(environment?.rawValue), .integer(result.device),
+                ])
+        }
+    }
+
+    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+        try await write { try Self.applyDeviceResults(results, connection: $0) }
+    }
+
+    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+        try await write { connection in
+            var recorded = 0
+            for event in events {
+                recorded += try connection.run(
+                    """
+                    INSERT OR IGNORE INTO events (instance_id, publish_id, kind, device_id, user_id, at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(event.instanceID), .text(event.publishID), .integer(Int64(event.kind.rawValue)),
+                        .text(event.deviceID), .text(event.userID), .millis(event.at),
+                    ])
+            }
+            return recorded
+        }
+    }
+
+    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+        try await read { connection in
+            let device = try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
+                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0).device }
+            // json_each stops at the first match; a users publish names at most 1000 users.
+            let publish = try connection.first(
+                """
+                SELECT kind, created_at, started_at, finished_at,
+                       kind = 'users' AND ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
+                FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
+                """, [.text(device?.userID), .text(instanceID), .text(publishID)]
+            ) { row in
+                ReportedPublish(kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
+                                startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
+                                targetsDeviceUser: row.int64(4) != 0)
+            }
+            return ReportFacts(device: device, publish: publish)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import PushStore
+
+extension SQLitePushStore {
+    public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+        try await read { connection in
+            try connection.first(
+                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = ? AND key_id = ?",
+                [.text(teamID), .text(keyID)]
+            ) { ProviderTokenRecord(jwt: $0.text(0), issuedAt: $0.int64(1)) }
+        }
+    }
+
+    public func swapProviderToken(
+        teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
+    ) async throws -> ProviderTokenRecord {
+        let now = clock()
+        // Read and write in the writer's transaction: the one writer serialises every swap of this file, so the
+        // comparison and the update cannot interleave with another process's (SQLite's write lock) or thread's.
+        return try await write { connection in
+            let stored = try connection.first(
+                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = ? AND key_id = ?",
+                [.text(teamID), .text(keyID)]
+            ) { ProviderTokenRecord(jwt: $0.text(0), issuedAt: $0.int64(1)) }
+            // Lost: another process or node stored a different token since the caller read `expectedJWT`.
+            if let stored, stored.jwt != expectedJWT { return stored }
+            try connection.run(
+                """
+                INSERT INTO apns_provider_tokens (team_id, key_id, jwt, issued_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (team_id, key_id) DO UPDATE SET
+                    jwt = excluded.jwt, issued_at = excluded.issued_at, updated_at = excluded.updated_at
+                """, [.text(teamID), .text(keyID), .text(new.jwt), .integer(new.issuedAt), .millis(now)])
+            return new
+        }
+    }
+}

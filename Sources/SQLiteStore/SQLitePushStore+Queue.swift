@@ -1,0 +1,213 @@
+import Foundation
+import JSON
+import PushStore
+
+extension SQLitePushStore {
+    static func encodeTargets(_ targets: [String]) throws -> String {
+        JSONValue.array(targets.map(JSONValue.string)).jsonText
+    }
+
+    static func decodeTargets(_ text: String) throws -> [String] {
+        let items = try JSONValue(parsing: text.utf8).arrayValue?.map(\.stringValue)
+        guard let items, !items.contains(nil) else { throw JSONParseError(offset: 0, reason: "not an array of strings") }
+        return items.compactMap { $0 }
+    }
+
+    static let jobColumns = """
+        id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
+        lease_expires_at
+        """
+
+    static func readJob(_ row: Statement) throws -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?) {
+        let job = PublishJob(
+            instanceID: row.text(1), publishID: row.text(2), kind: PublishKind(rawValue: row.text(3)) ?? .interests,
+            targets: try decodeTargets(row.text(4)), payload: row.blob(5), webhookURL: row.optionalText(6),
+            createdAt: row.date(7))
+        return (PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10))
+    }
+
+    static func counters(_ connection: SQLiteConnection, job: Int64) throws -> [String: Int64] {
+        var counters: [String: Int64] = [:]
+        try connection.query("SELECT name, value FROM publish_counters WHERE job_id = ?", [.integer(job)]) {
+            counters[$0.text(0)] = $0.int64(1)
+        }
+        return counters
+    }
+
+    /// Throws `leaseLost` unless `workerID` holds the running job's lease.
+    static func requireLease(_ connection: SQLiteConnection, job: PublishJobID, workerID: String) throws {
+        let held = try connection.first(
+            "SELECT 1 FROM publish_jobs WHERE id = ? AND lease_owner = ? AND state = 'running'",
+            [.integer(job.rawValue), .text(workerID)]) { _ in true } ?? false
+        if !held { throw PushStoreError.leaseLost(job) }
+    }
+
+    // MARK: Queue
+
+    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+        let targets = try Self.encodeTargets(job.targets)
+        return try await write { connection in
+            let inserted = try connection.run(
+                """
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, publish_id) DO NOTHING
+                """,
+                [
+                    .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .text(targets),
+                    .blob(job.payload), .text(job.webhookURL), .millis(job.createdAt),
+                ])
+            if inserted == 0 { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
+            return PublishJobID(rawValue: connection.lastInsertRowID)
+        }
+    }
+
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+        let nowMillis = now.millisecondsSince1970
+        let expires = now.millisecondsSince1970(after: leaseDuration)
+        return try await write { connection in
+            // `publish_jobs_open` holds only unfinished jobs, so this never scans finished history.
+            guard
+                let id = try connection.first(
+                    """
+                    SELECT id FROM publish_jobs INDEXED BY publish_jobs_open
+                    WHERE state IN ('queued', 'running') AND (state = 'queued' OR lease_expires_at <= ?)
+                    ORDER BY id LIMIT 1
+                    """, [.integer(nowMillis)], { $0.int64(0) })
+            else { return nil }
+            guard
+                let claimed = try connection.first(
+                    """
+                    UPDATE publish_jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?,
+                        started_at = COALESCE(started_at, ?), attempts = attempts + 1
+                    WHERE id = ? RETURNING \(Self.jobColumns)
+                    """, [.text(workerID), .integer(expires), .integer(nowMillis), .integer(id)], Self.readJob)
+            else { return nil }
+            return ClaimedJob(
+                id: claimed.id, job: claimed.job, cursor: claimed.cursor,
+                counters: try Self.counters(connection, job: id), attempt: claimed.attempts,
+                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires))
+        }
+    }
+
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+        let expires = now.millisecondsSince1970(after: leaseDuration)
+        try await write { connection in
+            let changed = try connection.run(
+                "UPDATE publish_jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                [.integer(expires), .integer(job.rawValue), .text(workerID)])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+        }
+    }
+
+    public func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
+    ) async throws {
+        try await write { connection in
+            try Self.requireLease(connection, job: job, workerID: workerID)
+            try connection.run(
+                "UPDATE publish_jobs SET cursor = max(cursor, ?) WHERE id = ?", [.integer(cursor), .integer(job.rawValue)])
+            for ref in answered where ref > cursor {
+                try connection.run("INSERT OR IGNORE INTO publish_answered (job_id, ref) VALUES (?, ?)",
+                                   [.integer(job.rawValue), .integer(ref)])
+            }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = ? AND ref <= ?",
+                               [.integer(job.rawValue), .integer(cursor)])
+            for (name, delta) in counters where delta != 0 {
+                try connection.run(
+                    """
+                    INSERT INTO publish_counters (job_id, name, value) VALUES (?, ?, ?)
+                    ON CONFLICT (job_id, name) DO UPDATE SET value = value + excluded.value
+                    """, [.integer(job.rawValue), .text(name), .integer(delta)])
+            }
+            try Self.applyDeviceResults(deviceResults, connection: connection)
+        }
+    }
+
+    public func finishJob(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
+    ) async throws {
+        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        try await write { connection in
+            let changed = try connection.run(
+                """
+                UPDATE publish_jobs SET state = ?, finished_at = ?, targets_total = ?, summary = ?,
+                    lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = ? AND lease_owner = ? AND state = 'running'
+                """,
+                [
+                    .text(state.rawValue), .millis(now), .integer(targetsTotal), .text(summary), .integer(job.rawValue),
+                    .text(workerID),
+                ])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)])
+        }
+    }
+
+    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+        try await read { connection in
+            var refs = Set<Int64>()
+            try connection.query("SELECT ref FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)]) {
+                refs.insert($0.int64(0))
+            }
+            return refs
+        }
+    }
+
+    static let statusColumns = """
+        id, instance_id, publish_id, kind, state, targets_total, summary, attempts, created_at, started_at, finished_at
+        """
+
+    static func readStatus(_ row: Statement, connection: SQLiteConnection) throws -> PublishStatus {
+        let id = row.int64(0)
+        let instanceID = row.text(1)
+        let publishID = row.text(2)
+        var eventCounts: [Int64: Int] = [:]
+        try connection.query(
+            "SELECT kind, count(*) FROM events WHERE instance_id = ? AND publish_id = ? GROUP BY kind",
+            [.text(instanceID), .text(publishID)]) { eventCounts[$0.int64(0)] = Int($0.int64(1)) }
+        return PublishStatus(
+            id: PublishJobID(rawValue: id), instanceID: instanceID, publishID: publishID,
+            kind: PublishKind(rawValue: row.text(3)) ?? .interests, state: PublishState(rawValue: row.text(4)) ?? .queued,
+            counters: try counters(connection, job: id), targetsTotal: row.optionalInt64(5), summary: row.optionalText(6),
+            attempts: Int(row.int64(7)), createdAt: row.date(8), startedAt: row.optionalDate(9),
+            finishedAt: row.optionalDate(10),
+            delivered: eventCounts[Int64(ReportingEvent.Kind.delivery.rawValue)] ?? 0,
+            opened: eventCounts[Int64(ReportingEvent.Kind.open.rawValue)] ?? 0)
+    }
+
+    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+        try await read { connection in
+            // Two statements are live at once here (the job row and its counters), so collect the row first.
+            let id = try connection.first(
+                "SELECT id FROM publish_jobs WHERE instance_id = ? AND publish_id = ?",
+                [.text(instanceID), .text(publishID)]) { $0.int64(0) }
+            guard let id else { return nil }
+            return try Self.status(connection, job: id)
+        }
+    }
+
+    static func status(_ connection: SQLiteConnection, job: Int64) throws -> PublishStatus? {
+        let statement = try connection.prepare("SELECT \(statusColumns) FROM publish_jobs WHERE id = ?")
+        defer { statement.finalize() }
+        try statement.bind([.integer(job)])
+        guard try statement.step() else { return nil }
+        return try readStatus(statement, connection: connection)
+    }
+
+    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+        try await read { connection in
+            var ids: [Int64] = []
+            try connection.query(
+                "SELECT id FROM publish_jobs WHERE instance_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                [.text(instanceID), .integer(Int64(max(0, limit)))]) { ids.append($0.int64(0)) }
+            return try ids.compactMap { try Self.status(connection, job: $0) }
+        }
+    }
+
+    public func queueDepth() async throws -> Int {
+        try await read { connection in
+            Int(try connection.first("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')") { $0.int64(0) } ?? 0)
+        }
+    }
+}

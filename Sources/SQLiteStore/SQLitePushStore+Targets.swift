@@ -1,0 +1,114 @@
+import Foundation
+import PushStore
+
+extension SQLitePushStore {
+    /// One per-interest cursor over `device_interests`' primary key, so each stream reads
+    /// `SEARCH device_interests USING PRIMARY KEY (interest_id=? AND device_id>?)` in device order without
+    /// sorting. The comment makes the SQL text (the cache key) distinct per stream position, so a page with k
+    /// interests holds k cached statements open side by side.
+    static func interestStreamSQL(_ index: Int) -> String {
+        "SELECT device_id FROM device_interests WHERE interest_id = ? AND device_id > ? ORDER BY device_id /* \(index) */"
+    }
+
+    static let targetLookupSQL = """
+        SELECT public_id, platform, token, environment, environment_declared, last_registered_at, user_id, invalidated_at
+        FROM devices WHERE id = ?
+        """
+
+    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+        let limit = max(1, limit)
+        return try await read { connection in
+            switch job.kind {
+            case .interests:
+                return try Self.interestTargets(
+                    connection, instanceID: job.instanceID, interests: job.targets, after: cursor, limit: limit)
+            case .users:
+                return try Self.userTargets(
+                    connection, instanceID: job.instanceID, users: job.targets, after: cursor, limit: limit)
+            }
+        }
+    }
+
+    /// The union of the interests' subscribers as a k-way merge of per-interest index ranges: it reads about
+    /// `limit` rows per interest stream at most and holds only the current head of each stream, never the whole
+    /// subscriber set (a `DISTINCT … IN (…) ORDER BY` would sort every remaining row on every page).
+    static func interestTargets(
+        _ connection: SQLiteConnection, instanceID: String, interests: [String], after cursor: Int64, limit: Int
+    ) throws -> TargetPage {
+        var interestIDs: [Int64] = []
+        for name in Set(interests) {
+            if let id = try connection.first(
+                "SELECT id FROM interests WHERE instance_id = ? AND name = ?", [.text(instanceID), .text(name)], { $0.int64(0) })
+            {
+                interestIDs.append(id)
+            }
+        }
+        var streams: [Statement] = []
+        defer { for stream in streams { stream.reset() } }
+        var heads: [Int64?] = []
+        for (index, interestID) in interestIDs.enumerated() {
+            let stream = try connection.cached(interestStreamSQL(index))
+            streams.append(stream)
+            try stream.bind([.integer(interestID), .integer(cursor)])
+            heads.append(try stream.step() ? stream.int64(0) : nil)
+        }
+
+        let lookup = try connection.cached(targetLookupSQL)
+        var targets: [Target] = []
+        targets.reserveCapacity(limit)
+        var examined = cursor
+        while targets.count < limit {
+            // k is at most 100 (Beams' limit), so a linear minimum is as fast as a heap and simpler.
+            var next: Int64?
+            for case let head? in heads where next == nil || head < next! { next = head }
+            guard let ref = next else { break }
+            // Advance every stream positioned on this device: that is the de-duplication.
+            for index in heads.indices where heads[index] == ref {
+                heads[index] = try streams[index].step() ? streams[index].int64(0) : nil
+            }
+            examined = ref
+            defer { lookup.reset() }
+            try lookup.bind([.integer(ref)])
+            guard try lookup.step(), lookup.isNull(7) else { continue }  // deleted or invalidated
+            targets.append(
+                Target(
+                    ref: ref, deviceID: lookup.text(0), platform: Platform(rawValue: lookup.text(1)) ?? .apns,
+                    token: lookup.text(2), environment: PushEnvironment(rawValue: lookup.text(3)) ?? .production,
+                    environmentDeclared: lookup.int64(4) != 0, lastRegisteredAt: lookup.date(5),
+                    userID: lookup.optionalText(6)))
+        }
+        let isLast = heads.allSatisfy { $0 == nil }
+        return TargetPage(targets: targets, cursor: examined, isLast: isLast)
+    }
+
+    /// Every valid device of the users, in device order. Each device has at most one user, so there is nothing to
+    /// de-duplicate; SQLite seeks `devices_by_user` per user and sorts only the remaining devices of these users
+    /// (at most users × devices-per-user rows, bounded by the publish limits).
+    static func userTargets(
+        _ connection: SQLiteConnection, instanceID: String, users: [String], after cursor: Int64, limit: Int
+    ) throws -> TargetPage {
+        var targets: [Target] = []
+        targets.reserveCapacity(limit)
+        var more = false
+        try connection.query(
+            """
+            SELECT id, public_id, platform, token, environment, environment_declared, last_registered_at, user_id
+            FROM devices
+            WHERE instance_id = ? AND user_id IN (SELECT value FROM json_each(?)) AND id > ? AND invalidated_at IS NULL
+            ORDER BY id LIMIT ?
+            """,
+            [.text(instanceID), .text(try encodeTargets(users)), .integer(cursor), .integer(Int64(limit) + 1)]
+        ) { row in
+            guard targets.count < limit else {
+                more = true
+                return
+            }
+            targets.append(
+                Target(
+                    ref: row.int64(0), deviceID: row.text(1), platform: Platform(rawValue: row.text(2)) ?? .apns,
+                    token: row.text(3), environment: PushEnvironment(rawValue: row.text(4)) ?? .production,
+                    environmentDeclared: row.int64(5) != 0, lastRegisteredAt: row.date(6), userID: row.optionalText(7)))
+        }
+        return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: !more)
+    }
+}

@@ -1,0 +1,153 @@
+import PushStore
+
+/// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
+/// from `n - 1` to `n`. Append new steps; never edit a released one.
+enum Schema {
+    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens]
+
+    /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
+    static let version1 = """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            public_id TEXT NOT NULL UNIQUE,
+            instance_id TEXT NOT NULL,
+            platform TEXT NOT NULL CHECK (platform IN ('apns', 'fcm', 'web')),
+            token TEXT NOT NULL,
+            environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+            environment_declared INTEGER NOT NULL DEFAULT 0,
+            bundle_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            user_id TEXT,
+            created_at INTEGER NOT NULL,
+            last_registered_at INTEGER NOT NULL,
+            last_status INTEGER,
+            last_reason TEXT,
+            last_result_at INTEGER,
+            invalidated_at INTEGER,
+            UNIQUE (instance_id, platform, token)
+        );
+        CREATE INDEX devices_by_user ON devices (instance_id, user_id) WHERE user_id IS NOT NULL;
+        CREATE INDEX devices_invalidated ON devices (invalidated_at) WHERE invalidated_at IS NOT NULL;
+
+        CREATE TABLE interests (
+            id INTEGER PRIMARY KEY,
+            instance_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            UNIQUE (instance_id, name)
+        );
+        CREATE TABLE device_interests (
+            interest_id INTEGER NOT NULL REFERENCES interests (id),
+            device_id INTEGER NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+            PRIMARY KEY (interest_id, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX device_interests_by_device ON device_interests (device_id);
+
+        CREATE TABLE publish_jobs (
+            id INTEGER PRIMARY KEY,
+            instance_id TEXT NOT NULL,
+            publish_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('interests', 'users')),
+            targets TEXT NOT NULL,
+            payload BLOB NOT NULL,
+            webhook_url TEXT,
+            state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'finished', 'failed')),
+            created_at INTEGER NOT NULL,
+            started_at INTEGER,
+            finished_at INTEGER,
+            lease_owner TEXT,
+            lease_expires_at INTEGER,
+            cursor INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            targets_total INTEGER,
+            summary TEXT,
+            UNIQUE (instance_id, publish_id)
+        );
+        CREATE INDEX publish_jobs_open ON publish_jobs (id) WHERE state IN ('queued', 'running');
+        CREATE INDEX publish_jobs_recent ON publish_jobs (instance_id, created_at);
+        CREATE INDEX publish_jobs_finished ON publish_jobs (finished_at) WHERE finished_at IS NOT NULL;
+        CREATE TABLE publish_counters (
+            job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (job_id, name)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE events (
+            instance_id TEXT NOT NULL,
+            publish_id TEXT NOT NULL,
+            kind INTEGER NOT NULL,
+            device_id TEXT NOT NULL,
+            user_id TEXT,
+            at INTEGER NOT NULL,
+            PRIMARY KEY (instance_id, publish_id, kind, device_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX events_by_time ON events (at);
+
+        CREATE TABLE webhooks (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL,
+            body BLOB NOT NULL,
+            headers TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'gave_up')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            last_error TEXT
+        );
+        CREATE INDEX webhooks_due ON webhooks (next_attempt_at) WHERE state = 'pending';
+        CREATE INDEX webhooks_finished ON webhooks (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Targets answered above a publish's cursor (answers arrive out of order): a resumed publish skips them, so a
+    /// crash re-sends only what had no recorded answer. Rows at or below the cursor are deleted as it advances.
+    static let version2 = """
+        CREATE TABLE publish_answered (
+            job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            ref INTEGER NOT NULL,
+            PRIMARY KEY (job_id, ref)
+        ) WITHOUT ROWID;
+        """
+
+    /// Abuse bounds (step 3; kept as its own entry so merges can renumber it).
+    /// - `instance_device_counts`: devices per instance, kept by triggers on every insert and delete (registration,
+    ///   delete, user deletion, retention, cascades), so the per-instance device cap costs one key lookup instead of
+    ///   a count over millions of rows. An upsert that updates an existing device fires no insert trigger.
+    /// - Interests no device follows are deleted as their last follower goes (also through `ON DELETE CASCADE`
+    ///   from `devices`), so junk interest names cannot pile up; the ones already orphaned go now.
+    static let deviceCountsAndInterestCleanup = """
+        CREATE TABLE instance_device_counts (
+            instance_id TEXT PRIMARY KEY,
+            devices INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO instance_device_counts (instance_id, devices)
+            SELECT instance_id, count(*) FROM devices GROUP BY instance_id;
+        CREATE TRIGGER devices_counted_on_insert AFTER INSERT ON devices BEGIN
+            INSERT INTO instance_device_counts (instance_id, devices) VALUES (NEW.instance_id, 1)
+                ON CONFLICT (instance_id) DO UPDATE SET devices = devices + 1;
+        END;
+        CREATE TRIGGER devices_counted_on_delete AFTER DELETE ON devices BEGIN
+            UPDATE instance_device_counts SET devices = devices - 1 WHERE instance_id = OLD.instance_id;
+        END;
+
+        CREATE TRIGGER interests_dropped_when_unfollowed AFTER DELETE ON device_interests BEGIN
+            DELETE FROM interests WHERE id = OLD.interest_id
+                AND NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = OLD.interest_id);
+        END;
+        DELETE FROM interests WHERE NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = interests.id);
+        """
+
+    /// Step 4. The signed APNs provider token per (team, key), shared by restarted processes and other nodes so
+    /// that only one token per key is signed per refresh period (APNs answers `TooManyProviderTokenUpdates` to a
+    /// new token within 20 minutes). `issued_at` is the JWT's `iat` in UNIX seconds; `updated_at` milliseconds.
+    static let providerTokens = """
+        CREATE TABLE apns_provider_tokens (
+            team_id TEXT NOT NULL,
+            key_id TEXT NOT NULL,
+            jwt TEXT NOT NULL,
+            issued_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (team_id, key_id)
+        ) WITHOUT ROWID;
+        """
+}

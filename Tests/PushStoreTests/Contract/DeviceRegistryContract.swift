@@ -1,0 +1,258 @@
+import Foundation
+import XCTest
+
+import PushStore
+
+final class DeviceRegistryContract: StoreContract {
+    func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
+        let store = try await openStore()
+        let registered = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, token: token(1), bundleID: "com.example.app", metadata: "{}"))
+        XCTAssertTrue(registered.created)
+        XCTAssertEqual(registered.interests, [])
+        let device = registered.device
+        XCTAssertTrue(device.id.hasPrefix("apns-"))
+        XCTAssertNotNil(UUID(uuidString: String(device.id.dropFirst(5))))
+        XCTAssertEqual(device.id, device.id.lowercased())
+        XCTAssertEqual(device.environment, .production)
+        XCTAssertFalse(device.environmentDeclared)
+        XCTAssertEqual(device.createdAt, clock.now)
+        XCTAssertNil(device.userID)
+        try await store.close()
+    }
+
+    func testDeviceIDsAreVersion7UUIDsThatSortByCreationTime() async throws {
+        let store = try await openStore()
+        var ids: [String] = []
+        for n in 0..<5 {
+            ids.append(try await register(store, n).id)
+            clock.advance(0.002)
+        }
+        XCTAssertEqual(ids, ids.sorted())
+        for id in ids {
+            let uuid = String(id.dropFirst("apns-".count))
+            XCTAssertEqual(Array(uuid)[14], "7", id)
+            XCTAssertTrue("89ab".contains(Array(uuid)[19]), id)
+        }
+        let prefix = String(ids[0].dropFirst(5).prefix(8) + ids[0].dropFirst(5).dropFirst(9).prefix(4))
+        XCTAssertEqual(UInt64(prefix, radix: 16), UInt64(Date(millisecondsSince1970: 1_700_000_000_000).millisecondsSince1970))
+        try await store.close()
+    }
+
+    func testReRegistrationKeepsIDInterestsAndUserAndUpdatesFields() async throws {
+        let store = try await openStore()
+        let first = try await register(store, 1)
+        let value1 = try await store.setInterests(instanceID: instance, deviceID: first.id, interests: ["b", "a"])
+        XCTAssertTrue(value1)
+        let value2 = try await store.setUser(instanceID: instance, deviceID: first.id, userID: "u1", maxDevicesPerUser: 100)
+        XCTAssertEqual(value2, .ok)
+        clock.advance(60)
+        let again = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, token: token(1), bundleID: "com.example.other", metadata: #"{"v":2}"#))
+        XCTAssertFalse(again.created)
+        XCTAssertEqual(again.device.id, first.id)
+        XCTAssertEqual(again.interests, ["a", "b"])
+        XCTAssertEqual(again.device.userID, "u1")
+        XCTAssertEqual(again.device.bundleID, "com.example.other")
+        XCTAssertEqual(again.device.metadata, #"{"v":2}"#)
+        XCTAssertEqual(again.device.createdAt, first.createdAt)
+        XCTAssertEqual(again.device.lastRegisteredAt, clock.now)
+        try await store.close()
+    }
+
+    func testSameTokenInAnotherInstanceIsAnotherDevice() async throws {
+        let store = try await openStore()
+        let a = try await register(store, 1)
+        let b = try await store.registerDevice(DeviceRegistration(instanceID: "other-instance", token: token(1))).device
+        XCTAssertNotEqual(a.id, b.id)
+        let lookup = try await store.device(instanceID: "other-instance", id: a.id)
+        XCTAssertNil(lookup, "a device id must not resolve in another instance")
+        try await store.close()
+    }
+
+    func testDefaultedEnvironmentNeverOverwritesDeclaredOrCorrectedOne() async throws {
+        let store = try await openStore()
+        let declared = try await register(store, 1, declared: .sandbox)
+        XCTAssertEqual(declared.environment, .sandbox)
+        XCTAssertTrue(declared.environmentDeclared)
+        // A registration that only defaults the environment keeps the stored one.
+        let defaulted = try await register(store, 1)
+        XCTAssertEqual(defaulted.environment, .sandbox)
+        XCTAssertTrue(defaulted.environmentDeclared)
+        // A declared one replaces it.
+        let redeclared = try await register(store, 1, declared: .production)
+        XCTAssertEqual(redeclared.environment, .production)
+        try await store.close()
+    }
+
+    func testLookupsByIDAndTokenAndMissingDevices() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 7)
+        let byID = try await store.device(instanceID: instance, id: device.id)
+        XCTAssertEqual(byID, device)
+        let byToken = try await store.device(instanceID: instance, platform: .apns, token: token(7))
+        XCTAssertEqual(byToken, device)
+        let missingToken = try await store.device(instanceID: instance, platform: .apns, token: token(8))
+        XCTAssertNil(missingToken)
+        let wrongPlatform = try await store.device(instanceID: instance, platform: .fcm, token: token(7))
+        XCTAssertNil(wrongPlatform)
+        let missingID = try await store.device(instanceID: instance, id: "apns-nope")
+        XCTAssertNil(missingID)
+        try await store.close()
+    }
+
+    func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["news"])
+        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u", maxDevicesPerUser: 100)
+        let value3 = try await store.deleteDevice(instanceID: instance, id: device.id)
+        XCTAssertTrue(value3)
+        let value4 = try await store.deleteDevice(instanceID: instance, id: device.id)
+        XCTAssertFalse(value4)
+        let value5 = try await store.subscriberCount(instanceID: instance, interest: "news")
+        XCTAssertEqual(value5, 0)
+        let value6 = try await store.devices(instanceID: instance, userID: "u")
+        XCTAssertEqual(value6, [])
+        // Registering the token again starts from scratch.
+        let fresh = try await store.registerDevice(DeviceRegistration(instanceID: instance, token: token(1)))
+        XCTAssertTrue(fresh.created)
+        XCTAssertNotEqual(fresh.device.id, device.id)
+        XCTAssertEqual(fresh.interests, [])
+        try await store.close()
+    }
+
+    func testUpdateMetadata() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        let value7 = try await store.updateMetadata(instanceID: instance, deviceID: device.id, metadata: #"{"x":1}"#)
+        XCTAssertTrue(value7)
+        let value8 = try await store.device(instanceID: instance, id: device.id)?.metadata
+        XCTAssertEqual(value8, #"{"x":1}"#)
+        let value9 = try await store.updateMetadata(instanceID: instance, deviceID: "apns-missing", metadata: "{}")
+        XCTAssertFalse(value9)
+        try await store.close()
+    }
+
+    func testInterestMutationsReportMissingDevice() async throws {
+        let store = try await openStore()
+        let value10 = try await store.setInterests(instanceID: instance, deviceID: "apns-missing", interests: ["a"])
+        XCTAssertFalse(value10)
+        let value11 = try await store.addInterest(instanceID: instance, deviceID: "apns-missing", interest: "a")
+        XCTAssertFalse(value11)
+        let value12 = try await store.removeInterest(instanceID: instance, deviceID: "apns-missing", interest: "a")
+        XCTAssertFalse(value12)
+        let page = try await store.interests(instanceID: instance, deviceID: "apns-missing", limit: 10, cursor: nil)
+        XCTAssertNil(page)
+        try await store.close()
+    }
+
+    func testAddRemoveAndSetInterestsAreIdempotent() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        let value13 = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "a")
+        XCTAssertTrue(value13)
+        let value14 = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "a")
+        XCTAssertTrue(value14)
+        let value15 = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "b")
+        XCTAssertTrue(value15)
+        let value16 = try await store.removeInterest(instanceID: instance, deviceID: device.id, interest: "b")
+        XCTAssertTrue(value16)
+        let value17 = try await store.removeInterest(instanceID: instance, deviceID: device.id, interest: "never")
+        XCTAssertTrue(value17)
+        var page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 100, cursor: nil)
+        XCTAssertEqual(page?.interests, ["a"])
+        let value18 = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["z", "y", "z"])
+        XCTAssertTrue(value18)
+        page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 100, cursor: nil)
+        XCTAssertEqual(page?.interests, ["y", "z"])
+        XCTAssertNil(page?.nextCursor)
+        let value19 = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: [])
+        XCTAssertTrue(value19)
+        page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 100, cursor: nil)
+        XCTAssertEqual(page?.interests, [])
+        try await store.close()
+    }
+
+    func testInterestPagingVisitsEveryInterestOnceAndCursorSurvivesChanges() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        let names = (0..<25).map { String(format: "interest-%02d", $0) }
+        _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: names.shuffled())
+        var seen: [String] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 10, cursor: cursor)
+            seen += page?.interests ?? []
+            cursor = page?.nextCursor
+            pages += 1
+            if pages == 1 {
+                // A change before the cursor does not shift later pages.
+                _ = try await store.removeInterest(instanceID: instance, deviceID: device.id, interest: "interest-00")
+            }
+        } while cursor != nil
+        XCTAssertEqual(pages, 3)
+        XCTAssertEqual(seen, names)
+        try await store.close()
+    }
+
+    func testSetUserRulesAndLimit() async throws {
+        let store = try await openStore()
+        let a = try await register(store, 1)
+        let b = try await register(store, 2)
+        let c = try await register(store, 3)
+        let value20 = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "u", maxDevicesPerUser: 2)
+        XCTAssertEqual(value20, .ok)
+        let value21 = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "u", maxDevicesPerUser: 2)
+        XCTAssertEqual(value21, .ok)
+        let result1 = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "other", maxDevicesPerUser: 2)
+        XCTAssertEqual(result1, .differentUserAlreadySet)
+        let value22 = try await store.setUser(instanceID: instance, deviceID: b.id, userID: "u", maxDevicesPerUser: 2)
+        XCTAssertEqual(value22, .ok)
+        let result2 = try await store.setUser(instanceID: instance, deviceID: c.id, userID: "u", maxDevicesPerUser: 2)
+        XCTAssertEqual(result2, .userHasTooManyDevices)
+        let result3 = try await store.setUser(instanceID: instance, deviceID: "apns-missing", userID: "u", maxDevicesPerUser: 2)
+        XCTAssertEqual(result3, .deviceNotFound)
+        let value23 = try await store.devices(instanceID: instance, userID: "u").map(\.id)
+        XCTAssertEqual(value23, [a.id, b.id])
+        let value24 = try await store.device(instanceID: instance, id: c.id)?.userID
+        XCTAssertEqual(value24, nil)
+        try await store.close()
+    }
+
+    func testDeleteUserRemovesOnlyThatUsersDevicesAndTheirInterests() async throws {
+        let store = try await openStore()
+        let a = try await register(store, 1)
+        let b = try await register(store, 2)
+        let c = try await register(store, 3)
+        for device in [a, b] {
+            _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u", maxDevicesPerUser: 100)
+            _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "news")
+        }
+        _ = try await store.addInterest(instanceID: instance, deviceID: c.id, interest: "news")
+        let value25 = try await store.deleteUser(instanceID: instance, userID: "u")
+        XCTAssertEqual(value25, 2)
+        let value26 = try await store.deleteUser(instanceID: instance, userID: "u")
+        XCTAssertEqual(value26, 0)
+        let value27 = try await store.device(instanceID: instance, id: a.id)
+        XCTAssertNil(value27)
+        let value28 = try await store.device(instanceID: instance, id: c.id)
+        XCTAssertNotNil(value28)
+        let value29 = try await store.subscriberCount(instanceID: instance, interest: "news")
+        XCTAssertEqual(value29, 1)
+        try await store.close()
+    }
+
+    func testBatchRegistrationIsOrderedAndIdempotent() async throws {
+        let store = try await openStore()
+        let batch = (0..<50).map { DeviceRegistration(instanceID: instance, token: token($0)) }
+        let first = try await store.registerDevices(batch)
+        let second = try await store.registerDevices(batch)
+        XCTAssertEqual(first.map(\.device.token), batch.map(\.token))
+        XCTAssertTrue(first.allSatisfy(\.created))
+        XCTAssertFalse(second.contains(where: \.created))
+        XCTAssertEqual(first.map(\.device.id), second.map(\.device.id))
+        try await store.close()
+    }
+}

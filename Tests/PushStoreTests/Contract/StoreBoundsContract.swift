@@ -1,0 +1,112 @@
+import Foundation
+import PushStore
+import XCTest
+
+/// The bounds the internet-facing APIs rely on: devices per instance, and the facts the reporting API checks events
+/// against.
+final class StoreBoundsContract: StoreContract {
+    /// A registration of token `n` in `instanceID`, capped at `cap` devices.
+    private func register(_ store: any PushStorage, _ n: Int, cap: Int, in instanceID: String? = nil) async throws
+        -> RegisteredDevice
+    {
+        try await store.registerDevice(DeviceRegistration(instanceID: instanceID ?? instance, token: token(n)),
+                                       maxDevicesPerInstance: cap)
+    }
+
+    // MARK: Devices per instance
+
+    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister() async throws {
+        let store = try await openStore()
+        let first = try await register(store, 1, cap: 2)
+        _ = try await register(store, 2, cap: 2)
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 3, cap: 2) }
+        let again = try await register(store, 1, cap: 2)
+        XCTAssertFalse(again.created)
+        XCTAssertEqual(again.device.id, first.device.id)
+        // Another instance has its own count.
+        _ = try await register(store, 3, cap: 1, in: "another-instance")
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) {
+            _ = try await self.register(store, 4, cap: 1, in: "another-instance")
+        }
+        // The refused registration left nothing behind.
+        let missing = try await store.device(instanceID: instance, platform: .apns, token: token(3))
+        XCTAssertNil(missing)
+        try await store.close()
+    }
+
+    func testTheCountFollowsEveryKindOfDeletionSoFreedPlacesCanBeReused() async throws {
+        let store = try await openStore()
+        let a = try await register(store, 1, cap: 3)
+        let b = try await register(store, 2, cap: 3)
+        _ = try await register(store, 3, cap: 3)
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
+        let deleted = try await store.deleteDevice(instanceID: instance, id: a.device.id)
+        XCTAssertTrue(deleted)
+        _ = try await register(store, 4, cap: 3)  // the deleted device's place
+        _ = try await store.setUser(instanceID: instance, deviceID: b.device.id, userID: "u", maxDevicesPerUser: 10)
+        let removed = try await store.deleteUser(instanceID: instance, userID: "u")
+        XCTAssertEqual(removed, 1)
+        // Retention deletes an invalidated device.
+        let dead = try await register(store, 5, cap: 3)  // the deleted user's place
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
+        _ = try await store.setUser(instanceID: instance, deviceID: dead.device.id, userID: "dead", maxDevicesPerUser: 10)
+        let page = try await store.targets(
+            for: PublishJob(instanceID: instance, publishID: "ref", kind: .users, targets: ["dead"], payload: Data(),
+                            createdAt: clock.now), after: 0, limit: 10)
+        let ref = try XCTUnwrap(page.targets.first?.ref)
+        clock.advance(1)  // a bad-token answer after the last registration invalidates the device
+        try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
+                                                          effect: .badToken)])
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached, "an invalidated device still counts") {
+            _ = try await self.register(store, 9, cap: 3)
+        }
+        clock.advance(10)
+        let purged = try await store.purge(before: clock.now, limit: 10)
+        XCTAssertEqual(purged.devices, 1)
+        _ = try await register(store, 6, cap: 3)
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 7, cap: 3) }
+        try await store.close()
+    }
+
+    func testUncappedRegistrationStillCounts() async throws {
+        let store = try await openStore()
+        _ = try await store.registerDevices((1...5).map { DeviceRegistration(instanceID: instance, token: token($0)) })
+        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 6, cap: 5) }
+        _ = try await register(store, 6, cap: 6)
+        try await store.close()
+    }
+
+    // MARK: Reporting facts
+
+    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1, cap: 10).device
+        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
+        let created = clock.now
+        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "to-alice", kind: .users,
+                                                      targets: ["bob", "alice"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "to-bob", kind: .users,
+                                                      targets: ["bob"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "news", kind: .interests,
+                                                      targets: ["alice"], payload: Data(), createdAt: created))
+        clock.advance(5)
+        _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
+
+        let facts = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-alice")
+        XCTAssertEqual(facts.device?.id, device.id)
+        XCTAssertEqual(facts.device?.userID, "alice")
+        XCTAssertEqual(facts.publish, ReportedPublish(kind: .users, createdAt: created, startedAt: clock.now,
+                                                      finishedAt: nil, targetsDeviceUser: true))
+        let other = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-bob")
+        XCTAssertEqual(other.publish?.targetsDeviceUser, false)
+        XCTAssertNil(other.publish?.startedAt, "still queued")
+        let interests = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "news")
+        XCTAssertEqual(interests.publish?.targetsDeviceUser, false, "an interest named like the user is not a user target")
+
+        let unknown = try await store.reportFacts(instanceID: instance, deviceID: "apns-nope", publishID: "pubid-nope")
+        XCTAssertEqual(unknown, ReportFacts(device: nil, publish: nil))
+        let otherInstance = try await store.reportFacts(instanceID: "another-instance", deviceID: device.id, publishID: "to-alice")
+        XCTAssertEqual(otherInstance, ReportFacts(device: nil, publish: nil), "both lookups are scoped by instance")
+        try await store.close()
+    }
+}

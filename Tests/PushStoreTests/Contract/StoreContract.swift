@@ -1,0 +1,101 @@
+import Foundation
+import InMemoryStore
+import Locking
+import PushStore
+import SQLiteStore
+import XCTest
+
+/// A backend the contract suite runs on.
+enum ContractBackend: String, CaseIterable, Sendable {
+    case sqlite
+    case inMemory
+}
+
+/// The base of every role's contract: its `test…` methods are written once against `any PushStorage` and run on
+/// each backend by the runners in `ContractRunners.swift` (XCTest on Linux finds only methods declared in the
+/// `XCTestCase` subclass itself, so inherited tests would silently not run; `ContractCoverageTests` checks that
+/// every contract method has a runner on every backend).
+///
+/// `openStore()` opens the case's own database: a fresh one on the first call, the same data again on later calls
+/// (a restarted process), on SQLite from a file in a temporary directory.
+class StoreContract {
+    let backend: ContractBackend
+    let clock = TestClock()
+    let instance = "0b9a5c1e-3f5a-4c2d-9e1b-7d8f6a5b4c3d"
+    private let directory: URL
+    private var memory: InMemoryPushStore?
+
+    required init(backend: ContractBackend) {
+        self.backend = backend
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-contract-\(UUID().uuidString)")
+    }
+
+    fileprivate func removeFiles() { try? FileManager.default.removeItem(at: directory) }
+
+    func openStore() async throws -> any PushStorage {
+        switch backend {
+        case .sqlite:
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var configuration = SQLitePushStore.Configuration(path: directory.appendingPathComponent("store.sqlite").path)
+            let clock = self.clock
+            configuration.clock = { clock.now }
+            return try await SQLitePushStore.open(configuration)
+        case .inMemory:
+            let clock = self.clock
+            let store = memory?.reopened() ?? InMemoryPushStore(clock: { clock.now })
+            memory = store
+            return store
+        }
+    }
+
+    /// A distinct lower-case 64-hex token.
+    func token(_ n: Int) -> String {
+        let hex = String(n, radix: 16)
+        return String(repeating: "a", count: 64 - hex.count) + hex
+    }
+
+    func register(_ store: any PushStorage, _ n: Int, declared: PushEnvironment? = nil) async throws -> Device {
+        try await store.registerDevice(
+            DeviceRegistration(
+                instanceID: instance, token: token(n), environment: declared ?? .production,
+                environmentDeclared: declared != nil, bundleID: "com.example.app", metadata: #"{"sdkVersion":"4.0.0"}"#)
+        ).device
+    }
+}
+
+/// Runs one contract method on `backend` with a fresh database, removed afterwards.
+func runContract<Contract: StoreContract>(
+    _ backend: ContractBackend, _ test: (Contract) -> () async throws -> Void
+) async throws {
+    let contract = Contract(backend: backend)
+    defer { contract.removeFiles() }
+    try await test(contract)()
+}
+
+/// A clock tests move by hand, so nothing sleeps.
+final class TestClock: Sendable {
+    private let current: Locked<Date>
+
+    init(_ start: Date = Date(millisecondsSince1970: 1_700_000_000_000)) { current = Locked(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(_ seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// Asserts that `body` throws an error equal to `expected`.
+func XCTAssertThrowsAsync<E: Error & Equatable>(
+    _ expected: E, _ message: String = "", file: StaticString = #filePath, line: UInt = #line,
+    _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        XCTFail("expected \(expected) to be thrown. \(message)", file: file, line: line)
+    } catch let error as E {
+        XCTAssertEqual(error, expected, message, file: file, line: line)
+    } catch {
+        XCTFail("expected \(expected), got \(error). \(message)", file: file, line: line)
+    }
+}

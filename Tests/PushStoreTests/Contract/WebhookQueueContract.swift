@@ -1,0 +1,46 @@
+import Foundation
+import XCTest
+
+import PushStore
+
+final class WebhookQueueContract: StoreContract {
+    let lease = Duration.seconds(10)
+
+    func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
+        let store = try await openStore()
+        let request = WebhookRequest(url: "http://127.0.0.1:9/hook", body: Data(#"{"a":1}"#.utf8), headers: ["X-A": "1"])
+        let id = try await store.enqueueWebhook(request, now: clock.now)
+        let due = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: lease)
+        XCTAssertEqual(due, [PendingWebhook(id: id, request: request, attempts: 0, createdAt: clock.now)])
+        let hidden = try await store.dueWebhooks(now: clock.now.addingTimeInterval(5), limit: 10, leaseDuration: lease)
+        XCTAssertEqual(hidden, [])
+        let again = try await store.dueWebhooks(now: clock.now.addingTimeInterval(10), limit: 10, leaseDuration: lease)
+        XCTAssertEqual(again.map(\.id), [id], "a crash mid-attempt retries after the lease")
+        try await store.close()
+    }
+
+    func testRetryDeliveredAndGaveUpOutcomes() async throws {
+        let store = try await openStore()
+        let a = try await store.enqueueWebhook(WebhookRequest(url: "http://a", body: Data()), now: clock.now)
+        let b = try await store.enqueueWebhook(WebhookRequest(url: "http://b", body: Data()), now: clock.now)
+        let c = try await store.enqueueWebhook(WebhookRequest(url: "http://c", body: Data()), now: clock.now)
+        let firstTwo = try await store.dueWebhooks(now: clock.now, limit: 2, leaseDuration: lease)
+        XCTAssertEqual(firstTwo.map(\.id), [a, b])
+        try await store.markWebhook(a, outcome: .retry(at: clock.now.addingTimeInterval(30), error: "HTTP 500"), now: clock.now)
+        try await store.markWebhook(b, outcome: .delivered, now: clock.now)
+        let third = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: lease)
+        XCTAssertEqual(third.map(\.id), [c])
+        try await store.markWebhook(c, outcome: .gaveUp(error: "timeout"), now: clock.now)
+        let later = try await store.dueWebhooks(now: clock.now.addingTimeInterval(30), limit: 10, leaseDuration: lease)
+        XCTAssertEqual(later.map(\.id), [a])
+        XCTAssertEqual(later.first?.attempts, 1)
+        let delivered = b
+        await XCTAssertThrowsAsync(PushStoreError.notFound) {
+            try await store.markWebhook(delivered, outcome: .delivered, now: self.clock.now)
+        }
+        await XCTAssertThrowsAsync(PushStoreError.notFound) {
+            try await store.markWebhook(9999, outcome: .delivered, now: self.clock.now)
+        }
+        try await store.close()
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Locking
+import PushStore
+import XCTest
+
+@testable import SQLiteStore
+
+/// Group commit: queued writes share one transaction and resume only after it commits.
+final class GroupCommitTests: StoreTestCase {
+    func publish(_ id: String) -> PublishJob {
+        PublishJob(instanceID: instance, publishID: id, kind: .interests, targets: ["news"], payload: Data(id.utf8),
+                   createdAt: clock.now)
+    }
+
+    func testConcurrentEnqueuesAreBatchedIntoGroupTransactions() async throws {
+        let store = try await openStore()
+        let before = store.writerStatistics
+        let ids = try await withThrowingTaskGroup(of: PublishJobID.self) { [store] group in
+            for job in (0..<1000).map({ publish("p\($0)") }) {
+                group.addTask { try await store.enqueuePublish(job) }
+            }
+            return try await group.reduce(into: Set<PublishJobID>()) { $0.insert($1) }
+        }
+        XCTAssertEqual(ids.count, 1000)
+        let after = store.writerStatistics
+        XCTAssertEqual(after.operations - before.operations, 1000)
+        XCTAssertLessThan(after.transactions - before.transactions, 1000)
+        try await store.close()
+    }
+
+    func testQueuedWritesShareOneCommitAndResumeOnlyAfterIt() async throws {
+        let store = try await openStore()
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Flag()
+        // Hold the writer so the enqueues pile up behind it.
+        async let blocker: Void = store.write { _ in
+            entered.set()
+            gate.wait()
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let before = store.writerStatistics
+        let finished = Counter()
+        let jobs = (0..<600).map { publish("p\($0)") }
+        let group = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for job in jobs {
+                    group.addTask {
+                        _ = try await store.enqueuePublish(job)
+                        finished.increment()
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        XCTAssertEqual(finished.value, 0, "no caller may resume before its transaction commits")
+        gate.signal()
+        try await blocker
+        try await group.value
+        let after = store.writerStatistics
+        XCTAssertEqual(after.operations - before.operations, 600)
+        // maxBatchSize 512: two transactions for 600 queued writes instead of 600.
+        XCTAssertEqual(after.transactions - before.transactions, 2)
+        XCTAssertEqual(finished.value, 600)
+        try await store.close()
+    }
+
+    func testWriterConnectionUsesConfiguredDurability() async throws {
+        var configuration = configuration()
+        configuration.synchronous = .full
+        let store = try await SQLitePushStore.open(configuration)
+        let settings = try await store.write { connection in
+            [
+                try connection.first("PRAGMA synchronous") { $0.int64(0) },
+                try connection.first("PRAGMA foreign_keys") { $0.int64(0) },
+            ]
+        }
+        XCTAssertEqual(settings, [2, 1])  // FULL, ON
+        let mode = try await store.read { try $0.first("PRAGMA journal_mode") { $0.text(0) } }
+        XCTAssertEqual(mode, "wal")
+        try await store.close()
+    }
+
+}
+
+/// A flag set on the writer thread and polled by the test.
+final class Flag: Sendable {
+    private let value = Locked(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+final class Counter: Sendable {
+    private let count = Locked(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}

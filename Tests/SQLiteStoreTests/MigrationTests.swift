@@ -1,0 +1,97 @@
+import Foundation
+import PushStore
+import XCTest
+
+@testable import SQLiteStore
+
+final class MigrationTests: StoreTestCase {
+    func testEmptyDatabaseMigratesToNewestVersionInWALMode() async throws {
+        let store = try await openStore()
+        try await store.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        XCTAssertEqual(try Migrator.version(of: connection), Schema.migrations.count)
+        XCTAssertEqual(try connection.first("PRAGMA journal_mode") { $0.text(0) }, "wal")
+    }
+
+    func testReopeningAtNewestVersionChangesNothing() async throws {
+        let first = try await openStore()
+        let device = try await register(first, 1)
+        try await first.close()
+        let second = try await openStore()
+        let found = try await second.device(instanceID: instance, id: device.id)
+        XCTAssertEqual(found, device)
+        try await second.close()
+    }
+
+    func testOlderDatabaseIsUpgradedKeepingItsData() async throws {
+        let v1 = ["CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)"]
+        let v2 = v1 + ["ALTER TABLE notes ADD COLUMN author TEXT NOT NULL DEFAULT 'unknown'"]
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        XCTAssertEqual(try Migrator(migrations: v1).migrate(connection, logger: .disabled), 0)
+        try connection.run("INSERT INTO notes (body) VALUES ('kept')")
+        XCTAssertEqual(try Migrator(migrations: v2).migrate(connection, logger: .disabled), 1)
+        XCTAssertEqual(try Migrator.version(of: connection), 2)
+        let row = try connection.first("SELECT body, author FROM notes") { ($0.text(0), $0.text(1)) }
+        XCTAssertEqual(row?.0, "kept")
+        XCTAssertEqual(row?.1, "unknown")
+    }
+
+    func testFailingMigrationLeavesVersionUnchanged() throws {
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        let broken = ["CREATE TABLE a (x)", "CREATE TABLE b (y); CREATE TABLE a (x)"]
+        XCTAssertThrowsError(try Migrator(migrations: broken).migrate(connection, logger: .disabled)) { error in
+            XCTAssertTrue(error is SQLiteError)
+        }
+        XCTAssertEqual(try Migrator.version(of: connection), 1)
+        XCTAssertNil(try connection.first("SELECT name FROM sqlite_master WHERE name = 'b'") { $0.text(0) })
+    }
+
+    func testRefusesDatabaseFromNewerVersion() async throws {
+        let connection = try SQLiteConnection(path: databasePath)
+        try connection.execute("PRAGMA user_version = \(Schema.migrations.count + 1)")
+        try connection.close()
+        await XCTAssertThrowsAsync(
+            PushStoreError.unsupportedSchemaVersion(found: Schema.migrations.count + 1, newestKnown: Schema.migrations.count)
+        ) {
+            _ = try await self.openStore()
+        }
+    }
+
+    func testOpenFailsWithSQLiteErrorForAPathThatIsADirectory() async {
+        let configuration = SQLitePushStore.Configuration(path: directory.path)
+        do {
+            _ = try await SQLitePushStore.open(configuration)
+            XCTFail("opened a directory as a database")
+        } catch let error as SQLiteError {
+            XCTAssertFalse(error.message.isEmpty)
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+
+    func testOpenFailsAsCannotOpenWhenTheDirectoryIsAFile() async throws {
+        let file = directory.appendingPathComponent("plain-file")
+        try Data().write(to: file)
+        let configuration = SQLitePushStore.Configuration(path: file.appendingPathComponent("db.sqlite").path)
+        let nested = SQLitePushStore.Configuration(path: file.appendingPathComponent("sub/db.sqlite").path)
+        do {
+            _ = try await SQLitePushStore.open(nested)
+            XCTFail("created a directory below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.contains("cannot create the database directory"), error.detail)
+        }
+        do {
+            _ = try await SQLitePushStore.open(configuration)
+            XCTFail("opened a database below a regular file")
+        } catch let error as StoreUnavailableError {
+            XCTAssertEqual(error.reason, .cannotOpen)
+            XCTAssertTrue(error.detail.hasSuffix("plain-file is not a directory"), error.detail)
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+}

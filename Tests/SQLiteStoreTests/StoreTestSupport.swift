@@ -1,0 +1,79 @@
+import Foundation
+import Locking
+import PushStore
+import XCTest
+
+@testable import SQLiteStore
+
+/// A clock tests move by hand, so nothing sleeps.
+final class TestClock: Sendable {
+    private let current: Locked<Date>
+
+    init(_ start: Date = Date(millisecondsSince1970: 1_700_000_000_000)) { current = Locked(start) }
+
+    var now: Date { current.withLock { $0 } }
+
+    func advance(_ seconds: TimeInterval) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// A fresh directory per test, removed afterwards.
+class StoreTestCase: XCTestCase {
+    var directory: URL!
+    var clock: TestClock!
+    let instance = "0b9a5c1e-3f5a-4c2d-9e1b-7d8f6a5b4c3d"
+
+    var databasePath: String { directory.appendingPathComponent("store.sqlite").path }
+
+    override func setUp() {
+        super.setUp()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushstore-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        clock = TestClock()
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+        super.tearDown()
+    }
+
+    func configuration() -> SQLitePushStore.Configuration {
+        var configuration = SQLitePushStore.Configuration(path: databasePath)
+        let clock = self.clock!
+        configuration.clock = { clock.now }
+        return configuration
+    }
+
+    func openStore() async throws -> SQLitePushStore {
+        try await SQLitePushStore.open(configuration())
+    }
+
+    /// A distinct lower-case 64-hex token.
+    func token(_ n: Int) -> String {
+        let hex = String(n, radix: 16)
+        return String(repeating: "a", count: 64 - hex.count) + hex
+    }
+
+    func register(_ store: SQLitePushStore, _ n: Int, declared: PushEnvironment? = nil) async throws -> Device {
+        try await store.registerDevice(
+            DeviceRegistration(
+                instanceID: instance, token: token(n), environment: declared ?? .production,
+                environmentDeclared: declared != nil, bundleID: "com.example.app", metadata: #"{"sdkVersion":"4.0.0"}"#)
+        ).device
+    }
+}
+
+/// Asserts that `body` throws an error equal to `expected`.
+func XCTAssertThrowsAsync<E: Error & Equatable>(
+    _ expected: E, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        XCTFail("expected \(expected) to be thrown", file: file, line: line)
+    } catch let error as E {
+        XCTAssertEqual(error, expected, file: file, line: line)
+    } catch {
+        XCTFail("expected \(expected), got \(error)", file: file, line: line)
+    }
+}
