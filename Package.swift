@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
-        .target(name: "TestSupport", dependencies: ["JWTSigner", "Logging"]),
+        .target(name: "TestSupport", dependencies: ["JWTSigner", "Logging", "Locking"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "TestSupport"], path: "bench/swift/APNsBench"),
