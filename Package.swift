@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL"]),
 
-        // The one HTTP client stack: libcurl setup, error checks and handle owners shared with APNsClient, plus
+        // The one HTTP client stack: libcurl setup, error checks, handle owners and the curl multi loop shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
         .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking"]),
 
