@@ -48,7 +48,7 @@ struct APNsConnectionStateMachine {
     /// have sent GOAWAY for idleness), so it is treated as cold: one round trip, then full speed.
     private let coldAfterIdleNanos: UInt64
     private var ledger = APNsStreamLedger()
-    private var ready = JobQueue()
+    private var ready = APNsJobQueue()
     private var delayed: [APNsJob] = []
     /// The job each started stream carries, until it is settled.
     private var onStream: [Int: APNsJob] = [:]
@@ -279,29 +279,5 @@ struct APNsConnectionStateMachine {
         random ^= random << 25
         random ^= random >> 27
         return Double((random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
-    }
-}
-
-/// A FIFO of jobs with O(1) pop: the ready queue is drained from the front on every turn.
-private struct JobQueue {
-    private var items: [APNsJob] = []
-    private var head = 0
-
-    var count: Int { items.count - head }
-
-    mutating func push(_ job: APNsJob) { items.append(job) }
-
-    mutating func pop() -> APNsJob? {
-        guard head < items.count else { return nil }
-        let job = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 1024 && head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-        return job
     }
 }
