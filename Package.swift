@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
 
-        // The one HTTP client stack: libcurl setup, error checks and handle owners shared with APNsClient, plus
+        // The one HTTP client stack: libcurl setup, error checks, handle owners and the curl multi loop shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
         .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking"]),
 
@@ -62,7 +62,7 @@ let package = Package(
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
-        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging"]),
+        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),

@@ -1,5 +1,6 @@
 import Clocks
 import Locking
+import Dispatch
 import Foundation
 import HTTPClient
 import Logging
@@ -100,12 +101,20 @@ public final class APNsClient: Sendable {
         }
         var unanswered: [APNsRequest] = []
         for pool in all { unanswered += pool.beginShutdown() }
-        let deadline = MonotonicClock.now() + UInt64(max(0, gracePeriod) * 1e9)
-        while MonotonicClock.now() < deadline, !all.allSatisfy(\.isDrained) {
-            try? await Task.sleep(nanoseconds: 5_000_000)
-        }
+        await Self.waitUntilDrained(all, gracePeriod: gracePeriod)
         for pool in all { unanswered += await pool.stopConnections() }
         return unanswered
+    }
+
+    /// Returns once every pool has drained (woken by the pool that reports its last answer) or the grace period
+    /// has passed (a timer: a real deadline), whichever comes first.
+    private static func waitUntilDrained(_ pools: [APNsPool], gracePeriod: Double) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wake = WakeOnce(continuation: continuation, count: pools.count)
+            for pool in pools { pool.whenDrained { wake.countDown() } }
+            let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
+            DispatchQueue.global().asyncAfter(deadline: .now() + grace) { wake.resume() }
+        }
     }
 
     private func pool(credentials: APNsCredentials, environment: APNsEnvironment) throws(CurlError) -> APNsPool? {
@@ -121,6 +130,39 @@ public final class APNsClient: Sendable {
                  "connections": String(configuration.connectionsPerPool)])
             return pool
         }
+    }
+}
+
+/// Resumes a continuation once: when `count` parties have counted down, or on `resume()`, whichever is first.
+private final class WakeOnce: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var remaining: Int
+    }
+
+    private let state: Locked<State>
+
+    init(continuation: CheckedContinuation<Void, Never>, count: Int) {
+        state = Locked(State(continuation: continuation, remaining: count))
+        if count == 0 { resume() }
+    }
+
+    func countDown() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.remaining -= 1
+            guard state.remaining <= 0 else { return nil }
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
+    }
+
+    func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
     }
 }
 

@@ -17,6 +17,9 @@ struct APNsPoolKey: Hashable, Sendable {
 /// acceptance until its final result, retries and their delays included. `submit` suspends while the window is
 /// full; once a batch of slots is free the longest waiters are admitted in order, each job going to the least
 /// loaded connection (ties to the one that freed the slot), so load stays balanced without a scheduler.
+///
+/// The pool owns the slot accounting; its connections only report (`APNsConnectionReport`) through the closure
+/// the pool gives them, and never see the pool itself.
 final class APNsPool: Sendable {
     private struct Waiter {
         let job: APNsJob
@@ -30,6 +33,8 @@ final class APNsPool: Sendable {
         var waiterHead = 0
         var shuttingDown = false
         var counters = APNsClientStats()
+        /// Called once when `total` next reaches 0 (see `whenDrained`).
+        var drainWaiters: [@Sendable () -> Void] = []
 
         var waiting: Int { waiters.count - waiterHead }
 
@@ -66,10 +71,11 @@ final class APNsPool: Sendable {
         self.state = Locked(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
         var list: [APNsConnection] = []
         for index in 0..<configuration.connectionsPerPool {
+            // The connection's thread keeps the pool alive through this closure as long as it runs: it reports to it.
             list.append(
                 try APNsConnection(
-                    index: index, pool: self, environment: key.environment, configuration: configuration,
-                    logger: logger))
+                    index: index, key: key, tokens: tokens, configuration: configuration, logger: logger,
+                    report: { [self] report in self.connection(index, reported: report) }))
         }
         connectionList = list
         for connection in list { connection.start() }
@@ -121,14 +127,27 @@ final class APNsPool: Sendable {
         }
     }
 
-    /// Called by connection `index` when one of its jobs has its final result. Returns the waiting job that takes
-    /// over the freed slot on that same connection, if any; other admitted waiters are dispatched here.
+    /// What connection `index` reported from its loop thread.
+    private func connection(_ index: Int, reported report: APNsConnectionReport) -> APNsJob? {
+        switch report {
+        case .finished(let result):
+            return finished(connection: index, result: result)
+        case .retried:
+            state.withLock { $0.counters.retries += 1 }
+        case .tokenUpdateRejected:
+            state.withLock { $0.counters.tokenUpdateRejections += 1 }
+        }
+        return nil
+    }
+
+    /// A job on connection `index` has its final result: frees its slot. Returns the waiting job that takes over the
+    /// freed slot on that same connection, if any; other admitted waiters are dispatched here.
     ///
     /// Waiters are resumed in batches (once `resumeBatch` slots are free), not one per finished request: a fan-out
     /// loop then suspends once per batch instead of once per notification, which saves a cross-thread wake-up
     /// (several µs of CPU) per request at the cost of a window that is a few slots short of full.
-    func finished(connection index: Int, result: APNsResult) -> APNsJob? {
-        let admitted = state.withLock { state -> [(Waiter, Int)] in
+    private func finished(connection index: Int, result: APNsResult) -> APNsJob? {
+        let (admitted, drained) = state.withLock { state -> ([(Waiter, Int)], [@Sendable () -> Void]) in
             switch result {
             case .response(let response): state.counters.responsesByStatus[response.status, default: 0] += 1
             case .failure(.transport): state.counters.transportFailures += 1
@@ -138,13 +157,21 @@ final class APNsPool: Sendable {
             }
             state.inFlight[index] -= 1
             state.total -= 1
-            guard !state.shuttingDown, state.waiting > 0, capacity - state.total >= resumeBatch else { return [] }
+            var drained: [@Sendable () -> Void] = []
+            if state.total == 0 {
+                drained = state.drainWaiters
+                state.drainWaiters = []
+            }
+            guard !state.shuttingDown, state.waiting > 0, capacity - state.total >= resumeBatch else {
+                return ([], drained)
+            }
             var admitted: [(Waiter, Int)] = []
             while state.total < capacity, let waiter = state.popWaiter() {
                 admitted.append((waiter, Self.leastLoaded(&state, preferring: index)))
             }
-            return admitted
+            return (admitted, drained)
         }
+        for waiter in drained { waiter() }
         var local: APNsJob?
         for (waiter, connection) in admitted {
             if connection == index && local == nil {
@@ -166,14 +193,6 @@ final class APNsPool: Sendable {
         return best
     }
 
-    func noteRetry() {
-        state.withLock { $0.counters.retries += 1 }
-    }
-
-    func noteTokenUpdateRejected() {
-        state.withLock { $0.counters.tokenUpdateRejections += 1 }
-    }
-
     /// Stops accepting work and fails every waiting `submit`; returns their requests.
     func beginShutdown() -> [APNsRequest] {
         let waiters = state.withLock { state -> [Waiter] in
@@ -190,8 +209,16 @@ final class APNsPool: Sendable {
         return waiters.map(\.job.request)
     }
 
-    /// Whether every accepted request has its final result.
-    var isDrained: Bool { state.withLock { $0.total == 0 } }
+    /// Calls `body` once every accepted request has its final result: at once if none is in flight, else from the
+    /// thread that reports the last one. Keep `body` short.
+    func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.total == 0 { return true }
+            state.drainWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
 
     /// Aborts whatever is left and stops the connection threads; returns the unanswered requests.
     func stopConnections() async -> [APNsRequest] {
@@ -210,8 +237,8 @@ final class APNsPool: Sendable {
         stats.pools = 1
         stats.connections = connections.count
         for connection in connections {
-            stats.streamsInFlight += connection.attached.load(ordering: .relaxed)
-            stats.connectionsOpened += connection.opened.load(ordering: .relaxed)
+            stats.streamsInFlight += connection.gauges.attached.load(ordering: .relaxed)
+            stats.connectionsOpened += connection.gauges.opened.load(ordering: .relaxed)
         }
         stats.tokenRefreshes = tokens.mintCount
         stats.tokensAdopted = tokens.adoptCount

@@ -1,6 +1,6 @@
 /// The request bookkeeping of one connection slot as a pure state machine (no curl, no clock, no sockets): when a
 /// stream counts as answered, what curl's end of a transfer means for its request, and how many requests may
-/// start now. `APNsConnection` feeds it what curl reports and carries out the answers; the rules are tested
+/// start now. `APNsConnectionStateMachine` feeds it what curl reports and acts on the answers; the rules are tested
 /// without sockets in `APNsStreamLedgerTests`.
 ///
 /// Why it exists (issue 10, item 6): libcurl 7.88 reports an HTTP/2 transfer done only after it reads the socket

@@ -5,22 +5,20 @@ import HTTPClient
 /// One reusable curl easy handle and everything C borrows from it while a transfer runs: the request body, the
 /// header list, the error buffer and the response collected by the callbacks.
 ///
-/// Owned and used only by one `APNsConnection`'s loop thread (never Sendable). The handle's options that never
+/// Owned and used only by one `APNsConnectionDriver` on its loop thread (never Sendable); which job it carries is
+/// the state machine's business (`APNsConnectionStateMachine`), keyed by `id`. The handle's options that never
 /// change are set once; each attempt sets the URL and body size (`load`), and the header list is rebuilt only
 /// when the headers differ from the previous attempt on this handle.
 final class APNsTransfer {
     /// Distinct per transfer of a connection slot (the ledger's key).
     let id: Int
-    private let curl: CurlEasy
-    var easy: UnsafeMutableRawPointer { curl.handle }
+    let curl: CurlEasy
+    private var easy: UnsafeMutableRawPointer { curl.handle }
     /// `CURLOPT_POSTFIELDS` is not copied by curl: the body lives here, allocated once at the largest APNs payload.
     private let body: UnsafeMutablePointer<UInt8>
     private static let bodyCapacity = 5120
     private var headers: CurlHeaderList?
 
-    /// The job this handle is sending, if any (nil once the job was settled early, while curl still holds the
-    /// handle).
-    var job: APNsJob?
     /// Whether the handle is attached to the connection's multi.
     var isAttached = false
     /// Response body bytes (error JSON); empty on success.
@@ -90,10 +88,8 @@ final class APNsTransfer {
 
     private var headerKey: HeaderKey?
 
-    /// Prepares the handle for one attempt of `job` with the bearer token `jwt`.
-    func load(_ job: APNsJob, jwt: String) throws(CurlError) {
-        let request = job.prepared
-        self.job = job
+    /// Prepares the handle for one attempt of `request` to `url` with the bearer token `jwt`.
+    func load(_ request: APNsPreparedRequest, url: String, jwt: String) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
         apnsID = nil
         apnsUniqueID = nil
@@ -128,21 +124,13 @@ final class APNsTransfer {
             if let base = source.baseAddress { body.update(from: base, count: count) }
         }
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, count), "CURLOPT_POSTFIELDSIZE")
-        try curlCheck(ccurl_setopt_str(easy, CURLOPT_URL, job.url), "CURLOPT_URL")
-    }
-
-    /// Detaches the finished job. The header list stays (curl reads it only while the handle is attached; it is
-    /// replaced or freed later).
-    func unload() -> APNsJob? {
-        let finished = job
-        job = nil
-        return finished
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_URL, url), "CURLOPT_URL")
     }
 
     private func freeHeaders() {
         if headers != nil {
-            // Unset first: curl must never hold a pointer to a freed list.
-            _ = ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, nil)
+            // Unset first: curl must never hold a pointer to a freed list. (Unsetting cannot fail.)
+            try? curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, nil), "CURLOPT_HTTPHEADER")
         }
         headers = nil
         headerKey = nil
@@ -159,7 +147,6 @@ final class APNsTransfer {
 
     /// Frees the handle and buffers; the handle must not be attached to a multi.
     func close() {
-        _ = unload()
         curl.close()
         headers = nil  // after the handle is gone: curl no longer reads the list
         body.deallocate()
@@ -168,7 +155,9 @@ final class APNsTransfer {
     /// Recovers the transfer from `CURLOPT_PRIVATE`.
     static func from(easy: UnsafeMutableRawPointer) -> APNsTransfer? {
         var pointer: UnsafeMutableRawPointer?
-        guard ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
+        guard (try? curlCheck(ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &pointer), "CURLINFO_PRIVATE")) != nil,
+              let pointer
+        else { return nil }
         return Unmanaged<APNsTransfer>.fromOpaque(pointer).takeUnretainedValue()
     }
 
@@ -228,7 +217,7 @@ final class APNsTransfer {
 }
 
 // C callbacks: non-capturing, so they convert to curl's function pointer types; the transfer comes back through
-// the userdata pointer set to `Unmanaged.passUnretained(self)` (the connection keeps the transfer alive).
+// the userdata pointer set to `Unmanaged.passUnretained(self)` (the driver keeps the transfer alive).
 private let apnsWriteCallback: curl_write_callback = { data, size, count, userdata in
     deliverBytes(data, size * count, userdata) { $0.append($1) }
 }

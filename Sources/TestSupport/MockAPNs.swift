@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Locking
 
 /// Launches the strict mock APNs (`Tests/Support/mock_apns.py`: TLS, ALPN h2, HTTP/2, Apple's checks and
 /// reasons) as a child process and drives it through its control API.
@@ -14,10 +15,10 @@ import JSON
 /// ```
 ///
 /// Thread-safety: every method may be called from any thread, concurrently. The connection details are
-/// immutable; each control call opens its own socket; the child process handle sits behind a lock.
+/// immutable; each control call opens its own socket; the child process handle sits behind a `Locked`.
 /// The mock exits by itself when this process dies (it watches its stdin pipe), so a crashed test run leaves
 /// no orphan.
-public final class MockAPNs: @unchecked Sendable {
+public final class MockAPNs: Sendable {
     /// The HTTP/2 (TLS) port on 127.0.0.1.
     public let port: Int
     /// The control API port (plain HTTP/1.1 JSON) on 127.0.0.1.
@@ -30,10 +31,13 @@ public final class MockAPNs: @unchecked Sendable {
     public let teamID: String
 
     private let control: MockAPNsControlClient
-    private let lock = NSLock()
-    // Guarded by `lock`: the child and the write end of its stdin (closing it tells the mock to exit).
-    private var process: Process?
-    private var stdinPipe: Pipe?
+    /// The child and the write end of its stdin (closing it tells the mock to exit); nil once stopped.
+    private struct Child {
+        var process: Process?
+        var stdinPipe: Pipe?
+    }
+
+    private let child: Locked<Child>
 
     private init(port: Int, controlPort: Int, caFile: String, teamID: String, process: Process, stdinPipe: Pipe) {
         self.port = port
@@ -42,8 +46,7 @@ public final class MockAPNs: @unchecked Sendable {
         self.baseURL = "https://127.0.0.1:\(port)"
         self.teamID = teamID
         self.control = MockAPNsControlClient(port: UInt16(controlPort))
-        self.process = process
-        self.stdinPipe = stdinPipe
+        self.child = Locked(Child(process: process, stdinPipe: stdinPipe))
     }
 
     deinit {
@@ -150,19 +153,15 @@ public final class MockAPNs: @unchecked Sendable {
 
     /// Whether the child process is still running.
     public var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return process?.isRunning ?? false
+        child.withLock { $0.process?.isRunning ?? false }
     }
 
     /// Stops the mock (SIGTERM, and EOF on its stdin) and waits for it to exit. Safe to call twice.
     public func stop() {
-        lock.lock()
-        let process = self.process
-        let stdinPipe = self.stdinPipe
-        self.process = nil
-        self.stdinPipe = nil
-        lock.unlock()
+        let (process, stdinPipe) = child.withLock { child in
+            defer { child = Child() }
+            return (child.process, child.stdinPipe)
+        }
         guard let process else { return }
         try? stdinPipe?.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }

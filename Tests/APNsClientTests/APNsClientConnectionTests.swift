@@ -287,6 +287,25 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(answered, .failure(.shutdown))
     }
 
+    func testShutdownReturnsWhenTheLastAnswerArrivesNotAtTheEndOfTheGracePeriod() async throws {
+        _ = try startMock(delayMs: 300)
+        let client = try makeClient(connections: 2, streams: 10)
+        let collector = ResultCollector(count: 8)
+        for index in 0..<8 {
+            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
+                collector.record(index, $0)
+            }
+        }
+        let started = Date()
+        let unanswered = await client.shutdown(gracePeriod: 120)
+        // The last answer wakes the shutdown: it does not sit out the 120 s (and polls nothing meanwhile).
+        XCTAssertLessThan(Date().timeIntervalSince(started), 60)
+        XCTAssertTrue(unanswered.isEmpty)
+        let results = await collector.all()
+        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 8)
+        XCTAssertEqual(client.stats().requestsInFlight, 0)
+    }
+
     func testShutdownHandsBackWhatIsUnansweredAfterTheGracePeriod() async throws {
         let mock = try startMock()
         let client = try makeClient(connections: 1, streams: 3)

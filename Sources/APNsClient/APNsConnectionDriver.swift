@@ -1,0 +1,196 @@
+import Clocks
+import CLibCurl
+import HTTPClient
+import Logging
+
+/// The transport side of one APNs connection slot, on its `CurlMultiLoop` thread: feeds
+/// `APNsConnectionStateMachine` what curl and the token manager report and carries out its actions (attach a
+/// transfer, report a result, fetch a token). Owns the slot's transfers (easy handles) and nothing else; the pool
+/// learns about results through `report`.
+final class APNsConnectionDriver: CurlMultiDriver {
+    typealias Job = APNsJob
+    typealias Leftover = [APNsRequest]
+
+    private let index: Int
+    private let key: APNsPoolKey
+    private let tokens: ProviderTokenManager
+    private let environment: APNsEnvironment
+    private let configuration: APNsClientConfiguration
+    private let logger: Logger
+    private let gauges: APNsConnection.Gauges
+    private let report: @Sendable (APNsConnectionReport) -> APNsJob?
+    private var machine: APNsConnectionStateMachine
+    /// Every transfer of the slot; attached ones are in flight, the others wait in `idle` for reuse.
+    private var transfers: [APNsTransfer] = []
+    private var idle: [APNsTransfer] = []
+
+    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager, configuration: APNsClientConfiguration,
+         logger: Logger, gauges: APNsConnection.Gauges,
+         report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?) {
+        self.index = index
+        self.key = key
+        self.tokens = tokens
+        self.environment = key.environment
+        self.configuration = configuration
+        self.logger = logger
+        self.gauges = gauges
+        self.report = report
+        machine = APNsConnectionStateMachine(
+            retryPolicy: configuration.retryPolicy,
+            coldAfterIdleNanos: UInt64(max(0, min(configuration.maxIdleSeconds, 60))) * 1_000_000_000,
+            seed: UInt64.random(in: 1...UInt64.max))
+    }
+
+    // MARK: - CurlMultiDriver
+
+    func prepare(_ jobs: [APNsJob], multi: CurlMulti) {
+        for job in jobs { machine.enqueue(job) }
+        machine.tick(now: MonotonicClock.now())
+        // A cold connection takes one probe at a time (see `APNsStreamLedger.warm`). A failed start may hand the
+        // freed slot to a waiting job, which `nextToStart` then sees too.
+        while let job = machine.nextToStart() { start(job, multi: multi) }
+    }
+
+    func performed(_ error: CurlError?, multi: CurlMulti) {
+        if let error { logger.error("curl_multi_perform failed", ["error": error.description]) }
+        run(machine.settleAnsweredEarly(now: MonotonicClock.now()))
+    }
+
+    func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
+        guard let transfer = APNsTransfer.from(easy: easy) else { return }
+        transfer.isAttached = false
+        gauges.attached.subtract(1, ordering: .relaxed)
+        let newConnections = transfer.connectionsOpened
+        if newConnections > 0 {
+            gauges.opened.add(newConnections, ordering: .relaxed)
+            logger.debug("APNs connection opened", ["connection": String(index)])
+        }
+        let status = transfer.responseCode
+        var ending = APNsConnectionStateMachine.Ending(
+            status: status, apnsID: transfer.apnsID, apnsUniqueID: transfer.apnsUniqueID)
+        if code == CURLE_OK && status > 0 {
+            if status != 200 { (ending.reason, ending.timestamp) = APNsResponse.parseBody(transfer.responseBody) }
+        } else {
+            ending.failure = APNsTransportError(
+                kind: code == CURLE_OK ? .connection : CurlGlobal.classify(code), code: Int(code.rawValue),
+                message: transfer.errorMessage(code))
+        }
+        idle.append(transfer)
+        run(machine.ended(stream: transfer.id, ending, now: MonotonicClock.now()))
+    }
+
+    func pollTimeout() -> Int32 {
+        machine.pollTimeout(now: MonotonicClock.now())
+    }
+
+    func abort(unstarted: [APNsJob], multi: CurlMulti) -> [APNsRequest] {
+        for job in unstarted { machine.enqueue(job) }
+        for transfer in transfers where transfer.isAttached {
+            try? multi.remove(transfer.curl)  // fails only if not attached: it is detached either way
+            transfer.isAttached = false
+            gauges.attached.subtract(1, ordering: .relaxed)
+        }
+        var jobs = machine.abort()
+        var index = 0
+        while index < jobs.count {
+            // During shutdown the pool admits no waiter; should one come anyway, it is failed the same way.
+            if let next = report(.finished(.failure(.shutdown))) { jobs.append(next) }
+            jobs[index].onResult(.failure(.shutdown))
+            index += 1
+        }
+        for transfer in transfers { transfer.close() }
+        transfers = []
+        idle = []
+        return jobs.map(\.request)
+    }
+
+    // MARK: - Actions
+
+    private func run(_ actions: [APNsConnectionStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .finish(let job, let result):
+                // The slot is freed before the callback runs, so whoever sees the result also sees consistent stats.
+                if let next = report(.finished(result)) { machine.enqueue(next) }
+                job.onResult(result)
+            case .countRetry:
+                _ = report(.retried)
+            case .countTokenUpdateRejected:
+                _ = report(.tokenUpdateRejected)
+            case .refreshToken(let job):
+                let result: Result<ProviderTokenState.Token, APNsFailure>
+                do {
+                    result = .success(try tokens.tokenAfterExpiry(generation: job.tokenGeneration))
+                } catch {
+                    logger.warning("APNs provider token expired too early", ["team": key.teamID])
+                    result = .failure(error)
+                }
+                run(machine.tokenRefreshed(job, result))
+            case .resolveRejectedToken(let job):
+                // APNs holds another token for this key: adopt it if this process can find it (the store), else
+                // wait for the refresh floor; never sign within it.
+                let result: Result<ProviderTokenManager.UpdateRejectedOutcome, APNsFailure>
+                do {
+                    result = .success(try tokens.tokenAfterUpdateRejected(generation: job.tokenGeneration))
+                } catch {
+                    result = .failure(error)
+                }
+                run(machine.rejectedTokenResolved(job, result))
+            case .warnTransferFailed(let error):
+                logger.warning("APNs transfer failed", ["error": error.description])
+            case .warnCredentialsRejected(let reason):
+                logger.warning(
+                    "APNs rejected the credentials", ["team": key.teamID, "key": key.keyID, "reason": reason.rawValue])
+            }
+        }
+    }
+
+    private func start(_ job: APNsJob, multi: CurlMulti) {
+        let token: ProviderTokenState.Token
+        if let override = job.overrideToken {
+            token = override
+            job.overrideToken = nil
+        } else {
+            do {
+                token = try tokens.currentToken()
+            } catch {
+                run(machine.startFailed(job, error))
+                return
+            }
+        }
+        job.tokenGeneration = token.generation
+
+        let transfer: APNsTransfer
+        if let reused = idle.popLast() {
+            transfer = reused
+        } else {
+            do {
+                transfer = try APNsTransfer(id: transfers.count + 1, environment: environment, configuration: configuration)
+            } catch {
+                run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
+                return
+            }
+            transfer.onHeadersComplete = { [unowned self] transfer in
+                machine.headersComplete(
+                    stream: transfer.id, status: transfer.status, apnsID: transfer.apnsID,
+                    apnsUniqueID: transfer.apnsUniqueID)
+            }
+            transfers.append(transfer)
+        }
+        do {
+            try transfer.load(job.prepared, url: job.url, jwt: token.jwt)
+            try multi.add(transfer.curl)
+        } catch {
+            idle.append(transfer)
+            run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
+            return
+        }
+        transfer.isAttached = true
+        gauges.attached.add(1, ordering: .relaxed)
+        machine.started(job, stream: transfer.id, now: MonotonicClock.now())
+    }
+
+    private static func fatal(_ error: CurlError) -> APNsTransportError {
+        APNsTransportError(kind: .fatal, code: error.code, message: error.description)
+    }
+}
