@@ -3,7 +3,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging, HTTPClient (the one
-//   libcurl stack) → JWTSigner → {APNsClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
+//   libcurl stack) → JWTSigner → {APNsClient, FCMClient, HTTPServer, PushStore} → PushServer (Beams APIs, publish engine) → push-server (executable)
 import PackageDescription
 
 let package = Package(
@@ -43,6 +43,9 @@ let package = Package(
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
                                                   "Clocks"]),
+        // FCM HTTP v1 protocol logic without transport: service account, OAuth2 assertion and token state, the
+        // Beams `fcm` section mapped to a v1 message, answers classified per FCM's error table.
+        .target(name: "FCMClient", dependencies: ["JWTSigner", "JSON"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["CSQLite", "JSON", "Logging", "Locking"]),
@@ -66,6 +69,7 @@ let package = Package(
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
+        .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport"]),
