@@ -1,4 +1,3 @@
-import Foundation
 import JSON
 import JWTSigner
 
@@ -82,29 +81,12 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
     public init(contentsOfFile path: String) throws(ServiceAccountError) {
         let bytes: [UInt8]
         do {
-            let url = URL(fileURLWithPath: path)
-            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
-            if size > Self.maxFileSize {
-                throw ServiceAccountError.unreadableFile(
-                    path: path, reason: "larger than \(Self.maxFileSize) bytes, not a service-account file")
-            }
-            bytes = Array(try Data(contentsOf: url))
-        } catch let error as ServiceAccountError {
-            throw error
+            bytes = try KeyFile.read(path, maxSize: Self.maxFileSize, kind: "a service-account file")
         } catch {
-            throw .unreadableFile(path: path, reason: Self.reason(error))
+            guard case .unreadableFile(let path, let reason) = error else { throw .unreadableFile(path: path, reason: "\(error)") }
+            throw .unreadableFile(path: path, reason: reason)
         }
         try self.init(json: bytes)
-    }
-
-    /// The system's reason without Foundation's wording around it ("No such file or directory").
-    private static func reason(_ error: Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-           let text = strerror(Int32(truncatingIfNeeded: underlying.code)) {
-            return String(cString: text)
-        }
-        return nsError.localizedDescription
     }
 
     /// Never shows the key.
