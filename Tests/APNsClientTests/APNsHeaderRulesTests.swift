@@ -47,6 +47,25 @@ final class APNsHeaderRulesTests: XCTestCase {
         }
     }
 
+    func testContentAvailableIsReadAsTheJSONTypeItIs() throws {
+        let background = [#"{"aps":{"content-available":1}}"#, #"{"aps":{"content-available":true}}"#,
+                          #"{"aps":{"content-available":1.0}}"#]
+        for payload in background {
+            XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .background, payload)
+        }
+        let alert = [#"{"aps":{"content-available":false}}"#, #"{"aps":{"content-available":"1"}}"#,
+                     #"{"aps":{"content-available":1.5}}"#, #"{"aps":{"content-available":2}}"#,
+                     #"{"aps":{"content-available":null}}"#, #"{"aps":{"content-available":1,"alert":null}}"#]
+        for payload in alert {
+            XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .alert, payload)
+        }
+    }
+
+    func testInferenceRejectsDuplicateKeys() {
+        let ambiguous = #"{"aps":{"content-available":1},"aps":{"alert":"hi"}}"#
+        XCTAssertEqual(violation(request(payload: Array(ambiguous.utf8))), .payloadNotJSONObject)
+    }
+
     func testRejectsExplicitImmediatePriorityForBackground() {
         XCTAssertEqual(violation(request(payload: silent, priority: .immediate)), .backgroundWithImmediatePriority)
         XCTAssertEqual(

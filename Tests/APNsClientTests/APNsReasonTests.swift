@@ -35,4 +35,20 @@ final class APNsReasonTests: XCTestCase {
         XCTAssertNil(empty.reason)
         XCTAssertNil(APNsResponse.parseBody(Array("not json".utf8)).reason)
     }
+
+    func testParsesTimestampAsIntegerDoubleOrStringAndIgnoresOtherTypes() {
+        for body in [#"{"reason":"Unregistered","timestamp":1700000000123}"#,
+                     #"{"reason":"Unregistered","timestamp":1.700000000123e12}"#,
+                     #"{"reason":"Unregistered","timestamp":"1700000000123"}"#] {
+            let parsed = APNsResponse.parseBody(Array(body.utf8))
+            XCTAssertEqual(parsed.reason, .unregistered, body)
+            XCTAssertEqual(parsed.timestamp?.timeIntervalSince1970 ?? 0, 1_700_000_000.123, accuracy: 0.0005, body)
+        }
+        for body in [#"{"reason":"Unregistered","timestamp":true}"#, #"{"reason":"Unregistered","timestamp":"nan"}"#,
+                     #"{"reason":"Unregistered","timestamp":null}"#] {
+            XCTAssertNil(APNsResponse.parseBody(Array(body.utf8)).timestamp, body)
+        }
+        XCTAssertNil(APNsResponse.parseBody(Array(#"{"reason":7}"#.utf8)).reason, "a reason that is not a string")
+        XCTAssertNil(APNsResponse.parseBody(Array(#"["Unregistered"]"#.utf8)).reason)
+    }
 }
