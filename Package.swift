@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+        .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
@@ -87,7 +87,7 @@ let package = Package(
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "FCMClient", "WebPush", "JWTSigner", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "Locking", "Clocks"]),
     ]
 )

@@ -28,17 +28,17 @@ final class SupportTests: XCTestCase {
 
     func testPublishPlanRoundTripsThroughTheStoreFormat() throws {
         let request = try PublishRequest.parse(Array(#"{"interests":["a"],"web":{},"apns":{"aps":{"alert":"x"},"priority":5,"collapse_id":"c","expiration":99,"push_type":"alert"}}"#.utf8), kind: .interests)
-        let plan = PublishPlan(request: request, body: Array("{}".utf8), instanceID: "i", publishID: "p")
+        let plan = try PublishPlan(request: request, body: Array("{}".utf8), instanceID: "i", publishID: "p")
         let decoded = try PublishPlan(decoding: plan.encoded())
         XCTAssertEqual(decoded, plan)
-        XCTAssertEqual(decoded.unsupportedPlatforms, ["web"])
+        XCTAssertEqual(decoded.platforms, ["apns", "web"])
         XCTAssertEqual(decoded.priority, 5)
         XCTAssertThrowsError(try PublishPlan(decoding: Data(#"{"v":99}"#.utf8)))
     }
 
     func testBackgroundPushWithPriorityTenIsSentWithFive() throws {
         let request = try PublishRequest.parse(Array(#"{"interests":["a"],"apns":{"data":{"k":1},"priority":10}}"#.utf8), kind: .interests)
-        let plan = PublishPlan(request: request, body: [], instanceID: "i", publishID: "p")
+        let plan = try PublishPlan(request: request, body: [], instanceID: "i", publishID: "p")
         let template = RequestTemplate(plan: plan, payload: try XCTUnwrap(plan.apnsPayload), topic: "com.example")
         XCTAssertEqual(template.priority?.rawValue, 5, "only content-available: Apple rejects priority 10")
     }

@@ -25,7 +25,7 @@ struct PublishAPI: Sendable {
         try app.requireJSONContentType(request)
         let parsed = try PublishRequest.parse(request.body, kind: kind)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
-        let plan = PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID)
+        let plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID)
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: app.now())
         // The answer waits for the commit: an acknowledged publish survives a crash.

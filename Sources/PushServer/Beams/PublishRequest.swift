@@ -18,6 +18,11 @@ public struct PublishRequest: Sendable, Equatable {
     public var webhookURL: String?
     /// The APNs part, nil when the publish carries only `fcm`/`web`.
     public var apns: APNsTemplate?
+    /// The `fcm` part as sent (legacy FCM names); mapped and validated by `FCMMessageTemplate` when the plan is
+    /// built, since the mapping needs the publish id.
+    public var fcm: JSONValue?
+    /// The `web` part, nil when absent.
+    public var web: WebTemplate?
     /// Platforms present in the request (`apns`, `fcm`, `web`), reported in the publish status.
     public var platforms: [String]
 
@@ -80,7 +85,11 @@ public struct PublishRequest: Sendable, Equatable {
         }
         var apns: APNsTemplate?
         if let object = root["apns"]?.objectValue { apns = try APNsTemplate.parse(object) }
-        return PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, platforms: platforms)
+        var web: WebTemplate?
+        if let object = root["web"]?.objectValue { web = try WebTemplate.parse(object) }
+        let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
+        return PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm, web: web,
+                              platforms: platforms)
     }
 
     private static func stringArray(_ root: [String: JSONValue], _ key: String, min: Int, max: Int) throws(BeamsError) -> [String] {

@@ -1,4 +1,5 @@
 import APNsClient
+import PushStore
 
 /// Label values for `/metrics`, each from a fixed set with an `other` overflow, so that no client (or peer) can
 /// add a series: a request line with a random 2,000-byte method, or an APNs answer with an invented status or
@@ -31,7 +32,10 @@ enum MetricLabel {
     /// Every reason a publish outcome can carry: Apple's documented ones, the server's own, and `HTTP<status>` for
     /// an answer without a reason.
     static let reasons: Set<String> = Set(APNsReason.known.map(\.rawValue)).union(DeliveryOutcome.localReasons)
-        .union(statuses.map { "HTTP\($0)" })
+        .union(statuses.map { "HTTP\($0)" }).union(DeliveryOutcome.fcmReasons).union(DeliveryOutcome.webReasons)
+
+    /// A platform as a label (three values).
+    static func platform(_ platform: Platform) -> String { platform.rawValue }
 
     /// An outcome reason as a label: one of `reasons`, empty for none, else `other` (APNs' unknown reasons are
     /// kept verbatim in the publish status, where one publish bounds them, but not here).

@@ -4,7 +4,11 @@ import Logging
 /// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.
 struct PublishContext: Sendable {
     let store: any PublishEngineStore
+    /// The APNs sender.
     let sender: any APNsSending
+    /// The FCM and Web Push senders; nil when the process has none (deliveries are then recorded as not sent).
+    let fcmSender: (any FCMSending)?
+    let webSender: (any WebPushSending)?
     let settings: PublishEngine.Settings
     let metrics: Metrics
     let webhooks: any PublishWebhooks
@@ -16,10 +20,13 @@ struct PublishContext: Sendable {
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
-    init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
-         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
+    init(store: any PublishEngineStore, sender: any APNsSending, fcmSender: (any FCMSending)?,
+         webSender: (any WebPushSending)?, instances: [InstanceRuntime], settings: PublishEngine.Settings,
+         metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
         self.store = store
         self.sender = sender
+        self.fcmSender = fcmSender
+        self.webSender = webSender
         self.settings = settings
         self.metrics = metrics
         self.webhooks = webhooks

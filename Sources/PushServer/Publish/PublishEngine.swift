@@ -5,8 +5,8 @@ import Logging
 import PushStore
 
 /// Runs queued publishes: claims jobs from the store with a lease (`JobScheduler`), streams their targets page by
-/// page into the APNs sender, whose in-flight window is the backpressure (`TargetFeeder`), records results in
-/// batched checkpoints and finishes them (`PublishRunner`, `PublishFinisher`). Several publishes run side by side,
+/// page into each platform's sender (APNs, FCM, Web Push), whose in-flight windows are the backpressure
+/// (`TargetFeeder`), records results in batched checkpoints and finishes them (`PublishRunner`, `PublishFinisher`). Several publishes run side by side,
 /// so a million-device publish never holds a one-user publish back: the sender's window is shared fairly because
 /// each publish has at most one request waiting for it.
 ///
@@ -62,10 +62,14 @@ public final class PublishEngine: Service {
     /// Notifications per minute per instance, for the console's chart.
     var activity: DeliveryActivity { context.activity }
 
-    init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
+    /// - Parameters:
+    ///   - apns, fcm, web: one sender per platform, each with its own in-flight window; nil for FCM or Web Push
+    ///     records those deliveries as not sent.
+    init(store: any PublishEngineStore, apns: any APNsSending, fcm: (any FCMSending)? = nil,
+         web: (any WebPushSending)? = nil, instances: [InstanceRuntime], settings: Settings,
          metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks) {
-        context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
-                                 metrics: metrics, webhooks: webhooks, logger: logger)
+        context = PublishContext(store: store, sender: apns, fcmSender: fcm, webSender: web, instances: instances,
+                                 settings: settings, metrics: metrics, webhooks: webhooks, logger: logger)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -74,7 +78,7 @@ public final class PublishEngine: Service {
         metrics.declare("push_publish_jobs_total", counter: "Publish jobs that ended, by final state.")
         metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
         metrics.declare("push_publish_queue_depth", gauge: "Publishes queued or running (all nodes).")
-        metrics.declare("push_notifications_total", counter: "APNs outcomes by status and reason.")
+        metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
     }
 
@@ -140,9 +144,13 @@ public final class PublishEngine: Service {
         let half = gracePeriod / 2
         await waitAtMost(until: .now + half) { await self.scheduler.waitForAnswers() }
         let seconds = Double(half.components.seconds) + Double(half.components.attoseconds) / 1e18
-        let unanswered = await context.sender.shutdown(gracePeriod: seconds)
-        if !unanswered.isEmpty {
-            context.logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered.count)])
+        // Every platform's sender drains at once: the grace period is the engine's, not each sender's.
+        async let apns = context.sender.shutdown(gracePeriod: seconds).count
+        async let fcm = context.fcmSender?.shutdown(gracePeriod: seconds) ?? 0
+        async let web = context.webSender?.shutdown(gracePeriod: seconds) ?? 0
+        let unanswered = await apns + fcm + web
+        if unanswered > 0 {
+            context.logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered)])
         }
         phase.update { $0.drained = true }
     }

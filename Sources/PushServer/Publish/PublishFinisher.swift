@@ -72,7 +72,7 @@ struct PublishFinisher: Sendable {
             let results = devices.compactMap { device in device.lastResult.flatMap { $0.at >= started ? $0 : nil } }
             guard !results.isEmpty else { continue }
             seen.insert(user)
-            if results.contains(where: { $0.status == 200 }) { accepted.insert(user) } else { failed.insert(user) }
+            if results.contains(where: { (200...299).contains($0.status) }) { accepted.insert(user) } else { failed.insert(user) }
         }
         return (accepted, failed, seen)
     }

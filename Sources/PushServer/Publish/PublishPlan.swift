@@ -1,14 +1,20 @@
+import FCMClient
 import Foundation
 import JSON
 import PushStore
 
 /// What a queued publish needs to run, built once at intake and stored with the job (`PublishJob.payload`):
-/// the finished APNs payload and header fields (identical for every device; only the token and environment vary)
-/// and the original request body for webhooks.
+/// per platform, what every device of that platform shares (only the token varies): the finished APNs payload
+/// and header fields, the FCM message template, the Web Push body and TTL; and the original request body for
+/// webhooks.
+///
+/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) still loads.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 1
+    static let version = 2
+    /// Versions `init(decoding:)` reads.
+    static let readableVersions: ClosedRange<Int> = 1...version
 
-    /// Platforms the request carried; `fcm`/`web` are reported as unsupported.
+    /// Platforms the request carried.
     var platforms: [String]
     /// The APNs payload, nil when the publish carries no `apns` part.
     var apnsPayload: [UInt8]?
@@ -16,20 +22,46 @@ struct PublishPlan: Sendable, Equatable {
     var priority: Int?
     var expiration: Int?
     var collapseID: String?
+    /// The FCM message without the token, nil when the publish carries no `fcm` part.
+    var fcm: FCMMessageTemplate?
+    /// The Web Push body the Beams service worker reads, nil when the publish carries no `web` part.
+    var webPayload: [UInt8]?
+    /// The Web Push `TTL`, seconds.
+    var webTimeToLive: Int?
     /// The request body as received (webhooks echo it as `requestBody`).
     var requestBody: JSONValue
 
-    init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String) {
+    /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
+    ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
+    init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String) throws(BeamsError) {
         platforms = request.platforms
         apnsPayload = request.apns?.payload(instanceID: instanceID, publishID: publishID)
         pushType = request.apns?.pushType
         priority = request.apns?.priority
         expiration = request.apns?.expiration
         collapseID = request.apns?.collapseID
+        if let section = request.fcm {
+            do {
+                fcm = try FCMMessageTemplate(section: section, instanceID: instanceID, publishID: publishID)
+            } catch {
+                throw .schema(error.path, error.description)
+            }
+        }
+        if let web = request.web {
+            webPayload = try web.payload(instanceID: instanceID, publishID: publishID)
+            webTimeToLive = web.timeToLive
+        }
         requestBody = JSONValue.parse(body) ?? .null
     }
 
-    var unsupportedPlatforms: [String] { platforms.filter { $0 != "apns" } }
+    /// Whether the publish has a part for `platform`: devices of other platforms are not sent to (as in Beams).
+    func carries(_ platform: Platform) -> Bool {
+        switch platform {
+        case .apns: return apnsPayload != nil
+        case .fcm: return fcm != nil
+        case .web: return webPayload != nil
+        }
+    }
 
     func encoded() -> Data {
         var object: [String: JSONValue] = [
@@ -42,12 +74,20 @@ struct PublishPlan: Sendable, Equatable {
         if let priority { object["priority"] = .int(priority) }
         if let expiration { object["expiration"] = .int(expiration) }
         if let collapseID { object["collapseId"] = .string(collapseID) }
+        if let fcm {
+            object["fcmMessage"] = .object(fcm.message)
+            if fcm.validateOnly { object["fcmValidateOnly"] = .bool(true) }
+        }
+        if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
+        if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
         return Data(JSONValue.object(object).serialized())
     }
 
-    /// Decodes a stored plan. - Throws: `PublishPlanError` for a plan this version cannot read.
+    /// Decodes a stored plan (version 1 or 2). - Throws: `PublishPlanError` for a plan this version cannot read.
     init(decoding data: Data) throws(PublishPlanError) {
-        guard let object = JSONValue.parse(data)?.objectValue, object["v"]?.intValue == Self.version else {
+        guard let object = JSONValue.parse(data)?.objectValue, let version = object["v"]?.intValue,
+              Self.readableVersions.contains(version)
+        else {
             throw PublishPlanError()
         }
         platforms = object["platforms"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -56,6 +96,12 @@ struct PublishPlan: Sendable, Equatable {
         priority = object["priority"]?.intValue
         expiration = object["expiration"]?.intValue
         collapseID = object["collapseId"]?.stringValue
+        if let message = object["fcmMessage"] {
+            guard let members = message.objectValue else { throw PublishPlanError() }
+            fcm = FCMMessageTemplate(storedMessage: members, validateOnly: object["fcmValidateOnly"]?.boolValue ?? false)
+        }
+        webPayload = object["webPayload"]?.stringValue.map { Array($0.utf8) }
+        webTimeToLive = object["webTtl"]?.intValue
         requestBody = object["requestBody"] ?? .null
     }
 }
@@ -65,27 +111,37 @@ struct PublishPlanError: Error, Sendable, CustomStringConvertible {
     var description: String { "unreadable publish plan" }
 }
 
-/// Counter names a publish accumulates in the store; the status API and metrics read them.
+/// Counter names a publish accumulates in the store; the status API and metrics read them. Per platform:
+/// `<platform>.accepted` and `<platform>.failed.<Reason>` (`apns.accepted`, `fcm.failed.UNREGISTERED`, …).
 enum PublishCounter {
     /// Devices the publish was attempted for.
     static let targets = "targets"
     /// APNs answered 200.
-    static let accepted = "apns.accepted"
-    /// Devices invalidated because of this publish (410 after the last registration, bad token).
+    static let accepted = accepted(on: .apns)
+    /// Devices invalidated because of this publish (410 after the last registration, bad token), every platform.
     static let devicesRemoved = "devices.removed"
     /// Requests re-sent to the other environment after a BadDeviceToken on a defaulted environment.
     static let environmentRetries = "apns.environmentRetries"
     /// Environment corrections that the retry confirmed.
     static let environmentCorrected = "devices.environmentCorrected"
     /// APNs (or the local rules) refused: `apns.failed.<Reason>`.
-    static func failed(_ reason: String) -> String { "apns.failed.\(reason)" }
-    static let failedPrefix = "apns.failed."
+    static func failed(_ reason: String) -> String { failed(reason, on: .apns) }
+    static let failedPrefix = failedPrefix(.apns)
 
-    /// APNs failures by reason: the `apns.failed.<Reason>` counters with the prefix removed.
-    static func failures(in counters: [String: Int64]) -> [String: Int64] {
+    /// The platform's service accepted the notification.
+    static func accepted(on platform: Platform) -> String { "\(platform.rawValue).accepted" }
+    /// The platform's service (or a local rule) refused: `<platform>.failed.<Reason>`.
+    static func failed(_ reason: String, on platform: Platform) -> String { failedPrefix(platform) + reason }
+    static func failedPrefix(_ platform: Platform) -> String { "\(platform.rawValue).failed." }
+    /// Devices of `platform` invalidated because of this publish (FCM and web; APNs has only `devicesRemoved`).
+    static func devicesRemoved(on platform: Platform) -> String { "\(platform.rawValue).devicesRemoved" }
+
+    /// Failures of `platform` by reason: its `<platform>.failed.<Reason>` counters with the prefix removed.
+    static func failures(in counters: [String: Int64], on platform: Platform = .apns) -> [String: Int64] {
+        let prefix = failedPrefix(platform)
         var out: [String: Int64] = [:]
-        for (key, value) in counters where key.hasPrefix(failedPrefix) {
-            out[String(key.dropFirst(failedPrefix.count))] = value
+        for (key, value) in counters where key.hasPrefix(prefix) {
+            out[String(key.dropFirst(prefix.count))] = value
         }
         return out
     }
@@ -97,4 +153,8 @@ extension PublishStatus {
 
     var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
     var failed: Int64 { failedByReason.values.reduce(0, +) }
+
+    func accepted(on platform: Platform) -> Int64 { counters[PublishCounter.accepted(on: platform)] ?? 0 }
+    func failedByReason(on platform: Platform) -> [String: Int64] { PublishCounter.failures(in: counters, on: platform) }
+    func failed(on platform: Platform) -> Int64 { failedByReason(on: platform).values.reduce(0, +) }
 }

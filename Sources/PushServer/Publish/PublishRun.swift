@@ -77,7 +77,7 @@ final class PublishRun: Sendable {
             state.deviceResults.append(device)
             state.resultRefs.append(target.ref)
             if let user = target.userID {
-                if device.status == 200 { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
+                if device.isAccepted { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
             }
         }
     }

@@ -66,10 +66,14 @@ struct PublishRunner: Sendable {
         // handed back, the job resumes at its last cursor and those targets are sent again.
         if complete && last != .storeUnavailable {
             var notes: [String] = []
-            if instance.credentials == nil { notes.append("no APNs credentials configured: nothing was sent") }
-            if plan.apnsPayload == nil { notes.append("the publish has no apns part") }
-            if !plan.unsupportedPlatforms.isEmpty {
-                notes.append("unsupported platforms: \(plan.unsupportedPlatforms.joined(separator: ", "))")
+            if plan.carries(.apns), instance.credentials == nil {
+                notes.append("no APNs credentials configured: nothing was sent")
+            }
+            if plan.carries(.fcm), instance.fcm == nil || context.fcmSender == nil {
+                notes.append("no FCM credentials configured: nothing was sent to Android devices")
+            }
+            if plan.carries(.web), instance.vapid == nil || context.webSender == nil {
+                notes.append("no Web Push (VAPID) key configured: nothing was sent to browsers")
             }
             await finisher.finish(state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),
                                   total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, plan: plan)

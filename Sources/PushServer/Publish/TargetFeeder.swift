@@ -1,12 +1,17 @@
-import APNsClient
 import Clocks
 import Foundation
 import Logging
 import PushStore
+import WebPush
 
-/// Streams one publish's targets into the sender: reads the store page by page (the next page while the current
-/// one is submitted) and submits each APNs target, suspending while the sender's window is full (the backpressure)
-/// or while too many results wait for a checkpoint. Answers come back through `DeliveryOutcome` into the run.
+/// Streams one publish's targets into the platforms' senders: reads the store page by page (the next page while
+/// the current one is submitted) and routes each target to its platform's lane (`PlatformLane`), whose pump submits
+/// it, suspending while that platform's window is full (the backpressure) or while too many results wait for a
+/// checkpoint. Answers come back through `DeliveryOutcome` into the run. Devices of a platform
+/// the publish has no part for are not sent to, as in Beams.
+///
+/// The cursor and checkpoint logic does not know platforms: every target is `submitted` to the run in ref order
+/// before its lane sees it, and every one ends `completed` or `abandoned` exactly once.
 struct TargetFeeder: Sendable {
     let context: PublishContext
     let run: PublishRun
@@ -14,36 +19,68 @@ struct TargetFeeder: Sendable {
     let log: Logger
 
     /// Feeds every target after the run's cursor, skipping `answered` (answered by an earlier run above its
-    /// cursor), then waits for the answers still in flight (on shutdown, the sender abandons them and this ends too).
+    /// cursor), then waits for the answers still in flight (on shutdown, the senders abandon them and this ends too).
     /// - Returns: true when every target has a final result.
     func deliver(plan: PublishPlan, skipping answered: Set<Int64>) async -> Bool {
-        guard let payload = plan.apnsPayload else { return true }
-        let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
-        let reachedEnd = await feed(template: template, skipping: answered)
+        let lanes = makeLanes(plan)
+        guard !lanes.isEmpty else { return true }
+        let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
+            for lane in lanes.values { group.addTask { await lane.pump() } }
+            let reachedEnd = await feed(lanes: lanes, skipping: answered)
+            for lane in lanes.values { lane.close() }
+            await group.waitForAll()
+            return reachedEnd
+        }
         await run.waitForAnswers()
         return reachedEnd && run.abandonedCount == 0
     }
 
+    /// One lane per platform the publish has a part for.
+    private func makeLanes(_ plan: PublishPlan) -> [Platform: PlatformLane] {
+        let instanceID = instance.config.id
+        func recorder(_ platform: Platform) -> DeliveryRecorder {
+            DeliveryRecorder(context: context, run: run, instanceID: instanceID, platform: platform)
+        }
+        var dispatches: [Platform: any PlatformDispatch] = [:]
+        if let payload = plan.apnsPayload {
+            let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
+            dispatches[.apns] = APNsDispatch(context: context, instance: instance, template: template,
+                                             recorder: recorder(.apns))
+        }
+        if let template = plan.fcm {
+            dispatches[.fcm] = FCMDispatch(sender: context.fcmSender, account: instance.fcm, template: template,
+                                           recorder: recorder(.fcm))
+        }
+        if let payload = plan.webPayload,
+           let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
+        {
+            dispatches[.web] = WebPushDispatch(sender: context.webSender, vapid: instance.vapid, message: message,
+                                               recorder: recorder(.web))
+        } else if plan.webPayload != nil {
+            log.error("The stored web payload cannot be sent; skipping the publish's web devices")
+        }
+        // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
+        // a page of its own targets waits.
+        return dispatches.mapValues {
+            PlatformLane(capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
+                         dispatch: $0, run: run)
+        }
+    }
+
     /// - Returns: true when the last page was fed.
-    private func feed(template: RequestTemplate, skipping answered: Set<Int64>) async -> Bool {
-        let settings = context.settings
+    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>) async -> Bool {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
-        // enough for the APNs window to drain if reads and submissions took turns.
+        // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor)
         defer { nextPage.cancel() }
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
             if !page.isLast { nextPage = prefetch(after: page.cursor) }
-            for target in page.targets where target.platform == .apns && !answered.contains(target.ref) {
-                guard await run.waitForRoom(limit: settings.maxUncheckpointedResults) else { return false }
+            for target in page.targets where !answered.contains(target.ref) {
+                guard let lane = lanes[target.platform] else { continue }
+                if run.mustStop { return false }
                 run.submitted(target)
-                guard let credentials = instance.credentials else {
-                    run.completed(target, counters: [PublishCounter.failed("NoAPNsCredentials"): 1],
-                                  device: DeviceResult(device: target.ref, status: 0, reason: "NoAPNsCredentials", at: Date()))
-                    continue
-                }
-                await submit(target, environment: target.environment, isRetry: false, template: template,
-                             credentials: credentials)
+                await lane.enqueue(target)
             }
             if run.mustStop { return false }
             run.scanned(upTo: page.cursor)
@@ -78,33 +115,6 @@ struct TargetFeeder: Sendable {
                 }
             }
             return nil
-        }
-    }
-
-    /// Hands one target to the sender; its answer is classified and recorded in the run when it comes.
-    private func submit(
-        _ target: Target, environment: PushEnvironment, isRetry: Bool, template: RequestTemplate,
-        credentials: APNsCredentials
-    ) async {
-        await context.sender.submit(template.request(token: target.token), credentials: credentials,
-                                    environment: instance.apnsEnvironment(environment)) { result in
-            context.apnsHealth.record(result)
-            switch DeliveryOutcome.classify(result, target: target, environment: environment,
-                                            isEnvironmentRetry: isRetry, now: Date()) {
-            case .final(let counters, let device):
-                run.completed(target, counters: counters, device: device)
-                context.activity.record(instanceID: instance.config.id, accepted: device.status == 200)
-                context.metrics.increment("push_notifications_total", ["status": MetricLabel.status(device.status),
-                                                                      "reason": MetricLabel.reason(device.reason)])
-            case .retryInEnvironment(let other):
-                run.add(PublishCounter.environmentRetries, for: target)
-                // Rare (a defaulted environment that was wrong); a task keeps the sender's thread free.
-                Task {
-                    await submit(target, environment: other, isRetry: true, template: template, credentials: credentials)
-                }
-            case .unfinished:
-                run.abandoned(target)
-            }
         }
     }
 }

@@ -1,0 +1,80 @@
+import JSON
+import WebPush
+
+/// The `web` object of a Beams publish, validated at intake and turned into the push message body the Beams Web
+/// SDK's service worker reads:
+/// `{"notification":{title, body, icon, deep_link, hide_notification_if_site_has_focus},
+///   "data":{…customer data…, "pusher":{"instanceId","publishId","hasDisplayableContent","hasData"}}}`.
+/// The worker ignores a message without `data.pusher` and reads `notification.*` unconditionally, so both are
+/// always present (`notification` may be `{}`). Beams' `web` has no urgency or topic: none is sent (RFC 8030's
+/// default urgency is `normal`).
+public struct WebTemplate: Sendable, Equatable {
+    /// Beams' maximum and default `web.time_to_live`: four weeks.
+    public static let maxTimeToLive = WebPushMessage.maxTTL
+    /// The longest body that still fits one encrypted push message (RFC 8291 §4).
+    public static let maxPayloadBytes = WebPushMessage.maxPayloadSize
+
+    public var notification: [String: JSONValue]
+    public var data: [String: JSONValue]?
+    /// Seconds the push service keeps the message for an offline browser (the `TTL` header).
+    public var timeToLive: Int
+
+    static let notificationStrings: Set<String> = ["title", "body", "icon", "deep_link"]
+    static let sectionFields: Set<String> = ["notification", "data", "time_to_live"]
+
+    static func parse(_ web: [String: JSONValue]) throws(BeamsError) -> WebTemplate {
+        for key in web.keys.sorted() where !sectionFields.contains(key) {
+            throw .schema("web.\(key)", "Additional property \(key) is not allowed")
+        }
+        var notification: [String: JSONValue] = [:]
+        if let value = web["notification"], !value.isNull {
+            guard let object = value.objectValue else {
+                throw .schema("web.notification", PublishRequest.typeMessage("object", value))
+            }
+            for (key, member) in object.sorted(by: { $0.key < $1.key }) {
+                let path = "web.notification.\(key)"
+                if notificationStrings.contains(key) {
+                    guard member.stringValue != nil else { throw .schema(path, PublishRequest.typeMessage("string", member)) }
+                } else if key == "hide_notification_if_site_has_focus" {
+                    guard member.boolValue != nil else { throw .schema(path, PublishRequest.typeMessage("boolean", member)) }
+                } else {
+                    throw .schema(path, "Additional property \(key) is not allowed")
+                }
+                notification[key] = member
+            }
+        }
+        var data: [String: JSONValue]?
+        if let value = web["data"], !value.isNull {
+            guard let object = value.objectValue else {
+                throw .schema("web.data", PublishRequest.typeMessage("object", value))
+            }
+            if object["pusher"] != nil { throw .schema("web.data", "Cannot contain the key pusher") }
+            data = object
+        }
+        var ttl = maxTimeToLive
+        if let value = web["time_to_live"], !value.isNull {
+            guard let seconds = value.intValue else {
+                throw .schema("web.time_to_live", PublishRequest.typeMessage("integer", value))
+            }
+            guard (0...maxTimeToLive).contains(seconds) else {
+                throw .schema("web.time_to_live", "Must be between 0 and \(maxTimeToLive)")
+            }
+            ttl = seconds
+        }
+        return WebTemplate(notification: notification, data: data, timeToLive: ttl)
+    }
+
+    /// The message body for one publish. - Throws: 422 when it does not fit one push message.
+    func payload(instanceID: String, publishID: String) throws(BeamsError) -> [UInt8] {
+        var dataMembers = data ?? [:]
+        dataMembers["pusher"] = .object([
+            "instanceId": .string(instanceID), "publishId": .string(publishID),
+            "hasDisplayableContent": .bool(!notification.isEmpty), "hasData": .bool(data != nil),
+        ])
+        let bytes = JSONValue.object(["notification": .object(notification), "data": .object(dataMembers)]).serialized()
+        guard bytes.count <= Self.maxPayloadBytes else {
+            throw .schema("web", "The web notification is \(bytes.count) bytes; at most \(Self.maxPayloadBytes) fit one push message")
+        }
+        return bytes
+    }
+}

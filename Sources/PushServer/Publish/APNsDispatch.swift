@@ -1,0 +1,36 @@
+import APNsClient
+import Foundation
+import PushStore
+
+/// Sends APNs targets: the publish's shared request with the device's token, to the device's environment, and
+/// once more to the other environment when a defaulted environment turns out wrong.
+struct APNsDispatch: PlatformDispatch {
+    let context: PublishContext
+    let instance: InstanceRuntime
+    let template: RequestTemplate
+    let recorder: DeliveryRecorder
+
+    func send(_ target: Target) async {
+        guard let credentials = instance.credentials else {
+            recorder.notConfigured(target, reason: "NoAPNsCredentials")
+            return
+        }
+        await submit(target, environment: target.environment, isRetry: false, credentials: credentials)
+    }
+
+    private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials) async {
+        await context.sender.submit(template.request(token: target.token), credentials: credentials,
+                                    environment: instance.apnsEnvironment(environment)) { result in
+            context.apnsHealth.record(result)
+            let outcome = DeliveryOutcome.classify(result, target: target, environment: environment,
+                                                   isEnvironmentRetry: isRetry, now: Date())
+            if case .retryInEnvironment(let other) = outcome {
+                recorder.run.add(PublishCounter.environmentRetries, for: target)
+                // Rare (a defaulted environment that was wrong); a task keeps the sender's thread free.
+                Task { await submit(target, environment: other, isRetry: true, credentials: credentials) }
+                return
+            }
+            recorder.record(outcome, for: target)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import FCMClient
+import Foundation
+import PushStore
+
+extension DeliveryOutcome {
+    /// What one FCM result means for a publish. Dead tokens (`UNREGISTERED`, a token FCM calls invalid,
+    /// `SENDER_ID_MISMATCH`) invalidate the device, as APNs' bad-token answers do; every other failure is counted
+    /// with its reason and the device kept (retries happened in the sender; auth and configuration errors are
+    /// the operator's to fix, not the device's). A pure function, tested without sockets.
+    static func classify(_ delivery: FCMDelivery, target: Target, now: Date) -> DeliveryOutcome {
+        let reason: String
+        var status = 0
+        var effect = DeviceEffect.none
+        switch delivery {
+        case .shutdown:
+            return .unfinished
+        case .answered(.sent):
+            return .final(counters: [PublishCounter.accepted(on: .fcm): 1],
+                          device: DeviceResult(device: target.ref, status: 200, at: now))
+        case .answered(.invalidToken(let info)), .answered(.senderMismatch(let info)):
+            reason = fcmReason(info)
+            status = info.httpStatus
+            effect = .badToken
+        case .answered(.retry(let info, _)), .answered(.accessTokenRejected(let info)),
+             .answered(.authError(let info)), .answered(.invalidMessage(let info)), .answered(.configuration(let info)):
+            reason = fcmReason(info)
+            status = info.httpStatus
+        case .answered(.unknown):
+            reason = "UnknownError"
+        case .transport:
+            reason = "TransportError"
+        case .accessTokenUnavailable:
+            reason = "AccessTokenUnavailable"
+        }
+        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .fcm): 1]
+        if effect == .badToken {
+            counters[PublishCounter.devicesRemoved] = 1
+            counters[PublishCounter.devicesRemoved(on: .fcm)] = 1
+        }
+        return .final(counters: counters,
+                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
+    }
+
+    /// FCM's own name for an error: the FCM code (`UNREGISTERED`), else the canonical status (`NOT_FOUND`), else
+    /// `HTTP<status>`; names outside `fcmReasons` become `UnknownError`, so a hostile or broken answer cannot grow
+    /// a publish's counters.
+    static func fcmReason(_ info: FCMErrorInfo) -> String {
+        let name = info.errorCode ?? info.status ?? "HTTP\(info.httpStatus)"
+        return fcmReasons.contains(name) || MetricLabel.statuses.contains(info.httpStatus) && name == "HTTP\(info.httpStatus)"
+            ? name : "UnknownError"
+    }
+
+    /// FCM v1's error codes and canonical statuses (Firebase reference "ErrorCode"), plus the server's own.
+    static let fcmReasons: Set<String> = [
+        "UNSPECIFIED_ERROR", "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED",
+        "UNAVAILABLE", "INTERNAL", "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED", "UNAUTHENTICATED", "NOT_FOUND",
+        "RESOURCE_EXHAUSTED", "UnknownError", "TransportError", "AccessTokenUnavailable", "NoFCMCredentials",
+    ]
+}

@@ -1,0 +1,56 @@
+import Foundation
+import PushStore
+import WebPush
+
+extension DeliveryOutcome {
+    /// What one Web Push result means for a publish. 404 and 410 (the subscription expired or was revoked)
+    /// invalidate the device, as APNs' 410 does; every other failure is counted with its reason and the device kept
+    /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender). A pure
+    /// function, tested without sockets.
+    static func classify(_ delivery: WebPushDelivery, target: Target, now: Date) -> DeliveryOutcome {
+        let reason: String
+        var status = 0
+        var effect = DeviceEffect.none
+        switch delivery {
+        case .shutdown:
+            return .unfinished
+        case .answered(.accepted(let code)):
+            return .final(counters: [PublishCounter.accepted(on: .web): 1],
+                          device: DeviceResult(device: target.ref, status: code, at: now))
+        case .answered(.subscriptionGone(let code)):
+            reason = "SubscriptionGone"
+            status = code
+            effect = .badToken
+        case .answered(.payloadTooLarge):
+            reason = "PayloadTooLarge"
+            status = 413
+        case .answered(.retry(let code, _)):
+            reason = code == 429 ? "TooManyRequests" : "PushServiceUnavailable"
+            status = code
+        case .answered(.configurationError(let code, _)):
+            reason = code == 400 ? "BadRequest" : "VAPIDRejected"
+            status = code
+        case .answered(.unknown(let code)):
+            reason = "UnexpectedStatus"
+            status = code
+        case .refused(let local):
+            reason = webReasons.contains(local) ? local : "Refused"
+        case .transport:
+            reason = "TransportError"
+        }
+        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .web): 1]
+        if effect == .badToken {
+            counters[PublishCounter.devicesRemoved] = 1
+            counters[PublishCounter.devicesRemoved(on: .web)] = 1
+        }
+        return .final(counters: counters,
+                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
+    }
+
+    /// Every reason a web delivery can carry (bounded: the metric label set is built from it).
+    static let webReasons: Set<String> = [
+        "SubscriptionGone", "PayloadTooLarge", "TooManyRequests", "PushServiceUnavailable", "BadRequest",
+        "VAPIDRejected", "UnexpectedStatus", "TransportError", "Refused", "DestinationRefused", "EncryptionFailed",
+        "VAPIDSigningFailed", "InvalidSubscription", "NoWebPushCredentials",
+    ]
+}

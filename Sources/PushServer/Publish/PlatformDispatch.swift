@@ -1,0 +1,47 @@
+import Foundation
+import PushStore
+
+/// Sends one target on one platform and records its final result in the run, exactly once per `send` (or marks
+/// it abandoned when the sender shut down first). `send` suspends while the platform's sender is full.
+protocol PlatformDispatch: Sendable {
+    func send(_ target: Target) async
+}
+
+/// Records a classified outcome: the run's counters and device result, the console's activity, and
+/// `push_notifications_total{platform,status,reason}`. The part of a delivery every platform shares.
+struct DeliveryRecorder: Sendable {
+    let context: PublishContext
+    let run: PublishRun
+    let instanceID: String
+    let platform: Platform
+
+    /// - Returns: false for `.retryInEnvironment`, which the caller (APNs) handles.
+    @discardableResult
+    func record(_ outcome: DeliveryOutcome, for target: Target) -> Bool {
+        switch outcome {
+        case .final(let counters, let device):
+            run.completed(target, counters: counters, device: device)
+            context.activity.record(instanceID: instanceID, accepted: device.isAccepted)
+            context.metrics.increment("push_notifications_total", ["platform": MetricLabel.platform(platform),
+                                                                  "status": MetricLabel.status(device.status),
+                                                                  "reason": MetricLabel.reason(device.reason)])
+            return true
+        case .unfinished:
+            run.abandoned(target)
+            return true
+        case .retryInEnvironment:
+            return false
+        }
+    }
+
+    /// Records a target that was not sent because the instance (or the process) has no credentials for it.
+    func notConfigured(_ target: Target, reason: String) {
+        record(.final(counters: [PublishCounter.failed(reason, on: platform): 1],
+                      device: DeviceResult(device: target.ref, status: 0, reason: reason, at: Date())), for: target)
+    }
+}
+
+extension DeviceResult {
+    /// The platform's service accepted the notification (APNs and FCM answer 200, push services 201).
+    var isAccepted: Bool { (200...299).contains(status) }
+}

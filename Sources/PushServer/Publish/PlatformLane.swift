@@ -1,0 +1,71 @@
+import PushStore
+
+/// One platform's queue inside a running publish: the feeder appends that platform's targets in ref order and a
+/// pump hands them to the platform's sender one at a time, suspending while that sender's window is full.
+///
+/// Why a queue per platform: with one loop submitting every target in turn, an FCM whose window is full would stop
+/// APNs deliveries of the same publish at the first Android device. Here a slow platform only fills its own queue;
+/// the others keep going until its queue (`capacity` targets) is full too. The bound keeps memory, and what a
+/// crash can send again, proportional to the window, not to the publish.
+final class PlatformLane: Sendable {
+    struct State {
+        var queue: [Target] = []
+        var head = 0
+        var closed = false
+        var count: Int { queue.count - head }
+    }
+
+    let capacity: Int
+    /// `Settings.maxUncheckpointedResults`.
+    let maxWaitingResults: Int
+    private let dispatch: any PlatformDispatch
+    private let run: PublishRun
+    private let state = WaitableState(State())
+
+    init(capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun) {
+        self.capacity = max(1, capacity)
+        self.maxWaitingResults = maxWaitingResults
+        self.dispatch = dispatch
+        self.run = run
+    }
+
+    /// Queues `target` (already `submitted` to the run), waiting while the queue is full.
+    func enqueue(_ target: Target) async {
+        let capacity = capacity
+        await state.wait { $0.count < capacity }
+        state.update { $0.queue.append(target) }
+    }
+
+    /// No more targets: the pump ends once the queue is empty.
+    func close() {
+        state.update { $0.closed = true }
+    }
+
+    /// Sends the queued targets until the lane is closed and empty. Once the run must stop, what is still queued
+    /// is abandoned (not sent; it stays below the checkpoint and goes with the resumed run).
+    func pump() async {
+        while true {
+            await state.wait { $0.count > 0 || $0.closed }
+            let next = state.update { state -> Target? in
+                guard state.count > 0 else { return nil }
+                let target = state.queue[state.head]
+                state.head += 1
+                if state.head == state.queue.count {
+                    state.queue.removeAll(keepingCapacity: true)
+                    state.head = 0
+                } else if state.head >= 1024 {
+                    state.queue.removeFirst(state.head)
+                    state.head = 0
+                }
+                return target
+            }
+            guard let target = next else { return }
+            // Sending pauses while too many results wait for a checkpoint (the store cannot write, say).
+            if await run.waitForRoom(limit: maxWaitingResults) {
+                await dispatch.send(target)
+            } else {
+                run.abandoned(target)
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import JSON
+import PushStore
+import WebPush
+
+/// Sends Web Push targets: the publish's message to the device's subscription, stored as its token in the
+/// canonical form the device API writes (`{"endpoint":…,"keys":{"auth":…,"p256dh":…}}`).
+struct WebPushDispatch: PlatformDispatch {
+    let sender: (any WebPushSending)?
+    let vapid: VAPIDAuthorizer?
+    let message: WebPushMessage
+    let recorder: DeliveryRecorder
+
+    func send(_ target: Target) async {
+        guard let sender, let vapid else {
+            recorder.notConfigured(target, reason: "NoWebPushCredentials")
+            return
+        }
+        guard let subscription = Self.subscription(target.token) else {
+            // Registration validated it; a stored token that no longer parses (written by hand, damaged) is the
+            // device's fault, not the publish's: record it, keep going.
+            recorder.record(.final(counters: [PublishCounter.failed("InvalidSubscription", on: .web): 1],
+                                   device: DeviceResult(device: target.ref, status: 0, reason: "InvalidSubscription",
+                                                        at: Date())), for: target)
+            return
+        }
+        await sender.submit(message, to: subscription, vapid: vapid) { delivery in
+            recorder.record(DeliveryOutcome.classify(delivery, target: target, now: Date()), for: target)
+        }
+    }
+
+    /// Parses a stored web token. The store's token column is bounded by the device API (4 KiB).
+    static func subscription(_ token: String) -> WebPushSubscription? {
+        guard let object = JSONValue.parse(Array(token.utf8))?.objectValue,
+              let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
+              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
+        else { return nil }
+        return try? WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
+    }
+}
