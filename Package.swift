@@ -40,21 +40,23 @@ let package = Package(
 
         // The one HTTP client stack: libcurl setup, error checks, handle owners and the curl multi loop shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
-        .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking"]),
+        .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking", "Clocks"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
                                                   "Clocks"]),
-        // FCM HTTP v1 protocol logic without transport: service account, OAuth2 assertion and token state, the
-        // Beams `fcm` section mapped to a v1 message, answers classified per FCM's error table.
-        .target(name: "FCMClient", dependencies: ["JWTSigner", "JSON"]),
+        // FCM HTTP v1: the protocol logic as pure types (service account, OAuth2 assertion and token state, the Beams
+        // `fcm` section mapped to a v1 message, answers classified per FCM's error table) and `FCMSender`, which
+        // carries them out over the shared libcurl stack, as APNsClient does for APNs.
+        .target(name: "FCMClient", dependencies: ["JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["Logging"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
         .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking"]),
-        // Web Push without transport: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification.
-        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking"]),
+        // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
+        // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
+        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
         // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 

@@ -1,0 +1,302 @@
+import Dispatch
+import Foundation
+import HTTPClient
+import Locking
+import Logging
+
+/// Sends FCM HTTP v1 `messages:send` requests for one service account over HTTP/2 (libcurl, multiplexed on a
+/// small pool of connections), with the OAuth2 access token managed for it, FCM's retry rules and backpressure.
+///
+/// ```swift
+/// let sender = try FCMSender(account: try ServiceAccount(contentsOfFile: path))
+/// for token in tokens {   // suspends while the in-flight window is full
+///     await sender.submit(FCMRequest(token: token, message: template)) { result in record(result) }
+/// }
+/// let unanswered = await sender.shutdown(gracePeriod: 10)
+/// ```
+///
+/// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it), POST,
+/// classify (`FCMResponse.classify`); a `401` drops that token and re-sends once with a fresh one; `retry` answers
+/// and transport failures are re-sent per `FCMRetryPolicy`, never before `Retry-After` (a timer: a real deadline).
+/// Result callbacks run on the curl loop threads (or a timer thread): keep them short and never block in them.
+public final class FCMSender: Sendable {
+    /// One accepted request; owned by whichever thread handles its current step (steps never overlap).
+    private final class Job: @unchecked Sendable {
+        // @unchecked Sendable: the mutable fields are touched by one step at a time (submit, then the completion
+        // of each exchange or timer that the previous step scheduled), never concurrently.
+        let id: Int
+        let request: FCMRequest
+        let body: [UInt8]
+        let onResult: @Sendable (FCMResult) -> Void
+        var attempts = 0
+        var delaySpent = 0.0
+        var tokenRefreshed = false
+        var generation = 0
+
+        init(id: Int, request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) {
+            self.id = id
+            self.request = request
+            self.body = request.message.body(token: request.token)
+            self.onResult = onResult
+        }
+    }
+
+    private struct Ledger {
+        var nextID = 0
+        /// Accepted and not final; removing a job is the claim to report it (exactly once).
+        var pending: [Int: Job] = [:]
+        var counters = FCMSenderStats()
+        var random: UInt64 = UInt64.random(in: 1...UInt64.max)
+    }
+
+    public let account: ServiceAccount
+    public let configuration: FCMSenderConfiguration
+    private let client: HTTPExchangeClient
+    private let tokens: AccessTokenManager
+    private let window: InFlightWindow
+    private let ledger = Locked(Ledger())
+    private let sendURL: HTTPURL
+
+    /// - Throws: `FCMSenderError` when the base URL is not an https URL or libcurl cannot be set up.
+    public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration()) throws(FCMSenderError) {
+        self.account = account
+        self.configuration = configuration
+        var base = configuration.baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        do {
+            sendURL = try HTTPURL(base + "/v1/projects/\(account.projectID)/messages:send")
+        } catch {
+            throw .invalidBaseURL(error.description)
+        }
+        guard sendURL.scheme == "https" else { throw .invalidBaseURL("must be an https URL") }
+        let tokenURL: HTTPURL
+        do {
+            tokenURL = try HTTPURL(account.tokenURI)
+        } catch {
+            throw .invalidTokenURI(error.description)
+        }
+        let exchangeConfiguration = HTTPExchangeConfiguration(
+            name: "fcm", connections: configuration.connections, maxConnectionsPerHost: 1,
+            streamsPerConnection: configuration.streamsPerConnection, http2: true, httpsOnly: true,
+            caFile: configuration.caFile, policy: nil, timeout: .seconds(configuration.requestTimeout),
+            connectTimeout: .seconds(configuration.connectTimeout))
+        let client: HTTPExchangeClient
+        do {
+            client = try HTTPExchangeClient(configuration: exchangeConfiguration)
+        } catch {
+            throw .curl(error)
+        }
+        self.client = client
+        window = InFlightWindow(capacity: configuration.connections * configuration.streamsPerConnection)
+        let logger = configuration.logger
+        tokens = AccessTokenManager(account: account, policy: configuration.tokenPolicy, clock: configuration.clock) { request, done in
+            let exchange = HTTPExchange(
+                url: tokenURL, headers: ["Content-Type: \(AccessTokenRequest.contentType)", "Accept: application/json"],
+                body: request.body)
+            client.submit(exchange) { result in
+                switch result {
+                case .success(let response):
+                    do throws(AccessTokenError) {
+                        done(.success(try AccessToken.parse(status: response.status, body: response.body)))
+                    } catch {
+                        logger.warning("FCM access token refused", ["error": error.description])
+                        done(.failure(error))
+                    }
+                case .failure(let error):
+                    done(.failure(.transport(error.description)))
+                }
+            }
+        }
+    }
+
+    /// Sends one message and waits for its final result (retries included).
+    public func send(_ request: FCMRequest) async -> FCMResult {
+        await withCheckedContinuation { continuation in
+            Task { await submit(request) { continuation.resume(returning: $0) } }
+        }
+    }
+
+    /// Accepts `request` into the in-flight window, suspending while it is full; returns once it is accepted.
+    /// `onResult` fires exactly once with the final result: on a curl loop or timer thread, or on the caller's
+    /// thread (`.shutdown`) when the sender is stopping.
+    public func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
+        guard await window.acquire() else {
+            ledger.withLock { $0.counters.shutdownFailures += 1 }
+            onResult(.failure(.shutdown))
+            return
+        }
+        let job = ledger.withLock { ledger -> Job in
+            ledger.nextID += 1
+            let job = Job(id: ledger.nextID, request: request, onResult: onResult)
+            ledger.pending[job.id] = job
+            return job
+        }
+        attempt(job)
+    }
+
+    /// The authentication problem for `/ready`: the token endpoint refuses the account, or FCM rejected
+    /// consecutive fresh tokens. Nil when sending works (or has not been tried).
+    public var authProblem: AccessTokenState.AuthProblem? { tokens.authProblem }
+
+    /// A snapshot of the counters.
+    public func stats() -> FCMSenderStats {
+        var stats = ledger.withLock { $0.counters }
+        stats.requestsInFlight = window.inUse
+        stats.waitingForWindow = window.waiting
+        stats.transfersInFlight = client.transfersInFlight
+        stats.connectionsOpened = client.connectionsOpened
+        stats.tokenFetches = tokens.fetchCount
+        return stats
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then gives every
+    /// unfinished one `.failure(.shutdown)` through its callback, closes the connections, and returns those
+    /// requests (unsent, waiting for a retry, or sent but unanswered) so the caller can re-queue them.
+    public func shutdown(gracePeriod: Double = 10) async -> [FCMRequest] {
+        window.close()
+        await window.waitUntilDrained(gracePeriod: gracePeriod)
+        let left = ledger.withLock { ledger -> [Job] in
+            defer { ledger.pending = [:] }
+            ledger.counters.shutdownFailures += ledger.pending.count
+            return ledger.pending.values.sorted { $0.id < $1.id }
+        }
+        for job in left {
+            window.release()
+            job.onResult(.failure(.shutdown))
+        }
+        await client.shutdown()
+        return left.map(\.request)
+    }
+
+    // MARK: - Steps of one request
+
+    /// Takes a token (maybe after the fetch in flight) and sends.
+    private func attempt(_ job: Job, rejecting generation: Int? = nil) {
+        tokens.withToken(rejecting: generation) { [self] token in
+            switch token {
+            case .failure(let error):
+                finish(job, .failure(.accessToken(error)))
+            case .success(let token):
+                job.generation = token.generation
+                job.attempts += 1
+                let exchange = HTTPExchange(
+                    url: sendURL,
+                    headers: ["Authorization: Bearer \(token.value)", "Content-Type: application/json", "Accept: application/json"],
+                    body: job.body)
+                client.submit(exchange) { [self] result in answered(job, result) }
+            }
+        }
+    }
+
+    private func answered(_ job: Job, _ result: HTTPExchangeResult) {
+        let classified: FCMSendResult
+        switch result {
+        case .failure(let error):
+            if error.kind == .shutdown {
+                finish(job, .failure(.shutdown))
+                return
+            }
+            // Connection failures and timeouts are retried like `UNAVAILABLE` (firebase-admin does the same).
+            let retryable = error.kind == .connection || error.kind == .timeout
+            let info = FCMErrorInfo(httpStatus: 0, status: nil, errorCode: nil, message: error.message)
+            let decision = retryable ? decide(.retry(info, retryAfter: nil), job) : .finish
+            if case .retry(let after) = decision {
+                retry(job, after: after)
+            } else {
+                configuration.logger.warning("FCM request failed", ["error": error.description])
+                finish(job, .failure(.transport(error, attempts: job.attempts)))
+            }
+            return
+        case .success(let response):
+            classified = FCMResponse.classify(status: response.status, retryAfter: response.retryAfter, body: response.body,
+                                              now: AccessTokenManager.unixSeconds(configuration.clock()))
+        }
+        switch classified {
+        case .accessTokenRejected where !job.tokenRefreshed:
+            job.tokenRefreshed = true
+            ledger.withLock { $0.counters.accessTokenRejections += 1 }
+            attempt(job, rejecting: job.generation)
+            return
+        case .accessTokenRejected:
+            ledger.withLock { $0.counters.accessTokenRejections += 1 }
+        case .sent:
+            tokens.accepted(generation: job.generation)
+        default:
+            break
+        }
+        if case .retry(let after) = decide(classified, job) {
+            retry(job, after: after)
+        } else {
+            finish(job, .response(classified, attempts: job.attempts))
+        }
+    }
+
+    private func decide(_ result: FCMSendResult, _ job: Job) -> FCMRetryPolicy.Decision {
+        let random = ledger.withLock { ledger -> Double in
+            // xorshift64*: jitter needs no cryptographic randomness.
+            ledger.random ^= ledger.random >> 12
+            ledger.random ^= ledger.random << 25
+            ledger.random ^= ledger.random >> 27
+            return Double((ledger.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
+        }
+        return configuration.retryPolicy.decide(result, attempts: job.attempts, elapsed: job.delaySpent, random: random)
+    }
+
+    /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it).
+    private func retry(_ job: Job, after seconds: Double) {
+        job.delaySpent += seconds
+        ledger.withLock { $0.counters.retries += 1 }
+        let delay = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            guard ledger.withLock({ $0.pending[job.id] != nil }) else { return }  // shut down meanwhile
+            attempt(job)
+        }
+    }
+
+    private func finish(_ job: Job, _ result: FCMResult) {
+        let claimed = ledger.withLock { ledger -> Bool in
+            guard ledger.pending.removeValue(forKey: job.id) != nil else { return false }
+            switch result {
+            case .response(let answer, _):
+                switch answer {
+                case .sent: ledger.counters.sent += 1
+                case .invalidToken, .senderMismatch: ledger.counters.invalidTokens += 1
+                default: break
+                }
+                if let status = Self.status(of: answer) { ledger.counters.responsesByStatus[status, default: 0] += 1 }
+            case .failure(.transport): ledger.counters.transportFailures += 1
+            case .failure(.accessToken): ledger.counters.accessTokenFailures += 1
+            case .failure(.shutdown): ledger.counters.shutdownFailures += 1
+            }
+            return true
+        }
+        guard claimed else { return }  // shutdown reported it already
+        window.release()
+        job.onResult(result)
+    }
+
+    private static func status(of result: FCMSendResult) -> Int? {
+        switch result {
+        case .sent: return 200
+        case .invalidToken(let info), .senderMismatch(let info), .retry(let info, _), .accessTokenRejected(let info),
+             .authError(let info), .invalidMessage(let info), .configuration(let info):
+            return info.httpStatus
+        case .unknown: return nil
+        }
+    }
+}
+
+/// Why an `FCMSender` could not be created.
+public enum FCMSenderError: Error, Sendable, Equatable, CustomStringConvertible {
+    case invalidBaseURL(String)
+    case invalidTokenURI(String)
+    case curl(CurlError)
+
+    public var description: String {
+        switch self {
+        case .invalidBaseURL(let reason): return "the FCM base URL \(reason)"
+        case .invalidTokenURI(let reason): return "the service account's token_uri \(reason)"
+        case .curl(let error): return "libcurl: \(error)"
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import CLibCurl
+import Clocks
+import Foundation
+import Locking
+
+/// Sends `HTTPExchange`s over a small pool of curl multis, each driven by its own `CurlMultiLoop` thread (the one
+/// curl loop of the process, with `HTTPExchangeDriver` as its driver). HTTP/2 streams multiplex on each multi's
+/// connection; an exchange may be scheduled for later (a retry after `Retry-After`), which the loop holds as a
+/// real deadline in its poll timeout: no thread sleeps.
+///
+/// ```swift
+/// let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(name: "fcm"))
+/// client.submit(exchange) { result in … }        // any thread; the callback runs on a loop thread
+/// client.submit(exchange, after: 2.5) { … }      // a retry, not before 2.5 s from now
+/// await client.shutdown()                        // unfinished exchanges end with `.shutdown`
+/// ```
+///
+/// The senders built on it (FCM, Web Push) bound what is in flight with an `InFlightWindow`; this client queues
+/// whatever it is given.
+public final class HTTPExchangeClient: Sendable {
+    public let configuration: HTTPExchangeConfiguration
+    private let loops: [CurlMultiLoop<HTTPExchangeDriver>]
+    private let gauges: [HTTPExchangeDriver.Gauges]
+
+    /// Creates the multis and starts their threads.
+    /// - Throws: `CurlError` when libcurl cannot be initialised or refuses an option.
+    public init(configuration: HTTPExchangeConfiguration) throws(CurlError) {
+        try CurlGlobal.ensureInitialised()
+        self.configuration = configuration
+        var loops: [CurlMultiLoop<HTTPExchangeDriver>] = []
+        var gauges: [HTTPExchangeDriver.Gauges] = []
+        for index in 0..<configuration.connections {
+            let multi = try CurlMulti(options: [
+                (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
+                (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
+                (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
+            ])
+            let gauge = HTTPExchangeDriver.Gauges()
+            let driver = HTTPExchangeDriver(configuration: configuration, gauges: gauge)
+            loops.append(CurlMultiLoop(name: "\(configuration.name)-\(index)", multi: multi, driver: driver))
+            gauges.append(gauge)
+        }
+        self.loops = loops
+        self.gauges = gauges
+        for loop in loops { loop.start() }
+    }
+
+    /// Hands `exchange` to the least busy loop, to start at once or `after` seconds from now. `completion` fires
+    /// exactly once, on a loop thread (or on the caller's thread with `.shutdown` once the client is stopping);
+    /// keep it short and never block in it.
+    public func submit(_ exchange: HTTPExchange, after delay: Double = 0,
+                       completion: @escaping @Sendable (HTTPExchangeResult) -> Void) {
+        var index = 0
+        var lowest = Int.max
+        for (candidate, gauge) in gauges.enumerated() {
+            let load = gauge.queued.load(ordering: .relaxed)
+            if load < lowest {
+                lowest = load
+                index = candidate
+            }
+        }
+        let seconds = delay.isFinite ? min(max(delay, 0), 86_400) : 0
+        let notBefore = seconds > 0 ? MonotonicClock.now() &+ UInt64(seconds * 1e9) : 0
+        let gauge = gauges[index]
+        gauge.queued.add(1, ordering: .relaxed)
+        let job = HTTPExchangeDriver.Job(exchange: exchange, notBefore: notBefore) { result in
+            gauge.queued.subtract(1, ordering: .relaxed)
+            completion(result)
+        }
+        if !loops[index].submit(job) {
+            gauge.queued.subtract(1, ordering: .relaxed)
+            completion(.failure(HTTPPostError(.shutdown, "the client is shut down")))
+        }
+    }
+
+    /// Exchanges attached to curl right now (HTTP/2 streams open or about to open), across loops.
+    public var transfersInFlight: Int { gauges.reduce(0) { $0 + $1.attached.load(ordering: .relaxed) } }
+    /// Exchanges waiting for their start time (scheduled retries), across loops.
+    public var scheduled: Int { gauges.reduce(0) { $0 + $1.delayed.load(ordering: .relaxed) } }
+    /// TCP/TLS connections opened so far, across loops.
+    public var connectionsOpened: Int { gauges.reduce(0) { $0 + $1.opened.load(ordering: .relaxed) } }
+
+    /// Aborts every exchange still running or scheduled (each ends with `.shutdown`), frees the curl handles and
+    /// waits for the loop threads to exit. Idempotent.
+    public func shutdown() async {
+        for loop in loops { await loop.stop() }
+    }
+}

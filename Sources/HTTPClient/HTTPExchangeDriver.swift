@@ -1,0 +1,107 @@
+import CLibCurl
+import Clocks
+import Synchronization
+
+/// The loop-thread side of one `HTTPExchangeClient` multi: starts each job's transfer when it is due (at once, or
+/// at its `notBefore` deadline, which bounds the poll timeout) and reports curl's ending through the job's
+/// completion. Loop-thread only.
+final class HTTPExchangeDriver: CurlMultiDriver {
+    /// Counters the loop thread (and `HTTPExchangeClient.submit`) update and the client reads.
+    final class Gauges: Sendable {
+        /// Jobs handed to this loop and not yet complete (the client's load balance).
+        let queued = Atomic<Int>(0)
+        /// Transfers attached to the multi.
+        let attached = Atomic<Int>(0)
+        /// Jobs waiting for their start time.
+        let delayed = Atomic<Int>(0)
+        /// TCP/TLS connections curl opened.
+        let opened = Atomic<Int>(0)
+    }
+
+    struct Job: Sendable {
+        var exchange: HTTPExchange
+        /// Monotonic nanoseconds before which the transfer must not start; 0: at once.
+        var notBefore: UInt64
+        var completion: @Sendable (HTTPExchangeResult) -> Void
+    }
+
+    private let configuration: HTTPExchangeConfiguration
+    private let gauges: Gauges
+    private var running: [UnsafeMutableRawPointer: HTTPExchangeTransfer] = [:]
+    private var delayed: [Job] = []
+
+    init(configuration: HTTPExchangeConfiguration, gauges: Gauges) {
+        self.configuration = configuration
+        self.gauges = gauges
+    }
+
+    func prepare(_ jobs: [Job], multi: CurlMulti) {
+        let now = MonotonicClock.now()
+        if !delayed.isEmpty {
+            var waiting: [Job] = []
+            for job in delayed {
+                if job.notBefore <= now { start(job, multi: multi) } else { waiting.append(job) }
+            }
+            delayed = waiting
+        }
+        for job in jobs {
+            if job.notBefore > now { delayed.append(job) } else { start(job, multi: multi) }
+        }
+        gauges.delayed.store(delayed.count, ordering: .relaxed)
+    }
+
+    func performed(_ error: CurlError?, multi: CurlMulti) {}  // per-transfer errors arrive through `ended`
+
+    func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
+        guard let transfer = running.removeValue(forKey: easy) else { return }
+        gauges.attached.subtract(1, ordering: .relaxed)
+        let opened = transfer.curl.connectionsOpened
+        if opened > 0 { gauges.opened.add(opened, ordering: .relaxed) }
+        transfer.finish(transfer.result(code))
+    }
+
+    /// Until the next scheduled job is due (a real deadline), at most a second; curl's own timers and
+    /// `curl_multi_wakeup` end the poll earlier.
+    func pollTimeout() -> Int32 {
+        guard !delayed.isEmpty else { return 1000 }
+        let now = MonotonicClock.now()
+        var timeout: UInt64 = 1000
+        for job in delayed {
+            let millis = job.notBefore > now ? (job.notBefore - now + 999_999) / 1_000_000 : 0
+            timeout = min(timeout, millis)
+        }
+        return Int32(timeout)
+    }
+
+    func abort(unstarted: [Job], multi: CurlMulti) {
+        let shutdown = HTTPPostError(.shutdown, "shutting down")
+        for transfer in running.values {
+            try? multi.remove(transfer.curl)  // fails only if not attached: it is detached either way
+            transfer.finish(.failure(shutdown))
+        }
+        running = [:]
+        gauges.attached.store(0, ordering: .relaxed)
+        let waiting = delayed + unstarted
+        delayed = []
+        gauges.delayed.store(0, ordering: .relaxed)
+        for job in waiting { job.completion(.failure(shutdown)) }
+    }
+
+    private func start(_ job: Job, multi: CurlMulti) {
+        let transfer: HTTPExchangeTransfer
+        do {
+            transfer = try HTTPExchangeTransfer(job.exchange, configuration: configuration, completion: job.completion)
+        } catch {
+            job.completion(.failure(error))
+            return
+        }
+        do {
+            try multi.add(transfer.curl)
+        } catch {
+            transfer.finish(.failure(HTTPPostError(.internalError, error.description)))
+            return
+        }
+        running[transfer.curl.handle] = transfer
+        gauges.attached.add(1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,223 @@
+import CLibCurl
+import Glibc
+
+/// One `HTTPExchange` on an `HTTPExchangeDriver`'s loop thread: its easy handle and what curl borrows while it
+/// runs (header list), the response collected by the callbacks (status, `Retry-After`, body under a cap), and,
+/// when the client has a `DestinationPolicy`, the address check on every socket curl opens (as `HTTPPostTransfer`
+/// does for webhooks, whose address helper it shares).
+///
+/// Owned by the loop thread only (never Sendable); the C callbacks reach it through the `Unmanaged` pointer set as
+/// their userdata, valid while the driver keeps the transfer in its table.
+final class HTTPExchangeTransfer {
+    let curl: CurlEasy
+    private let headers: CurlHeaderList
+    private let target: HTTPURL
+    private let policy: DestinationPolicy?
+    private let maxResponseBytes: Int
+    private let completion: @Sendable (HTTPExchangeResult) -> Void
+
+    private var received = 0
+    private var tooLarge = false
+    private var status = 0
+    private var retryAfter: String?
+    private var body: [UInt8] = []
+    private var refusal: String?
+    private var triedAllowedAddress = false
+    private var finished = false
+
+    /// Prepares the handle; the caller attaches it to its multi.
+    /// - Throws: `HTTPPostError` (`invalidURL`, `internalError`) when the request cannot even be set up.
+    init(_ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
+         completion: @escaping @Sendable (HTTPExchangeResult) -> Void) throws(HTTPPostError) {
+        target = exchange.url
+        policy = configuration.policy
+        maxResponseBytes = configuration.maxResponseBytes
+        self.completion = completion
+        if configuration.httpsOnly && exchange.url.scheme != "https" {
+            throw HTTPPostError(.invalidURL, "\(exchange.url.redacted): only https is allowed")
+        }
+        // "Expect:" stops curl from waiting a second for `100 Continue` before bodies > 1 KiB.
+        do {
+            headers = try CurlHeaderList(exchange.headers + ["Expect:"])
+            curl = try CurlEasy()
+        } catch {
+            throw HTTPPostError(.internalError, error.description)
+        }
+        do {
+            try configure(exchange, configuration)
+        } catch {
+            curl.close()
+            throw HTTPPostError(.internalError, error.description)
+        }
+    }
+
+    private func configure(_ exchange: HTTPExchange, _ configuration: HTTPExchangeConfiguration) throws(CurlError) {
+        let easy = curl.handle
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_URL, exchange.url.text), "CURLOPT_URL")
+        let protocols = configuration.httpsOnly ? "https" : "http,https"
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, protocols), "CURLOPT_PROTOCOLS_STR")
+        // Never a redirect: a 3xx is the answer (it could point at an address the policy would have to re-check).
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
+        // No proxy from the environment: the address checked at connect time must be the receiver's.
+        try curlCheck(ccurl_setopt_str(easy, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
+        if configuration.http2 {
+            try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS), "CURLOPT_HTTP_VERSION")
+            // Wait for the connection being set up to say whether it multiplexes instead of opening another.
+            try curlCheck(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "CURLOPT_PIPEWAIT")
+        } else {
+            try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1), "CURLOPT_HTTP_VERSION")
+        }
+        if let caFile = configuration.caFile {
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
+        }
+        if policy != nil {
+            try curlCheck(ccurl_setopt_opensocket_cb(easy, exchangeOpenSocket), "CURLOPT_OPENSOCKETFUNCTION")
+            try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, me), "CURLOPT_OPENSOCKETDATA")
+        }
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.timeout.curlMilliseconds), "CURLOPT_TIMEOUT_MS")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds),
+                      "CURLOPT_CONNECTTIMEOUT_MS")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_MAXAGE_CONN, configuration.maxIdleSeconds), "CURLOPT_MAXAGE_CONN")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
+        try curlCheck(ccurl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes)),
+                      "CURLOPT_MAXFILESIZE_LARGE")
+        try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
+        // POSTFIELDSIZE first: COPYPOSTFIELDS copies exactly that many bytes (the body may contain NUL).
+        try curlCheck(ccurl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(exchange.body.count)),
+                      "CURLOPT_POSTFIELDSIZE_LARGE")
+        let copied = exchange.body.withUnsafeBytes { bytes -> CURLcode in
+            guard let base = bytes.baseAddress else { return ccurl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "") }
+            return ccurl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
+        }
+        try curlCheck(copied, "CURLOPT_COPYPOSTFIELDS")
+        try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, headers.pointer), "CURLOPT_HTTPHEADER")
+        try curlCheck(ccurl_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, exchangeBody), "CURLOPT_WRITEFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        try curlCheck(ccurl_setopt_header_cb(easy, exchangeHeader), "CURLOPT_HEADERFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+    }
+
+    /// Reports the outcome once and frees the handle (already removed from the multi).
+    func finish(_ result: HTTPExchangeResult) {
+        guard !finished else { return }
+        finished = true
+        curl.close()
+        completion(result)
+    }
+
+    /// The outcome of a transfer curl reported done with `code`.
+    func result(_ code: CURLcode) -> HTTPExchangeResult {
+        if code == CURLE_OK {
+            return .success(HTTPExchangeResponse(status: status > 0 ? status : curl.responseCode, retryAfter: retryAfter,
+                                                 body: body))
+        }
+        if let refusal, !triedAllowedAddress {
+            return .failure(HTTPPostError(.refusedDestination, "\(target.redacted) refused: \(refusal)"))
+        }
+        if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
+            return .failure(HTTPPostError(.responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes"))
+        }
+        let detail = curl.errorMessage(code)
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return .failure(HTTPPostError(.timeout, "\(target.redacted): \(detail)"))
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return .failure(HTTPPostError(.invalidURL, "\(target.redacted): \(detail)"))
+        default: return .failure(HTTPPostError(.connection, "\(target.redacted): \(detail)"))
+        }
+    }
+
+    /// Counts response bytes; false (abort) once they pass the cap.
+    private func count(_ bytes: Int) -> Bool {
+        received += bytes
+        if received > maxResponseBytes { tooLarge = true }
+        return !tooLarge
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard count(bytes.count) else { return false }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    /// One header line: a status line starts a new response (interim ones included); `Retry-After` is kept.
+    fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard count(line.count) else { return false }
+        if line.count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T") {
+            status = Self.statusCode(of: line)
+            retryAfter = nil
+            return true
+        }
+        let name = Array("retry-after:".utf8)
+        guard line.count > name.count else { return true }
+        for index in name.indices {
+            var byte = line[index]
+            if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
+            if byte != name[index] { return true }
+        }
+        var start = name.count
+        var end = line.count
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        while end > start, line[end - 1] == 0x0D || line[end - 1] == 0x0A || line[end - 1] == 0x20 { end -= 1 }
+        // A hostile server could send any bytes: keep printable ASCII only (it is parsed, never echoed raw).
+        let value = line[start..<end].map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
+        retryAfter = String(decoding: value.prefix(64), as: UTF8.self)
+        return true
+    }
+
+    /// The three-digit code after the first space of a status line (`HTTP/2 200`), or 0.
+    private static func statusCode(of line: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let space = line.firstIndex(of: 0x20), line.count - space > 3 else { return 0 }
+        var code = 0
+        for byte in line[(space + 1)...(space + 3)] {
+            guard byte >= 0x30 && byte <= 0x39 else { return 0 }
+            code = code * 10 + Int(byte - 0x30)
+        }
+        return code
+    }
+
+    /// The destination check on the exact address curl is about to connect to; a refused address gets no socket.
+    fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        guard let policy else { return CURL_SOCKET_BAD }  // the callback is only installed with a policy
+        guard let ip = HTTPPostTransfer.address(of: address) else {
+            if refusal == nil { refusal = "address family \(address.pointee.family) is not IPv4 or IPv6" }
+            return CURL_SOCKET_BAD
+        }
+        switch policy.verdict(for: ip, host: target.host) {
+        case .refused(let range):
+            if refusal == nil { refusal = "\(ip) is \(range)" }
+            return CURL_SOCKET_BAD
+        case .allowed:
+            triedAllowedAddress = true
+            let type = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
+            return socket(address.pointee.family, type, address.pointee.protocol)
+        }
+    }
+}
+
+// C callbacks: non-capturing, so they convert to curl's function pointer types.
+
+private let exchangeBody: curl_write_callback = { data, size, count, userdata in
+    let total = size &* count  // curl documents `size` as always 1
+    guard let userdata, let data else { return total }
+    let transfer = Unmanaged<HTTPExchangeTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let kept = data.withMemoryRebound(to: UInt8.self, capacity: total) {
+        transfer.receiveBody(UnsafeBufferPointer(start: $0, count: total))
+    }
+    return kept ? total : 0  // any other count makes curl abort with CURLE_WRITE_ERROR
+}
+
+private let exchangeHeader: curl_write_callback = { data, size, count, userdata in
+    let total = size &* count
+    guard let userdata, let data else { return total }
+    let transfer = Unmanaged<HTTPExchangeTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let kept = data.withMemoryRebound(to: UInt8.self, capacity: total) {
+        transfer.receiveHeader(UnsafeBufferPointer(start: $0, count: total))
+    }
+    return kept ? total : 0
+}
+
+private let exchangeOpenSocket: curl_opensocket_callback = { clientp, purpose, address in
+    guard let clientp, let address, purpose == CURLSOCKTYPE_IPCXN else { return CURL_SOCKET_BAD }
+    return Unmanaged<HTTPExchangeTransfer>.fromOpaque(clientp).takeUnretainedValue().openSocket(address)
+}

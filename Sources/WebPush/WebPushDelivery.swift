@@ -1,0 +1,71 @@
+import HTTPClient
+
+/// One Web Push message for one subscription.
+public struct WebPushNotification: Sendable {
+    public var subscription: WebPushSubscription
+    public var message: WebPushMessage
+
+    public init(subscription: WebPushSubscription, message: WebPushMessage) {
+        self.subscription = subscription
+        self.message = message
+    }
+}
+
+/// Why a notification got no push-service answer worth classifying.
+public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The endpoint's host is not on the allowlist: nothing was sent, no connection attempted.
+    case hostNotAllowed(String)
+    /// No HTTP answer after the retries; `.refusedDestination` when every address the host resolved to is
+    /// refused by the `DestinationPolicy` (no socket was opened).
+    case transport(HTTPPostError, attempts: Int)
+    /// Encrypting or signing failed (a subscription key that is not a valid point, say).
+    case encryption(WebPushEncryptionError)
+    /// The sender was shut down before the final answer.
+    case shutdown
+
+    public var description: String {
+        switch self {
+        case .hostNotAllowed(let host): return "push service host \(host) is not allowed"
+        case .transport(let error, let attempts): return "no answer after \(attempts) attempt(s): \(error)"
+        case .encryption(let error): return "encryption failed: \(error)"
+        case .shutdown: return "shut down"
+        }
+    }
+}
+
+/// The final result of one notification, retries included.
+public enum WebPushResult: Sendable, Equatable {
+    /// The push service's final answer, classified, and how many sends it took.
+    case response(WebPushOutcome, attempts: Int)
+    case failure(WebPushFailure)
+}
+
+/// Counters for metrics; a snapshot.
+public struct WebPushSenderStats: Sendable, Equatable {
+    /// Accepted and not final (in transfer or waiting for a retry).
+    public var requestsInFlight = 0
+    /// `submit` calls suspended because the window is full.
+    public var waitingForWindow = 0
+    /// Transfers attached to curl right now.
+    public var transfersInFlight = 0
+    /// TCP/TLS connections opened so far.
+    public var connectionsOpened = 0
+    /// Sends beyond each notification's first.
+    public var retries = 0
+    /// Final answers by HTTP status.
+    public var responsesByStatus: [Int: Int] = [:]
+    /// Final `.accepted` outcomes.
+    public var accepted = 0
+    /// Final `.subscriptionGone` outcomes (the subscription is to be removed).
+    public var subscriptionsGone = 0
+    /// Notifications refused before sending: host not allowed, or every address refused by the policy.
+    public var refusedDestinations = 0
+    /// Notifications that ended without an answer (other than refused destinations).
+    public var transportFailures = 0
+    /// Notifications that could not be encrypted.
+    public var encryptionFailures = 0
+    /// Notifications that ended because of shutdown.
+    public var shutdownFailures = 0
+
+    public init() {}
+}

@@ -1,0 +1,82 @@
+/// Which push-service hosts a Web Push message may go to. Subscription endpoints come from anonymous browsers,
+/// so they are untrusted URLs: by default only the push services browsers actually use are allowed (checked on the
+/// URL's host before anything is sent), on top of the address rules (`DestinationPolicy`) checked at connect time.
+public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible {
+    /// One allowed host: exact (`web.push.apple.com`) or every subdomain of a suffix (`*.notify.windows.com`).
+    public enum Pattern: Sendable, Hashable, CustomStringConvertible {
+        case exact(String)
+        case subdomains(of: String)
+
+        public var description: String {
+            switch self {
+            case .exact(let host): return host
+            case .subdomains(let suffix): return "*." + suffix
+            }
+        }
+    }
+
+    /// Why a pattern text was refused.
+    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        case invalid(String)
+
+        public var description: String {
+            switch self {
+            case .invalid(let text):
+                return "\"\(text)\" is not a host name or *.suffix (letters, digits, '-' and '.'; the suffix needs a dot)"
+            }
+        }
+    }
+
+    /// Chrome (FCM's Web Push endpoint), Firefox (Mozilla autopush), Safari (Apple) and Edge (Windows Push
+    /// Notification Services).
+    public static let knownPushServices = WebPushHostAllowlist(patterns: [
+        .exact("fcm.googleapis.com"), .subdomains(of: "push.services.mozilla.com"), .exact("web.push.apple.com"),
+        .subdomains(of: "notify.windows.com"),
+    ])
+
+    public var patterns: [Pattern]
+
+    public init(patterns: [Pattern]) {
+        self.patterns = patterns
+    }
+
+    /// Parses `host.example` or `*.example.com` per entry.
+    public init(parsing texts: [String]) throws(ParseError) {
+        var patterns: [Pattern] = []
+        for text in texts {
+            let lower = text.lowercased()
+            if lower.hasPrefix("*.") {
+                let suffix = String(lower.dropFirst(2))
+                guard Self.isHostName(suffix), suffix.contains(".") else { throw .invalid(text) }
+                patterns.append(.subdomains(of: suffix))
+            } else {
+                guard Self.isHostName(lower) else { throw .invalid(text) }
+                patterns.append(.exact(lower))
+            }
+        }
+        self.patterns = patterns
+    }
+
+    /// Whether `host` (an `HTTPURL.host`: lower case) may be sent to.
+    public func allows(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return patterns.contains { pattern in
+            switch pattern {
+            case .exact(let allowed): return name == allowed
+            case .subdomains(let suffix): return name.hasSuffix("." + suffix) && name.utf8.count > suffix.utf8.count + 1
+            }
+        }
+    }
+
+    public var description: String { patterns.map(\.description).joined(separator: ", ") }
+
+    private static func isHostName(_ host: String) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
+            return false
+        }
+        return host.utf8.allSatisfy { byte in
+            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x2E
+        }
+    }
+}

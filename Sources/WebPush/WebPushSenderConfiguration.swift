@@ -1,0 +1,77 @@
+import Foundation
+import HTTPClient
+import Logging
+
+/// How `WebPushSender` chooses destinations, connects, times out and retries.
+public struct WebPushSenderConfiguration: Sendable {
+    /// Push-service hosts messages may go to. Default `WebPushHostAllowlist.knownPushServices`.
+    public var allowedHosts: WebPushHostAllowlist
+    /// Address rules checked on every socket (no private, loopback or other special addresses unless allowed):
+    /// the webhooks' SSRF rules. Default: none allowed. Tests allow exactly their local stand-in (127.0.0.1/32).
+    public var policy: DestinationPolicy
+    /// A CA bundle (PEM) to trust instead of the system's (the test stand-in's CA); nil: the system's.
+    public var caFile: String?
+    /// Curl multis (loop threads). Default 2.
+    public var connections: Int
+    /// Connections per push-service host per multi (HTTP/1.1 services take one request per connection at a
+    /// time; HTTP/2 ones multiplex). Default 8.
+    public var connectionsPerHost: Int
+    /// Requests in flight, retries and their delays included: the backpressure window. Default 512.
+    public var window: Int
+    /// One request, seconds. Default 30.
+    public var requestTimeout: Double
+    /// TCP + TLS connect bound, seconds. Default 10.
+    public var connectTimeout: Double
+    /// Retries of 429 and 5xx answers (and connection failures).
+    public var retryPolicy: WebPushRetryPolicy
+    /// The wall clock for HTTP-date `Retry-After` values.
+    public var clock: @Sendable () -> Date
+    public var logger: Logger
+
+    public init(allowedHosts: WebPushHostAllowlist = .knownPushServices, policy: DestinationPolicy = DestinationPolicy(),
+                caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 512,
+                requestTimeout: Double = 30, connectTimeout: Double = 10, retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
+                clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
+        self.allowedHosts = allowedHosts
+        self.policy = policy
+        self.caFile = caFile
+        self.connections = max(1, connections)
+        self.connectionsPerHost = max(1, connectionsPerHost)
+        self.window = max(1, window)
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.retryPolicy = retryPolicy
+        self.clock = clock
+        self.logger = logger
+    }
+}
+
+/// Exponential backoff for `retry` outcomes, never sooner than `Retry-After`, bounded by attempts and total delay.
+public struct WebPushRetryPolicy: Sendable, Hashable {
+    /// Attempts in all, the first included. Default 4.
+    public var maxAttempts: Int
+    /// Delay before the first retry, seconds; doubles per attempt. Default 1.
+    public var initialDelay: Double
+    /// Longest single delay, seconds. Default 120.
+    public var maxDelay: Double
+    /// Give up when the delays so far plus the next one would exceed this, seconds. Default 600.
+    public var maxTotalDelay: Double
+
+    public init(maxAttempts: Int = 4, initialDelay: Double = 1, maxDelay: Double = 120, maxTotalDelay: Double = 600) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.initialDelay = max(0, initialDelay)
+        self.maxDelay = max(self.initialDelay, maxDelay)
+        self.maxTotalDelay = max(0, maxTotalDelay)
+    }
+
+    /// The delay before the next attempt, or nil to stop. `attempts`: sends so far; `elapsed`: delay spent.
+    public func delay(attempts: Int, elapsed: Double, retryAfter: Int?) -> Double? {
+        guard attempts < maxAttempts else { return nil }
+        var delay = initialDelay
+        for _ in 1..<min(max(attempts, 1), 32) where delay < maxDelay { delay *= 2 }
+        delay = min(delay, maxDelay)
+        if let retryAfter { delay = max(delay, Double(retryAfter)) }
+        guard elapsed + delay <= maxTotalDelay else { return nil }
+        return delay
+    }
+}
