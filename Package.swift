@@ -3,7 +3,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging, HTTPClient (the one
-//   libcurl stack) → JWTSigner → {APNsClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -45,6 +45,9 @@ let package = Package(
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
                                                   "Clocks"]),
+        // FCM HTTP v1 protocol logic without transport: service account, OAuth2 assertion and token state, the
+        // Beams `fcm` section mapped to a v1 message, answers classified per FCM's error table.
+        .target(name: "FCMClient", dependencies: ["JWTSigner", "JSON"]),
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["Logging"]),
@@ -76,6 +79,7 @@ let package = Package(
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
+        .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),

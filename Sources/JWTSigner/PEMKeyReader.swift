@@ -15,29 +15,7 @@ enum PEMKeyReader {
 
     /// Reads a whole key file, reporting the path and the system's reason on failure.
     static func readFile(_ path: String) throws(KeyLoadError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw .unreadableFile(path: path, reason: errnoText(errno)) }
-        defer { close(fd) }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadableFile(path: path, reason: errnoText(errno))
-            }
-            if count == 0 { break }
-            contents += chunk[0..<count]
-            if contents.count > maxFileSize {
-                throw .unreadableFile(path: path, reason: "larger than \(maxFileSize) bytes, not a PEM key")
-            }
-        }
-        return String(decoding: contents, as: UTF8.self)
-    }
-
-    private static func errnoText(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "errno \(code)" }
-        return String(cString: text)
+        String(decoding: try KeyFile.read(path, maxSize: maxFileSize, kind: "a PEM key"), as: UTF8.self)
     }
 
     /// The label of the first PEM block (`PRIVATE KEY`, `CERTIFICATE`, …), or `nil` if there is none.

@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""A strict mock of Google's FCM HTTP v1 API and OAuth2 token endpoint over TLS (ALPN h2, or HTTP/1.1).
+
+Start-up prints one JSON line `{"port":…, "control_port":…, "ca_file":"…", "token_uri":"…", "base_url":"…"}` on
+stdout, then serves until SIGTERM, SIGINT or EOF on stdin (pass `--no-stdin-watch` to run it by hand).
+
+- `POST /token`: the JWT-bearer grant; the RS256 assertion must verify under a `--service-account`'s key, with
+  `aud` = `token_uri`. Answers an opaque access token living `token_lifetime_s` (default 3599).
+- `POST /v1/projects/{project}/messages:send`: a live bearer token the mock issued (else 401 UNAUTHENTICATED),
+  the configured project (else 404 NOT_FOUND), and the message schema (`fcm_rules.check_send`). Tokens starting
+  `unregistered-`, `mismatch-`, `invalid-`, `quota-`, `unavailable-`, `internal-` or `thirdparty-` get FCM's
+  error for that case (`quota-`/`unavailable-` with `Retry-After: retry_after_s`); others are accepted (200
+  `{"name":"projects/{project}/messages/{id}"}`) and recorded.
+The rules live in `fcm_rules.py`; the control API (plain HTTP/1.1 JSON on `control_port`) is described in
+README.md next to this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import shutil
+import signal
+import ssl
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fcm_rules  # noqa: E402  (sibling module; the script is run by path)
+from fcm_rules import Account, Answer, TokenStore  # noqa: E402
+from mock_apns import ControlAPI, make_certificates  # noqa: E402  (same control-API plumbing and test CA)
+
+# Bodies above this are refused with 413 before parsing (FCM's own limit is far lower, checked by the rules).
+MAX_BODY = 256 * 1024
+
+
+@dataclass
+class Config:
+    """Run-time switches (`PUT /config`)."""
+
+    # Lifetime of issued access tokens (Google: 3599).
+    token_lifetime_s: int = 3599
+    # `Retry-After` on 429 and 503 answers.
+    retry_after_s: int = 1
+    # Added to the wall clock for every time rule (assertion iat/exp, token expiry).
+    clock_offset_s: float = 0.0
+    record: bool = True
+    record_limit: int = 10_000
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Behaviour:
+    """A scripted answer for a device token or prefix (`*`): `answer` is a marker kind or `ok`; `times` limits it."""
+
+    answer: str
+    times: int | None = None
+    used: int = 0
+
+    @staticmethod
+    def parse(body: dict[str, Any]) -> "Behaviour":
+        unknown = set(body) - {"answer", "times"}
+        if unknown:
+            raise ValueError(f"unknown behaviour fields: {sorted(unknown)}")
+        answer = str(body.get("answer", ""))
+        if answer != "ok":
+            fcm_rules.marker_answer(answer, 1)  # raises ValueError for an unknown kind
+        times = body.get("times")
+        return Behaviour(answer, None if times is None else int(times))
+
+
+@dataclass
+class Stats:
+    token_requests: int = 0
+    tokens_issued: int = 0
+    token_refusals: collections.Counter = field(default_factory=collections.Counter)
+    sends: int = 0
+    by_status: collections.Counter = field(default_factory=collections.Counter)
+    per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    connections_opened: int = 0
+    protocols: collections.Counter = field(default_factory=collections.Counter)
+
+
+class MockState:
+    """Everything shared by connections and the control API. Single-threaded (asyncio), so no locks."""
+
+    def __init__(self, accounts: dict[str, Account], project: str, config: Config) -> None:
+        self.accounts = accounts
+        self.project = project
+        self.initial_config = Config(**config.__dict__)
+        self.config = config
+        self.token_uri = ""
+        self.tokens = TokenStore()
+        self.behaviours: dict[str, Behaviour] = {}
+        self.requests: collections.deque[dict[str, Any]] = collections.deque(maxlen=config.record_limit)
+        self.token_log: collections.deque[dict[str, Any]] = collections.deque(maxlen=config.record_limit)
+        self.seq = 0
+        self.stats = Stats()
+
+    def now(self) -> float:
+        return time.time() + self.config.clock_offset_s
+
+    def reset(self) -> None:
+        self.config = Config(**self.initial_config.__dict__)
+        self.behaviours.clear()
+        self.requests = collections.deque(maxlen=self.config.record_limit)
+        self.token_log = collections.deque(maxlen=self.config.record_limit)
+        self.stats = Stats()
+
+    def apply_config(self, body: dict[str, Any]) -> None:
+        unknown = set(body) - set(Config().__dict__)
+        if unknown:
+            raise ValueError(f"unknown config fields: {sorted(unknown)}")
+        for name, value in body.items():
+            setattr(self.config, name, type(getattr(self.config, name))(value))
+        if self.config.token_lifetime_s < 1:
+            raise ValueError("token_lifetime_s must be >= 1")
+        self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
+
+    def behaviour_for(self, token: str) -> str | None:
+        """The scripted answer kind for `token`: a behaviour (exact, then longest prefix), else its marker."""
+        found = self.behaviours.get(token)
+        if found is None:
+            for key in sorted((k for k in self.behaviours if k.endswith("*")), key=len, reverse=True):
+                if token.startswith(key[:-1]):
+                    found = self.behaviours[key]
+                    break
+        if found is not None and (found.times is None or found.used < found.times):
+            found.used += 1
+            return None if found.answer == "ok" else found.answer
+        return fcm_rules.marker_kind(token)
+
+    # Requests
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes, oversized: bool) -> Answer:
+        if oversized:
+            return fcm_rules.fcm_error(413, "INVALID_ARGUMENT", "Request payload size exceeds the limit")
+        if path == "/token":
+            return self._token(method, headers, body)
+        match = fcm_rules.SEND_PATH.fullmatch(path)
+        if match is None or method != "POST":
+            return fcm_rules.fcm_error(404, "NOT_FOUND", f"No route {method} {path}")
+        return self._send(match.group(1), headers, body)
+
+    def _token(self, method: str, headers: dict[str, str], body: bytes) -> Answer:
+        self.stats.token_requests += 1
+        now = self.now()
+        if method != "POST":
+            answer = fcm_rules.oauth_error("invalid_request", "Bad Request: POST required", 405)
+        else:
+            checked = fcm_rules.check_assertion_request(headers.get("content-type"), body, self.accounts,
+                                                        self.token_uri, now)
+            if isinstance(checked, Account):
+                self.stats.tokens_issued += 1
+                answer = Answer(200, self.tokens.issue(checked, now, self.config.token_lifetime_s))
+            else:
+                answer = checked
+        if not answer.ok:
+            self.stats.token_refusals[answer.error_code or str(answer.status)] += 1
+        self.token_log.append({"time": time.time(), "status": answer.status, "error": answer.body.get("error"),
+                               "error_description": answer.body.get("error_description")})
+        return answer
+
+    def _send(self, project: str, headers: dict[str, str], body: bytes) -> Answer:
+        self.stats.sends += 1
+        account = self.tokens.check(headers.get("authorization"), self.now())
+        message: dict[str, Any] | None = None
+        validate_only = False
+        device = None
+        if account is None:
+            answer = fcm_rules.UNAUTHENTICATED
+        elif project != self.project:
+            answer = fcm_rules.fcm_error(404, "NOT_FOUND", "Requested entity was not found.")
+        else:
+            message, validate_only, error = fcm_rules.check_send(body)
+            device = message.get("token") if isinstance(message, dict) and isinstance(message.get("token"), str) else None
+            kind = self.behaviour_for(device) if error is None and device is not None else None
+            if error is not None:
+                answer = error
+            elif kind is not None:
+                answer = fcm_rules.marker_answer(kind, self.config.retry_after_s)
+            else:
+                self.seq += 1
+                answer = Answer(200, {"name": f"projects/{project}/messages/0:{int(time.time() * 1000)}%{self.seq}"})
+        self.stats.by_status[answer.status] += 1
+        if device is not None:
+            self.stats.per_token.setdefault(device, collections.Counter())[answer.status] += 1
+        if self.config.record:
+            self.requests.append({
+                "seq": self.stats.sends,
+                "time": time.time(), "project": project, "token": device,
+                "account": None if account is None else account.client_email,
+                "message": message, "validate_only": validate_only, "status": answer.status,
+                "error_code": answer.error_code, "name": answer.body.get("name"),
+            })
+        return answer
+
+
+# MARK: - Connections
+
+
+def _encode(answer: Answer) -> tuple[int, list[tuple[str, str]], bytes]:
+    data = json.dumps(answer.body, separators=(",", ":")).encode()
+    headers = [("content-type", "application/json; charset=UTF-8"), ("content-length", str(len(data)))]
+    return answer.status, headers + list(answer.headers), data
+
+
+async def serve_connection(state: MockState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    state.stats.connections_opened += 1
+    ssl_object = writer.get_extra_info("ssl_object")
+    protocol = ssl_object.selected_alpn_protocol() if ssl_object else None
+    state.stats.protocols[protocol or "none"] += 1
+    try:
+        if protocol == "h2":
+            await _serve_h2(state, reader, writer)
+        else:
+            await _serve_http1(state, reader, writer)
+    except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError, h2.exceptions.ProtocolError, ValueError):
+        pass
+    except asyncio.CancelledError:
+        pass  # the mock is shutting down with this connection still open
+    finally:
+        writer.close()
+
+
+async def _serve_http1(state: MockState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        method, target, version = line.decode("latin-1").split()
+        headers: dict[str, str] = {}
+        while (h := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = h.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0") or 0)
+        oversized = length > MAX_BODY
+        body = b"" if oversized else await reader.readexactly(length)
+        status, out_headers, data = _encode(state.handle(method, target, headers, body, oversized))
+        head = f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n" + "".join(
+            f"{n}: {v}\r\n" for n, v in out_headers)
+        writer.write(head.encode() + b"\r\n" + data)
+        await writer.drain()
+        if oversized or headers.get("connection", "").lower() == "close":
+            return
+
+
+async def _serve_h2(state: MockState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding="latin-1"))
+    conn.initiate_connection()
+    writer.write(conn.data_to_send())
+    streams: dict[int, tuple[dict[str, str], bytearray]] = {}
+    while True:
+        data = await reader.read(65536)
+        if not data:
+            return
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived):
+                streams[event.stream_id] = (dict(event.headers), bytearray())
+            elif isinstance(event, h2.events.DataReceived):
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                if event.stream_id in streams:
+                    body = streams[event.stream_id][1]
+                    body += event.data[: MAX_BODY + 1 - len(body)]
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id in streams:
+                headers, body = streams.pop(event.stream_id)
+                answer = state.handle(headers.get(":method", ""), headers.get(":path", ""),
+                                      {k: v for k, v in headers.items() if not k.startswith(":")},
+                                      bytes(body), len(body) > MAX_BODY)
+                status, out_headers, payload = _encode(answer)
+                conn.send_headers(event.stream_id, [(":status", str(status))] + out_headers)
+                conn.send_data(event.stream_id, payload, end_stream=True)
+            elif isinstance(event, h2.events.StreamReset):
+                streams.pop(event.stream_id, None)
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                writer.write(conn.data_to_send())
+                return
+        writer.write(conn.data_to_send())
+        await writer.drain()
+
+
+# MARK: - Control API (HTTP/1.1 JSON)
+
+
+class FCMControlAPI(ControlAPI):
+    """`GET|PUT /config`, `PUT /behaviours/<token or prefix*>`, `GET|DELETE /behaviours`, `GET /requests[?token=…
+    &since=seq]`, `GET /token-requests`, `GET /stats`, `POST /expire-tokens`, `POST /reset`."""
+
+    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
+        path, _, query = target.partition("?")
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        state: MockState = self.state  # type: ignore[assignment]
+        try:
+            parsed = json.loads(body) if body.strip() else {}
+            if path == "/config" and method == "PUT":
+                state.apply_config(parsed)
+                return 200, state.config.to_json()
+            if path == "/config" and method == "GET":
+                return 200, state.config.to_json()
+            if path.startswith("/behaviours/") and method == "PUT":
+                state.behaviours[path[len("/behaviours/"):]] = Behaviour.parse(parsed)
+                return 200, {"ok": True}
+            if path == "/behaviours" and method == "DELETE":
+                state.behaviours.clear()
+                return 200, {"ok": True}
+            if path == "/behaviours" and method == "GET":
+                return 200, {k: b.__dict__ for k, b in state.behaviours.items()}
+            if path == "/requests" and method == "GET":
+                token, since = params.get("token"), int(params.get("since", "0"))
+                return 200, [r for r in state.requests if r["seq"] > since and (token is None or r["token"] == token)]
+            if path == "/token-requests" and method == "GET":
+                return 200, list(state.token_log)
+            if path == "/stats" and method == "GET":
+                s = state.stats
+                return 200, {
+                    "token_requests": s.token_requests, "tokens_issued": s.tokens_issued,
+                    "token_refusals": dict(s.token_refusals), "sends": s.sends,
+                    "by_status": {str(k): v for k, v in s.by_status.items()},
+                    "per_token": {t: {str(k): v for k, v in c.items()} for t, c in s.per_token.items()},
+                    "connections_opened": s.connections_opened, "protocols": dict(s.protocols),
+                }
+            if path == "/expire-tokens" and method == "POST":
+                return 200, {"expired": state.tokens.expire_all()}
+            if path == "/reset" and method == "POST":
+                state.reset()
+                return 200, {"ok": True}
+            return 404, {"error": f"no route {method} {path}"}
+        except (ValueError, TypeError) as e:
+            return 400, {"error": str(e)}
+
+
+# MARK: - Start-up
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Strict mock FCM HTTP v1 + OAuth2 token endpoint, with a control API.")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="FCM and token port; 0 picks a free one")
+    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    p.add_argument("--service-account", action="append", default=[], metavar="JSON",
+                   help="a service-account file whose key may sign assertions; repeatable")
+    p.add_argument("--project", help="the project messages:send accepts (default: the first account's project_id)")
+    p.add_argument("--token-uri", help="the assertion's required aud (default: https://HOST:PORT/token)")
+    p.add_argument("--token-lifetime-s", type=int, default=3599)
+    p.add_argument("--retry-after-s", type=int, default=1)
+    p.add_argument("--tls-cert", dest="tls_cert", help="server certificate chain (default: generated)")
+    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
+    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
+    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
+    return p.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    accounts: dict[str, Account] = {}
+    for path in args.service_account:
+        try:
+            with open(path, "rb") as f:
+                account = fcm_rules.load_service_account(f.read())
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"mock_fcm: cannot load service account {path}: {e}")
+        accounts[account.private_key_id] = account
+    if not accounts:
+        raise SystemExit("mock_fcm: at least one --service-account is required")
+    project = args.project or next(iter(accounts.values())).project_id
+    config = Config(token_lifetime_s=args.token_lifetime_s, retry_after_s=args.retry_after_s)
+    state = MockState(accounts, project, config)
+
+    tmp = tempfile.mkdtemp(prefix="mock-fcm-")
+    try:
+        if args.tls_cert:
+            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
+        else:
+            ca_file, cert_file, key_file = make_certificates(tmp)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(cert_file, key_file)
+        # fcm.googleapis.com and oauth2.googleapis.com speak both.
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+
+        loop = asyncio.get_running_loop()
+        server = await asyncio.start_server(lambda r, w: serve_connection(state, r, w), args.host, args.port, ssl=ctx)
+        control = await asyncio.start_server(FCMControlAPI(state).handle, args.host, args.control_port)
+        port = server.sockets[0].getsockname()[1]
+        base_url = f"https://{args.host}:{port}"
+        state.token_uri = args.token_uri or f"{base_url}/token"
+        stop = loop.create_future()
+
+        def request_stop() -> None:
+            if not stop.done():
+                stop.set_result(None)
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, request_stop)
+        if not args.no_stdin_watch:
+            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
+                            else None)
+        sys.stdout.write(json.dumps({"port": port, "control_port": control.sockets[0].getsockname()[1],
+                                     "ca_file": ca_file, "token_uri": state.token_uri, "base_url": base_url,
+                                     "project": project}) + "\n")
+        sys.stdout.flush()
+        await stop
+        server.close()
+        control.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    asyncio.run(serve(parse_args(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()
