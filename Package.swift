@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+        .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
