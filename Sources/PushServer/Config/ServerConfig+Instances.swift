@@ -26,7 +26,8 @@ extension ServerConfig {
                 if element.isNull { reader.error(p, "must be an object") }
                 continue
             }
-            reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "webhook"])
+            reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
+                                                 "webhook"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -44,13 +45,20 @@ extension ServerConfig {
             if object["apns"] == nil || object["apns"]!.isNull {
                 reader.warning("\(p).apns", "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
             }
+            let fcm = reader.object(object["fcm"], "\(p).fcm").flatMap {
+                readFCM($0, "\(p).fcm", &reader, environment: environment)
+            }
+            let web = reader.object(object["web"], "\(p).web").flatMap {
+                readWeb($0, "\(p).web", &reader, environment: environment)
+            }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
                 webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
                                       environment: environment)
             }
             if let id, let secret {
-                config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook))
+                config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook,
+                                                       fcm: fcm, web: web))
             }
         }
     }
