@@ -88,6 +88,7 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+                                                          "WebPush", "JWTSigner",
                                                           "Locking", "Clocks"]),
     ]
 )
