@@ -89,7 +89,8 @@ let package = Package(
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "FCMClient", "WebPush", "JWTSigner", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+                                                          "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks"]),
     ]
 )
