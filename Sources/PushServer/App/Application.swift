@@ -30,7 +30,10 @@ public final class Application: Sendable {
         self.logger = logger
         let metrics = Metrics()
         Self.declareMetrics(metrics)
-        instances = try config.instances.map(InstanceRuntime.init)
+        var senders = PlatformSenderSettings()
+        senders.fcm.logger = logger.named("fcm")
+        senders.web.logger = logger.named("webpush")
+        instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
 
         let storeHealth = StoreHealth(
             logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),

@@ -7,29 +7,30 @@ extension DeliveryOutcome {
     /// `SENDER_ID_MISMATCH`) invalidate the device, as APNs' bad-token answers do; every other failure is counted
     /// with its reason and the device kept (retries happened in the sender; auth and configuration errors are
     /// the operator's to fix, not the device's). A pure function, tested without sockets.
-    static func classify(_ delivery: FCMDelivery, target: Target, now: Date) -> DeliveryOutcome {
+    static func classify(_ result: FCMResult, target: Target, now: Date) -> DeliveryOutcome {
         let reason: String
         var status = 0
         var effect = DeviceEffect.none
-        switch delivery {
-        case .shutdown:
+        switch result {
+        case .failure(.shutdown):
             return .unfinished
-        case .answered(.sent):
+        case .response(.sent, _):
             return .final(counters: [PublishCounter.accepted(on: .fcm): 1],
                           device: DeviceResult(device: target.ref, status: 200, at: now))
-        case .answered(.invalidToken(let info)), .answered(.senderMismatch(let info)):
+        case .response(.invalidToken(let info), _), .response(.senderMismatch(let info), _):
             reason = fcmReason(info)
             status = info.httpStatus
             effect = .badToken
-        case .answered(.retry(let info, _)), .answered(.accessTokenRejected(let info)),
-             .answered(.authError(let info)), .answered(.invalidMessage(let info)), .answered(.configuration(let info)):
+        case .response(.retry(let info, _), _), .response(.accessTokenRejected(let info), _),
+             .response(.authError(let info), _), .response(.invalidMessage(let info), _),
+             .response(.configuration(let info), _):
             reason = fcmReason(info)
             status = info.httpStatus
-        case .answered(.unknown):
+        case .response(.unknown, _):
             reason = "UnknownError"
-        case .transport:
+        case .failure(.transport):
             reason = "TransportError"
-        case .accessTokenUnavailable:
+        case .failure(.accessToken):
             reason = "AccessTokenUnavailable"
         }
         var counters: [String: Int64] = [PublishCounter.failed(reason, on: .fcm): 1]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushStore
 import WebPush
 
@@ -7,36 +8,38 @@ extension DeliveryOutcome {
     /// invalidate the device, as APNs' 410 does; every other failure is counted with its reason and the device kept
     /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender). A pure
     /// function, tested without sockets.
-    static func classify(_ delivery: WebPushDelivery, target: Target, now: Date) -> DeliveryOutcome {
+    static func classify(_ result: WebPushResult, target: Target, now: Date) -> DeliveryOutcome {
         let reason: String
         var status = 0
         var effect = DeviceEffect.none
-        switch delivery {
-        case .shutdown:
+        switch result {
+        case .failure(.shutdown):
             return .unfinished
-        case .answered(.accepted(let code)):
+        case .response(.accepted(let code), _):
             return .final(counters: [PublishCounter.accepted(on: .web): 1],
                           device: DeviceResult(device: target.ref, status: code, at: now))
-        case .answered(.subscriptionGone(let code)):
+        case .response(.subscriptionGone(let code), _):
             reason = "SubscriptionGone"
             status = code
             effect = .badToken
-        case .answered(.payloadTooLarge):
+        case .response(.payloadTooLarge, _):
             reason = "PayloadTooLarge"
             status = 413
-        case .answered(.retry(let code, _)):
+        case .response(.retry(let code, _), _):
             reason = code == 429 ? "TooManyRequests" : "PushServiceUnavailable"
             status = code
-        case .answered(.configurationError(let code, _)):
+        case .response(.configurationError(let code, _), _):
             reason = code == 400 ? "BadRequest" : "VAPIDRejected"
             status = code
-        case .answered(.unknown(let code)):
+        case .response(.unknown(let code), _):
             reason = "UnexpectedStatus"
             status = code
-        case .refused(let local):
-            reason = webReasons.contains(local) ? local : "Refused"
-        case .transport:
-            reason = "TransportError"
+        case .failure(.hostNotAllowed):
+            reason = "DestinationRefused"
+        case .failure(.transport(let error, _)):
+            reason = error.kind == .refusedDestination ? "DestinationRefused" : "TransportError"
+        case .failure(.encryption):
+            reason = "EncryptionFailed"
         }
         var counters: [String: Int64] = [PublishCounter.failed(reason, on: .web): 1]
         if effect == .badToken {
@@ -50,7 +53,7 @@ extension DeliveryOutcome {
     /// Every reason a web delivery can carry (bounded: the metric label set is built from it).
     static let webReasons: Set<String> = [
         "SubscriptionGone", "PayloadTooLarge", "TooManyRequests", "PushServiceUnavailable", "BadRequest",
-        "VAPIDRejected", "UnexpectedStatus", "TransportError", "Refused", "DestinationRefused", "EncryptionFailed",
-        "VAPIDSigningFailed", "InvalidSubscription", "NoWebPushCredentials",
+        "VAPIDRejected", "UnexpectedStatus", "TransportError", "DestinationRefused", "EncryptionFailed",
+        "InvalidSubscription", "NoWebPushCredentials",
     ]
 }

@@ -1,4 +1,5 @@
 import APNsClient
+import FCMClient
 import JWTSigner
 import PushStore
 import WebPush
@@ -9,15 +10,19 @@ struct InstanceRuntime: Sendable {
     let config: InstanceConfig
     /// nil when the instance has no APNs credentials: its deliveries are recorded as not sent.
     let credentials: APNsCredentials?
-    /// nil when the instance has no `fcm` section: deliveries to its Android devices are recorded as not sent
-    /// (`NoFCMCredentials`).
-    var fcm: FCMAccount?
-    /// Signs VAPID tokens with the instance's key pair; nil when the instance has no `web` section: deliveries to
-    /// its browsers are recorded as not sent (`NoWebPushCredentials`).
-    var vapid: VAPIDAuthorizer?
+    /// The instance's FCM sender (one per service account: its access token, its window); nil when the instance
+    /// has no `fcm` section: deliveries to its Android devices are recorded as not sent (`NoFCMCredentials`).
+    let fcm: (any FCMSending)?
+    /// The instance's Web Push sender (its VAPID key, its window); nil when the instance has no `web` section:
+    /// deliveries to its browsers are recorded as not sent (`NoWebPushCredentials`).
+    let web: (any WebPushSending)?
 
-    /// - Throws: `KeyLoadError` when the configured key cannot be used (check-config reports the same).
-    init(config: InstanceConfig) throws {
+    /// - Parameters:
+    ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
+    ///     read the configuration or send through APNs).
+    /// - Throws: `KeyLoadError` when the configured key cannot be used (check-config reports the same), or an
+    ///   `FCMSenderError`/`CurlError` when a sender cannot be set up.
+    init(config: InstanceConfig, senders: PlatformSenderSettings? = nil) throws {
         self.config = config
         if let apns = config.apns, apns.hasCredentials {
             let key = try ES256PrivateKey(contentsOfFile: apns.keyPath)
@@ -25,14 +30,34 @@ struct InstanceRuntime: Sendable {
         } else {
             credentials = nil
         }
+        if let senders, let fcm = config.fcm {
+            self.fcm = try FCMSender(account: fcm.serviceAccount, configuration: senders.fcm)
+        } else {
+            fcm = nil
+        }
+        if let senders, let web = config.web {
+            let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
+            self.web = try WebPushSender(vapid: vapid, configuration: senders.web)
+        } else {
+            web = nil
+        }
     }
 
     /// An instance with credentials already at hand (engine tests, whose sender never signs).
-    init(config: InstanceConfig, credentials: APNsCredentials?, fcm: FCMAccount? = nil, vapid: VAPIDAuthorizer? = nil) {
+    init(config: InstanceConfig, credentials: APNsCredentials?, fcm: (any FCMSending)? = nil,
+         web: (any WebPushSending)? = nil) {
         self.config = config
         self.credentials = credentials
         self.fcm = fcm
-        self.vapid = vapid
+        self.web = web
+    }
+
+    /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).
+    /// - Returns: how many notifications got no answer.
+    func shutdownSenders(gracePeriod: Double) async -> Int {
+        async let fcmUnanswered = fcm?.shutdown(gracePeriod: gracePeriod).count ?? 0
+        async let webUnanswered = web?.shutdown(gracePeriod: gracePeriod).count ?? 0
+        return await fcmUnanswered + webUnanswered
     }
 
     /// Where a device of `environment` is sent: Apple's host, or the configured override (tests, staging).
@@ -42,4 +67,11 @@ struct InstanceRuntime: Sendable {
         }
         return environment == .sandbox ? .sandbox() : .production()
     }
+}
+
+/// How instances' FCM and Web Push senders are built: the transport settings every instance shares (each
+/// instance brings its own credentials and gets its own sender, window and access-token cache).
+struct PlatformSenderSettings: Sendable {
+    var fcm = FCMSenderConfiguration()
+    var web = WebPushSenderConfiguration()
 }

@@ -4,11 +4,8 @@ import Logging
 /// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.
 struct PublishContext: Sendable {
     let store: any PublishEngineStore
-    /// The APNs sender.
+    /// The APNs sender (one for every instance; FCM and Web Push senders are per instance, in `InstanceRuntime`).
     let sender: any APNsSending
-    /// The FCM and Web Push senders; nil when the process has none (deliveries are then recorded as not sent).
-    let fcmSender: (any FCMSending)?
-    let webSender: (any WebPushSending)?
     let settings: PublishEngine.Settings
     let metrics: Metrics
     let webhooks: any PublishWebhooks
@@ -20,13 +17,10 @@ struct PublishContext: Sendable {
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
-    init(store: any PublishEngineStore, sender: any APNsSending, fcmSender: (any FCMSending)?,
-         webSender: (any WebPushSending)?, instances: [InstanceRuntime], settings: PublishEngine.Settings,
-         metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
+    init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
+         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
         self.store = store
         self.sender = sender
-        self.fcmSender = fcmSender
-        self.webSender = webSender
         self.settings = settings
         self.metrics = metrics
         self.webhooks = webhooks
@@ -40,4 +34,7 @@ struct PublishContext: Sendable {
 
     /// The configured instance `id` (case-insensitive), nil when it is no longer configured.
     func instance(_ id: String) -> InstanceRuntime? { instances[id.lowercased()] }
+
+    /// Every configured instance.
+    var allInstances: [InstanceRuntime] { Array(instances.values) }
 }

@@ -6,8 +6,8 @@ import PushStore
 
 /// Runs queued publishes: claims jobs from the store with a lease (`JobScheduler`), streams their targets page by
 /// page into each platform's sender (APNs, FCM, Web Push), whose in-flight windows are the backpressure
-/// (`TargetFeeder`), records results in batched checkpoints and finishes them (`PublishRunner`, `PublishFinisher`). Several publishes run side by side,
-/// so a million-device publish never holds a one-user publish back: the sender's window is shared fairly because
+/// (`TargetFeeder`), records results in batched checkpoints and finishes them (`PublishRunner`,
+/// `PublishFinisher`). Several publishes run side by side, so a million-device publish never holds a one-user publish back: the sender's window is shared fairly because
 /// each publish has at most one request waiting for it.
 ///
 /// A `Service`: `run()` works until its task is cancelled, then drains for `Settings.gracePeriod`: it stops
@@ -63,13 +63,12 @@ public final class PublishEngine: Service {
     var activity: DeliveryActivity { context.activity }
 
     /// - Parameters:
-    ///   - apns, fcm, web: one sender per platform, each with its own in-flight window; nil for FCM or Web Push
-    ///     records those deliveries as not sent.
-    init(store: any PublishEngineStore, apns: any APNsSending, fcm: (any FCMSending)? = nil,
-         web: (any WebPushSending)? = nil, instances: [InstanceRuntime], settings: Settings,
+    ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every
+    ///     sender has its own in-flight window.
+    init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
          metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks) {
-        context = PublishContext(store: store, sender: apns, fcmSender: fcm, webSender: web, instances: instances,
-                                 settings: settings, metrics: metrics, webhooks: webhooks, logger: logger)
+        context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
+                                 metrics: metrics, webhooks: webhooks, logger: logger)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -145,10 +144,13 @@ public final class PublishEngine: Service {
         await waitAtMost(until: .now + half) { await self.scheduler.waitForAnswers() }
         let seconds = Double(half.components.seconds) + Double(half.components.attoseconds) / 1e18
         // Every platform's sender drains at once: the grace period is the engine's, not each sender's.
+        let instances = context.allInstances
         async let apns = context.sender.shutdown(gracePeriod: seconds).count
-        async let fcm = context.fcmSender?.shutdown(gracePeriod: seconds) ?? 0
-        async let web = context.webSender?.shutdown(gracePeriod: seconds) ?? 0
-        let unanswered = await apns + fcm + web
+        let others = await withTaskGroup(of: Int.self, returning: Int.self) { group in
+            for instance in instances { group.addTask { await instance.shutdownSenders(gracePeriod: seconds) } }
+            return await group.reduce(0, +)
+        }
+        let unanswered = await apns + others
         if unanswered > 0 {
             context.logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered)])
         }

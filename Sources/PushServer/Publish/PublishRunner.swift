@@ -69,10 +69,10 @@ struct PublishRunner: Sendable {
             if plan.carries(.apns), instance.credentials == nil {
                 notes.append("no APNs credentials configured: nothing was sent")
             }
-            if plan.carries(.fcm), instance.fcm == nil || context.fcmSender == nil {
+            if plan.carries(.fcm), instance.fcm == nil {
                 notes.append("no FCM credentials configured: nothing was sent to Android devices")
             }
-            if plan.carries(.web), instance.vapid == nil || context.webSender == nil {
+            if plan.carries(.web), instance.web == nil {
                 notes.append("no Web Push (VAPID) key configured: nothing was sent to browsers")
             }
             await finisher.finish(state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),

@@ -48,14 +48,12 @@ struct TargetFeeder: Sendable {
                                              recorder: recorder(.apns))
         }
         if let template = plan.fcm {
-            dispatches[.fcm] = FCMDispatch(sender: context.fcmSender, account: instance.fcm, template: template,
-                                           recorder: recorder(.fcm))
+            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm))
         }
         if let payload = plan.webPayload,
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
-            dispatches[.web] = WebPushDispatch(sender: context.webSender, vapid: instance.vapid, message: message,
-                                               recorder: recorder(.web))
+            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web))
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }

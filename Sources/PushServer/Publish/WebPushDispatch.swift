@@ -7,12 +7,11 @@ import WebPush
 /// canonical form the device API writes (`{"endpoint":…,"keys":{"auth":…,"p256dh":…}}`).
 struct WebPushDispatch: PlatformDispatch {
     let sender: (any WebPushSending)?
-    let vapid: VAPIDAuthorizer?
     let message: WebPushMessage
     let recorder: DeliveryRecorder
 
     func send(_ target: Target) async {
-        guard let sender, let vapid else {
+        guard let sender else {
             recorder.notConfigured(target, reason: "NoWebPushCredentials")
             return
         }
@@ -24,8 +23,8 @@ struct WebPushDispatch: PlatformDispatch {
                                                         at: Date())), for: target)
             return
         }
-        await sender.submit(message, to: subscription, vapid: vapid) { delivery in
-            recorder.record(DeliveryOutcome.classify(delivery, target: target, now: Date()), for: target)
+        await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in
+            recorder.record(DeliveryOutcome.classify(result, target: target, now: Date()), for: target)
         }
     }
 
