@@ -1,5 +1,7 @@
 import JSON
+import JWTSigner
 import APNsClient
+import WebPush
 import Foundation
 import InMemoryStore
 import Logging
@@ -82,6 +84,9 @@ final class EngineFixture: @unchecked Sendable {
     let metrics = Metrics()
     var credentials: APNsCredentials? = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: UnusedSigningKey())
     var instanceWebhook: WebhookConfig? = WebhookConfig(url: "https://hooks.example/users", secret: "s")
+    /// The instance's FCM and Web Push senders; nil: the instance has no `fcm`/`web` configuration.
+    var fcmSender: FakeFCMSender?
+    var webSender: FakeWebPushSender?
     private(set) var tokens: [String] = []
 
     var instanceConfig: InstanceConfig {
@@ -93,15 +98,36 @@ final class EngineFixture: @unchecked Sendable {
 
     static func token(_ index: Int) -> String { String(format: "%064x", index) }
 
+    /// A device token of `platform`: APNs hex, an FCM registration token, or a web subscription in the canonical
+    /// form the device API stores (endpoint `https://push.example/sub/<index>`, a fresh P-256 key).
+    static func token(_ index: Int, platform: Platform) throws -> String {
+        switch platform {
+        case .apns: return token(index)
+        case .fcm: return "fcm-token-\(index):APA91b"
+        case .web:
+            let key = try P256KeyPair.generate()
+            return JSONValue.object([
+                "endpoint": .string(webEndpoint(index)),
+                "keys": .object(["auth": .string(Base64URL.encode(Array(repeating: UInt8(index & 0xFF), count: 16))),
+                                 "p256dh": .string(Base64URL.encode(key.publicPoint))]),
+            ]).jsonText
+        }
+    }
+
+    static func webEndpoint(_ index: Int) -> String { "https://push.example/sub/\(index)" }
+
     /// Registers devices `range` (token `token(i)`) following `interest`, optionally bound to `user`.
     @discardableResult
     func addDevices(_ range: ClosedRange<Int>, interest: String? = "news", user: String? = nil,
-                    environment: PushEnvironment = .production, declared: Bool = true) async throws -> [String] {
+                    environment: PushEnvironment = .production, declared: Bool = true,
+                    platform: Platform = .apns) async throws -> [String] {
         var added: [String] = []
         for index in range {
-            let token = Self.token(index)
-            let registered = try await base.registerDevice(DeviceRegistration(
-                instanceID: instanceID, token: token, environment: environment, environmentDeclared: declared))
+            let token = try Self.token(index, platform: platform)
+            var registration = DeviceRegistration(
+                instanceID: instanceID, token: token, environment: environment, environmentDeclared: declared)
+            registration.platform = platform
+            let registered = try await base.registerDevice(registration)
             if let interest {
                 _ = try await base.setInterests(instanceID: instanceID, deviceID: registered.device.id, interests: [interest])
             }
@@ -120,6 +146,13 @@ final class EngineFixture: @unchecked Sendable {
                                            "requestBody": .object(["interests": .array([.string("news")])])]
         if let apnsPayload { object["apnsPayload"] = .string(apnsPayload) }
         return Data(JSONValue.object(object).serialized())
+    }
+
+    /// A plan built as the publish API builds it, from a Beams body (all three platforms by default).
+    static func mixedPlan(_ body: String = #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}},"fcm":{"notification":{"title":"hi"}},"web":{"notification":{"title":"hi"}}}"#) throws -> Data {
+        let request = try PublishRequest.parse(Array(body.utf8), kind: .interests)
+        return try PublishPlan(request: request, body: Array(body.utf8), instanceID: "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14",
+                               publishID: "pub").encoded()
     }
 
     /// Queues a publish. - Returns: the job as the engine will see it.
@@ -144,8 +177,8 @@ final class EngineFixture: @unchecked Sendable {
         try await base.publishStatus(instanceID: instanceID, publishID: publishID)
     }
 
-    func device(_ token: String) async throws -> Device? {
-        try await base.device(instanceID: instanceID, platform: .apns, token: token)
+    func device(_ token: String, platform: Platform = .apns) async throws -> Device? {
+        try await base.device(instanceID: instanceID, platform: platform, token: token)
     }
 
     /// Settings that make every step an event: a checkpoint per answer, no periodic poll (tests wake the engine),
@@ -164,7 +197,9 @@ final class EngineFixture: @unchecked Sendable {
     func makeEngine(store: ScriptedStore, sender: FakeSender, settings: PublishEngine.Settings = EngineFixture.settings())
         -> PublishEngine
     {
-        PublishEngine(store: store, apns: sender, instances: [InstanceRuntime(config: instanceConfig, credentials: credentials)],
+        PublishEngine(store: store, apns: sender,
+                      instances: [InstanceRuntime(config: instanceConfig, credentials: credentials, fcm: fcmSender,
+                                                  web: webSender)],
                       settings: settings, metrics: metrics, logger: Logger(label: "engine-test", level: .critical),
                       webhooks: webhooks)
     }
