@@ -63,7 +63,17 @@ struct PublishAPI: Sendable {
         return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
     }
 
-    /// The status document: state, counts by outcome, and timing.
+    /// FCM's or Web Push's counts in the status document (APNs keeps its original `apns` object).
+    static func platformCounts(_ status: PublishStatus, _ platform: Platform) -> JSONValue {
+        .object([
+            "accepted": .int(Int(status.accepted(on: platform))),
+            "failed": .int(Int(status.failed(on: platform))),
+            "failedByReason": .object(status.failedByReason(on: platform).mapValues { .int(Int($0)) }),
+            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved(on: platform)] ?? 0)),
+        ])
+    }
+
+    /// The status document: state, counts by outcome and platform, and timing.
     static func render(_ status: PublishStatus, now: Date) -> JSONValue {
         let failed = status.failedByReason
         var object: [String: JSONValue] = [
@@ -80,6 +90,8 @@ struct PublishAPI: Sendable {
                 "environmentRetries": .int(Int(status.counters[PublishCounter.environmentRetries] ?? 0)),
             ]),
             "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),
+            "fcm": platformCounts(status, .fcm),
+            "web": platformCounts(status, .web),
             "reports": .object(["delivered": .int(status.delivered), "opened": .int(status.opened)]),
         ]
         if let started = status.startedAt {

@@ -44,15 +44,23 @@ final class WebhookOutbox: Sendable {
     }
 
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
+        var results: [String: JSONValue] = [
+            "apns": .object(["numSuccessfulPublishes": .int(Int(status.accepted)),
+                             "numFailedPublishes": .int(Int(status.failed))]),
+            "failed": .bool(status.state == .failed),
+        ]
+        // FCM and Web Push results appear for publishes that carried those parts, as Beams reported per platform.
+        for platform in [Platform.fcm, .web] where requestBody.objectValue?[platform.rawValue] != nil {
+            results[platform.rawValue] = .object([
+                "numSuccessfulPublishes": .int(Int(status.accepted(on: platform))),
+                "numFailedPublishes": .int(Int(status.failed(on: platform))),
+            ])
+        }
         await enqueue(url: url, body: .object([
             "publishId": .string(status.publishID),
             "status": .string("FINISHED"),
             "requestBody": requestBody,
-            "results": .object([
-                "apns": .object(["numSuccessfulPublishes": .int(Int(status.accepted)),
-                             "numFailedPublishes": .int(Int(status.failed))]),
-                "failed": .bool(status.state == .failed),
-            ]),
+            "results": .object(results),
         ]), headers: ["Content-Type": "application/json"])
     }
 
