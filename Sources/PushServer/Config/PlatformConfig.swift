@@ -1,4 +1,5 @@
 import FCMClient
+import HTTPClient
 import WebPush
 
 /// An instance's FCM HTTP v1 credentials (`instances[].fcm`). Without them the instance still accepts Android
@@ -10,6 +11,11 @@ public struct FCMInstanceConfig: Sendable {
     public var serviceAccount: ServiceAccount
     /// The project to send to: `projectId` from the config, else the file's `project_id`.
     public var projectID: String
+    /// `endpointOverride`: where `messages:send` goes instead of `https://fcm.googleapis.com` (a staging proxy,
+    /// the tests' stand-in). The access token still comes from the file's `token_uri`.
+    public var endpointOverride: String? = nil
+    /// `caFile`: a PEM CA bundle trusted instead of the system's, for FCM and the token endpoint.
+    public var caFile: String? = nil
 }
 
 /// An instance's Web Push settings (`instances[].web`): the VAPID key pair (RFC 8292) browsers subscribe with,
@@ -23,6 +29,15 @@ public struct WebInstanceConfig: Sendable {
     public var subject: VAPIDSubject
     /// Who may call the anonymous device and reporting APIs from a browser.
     public var allowedOrigins: CORSOrigins
+    /// `pushServiceHosts`: hosts subscriptions may point at besides the known push services (FCM, Mozilla,
+    /// Apple, Microsoft); `*.example.com` allows its subdomains. Endpoints come from anonymous browsers: any other
+    /// host is refused (`DestinationRefused`) without a connection.
+    public var pushServiceHosts: [WebPushHostAllowlist.Pattern] = []
+    /// `allowedDestinations`: loopback, private, … addresses push requests may reach anyway (the webhooks'
+    /// SSRF rules otherwise refuse them). Empty by default.
+    public var allowedDestinations: [DestinationPolicy.Allowance] = []
+    /// `caFile`: a PEM CA bundle trusted instead of the system's for push services.
+    public var caFile: String? = nil
 }
 
 /// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).

@@ -1,5 +1,6 @@
 import FCMClient
 import Foundation
+import HTTPClient
 import JSON
 import WebPush
 
@@ -8,7 +9,7 @@ import WebPush
 extension ServerConfig {
     static func readFCM(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
                         environment: [String: String]) -> FCMInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["serviceAccountFile", "projectId"])
+        reader.checkKeys(object, p, allowed: ["serviceAccountFile", "projectId", "endpointOverride", "caFile"])
         guard let path = reader.string(object, "serviceAccountFile", p).map({ expandVariables($0, environment) }),
               !path.isEmpty
         else {
@@ -33,13 +34,27 @@ extension ServerConfig {
             reader.error("\(p).serviceAccountFile", error.description)
             return nil
         }
-        return FCMInstanceConfig(serviceAccountFile: path, serviceAccount: account,
-                                 projectID: projectOverride ?? account.projectID)
+        var config = FCMInstanceConfig(serviceAccountFile: path, serviceAccount: account,
+                                       projectID: projectOverride ?? account.projectID)
+        if let endpoint = reader.string(object, "endpointOverride", p) {
+            if (try? HTTPURL(endpoint))?.scheme == "https" {
+                config.endpointOverride = endpoint
+            } else {
+                reader.error("\(p).endpointOverride", "must be an https URL")
+            }
+        }
+        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
+           checkReadable(caFile, "\(p).caFile", &reader)
+        {
+            config.caFile = caFile
+        }
+        return config
     }
 
     static func readWeb(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
                         environment: [String: String]) -> WebInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["vapidKeyFile", "subject", "allowedOrigins"])
+        reader.checkKeys(object, p, allowed: ["vapidKeyFile", "subject", "allowedOrigins", "pushServiceHosts",
+                                              "allowedDestinations", "caFile"])
         var keyPair: VAPIDKeyPair?
         let path = reader.string(object, "vapidKeyFile", p).map { expandVariables($0, environment) } ?? ""
         if path.isEmpty {
@@ -63,7 +78,49 @@ extension ServerConfig {
         }
         let origins = readAllowedOrigins(object["allowedOrigins"], "\(p).allowedOrigins", &reader)
         guard let keyPair, let subject, let origins else { return nil }
-        return WebInstanceConfig(vapidKeyFile: path, keyPair: keyPair, subject: subject, allowedOrigins: origins)
+        var config = WebInstanceConfig(vapidKeyFile: path, keyPair: keyPair, subject: subject, allowedOrigins: origins)
+        for (index, text) in strings(object["pushServiceHosts"], "\(p).pushServiceHosts", max: 100, &reader) {
+            do {
+                config.pushServiceHosts += try WebPushHostAllowlist(parsing: [text]).patterns
+            } catch {
+                reader.error("\(p).pushServiceHosts[\(index)]", "\"\(text.prefix(100))\" is not a host name or *.domain")
+            }
+        }
+        for (index, text) in strings(object["allowedDestinations"], "\(p).allowedDestinations", max: 100, &reader) {
+            do {
+                config.allowedDestinations.append(try DestinationPolicy.Allowance(parsing: text))
+            } catch {
+                reader.error("\(p).allowedDestinations[\(index)]", "\"\(text.prefix(100))\" \(error)")
+            }
+        }
+        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
+           checkReadable(caFile, "\(p).caFile", &reader)
+        {
+            config.caFile = caFile
+        }
+        return config
+    }
+
+    /// An optional array of at most `max` strings, with its indices; errors name the element.
+    static func strings(_ value: JSONValue?, _ p: String, max: Int, _ reader: inout ConfigReader) -> [(Int, String)] {
+        guard let value, !value.isNull else { return [] }
+        guard let list = value.arrayValue else {
+            reader.error(p, "must be an array of strings, got \(value.typeName)")
+            return []
+        }
+        guard list.count <= max else {
+            reader.error(p, "must list at most \(max) entries")
+            return []
+        }
+        var out: [(Int, String)] = []
+        for (index, element) in list.enumerated() {
+            guard let text = element.stringValue else {
+                reader.error("\(p)[\(index)]", "must be a string, got \(element.typeName)")
+                continue
+            }
+            out.append((index, text))
+        }
+        return out
     }
 
     /// `["*"]` (the default) or a non-empty list of origins; `*` cannot be mixed with origins.

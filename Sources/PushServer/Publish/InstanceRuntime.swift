@@ -1,5 +1,6 @@
 import APNsClient
 import FCMClient
+import HTTPClient
 import JWTSigner
 import PushStore
 import WebPush
@@ -31,13 +32,20 @@ struct InstanceRuntime: Sendable {
             credentials = nil
         }
         if let senders, let fcm = config.fcm {
-            self.fcm = try FCMSender(account: fcm.serviceAccount, configuration: senders.fcm)
+            var configuration = senders.fcm
+            if let endpoint = fcm.endpointOverride { configuration.baseURL = endpoint }
+            if let caFile = fcm.caFile { configuration.caFile = caFile }
+            self.fcm = try FCMSender(account: fcm.serviceAccount, configuration: configuration)
         } else {
             fcm = nil
         }
         if let senders, let web = config.web {
+            var configuration = senders.web
+            configuration.allowedHosts.patterns += web.pushServiceHosts
+            configuration.policy = DestinationPolicy(allowances: web.allowedDestinations)
+            if let caFile = web.caFile { configuration.caFile = caFile }
             let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
-            self.web = try WebPushSender(vapid: vapid, configuration: senders.web)
+            self.web = try WebPushSender(vapid: vapid, configuration: configuration)
         } else {
             web = nil
         }
