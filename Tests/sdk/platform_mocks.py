@@ -1,0 +1,88 @@
+"""The FCM and Web Push stand-ins (Tests/Support/mock_fcm.py, mock_push_service.py) as processes for end-to-end
+tests, next to the mock APNs of harness.py: each prints its ports on start-up and exits when its stdin closes."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from harness import ROOT, free_port
+
+SUPPORT = ROOT / "Tests" / "Support"
+FCM_PROJECT = "push-server-e2e"
+
+
+def _start(args, log: Path):
+    proc = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(log, "wb"))
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"{args[0]} did not start: {log.read_text()[-2000:]}")
+    return proc, json.loads(line)
+
+
+class MockFCM:
+    """The strict FCM v1 stand-in with one service account whose key file the server is configured with."""
+
+    def __init__(self, directory: Path):
+        port = free_port()
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+        self.service_account = directory / "service-account.json"
+        self.service_account.write_text(json.dumps({
+            "type": "service_account", "project_id": FCM_PROJECT, "private_key_id": "e2e-key-1", "private_key": pem,
+            "client_email": f"push@{FCM_PROJECT}.iam.gserviceaccount.com",
+            "token_uri": f"https://127.0.0.1:{port}/token"}))
+        self.proc, info = _start([str(SUPPORT / "mock_fcm.py"), "--port", str(port),
+                                  "--service-account", str(self.service_account)], directory / "mock_fcm.log")
+        self.base_url, self.ca_file = info["base_url"], info["ca_file"]
+        self.control = f"http://127.0.0.1:{info['control_port']}"
+
+    def config(self):
+        """The instance's `fcm` section."""
+        return {"serviceAccountFile": str(self.service_account), "endpointOverride": self.base_url,
+                "caFile": self.ca_file}
+
+    def requests(self, token=None):
+        params = {"token": token} if token else {}
+        return requests.get(f"{self.control}/requests", params=params, timeout=5).json()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+class MockPushService:
+    """The strict Web Push service stand-in, which also plays the browsers: it creates subscriptions and decrypts
+    every message with the subscription's private key."""
+
+    def __init__(self, directory: Path):
+        self.proc, info = _start([str(SUPPORT / "mock_push_service.py"), "--port", "0"],
+                                 directory / "mock_push_service.log")
+        self.ca_file, self.origin = info["ca_file"], info["origin"]
+        self.control = f"http://127.0.0.1:{info['control_port']}"
+
+    def config(self, vapid_key_file):
+        """The instance's `web` section: the stand-in's host and address allowed, its CA trusted."""
+        return {"vapidKeyFile": str(vapid_key_file), "subject": "mailto:ops@example.com",
+                "pushServiceHosts": ["127.0.0.1"], "allowedDestinations": ["127.0.0.1"], "caFile": self.ca_file}
+
+    def subscribe(self, **options):
+        response = requests.post(f"{self.control}/subscriptions", json=options, timeout=5)
+        response.raise_for_status()
+        return response.json()
+
+    def messages(self, subscription_id=None):
+        params = {"subscription": subscription_id} if subscription_id else {}
+        return requests.get(f"{self.control}/messages", params=params, timeout=5).json()
+
+    def requests(self):
+        return requests.get(f"{self.control}/requests", timeout=5).json()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
