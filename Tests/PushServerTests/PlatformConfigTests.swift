@@ -109,6 +109,42 @@ final class PlatformConfigTests: XCTestCase {
         XCTAssertFalse(problems[0].contains(body), "the private key must not appear in an error")
     }
 
+    func testReadsSenderOverridesForFCMAndWeb() throws {
+        let account = try serviceAccountFile()
+        let (vapid, _) = try vapidKeyFile()
+        let ca = try write("ca.pem", "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
+        let (loaded, _) = try ServerConfig.parse(Data(config(#"""
+            "fcm":{"serviceAccountFile":"\#(account)","endpointOverride":"https://127.0.0.1:8443","caFile":"\#(ca)"},
+            "web":{"vapidKeyFile":"\#(vapid)","subject":"mailto:ops@example.com","pushServiceHosts":["push.example.net","*.push.example.org"],
+                   "allowedDestinations":["127.0.0.1"],"caFile":"\#(ca)"}
+            """#).utf8))
+        let instance = try XCTUnwrap(loaded.instances.first)
+        XCTAssertEqual(instance.fcm?.endpointOverride, "https://127.0.0.1:8443")
+        XCTAssertEqual(instance.fcm?.caFile, ca)
+        XCTAssertEqual(instance.web?.pushServiceHosts, [.exact("push.example.net"), .subdomains(of: "push.example.org")])
+        XCTAssertEqual(instance.web?.allowedDestinations.count, 1)
+        XCTAssertEqual(instance.web?.caFile, ca)
+    }
+
+    func testNamesEachBadSenderOverride() throws {
+        let account = try serviceAccountFile()
+        let (vapid, _) = try vapidKeyFile()
+        XCTAssertEqual(errors(config(#""fcm":{"serviceAccountFile":"\#(account)","endpointOverride":"http://fcm.example"}"#)),
+                       ["instances[0].fcm.endpointOverride: must be an https URL"])
+        XCTAssertEqual(errors(config(#""fcm":{"serviceAccountFile":"\#(account)","caFile":"/nonexistent/ca.pem"}"#)),
+                       ["instances[0].fcm.caFile: file not found (/nonexistent/ca.pem)"])
+        let web = #""vapidKeyFile":"\#(vapid)","subject":"mailto:a@example.com""#
+        XCTAssertEqual(errors(config(#""web":{\#(web),"pushServiceHosts":"push.example"}"#)),
+                       ["instances[0].web.pushServiceHosts: must be an array of strings, got string"])
+        XCTAssertEqual(errors(config(#""web":{\#(web),"pushServiceHosts":["ok.example","not a host"]}"#)),
+                       [#"instances[0].web.pushServiceHosts[1]: "not a host" is not a host name or *.domain"#])
+        XCTAssertEqual(errors(config(#""web":{\#(web),"allowedDestinations":[5]}"#)),
+                       ["instances[0].web.allowedDestinations[0]: must be a string, got number"])
+        let many = "[" + Array(repeating: #""a.example""#, count: 101).joined(separator: ",") + "]"
+        XCTAssertEqual(errors(config(#""web":{\#(web),"pushServiceHosts":\#(many)}"#)),
+                       ["instances[0].web.pushServiceHosts: must list at most 100 entries"])
+    }
+
     func testNamesEachBadWebField() throws {
         let (vapid, _) = try vapidKeyFile()
         XCTAssertEqual(Set(errors(config(#""web":{}"#))), [
