@@ -33,6 +33,7 @@ public final class ServiceGroup: Sendable {
     private let services: [any Service]
     private let gracePeriod: Duration
     private let logger: Logger
+    private let onStopping: @Sendable () -> Void
     private let mailbox = Mailbox<Event>()
     private let started = Locked(false)
     private let stopRequested = Locked(false)
@@ -40,10 +41,14 @@ public final class ServiceGroup: Sendable {
     /// - Parameters:
     ///   - services: in the order they are stopped in.
     ///   - gracePeriod: how long the whole drain may take, from the first cancellation to the last return.
-    public init(services: [any Service], gracePeriod: Duration, logger: Logger) {
+    ///   - onStopping: called once when the group starts stopping, for whatever reason, before it cancels the first
+    ///     service (say, to make `/ready` answer 503 while the rest drains).
+    public init(services: [any Service], gracePeriod: Duration, logger: Logger,
+                onStopping: @escaping @Sendable () -> Void = {}) {
         self.services = services
         self.gracePeriod = gracePeriod
         self.logger = logger
+        self.onStopping = onStopping
     }
 
     /// Starts the drain (returns at once; `run()` returns when it is done). Safe to call any number of times, from
@@ -95,6 +100,7 @@ public final class ServiceGroup: Sendable {
         var report = Report()
         var running = Set(services.indices)
         let reason = await serve(&running, &report)
+        onStopping()
 
         logger.notice("Stopping services", [
             "reason": reason, "order": services.map(\.name).joined(separator: ","), "grace": "\(gracePeriod)",

@@ -129,6 +129,22 @@ final class ServiceGroupTests: XCTestCase {
         XCTAssertEqual(journal.entries.filter { $0 == "a started" }.count, 1)
     }
 
+    func testOnStoppingIsCalledOnceBeforeTheFirstServiceIsCancelled() async {
+        let journal = self.journal
+        let group = ServiceGroup(services: fakes("http", "ops"), gracePeriod: .seconds(30), logger: .disabled,
+                                 onStopping: { journal.append("stopping") })
+        let running = Task { await group.run() }
+        await journal.wait(for: "ops started")
+        XCTAssertFalse(journal.entries.contains("stopping"))
+
+        group.shutdown()
+        running.cancel()
+        _ = await running.value
+        XCTAssertEqual(journal.entries.filter { !$0.hasSuffix("started") }, [
+            "stopping", "http cancelled", "http returned", "ops cancelled", "ops returned",
+        ])
+    }
+
     func testTheLogNamesEachServiceAsItStopsAndTheOrderAtTheEnd() async {
         let sink = MemorySink()
         let group = ServiceGroup(services: fakes("http", "engine"), gracePeriod: .seconds(30),

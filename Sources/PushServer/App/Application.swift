@@ -3,6 +3,7 @@ import Foundation
 import HTTPClient
 import HTTPServer
 import Lifecycle
+import Locking
 import Logging
 import PushStore
 
@@ -84,9 +85,11 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
+        let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
                          storeHealth: storeHealth,
-                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil))
+                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
+                         draining: { draining.withLock { $0 } })
         ops.register(into: &router, on: .main)
         if config.console.enabled {
             ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
@@ -152,7 +155,7 @@ public final class Application: Sendable {
             StoreWatchdog(health: storeHealth, store: store),
         ] + (opsHTTP.map { [StoppableService.http($0, name: "ops-http")] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
-                                logger: logger.named("lifecycle"))
+                                logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
 
     static func declareMetrics(_ metrics: Metrics) {
