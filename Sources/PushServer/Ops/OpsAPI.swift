@@ -51,10 +51,10 @@ struct OpsAPI: Sendable {
                              forwarded: forwarded, on: listener)
     }
 
-    /// 200 when the store answers and can write and the server is not stopping; 503 otherwise. Only `{"ready": …}` unless `detailed`, which adds
-    /// why, per-instance credentials and APNs reachability. Instances without credentials and an unreachable APNs
-    /// are reported but do not fail readiness: the server still accepts and queues work, which is what a load
-    /// balancer's readiness decides.
+    /// 200 when the store answers and can write and the server is not stopping; 503 otherwise. Only `{"ready": …}`
+    /// unless `detailed`, which adds why, per-instance credentials and APNs reachability. Instances without
+    /// credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts and
+    /// queues work, which is what a load balancer's readiness decides.
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
