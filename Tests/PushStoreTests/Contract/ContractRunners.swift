@@ -237,6 +237,10 @@ final class TargetStreamContractOnSQLite: XCTestCase {
 }
 
 final class WebhookQueueContractOnSQLite: XCTestCase {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
+        try await runContract(.sqlite, WebhookQueueContract.testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending)
+    }
+
     func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
         try await runContract(.sqlite, WebhookQueueContract.testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds)
     }
@@ -479,6 +483,10 @@ final class TargetStreamContractInMemory: XCTestCase {
 }
 
 final class WebhookQueueContractInMemory: XCTestCase {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
+        try await runContract(.inMemory, WebhookQueueContract.testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending)
+    }
+
     func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
         try await runContract(.inMemory, WebhookQueueContract.testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds)
     }
