@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle), HTTPClient (the one
-//   libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+        .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
@@ -89,6 +89,7 @@ let package = Package(
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+                                                          "WebPush", "JWTSigner",
                                                           "Locking", "Clocks"]),
     ]
 )

@@ -110,11 +110,12 @@ extension EventLoop {
             do {
                 try admission(request)
             } catch let error as any HTTPResponseError {
-                return connection.machine.responded(HTTPResponse(error: error), now: now)
+                return connection.machine.responded(route.finish(request, HTTPResponse(error: error)), now: now)
             } catch {
                 context.logger.error("Admission check failed", ["error": "\(error)", "route": request.routePattern,
                                                                 "request_id": request.requestID])
-                return connection.machine.responded(HTTPResponse(error: HTTPError.internalError), now: now)
+                return connection.machine.responded(route.finish(request, HTTPResponse(error: HTTPError.internalError)),
+                                                    now: now)
             }
         }
         switch route.handler {
@@ -125,7 +126,7 @@ extension EventLoop {
             } catch {
                 response = context.response(for: error, from: request)
             }
-            return connection.machine.responded(response, now: now)
+            return connection.machine.responded(route.finish(request, response), now: now)
         case .task(let handler):
             let fd = connection.fd
             let id = connection.id
@@ -137,7 +138,7 @@ extension EventLoop {
                 } catch {
                     response = context.response(for: error, from: request)
                 }
-                self.post(.response(fd: fd, id: id, response))
+                self.post(.response(fd: fd, id: id, route.finish(request, response)))
             }
             return .wait
         }

@@ -112,9 +112,17 @@ extension HTTPConnectionStateMachine {
 
     /// Every parse error closes the connection after the response.
     mutating func respondToParseError(_ error: HTTPParseError, now: UInt64) {
-        let response: HTTPResponse
-        if error.isBodyTooLarge, case .found(let route, _)? = request.match, let custom = route.bodyLimit?.error {
-            response = HTTPResponse(error: custom)
+        var response: HTTPResponse
+        if error.isBodyTooLarge, case .found(let route, let parameters)? = request.match, let head = request.head {
+            response = route.bodyLimit?.error.map { HTTPResponse(error: $0) }
+                ?? HTTPResponse(error: HTTPError(error.status, detail: error.reason))
+            // The route's hook sees the request without its (refused) body.
+            let (path, _) = PercentDecoding.split(target: head.target)
+            let bodiless = HTTPRequest(
+                method: head.method, rawTarget: head.target, path: String(path), parameters: parameters,
+                headers: head.headers, peer: peer, clientAddress: address, routePattern: route.pattern,
+                requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
+            response = route.finish(bodiless, response)
         } else {
             response = HTTPResponse(error: HTTPError(error.status, detail: error.reason))
         }

@@ -16,6 +16,12 @@ public typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPRespons
 /// waiting, only locks held for a moment.
 public typealias HTTPAdmission = @Sendable (HTTPRequest) throws -> Void
 
+/// A route's last word on each of its responses, whoever produced it: the handler, a refusing admission check,
+/// the error path (500, or the server's `errorResponse` such as a 503) or the route's body-limit error. Used for
+/// header fields every answer of a route needs, such as CORS headers, which a browser needs on errors too to let
+/// the page read them. Runs on the loop or in the handler's task: it must be cheap and must not block.
+public typealias HTTPResponseHook = @Sendable (HTTPRequest, inout HTTPResponse) -> Void
+
 /// Maps method + path to handlers.
 ///
 /// Patterns are `/`-separated segments: literal text, `:name` (one segment), or a final `*name` (the rest of the
@@ -29,6 +35,15 @@ public struct Router: Sendable {
         var bodyLimit: BodyLimit?
         var admission: HTTPAdmission?
         var handler: Handler
+        var responseHook: HTTPResponseHook?
+
+        /// `response` after the route's hook (if any).
+        func finish(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
+            guard let responseHook else { return response }
+            var response = response
+            responseHook(request, &response)
+            return response
+        }
     }
 
     /// Where a route's handler runs.
@@ -60,17 +75,20 @@ public struct Router: Sendable {
     /// - Parameters:
     ///   - bodyLimit: overrides the server-wide `HTTPLimits.maxBodyBytes` (and its error) for this route.
     ///   - admission: a cheap check run on the event loop before `handler` (see `HTTPAdmission`).
+    ///   - responseHook: applied to every response of the route, errors included (see `HTTPResponseHook`).
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
-                             admission: HTTPAdmission? = nil, handler: @escaping HTTPHandler) {
+                             admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
+                             handler: @escaping HTTPHandler) {
         add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
-                                   handler: .task(handler)))
+                                   handler: .task(handler), responseHook: responseHook))
     }
 
     /// Registers `handler` to run on the event loop (see `HTTPLoopHandler`) for `method` on `pattern`.
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
-                             admission: HTTPAdmission? = nil, onEventLoop handler: @escaping HTTPLoopHandler) {
+                             admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
+                             onEventLoop handler: @escaping HTTPLoopHandler) {
         add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
-                                   handler: .onEventLoop(handler)))
+                                   handler: .onEventLoop(handler), responseHook: responseHook))
     }
 
     /// `add(.get, pattern, onEventLoop:)`: a cheap GET answered on the loop (health checks, static documents).

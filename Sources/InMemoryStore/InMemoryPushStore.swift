@@ -100,6 +100,13 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata) }
     }
 
+    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+        let now = clock()
+        return try access {
+            $0.updateToken(instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now)
+        }
+    }
+
     public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
         -> InterestPage?
     {

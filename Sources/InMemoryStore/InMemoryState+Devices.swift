@@ -78,6 +78,22 @@ extension InMemoryState {
         return true
     }
 
+    mutating func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String, now: Date)
+        -> Bool
+    {
+        guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref],
+              stored.device.platform == platform
+        else { return false }
+        let key = TokenKey(instanceID: instanceID, platform: platform, token: token)
+        if let other = devicesByToken[key], other != ref { remove(ref: other) }
+        devicesByToken[TokenKey(instanceID: instanceID, platform: platform, token: stored.device.token)] = nil
+        devicesByToken[key] = ref
+        devices[ref]?.device.token = token
+        devices[ref]?.device.lastRegisteredAt = now.stored
+        devices[ref]?.device.invalidatedAt = nil
+        return true
+    }
+
     // MARK: Interests
 
     func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) -> InterestPage? {

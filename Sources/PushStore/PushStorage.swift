@@ -46,6 +46,12 @@ public protocol DeviceRegistry: Sendable {
     func deleteDevice(instanceID: String, id: String) async throws -> Bool
     /// - Returns: `false` when the device does not exist.
     func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool
+    /// Gives the device of `platform` a new token (an FCM token refresh), keeping its id, interests and user, and
+    /// makes it valid again. Another device of the instance and platform that holds `token` already (the same
+    /// phone registered again after a reinstall) is deleted, with its interests and user binding, in the same
+    /// transaction: the phone then gets each notification once.
+    /// - Returns: `false` when the instance has no device `deviceID` of `platform` (nothing changes then).
+    func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool
 
     // MARK: Interests
 

@@ -145,6 +145,25 @@ extension SQLitePushStore {
         }
     }
 
+    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+        let now = clock()
+        return try await write { connection in
+            guard let ref = try connection.first(
+                "SELECT id FROM devices WHERE public_id = ? AND instance_id = ? AND platform = ?",
+                [.text(deviceID), .text(instanceID), .text(platform.rawValue)], { $0.int64(0) })
+            else { return false }
+            // The other holder goes first: (instance, platform, token) is unique. Its interests go with it
+            // (ON DELETE CASCADE) and the device count follows (trigger).
+            try connection.run(
+                "DELETE FROM devices WHERE instance_id = ? AND platform = ? AND token = ? AND id <> ?",
+                [.text(instanceID), .text(platform.rawValue), .text(token), .integer(ref)])
+            try connection.run(
+                "UPDATE devices SET token = ?, last_registered_at = ?, invalidated_at = NULL WHERE id = ?",
+                [.text(token), .millis(now), .integer(ref)])
+            return true
+        }
+    }
+
     // MARK: Interests
 
     public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {

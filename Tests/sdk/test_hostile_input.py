@@ -4,7 +4,8 @@ keeps answering `/health` after each batch.
 
 The assertions are deliberately only "4xx Beams JSON or 2xx": what each route accepts may tighten (limits, rate
 limits, reporting semantics) without this suite changing. The routes are the router's registrations (PublishAPI,
-DeviceAPI, CustomerAPI, ReportingAPI, AdminAPI, OpsAPI in Sources/PushServer).
+DeviceAPI, CustomerAPI, ReportingAPI, AdminAPI, OpsAPI in Sources/PushServer), and the CORS preflights (OPTIONS)
+of the device and reporting routes.
 """
 import json
 import socket
@@ -12,6 +13,7 @@ import ssl
 import time
 
 import pytest
+from test_android_web_devices import btoa, fcm_token, subscription
 
 from beams_client import BUNDLE_ID, HTTP, b64url, beams_claims, jwt_hs256, random_token
 from conftest import INSTANCE_ID, SECRET, Mock, Server, write_apns_key
@@ -103,7 +105,12 @@ def templates(device):
         "register apns": ("POST", f"{DEVICE_BASE}/apns", 16 * 1024, {
             "token": random_token(), "bundleIdentifier": BUNDLE_ID, "environment": "sandbox",
             "metadata": {"sdkVersion": "4.0.0", "iosVersion": "17.0.1"}}),
-        "register web": ("POST", f"{DEVICE_BASE}/web", 16 * 1024, {"token": "web-token", "metadata": {}}),
+        "register web": ("POST", f"{DEVICE_BASE}/web", 16 * 1024,
+                         {"token": btoa(subscription()), "metadata": {"sdkVersion": "2.1.0"}}),
+        "register fcm": ("POST", f"{DEVICE_BASE}/fcm", 16 * 1024, {
+            "token": fcm_token(), "knownPreviousClientIds": ["__pusher__client__key__x"],
+            "metadata": {"sdkVersion": "1.9.2", "androidVersion": "14"}}),
+        "token refresh": ("PUT", f"{DEVICE_BASE}/fcm/{device}/token", 16 * 1024, {"token": fcm_token()}),
         "metadata": ("PUT", f"{DEVICE_BASE}/apns/{device}/metadata", 16 * 1024,
                      {"sdkVersion": "4.0.0", "iosVersion": "17.0.1"}),
         "interests": ("PUT", f"{DEVICE_BASE}/apns/{device}/interests", 900 * 1024, {"interests": ["a", "b-c"]}),
@@ -182,6 +189,16 @@ def path_variants(device):
         + [("POST", f"{DEVICE_BASE}/apns/{device}/interests/{p}") for p in odd]
         + [("DELETE", f"{DEVICE_BASE}/apns/{device}/interests/{p}") for p in odd]
         + [("POST", f"/device_api/v1/instances/{p}/devices/apns") for p in odd])
+    out["fcm and web routes"] = (
+        [("PUT", f"{DEVICE_BASE}/fcm/{p}/token") for p in odd] + [("PUT", f"{DEVICE_BASE}/{p}/{device}/token") for p in odd]
+        + [("GET", f"/device_api/v1/instances/{p}/web-vapid-public-key") for p in odd]
+        + [("GET", f"/device_api/v1/instances/{INSTANCE_ID}/web-vapid-public-key?x={p}") for p in odd]
+        + [("DELETE", f"{DEVICE_BASE}/web/{p}") for p in odd] + [("DELETE", f"{DEVICE_BASE}/fcm/{p}") for p in odd])
+    out["preflights"] = (
+        [("OPTIONS", f"{DEVICE_BASE}/web/{p}") for p in odd] + [("OPTIONS", f"{DEVICE_BASE}/{p}") for p in odd]
+        + [("OPTIONS", f"/device_api/v1/instances/{p}/web-vapid-public-key") for p in odd]
+        + [("OPTIONS", f"/reporting_api/v2/instances/{p}/events") for p in odd]
+        + [("OPTIONS", f"/reporting_api/{p}") for p in odd])
     out["interest pages"] = (
         [("GET", f"{DEVICE_BASE}/apns/{device}/interests?limit={n}") for n in numbers]
         + [("GET", f"{DEVICE_BASE}/apns/{device}/interests?cursor={p}") for p in odd]

@@ -54,6 +54,18 @@ public struct BeamsError: Error, Sendable, Equatable {
     public static let deviceNotFound = BeamsError(404, "Device not found", "Could not find the device")
     public static let missingToken = BeamsError(400, "Bad request", "Missing APNs token")
     public static let invalidToken = BeamsError(401, "Unauthorized", "Incorrect APNs token supplied: the device token must be hexadecimal")
+    /// An FCM token that is not a registration token. The title is the one the Android SDK acts on: it fetches a
+    /// new token and registers again (any other 4xx on register is retried forever with the same body).
+    public static func invalidFCMToken(_ reason: String) -> BeamsError {
+        BeamsError(400, "InvalidToken", "The token is not an FCM registration token: it \(reason)")
+    }
+    /// A web token that is not a valid browser push subscription.
+    public static func invalidWebToken(_ reason: String) -> BeamsError {
+        BeamsError(400, "Bad request", "The token is not a valid web push subscription: \(reason)")
+    }
+    /// `GET …/web-vapid-public-key` for an instance without a `web` section.
+    public static let webNotConfigured = BeamsError(
+        404, "Web push not configured", "This instance has no VAPID key: set instances[].web in the server config")
     public static let missingBundleID = BeamsError(400, "Bad request", "Missing App Bundle Identifier")
     public static let tooManyInterests = BeamsError(
         400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")

@@ -4,8 +4,10 @@ import JSON
 import Logging
 import PushStore
 
-/// The Beams device API as the client SDKs use it (docs/BEAMS-PROTOCOL.md §4): registration, interests, metadata and
-/// the authenticated user. No credentials except on `PUT …/user`; the device id acts as the capability.
+/// The Beams device API as the client SDKs use it (docs/BEAMS-PROTOCOL.md §4, docs/API.md): registration, token
+/// refresh (Android), interests, metadata, the authenticated user, and the Web SDK's VAPID key. No credentials except
+/// on `PUT …/user`; the device id acts as the capability. Browsers call it cross-origin, so every route answers
+/// CORS preflights and carries `Access-Control-Allow-Origin` on every answer (`CORSPolicy`).
 struct DeviceAPI: Sendable {
     let app: AppContext
 
@@ -23,8 +25,16 @@ struct DeviceAPI: Sendable {
     static let interestsPerRequestCost = 100
 
     func register(into router: inout Router) {
-        let base = "/device_api/v1/instances/:instance/devices/:platform"
+        let instanceBase = "/device_api/v1/instances/:instance"
+        let base = "\(instanceBase)/devices/:platform"
+        let cors = CORSPolicy(instances: app.instances)
+        let app = self.app
+        router.add(.get, "\(instanceBase)/web-vapid-public-key", bodyLimit: .noBody, admission: { request throws(BeamsError) in
+            try app.checkClientLimit(request)
+            try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
+        }, responseHook: cors.decorate, onEventLoop: { try vapidPublicKey($0) })
         route(&router, .post, base, Self.registerBody) { try await registerDevice($0) }
+        route(&router, .put, "\(base)/:device/token", Self.registerBody) { try await putToken($0) }
         route(&router, .get, "\(base)/:device", .noBody) { try await getDevice($0) }
         route(&router, .delete, "\(base)/:device", .noBody) { try await deleteDevice($0) }
         route(&router, .put, "\(base)/:device/metadata", Self.metadataBody) { try await putMetadata($0) }
@@ -33,6 +43,11 @@ struct DeviceAPI: Sendable {
         route(&router, .post, "\(base)/:device/interests/:interest", .noBody) { try await addInterest($0) }
         route(&router, .delete, "\(base)/:device/interests/:interest", .noBody) { try await removeInterest($0) }
         route(&router, .put, "\(base)/:device/user", .noBody) { try await putUser($0) }
+        cors.registerPreflights([
+            "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
+            "\(base)/:device/metadata", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
+            "\(base)/:device/user",
+        ], into: &router)
     }
 
     /// Every device route is charged to the client's address first (even for an unknown instance), then to the
@@ -43,7 +58,7 @@ struct DeviceAPI: Sendable {
         router.add(method, pattern, bodyLimit: limit, admission: { request throws(BeamsError) in
             try app.checkClientLimit(request)
             try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
-        }, handler: handler)
+        }, responseHook: CORSPolicy(instances: app.instances).decorate, handler: handler)
     }
 
     // MARK: Handlers
@@ -52,7 +67,9 @@ struct DeviceAPI: Sendable {
         let instance = try app.instance(request)
         let platform = try Self.platform(request)
         let body = try app.jsonObject(request)
-        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else { throw BeamsError.missingToken }
+        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
+            throw platform == .apns ? BeamsError.missingToken : BeamsError(400, "Bad request", "Missing token")
+        }
         let token = try Self.normalizedToken(rawToken, platform: platform)
         let bundleID = body["bundleIdentifier"]?.stringValue
         if platform == .apns && (bundleID ?? "").isEmpty { throw BeamsError.missingBundleID }
@@ -88,6 +105,31 @@ struct DeviceAPI: Sendable {
             "id": .string(registered.device.id),
             "initialInterestSet": .array(registered.interests.map(JSONValue.string)),
         ]))
+    }
+
+    /// `PUT …/devices/{platform}/{id}/token` `{"token": new}`: the Android SDK's FCM token refresh. 404 for an
+    /// unknown device makes the SDK register again and replay the refresh (docs/API.md).
+    func putToken(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let platform = try Self.platform(request)
+        let body = try app.jsonObject(request)
+        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
+            throw BeamsError(400, "Bad request", "Missing token")
+        }
+        let token = try Self.normalizedToken(rawToken, platform: platform)
+        guard try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
+        else { throw BeamsError.deviceNotFound }
+        app.metrics.increment("push_device_token_updates_total", ["platform": platform.rawValue])
+        app.logger.info("Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
+        return .emptyOK
+    }
+
+    /// `GET …/web-vapid-public-key`: the instance's VAPID public key (base64url of the 65-byte point), which the
+    /// Web SDK passes to `pushManager.subscribe`. Answered from memory on the event loop.
+    func vapidPublicKey(_ request: HTTPRequest) throws(BeamsError) -> HTTPResponse {
+        let instance = try app.instance(request)
+        guard let web = instance.web else { throw BeamsError.webNotConfigured }
+        return .json(.object(["vapidPublicKey": .string(web.keyPair.publicKeyBase64URL)]))
     }
 
     func getDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -232,19 +274,13 @@ struct DeviceAPI: Sendable {
         return name
     }
 
-    /// APNs tokens are stored as lower-case hex; Apple says not to assume their length, so any even length from 16
-    /// to 400 hex digits is accepted. The description mentions "device token" so the iOS SDK stops retrying.
+    /// The token in the form the store keys devices by (see `DeviceToken`).
     static func normalizedToken(_ token: String, platform: Platform) throws(BeamsError) -> String {
-        guard platform == .apns else {
-            guard token.utf8.count <= 8192 else { throw BeamsError(400, "Bad request", "The device token is too long") }
-            return token
+        switch platform {
+        case .apns: return try DeviceToken.apns(token)
+        case .fcm: return try DeviceToken.fcm(token)
+        case .web: return try DeviceToken.web(token)
         }
-        let lower = token.lowercased()
-        let isHex = lower.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        guard isHex, lower.utf8.count % 2 == 0, (16...400).contains(lower.utf8.count) else {
-            throw BeamsError.invalidToken
-        }
-        return lower
     }
 
     static func metadataText(_ value: JSONValue?) throws(BeamsError) -> String {

@@ -18,14 +18,20 @@ struct ReportingAPI: Sendable {
     /// An iOS event is about 300 bytes.
     static let bodyLimit = BodyLimit.beams(maxKiB: 4)
 
+    /// The web service worker posts reports cross-origin: both routes answer CORS preflights and carry
+    /// `Access-Control-Allow-Origin` on every answer (`CORSPolicy`).
     func register(into router: inout Router) {
         let app = self.app
-        router.post("/reporting_api/v2/instances/:instance/events", bodyLimit: Self.bodyLimit,
-                    admission: { try admit($0) }) { try await report($0) }
-        router.post("/reporting_api/*rest", bodyLimit: Self.bodyLimit,
-                    admission: { request throws(BeamsError) in try app.checkClientLimit(request) }) { _ in
+        let cors = CORSPolicy(instances: app.instances)
+        let events = "/reporting_api/v2/instances/:instance/events"
+        router.add(.post, events, bodyLimit: Self.bodyLimit, admission: { try admit($0) },
+                   responseHook: cors.decorate) { try await report($0) }
+        router.add(.post, "/reporting_api/*rest", bodyLimit: Self.bodyLimit,
+                   admission: { request throws(BeamsError) in try app.checkClientLimit(request) },
+                   responseHook: cors.decorate) { _ in
             throw BeamsError(400, "Bad request", "Unknown reporting API path: use /reporting_api/v2/instances/{instance}/events")
         }
+        cors.registerPreflights([events, "/reporting_api/*rest"], into: &router)
     }
 
     /// On the event loop (`HTTPAdmission`): charges the client's address, then the instance, so a refused report

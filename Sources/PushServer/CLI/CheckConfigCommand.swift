@@ -5,8 +5,10 @@ enum CheckConfigCommand: Command {
            push-server check-config --config FILE
 
     Validates the configuration without starting anything: JSON syntax, every field's type and range, instance
-    ids, secrets (inline, from an environment variable or a file), TLS files, and each APNs .p8 key (readable,
-    PEM, EC P-256, not encrypted). Prints OK or every problem with its field path; exits 0 or 2.
+    ids, secrets (inline, from an environment variable or a file), TLS files, each APNs .p8 key (readable,
+    PEM, EC P-256, not encrypted), each FCM service-account file (a service_account JSON with a usable RSA key)
+    and each web VAPID key (P-256 PEM) and subject (mailto: or https:, not localhost). Prints OK or every
+    problem with its field path; exits 0 or 2.
     """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {

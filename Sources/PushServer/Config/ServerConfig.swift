@@ -171,7 +171,7 @@ public struct ServerConfig: Sendable {
     }
 }
 
-/// One Beams instance: its secret and its APNs credentials.
+/// One Beams instance: its secret and its credentials per platform (APNs, FCM, Web Push).
 public struct InstanceConfig: Sendable {
     /// A UUID, as Beams instance ids are (the iOS SDK refuses anything else).
     public var id: String
@@ -180,6 +180,13 @@ public struct InstanceConfig: Sendable {
     public var apns: APNsInstanceConfig?
     /// Instance-level webhooks (`v1.PublishToUsersAttempt`, …), optional.
     public var webhook: WebhookConfig?
+    /// FCM credentials for Android devices, optional.
+    public var fcm: FCMInstanceConfig? = nil
+    /// Web Push (VAPID key, subject, allowed browser origins), optional.
+    public var web: WebInstanceConfig? = nil
+
+    /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
+    public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }
 }
 
 /// APNs credentials for one instance. Missing credentials are allowed: the instance still accepts devices and

@@ -200,6 +200,10 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         try await base.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata)
     }
 
+    func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+        try await base.updateToken(instanceID: instanceID, deviceID: deviceID, platform: platform, token: token)
+    }
+
     func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
         try await base.interests(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor)
     }

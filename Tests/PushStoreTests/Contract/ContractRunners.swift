@@ -27,6 +27,18 @@ final class DeliveryResultsContractOnSQLite: XCTestCase {
 }
 
 final class DeviceRegistryContractOnSQLite: XCTestCase {
+    func testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates() async throws {
+        try await runContract(.sqlite, DeviceRegistryContract.testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates)
+    }
+
+    func testUpdateTokenDeletesTheOtherDeviceHoldingTheToken() async throws {
+        try await runContract(.sqlite, DeviceRegistryContract.testUpdateTokenDeletesTheOtherDeviceHoldingTheToken)
+    }
+
+    func testUpdateTokenReportsUnknownDeviceOrWrongPlatform() async throws {
+        try await runContract(.sqlite, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
+    }
+
     func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
         try await runContract(.sqlite, DeviceRegistryContract.testRegistrationCreatesDeviceWithPlatformPrefixedID)
     }
@@ -273,6 +285,18 @@ final class DeliveryResultsContractInMemory: XCTestCase {
 }
 
 final class DeviceRegistryContractInMemory: XCTestCase {
+    func testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates() async throws {
+        try await runContract(.inMemory, DeviceRegistryContract.testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates)
+    }
+
+    func testUpdateTokenDeletesTheOtherDeviceHoldingTheToken() async throws {
+        try await runContract(.inMemory, DeviceRegistryContract.testUpdateTokenDeletesTheOtherDeviceHoldingTheToken)
+    }
+
+    func testUpdateTokenReportsUnknownDeviceOrWrongPlatform() async throws {
+        try await runContract(.inMemory, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
+    }
+
     func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
         try await runContract(.inMemory, DeviceRegistryContract.testRegistrationCreatesDeviceWithPlatformPrefixedID)
     }

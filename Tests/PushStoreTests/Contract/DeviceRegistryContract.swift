@@ -134,6 +134,77 @@ final class DeviceRegistryContract: StoreContract {
         try await store.close()
     }
 
+    func testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates() async throws {
+        let store = try await openStore()
+        let device = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old")).device
+        _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["news"])
+        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u", maxDevicesPerUser: 100)
+        clock.advance(30)
+        let updated = try await store.updateToken(instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
+        XCTAssertTrue(updated)
+        let stored = try await store.device(instanceID: instance, id: device.id)
+        XCTAssertEqual(stored?.token, "fcm-new")
+        XCTAssertEqual(stored?.userID, "u")
+        XCTAssertEqual(stored?.lastRegisteredAt, clock.now)
+        let byOld = try await store.device(instanceID: instance, platform: .fcm, token: "fcm-old")
+        XCTAssertNil(byOld, "the old token must no longer find the device")
+        let byNew = try await store.device(instanceID: instance, platform: .fcm, token: "fcm-new")
+        XCTAssertEqual(byNew?.id, device.id)
+        let count = try await store.subscriberCount(instanceID: instance, interest: "news")
+        XCTAssertEqual(count, 1)
+        // The old token registers as a new device now; the same token again is a no-op that still succeeds.
+        let again = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old"))
+        XCTAssertTrue(again.created)
+        let same = try await store.updateToken(instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
+        XCTAssertTrue(same)
+        try await store.close()
+    }
+
+    func testUpdateTokenDeletesTheOtherDeviceHoldingTheToken() async throws {
+        let store = try await openStore()
+        let old = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-1")).device
+        let reinstalled = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-2")).device
+        _ = try await store.setInterests(instanceID: instance, deviceID: reinstalled.id, interests: ["only-other"])
+        _ = try await store.setUser(instanceID: instance, deviceID: reinstalled.id, userID: "u2", maxDevicesPerUser: 100)
+        // Same token on another platform and in another instance: not touched.
+        let apns = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .apns, token: "t-2")).device
+        let elsewhere = try await store.registerDevice(DeviceRegistration(instanceID: "other-instance", platform: .fcm, token: "t-2")).device
+        let updated = try await store.updateToken(instanceID: instance, deviceID: old.id, platform: .fcm, token: "t-2")
+        XCTAssertTrue(updated)
+        let gone = try await store.device(instanceID: instance, id: reinstalled.id)
+        XCTAssertNil(gone, "the device that held the token is deleted")
+        let holder = try await store.device(instanceID: instance, platform: .fcm, token: "t-2")
+        XCTAssertEqual(holder?.id, old.id)
+        let orphanInterest = try await store.subscriberCount(instanceID: instance, interest: "only-other")
+        XCTAssertEqual(orphanInterest, 0)
+        let userDevices = try await store.devices(instanceID: instance, userID: "u2")
+        XCTAssertEqual(userDevices, [])
+        let keptAPNs = try await store.device(instanceID: instance, id: apns.id)
+        XCTAssertEqual(keptAPNs?.token, "t-2")
+        let keptElsewhere = try await store.device(instanceID: "other-instance", id: elsewhere.id)
+        XCTAssertEqual(keptElsewhere?.token, "t-2")
+        // A new device fits under a limit of 3 again: the deleted one no longer counts.
+        let fits = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-3"), maxDevicesPerInstance: 3)
+        XCTAssertTrue(fits.created)
+        try await store.close()
+    }
+
+    func testUpdateTokenReportsUnknownDeviceOrWrongPlatform() async throws {
+        let store = try await openStore()
+        let missing = try await store.updateToken(instanceID: instance, deviceID: "fcm-missing", platform: .fcm, token: "x")
+        XCTAssertFalse(missing)
+        let apns = try await register(store, 1)
+        let wrongPlatform = try await store.updateToken(instanceID: instance, deviceID: apns.id, platform: .fcm, token: "x")
+        XCTAssertFalse(wrongPlatform)
+        let otherInstance = try await store.updateToken(instanceID: "other-instance", deviceID: apns.id, platform: .apns, token: token(2))
+        XCTAssertFalse(otherInstance)
+        let unchanged = try await store.device(instanceID: instance, id: apns.id)
+        XCTAssertEqual(unchanged?.token, token(1))
+        try await store.close()
+    }
+
     func testInterestMutationsReportMissingDevice() async throws {
         let store = try await openStore()
         let value10 = try await store.setInterests(instanceID: instance, deviceID: "apns-missing", interests: ["a"])

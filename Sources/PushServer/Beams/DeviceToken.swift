@@ -1,0 +1,108 @@
+import JSON
+import JWTSigner
+import WebPush
+
+/// The token a device registers with, checked and put in the one form the store keys devices by (so that the same
+/// phone or browser subscription always maps to the same device). Tokens come from anonymous clients: every check
+/// bounds the length before looking at the bytes, and no error echoes more than a length.
+enum DeviceToken {
+    /// APNs tokens are stored as lower-case hex; Apple says not to assume their length, so any even length from 16
+    /// to 400 hex digits is accepted. The description mentions "device token" so the iOS SDK stops retrying.
+    static func apns(_ token: String) throws(BeamsError) -> String {
+        let lower = token.lowercased()
+        let isHex = lower.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard isHex, lower.utf8.count % 2 == 0, (16...400).contains(lower.utf8.count) else {
+            throw BeamsError.invalidToken
+        }
+        return lower
+    }
+
+    /// Longest FCM registration token accepted. Real ones are about 160 characters; Google sets no documented
+    /// limit, so this only bounds what an anonymous client may store.
+    static let maxFCMTokenBytes = 4096
+    /// Shortest FCM registration token accepted.
+    static let minFCMTokenBytes = 8
+
+    /// FCM registration tokens are opaque (docs/API.md): kept as sent when they are 8-4096 printable ASCII
+    /// characters with no space. Anything else, and a Firebase *installation auth token* (a JWT, `eyJ….….…`, which
+    /// SDKs before 1.9.2 sent by mistake), gets 400 `InvalidToken`: the one answer on which the Android SDK fetches
+    /// a fresh registration token and registers again instead of retrying the same body forever.
+    static func fcm(_ token: String) throws(BeamsError) -> String {
+        let bytes = token.utf8
+        guard (minFCMTokenBytes...maxFCMTokenBytes).contains(bytes.count) else {
+            throw BeamsError.invalidFCMToken("must be \(minFCMTokenBytes) to \(maxFCMTokenBytes) characters long")
+        }
+        guard bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw BeamsError.invalidFCMToken("must be printable ASCII without spaces")
+        }
+        if isJWT(token) {
+            throw BeamsError.invalidFCMToken("is a Firebase installation auth token (a JWT), not a registration token")
+        }
+        return token
+    }
+
+    /// Three non-empty base64url segments with a JSON header (`eyJ` is the encoding of `{"`).
+    private static func isJWT(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].hasPrefix("eyJ") else { return false }
+        return parts.allSatisfy { part in
+            !part.isEmpty && (try? Base64URL.decode(part)) != nil
+        }
+    }
+
+    /// Longest web token accepted: base64 of a subscription whose endpoint is at most 2048 bytes.
+    static let maxWebTokenBytes = 4096
+
+    /// The Web SDK's token: base64 (`btoa`, standard alphabet and padded; the URL-safe alphabet and missing
+    /// padding are accepted too) of `JSON.stringify(PushSubscription)`. The subscription is validated
+    /// (`WebPushSubscription`: https endpoint, a P-256 point, a 16-byte auth secret) and stored canonically:
+    /// `{"endpoint":…,"keys":{"auth":…,"p256dh":…}}` with sorted members and unpadded base64url keys, without
+    /// `expirationTime` (browsers report it inconsistently), so one subscription is always one device.
+    static func web(_ token: String) throws(BeamsError) -> String {
+        guard token.utf8.count <= maxWebTokenBytes else {
+            throw BeamsError.invalidWebToken("the token is longer than \(maxWebTokenBytes) bytes")
+        }
+        guard let json = decodeBase64(token) else {
+            throw BeamsError.invalidWebToken("the token is not base64 of the subscription JSON")
+        }
+        guard let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue
+        else { throw BeamsError.invalidWebToken("the token does not decode to a JSON object") }
+        guard let endpoint = object["endpoint"]?.stringValue else {
+            throw BeamsError.invalidWebToken("the subscription has no endpoint string")
+        }
+        guard let keys = object["keys"]?.objectValue, let p256dh = keys["p256dh"]?.stringValue,
+              let auth = keys["auth"]?.stringValue
+        else { throw BeamsError.invalidWebToken("the subscription has no keys.p256dh and keys.auth strings") }
+        let subscription: WebPushSubscription
+        do {
+            subscription = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        } catch {
+            throw BeamsError.invalidWebToken(error.description)
+        }
+        return JSONValue.object([
+            "endpoint": .string(endpoint),
+            "keys": .object([
+                "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
+                "p256dh": .string(Base64URL.encode(subscription.keys.publicPoint)),
+            ]),
+        ]).jsonText
+    }
+
+    /// Base64 in either alphabet (RFC 4648 §4 or §5), padded or not; nil for anything else.
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        var bytes = Array(text.utf8)
+        if bytes.last == UInt8(ascii: "=") {
+            guard bytes.count % 4 == 0 else { return nil }
+            bytes.removeLast()
+            if bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        }
+        for index in bytes.indices {
+            if bytes[index] == UInt8(ascii: "+") {
+                bytes[index] = UInt8(ascii: "-")
+            } else if bytes[index] == UInt8(ascii: "/") {
+                bytes[index] = UInt8(ascii: "_")
+            }
+        }
+        return try? Base64URL.decode(utf8: bytes)
+    }
+}

@@ -1,0 +1,73 @@
+import FCMClient
+import WebPush
+
+/// An instance's FCM HTTP v1 credentials (`instances[].fcm`). Without them the instance still accepts Android
+/// devices; deliveries to them are reported as not sent, as for APNs without credentials.
+public struct FCMInstanceConfig: Sendable {
+    /// The Google service-account JSON key file (Firebase console: Project settings, Service accounts).
+    public var serviceAccountFile: String
+    /// The parsed file; its private key never appears in a description or log line.
+    public var serviceAccount: ServiceAccount
+    /// The project to send to: `projectId` from the config, else the file's `project_id`.
+    public var projectID: String
+}
+
+/// An instance's Web Push settings (`instances[].web`): the VAPID key pair (RFC 8292) browsers subscribe with,
+/// the contact sent as the VAPID `sub`, and the origins whose pages may call the device and reporting APIs.
+public struct WebInstanceConfig: Sendable {
+    /// PEM file of the P-256 private key (`push-server vapid-keygen FILE` writes one).
+    public var vapidKeyFile: String
+    /// The loaded key pair; `keyPair.publicKeyBase64URL` is what `GET …/web-vapid-public-key` answers.
+    public var keyPair: VAPIDKeyPair
+    /// `mailto:` or `https:` contact, validated at start-up (Apple refuses placeholders).
+    public var subject: VAPIDSubject
+    /// Who may call the anonymous device and reporting APIs from a browser.
+    public var allowedOrigins: CORSOrigins
+}
+
+/// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).
+public enum CORSOrigins: Sendable, Equatable {
+    /// `["*"]`, the default: any page. The SDK sends no cookies (`credentials: 'same-origin'` on another
+    /// origin), so `Access-Control-Allow-Origin: *` grants nothing a non-browser client does not have anyway.
+    case any
+    /// Exact origins, lower-cased (`https://example.com`, `http://localhost:8080`).
+    case only(Set<String>)
+
+    /// Parses one configured origin: `*`, or `scheme://host[:port]` with scheme `http` or `https`, no path,
+    /// no trailing slash (browsers send the `Origin` header in exactly that form). Returns the lower-cased
+    /// origin, or why it is refused.
+    static func parse(_ text: String) -> Result<String, OriginError> {
+        if text == "*" { return .success(text) }
+        guard text.utf8.count <= 256 else { return .failure(.init("is longer than 256 bytes")) }
+        let lower = text.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") {
+            rest = lower.dropFirst("https://".count)
+        } else if lower.hasPrefix("http://") {
+            rest = lower.dropFirst("http://".count)
+        } else {
+            return .failure(.init("must be \"*\" or an origin such as https://app.example.com"))
+        }
+        var host = rest
+        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+            let port = rest[rest.index(after: colon)...]
+            guard let number = Int(port), (1...65535).contains(number), port.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+            else { return .failure(.init("has an invalid port")) }
+            host = rest[..<colon]
+        }
+        let allowed: (UInt8) -> Bool = { byte in
+            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+                || byte == UInt8(ascii: ":")
+        }
+        guard !host.isEmpty, host.utf8.allSatisfy(allowed) else {
+            return .failure(.init("must be scheme://host[:port] with no path, query or trailing slash"))
+        }
+        return .success(lower)
+    }
+
+    struct OriginError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import HTTPClient
+import JSON
+import Logging
+import PushStore
+
+// The `instances` section: ids, secrets, APNs credentials and instance webhooks.
+extension ServerConfig {
+    static func readInstances(
+        _ value: JSONValue?, into config: inout ServerConfig, _ reader: inout ConfigReader,
+        environment: [String: String], validateKey: (String) -> String?
+    ) {
+        guard let value, !(value.isNull) else {
+            reader.error("instances", "at least one instance is required")
+            return
+        }
+        guard let list = value.arrayValue else {
+            reader.error("instances", "must be an array")
+            return
+        }
+        if list.isEmpty { reader.error("instances", "at least one instance is required") }
+        var seen: Set<String> = []
+        for (index, element) in list.enumerated() {
+            let p = "instances[\(index)]"
+            guard let object = reader.object(element, p) else {
+                if element.isNull { reader.error(p, "must be an object") }
+                continue
+            }
+            reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
+                                                 "webhook"])
+            let id = reader.string(object, "id", p)
+            if let id {
+                if UUID(uuidString: id) == nil {
+                    reader.error("\(p).id", "must be a UUID (Beams instance ids are UUIDs; the iOS SDK rejects others)")
+                } else if !seen.insert(id.lowercased()).inserted {
+                    reader.error("\(p).id", "duplicate instance id \(id)")
+                }
+            } else {
+                reader.error("\(p).id", "is required")
+            }
+            let secret = readSecret(object, p, .instance, &reader, environment: environment)
+            let apns = reader.object(object["apns"], "\(p).apns").flatMap {
+                readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
+            }
+            if object["apns"] == nil || object["apns"]!.isNull {
+                reader.warning("\(p).apns", "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
+            }
+            let fcm = reader.object(object["fcm"], "\(p).fcm").flatMap {
+                readFCM($0, "\(p).fcm", &reader, environment: environment)
+            }
+            let web = reader.object(object["web"], "\(p).web").flatMap {
+                readWeb($0, "\(p).web", &reader, environment: environment)
+            }
+            var webhook: WebhookConfig?
+            if let hook = reader.object(object["webhook"], "\(p).webhook") {
+                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
+                                      environment: environment)
+            }
+            if let id, let secret {
+                config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook,
+                                                       fcm: fcm, web: web))
+            }
+        }
+    }
+
+    /// An instance's webhook receiver: an http(s) URL and its signing secret, which is required (an unsigned
+    /// instance webhook could be forged by anyone who can reach the receiver). A literal address the destination
+    /// policy refuses is an error here, since every attempt would fail; host names are judged at send time (DNS).
+    static func readWebhook(
+        _ hook: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> WebhookConfig? {
+        reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile"])
+        var url = reader.string(hook, "url", p)
+        if let text = url {
+            do {
+                let parsed = try HTTPURL(text)
+                if let address = parsed.literalAddress,
+                   case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
+                    reader.error("\(p).url", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                    url = nil
+                }
+            } catch {
+                reader.error("\(p).url", "\(error)")
+                url = nil
+            }
+        } else if hook["url"]?.isNull ?? true {
+            reader.error("\(p).url", "is required")
+        }
+        let secret = readSecret(hook, p, .webhook, &reader, environment: environment)
+        guard let url, let secret else { return nil }
+        return WebhookConfig(url: url, secret: secret)
+    }
+
+    static func readAPNs(
+        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+        environment: [String: String], validateKey: (String) -> String?
+    ) -> APNsInstanceConfig? {
+        reader.checkKeys(object, p, allowed: ["teamId", "keyId", "keyPath", "topic", "defaultEnvironment",
+                                              "endpointOverride", "caFile"])
+        let team = reader.string(object, "teamId", p) ?? ""
+        let keyID = reader.string(object, "keyId", p) ?? ""
+        let keyPath = expandVariables(reader.string(object, "keyPath", p) ?? "", environment)
+        let topic = reader.string(object, "topic", p) ?? ""
+        var env = PushEnvironment.production
+        if let name = reader.string(object, "defaultEnvironment", p) {
+            if let value = PushEnvironment(rawValue: name.lowercased()) {
+                env = value
+            } else {
+                reader.error("\(p).defaultEnvironment", "must be \"sandbox\" or \"production\", got \"\(name)\"")
+            }
+        }
+        let endpoint = reader.string(object, "endpointOverride", p)
+        let caFile = reader.string(object, "caFile", p).map { expandVariables($0, environment) }
+
+        let credentials = [team, keyID, keyPath]
+        if credentials.allSatisfy(\.isEmpty) {
+            reader.warning(p, "teamId, keyId and keyPath are empty: deliveries are reported as not sent (no APNs credentials)")
+        } else {
+            if team.isEmpty { reader.error("\(p).teamId", "is required when keyId or keyPath is set") }
+            if keyID.isEmpty { reader.error("\(p).keyId", "is required when teamId or keyPath is set") }
+            if keyPath.isEmpty { reader.error("\(p).keyPath", "is required when teamId or keyId is set") }
+            if !team.isEmpty && !isAppleIdentifier(team) {
+                reader.error("\(p).teamId", "must be the 10-character Team ID from the Apple developer account")
+            }
+            if !keyID.isEmpty && !isAppleIdentifier(keyID) {
+                reader.error("\(p).keyId", "must be the 10-character Key ID of the .p8 key")
+            }
+            if !keyPath.isEmpty, checkReadable(keyPath, "\(p).keyPath", &reader), let problem = validateKey(keyPath) {
+                reader.error("\(p).keyPath", problem)
+            }
+        }
+        if topic.isEmpty {
+            reader.error("\(p).topic", "is required: the app's bundle id, e.g. com.example.app")
+        } else if topic.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            reader.error("\(p).topic", "must be a bundle id such as com.example.app")
+        }
+        if let endpoint {
+            if URL(string: endpoint)?.scheme != "https" {
+                reader.error("\(p).endpointOverride", "must be an https URL")
+            }
+        }
+        if let caFile { checkReadable(caFile, "\(p).caFile", &reader) }
+        return APNsInstanceConfig(teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
+                                  endpointOverride: endpoint, caFile: caFile)
+    }
+
+    /// Apple Team IDs and Key IDs are 10 upper-case alphanumerics.
+    static func isAppleIdentifier(_ value: String) -> Bool {
+        value.utf8.count == 10 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) }
+    }
+}

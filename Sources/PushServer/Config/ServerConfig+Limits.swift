@@ -1,0 +1,88 @@
+import Foundation
+import HTTPClient
+import JSON
+import Logging
+import PushStore
+
+// The `limits` and `webhooks` sections.
+extension ServerConfig {
+    static func readLimits(_ limits: [String: JSONValue], into out: inout Limits, _ reader: inout ConfigReader) {
+        let p = "limits"
+        reader.checkKeys(limits, p, allowed: [
+            "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
+            "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
+            "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
+            "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
+            "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
+        ])
+        if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
+        if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
+        if let v = reader.int(limits, "maxBodyBytes", p, in: 1024...(64 << 20)) { out.maxBodyBytes = v }
+        if let v = reader.int(limits, "maxConnections", p, in: 1...1_000_000) { out.maxConnections = v }
+        if let v = reader.int(limits, "headerTimeoutSeconds", p, in: 1...3600) { out.headerTimeoutSeconds = v }
+        if let v = reader.int(limits, "bodyTimeoutSeconds", p, in: 1...3600) { out.bodyTimeoutSeconds = v }
+        if let v = reader.int(limits, "idleTimeoutSeconds", p, in: 1...86400) { out.idleTimeoutSeconds = v }
+        if let v = reader.int(limits, "writeTimeoutSeconds", p, in: 1...3600) { out.writeTimeoutSeconds = v }
+        if let v = reader.int(limits, "requestsPerSecondPerInstance", p, in: 1...1_000_000) {
+            out.requestsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
+        if let v = reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000) { out.ipRequestsPerSecond = v }
+        if let v = reader.int(limits, "ipBurst", p, in: 1...10_000_000) { out.ipBurst = v }
+        if let v = reader.int(limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.deviceRequestsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000) {
+            out.reportsPerSecondPerInstance = v
+        }
+        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) { out.maxDevicesPerInstance = v }
+        if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
+        if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
+        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
+        if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
+        if let value = limits["trustedProxies"], !value.isNull {
+            if let list = value.arrayValue {
+                var proxies: [String] = []
+                for (index, element) in list.enumerated() {
+                    if let text = element.stringValue, let address = ClientAddress.canonical(text) {
+                        proxies.append(address)
+                    } else {
+                        reader.error("\(p).trustedProxies[\(index)]", "must be an IPv4 or IPv6 address, got \(element.jsonText)")
+                    }
+                }
+                out.trustedProxies = proxies
+            } else {
+                reader.error("\(p).trustedProxies", "must be an array of IP addresses, got \(value.typeName)")
+            }
+        }
+    }
+
+    static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {
+        let p = "webhooks"
+        reader.checkKeys(object, p, allowed: ["allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
+                                              "maxResponseBytes"])
+        if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }
+        if let v = reader.int(object, "connectTimeoutSeconds", p, in: 1...60) { out.connectTimeoutSeconds = v }
+        if let v = reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20)) { out.maxResponseBytes = v }
+        if out.connectTimeoutSeconds > out.timeoutSeconds {
+            reader.error("\(p).connectTimeoutSeconds", "must not exceed timeoutSeconds (\(out.timeoutSeconds))")
+        }
+        guard let value = object["allowedDestinations"], !value.isNull else { return }
+        guard let list = value.arrayValue else {
+            reader.error("\(p).allowedDestinations", "must be an array of strings, got \(value.typeName)")
+            return
+        }
+        for (index, element) in list.enumerated() {
+            let field = "\(p).allowedDestinations[\(index)]"
+            guard let text = element.stringValue else {
+                reader.error(field, "must be a string, got \(element.typeName)")
+                continue
+            }
+            do {
+                out.allowedDestinations.append(try DestinationPolicy.Allowance(parsing: text))
+            } catch {
+                reader.error(field, "\"\(text)\" \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import FCMClient
+import Foundation
+import JSON
+import WebPush
+
+// The `instances[].fcm` and `instances[].web` sections. Both load their key files here, so a bad file fails at
+// start-up and in `check-config` rather than at the first delivery. Key material never reaches an error message.
+extension ServerConfig {
+    static func readFCM(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+                        environment: [String: String]) -> FCMInstanceConfig? {
+        reader.checkKeys(object, p, allowed: ["serviceAccountFile", "projectId"])
+        guard let path = reader.string(object, "serviceAccountFile", p).map({ expandVariables($0, environment) }),
+              !path.isEmpty
+        else {
+            reader.error("\(p).serviceAccountFile", "is required: the service-account JSON key file from the Firebase console")
+            return nil
+        }
+        var projectOverride: String?
+        if let project = reader.string(object, "projectId", p) {
+            // Goes into the request path `projects/{id}/messages:send`: Google's id alphabet only.
+            let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:".utf8)
+            if project.isEmpty || project.utf8.count > 128 || !project.utf8.allSatisfy(allowed.contains) {
+                reader.error("\(p).projectId", "must be a Firebase project id (lower-case letters, digits, '-', '.', ':')")
+            } else {
+                projectOverride = project
+            }
+        }
+        guard checkReadable(path, "\(p).serviceAccountFile", &reader) else { return nil }
+        let account: ServiceAccount
+        do {
+            account = try ServiceAccount(contentsOfFile: path)
+        } catch {
+            reader.error("\(p).serviceAccountFile", error.description)
+            return nil
+        }
+        return FCMInstanceConfig(serviceAccountFile: path, serviceAccount: account,
+                                 projectID: projectOverride ?? account.projectID)
+    }
+
+    static func readWeb(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+                        environment: [String: String]) -> WebInstanceConfig? {
+        reader.checkKeys(object, p, allowed: ["vapidKeyFile", "subject", "allowedOrigins"])
+        var keyPair: VAPIDKeyPair?
+        let path = reader.string(object, "vapidKeyFile", p).map { expandVariables($0, environment) } ?? ""
+        if path.isEmpty {
+            reader.error("\(p).vapidKeyFile", "is required: a P-256 private key PEM (create one with `push-server vapid-keygen FILE`)")
+        } else if checkReadable(path, "\(p).vapidKeyFile", &reader) {
+            do {
+                keyPair = try VAPIDKeyPair(contentsOfFile: path)
+            } catch {
+                reader.error("\(p).vapidKeyFile", error.description)
+            }
+        }
+        var subject: VAPIDSubject?
+        if let text = reader.string(object, "subject", p) {
+            do {
+                subject = try VAPIDSubject(text)
+            } catch {
+                reader.error("\(p).subject", error.description)
+            }
+        } else {
+            reader.error("\(p).subject", "is required: a mailto: or https: contact for the push services (RFC 8292)")
+        }
+        let origins = readAllowedOrigins(object["allowedOrigins"], "\(p).allowedOrigins", &reader)
+        guard let keyPair, let subject, let origins else { return nil }
+        return WebInstanceConfig(vapidKeyFile: path, keyPair: keyPair, subject: subject, allowedOrigins: origins)
+    }
+
+    /// `["*"]` (the default) or a non-empty list of origins; `*` cannot be mixed with origins.
+    static func readAllowedOrigins(_ value: JSONValue?, _ p: String, _ reader: inout ConfigReader) -> CORSOrigins? {
+        guard let value, !value.isNull else { return .any }
+        guard let list = value.arrayValue else {
+            reader.error(p, "must be an array of origins, got \(value.typeName)")
+            return nil
+        }
+        guard !list.isEmpty else {
+            reader.error(p, "must not be empty: use [\"*\"] for any origin or list the origins")
+            return nil
+        }
+        guard list.count <= 1000 else {
+            reader.error(p, "must list at most 1000 origins")
+            return nil
+        }
+        var origins: Set<String> = []
+        var failed = false
+        for (index, element) in list.enumerated() {
+            guard let text = element.stringValue else {
+                reader.error("\(p)[\(index)]", "must be a string, got \(element.typeName)")
+                failed = true
+                continue
+            }
+            switch CORSOrigins.parse(text) {
+            case .success(let origin): origins.insert(origin)
+            case .failure(let problem):
+                reader.error("\(p)[\(index)]", "\"\(text.prefix(100))\" \(problem)")
+                failed = true
+            }
+        }
+        if origins.contains("*") {
+            guard origins.count == 1 else {
+                reader.error(p, "\"*\" allows any origin and cannot be combined with others")
+                return nil
+            }
+            return .any
+        }
+        return failed ? nil : .only(origins)
+    }
+}
