@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging, HTTPClient (the one
-//   libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -34,7 +34,7 @@ let package = Package(
         // doubles) and one deterministic serializer, for every layer from JWTs to Beams bodies.
         .target(name: "JSON"),
         // One lifetime for every long-running part: `Service.run()` until cancelled; `ServiceGroup` stops them in order.
-        .target(name: "Lifecycle"),
+        .target(name: "Lifecycle", dependencies: ["Locking", "Logging"]),
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
 
@@ -80,6 +80,7 @@ let package = Package(
         // MARK: Tests mirror the targets.
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),

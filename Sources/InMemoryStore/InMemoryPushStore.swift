@@ -229,6 +229,10 @@ public final class InMemoryPushStore: PushStorage {
         try access { try $0.mark(id, outcome: outcome, now: now) }
     }
 
+    public func nextWebhookDue() async throws -> Date? {
+        try access { $0.nextWebhookDue() }
+    }
+
     // MARK: ProviderTokenStorage, RetentionStore
 
     public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {

@@ -67,6 +67,12 @@ extension InMemoryState {
         }
     }
 
+    /// The earliest `nextAttemptAt` of a pending webhook: a retry's time or the end of a claim's lease.
+    func nextWebhookDue() -> Date? {
+        webhooks.values.lazy.filter { $0.state == .pending }.map(\.nextAttemptAt).min()
+            .map { Date(millisecondsSince1970: $0) }
+    }
+
     mutating func mark(_ id: Int64, outcome: WebhookOutcome, now: Date) throws {
         guard var webhook = webhooks[id], webhook.state == .pending else { throw PushStoreError.notFound }
         webhook.attempts += 1

@@ -141,6 +141,9 @@ public protocol WebhookQueue: Sendable {
     func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook]
     /// Records an attempt's outcome. - Throws: `PushStoreError.notFound`.
     func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws
+    /// When the next pending webhook is due: a retry's time, or the end of a claim's lease; nil when none is
+    /// pending. Lets the outbox sleep until then instead of polling.
+    func nextWebhookDue() async throws -> Date?
 }
 
 /// APNs provider tokens shared by every process on the same database (one signature per key and period).

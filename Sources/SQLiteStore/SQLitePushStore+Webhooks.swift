@@ -39,6 +39,14 @@ extension SQLitePushStore {
         }
     }
 
+    public func nextWebhookDue() async throws -> Date? {
+        try await read { connection in
+            // The partial index webhooks_due answers MIN without a scan.
+            try connection.first("SELECT MIN(next_attempt_at) FROM webhooks WHERE state = 'pending'") { $0.optionalDate(0) }
+                ?? nil
+        }
+    }
+
     public func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
         try await write { connection in
             let changed: Int

@@ -47,7 +47,8 @@ final class StoreOutageServerTests: XCTestCase {
         config.storage.outageRetryAfterSeconds = 9
         config.instances = [InstanceConfig(id: instanceID, secretKey: secret, apns: nil, webhook: nil)]
         let sink = CapturingLogSink()
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .info, sink: sink))
+        let app = try await Application(config: config, logger: Logger(label: "server", level: .info, sink: sink),
+                                        gracePeriod: 1)
         let port = try app.start()
         let running = Task { await app.run() }
 
@@ -102,8 +103,10 @@ final class StoreOutageServerTests: XCTestCase {
                        "an outage is not an error line per request: \(lines)")
         XCTAssertFalse(lines.contains { $0.contains("publish=") && $0.contains("Publish accepted") })
 
-        await app.shutdown(gracePeriod: 1)
-        await running.value
+        app.shutdown()
+        let report = await running.value
+        XCTAssertEqual(report.stopped, ["http", "engine", "webhooks", "janitor", "store-watchdog"])
+        XCTAssertEqual(report.unfinished, [])
         await app.close()
     }
 }

@@ -2,16 +2,22 @@ import APNsClient
 import Foundation
 import HTTPClient
 import HTTPServer
+import Lifecycle
+import Locking
 import Logging
 import PushStore
 import SQLiteStore
 
 /// The assembled server: store, APNs client, publish engine, webhook outbox and HTTP API.
 ///
-/// `start()` opens everything and binds the listener; `run()` serves until `shutdown()`; shutdown drains in order:
-/// stop accepting HTTP requests, stop the engine (running publishes checkpoint; unanswered notifications return
-/// to the queue), stop webhooks, close the store.
+/// `start()` binds the listeners; `run()` runs every part as one `ServiceGroup` until `shutdown()` (or its task's
+/// cancellation); the group stops them in order, each drained before the next is told (see `services`); `close()`
+/// then closes the store.
 public final class Application: Sendable {
+    /// Time the whole drain may take beyond the engine's own grace period (for the HTTP listener's in-flight
+    /// requests and the rest); past it the group stops waiting and names what did not return.
+    static let drainMargin: Duration = .seconds(5)
+
     public let context: AppContext
     let engine: PublishEngine
     let webhooks: WebhookOutbox
@@ -22,11 +28,19 @@ public final class Application: Sendable {
     let opsHTTP: HTTPServer?
     let storeHealth: StoreHealth
     let instances: [InstanceRuntime]
+    /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
+    /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
+    /// queue, FINISHED webhooks are queued); then webhook delivery, the janitor and the store watchdog; the ops
+    /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
+    private let services: ServiceGroup
     private let logger: Logger
 
     /// Opens the store and loads keys; binds nothing yet.
+    /// - Parameters:
+    ///   - gracePeriod: seconds the engine's drain may take (half for answers in flight, half for the APNs client).
+    ///   - stopLast: services run with the others and stopped after them (the systemd watchdog).
     /// - Throws: a store or key error, described for the operator.
-    public init(config: ServerConfig, logger: Logger) async throws {
+    public init(config: ServerConfig, logger: Logger, gracePeriod: Double = 20, stopLast: [any Service] = []) async throws {
         self.logger = logger
         let metrics = Metrics()
         Self.declareMetrics(metrics)
@@ -58,6 +72,7 @@ public final class Application: Sendable {
         settings.concurrentPublishes = config.engine.concurrentPublishes
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
+        settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
                                    metrics: metrics, logger: logger.named("engine"), webhooks: webhooks)
         self.engine = engine
@@ -75,9 +90,11 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
+        let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
                          storeHealth: storeHealth,
-                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil))
+                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
+                         draining: { draining.withLock { $0 } })
         ops.register(into: &router, on: .main)
         if config.console.enabled {
             ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
@@ -134,6 +151,16 @@ public final class Application: Sendable {
             metrics.set("push_apns_retries", to: Double(stats.retries))
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
+
+        let running: [any Service] = [
+            http,
+            engine,
+            webhooks,
+            janitor,
+            StoreWatchdog(health: storeHealth, store: store),
+        ] + (opsHTTP.map { [$0] } ?? []) + stopLast
+        services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
+                                logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
 
     static func declareMetrics(_ metrics: Metrics) {
@@ -180,27 +207,18 @@ public final class Application: Sendable {
         return port
     }
 
-    /// Runs the engine and webhook delivery until `shutdown()` completes.
-    public func run() async {
-        async let engineDone: Void = engine.run()
-        async let webhooksDone: Void = webhooks.run()
-        async let janitorDone: Void = janitor.run()
-        async let storeHealthDone: Void = storeHealth.run(store: context.store)
-        await http.waitUntilStopped()
-        await opsHTTP?.waitUntilStopped()
-        _ = await (engineDone, webhooksDone, janitorDone, storeHealthDone)
+    /// Runs every service until `shutdown()`, the cancellation of the calling task, or a service failing; then
+    /// stops them in order and returns.
+    /// - Returns: what stopped in which order, what did not return within the grace period, what failed.
+    @discardableResult
+    public func run() async -> ServiceGroup.Report {
+        await services.run()
     }
 
-    /// Drains and stops everything within `gracePeriod` seconds.
-    public func shutdown(gracePeriod: Double = 20) async {
-        logger.notice("Shutting down", ["grace": String(Int(saturating: gracePeriod))])
-        await http.shutdown()
-        await engine.shutdown(gracePeriod: gracePeriod)
-        await webhooks.shutdown()
-        janitor.stop()
-        storeHealth.stop()
-        // Last, so `/ready` answers (503 once draining) for as long as possible.
-        await opsHTTP?.shutdown()
+    /// Starts the drain: `run()` returns once every service stopped (or the grace period ran out). Returns at once;
+    /// safe from any thread, any number of times.
+    public func shutdown() {
+        services.shutdown()
     }
 
     /// Closes the store (after `run()` returned).

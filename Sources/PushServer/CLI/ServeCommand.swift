@@ -16,7 +16,8 @@ enum ServeCommand: Command {
     exits at once.
     """
 
-    /// Seconds a drain may take; systemd's TimeoutStopSec (30 s in deploy/push-server.service) must exceed it.
+    /// Seconds the engine's drain may take; the whole drain gets `Application.drainMargin` (5 s) more, and systemd's
+    /// TimeoutStopSec (30 s in deploy/push-server.service) must exceed that sum.
     static let gracePeriod = 20.0
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
@@ -39,36 +40,30 @@ enum ServeCommand: Command {
             logger.warning("Configuration warning", ["field": warning.path, "problem": warning.message])
         }
 
+        let notifier = SystemdNotifier()
         let app: Application
         do {
-            app = try await Application(config: config, logger: logger)
+            // Stopped after everything else, so systemd sees a live process for as long as the drain takes.
+            let watchdog = notifier.watchdogInterval.map { [SystemdWatchdog(notifier: notifier, interval: $0)] } ?? []
+            app = try await Application(config: config, logger: logger, gracePeriod: gracePeriod, stopLast: watchdog)
             try app.start()
         } catch {
             logger.critical("Start-up failed", ["error": "\(error)"])
             return .failure
         }
 
-        let notifier = SystemdNotifier()
         let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { signal in
             logger.notice("Signal received, draining", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
             notifier.stopping()
-            Task { await app.shutdown(gracePeriod: gracePeriod) }
+            app.shutdown()
         }
         notifier.ready(status: "Serving on \(config.listen.host):\(config.listen.port)")
-        let watchdog = notifier.watchdogInterval.map { interval in
-            Task {
-                while !Task.isCancelled {
-                    notifier.watchdog()
-                    try? await Task.sleep(for: interval)
-                }
-            }
-        }
 
-        await app.run()
-        watchdog?.cancel()
+        let report = await app.run()
         signals.cancel()
         await app.close()
-        return .ok
+        // A service that failed, or a drain that outlived its grace period (both logged), is not a clean stop.
+        return report.failures.isEmpty && report.unfinished.isEmpty ? .ok : .failure
     }
 }
 

@@ -14,6 +14,9 @@ struct OpsAPI: Sendable {
     let apnsHealth: APNsHealth
     let storeHealth: StoreHealth
     let access: OpsAccess
+    /// True once the server started stopping: `/ready` then answers 503, so a load balancer sends no new work
+    /// while the rest drains (the ops listener is stopped last).
+    var draining: @Sendable () -> Bool = { false }
 
     static let metricsForbidden = HTTPError(.forbidden, title: "Forbidden", detail: "Metrics are only served to the operator")
     static let tokenRequired = HTTPError(.unauthorized, title: "Unauthorized", detail: "Missing or incorrect operator token")
@@ -49,10 +52,10 @@ struct OpsAPI: Sendable {
                              forwarded: forwarded, on: listener)
     }
 
-    /// 200 when the store answers and can write; 503 otherwise. Only `{"ready": …}` unless `detailed`, which adds
-    /// why, per-instance credentials and APNs reachability. Instances without credentials and an unreachable APNs
-    /// are reported but do not fail readiness: the server still accepts and queues work, which is what a load
-    /// balancer's readiness decides.
+    /// 200 when the store answers and can write and the server is not stopping; 503 otherwise. Only `{"ready": …}`
+    /// unless `detailed`, which adds why, per-instance credentials and APNs reachability. Instances without
+    /// credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts and
+    /// queues work, which is what a load balancer's readiness decides.
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
@@ -70,10 +73,13 @@ struct OpsAPI: Sendable {
             storeCheck["error"] = .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)")
         }
         storeCheck["ok"] = .bool(ready)
+        let stopping = draining()
+        if stopping { ready = false }
         guard detailed else {
             return .json(.object(["ready": .bool(ready)]), status: ready ? .ok : .serviceUnavailable)
         }
         checks["store"] = .object(storeCheck)
+        checks["draining"] = .bool(stopping)
         var list: [JSONValue] = []
         for instance in instances {
             list.append(.object([

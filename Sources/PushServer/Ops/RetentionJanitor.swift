@@ -1,38 +1,40 @@
 import Foundation
+import Lifecycle
 import Logging
 import PushStore
-import Locking
 
 /// Deletes history older than `storage.retentionDays` once an hour: ended publishes, reporting events, finished
 /// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow.
-final class RetentionJanitor: Sendable {
+final class RetentionJanitor: Service {
+    let name = "janitor"
     private let store: any RetentionStore
     private let retention: TimeInterval
+    private let interval: Duration
     private let logger: Logger
-    private let stopped = Locked(false)
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 
-    init(store: any RetentionStore, retentionDays: Int, logger: Logger) {
+    init(store: any RetentionStore, retentionDays: Int, interval: Duration = .seconds(3600), logger: Logger) {
         self.store = store
         self.retention = TimeInterval(retentionDays) * 86_400
+        self.interval = interval
         self.logger = logger
     }
 
-    /// Purges at start and then every `interval` until `stop()`; does nothing when retention is 0 (keep forever).
-    func run(interval: Duration = .seconds(3600)) async {
+    /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
+    /// forever). A purge under way stops after its current slice.
+    func run() async {
         guard retention > 0 else { return }
-        while !stopped.withLock({ $0 }) {
+        while !Task.isCancelled {
             await purgeOnce(now: Date())
-            var slept = Duration.zero
-            while slept < interval && !stopped.withLock({ $0 }) {
-                try? await Task.sleep(for: .seconds(1))
-                slept += .seconds(1)
+            do {
+                // The next run's time; cancellation ends the sleep at once.
+                try await Task.sleep(for: interval)
+            } catch {
+                return
             }
         }
     }
-
-    func stop() { stopped.withLock { $0 = true } }
 
     /// - Returns: the total rows deleted.
     @discardableResult
@@ -47,7 +49,7 @@ final class RetentionJanitor: Sendable {
                 total.webhooks += slice.webhooks
                 total.devices += slice.devices
                 let full = [slice.publishes, slice.events, slice.webhooks, slice.devices].contains(Self.sliceSize)
-                if !full || stopped.withLock({ $0 }) { break }
+                if !full || Task.isCancelled { break }
             }
         } catch {
             logger.error("Purging old history failed", ["error": "\(error)"])

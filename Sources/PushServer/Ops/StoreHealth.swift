@@ -9,7 +9,8 @@ import PushStore
 /// Fed by the store's health events (`SQLitePushStore.Configuration.healthEvents`), it keeps a `StoreWriteState`,
 /// logs its reports, and feeds `push_store_writable` and `push_store_unavailable_total{reason}`. While
 /// writes fail, `run` probes the store every `probeInterval`, so the server notices by itself that space came back
-/// even when nothing else writes (a load balancer stops sending traffic once `/ready` says 503).
+/// even when nothing else writes (a load balancer stops sending traffic once `/ready` says 503); `StoreWatchdog` runs
+/// it as a service.
 final class StoreHealth: Sendable {
     /// What `/ready` shows.
     struct Snapshot: Sendable, Equatable {
@@ -25,7 +26,6 @@ final class StoreHealth: Sendable {
     private let metrics: Metrics
     private let logger: Logger
     private let now: @Sendable () -> Date
-    private let stopped = Locked(false)
     private let outages: AsyncStream<Void>
     private let outageStarted: AsyncStream<Void>.Continuation
 
@@ -85,21 +85,21 @@ final class StoreHealth: Sendable {
 
     var isWritable: Bool { state.withLock { $0.isWritable } }
 
-    /// Sleeps until an outage starts, then probes the store every `probeInterval` until it writes again; returns
-    /// after `stop()`.
+    /// Sleeps until an outage starts, then probes the store every `probeInterval` (a real deadline) until it
+    /// writes again; returns when cancelled (see `StoreWatchdog`).
     func run(store: any StoreBackend, probeInterval: Duration = .seconds(1)) async {
+        // Ends when the task is cancelled.
         for await _ in outages {
-            while !isWritable && !stopped.withLock({ $0 }) {
-                try? await Task.sleep(for: probeInterval)
+            while !isWritable {
+                do {
+                    try await Task.sleep(for: probeInterval)
+                } catch {
+                    return
+                }
                 // The outcome reaches `record` through the store's health events.
                 try? await store.probeWrite()
             }
         }
-    }
-
-    func stop() {
-        stopped.withLock { $0 = true }
-        outageStarted.finish()
     }
 
     /// The answer to a request the store refused: 503 with `Retry-After`, in Beams' error format. The reason

@@ -2,9 +2,9 @@ import Foundation
 import HTTPClient
 import JSON
 import JWTSigner
+import Lifecycle
 import Logging
 import PushStore
-import Locking
 
 /// Webhooks, queued durably in the store's outbox and delivered by `run()` on their own schedule, so a slow or
 /// dead receiver never slows delivery (docs/BEAMS-PROTOCOL.md §10).
@@ -16,21 +16,37 @@ import Locking
 /// Sent by `HTTPPostClient` (libcurl, like APNs): URLs come from API callers, so its destination policy refuses
 /// loopback, private and link-local addresses after DNS resolution unless `webhooks.allowedDestinations` allows
 /// them, and redirects, slow receivers and oversized answers are cut (`webhooks.*` in the config).
-final class WebhookOutbox: Sendable {
+///
+/// A `Service`: `run()` delivers until cancelled. It sleeps until a webhook is queued here or the next one is due
+/// (a retry's time, or the end of a claim's lease), never polling.
+final class WebhookOutbox: Service {
     /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
     static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
+    /// Webhooks claimed at a time.
+    static let batchSize = 16
+    /// How long a claimed webhook stays hidden from other claims: past it, an attempt that was never recorded (a
+    /// crash, an aborted attempt at shutdown) is made again.
+    static let leaseDuration = Duration.seconds(60)
+    /// How long to wait before asking again when the store could not answer (an outage): a real deadline.
+    static let storeRetryInterval: TimeInterval = 1
+    /// The longest single sleep; a far-off due time is looked up again after it (it also bounds the conversion).
+    static let longestSleep: TimeInterval = 3600
 
+    let name = "webhooks"
     private let store: any PushStorage
     private let client: HTTPPostClient
     private let logger: Logger
     private let metrics: Metrics
-    private let stopped = Locked(false)
+    /// Yielded when a webhook was queued or a due time came; buffers one, so a wake-up during a delivery is kept.
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
 
     init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger) {
         self.store = store
         self.client = client
         self.metrics = metrics
         self.logger = logger
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         metrics.declare("push_webhooks_total", counter: "Webhook attempts by outcome.")
         metrics.declare("push_webhook_failures_total", counter: "Failed webhook attempts by reason.")
     }
@@ -113,6 +129,7 @@ final class WebhookOutbox: Sendable {
     private func enqueue(url: String, bytes: [UInt8], headers: [String: String]) async {
         do {
             _ = try await store.enqueueWebhook(WebhookRequest(url: url, body: Data(bytes), headers: headers), now: Date())
+            wake.yield()
         } catch {
             logger.error("Queuing a webhook failed", ["error": "\(error)"])
         }
@@ -120,37 +137,72 @@ final class WebhookOutbox: Sendable {
 
     // MARK: Delivering
 
-    /// Delivers due webhooks until `stop()`.
+    /// Delivers due webhooks until cancelled; then aborts the attempts in flight (they are not marked, so their
+    /// lease runs out and they are retried after the restart: at-least-once) and frees the client's curl handles.
     func run() async {
-        while !stopped.withLock({ $0 }) {
-            let due = (try? await store.dueWebhooks(now: Date(), limit: 16, leaseDuration: .seconds(60))) ?? []
-            if due.isEmpty {
-                try? await Task.sleep(for: .milliseconds(500))
-                continue
-            }
-            // A small publish queues STARTED and FINISHED within one poll: delivering them concurrently let FINISHED
-            // overtake STARTED. Webhooks to the same URL go one after the other, in queue order; different
-            // receivers are still served side by side.
-            var byURL: [String: [PendingWebhook]] = [:]
-            var urls: [String] = []
-            for webhook in due {
-                if byURL[webhook.request.url] == nil { urls.append(webhook.request.url) }
-                byURL[webhook.request.url, default: []].append(webhook)
-            }
-            await withDiscardingTaskGroup { group in
-                for url in urls {
-                    let queue = byURL[url] ?? []
-                    group.addTask { for webhook in queue { await self.attempt(webhook) } }
+        await withTaskCancellationHandler {
+            await deliverUntilCancelled()
+        } onCancel: { [client] in
+            Task { await client.shutdown() }
+        }
+        await client.shutdown()
+    }
+
+    private func deliverUntilCancelled() async {
+        var woken = wakeups.makeAsyncIterator()
+        while !Task.isCancelled {
+            let nextDue: Date?
+            do {
+                let due = try await store.dueWebhooks(now: Date(), limit: Self.batchSize, leaseDuration: Self.leaseDuration)
+                if !due.isEmpty {
+                    await deliver(due)
+                    continue
                 }
+                nextDue = try await store.nextWebhookDue()
+            } catch {
+                // Logged once per interval by StoreHealth; asked again after a short, fixed wait.
+                logger.debug("Reading the webhook outbox failed", ["error": "\(error)"])
+                nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
+            }
+            let timer = nextDue.map(wake(at:))
+            // nil once the task is cancelled (the stream ends then).
+            let event: Void? = await woken.next()
+            timer?.cancel()
+            if event == nil { return }
+        }
+    }
+
+    /// Yields a wake-up at `date` (a retry's time or a lease's end), unless cancelled first.
+    private func wake(at date: Date) -> Task<Void, Never> {
+        let seconds = min(max(date.timeIntervalSinceNow, 0), Self.longestSleep)
+        // Rounded up: waking a moment early would find nothing due yet and sleep again for the remainder.
+        let delay = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)) + 1)
+        return Task { [wake] in
+            do {
+                try await Task.sleep(for: delay)
+                wake.yield()
+            } catch {
+                // Cancelled: woken otherwise.
             }
         }
     }
 
-    /// Stops claiming webhooks and aborts the attempts in flight: they are not marked, so their lease runs out and
-    /// they are retried after the restart (at-least-once). Frees the client's curl handles.
-    func shutdown() async {
-        stopped.withLock { $0 = true }
-        await client.shutdown()
+    private func deliver(_ due: [PendingWebhook]) async {
+        // A small publish queues STARTED and FINISHED close together: delivering them concurrently let FINISHED
+        // overtake STARTED. Webhooks to the same URL go one after the other, in queue order; different
+        // receivers are still served side by side.
+        var byURL: [String: [PendingWebhook]] = [:]
+        var urls: [String] = []
+        for webhook in due {
+            if byURL[webhook.request.url] == nil { urls.append(webhook.request.url) }
+            byURL[webhook.request.url, default: []].append(webhook)
+        }
+        await withDiscardingTaskGroup { group in
+            for url in urls {
+                let queue = byURL[url] ?? []
+                group.addTask { for webhook in queue { await self.attempt(webhook) } }
+            }
+        }
     }
 
     private func attempt(_ webhook: PendingWebhook) async {

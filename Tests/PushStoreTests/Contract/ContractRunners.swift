@@ -249,6 +249,10 @@ final class TargetStreamContractOnSQLite: XCTestCase {
 }
 
 final class WebhookQueueContractOnSQLite: XCTestCase {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
+        try await runContract(.sqlite, WebhookQueueContract.testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending)
+    }
+
     func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
         try await runContract(.sqlite, WebhookQueueContract.testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds)
     }
@@ -503,6 +507,10 @@ final class TargetStreamContractInMemory: XCTestCase {
 }
 
 final class WebhookQueueContractInMemory: XCTestCase {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
+        try await runContract(.inMemory, WebhookQueueContract.testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending)
+    }
+
     func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
         try await runContract(.inMemory, WebhookQueueContract.testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds)
     }
