@@ -10,14 +10,15 @@ final class InFlightWindowTests: XCTestCase {
         let order = Locked<[Int]>([])
         let waiters = (1...2).map { index in
             Task {
-                // Each waiter is queued before the next is created: `waiting` tells when it is parked.
                 let got = await window.acquire()
                 order.withLock { $0.append(index) }
                 return got
             }
         }
-        // Parked waiters are counted under the window's lock; the tasks park on their own schedule.
-        while window.waiting < 2 { await Task.yield() }
+        // Parked waiters are counted under the window's lock; the tasks park on their own schedule (bounded, so a
+        // waiter that never parks fails the assertion instead of hanging the test).
+        for _ in 0..<1_000_000 where window.waiting < 2 { await Task.yield() }
+        XCTAssertEqual(window.waiting, 2)
         XCTAssertEqual(window.inUse, 1)
         window.release()
         let firstGot = await waiters[0].value
@@ -35,7 +36,8 @@ final class InFlightWindowTests: XCTestCase {
         let window = InFlightWindow(capacity: 1)
         _ = await window.acquire()
         let waiter = Task { await window.acquire() }
-        while window.waiting < 1 { await Task.yield() }
+        for _ in 0..<1_000_000 where window.waiting < 1 { await Task.yield() }
+        XCTAssertEqual(window.waiting, 1)
         window.close()
         let woken = await waiter.value
         XCTAssertFalse(woken)

@@ -132,4 +132,13 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*.com"]))
         XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host/path"]))
     }
+
+    func testRetryPolicyHonoursRetryAfterAndItsBounds() {
+        let policy = WebPushRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 4, maxTotalDelay: 10)
+        XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: nil), 1)
+        XCTAssertEqual(policy.delay(attempts: 2, elapsed: 1, retryAfter: nil), 2)
+        XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: 7), 7, "never sooner than Retry-After")
+        XCTAssertNil(policy.delay(attempts: 3, elapsed: 0, retryAfter: nil), "attempts used up")
+        XCTAssertNil(policy.delay(attempts: 1, elapsed: 5, retryAfter: 6), "total delay bound")
+    }
 }
