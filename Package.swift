@@ -73,6 +73,9 @@ let package = Package(
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
         .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
+        // FCM, Web Push and APNs fan-out through their senders against one local sink (bench/fanout/nginx-sink.sh).
+        .executableTarget(name: "FanoutBench", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
+                                                             "JWTSigner", "Clocks", "TestSupport"], path: "bench/swift/FanoutBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),

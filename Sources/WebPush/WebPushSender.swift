@@ -180,7 +180,9 @@ public final class WebPushSender: Sendable {
             switch result {
             case .response(let outcome, _):
                 switch outcome {
-                case .accepted(let status): ledger.counters.accepted += 1; ledger.counters.responsesByStatus[status, default: 0] += 1
+                case .accepted(let status):
+                    ledger.counters.accepted += 1
+                    ledger.counters.responsesByStatus[status, default: 0] += 1
                 case .subscriptionGone(let status):
                     ledger.counters.subscriptionsGone += 1
                     ledger.counters.responsesByStatus[status, default: 0] += 1

@@ -1,0 +1,183 @@
+import FCMClient
+import Foundation
+import HTTPClient
+import JSON
+import Locking
+import TestSupport
+import XCTest
+
+/// `FCMSender` against the strict FCM stand-in (`Tests/Support/mock_fcm.py`) over TLS and HTTP/2: the token
+/// endpoint checks every assertion, `messages:send` checks the bearer token and the message, and marker tokens
+/// script FCM's errors.
+final class FCMSenderTests: XCTestCase {
+    private var fixture: ServiceAccountFixture!
+    private var directory: String!
+    private var mock: MockFCM!
+
+    override func setUpWithError() throws {
+        fixture = try ServiceAccountFixture()
+        directory = try TestKeys.makeTemporaryDirectory()
+        let file = directory + "/service-account.json"
+        try Data(fixture.json()).write(to: URL(fileURLWithPath: file))
+        mock = try MockFCM.start(serviceAccountFile: file, retryAfterSeconds: 1)
+    }
+
+    override func tearDown() {
+        mock?.stop()
+        fixture?.remove()
+        if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    /// The account as the client sees it: the stand-in's token endpoint as `token_uri` (the assertion's `aud`).
+    private func account() throws -> ServiceAccount {
+        try ServiceAccount(json: fixture.json(["token_uri": .string(mock.tokenURI)]))
+    }
+
+    private func makeSender(connections: Int = 2, streams: Int = 50, retry: FCMRetryPolicy = FCMRetryPolicy(
+        maxAttempts: 3, initialDelay: 0.05, maxDelay: 5, quotaDelay: 0, maxTotalDelay: 30)) throws -> FCMSender {
+        try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: connections, streamsPerConnection: streams,
+            requestTimeout: 10, connectTimeout: 5, retryPolicy: retry))
+    }
+
+    private func template() throws -> FCMMessageTemplate {
+        try FCMMessageTemplate(
+            section: JSONValue.parse(Array(#"{"notification":{"title":"Hi","body":"there"},"data":{"k":"v"}}"#.utf8))!,
+            instanceID: "instance-1", publishID: "pubid-1")
+    }
+
+    private func stat(_ name: String) throws -> Int { try mock.stats()[name]?.intValue ?? -1 }
+
+    func testAcceptedMessageReportsItsNameAndTheTokenIsFetchedOnceForManySends() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        let results = Locked<[FCMResult]>([])
+        for index in 0..<40 {
+            await sender.submit(FCMRequest(token: "device-\(index)", message: message)) { result in
+                results.withLock { $0.append(result) }
+            }
+        }
+        let unanswered = await sender.shutdown(gracePeriod: 20)
+        XCTAssertEqual(unanswered, [])
+        let all = results.withLock { $0 }
+        XCTAssertEqual(all.count, 40)
+        for result in all {
+            guard case .response(.sent(let name), attempts: 1) = result else { return XCTFail("\(result)") }
+            XCTAssertTrue(name.hasPrefix("projects/\(mock.project)/messages/"), name)
+        }
+        XCTAssertEqual(try stat("token_requests"), 1, "one fetch in flight; every other send waited for it")
+        XCTAssertEqual(try stat("sends"), 40)
+        XCTAssertEqual(sender.stats().tokenFetches, 1)
+        XCTAssertEqual(sender.stats().sent, 40)
+        XCTAssertNil(sender.authProblem)
+    }
+
+    func testExpiredTokenIsRefreshedOnceAndTheMessageResent() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        guard case .response(.sent, attempts: 1) = await sender.send(FCMRequest(token: "before", message: message)) else {
+            return XCTFail("first send")
+        }
+        try mock.expireTokens()
+        let result = await sender.send(FCMRequest(token: "after", message: message))
+        guard case .response(.sent, attempts: 2) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try stat("token_requests"), 2)
+        // The stand-in records a 401 before reading the body (no token): the send sequence is ok, 401, re-send ok.
+        XCTAssertEqual(try mock.requests().map { $0["status"]?.intValue }, [200, 401, 200])
+        XCTAssertEqual(try mock.requests(token: "after").count, 1)
+        XCTAssertEqual(sender.stats().accessTokenRejections, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testMarkerTokensAreClassifiedAndNotRetried() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        let unregistered = await sender.send(FCMRequest(token: "unregistered-1", message: message))
+        guard case .response(.invalidToken(let info), attempts: 1) = unregistered else { return XCTFail("\(unregistered)") }
+        XCTAssertEqual(info.errorCode, "UNREGISTERED")
+        let mismatch = await sender.send(FCMRequest(token: "mismatch-1", message: message))
+        guard case .response(.senderMismatch, attempts: 1) = mismatch else { return XCTFail("\(mismatch)") }
+        let invalid = await sender.send(FCMRequest(token: "invalid-1", message: message))
+        guard case .response(.invalidToken(let invalidInfo), attempts: 1) = invalid else { return XCTFail("\(invalid)") }
+        XCTAssertEqual(invalidInfo.httpStatus, 400)
+        for token in ["unregistered-1", "mismatch-1", "invalid-1"] {
+            XCTAssertEqual(try mock.requests(token: token).count, 1, token)
+        }
+        XCTAssertEqual(sender.stats().invalidTokens, 3)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testQuotaAndUnavailableAreRetriedAfterRetryAfterThenSucceed() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        try mock.setBehaviour(token: "flaky-quota", answer: "quota", times: 1)
+        try mock.setBehaviour(token: "flaky-unavailable", answer: "unavailable", times: 1)
+        async let quota = sender.send(FCMRequest(token: "flaky-quota", message: message))
+        async let unavailable = sender.send(FCMRequest(token: "flaky-unavailable", message: message))
+        let results = await [quota, unavailable]
+        for (token, result) in zip(["flaky-quota", "flaky-unavailable"], results) {
+            guard case .response(.sent, attempts: 2) = result else { return XCTFail("\(token): \(result)") }
+            let requests = try mock.requests(token: token)
+            XCTAssertEqual(requests.map { $0["status"]?.intValue }, [token == "flaky-quota" ? 429 : 503, 200])
+            let times = requests.compactMap { request -> Double? in
+                if case .double(let time)? = request["time"] { return time }
+                return request["time"]?.intValue.map(Double.init)
+            }
+            XCTAssertEqual(times.count, 2)
+            // Retry-After: 1 from the stand-in; the policy's own delay is 0.05 s.
+            XCTAssertGreaterThanOrEqual(times[1] - times[0], 0.95, token)
+        }
+        XCTAssertEqual(sender.stats().retries, 2)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testManyConcurrentSendsAreMultiplexedOnFewConnections() async throws {
+        let sender = try makeSender(connections: 2, streams: 50)
+        let message = try template()
+        let sent = Locked(0)
+        for index in 0..<400 {
+            await sender.submit(FCMRequest(token: "fan-\(index)", message: message)) { result in
+                if case .response(.sent, _) = result { sent.withLock { $0 += 1 } }
+            }
+        }
+        let unanswered = await sender.shutdown(gracePeriod: 30)
+        XCTAssertEqual(unanswered, [])
+        XCTAssertEqual(sent.withLock { $0 }, 400)
+        let stats = try mock.stats()
+        XCTAssertEqual(stats["sends"]?.intValue, 400)
+        // Two multis, one HTTP/2 connection each (the token request shares one).
+        XCTAssertLessThanOrEqual(stats["connections_opened"]?.intValue ?? 99, 2)
+        XCTAssertNotNil(stats["protocols"]?["h2"]?.intValue, "\(stats)")
+        XCTAssertEqual(sender.stats().requestsInFlight, 0)
+    }
+
+    func testTokenEndpointRefusalFailsTheSendAndIsReportedForReady() async throws {
+        let stranger = try ServiceAccountFixture()  // a key the stand-in does not know
+        defer { stranger.remove() }
+        let account = try ServiceAccount(json: stranger.json(["token_uri": .string(mock.tokenURI)]))
+        let sender = try FCMSender(account: account, configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10))
+        let result = await sender.send(FCMRequest(token: "device", message: try template()))
+        guard case .failure(.accessToken(.rejected(status: 400, error: "invalid_grant", _))) = result else {
+            return XCTFail("\(result)")
+        }
+        guard case .refused? = sender.authProblem else { return XCTFail("\(String(describing: sender.authProblem))") }
+        XCTAssertEqual(try stat("sends"), 0, "nothing is sent without a token")
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testShutdownReturnsARequestWaitingForItsRetry() async throws {
+        // QUOTA_EXCEEDED waits at least a minute (Firebase's advice): the request is still pending at shutdown.
+        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        let request = FCMRequest(token: "quota-1", message: try template())
+        let result = Locked<FCMResult?>(nil)
+        await sender.submit(request) { answer in result.withLock { $0 = answer } }
+        // Whether or not the 429 arrived within the grace period, the request is unfinished: sent and unanswered,
+        // or waiting a minute for its retry.
+        let unanswered = await sender.shutdown(gracePeriod: 0.2)
+        XCTAssertEqual(unanswered, [request])
+        XCTAssertEqual(result.withLock { $0 }, .failure(.shutdown))
+        await sender.submit(request) { answer in result.withLock { $0 = answer } }
+        XCTAssertEqual(result.withLock { $0 }, .failure(.shutdown), "refused after shutdown")
+    }
+}

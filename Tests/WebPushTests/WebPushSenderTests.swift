@@ -1,0 +1,144 @@
+import Clocks
+import Foundation
+import HTTPClient
+import JSON
+import TestSupport
+import WebPush
+import XCTest
+
+/// `WebPushSender` against the strict push-service stand-in (`Tests/Support/mock_push_service.py`) over TLS: it
+/// checks VAPID and decrypts every message with the subscription's private key (independent Python code), so an
+/// accepted message proves a browser could read it.
+final class WebPushSenderTests: XCTestCase {
+    private var mock: MockPushService!
+    private var keyPair: VAPIDKeyPair!
+
+    override func setUpWithError() throws {
+        keyPair = try VAPIDKeyPair.generate().keyPair
+        mock = try MockPushService.start(vapidKey: keyPair.publicKeyBase64URL)
+    }
+
+    override func tearDown() {
+        mock?.stop()
+    }
+
+    /// Only the stand-in's host on the allowlist, and only its loopback address allowed by the address policy.
+    private func standInConfiguration(retry: WebPushRetryPolicy = WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01))
+        throws -> WebPushSenderConfiguration
+    {
+        WebPushSenderConfiguration(
+            allowedHosts: try WebPushHostAllowlist(parsing: ["127.0.0.1"]),
+            policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]),
+            caFile: mock.caFile, connections: 1, connectionsPerHost: 4, window: 16, requestTimeout: 10, connectTimeout: 5,
+            retryPolicy: retry)
+    }
+
+    private func makeSender(_ configuration: WebPushSenderConfiguration, key: VAPIDKeyPair? = nil) throws -> WebPushSender {
+        let vapid = VAPIDAuthorizer(keyPair: key ?? keyPair, subject: try VAPIDSubject("mailto:ops@example.com"))
+        return try WebPushSender(vapid: vapid, configuration: configuration)
+    }
+
+    private func notification(_ subscription: MockPushService.Subscription, payload: String = #"{"notification":{"title":"Hi"}}"#)
+        throws -> WebPushNotification
+    {
+        WebPushNotification(
+            subscription: try WebPushSubscription(endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth),
+            message: try WebPushMessage(payload: Array(payload.utf8), ttl: 3600, urgency: .high, topic: "news"))
+    }
+
+    func testMessageIsAcceptedAndTheStandInDecryptsThePlaintextWithValidVAPID() async throws {
+        let sender = try makeSender(try standInConfiguration())
+        let subscription = try mock.createSubscription()
+        let payload = #"{"notification":{"title":"Hello","body":"from the sender"},"data":{"k":"v"}}"#
+        let result = await sender.send(try notification(subscription, payload: payload))
+        XCTAssertEqual(result, .response(.accepted(status: 201), attempts: 1))
+        let messages = try mock.messages(subscription: subscription.id)
+        XCTAssertEqual(messages.count, 1)
+        XCTAssertEqual(messages.first?["plaintext"]?.stringValue, payload)
+        XCTAssertEqual(messages.first?["ttl"]?.intValue, 3600)
+        XCTAssertEqual(messages.first?["urgency"]?.stringValue, "high")
+        XCTAssertEqual(messages.first?["topic"]?.stringValue, "news")
+        XCTAssertEqual(messages.first?["vapid"]?["claims"]?["aud"]?.stringValue, mock.origin)
+        XCTAssertEqual(messages.first?["vapid"]?["k"]?.stringValue, keyPair.publicKeyBase64URL)
+        XCTAssertEqual(sender.stats().accepted, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testGoneSubscriptionsAreReportedForRemoval() async throws {
+        let sender = try makeSender(try standInConfiguration())
+        for (marker, status) in [("gone-404", 404), ("gone-410", 410)] {
+            let result = await sender.send(try notification(try mock.createSubscription(marker: marker)))
+            XCTAssertEqual(result, .response(.subscriptionGone(status: status), attempts: 1), marker)
+        }
+        XCTAssertEqual(sender.stats().subscriptionsGone, 2)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testRateLimitedMessageIsRetriedNoSoonerThanRetryAfter() async throws {
+        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01)))
+        let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "1")
+        let started = MonotonicClock.now()
+        let result = await sender.send(try notification(subscription))
+        let elapsed = MonotonicClock.elapsed(since: started)
+        XCTAssertEqual(result, .response(.retry(status: 429, after: 1), attempts: 2))
+        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(990), "the retry waited for Retry-After (1 s), not the policy's 10 ms")
+        XCTAssertEqual(try mock.requests().filter { $0["status"]?.intValue == 429 }.count, 2)
+        XCTAssertEqual(sender.stats().retries, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testHostOffTheAllowlistIsRefusedWithoutAConnection() async throws {
+        var configuration = try standInConfiguration()
+        configuration.allowedHosts = .knownPushServices  // the default: 127.0.0.1 is no push service
+        let sender = try makeSender(configuration)
+        let result = await sender.send(try notification(try mock.createSubscription()))
+        XCTAssertEqual(result, .failure(.hostNotAllowed("127.0.0.1")))
+        XCTAssertEqual(try mock.requests().count, 0)
+        XCTAssertEqual(sender.stats().connectionsOpened, 0)
+        XCTAssertEqual(sender.stats().refusedDestinations, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testLoopbackAddressIsRefusedBeforeConnectingEvenForAnAllowedHost() async throws {
+        var configuration = try standInConfiguration()
+        configuration.policy = DestinationPolicy()  // the default: no special-purpose address
+        let sender = try makeSender(configuration)
+        let result = await sender.send(try notification(try mock.createSubscription()))
+        guard case .failure(.transport(let error, attempts: 1)) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(error.kind, .refusedDestination, error.message)
+        XCTAssertEqual(try mock.requests().count, 0)
+        XCTAssertEqual(sender.stats().connectionsOpened, 0)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testRequestSignedWithAnotherVAPIDKeyIsAConfigurationError() async throws {
+        let sender = try makeSender(try standInConfiguration(), key: try VAPIDKeyPair.generate().keyPair)
+        let result = await sender.send(try notification(try mock.createSubscription()))
+        guard case .response(.configurationError(status: 403, _), attempts: 1) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try mock.messages().count, 0)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testAllowlistMatchesExactHostsAndSubdomainsOnly() throws {
+        let list = WebPushHostAllowlist.knownPushServices
+        XCTAssertTrue(list.allows("updates.push.services.mozilla.com"))
+        XCTAssertTrue(list.allows("wns2-par02p.notify.windows.com"))
+        XCTAssertTrue(list.allows("fcm.googleapis.com"))
+        XCTAssertFalse(list.allows("push.services.mozilla.com.evil.example"))
+        XCTAssertFalse(list.allows("evilnotify.windows.com"))
+        XCTAssertFalse(list.allows("notify.windows.com"), "*.suffix needs a subdomain")
+        XCTAssertFalse(list.allows("fcm.googleapis.com.evil.example"))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*"]))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*.com"]))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host/path"]))
+    }
+
+    func testRetryPolicyHonoursRetryAfterAndItsBounds() {
+        let policy = WebPushRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 4, maxTotalDelay: 10)
+        XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: nil), 1)
+        XCTAssertEqual(policy.delay(attempts: 2, elapsed: 1, retryAfter: nil), 2)
+        XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: 7), 7, "never sooner than Retry-After")
+        XCTAssertNil(policy.delay(attempts: 3, elapsed: 0, retryAfter: nil), "attempts used up")
+        XCTAssertNil(policy.delay(attempts: 1, elapsed: 5, retryAfter: 6), "total delay bound")
+    }
+}

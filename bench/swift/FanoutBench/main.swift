@@ -1,0 +1,200 @@
+// FanoutBench: one fan-out per platform through its sender, in one process against one local HTTP/2 sink
+// (bench/fanout/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
+//
+//   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush]
+//
+// Method: per platform, a single task submits N notifications with backpressure (`submit` suspends while the
+// sender's window is full) and every callback counts its result; wall time runs from the first submit to the last
+// result, after a warm-up that opens the connections and gets the APNs provider token / FCM access token. CPU is
+// getrusage(RUSAGE_SELF) user+sys over the same span (submitting task, curl threads, callbacks). Window sizes:
+// APNs 4 connections × 250 streams; FCM 4 × 100 (its defaults); Web Push 2 multis, window 512 (its defaults) with
+// HTTP/2 to the sink. Web Push encrypts each message (RFC 8291, fresh ephemeral key) on the submitting task; its
+// 100 subscriber keys are made before the clock starts.
+import APNsClient
+import Clocks
+import FCMClient
+import Foundation
+import HTTPClient
+import JSON
+import JWTSigner
+import Synchronization
+import TestSupport
+import WebPush
+
+struct Options {
+    var url = "https://127.0.0.1:18443"
+    var ca: String?
+    var count = 20_000
+    var platforms = ["apns", "fcm", "webpush"]
+    var warmup = 1_000
+}
+
+@MainActor
+func parseOptions() -> Options {
+    var options = Options()
+    var arguments = CommandLine.arguments.dropFirst().makeIterator()
+    while let argument = arguments.next() {
+        let value = arguments.next() ?? ""
+        switch argument {
+        case "--url": options.url = value
+        case "--ca": options.ca = value
+        case "-n": options.count = Int(value) ?? options.count
+        case "--warmup": options.warmup = Int(value) ?? options.warmup
+        case "--platforms": options.platforms = value.split(separator: ",").map(String.init)
+        default:
+            print("unknown option \(argument)")
+            exit(2)
+        }
+    }
+    return options
+}
+
+/// Counts results by label and wakes the main task when the expected number arrived.
+final class Tally: Sendable {
+    private struct State {
+        var done = 0
+        var expected = Int.max
+        var outcomes: [String: Int] = [:]
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
+
+    func record(_ label: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.done += 1
+            state.outcomes[label, default: 0] += 1
+            guard state.done >= state.expected, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait(for expected: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool in
+                state.expected = expected
+                if state.done >= expected { return true }
+                state.waiter = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    var summary: String { state.withLock { $0.outcomes.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",") } }
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+func loadAverage() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+    return String(text.split(separator: " ").first ?? "?")
+}
+
+/// Runs `submitAll` twice (warm-up, then measured) and prints one RESULT line.
+func measure(_ label: String, count: Int, warmup: Int, _ submitAll: (Int, Int, Tally) async -> Void) async {
+    let warm = Tally()
+    await submitAll(warmup, 10_000_000, warm)
+    await warm.wait(for: warmup)
+    let tally = Tally()
+    let startWall = MonotonicClock.seconds()
+    let startCPU = cpuSeconds()
+    await submitAll(count, 0, tally)
+    await tally.wait(for: count)
+    let wall = MonotonicClock.seconds() - startWall
+    let cpu = cpuSeconds() - startCPU
+    print("RESULT platform=\(label) n=\(count) wall_s=\(String(format: "%.3f", wall)) rate_per_s=\(Int(Double(count) / wall)) "
+          + "cpu_s=\(String(format: "%.3f", cpu)) cpu_us_per_notification=\(String(format: "%.1f", cpu / Double(count) * 1e6)) "
+          + "results=\(tally.summary) loadavg=\(loadAverage())")
+}
+
+let options = parseOptions()
+
+// MARK: APNs (the reference figure)
+if options.platforms.contains("apns") {
+    let pair = try TestKeys.makeP256()
+    let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: try ES256PrivateKey(pem: pair.privateKeyPEM))
+    TestKeys.remove(pair)
+    let client = try APNsClient(configuration: APNsClientConfiguration(connectionsPerPool: 4, streamsPerConnection: 250))
+    let environment = APNsEnvironment.custom(url: options.url, caFile: options.ca)
+    let payload = Array(#"{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size for APNs pushes."},"sound":"default"},"id":123}"#.utf8)
+    await measure("apns", count: options.count, warmup: options.warmup) { count, offset, tally in
+        for i in 0..<count {
+            let hex = String(offset + i, radix: 16)
+            let request = APNsRequest(deviceToken: String(repeating: "0", count: 64 - hex.count) + hex, payload: payload,
+                                      topic: "com.example.app", pushType: .alert, priority: .immediate,
+                                      expiration: Date(timeIntervalSince1970: 0))
+            await client.submit(request, credentials: credentials, environment: environment) { result in
+                if case .response(let response) = result { tally.record(String(response.status)) } else { tally.record("failure") }
+            }
+        }
+    }
+    _ = await client.shutdown(gracePeriod: 5)
+}
+
+// MARK: FCM HTTP v1
+if options.platforms.contains("fcm") {
+    let pair = try TestKeys.makeRSA()
+    let account = try ServiceAccount(json: JSONValue.object([
+        "type": "service_account", "project_id": "bench-project", "private_key_id": "0123456789abcdef",
+        "private_key": .string(pair.privateKeyPEM), "client_email": "bench@bench-project.iam.gserviceaccount.com",
+        "token_uri": .string(options.url + "/token"),
+    ]).serialized())
+    TestKeys.remove(pair)
+    let sender = try FCMSender(account: account, configuration: FCMSenderConfiguration(baseURL: options.url, caFile: options.ca))
+    let template = try FCMMessageTemplate(
+        section: JSONValue.parse(Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for FCM pushes."},"data":{"id":"123"}}"#.utf8))!,
+        instanceID: "bench-instance", publishID: "pubid-bench")
+    await measure("fcm", count: options.count, warmup: options.warmup) { count, offset, tally in
+        for i in 0..<count {
+            // Registration tokens are ~150 characters.
+            let token = "fcm-" + String(offset + i) + String(repeating: "x", count: 140)
+            await sender.submit(FCMRequest(token: token, message: template)) { result in
+                switch result {
+                case .response(.sent, _): tally.record("sent")
+                case .response(let answer, _): tally.record("\(answer)".prefix(30).description)
+                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
+                }
+            }
+        }
+    }
+    print("FCM stats: \(sender.stats())")
+    _ = await sender.shutdown(gracePeriod: 5)
+}
+
+// MARK: Web Push
+if options.platforms.contains("webpush") {
+    let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
+    let sender = try WebPushSender(vapid: vapid, configuration: WebPushSenderConfiguration(
+        allowedHosts: try WebPushHostAllowlist(parsing: ["127.0.0.1"]),
+        policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca))
+    var subscriptions: [WebPushSubscription] = []
+    for i in 0..<100 {
+        let key = try P256KeyPair.generate()
+        let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        subscriptions.append(try WebPushSubscription(endpoint: options.url + "/push/sub-\(i)",
+                                                     p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
+    }
+    let message = try WebPushMessage(
+        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
+        ttl: 3600)
+    let all = subscriptions
+    await measure("webpush", count: options.count, warmup: options.warmup) { count, _, tally in
+        for i in 0..<count {
+            await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
+                switch result {
+                case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
+                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
+                }
+            }
+        }
+    }
+    print("Web Push stats: \(sender.stats())")
+    _ = await sender.shutdown(gracePeriod: 5)
+}
