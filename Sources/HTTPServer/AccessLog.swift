@@ -1,41 +1,58 @@
 import Logging
 
-/// One loop's access log: a `Request completed` record per response at `info`, handed to the logger's sink in
-/// batches (at the end of each loop iteration, or every `batchSize` records), so a buffered sink takes one queue
-/// operation per batch instead of one per request. The writer thread renders the lines (`BufferedLogSink`).
+/// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
+/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — at the
+/// end of each loop iteration, or every `batchSize` requests — so a buffered sink takes one queue operation per
+/// batch instead of one per request, and the observer can take its lock once per batch (the writer thread renders
+/// the lines: `BufferedLogSink`).
 ///
-/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line: the loop flushes
-/// before it exits, and the sink is flushed after the server stopped.
+/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
+/// loop flushes before it exits, and the sink is flushed after the server stopped.
 struct AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
 
     let logger: Logger
-    private var pending: [LogRecord] = []
+    let observer: (@Sendable ([AccessLogRecord]) -> Void)?
+    private var pendingLines: [LogRecord] = []
+    private var pendingRecords: [AccessLogRecord] = []
 
-    init(logger: Logger) {
+    init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
+        self.observer = observer
     }
 
     var isEnabled: Bool { logger.isEnabled(.info) }
+    /// Whether `append` has anything to do (a line to log or an observer to feed).
+    var wantsRecords: Bool { isEnabled || observer != nil }
 
-    /// Queues the line for `record`.
+    /// Queues the line for `record` and the record for the observer.
     mutating func append(_ record: AccessLogRecord) {
-        guard let line = logger.record(.info, Self.message, [
+        if observer != nil {
+            if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
+            pendingRecords.append(record)
+        }
+        if let line = logger.record(.info, Self.message, [
             "method": record.method, "route": record.route, "status": String(record.status),
             "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
             "duration_ms": Self.millis(record.duration), "request_id": record.requestID, "peer": record.peer,
-        ]) else { return }
-        if pending.isEmpty { pending.reserveCapacity(Self.batchSize) }
-        pending.append(line)
-        if pending.count >= Self.batchSize { flush() }
+        ]) {
+            if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
+            pendingLines.append(line)
+        }
+        if pendingLines.count >= Self.batchSize || pendingRecords.count >= Self.batchSize { flush() }
     }
 
-    /// Hands the queued lines to the sink.
+    /// Hands the queued lines to the sink and the queued records to the observer.
     mutating func flush() {
-        guard !pending.isEmpty else { return }
-        logger.write(pending)
-        pending.removeAll(keepingCapacity: true)
+        if !pendingLines.isEmpty {
+            logger.write(pendingLines)
+            pendingLines.removeAll(keepingCapacity: true)
+        }
+        if let observer, !pendingRecords.isEmpty {
+            observer(pendingRecords)
+            pendingRecords.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Milliseconds with microsecond precision, written as `String(Double(micros) / 1000)` would (`0.042`,

@@ -176,14 +176,12 @@ extension EventLoop {
             logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
                                               "peer": connection.machine.peer])
         }
-        let observer = context.onRequestCompleted
-        guard accessLog.isEnabled || observer != nil else { return }
+        guard accessLog.wantsRecords else { return }
         let record = AccessLogRecord(
             method: completed.method?.rawValue ?? "-", route: completed.route, status: completed.status,
             bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
             duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
             peer: connection.machine.peer, isTLS: connection.tls != nil)
-        if accessLog.isEnabled { accessLog.append(record) }
-        observer?(record)
+        accessLog.append(record)
     }
 }

@@ -107,6 +107,43 @@ final class AccessLogTests: XCTestCase {
         XCTAssertTrue(lines.allSatisfy { $0.contains("status=200") && $0.contains("peer=127.0.0.1:") })
     }
 
+    func testObserverGetsEveryRequestExactlyOnceInBatchesByTheTimeTheServerStopped() throws {
+        let batches = Locked([[AccessLogRecord]]())
+        var router = Router()
+        router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
+        router.get("/task") { _ in .text("t") }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
+                                onRequestsCompleted: { batch in batches.withLock { $0.append(batch) } })
+        let port = try server.start()
+        var sent: [String] = []
+        let clients = try (0..<4).map { _ in try RawHTTPClient(port: port, timeout: 5) }
+        for i in 0..<120 {
+            let id = "one-\(i)"
+            sent.append(id)
+            let response = try clients[i % 4].request("GET", i % 3 == 0 ? "/task" : "/health",
+                                                      headers: [("X-Request-ID", id)])
+            XCTAssertEqual(response.status, 200)
+        }
+        // Pipelined: ten requests in one write are answered in one loop iteration, so they arrive as one batch.
+        let pipelined = (0..<10).map { "piped-\($0)" }
+        try clients[0].send(pipelined.map { "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-ID: \($0)\r\n\r\n" }.joined())
+        for _ in pipelined { XCTAssertEqual(try clients[0].readResponse().status, 200) }
+        sent += pipelined
+        let stopped = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.shutdown()
+            stopped.signal()
+        }
+        stopped.wait()
+        let received = batches.withLock { $0 }
+        XCTAssertEqual(received.flatMap { $0 }.map(\.requestID).sorted(), sent.sorted(), "each request exactly once")
+        XCTAssertTrue(received.allSatisfy { !$0.isEmpty && $0.count <= AccessLog.batchSize })
+        XCTAssertTrue(received.contains { batch in batch.filter { $0.requestID.hasPrefix("piped-") }.count == 10 },
+                      "\(received.map(\.count))")
+        let piped = received.flatMap { $0 }.filter { $0.requestID.hasPrefix("piped-") }.map(\.requestID)
+        XCTAssertEqual(piped, pipelined, "in order")
+    }
+
     private func makePipe() throws -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
