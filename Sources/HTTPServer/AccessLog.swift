@@ -1,10 +1,14 @@
+import Foundation
 import Logging
 
 /// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
 /// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — at the
 /// end of each loop iteration, or every `batchSize` requests — so a buffered sink takes one queue operation per
-/// batch instead of one per request, and the observer can take its lock once per batch (the writer thread renders
-/// the lines: `BufferedLogSink`).
+/// batch instead of one per request, and the observer takes its lock once per batch.
+///
+/// With a sink that takes rendered lines (`RenderedLogSink`: the server's `BufferedLogSink`) each line is written
+/// here straight into the batch's bytes — no `LogRecord`, no per-field strings — and the writer thread only copies
+/// them out. Other sinks (tests' `CapturingLogSink`) get the same line as a `LogRecord`.
 ///
 /// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
 /// loop flushes before it exits, and the sink is flushed after the server stopped.
@@ -14,12 +18,21 @@ struct AccessLog {
 
     let logger: Logger
     let observer: (@Sendable ([AccessLogRecord]) -> Void)?
+    /// The sink that takes lines rendered here (the server's `BufferedLogSink`), with the encoder for it; nil for
+    /// other sinks, which get `LogRecord`s.
+    private let renderedSink: (any RenderedLogSink)?
+    /// `renderedSink`'s encoder (unused without one).
+    private var encoder: LogLineEncoder
+    private var pendingBytes: [UInt8] = []
+    private var pendingByteLines = 0
     private var pendingLines: [LogRecord] = []
     private var pendingRecords: [AccessLogRecord] = []
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
         self.observer = observer
+        renderedSink = logger.renderedSink
+        encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
     var isEnabled: Bool { logger.isEnabled(.info) }
@@ -32,19 +45,30 @@ struct AccessLog {
             if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
             pendingRecords.append(record)
         }
-        if let line = logger.record(.info, Self.message, [
-            "method": record.method, "route": record.route, "status": String(record.status),
-            "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
-            "duration_ms": Self.millis(record.duration), "request_id": record.requestID, "peer": record.peer,
-        ]) {
-            if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
-            pendingLines.append(line)
+        if isEnabled {
+            if renderedSink != nil {
+                if pendingBytes.isEmpty { pendingBytes.reserveCapacity(Self.batchSize * 256) }
+                Self.render(record, date: Date(), logger: logger, encoder: &encoder, into: &pendingBytes)
+                pendingByteLines += 1
+            } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
+                if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
+                pendingLines.append(line)
+            }
         }
-        if pendingLines.count >= Self.batchSize || pendingRecords.count >= Self.batchSize { flush() }
+        if pendingByteLines >= Self.batchSize || pendingLines.count >= Self.batchSize
+            || pendingRecords.count >= Self.batchSize {
+            flush()
+        }
     }
 
     /// Hands the queued lines to the sink and the queued records to the observer.
     mutating func flush() {
+        if let renderedSink, pendingByteLines > 0 {
+            // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
+            renderedSink.write(renderedLines: pendingBytes, count: pendingByteLines)
+            pendingBytes = []
+            pendingByteLines = 0
+        }
         if !pendingLines.isEmpty {
             logger.write(pendingLines)
             pendingLines.removeAll(keepingCapacity: true)
@@ -55,20 +79,59 @@ struct AccessLog {
         }
     }
 
+    /// The line's metadata, in order, as the `LogRecord` path logs it.
+    static func fields(_ record: AccessLogRecord) -> KeyValuePairs<String, String> {
+        [
+            "method": record.method, "route": record.route, "status": String(record.status),
+            "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
+            "duration_ms": millis(record.duration), "request_id": record.requestID, "peer": record.peer,
+        ]
+    }
+
+    /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
+    /// `date` (`AccessLogTests` compares the two), without the intermediate strings.
+    static func render(_ record: AccessLogRecord, date: Date, logger: Logger, encoder: inout LogLineEncoder,
+                       into out: inout [UInt8]) {
+        encoder.beginLine(level: .info, label: logger.label, message: message, date: date, to: &out)
+        for (key, value) in logger.metadata { LogLineEncoder.appendField(key, value, to: &out) }
+        LogLineEncoder.appendField("method", record.method, to: &out)
+        LogLineEncoder.appendField("route", record.route, to: &out)
+        LogLineEncoder.appendField("status", record.status, to: &out)
+        LogLineEncoder.appendField("bytes_in", record.bytesIn, to: &out)
+        LogLineEncoder.appendField("bytes_out", record.bytesOut, to: &out)
+        out.append(contentsOf: " duration_ms=".utf8)
+        appendMillis(record.duration, to: &out)
+        LogLineEncoder.appendField("request_id", record.requestID, to: &out)
+        LogLineEncoder.appendField("peer", record.peer, to: &out)
+        LogLineEncoder.endLine(&out)
+    }
+
     /// Milliseconds with microsecond precision, written as `String(Double(micros) / 1000)` would (`0.042`,
     /// `12.0`, `1.5`) without the cost of formatting a floating-point number.
     static func millis(_ duration: Duration) -> String {
+        var bytes: [UInt8] = []
+        appendMillis(duration, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `millis(duration)`'s bytes.
+    static func appendMillis(_ duration: Duration, to out: inout [UInt8]) {
         let micros = duration.nanoseconds / 1000
-        var fraction = micros % 1000
-        var text = String(micros / 1000) + "."
-        if fraction == 0 { return text + "0" }
+        LogLineEncoder.appendDecimal(Int(micros / 1000), to: &out)
+        out.append(UInt8(ascii: "."))
+        var fraction = Int(micros % 1000)
+        if fraction == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
         var digits = 3
         while fraction % 10 == 0 {
             fraction /= 10
             digits -= 1
         }
-        let shown = String(fraction)
-        text += String(repeating: "0", count: digits - shown.count) + shown
-        return text
+        // Leading zeros up to `digits` places (`0.042`: fraction 42 in 3 places).
+        if digits >= 2 && fraction < 10 { out.append(UInt8(ascii: "0")) }
+        if digits == 3 && fraction < 100 { out.append(UInt8(ascii: "0")) }
+        LogLineEncoder.appendDecimal(fraction, to: &out)
     }
 }

@@ -26,6 +26,35 @@ final class AccessLogTests: XCTestCase {
         }
     }
 
+    func testLineRenderedOnTheLoopIsExactlyTheRecordsLine() throws {
+        let logger = Logger(label: "http", level: .info, sink: NullLogSink()).with(["node": "a b", "k": "v"])
+        let statuses = [200, 404, 0, -1, 599, Int.max, Int.min]
+        let micros: [Int64] = [0, 1, 42, 999, 1000, 1500, 12_345, 9_999_999]
+        for journal in [false, true] {
+            var encoder = LogLineEncoder(journal: journal)
+            for (i, value) in hostile.enumerated() {
+                let record = AccessLogRecord(
+                    method: value, route: value, status: statuses[i % statuses.count], bytesIn: i * 977,
+                    bytesOut: Int.max - i, duration: .microseconds(micros[i % micros.count]), requestID: value,
+                    peer: value, isTLS: false)
+                let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
+                var bytes: [UInt8] = []
+                AccessLog.render(record, date: date, logger: logger, encoder: &encoder, into: &bytes)
+                var expected = try XCTUnwrap(logger.record(.info, AccessLog.message, AccessLog.fields(record)))
+                expected.date = date
+                XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(expected, journal: journal))
+            }
+        }
+    }
+
+    func testDecimalDigitsAreWhatStringWrites() {
+        for value in [0, 1, -1, 9, 10, 99, 100, 12_345, -12_345, Int.max, Int.min, Int.max - 1, Int.min + 1] {
+            var bytes: [UInt8] = []
+            LogLineEncoder.appendDecimal(value, to: &bytes)
+            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), String(value))
+        }
+    }
+
     func testEncoderTimestampsBeforeEpochAndOutOfRangeMatchTheSlowFormatter() {
         var encoder = LogLineEncoder(journal: false)
         for seconds in [-0.25, -86_400, 0, 59.999, 60, 1e16, -1e300] {
