@@ -12,11 +12,20 @@ import Logging
 ///
 /// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
 /// loop flushes before it exits, and the sink is flushed after the server stopped.
-struct AccessLog {
+///
+/// A class, confined to its loop's thread: the loop calls it per request, and a struct stored in the loop would be
+/// copied out and back on every call.
+final class AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
 
     let logger: Logger
+    /// `logger`'s label and metadata, read once (each line starts with them).
+    private let label: String
+    private let metadata: [(String, String)]
+    let isEnabled: Bool
+    /// Whether `append` has anything to do (a line to log or an observer to feed).
+    let wantsRecords: Bool
     let observer: (@Sendable ([AccessLogRecord]) -> Void)?
     /// The sink that takes lines rendered here (the server's `BufferedLogSink`), with the encoder for it; nil for
     /// other sinks, which get `LogRecord`s.
@@ -25,30 +34,33 @@ struct AccessLog {
     private var encoder: LogLineEncoder
     private var pendingBytes: [UInt8] = []
     private var pendingByteLines = 0
+    /// Bytes of the last batch handed over: the next one reserves about as much.
+    private var lastBatchBytes = 4096
     private var pendingLines: [LogRecord] = []
     private var pendingRecords: [AccessLogRecord] = []
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
+        label = logger.label
+        metadata = logger.metadata
+        isEnabled = logger.isEnabled(.info)
+        wantsRecords = isEnabled || observer != nil
         self.observer = observer
         renderedSink = logger.renderedSink
         encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
-    var isEnabled: Bool { logger.isEnabled(.info) }
-    /// Whether `append` has anything to do (a line to log or an observer to feed).
-    var wantsRecords: Bool { isEnabled || observer != nil }
-
     /// Queues the line for `record` and the record for the observer.
-    mutating func append(_ record: AccessLogRecord) {
+    func append(_ record: AccessLogRecord) {
         if observer != nil {
             if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
             pendingRecords.append(record)
         }
         if isEnabled {
             if renderedSink != nil {
-                if pendingBytes.isEmpty { pendingBytes.reserveCapacity(Self.batchSize * 256) }
-                Self.render(record, date: Date(), logger: logger, encoder: &encoder, into: &pendingBytes)
+                if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
+                Self.render(record, date: Date(), label: label, metadata: metadata, encoder: &encoder,
+                            into: &pendingBytes)
                 pendingByteLines += 1
             } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
                 if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
@@ -62,10 +74,11 @@ struct AccessLog {
     }
 
     /// Hands the queued lines to the sink and the queued records to the observer.
-    mutating func flush() {
+    func flush() {
         if let renderedSink, pendingByteLines > 0 {
             // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
             renderedSink.write(renderedLines: pendingBytes, count: pendingByteLines)
+            lastBatchBytes = pendingBytes.count
             pendingBytes = []
             pendingByteLines = 0
         }
@@ -89,11 +102,12 @@ struct AccessLog {
     }
 
     /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
-    /// `date` (`AccessLogTests` compares the two), without the intermediate strings.
-    static func render(_ record: AccessLogRecord, date: Date, logger: Logger, encoder: inout LogLineEncoder,
-                       into out: inout [UInt8]) {
-        encoder.beginLine(level: .info, label: logger.label, message: message, date: date, to: &out)
-        for (key, value) in logger.metadata { LogLineEncoder.appendField(key, value, to: &out) }
+    /// `date` by a logger with this `label` and `metadata` (`AccessLogTests` compares the two), without the
+    /// intermediate strings.
+    static func render(_ record: AccessLogRecord, date: Date, label: String, metadata: [(String, String)],
+                       encoder: inout LogLineEncoder, into out: inout [UInt8]) {
+        encoder.beginLine(level: .info, label: label, message: message, date: date, to: &out)
+        for (key, value) in metadata { LogLineEncoder.appendField(key, value, to: &out) }
         LogLineEncoder.appendField("method", record.method, to: &out)
         LogLineEncoder.appendField("route", record.route, to: &out)
         LogLineEncoder.appendField("status", record.status, to: &out)

@@ -54,7 +54,7 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     /// What this loop's connections share (router, limits, Date header, request IDs).
     let environment: ConnectionEnvironment
-    var accessLog: AccessLog
+    let accessLog: AccessLog
     private let onExit: @Sendable () -> Void
 
     init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
