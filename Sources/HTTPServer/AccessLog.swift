@@ -20,9 +20,9 @@ final class AccessLog {
     static let batchSize = 256
 
     let logger: Logger
-    /// `logger`'s label and metadata, read once (each line starts with them).
-    private let label: String
-    private let metadata: [(String, String)]
+    /// What every line has after its timestamp, up to the method's value: level, label, message, the logger's
+    /// metadata and ` method=` (`AccessLog.head`).
+    private let head: [UInt8]
     let isEnabled: Bool
     /// Whether `append` has anything to do (a line to log or an observer to feed).
     let wantsRecords: Bool
@@ -41,8 +41,7 @@ final class AccessLog {
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
-        label = logger.label
-        metadata = logger.metadata
+        head = Self.head(label: logger.label, metadata: logger.metadata)
         isEnabled = logger.isEnabled(.info)
         wantsRecords = isEnabled || observer != nil
         self.observer = observer
@@ -59,8 +58,7 @@ final class AccessLog {
         if isEnabled {
             if renderedSink != nil {
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
-                Self.render(record, date: Date(), label: label, metadata: metadata, encoder: &encoder,
-                            into: &pendingBytes)
+                Self.render(record, date: Date(), head: head, encoder: &encoder, into: &pendingBytes)
                 pendingByteLines += 1
             } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
                 if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
@@ -101,23 +99,43 @@ final class AccessLog {
         ]
     }
 
-    /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
-    /// `date` by a logger with this `label` and `metadata` (`AccessLogTests` compares the two), without the
-    /// intermediate strings.
-    static func render(_ record: AccessLogRecord, date: Date, label: String, metadata: [(String, String)],
-                       encoder: inout LogLineEncoder, into out: inout [UInt8]) {
-        encoder.beginLine(level: .info, label: label, message: message, date: date, to: &out)
+    /// The constant part of every line: see `head`.
+    static func head(label: String, metadata: [(String, String)]) -> [UInt8] {
+        var out: [UInt8] = []
+        LogLineEncoder.appendHead(level: .info, label: label, message: message, to: &out)
         for (key, value) in metadata { LogLineEncoder.appendField(key, value, to: &out) }
-        LogLineEncoder.appendField("method", record.method, to: &out)
-        LogLineEncoder.appendField("route", record.route, to: &out)
-        LogLineEncoder.appendField("status", record.status, to: &out)
-        LogLineEncoder.appendField("bytes_in", record.bytesIn, to: &out)
-        LogLineEncoder.appendField("bytes_out", record.bytesOut, to: &out)
-        out.append(contentsOf: " duration_ms=".utf8)
+        append(" method=", to: &out)
+        return out
+    }
+
+    /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
+    /// `date`, `head` being `head(label:metadata:)` of that logger (`AccessLogTests` compares the two), without the
+    /// intermediate strings.
+    static func render(_ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
+                       into out: inout [UInt8]) {
+        encoder.appendLineStart(level: .info, date: date, to: &out)
+        out.append(contentsOf: head)
+        LogLineEncoder.appendQuoted(record.method, to: &out)
+        append(" route=", to: &out)
+        LogLineEncoder.appendQuoted(record.route, to: &out)
+        append(" status=", to: &out)
+        LogLineEncoder.appendDecimal(record.status, to: &out)
+        append(" bytes_in=", to: &out)
+        LogLineEncoder.appendDecimal(record.bytesIn, to: &out)
+        append(" bytes_out=", to: &out)
+        LogLineEncoder.appendDecimal(record.bytesOut, to: &out)
+        append(" duration_ms=", to: &out)
         appendMillis(record.duration, to: &out)
-        LogLineEncoder.appendField("request_id", record.requestID, to: &out)
-        LogLineEncoder.appendField("peer", record.peer, to: &out)
+        append(" request_id=", to: &out)
+        LogLineEncoder.appendQuoted(record.requestID, to: &out)
+        append(" peer=", to: &out)
+        LogLineEncoder.appendQuoted(record.peer, to: &out)
         LogLineEncoder.endLine(&out)
+    }
+
+    /// A literal's bytes, copied in one go.
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        literal.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// Milliseconds with microsecond precision, written as `String(Double(micros) / 1000)` would (`0.042`,

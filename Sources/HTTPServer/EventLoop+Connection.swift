@@ -171,10 +171,9 @@ extension EventLoop {
 
     private func logAccess(_ completed: CompletedRequest, _ connection: Connection) {
         context.completedRequests.add(1, ordering: .relaxed)
-        let logger = context.logger
-        if let rejection = completed.rejection, logger.isEnabled(.debug) {
-            logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
-                                              "peer": connection.machine.peer])
+        if let rejection = completed.rejection, context.logger.isEnabled(.debug) {
+            context.logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
+                                                      "peer": connection.machine.peer])
         }
         guard accessLog.wantsRecords else { return }
         let record = AccessLogRecord(

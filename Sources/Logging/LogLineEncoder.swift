@@ -26,6 +26,12 @@ public struct LogLineEncoder {
     /// Starts a line (`ts=` or the priority prefix, level, label and message); `appendField` adds the metadata and
     /// `endLine` the newline. For callers that render lines without a `LogRecord` (the HTTP access log).
     public mutating func beginLine(level: LogLevel, label: String, message: String, date: Date, to out: inout [UInt8]) {
+        appendLineStart(level: level, date: date, to: &out)
+        Self.appendHead(level: level, label: label, message: message, to: &out)
+    }
+
+    /// The part of `beginLine` that changes from line to line: the timestamp (or the priority prefix).
+    public mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
         if journal {
             out.append(UInt8(ascii: "<"))
             out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority))
@@ -35,6 +41,11 @@ public struct LogLineEncoder {
             appendTimestamp(date, to: &out)
             out.append(UInt8(ascii: " "))
         }
+    }
+
+    /// The rest of `beginLine`, the same for every line of a level, label and message: callers that write many such
+    /// lines render it once and copy it after `appendLineStart`.
+    public static func appendHead(level: LogLevel, label: String, message: String, to out: inout [UInt8]) {
         out.append(contentsOf: Self.levelKey)
         Self.appendBytes(level.description, to: &out)
         out.append(contentsOf: Self.labelKey)
@@ -116,7 +127,7 @@ public struct LogLineEncoder {
 
     /// `LogFormat.quote(value)`'s bytes. Values with nothing to escape (nearly all) are copied as they are, in
     /// quotes when they hold a space or `=` (or are empty).
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         var value = value
         let copied = value.withUTF8 { bytes -> Bool in
             var needsQuotes = bytes.isEmpty

@@ -39,8 +39,8 @@ final class AccessLogTests: XCTestCase {
                     peer: value, isTLS: false)
                 let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
                 var bytes: [UInt8] = []
-                AccessLog.render(record, date: date, label: logger.label, metadata: logger.metadata, encoder: &encoder,
-                                 into: &bytes)
+                AccessLog.render(record, date: date, head: AccessLog.head(label: logger.label, metadata: logger.metadata),
+                                 encoder: &encoder, into: &bytes)
                 var expected = try XCTUnwrap(logger.record(.info, AccessLog.message, AccessLog.fields(record)))
                 expected.date = date
                 XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(expected, journal: journal))
