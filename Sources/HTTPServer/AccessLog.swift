@@ -30,6 +30,8 @@ final class AccessLog {
     /// The sink that takes lines rendered here (the server's `BufferedLogSink`), with the encoder for it; nil for
     /// other sinks, which get `LogRecord`s.
     private let renderedSink: (any RenderedLogSink)?
+    /// `renderedSink != nil`, without copying the existential per request.
+    private let renders: Bool
     /// `renderedSink`'s encoder (unused without one).
     private var encoder: LogLineEncoder
     private var pendingBytes: [UInt8] = []
@@ -46,6 +48,7 @@ final class AccessLog {
         wantsRecords = isEnabled || observer != nil
         self.observer = observer
         renderedSink = logger.renderedSink
+        renders = renderedSink != nil
         encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
@@ -56,7 +59,7 @@ final class AccessLog {
             pendingRecords.append(record)
         }
         if isEnabled {
-            if renderedSink != nil {
+            if renders {
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
                 Self.render(record, date: Date(), head: head, encoder: &encoder, into: &pendingBytes)
                 pendingByteLines += 1
