@@ -1,57 +1,172 @@
+import Foundation
 import Logging
 
-/// One loop's access log: a `Request completed` record per response at `info`, handed to the logger's sink in
-/// batches (at the end of each loop iteration, or every `batchSize` records), so a buffered sink takes one queue
-/// operation per batch instead of one per request. The writer thread renders the lines (`BufferedLogSink`).
+/// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
+/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — at the
+/// end of each loop iteration, or every `batchSize` requests — so a buffered sink takes one queue operation per
+/// batch instead of one per request, and the observer takes its lock once per batch.
 ///
-/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line: the loop flushes
-/// before it exits, and the sink is flushed after the server stopped.
-struct AccessLog {
+/// With a sink that takes rendered lines (`RenderedLogSink`: the server's `BufferedLogSink`) each line is written
+/// here straight into the batch's bytes — no `LogRecord`, no per-field strings — and the writer thread only copies
+/// them out. Other sinks (tests' `CapturingLogSink`) get the same line as a `LogRecord`.
+///
+/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
+/// loop flushes before it exits, and the sink is flushed after the server stopped.
+///
+/// A class, confined to its loop's thread: the loop calls it per request, and a struct stored in the loop would be
+/// copied out and back on every call.
+final class AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
 
     let logger: Logger
-    private var pending: [LogRecord] = []
+    /// What every line has after its timestamp, up to the method's value: level, label, message, the logger's
+    /// metadata and ` method=` (`AccessLog.head`).
+    private let head: [UInt8]
+    let isEnabled: Bool
+    /// Whether `append` has anything to do (a line to log or an observer to feed).
+    let wantsRecords: Bool
+    let observer: (@Sendable ([AccessLogRecord]) -> Void)?
+    /// The sink that takes lines rendered here (the server's `BufferedLogSink`), with the encoder for it; nil for
+    /// other sinks, which get `LogRecord`s.
+    private let renderedSink: (any RenderedLogSink)?
+    /// `renderedSink != nil`, without copying the existential per request.
+    private let renders: Bool
+    /// `renderedSink`'s encoder (unused without one).
+    private var encoder: LogLineEncoder
+    private var pendingBytes: [UInt8] = []
+    private var pendingByteLines = 0
+    /// Bytes of the last batch handed over: the next one reserves about as much.
+    private var lastBatchBytes = 4096
+    private var pendingLines: [LogRecord] = []
+    private var pendingRecords: [AccessLogRecord] = []
 
-    init(logger: Logger) {
+    init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
+        head = Self.head(label: logger.label, metadata: logger.metadata)
+        isEnabled = logger.isEnabled(.info)
+        wantsRecords = isEnabled || observer != nil
+        self.observer = observer
+        renderedSink = logger.renderedSink
+        renders = renderedSink != nil
+        encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
-    var isEnabled: Bool { logger.isEnabled(.info) }
+    /// Queues the line for `record` and the record for the observer.
+    func append(_ record: AccessLogRecord) {
+        if observer != nil {
+            if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
+            pendingRecords.append(record)
+        }
+        if isEnabled {
+            if renders {
+                if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
+                Self.render(record, date: Date(), head: head, encoder: &encoder, into: &pendingBytes)
+                pendingByteLines += 1
+            } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
+                if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
+                pendingLines.append(line)
+            }
+        }
+        if pendingByteLines >= Self.batchSize || pendingLines.count >= Self.batchSize
+            || pendingRecords.count >= Self.batchSize {
+            flush()
+        }
+    }
 
-    /// Queues the line for `record`.
-    mutating func append(_ record: AccessLogRecord) {
-        guard let line = logger.record(.info, Self.message, [
+    /// Hands the queued lines to the sink and the queued records to the observer.
+    func flush() {
+        if let renderedSink, pendingByteLines > 0 {
+            // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
+            renderedSink.write(renderedLines: pendingBytes, count: pendingByteLines)
+            lastBatchBytes = pendingBytes.count
+            pendingBytes = []
+            pendingByteLines = 0
+        }
+        if !pendingLines.isEmpty {
+            logger.write(pendingLines)
+            pendingLines.removeAll(keepingCapacity: true)
+        }
+        if let observer, !pendingRecords.isEmpty {
+            observer(pendingRecords)
+            pendingRecords.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The line's metadata, in order, as the `LogRecord` path logs it.
+    static func fields(_ record: AccessLogRecord) -> KeyValuePairs<String, String> {
+        [
             "method": record.method, "route": record.route, "status": String(record.status),
             "bytes_in": String(record.bytesIn), "bytes_out": String(record.bytesOut),
-            "duration_ms": Self.millis(record.duration), "request_id": record.requestID, "peer": record.peer,
-        ]) else { return }
-        if pending.isEmpty { pending.reserveCapacity(Self.batchSize) }
-        pending.append(line)
-        if pending.count >= Self.batchSize { flush() }
+            "duration_ms": millis(record.duration), "request_id": record.requestID, "peer": record.peer,
+        ]
     }
 
-    /// Hands the queued lines to the sink.
-    mutating func flush() {
-        guard !pending.isEmpty else { return }
-        logger.write(pending)
-        pending.removeAll(keepingCapacity: true)
+    /// The constant part of every line: see `head`.
+    static func head(label: String, metadata: [(String, String)]) -> [UInt8] {
+        var out: [UInt8] = []
+        LogLineEncoder.appendHead(level: .info, label: label, message: message, to: &out)
+        for (key, value) in metadata { LogLineEncoder.appendField(key, value, to: &out) }
+        append(" method=", to: &out)
+        return out
+    }
+
+    /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
+    /// `date`, `head` being `head(label:metadata:)` of that logger (`AccessLogTests` compares the two), without the
+    /// intermediate strings.
+    static func render(_ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
+                       into out: inout [UInt8]) {
+        encoder.appendLineStart(level: .info, date: date, to: &out)
+        out.append(contentsOf: head)
+        LogLineEncoder.appendQuoted(record.method, to: &out)
+        append(" route=", to: &out)
+        LogLineEncoder.appendQuoted(record.route, to: &out)
+        append(" status=", to: &out)
+        LogLineEncoder.appendDecimal(record.status, to: &out)
+        append(" bytes_in=", to: &out)
+        LogLineEncoder.appendDecimal(record.bytesIn, to: &out)
+        append(" bytes_out=", to: &out)
+        LogLineEncoder.appendDecimal(record.bytesOut, to: &out)
+        append(" duration_ms=", to: &out)
+        appendMillis(record.duration, to: &out)
+        append(" request_id=", to: &out)
+        LogLineEncoder.appendQuoted(record.requestID, to: &out)
+        append(" peer=", to: &out)
+        LogLineEncoder.appendQuoted(record.peer, to: &out)
+        LogLineEncoder.endLine(&out)
+    }
+
+    /// A literal's bytes, copied in one go.
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        literal.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// Milliseconds with microsecond precision, written as `String(Double(micros) / 1000)` would (`0.042`,
     /// `12.0`, `1.5`) without the cost of formatting a floating-point number.
     static func millis(_ duration: Duration) -> String {
+        var bytes: [UInt8] = []
+        appendMillis(duration, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `millis(duration)`'s bytes.
+    static func appendMillis(_ duration: Duration, to out: inout [UInt8]) {
         let micros = duration.nanoseconds / 1000
-        var fraction = micros % 1000
-        var text = String(micros / 1000) + "."
-        if fraction == 0 { return text + "0" }
+        LogLineEncoder.appendDecimal(Int(micros / 1000), to: &out)
+        out.append(UInt8(ascii: "."))
+        var fraction = Int(micros % 1000)
+        if fraction == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
         var digits = 3
         while fraction % 10 == 0 {
             fraction /= 10
             digits -= 1
         }
-        let shown = String(fraction)
-        text += String(repeating: "0", count: digits - shown.count) + shown
-        return text
+        // Leading zeros up to `digits` places (`0.042`: fraction 42 in 3 places).
+        if digits >= 2 && fraction < 10 { out.append(UInt8(ascii: "0")) }
+        if digits == 3 && fraction < 100 { out.append(UInt8(ascii: "0")) }
+        LogLineEncoder.appendDecimal(fraction, to: &out)
     }
 }

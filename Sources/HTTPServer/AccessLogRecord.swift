@@ -12,4 +12,17 @@ public struct AccessLogRecord: Sendable {
     public var requestID: String
     public var peer: String
     public var isTLS: Bool
+
+    public init(method: String, route: String, status: Int, bytesIn: Int, bytesOut: Int, duration: Duration,
+                requestID: String, peer: String, isTLS: Bool) {
+        self.method = method
+        self.route = route
+        self.status = status
+        self.bytesIn = bytesIn
+        self.bytesOut = bytesOut
+        self.duration = duration
+        self.requestID = requestID
+        self.peer = peer
+        self.isTLS = isTLS
+    }
 }

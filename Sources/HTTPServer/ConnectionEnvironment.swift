@@ -24,7 +24,8 @@ final class ConnectionEnvironment {
     let handshakeNanos: UInt64
 
     private var dateCache: HTTPDateCache
-    private let requestIDPrefix: String
+    /// `prefix-`, as bytes.
+    private let requestIDPrefix: [UInt8]
     private var requestCounter: UInt64 = 0
 
     /// - Parameters:
@@ -36,7 +37,7 @@ final class ConnectionEnvironment {
         self.router = router
         self.limits = limits
         self.serverName = serverName
-        self.requestIDPrefix = requestIDPrefix
+        self.requestIDPrefix = Array((requestIDPrefix + "-").utf8)
         self.readBufferSize = readBufferSize
         self.maxBufferedWhileBusy = limits.maxRequestLineBytes + limits.maxHeaderBytes + readBufferSize
         self.lingerNanos = lingerNanos
@@ -52,9 +53,21 @@ final class ConnectionEnvironment {
     /// The `Date` header value for a response written now.
     func date() -> [UInt8] { dateCache.current() }
 
-    /// A new request ID, unique within the process run (random per-loop prefix, then a counter).
+    /// A new request ID, unique within the process run (random per-loop prefix, then a counter in lowercase hex).
     func nextRequestID() -> String {
         requestCounter += 1
-        return requestIDPrefix + "-" + String(requestCounter, radix: 16)
+        let counter = requestCounter
+        let digits = (UInt64.bitWidth - counter.leadingZeroBitCount + 3) / 4
+        // Written in place: one allocation per ID (none when it fits a small string), no intermediate strings.
+        return String(unsafeUninitializedCapacity: requestIDPrefix.count + digits) { buffer in
+            let prefixEnd = buffer.initialize(fromContentsOf: requestIDPrefix)
+            var rest = counter
+            for i in stride(from: prefixEnd + digits - 1, through: prefixEnd, by: -1) {
+                let nibble = UInt8(truncatingIfNeeded: rest & 0xF)
+                buffer[i] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                rest >>= 4
+            }
+            return prefixEnd + digits
+        }
     }
 }

@@ -172,19 +172,16 @@ extension EventLoop {
 
     private func logAccess(_ completed: CompletedRequest, _ connection: Connection) {
         context.completedRequests.add(1, ordering: .relaxed)
-        let logger = context.logger
-        if let rejection = completed.rejection, logger.isEnabled(.debug) {
-            logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
-                                              "peer": connection.machine.peer])
+        if let rejection = completed.rejection, context.logger.isEnabled(.debug) {
+            context.logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
+                                                      "peer": connection.machine.peer])
         }
-        let observer = context.onRequestCompleted
-        guard accessLog.isEnabled || observer != nil else { return }
+        guard accessLog.wantsRecords else { return }
         let record = AccessLogRecord(
             method: completed.method?.rawValue ?? "-", route: completed.route, status: completed.status,
             bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
             duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
             peer: connection.machine.peer, isTLS: connection.tls != nil)
-        if accessLog.isEnabled { accessLog.append(record) }
-        observer?(record)
+        accessLog.append(record)
     }
 }

@@ -54,7 +54,7 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableRawBufferPointer
     /// What this loop's connections share (router, limits, Date header, request IDs).
     let environment: ConnectionEnvironment
-    var accessLog: AccessLog
+    let accessLog: AccessLog
     private let onExit: @Sendable () -> Void
 
     init(index: Int, listenFD: Int32, context: ServerContext, onExit: @escaping @Sendable () -> Void) throws {
@@ -76,7 +76,7 @@ final class EventLoop: @unchecked Sendable {
         // connection (so the listener stops signalling), then take it back.
         self.reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         self.readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: EventLoop.readBufferSize, alignment: 16)
-        self.accessLog = AccessLog(logger: context.logger)
+        self.accessLog = AccessLog(logger: context.logger, observer: context.onRequestsCompleted)
         self.environment = ConnectionEnvironment(
             router: context.router, limits: context.limits, serverName: context.serverName,
             requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16), readBufferSize: EventLoop.readBufferSize,

@@ -51,23 +51,25 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let router: Router
     private let logger: Logger
-    private let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
+    private let onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?
     private let errorResponse: (@Sendable (any Error) -> HTTPResponse?)?
     private let shared = Locked(Shared())
     private let context = Locked<ServerContext?>(nil)
 
     /// - Parameters:
     ///   - logger: receives one `Request completed` line per request at `info` (the access log) and errors.
-    ///   - onRequestCompleted: called on a loop thread after every response; keep it cheap (feed metrics).
+    ///   - onRequestsCompleted: called on a loop thread with the requests it answered, once per loop iteration (or
+    ///     every 256 requests), in order; every answered request is in exactly one call, the last ones before the
+    ///     loop exits. Keep it cheap (feed metrics): it runs between the loop's socket events.
     ///   - errorResponse: turns an error a handler threw that is not an `HTTPResponseError` into a response (say,
     ///     503 with `Retry-After` while a backend is down); nil from it keeps the default: 500, error logged.
     public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .disabled,
-                onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)? = nil,
+                onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)? = nil,
                 errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil) {
         self.configuration = configuration
         self.router = router
         self.logger = logger
-        self.onRequestCompleted = onRequestCompleted
+        self.onRequestsCompleted = onRequestsCompleted
         self.errorResponse = errorResponse
     }
 
@@ -101,7 +103,7 @@ public final class HTTPServer: Sendable {
     private func bindAndRun() throws -> Int {
         let tls = try configuration.tls.map(TLSContext.init)
         let context = ServerContext(router: router, limits: configuration.limits, logger: logger, tls: tls,
-                                    serverName: configuration.serverName, onRequestCompleted: onRequestCompleted,
+                                    serverName: configuration.serverName, onRequestsCompleted: onRequestsCompleted,
                                     errorResponse: errorResponse)
         var listeners: [Int32] = []
         var loops: [EventLoop] = []

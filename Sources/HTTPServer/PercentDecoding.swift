@@ -3,6 +3,10 @@ enum PercentDecoding {
     /// Percent-decodes `bytes`; `+` becomes a space only when `plusAsSpace` (query strings, per
     /// application/x-www-form-urlencoded). Returns nil on a malformed escape or invalid UTF-8.
     static func decode<S: Collection>(_ bytes: S, plusAsSpace: Bool) -> String? where S.Element == UInt8 {
+        // Nearly every segment has nothing to decode: the same string, without the intermediate buffer.
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = bytes.startIndex
@@ -55,13 +59,21 @@ enum PercentDecoding {
     /// encoded `%2F` stays inside its segment. Empty segments are kept except the one before the leading `/`.
     static func segments(path: Substring) -> [String]? {
         var result: [String] = []
-        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        for (i, part) in parts.enumerated() {
-            if i == 0 && part.isEmpty { continue }
-            guard let s = decode(part, plusAsSpace: false) else { return nil }
-            result.append(s)
+        // Walked in place rather than with `split`, which builds an array of the parts first.
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        var first = true
+        while true {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+            let part = utf8[start..<end]
+            if !(first && part.isEmpty) {
+                guard let s = decode(part, plusAsSpace: false) else { return nil }
+                result.append(s)
+            }
+            first = false
+            if end == utf8.endIndex { return result }
+            start = utf8.index(after: end)
         }
-        return result
     }
 
     /// Query items, decoded with `+` as space; items without `=` get an empty value.

@@ -19,13 +19,13 @@ enum ResponseSerializer {
     static func serialize(_ response: HTTPResponse, into out: inout [UInt8], date: [UInt8], omitBody: Bool,
                           keepAlive: Bool, minorVersion: Int, requestID: String?, serverName: String?) {
         let status = response.status
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        append("HTTP/1.1 ", to: &out)
         appendNumber(status.code, to: &out)
         out.append(ASCII.space)
-        out.append(contentsOf: status.reasonPhrase.utf8)
-        out.append(contentsOf: "\r\nDate: ".utf8)
+        appendString(status.reasonPhrase, to: &out)
+        append("\r\nDate: ", to: &out)
         out.append(contentsOf: date)
-        out.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &out)
         if let serverName {
             appendField("Server", serverName, to: &out)
         }
@@ -41,26 +41,36 @@ enum ResponseSerializer {
         // RFC 9110 §8.6: no Content-Length in 1xx or 204 responses.
         let bodyAllowed = status.code >= 200 && status.code != 204 && status.code != 304
         if bodyAllowed {
-            out.append(contentsOf: "Content-Length: ".utf8)
+            append("Content-Length: ", to: &out)
             appendNumber(response.body.count, to: &out)
-            out.append(contentsOf: "\r\n".utf8)
+            append("\r\n", to: &out)
         }
         if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            append("Connection: close\r\n", to: &out)
         } else if minorVersion == 0 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            append("Connection: keep-alive\r\n", to: &out)
         }
-        out.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &out)
         if bodyAllowed && !omitBody {
             out.append(contentsOf: response.body)
         }
     }
 
     private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
-        out.append(contentsOf: name.utf8)
-        out.append(contentsOf: ": ".utf8)
-        out.append(contentsOf: value.utf8)
-        out.append(contentsOf: "\r\n".utf8)
+        appendString(name, to: &out)
+        append(": ", to: &out)
+        appendString(value, to: &out)
+        append("\r\n", to: &out)
+    }
+
+    /// A literal's bytes, copied in one go (the generic `append(contentsOf: "…".utf8)` walks them).
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        literal.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    private static func appendString(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { out.append(contentsOf: $0) }
     }
 
     private static func appendNumber(_ n: Int, to out: inout [UInt8]) {

@@ -154,43 +154,46 @@ public struct Router: Sendable {
 
     /// Finds the route for `method` and decoded path `segments`.
     func match(_ method: HTTPMethod, _ segments: [String]) -> Match {
-        var candidates: [(node: Int, captures: [String])] = []
-        var captures: [String] = []
-        collect(0, segments[...], &captures, &candidates)
+        var found: Match?
         var allow = Set<String>()
-        for (node, values) in candidates {
+        var captures: [String] = []
+        // Stops at the first node with a route for the method: no list of candidates on the common path.
+        visit(0, segments[...], &captures) { node, values in
             let routes = nodes[node].routes
             if let route = routes[method] ?? (method == .head ? routes[.get] : nil) {
                 var parameters: [String: String] = [:]
                 for (name, value) in zip(route.parameterNames, values) { parameters[name] = value }
-                return .found(route, parameters: parameters)
+                found = .found(route, parameters: parameters)
+                return true
             }
             for m in routes.keys { allow.insert(m.rawValue) }
             if routes[.get] != nil { allow.insert("HEAD") }
+            return false
         }
+        if let found { return found }
         return allow.isEmpty ? .notFound : .methodNotAllowed(allow: allow.sorted())
     }
 
-    /// Depth-first, in priority order (literal, parameter, wildcard), every node that matches with routes.
-    private func collect(_ node: Int, _ rest: ArraySlice<String>, _ captures: inout [String],
-                         _ out: inout [(node: Int, captures: [String])]) {
+    /// Depth-first, in priority order (literal, parameter, wildcard), every node that matches with routes, until
+    /// `body` returns true. Returns whether it did.
+    @discardableResult
+    private func visit(_ node: Int, _ rest: ArraySlice<String>, _ captures: inout [String],
+                       _ body: (Int, [String]) -> Bool) -> Bool {
         guard let segment = rest.first else {
-            if !nodes[node].routes.isEmpty { out.append((node, captures)) }
-            return
+            return !nodes[node].routes.isEmpty && body(node, captures)
         }
-        if let next = nodes[node].literals[segment] {
-            collect(next, rest.dropFirst(), &captures, &out)
+        if let next = nodes[node].literals[segment], visit(next, rest.dropFirst(), &captures, body) {
+            return true
         }
         if let next = nodes[node].parameter, !segment.isEmpty {
             captures.append(segment)
-            collect(next, rest.dropFirst(), &captures, &out)
-            captures.removeLast()
+            defer { captures.removeLast() }
+            if visit(next, rest.dropFirst(), &captures, body) { return true }
         }
         if let next = nodes[node].wildcard, !nodes[next].routes.isEmpty {
             let joined = rest.joined(separator: "/")
-            if !joined.isEmpty {
-                out.append((next, captures + [joined]))
-            }
+            if !joined.isEmpty { return body(next, captures + [joined]) }
         }
+        return false
     }
 }

@@ -8,7 +8,7 @@ final class ServerContext: Sendable {
     let logger: Logger
     let tls: TLSContext?
     let serverName: String?
-    let onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?
+    let onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?
     let errorResponse: (@Sendable (any Error) -> HTTPResponse?)?
     /// Connections currently open across all loops.
     let openConnections = Atomic<Int>(0)
@@ -18,14 +18,14 @@ final class ServerContext: Sendable {
     let completedRequests = Atomic<Int>(0)
 
     init(router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
-         onRequestCompleted: (@Sendable (AccessLogRecord) -> Void)?,
+         onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?,
          errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil) {
         self.router = router
         self.limits = limits
         self.logger = logger
         self.tls = tls
         self.serverName = serverName
-        self.onRequestCompleted = onRequestCompleted
+        self.onRequestsCompleted = onRequestsCompleted
         self.errorResponse = errorResponse
     }
 

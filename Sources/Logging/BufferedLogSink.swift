@@ -7,7 +7,8 @@ import Locking
 /// logfmt quoting) and a `write(2)` per line on the loop cost the server most of its throughput on small requests
 /// (docs/BENCHMARKS.md, HTTP). Here `write` only enqueues the record; the writer thread formats everything queued
 /// (`LogLineEncoder`: bytes, no intermediate strings) and writes it with one system call. The event loops hand
-/// their access-log records over in batches (`write(contentsOf:)`, one queue operation per batch).
+/// their access-log lines over in batches, rendered on the loop (`write(renderedLines:count:)`, one queue operation
+/// per batch).
 ///
 /// Bounded: at most `capacity` records wait. When the writer falls behind (a blocked journal, a paused terminal),
 /// new records are dropped and counted instead of growing memory or blocking an event loop, and the writer
@@ -16,10 +17,12 @@ import Locking
 /// Nothing is lost on a clean shutdown: `flush()` returns once every record written before it is out, and
 /// `close()` flushes and stops the thread. A crash (kill -9) can lose what is still queued, at most `capacity`
 /// lines — the cost of not writing on the event loop.
-public final class BufferedLogSink: LogSink, Sendable {
+public final class BufferedLogSink: RenderedLogSink, Sendable {
     private enum Item: Sendable {
         case record(LogRecord)
         case records([LogRecord])
+        /// Whole lines rendered by the caller (`RenderedLogSink`), and how many.
+        case rendered([UInt8], Int)
         /// Signalled once every item queued before it has been written.
         case flush(DispatchSemaphore)
     }
@@ -60,6 +63,15 @@ public final class BufferedLogSink: LogSink, Sendable {
     public func write(contentsOf records: [LogRecord]) {
         guard !records.isEmpty, admit(records.count) else { return }
         if !queue.push(.records(records)) { retract(records.count) }
+    }
+
+    public func makeLineEncoder() -> LogLineEncoder { LogLineEncoder(journal: journal) }
+
+    /// Queues lines rendered with `makeLineEncoder()`: like `write(contentsOf:)`, one queue operation per batch,
+    /// and nothing left for the writer but to copy them.
+    public func write(renderedLines: [UInt8], count: Int) {
+        guard count > 0, admit(count) else { return }
+        if !queue.push(.rendered(renderedLines, count)) { retract(count) }
     }
 
     /// Reserves room for `count` records, or counts them as dropped.
@@ -129,6 +141,9 @@ public final class BufferedLogSink: LogSink, Sendable {
                 case .records(let records):
                     for record in records { encoder.append(record, to: &text) }
                     taken += records.count
+                case .rendered(let lines, let count):
+                    text.append(contentsOf: lines)
+                    taken += count
                 case .flush(let done): flushes.append(done)
                 }
             }

@@ -18,29 +18,92 @@ public struct LogLineEncoder {
 
     /// Appends `record`'s whole line, newline included.
     public mutating func append(_ record: LogRecord, to out: inout [UInt8]) {
+        beginLine(level: record.level, label: record.label, message: record.message, date: record.date, to: &out)
+        for (key, value) in record.metadata { Self.appendField(key, value, to: &out) }
+        Self.endLine(&out)
+    }
+
+    /// Starts a line (`ts=` or the priority prefix, level, label and message); `appendField` adds the metadata and
+    /// `endLine` the newline. For callers that render lines without a `LogRecord` (the HTTP access log).
+    public mutating func beginLine(level: LogLevel, label: String, message: String, date: Date, to out: inout [UInt8]) {
+        appendLineStart(level: level, date: date, to: &out)
+        Self.appendHead(level: level, label: label, message: message, to: &out)
+    }
+
+    /// The part of `beginLine` that changes from line to line: the timestamp (or the priority prefix).
+    public mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
         if journal {
             out.append(UInt8(ascii: "<"))
-            out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: record.level.syslogPriority))
+            out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority))
             out.append(UInt8(ascii: ">"))
         } else {
-            out.append(contentsOf: "ts=".utf8)
-            appendTimestamp(record.date, to: &out)
+            out.append(contentsOf: Self.tsKey)
+            appendTimestamp(date, to: &out)
             out.append(UInt8(ascii: " "))
         }
-        out.append(contentsOf: "level=".utf8)
-        out.append(contentsOf: record.level.description.utf8)
-        out.append(contentsOf: " label=".utf8)
-        Self.appendQuoted(record.label, to: &out)
-        out.append(contentsOf: " msg=".utf8)
-        Self.appendQuoted(record.message, to: &out)
-        for (key, value) in record.metadata {
-            out.append(UInt8(ascii: " "))
-            out.append(contentsOf: key.utf8)
-            out.append(UInt8(ascii: "="))
-            Self.appendQuoted(value, to: &out)
-        }
+    }
+
+    /// The rest of `beginLine`, the same for every line of a level, label and message: callers that write many such
+    /// lines render it once and copy it after `appendLineStart`.
+    public static func appendHead(level: LogLevel, label: String, message: String, to out: inout [UInt8]) {
+        out.append(contentsOf: Self.levelKey)
+        Self.appendBytes(level.description, to: &out)
+        out.append(contentsOf: Self.labelKey)
+        Self.appendQuoted(label, to: &out)
+        out.append(contentsOf: Self.messageKey)
+        Self.appendQuoted(message, to: &out)
+    }
+
+    /// ` key=value`, the value quoted as `LogFormat.quote` does.
+    public static func appendField(_ key: String, _ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: " "))
+        appendBytes(key, to: &out)
+        out.append(UInt8(ascii: "="))
+        appendQuoted(value, to: &out)
+    }
+
+    /// ` key=123`: what `appendField(key, String(value))` writes, without making the string.
+    public static func appendField(_ key: String, _ value: Int, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: " "))
+        appendBytes(key, to: &out)
+        out.append(UInt8(ascii: "="))
+        appendDecimal(value, to: &out)
+    }
+
+    /// Ends a line begun with `beginLine`.
+    public static func endLine(_ out: inout [UInt8]) {
         out.append(UInt8(ascii: "\n"))
     }
+
+    /// `value` in decimal, as `String(value)` spells it.
+    public static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        // The magnitude as UInt: Int.min has no positive Int.
+        var rest = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            out.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// A string's UTF-8 bytes, copied in one go when the string is stored contiguously (nearly always).
+    static func appendBytes(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    private static let tsKey = Array("ts=".utf8)
+    private static let levelKey = Array("level=".utf8)
+    private static let labelKey = Array(" label=".utf8)
+    private static let messageKey = Array(" msg=".utf8)
 
     private mutating func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
         let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
@@ -64,17 +127,19 @@ public struct LogLineEncoder {
 
     /// `LogFormat.quote(value)`'s bytes. Values with nothing to escape (nearly all) are copied as they are, in
     /// quotes when they hold a space or `=` (or are empty).
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
-        var needsQuotes = value.isEmpty
-        for byte in value.utf8 {
-            if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C {
-                out.append(contentsOf: LogFormat.quote(value).utf8)
-                return
+    public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        let copied = value.withUTF8 { bytes -> Bool in
+            var needsQuotes = bytes.isEmpty
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C { return false }
+                if byte == 0x20 || byte == 0x3D { needsQuotes = true }
             }
-            if byte == 0x20 || byte == 0x3D { needsQuotes = true }
+            if needsQuotes { out.append(0x22) }
+            out.append(contentsOf: bytes)
+            if needsQuotes { out.append(0x22) }
+            return true
         }
-        if needsQuotes { out.append(0x22) }
-        out.append(contentsOf: value.utf8)
-        if needsQuotes { out.append(0x22) }
+        if !copied { out.append(contentsOf: LogFormat.quote(value).utf8) }
     }
 }

@@ -31,6 +31,17 @@ extension LogSink {
     }
 }
 
+/// A sink that also takes lines rendered by its callers, with an encoder it hands out, many per call.
+///
+/// Why: the HTTP access log writes a line per request. Rendering it on the event loop straight into bytes costs
+/// less than building a `LogRecord` (an array of string pairs) there and rendering it on the writer thread.
+public protocol RenderedLogSink: LogSink {
+    /// An encoder whose lines are what this sink writes for the same records (journal prefix or timestamp).
+    func makeLineEncoder() -> LogLineEncoder
+    /// Queues `count` whole lines (newlines included) rendered with an encoder from `makeLineEncoder()`.
+    func write(renderedLines: [UInt8], count: Int)
+}
+
 /// Writes one logfmt line per record to standard error with a single `write(2)`, so lines from different
 /// threads never interleave.
 ///

@@ -54,6 +54,9 @@ public struct Logger: Sendable {
         sink.write(contentsOf: records)
     }
 
+    /// The sink, when it takes pre-rendered lines (`RenderedLogSink`); nil for sinks that want records.
+    public var renderedSink: (any RenderedLogSink)? { sink as? any RenderedLogSink }
+
     public func trace(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.trace, message, extra) }
     public func debug(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.debug, message, extra) }
     public func info(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.info, message, extra) }

@@ -26,6 +26,36 @@ final class AccessLogTests: XCTestCase {
         }
     }
 
+    func testLineRenderedOnTheLoopIsExactlyTheRecordsLine() throws {
+        let logger = Logger(label: "http", level: .info, sink: NullLogSink()).with(["node": "a b", "k": "v"])
+        let statuses = [200, 404, 0, -1, 599, Int.max, Int.min]
+        let micros: [Int64] = [0, 1, 42, 999, 1000, 1500, 12_345, 9_999_999]
+        for journal in [false, true] {
+            var encoder = LogLineEncoder(journal: journal)
+            for (i, value) in hostile.enumerated() {
+                let record = AccessLogRecord(
+                    method: value, route: value, status: statuses[i % statuses.count], bytesIn: i * 977,
+                    bytesOut: Int.max - i, duration: .microseconds(micros[i % micros.count]), requestID: value,
+                    peer: value, isTLS: false)
+                let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
+                var bytes: [UInt8] = []
+                AccessLog.render(record, date: date, head: AccessLog.head(label: logger.label, metadata: logger.metadata),
+                                 encoder: &encoder, into: &bytes)
+                var expected = try XCTUnwrap(logger.record(.info, AccessLog.message, AccessLog.fields(record)))
+                expected.date = date
+                XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(expected, journal: journal))
+            }
+        }
+    }
+
+    func testDecimalDigitsAreWhatStringWrites() {
+        for value in [0, 1, -1, 9, 10, 99, 100, 12_345, -12_345, Int.max, Int.min, Int.max - 1, Int.min + 1] {
+            var bytes: [UInt8] = []
+            LogLineEncoder.appendDecimal(value, to: &bytes)
+            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), String(value))
+        }
+    }
+
     func testEncoderTimestampsBeforeEpochAndOutOfRangeMatchTheSlowFormatter() {
         var encoder = LogLineEncoder(journal: false)
         for seconds in [-0.25, -86_400, 0, 59.999, 60, 1e16, -1e300] {
@@ -105,6 +135,43 @@ final class AccessLogTests: XCTestCase {
         let lines = text.split(separator: "\n").filter { $0.contains("msg=\"Request completed\"") }
         XCTAssertEqual(lines.count, 200)
         XCTAssertTrue(lines.allSatisfy { $0.contains("status=200") && $0.contains("peer=127.0.0.1:") })
+    }
+
+    func testObserverGetsEveryRequestExactlyOnceInBatchesByTheTimeTheServerStopped() throws {
+        let batches = Locked([[AccessLogRecord]]())
+        var router = Router()
+        router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
+        router.get("/task") { _ in .text("t") }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
+                                onRequestsCompleted: { batch in batches.withLock { $0.append(batch) } })
+        let port = try server.start()
+        var sent: [String] = []
+        let clients = try (0..<4).map { _ in try RawHTTPClient(port: port, timeout: 5) }
+        for i in 0..<120 {
+            let id = "one-\(i)"
+            sent.append(id)
+            let response = try clients[i % 4].request("GET", i % 3 == 0 ? "/task" : "/health",
+                                                      headers: [("X-Request-ID", id)])
+            XCTAssertEqual(response.status, 200)
+        }
+        // Pipelined: ten requests in one write are answered in one loop iteration, so they arrive as one batch.
+        let pipelined = (0..<10).map { "piped-\($0)" }
+        try clients[0].send(pipelined.map { "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-ID: \($0)\r\n\r\n" }.joined())
+        for _ in pipelined { XCTAssertEqual(try clients[0].readResponse().status, 200) }
+        sent += pipelined
+        let stopped = DispatchSemaphore(value: 0)
+        Task.detached {
+            await server.shutdown()
+            stopped.signal()
+        }
+        stopped.wait()
+        let received = batches.withLock { $0 }
+        XCTAssertEqual(received.flatMap { $0 }.map(\.requestID).sorted(), sent.sorted(), "each request exactly once")
+        XCTAssertTrue(received.allSatisfy { !$0.isEmpty && $0.count <= AccessLog.batchSize })
+        XCTAssertTrue(received.contains { batch in batch.filter { $0.requestID.hasPrefix("piped-") }.count == 10 },
+                      "\(received.map(\.count))")
+        let piped = received.flatMap { $0 }.filter { $0.requestID.hasPrefix("piped-") }.map(\.requestID)
+        XCTAssertEqual(piped, pipelined, "in order")
     }
 
     private func makePipe() throws -> (Int32, Int32) {

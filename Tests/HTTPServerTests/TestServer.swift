@@ -74,7 +74,7 @@ final class TestServer: Sendable {
         let records = self.records
         server = HTTPServer(configuration: configuration, router: router,
                             logger: Logger(label: "http", level: .debug, sink: logs),
-                            onRequestCompleted: { record in records.append(record) })
+                            onRequestsCompleted: { batch in records.append(contentsOf: batch) })
         port = try server.start()
     }
 
@@ -124,6 +124,6 @@ final class RecordStore: @unchecked Sendable {
     // @unchecked: `storage` is only touched while holding `lock` (NSLock, which ThreadSanitizer understands).
     private let lock = NSLock()
     private var storage: [AccessLogRecord] = []
-    func append(_ record: AccessLogRecord) { lock.withLock { storage.append(record) } }
+    func append(contentsOf batch: [AccessLogRecord]) { lock.withLock { storage.append(contentsOf: batch) } }
     var all: [AccessLogRecord] { lock.withLock { storage } }
 }

@@ -1,5 +1,6 @@
 @testable import PushServer
 import APNsClient
+import HTTPServer
 import XCTest
 
 final class MetricsTests: XCTestCase {
@@ -136,5 +137,93 @@ final class MetricsTests: XCTestCase {
         for reason in APNsReason.known {
             XCTAssertEqual(MetricLabel.reason(reason.rawValue), reason.rawValue)
         }
+    }
+}
+
+/// Counting in batches (`MetricsBatch`, `HTTPRequestMetrics`): the same series and values as one call per event.
+final class MetricsBatchTests: XCTestCase {
+    func testBatchRendersExactlyWhatSingleCallsRender() {
+        let single = Metrics()
+        let batched = Metrics()
+        for metrics in [single, batched] {
+            metrics.declare("c", counter: "C.")
+            metrics.declare("h", histogram: "H.", buckets: [0.1, 1])
+        }
+        let values = [0.05, 0.1, 0.5, 5, 0.07]
+        for value in values {
+            single.increment("c", ["route": "/a", "status": "200"])
+            single.observe("h", ["route": "/a"], value)
+        }
+        single.increment("c", ["route": "/b", "status": "404"], by: 2)
+        var tally = HistogramCounts(buckets: batched.buckets(of: "h") ?? [])
+        for value in values { tally.record(value) }
+        var batch = MetricsBatch()
+        batch.increment("c", [("route", "/a"), ("status", "200")], by: Double(values.count))
+        batch.increment("c", [("route", "/b"), ("status", "404")], by: 2)
+        batch.observe("h", [("route", "/a")], tally)
+        batched.apply(batch)
+        XCTAssertEqual(batched.render(), single.render())
+        XCTAssertTrue(batched.render().contains("h_bucket{route=\"/a\",le=\"0.1\"} 3\n"))
+        XCTAssertTrue(batched.render().contains("h_count{route=\"/a\"} 5\n"))
+    }
+
+    func testBatchSeriesPastTheCapGoToTheOverflowSeries() {
+        let metrics = Metrics(maxSeriesPerFamily: 2)
+        metrics.declare("c", counter: "C.")
+        metrics.declare("h", histogram: "H.", buckets: [1])
+        var batch = MetricsBatch()
+        for i in 0..<5 {
+            batch.increment("c", [("route", "/r\(i)")], by: 3)
+            var tally = HistogramCounts(buckets: [1])
+            tally.record(0.5)
+            batch.observe("h", [("route", "/r\(i)")], tally)
+        }
+        metrics.apply(batch)
+        XCTAssertEqual(metrics.seriesCount("c"), 3)
+        XCTAssertEqual(metrics.value("c", ["route": "/r1"]), 3)
+        XCTAssertEqual(metrics.value("c", ["route": "other"]), 9)
+        XCTAssertTrue(metrics.render().contains("h_count{route=\"other\"} 3\n"))
+    }
+
+    func testHistogramCountsForOtherBucketsAndUndeclaredFamiliesAreIgnored() {
+        let metrics = Metrics()
+        metrics.declare("h", histogram: "H.", buckets: [0.1, 1])
+        var tally = HistogramCounts(buckets: [0.5])
+        tally.record(0.2)
+        var batch = MetricsBatch()
+        batch.observe("h", [("route", "/a")], tally)
+        batch.increment("nope", [("a", "b")])
+        metrics.apply(batch)
+        XCTAssertFalse(metrics.render().contains("h_count"))
+        XCTAssertNil(metrics.buckets(of: "nope"))
+        XCTAssertEqual(metrics.buckets(of: "h"), [0.1, 1])
+    }
+
+    func testHTTPRequestMetricsCountsEveryRecordOfABatch() {
+        let metrics = Metrics()
+        Application.declareMetrics(metrics)
+        let requests = HTTPRequestMetrics(metrics: metrics)
+        func record(_ route: String, _ method: String, _ status: Int, micros: Int64) -> AccessLogRecord {
+            AccessLogRecord(method: method, route: route, status: status, bytesIn: 10, bytesOut: 20,
+                            duration: .microseconds(micros), requestID: "r", peer: "127.0.0.1:1", isTLS: false)
+        }
+        let batch = (0..<100).map { _ in record("/health", "GET", 200, micros: 300) }
+            + (0..<7).map { _ in record("-", "BREW", 404, micros: 250_000) }
+            + [record("/health", "GET", 503, micros: 20_000_000), record("/health", "HEAD", 200, micros: 700)]
+        requests.record(batch)
+        requests.record(Array(batch.prefix(10)))
+        let name = HTTPRequestMetrics.requests
+        XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "GET", "status": "200"]), 110)
+        XCTAssertEqual(metrics.value(name, ["route": "-", "method": "other", "status": "404"]), 7)
+        XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "GET", "status": "503"]), 1)
+        XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "HEAD", "status": "200"]), 1)
+        let text = metrics.render()
+        let duration = HTTPRequestMetrics.duration
+        XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"0.0005\"} 110\n"), text)
+        XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"0.001\"} 111\n"), text)
+        XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"10\"} 111\n"), text)
+        XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"+Inf\"} 112\n"), text)
+        XCTAssertTrue(text.contains("\(duration)_count{route=\"-\"} 7\n"), text)
+        XCTAssertTrue(text.contains("\(duration)_sum{route=\"-\"} 1.75\n"), text)
     }
 }

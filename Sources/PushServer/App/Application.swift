@@ -116,27 +116,22 @@ public final class Application: Sendable {
         let httpConfig = HTTPServerConfiguration(
             host: config.listen.host, port: config.listen.port, tls: tls,
             eventLoopCount: config.listen.eventLoops == 0 ? nil : config.listen.eventLoops, limits: limits)
-        let recordRequest: @Sendable (AccessLogRecord) -> Void = { record in
-            // Route patterns come from the router (or `-`); methods and statuses from fixed sets (MetricLabel).
-            metrics.increment("push_http_requests_total", ["route": record.route, "method": MetricLabel.method(record.method),
-                                                           "status": MetricLabel.status(record.status)])
-            metrics.observe("push_http_request_duration_seconds", ["route": record.route],
-                            Double(record.duration.components.seconds) + Double(record.duration.components.attoseconds) / 1e18)
-        }
+        let requestMetrics = HTTPRequestMetrics(metrics: metrics)
+        let recordRequests: @Sendable ([AccessLogRecord]) -> Void = { requestMetrics.record($0) }
         // A full disk (or another store outage) answers 503 with Retry-After: nothing was stored, try later. The
         // outage is logged once per interval by `StoreHealth`, not once per request.
         let errorResponse: @Sendable (any Error) -> HTTPResponse? = { error in
             (error as? StoreUnavailableError).map(storeHealth.response(for:))
         }
         http = HTTPServer(configuration: httpConfig, router: router, logger: logger.named("http"),
-                          onRequestCompleted: recordRequest, errorResponse: errorResponse)
+                          onRequestsCompleted: recordRequests, errorResponse: errorResponse)
         opsHTTP = config.ops.listen.map { endpoint in
             var opsRouter = Router()
             ops.register(into: &opsRouter, on: .ops)
             return HTTPServer(
                 configuration: HTTPServerConfiguration(host: endpoint.host, port: endpoint.port, eventLoopCount: 1,
                                                        limits: limits),
-                router: opsRouter, logger: logger.named("ops-http"), onRequestCompleted: recordRequest,
+                router: opsRouter, logger: logger.named("ops-http"), onRequestsCompleted: recordRequests,
                 errorResponse: errorResponse)
         }
         let apns = self.apns

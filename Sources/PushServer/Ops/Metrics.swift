@@ -41,13 +41,21 @@ public final class Metrics: Sendable {
         /// The series `key` is counted in: itself while the family has room (or already has it), else the
         /// overflow series, whose every label is `other`.
         func series(_ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) -> String {
+            series(key, names: labels.lazy.map(\.key), cap: cap)
+        }
+
+        func series(_ key: String, names: some Sequence<String>, cap: Int) -> String {
             let exists = kind == .histogram ? histograms[key] != nil : values[key] != nil
             if exists || seriesCount < cap { return key }
-            return Metrics.labelString(labels.map { ($0.key, Metrics.overflowLabelValue) })
+            return Metrics.labelString(names.map { ($0, Metrics.overflowLabelValue) })
         }
 
         mutating func add(_ amount: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
             values[series(key, labels, cap: cap), default: 0] += amount
+        }
+
+        mutating func add(_ amount: Double, _ key: String, _ labels: [(String, String)], cap: Int) {
+            values[series(key, names: labels.lazy.map(\.0), cap: cap), default: 0] += amount
         }
 
         mutating func set(_ value: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
@@ -62,6 +70,16 @@ public final class Metrics: Sendable {
             if let index = buckets.firstIndex(where: { value <= $0 }) { histograms[series]?.counts[index] += 1 }
             histograms[series]?.sum += value
             histograms[series]?.count += 1
+        }
+
+        /// Adds counts tallied elsewhere (`MetricsBatch`); counts made for other bucket bounds are ignored.
+        mutating func merge(_ tallied: HistogramCounts, _ key: String, _ labels: [(String, String)], cap: Int) {
+            guard kind == .histogram, tallied.count > 0, tallied.buckets == buckets else { return }
+            let series = series(key, names: labels.lazy.map(\.0), cap: cap)
+            if histograms[series] == nil { histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count)) }
+            for (index, n) in tallied.counts.enumerated() where n > 0 { histograms[series]?.counts[index] += n }
+            histograms[series]?.sum += tallied.sum
+            histograms[series]?.count += tallied.count
         }
     }
 
@@ -114,6 +132,26 @@ public final class Metrics: Sendable {
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
         state.withLock { $0.families[name]?.observe(value, key, labels, cap: cap) }
+    }
+
+    /// Applies every increment and histogram count of `batch` under one acquisition of the lock.
+    public func apply(_ batch: MetricsBatch) {
+        guard !batch.isEmpty else { return }
+        let cap = maxSeriesPerFamily
+        state.withLock { state in
+            for counter in batch.counters {
+                state.families[counter.name]?.add(counter.amount, counter.key, counter.labels, cap: cap)
+            }
+            for histogram in batch.histograms {
+                state.families[histogram.name]?.merge(histogram.counts, histogram.key, histogram.labels, cap: cap)
+            }
+        }
+    }
+
+    /// The bucket bounds of a declared histogram (nil for another kind or an unknown name): what the
+    /// `HistogramCounts` given to `apply(_:)` for it must be made with.
+    public func buckets(of name: String) -> [Double]? {
+        state.withLock { state in state.families[name].flatMap { $0.kind == .histogram ? $0.buckets : nil } }
     }
 
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
