@@ -69,6 +69,12 @@ final class WebhookOutboxServiceTests: XCTestCase {
         // Nothing is due now and nothing will be: only the wake-up from queuing can get the next one out.
         await outbox.publishStarted(url: url, publishID: "p-1", requestBody: .object([:]))
         await fulfillment(of: [second], timeout: 10)
+        // The receiver saw the body before the outbox read the answer and recorded it; cancelling now would abort
+        // that attempt (by design). The store is the only observer of "recorded", so wait for it, bounded.
+        let deadline = Date().addingTimeInterval(10)
+        while try await store.nextWebhookDue() != nil, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
 
         running.cancel()
         await running.value
