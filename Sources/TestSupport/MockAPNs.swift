@@ -1,6 +1,5 @@
 import Foundation
 import JSON
-import Locking
 
 /// Launches the strict mock APNs (`Tests/Support/mock_apns.py`: TLS, ALPN h2, HTTP/2, Apple's checks and
 /// reasons) as a child process and drives it through its control API.
@@ -15,7 +14,7 @@ import Locking
 /// ```
 ///
 /// Thread-safety: every method may be called from any thread, concurrently. The connection details are
-/// immutable; each control call opens its own socket; the child process handle sits behind a `Locked`.
+/// immutable; each control call opens its own socket; the child process is a `MockProcess`.
 /// The mock exits by itself when this process dies (it watches its stdin pipe), so a crashed test run leaves
 /// no orphan.
 public final class MockAPNs: Sendable {
@@ -30,23 +29,16 @@ public final class MockAPNs: Sendable {
     /// The team ID the mock expects as the provider token's `iss`.
     public let teamID: String
 
-    private let control: MockAPNsControlClient
-    /// The child and the write end of its stdin (closing it tells the mock to exit); nil once stopped.
-    private struct Child {
-        var process: Process?
-        var stdinPipe: Pipe?
-    }
+    /// The child process, its start-up line and control API.
+    private let process: MockProcess
 
-    private let child: Locked<Child>
-
-    private init(port: Int, controlPort: Int, caFile: String, teamID: String, process: Process, stdinPipe: Pipe) {
+    private init(process: MockProcess, port: Int, controlPort: Int, caFile: String, teamID: String) {
         self.port = port
         self.controlPort = controlPort
         self.caFile = caFile
         self.baseURL = "https://127.0.0.1:\(port)"
         self.teamID = teamID
-        self.control = MockAPNsControlClient(port: UInt16(controlPort))
-        self.child = Locked(Child(process: process, stdinPipe: stdinPipe))
+        self.process = process
     }
 
     deinit {
@@ -88,85 +80,29 @@ public final class MockAPNs: Sendable {
         extraArguments: [String] = [],
         startupTimeout: Double = 20
     ) throws(MockAPNsError) -> MockAPNs {
-        let script = packageRoot.appendingPathComponent("Tests/Support/mock_apns.py").path
-        var arguments = [script, "--team-id", teamID, "--max-streams", String(maxStreams),
+        var arguments = ["--team-id", teamID, "--max-streams", String(maxStreams),
                          "--environment", environment.rawValue, "--delay-ms", String(delayMs)]
         for key in keys { arguments += ["--key", "\(key.keyID)=\(key.publicKeyPath)"] }
         for topic in topics { arguments += ["--topic", topic] }
         arguments += extraArguments
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python ?? defaultPython)
-        process.arguments = arguments
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        // stderr is inherited: a Python traceback shows up in the test log.
-        do {
-            try process.run()
-        } catch {
-            throw .launchFailed("\(process.executableURL?.path ?? "?"): \(error) (run `make venv` or set PUSH_TEST_PYTHON)")
-        }
-
-        let line: String
-        do {
-            line = try readLine(from: stdout.fileHandleForReading.fileDescriptor, timeout: startupTimeout)
-        } catch {
-            process.terminate()
-            process.waitUntilExit()
-            throw error
-        }
-        guard let startup = JSONValue.parse(Array(line.utf8)).flatMap({ try? MockJSONObject($0) }),
+        let process = try MockProcess(script: "mock_apns.py", arguments: arguments, python: python,
+                                      startupTimeout: startupTimeout)
+        guard let startup = try? MockJSONObject(.object(process.startup)),
               let port = try? startup.int("port"), let controlPort = try? startup.int("control_port"),
               let caFile = try? startup.string("ca_file")
         else {
-            process.terminate()
-            process.waitUntilExit()
-            throw .noStartupLine("unexpected line: \(line)")
+            process.stop()
+            throw .noStartupLine("unexpected line: \(JSONValue.object(process.startup))")
         }
-        return MockAPNs(port: port, controlPort: controlPort, caFile: caFile, teamID: teamID,
-                        process: process, stdinPipe: stdin)
-    }
-
-    /// Reads one `\n`-terminated line from `fd`, failing on EOF or after `timeout` seconds.
-    private static func readLine(from fd: Int32, timeout: Double) throws(MockAPNsError) -> String {
-        var bytes: [UInt8] = []
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw .noStartupLine("no start-up line within \(timeout) s") }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Int32(left * 1000))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            var byte: UInt8 = 0
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else {
-                throw .noStartupLine("the mock exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
-            }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
+        return MockAPNs(process: process, port: port, controlPort: controlPort, caFile: caFile, teamID: teamID)
     }
 
     /// Whether the child process is still running.
-    public var isRunning: Bool {
-        child.withLock { $0.process?.isRunning ?? false }
-    }
+    public var isRunning: Bool { process.isRunning }
 
     /// Stops the mock (SIGTERM, and EOF on its stdin) and waits for it to exit. Safe to call twice.
-    public func stop() {
-        let (process, stdinPipe) = child.withLock { child in
-            defer { child = Child() }
-            return (child.process, child.stdinPipe)
-        }
-        guard let process else { return }
-        try? stdinPipe?.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-    }
+    public func stop() { process.stop() }
 
     // MARK: Control API
 
@@ -225,14 +161,8 @@ public final class MockAPNs: Sendable {
         _ = try call("POST", "/reset")
     }
 
-    private func call(_ method: String, _ path: String) throws(MockAPNsError) -> Data {
-        guard isRunning else { throw .stopped }
-        return try control.call(method, path)
-    }
-
-    private func call(_ method: String, _ path: String, body: JSONValue) throws(MockAPNsError) -> Data {
-        guard isRunning else { throw .stopped }
-        return try control.call(method, path, body: Data(body.serialized()))
+    private func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
+        try process.callRaw(method, path, body: body)
     }
 
     private func decode<T>(

@@ -5,7 +5,7 @@ import Locking
 /// A Python stand-in from `Tests/Support` run as a child process: launched with the test interpreter, its start-up
 /// JSON line read (with a deadline), stopped with SIGTERM and EOF on its stdin (the stand-ins also exit when
 /// this process dies, since they watch stdin), and its JSON control API called over plain HTTP/1.1.
-/// `MockFCM` and `MockPushService` are built on it; `MockAPNs` predates it and does the same by itself.
+/// `MockAPNs`, `MockFCM` and `MockPushService` are built on it.
 public final class MockProcess: Sendable {
     /// The start-up line's members (`port`, `control_port`, `ca_file`, …).
     public let startup: [String: JSONValue]
@@ -17,11 +17,15 @@ public final class MockProcess: Sendable {
 
     private let child: Locked<Child>
 
-    /// Starts `Tests/Support/<script>` with `arguments` and waits up to `startupTimeout` seconds for its line.
-    public init(script: String, arguments: [String], startupTimeout: Double = 20) throws(MockAPNsError) {
+    /// Starts `Tests/Support/<script>` with `arguments` under `python` (default `MockAPNs.defaultPython`) and waits
+    /// up to `startupTimeout` seconds for its line. stderr is inherited: a Python traceback shows up in the test log.
+    public init(script: String, arguments: [String], python: String? = nil, startupTimeout: Double = 20)
+        throws(MockAPNsError)
+    {
         let path = MockAPNs.packageRoot.appendingPathComponent("Tests/Support/\(script)").path
+        let python = python ?? MockAPNs.defaultPython
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: MockAPNs.defaultPython)
+        process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [path] + arguments
         let stdin = Pipe()
         let stdout = Pipe()
@@ -30,7 +34,7 @@ public final class MockProcess: Sendable {
         do {
             try process.run()
         } catch {
-            throw .launchFailed("\(MockAPNs.defaultPython): \(error) (run `make venv` or set PUSH_TEST_PYTHON)")
+            throw .launchFailed("\(python): \(error) (run `make venv` or set PUSH_TEST_PYTHON)")
         }
         let line: String
         do {
@@ -57,10 +61,20 @@ public final class MockProcess: Sendable {
     /// A string member of the start-up line, or "" when missing.
     public func string(_ name: String) -> String { startup[name]?.stringValue ?? "" }
 
+    /// Whether the child process is still running.
+    public var isRunning: Bool {
+        child.withLock { $0.process?.isRunning ?? false }
+    }
+
+    /// Calls the control API; returns the body of a 2xx as sent.
+    public func callRaw(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
+        guard isRunning else { throw .stopped }
+        return try control.call(method, path, body: body.map { Data($0.serialized()) })
+    }
+
     /// Calls the control API; returns the parsed answer of a 2xx.
     public func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
-        guard child.withLock({ $0.process?.isRunning ?? false }) else { throw .stopped }
-        let data = try control.call(method, path, body: body.map { Data($0.serialized()) })
+        let data = try callRaw(method, path, body: body)
         if data.isEmpty { return .null }
         do {
             return try JSONValue(parsing: data, limits: JSONLimits(maxBytes: 1 << 28))
@@ -95,7 +109,7 @@ public final class MockProcess: Sendable {
             let n = read(fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             guard n == 1 else {
-                throw .noStartupLine("the stand-in exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
+                throw .noStartupLine("the mock exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
             }
             if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
