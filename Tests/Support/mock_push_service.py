@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webpush_rules  # noqa: E402  (sibling module; the script is run by path)
-from mock_apns import make_certificates  # noqa: E402  (the same throw-away CA and server certificate)
+from mock_apns import ControlAPI, make_certificates  # noqa: E402  (the same control-API plumbing and test CA)
 from webpush_rules import Rejection, b64url, point_of  # noqa: E402
 
 # The mock reads at most this much of a body; a Content-Length above it gets 413 and the connection closes.
@@ -218,35 +218,9 @@ async def serve_push(state: MockState, reader: asyncio.StreamReader, writer: asy
 # MARK: - Control API (HTTP/1.1 JSON)
 
 
-class ControlAPI:
+class PushControlAPI(ControlAPI):
     """`POST /subscriptions` {marker?, application_server_key?, retry_after?}, `GET /subscriptions`,
     `GET /messages[?subscription=id&since=seq]`, `GET /requests[?since=seq]`, `POST /reset`."""
-
-    def __init__(self, state: MockState) -> None:
-        self.state = state
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                request = await read_request(reader)
-                if request is None:
-                    break
-                method, target, version, headers, length = request
-                body = await reader.readexactly(length) if length else b""
-                status, payload = self.route(method, target, body)
-                data = json.dumps(payload, separators=(",", ":")).encode()
-                close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
-                writer.write(
-                    f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
-                    .encode() + data)
-                await writer.drain()
-                if close:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            writer.close()
 
     def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
         path, _, query = target.partition("?")
@@ -307,7 +281,7 @@ async def serve(args: argparse.Namespace) -> None:
         port = server.sockets[0].getsockname()[1]
         host = f"[{args.host}]" if ":" in args.host else args.host
         state.origin = f"https://{host}" + ("" if port == 443 else f":{port}")
-        control = await asyncio.start_server(ControlAPI(state).handle, args.host, args.control_port)
+        control = await asyncio.start_server(PushControlAPI(state).handle, args.host, args.control_port)
         loop = asyncio.get_running_loop()
         stop = loop.create_future()
 
