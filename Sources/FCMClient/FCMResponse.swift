@@ -1,3 +1,4 @@
+import HTTPClient
 import JSON
 
 /// Classifies FCM HTTP v1 answers to `messages:send`.
@@ -36,7 +37,7 @@ public enum FCMResponse {
             default: break
             }
         }
-        let delay = retryAfter.flatMap { RetryAfter.seconds($0, now: now) }
+        let delay = retryAfter.flatMap { RetryAfter.seconds($0, now: now) }.map(Double.init)
         switch info.errorCode {
         case "UNREGISTERED"?: return .invalidToken(info)
         case "SENDER_ID_MISMATCH"?: return .senderMismatch(info)

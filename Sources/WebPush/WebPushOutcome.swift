@@ -1,3 +1,5 @@
+import HTTPClient
+
 /// What a push service's answer means for the message and the subscription (RFC 8030 §5-§8 and the push
 /// services' documented use of the codes).
 public enum WebPushOutcome: Sendable, Equatable {

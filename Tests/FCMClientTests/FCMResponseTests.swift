@@ -1,3 +1,4 @@
+import HTTPClient
 import FCMClient
 import JSON
 import XCTest

@@ -1,4 +1,5 @@
-/// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an IMF-fixdate.
+/// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an IMF-fixdate. The one parser for every sender that reads
+/// the header (FCM, Web Push).
 public enum RetryAfter {
     /// Delays above this are capped: a push service asking for more than a day is treated as asking for a day,
     /// and longer digit strings cannot overflow.
