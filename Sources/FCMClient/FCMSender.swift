@@ -42,9 +42,7 @@ public final class FCMSender: Sendable {
     }
 
     private struct Ledger {
-        var nextID = 0
-        /// Accepted and not final; removing a job is the claim to report it (exactly once).
-        var pending: [Int: Job] = [:]
+        var pending = PendingJobs<Job>()
         var counters = FCMSenderStats()
         var random: UInt64 = UInt64.random(in: 1...UInt64.max)
     }
@@ -125,12 +123,7 @@ public final class FCMSender: Sendable {
             onResult(.failure(.shutdown))
             return
         }
-        let job = ledger.withLock { ledger -> Job in
-            ledger.nextID += 1
-            let job = Job(id: ledger.nextID, request: request, onResult: onResult)
-            ledger.pending[job.id] = job
-            return job
-        }
+        let job = ledger.withLock { ledger in ledger.pending.add { Job(id: $0, request: request, onResult: onResult) } }
         attempt(job)
     }
 
@@ -156,9 +149,9 @@ public final class FCMSender: Sendable {
         window.close()
         await window.waitUntilDrained(gracePeriod: gracePeriod)
         let left = ledger.withLock { ledger -> [Job] in
-            defer { ledger.pending = [:] }
-            ledger.counters.shutdownFailures += ledger.pending.count
-            return ledger.pending.values.sorted { $0.id < $1.id }
+            let left = ledger.pending.claimAll()
+            ledger.counters.shutdownFailures += left.count
+            return left
         }
         for job in left {
             window.release()
@@ -248,14 +241,14 @@ public final class FCMSender: Sendable {
         ledger.withLock { $0.counters.retries += 1 }
         let delay = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            guard ledger.withLock({ $0.pending[job.id] != nil }) else { return }  // shut down meanwhile
+            guard ledger.withLock({ $0.pending.contains(job.id) }) else { return }  // shut down meanwhile
             attempt(job)
         }
     }
 
     private func finish(_ job: Job, _ result: FCMResult) {
         let claimed = ledger.withLock { ledger -> Bool in
-            guard ledger.pending.removeValue(forKey: job.id) != nil else { return false }
+            guard ledger.pending.claim(job.id) else { return false }
             switch result {
             case .response(let answer, _):
                 switch answer {

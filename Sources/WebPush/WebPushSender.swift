@@ -38,9 +38,7 @@ public final class WebPushSender: Sendable {
     }
 
     private struct Ledger {
-        var nextID = 0
-        /// Accepted and not final; removing a job is the claim to report it (exactly once).
-        var pending: [Int: Job] = [:]
+        var pending = PendingJobs<Job>()
         var counters = WebPushSenderStats()
     }
 
@@ -95,11 +93,8 @@ public final class WebPushSender: Sendable {
             return
         }
         let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
-        let job = ledger.withLock { ledger -> Job in
-            ledger.nextID += 1
-            let job = Job(id: ledger.nextID, notification: notification, exchange: exchange, onResult: onResult)
-            ledger.pending[job.id] = job
-            return job
+        let job = ledger.withLock { ledger in
+            ledger.pending.add { Job(id: $0, notification: notification, exchange: exchange, onResult: onResult) }
         }
         send(job, after: 0)
     }
@@ -120,9 +115,9 @@ public final class WebPushSender: Sendable {
         window.close()
         await window.waitUntilDrained(gracePeriod: gracePeriod)
         let left = ledger.withLock { ledger -> [Job] in
-            defer { ledger.pending = [:] }
-            ledger.counters.shutdownFailures += ledger.pending.count
-            return ledger.pending.values.sorted { $0.id < $1.id }
+            let left = ledger.pending.claimAll()
+            ledger.counters.shutdownFailures += left.count
+            return left
         }
         for job in left {
             window.release()
@@ -176,7 +171,7 @@ public final class WebPushSender: Sendable {
 
     private func finish(_ job: Job, _ result: WebPushResult) {
         let claimed = ledger.withLock { ledger -> Bool in
-            guard ledger.pending.removeValue(forKey: job.id) != nil else { return false }
+            guard ledger.pending.claim(job.id) else { return false }
             switch result {
             case .response(let outcome, _):
                 switch outcome {

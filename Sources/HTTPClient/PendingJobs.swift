@@ -1,0 +1,31 @@
+/// The requests a sender accepted and has not reported yet, by id (the FCM and Web Push senders keep one behind
+/// their lock). Claiming one removes it and is the right to report it, so every request is reported exactly once:
+/// by its answer, or by shutdown, whichever claims it first.
+public struct PendingJobs<Job> {
+    private var nextID = 0
+    private var jobs: [Int: Job] = [:]
+
+    public init() {}
+
+    /// Adds the job `make` builds for the next id and returns it.
+    public mutating func add(_ make: (Int) -> Job) -> Job {
+        nextID += 1
+        let job = make(nextID)
+        jobs[nextID] = job
+        return job
+    }
+
+    /// Whether job `id` is still pending (not claimed).
+    public func contains(_ id: Int) -> Bool { jobs[id] != nil }
+
+    /// Claims job `id`. - Returns: false when it was claimed already.
+    public mutating func claim(_ id: Int) -> Bool { jobs.removeValue(forKey: id) != nil }
+
+    /// Claims every pending job. - Returns: them in the order they were added.
+    public mutating func claimAll() -> [Job] {
+        defer { jobs = [:] }
+        return jobs.sorted { $0.key < $1.key }.map(\.value)
+    }
+}
+
+extension PendingJobs: Sendable where Job: Sendable {}
