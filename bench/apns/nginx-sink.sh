@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# An APNs-like HTTP/2 TLS sink on nginx + Debian's echo module: it reads the whole request body, optionally
-# waits, then answers 200 with headers only (END_STREAM on HEADERS, no DATA frame), echoing apns-id, as APNs
-# does. It checks nothing: it is the fast peer for throughput benchmarks (the strict mock is for behaviour).
+# The HTTP/2 TLS sink of the APNs and fan-out benchmarks (bench/apns, bench/publish, bench/swift/FanoutBench), on
+# nginx + Debian's echo module: it reads each whole request body, optionally waits, then answers as the real service
+# does on success: APNs paths 200 with headers only (END_STREAM on HEADERS, no DATA frame), `/token` an OAuth2 token
+# (FCM's token endpoint), `…/messages:send` 200 with a message name (FCM v1), `/push/…` 201 (a Web Push service).
+# It checks nothing: it is the fast peer for throughput (the strict stand-ins in Tests/Support are for behaviour).
 #
 #   bench/apns/nginx-sink.sh start <port> [delay_ms]   prints the CA file to trust (the sink's own cert)
 #   bench/apns/nginx-sink.sh stop  <port>
@@ -53,7 +55,7 @@ http {
     fastcgi_temp_path $dir/tmp/fastcgi;
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
-    client_body_buffer_size 16k;          # APNs bodies (<= 5 KB) stay in memory
+    client_body_buffer_size 16k;          # every body (<= 5 KB) stays in memory
     keepalive_timeout 3600s;
     server {
         listen 127.0.0.1:$port ssl http2;
@@ -61,8 +63,14 @@ http {
         ssl_certificate_key $dir/key.pem;
         http2_max_concurrent_streams 1000;
         keepalive_requests 100000000;     # the default 1000 would GOAWAY every 1000 requests
-        # Read the body before answering: a plain "return 200" answers first and nginx then resets the stream.
+        # Read the body before answering: a plain "return" answers first and nginx then resets the stream.
+        location = /token { echo_read_request_body; $sleep_line echo_exec @token; }
+        location ~ ^/v1/projects/[^/]+/messages:send\$ { echo_read_request_body; $sleep_line echo_exec @fcm; }
+        location /push/ { echo_read_request_body; $sleep_line echo_exec @webpush; }
         location / { echo_read_request_body; $sleep_line echo_exec @ok; }
+        location @token { default_type application/json; return 200 '{"access_token":"ya29.sink","expires_in":3599,"token_type":"Bearer"}'; }
+        location @fcm { default_type application/json; return 200 '{"name":"projects/sink/messages/0:1"}'; }
+        location @webpush { add_header TTL \$http_ttl always; return 201; }
         # Headers only: a DATA frame on 200 confuses clients that treat any 200 body as an error (aioapns).
         location @ok { add_header apns-id \$http_apns_id always; return 200; }
     }

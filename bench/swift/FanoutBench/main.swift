@@ -1,5 +1,5 @@
 // FanoutBench: one fan-out per platform through its sender, in one process against one local HTTP/2 sink
-// (bench/fanout/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
+// (bench/apns/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
 //
 //   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush]
 //
