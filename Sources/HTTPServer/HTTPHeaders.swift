@@ -44,8 +44,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     public func contains(_ name: String) -> Bool { first(name) != nil }
 
     /// Comma-separated list elements of every `name` field, trimmed and lowercased (for `Connection`, etc.).
-    public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map {
+    public func tokens(_ name: String) -> [String] { Self.listTokens(values(name)) }
+
+    /// `tokens(_:)` of the given field values.
+    static func listTokens(_ values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",") }.map {
             $0.trimmingASCIIWhitespace().lowercased()
         }.filter { !$0.isEmpty }
     }
@@ -57,17 +60,17 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
 
-    /// ASCII case-insensitive comparison without allocating.
+    /// ASCII case-insensitive comparison without allocating. Lengths first: the parser and the serializer ask about
+    /// every field, and nearly every name differs from the one asked for in length already.
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        var ia = a.utf8.makeIterator()
-        var ib = b.utf8.makeIterator()
-        while true {
-            switch (ia.next(), ib.next()) {
-            case (nil, nil): return true
-            case let (x?, y?):
-                if x != y && ASCII.lower(x) != ASCII.lower(y) { return false }
-            default: return false
-            }
+        let au = a.utf8
+        let bu = b.utf8
+        guard au.count == bu.count else { return false }
+        var ib = bu.makeIterator()
+        for x in au {
+            guard let y = ib.next() else { return false }
+            if x != y && ASCII.lower(x) != ASCII.lower(y) { return false }
         }
+        return true
     }
 }

@@ -461,22 +461,41 @@ public struct RequestParser: Sendable {
 
     /// Applies the message-level rules once the header section is complete.
     private func finishHead() -> Result<RequestHead, HTTPParseError> {
+        // The fields the message rules read, gathered in one pass over the header section (arrays only for the
+        // fields a request actually carries).
+        var hostCount = 0
+        var lengths: [String] = []
+        var transferEncodings: [String] = []
+        var connectionValues: [String] = []
+        var expect: String?
+        for field in headers.fields {
+            let name = field.name
+            if HTTPHeaders.equalsIgnoringCase(name, "host") {
+                hostCount += 1
+            } else if HTTPHeaders.equalsIgnoringCase(name, "content-length") {
+                lengths.append(field.value)
+            } else if HTTPHeaders.equalsIgnoringCase(name, "transfer-encoding") {
+                transferEncodings.append(field.value)
+            } else if HTTPHeaders.equalsIgnoringCase(name, "connection") {
+                connectionValues.append(field.value)
+            } else if expect == nil && HTTPHeaders.equalsIgnoringCase(name, "expect") {
+                expect = field.value
+            }
+        }
+
         // RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host field gets 400.
-        let hosts = headers.values("host")
-        if hosts.count > 1 || (minorVersion == 1 && hosts.isEmpty) {
+        if hostCount > 1 || (minorVersion == 1 && hostCount == 0) {
             return .failure(.bad("Missing or repeated Host header"))
         }
 
         var framing = BodyFraming.none
-        let lengths = headers.values("content-length")
-        let hasTransferEncoding = headers.contains("transfer-encoding")
-        if hasTransferEncoding {
+        if !transferEncodings.isEmpty {
             // RFC 9112 §6.1: CL with TE "ought to be handled as an error" by a server — it is how requests are
             // smuggled past a proxy that frames differently.
             if !lengths.isEmpty { return .failure(.bad("Content-Length with Transfer-Encoding")) }
             if minorVersion == 0 { return .failure(.bad("Transfer-Encoding in an HTTP/1.0 request")) }
             var codings: [Substring] = []
-            for value in headers.values("transfer-encoding") {
+            for value in transferEncodings {
                 for element in value.split(separator: ",", omittingEmptySubsequences: false) {
                     codings.append(element.trimmingASCIIWhitespace())
                 }
@@ -512,7 +531,7 @@ public struct RequestParser: Sendable {
             framing = .contentLength(length)
         }
 
-        let connection = headers.tokens("connection")
+        let connection = connectionValues.isEmpty ? [] : HTTPHeaders.listTokens(connectionValues)
         let keepAlive: Bool
         if connection.contains("close") {
             keepAlive = false
@@ -523,7 +542,7 @@ public struct RequestParser: Sendable {
         var expectsContinue = false
         // RFC 9110 §10.1.1: a server MUST ignore a 100-continue expectation in an HTTP/1.0 request; any other
         // expectation may be answered with 417.
-        if minorVersion == 1, let expect = headers.first("expect") {
+        if minorVersion == 1, let expect {
             guard expect.lowercased() == "100-continue" else { return .failure(.expectationFailed) }
             if framing != .none && framing != .contentLength(0) { expectsContinue = true }
         }

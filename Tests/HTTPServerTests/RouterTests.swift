@@ -92,4 +92,14 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(query, "r=1")
         XCTAssertEqual(PercentDecoding.split(target: "https://example.com").path, "/")
     }
+
+    func testFragmentEndsPathOrQueryAndAFirstQuestionMarkSplits() {
+        XCTAssertTrue(PercentDecoding.split(target: "/a/b#frag?x=1") == ("/a/b", nil))
+        XCTAssertTrue(PercentDecoding.split(target: "/a?x=1#frag") == ("/a", "x=1"))
+        XCTAssertTrue(PercentDecoding.split(target: "/a?x=?y#f#g") == ("/a", "x=?y"))
+        XCTAssertTrue(PercentDecoding.split(target: "/a?") == ("/a", ""))
+        XCTAssertTrue(PercentDecoding.split(target: "/") == ("/", nil))
+        XCTAssertEqual(PercentDecoding.segments(path: "/x//y/"), ["x", "", "y", ""])
+        XCTAssertEqual(PercentDecoding.segments(path: "/"), [""])
+    }
 }
