@@ -1,0 +1,79 @@
+import Foundation
+import PushStore
+
+extension SQLitePushStore {
+    // MARK: Results and reporting
+
+    /// Records results and applies their effects. The invalidation rule (Apple: a 410's timestamp is when the
+    /// token stopped being valid) is in the SQL: a device that registered at or after the evidence time keeps
+    /// working, because the app has re-sent the token since.
+    static func applyDeviceResults(_ results: [DeviceResult], connection: SQLiteConnection) throws {
+        for result in results {
+            var evidence: Date?
+            var environment: PushEnvironment?
+            switch result.effect {
+            case .none: break
+            case .unregistered(let since): evidence = since
+            case .badToken: evidence = result.at
+            case .environment(let corrected): environment = corrected
+            }
+            try connection.run(
+                """
+                UPDATE devices SET
+                    last_status = ?1, last_reason = ?2, last_result_at = ?3,
+                    invalidated_at = CASE
+                        WHEN ?4 IS NOT NULL AND invalidated_at IS NULL AND last_registered_at < ?4 THEN ?3
+                        ELSE invalidated_at END,
+                    environment = COALESCE(?5, environment)
+                WHERE id = ?6
+                """,
+                [
+                    .integer(Int64(result.status)), .text(result.reason), .millis(result.at), .millis(evidence),
+                    .text(environment?.rawValue), .integer(result.device),
+                ])
+        }
+    }
+
+    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+        try await write { try Self.applyDeviceResults(results, connection: $0) }
+    }
+
+    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+        try await write { connection in
+            var recorded = 0
+            for event in events {
+                recorded += try connection.run(
+                    """
+                    INSERT OR IGNORE INTO events (instance_id, publish_id, kind, device_id, user_id, at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(event.instanceID), .text(event.publishID), .integer(Int64(event.kind.rawValue)),
+                        .text(event.deviceID), .text(event.userID), .millis(event.at),
+                    ])
+            }
+            return recorded
+        }
+    }
+
+    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+        try await read { connection in
+            let device = try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
+                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0).device }
+            // json_each stops at the first match; a users publish names at most 1000 users.
+            let publish = try connection.first(
+                """
+                SELECT kind, created_at, started_at, finished_at,
+                       kind = 'users' AND ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
+                FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
+                """, [.text(device?.userID), .text(instanceID), .text(publishID)]
+            ) { row in
+                ReportedPublish(kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
+                                startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
+                                targetsDeviceUser: row.int64(4) != 0)
+            }
+            return ReportFacts(device: device, publish: publish)
+        }
+    }
+}
