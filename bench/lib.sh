@@ -9,7 +9,7 @@ start_example_server() {
     swift build -c release --product push-server >/dev/null
     sed -e "s/\"port\": 8080/\"port\": $port/" -e "s#./data/push.sqlite#$OUT/push.sqlite#" \
         -e 's/"level": "info"/"level": "warning"/' ${extra:+-e "$extra"} config.example.json > "$OUT/config.json"
-    .build/release/push-server serve --config "$OUT/config.json" 2>"$OUT/server.log" &
+    "${SERVER_BIN:-.build/release/push-server}" serve --config "$OUT/config.json" 2>"$OUT/server.log" &
     SERVER=$!
     trap 'kill $SERVER 2>/dev/null || true' EXIT
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done

@@ -4,6 +4,7 @@
 # aioapns 4.0 (Python) against the same sink, as the reference ratio.
 #
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
+#   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
 #
 # Method: the registry is bulk-loaded with SeedDevices (the store's own API), the server is started on it with the
 # instance's APNs endpoint overridden to the sink, one publish is POSTed, and its status is polled every 50 ms.
@@ -43,7 +44,7 @@ run_case() {
    "keyPath":"$dir/AuthKey.p8","topic":"com.example.bench","defaultEnvironment":"sandbox",
    "endpointOverride":"https://127.0.0.1:$SINK_PORT","caFile":"$ca"}}]}
 JSON
-    "$BIN/push-server" serve --config "$dir/config.json" 2>"$dir/server.log" &
+    "${SERVER_BIN:-$BIN/push-server}" serve --config "$dir/config.json" 2>"$dir/server.log" &
     SERVER=$!
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null && break; sleep 0.1; done
     local c0 t0 t1 c1 publish status

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kill -9 / SIGTERM in the middle of a 100,000-device fan-out; every device must still get the notification.
 # Not part of `make test` (about 3 minutes). Usage: bench/reliability/kill9.sh [--devices N] [--signals KILL,TERM]
+# SERVER_BIN=path/to/push-server measures another build (e.g. an older commit) the same way.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make --no-print-directory venv >/dev/null
 swift build -c release --product push-server >/dev/null
-PUSH_SERVER_BIN="$PWD/.build/release/push-server" exec .venv/bin/python3 bench/reliability/kill9.py "$@"
+PUSH_SERVER_BIN="${SERVER_BIN:-$PWD/.build/release/push-server}" exec .venv/bin/python3 bench/reliability/kill9.py "$@"
