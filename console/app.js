@@ -517,7 +517,12 @@
     const alert = {};
     if ($('pub-title').value) alert.title = $('pub-title').value;
     if ($('pub-body').value) alert.body = $('pub-body').value;
-    const object = { [kind]: publishTargets(), apns: { aps: { alert } } };
+    const object = { [kind]: publishTargets() };
+    // The same title and body in each chosen platform's own section (docs/API.md, publish API).
+    if ($('pub-to-apns').checked) object.apns = { aps: { alert } };
+    if ($('pub-to-fcm').checked) object.fcm = { notification: { ...alert } };
+    if ($('pub-to-web').checked) object.web = { notification: { ...alert } };
+    if (!object.apns && !object.fcm && !object.web) return { problem: 'Choose at least one platform.', text: JSON.stringify(object) };
     return { object, text: JSON.stringify(object) };
   }
 
@@ -925,7 +930,8 @@
     $('int-form').addEventListener('submit', countSubscribers);
 
     $('pub-form').addEventListener('submit', publish);
-    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json']) {
+    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json',
+      'pub-to-apns', 'pub-to-fcm', 'pub-to-web']) {
       $(id).addEventListener('input', updatePublishPreview);
     }
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-mode-form', 'pub-mode-json']) {

@@ -525,5 +525,24 @@ def test_publish_overview_and_devices_show_every_platform(driver, three_platform
     assert "Environment" not in card.text and card.find_elements(By.TAG_NAME, "button") == []
     Select(page.by_id("dev-by")).select_by_value("id")
     assert not page.by_id("dev-platform").is_displayed(), "the platform only matters for a token"
+
+    # The publish form sends each chosen platform its own section: Android and web only here.
+    page.go("publish")
+    page.fill("pub-targets", interest)
+    page.fill("pub-title", "Split")
+    page.by_id("pub-to-apns").click()
+    page.by_id("pub-to-fcm").click()
+    page.by_id("pub-to-web").click()
+    preview = json.loads(page.by_id("pub-preview").text)
+    assert preview == {"interests": [interest], "fcm": {"notification": {"title": "Split", "body": "From my own server"}},
+                       "web": {"notification": {"title": "Split", "body": "From my own server"}}}, preview
+    page.by_id("pub-send").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    page.wait.until(lambda d: page.by_id("pub-state").text.startswith("FINISHED · 4 accepted, 0 failed"))
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["Android (FCM) 2 0 0", "Web 2 0 0"], "the pruned device is skipped, iOS got no section"
+    page.by_id("pub-to-fcm").click()
+    page.by_id("pub-to-web").click()
+    assert "Choose at least one platform." in page.by_id("pub-size").text
     problems = page.severe()
     assert not problems, json.dumps(problems, indent=1)

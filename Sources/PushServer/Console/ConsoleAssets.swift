@@ -200,9 +200,17 @@ enum ConsoleAssets {
         <legend>Body</legend>
         <label class="choice"><input type="radio" name="pub-mode" id="pub-mode-form" value="form" checked> Form</label>
         <label class="choice"><input type="radio" name="pub-mode" id="pub-mode-json" value="json"> Raw JSON</label>
-        <div id="pub-form-fields" class="row">
-          <div class="field"><label for="pub-title">Title</label><input id="pub-title" value="Hi"></div>
-          <div class="field"><label for="pub-body">Body</label><input id="pub-body" value="From my own server"></div>
+        <div id="pub-form-fields">
+          <div class="row">
+            <div class="field"><label for="pub-title">Title</label><input id="pub-title" value="Hi"></div>
+            <div class="field"><label for="pub-body">Body</label><input id="pub-body" value="From my own server"></div>
+          </div>
+          <fieldset id="pub-platforms-choice">
+            <legend>Platforms (a section each; devices of other platforms are skipped)</legend>
+            <label class="choice"><input type="checkbox" id="pub-to-apns" checked> iOS (<code>apns</code>)</label>
+            <label class="choice"><input type="checkbox" id="pub-to-fcm"> Android (<code>fcm</code>)</label>
+            <label class="choice"><input type="checkbox" id="pub-to-web"> Web (<code>web</code>)</label>
+          </fieldset>
         </div>
         <div id="pub-json-fields" hidden>
           <label for="pub-json">Request body (JSON)</label>
@@ -831,7 +839,12 @@ enum ConsoleAssets {
     const alert = {};
     if ($('pub-title').value) alert.title = $('pub-title').value;
     if ($('pub-body').value) alert.body = $('pub-body').value;
-    const object = { [kind]: publishTargets(), apns: { aps: { alert } } };
+    const object = { [kind]: publishTargets() };
+    // The same title and body in each chosen platform's own section (docs/API.md, publish API).
+    if ($('pub-to-apns').checked) object.apns = { aps: { alert } };
+    if ($('pub-to-fcm').checked) object.fcm = { notification: { ...alert } };
+    if ($('pub-to-web').checked) object.web = { notification: { ...alert } };
+    if (!object.apns && !object.fcm && !object.web) return { problem: 'Choose at least one platform.', text: JSON.stringify(object) };
     return { object, text: JSON.stringify(object) };
   }
 
@@ -1239,7 +1252,8 @@ enum ConsoleAssets {
     $('int-form').addEventListener('submit', countSubscribers);
 
     $('pub-form').addEventListener('submit', publish);
-    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json']) {
+    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json',
+      'pub-to-apns', 'pub-to-fcm', 'pub-to-web']) {
       $(id).addEventListener('input', updatePublishPreview);
     }
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-mode-form', 'pub-mode-json']) {
