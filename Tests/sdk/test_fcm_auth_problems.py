@@ -1,12 +1,17 @@
-"""FCM credential problems end to end: the real binary against the strict FCM stand-in (real TLS, HTTP/2), with
+"""FCM (and Web Push VAPID) credential problems end to end: the real binary against the strict FCM stand-in (real TLS, HTTP/2), with
 the stand-in scripted to refuse the service account's assertion (`token_refusal`), to answer 403
 PERMISSION_DENIED (`denied`) or SENDER_ID_MISMATCH. Each must show in `/ready` for the instance (`fcmCredentials:
 "refused"` and the problem), in `/metrics`, and in the publish status as a per-delivery reason; no device is
 invalidated and no delivery goes unaccounted for (accepted + failed = targets). Also: `fcm.projectId` is the
 project in the send path, and a platform without credentials is only reported when the publish had its devices.
 """
+import base64
+import json
+
 import pytest
 import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from beams import Beams, random_token, unique
 from harness import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET
@@ -109,6 +114,37 @@ def test_permission_denied_is_a_reason_per_delivery_and_a_ready_problem_and_devi
     again = env.client.wait_finished(env.client.publish("interests", publish_body(interest)))
     assert again["fcm"]["accepted"] == 3 and again["fcm"]["failedByReason"] == {}, again
     assert instance_ready(env.server)["fcmCredentials"] == "loaded"
+
+
+def test_push_service_refusing_vapid_is_a_reason_per_delivery_and_a_ready_problem_and_the_browser_stays(env):
+    # A browser that subscribed with another key (the instance's VAPID key was replaced): the push service
+    # answers 403 to every message for it, as Chrome's and Apple's do.
+    other_key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    subscription = env.push.subscribe(application_server_key=base64.urlsafe_b64encode(other_key).rstrip(b"=").decode())
+    token = base64.b64encode(json.dumps({"endpoint": subscription["endpoint"], "expirationTime": None, "keys": {
+        "p256dh": subscription["p256dh"], "auth": subscription["auth"]}}).encode()).decode()
+    interest = unique("vapid")
+    device_id = env.register("web", token, [interest])
+
+    status = env.client.wait_finished(env.client.publish("interests", publish_body(interest)))
+
+    assert status["web"]["failedByReason"] == {"VAPIDRejected": 1}, status
+    assert status["web"]["devicesRemoved"] == 0 and env.client.device(device_id)["invalidatedAt"] is None
+    assert env.push.messages(subscription["id"]) == [], "the push service delivered nothing"
+    ready = instance_ready(env.server)
+    assert ready["webCredentials"] == "refused", ready
+    problem = ready["web"]["problems"][0]
+    assert (problem["host"], problem["status"], problem["count"]) == ("127.0.0.1", 403, 1), problem
+    assert "applicationServerKey" in problem["detail"], problem
+    assert metric(env.server, 'push_sender_credential_problems{platform="web"}') == 1
+
+    # A browser subscribed with the instance's key: that push service accepts again, the problem is over.
+    fixed = unique("vapid-ok")
+    good, _ = env.browser([fixed])
+    accepted = env.client.wait_finished(env.client.publish("interests", publish_body(fixed)))
+    assert accepted["web"]["accepted"] == 1 and len(env.push.messages(good["id"])) == 1, accepted
+    assert instance_ready(env.server)["webCredentials"] == "loaded"
 
 
 def test_token_endpoint_refusal_fails_each_delivery_with_a_clear_reason_and_shows_in_ready(env):
