@@ -73,6 +73,9 @@ def test_sender_id_mismatch_before_any_accepted_message_keeps_devices_and_shows_
     assert ready["fcm"]["projectId"] == FCM_PROJECT
     assert metric(env.server, 'push_sender_credential_problems{platform="fcm"}') == 1
     assert metric(env.server, 'push_sender_credential_problems{platform="web"}') == 0
+    text = requests.get(env.server.url("/metrics"), timeout=5).text
+    in_flight = [line for line in text.splitlines() if line.startswith("push_sender_requests_in_flight{")]
+    assert sorted(in_flight) == [f'push_sender_requests_in_flight{{platform="{p}"}} 0' for p in ("apns", "fcm", "web")]
 
     # One accepted message proves the project right: the problem is over.
     other = unique("accepted")
