@@ -176,7 +176,7 @@ final class FCMSenderTests: XCTestCase {
     func testTokenRefusalSwitchedOnFailsEverySendWithoutRetryingTheEndpointThenClearsOnceFixed() async throws {
         let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
             baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 0.3)))
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1)))
         try mock.configure(["token_refusal": .string("invalid_grant")])
         let message = try template()
         for token in ["a", "b", "c"] {
@@ -191,7 +191,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertNil(sender.stats().accessTokenAge, "no token yet")
 
         try mock.configure(["token_refusal": .string("")])
-        try await Task.sleep(for: .milliseconds(400))  // the configuration backoff (a real deadline)
+        try await Task.sleep(for: .milliseconds(1100))  // past the configuration backoff (a real deadline)
         guard case .response(.sent, _) = await sender.send(FCMRequest(token: "d", message: message)) else {
             return XCTFail("send after the fix")
         }
