@@ -16,7 +16,8 @@ import Logging
 /// let unanswered = await sender.shutdown(gracePeriod: 10)
 /// ```
 ///
-/// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it), POST,
+/// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it; when the
+/// token endpoint gives no answer the request waits and asks again per `FCMRetryPolicy`, a refusal fails it), POST,
 /// classify (`FCMResponse.classify`); a `401` drops that token and re-sends once with a fresh one; `retry` answers
 /// and transport failures are re-sent per `FCMRetryPolicy`, never before `Retry-After` (a timer: a real deadline).
 /// Result callbacks run on the curl loop threads (or a timer thread): keep them short and never block in them.
@@ -33,6 +34,8 @@ public final class FCMSender: Sendable {
         var delaySpent = 0.0
         var tokenRefreshed = false
         var generation = 0
+        /// Times no access token could be had for lack of an answer (not a refusal).
+        var tokenFailures = 0
 
         init(id: Int, request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) {
             self.id = id
@@ -199,6 +202,16 @@ public final class FCMSender: Sendable {
     private func attempt(_ job: Job, rejecting generation: Int? = nil) {
         tokens.withToken(rejecting: generation) { [self] token in
             switch token {
+            case .failure(let error) where !error.isConfigurationError:
+                // The token endpoint had a bad moment (5xx, no answer): wait and ask again, like a send that got no
+                // answer, rather than fail the message. A refusal needs an operator and fails at once.
+                job.tokenFailures += 1
+                let info = FCMErrorInfo(httpStatus: 0, status: nil, errorCode: nil, message: error.description)
+                if case .retry(let after) = decide(.retry(info, retryAfter: nil), attempts: job.tokenFailures, job) {
+                    retry(job, after: after)
+                } else {
+                    finish(job, .failure(.accessToken(error)))
+                }
             case .failure(let error):
                 finish(job, .failure(.accessToken(error)))
             case .success(let token):
@@ -271,6 +284,10 @@ public final class FCMSender: Sendable {
     }
 
     private func decide(_ result: FCMSendResult, _ job: Job) -> FCMRetryPolicy.Decision {
+        decide(result, attempts: job.attempts, job)
+    }
+
+    private func decide(_ result: FCMSendResult, attempts: Int, _ job: Job) -> FCMRetryPolicy.Decision {
         let random = ledger.withLock { ledger -> Double in
             // xorshift64*: jitter needs no cryptographic randomness.
             ledger.random ^= ledger.random >> 12
@@ -278,7 +295,7 @@ public final class FCMSender: Sendable {
             ledger.random ^= ledger.random >> 27
             return Double((ledger.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
         }
-        return configuration.retryPolicy.decide(result, attempts: job.attempts, elapsed: job.delaySpent, random: random)
+        return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random)
     }
 
     /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it).

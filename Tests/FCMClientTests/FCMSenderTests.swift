@@ -203,6 +203,35 @@ final class FCMSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
+    func testTokenEndpointUnavailableIsRetriedAndTheMessageStillSent() async throws {
+        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+            retryPolicy: FCMRetryPolicy(maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2)))
+        try mock.configure(["token_unavailable": .int(2)])
+        let result = await sender.send(FCMRequest(token: "patient", message: try template()))
+        guard case .response(.sent, attempts: 1) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try stat("token_requests"), 3, "two 503s, then a token")
+        XCTAssertEqual(try mock.requests(token: "patient").count, 1)
+        XCTAssertNil(sender.authProblem, "an unavailable endpoint is not a credential problem")
+        // At least one wait per 503 (a retry that lands inside the token fetch's own backoff waits once more).
+        XCTAssertGreaterThanOrEqual(sender.stats().retries, 2)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testTokenEndpointUnavailableThroughEveryRetryFailsTheMessage() async throws {
+        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+            retryPolicy: FCMRetryPolicy(maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02)))
+        try mock.configure(["token_unavailable": .int(100)])
+        let result = await sender.send(FCMRequest(token: "unlucky", message: try template()))
+        guard case .failure(.accessToken(.unavailable(status: 503))) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try stat("sends"), 0)
+        XCTAssertEqual(sender.stats().accessTokenFailures, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
     func testPermissionDeniedIsReportedKeepsTheTokenAndClearsOnTheNextAcceptedMessage() async throws {
         let sender = try makeSender()
         let message = try template()

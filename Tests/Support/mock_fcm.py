@@ -67,6 +67,8 @@ class Config:
     # Non-empty: the token endpoint refuses every assertion, valid or not, with this OAuth2 error (400; 401 for
     # `invalid_client`), as Google does for a deleted key (`invalid_grant` "Invalid JWT Signature.").
     token_refusal: str = ""
+    # The next this-many token requests are answered 503 (Google's endpoint having a bad moment), then it serves again.
+    token_unavailable: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -170,6 +172,9 @@ class MockState:
         now = self.now()
         if method != "POST":
             answer = fcm_rules.oauth_error("invalid_request", "Bad Request: POST required", 405)
+        elif self.config.token_unavailable > 0:
+            self.config.token_unavailable -= 1
+            answer = fcm_rules.oauth_error("temporarily_unavailable", "The service is currently unavailable.", 503)
         elif self.config.token_refusal:
             refusal = self.config.token_refusal
             answer = fcm_rules.oauth_error(refusal, TOKEN_REFUSALS.get(refusal, "Refused by the test"),

@@ -219,6 +219,13 @@ def test_token_refusal_switch_refuses_even_a_valid_assertion_until_cleared(mock,
     assert client.token(assertion(key, mock.token_uri))[0] == 200
 
 
+def test_token_unavailable_switch_answers_503_that_many_times(mock, client, key):
+    mock.control("PUT", "/config", {"token_unavailable": 2})
+    statuses = [client.token(assertion(key, mock.token_uri))[0] for _ in range(3)]
+    assert statuses == [503, 503, 200]
+    assert mock.control("GET", "/config")["token_unavailable"] == 0
+
+
 def test_denied_marker_is_permission_denied_without_an_fcm_code(client, access_token):
     status, _, answer = client.send(access_token, {**MESSAGE, "token": "denied-1"})
     assert status == 403 and answer["error"]["status"] == "PERMISSION_DENIED" and fcm_code(answer) is None
