@@ -2,7 +2,7 @@
 #   make run     build and start the server on config.example.json (SQLite in ./data)
 #   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), the Swift
 #                client (Clients/PushClient) against the release binary, and the Debian package checks
-#   make console-demo  the web console against a local mock APNs (no Apple key needed)
+#   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
 SHELL := /bin/bash
@@ -100,7 +100,7 @@ test-console: release-binary
 test-clients: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) $(SWIFT) test --package-path Clients/PushClient
 
-# The console against the local strict mock APNs: every answer can be seen without an Apple key.
+# The console against the local strict APNs, FCM and Web Push stand-ins: every answer can be seen without keys.
 console-demo: deps-test release-binary
 	$(PYTHON) console/demo.py
 

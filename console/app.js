@@ -56,6 +56,23 @@
 
   function number(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
 
+  // The three platforms as the status and overview documents name them, in display order.
+  const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web']];
+  // The reason a delivery gets when the instance has no credentials for its platform.
+  const NOT_CONFIGURED = { apns: 'NoAPNsCredentials', fcm: 'NoFCMCredentials', web: 'NoWebPushCredentials' };
+
+  /** Per-platform counts of a publish status; `apns.devicesRemoved` is the total minus the other platforms'. */
+  function platformCounts(s) {
+    const list = PLATFORMS.map(([key, label]) => {
+      const p = s[key] || {};
+      return { key, label, accepted: p.accepted || 0, failed: p.failed || 0, reasons: p.failedByReason || {},
+        removed: p.devicesRemoved };
+    });
+    const others = list.filter((p) => p.key !== 'apns').reduce((n, p) => n + (p.removed || 0), 0);
+    list[0].removed = Math.max(0, (s.devicesRemoved || 0) - others);
+    return list;
+  }
+
   function byteLength(text) { return new TextEncoder().encode(text).length; }
 
   // MARK: API
@@ -405,7 +422,12 @@
       return;
     }
     let path;
-    if (by === 'token') path = `${base()}/devices?token=${encodeURIComponent(normalizeToken(raw))}`;
+    const platform = $('dev-platform').value;
+    if (by === 'token') {
+      // APNs tokens are hex (spaces and <> pasted from Xcode logs are dropped); FCM and web tokens are opaque.
+      const token = platform === 'apns' ? normalizeToken(raw) : raw;
+      path = `${base()}/devices?token=${encodeURIComponent(token)}&platform=${encodeURIComponent(platform)}`;
+    }
     else if (by === 'id') path = `${base()}/devices/${encodeURIComponent(raw)}`;
     else path = `${base()}/users/${encodeURIComponent(raw)}`;
     const response = await api('GET', path);
@@ -433,11 +455,13 @@
         : `${last.status}${last.reason ? ` ${last.reason}` : ''} at ${time(last.at)}`;
     }
     const list = el('dl', { className: 'facts' });
+    const platformName = (PLATFORMS.find(([key]) => key === d.platform) || [d.platform, d.platform])[1];
     facts(list, [
-      ['Platform', d.platform],
-      ['Environment', `${d.environment}${d.environmentDeclared ? ' (declared by the app)' : ' (server default)'}`],
+      ['Platform', platformName],
+      ['Environment', d.platform === 'apns'
+        ? `${d.environment}${d.environmentDeclared ? ' (declared by the app)' : ' (server default)'}` : undefined],
       ['Token', code(d.token)],
-      ['Bundle id', d.bundleIdentifier],
+      ['Bundle id', d.platform === 'apns' ? d.bundleIdentifier : undefined],
       ['User', d.userId],
       ['Interests', Array.isArray(d.interests) ? (d.interests.join(', ') + (d.moreInterests ? ', …' : '')) : undefined],
       ['Registered', time(d.createdAt)],
@@ -493,7 +517,12 @@
     const alert = {};
     if ($('pub-title').value) alert.title = $('pub-title').value;
     if ($('pub-body').value) alert.body = $('pub-body').value;
-    const object = { [kind]: publishTargets(), apns: { aps: { alert } } };
+    const object = { [kind]: publishTargets() };
+    // The same title and body in each chosen platform's own section (docs/API.md, publish API).
+    if ($('pub-to-apns').checked) object.apns = { aps: { alert } };
+    if ($('pub-to-fcm').checked) object.fcm = { notification: { ...alert } };
+    if ($('pub-to-web').checked) object.web = { notification: { ...alert } };
+    if (!object.apns && !object.fcm && !object.web) return { problem: 'Choose at least one platform.', text: JSON.stringify(object) };
     return { object, text: JSON.stringify(object) };
   }
 
@@ -581,8 +610,9 @@
 
   function renderPublishStatus(s) {
     const apns = s.apns || {};
-    const accepted = apns.accepted || 0;
-    const failed = apns.failed || 0;
+    const platforms = platformCounts(s);
+    const accepted = platforms.reduce((n, p) => n + p.accepted, 0);
+    const failed = platforms.reduce((n, p) => n + p.failed, 0);
     const targets = s.targets || 0;
     const state = $('pub-state');
     const status = String(s.status || '').toUpperCase();
@@ -613,10 +643,10 @@
       ['Kind', s.kind],
       ['Status', status],
       ['Devices', number(targets)],
-      ['Accepted by APNs', number(accepted)],
+      ['Accepted', number(accepted)],
       ['Failed', number(failed)],
       ['Devices removed', number(s.devicesRemoved)],
-      ['Environment retries', number(apns.environmentRetries)],
+      ['Environment retries (APNs)', number(apns.environmentRetries)],
       ['Delivered (reported by apps)', number(reports.delivered)],
       ['Opened', number(reports.opened)],
       ['Created', time(s.createdAt)],
@@ -626,17 +656,42 @@
       ['Attempts', number(s.attempts)],
       ['Summary', s.summary || undefined],
     ]);
-    reasonRows($('pub-reasons'), apns.failedByReason || {});
+    // Only platforms the publish had devices on: one without devices gets no row and no "not configured" note.
+    const used = platforms.filter((p) => p.accepted + p.failed > 0);
+    const rows = $('pub-platforms').tBodies[0];
+    clear(rows);
+    if (used.length === 0) rows.append(el('tr', {}, el('td', { colspan: 4, text: 'No answers yet' })));
+    for (const p of used) {
+      rows.append(el('tr', { 'data-platform': p.key }, el('td', { text: p.label }),
+        el('td', { className: 'num', text: number(p.accepted) }), el('td', { className: 'num', text: number(p.failed) }),
+        el('td', { className: 'num', text: number(p.removed) })));
+    }
+    const notes = $('pub-notes');
+    clear(notes);
+    for (const p of used) {
+      const n = p.reasons[NOT_CONFIGURED[p.key]];
+      if (n) {
+        notes.append(el('p', { className: 'verdict bad', 'data-platform': p.key,
+          text: `${p.label}: not configured for this instance · ${number(n)} ${n === 1 ? 'delivery' : 'deliveries'} recorded as not sent` }));
+      }
+    }
+    reasonRows($('pub-reasons'), platforms);
     $('pub-follow').dataset.state = s.status || '';
   }
 
-  function reasonRows(table, reasons) {
+  /** Failures by platform and reason, most frequent first. `platforms`: [{label, reasons}]. */
+  function reasonRows(table, platforms) {
     const body = table.tBodies[0];
     clear(body);
-    const entries = Object.entries(reasons).sort((a, b) => b[1] - a[1]);
-    if (entries.length === 0) body.append(el('tr', {}, el('td', { colspan: 2, text: 'None' })));
-    for (const [reason, count] of entries) {
-      body.append(el('tr', {}, el('td', { text: reason }), el('td', { className: 'num', text: number(count) })));
+    const entries = [];
+    for (const p of platforms) {
+      for (const [reason, count] of Object.entries(p.reasons || {})) entries.push([p.label, reason, count]);
+    }
+    entries.sort((a, b) => b[2] - a[2]);
+    if (entries.length === 0) body.append(el('tr', {}, el('td', { colspan: 3, text: 'None' })));
+    for (const [label, reason, count] of entries) {
+      body.append(el('tr', {}, el('td', { text: label }), el('td', { text: reason }),
+        el('td', { className: 'num', text: number(count) })));
     }
   }
 
@@ -652,20 +707,21 @@
     info.textContent = `${list.length} publish${list.length === 1 ? '' : 'es'} · updated ${new Date().toISOString().slice(11, 19)} UTC`;
     if (list.length === 0) body.append(el('tr', {}, el('td', { colspan: 8, text: 'No publishes yet.' })));
     for (const s of list) {
-      const apns = s.apns || {};
+      const platforms = platformCounts(s);
+      const accepted = platforms.reduce((n, p) => n + p.accepted, 0);
       const open = el('button', { type: 'button', text: 'Follow', 'aria-label': `Follow ${s.publishId}` });
       open.addEventListener('click', () => {
         location.hash = '#publish';
         follow(s.publishId);
       });
-      const failed = apns.failed || 0;
+      const failed = platforms.reduce((n, p) => n + p.failed, 0);
       const status = String(s.status || '').toUpperCase() + (s.status === 'finished' && failed ? ' · with failures' : '');
       body.append(el('tr', { 'data-publish': s.publishId },
         el('td', { text: time(s.createdAt) }),
         el('td', { text: s.kind }),
         el('td', { text: status }),
         el('td', { className: 'num', text: number(s.targets) }),
-        el('td', { className: 'num', text: number(apns.accepted) }),
+        el('td', { className: 'num', text: number(accepted) }),
         el('td', { className: 'num', text: number(failed) }),
         el('td', { className: 'num', text: s.durationMs === undefined ? '—' : `${number(s.durationMs)} ms` }),
         el('td', {}, code(s.publishId), ' ', open)));
@@ -715,8 +771,21 @@
       ['Sandbox host', instance.apnsHosts ? code(instance.apnsHosts.sandbox) : null],
       ['Production host', instance.apnsHosts ? code(instance.apnsHosts.production) : null],
     ]);
+    renderSender('fcm', o.fcm || {}, 'Android', [
+      ['Project', o.fcm && o.fcm.projectId ? code(o.fcm.projectId) : undefined],
+      ['Access token expires in', o.fcm && typeof o.fcm.accessTokenExpiresInSeconds === 'number'
+        ? `${number(o.fcm.accessTokenExpiresInSeconds)} s` : undefined],
+      ['Accepted since start', o.fcm && o.fcm.sent !== undefined ? number(o.fcm.sent) : undefined],
+      ['Token fetch failures', o.fcm && o.fcm.accessTokenFailures !== undefined ? number(o.fcm.accessTokenFailures) : undefined],
+    ]);
+    renderSender('web', o.web || {}, 'Browser', [
+      ['VAPID public key', o.web && o.web.vapidPublicKey ? code(o.web.vapidPublicKey) : undefined],
+      ['Accepted since start', o.web && o.web.accepted !== undefined ? number(o.web.accepted) : undefined],
+      ['Refused destinations', o.web && o.web.refusedDestinations !== undefined ? number(o.web.refusedDestinations) : undefined],
+    ]);
     const devices = o.devices || {};
-    const platforms = Object.entries(devices.byPlatform || {}).map(([p, n]) => `${p} ${number(n)}`).join(', ');
+    const platforms = PLATFORMS.filter(([key]) => (devices.byPlatform || {})[key])
+      .map(([key, label]) => `${label} ${number(devices.byPlatform[key])}`).join(', ');
     facts($('ov-devices'), [
       ['Registered', number(devices.total)],
       ['By platform', platforms || null],
@@ -724,15 +793,47 @@
     ]);
     const today = o.today || {};
     const states = Object.entries(today.byState || {}).map(([s, n]) => `${s} ${number(n)}`).join(', ');
+    const todayPlatforms = PLATFORMS.map(([key, label]) => {
+      const p = (today.byPlatform || {})[key] || {};
+      return { key, label, accepted: p.accepted || 0, failed: p.failed || 0, reasons: p.failedByReason || {} };
+    });
+    if (!today.byPlatform) todayPlatforms[0] = { ...todayPlatforms[0], accepted: today.accepted || 0, reasons: today.failedByReason || {} };
+    const split = todayPlatforms.filter((p) => p.accepted + p.failed > 0)
+      .map((p) => `${p.label} ${number(p.accepted)} / ${number(p.failed)}`).join(', ');
     facts($('ov-today'), [
       ['Publishes', number(today.publishes)],
       ['By status', states || null],
-      ['Accepted by APNs', number(today.accepted)],
-      ['Failed', number(today.failed)],
+      ['Accepted', number(todayPlatforms.reduce((n, p) => n + p.accepted, 0))],
+      ['Failed', number(todayPlatforms.reduce((n, p) => n + p.failed, 0))],
+      ['Accepted / failed by platform', split || null],
       ['Devices removed', number(today.devicesRemoved)],
     ]);
-    reasonRows($('ov-reasons'), today.failedByReason || {});
+    reasonRows($('ov-reasons'), todayPlatforms);
     drawChart(o.perMinute || []);
+  }
+
+  /** The FCM or Web Push panel: credentials and the problem that keeps them from working, if any. */
+  function renderSender(key, health, devices, rows) {
+    const state = $(`ov-${key}-state`);
+    const problems = key === 'fcm' ? (health.problem ? [health.problem] : []) : (health.problems || []);
+    if (health.credentials === 'not configured') {
+      state.className = 'verdict busy';
+      state.textContent = `NOT CONFIGURED · ${devices} devices are accepted; deliveries to them are recorded as not sent`;
+    } else if (health.credentials === 'refused') {
+      const p = problems[0] || {};
+      state.className = 'verdict bad';
+      state.textContent = `REFUSED · ${p.kind || `HTTP ${p.status} from ${p.host}`}` + (p.count ? ` ×${number(p.count)}` : '');
+    } else {
+      state.className = 'verdict ok';
+      state.textContent = 'CREDENTIALS LOADED · no refusal since the server started';
+    }
+    const problemRows = problems.map((p) => [p.host ? `Refused by ${p.host}` : 'Problem',
+      `${p.detail || ''} (since ${time(p.since)})`]);
+    facts($(`ov-${key}`), [
+      ...rows,
+      ...problemRows,
+      ['Requests in flight', health.requestsInFlight !== undefined ? number(health.requestsInFlight) : undefined],
+    ]);
   }
 
   const SVG = 'http://www.w3.org/2000/svg';
@@ -822,10 +923,15 @@
     $('tp-tpl-data').addEventListener('click', () => template('data'));
 
     $('dev-form').addEventListener('submit', lookUp);
+    // The platform matters only for a token (ids and user ids are unique across platforms).
+    const syncLookUp = () => { $('dev-platform-field').hidden = $('dev-by').value !== 'token'; };
+    $('dev-by').addEventListener('change', syncLookUp);
+    syncLookUp();
     $('int-form').addEventListener('submit', countSubscribers);
 
     $('pub-form').addEventListener('submit', publish);
-    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json']) {
+    for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json',
+      'pub-to-apns', 'pub-to-fcm', 'pub-to-web']) {
       $(id).addEventListener('input', updatePublishPreview);
     }
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-mode-form', 'pub-mode-json']) {

@@ -61,7 +61,12 @@ final class AccessTokenManager: Sendable {
         inner.withLock { $0.state.accepted(generation: generation) }
     }
 
-    var authProblem: AccessTokenState.AuthProblem? { inner.withLock { $0.state.authProblem } }
+    /// The state's problem and its consecutive failed fetches.
+    var authProblem: (problem: AccessTokenState.AuthProblem, failures: Int)? {
+        inner.withLock { inner in inner.state.authProblem.map { ($0, inner.state.failures) } }
+    }
+    /// The token in use (even one near expiry), for its age and remaining life in `/metrics`.
+    var current: AccessTokenState.Token? { inner.withLock { $0.state.current } }
     var fetchCount: Int { inner.withLock { $0.state.fetchCount } }
 
     private func startFetch() {

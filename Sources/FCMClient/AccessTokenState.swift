@@ -37,6 +37,8 @@ public struct AccessTokenState: Sendable, Equatable {
         public var value: String
         /// When it expires, on the owner's monotonic clock (seconds).
         public var expiresAt: Double
+        /// When it was installed, on the same clock (its age for `/metrics`).
+        public var obtainedAt: Double
         /// Increments with every token taken into use, so a `401` can be tied to the token it was sent with.
         public var generation: Int
     }
@@ -113,7 +115,8 @@ public struct AccessTokenState: Sendable, Equatable {
         refusedSince = nil
         fetchCount += 1
         generations += 1
-        let installed = Token(value: token.value, expiresAt: now + Double(token.expiresIn), generation: generations)
+        let installed = Token(value: token.value, expiresAt: now + Double(token.expiresIn), obtainedAt: now,
+                              generation: generations)
         current = installed
         return installed
     }

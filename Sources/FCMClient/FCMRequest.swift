@@ -16,8 +16,8 @@ public struct FCMRequest: Sendable, Equatable {
 public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// No HTTP answer after the retries (connection, TLS, timeout): the last transport error.
     case transport(HTTPPostError, attempts: Int)
-    /// No access token to send with: the token endpoint refused the account (a configuration error) or is
-    /// unreachable; `/ready` reports the former through `FCMSender.authProblem`.
+    /// No access token to send with: the token endpoint refused the account (a configuration error, at once;
+    /// `/ready` reports it through `FCMSender.authProblem`) or stayed unreachable through the retries.
     case accessToken(AccessTokenError)
     /// The sender was shut down before the final answer.
     case shutdown

@@ -1,3 +1,4 @@
+import Clocks
 import Dispatch
 import Foundation
 import HTTPClient
@@ -15,7 +16,8 @@ import Logging
 /// let unanswered = await sender.shutdown(gracePeriod: 10)
 /// ```
 ///
-/// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it), POST,
+/// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it; when the
+/// token endpoint gives no answer the request waits and asks again per `FCMRetryPolicy`, a refusal fails it), POST,
 /// classify (`FCMResponse.classify`); a `401` drops that token and re-sends once with a fresh one; `retry` answers
 /// and transport failures are re-sent per `FCMRetryPolicy`, never before `Retry-After` (a timer: a real deadline).
 /// Result callbacks run on the curl loop threads (or a timer thread): keep them short and never block in them.
@@ -32,6 +34,8 @@ public final class FCMSender: Sendable {
         var delaySpent = 0.0
         var tokenRefreshed = false
         var generation = 0
+        /// Times no access token could be had for lack of an answer (not a refusal).
+        var tokenFailures = 0
 
         init(id: Int, request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) {
             self.id = id
@@ -44,11 +48,16 @@ public final class FCMSender: Sendable {
     private struct Ledger {
         var pending = PendingJobs<Job>()
         var counters = FCMSenderStats()
+        var auth = FCMSendAuthTracker()
+        /// When the current run of `401`s began (for `/ready`), cleared by an accepted message.
+        var firstRejection: Date?
         var random: UInt64 = UInt64.random(in: 1...UInt64.max)
     }
 
     public let account: ServiceAccount
     public let configuration: FCMSenderConfiguration
+    /// The project messages go to: `configuration.projectID`, else the account's `project_id`.
+    public let projectID: String
     private let client: HTTPExchangeClient
     private let tokens: AccessTokenManager
     private let window: InFlightWindow
@@ -59,10 +68,13 @@ public final class FCMSender: Sendable {
     public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration()) throws(FCMSenderError) {
         self.account = account
         self.configuration = configuration
+        let projectID = configuration.projectID ?? account.projectID
+        guard ServiceAccount.isValidProjectID(projectID) else { throw .invalidProjectID(projectID) }
+        self.projectID = projectID
         var base = configuration.baseURL
         while base.hasSuffix("/") { base.removeLast() }
         do {
-            sendURL = try HTTPURL(base + "/v1/projects/\(account.projectID)/messages:send")
+            sendURL = try HTTPURL(base + "/v1/projects/\(projectID)/messages:send")
         } catch {
             throw .invalidBaseURL(error.description)
         }
@@ -127,9 +139,27 @@ public final class FCMSender: Sendable {
         attempt(job)
     }
 
-    /// The authentication problem for `/ready`: the token endpoint refuses the account, or FCM rejected
-    /// consecutive fresh tokens. Nil when sending works (or has not been tried).
-    public var authProblem: AccessTokenState.AuthProblem? { tokens.authProblem }
+    /// The authentication problem for `/ready`: the token endpoint refuses the account, FCM rejected
+    /// consecutive fresh tokens, or FCM's last answers were `PERMISSION_DENIED`, `THIRD_PARTY_AUTH_ERROR`,
+    /// `SENDER_ID_MISMATCH` (before any message was accepted) or a `404` for the project. Nil when sending works
+    /// (or has not been tried); a send-side problem lasts until FCM accepts a message.
+    public var authProblem: FCMAuthProblem? {
+        let now = configuration.clock()
+        if let (problem, failures) = tokens.authProblem {
+            switch problem {
+            case .refused(let error, let since):
+                let age = max(0, MonotonicClock.seconds() - since)
+                return FCMAuthProblem(kind: .accessTokenRefused, detail: error.description,
+                                      since: now.addingTimeInterval(-age), count: failures)
+            case .rejectedByFCM(let count):
+                let since = ledger.withLock { $0.firstRejection } ?? now
+                return FCMAuthProblem(kind: .accessTokenRejected,
+                                      detail: "FCM answered 401 UNAUTHENTICATED to \(count) fresh access tokens in a row",
+                                      since: since, count: count)
+            }
+        }
+        return ledger.withLock { $0.auth.problem }
+    }
 
     /// A snapshot of the counters.
     public func stats() -> FCMSenderStats {
@@ -139,6 +169,11 @@ public final class FCMSender: Sendable {
         stats.transfersInFlight = client.transfersInFlight
         stats.connectionsOpened = client.connectionsOpened
         stats.tokenFetches = tokens.fetchCount
+        if let token = tokens.current {
+            let now = MonotonicClock.seconds()
+            stats.accessTokenAge = max(0, now - token.obtainedAt)
+            stats.accessTokenExpiresIn = token.expiresAt - now
+        }
         return stats
     }
 
@@ -167,6 +202,16 @@ public final class FCMSender: Sendable {
     private func attempt(_ job: Job, rejecting generation: Int? = nil) {
         tokens.withToken(rejecting: generation) { [self] token in
             switch token {
+            case .failure(let error) where !error.isConfigurationError:
+                // The token endpoint had a bad moment (5xx, no answer): wait and ask again, like a send that got no
+                // answer, rather than fail the message. A refusal needs an operator and fails at once.
+                job.tokenFailures += 1
+                let info = FCMErrorInfo(httpStatus: 0, status: nil, errorCode: nil, message: error.description)
+                if case .retry(let after) = decide(.retry(info, retryAfter: nil), attempts: job.tokenFailures, job) {
+                    retry(job, after: after)
+                } else {
+                    finish(job, .failure(.accessToken(error)))
+                }
             case .failure(let error):
                 finish(job, .failure(.accessToken(error)))
             case .success(let token):
@@ -182,7 +227,7 @@ public final class FCMSender: Sendable {
     }
 
     private func answered(_ job: Job, _ result: HTTPExchangeResult) {
-        let classified: FCMSendResult
+        var classified: FCMSendResult
         switch result {
         case .failure(let error):
             if error.kind == .shutdown {
@@ -207,11 +252,17 @@ public final class FCMSender: Sendable {
         switch classified {
         case .accessTokenRejected where !job.tokenRefreshed:
             job.tokenRefreshed = true
-            ledger.withLock { $0.counters.accessTokenRejections += 1 }
+            rejected()
             attempt(job, rejecting: job.generation)
             return
         case .accessTokenRejected:
-            ledger.withLock { $0.counters.accessTokenRejections += 1 }
+            rejected()
+        case .senderMismatch(let info) where !ledger.withLock({ $0.auth.hasSent }):
+            // FCM's table says "drop the device", but while FCM has accepted nothing from this sender a mismatch
+            // more likely means the configured project is wrong: dropping would wipe every Android device. Kept
+            // and reported (`FCMAuthProblem.senderIDMismatch`); once a message got through, mismatches are dead
+            // tokens again.
+            classified = .authError(info)
         case .sent:
             tokens.accepted(generation: job.generation)
         default:
@@ -224,7 +275,19 @@ public final class FCMSender: Sendable {
         }
     }
 
+    private func rejected() {
+        let now = configuration.clock()
+        ledger.withLock { ledger in
+            ledger.counters.accessTokenRejections += 1
+            if ledger.firstRejection == nil { ledger.firstRejection = now }
+        }
+    }
+
     private func decide(_ result: FCMSendResult, _ job: Job) -> FCMRetryPolicy.Decision {
+        decide(result, attempts: job.attempts, job)
+    }
+
+    private func decide(_ result: FCMSendResult, attempts: Int, _ job: Job) -> FCMRetryPolicy.Decision {
         let random = ledger.withLock { ledger -> Double in
             // xorshift64*: jitter needs no cryptographic randomness.
             ledger.random ^= ledger.random >> 12
@@ -232,7 +295,7 @@ public final class FCMSender: Sendable {
             ledger.random ^= ledger.random >> 27
             return Double((ledger.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
         }
-        return configuration.retryPolicy.decide(result, attempts: job.attempts, elapsed: job.delaySpent, random: random)
+        return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random)
     }
 
     /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it).
@@ -247,10 +310,13 @@ public final class FCMSender: Sendable {
     }
 
     private func finish(_ job: Job, _ result: FCMResult) {
+        let now = configuration.clock()
         let claimed = ledger.withLock { ledger -> Bool in
             guard ledger.pending.claim(job.id) else { return false }
             switch result {
             case .response(let answer, _):
+                ledger.auth.record(answer, now: now)
+                if case .sent = answer { ledger.firstRejection = nil }
                 switch answer {
                 case .sent: ledger.counters.sent += 1
                 case .invalidToken, .senderMismatch: ledger.counters.invalidTokens += 1
@@ -283,12 +349,15 @@ public final class FCMSender: Sendable {
 public enum FCMSenderError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidBaseURL(String)
     case invalidTokenURI(String)
+    /// The configured project id has bytes a project id cannot have.
+    case invalidProjectID(String)
     case curl(CurlError)
 
     public var description: String {
         switch self {
         case .invalidBaseURL(let reason): return "the FCM base URL \(reason)"
         case .invalidTokenURI(let reason): return "the service account's token_uri \(reason)"
+        case .invalidProjectID: return "the project id must be lower-case letters, digits, '-', '.' and ':'"
         case .curl(let error): return "libcurl: \(error)"
         }
     }

@@ -7,6 +7,10 @@ import Logging
 public struct FCMSenderConfiguration: Sendable {
     /// Where `messages:send` goes: `https://fcm.googleapis.com` unless a test stand-in replaces it.
     public var baseURL: String
+    /// The project whose `messages:send` is called instead of the service account's `project_id` (an account
+    /// of one Google Cloud project granted the FCM role in another); nil: the account's own. Checked by
+    /// `FCMSender` like `project_id` (lower-case letters, digits, `-`, `.`, `:`).
+    public var projectID: String?
     /// A CA bundle (PEM) to trust instead of the system's (the test stand-in's CA); nil: the system's.
     public var caFile: String?
     /// HTTP/2 connections (curl multis with their own loop threads). Default 4.
@@ -27,11 +31,12 @@ public struct FCMSenderConfiguration: Sendable {
     /// Where the sender logs (token refusals, transport failures). Tokens are masked, access tokens never logged.
     public var logger: Logger
 
-    public init(baseURL: String = "https://fcm.googleapis.com", caFile: String? = nil, connections: Int = 4,
+    public init(baseURL: String = "https://fcm.googleapis.com", projectID: String? = nil, caFile: String? = nil, connections: Int = 4,
                 streamsPerConnection: Int = 100, requestTimeout: Double = 30, connectTimeout: Double = 10,
                 retryPolicy: FCMRetryPolicy = FCMRetryPolicy(), tokenPolicy: AccessTokenPolicy = AccessTokenPolicy(),
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
         self.baseURL = baseURL
+        self.projectID = projectID
         self.caFile = caFile
         self.connections = max(1, connections)
         self.streamsPerConnection = max(1, streamsPerConnection)

@@ -10,6 +10,10 @@ public struct FCMSenderStats: Sendable, Equatable {
     public var connectionsOpened = 0
     /// Access tokens fetched successfully.
     public var tokenFetches = 0
+    /// Seconds since the access token in use was fetched; nil before the first.
+    public var accessTokenAge: Double?
+    /// Seconds until the access token in use expires (negative once it has); nil before the first.
+    public var accessTokenExpiresIn: Double?
     /// `401 UNAUTHENTICATED` answers (each followed by one refresh and re-send).
     public var accessTokenRejections = 0
     /// Sends beyond each request's first.

@@ -11,6 +11,19 @@ public protocol FCMSending: Sendable {
     /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then gives every
     /// unfinished one `.failure(.shutdown)`. - Returns: the requests that got no answer.
     func shutdown(gracePeriod: Double) async -> [FCMRequest]
+
+    /// Counters and gauges for `/metrics` and `/ready`.
+    func stats() -> FCMSenderStats
+
+    /// What keeps the credentials from working, for `/ready` and the console (see `FCMSender.authProblem`).
+    var authProblem: FCMAuthProblem? { get }
+}
+
+extension FCMSending {
+    /// A scripted sender has no counters.
+    public func stats() -> FCMSenderStats { FCMSenderStats() }
+    /// A scripted sender has no credentials to refuse.
+    public var authProblem: FCMAuthProblem? { nil }
 }
 
 extension FCMSender: FCMSending {}

@@ -54,10 +54,7 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
         let type = try string("type")
         guard type == "service_account" else { throw .notServiceAccount(type: type) }
         projectID = try identifier("project_id")
-        // Google's project ids are lower-case letters, digits and hyphens; old "domain.com:project" ids add
-        // '.' and ':'. Nothing else may reach the request path.
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:".utf8)
-        guard projectID.utf8.allSatisfy(allowed.contains) else {
+        guard Self.isValidProjectID(projectID) else {
             throw .invalidField(field: "project_id", reason: "only lower-case letters, digits, '-', '.' and ':' are allowed")
         }
         privateKeyID = try identifier("private_key_id")
@@ -76,6 +73,14 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
             throw .privateKey(error)
         }
     }
+
+    /// Whether `text` can be a project id: Google's are lower-case letters, digits and hyphens; old
+    /// "domain.com:project" ids add '.' and ':'. Nothing else may reach the request path.
+    public static func isValidProjectID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= maxFieldLength && text.utf8.allSatisfy(projectIDBytes.contains)
+    }
+
+    private static let projectIDBytes = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:".utf8)
 
     /// Reads and parses a service-account key file.
     public init(contentsOfFile path: String) throws(ServiceAccountError) {

@@ -27,7 +27,8 @@ public final class MockFCM: Sendable {
         project = process.string("project")
     }
 
-    /// Starts the stand-in trusting the key in `serviceAccountFile`.
+    /// Starts the stand-in trusting the key in `serviceAccountFile`; `extraArguments` such as `["--project", "p"]`
+    /// (the only project `messages:send` accepts; default the account's).
     public static func start(serviceAccountFile: String, retryAfterSeconds: Int = 1, tokenLifetimeSeconds: Int = 3599,
                              extraArguments: [String] = []) throws(MockAPNsError) -> MockFCM {
         MockFCM(process: try MockProcess(script: "mock_fcm.py", arguments: [
@@ -42,6 +43,12 @@ public final class MockFCM: Sendable {
         var body: [String: JSONValue] = ["answer": .string(answer)]
         if let times { body["times"] = .int(times) }
         _ = try process.call("PUT", "/behaviours/\(token)", body: .object(body))
+    }
+
+    /// Changes run-time switches (`PUT /config`), e.g. `["token_refusal": "invalid_grant"]` to make the token
+    /// endpoint refuse every assertion, `["token_refusal": ""]` to stop.
+    public func configure(_ switches: [String: JSONValue]) throws(MockAPNsError) {
+        _ = try process.call("PUT", "/config", body: .object(switches))
     }
 
     /// Every issued access token expires now: the next send with one gets `401`.

@@ -40,6 +40,7 @@ public final class WebPushSender: Sendable {
     private struct Ledger {
         var pending = PendingJobs<Job>()
         var counters = WebPushSenderStats()
+        var credentials = WebPushCredentialTracker()
     }
 
     public let vapid: VAPIDAuthorizer
@@ -109,6 +110,10 @@ public final class WebPushSender: Sendable {
         return stats
     }
 
+    /// Push services refusing the VAPID credentials right now (`401`/`403` since their last accepted message),
+    /// oldest first; empty when none does. For `/ready` and the console.
+    public var credentialProblems: [WebPushCredentialProblem] { ledger.withLock { $0.credentials.list } }
+
     /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod` seconds, then gives
     /// every unfinished one `.failure(.shutdown)`, closes the connections and returns those notifications.
     public func shutdown(gracePeriod: Double = 10) async -> [WebPushNotification] {
@@ -170,10 +175,12 @@ public final class WebPushSender: Sendable {
     }
 
     private func finish(_ job: Job, _ result: WebPushResult) {
+        let now = configuration.clock()
         let claimed = ledger.withLock { ledger -> Bool in
             guard ledger.pending.claim(job.id) else { return false }
             switch result {
             case .response(let outcome, _):
+                ledger.credentials.record(outcome, host: job.exchange.url.host, now: now)
                 switch outcome {
                 case .accepted(let status):
                     ledger.counters.accepted += 1

@@ -92,6 +92,10 @@ final class FCMSenderTests: XCTestCase {
     func testMarkerTokensAreClassifiedAndNotRetried() async throws {
         let sender = try makeSender()
         let message = try template()
+        // One accepted message first: from then on a SENDER_ID_MISMATCH is one foreign token, not a wrong project.
+        guard case .response(.sent, _) = await sender.send(FCMRequest(token: "device-ok", message: message)) else {
+            return XCTFail("first send")
+        }
         let unregistered = await sender.send(FCMRequest(token: "unregistered-1", message: message))
         guard case .response(.invalidToken(let info), attempts: 1) = unregistered else { return XCTFail("\(unregistered)") }
         XCTAssertEqual(info.errorCode, "UNREGISTERED")
@@ -161,9 +165,147 @@ final class FCMSenderTests: XCTestCase {
         guard case .failure(.accessToken(.rejected(status: 400, error: "invalid_grant", _))) = result else {
             return XCTFail("\(result)")
         }
-        guard case .refused? = sender.authProblem else { return XCTFail("\(String(describing: sender.authProblem))") }
+        let problem = try XCTUnwrap(sender.authProblem)
+        XCTAssertEqual(problem.kind, .accessTokenRefused)
+        XCTAssertEqual(problem.count, 1)
+        XCTAssertTrue(problem.detail.contains("invalid_grant"), problem.detail)
         XCTAssertEqual(try stat("sends"), 0, "nothing is sent without a token")
         _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testTokenRefusalSwitchedOnFailsEverySendWithoutRetryingTheEndpointThenClearsOnceFixed() async throws {
+        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1)))
+        try mock.configure(["token_refusal": .string("invalid_grant")])
+        let message = try template()
+        for token in ["a", "b", "c"] {
+            let result = await sender.send(FCMRequest(token: token, message: message))
+            guard case .failure(.accessToken(.rejected(status: 400, error: "invalid_grant", _))) = result else {
+                return XCTFail("\(token): \(result)")
+            }
+        }
+        XCTAssertEqual(try stat("token_requests"), 1, "a refusal backs off: the next sends fail without asking again")
+        XCTAssertEqual(sender.authProblem?.kind, .accessTokenRefused)
+        XCTAssertEqual(sender.stats().accessTokenFailures, 3)
+        XCTAssertNil(sender.stats().accessTokenAge, "no token yet")
+
+        try mock.configure(["token_refusal": .string("")])
+        try await Task.sleep(for: .milliseconds(1100))  // past the configuration backoff (a real deadline)
+        guard case .response(.sent, _) = await sender.send(FCMRequest(token: "d", message: message)) else {
+            return XCTFail("send after the fix")
+        }
+        XCTAssertNil(sender.authProblem, "a fresh token ends the problem")
+        let stats = sender.stats()
+        XCTAssertEqual(stats.tokenFetches, 1)
+        XCTAssertLessThan(try XCTUnwrap(stats.accessTokenAge), 60)
+        XCTAssertGreaterThan(try XCTUnwrap(stats.accessTokenExpiresIn), 3000)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testTokenEndpointUnavailableIsRetriedAndTheMessageStillSent() async throws {
+        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+            retryPolicy: FCMRetryPolicy(maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2)))
+        try mock.configure(["token_unavailable": .int(2)])
+        let result = await sender.send(FCMRequest(token: "patient", message: try template()))
+        guard case .response(.sent, attempts: 1) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try stat("token_requests"), 3, "two 503s, then a token")
+        XCTAssertEqual(try mock.requests(token: "patient").count, 1)
+        XCTAssertNil(sender.authProblem, "an unavailable endpoint is not a credential problem")
+        // At least one wait per 503 (a retry that lands inside the token fetch's own backoff waits once more).
+        XCTAssertGreaterThanOrEqual(sender.stats().retries, 2)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testTokenEndpointUnavailableThroughEveryRetryFailsTheMessage() async throws {
+        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+            retryPolicy: FCMRetryPolicy(maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02)))
+        try mock.configure(["token_unavailable": .int(100)])
+        let result = await sender.send(FCMRequest(token: "unlucky", message: try template()))
+        guard case .failure(.accessToken(.unavailable(status: 503))) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(try stat("sends"), 0)
+        XCTAssertEqual(sender.stats().accessTokenFailures, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testPermissionDeniedIsReportedKeepsTheTokenAndClearsOnTheNextAcceptedMessage() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        for token in ["denied-1", "denied-2"] {
+            let result = await sender.send(FCMRequest(token: token, message: message))
+            guard case .response(.authError(let info), attempts: 1) = result else { return XCTFail("\(result)") }
+            XCTAssertEqual(info.status, "PERMISSION_DENIED")
+        }
+        let problem = try XCTUnwrap(sender.authProblem)
+        XCTAssertEqual(problem.kind, .permissionDenied)
+        XCTAssertEqual(problem.count, 2)
+        XCTAssertTrue(problem.detail.hasPrefix("403 PERMISSION_DENIED"), problem.detail)
+        XCTAssertEqual(sender.stats().invalidTokens, 0, "an auth answer says nothing about the device")
+        XCTAssertEqual(try mock.requests(token: "denied-1").count, 1, "not retried")
+        guard case .response(.sent, _) = await sender.send(FCMRequest(token: "ok", message: message)) else {
+            return XCTFail("accepted send")
+        }
+        XCTAssertNil(sender.authProblem)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testSenderIDMismatchBeforeAnyAcceptedMessageKeepsTheDeviceAndIsReported() async throws {
+        let sender = try makeSender()
+        let message = try template()
+        let first = await sender.send(FCMRequest(token: "mismatch-1", message: message))
+        guard case .response(.authError(let info), attempts: 1) = first else { return XCTFail("\(first)") }
+        XCTAssertEqual(info.errorCode, "SENDER_ID_MISMATCH")
+        XCTAssertEqual(sender.authProblem?.kind, .senderIDMismatch)
+        XCTAssertEqual(sender.stats().invalidTokens, 0)
+        guard case .response(.sent, _) = await sender.send(FCMRequest(token: "ok", message: message)) else {
+            return XCTFail("accepted send")
+        }
+        let second = await sender.send(FCMRequest(token: "mismatch-2", message: message))
+        guard case .response(.senderMismatch, _) = second else { return XCTFail("\(second)") }
+        XCTAssertNil(sender.authProblem, "after an accepted message a mismatch is one dead token")
+        XCTAssertEqual(sender.stats().invalidTokens, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testProjectIDOverrideIsTheProjectInTheSendPath() async throws {
+        let other = try MockFCM.start(serviceAccountFile: directory + "/service-account.json",
+                                      extraArguments: ["--project", "other-project-42"])
+        defer { other.stop() }
+        let account = try ServiceAccount(json: fixture.json(["token_uri": .string(other.tokenURI)]))
+        XCTAssertNotEqual(account.projectID, "other-project-42")
+        let message = try template()
+
+        let plain = try FCMSender(account: account, configuration: FCMSenderConfiguration(
+            baseURL: other.baseURL, caFile: other.caFile, connections: 1, streamsPerConnection: 10))
+        let wrong = await plain.send(FCMRequest(token: "device", message: message))
+        guard case .response(.configuration(let info), attempts: 1) = wrong else { return XCTFail("\(wrong)") }
+        XCTAssertEqual(info.httpStatus, 404)
+        XCTAssertEqual(plain.authProblem?.kind, .projectNotFound)
+        _ = await plain.shutdown(gracePeriod: 1)
+
+        let overridden = try FCMSender(account: account, configuration: FCMSenderConfiguration(
+            baseURL: other.baseURL, projectID: "other-project-42", caFile: other.caFile, connections: 1,
+            streamsPerConnection: 10))
+        XCTAssertEqual(overridden.projectID, "other-project-42")
+        let result = await overridden.send(FCMRequest(token: "device", message: message))
+        guard case .response(.sent(let name), _) = result else { return XCTFail("\(result)") }
+        XCTAssertTrue(name.hasPrefix("projects/other-project-42/messages/"), name)
+        let paths = try other.requests().map { $0["project"]?.stringValue }
+        XCTAssertEqual(paths, [account.projectID, "other-project-42"])
+        _ = await overridden.shutdown(gracePeriod: 1)
+    }
+
+    func testProjectIDOverrideWithBytesOutsideAProjectIDIsRefused() throws {
+        for bad in ["Other", "a/b", "p?x=1", "", "a b"] {
+            XCTAssertThrowsError(try FCMSender(account: account(), configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, projectID: bad, caFile: mock.caFile))) { error in
+                XCTAssertEqual(error as? FCMSenderError, .invalidProjectID(bad))
+            }
+        }
     }
 
     func testShutdownReturnsARequestWaitingForItsRetry() async throws {

@@ -46,6 +46,12 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             (.response(.unknown("odd"), attempts: 1), "UnknownError"),
             (.failure(.transport(HTTPPostError(.timeout, "t"), attempts: 3)), "TransportError"),
             (.failure(.accessToken(.unavailable(status: 503))), "AccessTokenUnavailable"),
+            (.failure(.accessToken(.transport("refused"))), "AccessTokenUnavailable"),
+            (.failure(.accessToken(.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature."))),
+             "AccessTokenRefused"),
+            (.response(.authError(info(403, nil, canonical: "PERMISSION_DENIED")), attempts: 1), "PERMISSION_DENIED"),
+            (.response(.authError(info(403, "SENDER_ID_MISMATCH")), attempts: 1), "SENDER_ID_MISMATCH"),
+            (.response(.accessTokenRejected(info(401, nil, canonical: "UNAUTHENTICATED")), attempts: 2), "UNAUTHENTICATED"),
         ]
         for (result, reason) in cases {
             let (counters, device) = try XCTUnwrap(final(.classify(result, target: target, now: now)))

@@ -314,7 +314,8 @@ def _check_android(android: Any) -> Answer | None:
 # MARK: - Scripted answers for marker tokens
 
 
-MARKERS = ("unregistered-", "mismatch-", "invalid-", "quota-", "unavailable-", "internal-", "thirdparty-")
+MARKERS = ("unregistered-", "mismatch-", "invalid-", "quota-", "unavailable-", "internal-", "thirdparty-",
+           "denied-")
 
 
 def marker_answer(kind: str, retry_after_s: int) -> Answer:
@@ -337,6 +338,11 @@ def marker_answer(kind: str, retry_after_s: int) -> Answer:
     if kind == "thirdparty":
         return fcm_error(401, "UNAUTHENTICATED", "Auth error from APNS or Web Push Service",
                          code="THIRD_PARTY_AUTH_ERROR")
+    if kind == "denied":
+        # The service account lacks cloudmessaging.messages.create on the project, or the API is disabled: no
+        # FcmError detail, only the canonical status.
+        return fcm_error(403, "PERMISSION_DENIED",
+                         "Permission 'cloudmessaging.messages.create' denied on resource (or it may not exist).")
     raise ValueError(f"unknown answer kind {kind!r}; one of {[m[:-1] for m in MARKERS]}")
 
 

@@ -8,8 +8,8 @@ stdout, then serves until SIGTERM, SIGINT or EOF on stdin (pass `--no-stdin-watc
   `aud` = `token_uri`. Answers an opaque access token living `token_lifetime_s` (default 3599).
 - `POST /v1/projects/{project}/messages:send`: a live bearer token the mock issued (else 401 UNAUTHENTICATED),
   the configured project (else 404 NOT_FOUND), and the message schema (`fcm_rules.check_send`). Tokens starting
-  `unregistered-`, `mismatch-`, `invalid-`, `quota-`, `unavailable-`, `internal-` or `thirdparty-` get FCM's
-  error for that case (`quota-`/`unavailable-` with `Retry-After: retry_after_s`); others are accepted (200
+  `unregistered-`, `mismatch-`, `invalid-`, `quota-`, `unavailable-`, `internal-`, `thirdparty-` or `denied-`
+  get FCM's error for that case (`quota-`/`unavailable-` with `Retry-After: retry_after_s`); others are accepted (200
   `{"name":"projects/{project}/messages/{id}"}`) and recorded.
 The rules live in `fcm_rules.py`; the control API (plain HTTP/1.1 JSON on `control_port`) is described in
 README.md next to this file.
@@ -41,6 +41,13 @@ import fcm_rules  # noqa: E402  (sibling module; the script is run by path)
 from fcm_rules import Account, Answer, TokenStore  # noqa: E402
 from mock_apns import ControlAPI, make_certificates  # noqa: E402  (same control-API plumbing and test CA)
 
+# What Google says with each OAuth2 error the `token_refusal` switch can script.
+TOKEN_REFUSALS = {
+    "invalid_grant": "Invalid JWT Signature.",
+    "invalid_client": "The OAuth client was not found.",
+    "unauthorized_client": "Client is unauthorized to retrieve access tokens using this method.",
+}
+
 # Bodies above this are refused with 413 before parsing (FCM's own limit is far lower, checked by the rules).
 MAX_BODY = 256 * 1024
 
@@ -57,6 +64,11 @@ class Config:
     clock_offset_s: float = 0.0
     record: bool = True
     record_limit: int = 10_000
+    # Non-empty: the token endpoint refuses every assertion, valid or not, with this OAuth2 error (400; 401 for
+    # `invalid_client`), as Google does for a deleted key (`invalid_grant` "Invalid JWT Signature.").
+    token_refusal: str = ""
+    # The next this-many token requests are answered 503 (Google's endpoint having a bad moment), then it serves again.
+    token_unavailable: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -160,6 +172,13 @@ class MockState:
         now = self.now()
         if method != "POST":
             answer = fcm_rules.oauth_error("invalid_request", "Bad Request: POST required", 405)
+        elif self.config.token_unavailable > 0:
+            self.config.token_unavailable -= 1
+            answer = fcm_rules.oauth_error("temporarily_unavailable", "The service is currently unavailable.", 503)
+        elif self.config.token_refusal:
+            refusal = self.config.token_refusal
+            answer = fcm_rules.oauth_error(refusal, TOKEN_REFUSALS.get(refusal, "Refused by the test"),
+                                           401 if refusal == "invalid_client" else 400)
         else:
             checked = fcm_rules.check_assertion_request(headers.get("content-type"), body, self.accounts,
                                                         self.token_uri, now)

@@ -207,6 +207,30 @@ def test_bad_assertions_are_refused_with_googles_oauth_errors(mock, client, key,
     assert mock.control("GET", "/stats")["tokens_issued"] == 0
 
 
+@pytest.mark.parametrize("refusal,status", [("invalid_grant", 400), ("invalid_client", 401)])
+def test_token_refusal_switch_refuses_even_a_valid_assertion_until_cleared(mock, client, key, refusal, status):
+    mock.control("PUT", "/config", {"token_refusal": refusal})
+    got, answer = client.token(assertion(key, mock.token_uri))
+    assert (got, answer["error"]) == (status, refusal), answer
+    assert answer["error_description"]
+    stats = mock.control("GET", "/stats")
+    assert stats["tokens_issued"] == 0 and stats["token_refusals"] == {refusal: 1}
+    mock.control("PUT", "/config", {"token_refusal": ""})
+    assert client.token(assertion(key, mock.token_uri))[0] == 200
+
+
+def test_token_unavailable_switch_answers_503_that_many_times(mock, client, key):
+    mock.control("PUT", "/config", {"token_unavailable": 2})
+    statuses = [client.token(assertion(key, mock.token_uri))[0] for _ in range(3)]
+    assert statuses == [503, 503, 200]
+    assert mock.control("GET", "/config")["token_unavailable"] == 0
+
+
+def test_denied_marker_is_permission_denied_without_an_fcm_code(client, access_token):
+    status, _, answer = client.send(access_token, {**MESSAGE, "token": "denied-1"})
+    assert status == 403 and answer["error"]["status"] == "PERMISSION_DENIED" and fcm_code(answer) is None
+
+
 def test_assertion_signed_by_another_key_is_an_invalid_signature(mock, client):
     stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     status, answer = client.token(assertion(stranger, mock.token_uri))
@@ -317,6 +341,7 @@ def test_priority_is_case_insensitive_and_fractional_ttl_allowed(client, access_
     ("unavailable-1", 503, "UNAVAILABLE", "1"),
     ("internal-1", 500, "INTERNAL", None),
     ("thirdparty-1", 401, "THIRD_PARTY_AUTH_ERROR", None),
+    ("denied-1", 403, None, None),
 ])
 def test_marker_tokens_get_fcms_error_answers(mock, client, access_token, token, status, code, retry_after):
     got, headers, answer = client.send(access_token, {**MESSAGE, "token": token})

@@ -272,7 +272,10 @@ def test_publish_shows_the_body_and_curl_then_follows_the_publish_to_the_end(pag
     assert publish_id in page.by_id("pub-follow-h").text
     assert page.by_id("pub-state").text.startswith("FINISHED · 2 accepted, 1 failed in ")
     rows = [r.text for r in page.by_id("pub-reasons").find_elements(By.CSS_SELECTOR, "tbody tr")]
-    assert rows == ["Unregistered 1"]
+    assert rows == ["iOS (APNs) Unregistered 1"]
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["iOS (APNs) 2 1 1"], "an iOS-only publish shows no Android or web row"
+    assert page.by_id("pub-notes").text == "", "no 'not configured' note for platforms without devices"
     assert "Devices removed\n1" in follow.text
     status = beams.status(publish_id)
     assert (status["apns"]["accepted"], status["apns"]["failed"]) == (2, 1)
@@ -415,3 +418,131 @@ def collect(drv, into):
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+def register_raw(server, platform, token, interest):
+    """Registers a device of any platform as its SDK does (the FCM token or the web PushSubscription)."""
+    import requests
+
+    base = server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/{platform}")
+    body = {"token": token, "metadata": {}}
+    if platform == "apns":
+        body["bundleIdentifier"] = "com.example.sdktest"
+    r = requests.post(base, json=body, timeout=10)
+    assert r.status_code == 200, r.text
+    device_id = r.json()["id"]
+    r = requests.put(f"{base}/{device_id}/interests", json={"interests": [interest]}, timeout=10)
+    assert r.status_code == 200, r.text
+    return device_id
+
+
+def test_not_configured_note_appears_only_for_a_platform_the_publish_had_devices_on(page, console_env):
+    server, _ = console_env  # this instance has APNs credentials and no fcm or web section
+    beams = Beams(server)
+    interest = unique("unconfigured")
+    beams.register(random_token(), interests=[interest], environment="sandbox")
+    register_raw(server, "fcm", f"{uuid.uuid4().hex}:APA91b{uuid.uuid4().hex}", interest)
+    publish_id = beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}},
+                                             "fcm": {"notification": {"title": "x"}}})
+    beams.wait_finished(publish_id)
+    page.sign_in()
+    page.go("recent")
+    row = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#rec-table tr[data-publish='{publish_id}']")))
+    assert [c.text for c in row.find_elements(By.TAG_NAME, "td")][3:6] == ["2", "1", "1"]
+    row.find_element(By.TAG_NAME, "button").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    notes = [n.text for n in page.by_id("pub-notes").find_elements(By.TAG_NAME, "p")]
+    assert notes == ["Android (FCM): not configured for this instance · 1 delivery recorded as not sent"], notes
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["iOS (APNs) 1 0 0", "Android (FCM) 0 1 0"], platforms
+    reasons = [r.text for r in page.by_id("pub-reasons").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert reasons == ["Android (FCM) NoFCMCredentials 1"], reasons
+    page.go("overview")
+    page.wait.until(lambda d: "NOT CONFIGURED" in page.by_id("ov-fcm-state").text)
+    assert "NOT CONFIGURED" in page.by_id("ov-web-state").text
+
+
+@pytest.fixture(scope="module")
+def three_platforms(tmp_path_factory):
+    """The server with the console and all three platforms, against the three strict stand-ins."""
+    from test_publish_platforms import Platforms
+
+    env = Platforms(tmp_path_factory.mktemp("console-platforms"), overrides={"console": {"enabled": True}})
+    yield env
+    env.close()
+
+
+def test_publish_overview_and_devices_show_every_platform(driver, three_platforms, shots):
+    from test_publish_platforms import fcm_token, publish_body
+
+    env = three_platforms
+    page = Page(driver, env.server)
+    page.viewport(WIDE)
+    driver.get_log("browser")
+    interest = unique("split")
+    env.register("apns", random_token(), [interest])
+    android = [fcm_token() for _ in range(2)] + [fcm_token("unregistered-")]
+    android_ids = [env.register("fcm", token, [interest]) for token in android]
+    for _ in range(2):
+        env.browser([interest])
+    publish_id = env.client.publish("interests", publish_body(interest))
+    status = env.client.wait_finished(publish_id)
+    assert (status["apns"]["accepted"], status["fcm"]["accepted"], status["web"]["accepted"]) == (1, 2, 2), status
+
+    page.sign_in()
+    page.go("recent")
+    row = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#rec-table tr[data-publish='{publish_id}']")))
+    assert [c.text for c in row.find_elements(By.TAG_NAME, "td")][3:6] == ["6", "5", "1"]
+    row.find_element(By.TAG_NAME, "button").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    assert page.by_id("pub-state").text.startswith("FINISHED · 5 accepted, 1 failed in ")
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["iOS (APNs) 1 0 0", "Android (FCM) 2 1 1", "Web 2 0 0"], platforms
+    reasons = [r.text for r in page.by_id("pub-reasons").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert reasons == ["Android (FCM) UNREGISTERED 1"], reasons
+    assert page.by_id("pub-notes").text == ""
+    page.shot(shots, "publish-platforms")
+
+    page.go("overview")
+    page.wait.until(lambda d: "CREDENTIALS LOADED" in page.by_id("ov-fcm-state").text)
+    assert "CREDENTIALS LOADED" in page.by_id("ov-web-state").text
+    assert "push-server-e2e" in page.by_id("ov-fcm").text
+    devices = page.by_id("ov-devices").text
+    assert "iOS (APNs) 1" in devices and "Android (FCM) 3" in devices and "Web 2" in devices, devices
+    today = page.by_id("ov-today").text
+    assert "Android (FCM) 2 / 1" in today and "Web 2 / 0" in today, today
+    page.shot(shots, "overview-platforms")
+
+    # Device health of an Android device pruned by FCM, looked up by its (opaque, case-sensitive) token.
+    page.go("devices")
+    Select(page.by_id("dev-by")).select_by_value("token")
+    Select(page.by_id("dev-platform")).select_by_value("fcm")
+    page.fill("dev-value", android[2])
+    page.by_id("dev-send").click()
+    card = page.done("dev-result").find_element(By.CSS_SELECTOR, ".device-card")
+    assert android_ids[2] in card.text and "INVALID since" in card.text, card.text
+    assert "Platform\nAndroid (FCM)" in card.text and "404 UNREGISTERED" in card.text, card.text
+    assert "Environment" not in card.text and card.find_elements(By.TAG_NAME, "button") == []
+    Select(page.by_id("dev-by")).select_by_value("id")
+    assert not page.by_id("dev-platform").is_displayed(), "the platform only matters for a token"
+
+    # The publish form sends each chosen platform its own section: Android and web only here.
+    page.go("publish")
+    page.fill("pub-targets", interest)
+    page.fill("pub-title", "Split")
+    page.by_id("pub-to-apns").click()
+    page.by_id("pub-to-fcm").click()
+    page.by_id("pub-to-web").click()
+    preview = json.loads(page.by_id("pub-preview").text)
+    assert preview == {"interests": [interest], "fcm": {"notification": {"title": "Split", "body": "From my own server"}},
+                       "web": {"notification": {"title": "Split", "body": "From my own server"}}}, preview
+    page.by_id("pub-send").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    page.wait.until(lambda d: page.by_id("pub-state").text.startswith("FINISHED · 4 accepted, 0 failed"))
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["Android (FCM) 2 0 0", "Web 2 0 0"], "the pruned device is skipped, iOS got no section"
+    page.by_id("pub-to-fcm").click()
+    page.by_id("pub-to-web").click()
+    assert "Choose at least one platform." in page.by_id("pub-size").text
+    problems = page.severe()
+    assert not problems, json.dumps(problems, indent=1)

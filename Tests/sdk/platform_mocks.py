@@ -25,9 +25,10 @@ def _start(args, log: Path):
 
 
 class MockFCM:
-    """The strict FCM v1 stand-in with one service account whose key file the server is configured with."""
+    """The strict FCM v1 stand-in with one service account whose key file the server is configured with.
+    `project`: the only project its `messages:send` accepts (default the account's own, FCM_PROJECT)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, project: str = None):
         port = free_port()
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -38,7 +39,8 @@ class MockFCM:
             "client_email": f"push@{FCM_PROJECT}.iam.gserviceaccount.com",
             "token_uri": f"https://127.0.0.1:{port}/token"}))
         self.proc, info = _start([str(SUPPORT / "mock_fcm.py"), "--port", str(port),
-                                  "--service-account", str(self.service_account)], directory / "mock_fcm.log")
+                                  "--service-account", str(self.service_account),
+                                  *(["--project", project] if project else [])], directory / "mock_fcm.log")
         self.base_url, self.ca_file = info["base_url"], info["ca_file"]
         self.control = f"http://127.0.0.1:{info['control_port']}"
 
@@ -46,6 +48,22 @@ class MockFCM:
         """The instance's `fcm` section."""
         return {"serviceAccountFile": str(self.service_account), "endpointOverride": self.base_url,
                 "caFile": self.ca_file}
+
+    def configure(self, **switches):
+        """Run-time switches, e.g. `token_refusal="invalid_grant"` (README.md next to mock_fcm.py)."""
+        requests.put(f"{self.control}/config", json=switches, timeout=5).raise_for_status()
+
+    def behave(self, token, answer, times=None):
+        """Scripts `answer` (a marker kind or `ok`) for `token`, or every token with `*`."""
+        body = {"answer": answer} if times is None else {"answer": answer, "times": times}
+        requests.put(f"{self.control}/behaviours/{token}", json=body, timeout=5).raise_for_status()
+
+    def clear_behaviours(self):
+        requests.delete(f"{self.control}/behaviours", timeout=5).raise_for_status()
+
+    def expire_tokens(self):
+        """Every access token the stand-in issued expires now: the next send is answered 401."""
+        requests.post(f"{self.control}/expire-tokens", timeout=5).raise_for_status()
 
     def requests(self, token=None):
         # Filtered here: the control API does not percent-decode its query, and registration tokens hold ':'.

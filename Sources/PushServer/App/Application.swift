@@ -146,6 +146,7 @@ public final class Application: Sendable {
             metrics.set("push_apns_retries", to: Double(stats.retries))
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
+        SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
 
         let running: [any Service] = [
             http,
@@ -178,6 +179,7 @@ public final class Application: Sendable {
         metrics.declare("push_apns_tokens_adopted", gauge: "Stored provider tokens reused since start (signed earlier or by another node).")
         metrics.declare("push_apns_token_update_rejections", gauge: "TooManyProviderTokenUpdates answers since start (retried, not final).")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
+        SenderMetrics.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
         metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
         metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)

@@ -18,9 +18,9 @@ extension ServerConfig {
         }
         var projectOverride: String?
         if let project = reader.string(object, "projectId", p) {
-            // Goes into the request path `projects/{id}/messages:send`: Google's id alphabet only.
-            let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:".utf8)
-            if project.isEmpty || project.utf8.count > 128 || !project.utf8.allSatisfy(allowed.contains) {
+            // Goes into the request path `projects/{id}/messages:send`: Google's id alphabet only (the rule the
+            // sender applies to it and to the file's `project_id`).
+            if project.utf8.count > 128 || !ServiceAccount.isValidProjectID(project) {
                 reader.error("\(p).projectId", "must be a Firebase project id (lower-case letters, digits, '-', '.', ':')")
             } else {
                 projectOverride = project

@@ -71,7 +71,8 @@ struct ConsoleAPI: Sendable {
 
     // MARK: JSON endpoints
 
-    /// The instance at a glance: devices, today's publishes and failures, APNs health, notifications per minute.
+    /// The instance at a glance: devices, today's publishes and failures (per platform too), APNs, FCM and Web Push
+    /// health, notifications per minute.
     func overview(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (config, runtime) = try authorized(request)
         let now = app.now()
@@ -113,8 +114,18 @@ struct ConsoleAPI: Sendable {
                 "failed": .int(Int(failed.values.reduce(0, +))),
                 "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
                 "devicesRemoved": .int(Int(statistics.counters[PublishCounter.devicesRemoved] ?? 0)),
+                "byPlatform": .object(Dictionary(uniqueKeysWithValues: Platform.allCases.map { platform in
+                    let failures = PublishCounter.failures(in: statistics.counters, on: platform)
+                    return (platform.rawValue, JSONValue.object([
+                        "accepted": .int(Int(statistics.counters[PublishCounter.accepted(on: platform)] ?? 0)),
+                        "failed": .int(Int(failures.values.reduce(0, +))),
+                        "failedByReason": .object(failures.mapValues { .int(Int($0)) }),
+                    ]))
+                })),
             ]),
             "apns": apnsHealth.snapshot.json(apns.stats()),
+            "fcm": PlatformHealth.fcm(runtime),
+            "web": PlatformHealth.web(runtime),
             "store": .object(["ok": .bool(true), "queueDepth": .int(queueDepth)]),
             "perMinute": .array(series),
             "limits": .object([

@@ -53,9 +53,10 @@ struct OpsAPI: Sendable {
     }
 
     /// 200 when the store answers and can write and the server is not stopping; 503 otherwise. Only `{"ready": …}`
-    /// unless `detailed`, which adds why, per-instance credentials and APNs reachability. Instances without
-    /// credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts and
-    /// queues work, which is what a load balancer's readiness decides.
+    /// unless `detailed`, which adds why, per-instance credentials for every platform (FCM and Web Push ones
+    /// `refused` with the problem, see `PlatformHealth`) and APNs reachability. Instances without credentials,
+    /// refused credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts
+    /// and queues work, which is what a load balancer's readiness decides.
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
@@ -85,6 +86,10 @@ struct OpsAPI: Sendable {
             list.append(.object([
                 "id": .string(instance.config.id),
                 "apnsCredentials": .string(instance.credentials == nil ? "not configured" : "loaded"),
+                "fcmCredentials": .string(PlatformHealth.fcmCredentials(instance)),
+                "webCredentials": .string(PlatformHealth.webCredentials(instance)),
+                "fcm": PlatformHealth.fcm(instance),
+                "web": PlatformHealth.web(instance),
             ]))
         }
         checks["instances"] = .array(list)

@@ -30,8 +30,9 @@ extension DeliveryOutcome {
             reason = "UnknownError"
         case .failure(.transport):
             reason = "TransportError"
-        case .failure(.accessToken):
-            reason = "AccessTokenUnavailable"
+        case .failure(.accessToken(let error)):
+            // A refusal is the operator's to fix (`/ready` names it); anything else may pass by itself.
+            reason = error.isConfigurationError ? "AccessTokenRefused" : "AccessTokenUnavailable"
         }
         var counters: [String: Int64] = [PublishCounter.failed(reason, on: .fcm): 1]
         if effect == .badToken {
@@ -55,6 +56,7 @@ extension DeliveryOutcome {
     static let fcmReasons: Set<String> = [
         "UNSPECIFIED_ERROR", "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED",
         "UNAVAILABLE", "INTERNAL", "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED", "UNAUTHENTICATED", "NOT_FOUND",
-        "RESOURCE_EXHAUSTED", "UnknownError", "TransportError", "AccessTokenUnavailable", "NoFCMCredentials",
+        "RESOURCE_EXHAUSTED", "UnknownError", "TransportError", "AccessTokenUnavailable", "AccessTokenRefused",
+        "NoFCMCredentials",
     ]
 }

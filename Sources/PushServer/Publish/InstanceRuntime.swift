@@ -35,6 +35,8 @@ struct InstanceRuntime: Sendable {
             var configuration = senders.fcm
             if let endpoint = fcm.endpointOverride { configuration.baseURL = endpoint }
             if let caFile = fcm.caFile { configuration.caFile = caFile }
+            // `projectId` from the config, else the file's `project_id` (resolved when the config was loaded).
+            configuration.projectID = fcm.projectID
             self.fcm = try FCMSender(account: fcm.serviceAccount, configuration: configuration)
         } else {
             fcm = nil

@@ -65,17 +65,11 @@ struct PublishRunner: Sendable {
         // Stopped while the store still cannot write: finishing would drop the unwritten results from the counts;
         // handed back, the job resumes at its last cursor and those targets are sent again.
         if complete && last != .storeUnavailable {
-            var notes: [String] = []
-            if plan.carries(.apns), instance.credentials == nil {
-                notes.append("no APNs credentials configured: nothing was sent")
-            }
-            if plan.carries(.fcm), instance.fcm == nil {
-                notes.append("no FCM credentials configured: nothing was sent to Android devices")
-            }
-            if plan.carries(.web), instance.web == nil {
-                notes.append("no Web Push (VAPID) key configured: nothing was sent to browsers")
-            }
-            await finisher.finish(state: .finished, summary: notes.isEmpty ? nil : notes.joined(separator: "; "),
+            // From the stored counters (every run's, all checkpointed by now): a platform without credentials is
+            // named only when the publish had devices on it.
+            let job = claimed.job
+            let stored = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
+            await finisher.finish(state: .finished, summary: PublishSummary.notes(counters: stored?.counters ?? [:]),
                                   total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, plan: plan)
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.

@@ -14,6 +14,19 @@ protocol WebPushSending: Sendable {
     /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod` seconds, then answers
     /// every unfinished one `.failure(.shutdown)`. - Returns: the notifications that got no answer.
     func shutdown(gracePeriod: Double) async -> [WebPushNotification]
+
+    /// Counters and gauges for `/metrics` and `/ready`.
+    func stats() -> WebPushSenderStats
+
+    /// Push services refusing the VAPID credentials (see `WebPushSender.credentialProblems`).
+    var credentialProblems: [WebPushCredentialProblem] { get }
+}
+
+extension WebPushSending {
+    /// A scripted sender has no counters.
+    func stats() -> WebPushSenderStats { WebPushSenderStats() }
+    /// A scripted sender has no credentials to refuse.
+    var credentialProblems: [WebPushCredentialProblem] { [] }
 }
 
 extension WebPushSender: WebPushSending {}

@@ -1,0 +1,87 @@
+import APNsClient
+import PushStore
+
+/// The senders' gauges in `/metrics`, one series per platform (`apns`, `fcm`, `web`: FCM and Web Push summed over
+/// the instances, each of which has its own sender), plus the FCM access token's age and remaining life per
+/// configured instance. Every label set is fixed by the configuration, so the series stay bounded. Read at scrape
+/// time from the senders' own counters, so they are never stale.
+enum SenderMetrics {
+    static func declare(_ metrics: Metrics) {
+        metrics.declare("push_sender_requests_in_flight",
+                        gauge: "Notifications accepted by a platform's sender and not final yet (in transfer, waiting for a token or a retry), by platform.")
+        metrics.declare("push_sender_waiting_for_window",
+                        gauge: "Deliveries waiting because the platform sender's in-flight window is full, by platform.")
+        metrics.declare("push_sender_transfers_in_flight", gauge: "HTTP requests attached to curl right now, by platform.")
+        metrics.declare("push_sender_connections_opened", gauge: "TCP/TLS connections opened since start, by platform.")
+        metrics.declare("push_sender_retries", gauge: "Requests re-sent since start (5xx, 429, timeouts), by platform.")
+        metrics.declare("push_sender_credential_problems",
+                        gauge: "Instances whose FCM or VAPID credentials are refused right now (see /ready), by platform.")
+        metrics.declare("push_fcm_access_token_age_seconds",
+                        gauge: "Seconds since the FCM access token in use was fetched, by instance (absent before the first).")
+        metrics.declare("push_fcm_access_token_expires_in_seconds",
+                        gauge: "Seconds until the FCM access token in use expires, by instance (absent before the first).")
+    }
+
+    /// Registers the collector that copies the gauges at every scrape.
+    static func collect(into metrics: Metrics, apns: APNsClient, instances: [InstanceRuntime]) {
+        metrics.addCollector { metrics in
+            var gauges: [Platform: Gauges] = [:]
+            let apnsStats = apns.stats()
+            gauges[.apns] = Gauges(requestsInFlight: apnsStats.requestsInFlight, waiting: apnsStats.waitingForWindow,
+                                   transfers: apnsStats.streamsInFlight, connectionsOpened: apnsStats.connectionsOpened,
+                                   retries: apnsStats.retries, problems: 0)
+            var fcm = Gauges()
+            var web = Gauges()
+            for instance in instances {
+                if let sender = instance.fcm {
+                    let stats = sender.stats()
+                    fcm.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                                   transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                                   retries: stats.retries, problems: sender.authProblem == nil ? 0 : 1))
+                    let labels: KeyValuePairs<String, String> = ["instance": instance.config.id]
+                    if let age = stats.accessTokenAge, let left = stats.accessTokenExpiresIn {
+                        metrics.set("push_fcm_access_token_age_seconds", labels, to: age.rounded())
+                        metrics.set("push_fcm_access_token_expires_in_seconds", labels, to: left.rounded())
+                    }
+                }
+                if let sender = instance.web {
+                    let stats = sender.stats()
+                    web.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                                   transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                                   retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                }
+            }
+            gauges[.fcm] = fcm
+            gauges[.web] = web
+            for (platform, value) in gauges {
+                let labels: KeyValuePairs<String, String> = ["platform": MetricLabel.platform(platform)]
+                metrics.set("push_sender_requests_in_flight", labels, to: Double(value.requestsInFlight))
+                metrics.set("push_sender_waiting_for_window", labels, to: Double(value.waiting))
+                metrics.set("push_sender_transfers_in_flight", labels, to: Double(value.transfers))
+                metrics.set("push_sender_connections_opened", labels, to: Double(value.connectionsOpened))
+                metrics.set("push_sender_retries", labels, to: Double(value.retries))
+                if platform != .apns {
+                    metrics.set("push_sender_credential_problems", labels, to: Double(value.problems))
+                }
+            }
+        }
+    }
+
+    private struct Gauges {
+        var requestsInFlight = 0
+        var waiting = 0
+        var transfers = 0
+        var connectionsOpened = 0
+        var retries = 0
+        var problems = 0
+
+        mutating func add(_ other: Gauges) {
+            requestsInFlight += other.requestsInFlight
+            waiting += other.waiting
+            transfers += other.transfers
+            connectionsOpened += other.connectionsOpened
+            retries += other.retries
+            problems += other.problems
+        }
+    }
+}
