@@ -21,16 +21,24 @@ struct TargetFeeder: Sendable {
     /// Feeds every target after the run's cursor, skipping `answered` (answered by an earlier run above its
     /// cursor), then waits for the answers still in flight (on shutdown, the senders abandon them and this ends too).
     /// - Returns: true when every target has a final result.
-    func deliver(plan: PublishPlan, skipping answered: Set<Int64>) async -> Bool {
+    /// - Parameters:
+    ///   - round: a local-time publish's round: only its due targets are sent.
+    func deliver(plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil) async -> Bool {
         let lanes = makeLanes(plan)
-        guard !lanes.isEmpty else { return true }
+        guard !lanes.isEmpty else {
+            run.endSubmission()
+            return true
+        }
+        let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             for lane in lanes.values { group.addTask { await lane.pump() } }
-            let reachedEnd = await feed(lanes: lanes, skipping: answered)
+            let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing)
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
         }
+        // Every pump returned: nothing more goes to a sender (what a cancel waits for before it answers).
+        run.endSubmission()
         await run.waitForAnswers()
         return reachedEnd && run.abandonedCount == 0
     }
@@ -65,8 +73,18 @@ struct TargetFeeder: Sendable {
         }
     }
 
+    /// What paces and limits this run's submissions beyond the senders' windows.
+    struct Pacing: Sendable {
+        /// `throttlePerMinute`: each run paces itself, so a throttled publish never holds another one back.
+        var perMinute: Int?
+        /// Nothing is submitted from this moment on; the run ends `expired`.
+        var expiresAt: Date?
+        var round: LocalTimeRound?
+    }
+
     /// - Returns: true when the last page was fed.
-    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>) async -> Bool {
+    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing) async -> Bool {
+        var pacer = pacing.perMinute.map { DeliveryPacer(perMinute: $0, now: MonotonicClock.now()) }
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor)
@@ -76,7 +94,13 @@ struct TargetFeeder: Sendable {
             if !page.isLast { nextPage = prefetch(after: page.cursor) }
             for target in page.targets where !answered.contains(target.ref) {
                 guard let lane = lanes[target.platform] else { continue }
+                if let round = pacing.round, !round.isDue(target) { continue }
                 if run.mustStop { return false }
+                if pacer != nil, !(await waitForToken(&pacer)) { return false }
+                if let expiresAt = pacing.expiresAt, Date() >= expiresAt {
+                    run.expire()
+                    return false
+                }
                 run.submitted(target)
                 await lane.enqueue(target)
             }
@@ -85,6 +109,19 @@ struct TargetFeeder: Sendable {
             if page.isLast { return true }
         }
         return false
+    }
+
+    /// Waits for the pacer's next token: a real deadline (the token's time), cut short when the run must stop.
+    /// - Returns: false when the run must stop.
+    private func waitForToken(_ pacer: inout DeliveryPacer?) async -> Bool {
+        while var bucket = pacer {
+            let wait = bucket.take(now: MonotonicClock.now())
+            pacer = bucket
+            if wait == 0 { return true }
+            await run.pause(for: .nanoseconds(Int64(clamping: wait)))
+            if run.mustStop { return false }
+        }
+        return true
     }
 
     /// Reads the page after `cursor` in the background, retrying store errors every `storeRetryInterval` until it
