@@ -19,7 +19,7 @@ final class ScheduledPublishContract: StoreContract {
         let soon = clock.now.addingTimeInterval(60)
         let scheduledLater = try await store.enqueuePublish(publish("later", notBefore: later))
         let scheduledSoon = try await store.enqueuePublish(publish("soon", notBefore: soon))
-        let nothingYet = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let nothingYet = try await store.claimJob(workerID: "w1", leaseDuration: .seconds(3600), now: clock.now)
         XCTAssertNil(nothingYet, "a scheduled job is not claimable before its time")
         let due = try await store.nextPublishDue(now: clock.now)
         XCTAssertEqual(due, soon)
@@ -31,16 +31,16 @@ final class ScheduledPublishContract: StoreContract {
 
         // An unscheduled job enqueued after them is claimed at once; the scheduled ones keep waiting.
         let now = try await store.enqueuePublish(publish("now"))
-        let first = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let first = try await store.claimJob(workerID: "w1", leaseDuration: .seconds(3600), now: clock.now)
         XCTAssertEqual(first?.id, now)
 
         clock.advance(60)
-        let atSoon = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let atSoon = try await store.claimJob(workerID: "w1", leaseDuration: .seconds(3600), now: clock.now)
         XCTAssertEqual(atSoon?.id, scheduledSoon)
         XCTAssertEqual(atSoon?.job.notBefore, soon)
         let dueAfter = try await store.nextPublishDue(now: clock.now)
         XCTAssertEqual(dueAfter, later)
-        let value2 = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let value2 = try await store.claimJob(workerID: "w1", leaseDuration: .seconds(3600), now: clock.now)
         XCTAssertNil(value2)
 
         // A restart keeps the schedule.
@@ -49,7 +49,7 @@ final class ScheduledPublishContract: StoreContract {
         let value3 = try await reopened.nextPublishDue(now: clock.now)
         XCTAssertEqual(value3, later)
         clock.advance(60)
-        let atLater = try await reopened.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
+        let atLater = try await reopened.claimJob(workerID: "w2", leaseDuration: .seconds(3600), now: clock.now)
         XCTAssertEqual(atLater?.id, scheduledLater)
         let value4 = try await reopened.nextPublishDue(now: clock.now)
         XCTAssertNil(value4)
