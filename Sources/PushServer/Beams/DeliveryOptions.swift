@@ -52,7 +52,7 @@ struct DeliveryOptions: Sendable, Equatable {
         -> DeliveryOptions?
     {
         var options: DeliveryOptions?
-        let member = member.flatMap { $0.isNull ? nil : $0 }
+        let member: JSONValue? = member?.isNull == false ? member : nil
         if let header {
             guard member == nil else {
                 throw .schema(Self.member, "give \(Self.member) in the body or the X-Push-Delivery header, not both")

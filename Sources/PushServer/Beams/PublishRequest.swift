@@ -93,7 +93,8 @@ public struct PublishRequest: Sendable, Equatable {
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
         var request = PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm,
                                      web: web, platforms: platforms)
-        request.deliveryMember = root[DeliveryOptions.member].flatMap { $0.isNull ? nil : $0 }
+        let member = root[DeliveryOptions.member]
+        request.deliveryMember = member?.isNull == false ? member : nil
         return request
     }
 
