@@ -8,7 +8,7 @@ enum TimeZoneName {
     /// The longest IANA name is about 30 bytes ("America/Argentina/ComodRivadavia").
     static let maxLength = 64
 
-    /// The tz database's names, read once.
+    /// Foundation's zone names, read once.
     static let known: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
 
     /// - Returns: nil when `name` is a known IANA zone, otherwise what is wrong with it.
@@ -23,7 +23,9 @@ enum TimeZoneName {
         }
         guard allowed else { return "must be an IANA time zone name (letters, digits, / _ - +), e.g. Europe/Paris" }
         // Echoed only after the alphabet check: the name cannot carry control characters into a response.
-        guard known.contains(name), TimeZone(identifier: name) != nil else {
+        // Foundation's list holds ICU's canonical names (Asia/Calcutta, not Asia/Kolkata): an Area/Location name the
+        // tz database resolves is accepted too; a bare name must be on the list (no "GMT+1", no "CET-ish" guesses).
+        guard known.contains(name) || name.contains("/"), TimeZone(identifier: name) != nil else {
             return "unknown time zone \"\(name)\": use an IANA name such as Europe/Paris"
         }
         return nil
