@@ -24,12 +24,12 @@ struct TargetFeeder: Sendable {
     /// - Parameters:
     ///   - round: a local-time publish's round: only its due targets are sent.
     func deliver(plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil) async -> Bool {
-        let lanes = makeLanes(plan)
+        let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
+        let lanes = makeLanes(plan, pacing: pacing)
         guard !lanes.isEmpty else {
             run.endSubmission()
             return true
         }
-        let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             for lane in lanes.values { group.addTask { await lane.pump() } }
             let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing)
@@ -44,7 +44,7 @@ struct TargetFeeder: Sendable {
     }
 
     /// One lane per platform the publish has a part for.
-    private func makeLanes(_ plan: PublishPlan) -> [Platform: PlatformLane] {
+    private func makeLanes(_ plan: PublishPlan, pacing: Pacing) -> [Platform: PlatformLane] {
         let instanceID = instance.config.id
         func recorder(_ platform: Platform) -> DeliveryRecorder {
             DeliveryRecorder(context: context, run: run, instanceID: instanceID, platform: platform)
@@ -67,15 +67,18 @@ struct TargetFeeder: Sendable {
         }
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
+        // One pacer for the publish, shared by its lanes: the rate is the publish's, whatever the platforms.
+        let pacer = pacing.perMinute.map { PublishPacer(perMinute: $0) }
         return dispatches.mapValues {
             PlatformLane(capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
-                         dispatch: $0, run: run)
+                         dispatch: $0, run: run, pacer: pacer, expiresAt: pacing.expiresAt)
         }
     }
 
-    /// What paces and limits this run's submissions beyond the senders' windows.
+    /// What limits this run's submissions beyond the senders' windows.
     struct Pacing: Sendable {
-        /// `throttlePerMinute`: each run paces itself, so a throttled publish never holds another one back.
+        /// `throttlePerMinute`: each run paces itself (in its lanes, right before the senders), so a throttled
+        /// publish never holds another one back.
         var perMinute: Int?
         /// Nothing is submitted from this moment on; the run ends `expired`.
         var expiresAt: Date?
@@ -84,7 +87,6 @@ struct TargetFeeder: Sendable {
 
     /// - Returns: true when the last page was fed.
     private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing) async -> Bool {
-        var pacer = pacing.perMinute.map { DeliveryPacer(perMinute: $0, now: MonotonicClock.now()) }
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor)
@@ -96,7 +98,6 @@ struct TargetFeeder: Sendable {
                 guard let lane = lanes[target.platform] else { continue }
                 if let round = pacing.round, !round.isDue(target) { continue }
                 if run.mustStop { return false }
-                if pacer != nil, !(await waitForToken(&pacer)) { return false }
                 if let expiresAt = pacing.expiresAt, Date() >= expiresAt {
                     run.expire()
                     return false
@@ -109,19 +110,6 @@ struct TargetFeeder: Sendable {
             if page.isLast { return true }
         }
         return false
-    }
-
-    /// Waits for the pacer's next token: a real deadline (the token's time), cut short when the run must stop.
-    /// - Returns: false when the run must stop.
-    private func waitForToken(_ pacer: inout DeliveryPacer?) async -> Bool {
-        while var bucket = pacer {
-            let wait = bucket.take(now: MonotonicClock.now())
-            pacer = bucket
-            if wait == 0 { return true }
-            await run.pause(for: .nanoseconds(Int64(clamping: wait)))
-            if run.mustStop { return false }
-        }
-        return true
     }
 
     /// Reads the page after `cursor` in the background, retrying store errors every `storeRetryInterval` until it
