@@ -77,7 +77,8 @@ struct PublishRunner: Sendable {
             // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
             return
         }
-        let total = earlierTargets + run.submittedTotal
+        // Targets this run got an answer for: a cancelled or expired run abandons what its lanes still held.
+        let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
         if last != .storeUnavailable && run.isCancelled {
             await finisher.finish(state: .cancelled, summary: "cancelled", total: total, plan: plan)
             return
