@@ -73,7 +73,7 @@ struct PublishAPI: Sendable {
             guard let current = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID)
             else { throw BeamsError(404, "Publish not found", "Could not find the publish") }
             // It ended on its own between the store's answer and the stop: nothing was cancelled.
-            if current.state == .finished || current.state == .failed { throw Self.alreadyEnded(current) }
+            if current.state.isFinal && current.state != .cancelled { throw Self.alreadyEnded(current) }
             status = current
             app.logger.info("Publish cancel requested while running",
                             ["publish": publishID, "stoppedHere": String(stoppedHere), "request": request.requestID])

@@ -18,7 +18,8 @@ final class JobScheduler: Sendable {
         var timer: (due: Date, task: Task<Void, Never>)?
     }
 
-    /// Cancelled jobs remembered for a racing claim; beyond it the oldest are forgotten (they ran elsewhere).
+    /// Cancelled jobs remembered for a racing claim; beyond it an arbitrary one is forgotten (such entries are for
+    /// jobs held by a dead process or another node, which end them when they are claimed again).
     static let maxPendingCancels = 1024
 
     private let context: PublishContext
