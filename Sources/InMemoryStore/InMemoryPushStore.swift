@@ -96,6 +96,10 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.deleteDevice(instanceID: instanceID, id: id) }
     }
 
+    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+        try access { $0.updateTimeZone(instanceID: instanceID, deviceID: deviceID, timeZone: timeZone) }
+    }
+
     public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
         try access { $0.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata) }
     }
@@ -195,6 +199,18 @@ public final class InMemoryPushStore: PushStorage {
 
     public func queueDepth() async throws -> Int {
         try access { $0.queueDepth }
+    }
+
+    public func nextPublishDue(now: Date) async throws -> Date? {
+        try access { $0.nextPublishDue(now: now) }
+    }
+
+    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+        try access { try $0.reschedule(job, workerID: workerID, notBefore: notBefore) }
+    }
+
+    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try access { $0.cancel(instanceID: instanceID, publishID: publishID, now: now) }
     }
 
     // MARK: DeliveryResultStore, EventStore

@@ -72,6 +72,12 @@ extension InMemoryState {
         return true
     }
 
+    mutating func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) -> Bool {
+        guard let ref = ref(instanceID: instanceID, deviceID: deviceID) else { return false }
+        devices[ref]?.device.timeZone = timeZone
+        return true
+    }
+
     mutating func updateMetadata(instanceID: String, deviceID: String, metadata: String) -> Bool {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID) else { return false }
         devices[ref]?.device.metadata = metadata

@@ -9,6 +9,7 @@ extension InMemoryState {
         lastJobID += 1
         var job = job
         job.createdAt = job.createdAt.stored
+        job.notBefore = job.notBefore?.stored
         let id = PublishJobID(rawValue: lastJobID)
         jobs[lastJobID] = StoredJob(id: id, job: job)
         jobsByPublishID[key] = lastJobID
@@ -20,7 +21,8 @@ extension InMemoryState {
         let now = now.millisecondsSince1970
         // The oldest job that is queued or whose worker's lease ran out.
         let claimable = jobs.values.filter { stored in
-            stored.state == .queued || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now)
+            (stored.state == .queued && (stored.job.notBefore?.millisecondsSince1970 ?? .min) <= now)
+                || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now)
         }
         guard var stored = claimable.min(by: { $0.id.rawValue < $1.id.rawValue }) else { return nil }
         stored.state = .running
@@ -31,7 +33,8 @@ extension InMemoryState {
         jobs[stored.id.rawValue] = stored
         return ClaimedJob(
             id: stored.id, job: stored.job, cursor: stored.cursor, counters: stored.counters, attempt: stored.attempts,
-            leaseExpiresAt: Date(millisecondsSince1970: stored.leaseExpiresAt ?? now))
+            leaseExpiresAt: Date(millisecondsSince1970: stored.leaseExpiresAt ?? now),
+            cancelRequested: stored.cancelRequested)
     }
 
     /// The job, if `workerID` holds its lease; `leaseLost` otherwise. An expired lease nobody took over still holds.
@@ -67,7 +70,7 @@ extension InMemoryState {
     mutating func finish(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) throws {
-        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        precondition(state.isFinal, "finishJob needs a final state")
         var stored = try leased(job, workerID: workerID)
         stored.state = state
         stored.finishedAt = now.stored
@@ -92,7 +95,8 @@ extension InMemoryState {
             id: stored.id, instanceID: stored.job.instanceID, publishID: stored.job.publishID, kind: stored.job.kind,
             state: stored.state, counters: stored.counters, targetsTotal: stored.targetsTotal, summary: stored.summary,
             attempts: stored.attempts, createdAt: stored.job.createdAt, startedAt: stored.startedAt,
-            finishedAt: stored.finishedAt, delivered: delivered, opened: opened)
+            finishedAt: stored.finishedAt, delivered: delivered, opened: opened, notBefore: stored.job.notBefore,
+            cancelRequested: stored.cancelRequested)
     }
 
     func publishStatus(instanceID: String, publishID: String) -> PublishStatus? {
@@ -107,6 +111,45 @@ extension InMemoryState {
     }
 
     var queueDepth: Int { jobs.values.count { $0.state == .queued || $0.state == .running } }
+
+    // MARK: Scheduling and cancelling
+
+    func nextPublishDue(now: Date) -> Date? {
+        let now = now.millisecondsSince1970
+        return jobs.values.lazy.filter { $0.state == .queued }.compactMap(\.job.notBefore)
+            .filter { $0.millisecondsSince1970 > now }.min()
+    }
+
+    mutating func reschedule(_ job: PublishJobID, workerID: String, notBefore: Date) throws {
+        var stored = try leased(job, workerID: workerID)
+        stored.state = .queued
+        stored.job.notBefore = notBefore.stored
+        stored.cursor = 0
+        stored.answered = []
+        stored.leaseOwner = nil
+        stored.leaseExpiresAt = nil
+        jobs[job.rawValue] = stored
+    }
+
+    mutating func cancel(instanceID: String, publishID: String, now: Date) -> PublishCancellation? {
+        guard let id = jobsByPublishID[InstanceKey(instanceID: instanceID, name: publishID)],
+              var stored = jobs[id]
+        else { return nil }
+        switch stored.state {
+        case .queued:
+            stored.state = .cancelled
+            stored.finishedAt = now.stored
+            stored.answered = []
+            jobs[id] = stored
+            return .cancelled(status(stored))
+        case .running:
+            stored.cancelRequested = true
+            jobs[id] = stored
+            return .running(stored.id)
+        case .finished, .failed, .cancelled, .expired:
+            return .alreadyEnded(status(stored))
+        }
+    }
 
     // MARK: Targets
 
@@ -145,6 +188,6 @@ extension InMemoryState {
         return Target(
             ref: stored.ref, deviceID: device.id, platform: device.platform, token: device.token,
             environment: device.environment, environmentDeclared: device.environmentDeclared,
-            lastRegisteredAt: device.lastRegisteredAt, userID: device.userID)
+            lastRegisteredAt: device.lastRegisteredAt, userID: device.userID, timeZone: device.timeZone)
     }
 }

@@ -37,6 +37,7 @@ struct InMemoryState {
         var summary: String?
         var counters: [String: Int64] = [:]
         var answered: Set<Int64> = []
+        var cancelRequested = false
     }
 
     struct EventKey: Hashable {

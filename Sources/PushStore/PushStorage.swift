@@ -46,6 +46,9 @@ public protocol DeviceRegistry: Sendable {
     func deleteDevice(instanceID: String, id: String) async throws -> Bool
     /// - Returns: `false` when the device does not exist.
     func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool
+    /// Sets (or, with nil, clears) the device's time zone, an IANA name the caller validated. Registration keeps
+    /// it. - Returns: `false` when the device does not exist.
+    func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool
     /// Gives the device of `platform` a new token (an FCM token refresh), keeping its id, interests and user, and
     /// makes it valid again. Another device of the instance and platform that holds `token` already (the same
     /// phone registered again after a reinstall) is deleted, with its interests and user binding, in the same
@@ -105,7 +108,7 @@ public protocol PublishQueue: Sendable {
     ) async throws
     /// Targets above the job's cursor that already have a recorded answer: a resumed run skips them.
     func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64>
-    /// Ends the job (`.finished` or `.failed`). - Throws: `PushStoreError.leaseLost`.
+    /// Ends the job (`.finished`, `.failed`, `.cancelled` or `.expired`). - Throws: `PushStoreError.leaseLost`.
     func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws
@@ -114,6 +117,19 @@ public protocol PublishQueue: Sendable {
     func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus]
     /// Jobs not yet finished (queued or running).
     func queueDepth() async throws -> Int
+
+    // MARK: Scheduling and cancelling
+
+    /// The earliest `notBefore` of a queued job that is not yet claimable at `now` (a scheduled publish), nil when
+    /// there is none: the engine arms a timer for it instead of polling.
+    func nextPublishDue(now: Date) async throws -> Date?
+    /// Hands a running job back to the queue for a later round (local-time publishes): in one transaction it sets
+    /// `notBefore`, makes it `queued` again, releases the lease and restarts its cursor at 0 (answered targets are
+    /// forgotten); counters and attempts are kept. - Throws: `PushStoreError.leaseLost`.
+    func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws
+    /// Cancels the publish: a queued one ends as `.cancelled` at `now`; a running one is marked `cancelRequested`
+    /// for its worker to stop; an ended one is left alone. - Returns: nil for an unknown publish.
+    func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation?
 }
 
 /// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.

@@ -5,7 +5,7 @@ extension SQLitePushStore {
     /// The columns `readDevice` expects, in order.
     static let deviceColumns = """
         id, public_id, instance_id, platform, token, environment, environment_declared, bundle_id, metadata, \
-        user_id, created_at, last_registered_at, last_status, last_reason, last_result_at, invalidated_at
+        user_id, created_at, last_registered_at, last_status, last_reason, last_result_at, invalidated_at, time_zone
         """
 
     /// Maps a row selected with `deviceColumns` to its internal key and the device.
@@ -18,7 +18,7 @@ extension SQLitePushStore {
             token: row.text(4), environment: PushEnvironment(rawValue: row.text(5)) ?? .production,
             environmentDeclared: row.int64(6) != 0, bundleID: row.optionalText(7), metadata: row.text(8),
             userID: row.optionalText(9), createdAt: row.date(10), lastRegisteredAt: row.date(11),
-            lastResult: lastResult, invalidatedAt: row.optionalDate(15))
+            lastResult: lastResult, invalidatedAt: row.optionalDate(15), timeZone: row.optionalText(16))
         return (row.int64(0), device)
     }
 
@@ -134,6 +134,14 @@ extension SQLitePushStore {
         try await write { connection in
             try connection.run(
                 "DELETE FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)]) > 0
+        }
+    }
+
+    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+        try await write { connection in
+            try connection.run(
+                "UPDATE devices SET time_zone = ? WHERE public_id = ? AND instance_id = ?",
+                [.text(timeZone), .text(deviceID), .text(instanceID)]) > 0
         }
     }
 

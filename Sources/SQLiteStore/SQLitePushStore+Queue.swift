@@ -15,15 +15,25 @@ extension SQLitePushStore {
 
     static let jobColumns = """
         id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
-        lease_expires_at
+        lease_expires_at, not_before, cancel_requested
         """
 
-    static func readJob(_ row: Statement) throws -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?) {
+    static func readJob(_ row: Statement) throws
+        -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?, cancelRequested: Bool)
+    {
         let job = PublishJob(
             instanceID: row.text(1), publishID: row.text(2), kind: PublishKind(rawValue: row.text(3)) ?? .interests,
             targets: try decodeTargets(row.text(4)), payload: row.blob(5), webhookURL: row.optionalText(6),
-            createdAt: row.date(7))
-        return (PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10))
+            createdAt: row.date(7), notBefore: row.optionalDate(11))
+        return (PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10),
+                row.int64(12) != 0)
+    }
+
+    /// The stored state: `ended_as` (cancelled, expired) stands over `state`, which its CHECK keeps to the four
+    /// original values (see `Schema.scheduledPublishes`).
+    static func publishState(_ state: String, endedAs: String?) -> PublishState {
+        if let endedAs, let ended = PublishState(rawValue: endedAs) { return ended }
+        return PublishState(rawValue: state) ?? .queued
     }
 
     static func counters(_ connection: SQLiteConnection, job: Int64) throws -> [String: Int64] {
@@ -49,12 +59,14 @@ extension SQLitePushStore {
         return try await write { connection in
             let inserted = try connection.run(
                 """
-                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, publish_id) DO NOTHING
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
+                    not_before)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, publish_id) DO NOTHING
                 """,
                 [
                     .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .text(targets),
                     .blob(job.payload), .text(job.webhookURL), .millis(job.createdAt),
+                    .millis(job.notBefore),
                 ])
             if inserted == 0 { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
             return PublishJobID(rawValue: connection.lastInsertRowID)
@@ -70,9 +82,10 @@ extension SQLitePushStore {
                 let id = try connection.first(
                     """
                     SELECT id FROM publish_jobs INDEXED BY publish_jobs_open
-                    WHERE state IN ('queued', 'running') AND (state = 'queued' OR lease_expires_at <= ?)
+                    WHERE state IN ('queued', 'running')
+                        AND ((state = 'queued' AND (not_before IS NULL OR not_before <= ?)) OR lease_expires_at <= ?)
                     ORDER BY id LIMIT 1
-                    """, [.integer(nowMillis)], { $0.int64(0) })
+                    """, [.integer(nowMillis), .integer(nowMillis)], { $0.int64(0) })
             else { return nil }
             guard
                 let claimed = try connection.first(
@@ -85,7 +98,8 @@ extension SQLitePushStore {
             return ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,
                 counters: try Self.counters(connection, job: id), attempt: claimed.attempts,
-                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires))
+                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires),
+                cancelRequested: claimed.cancelRequested)
         }
     }
 
@@ -127,17 +141,20 @@ extension SQLitePushStore {
     public func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws {
-        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        precondition(state.isFinal, "finishJob needs a final state")
+        // Cancelled and expired jobs are stored as finished with `ended_as` (see `Schema.scheduledPublishes`).
+        let endedAs: SQLValue = state == .cancelled || state == .expired ? .text(state.rawValue) : .null
+        let stored = state == .failed ? "failed" : "finished"
         try await write { connection in
             let changed = try connection.run(
                 """
-                UPDATE publish_jobs SET state = ?, finished_at = ?, targets_total = ?, summary = ?,
+                UPDATE publish_jobs SET state = ?, ended_as = ?, finished_at = ?, targets_total = ?, summary = ?,
                     lease_owner = NULL, lease_expires_at = NULL
                 WHERE id = ? AND lease_owner = ? AND state = 'running'
                 """,
                 [
-                    .text(state.rawValue), .millis(now), .integer(targetsTotal), .text(summary), .integer(job.rawValue),
-                    .text(workerID),
+                    .text(stored), endedAs, .millis(now), .integer(targetsTotal), .text(summary),
+                    .integer(job.rawValue), .text(workerID),
                 ])
             if changed == 0 { throw PushStoreError.leaseLost(job) }
             try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)])
@@ -155,7 +172,8 @@ extension SQLitePushStore {
     }
 
     static let statusColumns = """
-        id, instance_id, publish_id, kind, state, targets_total, summary, attempts, created_at, started_at, finished_at
+        id, instance_id, publish_id, kind, state, targets_total, summary, attempts, created_at, started_at, finished_at, \
+        ended_as, not_before, cancel_requested
         """
 
     static func readStatus(_ row: Statement, connection: SQLiteConnection) throws -> PublishStatus {
@@ -168,12 +186,14 @@ extension SQLitePushStore {
             [.text(instanceID), .text(publishID)]) { eventCounts[$0.int64(0)] = Int($0.int64(1)) }
         return PublishStatus(
             id: PublishJobID(rawValue: id), instanceID: instanceID, publishID: publishID,
-            kind: PublishKind(rawValue: row.text(3)) ?? .interests, state: PublishState(rawValue: row.text(4)) ?? .queued,
+            kind: PublishKind(rawValue: row.text(3)) ?? .interests,
+            state: publishState(row.text(4), endedAs: row.optionalText(11)),
             counters: try counters(connection, job: id), targetsTotal: row.optionalInt64(5), summary: row.optionalText(6),
             attempts: Int(row.int64(7)), createdAt: row.date(8), startedAt: row.optionalDate(9),
             finishedAt: row.optionalDate(10),
             delivered: eventCounts[Int64(ReportingEvent.Kind.delivery.rawValue)] ?? 0,
-            opened: eventCounts[Int64(ReportingEvent.Kind.open.rawValue)] ?? 0)
+            opened: eventCounts[Int64(ReportingEvent.Kind.open.rawValue)] ?? 0,
+            notBefore: row.optionalDate(12), cancelRequested: row.int64(13) != 0)
     }
 
     public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
@@ -208,6 +228,57 @@ extension SQLitePushStore {
     public func queueDepth() async throws -> Int {
         try await read { connection in
             Int(try connection.first("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')") { $0.int64(0) } ?? 0)
+        }
+    }
+
+    // MARK: Scheduling and cancelling
+
+    public func nextPublishDue(now: Date) async throws -> Date? {
+        try await read { connection in
+            try connection.first(
+                """
+                SELECT min(not_before) FROM publish_jobs INDEXED BY publish_jobs_scheduled
+                WHERE state = 'queued' AND not_before IS NOT NULL AND not_before > ?
+                """, [.millis(now)]) { $0.optionalDate(0) } ?? nil
+        }
+    }
+
+    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+        try await write { connection in
+            let changed = try connection.run(
+                """
+                UPDATE publish_jobs SET state = 'queued', not_before = ?, cursor = 0, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = ? AND lease_owner = ? AND state = 'running'
+                """, [.millis(notBefore), .integer(job.rawValue), .text(workerID)])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(job.rawValue)])
+        }
+    }
+
+    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try await write { connection in
+            guard
+                let (id, state) = try connection.first(
+                    "SELECT id, state FROM publish_jobs WHERE instance_id = ? AND publish_id = ?",
+                    [.text(instanceID), .text(publishID)], { ($0.int64(0), $0.text(1)) })
+            else { return nil }
+            switch state {
+            case "queued":
+                try connection.run(
+                    """
+                    UPDATE publish_jobs SET state = 'finished', ended_as = 'cancelled', finished_at = ?,
+                        lease_owner = NULL, lease_expires_at = NULL
+                    WHERE id = ?
+                    """, [.millis(now), .integer(id)])
+                try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(id)])
+                return try Self.status(connection, job: id).map(PublishCancellation.cancelled)
+            case "running":
+                try connection.run("UPDATE publish_jobs SET cancel_requested = 1 WHERE id = ?", [.integer(id)])
+                return .running(PublishJobID(rawValue: id))
+            default:
+                return try Self.status(connection, job: id).map(PublishCancellation.alreadyEnded)
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ extension SQLitePushStore {
                 WHERE invalidated_at IS NOT NULL AND instance_id = ?
                 """, [.text(instanceID)]) { $0.int64(0) } ?? 0)
             try connection.query(
-                "SELECT state, count(*) FROM publish_jobs WHERE instance_id = ? AND created_at >= ? GROUP BY state",
+                "SELECT COALESCE(ended_as, state), count(*) FROM publish_jobs WHERE instance_id = ? AND created_at >= ? GROUP BY 1",
                 [.text(instanceID), .millis(since)]
             ) { row in
                 if let state = PublishState(rawValue: row.text(0)) { statistics.publishesByState[state] = Int(row.int64(1)) }

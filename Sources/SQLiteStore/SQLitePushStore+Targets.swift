@@ -11,7 +11,8 @@ extension SQLitePushStore {
     }
 
     static let targetLookupSQL = """
-        SELECT public_id, platform, token, environment, environment_declared, last_registered_at, user_id, invalidated_at
+        SELECT public_id, platform, token, environment, environment_declared, last_registered_at, user_id, invalidated_at,
+            time_zone
         FROM devices WHERE id = ?
         """
 
@@ -75,7 +76,7 @@ extension SQLitePushStore {
                     ref: ref, deviceID: lookup.text(0), platform: Platform(rawValue: lookup.text(1)) ?? .apns,
                     token: lookup.text(2), environment: PushEnvironment(rawValue: lookup.text(3)) ?? .production,
                     environmentDeclared: lookup.int64(4) != 0, lastRegisteredAt: lookup.date(5),
-                    userID: lookup.optionalText(6)))
+                    userID: lookup.optionalText(6), timeZone: lookup.optionalText(8)))
         }
         let isLast = heads.allSatisfy { $0 == nil }
         return TargetPage(targets: targets, cursor: examined, isLast: isLast)
@@ -92,7 +93,8 @@ extension SQLitePushStore {
         var more = false
         try connection.query(
             """
-            SELECT id, public_id, platform, token, environment, environment_declared, last_registered_at, user_id
+            SELECT id, public_id, platform, token, environment, environment_declared, last_registered_at, user_id,
+                time_zone
             FROM devices
             WHERE instance_id = ? AND user_id IN (SELECT value FROM json_each(?)) AND id > ? AND invalidated_at IS NULL
             ORDER BY id LIMIT ?
@@ -107,7 +109,8 @@ extension SQLitePushStore {
                 Target(
                     ref: row.int64(0), deviceID: row.text(1), platform: Platform(rawValue: row.text(2)) ?? .apns,
                     token: row.text(3), environment: PushEnvironment(rawValue: row.text(4)) ?? .production,
-                    environmentDeclared: row.int64(5) != 0, lastRegisteredAt: row.date(6), userID: row.optionalText(7)))
+                    environmentDeclared: row.int64(5) != 0, lastRegisteredAt: row.date(6), userID: row.optionalText(7),
+                    timeZone: row.optionalText(8)))
         }
         return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: !more)
     }

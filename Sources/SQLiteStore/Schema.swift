@@ -3,7 +3,8 @@ import PushStore
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
-    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens]
+    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
+                                       scheduledPublishes]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -149,5 +150,20 @@ enum Schema {
             updated_at INTEGER NOT NULL,
             PRIMARY KEY (team_id, key_id)
         ) WITHOUT ROWID;
+        """
+
+    /// Step 5. Scheduled, cancelled and expired publishes, and device time zones (local-time publishes).
+    /// - `not_before`: a queued job is not claimable before it (ms); `publish_jobs_scheduled` finds the next one.
+    /// - `ended_as`: `cancelled` or `expired` for a job whose `state` is `finished`: SQLite cannot change the
+    ///   `state` CHECK without rebuilding `publish_jobs`, whose dependants cascade on delete; the store reads
+    ///   `ended_as` over `state`.
+    /// - `cancel_requested`: cancelled while running; the worker holding it (or the next claimant) ends it.
+    /// - `devices.time_zone`: an IANA zone name, NULL for the instance default.
+    static let scheduledPublishes = """
+        ALTER TABLE publish_jobs ADD COLUMN not_before INTEGER;
+        ALTER TABLE publish_jobs ADD COLUMN ended_as TEXT CHECK (ended_as IN ('cancelled', 'expired'));
+        ALTER TABLE publish_jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX publish_jobs_scheduled ON publish_jobs (not_before) WHERE state = 'queued' AND not_before IS NOT NULL;
+        ALTER TABLE devices ADD COLUMN time_zone TEXT;
         """
 }

@@ -742,6 +742,8 @@ class ControlAPI:
                 token = params.get("token")
                 since = int(params.get("since", "0"))
                 return 200, [r for r in state.requests if r["seq"] > since and (token is None or r["token"] == token)]
+            if path == "/arrivals" and method == "GET":
+                return 200, arrivals(state.requests, params.get("group", ""))
             if path == "/stats" and method == "GET":
                 return 200, state.stats_json(include_tokens=params.get("tokens", "1") != "0")
             if path == "/reset" and method == "POST":
@@ -750,6 +752,18 @@ class ControlAPI:
             return 404, {"error": f"no route {method} {path}"}
         except (ValueError, TypeError) as e:
             return 400, {"error": str(e)}
+
+
+def arrivals(records: Any, group: str) -> dict[str, list[float]]:
+    """Arrival times (UNIX seconds) of the recorded requests, grouped by a dotted payload path (`aps.alert.title`;
+    empty: one group ""), oldest first: enough to measure a publish's rate per second at the receiving end."""
+    out: dict[str, list[float]] = {}
+    for record in records:
+        value: Any = record["payload"]
+        for part in (group.split(".") if group else []):
+            value = value.get(part) if isinstance(value, dict) else None
+        out.setdefault("" if not group else str(value), []).append(round(record["time"], 4))
+    return out
 
 
 # MARK: - TLS and start-up

@@ -19,10 +19,14 @@ public final class AppContext: Sendable {
     let now: @Sendable () -> Date
     /// Tells the publish engine a job is waiting, so it does not wait for its next poll.
     let publishEnqueued: @Sendable () -> Void
+    /// Stops a cancelled publish's run on this node (`PublishEngine.cancel`); returns once it hands nothing more
+    /// to a sender. - Returns: whether a run was stopped here.
+    let cancelRun: @Sendable (PublishJobID) async -> Bool
 
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {}
+        now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
+        cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false }
     ) {
         self.config = config
         var byID: [String: InstanceConfig] = [:]
@@ -34,6 +38,15 @@ public final class AppContext: Sendable {
         self.limiters = Limiters(config.limits)
         self.now = now
         self.publishEnqueued = publishEnqueued
+        self.cancelRun = cancelRun
+    }
+
+    /// What `instance`'s publishes may ask for in `x_delivery`.
+    func deliveryLimits(_ instance: InstanceConfig) -> DeliveryOptions.Limits {
+        DeliveryOptions.Limits(maxScheduleDays: config.engine.maxScheduleDays,
+                               defaultTimeZone: instance.delivery.defaultTimeZone,
+                               defaultThrottlePerMinute: instance.delivery.defaultThrottlePerMinute,
+                               maxThrottlePerMinute: instance.delivery.maxThrottlePerMinute)
     }
 
     /// The device APIs' role of the store: devices, interests, users.

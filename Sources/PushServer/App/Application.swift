@@ -77,7 +77,7 @@ public final class Application: Sendable {
                                    metrics: metrics, logger: logger.named("engine"), webhooks: webhooks)
         self.engine = engine
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
-                             publishEnqueued: { engine.wake() })
+                             publishEnqueued: { engine.wake() }, cancelRun: { await engine.cancel($0) })
 
         var router = Router()
         let webhooks = self.webhooks

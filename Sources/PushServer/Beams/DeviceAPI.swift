@@ -16,6 +16,8 @@ struct DeviceAPI: Sendable {
     static let registerBody = BodyLimit.beams(maxKiB: 16)
     /// Metadata is at most 4 KiB of JSON.
     static let metadataBody = BodyLimit.beams(maxKiB: 8)
+    /// `{"timeZone": "America/Argentina/ComodRivadavia"}` and then some.
+    static let timeZoneBody = BodyLimit.beams(maxKiB: 1)
     /// 5000 interests of up to 164 bytes, quoted and comma-separated, fit; a larger body of valid names has more
     /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
     static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
@@ -38,6 +40,7 @@ struct DeviceAPI: Sendable {
         route(&router, .get, "\(base)/:device", .noBody) { try await getDevice($0) }
         route(&router, .delete, "\(base)/:device", .noBody) { try await deleteDevice($0) }
         route(&router, .put, "\(base)/:device/metadata", Self.metadataBody) { try await putMetadata($0) }
+        route(&router, .put, "\(base)/:device/time-zone", Self.timeZoneBody) { try await putTimeZone($0) }
         route(&router, .get, "\(base)/:device/interests", .noBody) { try await getInterests($0) }
         route(&router, .put, "\(base)/:device/interests", Self.interestsBody) { try await putInterests($0) }
         route(&router, .post, "\(base)/:device/interests/:interest", .noBody) { try await addInterest($0) }
@@ -45,7 +48,7 @@ struct DeviceAPI: Sendable {
         route(&router, .put, "\(base)/:device/user", .noBody) { try await putUser($0) }
         cors.registerPreflights([
             "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
-            "\(base)/:device/metadata", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
+            "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
             "\(base)/:device/user",
         ], into: &router)
     }
@@ -135,11 +138,40 @@ struct DeviceAPI: Sendable {
     func getDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: id) else { throw BeamsError.deviceNotFound }
-        return .json(.object([
+        var object: [String: JSONValue] = [
             "id": .string(device.id),
             "userId": .string(device.userID ?? ""),
             "metadata": device.metadataJSON,
-        ]))
+        ]
+        if let zone = device.timeZone { object["timeZone"] = .string(zone) }
+        return .json(.object(object))
+    }
+
+    /// `PUT …/devices/{platform}/{id}/time-zone` `{"timeZone": "Europe/Paris"}` (beyond Beams; `null` clears it):
+    /// the zone `deliverAtLocalTime` publishes use for this device. Apart from the metadata on purpose: the Beams
+    /// SDKs replace the whole metadata object when they update it, which would drop the zone.
+    func putTimeZone(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let (instance, id) = try deviceRef(request)
+        let body = try app.jsonObject(request)
+        if let unknown = body.keys.sorted().first(where: { $0 != "timeZone" }) {
+            throw BeamsError(400, "Bad request", "Unknown member `\(unknown.prefix(64))`: the body is {\"timeZone\": name}")
+        }
+        var zone: String?
+        switch body["timeZone"] {
+        case nil:
+            throw BeamsError(400, "Bad request", "`timeZone` is required (null clears it)")
+        case .null?:
+            zone = nil
+        case .string(let name)?:
+            if let problem = TimeZoneName.problem(name) { throw BeamsError(400, "Bad request", "`timeZone` \(problem)") }
+            zone = name
+        case let other?:
+            throw BeamsError(400, "Bad request", "`timeZone` must be a string or null, got \(other.typeName)")
+        }
+        guard try await app.deviceRegistry.updateTimeZone(instanceID: instance.id, deviceID: id, timeZone: zone) else {
+            throw BeamsError.deviceNotFound
+        }
+        return .emptyOK
     }
 
     func deleteDevice(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -15,6 +15,7 @@ struct PublishAPI: Sendable {
         router.post(base, bodyLimit: .beams(maxKiB: 10)) { try await publish($0, .interests) }
         router.post("\(base)/users", bodyLimit: .beams(maxKiB: 200)) { try await publish($0, .users) }
         router.get("\(base)/:publish", bodyLimit: .noBody) { try await status($0) }
+        router.delete("\(base)/:publish", bodyLimit: .noBody) { try await cancel($0) }
         router.get(base, bodyLimit: .noBody) { try await recent($0) }
     }
 
@@ -24,19 +25,76 @@ struct PublishAPI: Sendable {
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         let parsed = try PublishRequest.parse(request.body, kind: kind)
+        let now = app.now()
+        let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
+                                                   header: request.headers.first(DeliveryOptions.header), now: now,
+                                                   limits: app.deliveryLimits(instance))
         let publishID = "pubid-" + UUID().uuidString.lowercased()
-        let plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID)
+        let plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
+                                   delivery: delivery)
+        // A local-time publish's first round runs at its start moment and finds the zones' due moments.
+        let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
-                             payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: app.now())
+                             payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
+                             notBefore: notBefore)
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
         app.metrics.increment("push_publishes_total", ["kind": kind.rawValue])
         app.logger.info("Publish accepted", [
             "publish": publishID, "kind": kind.rawValue, "targets": String(parsed.targets.count),
-            "request": request.requestID,
+            "request": request.requestID, "notBefore": notBefore?.iso8601 ?? "",
+            "throttlePerMinute": delivery?.throttlePerMinute.map(String.init) ?? "",
         ])
-        return .json(.object(["publishId": .string(publishID)]))
+        var answer: [String: JSONValue] = ["publishId": .string(publishID)]
+        // Beyond Beams, and harmless to its SDKs (they decode `publishId` only, or return the whole object).
+        if let sendAt = delivery?.sendAt { answer["scheduledFor"] = .string(sendAt.iso8601) }
+        return .json(.object(answer))
+    }
+
+    /// `DELETE …/publishes/{publishId}` (beyond Beams): cancels a scheduled or running publish. A running one has
+    /// stopped handing notifications to the senders when the answer comes (docs/API.md "Cancelling a publish").
+    func cancel(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try app.instance(request)
+        try app.authorizeSecret(request, instance)
+        try app.checkRateLimit(instance)
+        let publishID = request.parameters["publish"] ?? ""
+        let outcome = try await app.publishQueue.cancelPublish(instanceID: instance.id, publishID: publishID, now: app.now())
+        let status: PublishStatus
+        switch outcome {
+        case nil:
+            throw BeamsError(404, "Publish not found", "Could not find the publish")
+        case .alreadyEnded(let ended)?:
+            throw Self.alreadyEnded(ended)
+        case .cancelled(let cancelled)?:
+            status = cancelled
+        case .running(let id)?:
+            let stoppedHere = await app.cancelRun(id)
+            guard let current = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID)
+            else { throw BeamsError(404, "Publish not found", "Could not find the publish") }
+            // It ended on its own between the store's answer and the stop: nothing was cancelled.
+            if current.state.isFinal && current.state != .cancelled { throw Self.alreadyEnded(current) }
+            status = current
+            app.logger.info("Publish cancel requested while running",
+                            ["publish": publishID, "stoppedHere": String(stoppedHere), "request": request.requestID])
+        }
+        app.logger.info("Publish cancelled", ["publish": publishID, "state": status.state.rawValue,
+                                              "request": request.requestID])
+        return .json(Self.render(status, now: app.now()))
+    }
+
+    static func alreadyEnded(_ status: PublishStatus) -> BeamsError {
+        BeamsError(409, "Conflict", "The publish already ended: it is \(status.state.rawValue)")
+    }
+
+    /// The status the API shows: `scheduled` for a queued publish waiting for its time (or its next local-time
+    /// round), `cancelling` for a running one whose cancel has not reached its worker yet.
+    static func displayedState(_ status: PublishStatus, now: Date) -> String {
+        switch status.state {
+        case .queued where (status.notBefore.map { $0 > now } ?? false): return "scheduled"
+        case .running where status.cancelRequested: return "cancelling"
+        default: return status.state.rawValue
+        }
     }
 
     func status(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -79,7 +137,7 @@ struct PublishAPI: Sendable {
         var object: [String: JSONValue] = [
             "publishId": .string(status.publishID),
             "kind": .string(status.kind.rawValue),
-            "status": .string(status.state.rawValue),
+            "status": .string(displayedState(status, now: now)),
             "attempts": .int(status.attempts),
             "createdAt": .string(status.createdAt.iso8601),
             "targets": .int(Int(status.targetsTotal ?? status.counters[PublishCounter.targets] ?? 0)),
@@ -100,6 +158,7 @@ struct PublishAPI: Sendable {
             object["durationMs"] = .int(Int(saturating: (end.timeIntervalSince(started) * 1000).rounded()))
         }
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
+        if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
         return .object(object)
     }

@@ -25,6 +25,9 @@ public struct PublishRequest: Sendable, Equatable {
     public var web: WebTemplate?
     /// Platforms present in the request (`apns`, `fcm`, `web`), reported in the publish status.
     public var platforms: [String]
+    /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
+    /// instance's limits); nil when absent.
+    var deliveryMember: JSONValue? = nil
 
     /// Validates a request body.
     /// - Throws: `BeamsError` with Beams' statuses: 400 for unreadable JSON, 422 with a backticked JSON path for
@@ -88,8 +91,11 @@ public struct PublishRequest: Sendable, Equatable {
         var web: WebTemplate?
         if let object = root["web"]?.objectValue { web = try WebTemplate.parse(object) }
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
-        return PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm, web: web,
-                              platforms: platforms)
+        var request = PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm,
+                                     web: web, platforms: platforms)
+        let member = root[DeliveryOptions.member]
+        request.deliveryMember = member?.isNull == false ? member : nil
+        return request
     }
 
     private static func stringArray(_ root: [String: JSONValue], _ key: String, min: Int, max: Int) throws(BeamsError) -> [String] {

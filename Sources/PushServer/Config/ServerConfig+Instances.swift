@@ -27,7 +27,7 @@ extension ServerConfig {
                 continue
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "webhook"])
+                                                 "webhook", "delivery"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -56,11 +56,35 @@ extension ServerConfig {
                 webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
                                       environment: environment)
             }
+            let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }
             if let id, let secret {
-                config.instances.append(InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook,
-                                                       fcm: fcm, web: web))
+                var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
+                instance.delivery = delivery ?? InstanceDeliveryConfig()
+                config.instances.append(instance)
             }
         }
+    }
+
+    /// `instances[].delivery`: the default time zone and the throttle default and maximum.
+    static func readDelivery(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader)
+        -> InstanceDeliveryConfig
+    {
+        reader.checkKeys(object, p, allowed: ["defaultTimeZone", "defaultThrottlePerMinute", "maxThrottlePerMinute"])
+        var delivery = InstanceDeliveryConfig()
+        if let zone = reader.string(object, "defaultTimeZone", p) {
+            if let problem = TimeZoneName.problem(zone) {
+                reader.error("\(p).defaultTimeZone", problem)
+            } else {
+                delivery.defaultTimeZone = zone
+            }
+        }
+        let range = 1...DeliveryOptions.maxThrottlePerMinute
+        delivery.maxThrottlePerMinute = reader.int(object, "maxThrottlePerMinute", p, in: range)
+        delivery.defaultThrottlePerMinute = reader.int(object, "defaultThrottlePerMinute", p, in: range)
+        if let rate = delivery.defaultThrottlePerMinute, let maximum = delivery.maxThrottlePerMinute, rate > maximum {
+            reader.error("\(p).defaultThrottlePerMinute", "must not exceed maxThrottlePerMinute (\(maximum)), got \(rate)")
+        }
+        return delivery
     }
 
     /// An instance's webhook receiver: an http(s) URL and its signing secret, which is required (an unsigned

@@ -99,6 +99,8 @@ public struct ServerConfig: Sendable {
         public var pageSize = 1000
         /// A crashed node's claimed publish is resumed by another after this long.
         public var leaseSeconds = 30
+        /// How far ahead `x_delivery.sendAt` and `expiresAt` may lie, in days.
+        public var maxScheduleDays = 30
         public init() {}
     }
 
@@ -184,6 +186,8 @@ public struct InstanceConfig: Sendable {
     public var fcm: FCMInstanceConfig? = nil
     /// Web Push (VAPID key, subject, allowed browser origins), optional.
     public var web: WebInstanceConfig? = nil
+    /// Local-time and throttling defaults for the instance's publishes (`x_delivery`).
+    public var delivery = InstanceDeliveryConfig()
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }
@@ -214,4 +218,16 @@ public struct WebhookConfig: Sendable {
     public var url: String
     /// HMAC-SHA1 key for the `Webhook-Signature` header; required, from `secret`, `secretEnv` or `secretFile`.
     public var secret: String
+}
+
+/// An instance's defaults and bounds for `x_delivery` (docs/API.md): the zone of devices that set none, and the
+/// pace of its publishes.
+public struct InstanceDeliveryConfig: Sendable, Equatable {
+    /// IANA zone of devices without a time zone, for `deliverAtLocalTime`.
+    public var defaultTimeZone = "UTC"
+    /// `throttlePerMinute` of publishes that give none; nil: unthrottled.
+    public var defaultThrottlePerMinute: Int?
+    /// The highest `throttlePerMinute` a publish may ask for; nil: `DeliveryOptions.maxThrottlePerMinute`.
+    public var maxThrottlePerMinute: Int?
+    public init() {}
 }

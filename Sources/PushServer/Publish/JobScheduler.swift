@@ -11,7 +11,16 @@ final class JobScheduler: Sendable {
         var running = 0
         var runs: [PublishJobID: PublishRun] = [:]
         var stopping = false
+        /// Jobs cancelled while running with no run here yet: a claim of this node that raced with the cancel
+        /// registers its run already cancelled. Bounded (`maxPendingCancels`); entries go when a run registers.
+        var pendingCancels: Set<PublishJobID> = []
+        /// The scheduled-publish timer: when it fires, and its task.
+        var timer: (due: Date, task: Task<Void, Never>)?
     }
+
+    /// Cancelled jobs remembered for a racing claim; beyond it an arbitrary one is forgotten (such entries are for
+    /// jobs held by a dead process or another node, which end them when they are claimed again).
+    static let maxPendingCancels = 1024
 
     private let context: PublishContext
     private let control = WaitableState(Control())
@@ -42,8 +51,68 @@ final class JobScheduler: Sendable {
                         self.ended(run)
                     }
                 }
+                await armTimer()
             }
+            cancelTimer()
         }
+    }
+
+    /// Arms one timer for the earliest scheduled publish (a real deadline: nothing else announces that a
+    /// publish's time has come), replacing a later one. It wakes the claim loop, which claims the publish and arms
+    /// the timer for the next.
+    private func armTimer() async {
+        let due: Date?
+        do {
+            due = try await context.store.nextPublishDue(now: Date())
+        } catch {
+            // The poll wakes the loop again within `pollInterval`; StoreHealth reports outages.
+            context.logger.debug("Reading the next scheduled publish failed", ["error": "\(error)"])
+            return
+        }
+        guard let due else { return }
+        let delay = max(0, due.timeIntervalSinceNow)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(saturating: (delay * 1000).rounded(.up)))
+        let old = control.update { control -> Task<Void, Never>? in
+            guard !control.stopping else { return nil }
+            if let timer = control.timer, timer.due <= due { return nil }
+            let previous = control.timer?.task
+            let task = Task { [weak self] in
+                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                self?.timerFired(due)
+            }
+            control.timer = (due, task)
+            return previous
+        }
+        old?.cancel()
+    }
+
+    private func timerFired(_ due: Date) {
+        control.update { control in
+            if control.timer?.due == due { control.timer = nil }
+        }
+        wake()
+    }
+
+    private func cancelTimer() {
+        control.update { control -> Task<Void, Never>? in
+            defer { control.timer = nil }
+            return control.timer?.task
+        }?.cancel()
+    }
+
+    /// Stops the job's run on this node, if any: it stops handing targets to the senders, waits for the answers
+    /// in flight and ends `cancelled`. - Returns: the run, or nil when none runs here (it then ends when claimed).
+    func cancel(_ job: PublishJobID) -> PublishRun? {
+        let run = control.update { control -> PublishRun? in
+            if let run = control.runs[job] { return run }
+            if control.pendingCancels.count >= Self.maxPendingCancels, let any = control.pendingCancels.first {
+                control.pendingCancels.remove(any)
+            }
+            control.pendingCancels.insert(job)
+            return nil
+        }
+        run?.cancel()
+        return run
     }
 
     /// Stops claiming and asks every run to stop sending (each checkpoints and hands the rest back to the queue).
@@ -54,6 +123,7 @@ final class JobScheduler: Sendable {
         }
         for run in runs { run.stop() }
         wakeContinuation.finish()
+        cancelTimer()
     }
 
     /// Waits until no run has a notification in flight.
@@ -77,6 +147,7 @@ final class JobScheduler: Sendable {
     }
 
     private func ended(_ run: PublishRun) {
+        run.markEnded()
         let running = control.update { control -> Int in
             control.running -= 1
             control.runs[run.claimed.id] = nil
@@ -122,6 +193,8 @@ final class JobScheduler: Sendable {
                     return (control.running, true, control.stopping)
                 }
                 control.runs[claimed.id] = run
+                // Cancelled between the store's claim and now: registered cancelled, before it sends anything.
+                if control.pendingCancels.remove(claimed.id) != nil { run.cancel() }
                 return (control.running, false, control.stopping)
             }
             if duplicate {

@@ -1,3 +1,4 @@
+import Foundation
 import PushStore
 
 /// One platform's queue inside a running publish: the feeder appends that platform's targets in ref order and a
@@ -20,13 +21,20 @@ final class PlatformLane: Sendable {
     let maxWaitingResults: Int
     private let dispatch: any PlatformDispatch
     private let run: PublishRun
+    /// A throttled publish's pace (`throttlePerMinute`), shared by its lanes.
+    private let pacer: PublishPacer?
+    /// Nothing is handed to the sender from this moment on (`expiresAt`): the run ends `expired`.
+    private let expiresAt: Date?
     private let state = WaitableState(State())
 
-    init(capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun) {
+    init(capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun,
+         pacer: PublishPacer? = nil, expiresAt: Date? = nil) {
         self.capacity = max(1, capacity)
         self.maxWaitingResults = maxWaitingResults
         self.dispatch = dispatch
         self.run = run
+        self.pacer = pacer
+        self.expiresAt = expiresAt
     }
 
     /// Queues `target` (already `submitted` to the run), waiting while the queue is full.
@@ -60,12 +68,19 @@ final class PlatformLane: Sendable {
                 return target
             }
             guard let target = next else { return }
-            // Sending pauses while too many results wait for a checkpoint (the store cannot write, say).
-            if await run.waitForRoom(limit: maxWaitingResults) {
-                await dispatch.send(target)
-            } else {
+            // Sending pauses while too many results wait for a checkpoint (the store cannot write, say), and for
+            // the pacer's token right before the sender: paced here, a stalled sender cannot leave a backlog that
+            // leaves in a rush once it recovers.
+            guard await run.waitForRoom(limit: maxWaitingResults), await pacer?.waitForToken(run) ?? true else {
                 run.abandoned(target)
+                continue
             }
+            if let expiresAt, Date() >= expiresAt {
+                run.expire()
+                run.abandoned(target)
+                continue
+            }
+            await dispatch.send(target)
         }
     }
 }

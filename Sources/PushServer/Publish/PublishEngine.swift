@@ -76,13 +76,33 @@ public final class PublishEngine: Service {
     static func declareMetrics(_ metrics: Metrics) {
         metrics.declare("push_publish_jobs_total", counter: "Publish jobs that ended, by final state.")
         metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
-        metrics.declare("push_publish_queue_depth", gauge: "Publishes queued or running (all nodes).")
+        metrics.declare("push_publish_queue_depth", gauge: "Publishes queued (scheduled ones included) or running (all nodes).")
         metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
     }
 
     /// Tells the engine a job may be waiting.
     public func wake() { scheduler.wake() }
+
+    /// Longest a cancel waits for a run to stop handing targets to a sender: a pump waiting for room in a full
+    /// sender window hands over its one target once an answer frees a slot (bounded by the request timeout).
+    static let cancelSubmissionWait: Duration = .seconds(30)
+    /// Longest a cancel then waits for the answers in flight, so that its answer shows the final counts.
+    static let cancelAnswerWait: Duration = .seconds(10)
+
+    /// Stops the publish's run on this node after `cancelPublish` marked it: the run stops handing targets to the
+    /// senders, waits for the answers in flight and ends `cancelled`. Returns once nothing more is handed to a
+    /// sender (and, within `cancelAnswerWait`, once the run ended). - Returns: whether a run was stopped here
+    /// (otherwise the node holding it, or the next claimant, ends it).
+    public func cancel(_ job: PublishJobID) async -> Bool {
+        guard let run = scheduler.cancel(job) else { return false }
+        if await !run.waitForSubmissionEnd(deadline: .now + Self.cancelSubmissionWait) {
+            context.logger.warning("A cancelled publish still waits for a sender slot",
+                                   ["publish": run.claimed.job.publishID])
+        }
+        _ = await run.waitForRunEnd(deadline: .now + Self.cancelAnswerWait)
+        return true
+    }
 
     /// Claims and runs jobs until the task is cancelled (or `shutdown` is called), drains, and returns when every
     /// running publish has written its last checkpoint.

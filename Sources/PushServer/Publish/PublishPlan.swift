@@ -8,9 +8,10 @@ import PushStore
 /// and header fields, the FCM message template, the Web Push body and TTL; and the original request body for
 /// webhooks.
 ///
-/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) still loads.
+/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) and version 2 (before
+/// `x_delivery`) still load.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 2
+    static let version = 3
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
@@ -30,10 +31,14 @@ struct PublishPlan: Sendable, Equatable {
     var webTimeToLive: Int?
     /// The request body as received (webhooks echo it as `requestBody`).
     var requestBody: JSONValue
+    /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
+    var delivery: DeliveryOptions?
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
-    init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String) throws(BeamsError) {
+    init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String,
+         delivery: DeliveryOptions? = nil) throws(BeamsError) {
+        self.delivery = delivery
         platforms = request.platforms
         apnsPayload = request.apns?.payload(instanceID: instanceID, publishID: publishID)
         pushType = request.apns?.pushType
@@ -80,6 +85,7 @@ struct PublishPlan: Sendable, Equatable {
         }
         if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
         if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
+        if let delivery { object["delivery"] = Self.encode(delivery) }
         return Data(JSONValue.object(object).serialized())
     }
 
@@ -103,6 +109,47 @@ struct PublishPlan: Sendable, Equatable {
         webPayload = object["webPayload"]?.stringValue.map { Array($0.utf8) }
         webTimeToLive = object["webTtl"]?.intValue
         requestBody = object["requestBody"] ?? .null
+        if let stored = object["delivery"] {
+            guard let members = stored.objectValue else { throw PublishPlanError() }
+            delivery = try Self.decodeDelivery(members)
+        }
+    }
+
+    /// The moment after which nothing of the publish is sent: `x_delivery.expiresAt`, or for a scheduled publish
+    /// without one, its APNs `expiration` (epoch seconds; 0 means "now or never" to APNs and is no window here).
+    var expiresAt: Date? {
+        if let expiresAt = delivery?.expiresAt { return expiresAt }
+        guard delivery?.isScheduled == true, let expiration, expiration > 0 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(expiration))
+    }
+
+    private static func encode(_ delivery: DeliveryOptions) -> JSONValue {
+        func ms(_ date: Date) -> JSONValue { .int(Int(truncatingIfNeeded: date.millisecondsSince1970)) }
+        var object: [String: JSONValue] = [:]
+        if let sendAt = delivery.sendAt { object["sendAt"] = ms(sendAt) }
+        if let localTime = delivery.localTime { object["localTime"] = .string(localTime.description) }
+        if let from = delivery.localTimeFrom { object["localTimeFrom"] = ms(from) }
+        if let zone = delivery.defaultTimeZone { object["defaultTimeZone"] = .string(zone) }
+        if let expiresAt = delivery.expiresAt { object["expiresAt"] = ms(expiresAt) }
+        if let rate = delivery.throttlePerMinute { object["throttlePerMinute"] = .int(rate) }
+        return .object(object)
+    }
+
+    private static func decodeDelivery(_ object: [String: JSONValue]) throws(PublishPlanError) -> DeliveryOptions {
+        func date(_ key: String) -> Date? {
+            object[key]?.intValue.map { Date(millisecondsSince1970: Int64($0)) }
+        }
+        var delivery = DeliveryOptions()
+        delivery.sendAt = date("sendAt")
+        if let text = object["localTime"]?.stringValue {
+            guard let time = LocalTime(text) else { throw PublishPlanError() }
+            delivery.localTime = time
+        }
+        delivery.localTimeFrom = date("localTimeFrom")
+        delivery.defaultTimeZone = object["defaultTimeZone"]?.stringValue
+        delivery.expiresAt = date("expiresAt")
+        delivery.throttlePerMinute = object["throttlePerMinute"]?.intValue
+        return delivery
     }
 }
 

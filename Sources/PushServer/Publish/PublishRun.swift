@@ -41,9 +41,17 @@ final class PublishRun: Sendable {
         var lost = false
         /// Set when the engine stops: this run stops sending, checkpoints and hands the rest back to the queue.
         var stopped = false
+        /// Set by `cancelPublish`: this run stops sending, waits for the answers in flight and ends `cancelled`.
+        var cancelled = false
+        /// Set when the publish's `expiresAt` passed while it ran: it stops sending and ends `expired`.
+        var expired = false
+        /// No lane will hand another target to a sender (every pump returned, or the run never sent).
+        var submissionEnded = false
+        /// The runner returned (the job ended, was handed back or rescheduled).
+        var ended = false
 
-        /// Sending must end (the engine stops, or the lease is gone).
-        var mustStop: Bool { stopped || lost }
+        /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
+        var mustStop: Bool { stopped || lost || cancelled || expired }
     }
 
     let claimed: ClaimedJob
@@ -110,6 +118,27 @@ final class PublishRun: Sendable {
     /// Asks the run to stop sending (engine shutdown); wakes every wait below.
     func stop() { state.update { $0.stopped = true } }
     var mustStop: Bool { state.read(\.mustStop) }
+    /// Stops sending for good: the publish was cancelled.
+    func cancel() { state.update { $0.cancelled = true } }
+    var isCancelled: Bool { state.read { $0.cancelled } }
+    /// Stops sending for good: the publish's delivery window closed.
+    func expire() { state.update { $0.expired = true } }
+    var isExpired: Bool { state.read { $0.expired } }
+    /// Every lane's pump has returned: nothing more is handed to a sender by this run.
+    func endSubmission() { state.update { $0.submissionEnded = true } }
+    /// The runner returned.
+    func markEnded() { state.update { $0.ended = true } }
+
+    /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
+    /// - Returns: whether submission ended.
+    func waitForSubmissionEnd(deadline: ContinuousClock.Instant) async -> Bool {
+        await state.wait(until: { $0.submissionEnded || $0.ended }, deadline: deadline)
+    }
+
+    /// Waits until the runner returned or `deadline` passed. - Returns: whether it returned.
+    func waitForRunEnd(deadline: ContinuousClock.Instant) async -> Bool {
+        await state.wait(until: { $0.ended }, deadline: deadline)
+    }
 
     // MARK: Waiting (wake-ups, no polling)
 

@@ -22,6 +22,8 @@ struct PublishRunner: Sendable {
     }
 
     func execute() async {
+        // However it ends, this run hands nothing more to a sender (a cancel waiting for that must wake).
+        defer { run.endSubmission() }
         let claimed = run.claimed
         let job = claimed.job
         log.info("Publish started", ["attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
@@ -38,15 +40,28 @@ struct PublishRunner: Sendable {
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
             return
         }
+        let earlierTargets = claimed.counters[PublishCounter.targets] ?? 0
+        // Cancelled while a run that then died held it: nothing more is sent.
+        if claimed.cancelRequested || run.isCancelled {
+            await finisher.finish(state: .cancelled, summary: "cancelled", total: earlierTargets, plan: plan)
+            return
+        }
+        // Its time passed while the server was down (or busy) and so did its delivery window: never sent late.
+        if let expiresAt = plan.expiresAt, Date() >= expiresAt {
+            await finisher.finish(state: .expired, summary: "delivery window closed at \(expiresAt.iso8601) before it could start",
+                                  total: earlierTargets, plan: plan)
+            return
+        }
         if claimed.attempt == 1, let url = job.webhookURL {
             await context.webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
         }
+        let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
         let answered = await answeredTargets()
         let complete = await withDiscardingTaskGroup { group -> Bool in
             group.addTask { await keepCheckpointing() }
             group.addTask { await keepLease() }
             let complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
-                .deliver(plan: plan, skipping: answered)
+                .deliver(plan: plan, skipping: answered, round: round)
             // Wakes both loops: a one-device publish does not wait out the checkpoint interval.
             run.markDelivered()
             return complete
@@ -62,6 +77,22 @@ struct PublishRunner: Sendable {
             // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
             return
         }
+        // Targets this run got an answer for: a cancelled or expired run abandons what its lanes still held.
+        let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
+        if last != .storeUnavailable && run.isCancelled {
+            await finisher.finish(state: .cancelled, summary: "cancelled", total: total, plan: plan)
+            return
+        }
+        if last != .storeUnavailable && run.isExpired {
+            let at = plan.expiresAt?.iso8601 ?? "?"
+            await finisher.finish(state: .expired, summary: "delivery window closed at \(at); the rest was not sent",
+                                  total: total, plan: plan)
+            return
+        }
+        if complete && last != .storeUnavailable, let round, let next = await nextRound(round, plan: plan) {
+            await reschedule(at: next)
+            return
+        }
         // Stopped while the store still cannot write: finishing would drop the unwritten results from the counts;
         // handed back, the job resumes at its last cursor and those targets are sent again.
         if complete && last != .storeUnavailable {
@@ -70,13 +101,50 @@ struct PublishRunner: Sendable {
             let job = claimed.job
             let stored = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
             await finisher.finish(state: .finished, summary: PublishSummary.notes(counters: stored?.counters ?? [:]),
-                                  total: (claimed.counters[PublishCounter.targets] ?? 0) + run.submittedTotal, plan: plan)
+                                  total: total, plan: plan)
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
             // (During an outage this write fails too; the lease then runs out.)
             try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID, leaseDuration: .zero,
                                                 now: Date())
             log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
+        }
+    }
+
+    /// The moment of a local-time publish's next round. A round resumed after a crash saw only the targets after
+    /// its cursor; the ones before it are read again (not sent) so that no zone's round is missed.
+    private func nextRound(_ round: LocalTimeRound, plan: PublishPlan) async -> Date? {
+        let resumedAt = run.claimed.cursor
+        var cursor: Int64 = 0
+        while cursor < resumedAt {
+            let page: TargetPage
+            do {
+                page = try await context.store.targets(for: run.claimed.job, after: cursor, limit: context.settings.pageSize)
+            } catch {
+                log.error("Reading targets for the next local-time round failed; zones before the cursor may wait for a later round",
+                          ["error": "\(error)"])
+                break
+            }
+            for target in page.targets where target.ref <= resumedAt && plan.carries(target.platform) {
+                _ = round.isDue(target)
+            }
+            if page.isLast || page.cursor <= cursor { break }
+            cursor = page.cursor
+        }
+        return round.nextRound
+    }
+
+    /// Hands a finished local-time round back to the queue, due at the next round; the engine's timer wakes for it.
+    private func reschedule(at next: Date) async {
+        do {
+            try await context.store.rescheduleJob(run.claimed.id, workerID: context.settings.workerID, notBefore: next)
+            log.info("Local-time round done", ["nextRound": next.iso8601, "sent": String(run.submittedTotal)])
+        } catch {
+            // The lease runs out (or is handed back below) and the round runs again: its targets are all answered
+            // by then, so it sends nothing and reschedules.
+            log.error("Rescheduling the next local-time round failed", ["error": "\(error)"])
+            try? await context.store.renewLease(run.claimed.id, workerID: context.settings.workerID,
+                                                leaseDuration: .zero, now: Date())
         }
     }
 

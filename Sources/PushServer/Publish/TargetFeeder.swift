@@ -21,22 +21,30 @@ struct TargetFeeder: Sendable {
     /// Feeds every target after the run's cursor, skipping `answered` (answered by an earlier run above its
     /// cursor), then waits for the answers still in flight (on shutdown, the senders abandon them and this ends too).
     /// - Returns: true when every target has a final result.
-    func deliver(plan: PublishPlan, skipping answered: Set<Int64>) async -> Bool {
-        let lanes = makeLanes(plan)
-        guard !lanes.isEmpty else { return true }
+    /// - Parameters:
+    ///   - round: a local-time publish's round: only its due targets are sent.
+    func deliver(plan: PublishPlan, skipping answered: Set<Int64>, round: LocalTimeRound? = nil) async -> Bool {
+        let pacing = Pacing(perMinute: plan.delivery?.throttlePerMinute, expiresAt: plan.expiresAt, round: round)
+        let lanes = makeLanes(plan, pacing: pacing)
+        guard !lanes.isEmpty else {
+            run.endSubmission()
+            return true
+        }
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             for lane in lanes.values { group.addTask { await lane.pump() } }
-            let reachedEnd = await feed(lanes: lanes, skipping: answered)
+            let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing)
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
         }
+        // Every pump returned: nothing more goes to a sender (what a cancel waits for before it answers).
+        run.endSubmission()
         await run.waitForAnswers()
         return reachedEnd && run.abandonedCount == 0
     }
 
     /// One lane per platform the publish has a part for.
-    private func makeLanes(_ plan: PublishPlan) -> [Platform: PlatformLane] {
+    private func makeLanes(_ plan: PublishPlan, pacing: Pacing) -> [Platform: PlatformLane] {
         let instanceID = instance.config.id
         func recorder(_ platform: Platform) -> DeliveryRecorder {
             DeliveryRecorder(context: context, run: run, instanceID: instanceID, platform: platform)
@@ -59,14 +67,26 @@ struct TargetFeeder: Sendable {
         }
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
+        // One pacer for the publish, shared by its lanes: the rate is the publish's, whatever the platforms.
+        let pacer = pacing.perMinute.map { PublishPacer(perMinute: $0) }
         return dispatches.mapValues {
             PlatformLane(capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
-                         dispatch: $0, run: run)
+                         dispatch: $0, run: run, pacer: pacer, expiresAt: pacing.expiresAt)
         }
     }
 
+    /// What limits this run's submissions beyond the senders' windows.
+    struct Pacing: Sendable {
+        /// `throttlePerMinute`: each run paces itself (in its lanes, right before the senders), so a throttled
+        /// publish never holds another one back.
+        var perMinute: Int?
+        /// Nothing is submitted from this moment on; the run ends `expired`.
+        var expiresAt: Date?
+        var round: LocalTimeRound?
+    }
+
     /// - Returns: true when the last page was fed.
-    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>) async -> Bool {
+    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing) async -> Bool {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor)
@@ -76,7 +96,12 @@ struct TargetFeeder: Sendable {
             if !page.isLast { nextPage = prefetch(after: page.cursor) }
             for target in page.targets where !answered.contains(target.ref) {
                 guard let lane = lanes[target.platform] else { continue }
+                if let round = pacing.round, !round.isDue(target) { continue }
                 if run.mustStop { return false }
+                if let expiresAt = pacing.expiresAt, Date() >= expiresAt {
+                    run.expire()
+                    return false
+                }
                 run.submitted(target)
                 await lane.enqueue(target)
             }

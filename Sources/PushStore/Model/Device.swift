@@ -49,12 +49,14 @@ public struct Device: Sendable, Equatable {
     public var lastResult: DeliveryResult?
     /// Set when the push service said the token is dead; cleared by re-registration.
     public var invalidatedAt: Date?
+    /// The device's IANA time zone name for local-time publishes (`updateTimeZone`); nil: the instance default.
+    public var timeZone: String?
 
     /// Backends build these; so do tests.
     public init(
         id: String, instanceID: String, platform: Platform, token: String, environment: PushEnvironment,
         environmentDeclared: Bool, bundleID: String?, metadata: String, userID: String?, createdAt: Date,
-        lastRegisteredAt: Date, lastResult: DeliveryResult?, invalidatedAt: Date?
+        lastRegisteredAt: Date, lastResult: DeliveryResult?, invalidatedAt: Date?, timeZone: String? = nil
     ) {
         self.id = id
         self.instanceID = instanceID
@@ -69,6 +71,7 @@ public struct Device: Sendable, Equatable {
         self.lastRegisteredAt = lastRegisteredAt
         self.lastResult = lastResult
         self.invalidatedAt = invalidatedAt
+        self.timeZone = timeZone
     }
 }
 

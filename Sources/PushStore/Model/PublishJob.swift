@@ -15,6 +15,13 @@ public enum PublishState: String, Sendable {
     case finished
     /// Ended without delivering (e.g. the engine could not build the payload).
     case failed
+    /// Ended by `cancelPublish`: nothing more was sent after it (the counters hold what was sent before).
+    case cancelled
+    /// Ended unsent (or partly sent) because its delivery window (`expiresAt`) closed before it could go out.
+    case expired
+
+    /// The job will not run again.
+    public var isFinal: Bool { self != .queued && self != .running }
 }
 
 /// The store's handle for a queued publish.
@@ -36,10 +43,13 @@ public struct PublishJob: Sendable, Equatable {
     public var payload: Data
     public var webhookURL: String?
     public var createdAt: Date
+    /// A scheduled publish: not claimable before this moment (nil: at once). The engine moves it forward between
+    /// the rounds of a local-time publish (`rescheduleJob`), so a claimed job carries its current round's time.
+    public var notBefore: Date?
 
     public init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
-        webhookURL: String? = nil, createdAt: Date
+        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil
     ) {
         self.instanceID = instanceID
         self.publishID = publishID
@@ -48,6 +58,7 @@ public struct PublishJob: Sendable, Equatable {
         self.payload = payload
         self.webhookURL = webhookURL
         self.createdAt = createdAt
+        self.notBefore = notBefore
     }
 }
 
@@ -62,11 +73,14 @@ public struct ClaimedJob: Sendable, Equatable {
     /// 1 on the first claim, 2 after one crash or lost lease, ...
     public var attempt: Int
     public var leaseExpiresAt: Date
+    /// `cancelPublish` was called while the job ran (on a node that then died, or elsewhere): the claimant ends it
+    /// as `.cancelled` without sending.
+    public var cancelRequested: Bool
 
     /// Backends build these; so do tests.
     public init(
         id: PublishJobID, job: PublishJob, cursor: Int64, counters: [String: Int64], attempt: Int,
-        leaseExpiresAt: Date
+        leaseExpiresAt: Date, cancelRequested: Bool = false
     ) {
         self.id = id
         self.job = job
@@ -74,6 +88,7 @@ public struct ClaimedJob: Sendable, Equatable {
         self.counters = counters
         self.attempt = attempt
         self.leaseExpiresAt = leaseExpiresAt
+        self.cancelRequested = cancelRequested
     }
 }
 
@@ -89,10 +104,12 @@ public struct Target: Sendable, Equatable {
     public var environmentDeclared: Bool
     public var lastRegisteredAt: Date
     public var userID: String?
+    /// The device's IANA time zone (`updateTimeZone`), nil when none was set: local-time publishes use it.
+    public var timeZone: String?
 
     /// Store backends build targets; so do engine tests.
     public init(ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
-                environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?) {
+                environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?, timeZone: String? = nil) {
         self.ref = ref
         self.deviceID = deviceID
         self.platform = platform
@@ -101,6 +118,7 @@ public struct Target: Sendable, Equatable {
         self.environmentDeclared = environmentDeclared
         self.lastRegisteredAt = lastRegisteredAt
         self.userID = userID
+        self.timeZone = timeZone
     }
 }
 
@@ -139,12 +157,17 @@ public struct PublishStatus: Sendable, Equatable {
     /// Distinct devices that reported a delivery / an open (Reporting API).
     public var delivered: Int
     public var opened: Int
+    /// The job's `notBefore`: when a scheduled publish (or a local-time publish's next round) may start.
+    public var notBefore: Date?
+    /// `cancelPublish` was called while it ran; it ends as `.cancelled` once its run (or the next claimant) stops.
+    public var cancelRequested: Bool
 
     /// Backends build these; so do tests.
     public init(
         id: PublishJobID, instanceID: String, publishID: String, kind: PublishKind, state: PublishState,
         counters: [String: Int64], targetsTotal: Int64?, summary: String?, attempts: Int, createdAt: Date,
-        startedAt: Date?, finishedAt: Date?, delivered: Int, opened: Int
+        startedAt: Date?, finishedAt: Date?, delivered: Int, opened: Int, notBefore: Date? = nil,
+        cancelRequested: Bool = false
     ) {
         self.id = id
         self.instanceID = instanceID
@@ -160,6 +183,8 @@ public struct PublishStatus: Sendable, Equatable {
         self.finishedAt = finishedAt
         self.delivered = delivered
         self.opened = opened
+        self.notBefore = notBefore
+        self.cancelRequested = cancelRequested
     }
 }
 
@@ -217,4 +242,15 @@ public struct ReportedPublish: Sendable, Equatable {
         self.finishedAt = finishedAt
         self.targetsDeviceUser = targetsDeviceUser
     }
+}
+
+/// What `cancelPublish` did.
+public enum PublishCancellation: Sendable, Equatable {
+    /// The publish was queued (or scheduled): it is `.cancelled` now and was never claimed again.
+    case cancelled(PublishStatus)
+    /// The publish is running: it is marked (`cancelRequested`) and the worker holding it must stop it and end
+    /// it with `finishJob(state: .cancelled)`; a later claimant ends it at once.
+    case running(PublishJobID)
+    /// The publish had already ended (finished, failed, cancelled or expired): nothing changed.
+    case alreadyEnded(PublishStatus)
 }

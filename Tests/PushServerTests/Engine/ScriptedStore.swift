@@ -174,6 +174,20 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     func queueDepth() async throws -> Int { try await base.queueDepth() }
 
+    func nextPublishDue(now: Date) async throws -> Date? {
+        try check(.claim)
+        return try await base.nextPublishDue(now: shifted(now))
+    }
+
+    func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+        try check(.finish)
+        try await base.rescheduleJob(job, workerID: workerID, notBefore: notBefore)
+    }
+
+    func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try await base.cancelPublish(instanceID: instanceID, publishID: publishID, now: now)
+    }
+
     // MARK: DeviceRegistry (passed through)
 
     func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws -> RegisteredDevice {
@@ -194,6 +208,10 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         try await base.deleteDevice(instanceID: instanceID, id: id)
+    }
+
+    func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+        try await base.updateTimeZone(instanceID: instanceID, deviceID: deviceID, timeZone: timeZone)
     }
 
     func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {

@@ -519,3 +519,47 @@ final class WebhookQueueContractInMemory: XCTestCase {
         try await runContract(.inMemory, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
 }
+
+final class ScheduledPublishContractOnSQLite: XCTestCase {
+    func testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue)
+    }
+
+    func testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker)
+    }
+
+    func testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime)
+    }
+
+    func testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState)
+    }
+
+    func testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets)
+    }
+}
+
+final class ScheduledPublishContractInMemory: XCTestCase {
+    func testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue)
+    }
+
+    func testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker)
+    }
+
+    func testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime)
+    }
+
+    func testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState)
+    }
+
+    func testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets)
+    }
+}

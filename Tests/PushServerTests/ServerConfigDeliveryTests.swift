@@ -1,0 +1,52 @@
+@testable import PushServer
+import XCTest
+
+/// `engine.maxScheduleDays` and `instances[].delivery`: defaults, bounds and field-precise errors.
+final class ServerConfigDeliveryTests: XCTestCase {
+    private func instance(_ delivery: String) -> String {
+        #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","delivery":\#(delivery)}"#
+    }
+
+    private func errors(_ json: String) -> [String] {
+        do {
+            _ = try ServerConfig.parse(Data(json.utf8), environment: [:])
+            return []
+        } catch {
+            return error.issues.filter { $0.severity == .error }.map(\.description)
+        }
+    }
+
+    func testDefaultsAreUTCUnthrottledAndThirtyDays() throws {
+        let (config, _) = try ServerConfig.parse(Data(#"{"instances":[\#(instance("{}"))]}"#.utf8), environment: [:])
+        XCTAssertEqual(config.engine.maxScheduleDays, 30)
+        XCTAssertEqual(config.instances[0].delivery, InstanceDeliveryConfig())
+        XCTAssertEqual(config.instances[0].delivery.defaultTimeZone, "UTC")
+        XCTAssertNil(config.instances[0].delivery.defaultThrottlePerMinute)
+    }
+
+    func testReadsEveryKey() throws {
+        let json = #"""
+            {"engine":{"maxScheduleDays":7},"instances":[\#(instance(
+                #"{"defaultTimeZone":"Europe/Paris","defaultThrottlePerMinute":600,"maxThrottlePerMinute":6000}"#))]}
+            """#
+        let (config, _) = try ServerConfig.parse(Data(json.utf8), environment: [:])
+        XCTAssertEqual(config.engine.maxScheduleDays, 7)
+        XCTAssertEqual(config.instances[0].delivery.defaultTimeZone, "Europe/Paris")
+        XCTAssertEqual(config.instances[0].delivery.defaultThrottlePerMinute, 600)
+        XCTAssertEqual(config.instances[0].delivery.maxThrottlePerMinute, 6000)
+    }
+
+    func testNamesEachBadKey() {
+        XCTAssertEqual(Set(errors(#"{"engine":{"maxScheduleDays":0},"instances":[\#(instance(#"{"defaultTimeZone":"Mars/Olympus","defaultThrottlePerMinute":0,"maxThrottlePerMinute":6000001}"#))]}"#)), [
+            "engine.maxScheduleDays: must be between 1 and 366, got 0",
+            #"instances[0].delivery.defaultTimeZone: unknown time zone "Mars/Olympus": use an IANA name such as Europe/Paris"#,
+            "instances[0].delivery.defaultThrottlePerMinute: must be between 1 and 6000000, got 0",
+            "instances[0].delivery.maxThrottlePerMinute: must be between 1 and 6000000, got 6000001",
+        ])
+        XCTAssertEqual(errors(#"{"instances":[\#(instance(#"{"defaultThrottlePerMinute":100,"maxThrottlePerMinute":10}"#))]}"#), [
+            "instances[0].delivery.defaultThrottlePerMinute: must not exceed maxThrottlePerMinute (10), got 100",
+        ])
+        XCTAssertEqual(errors(#"{"instances":[\#(instance(#""UTC""#))]}"#), ["instances[0].delivery: must be an object, got string"])
+        XCTAssertEqual(errors(#"{"instances":[\#(instance(#"{"defaultTimeZone":"GMT+1"}"#))]}"#).count, 1)
+    }
+}
