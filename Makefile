@@ -12,10 +12,13 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python3
 
 # Debian packages: C libraries we link, plus the local peers tests and benchmarks talk to.
-APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
+APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev pkg-config
 # chromium + chromium-driver (one Debian source package, so always matching versions) drive the console tests;
 # fonts-dejavu-core because Chromium renders no text at all without a font.
 APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
+# PostgreSQL 15 for the PostgreSQL backend's tests: each run starts a throwaway cluster in a temporary directory
+# (Sources/TestSupport/PostgreSQLCluster.swift, Tests/Support/postgresql_cluster.py); the Debian service stays unused.
+APT_TEST += postgresql
 # Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze.
 APT_DEB := dpkg-dev lintian binutils systemd
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3

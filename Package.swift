@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
         .systemLibrary(name: "CLinux"),
         // Header-only: the weak symbols through which `make` links in the build's commit and date.
@@ -54,6 +55,9 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["Logging"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
         .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking"]),
+        // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
+        // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "CLibPQ", "JSON", "Logging", "Locking"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
