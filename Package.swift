@@ -97,6 +97,8 @@ let package = Package(
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
                                                          "TestSupport", "Locking"]),
+        // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
+        .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",

@@ -24,7 +24,7 @@ struct PostgreSQLMigrator {
         var found: Int?
         while true {
             let applied: Int? = try session.transaction { connection in
-                try connection.execute("SET LOCAL lock_timeout = '5s'")
+                try connection.execute("SET LOCAL lock_timeout = '5s'; SET LOCAL client_min_messages = warning")
                 try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Self.lockKey)])
                 try connection.execute("""
                     CREATE TABLE IF NOT EXISTS schema_migrations (

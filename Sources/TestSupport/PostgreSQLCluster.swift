@@ -73,21 +73,34 @@ public final class PostgreSQLCluster: Sendable {
         let cluster = PostgreSQLCluster(directory: directory, port: port, binDirectory: binDirectory)
         do {
             try cluster.runServerTool("initdb", [
-                "-D", directory.appendingPathComponent("data").path, "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                "--locale=C", "--no-sync",
+                "-D", cluster.dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
             ])
-            // fsync off and a small WAL: a test cluster trades durability for speed (never for benchmarks).
-            let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200 "
-                + "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            try cluster.runServerTool("pg_ctl", [
-                "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path,
-                "-w", "-t", "60", "-o", options, "start",
-            ])
+            try cluster.startServer()
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
         return cluster
+    }
+
+    private var dataDirectory: String { directory.appendingPathComponent("data").path }
+
+    /// Starts the server (again, after `stopServer`), waiting until it accepts connections.
+    public func startServer() throws(Failure) {
+        // fsync off: a test cluster trades durability against power loss for speed (never for benchmarks);
+        // commits still reach the WAL before they are acknowledged, so a server crash (`stopServer`) loses none.
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200 "
+            + "-c fsync=off"
+        try runServerTool("pg_ctl", [
+            "-D", dataDirectory, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options,
+            "start",
+        ])
+    }
+
+    /// Stops the server the way a crash or a failover would (`-m immediate`: sessions cut, no shutdown
+    /// checkpoint); the data stays for `startServer`.
+    public func stopServer() throws(Failure) {
+        try runServerTool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
     }
 
     private init(directory: URL, port: Int, binDirectory: String) {
@@ -103,7 +116,7 @@ public final class PostgreSQLCluster: Sendable {
             return !stopped
         }
         guard first else { return }
-        try? runServerTool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
+        try? stopServer()
         try? FileManager.default.removeItem(at: directory)
     }
 
