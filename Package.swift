@@ -66,7 +66,7 @@ let package = Package(
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
-                                                  "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
+                                                  "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 

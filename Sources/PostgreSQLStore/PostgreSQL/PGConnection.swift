@@ -146,3 +146,16 @@ final class PGConnection {
 
 @available(*, unavailable, message: "A libpq connection belongs to one thread")
 extension PGConnection: Sendable {}
+
+extension PostgreSQLPushStore {
+    /// Whether libpq can parse `connectionString` (key=value pairs or a URI), checked without connecting.
+    public static func isValidConnectionString(_ connectionString: String) -> Bool {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(connectionString, &error) else {
+            if let error { PQfreemem(error) }
+            return false
+        }
+        PQconninfoFree(options)
+        return true
+    }
+}
