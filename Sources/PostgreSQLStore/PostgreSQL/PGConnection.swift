@@ -92,7 +92,7 @@ final class PGConnection {
     @discardableResult
     func query(_ sql: String, _ parameters: [PGValue] = []) throws -> PGResult {
         let name = try statementName(sql, parameterCount: parameters.count)
-        let encoded = try parameters.map { try $0.encoded() }
+        let encoded = parameters.map { $0.encoded() }
         let copies = encoded.map { $0.map { strdup($0) } ?? nil }
         defer { for pointer in copies { free(pointer) } }
         let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }

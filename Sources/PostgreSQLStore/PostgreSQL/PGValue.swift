@@ -22,22 +22,25 @@ enum PGValue: Sendable, Equatable {
     static func bool(_ value: Bool) -> PGValue { .text(value ? "t" : "f") }
 
     /// The text form libpq sends, or nil for SQL NULL.
-    /// - Throws: `PostgreSQLError` (SQLSTATE 22021) for text with a NUL character, which PostgreSQL's text type
-    ///   cannot hold (a C string would silently cut it off).
-    func encoded() throws -> String? {
+    ///
+    /// PostgreSQL's text cannot hold U+0000, and libpq takes C strings, which would silently end at it; such
+    /// characters (which only hostile input carries: a JSON string `"\u0000"` in a reporting event's `deviceId` or a
+    /// registration's `bundleIdentifier`) are sent as U+FFFD instead, so a lookup simply finds nothing and a stored
+    /// value keeps its length, rather than the request failing.
+    func encoded() -> String? {
         switch self {
         case .null: return nil
-        case .text(let text): return try Self.checked(text)
+        case .text(let text): return Self.checked(text)
         case .integer(let value): return String(value)
         case .bytes(let data): return "\\x" + data.map { Self.hexDigits[Int($0)] }.joined()
         case .integerArray(let values):
             return "{" + values.map { $0.map { String($0) } ?? "NULL" }.joined(separator: ",") + "}"
         case .textArray(let values):
             // Every element double-quoted, with `\` and `"` escaped: the array literal syntax for any text.
-            let elements = try values.map { value -> String in
+            let elements = values.map { value -> String in
                 guard let value else { return "NULL" }
                 var quoted = "\""
-                for character in try Self.checked(value).unicodeScalars {
+                for character in Self.checked(value).unicodeScalars {
                     if character == "\\" || character == "\"" { quoted.unicodeScalars.append("\\") }
                     quoted.unicodeScalars.append(character)
                 }
@@ -49,10 +52,8 @@ enum PGValue: Sendable, Equatable {
 
     private static let hexDigits: [String] = (0..<256).map { String(format: "%02x", $0) }
 
-    private static func checked(_ text: String) throws -> String {
-        if text.utf8.contains(0) {
-            throw PostgreSQLError(sqlstate: "22021", message: "text parameter contains a NUL character")
-        }
-        return text
+    private static func checked(_ text: String) -> String {
+        guard text.utf8.contains(0) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 }))
     }
 }
