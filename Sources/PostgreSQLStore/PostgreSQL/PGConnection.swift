@@ -13,11 +13,11 @@ final class PGConnection {
     private var prepared: [String: String] = [:]
 
     /// Settings that apply unless the connection string sets them: fail fast when the server is unreachable, and
-    /// notice a dead peer in about 25 s instead of the kernel's two hours (a node must not keep working on a lease
-    /// it can no longer renew).
+    /// notice a dead peer in about 25 s (keepalives; `tcp_user_timeout` for data sent but never acknowledged)
+    /// instead of the kernel's two hours: a node must not keep working on a lease it can no longer renew.
     static let defaults: [(String, String)] = [
         ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
-        ("keepalives_count", "3"), ("application_name", "push-server"),
+        ("keepalives_count", "3"), ("tcp_user_timeout", "20000"), ("application_name", "push-server"),
     ]
 
     /// Connects with `connectionString` (`key=value …` or a `postgresql://` URI; `sslmode` and every other libpq
