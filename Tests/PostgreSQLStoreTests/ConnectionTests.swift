@@ -45,6 +45,20 @@ final class ConnectionTests: PostgreSQLTestCase {
         XCTAssertEqual(nul.text(0, 1), "[\"c\u{FFFD}\"]")
     }
 
+    func testSSLModeComesFromTheConnectionString() throws {
+        let plain = try PGConnection(connectionString: connectionString)
+        XCTAssertFalse(plain.usesTLS, "sslmode=disable")
+        plain.close()
+        // The test cluster has no certificate: a string that requires TLS is refused, with libpq's reason.
+        let required = "host=127.0.0.1 port=\(cluster.port) user=postgres dbname=\(database!) sslmode=require"
+        XCTAssertThrowsError(try PGConnection(connectionString: required)) { error in
+            let failure = error as? PostgreSQLError
+            XCTAssertEqual(failure?.connectionLost, true)
+            XCTAssertTrue(failure?.message.contains("SSL") ?? false, "\(String(describing: failure))")
+            XCTAssertEqual(StoreUnavailableError(postgreSQL: error)?.reason, .unreachable)
+        }
+    }
+
     func testSerializationFailuresAreRetriedAsAWholeTransaction() throws {
         let setup = try PGConnection(connectionString: connectionString)
         defer { setup.close() }
