@@ -36,7 +36,7 @@ final class PGSession {
     ///
     /// Runs it again, on a fresh snapshot, after a serialization failure or deadlock (40001, 40P01), after an
     /// error `retryable` accepts, and after a lost connection as long as COMMIT had not been sent (nothing of it can
-    /// have been stored then); waits a few jittered milliseconds between runs. A connection lost during COMMIT
+    /// have been stored then), on a new connection; waits a few jittered milliseconds between runs. A connection lost during COMMIT
     /// leaves the outcome unknown: that error is thrown as is, never replayed.
     func transaction<T>(
         readOnly: Bool = false, retryable: (PostgreSQLError) -> Bool = { _ in false },
@@ -46,14 +46,9 @@ final class PGSession {
         while true {
             attempt += 1
             var committing = false
-            let connection: PGConnection
-            do {
-                connection = try connected()
-            } catch let error as PostgreSQLError where attempt < maxAttempts && error.connectionLost {
-                // The server restarted a moment ago: one more try after a pause, then give up ("not now").
-                backoff(attempt)
-                continue
-            }
+            // A failed connect is not tried again here: with an unreachable host each try costs `connect_timeout`,
+            // and the caller (an SDK's retry, the store watchdog's probe) comes back anyway.
+            let connection = try connected()
             do {
                 try connection.execute(readOnly ? "BEGIN READ ONLY" : "BEGIN")
                 let value = try body(connection)
