@@ -76,6 +76,9 @@ let package = Package(
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
+        // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
+        .executableTarget(name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport"],
+                          path: "bench/swift/PGStoreBench"),
         .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
         // FCM, Web Push and APNs fan-out through their senders against one local sink (bench/fanout/nginx-sink.sh).
         .executableTarget(name: "FanoutBench", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",

@@ -19,6 +19,8 @@ public final class PostgreSQLCluster: Sendable {
     public let port: Int
     /// The server's `postgres` binary directory.
     public let binDirectory: String
+    /// Whether the server fsyncs (benchmarks); tests run without.
+    public let fsync: Bool
     private let stopped = Locked(false)
 
     /// `PUSH_TEST_PG_BIN`, else Debian's PostgreSQL 15.
@@ -55,7 +57,11 @@ public final class PostgreSQLCluster: Sendable {
     }
 
     /// Starts a new cluster. - Throws: `Failure` with the tools' output.
-    public static func start(binDirectory: String = defaultBinDirectory) throws(Failure) -> PostgreSQLCluster {
+    /// - Parameter fsync: `true` for benchmarks (a durable commit costs an fsync, as in production); tests leave it
+    ///   off, trading durability against power loss for speed.
+    public static func start(binDirectory: String = defaultBinDirectory, fsync: Bool = false) throws(Failure)
+        -> PostgreSQLCluster
+    {
         guard FileManager.default.isExecutableFile(atPath: binDirectory + "/initdb") else {
             throw Failure(description: "PostgreSQL is not installed at \(binDirectory) (apt-get install postgresql, or "
                 + "set PUSH_TEST_PG_BIN)")
@@ -70,7 +76,7 @@ public final class PostgreSQLCluster: Sendable {
             try run("/bin/chown", ["postgres:postgres", directory.path])
         }
         let port = try freePort()
-        let cluster = PostgreSQLCluster(directory: directory, port: port, binDirectory: binDirectory)
+        let cluster = PostgreSQLCluster(directory: directory, port: port, binDirectory: binDirectory, fsync: fsync)
         do {
             try cluster.runServerTool("initdb", [
                 "-D", cluster.dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
@@ -87,10 +93,11 @@ public final class PostgreSQLCluster: Sendable {
 
     /// Starts the server (again, after `stopServer`), waiting until it accepts connections.
     public func startServer() throws(Failure) {
-        // fsync off: a test cluster trades durability against power loss for speed (never for benchmarks);
-        // commits still reach the WAL before they are acknowledged, so a server crash (`stopServer`) loses none.
+        // fsync off for tests: durability against power loss traded for speed (never for benchmarks, which get
+        // the settings docs/BENCHMARKS.md names instead); commits still reach the WAL before they are acknowledged,
+        // so a server crash (`stopServer`) loses none.
         let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200 "
-            + "-c fsync=off"
+            + (fsync ? "-c shared_buffers=256MB -c max_wal_size=4GB" : "-c fsync=off")
         try runServerTool("pg_ctl", [
             "-D", dataDirectory, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options,
             "start",
@@ -103,10 +110,11 @@ public final class PostgreSQLCluster: Sendable {
         try runServerTool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
     }
 
-    private init(directory: URL, port: Int, binDirectory: String) {
+    private init(directory: URL, port: Int, binDirectory: String, fsync: Bool) {
         self.directory = directory
         self.port = port
         self.binDirectory = binDirectory
+        self.fsync = fsync
     }
 
     /// Stops the server at once (`-m immediate`) and removes its directory. Idempotent.
