@@ -22,6 +22,9 @@ public final class PostgreSQLPushStore: PushStorage {
         /// How often one operation runs at most when it meets a serialization failure, a deadlock or a connection
         /// lost before COMMIT. Default 4.
         public var maxAttempts: Int = 4
+        /// The most operations a connection thread takes at once; the writes among them share one transaction
+        /// (group commit). Default 64.
+        public var maxBatchSize: Int = 64
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
         public var clock: @Sendable () -> Date = { Date() }
         /// Default: no logging.
@@ -61,6 +64,7 @@ public final class PostgreSQLPushStore: PushStorage {
         let connectionString = configuration.connectionString
         let pool = ConnectionPool(
             size: size, name: "store-pg", maxAttempts: configuration.maxAttempts,
+            maxBatch: max(1, configuration.maxBatchSize),
             connect: { try PGConnection(connectionString: connectionString) },
             finished: { threadsDone.arrive(nil) })
         let store = PostgreSQLPushStore(pool: pool, threadsDone: threadsDone, configuration: configuration)
@@ -94,21 +98,44 @@ public final class PostgreSQLPushStore: PushStorage {
     /// not. - Throws: `StoreUnavailableError` while it cannot.
     public func probeWrite() async throws {
         // A write transaction with a transaction id: fails on a read-only standby, a full disk or no server.
-        try await write { connection in _ = try connection.query("SELECT txid_current()") }
+        try await perform(write: true) { session in
+            try session.transaction { connection in _ = try connection.query("SELECT txid_current()") }
+        }
     }
 
     // MARK: Running work on the store's threads
 
-    /// Runs `body` in one read-write transaction on a connection thread; returns after COMMIT.
-    /// - Parameter retryable: errors besides serialization failures and deadlocks after which the whole
-    ///   transaction runs again (a foreign key whose parent a concurrent transaction deleted).
+    /// Runs `body` in a read-write transaction on a connection thread, possibly shared with other queued writes
+    /// (group commit, each write in a savepoint of its own); returns after COMMIT.
+    /// - Parameter retryable: errors besides serialization failures and deadlocks after which `body` runs again
+    ///   (a foreign key whose parent a concurrent transaction deleted).
     /// - Throws: what `body` threw, `StoreUnavailableError` when the database cannot be reached or written,
     ///   `PostgreSQLError`.
     func write<T: Sendable>(
         retryable: @escaping @Sendable (PostgreSQLError) -> Bool = { _ in false },
         _ body: @escaping @Sendable (PGConnection) throws -> T
     ) async throws -> T {
-        try await perform(write: true) { session in try session.transaction(retryable: retryable, body) }
+        let healthEvents = self.healthEvents
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let write = PGGroupedWrite(
+                run: { connection in
+                    let value = try body(connection)
+                    return {
+                        healthEvents(.wrote)
+                        continuation.resume(returning: value)
+                    }
+                },
+                fail: { error in
+                    if let unavailable = StoreUnavailableError(postgreSQL: error) {
+                        healthEvents(.failed(unavailable))
+                        continuation.resume(throwing: unavailable)
+                    } else {
+                        continuation.resume(throwing: error)
+                    }
+                },
+                retryable: retryable)
+            if !pool.submit(.write(write)) { continuation.resume(throwing: PushStoreError.closed) }
+        }
     }
 
     /// Runs `body` in one read-only transaction on a connection thread.
@@ -116,12 +143,13 @@ public final class PostgreSQLPushStore: PushStorage {
         try await perform(write: false) { session in try session.transaction(readOnly: true, body) }
     }
 
+    /// Runs `body` with a connection thread's session, alone (not in a group transaction).
     private func perform<T: Sendable>(
         write: Bool, _ body: @escaping @Sendable (PGSession) throws -> T
     ) async throws -> T {
         let healthEvents = self.healthEvents
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let operation = PGOperation { session in
+            let operation = PGOperation.session { session in
                 do {
                     let value = try body(session)
                     if write { healthEvents(.wrote) }

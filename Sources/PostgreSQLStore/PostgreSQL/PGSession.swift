@@ -69,6 +69,73 @@ final class PGSession {
         }
     }
 
+    /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once: a write that fails is
+    /// rolled back to its savepoint without undoing the others. A write that met a serialization failure, a
+    /// deadlock or an error its `retryable` accepts runs again afterwards in a transaction of its own (with the
+    /// retries of `transaction`). A connection lost before COMMIT replays the whole group on a new connection; any
+    /// other failure of the group transaction fails every write of it. Completions run after COMMIT.
+    func group(_ writes: [PGGroupedWrite]) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var committing = false
+            var completions: [@Sendable () -> Void] = []
+            var failed: [(PGGroupedWrite, any Error)] = []
+            var again: [PGGroupedWrite] = []
+            var connection: PGConnection?
+            do {
+                let open = try connected()
+                connection = open
+                try open.execute("BEGIN")
+                for write in writes {
+                    try open.execute("SAVEPOINT w")
+                    do {
+                        completions.append(try write.run(open))
+                        try open.execute("RELEASE SAVEPOINT w")
+                    } catch {
+                        if let failure = error as? PostgreSQLError, failure.connectionLost { throw failure }
+                        try open.execute("ROLLBACK TO SAVEPOINT w")
+                        try open.execute("RELEASE SAVEPOINT w")
+                        if let failure = error as? PostgreSQLError, failure.isTransientConflict || write.retryable(failure) {
+                            again.append(write)
+                        } else {
+                            failed.append((write, error))
+                        }
+                    }
+                }
+                committing = true
+                try open.execute("COMMIT")
+            } catch {
+                if let connection, connection.isUsable {
+                    _ = try? connection.execute("ROLLBACK")
+                } else {
+                    drop()
+                }
+                let failure = error as? PostgreSQLError
+                if let failure, attempt < maxAttempts, (failure.connectionLost && !committing) || failure.isTransientConflict {
+                    backoff(attempt)
+                    continue
+                }
+                for write in writes { write.fail(error) }
+                return
+            }
+            for completion in completions { completion() }
+            for (write, error) in failed { write.fail(error) }
+            for write in again { single(write) }
+            return
+        }
+    }
+
+    /// One write in a transaction of its own, with `transaction`'s retries.
+    private func single(_ write: PGGroupedWrite) {
+        do {
+            let completion = try transaction(retryable: write.retryable) { try write.run($0) }
+            completion()
+        } catch {
+            write.fail(error)
+        }
+    }
+
     /// A jittered pause before a retry (a real deadline: the conflicting transaction or the restarting server
     /// needs a moment), growing with the attempt, at most about 100 ms.
     private func backoff(_ attempt: Int) {
