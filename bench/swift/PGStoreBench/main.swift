@@ -70,9 +70,9 @@ while loaded < deviceCount {
     interestSeconds += now() - t
     loaded += count
 }
-print("[load] registerDevices (batches of \(batchSize), one transaction each): "
-    + "\(format(Double(deviceCount) / registerSeconds, 0)) registrations/s; setInterests (one transaction per device, "
-    + "64 in flight): \(format(Double(deviceCount) / interestSeconds, 0)) calls/s")
+print("[load] registerDevices (batches of \(batchSize), one call each): "
+    + "\(format(Double(deviceCount) / registerSeconds, 0)) registrations/s; setInterests (one call per device, "
+    + "64 in flight, group commit): \(format(Double(deviceCount) / interestSeconds, 0)) calls/s")
 
 // MARK: 2. Single registrations, concurrent
 
@@ -108,7 +108,7 @@ let jobs = (0..<2000).map {
 }
 t0 = now()
 try await concurrently(jobs, width: 256) { _ = try await store.enqueuePublish($0) }
-print("[enqueue] 2000 concurrent enqueuePublish (2 KiB payload, 256 in flight, one commit each): "
+print("[enqueue] 2000 concurrent enqueuePublish (2 KiB payload, 256 in flight, group commit): "
     + "\(format(2000 / (now() - t0), 0))/s")
 
 let size = try cluster.sql("SELECT pg_database_size(current_database()) / 1048576", database: database)
