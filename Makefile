@@ -2,6 +2,7 @@
 #   make run     build and start the server on config.example.json (SQLite in ./data)
 #   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), the Swift
 #                client (Clients/PushClient) against the release binary, and the Debian package checks
+#   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
@@ -12,15 +13,18 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python3
 
 # Debian packages: C libraries we link, plus the local peers tests and benchmarks talk to.
-APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config
+APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev pkg-config
 # chromium + chromium-driver (one Debian source package, so always matching versions) drive the console tests;
 # fonts-dejavu-core because Chromium renders no text at all without a font.
 APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
+# PostgreSQL 15 for the PostgreSQL backend's tests: each run starts a throwaway cluster in a temporary directory
+# (Sources/TestSupport/PostgreSQLCluster.swift, Tests/Support/postgresql_cluster.py); the Debian service stays unused.
+APT_TEST += postgresql
 # Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze.
 APT_DEB := dpkg-dev lintian binutils systemd
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
-.PHONY: all build release release-binary run test test-swift test-sdk test-console test-clients test-deb deb console \
+.PHONY: all build release release-binary run test test-swift test-sdk test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console \
 	console-demo bench deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
@@ -80,7 +84,7 @@ run: build
 	mkdir -p data
 	$(BIN) serve --config $(CONFIG)
 
-test: deps-test test-swift test-sdk test-console test-clients test-deb
+test: deps-test test-swift test-sdk test-sdk-postgresql test-console test-clients test-deb
 
 test-swift:
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
@@ -90,6 +94,22 @@ test-swift:
 test-sdk: release-binary
 	$(VENV)/bin/pytest -q Tests/Support
 	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk
+
+# The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
+# server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).
+# (test_postgresql_nodes.py, two nodes on one database, runs in test-sdk already; test-postgresql adds it.)
+SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
+	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
+test-sdk-postgresql: release-binary
+	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
+
+# Everything that runs on PostgreSQL: the store contract suite and PostgreSQLStoreTests (XCTest), the server's
+# outage test, then the end-to-end core above.
+test-postgresql: deps-test
+	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
+	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --filter 'OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
+	@$(MAKE) --no-print-directory test-sdk-postgresql
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk/test_postgresql_nodes.py
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).

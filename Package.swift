@@ -2,8 +2,8 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, InMemoryStore}} →
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Header-only: epoll, accept4 and friends that Glibc's Swift module does not export.
         .systemLibrary(name: "CLinux"),
         // Header-only: the weak symbols through which `make` links in the build's commit and date.
@@ -54,6 +55,9 @@ let package = Package(
         .target(name: "PushStore", dependencies: ["Logging"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
         .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking"]),
+        // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
+        // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "CLibPQ", "JSON", "Logging", "Locking"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
@@ -62,7 +66,7 @@ let package = Package(
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
-                                                  "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
+                                                  "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
@@ -72,6 +76,9 @@ let package = Package(
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
         .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
+        // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
+        .executableTarget(name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport"],
+                          path: "bench/swift/PGStoreBench"),
         .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
         // FCM, Web Push and APNs fan-out through their senders against one local sink (bench/fanout/nginx-sink.sh).
         .executableTarget(name: "FanoutBench", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
@@ -91,7 +98,10 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "InMemoryStore", "TestSupport", "Locking"]),
+        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
+                                                         "TestSupport", "Locking"]),
+        // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
+        .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",

@@ -1,6 +1,6 @@
 /// The store cannot do its work right now for a reason outside the request: the disk is full, the file system
-/// failed or is read-only, another process held the database lock past the busy timeout, or a database file
-/// cannot be opened. Nothing of the failed operation was stored, and the same call may succeed once the condition
+/// failed or is read-only, another process held the database lock past the busy timeout, a database file
+/// cannot be opened, or the database server cannot be reached. Nothing of the failed operation was stored, and the same call may succeed once the condition
 /// clears, so callers answer "try again later" instead of reporting a bug.
 public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why, as a bounded set (it becomes a metric label).
@@ -15,6 +15,9 @@ public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringCon
         case busy
         /// A database file (the `-wal`, the `-shm`, a temporary file) cannot be opened (`SQLITE_CANTOPEN`).
         case cannotOpen = "cannot_open"
+        /// The database server cannot be reached, or the connection to it broke (PostgreSQL: no connection,
+        /// SQLSTATE class 08, an administrator or crash shutdown).
+        case unreachable
     }
 
     public var reason: Reason

@@ -135,6 +135,50 @@ final class ServerConfigTests: XCTestCase {
         ])
     }
 
+    func testStorageBackendDefaultsToSQLiteAndReadsPostgreSQLFromEverySecretSource() throws {
+        let defaults = try parse(#"{"instances":[\#(validInstance)]}"#).0.storage
+        XCTAssertEqual(defaults.backend, .sqlite)
+        XCTAssertNil(defaults.postgresql)
+
+        let inline = try parse(#"{"storage":{"backend":"postgresql","postgresql":{"connectionString":"host=db dbname=push password=s3cret","poolSize":8}},"instances":[\#(validInstance)]}"#).0.storage
+        XCTAssertEqual(inline.backend, .postgresql)
+        XCTAssertEqual(inline.postgresql?.connectionString, "host=db dbname=push password=s3cret")
+        XCTAssertEqual(inline.postgresql?.poolSize, 8)
+        XCTAssertFalse(String(describing: inline.postgresql).contains("s3cret"), "the password is never printed")
+
+        let fromEnv = try parse(#"{"storage":{"backend":"postgresql","postgresql":{"connectionStringEnv":"PG_DSN"}},"instances":[\#(validInstance)]}"#,
+                                env: ["PG_DSN": "postgresql://push@db/push?sslmode=verify-full\n"]).0.storage
+        XCTAssertEqual(fromEnv.postgresql?.connectionString, "postgresql://push@db/push?sslmode=verify-full")
+        XCTAssertEqual(fromEnv.postgresql?.poolSize, 4)
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dsn-\(UUID().uuidString)")
+        try Data("host=db dbname=push\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let fromFile = try parse(#"{"storage":{"backend":"postgresql","postgresql":{"connectionStringFile":"\#(file.path)"}},"instances":[\#(validInstance)]}"#).0.storage
+        XCTAssertEqual(fromFile.postgresql?.connectionString, "host=db dbname=push")
+    }
+
+    func testStorageBackendErrorsNameTheField() throws {
+        XCTAssertEqual(errors(#"{"storage":{"backend":"mysql"},"instances":[\#(validInstance)]}"#),
+                       [#"storage.backend: must be "sqlite" or "postgresql", got "mysql""#])
+        XCTAssertEqual(errors(#"{"storage":{"backend":"postgresql"},"instances":[\#(validInstance)]}"#),
+                       [#"storage.postgresql: is required when storage.backend is "postgresql" (give connectionString, connectionStringEnv or connectionStringFile)"#])
+        XCTAssertEqual(errors(#"{"storage":{"backend":"postgresql","postgresql":{"poolSize":2}},"instances":[\#(validInstance)]}"#),
+                       ["storage.postgresql.connectionString: one of connectionString, connectionStringEnv or connectionStringFile is required"])
+        XCTAssertEqual(Set(errors(#"{"storage":{"backend":"postgresql","postgresql":{"connectionStringEnv":"NOPE","poolSize":0}},"instances":[\#(validInstance)]}"#)), [
+            "storage.postgresql.poolSize: must be between 1 and 64, got 0",
+            "storage.postgresql.connectionStringEnv: environment variable NOPE is not set",
+        ])
+        let broken = errors(#"{"storage":{"backend":"postgresql","postgresql":{"connectionString":"host=db password"}},"instances":[\#(validInstance)]}"#)
+        XCTAssertEqual(broken.count, 1)
+        XCTAssertTrue(broken.first?.hasPrefix("storage.postgresql.connectionString: is not a valid libpq connection string") ?? false, "\(broken)")
+        XCTAssertFalse(broken.joined().contains("password"), "libpq's message, which quotes the string, is not shown")
+        // A PostgreSQL section beside the SQLite backend is ignored, with a warning.
+        let (sqlite, warnings) = try parse(#"{"storage":{"postgresql":{"connectionString":"host=db"}},"instances":[\#(validInstance)]}"#)
+        XCTAssertEqual(sqlite.storage.backend, .sqlite)
+        XCTAssertTrue(warnings.contains { $0.path == "storage.postgresql" }, "\(warnings)")
+    }
+
     func testRejectsTwoSecretSources() {
         let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","secretKeyEnv":"X"}]}"#
         XCTAssertEqual(errors(json), ["instances[0].secretKey: give only one of secretKey, secretKeyEnv or secretKeyFile"])

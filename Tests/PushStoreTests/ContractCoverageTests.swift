@@ -6,7 +6,12 @@ import XCTest
 final class ContractCoverageTests: XCTestCase {
     func testEveryContractMethodHasARunnerOnEveryBackend() throws {
         let contractDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Contract")
-        let runners = try String(contentsOf: contractDirectory.appendingPathComponent("ContractRunners.swift"), encoding: .utf8)
+        // Every runner file: ContractRunners.swift (SQLite, in memory) and ContractRunners+PostgreSQL.swift.
+        var runners = ""
+        for file in try FileManager.default.contentsOfDirectory(atPath: contractDirectory.path)
+        where file.hasPrefix("ContractRunners") {
+            runners += try String(contentsOf: contractDirectory.appendingPathComponent(file), encoding: .utf8)
+        }
         var missing: [String] = []
         var methods = 0
         for file in try FileManager.default.contentsOfDirectory(atPath: contractDirectory.path)
@@ -17,13 +22,13 @@ final class ContractCoverageTests: XCTestCase {
             }
             for method in Self.firstCapture(#"\n    func (test\w+)\(\) async throws"#, in: source) {
                 methods += 1
-                for backend in ["sqlite", "inMemory"] where !runners.contains("runContract(.\(backend), \(contract).\(method))") {
+                for backend in ["sqlite", "inMemory", "postgresql"] where !runners.contains("runContract(.\(backend), \(contract).\(method))") {
                     missing.append("try await runContract(.\(backend), \(contract).\(method))")
                 }
             }
         }
         XCTAssertGreaterThan(methods, 40, "the contract files were not found next to this test")
-        XCTAssertEqual(missing, [], "add these runners to ContractRunners.swift")
+        XCTAssertEqual(missing, [], "add these runners to ContractRunners.swift (PostgreSQL: ContractRunners+PostgreSQL.swift)")
     }
 
     /// The first capture group of every match of `pattern`.

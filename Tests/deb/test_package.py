@@ -31,9 +31,9 @@ FILES = {
 }
 STATE_DIRECTORY = "var/lib/push-server"
 
-# The libraries the binary may link: Debian's libcurl, OpenSSL and SQLite, and the C/C++ runtime. Nothing from the
+# The libraries the binary may link: Debian's libcurl, OpenSSL, SQLite and libpq, and the C/C++ runtime. Nothing from the
 # Swift toolchain (libswiftCore, libFoundation*, libdispatch) and no libxml2 (FoundationXML).
-ALLOWED_NEEDED = {"libssl.so.3", "libcrypto.so.3", "libsqlite3.so.0", "libcurl.so.4", "libm.so.6", "libstdc++.so.6",
+ALLOWED_NEEDED = {"libssl.so.3", "libcrypto.so.3", "libsqlite3.so.0", "libcurl.so.4", "libpq.so.5", "libm.so.6", "libstdc++.so.6",
                   "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"}
 
 
@@ -80,7 +80,7 @@ def test_control_fields(deb, fields, build_info):
                     for clause in fields["Depends"].split(",")]
     names = {name for clause in alternatives for name in clause}
     # Computed by dpkg-shlibdeps from the binary: Debian's libraries, nothing from the Swift toolchain.
-    assert {"libc6", "libcurl4", "libssl3", "libsqlite3-0"} <= names
+    assert {"libc6", "libcurl4", "libssl3", "libsqlite3-0", "libpq5"} <= names
     assert not [name for name in names if re.search(r"swift|foundation|xml|icu", name)], names
     assert ["systemd", "systemd-standalone-sysusers", "systemd-sysusers"] in alternatives
 

@@ -2,12 +2,26 @@
 
 The processes themselves are in harness.py (shared with bench/reliability/).
 """
+import os
+
 import pytest
 
 from harness import (  # noqa: F401  (re-exported: the test modules import these from conftest)
     INSTANCE_ID, KEY_ID, MOCK, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, ROOT, SECRET, TEAM_ID, TOPIC,
     Environment, Mock, Server, free_port, write_apns_key, write_self_signed,
 )
+
+def pytest_addoption(parser):
+    parser.addoption("--store", choices=("sqlite", "postgresql"), default=None,
+                     help="the servers' storage backend (default: PUSH_TEST_STORE, else sqlite); postgresql starts a "
+                          "throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py)")
+
+
+def pytest_configure(config):
+    store = config.getoption("--store", default=None)
+    if store:
+        os.environ["PUSH_TEST_STORE"] = store
+
 
 # A second instance without APNs credentials, for the instance-isolation tests.
 OTHER_INSTANCE_ID = "3d9e1c52-7a4b-4e8f-9c0d-5b6a7f8e9d01"

@@ -124,6 +124,18 @@ NO_CREDENTIALS_INSTANCE_ID = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
 NO_CREDENTIALS_SECRET = "sdk-test-secret-no-credentials-0123"
 
 
+def store_config(directory: Path):
+    """The `storage` section: SQLite in `directory`, or with `PUSH_TEST_STORE=postgresql` a database of its own in the
+    test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
+    if os.environ.get("PUSH_TEST_STORE", "sqlite") != "postgresql":
+        return {"path": str(directory / "push.sqlite")}
+    sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+    import postgresql_cluster
+    cluster = postgresql_cluster.shared()
+    return {"backend": "postgresql",
+            "postgresql": {"connectionString": cluster.connection_string(cluster.create_database())}}
+
+
 class Server:
     """A push-server process with one instance pointed at the mock (and one without credentials): over TLS when
     given a certificate and key, plain HTTP otherwise.
@@ -144,7 +156,7 @@ class Server:
             listen["tls"] = {"certificatePath": str(cert), "privateKeyPath": str(key)}
         config = {
             "listen": listen,
-            "storage": {"path": str(directory / "push.sqlite")},
+            "storage": store_config(directory),
             "log": {"level": "info"},
             # The tests' webhook receivers listen on 127.0.0.1, which the destination policy refuses by default.
             "webhooks": {"allowedDestinations": ["127.0.0.1"]},

@@ -6,7 +6,6 @@ import Lifecycle
 import Locking
 import Logging
 import PushStore
-import SQLiteStore
 
 /// The assembled server: store, APNs client, publish engine, webhook outbox and HTTP API.
 ///
@@ -53,11 +52,8 @@ public final class Application: Sendable {
             logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),
             retryAfterSeconds: config.storage.outageRetryAfterSeconds, metrics: metrics, logger: logger.named("store"))
         self.storeHealth = storeHealth
-        var storeConfig = SQLitePushStore.Configuration(path: config.storage.path)
-        storeConfig.synchronous = config.storage.synchronous == .full ? .full : .normal
-        storeConfig.logger = logger.named("store")
-        storeConfig.healthEvents = { storeHealth.record($0) }
-        let store = try await SQLitePushStore.open(storeConfig)
+        let store = try await Self.openStore(config.storage, logger: logger.named("store"),
+                                             healthEvents: { storeHealth.record($0) })
 
         apns = try APNsClient(configuration: APNsClientConfiguration(
             connectionsPerPool: config.apns.connectionsPerPool, streamsPerConnection: config.apns.streamsPerConnection,

@@ -20,6 +20,9 @@ extension ServerConfig {
         static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
         static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
         static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
+        /// The PostgreSQL connection string (it may hold a password): any length.
+        static let postgreSQL = SecretKeys(inline: "connectionString", env: "connectionStringEnv",
+                                           file: "connectionStringFile", minimumBytes: 1)
     }
 
     /// Secrets shorter than this are refused: they would be guessable.

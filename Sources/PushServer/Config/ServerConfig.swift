@@ -23,8 +23,12 @@ public struct ServerConfig: Sendable {
         public var privateKeyPath: String
     }
 
-    /// The embedded SQLite store.
+    /// The store: the embedded SQLite file (default), or a PostgreSQL database shared by several nodes.
     public struct Storage: Sendable, Equatable {
+        /// Which backend holds the data. Default `.sqlite`.
+        public var backend = StorageBackend.sqlite
+        /// The PostgreSQL database; set when `backend` is `.postgresql`.
+        public var postgresql: PostgreSQLStorage?
         public var path = "./data/push.sqlite"
         /// `normal` survives a process crash (kill -9) once a publish is acknowledged; `full` also survives
         /// power loss, at the cost of an fsync per commit group.
@@ -40,6 +44,22 @@ public struct ServerConfig: Sendable {
     }
 
     public enum Synchronous: String, Sendable, Equatable { case normal, full }
+
+    public enum StorageBackend: String, Sendable, Equatable { case sqlite, postgresql }
+
+    /// `storage.postgresql`: how a node reaches the shared database.
+    public struct PostgreSQLStorage: Sendable, Equatable, CustomStringConvertible {
+        /// A libpq connection string (`host=… dbname=… user=… sslmode=verify-full …` or a `postgresql://` URI);
+        /// a secret (it may hold a password), never logged.
+        public var connectionString: String
+        /// Connections (each owned by one thread) this node keeps. Default 4.
+        public var poolSize = 4
+
+        public init(connectionString: String) { self.connectionString = connectionString }
+
+        /// Without the connection string, which may hold a password.
+        public var description: String { "PostgreSQLStorage(poolSize: \(poolSize), connectionString: <redacted>)" }
+    }
 
     /// HTTP limits and timeouts; each is explicit so a misbehaving client cannot exhaust the server.
     public struct Limits: Sendable, Equatable {

@@ -1,14 +1,17 @@
 import Foundation
 import InMemoryStore
 import Locking
+import PostgreSQLStore
 import PushStore
 import SQLiteStore
+import TestSupport
 import XCTest
 
 /// A backend the contract suite runs on.
 enum ContractBackend: String, CaseIterable, Sendable {
     case sqlite
     case inMemory
+    case postgresql
 }
 
 /// The base of every role's contract: its `test…` methods are written once against `any PushStorage` and run on
@@ -17,20 +20,26 @@ enum ContractBackend: String, CaseIterable, Sendable {
 /// every contract method has a runner on every backend).
 ///
 /// `openStore()` opens the case's own database: a fresh one on the first call, the same data again on later calls
-/// (a restarted process), on SQLite from a file in a temporary directory.
+/// (a restarted process), on SQLite from a file in a temporary directory, on PostgreSQL from a database of its own
+/// in the test process's throwaway cluster.
 class StoreContract {
     let backend: ContractBackend
     let clock = TestClock()
     let instance = "0b9a5c1e-3f5a-4c2d-9e1b-7d8f6a5b4c3d"
     private let directory: URL
     private var memory: InMemoryPushStore?
+    /// The case's PostgreSQL database, created on the first `openStore()`.
+    private var database: String?
 
     required init(backend: ContractBackend) {
         self.backend = backend
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-contract-\(UUID().uuidString)")
     }
 
-    fileprivate func removeFiles() { try? FileManager.default.removeItem(at: directory) }
+    fileprivate func removeFiles() {
+        try? FileManager.default.removeItem(at: directory)
+        if let database { try? PostgreSQLCluster.shared().dropDatabase(database) }
+    }
 
     func openStore() async throws -> any PushStorage {
         switch backend {
@@ -45,7 +54,23 @@ class StoreContract {
             let store = memory?.reopened() ?? InMemoryPushStore(clock: { clock.now })
             memory = store
             return store
+        case .postgresql:
+            let cluster = try Self.postgreSQLCluster()
+            let name = try database ?? cluster.createDatabase()
+            database = name
+            var configuration = PostgreSQLPushStore.Configuration(connectionString: cluster.connectionString(database: name))
+            let clock = self.clock
+            configuration.clock = { clock.now }
+            return try await PostgreSQLPushStore.open(configuration)
         }
+    }
+
+    /// The test process's cluster; skips the case when PostgreSQL is not installed, unless CI requires it.
+    static func postgreSQLCluster() throws -> PostgreSQLCluster {
+        if !PostgreSQLCluster.isInstalled && !PostgreSQLCluster.isRequired {
+            throw XCTSkip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure")
+        }
+        return try PostgreSQLCluster.shared()
     }
 
     /// A distinct lower-case 64-hex token.

@@ -1,0 +1,67 @@
+import Foundation
+import Locking
+
+/// Work for a connection thread.
+enum PGOperation: Sendable {
+    /// Runs with the thread's session (reads, migrations, the probe: each its own transaction).
+    case session(@Sendable (PGSession) -> Void)
+    /// A write that may share one transaction with other queued writes (group commit; see `PGSession.group`).
+    case write(PGGroupedWrite)
+}
+
+/// One write of a group transaction: `run` does its statements inside the group's transaction (in a savepoint of its
+/// own) and returns what to do once the transaction committed; `fail` reports that it did not happen.
+struct PGGroupedWrite: Sendable {
+    let run: @Sendable (PGConnection) throws -> @Sendable () -> Void
+    let fail: @Sendable (any Error) -> Void
+    /// Errors besides serialization failures and deadlocks after which the write runs again on its own.
+    let retryable: @Sendable (PostgreSQLError) -> Bool
+}
+
+/// A few dedicated threads, each owning one session (one libpq connection at a time), sharing one queue of
+/// operations. Blocking libpq calls run only here, never on the Swift concurrency pool; callers wait on
+/// continuations.
+///
+/// A thread takes what is queued, up to `maxBatch` operations, and commits all the writes among them in one
+/// transaction: under load, concurrent writes share one commit (one WAL flush) instead of each paying their own,
+/// as SQLite's writer thread does; a lone write is a transaction of one.
+final class ConnectionPool: Sendable {
+    private let queue = BlockingQueue<PGOperation>()
+
+    /// Starts `size` threads; each opens its connection on first use. `finished` runs once per thread at exit;
+    /// `committed` after each group transaction that committed.
+    init(size: Int, name: String, maxAttempts: Int, maxBatch: Int, connect: @escaping @Sendable () throws -> PGConnection,
+         finished: @escaping @Sendable () -> Void) {
+        for index in 0..<max(1, size) {
+            let thread = Thread { [queue] in
+                let session = PGSession(maxAttempts: maxAttempts, connect: connect)
+                while true {
+                    let batch = queue.take(max: max(1, maxBatch))
+                    if batch.isEmpty { break }
+                    var writes: [PGGroupedWrite] = []
+                    for operation in batch {
+                        switch operation {
+                        case .session(let run): run(session)
+                        case .write(let write): writes.append(write)
+                        }
+                    }
+                    if !writes.isEmpty { session.group(writes) }
+                }
+                session.drop()
+                finished()
+            }
+            thread.name = "\(name)-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Queues an operation; `false` once the pool is shutting down.
+    func submit(_ operation: PGOperation) -> Bool { queue.push(operation) }
+
+    /// Stops accepting work; queued operations still run, then the threads close their connections and exit.
+    func shutdown() { queue.close() }
+
+    /// Operations waiting for a thread.
+    var pending: Int { queue.count }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import PushStore
+
+/// A connection thread's hold on the database: the current connection (opened on first use, dropped when it
+/// breaks, opened again on the next use) and the transaction runner with its retry rules.
+///
+/// Belongs to one pool thread, like the connection it holds.
+final class PGSession {
+    private let connect: @Sendable () throws -> PGConnection
+    private var connection: PGConnection?
+    /// How often a transaction runs at most (the first run plus retries).
+    let maxAttempts: Int
+
+    init(maxAttempts: Int, connect: @escaping @Sendable () throws -> PGConnection) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.connect = connect
+    }
+
+    /// The open connection, or a new one when there is none or the last one broke.
+    /// - Throws: `PostgreSQLError` (`connectionLost`) when the server cannot be reached.
+    func connected() throws -> PGConnection {
+        if let connection, connection.isUsable { return connection }
+        drop()
+        let fresh = try connect()
+        connection = fresh
+        return fresh
+    }
+
+    /// Closes the connection (the next use opens a new one).
+    func drop() {
+        connection?.close()
+        connection = nil
+    }
+
+    /// Runs `body` in one transaction and commits it.
+    ///
+    /// Runs it again, on a fresh snapshot, after a serialization failure or deadlock (40001, 40P01), after an
+    /// error `retryable` accepts, and after a lost connection as long as COMMIT had not been sent (nothing of it can
+    /// have been stored then), on a new connection; waits a few jittered milliseconds between runs. A connection lost during COMMIT
+    /// leaves the outcome unknown: that error is thrown as is, never replayed.
+    func transaction<T>(
+        readOnly: Bool = false, retryable: (PostgreSQLError) -> Bool = { _ in false },
+        _ body: (PGConnection) throws -> T
+    ) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var committing = false
+            // A failed connect is not tried again here: with an unreachable host each try costs `connect_timeout`,
+            // and the caller (an SDK's retry, the store watchdog's probe) comes back anyway.
+            let connection = try connected()
+            do {
+                try connection.execute(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+                let value = try body(connection)
+                committing = true
+                try connection.execute("COMMIT")
+                return value
+            } catch {
+                if connection.isUsable {
+                    _ = try? connection.execute("ROLLBACK")
+                } else {
+                    drop()
+                }
+                guard let failure = error as? PostgreSQLError, attempt < maxAttempts else { throw error }
+                let replay = failure.isTransientConflict || retryable(failure) || (failure.connectionLost && !committing)
+                guard replay else { throw error }
+                backoff(attempt)
+            }
+        }
+    }
+
+    /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once: a write that fails is
+    /// rolled back to its savepoint without undoing the others. A write that met a serialization failure, a
+    /// deadlock or an error its `retryable` accepts runs again afterwards in a transaction of its own (with the
+    /// retries of `transaction`). A connection lost before COMMIT replays the whole group on a new connection; any
+    /// other failure of the group transaction fails every write of it. Completions run after COMMIT.
+    func group(_ writes: [PGGroupedWrite]) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var committing = false
+            var completions: [@Sendable () -> Void] = []
+            var failed: [(PGGroupedWrite, any Error)] = []
+            var again: [PGGroupedWrite] = []
+            var connection: PGConnection?
+            do {
+                let open = try connected()
+                connection = open
+                try open.execute("BEGIN")
+                for write in writes {
+                    try open.execute("SAVEPOINT w")
+                    do {
+                        completions.append(try write.run(open))
+                        try open.execute("RELEASE SAVEPOINT w")
+                    } catch {
+                        if let failure = error as? PostgreSQLError, failure.connectionLost { throw failure }
+                        try open.execute("ROLLBACK TO SAVEPOINT w")
+                        try open.execute("RELEASE SAVEPOINT w")
+                        if let failure = error as? PostgreSQLError, failure.isTransientConflict || write.retryable(failure) {
+                            again.append(write)
+                        } else {
+                            failed.append((write, error))
+                        }
+                    }
+                }
+                committing = true
+                try open.execute("COMMIT")
+            } catch {
+                if let connection, connection.isUsable {
+                    _ = try? connection.execute("ROLLBACK")
+                } else {
+                    drop()
+                }
+                let failure = error as? PostgreSQLError
+                if let failure, attempt < maxAttempts, (failure.connectionLost && !committing) || failure.isTransientConflict {
+                    backoff(attempt)
+                    continue
+                }
+                for write in writes { write.fail(error) }
+                return
+            }
+            for completion in completions { completion() }
+            for (write, error) in failed { write.fail(error) }
+            for write in again { single(write) }
+            return
+        }
+    }
+
+    /// One write in a transaction of its own, with `transaction`'s retries.
+    private func single(_ write: PGGroupedWrite) {
+        do {
+            let completion = try transaction(retryable: write.retryable) { try write.run($0) }
+            completion()
+        } catch {
+            write.fail(error)
+        }
+    }
+
+    /// A jittered pause before a retry (a real deadline: the conflicting transaction or the restarting server
+    /// needs a moment), growing with the attempt, at most about 100 ms.
+    private func backoff(_ attempt: Int) {
+        let millis = min(100, 5 * attempt * attempt) + Int.random(in: 0...5)
+        Thread.sleep(forTimeInterval: Double(millis) / 1000)
+    }
+}
+
+@available(*, unavailable, message: "A session belongs to its pool thread")
+extension PGSession: Sendable {}

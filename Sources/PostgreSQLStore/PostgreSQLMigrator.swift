@@ -1,0 +1,56 @@
+import Logging
+import PushStore
+
+/// Brings a database to the newest schema this program knows, one migration per transaction, recorded in
+/// `schema_migrations`.
+///
+/// Each step first takes a transaction-scoped advisory lock, so nodes starting together apply it once (the others
+/// wait, then find it recorded); the lock ends with the transaction, so it also works through a pooler. A
+/// `lock_timeout` keeps an `ALTER` that waits behind a long query from stalling every claim queued behind it.
+struct PostgreSQLMigrator {
+    /// An arbitrary constant naming "push-server schema migration" among advisory locks.
+    static let lockKey: Int64 = 0x7075_7368_6d69_6772
+    let migrations: [String]
+
+    init(migrations: [String] = PostgreSQLSchema.migrations) { self.migrations = migrations }
+
+    var newestVersion: Int { migrations.count }
+
+    /// Applies the missing steps. - Returns: the version found before migrating.
+    /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database migrated by a newer program,
+    ///   `PostgreSQLError`.
+    @discardableResult
+    func migrate(_ session: PGSession, logger: Logger) throws -> Int {
+        var found: Int?
+        while true {
+            let applied: Int? = try session.transaction { connection in
+                try connection.execute("SET LOCAL lock_timeout = '5s'; SET LOCAL client_min_messages = warning")
+                try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Self.lockKey)])
+                try connection.execute("""
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version integer PRIMARY KEY,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """)
+                let current = try Self.version(connection)
+                if found == nil { found = current }
+                guard current <= newestVersion else {
+                    throw PushStoreError.unsupportedSchemaVersion(found: current, newestKnown: newestVersion)
+                }
+                guard current < newestVersion else { return nil }
+                try connection.execute(migrations[current])
+                try connection.run("INSERT INTO schema_migrations (version) VALUES ($1::integer)", [.integer(Int64(current + 1))])
+                return current + 1
+            }
+            guard let applied else { break }
+            logger.info("Applied schema migration", ["version": String(applied), "backend": "postgresql"])
+        }
+        return found ?? 0
+    }
+
+    /// The newest applied version (0 for an empty database).
+    static func version(_ connection: PGConnection) throws -> Int {
+        let result = try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations")
+        return Int(result.int64(0, 0))
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import JSON
+import PushStore
+
+extension PostgreSQLPushStore {
+    static let jobColumns = """
+        id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
+        lease_expires_at
+        """
+
+    static func readJob(_ result: PGResult, _ row: Int) throws -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?) {
+        let job = PublishJob(
+            instanceID: result.text(row, 1), publishID: result.text(row, 2),
+            kind: PublishKind(rawValue: result.text(row, 3)) ?? .interests, targets: try readTargets(result, row, 4),
+            payload: result.bytes(row, 5), webhookURL: result.optionalText(row, 6), createdAt: result.date(row, 7))
+        return (PublishJobID(rawValue: result.int64(row, 0)), job, result.int64(row, 8), Int(result.int64(row, 9)),
+                result.optionalDate(row, 10))
+    }
+
+    /// The `targets` column, selected as `array_to_json(targets)::text`: the project's one JSON parser reads it,
+    /// instead of a second parser for PostgreSQL's array literal syntax.
+    static func readTargets(_ result: PGResult, _ row: Int, _ column: Int) throws -> [String] {
+        let items = try JSONValue(parsing: result.text(row, column).utf8).arrayValue?.map(\.stringValue)
+        guard let items, !items.contains(nil) else {
+            throw PostgreSQLError(sqlstate: nil, message: "publish targets are not an array of strings")
+        }
+        return items.compactMap { $0 }
+    }
+
+    static func counters(_ connection: PGConnection, job: Int64) throws -> [String: Int64] {
+        let result = try connection.query("SELECT name, value FROM publish_counters WHERE job_id = $1", [.integer(job)])
+        var counters: [String: Int64] = [:]
+        for row in 0..<result.rowCount { counters[result.text(row, 0)] = result.int64(row, 1) }
+        return counters
+    }
+
+    /// Locks the running job's row for this transaction; throws `leaseLost` unless `workerID` holds its lease.
+    static func requireLease(_ connection: PGConnection, job: PublishJobID, workerID: String) throws {
+        let held = try connection.query(
+            "SELECT 1 FROM publish_jobs WHERE id = $1 AND lease_owner = $2 AND state = 'running' FOR UPDATE",
+            [.integer(job.rawValue), .text(workerID)]).rowCount > 0
+        if !held { throw PushStoreError.leaseLost(job) }
+    }
+
+    // MARK: Queue
+
+    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+        try await write { connection in
+            let result = try connection.query(
+                """
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at)
+                VALUES ($1, $2, $3, $4::text[], $5::bytea, $6, $7::bigint) ON CONFLICT (instance_id, publish_id) DO NOTHING
+                RETURNING id
+                """,
+                [
+                    .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .textArray(job.targets),
+                    .bytes(job.payload), .text(job.webhookURL), .millis(job.createdAt),
+                ])
+            guard let id = result.first({ result.int64($0, 0) }) else {
+                throw PushStoreError.duplicatePublish(publishID: job.publishID)
+            }
+            return PublishJobID(rawValue: id)
+        }
+    }
+
+    /// The claim: the oldest claimable job, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
+    /// it instead of waiting, in a MATERIALIZED CTE so the planner cannot re-run the LIMITed subquery inside a join
+    /// and claim more rows than one; then leased in the same statement.
+    static let claimSQL = """
+        WITH next AS MATERIALIZED (
+            SELECT id FROM publish_jobs
+            WHERE state IN ('queued', 'running') AND (state = 'queued' OR lease_expires_at <= $1)
+            ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+        )
+        UPDATE publish_jobs j SET state = 'running', lease_owner = $2, lease_expires_at = $3,
+            started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
+        FROM next WHERE j.id = next.id
+        RETURNING j.id, j.instance_id, j.publish_id, j.kind, array_to_json(j.targets)::text, j.payload, j.webhook_url,
+            j.created_at, j.cursor, j.attempts, j.lease_expires_at
+        """
+
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+        let nowMillis = now.millisecondsSince1970
+        let expires = now.millisecondsSince1970(after: leaseDuration)
+        return try await write { connection in
+            let result = try connection.query(
+                Self.claimSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
+            guard let claimed = try result.first({ try Self.readJob(result, $0) }) else { return nil }
+            return ClaimedJob(
+                id: claimed.id, job: claimed.job, cursor: claimed.cursor,
+                counters: try Self.counters(connection, job: claimed.id.rawValue), attempt: claimed.attempts,
+                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires))
+        }
+    }
+
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+        let expires = now.millisecondsSince1970(after: leaseDuration)
+        try await write { connection in
+            // `lease_expires_at` is in no index: the renewal is a HOT update.
+            let changed = try connection.run(
+                "UPDATE publish_jobs SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND state = 'running'",
+                [.integer(expires), .integer(job.rawValue), .text(workerID)])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+        }
+    }
+
+    public func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        answered: [Int64]
+    ) async throws {
+        try await write { connection in
+            // Fenced: the lease check locks the job row, so a takeover cannot slip between it and the writes.
+            try Self.requireLease(connection, job: job, workerID: workerID)
+            let id = PGValue.integer(job.rawValue)
+            try connection.run("UPDATE publish_jobs SET cursor = greatest(cursor, $1) WHERE id = $2", [.integer(cursor), id])
+            let remembered = answered.filter { $0 > cursor }
+            if !remembered.isEmpty {
+                try connection.run(
+                    """
+                    INSERT INTO publish_answered (job_id, ref) SELECT $1, ref FROM unnest($2::bigint[]) AS a(ref)
+                    ON CONFLICT DO NOTHING
+                    """, [id, .integerArray(remembered)])
+            }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref <= $2", [id, .integer(cursor)])
+            let changed = counters.filter { $0.value != 0 }
+            if !changed.isEmpty {
+                try connection.run(
+                    """
+                    INSERT INTO publish_counters (job_id, name, value)
+                    SELECT $1, name, value FROM unnest($2::text[], $3::bigint[]) AS c(name, value)
+                    ON CONFLICT (job_id, name) DO UPDATE SET value = publish_counters.value + excluded.value
+                    """, [id, .textArray(Array(changed.keys)), .integerArray(Array(changed.values))])
+            }
+            try Self.applyDeviceResults(deviceResults, connection: connection)
+        }
+    }
+
+    public func finishJob(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
+    ) async throws {
+        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        try await write { connection in
+            let changed = try connection.run(
+                """
+                UPDATE publish_jobs SET state = $1, finished_at = $2, targets_total = $3, summary = $4,
+                    lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = $5 AND lease_owner = $6 AND state = 'running'
+                """,
+                [
+                    .text(state.rawValue), .millis(now), .integer(targetsTotal), .text(summary), .integer(job.rawValue),
+                    .text(workerID),
+                ])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
+        }
+    }
+
+    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+        try await read { connection in
+            let result = try connection.query("SELECT ref FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
+            return Set(result.map { result.int64($0, 0) })
+        }
+    }
+
+    /// The status of jobs `ids` with their counters and reporting-event counts, in the order of `ids`.
+    static func statuses(_ connection: PGConnection, jobs ids: [Int64]) throws -> [PublishStatus] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try connection.query(
+            """
+            SELECT j.id, j.instance_id, j.publish_id, j.kind, j.state, j.targets_total, j.summary, j.attempts,
+                   j.created_at, j.started_at, j.finished_at,
+                   (SELECT count(*) FROM events e WHERE e.instance_id = j.instance_id AND e.publish_id = j.publish_id
+                       AND e.kind = \(ReportingEvent.Kind.delivery.rawValue)),
+                   (SELECT count(*) FROM events e WHERE e.instance_id = j.instance_id AND e.publish_id = j.publish_id
+                       AND e.kind = \(ReportingEvent.Kind.open.rawValue))
+            FROM publish_jobs j WHERE j.id = ANY($1::bigint[])
+            """, [.integerArray(ids)])
+        let counterRows = try connection.query(
+            "SELECT job_id, name, value FROM publish_counters WHERE job_id = ANY($1::bigint[])", [.integerArray(ids)])
+        var counters: [Int64: [String: Int64]] = [:]
+        for row in 0..<counterRows.rowCount {
+            counters[counterRows.int64(row, 0), default: [:]][counterRows.text(row, 1)] = counterRows.int64(row, 2)
+        }
+        var byID: [Int64: PublishStatus] = [:]
+        for row in 0..<rows.rowCount {
+            let id = rows.int64(row, 0)
+            byID[id] = PublishStatus(
+                id: PublishJobID(rawValue: id), instanceID: rows.text(row, 1), publishID: rows.text(row, 2),
+                kind: PublishKind(rawValue: rows.text(row, 3)) ?? .interests,
+                state: PublishState(rawValue: rows.text(row, 4)) ?? .queued, counters: counters[id] ?? [:],
+                targetsTotal: rows.optionalInt64(row, 5), summary: rows.optionalText(row, 6),
+                attempts: Int(rows.int64(row, 7)), createdAt: rows.date(row, 8), startedAt: rows.optionalDate(row, 9),
+                finishedAt: rows.optionalDate(row, 10), delivered: Int(rows.int64(row, 11)),
+                opened: Int(rows.int64(row, 12)))
+        }
+        return ids.compactMap { byID[$0] }
+    }
+
+    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+        try await read { connection in
+            let found = try connection.query(
+                "SELECT id FROM publish_jobs WHERE instance_id = $1 AND publish_id = $2",
+                [.text(instanceID), .text(publishID)])
+            guard let id = found.first({ found.int64($0, 0) }) else { return nil }
+            return try Self.statuses(connection, jobs: [id]).first
+        }
+    }
+
+    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+        try await read { connection in
+            let found = try connection.query(
+                "SELECT id FROM publish_jobs WHERE instance_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
+                [.text(instanceID), .integer(Int64(max(0, limit)))])
+            return try Self.statuses(connection, jobs: found.map { found.int64($0, 0) })
+        }
+    }
+
+    public func queueDepth() async throws -> Int {
+        try await read { connection in
+            // The partial index publish_jobs_open holds only unfinished jobs.
+            Int(try connection.query("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')").int64(0, 0))
+        }
+    }
+}

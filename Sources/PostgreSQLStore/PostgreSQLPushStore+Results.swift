@@ -1,0 +1,106 @@
+import Foundation
+import PushStore
+
+extension PostgreSQLPushStore {
+    /// Records results and applies their effects, one set-based UPDATE per round. The invalidation rule (Apple: a
+    /// 410's timestamp is when the token stopped being valid) is in the SQL: a device that registered at or after
+    /// the evidence time keeps working, because the app has re-sent the token since.
+    ///
+    /// One UPDATE … FROM changes each row once, so results are split into rounds in which every device appears at
+    /// most once, applied in order: the outcome equals applying them one by one (as SQLite does).
+    static func applyDeviceResults(_ results: [DeviceResult], connection: PGConnection) throws {
+        var rounds: [[DeviceResult]] = []
+        var seen: Set<Int64> = []
+        for result in results {
+            if rounds.isEmpty || seen.contains(result.device) {
+                rounds.append([])
+                seen.removeAll(keepingCapacity: true)
+            }
+            rounds[rounds.count - 1].append(result)
+            seen.insert(result.device)
+        }
+        for round in rounds {
+            var evidence: [Int64?] = []
+            var environments: [String?] = []
+            for result in round {
+                switch result.effect {
+                case .none:
+                    evidence.append(nil)
+                    environments.append(nil)
+                case .unregistered(let since):
+                    evidence.append(since.millisecondsSince1970)
+                    environments.append(nil)
+                case .badToken:
+                    evidence.append(result.at.millisecondsSince1970)
+                    environments.append(nil)
+                case .environment(let corrected):
+                    evidence.append(nil)
+                    environments.append(corrected.rawValue)
+                }
+            }
+            try connection.run(
+                """
+                UPDATE devices d SET
+                    last_status = r.status, last_reason = r.reason, last_result_at = r.at,
+                    invalidated_at = CASE
+                        WHEN r.evidence IS NOT NULL AND d.invalidated_at IS NULL AND d.last_registered_at < r.evidence
+                        THEN r.at ELSE d.invalidated_at END,
+                    environment = COALESCE(r.environment, d.environment)
+                FROM unnest($1::bigint[], $2::integer[], $3::text[], $4::bigint[], $5::bigint[], $6::text[])
+                    AS r(id, status, reason, at, evidence, environment)
+                WHERE d.id = r.id
+                """,
+                [
+                    .integerArray(round.map(\.device)),
+                    .integerArray(round.map { Int64(Int32(clamping: $0.status)) }),
+                    .textArray(round.map(\.reason)), .integerArray(round.map { $0.at.millisecondsSince1970 }),
+                    .integerArray(evidence), .textArray(environments),
+                ])
+        }
+    }
+
+    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+        guard !results.isEmpty else { return }
+        try await write { try Self.applyDeviceResults(results, connection: $0) }
+    }
+
+    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
+        return try await write { connection in
+            try connection.run(
+                """
+                INSERT INTO events (instance_id, publish_id, kind, device_id, user_id, at)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::bigint[])
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    .textArray(events.map(\.instanceID)), .textArray(events.map(\.publishID)),
+                    .integerArray(events.map { Int64($0.kind.rawValue) }), .textArray(events.map(\.deviceID)),
+                    .textArray(events.map(\.userID)), .integerArray(events.map { $0.at.millisecondsSince1970 }),
+                ])
+        }
+    }
+
+    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+        try await read { connection in
+            let deviceRow = try connection.query(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = $1 AND instance_id = $2",
+                [.text(deviceID), .text(instanceID)])
+            let device = deviceRow.first { Self.readDevice(deviceRow, $0).device }
+            // A users publish names at most 1000 users; `= ANY` stops at the first match.
+            let publishRow = try connection.query(
+                """
+                SELECT kind, created_at, started_at, finished_at,
+                       kind = 'users' AND $1::text IS NOT NULL AND $1::text = ANY(targets)
+                FROM publish_jobs WHERE instance_id = $2 AND publish_id = $3
+                """, [.text(device?.userID), .text(instanceID), .text(publishID)])
+            let publish = publishRow.first { row in
+                ReportedPublish(
+                    kind: PublishKind(rawValue: publishRow.text(row, 0)) ?? .interests,
+                    createdAt: publishRow.date(row, 1), startedAt: publishRow.optionalDate(row, 2),
+                    finishedAt: publishRow.optionalDate(row, 3), targetsDeviceUser: publishRow.bool(row, 4))
+            }
+            return ReportFacts(device: device, publish: publish)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import PushStore
+
+extension PostgreSQLPushStore {
+    /// The target columns, after the candidate's ref: the device fields and whether it is valid.
+    static let targetColumns = """
+        d.public_id, d.platform, d.token, d.environment, d.environment_declared, d.last_registered_at, d.user_id
+        """
+
+    /// One keyset page over the union of interests: per interest, the first `$3` followers after the cursor from the
+    /// `(interest_id, device_id)` primary key (an index-only scan that stops after `$3` rows; `ORDER BY interest_id,
+    /// device_id` is the primary key's order, so the planner never walks `device_interests_by_device` filtering on
+    /// the interest instead), merged, de-duplicated and cut to `$3`; the smallest `$3` refs of the union are among
+    /// them. The page's bounds are repeated on the devices side of the join (`d.id > $2` and the page's last
+    /// candidate): the planner does not carry them across, and without them a merge join reads `devices` from its
+    /// start on every page (~190 ms instead of ~1.3 ms in the middle of a 1M interest).
+    static let interestPageSQL = """
+        WITH candidates AS MATERIALIZED (
+            SELECT DISTINCT f.device_id
+            FROM unnest($1::bigint[]) AS i(id)
+            CROSS JOIN LATERAL (
+                SELECT device_id FROM device_interests
+                WHERE interest_id = i.id AND device_id > $2 ORDER BY interest_id, device_id LIMIT $3
+            ) AS f
+            ORDER BY f.device_id LIMIT $3
+        )
+        SELECT c.device_id, d.invalidated_at IS NULL AND d.id IS NOT NULL, \(targetColumns)
+        FROM candidates c LEFT JOIN devices d
+            ON d.id = c.device_id AND d.id > $2 AND d.id <= (SELECT max(device_id) FROM candidates)
+        ORDER BY c.device_id
+        """
+
+    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+        // One row more than the page is read to learn whether another page follows.
+        let limit = min(max(1, limit), Int.max - 1)
+        return try await read { connection in
+            switch job.kind {
+            case .interests:
+                return try Self.interestTargets(
+                    connection, instanceID: job.instanceID, interests: job.targets, after: cursor, limit: limit)
+            case .users:
+                return try Self.userTargets(
+                    connection, instanceID: job.instanceID, users: job.targets, after: cursor, limit: limit)
+            }
+        }
+    }
+
+    static func readTarget(_ result: PGResult, _ row: Int, ref: Int64, offset: Int) -> Target {
+        Target(
+            ref: ref, deviceID: result.text(row, offset), platform: Platform(rawValue: result.text(row, offset + 1)) ?? .apns,
+            token: result.text(row, offset + 2),
+            environment: PushEnvironment(rawValue: result.text(row, offset + 3)) ?? .production,
+            environmentDeclared: result.bool(row, offset + 4), lastRegisteredAt: result.date(row, offset + 5),
+            userID: result.optionalText(row, offset + 6))
+    }
+
+    /// The union of the interests' valid followers after `cursor`, each once, in ref order. The page's cursor is the
+    /// greatest ref it examined (invalidated or deleted devices included), so they are not read again.
+    static func interestTargets(
+        _ connection: PGConnection, instanceID: String, interests: [String], after cursor: Int64, limit: Int
+    ) throws -> TargetPage {
+        let ids = try connection.query(
+            "SELECT id FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])",
+            [.text(instanceID), .textArray(Array(Set(interests)))])
+        guard ids.rowCount > 0 else { return TargetPage(targets: [], cursor: cursor, isLast: true) }
+        let rows = try connection.query(
+            interestPageSQL,
+            [.integerArray(ids.map { ids.int64($0, 0) }), .integer(cursor), .integer(Int64(limit) + 1)])
+        var targets: [Target] = []
+        targets.reserveCapacity(min(limit, rows.rowCount))
+        var examined = cursor
+        for row in 0..<min(limit, rows.rowCount) {
+            let ref = rows.int64(row, 0)
+            examined = ref
+            if rows.bool(row, 1) { targets.append(readTarget(rows, row, ref: ref, offset: 2)) }
+        }
+        return TargetPage(targets: targets, cursor: examined, isLast: rows.rowCount <= limit)
+    }
+
+    /// Every valid device of the users, in device order, from the `(instance_id, user_id, id)` index; each device
+    /// has at most one user, so there is nothing to de-duplicate.
+    static func userTargets(
+        _ connection: PGConnection, instanceID: String, users: [String], after cursor: Int64, limit: Int
+    ) throws -> TargetPage {
+        let rows = try connection.query(
+            """
+            SELECT d.id, \(targetColumns) FROM devices d
+            WHERE d.instance_id = $1 AND d.user_id = ANY($2::text[]) AND d.id > $3 AND d.invalidated_at IS NULL
+            ORDER BY d.id LIMIT $4
+            """, [.text(instanceID), .textArray(users), .integer(cursor), .integer(Int64(limit) + 1)])
+        let targets = (0..<min(limit, rows.rowCount)).map { readTarget(rows, $0, ref: rows.int64($0, 0), offset: 1) }
+        return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: rows.rowCount <= limit)
+    }
+}

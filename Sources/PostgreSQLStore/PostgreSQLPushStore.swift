@@ -1,0 +1,169 @@
+import Foundation
+import Locking
+import Logging
+import PushStore
+
+/// The PostgreSQL implementation of `PushStorage`, for several stateless nodes sharing one database.
+///
+/// A small pool of dedicated threads each owns one libpq connection (opened on first use, opened again after it
+/// breaks) and runs whole transactions of prepared statements; callers only see `async` functions backed by
+/// continuations, so no libpq call ever runs on the Swift concurrency pool. Every write commits before its call
+/// returns. Conflicts between nodes are settled by the database: unique constraints with `ON CONFLICT` for
+/// registrations, `FOR UPDATE SKIP LOCKED` plus leases for the queue and the webhook outbox, a conditional upsert for
+/// the provider token; serialization failures and deadlocks run again.
+public final class PostgreSQLPushStore: PushStorage {
+    /// How to connect. Every field but the connection string has a documented default.
+    public struct Configuration: Sendable {
+        /// A libpq connection string (`host=… dbname=… user=… sslmode=verify-full …` or a `postgresql://` URI).
+        /// A secret: never logged.
+        public var connectionString: String
+        /// Connection threads (one connection each). Default 4.
+        public var poolSize: Int = 4
+        /// How often one operation runs at most when it meets a serialization failure, a deadlock or a connection
+        /// lost before COMMIT. Default 4.
+        public var maxAttempts: Int = 4
+        /// The most operations a connection thread takes at once; the writes among them share one transaction
+        /// (group commit). Default 64.
+        public var maxBatchSize: Int = 64
+        /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
+        public var clock: @Sendable () -> Date = { Date() }
+        /// Default: no logging.
+        public var logger: Logger = .disabled
+        /// Hears what each operation showed about the store's health: `.wrote` after a write committed, `.failed`
+        /// when an operation failed because the database is unavailable. Called on the store's threads; keep it
+        /// cheap. Default: ignored.
+        public var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
+
+        public init(connectionString: String) { self.connectionString = connectionString }
+    }
+
+    private let pool: ConnectionPool
+    private let threadsDone: CountdownLatch
+    let clock: @Sendable () -> Date
+    private let logger: Logger
+    private let healthEvents: @Sendable (StoreHealthEvent) -> Void
+
+    private init(pool: ConnectionPool, threadsDone: CountdownLatch, configuration: Configuration) {
+        self.pool = pool
+        self.threadsDone = threadsDone
+        self.clock = configuration.clock
+        self.logger = configuration.logger
+        self.healthEvents = configuration.healthEvents
+    }
+
+    /// Connects, upgrades the schema and starts the connection threads.
+    /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database migrated by a newer program;
+    ///   `StoreUnavailableError` (`unreachable`) when the server cannot be reached; `PostgreSQLError` otherwise.
+    public static func open(_ configuration: Configuration) async throws -> PostgreSQLPushStore {
+        try await open(configuration, migrator: PostgreSQLMigrator())
+    }
+
+    static func open(_ configuration: Configuration, migrator: PostgreSQLMigrator) async throws -> PostgreSQLPushStore {
+        let size = max(1, configuration.poolSize)
+        let threadsDone = CountdownLatch(count: size)
+        let connectionString = configuration.connectionString
+        let pool = ConnectionPool(
+            size: size, name: "store-pg", maxAttempts: configuration.maxAttempts,
+            maxBatch: max(1, configuration.maxBatchSize),
+            connect: { try PGConnection(connectionString: connectionString) },
+            finished: { threadsDone.arrive(nil) })
+        let store = PostgreSQLPushStore(pool: pool, threadsDone: threadsDone, configuration: configuration)
+        let logger = configuration.logger.named("store")
+        do {
+            let found = try await store.perform(write: false) { session in try migrator.migrate(session, logger: logger) }
+            logger.info("Store opened", [
+                "backend": "postgresql", "pool": String(size), "schema": String(migrator.newestVersion),
+                "schema_found": String(found),
+            ])
+        } catch {
+            pool.shutdown()
+            _ = await threadsDone.wait()
+            throw error
+        }
+        return store
+    }
+
+    deinit {
+        // A backstop for a store dropped without `close()`: let the threads drain and close their connections.
+        pool.shutdown()
+    }
+
+    /// Lets queued work finish, then closes every connection. Idempotent.
+    public func close() async throws {
+        pool.shutdown()
+        _ = await threadsDone.wait()
+    }
+
+    /// Commits a transaction that changes no data, to learn whether the database can write again after it could
+    /// not. - Throws: `StoreUnavailableError` while it cannot.
+    public func probeWrite() async throws {
+        // A write transaction with a transaction id: fails on a read-only standby, a full disk or no server.
+        try await perform(write: true) { session in
+            try session.transaction { connection in _ = try connection.query("SELECT txid_current()") }
+        }
+    }
+
+    // MARK: Running work on the store's threads
+
+    /// Runs `body` in a read-write transaction on a connection thread, possibly shared with other queued writes
+    /// (group commit, each write in a savepoint of its own); returns after COMMIT.
+    /// - Parameter retryable: errors besides serialization failures and deadlocks after which `body` runs again
+    ///   (a foreign key whose parent a concurrent transaction deleted).
+    /// - Throws: what `body` threw, `StoreUnavailableError` when the database cannot be reached or written,
+    ///   `PostgreSQLError`.
+    func write<T: Sendable>(
+        retryable: @escaping @Sendable (PostgreSQLError) -> Bool = { _ in false },
+        _ body: @escaping @Sendable (PGConnection) throws -> T
+    ) async throws -> T {
+        let healthEvents = self.healthEvents
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let write = PGGroupedWrite(
+                run: { connection in
+                    let value = try body(connection)
+                    return {
+                        healthEvents(.wrote)
+                        continuation.resume(returning: value)
+                    }
+                },
+                fail: { error in
+                    if let unavailable = StoreUnavailableError(postgreSQL: error) {
+                        healthEvents(.failed(unavailable))
+                        continuation.resume(throwing: unavailable)
+                    } else {
+                        continuation.resume(throwing: error)
+                    }
+                },
+                retryable: retryable)
+            if !pool.submit(.write(write)) { continuation.resume(throwing: PushStoreError.closed) }
+        }
+    }
+
+    /// Runs `body` in one read-only transaction on a connection thread.
+    func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await perform(write: false) { session in try session.transaction(readOnly: true, body) }
+    }
+
+    /// Runs `body` with a connection thread's session, alone (not in a group transaction).
+    private func perform<T: Sendable>(
+        write: Bool, _ body: @escaping @Sendable (PGSession) throws -> T
+    ) async throws -> T {
+        let healthEvents = self.healthEvents
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let operation = PGOperation.session { session in
+                do {
+                    let value = try body(session)
+                    if write { healthEvents(.wrote) }
+                    continuation.resume(returning: value)
+                } catch {
+                    if let unavailable = StoreUnavailableError(postgreSQL: error) {
+                        healthEvents(.failed(unavailable))
+                        continuation.resume(throwing: unavailable)
+                    } else {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+            if !pool.submit(operation) { continuation.resume(throwing: PushStoreError.closed) }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// The PostgreSQL schema as an ordered list of migrations; migration `n` (1-based) is recorded as version `n` in
+/// `schema_migrations`. Append new steps; never edit a released one. Versions count separately from SQLite's.
+///
+/// Times are bigint milliseconds since 1970, as on SQLite, so both backends store and compare the same values
+/// (saturated at `Int64`'s range). `devices.id` is the internal key targets are ordered by and the page cursor.
+///
+/// Hot tables (the queue, its counters and answered refs, the webhook outbox) leave room on each page
+/// (`fillfactor`) and index no column that a lease renewal or checkpoint changes, so those updates stay HOT (no
+/// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
+/// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
+enum PostgreSQLSchema {
+    static let migrations: [String] = [version1]
+
+    static let version1 = """
+        CREATE TABLE devices (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            public_id text NOT NULL UNIQUE,
+            instance_id text NOT NULL,
+            platform text NOT NULL CHECK (platform IN ('apns', 'fcm', 'web')),
+            token text NOT NULL,
+            environment text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+            environment_declared boolean NOT NULL DEFAULT false,
+            bundle_id text,
+            metadata text NOT NULL DEFAULT '{}',
+            user_id text,
+            created_at bigint NOT NULL,
+            last_registered_at bigint NOT NULL,
+            last_status integer,
+            last_reason text,
+            last_result_at bigint,
+            invalidated_at bigint,
+            UNIQUE (instance_id, platform, token)
+        ) WITH (fillfactor = 90);
+        CREATE INDEX devices_by_user ON devices (instance_id, user_id, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX devices_invalidated ON devices (invalidated_at) WHERE invalidated_at IS NOT NULL;
+
+        CREATE TABLE interests (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            instance_id text NOT NULL,
+            name text NOT NULL,
+            UNIQUE (instance_id, name)
+        );
+        -- The streaming index: (interest_id, device_id) answers a keyset page as an index-only scan.
+        CREATE TABLE device_interests (
+            interest_id bigint NOT NULL REFERENCES interests (id),
+            device_id bigint NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+            PRIMARY KEY (interest_id, device_id)
+        );
+        CREATE INDEX device_interests_by_device ON device_interests (device_id);
+
+        -- Devices per instance, kept by triggers, so the per-instance cap costs one key lookup.
+        CREATE TABLE instance_device_counts (
+            instance_id text PRIMARY KEY,
+            devices bigint NOT NULL
+        );
+        CREATE FUNCTION devices_counted_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO instance_device_counts (instance_id, devices) VALUES (NEW.instance_id, 1)
+                ON CONFLICT (instance_id) DO UPDATE SET devices = instance_device_counts.devices + 1;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER devices_counted_on_insert AFTER INSERT ON devices
+            FOR EACH ROW EXECUTE FUNCTION devices_counted_on_insert();
+        CREATE FUNCTION devices_counted_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE instance_device_counts SET devices = devices - 1 WHERE instance_id = OLD.instance_id;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER devices_counted_on_delete AFTER DELETE ON devices
+            FOR EACH ROW EXECUTE FUNCTION devices_counted_on_delete();
+        -- Interests no device follows are deleted with their last follower, so junk names cannot pile up.
+        CREATE FUNCTION interests_dropped_when_unfollowed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            DELETE FROM interests WHERE id = OLD.interest_id
+                AND NOT EXISTS (SELECT 1 FROM device_interests WHERE interest_id = OLD.interest_id);
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER interests_dropped_when_unfollowed AFTER DELETE ON device_interests
+            FOR EACH ROW EXECUTE FUNCTION interests_dropped_when_unfollowed();
+
+        -- The publish queue. A later migration splits a job into shards (ranges of device ids) with their own
+        -- leases and cursors (docs/ARCHITECTURE.md); the job row stays the unit of intake and status.
+        CREATE TABLE publish_jobs (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            instance_id text NOT NULL,
+            publish_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('interests', 'users')),
+            targets text[] NOT NULL,
+            payload bytea NOT NULL,
+            webhook_url text,
+            state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'finished', 'failed')),
+            created_at bigint NOT NULL,
+            started_at bigint,
+            finished_at bigint,
+            lease_owner text,
+            lease_expires_at bigint,
+            cursor bigint NOT NULL DEFAULT 0,
+            attempts integer NOT NULL DEFAULT 0,
+            targets_total bigint,
+            summary text,
+            UNIQUE (instance_id, publish_id)
+        ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+        CREATE INDEX publish_jobs_open ON publish_jobs (id) WHERE state IN ('queued', 'running');
+        CREATE INDEX publish_jobs_recent ON publish_jobs (instance_id, created_at);
+        CREATE INDEX publish_jobs_finished ON publish_jobs (finished_at) WHERE finished_at IS NOT NULL;
+        CREATE TABLE publish_counters (
+            job_id bigint NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            name text NOT NULL,
+            value bigint NOT NULL,
+            PRIMARY KEY (job_id, name)
+        ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+        -- Targets answered above a job's cursor (answers arrive out of order); deleted as the cursor passes them.
+        CREATE TABLE publish_answered (
+            job_id bigint NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            ref bigint NOT NULL,
+            PRIMARY KEY (job_id, ref)
+        ) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+
+        CREATE TABLE events (
+            instance_id text NOT NULL,
+            publish_id text NOT NULL,
+            kind smallint NOT NULL,
+            device_id text NOT NULL,
+            user_id text,
+            at bigint NOT NULL,
+            PRIMARY KEY (instance_id, publish_id, kind, device_id)
+        );
+        CREATE INDEX events_by_time ON events (at);
+
+        CREATE TABLE webhooks (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            url text NOT NULL,
+            body bytea NOT NULL,
+            headers text NOT NULL,
+            state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'gave_up')),
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at bigint NOT NULL,
+            created_at bigint NOT NULL,
+            finished_at bigint,
+            last_error text
+        ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+        CREATE INDEX webhooks_due ON webhooks (next_attempt_at, id) WHERE state = 'pending';
+        CREATE INDEX webhooks_finished ON webhooks (finished_at) WHERE finished_at IS NOT NULL;
+
+        -- The signed APNs provider token per (team, key), shared by every node: one signature per key and period.
+        CREATE TABLE apns_provider_tokens (
+            team_id text NOT NULL,
+            key_id text NOT NULL,
+            jwt text NOT NULL,
+            issued_at bigint NOT NULL,
+            updated_at bigint NOT NULL,
+            PRIMARY KEY (team_id, key_id)
+        );
+        """
+}

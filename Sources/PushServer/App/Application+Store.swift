@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+import PostgreSQLStore
+import PushStore
+import SQLiteStore
+
+extension Application {
+    /// Opens the backend `storage.backend` names; the only place that knows the backends apart.
+    /// - Throws: the backend's open error (an unreachable PostgreSQL is a `StoreUnavailableError`).
+    static func openStore(
+        _ storage: ServerConfig.Storage, logger: Logger, healthEvents: @escaping @Sendable (StoreHealthEvent) -> Void
+    ) async throws -> any PushStorage {
+        switch storage.backend {
+        case .sqlite:
+            var configuration = SQLitePushStore.Configuration(path: storage.path)
+            configuration.synchronous = storage.synchronous == .full ? .full : .normal
+            configuration.logger = logger
+            configuration.healthEvents = healthEvents
+            return try await SQLitePushStore.open(configuration)
+        case .postgresql:
+            guard let settings = storage.postgresql else {
+                // Config loading refuses this; a config built in code may not have.
+                throw ConfigError(issues: [ConfigIssue("storage.postgresql", "is required when storage.backend is \"postgresql\"")])
+            }
+            var configuration = PostgreSQLPushStore.Configuration(connectionString: settings.connectionString)
+            configuration.poolSize = settings.poolSize
+            configuration.logger = logger
+            configuration.healthEvents = healthEvents
+            return try await PostgreSQLPushStore.open(configuration)
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import XCTest
+
+// The contract suite's runners on PostgreSQL (see ContractRunners.swift): every case runs against a database of its
+// own in the test process's throwaway cluster (TestSupport's `PostgreSQLCluster`). Without PostgreSQL installed
+// they skip, except in CI (`CI=true`), where they fail.
+
+final class DeliveryResultsContractOnPostgreSQL: XCTestCase {
+    func testUnregisteredOlderThanLastRegistrationDoesNotInvalidate() async throws {
+        try await runContract(.postgresql, DeliveryResultsContract.testUnregisteredOlderThanLastRegistrationDoesNotInvalidate)
+    }
+
+    func testUnregisteredLaterThanLastRegistrationInvalidatesUntilReRegistration() async throws {
+        try await runContract(.postgresql, DeliveryResultsContract.testUnregisteredLaterThanLastRegistrationInvalidatesUntilReRegistration)
+    }
+
+    func testBadTokenInvalidatesUnlessDeviceRegisteredAfterTheResult() async throws {
+        try await runContract(.postgresql, DeliveryResultsContract.testBadTokenInvalidatesUnlessDeviceRegisteredAfterTheResult)
+    }
+
+    func testEnvironmentCorrectionAndPlainResults() async throws {
+        try await runContract(.postgresql, DeliveryResultsContract.testEnvironmentCorrectionAndPlainResults)
+    }
+
+    func testReportingEventsCountOncePerDeviceAndKind() async throws {
+        try await runContract(.postgresql, DeliveryResultsContract.testReportingEventsCountOncePerDeviceAndKind)
+    }
+}
+
+final class DeviceRegistryContractOnPostgreSQL: XCTestCase {
+    func testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates)
+    }
+
+    func testUpdateTokenDeletesTheOtherDeviceHoldingTheToken() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testUpdateTokenDeletesTheOtherDeviceHoldingTheToken)
+    }
+
+    func testUpdateTokenReportsUnknownDeviceOrWrongPlatform() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
+    }
+
+    func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testRegistrationCreatesDeviceWithPlatformPrefixedID)
+    }
+
+    func testDeviceIDsAreVersion7UUIDsThatSortByCreationTime() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testDeviceIDsAreVersion7UUIDsThatSortByCreationTime)
+    }
+
+    func testReRegistrationKeepsIDInterestsAndUserAndUpdatesFields() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testReRegistrationKeepsIDInterestsAndUserAndUpdatesFields)
+    }
+
+    func testSameTokenInAnotherInstanceIsAnotherDevice() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testSameTokenInAnotherInstanceIsAnotherDevice)
+    }
+
+    func testDefaultedEnvironmentNeverOverwritesDeclaredOrCorrectedOne() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testDefaultedEnvironmentNeverOverwritesDeclaredOrCorrectedOne)
+    }
+
+    func testLookupsByIDAndTokenAndMissingDevices() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testLookupsByIDAndTokenAndMissingDevices)
+    }
+
+    func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound)
+    }
+
+    func testUpdateMetadata() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testUpdateMetadata)
+    }
+
+    func testInterestMutationsReportMissingDevice() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testInterestMutationsReportMissingDevice)
+    }
+
+    func testAddRemoveAndSetInterestsAreIdempotent() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testAddRemoveAndSetInterestsAreIdempotent)
+    }
+
+    func testInterestPagingVisitsEveryInterestOnceAndCursorSurvivesChanges() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testInterestPagingVisitsEveryInterestOnceAndCursorSurvivesChanges)
+    }
+
+    func testSetUserRulesAndLimit() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testSetUserRulesAndLimit)
+    }
+
+    func testDeleteUserRemovesOnlyThatUsersDevicesAndTheirInterests() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testDeleteUserRemovesOnlyThatUsersDevicesAndTheirInterests)
+    }
+
+    func testBatchRegistrationIsOrderedAndIdempotent() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testBatchRegistrationIsOrderedAndIdempotent)
+    }
+}
+
+final class HostileValueContractOnPostgreSQL: XCTestCase {
+    func testReportingEventDatedFarPastInt64MillisecondsIsStored() async throws {
+        try await runContract(.postgresql, HostileValueContract.testReportingEventDatedFarPastInt64MillisecondsIsStored)
+    }
+
+    func testDeviceResultWithNonFiniteEvidenceDateIsStored() async throws {
+        try await runContract(.postgresql, HostileValueContract.testDeviceResultWithNonFiniteEvidenceDateIsStored)
+    }
+
+    func testInterestPageWithLimitAtIntMaxDoesNotOverflow() async throws {
+        try await runContract(.postgresql, HostileValueContract.testInterestPageWithLimitAtIntMaxDoesNotOverflow)
+    }
+
+    func testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping() async throws {
+        try await runContract(.postgresql, HostileValueContract.testLeasesPastInt64MillisecondsSaturateInsteadOfTrapping)
+    }
+}
+
+final class ProviderTokensContractOnPostgreSQL: XCTestCase {
+    func testSwapStoresTheFirstTokenAndReadsItBack() async throws {
+        try await runContract(.postgresql, ProviderTokensContract.testSwapStoresTheFirstTokenAndReadsItBack)
+    }
+
+    func testSwapAgainstAStaleReadLosesAndReturnsTheWinner() async throws {
+        try await runContract(.postgresql, ProviderTokensContract.testSwapAgainstAStaleReadLosesAndReturnsTheWinner)
+    }
+
+    func testTokensAreKeptPerTeamAndKeyAndSurviveReopening() async throws {
+        try await runContract(.postgresql, ProviderTokensContract.testTokensAreKeptPerTeamAndKeyAndSurviveReopening)
+    }
+
+    func testConcurrentSwapsFromTheSameReadHaveOneWinner() async throws {
+        try await runContract(.postgresql, ProviderTokensContract.testConcurrentSwapsFromTheSameReadHaveOneWinner)
+    }
+}
+
+final class PublishQueueContractOnPostgreSQL: XCTestCase {
+    func testEnqueuedJobIsClaimedWithItsPayload() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
+    }
+
+    func testDuplicatePublishIDIsRefusedPerInstance() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testDuplicatePublishIDIsRefusedPerInstance)
+    }
+
+    func testClaimsOldestFirstAndSkipsLeasedJobs() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testClaimsOldestFirstAndSkipsLeasedJobs)
+    }
+
+    func testLeaseHolderOnlyMayCheckpointRenewOrFinish() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testLeaseHolderOnlyMayCheckpointRenewOrFinish)
+    }
+
+    func testRenewedLeaseIsNotClaimable() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testRenewedLeaseIsNotClaimable)
+    }
+
+    func testAnsweredTargetsAboveTheCursorAreRememberedUntilTheCursorPassesThem() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testAnsweredTargetsAboveTheCursorAreRememberedUntilTheCursorPassesThem)
+    }
+
+    func testCheckpointAddsCountersKeepsCursorMonotonicAndAppliesResults() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testCheckpointAddsCountersKeepsCursorMonotonicAndAppliesResults)
+    }
+
+    func testCrashedJobResumesFromCheckpointAfterReopenAndLeaseExpiry() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testCrashedJobResumesFromCheckpointAfterReopenAndLeaseExpiry)
+    }
+
+    func testConcurrentEnqueuesAreAllCommittedAndSurviveReopen() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testConcurrentEnqueuesAreAllCommittedAndSurviveReopen)
+    }
+
+    func testAFailedWriteDoesNotUndoConcurrentWrites() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testAFailedWriteDoesNotUndoConcurrentWrites)
+    }
+
+    func testRecentPublishesNewestFirstWithCounters() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testRecentPublishesNewestFirstWithCounters)
+    }
+}
+
+final class RetentionContractOnPostgreSQL: XCTestCase {
+    func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
+        try await runContract(.postgresql, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
+    }
+}
+
+final class StatisticsContractOnPostgreSQL: XCTestCase {
+    func testCountsDevicesInvalidOnesAndTheInstanceOnly() async throws {
+        try await runContract(.postgresql, StatisticsContract.testCountsDevicesInvalidOnesAndTheInstanceOnly)
+    }
+
+    func testSumsTheCountersOfPublishesCreatedSinceTheGivenMoment() async throws {
+        try await runContract(.postgresql, StatisticsContract.testSumsTheCountersOfPublishesCreatedSinceTheGivenMoment)
+    }
+}
+
+final class StoreBackendContractOnPostgreSQL: XCTestCase {
+    func testProbeWriteSucceedsAndChangesNoData() async throws {
+        try await runContract(.postgresql, StoreBackendContract.testProbeWriteSucceedsAndChangesNoData)
+    }
+
+    func testOperationsAfterCloseThrowClosed() async throws {
+        try await runContract(.postgresql, StoreBackendContract.testOperationsAfterCloseThrowClosed)
+    }
+
+    func testCommittedWritesSurviveClosingAndReopening() async throws {
+        try await runContract(.postgresql, StoreBackendContract.testCommittedWritesSurviveClosingAndReopening)
+    }
+}
+
+final class StoreBoundsContractOnPostgreSQL: XCTestCase {
+    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister)
+    }
+
+    func testTheCountFollowsEveryKindOfDeletionSoFreedPlacesCanBeReused() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testTheCountFollowsEveryKindOfDeletionSoFreedPlacesCanBeReused)
+    }
+
+    func testUncappedRegistrationStillCounts() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testUncappedRegistrationStillCounts)
+    }
+
+    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser)
+    }
+}
+
+final class TargetStreamContractOnPostgreSQL: XCTestCase {
+    func testInterestUnionVisitsEachFollowerOnceAcrossPages() async throws {
+        try await runContract(.postgresql, TargetStreamContract.testInterestUnionVisitsEachFollowerOnceAcrossPages)
+    }
+
+    func testTargetsCarryDeviceFieldsAndSkipInvalidatedDevices() async throws {
+        try await runContract(.postgresql, TargetStreamContract.testTargetsCarryDeviceFieldsAndSkipInvalidatedDevices)
+    }
+
+    func testResumingFromACursorReturnsOnlyLaterDevices() async throws {
+        try await runContract(.postgresql, TargetStreamContract.testResumingFromACursorReturnsOnlyLaterDevices)
+    }
+
+    func testUnknownInterestsGiveOneEmptyLastPage() async throws {
+        try await runContract(.postgresql, TargetStreamContract.testUnknownInterestsGiveOneEmptyLastPage)
+    }
+
+    func testUserTargetsAreEveryValidDeviceOfEachUser() async throws {
+        try await runContract(.postgresql, TargetStreamContract.testUserTargetsAreEveryValidDeviceOfEachUser)
+    }
+}
+
+final class WebhookQueueContractOnPostgreSQL: XCTestCase {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
+        try await runContract(.postgresql, WebhookQueueContract.testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending)
+    }
+
+    func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds() async throws {
+        try await runContract(.postgresql, WebhookQueueContract.testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds)
+    }
+
+    func testRetryDeliveredAndGaveUpOutcomes() async throws {
+        try await runContract(.postgresql, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
+    }
+}

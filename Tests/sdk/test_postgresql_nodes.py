@@ -1,0 +1,101 @@
+"""Two push-server nodes on one PostgreSQL database (storage.backend "postgresql"): a token registered through
+both at once is one device, and when the node delivering a publish is killed (-9) mid fan-out the other node takes
+the publish over after its lease and finishes it: every device reached, duplicates bounded by what was in flight.
+
+Each node is a real server process with its own directory; they share the strict mock APNs and the database of the
+test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
+import os
+import sys
+import threading
+import uuid
+
+import pytest
+import requests
+
+from beams import Beams, wait_for
+from bulk import register_devices
+from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
+
+sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+import postgresql_cluster  # noqa: E402
+
+if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
+    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
+                allow_module_level=True)
+
+DEVICES = 2000
+CONNECTIONS, STREAMS, MOCK_DELAY_MS = 2, 50, 100
+
+
+@pytest.fixture(scope="module")
+def nodes(environment):
+    cluster = postgresql_cluster.shared()
+    storage = {"backend": "postgresql",
+               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("nodes"))}}
+    mock = environment.mock()
+    overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
+                 "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
+                 "limits": LOAD_TEST_LIMITS}
+    node_a = environment.server(mock, overrides, name="node-a")
+    node_b = environment.server(mock, overrides, name="node-b")
+    return node_a, node_b, mock
+
+
+def test_one_token_registered_through_two_nodes_at_once_is_one_device(nodes):
+    node_a, node_b, _ = nodes
+    token = uuid.uuid4().hex + uuid.uuid4().hex
+    ids = []
+    barrier = threading.Barrier(8)
+
+    def register(server):
+        barrier.wait()
+        r = requests.post(server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns"),
+                          json={"token": token, "bundleIdentifier": "com.example.sdktest"},
+                          verify=server.cert, timeout=10)
+        assert r.status_code == 200, r.text
+        ids.append(r.json()["id"])
+
+    threads = [threading.Thread(target=register, args=(server,)) for server in [node_a, node_b] * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(ids) == 8 and len(set(ids)) == 1, ids
+    for server in (node_a, node_b):
+        r = requests.get(server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns/{ids[0]}"),
+                         verify=server.cert, timeout=10)
+        assert r.status_code == 200 and r.json()["id"] == ids[0], r.text
+
+
+def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
+    node_a, node_b, mock = nodes
+    interest = f"nodes-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
+    register_devices(node_a, INSTANCE_ID, tokens, interest)
+    mock.configure(record=False, delay_ms=MOCK_DELAY_MS)
+    # Node B accepts the publish and wakes its own engine, so B claims it (node A only polls once a second).
+    via_b = Beams(node_b)
+    publish_id = via_b.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "two nodes"}}})
+    control = requests.Session()
+
+    def seen():
+        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
+
+    wait_for(lambda: seen() >= DEVICES * 0.4, timeout=60, interval=0.01, message="the fan-out never got going")
+    node_b.kill9()
+    at_kill = seen()
+    assert at_kill < DEVICES, "the publish finished before the kill"
+
+    status = Beams(node_a).wait_finished(publish_id, timeout=120)
+    assert status["status"] == "finished", status
+    assert status["attempts"] == 2, status
+    assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
+    per_token = control.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    accepted = {token: counts.get("200", 0) for token, counts in per_token.items()}
+    assert sum(1 for token in tokens if accepted.get(token, 0) == 0) == 0, "a device was never reached"
+    duplicates = sum(max(0, accepted.get(token, 0) - 1) for token in tokens)
+    # Re-sent by node A: what B had in flight plus what it had answered since its last checkpoint.
+    rate = CONNECTIONS * STREAMS / (MOCK_DELAY_MS / 1000)
+    assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
+    node_b.start()
