@@ -108,7 +108,9 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), Self.requestTimeout / 2)
         XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, tokens.count, "\(results.filter { $0.response?.status != 200 }.prefix(3))")
         let stats = try mock.stats()
-        XCTAssertEqual(stats.connectionsDropped, 6)
+        // At least one reset per batch. On a loaded machine libcurl may not have parsed a `cc` request's own 200
+        // before the reset: that request is then unanswered, re-sent (correctly), and the mock resets again.
+        XCTAssertGreaterThanOrEqual(stats.connectionsDropped, 6)
         let sent = tokens.map { stats.sentPerToken[$0]?["200"] ?? 0 }
         XCTAssertEqual(sent.filter { $0 == 0 }.count, 0, "no device is missing")
         // What libcurl 7.88 drops unread from the socket buffer when the connection resets is sent again (at
