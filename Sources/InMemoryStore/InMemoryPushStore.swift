@@ -159,7 +159,8 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.claim(workerID: workerID, leaseDuration: leaseDuration, now: now) }
     }
 
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+    @discardableResult
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         try access { try $0.renewLease(job, workerID: workerID, leaseDuration: leaseDuration, now: now) }
     }
 

@@ -45,10 +45,11 @@ extension InMemoryState {
         return stored
     }
 
-    mutating func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) throws {
+    mutating func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) throws -> Bool {
         var stored = try leased(job, workerID: workerID)
         stored.leaseExpiresAt = now.millisecondsSince1970(after: leaseDuration)
         jobs[job.rawValue] = stored
+        return stored.cancelRequested
     }
 
     mutating func checkpoint(

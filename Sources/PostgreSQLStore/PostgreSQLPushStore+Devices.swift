@@ -5,7 +5,7 @@ extension PostgreSQLPushStore {
     /// The columns `readDevice` expects, in order.
     static let deviceColumns = """
         id, public_id, instance_id, platform, token, environment, environment_declared, bundle_id, metadata, \
-        user_id, created_at, last_registered_at, last_status, last_reason, last_result_at, invalidated_at
+        user_id, created_at, last_registered_at, last_status, last_reason, last_result_at, invalidated_at, time_zone
         """
 
     /// Maps a row selected with `deviceColumns` to its internal key and the device.
@@ -19,7 +19,8 @@ extension PostgreSQLPushStore {
             environment: PushEnvironment(rawValue: result.text(row, 5)) ?? .production,
             environmentDeclared: result.bool(row, 6), bundleID: result.optionalText(row, 7),
             metadata: result.text(row, 8), userID: result.optionalText(row, 9), createdAt: result.date(row, 10),
-            lastRegisteredAt: result.date(row, 11), lastResult: lastResult, invalidatedAt: result.optionalDate(row, 15))
+            lastRegisteredAt: result.date(row, 11), lastResult: lastResult, invalidatedAt: result.optionalDate(row, 15),
+            timeZone: result.optionalText(row, 16))
         return (result.int64(row, 0), device)
     }
 
@@ -152,6 +153,14 @@ extension PostgreSQLPushStore {
         try await write { connection in
             try connection.run(
                 "DELETE FROM devices WHERE public_id = $1 AND instance_id = $2", [.text(id), .text(instanceID)]) > 0
+        }
+    }
+
+    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+        try await write { connection in
+            try connection.run(
+                "UPDATE devices SET time_zone = $1 WHERE public_id = $2 AND instance_id = $3",
+                [.text(timeZone), .text(deviceID), .text(instanceID)]) > 0
         }
     }
 

@@ -5,16 +5,19 @@ import PushStore
 extension PostgreSQLPushStore {
     static let jobColumns = """
         id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
-        lease_expires_at
+        lease_expires_at, not_before, cancel_requested
         """
 
-    static func readJob(_ result: PGResult, _ row: Int) throws -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?) {
+    static func readJob(_ result: PGResult, _ row: Int) throws
+        -> (id: PublishJobID, job: PublishJob, cursor: Int64, attempts: Int, lease: Date?, cancelRequested: Bool)
+    {
         let job = PublishJob(
             instanceID: result.text(row, 1), publishID: result.text(row, 2),
             kind: PublishKind(rawValue: result.text(row, 3)) ?? .interests, targets: try readTargets(result, row, 4),
-            payload: result.bytes(row, 5), webhookURL: result.optionalText(row, 6), createdAt: result.date(row, 7))
+            payload: result.bytes(row, 5), webhookURL: result.optionalText(row, 6), createdAt: result.date(row, 7),
+            notBefore: result.optionalDate(row, 11))
         return (PublishJobID(rawValue: result.int64(row, 0)), job, result.int64(row, 8), Int(result.int64(row, 9)),
-                result.optionalDate(row, 10))
+                result.optionalDate(row, 10), result.bool(row, 12))
     }
 
     /// The `targets` column, selected as `array_to_json(targets)::text`: the project's one JSON parser reads it,
@@ -48,13 +51,15 @@ extension PostgreSQLPushStore {
         try await write { connection in
             let result = try connection.query(
                 """
-                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at)
-                VALUES ($1, $2, $3, $4::text[], $5::bytea, $6, $7::bigint) ON CONFLICT (instance_id, publish_id) DO NOTHING
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
+                    not_before)
+                VALUES ($1, $2, $3, $4::text[], $5::bytea, $6, $7::bigint, $8::bigint)
+                ON CONFLICT (instance_id, publish_id) DO NOTHING
                 RETURNING id
                 """,
                 [
                     .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .textArray(job.targets),
-                    .bytes(job.payload), .text(job.webhookURL), .millis(job.createdAt),
+                    .bytes(job.payload), .text(job.webhookURL), .millis(job.createdAt), .millis(job.notBefore),
                 ])
             guard let id = result.first({ result.int64($0, 0) }) else {
                 throw PushStoreError.duplicatePublish(publishID: job.publishID)
@@ -65,18 +70,21 @@ extension PostgreSQLPushStore {
 
     /// The claim: the oldest claimable job, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
     /// it instead of waiting, in a MATERIALIZED CTE so the planner cannot re-run the LIMITed subquery inside a join
-    /// and claim more rows than one; then leased in the same statement.
+    /// and claim more rows than one; then leased in the same statement. A queued job is claimable once its
+    /// `not_before` (a scheduled publish, or a local-time publish's next round) has come.
     static let claimSQL = """
         WITH next AS MATERIALIZED (
             SELECT id FROM publish_jobs
-            WHERE state IN ('queued', 'running') AND (state = 'queued' OR lease_expires_at <= $1)
+            WHERE state IN ('queued', 'running')
+                AND ((state = 'queued' AND (not_before IS NULL OR not_before <= $1))
+                    OR (state = 'running' AND lease_expires_at <= $1))
             ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
         )
         UPDATE publish_jobs j SET state = 'running', lease_owner = $2, lease_expires_at = $3,
             started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
         FROM next WHERE j.id = next.id
         RETURNING j.id, j.instance_id, j.publish_id, j.kind, array_to_json(j.targets)::text, j.payload, j.webhook_url,
-            j.created_at, j.cursor, j.attempts, j.lease_expires_at
+            j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested
         """
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
@@ -89,18 +97,25 @@ extension PostgreSQLPushStore {
             return ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,
                 counters: try Self.counters(connection, job: claimed.id.rawValue), attempt: claimed.attempts,
-                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires))
+                leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires),
+                cancelRequested: claimed.cancelRequested)
         }
     }
 
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+    @discardableResult
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        try await write { connection in
-            // `lease_expires_at` is in no index: the renewal is a HOT update.
-            let changed = try connection.run(
-                "UPDATE publish_jobs SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND state = 'running'",
+        return try await write { connection in
+            // `lease_expires_at` is in no index: the renewal is a HOT update. `cancel_requested` tells the holder
+            // of a cancel made through another node.
+            let result = try connection.query(
+                """
+                UPDATE publish_jobs SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND state = 'running'
+                RETURNING cancel_requested
+                """,
                 [.integer(expires), .integer(job.rawValue), .text(workerID)])
-            if changed == 0 { throw PushStoreError.leaseLost(job) }
+            guard let cancelRequested = result.first({ result.bool($0, 0) }) else { throw PushStoreError.leaseLost(job) }
+            return cancelRequested
         }
     }
 
@@ -138,7 +153,7 @@ extension PostgreSQLPushStore {
     public func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws {
-        precondition(state == .finished || state == .failed, "finishJob needs a final state")
+        precondition(state.isFinal, "finishJob needs a final state")
         try await write { connection in
             let changed = try connection.run(
                 """
@@ -168,7 +183,7 @@ extension PostgreSQLPushStore {
         let rows = try connection.query(
             """
             SELECT j.id, j.instance_id, j.publish_id, j.kind, j.state, j.targets_total, j.summary, j.attempts,
-                   j.created_at, j.started_at, j.finished_at,
+                   j.created_at, j.started_at, j.finished_at, j.not_before, j.cancel_requested,
                    (SELECT count(*) FROM events e WHERE e.instance_id = j.instance_id AND e.publish_id = j.publish_id
                        AND e.kind = \(ReportingEvent.Kind.delivery.rawValue)),
                    (SELECT count(*) FROM events e WHERE e.instance_id = j.instance_id AND e.publish_id = j.publish_id
@@ -190,8 +205,9 @@ extension PostgreSQLPushStore {
                 state: PublishState(rawValue: rows.text(row, 4)) ?? .queued, counters: counters[id] ?? [:],
                 targetsTotal: rows.optionalInt64(row, 5), summary: rows.optionalText(row, 6),
                 attempts: Int(rows.int64(row, 7)), createdAt: rows.date(row, 8), startedAt: rows.optionalDate(row, 9),
-                finishedAt: rows.optionalDate(row, 10), delivered: Int(rows.int64(row, 11)),
-                opened: Int(rows.int64(row, 12)))
+                finishedAt: rows.optionalDate(row, 10), delivered: Int(rows.int64(row, 13)),
+                opened: Int(rows.int64(row, 14)), notBefore: rows.optionalDate(row, 11),
+                cancelRequested: rows.bool(row, 12))
         }
         return ids.compactMap { byID[$0] }
     }
@@ -219,6 +235,64 @@ extension PostgreSQLPushStore {
         try await read { connection in
             // The partial index publish_jobs_open holds only unfinished jobs.
             Int(try connection.query("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')").int64(0, 0))
+        }
+    }
+
+    // MARK: Scheduling and cancelling
+
+    public func nextPublishDue(now: Date) async throws -> Date? {
+        try await read { connection in
+            // The partial index publish_jobs_scheduled holds only queued jobs with a time: one entry is read.
+            let result = try connection.query(
+                """
+                SELECT min(not_before) FROM publish_jobs
+                WHERE state = 'queued' AND not_before IS NOT NULL AND not_before > $1
+                """, [.millis(now)])
+            return result.first { result.optionalDate($0, 0) } ?? nil
+        }
+    }
+
+    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+        try await write { connection in
+            // Fenced like a checkpoint: only the lease holder hands the job back, and the row lock it takes makes
+            // a claim on another node (SKIP LOCKED) pass over it until the new round's time is committed.
+            let changed = try connection.run(
+                """
+                UPDATE publish_jobs SET state = 'queued', not_before = $1, cursor = 0, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = $2 AND lease_owner = $3 AND state = 'running'
+                """, [.millis(notBefore), .integer(job.rawValue), .text(workerID)])
+            if changed == 0 { throw PushStoreError.leaseLost(job) }
+            try connection.run("DELETE FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
+        }
+    }
+
+    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try await write { connection in
+            // The row lock orders the cancel against a claim, a reschedule or a finish on any node: a claim
+            // skips the locked row, and whatever committed first is what the state read here shows.
+            let found = try connection.query(
+                "SELECT id, state FROM publish_jobs WHERE instance_id = $1 AND publish_id = $2 FOR UPDATE",
+                [.text(instanceID), .text(publishID)])
+            guard let (id, state) = found.first({ (found.int64($0, 0), found.text($0, 1)) }) else { return nil }
+            switch PublishState(rawValue: state) {
+            case .queued:
+                try connection.run(
+                    """
+                    UPDATE publish_jobs SET state = 'cancelled', finished_at = $1, lease_owner = NULL,
+                        lease_expires_at = NULL
+                    WHERE id = $2
+                    """, [.millis(now), .integer(id)])
+                try connection.run("DELETE FROM publish_answered WHERE job_id = $1", [.integer(id)])
+                return try Self.statuses(connection, jobs: [id]).first.map(PublishCancellation.cancelled)
+            case .running:
+                // The lease holder (on this node or another) sees the mark and stops; if it died, the next
+                // claimant gets `cancelRequested` and ends the job without sending.
+                try connection.run("UPDATE publish_jobs SET cancel_requested = true WHERE id = $1", [.integer(id)])
+                return .running(PublishJobID(rawValue: id))
+            default:
+                return try Self.statuses(connection, jobs: [id]).first.map(PublishCancellation.alreadyEnded)
+            }
         }
     }
 }

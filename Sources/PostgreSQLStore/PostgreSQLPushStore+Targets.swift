@@ -4,7 +4,8 @@ import PushStore
 extension PostgreSQLPushStore {
     /// The target columns, after the candidate's ref: the device fields and whether it is valid.
     static let targetColumns = """
-        d.public_id, d.platform, d.token, d.environment, d.environment_declared, d.last_registered_at, d.user_id
+        d.public_id, d.platform, d.token, d.environment, d.environment_declared, d.last_registered_at, d.user_id, \
+        d.time_zone
         """
 
     /// One keyset page over the union of interests: per interest, the first `$3` followers after the cursor from the
@@ -51,7 +52,7 @@ extension PostgreSQLPushStore {
             token: result.text(row, offset + 2),
             environment: PushEnvironment(rawValue: result.text(row, offset + 3)) ?? .production,
             environmentDeclared: result.bool(row, offset + 4), lastRegisteredAt: result.date(row, offset + 5),
-            userID: result.optionalText(row, offset + 6))
+            userID: result.optionalText(row, offset + 6), timeZone: result.optionalText(row, offset + 7))
     }
 
     /// The union of the interests' valid followers after `cursor`, each once, in ref order. The page's cursor is the

@@ -9,7 +9,7 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1]
+    static let migrations: [String] = [version1, scheduledPublishes]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -151,5 +151,25 @@ enum PostgreSQLSchema {
             updated_at bigint NOT NULL,
             PRIMARY KEY (team_id, key_id)
         );
+        """
+
+    /// Step 2. Scheduled, cancelled and expired publishes, and device time zones (local-time publishes).
+    /// - `state` takes `cancelled` and `expired` itself (SQLite, which cannot alter a CHECK in place, keeps them in
+    ///   a side column): the check constraint is replaced, which scans `publish_jobs` once under the migration's lock.
+    /// - `not_before`: a queued job is not claimable before it (ms). `publish_jobs_scheduled` holds only queued
+    ///   jobs that have one, so `nextPublishDue` reads one index entry; a claim still walks `publish_jobs_open`.
+    ///   Neither a lease renewal nor a checkpoint writes it, so those updates stay HOT.
+    /// - `cancel_requested`: cancelled while running; the worker holding it (or the next claimant) ends it.
+    /// - `devices.time_zone`: an IANA zone name, NULL for the instance default.
+    /// Columns added without a volatile default change only the catalog (no table rewrite).
+    static let scheduledPublishes = """
+        ALTER TABLE publish_jobs
+            ADD COLUMN not_before bigint,
+            ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false,
+            DROP CONSTRAINT publish_jobs_state_check,
+            ADD CONSTRAINT publish_jobs_state_check
+                CHECK (state IN ('queued', 'running', 'finished', 'failed', 'cancelled', 'expired'));
+        CREATE INDEX publish_jobs_scheduled ON publish_jobs (not_before) WHERE state = 'queued' AND not_before IS NOT NULL;
+        ALTER TABLE devices ADD COLUMN time_zone text;
         """
 }

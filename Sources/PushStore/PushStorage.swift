@@ -93,8 +93,11 @@ public protocol PublishQueue: Sendable {
     /// `workerID` until `now + leaseDuration`. Jobs leased by live workers are skipped, so several workers (or one
     /// engine claiming several jobs) run jobs side by side. - Returns: `nil` when nothing is claimable.
     func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob?
-    /// Extends the lease. - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds it.
-    func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+    /// Extends the lease. - Returns: whether `cancelPublish` marked the job meanwhile (`cancelRequested`): the
+    /// holder must stop it and end it `.cancelled`. This is how a run learns of a cancel made on another node.
+    /// - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds it.
+    @discardableResult
+    func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool
     /// The next `limit` targets with `ref > cursor`, in `ref` order, each device once, invalidated devices skipped.
     /// Reads pages lazily from indexes; never loads every subscriber.
     func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage

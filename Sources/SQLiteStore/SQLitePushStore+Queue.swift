@@ -103,13 +103,17 @@ extension SQLitePushStore {
         }
     }
 
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+    @discardableResult
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        try await write { connection in
+        return try await write { connection in
             let changed = try connection.run(
                 "UPDATE publish_jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
                 [.integer(expires), .integer(job.rawValue), .text(workerID)])
             if changed == 0 { throw PushStoreError.leaseLost(job) }
+            return try connection.first(
+                "SELECT cancel_requested FROM publish_jobs WHERE id = ?", [.integer(job.rawValue)]) { $0.int64(0) != 0 }
+                ?? false
         }
     }
 

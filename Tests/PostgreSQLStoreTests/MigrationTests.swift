@@ -44,4 +44,50 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         XCTAssertEqual(try scalar("SELECT count(*) FROM schema_migrations"), "2")
         XCTAssertEqual(try scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('step_one', 'step_two')"), "2")
     }
+
+    /// Migration 2 (scheduled publishes) on a database that version 1 filled: the rows stay, a queued job of then
+    /// is claimable at once (no `not_before`), the new end states are accepted, and a device gains a time zone.
+    func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let now = self.now
+        configuration.clock = { now }
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: [PostgreSQLSchema.version1]))
+        try await old.close()
+        XCTAssertEqual(try scalar("SELECT max(version) FROM schema_migrations"), "1")
+        try cluster.sql("""
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('apns-old', '\(instance)', 'apns', '\(token(1))', 'production', 0, 0);
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                VALUES ('\(instance)', 'queued-before', 'interests', '{news}', '\\x00', 0),
+                       ('\(instance)', 'queued-too', 'interests', '{news}', '\\x00', 0);
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, state, created_at, finished_at)
+                VALUES ('\(instance)', 'done-before', 'interests', '{news}', '\\x00', 'finished', 0, 0)
+            """, database: database)
+
+        let store = try await PostgreSQLPushStore.open(configuration)
+        XCTAssertEqual(try scalar("SELECT max(version) FROM schema_migrations"), String(PostgreSQLSchema.migrations.count))
+        let done = try await store.publishStatus(instanceID: instance, publishID: "done-before")
+        XCTAssertEqual(done?.state, .finished)
+        XCTAssertEqual(done?.cancelRequested, false)
+        let claimed = try await store.claimJob(workerID: "w1", leaseDuration: .seconds(30), now: now)
+        XCTAssertEqual(claimed?.job.publishID, "queued-before")
+        XCTAssertNil(claimed?.job.notBefore)
+        let job = try XCTUnwrap(claimed)
+        try await store.finishJob(job.id, workerID: "w1", state: .expired, targetsTotal: 0, summary: nil, now: now)
+        let cancelled = try await store.cancelPublish(instanceID: instance, publishID: "queued-too", now: now)
+        guard case .cancelled(let status)? = cancelled else { return XCTFail("\(String(describing: cancelled))") }
+        XCTAssertEqual(status.state, .cancelled)
+        let statistics = try await store.statistics(instanceID: instance, since: Date(millisecondsSince1970: 0))
+        XCTAssertEqual(statistics.publishesByState, [.finished: 1, .expired: 1, .cancelled: 1])
+        let zoned = try await store.updateTimeZone(instanceID: instance, deviceID: "apns-old", timeZone: "Europe/Vienna")
+        XCTAssertTrue(zoned)
+        let device = try await store.device(instanceID: instance, id: "apns-old")
+        XCTAssertEqual(device?.timeZone, "Europe/Vienna")
+        try await store.close()
+        // The widened check still refuses a state nobody defined.
+        XCTAssertThrowsError(try cluster.sql(
+            "UPDATE publish_jobs SET state = 'paused' WHERE publish_id = 'done-before'", database: database))
+    }
 }

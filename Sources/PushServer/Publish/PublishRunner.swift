@@ -105,8 +105,8 @@ struct PublishRunner: Sendable {
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
             // (During an outage this write fails too; the lease then runs out.)
-            try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID, leaseDuration: .zero,
-                                                now: Date())
+            _ = try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID,
+                                                    leaseDuration: .zero, now: Date())
             log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
         }
     }
@@ -143,8 +143,8 @@ struct PublishRunner: Sendable {
             // The lease runs out (or is handed back below) and the round runs again: its targets are all answered
             // by then, so it sends nothing and reschedules.
             log.error("Rescheduling the next local-time round failed", ["error": "\(error)"])
-            try? await context.store.renewLease(run.claimed.id, workerID: context.settings.workerID,
-                                                leaseDuration: .zero, now: Date())
+            _ = try? await context.store.renewLease(run.claimed.id, workerID: context.settings.workerID,
+                                                    leaseDuration: .zero, now: Date())
         }
     }
 
@@ -185,8 +185,14 @@ struct PublishRunner: Sendable {
         while await !run.waitForEnd(deadline: next) {
             next = .now + settings.leaseDuration / 3
             do {
-                try await context.store.renewLease(run.claimed.id, workerID: settings.workerID,
-                                                   leaseDuration: settings.leaseDuration, now: Date())
+                let cancelRequested = try await context.store.renewLease(
+                    run.claimed.id, workerID: settings.workerID, leaseDuration: settings.leaseDuration, now: Date())
+                // Cancelled through another node (a cancel through this one has stopped the run already): the run
+                // stops sending and ends `cancelled`, as a local cancel does.
+                if cancelRequested && !run.isCancelled {
+                    log.notice("Publish cancelled elsewhere; stopping this run")
+                    run.cancel()
+                }
             } catch PushStoreError.leaseLost {
                 log.error("Publish lease lost to another worker; stopping this run")
                 run.markLost()

@@ -136,6 +136,37 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         XCTAssertEqual(status?.targetsTotal, Int64(sentAtAnswer))
     }
 
+    func testCancelMadeThroughAnotherNodeStopsTheRunAtItsNextLeaseRenewal() async throws {
+        let fixture = EngineFixture()
+        try await fixture.addDevices(1...50)
+        let id = try await enqueue(fixture, "elsewhere", delivery: nil, notBefore: nil)
+        var settings = EngineFixture.settings()
+        settings.leaseDuration = .milliseconds(600)
+        let store = ScriptedStore(fixture.base)
+        let sender = FakeSender(window: 2, defaultAnswer: .hold)
+        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender, settings: settings))
+        await waitForState("the window is full and one more waits", sender.state) {
+            $0.held.count == 2 && $0.slotWaiters.count == 1
+        }
+        // Another node's API marks the job; this engine is never told (no `engine.cancel`), only the store knows.
+        let marked = try await fixture.base.cancelPublish(instanceID: fixture.instanceID, publishID: "elsewhere",
+                                                          now: Date())
+        XCTAssertEqual(marked, .running(id))
+        let renewalsAtCancel = store.events.count { $0 == .renewed }
+        await store.waitFor("a renewal after the cancel") { events in
+            events.count { $0 == .renewed } > renewalsAtCancel
+        }
+        sender.state.update { $0.defaultAnswer = .respond(.accepted) }
+        sender.releaseAll()
+        await store.waitFor("ended") { $0.finishedCount == 1 }
+        await node.stop()
+        XCTAssertTrue(store.events.contains(.finished(.cancelled)))
+        XCTAssertLessThanOrEqual(sender.sent.count, 3, "the window plus the one waiting for a slot, nothing after")
+        let status = try await fixture.status("elsewhere")
+        XCTAssertEqual(status?.state, .cancelled)
+        XCTAssertEqual(status?.accepted, Int64(sender.sent.count))
+    }
+
     func testCancelledWhileItsWorkerWasGoneEndsWithoutSending() async throws {
         let fixture = EngineFixture()
         try await fixture.addDevices(1...3)

@@ -112,11 +112,14 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         return claimed
     }
 
-    func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws {
+    @discardableResult
+    func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         do {
             try check(.renew)
-            try await base.renewLease(job, workerID: workerID, leaseDuration: leaseDuration, now: shifted(now))
+            let cancelRequested = try await base.renewLease(job, workerID: workerID, leaseDuration: leaseDuration,
+                                                            now: shifted(now))
             record(.renewed)
+            return cancelRequested
         } catch {
             record(.renewFailed(leaseLost: Self.isLeaseLost(error)))
             throw error

@@ -184,6 +184,32 @@ final class RetentionContractOnPostgreSQL: XCTestCase {
     }
 }
 
+final class ScheduledPublishContractOnPostgreSQL: XCTestCase {
+    func testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere)
+    }
+
+    func testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue)
+    }
+
+    func testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testCancellingAQueuedPublishEndsItAndARunningOneIsMarkedForItsWorker)
+    }
+
+    func testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime)
+    }
+
+    func testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testExpiredAndCancelledEndStatesSurviveReopeningAndAreCountedByState)
+    }
+
+    func testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets() async throws {
+        try await runContract(.postgresql, ScheduledPublishContract.testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets)
+    }
+}
+
 final class StatisticsContractOnPostgreSQL: XCTestCase {
     func testCountsDevicesInvalidOnesAndTheInstanceOnly() async throws {
         try await runContract(.postgresql, StatisticsContract.testCountsDevicesInvalidOnesAndTheInstanceOnly)

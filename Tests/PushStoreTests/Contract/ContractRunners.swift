@@ -521,6 +521,10 @@ final class WebhookQueueContractInMemory: XCTestCase {
 }
 
 final class ScheduledPublishContractOnSQLite: XCTestCase {
+    func testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere() async throws {
+        try await runContract(.sqlite, ScheduledPublishContract.testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere)
+    }
+
     func testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue() async throws {
         try await runContract(.sqlite, ScheduledPublishContract.testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue)
     }
@@ -543,6 +547,10 @@ final class ScheduledPublishContractOnSQLite: XCTestCase {
 }
 
 final class ScheduledPublishContractInMemory: XCTestCase {
+    func testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere() async throws {
+        try await runContract(.inMemory, ScheduledPublishContract.testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere)
+    }
+
     func testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue() async throws {
         try await runContract(.inMemory, ScheduledPublishContract.testScheduledJobIsNotClaimableBeforeItsTimeAndIsReportedAsNextDue)
     }

@@ -99,6 +99,31 @@ final class ScheduledPublishContract: StoreContract {
         try await store.close()
     }
 
+    func testRenewingALeaseTellsItsHolderOfACancelMadeElsewhere() async throws {
+        let store = try await openStore()
+        let id = try await store.enqueuePublish(publish("elsewhere"))
+        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        let before = try await store.renewLease(id, workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertFalse(before)
+        // Another node's API marks it; the holder learns of it at its next renewal, which still extends the lease
+        // so that the holder can end the job itself.
+        let marked = try await store.cancelPublish(instanceID: instance, publishID: "elsewhere", now: clock.now)
+        XCTAssertEqual(marked, .running(id))
+        clock.advance(20)
+        let after = try await store.renewLease(id, workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertTrue(after)
+        clock.advance(20)
+        let stillHeld = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
+        XCTAssertNil(stillHeld, "the renewal extended the lease")
+        await XCTAssertThrowsAsync(PushStoreError.leaseLost(id)) {
+            try await store.renewLease(id, workerID: "w2", leaseDuration: self.lease, now: self.clock.now)
+        }
+        try await store.finishJob(id, workerID: "w1", state: .cancelled, targetsTotal: 0, summary: nil, now: clock.now)
+        let status = try await store.publishStatus(instanceID: instance, publishID: "elsewhere")
+        XCTAssertEqual(status?.state, .cancelled)
+        try await store.close()
+    }
+
     func testRescheduleRestartsTheCursorKeepsCountersAndWaitsForItsTime() async throws {
         let store = try await openStore()
         let id = try await store.enqueuePublish(publish("rounds"))
