@@ -1,12 +1,14 @@
 """Two push-server nodes on one PostgreSQL database (storage.backend "postgresql"): a token registered through
 both at once is one device, and when the node delivering a publish is killed (-9) mid fan-out the other node takes
 the publish over after its lease and finishes it: every device reached, duplicates bounded by what was in flight.
+A cancel through one node stops the fan-out the other node runs, at that node's next lease renewal.
 
 Each node is a real server process with its own directory; they share the strict mock APNs and the database of the
 test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
 import os
 import sys
 import threading
+import time
 import uuid
 
 import pytest
@@ -99,3 +101,45 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     rate = CONNECTIONS * STREAMS / (MOCK_DELAY_MS / 1000)
     assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
     node_b.start()
+
+
+def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
+    """Node B runs the publish; the cancel goes to node A, which has no run to stop and answers `cancelling`.
+    B learns of it at its next lease renewal (a third of the lease), stops sending and ends the publish
+    `cancelled` long before its fan-out would have finished; the counts are what the mock accepted."""
+    node_a, node_b, mock = nodes
+    interest = f"nodes-cancel-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
+    register_devices(node_a, INSTANCE_ID, tokens, interest)
+    delay_ms = 500
+    rate = CONNECTIONS * STREAMS / (delay_ms / 1000)  # 200/s: the whole fan-out would take 10 s
+    mock.configure(record=False, delay_ms=delay_ms)
+    control = requests.Session()
+
+    def seen():
+        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
+
+    before = seen()
+    publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "stop"}}})
+    wait_for(lambda: seen() - before >= rate, timeout=60, interval=0.01, message="the fan-out never got going")
+    via_a = Beams(node_a)
+    r = via_a.session.delete(node_a.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
+                             headers={"Authorization": f"Bearer {via_a.secret}"}, timeout=60)
+    at_cancel = seen() - before
+    assert r.status_code == 200, r.text
+    # Node A has no run to stop: the publish is marked (B may already have seen it at a renewal).
+    assert r.json()["status"] in ("cancelling", "cancelled"), r.json()
+
+    status = wait_for(lambda: (s := via_a.status(publish_id))["status"] not in ("running", "cancelling") and s,
+                      timeout=LEASE_SECONDS, interval=0.05, message="node B never stopped the cancelled publish")
+    assert status["status"] == "cancelled", status
+    sent = seen() - before
+    assert sent < DEVICES, "the fan-out ran to its end"
+    # What B handed to its senders until its next renewal (a third of the lease, plus slack), and what was in flight.
+    assert sent - at_cancel <= rate * (LEASE_SECONDS / 3 + 1.0) + CONNECTIONS * STREAMS, (at_cancel, sent)
+    time.sleep(1.0)
+    assert seen() - before == sent, "sent after the publish ended cancelled"
+    per_token = control.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    accepted = sum(per_token.get(token, {}).get("200", 0) for token in tokens)
+    assert status["apns"]["accepted"] == accepted and status["targets"] == accepted, (status, accepted)
+    mock.configure(delay_ms=0)
