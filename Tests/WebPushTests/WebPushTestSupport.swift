@@ -26,6 +26,23 @@ enum ReferenceWebPush {
         MockAPNs.packageRoot.appendingPathComponent("Tests/Support/webpush_decrypt.py").path
     }
 
+    /// `["--auth", value]` as `["--auth=value"]`: a base64url value may begin with `-`, which argparse would take
+    /// for an option (every option of the script takes a value).
+    static func joinedOptions(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var i = 0
+        while i < arguments.count {
+            if arguments[i].hasPrefix("--"), i + 1 < arguments.count {
+                out.append("\(arguments[i])=\(arguments[i + 1])")
+                i += 2
+            } else {
+                out.append(arguments[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
     /// Runs the script with `arguments`, `input` on stdin; returns the parsed JSON it prints.
     static func run(_ arguments: [String], input: String) throws -> [String: Any] {
         let python = MockAPNs.defaultPython
@@ -34,7 +51,7 @@ enum ReferenceWebPush {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script] + arguments
+        process.arguments = [script] + joinedOptions(arguments)
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()
