@@ -10,7 +10,7 @@
 #
 # Then the real server as users run it: `push-server serve` on config.example.json (only the port and the database
 # path changed; access log at info, to a file) against nginx with `access_log` on (to a file, default format), the
-# same route, alternately, PASSES times.
+# same route, alternately, PASSES times, with each side's CPU per request (utime+stime of its processes / requests).
 #
 # With TLS=1, one more pass compares HTTPS on keep-alive connections (self-signed P-256 cert made here; both
 # servers TLS 1.2+/1.3 with their OpenSSL defaults; wrk does not verify certificates).
@@ -146,14 +146,29 @@ for pass in $(seq "$PASSES"); do
     theirs=$RPS
     echo "   ratio ours/nginx on /health: $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')"
 done
+# CPU per request: utime+stime of the server's processes (/proc/PID/stat) over a wrk run / requests served; the
+# stable figure on a shared machine. nginx's is its workers'.
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+cpu_per_request() {  # TICKS_BEFORE TICKS_AFTER RPS → µs
+    awk -v a="$1" -v b="$2" -v r="$3" -v hz="$CLK_TCK" -v d="${DURATION%s}" 'BEGIN { printf "%.2f", (b - a) / hz * 1e6 / (r * d) }'
+}
+NGINX_WORKERS=$(pgrep -P "$NGINX_PID" | tr '\n' ' ')
 echo "-- the real server (push-server serve, config.example.json, access log at info) vs nginx with access_log on"
 for pass in $(seq "$PASSES"); do
     echo "-- pass $pass"
+    c0=$(cpu_ticks "$REAL_PID")
     run_wrk real "http://127.0.0.1:$REAL_PORT/health"
     ours=$RPS
+    ours_cpu=$(cpu_per_request "$c0" "$(cpu_ticks "$REAL_PID")" "$RPS")
+    # shellcheck disable=SC2086
+    c0=$(cpu_ticks $NGINX_WORKERS)
     run_wrk nginx+log "http://127.0.0.1:$NGINX_LOG_PORT/health"
     theirs=$RPS
-    echo "   ratio push-server/nginx (both logging) on /health: $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')"
+    # shellcheck disable=SC2086
+    theirs_cpu=$(cpu_per_request "$c0" "$(cpu_ticks $NGINX_WORKERS)" "$RPS")
+    echo "   ratio push-server/nginx (both logging) on /health: $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }');" \
+        "CPU per request: push-server $ours_cpu us, nginx $theirs_cpu us"
 done
 kill -TERM "$REAL_PID"; wait "$REAL_PID" || true; REAL_PID=""   # a clean stop flushes the buffered log
 echo "   access log lines written: push-server $(grep -c 'msg="Request completed"' "$WORK/real-access.log"), nginx $(wc -l < "$WORK/logs/access.log")"
