@@ -19,21 +19,6 @@ let batchSize = 1000
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
 
-/// Runs `body` over `items` with at most `width` in flight.
-func concurrently<T: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) async throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        var iterator = items.makeIterator()
-        for _ in 0..<width {
-            guard let item = iterator.next() else { break }
-            group.addTask { try await body(item) }
-        }
-        while try await group.next() != nil {
-            guard let item = iterator.next() else { continue }
-            group.addTask { try await body(item) }
-        }
-    }
-}
-
 let cluster = try PostgreSQLCluster.start(fsync: true)
 defer { cluster.stop() }
 let database = try cluster.createDatabase(prefix: "bench")

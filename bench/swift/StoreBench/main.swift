@@ -24,21 +24,6 @@ let batchSize = 1000
 report("StoreBench: \(deviceCount) devices, every \(hotEvery)th follows \"hot\", each follows 2 random of \(interestCount) interests")
 report("database: \(path) (WAL, synchronous=NORMAL, 64 MiB writer page cache, 2 MiB per reader, 2 readers)")
 
-/// Runs `body` over `items` with at most `width` in flight.
-func concurrently<T: Sendable>(_ items: [T], width: Int, _ body: @escaping @Sendable (T) async throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        var iterator = items.makeIterator()
-        for _ in 0..<width {
-            guard let item = iterator.next() else { break }
-            group.addTask { try await body(item) }
-        }
-        while try await group.next() != nil {
-            guard let item = iterator.next() else { continue }
-            group.addTask { try await body(item) }
-        }
-    }
-}
-
 // MARK: 1. Bulk load through the store API
 
 /// STOREBENCH_WAL_PAGES overrides `walAutocheckpointPages` (for comparing settings).
