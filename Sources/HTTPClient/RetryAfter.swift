@@ -1,3 +1,5 @@
+import Clocks
+
 /// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an IMF-fixdate. The one parser for every sender that reads
 /// the header (FCM, Web Push).
 public enum RetryAfter {
@@ -31,7 +33,7 @@ public enum RetryAfter {
               let monthIndex = months.firstIndex(of: String(decoding: b[8..<11], as: UTF8.self)),
               (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
-        return daysFromCivil(year: year, month: monthIndex + 1, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return CivilDate.daysSinceEpoch(year: year, month: monthIndex + 1, day: day) * 86_400 + hour * 3600 + minute * 60 + second
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -43,16 +45,6 @@ public enum RetryAfter {
             value = value * 10 + Int(digit - UInt8(ascii: "0"))
         }
         return value
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

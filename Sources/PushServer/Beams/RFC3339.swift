@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// Strict RFC 3339 timestamps (`2026-12-01T09:00:00Z`, `2026-12-01T10:00:00.250+01:00`): a date, `T`, a time
@@ -25,7 +26,7 @@ enum RFC3339 {
               let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2),
               b[16] == UInt8(ascii: ":"), let second = digits(17, 2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+        guard (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year), hour < 24, minute < 60,
               second < 61
         else { return nil }
         var index = 19
@@ -55,27 +56,8 @@ enum RFC3339 {
             return nil
         }
         // A leap second is read as the last second of its minute: Foundation has no 60th second.
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDate.daysSinceEpoch(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
         return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm); years 0...9999 only.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }
