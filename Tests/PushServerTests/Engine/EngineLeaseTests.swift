@@ -18,6 +18,9 @@ final class EngineLeaseTests: XCTestCase {
         let sender = FakeSender(defaultAnswer: .hold)
         let node = RunningEngine(fixture.makeEngine(store: store, sender: sender, settings: settings))
         await waitForState("the first page in flight", sender.state) { $0.held.count == 2 }
+        // The prefetch of the second page must be waiting at the gate before the lease is lost: a run that sees
+        // the loss first never reads it, and the tests' "second page was read" would wait forever.
+        await waitForState("the second page read waits at the gate", store.state) { !$0.gateWaiters.isEmpty }
         return (store, sender, node, refs)
     }
 
