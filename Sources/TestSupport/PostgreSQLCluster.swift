@@ -179,37 +179,11 @@ public final class PostgreSQLCluster: Sendable {
     /// Runs a tool to completion. - Returns: stdout. - Throws: `Failure` with stderr on a non-zero exit.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws(Failure) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
         do {
-            try process.run()
+            return try ChildProcess.checked(executable, arguments)
         } catch {
-            throw Failure(description: "cannot run \(executable): \(error)")
+            throw Failure(description: error.description)
         }
-        // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
-        let errorData = Locked(Data())
-        let errorsRead = DispatchSemaphore(value: 0)
-        let errorHandle = errors.fileHandleForReading
-        Thread {
-            let data = errorHandle.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-            errorsRead.signal()
-        }.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        errorsRead.wait()
-        guard process.terminationStatus == 0 else {
-            let stderr = String(decoding: errorData.withLock { $0 }, as: UTF8.self)
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited with "
-                + "\(process.terminationStatus): \(stderr)")
-        }
-        return String(decoding: outputData, as: UTF8.self)
     }
 
     /// A loopback port nothing listens on right now (bind to port 0, read it back, close).

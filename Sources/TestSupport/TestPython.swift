@@ -38,24 +38,14 @@ public enum TestPython {
 
             """
         try (prelude + script).write(to: scriptURL, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [scriptURL.path] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if process.terminationStatus == 97 {
+        let outcome = try ChildProcess.run(python, [scriptURL.path] + arguments)
+        if outcome.status == 97 {
             throw Failure(description: "\(python) has no `cryptography` module: run `make venv` or point PUSH_TEST_PYTHON "
                 + "at the venv's python3")
         }
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "python exited with \(process.terminationStatus): \(String(decoding: stderr, as: UTF8.self))")
+        guard outcome.status == 0 else {
+            throw Failure(description: "python exited with \(outcome.status): \(outcome.errors)")
         }
-        return String(decoding: stdout, as: UTF8.self)
+        return outcome.output
     }
 }

@@ -208,7 +208,7 @@ final class MockAPNsLaunchTests: XCTestCase {
         return raw
     }
 
-    private enum SigningError: Error { case badDER, commandFailed(String) }
+    private enum SigningError: Error { case badDER }
 
     private func base64url(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -217,20 +217,6 @@ final class MockAPNsLaunchTests: XCTestCase {
 
     @discardableResult
     private func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors  // openssl chats on stderr; keep it for the failure message only
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SigningError.commandFailed("\(executable) \(arguments.joined(separator: " ")) → \(process.terminationStatus): \(message)")
-        }
-        return String(decoding: data, as: UTF8.self)
+        try ChildProcess.checked(executable, arguments)
     }
 }

@@ -23,25 +23,10 @@ final class TLSTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// stdout and stderr together, as the assertions read openssl's and curl's messages from either.
     private func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        if let input {
-            let stdin = Pipe()
-            process.standardInput = stdin
-            try process.run()
-            stdin.fileHandleForWriting.write(input)
-            try stdin.fileHandleForWriting.close()
-        } else {
-            try process.run()
-        }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outcome = try ChildProcess.run(executable, arguments, input: input)
+        return (outcome.status, outcome.output + outcome.errors)
     }
 
     private func tlsServer(limits: HTTPLimits = TestServer.fastLimits) throws -> TestServer {

@@ -49,25 +49,9 @@ enum ReferenceWebPush {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw Failure(status: -1, description: "no Python at \(python): run `make venv` or set PUSH_TEST_PYTHON")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script] + joinedOptions(arguments)
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        // Outputs are a few hundred bytes, far below a pipe's buffer, so reading one after the other cannot block.
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(status: process.terminationStatus, description: String(decoding: errors, as: UTF8.self))
-        }
+        let outcome = try ChildProcess.run(python, [script] + joinedOptions(arguments), input: Data(input.utf8))
+        guard outcome.status == 0 else { throw Failure(status: outcome.status, description: outcome.errors) }
+        let output = outcome.stdout
         guard let object = try JSONSerialization.jsonObject(with: output) as? [String: Any] else {
             throw Failure(status: 0, description: "not a JSON object: \(String(decoding: output, as: UTF8.self))")
         }
