@@ -46,8 +46,6 @@ public struct LiveActivityToken: Sendable, Equatable {
     public static let maxNameBytes = 128
     /// Longest `reference`, in bytes.
     public static let maxReferenceBytes = 256
-    /// Longest token, in hex digits (APNs tokens are 32 bytes today; Apple documents no fixed length).
-    public static let maxTokenHexDigits = 200
     /// Activities live at most 8 h active plus 4 h on the Lock Screen, so an update token is worth nothing after
     /// 12 h (the default and the cap of `expiresAt`).
     public static let maxUpdateTokenLifetime: TimeInterval = 12 * 3600
