@@ -41,8 +41,8 @@ extension InMemoryState {
         }
         let live = mine.filter { $0.token.expiresAt.map { $0 > now } ?? true }
         guard live.count < bound else { return .limitReached(bound) }
-        for row in mine where !live.contains(where: { $0.ref == row.ref }) { liveActivities[row.ref] = nil }
         try requireRoom(for: 1)
+        for row in mine where !live.contains(where: { $0.ref == row.ref }) { liveActivities[row.ref] = nil }
         lastLiveActivityRef += 1
         var stored = token
         stored.deviceID = deviceID

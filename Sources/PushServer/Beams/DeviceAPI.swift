@@ -52,7 +52,7 @@ struct DeviceAPI: Sendable {
         for (method, pattern, limit, handler) in liveActivityRoutes {
             route(&router, method, pattern, limit) { try await handler(liveActivity, $0) }
         }
-        cors.registerPreflights(Array(Set(liveActivityRoutes.map(\.1))).sorted(), into: &router)
+        cors.registerPreflights(Array(Set(liveActivityRoutes.map { $0.1 })).sorted(), into: &router)
         cors.registerPreflights([
             "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
             "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",

@@ -143,7 +143,7 @@ struct PublishPlan: Sendable, Equatable {
             delivery = try Self.decodeDelivery(members)
         }
         if let stored = object["liveActivity"] {
-            guard let members = stored.objectValue, let event = members["event"]?.stringValue.flatMap(LiveActivityPayload.Event.init),
+            guard let members = stored.objectValue, let event = members["event"]?.stringValue.flatMap({ LiveActivityPayload.Event(rawValue: $0) }),
                   let type = members["attributesType"]?.stringValue, let apnsPayload,
                   var root = JSONValue.parse(apnsPayload)?.objectValue, let aps = root.removeValue(forKey: "aps")?.objectValue
             else { throw PublishPlanError() }
