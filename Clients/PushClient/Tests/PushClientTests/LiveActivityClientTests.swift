@@ -27,7 +27,8 @@ final class LiveActivityClientTests: XCTestCase {
     }
 
     private func listing(_ client: PushClient) async throws -> [String: Any] {
-        let deviceID = try XCTUnwrap(await client.deviceID)
+        let current = await client.deviceID
+        let deviceID = try XCTUnwrap(current)
         let (status, body) = try await server.call(
             "GET", "/device_api/v1/instances/\(ServerProcess.instanceID)/devices/apns/\(deviceID)/live-activity", secret: false)
         XCTAssertEqual(status, 200)
