@@ -241,13 +241,15 @@ def test_device_api_extension_refuses_hostile_input(la_env):
     check("GET", device_url(server, device_id), 404)
 
 
-def test_restart_mid_fanout_resumes_without_duplicates(environment):
-    """SIGTERM in the middle of a start fan-out over 300 push-to-start tokens: the restarted server finishes it, and
-    every token got the start exactly once (a drained stop checkpoints every answer)."""
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+def test_restart_mid_fanout_resumes_without_losing_or_repeating_tokens(environment, stop_signal):
+    """A stop in the middle of a start fan-out over 300 push-to-start tokens: the restarted server finishes it and
+    every token got the start. After SIGTERM (a drained stop checkpoints every answer) exactly once; after kill -9
+    at most what was in flight (20 streams) plus what was answered since the last checkpoint is sent again."""
     mock = environment.mock()
     server = environment.server(mock, {"engine": {"leaseSeconds": 5},
                                        "apns": {"connectionsPerPool": 1, "streamsPerConnection": 20},
-                                       "limits": LOAD_TEST_LIMITS}, name="la-restart")
+                                       "limits": LOAD_TEST_LIMITS}, name=f"la-restart-{stop_signal.name}")
     client = Beams(server)
     interest = unique("restart")
     ids, _ = register_devices(server, INSTANCE_ID, [random_token() for _ in range(300)], interest)
@@ -255,19 +257,32 @@ def test_restart_mid_fanout_resumes_without_duplicates(environment):
     for device_id, token in zip(ids, tokens):
         put_start(client, device_id, "Match", token)
     mock.configure(record=False, delay_ms=50)
+    published = time.monotonic()
     publish_id = client.publish("interests", start_body({"interests": [interest]}))
     control = requests.Session()
-    wait_for(lambda: control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=5).json()["requests"] >= 60,
-             timeout=60, interval=0.01)
-    server.proc.send_signal(signal.SIGTERM)
-    assert server.proc.wait(timeout=40) == 0
-    seen = control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=5).json()["requests"]
-    assert seen < 300, "the stop came after the fan-out ended"
+
+    def seen():
+        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=5).json()["requests"]
+
+    wait_for(lambda: seen() >= 60, timeout=60, interval=0.01)
+    stopped = time.monotonic()
+    server.proc.send_signal(stop_signal)
+    exit_code = server.proc.wait(timeout=40)
+    assert exit_code == (0 if stop_signal == signal.SIGTERM else -signal.SIGKILL)
+    at_stop = seen()
+    assert at_stop < 300, "the stop came after the fan-out ended"
     mock.configure(delay_ms=0)
     server.start()
     status = client.wait_finished(publish_id, timeout=120)
     assert status["attempts"] == 2 and status["targets"] == 300 and status["apns"]["accepted"] == 300, status
     per_token = control.get(f"{mock.control}/stats", timeout=10).json()["per_token"]
     counts = [per_token.get(token, {}).get("200", 0) for token in tokens]
-    assert counts.count(1) == 300, {n: counts.count(n) for n in set(counts)}
+    assert 0 not in counts, "a token was never sent to"
     assert set(per_token) == set(tokens)  # nothing went to the device tokens
+    duplicates = sum(count - 1 for count in counts)
+    if stop_signal == signal.SIGTERM:
+        assert duplicates == 0, {n: counts.count(n) for n in set(counts)}
+    else:
+        # 20 in flight, plus a checkpoint interval (0.2 s, doubled) of answers at the fan-out's rate.
+        rate = at_stop / max(stopped - published, 1e-3)
+        assert duplicates <= 20 + rate * 0.4, (duplicates, at_stop, rate)
