@@ -222,6 +222,16 @@ def test_device_api_extension_refuses_hostile_input(la_env):
     check("PUT", device_url(server, device_id, "/activities/a%00b"), 400,
           json={"token": random_token(), "attributesType": "Match"})
 
+    unknown = "apns-00000000-0000-7000-8000-000000000000"
+    check("DELETE", device_url(server, unknown, "/start-tokens/Match"), 404)
+    check("DELETE", device_url(server, unknown, "/activities/A1"), 404)
+    check("DELETE", device_url(server, device_id, "/start-tokens/no-dash"), 400)
+    check("DELETE", device_url(server, device_id, "/activities/" + "x" * 129), 400)
+    r = session.delete(device_url(server, device_id, "/activities/never-stored"), timeout=10)
+    assert r.status_code == 200, r.text  # an unknown row of a known device: already gone
+    r = session.delete(device_url(server, device_id, "/activities/A1"), data="x" * 10, timeout=10)
+    assert 400 <= r.status_code < 500 and set(r.json()) >= {"error", "description"}, r.text  # these routes take no body
+
     # Bounds: 3 attributes types and 3 running activities per device (this server's config).
     for index in range(3):
         put_start(client, device_id, f"Type{index}", random_token())

@@ -19,8 +19,8 @@ struct LiveActivityAPI: Sendable {
     static let activityBody = BodyLimit(maxBytes: 4096, error: HTTPError(
         .payloadTooLarge, title: "Payload Too Large", detail: "Request body size is too large (max 4KiB)"))
 
-    /// Adds the routes under `deviceBase` (`…/devices/:platform/:device`) through the device API's `route`, so they
-    /// share its rate limits and CORS; returns the patterns for CORS preflights.
+    /// The routes under `deviceBase` (`…/devices/:platform/:device`): method, pattern, body limit and handler. The
+    /// device API registers them through its own `route`, so they share its rate limits and CORS.
     static func routes(deviceBase base: String) -> [(HTTPMethod, String, BodyLimit, @Sendable (LiveActivityAPI, HTTPRequest) async throws -> HTTPResponse)] {
         let start = "\(base)/live-activity/start-tokens/:attributesType"
         let activity = "\(base)/live-activity/activities/:activity"
