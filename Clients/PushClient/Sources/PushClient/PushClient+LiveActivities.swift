@@ -49,7 +49,14 @@ extension PushClient {
             try Self.validate(printable: reference, maxBytes: 256, what: "reference")
             fields["reference"] = reference
         }
-        if let expiresAt { fields["expiresAt"] = Int(expiresAt.timeIntervalSince1970.rounded(.down)) }
+        if let expiresAt {
+            let seconds = expiresAt.timeIntervalSince1970.rounded(.down)
+            // Checked before converting: Int(_:) traps on infinity and on values out of range.
+            guard seconds.isFinite, (0...253_402_300_799).contains(seconds) else {
+                throw PushClientError.invalidLiveActivity("expiresAt \(expiresAt)")
+            }
+            fields["expiresAt"] = Int(seconds)
+        }
         let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         let path = "/live-activity/activities/\(Self.escape(activityID))"
         _ = try await serially { client in try await client.deviceRequest("PUT", path, body: body) }
