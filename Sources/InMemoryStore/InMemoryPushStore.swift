@@ -265,4 +265,55 @@ public final class InMemoryPushStore: PushStorage {
     public func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try access { $0.purge(before: before, limit: limit) }
     }
+
+    // MARK: Live Activities
+
+    public func putLiveActivityStartToken(
+        instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits,
+        now: Date
+    ) async throws -> LiveActivityPutResult {
+        let row = LiveActivityToken(deviceID: deviceID, kind: .start, token: token, attributesType: attributesType,
+                                    createdAt: now, updatedAt: now)
+        return try access {
+            try $0.putLiveActivity(instanceID: instanceID, deviceID: deviceID, token: row,
+                                   bound: limits.maxStartTokensPerDevice, now: now)
+        }
+    }
+
+    public func putLiveActivityUpdateToken(
+        instanceID: String, deviceID: String, activityID: String, attributesType: String, token: String,
+        reference: String?, expiresAt: Date, limits: LiveActivityLimits, now: Date
+    ) async throws -> LiveActivityPutResult {
+        let row = LiveActivityToken(deviceID: deviceID, kind: .update, token: token, attributesType: attributesType,
+                                    activityID: activityID, reference: reference, expiresAt: expiresAt,
+                                    createdAt: now, updatedAt: now)
+        return try access {
+            try $0.putLiveActivity(instanceID: instanceID, deviceID: deviceID, token: row,
+                                   bound: limits.maxActivitiesPerDevice, now: now)
+        }
+    }
+
+    public func deleteLiveActivityToken(
+        instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String
+    ) async throws -> Bool? {
+        try access { $0.deleteLiveActivity(instanceID: instanceID, deviceID: deviceID, kind: kind, name: name) }
+    }
+
+    public func liveActivityTokens(instanceID: String, deviceID: String) async throws -> [LiveActivityToken]? {
+        try access { $0.liveActivityTokens(instanceID: instanceID, deviceID: deviceID) }
+    }
+
+    public func liveActivityTargets(
+        for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int, now: Date
+    ) async throws -> TargetPage {
+        try access { $0.liveActivityTargets(for: job, selector: selector, after: cursor, limit: limit, now: now) }
+    }
+
+    public func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int {
+        try access { $0.deleteDeadLiveActivities(deaths) }
+    }
+
+    public func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
+        try access { $0.purgeExpiredLiveActivities(before: before, limit: limit) }
+    }
 }

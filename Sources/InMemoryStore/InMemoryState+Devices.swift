@@ -57,6 +57,7 @@ extension InMemoryState {
     /// Removes the device with its interests (dropping interests nobody follows any more) and user binding.
     mutating func remove(ref: Int64) {
         guard let stored = devices.removeValue(forKey: ref) else { return }
+        removeLiveActivities(ofDevice: ref)
         let device = stored.device
         for interest in stored.interests { unfollow(instanceID: device.instanceID, interest: interest, ref: ref) }
         devicesByPublicID[InstanceKey(instanceID: device.instanceID, name: device.id)] = nil

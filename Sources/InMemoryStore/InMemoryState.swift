@@ -88,9 +88,15 @@ struct InMemoryState {
 
     var providerTokens: [ProviderTokenKey: ProviderTokenRecord] = [:]
 
+    /// Live Activity rows by their own increasing key (`Target.ref` of a Live Activity publish).
+    var liveActivities: [Int64: StoredLiveActivity] = [:]
+    var lastLiveActivityRef: Int64 = 0
+
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
-    var rows: Int { devices.count + jobs.count + events.count + webhooks.count + providerTokens.count }
+    var rows: Int {
+        devices.count + jobs.count + events.count + webhooks.count + providerTokens.count + liveActivities.count
+    }
 
     /// Refuses an operation that would add `adding` rows past the capacity, the way a full disk refuses a write.
     func requireRoom(for adding: Int) throws {

@@ -9,7 +9,7 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1, scheduledPublishes]
+    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -171,5 +171,31 @@ enum PostgreSQLSchema {
                 CHECK (state IN ('queued', 'running', 'finished', 'failed', 'cancelled', 'expired'));
         CREATE INDEX publish_jobs_scheduled ON publish_jobs (not_before) WHERE state = 'queued' AND not_before IS NOT NULL;
         ALTER TABLE devices ADD COLUMN time_zone text;
+        """
+
+    /// Step 3. Live Activity tokens (docs/API.md "Live Activities"), as SQLite's step 6: per device one start token
+    /// per attributes type (`activity_id` NULL) and one update token per activity, deleted with their device.
+    /// `instance_id` is copied from the device so a publish's rows are read by (instance, type, kind) in `id` order.
+    static let liveActivityTokens = """
+        CREATE TABLE live_activity_tokens (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            device_id bigint NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+            instance_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('start', 'update')),
+            attributes_type text NOT NULL,
+            activity_id text,
+            token text NOT NULL,
+            reference text,
+            expires_at bigint,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL,
+            CHECK ((kind = 'start') = (activity_id IS NULL))
+        );
+        CREATE UNIQUE INDEX live_activity_start_tokens ON live_activity_tokens (device_id, attributes_type)
+            WHERE kind = 'start';
+        CREATE UNIQUE INDEX live_activity_update_tokens ON live_activity_tokens (device_id, activity_id)
+            WHERE kind = 'update';
+        CREATE INDEX live_activity_targets ON live_activity_tokens (instance_id, attributes_type, kind, id);
+        CREATE INDEX live_activity_expiry ON live_activity_tokens (expires_at) WHERE expires_at IS NOT NULL;
         """
 }

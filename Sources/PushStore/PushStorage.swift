@@ -28,7 +28,7 @@ import Foundation
 /// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
-    & ProviderTokenStorage & RetentionStore & StoreBackend
+    & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
 public protocol DeviceRegistry: Sendable {

@@ -4,7 +4,7 @@ import PushStore
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
-                                       scheduledPublishes]
+                                       scheduledPublishes, liveActivityTokens]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -165,5 +165,32 @@ enum Schema {
         ALTER TABLE publish_jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX publish_jobs_scheduled ON publish_jobs (not_before) WHERE state = 'queued' AND not_before IS NOT NULL;
         ALTER TABLE devices ADD COLUMN time_zone TEXT;
+        """
+
+    /// Step 6. Live Activity tokens (docs/API.md "Live Activities"): per device one start token per attributes
+    /// type (`activity_id` NULL) and one update token per activity; deleted with their device. `instance_id` is
+    /// copied from the device so a publish's rows are found by (instance, attributes type, kind) in `id` order.
+    /// `expires_at` (ms) is NULL for start tokens, which have no documented lifetime.
+    static let liveActivityTokens = """
+        CREATE TABLE live_activity_tokens (
+            id INTEGER PRIMARY KEY,
+            device_id INTEGER NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+            instance_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('start', 'update')),
+            attributes_type TEXT NOT NULL,
+            activity_id TEXT,
+            token TEXT NOT NULL,
+            reference TEXT,
+            expires_at INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            CHECK ((kind = 'start') = (activity_id IS NULL))
+        );
+        CREATE UNIQUE INDEX live_activity_start_tokens ON live_activity_tokens (device_id, attributes_type)
+            WHERE kind = 'start';
+        CREATE UNIQUE INDEX live_activity_update_tokens ON live_activity_tokens (device_id, activity_id)
+            WHERE kind = 'update';
+        CREATE INDEX live_activity_targets ON live_activity_tokens (instance_id, attributes_type, kind, id);
+        CREATE INDEX live_activity_expiry ON live_activity_tokens (expires_at) WHERE expires_at IS NOT NULL;
         """
 }

@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryStore
 import Logging
 @testable import PushServer
 import PushStore
@@ -30,5 +31,24 @@ final class RetentionJanitorTests: XCTestCase {
         XCTAssertNil(gone)
         XCTAssertTrue(sink.lines.contains { $0.contains("Purged old history") && $0.contains("publishes=1") })
         try await store.close()
+    }
+
+    func testDeletesExpiredLiveActivityTokensEvenWithoutHistoryRetention() async throws {
+        let store = InMemoryPushStore()
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let device = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32))).device
+        for (id, hours) in [("old", 1.0), ("live", 12.0)] {
+            _ = try await store.putLiveActivityUpdateToken(
+                instanceID: "i", deviceID: device.id, activityID: id, attributesType: "Match", token: "abcd",
+                reference: nil, expiresAt: now.addingTimeInterval(hours * 3600), limits: LiveActivityLimits(), now: now)
+        }
+        let sink = CapturingLogSink()
+        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
+                                       liveActivities: store)
+        let purged = await janitor.purgeExpiredLiveActivityTokens(now: now.addingTimeInterval(2 * 3600))
+        XCTAssertEqual(purged, 1)
+        let left = try await store.liveActivityTokens(instanceID: "i", deviceID: device.id)
+        XCTAssertEqual(left?.map(\.activityID), ["live"])
+        XCTAssertTrue(sink.lines.contains { $0.contains("Purged expired Live Activity tokens") && $0.contains("tokens=1") })
     }
 }

@@ -401,6 +401,7 @@ def check_push_type_payload(push_type: str, priority: int, payload: dict[str, An
     - `alert`: `aps` must hold `alert`, `sound` or `badge` (else 400 InvalidPushType).
     - `background`: `aps.content-available` must be 1 and `aps` must hold no alert/sound/badge (else 400
       InvalidPushType); priority must not be 10, and an omitted priority means 10 (400 BadPriority).
+    - `liveactivity`: see `check_live_activity_payload`.
     - other push types: any JSON object.
     """
     aps = payload.get("aps")
@@ -413,4 +414,47 @@ def check_push_type_payload(push_type: str, priority: int, payload: dict[str, An
             return _err(400, "InvalidPushType")
         if priority == 10:
             return _err(400, "BadPriority")
+    if push_type == "liveactivity":
+        return check_live_activity_payload(priority, aps)
+    return OK
+
+
+LIVE_ACTIVITY_EVENTS = ("start", "update", "end")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_live_activity_payload(priority: int, aps: dict[str, Any]) -> Verdict:
+    """ActivityKit's payload rules (Apple's "Starting and updating Live Activities with ActivityKit push
+    notifications"). Apple answers many violations with 200 and the device drops the push; the strict mock refuses
+    them so a server bug shows in tests. The topic suffix (`.push-type.liveactivity`) and the 4096-byte limit are
+    checked before this, as for every push type.
+
+    - priority 5 or 10 only (an explicit 1 or the omitted default 10 is fine for 10): else 400 BadPriority.
+    - `aps.event` one of start, update, end; `aps.timestamp` an integer (epoch seconds): else 400 BadPayload.
+    - `content-state` a JSON object, required for start and update: else 400 BadPayload.
+    - start: `attributes-type` (string), `attributes` (object) and `alert` are required: else 400 BadPayload.
+    - `dismissal-date` only with `end`, and an integer; `stale-date` an integer: else 400 BadPayload.
+    """
+    if priority not in (5, 10):
+        return _err(400, "BadPriority")
+    event = aps.get("event")
+    if event not in LIVE_ACTIVITY_EVENTS:
+        return _err(400, "BadPayload")
+    if not _is_int(aps.get("timestamp")):
+        return _err(400, "BadPayload")
+    state = aps.get("content-state")
+    if (state is None and event != "end") or (state is not None and not isinstance(state, dict)):
+        return _err(400, "BadPayload")
+    if event == "start":
+        if not isinstance(aps.get("attributes-type"), str) or not isinstance(aps.get("attributes"), dict):
+            return _err(400, "BadPayload")
+        if "alert" not in aps:
+            return _err(400, "BadPayload")
+    if "dismissal-date" in aps and (event != "end" or not _is_int(aps["dismissal-date"])):
+        return _err(400, "BadPayload")
+    if "stale-date" in aps and not _is_int(aps["stale-date"]):
+        return _err(400, "BadPayload")
     return OK

@@ -63,7 +63,8 @@ public final class Application: Sendable {
             logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"))
-        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"))
+        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"),
+                                   liveActivities: store)
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
         settings.pageSize = config.engine.pageSize

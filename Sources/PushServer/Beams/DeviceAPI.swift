@@ -46,6 +46,13 @@ struct DeviceAPI: Sendable {
         route(&router, .post, "\(base)/:device/interests/:interest", .noBody) { try await addInterest($0) }
         route(&router, .delete, "\(base)/:device/interests/:interest", .noBody) { try await removeInterest($0) }
         route(&router, .put, "\(base)/:device/user", .noBody) { try await putUser($0) }
+        // Beyond Beams: Live Activity tokens (LiveActivityAPI).
+        let liveActivity = LiveActivityAPI(app: app)
+        let liveActivityRoutes = LiveActivityAPI.routes(deviceBase: "\(base)/:device")
+        for (method, pattern, limit, handler) in liveActivityRoutes {
+            route(&router, method, pattern, limit) { try await handler(liveActivity, $0) }
+        }
+        cors.registerPreflights(Array(Set(liveActivityRoutes.map { $0.1 })).sorted(), into: &router)
         cors.registerPreflights([
             "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
             "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",

@@ -29,9 +29,11 @@ struct PublishAPI: Sendable {
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
                                                    limits: app.deliveryLimits(instance))
+        let liveActivity = try Self.liveActivity(parsed, delivery: delivery, now: now)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
-        let plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
+        var plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
                                    delivery: delivery)
+        if let liveActivity { plan.useLiveActivity(liveActivity) }
         // A local-time publish's first round runs at its start moment and finds the zones' due moments.
         let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
@@ -50,6 +52,21 @@ struct PublishAPI: Sendable {
         // Beyond Beams, and harmless to its SDKs (they decode `publishId` only, or return the whole object).
         if let sendAt = delivery?.sendAt { answer["scheduledFor"] = .string(sendAt.iso8601) }
         return .json(.object(answer))
+    }
+
+    /// The `x_live_activity` extension (docs/API.md "Publishing to Live Activities"), checked and stamped with the
+    /// intake time; nil for an ordinary publish. A Live Activity publish carries only `apns` and no local-time
+    /// delivery (an activity's content is current now, not at 9:00 in each zone).
+    static func liveActivity(_ parsed: PublishRequest, delivery: DeliveryOptions?, now: Date) throws(BeamsError) -> LiveActivityPayload? {
+        guard let member = parsed.liveActivityMember else { return nil }
+        if let other = parsed.platforms.first(where: { $0 != "apns" }) {
+            throw .schema(other, "A Live Activity publish carries only apns")
+        }
+        if delivery?.localTime != nil {
+            throw .schema(DeliveryOptions.member, "deliverAtLocalTime does not apply to Live Activity publishes")
+        }
+        let seconds = Int(now.timeIntervalSince1970.rounded(.down))
+        return try LiveActivityPayload.parse(member: member, apns: parsed.apns, timestamp: seconds)
     }
 
     /// `DELETE …/publishes/{publishId}` (beyond Beams): cancels a scheduled or running publish. A running one has
@@ -160,6 +177,9 @@ struct PublishAPI: Sendable {
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
         if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
+        if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
+            object["liveActivityTokensRemoved"] = .int(Int(removed))
+        }
         return .object(object)
     }
 }

@@ -28,6 +28,9 @@ public struct PublishRequest: Sendable, Equatable {
     /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
     /// instance's limits); nil when absent.
     var deliveryMember: JSONValue? = nil
+    /// The `x_live_activity` extension as sent (validated by `LiveActivityPayload.parse`, which needs the intake
+    /// time for `aps.timestamp`); nil when absent.
+    var liveActivityMember: JSONValue? = nil
 
     /// Validates a request body.
     /// - Throws: `BeamsError` with Beams' statuses: 400 for unreadable JSON, 422 with a backticked JSON path for
@@ -95,6 +98,8 @@ public struct PublishRequest: Sendable, Equatable {
                                      web: web, platforms: platforms)
         let member = root[DeliveryOptions.member]
         request.deliveryMember = member?.isNull == false ? member : nil
+        let liveActivity = root[LiveActivityPayload.member]
+        request.liveActivityMember = liveActivity?.isNull == false ? liveActivity : nil
         return request
     }
 

@@ -14,6 +14,7 @@ extension ServerConfig {
             "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
             "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
             "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
+            "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice",
         ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
@@ -40,6 +41,10 @@ extension ServerConfig {
         if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
         if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
         if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
+        if let v = reader.int(limits, "maxLiveActivityStartTokensPerDevice", p, in: 1...1000) {
+            out.maxLiveActivityStartTokensPerDevice = v
+        }
+        if let v = reader.int(limits, "maxLiveActivitiesPerDevice", p, in: 1...1000) { out.maxLiveActivitiesPerDevice = v }
         if let value = limits["trustedProxies"], !value.isNull {
             if let list = value.arrayValue {
                 var proxies: [String] = []

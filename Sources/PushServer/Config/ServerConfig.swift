@@ -99,6 +99,10 @@ public struct ServerConfig: Sendable {
         /// Reverse proxies whose `X-Forwarded-For` names the client (exact addresses). Empty: the socket peer is
         /// the client, so behind a proxy all clients share one address's limits.
         public var trustedProxies: [String] = []
+        /// Live Activity push-to-start tokens (one per attributes type) one device may hold.
+        public var maxLiveActivityStartTokensPerDevice = 16
+        /// Running Live Activities (unexpired update tokens) one device may hold.
+        public var maxLiveActivitiesPerDevice = 16
         public init() {}
     }
 

@@ -4,18 +4,22 @@ import Logging
 import PushStore
 
 /// Deletes history older than `storage.retentionDays` once an hour: ended publishes, reporting events, finished
-/// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow.
+/// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow. It also deletes Live
+/// Activity update tokens past their expiry (at most 12 h after they were stored), whatever the retention.
 final class RetentionJanitor: Service {
     let name = "janitor"
     private let store: any RetentionStore
     private let retention: TimeInterval
     private let interval: Duration
     private let logger: Logger
+    private let liveActivities: (any LiveActivityRegistry)?
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 
-    init(store: any RetentionStore, retentionDays: Int, interval: Duration = .seconds(3600), logger: Logger) {
+    init(store: any RetentionStore, retentionDays: Int, interval: Duration = .seconds(3600), logger: Logger,
+         liveActivities: (any LiveActivityRegistry)? = nil) {
         self.store = store
+        self.liveActivities = liveActivities
         self.retention = TimeInterval(retentionDays) * 86_400
         self.interval = interval
         self.logger = logger
@@ -24,7 +28,7 @@ final class RetentionJanitor: Service {
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
     func run() async {
-        guard retention > 0 else { return }
+        guard retention > 0 || liveActivities != nil else { return }
         while !Task.isCancelled {
             await purgeOnce(now: Date())
             do {
@@ -42,7 +46,7 @@ final class RetentionJanitor: Service {
         var total = PurgeResult()
         let before = now.addingTimeInterval(-retention)
         do {
-            while true {
+            while retention > 0 {
                 let slice = try await store.purge(before: before, limit: Self.sliceSize)
                 total.publishes += slice.publishes
                 total.events += slice.events
@@ -60,6 +64,25 @@ final class RetentionJanitor: Service {
                 "webhooks": String(total.webhooks), "devices": String(total.devices),
             ])
         }
+        await purgeExpiredLiveActivityTokens(now: now)
         return total
+    }
+
+    /// Deletes expired Live Activity rows in slices. - Returns: how many.
+    @discardableResult
+    func purgeExpiredLiveActivityTokens(now: Date) async -> Int {
+        guard let liveActivities else { return 0 }
+        var deleted = 0
+        do {
+            while !Task.isCancelled {
+                let slice = try await liveActivities.purgeExpiredLiveActivityTokens(before: now, limit: Self.sliceSize)
+                deleted += slice
+                if slice < Self.sliceSize { break }
+            }
+        } catch {
+            logger.error("Purging expired Live Activity tokens failed", ["error": "\(error)"])
+        }
+        if deleted > 0 { logger.info("Purged expired Live Activity tokens", ["tokens": String(deleted)]) }
+        return deleted
     }
 }

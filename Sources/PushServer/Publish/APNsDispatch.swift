@@ -9,6 +9,8 @@ struct APNsDispatch: PlatformDispatch {
     let instance: InstanceRuntime
     let template: RequestTemplate
     let recorder: DeliveryRecorder
+    /// The targets are Live Activity token rows: results count and delete tokens, never devices.
+    var isLiveActivity = false
 
     func send(_ target: Target) async {
         guard let credentials = instance.credentials else {
@@ -22,8 +24,9 @@ struct APNsDispatch: PlatformDispatch {
         await context.sender.submit(template.request(token: target.token), credentials: credentials,
                                     environment: instance.apnsEnvironment(environment)) { result in
             context.apnsHealth.record(result)
-            let outcome = DeliveryOutcome.classify(result, target: target, environment: environment,
+            var outcome = DeliveryOutcome.classify(result, target: target, environment: environment,
                                                    isEnvironmentRetry: isRetry, now: Date())
+            if isLiveActivity { outcome = outcome.forLiveActivityToken() }
             if case .retryInEnvironment(let other) = outcome {
                 recorder.run.add(PublishCounter.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the sender's thread free.

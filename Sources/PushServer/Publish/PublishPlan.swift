@@ -9,9 +9,9 @@ import PushStore
 /// webhooks.
 ///
 /// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) and version 2 (before
-/// `x_delivery`) still load.
+/// `x_delivery`) still load; version 4 added `liveActivity`.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 3
+    static let version = 4
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
@@ -33,6 +33,9 @@ struct PublishPlan: Sendable, Equatable {
     var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
     var delivery: DeliveryOptions?
+    /// `x_live_activity`: the targets are the matched devices' Live Activity tokens, not their device tokens; nil
+    /// for an ordinary publish. Its payload is `apnsPayload`.
+    var liveActivity: LiveActivityPayload?
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
@@ -57,6 +60,23 @@ struct PublishPlan: Sendable, Equatable {
             webTimeToLive = web.timeToLive
         }
         requestBody = JSONValue.parse(body) ?? .null
+    }
+
+    /// Makes this a Live Activity publish: its APNs payload, push type and priority are the activity's (Beams'
+    /// `data.pusher` and `content-available` are never added to these pushes).
+    mutating func useLiveActivity(_ payload: LiveActivityPayload) {
+        liveActivity = payload
+        apnsPayload = payload.payload()
+        pushType = LiveActivityPayload.pushType
+        priority = payload.priority
+    }
+
+    /// Which Live Activity rows the publish targets.
+    var liveActivitySelector: LiveActivitySelector? {
+        liveActivity.map {
+            LiveActivitySelector(kind: $0.event == .start ? .start : .update, attributesType: $0.attributesType,
+                                 activityID: $0.activityID)
+        }
     }
 
     /// Whether the publish has a part for `platform`: devices of other platforms are not sent to (as in Beams).
@@ -86,10 +106,19 @@ struct PublishPlan: Sendable, Equatable {
         if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
         if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
         if let delivery { object["delivery"] = Self.encode(delivery) }
+        if let liveActivity {
+            // Its aps and custom keys are in `apnsPayload`.
+            var member: [String: JSONValue] = [
+                "event": .string(liveActivity.event.rawValue), "attributesType": .string(liveActivity.attributesType),
+                "priority": .int(liveActivity.priority),
+            ]
+            if let activityID = liveActivity.activityID { member["activityId"] = .string(activityID) }
+            object["liveActivity"] = .object(member)
+        }
         return Data(JSONValue.object(object).serialized())
     }
 
-    /// Decodes a stored plan (version 1 or 2). - Throws: `PublishPlanError` for a plan this version cannot read.
+    /// Decodes a stored plan (versions 1 to 4). - Throws: `PublishPlanError` for a plan this version cannot read.
     init(decoding data: Data) throws(PublishPlanError) {
         guard let object = JSONValue.parse(data)?.objectValue, let version = object["v"]?.intValue,
               Self.readableVersions.contains(version)
@@ -112,6 +141,14 @@ struct PublishPlan: Sendable, Equatable {
         if let stored = object["delivery"] {
             guard let members = stored.objectValue else { throw PublishPlanError() }
             delivery = try Self.decodeDelivery(members)
+        }
+        if let stored = object["liveActivity"] {
+            guard let members = stored.objectValue, let event = members["event"]?.stringValue.flatMap({ LiveActivityPayload.Event(rawValue: $0) }),
+                  let type = members["attributesType"]?.stringValue, let apnsPayload,
+                  var root = JSONValue.parse(apnsPayload)?.objectValue, let aps = root.removeValue(forKey: "aps")?.objectValue
+            else { throw PublishPlanError() }
+            liveActivity = LiveActivityPayload(event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
+                                               priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root)
         }
     }
 
@@ -165,6 +202,8 @@ enum PublishCounter {
     static let targets = "targets"
     /// APNs answered 200.
     static let accepted = accepted(on: .apns)
+    /// Live Activity tokens deleted because of this publish (410 or BadDeviceToken on the activity's token).
+    static let liveActivityTokensRemoved = "liveActivity.tokensRemoved"
     /// Devices invalidated because of this publish (410 after the last registration, bad token), every platform.
     static let devicesRemoved = "devices.removed"
     /// Requests re-sent to the other environment after a BadDeviceToken on a defaulted environment.

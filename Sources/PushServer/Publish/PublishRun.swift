@@ -49,6 +49,8 @@ final class PublishRun: Sendable {
         var submissionEnded = false
         /// The runner returned (the job ended, was handed back or rescheduled).
         var ended = false
+        /// A Live Activity publish: its results name token rows, not devices (see `PublishRunner.checkpoint`).
+        var liveActivity = false
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
         var mustStop: Bool { stopped || lost || cancelled || expired }
@@ -128,6 +130,9 @@ final class PublishRun: Sendable {
     func endSubmission() { state.update { $0.submissionEnded = true } }
     /// The runner returned.
     func markEnded() { state.update { $0.ended = true } }
+    /// The publish targets Live Activity token rows (set once its plan is read).
+    func markLiveActivity() { state.update { $0.liveActivity = true } }
+    var isLiveActivity: Bool { state.read { $0.liveActivity } }
 
     /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
     /// - Returns: whether submission ended.

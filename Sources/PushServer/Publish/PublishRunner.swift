@@ -36,6 +36,7 @@ struct PublishRunner: Sendable {
             await finisher.finish(state: .failed, summary: "\(error)")
             return
         }
+        if plan.liveActivity != nil { run.markLiveActivity() }
         guard let instance = context.instance(job.instanceID) else {
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
             return
@@ -221,9 +222,17 @@ struct PublishRunner: Sendable {
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
             let started = MonotonicClock.now()
+            var deviceResults = batch.results
+            if run.isLiveActivity {
+                // The refs are token rows: dead tokens are deleted (idempotent, so a failed checkpoint after it
+                // repeats nothing harmful), and no device's health changes.
+                let deaths = deviceResults.compactMap(\.liveActivityTokenDeath)
+                if !deaths.isEmpty { _ = try await context.store.deleteDeadLiveActivityTokens(deaths) }
+                deviceResults = []
+            }
             try await context.store.checkpoint(
                 run.claimed.id, workerID: context.settings.workerID, cursor: batch.cursor, counters: batch.counters,
-                deviceResults: batch.results, answered: batch.answered)
+                deviceResults: deviceResults, answered: batch.answered)
             run.written()
             context.metrics.increment("push_checkpoints_total")
             if log.isEnabled(.debug) {

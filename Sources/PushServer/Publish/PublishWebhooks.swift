@@ -16,5 +16,6 @@ protocol PublishWebhooks: Sendable {
 extension WebhookOutbox: PublishWebhooks {}
 
 /// The store roles the engine uses: the publish queue, and the device registry to rebuild a resumed users
-/// publish's outcome from the devices' last results.
-typealias PublishEngineStore = PublishQueue & DeviceRegistry
+/// publish's outcome from the devices' last results, and the Live Activity registry (its rows are the targets of a
+/// Live Activity publish, and dead ones are deleted).
+typealias PublishEngineStore = PublishQueue & DeviceRegistry & LiveActivityRegistry

@@ -32,7 +32,8 @@ struct TargetFeeder: Sendable {
         }
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             for lane in lanes.values { group.addTask { await lane.pump() } }
-            let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing)
+            let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing,
+                                        liveActivity: plan.liveActivitySelector)
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
@@ -51,9 +52,12 @@ struct TargetFeeder: Sendable {
         }
         var dispatches: [Platform: any PlatformDispatch] = [:]
         if let payload = plan.apnsPayload {
-            let template = RequestTemplate(plan: plan, payload: payload, topic: instance.config.apns?.topic ?? "")
+            let bundleID = instance.config.apns?.topic ?? ""
+            // A Live Activity push goes to the app's `.push-type.liveactivity` topic (docs/API.md).
+            let topic = plan.liveActivity != nil ? LiveActivityPayload.topic(bundleID: bundleID) : bundleID
+            let template = RequestTemplate(plan: plan, payload: payload, topic: topic)
             dispatches[.apns] = APNsDispatch(context: context, instance: instance, template: template,
-                                             recorder: recorder(.apns))
+                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil)
         }
         if let template = plan.fcm {
             dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm))
@@ -86,14 +90,16 @@ struct TargetFeeder: Sendable {
     }
 
     /// - Returns: true when the last page was fed.
-    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing) async -> Bool {
+    /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
+    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
+                      liveActivity: LiveActivitySelector?) async -> Bool {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
-        var nextPage = prefetch(after: run.claimed.cursor)
+        var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
         defer { nextPage.cancel() }
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
-            if !page.isLast { nextPage = prefetch(after: page.cursor) }
+            if !page.isLast { nextPage = prefetch(after: page.cursor, liveActivity: liveActivity) }
             for target in page.targets where !answered.contains(target.ref) {
                 guard let lane = lanes[target.platform] else { continue }
                 if let round = pacing.round, !round.isDue(target) { continue }
@@ -115,13 +121,18 @@ struct TargetFeeder: Sendable {
     /// Reads the page after `cursor` in the background, retrying store errors every `storeRetryInterval` until it
     /// succeeds or the run must stop (then it yields nil). Unstructured on purpose: it must overlap the caller's
     /// submissions, and the caller always awaits or cancels it.
-    private func prefetch(after cursor: Int64) -> Task<TargetPage?, Never> {
+    private func prefetch(after cursor: Int64, liveActivity: LiveActivitySelector?) -> Task<TargetPage?, Never> {
         Task { [context, run, log] in
             let job = run.claimed.job
             while !Task.isCancelled && !run.mustStop {
                 let started = MonotonicClock.now()
                 do {
-                    let page = try await context.store.targets(for: job, after: cursor, limit: context.settings.pageSize)
+                    let page = if let liveActivity {
+                        try await context.store.liveActivityTargets(
+                            for: job, selector: liveActivity, after: cursor, limit: context.settings.pageSize, now: Date())
+                    } else {
+                        try await context.store.targets(for: job, after: cursor, limit: context.settings.pageSize)
+                    }
                     if log.isEnabled(.trace) {
                         log.trace("Targets page read", ["targets": String(page.targets.count),
                                                         "duration": "\(MonotonicClock.elapsed(since: started))"])

@@ -163,7 +163,7 @@ public actor PushClient {
     }
 
     /// Runs `body` after every call made before it has finished.
-    private func serially<T: Sendable>(_ body: @escaping @Sendable (PushClient) async throws -> T) async throws -> T {
+    func serially<T: Sendable>(_ body: @escaping @Sendable (PushClient) async throws -> T) async throws -> T {
         let previous = tail
         let task = Task { () async throws -> T in
             await previous?.value
@@ -284,8 +284,8 @@ public actor PushClient {
 
     /// A call on this device. On 404 the device is registered again (interests and user replayed) and the call is
     /// repeated once on the new id.
-    private func deviceRequest(_ method: String, _ suffix: String, body: Data? = nil,
-                               headers: [String: String] = [:]) async throws -> Data {
+    func deviceRequest(_ method: String, _ suffix: String, body: Data? = nil,
+                       headers: [String: String] = [:]) async throws -> Data {
         guard let deviceID = state.deviceID else { throw PushClientError.notStarted }
         do {
             return try await request(method, "\(devicesPath)/\(Self.escape(deviceID))\(suffix)", body: body, headers: headers)
@@ -342,6 +342,11 @@ public actor PushClient {
                 throw CancellationError()
             } catch {
                 description = "\(error)"
+            }
+            // 413/422 on the Live Activity calls (push-server's own): a bound or a refused member; the Beams rule
+            // (retry) was made for the SDK's calls and would retry them forever.
+            if let status, status == 413 || status == 422, path.contains("/live-activity") {
+                throw PushClientError.refused(description ?? "\(status)")
             }
             switch RetryPolicy.decide(status: status, description: description) {
             case .success:

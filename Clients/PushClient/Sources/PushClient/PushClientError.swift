@@ -26,4 +26,10 @@ public enum PushClientError: Error, Equatable, Sendable {
     case gaveUp(attempts: Int, lastError: String)
     /// The state store could not save.
     case storage(String)
+    /// 413/422 on a Live Activity call: the server refused it (the device holds its bound of rows, or a member is
+    /// invalid); not retried.
+    case refused(String)
+    /// A Live Activity attributes type, activity id, reference or token the server would refuse (checked before any
+    /// request).
+    case invalidLiveActivity(String)
 }
