@@ -55,7 +55,7 @@ class Authority:
     path: str
 
 
-def make_ca(directory: str, name: str = "Test APNs client CA") -> Authority:
+def make_ca(directory: str, name: str = "Test APNs client CA", file: str = "client-ca.pem") -> Authority:
     now = datetime.datetime.now(datetime.timezone.utc)
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
@@ -69,7 +69,7 @@ def make_ca(directory: str, name: str = "Test APNs client CA") -> Authority:
                                      crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
         .sign(key, hashes.SHA256())
     )
-    path = os.path.join(directory, "client-ca.pem")
+    path = os.path.join(directory, file)
     with open(path, "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
     return Authority(key, cert, path)
