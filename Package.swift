@@ -70,7 +70,7 @@ let package = Package(
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
-                                                  "CBuildInfo"]),
+                                                  "CBuildInfo", "TLSIdentity"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -98,7 +98,8 @@ let package = Package(
         .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
+                                                         "TLSIdentity"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
@@ -109,6 +110,6 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
-                                                          "Locking", "Clocks"]),
+                                                          "Locking", "Clocks", "TLSIdentity"]),
     ]
 )

@@ -143,6 +143,7 @@ public final class Application: Sendable {
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
         SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
+        APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
 
         let running: [any Service] = [
             http,
@@ -150,6 +151,7 @@ public final class Application: Sendable {
             webhooks,
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
+            CertificateExpiryWatch(instances: instances, logger: logger.named("apns")),
         ] + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
@@ -176,6 +178,7 @@ public final class Application: Sendable {
         metrics.declare("push_apns_token_update_rejections", gauge: "TooManyProviderTokenUpdates answers since start (retried, not final).")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
         SenderMetrics.declare(metrics)
+        APNsCertificateHealth.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
         metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
         metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
