@@ -16,21 +16,15 @@ public struct APNsTestCertificates: Sendable {
     /// Makes a set (a few seconds: RSA keys) with the venv Python.
     public static func make() throws -> APNsTestCertificates {
         let directory = try TestKeys.makeTemporaryDirectory()
-        let script = TestPython.packageRoot.appendingPathComponent("Tests/Support/apns_certificates.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPython.executable)
-        process.arguments = [script, directory]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let object = try JSONValue(parsing: stdout).objectValue else {
-            throw TestPython.Failure(description: "apns_certificates.py failed (\(process.terminationStatus)): "
-                + String(decoding: stderr, as: UTF8.self))
+        let support = TestPython.packageRoot.appendingPathComponent("Tests/Support").path
+        let output = try TestPython.run("""
+            import json
+            sys.path.insert(0, sys.argv[1])
+            import apns_certificates
+            print(json.dumps(apns_certificates.make_set(sys.argv[2])))
+            """, [support, directory])
+        guard let object = try JSONValue(parsing: Array(output.utf8)).objectValue else {
+            throw TestPython.Failure(description: "apns_certificates.make_set printed no JSON object: \(output)")
         }
         var paths: [String: String] = [:]
         for (name, value) in object { if let text = value.stringValue { paths[name] = text } }

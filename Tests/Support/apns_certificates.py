@@ -24,6 +24,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_apns import new_ca  # noqa: E402  (sibling module: the mock's own CA maker)
+
 DEVELOPMENT_OID = ObjectIdentifier("1.2.840.113635.100.6.3.1")
 PRODUCTION_OID = ObjectIdentifier("1.2.840.113635.100.6.3.2")
 TOPICS_OID = ObjectIdentifier("1.2.840.113635.100.6.3.6")
@@ -56,19 +59,8 @@ class Authority:
 
 
 def make_ca(directory: str, name: str = "Test APNs client CA", file: str = "client-ca.pem") -> Authority:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    cert = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=800)).not_valid_after(now + datetime.timedelta(days=800))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-        .sign(key, hashes.SHA256())
-    )
+    # Valid long before and after the client certificates it signs (expired ones included).
+    key, cert = new_ca(name, days_before=800, days_after=800)
     path = os.path.join(directory, file)
     with open(path, "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
