@@ -86,12 +86,17 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
         XCTAssertEqual(try mock.requests().count, 0)
     }
 
-    func testTokenCredentialsStillNeedTheirTokenOnTheCertificateMock() async throws {
-        // A token pool sends no client certificate: the mock refuses the handshake, so certificate and token
-        // credentials can never share a connection.
+    func testCertificateAndTokenCredentialsNeverShareAPool() async throws {
+        // A token pool presents no client certificate: the mock refuses its handshake while the certificate pool
+        // of the same client keeps delivering.
         try startCertificateMock()
         let client = try makeClient(retry: APNsRetryPolicy(maxAttempts: 1))
-        let result = await client.send(alert(token(0)), credentials: credentials, environment: environment)
-        guard case .failure(.transport) = result else { return XCTFail("\(result)") }
+        let first = await client.send(alert(token(0)), credentials: try p12Credentials(), environment: environment)
+        XCTAssertEqual(first.response?.status, 200)
+        let tokenResult = await client.send(alert(token(1)), credentials: credentials, environment: environment)
+        guard case .failure(.transport) = tokenResult else { return XCTFail("\(tokenResult)") }
+        let again = await client.send(alert(token(2)), credentials: try p12Credentials(), environment: environment)
+        XCTAssertEqual(again.response?.status, 200)
+        XCTAssertEqual(client.stats().pools, 2)
     }
 }

@@ -101,11 +101,11 @@ def test_delivers_through_a_p12_without_a_provider_token(setup):
     server = start_server(setup, "p12", p12_certificate(setup))
     try:
         status, records = deliver_one(server, setup["mock"])
-        assert status["delivered"] == 1, status
+        assert status["apns"]["accepted"] == 1, status
         [record] = records
         assert record["status"] == 200, record
         assert "authorization" not in record["headers"] and record["jwt"] is None, record
-        assert record["headers"]["apns-topic"] == [TOPIC], "the certificate's UID is the default topic"
+        assert record["headers"]["apns-topic"] == TOPIC, "the certificate's UID is the default topic"
         assert record["certificate"]["uid"] == TOPIC
     finally:
         server.stop()
@@ -117,7 +117,7 @@ def test_delivers_through_a_pem_pair_with_the_key_password_from_the_environment(
     server = start_server(setup, "pem", certificate, topic=TOPIC)
     try:
         status, records = deliver_one(server, setup["mock"])
-        assert status["delivered"] == 1, status
+        assert status["apns"]["accepted"] == 1, status
         assert [r["status"] for r in records] == [200]
         assert KEY_PASSWORD not in server.log_path.read_text(), "the key password must never be logged"
     finally:
@@ -186,8 +186,11 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert cert["topics"] == [TOPIC, TOPIC + ".voip"]
         left = metric(server, "push_apns_certificate_expiry_seconds")
         assert left is not None and 0 < left <= 12, left
+        wait_for(lambda: "APNs certificate expires soon" in server.log_path.read_text(), timeout=10,
+                 message="no expiry warning in the log")
         log = server.log_path.read_text()
-        assert "APNs certificate expires soon" in log and "daysLeft=0" in log, log[-2000:]
+        assert "daysLeft=0" in log and "Configuration warning" in log, log[-2000:]
+        assert P12_PASSWORD not in log
 
         wait_for(lambda: time.time() > short.not_after.timestamp() + 1, timeout=20)
         expired = requests.get(server.url("/ready"), verify=server.cert, timeout=5)
