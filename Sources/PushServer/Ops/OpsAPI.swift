@@ -59,7 +59,9 @@ struct OpsAPI: Sendable {
     /// unless `detailed`, which adds why, per-instance credentials for every platform (FCM and Web Push ones
     /// `refused` with the problem, see `PlatformHealth`) and APNs reachability. Instances without credentials,
     /// refused credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts
-    /// and queues work, which is what a load balancer's readiness decides.
+    /// and queues work, which is what a load balancer's readiness decides. An expired APNs client certificate does
+    /// (`APNsCertificateHealth`): it cannot be refused by chance, and nothing of its instance will be delivered
+    /// until an operator replaces it.
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
