@@ -145,14 +145,15 @@ public final class Application: Sendable {
         SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
         APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
 
+        // Only with certificate instances: a service with nothing to watch would return at once.
+        let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
         let running: [any Service] = [
             http,
             engine,
             webhooks,
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-            CertificateExpiryWatch(instances: instances, logger: logger.named("apns")),
-        ] + (opsHTTP.map { [$0] } ?? []) + stopLast
+        ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }

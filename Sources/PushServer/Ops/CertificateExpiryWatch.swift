@@ -5,7 +5,7 @@ import TLSIdentity
 
 /// Logs the APNs client certificates that expire within 30 days (or have expired): once at start and then once a
 /// day, the next check's time being the only timer (no polling). Returns at once when no instance uses a
-/// certificate.
+/// certificate (`isWatching` false: the application then does not run it).
 final class CertificateExpiryWatch: Service {
     let name = "certificate-expiry"
     private let certificates: [(instance: String, info: CertificateInfo)]
@@ -22,6 +22,9 @@ final class CertificateExpiryWatch: Service {
         self.clock = clock
         self.logger = logger
     }
+
+    /// Whether any instance uses a certificate.
+    var isWatching: Bool { !certificates.isEmpty }
 
     func run() async {
         guard !certificates.isEmpty else { return }
