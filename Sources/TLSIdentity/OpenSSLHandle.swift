@@ -2,7 +2,9 @@ import COpenSSL
 
 /// The one Swift owner of an OpenSSL object: frees it exactly once, in `deinit`.
 ///
-/// Not Sendable: each loader keeps its handles on the stack of one call; only plain values leave it.
+/// Not Sendable: each loader keeps its handles on the stack of one call; only plain values leave it. Swift may end
+/// an object's life right after its last use, so code passes the handle (not `pointer`) to the function that calls
+/// OpenSSL with it, or wraps the call in `withExtendedLifetime`.
 final class OpenSSLHandle {
     let pointer: OpaquePointer
     private let free: (OpaquePointer) -> Void

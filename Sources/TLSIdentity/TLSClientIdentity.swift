@@ -38,28 +38,36 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
     ///   `.keyDoesNotMatchCertificate`, `.invalidTopicsExtension`.
     public static func pkcs12(_ der: [UInt8], password: String) throws(TLSIdentityError) -> TLSClientIdentity {
         ERR_clear_error()
-        let p12 = try decodePKCS12(der)
-        defer { PKCS12_free(p12) }
-        guard PKCS12_mac_present(p12) == 0 || macVerifies(p12, password) else {
+        let (x509, key) = try parse(try decodePKCS12(der), password: password)
+        try requireMatch(x509, key)
+        return TLSClientIdentity(material: .pkcs12(der: der, password: password), certificate: try X509Reader.info(x509))
+    }
+
+    /// Checks the MAC (the password) and takes the certificate and key out. Handles are passed as arguments, not
+    /// as raw pointers, so each stays alive for the whole call that uses its pointer.
+    private static func parse(_ p12: OpenSSLHandle, password: String) throws(TLSIdentityError)
+        -> (certificate: OpenSSLHandle, key: OpenSSLHandle)
+    {
+        guard PKCS12_mac_present(p12.pointer) == 0 || macVerifies(p12.pointer, password) else {
             OpenSSLErrorQueue.clear()
             throw .wrongPassword
         }
         var keyPointer: OpaquePointer?
         var certificatePointer: OpaquePointer?
-        let parsed = password.withCString { PKCS12_parse(p12, $0, &keyPointer, &certificatePointer, nil) }
+        let parsed = password.withCString { PKCS12_parse(p12.pointer, $0, &keyPointer, &certificatePointer, nil) }
         // Owners first, so whatever OpenSSL handed out is freed on every path below.
         let key = keyPointer.map(OpenSSLHandle.key)
         let x509 = certificatePointer.map(OpenSSLHandle.certificate)
-        guard parsed == 1 else {
-            let error = CryptoError.drainingQueue("PKCS12_parse")
+        do throws(CryptoError) {
+            try check(parsed, "PKCS12_parse")
+        } catch {
             if error.messages.contains(where: { $0.contains("unsupported") }) { throw .legacyEncryption(error) }
             if error.messages.contains(where: { $0.contains("mac verify failure") }) { throw .wrongPassword }
             throw .notPKCS12(error)
         }
         guard let x509 else { throw .incompletePKCS12(missing: "certificate") }
         guard let key else { throw .incompletePKCS12(missing: "private key") }
-        try requireMatch(x509, key)
-        return TLSClientIdentity(material: .pkcs12(der: der, password: password), certificate: try X509Reader.info(x509.pointer))
+        return (x509, key)
     }
 
     /// Loads a PEM certificate (the first block is the client certificate; a chain may follow) and its PEM key.
@@ -72,7 +80,7 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         let privateKey = try readKey(key, password: password)
         try requireMatch(x509, privateKey)
         return TLSClientIdentity(material: .pem(certificate: certificate, key: key, password: password),
-                                 certificate: try X509Reader.info(x509.pointer))
+                                 certificate: try X509Reader.info(x509))
     }
 
     /// Reads and loads a `.p12` file.
@@ -97,7 +105,7 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         }
     }
 
-    private static func decodePKCS12(_ der: [UInt8]) throws(TLSIdentityError) -> OpaquePointer {
+    private static func decodePKCS12(_ der: [UInt8]) throws(TLSIdentityError) -> OpenSSLHandle {
         guard !der.isEmpty, der.count <= maxFileSize else {
             throw .notPKCS12(CryptoError(operation: "d2i_PKCS12", messages: ["\(der.count) bytes"]))
         }
@@ -106,7 +114,7 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
             return d2i_PKCS12(nil, &cursor, buffer.count)
         }
         do throws(CryptoError) {
-            return try check(decoded, "d2i_PKCS12")
+            return OpenSSLHandle(try check(decoded, "d2i_PKCS12")) { PKCS12_free($0) }
         } catch {
             throw .notPKCS12(error)
         }
@@ -163,8 +171,9 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
     }
 
     private static func requireMatch(_ x509: OpenSSLHandle, _ key: OpenSSLHandle) throws(TLSIdentityError) {
-        guard X509_check_private_key(x509.pointer, key.pointer) == 1 else {
-            OpenSSLErrorQueue.clear()
+        do throws(CryptoError) {
+            try check(X509_check_private_key(x509.pointer, key.pointer), "X509_check_private_key")
+        } catch {
             throw .keyDoesNotMatchCertificate
         }
     }

@@ -2,12 +2,14 @@ import COpenSSL
 import Foundation
 import JWTSigner
 
-/// Reads the fields `CertificateInfo` holds from an `X509*` (borrowed from its `OpenSSLHandle`).
+/// Reads the fields `CertificateInfo` holds from an `X509*`, borrowed from its `OpenSSLHandle` for the call (the
+/// handle is the argument, so it outlives every use of its pointer).
 enum X509Reader {
     static let developmentOID = "1.2.840.113635.100.6.3.1"
     static let productionOID = "1.2.840.113635.100.6.3.2"
 
-    static func info(_ x509: OpaquePointer) throws(TLSIdentityError) -> CertificateInfo {
+    static func info(_ handle: OpenSSLHandle) throws(TLSIdentityError) -> CertificateInfo {
+        let x509 = handle.pointer
         let name = X509_get_subject_name(x509)
         let subject: String
         if let line = X509_NAME_oneline(name, nil, 0) {
@@ -52,8 +54,10 @@ enum X509Reader {
 
     private static func date(_ time: UnsafePointer<ASN1_TIME>?, _ field: String) throws(TLSIdentityError) -> Date {
         var parts = tm()
-        guard let time, ASN1_TIME_to_tm(time, &parts) == 1 else {
-            throw .crypto(CryptoError.drainingQueue("ASN1_TIME_to_tm (\(field))"))
+        do throws(CryptoError) {
+            try check(ASN1_TIME_to_tm(try check(time, "X509_get0_\(field)"), &parts), "ASN1_TIME_to_tm (\(field))")
+        } catch {
+            throw .crypto(error)
         }
         return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
     }
@@ -71,14 +75,13 @@ enum X509Reader {
 
     /// The DER inside the extension `oid`'s OCTET STRING, or nil when the certificate has no such extension.
     static func extensionValue(_ x509: OpaquePointer, _ oid: String) throws(TLSIdentityError) -> [UInt8]? {
-        let object: OpaquePointer
+        let object: OpenSSLHandle
         do throws(CryptoError) {
-            object = try check(OBJ_txt2obj(oid, 1), "OBJ_txt2obj")
+            object = OpenSSLHandle(try check(OBJ_txt2obj(oid, 1), "OBJ_txt2obj")) { ASN1_OBJECT_free($0) }
         } catch {
             throw .crypto(error)
         }
-        defer { ASN1_OBJECT_free(object) }
-        let index = X509_get_ext_by_OBJ(x509, object, -1)
+        let index = withExtendedLifetime(object) { X509_get_ext_by_OBJ(x509, object.pointer, -1) }
         guard index >= 0, let ext = X509_get_ext(x509, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
         let length = Int(ASN1_STRING_length(data))
         guard length > 0, let bytes = ASN1_STRING_get0_data(data) else { return [] }
