@@ -340,8 +340,8 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
     if push_type not in PUSH_TYPE_SUFFIX:
         out.verdict = _err(400, "InvalidPushType")
         return out
-    if certificate is not None and not certificate.check_push_type(push_type).ok:
-        out.verdict = certificate.check_push_type(push_type)
+    if certificate is not None and not (refused := certificate.check_push_type(push_type)).ok:
+        out.verdict = refused  # token-only push types (apns_cert_rules.TOKEN_ONLY_PUSH_TYPES)
         return out
     out.push_type = push_type
     topic_verdict = (certificate.check_topic(topic, push_type) if certificate is not None
