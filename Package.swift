@@ -3,7 +3,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → JWTSigner → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore}} →
+//   HTTPClient (the one libcurl stack) → JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore}} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -38,6 +38,9 @@ let package = Package(
         .target(name: "Lifecycle", dependencies: ["Locking", "Logging"]),
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
+        // TLS client certificates (APNs certificate authentication): loads a .p12 or PEM pair, checks the key
+        // matches, reads validity, subject UID and Apple's topics and environment extensions.
+        .target(name: "TLSIdentity", dependencies: ["COpenSSL", "JWTSigner"]),
 
         // The one HTTP client stack: libcurl setup, error checks, handle owners and the curl multi loop shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
@@ -45,7 +48,7 @@ let package = Package(
 
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
-                                                  "Clocks"]),
+                                                  "Clocks", "TLSIdentity"]),
         // FCM HTTP v1: the protocol logic as pure types (service account, OAuth2 assertion and token state, the Beams
         // `fcm` section mapped to a v1 message, answers classified per FCM's error table) and `FCMSender`, which
         // carries them out over the shared libcurl stack, as APNsClient does for APNs.
@@ -67,7 +70,7 @@ let package = Package(
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
-                                                  "CBuildInfo"]),
+                                                  "CBuildInfo", "TLSIdentity"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -92,9 +95,11 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
+        .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking"]),
+        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
+                                                         "TLSIdentity"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
@@ -105,6 +110,6 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
-                                                          "Locking", "Clocks"]),
+                                                          "Locking", "Clocks", "TLSIdentity"]),
     ]
 )

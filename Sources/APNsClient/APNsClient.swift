@@ -19,7 +19,7 @@ import Synchronization
 /// let unanswered = await client.shutdown(gracePeriod: 10)
 /// ```
 ///
-/// One pool of connections per (team, key, environment); connections open lazily on the first request. Result
+/// One pool of connections per (team, key or client certificate, environment); connections open lazily on the first request. Result
 /// callbacks run on the curl threads: keep them short (record and return) and never block in them.
 public final class APNsClient: Sendable {
     private struct Pools {
@@ -63,6 +63,11 @@ public final class APNsClient: Sendable {
         } catch {
             invalidRequests.add(1, ordering: .relaxed)
             onResult(.failure(.invalidRequest(error)))
+            return
+        }
+        if prepared.pushType.requiresTokenAuthentication && !credentials.supportsTokenOnlyPushTypes {
+            invalidRequests.add(1, ordering: .relaxed)
+            onResult(.failure(.invalidRequest(.pushTypeNeedsTokenAuthentication(prepared.pushType))))
             return
         }
         let pool: APNsPool
@@ -127,7 +132,7 @@ public final class APNsClient: Sendable {
             configuration.logger.info(
                 "APNs pool created",
                 ["team": key.teamID, "key": key.keyID, "environment": environment.baseURL,
-                 "connections": String(configuration.connectionsPerPool)])
+                 "connections": String(configuration.connectionsPerPool), "credentials": credentials.kind.rawValue])
             return pool
         }
     }

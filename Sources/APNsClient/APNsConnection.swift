@@ -3,6 +3,7 @@ import Dispatch
 import HTTPClient
 import Logging
 import Synchronization
+import TLSIdentity
 
 /// What a connection tells its pool, from its loop thread. The pool owns the window (slot accounting) and the
 /// counters; the connection knows nothing of the pool.
@@ -38,7 +39,9 @@ final class APNsConnection: Sendable {
     private let loop: CurlMultiLoop<APNsConnectionDriver>
 
     /// - Parameter report: called on the loop thread for every `APNsConnectionReport`; keep it short.
-    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager, configuration: APNsClientConfiguration,
+    /// - Parameter identity: the client certificate of certificate credentials (then `tokens` is nil).
+    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
+         configuration: APNsClientConfiguration,
          logger: Logger, report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?) throws(CurlError) {
         self.index = index
         let multi = try CurlMulti(options: [
@@ -47,7 +50,8 @@ final class APNsConnection: Sendable {
             (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
         ])
         let driver = APNsConnectionDriver(
-            index: index, key: key, tokens: tokens, configuration: configuration, logger: logger, gauges: gauges,
+            index: index, key: key, tokens: tokens, identity: identity, configuration: configuration, logger: logger,
+            gauges: gauges,
             report: report)
         loop = CurlMultiLoop(name: "apns-conn-\(index)", multi: multi, driver: driver)
     }

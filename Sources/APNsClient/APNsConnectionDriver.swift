@@ -2,6 +2,7 @@ import Clocks
 import CLibCurl
 import HTTPClient
 import Logging
+import TLSIdentity
 
 /// The transport side of one APNs connection slot, on its `CurlMultiLoop` thread: feeds
 /// `APNsConnectionStateMachine` what curl and the token manager report and carries out its actions (attach a
@@ -13,7 +14,9 @@ final class APNsConnectionDriver: CurlMultiDriver {
 
     private let index: Int
     private let key: APNsPoolKey
-    private let tokens: ProviderTokenManager
+    /// nil for certificate credentials: requests then carry no `authorization` header.
+    private let tokens: ProviderTokenManager?
+    private let identity: TLSClientIdentity?
     private let environment: APNsEnvironment
     private let configuration: APNsClientConfiguration
     private let logger: Logger
@@ -24,12 +27,13 @@ final class APNsConnectionDriver: CurlMultiDriver {
     private var transfers: [APNsTransfer] = []
     private var idle: [APNsTransfer] = []
 
-    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager, configuration: APNsClientConfiguration,
-         logger: Logger, gauges: APNsConnection.Gauges,
+    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
+         configuration: APNsClientConfiguration, logger: Logger, gauges: APNsConnection.Gauges,
          report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?) {
         self.index = index
         self.key = key
         self.tokens = tokens
+        self.identity = identity
         self.environment = key.environment
         self.configuration = configuration
         self.logger = logger
@@ -119,7 +123,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
                 _ = report(.tokenUpdateRejected)
             case .refreshToken(let job):
                 let result: Result<ProviderTokenState.Token, APNsFailure>
-                do {
+                do throws(APNsFailure) {
+                    guard let tokens else { throw Self.noTokens(.expiredProviderToken, status: 403) }
                     result = .success(try tokens.tokenAfterExpiry(generation: job.tokenGeneration))
                 } catch {
                     logger.warning("APNs provider token expired too early", ["team": key.teamID])
@@ -130,7 +135,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
                 // APNs holds another token for this key: adopt it if this process can find it (the store), else
                 // wait for the refresh floor; never sign within it.
                 let result: Result<ProviderTokenManager.UpdateRejectedOutcome, APNsFailure>
-                do {
+                do throws(APNsFailure) {
+                    guard let tokens else { throw Self.noTokens(.tooManyProviderTokenUpdates, status: 429) }
                     result = .success(try tokens.tokenAfterUpdateRejected(generation: job.tokenGeneration))
                 } catch {
                     result = .failure(error)
@@ -146,26 +152,29 @@ final class APNsConnectionDriver: CurlMultiDriver {
     }
 
     private func start(_ job: APNsJob, multi: CurlMulti) {
-        let token: ProviderTokenState.Token
+        var jwt: String?
         if let override = job.overrideToken {
-            token = override
+            jwt = override.jwt
+            job.tokenGeneration = override.generation
             job.overrideToken = nil
-        } else {
+        } else if let tokens {
             do {
-                token = try tokens.currentToken()
+                let token = try tokens.currentToken()
+                jwt = token.jwt
+                job.tokenGeneration = token.generation
             } catch {
                 run(machine.startFailed(job, error))
                 return
             }
         }
-        job.tokenGeneration = token.generation
 
         let transfer: APNsTransfer
         if let reused = idle.popLast() {
             transfer = reused
         } else {
             do {
-                transfer = try APNsTransfer(id: transfers.count + 1, environment: environment, configuration: configuration)
+                transfer = try APNsTransfer(id: transfers.count + 1, environment: environment, identity: identity,
+                                            configuration: configuration)
             } catch {
                 run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
                 return
@@ -178,7 +187,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
             transfers.append(transfer)
         }
         do {
-            try transfer.load(job.prepared, url: job.url, jwt: token.jwt)
+            try transfer.load(job.prepared, url: job.url, jwt: jwt)
             try multi.add(transfer.curl)
         } catch {
             idle.append(transfer)
@@ -188,6 +197,12 @@ final class APNsConnectionDriver: CurlMultiDriver {
         transfer.isAttached = true
         gauges.attached.add(1, ordering: .relaxed)
         machine.started(job, stream: transfer.id, now: MonotonicClock.now())
+    }
+
+    /// A token-only answer (`ExpiredProviderToken`, `TooManyProviderTokenUpdates`) on a certificate connection,
+    /// which sends no token: nothing to refresh, so the credentials are reported as rejected.
+    private static func noTokens(_ reason: APNsReason, status: Int) -> APNsFailure {
+        .configuration(.rejected(status: status, reason: reason))
     }
 
     private static func fatal(_ error: CurlError) -> APNsTransportError {

@@ -51,7 +51,8 @@ final class APNsPool: Sendable {
     }
 
     let key: APNsPoolKey
-    let tokens: ProviderTokenManager
+    /// nil for certificate credentials: trust comes with the TLS handshake, no token is ever minted.
+    let tokens: ProviderTokenManager?
     let capacity: Int
     /// Free slots needed before suspended submitters are resumed (see `finished`).
     private let resumeBatch: Int
@@ -63,9 +64,11 @@ final class APNsPool: Sendable {
     init(key: APNsPoolKey, credentials: APNsCredentials, configuration: APNsClientConfiguration) throws(CurlError) {
         self.key = key
         let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
-        self.tokens = ProviderTokenManager(
-            credentials: credentials, policy: configuration.tokenPolicy, store: configuration.tokenStore,
-            clock: configuration.clock, logger: logger)
+        let tokens = credentials.certificate == nil
+            ? ProviderTokenManager(credentials: credentials, policy: configuration.tokenPolicy,
+                                   store: configuration.tokenStore, clock: configuration.clock, logger: logger)
+            : nil
+        self.tokens = tokens
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
         self.state = Locked(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
@@ -74,7 +77,8 @@ final class APNsPool: Sendable {
             // The connection's thread keeps the pool alive through this closure as long as it runs: it reports to it.
             list.append(
                 try APNsConnection(
-                    index: index, key: key, tokens: tokens, configuration: configuration, logger: logger,
+                    index: index, key: key, tokens: tokens, identity: credentials.certificate,
+                    configuration: configuration, logger: logger,
                     report: { [self] report in self.connection(index, reported: report) }))
         }
         connectionList = list
@@ -240,8 +244,8 @@ final class APNsPool: Sendable {
             stats.streamsInFlight += connection.gauges.attached.load(ordering: .relaxed)
             stats.connectionsOpened += connection.gauges.opened.load(ordering: .relaxed)
         }
-        stats.tokenRefreshes = tokens.mintCount
-        stats.tokensAdopted = tokens.adoptCount
+        stats.tokenRefreshes = tokens?.mintCount ?? 0
+        stats.tokensAdopted = tokens?.adoptCount ?? 0
         return stats
     }
 }

@@ -29,6 +29,10 @@ public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Whether APNs accepts this push type only with token authentication (Apple: certificate-based connections
+    /// support "only a subset of push types"; `liveactivity` and `location` are documented token-only).
+    public var requiresTokenAuthentication: Bool { self == .liveactivity || self == .location }
+
     /// The largest payload APNs accepts for this push type, in bytes: 5120 for VoIP, 4096 otherwise.
     public var maxPayloadBytes: Int { self == .voip ? 5120 : 4096 }
 }

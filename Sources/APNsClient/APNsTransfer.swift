@@ -1,6 +1,7 @@
 import CLibCurl
 import Foundation
 import HTTPClient
+import TLSIdentity
 
 /// One reusable curl easy handle and everything C borrows from it while a transfer runs: the request body, the
 /// header list, the error buffer and the response collected by the callbacks.
@@ -31,12 +32,18 @@ final class APNsTransfer {
     /// complete (see `APNsStreamLedger.headersComplete`).
     var onHeadersComplete: ((APNsTransfer) -> Void)?
 
-    init(id: Int, environment: APNsEnvironment, configuration: APNsClientConfiguration) throws(CurlError) {
+    /// - Parameter identity: the client certificate set on this handle for its whole life (certificate
+    ///   credentials); a handle never changes identity (curl before 8.21 reuses connections without comparing
+    ///   the key options), and each credential has its own pool of handles.
+    init(id: Int, environment: APNsEnvironment, identity: TLSClientIdentity?, configuration: APNsClientConfiguration)
+        throws(CurlError)
+    {
         curl = try CurlEasy()
         self.id = id
         body = .allocate(capacity: Self.bodyCapacity)
         do {
             try configure(environment: environment, configuration: configuration)
+            if let identity { try present(identity) }
         } catch {
             close()
             throw error
@@ -74,10 +81,38 @@ final class APNsTransfer {
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
     }
 
+    /// Sets the client certificate as in-memory blobs (`CURL_BLOB_COPY`: curl keeps its own copy, so nothing
+    /// here has to outlive the call). No file is written and no path is read again after start-up.
+    private func present(_ identity: TLSClientIdentity) throws(CurlError) {
+        switch identity.material {
+        case .pkcs12(let der, let password):
+            try setBlob(CURLOPT_SSLCERT_BLOB, der, "CURLOPT_SSLCERT_BLOB")
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_SSLCERTTYPE, "P12"), "CURLOPT_SSLCERTTYPE")
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_KEYPASSWD, password), "CURLOPT_KEYPASSWD")
+        case .pem(let certificate, let key, let password):
+            try setBlob(CURLOPT_SSLCERT_BLOB, certificate, "CURLOPT_SSLCERT_BLOB")
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_SSLCERTTYPE, "PEM"), "CURLOPT_SSLCERTTYPE")
+            try setBlob(CURLOPT_SSLKEY_BLOB, key, "CURLOPT_SSLKEY_BLOB")
+            try curlCheck(ccurl_setopt_str(easy, CURLOPT_SSLKEYTYPE, "PEM"), "CURLOPT_SSLKEYTYPE")
+            if let password {
+                try curlCheck(ccurl_setopt_str(easy, CURLOPT_KEYPASSWD, password), "CURLOPT_KEYPASSWD")
+            }
+        }
+    }
+
+    private func setBlob(_ option: CURLoption, _ bytes: [UInt8], _ name: String) throws(CurlError) {
+        var copy = bytes
+        let code = copy.withUnsafeMutableBytes { buffer -> CURLcode in
+            var blob = curl_blob(data: buffer.baseAddress, len: buffer.count, flags: UInt32(CURL_BLOB_COPY))
+            return ccurl_setopt_ptr(easy, option, &blob)
+        }
+        try curlCheck(code, name)
+    }
+
     /// Everything that goes into the header list; a fan-out sends the same headers to every device, so a handle
     /// keeps its list while this stays the same instead of rebuilding ~9 C strings per request.
     private struct HeaderKey: Equatable {
-        var jwt: String
+        var jwt: String?
         var topic: String
         var pushType: APNsPushType
         var priority: APNsPriority?
@@ -88,8 +123,9 @@ final class APNsTransfer {
 
     private var headerKey: HeaderKey?
 
-    /// Prepares the handle for one attempt of `request` to `url` with the bearer token `jwt`.
-    func load(_ request: APNsPreparedRequest, url: String, jwt: String) throws(CurlError) {
+    /// Prepares the handle for one attempt of `request` to `url` with the bearer token `jwt` (nil: certificate
+    /// credentials, no `authorization` header).
+    func load(_ request: APNsPreparedRequest, url: String, jwt: String?) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
         apnsID = nil
         apnsUniqueID = nil
@@ -103,7 +139,7 @@ final class APNsTransfer {
             freeHeaders()
             var lines: [String] = []
             func append(_ line: String) { lines.append(line) }
-            append("authorization: bearer " + jwt)
+            if let jwt { append("authorization: bearer " + jwt) }
             append("apns-topic: " + request.topic)
             append("apns-push-type: " + request.pushType.rawValue)
             if let priority = request.priority { append("apns-priority: " + String(priority.rawValue)) }

@@ -27,6 +27,8 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
     /// A header value (topic, collapse id) contains a control character such as CR or LF, which would let it
     /// forge another header.
     case controlCharacterInHeader(name: String)
+    /// The push type is token-only (`liveactivity`, `location`) and the credentials are a certificate.
+    case pushTypeNeedsTokenAuthentication(APNsPushType)
 
     /// A short, bounded name for logs and metric labels.
     public var code: String {
@@ -44,6 +46,7 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidAPNsID: return "invalid_apns_id"
         case .invalidExpiration: return "invalid_expiration"
         case .controlCharacterInHeader: return "control_character_in_header"
+        case .pushTypeNeedsTokenAuthentication: return "push_type_needs_token_authentication"
         }
     }
 
@@ -55,6 +58,8 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(code): \(bytes) bytes, limit \(limit)"
         case .collapseIDTooLong(let bytes):
             return "\(code): \(bytes) bytes, limit 64"
+        case .pushTypeNeedsTokenAuthentication(let pushType):
+            return "\(code): APNs accepts \(pushType.rawValue) pushes only with token (.p8) authentication, not a certificate"
         default:
             return code
         }

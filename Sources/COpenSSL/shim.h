@@ -14,6 +14,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/core_names.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509v3.h>
+#include <openssl/objects.h>
 
 /* Function-like macros are not imported by Swift: wrap the ones we need. */
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }

@@ -5,10 +5,10 @@ import Glibc
 #endif
 
 /// Shared plumbing for loading PEM keys: memory BIOs, the refusing passphrase callback, key-kind checks and
-/// file reading with errno text.
-enum PEMKeyReader {
+/// file reading with errno text. `package`: TLSIdentity reads the PEM key of a client certificate through it.
+package enum PEMKeyReader {
     /// OpenSSL's `pem_password_cb`: fills `buf` with a passphrase and returns its length, or -1 to refuse.
-    typealias PasswordCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+    package typealias PasswordCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
 
     /// Largest key file read; a PEM key is a few hundred bytes, so anything bigger is the wrong file.
     static let maxFileSize = 64 * 1024
@@ -19,7 +19,7 @@ enum PEMKeyReader {
     }
 
     /// The label of the first PEM block (`PRIVATE KEY`, `CERTIFICATE`, …), or `nil` if there is none.
-    static func firstLabel(_ pem: String) -> String? {
+    package static func firstLabel(_ pem: String) -> String? {
         let bytes = Array(pem.utf8)
         guard let begin = find(Array("-----BEGIN ".utf8), in: bytes, from: 0) else { return nil }
         let labelStart = begin + 11
@@ -38,7 +38,7 @@ enum PEMKeyReader {
 
     /// Runs `body` with a read-only memory BIO holding a copy of `text` (a copy, so no borrowed pointer has to
     /// outlive a `withCString` scope).
-    static func withBIO<Result>(
+    package static func withBIO<Result>(
         _ text: String, _ body: (OpaquePointer) throws(KeyLoadError) -> Result
     ) throws(KeyLoadError) -> Result {
         let bio: OpaquePointer
@@ -57,7 +57,7 @@ enum PEMKeyReader {
 
     /// Reads a key with `read`, passing a passphrase callback that always refuses (so OpenSSL never prompts on
     /// the terminal) and notes that it was asked, which is how an encrypted key is told apart from a broken one.
-    static func readKey(
+    package static func readKey(
         _ pem: String,
         _ operation: String,
         _ read: (OpaquePointer, PasswordCallback, UnsafeMutableRawPointer) -> OpaquePointer?
@@ -90,7 +90,7 @@ enum PEMKeyReader {
     }
 
     /// `RSA 2048-bit`, `EC P-384`, `EC secp256k1`, `ED25519 256-bit`.
-    static func describe(_ key: OpaquePointer) -> String {
+    package static func describe(_ key: OpaquePointer) -> String {
         let type = EVP_PKEY_get0_type_name(key).map { String(cString: $0) } ?? "unknown key type"
         if EVP_PKEY_is_a(key, "EC") == 1 {
             let curve = curveName(key) ?? "unknown curve"

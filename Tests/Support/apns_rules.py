@@ -287,12 +287,15 @@ def check_path(method: str, path: str) -> tuple[Verdict, str | None]:
 
 
 def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Policy, now: float,
-                  floor: KeyTokenFloor | None = None) -> Checked:
+                  floor: KeyTokenFloor | None = None, certificate: Any = None) -> Checked:
     """Applies Apple's rules in Apple's order where known; see README.md for the order where Apple is silent.
 
     Order: method, path, device token, duplicate headers, provider token (presence, format/signature, age,
     key binding, refresh rate), topic presence, push type value, topic for the push type, priority, apns-id,
     expiration, collapse id, payload (empty, size, JSON object), push type vs payload, background priority.
+
+    `certificate` (an `apns_cert_rules.ClientCertificate`): the connection authenticated with a client
+    certificate; the provider token steps are skipped and the certificate decides topics and push types.
     """
     verdict, token = check_path(req.method, req.path)
     out = Checked(verdict, token=token)
@@ -308,21 +311,26 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
             seen.add(name)
 
     authorization = req.header("authorization")
-    if authorization is None or not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
+    if certificate is not None:
+        pass  # trust came with the TLS handshake; an authorization header is ignored
+    elif authorization is None or not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
         out.verdict = _err(403, "MissingProviderToken")
         return out
-    jwt = authorization[7:].strip()
-    verified = keys.verify(jwt)
-    if isinstance(verified, Verdict):
-        out.verdict = verified
-        return out
-    out.jwt = verified
-    admitted = auth.admit(jwt, verified, now, floor)
-    if not admitted.ok:
-        out.verdict = admitted
-        return out
+    else:
+        jwt = authorization[7:].strip()
+        verified = keys.verify(jwt)
+        if isinstance(verified, Verdict):
+            out.verdict = verified
+            return out
+        out.jwt = verified
+        admitted = auth.admit(jwt, verified, now, floor)
+        if not admitted.ok:
+            out.verdict = admitted
+            return out
 
     topic = req.header("apns-topic")
+    if (topic is None or topic == "") and certificate is not None:
+        topic = certificate.default_topic()
     if topic is None or topic == "":
         out.verdict = _err(400, "MissingTopic")
         return out
@@ -332,8 +340,12 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
     if push_type not in PUSH_TYPE_SUFFIX:
         out.verdict = _err(400, "InvalidPushType")
         return out
+    if certificate is not None and not (refused := certificate.check_push_type(push_type)).ok:
+        out.verdict = refused  # token-only push types (apns_cert_rules.TOKEN_ONLY_PUSH_TYPES)
+        return out
     out.push_type = push_type
-    topic_verdict = check_topic(topic, push_type, policy.topics)
+    topic_verdict = (certificate.check_topic(topic, push_type) if certificate is not None
+                     else check_topic(topic, push_type, policy.topics))
     if not topic_verdict.ok:
         out.verdict = topic_verdict
         return out

@@ -38,6 +38,7 @@ from hyperframe.frame import GoAwayFrame
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import apns_rules  # noqa: E402  (sibling module; the script is run by path)
 from apns_rules import ConnectionAuth, KeyRing, KeyTokenFloor, Policy, Request, Verdict  # noqa: E402
+from apns_cert_rules import ClientCertificate  # noqa: E402
 
 # A client sending far more than any valid payload gets 413; the mock stops storing bytes beyond this.
 MAX_STORED_BODY = 64 * 1024
@@ -174,6 +175,8 @@ class MockState:
         self.connections: dict[int, "APNsConnection"] = {}
         self.next_connection_id = 1
         self.key_floor = KeyTokenFloor()
+        # `--client-ca`: every connection must present a client certificate issued by that CA (certificate auth).
+        self.client_certificates = False
 
     def policy(self) -> Policy:
         return Policy(topics=self.topics, require_push_type=self.config.require_push_type)
@@ -325,6 +328,7 @@ class APNsConnection(asyncio.Protocol):
         self.closed = False
         self.last_activity = time.monotonic()
         self.idle_timer: asyncio.TimerHandle | None = None
+        self.certificate: ClientCertificate | None = None  # the peer's, with --client-ca
 
     # asyncio.Protocol
 
@@ -339,6 +343,14 @@ class APNsConnection(asyncio.Protocol):
             transport.abort()
             self.closed = True
             return
+        if self.state.client_certificates:
+            # The handshake already verified the chain and validity (CERT_REQUIRED); read what it allows.
+            try:
+                self.certificate = ClientCertificate.from_der(ssl_object.getpeercert(binary_form=True) or b"")
+            except ValueError:
+                transport.abort()
+                self.closed = True
+                return
         self.id = self.state.next_connection_id
         self.state.next_connection_id += 1
         self.state.connections[self.id] = self
@@ -354,6 +366,9 @@ class APNsConnection(asyncio.Protocol):
             },
         )
         self.h2.initiate_connection()
+        if self.certificate is not None:
+            # Trust came with the handshake: no token to wait for before the full stream budget.
+            self._advertise(self.state.config.max_streams)
         self._flush()
         self.arm_idle_timer()
 
@@ -440,7 +455,8 @@ class APNsConnection(asyncio.Protocol):
         req = Request(stream.method, stream.path, stream.headers, bytes(stream.body), stream.size)
         was_authenticated = self.auth.authenticated
         now = time.time() + state.config.clock_offset_s
-        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor())
+        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor(),
+                                           certificate=self.certificate)
         if not was_authenticated and self.auth.authenticated:
             self._advertise(state.config.max_streams)
 
@@ -480,6 +496,7 @@ class APNsConnection(asyncio.Protocol):
                 "apns_id": apns_id,
                 "action": action,
                 "jwt": None if jwt is None else {"kid": jwt.kid, "iss": jwt.iss, "iat": jwt.iat},
+                "certificate": None if self.certificate is None else self.certificate.to_json(),
             })
 
         def finish() -> None:
@@ -769,6 +786,31 @@ def arrivals(records: Any, group: str) -> dict[str, list[float]]:
 # MARK: - TLS and start-up
 
 
+def new_ca(name: str, days_before: float = 1, days_after: float = 30) -> tuple[Any, Any]:
+    """A P-256 CA key and its self-signed certificate, valid from `days_before` days ago for `days_after` days."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=days_before))
+        .not_valid_after(now + datetime.timedelta(days=days_after))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return ca_key, ca
+
+
 def make_certificates(directory: str) -> tuple[str, str, str]:
     """A throw-away CA and a server certificate for 127.0.0.1/::1/localhost; returns (ca, cert, key) paths."""
     from cryptography import x509
@@ -778,19 +820,8 @@ def make_certificates(directory: str) -> tuple[str, str, str]:
     import ipaddress
 
     now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mock-apns test CA")])
-    ca = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca_key, ca = new_ca("mock-apns test CA")
+    ca_name = ca.subject
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (
         x509.CertificateBuilder()
@@ -840,6 +871,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--token-floor-scope", choices=TOKEN_FLOOR_SCOPES, default="connection",
                    help="where the 20-minute token refresh floor applies (key: across connections and restarts)")
     p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
+    p.add_argument("--client-ca", help="require a client certificate issued by this CA (certificate auth; see "
+                   "apns_cert_rules.py): no provider token needed, topics and push types from the certificate")
     return p.parse_args(argv)
 
 
@@ -857,6 +890,7 @@ async def serve(args: argparse.Namespace) -> None:
     config = Config(delay_ms=args.delay_ms, max_streams=args.max_streams, record_limit=args.record_limit,
                     require_push_type=not args.lenient_push_type, token_floor_scope=args.token_floor_scope)
     state = MockState(KeyRing(args.team_id, keys), frozenset(args.topic), args.environment == "sandbox", config)
+    state.client_certificates = bool(args.client_ca)
 
     tmp = tempfile.mkdtemp(prefix="mock-apns-")
     try:
@@ -868,6 +902,10 @@ async def serve(args: argparse.Namespace) -> None:
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Apple: TLS 1.2 or later
         ctx.load_cert_chain(cert_file, key_file)
         ctx.set_alpn_protocols(["h2"])
+        if args.client_ca:
+            # No certificate, one from another CA, an expired or a not-yet-valid one: the handshake fails.
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(args.client_ca)
 
         loop = asyncio.get_running_loop()
         server = await loop.create_server(lambda: APNsConnection(state), args.host, args.port, ssl=ctx,

@@ -159,9 +159,11 @@ class _Unlimited(_GoawayTolerant):
 class H2Client:
     """A blocking HTTP/2 client over TLS (ALPN h2) that keeps every event a test may want to inspect."""
 
-    def __init__(self, mock: Mock, unlimited: bool = False) -> None:
+    def __init__(self, mock: Mock, unlimited: bool = False, client_cert: tuple[str, str] | None = None) -> None:
         ctx = ssl.create_default_context(cafile=mock.ca_file)
         ctx.set_alpn_protocols(["h2"])
+        if client_cert is not None:  # (certificate PEM, key PEM): certificate auth (`--client-ca`)
+            ctx.load_cert_chain(*client_cert)
         raw = socket.create_connection(("127.0.0.1", mock.port), timeout=10)
         self.sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
         assert self.sock.selected_alpn_protocol() == "h2"

@@ -72,10 +72,10 @@ def write_apns_key(directory: Path):
 class Mock:
     """The strict mock APNs (Tests/Support/mock_apns.py) and its control API."""
 
-    def __init__(self, directory: Path, public_key: Path):
+    def __init__(self, directory: Path, public_key: Path, extra_args=()):
         self.proc = subprocess.Popen(
             [sys.executable, str(MOCK), "--port", "0", "--team-id", TEAM_ID, "--key", f"{KEY_ID}={public_key}",
-             "--topic", TOPIC, "--environment", "sandbox"],
+             "--topic", TOPIC, "--environment", "sandbox", *extra_args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(directory / "mock.log", "wb"),
         )
         info = json.loads(self.proc.stdout.readline())

@@ -144,14 +144,17 @@ public final class Application: Sendable {
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
         SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
+        APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
 
+        // Only with certificate instances: a service with nothing to watch would return at once.
+        let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
         let running: [any Service] = [
             http,
             engine,
             webhooks,
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-        ] + (opsHTTP.map { [$0] } ?? []) + stopLast
+        ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
@@ -177,6 +180,7 @@ public final class Application: Sendable {
         metrics.declare("push_apns_token_update_rejections", gauge: "TooManyProviderTokenUpdates answers since start (retried, not final).")
         metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
         SenderMetrics.declare(metrics)
+        APNsCertificateHealth.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
         metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
         metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `push-server check-config FILE`: prints OK (and warnings), or every problem and exits 2.
 enum CheckConfigCommand: Command {
     static let usage = """
@@ -6,7 +8,8 @@ enum CheckConfigCommand: Command {
 
     Validates the configuration without starting anything: JSON syntax, every field's type and range, instance
     ids, secrets (inline, from an environment variable or a file), TLS files, each APNs .p8 key (readable,
-    PEM, EC P-256, not encrypted), each FCM service-account file (a service_account JSON with a usable RSA key)
+    PEM, EC P-256, not encrypted) or client certificate (.p12 and password, or PEM pair: loads, key matches, the
+    topic is in it, not expired; prints its subject, topics, environment, notAfter and days left), each FCM service-account file (a service_account JSON with a usable RSA key)
     and each web VAPID key (P-256 PEM) and subject (mailto: or https:, not localhost). Prints OK or every
     problem with its field path; exits 0 or 2.
     """
@@ -22,6 +25,12 @@ enum CheckConfigCommand: Command {
         do {
             let (config, warnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
             for warning in warnings { Console.out("warning: \(warning.path): \(warning.message)") }
+            let now = Date()
+            for (index, instance) in config.instances.enumerated() {
+                guard let certificate = instance.apns?.certificate?.identity.certificate else { continue }
+                Console.out("instances[\(index)].apns.certificate: topic \(instance.apns?.topic ?? ""); "
+                    + APNsCertificateHealth.summary(certificate, now: now))
+            }
             Console.out("OK: \(path) (\(config.instances.count) instance\(config.instances.count == 1 ? "" : "s"))")
             return .ok
         } catch {

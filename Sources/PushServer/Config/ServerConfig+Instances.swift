@@ -121,11 +121,11 @@ extension ServerConfig {
         environment: [String: String], validateKey: (String) -> String?
     ) -> APNsInstanceConfig? {
         reader.checkKeys(object, p, allowed: ["teamId", "keyId", "keyPath", "topic", "defaultEnvironment",
-                                              "endpointOverride", "caFile"])
+                                              "endpointOverride", "caFile", "certificate"])
         let team = reader.string(object, "teamId", p) ?? ""
         let keyID = reader.string(object, "keyId", p) ?? ""
         let keyPath = expandVariables(reader.string(object, "keyPath", p) ?? "", environment)
-        let topic = reader.string(object, "topic", p) ?? ""
+        var topic = reader.string(object, "topic", p) ?? ""
         var env = PushEnvironment.production
         if let name = reader.string(object, "defaultEnvironment", p) {
             if let value = PushEnvironment(rawValue: name.lowercased()) {
@@ -138,7 +138,19 @@ extension ServerConfig {
         let caFile = reader.string(object, "caFile", p).map { expandVariables($0, environment) }
 
         let credentials = [team, keyID, keyPath]
-        if credentials.allSatisfy(\.isEmpty) {
+        // Certificate authentication instead of the .p8 key: exactly one of them (see ServerConfig+Certificate).
+        var certificate: APNsCertificateConfig?
+        let certificateGiven = !(object["certificate"]?.isNull ?? true)
+        if certificateGiven && !credentials.allSatisfy(\.isEmpty) {
+            reader.error("\(p).certificate", "give either the .p8 key (teamId, keyId, keyPath) or certificate, not both")
+        } else if let certificateObject = reader.object(object["certificate"], "\(p).certificate") {
+            certificate = readAPNsCertificate(certificateObject, "\(p).certificate", &reader, environment: environment,
+                                              now: Date())
+            if let certificate { topic = certificateTopic(topic, certificate, p, &reader) }
+        }
+        if certificateGiven {
+            // Checked above (the certificate's topics decide, and its UID is the default).
+        } else if credentials.allSatisfy(\.isEmpty) {
             reader.warning(p, "teamId, keyId and keyPath are empty: deliveries are reported as not sent (no APNs credentials)")
         } else {
             if team.isEmpty { reader.error("\(p).teamId", "is required when keyId or keyPath is set") }
@@ -154,7 +166,7 @@ extension ServerConfig {
                 reader.error("\(p).keyPath", problem)
             }
         }
-        if topic.isEmpty {
+        if topic.isEmpty && !certificateGiven {
             reader.error("\(p).topic", "is required: the app's bundle id, e.g. com.example.app")
         } else if topic.contains(where: { $0.isWhitespace || $0 == "/" }) {
             reader.error("\(p).topic", "must be a bundle id such as com.example.app")
@@ -166,7 +178,7 @@ extension ServerConfig {
         }
         if let caFile { checkReadable(caFile, "\(p).caFile", &reader) }
         return APNsInstanceConfig(teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
-                                  endpointOverride: endpoint, caFile: caFile)
+                                  endpointOverride: endpoint, caFile: caFile, certificate: certificate)
     }
 
     /// Apple Team IDs and Key IDs are 10 upper-case alphanumerics.

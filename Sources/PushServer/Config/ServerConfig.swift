@@ -231,9 +231,14 @@ public struct APNsInstanceConfig: Sendable {
     public var endpointOverride: String?
     /// CA bundle for `endpointOverride`.
     public var caFile: String?
+    /// Certificate authentication instead of the `.p8` key (`apns.certificate`), loaded and checked.
+    public var certificate: APNsCertificateConfig? = nil
 
-    /// Whether credentials are present (team, key id and key path all set).
-    public var hasCredentials: Bool { !teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty }
+    /// Whether credentials are present (team, key id and key path all set, or a certificate).
+    public var hasCredentials: Bool { certificate != nil || (!teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty) }
+    /// Whether push types APNs accepts only with token authentication (`liveactivity`, `location`) can be sent:
+    /// false with a certificate, so intake can refuse such publishes up front (the client refuses them anyway).
+    public var supportsTokenOnlyPushTypes: Bool { certificate == nil }
 }
 
 /// An instance's webhook receiver (`instances[].webhook`).

@@ -1,4 +1,5 @@
 import APNsClient
+import Foundation
 import HTTPServer
 import JSON
 import PushStore
@@ -17,6 +18,8 @@ struct OpsAPI: Sendable {
     /// True once the server started stopping: `/ready` then answers 503, so a load balancer sends no new work
     /// while the rest drains (the ops listener is stopped last).
     var draining: @Sendable () -> Bool = { false }
+    /// Wall time, for certificate expiry (a calendar date); tests inject a movable one.
+    var now: @Sendable () -> Date = { Date() }
 
     static let metricsForbidden = HTTPError(.forbidden, title: "Forbidden", detail: "Metrics are only served to the operator")
     static let tokenRequired = HTTPError(.unauthorized, title: "Unauthorized", detail: "Missing or incorrect operator token")
@@ -56,7 +59,9 @@ struct OpsAPI: Sendable {
     /// unless `detailed`, which adds why, per-instance credentials for every platform (FCM and Web Push ones
     /// `refused` with the problem, see `PlatformHealth`) and APNs reachability. Instances without credentials,
     /// refused credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts
-    /// and queues work, which is what a load balancer's readiness decides.
+    /// and queues work, which is what a load balancer's readiness decides. An expired APNs client certificate does
+    /// (`APNsCertificateHealth`): it cannot be refused by chance, and nothing of its instance will be delivered
+    /// until an operator replaces it.
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
@@ -76,16 +81,28 @@ struct OpsAPI: Sendable {
         storeCheck["ok"] = .bool(ready)
         let stopping = draining()
         if stopping { ready = false }
+        // An expired APNs certificate fails readiness: APNs refuses it, so every delivery of its instance would fail.
+        let now = self.now()
+        let unusableCertificates = instances.filter { instance in
+            APNsCertificateHealth.certificate(instance).map { !APNsCertificateHealth.usable($0, now: now) } ?? false
+        }
+        if !unusableCertificates.isEmpty { ready = false }
         guard detailed else {
             return .json(.object(["ready": .bool(ready)]), status: ready ? .ok : .serviceUnavailable)
         }
         checks["store"] = .object(storeCheck)
         checks["draining"] = .bool(stopping)
+        checks["apnsCertificatesUsable"] = .bool(unusableCertificates.isEmpty)
         var list: [JSONValue] = []
         for instance in instances {
+            let certificate = APNsCertificateHealth.certificate(instance)
+            let apnsCredentials = instance.credentials == nil ? "not configured"
+                : certificate.map { APNsCertificateHealth.usable($0, now: now) ? "certificate" : "certificate unusable" }
+                ?? "loaded"
             list.append(.object([
                 "id": .string(instance.config.id),
-                "apnsCredentials": .string(instance.credentials == nil ? "not configured" : "loaded"),
+                "apnsCredentials": .string(apnsCredentials),
+                "apnsCertificate": certificate.map { APNsCertificateHealth.json($0, now: now) } ?? .null,
                 "fcmCredentials": .string(PlatformHealth.fcmCredentials(instance)),
                 "webCredentials": .string(PlatformHealth.webCredentials(instance)),
                 "fcm": PlatformHealth.fcm(instance),

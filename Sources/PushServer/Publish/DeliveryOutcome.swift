@@ -77,6 +77,7 @@ enum DeliveryOutcome: Equatable {
     /// label set (`MetricLabel.reasons`) is built from these.
     static let localReasons: Set<String> = [
         "InvalidPayload", "InvalidHeader", "TransportError", "ProviderTokenSigningFailed", "NoAPNsCredentials",
+        "PushTypeNeedsTokenAuthentication",
     ]
 
     /// A reason name for a local header-rule violation, in Apple's CamelCase style.
@@ -94,6 +95,7 @@ enum DeliveryOutcome: Equatable {
         case .deviceTokenNotHex, .deviceTokenOddLength: return "BadDeviceToken"
         case .payloadNotJSONObject: return "InvalidPayload"
         case .controlCharacterInHeader: return "InvalidHeader"
+        case .pushTypeNeedsTokenAuthentication: return "PushTypeNeedsTokenAuthentication"
         }
     }
 }

@@ -25,7 +25,9 @@ struct InstanceRuntime: Sendable {
     ///   `FCMSenderError`/`CurlError` when a sender cannot be set up.
     init(config: InstanceConfig, senders: PlatformSenderSettings? = nil) throws {
         self.config = config
-        if let apns = config.apns, apns.hasCredentials {
+        if let certificate = config.apns?.certificate {
+            credentials = APNsCredentials(certificate: certificate.identity)
+        } else if let apns = config.apns, apns.hasCredentials {
             let key = try ES256PrivateKey(contentsOfFile: apns.keyPath)
             credentials = APNsCredentials(teamID: apns.teamID, keyID: apns.keyID, key: key)
         } else {

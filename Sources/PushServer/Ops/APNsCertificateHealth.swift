@@ -1,0 +1,75 @@
+import Foundation
+import JSON
+import Logging
+import TLSIdentity
+
+/// The expiry of instances' APNs client certificates, as `/ready`, `/metrics` and the log show it. APNs refuses an
+/// expired certificate in the handshake and every delivery then fails, so an operator is warned
+/// `ServerConfig.certificateWarningDays` (30) days ahead, and an expired certificate fails readiness (`serve` and
+/// `check-config` already refuse one at start).
+///
+/// Every reading takes `now` from the caller: wall time, because `notAfter` is a calendar date.
+enum APNsCertificateHealth {
+    static let metricName = "push_apns_certificate_expiry_seconds"
+
+    /// The instance's certificate; nil for `.p8` credentials or none.
+    static func certificate(_ instance: InstanceRuntime) -> CertificateInfo? {
+        instance.config.apns?.certificate?.identity.certificate
+    }
+
+    /// Whether the certificate can be used at `now`.
+    static func usable(_ info: CertificateInfo, now: Date) -> Bool {
+        if case .valid = info.validity(at: now) { return true }
+        return false
+    }
+
+    /// What an operator must do, or nil while more than the warning period is left.
+    static func warning(_ info: CertificateInfo, now: Date) -> String? {
+        switch info.validity(at: now) {
+        case .expired:
+            return "the APNs certificate expired on \(info.notAfter.iso8601): APNs refuses it and deliveries fail; renew it"
+        case .notYetValid:
+            return "the APNs certificate is not valid before \(info.notBefore.iso8601)"
+        case .valid:
+            let days = info.daysLeft(at: now)
+            guard days <= ServerConfig.certificateWarningDays else { return nil }
+            return "the APNs certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it"
+        }
+    }
+
+    /// The instance's `apnsCertificate` object in `/ready`.
+    static func json(_ info: CertificateInfo, now: Date) -> JSONValue {
+        .object([
+            "subject": .string(info.subject),
+            "topics": .array(info.topics.map { .string($0) }),
+            "environment": .string(info.environmentText),
+            "notBefore": .string(info.notBefore.iso8601),
+            "notAfter": .string(info.notAfter.iso8601),
+            "daysLeft": .int(info.daysLeft(at: now)),
+            "usable": .bool(usable(info, now: now)),
+            "warning": warning(info, now: now).map { .string($0) } ?? .null,
+        ])
+    }
+
+    /// One line for `check-config`.
+    static func summary(_ info: CertificateInfo, now: Date) -> String {
+        "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
+            + "environment \(info.environmentText); notAfter \(info.notAfter.iso8601) (\(info.daysLeft(at: now)) days left)"
+    }
+
+    static func declare(_ metrics: Metrics) {
+        metrics.declare(metricName, gauge: "Seconds until the instance's APNs client certificate expires (negative once expired), by instance; only instances with certificate authentication.")
+    }
+
+    /// Sets the gauge at every scrape (instances are fixed by the configuration: bounded labels).
+    static func collect(into metrics: Metrics, instances: [InstanceRuntime], clock: @escaping @Sendable () -> Date) {
+        let certificates = instances.compactMap { instance in certificate(instance).map { (instance.config.id, $0) } }
+        guard !certificates.isEmpty else { return }
+        metrics.addCollector { metrics in
+            let now = clock()
+            for (id, info) in certificates {
+                metrics.set(metricName, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
+            }
+        }
+    }
+}

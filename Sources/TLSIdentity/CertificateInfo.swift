@@ -1,0 +1,75 @@
+import Foundation
+
+/// What a client certificate says, read once at load time: who it names, how long it is valid, and what Apple
+/// put in it (the bundle id as subject UID, the topics extension, the environment markers).
+public struct CertificateInfo: Sendable, Equatable {
+    /// The subject in OpenSSL's one-line form (`/UID=com.example.app/CN=Apple Push Services: …/OU=…`).
+    public var subject: String
+    /// The subject's `UID` (OID 0.9.2342.19200300.100.1.1): Apple's bundle id, the default topic.
+    public var uid: String?
+    /// The subject's `OU`: Apple puts the Team ID there.
+    public var organizationalUnit: String?
+    public var notBefore: Date
+    public var notAfter: Date
+    /// SHA-256 of the certificate's DER, lower-case hex: tells certificates apart without naming secrets.
+    public var sha256Fingerprint: String
+    /// The topics extension (`1.2.840.113635.100.6.3.6`), when present.
+    public var topicsExtension: APNsTopicsExtension?
+    /// Whether the development marker (`1.2.840.113635.100.6.3.1`) is present.
+    public var development: Bool
+    /// Whether the production marker (`1.2.840.113635.100.6.3.2`) is present.
+    public var production: Bool
+
+    public init(subject: String, uid: String?, organizationalUnit: String?, notBefore: Date, notAfter: Date,
+                sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?, development: Bool, production: Bool) {
+        self.subject = subject
+        self.uid = uid
+        self.organizationalUnit = organizationalUnit
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.sha256Fingerprint = sha256Fingerprint
+        self.topicsExtension = topicsExtension
+        self.development = development
+        self.production = production
+    }
+
+    /// Every topic the certificate covers: the UID first, then the extension's topics, without repeats.
+    public var topics: [String] {
+        var seen: Set<String> = []
+        return ([uid].compactMap { $0 } + (topicsExtension?.topics ?? [])).filter { seen.insert($0).inserted }
+    }
+
+    /// Whether APNs would accept `topic` on this certificate's connections.
+    public func covers(_ topic: String) -> Bool { topics.contains(topic) }
+
+    /// `development`, `production`, `development+production` or `unmarked` (test certificates).
+    public var environmentText: String {
+        switch (development, production) {
+        case (true, true): return "development+production"
+        case (true, false): return "development"
+        case (false, true): return "production"
+        case (false, false): return "unmarked"
+        }
+    }
+
+    /// Where `date` falls in the validity period.
+    public enum Validity: Sendable, Equatable {
+        case notYetValid
+        /// Valid for this many more seconds.
+        case valid(secondsLeft: Double)
+        case expired
+    }
+
+    public func validity(at date: Date) -> Validity {
+        if date < notBefore { return .notYetValid }
+        let left = notAfter.timeIntervalSince(date)
+        return left > 0 ? .valid(secondsLeft: left) : .expired
+    }
+
+    /// Whole days until `notAfter` (negative once expired), rounded down.
+    public func daysLeft(at date: Date) -> Int {
+        let days = (notAfter.timeIntervalSince(date) / 86_400).rounded(.down)
+        // A date from an X.509 field is within years 1950…9999: far inside Int's range, but clamp anyway.
+        return Int(exactly: max(-1_000_000, min(1_000_000, days))) ?? 0
+    }
+}

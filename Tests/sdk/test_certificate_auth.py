@@ -1,0 +1,206 @@
+"""APNs certificate authentication end to end: the release binary with `apns.certificate` (a .p12 or a PEM pair)
+delivering to the strict mock in client-certificate mode (`mock_apns.py --client-ca`), and the expiry reporting
+(check-config, serve, /ready, /metrics, the log). Certificates come from Tests/Support/apns_certificates.py."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from beams import Beams, alert, random_token, unique, wait_for
+from conftest import INSTANCE_ID, ROOT, TOPIC, Mock, Server, write_apns_key, write_self_signed
+
+sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+import apns_certificates as certs  # noqa: E402
+
+BINARY = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+P12_PASSWORD = "e2e-p12-password"
+KEY_PASSWORD = "e2e-key-password"
+KEY_PASSWORD_ENV = "PUSH_E2E_APNS_KEY_PASSWORD"
+TOPICS = [(TOPIC, ["app"]), (TOPIC + ".voip", ["voip"])]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("certauth")
+    ca = certs.make_ca(str(directory))
+    good = certs.make_client(ca, str(directory), "good", uid=TOPIC, topics=TOPICS)
+    encrypted = certs.make_client(ca, str(directory), "encrypted", uid=TOPIC, topics=TOPICS, key_password=KEY_PASSWORD)
+    expired = certs.make_client(ca, str(directory), "expired", uid=TOPIC, topics=TOPICS, not_before_days=-400,
+                                not_after_days=-2)
+    files = {
+        "p12": certs.export_p12(good, str(directory / "good.p12"), P12_PASSWORD),
+        "expired_p12": certs.export_p12(expired, str(directory / "expired.p12"), P12_PASSWORD),
+        "encrypted_cert": encrypted.cert_path, "encrypted_key": encrypted.key_path,
+    }
+    password_file = directory / "p12-password.txt"
+    password_file.write_text(P12_PASSWORD + "\n")
+    wrong_password_file = directory / "wrong-password.txt"
+    wrong_password_file.write_text("not-the-password\n")
+    files["password_file"] = str(password_file)
+    files["wrong_password_file"] = str(wrong_password_file)
+    p8, pub = write_apns_key(directory)
+    tls_cert, tls_key = write_self_signed(directory)
+    mock = Mock(directory, pub, extra_args=["--client-ca", ca.path])
+    os.environ[KEY_PASSWORD_ENV] = KEY_PASSWORD  # inherited by the servers started below
+    yield {"directory": directory, "ca": ca, "files": files, "mock": mock, "p8": p8, "tls": (tls_cert, tls_key)}
+    os.environ.pop(KEY_PASSWORD_ENV, None)
+    mock.stop()
+
+
+def apns_section(mock, certificate, topic=None):
+    section = {"certificate": certificate, "defaultEnvironment": "sandbox",
+               "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file}
+    if topic is not None:
+        section["topic"] = topic
+    return section
+
+
+def p12_certificate(setup, name="p12", password_file="password_file"):
+    return {"p12File": setup["files"][name], "passwordFile": setup["files"][password_file]}
+
+
+def start_server(setup, name, certificate, topic=None):
+    directory = setup["directory"] / name
+    directory.mkdir()
+    tls_cert, tls_key = setup["tls"]
+    return Server(directory, setup["mock"], setup["p8"], tls_cert, tls_key,
+                  instance_overrides={"apns": apns_section(setup["mock"], certificate, topic)})
+
+
+def write_config(setup, name, certificate, topic=None):
+    config = {"instances": [{"id": INSTANCE_ID, "secretKey": "0123456789abcdef0123456789abcdef",
+                             "apns": apns_section(setup["mock"], certificate, topic)}],
+              "storage": {"path": str(setup["directory"] / f"{name}.sqlite")}}
+    path = setup["directory"] / f"{name}.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def run_cli(*args, timeout=30):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def deliver_one(server, mock):
+    """Registers a device, publishes to it and returns the mock's record of the delivery."""
+    beams = Beams(server)
+    token = random_token()
+    interest = unique("cert")
+    beams.register(token, interests=[interest], environment="sandbox")
+    publish_id = beams.publish("interests", {"interests": [interest], "apns": alert("Cert", "auth")})
+    status = beams.wait_finished(publish_id)
+    records = wait_for(lambda: mock.requests_for(token), message="the mock saw no request")
+    return status, records
+
+
+def test_delivers_through_a_p12_without_a_provider_token(setup):
+    server = start_server(setup, "p12", p12_certificate(setup))
+    try:
+        status, records = deliver_one(server, setup["mock"])
+        assert status["apns"]["accepted"] == 1, status
+        [record] = records
+        assert record["status"] == 200, record
+        assert "authorization" not in record["headers"] and record["jwt"] is None, record
+        assert record["headers"]["apns-topic"] == TOPIC, "the certificate's UID is the default topic"
+        assert record["certificate"]["uid"] == TOPIC
+    finally:
+        server.stop()
+
+
+def test_delivers_through_a_pem_pair_with_the_key_password_from_the_environment(setup):
+    certificate = {"certificateFile": setup["files"]["encrypted_cert"], "keyFile": setup["files"]["encrypted_key"],
+                   "passwordEnv": KEY_PASSWORD_ENV}
+    server = start_server(setup, "pem", certificate, topic=TOPIC)
+    try:
+        status, records = deliver_one(server, setup["mock"])
+        assert status["apns"]["accepted"] == 1, status
+        assert [r["status"] for r in records] == [200]
+        assert KEY_PASSWORD not in server.log_path.read_text(), "the key password must never be logged"
+    finally:
+        server.stop()
+
+
+def test_check_config_prints_subject_topics_environment_and_expiry(setup):
+    result = run_cli("check-config", str(write_config(setup, "check-ok", p12_certificate(setup))))
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("instances[0].apns.certificate:"))
+    assert f"topic {TOPIC}" in line and f"UID={TOPIC}" in line, line
+    assert f"topics {TOPIC}, {TOPIC}.voip" in line, line
+    assert "environment development+production" in line, line
+    assert re.search(r"notAfter \d{4}-\d\d-\d\dT[0-9:.]+Z \((36[3-5]) days left\)", line), line
+    assert P12_PASSWORD not in result.stdout + result.stderr
+
+
+def test_expired_certificate_fails_check_config_and_serve(setup):
+    path = write_config(setup, "expired", p12_certificate(setup, "expired_p12"))
+    check = run_cli("check-config", str(path))
+    assert check.returncode == 2
+    assert "instances[0].apns.certificate: the certificate expired on " in check.stderr, check.stderr
+    assert "APNs refuses expired certificates" in check.stderr
+    serve = run_cli("serve", "--config", str(path))
+    assert serve.returncode != 0
+    assert "instances[0].apns.certificate: the certificate expired on " in serve.stderr, serve.stderr
+
+
+def test_wrong_password_is_a_clear_error_naming_the_field(setup):
+    path = write_config(setup, "wrong", p12_certificate(setup, password_file="wrong_password_file"))
+    result = run_cli("check-config", str(path))
+    assert result.returncode == 2
+    assert ("instances[0].apns.certificate.passwordFile: wrong password for the PKCS#12 file (mac verify failure)"
+            in result.stderr), result.stderr
+    assert "not-the-password" not in result.stderr
+
+
+def test_topic_not_in_the_certificate_is_refused(setup):
+    path = write_config(setup, "topic", p12_certificate(setup), topic="com.example.elsewhere")
+    result = run_cli("check-config", str(path))
+    assert result.returncode == 2
+    assert (f"instances[0].apns.topic: com.example.elsewhere is not in the certificate (it covers: {TOPIC}, "
+            f"{TOPIC}.voip); APNs would answer BadTopic") in result.stderr, result.stderr
+
+
+def metric(server, name):
+    text = requests.get(server.url("/metrics"), verify=server.cert, timeout=5).text
+    match = re.search(rf'^{name}{{instance="{INSTANCE_ID}"}} (\S+)$', text, re.M)
+    return float(match.group(1)) if match else None
+
+
+def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
+    # Valid for a few seconds: within the 30-day warning from the start, then expired while the server runs.
+    short = certs.make_client(setup["ca"], str(setup["directory"]), "short", uid=TOPIC, topics=TOPICS,
+                              not_after_days=12 / 86_400)
+    p12 = certs.export_p12(short, str(setup["directory"] / "short.p12"), P12_PASSWORD)
+    server = start_server(setup, "short", {"p12File": p12, "passwordFile": setup["files"]["password_file"]})
+    try:
+        ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5)
+        assert ready.status_code == 200, ready.text
+        instance = ready.json()["checks"]["instances"][0]
+        assert instance["apnsCredentials"] == "certificate"
+        cert = instance["apnsCertificate"]
+        assert cert["daysLeft"] == 0 and cert["usable"] is True, cert
+        assert cert["warning"].startswith("the APNs certificate expires in 0 days"), cert
+        assert cert["topics"] == [TOPIC, TOPIC + ".voip"]
+        left = metric(server, "push_apns_certificate_expiry_seconds")
+        assert left is not None and 0 < left <= 12, left
+        wait_for(lambda: "APNs certificate expires soon" in server.log_path.read_text(), timeout=10,
+                 message="no expiry warning in the log")
+        log = server.log_path.read_text()
+        assert "daysLeft=0" in log and "Configuration warning" in log, log[-2000:]
+        assert P12_PASSWORD not in log
+
+        wait_for(lambda: time.time() > short.not_after.timestamp() + 1, timeout=20)
+        expired = requests.get(server.url("/ready"), verify=server.cert, timeout=5)
+        assert expired.status_code == 503, expired.text
+        body = expired.json()
+        assert body["ready"] is False and body["checks"]["apnsCertificatesUsable"] is False
+        instance = body["checks"]["instances"][0]
+        assert instance["apnsCredentials"] == "certificate unusable"
+        assert instance["apnsCertificate"]["usable"] is False
+        assert instance["apnsCertificate"]["warning"].startswith("the APNs certificate expired on ")
+        assert metric(server, "push_apns_certificate_expiry_seconds") < 0
+    finally:
+        server.stop()
