@@ -160,6 +160,10 @@ struct PublishAPI: Sendable {
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
         if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
+        if status.publishID.hasPrefix(ChannelAPI.publishIDPrefix) {
+            object["kind"] = .string("channels")
+            object["broadcast"] = BroadcastStatus.render(status.counters)
+        }
         return .object(object)
     }
 }

@@ -66,9 +66,11 @@ public final class PublishEngine: Service {
     ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every
     ///     sender has its own in-flight window.
     init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
-         metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks) {
+         metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
+         broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy()) {
         context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
-                                 metrics: metrics, webhooks: webhooks, logger: logger)
+                                 metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
+                                 broadcastRetryPolicy: broadcastRetryPolicy)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -171,6 +173,8 @@ public final class PublishEngine: Service {
             return await group.reduce(0, +)
         }
         let unanswered = await apns + others
+        // A broadcast still unanswered ends `.shutdown` and stays below its publish's checkpoint.
+        await context.broadcaster?.shutdown()
         if unanswered > 0 {
             context.logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered)])
         }

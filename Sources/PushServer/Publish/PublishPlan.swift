@@ -8,10 +8,10 @@ import PushStore
 /// and header fields, the FCM message template, the Web Push body and TTL; and the original request body for
 /// webhooks.
 ///
-/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) and version 2 (before
-/// `x_delivery`) still load.
+/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push), version 2 (before
+/// `x_delivery`) and version 3 (before broadcast channels) still load.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 3
+    static let version = 4
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
@@ -33,6 +33,8 @@ struct PublishPlan: Sendable, Equatable {
     var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
     var delivery: DeliveryOptions?
+    /// A publish to broadcast channels (version 4): one APNs broadcast per channel, no device targets.
+    var broadcast: BroadcastPlan?
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
@@ -86,6 +88,7 @@ struct PublishPlan: Sendable, Equatable {
         if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
         if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
         if let delivery { object["delivery"] = Self.encode(delivery) }
+        if let broadcast { object["broadcast"] = broadcast.encoded() }
         return Data(JSONValue.object(object).serialized())
     }
 
@@ -112,6 +115,12 @@ struct PublishPlan: Sendable, Equatable {
         if let stored = object["delivery"] {
             guard let members = stored.objectValue else { throw PublishPlanError() }
             delivery = try Self.decodeDelivery(members)
+        }
+        if let stored = object["broadcast"] {
+            guard let members = stored.objectValue, let plan = BroadcastPlan(decoding: members) else {
+                throw PublishPlanError()
+            }
+            broadcast = plan
         }
     }
 
