@@ -62,7 +62,7 @@ final class PublishPlanTests: XCTestCase {
         XCTAssertEqual(decoded.apnsPayload, Array(#"{"aps":{}}"#.utf8))
         XCTAssertNil(decoded.fcm, "a v1 plan has no FCM message: its Android devices are not sent to, as before")
         XCTAssertFalse(decoded.carries(.web))
-        XCTAssertThrowsError(try PublishPlan(decoding: Data(#"{"v":4}"#.utf8)))
+        XCTAssertThrowsError(try PublishPlan(decoding: Data(#"{"v":\#(PublishPlan.version + 1)}"#.utf8)))
         XCTAssertThrowsError(try PublishPlan(decoding: Data(#"{"v":2,"fcmMessage":"x"}"#.utf8)))
     }
 
