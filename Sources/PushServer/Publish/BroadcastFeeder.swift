@@ -29,6 +29,9 @@ struct BroadcastFeeder: Sendable {
                 return false
             }
             run.completedChannel(ref: ref, counters: counters)
+            let failure = counters.keys.first { $0.hasPrefix(Counter.failedPrefix) }.map { String($0.dropFirst(Counter.failedPrefix.count)) }
+            context.metrics.increment("push_broadcasts_total", ["outcome": failure == nil ? "accepted" : "failed",
+                                                               "reason": MetricLabel.reason(failure)])
             run.scanned(upTo: ref)
         }
         run.scanned(upTo: Int64(plan.channels.count))

@@ -80,6 +80,7 @@ public final class PublishEngine: Service {
         metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
         metrics.declare("push_publish_queue_depth", gauge: "Publishes queued (scheduled ones included) or running (all nodes).")
         metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
+        metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
     }
 

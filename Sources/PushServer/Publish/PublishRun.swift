@@ -187,7 +187,9 @@ final class PublishRun: Sendable {
 
     /// Waits until `batch` results wait for a checkpoint, delivery ended, or `deadline` passed.
     func waitForCheckpoint(batch: Int, deadline: ContinuousClock.Instant) async {
-        await state.wait(until: { $0.deviceResults.count >= batch || $0.delivered }, deadline: deadline)
+        // Broadcast channels have no device result but count as results all the same.
+        await state.wait(until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
+                         deadline: deadline)
     }
 
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
