@@ -110,6 +110,7 @@ public final class APNsBroadcastClient: Sendable {
             return .failure(Self.failure(error))
         }
         var refreshed = false
+        var adopted = false
         while true {
             exchange.headers = ["authorization: bearer " + token.jwt] + headers
             let result = await Self.send(exchange, on: client)
@@ -131,6 +132,22 @@ public final class APNsBroadcastClient: Sendable {
                     return .failure(Self.failure(error))
                 }
                 continue
+            }
+            // APNs holds a newer token for this key (another process or node signed one): adopt it once; otherwise
+            // the answer goes back as a 429 the caller retries later (the engine, for up to the policy's window).
+            if reason == .tooManyProviderTokenUpdates {
+                let outcome: ProviderTokenManager.UpdateRejectedOutcome
+                do {
+                    outcome = try tokens.tokenAfterUpdateRejected(generation: token.generation)
+                } catch {
+                    return .failure(Self.failure(error))
+                }
+                if case .retryNow(let newer) = outcome, !adopted {
+                    adopted = true
+                    token = newer
+                    continue
+                }
+                return .response(parsed)
             }
             if reason.isCredentialFault {
                 configuration.logger.error("APNs refused the provider token for a broadcast call",

@@ -92,7 +92,21 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
         XCTAssertTrue(failure.isRetryable, "\(failure)")
     }
 
-    func testAfterShutdownCallsEndShutdown() async throws {
+    func testAnotherProcessesNewerTokenIsA429ToRetryNotAConfigurationFault() async throws {
+        let (client, endpoints, app) = try setUpClient()
+        try mock.setConfig(MockAPNs.Config(tokenFloorScope: .key))
+        // Another process signed a token for the key a moment ago (no shared store): ours is refused.
+        let other = try APNsBroadcastClient()
+        let first = await other.manage(.list, bundleID: app, endpoints: endpoints, credentials: credentials)
+        await other.shutdown()
+        XCTAssertEqual(response(first)?.status, 200)
+        let result = await client.manage(.list, bundleID: app, endpoints: endpoints, credentials: credentials)
+        let answer = response(result)
+        XCTAssertEqual(answer?.status, 429)
+        XCTAssertEqual(answer?.reason, .tooManyProviderTokenUpdates)
+    }
+
+        func testAfterShutdownCallsEndShutdown() async throws {
         let (client, endpoints, app) = try setUpClient()
         await client.shutdown()
         let result = await client.manage(.list, bundleID: app, endpoints: endpoints, credentials: credentials)
