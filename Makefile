@@ -100,7 +100,8 @@ test-sdk: release-binary
 # (test_postgresql_nodes.py, two nodes on one database, and test_postgresql_restart.py, the database restarted mid
 # fan-out, run in test-sdk already; test-postgresql adds them.)
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
-	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py Tests/sdk/test_broadcast_channels.py
+	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
+SDK_POSTGRESQL += Tests/sdk/test_broadcast_channels.py
 test-sdk-postgresql: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
 
