@@ -101,6 +101,7 @@ test-sdk: release-binary
 # fan-out, run in test-sdk already; test-postgresql adds them.)
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
+SDK_POSTGRESQL += Tests/sdk/test_broadcast_channels.py
 test-sdk-postgresql: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
 

@@ -496,6 +496,25 @@
       : describe(response);
   }
 
+  /** The instance's iOS 18 broadcast channels, as APNs lists them (docs/API.md "Broadcast channels"). */
+  async function listChannels(event) {
+    event.preventDefault();
+    const result = $('ch-result');
+    clear(result);
+    result.removeAttribute('data-done');
+    const response = await api('GET', `/publish_api/v1/instances/${encodeURIComponent(session.instance)}/channels`);
+    const channels = response.ok && response.json && Array.isArray(response.json.channels) ? response.json.channels : null;
+    if (!channels) {
+      result.append(el('p', { text: describe(response) }));
+    } else if (channels.length === 0) {
+      result.append(el('p', { text: 'No broadcast channels yet (POST …/channels creates one).' }));
+    } else {
+      result.append(el('p', { text: `${number(channels.length)} channel${channels.length === 1 ? '' : 's'}:` }),
+        el('ul', { id: 'ch-list' }, ...channels.map((id) => el('li', {}, code(String(id))))));
+    }
+    result.setAttribute('data-done', '1');
+  }
+
   // MARK: Publish
 
   function publishKind() { return selected('pub-kind') || 'interests'; }
@@ -928,6 +947,7 @@
     $('dev-by').addEventListener('change', syncLookUp);
     syncLookUp();
     $('int-form').addEventListener('submit', countSubscribers);
+    $('ch-form').addEventListener('submit', listChannels);
 
     $('pub-form').addEventListener('submit', publish);
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json',

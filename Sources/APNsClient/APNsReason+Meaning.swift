@@ -38,6 +38,18 @@ extension APNsReason {
         case .internalServerError: return "An internal error at APNs."
         case .serviceUnavailable: return "APNs is unavailable; retry later."
         case .shutdown: return "APNs is shutting this server down; retry on a new connection."
+        case .featureNotEnabled:
+            return "Broadcast push is not enabled for this app: turn on the Broadcast Capability of its App ID."
+        case .missingChannelId: return "The request has no apns-channel-id header."
+        case .badChannelId: return "apns-channel-id is not a channel id APNs issued (base64)."
+        case .channelNotRegistered:
+            return "No such channel for this app in this environment (deleted, never created, or created in the other environment)."
+        case .cannotCreateChannelConfig:
+            return "APNs could not create the channel; the app may have reached its 10,000 channels in this environment."
+        case .badRequestParams: return "A channel request parameter is invalid (message-storage-policy, push-type)."
+        case .badRequestPayload: return "The request body is not what APNs expects for this call."
+        case .missingPushType: return "apns-push-type is required (liveactivity for broadcasts)."
+        case .topicMismatch: return "The bundle id in the path does not belong to this key's team."
         case .unknown: return "A reason this server does not know; see Apple's documentation."
         }
     }

@@ -32,6 +32,17 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case internalServerError
     case serviceUnavailable
     case shutdown
+    // Broadcast channels (iOS 18): the channel management API and broadcast sends (docs/APNS.md "Broadcast
+    // channels"). `BadExpirationDate` there also means a nonzero expiration on a no-storage channel.
+    case featureNotEnabled
+    case missingChannelId
+    case badChannelId
+    case channelNotRegistered
+    case cannotCreateChannelConfig
+    case badRequestParams
+    case badRequestPayload
+    case missingPushType
+    case topicMismatch
     /// A reason this client does not know (Apple adds reasons over time).
     case unknown(String)
 
@@ -43,6 +54,8 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         .expiredProviderToken, .forbidden, .invalidProviderToken, .missingProviderToken, .unrelatedKeyIdInToken,
         .badEnvironmentKeyIdInToken, .badPath, .methodNotAllowed, .expiredToken, .unregistered, .payloadTooLarge,
         .tooManyProviderTokenUpdates, .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown,
+        .featureNotEnabled, .missingChannelId, .badChannelId, .channelNotRegistered, .cannotCreateChannelConfig,
+        .badRequestParams, .badRequestPayload, .missingPushType, .topicMismatch,
     ]
 
     private static let byRawValue: [String: APNsReason] = Dictionary(
@@ -88,6 +101,15 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         case .internalServerError: return "InternalServerError"
         case .serviceUnavailable: return "ServiceUnavailable"
         case .shutdown: return "Shutdown"
+        case .featureNotEnabled: return "FeatureNotEnabled"
+        case .missingChannelId: return "MissingChannelId"
+        case .badChannelId: return "BadChannelId"
+        case .channelNotRegistered: return "ChannelNotRegistered"
+        case .cannotCreateChannelConfig: return "CannotCreateChannelConfig"
+        case .badRequestParams: return "BadRequestParams"
+        case .badRequestPayload: return "BadRequestPayload"
+        case .missingPushType: return "MissingPushType"
+        case .topicMismatch: return "TopicMismatch"
         case .unknown(let raw): return raw
         }
     }

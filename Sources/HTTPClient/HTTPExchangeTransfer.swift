@@ -20,6 +20,9 @@ final class HTTPExchangeTransfer {
     private var tooLarge = false
     private var status = 0
     private var retryAfter: String?
+    /// Lower-case names of the response headers to keep, and what the final response carried of them.
+    private let wanted: [[UInt8]]
+    private var captured: [String: String] = [:]
     private var body: [UInt8] = []
     private var refusal: String?
     private var triedAllowedAddress = false
@@ -32,7 +35,11 @@ final class HTTPExchangeTransfer {
         target = exchange.url
         policy = configuration.policy
         maxResponseBytes = configuration.maxResponseBytes
+        wanted = exchange.responseHeaders.prefix(8).map { Array(($0 + ":").lowercased().utf8) }
         self.completion = completion
+        if exchange.method != .post && !exchange.body.isEmpty {
+            throw HTTPPostError(.internalError, "\(exchange.method.rawValue) carries no body")
+        }
         if configuration.httpsOnly && exchange.url.scheme != "https" {
             throw HTTPPostError(.invalidURL, "\(exchange.url.redacted): only https is allowed")
         }
@@ -82,6 +89,20 @@ final class HTTPExchangeTransfer {
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
         try curlCheck(ccurl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes)),
                       "CURLOPT_MAXFILESIZE_LARGE")
+        switch exchange.method {
+        case .post: try configurePost(exchange)
+        case .get: try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTPGET, 1), "CURLOPT_HTTPGET")
+        case .delete: try curlCheck(ccurl_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "DELETE"), "CURLOPT_CUSTOMREQUEST")
+        }
+        try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, headers.pointer), "CURLOPT_HTTPHEADER")
+        try curlCheck(ccurl_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, exchangeBody), "CURLOPT_WRITEFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        try curlCheck(ccurl_setopt_header_cb(easy, exchangeHeader), "CURLOPT_HEADERFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+    }
+
+    private func configurePost(_ exchange: HTTPExchange) throws(CurlError) {
+        let easy = curl.handle
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
         // POSTFIELDSIZE first: COPYPOSTFIELDS copies exactly that many bytes (the body may contain NUL).
         try curlCheck(ccurl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(exchange.body.count)),
@@ -91,11 +112,6 @@ final class HTTPExchangeTransfer {
             return ccurl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
         }
         try curlCheck(copied, "CURLOPT_COPYPOSTFIELDS")
-        try curlCheck(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, headers.pointer), "CURLOPT_HTTPHEADER")
-        try curlCheck(ccurl_setopt_write_cb(easy, CURLOPT_WRITEFUNCTION, exchangeBody), "CURLOPT_WRITEFUNCTION")
-        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
-        try curlCheck(ccurl_setopt_header_cb(easy, exchangeHeader), "CURLOPT_HEADERFUNCTION")
-        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
     }
 
     /// Reports the outcome once and frees the handle (already removed from the multi).
@@ -110,7 +126,7 @@ final class HTTPExchangeTransfer {
     func result(_ code: CURLcode) -> HTTPExchangeResult {
         if code == CURLE_OK {
             return .success(HTTPExchangeResponse(status: status > 0 ? status : curl.responseCode, retryAfter: retryAfter,
-                                                 body: body))
+                                                 body: body, headers: captured))
         }
         if let refusal, !triedAllowedAddress {
             return .failure(HTTPPostError(.refusedDestination, "\(target.redacted) refused: \(refusal)"))
@@ -146,23 +162,37 @@ final class HTTPExchangeTransfer {
         if line.count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T") {
             status = Self.statusCode(of: line)
             retryAfter = nil
+            captured.removeAll()
             return true
         }
-        let name = Array("retry-after:".utf8)
-        guard line.count > name.count else { return true }
+        if let value = Self.value(of: Array("retry-after:".utf8), in: line) {
+            retryAfter = String(decoding: value.prefix(64), as: UTF8.self)
+            return true
+        }
+        for name in wanted {
+            if let value = Self.value(of: name, in: line) {
+                captured[String(decoding: name.dropLast(), as: UTF8.self)] = String(decoding: value.prefix(256), as: UTF8.self)
+                break
+            }
+        }
+        return true
+    }
+
+    /// The value of a `name: value` line whose lower-cased name (colon included) is `name`, trimmed, with every
+    /// byte outside printable ASCII replaced: a hostile server could send any bytes (values are parsed or shown,
+    /// never echoed raw).
+    private static func value(of name: [UInt8], in line: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard line.count > name.count else { return nil }
         for index in name.indices {
             var byte = line[index]
             if byte >= 0x41 && byte <= 0x5A { byte |= 0x20 }
-            if byte != name[index] { return true }
+            if byte != name[index] { return nil }
         }
         var start = name.count
         var end = line.count
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         while end > start, line[end - 1] == 0x0D || line[end - 1] == 0x0A || line[end - 1] == 0x20 { end -= 1 }
-        // A hostile server could send any bytes: keep printable ASCII only (it is parsed, never echoed raw).
-        let value = line[start..<end].map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
-        retryAfter = String(decoding: value.prefix(64), as: UTF8.self)
-        return true
+        return line[start..<end].map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
     }
 
     /// The three-digit code after the first space of a status line (`HTTP/2 200`), or 0.

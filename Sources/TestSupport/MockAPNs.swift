@@ -161,7 +161,13 @@ public final class MockAPNs: Sendable {
         _ = try call("POST", "/reset")
     }
 
-    private func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
+    /// Any control call answered with JSON, for the broadcast channel routes (`GET /broadcasts`, `GET /channels`,
+    /// `PUT /broadcast/config`, see Tests/Support/README.md).
+    public func control(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
+        try decode(try call(method, path, body: body), request: "\(method) \(path)") { $0 }
+    }
+
+        private func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
         try process.callRaw(method, path, body: body)
     }
 

@@ -12,6 +12,9 @@ final class APNsReasonTests: XCTestCase {
             "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken", "BadPath", "MethodNotAllowed", "ExpiredToken",
             "Unregistered", "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests",
             "InternalServerError", "ServiceUnavailable", "Shutdown",
+            // Broadcast channels.
+            "FeatureNotEnabled", "MissingChannelId", "BadChannelId", "ChannelNotRegistered", "CannotCreateChannelConfig",
+            "BadRequestParams", "BadRequestPayload", "MissingPushType", "TopicMismatch",
         ]
         XCTAssertEqual(APNsReason.known.map(\.rawValue), apple)
         for raw in apple {

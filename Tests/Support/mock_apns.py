@@ -36,6 +36,7 @@ from h2.errors import ErrorCodes
 from hyperframe.frame import GoAwayFrame
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import apns_broadcast  # noqa: E402  (sibling module: broadcast channel APIs)
 import apns_rules  # noqa: E402  (sibling module; the script is run by path)
 from apns_rules import ConnectionAuth, KeyRing, KeyTokenFloor, Policy, Request, Verdict  # noqa: E402
 from apns_cert_rules import ClientCertificate  # noqa: E402
@@ -177,6 +178,7 @@ class MockState:
         self.key_floor = KeyTokenFloor()
         # `--client-ca`: every connection must present a client certificate issued by that CA (certificate auth).
         self.client_certificates = False
+        self.broadcast = apns_broadcast.BroadcastState()
 
     def policy(self) -> Policy:
         return Policy(topics=self.topics, require_push_type=self.config.require_push_type)
@@ -455,8 +457,12 @@ class APNsConnection(asyncio.Protocol):
         req = Request(stream.method, stream.path, stream.headers, bytes(stream.body), stream.size)
         was_authenticated = self.auth.authenticated
         now = time.time() + state.config.clock_offset_s
-        checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor(),
-                                           certificate=self.certificate)
+        if apns_broadcast.handles(req.path):
+            checked = state.broadcast.check(req, state.keys, self.auth, state.topics,
+                                            "sandbox" if state.sandbox else "production", now, state.floor())
+        else:
+            checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor(),
+                                               certificate=self.certificate)
         if not was_authenticated and self.auth.authenticated:
             self._advertise(state.config.max_streams)
 
@@ -517,7 +523,14 @@ class APNsConnection(asyncio.Protocol):
                     self._goaway(sid - 2 if sid > 2 else 0, verdict.reason, behaviour.goaway_error if behaviour else 0)
                 self._maybe_finish_goaway()
                 return
-            self._respond(sid, verdict, apns_id, timestamp, checked.token)
+            if isinstance(checked, apns_broadcast.BroadcastChecked):
+                if verdict.ok and checked.kind == "broadcast":
+                    state.broadcast.record(checked, req, time.time())
+                self._respond(sid, verdict, apns_id, timestamp, checked.token,
+                              checked.response_headers if 200 <= verdict.status < 300 or behaviour is None else [],
+                              checked.response_body if behaviour is None else None)
+            else:
+                self._respond(sid, verdict, apns_id, timestamp, checked.token)
             if action == "answer_then_drop":
                 self._flush()
                 self.state.stats.connections_dropped += 1
@@ -550,11 +563,24 @@ class APNsConnection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(DROP_GRACE_S, lambda: self._close(abort=True))
 
     def _respond(self, sid: int, verdict: Verdict, apns_id: str, timestamp: int | None,
-                 token: str | None = None) -> None:
+                 token: str | None = None, extra_headers: list[tuple[str, str]] | None = None,
+                 ok_body: bytes | None = None) -> None:
         assert self.h2 is not None
         self.pending.discard(sid)
         self.state.count_sent(token, verdict.status)
-        headers = [(":status", str(verdict.status)), ("apns-id", apns_id)]
+        headers = [(":status", str(verdict.status)), ("apns-id", apns_id)] + (extra_headers or [])
+        if 200 <= verdict.status < 300 and (ok_body is not None or verdict.status != 200):
+            # Broadcast APIs: 201/204 without a body, or a JSON body (channel read, list).
+            try:
+                if ok_body is None:
+                    self.h2.send_headers(sid, headers, end_stream=True)
+                else:
+                    self.h2.send_headers(sid, headers + [("content-type", "application/json"),
+                                                         ("content-length", str(len(ok_body)))])
+                    self.h2.send_data(sid, ok_body, end_stream=True)
+            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+                pass
+            return
         if self.state.sandbox and verdict.ok:  # the Delivery Log id exists only for accepted notifications
             headers.append(("apns-unique-id", str(uuid.uuid4())))
         try:
@@ -689,7 +715,8 @@ def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:
 
 class ControlAPI:
     """`PUT /behaviours/<token>`, `GET|DELETE /behaviours`, `DELETE /behaviours/<token>`, `GET|PUT /config`,
-    `GET /requests[?token=…&since=seq]`, `GET /stats[?tokens=0]`, `POST /reset`. Keep-alive is supported."""
+    `GET /requests[?token=…&since=seq]`, `GET /stats[?tokens=0]`, `POST /reset`; broadcast channels:
+    `GET /broadcasts[?since=seq]`, `GET /channels`, `PUT /broadcast/config`. Keep-alive is supported."""
 
     def __init__(self, state: MockState) -> None:
         self.state = state
@@ -763,7 +790,16 @@ class ControlAPI:
                 return 200, arrivals(state.requests, params.get("group", ""))
             if path == "/stats" and method == "GET":
                 return 200, state.stats_json(include_tokens=params.get("tokens", "1") != "0")
+            if path == "/broadcasts" and method == "GET":
+                since = int(params.get("since", "0"))
+                return 200, [r for r in state.broadcast.broadcasts if r["seq"] > since]
+            if path == "/channels" and method == "GET":
+                return 200, state.broadcast.channel_list()
+            if path == "/broadcast/config" and method == "PUT":
+                state.broadcast.apply_config(parsed)
+                return 200, state.broadcast.config.to_json()
             if path == "/reset" and method == "POST":
+                state.broadcast.reset()
                 state.reset()
                 return 200, {"ok": True}
             return 404, {"error": f"no route {method} {path}"}

@@ -7,6 +7,7 @@ import http.server
 import json
 import threading
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -546,3 +547,35 @@ def test_publish_overview_and_devices_show_every_platform(driver, three_platform
     assert "Choose at least one platform." in page.by_id("pub-size").text
     problems = page.severe()
     assert not problems, json.dumps(problems, indent=1)
+
+
+def test_devices_view_lists_the_instances_broadcast_channels_as_text(page, console_env):
+    import requests
+
+    server, mock = console_env
+    channels_url = server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/channels")
+    auth = {"Authorization": f"Bearer {SECRET}"}
+    created = []
+    for _ in range(2):
+        r = requests.post(channels_url, json={"messageStoragePolicy": 1}, headers=auth, timeout=10)
+        assert r.status_code == 201, r.text
+        created.append(r.json()["channelId"])
+    page.sign_in()
+    page.go("devices")
+    page.by_id("ch-send").click()
+    page.done("ch-result")
+    items = [li.text for li in page.by_id("ch-list").find_elements(By.TAG_NAME, "li")]
+    assert sorted(items) == sorted(created), items  # ids with / + = shown verbatim
+    assert page.by_id("ch-result").text.startswith("2 channels:")
+
+    # APNs refusing (the capability off) shows the server's Beams error, as text.
+    page.allow("502")
+    requests.put(f"{mock.control}/broadcast/config", json={"enabled": False}, timeout=5).raise_for_status()
+    try:
+        page.by_id("ch-send").click()
+        page.wait.until(EC.text_to_be_present_in_element((By.ID, "ch-result"), "FeatureNotEnabled"))
+        assert page.by_id("ch-result").text.startswith("502 Bad Gateway: APNs refused the request")
+    finally:
+        requests.put(f"{mock.control}/broadcast/config", json={"enabled": True}, timeout=5).raise_for_status()
+        for channel in created:
+            requests.delete(f"{channels_url}/{urllib.parse.quote(channel, safe='')}", headers=auth, timeout=10)

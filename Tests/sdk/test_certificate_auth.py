@@ -204,3 +204,26 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert metric(server, "push_apns_certificate_expiry_seconds") < 0
     finally:
         server.stop()
+
+
+def test_live_activity_and_broadcast_need_token_authentication(setup):
+    """APNs takes `liveactivity` pushes and channel management on token connections only: a certificate instance
+    is told so at intake, and nothing is queued."""
+    server = start_server(setup, "token-only", p12_certificate(setup))
+    try:
+        beams = Beams(server)
+        body = {"interests": ["scores"], "x_live_activity": {"attributesType": "Match"},
+                "apns": {"aps": {"event": "update", "content-state": {"home": 1}}}}
+        response = beams.publish_raw("/interests", body)
+        assert response.status_code == 422, response.text
+        assert "token authentication" in response.json()["description"], response.text
+        channel = beams.publish_raw("/channels", {"channels": ["dGVzdC1jaGFubmVs"],
+                                                  "apns": {"aps": {"event": "update", "content-state": {}}}})
+        assert channel.status_code == 409, channel.text
+        assert "token authentication" in channel.json()["description"], channel.text
+        listing = requests.get(server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/channels"),
+                               headers={"Authorization": f"Bearer {beams.secret}"}, timeout=10)
+        assert listing.status_code == 409, listing.text
+        assert beams.recent() == [], "nothing was queued"
+    finally:
+        server.stop()

@@ -65,13 +65,20 @@ public final class Application: Sendable {
                                  metrics: metrics, logger: logger.named("webhooks"))
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"),
                                    liveActivities: store)
+        var broadcastConfiguration = APNsBroadcastClient.Configuration()
+        broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
+        broadcastConfiguration.tokenStore = PushStoreProviderTokens(store: store)
+        broadcastConfiguration.logger = logger.named("apns-broadcast")
+        let broadcaster = try APNsBroadcastClient(configuration: broadcastConfiguration)
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
-                                   metrics: metrics, logger: logger.named("engine"), webhooks: webhooks)
+                                   metrics: metrics, logger: logger.named("engine"), webhooks: webhooks,
+                                   broadcaster: broadcaster,
+                                   broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts))
         self.engine = engine
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
                              publishEnqueued: { engine.wake() }, cancelRun: { await engine.cancel($0) })
@@ -87,6 +94,7 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
+        ChannelAPI(app: context, instances: instances, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
                          storeHealth: storeHealth,

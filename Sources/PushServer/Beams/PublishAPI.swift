@@ -30,6 +30,11 @@ struct PublishAPI: Sendable {
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
                                                    limits: app.deliveryLimits(instance))
         let liveActivity = try Self.liveActivity(parsed, delivery: delivery, now: now)
+        if liveActivity != nil, instance.apns?.supportsTokenOnlyPushTypes == false {
+            // APNs takes `liveactivity` pushes on token-authenticated connections only (docs/APNS.md §4).
+            throw BeamsError.schema("x_live_activity", "Live Activity pushes need token authentication (a .p8 key); this "
+                + "instance authenticates with a certificate")
+        }
         let publishID = "pubid-" + UUID().uuidString.lowercased()
         var plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
                                    delivery: delivery)
@@ -179,6 +184,10 @@ struct PublishAPI: Sendable {
         if let summary = status.summary { object["summary"] = .string(summary) }
         if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
             object["liveActivityTokensRemoved"] = .int(Int(removed))
+        }
+        if status.publishID.hasPrefix(ChannelAPI.publishIDPrefix) {
+            object["kind"] = .string("channels")
+            object["broadcast"] = BroadcastStatus.render(status.counters)
         }
         return .object(object)
     }

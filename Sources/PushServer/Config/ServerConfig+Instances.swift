@@ -121,7 +121,7 @@ extension ServerConfig {
         environment: [String: String], validateKey: (String) -> String?
     ) -> APNsInstanceConfig? {
         reader.checkKeys(object, p, allowed: ["teamId", "keyId", "keyPath", "topic", "defaultEnvironment",
-                                              "endpointOverride", "caFile", "certificate"])
+                                              "endpointOverride", "caFile", "certificate", "broadcast"])
         let team = reader.string(object, "teamId", p) ?? ""
         let keyID = reader.string(object, "keyId", p) ?? ""
         let keyPath = expandVariables(reader.string(object, "keyPath", p) ?? "", environment)
@@ -177,8 +177,10 @@ extension ServerConfig {
             }
         }
         if let caFile { checkReadable(caFile, "\(p).caFile", &reader) }
-        return APNsInstanceConfig(teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
-                                  endpointOverride: endpoint, caFile: caFile, certificate: certificate)
+        var apns = APNsInstanceConfig(teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
+                                      endpointOverride: endpoint, caFile: caFile, certificate: certificate)
+        apns.broadcast = reader.object(object["broadcast"], "\(p).broadcast").map { readBroadcast($0, "\(p).broadcast", &reader) }
+        return apns
     }
 
     /// Apple Team IDs and Key IDs are 10 upper-case alphanumerics.

@@ -233,6 +233,8 @@ public struct APNsInstanceConfig: Sendable {
     public var caFile: String?
     /// Certificate authentication instead of the `.p8` key (`apns.certificate`), loaded and checked.
     public var certificate: APNsCertificateConfig? = nil
+    /// Broadcast channel settings (`broadcast`); nil: the defaults.
+    public var broadcast: APNsBroadcastConfig? = nil
 
     /// Whether credentials are present (team, key id and key path all set, or a certificate).
     public var hasCredentials: Bool { certificate != nil || (!teamID.isEmpty && !keyID.isEmpty && !keyPath.isEmpty) }
@@ -258,5 +260,29 @@ public struct InstanceDeliveryConfig: Sendable, Equatable {
     public var defaultThrottlePerMinute: Int?
     /// The highest `throttlePerMinute` a publish may ask for; nil: `DeliveryOptions.maxThrottlePerMinute`.
     public var maxThrottlePerMinute: Int?
+    public init() {}
+}
+
+/// An instance's broadcast channel settings (`instances[].apns.broadcast`, iOS 18 broadcast push). Apple's
+/// management host is documented; the send host is not settled (docs/APNS.md "Broadcast channels"), so both are
+/// configurable.
+public struct APNsBroadcastConfig: Sendable, Equatable {
+    /// Most channels one broadcast publish may name, by default.
+    public static let defaultMaxChannelsPerPublish = 100
+    /// Upper bound of `maxChannelsPerPublish`.
+    public static let maxChannelsPerPublishLimit = 1000
+
+    /// `environment`: which APNs environment the channels live in (they never cross environments); nil: the
+    /// instance's `defaultEnvironment`.
+    public var environment: PushEnvironment?
+    /// `managementUrl`: the channel management API base URL; nil: the `endpointOverride`, else Apple's host for
+    /// the environment (`api-manage-broadcast[.sandbox].push.apple.com:2196|2195`).
+    public var managementURL: String?
+    /// `sendUrl`: where `POST /4/broadcasts/apps/<bundle>` goes; nil: the `endpointOverride`, else
+    /// `api-broadcast[.sandbox].push.apple.com`.
+    public var sendURL: String?
+    /// `maxChannelsPerPublish`: channels one publish may name.
+    public var maxChannelsPerPublish = APNsBroadcastConfig.defaultMaxChannelsPerPublish
+
     public init() {}
 }

@@ -14,12 +14,19 @@ struct PublishContext: Sendable {
     /// Notifications per minute per instance, for the console's chart.
     let activity: DeliveryActivity
     let logger: Logger
+    /// Sends broadcast publishes (channel management goes through it too, from the API); nil: none configured.
+    let broadcaster: (any BroadcastSending)?
+    /// How broadcasts are retried (the APNs client's policy, same limits).
+    let broadcastRetryPolicy: APNsRetryPolicy
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
     init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
-         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger) {
+         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger,
+         broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy()) {
         self.store = store
+        self.broadcaster = broadcaster
+        self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender
         self.settings = settings
         self.metrics = metrics

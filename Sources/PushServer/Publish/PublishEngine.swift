@@ -66,9 +66,11 @@ public final class PublishEngine: Service {
     ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every
     ///     sender has its own in-flight window.
     init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
-         metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks) {
+         metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
+         broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy()) {
         context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
-                                 metrics: metrics, webhooks: webhooks, logger: logger)
+                                 metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
+                                 broadcastRetryPolicy: broadcastRetryPolicy)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -78,6 +80,7 @@ public final class PublishEngine: Service {
         metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
         metrics.declare("push_publish_queue_depth", gauge: "Publishes queued (scheduled ones included) or running (all nodes).")
         metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
+        metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
     }
 
@@ -171,6 +174,8 @@ public final class PublishEngine: Service {
             return await group.reduce(0, +)
         }
         let unanswered = await apns + others
+        // A broadcast still unanswered ends `.shutdown` and stays below its publish's checkpoint.
+        await context.broadcaster?.shutdown()
         if unanswered > 0 {
             context.logger.notice("Unanswered notifications returned to the queue", ["count": String(unanswered)])
         }

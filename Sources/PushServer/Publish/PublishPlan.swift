@@ -8,8 +8,9 @@ import PushStore
 /// and header fields, the FCM message template, the Web Push body and TTL; and the original request body for
 /// webhooks.
 ///
-/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push) and version 2 (before
-/// `x_delivery`) still load; version 4 added `liveActivity`.
+/// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push), version 2 (before
+/// `x_delivery`) and version 3 (before Live Activities and broadcast channels) still load; version 4 added
+/// `liveActivity` and `broadcast`.
 struct PublishPlan: Sendable, Equatable {
     static let version = 4
     /// Versions `init(decoding:)` reads.
@@ -36,6 +37,8 @@ struct PublishPlan: Sendable, Equatable {
     /// `x_live_activity`: the targets are the matched devices' Live Activity tokens, not their device tokens; nil
     /// for an ordinary publish. Its payload is `apnsPayload`.
     var liveActivity: LiveActivityPayload?
+    /// A publish to broadcast channels (version 4): one APNs broadcast per channel, no device targets.
+    var broadcast: BroadcastPlan?
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
@@ -115,6 +118,7 @@ struct PublishPlan: Sendable, Equatable {
             if let activityID = liveActivity.activityID { member["activityId"] = .string(activityID) }
             object["liveActivity"] = .object(member)
         }
+        if let broadcast { object["broadcast"] = broadcast.encoded() }
         return Data(JSONValue.object(object).serialized())
     }
 
@@ -149,6 +153,12 @@ struct PublishPlan: Sendable, Equatable {
             else { throw PublishPlanError() }
             liveActivity = LiveActivityPayload(event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
                                                priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root)
+        }
+        if let stored = object["broadcast"] {
+            guard let members = stored.objectValue, let plan = BroadcastPlan(decoding: members) else {
+                throw PublishPlanError()
+            }
+            broadcast = plan
         }
     }
 

@@ -27,6 +27,8 @@ final class PublishRun: Sendable {
         var writing = 0
         /// Refs of `deviceResults` (to tell which are above the watermark at drain time).
         var resultRefs: [Int64] = []
+        /// Refs answered without a device result (broadcast channels), for the next checkpoint's `answered`.
+        var channelRefs: [Int64] = []
         /// Users publish: per user, whether any device was accepted / any failed (for v1.PublishToUsersAttempt).
         var usersAccepted: Set<String> = []
         var usersFailed: Set<String> = []
@@ -89,6 +91,34 @@ final class PublishRun: Sendable {
             if let user = target.userID {
                 if device.isAccepted { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
             }
+        }
+    }
+
+    /// A broadcast channel (target ref `ref`, no device) was handed to the sender.
+    func submittedChannel(ref: Int64) {
+        state.update { state in
+            state.tracker.submitted(ref)
+            state.outstanding += 1
+            state.submittedTotal += 1
+        }
+    }
+
+    /// Records a broadcast channel's final result: counters only, no device row to update.
+    func completedChannel(ref: Int64, counters: [String: Int64]) {
+        state.update { state in
+            state.tracker.completed(ref)
+            state.outstanding -= 1
+            state.counters[PublishCounter.targets, default: 0] += 1
+            for (key, value) in counters { state.counters[key, default: 0] += value }
+            state.channelRefs.append(ref)
+        }
+    }
+
+    /// A broadcast channel got no final result (shutdown): it stays below the checkpoint, to be sent again.
+    func abandonedChannel() {
+        state.update { state in
+            state.outstanding -= 1
+            state.abandoned += 1
         }
     }
 
@@ -162,7 +192,9 @@ final class PublishRun: Sendable {
 
     /// Waits until `batch` results wait for a checkpoint, delivery ended, or `deadline` passed.
     func waitForCheckpoint(batch: Int, deadline: ContinuousClock.Instant) async {
-        await state.wait(until: { $0.deviceResults.count >= batch || $0.delivered }, deadline: deadline)
+        // Broadcast channels have no device result but count as results all the same.
+        await state.wait(until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
+                         deadline: deadline)
     }
 
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
@@ -180,8 +212,10 @@ final class PublishRun: Sendable {
     func drain() -> Checkpoint {
         state.update { state in
             let watermark = state.tracker.watermark
-            let batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
-                                   answered: state.resultRefs.filter { $0 > watermark })
+            var batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
+                                   answered: (state.resultRefs + state.channelRefs).filter { $0 > watermark })
+            batch.channelRefs = state.channelRefs
+            state.channelRefs.removeAll()
             state.writing = state.deviceResults.count
             state.counters.removeAll(keepingCapacity: true)
             state.deviceResults.removeAll(keepingCapacity: true)
@@ -196,6 +230,8 @@ final class PublishRun: Sendable {
         var counters: [String: Int64]
         var results: [DeviceResult]
         var answered: [Int64]
+        /// Broadcast channels answered in this batch (restored with it when the write fails).
+        var channelRefs: [Int64] = []
         var isEmpty: Bool { counters.isEmpty && results.isEmpty }
     }
 
@@ -211,6 +247,7 @@ final class PublishRun: Sendable {
             for (key, value) in batch.counters { state.counters[key, default: 0] += value }
             state.deviceResults.insert(contentsOf: batch.results, at: 0)
             state.resultRefs.insert(contentsOf: batch.results.map(\.device), at: 0)
+            state.channelRefs.insert(contentsOf: batch.channelRefs, at: 0)
         }
     }
 

@@ -61,8 +61,14 @@ struct PublishRunner: Sendable {
         let complete = await withDiscardingTaskGroup { group -> Bool in
             group.addTask { await keepCheckpointing() }
             group.addTask { await keepLease() }
-            let complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
-                .deliver(plan: plan, skipping: answered, round: round)
+            let complete: Bool
+            if let broadcast = plan.broadcast {
+                complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
+                    .deliver(broadcast, skipping: answered)
+            } else {
+                complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
+                    .deliver(plan: plan, skipping: answered, round: round)
+            }
             // Wakes both loops: a one-device publish does not wait out the checkpoint interval.
             run.markDelivered()
             return complete

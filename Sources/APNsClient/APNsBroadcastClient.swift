@@ -1,0 +1,216 @@
+import Foundation
+import HTTPClient
+import Locking
+import Logging
+
+/// Sends channel management calls and broadcast pushes (iOS 18) over the process's libcurl HTTP/2 stack
+/// (`HTTPExchangeClient`), with the team's ES256 provider token, one attempt per call: the caller decides about
+/// retries (the publish engine retries broadcasts durably; a management call answers its HTTP caller).
+///
+/// ```swift
+/// let client = try APNsBroadcastClient()
+/// let created = await client.manage(.create(.noMessageStored), bundleID: app, endpoints: .sandbox, credentials: creds)
+/// let sent = await client.broadcast(request, bundleID: app, endpoints: .sandbox, credentials: creds)
+/// await client.shutdown()
+/// ```
+///
+/// Provider tokens come from a `ProviderTokenManager` per (team, key) sharing the device client's
+/// `ProviderTokenStore`, so a restart or the device pool does not sign a second token within APNs' refresh floor
+/// when a store is configured.
+public final class APNsBroadcastClient: Sendable {
+    /// Settings shared by every call.
+    public struct Configuration: Sendable {
+        /// One call, from DNS lookup to the last byte.
+        public var timeout: Duration = .seconds(30)
+        public var connectTimeout: Duration = .seconds(10)
+        /// Largest answer accepted (a list of 10,000 channel ids is ~300 KB).
+        public var maxResponseBytes = 1 << 20
+        public var tokenPolicy = ProviderTokenPolicy()
+        public var tokenStore: (any ProviderTokenStore)?
+        public var clock: @Sendable () -> Date = { Date() }
+        public var logger: Logger = .disabled
+        public init() {}
+    }
+
+    private struct State {
+        /// One exchange client per CA file (nil: the system store); bounded by the configured instances.
+        var clients: [String: HTTPExchangeClient] = [:]
+        var tokens: [String: ProviderTokenManager] = [:]
+        var shuttingDown = false
+    }
+
+    private let configuration: Configuration
+    private let state = Locked(State())
+
+    public init(configuration: Configuration = Configuration()) throws(CurlError) {
+        try CurlGlobal.ensureInitialised()
+        self.configuration = configuration
+    }
+
+    /// One channel management call to `endpoints.managementURL`.
+    public func manage(
+        _ request: APNsChannelRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
+        credentials: APNsCredentials, requestID: String? = nil
+    ) async -> APNsBroadcastResult {
+        let method: HTTPExchangeMethod = request.method == "POST" ? .post : request.method == "GET" ? .get : .delete
+        return await call(url: endpoints.managementURL + request.path(bundleID: bundleID), method: method,
+                          headers: request.headers(requestID: requestID), body: request.body, caFile: endpoints.caFile,
+                          credentials: credentials)
+    }
+
+    /// One broadcast push to `endpoints.sendURL`.
+    public func broadcast(
+        _ request: APNsBroadcastRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
+        credentials: APNsCredentials
+    ) async -> APNsBroadcastResult {
+        do {
+            try request.validate()
+        } catch {
+            return .failure(.invalidRequest(error))
+        }
+        return await call(url: endpoints.sendURL + request.path(bundleID: bundleID), method: .post,
+                          headers: request.headers, body: request.payload, caFile: endpoints.caFile,
+                          credentials: credentials)
+    }
+
+    /// Aborts calls in flight (they end `.shutdown`) and stops the curl threads. Idempotent.
+    public func shutdown() async {
+        let clients = state.withLock { state -> [HTTPExchangeClient] in
+            state.shuttingDown = true
+            return Array(state.clients.values)
+        }
+        for client in clients { await client.shutdown() }
+    }
+
+    private func call(url text: String, method: HTTPExchangeMethod, headers: [String], body: [UInt8], caFile: String?,
+                      credentials: APNsCredentials) async -> APNsBroadcastResult {
+        let url: HTTPURL
+        do {
+            url = try HTTPURL(text)
+        } catch {
+            return .failure(.invalidRequest(.invalidURL(text)))
+        }
+        let client: HTTPExchangeClient
+        let tokens: ProviderTokenManager
+        do {
+            guard let found = try clientAndTokens(caFile: caFile, credentials: credentials) else {
+                return .failure(.shutdown)
+            }
+            (client, tokens) = found
+        } catch {
+            return .failure(.transport(APNsTransportError(kind: .fatal, code: error.code, message: error.description)))
+        }
+        var exchange = HTTPExchange(url: url, headers: [], body: body)
+        exchange.method = method
+        exchange.responseHeaders = APNsBroadcastResponse.headerNames
+        var token: ProviderTokenState.Token
+        do {
+            token = try tokens.currentToken()
+        } catch {
+            return .failure(Self.failure(error))
+        }
+        var refreshed = false
+        var adopted = false
+        while true {
+            exchange.headers = ["authorization: bearer " + token.jwt] + headers
+            let result = await Self.send(exchange, on: client)
+            let response: HTTPExchangeResponse
+            switch result {
+            case .failure(let error): return .failure(Self.failure(error))
+            case .success(let answer): response = answer
+            }
+            let parsed = APNsBroadcastResponse.parse(status: response.status, headers: response.headers,
+                                                     body: response.body)
+            guard let reason = parsed.reason else { return .response(parsed) }
+            // One new token after ExpiredProviderToken, as the device client does; other credential faults are the
+            // configuration's, not the call's.
+            if reason == .expiredProviderToken && !refreshed {
+                refreshed = true
+                do {
+                    token = try tokens.tokenAfterExpiry(generation: token.generation)
+                } catch {
+                    return .failure(Self.failure(error))
+                }
+                continue
+            }
+            // APNs holds a newer token for this key (another process or node signed one): adopt it once; otherwise
+            // the answer goes back as a 429 the caller retries later (the engine, for up to the policy's window).
+            if reason == .tooManyProviderTokenUpdates {
+                let outcome: ProviderTokenManager.UpdateRejectedOutcome
+                do {
+                    outcome = try tokens.tokenAfterUpdateRejected(generation: token.generation)
+                } catch {
+                    return .failure(Self.failure(error))
+                }
+                if case .retryNow(let newer) = outcome, !adopted {
+                    adopted = true
+                    token = newer
+                    continue
+                }
+                return .response(parsed)
+            }
+            if reason.isCredentialFault {
+                configuration.logger.error("APNs refused the provider token for a broadcast call",
+                                           ["team": credentials.teamID, "key": credentials.keyID,
+                                            "reason": reason.rawValue])
+                return .failure(.configuration(.rejected(status: parsed.status, reason: reason)))
+            }
+            return .response(parsed)
+        }
+    }
+
+    private static func send(_ exchange: HTTPExchange, on client: HTTPExchangeClient) async -> HTTPExchangeResult {
+        await withCheckedContinuation { continuation in
+            client.submit(exchange) { continuation.resume(returning: $0) }
+        }
+    }
+
+    private static func failure(_ error: APNsFailure) -> APNsBroadcastFailure {
+        switch error {
+        case .configuration(let fault): return .configuration(fault)
+        case .transport(let transport, _): return .transport(transport)
+        case .shutdown: return .shutdown
+        case .invalidRequest: return .configuration(.signingFailed("\(error)"))
+        }
+    }
+
+    private static func failure(_ error: HTTPPostError) -> APNsBroadcastFailure {
+        switch error.kind {
+        case .shutdown: return .shutdown
+        case .timeout: return .transport(APNsTransportError(kind: .timeout, code: 28, message: error.message))
+        case .connection, .responseTooLarge:
+            return .transport(APNsTransportError(kind: .connection, code: 7, message: error.message))
+        case .invalidURL, .refusedDestination, .internalError:
+            return .transport(APNsTransportError(kind: .fatal, code: 0, message: error.message))
+        }
+    }
+
+    private func clientAndTokens(caFile: String?, credentials: APNsCredentials) throws(CurlError)
+        -> (HTTPExchangeClient, ProviderTokenManager)?
+    {
+        try state.withLock { (state: inout State) throws(CurlError) -> (HTTPExchangeClient, ProviderTokenManager)? in
+            if state.shuttingDown { return nil }
+            let clientKey = caFile ?? ""
+            let client: HTTPExchangeClient
+            if let existing = state.clients[clientKey] {
+                client = existing
+            } else {
+                client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
+                    name: "apns-broadcast", connections: 1, caFile: caFile, timeout: configuration.timeout,
+                    connectTimeout: configuration.connectTimeout, maxResponseBytes: configuration.maxResponseBytes))
+                state.clients[clientKey] = client
+            }
+            let tokenKey = credentials.teamID + "/" + credentials.keyID
+            let tokens: ProviderTokenManager
+            if let existing = state.tokens[tokenKey] {
+                tokens = existing
+            } else {
+                tokens = ProviderTokenManager(credentials: credentials, policy: configuration.tokenPolicy,
+                                              store: configuration.tokenStore, clock: configuration.clock,
+                                              logger: configuration.logger)
+                state.tokens[tokenKey] = tokens
+            }
+            return (client, tokens)
+        }
+    }
+}
