@@ -221,8 +221,8 @@ def test_live_activity_and_broadcast_need_token_authentication(setup):
                                                   "apns": {"aps": {"event": "update", "content-state": {}}}})
         assert channel.status_code == 409, channel.text
         assert "token authentication" in channel.json()["description"], channel.text
-        listing = requests.get(server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/channels"),
-                               headers={"Authorization": f"Bearer {beams.secret}"}, timeout=10)
+        listing = beams.session.get(server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/channels"),
+                                    headers={"Authorization": f"Bearer {beams.secret}"}, timeout=10)
         assert listing.status_code == 409, listing.text
         assert beams.recent() == [], "nothing was queued"
     finally:
