@@ -69,6 +69,8 @@ public final class Application: Sendable {
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
+        settings.shardSize = config.storage.backend == .postgresql ? config.storage.postgresql?.shardSize ?? 0 : 0
+        settings.version = BuildInfo.version
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
                                    metrics: metrics, logger: logger.named("engine"), webhooks: webhooks)
         self.engine = engine

@@ -117,11 +117,11 @@ struct TargetFeeder: Sendable {
     /// submissions, and the caller always awaits or cancels it.
     private func prefetch(after cursor: Int64) -> Task<TargetPage?, Never> {
         Task { [context, run, log] in
-            let job = run.claimed.job
+            let queue = RunStore(context: context, claimed: run.claimed)
             while !Task.isCancelled && !run.mustStop {
                 let started = MonotonicClock.now()
                 do {
-                    let page = try await context.store.targets(for: job, after: cursor, limit: context.settings.pageSize)
+                    let page = try await queue.targets(after: cursor, limit: context.settings.pageSize)
                     if log.isEnabled(.trace) {
                         log.trace("Targets page read", ["targets": String(page.targets.count),
                                                         "duration": "\(MonotonicClock.elapsed(since: started))"])
