@@ -177,12 +177,12 @@ public final class PostgreSQLPushStore: PushStorage {
 
 extension PostgreSQLPushStore: QueueNotifying {
     /// LISTENs on `noticeChannel` over one more connection (the pool's are busy with transactions): a publish
-    /// queued or split on any node announces `.work`, a cancel `.cancelled`. After the connection was down (the
-    /// database restarted, say), `.work` once it is back.
+    /// queued or split on any node announces `.work`, a cancel `.cancelled`. `.work` also once the LISTEN is in
+    /// place, at first and after the connection was down (the database restarted, say).
     public func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool {
         let listener = PGListener(
             connectionString: connectionString, channel: Self.noticeChannel, logger: logger.named("store"),
-            reconnected: "work"
+            connected: "work"
         ) { payload in
             if payload.hasPrefix("cancel:") {
                 guard let id = Int64(payload.dropFirst("cancel:".count)) else { return }

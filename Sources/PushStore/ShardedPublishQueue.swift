@@ -95,8 +95,8 @@ public enum QueueNotice: Sendable, Equatable {
 
 /// A backend that can announce queue changes made by any node.
 public protocol QueueNotifying: Sendable {
-    /// Calls `onNotice` (on a thread of the store's) for each announcement until the store closes; after the
-    /// listening connection was down, `.work` is announced once it is up again, since announcements made
-    /// meanwhile were missed. - Returns: false when this backend cannot listen.
+    /// Calls `onNotice` (on a thread of the store's) for each announcement until the store closes. `.work` is also
+    /// announced each time listening starts (at first, and when the listening connection is up again after it was
+    /// down, since announcements made meanwhile were missed). - Returns: false when this backend cannot listen.
     func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool
 }

@@ -5,8 +5,9 @@ import Logging
 import PushStore
 
 /// LISTENs on one channel over a dedicated connection, on a dedicated thread, and hands each notification's payload
-/// to `onPayload`. When the connection breaks it connects again (after `retryInterval`) and then hands over
-/// `reconnected`, since notifications sent meanwhile were lost: the listener is a hint, the callers' polls the truth.
+/// to `onPayload`. Each time its LISTEN is in place (at first, and after connecting again when the connection broke)
+/// it hands over `connected`: notifications sent while it was down were lost, so the caller looks for itself. The
+/// listener is a hint; the callers' polls are the truth.
 final class PGListener: Sendable {
     /// How long a wait on the socket lasts before the thread checks whether it must stop, and how long it waits
     /// before connecting again after a failure.
@@ -15,24 +16,21 @@ final class PGListener: Sendable {
     private let stopped = Locked(false)
 
     /// Starts the thread. `onPayload` runs on it; keep it cheap.
-    init(connectionString: String, channel: String, logger: Logger, reconnected: String,
+    init(connectionString: String, channel: String, logger: Logger, connected: String,
          onPayload: @escaping @Sendable (String) -> Void) {
         let stopped = self.stopped
         let thread = Thread {
-            var everConnected = false
             while !stopped.withLock({ $0 }) {
                 do {
                     let connection = try PGConnection(connectionString: connectionString)
                     // The channel is a constant of this program, not input: quoting it as an identifier suffices.
                     try connection.execute("LISTEN \"\(channel)\"")
-                    if everConnected { onPayload(reconnected) }
-                    everConnected = true
+                    onPayload(connected)
                     try Self.wait(connection, stopped: stopped, onPayload: onPayload)
                     connection.close()
                 } catch {
                     logger.debug("Listening for queue notifications failed; connecting again",
                                  ["error": "\(error)"])
-                    everConnected = true
                     Self.sleep(Self.retryInterval, unless: stopped)
                 }
             }
