@@ -2,6 +2,8 @@
 both at once is one device, and when the node delivering a publish is killed (-9) mid fan-out the other node takes
 the publish over after its lease and finishes it: every device reached, duplicates bounded by what was in flight.
 A cancel through one node stops the fan-out the other node runs, at that node's next lease renewal.
+With `storage.postgresql.shardSize` set, one large publish is split into shards that both nodes deliver (each device
+once), and when one node is killed (-9) mid fan-out the survivor takes its shards over after their lease.
 
 Each node is a real server process with its own directory; they share the strict mock APNs and the database of the
 test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
@@ -143,3 +145,90 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     accepted = sum(per_token.get(token, {}).get("200", 0) for token in tokens)
     assert status["apns"]["accepted"] == accepted and status["targets"] == accepted, (status, accepted)
     mock.configure(delay_ms=0)
+
+
+SHARD_DEVICES = 20_000
+SHARD_SIZE = 1000
+
+
+@pytest.fixture(scope="module")
+def sharded_nodes(environment):
+    """Two more nodes on a database of their own, splitting publishes into shards of SHARD_SIZE devices."""
+    cluster = postgresql_cluster.shared()
+    storage = {"backend": "postgresql",
+               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("shards")),
+                              "shardSize": SHARD_SIZE}}
+    mock = environment.mock()
+    overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
+                 "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
+                 "limits": LOAD_TEST_LIMITS}
+    node_a = environment.server(mock, overrides, name="shard-node-a")
+    node_b = environment.server(mock, overrides, name="shard-node-b")
+    return node_a, node_b, mock
+
+
+def accepted_by(server):
+    """APNs notifications this node got a 200 for, from its /metrics (labelled push_notifications_total)."""
+    text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+               if line.startswith("push_notifications_total{") and 'status="200"' in line)
+
+
+def shard_publish(node_a, node_b, mock, delay_ms):
+    """Registers SHARD_DEVICES devices on a new interest and publishes to it through node B. - Returns: the
+    tokens, the publish id and a function reading the mock's requests since the publish."""
+    interest = f"shards-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(SHARD_DEVICES)]
+    register_devices(node_a, INSTANCE_ID, tokens, interest, concurrency=64)
+    mock.configure(record=False, delay_ms=delay_ms)
+    control = requests.Session()
+
+    def seen():
+        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
+
+    before = seen()
+    publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "shards"}}})
+    return tokens, publish_id, lambda: seen() - before
+
+
+def accepted_per_token(mock, tokens):
+    per_token = requests.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    return [per_token.get(token, {}).get("200", 0) for token in tokens]
+
+
+def test_one_large_publish_is_delivered_by_both_nodes_each_device_once(sharded_nodes):
+    node_a, node_b, mock = sharded_nodes
+    before = {"a": accepted_by(node_a), "b": accepted_by(node_b)}
+    tokens, publish_id, _ = shard_publish(node_a, node_b, mock, delay_ms=20)
+
+    status = Beams(node_a).wait_finished(publish_id, timeout=180)
+    assert status["status"] == "finished", status
+    assert status["targets"] == SHARD_DEVICES and status["apns"]["accepted"] == SHARD_DEVICES, status
+    counts = accepted_per_token(mock, tokens)
+    assert counts.count(1) == SHARD_DEVICES, {"missing": counts.count(0), "repeated": sum(c > 1 for c in counts)}
+    # Each node's own count of the answers it got: both delivered part of the one publish, together all of it.
+    by_a, by_b = accepted_by(node_a) - before["a"], accepted_by(node_b) - before["b"]
+    assert by_a > 0 and by_b > 0, (by_a, by_b)
+    assert by_a + by_b == SHARD_DEVICES, (by_a, by_b)
+
+
+def test_the_survivor_finishes_the_shards_of_a_node_killed_at_40_percent(sharded_nodes):
+    node_a, node_b, mock = sharded_nodes
+    delay_ms = MOCK_DELAY_MS
+    tokens, publish_id, sent = shard_publish(node_a, node_b, mock, delay_ms=delay_ms)
+    wait_for(lambda: sent() >= SHARD_DEVICES * 0.4, timeout=120, interval=0.01, message="the fan-out never got going")
+    node_b.kill9()
+    assert sent() < SHARD_DEVICES, "the publish finished before the kill"
+
+    status = Beams(node_a).wait_finished(publish_id, timeout=240)
+    assert status["status"] == "finished", status
+    counts = accepted_per_token(mock, tokens)
+    assert counts.count(0) == 0, f"{counts.count(0)} devices never reached"
+    duplicates = sum(c - 1 for c in counts if c > 1)
+    # Re-sent by node A: what B had in flight (its one APNs window, shared by all its shards) plus what B had
+    # answered since its shards' last checkpoints.
+    rate = CONNECTIONS * STREAMS / (delay_ms / 1000)
+    assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
+    assert status["apns"]["accepted"] >= SHARD_DEVICES, status
+    node_b.start()
+
