@@ -26,6 +26,8 @@ final class PGListener: Sendable {
                     // The channel is a constant of this program, not input: quoting it as an identifier suffices.
                     try connection.execute("LISTEN \"\(channel)\"")
                     onPayload(connected)
+                    // Notifications that arrived with the LISTEN's answer are already buffered: no poll would wake.
+                    for payload in try connection.takeNotifications() { onPayload(payload) }
                     try Self.wait(connection, stopped: stopped, onPayload: onPayload)
                     connection.close()
                 } catch {
