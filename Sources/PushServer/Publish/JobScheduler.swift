@@ -191,6 +191,7 @@ final class JobScheduler: Sendable {
         if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
                                                    liveWithin: .seconds(30)) {
             context.metrics.set("push_nodes_live", to: Double(live))
+            settings.liveNodesChanged(live)
         }
     }
 

@@ -44,6 +44,8 @@ public final class PublishEngine: Service {
         public var heartbeatInterval: Duration = .seconds(10)
         /// The program's version, recorded with the heartbeat.
         public var version = ""
+        /// Hears the number of live nodes after each heartbeat (the API shares its per-instance limits out).
+        public var liveNodesChanged: @Sendable (Int) -> Void = { _ in }
         public init() {}
     }
 
