@@ -96,7 +96,7 @@ public final class PostgreSQLPushStore: PushStorage {
 
     /// Lets queued work finish, then closes every connection. Idempotent.
     public func close() async throws {
-        for listener in listeners.withLock({ $0 }) { listener.stop() }
+        for listener in listeners.withLock({ $0 }) { await listener.stopAndWait() }
         pool.shutdown()
         _ = await threadsDone.wait()
     }

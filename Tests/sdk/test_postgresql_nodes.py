@@ -18,7 +18,7 @@ import requests
 
 from beams import Beams, wait_for
 from bulk import register_devices
-from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS
+from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS, metric
 from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
 
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
@@ -210,6 +210,9 @@ def test_one_large_publish_is_delivered_by_both_nodes_each_device_once(sharded_n
     by_a, by_b = accepted_by(node_a) - before["a"], accepted_by(node_b) - before["b"]
     assert by_a > 0 and by_b > 0, (by_a, by_b)
     assert by_a + by_b == SHARD_DEVICES, (by_a, by_b)
+    # Both nodes' heartbeats are in the shared table (each node counts the live ones every 10 s).
+    text = requests.get(node_a.url("/metrics"), verify=node_a.cert, timeout=10).text
+    assert metric(text, "push_nodes_live") == 2, [line for line in text.splitlines() if "nodes_live" in line]
 
 
 def test_the_survivor_finishes_the_shards_of_a_node_killed_at_40_percent(sharded_nodes):

@@ -14,12 +14,16 @@ final class PGListener: Sendable {
     static let retryInterval: Duration = .seconds(1)
 
     private let stopped = Locked(false)
+    /// Arrived at when the thread has closed its connection and returns.
+    private let done = CountdownLatch(count: 1)
 
     /// Starts the thread. `onPayload` runs on it; keep it cheap.
     init(connectionString: String, channel: String, logger: Logger, connected: String,
          onPayload: @escaping @Sendable (String) -> Void) {
         let stopped = self.stopped
+        let done = self.done
         let thread = Thread {
+            defer { done.arrive(nil) }
             while !stopped.withLock({ $0 }) {
                 do {
                     let connection = try PGConnection(connectionString: connectionString)
@@ -44,6 +48,12 @@ final class PGListener: Sendable {
 
     /// Lets the thread end (within `retryInterval`) and close its connection.
     func stop() { stopped.withLock { $0 = true } }
+
+    /// Stops the thread and waits until it has closed its connection.
+    func stopAndWait() async {
+        stop()
+        _ = await done.wait()
+    }
 
     private static func wait(
         _ connection: PGConnection, stopped: Locked<Bool>, onPayload: @Sendable (String) -> Void
