@@ -1,7 +1,8 @@
 """Two push-server nodes on one PostgreSQL database (storage.backend "postgresql"): a token registered through
 both at once is one device, and when the node delivering a publish is killed (-9) mid fan-out the other node takes
 the publish over after its lease and finishes it: every device reached, duplicates bounded by what was in flight.
-A cancel through one node stops the fan-out the other node runs, at that node's next lease renewal.
+A cancel through one node stops the fan-out the other node runs, at once (LISTEN/NOTIFY) or at that node's next
+lease renewal.
 With `storage.postgresql.shardSize` set, one large publish is split into shards that both nodes deliver (each device
 once), and when one node is killed (-9) mid fan-out the survivor takes its shards over after their lease.
 
@@ -72,13 +73,24 @@ def test_one_token_registered_through_two_nodes_at_once_is_one_device(nodes):
         assert r.status_code == 200 and r.json()["id"] == ids[0], r.text
 
 
+def running_and_other(node_a, node_b):
+    """(the node delivering the one running publish, the other node), from their /metrics: both wake for a new
+    publish (LISTEN/NOTIFY), so either may have claimed it."""
+    def running(server):
+        text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+        return metric(text, "push_publish_jobs_running")
+
+    pair = wait_for(lambda: (node_a, node_b) if running(node_a) else (node_b, node_a) if running(node_b) else None,
+                    timeout=30, interval=0.01, message="no node runs the publish")
+    return pair
+
+
 def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     node_a, node_b, mock = nodes
     interest = f"nodes-{uuid.uuid4().hex[:8]}"
     tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
     register_devices(node_a, INSTANCE_ID, tokens, interest)
     mock.configure(record=False, delay_ms=MOCK_DELAY_MS)
-    # Node B accepts the publish and wakes its own engine, so B claims it (node A only polls once a second).
     via_b = Beams(node_b)
     publish_id = via_b.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "two nodes"}}})
     control = requests.Session()
@@ -87,11 +99,14 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
         return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
 
     wait_for(lambda: seen() >= DEVICES * 0.4, timeout=60, interval=0.01, message="the fan-out never got going")
-    node_b.kill9()
-    at_kill = seen()
-    assert at_kill < DEVICES, "the publish finished before the kill"
-
-    status = Beams(node_a).wait_finished(publish_id, timeout=120)
+    victim, survivor = running_and_other(node_a, node_b)
+    victim.kill9()
+    try:
+        at_kill = seen()
+        assert at_kill < DEVICES, "the publish finished before the kill"
+        status = Beams(survivor).wait_finished(publish_id, timeout=120)
+    finally:
+        victim.start()
     assert status["status"] == "finished", status
     assert status["attempts"] == 2, status
     assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
@@ -102,13 +117,13 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     # Re-sent by node A: what B had in flight plus what it had answered since its last checkpoint.
     rate = CONNECTIONS * STREAMS / (MOCK_DELAY_MS / 1000)
     assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
-    node_b.start()
 
 
 def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
-    """Node B runs the publish; the cancel goes to node A, which has no run to stop and answers `cancelling`.
-    B learns of it at its next lease renewal (a third of the lease), stops sending and ends the publish
-    `cancelled` long before its fan-out would have finished; the counts are what the mock accepted."""
+    """One node runs the publish; the cancel goes to the other, which has no run to stop and answers
+    `cancelling`. The running node learns of it at once (LISTEN/NOTIFY), at the latest at its next lease renewal
+    (a third of the lease), stops sending and ends the publish `cancelled` long before its fan-out would have
+    finished; the counts are what the mock accepted."""
     node_a, node_b, mock = nodes
     interest = f"nodes-cancel-{uuid.uuid4().hex[:8]}"
     tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
@@ -124,20 +139,23 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     before = seen()
     publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "stop"}}})
     wait_for(lambda: seen() - before >= rate, timeout=60, interval=0.01, message="the fan-out never got going")
-    via_a = Beams(node_a)
-    r = via_a.session.delete(node_a.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
-                             headers={"Authorization": f"Bearer {via_a.secret}"}, timeout=60)
+    _, other = running_and_other(node_a, node_b)
+    via_other = Beams(other)
+    r = via_other.session.delete(other.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
+                                 headers={"Authorization": f"Bearer {via_other.secret}"}, timeout=60)
     at_cancel = seen() - before
     assert r.status_code == 200, r.text
-    # Node A has no run to stop: the publish is marked (B may already have seen it at a renewal).
+    # The other node has no run to stop: the publish is marked (the runner may already have stopped).
     assert r.json()["status"] in ("cancelling", "cancelled"), r.json()
 
-    status = wait_for(lambda: (s := via_a.status(publish_id))["status"] not in ("running", "cancelling") and s,
-                      timeout=LEASE_SECONDS, interval=0.05, message="node B never stopped the cancelled publish")
+    status = wait_for(lambda: (s := via_other.status(publish_id))["status"] not in ("running", "cancelling") and s,
+                      timeout=LEASE_SECONDS, interval=0.05,
+                      message="the running node never stopped the cancelled publish")
     assert status["status"] == "cancelled", status
     sent = seen() - before
     assert sent < DEVICES, "the fan-out ran to its end"
-    # What B handed to its senders until its next renewal (a third of the lease, plus slack), and what was in flight.
+    # What the running node handed to its senders until its next renewal (a third of the lease, plus slack), and
+    # what was in flight.
     assert sent - at_cancel <= rate * (LEASE_SECONDS / 3 + 1.0) + CONNECTIONS * STREAMS, (at_cancel, sent)
     time.sleep(1.0)
     assert seen() - before == sent, "sent after the publish ended cancelled"
