@@ -40,11 +40,16 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             let names = try Self.readTargets(found, 0, 4)
             // The largest interest sets the boundaries: every `step`-th of its followers. The shards cover every ref
             // (the first starts at 0, the last has no end), so followers of the other interests fall in one each.
+            // Counting stops at 8 shards' worth per interest (a publish names up to 100 interests): any interest that
+            // large guides well enough, and the count stays bounded.
+            let countCap = step.multipliedReportingOverflow(by: 8).overflow ? Int64.max : step * 8
             let largest = try connection.query(
                 """
                 SELECT i.id FROM interests i WHERE i.instance_id = $1 AND i.name = ANY($2::text[])
-                ORDER BY (SELECT count(*) FROM device_interests f WHERE f.interest_id = i.id) DESC, i.id LIMIT 1
-                """, [.text(found.text(0, 3)), .textArray(Array(Set(names)))])
+                ORDER BY (SELECT count(*) FROM (SELECT 1 FROM device_interests f WHERE f.interest_id = i.id LIMIT $3)
+                    AS capped) DESC, i.id LIMIT 1
+                """, [.text(found.text(0, 3)), .textArray(Array(Set(names))),
+                   .integer(countCap)])
             guard let interest = largest.first({ largest.int64($0, 0) }) else { return 0 }
             var bounds: [Int64] = []
             var after: Int64 = 0
