@@ -242,7 +242,9 @@ final class JobScheduler: Sendable {
             let run = PublishRun(claimed: claimed)
             let (running, duplicate, stopping) = control.update { control -> (Int, Bool, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
-                // claim extended the lease to us again, and a second run would send every device twice.
+                // claim extended the lease to us again, and a second run would send every device twice. (A shard's
+                // claim also raised its epoch: the running one is fenced at its next write and stops; the shard is
+                // claimed again, at its checkpoint, once this claim's lease ends.)
                 if control.runs[RunKey(claimed)] != nil {
                     control.running -= 1
                     return (control.running, true, control.stopping)
