@@ -64,6 +64,8 @@ extension PostgreSQLPushStore {
             guard let id = result.first({ result.int64($0, 0) }) else {
                 throw PushStoreError.duplicatePublish(publishID: job.publishID)
             }
+            // Idle nodes wake for it (delivered on COMMIT); a scheduled one is found by their timers and polls.
+            if job.notBefore == nil { try Self.notify(connection, "work") }
             return PublishJobID(rawValue: id)
         }
     }
@@ -84,7 +86,7 @@ extension PostgreSQLPushStore {
             started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
         FROM next WHERE j.id = next.id
         RETURNING j.id, j.instance_id, j.publish_id, j.kind, array_to_json(j.targets)::text, j.payload, j.webhook_url,
-            j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested
+            j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested, j.shards
         """
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
@@ -94,11 +96,15 @@ extension PostgreSQLPushStore {
             let result = try connection.query(
                 Self.claimSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
             guard let claimed = try result.first({ try Self.readJob(result, $0) }) else { return nil }
-            return ClaimedJob(
+            var job = ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,
                 counters: try Self.counters(connection, job: claimed.id.rawValue), attempt: claimed.attempts,
                 leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires),
                 cancelRequested: claimed.cancelRequested)
+            // A split job is claimable as a job only once its shards have all ended (the last one leased it to a
+            // node that died before finishing it): the claimant just finishes it.
+            if !result.isNull(0, 13) { job.shardsEnded = try Self.shardedEnd(connection, job: claimed.id.rawValue) }
+            return job
         }
     }
 
@@ -167,7 +173,21 @@ extension PostgreSQLPushStore {
                 ])
             if changed == 0 { throw PushStoreError.leaseLost(job) }
             try connection.run("DELETE FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
+            try Self.rollUpShards(connection, job: job.rawValue)
         }
+    }
+
+    /// A split job's shard counters become job counters and its shards go (nothing for a job delivered whole).
+    static func rollUpShards(_ connection: PGConnection, job: Int64) throws {
+        try connection.run(
+            """
+            INSERT INTO publish_counters (job_id, name, value)
+            SELECT $1, c.name, sum(c.value)::bigint
+            FROM publish_shards s, unnest(s.counter_names, s.counter_values) AS c(name, value)
+            WHERE s.job_id = $1 GROUP BY c.name
+            ON CONFLICT (job_id, name) DO UPDATE SET value = publish_counters.value + excluded.value
+            """, [.integer(job)])
+        try connection.run("DELETE FROM publish_shards WHERE job_id = $1", [.integer(job)])
     }
 
     public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
@@ -190,11 +210,18 @@ extension PostgreSQLPushStore {
                        AND e.kind = \(ReportingEvent.Kind.open.rawValue))
             FROM publish_jobs j WHERE j.id = ANY($1::bigint[])
             """, [.integerArray(ids)])
+        // A split job still running has its counters in its shards (rolled up when it ends).
         let counterRows = try connection.query(
-            "SELECT job_id, name, value FROM publish_counters WHERE job_id = ANY($1::bigint[])", [.integerArray(ids)])
+            """
+            SELECT job_id, name, value FROM publish_counters WHERE job_id = ANY($1::bigint[])
+            UNION ALL
+            SELECT s.job_id, c.name, sum(c.value)::bigint
+            FROM publish_shards s, unnest(s.counter_names, s.counter_values) AS c(name, value)
+            WHERE s.job_id = ANY($1::bigint[]) GROUP BY s.job_id, c.name
+            """, [.integerArray(ids)])
         var counters: [Int64: [String: Int64]] = [:]
         for row in 0..<counterRows.rowCount {
-            counters[counterRows.int64(row, 0), default: [:]][counterRows.text(row, 1)] = counterRows.int64(row, 2)
+            counters[counterRows.int64(row, 0), default: [:]][counterRows.text(row, 1), default: 0] += counterRows.int64(row, 2)
         }
         var byID: [Int64: PublishStatus] = [:]
         for row in 0..<rows.rowCount {
@@ -289,6 +316,8 @@ extension PostgreSQLPushStore {
                 // The lease holder (on this node or another) sees the mark and stops; if it died, the next
                 // claimant gets `cancelRequested` and ends the job without sending.
                 try connection.run("UPDATE publish_jobs SET cancel_requested = true WHERE id = $1", [.integer(id)])
+                // Every node running a part of it (a shard) stops at once instead of at its next lease renewal.
+                try Self.notify(connection, "cancel:\(id)")
                 return .running(PublishJobID(rawValue: id))
             default:
                 return try Self.statuses(connection, jobs: [id]).first.map(PublishCancellation.alreadyEnded)

@@ -26,8 +26,15 @@ extension PostgreSQLPushStore {
             }
             let counters = try connection.query(
                 """
-                SELECT c.name, sum(c.value)::bigint FROM publish_jobs j JOIN publish_counters c ON c.job_id = j.id
-                WHERE j.instance_id = $1 AND j.created_at >= $2 GROUP BY c.name
+                SELECT name, sum(value)::bigint FROM (
+                    SELECT c.name, c.value FROM publish_jobs j JOIN publish_counters c ON c.job_id = j.id
+                    WHERE j.instance_id = $1 AND j.created_at >= $2
+                    UNION ALL
+                    SELECT c.name, c.value
+                    FROM publish_jobs j JOIN publish_shards s ON s.job_id = j.id,
+                        unnest(s.counter_names, s.counter_values) AS c(name, value)
+                    WHERE j.instance_id = $1 AND j.created_at >= $2
+                ) AS all_counters GROUP BY name
                 """, [.text(instanceID), .millis(since)])
             for row in 0..<counters.rowCount { statistics.counters[counters.text(row, 0)] = counters.int64(row, 1) }
             return statistics

@@ -31,6 +31,11 @@ extension PostgreSQLPushStore {
         ORDER BY c.device_id
         """
 
+    /// `interestPageSQL` bounded above by a shard's end (`$4`) as well, in the followers' index scan.
+    static let shardPageSQL = interestPageSQL.replacingOccurrences(
+        of: "WHERE interest_id = i.id AND device_id > $2 ORDER BY",
+        with: "WHERE interest_id = i.id AND device_id > $2 AND device_id <= $4 ORDER BY")
+
     public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         // One row more than the page is read to learn whether another page follows.
         let limit = min(max(1, limit), Int.max - 1)
@@ -58,15 +63,16 @@ extension PostgreSQLPushStore {
     /// The union of the interests' valid followers after `cursor`, each once, in ref order. The page's cursor is the
     /// greatest ref it examined (invalidated or deleted devices included), so they are not read again.
     static func interestTargets(
-        _ connection: PGConnection, instanceID: String, interests: [String], after cursor: Int64, limit: Int
+        _ connection: PGConnection, instanceID: String, interests: [String], after cursor: Int64,
+        through: Int64 = .max, limit: Int
     ) throws -> TargetPage {
         let ids = try connection.query(
             "SELECT id FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])",
             [.text(instanceID), .textArray(Array(Set(interests)))])
         guard ids.rowCount > 0 else { return TargetPage(targets: [], cursor: cursor, isLast: true) }
-        let rows = try connection.query(
-            interestPageSQL,
-            [.integerArray(ids.map { ids.int64($0, 0) }), .integer(cursor), .integer(Int64(limit) + 1)])
+        var parameters: [PGValue] = [.integerArray(ids.map { ids.int64($0, 0) }), .integer(cursor), .integer(Int64(limit) + 1)]
+        if through != .max { parameters.append(.integer(through)) }
+        let rows = try connection.query(through == .max ? interestPageSQL : shardPageSQL, parameters)
         var targets: [Target] = []
         targets.reserveCapacity(min(limit, rows.rowCount))
         var examined = cursor

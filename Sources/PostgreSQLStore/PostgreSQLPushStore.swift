@@ -42,6 +42,10 @@ public final class PostgreSQLPushStore: PushStorage {
     let clock: @Sendable () -> Date
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
+    /// For the LISTEN connection, which is not one of the pool's.
+    private let connectionString: String
+    /// Running LISTEN connections (`listen(_:)`), stopped by `close()`.
+    private let listeners = Locked<[PGListener]>([])
 
     private init(pool: ConnectionPool, threadsDone: CountdownLatch, configuration: Configuration) {
         self.pool = pool
@@ -49,6 +53,7 @@ public final class PostgreSQLPushStore: PushStorage {
         self.clock = configuration.clock
         self.logger = configuration.logger
         self.healthEvents = configuration.healthEvents
+        self.connectionString = configuration.connectionString
     }
 
     /// Connects, upgrades the schema and starts the connection threads.
@@ -85,11 +90,13 @@ public final class PostgreSQLPushStore: PushStorage {
 
     deinit {
         // A backstop for a store dropped without `close()`: let the threads drain and close their connections.
+        for listener in listeners.withLock({ $0 }) { listener.stop() }
         pool.shutdown()
     }
 
     /// Lets queued work finish, then closes every connection. Idempotent.
     public func close() async throws {
+        for listener in listeners.withLock({ $0 }) { await listener.stopAndWait() }
         pool.shutdown()
         _ = await threadsDone.wait()
     }
@@ -165,5 +172,26 @@ public final class PostgreSQLPushStore: PushStorage {
             }
             if !pool.submit(operation) { continuation.resume(throwing: PushStoreError.closed) }
         }
+    }
+}
+
+extension PostgreSQLPushStore: QueueNotifying {
+    /// LISTENs on `noticeChannel` over one more connection (the pool's are busy with transactions): a publish
+    /// queued or split on any node announces `.work`, a cancel `.cancelled`. `.work` also once the LISTEN is in
+    /// place, at first and after the connection was down (the database restarted, say).
+    public func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool {
+        let listener = PGListener(
+            connectionString: connectionString, channel: Self.noticeChannel, logger: logger.named("store"),
+            connected: "work"
+        ) { payload in
+            if payload.hasPrefix("cancel:") {
+                guard let id = Int64(payload.dropFirst("cancel:".count)) else { return }
+                onNotice(.cancelled(PublishJobID(rawValue: id)))
+            } else {
+                onNotice(.work)
+            }
+        }
+        listeners.withLock { $0.append(listener) }
+        return true
     }
 }

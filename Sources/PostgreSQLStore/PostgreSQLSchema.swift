@@ -9,7 +9,7 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens]
+    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -197,5 +197,43 @@ enum PostgreSQLSchema {
             WHERE kind = 'update';
         CREATE INDEX live_activity_targets ON live_activity_tokens (instance_id, attributes_type, kind, id);
         CREATE INDEX live_activity_expiry ON live_activity_tokens (expires_at) WHERE expires_at IS NOT NULL;
+        """
+
+    /// Step 4. Shards of a large publish, delivered by every node (docs/ARCHITECTURE.md, "PostgreSQL: several nodes,
+    /// and the shard plan"), and the nodes' heartbeats.
+    /// - `publish_jobs.shards`: how many shards the job was split into (NULL: delivered whole).
+    /// - `publish_shards`: a half-open range `(after, through]` of device refs (`through` NULL: no upper bound),
+    ///   with its own lease, fencing `epoch` (raised by every claim, checked by every write), cursor and counters.
+    ///   The counters are absolute (`counter_names`/`counter_values` are set, never added to), so a checkpoint
+    ///   written again after a COMMIT whose answer was lost cannot count twice. A renewal or a checkpoint changes
+    ///   no indexed column (HOT); rows are deleted when their publish ends (their counters rolled into
+    ///   `publish_counters`).
+    /// - `nodes`: one row per node, its last heartbeat (`/metrics` shows the live ones).
+    static let publishShards = """
+        ALTER TABLE publish_jobs ADD COLUMN shards integer;
+        CREATE TABLE publish_shards (
+            job_id bigint NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
+            shard_no integer NOT NULL,
+            after_ref bigint NOT NULL,
+            through_ref bigint,
+            state text NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued', 'running', 'finished', 'failed', 'cancelled', 'expired')),
+            lease_owner text,
+            lease_expires_at bigint,
+            epoch bigint NOT NULL DEFAULT 0,
+            attempts integer NOT NULL DEFAULT 0,
+            cursor bigint NOT NULL,
+            counter_names text[] NOT NULL DEFAULT '{}',
+            counter_values bigint[] NOT NULL DEFAULT '{}',
+            targets_total bigint,
+            PRIMARY KEY (job_id, shard_no)
+        ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+        CREATE INDEX publish_shards_open ON publish_shards (job_id, shard_no) WHERE state IN ('queued', 'running');
+        CREATE TABLE nodes (
+            node_id text PRIMARY KEY,
+            version text NOT NULL,
+            started_at bigint NOT NULL,
+            last_seen bigint NOT NULL
+        ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
         """
 }

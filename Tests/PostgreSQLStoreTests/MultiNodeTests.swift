@@ -137,14 +137,4 @@ final class MultiNodeTests: PostgreSQLTestCase {
         try await nodeA.close()
         try await nodeB.close()
     }
-
-    private func assertLeaseLost(_ id: PublishJobID, file: StaticString = #filePath, line: UInt = #line,
-                                 _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            XCTFail("expected leaseLost", file: file, line: line)
-        } catch {
-            XCTAssertEqual(error as? PushStoreError, .leaseLost(id), file: file, line: line)
-        }
-    }
 }

@@ -48,6 +48,17 @@ class PostgreSQLTestCase: XCTestCase {
         return String(repeating: "b", count: 64 - hex.count) + hex
     }
 
+    /// Asserts that `body` throws `PushStoreError.leaseLost(id)`: the write of a holder that lost its lease.
+    func assertLeaseLost(_ id: PublishJobID, file: StaticString = #filePath, line: UInt = #line,
+                         _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            XCTFail("expected leaseLost", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error as? PushStoreError, .leaseLost(id), file: file, line: line)
+        }
+    }
+
     /// A one-row, one-column query through psql.
     func scalar(_ sql: String) throws -> String {
         try cluster.sql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -5,6 +5,29 @@ import XCTest
 
 /// The limiters' pure logic, with time passed in: nothing sleeps.
 final class RateLimiterTests: XCTestCase {
+    // MARK: Several nodes
+
+    func testPerInstanceLimitIsSharedOutAmongTheLiveNodes() {
+        var limits = ServerConfig.Limits()
+        limits.requestsPerSecondPerInstance = 10
+        let nodes = Locked(1)
+        let clock = Locked(100.0)
+        let limiters = Limiters(limits, liveNodes: nodes, clock: { clock.withLock { $0 } })
+        func allowed(_ key: String) -> Int {
+            (0..<20).filter { _ in
+                limiters.secretAPI.take(key, cost: limiters.instanceCost(limiters.secretAPI)) == .allowed
+            }.count
+        }
+        XCTAssertEqual(allowed("alone"), 10, "one node: the whole rate")
+        nodes.withLock { $0 = 2 }
+        XCTAssertEqual(allowed("two"), 5, "two nodes: half each, about the rate together")
+        nodes.withLock { $0 = 50 }
+        XCTAssertEqual(limiters.instanceCost(limiters.secretAPI), 10, "never more than the burst")
+        XCTAssertEqual(allowed("many"), 1, "a request still passes when its bucket is full")
+        nodes.withLock { $0 = 0 }
+        XCTAssertEqual(limiters.instanceCost(limiters.secretAPI), 1)
+    }
+
     // MARK: Token buckets
 
     func testBucketAllowsBurstThenRefillsWithTime() {

@@ -179,6 +179,19 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertTrue(warnings.contains { $0.path == "storage.postgresql" }, "\(warnings)")
     }
 
+    func testPostgreSQLShardSizeDefaultsTo10000AcceptsZeroAndRejectsTinyOrHugeSizes() throws {
+        let base = #"{"storage":{"backend":"postgresql","postgresql":{"connectionString":"host=db"SHARD}},"instances":[\#(validInstance)]}"#
+        func config(_ shard: String) -> String { base.replacingOccurrences(of: "SHARD", with: shard) }
+        XCTAssertEqual(try parse(config("")).0.storage.postgresql?.shardSize, 10_000)
+        XCTAssertEqual(try parse(config(#","shardSize":0"#)).0.storage.postgresql?.shardSize, 0)
+        XCTAssertEqual(try parse(config(#","shardSize":2500"#)).0.storage.postgresql?.shardSize, 2500)
+        XCTAssertEqual(errors(config(#","shardSize":99"#)),
+                       ["storage.postgresql.shardSize: must be 0 (deliver every publish whole) or at least 100, got 99"])
+        XCTAssertEqual(errors(config(#","shardSize":10000001"#)),
+                       ["storage.postgresql.shardSize: must be between 0 and 10000000, got 10000001"])
+        XCTAssertEqual(errors(config(#","shardSize":"big""#)), ["storage.postgresql.shardSize: must be an integer, got string"])
+    }
+
     func testRejectsTwoSecretSources() {
         let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","secretKeyEnv":"X"}]}"#
         XCTAssertEqual(errors(json), ["instances[0].secretKey: give only one of secretKey, secretKeyEnv or secretKeyFile"])

@@ -1,7 +1,10 @@
 """Two push-server nodes on one PostgreSQL database (storage.backend "postgresql"): a token registered through
 both at once is one device, and when the node delivering a publish is killed (-9) mid fan-out the other node takes
 the publish over after its lease and finishes it: every device reached, duplicates bounded by what was in flight.
-A cancel through one node stops the fan-out the other node runs, at that node's next lease renewal.
+A cancel through one node stops the fan-out the other node runs, at once (LISTEN/NOTIFY) or at that node's next
+lease renewal.
+With `storage.postgresql.shardSize` set, one large publish is split into shards that both nodes deliver (each device
+once), and when one node is killed (-9) mid fan-out the survivor takes its shards over after their lease.
 
 Each node is a real server process with its own directory; they share the strict mock APNs and the database of the
 test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
@@ -16,7 +19,7 @@ import requests
 
 from beams import Beams, wait_for
 from bulk import register_devices
-from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS
+from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS, metric
 from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
 
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
@@ -70,13 +73,24 @@ def test_one_token_registered_through_two_nodes_at_once_is_one_device(nodes):
         assert r.status_code == 200 and r.json()["id"] == ids[0], r.text
 
 
+def running_and_other(node_a, node_b):
+    """(the node delivering the one running publish, the other node), from their /metrics: both wake for a new
+    publish (LISTEN/NOTIFY), so either may have claimed it."""
+    def running(server):
+        text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+        return metric(text, "push_publish_jobs_running")
+
+    pair = wait_for(lambda: (node_a, node_b) if running(node_a) else (node_b, node_a) if running(node_b) else None,
+                    timeout=30, interval=0.01, message="no node runs the publish")
+    return pair
+
+
 def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     node_a, node_b, mock = nodes
     interest = f"nodes-{uuid.uuid4().hex[:8]}"
     tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
     register_devices(node_a, INSTANCE_ID, tokens, interest)
     mock.configure(record=False, delay_ms=MOCK_DELAY_MS)
-    # Node B accepts the publish and wakes its own engine, so B claims it (node A only polls once a second).
     via_b = Beams(node_b)
     publish_id = via_b.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "two nodes"}}})
     control = requests.Session()
@@ -85,11 +99,14 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
         return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
 
     wait_for(lambda: seen() >= DEVICES * 0.4, timeout=60, interval=0.01, message="the fan-out never got going")
-    node_b.kill9()
-    at_kill = seen()
-    assert at_kill < DEVICES, "the publish finished before the kill"
-
-    status = Beams(node_a).wait_finished(publish_id, timeout=120)
+    victim, survivor = running_and_other(node_a, node_b)
+    victim.kill9()
+    try:
+        at_kill = seen()
+        assert at_kill < DEVICES, "the publish finished before the kill"
+        status = Beams(survivor).wait_finished(publish_id, timeout=120)
+    finally:
+        victim.start()
     assert status["status"] == "finished", status
     assert status["attempts"] == 2, status
     assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
@@ -100,13 +117,13 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     # Re-sent by node A: what B had in flight plus what it had answered since its last checkpoint.
     rate = CONNECTIONS * STREAMS / (MOCK_DELAY_MS / 1000)
     assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
-    node_b.start()
 
 
 def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
-    """Node B runs the publish; the cancel goes to node A, which has no run to stop and answers `cancelling`.
-    B learns of it at its next lease renewal (a third of the lease), stops sending and ends the publish
-    `cancelled` long before its fan-out would have finished; the counts are what the mock accepted."""
+    """One node runs the publish; the cancel goes to the other, which has no run to stop and answers
+    `cancelling`. The running node learns of it at once (LISTEN/NOTIFY), at the latest at its next lease renewal
+    (a third of the lease), stops sending and ends the publish `cancelled` long before its fan-out would have
+    finished; the counts are what the mock accepted."""
     node_a, node_b, mock = nodes
     interest = f"nodes-cancel-{uuid.uuid4().hex[:8]}"
     tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
@@ -122,20 +139,23 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     before = seen()
     publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "stop"}}})
     wait_for(lambda: seen() - before >= rate, timeout=60, interval=0.01, message="the fan-out never got going")
-    via_a = Beams(node_a)
-    r = via_a.session.delete(node_a.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
-                             headers={"Authorization": f"Bearer {via_a.secret}"}, timeout=60)
+    _, other = running_and_other(node_a, node_b)
+    via_other = Beams(other)
+    r = via_other.session.delete(other.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
+                                 headers={"Authorization": f"Bearer {via_other.secret}"}, timeout=60)
     at_cancel = seen() - before
     assert r.status_code == 200, r.text
-    # Node A has no run to stop: the publish is marked (B may already have seen it at a renewal).
+    # The other node has no run to stop: the publish is marked (the runner may already have stopped).
     assert r.json()["status"] in ("cancelling", "cancelled"), r.json()
 
-    status = wait_for(lambda: (s := via_a.status(publish_id))["status"] not in ("running", "cancelling") and s,
-                      timeout=LEASE_SECONDS, interval=0.05, message="node B never stopped the cancelled publish")
+    status = wait_for(lambda: (s := via_other.status(publish_id))["status"] not in ("running", "cancelling") and s,
+                      timeout=LEASE_SECONDS, interval=0.05,
+                      message="the running node never stopped the cancelled publish")
     assert status["status"] == "cancelled", status
     sent = seen() - before
     assert sent < DEVICES, "the fan-out ran to its end"
-    # What B handed to its senders until its next renewal (a third of the lease, plus slack), and what was in flight.
+    # What the running node handed to its senders until its next renewal (a third of the lease, plus slack), and
+    # what was in flight.
     assert sent - at_cancel <= rate * (LEASE_SECONDS / 3 + 1.0) + CONNECTIONS * STREAMS, (at_cancel, sent)
     time.sleep(1.0)
     assert seen() - before == sent, "sent after the publish ended cancelled"
@@ -143,3 +163,93 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     accepted = sum(per_token.get(token, {}).get("200", 0) for token in tokens)
     assert status["apns"]["accepted"] == accepted and status["targets"] == accepted, (status, accepted)
     mock.configure(delay_ms=0)
+
+
+SHARD_DEVICES = 20_000
+SHARD_SIZE = 1000
+
+
+@pytest.fixture(scope="module")
+def sharded_nodes(environment):
+    """Two more nodes on a database of their own, splitting publishes into shards of SHARD_SIZE devices."""
+    cluster = postgresql_cluster.shared()
+    storage = {"backend": "postgresql",
+               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("shards")),
+                              "shardSize": SHARD_SIZE}}
+    mock = environment.mock()
+    overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
+                 "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
+                 "limits": LOAD_TEST_LIMITS}
+    node_a = environment.server(mock, overrides, name="shard-node-a")
+    node_b = environment.server(mock, overrides, name="shard-node-b")
+    return node_a, node_b, mock
+
+
+def accepted_by(server):
+    """APNs notifications this node got a 200 for, from its /metrics (labelled push_notifications_total)."""
+    text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in text.splitlines()
+               if line.startswith("push_notifications_total{") and 'status="200"' in line)
+
+
+def shard_publish(node_a, node_b, mock, delay_ms):
+    """Registers SHARD_DEVICES devices on a new interest and publishes to it through node B. - Returns: the
+    tokens, the publish id and a function reading the mock's requests since the publish."""
+    interest = f"shards-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(SHARD_DEVICES)]
+    register_devices(node_a, INSTANCE_ID, tokens, interest, concurrency=64)
+    mock.configure(record=False, delay_ms=delay_ms)
+    control = requests.Session()
+
+    def seen():
+        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
+
+    before = seen()
+    publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "shards"}}})
+    return tokens, publish_id, lambda: seen() - before
+
+
+def accepted_per_token(mock, tokens):
+    per_token = requests.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    return [per_token.get(token, {}).get("200", 0) for token in tokens]
+
+
+def test_one_large_publish_is_delivered_by_both_nodes_each_device_once(sharded_nodes):
+    node_a, node_b, mock = sharded_nodes
+    before = {"a": accepted_by(node_a), "b": accepted_by(node_b)}
+    tokens, publish_id, _ = shard_publish(node_a, node_b, mock, delay_ms=20)
+
+    status = Beams(node_a).wait_finished(publish_id, timeout=180)
+    assert status["status"] == "finished", status
+    assert status["targets"] == SHARD_DEVICES and status["apns"]["accepted"] == SHARD_DEVICES, status
+    counts = accepted_per_token(mock, tokens)
+    assert counts.count(1) == SHARD_DEVICES, {"missing": counts.count(0), "repeated": sum(c > 1 for c in counts)}
+    # Each node's own count of the answers it got: both delivered part of the one publish, together all of it.
+    by_a, by_b = accepted_by(node_a) - before["a"], accepted_by(node_b) - before["b"]
+    assert by_a > 0 and by_b > 0, (by_a, by_b)
+    assert by_a + by_b == SHARD_DEVICES, (by_a, by_b)
+    # Both nodes' heartbeats are in the shared table (each node counts the live ones every 10 s).
+    text = requests.get(node_a.url("/metrics"), verify=node_a.cert, timeout=10).text
+    assert metric(text, "push_nodes_live") == 2, [line for line in text.splitlines() if "nodes_live" in line]
+
+
+def test_the_survivor_finishes_the_shards_of_a_node_killed_at_40_percent(sharded_nodes):
+    node_a, node_b, mock = sharded_nodes
+    delay_ms = MOCK_DELAY_MS
+    tokens, publish_id, sent = shard_publish(node_a, node_b, mock, delay_ms=delay_ms)
+    wait_for(lambda: sent() >= SHARD_DEVICES * 0.4, timeout=120, interval=0.01, message="the fan-out never got going")
+    node_b.kill9()
+    assert sent() < SHARD_DEVICES, "the publish finished before the kill"
+
+    status = Beams(node_a).wait_finished(publish_id, timeout=240)
+    assert status["status"] == "finished", status
+    counts = accepted_per_token(mock, tokens)
+    assert counts.count(0) == 0, f"{counts.count(0)} devices never reached"
+    duplicates = sum(c - 1 for c in counts if c > 1)
+    # Re-sent by node A: what B had in flight (its one APNs window, shared by all its shards) plus what B had
+    # answered since its shards' last checkpoints.
+    rate = CONNECTIONS * STREAMS / (delay_ms / 1000)
+    assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
+    assert status["apns"]["accepted"] >= SHARD_DEVICES, status
+    node_b.start()
+

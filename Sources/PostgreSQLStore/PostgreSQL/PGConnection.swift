@@ -77,6 +77,26 @@ final class PGConnection {
         return PQsslInUse(handle) == 1
     }
 
+    /// The connection's socket, to wait on for notifications; -1 when closed.
+    var socket: Int32 {
+        guard let handle else { return -1 }
+        return PQsocket(handle)
+    }
+
+    /// Reads what the server sent and returns the payloads of the LISTEN notifications received.
+    /// - Throws: `PostgreSQLError` (`connectionLost`) when the connection broke.
+    func takeNotifications() throws -> [String] {
+        guard PQconsumeInput(conn) == 1 else {
+            throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), connectionLost: true)
+        }
+        var payloads: [String] = []
+        while let notice = PQnotifies(conn) {
+            payloads.append(notice.pointee.extra.map { String(cString: $0) } ?? "")
+            PQfreemem(notice)
+        }
+        return payloads
+    }
+
     private var conn: OpaquePointer {
         guard let handle else { preconditionFailure("PostgreSQL connection used after close") }
         return handle

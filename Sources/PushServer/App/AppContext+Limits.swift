@@ -11,7 +11,7 @@ extension AppContext {
     /// Charges one request to `instance` on `limiter` (nil: unlimited). - Throws: 429.
     func checkInstanceLimit(_ limiter: RateLimiter?, _ instance: InstanceConfig) throws(BeamsError) {
         guard let limiter else { return }
-        try limit(limiter, instance.id.lowercased(), label: "instance")
+        try limit(limiter, instance.id.lowercased(), cost: limiters.instanceCost(limiter), label: "instance")
     }
 
     func limit(_ limiter: RateLimiter, _ key: String, cost: Double = 1, label: String) throws(BeamsError) {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JSON
+import Locking
 import Logging
 import PushStore
 
@@ -26,7 +27,8 @@ public final class AppContext: Sendable {
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
-        cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false }
+        cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
+        liveNodes: Locked<Int> = Locked(1)
     ) {
         self.config = config
         var byID: [String: InstanceConfig] = [:]
@@ -35,7 +37,7 @@ public final class AppContext: Sendable {
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        self.limiters = Limiters(config.limits)
+        self.limiters = Limiters(config.limits, liveNodes: liveNodes)
         self.now = now
         self.publishEnqueued = publishEnqueued
         self.cancelRun = cancelRun
@@ -91,7 +93,8 @@ public final class AppContext: Sendable {
 
     /// The secret-key APIs' rate limit (Beams: 100 requests per second per instance). - Throws: 429.
     func checkRateLimit(_ instance: InstanceConfig) throws(BeamsError) {
-        try limit(limiters.secretAPI, instance.id.lowercased(), label: "instance")
+        try limit(limiters.secretAPI, instance.id.lowercased(), cost: limiters.instanceCost(limiters.secretAPI),
+                  label: "instance")
     }
 
     /// A JSON-object body. - Throws: 400 "Failed to read body as a JSON object".

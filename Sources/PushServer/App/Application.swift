@@ -75,13 +75,18 @@ public final class Application: Sendable {
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
+        settings.shardSize = config.storage.backend == .postgresql ? config.storage.postgresql?.shardSize ?? 0 : 0
+        settings.version = BuildInfo.version
+        let liveNodes = Locked(1)
+        settings.liveNodesChanged = { count in liveNodes.withLock { $0 = count } }
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
                                    metrics: metrics, logger: logger.named("engine"), webhooks: webhooks,
                                    broadcaster: broadcaster,
                                    broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts))
         self.engine = engine
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
-                             publishEnqueued: { engine.wake() }, cancelRun: { await engine.cancel($0) })
+                             publishEnqueued: { engine.wake() }, cancelRun: { await engine.cancel($0) },
+                             liveNodes: liveNodes)
 
         var router = Router()
         let webhooks = self.webhooks

@@ -1,4 +1,5 @@
 import HTTPServer
+import Locking
 
 /// Every rate limiter of the API, built from `limits` in the config.
 ///
@@ -8,6 +9,11 @@ import HTTPServer
 /// - `deviceAPI` / `reporting`: the same APIs per instance, from all addresses together. They bound the write load
 ///   the open internet can put on the store; the SDKs retry a 429 with back-off, so a storm is spread, not lost.
 /// - `authFailures`: wrong secret keys per client address.
+///
+/// Several nodes on one database (PostgreSQL): each per-instance limit is shared out among the live nodes
+/// (`liveNodes`, from the nodes' heartbeats): a node charges each request `liveNodes` tokens, so behind a load
+/// balancer that spreads requests evenly the nodes together allow about the configured rate. Per-address limits
+/// stay per node.
 final class Limiters: Sendable {
     let secretAPI: RateLimiter
     let perAddress: RateLimiter?
@@ -15,8 +21,12 @@ final class Limiters: Sendable {
     let reporting: RateLimiter?
     let authFailures: FailureThrottle?
     let trustedProxies: Set<String>
+    /// Nodes sharing the per-instance limits, this one included (1 without a shared database).
+    let liveNodes: Locked<Int>
 
-    init(_ limits: ServerConfig.Limits, clock: @escaping MonotonicSeconds = monotonicSeconds) {
+    init(_ limits: ServerConfig.Limits, liveNodes: Locked<Int> = Locked(1),
+         clock: @escaping MonotonicSeconds = monotonicSeconds) {
+        self.liveNodes = liveNodes
         let keys = limits.maxTrackedClients
         secretAPI = RateLimiter(perSecond: limits.requestsPerSecondPerInstance, clock: clock)
         perAddress = limits.ipRequestsPerSecond > 0
@@ -29,6 +39,12 @@ final class Limiters: Sendable {
             ? FailureThrottle(maxFailures: limits.authFailuresPerIP, windowSeconds: limits.authFailureWindowSeconds,
                               lockoutSeconds: limits.authLockoutSeconds, maxKeys: keys, clock: clock) : nil
         trustedProxies = Set(limits.trustedProxies.compactMap(ClientAddress.canonical))
+    }
+
+    /// What one request costs on a per-instance `limiter`: this node's share of the rate. At most the limiter's
+    /// burst, so a request can always pass once its bucket is full.
+    func instanceCost(_ limiter: RateLimiter) -> Double {
+        Double(min(max(1, liveNodes.withLock { $0 }), max(1, limiter.perSecond)))
     }
 
     /// The client address `request` is charged to.

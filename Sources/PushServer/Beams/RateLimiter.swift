@@ -72,6 +72,8 @@ public let monotonicSeconds: MonotonicSeconds = { MonotonicClock.seconds() }
 public final class RateLimiter: Sendable {
     private let state: Locked<TokenBuckets>
     private let clock: MonotonicSeconds
+    /// The sustained rate it was built with.
+    public let perSecond: Int
 
     /// - Parameters:
     ///   - perSecond: sustained rate.
@@ -81,6 +83,7 @@ public final class RateLimiter: Sendable {
     public init(perSecond: Int, burst: Int? = nil, maxKeys: Int = 100_000, clock: @escaping MonotonicSeconds = monotonicSeconds) {
         state = Locked(TokenBuckets(rate: Double(perSecond), burst: Double(burst ?? perSecond), capacity: maxKeys))
         self.clock = clock
+        self.perSecond = perSecond
     }
 
     /// Takes `cost` tokens for `key`.

@@ -26,9 +26,14 @@ extension ServerConfig {
             return
         }
         reader.checkKeys(section, "storage.postgresql", allowed: [
-            "connectionString", "connectionStringEnv", "connectionStringFile", "poolSize",
+            "connectionString", "connectionStringEnv", "connectionStringFile", "poolSize", "shardSize",
         ])
         let poolSize = reader.int(section, "poolSize", "storage.postgresql", in: 1...64)
+        var shardSize = reader.int(section, "shardSize", "storage.postgresql", in: 0...10_000_000)
+        if let size = shardSize, (1..<100).contains(size) {
+            reader.error("storage.postgresql.shardSize", "must be 0 (deliver every publish whole) or at least 100, got \(size)")
+            shardSize = nil
+        }
         guard let connectionString = readSecret(section, "storage.postgresql", .postgreSQL, &reader, environment: environment)
         else { return }
         // libpq's own parser; its message is not shown, since it quotes parts of the string (a password).
@@ -39,6 +44,7 @@ extension ServerConfig {
         }
         var postgresql = PostgreSQLStorage(connectionString: connectionString)
         if let poolSize { postgresql.poolSize = poolSize }
+        if let shardSize { postgresql.shardSize = shardSize }
         config.postgresql = postgresql
     }
 }

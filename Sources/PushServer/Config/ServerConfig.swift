@@ -54,11 +54,17 @@ public struct ServerConfig: Sendable {
         public var connectionString: String
         /// Connections (each owned by one thread) this node keeps. Default 4.
         public var poolSize = 4
+        /// Targets per shard of a large interests publish: a publish whose largest interest has more followers is
+        /// split into shards that every node claims, so every node delivers part of it. 0 delivers every publish
+        /// whole, on one node. Default 10,000.
+        public var shardSize = 10_000
 
         public init(connectionString: String) { self.connectionString = connectionString }
 
         /// Without the connection string, which may hold a password.
-        public var description: String { "PostgreSQLStorage(poolSize: \(poolSize), connectionString: <redacted>)" }
+        public var description: String {
+            "PostgreSQLStorage(poolSize: \(poolSize), shardSize: \(shardSize), connectionString: <redacted>)"
+        }
     }
 
     /// HTTP limits and timeouts; each is explicit so a misbehaving client cannot exhaust the server.

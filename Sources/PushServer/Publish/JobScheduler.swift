@@ -4,18 +4,32 @@ import PushStore
 /// Claims queued publishes and runs up to `concurrentPublishes` of them side by side, each in a `PublishRunner`.
 ///
 /// It wakes when a publish is enqueued on this node (`wake()`) or a run ends, and claims until the slots are full
-/// or the queue is empty. Only what nothing here announces (other nodes' jobs, expired leases of a dead node) is
-/// found by polling, every `pollInterval`.
+/// or the queue is empty. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
+/// it too. What nothing announces (expired leases of a dead node, or anything while the listening connection is
+/// down) is found by polling, every `pollInterval`.
+///
+/// On a backend that splits publishes (`ShardedPublishQueue`), a slot runs a whole job or one shard of a split
+/// one: when no job is claimable it claims a shard, so every node delivers part of a large publish.
 final class JobScheduler: Sendable {
     private struct Control {
         var running = 0
-        var runs: [PublishJobID: PublishRun] = [:]
+        var runs: [RunKey: PublishRun] = [:]
         var stopping = false
         /// Jobs cancelled while running with no run here yet: a claim of this node that raced with the cancel
         /// registers its run already cancelled. Bounded (`maxPendingCancels`); entries go when a run registers.
         var pendingCancels: Set<PublishJobID> = []
         /// The scheduled-publish timer: when it fires, and its task.
         var timer: (due: Date, task: Task<Void, Never>)?
+    }
+
+    /// A run's key: its job, and its shard when it delivers one shard of a split publish.
+    struct RunKey: Hashable {
+        var job: PublishJobID
+        var shard: Int?
+        init(_ claimed: ClaimedJob) {
+            job = claimed.id
+            shard = claimed.shard?.number
+        }
     }
 
     /// Cancelled jobs remembered for a racing claim; beyond it an arbitrary one is forgotten (such entries are for
@@ -42,6 +56,7 @@ final class JobScheduler: Sendable {
     func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.pollQueue() }
+            listenForNotices()
             // Jobs left queued by an earlier process (a restart, a shutdown pause) start at once.
             wake()
             for await _ in wakeStream {
@@ -100,19 +115,37 @@ final class JobScheduler: Sendable {
         }?.cancel()
     }
 
-    /// Stops the job's run on this node, if any: it stops handing targets to the senders, waits for the answers
-    /// in flight and ends `cancelled`. - Returns: the run, or nil when none runs here (it then ends when claimed).
-    func cancel(_ job: PublishJobID) -> PublishRun? {
-        let run = control.update { control -> PublishRun? in
-            if let run = control.runs[job] { return run }
+    /// Stops the job's runs on this node (one, or several shards of a split publish), if any: each stops handing
+    /// targets to the senders, waits for the answers in flight and ends `cancelled`. - Returns: the runs, empty
+    /// when none runs here (it then ends when claimed).
+    func cancel(_ job: PublishJobID) -> [PublishRun] {
+        let runs = control.update { control -> [PublishRun] in
+            let runs = control.runs.filter { $0.key.job == job }.map(\.value)
+            if !runs.isEmpty { return runs }
             if control.pendingCancels.count >= Self.maxPendingCancels, let any = control.pendingCancels.first {
                 control.pendingCancels.remove(any)
             }
             control.pendingCancels.insert(job)
-            return nil
+            return []
         }
-        run?.cancel()
-        return run
+        for run in runs { run.cancel() }
+        return runs
+    }
+
+    /// Subscribes to other nodes' announcements, when the store makes them: new work wakes the claim loop, a
+    /// cancel stops the job's runs here at once (without it they stop at their next lease renewal).
+    private func listenForNotices() {
+        guard let notifying = context.store as? any QueueNotifying else { return }
+        _ = notifying.listen { [weak self] notice in
+            guard let self else { return }
+            switch notice {
+            case .work:
+                self.wake()
+            case .cancelled(let job):
+                let runs = self.control.read { control in control.runs.filter { $0.key.job == job }.map(\.value) }
+                for run in runs { run.cancel() }
+            }
+        }
     }
 
     /// Stops claiming and asks every run to stop sending (each checkpoints and hands the rest back to the queue).
@@ -136,7 +169,12 @@ final class JobScheduler: Sendable {
     /// Wakes the claim loop every `pollInterval` (a real deadline: nothing announces other nodes' jobs) and
     /// publishes the queue depth.
     private func pollQueue() async {
+        var nextHeartbeat = ContinuousClock.now
         while true {
+            if ContinuousClock.now >= nextHeartbeat {
+                nextHeartbeat = .now + context.settings.heartbeatInterval
+                await heartbeat()
+            }
             let stopping = await control.wait(until: { $0.stopping }, deadline: .now + context.settings.pollInterval)
             if stopping { return }
             wake()
@@ -146,11 +184,22 @@ final class JobScheduler: Sendable {
         }
     }
 
+    /// Records this node as alive in a shared database, and publishes how many nodes are.
+    private func heartbeat() async {
+        guard let sharded = context.store as? any ShardedPublishQueue else { return }
+        let settings = context.settings
+        if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
+                                                   liveWithin: .seconds(30)) {
+            context.metrics.set("push_nodes_live", to: Double(live))
+            settings.liveNodesChanged(live)
+        }
+    }
+
     private func ended(_ run: PublishRun) {
         run.markEnded()
         let running = control.update { control -> Int in
             control.running -= 1
-            control.runs[run.claimed.id] = nil
+            control.runs[RunKey(run.claimed)] = nil
             return control.running
         }
         context.metrics.set("push_publish_jobs_running", to: Double(running))
@@ -170,8 +219,14 @@ final class JobScheduler: Sendable {
             guard free else { return nil }
             let claimed: ClaimedJob?
             do {
-                claimed = try await context.store.claimJob(workerID: settings.workerID,
+                // A whole job first (a new publish starts, or is split, at once), else a shard of a split one.
+                var job = try await context.store.claimJob(workerID: settings.workerID,
                                                            leaseDuration: settings.leaseDuration, now: Date())
+                if job == nil, let sharded = context.store as? any ShardedPublishQueue {
+                    job = try await sharded.claimShard(workerID: settings.workerID,
+                                                       leaseDuration: settings.leaseDuration, now: Date())
+                }
+                claimed = job
             } catch let error as StoreUnavailableError {
                 // Logged once per interval by StoreHealth; the next poll claims again.
                 context.logger.debug("Claiming a publish failed: store unavailable", ["error": error.description])
@@ -187,12 +242,14 @@ final class JobScheduler: Sendable {
             let run = PublishRun(claimed: claimed)
             let (running, duplicate, stopping) = control.update { control -> (Int, Bool, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
-                // claim extended the lease to us again, and a second run would send every device twice.
-                if control.runs[claimed.id] != nil {
+                // claim extended the lease to us again, and a second run would send every device twice. (A shard's
+                // claim also raised its epoch: the running one is fenced at its next write and stops; the shard is
+                // claimed again, at its checkpoint, once this claim's lease ends.)
+                if control.runs[RunKey(claimed)] != nil {
                     control.running -= 1
                     return (control.running, true, control.stopping)
                 }
-                control.runs[claimed.id] = run
+                control.runs[RunKey(claimed)] = run
                 // Cancelled between the store's claim and now: registered cancelled, before it sends anything.
                 if control.pendingCancels.remove(claimed.id) != nil { run.cancel() }
                 return (control.running, false, control.stopping)

@@ -37,6 +37,15 @@ public final class PublishEngine: Service {
         public var gracePeriod: Duration = .seconds(20)
         /// This node's name in leases.
         public var workerID = "node-\(ProcessInfo.processInfo.hostName)-\(getpid())"
+        /// Targets per shard of a large interests publish, on a backend that splits publishes so that every node
+        /// delivers part of it (`storage.postgresql.shardSize`); 0 delivers every publish whole, on one node.
+        public var shardSize = 0
+        /// How often this node records its heartbeat in a shared database (`nodes` table, `push_nodes_live`).
+        public var heartbeatInterval: Duration = .seconds(10)
+        /// The program's version, recorded with the heartbeat.
+        public var version = ""
+        /// Hears the number of live nodes after each heartbeat (the API shares its per-instance limits out).
+        public var liveNodesChanged: @Sendable (Int) -> Void = { _ in }
         public init() {}
     }
 
@@ -82,6 +91,8 @@ public final class PublishEngine: Service {
         metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
         metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
+        metrics.declare("push_publish_shards_total", counter: "Shards of split publishes this node ended, by state.")
+        metrics.declare("push_nodes_live", gauge: "Nodes whose heartbeat the shared database saw within the last 30 s.")
     }
 
     /// Tells the engine a job may be waiting.
@@ -98,12 +109,16 @@ public final class PublishEngine: Service {
     /// sender (and, within `cancelAnswerWait`, once the run ended). - Returns: whether a run was stopped here
     /// (otherwise the node holding it, or the next claimant, ends it).
     public func cancel(_ job: PublishJobID) async -> Bool {
-        guard let run = scheduler.cancel(job) else { return false }
-        if await !run.waitForSubmissionEnd(deadline: .now + Self.cancelSubmissionWait) {
+        // Several runs when shards of a split publish run here.
+        let runs = scheduler.cancel(job)
+        guard !runs.isEmpty else { return false }
+        let submissionDeadline = ContinuousClock.now + Self.cancelSubmissionWait
+        for run in runs where await !run.waitForSubmissionEnd(deadline: submissionDeadline) {
             context.logger.warning("A cancelled publish still waits for a sender slot",
                                    ["publish": run.claimed.job.publishID])
         }
-        _ = await run.waitForRunEnd(deadline: .now + Self.cancelAnswerWait)
+        let answerDeadline = ContinuousClock.now + Self.cancelAnswerWait
+        for run in runs { _ = await run.waitForRunEnd(deadline: answerDeadline) }
         return true
     }
 

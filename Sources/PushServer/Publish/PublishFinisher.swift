@@ -14,6 +14,16 @@ struct PublishFinisher: Sendable {
     ///   - total: the publish's targets over every run; nil when it failed before delivering.
     ///   - plan: the decoded plan; nil when it failed before delivering (no users webhook then).
     func finish(state: PublishState, summary: String?, total: Int64? = nil, plan: PublishPlan? = nil) async {
+        if run.claimed.shard != nil {
+            // One shard of a split publish: the publish ends with its last shard, on whichever node ends that.
+            if let end = await finishShard(state: state, total: total ?? 0) { await finishSplit(end, plan: plan) }
+            return
+        }
+        await finishJob(state: state, summary: summary, total: total, plan: plan)
+    }
+
+    /// Ends the job (this run holds its lease) and queues its webhooks.
+    private func finishJob(state: PublishState, summary: String?, total: Int64?, plan: PublishPlan?) async {
         let claimed = run.claimed
         let settings = context.settings
         while true {
@@ -51,6 +61,42 @@ struct PublishFinisher: Sendable {
                                                          requested: job.targets, delivered: users.accepted,
                                                          failed: users.failed, seen: users.seen)
         }
+    }
+
+    /// Ends this run's shard, retrying while the store cannot write (unless the engine stops). - Returns: how the
+    /// publish ended when this was its last open shard (this node then holds the job's lease).
+    private func finishShard(state: PublishState, total: Int64) async -> ShardedPublishEnd? {
+        let queue = RunStore(context: context, claimed: run.claimed)
+        while true {
+            do {
+                let end = try await queue.finishShard(state: state, total: total)
+                context.metrics.increment("push_publish_shards_total", ["state": state.rawValue])
+                log.info("Shard ended", ["state": state.rawValue, "targets": String(total)])
+                return end
+            } catch let error as StoreUnavailableError where !run.isStopped {
+                log.debug("Ending the shard failed: store unavailable; will retry", ["error": error.description])
+                await run.pause(for: context.settings.storeRetryInterval)
+            } catch {
+                // Lost to another node (which ends it), or the engine stops: the shard's lease runs out.
+                log.error("Ending the shard failed", ["error": "\(error)"])
+                return nil
+            }
+        }
+    }
+
+    /// Finishes a split publish whose shards have all ended, as `end` says (this node holds the job's lease).
+    func finishSplit(_ end: ShardedPublishEnd, plan: PublishPlan?) async {
+        let summary: String?
+        switch end.state {
+        case .cancelled: summary = "cancelled"
+        case .expired: summary = "delivery window closed before every shard was sent; the rest was not sent"
+        case .failed: summary = "a shard failed"
+        default:
+            let job = run.claimed.job
+            let stored = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
+            summary = PublishSummary.notes(counters: stored?.counters ?? [:])
+        }
+        await finishJob(state: end.state, summary: summary, total: end.targetsTotal, plan: plan)
     }
 
     /// A resumed users publish saw only the devices after its checkpoint; the users' outcome is rebuilt from the

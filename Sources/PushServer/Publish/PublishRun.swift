@@ -53,6 +53,9 @@ final class PublishRun: Sendable {
         var ended = false
         /// A Live Activity publish: its results name token rows, not devices (see `PublishRunner.checkpoint`).
         var liveActivity = false
+        /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
+        /// writes totals, not increments.
+        var writtenTotals: [String: Int64] = [:]
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
         var mustStop: Bool { stopped || lost || cancelled || expired }
@@ -63,7 +66,9 @@ final class PublishRun: Sendable {
 
     init(claimed: ClaimedJob) {
         self.claimed = claimed
-        self.state = WaitableState(State(tracker: CheckpointTracker(resumingAfter: claimed.cursor)))
+        var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
+        state.writtenTotals = claimed.counters
+        self.state = WaitableState(state)
     }
 
     func submitted(_ target: Target) {
@@ -238,6 +243,19 @@ final class PublishRun: Sendable {
     /// The drained batch was written.
     func written() {
         state.update { $0.writing = 0 }
+    }
+
+    /// The counters a checkpoint of `batch` leaves: those last written plus the batch's.
+    func totals(with batch: Checkpoint) -> [String: Int64] {
+        state.read { $0.writtenTotals.merging(batch.counters, uniquingKeysWith: +) }
+    }
+
+    /// The drained batch was written, leaving the counters at `totals`.
+    func written(totals: [String: Int64]) {
+        state.update { state in
+            state.writing = 0
+            state.writtenTotals = totals
+        }
     }
 
     /// Puts back a drained batch whose checkpoint failed, so the next one writes it.

@@ -14,11 +14,15 @@ struct PublishRunner: Sendable {
     let context: PublishContext
     let run: PublishRun
     let log: Logger
+    /// The store calls for this run: its shard's when it delivers one shard of a split publish.
+    let queue: RunStore
 
     init(context: PublishContext, run: PublishRun) {
         self.context = context
         self.run = run
-        log = context.logger.with(["publish": run.claimed.job.publishID])
+        queue = RunStore(context: context, claimed: run.claimed)
+        let base = context.logger.with(["publish": run.claimed.job.publishID])
+        log = run.claimed.shard.map { base.with(["shard": String($0.number)]) } ?? base
     }
 
     func execute() async {
@@ -41,6 +45,11 @@ struct PublishRunner: Sendable {
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
             return
         }
+        // A split publish whose shards all ended, left unfinished by a node that died: finish it, send nothing.
+        if let end = claimed.shardsEnded {
+            await finisher.finishSplit(end, plan: plan)
+            return
+        }
         let earlierTargets = claimed.counters[PublishCounter.targets] ?? 0
         // Cancelled while a run that then died held it: nothing more is sent.
         if claimed.cancelRequested || run.isCancelled {
@@ -53,10 +62,14 @@ struct PublishRunner: Sendable {
                                   total: earlierTargets, plan: plan)
             return
         }
-        if claimed.attempt == 1, let url = job.webhookURL {
+        if claimed.attempt == 1, claimed.shard == nil, let url = job.webhookURL {
             await context.webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
         }
         let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
+        // A large publish is split into shards that every node claims (a local-time publish, which goes out in
+        // rounds, is delivered whole, and so are Live Activity and broadcast publishes, whose targets are token rows
+        // or channels, not the device ranges shards cover); this run then ends, and the shards are claimed like jobs.
+        if round == nil, plan.liveActivity == nil, plan.broadcast == nil, await split() { return }
         let answered = await answeredTargets()
         let complete = await withDiscardingTaskGroup { group -> Bool in
             group.addTask { await keepCheckpointing() }
@@ -112,8 +125,7 @@ struct PublishRunner: Sendable {
         } else {
             // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
             // (During an outage this write fails too; the lease then runs out.)
-            _ = try? await context.store.renewLease(claimed.id, workerID: context.settings.workerID,
-                                                    leaseDuration: .zero, now: Date())
+            _ = try? await queue.renewLease(.zero)
             log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
         }
     }
@@ -155,11 +167,26 @@ struct PublishRunner: Sendable {
         }
     }
 
+    /// Splits the publish into shards when it is large enough and the store can (`storage.postgresql.shardSize`).
+    /// - Returns: whether it was split (this run then ends; the job waits for its shards).
+    private func split() async -> Bool {
+        do {
+            let shards = try await queue.split(shardSize: context.settings.shardSize)
+            guard shards > 0 else { return false }
+            log.info("Publish split into shards", ["shards": String(shards)])
+            return true
+        } catch {
+            // Delivered whole then, by this node: slower, never wrong.
+            log.error("Splitting the publish into shards failed; delivering it whole", ["error": "\(error)"])
+            return false
+        }
+    }
+
     /// Targets a previous run got answers for above its last cursor: they are not sent again.
     private func answeredTargets() async -> Set<Int64> {
         guard run.claimed.attempt > 1 else { return [] }
         do {
-            return try await context.store.answeredTargets(run.claimed.id)
+            return try await queue.answeredTargets()
         } catch {
             log.error("Reading answered targets failed; they may be sent again", ["error": "\(error)"])
             return []
@@ -192,8 +219,7 @@ struct PublishRunner: Sendable {
         while await !run.waitForEnd(deadline: next) {
             next = .now + settings.leaseDuration / 3
             do {
-                let cancelRequested = try await context.store.renewLease(
-                    run.claimed.id, workerID: settings.workerID, leaseDuration: settings.leaseDuration, now: Date())
+                let cancelRequested = try await queue.renewLease(settings.leaseDuration)
                 // Cancelled through another node (a cancel through this one has stopped the run already): the run
                 // stops sending and ends `cancelled`, as a local cancel does.
                 if cancelRequested && !run.isCancelled {
@@ -224,22 +250,20 @@ struct PublishRunner: Sendable {
     /// Writes the run's waiting results and its watermark.
     private func checkpoint() async -> CheckpointOutcome {
         guard !run.isLost else { return .done }
-        let batch = run.drain()
+        var batch = run.drain()
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
             let started = MonotonicClock.now()
-            var deviceResults = batch.results
             if run.isLiveActivity {
                 // The refs are token rows: dead tokens are deleted (idempotent, so a failed checkpoint after it
                 // repeats nothing harmful), and no device's health changes.
-                let deaths = deviceResults.compactMap(\.liveActivityTokenDeath)
+                let deaths = batch.results.compactMap(\.liveActivityTokenDeath)
                 if !deaths.isEmpty { _ = try await context.store.deleteDeadLiveActivityTokens(deaths) }
-                deviceResults = []
+                batch.results = []
             }
-            try await context.store.checkpoint(
-                run.claimed.id, workerID: context.settings.workerID, cursor: batch.cursor, counters: batch.counters,
-                deviceResults: deviceResults, answered: batch.answered)
-            run.written()
+            let totals = run.totals(with: batch)
+            try await queue.checkpoint(batch, totals: totals)
+            run.written(totals: totals)
             context.metrics.increment("push_checkpoints_total")
             if log.isEnabled(.debug) {
                 log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),

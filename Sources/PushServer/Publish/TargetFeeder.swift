@@ -123,15 +123,16 @@ struct TargetFeeder: Sendable {
     /// submissions, and the caller always awaits or cancels it.
     private func prefetch(after cursor: Int64, liveActivity: LiveActivitySelector?) -> Task<TargetPage?, Never> {
         Task { [context, run, log] in
-            let job = run.claimed.job
+            let queue = RunStore(context: context, claimed: run.claimed)
             while !Task.isCancelled && !run.mustStop {
                 let started = MonotonicClock.now()
                 do {
                     let page = if let liveActivity {
                         try await context.store.liveActivityTargets(
-                            for: job, selector: liveActivity, after: cursor, limit: context.settings.pageSize, now: Date())
+                            for: run.claimed.job, selector: liveActivity, after: cursor,
+                            limit: context.settings.pageSize, now: Date())
                     } else {
-                        try await context.store.targets(for: job, after: cursor, limit: context.settings.pageSize)
+                        try await queue.targets(after: cursor, limit: context.settings.pageSize)
                     }
                     if log.isEnabled(.trace) {
                         log.trace("Targets page read", ["targets": String(page.targets.count),

@@ -76,6 +76,12 @@ public struct ClaimedJob: Sendable, Equatable {
     /// `cancelPublish` was called while the job ran (on a node that then died, or elsewhere): the claimant ends it
     /// as `.cancelled` without sending.
     public var cancelRequested: Bool
+    /// Set when the claim is one shard of a publish split by `ShardedPublishQueue.splitPublish`: `cursor`,
+    /// `counters` and `attempt` are the shard's, and every write goes through the shard's calls.
+    public var shard: PublishShard? = nil
+    /// Set when the claim is a split publish whose shards have all ended, held by a node that died before it
+    /// finished the publish: the claimant finishes it as this says, without sending.
+    public var shardsEnded: ShardedPublishEnd? = nil
 
     /// Backends build these; so do tests.
     public init(
@@ -161,6 +167,12 @@ public struct PublishStatus: Sendable, Equatable {
     public var notBefore: Date?
     /// `cancelPublish` was called while it ran; it ends as `.cancelled` once its run (or the next claimant) stops.
     public var cancelRequested: Bool
+    /// Set when the claim is one shard of a publish split by `ShardedPublishQueue.splitPublish`: `cursor`,
+    /// `counters` and `attempt` are the shard's, and every write goes through the shard's calls.
+    public var shard: PublishShard? = nil
+    /// Set when the claim is a split publish whose shards have all ended, held by a node that died before it
+    /// finished the publish: the claimant finishes it as this says, without sending.
+    public var shardsEnded: ShardedPublishEnd? = nil
 
     /// Backends build these; so do tests.
     public init(

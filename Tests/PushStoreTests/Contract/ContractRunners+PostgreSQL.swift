@@ -287,3 +287,13 @@ final class WebhookQueueContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
 }
+
+final class ShardedQueueContractOnPostgreSQL: XCTestCase {
+    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole() async throws {
+        try await runContract(.postgresql, ShardedQueueContract.testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole)
+    }
+
+    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
+        try await runContract(.postgresql, ShardedQueueContract.testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums)
+    }
+}

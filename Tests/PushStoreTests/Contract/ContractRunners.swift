@@ -571,3 +571,23 @@ final class ScheduledPublishContractInMemory: XCTestCase {
         try await runContract(.inMemory, ScheduledPublishContract.testDeviceTimeZoneIsKeptByReRegistrationAndCarriedByTargets)
     }
 }
+
+final class ShardedQueueContractOnSQLite: XCTestCase {
+    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole() async throws {
+        try await runContract(.sqlite, ShardedQueueContract.testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole)
+    }
+
+    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
+        try await runContract(.sqlite, ShardedQueueContract.testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums)
+    }
+}
+
+final class ShardedQueueContractOnInMemory: XCTestCase {
+    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole() async throws {
+        try await runContract(.inMemory, ShardedQueueContract.testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole)
+    }
+
+    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
+        try await runContract(.inMemory, ShardedQueueContract.testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums)
+    }
+}

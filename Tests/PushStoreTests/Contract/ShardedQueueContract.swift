@@ -1,0 +1,110 @@
+import Foundation
+import XCTest
+
+import PushStore
+
+/// A large publish is delivered each device once, whether the backend splits it into shards
+/// (`ShardedPublishQueue`: PostgreSQL) or delivers it whole (SQLite, in memory); and on a backend with shards, a
+/// taken-over shard resumes at its checkpoint with its counters as totals.
+final class ShardedQueueContract: StoreContract {
+    /// 60 devices: device n follows "big" unless n % 6 == 5 (those follow only "small"); every fourth follows "small"
+    /// too. - Returns: the queued publish to both.
+    private func seed(_ store: any PushStorage) async throws -> PublishJob {
+        for n in 0..<60 {
+            let device = try await register(store, n)
+            var follows: [String] = []
+            if n % 6 != 5 { follows.append("big") }
+            if n % 4 == 0 || n % 6 == 5 { follows.append("small") }
+            _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: follows)
+        }
+        let job = PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["big", "small"],
+                             payload: Data(), createdAt: clock.now)
+        _ = try await store.enqueuePublish(job)
+        return job
+    }
+
+    /// Every target of a claim (a shard's or a whole job's), page by page.
+    private func read(_ store: any PushStorage, _ claimed: ClaimedJob, pageSize: Int = 4) async throws -> [Int64] {
+        var refs: [Int64] = []
+        var cursor = claimed.cursor
+        for _ in 0..<1000 {
+            let page: TargetPage
+            if let shard = claimed.shard, let sharded = store as? any ShardedPublishQueue {
+                page = try await sharded.targets(for: claimed.job, shard: shard, after: cursor, limit: pageSize)
+            } else {
+                page = try await store.targets(for: claimed.job, after: cursor, limit: pageSize)
+            }
+            refs += page.targets.map(\.ref)
+            cursor = page.cursor
+            if page.isLast { return refs }
+        }
+        XCTFail("paging does not terminate")
+        return refs
+    }
+
+    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole() async throws {
+        let store = try await openStore()
+        let job = try await seed(store)
+        let whole = try await read(store, ClaimedJob(id: PublishJobID(rawValue: 0), job: job, cursor: 0, counters: [:],
+                                                     attempt: 1, leaseExpiresAt: clock.now))
+        XCTAssertEqual(whole.count, 60)
+        let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
+        let planned = try XCTUnwrap(claimed)
+        guard let sharded = store as? any ShardedPublishQueue else {
+            // Delivered whole: the one claim reads every target.
+            let refs = try await read(store, planned)
+            XCTAssertEqual(refs, whole)
+            return try await store.close()
+        }
+        let shards = try await sharded.splitPublish(planned.id, workerID: "planner", shardSize: 10, now: clock.now)
+        XCTAssertEqual(shards, 6, "\"big\" has 50 followers: a boundary every 10th")
+        var refs: [Int64] = []
+        var numbers: [Int] = []
+        while let shard = try await sharded.claimShard(workerID: "w\(numbers.count % 2)", leaseDuration: .seconds(30),
+                                                       now: clock.now) {
+            numbers.append(try XCTUnwrap(shard.shard).number)
+            refs += try await read(store, shard)
+        }
+        XCTAssertEqual(numbers, Array(0..<shards))
+        XCTAssertEqual(refs.sorted(), whole, "every target in exactly one shard")
+        try await store.close()
+    }
+
+    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
+        let store = try await openStore()
+        guard let sharded = store as? any ShardedPublishQueue else {
+            try await store.close()
+            throw XCTSkip("\(backend) delivers every publish whole")
+        }
+        _ = try await seed(store)
+        let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
+        let jobID = try XCTUnwrap(planned?.id)
+        _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
+        let first = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(5), now: clock.now)
+        let shard = try XCTUnwrap(first?.shard)
+        let refs = try await read(store, try XCTUnwrap(first))
+        // Written twice, as after a COMMIT whose answer was lost: the totals count once.
+        for _ in 0..<2 {
+            try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[3],
+                                              totals: ["targets": 5, "accepted": 5], deviceResults: [],
+                                              answered: [refs[5]])
+        }
+        let running = try await store.publishStatus(instanceID: instance, publishID: "p")
+        XCTAssertEqual(running?.counters["accepted"], 5)
+        let takeover = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(5),
+                                                    now: clock.now.addingTimeInterval(5))
+        XCTAssertEqual(takeover?.shard?.number, shard.number)
+        XCTAssertEqual(takeover?.cursor, refs[3])
+        XCTAssertEqual(takeover?.counters, ["targets": 5, "accepted": 5])
+        let answered = try await sharded.answeredTargets(jobID, shard: try XCTUnwrap(takeover?.shard))
+        XCTAssertEqual(answered, [refs[5]])
+        do {
+            try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[6],
+                                              totals: ["accepted": 99], deviceResults: [], answered: [])
+            XCTFail("the former holder is fenced")
+        } catch {
+            XCTAssertEqual(error as? PushStoreError, .leaseLost(jobID))
+        }
+        try await store.close()
+    }
+}
