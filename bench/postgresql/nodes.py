@@ -42,12 +42,28 @@ def seed_binary():
     return os.environ.get("SEED_BIN", str(ROOT / ".build/release/SeedDevices"))
 
 
+def wal_lsn(cluster):
+    return cluster.value("postgres", "SELECT pg_current_wal_lsn()")
+
+
+def wal_bytes(cluster, since):
+    return int(float(cluster.value("postgres", f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{since}')")))
+
+
+def device_updates(cluster, database):
+    """Rows of `devices` updated so far (and how many of them HOT), from the statistics a backend flushes when it
+    ends or idles: read it after the nodes stopped."""
+    return [int(v) for v in cluster.rows(
+        database, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'devices'")[0]]
+
+
 def fanout(entry, nodes, devices, cluster=None, label=""):
     """One publish to "bench" through `entry` while `nodes` run; returns and prints its numbers."""
     timeout = max(300, devices / 500)
     cpu0 = [benchdb.cpu_seconds(node.pid) for node in nodes]
     answers0 = [node.answers() for node in nodes]
     db0 = benchdb.postgres_cpu_seconds(cluster) if cluster else 0.0
+    lsn0 = wal_lsn(cluster) if cluster else None
     load = benchdb.load_average()
     started = time.monotonic()
     publish_id = entry.publish("bench")
@@ -56,11 +72,12 @@ def fanout(entry, nodes, devices, cluster=None, label=""):
     cpu = [benchdb.cpu_seconds(node.pid) - c for node, c in zip(nodes, cpu0)]
     answers = [node.answers() - a for node, a in zip(nodes, answers0)]
     db = benchdb.postgres_cpu_seconds(cluster) - db0 if cluster else None
+    wal = wal_bytes(cluster, lsn0) if cluster else None
     accepted = status["apns"]["accepted"]
     line = (f"{label}: {devices} devices, accepted {accepted}, {devices / wall:.0f} notifications/s "
             f"(wall {wall:.2f} s); nodes' CPU {sum(cpu) * 1e6 / devices:.1f} us/notification")
     if db is not None:
-        line += f", database CPU {db * 1e6 / devices:.1f} us/notification"
+        line += f", database CPU {db * 1e6 / devices:.1f} us/notification, WAL {wal / devices:.0f} B/notification"
     log(line + f"; load average before {load}, after {benchdb.load_average()}")
     if len(nodes) > 1:
         for name, c, a in zip("ABCDEFGH", cpu, answers):
@@ -98,9 +115,13 @@ def scenario_sqlite(args, cluster, database, sink, out):
     ratios = []
     for round_number in range(1, args.rounds + 1):
         vacuum(cluster, database)
+        updated0 = device_updates(cluster, database)
         node = benchdb.Node(out / "pg-one", args.http_port, benchdb.storage_postgresql(cluster, database), sink)
         pg = fanout(node, [node], args.devices, cluster, f"[round {round_number}] PostgreSQL, one node")
         node.stop()
+        updated = [b - a for a, b in zip(updated0, device_updates(cluster, database))]
+        log(f"    devices rows updated by the publish (device health, read after the node stopped): {updated[0]} "
+            f"({updated[1]} HOT)")
         node = benchdb.Node(out / "sqlite-one", args.http_port, {"path": str(sqlite_path)}, sink)
         lite = fanout(node, [node], args.devices, None, f"[round {round_number}] SQLite, one node")
         node.stop()

@@ -142,7 +142,7 @@ def main():
     times, plan = time_page(cluster, database, unbounded, f"'{{{interest}}}', {cursors['middle page']}, "
                             f"{page_size + 1}", 10, explain_to=out / "explain-middle-page-without-devices-bound.txt")
     report("middle page WITHOUT the bound repeated on devices (comparison only)", times, plan)
-    log("[page] EXPLAIN (ANALYZE, BUFFERS) of the first page, plan cache mode auto, after 100 runs:")
+    log(f"[page] EXPLAIN (ANALYZE, BUFFERS) of the first page, plan cache mode auto, after {args.runs} runs:")
     for line in first_plan.splitlines():
         log("    " + line)
 
