@@ -181,16 +181,23 @@ def scenario_kill9(args, cluster, out):
     killed = time.monotonic()
     # What the victim had made durable: its last checkpoint (the cursor, every ref at or below it settled, and the
     # refs answered above it). Everything else it sent is sent again by the survivor.
-    # (Read from the schema of this build, one job per publish; another schema prints "n/a".)
+    # Every device follows "bench" and ids are contiguous, so a cursor's progress is a difference of ids. A build
+    # that splits publishes keeps a cursor per shard (`publish_shards`, range `(after_ref, through_ref]`); one
+    # that does not, one per job. Another schema prints "n/a".
     try:
-        cursor, answered = (int(v) for v in cluster.rows(database, """
-            SELECT j.cursor, (SELECT count(*) FROM publish_answered a WHERE a.job_id = j.id) FROM publish_jobs j""")[0])
-        first = int(cluster.value(database, "SELECT min(id) FROM devices"))
-        checkpointed = max(0, cursor - first + 1) + answered
-        durable = (f"its last checkpoint covered {checkpointed} devices (cursor {cursor}, {answered} answered above "
-                   f"it): {sum(answers) - checkpointed} answered but not checkpointed")
+        answered = int(cluster.value(database, "SELECT count(*) FROM publish_answered"))
+        sharded = cluster.value(database, "SELECT to_regclass('publish_shards') IS NOT NULL") == "t"
+        shards, progress = (int(v) for v in cluster.rows(database, (
+            "SELECT count(*), coalesce(sum(greatest(0, cursor - after_ref)), 0) FROM publish_shards") if sharded
+            else "SELECT 0, 0")[0])
+        if shards == 0:
+            cursor = int(cluster.value(database, "SELECT cursor FROM publish_jobs"))
+            progress = max(0, cursor - int(cluster.value(database, "SELECT min(id) FROM devices")) + 1)
+        checkpointed = progress + answered
+        durable = (f"the checkpoints ({shards or 'no'} shards) covered {checkpointed} devices ({answered} of them "
+                   f"answered above a cursor): {sum(answers) - checkpointed} answered but not checkpointed")
     except (subprocess.CalledProcessError, ValueError, IndexError):
-        durable = "its last checkpoint: n/a (schema not known to this script)"
+        durable = "checkpoints: n/a (schema not known to this script)"
     log(f"kill -9 node {'AB'[victim]} after {killed - started:.2f} s, answers A {answers[0]} / B {answers[1]} "
         f"({100 * sum(answers) / devices:.0f}%); {durable}")
     at_kill = survivor.answers()

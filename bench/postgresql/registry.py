@@ -44,10 +44,16 @@ def swift_string(source, name):
 
 
 def page_sql():
+    """The engine's page of an interests publish and, when the build splits publishes into shards, the page of a
+    shard (`shardPageSQL`: the same query bounded above by the shard's end, `$4`), or None."""
     source = TARGETS_SWIFT.read_text()
     sql = swift_string(source, "interestPageSQL").replace(r"\(targetColumns)", swift_string(source, "targetColumns"))
     assert "\\(" not in sql and "$3" in sql, sql
-    return sql
+    shard = re.search(r'static let shardPageSQL = interestPageSQL\.replacingOccurrences\(\s*of: "(.*?)",\s*'
+                      r'with: "(.*?)"\)', source, re.S)
+    shard_sql = sql.replace(shard.group(1), shard.group(2)) if shard else None
+    assert shard_sql is None or shard_sql != sql
+    return sql, shard_sql
 
 
 def percentile(values, fraction):
@@ -120,7 +126,7 @@ def main():
         "last page": int(cluster.value(database, f"SELECT device_id FROM device_interests WHERE interest_id = "
                                        f"{interest} ORDER BY device_id OFFSET {max(0, count - page_size // 2)} LIMIT 1")),
     }
-    sql = page_sql()
+    sql, shard_sql = page_sql()
     (out / "page.sql").write_text(sql + "\n")
     log(f"[page] the engine's interestPageSQL (bench/out/.../page.sql), page size {page_size}, interest of "
         f"{count} subscribers; {benchdb.machine()}")
@@ -137,6 +143,14 @@ def main():
         times, plan = time_page(cluster, database, sql, f"'{{{interest}}}', 0, {page_size + 1}", args.runs, mode,
                                 explain_to=out / f"explain-first-page-{mode}.txt")
         report(f"first page, plan_cache_mode {mode}", times, plan)
+    if shard_sql:
+        # The first shard of a split publish: followers up to the shard's end (shardSize, default 10,000).
+        shard_end = int(cluster.value(database, f"SELECT device_id FROM device_interests WHERE interest_id = "
+                                      f"{interest} ORDER BY device_id OFFSET {min(count, 10_000) - 1} LIMIT 1"))
+        (out / "shard-page.sql").write_text(shard_sql + "\n")
+        times, plan = time_page(cluster, database, shard_sql, f"'{{{interest}}}', 0, {page_size + 1}, {shard_end}",
+                                args.runs, explain_to=out / "explain-first-shard-page.txt")
+        report(f"first page of the first shard (shardPageSQL, shard end {shard_end})", times, plan)
     unbounded = sql.replace(" AND d.id > $2 AND d.id <= (SELECT max(device_id) FROM candidates)", "")
     assert unbounded != sql
     times, plan = time_page(cluster, database, unbounded, f"'{{{interest}}}', {cursors['middle page']}, "
