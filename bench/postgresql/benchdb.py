@@ -117,19 +117,26 @@ class BenchCluster(postgresql_cluster.Cluster):
 
 # MARK: The server
 
+def free_port():
+    """A loopback port nothing listens on now (fixed ports collide with the other sessions on the machine)."""
+    return postgresql_cluster._free_port()
+
+
 class Sink:
-    """bench/apns/nginx-sink.sh on a port; `access_log` (a path) logs `<uri> <status>` per request, so the
+    """bench/apns/nginx-sink.sh on a free port; `access_log` (a path) logs `<uri> <status>` per request, so the
     kill -9 benchmark can count what every token received."""
 
-    def __init__(self, directory, port, delay_ms=0, access_log=None, workers=1):
-        self.directory, self.port = Path(directory), port
+    def __init__(self, directory, delay_ms=0, access_log=None, workers=1):
+        self.directory, self.port = Path(directory), free_port()
         environment = {**os.environ, "SINK_DIR": str(self.directory), "WORKERS": str(workers)}
         if access_log:
             environment["ACCESS_LOG"] = str(access_log)
         self.environment = environment
-        out = subprocess.run([str(ROOT / "bench/apns/nginx-sink.sh"), "start", str(port), str(delay_ms)],
-                             check=True, capture_output=True, text=True, env=environment).stdout
-        self.ca = out.strip().splitlines()[-1]
+        started = subprocess.run([str(ROOT / "bench/apns/nginx-sink.sh"), "start", str(self.port), str(delay_ms)],
+                                 capture_output=True, text=True, env=environment)
+        if started.returncode != 0:
+            raise RuntimeError(f"nginx-sink.sh start {self.port}: {started.stderr.strip()}")
+        self.ca = started.stdout.strip().splitlines()[-1]
         atexit.register(self.stop)
 
     def stop(self):
@@ -147,17 +154,18 @@ def storage_postgresql(cluster, database, pool_size=4):
 
 
 class Node:
-    """One release push-server process on a written config, the instance's APNs endpoint being the sink."""
+    """One release push-server process on a written config and a free port, the instance's APNs endpoint being
+    the sink."""
 
-    def __init__(self, directory, port, storage, sink, engine=None, apns=None, log_level="notice"):
-        self.directory, self.port = Path(directory), port
+    def __init__(self, directory, storage, sink, engine=None, apns=None, log_level="notice"):
+        self.directory, self.port = Path(directory), free_port()
         self.directory.mkdir(parents=True, exist_ok=True)
         key = self.directory / "AuthKey.p8"
         if not key.exists():
             subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                             "-out", str(key)], check=True, capture_output=True)
         config = {
-            "listen": {"host": "127.0.0.1", "port": port}, "storage": storage, "log": {"level": log_level},
+            "listen": {"host": "127.0.0.1", "port": self.port}, "storage": storage, "log": {"level": log_level},
             # One client address polls status and metrics: the per-address limit is lifted, nothing else.
             "limits": {"ipRequestsPerSecond": 0},
             "instances": [{"id": INSTANCE, "secretKey": SECRET, "apns": {
@@ -245,9 +253,9 @@ def wait_finished(node, publish_id, timeout, interval=0.05):
     raise RuntimeError(f"publish {publish_id} not finished after {timeout} s")
 
 
-def migrate(cluster, database, directory, sink, port):
+def migrate(cluster, database, directory, sink):
     """The schema is what the server's migrator creates: start a node on the empty database once, then stop it."""
-    Node(Path(directory) / "migrate", port, storage_postgresql(cluster, database), sink).stop()
+    Node(Path(directory) / "migrate", storage_postgresql(cluster, database), sink).stop()
 
 
 # MARK: Bulk load

@@ -93,19 +93,17 @@ def main():
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--walk-seconds", type=float, default=15.0)
     parser.add_argument("--out", default=str(ROOT / "bench/out/postgresql/registry"))
-    parser.add_argument("--http-port", type=int, default=28680)
-    parser.add_argument("--sink-port", type=int, default=28643)
     args = parser.parse_args()
-    out = Path(args.out)
+    out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
 
     log(f"== PostgreSQL registry: {args.devices} devices, {args.subscribers} on one interest, {args.topics} other "
         f"interests; {benchdb.machine()}")
     cluster = benchdb.BenchCluster()
     log(f"cluster: {cluster.value('postgres', 'SELECT version()').split(' on ')[0]}, {cluster.directory}")
-    sink = benchdb.Sink(out / "sink", args.sink_port)
+    sink = benchdb.Sink(out / "sink")
     database = benchdb.new_database(cluster, "registry")
-    benchdb.migrate(cluster, database, out, sink, args.http_port)
+    benchdb.migrate(cluster, database, out, sink)
 
     started = time.monotonic()
     steps = benchdb.bulk_load(cluster, database, args.devices, subscribers=args.subscribers, topics=args.topics)
@@ -168,7 +166,7 @@ def main():
             ORDER BY pg_relation_size(c.oid) DESC"""):
         log(f"[size]   {'table' if kind == 'r' else 'index'} {name}: {int(size) / 2**20:.0f} MiB")
 
-    node = benchdb.Node(out / "node", args.http_port, benchdb.storage_postgresql(cluster, database), sink)
+    node = benchdb.Node(out / "node", benchdb.storage_postgresql(cluster, database), sink)
     time.sleep(2)
     idle, _ = benchdb.memory_kib(node.pid)
     publish_id = node.publish("bench")
