@@ -14,8 +14,8 @@ Method:
    it (PQprepare, untyped parameters, plan_cache_mode auto: custom plans for 5 runs, then the plan cache decides)
    and executed 100 times with psql's \\timing (client-side, loopback round trip included), page size 1000
    (`engine.pageSize`): the first page (cursor 0), a page in the middle and the last page of the interest; the
-   first page again with plan_cache_mode force_generic_plan and force_custom_plan; the middle page without the
-   bound repeated on the devices side, for comparison. EXPLAIN (ANALYZE, BUFFERS) once per case (bench/out).
+   first page again with plan_cache_mode force_generic_plan and force_custom_plan; the middle page with and
+   without the bound repeated on the devices side, custom and generic plans, 10 runs each, for comparison. EXPLAIN (ANALYZE, BUFFERS) once per case (bench/out).
 4. pg_database_size and each table's and index's size.
 5. The release server on that database (4 connections), its VmRSS idle and, during a publish to "bench" against
    the nginx sink, sampled every 250 ms for `--walk-seconds` (the publish is then cancelled), with VmHWM.
@@ -151,9 +151,16 @@ def main():
         report(f"first page of the first shard (shardPageSQL, shard end {shard_end})", times, plan)
     unbounded = sql.replace(" AND d.id > $2 AND d.id <= (SELECT max(device_id) FROM candidates)", "")
     assert unbounded != sql
-    times, plan = time_page(cluster, database, unbounded, f"'{{{interest}}}', {cursors['middle page']}, "
-                            f"{page_size + 1}", 10, explain_to=out / "explain-middle-page-without-devices-bound.txt")
-    report("middle page WITHOUT the bound repeated on devices (comparison only)", times, plan)
+    # The bound matters to custom plans (the first five executions on every connection), which may merge-join
+    # devices from its first row; the generic plan probes devices_pkey per candidate either way.
+    middle = f"'{{{interest}}}', {cursors['middle page']}, {page_size + 1}"
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        for variant, text in (("with", sql), ("WITHOUT", unbounded)):
+            times, plan = time_page(cluster, database, text, middle, 10, mode,
+                                    explain_to=out / f"explain-middle-page-{variant.lower()}-devices-bound-{mode}.txt")
+            join = re.search(r"(Merge|Nested Loop|Hash)( Left)? Join", plan)
+            report(f"middle page {variant} the bound repeated on devices, {mode} ({join.group(0) if join else '?'})",
+                   times, plan)
     log(f"[page] EXPLAIN (ANALYZE, BUFFERS) of the first page, plan cache mode auto, after {args.runs} runs:")
     for line in first_plan.splitlines():
         log("    " + line)
