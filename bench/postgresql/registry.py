@@ -26,6 +26,7 @@ import re
 import statistics
 import sys
 import time
+import urllib.error
 from pathlib import Path
 
 import benchdb
@@ -191,7 +192,11 @@ def main():
     answers = node.answers()
     rss, hwm = benchdb.memory_kib(node.pid)
     if status["status"] != "finished":
-        node.cancel(publish_id)
+        try:
+            node.cancel(publish_id)
+        except urllib.error.HTTPError as error:
+            if error.code != 409:  # 409: it finished since the last status read
+                raise
     log(f"[rss] node on PostgreSQL, {args.devices} devices: idle {idle / 1024:.1f} MiB; during the publish to "
         f"{count} devices ({samples} samples over {walked:.1f} s, {answers} APNs answers = {answers / walked:.0f}/s): "
         f"max {peak / 1024:.1f} MiB, now {rss / 1024:.1f} MiB, VmHWM {hwm / 1024:.1f} MiB; status {status['status']}; "
