@@ -10,7 +10,8 @@
 #
 # Reduced scale: `run.sh nodes --devices 100000 --kill-devices 100000`, `run.sh registry --devices 1000000
 # --subscribers 100000`. SERVER_BIN / SEED_BIN measure other builds. Needs postgresql-15, nginx with the echo
-# module (`make deps-bench`). The 10M registry needs ~4 GB of disk under $TMPDIR for the run.
+# module (`make deps-bench`). The 10M registry needs ~10 GB of disk under $TMPDIR while it runs (6 GB of
+# database + WAL), removed at the end; about 5-7 minutes to load on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ -n ${SERVER_BIN:-} ]] || swift build -c release --product push-server >/dev/null
