@@ -15,4 +15,5 @@ run bash bench/registry/run.sh 10
 run bash bench/publish/intake.sh 10
 run bash bench/publish/run.sh 100000
 run bash bench/reliability/kill9.sh
+run bash bench/postgresql/run.sh
 echo; echo "All outputs: bench/out/run-all.txt"

@@ -10,7 +10,8 @@
 #
 # Everything lives in $SINK_DIR (default ${TMPDIR:-/tmp}/apns-sink-<port>): config, pid, logs, temp paths and a
 # self-signed P-256 certificate for 127.0.0.1. No system service is touched. WORKERS (default 1) sets
-# worker_processes.
+# worker_processes. ACCESS_LOG=<file> logs `<path> <status>` per request (off by default: it costs the sink), so a
+# benchmark can count what each device token received.
 set -euo pipefail
 
 cmd=${1:-}; port=${2:-}; delay_ms=${3:-0}
@@ -38,6 +39,8 @@ if [[ ! -f $dir/cert.pem ]]; then
 fi
 sleep_line=""
 if (( delay_ms > 0 )); then sleep_line="echo_sleep $(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)));"; fi
+log_lines="access_log off;"
+[[ -n ${ACCESS_LOG:-} ]] && log_lines="log_format sink '\$uri \$status'; access_log $ACCESS_LOG sink buffer=256k flush=1s;"
 user_line=""
 [[ $(id -u) == 0 ]] && user_line="user root;"   # workers must write the temp paths under $dir
 
@@ -49,7 +52,7 @@ pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 4096; }
 http {
-    access_log off;
+    $log_lines
     client_body_temp_path $dir/tmp/body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
