@@ -61,7 +61,8 @@ final class AccessLog {
         if isEnabled {
             if renders {
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
-                Self.render(record, date: Date(), head: head, encoder: &encoder, into: &pendingBytes)
+                Self.render(record, epochMillis: LogLineEncoder.nowEpochMillis(), head: head, encoder: &encoder,
+                            into: &pendingBytes)
                 pendingByteLines += 1
             } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
                 if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
@@ -116,7 +117,13 @@ final class AccessLog {
     /// intermediate strings.
     static func render(_ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
                        into out: inout [UInt8]) {
-        encoder.appendLineStart(level: .info, date: date, to: &out)
+        render(record, epochMillis: LogLineEncoder.epochMillis(date), head: head, encoder: &encoder, into: &out)
+    }
+
+    /// `render(_:date:head:encoder:into:)` at an instant in milliseconds since 1970.
+    static func render(_ record: AccessLogRecord, epochMillis: Int64, head: [UInt8], encoder: inout LogLineEncoder,
+                       into out: inout [UInt8]) {
+        encoder.appendLineStart(level: .info, epochMillis: epochMillis, to: &out)
         out.append(contentsOf: head)
         LogLineEncoder.appendQuoted(record.method, to: &out)
         append(" route=", to: &out)

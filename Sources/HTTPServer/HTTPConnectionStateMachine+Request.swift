@@ -96,7 +96,13 @@ extension HTTPConnectionStateMachine {
             method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
             headers: head.headers, trailers: trailers, body: body, peer: peer, clientAddress: address,
             routePattern: route.pattern, requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
-        return .runHandler(built, route)
+        handlerCall = (built, route)
+        return .runHandler
+    }
+
+    /// The request and route of the `.runHandler` just returned (once; the machine keeps no copy).
+    mutating func takeHandlerCall() -> (request: HTTPRequest, route: Router.Route)? {
+        handlerCall.take()
     }
 
     static func defaultResponse(for match: Router.Match) -> HTTPResponse {

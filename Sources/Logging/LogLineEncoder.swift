@@ -32,13 +32,19 @@ public struct LogLineEncoder {
 
     /// The part of `beginLine` that changes from line to line: the timestamp (or the priority prefix).
     public mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
+        appendLineStart(level: level, epochMillis: Self.epochMillis(date), to: &out)
+    }
+
+    /// `appendLineStart(level:date:to:)` for an instant given as milliseconds since 1970 (`epochMillis(_:)` of the
+    /// date, or `nowEpochMillis()`): no `Date` on a per-request path.
+    public mutating func appendLineStart(level: LogLevel, epochMillis: Int64, to out: inout [UInt8]) {
         if journal {
             out.append(UInt8(ascii: "<"))
             out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority))
             out.append(UInt8(ascii: ">"))
         } else {
             out.append(contentsOf: Self.tsKey)
-            appendTimestamp(date, to: &out)
+            appendTimestamp(epochMillis: epochMillis, to: &out)
             out.append(UInt8(ascii: " "))
         }
     }
@@ -105,8 +111,19 @@ public struct LogLineEncoder {
     private static let labelKey = Array(" label=".utf8)
     private static let messageKey = Array(" msg=".utf8)
 
-    private mutating func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
-        let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+    /// Milliseconds since 1970 as `LogFormat.timestamp` reads `date` (rounded down, saturating).
+    public static func epochMillis(_ date: Date) -> Int64 {
+        Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// The wall clock in milliseconds since 1970, read as `Date()` reads it (`CLOCK_REALTIME`) without Foundation.
+    public static func nowEpochMillis() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) &* 1000 &+ Int64(now.tv_nsec / 1_000_000)
+    }
+
+    private mutating func appendTimestamp(epochMillis raw: Int64, to out: inout [UInt8]) {
         let millis = min(max(raw, LogFormat.timestampMillis.lowerBound), LogFormat.timestampMillis.upperBound)
         var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
         if fraction < 0 {
