@@ -2,22 +2,27 @@ import Foundation
 import Logging
 
 /// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
-/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — at the
-/// end of each loop iteration, or every `batchSize` requests — so a buffered sink takes one queue operation per
-/// batch instead of one per request, and the observer takes its lock once per batch.
+/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — every
+/// `batchSize` requests, or once the oldest waited `maxDelayNanos` (the loop checks at the end of each iteration
+/// and bounds its `epoll_wait` by that deadline) — so a buffered sink takes one queue operation (and its writer
+/// one wake-up) per batch instead of per request, and the observer takes its lock once per batch. Handing over
+/// at the end of every loop iteration instead made batches of a few requests under load, and the writer's
+/// wake-ups cost more than the lines (docs/BENCHMARKS.md, HTTP).
 ///
 /// With a sink that takes rendered lines (`RenderedLogSink`: the server's `BufferedLogSink`) each line is written
 /// here straight into the batch's bytes — no `LogRecord`, no per-field strings — and the writer thread only copies
 /// them out. Other sinks (tests' `CapturingLogSink`) get the same line as a `LogRecord`.
 ///
-/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
-/// loop flushes before it exits, and the sink is flushed after the server stopped.
+/// Nothing is held longer than `maxDelayNanos`, and a clean shutdown loses no line and no count: the loop flushes
+/// before it exits, and the sink is flushed after the server stopped.
 ///
 /// A class, confined to its loop's thread: the loop calls it per request, and a struct stored in the loop would be
 /// copied out and back on every call.
 final class AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
+    /// How long a line or record may wait on the loop for its batch to fill.
+    static let maxDelayNanos: UInt64 = 10_000_000
 
     let logger: Logger
     /// What every line has after its timestamp, up to the method's value: level, label, message, the logger's
@@ -40,6 +45,8 @@ final class AccessLog {
     private var lastBatchBytes = 4096
     private var pendingLines: [LogRecord] = []
     private var pendingRecords: [AccessLogRecord] = []
+    /// Monotonic ns by which what is pending must be handed over; 0 when nothing is pending.
+    private(set) var deadline: UInt64 = 0
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
@@ -52,8 +59,9 @@ final class AccessLog {
         encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
-    /// Queues the line for `record` and the record for the observer.
-    func append(_ record: AccessLogRecord) {
+    /// Queues the line for `record` and the record for the observer; `now` is the loop's monotonic clock.
+    func append(_ record: AccessLogRecord, now: UInt64) {
+        if deadline == 0 { deadline = now &+ Self.maxDelayNanos }
         if observer != nil {
             if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
             pendingRecords.append(record)
@@ -75,8 +83,14 @@ final class AccessLog {
         }
     }
 
+    /// `flush()` once the oldest pending line or record has waited `maxDelayNanos`.
+    func flushIfDue(now: UInt64) {
+        if deadline != 0 && now >= deadline { flush() }
+    }
+
     /// Hands the queued lines to the sink and the queued records to the observer.
     func flush() {
+        deadline = 0
         if let renderedSink, pendingByteLines > 0 {
             // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
             renderedSink.write(renderedLines: pendingBytes, count: pendingByteLines)

@@ -187,6 +187,6 @@ extension EventLoop {
             bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
             duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
             peer: connection.machine.peer, isTLS: connection.tls != nil)
-        accessLog.append(record)
+        accessLog.append(record, now: now)
     }
 }

@@ -68,7 +68,13 @@ public struct Router: Sendable {
         var literals: [String: Int] = [:]
         var parameter: Int?
         var wildcard: Int?
-        var routes: [HTTPMethod: Route] = [:]
+        /// A few methods per path at most: a scan comparing small strings is cheaper than hashing the method.
+        var routes: [(method: HTTPMethod, route: Route)] = []
+
+        func route(for method: HTTPMethod) -> Route? {
+            for entry in routes where entry.method == method { return entry.route }
+            return nil
+        }
     }
 
     /// Result of `match`.
@@ -131,9 +137,13 @@ public struct Router: Sendable {
                 }
             }
         }
-        nodes[node].routes[method] = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
-                                           admission: route.admission, handler: route.handler,
-                                           responseHook: route.responseHook)
+        let named = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
+                          admission: route.admission, handler: route.handler, responseHook: route.responseHook)
+        if let i = nodes[node].routes.firstIndex(where: { $0.method == method }) {
+            nodes[node].routes[i].route = named
+        } else {
+            nodes[node].routes.append((method, named))
+        }
     }
 
     /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.
@@ -171,15 +181,14 @@ public struct Router: Sendable {
         var captures: [String] = []
         // Stops at the first node with a route for the method: no list of candidates on the common path.
         visit(0, segments[...], &captures) { node, values in
-            let routes = nodes[node].routes
-            if let route = routes[method] ?? (method == .head ? routes[.get] : nil) {
+            if let route = nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil) {
                 var parameters: [String: String] = [:]
                 for (name, value) in zip(route.parameterNames, values) { parameters[name] = value }
                 found = .found(route, parameters: parameters)
                 return true
             }
-            for m in routes.keys { allow.insert(m.rawValue) }
-            if routes[.get] != nil { allow.insert("HEAD") }
+            for entry in nodes[node].routes { allow.insert(entry.method.rawValue) }
+            if nodes[node].route(for: .get) != nil { allow.insert("HEAD") }
             return false
         }
         if let found { return found }
