@@ -102,6 +102,9 @@ struct HTTPConnectionStateMachine {
 
     struct RequestState {
         var head: RequestHead?
+        /// `head.target` split into path and query once (`PercentDecoding.split`), for routing and the handler.
+        var path: Substring = ""
+        var query: Substring?
         var match: Router.Match?
         var routePattern = "-"
         var requestID = ""
