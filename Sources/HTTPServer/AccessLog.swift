@@ -2,18 +2,21 @@ import Foundation
 import Logging
 
 /// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
-/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — every
-/// `batchSize` requests, or once the oldest waited `maxDelayNanos` (the loop checks at the end of each iteration
-/// and bounds its `epoll_wait` by that deadline) — so a buffered sink takes one queue operation (and its writer
-/// one wake-up) per batch instead of per request, and the observer takes its lock once per batch. Handing over
-/// at the end of every loop iteration instead made batches of a few requests under load, and the writer's
-/// wake-ups cost more than the lines (docs/BENCHMARKS.md, HTTP).
+/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches, so a
+/// buffered sink takes one queue operation per batch instead of one per request, and the observer takes its lock
+/// once per batch:
+/// - records (and `LogRecord` lines for other sinks) at the end of each loop iteration, or every `batchSize`
+///   requests, so a request that reads the metrics sees every request answered before it;
+/// - lines rendered for a `RenderedLogSink` every `batchSize` lines, or once the oldest waited `maxDelayNanos` (the
+///   loop checks at the end of each iteration and bounds its `epoll_wait` by that deadline). Each batch wakes the
+///   sink's writer thread; handed over every iteration, batches held a few lines under load and the wake-ups cost
+///   more than the lines (docs/BENCHMARKS.md, HTTP).
 ///
 /// With a sink that takes rendered lines (`RenderedLogSink`: the server's `BufferedLogSink`) each line is written
 /// here straight into the batch's bytes — no `LogRecord`, no per-field strings — and the writer thread only copies
 /// them out. Other sinks (tests' `CapturingLogSink`) get the same line as a `LogRecord`.
 ///
-/// Nothing is held longer than `maxDelayNanos`, and a clean shutdown loses no line and no count: the loop flushes
+/// No line is held longer than `maxDelayNanos`, and a clean shutdown loses no line and no count: the loop flushes
 /// before it exits, and the sink is flushed after the server stopped.
 ///
 /// A class, confined to its loop's thread: the loop calls it per request, and a struct stored in the loop would be
@@ -21,7 +24,7 @@ import Logging
 final class AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
-    /// How long a line or record may wait on the loop for its batch to fill.
+    /// How long a rendered line may wait on the loop for its batch to fill.
     static let maxDelayNanos: UInt64 = 10_000_000
 
     let logger: Logger
@@ -45,7 +48,7 @@ final class AccessLog {
     private var lastBatchBytes = 4096
     private var pendingLines: [LogRecord] = []
     private var pendingRecords: [AccessLogRecord] = []
-    /// Monotonic ns by which what is pending must be handed over; 0 when nothing is pending.
+    /// Monotonic ns by which the pending rendered lines must be handed over; 0 when none are pending.
     private(set) var deadline: UInt64 = 0
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
@@ -61,9 +64,9 @@ final class AccessLog {
 
     /// Queues the line for `record` and the record for the observer; `now` is the loop's monotonic clock.
     func append(_ record: consuming AccessLogRecord, now: UInt64) {
-        if deadline == 0 { deadline = now &+ Self.maxDelayNanos }
         if isEnabled {
             if renders {
+                if deadline == 0 { deadline = now &+ Self.maxDelayNanos }
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
                 Self.render(record, epochMillis: LogLineEncoder.nowEpochMillis(), head: head, encoder: &encoder,
                             into: &pendingBytes)
@@ -78,19 +81,23 @@ final class AccessLog {
             if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
             pendingRecords.append(record)
         }
-        if pendingByteLines >= Self.batchSize || pendingLines.count >= Self.batchSize
-            || pendingRecords.count >= Self.batchSize {
-            flush()
-        }
+        if pendingByteLines >= Self.batchSize { flushRenderedLines() }
+        if pendingLines.count >= Self.batchSize || pendingRecords.count >= Self.batchSize { flushRecords() }
     }
 
-    /// `flush()` once the oldest pending line or record has waited `maxDelayNanos`.
-    func flushIfDue(now: UInt64) {
-        if deadline != 0 && now >= deadline { flush() }
+    /// The end of a loop iteration: records and `LogRecord` lines go now, rendered lines once due.
+    func endOfIteration(now: UInt64) {
+        flushRecords()
+        if deadline != 0 && now >= deadline { flushRenderedLines() }
     }
 
-    /// Hands the queued lines to the sink and the queued records to the observer.
+    /// Hands everything queued over: the lines to the sink, the records to the observer.
     func flush() {
+        flushRenderedLines()
+        flushRecords()
+    }
+
+    private func flushRenderedLines() {
         deadline = 0
         if let renderedSink, pendingByteLines > 0 {
             // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
@@ -99,6 +106,9 @@ final class AccessLog {
             pendingBytes = []
             pendingByteLines = 0
         }
+    }
+
+    private func flushRecords() {
         if !pendingLines.isEmpty {
             logger.write(pendingLines)
             pendingLines.removeAll(keepingCapacity: true)
