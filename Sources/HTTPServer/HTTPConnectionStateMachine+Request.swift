@@ -44,11 +44,16 @@ extension HTTPConnectionStateMachine {
         let (path, query) = PercentDecoding.split(target: head.target)
         request.path = path
         request.query = query
-        guard let segments = PercentDecoding.segments(path: path) else {
-            respondToParseError(.bad("Invalid percent-encoding in path"), now: now)
-            return
+        let match: Router.Match
+        if let route = env.router.route(head.method, literalPath: path) {
+            match = .found(route, parameters: [:])
+        } else {
+            guard let segments = PercentDecoding.segments(path: path) else {
+                respondToParseError(.bad("Invalid percent-encoding in path"), now: now)
+                return
+            }
+            match = env.router.match(head.method, segments)
         }
-        let match = env.router.match(head.method, segments)
         request.match = match
         let limit: Int
         switch match {

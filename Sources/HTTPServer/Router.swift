@@ -85,6 +85,9 @@ public struct Router: Sendable {
     }
 
     private var nodes: [Node] = [Node()]
+    /// The node of every pattern made of literal segments only (`/health`), by its text: such a path needs no
+    /// segment array and no tree walk (`route(_:literalPath:)`).
+    private var literalPaths: [String: Int] = [:]
 
     /// An empty router (every request gets 404).
     public init() {}
@@ -137,6 +140,7 @@ public struct Router: Sendable {
                 }
             }
         }
+        if names.isEmpty && pattern.utf8.first == UInt8(ascii: "/") { literalPaths[pattern] = node }
         let named = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
                           admission: route.admission, handler: route.handler, responseHook: route.responseHook)
         if let i = nodes[node].routes.firstIndex(where: { $0.method == method }) {
@@ -172,6 +176,16 @@ public struct Router: Sendable {
         nodes.append(Node())
         nodes[node][keyPath: key] = nodes.count - 1
         return nodes.count - 1
+    }
+
+    /// The route `match` finds for `method` on `path` (still percent-encoded) when the path is exactly a pattern of
+    /// literal segments with a route for the method (or GET, for HEAD), else nil and `match` decides. The same
+    /// answer: with no escape, the decoded segments are the path's own text, and the all-literal path is the first
+    /// one `match` tries (literals before parameters at every level).
+    func route(_ method: HTTPMethod, literalPath path: Substring) -> Route? {
+        guard !literalPaths.isEmpty, !path.utf8.contains(UInt8(ascii: "%")),
+              let node = literalPaths[String(path)] else { return nil }
+        return nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil)
     }
 
     /// Finds the route for `method` and decoded path `segments`.
