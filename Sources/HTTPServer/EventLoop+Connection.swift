@@ -44,6 +44,7 @@ extension EventLoop {
                 action = flush(connection)
             case .runHandler:
                 guard let (request, route) = connection.machine.takeHandlerCall() else {
+                    // Not reachable: the machine sets the call together with the action. Closing beats trapping.
                     action = connection.machine.failed()
                     continue
                 }

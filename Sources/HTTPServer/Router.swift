@@ -70,6 +70,10 @@ public struct Router: Sendable {
         var wildcard: Int?
         /// A few methods per path at most: a scan comparing small strings is cheaper than hashing the method.
         var routes: [(method: HTTPMethod, route: Route)] = []
+        /// Root only: the node of every pattern made of literal segments only (`/health`), by its text, so such a
+        /// path needs no segment array and no tree walk (`route(_:literalPath:)`). Kept in the root node rather
+        /// than in `Router` itself so that `Router`'s layout, which other modules compile against, stays one array.
+        var literalPaths: [String: Int] = [:]
 
         func route(for method: HTTPMethod) -> Route? {
             for entry in routes where entry.method == method { return entry.route }
@@ -84,10 +88,8 @@ public struct Router: Sendable {
         case notFound
     }
 
+    /// Node 0 is the root; it also holds `literalPaths`.
     private var nodes: [Node] = [Node()]
-    /// The node of every pattern made of literal segments only (`/health`), by its text: such a path needs no
-    /// segment array and no tree walk (`route(_:literalPath:)`).
-    private var literalPaths: [String: Int] = [:]
 
     /// An empty router (every request gets 404).
     public init() {}
@@ -140,7 +142,7 @@ public struct Router: Sendable {
                 }
             }
         }
-        if names.isEmpty && pattern.utf8.first == UInt8(ascii: "/") { literalPaths[pattern] = node }
+        if names.isEmpty && pattern.utf8.first == UInt8(ascii: "/") { nodes[0].literalPaths[pattern] = node }
         let named = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
                           admission: route.admission, handler: route.handler, responseHook: route.responseHook)
         if let i = nodes[node].routes.firstIndex(where: { $0.method == method }) {
@@ -183,8 +185,8 @@ public struct Router: Sendable {
     /// answer: with no escape, the decoded segments are the path's own text, and the all-literal path is the first
     /// one `match` tries (literals before parameters at every level).
     func route(_ method: HTTPMethod, literalPath path: Substring) -> Route? {
-        guard !literalPaths.isEmpty, !path.utf8.contains(UInt8(ascii: "%")),
-              let node = literalPaths[String(path)] else { return nil }
+        guard !nodes[0].literalPaths.isEmpty, !path.utf8.contains(UInt8(ascii: "%")),
+              let node = nodes[0].literalPaths[String(path)] else { return nil }
         return nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil)
     }
 
