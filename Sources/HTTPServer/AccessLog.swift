@@ -2,22 +2,30 @@ import Foundation
 import Logging
 
 /// One loop's record of completed requests: a `Request completed` line per response at `info` for the logger's
-/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches — at the
-/// end of each loop iteration, or every `batchSize` requests — so a buffered sink takes one queue operation per
-/// batch instead of one per request, and the observer takes its lock once per batch.
+/// sink, and the `AccessLogRecord`s for the server's observer (metrics). Both are handed over in batches, so a
+/// buffered sink takes one queue operation per batch instead of one per request, and the observer takes its lock
+/// once per batch:
+/// - records (and `LogRecord` lines for other sinks) at the end of each loop iteration, or every `batchSize`
+///   requests, so a request that reads the metrics sees every request answered before it;
+/// - lines rendered for a `RenderedLogSink` every `batchSize` lines, or once the oldest waited `maxDelayNanos` (the
+///   loop checks at the end of each iteration and bounds its `epoll_wait` by that deadline). Each batch wakes the
+///   sink's writer thread; handed over every iteration, batches held a few lines under load and the wake-ups cost
+///   more than the lines (docs/BENCHMARKS.md, HTTP).
 ///
 /// With a sink that takes rendered lines (`RenderedLogSink`: the server's `BufferedLogSink`) each line is written
 /// here straight into the batch's bytes — no `LogRecord`, no per-field strings — and the writer thread only copies
 /// them out. Other sinks (tests' `CapturingLogSink`) get the same line as a `LogRecord`.
 ///
-/// Nothing is held past the loop iteration that produced it, so a clean shutdown loses no line and no count: the
-/// loop flushes before it exits, and the sink is flushed after the server stopped.
+/// No line is held longer than `maxDelayNanos`, and a clean shutdown loses no line and no count: the loop flushes
+/// before it exits, and the sink is flushed after the server stopped.
 ///
 /// A class, confined to its loop's thread: the loop calls it per request, and a struct stored in the loop would be
 /// copied out and back on every call.
 final class AccessLog {
     static let message = "Request completed"
     static let batchSize = 256
+    /// How long a rendered line may wait on the loop for its batch to fill.
+    static let maxDelayNanos: UInt64 = 10_000_000
 
     let logger: Logger
     /// What every line has after its timestamp, up to the method's value: level, label, message, the logger's
@@ -40,6 +48,8 @@ final class AccessLog {
     private var lastBatchBytes = 4096
     private var pendingLines: [LogRecord] = []
     private var pendingRecords: [AccessLogRecord] = []
+    /// Monotonic ns by which the pending rendered lines must be handed over; 0 when none are pending.
+    private(set) var deadline: UInt64 = 0
 
     init(logger: Logger, observer: (@Sendable ([AccessLogRecord]) -> Void)?) {
         self.logger = logger
@@ -52,30 +62,43 @@ final class AccessLog {
         encoder = renderedSink?.makeLineEncoder() ?? LogLineEncoder(journal: false)
     }
 
-    /// Queues the line for `record` and the record for the observer.
-    func append(_ record: AccessLogRecord) {
-        if observer != nil {
-            if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
-            pendingRecords.append(record)
-        }
+    /// Queues the line for `record` and the record for the observer; `now` is the loop's monotonic clock.
+    func append(_ record: consuming AccessLogRecord, now: UInt64) {
         if isEnabled {
             if renders {
+                if deadline == 0 { deadline = now &+ Self.maxDelayNanos }
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
-                Self.render(record, date: Date(), head: head, encoder: &encoder, into: &pendingBytes)
+                Self.render(record, epochMillis: LogLineEncoder.nowEpochMillis(), head: head, encoder: &encoder,
+                            into: &pendingBytes)
                 pendingByteLines += 1
             } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
                 if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
                 pendingLines.append(line)
             }
         }
-        if pendingByteLines >= Self.batchSize || pendingLines.count >= Self.batchSize
-            || pendingRecords.count >= Self.batchSize {
-            flush()
+        // Last, so the record moves into the batch instead of being copied.
+        if observer != nil {
+            if pendingRecords.isEmpty { pendingRecords.reserveCapacity(Self.batchSize) }
+            pendingRecords.append(record)
         }
+        if pendingByteLines >= Self.batchSize { flushRenderedLines() }
+        if pendingLines.count >= Self.batchSize || pendingRecords.count >= Self.batchSize { flushRecords() }
     }
 
-    /// Hands the queued lines to the sink and the queued records to the observer.
+    /// The end of a loop iteration: records and `LogRecord` lines go now, rendered lines once due.
+    func endOfIteration(now: UInt64) {
+        flushRecords()
+        if deadline != 0 && now >= deadline { flushRenderedLines() }
+    }
+
+    /// Hands everything queued over: the lines to the sink, the records to the observer.
     func flush() {
+        flushRenderedLines()
+        flushRecords()
+    }
+
+    private func flushRenderedLines() {
+        deadline = 0
         if let renderedSink, pendingByteLines > 0 {
             // Handed over whole: the next batch starts a new buffer (one allocation per batch, no copy).
             renderedSink.write(renderedLines: pendingBytes, count: pendingByteLines)
@@ -83,6 +106,9 @@ final class AccessLog {
             pendingBytes = []
             pendingByteLines = 0
         }
+    }
+
+    private func flushRecords() {
         if !pendingLines.isEmpty {
             logger.write(pendingLines)
             pendingLines.removeAll(keepingCapacity: true)
@@ -116,7 +142,14 @@ final class AccessLog {
     /// intermediate strings.
     static func render(_ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
                        into out: inout [UInt8]) {
-        encoder.appendLineStart(level: .info, date: date, to: &out)
+        render(record, epochMillis: LogLineEncoder.epochMillis(date), head: head, encoder: &encoder, into: &out)
+    }
+
+    /// `render(_:date:head:encoder:into:)` at an instant in milliseconds since 1970.
+    static func render(_ record: AccessLogRecord, epochMillis: Int64, head: [UInt8], encoder: inout LogLineEncoder,
+                       into out: inout [UInt8]) {
+        if renderPlain(record, epochMillis: epochMillis, head: head, encoder: &encoder, into: &out) { return }
+        encoder.appendLineStart(level: .info, epochMillis: epochMillis, to: &out)
         out.append(contentsOf: head)
         LogLineEncoder.appendQuoted(record.method, to: &out)
         append(" route=", to: &out)
@@ -134,6 +167,88 @@ final class AccessLog {
         append(" peer=", to: &out)
         LogLineEncoder.appendQuoted(record.peer, to: &out)
         LogLineEncoder.endLine(&out)
+    }
+
+    /// The line when no value needs escaping (nearly always): its greatest possible length is reserved once and
+    /// written with pointer stores, where appending piece by piece checked the array's capacity and uniqueness ~30
+    /// times a line (measured on the per-request path). Returns false, having written nothing, when a value needs
+    /// escaping; `render` then takes the general path, which writes the same bytes.
+    private static func renderPlain(_ record: AccessLogRecord, epochMillis: Int64, head: [UInt8],
+                                    encoder: inout LogLineEncoder, into out: inout [UInt8]) -> Bool {
+        guard let method = LogLineEncoder.plainQuotedCount(record.method),
+              let route = LogLineEncoder.plainQuotedCount(record.route),
+              let requestID = LogLineEncoder.plainQuotedCount(record.requestID),
+              let peer = LogLineEncoder.plainQuotedCount(record.peer)
+        else { return false }
+        // Line start, head, the four values, the keys' literals, three integers and the milliseconds (an integer,
+        // a point and three digits), the newline.
+        let bound = LogLineEncoder.maxLineStartBytes + head.count + method + route + requestID + peer
+            + Self.keysBytes + 3 * 20 + 24 + 1
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int in
+            // The buffer holds `start + bound` bytes, so it has a base address.
+            guard let base = buffer.baseAddress else { return 0 }
+            var p = base + start
+            p += encoder.writeLineStart(level: .info, epochMillis: epochMillis, to: p)
+            head.withUnsafeBufferPointer { bytes in
+                if let from = bytes.baseAddress { p.update(from: from, count: bytes.count) }
+            }
+            p += head.count
+            p += LogLineEncoder.writeQuoted(record.method, count: method, to: p)
+            p += write(" route=", to: p)
+            p += LogLineEncoder.writeQuoted(record.route, count: route, to: p)
+            p += write(" status=", to: p)
+            p += LogLineEncoder.writeDecimal(record.status, to: p)
+            p += write(" bytes_in=", to: p)
+            p += LogLineEncoder.writeDecimal(record.bytesIn, to: p)
+            p += write(" bytes_out=", to: p)
+            p += LogLineEncoder.writeDecimal(record.bytesOut, to: p)
+            p += write(" duration_ms=", to: p)
+            let micros = record.duration.nanoseconds / 1000
+            p += LogLineEncoder.writeDecimal(Int(micros / 1000), to: p)
+            p.pointee = UInt8(ascii: ".")
+            p += 1
+            p += writeMillisFraction(Int(micros % 1000), to: p)
+            p += write(" request_id=", to: p)
+            p += LogLineEncoder.writeQuoted(record.requestID, count: requestID, to: p)
+            p += write(" peer=", to: p)
+            p += LogLineEncoder.writeQuoted(record.peer, count: peer, to: p)
+            p.pointee = UInt8(ascii: "\n")
+            p += 1
+            return p - (base + start)
+        }
+        out.removeLast(bound - written)
+        return true
+    }
+
+    /// The literal keys `renderPlain` writes between the values.
+    private static let keysBytes = " route= status= bytes_in= bytes_out= duration_ms= request_id= peer=".utf8.count
+
+    private static func write(_ literal: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        p.update(from: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        return literal.utf8CodeUnitCount
+    }
+
+    /// The digits after the point of `appendMillis` for `fraction` thousandths (0...999): `0`, or up to three
+    /// digits without trailing zeros.
+    private static func writeMillisFraction(_ fraction: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        if fraction == 0 {
+            p.pointee = UInt8(ascii: "0")
+            return 1
+        }
+        var value = fraction
+        var count = 3
+        while value % 10 == 0 {
+            value /= 10
+            count -= 1
+        }
+        // `value` fills `count` places, with leading zeros (`0.042`: 42 in three places).
+        for i in stride(from: count - 1, through: 0, by: -1) {
+            p[i] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+            value /= 10
+        }
+        return count
     }
 
     /// A literal's bytes, copied in one go.

@@ -23,6 +23,8 @@ final class ConnectionEnvironment {
     let writeNanos: UInt64
     let handshakeNanos: UInt64
 
+    /// The last handler header block rendered on this loop (`ResponseSerializer`).
+    let headerCache = HeaderBlockCache()
     private var dateCache: HTTPDateCache
     /// `prefix-`, as bytes.
     private let requestIDPrefix: [UInt8]

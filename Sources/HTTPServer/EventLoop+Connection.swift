@@ -42,10 +42,15 @@ extension EventLoop {
                 action = readAvailable(connection)
             case .write:
                 action = flush(connection)
-            case .runHandler(let request, let route):
+            case .runHandler:
+                guard let (request, route) = connection.machine.takeHandlerCall() else {
+                    // Not reachable: the machine sets the call together with the action. Closing beats trapping.
+                    action = connection.machine.failed()
+                    continue
+                }
                 action = run(route, request, on: connection)
-            case .requestCompleted(let completed):
-                logAccess(completed, connection)
+            case .requestCompleted:
+                logAccess(connection)
                 action = connection.machine.proceed(now: now)
             case .shutdownOutput:
                 connection.tls?.shutdown()
@@ -170,8 +175,9 @@ extension EventLoop {
         }
     }
 
-    private func logAccess(_ completed: CompletedRequest, _ connection: Connection) {
+    private func logAccess(_ connection: Connection) {
         context.completedRequests.add(1, ordering: .relaxed)
+        let completed = connection.machine.completed
         if let rejection = completed.rejection, context.logger.isEnabled(.debug) {
             context.logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
                                                       "peer": connection.machine.peer])
@@ -182,6 +188,6 @@ extension EventLoop {
             bytesIn: completed.bytesIn, bytesOut: completed.bytesOut,
             duration: .nanoseconds(Int64(clamping: completed.end &- completed.start)), requestID: completed.requestID,
             peer: connection.machine.peer, isTLS: connection.tls != nil)
-        accessLog.append(record)
+        accessLog.append(record, now: now)
     }
 }

@@ -121,7 +121,12 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: Int(capacity))
         while true {
             let needsTimer = connectionCount > 0 || acceptPausedUntil > 0 || draining
-            let timeout: Int32 = needsTimer ? 100 : -1
+            var timeout: Int32 = needsTimer ? 100 : -1
+            if accessLog.deadline != 0 {
+                // Wake up in time to hand over the pending access-log lines (rounded up to whole milliseconds).
+                let wait = Int32(clamping: (accessLog.deadline &- min(now, accessLog.deadline) + 999_999) / 1_000_000)
+                timeout = timeout < 0 ? max(wait, 1) : min(timeout, max(wait, 1))
+            }
             let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, capacity, timeout) }
             if n < 0 {
                 if errno == EINTR { continue }
@@ -145,7 +150,7 @@ final class EventLoop: @unchecked Sendable {
                 expireDeadlines()
                 if acceptPausedUntil > 0 && now >= acceptPausedUntil { resumeAccepting() }
             }
-            accessLog.flush()
+            accessLog.endOfIteration(now: now)
             if draining {
                 if now >= drainDeadline {
                     for case let connection? in connections { closeConnection(connection) }

@@ -41,12 +41,19 @@ extension HTTPConnectionStateMachine {
         } else {
             request.requestID = env.nextRequestID()
         }
-        let (path, _) = PercentDecoding.split(target: head.target)
-        guard let segments = PercentDecoding.segments(path: path) else {
-            respondToParseError(.bad("Invalid percent-encoding in path"), now: now)
-            return
+        let (path, query) = PercentDecoding.split(target: head.target)
+        request.path = path
+        request.query = query
+        let match: Router.Match
+        if let route = env.router.route(head.method, literalPath: path) {
+            match = .found(route, parameters: [:])
+        } else {
+            guard let segments = PercentDecoding.segments(path: path) else {
+                respondToParseError(.bad("Invalid percent-encoding in path"), now: now)
+                return
+            }
+            match = env.router.match(head.method, segments)
         }
-        let match = env.router.match(head.method, segments)
         request.match = match
         let limit: Int
         switch match {
@@ -87,8 +94,8 @@ extension HTTPConnectionStateMachine {
             sendResponse(Self.defaultResponse(for: match), now: now)
             return nil
         }
-        let (path, rawQuery) = PercentDecoding.split(target: head.target)
-        guard let query = rawQuery.map(PercentDecoding.queryItems) ?? [] else {
+        let path = request.path
+        guard let query = request.query.map(PercentDecoding.queryItems) ?? [] else {
             respondToParseError(.bad("Invalid percent-encoding in query"), now: now)
             return nil
         }
@@ -96,7 +103,13 @@ extension HTTPConnectionStateMachine {
             method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
             headers: head.headers, trailers: trailers, body: body, peer: peer, clientAddress: address,
             routePattern: route.pattern, requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
-        return .runHandler(built, route)
+        handlerCall = (built, route)
+        return .runHandler
+    }
+
+    /// The request and route of the `.runHandler` just returned (once; the machine keeps no copy).
+    mutating func takeHandlerCall() -> (request: HTTPRequest, route: Router.Route)? {
+        handlerCall.take()
     }
 
     static func defaultResponse(for match: Router.Match) -> HTTPResponse {
@@ -117,9 +130,8 @@ extension HTTPConnectionStateMachine {
             response = route.bodyLimit?.error.map { HTTPResponse(error: $0) }
                 ?? HTTPResponse(error: HTTPError(error.status, detail: error.reason))
             // The route's hook sees the request without its (refused) body.
-            let (path, _) = PercentDecoding.split(target: head.target)
             let bodiless = HTTPRequest(
-                method: head.method, rawTarget: head.target, path: String(path), parameters: parameters,
+                method: head.method, rawTarget: head.target, path: String(request.path), parameters: parameters,
                 headers: head.headers, peer: peer, clientAddress: address, routePattern: route.pattern,
                 requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
             response = route.finish(bodiless, response)
@@ -142,7 +154,8 @@ extension HTTPConnectionStateMachine {
         let before = output.count - outputOffset
         ResponseSerializer.serialize(
             response, into: &output, date: env.date(), omitBody: head?.method == .head, keepAlive: keepAlive,
-            minorVersion: head?.minorVersion ?? 1, requestID: request.requestID, serverName: env.serverName)
+            minorVersion: head?.minorVersion ?? 1, requestID: request.requestID, serverName: env.serverName,
+            headerCache: env.headerCache)
         request.status = response.status.code
         request.bytesOut = output.count - outputOffset - before
         phase = .writing

@@ -14,9 +14,12 @@
 /// - `.read`: read until the socket would block, feeding `received(_:now:)` while it returns true, then report
 ///   `readStopped(tlsWantsWrite:now:)`, `readEOF(now:)` or `failed()`.
 /// - `.write`: send `pendingOutput`, reporting `wrote(_:now:)` per send, or `writeWouldBlock()` / `failed()`.
-/// - `.runHandler`: run the admission check and handler, then report `responded(_:now:)` (possibly much later,
-///   from a task; a response for a request the connection no longer waits for is ignored).
-/// - `.requestCompleted`: write the access log line, then `proceed(now:)`.
+/// - `.runHandler`: take the request with `takeHandlerCall()`, run the admission check and handler, then report
+///   `responded(_:now:)` (possibly much later, from a task; a response for a request the connection no longer
+///   waits for is ignored).
+/// - `.requestCompleted`: write the access log line for `completed`, then `proceed(now:)`.
+/// Actions carry no payload (the machine holds it until the loop reads it): an action is a byte, returned through
+/// every step of the loop, where a payload enum was copied and destroyed with value witnesses at each step.
 /// - `.shutdownOutput`: TLS close_notify and `shutdown(SHUT_WR)`, then `outputShutDown(now:)`.
 /// Epoll interest follows `wantsReadEvents` / `wantsWriteEvents`; socket readiness is reported with
 /// `readable()` / `writable()`.
@@ -44,10 +47,10 @@ struct HTTPConnectionStateMachine {
         case wait
         case read
         case write
-        /// Run the route's admission check and handler for `request`.
-        case runHandler(HTTPRequest, Router.Route)
-        /// A response was fully written: log it and count it.
-        case requestCompleted(CompletedRequest)
+        /// Run the route's admission check and handler for the request `takeHandlerCall()` returns.
+        case runHandler
+        /// A response was fully written: log `completed` and count it.
+        case requestCompleted
         /// Half-close before a lingering close.
         case shutdownOutput
         case close
@@ -87,13 +90,21 @@ struct HTTPConnectionStateMachine {
     /// Shutting down: after our final response, discard what already arrived and close.
     private var closeWhenDrained = false
     private var discardedThisWakeUp = 0
-    private var pendingCompletion: CompletedRequest?
+    /// `completed` holds a request not yet reported with `.requestCompleted`.
+    private var completionPending = false
+    /// The request of the latest `.requestCompleted`.
+    private(set) var completed = CompletedRequest()
+    /// The request and route of a `.runHandler` not yet taken (set by the request half).
+    var handlerCall: (request: HTTPRequest, route: Router.Route)?
 
     // The current request.
     var request = RequestState()
 
     struct RequestState {
         var head: RequestHead?
+        /// `head.target` split into path and query once (`PercentDecoding.split`), for routing and the handler.
+        var path: Substring = ""
+        var query: Substring?
         var match: Router.Match?
         var routePattern = "-"
         var requestID = ""
@@ -272,9 +283,9 @@ struct HTTPConnectionStateMachine {
     mutating func proceed(now: UInt64) -> Action {
         while true {
             if phase == .closed { return .close }
-            if let completion = pendingCompletion {
-                pendingCompletion = nil
-                return .requestCompleted(completion)
+            if completionPending {
+                completionPending = false
+                return .requestCompleted
             }
             if hasPendingOutput && !writeBlocked { return .write }
             if shutdownPending {
@@ -297,10 +308,11 @@ struct HTTPConnectionStateMachine {
         requestCount += 1
         let bytesIn = parser.consumedBytes - consumedAtStart
         consumedAtStart = parser.consumedBytes
-        pendingCompletion = CompletedRequest(
+        completed = CompletedRequest(
             method: request.head?.method, route: request.routePattern, status: request.status, bytesIn: bytesIn,
             bytesOut: request.bytesOut, start: request.start == 0 ? now : request.start, end: now,
             requestID: request.requestID, rejection: request.rejection)
+        completionPending = true
         request = RequestState()
         if closeAfterWrite {
             shutdownPending = true
@@ -323,14 +335,14 @@ struct HTTPConnectionStateMachine {
 struct CompletedRequest {
     var method: HTTPMethod?
     /// The route pattern, or `-` (no route, protocol error).
-    var route: String
-    var status: Int
-    var bytesIn: Int
-    var bytesOut: Int
+    var route = "-"
+    var status = 0
+    var bytesIn = 0
+    var bytesOut = 0
     /// Monotonic ns: the request's first byte (or accept) and the end of the write.
-    var start: UInt64
-    var end: UInt64
-    var requestID: String
+    var start: UInt64 = 0
+    var end: UInt64 = 0
+    var requestID = ""
     /// Why the request was refused before routing, when it was.
     var rejection: HTTPParseError?
 }

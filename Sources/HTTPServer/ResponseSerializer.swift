@@ -16,8 +16,11 @@ enum ResponseSerializer {
     /// - Parameters:
     ///   - omitBody: HEAD requests get the GET headers (including its Content-Length) without the body.
     ///   - keepAlive: false adds `Connection: close`; for HTTP/1.0 clients true adds `Connection: keep-alive`.
+    ///   - headerCache: the loop's `HeaderBlockCache`: a handler's header fields checked and rendered once when the
+    ///     same fields come again (a response built once and returned for every request, like `/health`'s).
     static func serialize(_ response: HTTPResponse, into out: inout [UInt8], date: [UInt8], omitBody: Bool,
-                          keepAlive: Bool, minorVersion: Int, requestID: String?, serverName: String?) {
+                          keepAlive: Bool, minorVersion: Int, requestID: String?, serverName: String?,
+                          headerCache: HeaderBlockCache? = nil) {
         let status = response.status
         append("HTTP/1.1 ", to: &out)
         appendNumber(status.code, to: &out)
@@ -29,13 +32,17 @@ enum ResponseSerializer {
         if let serverName {
             appendField("Server", serverName, to: &out)
         }
-        for field in response.headers where !isServerOwned(field.name) {
-            // A handler must not be able to split the response with CR/LF in a header: drop such fields.
-            guard field.name.utf8.allSatisfy(ASCII.isTchar), field.value.utf8.allSatisfy(ASCII.isFieldValueByte)
-            else { continue }
-            appendField(field.name, field.value, to: &out)
+        let hasRequestID: Bool
+        if let headerCache, let block = headerCache.block(for: response.headers.fields) {
+            out.append(contentsOf: block.bytes)
+            hasRequestID = block.hasRequestID
+        } else {
+            let start = out.count
+            appendHandlerFields(response.headers, to: &out)
+            hasRequestID = response.headers.contains("x-request-id")
+            headerCache?.rendered(response.headers.fields, out[start...], hasRequestID: hasRequestID)
         }
-        if let requestID, !response.headers.contains("x-request-id") {
+        if let requestID, !hasRequestID {
             appendField("X-Request-ID", requestID, to: &out)
         }
         // RFC 9110 §8.6: no Content-Length in 1xx or 204 responses.
@@ -53,6 +60,16 @@ enum ResponseSerializer {
         append("\r\n", to: &out)
         if bodyAllowed && !omitBody {
             out.append(contentsOf: response.body)
+        }
+    }
+
+    /// The handler's fields, less the server-owned ones and any a handler could split the response with.
+    private static func appendHandlerFields(_ headers: HTTPHeaders, to out: inout [UInt8]) {
+        for field in headers where !isServerOwned(field.name) {
+            // A handler must not be able to split the response with CR/LF in a header: drop such fields.
+            guard field.name.utf8.allSatisfy(ASCII.isTchar), field.value.utf8.allSatisfy(ASCII.isFieldValueByte)
+            else { continue }
+            appendField(field.name, field.value, to: &out)
         }
     }
 
@@ -91,5 +108,46 @@ enum ResponseSerializer {
             }
             for i in stride(from: count - 1, through: 0, by: -1) { out.append(d[i]) }
         }
+    }
+}
+
+/// One loop's last rendered block of handler header fields, reused while responses carry the very same fields
+/// (the same array storage, as a response built once and returned by its handler every time does).
+///
+/// Why storage identity is enough: the cache keeps the fields array alive, so its storage cannot be freed and
+/// reused for other fields, and an array shared with the cache is copied before any change (copy on write), so the
+/// same storage with the same count holds the same fields. Other fields cost one comparison; a block is rendered
+/// for the cache only when the same storage comes twice in a row, so handlers that build their headers per
+/// request pay no copy. Confined to its loop's thread.
+final class HeaderBlockCache {
+    private var fields: [(name: String, value: String)] = []
+    private var seenTwice = false
+    private(set) var bytes: [UInt8] = []
+    private(set) var hasRequestID = false
+
+    /// The rendered block for `fields`, when it is the cached storage and was rendered.
+    func block(for fields: [(name: String, value: String)]) -> HeaderBlockCache? {
+        guard !bytes.isEmpty, Self.sameStorage(fields, self.fields) else { return nil }
+        return self
+    }
+
+    /// `fields` were just rendered as `block`: remember the storage, and the block once the storage repeats.
+    func rendered(_ fields: [(name: String, value: String)], _ block: ArraySlice<UInt8>, hasRequestID: Bool) {
+        guard !fields.isEmpty else { return }
+        if Self.sameStorage(fields, self.fields) {
+            guard !seenTwice else { return }
+            seenTwice = true
+            bytes = Array(block)
+            self.hasRequestID = hasRequestID
+        } else {
+            self.fields = fields
+            seenTwice = false
+            bytes = []
+        }
+    }
+
+    private static func sameStorage(_ a: [(name: String, value: String)], _ b: [(name: String, value: String)]) -> Bool {
+        guard a.count == b.count, !a.isEmpty else { return false }
+        return a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in pa.baseAddress == pb.baseAddress } }
     }
 }

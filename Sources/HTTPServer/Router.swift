@@ -29,13 +29,25 @@ public typealias HTTPResponseHook = @Sendable (HTTPRequest, inout HTTPResponse) 
 /// `%2F` never splits a segment and `; , = @` are ordinary characters. Literal segments win over `:name`, which
 /// wins over `*name`. HEAD is served by the GET route (without a body) unless a HEAD route exists.
 public struct Router: Sendable {
-    struct Route: Sendable {
-        var pattern: String
-        var parameterNames: [String]
-        var bodyLimit: BodyLimit?
-        var admission: HTTPAdmission?
-        var handler: Handler
-        var responseHook: HTTPResponseHook?
+    /// A class: a match, the connection's request state and the loop's handler call each hold the route, and a
+    /// reference is one retain where this struct's six fields were six (measured on the per-request path).
+    final class Route: Sendable {
+        let pattern: String
+        let parameterNames: [String]
+        let bodyLimit: BodyLimit?
+        let admission: HTTPAdmission?
+        let handler: Handler
+        let responseHook: HTTPResponseHook?
+
+        init(pattern: String, parameterNames: [String], bodyLimit: BodyLimit?, admission: HTTPAdmission?,
+             handler: Handler, responseHook: HTTPResponseHook?) {
+            self.pattern = pattern
+            self.parameterNames = parameterNames
+            self.bodyLimit = bodyLimit
+            self.admission = admission
+            self.handler = handler
+            self.responseHook = responseHook
+        }
 
         /// `response` after the route's hook (if any).
         func finish(_ request: HTTPRequest, _ response: HTTPResponse) -> HTTPResponse {
@@ -56,7 +68,17 @@ public struct Router: Sendable {
         var literals: [String: Int] = [:]
         var parameter: Int?
         var wildcard: Int?
-        var routes: [HTTPMethod: Route] = [:]
+        /// A few methods per path at most: a scan comparing small strings is cheaper than hashing the method.
+        var routes: [(method: HTTPMethod, route: Route)] = []
+        /// Root only: the node of every pattern made of literal segments only (`/health`), by its text, so such a
+        /// path needs no segment array and no tree walk (`route(_:literalPath:)`). Kept in the root node rather
+        /// than in `Router` itself so that `Router`'s layout, which other modules compile against, stays one array.
+        var literalPaths: [String: Int] = [:]
+
+        func route(for method: HTTPMethod) -> Route? {
+            for entry in routes where entry.method == method { return entry.route }
+            return nil
+        }
     }
 
     /// Result of `match`.
@@ -66,6 +88,7 @@ public struct Router: Sendable {
         case notFound
     }
 
+    /// Node 0 is the root; it also holds `literalPaths`.
     private var nodes: [Node] = [Node()]
 
     /// An empty router (every request gets 404).
@@ -97,7 +120,6 @@ public struct Router: Sendable {
     }
 
     private mutating func add(_ method: HTTPMethod, _ pattern: String, _ route: Route) {
-        var route = route
         var node = 0
         var names: [String] = []
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -120,8 +142,14 @@ public struct Router: Sendable {
                 }
             }
         }
-        route.parameterNames = names
-        nodes[node].routes[method] = route
+        if names.isEmpty && pattern.utf8.first == UInt8(ascii: "/") { nodes[0].literalPaths[pattern] = node }
+        let named = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
+                          admission: route.admission, handler: route.handler, responseHook: route.responseHook)
+        if let i = nodes[node].routes.firstIndex(where: { $0.method == method }) {
+            nodes[node].routes[i].route = named
+        } else {
+            nodes[node].routes.append((method, named))
+        }
     }
 
     /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.
@@ -152,6 +180,16 @@ public struct Router: Sendable {
         return nodes.count - 1
     }
 
+    /// The route `match` finds for `method` on `path` (still percent-encoded) when the path is exactly a pattern of
+    /// literal segments with a route for the method (or GET, for HEAD), else nil and `match` decides. The same
+    /// answer: with no escape, the decoded segments are the path's own text, and the all-literal path is the first
+    /// one `match` tries (literals before parameters at every level).
+    func route(_ method: HTTPMethod, literalPath path: Substring) -> Route? {
+        guard !nodes[0].literalPaths.isEmpty, !path.utf8.contains(UInt8(ascii: "%")),
+              let node = nodes[0].literalPaths[String(path)] else { return nil }
+        return nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil)
+    }
+
     /// Finds the route for `method` and decoded path `segments`.
     func match(_ method: HTTPMethod, _ segments: [String]) -> Match {
         var found: Match?
@@ -159,15 +197,14 @@ public struct Router: Sendable {
         var captures: [String] = []
         // Stops at the first node with a route for the method: no list of candidates on the common path.
         visit(0, segments[...], &captures) { node, values in
-            let routes = nodes[node].routes
-            if let route = routes[method] ?? (method == .head ? routes[.get] : nil) {
+            if let route = nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil) {
                 var parameters: [String: String] = [:]
                 for (name, value) in zip(route.parameterNames, values) { parameters[name] = value }
                 found = .found(route, parameters: parameters)
                 return true
             }
-            for m in routes.keys { allow.insert(m.rawValue) }
-            if routes[.get] != nil { allow.insert("HEAD") }
+            for entry in nodes[node].routes { allow.insert(entry.method.rawValue) }
+            if nodes[node].route(for: .get) != nil { allow.insert("HEAD") }
             return false
         }
         if let found { return found }

@@ -27,10 +27,23 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
         case flush(DispatchSemaphore)
     }
 
-    private let queue: BlockingQueue<Item>
-    private let dropped = Locked(0)
-    /// Records queued and not yet taken by the writer (a batch counts each of its records), held to `capacity`.
-    private let queued = Locked(0)
+    /// What the producers and the writer share, behind one lock: one lock round per batch handed over.
+    private struct State {
+        var items: [Item] = []
+        /// Records queued and not yet taken by the writer (a batch counts each of its records), held to `capacity`.
+        var queued = 0
+        /// Records refused since the writer last reported them.
+        var dropped = 0
+        /// The writer found nothing to do and waits on `wake`: the next producer signals it (once).
+        var writerSleeping = false
+        var closed = false
+    }
+
+    private let state = Locked(State())
+    /// The writer's wake-up. Signalled outside the lock and only when the writer sleeps: a producer never wakes a
+    /// writer that is busy (it takes the new items on its next round), and a woken writer does not at once block
+    /// on the lock its waker still holds.
+    private let wake = DispatchSemaphore(value: 0)
     private let capacity: Int
     private let journal: Bool
     private let fd: Int32
@@ -40,11 +53,9 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     /// - Parameters:
     ///   - fd: where lines go (standard error by default; tests pass a pipe).
     ///   - capacity: records that may wait before new ones are dropped.
-    ///   - maxBatch: records formatted into one `write(2)` at most.
+    ///   - maxBatch: queued items (a record, or a batch handed over at once) taken per `write(2)` at most.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = 2,
                 capacity: Int = 65_536, maxBatch: Int = 2_048) {
-        // The queue is unbounded in items; `queued` bounds the records, which is what costs memory.
-        queue = BlockingQueue()
         self.capacity = max(1, capacity)
         journal = environment["JOURNAL_STREAM"] != nil
         self.fd = fd
@@ -55,14 +66,13 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     }
 
     public func write(_ record: LogRecord) {
-        guard admit(1) else { return }
-        if !queue.push(.record(record)) { retract(1) }
+        enqueue(.record(record), records: 1)
     }
 
     /// Queues `records` as one item: one lock round and at most one wake-up of the writer for the whole batch.
     public func write(contentsOf records: [LogRecord]) {
-        guard !records.isEmpty, admit(records.count) else { return }
-        if !queue.push(.records(records)) { retract(records.count) }
+        guard !records.isEmpty else { return }
+        enqueue(.records(records), records: records.count)
     }
 
     public func makeLineEncoder() -> LogLineEncoder { LogLineEncoder(journal: journal) }
@@ -70,39 +80,47 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     /// Queues lines rendered with `makeLineEncoder()`: like `write(contentsOf:)`, one queue operation per batch,
     /// and nothing left for the writer but to copy them.
     public func write(renderedLines: [UInt8], count: Int) {
-        guard count > 0, admit(count) else { return }
-        if !queue.push(.rendered(renderedLines, count)) { retract(count) }
+        guard count > 0 else { return }
+        enqueue(.rendered(renderedLines, count), records: count)
     }
 
-    /// Reserves room for `count` records, or counts them as dropped.
-    private func admit(_ count: Int) -> Bool {
-        let room = queued.withLock { queued -> Bool in
-            guard queued + count <= capacity else { return false }
-            queued += count
-            return true
+    /// Queues `item` unless the sink is closed or the item's records do not fit (then they are counted as dropped);
+    /// wakes the writer if it sleeps. Flush markers (`records` 0) always fit.
+    @discardableResult
+    private func enqueue(_ item: Item, records: Int) -> Bool {
+        let (queued, wakeWriter) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed, records == 0 || state.queued + records <= capacity else {
+                state.dropped += records
+                return (false, false)
+            }
+            state.queued += records
+            state.items.append(item)
+            guard state.writerSleeping else { return (true, false) }
+            state.writerSleeping = false
+            return (true, true)
         }
-        if !room { dropped.withLock { $0 += count } }
-        return room
-    }
-
-    /// A push refused after `admit` (the sink is closed): the records are dropped.
-    private func retract(_ count: Int) {
-        queued.withLock { $0 -= count }
-        dropped.withLock { $0 += count }
+        if wakeWriter { wake.signal() }
+        return queued
     }
 
     /// Blocks until every record written before this call is out. Not for the event loops or the Swift
     /// concurrency pool: call it from the thread that shuts down (after the server stopped).
     public func flush() {
         let done = DispatchSemaphore(value: 0)
-        guard queue.push(.flush(done), evenIfFull: true) else { return }  // closed: everything is out already
+        // Refused only once closed: everything is out already.
+        guard enqueue(.flush(done), records: 0) else { return }
         done.wait()
     }
 
     /// Flushes, then stops the writer thread; later records are dropped. Blocking, like `flush()`.
     public func closeNow() {
         flush()
-        queue.close()
+        let wakeWriter = state.withLock { state -> Bool in
+            state.closed = true
+            defer { state.writerSleeping = false }
+            return state.writerSleeping
+        }
+        if wakeWriter { wake.signal() }
         stopped.wait()
     }
 
@@ -116,19 +134,49 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
         }
     }
 
+    /// The writer's next round: up to `maxBatch` items and the dropped count to report, or nil once closed and
+    /// drained. Waits while there is nothing to do.
+    private func nextBatch(into batch: inout [Item]) -> Int? {
+        while true {
+            let taken = state.withLock { state -> Int? in
+                if state.items.isEmpty {
+                    if state.closed { return nil }
+                    state.writerSleeping = true
+                    return -1
+                }
+                if state.items.count <= maxBatch {
+                    // Swapped, not copied: the producers go on appending to the writer's emptied array.
+                    swap(&state.items, &batch)
+                } else {
+                    batch.append(contentsOf: state.items[..<maxBatch])
+                    state.items.removeFirst(maxBatch)
+                }
+                var records = 0
+                for item in batch {
+                    switch item {
+                    case .record: records += 1
+                    case .records(let list): records += list.count
+                    case .rendered(_, let count): records += count
+                    case .flush: break
+                    }
+                }
+                state.queued -= records
+                defer { state.dropped = 0 }
+                return state.dropped
+            }
+            guard let taken else { return nil }
+            if taken >= 0 { return taken }
+            wake.wait()
+        }
+    }
+
     private func drain() {
         var encoder = LogLineEncoder(journal: journal)
         var text: [UInt8] = []
-        while true {
-            let batch = queue.take(max: maxBatch)
-            if batch.isEmpty { break }  // closed and drained
+        var batch: [Item] = []
+        while let lost = nextBatch(into: &batch) {
             text.removeAll(keepingCapacity: text.capacity <= 1 << 20)
             var flushes: [DispatchSemaphore] = []
-            var taken = 0
-            let lost = dropped.withLock { count -> Int in
-                defer { count = 0 }
-                return count
-            }
             if lost > 0 {
                 encoder.append(LogRecord(level: .warning, label: "log", message: "Log lines dropped",
                                          metadata: [("count", String(lost))]), to: &text)
@@ -137,17 +185,14 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
                 switch item {
                 case .record(let record):
                     encoder.append(record, to: &text)
-                    taken += 1
                 case .records(let records):
                     for record in records { encoder.append(record, to: &text) }
-                    taken += records.count
-                case .rendered(let lines, let count):
+                case .rendered(let lines, _):
                     text.append(contentsOf: lines)
-                    taken += count
                 case .flush(let done): flushes.append(done)
                 }
             }
-            if taken > 0 { queued.withLock { $0 -= taken } }
+            batch.removeAll(keepingCapacity: batch.capacity <= 4096)
             if !text.isEmpty { FileDescriptor.writeAll(fd, text) }
             for done in flushes { done.signal() }
         }

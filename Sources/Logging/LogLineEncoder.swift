@@ -32,13 +32,19 @@ public struct LogLineEncoder {
 
     /// The part of `beginLine` that changes from line to line: the timestamp (or the priority prefix).
     public mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
+        appendLineStart(level: level, epochMillis: Self.epochMillis(date), to: &out)
+    }
+
+    /// `appendLineStart(level:date:to:)` for an instant given as milliseconds since 1970 (`epochMillis(_:)` of the
+    /// date, or `nowEpochMillis()`): no `Date` on a per-request path.
+    public mutating func appendLineStart(level: LogLevel, epochMillis: Int64, to out: inout [UInt8]) {
         if journal {
             out.append(UInt8(ascii: "<"))
             out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority))
             out.append(UInt8(ascii: ">"))
         } else {
             out.append(contentsOf: Self.tsKey)
-            appendTimestamp(date, to: &out)
+            appendTimestamp(epochMillis: epochMillis, to: &out)
             out.append(UInt8(ascii: " "))
         }
     }
@@ -105,8 +111,19 @@ public struct LogLineEncoder {
     private static let labelKey = Array(" label=".utf8)
     private static let messageKey = Array(" msg=".utf8)
 
-    private mutating func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
-        let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+    /// Milliseconds since 1970 as `LogFormat.timestamp` reads `date` (rounded down, saturating).
+    public static func epochMillis(_ date: Date) -> Int64 {
+        Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// The wall clock in milliseconds since 1970, read as `Date()` reads it (`CLOCK_REALTIME`) without Foundation.
+    public static func nowEpochMillis() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) &* 1000 &+ Int64(now.tv_nsec / 1_000_000)
+    }
+
+    private mutating func appendTimestamp(epochMillis raw: Int64, to out: inout [UInt8]) {
         let millis = min(max(raw, LogFormat.timestampMillis.lowerBound), LogFormat.timestampMillis.upperBound)
         var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
         if fraction < 0 {
@@ -123,6 +140,102 @@ public struct LogLineEncoder {
         out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 10 % 10))
         out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10))
         out.append(UInt8(ascii: "Z"))
+    }
+
+    /// Most bytes `writeLineStart` writes.
+    public static let maxLineStartBytes = 32
+
+    /// `appendLineStart(level:epochMillis:to:)`'s bytes written at `p` (at most `maxLineStartBytes`), for callers
+    /// that render a whole line with pointer writes (the HTTP access log). Returns the byte count.
+    public mutating func writeLineStart(level: LogLevel, epochMillis: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        if journal {
+            p[0] = UInt8(ascii: "<")
+            p[1] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority)
+            p[2] = UInt8(ascii: ">")
+            return 3
+        }
+        var line: [UInt8] = []
+        // The common case without an array: the cached second's prefix is copied and the milliseconds written.
+        let millis = min(max(epochMillis, LogFormat.timestampMillis.lowerBound), LogFormat.timestampMillis.upperBound)
+        var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1000
+        }
+        if seconds != cachedSecond {
+            appendTimestamp(epochMillis: epochMillis, to: &line)
+        }
+        var n = 0
+        for byte in Self.tsKey {
+            p[n] = byte
+            n += 1
+        }
+        for byte in cachedPrefix {
+            p[n] = byte
+            n += 1
+        }
+        p[n] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100)
+        p[n + 1] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 10 % 10)
+        p[n + 2] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10)
+        p[n + 3] = UInt8(ascii: "Z")
+        p[n + 4] = UInt8(ascii: " ")
+        return n + 5
+    }
+
+    /// The bytes `appendQuoted(value)` writes when the value needs no escaping (it is copied as it is, in quotes
+    /// when it holds a space or `=` or is empty), else nil. With `writeQuoted` it renders a value with pointer
+    /// writes.
+    public static func plainQuotedCount(_ value: String) -> Int? {
+        var value = value
+        return value.withUTF8 { bytes -> Int? in
+            var needsQuotes = bytes.isEmpty
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || byte == 0x22 || byte == 0x5C { return nil }
+                if byte == 0x20 || byte == 0x3D { needsQuotes = true }
+            }
+            return bytes.count + (needsQuotes ? 2 : 0)
+        }
+    }
+
+    /// Writes `value` at `p` as `appendQuoted` does, for a value whose `plainQuotedCount` is `count`; returns `count`.
+    public static func writeQuoted(_ value: String, count: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        var value = value
+        value.withUTF8 { bytes in
+            let quoted = count != bytes.count
+            var at = p
+            if quoted {
+                at.pointee = 0x22
+                at += 1
+            }
+            if let base = bytes.baseAddress { at.update(from: base, count: bytes.count) }
+            at += bytes.count
+            if quoted { at.pointee = 0x22 }
+        }
+        return count
+    }
+
+    /// `appendDecimal(value)`'s bytes written at `p` (at most 20); returns the byte count.
+    public static func writeDecimal(_ value: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        var n = 0
+        if value < 0 {
+            p[0] = UInt8(ascii: "-")
+            n = 1
+        }
+        var rest = value.magnitude
+        var digits = 1
+        var scale: UInt = 10
+        while digits < 20 && rest >= scale {
+            digits += 1
+            // 10^19 is the last power of ten below UInt.max; no digit count past 20 exists.
+            if digits < 20 { scale &*= 10 }
+        }
+        var i = n + digits - 1
+        repeat {
+            p[i] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            i -= 1
+        } while i >= n
+        return n + digits
     }
 
     /// `LogFormat.quote(value)`'s bytes. Values with nothing to escape (nearly all) are copied as they are, in

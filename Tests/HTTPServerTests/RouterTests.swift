@@ -17,6 +17,33 @@ final class RouterTests: XCTestCase {
         return (route.pattern, parameters)
     }
 
+    func testLiteralPathShortcutAgreesWithTheTreeWalk() {
+        let r = router([(.get, "/health"), (.post, "/health"), (.get, "/items/:id"), (.get, "/items/new"),
+                        (.put, "/a/b"), (.get, "/a/:x"), (.get, "/"), (.get, "/files/*rest"), (.delete, "/files/x"),
+                        (.get, "/x//y")])
+        let cases: [(HTTPMethod, String)] = [
+            (.get, "/health"), (.head, "/health"), (.post, "/health"), (.put, "/health"), (.get, "/items/new"),
+            (.get, "/items/7"), (.put, "/a/b"), (.get, "/a/b"), (.get, "/"), (.get, "/files/x"), (.delete, "/files/x"),
+            (.get, "/x//y"), (.get, "/health/"), (.get, "/heal%74h"), (.get, "/nope"),
+        ]
+        for (method, target) in cases {
+            let (path, _) = PercentDecoding.split(target: target)
+            let walked = resolve(r, method, target)
+            if let shortcut = r.route(method, literalPath: path) {
+                // Where the shortcut answers, it is the route the tree walk finds, with no parameters.
+                XCTAssertEqual(shortcut.pattern, walked?.0, "\(method) \(target)")
+                XCTAssertEqual(walked?.1, [:], "\(method) \(target)")
+            }
+        }
+        XCTAssertEqual(r.route(.get, literalPath: "/health")?.pattern, "/health")
+        XCTAssertEqual(r.route(.head, literalPath: "/health")?.pattern, "/health", "HEAD is served by GET")
+        XCTAssertNil(r.route(.put, literalPath: "/health"), "no PUT route: the tree walk decides (405)")
+        XCTAssertNil(r.route(.get, literalPath: "/a/b"), "GET /a/b is /a/:x's: the tree walk finds it")
+        XCTAssertEqual(resolve(r, .get, "/a/b")?.0, "/a/:x")
+        XCTAssertNil(r.route(.get, literalPath: "/heal%74h"), "escapes are decoded by the tree walk")
+        XCTAssertNil(r.route(.get, literalPath: "/items/7"))
+    }
+
     func testMatchesParametersAndDecodesThem() {
         let r = router([(.put, "/device_api/v1/instances/:instance/devices/apns/:device")])
         let found = resolve(r, .put, "/device_api/v1/instances/abc-123/devices/apns/d%20e%2Ff")
