@@ -8,16 +8,19 @@ final class InFlightWindowTests: XCTestCase {
         let first = await window.acquire()
         XCTAssertTrue(first)
         let order = Locked<[Int]>([])
-        let waiters = (1...2).map { index in
-            Task {
+        // The second waiter starts only once the first has parked: two tasks started together park in either
+        // order, and "the longest waiter" would then be the second one (the test used to hang awaiting the first).
+        var waiters: [Task<Bool, Never>] = []
+        for index in 1...2 {
+            waiters.append(Task {
                 let got = await window.acquire()
                 order.withLock { $0.append(index) }
                 return got
-            }
+            })
+            // Parked waiters are counted under the window's lock; bounded, so a waiter that never parks fails the
+            // assertion below instead of hanging the test.
+            for _ in 0..<1_000_000 where window.waiting < index { await Task.yield() }
         }
-        // Parked waiters are counted under the window's lock; the tasks park on their own schedule (bounded, so a
-        // waiter that never parks fails the assertion instead of hanging the test).
-        for _ in 0..<1_000_000 where window.waiting < 2 { await Task.yield() }
         XCTAssertEqual(window.waiting, 2)
         XCTAssertEqual(window.inUse, 1)
         window.release()
