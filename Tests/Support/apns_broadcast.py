@@ -29,7 +29,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from apns_rules import OK, Checked, ConnectionAuth, KeyRing, KeyTokenFloor, Request, Verdict, _err
+from apns_rules import (OK, Checked, ConnectionAuth, KeyRing, KeyTokenFloor, Request, Verdict, _err,
+                        has_duplicate_headers)
 
 MANAGE_PREFIX = "/1/apps/"
 SEND_PREFIX = "/4/broadcasts/apps/"
@@ -169,13 +170,9 @@ class BroadcastState:
             out.verdict = _err(404, "BadPath")
             return out
 
-        seen: set[str] = set()
-        for name, _ in req.headers:
-            if name in SINGLE_HEADERS:
-                if name in seen:
-                    out.verdict = _err(400, "DuplicateHeaders")
-                    return out
-                seen.add(name)
+        if has_duplicate_headers(req, SINGLE_HEADERS):
+            out.verdict = _err(400, "DuplicateHeaders")
+            return out
         verdict = _authenticate(req, keys, auth, now, floor, out)
         if not verdict.ok:
             out.verdict = verdict

@@ -286,6 +286,17 @@ def check_path(method: str, path: str) -> tuple[Verdict, str | None]:
     return OK, token
 
 
+def has_duplicate_headers(req: Request, single: frozenset[str] = SINGLE_HEADERS) -> bool:
+    """Whether a header APNs takes once (`single`: the device path's by default) came twice: `400 DuplicateHeaders`."""
+    seen: set[str] = set()
+    for name, _ in req.headers:
+        if name in single:
+            if name in seen:
+                return True
+            seen.add(name)
+    return False
+
+
 def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Policy, now: float,
                   floor: KeyTokenFloor | None = None, certificate: Any = None) -> Checked:
     """Applies Apple's rules in Apple's order where known; see README.md for the order where Apple is silent.
@@ -302,13 +313,9 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
     if not verdict.ok:
         return out
 
-    seen: set[str] = set()
-    for name, _ in req.headers:
-        if name in SINGLE_HEADERS:
-            if name in seen:
-                out.verdict = _err(400, "DuplicateHeaders")
-                return out
-            seen.add(name)
+    if has_duplicate_headers(req):
+        out.verdict = _err(400, "DuplicateHeaders")
+        return out
 
     authorization = req.header("authorization")
     if certificate is not None:
