@@ -292,4 +292,10 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 .int64(0, 0))
         }
     }
+
+    public func leave(nodeID: String) async throws {
+        try await write { connection in
+            _ = try connection.run("DELETE FROM nodes WHERE node_id = $1", [.text(nodeID)])
+        }
+    }
 }

@@ -83,6 +83,9 @@ public protocol ShardedPublishQueue: PublishQueue {
     /// Records that node `nodeID` (running `version`) is alive at `now`. - Returns: the nodes seen within
     /// `liveWithin` of `now`, this one included.
     func heartbeat(nodeID: String, version: String, now: Date, liveWithin: Duration) async throws -> Int
+    /// Node `nodeID` stops cleanly: its row goes at once, so the others' share of per-instance limits grows back
+    /// now instead of after `liveWithin`.
+    func leave(nodeID: String) async throws
 }
 
 /// What another node announced about the queue (PostgreSQL's LISTEN/NOTIFY); a hint to look, never the truth.

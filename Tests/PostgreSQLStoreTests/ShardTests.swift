@@ -281,6 +281,19 @@ final class ShardTests: PostgreSQLTestCase {
         try await nodeB.close()
     }
 
+    func testANodeThatLeavesStopsCountingAtOnce() async throws {
+        let nodeA = try await openNode()
+        let nodeB = try await openNode()
+        _ = try await nodeA.heartbeat(nodeID: "a", version: "1", now: now, liveWithin: .seconds(30))
+        let both = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now, liveWithin: .seconds(30))
+        try await nodeA.leave(nodeID: "a")
+        let after = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now.addingTimeInterval(1),
+                                              liveWithin: .seconds(30))
+        XCTAssertEqual([both, after], [2, 1], "a clean stop is not a silence of 30 s")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
     /// Waits up to 10 s for `expected` among the notices.
     private func awaitNotice(_ expected: QueueNotice, on notices: AsyncStream<QueueNotice>) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in

@@ -176,7 +176,10 @@ final class JobScheduler: Sendable {
                 await heartbeat()
             }
             let stopping = await control.wait(until: { $0.stopping }, deadline: .now + context.settings.pollInterval)
-            if stopping { return }
+            if stopping {
+                await leave()
+                return
+            }
             wake()
             if let depth = try? await context.store.queueDepth() {
                 context.metrics.set("push_publish_queue_depth", to: Double(depth))
@@ -192,6 +195,16 @@ final class JobScheduler: Sendable {
                                                    liveWithin: .seconds(30)) {
             context.metrics.set("push_nodes_live", to: Double(live))
             settings.liveNodesChanged(live)
+        }
+    }
+
+    /// Removes this node's heartbeat row on a clean stop (a node killed outright ages out after 30 s instead).
+    private func leave() async {
+        guard let sharded = context.store as? any ShardedPublishQueue else { return }
+        do {
+            try await sharded.leave(nodeID: context.settings.workerID)
+        } catch {
+            context.logger.debug("Removing this node's heartbeat failed; it ages out", ["error": "\(error)"])
         }
     }
 
