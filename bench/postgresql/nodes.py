@@ -37,7 +37,8 @@ LEASE_SECONDS = 5
 CONNECTIONS, STREAMS = 4, 250
 CHECKPOINT_INTERVAL_S = 0.2
 # PublishEngine.Settings.maxUncheckpointedResults: sending pauses while this many answers wait for a checkpoint, so
-# a dying node can have sent at most its in-flight window plus this many without a durable record (the hard bound).
+# a dying node can have sent at most its in-flight window plus this many per run (publish or shard) it had without a
+# durable record (the hard bound; printed for one run).
 MAX_UNWRITTEN_ANSWERS = 10_000
 
 
@@ -240,7 +241,8 @@ def scenario_kill9(args, cluster, out):
         f"{sum(other.values())}; publish counts exact: {exact}; {benchdb.machine()}")
     hard_bound = CONNECTIONS * STREAMS + MAX_UNWRITTEN_ANSWERS
     log("duplicates within the bound" if duplicates <= bound else "DUPLICATES ABOVE THE BOUND (checkpoints lagged)")
-    log(f"engine's hard bound (window + {MAX_UNWRITTEN_ANSWERS} unwritten answers, where sending pauses): {hard_bound}: "
+    log(f"engine's hard bound for one run (window + {MAX_UNWRITTEN_ANSWERS} unwritten answers, where its sending pauses): "
+        f"{hard_bound}: "
         + ("held" if duplicates <= hard_bound else "EXCEEDED"))
     return missing == 0 and exact
 
