@@ -123,7 +123,9 @@ public struct LogLineEncoder {
         return Int64(now.tv_sec) &* 1000 &+ Int64(now.tv_nsec / 1_000_000)
     }
 
-    private mutating func appendTimestamp(epochMillis raw: Int64, to out: inout [UInt8]) {
+    /// Clamps `raw` to what `LogFormat` renders, makes `cachedPrefix` the prefix of its second (formatted only when
+    /// the second changed) and returns its milliseconds within that second (0-999, also before 1970).
+    private mutating func refreshPrefix(epochMillis raw: Int64) -> Int64 {
         let millis = min(max(raw, LogFormat.timestampMillis.lowerBound), LogFormat.timestampMillis.upperBound)
         var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
         if fraction < 0 {
@@ -135,6 +137,11 @@ public struct LogLineEncoder {
             // The whole-second part of the slow formatter's output: `YYYY-MM-DDTHH:MM:SS.`
             cachedPrefix = Array(LogFormat.timestamp(Date(timeIntervalSince1970: Double(seconds))).utf8.dropLast(4))
         }
+        return fraction
+    }
+
+    private mutating func appendTimestamp(epochMillis raw: Int64, to out: inout [UInt8]) {
+        let fraction = refreshPrefix(epochMillis: raw)
         out.append(contentsOf: cachedPrefix)
         out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100))
         out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 10 % 10))
@@ -154,17 +161,8 @@ public struct LogLineEncoder {
             p[2] = UInt8(ascii: ">")
             return 3
         }
-        var line: [UInt8] = []
-        // The common case without an array: the cached second's prefix is copied and the milliseconds written.
-        let millis = min(max(epochMillis, LogFormat.timestampMillis.lowerBound), LogFormat.timestampMillis.upperBound)
-        var (seconds, fraction) = millis.quotientAndRemainder(dividingBy: 1000)
-        if fraction < 0 {
-            seconds -= 1
-            fraction += 1000
-        }
-        if seconds != cachedSecond {
-            appendTimestamp(epochMillis: epochMillis, to: &line)
-        }
+        // Without an array: the cached second's prefix is copied and the milliseconds written.
+        let fraction = refreshPrefix(epochMillis: epochMillis)
         var n = 0
         for byte in Self.tsKey {
             p[n] = byte
