@@ -279,7 +279,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
 
     public func heartbeat(nodeID: String, version: String, now: Date, liveWithin: Duration) async throws -> Int {
         let nowMillis = now.millisecondsSince1970
-        let since = nowMillis - min(max(0, liveWithin.components.seconds), 86_400) * 1000
+        let since = Self.liveSince(nowMillis, liveWithin)
         return try await write { connection in
             try connection.run(
                 """
@@ -291,6 +291,27 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             return Int(try connection.query("SELECT count(*) FROM nodes WHERE last_seen >= $1", [.integer(since)])
                 .int64(0, 0))
         }
+    }
+
+    public func liveNodes(now: Date, liveWithin: Duration, limit: Int) async throws -> [NodeRecord] {
+        let since = Self.liveSince(now.millisecondsSince1970, liveWithin)
+        return try await read { connection in
+            let result = try connection.query(
+                """
+                SELECT node_id, version, started_at, last_seen FROM nodes WHERE last_seen >= $1
+                ORDER BY last_seen DESC, node_id LIMIT $2
+                """, [.integer(since), .integer(Int64(max(0, limit)))])
+            return (0..<result.rowCount).map { row in
+                NodeRecord(nodeID: result.text(row, 0), version: result.text(row, 1),
+                           startedAt: result.date(row, 2), lastSeen: result.date(row, 3))
+            }
+        }
+    }
+
+    /// The oldest heartbeat (in milliseconds) that still counts as live; `liveWithin` is clamped to a day, the
+    /// age at which `heartbeat` forgets a node.
+    private static func liveSince(_ nowMillis: Int64, _ liveWithin: Duration) -> Int64 {
+        nowMillis - min(max(0, liveWithin.components.seconds), 86_400) * 1000
     }
 
     public func leave(nodeID: String) async throws {

@@ -36,6 +36,23 @@ public struct ShardedPublishEnd: Sendable, Equatable {
     }
 }
 
+/// A node of a shared database, as its heartbeats recorded it (`/ready` lists them).
+public struct NodeRecord: Sendable, Equatable {
+    /// The engine's worker id: `node-<host>-<pid>` unless configured.
+    public var nodeID: String
+    /// The release the node runs, so a rolling upgrade shows which nodes are still on the old one.
+    public var version: String
+    public var startedAt: Date
+    public var lastSeen: Date
+
+    public init(nodeID: String, version: String, startedAt: Date, lastSeen: Date) {
+        self.nodeID = nodeID
+        self.version = version
+        self.startedAt = startedAt
+        self.lastSeen = lastSeen
+    }
+}
+
 /// A publish queue that splits a large publish into shards (ranges of device refs) that any node claims, so one
 /// publish is delivered by every node. Optional: a backend without it (SQLite, in memory) delivers each publish as
 /// one unit, which the engine falls back to.
@@ -86,6 +103,8 @@ public protocol ShardedPublishQueue: PublishQueue {
     /// Node `nodeID` stops cleanly: its row goes at once, so the others' share of per-instance limits grows back
     /// now instead of after `liveWithin`.
     func leave(nodeID: String) async throws
+    /// The nodes seen within `liveWithin` of `now`, most recently seen first, at most `limit` of them.
+    func liveNodes(now: Date, liveWithin: Duration, limit: Int) async throws -> [NodeRecord]
 }
 
 /// What another node announced about the queue (PostgreSQL's LISTEN/NOTIFY); a hint to look, never the truth.

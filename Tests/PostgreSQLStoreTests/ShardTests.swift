@@ -294,6 +294,29 @@ final class ShardTests: PostgreSQLTestCase {
         try await nodeB.close()
     }
 
+    func testLiveNodesListsTheRecentHeartbeatsNewestFirstWithinTheLimit() async throws {
+        let nodeA = try await openNode()
+        let nodeB = try await openNode()
+        _ = try await nodeA.heartbeat(nodeID: "a", version: "1.0", now: now, liveWithin: .seconds(30))
+        _ = try await nodeB.heartbeat(nodeID: "b", version: "1.1", now: now.addingTimeInterval(5),
+                                      liveWithin: .seconds(30))
+        _ = try await nodeA.heartbeat(nodeID: "a", version: "1.0", now: now.addingTimeInterval(10),
+                                      liveWithin: .seconds(30))
+        let both = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(30), limit: 10)
+        XCTAssertEqual(both.map(\.nodeID), ["a", "b"], "a's heartbeat is the newer")
+        XCTAssertEqual(both.map(\.version), ["1.0", "1.1"])
+        XCTAssertEqual(both.first?.startedAt, now, "a renewed heartbeat keeps the start")
+        XCTAssertEqual(both.first?.lastSeen, now.addingTimeInterval(10))
+        let limited = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(30), limit: 1)
+        XCTAssertEqual(limited.map(\.nodeID), ["a"])
+        let later = try await nodeB.liveNodes(now: now.addingTimeInterval(36), liveWithin: .seconds(30), limit: 10)
+        XCTAssertEqual(later.map(\.nodeID), ["a"], "b went silent 31 s ago")
+        let hostile = try await nodeB.liveNodes(now: now, liveWithin: .seconds(-5), limit: -1)
+        XCTAssertEqual(hostile, [], "a negative window or limit lists nothing and does not trap")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
     /// Waits up to 10 s for `expected` among the notices.
     private func awaitNotice(_ expected: QueueNotice, on notices: AsyncStream<QueueNotice>) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in

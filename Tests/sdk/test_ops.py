@@ -114,6 +114,8 @@ def test_health_ready_and_metrics_are_served_with_bounded_labels(tmp_path):
         ready = requests.get(f"{base}/ready", timeout=2)
         assert ready.status_code == 200
         assert ready.json()["checks"]["instances"][0]["apnsCredentials"] == "not configured"
+        # SQLite is this node's own: no fleet to list.
+        assert "nodes" not in ready.json()["checks"]
         # A request to a random path must not become a metric label.
         requests.get(f"{base}/some/random/path/abc123", timeout=2)
         requests.get(f"{base}/device_api/v1/instances/8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11/devices/apns/apns-zzz", timeout=2)

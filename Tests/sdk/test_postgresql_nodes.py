@@ -233,6 +233,33 @@ def test_one_large_publish_is_delivered_by_both_nodes_each_device_once(sharded_n
     assert metric(text, "push_nodes_live") == 2, [line for line in text.splitlines() if "nodes_live" in line]
 
 
+def ready_nodes(server):
+    """The `nodes` check of the server's detailed /ready (a loopback peer gets the details)."""
+    response = requests.get(server.url("/ready"), verify=server.cert, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()["checks"]["nodes"]
+
+
+def test_ready_lists_the_live_nodes_and_drops_one_that_stops_cleanly(sharded_nodes):
+    node_a, node_b, _ = sharded_nodes
+    # Each node records its heartbeat as its engine starts, so both are listed within moments, by either node.
+    wait_for(lambda: ready_nodes(node_a)["live"] == 2, timeout=15, message="node A never listed both nodes")
+    seen_by_a = ready_nodes(node_a)
+    seen_by_b = ready_nodes(node_b)
+    assert seen_by_a["live"] == 2 and len(seen_by_a["list"]) == 2, seen_by_a
+    assert {n["id"] for n in seen_by_a["list"]} == {n["id"] for n in seen_by_b["list"]}
+    assert seen_by_a["self"] != seen_by_b["self"] and seen_by_a["selfLive"] and seen_by_b["selfLive"]
+    assert seen_by_a["liveWithinSeconds"] == 30 and seen_by_a["truncated"] is False
+    assert all(n["version"] and n["startedAt"] <= n["lastSeen"] for n in seen_by_a["list"]), seen_by_a
+    # A clean stop deletes the node's row: node A lists only itself at once, not after 30 s of silence.
+    node_b.stop()
+    try:
+        after = ready_nodes(node_a)
+        assert [n["id"] for n in after["list"]] == [seen_by_a["self"]] and after["live"] == 1, after
+    finally:
+        node_b.start()
+
+
 def test_the_survivor_finishes_the_shards_of_a_node_killed_at_40_percent(sharded_nodes):
     node_a, node_b, mock = sharded_nodes
     delay_ms = MOCK_DELAY_MS

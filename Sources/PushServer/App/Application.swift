@@ -104,7 +104,10 @@ public final class Application: Sendable {
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
                          storeHealth: storeHealth,
                          access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
-                         draining: { draining.withLock { $0 } })
+                         draining: { draining.withLock { $0 } },
+                         nodes: (store as? any ShardedPublishQueue).map {
+                             SharedNodes(store: $0, selfID: settings.workerID, liveWithin: settings.nodeLiveWindow)
+                         })
         ops.register(into: &router, on: .main)
         if config.console.enabled {
             ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,

@@ -18,6 +18,8 @@ struct OpsAPI: Sendable {
     /// True once the server started stopping: `/ready` then answers 503, so a load balancer sends no new work
     /// while the rest drains (the ops listener is stopped last).
     var draining: @Sendable () -> Bool = { false }
+    /// The nodes sharing the database, listed in `/ready`'s details; nil on a store only this node uses.
+    var nodes: SharedNodes?
     /// Wall time, for certificate expiry (a calendar date); tests inject a movable one.
     var now: @Sendable () -> Date = { Date() }
 
@@ -61,7 +63,7 @@ struct OpsAPI: Sendable {
     /// refused credentials and an unreachable APNs are reported but do not fail readiness: the server still accepts
     /// and queues work, which is what a load balancer's readiness decides. An expired APNs client certificate does
     /// (`APNsCertificateHealth`): it cannot be refused by chance, and nothing of its instance will be delivered
-    /// until an operator replaces it.
+    /// until an operator replaces it. On a shared database the details also list the live nodes (`SharedNodes`).
     func ready(detailed: Bool) async throws -> HTTPResponse {
         var checks: [String: JSONValue] = [:]
         let store = storeHealth.snapshot
@@ -111,6 +113,7 @@ struct OpsAPI: Sendable {
         }
         checks["instances"] = .array(list)
         checks["apns"] = apnsHealth.snapshot.json(apns.stats())
+        if let nodes { checks["nodes"] = await nodes.json(now: now) }
         let body = JSONValue.object(["ready": .bool(ready), "checks": .object(checks)])
         return .json(body, status: ready ? .ok : .serviceUnavailable)
     }

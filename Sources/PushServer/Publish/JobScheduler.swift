@@ -192,7 +192,7 @@ final class JobScheduler: Sendable {
         guard let sharded = context.store as? any ShardedPublishQueue else { return }
         let settings = context.settings
         if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
-                                                   liveWithin: .seconds(30)) {
+                                                   liveWithin: settings.nodeLiveWindow) {
             context.metrics.set("push_nodes_live", to: Double(live))
             settings.liveNodesChanged(live)
         }

@@ -42,6 +42,8 @@ public final class PublishEngine: Service {
         public var shardSize = 0
         /// How often this node records its heartbeat in a shared database (`nodes` table, `push_nodes_live`).
         public var heartbeatInterval: Duration = .seconds(10)
+        /// A node whose last heartbeat is older than this no longer counts as live (three missed heartbeats).
+        public var nodeLiveWindow: Duration = .seconds(30)
         /// The program's version, recorded with the heartbeat.
         public var version = ""
         /// Hears the number of live nodes after each heartbeat (the API shares its per-instance limits out).
