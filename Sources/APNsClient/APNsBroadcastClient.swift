@@ -122,9 +122,10 @@ public final class APNsBroadcastClient: Sendable {
             let parsed = APNsBroadcastResponse.parse(status: response.status, headers: response.headers,
                                                      body: response.body)
             guard let reason = parsed.reason else { return .response(parsed) }
-            // One new token after ExpiredProviderToken, as the device client does; other credential faults are the
-            // configuration's, not the call's.
-            if reason == .expiredProviderToken && !refreshed {
+            // The device client's rule (`ProviderTokenState.recovery`): one new token after ExpiredProviderToken,
+            // other credential faults are the configuration's, not the call's.
+            switch ProviderTokenState.recovery(after: reason, refreshed: refreshed) {
+            case .refresh?:
                 refreshed = true
                 do {
                     token = try tokens.tokenAfterExpiry(generation: token.generation)
@@ -132,10 +133,10 @@ public final class APNsBroadcastClient: Sendable {
                     return .failure(Self.failure(error))
                 }
                 continue
-            }
-            // APNs holds a newer token for this key (another process or node signed one): adopt it once; otherwise
-            // the answer goes back as a 429 the caller retries later (the engine, for up to the policy's window).
-            if reason == .tooManyProviderTokenUpdates {
+            case .resolveRejected?:
+                // APNs holds a newer token for this key (another process or node signed one): adopt it once;
+                // otherwise the answer goes back as a 429 the caller retries later (the engine, for up to the
+                // policy's window).
                 let outcome: ProviderTokenManager.UpdateRejectedOutcome
                 do {
                     outcome = try tokens.tokenAfterUpdateRejected(generation: token.generation)
@@ -148,14 +149,14 @@ public final class APNsBroadcastClient: Sendable {
                     continue
                 }
                 return .response(parsed)
-            }
-            if reason.isCredentialFault {
+            case .credentialFault?:
                 configuration.logger.error("APNs refused the provider token for a broadcast call",
                                            ["team": credentials.teamID, "key": credentials.keyID,
                                             "reason": reason.rawValue])
                 return .failure(.configuration(.rejected(status: parsed.status, reason: reason)))
+            case nil:
+                return .response(parsed)
             }
-            return .response(parsed)
         }
     }
 

@@ -86,15 +86,19 @@ public struct APNsRetryPolicy: Sendable, Hashable {
         switch outcome {
         case .response(let status, let reason):
             if status == 200 { return .finish }
-            if reason == .expiredProviderToken {
-                return tokenRefreshed ? .configurationFault : .refreshTokenAndRetry
-            }
-            if reason == .tooManyProviderTokenUpdates {
-                let wait = delay(attempts: max(1, tokenUpdateRejections), random: random, floor: tokenUpdateRejectedDelay)
+            switch ProviderTokenState.recovery(after: reason, refreshed: tokenRefreshed) {
+            case .refresh?:
+                return .refreshTokenAndRetry
+            case .resolveRejected?:
+                let wait = delay(
+                    attempts: max(1, tokenUpdateRejections), random: random, floor: tokenUpdateRejectedDelay)
                 guard elapsed + wait <= tokenUpdateRejectedWindow else { return .configurationFault }
                 return .retryAfterTokenUpdateRejected(after: wait)
+            case .credentialFault?:
+                return .configurationFault
+            case nil:
+                break
             }
-            if let reason, reason.isCredentialFault { return .configurationFault }
             if status == 429 {
                 return backoff(attempts: attempts, elapsed: elapsed, random: random, floor: tooManyRequestsDelay)
             }

@@ -88,6 +88,29 @@ public struct ProviderTokenState: Sendable, Equatable {
         case wait(signableAt: Int)
     }
 
+    /// What an APNs answer about the provider token calls for. One rule for device connections (through
+    /// `APNsRetryPolicy`) and broadcast calls (`APNsBroadcastClient`); how long each waits is theirs.
+    public enum Recovery: Sendable, Equatable {
+        /// `403 ExpiredProviderToken`, the request's first: get a new token
+        /// (`ProviderTokenManager.tokenAfterExpiry`) and re-send at once.
+        case refresh
+        /// `429 TooManyProviderTokenUpdates`: APNs holds another token for the key; ask
+        /// `ProviderTokenManager.tokenAfterUpdateRejected` whether to re-send now with another token or later.
+        case resolveRejected
+        /// Any other credential reason, or `ExpiredProviderToken` again after the refresh: the credentials are at
+        /// fault, and re-sending cannot help.
+        case credentialFault
+    }
+
+    /// The recovery APNs' `reason` calls for, for a request that already had its one refresh (`refreshed`) or not;
+    /// nil when the reason is not about the credentials.
+    public static func recovery(after reason: APNsReason?, refreshed: Bool) -> Recovery? {
+        guard let reason, reason.isCredentialFault else { return nil }
+        if reason == .expiredProviderToken { return refreshed ? .credentialFault : .refresh }
+        if reason == .tooManyProviderTokenUpdates { return .resolveRejected }
+        return .credentialFault
+    }
+
     /// Seconds between store reads caused by `TooManyProviderTokenUpdates` (every rejected request asks).
     public static let storeCheckInterval = 1
 
