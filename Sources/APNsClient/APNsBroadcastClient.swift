@@ -14,9 +14,9 @@ import Logging
 /// await client.shutdown()
 /// ```
 ///
-/// Provider tokens come from a `ProviderTokenManager` per (team, key) sharing the device client's
-/// `ProviderTokenStore`, so a restart or the device pool does not sign a second token within APNs' refresh floor
-/// when a store is configured.
+/// Provider tokens come from `ProviderTokenManagers`, one manager per (team, key): given the device client's
+/// (`Configuration.tokenManagers`), broadcast calls and device pools hold one token per key between them; the
+/// `ProviderTokenStore` keeps a restart or another node from signing a second one within APNs' refresh floor.
 public final class APNsBroadcastClient: Sendable {
     /// Settings shared by every call.
     public struct Configuration: Sendable {
@@ -28,6 +28,10 @@ public final class APNsBroadcastClient: Sendable {
         public var tokenPolicy = ProviderTokenPolicy()
         public var tokenStore: (any ProviderTokenStore)?
         public var clock: @Sendable () -> Date = { Date() }
+        /// The process's token managers, shared with the `APNsClient` (its `APNsClientConfiguration.tokenManagers`)
+        /// so both use one token per key. When set, it replaces `tokenPolicy`, `tokenStore` and `clock` for tokens.
+        /// Default nil: the client creates its own from those three.
+        public var tokenManagers: ProviderTokenManagers?
         public var logger: Logger = .disabled
         public init() {}
     }
@@ -35,16 +39,19 @@ public final class APNsBroadcastClient: Sendable {
     private struct State {
         /// One exchange client per CA file (nil: the system store); bounded by the configured instances.
         var clients: [String: HTTPExchangeClient] = [:]
-        var tokens: [String: ProviderTokenManager] = [:]
         var shuttingDown = false
     }
 
     private let configuration: Configuration
+    private let tokenManagers: ProviderTokenManagers
     private let state = Locked(State())
 
     public init(configuration: Configuration = Configuration()) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         self.configuration = configuration
+        tokenManagers = configuration.tokenManagers ?? ProviderTokenManagers(
+            policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
+            logger: configuration.logger)
     }
 
     /// One channel management call to `endpoints.managementURL`.
@@ -91,14 +98,15 @@ public final class APNsBroadcastClient: Sendable {
             return .failure(.invalidRequest(.invalidURL(text)))
         }
         let client: HTTPExchangeClient
-        let tokens: ProviderTokenManager
         do {
-            guard let found = try clientAndTokens(caFile: caFile, credentials: credentials) else {
-                return .failure(.shutdown)
-            }
-            (client, tokens) = found
+            guard let found = try exchangeClient(caFile: caFile) else { return .failure(.shutdown) }
+            client = found
         } catch {
             return .failure(.transport(APNsTransportError(kind: .fatal, code: error.code, message: error.description)))
+        }
+        guard let tokens = tokenManagers.manager(for: credentials) else {
+            // Broadcasts need token authentication; certificate credentials cannot sign (as their signer says).
+            return .failure(.configuration(.signingFailed(String(describing: CertificateCredentialsSignNoTokens()))))
         }
         var exchange = HTTPExchange(url: url, headers: [], body: body)
         exchange.method = method
@@ -186,10 +194,8 @@ public final class APNsBroadcastClient: Sendable {
         }
     }
 
-    private func clientAndTokens(caFile: String?, credentials: APNsCredentials) throws(CurlError)
-        -> (HTTPExchangeClient, ProviderTokenManager)?
-    {
-        try state.withLock { (state: inout State) throws(CurlError) -> (HTTPExchangeClient, ProviderTokenManager)? in
+    private func exchangeClient(caFile: String?) throws(CurlError) -> HTTPExchangeClient? {
+        try state.withLock { (state: inout State) throws(CurlError) -> HTTPExchangeClient? in
             if state.shuttingDown { return nil }
             let clientKey = caFile ?? ""
             let client: HTTPExchangeClient
@@ -201,17 +207,7 @@ public final class APNsBroadcastClient: Sendable {
                     connectTimeout: configuration.connectTimeout, maxResponseBytes: configuration.maxResponseBytes))
                 state.clients[clientKey] = client
             }
-            let tokenKey = credentials.teamID + "/" + credentials.keyID
-            let tokens: ProviderTokenManager
-            if let existing = state.tokens[tokenKey] {
-                tokens = existing
-            } else {
-                tokens = ProviderTokenManager(credentials: credentials, policy: configuration.tokenPolicy,
-                                              store: configuration.tokenStore, clock: configuration.clock,
-                                              logger: configuration.logger)
-                state.tokens[tokenKey] = tokens
-            }
-            return (client, tokens)
+            return client
         }
     }
 }

@@ -28,6 +28,8 @@ public final class APNsClient: Sendable {
     }
 
     private let configuration: APNsClientConfiguration
+    /// One token manager per (team, key) for every pool of the key, whatever its environment.
+    private let tokenManagers: ProviderTokenManagers
     private let pools = Locked(Pools())
     private let invalidRequests = Atomic<Int>(0)
 
@@ -38,6 +40,9 @@ public final class APNsClient: Sendable {
             throw CurlError(code: -1, call: "curl_version_info", message: "libcurl lacks HTTP/2: \(CurlGlobal.version)")
         }
         self.configuration = configuration
+        tokenManagers = configuration.tokenManagers ?? ProviderTokenManagers(
+            policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
+            logger: configuration.logger)
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -87,11 +92,19 @@ public final class APNsClient: Sendable {
         await pool.submit(job)
     }
 
-    /// A snapshot of the counters across pools.
+    /// A snapshot of the counters across pools. Token counts are per key: the sandbox and production pools of a
+    /// key share one manager (with the broadcast client too when it shares `tokenManagers`), counted once.
     public func stats() -> APNsClientStats {
         let all = pools.withLock { Array($0.byKey.values) }
         var stats = APNsClientStats()
-        for pool in all { stats.add(pool.stats()) }
+        var counted = Set<ObjectIdentifier>()
+        for pool in all {
+            stats.add(pool.stats())
+            if let tokens = pool.tokens, counted.insert(ObjectIdentifier(tokens)).inserted {
+                stats.tokenRefreshes += tokens.mintCount
+                stats.tokensAdopted += tokens.adoptCount
+            }
+        }
         stats.invalidRequests += invalidRequests.load(ordering: .relaxed)
         return stats
     }
@@ -127,7 +140,8 @@ public final class APNsClient: Sendable {
         return try pools.withLock { (pools: inout Pools) throws(CurlError) -> APNsPool? in
             if pools.shuttingDown { return nil }
             if let pool = pools.byKey[key] { return pool }
-            let pool = try APNsPool(key: key, credentials: credentials, configuration: configuration)
+            let pool = try APNsPool(key: key, credentials: credentials, tokens: tokenManagers.manager(for: credentials),
+                                    configuration: configuration)
             pools.byKey[key] = pool
             configuration.logger.info(
                 "APNs pool created",

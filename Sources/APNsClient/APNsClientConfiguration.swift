@@ -29,6 +29,10 @@ public struct APNsClientConfiguration: Sendable {
     public var tokenStore: (any ProviderTokenStore)?
     /// The wall clock for token `iat`s; tests inject a movable one.
     public var clock: @Sendable () -> Date
+    /// The process's provider-token managers, one per (team, key), to share with an `APNsBroadcastClient` (and
+    /// other clients) so the process holds one token per key. When set, it replaces `tokenPolicy`, `tokenStore`
+    /// and `clock` for tokens (it was created with its own). Default nil: the client creates one from those three.
+    public var tokenManagers: ProviderTokenManagers?
     /// Where the client logs (connection events, configuration faults). Tokens are masked, JWTs never logged.
     public var logger: Logger
 
@@ -36,7 +40,8 @@ public struct APNsClientConfiguration: Sendable {
         connectionsPerPool: Int = 6, streamsPerConnection: Int = 200, requestTimeout: Double = 30,
         connectTimeout: Double = 10, maxIdleSeconds: Int = 900, retryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
         tokenPolicy: ProviderTokenPolicy = ProviderTokenPolicy(), tokenStore: (any ProviderTokenStore)? = nil,
-        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled
+        clock: @escaping @Sendable () -> Date = { Date() }, tokenManagers: ProviderTokenManagers? = nil,
+        logger: Logger = .disabled
     ) {
         precondition(connectionsPerPool >= 1 && streamsPerConnection >= 1)
         self.connectionsPerPool = connectionsPerPool
@@ -48,6 +53,7 @@ public struct APNsClientConfiguration: Sendable {
         self.tokenPolicy = tokenPolicy
         self.tokenStore = tokenStore
         self.clock = clock
+        self.tokenManagers = tokenManagers
         self.logger = logger
     }
 }

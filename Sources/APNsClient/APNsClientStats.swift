@@ -12,9 +12,11 @@ public struct APNsClientStats: Sendable, Equatable {
     public var connections = 0
     /// TCP/TLS connections opened so far (reconnects after GOAWAY or idle included).
     public var connectionsOpened = 0
-    /// Provider tokens minted.
+    /// Provider tokens minted for the keys of the client's pools, once per key (by whichever pool or client sharing
+    /// the key's `ProviderTokenManager` minted them).
     public var tokenRefreshes = 0
-    /// Provider tokens taken over from the `ProviderTokenStore` (signed by an earlier process or another node).
+    /// Provider tokens taken over from the `ProviderTokenStore` (signed by an earlier process or another node),
+    /// counted like `tokenRefreshes`.
     public var tokensAdopted = 0
     /// `429 TooManyProviderTokenUpdates` answers (each is retried, not final).
     public var tokenUpdateRejections = 0

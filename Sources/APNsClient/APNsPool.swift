@@ -11,7 +11,8 @@ struct APNsPoolKey: Hashable, Sendable {
     var environment: APNsEnvironment
 }
 
-/// The connections, token manager and in-flight window of one (team, key, environment).
+/// The connections and in-flight window of one (team, key, environment), with the key's token manager (shared
+/// with the key's pools in other environments).
 ///
 /// The window (`connections × streamsPerConnection` slots) is the backpressure: a request holds a slot from
 /// acceptance until its final result, retries and their delays included. `submit` suspends while the window is
@@ -51,7 +52,8 @@ final class APNsPool: Sendable {
     }
 
     let key: APNsPoolKey
-    /// nil for certificate credentials: trust comes with the TLS handshake, no token is ever minted.
+    /// The key's manager, shared with the key's other pools (so `stats()` leaves token counts to the client, which
+    /// counts each manager once); nil for certificate credentials: trust comes with the TLS handshake.
     let tokens: ProviderTokenManager?
     let capacity: Int
     /// Free slots needed before suspended submitters are resumed (see `finished`).
@@ -61,13 +63,12 @@ final class APNsPool: Sendable {
     nonisolated(unsafe) private var connectionList: [APNsConnection] = []
     private var connections: [APNsConnection] { connectionList }
 
-    init(key: APNsPoolKey, credentials: APNsCredentials, configuration: APNsClientConfiguration) throws(CurlError) {
+    /// - Parameter tokens: the key's manager from the client's `ProviderTokenManagers` (shared with the key's other
+    ///   pools and the broadcast client); nil for certificate credentials.
+    init(key: APNsPoolKey, credentials: APNsCredentials, tokens: ProviderTokenManager?,
+         configuration: APNsClientConfiguration) throws(CurlError) {
         self.key = key
         let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
-        let tokens = credentials.certificate == nil
-            ? ProviderTokenManager(credentials: credentials, policy: configuration.tokenPolicy,
-                                   store: configuration.tokenStore, clock: configuration.clock, logger: logger)
-            : nil
         self.tokens = tokens
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
@@ -244,8 +245,6 @@ final class APNsPool: Sendable {
             stats.streamsInFlight += connection.gauges.attached.load(ordering: .relaxed)
             stats.connectionsOpened += connection.gauges.opened.load(ordering: .relaxed)
         }
-        stats.tokenRefreshes = tokens?.mintCount ?? 0
-        stats.tokensAdopted = tokens?.adoptCount ?? 0
         return stats
     }
 }

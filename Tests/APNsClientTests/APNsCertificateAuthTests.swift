@@ -55,6 +55,24 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
         XCTAssertEqual(results.map { $0.response?.status }, [200, 200])
     }
 
+    func testCertificateCredentialsGetNoTokenManagerAndBroadcastsRefuseThem() async throws {
+        let managers = ProviderTokenManagers()
+        let credentials = try p12Credentials()
+        XCTAssertNil(managers.manager(for: credentials))
+        XCTAssertEqual(managers.count, 0)
+        // Broadcasts are token-only: refused before any connection, with the certificate signer's own words.
+        var configuration = APNsBroadcastClient.Configuration()
+        configuration.tokenManagers = managers
+        let broadcaster = try APNsBroadcastClient(configuration: configuration)
+        let endpoints = APNsBroadcastEndpoints(managementURL: "https://127.0.0.1:1", sendURL: "https://127.0.0.1:1")
+        let result = await broadcaster.manage(.list, bundleID: APNsBundleID(topic)!, endpoints: endpoints,
+                                              credentials: credentials)
+        await broadcaster.shutdown()
+        XCTAssertEqual(
+            result, .failure(.configuration(.signingFailed("certificate credentials sign no provider tokens"))))
+        XCTAssertEqual(managers.count, 0)
+    }
+
     func testTokenOnlyPushTypesAreRefusedBeforeSending() async throws {
         try startCertificateMock()
         let client = try makeClient()

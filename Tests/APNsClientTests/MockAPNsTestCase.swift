@@ -44,12 +44,14 @@ class MockAPNsTestCase: XCTestCase {
 
     func makeClient(
         connections: Int = 2, streams: Int = 50, requestTimeout: Double = 10, retry: APNsRetryPolicy = fastRetries,
-        tokenStore: (any ProviderTokenStore)? = nil, clock: (@Sendable () -> Date)? = nil
+        tokenStore: (any ProviderTokenStore)? = nil, clock: (@Sendable () -> Date)? = nil,
+        tokenManagers: ProviderTokenManagers? = nil
     ) throws -> APNsClient {
         let client = try APNsClient(
             configuration: APNsClientConfiguration(
                 connectionsPerPool: connections, streamsPerConnection: streams, requestTimeout: requestTimeout,
-                connectTimeout: 5, retryPolicy: retry, tokenStore: tokenStore, clock: clock ?? { Date() }))
+                connectTimeout: 5, retryPolicy: retry, tokenStore: tokenStore, clock: clock ?? { Date() },
+                tokenManagers: tokenManagers))
         clients.append(client)
         return client
     }

@@ -55,19 +55,22 @@ public final class Application: Sendable {
         let store = try await Self.openStore(config.storage, logger: logger.named("store"),
                                              healthEvents: { storeHealth.record($0) })
 
+        // One provider token per APNs key for the whole process: device pools (sandbox and production) and
+        // broadcast calls share these managers, so Apple's per-key refresh floor is met here, not through the store.
+        let tokenManagers = ProviderTokenManagers(store: PushStoreProviderTokens(store: store),
+                                                  logger: logger.named("apns"))
         apns = try APNsClient(configuration: APNsClientConfiguration(
             connectionsPerPool: config.apns.connectionsPerPool, streamsPerConnection: config.apns.streamsPerConnection,
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
-            tokenStore: PushStoreProviderTokens(store: store),
-            logger: logger.named("apns")))
+            tokenManagers: tokenManagers, logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"))
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"),
                                    liveActivities: store)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
-        broadcastConfiguration.tokenStore = PushStoreProviderTokens(store: store)
+        broadcastConfiguration.tokenManagers = tokenManagers
         broadcastConfiguration.logger = logger.named("apns-broadcast")
         let broadcaster = try APNsBroadcastClient(configuration: broadcastConfiguration)
         var settings = PublishEngine.Settings()
