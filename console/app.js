@@ -749,6 +749,21 @@
 
   // MARK: Overview
 
+  /** The certificate of an instance with certificate authentication (`apnsCertificate`): none for a .p8 key. */
+  function certificateFacts(cert) {
+    if (!cert) return [];
+    const days = cert.daysLeft === 1 ? '1 day' : `${number(cert.daysLeft)} days`;
+    const expiry = cert.daysLeft < 0 ? `${time(cert.notAfter)} (expired)` : `${time(cert.notAfter)} (${days} left)`;
+    return [
+      ['Certificate subject', code(cert.subject)],
+      ['Certificate topics', (cert.topics || []).join(', ') || null],
+      ['Certificate environments', (cert.environments || []).length ? cert.environments.join(' + ') : 'none (no marker)'],
+      ['Environment note', cert.environmentNote || undefined],
+      ['Certificate expires', expiry],
+      ['Certificate warning', cert.warning || undefined],
+    ];
+  }
+
   async function loadOverview() {
     const response = await api('GET', `${base()}/console/overview`);
     const info = $('ov-info');
@@ -781,10 +796,12 @@
       ['Credential failures', number(apns.configurationFailures)],
       ['Publish queue', number(o.store && o.store.queueDepth)],
     ]);
+    const cert = instance.apnsCertificate;
     facts($('ov-instance'), [
       ['Id', code(instance.id)],
-      ['APNs credentials', instance.apnsCredentials],
-      ['Team id / Key id', instance.teamId ? `${instance.teamId} / ${instance.keyId}` : null],
+      ['APNs credentials', cert ? `${instance.apnsCredentials} · client certificate` : instance.apnsCredentials],
+      ['Team id / Key id', cert ? undefined : (instance.teamId ? `${instance.teamId} / ${instance.keyId}` : null)],
+      ...certificateFacts(cert),
       ['Topic', instance.topic],
       ['Default environment', instance.defaultEnvironment],
       ['Sandbox host', instance.apnsHosts ? code(instance.apnsHosts.sandbox) : null],

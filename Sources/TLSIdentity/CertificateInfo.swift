@@ -15,13 +15,12 @@ public struct CertificateInfo: Sendable, Equatable {
     public var sha256Fingerprint: String
     /// The topics extension (`1.2.840.113635.100.6.3.6`), when present.
     public var topicsExtension: APNsTopicsExtension?
-    /// Whether the development marker (`1.2.840.113635.100.6.3.1`) is present.
-    public var development: Bool
-    /// Whether the production marker (`1.2.840.113635.100.6.3.2`) is present.
-    public var production: Bool
+    /// The environments Apple's markers say the certificate is for.
+    public var environments: APNsCertificateEnvironments
 
     public init(subject: String, uid: String?, organizationalUnit: String?, notBefore: Date, notAfter: Date,
-                sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?, development: Bool, production: Bool) {
+                sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?,
+                environments: APNsCertificateEnvironments) {
         self.subject = subject
         self.uid = uid
         self.organizationalUnit = organizationalUnit
@@ -29,8 +28,7 @@ public struct CertificateInfo: Sendable, Equatable {
         self.notAfter = notAfter
         self.sha256Fingerprint = sha256Fingerprint
         self.topicsExtension = topicsExtension
-        self.development = development
-        self.production = production
+        self.environments = environments
     }
 
     /// Every topic the certificate covers: the UID first, then the extension's topics, without repeats.
@@ -41,16 +39,6 @@ public struct CertificateInfo: Sendable, Equatable {
 
     /// Whether APNs would accept `topic` on this certificate's connections.
     public func covers(_ topic: String) -> Bool { topics.contains(topic) }
-
-    /// `development`, `production`, `development+production` or `unmarked` (test certificates).
-    public var environmentText: String {
-        switch (development, production) {
-        case (true, true): return "development+production"
-        case (true, false): return "development"
-        case (false, true): return "production"
-        case (false, false): return "unmarked"
-        }
-    }
 
     /// Where `date` falls in the validity period.
     public enum Validity: Sendable, Equatable {

@@ -35,7 +35,7 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
 
     /// Loads a PKCS#12 file's bytes.
     /// - Throws: `TLSIdentityError`: `.notPKCS12`, `.wrongPassword`, `.legacyEncryption`, `.incompletePKCS12`,
-    ///   `.keyDoesNotMatchCertificate`, `.invalidTopicsExtension`.
+    ///   `.keyDoesNotMatchCertificate`, `.invalidExtensions`, `.invalidTopicsExtension`.
     public static func pkcs12(_ der: [UInt8], password: String) throws(TLSIdentityError) -> TLSClientIdentity {
         ERR_clear_error()
         let (x509, key) = try parse(try decodePKCS12(der), password: password)

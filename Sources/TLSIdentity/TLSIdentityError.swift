@@ -22,6 +22,8 @@ public enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertibl
     case keyNeedsPassword
     /// The private key does not belong to the certificate.
     case keyDoesNotMatchCertificate
+    /// The certificate's extensions cannot be read (`X509Extensions`: not the DER shape RFC 5280 gives).
+    case invalidExtensions(DERError)
     /// The certificate's APNs topics extension is malformed.
     case invalidTopicsExtension(DERError)
     /// OpenSSL failed on an otherwise valid input (allocation, encoding).
@@ -46,6 +48,7 @@ public enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertibl
         case .badKey(let reason): return "cannot read the private key: \(reason)"
         case .keyNeedsPassword: return "the private key is encrypted: configure passwordFile or passwordEnv"
         case .keyDoesNotMatchCertificate: return "the private key does not belong to the certificate"
+        case .invalidExtensions(let error): return "the certificate's extensions cannot be read: \(error)"
         case .invalidTopicsExtension(let error):
             return "the certificate's topics extension (\(APNsTopicsExtension.oid)) is malformed: \(error)"
         case .crypto(let error): return error.description

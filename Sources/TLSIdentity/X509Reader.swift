@@ -5,9 +5,6 @@ import JWTSigner
 /// Reads the fields `CertificateInfo` holds from an `X509*`, borrowed from its `OpenSSLHandle` for the call (the
 /// handle is the argument, so it outlives every use of its pointer).
 enum X509Reader {
-    static let developmentOID = "1.2.840.113635.100.6.3.1"
-    static let productionOID = "1.2.840.113635.100.6.3.2"
-
     static func info(_ handle: OpenSSLHandle) throws(TLSIdentityError) -> CertificateInfo {
         let x509 = handle.pointer
         let name = X509_get_subject_name(x509)
@@ -18,10 +15,18 @@ enum X509Reader {
         } else {
             subject = ""
         }
-        let topicsDER = try extensionValue(x509, APNsTopicsExtension.oid)
+        let certificateDER = try der(x509)
+        let extensions: X509Extensions
+        do throws(DERError) {
+            extensions = try X509Extensions(certificateDER: certificateDER)
+        } catch {
+            throw .invalidExtensions(error)
+        }
         let topics: APNsTopicsExtension?
         do throws(DERError) {
-            topics = try topicsDER.map { (der) throws(DERError) in try APNsTopicsExtension(der: der) }
+            topics = try extensions.values[APNsTopicsExtension.oid].map { (der) throws(DERError) in
+                try APNsTopicsExtension(der: der)
+            }
         } catch {
             throw .invalidTopicsExtension(error)
         }
@@ -33,8 +38,7 @@ enum X509Reader {
             notAfter: try date(X509_get0_notAfter(x509), "notAfter"),
             sha256Fingerprint: try fingerprint(x509),
             topicsExtension: topics,
-            development: try extensionValue(x509, developmentOID) != nil,
-            production: try extensionValue(x509, productionOID) != nil)
+            environments: APNsCertificateEnvironments(extensions))
     }
 
     /// The first subject entry with `nid`, as UTF-8.
@@ -73,18 +77,18 @@ enum X509Reader {
         return digest.prefix(Int(length)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
-    /// The DER inside the extension `oid`'s OCTET STRING, or nil when the certificate has no such extension.
-    static func extensionValue(_ x509: OpaquePointer, _ oid: String) throws(TLSIdentityError) -> [UInt8]? {
-        let object: OpenSSLHandle
+    /// The certificate's DER, for the pure readers (`X509Extensions`).
+    private static func der(_ x509: OpaquePointer) throws(TLSIdentityError) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        // OpenSSL allocates the buffer (the pointer starts nil) and returns its length, or a negative value.
+        let length = i2d_X509(x509, &out)
+        let bytes: UnsafeMutablePointer<UInt8>
         do throws(CryptoError) {
-            object = OpenSSLHandle(try check(OBJ_txt2obj(oid, 1), "OBJ_txt2obj")) { ASN1_OBJECT_free($0) }
+            bytes = try check(out, "i2d_X509")
         } catch {
             throw .crypto(error)
         }
-        let index = withExtendedLifetime(object) { X509_get_ext_by_OBJ(x509, object.pointer, -1) }
-        guard index >= 0, let ext = X509_get_ext(x509, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
-        let length = Int(ASN1_STRING_length(data))
-        guard length > 0, let bytes = ASN1_STRING_get0_data(data) else { return [] }
-        return Array(UnsafeBufferPointer(start: bytes, count: length))
+        defer { copenssl_free(bytes) }
+        return Array(UnsafeBufferPointer(start: bytes, count: max(0, Int(length))))
     }
 }

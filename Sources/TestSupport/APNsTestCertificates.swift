@@ -8,7 +8,8 @@ import JSON
 /// and .complication), `p12` (the same, password `password`), `legacy_p12` (RC2-40), `single_cert`/`single_key`
 /// (UID com.example.single, no topics extension, development only), `expired_cert`/`expired_key`/`expired_p12`,
 /// `future_cert`/`future_key` (not yet valid), `soon_p12` (10 days left), `other_key` (another certificate's key),
-/// `encrypted_cert`/`encrypted_key` (key password `key_password`).
+/// `encrypted_cert`/`encrypted_key` (key password `key_password`), `production_cert`/`production_key` (production
+/// marker only; `single_*` has the sandbox one only), `unmarked_cert`/`unmarked_key` (no environment marker).
 public struct APNsTestCertificates: Sendable {
     public let directory: String
     public let paths: [String: String]

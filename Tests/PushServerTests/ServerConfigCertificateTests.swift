@@ -160,12 +160,103 @@ final class ServerConfigCertificateTests: XCTestCase {
         XCTAssertEqual(watch.checkOnce(), 1)
         XCTAssertTrue(sink.lines.last?.contains("APNs certificate expires soon") ?? false, "\(sink.lines)")
         XCTAssertTrue(sink.lines.last?.contains("daysLeft=20") ?? false, "\(sink.lines)")
-        XCTAssertFalse(APNsCertificateHealth.json(info, now: now()).objectValue?["warning"]?.isNull ?? true)
+        XCTAssertFalse(APNsCertificateHealth.json(instances[0], now: now()).objectValue?["warning"]?.isNull ?? true)
         clock.withLock { $0 = info.notAfter.addingTimeInterval(60) }
         XCTAssertEqual(watch.checkOnce(), 1)
         XCTAssertTrue(sink.lines.last?.contains("APNs certificate unusable") ?? false, "\(sink.lines)")
         _ = metrics.render()
         XCTAssertEqual(metrics.value(APNsCertificateHealth.metricName, ["instance": id]), -60)
         XCTAssertFalse(APNsCertificateHealth.usable(info, now: now()))
+    }
+
+    // MARK: Environment markers
+
+    private func pem(_ name: String, _ extra: String) -> String {
+        json(apns: #"{\#(extra)"certificate":{"certificateFile":"\#(certs["\(name)_cert"])","keyFile":"\#(certs["\(name)_key"])"}}"#)
+    }
+
+    private func issues(_ json: String) -> [ConfigIssue] {
+        do {
+            return try parse(json).warnings.filter { $0.path.hasPrefix("instances[0].apns") }
+        } catch {
+            return error.issues
+        }
+    }
+
+    func testFitTableForEveryMarkerSetAndDefaultEnvironment() {
+        typealias Fit = CertificateEnvironmentFit
+        XCTAssertEqual(Fit(.both, defaultEnvironment: .sandbox), .covered)
+        XCTAssertEqual(Fit(.both, defaultEnvironment: .production), .covered)
+        XCTAssertEqual(Fit(.sandbox, defaultEnvironment: .sandbox), .partial(missing: .production))
+        XCTAssertEqual(Fit(.production, defaultEnvironment: .production), .partial(missing: .sandbox))
+        XCTAssertEqual(Fit(.production, defaultEnvironment: .sandbox), .mismatch(defaultEnvironment: .sandbox))
+        XCTAssertEqual(Fit(.sandbox, defaultEnvironment: .production), .mismatch(defaultEnvironment: .production))
+        XCTAssertEqual(Fit(.none, defaultEnvironment: .production), .unmarked)
+        XCTAssertEqual(Fit.mismatch(defaultEnvironment: .sandbox).severity(endpointOverride: false), .error)
+        XCTAssertEqual(Fit.mismatch(defaultEnvironment: .sandbox).severity(endpointOverride: true), .warning)
+        XCTAssertEqual(Fit.partial(missing: .sandbox).severity(endpointOverride: false), .warning)
+        XCTAssertNil(Fit.unmarked.severity(endpointOverride: false))
+        XCTAssertNil(Fit.covered.message(.both, endpointOverride: false))
+    }
+
+    func testProductionOnlyCertificateOnASandboxInstanceIsRefused() {
+        XCTAssertEqual(errors(pem("production", #""defaultEnvironment":"sandbox","#)), [
+            "instances[0].apns.certificate: the certificate is marked for production only, but the instance sends to "
+                + "sandbox (defaultEnvironment: every device registered without an environment): APNs would answer 403 "
+                + "BadCertificateEnvironment there; use a certificate for sandbox (an \"Apple Push Notification service "
+                + "SSL (Sandbox & Production)\" certificate covers both) or change defaultEnvironment",
+        ])
+    }
+
+    func testSandboxOnlyCertificateOnAProductionInstanceIsRefused() {
+        let found = errors(pem("single", ""))
+        XCTAssertEqual(found.count, 1, "\(found)")
+        XCTAssertTrue(found.first?.hasPrefix("instances[0].apns.certificate: the certificate is marked for sandbox only, "
+            + "but the instance sends to production") ?? false, "\(found)")
+    }
+
+    func testMismatchBehindAnEndpointOverrideOnlyWarns() throws {
+        let found = issues(pem("production", #""defaultEnvironment":"sandbox","endpointOverride":"https://127.0.0.1:9","#))
+        XCTAssertEqual(found.map(\.severity), [.warning], "\(found)")
+        XCTAssertTrue(found[0].message.hasSuffix("(endpointOverride is set: which environment that host plays is not "
+            + "known here, so it is not refused)"), found[0].message)
+    }
+
+    func testCertificateForTheDefaultEnvironmentOnlyWarnsAboutTheOther() {
+        let found = issues(pem("production", ""))
+        XCTAssertEqual(found.map(\.severity), [.warning], "\(found)")
+        XCTAssertTrue(found[0].message.hasPrefix("the certificate is marked for production only: deliveries to sandbox "
+            + "(devices registered with environment \"sandbox\", and the retry there after BadDeviceToken) fail with 403 "
+            + "BadCertificateEnvironment"), found[0].message)
+        XCTAssertEqual(issues(pem("single", #""defaultEnvironment":"sandbox","#)).map(\.severity), [.warning])
+    }
+
+    func testUnmarkedCertificateIsANoteInTheSummaryReadyAndLogNotAnIssue() throws {
+        let (config, warnings) = try parse(pem("unmarked", ""))
+        XCTAssertFalse(warnings.contains { $0.path.hasPrefix("instances[0].apns") }, "\(warnings)")
+        let apns = try XCTUnwrap(config.instances[0].apns)
+        let info = try XCTUnwrap(apns.certificate?.identity.certificate)
+        let summary = APNsCertificateHealth.summary(info, apns, now: Date())
+        XCTAssertTrue(summary.contains("environments none (note: the certificate carries no environment marker"), summary)
+        let runtime = try InstanceRuntime(config: config.instances[0])
+        let ready = try XCTUnwrap(APNsCertificateHealth.json(runtime, now: Date()).objectValue)
+        XCTAssertEqual(ready["environments"], .array([]))
+        XCTAssertTrue(ready["environmentNote"]?.stringValue?.contains("no environment marker") ?? false, "\(ready)")
+
+        let sink = CapturingLogSink()
+        CertificateExpiryWatch(instances: [runtime], logger: Logger(label: "apns", level: .info, sink: sink)).announce()
+        XCTAssertEqual(sink.lines.count, 1)
+        XCTAssertTrue(sink.lines[0].contains("APNs certificate") && sink.lines[0].contains("environments=none"), "\(sink.lines)")
+    }
+
+    func testCertificateMarkedForBothHasNoNoteAndListsBothEnvironments() throws {
+        let (config, _) = try parse(p12())
+        let runtime = try InstanceRuntime(config: config.instances[0])
+        let ready = try XCTUnwrap(APNsCertificateHealth.json(runtime, now: Date()).objectValue)
+        XCTAssertEqual(ready["environments"], .array([.string("sandbox"), .string("production")]))
+        XCTAssertEqual(ready["environmentNote"], .null)
+        let apns = try XCTUnwrap(config.instances[0].apns)
+        let summary = APNsCertificateHealth.summary(try XCTUnwrap(apns.certificate?.identity.certificate), apns, now: Date())
+        XCTAssertTrue(summary.contains("; environments sandbox+production; notAfter "), summary)
     }
 }

@@ -9,6 +9,10 @@ certificate allows:
   still applies (`apns_rules.check_topic`), with the UID and the topics of kind `app` as the bundle ids.
 - no `apns-topic`: the UID is the default topic for a certificate with at most one topic; a multi-topic
   certificate gets 400 MissingTopic (Apple's error table).
+- environment: extension `1.2.840.113635.100.6.3.1` marks a development (sandbox) certificate,
+  `1.2.840.113635.100.6.3.2` a production one; a certificate whose markers leave out the environment the mock plays
+  (`--environment`, sandbox by default) gets 403 BadCertificateEnvironment on every request. A certificate with no
+  marker at all (self-made) is accepted: what APNs does with one is not known, and the mock does not guess.
 - push types Apple documents as token-only (`liveactivity`, `location`): 400 InvalidPushType. This reason is the
   mock's assumption: Apple says certificate connections support "only a subset of push types" without naming the
   answer.
@@ -24,6 +28,8 @@ from cryptography.x509.oid import NameOID, ObjectIdentifier
 from apns_rules import OK, Verdict, _err, check_topic
 
 TOPICS_OID = ObjectIdentifier("1.2.840.113635.100.6.3.6")
+SANDBOX_OID = ObjectIdentifier("1.2.840.113635.100.6.3.1")
+PRODUCTION_OID = ObjectIdentifier("1.2.840.113635.100.6.3.2")
 TOKEN_ONLY_PUSH_TYPES = frozenset({"liveactivity", "location"})
 
 
@@ -75,6 +81,7 @@ class ClientCertificate:
 
     uid: str | None
     entries: tuple[tuple[str, tuple[str, ...]], ...]
+    environments: frozenset[str] = frozenset()  # "sandbox", "production": the markers it carries
 
     @staticmethod
     def from_der(der: bytes) -> "ClientCertificate":
@@ -86,7 +93,10 @@ class ClientCertificate:
             entries = parse_topics(ext.value)  # type: ignore[attr-defined]  (an UnrecognizedExtension)
         except x509.ExtensionNotFound:
             entries = []
-        return ClientCertificate(uid, tuple((t, tuple(k)) for t, k in entries))
+        present = {ext.oid for ext in cert.extensions}
+        environments = frozenset(name for name, oid in (("sandbox", SANDBOX_OID), ("production", PRODUCTION_OID))
+                                 if oid in present)
+        return ClientCertificate(uid, tuple((t, tuple(k)) for t, k in entries), environments)
 
     @property
     def topics(self) -> list[str]:
@@ -96,6 +106,12 @@ class ClientCertificate:
     def default_topic(self) -> str | None:
         """The topic of a request without `apns-topic`: the UID, unless the certificate has several topics."""
         return self.uid if len(self.entries) <= 1 else None
+
+    def check_environment(self, environment: str) -> Verdict:
+        """403 BadCertificateEnvironment when the markers leave out `environment` (an unmarked certificate passes)."""
+        if self.environments and environment not in self.environments:
+            return _err(403, "BadCertificateEnvironment")
+        return OK
 
     def check_push_type(self, push_type: str) -> Verdict:
         return _err(400, "InvalidPushType") if push_type in TOKEN_ONLY_PUSH_TYPES else OK
@@ -109,4 +125,4 @@ class ClientCertificate:
         return check_topic(topic, push_type, frozenset(bundles))
 
     def to_json(self) -> dict[str, object]:
-        return {"uid": self.uid, "topics": self.topics}
+        return {"uid": self.uid, "topics": self.topics, "environments": sorted(self.environments)}

@@ -136,6 +136,8 @@ def make_set(directory: str, password: str = "p12-secret") -> dict[str, str]:
     soon = make_client(ca, directory, "soon", topics=topics, not_after_days=10)
     other = make_client(ca, directory, "other", uid="com.example.other", topics=None)
     encrypted = make_client(ca, directory, "encrypted", topics=topics, key_password="key-secret")
+    production = make_client(ca, directory, "production", topics=topics, development=False)
+    unmarked = make_client(ca, directory, "unmarked", topics=topics, development=False, production=False)
     out = {
         "ca": ca.path, "password": password,
         "cert": good.cert_path, "key": good.key_path,
@@ -148,6 +150,8 @@ def make_set(directory: str, password: str = "p12-secret") -> dict[str, str]:
         "soon_p12": export_p12(soon, os.path.join(directory, "soon.p12"), password),
         "other_key": other.key_path,
         "encrypted_cert": encrypted.cert_path, "encrypted_key": encrypted.key_path, "key_password": "key-secret",
+        "production_cert": production.cert_path, "production_key": production.key_path,
+        "unmarked_cert": unmarked.cert_path, "unmarked_key": unmarked.key_path,
     }
     return out
 

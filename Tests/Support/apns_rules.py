@@ -257,6 +257,8 @@ class Policy:
     # Apple only *recommends* apns-push-type outside watchOS; the mock requires it by default (400
     # InvalidPushType when absent) because the provider must always send it. `False` defaults it to alert.
     require_push_type: bool = True
+    # The environment the mock plays (`--environment`): a client certificate must be marked for it.
+    environment: str = "sandbox"
 
 
 @dataclass
@@ -301,8 +303,8 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
                   floor: KeyTokenFloor | None = None, certificate: Any = None) -> Checked:
     """Applies Apple's rules in Apple's order where known; see README.md for the order where Apple is silent.
 
-    Order: method, path, device token, duplicate headers, provider token (presence, format/signature, age,
-    key binding, refresh rate), topic presence, push type value, topic for the push type, priority, apns-id,
+    Order: method, path, device token, duplicate headers, certificate environment or provider token (presence,
+    format/signature, age, key binding, refresh rate), topic presence, push type value, topic for the push type, priority, apns-id,
     expiration, collapse id, payload (empty, size, JSON object), push type vs payload, background priority.
 
     `certificate` (an `apns_cert_rules.ClientCertificate`): the connection authenticated with a client
@@ -319,7 +321,11 @@ def check_request(req: Request, keys: KeyRing, auth: ConnectionAuth, policy: Pol
 
     authorization = req.header("authorization")
     if certificate is not None:
-        pass  # trust came with the TLS handshake; an authorization header is ignored
+        # Trust came with the TLS handshake; an authorization header is ignored. The markers must fit the host.
+        refused = certificate.check_environment(policy.environment)
+        if not refused.ok:
+            out.verdict = refused
+            return out
     elif authorization is None or not authorization.lower().startswith("bearer ") or not authorization[7:].strip():
         out.verdict = _err(403, "MissingProviderToken")
         return out

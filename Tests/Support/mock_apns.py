@@ -181,7 +181,8 @@ class MockState:
         self.broadcast = apns_broadcast.BroadcastState()
 
     def policy(self) -> Policy:
-        return Policy(topics=self.topics, require_push_type=self.config.require_push_type)
+        return Policy(topics=self.topics, require_push_type=self.config.require_push_type,
+                      environment="sandbox" if self.sandbox else "production")
 
     def floor(self) -> KeyTokenFloor | None:
         """The per-key refresh floor when `token_floor_scope` is "key"."""
@@ -897,7 +898,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--max-streams", type=int, default=1000,
                    help="SETTINGS_MAX_CONCURRENT_STREAMS after the first request with a valid token")
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox",
-                   help="sandbox also answers apns-unique-id")
+                   help="the environment played: sandbox also answers apns-unique-id; a client certificate "
+                        "must be marked for it (403 BadCertificateEnvironment)")
     p.add_argument("--tls-cert", "--cert", dest="tls_cert", help="server certificate chain (default: generated)")
     p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
     p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")

@@ -25,6 +25,9 @@ def material(tmp_path_factory: pytest.TempPathFactory):
         "single": certs.make_client(ca, d, "single", uid="com.example.single", topics=None),
         "expired": certs.make_client(ca, d, "expired", topics=TOPICS, not_before_days=-30, not_after_days=-1),
         "stranger": certs.make_client(other_ca, d, "stranger", topics=TOPICS),
+        "sandbox": certs.make_client(ca, d, "sandbox", topics=TOPICS, production=False),
+        "production": certs.make_client(ca, d, "production", topics=TOPICS, development=False),
+        "unmarked": certs.make_client(ca, d, "unmarked", topics=TOPICS, development=False, production=False),
     }
 
 
@@ -106,3 +109,24 @@ def test_handshake_fails_without_a_valid_certificate_from_the_ca(cert_mock, mate
     client = None if which is None else (material[which].cert_path, material[which].key_path)
     assert refused(cert_mock, client)
     assert not refused(cert_mock, (material["multi"].cert_path, material["multi"].key_path))
+
+
+@pytest.mark.parametrize("environment,accepted,refused_with", [
+    ("sandbox", ["multi", "sandbox", "unmarked"], "production"),
+    ("production", ["multi", "production", "unmarked"], "sandbox"),
+])
+def test_a_certificate_not_marked_for_the_mocks_environment_is_bad_certificate_environment(
+        material, environment, accepted, refused_with):
+    mock = Mock(["--client-ca", material["ca"].path, "--environment", environment])
+    try:
+        for name in accepted:
+            c = connect(mock, material[name])
+            assert c.request(TOKEN, None, topic="com.example.app").status == 200, name
+            c.close()
+        c = connect(mock, material[refused_with])
+        r = c.request(TOKEN, None, topic="com.example.app")
+        assert (r.status, r.reason) == (403, "BadCertificateEnvironment")
+        c.close()
+        assert mock.requests(TOKEN)[-1]["certificate"]["environments"] == [refused_with]
+    finally:
+        mock.stop()

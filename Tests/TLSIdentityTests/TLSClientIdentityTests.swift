@@ -21,8 +21,8 @@ final class TLSClientIdentityTests: XCTestCase {
         XCTAssertTrue(info.subject.contains("UID=com.example.app"), info.subject)
         XCTAssertEqual(info.topics, ["com.example.app", "com.example.app.voip", "com.example.app.complication"])
         XCTAssertEqual(info.topicsExtension?.entries.map(\.kinds), [["app"], ["voip"], ["complication"]])
-        XCTAssertTrue(info.development && info.production)
-        XCTAssertEqual(info.environmentText, "development+production")
+        XCTAssertEqual(info.environments, .both)
+        XCTAssertEqual("\(info.environments)", "sandbox+production")
         XCTAssertEqual(info.sha256Fingerprint.count, 64)
         let days = info.daysLeft(at: Date())
         XCTAssertTrue((363...365).contains(days), "\(days)")
@@ -46,9 +46,26 @@ final class TLSClientIdentityTests: XCTestCase {
                                              password: nil).certificate
         XCTAssertNil(info.topicsExtension)
         XCTAssertEqual(info.topics, ["com.example.single"])
-        XCTAssertEqual(info.environmentText, "development")
+        XCTAssertEqual(info.environments, .sandbox)
         XCTAssertTrue(info.covers("com.example.single"))
         XCTAssertFalse(info.covers("com.example.app"))
+    }
+
+    func testReadsEachEnvironmentMarkerSetFromGeneratedCertificates() throws {
+        let certs = try certs
+        func environments(_ name: String) throws -> APNsCertificateEnvironments {
+            try TLSClientIdentity.pem(certificateFile: certs["\(name)_cert"], keyFile: certs["\(name)_key"],
+                                      password: nil).certificate.environments
+        }
+        XCTAssertEqual(try environments("single"), .sandbox)
+        XCTAssertEqual(try environments("production"), .production)
+        XCTAssertEqual(try environments("unmarked"), .none)
+        XCTAssertEqual(try environments("unmarked").names, [])
+        XCTAssertEqual("\(try environments("unmarked"))", "none")
+        XCTAssertEqual(try environments("production").names, ["production"])
+        // The topics extension is still read next to the markers.
+        XCTAssertEqual(try TLSClientIdentity.pem(certificateFile: certs["production_cert"], keyFile: certs["production_key"],
+                                                 password: nil).certificate.topics.count, 3)
     }
 
     func testExpiredAndNotYetValidCertificatesLoadButReportTheirValidity() throws {

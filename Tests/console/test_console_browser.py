@@ -2,9 +2,11 @@
 Apple's answer on the page, look devices up, publish and follow it to the end, recent publishes, the overview, a
 phone-sized screen, and the Content-Security-Policy at work. Every test fails on any SEVERE browser log entry it
 did not expect (JavaScript errors, CSP violations, failed loads such as a missing favicon)."""
+import datetime
 import functools
 import http.server
 import json
+import sys
 import threading
 import time
 import urllib.parse
@@ -18,7 +20,10 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from beams import Beams, random_token, unique
-from harness import INSTANCE_ID, SECRET, free_port
+from harness import INSTANCE_ID, ROOT, SECRET, Server, free_port, write_apns_key
+
+sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+import apns_certificates as certs  # noqa: E402
 
 WIDE = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
@@ -579,3 +584,46 @@ def test_devices_view_lists_the_instances_broadcast_channels_as_text(page, conso
         requests.put(f"{mock.control}/broadcast/config", json={"enabled": True}, timeout=5).raise_for_status()
         for channel in created:
             requests.delete(f"{channels_url}/{urllib.parse.quote(channel, safe='')}", headers=auth, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def certificate_console(tmp_path_factory, console_env):
+    """A server whose instance authenticates with a sandbox-only client certificate (the overview needs no delivery,
+    so it points at the token-mode mock of `console_env`)."""
+    _, mock = console_env
+    directory = tmp_path_factory.mktemp("console-certificate")
+    ca = certs.make_ca(str(directory))
+    client = certs.make_client(ca, str(directory), "sandbox", uid="com.example.console",
+                               topics=[("com.example.console", ["app"]), ("com.example.console.voip", ["voip"])],
+                               production=False)
+    p8, _ = write_apns_key(directory)
+    apns = {"certificate": {"certificateFile": client.cert_path, "keyFile": client.key_path},
+            "defaultEnvironment": "sandbox", "endpointOverride": f"https://127.0.0.1:{mock.port}",
+            "caFile": mock.ca_file}
+    server = Server(directory, mock, p8, overrides={"console": {"enabled": True}}, instance_overrides={"apns": apns})
+    yield server, client
+    server.stop()
+
+
+def test_overview_shows_the_client_certificate_of_a_certificate_instance(driver, certificate_console, shots):
+    server, client = certificate_console
+    page = Page(driver, server)
+    page.viewport(WIDE)
+    driver.get_log("browser")
+    page.sign_in()
+    page.go("overview")
+    page.wait.until(lambda d: "Certificate subject" in page.by_id("ov-instance").text)
+    facts = dict(zip([e.text for e in page.by_id("ov-instance").find_elements(By.TAG_NAME, "dt")],
+                     [e.text for e in page.by_id("ov-instance").find_elements(By.TAG_NAME, "dd")]))
+    assert facts["APNs credentials"] == "loaded · client certificate", facts
+    assert "Team id / Key id" not in facts, "a certificate instance has no .p8 key to show"
+    assert facts["Certificate subject"].startswith("/UID=com.example.console/CN=Apple Push Services"), facts
+    assert facts["Certificate topics"] == "com.example.console, com.example.console.voip", facts
+    assert facts["Certificate environments"] == "sandbox", facts
+    assert facts["Environment note"].startswith("the certificate is marked for sandbox only: deliveries to production"), facts
+    days = (client.not_after - datetime.datetime.now(datetime.timezone.utc)).days
+    expected = client.not_after.strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert facts["Certificate expires"] == f"{expected} ({days} days left)", facts
+    assert "Certificate warning" not in facts, facts
+    page.shot(shots, "overview-certificate")
+    assert not page.severe()

@@ -32,10 +32,12 @@ def setup(tmp_path_factory):
     encrypted = certs.make_client(ca, str(directory), "encrypted", uid=TOPIC, topics=TOPICS, key_password=KEY_PASSWORD)
     expired = certs.make_client(ca, str(directory), "expired", uid=TOPIC, topics=TOPICS, not_before_days=-400,
                                 not_after_days=-2)
+    production = certs.make_client(ca, str(directory), "production", uid=TOPIC, topics=TOPICS, development=False)
     files = {
         "p12": certs.export_p12(good, str(directory / "good.p12"), P12_PASSWORD),
         "expired_p12": certs.export_p12(expired, str(directory / "expired.p12"), P12_PASSWORD),
         "encrypted_cert": encrypted.cert_path, "encrypted_key": encrypted.key_path,
+        "production_cert": production.cert_path, "production_key": production.key_path,
     }
     password_file = directory / "p12-password.txt"
     password_file.write_text(P12_PASSWORD + "\n")
@@ -53,8 +55,10 @@ def setup(tmp_path_factory):
 
 
 def apns_section(mock, certificate, topic=None):
-    section = {"certificate": certificate, "defaultEnvironment": "sandbox",
-               "endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file}
+    """The instance's apns section against the mock (which plays sandbox); `mock` None: Apple's hosts."""
+    section = {"certificate": certificate, "defaultEnvironment": "sandbox"}
+    if mock is not None:
+        section.update({"endpointOverride": f"https://127.0.0.1:{mock.port}", "caFile": mock.ca_file})
     if topic is not None:
         section["topic"] = topic
     return section
@@ -72,9 +76,9 @@ def start_server(setup, name, certificate, topic=None):
                   instance_overrides={"apns": apns_section(setup["mock"], certificate, topic)})
 
 
-def write_config(setup, name, certificate, topic=None):
+def write_config(setup, name, certificate, topic=None, mock=True):
     config = {"instances": [{"id": INSTANCE_ID, "secretKey": "0123456789abcdef0123456789abcdef",
-                             "apns": apns_section(setup["mock"], certificate, topic)}],
+                             "apns": apns_section(setup["mock"] if mock else None, certificate, topic)}],
               "storage": {"path": str(setup["directory"] / f"{name}.sqlite")}}
     path = setup["directory"] / f"{name}.json"
     path.write_text(json.dumps(config))
@@ -130,7 +134,7 @@ def test_check_config_prints_subject_topics_environment_and_expiry(setup):
     line = next(line for line in result.stdout.splitlines() if line.startswith("instances[0].apns.certificate:"))
     assert f"topic {TOPIC}" in line and f"UID={TOPIC}" in line, line
     assert f"topics {TOPIC}, {TOPIC}.voip" in line, line
-    assert "environment development+production" in line, line
+    assert "; environments sandbox+production; " in line, line
     assert re.search(r"notAfter \d{4}-\d\d-\d\dT[0-9:.]+Z \((36[3-5]) days left\)", line), line
     assert P12_PASSWORD not in result.stdout + result.stderr
 
@@ -144,6 +148,44 @@ def test_expired_certificate_fails_check_config_and_serve(setup):
     serve = run_cli("serve", "--config", str(path))
     assert serve.returncode != 0
     assert "instances[0].apns.certificate: the certificate expired on " in serve.stderr, serve.stderr
+
+
+def pem_certificate(setup, name):
+    return {"certificateFile": setup["files"][f"{name}_cert"], "keyFile": setup["files"][f"{name}_key"]}
+
+
+def test_check_config_refuses_a_production_certificate_for_a_sandbox_instance_and_warns_behind_an_override(setup):
+    refused = run_cli("check-config", str(write_config(setup, "env-apple", pem_certificate(setup, "production"),
+                                                       mock=False)))
+    assert refused.returncode == 2, refused.stdout
+    assert ("instances[0].apns.certificate: the certificate is marked for production only, but the instance sends "
+            "to sandbox (defaultEnvironment: every device registered without an environment): APNs would answer 403 "
+            "BadCertificateEnvironment there") in refused.stderr, refused.stderr
+    # The mock stands in for a host whose environment the server cannot know: a warning, and the line says why.
+    warned = run_cli("check-config", str(write_config(setup, "env-mock", pem_certificate(setup, "production"))))
+    assert warned.returncode == 0, warned.stderr
+    assert "warning: instances[0].apns.certificate: the certificate is marked for production only" in warned.stdout
+    assert "(endpointOverride is set: which environment that host plays is not known here" in warned.stdout
+    assert "; environments production; " in warned.stdout, warned.stdout
+
+
+def test_production_certificate_against_the_sandbox_mock_fails_with_bad_certificate_environment(setup):
+    server = start_server(setup, "production-cert", pem_certificate(setup, "production"))
+    try:
+        status, records = deliver_one(server, setup["mock"])
+        assert status["apns"]["accepted"] == 0, status
+        assert status["apns"]["failedByReason"] == {"BadCertificateEnvironment": 1}, status
+        assert [(r["status"], r["reason"]) for r in records] == [(403, "BadCertificateEnvironment")]
+        assert records[0]["certificate"]["environments"] == ["production"]
+        log = server.log_path.read_text()
+        assert "APNs certificate" in log and "environments=production" in log, log[-2000:]
+        ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5).json()
+        cert = ready["checks"]["instances"][0]["apnsCertificate"]
+        assert cert["environments"] == ["production"], cert
+        assert cert["environmentNote"].startswith("the certificate is marked for production only, but the instance "
+                                                  "sends to sandbox"), cert
+    finally:
+        server.stop()
 
 
 def test_wrong_password_is_a_clear_error_naming_the_field(setup):
@@ -184,6 +226,7 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert cert["daysLeft"] == 0 and cert["usable"] is True, cert
         assert cert["warning"].startswith("the APNs certificate expires in 0 days"), cert
         assert cert["topics"] == [TOPIC, TOPIC + ".voip"]
+        assert cert["environments"] == ["sandbox", "production"] and cert["environmentNote"] is None, cert
         left = metric(server, "push_apns_certificate_expiry_seconds")
         assert left is not None and 0 < left <= 12, left
         wait_for(lambda: "APNs certificate expires soon" in server.log_path.read_text(), timeout=10,

@@ -9,7 +9,8 @@ enum CheckConfigCommand: Command {
     Validates the configuration without starting anything: JSON syntax, every field's type and range, instance
     ids, secrets (inline, from an environment variable or a file), TLS files, each APNs .p8 key (readable,
     PEM, EC P-256, not encrypted) or client certificate (.p12 and password, or PEM pair: loads, key matches, the
-    topic is in it, not expired; prints its subject, topics, environment, notAfter and days left), each FCM service-account file (a service_account JSON with a usable RSA key)
+    topic is in it, not expired, marked for the default environment; prints its subject, topics, environments,
+    notAfter and days left), each FCM service-account file (a service_account JSON with a usable RSA key)
     and each web VAPID key (P-256 PEM) and subject (mailto: or https:, not localhost). Prints OK or every
     problem with its field path; exits 0 or 2.
     """
@@ -27,9 +28,9 @@ enum CheckConfigCommand: Command {
             for warning in warnings { Console.out("warning: \(warning.path): \(warning.message)") }
             let now = Date()
             for (index, instance) in config.instances.enumerated() {
-                guard let certificate = instance.apns?.certificate?.identity.certificate else { continue }
-                Console.out("instances[\(index)].apns.certificate: topic \(instance.apns?.topic ?? ""); "
-                    + APNsCertificateHealth.summary(certificate, now: now))
+                guard let apns = instance.apns, let certificate = apns.certificate?.identity.certificate else { continue }
+                Console.out("instances[\(index)].apns.certificate: topic \(apns.topic); "
+                    + APNsCertificateHealth.summary(certificate, apns, now: now))
             }
             Console.out("OK: \(path) (\(config.instances.count) instance\(config.instances.count == 1 ? "" : "s"))")
             return .ok

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import PushStore
 import TLSIdentity
 
 /// An instance's APNs client certificate (`instances[].apns.certificate`): certificate authentication instead of
@@ -71,7 +72,7 @@ extension ServerConfig {
                 loaded = try TLSClientIdentity.pem(certificateFile: certificate, keyFile: key, password: password)
             } catch {
                 switch error {
-                case .notACertificate, .invalidTopicsExtension: reader.error("\(p).certificateFile", error.description)
+                case .notACertificate, .invalidExtensions, .invalidTopicsExtension: reader.error("\(p).certificateFile", error.description)
                 case .badKey("wrong password"): reader.error(passwordField, error.description)
                 case .unreadableFile(let path, _) where path == certificate:
                     reader.error("\(p).certificateFile", error.description)
@@ -114,5 +115,16 @@ extension ServerConfig {
                 + "\(info.topics.isEmpty ? "no topic" : info.topics.joined(separator: ", "))); APNs would answer BadTopic")
         }
         return configured
+    }
+
+    /// Refuses a certificate not marked for the default environment and warns about one marked for it alone
+    /// (`CertificateEnvironmentFit`); an unmarked one is a note that check-config and the log print, not an issue.
+    static func checkCertificateEnvironments(_ certificate: APNsCertificateConfig, _ defaultEnvironment: PushEnvironment,
+                                             endpointOverride: Bool, _ p: String, _ reader: inout ConfigReader) {
+        let environments = certificate.identity.certificate.environments
+        let fit = CertificateEnvironmentFit(environments, defaultEnvironment: defaultEnvironment)
+        guard let severity = fit.severity(endpointOverride: endpointOverride),
+              let message = fit.message(environments, endpointOverride: endpointOverride) else { return }
+        if severity == .error { reader.error(p, message) } else { reader.warning(p, message) }
     }
 }

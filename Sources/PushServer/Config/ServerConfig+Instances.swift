@@ -146,7 +146,11 @@ extension ServerConfig {
         } else if let certificateObject = reader.object(object["certificate"], "\(p).certificate") {
             certificate = readAPNsCertificate(certificateObject, "\(p).certificate", &reader, environment: environment,
                                               now: Date())
-            if let certificate { topic = certificateTopic(topic, certificate, p, &reader) }
+            if let certificate {
+                topic = certificateTopic(topic, certificate, p, &reader)
+                checkCertificateEnvironments(certificate, env, endpointOverride: endpoint != nil, "\(p).certificate",
+                                             &reader)
+            }
         }
         if certificateGiven {
             // Checked above (the certificate's topics decide, and its UID is the default).

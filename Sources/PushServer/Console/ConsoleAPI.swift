@@ -96,6 +96,7 @@ struct ConsoleAPI: Sendable {
                 "keyId": config.apns.map { .string($0.keyID) } ?? .null,
                 "topic": config.apns.map { .string($0.topic) } ?? .null,
                 "defaultEnvironment": .string((config.apns?.defaultEnvironment ?? .production).rawValue),
+                "apnsCertificate": APNsCertificateHealth.json(runtime, now: now),
                 "apnsHosts": .object([
                     "sandbox": .string(runtime.apnsEnvironment(.sandbox).baseURL),
                     "production": .string(runtime.apnsEnvironment(.production).baseURL),

@@ -37,12 +37,20 @@ enum APNsCertificateHealth {
         }
     }
 
-    /// The instance's `apnsCertificate` object in `/ready`.
-    static func json(_ info: CertificateInfo, now: Date) -> JSONValue {
-        .object([
+    /// What the certificate's environment markers mean for the instance (`CertificateEnvironmentFit`), or nil when
+    /// it covers both environments.
+    static func environmentNote(_ info: CertificateInfo, _ apns: APNsInstanceConfig) -> String? {
+        CertificateEnvironmentFit(info, apns).message(info.environments, endpointOverride: apns.endpointOverride != nil)
+    }
+
+    /// The instance's `apnsCertificate` object in `/ready` and the console's overview; null without a certificate.
+    static func json(_ instance: InstanceRuntime, now: Date) -> JSONValue {
+        guard let apns = instance.config.apns, let info = apns.certificate?.identity.certificate else { return .null }
+        return .object([
             "subject": .string(info.subject),
             "topics": .array(info.topics.map { .string($0) }),
-            "environment": .string(info.environmentText),
+            "environments": .array(info.environments.names.map { .string($0) }),
+            "environmentNote": environmentNote(info, apns).map { .string($0) } ?? .null,
             "notBefore": .string(info.notBefore.iso8601),
             "notAfter": .string(info.notAfter.iso8601),
             "daysLeft": .int(info.daysLeft(at: now)),
@@ -51,10 +59,13 @@ enum APNsCertificateHealth {
         ])
     }
 
-    /// One line for `check-config`.
-    static func summary(_ info: CertificateInfo, now: Date) -> String {
-        "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
-            + "environment \(info.environmentText); notAfter \(info.notAfter.iso8601) (\(info.daysLeft(at: now)) days left)"
+    /// One line for `check-config` and `serve`'s start: the environment note only for an unmarked certificate (a
+    /// partial or wrong one is already a configuration warning or error).
+    static func summary(_ info: CertificateInfo, _ apns: APNsInstanceConfig, now: Date) -> String {
+        let note = CertificateEnvironmentFit(info, apns) == .unmarked ? environmentNote(info, apns).map { " (note: \($0))" } : nil
+        return "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
+            + "environments \(info.environments)\(note ?? ""); notAfter \(info.notAfter.iso8601) "
+            + "(\(info.daysLeft(at: now)) days left)"
     }
 
     static func declare(_ metrics: Metrics) {

@@ -104,7 +104,7 @@ struct OpsAPI: Sendable {
             list.append(.object([
                 "id": .string(instance.config.id),
                 "apnsCredentials": .string(apnsCredentials),
-                "apnsCertificate": certificate.map { APNsCertificateHealth.json($0, now: now) } ?? .null,
+                "apnsCertificate": APNsCertificateHealth.json(instance, now: now),
                 "fcmCredentials": .string(PlatformHealth.fcmCredentials(instance)),
                 "webCredentials": .string(PlatformHealth.webCredentials(instance)),
                 "fcm": PlatformHealth.fcm(instance),
