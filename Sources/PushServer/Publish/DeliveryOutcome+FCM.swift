@@ -15,8 +15,7 @@ extension DeliveryOutcome {
         case .failure(.shutdown):
             return .unfinished
         case .response(.sent, _):
-            return .final(counters: [PublishCounter.accepted(on: .fcm): 1],
-                          device: DeviceResult(device: target.ref, status: 200, at: now))
+            return accepted(on: .fcm, status: 200, target: target, now: now)
         case .response(.invalidToken(let info), _), .response(.senderMismatch(let info), _):
             reason = fcmReason(info)
             status = info.httpStatus
@@ -34,13 +33,7 @@ extension DeliveryOutcome {
             // A refusal is the operator's to fix (`/ready` names it); anything else may pass by itself.
             reason = error.isConfigurationError ? "AccessTokenRefused" : "AccessTokenUnavailable"
         }
-        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .fcm): 1]
-        if effect == .badToken {
-            counters[PublishCounter.devicesRemoved] = 1
-            counters[PublishCounter.devicesRemoved(on: .fcm)] = 1
-        }
-        return .final(counters: counters,
-                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
+        return failed(reason, on: .fcm, status: status, effect: effect, target: target, now: now)
     }
 
     /// FCM's own name for an error: the FCM code (`UNREGISTERED`), else the canonical status (`NOT_FOUND`), else

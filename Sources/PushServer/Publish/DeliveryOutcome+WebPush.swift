@@ -16,8 +16,7 @@ extension DeliveryOutcome {
         case .failure(.shutdown):
             return .unfinished
         case .response(.accepted(let code), _):
-            return .final(counters: [PublishCounter.accepted(on: .web): 1],
-                          device: DeviceResult(device: target.ref, status: code, at: now))
+            return accepted(on: .web, status: code, target: target, now: now)
         case .response(.subscriptionGone(let code), _):
             reason = "SubscriptionGone"
             status = code
@@ -41,13 +40,7 @@ extension DeliveryOutcome {
         case .failure(.encryption):
             reason = "EncryptionFailed"
         }
-        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .web): 1]
-        if effect == .badToken {
-            counters[PublishCounter.devicesRemoved] = 1
-            counters[PublishCounter.devicesRemoved(on: .web)] = 1
-        }
-        return .final(counters: counters,
-                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
+        return failed(reason, on: .web, status: status, effect: effect, target: target, now: now)
     }
 
     /// Every reason a web delivery can carry (bounded: the metric label set is built from it).
