@@ -160,11 +160,7 @@ public final class FCMSender: Sendable {
 
     /// A snapshot of the counters.
     public func stats() -> FCMSenderStats {
-        var stats = ledger.withState { $0.counters }
-        stats.requestsInFlight = ledger.window.inUse
-        stats.waitingForWindow = ledger.window.waiting
-        stats.transfersInFlight = client.transfersInFlight
-        stats.connectionsOpened = client.connectionsOpened
+        var stats = ledger.stats({ $0.counters }, client: client)
         stats.tokenFetches = tokens.fetchCount
         if let token = tokens.current {
             let now = MonotonicClock.seconds()

@@ -98,12 +98,7 @@ public final class WebPushSender: Sendable {
 
     /// A snapshot of the counters.
     public func stats() -> WebPushSenderStats {
-        var stats = ledger.withState { $0.counters }
-        stats.requestsInFlight = ledger.window.inUse
-        stats.waitingForWindow = ledger.window.waiting
-        stats.transfersInFlight = client.transfersInFlight
-        stats.connectionsOpened = client.connectionsOpened
-        return stats
+        ledger.stats({ $0.counters }, client: client)
     }
 
     /// Push services refusing the VAPID credentials right now (`401`/`403` since their last accepted message),
