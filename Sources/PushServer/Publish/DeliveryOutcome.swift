@@ -73,27 +73,6 @@ enum DeliveryOutcome: Equatable {
         }
     }
 
-    /// A notification the platform's service accepted with `status` (FCM and Web Push; APNs counts without a
-    /// platform, in `classify`).
-    static func accepted(on platform: Platform, status: Int, target: Target, now: Date) -> DeliveryOutcome {
-        .final(counters: [PublishCounter.accepted(on: platform): 1],
-               device: DeviceResult(device: target.ref, status: status, at: now))
-    }
-
-    /// A final failure on `platform`, counted with its reason; a `.badToken` effect (FCM and Web Push only: APNs'
-    /// own rules are in `classify`) also counts the device as removed, in all and per platform. `status` 0: no
-    /// answer from the service.
-    static func failed(_ reason: String, on platform: Platform, status: Int = 0, effect: DeviceEffect = .none,
-                       target: Target, now: Date) -> DeliveryOutcome {
-        var counters: [String: Int64] = [PublishCounter.failed(reason, on: platform): 1]
-        if effect == .badToken {
-            counters[PublishCounter.devicesRemoved] = 1
-            counters[PublishCounter.devicesRemoved(on: platform)] = 1
-        }
-        return .final(counters: counters,
-                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
-    }
-
     /// Reasons the server gives itself (no APNs answer, or a local rule), besides Apple's own names: the metric
     /// label set (`MetricLabel.reasons`) is built from these.
     static let localReasons: Set<String> = [

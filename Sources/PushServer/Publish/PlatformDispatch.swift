@@ -36,7 +36,7 @@ struct DeliveryRecorder: Sendable {
 
     /// Records a target that was not sent because the instance (or the process) has no credentials for it.
     func notConfigured(_ target: Target, reason: String) {
-        record(.failed(reason, on: platform, target: target, now: Date()), for: target)
+        record(DeliveryOutcome(.failed(reason), on: platform, target: target, now: Date()), for: target)
     }
 }
 

@@ -18,7 +18,7 @@ struct WebPushDispatch: PlatformDispatch {
         guard let subscription = Self.subscription(target.token) else {
             // Registration validated it; a stored token that no longer parses (written by hand, damaged) is the
             // device's fault, not the publish's: record it, keep going.
-            recorder.record(.failed("InvalidSubscription", on: .web, target: target, now: Date()), for: target)
+            recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: .web, target: target, now: Date()), for: target)
             return
         }
         await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in
