@@ -2,7 +2,6 @@ import Clocks
 import Dispatch
 import Foundation
 import HTTPClient
-import Locking
 import Logging
 
 /// Sends FCM HTTP v1 `messages:send` requests for one service account over HTTP/2 (libcurl, multiplexed on a
@@ -45,8 +44,8 @@ public final class FCMSender: Sendable {
         }
     }
 
-    private struct Ledger {
-        var pending = PendingJobs<Job>()
+    /// What the sender counts and tracks, under the ledger's lock with its pending jobs.
+    private struct State {
         var counters = FCMSenderStats()
         var auth = FCMSendAuthTracker()
         /// When the current run of `401`s began (for `/ready`), cleared by an accepted message.
@@ -60,8 +59,7 @@ public final class FCMSender: Sendable {
     public let projectID: String
     private let client: HTTPExchangeClient
     private let tokens: AccessTokenManager
-    private let window: InFlightWindow
-    private let ledger = Locked(Ledger())
+    private let ledger: SenderLedger<Job, State>
     private let sendURL: HTTPURL
 
     /// - Throws: `FCMSenderError` when the base URL is not an https URL or libcurl cannot be set up.
@@ -97,7 +95,7 @@ public final class FCMSender: Sendable {
             throw .curl(error)
         }
         self.client = client
-        window = InFlightWindow(capacity: configuration.connections * configuration.streamsPerConnection)
+        ledger = SenderLedger(capacity: configuration.connections * configuration.streamsPerConnection, state: State())
         let logger = configuration.logger
         tokens = AccessTokenManager(account: account, policy: configuration.tokenPolicy, clock: configuration.clock) { request, done in
             let exchange = HTTPExchange(
@@ -130,12 +128,11 @@ public final class FCMSender: Sendable {
     /// `onResult` fires exactly once with the final result: on a curl loop or timer thread, or on the caller's
     /// thread (`.shutdown`) when the sender is stopping.
     public func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
-        guard await window.acquire() else {
-            ledger.withLock { $0.counters.shutdownFailures += 1 }
+        guard let job = await ledger.admit({ Job(id: $0, request: request, onResult: onResult) }) else {
+            ledger.withState { $0.counters.shutdownFailures += 1 }
             onResult(.failure(.shutdown))
             return
         }
-        let job = ledger.withLock { ledger in ledger.pending.add { Job(id: $0, request: request, onResult: onResult) } }
         attempt(job)
     }
 
@@ -152,22 +149,18 @@ public final class FCMSender: Sendable {
                 return FCMAuthProblem(kind: .accessTokenRefused, detail: error.description,
                                       since: now.addingTimeInterval(-age), count: failures)
             case .rejectedByFCM(let count):
-                let since = ledger.withLock { $0.firstRejection } ?? now
+                let since = ledger.withState { $0.firstRejection } ?? now
                 return FCMAuthProblem(kind: .accessTokenRejected,
                                       detail: "FCM answered 401 UNAUTHENTICATED to \(count) fresh access tokens in a row",
                                       since: since, count: count)
             }
         }
-        return ledger.withLock { $0.auth.problem }
+        return ledger.withState { $0.auth.problem }
     }
 
     /// A snapshot of the counters.
     public func stats() -> FCMSenderStats {
-        var stats = ledger.withLock { $0.counters }
-        stats.requestsInFlight = window.inUse
-        stats.waitingForWindow = window.waiting
-        stats.transfersInFlight = client.transfersInFlight
-        stats.connectionsOpened = client.connectionsOpened
+        var stats = ledger.stats({ $0.counters }, client: client)
         stats.tokenFetches = tokens.fetchCount
         if let token = tokens.current {
             let now = MonotonicClock.seconds()
@@ -181,15 +174,7 @@ public final class FCMSender: Sendable {
     /// unfinished one `.failure(.shutdown)` through its callback, closes the connections, and returns those
     /// requests (unsent, waiting for a retry, or sent but unanswered) so the caller can re-queue them.
     public func shutdown(gracePeriod: Double = 10) async -> [FCMRequest] {
-        window.close()
-        await window.waitUntilDrained(gracePeriod: gracePeriod)
-        let left = ledger.withLock { ledger -> [Job] in
-            let left = ledger.pending.claimAll()
-            ledger.counters.shutdownFailures += left.count
-            return left
-        }
-        for job in left {
-            window.release()
+        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
             job.onResult(.failure(.shutdown))
         }
         await client.shutdown()
@@ -257,7 +242,7 @@ public final class FCMSender: Sendable {
             return
         case .accessTokenRejected:
             rejected()
-        case .senderMismatch(let info) where !ledger.withLock({ $0.auth.hasSent }):
+        case .senderMismatch(let info) where !ledger.withState({ $0.auth.hasSent }):
             // FCM's table says "drop the device", but while FCM has accepted nothing from this sender a mismatch
             // more likely means the configured project is wrong: dropping would wipe every Android device. Kept
             // and reported (`FCMAuthProblem.senderIDMismatch`); once a message got through, mismatches are dead
@@ -277,9 +262,9 @@ public final class FCMSender: Sendable {
 
     private func rejected() {
         let now = configuration.clock()
-        ledger.withLock { ledger in
-            ledger.counters.accessTokenRejections += 1
-            if ledger.firstRejection == nil { ledger.firstRejection = now }
+        ledger.withState { state in
+            state.counters.accessTokenRejections += 1
+            if state.firstRejection == nil { state.firstRejection = now }
         }
     }
 
@@ -288,12 +273,12 @@ public final class FCMSender: Sendable {
     }
 
     private func decide(_ result: FCMSendResult, attempts: Int, _ job: Job) -> FCMRetryPolicy.Decision {
-        let random = ledger.withLock { ledger -> Double in
+        let random = ledger.withState { state -> Double in
             // xorshift64*: jitter needs no cryptographic randomness.
-            ledger.random ^= ledger.random >> 12
-            ledger.random ^= ledger.random << 25
-            ledger.random ^= ledger.random >> 27
-            return Double((ledger.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
+            state.random ^= state.random >> 12
+            state.random ^= state.random << 25
+            state.random ^= state.random >> 27
+            return Double((state.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
         }
         return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random)
     }
@@ -301,36 +286,33 @@ public final class FCMSender: Sendable {
     /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it).
     private func retry(_ job: Job, after seconds: Double) {
         job.delaySpent += seconds
-        ledger.withLock { $0.counters.retries += 1 }
+        ledger.withState { $0.counters.retries += 1 }
         let delay = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            guard ledger.withLock({ $0.pending.contains(job.id) }) else { return }  // shut down meanwhile
+            guard ledger.isPending(job.id) else { return }  // shut down meanwhile
             attempt(job)
         }
     }
 
     private func finish(_ job: Job, _ result: FCMResult) {
         let now = configuration.clock()
-        let claimed = ledger.withLock { ledger -> Bool in
-            guard ledger.pending.claim(job.id) else { return false }
+        let claimed = ledger.claim(job.id) { state in
             switch result {
             case .response(let answer, _):
-                ledger.auth.record(answer, now: now)
-                if case .sent = answer { ledger.firstRejection = nil }
+                state.auth.record(answer, now: now)
+                if case .sent = answer { state.firstRejection = nil }
                 switch answer {
-                case .sent: ledger.counters.sent += 1
-                case .invalidToken, .senderMismatch: ledger.counters.invalidTokens += 1
+                case .sent: state.counters.sent += 1
+                case .invalidToken, .senderMismatch: state.counters.invalidTokens += 1
                 default: break
                 }
-                if let status = Self.status(of: answer) { ledger.counters.responsesByStatus[status, default: 0] += 1 }
-            case .failure(.transport): ledger.counters.transportFailures += 1
-            case .failure(.accessToken): ledger.counters.accessTokenFailures += 1
-            case .failure(.shutdown): ledger.counters.shutdownFailures += 1
+                if let status = Self.status(of: answer) { state.counters.responsesByStatus[status, default: 0] += 1 }
+            case .failure(.transport): state.counters.transportFailures += 1
+            case .failure(.accessToken): state.counters.accessTokenFailures += 1
+            case .failure(.shutdown): state.counters.shutdownFailures += 1
             }
-            return true
         }
         guard claimed else { return }  // shutdown reported it already
-        window.release()
         job.onResult(result)
     }
 

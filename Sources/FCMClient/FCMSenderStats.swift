@@ -1,5 +1,7 @@
+import HTTPClient
+
 /// Counters for metrics; a snapshot.
-public struct FCMSenderStats: Sendable, Equatable {
+public struct FCMSenderStats: Sendable, Equatable, SenderGauges {
     /// Requests accepted into the window and not yet final (in transfer, fetching a token, or waiting for a retry).
     public var requestsInFlight = 0
     /// `submit` calls suspended because the window is full.

@@ -1,40 +1,32 @@
 import CLibCurl
-import Glibc
 
 /// One `HTTPExchange` on an `HTTPExchangeDriver`'s loop thread: its easy handle and what curl borrows while it
 /// runs (header list), the response collected by the callbacks (status, `Retry-After`, body under a cap), and,
-/// when the client has a `DestinationPolicy`, the address check on every socket curl opens (as `HTTPPostTransfer`
-/// does for webhooks, whose address helper it shares).
+/// when the client has a `DestinationPolicy`, the address check on every socket curl opens (`TransferChecks`, shared
+/// with `HTTPPostTransfer` for webhooks).
 ///
 /// Owned by the loop thread only (never Sendable); the C callbacks reach it through the `Unmanaged` pointer set as
 /// their userdata, valid while the driver keeps the transfer in its table.
 final class HTTPExchangeTransfer {
     let curl: CurlEasy
     private let headers: CurlHeaderList
-    private let target: HTTPURL
-    private let policy: DestinationPolicy?
-    private let maxResponseBytes: Int
     private let completion: @Sendable (HTTPExchangeResult) -> Void
+    private var checks: TransferChecks
 
-    private var received = 0
-    private var tooLarge = false
     private var status = 0
     private var retryAfter: String?
     /// Lower-case names of the response headers to keep, and what the final response carried of them.
     private let wanted: [[UInt8]]
     private var captured: [String: String] = [:]
     private var body: [UInt8] = []
-    private var refusal: String?
-    private var triedAllowedAddress = false
     private var finished = false
 
     /// Prepares the handle; the caller attaches it to its multi.
     /// - Throws: `HTTPPostError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(_ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
          completion: @escaping @Sendable (HTTPExchangeResult) -> Void) throws(HTTPPostError) {
-        target = exchange.url
-        policy = configuration.policy
-        maxResponseBytes = configuration.maxResponseBytes
+        checks = TransferChecks(target: exchange.url, policy: configuration.policy,
+                                maxResponseBytes: configuration.maxResponseBytes)
         wanted = exchange.responseHeaders.prefix(8).map { Array(($0 + ":").lowercased().utf8) }
         self.completion = completion
         if exchange.method != .post && !exchange.body.isEmpty {
@@ -78,7 +70,7 @@ final class HTTPExchangeTransfer {
         if let caFile = configuration.caFile {
             try curlCheck(ccurl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
         }
-        if policy != nil {
+        if configuration.policy != nil {
             try curlCheck(ccurl_setopt_opensocket_cb(easy, exchangeOpenSocket), "CURLOPT_OPENSOCKETFUNCTION")
             try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, me), "CURLOPT_OPENSOCKETDATA")
         }
@@ -128,37 +120,18 @@ final class HTTPExchangeTransfer {
             return .success(HTTPExchangeResponse(status: status > 0 ? status : curl.responseCode, retryAfter: retryAfter,
                                                  body: body, headers: captured))
         }
-        if let refusal, !triedAllowedAddress {
-            return .failure(HTTPPostError(.refusedDestination, "\(target.redacted) refused: \(refusal)"))
-        }
-        if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
-            return .failure(HTTPPostError(.responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes"))
-        }
-        let detail = curl.errorMessage(code)
-        switch code {
-        case CURLE_OPERATION_TIMEDOUT: return .failure(HTTPPostError(.timeout, "\(target.redacted): \(detail)"))
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return .failure(HTTPPostError(.invalidURL, "\(target.redacted): \(detail)"))
-        default: return .failure(HTTPPostError(.connection, "\(target.redacted): \(detail)"))
-        }
-    }
-
-    /// Counts response bytes; false (abort) once they pass the cap.
-    private func count(_ bytes: Int) -> Bool {
-        received += bytes
-        if received > maxResponseBytes { tooLarge = true }
-        return !tooLarge
+        return .failure(checks.failure(code, curl: curl))
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard count(bytes.count) else { return false }
+        guard checks.count(bytes.count) else { return false }
         body.append(contentsOf: bytes)
         return true
     }
 
     /// One header line: a status line starts a new response (interim ones included); `Retry-After` is kept.
     fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard count(line.count) else { return false }
+        guard checks.count(line.count) else { return false }
         if line.count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T") {
             status = Self.statusCode(of: line)
             retryAfter = nil
@@ -206,22 +179,8 @@ final class HTTPExchangeTransfer {
         return code
     }
 
-    /// The destination check on the exact address curl is about to connect to; a refused address gets no socket.
     fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
-        guard let policy else { return CURL_SOCKET_BAD }  // the callback is only installed with a policy
-        guard let ip = HTTPPostTransfer.address(of: address) else {
-            if refusal == nil { refusal = "address family \(address.pointee.family) is not IPv4 or IPv6" }
-            return CURL_SOCKET_BAD
-        }
-        switch policy.verdict(for: ip, host: target.host) {
-        case .refused(let range):
-            if refusal == nil { refusal = "\(ip) is \(range)" }
-            return CURL_SOCKET_BAD
-        case .allowed:
-            triedAllowedAddress = true
-            let type = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
-            return socket(address.pointee.family, type, address.pointee.protocol)
-        }
+        checks.openSocket(address)
     }
 }
 

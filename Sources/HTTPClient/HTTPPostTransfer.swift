@@ -1,8 +1,8 @@
 import CLibCurl
-import Glibc
 
 /// One outbound POST on the client's loop thread: its easy handle and everything curl borrows while it runs
-/// (parsed URL, header list), the destination check on every socket curl opens, and the response size cap.
+/// (parsed URL, header list), and its `TransferChecks`: the destination check on every socket curl opens and the
+/// response size cap.
 ///
 /// Owned by `HTTPPostClient`'s loop thread only (never Sendable); the C callbacks reach it through the
 /// `Unmanaged` pointer set as their userdata, valid while the loop keeps the transfer in its table.
@@ -10,26 +10,16 @@ final class HTTPPostTransfer {
     let curl: CurlEasy
     private let url: CurlURL
     private let headers: CurlHeaderList
-    private let target: HTTPURL
-    private let policy: DestinationPolicy
-    private let maxResponseBytes: Int
     private let completion: (Result<Int, HTTPPostError>) -> Void
-
-    /// Response bytes (headers and body) seen so far.
-    private var received = 0
-    private var tooLarge = false
-    /// Why the first refused address was refused; reported only if no allowed address was tried.
-    private var refusal: String?
-    private var triedAllowedAddress = false
+    private var checks: TransferChecks
     private var finished = false
 
     /// Prepares the handle; the caller attaches it to its multi.
     /// - Throws: `HTTPPostError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(target: HTTPURL, headers: [String: String], body: [UInt8], configuration: HTTPPostConfiguration,
          completion: @escaping (Result<Int, HTTPPostError>) -> Void) throws(HTTPPostError) {
-        self.target = target
-        policy = configuration.policy
-        maxResponseBytes = configuration.maxResponseBytes
+        checks = TransferChecks(target: target, policy: configuration.policy,
+                                maxResponseBytes: configuration.maxResponseBytes)
         self.completion = completion
         do {
             url = try CurlURL(target.text)
@@ -98,65 +88,14 @@ final class HTTPPostTransfer {
 
     /// The outcome of a transfer curl reported done with `code`.
     func result(_ code: CURLcode) -> Result<Int, HTTPPostError> {
-        if code == CURLE_OK { return .success(curl.responseCode) }
-        if let refusal, !triedAllowedAddress {
-            return .failure(HTTPPostError(.refusedDestination, "\(target.redacted) refused: \(refusal)"))
-        }
-        if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
-            return .failure(HTTPPostError(.responseTooLarge,
-                                          "\(target.redacted): response larger than \(maxResponseBytes) bytes"))
-        }
-        let detail = curl.errorMessage(code)
-        switch code {
-        case CURLE_OPERATION_TIMEDOUT:
-            return .failure(HTTPPostError(.timeout, "\(target.redacted): \(detail)"))
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return .failure(HTTPPostError(.invalidURL, "\(target.redacted): \(detail)"))
-        default:
-            return .failure(HTTPPostError(.connection, "\(target.redacted): \(detail)"))
-        }
+        code == CURLE_OK ? .success(curl.responseCode) : .failure(checks.failure(code, curl: curl))
     }
 
     /// Counts response bytes; false (abort) once they pass the cap.
-    fileprivate func receive(_ count: Int) -> Bool {
-        received += count
-        if received > maxResponseBytes { tooLarge = true }
-        return !tooLarge
-    }
+    fileprivate func receive(_ count: Int) -> Bool { checks.count(count) }
 
-    /// The destination check, on the exact address curl is about to connect to (after its DNS lookup; also for
-    /// every address Happy Eyeballs tries): a refused address gets no socket, so nothing is sent to it.
     fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
-        guard let ip = Self.address(of: address) else {
-            if refusal == nil { refusal = "address family \(address.pointee.family) is not IPv4 or IPv6" }
-            return CURL_SOCKET_BAD
-        }
-        switch policy.verdict(for: ip, host: target.host) {
-        case .refused(let range):
-            if refusal == nil { refusal = "\(ip) is \(range)" }
-            return CURL_SOCKET_BAD
-        case .allowed:
-            triedAllowedAddress = true
-            let type = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
-            return socket(address.pointee.family, type, address.pointee.protocol)
-        }
-    }
-
-    /// The IP address inside curl's socket address; nil for other families or a short `addrlen`.
-    static func address(of address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
-        guard let offset = MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr) else { return nil }
-        let raw = UnsafeRawPointer(address).advanced(by: offset)
-        let length = Int(address.pointee.addrlen)
-        switch address.pointee.family {
-        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
-            let ipv4 = raw.loadUnaligned(as: sockaddr_in.self)
-            return withUnsafeBytes(of: ipv4.sin_addr) { IPAddress(bytes: Array($0)) }
-        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
-            let ipv6 = raw.loadUnaligned(as: sockaddr_in6.self)
-            return withUnsafeBytes(of: ipv6.sin6_addr) { IPAddress(bytes: Array($0)) }
-        default:
-            return nil
-        }
+        checks.openSocket(address)
     }
 }
 

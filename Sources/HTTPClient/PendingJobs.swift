@@ -1,6 +1,6 @@
-/// The requests a sender accepted and has not reported yet, by id (the FCM and Web Push senders keep one behind
-/// their lock). Claiming one removes it and is the right to report it, so every request is reported exactly once:
-/// by its answer, or by shutdown, whichever claims it first.
+/// The requests a sender accepted and has not reported yet, by id (`SenderLedger` keeps one behind its lock for the
+/// FCM and Web Push senders). Claiming one removes it and is the right to report it, so every request is reported
+/// exactly once: by its answer, or by shutdown, whichever claims it first.
 public struct PendingJobs<Job> {
     private var nextID = 0
     private var jobs: [Int: Job] = [:]

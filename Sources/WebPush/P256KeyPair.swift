@@ -3,28 +3,17 @@ import JWTSigner
 
 /// A P-256 key pair for ECDH: the per-message sender key of RFC 8291 §3.1, and the source of new VAPID keys.
 ///
-/// The one Swift owner of its `EVP_PKEY*`, freed in `deinit`.
-public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: `key` is never mutated after init; OpenSSL 3 allows concurrent derivations and exports
-    // on one EVP_PKEY (each call below has its own EVP_PKEY_CTX or BIO).
-    private let key: OpaquePointer
+/// Its `EVPKey` (Sources/JWTSigner) owns the OpenSSL handle; immutable, so shared across threads without a lock.
+public final class P256KeyPair: Sendable, CustomStringConvertible {
+    private let key: EVPKey
 
     /// The public key as the 65-byte uncompressed point `04‖x‖y` (SEC 1 §2.3.3), the form RFC 8291 puts on the wire.
     public let publicPoint: [UInt8]
 
-    /// Takes ownership of `key` (freed here if its public point cannot be read).
-    private init(owning key: OpaquePointer) throws(CryptoError) {
-        do {
-            publicPoint = try P256Point.uncompressed(of: key)
-        } catch {
-            EVP_PKEY_free(key)
-            throw error
-        }
+    /// Takes `key` if its public point can be read (freed with it otherwise).
+    private init(_ key: EVPKey) throws(CryptoError) {
+        publicPoint = try P256Point.uncompressed(of: key)
         self.key = key
-    }
-
-    deinit {
-        EVP_PKEY_free(key)
     }
 
     /// A fresh random key pair (`EVP_PKEY_generate` on the P-256 group). RFC 8291 §3.1 wants a new one per message.
@@ -35,7 +24,7 @@ public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
         try check(EVP_PKEY_CTX_set_group_name(context, "P-256"), "EVP_PKEY_CTX_set_group_name")
         var key: OpaquePointer?
         try check(EVP_PKEY_generate(context, &key), "EVP_PKEY_generate")
-        return try P256KeyPair(owning: check(key, "EVP_PKEY_generate"))
+        return try P256KeyPair(EVPKey(owning: check(key, "EVP_PKEY_generate")))
     }
 
     /// The key pair with this private scalar (32 big-endian bytes), e.g. RFC 8291 Appendix A's sender key.
@@ -52,7 +41,7 @@ public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
             var cursor = buffer.baseAddress
             return d2i_PrivateKey(EVP_PKEY_EC, nil, &cursor, buffer.count)
         }
-        try self.init(owning: check(key, "d2i_PrivateKey"))
+        try self.init(EVPKey(owning: check(key, "d2i_PrivateKey")))
     }
 
     /// SEQUENCE (49 bytes) { INTEGER 1, OCTET STRING (32 bytes) … }.
@@ -66,10 +55,10 @@ public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
     /// on the curve, and the re-check `EVP_PKEY_derive_set_peer` does would cost about as much as the derivation
     /// (bench/swift/WebPushBench).
     public func sharedSecret(with peer: ES256PublicKey) throws(CryptoError) -> [UInt8] {
-        let context = try check(EVP_PKEY_CTX_new(key, nil), "EVP_PKEY_CTX_new")
+        let context = try check(EVP_PKEY_CTX_new(key.pointer, nil), "EVP_PKEY_CTX_new")
         defer { EVP_PKEY_CTX_free(context) }
         try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
-        try check(EVP_PKEY_derive_set_peer_ex(context, peer.key, 0), "EVP_PKEY_derive_set_peer_ex")
+        try check(EVP_PKEY_derive_set_peer_ex(context, peer.key.pointer, 0), "EVP_PKEY_derive_set_peer_ex")
         var length = 0
         try check(EVP_PKEY_derive(context, nil, &length), "EVP_PKEY_derive (size)")
         var secret = [UInt8](repeating: 0, count: length)
@@ -82,17 +71,7 @@ public final class P256KeyPair: @unchecked Sendable, CustomStringConvertible {
 
     /// The private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), what `VAPIDKeyPair` loads.
     public func pkcs8PEM() throws(CryptoError) -> String {
-        let bio = try check(BIO_new(BIO_s_mem()), "BIO_new")
-        defer { BIO_free(bio) }
-        try check(PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil), "PEM_write_bio_PrivateKey")
-        var text: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 512)
-        while true {
-            let count = BIO_read(bio, &chunk, Int32(chunk.count))
-            if count <= 0 { break }
-            text += chunk[0..<Int(count)]
-        }
-        return String(decoding: text, as: UTF8.self)
+        try key.pem("PEM_write_bio_PrivateKey") { bio, pkey in PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil) }
     }
 
     /// Never prints key material.
@@ -104,11 +83,11 @@ enum P256Point {
     /// Size of `04‖x‖y`.
     static let size = 65
 
-    /// The uncompressed public point of any P-256 `EVP_PKEY` (public or private).
-    static func uncompressed(of key: OpaquePointer) throws(CryptoError) -> [UInt8] {
+    /// The uncompressed public point of any P-256 key (public or private).
+    static func uncompressed(of key: EVPKey) throws(CryptoError) -> [UInt8] {
         var point = [UInt8](repeating: 0, count: size)
         var length = 0
-        try check(EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, size, &length),
+        try check(EVP_PKEY_get_octet_string_param(key.pointer, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, size, &length),
                   "EVP_PKEY_get_octet_string_param(encoded-pub-key)")
         guard length == size, point[0] == 0x04 else {
             throw CryptoError(operation: "EVP_PKEY_get_octet_string_param", messages: ["not a 65-byte uncompressed point"])

@@ -41,7 +41,7 @@ public enum WebPushResult: Sendable, Equatable {
 }
 
 /// Counters for metrics; a snapshot.
-public struct WebPushSenderStats: Sendable, Equatable {
+public struct WebPushSenderStats: Sendable, Equatable, SenderGauges {
     /// Accepted and not final (in transfer or waiting for a retry).
     public var requestsInFlight = 0
     /// `submit` calls suspended because the window is full.

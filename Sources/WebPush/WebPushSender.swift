@@ -1,6 +1,5 @@
 import Foundation
 import HTTPClient
-import Locking
 import Logging
 
 /// Sends Web Push messages (RFC 8030) over libcurl to the push services subscriptions name, safely towards
@@ -37,8 +36,8 @@ public final class WebPushSender: Sendable {
         }
     }
 
-    private struct Ledger {
-        var pending = PendingJobs<Job>()
+    /// What the sender counts and tracks, under the ledger's lock with its pending jobs.
+    private struct State {
         var counters = WebPushSenderStats()
         var credentials = WebPushCredentialTracker()
     }
@@ -46,8 +45,7 @@ public final class WebPushSender: Sendable {
     public let vapid: VAPIDAuthorizer
     public let configuration: WebPushSenderConfiguration
     private let client: HTTPExchangeClient
-    private let window: InFlightWindow
-    private let ledger = Locked(Ledger())
+    private let ledger: SenderLedger<Job, State>
 
     /// - Throws: `CurlError` when libcurl cannot be set up.
     public init(vapid: VAPIDAuthorizer, configuration: WebPushSenderConfiguration = WebPushSenderConfiguration())
@@ -60,7 +58,7 @@ public final class WebPushSender: Sendable {
             streamsPerConnection: 100, http2: true, httpsOnly: true, caFile: configuration.caFile,
             policy: configuration.policy, timeout: .seconds(configuration.requestTimeout),
             connectTimeout: .seconds(configuration.connectTimeout), maxResponseBytes: 16 * 1024))
-        window = InFlightWindow(capacity: configuration.window)
+        ledger = SenderLedger(capacity: configuration.window, state: State())
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -76,7 +74,7 @@ public final class WebPushSender: Sendable {
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
         guard configuration.allowedHosts.allows(endpoint.host) else {
-            ledger.withLock { $0.counters.refusedDestinations += 1 }
+            ledger.withState { $0.counters.refusedDestinations += 1 }
             onResult(.failure(.hostNotAllowed(endpoint.host)))
             return
         }
@@ -84,48 +82,33 @@ public final class WebPushSender: Sendable {
         do throws(WebPushEncryptionError) {
             request = try WebPushRequest(subscription: notification.subscription, message: notification.message, vapid: vapid)
         } catch {
-            ledger.withLock { $0.counters.encryptionFailures += 1 }
+            ledger.withState { $0.counters.encryptionFailures += 1 }
             onResult(.failure(.encryption(error)))
             return
         }
-        guard await window.acquire() else {
-            ledger.withLock { $0.counters.shutdownFailures += 1 }
+        let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
+        guard let job = await ledger.admit({ Job(id: $0, notification: notification, exchange: exchange, onResult: onResult) })
+        else {
+            ledger.withState { $0.counters.shutdownFailures += 1 }
             onResult(.failure(.shutdown))
             return
-        }
-        let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
-        let job = ledger.withLock { ledger in
-            ledger.pending.add { Job(id: $0, notification: notification, exchange: exchange, onResult: onResult) }
         }
         send(job, after: 0)
     }
 
     /// A snapshot of the counters.
     public func stats() -> WebPushSenderStats {
-        var stats = ledger.withLock { $0.counters }
-        stats.requestsInFlight = window.inUse
-        stats.waitingForWindow = window.waiting
-        stats.transfersInFlight = client.transfersInFlight
-        stats.connectionsOpened = client.connectionsOpened
-        return stats
+        ledger.stats({ $0.counters }, client: client)
     }
 
     /// Push services refusing the VAPID credentials right now (`401`/`403` since their last accepted message),
     /// oldest first; empty when none does. For `/ready` and the console.
-    public var credentialProblems: [WebPushCredentialProblem] { ledger.withLock { $0.credentials.list } }
+    public var credentialProblems: [WebPushCredentialProblem] { ledger.withState { $0.credentials.list } }
 
     /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod` seconds, then gives
     /// every unfinished one `.failure(.shutdown)`, closes the connections and returns those notifications.
     public func shutdown(gracePeriod: Double = 10) async -> [WebPushNotification] {
-        window.close()
-        await window.waitUntilDrained(gracePeriod: gracePeriod)
-        let left = ledger.withLock { ledger -> [Job] in
-            let left = ledger.pending.claimAll()
-            ledger.counters.shutdownFailures += left.count
-            return left
-        }
-        for job in left {
-            window.release()
+        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
             job.onResult(.failure(.shutdown))
         }
         await client.shutdown()
@@ -170,39 +153,36 @@ public final class WebPushSender: Sendable {
 
     private func retry(_ job: Job, after delay: Double) {
         job.delaySpent += delay
-        ledger.withLock { $0.counters.retries += 1 }
+        ledger.withState { $0.counters.retries += 1 }
         send(job, after: delay)
     }
 
     private func finish(_ job: Job, _ result: WebPushResult) {
         let now = configuration.clock()
-        let claimed = ledger.withLock { ledger -> Bool in
-            guard ledger.pending.claim(job.id) else { return false }
+        let claimed = ledger.claim(job.id) { state in
             switch result {
             case .response(let outcome, _):
-                ledger.credentials.record(outcome, host: job.exchange.url.host, now: now)
+                state.credentials.record(outcome, host: job.exchange.url.host, now: now)
                 switch outcome {
                 case .accepted(let status):
-                    ledger.counters.accepted += 1
-                    ledger.counters.responsesByStatus[status, default: 0] += 1
+                    state.counters.accepted += 1
+                    state.counters.responsesByStatus[status, default: 0] += 1
                 case .subscriptionGone(let status):
-                    ledger.counters.subscriptionsGone += 1
-                    ledger.counters.responsesByStatus[status, default: 0] += 1
-                case .payloadTooLarge: ledger.counters.responsesByStatus[413, default: 0] += 1
+                    state.counters.subscriptionsGone += 1
+                    state.counters.responsesByStatus[status, default: 0] += 1
+                case .payloadTooLarge: state.counters.responsesByStatus[413, default: 0] += 1
                 case .retry(let status, _), .configurationError(let status, _), .unknown(let status):
-                    ledger.counters.responsesByStatus[status, default: 0] += 1
+                    state.counters.responsesByStatus[status, default: 0] += 1
                 }
             case .failure(.transport(let error, _)) where error.kind == .refusedDestination:
-                ledger.counters.refusedDestinations += 1
-            case .failure(.transport): ledger.counters.transportFailures += 1
-            case .failure(.shutdown): ledger.counters.shutdownFailures += 1
-            case .failure(.hostNotAllowed): ledger.counters.refusedDestinations += 1
-            case .failure(.encryption): ledger.counters.encryptionFailures += 1
+                state.counters.refusedDestinations += 1
+            case .failure(.transport): state.counters.transportFailures += 1
+            case .failure(.shutdown): state.counters.shutdownFailures += 1
+            case .failure(.hostNotAllowed): state.counters.refusedDestinations += 1
+            case .failure(.encryption): state.counters.encryptionFailures += 1
             }
-            return true
         }
         guard claimed else { return }  // shutdown reported it already
-        window.release()
         job.onResult(result)
     }
 }

@@ -8,39 +8,30 @@ extension DeliveryOutcome {
     /// with its reason and the device kept (retries happened in the sender; auth and configuration errors are
     /// the operator's to fix, not the device's). A pure function, tested without sockets.
     static func classify(_ result: FCMResult, target: Target, now: Date) -> DeliveryOutcome {
-        let reason: String
-        var status = 0
-        var effect = DeviceEffect.none
+        DeliveryOutcome(verdict(result), on: .fcm, target: target, now: now)
+    }
+
+    /// The FCM table behind `classify`: which results are final, accepted, or failed with which reason.
+    static func verdict(_ result: FCMResult) -> PlatformVerdict {
         switch result {
         case .failure(.shutdown):
             return .unfinished
         case .response(.sent, _):
-            return .final(counters: [PublishCounter.accepted(on: .fcm): 1],
-                          device: DeviceResult(device: target.ref, status: 200, at: now))
+            return .accepted(status: 200)
         case .response(.invalidToken(let info), _), .response(.senderMismatch(let info), _):
-            reason = fcmReason(info)
-            status = info.httpStatus
-            effect = .badToken
+            return .failed(fcmReason(info), status: info.httpStatus, effect: .badToken)
         case .response(.retry(let info, _), _), .response(.accessTokenRejected(let info), _),
              .response(.authError(let info), _), .response(.invalidMessage(let info), _),
              .response(.configuration(let info), _):
-            reason = fcmReason(info)
-            status = info.httpStatus
+            return .failed(fcmReason(info), status: info.httpStatus)
         case .response(.unknown, _):
-            reason = "UnknownError"
+            return .failed("UnknownError")
         case .failure(.transport):
-            reason = "TransportError"
+            return .failed("TransportError")
         case .failure(.accessToken(let error)):
             // A refusal is the operator's to fix (`/ready` names it); anything else may pass by itself.
-            reason = error.isConfigurationError ? "AccessTokenRefused" : "AccessTokenUnavailable"
+            return .failed(error.isConfigurationError ? "AccessTokenRefused" : "AccessTokenUnavailable")
         }
-        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .fcm): 1]
-        if effect == .badToken {
-            counters[PublishCounter.devicesRemoved] = 1
-            counters[PublishCounter.devicesRemoved(on: .fcm)] = 1
-        }
-        return .final(counters: counters,
-                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
     }
 
     /// FCM's own name for an error: the FCM code (`UNREGISTERED`), else the canonical status (`NOT_FOUND`), else

@@ -9,45 +9,33 @@ extension DeliveryOutcome {
     /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender). A pure
     /// function, tested without sockets.
     static func classify(_ result: WebPushResult, target: Target, now: Date) -> DeliveryOutcome {
-        let reason: String
-        var status = 0
-        var effect = DeviceEffect.none
+        DeliveryOutcome(verdict(result), on: .web, target: target, now: now)
+    }
+
+    /// The Web Push table behind `classify`: which results are final, accepted, or failed with which reason.
+    static func verdict(_ result: WebPushResult) -> PlatformVerdict {
         switch result {
         case .failure(.shutdown):
             return .unfinished
         case .response(.accepted(let code), _):
-            return .final(counters: [PublishCounter.accepted(on: .web): 1],
-                          device: DeviceResult(device: target.ref, status: code, at: now))
+            return .accepted(status: code)
         case .response(.subscriptionGone(let code), _):
-            reason = "SubscriptionGone"
-            status = code
-            effect = .badToken
+            return .failed("SubscriptionGone", status: code, effect: .badToken)
         case .response(.payloadTooLarge, _):
-            reason = "PayloadTooLarge"
-            status = 413
+            return .failed("PayloadTooLarge", status: 413)
         case .response(.retry(let code, _), _):
-            reason = code == 429 ? "TooManyRequests" : "PushServiceUnavailable"
-            status = code
+            return .failed(code == 429 ? "TooManyRequests" : "PushServiceUnavailable", status: code)
         case .response(.configurationError(let code, _), _):
-            reason = code == 400 ? "BadRequest" : "VAPIDRejected"
-            status = code
+            return .failed(code == 400 ? "BadRequest" : "VAPIDRejected", status: code)
         case .response(.unknown(let code), _):
-            reason = "UnexpectedStatus"
-            status = code
+            return .failed("UnexpectedStatus", status: code)
         case .failure(.hostNotAllowed):
-            reason = "DestinationRefused"
+            return .failed("DestinationRefused")
         case .failure(.transport(let error, _)):
-            reason = error.kind == .refusedDestination ? "DestinationRefused" : "TransportError"
+            return .failed(error.kind == .refusedDestination ? "DestinationRefused" : "TransportError")
         case .failure(.encryption):
-            reason = "EncryptionFailed"
+            return .failed("EncryptionFailed")
         }
-        var counters: [String: Int64] = [PublishCounter.failed(reason, on: .web): 1]
-        if effect == .badToken {
-            counters[PublishCounter.devicesRemoved] = 1
-            counters[PublishCounter.devicesRemoved(on: .web)] = 1
-        }
-        return .final(counters: counters,
-                      device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
     }
 
     /// Every reason a web delivery can carry (bounded: the metric label set is built from it).

@@ -36,8 +36,7 @@ struct DeliveryRecorder: Sendable {
 
     /// Records a target that was not sent because the instance (or the process) has no credentials for it.
     func notConfigured(_ target: Target, reason: String) {
-        record(.final(counters: [PublishCounter.failed(reason, on: platform): 1],
-                      device: DeviceResult(device: target.ref, status: 0, reason: reason, at: Date())), for: target)
+        record(DeliveryOutcome(.failed(reason), on: platform, target: target, now: Date()), for: target)
     }
 }
 

@@ -18,9 +18,7 @@ struct WebPushDispatch: PlatformDispatch {
         guard let subscription = Self.subscription(target.token) else {
             // Registration validated it; a stored token that no longer parses (written by hand, damaged) is the
             // device's fault, not the publish's: record it, keep going.
-            recorder.record(.final(counters: [PublishCounter.failed("InvalidSubscription", on: .web): 1],
-                                   device: DeviceResult(device: target.ref, status: 0, reason: "InvalidSubscription",
-                                                        at: Date())), for: target)
+            recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: .web, target: target, now: Date()), for: target)
             return
         }
         await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in
