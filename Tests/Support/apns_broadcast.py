@@ -190,7 +190,7 @@ class BroadcastState:
         out.response_headers.append(("apns-request-id", request_id or str(uuid.uuid4())))
         store = self.channels.setdefault((bundle, environment), {})
         if kind == "broadcast":
-            self._check_send(req, store, out)
+            out.verdict = _send_verdict(req, store, out)
         else:
             self._check_manage(req, kind, store, out)
         return out
@@ -219,14 +219,11 @@ class BroadcastState:
             out.response_headers.append(("apns-channel-id", channel))
             out.verdict = Verdict(201)
             return
-        channel = req.header("apns-channel-id")
-        if channel is None or channel == "":
-            out.verdict = _err(400, "MissingChannelId")
+        rejected = _read_channel_id(req, out)
+        if rejected is not None:
+            out.verdict = rejected
             return
-        out.channel = channel
-        if not valid_channel_id(channel):
-            out.verdict = _err(400, "BadChannelId")
-            return
+        channel = out.channel
         if channel not in store:
             out.verdict = _err(400, "ChannelNotRegistered")
             return
@@ -238,65 +235,64 @@ class BroadcastState:
             del store[channel]
             out.verdict = Verdict(204)
 
-    def _check_send(self, req: Request, store: dict[str, int], out: BroadcastChecked) -> None:
-        # The mock's choice: Apple's send has no topic, so a client that sends one built the wrong request.
-        if req.header("apns-topic") is not None:
-            out.verdict = _err(400, "BadRequestParams")
-            return
-        channel = req.header("apns-channel-id")
-        if channel is None or channel == "":
-            out.verdict = _err(400, "MissingChannelId")
-            return
-        out.channel = channel
-        out.token = BEHAVIOUR_PREFIX + channel
-        if not valid_channel_id(channel):
-            out.verdict = _err(400, "BadChannelId")
-            return
-        push_type = req.header("apns-push-type")
-        if push_type is None or push_type == "":
-            out.verdict = _err(400, "MissingPushType")
-            return
-        out.push_type = push_type
-        # Apple's tables write "Liveactivity", its samples "liveactivity": the case is not significant.
-        if push_type.lower() != "liveactivity":
-            out.verdict = _err(400, "InvalidPushType")
-            return
-        expiration = req.header("apns-expiration")
-        if expiration is not None and not _DIGITS.fullmatch(expiration):
-            out.verdict = _err(400, "BadExpirationDate")
-            return
-        # Apple: a nonzero expiration on a No Message Stored (policy 0) channel is rejected.
-        if expiration is not None and int(expiration) != 0 and store.get(channel) == 0:
-            out.verdict = _err(400, "BadExpirationDate")
-            return
-        priority = req.header("apns-priority")
-        if priority is not None and priority not in ("1", "5", "10"):
-            out.verdict = _err(400, "BadPriority")
-            return
-        if channel not in store:
-            out.verdict = _err(400, "ChannelNotRegistered")
-            return
-        size = req.body_size if req.body_size >= 0 else len(req.body)
-        if size == 0:
-            out.verdict = _err(400, "PayloadEmpty")
-            return
-        if size > MAX_BROADCAST_PAYLOAD:
-            out.verdict = _err(413, "PayloadTooLarge")
-            return
-        try:
-            payload = json.loads(req.body)
-        except (ValueError, UnicodeDecodeError):
-            payload = None
-        out.payload = payload
-        aps = payload.get("aps") if isinstance(payload, dict) else None
-        # A broadcast updates or ends activities; it cannot start one, and ActivityKit needs a timestamp.
-        if (not isinstance(aps, dict) or aps.get("event") not in ("update", "end")
-                or not isinstance(aps.get("timestamp"), int) or isinstance(aps.get("timestamp"), bool)
-                or ("content-state" in aps and not isinstance(aps["content-state"], dict))
-                or (aps.get("event") == "update" and "content-state" not in aps)):
-            out.verdict = _err(400, "BadRequestPayload")
-            return
-        out.verdict = OK
+
+def _send_verdict(req: Request, store: dict[str, int], out: BroadcastChecked) -> Verdict:
+    """The send rules after authentication, in the module docstring's order (first failure answers)."""
+    # The mock's choice: Apple's send has no topic, so a client that sends one built the wrong request.
+    if req.header("apns-topic") is not None:
+        return _err(400, "BadRequestParams")
+    rejected = _read_channel_id(req, out)
+    if out.channel is not None:
+        out.token = BEHAVIOUR_PREFIX + out.channel
+    if rejected is not None:
+        return rejected
+    channel = out.channel
+    push_type = req.header("apns-push-type")
+    if push_type is None or push_type == "":
+        return _err(400, "MissingPushType")
+    out.push_type = push_type
+    # Apple's tables write "Liveactivity", its samples "liveactivity": the case is not significant.
+    if push_type.lower() != "liveactivity":
+        return _err(400, "InvalidPushType")
+    expiration = req.header("apns-expiration")
+    if expiration is not None and not _DIGITS.fullmatch(expiration):
+        return _err(400, "BadExpirationDate")
+    # Apple: a nonzero expiration on a No Message Stored (policy 0) channel is rejected.
+    if expiration is not None and int(expiration) != 0 and store.get(channel) == 0:
+        return _err(400, "BadExpirationDate")
+    priority = req.header("apns-priority")
+    if priority is not None and priority not in ("1", "5", "10"):
+        return _err(400, "BadPriority")
+    if channel not in store:
+        return _err(400, "ChannelNotRegistered")
+    size = req.body_size if req.body_size >= 0 else len(req.body)
+    if size == 0:
+        return _err(400, "PayloadEmpty")
+    if size > MAX_BROADCAST_PAYLOAD:
+        return _err(413, "PayloadTooLarge")
+    try:
+        payload = json.loads(req.body)
+    except (ValueError, UnicodeDecodeError):
+        payload = None
+    out.payload = payload
+    aps = payload.get("aps") if isinstance(payload, dict) else None
+    # A broadcast updates or ends activities; it cannot start one, and ActivityKit needs a timestamp.
+    if (not isinstance(aps, dict) or aps.get("event") not in ("update", "end")
+            or not isinstance(aps.get("timestamp"), int) or isinstance(aps.get("timestamp"), bool)
+            or ("content-state" in aps and not isinstance(aps["content-state"], dict))
+            or (aps.get("event") == "update" and "content-state" not in aps)):
+        return _err(400, "BadRequestPayload")
+    return OK
+
+
+def _read_channel_id(req: Request, out: BroadcastChecked) -> Verdict | None:
+    """The `apns-channel-id` rules of read, delete and send: present (else MissingChannelId) and well-formed (else
+    BadChannelId). Sets `out.channel` once present, so a refused request is still recorded with its channel."""
+    channel = req.header("apns-channel-id")
+    if channel is None or channel == "":
+        return _err(400, "MissingChannelId")
+    out.channel = channel
+    return None if valid_channel_id(channel) else _err(400, "BadChannelId")
 
 
 def _authenticate(req: Request, keys: KeyRing, auth: ConnectionAuth, now: float, floor: KeyTokenFloor | None,

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mock_apns import new_ca  # noqa: E402  (sibling module: the mock's own CA maker)
+from mock_server import new_ca  # noqa: E402  (sibling module: the mocks' own CA maker)
 
 DEVELOPMENT_OID = ObjectIdentifier("1.2.840.113635.100.6.3.1")
 PRODUCTION_OID = ObjectIdentifier("1.2.840.113635.100.6.3.2")

@@ -13,15 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import datetime
 import json
 import os
 import random
-import shutil
-import signal
 import ssl
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -40,6 +36,8 @@ import apns_broadcast  # noqa: E402  (sibling module: broadcast channel APIs)
 import apns_rules  # noqa: E402  (sibling module; the script is run by path)
 from apns_rules import ConnectionAuth, KeyRing, KeyTokenFloor, Policy, Request, Verdict  # noqa: E402
 from apns_cert_rules import ClientCertificate  # noqa: E402
+from mock_server import (ControlAPI, PerToken, announce_and_wait, apply_switches, argument_parser,  # noqa: E402
+                         by_status_json, port_of, since, switches_json, tls_context)
 
 # A client sending far more than any valid payload gets 413; the mock stops storing bytes beyond this.
 MAX_STORED_BODY = 64 * 1024
@@ -136,16 +134,13 @@ class Config:
     # 0 closes at once, as a careless server would, and answers written just before may never arrive.
     linger_s: float = 1.0
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass
 class Stats:
     requests: int = 0
     by_status: collections.Counter = field(default_factory=collections.Counter)
     by_reason: collections.Counter = field(default_factory=collections.Counter)
-    per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    per_token: PerToken = field(default_factory=PerToken)
     connections_opened: int = 0
     refused_streams: int = 0
     goaways_sent: int = 0
@@ -153,7 +148,7 @@ class Stats:
     max_concurrent_streams: int = 0
     # Answers actually written to a connection, per token and status (`per_token` counts decisions, including
     # answers never sent because the connection was dropped or the stream was above a GOAWAY's last-stream-id).
-    sent_per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    sent_per_token: PerToken = field(default_factory=PerToken)
     # Requests decided but never answered (dropped, above a GOAWAY's last-stream-id, reset by the client, or
     # their connection closed before the delayed answer).
     unanswered: int = 0
@@ -216,16 +211,13 @@ class MockState:
         return found
 
     def apply_config(self, body: dict[str, Any]) -> None:
-        unknown = set(body) - set(Config().__dict__)
-        if unknown:
-            raise ValueError(f"unknown config fields: {sorted(unknown)}")
+        apply_switches(Config(), body)  # refuses unknown fields and unconvertible values before anything changes
         if "token_floor_scope" in body and body["token_floor_scope"] not in TOKEN_FLOOR_SCOPES:
             raise ValueError(f"token_floor_scope must be one of {TOKEN_FLOOR_SCOPES}")
         for name in ("delay_jitter_ms", "goaway_after", "drop_after"):
             if name in body and int(body[name]) < 0:
                 raise ValueError(f"{name} must be >= 0")
-        for name, value in body.items():
-            setattr(self.config, name, type(getattr(self.config, name))(value))
+        apply_switches(self.config, body)
         if "record_limit" in body:
             self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
         if "max_streams" in body:
@@ -247,24 +239,16 @@ class MockState:
         s.by_status[verdict_status] += 1
         if reason:
             s.by_reason[reason] += 1
-        if token is not None:
-            per = s.per_token.get(token)
-            if per is None:
-                per = s.per_token[token] = collections.Counter()
-            per[verdict_status] += 1
+        s.per_token.add(token, verdict_status)
 
     def count_sent(self, token: str | None, status: int) -> None:
-        if token is not None:
-            per = self.stats.sent_per_token.get(token)
-            if per is None:
-                per = self.stats.sent_per_token[token] = collections.Counter()
-            per[status] += 1
+        self.stats.sent_per_token.add(token, status)
 
     def stats_json(self, include_tokens: bool = True) -> dict[str, Any]:
         s = self.stats
         out: dict[str, Any] = {
             "requests": s.requests,
-            "by_status": {str(k): v for k, v in s.by_status.items()},
+            "by_status": by_status_json(s.by_status),
             "by_reason": dict(s.by_reason),
             "connections_opened": s.connections_opened,
             "connections_open": len(self.connections),
@@ -276,8 +260,8 @@ class MockState:
             "connections": [c.summary() for c in self.connections.values()],
         }
         if include_tokens:
-            out["per_token"] = {t: {str(k): v for k, v in c.items()} for t, c in s.per_token.items()}
-            out["sent_per_token"] = {t: {str(k): v for k, v in c.items()} for t, c in s.sent_per_token.items()}
+            out["per_token"] = s.per_token.to_json()
+            out["sent_per_token"] = s.sent_per_token.to_json()
         return out
 
 
@@ -714,98 +698,52 @@ def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:
 # MARK: - Control API (HTTP/1.1 JSON)
 
 
-class ControlAPI:
+class APNsControlAPI(ControlAPI):
     """`PUT /behaviours/<token>`, `GET|DELETE /behaviours`, `DELETE /behaviours/<token>`, `GET|PUT /config`,
-    `GET /requests[?token=…&since=seq]`, `GET /stats[?tokens=0]`, `POST /reset`; broadcast channels:
-    `GET /broadcasts[?since=seq]`, `GET /channels`, `PUT /broadcast/config`. Keep-alive is supported."""
+    `GET /requests[?token=…&since=seq]`, `GET /arrivals[?group=…]`, `GET /stats[?tokens=0]`, `POST /reset`;
+    broadcast channels: `GET /broadcasts[?since=seq]`, `GET /channels`, `PUT /broadcast/config`."""
 
-    def __init__(self, state: MockState) -> None:
-        self.state = state
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    break
-                parts = line.decode("latin-1").split()
-                if len(parts) != 3:
-                    break
-                method, target, version = parts
-                headers: dict[str, str] = {}
-                while True:
-                    h = await reader.readline()
-                    if h in (b"\r\n", b"\n", b""):
-                        break
-                    name, _, value = h.decode("latin-1").partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                length = int(headers.get("content-length", "0") or 0)
-                body = await reader.readexactly(length) if length else b""
-                status, payload = self.route(method, target, body)
-                data = json.dumps(payload, separators=(",", ":")).encode()
-                close = headers.get("connection", "").lower() == "close" or version == "HTTP/1.0"
-                writer.write(
-                    f"HTTP/1.1 {status} {'OK' if status < 400 else 'Error'}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n"
-                    .encode() + data
-                )
-                await writer.drain()
-                if close:
-                    break
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            writer.close()
-
-    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
-        path, _, query = target.partition("?")
-        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
-        state = self.state
-        try:
-            parsed = json.loads(body) if body.strip() else {}
-            if path.startswith("/behaviours/") and method == "PUT":
-                state.set_behaviour(path[len("/behaviours/"):], Behaviour.parse(parsed))
-                return 200, {"ok": True}
-            if path.startswith("/behaviours/") and method == "DELETE":
-                key = path[len("/behaviours/"):].lower()
-                state.behaviours.pop(key, None)
-                state.prefix_behaviours = [(p, b) for p, b in state.prefix_behaviours if p + "*" != key]
-                return 200, {"ok": True}
-            if path == "/behaviours" and method == "DELETE":
-                state.clear_behaviours()
-                return 200, {"ok": True}
-            if path == "/behaviours" and method == "GET":
-                out = {k: b.to_json() for k, b in state.behaviours.items()}
-                out.update({p + "*": b.to_json() for p, b in state.prefix_behaviours})
-                return 200, out
-            if path == "/config" and method == "PUT":
-                state.apply_config(parsed)
-                return 200, state.config.to_json()
-            if path == "/config" and method == "GET":
-                return 200, state.config.to_json()
-            if path == "/requests" and method == "GET":
-                token = params.get("token")
-                since = int(params.get("since", "0"))
-                return 200, [r for r in state.requests if r["seq"] > since and (token is None or r["token"] == token)]
-            if path == "/arrivals" and method == "GET":
-                return 200, arrivals(state.requests, params.get("group", ""))
-            if path == "/stats" and method == "GET":
-                return 200, state.stats_json(include_tokens=params.get("tokens", "1") != "0")
-            if path == "/broadcasts" and method == "GET":
-                since = int(params.get("since", "0"))
-                return 200, [r for r in state.broadcast.broadcasts if r["seq"] > since]
-            if path == "/channels" and method == "GET":
-                return 200, state.broadcast.channel_list()
-            if path == "/broadcast/config" and method == "PUT":
-                state.broadcast.apply_config(parsed)
-                return 200, state.broadcast.config.to_json()
-            if path == "/reset" and method == "POST":
-                state.broadcast.reset()
-                state.reset()
-                return 200, {"ok": True}
-            return 404, {"error": f"no route {method} {path}"}
-        except (ValueError, TypeError) as e:
-            return 400, {"error": str(e)}
+    def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
+        state: MockState = self.state
+        if path.startswith("/behaviours/") and method == "PUT":
+            state.set_behaviour(path[len("/behaviours/"):], Behaviour.parse(body))
+            return 200, {"ok": True}
+        if path.startswith("/behaviours/") and method == "DELETE":
+            key = path[len("/behaviours/"):].lower()
+            state.behaviours.pop(key, None)
+            state.prefix_behaviours = [(p, b) for p, b in state.prefix_behaviours if p + "*" != key]
+            return 200, {"ok": True}
+        if path == "/behaviours" and method == "DELETE":
+            state.clear_behaviours()
+            return 200, {"ok": True}
+        if path == "/behaviours" and method == "GET":
+            out = {k: b.to_json() for k, b in state.behaviours.items()}
+            out.update({p + "*": b.to_json() for p, b in state.prefix_behaviours})
+            return 200, out
+        if path == "/config" and method == "PUT":
+            state.apply_config(body)
+            return 200, switches_json(state.config)
+        if path == "/config" and method == "GET":
+            return 200, switches_json(state.config)
+        if path == "/requests" and method == "GET":
+            token = params.get("token")
+            return 200, [r for r in state.requests if r["seq"] > since(params) and (token is None or r["token"] == token)]
+        if path == "/arrivals" and method == "GET":
+            return 200, arrivals(state.requests, params.get("group", ""))
+        if path == "/stats" and method == "GET":
+            return 200, state.stats_json(include_tokens=params.get("tokens", "1") != "0")
+        if path == "/broadcasts" and method == "GET":
+            return 200, [r for r in state.broadcast.broadcasts if r["seq"] > since(params)]
+        if path == "/channels" and method == "GET":
+            return 200, state.broadcast.channel_list()
+        if path == "/broadcast/config" and method == "PUT":
+            state.broadcast.apply_config(body)
+            return 200, state.broadcast.config.to_json()
+        if path == "/reset" and method == "POST":
+            state.broadcast.reset()
+            state.reset()
+            return 200, {"ok": True}
+        return None
 
 
 def arrivals(records: Any, group: str) -> dict[str, list[float]]:
@@ -820,77 +758,12 @@ def arrivals(records: Any, group: str) -> dict[str, list[float]]:
     return out
 
 
-# MARK: - TLS and start-up
-
-
-def new_ca(name: str, days_before: float = 1, days_after: float = 30) -> tuple[Any, Any]:
-    """A P-256 CA key and its self-signed certificate, valid from `days_before` days ago for `days_after` days."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    ca = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=days_before))
-        .not_valid_after(now + datetime.timedelta(days=days_after))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    return ca_key, ca
-
-
-def make_certificates(directory: str) -> tuple[str, str, str]:
-    """A throw-away CA and a server certificate for 127.0.0.1/::1/localhost; returns (ca, cert, key) paths."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-    import ipaddress
-
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key, ca = new_ca("mock-apns test CA")
-    ca_name = ca.subject
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.SubjectAlternativeName([
-            x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(ipaddress.ip_address("::1")),
-            x509.DNSName("localhost")]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    ca_path = os.path.join(directory, "ca.pem")
-    cert_path = os.path.join(directory, "server.pem")
-    key_path = os.path.join(directory, "server.key")
-    with open(ca_path, "wb") as f:
-        f.write(ca.public_bytes(serialization.Encoding.PEM))
-    with open(cert_path, "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(serialization.Encoding.PEM))
-    with open(key_path, "wb") as f:
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-    return ca_path, cert_path, key_path
+# MARK: - Start-up
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="Strict mock APNs (HTTP/2 over TLS) with a JSON control API.")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="APNs port; 0 picks a free one")
-    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    # `--cert` stays an alias of `--tls-cert` (the `--key KEYID=pem` option took the shorter name).
+    p = argument_parser("Strict mock APNs (HTTP/2 over TLS) with a JSON control API.", "APNs", ["--cert"])
     p.add_argument("--team-id", default="TEAMID1234")
     p.add_argument("--key", action="append", default=[], metavar="KEYID=PEM",
                    help="a signing key of the team: public PEM (or private PEM/.p8); repeatable")
@@ -900,15 +773,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--environment", choices=("sandbox", "production"), default="sandbox",
                    help="the environment played: sandbox also answers apns-unique-id; a client certificate "
                         "must be marked for it (403 BadCertificateEnvironment)")
-    p.add_argument("--tls-cert", "--cert", dest="tls_cert", help="server certificate chain (default: generated)")
-    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
-    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
     p.add_argument("--delay-ms", type=int, default=0, help="delay every answer (a slow APNs)")
     p.add_argument("--record-limit", type=int, default=10_000, help="requests kept for GET /requests")
     p.add_argument("--lenient-push-type", action="store_true", help="a missing apns-push-type means alert")
     p.add_argument("--token-floor-scope", choices=TOKEN_FLOOR_SCOPES, default="connection",
                    help="where the 20-minute token refresh floor applies (key: across connections and restarts)")
-    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
     p.add_argument("--client-ca", help="require a client certificate issued by this CA (certificate auth; see "
                    "apns_cert_rules.py): no provider token needed, topics and push types from the certificate")
     return p.parse_args(argv)
@@ -930,49 +799,19 @@ async def serve(args: argparse.Namespace) -> None:
     state = MockState(KeyRing(args.team_id, keys), frozenset(args.topic), args.environment == "sandbox", config)
     state.client_certificates = bool(args.client_ca)
 
-    tmp = tempfile.mkdtemp(prefix="mock-apns-")
-    try:
-        if args.tls_cert:
-            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
-        else:
-            ca_file, cert_file, key_file = make_certificates(tmp)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2  # Apple: TLS 1.2 or later
-        ctx.load_cert_chain(cert_file, key_file)
-        ctx.set_alpn_protocols(["h2"])
+    with tls_context(args, "mock-apns-", ["h2"]) as (ctx, ca_file):
         if args.client_ca:
             # No certificate, one from another CA, an expired or a not-yet-valid one: the handshake fails.
             ctx.verify_mode = ssl.CERT_REQUIRED
             ctx.load_verify_locations(args.client_ca)
-
         loop = asyncio.get_running_loop()
         server = await loop.create_server(lambda: APNsConnection(state), args.host, args.port, ssl=ctx,
                                           reuse_address=True)
-        control = await asyncio.start_server(ControlAPI(state).handle, args.host, args.control_port)
-        stop = loop.create_future()
-
-        def request_stop() -> None:
-            if not stop.done():
-                stop.set_result(None)
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, request_stop)
-        if not args.no_stdin_watch:
-            # EOF on stdin means the parent is gone (or closed our pipe): exit rather than linger.
-            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
-                            else None)
-
-        port = server.sockets[0].getsockname()[1]
-        control_port = control.sockets[0].getsockname()[1]
-        sys.stdout.write(json.dumps({"port": port, "control_port": control_port, "ca_file": ca_file}) + "\n")
-        sys.stdout.flush()
-        await stop
-        server.close()
-        control.close()
+        control = await asyncio.start_server(APNsControlAPI(state).handle, args.host, args.control_port)
+        await announce_and_wait(args, [server, control], {"port": port_of(server), "control_port": port_of(control),
+                                                          "ca_file": ca_file})
         for conn in list(state.connections.values()):
             conn._close(abort=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:

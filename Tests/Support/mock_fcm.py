@@ -22,11 +22,8 @@ import asyncio
 import collections
 import json
 import os
-import shutil
-import signal
 import ssl
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +36,8 @@ import h2.exceptions
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fcm_rules  # noqa: E402  (sibling module; the script is run by path)
 from fcm_rules import Account, Answer, TokenStore  # noqa: E402
-from mock_apns import ControlAPI, make_certificates  # noqa: E402  (same control-API plumbing and test CA)
+from mock_server import (ControlAPI, PerToken, announce_and_wait, apply_switches, argument_parser,  # noqa: E402
+                         by_status_json, port_of, since, switches_json, tls_context)
 
 # What Google says with each OAuth2 error the `token_refusal` switch can script.
 TOKEN_REFUSALS = {
@@ -70,9 +68,6 @@ class Config:
     # The next this-many token requests are answered 503 (Google's endpoint having a bad moment), then it serves again.
     token_unavailable: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass
 class Behaviour:
@@ -101,7 +96,7 @@ class Stats:
     token_refusals: collections.Counter = field(default_factory=collections.Counter)
     sends: int = 0
     by_status: collections.Counter = field(default_factory=collections.Counter)
-    per_token: dict[str, collections.Counter] = field(default_factory=dict)
+    per_token: PerToken = field(default_factory=PerToken)
     connections_opened: int = 0
     protocols: collections.Counter = field(default_factory=collections.Counter)
 
@@ -133,11 +128,7 @@ class MockState:
         self.stats = Stats()
 
     def apply_config(self, body: dict[str, Any]) -> None:
-        unknown = set(body) - set(Config().__dict__)
-        if unknown:
-            raise ValueError(f"unknown config fields: {sorted(unknown)}")
-        for name, value in body.items():
-            setattr(self.config, name, type(getattr(self.config, name))(value))
+        apply_switches(self.config, body)
         if self.config.token_lifetime_s < 1:
             raise ValueError("token_lifetime_s must be >= 1")
         self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
@@ -215,8 +206,7 @@ class MockState:
                 self.seq += 1
                 answer = Answer(200, {"name": f"projects/{project}/messages/0:{int(time.time() * 1000)}%{self.seq}"})
         self.stats.by_status[answer.status] += 1
-        if device is not None:
-            self.stats.per_token.setdefault(device, collections.Counter())[answer.status] += 1
+        self.stats.per_token.add(device, answer.status)
         if self.config.record:
             self.requests.append({
                 "seq": self.stats.sends,
@@ -318,67 +308,53 @@ class FCMControlAPI(ControlAPI):
     """`GET|PUT /config`, `PUT /behaviours/<token or prefix*>`, `GET|DELETE /behaviours`, `GET /requests[?token=…
     &since=seq]`, `GET /token-requests`, `GET /stats`, `POST /expire-tokens`, `POST /reset`."""
 
-    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
-        path, _, query = target.partition("?")
-        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
-        state: MockState = self.state  # type: ignore[assignment]
-        try:
-            parsed = json.loads(body) if body.strip() else {}
-            if path == "/config" and method == "PUT":
-                state.apply_config(parsed)
-                return 200, state.config.to_json()
-            if path == "/config" and method == "GET":
-                return 200, state.config.to_json()
-            if path.startswith("/behaviours/") and method == "PUT":
-                state.behaviours[path[len("/behaviours/"):]] = Behaviour.parse(parsed)
-                return 200, {"ok": True}
-            if path == "/behaviours" and method == "DELETE":
-                state.behaviours.clear()
-                return 200, {"ok": True}
-            if path == "/behaviours" and method == "GET":
-                return 200, {k: b.__dict__ for k, b in state.behaviours.items()}
-            if path == "/requests" and method == "GET":
-                token, since = params.get("token"), int(params.get("since", "0"))
-                return 200, [r for r in state.requests if r["seq"] > since and (token is None or r["token"] == token)]
-            if path == "/token-requests" and method == "GET":
-                return 200, list(state.token_log)
-            if path == "/stats" and method == "GET":
-                s = state.stats
-                return 200, {
-                    "token_requests": s.token_requests, "tokens_issued": s.tokens_issued,
-                    "token_refusals": dict(s.token_refusals), "sends": s.sends,
-                    "by_status": {str(k): v for k, v in s.by_status.items()},
-                    "per_token": {t: {str(k): v for k, v in c.items()} for t, c in s.per_token.items()},
-                    "connections_opened": s.connections_opened, "protocols": dict(s.protocols),
-                }
-            if path == "/expire-tokens" and method == "POST":
-                return 200, {"expired": state.tokens.expire_all()}
-            if path == "/reset" and method == "POST":
-                state.reset()
-                return 200, {"ok": True}
-            return 404, {"error": f"no route {method} {path}"}
-        except (ValueError, TypeError) as e:
-            return 400, {"error": str(e)}
+    def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
+        state: MockState = self.state
+        if path == "/config" and method == "PUT":
+            state.apply_config(body)
+            return 200, switches_json(state.config)
+        if path == "/config" and method == "GET":
+            return 200, switches_json(state.config)
+        if path.startswith("/behaviours/") and method == "PUT":
+            state.behaviours[path[len("/behaviours/"):]] = Behaviour.parse(body)
+            return 200, {"ok": True}
+        if path == "/behaviours" and method == "DELETE":
+            state.behaviours.clear()
+            return 200, {"ok": True}
+        if path == "/behaviours" and method == "GET":
+            return 200, {k: b.__dict__ for k, b in state.behaviours.items()}
+        if path == "/requests" and method == "GET":
+            token = params.get("token")
+            return 200, [r for r in state.requests if r["seq"] > since(params) and (token is None or r["token"] == token)]
+        if path == "/token-requests" and method == "GET":
+            return 200, list(state.token_log)
+        if path == "/stats" and method == "GET":
+            s = state.stats
+            return 200, {
+                "token_requests": s.token_requests, "tokens_issued": s.tokens_issued,
+                "token_refusals": dict(s.token_refusals), "sends": s.sends, "by_status": by_status_json(s.by_status),
+                "per_token": s.per_token.to_json(), "connections_opened": s.connections_opened,
+                "protocols": dict(s.protocols),
+            }
+        if path == "/expire-tokens" and method == "POST":
+            return 200, {"expired": state.tokens.expire_all()}
+        if path == "/reset" and method == "POST":
+            state.reset()
+            return 200, {"ok": True}
+        return None
 
 
 # MARK: - Start-up
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="Strict mock FCM HTTP v1 + OAuth2 token endpoint, with a control API.")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="FCM and token port; 0 picks a free one")
-    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    p = argument_parser("Strict mock FCM HTTP v1 + OAuth2 token endpoint, with a control API.", "FCM and token")
     p.add_argument("--service-account", action="append", default=[], metavar="JSON",
                    help="a service-account file whose key may sign assertions; repeatable")
     p.add_argument("--project", help="the project messages:send accepts (default: the first account's project_id)")
     p.add_argument("--token-uri", help="the assertion's required aud (default: https://HOST:PORT/token)")
     p.add_argument("--token-lifetime-s", type=int, default=3599)
     p.add_argument("--retry-after-s", type=int, default=1)
-    p.add_argument("--tls-cert", dest="tls_cert", help="server certificate chain (default: generated)")
-    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
-    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
-    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
     return p.parse_args(argv)
 
 
@@ -397,44 +373,15 @@ async def serve(args: argparse.Namespace) -> None:
     config = Config(token_lifetime_s=args.token_lifetime_s, retry_after_s=args.retry_after_s)
     state = MockState(accounts, project, config)
 
-    tmp = tempfile.mkdtemp(prefix="mock-fcm-")
-    try:
-        if args.tls_cert:
-            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
-        else:
-            ca_file, cert_file, key_file = make_certificates(tmp)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(cert_file, key_file)
-        # fcm.googleapis.com and oauth2.googleapis.com speak both.
-        ctx.set_alpn_protocols(["h2", "http/1.1"])
-
-        loop = asyncio.get_running_loop()
+    # fcm.googleapis.com and oauth2.googleapis.com speak both.
+    with tls_context(args, "mock-fcm-", ["h2", "http/1.1"]) as (ctx, ca_file):
         server = await asyncio.start_server(lambda r, w: serve_connection(state, r, w), args.host, args.port, ssl=ctx)
         control = await asyncio.start_server(FCMControlAPI(state).handle, args.host, args.control_port)
-        port = server.sockets[0].getsockname()[1]
-        base_url = f"https://{args.host}:{port}"
+        base_url = f"https://{args.host}:{port_of(server)}"
         state.token_uri = args.token_uri or f"{base_url}/token"
-        stop = loop.create_future()
-
-        def request_stop() -> None:
-            if not stop.done():
-                stop.set_result(None)
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, request_stop)
-        if not args.no_stdin_watch:
-            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
-                            else None)
-        sys.stdout.write(json.dumps({"port": port, "control_port": control.sockets[0].getsockname()[1],
-                                     "ca_file": ca_file, "token_uri": state.token_uri, "base_url": base_url,
-                                     "project": project}) + "\n")
-        sys.stdout.flush()
-        await stop
-        server.close()
-        control.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        await announce_and_wait(args, [server, control], {
+            "port": port_of(server), "control_port": port_of(control), "ca_file": ca_file,
+            "token_uri": state.token_uri, "base_url": base_url, "project": project})
 
 
 def main() -> None:

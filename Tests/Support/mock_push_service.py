@@ -19,11 +19,8 @@ import asyncio
 import json
 import os
 import secrets
-import shutil
-import signal
 import ssl
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -33,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import webpush_rules  # noqa: E402  (sibling module; the script is run by path)
-from mock_apns import ControlAPI, make_certificates  # noqa: E402  (the same control-API plumbing and test CA)
+from mock_server import ControlAPI, announce_and_wait, argument_parser, port_of, since, tls_context  # noqa: E402
 from webpush_rules import Rejection, b64url, point_of  # noqa: E402
 
 # The mock reads at most this much of a body; a Content-Length above it gets 413 and the connection closes.
@@ -222,88 +219,44 @@ class PushControlAPI(ControlAPI):
     """`POST /subscriptions` {marker?, application_server_key?, retry_after?}, `GET /subscriptions`,
     `GET /messages[?subscription=id&since=seq]`, `GET /requests[?since=seq]`, `POST /reset`."""
 
-    def route(self, method: str, target: str, body: bytes) -> tuple[int, Any]:
-        path, _, query = target.partition("?")
-        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
-        state = self.state
-        try:
-            parsed = json.loads(body) if body.strip() else {}
-            since = int(params.get("since", "0"))
-            if path == "/subscriptions" and method == "POST":
-                return 200, state.subscribe(parsed).to_json(state.origin)
-            if path == "/subscriptions" and method == "GET":
-                return 200, [s.to_json(state.origin) for s in state.subscriptions.values()]
-            if path == "/messages" and method == "GET":
-                sub = params.get("subscription")
-                return 200, [m for m in state.messages if m["seq"] > since and (sub is None or m["subscription"] == sub)]
-            if path == "/requests" and method == "GET":
-                return 200, [r for r in state.requests if r["seq"] > since]
-            if path == "/reset" and method == "POST":
-                state.reset()
-                return 200, {"ok": True}
-            return 404, {"error": f"no route {method} {path}"}
-        except (ValueError, TypeError) as e:
-            return 400, {"error": str(e)}
+    def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
+        state: MockState = self.state
+        if path == "/subscriptions" and method == "POST":
+            return 200, state.subscribe(body).to_json(state.origin)
+        if path == "/subscriptions" and method == "GET":
+            return 200, [s.to_json(state.origin) for s in state.subscriptions.values()]
+        if path == "/messages" and method == "GET":
+            sub = params.get("subscription")
+            return 200, [m for m in state.messages if m["seq"] > since(params) and (sub is None or m["subscription"] == sub)]
+        if path == "/requests" and method == "GET":
+            return 200, [r for r in state.requests if r["seq"] > since(params)]
+        if path == "/reset" and method == "POST":
+            state.reset()
+            return 200, {"ok": True}
+        return None
 
 
 # MARK: - Start-up
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="Strict Web Push service stand-in (HTTP/1.1 over TLS) with a control API.")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=0, help="push port; 0 picks a free one")
-    p.add_argument("--control-port", type=int, default=0, help="control API port; 0 picks a free one")
+    p = argument_parser("Strict Web Push service stand-in (HTTP/1.1 over TLS) with a control API.", "push")
     p.add_argument("--vapid-key", help="base64url VAPID public key every subscription pins (default: per subscription)")
-    p.add_argument("--tls-cert", dest="tls_cert", help="server certificate chain (default: generated)")
-    p.add_argument("--tls-key", dest="tls_key", help="server private key (with --tls-cert)")
-    p.add_argument("--tls-ca", dest="tls_ca", help="CA file reported as ca_file (with --tls-cert)")
     p.add_argument("--record-limit", type=int, default=10_000, help="requests and messages kept")
-    p.add_argument("--no-stdin-watch", action="store_true", help="do not exit on EOF on stdin")
     return p.parse_args(argv)
 
 
 async def serve(args: argparse.Namespace) -> None:
-    tmp = tempfile.mkdtemp(prefix="mock-push-")
-    try:
-        if args.tls_cert:
-            ca_file, cert_file, key_file = args.tls_ca or args.tls_cert, args.tls_cert, args.tls_key
-        else:
-            ca_file, cert_file, key_file = make_certificates(tmp)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(cert_file, key_file)
-        ctx.set_alpn_protocols(["http/1.1"])
-
+    with tls_context(args, "mock-push-", ["http/1.1"]) as (ctx, ca_file):
         state = MockState(origin="", record_limit=args.record_limit, default_key=args.vapid_key)
         server = await asyncio.start_server(lambda r, w: serve_push(state, r, w), args.host, args.port, ssl=ctx,
                                             reuse_address=True)
-        port = server.sockets[0].getsockname()[1]
+        port = port_of(server)
         host = f"[{args.host}]" if ":" in args.host else args.host
         state.origin = f"https://{host}" + ("" if port == 443 else f":{port}")
         control = await asyncio.start_server(PushControlAPI(state).handle, args.host, args.control_port)
-        loop = asyncio.get_running_loop()
-        stop = loop.create_future()
-
-        def request_stop() -> None:
-            if not stop.done():
-                stop.set_result(None)
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, request_stop)
-        if not args.no_stdin_watch:
-            # EOF on stdin means the parent is gone (or closed our pipe): exit rather than linger.
-            loop.add_reader(sys.stdin.fileno(), lambda: request_stop() if not os.read(sys.stdin.fileno(), 4096)
-                            else None)
-        control_port = control.sockets[0].getsockname()[1]
-        sys.stdout.write(json.dumps({"port": port, "control_port": control_port, "ca_file": ca_file,
-                                     "origin": state.origin}) + "\n")
-        sys.stdout.flush()
-        await stop
-        server.close()
-        control.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        await announce_and_wait(args, [server, control], {"port": port, "control_port": port_of(control),
+                                                          "ca_file": ca_file, "origin": state.origin})
 
 
 def main() -> None:
