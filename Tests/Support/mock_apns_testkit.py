@@ -5,13 +5,9 @@ clashes when pytest collects both directories in one run; the test module import
 from __future__ import annotations
 
 import base64
-import http.client
 import json
-import os
 import socket
 import ssl
-import subprocess
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -25,7 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from mock_process import HERE, MockProcess, _reset  # noqa: F401  (_reset: an autouse fixture, re-exported)
+
 TEAM = "TEAM123456"
 KID = "KEY1234567"
 KID2 = "KEY7654321"
@@ -68,38 +65,17 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
     return Keys(made[0], made[1], made[2], paths[0], paths[1])
 
 
-class Mock:
+class Mock(MockProcess):
     """A running mock_apns.py process and its control API."""
 
     def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_apns.py"), *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        info = json.loads(line)
-        self.port: int = info["port"]
-        self.control_port: int = info["control_port"]
-        self.ca_file: str = info["ca_file"]
-
-    def control(self, method: str, path: str, body: Any = None) -> Any:
-        conn = http.client.HTTPConnection("127.0.0.1", self.control_port, timeout=10)
-        data = None if body is None else json.dumps(body)
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        payload = json.loads(resp.read())
-        conn.close()
-        assert resp.status == 200, payload
-        return payload
+        super().__init__("mock_apns.py", args)
 
     def behave(self, token: str, **behaviour: Any) -> None:
         self.control("PUT", f"/behaviours/{token}", behaviour)
 
     def requests(self, token: str | None = None) -> list[dict[str, Any]]:
         return self.control("GET", "/requests" + (f"?token={token}" if token else ""))
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +84,6 @@ def mock(keys: Keys):
               "--topic", TOPIC, "--topic", "com.example.other", "--max-streams", "50"])
     yield m
     m.stop()
-
-
-@pytest.fixture(autouse=True)
-def _reset(request: pytest.FixtureRequest):
-    if "mock" in request.fixturenames:
-        request.getfixturevalue("mock").control("POST", "/reset")
-    yield
 
 
 @dataclass

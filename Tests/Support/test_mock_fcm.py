@@ -5,11 +5,8 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import os
 import socket
 import ssl
-import subprocess
-import sys
 import time
 import urllib.parse
 from typing import Any
@@ -22,8 +19,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 import fcm_rules
+from mock_process import MockProcess, _reset  # noqa: F401  (_reset: an autouse fixture)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = "push-test-1a2b3"
 EMAIL = "firebase-adminsdk-x1@push-test-1a2b3.iam.gserviceaccount.com"
 KID = "0123456789abcdef0123456789abcdef01234567"
@@ -53,30 +50,13 @@ def assertion(key: rsa.RSAPrivateKey, aud: str, *, kid: str = KID, iss: str = EM
     return f"{header}.{claims}.{b64url(signature)}"
 
 
-class Mock:
+class Mock(MockProcess):
     """A running mock_fcm.py process."""
 
     def __init__(self, account_path: str, *extra: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_fcm.py"), "--service-account",
-                                      account_path, *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert self.proc.stdout is not None
-        info = json.loads(self.proc.stdout.readline())
-        self.port, self.control_port, self.ca_file = info["port"], info["control_port"], info["ca_file"]
-        self.token_uri: str = info["token_uri"]
-        assert info["project"] == PROJECT
-
-    def control(self, method: str, path: str, body: Any = None, expect: int = 200) -> Any:
-        conn = http.client.HTTPConnection("127.0.0.1", self.control_port, timeout=10)
-        conn.request(method, path, body=None if body is None else json.dumps(body))
-        resp = conn.getresponse()
-        payload = json.loads(resp.read())
-        conn.close()
-        assert resp.status == expect, payload
-        return payload
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
+        super().__init__("mock_fcm.py", ["--service-account", account_path, *extra])
+        self.token_uri: str = self.info["token_uri"]
+        assert self.info["project"] == PROJECT
 
 
 class Client:
@@ -142,13 +122,6 @@ def mock(key: rsa.RSAPrivateKey, tmp_path_factory: pytest.TempPathFactory):
     m = Mock(str(path))
     yield m
     m.stop()
-
-
-@pytest.fixture(autouse=True)
-def _reset(request: pytest.FixtureRequest):
-    if "mock" in request.fixturenames:
-        request.getfixturevalue("mock").control("POST", "/reset")
-    yield
 
 
 @pytest.fixture

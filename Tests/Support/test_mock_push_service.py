@@ -11,8 +11,6 @@ import http.client
 import json
 import os
 import ssl
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +22,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 import webpush_rules
+from mock_process import MockProcess, _reset  # noqa: F401  (_reset: an autouse fixture)
 from webpush_rules import Rejection, b64url, b64url_decode, point_of
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SUBJECT = "mailto:ops@example.com"
 
 
@@ -43,35 +41,15 @@ def encrypt(plaintext: bytes, p256dh: str, auth: str) -> bytes:
                             auth_secret=b64url_decode(auth), version="aes128gcm")
 
 
-class Mock:
+class Mock(MockProcess):
     """A running mock_push_service.py process and its control API."""
 
     def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "mock_push_service.py"), *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        assert self.proc.stdout is not None
-        info = json.loads(self.proc.stdout.readline())
-        self.port: int = info["port"]
-        self.control_port: int = info["control_port"]
-        self.ca_file: str = info["ca_file"]
-        self.origin: str = info["origin"]
-
-    def control(self, method: str, path: str, body: Any = None) -> Any:
-        conn = http.client.HTTPConnection("127.0.0.1", self.control_port, timeout=10)
-        conn.request(method, path, body=None if body is None else json.dumps(body),
-                     headers={"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        payload = json.loads(resp.read())
-        conn.close()
-        assert resp.status == 200, payload
-        return payload
+        super().__init__("mock_push_service.py", args)
+        self.origin: str = self.info["origin"]
 
     def subscribe(self, **options: Any) -> dict[str, Any]:
         return self.control("POST", "/subscriptions", options)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
 
 
 @dataclass
@@ -90,13 +68,6 @@ def mock():
     m = Mock([])
     yield m
     m.stop()
-
-
-@pytest.fixture(autouse=True)
-def _reset(request: pytest.FixtureRequest):
-    if "mock" in request.fixturenames:
-        request.getfixturevalue("mock").control("POST", "/reset")
-    yield
 
 
 @pytest.fixture(scope="module")
