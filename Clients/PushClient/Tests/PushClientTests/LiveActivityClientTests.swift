@@ -4,19 +4,7 @@ import XCTest
 
 /// The Live Activity calls against the real push-server binary: tokens stored and listed by the server, an ended
 /// activity removed, the server's per-device bound surfacing as `refused` without retries, and local checks.
-final class LiveActivityClientTests: XCTestCase {
-    private var server: ServerProcess!
-
-    override func setUp() async throws {
-        server = try ServerProcess()
-        try server.start()
-    }
-
-    override func tearDown() async throws {
-        server?.stop()
-        server = nil
-    }
-
+final class LiveActivityClientTests: ServerTestCase {
     private func startedClient() async throws -> PushClient {
         let client = try PushClient(
             instanceID: ServerProcess.instanceID, baseURL: server.baseURL, bundleIdentifier: "com.example.client",
@@ -29,8 +17,7 @@ final class LiveActivityClientTests: XCTestCase {
     private func listing(_ client: PushClient) async throws -> [String: Any] {
         let current = await client.deviceID
         let deviceID = try XCTUnwrap(current)
-        let (status, body) = try await server.call(
-            "GET", "/device_api/v1/instances/\(ServerProcess.instanceID)/devices/apns/\(deviceID)/live-activity", secret: false)
+        let (status, body) = try await server.deviceResource(deviceID, "live-activity")
         XCTAssertEqual(status, 200)
         return try XCTUnwrap(body as? [String: Any])
     }

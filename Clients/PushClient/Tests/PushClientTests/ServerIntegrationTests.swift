@@ -5,19 +5,7 @@ import XCTest
 /// The client against the real push-server binary over real sockets: registration with the environment, state kept
 /// between launches, interests, the user binding through a token provider, the 404 → register-again rule, retries
 /// until the server answers, errors that must not be retried, stop, and delivery/open reports.
-final class ServerIntegrationTests: XCTestCase {
-    private var server: ServerProcess!
-
-    override func setUp() async throws {
-        server = try ServerProcess()
-        try server.start()
-    }
-
-    override func tearDown() async throws {
-        server?.stop()
-        server = nil
-    }
-
+final class ServerIntegrationTests: ServerTestCase {
     private func client(store: any DeviceStateStore = InMemoryDeviceStateStore(), transport: (any HTTPTransport)? = nil,
                         retry: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.01, maxDelay: 0.05),
                         baseURL: URL? = nil, instanceID: String = ServerProcess.instanceID,
@@ -30,8 +18,7 @@ final class ServerIntegrationTests: XCTestCase {
     private func token() -> String { (UUID().uuidString + UUID().uuidString).replacingOccurrences(of: "-", with: "").lowercased() }
 
     private func serverInterests(_ deviceID: String) async throws -> [String] {
-        let (status, body) = try await server.call(
-            "GET", "/device_api/v1/instances/\(ServerProcess.instanceID)/devices/apns/\(deviceID)/interests", secret: false)
+        let (status, body) = try await server.deviceResource(deviceID, "interests")
         XCTAssertEqual(status, 200)
         return ((body as? [String: Any])?["interests"] as? [String]) ?? []
     }

@@ -123,6 +123,13 @@ final class ServerProcess: @unchecked Sendable {
         return (status, data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: data))
     }
 
+    /// GET one of a device's device-API resources (`interests`, `live-activity`), without the secret, as the app would.
+    /// - Returns: the status and the JSON body.
+    func deviceResource(_ deviceID: String, _ resource: String) async throws -> (Int, Any?) {
+        try await call("GET", "/device_api/v1/instances/\(Self.instanceID)/devices/apns/\(deviceID)/\(resource)",
+                       secret: false)
+    }
+
     /// The device-health card of the device with this token (nil on 404).
     func device(token: String) async throws -> [String: Any]? {
         let (status, body) = try await call("GET", "/admin_api/v1/instances/\(Self.instanceID)/devices?token=\(token)")
