@@ -19,13 +19,6 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         super.tearDown()
     }
 
-    /// Blocking client work on a thread of its own: the server's handlers need the concurrency pool.
-    private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-
     func testEveryRequestOnEveryLoopIsCountedOnceAfterAScrape() async throws {
         var config = ServerConfig()
         config.listen.port = 0
@@ -41,7 +34,7 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
             for _ in 0..<clients {
                 group.addTask {
-                    try await Self.onThread {
+                    try await onOwnThread {
                         let client = try RawHTTPClient(port: port, timeout: 10)
                         defer { client.close() }
                         var statuses: [Int] = []
@@ -65,7 +58,7 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         var text = ""
         let deadline = Date().addingTimeInterval(5)
         repeat {
-            text = try await Self.onThread { try RawHTTPClient.request(port: port, "GET", "/metrics").bodyText }
+            text = try await onOwnThread { try RawHTTPClient.request(port: port, "GET", "/metrics").bodyText }
             if text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n")
                 && text.contains(#"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#) {
                 break

@@ -12,8 +12,7 @@ import XCTest
 /// on a database file that cannot be written. (A read-only file system cannot be switched on under open files — the
 /// kernel refuses the remount — so the real full disk and the read-only start-up are in Tests/sdk/test_store_outage.py.)
 final class StoreOutageServerTests: XCTestCase {
-    private let instanceID = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
-    private let secret = "store-outage-test-secret-0123456789abcdef"
+    private let intake = IntakeRequests(secret: "store-outage-test-secret-0123456789abcdef")
     private var directory: URL!
 
     override func setUp() {
@@ -26,49 +25,27 @@ final class StoreOutageServerTests: XCTestCase {
         super.tearDown()
     }
 
-    /// One request on a fresh connection, on its own thread: the client blocks, and the server's handlers need the
-    /// concurrency pool.
-    private func request(_ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                         body: String = "") async throws -> RawHTTPResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result {
-                    try RawHTTPClient.request(port: port, method, target, headers: headers, body: Array(body.utf8))
-                })
-            }.start()
-        }
-    }
-
     func testReadOnlyStoreAnswers503WithRetryAfterTurnsReadyFalseAndLogsOnce() async throws {
-        var config = ServerConfig()
-        config.listen.port = 0
-        config.listen.eventLoops = 1
+        var config = intake.serverConfig()
         config.storage.path = directory.appendingPathComponent("data/push.sqlite").path
         config.storage.outageRetryAfterSeconds = 9
-        config.instances = [InstanceConfig(id: instanceID, secretKey: secret, apns: nil, webhook: nil)]
         let sink = CapturingLogSink()
         let app = try await Application(config: config, logger: Logger(label: "server", level: .info, sink: sink),
                                         gracePeriod: 1)
         let port = try app.start()
         let running = Task { await app.run() }
 
-        let registerPath = "/device_api/v1/instances/\(instanceID)/devices/apns"
-        let registration = #"{"token":"\#(String(repeating: "ab", count: 32))","bundleIdentifier":"com.example.app"}"#
-        let json = [("Content-Type", "application/json")]
-        let registered = try await request(port, "POST", registerPath, headers: json, body: registration)
+        let registered = try await intake.register(on: port)
         XCTAssertEqual(registered.status, 200, registered.bodyText)
         let deviceID = try XCTUnwrap(registered.jsonObject?["id"]?.stringValue)
 
         let store = try XCTUnwrap(app.context.store as? SQLitePushStore)
         try await store.write { try $0.execute("PRAGMA query_only = 1") }
 
-        let publishPath = "/publish_api/v1/instances/\(instanceID)/publishes/interests"
-        let publishHeaders = json + [("Authorization", "Bearer \(secret)")]
-        let publish = #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}}}"#
         for attempt in 0..<10 {
-            let other = registration.replacingOccurrences(of: "abab", with: String(format: "%04x", attempt))
-            for response in [try await request(port, "POST", registerPath, headers: json, body: other),
-                             try await request(port, "POST", publishPath, headers: publishHeaders, body: publish)] {
+            let other = intake.registration.replacingOccurrences(of: "abab", with: String(format: "%04x", attempt))
+            for response in [try await intake.register(on: port, body: other),
+                             try await intake.publish(on: port)] {
                 XCTAssertEqual(response.status, 503, response.bodyText)
                 XCTAssertEqual(response.header("Retry-After"), "9")
                 XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Service Unavailable")
@@ -77,20 +54,19 @@ final class StoreOutageServerTests: XCTestCase {
             }
         }
         // Reads go on: the device registered before the outage is still served.
-        let device = try await request(port, "GET", "\(registerPath)/\(deviceID)")
+        let device = try await rawRequest(port, "GET", "\(intake.registerPath)/\(deviceID)")
         XCTAssertEqual(device.status, 200, device.bodyText)
         // A 503 means not stored: none of the refused publishes exists.
-        let recent = try await request(port, "GET", "/publish_api/v1/instances/\(instanceID)/publishes",
-                                       headers: [("Authorization", "Bearer \(secret)")])
+        let recent = try await intake.recentPublishes(on: port)
         XCTAssertEqual(recent.status, 200, recent.bodyText)
         XCTAssertEqual(recent.jsonObject?["publishes"]?.arrayValue?.count, 0, recent.bodyText)
 
-        let ready = try await request(port, "GET", "/ready")
+        let ready = try await rawRequest(port, "GET", "/ready")
         XCTAssertEqual(ready.status, 503)
         let store503 = try XCTUnwrap(ready.jsonObject?["checks"]?["store"])
         XCTAssertEqual(store503["writable"], .bool(false))
         XCTAssertEqual(store503["lastFailure"], .string("read_only"))
-        let metrics = try await request(port, "GET", "/metrics").bodyText
+        let metrics = try await rawRequest(port, "GET", "/metrics").bodyText
         XCTAssertTrue(metrics.contains("\npush_store_writable 0\n"), metrics)
         XCTAssertTrue(metrics.contains(#"push_store_unavailable_total{reason="read_only"}"#), metrics)
         XCTAssertTrue(metrics.contains(#"route="/device_api/v1/instances/:instance/devices/:platform",method="POST",status="503"} 10"#), metrics)
