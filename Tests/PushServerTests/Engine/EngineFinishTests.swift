@@ -138,7 +138,7 @@ final class EngineFinishTests: XCTestCase {
         let store = ScriptedStore(fixture.base)
         let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
         await waitForState("in flight", sender.state) { $0.held.count == 1 }
-        let request = try XCTUnwrap(sender.state.read { $0.held.first?.request })
+        let request = try XCTUnwrap(sender.heldRequests.first)
         XCTAssertEqual(request.topic, "com.example.app")
         XCTAssertEqual(request.pushType, .background)
         XCTAssertEqual(request.priority, .powerConsidered, "background pushes go with priority 5")

@@ -3,9 +3,10 @@ import Foundation
 @testable import PushServer
 import WebPush
 
-/// A scripted sender for FCM or Web Push in engine tests, like `FakeSender` for APNs: answers per token from a
-/// script (or holds the answer, a request in flight, until the test releases it), records every request in order,
-/// and optionally has a window: `submit` suspends while `window` answers are held.
+/// A scripted sender for engine tests (FCM and Web Push directly, APNs through `FakeSender`): answers per token from
+/// a script (or holds the answer, a request in flight, until the test releases it), records every request in order,
+/// and optionally has a window: `submit` suspends while `window` answers are held, and waiting submits get freed
+/// slots first come, first served, as the real clients' pools do.
 final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
     enum Answer: Sendable {
         case respond(Result)
@@ -20,31 +21,38 @@ final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
 
     struct State: Sendable {
         var script: [String: [Answer]] = [:]
-        var sent: [String] = []
+        /// What answers a request with no script left (a test may change it mid-way).
+        var defaultAnswer: Answer
+        var sent: [Request] = []
         var held: [Held] = []
         var slotWaiters: [CheckedContinuation<Void, Never>] = []
         var slotsInUse = 0
         var isShutDown = false
+        var shutdownCalls = 0
     }
 
-    let state = WaitableState(State())
+    let state: WaitableState<State>
     private let window: Int?
-    private let defaultAnswer: Answer
     private let shutdownResult: Result
     private let token: @Sendable (Request) -> String
 
     init(window: Int? = nil, defaultAnswer: Answer, shutdownResult: Result, token: @escaping @Sendable (Request) -> String) {
         self.window = window
-        self.defaultAnswer = defaultAnswer
+        self.state = WaitableState(State(defaultAnswer: defaultAnswer))
         self.shutdownResult = shutdownResult
         self.token = token
     }
 
+    /// Queues `answers` for the next requests to `token` (then the default answer).
     func script(_ token: String, _ answers: Answer...) {
+        script(token, answers)
+    }
+
+    func script(_ token: String, _ answers: [Answer]) {
         state.update { $0.script[token, default: []] += answers }
     }
 
-    var sentTokens: [String] { state.read(\.sent) }
+    var sentTokens: [String] { state.read { $0.sent.map(token) } }
     var heldTokens: [String] { state.read { $0.held.map(\.token) } }
 
     func submit(_ request: Request, onResult: @escaping @Sendable (Result) -> Void) async {
@@ -64,8 +72,8 @@ final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
         let key = token(request)
         let answer = state.update { state -> Answer in
             if state.isShutDown { return .respond(shutdownResult) }
-            state.sent.append(key)
-            var answer = defaultAnswer
+            state.sent.append(request)
+            var answer = state.defaultAnswer
             if var queue = state.script[key], !queue.isEmpty {
                 answer = queue.removeFirst()
                 state.script[key] = queue
@@ -90,6 +98,11 @@ final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
         held.onResult(result)
     }
 
+    /// Answers every held request with `result`.
+    func releaseAll(with result: Result) {
+        for token in heldTokens { release(token, with: result) }
+    }
+
     private func freeSlot() {
         let next = state.update { state -> CheckedContinuation<Void, Never>? in
             if state.slotWaiters.isEmpty {
@@ -101,9 +114,12 @@ final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
         next?.resume()
     }
 
+    /// The sender's `shutdown`: answers every held request and waiting submit with the shutdown result, refuses all
+    /// later ones, and returns the requests that were held.
     func shutdownHeld() -> [Request] {
         let (held, waiters) = state.update { state -> ([Held], [CheckedContinuation<Void, Never>]) in
             state.isShutDown = true
+            state.shutdownCalls += 1
             defer {
                 state.held.removeAll()
                 state.slotWaiters.removeAll()
