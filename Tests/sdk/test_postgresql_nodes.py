@@ -33,18 +33,30 @@ DEVICES = 2000
 CONNECTIONS, STREAMS, MOCK_DELAY_MS = 2, 50, 100
 
 
-@pytest.fixture(scope="module")
-def nodes(environment):
+def two_nodes(environment, database, name, **postgresql):
+    """Two nodes (`name`-a, `name`-b) on a new database of the shared cluster and one mock APNs; `postgresql`: more
+    `storage.postgresql` settings. - Returns: (node A, node B, mock)."""
     cluster = postgresql_cluster.shared()
     storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("nodes"))}}
+               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database(database)),
+                              **postgresql}}
     mock = environment.mock()
     overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
                  "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
                  "limits": LOAD_TEST_LIMITS}
-    node_a = environment.server(mock, overrides, name="node-a")
-    node_b = environment.server(mock, overrides, name="node-b")
-    return node_a, node_b, mock
+    return (environment.server(mock, overrides, name=f"{name}-a"), environment.server(mock, overrides, name=f"{name}-b"),
+            mock)
+
+
+def requests_seen(mock):
+    """A function reading how many requests the mock has received so far (its /stats without per-token counts)."""
+    control = requests.Session()
+    return lambda: control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
+
+
+@pytest.fixture(scope="module")
+def nodes(environment):
+    return two_nodes(environment, "nodes", "node")
 
 
 def test_one_token_registered_through_two_nodes_at_once_is_one_device(nodes):
@@ -93,11 +105,7 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     mock.configure(record=False, delay_ms=MOCK_DELAY_MS)
     via_b = Beams(node_b)
     publish_id = via_b.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "two nodes"}}})
-    control = requests.Session()
-
-    def seen():
-        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
-
+    seen = requests_seen(mock)
     wait_for(lambda: seen() >= DEVICES * 0.4, timeout=60, interval=0.01, message="the fan-out never got going")
     victim, survivor = running_and_other(node_a, node_b)
     victim.kill9()
@@ -110,7 +118,7 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     assert status["status"] == "finished", status
     assert status["attempts"] == 2, status
     assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
-    per_token = control.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    per_token = requests.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
     accepted = {token: counts.get("200", 0) for token, counts in per_token.items()}
     assert sum(1 for token in tokens if accepted.get(token, 0) == 0) == 0, "a device was never reached"
     duplicates = sum(max(0, accepted.get(token, 0) - 1) for token in tokens)
@@ -131,11 +139,7 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     delay_ms = 500
     rate = CONNECTIONS * STREAMS / (delay_ms / 1000)  # 200/s: the whole fan-out would take 10 s
     mock.configure(record=False, delay_ms=delay_ms)
-    control = requests.Session()
-
-    def seen():
-        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
-
+    seen = requests_seen(mock)
     before = seen()
     publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "stop"}}})
     wait_for(lambda: seen() - before >= rate, timeout=60, interval=0.01, message="the fan-out never got going")
@@ -159,7 +163,7 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     assert sent - at_cancel <= rate * (LEASE_SECONDS / 3 + 1.0) + CONNECTIONS * STREAMS, (at_cancel, sent)
     time.sleep(1.0)
     assert seen() - before == sent, "sent after the publish ended cancelled"
-    per_token = control.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
+    per_token = requests.get(f"{mock.control}/stats", timeout=30).json()["per_token"]
     accepted = sum(per_token.get(token, {}).get("200", 0) for token in tokens)
     assert status["apns"]["accepted"] == accepted and status["targets"] == accepted, (status, accepted)
     mock.configure(delay_ms=0)
@@ -172,17 +176,7 @@ SHARD_SIZE = 1000
 @pytest.fixture(scope="module")
 def sharded_nodes(environment):
     """Two more nodes on a database of their own, splitting publishes into shards of SHARD_SIZE devices."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("shards")),
-                              "shardSize": SHARD_SIZE}}
-    mock = environment.mock()
-    overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
-                 "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
-                 "limits": LOAD_TEST_LIMITS}
-    node_a = environment.server(mock, overrides, name="shard-node-a")
-    node_b = environment.server(mock, overrides, name="shard-node-b")
-    return node_a, node_b, mock
+    return two_nodes(environment, "shards", "shard-node", shardSize=SHARD_SIZE)
 
 
 def accepted_by(server):
@@ -199,11 +193,7 @@ def shard_publish(node_a, node_b, mock, delay_ms):
     tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(SHARD_DEVICES)]
     register_devices(node_a, INSTANCE_ID, tokens, interest, concurrency=64)
     mock.configure(record=False, delay_ms=delay_ms)
-    control = requests.Session()
-
-    def seen():
-        return control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=30).json()["requests"]
-
+    seen = requests_seen(mock)
     before = seen()
     publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "shards"}}})
     return tokens, publish_id, lambda: seen() - before
