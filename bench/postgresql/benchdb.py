@@ -157,7 +157,9 @@ class Node:
     """One release push-server process on a written config and a free port, the instance's APNs endpoint being
     the sink."""
 
-    def __init__(self, directory, storage, sink, engine=None, apns=None, log_level="notice"):
+    def __init__(self, directory, storage, sink, engine=None, apns=None, log_level="notice", server_apns=None):
+        """`apns`: keys of the instance's `apns` object; `server_apns`: the server-wide `apns` object (the window:
+        `connectionsPerPool`, `streamsPerConnection`)."""
         self.directory, self.port = Path(directory), free_port()
         self.directory.mkdir(parents=True, exist_ok=True)
         key = self.directory / "AuthKey.p8"
@@ -175,6 +177,8 @@ class Node:
         }
         if engine:
             config["engine"] = engine
+        if server_apns:
+            config["apns"] = server_apns
         (self.directory / "config.json").write_text(json.dumps(config))
         self.proc = None
         atexit.register(self.stop)

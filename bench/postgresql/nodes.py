@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fan-out on PostgreSQL: one node vs SQLite, two nodes vs one, and kill -9 of one of two nodes.
 
-  bench/postgresql/run.sh nodes [--devices 1000000] [--kill-devices 200000] [--scenarios sqlite,two-nodes,kill9]
+  bench/postgresql/run.sh nodes [--devices 1000000] [--kill-devices 200000] [--window-devices 100000]
+                                [--scenarios sqlite,two-nodes,window,kill9]
 
 Method (every server is the release `push-server serve`, its instance's APNs endpoint the nginx HTTP/2 sink of the
 publish benchmarks, bench/apns/nginx-sink.sh: headers-only 200, no delay unless --delay-ms; one publish to the
@@ -13,6 +14,9 @@ interest "bench" POSTed, its status polled every 50 ms until `finished`):
 - two-nodes: on the same PostgreSQL database, the publish with one node running, then with two (a second node on
   the same database and sink; the publish POSTed to the first). Each node's APNs answers (its /metrics) and CPU
   over the publish: on 2 cores the stable figure is CPU per notification per node, not the rate.
+- window: two nodes vs one where the CPU allows it: each node's APNs window is 1 connection × 100 streams (server
+  `apns` settings) and the sink answers after --window-delay-ms (50 ms, a round trip to Apple), so one node sends
+  at most 2,000/s, a small part of a core; `--window-devices` devices, one node, then two. Target ≥ 1.6×.
 - kill9: `--kill-devices` devices, two nodes (engine.leaseSeconds 5, apns 4 connections × 250 streams = an
   in-flight window of 1,000), the sink logging each request's path; when the nodes together have 40 % of the
   answers the node with the most is killed (-9); the survivor's answers and the publish status are followed to the
@@ -38,6 +42,9 @@ from benchdb import ROOT, log
 LEASE_SECONDS = 5
 CONNECTIONS, STREAMS = 4, 250
 CHECKPOINT_INTERVAL_S = 0.2
+# The window-bound two-node run: a node's APNs window, small enough that window / sink delay is far below what a
+# node's CPU can send on this machine.
+WINDOW_CONNECTIONS, WINDOW_STREAMS = 1, 100
 # PublishEngine.Settings.maxUncheckpointedResults: sending pauses while this many answers wait for a checkpoint, so
 # a dying node can have sent at most its in-flight window plus this many per run (publish or shard) it had without a
 # durable record (the hard bound; printed for one run).
@@ -156,6 +163,33 @@ def scenario_two_nodes(args, cluster, database, sink, out):
     return two["rate"] / one["rate"]
 
 
+def scenario_window(args, cluster, out):
+    """Two nodes vs one where the CPU is not the limit: each node's APNs window (WINDOW_CONNECTIONS ×
+    WINDOW_STREAMS) against a sink that answers after --window-delay-ms bounds a node at window / delay, as Apple's
+    round trip does, far below what a core can send. A second node brings a second window."""
+    devices, delay = args.window_devices, args.window_delay_ms
+    window = {"connectionsPerPool": WINDOW_CONNECTIONS, "streamsPerConnection": WINDOW_STREAMS}
+    ceiling = WINDOW_CONNECTIONS * WINDOW_STREAMS * 1000 / max(1, delay)
+    log(f"== two nodes vs one, window-bound: {devices} devices, sink delay {delay} ms, window {WINDOW_CONNECTIONS} "
+        f"x {WINDOW_STREAMS} per node (at most {ceiling:.0f}/s per node); {benchdb.machine()}")
+    sink = benchdb.Sink(out / "window-sink", delay)
+    database = postgres_registry(cluster, devices, out, sink)
+    storage = benchdb.storage_postgresql(cluster, database)
+    vacuum(cluster, database)
+    node_a = benchdb.Node(out / "window-a", storage, sink, server_apns=window)
+    one = fanout(node_a, [node_a], devices, cluster, "one node")
+    vacuum(cluster, database)
+    node_b = benchdb.Node(out / "window-b", storage, sink, server_apns=window)
+    two = fanout(node_a, [node_a, node_b], devices, cluster, "two nodes, publish POSTed to A")
+    node_b.stop()
+    node_a.stop()
+    sink.stop()
+    cluster.sql(f"DROP DATABASE {database}")
+    ratio = two["rate"] / one["rate"]
+    log(f"two nodes / one node rate, window-bound: {ratio:.2f}x (target >= 1.6x)")
+    return ratio
+
+
 def scenario_kill9(args, cluster, out):
     devices = args.kill_devices
     log(f"== kill -9 of one of two nodes at {args.stop_at:.0%} of a {devices}-device fan-out, lease "
@@ -168,8 +202,8 @@ def scenario_kill9(args, cluster, out):
     database = postgres_registry(cluster, devices, out, sink, tokens_file)
     storage = benchdb.storage_postgresql(cluster, database)
     engine = {"leaseSeconds": LEASE_SECONDS}
-    apns = {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS}
-    nodes = [benchdb.Node(out / f"kill9-{name}", storage, sink, engine, apns) for name in "ab"]
+    window = {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS}
+    nodes = [benchdb.Node(out / f"kill9-{name}", storage, sink, engine, server_apns=window) for name in "ab"]
     started = time.monotonic()
     publish_id = nodes[0].publish("bench")
     threshold = int(devices * args.stop_at)
@@ -253,7 +287,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=1_000_000)
     parser.add_argument("--kill-devices", type=int, default=200_000)
-    parser.add_argument("--scenarios", default="sqlite,two-nodes,kill9")
+    parser.add_argument("--scenarios", default="sqlite,two-nodes,window,kill9")
+    parser.add_argument("--window-devices", type=int, default=100_000)
+    parser.add_argument("--window-delay-ms", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--stop-at", type=float, default=0.4)
     parser.add_argument("--delay-ms", type=int, default=0)
@@ -274,6 +310,8 @@ def main():
             scenario_two_nodes(args, cluster, database, sink, out)
         sink.stop()
         cluster.sql(f"DROP DATABASE {database}")
+    if "window" in scenarios:
+        scenario_window(args, cluster, out)
     if "kill9" in scenarios:
         for round_number in range(1, args.rounds + 1):
             if args.rounds > 1:
