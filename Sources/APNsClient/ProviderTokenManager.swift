@@ -20,7 +20,8 @@ public protocol ProviderTokenStore: Sendable {
     ) throws -> StoredProviderToken
 }
 
-/// One provider token per (team, key), shared by every request and connection of a pool and, through an optional
+/// One provider token per (team, key), shared by every request and connection of the key's pools (sandbox and
+/// production) and its broadcast calls (one manager per key, from `ProviderTokenManagers`) and, through an optional
 /// `ProviderTokenStore`, by restarted processes and other nodes; thread-safe.
 ///
 /// Wraps `ProviderTokenState` with a lock, a signer, the store and an injectable clock. Signing and store calls

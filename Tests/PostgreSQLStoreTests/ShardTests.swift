@@ -311,8 +311,15 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertEqual(limited.map(\.nodeID), ["a"])
         let later = try await nodeB.liveNodes(now: now.addingTimeInterval(36), liveWithin: .seconds(30), limit: 10)
         XCTAssertEqual(later.map(\.nodeID), ["a"], "b went silent 31 s ago")
-        let hostile = try await nodeB.liveNodes(now: now, liveWithin: .seconds(-5), limit: -1)
-        XCTAssertEqual(hostile, [], "a negative window or limit lists nothing and does not trap")
+        // Out-of-range arguments are clamped, never trapped on: a negative window is no window (only a heartbeat
+        // at `now` itself counts), a huge one is a day, a negative limit lists nothing.
+        let noWindow = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(-5), limit: 10)
+        XCTAssertEqual(noWindow.map(\.nodeID), ["a"], "b's heartbeat is 5 s before now")
+        let huge = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(Int64.max),
+                                             limit: 10)
+        XCTAssertEqual(huge.map(\.nodeID), ["a", "b"])
+        let noLimit = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(30), limit: -1)
+        XCTAssertEqual(noLimit, [], "a negative limit lists nothing")
         try await nodeA.close()
         try await nodeB.close()
     }

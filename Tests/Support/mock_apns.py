@@ -214,7 +214,7 @@ class MockState:
         apply_switches(Config(), body)  # refuses unknown fields and unconvertible values before anything changes
         if "token_floor_scope" in body and body["token_floor_scope"] not in TOKEN_FLOOR_SCOPES:
             raise ValueError(f"token_floor_scope must be one of {TOKEN_FLOOR_SCOPES}")
-        for name in ("delay_jitter_ms", "goaway_after", "drop_after"):
+        for name in ("delay_jitter_ms", "goaway_after", "drop_after", "record_limit"):
             if name in body and int(body[name]) < 0:
                 raise ValueError(f"{name} must be >= 0")
         apply_switches(self.config, body)

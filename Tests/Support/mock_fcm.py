@@ -128,9 +128,14 @@ class MockState:
         self.stats = Stats()
 
     def apply_config(self, body: dict[str, Any]) -> None:
-        apply_switches(self.config, body)
-        if self.config.token_lifetime_s < 1:
+        # Checked on a copy first: a refused change (400) leaves the running switches as they were.
+        candidate = Config(**self.config.__dict__)
+        apply_switches(candidate, body)
+        if candidate.token_lifetime_s < 1:
             raise ValueError("token_lifetime_s must be >= 1")
+        if candidate.record_limit < 0:
+            raise ValueError("record_limit must be >= 0")
+        self.config = candidate
         self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
 
     def behaviour_for(self, token: str) -> str | None:

@@ -155,14 +155,16 @@ async def announce_and_wait(args: argparse.Namespace, servers: list[asyncio.base
 
 
 def apply_switches(switches: Any, body: dict[str, Any], what: str = "config") -> None:
-    """Sets the fields of the dataclass `switches` named in `body`, each converted to the field's type; a field it
-    does not have is refused (`ValueError`, a 400 on the control API) before anything changes."""
+    """Sets the fields of the dataclass `switches` named in `body`, each converted to the field's type. A field it
+    does not have, or a value that does not convert, is refused (`ValueError` or `TypeError`, a 400 on the control
+    API) before anything changes: every value is converted before the first is set."""
     known = {f.name for f in dataclasses.fields(switches)}
     unknown = set(body) - known
     if unknown:
         raise ValueError(f"unknown {what} fields: {sorted(unknown)}")
-    for name, value in body.items():
-        setattr(switches, name, type(getattr(switches, name))(value))
+    converted = {name: type(getattr(switches, name))(value) for name, value in body.items()}
+    for name, value in converted.items():
+        setattr(switches, name, value)
 
 
 def switches_json(switches: Any) -> dict[str, Any]:

@@ -254,6 +254,18 @@ def test_config_max_streams_is_sent_to_authenticated_connections(mock, client, k
     assert c.conn.remote_settings.max_concurrent_streams == 7
 
 
+@pytest.mark.parametrize("body", [
+    {"delay_ms": 5, "record_limit": -1},
+    {"delay_ms": 5, "max_streams": "many"},
+    {"delay_ms": 5, "token_floor_scope": "node"},
+    {"delay_ms": 5, "nonsense": 1},
+])
+def test_a_refused_config_change_changes_nothing(mock, body):
+    before = mock.control("GET", "/config")
+    mock.control("PUT", "/config", body, expect=400)
+    assert mock.control("GET", "/config") == before
+
+
 def test_http11_client_is_dropped_without_status(mock):
     import socket
     import ssl

@@ -192,6 +192,18 @@ def test_token_refusal_switch_refuses_even_a_valid_assertion_until_cleared(mock,
     assert client.token(assertion(key, mock.token_uri))[0] == 200
 
 
+@pytest.mark.parametrize("body", [
+    {"token_lifetime_s": 0},
+    {"retry_after_s": 9, "token_lifetime_s": 0},
+    {"retry_after_s": 9, "record_limit": "many"},
+    {"retry_after_s": 9, "record_limit": -1},
+])
+def test_a_refused_config_change_changes_nothing(mock, body):
+    before = mock.control("GET", "/config")
+    mock.control("PUT", "/config", body, expect=400)
+    assert mock.control("GET", "/config") == before
+
+
 def test_token_unavailable_switch_answers_503_that_many_times(mock, client, key):
     mock.control("PUT", "/config", {"token_unavailable": 2})
     statuses = [client.token(assertion(key, mock.token_uri))[0] for _ in range(3)]

@@ -159,7 +159,8 @@ def scenario_two_nodes(args, cluster, database, sink, out):
     busy = sum(1 for a in two["answers"] if a > 0)
     log(f"two nodes / one node rate: {two['rate'] / one['rate']:.2f}x (target >= 1.6x when the CPU allows it); "
         f"nodes that sent: {busy} of 2" + ("" if busy > 1 else
-                                           " (one publish is delivered by one node at a time in this build)"))
+                                           " (the publish was not shared: was it split into shards? "
+                                           "storage.postgresql.shardSize)"))
     return two["rate"] / one["rate"]
 
 
