@@ -7,7 +7,7 @@ import CLibCurl
 ///
 /// Owned by the loop thread only (never Sendable); the C callbacks reach it through the `Unmanaged` pointer set as
 /// their userdata, valid while the driver keeps the transfer in its table.
-final class HTTPExchangeTransfer {
+final class HTTPExchangeTransfer: OneShotTransfer {
     let curl: CurlEasy
     private let headers: CurlHeaderList
     private let completion: @Sendable (HTTPExchangeResult) -> Void
