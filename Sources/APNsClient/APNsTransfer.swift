@@ -200,10 +200,10 @@ final class APNsTransfer {
     /// Records one response header line (`name: value\r\n`), keeping the status and the APNs ids.
     fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) {
         // A status line starts a new response (an interim one, in theory): forget earlier headers.
-        if bytes.count >= 5, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T") {
+        if let code = HTTPStatusLine.code(of: bytes) {
             apnsID = nil
             apnsUniqueID = nil
-            status = Self.statusCode(of: bytes)
+            status = code
             return
         }
         // The empty line ends a header block; a final (non-1xx) response's headers are complete.
@@ -216,17 +216,6 @@ final class APNsTransfer {
         } else if let value = Self.value(of: "apns-unique-id:", in: bytes) {
             apnsUniqueID = value
         }
-    }
-
-    /// The three-digit code after the first space of a status line (`HTTP/2 200 `), or 0.
-    static func statusCode(of line: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let space = line.firstIndex(of: 0x20), line.count - space > 3 else { return 0 }
-        var code = 0
-        for byte in line[(space + 1)...(space + 3)] {
-            guard byte >= 0x30 && byte <= 0x39 else { return 0 }
-            code = code * 10 + Int(byte - 0x30)
-        }
-        return code
     }
 
     private static func value(of name: StaticString, in line: UnsafeBufferPointer<UInt8>) -> String? {

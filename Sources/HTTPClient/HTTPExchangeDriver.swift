@@ -27,7 +27,7 @@ final class HTTPExchangeDriver: CurlMultiDriver {
 
     private let configuration: HTTPExchangeConfiguration
     private let gauges: Gauges
-    private var running: [UnsafeMutableRawPointer: HTTPExchangeTransfer] = [:]
+    private var running = AttachedTransfers<HTTPExchangeTransfer>()
     private var delayed: [Job] = []
 
     init(configuration: HTTPExchangeConfiguration, gauges: Gauges) {
@@ -53,7 +53,7 @@ final class HTTPExchangeDriver: CurlMultiDriver {
     func performed(_ error: CurlError?, multi: CurlMulti) {}  // per-transfer errors arrive through `ended`
 
     func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
-        guard let transfer = running.removeValue(forKey: easy) else { return }
+        guard let transfer = running.remove(easy) else { return }
         gauges.attached.subtract(1, ordering: .relaxed)
         let opened = transfer.curl.connectionsOpened
         if opened > 0 { gauges.opened.add(opened, ordering: .relaxed) }
@@ -74,16 +74,12 @@ final class HTTPExchangeDriver: CurlMultiDriver {
     }
 
     func abort(unstarted: [Job], multi: CurlMulti) {
-        let shutdown = HTTPPostError(.shutdown, "shutting down")
-        for transfer in running.values {
-            try? multi.remove(transfer.curl)  // fails only if not attached: it is detached either way
-            transfer.finish(.failure(shutdown))
-        }
-        running = [:]
+        running.abortAll(multi: multi)
         gauges.attached.store(0, ordering: .relaxed)
         let waiting = delayed + unstarted
         delayed = []
         gauges.delayed.store(0, ordering: .relaxed)
+        let shutdown = HTTPPostError(.shutdown, "shutting down")
         for job in waiting { job.completion(.failure(shutdown)) }
     }
 
@@ -95,13 +91,6 @@ final class HTTPExchangeDriver: CurlMultiDriver {
             job.completion(.failure(error))
             return
         }
-        do {
-            try multi.add(transfer.curl)
-        } catch {
-            transfer.finish(.failure(HTTPPostError(.internalError, error.description)))
-            return
-        }
-        running[transfer.curl.handle] = transfer
-        gauges.attached.add(1, ordering: .relaxed)
+        if running.attach(transfer, to: multi) { gauges.attached.add(1, ordering: .relaxed) }
     }
 }

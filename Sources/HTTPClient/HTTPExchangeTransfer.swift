@@ -7,7 +7,7 @@ import CLibCurl
 ///
 /// Owned by the loop thread only (never Sendable); the C callbacks reach it through the `Unmanaged` pointer set as
 /// their userdata, valid while the driver keeps the transfer in its table.
-final class HTTPExchangeTransfer {
+final class HTTPExchangeTransfer: OneShotTransfer {
     let curl: CurlEasy
     private let headers: CurlHeaderList
     private let completion: @Sendable (HTTPExchangeResult) -> Void
@@ -132,8 +132,8 @@ final class HTTPExchangeTransfer {
     /// One header line: a status line starts a new response (interim ones included); `Retry-After` is kept.
     fileprivate func receiveHeader(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         guard checks.count(line.count) else { return false }
-        if line.count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T") {
-            status = Self.statusCode(of: line)
+        if let code = HTTPStatusLine.code(of: line) {
+            status = code
             retryAfter = nil
             captured.removeAll()
             return true
@@ -166,17 +166,6 @@ final class HTTPExchangeTransfer {
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         while end > start, line[end - 1] == 0x0D || line[end - 1] == 0x0A || line[end - 1] == 0x20 { end -= 1 }
         return line[start..<end].map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
-    }
-
-    /// The three-digit code after the first space of a status line (`HTTP/2 200`), or 0.
-    private static func statusCode(of line: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let space = line.firstIndex(of: 0x20), line.count - space > 3 else { return 0 }
-        var code = 0
-        for byte in line[(space + 1)...(space + 3)] {
-            guard byte >= 0x30 && byte <= 0x39 else { return 0 }
-            code = code * 10 + Int(byte - 0x30)
-        }
-        return code
     }
 
     fileprivate func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {

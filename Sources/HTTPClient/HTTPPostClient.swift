@@ -65,8 +65,7 @@ final class HTTPPostDriver: CurlMultiDriver {
     }
 
     private let configuration: HTTPPostConfiguration
-    /// Transfers attached to the multi, by easy handle.
-    private var running: [UnsafeMutableRawPointer: HTTPPostTransfer] = [:]
+    private var running = AttachedTransfers<HTTPPostTransfer>()
 
     init(configuration: HTTPPostConfiguration) {
         self.configuration = configuration
@@ -79,7 +78,7 @@ final class HTTPPostDriver: CurlMultiDriver {
     func performed(_ error: CurlError?, multi: CurlMulti) {}  // per-transfer errors arrive through `ended`
 
     func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
-        guard let transfer = running.removeValue(forKey: easy) else { return }
+        guard let transfer = running.remove(easy) else { return }
         transfer.finish(transfer.result(code))
     }
 
@@ -88,11 +87,7 @@ final class HTTPPostDriver: CurlMultiDriver {
 
     func abort(unstarted: [Job], multi: CurlMulti) {
         for job in unstarted { job.continuation.resume(returning: .failure(HTTPPostError(.shutdown, "shutting down"))) }
-        for transfer in running.values {
-            try? multi.remove(transfer.curl)  // fails only if not attached: it is detached either way
-            transfer.finish(.failure(HTTPPostError(.shutdown, "shutting down")))
-        }
-        running = [:]
+        running.abortAll(multi: multi)
     }
 
     private func start(_ job: Job, multi: CurlMulti) {
@@ -105,12 +100,6 @@ final class HTTPPostDriver: CurlMultiDriver {
             continuation.resume(returning: .failure(error))
             return
         }
-        do {
-            try multi.add(transfer.curl)
-        } catch {
-            transfer.finish(.failure(HTTPPostError(.internalError, error.description)))
-            return
-        }
-        running[transfer.curl.handle] = transfer
+        running.attach(transfer, to: multi)
     }
 }

@@ -6,7 +6,7 @@ import CLibCurl
 ///
 /// Owned by `HTTPPostClient`'s loop thread only (never Sendable); the C callbacks reach it through the
 /// `Unmanaged` pointer set as their userdata, valid while the loop keeps the transfer in its table.
-final class HTTPPostTransfer {
+final class HTTPPostTransfer: OneShotTransfer {
     let curl: CurlEasy
     private let url: CurlURL
     private let headers: CurlHeaderList

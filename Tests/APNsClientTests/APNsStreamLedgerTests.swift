@@ -105,15 +105,4 @@ final class APNsStreamLedgerTests: XCTestCase {
         ledger.started(2)
         XCTAssertFalse(ledger.mayStart)
     }
-
-    func testStatusLineParsing() {
-        func code(_ line: String) -> Int {
-            Array(line.utf8).withUnsafeBufferPointer { APNsTransfer.statusCode(of: $0) }
-        }
-        XCTAssertEqual(code("HTTP/2 200 \r\n"), 200)
-        XCTAssertEqual(code("HTTP/2 410\r\n"), 410)
-        XCTAssertEqual(code("HTTP/2 20"), 0)
-        XCTAssertEqual(code("HTTP/2 2x0 \r\n"), 0)
-        XCTAssertEqual(code("HTTP/2"), 0)
-    }
 }
