@@ -113,7 +113,15 @@ struct OpsAPI: Sendable {
         }
         checks["instances"] = .array(list)
         checks["apns"] = apnsHealth.snapshot.json(apns.stats())
-        if let nodes { checks["nodes"] = await nodes.json(now: now) }
+        if let nodes {
+            // When the store did not answer the queue depth, a second query would only wait out another connect
+            // timeout before failing the same way: the nodes are reported as unknown for the same reason.
+            if let reason = storeCheck["error"] {
+                checks["nodes"] = nodes.unavailable(reason: reason)
+            } else {
+                checks["nodes"] = await nodes.json(now: now)
+            }
+        }
         let body = JSONValue.object(["ready": .bool(ready), "checks": .object(checks)])
         return .json(body, status: ready ? .ok : .serviceUnavailable)
     }

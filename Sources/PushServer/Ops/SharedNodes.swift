@@ -14,6 +14,11 @@ struct SharedNodes: Sendable {
     /// small; past the bound `truncated` says the list is not the whole fleet.
     static let listLimit = 100
 
+    /// `{"self", "error"}`: the nodes could not be read, for `reason`.
+    func unavailable(reason: JSONValue) -> JSONValue {
+        .object(["self": .string(selfID), "error": reason])
+    }
+
     /// `{"self", "selfLive", "live", "liveWithinSeconds", "truncated", "list": [{"id", "version", "startedAt",
     /// "lastSeen"}]}`, or `{"self", "error"}` when the database does not answer (readiness is decided by the store
     /// check, not here).
@@ -22,10 +27,7 @@ struct SharedNodes: Sendable {
         do {
             nodes = try await store.liveNodes(now: now, liveWithin: liveWithin, limit: Self.listLimit + 1)
         } catch {
-            return .object([
-                "self": .string(selfID),
-                "error": .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)"),
-            ])
+            return unavailable(reason: .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)"))
         }
         let listed = nodes.prefix(Self.listLimit)
         return .object([
