@@ -106,15 +106,14 @@ class BroadcastState:
         unknown = set(body) - set(BroadcastConfig().__dict__)
         if unknown:
             raise ValueError(f"unknown broadcast config fields: {sorted(unknown)}")
-        if "enabled" in body:
-            if not isinstance(body["enabled"], bool):
-                raise ValueError("enabled must be true or false")
-            self.config.enabled = body["enabled"]
-        if "channel_cap" in body:
-            cap = int(body["channel_cap"])
-            if cap < 0:
-                raise ValueError("channel_cap must be >= 0")
-            self.config.channel_cap = cap
+        # Every value is checked before any is set: a refused change changes nothing.
+        if "enabled" in body and not isinstance(body["enabled"], bool):
+            raise ValueError("enabled must be true or false")
+        cap = int(body["channel_cap"]) if "channel_cap" in body else self.config.channel_cap
+        if cap < 0:
+            raise ValueError("channel_cap must be >= 0")
+        self.config.enabled = body.get("enabled", self.config.enabled)
+        self.config.channel_cap = cap
 
     def reset(self) -> None:
         """Forgets channels, recorded broadcasts and the config (the control API's `POST /reset`)."""

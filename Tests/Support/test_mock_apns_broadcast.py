@@ -209,3 +209,12 @@ def test_valid_channel_id_rules_without_sockets():
     assert apns_broadcast.valid_channel_id("+/8AAAAAAAAAAAAAAAAAAA==")
     for bad in ["", "dHN0LXNyY2gtY2hubA", "dHN0LXNyY2gtY2hubA=", "dHN0-XNyY2gtY2hubA==", "a" * 260 + "==="]:
         assert not apns_broadcast.valid_channel_id(bad), bad
+
+
+@pytest.mark.parametrize("body", [{"enabled": False, "channel_cap": -1}, {"enabled": "no", "channel_cap": 3},
+                                  {"enabled": False, "channel_cap": "x"}])
+def test_a_refused_config_change_changes_nothing(body):
+    state = apns_broadcast.BroadcastState()
+    with pytest.raises(ValueError):
+        state.apply_config(body)
+    assert state.config == apns_broadcast.BroadcastConfig(), "part of a refused change was applied"
