@@ -12,7 +12,8 @@ import PackageDescription
 let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
 func fuzzTarget(_ name: String, _ products: [String]) -> Target {
-    .executableTarget(name: name, dependencies: products.map { .product(name: $0, package: "push-server") },
+    .executableTarget(name: name,
+                      dependencies: ["FuzzSupport"] + products.map { .product(name: $0, package: "push-server") },
                       swiftSettings: fuzzSettings)
 }
 
@@ -20,6 +21,8 @@ let package = Package(
     name: "PushServerFuzz",
     dependencies: [.package(path: "push-server")],
     targets: [
+        // The input split into control bytes and the bytes under test, and the fixed intake clock.
+        .target(name: "FuzzSupport"),
         // JSONValue parsing with the server's limits; what parses must round-trip through the writer.
         fuzzTarget("JSONFuzz", ["JSON"]),
         // The HTTP/1.1 request parser fed in random read sizes; the split must not change the verdict.

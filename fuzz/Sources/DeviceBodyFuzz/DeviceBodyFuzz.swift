@@ -1,17 +1,24 @@
 import Foundation
+import FuzzSupport
 import JSON
 import PushStore
 @testable import PushServer
 
-/// One libFuzzer input: the first byte picks the route, the rest is the body of a device API request (no secret:
-/// any client can send these). Runs each handler's checks up to the store call, as `DeviceAPI` and
-/// `LiveActivityAPI` do.
+/// One libFuzzer input: the first byte picks the route, the rest is what any client may send without a secret: the
+/// body of a device, Live Activity or reporting request, or the `Authorization` header of `PUT …/user`. Runs each
+/// handler's checks up to the store call, as `DeviceAPI`, `LiveActivityAPI` and `ReportingAPI` do.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDeviceBody(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    guard let data, size >= 1 else { return 0 }
-    let input = UnsafeBufferPointer(start: data, count: size)
-    let route = input[0] % 5
-    guard let body = JSONValue.parse(Array(input[1...]))?.objectValue else { return 0 }
+    guard let input = FuzzInput(data, size, controlBytes: 1) else { return 0 }
+    let route = input.control[0] % 7
+    if route == 6 {
+        // The Beams user token (a JWT signed with the instance secret) the SDK sends when binding a user.
+        let header = String(decoding: input.bytes, as: UTF8.self)
+        _ = try? BeamsUserToken.verify(authorization: header, instanceID: "fuzz-instance", secret: "fuzz-secret",
+                                       now: Int(fuzzIntakeTime.timeIntervalSince1970))
+        return 0
+    }
+    guard let body = JSONValue.parse(input.bytes)?.objectValue else { return 0 }
     _ = try? check(route: route, body)
     return 0
 }
@@ -31,6 +38,14 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         for element in body["interests"]?.arrayValue ?? [] {
             if let name = element.stringValue { _ = InterestName.isValid(name) }
         }
+    case 5:
+        // A delivery or open report: the reported time against a publish the store knows.
+        guard let seconds = ReportingPolicy.timestamp(body["timestampSecs"]) else { return }
+        let publish = ReportedPublish(kind: .users, createdAt: fuzzIntakeTime.addingTimeInterval(-3600),
+                                      startedAt: fuzzIntakeTime.addingTimeInterval(-3500), finishedAt: nil,
+                                      targetsDeviceUser: true)
+        _ = ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: fuzzIntakeTime.addingTimeInterval(-86400),
+                                  deviceUserID: "user-1", publish: publish, now: fuzzIntakeTime)
     default:
         // A Live Activity's update token.
         _ = try LiveActivityAPI.token(body)
@@ -38,6 +53,6 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         if let reference = body["reference"]?.stringValue {
             _ = LiveActivityToken.isValidPrintable(reference, maxBytes: LiveActivityToken.maxReferenceBytes)
         }
-        _ = try LiveActivityAPI.expiresAt(body["expiresAt"], now: Date(timeIntervalSince1970: 1_780_000_000))
+        _ = try LiveActivityAPI.expiresAt(body["expiresAt"], now: fuzzIntakeTime)
     }
 }

@@ -1,19 +1,22 @@
+import FuzzSupport
 import HTTPServer
 
-/// One libFuzzer input: the first two bytes pick the read sizes and the body limit, the rest is what a client sent.
-/// The bytes go through `RequestParser` twice, in pieces and whole, with the server's default limits.
+/// One libFuzzer input: the first two bytes pick the read sizes, the body limit and the parser's limits, the rest is
+/// what a client sent. The bytes go through `RequestParser` twice, in pieces and whole.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    guard let data, size >= 2 else { return 0 }
-    let input = UnsafeBufferPointer(start: data, count: size)
-    let control = (input[0], input[1])
-    let bytes = Array(input[2...])
+    guard let input = FuzzInput(data, size, controlBytes: 2) else { return 0 }
+    let control = (input.control[0], input.control[1])
+    let bytes = input.bytes
     // Read sizes 1...16 (cycled from the control byte's bits), as a slow or hostile client delivers them.
     let sizes = [Int(control.0 & 0x0F) + 1, Int(control.0 >> 4) + 1]
     // Bodies up to 0 B, 16 B, 1 KiB or the server's 1 MiB: the small ones reach the too-large paths.
     let bodyLimit = [0, 16, 1024, 1 << 20][Int(control.1 & 3)]
-    let split = ParserRun(bytes, sizes: sizes, bodyLimit: bodyLimit)
-    let whole = ParserRun(bytes, sizes: [bytes.count], bodyLimit: bodyLimit)
+    // The server's limits, or small ones (as MutationFuzzTests uses) that inputs of a few hundred bytes reach.
+    let limits = control.1 & 4 == 0 ? RequestParser.Limits()
+        : RequestParser.Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxHeaderCount: 8, maxChunkLineBytes: 32)
+    let split = ParserRun(bytes, sizes: sizes, bodyLimit: bodyLimit, limits: limits)
+    let whole = ParserRun(bytes, sizes: [bytes.count], bodyLimit: bodyLimit, limits: limits)
     // Where TCP happens to split the stream must never change what the server understood.
     if split.verdict != whole.verdict {
         fatalError("split \(sizes) gave \(split.verdict), whole gave \(whole.verdict)")
@@ -26,8 +29,8 @@ public func fuzzHTTPParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 struct ParserRun {
     var verdict: [String] = []
 
-    init(_ bytes: [UInt8], sizes: [Int], bodyLimit: Int) {
-        var parser = RequestParser()
+    init(_ bytes: [UInt8], sizes: [Int], bodyLimit: Int, limits: RequestParser.Limits) {
+        var parser = RequestParser(limits: limits)
         var offset = 0
         var turn = 0
         while offset < bytes.count {
@@ -45,7 +48,8 @@ struct ParserRun {
             case .needMoreData:
                 return true
             case .head(let head):
-                verdict.append("head \(head.method) \(head.target) \(head.minorVersion) \(head.headers) \(head.framing) \(head.keepAlive)")
+                verdict.append("head \(head.method) \(head.target) 1.\(head.minorVersion) \(head.headers) "
+                               + "\(head.framing) keep-alive \(head.keepAlive)")
                 if parser.beginBody(limit: bodyLimit) == .tooLarge {
                     verdict.append("too large")
                     return false

@@ -1,10 +1,8 @@
 import Foundation
+import FuzzSupport
 import JSON
 import PushStore
 @testable import PushServer
-
-/// The intake clock, fixed so that a crash replays (schedules are judged against it).
-let intakeTime = Date(timeIntervalSince1970: 1_780_000_000)
 
 /// One libFuzzer input: the first byte picks the route (interests, users or broadcast channels) and whether the text
 /// up to the first newline is the `X-Push-Delivery` header; the rest is the body. Runs what `PublishAPI.publish` and
@@ -12,10 +10,9 @@ let intakeTime = Date(timeIntervalSince1970: 1_780_000_000)
 /// read back from its stored form unchanged, as the engine reads it.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPublish(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    guard let data, size >= 1 else { return 0 }
-    let input = UnsafeBufferPointer(start: data, count: size)
-    let control = input[0]
-    var body = Array(input[1...])
+    guard let input = FuzzInput(data, size, controlBytes: 1) else { return 0 }
+    let control = input.control[0]
+    var body = input.bytes
     var header: String?
     if control & 2 != 0, let newline = body.firstIndex(of: 0x0A) {
         header = String(decoding: body[..<newline], as: UTF8.self)
@@ -23,9 +20,8 @@ public func fuzzPublish(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     let plan: PublishPlan
     if control & 4 != 0 {
-        guard let parsed = try? BroadcastPublishRequest.parse(body, timestamp: 1_780_000_000, maxChannels: 100) else {
-            return 0
-        }
+        let now = Int(fuzzIntakeTime.timeIntervalSince1970)
+        guard let parsed = try? BroadcastPublishRequest.parse(body, timestamp: now, maxChannels: 100) else { return 0 }
         plan = PublishPlan(broadcast: BroadcastPlan(parsed), body: body)
     } else {
         guard let built = try? publishPlan(body, kind: control & 1 == 0 ? .interests : .users, header: header) else {
@@ -46,9 +42,9 @@ func publishPlan(_ body: [UInt8], kind: PublishKind, header: String?) throws -> 
     let parsed = try PublishRequest.parse(body, kind: kind)
     let limits = DeliveryOptions.Limits(maxScheduleDays: 30, defaultTimeZone: "UTC", defaultThrottlePerMinute: nil,
                                         maxThrottlePerMinute: 100_000)
-    let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember, header: header, now: intakeTime,
+    let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember, header: header, now: fuzzIntakeTime,
                                                limits: limits)
-    let liveActivity = try PublishAPI.liveActivity(parsed, delivery: delivery, now: intakeTime)
+    let liveActivity = try PublishAPI.liveActivity(parsed, delivery: delivery, now: fuzzIntakeTime)
     var plan = try PublishPlan(request: parsed, body: body, instanceID: "fuzz-instance", publishID: "pubid-fuzz",
                                delivery: delivery)
     if let liveActivity { plan.useLiveActivity(liveActivity) }
