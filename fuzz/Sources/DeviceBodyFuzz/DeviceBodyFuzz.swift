@@ -23,6 +23,7 @@ public func fuzzDeviceBody(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
+/// The checks of route `route` (0-5) on a JSON object body; throws the `BeamsError` the handler would answer with.
 func check(route: UInt8, _ body: [String: JSONValue]) throws {
     switch route {
     case 0, 1, 2:
@@ -46,7 +47,7 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
                                       targetsDeviceUser: true)
         _ = ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: fuzzIntakeTime.addingTimeInterval(-86400),
                                   deviceUserID: "user-1", publish: publish, now: fuzzIntakeTime)
-    default:
+    case 4:
         // A Live Activity's update token.
         _ = try LiveActivityAPI.token(body)
         if let type = body["attributesType"]?.stringValue { _ = LiveActivityToken.isValidAttributesType(type) }
@@ -54,5 +55,7 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
             _ = LiveActivityToken.isValidPrintable(reference, maxBytes: LiveActivityToken.maxReferenceBytes)
         }
         _ = try LiveActivityAPI.expiresAt(body["expiresAt"], now: fuzzIntakeTime)
+    default:
+        break
     }
 }
