@@ -6,6 +6,7 @@
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
+#   make fuzz    each libFuzzer target in fuzz/ for FUZZ_SECONDS (default 60), one after the other (docs/SECURITY.md)
 SHELL := /bin/bash
 CONFIG ?= config.example.json
 SWIFT ?= swift
@@ -25,7 +26,7 @@ APT_DEB := dpkg-dev lintian binutils systemd
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
 .PHONY: all build release release-binary run test test-swift test-sdk test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console \
-	console-demo bench deps deps-build deps-test deps-deb deps-bench venv clean
+	console-demo bench fuzz deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
 # Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the git commit and build date linked
@@ -142,5 +143,11 @@ test-deb: deb
 bench: deps-bench
 	bash bench/run-all.sh
 
+# Not part of `make test`: a fuzz run finds what it finds in its time, and its sanitizer build is separate (fuzz/).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := JSONFuzz HTTPParserFuzz DERFuzz PublishFuzz DeviceBodyFuzz
+fuzz: deps-build
+	@for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
 clean:
-	rm -rf .build .build-* $(VENV) $(DIST) Clients/PushClient/.build
+	rm -rf .build .build-* $(VENV) $(DIST) Clients/PushClient/.build fuzz/.build fuzz/corpus fuzz/artifacts

@@ -13,6 +13,11 @@ let package = Package(
     products: [
         .executable(name: "push-server", targets: ["push-server"]),
         .library(name: "PushServer", targets: ["PushServer"]),
+        // The parsers of untrusted bytes, for the libFuzzer package in fuzz/ (see docs/SECURITY.md, "Fuzzing").
+        .library(name: "JSON", targets: ["JSON"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "TLSIdentity", targets: ["TLSIdentity"]),
+        .library(name: "PushStore", targets: ["PushStore"]),
     ],
     targets: [
         // MARK: C shims: module maps plus static-inline wrappers for variadic calls and macros.

@@ -322,12 +322,16 @@ public struct RequestParser: Sendable {
     /// Fails as soon as a byte arrives that no method can start or continue with, instead of waiting for the end
     /// of a line that may never come: a TLS ClientHello (0x16 0x03 …) sent to the plain port, or any other binary
     /// protocol, is answered and closed at once rather than holding the connection until the header timeout.
-    /// Incremental: each byte is looked at once however the line trickles in.
+    /// Incremental: each byte is looked at once however the line trickles in. Only the bytes the request line may
+    /// hold (`nextLine`'s limit plus its one byte of slack) are judged here: a byte beyond them is the too-long line's
+    /// business, so the answer is 414 or 400 whether the bytes arrive in one read or many (found by fuzzing, see
+    /// docs/SECURITY.md: a non-token byte past the limit got 400 when it came with the rest, 414 when it came later).
     private mutating func checkMethodSoFar() -> HTTPParseError? {
         if methodComplete { return nil }
         var i = readIndex + methodBytesChecked
         defer { methodBytesChecked = i - readIndex }
-        while i < buffer.count {
+        let end = min(buffer.count, readIndex + limits.maxRequestLineBytes + 1)
+        while i < end {
             let c = buffer[i]
             if ASCII.isTchar(c) {
                 i += 1

@@ -309,6 +309,30 @@ final class RequestParserTests: XCTestCase {
         XCTAssertNil(parse(good + "PROPFIND", chunkSizes: [1]).error)
     }
 
+    /// Found by libFuzzer (fuzz/Sources/HTTPParserFuzz): a method of token bytes running past the request-line limit,
+    /// then a byte no method holds. Fed whole it got 400 (the method check saw the byte first), in reads that crossed
+    /// the limit before the byte came it got 414. Where the stream is split must not change the answer.
+    func testOverlongMethodWithANonTokenByteGetsTheSameAnswerHoweverItIsSplit() {
+        let limits = RequestParser.Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxHeaderCount: 8,
+                                          maxChunkLineBytes: 32)
+        let bytes = Array(String(repeating: "N", count: 75).utf8) + [0x80] + Array("NN".utf8)
+        let whole = parse(bytes, limits: limits)
+        XCTAssertEqual(whole.error, .requestLineTooLong)
+        for sizes in [[1], [15, 5], [66], [70, 8]] {
+            XCTAssertEqual(parse(bytes, limits: limits, chunkSizes: sizes).error, whole.error, "reads of \(sizes)")
+        }
+        // Within the limit the byte is still refused at once, whole or trickled.
+        let short = Array("NNN".utf8) + [0x80]
+        XCTAssertEqual(parse(short, limits: limits).error, .bad("Invalid method"))
+        XCTAssertEqual(parse(short, limits: limits, chunkSizes: [1]).error, .bad("Invalid method"))
+        // The fuzzer's own input (its first two bytes chose 15- and 5-byte reads and these limits).
+        func n(_ count: Int) -> String { String(repeating: "N", count: count) }
+        let found = Array("NNN%NNNNNeRa\(n(35))feRa\(n(8))c\(n(7))UnsafeRa".utf8) + Array(repeating: 0x80, count: 53)
+            + Array("\(n(35))feRa\(n(8))c".utf8)
+        XCTAssertEqual(found.count, 176)
+        XCTAssertEqual(parse(found, limits: limits, chunkSizes: [15, 5]).error, parse(found, limits: limits).error)
+    }
+
     func testRejectsMalformedRequestLines() {
         for line in ["GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1", "GET / / HTTP/1.1", "GET", "/ HTTP/1.1",
                      "GET x HTTP/1.1", "GET /\u{7F} HTTP/1.1", "GET /é HTTP/1.1"] {
