@@ -196,7 +196,7 @@ final class ServerConfigCertificateTests: XCTestCase {
         XCTAssertEqual(Fit.mismatch(defaultEnvironment: .sandbox).severity(endpointOverride: true), .warning)
         XCTAssertEqual(Fit.partial(missing: .sandbox).severity(endpointOverride: false), .warning)
         XCTAssertNil(Fit.unmarked.severity(endpointOverride: false))
-        XCTAssertNil(Fit.covered.message(.both, endpointOverride: false))
+        XCTAssertNil(Fit.covered.message(endpointOverride: false))
     }
 
     func testProductionOnlyCertificateOnASandboxInstanceIsRefused() {

@@ -27,7 +27,7 @@ enum CertificateEnvironmentFit: Equatable {
         } else if environments == .both {
             self = .covered
         } else {
-            self = .partial(missing: defaultEnvironment == .sandbox ? .production : .sandbox)
+            self = .partial(missing: Self.other(defaultEnvironment))
         }
     }
 
@@ -37,6 +37,10 @@ enum CertificateEnvironmentFit: Equatable {
 
     static func marker(_ environment: PushEnvironment) -> APNsCertificateEnvironments {
         environment == .sandbox ? .sandbox : .production
+    }
+
+    private static func other(_ environment: PushEnvironment) -> PushEnvironment {
+        environment == .sandbox ? .production : .sandbox
     }
 
     /// `error` refuses the configuration; `nil` is a note (or nothing to say). With `endpointOverride` the host is a
@@ -49,8 +53,9 @@ enum CertificateEnvironmentFit: Equatable {
         }
     }
 
-    /// What to tell the operator, or nil when the certificate covers both environments.
-    func message(_ environments: APNsCertificateEnvironments, endpointOverride: Bool) -> String? {
+    /// What to tell the operator, or nil when the certificate covers both environments. The one environment a
+    /// partial or mismatched certificate is marked for follows from the case.
+    func message(endpointOverride: Bool) -> String? {
         let both = "an \"Apple Push Notification service SSL (Sandbox & Production)\" certificate covers both"
         switch self {
         case .covered:
@@ -60,11 +65,11 @@ enum CertificateEnvironmentFit: Equatable {
                 + "\(APNsCertificateEnvironments.productionOID) production), as self-made certificates; Apple's carry "
                 + "one or both, and APNs may answer 403 BadCertificateEnvironment"
         case .partial(let missing):
-            return "the certificate is marked for \(environments) only: deliveries to \(missing) (devices registered "
+            return "the certificate is marked for \(Self.other(missing)) only: deliveries to \(missing) (devices registered "
                 + "with environment \"\(missing)\", and the retry there after BadDeviceToken) fail with 403 "
                 + "BadCertificateEnvironment; \(both)"
         case .mismatch(let defaultEnvironment):
-            return "the certificate is marked for \(environments) only, but the instance sends to \(defaultEnvironment) "
+            return "the certificate is marked for \(Self.other(defaultEnvironment)) only, but the instance sends to \(defaultEnvironment) "
                 + "(defaultEnvironment: every device registered without an environment): APNs would answer 403 "
                 + "BadCertificateEnvironment there; use a certificate for \(defaultEnvironment) (\(both)) or change "
                 + "defaultEnvironment"

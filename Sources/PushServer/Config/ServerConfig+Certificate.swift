@@ -121,10 +121,10 @@ extension ServerConfig {
     /// (`CertificateEnvironmentFit`); an unmarked one is a note that check-config and the log print, not an issue.
     static func checkCertificateEnvironments(_ certificate: APNsCertificateConfig, _ defaultEnvironment: PushEnvironment,
                                              endpointOverride: Bool, _ p: String, _ reader: inout ConfigReader) {
-        let environments = certificate.identity.certificate.environments
-        let fit = CertificateEnvironmentFit(environments, defaultEnvironment: defaultEnvironment)
+        let fit = CertificateEnvironmentFit(certificate.identity.certificate.environments,
+                                            defaultEnvironment: defaultEnvironment)
         guard let severity = fit.severity(endpointOverride: endpointOverride),
-              let message = fit.message(environments, endpointOverride: endpointOverride) else { return }
+              let message = fit.message(endpointOverride: endpointOverride) else { return }
         if severity == .error { reader.error(p, message) } else { reader.warning(p, message) }
     }
 }

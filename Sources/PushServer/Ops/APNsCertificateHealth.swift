@@ -40,7 +40,7 @@ enum APNsCertificateHealth {
     /// What the certificate's environment markers mean for the instance (`CertificateEnvironmentFit`), or nil when
     /// it covers both environments.
     static func environmentNote(_ info: CertificateInfo, _ apns: APNsInstanceConfig) -> String? {
-        CertificateEnvironmentFit(info, apns).message(info.environments, endpointOverride: apns.endpointOverride != nil)
+        CertificateEnvironmentFit(info, apns).message(endpointOverride: apns.endpointOverride != nil)
     }
 
     /// The instance's `apnsCertificate` object in `/ready` and the console's overview; null without a certificate.
@@ -62,7 +62,8 @@ enum APNsCertificateHealth {
     /// One line for `check-config` and `serve`'s start: the environment note only for an unmarked certificate (a
     /// partial or wrong one is already a configuration warning or error).
     static func summary(_ info: CertificateInfo, _ apns: APNsInstanceConfig, now: Date) -> String {
-        let note = CertificateEnvironmentFit(info, apns) == .unmarked ? environmentNote(info, apns).map { " (note: \($0))" } : nil
+        let fit = CertificateEnvironmentFit(info, apns)
+        let note = fit == .unmarked ? fit.message(endpointOverride: apns.endpointOverride != nil).map { " (note: \($0))" } : nil
         return "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
             + "environments \(info.environments)\(note ?? ""); notAfter \(info.notAfter.iso8601) "
             + "(\(info.daysLeft(at: now)) days left)"
