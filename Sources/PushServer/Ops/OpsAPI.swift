@@ -51,6 +51,11 @@ struct OpsAPI: Sendable {
         }
     }
 
+    /// A store failure as `/ready` names it: the outage reason (`unreachable`, `diskFull`, …), else the error.
+    private static func storeErrorReason(_ error: any Error) -> JSONValue {
+        .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)")
+    }
+
     private func decide(_ request: HTTPRequest, _ listener: OpsAccess.Listener) -> OpsAccess.Decision {
         let forwarded = OpsAccess.forwardingHeaders.contains { request.headers.first($0) != nil }
         return access.decide(authorization: request.headers.first("authorization"), peer: request.peer,
@@ -78,7 +83,7 @@ struct OpsAPI: Sendable {
             storeCheck["queueDepth"] = .int(try await app.publishQueue.queueDepth())
         } catch {
             ready = false
-            storeCheck["error"] = .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)")
+            storeCheck["error"] = Self.storeErrorReason(error)
         }
         storeCheck["ok"] = .bool(ready)
         let stopping = draining()
@@ -119,7 +124,11 @@ struct OpsAPI: Sendable {
             if let reason = storeCheck["error"] {
                 checks["nodes"] = nodes.unavailable(reason: reason)
             } else {
-                checks["nodes"] = await nodes.json(now: now)
+                do {
+                    checks["nodes"] = try await nodes.json(now: now)
+                } catch {
+                    checks["nodes"] = nodes.unavailable(reason: Self.storeErrorReason(error))
+                }
             }
         }
         let body = JSONValue.object(["ready": .bool(ready), "checks": .object(checks)])

@@ -20,15 +20,10 @@ struct SharedNodes: Sendable {
     }
 
     /// `{"self", "selfLive", "live", "liveWithinSeconds", "truncated", "list": [{"id", "version", "startedAt",
-    /// "lastSeen"}]}`, or `{"self", "error"}` when the database does not answer (readiness is decided by the store
-    /// check, not here).
-    func json(now: Date) async -> JSONValue {
-        let nodes: [NodeRecord]
-        do {
-            nodes = try await store.liveNodes(now: now, liveWithin: liveWithin, limit: Self.listLimit + 1)
-        } catch {
-            return unavailable(reason: .string(StoreUnavailableError(error).map { $0.reason.rawValue } ?? "\(error)"))
-        }
+    /// "lastSeen"}]}`. - Throws: the store's error when the database does not answer (the caller reports it with
+    /// `unavailable`; readiness is decided by the store check, not here).
+    func json(now: Date) async throws -> JSONValue {
+        let nodes = try await store.liveNodes(now: now, liveWithin: liveWithin, limit: Self.listLimit + 1)
         let listed = nodes.prefix(Self.listLimit)
         return .object([
             "self": .string(selfID),
