@@ -58,3 +58,16 @@ package func check<Handle>(_ handle: Handle?, _ operation: String) throws(Crypto
     guard let handle else { throw CryptoError.drainingQueue(operation) }
     return handle
 }
+
+/// The one gate for OpenSSL's `i2d_*` encoders: `encode` is called with a NULL output pointer, so OpenSSL
+/// allocates the buffer (OPENSSL_malloc); the bytes are copied out and the buffer goes back through OPENSSL_free.
+/// A length of 0 or less means failure.
+package func derEncoded(_ operation: String, _ encode: (inout UnsafeMutablePointer<UInt8>?) -> Int32)
+    throws(CryptoError) -> [UInt8]
+{
+    var output: UnsafeMutablePointer<UInt8>?
+    let length = encode(&output)
+    defer { if let output { copenssl_free(output) } }
+    guard length > 0, let output else { throw CryptoError.drainingQueue(operation) }
+    return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+}

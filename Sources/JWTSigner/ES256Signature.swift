@@ -57,11 +57,6 @@ public enum ES256Signature {
             BN_free(s)
             throw CryptoError.drainingQueue("ECDSA_SIG_set0")
         }
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_ECDSA_SIG(signature, &output)
-        // i2d with a NULL *output allocates the buffer with OPENSSL_malloc, so it must go back through OPENSSL_free.
-        defer { if let output { copenssl_free(output) } }
-        guard length > 0, let output else { throw CryptoError.drainingQueue("i2d_ECDSA_SIG") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        return try derEncoded("i2d_ECDSA_SIG") { i2d_ECDSA_SIG(signature, &$0) }
     }
 }

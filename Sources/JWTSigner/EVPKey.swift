@@ -61,12 +61,7 @@ package final class EVPKey: @unchecked Sendable {
 
     /// The DER SubjectPublicKeyInfo (the public part only, also of a private key).
     func spkiDER() throws(CryptoError) -> [UInt8] {
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_PUBKEY(pointer, &output)
-        // Allocated by OpenSSL because *output was NULL: release with OPENSSL_free.
-        defer { if let output { copenssl_free(output) } }
-        guard length > 0, let output else { throw CryptoError.drainingQueue("i2d_PUBKEY") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        try derEncoded("i2d_PUBKEY") { i2d_PUBKEY(pointer, &$0) }
     }
 
     /// The PEM text `write` puts into a memory BIO (`PEM_write_bio_PUBKEY`, `PEM_write_bio_PrivateKey`, …);

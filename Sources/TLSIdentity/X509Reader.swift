@@ -79,16 +79,10 @@ enum X509Reader {
 
     /// The certificate's DER, for the pure readers (`X509Extensions`).
     private static func der(_ x509: OpaquePointer) throws(TLSIdentityError) -> [UInt8] {
-        var out: UnsafeMutablePointer<UInt8>?
-        // OpenSSL allocates the buffer (the pointer starts nil) and returns its length, or a negative value.
-        let length = i2d_X509(x509, &out)
-        let bytes: UnsafeMutablePointer<UInt8>
         do throws(CryptoError) {
-            bytes = try check(out, "i2d_X509")
+            return try derEncoded("i2d_X509") { i2d_X509(x509, &$0) }
         } catch {
             throw .crypto(error)
         }
-        defer { copenssl_free(bytes) }
-        return Array(UnsafeBufferPointer(start: bytes, count: max(0, Int(length))))
     }
 }
