@@ -145,17 +145,24 @@ def scenario_sqlite(args, cluster, database, sink, out):
     return ratios
 
 
-def scenario_two_nodes(args, cluster, database, sink, out):
-    log(f"== two nodes on one PostgreSQL vs one, {args.devices} devices; {benchdb.machine()}")
+def one_then_two(cluster, database, sink, devices, out, prefix, server_apns=None):
+    """The same publish with one node running, then with a second node on the same database and sink (POSTed to
+    the first both times). - Returns: both `fanout` results."""
     storage = benchdb.storage_postgresql(cluster, database)
     vacuum(cluster, database)
-    node_a = benchdb.Node(out / "node-a", storage, sink)
-    one = fanout(node_a, [node_a], args.devices, cluster, "one node")
+    node_a = benchdb.Node(out / f"{prefix}a", storage, sink, server_apns=server_apns)
+    one = fanout(node_a, [node_a], devices, cluster, "one node")
     vacuum(cluster, database)
-    node_b = benchdb.Node(out / "node-b", storage, sink)
-    two = fanout(node_a, [node_a, node_b], args.devices, cluster, "two nodes, publish POSTed to A")
+    node_b = benchdb.Node(out / f"{prefix}b", storage, sink, server_apns=server_apns)
+    two = fanout(node_a, [node_a, node_b], devices, cluster, "two nodes, publish POSTed to A")
     node_b.stop()
     node_a.stop()
+    return one, two
+
+
+def scenario_two_nodes(args, cluster, database, sink, out):
+    log(f"== two nodes on one PostgreSQL vs one, {args.devices} devices; {benchdb.machine()}")
+    one, two = one_then_two(cluster, database, sink, args.devices, out, "node-")
     busy = sum(1 for a in two["answers"] if a > 0)
     log(f"two nodes / one node rate: {two['rate'] / one['rate']:.2f}x (target >= 1.6x when the CPU allows it); "
         f"nodes that sent: {busy} of 2" + ("" if busy > 1 else
@@ -175,15 +182,7 @@ def scenario_window(args, cluster, out):
         f"x {WINDOW_STREAMS} per node (at most {ceiling:.0f}/s per node); {benchdb.machine()}")
     sink = benchdb.Sink(out / "window-sink", delay)
     database = postgres_registry(cluster, devices, out, sink)
-    storage = benchdb.storage_postgresql(cluster, database)
-    vacuum(cluster, database)
-    node_a = benchdb.Node(out / "window-a", storage, sink, server_apns=window)
-    one = fanout(node_a, [node_a], devices, cluster, "one node")
-    vacuum(cluster, database)
-    node_b = benchdb.Node(out / "window-b", storage, sink, server_apns=window)
-    two = fanout(node_a, [node_a, node_b], devices, cluster, "two nodes, publish POSTed to A")
-    node_b.stop()
-    node_a.stop()
+    one, two = one_then_two(cluster, database, sink, devices, out, "window-", server_apns=window)
     sink.stop()
     cluster.sql(f"DROP DATABASE {database}")
     ratio = two["rate"] / one["rate"]
