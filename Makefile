@@ -29,8 +29,11 @@ APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-serve
 	console-demo bench fuzz deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
-# Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the git commit and build date linked
-# in from an object deploy/build-info.sh writes (a plain `swift build` reports them as "unknown").
+# Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the version, git commit and build date
+# linked in from an object deploy/build-info.sh writes (a plain `swift build` reports them as "unknown").
+# The version (`push-server version`, /health, the package's): set at build time, `make deb VERSION=0.2.1~rc1`; by
+# default the newest entry of deploy/deb/changelog, which holds the release notes.
+VERSION ?= $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' deploy/deb/changelog)
 BIN := .build/release/push-server
 BUILD_INFO := .build/build-info/build-info.o
 RELEASE_FLAGS := -c release --product push-server --static-swift-stdlib --disable-local-rpath \
@@ -75,7 +78,7 @@ build: deps-build release-binary
 
 # SwiftPM does not see the build-info object change, so the binary is removed to make it link again (~2 s).
 release-binary:
-	@bash deploy/build-info.sh $(BUILD_INFO)
+	@VERSION='$(VERSION)' bash deploy/build-info.sh $(BUILD_INFO)
 	@rm -f $(BIN)
 	$(SWIFT) build $(RELEASE_FLAGS)
 
