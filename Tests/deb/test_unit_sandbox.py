@@ -32,13 +32,11 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="running a command as 
 
 # Drop-ins (text appended to the unit, as `systemctl edit` would) for the variants below.
 AS_SHIPPED = ""
-# Any call outside the unit's list kills the process, as it did before SystemCallErrorNumber=EPERM: the commands
-# still pass, so nothing they call on these paths is outside the list (none is merely refused with EPERM).
-KILL_OUTSIDE_THE_LIST = "[Service]\nSystemCallErrorNumber=\n"
-# setpriority refused with EPERM: the binary must not need it (Dispatch ignores the failure).
-SETPRIORITY_REFUSED = "[Service]\nSystemCallFilter=~setpriority\n"
+# Any call outside the unit's list kills the process, except setpriority, which the unit refuses with EPERM: the
+# commands still pass, so nothing else they call on these paths is outside the list (and merely refused).
+KILL_OUTSIDE_THE_LIST = "[Service]\nSystemCallErrorNumber=\nSystemCallFilter=setpriority\n"
 # The filter as 0.1.0 shipped it: @resources (setpriority among them) denied, and denial kills.
-FILTER_OF_0_1_0 = "[Service]\nSystemCallErrorNumber=\nSystemCallFilter=~setpriority\n"
+FILTER_OF_0_1_0 = "[Service]\nSystemCallErrorNumber=\n"
 
 
 class Sandbox:
@@ -172,8 +170,7 @@ def serve(box: Sandbox, drop_in: str, build_info: dict):
         notify.close()
 
 
-@pytest.mark.parametrize("drop_in", [AS_SHIPPED, KILL_OUTSIDE_THE_LIST, SETPRIORITY_REFUSED],
-                         ids=["as-shipped", "kill-outside-the-list", "setpriority-refused"])
+@pytest.mark.parametrize("drop_in", [AS_SHIPPED, KILL_OUTSIDE_THE_LIST], ids=["as-shipped", "kill-outside-the-list"])
 def test_unit_commands_run_under_the_units_sandbox(sandbox, build_info, drop_in):
     check_config(sandbox, drop_in)
     serve(sandbox, drop_in, build_info)
@@ -211,7 +208,7 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
         "    'no_new_privs': status['NoNewPrivs'].strip(), 'seccomp': status['Seccomp'].strip(),\n"
         "    'cap_bounding': status['CapBnd'].strip(), 'cap_effective': status['CapEff'].strip(),\n"
         "    'sched_setaffinity': refused(lambda: os.sched_setaffinity(0, {0})),\n"  # @resources: EPERM
-        "    'setpriority': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),\n"  # allowed
+        "    'setpriority': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),\n"  # @resources: EPERM
         "    'af_packet': refused(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)),\n"
         "    'af_inet6': refused(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()),\n"
         "    'write_execute': refused(lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_WRITE | mmap.PROT_EXEC)),\n"
@@ -230,6 +227,6 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
         "uid": 65534, "gid": 65534, "umask": 0o077, "cwd": str(sandbox.state),
         "credentials": loaded, "credentials_mode": 0o500, "state_directory": str(sandbox.state),
         "no_new_privs": "1", "seccomp": "2", "cap_bounding": "0000000000000000", "cap_effective": "0000000000000000",
-        "sched_setaffinity": 1, "setpriority": 0, "af_packet": 97, "af_inet6": 0, "write_execute": 1,
+        "sched_setaffinity": 1, "setpriority": 1, "af_packet": 97, "af_inet6": 0, "write_execute": 1,
         "unshare": 1, "personality": 1,
     }
