@@ -16,8 +16,12 @@ mount -t cgroup2 cgroup2 /sys/fs/cgroup
 for dir in etc bin; do
     mkdir -p "$stage/overlay/$dir/upper" "$stage/overlay/$dir/work"
 done
-mount -t overlay overlay -o "lowerdir=/etc,upperdir=$stage/overlay/etc/upper,workdir=$stage/overlay/etc/work" /etc
-mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$stage/overlay/bin/upper,workdir=$stage/overlay/bin/work" /usr/bin
+overlay() {  # overlay LOWER NAME: LOWER's files, writes landing in STAGE/overlay/NAME
+    mount -t overlay overlay \
+        -o "lowerdir=$1,upperdir=$stage/overlay/$2/upper,workdir=$stage/overlay/$2/work" "$1"
+}
+overlay /etc etc
+overlay /usr/bin bin
 cp -a "$stage/etc/." /etc/
 install -m 0755 "$stage/push-server" /usr/bin/push-server
 systemd-sysusers "$stage/push-server.sysusers"

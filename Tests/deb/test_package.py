@@ -180,7 +180,8 @@ def test_check_config_by_hand_explains_that_systemd_sets_the_credentials_directo
     result = run(binary, "check-config", unpacked / CONFIG, env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 2
     for field, name in [("listen.tls.certificatePath", "tls-cert.pem"), ("listen.tls.privateKeyPath", "tls-key.pem"),
-                        ("instances[0].secretKeyFile", "instance-secret"), ("instances[0].apns.keyPath", "apns-key.p8")]:
+                        ("instances[0].secretKeyFile", "instance-secret"),
+                        ("instances[0].apns.keyPath", "apns-key.p8")]:
         assert f'{field}: ${{CREDENTIALS_DIRECTORY}} is not set (the path would be "/{name}")' in result.stderr
     assert "not found" not in result.stderr
     assert "CREDENTIALS_DIRECTORY is set by systemd, and only for the service" in result.stderr
@@ -188,7 +189,8 @@ def test_check_config_by_hand_explains_that_systemd_sets_the_credentials_directo
 
 
 def test_man_page_covers_every_command_platform_and_backend(unpacked, binary):
-    page = run("man", "-l", unpacked / "usr/share/man/man1/push-server.1.gz", env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"})
+    page_path = unpacked / "usr/share/man/man1/push-server.1.gz"
+    page = run("man", "-l", page_path, env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"})
     assert page.returncode == 0, page.stderr
     text = page.stdout
     usage = run(binary, "--help").stdout
@@ -200,7 +202,7 @@ def test_man_page_covers_every_command_platform_and_backend(unpacked, binary):
         assert re.search(rf"^ {{7}}{re.escape(command)}(\s|$)", sections, re.M), command  # and described
     for word in ["APNs", "Firebase Cloud Messaging", "Web Push", "sqlite", "postgresql"]:
         assert word in text, word
-    lint = run("man", "--warnings", "-l", unpacked / "usr/share/man/man1/push-server.1.gz", env={"PATH": "/usr/bin:/bin"})
+    lint = run("man", "--warnings", "-l", page_path, env={"PATH": "/usr/bin:/bin"})
     assert lint.stderr == "", lint.stderr
 
 

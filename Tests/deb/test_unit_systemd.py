@@ -120,7 +120,8 @@ def stage(unpacked, credentials):
     config["listen"].update({"host": "127.0.0.1", "port": free_port()})
     config["ops"]["listen"] = f"127.0.0.1:{free_port()}"
     (etc / "config.json").write_text(json.dumps(config))
-    # Each LoadCredential= source where the unit names it (/etc/push-server/…), root-only as an administrator keeps it.
+    # Each LoadCredential= source where the unit names it (/etc/push-server/…), root-only as an administrator
+    # keeps it.
     for name, source in re.findall(r"^LoadCredential=([^:\n]+):(\S+)$", unit_text, re.M):
         target = root / "etc" / Path(source).relative_to("/etc")
         target.parent.mkdir(parents=True, exist_ok=True)

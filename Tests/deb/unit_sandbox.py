@@ -292,7 +292,8 @@ def command_line(settings, key, maps):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("unit", type=Path)
-    parser.add_argument("--drop-in", type=Path, action="append", default=[], help="a drop-in's text, applied after the unit")
+    parser.add_argument("--drop-in", type=Path, action="append", default=[],
+                        help="a drop-in's text, applied after the unit")
     parser.add_argument("--command", required=True, help="the setting whose command runs: ExecStartPre, ExecStart, …")
     parser.add_argument("--user", help="the account that stands in for User= (when that user does not exist here)")
     parser.add_argument("--group", help="the group that stands in for Group=")

@@ -46,7 +46,9 @@ extension ServerConfig {
                 forEachString(in: member, path: path.isEmpty ? key : "\(path).\(key)", body)
             }
         case .array(let elements):
-            for (index, element) in elements.enumerated() { forEachString(in: element, path: "\(path)[\(index)]", body) }
+            for (index, element) in elements.enumerated() {
+                forEachString(in: element, path: "\(path)[\(index)]", body)
+            }
         case .null, .bool, .int, .double:
             break
         }
