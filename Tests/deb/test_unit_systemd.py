@@ -39,9 +39,16 @@ def cgroup_parent():
     return None
 
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not SYSTEMD.exists() or not shutil.which("unshare")
-                                or cgroup_parent() is None,
-                                reason="needs root, systemd, unshare and a cgroup2 hierarchy")
+def namespaces_work():
+    """Whether this machine lets root make the namespaces (a container may not)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    probe = ["unshare", "--pid", "--fork", "--mount", "--cgroup", "--uts", "--ipc", "--mount-proc", "true"]
+    return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not SYSTEMD.exists() or cgroup_parent() is None or not namespaces_work(),
+                                reason="needs root, systemd, a cgroup2 hierarchy, and PID/mount/cgroup namespaces")
 
 
 def run(*args, **kwargs):

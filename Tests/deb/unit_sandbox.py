@@ -270,6 +270,7 @@ def load_filters(settings):
             f.rule(SCMP_ACT_ALLOW if allow_list else refuse, name)
         f.load()
 
+
 def mapped(path, maps):
     for source, target in maps:
         if path == source or path.startswith(source.rstrip("/") + "/"):
