@@ -21,16 +21,20 @@ APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
 # PostgreSQL 15 for the PostgreSQL backend's tests: each run starts a throwaway cluster in a temporary directory
 # (Sources/TestSupport/PostgreSQLCluster.swift, Tests/Support/postgresql_cluster.py); the Debian service stays unused.
 APT_TEST += postgresql
-# Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze.
-APT_DEB := dpkg-dev lintian binutils systemd
+# Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze (and the syscall sets
+# of the unit's filter), libseccomp2 (the unit's seccomp filters in Tests/deb/unit_sandbox.py), man (the man page).
+APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
 .PHONY: all build release release-binary run test test-swift test-sdk test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console \
 	console-demo bench fuzz deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
-# Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the git commit and build date linked
-# in from an object deploy/build-info.sh writes (a plain `swift build` reports them as "unknown").
+# Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the version, git commit and build date
+# linked in from an object deploy/build-info.sh writes (a plain `swift build` reports them as "unknown").
+# The version (`push-server version`, /health, the package's): set at build time, `make deb VERSION=0.2.1~rc1`; by
+# default the newest entry of deploy/deb/changelog, which holds the release notes.
+VERSION ?= $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' deploy/deb/changelog)
 BIN := .build/release/push-server
 BUILD_INFO := .build/build-info/build-info.o
 RELEASE_FLAGS := -c release --product push-server --static-swift-stdlib --disable-local-rpath \
@@ -75,7 +79,7 @@ build: deps-build release-binary
 
 # SwiftPM does not see the build-info object change, so the binary is removed to make it link again (~2 s).
 release-binary:
-	@bash deploy/build-info.sh $(BUILD_INFO)
+	@VERSION='$(VERSION)' bash deploy/build-info.sh $(BUILD_INFO)
 	@rm -f $(BIN)
 	$(SWIFT) build $(RELEASE_FLAGS)
 
@@ -136,7 +140,9 @@ deb: deps-deb release-binary
 	bash deploy/deb/build.sh $(BIN) $(DIST)
 
 # The package as an administrator gets it: contents and modes, control fields, lintian, its binary's libraries, an
-# unpacked install that checks the shipped config and serves /health, systemd-analyze on the shipped unit.
+# unpacked install that checks the shipped config and serves /health, systemd-analyze on the shipped unit, the
+# unit's ExecStartPre and ExecStart under the unit's own sandbox (user, umask, credentials, seccomp), and dpkg
+# installs and upgrades into a throwaway root without a terminal (the root-only parts are skipped without root).
 test-deb: deb
 	PUSH_SERVER_DEB=$(abspath $(DEB)) $(VENV)/bin/pytest -q Tests/deb
 

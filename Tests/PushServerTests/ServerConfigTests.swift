@@ -277,6 +277,29 @@ final class ServerConfigTests: XCTestCase {
                        ["instances[0].webhook.secretFile: file not found (/nonexistent/hook)"])
     }
 
+    func testUnsetCredentialsDirectoryIsNamedInsteadOfThePathItsEmptyExpansionGives() {
+        // check-config run by hand: systemd sets CREDENTIALS_DIRECTORY only for the service.
+        let file = #"{"listen":{"tls":{"certificatePath":"${CREDENTIALS_DIRECTORY}/tls-cert.pem","privateKeyPath":"${CREDENTIALS_DIRECTORY}/tls-key.pem"}},"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKeyFile":"${CREDENTIALS_DIRECTORY}/instance-secret"}]}"#
+        XCTAssertEqual(errors(file), [
+            #"instances[0].secretKeyFile: ${CREDENTIALS_DIRECTORY} is not set (the path would be "/instance-secret")"#,
+            #"listen.tls.certificatePath: ${CREDENTIALS_DIRECTORY} is not set (the path would be "/tls-cert.pem")"#,
+            #"listen.tls.privateKeyPath: ${CREDENTIALS_DIRECTORY} is not set (the path would be "/tls-key.pem")"#,
+        ])
+        do {
+            _ = try parse(file)
+            XCTFail("an unset CREDENTIALS_DIRECTORY must fail the config")
+        } catch {
+            XCTAssertEqual(error.unsetVariables, ["CREDENTIALS_DIRECTORY"])
+            XCTAssertNotNil(CheckConfigCommand.hint(error, path: "/etc/push-server/config.json"))
+        }
+        // Set, but the files are not there: each file is named, and no hint about the variable.
+        XCTAssertEqual(errors(file, env: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).count, 3)
+        XCTAssertTrue(errors(file, env: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).allSatisfy { $0.contains("(/nonexistent/") })
+        // A variable in a field that has no error (an inline secret is not expanded) is left alone.
+        let inline = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"${NOT_EXPANDED}0123456789abcdef0123456789abcdef"}]}"#
+        XCTAssertEqual(errors(inline), [])
+    }
+
     func testUnknownKeysAreWarningsNotErrors() throws {
         let (_, warnings) = try parse(#"{"listen":{"prot":1},"instances":[\#(validInstance)]}"#)
         XCTAssertTrue(warnings.contains(ConfigIssue("listen.prot", "unknown key (ignored)", severity: .warning)))

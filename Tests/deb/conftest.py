@@ -1,7 +1,8 @@
 """Fixtures for the Debian package checks: the .deb `make deb` built (PUSH_SERVER_DEB), unpacked once.
 
 `make test-deb` builds the package and runs these. Nothing is installed on the machine: the package is unpacked
-into a temporary tree (`dpkg-deb -x`) and its binary, config, unit and user definition are exercised there.
+into a temporary tree (`dpkg-deb -x`) and its binary, config, unit and user definition are exercised there; dpkg
+installs go into a throwaway root (test_install.py), and systemd runs in namespaces of its own (test_unit_systemd.py).
 """
 import os
 import subprocess

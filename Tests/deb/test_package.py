@@ -3,6 +3,7 @@ the packaged binary's libraries, its config, unit, user and maintainer scripts â
 import datetime
 import hashlib
 import json
+import os
 import re
 import signal
 import socket
@@ -14,7 +15,10 @@ import requests
 from conftest import ROOT, free_port
 
 UNIT = "lib/systemd/system/push-server.service"
-CONFIG = "etc/push-server/config.json"
+# The sample config; postinst copies it to /etc/push-server/config.json when that file is absent (not a conffile).
+CONFIG = "usr/share/push-server/config.json"
+# What OPERATIONS.md sends the reader to, installed beside it.
+DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"]
 
 # Every file the package ships, with its mode; directories are 0755 except the database's.
 FILES = {
@@ -24,8 +28,7 @@ FILES = {
     CONFIG: "-rw-r--r--",
     "usr/share/doc/push-server/copyright": "-rw-r--r--",
     "usr/share/doc/push-server/changelog.gz": "-rw-r--r--",
-    "usr/share/doc/push-server/README.md.gz": "-rw-r--r--",
-    "usr/share/doc/push-server/OPERATIONS.md.gz": "-rw-r--r--",
+    **{f"usr/share/doc/push-server/{name}.gz": "-rw-r--r--" for name in DOCS},
     "usr/share/man/man1/push-server.1.gz": "-rw-r--r--",
     "usr/share/lintian/overrides/push-server": "-rw-r--r--",
 }
@@ -85,12 +88,13 @@ def test_control_fields(deb, fields, build_info):
     assert ["systemd", "systemd-standalone-sysusers", "systemd-sysusers"] in alternatives
 
 
-def test_installed_size_conffiles_and_md5sums(deb, unpacked, fields):
+def test_installed_size_no_conffiles_and_md5sums(deb, unpacked, fields):
     # As dpkg-gencontrol counts: KiB per file rounded up, 1 per directory (the root entry "" not counted).
     entries = contents(deb, with_sizes=True)
     expected = sum(-(-size // 1024) if mode.startswith("-") else 1 for path, (mode, size) in entries.items() if path)
     assert int(fields["Installed-Size"]) == expected
-    assert (unpacked / "DEBIAN" / "conffiles").read_text().split() == ["/" + CONFIG]
+    # No conffile: dpkg would ask about a changed one on upgrade, and an unattended install stops at the question.
+    assert not (unpacked / "DEBIAN" / "conffiles").exists()
     sums = dict(reversed(line.split(None, 1)) for line in (unpacked / "DEBIAN" / "md5sums").read_text().splitlines())
     assert set(sums) == set(FILES)
     for path, digest in sums.items():
@@ -121,9 +125,30 @@ def test_version_names_the_commit_and_build_date(unpacked, build_info):
     head = run("git", "rev-parse", "--short=12", "HEAD", cwd=ROOT).stdout.strip()
     assert build_info["commit"].removesuffix("-dirty") == head
     datetime.datetime.strptime(build_info["built"], "%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_changelog_holds_the_release_notes_and_the_packages_version(unpacked, build_info):
+    # deploy/deb/changelog as it is when the version is a release's; a build with another VERSION gets an entry of its
+    # own on top naming the commit. dpkg-parsechangelog reads it (a valid Debian changelog).
     changelog = run("zcat", unpacked / "usr/share/doc/push-server/changelog.gz").stdout
-    assert changelog.startswith(f"push-server ({build_info['version']}) ")
-    assert build_info["commit"] in changelog
+    notes = (ROOT / "deploy/deb/changelog").read_text()
+    parsed = run("dpkg-parsechangelog", "-l", "-", "--all", "--format", "rfc822", input=changelog)
+    assert parsed.returncode == 0 and not parsed.stderr, parsed.stderr
+    entries = re.findall(r"^Version: (.+)$", parsed.stdout, re.M)
+    assert entries[0] == build_info["version"]
+    assert {"0.1.0", "0.2.0"} <= set(entries)
+    if changelog != notes:
+        assert changelog.endswith(notes) and f"commit {build_info['commit']}," in changelog.removesuffix(notes)
+
+
+def test_build_info_carries_the_version_it_is_given(tmp_path):
+    # `make deb VERSION=â€¦` sets the version without editing a source: deploy/build-info.sh links it in.
+    out = tmp_path / "build-info.o"
+    result = run("bash", ROOT / "deploy/build-info.sh", out, env={**os.environ, "VERSION": "9.8.7~rc1"})
+    assert result.returncode == 0, result.stderr
+    assert "9.8.7~rc1" in run("strings", out).stdout.split()
+    refused = run("bash", ROOT / "deploy/build-info.sh", out, env={**os.environ, "VERSION": "v9 beta"})
+    assert refused.returncode != 0 and "not a Debian version" in refused.stderr
 
 
 def loaded_credentials(unit_text):
@@ -148,6 +173,56 @@ def test_packaged_config_without_credentials_names_each_missing_file(unpacked, b
     for field in ["listen.tls.certificatePath", "listen.tls.privateKeyPath", "instances[0].secretKeyFile",
                   "instances[0].apns.keyPath"]:
         assert field in result.stderr, field
+
+
+def test_check_config_by_hand_explains_that_systemd_sets_the_credentials_directory(unpacked, binary):
+    # Outside the unit nothing sets $CREDENTIALS_DIRECTORY: each field says so instead of "/tls-cert.pem not found".
+    result = run(binary, "check-config", unpacked / CONFIG, env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode == 2
+    for field, name in [("listen.tls.certificatePath", "tls-cert.pem"), ("listen.tls.privateKeyPath", "tls-key.pem"),
+                        ("instances[0].secretKeyFile", "instance-secret"),
+                        ("instances[0].apns.keyPath", "apns-key.p8")]:
+        assert f'{field}: ${{CREDENTIALS_DIRECTORY}} is not set (the path would be "/{name}")' in result.stderr
+    assert "not found" not in result.stderr
+    assert "CREDENTIALS_DIRECTORY is set by systemd, and only for the service" in result.stderr
+    assert "CREDENTIALS_DIRECTORY=/run/credentials/push-server.service" in result.stderr
+
+
+def test_man_page_covers_every_command_platform_and_backend(unpacked, binary):
+    page_path = unpacked / "usr/share/man/man1/push-server.1.gz"
+    page = run("man", "-l", page_path, env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"})
+    assert page.returncode == 0, page.stderr
+    text = page.stdout
+    usage = run(binary, "--help").stdout
+    commands = re.findall(r"^  ([a-z][a-z-]+)\b", usage.split("Commands:")[1], re.M)
+    assert {"serve", "check-config", "token", "send", "vapid-keygen", "version"} <= set(commands)
+    sections = text.split("COMMANDS")[1].split("EXIT STATUS")[0]
+    for command in commands:
+        assert f"push-server {command}" in text.split("DESCRIPTION")[0], command  # in the synopsis
+        assert re.search(rf"^ {{7}}{re.escape(command)}(\s|$)", sections, re.M), command  # and described
+    for word in ["APNs", "Firebase Cloud Messaging", "Web Push", "sqlite", "postgresql"]:
+        assert word in text, word
+    lint = run("man", "--warnings", "-l", page_path, env={"PATH": "/usr/bin:/bin"})
+    assert lint.stderr == "", lint.stderr
+
+
+def test_every_document_operations_md_names_is_installed(unpacked):
+    named = set(re.findall(r"\b([A-Z][A-Z_-]*\.md)\b", (ROOT / "docs/OPERATIONS.md").read_text()))
+    assert {"API.md", "APNS.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"} <= named
+    installed = {path.name.removesuffix(".gz") for path in (unpacked / "usr/share/doc/push-server").glob("*.md.gz")}
+    assert named <= installed, named - installed
+    for name in installed:
+        source = ROOT / ("README.md" if name == "README.md" else f"docs/{name}")
+        assert run("zcat", unpacked / f"usr/share/doc/push-server/{name}.gz").stdout == source.read_text(), name
+
+
+def test_copyright_is_machine_readable_apache_2_0(unpacked):
+    text = (unpacked / "usr/share/doc/push-server/copyright").read_text()
+    assert text.startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n")
+    assert re.search(r"^Files: \*\nCopyright: .+\nLicense: Apache-2\.0$", text, re.M)
+    assert "/usr/share/common-licenses/Apache-2.0" in text
+    assert (ROOT / "LICENSE").read_text() == Path("/usr/share/common-licenses/Apache-2.0").read_text()
+    assert "// SPDX-License-Identifier: Apache-2.0\n" in (ROOT / "Package.swift").read_text()
 
 
 def test_packaged_binary_serves_health_and_build_info(unpacked, binary, build_info, credentials, tmp_path):
@@ -219,7 +294,8 @@ def test_sysusers_creates_the_system_user_the_unit_runs_as(unpacked, tmp_path):
 class Scripts:
     """The package's maintainer scripts run against logging stand-ins for the commands they call, so their decisions
     (enable, start, restart, stop) show without touching this machine. The only change to the scripts: the test
-    for a systemd-booted machine (/run/systemd/system) and deb-systemd-helper's location point into `tmp`."""
+    for a systemd-booted machine (/run/systemd/system), deb-systemd-helper's location, /etc/push-server and the
+    sample's /usr/share/push-server point into `tmp`."""
 
     COMMANDS = ["systemd-sysusers", "deb-systemd-helper", "deb-systemd-invoke", "systemctl", "dpkg-statoverride",
                 "chown", "chmod"]
@@ -239,10 +315,17 @@ class Scripts:
                             'esac\n')
             stub.chmod(0o755)
         self.path = f"{stubs}:/usr/bin:/bin"
+        self.etc = tmp / "etc-push-server"
+        self.etc.mkdir()
+        self.sample = (unpacked / CONFIG).read_text()
+        (tmp / "usr-share-push-server").mkdir()
+        (tmp / "usr-share-push-server" / "config.json").write_text(self.sample)
         for script in ["postinst", "prerm", "postrm"]:
             text = (unpacked / "DEBIAN" / script).read_text()
             text = text.replace("/run/systemd/system", str(self.booted))
             text = text.replace("/usr/bin/deb-systemd-helper", str(stubs / "deb-systemd-helper"))
+            text = text.replace("/etc/push-server", str(self.etc))
+            text = text.replace("/usr/share/push-server", str(tmp / "usr-share-push-server"))
             (tmp / script).write_text(text)
 
     def __call__(self, script, *args, booted=True, **env):
@@ -275,6 +358,27 @@ def test_first_install_creates_user_and_enables_but_does_not_start(unpacked, tmp
         "deb-systemd-helper enable push-server.service",
         "systemctl --system daemon-reload",
     ]
+
+
+def test_first_install_puts_the_sample_config_in_place_and_upgrades_never_touch_it(unpacked, tmp_path):
+    scripts = Scripts(unpacked, tmp_path)
+    config = scripts.etc / "config.json"
+    scripts("postinst", "configure")
+    assert config.read_text() == scripts.sample and config.stat().st_mode & 0o777 == 0o644
+    # The administrator's file survives every upgrade (the sample may have changed) and a reinstall.
+    config.write_text('{"instances": []}\n')
+    scripts("postinst", "configure", "0.1.0")
+    assert config.read_text() == '{"instances": []}\n'
+    # Deleted by the administrator: the next configure brings the sample back.
+    config.unlink()
+    scripts("postinst", "configure", "0.1.0")
+    assert config.read_text() == scripts.sample
+    # Purge removes it (dpkg does not: it is no conffile); remove keeps it.
+    scripts("postrm", "remove")
+    assert config.exists()
+    (scripts.etc / "instance-secret").write_text("secret\n")
+    scripts("postrm", "purge")
+    assert not config.exists() and (scripts.etc / "instance-secret").exists()
 
 
 def test_upgrade_restarts_a_running_service_only(unpacked, tmp_path):

@@ -4,8 +4,9 @@
 #
 #   deploy/deb/build.sh BINARY OUTDIR       (`make deb` runs it after building the binary)
 #
-# The version is the binary's own (`push-server version`; defined in Sources/PushServer/Ops/BuildInfo.swift), so
-# the package and the program cannot disagree. File dates are SOURCE_DATE_EPOCH when set, for reproducible builds.
+# The version is the binary's own (`push-server version`), which `make` links in from VERSION (by default the
+# newest entry of deploy/deb/changelog), so the package and the program cannot disagree. File dates are
+# SOURCE_DATE_EPOCH when set, for reproducible builds.
 set -euo pipefail
 binary=$(realpath "${1:?usage: build.sh BINARY OUTDIR}")
 outdir=$(realpath -m "${2:?usage: build.sh BINARY OUTDIR}")
@@ -26,7 +27,8 @@ pkg=$work/push-server
 doc=$pkg/usr/share/doc/push-server
 
 install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/usr/lib/sysusers.d" \
-    "$pkg/etc/push-server" "$doc" "$pkg/usr/share/man/man1" "$pkg/usr/share/lintian/overrides"
+    "$pkg/etc/push-server" "$pkg/usr/share/push-server" "$doc" "$pkg/usr/share/man/man1" \
+    "$pkg/usr/share/lintian/overrides"
 # The database directory: closed from the first moment; postinst hands it to the push-server user.
 install -d -m 0700 "$pkg/var/lib/push-server"
 
@@ -35,31 +37,42 @@ install -m 0755 "$binary" "$pkg/usr/bin/push-server"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$pkg/usr/bin/push-server"
 install -m 0644 "$repo/deploy/push-server.service" "$pkg/lib/systemd/system/push-server.service"
 install -m 0644 "$here/push-server.sysusers" "$pkg/usr/lib/sysusers.d/push-server.conf"
-# The production sample is the config itself, a conffile: dpkg never overwrites a locally changed one. It holds no
-# secrets (those are credentials), so the service user may read it.
-install -m 0644 "$repo/deploy/config.production.json" "$pkg/etc/push-server/config.json"
+# The production sample is not a conffile: dpkg would ask about it on every upgrade that changes it, and an
+# unattended `apt-get install -y` stops at that question. It ships under /usr/share (not /usr/share/doc, which
+# systems may leave out) and postinst copies it to /etc/push-server/config.json only when that file is absent, so
+# the administrator's file is never touched. It holds no secrets (those are credentials).
+install -m 0644 "$repo/deploy/config.production.json" "$pkg/usr/share/push-server/config.json"
 install -m 0644 "$here/lintian-overrides" "$pkg/usr/share/lintian/overrides/push-server"
 
 install -m 0644 "$here/copyright" "$doc/copyright"
-for f in README.md docs/OPERATIONS.md; do
+# The README, OPERATIONS.md and every document OPERATIONS.md sends the reader to.
+for f in README.md docs/OPERATIONS.md docs/API.md docs/APNS.md docs/BENCHMARKS.md docs/CONSOLE.md docs/SECURITY.md; do
     gzip -9n < "$repo/$f" > "$doc/$(basename "$f").gz"
 done
 chmod 0644 "$doc"/*.gz
-# A native package's changelog: one entry for this build (the project's history is its git log).
-cat > "$work/changelog" <<CHANGELOG
+# The release notes: deploy/deb/changelog. A version that has no entry there (a build with VERSION=… between
+# releases) gets one on top naming its commit; a version older than the newest release is refused.
+changelog="$here/changelog"
+released=$(sed -n '1s/^push-server (\([^)]*\)).*/\1/p' "$changelog")
+if [ "$version" != "$released" ]; then
+    dpkg --compare-versions "$version" gt "$released" ||
+        { echo "build.sh: version $version is not newer than the newest release in $changelog ($released)" >&2; exit 1; }
+    cat > "$work/changelog" <<CHANGELOG
 push-server ($version) unstable; urgency=medium
 
-  * Built from git commit $commit.
+  * Built from git commit $commit, after release $released.
 
  -- $maintainer  $(date -u -R -d "@$epoch")
+
 CHANGELOG
-gzip -9n < "$work/changelog" > "$doc/changelog.gz"
+    cat "$changelog" >> "$work/changelog"
+    changelog="$work/changelog"
+fi
+gzip -9n < "$changelog" > "$doc/changelog.gz"
 gzip -9n < "$here/push-server.1" > "$pkg/usr/share/man/man1/push-server.1.gz"
 chmod 0644 "$doc/changelog.gz" "$pkg/usr/share/man/man1/push-server.1.gz"
 
 for script in postinst prerm postrm; do install -m 0755 "$here/$script" "$pkg/DEBIAN/$script"; done
-echo /etc/push-server/config.json > "$pkg/DEBIAN/conffiles"
-chmod 0644 "$pkg/DEBIAN/conffiles"
 
 # Depends from the libraries the binary links (dpkg-shlibdeps wants a debian/control beside it, even an empty one).
 mkdir -p "$work/debian" && : > "$work/debian/control"

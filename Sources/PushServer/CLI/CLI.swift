@@ -55,6 +55,7 @@ public enum CLI {
             return ExitCode.usage.rawValue
         } catch let error as ConfigError {
             Console.err(error.issues.map { "  \($0)" }.joined(separator: "\n"))
+            if let hint = CheckConfigCommand.hint(error, path: "FILE") { Console.err(hint) }
             return ExitCode.usage.rawValue
         } catch {
             Console.err("push-server \(name): \(error)")

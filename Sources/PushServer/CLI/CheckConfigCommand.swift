@@ -37,7 +37,20 @@ enum CheckConfigCommand: Command {
         } catch {
             Console.err("\(path): \(error.issues.filter { $0.severity == .error }.count) problem(s)")
             for issue in error.issues { Console.err("  \(issue)") }
+            if let hint = hint(error, path: path) { Console.err(hint) }
             return .usage
         }
+    }
+
+    /// Where an unset variable comes from, when the config's errors follow from one: `CREDENTIALS_DIRECTORY` is
+    /// systemd's, set only for the service, so `check-config` run by hand does not have it.
+    static func hint(_ error: ConfigError, path: String) -> String? {
+        guard error.unsetVariables.contains("CREDENTIALS_DIRECTORY") else { return nil }
+        return """
+        CREDENTIALS_DIRECTORY is set by systemd, and only for the service: it copies the files of the unit's \
+        LoadCredential= lines there. Run by hand, check the config with the running service's copies, \
+        `sudo env CREDENTIALS_DIRECTORY=/run/credentials/push-server.service push-server check-config \(path)`, \
+        or with a directory holding the same files under the same names.
+        """
     }
 }

@@ -21,6 +21,12 @@ public struct ConfigIssue: Sendable, Equatable, CustomStringConvertible {
 /// Thrown when a configuration has at least one error; carries every issue, not just the first.
 public struct ConfigError: Error, Sendable, CustomStringConvertible {
     public var issues: [ConfigIssue]
-    public init(issues: [ConfigIssue]) { self.issues = issues }
+    /// The `${NAME}` variables the config refers to that were not set (sorted), so that a command can say where
+    /// they come from (`CREDENTIALS_DIRECTORY`: systemd, for the service only).
+    public var unsetVariables: [String]
+    public init(issues: [ConfigIssue], unsetVariables: [String] = []) {
+        self.issues = issues
+        self.unsetVariables = unsetVariables
+    }
     public var description: String { issues.map(\.description).joined(separator: "\n") }
 }

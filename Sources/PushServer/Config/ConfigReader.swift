@@ -10,6 +10,15 @@ struct ConfigReader {
         issues.append(ConfigIssue(path, message, severity: .warning))
     }
 
+    /// When `path` has errors, replaces them by one error saying `message`: for a field whose errors all follow
+    /// from one cause (ServerConfig.explainUnsetVariables). - Returns: whether there were any.
+    mutating func replaceErrors(at path: String, with message: String) -> Bool {
+        guard issues.contains(where: { $0.path == path && $0.severity == .error }) else { return false }
+        issues.removeAll { $0.path == path && $0.severity == .error }
+        error(path, message)
+        return true
+    }
+
     /// Returns the object at `path`, or nil (recording an error when present with the wrong type).
     mutating func object(_ value: JSONValue?, _ path: String) -> [String: JSONValue]? {
         guard let value, !value.isNull else { return nil }

@@ -150,8 +150,9 @@ extension ServerConfig {
 
         readInstances(root["instances"], into: &config, &reader, environment: environment, validateKey: validateKey)
 
+        let unset = explainUnsetVariables(in: document, environment, &reader)
         let errors = reader.issues.filter { $0.severity == .error }
-        guard errors.isEmpty else { throw ConfigError(issues: reader.issues) }
+        guard errors.isEmpty else { throw ConfigError(issues: reader.issues, unsetVariables: unset) }
         return (config, reader.issues)
     }
 

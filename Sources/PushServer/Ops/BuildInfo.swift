@@ -1,12 +1,13 @@
 import CBuildInfo
 
-/// What this binary is: the product version (defined here and nowhere else: `make deb` asks the built binary for
-/// it), and the git commit and build date `make` links in (see Sources/CBuildInfo/shim.h). A plain `swift build`
-/// reports both as "unknown".
+/// What this binary is: the product version, the git commit and the build date, all three linked in by `make` (see
+/// Sources/CBuildInfo/shim.h). The version is set at build time (`make deb VERSION=…`; by default the newest entry
+/// of deploy/deb/changelog), so a release edits no source; `make deb` asks the built binary for it. A plain
+/// `swift build` reports all three as "unknown".
 public enum BuildInfo {
     /// The product version, printed by `push-server version`, in `/health` and in `push_server_build_info`; also
     /// the Debian package version.
-    public static let version = "0.1.0"
+    public static let version = text(cbuildinfo_version())
     /// The abbreviated git commit the binary was built from (`-dirty` when the work tree had changes).
     public static let commit = text(cbuildinfo_commit())
     /// When the binary was built, ISO 8601 UTC (`SOURCE_DATE_EPOCH` when set, for reproducible packages).
