@@ -633,6 +633,12 @@ class APNsConnection(asyncio.Protocol):
         self.state.stats.goaways_sent += 1
         asyncio.get_running_loop().call_later(GOAWAY_DRAIN_S, self._close)
 
+    def shut_down(self) -> None:
+        """GOAWAY covering every stream received (those are still answered), then close once they are."""
+        if self.h2 is not None and not self.closed:
+            self._goaway(self.h2.highest_inbound_stream_id, "Shutdown", 0)
+            self._maybe_finish_goaway()
+
     def _maybe_finish_goaway(self) -> None:
         if self.goaway_sent and not self.pending:
             self._close()
@@ -719,7 +725,8 @@ def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:
 
 class APNsControlAPI(ControlAPI):
     """`PUT /behaviours/<token>`, `GET|DELETE /behaviours`, `DELETE /behaviours/<token>`, `GET|PUT /config`,
-    `GET /requests[?token=…&since=seq]`, `GET /arrivals[?group=…]`, `GET /stats[?tokens=0]`, `POST /reset`;
+    `GET /requests[?token=…&since=seq]`, `GET /arrivals[?group=…]`, `GET /stats[?tokens=0]`, `POST /reset`,
+    `POST /connections/goaway`;
     broadcast channels: `GET /broadcasts[?since=seq]`, `GET /channels`, `PUT /broadcast/config`."""
 
     def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
@@ -758,6 +765,13 @@ class APNsControlAPI(ControlAPI):
         if path == "/broadcast/config" and method == "PUT":
             state.broadcast.apply_config(body)
             return 200, state.broadcast.config.to_json()
+        if path == "/connections/goaway" and method == "POST":
+            # Every open connection gets GOAWAY {"reason":"Shutdown"} covering the streams it received, is drained
+            # and closed, so the client's next requests open new (cold) connections.
+            closing = list(state.connections.values())
+            for conn in closing:
+                conn.shut_down()
+            return 200, {"connections": len(closing)}
         if path == "/reset" and method == "POST":
             state.broadcast.reset()
             state.reset()

@@ -758,6 +758,20 @@ def test_graceful_close_lingers_so_answers_written_are_not_lost(mock, client, ke
     assert c.closed and time.monotonic() - start < 2.5
 
 
+def test_goaway_to_every_connection_answers_what_is_in_flight_then_closes(mock, client, keys):
+    mock.control("PUT", "/config", {"delay_ms": 200})
+    c = client()
+    jwt = _auth(c, keys)
+    sid = c.send("ab" * 32, jwt)
+    time.sleep(0.05)  # received, not answered yet
+    assert mock.control("POST", "/connections/goaway") == {"connections": 1}
+    assert c.wait(sid)[0].status == 200
+    while c.pump(3):
+        pass
+    assert c.goaway is not None and c.goaway.last_stream_id == sid and c.closed
+    assert mock.control("GET", "/stats")["connections_open"] == 0
+
+
 def test_config_rejects_unknown_floor_scope_and_negative_counts(mock):
     import http.client
     for body in ({"token_floor_scope": "team"}, {"goaway_after": -1}, {"drop_after": -2}, {"delay_jitter_ms": -5}):
