@@ -147,6 +147,10 @@ final class APNsConnectionDriver: CurlMultiDriver {
             case .warnCredentialsRejected(let reason):
                 logger.warning(
                     "APNs rejected the credentials", ["team": key.teamID, "key": key.keyID, "reason": reason.rawValue])
+            case .warnRequestTimedOut(let diagnosis, let attempts):
+                logger.warning(
+                    "APNs request timed out",
+                    ["connection": String(index), "attempts": String(attempts), "state": diagnosis.description])
             }
         }
     }
@@ -178,6 +182,9 @@ final class APNsConnectionDriver: CurlMultiDriver {
             } catch {
                 run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
                 return
+            }
+            transfer.onSending = { [unowned self] transfer, port in
+                machine.sending(stream: transfer.id, connection: port)
             }
             transfer.onHeadersComplete = { [unowned self] transfer in
                 machine.headersComplete(

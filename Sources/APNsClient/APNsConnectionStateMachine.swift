@@ -41,6 +41,9 @@ struct APNsConnectionStateMachine {
         case warnTransferFailed(APNsTransportError)
         /// APNs rejected the credentials: worth a warning (every request with them fails alike).
         case warnCredentialsRejected(APNsReason)
+        /// A request reached the request timeout, the last resort for a peer that stopped answering: where it and
+        /// its connection stood, and how many times it was sent.
+        case warnRequestTimedOut(APNsStreamLedger.Diagnosis, attempts: Int)
     }
 
     private let retryPolicy: APNsRetryPolicy
@@ -111,6 +114,13 @@ struct APNsConnectionStateMachine {
         [.finish(job, .failure(failure))]
     }
 
+    /// curl is about to send `stream` on the connection with local port `connection`. False: hold it back (curl
+    /// aborts it unsent; `ended` then starts it again), because that connection has not answered yet and already
+    /// carries its one request.
+    mutating func sending(stream: Int, connection: Int) -> Bool {
+        ledger.sending(stream, connection: connection)
+    }
+
     // MARK: - Answers
 
     /// A final response's header block on `stream` is complete (called from inside `curl_multi_perform`). A `200`
@@ -144,6 +154,7 @@ struct APNsConnectionStateMachine {
         } else {
             completion = .completed(status: ending.status, tokenRejected: ending.reason?.isCredentialFault ?? false)
         }
+        let diagnosis = ending.failure?.kind == .timeout ? ledger.diagnosis(of: stream) : nil
         let settlement = ledger.ended(stream, completion)
         // No job: it was settled when its 200 arrived (`.alreadySettled`).
         guard let job = onStream.removeValue(forKey: stream) else { return [] }
@@ -153,6 +164,11 @@ struct APNsConnectionStateMachine {
         let outcome: APNsRetryPolicy.Outcome
         switch settlement {
         case .alreadySettled:
+            return []
+        case .heldBack:
+            // Never sent: not an attempt, and it goes out as soon as the connection's probe is answered.
+            job.attempts -= 1
+            ready.push(job)
             return []
         case .answered(let status):
             response = APNsResponse(
@@ -168,6 +184,7 @@ struct APNsConnectionStateMachine {
         }
 
         var actions: [Action] = []
+        if let diagnosis { actions.append(.warnRequestTimedOut(diagnosis, attempts: job.attempts)) }
         if case .response(_, .tooManyProviderTokenUpdates?) = outcome {
             job.tokenUpdateRejections += 1
             actions.append(.countTokenUpdateRejected)

@@ -31,6 +31,11 @@ final class APNsTransfer {
     /// Called on the loop thread, from inside `curl_multi_perform`, when a final response's header block is
     /// complete (see `APNsStreamLedger.headersComplete`).
     var onHeadersComplete: ((APNsTransfer) -> Void)?
+    /// Called on the loop thread, from inside `curl_multi_perform`, when curl has a connection for the request and
+    /// is about to send it (each time: curl re-sends a refused request on a fresh connection by itself), with the
+    /// connection's local port. Returning false aborts the transfer before any of it is sent
+    /// (`CURLE_ABORTED_BY_CALLBACK`; see `APNsStreamLedger.sending`).
+    var onSending: ((APNsTransfer, Int) -> Bool)?
 
     /// - Parameter identity: the client certificate set on this handle for its whole life (certificate
     ///   credentials); a handle never changes identity (curl before 8.21 reuses connections without comparing
@@ -79,6 +84,8 @@ final class APNsTransfer {
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
         try curlCheck(ccurl_setopt_header_cb(easy, apnsHeaderCallback), "HEADERFUNCTION")
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+        try curlCheck(ccurl_setopt_prereq_cb(easy, apnsPrereqCallback), "PREREQFUNCTION")
+        try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_PREREQDATA, me), "CURLOPT_PREREQDATA")
     }
 
     /// Sets the client certificate as in-memory blobs (`CURL_BLOB_COPY`: curl keeps its own copy, so nothing
@@ -249,6 +256,13 @@ private let apnsWriteCallback: curl_write_callback = { data, size, count, userda
 
 private let apnsHeaderCallback: curl_write_callback = { data, size, count, userdata in
     deliverBytes(data, size * count, userdata) { $0.header($1) }
+}
+
+private let apnsPrereqCallback: curl_prereq_callback = { userdata, _, _, _, localPort in
+    guard let userdata else { return CURL_PREREQFUNC_OK }
+    let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    let send = transfer.onSending?(transfer, Int(localPort)) ?? true
+    return send ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
 }
 
 /// Hands curl's bytes to the transfer behind `userdata`; returns the count curl expects back (all consumed).

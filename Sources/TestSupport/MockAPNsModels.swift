@@ -98,11 +98,16 @@ extension MockAPNs {
         /// answer already written is lost to a TCP reset. 0 closes at once (answers written just before may be
         /// lost, as with a careless server). Default 1.
         public var lingerSeconds: Double?
+        /// Apple's order on a new token-auth connection: one stream until the first answer to an authenticated
+        /// request is written, then the SETTINGS frame raising the limit to `maxStreams` right behind that answer.
+        /// Default false: the raise goes out as soon as the first token is verified, before its answer.
+        public var raiseStreamsAfterAnswer: Bool?
 
         public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
                     requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
                     idleTimeoutSeconds: Double? = nil, delayJitterMs: Int? = nil, goawayAfter: Int? = nil,
-                    dropAfter: Int? = nil, tokenFloorScope: TokenFloorScope? = nil, lingerSeconds: Double? = nil) {
+                    dropAfter: Int? = nil, tokenFloorScope: TokenFloorScope? = nil, lingerSeconds: Double? = nil,
+                    raiseStreamsAfterAnswer: Bool? = nil) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
@@ -115,6 +120,7 @@ extension MockAPNs {
             self.dropAfter = dropAfter
             self.tokenFloorScope = tokenFloorScope
             self.lingerSeconds = lingerSeconds
+            self.raiseStreamsAfterAnswer = raiseStreamsAfterAnswer
         }
 
         /// The control API's JSON: the fields set, under the mock's names.
@@ -132,6 +138,7 @@ extension MockAPNs {
             object["drop_after"] = dropAfter.map(JSONValue.int)
             object["token_floor_scope"] = tokenFloorScope.map { .string($0.rawValue) }
             object["linger_s"] = lingerSeconds.map(JSONValue.double)
+            object["raise_streams_after_answer"] = raiseStreamsAfterAnswer.map(JSONValue.bool)
             return .object(object)
         }
 
@@ -149,7 +156,8 @@ extension MockAPNs {
                           guard let scope = TokenFloorScope(rawValue: raw) else { throw MockJSONError("token_floor_scope", "unknown \(raw)") }
                           return scope
                       },
-                      lingerSeconds: try c.optionalDouble("linger_s"))
+                      lingerSeconds: try c.optionalDouble("linger_s"),
+                      raiseStreamsAfterAnswer: try c.optionalBool("raise_streams_after_answer"))
         }
     }
 

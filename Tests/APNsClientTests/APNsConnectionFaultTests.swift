@@ -62,6 +62,19 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         XCTAssertEqual(run.mock.unanswered, 0, "GOAWAY's last-stream-id covered every stream sent before it")
     }
 
+    func testSettingsRaiseRightAfterTheProbesAnswerWithGoawaysAndLatencyStrandsNoAnswer() async throws {
+        let mock = try startMock(delayMs: 50)
+        // Apple's order (issue 24): each new connection allows one stream, and the SETTINGS frame raising the
+        // limit follows the probe's 200. Every GOAWAY opens a new connection while requests wait in curl for it:
+        // sent there at once, all but one were refused, and curl closed the new connection for each refusal.
+        _ = try mock.setConfig(.init(goawayAfter: 300, raiseStreamsAfterAnswer: true))
+        let run = try await run(count: 3000, connections: 6, streams: 200, prefix: "a4")
+        assertEveryDeviceAnsweredOnceWithoutStall(run)
+        XCTAssertGreaterThanOrEqual(run.mock.goawaysSent, 6, "every connection was replaced at least once")
+        XCTAssertLessThanOrEqual(
+            run.mock.connectionsOpened, 6 + run.mock.goawaysSent, "one new connection per GOAWAY, none abandoned")
+    }
+
     func testAbruptCloseWithRequestsInFlightResendsTheUnansweredOnly() async throws {
         let mock = try startMock(delayMs: 50)
         _ = try mock.setConfig(.init(delayJitterMs: 20, dropAfter: 250))

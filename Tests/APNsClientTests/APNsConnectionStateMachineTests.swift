@@ -25,14 +25,19 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         try (0..<count).map { try job(String(format: "%064x", $0 + 1)) }
     }
 
-    /// Starts every job the machine lets start now, as the driver would; returns their streams.
+    /// The local port of the connection curl sends on (`sending`).
+    private var port = 40_000
+
+    /// Starts every job the machine lets start now, as the driver would, and lets curl send each on `port` (the
+    /// usual case: a connection is there); returns their streams.
     @discardableResult
-    private func startAll(now: UInt64 = 0) -> [Int] {
+    private func startAll(now: UInt64 = 0, send: Bool = true) -> [Int] {
         var started: [Int] = []
         while let job = machine.nextToStart() {
             nextStream += 1
             machine.started(job, stream: nextStream, now: now)
             streams[nextStream] = job
+            if send { XCTAssertTrue(machine.sending(stream: nextStream, connection: port)) }
             started.append(nextStream)
         }
         return started
@@ -100,6 +105,7 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(startAll().count, 3)
         _ = fail(2)
         XCTAssertFalse(machine.isWarm)
+        port += 1  // curl opens a new connection
         XCTAssertEqual(startAll().count, 1, "the re-sent request probes the new connection alone")
         XCTAssertEqual(machine.readyCount, 0)
     }
@@ -298,5 +304,44 @@ final class APNsConnectionStateMachineTests: XCTestCase {
                        [all[2], all[3], all[4], all[1]].map(\.request.deviceToken), "in flight, ready, delayed")
         XCTAssertEqual(machine.readyCount + machine.delayedCount, 0)
         XCTAssertTrue(machine.abort().isEmpty)
+    }
+
+    // MARK: - Connections (issue 24)
+
+    func testRequestHeldBackFromAnUnansweredConnectionStartsAgainWithoutCountingAnAttempt() throws {
+        try warmUp()
+        let waiting = try jobs(3)
+        for job in waiting { machine.enqueue(job) }
+        let started = startAll(send: false)  // GOAWAY: they wait in curl for the next connection
+        XCTAssertEqual(started.count, 3)
+        port += 1
+        XCTAssertTrue(machine.sending(stream: started[0], connection: port))
+        XCTAssertFalse(machine.sending(stream: started[1], connection: port))
+        XCTAssertFalse(machine.sending(stream: started[2], connection: port))
+        let aborted = APNsTransportError(kind: .fatal, code: 42, message: "operation aborted by pre-request callback")
+        XCTAssertTrue(machine.ended(stream: started[1], Machine.Ending(status: 0, failure: aborted), now: 0).isEmpty)
+        XCTAssertEqual(waiting[1].attempts, 0, "never sent")
+        XCTAssertEqual(machine.readyCount, 1)
+        XCTAssertNil(machine.nextToStart(), "the new connection has not answered")
+        XCTAssertEqual(finished(answerOK(started[0])).count, 1)
+        XCTAssertTrue(machine.ended(stream: started[2], Machine.Ending(status: 0, failure: aborted), now: 0).isEmpty)
+        XCTAssertEqual(startAll().count, 2)
+        XCTAssertEqual(waiting[1].attempts, 1)
+    }
+
+    func testRequestTimeoutWarnsWithTheStateOfTheStreamAndItsConnection() throws {
+        try warmUp()
+        machine.enqueue(try job(String(repeating: "a", count: 64)))
+        port += 1
+        let probe = startAll()
+        let actions = fail(probe[0], .timeout)
+        let warnings = actions.compactMap { action -> (APNsStreamLedger.Diagnosis, Int)? in
+            if case .warnRequestTimedOut(let diagnosis, let attempts) = action { (diagnosis, attempts) } else { nil }
+        }
+        XCTAssertEqual(warnings.count, 1)
+        XCTAssertEqual(warnings.first?.0.phase, .sent)
+        XCTAssertEqual(warnings.first?.0.probe, true)
+        XCTAssertEqual(warnings.first?.0.connectionWarm, false)
+        XCTAssertEqual(warnings.first?.1, 1)
     }
 }

@@ -133,6 +133,11 @@ class Config:
     # closing the socket, so no answer already written is lost to a TCP reset (see `APNsConnection._close`);
     # 0 closes at once, as a careless server would, and answers written just before may never arrive.
     linger_s: float = 1.0
+    # Apple's order on a new token-auth connection: SETTINGS_MAX_CONCURRENT_STREAMS stays 1 until the first answer
+    # to an authenticated request has been written, and the SETTINGS frame raising it to `max_streams` follows
+    # that answer in the same write (so a client reads both in one go). Off: the raise is sent as soon as the
+    # first request's token is verified, before its answer (and before `delay_ms`).
+    raise_streams_after_answer: bool = False
 
 
 @dataclass
@@ -306,6 +311,8 @@ class APNsConnection(asyncio.Protocol):
         self.pending: set[int] = set()  # accepted streams not answered yet (what MAX_CONCURRENT_STREAMS limits)
         self.max_in_flight = 0
         self.advertised_max_streams = 1
+        # `raise_streams_after_answer`: authenticated, and the raise waits for the first answer to be written.
+        self.raise_after_answer = False
         self.requests = 0
         self.answers = 0
         self.dropping = False
@@ -449,7 +456,10 @@ class APNsConnection(asyncio.Protocol):
             checked = apns_rules.check_request(req, state.keys, self.auth, state.policy(), now, state.floor(),
                                                certificate=self.certificate)
         if not was_authenticated and self.auth.authenticated:
-            self._advertise(state.config.max_streams)
+            if state.config.raise_streams_after_answer:
+                self.raise_after_answer = True
+            else:
+                self._advertise(state.config.max_streams)
 
         verdict = checked.verdict
         behaviour = state.behaviour_for(checked.token) if verdict.ok and checked.token else None
@@ -564,7 +574,8 @@ class APNsConnection(asyncio.Protocol):
                                                          ("content-length", str(len(ok_body)))])
                     self.h2.send_data(sid, ok_body, end_stream=True)
             except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-                pass
+                return
+            self._raise_after_first_answer()
             return
         if self.state.sandbox and verdict.ok:  # the Delivery Log id exists only for accepted notifications
             headers.append(("apns-unique-id", str(uuid.uuid4())))
@@ -572,16 +583,24 @@ class APNsConnection(asyncio.Protocol):
             if verdict.ok:
                 # APNs answers 200 with headers only: END_STREAM on HEADERS, never a DATA frame.
                 self.h2.send_headers(sid, headers, end_stream=True)
-                return
-            body: dict[str, Any] = {"reason": verdict.reason}
-            if timestamp is not None:
-                body["timestamp"] = timestamp
-            data = json.dumps(body, separators=(",", ":")).encode()
-            headers += [("content-type", "application/json"), ("content-length", str(len(data)))]
-            self.h2.send_headers(sid, headers)
-            self.h2.send_data(sid, data, end_stream=True)
+            else:
+                body: dict[str, Any] = {"reason": verdict.reason}
+                if timestamp is not None:
+                    body["timestamp"] = timestamp
+                data = json.dumps(body, separators=(",", ":")).encode()
+                headers += [("content-type", "application/json"), ("content-length", str(len(data)))]
+                self.h2.send_headers(sid, headers)
+                self.h2.send_data(sid, data, end_stream=True)
         except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-            pass  # the client reset the stream while the answer was delayed
+            return  # the client reset the stream while the answer was delayed
+        self._raise_after_first_answer()
+
+    def _raise_after_first_answer(self) -> None:
+        """`raise_streams_after_answer`: the SETTINGS frame that lifts the one-stream limit, queued right behind
+        the connection's first answer (the caller's flush writes both together), as Apple sends it."""
+        if self.raise_after_answer and not self.goaway_sent:
+            self.raise_after_answer = False
+            self._advertise(self.state.config.max_streams)
 
     # Connection-level actions
 
@@ -592,7 +611,7 @@ class APNsConnection(asyncio.Protocol):
 
     def readvertise_max_streams(self) -> None:
         """Sends the configured limit to an authenticated connection (`PUT /config {"max_streams":…}`)."""
-        if self.auth.authenticated and not self.closed and self.h2 is not None:
+        if self.auth.authenticated and not self.raise_after_answer and not self.closed and self.h2 is not None:
             self._advertise(self.state.config.max_streams)
             self._flush()
 
@@ -613,6 +632,12 @@ class APNsConnection(asyncio.Protocol):
         self.last_stream_id = last_stream_id
         self.state.stats.goaways_sent += 1
         asyncio.get_running_loop().call_later(GOAWAY_DRAIN_S, self._close)
+
+    def shut_down(self) -> None:
+        """GOAWAY covering every stream received (those are still answered), then close once they are."""
+        if self.h2 is not None and not self.closed:
+            self._goaway(self.h2.highest_inbound_stream_id, "Shutdown", 0)
+            self._maybe_finish_goaway()
 
     def _maybe_finish_goaway(self) -> None:
         if self.goaway_sent and not self.pending:
@@ -700,7 +725,8 @@ def _headers_json(headers: list[tuple[str, str]]) -> dict[str, Any]:
 
 class APNsControlAPI(ControlAPI):
     """`PUT /behaviours/<token>`, `GET|DELETE /behaviours`, `DELETE /behaviours/<token>`, `GET|PUT /config`,
-    `GET /requests[?token=…&since=seq]`, `GET /arrivals[?group=…]`, `GET /stats[?tokens=0]`, `POST /reset`;
+    `GET /requests[?token=…&since=seq]`, `GET /arrivals[?group=…]`, `GET /stats[?tokens=0]`, `POST /reset`,
+    `POST /connections/goaway`;
     broadcast channels: `GET /broadcasts[?since=seq]`, `GET /channels`, `PUT /broadcast/config`."""
 
     def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
@@ -739,6 +765,13 @@ class APNsControlAPI(ControlAPI):
         if path == "/broadcast/config" and method == "PUT":
             state.broadcast.apply_config(body)
             return 200, state.broadcast.config.to_json()
+        if path == "/connections/goaway" and method == "POST":
+            # Every open connection gets GOAWAY {"reason":"Shutdown"} covering the streams it received, is drained
+            # and closed, so the client's next requests open new (cold) connections.
+            closing = list(state.connections.values())
+            for conn in closing:
+                conn.shut_down()
+            return 200, {"connections": len(closing)}
         if path == "/reset" and method == "POST":
             state.broadcast.reset()
             state.reset()

@@ -143,6 +143,9 @@ class H2Client:
         self.goaway: h2.events.ConnectionTerminated | None = None
         self.closed = False
         self.max_streams_seen: list[int] = []
+        # What arrived, in order: ("status", stream id) for a response's header block and ("max_streams", value)
+        # for a SETTINGS change, so a test can see which came first.
+        self.events: list[tuple[str, int]] = []
         self._flush()
 
     def _flush(self) -> None:
@@ -203,6 +206,7 @@ class H2Client:
                 r = self.responses[event.stream_id]
                 r.headers = dict(event.headers)
                 r.status = int(r.headers[":status"])
+                self.events.append(("status", event.stream_id))
                 if event.stream_ended:
                     r.ended = True
             elif isinstance(event, h2.events.DataReceived):
@@ -218,6 +222,7 @@ class H2Client:
                 changed = event.changed_settings.get(h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS)
                 if changed is not None:
                     self.max_streams_seen.append(changed.new_value)
+                    self.events.append(("max_streams", changed.new_value))
             elif isinstance(event, h2.events.ConnectionTerminated):
                 self.goaway = event
         self._flush()

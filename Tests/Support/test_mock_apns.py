@@ -238,6 +238,75 @@ def test_one_stream_until_first_valid_token_then_max_streams(mock, client, keys)
     assert stats["refused_streams"] == 1 and stats["max_concurrent_streams_observed"] >= 2
 
 
+def test_raise_after_answer_keeps_one_stream_until_the_first_200_then_sends_settings_right_behind_it(
+        mock, client, keys):
+    mock.control("PUT", "/config", {"raise_streams_after_answer": True, "delay_ms": 100})
+    c = client(unlimited=True)
+    jwt = sign_jwt(keys.key1)
+    first = c.send(TOKEN, jwt)
+    second = c.send("cd" * 32, jwt)  # the token is verified, but the answer (and so the raise) is 100 ms away
+    r1, r2 = c.wait(first, second)
+    assert r2.reset == h2.errors.ErrorCodes.REFUSED_STREAM and r2.status is None
+    assert r1.status == 200
+    while c.max_streams_seen[-1:] != [50] and c.pump(2):
+        pass
+    # Apple's order: the probe's 200 first, then the SETTINGS frame that lifts the limit.
+    assert c.events == [("max_streams", 1), ("status", first), ("max_streams", 50)]
+    sids = [c.send(f"{n:02x}" * 32, jwt) for n in range(16, 26)]
+    assert all(r.status == 200 for r in c.wait(*sids))
+    stats = mock.control("GET", "/stats")
+    assert stats["refused_streams"] == 1 and stats["max_concurrent_streams_observed"] >= 2
+
+
+def test_without_raise_after_answer_the_limit_is_lifted_before_the_first_answer(mock, client, keys):
+    mock.control("PUT", "/config", {"delay_ms": 100})
+    c = client(unlimited=True)
+    jwt = sign_jwt(keys.key1)
+    first = c.send(TOKEN, jwt)
+    r1 = c.wait(first)[0]
+    assert r1.status == 200
+    assert c.events == [("max_streams", 1), ("max_streams", 50), ("status", first)]
+
+
+def test_raise_after_answer_never_raises_for_a_rejected_token(mock, client, keys):
+    mock.control("PUT", "/config", {"raise_streams_after_answer": True})
+    c = client()
+    assert c.request(TOKEN, sign_jwt(keys.stranger)).status == 403
+    mock.control("PUT", "/config", {"max_streams": 9})  # re-advertised only to authenticated connections
+    c.pump(0.3)
+    assert c.max_streams_seen == [1]
+
+
+def test_raise_after_answer_waits_for_the_answer_even_when_max_streams_changes_meanwhile(mock, client, keys):
+    mock.control("PUT", "/config", {"raise_streams_after_answer": True, "delay_ms": 300})
+    c = client()
+    first = c.send(TOKEN, sign_jwt(keys.key1))
+    time.sleep(0.1)  # verified, not answered yet
+    mock.control("PUT", "/config", {"max_streams": 9})
+    assert c.wait(first)[0].status == 200
+    while c.max_streams_seen[-1:] != [9] and c.pump(2):
+        pass
+    assert c.events == [("max_streams", 1), ("status", first), ("max_streams", 9)]
+
+
+def test_raise_after_answer_works_with_goaway_after_n_and_latency(mock, client, keys):
+    mock.control("PUT", "/config", {"raise_streams_after_answer": True, "goaway_after": 4, "delay_ms": 50})
+    c = client()
+    jwt = _auth(c, keys)  # answer 1, then the raise
+    while c.max_streams_seen[-1:] != [50] and c.pump(2):
+        pass
+    tokens = [f"{n:02x}" * 32 for n in range(1, 4)]
+    sids = [c.send(t, jwt) for t in tokens]  # answers 2-4: GOAWAY after the last
+    rs = c.wait(*sids)
+    assert [r.status for r in rs] == [200] * 3
+    while c.goaway is None and c.pump(2):
+        pass
+    assert c.goaway is not None and c.goaway.last_stream_id == sids[-1]
+    assert c.max_streams_seen == [1, 50]
+    stats = mock.control("GET", "/stats")
+    assert stats["goaways_sent"] == 1 and stats["unanswered"] == 0 and stats["refused_streams"] == 0
+
+
 def test_invalid_token_keeps_single_stream(client, keys):
     c = client()
     assert c.request(TOKEN, sign_jwt(keys.stranger)).status == 403
@@ -687,6 +756,20 @@ def test_graceful_close_lingers_so_answers_written_are_not_lost(mock, client, ke
     while c.pump(3):
         pass
     assert c.closed and time.monotonic() - start < 2.5
+
+
+def test_goaway_to_every_connection_answers_what_is_in_flight_then_closes(mock, client, keys):
+    mock.control("PUT", "/config", {"delay_ms": 200})
+    c = client()
+    jwt = _auth(c, keys)
+    sid = c.send("ab" * 32, jwt)
+    time.sleep(0.05)  # received, not answered yet
+    assert mock.control("POST", "/connections/goaway") == {"connections": 1}
+    assert c.wait(sid)[0].status == 200
+    while c.pump(3):
+        pass
+    assert c.goaway is not None and c.goaway.last_stream_id == sid and c.closed
+    assert mock.control("GET", "/stats")["connections_open"] == 0
 
 
 def test_config_rejects_unknown_floor_scope_and_negative_counts(mock):

@@ -102,6 +102,10 @@ class Mock:
     def reset(self):
         requests.post(f"{self.control}/reset", timeout=5).raise_for_status()
 
+    def goaway_all(self):
+        """GOAWAY to every open connection: the server's next requests open new, cold ones."""
+        requests.post(f"{self.control}/connections/goaway", timeout=5).raise_for_status()
+
     def stop(self):
         self.proc.terminate()
         try:

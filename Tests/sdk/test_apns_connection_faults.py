@@ -22,15 +22,19 @@ def faulty(environment):
     return server, mock
 
 
-def fan_out(server, mock, **faults):
+def fan_out(server, mock, cold=False, **faults):
     """Registers DEVICES devices on a fresh interest, applies `faults` to the mock, publishes, and returns
-    (seconds to finish, publish status, tokens, mock stats)."""
+    (seconds to finish, publish status, tokens, mock stats). `cold`: the publish starts on new connections."""
     client = Beams(server)
     interest = unique("faults")
     tokens = [random_token() for _ in range(DEVICES)]
     register_devices(server, INSTANCE_ID, tokens, interest)
+    if cold:
+        mock.goaway_all()
     mock.reset()
     mock.configure(record=False, **faults)
+    if cold:
+        time.sleep(0.2)  # the server reads the GOAWAYs while idle
     started = time.monotonic()
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert()})
     status = client.wait_finished(publish_id, timeout=REQUEST_TIMEOUT_S * 3)
@@ -76,3 +80,16 @@ def test_mix_of_goaways_and_closes_mid_drain(faulty):
     assert_each_device_answered_once_without_stall(*result)
     stats = result[3]
     assert stats["goaways_sent"] > 0 and stats["connections_dropped"] > 0, stats
+
+
+def test_settings_raised_only_after_the_first_answer_with_goaways_and_latency(faulty):
+    # Issue 24: each new connection allows one stream until its first 200, and the SETTINGS raise follows that
+    # answer. The requests waiting for a new connection went onto it at once, were refused, and curl replaced the
+    # connection for each refusal: answers stranded until the 30 s timeout, then re-sent (duplicates).
+    server, mock = faulty
+    result = fan_out(server, mock, cold=True, delay_ms=50, goaway_after=300, raise_streams_after_answer=True)
+    assert_each_device_answered_once_without_stall(*result)
+    stats = result[3]
+    assert stats["goaways_sent"] >= DEVICES // 500, stats["goaways_sent"]
+    # Two connection slots: each replaced at every GOAWAY, none abandoned for a refused burst.
+    assert stats["connections_opened"] <= 2 + stats["goaways_sent"], stats
