@@ -258,9 +258,9 @@ final class JobScheduler: Sendable {
                 // claim extended the lease to us again, and a second run would send every device twice. (A shard's
                 // claim also raised its epoch: the running one is fenced and stopped below; the shard is claimed
                 // again, at its checkpoint, once this claim's lease ends.)
-                if let running = control.runs[RunKey(claimed)] {
+                if let existing = control.runs[RunKey(claimed)] {
                     control.running -= 1
-                    return (control.running, running, control.stopping)
+                    return (control.running, existing, control.stopping)
                 }
                 control.runs[RunKey(claimed)] = run
                 // Cancelled between the store's claim and now: registered cancelled, before it sends anything.
