@@ -107,6 +107,9 @@ test-sdk: release-binary
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
 SDK_POSTGRESQL += Tests/sdk/test_broadcast_channels.py
+# The mixed workload (sharded fan-out, small publishes, registrations at once): one node on SQLite in test-sdk, two
+# nodes on one database here.
+SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py
 test-sdk-postgresql: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
 

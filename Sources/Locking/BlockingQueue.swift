@@ -35,6 +35,24 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Adds an item ahead of every queued one, so the next `take` hands it out first; returns `false` (and drops
+    /// it) once the queue is closed. For the few items that must not wait behind a backlog (the SQLite writer's
+    /// lease renewals); past the capacity, like a control item.
+    @discardableResult
+    public func pushFirst(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !closed else { return false }
+        if head > 0 {
+            head -= 1
+            items[head] = item
+        } else {
+            items.insert(item, at: 0)
+        }
+        condition.signal()
+        return true
+    }
+
     /// Blocks until at least one item is available and takes up to `max` of them in FIFO order.
     /// Returns an empty array only when the queue is closed and drained.
     public func take(max: Int) -> [Item] {

@@ -56,7 +56,9 @@ extension PostgreSQLPushStore {
     }
 
     /// An interest that lost its last follower is deleted by a trigger; a concurrent transaction adding a follower
-    /// to it then fails its foreign key (23503) and simply runs again (creating the interest anew).
+    /// to it then fails its foreign key (23503) and simply runs again (creating the interest anew). The other way
+    /// round, the trigger's delete fails the same foreign key when a follower was added meanwhile (its snapshot did
+    /// not see it): that unfollow runs again too, and then leaves the interest, which is followed.
     static let interestRace: @Sendable (PostgreSQLError) -> Bool = { $0.isForeignKeyViolation }
 
     static func register(
@@ -150,7 +152,7 @@ extension PostgreSQLPushStore {
 
     public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
-        try await write { connection in
+        try await write(retryable: Self.interestRace) { connection in
             try connection.run(
                 "DELETE FROM devices WHERE public_id = $1 AND instance_id = $2", [.text(id), .text(instanceID)]) > 0
         }
@@ -174,7 +176,7 @@ extension PostgreSQLPushStore {
 
     public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
         let now = clock()
-        return try await write { connection in
+        return try await write(retryable: Self.interestRace) { connection in
             let found = try connection.query(
                 "SELECT id FROM devices WHERE public_id = $1 AND instance_id = $2 AND platform = $3 FOR UPDATE",
                 [.text(deviceID), .text(instanceID), .text(platform.rawValue)])
@@ -256,7 +258,7 @@ extension PostgreSQLPushStore {
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await write { connection in
+        try await write(retryable: Self.interestRace) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             try connection.run(
                 """
@@ -307,7 +309,7 @@ extension PostgreSQLPushStore {
     }
 
     public func deleteUser(instanceID: String, userID: String) async throws -> Int {
-        try await write { connection in
+        try await write(retryable: Self.interestRace) { connection in
             try connection.run(
                 "DELETE FROM devices WHERE instance_id = $1 AND user_id = $2", [.text(instanceID), .text(userID)])
         }

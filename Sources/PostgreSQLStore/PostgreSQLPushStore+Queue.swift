@@ -111,7 +111,7 @@ extension PostgreSQLPushStore {
     @discardableResult
     public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        return try await write { connection in
+        return try await writeLease { connection in
             // `lease_expires_at` is in no index: the renewal is a HOT update. `cancel_requested` tells the holder
             // of a cancel made through another node.
             let result = try connection.query(
@@ -129,12 +129,14 @@ extension PostgreSQLPushStore {
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
-        try await write { connection in
-            // Fenced: the lease check locks the job row, so a takeover cannot slip between it and the writes.
-            try Self.requireLease(connection, job: job, workerID: workerID)
+        try await writeAlone { connection in
             let id = PGValue.integer(job.rawValue)
-            try connection.run("UPDATE publish_jobs SET cursor = greatest(cursor, $1) WHERE id = $2", [.integer(cursor), id])
-            let remembered = answered.filter { $0 > cursor }
+            // The device rows first (in id order, `applyDeviceResults`), then this job's own rows, then the fence:
+            // the job row is locked only from the fence to COMMIT, so a lease renewal never waits for this
+            // transaction's other lock waits. A run that lost its lease fails the fence and none of it is kept.
+            try Self.applyDeviceResults(deviceResults, connection: connection)
+            // Sorted, as every writer of these keys inserts them: two transactions never wait for each other's.
+            let remembered = answered.filter { $0 > cursor }.sorted()
             if !remembered.isEmpty {
                 try connection.run(
                     """
@@ -143,16 +145,22 @@ extension PostgreSQLPushStore {
                     """, [id, .integerArray(remembered)])
             }
             try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref <= $2", [id, .integer(cursor)])
-            let changed = counters.filter { $0.value != 0 }
+            let changed = counters.filter { $0.value != 0 }.sorted { $0.key < $1.key }
             if !changed.isEmpty {
                 try connection.run(
                     """
                     INSERT INTO publish_counters (job_id, name, value)
                     SELECT $1, name, value FROM unnest($2::text[], $3::bigint[]) AS c(name, value)
                     ON CONFLICT (job_id, name) DO UPDATE SET value = publish_counters.value + excluded.value
-                    """, [id, .textArray(Array(changed.keys)), .integerArray(Array(changed.values))])
+                    """, [id, .textArray(changed.map(\.key)), .integerArray(changed.map(\.value))])
             }
-            try Self.applyDeviceResults(deviceResults, connection: connection)
+            // Fenced: the UPDATE re-reads the row it locks, so a takeover committed meanwhile is seen.
+            let held = try connection.run(
+                """
+                UPDATE publish_jobs SET cursor = greatest(cursor, $1)
+                WHERE id = $2 AND lease_owner = $3 AND state = 'running'
+                """, [.integer(cursor), id, .text(workerID)])
+            if held == 0 { throw PushStoreError.leaseLost(job) }
         }
     }
 

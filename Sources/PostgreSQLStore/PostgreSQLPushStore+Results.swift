@@ -7,18 +7,24 @@ extension PostgreSQLPushStore {
     /// the evidence time keeps working, because the app has re-sent the token since.
     ///
     /// One UPDATE … FROM changes each row once, so results are split into rounds in which every device appears at
-    /// most once, applied in order: the outcome equals applying them one by one (as SQLite does).
-    static func applyDeviceResults(_ results: [DeviceResult], connection: PGConnection) throws {
+    /// most once: round k holds each device's k-th result, so a device's results apply in their order and the
+    /// outcome equals applying them one by one (as SQLite does).
+    ///
+    /// The rows are locked first, in ascending id order (`lockDevices`): answers arrive in any order, and two
+    /// transactions that lock the same devices in different orders (two nodes' publishes to overlapping devices)
+    /// deadlock. Every later round only revisits rows the first one locked.
+    /// - Parameter locked: the caller locked the rows already, in id order.
+    static func applyDeviceResults(_ results: [DeviceResult], connection: PGConnection, locked: Bool = false) throws {
+        guard !results.isEmpty else { return }
         var rounds: [[DeviceResult]] = []
-        var seen: Set<Int64> = []
+        var occurrences: [Int64: Int] = [:]
         for result in results {
-            if rounds.isEmpty || seen.contains(result.device) {
-                rounds.append([])
-                seen.removeAll(keepingCapacity: true)
-            }
-            rounds[rounds.count - 1].append(result)
-            seen.insert(result.device)
+            let round = occurrences[result.device, default: 0]
+            occurrences[result.device] = round + 1
+            if round == rounds.count { rounds.append([]) }
+            rounds[round].append(result)
         }
+        if !locked { try lockDevices(rounds[0].map(\.device), connection: connection) }
         for round in rounds {
             var evidence: [Int64?] = []
             var environments: [String?] = []
@@ -59,9 +65,22 @@ extension PostgreSQLPushStore {
         }
     }
 
+    /// Locks the rows of `devices` (those that exist) for update, in ascending id order: every transaction that
+    /// writes several device rows takes them in this one order, so no two of them wait for each other in a circle.
+    /// `FOR NO KEY UPDATE` is the lock the UPDATE itself takes: a new interest's foreign key check (`FOR KEY SHARE`)
+    /// does not wait for it.
+    static func lockDevices(_ devices: [Int64], connection: PGConnection) throws {
+        guard !devices.isEmpty else { return }
+        // The sort below the lock: PostgreSQL locks the rows in the order the ORDER BY returns them.
+        try connection.query(
+            "SELECT 1 FROM devices WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE",
+            [.integerArray(devices)])
+    }
+
     public func recordDeviceResults(_ results: [DeviceResult]) async throws {
         guard !results.isEmpty else { return }
-        try await write { try Self.applyDeviceResults(results, connection: $0) }
+        // In a transaction of its own: in a group, another write's device rows would be locked out of order.
+        try await writeAlone { try Self.applyDeviceResults(results, connection: $0) }
     }
 
     public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {

@@ -143,7 +143,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         _ job: PublishJobID, shard: PublishShard, workerID: String, leaseDuration: Duration, now: Date
     ) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        return try await write { connection in
+        return try await writeLease { connection in
             let result = try connection.query(
                 """
                 UPDATE publish_shards s SET lease_expires_at = $1 FROM publish_jobs j
@@ -174,19 +174,12 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: [String: Int64],
         deviceResults: [DeviceResult], answered: [Int64]
     ) async throws {
-        try await write { connection in
-            try Self.requireShardLease(connection, job: job, shard: shard, workerID: workerID)
+        try await writeAlone { connection in
             let id = PGValue.integer(job.rawValue)
-            let names = Array(totals.keys)
-            try connection.run(
-                """
-                UPDATE publish_shards SET cursor = greatest(cursor, $3), counter_names = $4::text[],
-                    counter_values = $5::bigint[]
-                WHERE job_id = $1 AND shard_no = $2
-                """,
-                [id, .integer(Int64(shard.number)), .integer(cursor), .textArray(names),
-                 .integerArray(names.map { totals[$0] })])
-            let remembered = answered.filter { $0 > cursor && shard.contains($0) }
+            // As a whole job's checkpoint: devices (in id order), the shard's answered refs, then the fence, so the
+            // shard row is locked only from the fence to COMMIT and its lease renewal never waits longer.
+            try Self.applyShardResults(deviceResults, connection: connection)
+            let remembered = answered.filter { $0 > cursor && shard.contains($0) }.sorted()
             if !remembered.isEmpty {
                 try connection.run(
                     """
@@ -196,7 +189,17 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             }
             try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
                                [id, .integer(shard.after), .integer(cursor)])
-            try Self.applyShardResults(deviceResults, connection: connection)
+            let names = totals.keys.sorted()
+            // Fenced: the UPDATE re-reads the row it locks, so a claim that raised the epoch meanwhile is seen.
+            let held = try connection.run(
+                """
+                UPDATE publish_shards SET cursor = greatest(cursor, $3), counter_names = $4::text[],
+                    counter_values = $5::bigint[]
+                WHERE job_id = $1 AND shard_no = $2 AND lease_owner = $6 AND epoch = $7 AND state = 'running'
+                """,
+                [id, .integer(Int64(shard.number)), .integer(cursor), .textArray(names),
+                 .integerArray(names.map { totals[$0] }), .text(workerID), .integer(shard.epoch)])
+            if held == 0 { throw PushStoreError.leaseLost(job) }
         }
     }
 
@@ -205,8 +208,19 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
     /// reads each success's device by its key; the rows it skips are neither written nor made dead.
     static func applyShardResults(_ results: [DeviceResult], connection: PGConnection) throws {
         let isSuccess = { (result: DeviceResult) in (200...299).contains(result.status) && result.effect == .none }
-        try applyDeviceResults(results.filter { !isSuccess($0) }, connection: connection)
+        let failures = results.filter { !isSuccess($0) }
         let successes = results.filter(isSuccess)
+        // Every row this changes, locked at once in id order (see `lockDevices`): the failures' devices and the
+        // successes' devices with a failure on record; a success of a healthy device locks nothing.
+        if !results.isEmpty {
+            try connection.query(
+                """
+                SELECT 1 FROM devices WHERE id = ANY($1::bigint[]) AND (id = ANY($2::bigint[])
+                    OR (last_status IS NOT NULL AND (last_status < 200 OR last_status > 299)))
+                ORDER BY id FOR NO KEY UPDATE
+                """, [.integerArray(successes.map(\.device)), .integerArray(failures.map(\.device))])
+        }
+        try applyDeviceResults(failures, connection: connection, locked: true)
         guard !successes.isEmpty else { return }
         try connection.run(
             """

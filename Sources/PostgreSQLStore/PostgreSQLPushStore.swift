@@ -6,7 +6,8 @@ import PushStore
 /// The PostgreSQL implementation of `PushStorage`, for several stateless nodes sharing one database.
 ///
 /// A small pool of dedicated threads each owns one libpq connection (opened on first use, opened again after it
-/// breaks) and runs whole transactions of prepared statements; callers only see `async` functions backed by
+/// breaks) and runs whole transactions of prepared statements (one more thread and connection renews leases, so a
+/// renewal never queues behind result writes); callers only see `async` functions backed by
 /// continuations, so no libpq call ever runs on the Swift concurrency pool. Every write commits before its call
 /// returns. Conflicts between nodes are settled by the database: unique constraints with `ON CONFLICT` for
 /// registrations, `FOR UPDATE SKIP LOCKED` plus leases for the queue and the webhook outbox, a conditional upsert for
@@ -38,6 +39,8 @@ public final class PostgreSQLPushStore: PushStorage {
     }
 
     private let pool: ConnectionPool
+    /// One more connection thread, for lease renewals only (`writeLease`).
+    private let leasePool: ConnectionPool
     private let threadsDone: CountdownLatch
     let clock: @Sendable () -> Date
     private let logger: Logger
@@ -47,8 +50,10 @@ public final class PostgreSQLPushStore: PushStorage {
     /// Running LISTEN connections (`listen(_:)`), stopped by `close()`.
     private let listeners = Locked<[PGListener]>([])
 
-    private init(pool: ConnectionPool, threadsDone: CountdownLatch, configuration: Configuration) {
+    private init(pool: ConnectionPool, leasePool: ConnectionPool, threadsDone: CountdownLatch,
+                 configuration: Configuration) {
         self.pool = pool
+        self.leasePool = leasePool
         self.threadsDone = threadsDone
         self.clock = configuration.clock
         self.logger = configuration.logger
@@ -65,14 +70,19 @@ public final class PostgreSQLPushStore: PushStorage {
 
     static func open(_ configuration: Configuration, migrator: PostgreSQLMigrator) async throws -> PostgreSQLPushStore {
         let size = max(1, configuration.poolSize)
-        let threadsDone = CountdownLatch(count: size)
+        let threadsDone = CountdownLatch(count: size + 1)
         let connectionString = configuration.connectionString
         let pool = ConnectionPool(
             size: size, name: "store-pg", maxAttempts: configuration.maxAttempts,
             maxBatch: max(1, configuration.maxBatchSize),
             connect: { try PGConnection(connectionString: connectionString) },
             finished: { threadsDone.arrive(nil) })
-        let store = PostgreSQLPushStore(pool: pool, threadsDone: threadsDone, configuration: configuration)
+        let leasePool = ConnectionPool(
+            size: 1, name: "store-pg-lease", maxAttempts: configuration.maxAttempts, maxBatch: 1,
+            connect: { try PGConnection(connectionString: connectionString) },
+            finished: { threadsDone.arrive(nil) })
+        let store = PostgreSQLPushStore(pool: pool, leasePool: leasePool, threadsDone: threadsDone,
+                                        configuration: configuration)
         let logger = configuration.logger.named("store")
         do {
             let found = try await store.perform(write: false) { session in try migrator.migrate(session, logger: logger) }
@@ -82,6 +92,7 @@ public final class PostgreSQLPushStore: PushStorage {
             ])
         } catch {
             pool.shutdown()
+            leasePool.shutdown()
             _ = await threadsDone.wait()
             throw error
         }
@@ -92,12 +103,14 @@ public final class PostgreSQLPushStore: PushStorage {
         // A backstop for a store dropped without `close()`: let the threads drain and close their connections.
         for listener in listeners.withLock({ $0 }) { listener.stop() }
         pool.shutdown()
+        leasePool.shutdown()
     }
 
     /// Lets queued work finish, then closes every connection. Idempotent.
     public func close() async throws {
         for listener in listeners.withLock({ $0 }) { await listener.stopAndWait() }
         pool.shutdown()
+        leasePool.shutdown()
         _ = await threadsDone.wait()
     }
 
@@ -145,6 +158,20 @@ public final class PostgreSQLPushStore: PushStorage {
         }
     }
 
+    /// Runs `body` in a read-write transaction of its own on a connection thread (never in a group), with the
+    /// retries of `PGSession.transaction`; returns after COMMIT. For writes that lock many rows of a shared table
+    /// (a checkpoint's devices): each such transaction takes its locks in one order, which a group of several
+    /// writes would not keep.
+    func writeAlone<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await perform(write: true) { session in try session.transaction(body) }
+    }
+
+    /// Runs `body` in a read-write transaction on the lease connection: lease renewals only, so a renewal never
+    /// waits in the pool's queue behind checkpoints and group commits, nor in their transactions' lock waits.
+    func writeLease<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await perform(on: leasePool, write: true) { session in try session.transaction(body) }
+    }
+
     /// Runs `body` in one read-only transaction on a connection thread.
     func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await perform(write: false) { session in try session.transaction(readOnly: true, body) }
@@ -152,8 +179,9 @@ public final class PostgreSQLPushStore: PushStorage {
 
     /// Runs `body` with a connection thread's session, alone (not in a group transaction).
     private func perform<T: Sendable>(
-        write: Bool, _ body: @escaping @Sendable (PGSession) throws -> T
+        on pool: ConnectionPool? = nil, write: Bool, _ body: @escaping @Sendable (PGSession) throws -> T
     ) async throws -> T {
+        let pool = pool ?? self.pool
         let healthEvents = self.healthEvents
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let operation = PGOperation.session { session in

@@ -106,7 +106,7 @@ extension SQLitePushStore {
     @discardableResult
     public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
-        return try await write { connection in
+        return try await write(urgent: true) { connection in
             let changed = try connection.run(
                 "UPDATE publish_jobs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state = 'running'",
                 [.integer(expires), .integer(job.rawValue), .text(workerID)])

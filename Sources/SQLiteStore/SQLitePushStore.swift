@@ -161,9 +161,11 @@ public final class SQLitePushStore: PushStorage {
 
     /// Runs `body` on the writer thread inside the current group transaction; returns after COMMIT.
     /// If `body` throws, only its own changes are rolled back.
+    /// - Parameter urgent: queued ahead of the waiting writes (a lease renewal: behind a backlog of checkpoints and
+    ///   registrations it could wait until the lease ran out), so it waits only for the transaction in progress.
     /// - Throws: what `body` threw, or `StoreUnavailableError` when the store cannot write (nothing was stored).
     func write<T: Sendable>(
-        isProbe: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+        isProbe: Bool = false, urgent: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
     ) async throws -> T {
         do {
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -178,7 +180,7 @@ public final class SQLitePushStore: PushStorage {
                     },
                     fail: { continuation.resume(throwing: $0) })
                 operation.isProbe = isProbe
-                if !writer.submit(operation) { continuation.resume(throwing: PushStoreError.closed) }
+                if !writer.submit(operation, urgent: urgent) { continuation.resume(throwing: PushStoreError.closed) }
             }
         } catch {
             // The writer reported the failure to `healthEvents` already.

@@ -65,6 +65,52 @@ final class GroupCommitTests: StoreTestCase {
         try await store.close()
     }
 
+    /// A lease renewal behind a backlog of writes (checkpoints, registrations) waits only for the transaction in
+    /// progress, not for the backlog: FIFO, it waited for every group before it and the lease could run out.
+    func testLeaseRenewalGoesAheadOfQueuedWrites() async throws {
+        let store = try await openStore()
+        _ = try await store.enqueuePublish(publish("running"))
+        let claimed = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
+        let job = try XCTUnwrap(claimed).id
+        let gate = DispatchSemaphore(value: 0), laterGate = DispatchSemaphore(value: 0)
+        let entered = Flag()
+        async let blocker: Void = store.write { _ in
+            entered.set()
+            gate.wait()
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let jobs = (0..<600).map { publish("p\($0)") }
+        let backlog = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for job in jobs {
+                    group.addTask { _ = try await store.enqueuePublish(job) }
+                }
+                try await group.waitForAll()
+            }
+        }
+        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        let renewed = Flag()
+        let now = clock.now
+        let renewal = Task {
+            try await store.renewLease(job, workerID: "w", leaseDuration: .seconds(30), now: now)
+            renewed.set()
+        }
+        while store.pendingWrites < 601 { try await Task.sleep(for: .milliseconds(1)) }
+        // Queued last, it holds the group it lands in: a renewal still queued behind the backlog would wait for it.
+        async let laterBlocker: Void = store.write { _ in laterGate.wait() }
+        while store.pendingWrites < 602 { try await Task.sleep(for: .milliseconds(1)) }
+        gate.signal()
+        try await blocker
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !renewed.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertTrue(renewed.isSet, "the renewal waited behind the queued writes")
+        laterGate.signal()
+        try await laterBlocker
+        try await renewal.value
+        try await backlog.value
+        try await store.close()
+    }
+
     func testWriterConnectionUsesConfiguredDurability() async throws {
         var configuration = configuration()
         configuration.synchronous = .full

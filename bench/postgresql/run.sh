@@ -5,6 +5,8 @@
 #   bench/postgresql/run.sh                 both below at the scale (1M-device publishes, 10M registry)
 #   bench/postgresql/run.sh nodes [...]     one node on PostgreSQL vs SQLite, two nodes vs one, kill -9 of one of
 #                                           two nodes (bench/postgresql/nodes.py --help)
+#   bench/postgresql/run.sh mixed [...]     exactly once under a mixed workload (sharded fan-out, small publishes,
+#                                           registrations), one node vs two (bench/postgresql/mixed.py --help)
 #   bench/postgresql/run.sh registry [...]  10M devices by COPY: load time, first target page, sizes, node RSS
 #                                           (bench/postgresql/registry.py --help)
 #
@@ -19,7 +21,10 @@ cd "$(dirname "$0")/../.."
 PY=python3
 case "${1:-all}" in
     nodes) shift; exec $PY bench/postgresql/nodes.py "$@" ;;
+    # The strict mock APNs and the harness need the test venv (h2, cryptography, requests).
+    mixed) shift; make --no-print-directory venv >/dev/null
+        PUSH_SERVER_BIN="${SERVER_BIN:-$PWD/.build/release/push-server}" exec .venv/bin/python3 bench/postgresql/mixed.py "$@" ;;
     registry) shift; exec $PY bench/postgresql/registry.py "$@" ;;
     all) $PY bench/postgresql/nodes.py; exec $PY bench/postgresql/registry.py ;;
-    *) echo "usage: $0 [nodes|registry|all] [options]" >&2; exit 2 ;;
+    *) echo "usage: $0 [nodes|mixed|registry|all] [options]" >&2; exit 2 ;;
 esac

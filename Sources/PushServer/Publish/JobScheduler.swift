@@ -253,23 +253,26 @@ final class JobScheduler: Sendable {
                 return nil
             }
             let run = PublishRun(claimed: claimed)
-            let (running, duplicate, stopping) = control.update { control -> (Int, Bool, Bool) in
+            let (running, duplicate, stopping) = control.update { control -> (Int, PublishRun?, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
                 // claim extended the lease to us again, and a second run would send every device twice. (A shard's
-                // claim also raised its epoch: the running one is fenced at its next write and stops; the shard is
-                // claimed again, at its checkpoint, once this claim's lease ends.)
-                if control.runs[RunKey(claimed)] != nil {
+                // claim also raised its epoch: the running one is fenced and stopped below; the shard is claimed
+                // again, at its checkpoint, once this claim's lease ends.)
+                if let existing = control.runs[RunKey(claimed)] {
                     control.running -= 1
-                    return (control.running, true, control.stopping)
+                    return (control.running, existing, control.stopping)
                 }
                 control.runs[RunKey(claimed)] = run
                 // Cancelled between the store's claim and now: registered cancelled, before it sends anything.
                 if control.pendingCancels.remove(claimed.id) != nil { run.cancel() }
-                return (control.running, false, control.stopping)
+                return (control.running, nil, control.stopping)
             }
-            if duplicate {
+            if let duplicate {
                 context.logger.warning("Reclaimed a publish this node is still running; its lease had expired",
                                        ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
+                // Every write of the older shard run fails from now on (its epoch is behind): it stops sending now
+                // rather than at its next renewal or checkpoint.
+                if claimed.shard != nil { duplicate.markLost() }
                 continue
             }
             if stopping { run.stop() }

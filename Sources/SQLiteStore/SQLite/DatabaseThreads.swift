@@ -77,8 +77,11 @@ final class WriterThread: Sendable {
         thread.start()
     }
 
-    /// Queues an operation; `false` once the writer is shutting down.
-    func submit(_ operation: WriteOperation) -> Bool { queue.push(operation) }
+    /// Queues an operation; `false` once the writer is shutting down. An `urgent` one goes ahead of the queued
+    /// ones: it waits only for the group transaction in progress.
+    func submit(_ operation: WriteOperation, urgent: Bool = false) -> Bool {
+        urgent ? queue.pushFirst(operation) : queue.push(operation)
+    }
 
     /// Stops accepting work; queued operations still run before the thread exits.
     func shutdown() { queue.close() }
