@@ -40,6 +40,7 @@ extension HTTPConnectionStateMachine {
     mutating func admitted(now: UInt64) -> Action {
         guard phase == .admitting else { return phase == .closed ? .close : .wait }
         phase = .readingBody
+        parser.reserveDeclaredBody()
         if request.expectsContinue { output.append(contentsOf: Self.continueLine) }
         return proceed(now: now)
     }
@@ -51,12 +52,13 @@ extension HTTPConnectionStateMachine {
     mutating func refused(_ response: HTTPResponse, now: UInt64) -> Action {
         guard phase == .admitting else { return phase == .closed ? .close : .wait }
         switch request.head?.framing ?? BodyFraming.none {
-        case .contentLength(let n) where n > 0 && n <= Self.discardableBodyBytes && !request.expectsContinue:
+        case .none:
+            // The parser still holds the (empty) body event: answered when it comes (`dispatch`).
             request.refusal = response
             phase = .readingBody
-        case .none, .contentLength(0):
-            phase = .handling
-            sendResponse(response, now: now)
+        case .contentLength(let n) where n <= Self.discardableBodyBytes && !request.expectsContinue:
+            request.refusal = response
+            phase = .readingBody
         default:
             phase = .handling
             sendResponse(response, keepAlive: false, now: now)

@@ -30,6 +30,8 @@ struct ConnectionHarness {
         router.post("/echo") { request in HTTPResponse(status: .ok, body: request.body) }
         router.post("/small", bodyLimit: BodyLimit(maxBytes: 8)) { _ in .text("ok") }
         router.get("/fail", onEventLoop: { _ in throw HTTPError(.badRequest, detail: "Nope") })
+        // With an admission check (what it answers is the harness's `admissionRefusal`), and no body.
+        router.add(.get, "/guarded", admission: { _ in }, onEventLoop: { _ in .text("guarded") })
         let env = ConnectionEnvironment(router: router, limits: limits, serverName: nil, requestIDPrefix: "t",
                                         readBufferSize: Self.bufferSize, lingerNanos: 2_000_000_000,
                                         tickNanos: 100_000_000, fixedDate: Self.date)

@@ -55,6 +55,20 @@ final class HeadAdmissionTests: XCTestCase {
         XCTAssertTrue(h.handling.isEmpty, "the refused request never reached its handler")
     }
 
+    func testARefusedRequestWithoutABodyKeepsTheConnectionForTheNextRequest() {
+        var h = ConnectionHarness()
+        h.admissionRefusal = Self.refusal
+        h.send("GET /guarded HTTP/1.1\r\nHost: h\r\n\r\n")
+        XCTAssertEqual(h.statusLines(429), 1)
+        XCTAssertFalse(h.closed)
+        XCTAssertEqual(h.phase, .idle)
+        h.admissionRefusal = nil
+        h.send("GET /guarded HTTP/1.1\r\nHost: h\r\n\r\n")
+        XCTAssertEqual(h.statusLines(200), 1, "the next request on the same connection reached its handler")
+        XCTAssertEqual(h.admissions.count, 2)
+        XCTAssertFalse(h.closed)
+    }
+
     func testABodyOnABodylessRouteIsRefusedFromItsHead() {
         var h = ConnectionHarness()
         h.send("POST /small HTTP/1.1\r\nHost: h\r\nContent-Length: 1048576\r\n\r\n")
