@@ -1,5 +1,6 @@
 """Connections and request bodies under abuse, end to end over real sockets (docs/SECURITY.md "Connections and
-request bodies"): one address holding its connection cap does not keep another address out, bodies on routes
+request bodies"): one address holding its connection cap does not keep another address out, an idle connection
+makes room at the global cap and idle ones time out sooner near it, bodies on routes
 without one are refused from the request head (never buffered), and held uploads past the server's body budget get
 503 with Retry-After before their body is read.
 
@@ -169,6 +170,31 @@ def test_at_the_connection_cap_an_idle_connection_makes_room_for_a_new_client(pl
             answer = health(sock)
             assert answer is not None and answer[0] == 200, "the new client was refused at the cap"
         assert alive(idle) == 15
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_near_the_connection_cap_idle_connections_get_the_short_idle_timeout(plain):
+    server = plain("pressure", maxConnections=8, maxConnectionsPerAddress=0, idleTimeoutUnderPressureSeconds=1)
+    idle = []
+    try:
+        # Six of eight open (three quarters): idle keep-alive connections close after 1 s, not 60 s, until fewer
+        # than three quarters are open.
+        for _ in range(6):
+            sock = connect(server)
+            assert health(sock)[0] == 200
+            idle.append(sock)
+        assert eventually(lambda: alive(idle) < 6, seconds=5)
+        left = [sock for sock in idle if not closed_by_server(sock, 0.005)]
+        assert len(left) < 6
+        # Below three quarters the normal idle timeout applies again.
+        calm = [connect(server) for _ in range(5 - len(left))]
+        idle += calm
+        for sock in calm:
+            assert health(sock)[0] == 200
+        time.sleep(1.5)
+        assert alive(left + calm) == 5
     finally:
         for sock in idle:
             sock.close()
