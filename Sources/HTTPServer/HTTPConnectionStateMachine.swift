@@ -54,7 +54,7 @@ struct HTTPConnectionStateMachine {
         case write
         /// Run the route's admission check and reserve the body for the request `takeAdmissionCall()` returns.
         case admit
-        /// Run the route's handler and handler for the request `takeHandlerCall()` returns.
+        /// Run the route's handler for the request `takeHandlerCall()` returns.
         case runHandler
         /// A response was fully written: log `completed` and count it.
         case requestCompleted
@@ -148,6 +148,7 @@ struct HTTPConnectionStateMachine {
 
     var hasPendingOutput: Bool { outputOffset < output.count }
     var wantsReadEvents: Bool { phase != .closed && phase != .admitting && !readEOF && !readPaused }
+    var wantsWriteEvents: Bool { phase != .closed && (hasPendingOutput || tlsWantsWrite) }
 
     /// Idle between requests after at least one response: a keep-alive connection that may be closed to make
     /// room (`EventLoop.evictOldestIdle`) or sooner under pressure.
@@ -158,7 +159,6 @@ struct HTTPConnectionStateMachine {
     func idleKeepAliveExpired(now: UInt64, after nanos: UInt64) -> Bool {
         isIdleKeepAlive && now &- idleSince >= nanos
     }
-    var wantsWriteEvents: Bool { phase != .closed && (hasPendingOutput || tlsWantsWrite) }
 
     // MARK: Socket events
 
