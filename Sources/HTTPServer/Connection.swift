@@ -20,6 +20,10 @@ final class Connection {
     /// The epoll events the socket is registered for.
     var registeredEvents: UInt32 = 0
     var closed = false
+    /// The address `AddressTable` counts this connection under; nil for an exempt address (a trusted proxy).
+    var addressKey: PeerAddress.Key?
+    /// Body bytes reserved in `AddressTable` for the current request (released when its response is written).
+    var reservedBodyBytes = 0
     /// The last TLS read wanted the socket writable.
     private(set) var tlsWantsWrite = false
 

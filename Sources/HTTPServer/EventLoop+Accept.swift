@@ -2,8 +2,8 @@ import CLinux
 import Glibc
 import Logging
 
-/// Accepting connections: the connection limit, surviving descriptor exhaustion, and each new connection's
-/// socket options, TLS session and state machine.
+/// Accepting connections: the per-address and global connection limits, surviving descriptor exhaustion, and each
+/// new connection's socket options, TLS session and state machine.
 extension EventLoop {
     func acceptConnections() {
         // Bounded per wake-up so one busy listener cannot starve established connections; level-triggered
@@ -28,22 +28,47 @@ extension EventLoop {
                     return
                 }
             }
-            let open = context.openConnections.load(ordering: .relaxed)
-            if open >= context.limits.maxConnections || draining {
+            if draining {
                 close(fd)
+                continue
+            }
+            let peer = Listener.peerAddress(address)
+            // A trusted proxy carries many clients: it is not counted per address.
+            let key = peer.flatMap { context.exemptAddresses.contains($0) ? nil : $0.key }
+            if let key, !context.addresses.withLock({ $0.open(key) }) {
+                close(fd)
+                refusedPerAddressSinceLog += 1
+                logRefusals()
+                continue
+            }
+            // At the cap, the loop's oldest idle keep-alive connection makes room; only without one is the new
+            // connection refused (so idle connections cannot keep everyone else out).
+            let open = context.openConnections.load(ordering: .relaxed)
+            if open >= context.limits.maxConnections && !evictOldestIdle() {
+                close(fd)
+                if let key { context.addresses.withLock { $0.closed(key) } }
                 refusedSinceLog += 1
-                // At most one line per second: a connection flood must not become a log flood.
-                if now &- lastRefusalLog >= 1_000_000_000 {
-                    context.logger.warning("Connections refused: too many open connections",
-                                           ["open": "\(open)", "refused": "\(refusedSinceLog)", "loop": "\(index)"])
-                    lastRefusalLog = now
-                    refusedSinceLog = 0
-                }
+                logRefusals()
                 continue
             }
             let described = Listener.describe(address)
-            setUp(fd, peer: described.text, address: described.address)
+            setUp(fd, peer: described.text, address: described.address, key: key)
         }
+        if evictedSinceLog > 0 { logRefusals() }
+    }
+
+    /// At most one line per second: a connection flood must not become a log flood.
+    private func logRefusals() {
+        guard now &- lastRefusalLog >= 1_000_000_000 else { return }
+        context.logger.warning("Connections refused or evicted at a connection limit", [
+            "open": "\(context.openConnections.load(ordering: .relaxed))", "refused_global": "\(refusedSinceLog)",
+            "refused_per_address": "\(refusedPerAddressSinceLog)", "evicted_idle": "\(evictedSinceLog)",
+            "loop": "\(index)",
+        ])
+        lastRefusalLog = now
+        refusedSinceLog = 0
+        refusedPerAddressSinceLog = 0
+        evictedSinceLog = 0
     }
 
     /// Out of descriptors: shed the pending connection with the reserve descriptor, then stop accepting for one
@@ -75,7 +100,8 @@ extension EventLoop {
         }
     }
 
-    private func setUp(_ fd: Int32, peer: String, address: String) {
+    /// `key`: what `AddressTable` counted the connection under (nil: exempt); given back when it closes.
+    private func setUp(_ fd: Int32, peer: String, address: String, key: PeerAddress.Key?) {
         var one: Int32 = 1
         // Responses are written in one send; without TCP_NODELAY Nagle would hold back small ones.
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -83,6 +109,7 @@ extension EventLoop {
         if let tls = context.tls {
             guard let s = TLSSession(context: tls, fd: fd) else {
                 close(fd)
+                if let key { context.addresses.withLock { $0.closed(key) } }
                 context.logger.error("SSL_new failed", ["loop": "\(index)"])
                 return
             }
@@ -91,12 +118,14 @@ extension EventLoop {
         let machine = HTTPConnectionStateMachine(env: environment, peer: peer, address: address,
                                                  isTLS: session != nil, now: now)
         let connection = Connection(fd: fd, id: nextConnectionID, tls: session, machine: machine)
+        connection.addressKey = key
         nextConnectionID += 1
         let events = UInt32(EPOLLIN.rawValue)
         var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
         if epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0 {
             context.logger.error("epoll_ctl(ADD) failed", ["errno": "\(errno)", "loop": "\(index)"])
             close(fd)
+            if let key { context.addresses.withLock { $0.closed(key) } }
             return
         }
         connection.registeredEvents = events

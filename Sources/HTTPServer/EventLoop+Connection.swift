@@ -42,6 +42,8 @@ extension EventLoop {
                 action = readAvailable(connection)
             case .write:
                 action = flush(connection)
+            case .admit:
+                action = admit(connection)
             case .runHandler:
                 guard let (request, route) = connection.machine.takeHandlerCall() else {
                     // Not reachable: the machine sets the call together with the action. Closing beats trapping.
@@ -50,6 +52,7 @@ extension EventLoop {
                 }
                 action = run(route, request, on: connection)
             case .requestCompleted:
+                releaseBody(connection)
                 logAccess(connection)
                 action = connection.machine.proceed(now: now)
             case .shutdownOutput:
@@ -108,21 +111,40 @@ extension EventLoop {
         }
     }
 
-    /// Runs the admission check, then the handler: on the loop for `onEventLoop` routes, else as a task whose
-    /// response comes back through the mailbox.
-    private func run(_ route: Router.Route, _ request: HTTPRequest, on connection: Connection) -> Action {
+    /// A request head arrived: the route's admission check (address and instance rate limits), then the body's
+    /// reservation in the server-wide budget, both before any body byte is read or `100 Continue` sent.
+    private func admit(_ connection: Connection) -> Action {
+        guard let (request, route, bodyBytes) = connection.machine.takeAdmissionCall() else {
+            return connection.machine.failed()  // not reachable: the machine sets the call with the action
+        }
         if let admission = route.admission {
             do {
                 try admission(request)
             } catch let error as any HTTPResponseError {
-                return connection.machine.responded(route.finish(request, HTTPResponse(error: error)), now: now)
+                return connection.machine.refused(route.finish(request, HTTPResponse(error: error)), now: now)
             } catch {
                 context.logger.error("Admission check failed", ["error": "\(error)", "route": request.routePattern,
                                                                 "request_id": request.requestID])
-                return connection.machine.responded(route.finish(request, HTTPResponse(error: HTTPError.internalError)),
-                                                    now: now)
+                return connection.machine.refused(route.finish(request, HTTPResponse(error: HTTPError.internalError)),
+                                                  now: now)
             }
         }
+        if bodyBytes > 0 {
+            let decision = context.addresses.withLock { $0.reserveBody(bodyBytes, for: connection.addressKey) }
+            guard decision == .reserved else {
+                context.logger.debug("Request body refused: body budget spent",
+                                     ["peer": connection.machine.peer, "bytes": "\(bodyBytes)", "scope": "\(decision)"])
+                return connection.machine.refused(route.finish(request, HTTPResponse(error: BodyBudgetError())),
+                                                  now: now)
+            }
+            connection.reservedBodyBytes = bodyBytes
+        }
+        return connection.machine.admitted(now: now)
+    }
+
+    /// Runs the handler (the request was admitted when its head arrived): on the loop for `onEventLoop` routes,
+    /// else as a task whose response comes back through the mailbox.
+    private func run(_ route: Router.Route, _ request: HTTPRequest, on connection: Connection) -> Action {
         switch route.handler {
         case .onEventLoop(let handler):
             let response: HTTPResponse
@@ -151,7 +173,15 @@ extension EventLoop {
 
     /// Closes connections whose phase deadline passed (reading ones get a 408 first).
     func expireDeadlines() {
+        // Near the connection cap, idle keep-alive connections get the short idle timeout.
+        let open = context.openConnections.load(ordering: .relaxed)
+        let pressured = open * 4 >= context.limits.maxConnections * 3
+        let shortIdle = context.limits.idleTimeoutUnderPressure.nanoseconds
         for case let connection? in connections {
+            if pressured && connection.machine.idleKeepAliveExpired(now: now, after: shortIdle) {
+                perform(connection, connection.machine.close())
+                continue
+            }
             let deadline = connection.machine.deadline
             guard deadline != 0 && now >= deadline else { continue }
             if connection.machine.phase == .readingHead || connection.machine.phase == .readingBody {

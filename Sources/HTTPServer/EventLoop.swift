@@ -49,6 +49,8 @@ final class EventLoop: @unchecked Sendable {
     var acceptPausedUntil: UInt64 = 0
     var lastRefusalLog: UInt64 = 0
     var refusedSinceLog = 0
+    var refusedPerAddressSinceLog = 0
+    var evictedSinceLog = 0
     var draining = false
     var drainDeadline: UInt64 = 0
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -239,6 +241,37 @@ final class EventLoop: @unchecked Sendable {
         connections[Int(connection.fd)] = nil
         connectionCount -= 1
         context.openConnections.subtract(1, ordering: .relaxed)
+        let key = connection.addressKey
+        let reserved = connection.reservedBodyBytes
+        connection.reservedBodyBytes = 0
+        if key != nil || reserved > 0 {
+            context.addresses.withLock { table in
+                table.releaseBody(reserved, for: key)
+                if let key { table.closed(key) }
+            }
+        }
+    }
+
+    /// Gives back the body bytes reserved for the request whose response was just written.
+    func releaseBody(_ connection: Connection) {
+        guard connection.reservedBodyBytes > 0 else { return }
+        let reserved = connection.reservedBodyBytes
+        connection.reservedBodyBytes = 0
+        context.addresses.withLock { $0.releaseBody(reserved, for: connection.addressKey) }
+    }
+
+    /// Closes this loop's connection that has been idle (keep-alive, between requests) the longest, to make room
+    /// for a new one at the connection cap. Returns false when this loop has none. O(connections), run only at the
+    /// cap.
+    func evictOldestIdle() -> Bool {
+        var oldest: Connection?
+        for case let connection? in connections where connection.machine.isIdleKeepAlive {
+            if oldest.map({ connection.machine.idleSince < $0.machine.idleSince }) ?? true { oldest = connection }
+        }
+        guard let oldest else { return false }
+        evictedSinceLog += 1
+        perform(oldest, oldest.machine.close())
+        return true
     }
 
     static func randomHex(_ bytes: Int) -> String {

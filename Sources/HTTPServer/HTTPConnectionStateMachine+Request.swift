@@ -8,14 +8,17 @@ extension HTTPConnectionStateMachine {
             deadline = now + env.headerReadNanos
             request.start = now
         }
-        switch parser.next() {
+        let event = parser.next()
+        // The parser has looked at what a head can be: reading may go on (a request is admitted first).
+        let resumed = resumeReadingAfterHead()
+        switch event {
         case .needMoreData:
             // The client finished sending: between requests that is a normal close; mid-request there is nobody
             // left to read an answer about the truncated request.
-            return readEOF ? close() : .wait
+            if readEOF { return close() }
+            return resumed ? nil : .wait
         case .head(let head):
-            startRequest(head, now: now)
-            return nil
+            return startRequest(head, now: now)
         case .body(let body, let trailers):
             return dispatch(body: body, trailers: trailers, now: now)
         case .error(let error):
@@ -32,7 +35,48 @@ extension HTTPConnectionStateMachine {
         return proceed(now: now)
     }
 
-    private mutating func startRequest(_ head: RequestHead, now: UInt64) {
+    /// The route's admission check passed and the body is reserved: read the body (asking for it with
+    /// `100 Continue` when the client waits for that).
+    mutating func admitted(now: UInt64) -> Action {
+        guard phase == .admitting else { return phase == .closed ? .close : .wait }
+        phase = .readingBody
+        parser.reserveDeclaredBody()
+        if request.expectsContinue { output.append(contentsOf: Self.continueLine) }
+        return proceed(now: now)
+    }
+
+    /// The request was refused when its head arrived (`response` already carries the route's hook). Its body is
+    /// not read: a small declared one (`discardableBodyBytes`) is dropped as it arrives and the connection stays,
+    /// otherwise the answer goes out at once and the connection closes (the lingering close discards what the
+    /// client still sends, without buffering it).
+    mutating func refused(_ response: HTTPResponse, now: UInt64) -> Action {
+        guard phase == .admitting else { return phase == .closed ? .close : .wait }
+        switch request.head?.framing ?? BodyFraming.none {
+        case .none:
+            // The parser still holds the (empty) body event: answered when it comes (`dispatch`).
+            request.refusal = response
+            phase = .readingBody
+        case .contentLength(let n) where n <= Self.discardableBodyBytes && !request.expectsContinue:
+            request.refusal = response
+            phase = .readingBody
+        default:
+            phase = .handling
+            sendResponse(response, keepAlive: false, now: now)
+        }
+        return proceed(now: now)
+    }
+
+    /// The request (without its body), route and body bytes to reserve of the `.admit` just returned (once).
+    mutating func takeAdmissionCall() -> (request: HTTPRequest, route: Router.Route, bodyBytes: Int)? {
+        admissionCall.take()
+    }
+
+    /// A refused request's declared body up to this size is read and dropped, keeping the connection (and a
+    /// pipelined client's order); a larger one is not read at all.
+    static let discardableBodyBytes = 8 * 1024
+
+    /// Nil: go on parsing; an action: do it (`.admit`).
+    private mutating func startRequest(_ head: RequestHead, now: UInt64) -> Action? {
         request.head = head
         request.routePattern = "-"
         request.match = nil
@@ -50,7 +94,7 @@ extension HTTPConnectionStateMachine {
         } else {
             guard let segments = PercentDecoding.segments(path: path) else {
                 respondToParseError(.bad("Invalid percent-encoding in path"), now: now)
-                return
+                return nil
             }
             match = env.router.match(head.method, segments)
         }
@@ -65,44 +109,64 @@ extension HTTPConnectionStateMachine {
                 // Nobody wants this body: answer now (no 100 Continue) and close rather than read it.
                 phase = .handling
                 sendResponse(Self.defaultResponse(for: match), keepAlive: false, now: now)
-                return
+                return nil
             }
             limit = 0
         }
+        let bodyBytes: Int
         switch parser.beginBody(limit: limit) {
         case .tooLarge:
             respondToParseError(.bodyTooLarge, now: now)
+            return nil
         case .read:
             phase = .readingBody
             deadline = now + env.bodyReadNanos
-            if head.expectsContinue {
-                // RFC 9110 §10.1.1: the route exists and the declared length fits, so ask for the body.
-                output.append(contentsOf: Self.continueLine)
-            }
+            // RFC 9110 §10.1.1: the route exists and the declared length fits; the body is asked for once the
+            // request is admitted (`admitted`).
+            request.expectsContinue = head.expectsContinue
+            if case .contentLength(let n) = head.framing { bodyBytes = n } else { bodyBytes = limit }
         case .noBody:
             phase = .readingBody
+            bodyBytes = 0
         }
+        guard case .found(let route, let parameters) = match else {
+            if request.expectsContinue { output.append(contentsOf: Self.continueLine) }
+            return nil
+        }
+        guard let items = query.map(PercentDecoding.queryItems) ?? [] else {
+            respondToParseError(.bad("Invalid percent-encoding in query"), now: now)
+            return nil
+        }
+        let built = HTTPRequest(
+            method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: items,
+            headers: head.headers, peer: peer, clientAddress: address, routePattern: route.pattern,
+            requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
+        request.built = built
+        guard route.admission != nil || bodyBytes > 0 else { return nil }
+        // Admission (rate limits, the body budget) is decided now, before any body byte is read or asked for.
+        phase = .admitting
+        admissionCall = (built, route, bodyBytes)
+        return .admit
     }
 
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private mutating func dispatch(body: [UInt8], trailers: HTTPHeaders, now: UInt64) -> Action? {
-        guard let head = request.head, let match = request.match else { return close() }
+        guard request.head != nil, let match = request.match else { return close() }
         phase = .handling
         deadline = 0
-        guard case .found(let route, let parameters) = match else {
+        guard case .found(let route, _) = match else {
             sendResponse(Self.defaultResponse(for: match), now: now)
             return nil
         }
-        let path = request.path
-        guard let query = request.query.map(PercentDecoding.queryItems) ?? [] else {
-            respondToParseError(.bad("Invalid percent-encoding in query"), now: now)
+        if let refusal = request.refusal {
+            // Refused at admission; its small body was read only to keep the connection.
+            sendResponse(refusal, now: now)
             return nil
         }
-        let built = HTTPRequest(
-            method: head.method, rawTarget: head.target, path: String(path), parameters: parameters, query: query,
-            headers: head.headers, trailers: trailers, body: body, peer: peer, clientAddress: address,
-            routePattern: route.pattern, requestID: request.requestID, isTLS: isTLS, minorVersion: head.minorVersion)
+        guard var built = request.built.take() else { return close() }
+        built.body = body
+        built.trailers = trailers
         handlerCall = (built, route)
         return .runHandler
     }

@@ -14,7 +14,10 @@
 /// - `.read`: read until the socket would block, feeding `received(_:now:)` while it returns true, then report
 ///   `readStopped(tlsWantsWrite:now:)`, `readEOF(now:)` or `failed()`.
 /// - `.write`: send `pendingOutput`, reporting `wrote(_:now:)` per send, or `writeWouldBlock()` / `failed()`.
-/// - `.runHandler`: take the request with `takeHandlerCall()`, run the admission check and handler, then report
+/// - `.admit`: a request head arrived; take it with `takeAdmissionCall()`, run the route's admission check and
+///   reserve its body bytes, then report `admitted(now:)` or `refused(_:now:)`. Before the body is read and before
+///   `100 Continue` is sent, so a refused request costs neither.
+/// - `.runHandler`: take the request with `takeHandlerCall()`, run the handler, then report
 ///   `responded(_:now:)` (possibly much later, from a task; a response for a request the connection no longer
 ///   waits for is ignored).
 /// - `.requestCompleted`: write the access log line for `completed`, then `proceed(now:)`.
@@ -30,6 +33,8 @@ struct HTTPConnectionStateMachine {
         /// Between requests (or before the first one); no request byte buffered.
         case idle
         case readingHead
+        /// The head is in and the loop runs the admission check (`.admit`); nothing is read or parsed meanwhile.
+        case admitting
         case readingBody
         /// The handler runs; reads continue into the parser's buffer (bounded) but nothing is parsed.
         case handling
@@ -47,7 +52,9 @@ struct HTTPConnectionStateMachine {
         case wait
         case read
         case write
-        /// Run the route's admission check and handler for the request `takeHandlerCall()` returns.
+        /// Run the route's admission check and reserve the body for the request `takeAdmissionCall()` returns.
+        case admit
+        /// Run the route's handler for the request `takeHandlerCall()` returns.
         case runHandler
         /// A response was fully written: log `completed` and count it.
         case requestCompleted
@@ -90,12 +97,19 @@ struct HTTPConnectionStateMachine {
     /// Shutting down: after our final response, discard what already arrived and close.
     private var closeWhenDrained = false
     private var discardedThisWakeUp = 0
+    /// Reading stopped with bytes possibly left (in the socket or, with TLS, inside OpenSSL where epoll cannot see
+    /// them) so that the head is parsed first: reading goes on once it is (`parseStep`).
+    private var readStoppedForHead = false
     /// `completed` holds a request not yet reported with `.requestCompleted`.
     private var completionPending = false
     /// The request of the latest `.requestCompleted`.
     private(set) var completed = CompletedRequest()
     /// The request and route of a `.runHandler` not yet taken (set by the request half).
     var handlerCall: (request: HTTPRequest, route: Router.Route)?
+    /// The request (without its body) of an `.admit` not yet taken, and the body bytes to reserve.
+    var admissionCall: (request: HTTPRequest, route: Router.Route, bodyBytes: Int)?
+    /// Monotonic ns when the connection last became idle after a response (0: never); what eviction orders by.
+    private(set) var idleSince: UInt64 = 0
 
     // The current request.
     var request = RequestState()
@@ -112,6 +126,11 @@ struct HTTPConnectionStateMachine {
         var status = 0
         var bytesOut = 0
         var rejection: HTTPParseError?
+        /// The request as the handler will see it, built when the head arrived (the body is added at dispatch).
+        var built: HTTPRequest?
+        /// The request was refused at admission but its small body is read (and dropped) to keep the connection.
+        var refusal: HTTPResponse?
+        var expectsContinue = false
     }
 
     init(env: ConnectionEnvironment, peer: String, address: String, isTLS: Bool, now: UInt64) {
@@ -128,8 +147,18 @@ struct HTTPConnectionStateMachine {
     // MARK: Interest
 
     var hasPendingOutput: Bool { outputOffset < output.count }
-    var wantsReadEvents: Bool { phase != .closed && !readEOF && !readPaused }
+    var wantsReadEvents: Bool { phase != .closed && phase != .admitting && !readEOF && !readPaused }
     var wantsWriteEvents: Bool { phase != .closed && (hasPendingOutput || tlsWantsWrite) }
+
+    /// Idle between requests after at least one response: a keep-alive connection that may be closed to make
+    /// room (`EventLoop.evictOldestIdle`) or sooner under pressure.
+    var isIdleKeepAlive: Bool { phase == .idle && requestCount > 0 && parser.isIdle }
+
+    /// An idle keep-alive connection that has been idle at least `nanos` (the shortened idle timeout near the
+    /// connection cap).
+    func idleKeepAliveExpired(now: UInt64, after nanos: UInt64) -> Bool {
+        isIdleKeepAlive && now &- idleSince >= nanos
+    }
 
     // MARK: Socket events
 
@@ -174,11 +203,26 @@ struct HTTPConnectionStateMachine {
             if requestCount > 0 || deadline == 0 { deadline = now + env.headerReadNanos }
             request.start = now
         }
+        if phase == .readingHead && parser.bufferedBytes > env.maxBufferedWhileBusy {
+            // More than any head can be: let the parser decide (and admission run) before reading further, so a
+            // body sent with its head is not buffered before the request is admitted.
+            readStoppedForHead = true
+            return false
+        }
         if (phase == .handling || phase == .writing) && parser.bufferedBytes > env.maxBufferedWhileBusy {
             // A client pipelining faster than we answer: stop reading until this response is out.
             readPaused = true
             return false
         }
+        return true
+    }
+
+    /// The parser has looked at everything a head can be after `received` stopped reading for it: reading may go
+    /// on. Returns whether it had stopped.
+    mutating func resumeReadingAfterHead() -> Bool {
+        guard readStoppedForHead else { return false }
+        readStoppedForHead = false
+        readBlocked = false
         return true
     }
 
@@ -246,7 +290,7 @@ struct HTTPConnectionStateMachine {
     mutating func timerFired(now: UInt64) -> Action {
         guard deadline != 0 && now >= deadline else { return .wait }
         switch phase {
-        case .readingHead, .readingBody:
+        case .readingHead, .admitting, .readingBody:
             lingerBriefly = true
             respondToParseError(HTTPParseError(.requestTimeout, "Request timed out"), now: now)
             return proceed(now: now)
@@ -263,7 +307,7 @@ struct HTTPConnectionStateMachine {
         switch phase {
         case .idle, .handshaking, .lingering:
             return close()
-        case .readingHead, .readingBody, .handling, .writing:
+        case .readingHead, .admitting, .readingBody, .handling, .writing:
             closeAfterWrite = true
             return .wait
         case .closed:
@@ -297,7 +341,7 @@ struct HTTPConnectionStateMachine {
             switch phase {
             case .idle, .readingHead, .readingBody:
                 if let action = parseStep(now: now) { return action }
-            case .handshaking, .handling, .writing, .lingering, .closed:
+            case .handshaking, .admitting, .handling, .writing, .lingering, .closed:
                 return .wait
             }
         }
@@ -320,6 +364,7 @@ struct HTTPConnectionStateMachine {
         }
         phase = .idle
         deadline = now + env.idleNanos
+        idleSince = now
         if readPaused {
             readPaused = false
             readBlocked = false

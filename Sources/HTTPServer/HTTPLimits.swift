@@ -12,6 +12,22 @@ public struct HTTPLimits: Sendable {
     /// Most simultaneously open connections across all loops; further ones are accepted and closed at once.
     /// Default 10,000 (the process also needs `RLIMIT_NOFILE` above this).
     public var maxConnections: Int = 10_000
+    /// Most open connections from one client address (IPv6: one /64), counted from accept (TLS handshake and
+    /// waiting for the request head included); further ones are accepted and closed at once. 0 = no limit.
+    /// Default 128.
+    public var maxConnectionsPerAddress: Int = 128
+    /// Addresses exempt from `maxConnectionsPerAddress` and from the per-address share of
+    /// `maxBodyBytesInFlight` (a reverse proxy carries many clients). Text that is not an IP address is ignored.
+    public var connectionLimitExemptAddresses: [String] = []
+    /// Request-body bytes buffered at once across all connections: reserved when a request head arrives (the
+    /// declared length, or the route's limit for a chunked body), released when its response is written. Past it
+    /// a request gets `503` with `Retry-After` before its body is read. One address may hold an eighth of it.
+    /// Default 64 MiB.
+    public var maxBodyBytesInFlight: Int = 64 * 1024 * 1024
+    /// With at least three quarters of `maxConnections` open, keep-alive connections idle this long are closed
+    /// (instead of after `idleTimeout`); at the cap, a new connection closes the loop's oldest idle keep-alive
+    /// connection instead of being refused. Default 5 s.
+    public var idleTimeoutUnderPressure: Duration = .seconds(5)
     /// Time allowed from a request's first byte (or from accept) to the end of its header section. It is a
     /// deadline, not an inactivity timer, so trickling bytes does not extend it. Default 10 s.
     public var headerReadTimeout: Duration = .seconds(10)

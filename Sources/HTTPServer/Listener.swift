@@ -69,6 +69,21 @@ enum Listener {
         return describe(storage).port
     }
 
+    /// The peer's address for the per-address limits; nil for a family other than IPv4 and IPv6.
+    static func peerAddress(_ storage: sockaddr_storage) -> PeerAddress? {
+        var storage = storage
+        switch Int32(storage.ss_family) {
+        case AF_INET6:
+            var v6 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
+            return PeerAddress(bytes: withUnsafeBytes(of: &v6.sin6_addr) { Array($0) })
+        case AF_INET:
+            var v4 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            return PeerAddress(bytes: withUnsafeBytes(of: &v4.sin_addr) { Array($0) })
+        default:
+            return nil
+        }
+    }
+
     /// `ip:port` (IPv6 as `[ip]:port`) of a peer or local address, and the bare address (`ip`).
     static func describe(_ storage: sockaddr_storage) -> (text: String, address: String, port: Int) {
         var storage = storage

@@ -103,6 +103,9 @@ public struct RequestParser: Sendable {
     /// Bytes received but not parsed yet.
     public var bufferedBytes: Int { buffer.count - readIndex }
 
+    /// The largest buffer kept for the next bytes once everything in it was parsed.
+    static let keptBufferCapacity = 128 * 1024
+
     /// Adds received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()
@@ -117,7 +120,9 @@ public struct RequestParser: Sendable {
 
     private mutating func compact() {
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // A buffer a body's burst grew is given back: a held upload would otherwise keep its bytes twice,
+            // once here and once in `body`.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.keptBufferCapacity)
             scanIndex -= readIndex
             readIndex = 0
         } else if readIndex > 16384 && readIndex * 2 > buffer.count {
@@ -151,6 +156,12 @@ public struct RequestParser: Sendable {
             state = .chunkSize
             return .read
         }
+    }
+
+    /// The declared body was admitted (its bytes are budgeted): one allocation for all of it rather than doubling
+    /// copies as it arrives. Pages not yet written stay unbacked, so a body that never comes costs little.
+    public mutating func reserveDeclaredBody() {
+        if case .fixedBody(let remaining) = state, body.isEmpty { body.reserveCapacity(remaining) }
     }
 
     /// Parses as far as the buffered bytes allow.
@@ -212,6 +223,7 @@ public struct RequestParser: Sendable {
                 if n == 0 { return .needMoreData }
                 body.append(contentsOf: buffer[readIndex..<readIndex + n])
                 advance(to: readIndex + n)
+                compact()
                 if n == remaining {
                     state = .requestLine
                     return completeBody(trailers: HTTPHeaders())
@@ -242,6 +254,7 @@ public struct RequestParser: Sendable {
                 if n == 0 { return .needMoreData }
                 body.append(contentsOf: buffer[readIndex..<readIndex + n])
                 advance(to: readIndex + n)
+                compact()
                 state = n == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - n)
             case .chunkDataEnd:
                 if bufferedBytes < 2 { return .needMoreData }

@@ -7,8 +7,10 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPRespo
 /// wait or do I/O, and may hold a lock only for a moment — every other connection of the loop waits for it.
 public typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
-/// A route's admission check: runs on the event-loop thread once the request is read, before the handler's task is
-/// created. Throwing an `HTTPResponseError` answers with it at once; returning lets the handler run.
+/// A route's admission check: runs on the event-loop thread as soon as the request head is in, before the body is
+/// read or `100 Continue` sent, so it sees the request without its body. Throwing an `HTTPResponseError` answers
+/// with it at once (a large body is then never read: the connection closes after the answer); returning lets the
+/// body be read and the handler run.
 ///
 /// Why: refusing a request (a rate limit) costs almost nothing here, while a handler task costs a hop to the Swift
 /// concurrency pool and back (thread wake-ups on both sides). An abusive client whose requests are refused thus

@@ -1,3 +1,4 @@
+import Locking
 import Logging
 import Synchronization
 
@@ -16,6 +17,10 @@ final class ServerContext: Sendable {
     let acceptedConnections = Atomic<Int>(0)
     /// Requests answered since start.
     let completedRequests = Atomic<Int>(0)
+    /// Connections and reserved body bytes per client address, shared by every loop (`AddressTable`).
+    let addresses: Locked<AddressTable>
+    /// `limits.connectionLimitExemptAddresses`, parsed.
+    let exemptAddresses: Set<PeerAddress>
 
     init(router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
          onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?,
@@ -27,6 +32,10 @@ final class ServerContext: Sendable {
         self.serverName = serverName
         self.onRequestsCompleted = onRequestsCompleted
         self.errorResponse = errorResponse
+        addresses = Locked(AddressTable(
+            maxConnectionsPerAddress: limits.maxConnectionsPerAddress, maxBodyBytes: limits.maxBodyBytesInFlight,
+            maxBodyBytesPerAddress: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight / 8)))
+        exemptAddresses = Set(limits.connectionLimitExemptAddresses.compactMap(PeerAddress.init))
     }
 
     /// The response for an error a handler threw: its own for an `HTTPResponseError`, else what `errorResponse`

@@ -18,6 +18,10 @@ struct ConnectionHarness {
     var handling: [HTTPRequest] = []
     var completed: [CompletedRequest] = []
     var outputShutdowns = 0
+    /// Each `.admit`: the request as admission saw it (no body) and the body bytes it reserves.
+    var admissions: [(request: HTTPRequest, bodyBytes: Int)] = []
+    /// What admission answers; nil admits.
+    var admissionRefusal: HTTPResponse?
     var closed = false
 
     init(limits: HTTPLimits = ConnectionHarness.limits, tls: Bool = false, draining: Bool = false) {
@@ -26,6 +30,8 @@ struct ConnectionHarness {
         router.post("/echo") { request in HTTPResponse(status: .ok, body: request.body) }
         router.post("/small", bodyLimit: BodyLimit(maxBytes: 8)) { _ in .text("ok") }
         router.get("/fail", onEventLoop: { _ in throw HTTPError(.badRequest, detail: "Nope") })
+        // With an admission check (what it answers is the harness's `admissionRefusal`), and no body.
+        router.add(.get, "/guarded", admission: { _ in }, onEventLoop: { _ in .text("guarded") })
         let env = ConnectionEnvironment(router: router, limits: limits, serverName: nil, requestIDPrefix: "t",
                                         readBufferSize: Self.bufferSize, lingerNanos: 2_000_000_000,
                                         tickNanos: 100_000_000, fixedDate: Self.date)
@@ -105,6 +111,10 @@ struct ConnectionHarness {
                     if writeCapacity != .max { writeCapacity -= n }
                     action = machine.wrote(n, now: now)
                 }
+            case .admit:
+                let (request, _, bodyBytes) = machine.takeAdmissionCall()!
+                admissions.append((request, bodyBytes))
+                action = admissionRefusal.map { machine.refused($0, now: now) } ?? machine.admitted(now: now)
             case .runHandler:
                 // The machine sets the call right before returning the action: a nil here is a bug the trap shows.
                 let (request, route) = machine.takeHandlerCall()!

@@ -357,4 +357,34 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertEqual(errors(#"{"limits":{"trustedProxies":"127.0.0.1"},"instances":[\#(validInstance)]}"#),
                        ["limits.trustedProxies: must be an array of IP addresses, got string"])
     }
+
+    func testConnectionAndBodyBudgetLimitsHaveTheirDocumentedDefaultsAndAreRead() throws {
+        let defaults = try parse(#"{"instances":[\#(validInstance)]}"#).0.limits
+        XCTAssertEqual(defaults.maxConnectionsPerAddress, 128)
+        XCTAssertEqual(defaults.maxBodyBytesInFlight, 64 << 20)
+        XCTAssertEqual(defaults.idleTimeoutUnderPressureSeconds, 5)
+        let json = #"""
+            {"limits":{"maxConnectionsPerAddress":0,"maxBodyBytesInFlight":2097152,"idleTimeoutUnderPressureSeconds":2},
+             "instances":[\#(validInstance)]}
+            """#
+        let limits = try parse(json).0.limits
+        XCTAssertEqual(limits.maxConnectionsPerAddress, 0, "0 turns the limit off")
+        XCTAssertEqual(limits.maxBodyBytesInFlight, 2 << 20)
+        XCTAssertEqual(limits.idleTimeoutUnderPressureSeconds, 2)
+    }
+
+    func testConnectionAndBodyBudgetErrorsNameTheField() {
+        let json = #"""
+            {"limits":{"maxConnectionsPerAddress":-1,"maxBodyBytesInFlight":1000,"idleTimeoutUnderPressureSeconds":0},
+             "instances":[\#(validInstance)]}
+            """#
+        XCTAssertEqual(Set(errors(json)), [
+            "limits.maxConnectionsPerAddress: must be between 0 and 1000000, got -1",
+            "limits.maxBodyBytesInFlight: must be between 1048576 and 17179869184, got 1000",
+            "limits.idleTimeoutUnderPressureSeconds: must be between 1 and 86400, got 0",
+        ])
+        XCTAssertEqual(
+            errors(#"{"limits":{"maxBodyBytes":4194304,"maxBodyBytesInFlight":2097152},"instances":[\#(validInstance)]}"#),
+            ["limits.maxBodyBytesInFlight: must be at least maxBodyBytes (4194304), or no request of that size could pass"])
+    }
 }

@@ -122,6 +122,13 @@ public final class Application: Sendable {
         limits.maxHeaderBytes = config.limits.maxHeaderBytes
         limits.maxBodyBytes = config.limits.maxBodyBytes
         limits.maxConnections = config.limits.maxConnections
+        limits.maxConnectionsPerAddress = config.limits.maxConnectionsPerAddress
+        limits.maxBodyBytesInFlight = config.limits.maxBodyBytesInFlight
+        // Never longer than the idle timeout itself.
+        limits.idleTimeoutUnderPressure = .seconds(min(config.limits.idleTimeoutUnderPressureSeconds,
+                                                       config.limits.idleTimeoutSeconds))
+        // A reverse proxy carries many clients: exempt from the per-address connection limit.
+        limits.connectionLimitExemptAddresses = config.limits.trustedProxies
         limits.headerReadTimeout = .seconds(config.limits.headerTimeoutSeconds)
         limits.bodyReadTimeout = .seconds(config.limits.bodyTimeoutSeconds)
         limits.idleTimeout = .seconds(config.limits.idleTimeoutSeconds)

@@ -14,16 +14,30 @@ extension ServerConfig {
             "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
             "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
             "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
-            "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice",
+            "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice", "maxConnectionsPerAddress",
+            "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds",
         ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
         if let v = reader.int(limits, "maxBodyBytes", p, in: 1024...(64 << 20)) { out.maxBodyBytes = v }
         if let v = reader.int(limits, "maxConnections", p, in: 1...1_000_000) { out.maxConnections = v }
+        if let v = reader.int(limits, "maxConnectionsPerAddress", p, in: 0...1_000_000) {
+            out.maxConnectionsPerAddress = v
+        }
+        if let v = reader.int(limits, "maxBodyBytesInFlight", p, in: (1 << 20)...(16 << 30)) {
+            out.maxBodyBytesInFlight = v
+        }
+        if let v = reader.int(limits, "idleTimeoutUnderPressureSeconds", p, in: 1...86400) {
+            out.idleTimeoutUnderPressureSeconds = v
+        }
         if let v = reader.int(limits, "headerTimeoutSeconds", p, in: 1...3600) { out.headerTimeoutSeconds = v }
         if let v = reader.int(limits, "bodyTimeoutSeconds", p, in: 1...3600) { out.bodyTimeoutSeconds = v }
         if let v = reader.int(limits, "idleTimeoutSeconds", p, in: 1...86400) { out.idleTimeoutSeconds = v }
         if let v = reader.int(limits, "writeTimeoutSeconds", p, in: 1...3600) { out.writeTimeoutSeconds = v }
+        if out.maxBodyBytesInFlight < out.maxBodyBytes {
+            reader.error("\(p).maxBodyBytesInFlight",
+                         "must be at least maxBodyBytes (\(out.maxBodyBytes)), or no request of that size could pass")
+        }
         if let v = reader.int(limits, "requestsPerSecondPerInstance", p, in: 1...1_000_000) {
             out.requestsPerSecondPerInstance = v
         }

@@ -73,6 +73,15 @@ public struct ServerConfig: Sendable {
         public var maxHeaderBytes = 16 * 1024
         public var maxBodyBytes = 1024 * 1024
         public var maxConnections = 4096
+        /// Open connections from one client address (IPv6: one /64), TLS handshakes and connections waiting for
+        /// their request head included; `trustedProxies` are exempt. 0 = no limit.
+        public var maxConnectionsPerAddress = 128
+        /// Request-body bytes buffered at once across all connections (one address: an eighth of it); past it a
+        /// request gets 503 with `Retry-After` before its body is read.
+        public var maxBodyBytesInFlight = 64 << 20
+        /// With three quarters of `maxConnections` open, idle keep-alive connections close after this long (at
+        /// most `idleTimeoutSeconds`).
+        public var idleTimeoutUnderPressureSeconds = 5
         public var headerTimeoutSeconds = 10
         public var bodyTimeoutSeconds = 30
         public var idleTimeoutSeconds = 60

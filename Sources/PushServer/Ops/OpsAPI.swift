@@ -31,11 +31,13 @@ struct OpsAPI: Sendable {
         // Built once and answered on the event loop: a liveness probe costs no task and no encoding.
         let health = HTTPResponse.json(.object(["status": .string("ok"), "version": .string(BuildInfo.version),
                                                 "commit": .string(BuildInfo.commit)]))
-        router.get("/health", onEventLoop: { _ in health })
-        router.get("/ready") { request in
+        // None of them takes a body: one is refused (413) when the head arrives, never read or buffered.
+        let noBody = BodyLimit(maxBytes: 0)
+        router.add(.get, "/health", bodyLimit: noBody, onEventLoop: { _ in health })
+        router.get("/ready", bodyLimit: noBody) { request in
             try await ready(detailed: decide(request, listener) == .allowed)
         }
-        router.get("/metrics") { request in
+        router.get("/metrics", bodyLimit: noBody) { request in
             switch decide(request, listener) {
             case .allowed:
                 var response = HTTPResponse.text(app.metrics.render())
