@@ -31,6 +31,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         var crashed = false
         var gatedCursors: Set<Int64> = []
         var gateWaiters: [Int64: [CheckedContinuation<Void, Never>]] = [:]
+        var stalled: Set<Operation> = []
     }
 
     let base: InMemoryPushStore
@@ -56,6 +57,15 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     }
 
     func recover(_ operation: Operation) { state.update { $0.failEvery[operation] = nil } }
+
+    /// Every call of `operation` waits, as on a stalled connection, until `unstall(operation)` (then it goes on).
+    func stall(_ operation: Operation) { state.update { _ = $0.stalled.insert(operation) } }
+
+    func unstall(_ operation: Operation) { state.update { _ = $0.stalled.remove(operation) } }
+
+    private func passStall(_ operation: Operation) async {
+        await state.wait { !$0.stalled.contains(operation) }
+    }
 
     /// This node dies: every later call fails and changes nothing.
     func crash() { state.update { $0.crashed = true } }
@@ -114,6 +124,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     @discardableResult
     func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
+        await passStall(.renew)
         do {
             try check(.renew)
             let cancelRequested = try await base.renewLease(job, workerID: workerID, leaseDuration: leaseDuration,
