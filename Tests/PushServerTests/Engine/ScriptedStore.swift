@@ -5,7 +5,8 @@ import PushStore
 
 /// The engine's view of a shared in-memory store, one per engine (node): injects failures per operation, can
 /// "crash" (every later call fails, as if the process had died), can hold a page read until the test opens it,
-/// shifts the clock it passes on (a node that sees another's lease as expired), and records what happened.
+/// can stall every call of an operation (a hung connection), shifts the clock it passes on (a node that sees
+/// another's lease as expired), and records what happened.
 final class ScriptedStore: PublishQueue, DeviceRegistry {
     enum Operation: Hashable, Sendable {
         case claim, renew, targets, checkpoint, finish, answered
