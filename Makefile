@@ -102,8 +102,9 @@ test-sdk: release-binary
 
 # The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
 # server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).
-# (test_postgresql_nodes.py, two nodes on one database, and test_postgresql_restart.py, the database restarted mid
-# fan-out, run in test-sdk already; test-postgresql adds them.)
+# (test_postgresql_nodes.py, two nodes on one database, test_postgresql_restart.py, the database restarted mid
+# fan-out, and test_postgresql_partition.py, one node cut off from the database mid fan-out, run in test-sdk already;
+# test-postgresql adds them.)
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
 SDK_POSTGRESQL += Tests/sdk/test_broadcast_channels.py
@@ -119,7 +120,8 @@ test-postgresql: deps-test
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
 	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --filter 'OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
 	@$(MAKE) --no-print-directory test-sdk-postgresql
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py \
+		Tests/sdk/test_postgresql_partition.py
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).

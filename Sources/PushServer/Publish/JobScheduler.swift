@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import PushStore
 
@@ -231,11 +232,15 @@ final class JobScheduler: Sendable {
             }
             guard free else { return nil }
             let claimed: ClaimedJob?
+            var claimSentAt = MonotonicClock.now()
             do {
                 // A whole job first (a new publish starts, or is split, at once), else a shard of a split one.
+                // The lease counts from when the claim was sent (`LeaseClock`).
+                claimSentAt = MonotonicClock.now()
                 var job = try await context.store.claimJob(workerID: settings.workerID,
                                                            leaseDuration: settings.leaseDuration, now: Date())
                 if job == nil, let sharded = context.store as? any ShardedPublishQueue {
+                    claimSentAt = MonotonicClock.now()
                     job = try await sharded.claimShard(workerID: settings.workerID,
                                                        leaseDuration: settings.leaseDuration, now: Date())
                 }
@@ -252,7 +257,9 @@ final class JobScheduler: Sendable {
                 control.update { $0.running -= 1 }
                 return nil
             }
-            let run = PublishRun(claimed: claimed)
+            let run = PublishRun(claimed: claimed,
+                                 lease: LeaseClock(claimSentAt: claimSentAt, lease: settings.leaseDuration,
+                                                   margin: LeaseClock.margin(for: settings.leaseDuration)))
             let (running, duplicate, stopping) = control.update { control -> (Int, PublishRun?, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
                 // claim extended the lease to us again, and a second run would send every device twice. (A shard's

@@ -1,4 +1,5 @@
 import APNsClient
+import Clocks
 import Foundation
 import Logging
 import PushStore
@@ -41,6 +42,12 @@ final class PublishRun: Sendable {
         var delivered = false
         /// Set when another worker holds the job's lease: this run stops sending and writes nothing more.
         var lost = false
+        /// Set when the lease's deadline (`lease`) passed without a newer successful renewal: the store may have
+        /// handed the job to another node. This run stops sending at once; its last checkpoint is still tried (the
+        /// store refuses it when another node holds the lease) and the job goes back to the queue.
+        var fenced = false
+        /// The lease as far as this node can vouch for it (nil: no self-fence, a run built outside the scheduler).
+        var lease: LeaseClock?
         /// Set when the engine stops: this run stops sending, checkpoints and hands the rest back to the queue.
         var stopped = false
         /// Set by `cancelPublish`: this run stops sending, waits for the answers in flight and ends `cancelled`.
@@ -58,15 +65,17 @@ final class PublishRun: Sendable {
         var writtenTotals: [String: Int64] = [:]
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
-        var mustStop: Bool { stopped || lost || cancelled || expired }
+        var mustStop: Bool { stopped || lost || fenced || cancelled || expired }
     }
 
     let claimed: ClaimedJob
     private let state: WaitableState<State>
 
-    init(claimed: ClaimedJob) {
+    /// - Parameter lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
+    init(claimed: ClaimedJob, lease: LeaseClock? = nil) {
         self.claimed = claimed
         var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
+        state.lease = lease
         state.writtenTotals = claimed.counters
         self.state = WaitableState(state)
     }
@@ -154,7 +163,39 @@ final class PublishRun: Sendable {
     var isStopped: Bool { state.read { $0.stopped } }
     /// Asks the run to stop sending (engine shutdown); wakes every wait below.
     func stop() { state.update { $0.stopped = true } }
-    var mustStop: Bool { state.read(\.mustStop) }
+    /// Whether sending must end. Reads the monotonic clock too: a lane about to send notices a lease deadline
+    /// that passed even before the runner's fence timer fires (a loaded machine runs timers late).
+    var mustStop: Bool {
+        let (stop, lease) = state.read { ($0.mustStop, $0.lease) }
+        if stop { return true }
+        guard let lease, lease.hasExpired(at: MonotonicClock.now()) else { return false }
+        _ = fenceIfLeaseExpired()
+        return true
+    }
+    var isFenced: Bool { state.read { $0.fenced } }
+
+    /// A lease renewal sent at `sentAt` (a `MonotonicClock` reading taken before sending it) succeeded.
+    func leaseRenewed(sentAt: UInt64) {
+        state.update { $0.lease?.renewed(sentAt: sentAt) }
+    }
+
+    /// Fences the run when its lease deadline passed.
+    /// - Returns: the time left until that deadline; nil when the run is fenced (now or earlier) or has no lease clock.
+    func fenceIfLeaseExpired(now: UInt64 = MonotonicClock.now()) -> Duration? {
+        state.update { state -> Duration? in
+            guard let lease = state.lease, !state.fenced else { return nil }
+            if lease.hasExpired(at: now) {
+                state.fenced = true
+                return nil
+            }
+            return lease.remaining(at: now)
+        }
+    }
+
+    /// Waits until delivery ended, the lease was lost or fenced, or `deadline` passed.
+    func waitForFence(deadline: ContinuousClock.Instant) async {
+        await state.wait(until: { $0.delivered || $0.lost || $0.fenced }, deadline: deadline)
+    }
     /// Stops sending for good: the publish was cancelled.
     func cancel() { state.update { $0.cancelled = true } }
     var isCancelled: Bool { state.read { $0.cancelled } }
@@ -210,6 +251,13 @@ final class PublishRun: Sendable {
     /// Waits `interval` before a store write is tried again, cut short when the run must stop.
     func pause(for interval: Duration) async {
         await state.wait(until: { $0.mustStop }, deadline: .now + interval)
+    }
+
+    /// Waits `interval` before the run's last checkpoint is tried again, cut short only when the engine stops or
+    /// the lease is lost: a run that stopped sending (fenced, cancelled, expired) still waits between attempts
+    /// instead of retrying in a tight loop.
+    func pauseBeforeLastCheckpoint(for interval: Duration) async {
+        await state.wait(until: { $0.stopped || $0.lost }, deadline: .now + interval)
     }
 
     /// Takes what a checkpoint must write: the watermark, counter deltas, device results, and the answered refs

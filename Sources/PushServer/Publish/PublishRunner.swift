@@ -74,6 +74,7 @@ struct PublishRunner: Sendable {
         let complete = await withDiscardingTaskGroup { group -> Bool in
             group.addTask { await keepCheckpointing() }
             group.addTask { await keepLease() }
+            group.addTask { await keepFence() }
             let complete: Bool
             if let broadcast = plan.broadcast {
                 complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
@@ -90,11 +91,20 @@ struct PublishRunner: Sendable {
         // they are kept and written again, so nothing answered is sent twice or missing from the counts.
         var last = await checkpoint()
         while !run.isLost, last == .storeUnavailable, !run.isStopped {
-            await run.pause(for: context.settings.storeRetryInterval)
+            await run.pauseBeforeLastCheckpoint(for: context.settings.storeRetryInterval)
             last = await checkpoint()
         }
         if run.isLost {
             // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
+            return
+        }
+        if run.isFenced {
+            // The lease could not be renewed in time: another node may own the job now. The answers in flight were
+            // checkpointed above if the lease was still ours; the job goes back to the queue either way (at once
+            // when the store answers, else when the lease runs out) and resumes at the last cursor.
+            if last == .done { _ = try? await queue.renewLease(.zero) }
+            log.warning("Publish stopped: its lease could not be renewed in time; handed back",
+                        ["cursor": String(run.watermark)])
             return
         }
         // Targets this run got an answer for: a cancelled or expired run abandons what its lanes still held.
@@ -219,7 +229,11 @@ struct PublishRunner: Sendable {
         while await !run.waitForEnd(deadline: next) {
             next = .now + settings.leaseDuration / 3
             do {
+                // Read before sending: a renewal that answers late must not extend the lease past what the store
+                // granted, which counts from when the store ran it.
+                let sentAt = MonotonicClock.now()
                 let cancelRequested = try await queue.renewLease(settings.leaseDuration)
+                run.leaseRenewed(sentAt: sentAt)
                 // Cancelled through another node (a cancel through this one has stopped the run already): the run
                 // stops sending and ends `cancelled`, as a local cancel does.
                 if cancelRequested && !run.isCancelled {
@@ -234,6 +248,22 @@ struct PublishRunner: Sendable {
             } catch {
                 log.error("Renewing the publish lease failed", ["error": "\(error)"])
             }
+        }
+    }
+
+    /// The self-fence: sleeps until the lease's deadline (the last successful renewal's send time plus the lease,
+    /// minus the margin; see `LeaseClock`), and when no newer renewal succeeded by then, stops the run's sending.
+    /// A node cut off from the store cannot learn that another node claimed the job after the lease ran out; this
+    /// is what keeps it from sending the devices the new owner sends too. Lanes also check the deadline before
+    /// each send (`PublishRun.mustStop`), so a timer that fires late on a loaded machine lets nothing through.
+    private func keepFence() async {
+        while let remaining = run.fenceIfLeaseExpired() {
+            await run.waitForFence(deadline: .now + remaining)
+            if run.isDelivered || run.isLost { return }
+        }
+        if run.isFenced && !run.isDelivered {
+            log.error("Publish lease not renewed in time; stopping this run's sending",
+                      ["cursor": String(run.watermark), "outstanding": String(run.outstanding)])
         }
     }
 

@@ -5,7 +5,8 @@ import PushStore
 
 /// The engine's view of a shared in-memory store, one per engine (node): injects failures per operation, can
 /// "crash" (every later call fails, as if the process had died), can hold a page read until the test opens it,
-/// shifts the clock it passes on (a node that sees another's lease as expired), and records what happened.
+/// can stall every call of an operation (a hung connection), shifts the clock it passes on (a node that sees
+/// another's lease as expired), and records what happened.
 final class ScriptedStore: PublishQueue, DeviceRegistry {
     enum Operation: Hashable, Sendable {
         case claim, renew, targets, checkpoint, finish, answered
@@ -31,6 +32,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         var crashed = false
         var gatedCursors: Set<Int64> = []
         var gateWaiters: [Int64: [CheckedContinuation<Void, Never>]] = [:]
+        var stalled: Set<Operation> = []
     }
 
     let base: InMemoryPushStore
@@ -56,6 +58,15 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     }
 
     func recover(_ operation: Operation) { state.update { $0.failEvery[operation] = nil } }
+
+    /// Every call of `operation` waits, as on a stalled connection, until `unstall(operation)` (then it goes on).
+    func stall(_ operation: Operation) { state.update { _ = $0.stalled.insert(operation) } }
+
+    func unstall(_ operation: Operation) { state.update { _ = $0.stalled.remove(operation) } }
+
+    private func passStall(_ operation: Operation) async {
+        await state.wait { !$0.stalled.contains(operation) }
+    }
 
     /// This node dies: every later call fails and changes nothing.
     func crash() { state.update { $0.crashed = true } }
@@ -114,6 +125,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     @discardableResult
     func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
+        await passStall(.renew)
         do {
             try check(.renew)
             let cancelRequested = try await base.renewLease(job, workerID: workerID, leaseDuration: leaseDuration,
