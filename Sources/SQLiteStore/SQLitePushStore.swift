@@ -34,6 +34,11 @@ public final class SQLitePushStore: PushStorage {
         public var readerCacheSizeKiB: Int? = nil
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
         public var clock: @Sendable () -> Date = { Date() }
+        /// Holds `<path>.lock` (`DatabaseLock`) while open, so a second store on the same database fails to open;
+        /// and, since no other process can then be running publishes, the leases of publishes left running are
+        /// expired at open: a server restarted after a crash resumes them at once instead of after the lease.
+        /// Default false (the server sets it; a tool that reads the database beside a running server must not).
+        public var exclusive = false
         /// Default: no logging.
         public var logger: Logger = .disabled
         /// Hears what each write showed about the store's health: `.wrote` after a commit that changed data,
@@ -47,14 +52,19 @@ public final class SQLitePushStore: PushStorage {
     private let writer: WriterThread
     private let readers: ReaderPool
     private let threadsDone: CountdownLatch
+    private let lock: DatabaseLock?
     let clock: @Sendable () -> Date
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
 
-    private init(writer: WriterThread, readers: ReaderPool, threadsDone: CountdownLatch, configuration: Configuration) {
+    private init(
+        writer: WriterThread, readers: ReaderPool, threadsDone: CountdownLatch, lock: DatabaseLock?,
+        configuration: Configuration
+    ) {
         self.writer = writer
         self.readers = readers
         self.threadsDone = threadsDone
+        self.lock = lock
         self.clock = configuration.clock
         self.logger = configuration.logger
         self.healthEvents = configuration.healthEvents
@@ -74,6 +84,8 @@ public final class SQLitePushStore: PushStorage {
         let threadsDone = CountdownLatch(count: 1 + readerCount)
         let logger = configuration.logger.named("store")
         try DatabaseFiles.prepare(configuration.path, logger: logger)
+        // Released by `close()`, or on the way out of here when opening fails.
+        let lock = configuration.exclusive ? try DatabaseLock(database: configuration.path) : nil
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
@@ -97,6 +109,7 @@ public final class SQLitePushStore: PushStorage {
                         cacheSizeKiB: configuration.writerCacheSizeKiB)
                     try connection.execute("PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)")
                     try migrator.migrate(connection, logger: logger)
+                    if lock != nil { try expireDeadLeases(connection, now: configuration.clock(), logger: logger) }
                 } catch {
                     try? connection.close()
                     throw error
@@ -132,7 +145,18 @@ public final class SQLitePushStore: PushStorage {
             throw error
         }
         logger.info("Store opened", ["path": configuration.path, "readers": String(readerCount)])
-        return SQLitePushStore(writer: writer, readers: readers, threadsDone: threadsDone, configuration: configuration)
+        return SQLitePushStore(
+            writer: writer, readers: readers, threadsDone: threadsDone, lock: lock, configuration: configuration)
+    }
+
+    /// Under the database lock every lease belongs to a process that is gone: its publishes become claimable now.
+    private static func expireDeadLeases(_ connection: SQLiteConnection, now: Date, logger: Logger) throws {
+        let expired = try connection.run(
+            "UPDATE publish_jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_expires_at > ?",
+            [.millis(now), .millis(now)])
+        if expired > 0 {
+            logger.notice("Resuming publishes a stopped process left running", ["publishes": String(expired)])
+        }
     }
 
     deinit {
@@ -148,6 +172,7 @@ public final class SQLitePushStore: PushStorage {
         writer.shutdown()
         readers.shutdown()
         let errors = await threadsDone.wait()
+        lock?.release()
         if let first = errors.first { throw first }
     }
 
