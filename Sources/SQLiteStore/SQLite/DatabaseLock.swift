@@ -19,9 +19,14 @@ final class DatabaseLock: Sendable {
     ///   `.cannotOpen` when the file cannot be opened.
     init(database: String) throws {
         path = database + ".lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // `flock` needs no write access: on a read-only file system an existing lock file still serves, and the
+        // writer then reports the database itself as read-only.
+        if fd < 0 && (errno == EROFS || errno == EACCES) { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw StoreUnavailableError(.cannotOpen, detail: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+            let reason = errno
+            throw StoreUnavailableError(reason == EROFS ? .readOnly : .cannotOpen,
+                                        detail: "cannot open the lock file \(path): \(String(cString: strerror(reason)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
