@@ -28,6 +28,14 @@ public final class PostgreSQLPushStore: PushStorage {
         public var maxBatchSize: Int = 64
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
         public var clock: @Sendable () -> Date = { Date() }
+        /// This process's node identity (`engine.nodeId`), held as long as the store is open (`PGNodeLock`): a
+        /// second live process under the same identity fails to open, and the leases the identity holds (jobs and
+        /// shards a crashed process under it left running) are expired at open, so a restarted node resumes them
+        /// at once instead of after the lease. Default nil: the node's identity is per process (`node-<host>-<pid>`).
+        public var nodeID: String?
+        /// How long open waits for another process's hold on `nodeID` to go (PostgreSQL drops it when that
+        /// process's connection closes, at once when it died: the kernel closes its socket). Default 5 s.
+        public var nodeIDWait: Duration = .seconds(5)
         /// Default: no logging.
         public var logger: Logger = .disabled
         /// Hears what each operation showed about the store's health: `.wrote` after a write committed, `.failed`
@@ -49,6 +57,8 @@ public final class PostgreSQLPushStore: PushStorage {
     private let connectionString: String
     /// Running LISTEN connections (`listen(_:)`), stopped by `close()`.
     private let listeners = Locked<[PGListener]>([])
+    /// The hold on `Configuration.nodeID`, dropped by `close()`.
+    private let nodeLock = Locked<PGNodeLock?>(nil)
 
     private init(pool: ConnectionPool, leasePool: ConnectionPool, threadsDone: CountdownLatch,
                  configuration: Configuration) {
@@ -90,6 +100,13 @@ public final class PostgreSQLPushStore: PushStorage {
                 "backend": "postgresql", "pool": String(size), "schema": String(migrator.newestVersion),
                 "schema_found": String(found),
             ])
+            if let nodeID = configuration.nodeID {
+                let now = configuration.clock()
+                let held = try await PGNodeLock.take(
+                    connectionString: connectionString, nodeID: nodeID, wait: configuration.nodeIDWait, logger: logger,
+                    onHeld: { try expireLeases(of: nodeID, $0, now: now, logger: logger) })
+                store.nodeLock.withLock { $0 = held }
+            }
         } catch {
             pool.shutdown()
             leasePool.shutdown()
@@ -99,9 +116,27 @@ public final class PostgreSQLPushStore: PushStorage {
         return store
     }
 
+    /// Under the node's identity lock, the leases the identity holds belong to a process that is gone: its jobs
+    /// and shards become claimable now (a claim raises a shard's epoch, fencing anything that process wrote).
+    private static func expireLeases(of nodeID: String, _ connection: PGConnection, now: Date, logger: Logger) throws {
+        let parameters: [PGValue] = [.text(nodeID), .millis(now)]
+        let jobs = try connection.run(
+            "UPDATE publish_jobs SET lease_expires_at = $2 WHERE state = 'running' AND lease_owner = $1 AND lease_expires_at > $2",
+            parameters)
+        let shards = try connection.run(
+            "UPDATE publish_shards SET lease_expires_at = $2 WHERE state = 'running' AND lease_owner = $1 AND lease_expires_at > $2",
+            parameters)
+        if jobs + shards > 0 {
+            logger.notice("Resuming publishes this node's previous process left running", [
+                "node": nodeID, "publishes": String(jobs), "shards": String(shards),
+            ])
+        }
+    }
+
     deinit {
         // A backstop for a store dropped without `close()`: let the threads drain and close their connections.
         for listener in listeners.withLock({ $0 }) { listener.stop() }
+        nodeLock.withLock { $0 }?.stop()
         pool.shutdown()
         leasePool.shutdown()
     }
@@ -112,6 +147,8 @@ public final class PostgreSQLPushStore: PushStorage {
         pool.shutdown()
         leasePool.shutdown()
         _ = await threadsDone.wait()
+        // Last: the identity is held until nothing of this process can write any more.
+        await nodeLock.withLock { $0 }?.stopAndWait()
     }
 
     /// Commits a transaction that changes no data, to learn whether the database can write again after it could

@@ -26,14 +26,23 @@ public final class SQLitePushStore: PushStorage {
         /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
         /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
         public var writerCacheSizeKiB: Int = 65_536
-        /// `PRAGMA wal_autocheckpoint` on the writer: copy the WAL back into the database once it holds this many
-        /// pages. Default 1000 (SQLite's). A larger value lets a page changed by several commits be copied once.
+        /// Copy the WAL back into the database once it holds this many pages. Default 1000 (SQLite's). A larger
+        /// value lets a page changed by several commits be copied once.
         public var walAutocheckpointPages: Int = 1000
+        /// Whether those checkpoints run on a thread and connection of their own (`WALCheckpointer`) instead of
+        /// inside the writer's COMMIT (`PRAGMA wal_autocheckpoint`), where every queued write waits for their
+        /// syncs. Default true.
+        public var backgroundCheckpoints = true
         /// Each reader's page cache in KiB; `nil` keeps SQLite's default (2 MiB). Default `nil`: reads of cold
         /// pages come from the OS page cache either way.
         public var readerCacheSizeKiB: Int? = nil
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
         public var clock: @Sendable () -> Date = { Date() }
+        /// Holds `<path>.lock` (`DatabaseLock`) while open, so a second store on the same database fails to open;
+        /// and, since no other process can then be running publishes, the leases of publishes left running are
+        /// expired at open: a server restarted after a crash resumes them at once instead of after the lease.
+        /// Default false (the server sets it; a tool that reads the database beside a running server must not).
+        public var exclusive = false
         /// Default: no logging.
         public var logger: Logger = .disabled
         /// Hears what each write showed about the store's health: `.wrote` after a commit that changed data,
@@ -47,14 +56,21 @@ public final class SQLitePushStore: PushStorage {
     private let writer: WriterThread
     private let readers: ReaderPool
     private let threadsDone: CountdownLatch
+    private let lock: DatabaseLock?
+    private let checkpointer: WALCheckpointer?
     let clock: @Sendable () -> Date
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
 
-    private init(writer: WriterThread, readers: ReaderPool, threadsDone: CountdownLatch, configuration: Configuration) {
+    private init(
+        writer: WriterThread, readers: ReaderPool, threadsDone: CountdownLatch, lock: DatabaseLock?,
+        checkpointer: WALCheckpointer?, configuration: Configuration
+    ) {
         self.writer = writer
         self.readers = readers
         self.threadsDone = threadsDone
+        self.lock = lock
+        self.checkpointer = checkpointer
         self.clock = configuration.clock
         self.logger = configuration.logger
         self.healthEvents = configuration.healthEvents
@@ -71,9 +87,22 @@ public final class SQLitePushStore: PushStorage {
 
     static func open(_ configuration: Configuration, migrator: Migrator) async throws -> SQLitePushStore {
         let readerCount = max(1, configuration.readerCount)
-        let threadsDone = CountdownLatch(count: 1 + readerCount)
+        let threadsDone = CountdownLatch(count: 1 + readerCount + (configuration.backgroundCheckpoints ? 1 : 0))
         let logger = configuration.logger.named("store")
         try DatabaseFiles.prepare(configuration.path, logger: logger)
+        // Released by `close()`, or on the way out of here when opening fails.
+        let lock = configuration.exclusive ? try DatabaseLock(database: configuration.path) : nil
+        let checkpointer = configuration.backgroundCheckpoints ? WALCheckpointer(
+            thresholdFrames: configuration.walAutocheckpointPages, logger: logger,
+            open: {
+                let connection = try SQLiteConnection(path: configuration.path)
+                try connection.configure(busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
+                                         cacheSizeKiB: nil)
+                // A connection finds the WAL when it first reads; until then a checkpoint on it does nothing.
+                _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
+                return connection
+            },
+            finished: { threadsDone.arrive($0) }) : nil
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
@@ -95,8 +124,13 @@ public final class SQLitePushStore: PushStorage {
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
                         cacheSizeKiB: configuration.writerCacheSizeKiB)
-                    try connection.execute("PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)")
+                    if let checkpointer {
+                        connection.onWALCommit { checkpointer.onCommit(walFrames: $0) }
+                    } else {
+                        try connection.execute("PRAGMA wal_autocheckpoint = \(configuration.walAutocheckpointPages)")
+                    }
                     try migrator.migrate(connection, logger: logger)
+                    if lock != nil { try expireDeadLeases(connection, now: configuration.clock(), logger: logger) }
                 } catch {
                     try? connection.close()
                     throw error
@@ -105,7 +139,12 @@ public final class SQLitePushStore: PushStorage {
             },
             ready: { writerReady.arrive($0.failure) },
             finished: { threadsDone.arrive($0) })
-        if let error = await writerReady.wait().first { throw error }
+        if let error = await writerReady.wait().first {
+            checkpointer?.shutdown()
+            throw error
+        }
+        // Once the writer has put the database in WAL mode.
+        checkpointer?.start()
 
         let readersReady = CountdownLatch(count: readerCount)
         let readers = ReaderPool(
@@ -127,12 +166,25 @@ public final class SQLitePushStore: PushStorage {
         if let error = await readersReady.wait().first {
             writer.shutdown()
             readers.shutdown()
+            checkpointer?.shutdown()
             // Threads that failed to open already counted themselves as finished.
             _ = await threadsDone.wait()
             throw error
         }
         logger.info("Store opened", ["path": configuration.path, "readers": String(readerCount)])
-        return SQLitePushStore(writer: writer, readers: readers, threadsDone: threadsDone, configuration: configuration)
+        return SQLitePushStore(
+            writer: writer, readers: readers, threadsDone: threadsDone, lock: lock, checkpointer: checkpointer,
+            configuration: configuration)
+    }
+
+    /// Under the database lock every lease belongs to a process that is gone: its publishes become claimable now.
+    private static func expireDeadLeases(_ connection: SQLiteConnection, now: Date, logger: Logger) throws {
+        let expired = try connection.run(
+            "UPDATE publish_jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_expires_at > ?",
+            [.millis(now), .millis(now)])
+        if expired > 0 {
+            logger.notice("Resuming publishes a stopped process left running", ["publishes": String(expired)])
+        }
     }
 
     deinit {
@@ -140,6 +192,7 @@ public final class SQLitePushStore: PushStorage {
         // exit instead of waiting forever. Their close errors go unreported; owners call `close()`.
         writer.shutdown()
         readers.shutdown()
+        checkpointer?.shutdown()
     }
 
     /// Lets queued work finish, then closes every connection. Idempotent.
@@ -147,7 +200,9 @@ public final class SQLitePushStore: PushStorage {
     public func close() async throws {
         writer.shutdown()
         readers.shutdown()
+        checkpointer?.shutdown()
         let errors = await threadsDone.wait()
+        lock?.release()
         if let first = errors.first { throw first }
     }
 

@@ -1,7 +1,7 @@
 @testable import PushServer
 import XCTest
 
-/// `engine.maxScheduleDays` and `instances[].delivery`: defaults, bounds and field-precise errors.
+/// `engine.maxScheduleDays`, `engine.nodeId` and `instances[].delivery`: defaults, bounds and field-precise errors.
 final class ServerConfigDeliveryTests: XCTestCase {
     private func instance(_ delivery: String) -> String {
         #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","delivery":\#(delivery)}"#
@@ -34,6 +34,18 @@ final class ServerConfigDeliveryTests: XCTestCase {
         XCTAssertEqual(config.instances[0].delivery.defaultTimeZone, "Europe/Paris")
         XCTAssertEqual(config.instances[0].delivery.defaultThrottlePerMinute, 600)
         XCTAssertEqual(config.instances[0].delivery.maxThrottlePerMinute, 6000)
+    }
+
+    func testNodeIDIsUnsetByDefaultAndReadWhenItIsAPlainName() throws {
+        let (plain, _) = try ServerConfig.parse(Data(#"{"instances":[\#(instance("{}"))]}"#.utf8), environment: [:])
+        XCTAssertNil(plain.engine.nodeID)
+        let (named, _) = try ServerConfig.parse(
+            Data(#"{"engine":{"nodeId":"push-1.eu_west"},"instances":[\#(instance("{}"))]}"#.utf8), environment: [:])
+        XCTAssertEqual(named.engine.nodeID, "push-1.eu_west")
+        XCTAssertEqual(errors(#"{"engine":{"nodeId":"two words"},"instances":[\#(instance("{}"))]}"#), [
+            #"engine.nodeId: must be 1 to 64 letters, digits, '.', '_' or '-', got "two words""#,
+        ])
+        XCTAssertEqual(errors(#"{"engine":{"nodeId":""},"instances":[\#(instance("{}"))]}"#).count, 1)
     }
 
     func testNamesEachBadKey() {

@@ -32,22 +32,23 @@ def metric(text, name):
 
 def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction=0.4, log=print,
                 concurrency=32, name=None, connections=DEFAULT_CONNECTIONS, streams=DEFAULT_STREAMS,
-                mock_delay_ms=0, token_floor_scope="key"):
+                mock_delay_ms=0, token_floor_scope="key", lease_seconds=LEASE_SECONDS):
     """Runs one trial and returns its numbers; raises AssertionError when the trial could not be run as planned.
 
     Method: register `devices` devices on one interest through the device API; switch request recording off at
     the mock (per-token counters stay) and make it enforce the 20-minute provider-token refresh floor per key
     (`token_floor_scope`, as APNs does: a restarted server that signed a new token would get 429
     TooManyProviderTokenUpdates); publish; when the server has `stop_fraction` of its APNs answers (its
-    /metrics), send `stop_signal` to it; restart it on the same SQLite file; wait for the publish to finish; compare the
-    mock's per-token counts with the registered tokens.
+    /metrics), send `stop_signal` to it; restart it on the same SQLite file; time from its /health answering to its
+    first APNs answer (`resume_seconds`); wait for the publish to finish; compare the mock's per-token counts with
+    the registered tokens.
     """
     name = name or f"crash-{uuid.uuid4().hex[:6]}"
     window = connections * streams
     mock = environment.mock()
     # A load test: bulk registration from one address, as fast as the server takes it, so the per-address and
     # per-instance device API limits are lifted explicitly.
-    server = environment.server(mock, {"engine": {"leaseSeconds": LEASE_SECONDS},
+    server = environment.server(mock, {"engine": {"leaseSeconds": lease_seconds},
                                        "apns": {"connectionsPerPool": connections, "streamsPerConnection": streams},
                                        "limits": LOAD_TEST_LIMITS},
                                 name=name)
@@ -88,6 +89,11 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
 
     restarted = time.monotonic()
     server.start()
+    healthy = time.monotonic()
+    wait_for(lambda: answered() > 0, timeout=300, interval=0.01, message="the restarted server never sent")
+    resume_seconds = time.monotonic() - healthy
+    log(f"the restarted server answered /health {healthy - restarted:.2f} s after its start and had its first APNs "
+        f"answer {resume_seconds:.2f} s later (lease {lease_seconds} s)")
     status = client.wait_finished(publish_id, timeout=300)
     log(f"restarted on the same SQLite file; the publish finished {time.monotonic() - restarted:.1f} s later "
         f"(attempt {status['attempts']})")
@@ -109,6 +115,7 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
         "stop_seconds": stop_seconds, "seen_at_stop": seen_by_mock, "answered_at_stop": at_stop, "missing": missing, "duplicates": duplicates,
         "unknown_tokens": strangers, "non_200": non_200, "status": status, "in_flight_window": window,
         "fanout_rate": at_stop / max(sent_at - started, 1e-3), "tokens_after_restart": tokens_after_restart,
+        "resume_seconds": resume_seconds,
         "by_reason": control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=60).json()["by_reason"],
     }
     log(f"result: missing={missing} duplicates={duplicates} (in-flight window {window}: {connections} connections "

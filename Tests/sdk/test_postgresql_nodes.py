@@ -127,6 +127,53 @@ def test_the_other_node_finishes_the_publish_of_a_node_killed_mid_fanout(nodes):
     assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
 
 
+def test_a_node_restarted_under_its_node_id_resumes_at_once_and_a_twin_cannot_start(environment):
+    """With `engine.nodeId` the restarted process holds the identity the killed one held (a session advisory lock
+    PostgreSQL dropped with the dead process's connection), so it takes the identity's leases over at once instead
+    of waiting out the lease (the default 30 s here). A second live process under the same identity fails to
+    start."""
+    cluster = postgresql_cluster.shared()
+    storage = {"backend": "postgresql",
+               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("restart"))}}
+    mock = environment.mock()
+    overrides = {"storage": storage, "engine": {"nodeId": "node-restart-1"},
+                 "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
+                 "limits": LOAD_TEST_LIMITS}
+    node = environment.server(mock, overrides, name="restart")
+    interest = f"restart-{uuid.uuid4().hex[:8]}"
+    tokens = [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(DEVICES)]
+    register_devices(node, INSTANCE_ID, tokens, interest)
+    mock.configure(record=False, delay_ms=MOCK_DELAY_MS)
+    publish_id = Beams(node).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "restart"}}})
+    seen = requests_seen(mock)
+    wait_for(lambda: seen() >= DEVICES * 0.4, timeout=60, interval=0.01, message="the fan-out never got going")
+    node.kill9()
+    assert seen() < DEVICES, "the publish finished before the kill"
+
+    node.start()
+    healthy = time.monotonic()
+    wait_for(lambda: accepted_by(node) > 0, timeout=60, interval=0.01, message="the restarted node never sent")
+    resume_seconds = time.monotonic() - healthy
+    print(f"the restarted node had its first APNs answer {resume_seconds:.2f} s after /health answered")
+    # Generous for a loaded machine; the dead process's lease had more than 25 s to run.
+    assert resume_seconds < 5, resume_seconds
+
+    with pytest.raises(RuntimeError, match="exited"):
+        environment.server(mock, overrides, name="restart-twin")
+    twin_log = (environment.directory / "restart-twin" / "server.log").read_text()
+    assert "node-restart-1" in twin_log and "never share" in twin_log, twin_log[-2000:]
+
+    status = Beams(node).wait_finished(publish_id, timeout=120)
+    assert status["status"] == "finished" and status["attempts"] == 2, status
+    assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
+    counts = accepted_per_token(mock, tokens)
+    assert counts.count(0) == 0, f"{counts.count(0)} devices never reached"
+    duplicates = sum(c - 1 for c in counts if c > 1)
+    # Re-sent after the restart: what was in flight plus what was answered since the last checkpoint.
+    rate = CONNECTIONS * STREAMS / (MOCK_DELAY_MS / 1000)
+    assert duplicates <= CONNECTIONS * STREAMS + rate * 2 * CHECKPOINT_INTERVAL_S, duplicates
+
+
 def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     """One node runs the publish; the cancel goes to the other, which has no run to stop and answers
     `cancelling`. The running node learns of it at once (LISTEN/NOTIFY), at the latest at its next lease renewal

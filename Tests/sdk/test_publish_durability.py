@@ -14,9 +14,10 @@ DEVICES = 2000
 CONNECTIONS, STREAMS, MOCK_DELAY_MS = 2, 50, 100
 
 
-def trial(environment, stop_signal):
+def trial(environment, stop_signal, **options):
     return crash_trial(environment, DEVICES, stop_signal, stop_fraction=0.4, connections=CONNECTIONS,
-                       streams=STREAMS, mock_delay_ms=MOCK_DELAY_MS, name=signal.Signals(stop_signal).name)
+                       streams=STREAMS, mock_delay_ms=MOCK_DELAY_MS,
+                       name=options.pop("name", signal.Signals(stop_signal).name), **options)
 
 
 def assert_exact_counts(result):
@@ -35,6 +36,21 @@ def test_kill_9_mid_fanout_loses_no_device_and_bounds_duplicates(environment):
     assert result["unknown_tokens"] == 0 and result["non_200"] == 0, result
     # Re-sent after the restart: what was in flight, plus what was answered since the last checkpoint (one
     # interval, doubled for the checkpoint write itself) at the rate the fan-out ran.
+    bound = result["in_flight_window"] + result["fanout_rate"] * 2 * CHECKPOINT_INTERVAL_S
+    assert result["duplicates"] <= bound, (result["duplicates"], bound)
+    assert_exact_counts(result)
+
+
+def test_kill_9_restart_resumes_at_once_not_after_the_dead_process_lease(environment):
+    """The only process on the SQLite file holds its lock (`<db>.lock`), so the restarted one knows the lease of
+    the publish it finds running is a dead process's and takes it over at once; before, it waited out the lease
+    (the default 30 s here)."""
+    result = trial(environment, signal.SIGKILL, lease_seconds=30, name="KILL-default-lease")
+    assert 0 < result["seen_at_stop"] < DEVICES, result
+    # Generous for a loaded machine; the dead process's lease had more than 25 s to run.
+    assert result["resume_seconds"] < 5, result
+    assert result["missing"] == 0, result
+    assert result["unknown_tokens"] == 0 and result["non_200"] == 0, result
     bound = result["in_flight_window"] + result["fanout_rate"] * 2 * CHECKPOINT_INTERVAL_S
     assert result["duplicates"] <= bound, (result["duplicates"], bound)
     assert_exact_counts(result)

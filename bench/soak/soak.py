@@ -69,11 +69,14 @@ class Client:
 class Phase:
     def __init__(self, name):
         self.name = name
+        self.started = time.monotonic()
         self.latencies = {}
+        self.timeline = []
         self.bad = {}
 
     def record(self, kind, seconds, status):
         self.latencies.setdefault(kind, []).append(seconds)
+        self.timeline.append((time.monotonic() - self.started, kind, seconds))
         if not 200 <= status < 300:
             self.bad[(kind, status)] = self.bad.get((kind, status), 0) + 1
 
@@ -118,7 +121,12 @@ async def legit(args, phase, seconds):
                                       {"token": token, "bundleIdentifier": "com.example.app"})
         if status == 200:
             device = json.loads(payload)["id"]
-            await timed(client, "subscribe", "POST", f"{base}/{device}/interests/news")
+            # Past the audience cap, devices follow one of 100 other interests: the database keeps growing while
+            # the fan-out's work per publish stays the same.
+            args.registered += 1
+            interest = "news" if not args.audience or args.registered <= args.audience else \
+                f"topic-{args.registered % 100}"
+            await timed(client, "subscribe", "POST", f"{base}/{device}/interests/{interest}")
 
     async def publish_news(client):
         status, payload = await timed(client, "publish-fanout", "POST", f"{pub}/interests",
@@ -142,25 +150,52 @@ async def legit(args, phase, seconds):
     )
 
 
-def sample(args, pid):
-    rss = 0
-    with open(f"/proc/{pid}/status") as f:
+def smaps(pid):
+    """RSS split by kind (MiB) from /proc/PID/smaps_rollup: anonymous memory (heap, SQLite's page caches) vs file
+    pages (the binary, libraries, the database's mapped -shm)."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) // 1024
-    db = sum(os.path.getsize(args.db + s) for s in ("", "-wal", "-shm") if os.path.exists(args.db + s))
+            name, _, rest = line.partition(":")
+            if name in ("Rss", "Anonymous", "Shared_Clean", "Private_Dirty"):
+                out[name] = int(rest.split()[0]) / 1024
+    return out
+
+
+def database_size(args):
+    """(database MiB, WAL MiB): the files for SQLite, pg_database_size (and the cluster's pg_wal) for PostgreSQL."""
+    if args.pg:
+        out = subprocess.run(["psql", "-X", "-A", "-t", "-d", args.pg, "-c",
+                              "SELECT pg_database_size(current_database()), "
+                              "(SELECT coalesce(sum(size), 0) FROM pg_ls_waldir())"],
+                             capture_output=True, text=True).stdout.strip()
+        db, _, wal = out.partition("|")
+        return int(db or 0) / 2**20, int(wal or 0) / 2**20
+    size = {s: os.path.getsize(args.db + s) if os.path.exists(args.db + s) else 0 for s in ("", "-wal", "-shm")}
+    return (size[""] + size["-shm"]) / 2**20, size["-wal"] / 2**20
+
+
+def sample(args, pid):
+    memory = smaps(pid)
+    rss = memory.get("Rss", 0)
+    db, wal = database_size(args)
     cmd = ["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}", f"http://127.0.0.1:{args.port}/metrics"]
     if args.ops_token:
         cmd[1:1] = ["-H", f"Authorization: Bearer {args.ops_token}"]
     metrics = int(subprocess.run(cmd, capture_output=True, text=True).stdout or 0)
-    return {"t": time.monotonic(), "rss_mib": rss, "metrics_bytes": metrics, "db_mib": db / 2**20}
+    value = {"t": time.monotonic(), "rss_mib": rss, "anon_mib": memory.get("Anonymous", 0), "metrics_bytes": metrics,
+             "db_mib": db, "wal_mib": wal}
+    if args.samples:
+        print(f"   sample {time.strftime('%H:%M:%S')}: rss {rss:.1f} MiB (anon {value['anon_mib']:.1f}), db {db:.1f} MiB, "
+              f"wal {wal:.1f} MiB, metrics {metrics} B, load {os.getloadavg()[0]:.2f}", flush=True)
+    return value
 
 
 async def sampler(args, pid, out, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         out.append(await asyncio.to_thread(sample, args, pid))
-        await asyncio.sleep(10)
+        await asyncio.sleep(args.sample_every)
 
 
 async def run_phase(args, name, seconds, abuse):
@@ -172,11 +207,31 @@ async def run_phase(args, name, seconds, abuse):
         wrk = subprocess.Popen(["wrk", "-t2", f"-c{args.abuse_connections}", f"-d{seconds}s", "-s",
                                 os.path.join(os.path.dirname(__file__), "abuse.lua"),
                                 f"http://127.0.0.1:{args.port}"], env=env, stdout=subprocess.PIPE, text=True)
-    await asyncio.gather(legit(args, phase, seconds), sampler(args, args.pid, samples, seconds))
+    if seconds <= 0:
+        return phase, samples, ""
+    await asyncio.gather(legit(args, phase, seconds), sampler(args, args.pid, samples, seconds),
+                         windows(args, phase, seconds))
     abuser = ""
     if wrk:
         abuser = wrk.communicate(timeout=seconds + 60)[0]
     return phase, samples, abuser
+
+
+def window_line(phase, start, end, load=True):
+    values = [x for t, _, x in phase.timeline if start <= t < end]
+    writes = [x for t, kind, x in phase.timeline if start <= t < end and kind in ("register", "subscribe", "publish-intake")]
+    return (f"   window {start / 60:5.1f}-{end / 60:5.1f} min: n={len(values):6d}  p50 {pct(values, .5) * 1e3:6.2f} ms  "
+            f"p99 {pct(values, .99) * 1e3:7.2f} ms  (writes p99 {pct(writes, .99) * 1e3:7.2f} ms)"
+            + (f"  load {os.getloadavg()[0]:.2f}" if load else "")), pct(values, .99)
+
+
+async def windows(args, phase, seconds):
+    """Prints the p99 of each finished window while the phase runs (a long soak shows its trend as it goes)."""
+    start = 0
+    while start + args.window <= seconds:
+        await asyncio.sleep(max(0, phase.started + start + args.window - time.monotonic()))
+        print(window_line(phase, start, start + args.window)[0], flush=True)
+        start += args.window
 
 
 def report(phase, samples):
@@ -188,7 +243,7 @@ def report(phase, samples):
     bad = sum(phase.bad.values())
     print(f"   legitimate non-2xx: {bad} {dict(phase.bad) if bad else ''}")
     if samples:
-        for key in ("rss_mib", "metrics_bytes", "db_mib"):
+        for key in ("rss_mib", "anon_mib", "metrics_bytes", "db_mib", "wal_mib"):
             vals = [s[key] for s in samples]
             print(f"   {key:14s} first {vals[0]:10.1f}  last {vals[-1]:10.1f}  max {max(vals):10.1f}")
     return pct(allv, .99), bad
@@ -209,9 +264,18 @@ async def main():
     ap.add_argument("--fanout-every", type=float, default=5.0)
     ap.add_argument("--abuse-connections", type=int, default=50)
     ap.add_argument("--abuse-delay-ms", type=int, default=10)
+    ap.add_argument("--pg", default="", help="a PostgreSQL connection string: the database the server uses")
+    ap.add_argument("--audience", type=int, default=0,
+                    help="only the first N devices follow `news` (the fan-out); later ones follow other interests "
+                         "(0: every device follows `news`, so the fan-out grows with the database)")
+    ap.add_argument("--window", type=float, default=60, help="seconds per p99 window printed as the run goes")
+    ap.add_argument("--drift-window", type=float, default=600, help="seconds per window of the final drift report")
+    ap.add_argument("--sample-every", type=float, default=10, help="seconds between RSS/database samples")
+    ap.add_argument("--samples", action="store_true", help="print every sample as it is taken")
     ap.add_argument("--no-abuser", action="store_true",
                     help="run phase 2 without the abuser: a same-length reference for the store's own drift")
     args = ap.parse_args()
+    args.registered = 0
     rate = args.abuse_connections * 1000 / args.abuse_delay_ms
     second = ("without an abuser (reference)" if args.no_abuser else
               f"with an abuser at ~{rate:.0f} req/s (wrk -t2 -c{args.abuse_connections}, {args.abuse_delay_ms} ms pacing)")
@@ -222,10 +286,32 @@ async def main():
     abusive, abusive_samples, abuser = await run_phase(
         args, "phase 2 without abuser" if args.no_abuser else "under abuse", args.abuse_seconds, not args.no_abuser)
     q99, _ = report(quiet, quiet_samples)
+    drift(args, quiet, quiet_samples)
+    if args.abuse_seconds <= 0:
+        return
     a99, bad = report(abusive, abusive_samples)
+    drift(args, abusive, abusive_samples)
     print("   " + abuser.strip().replace("\n", "\n   "))
     print(f"== legitimate p99 phase 2 / phase 1: {a99 / q99:.2f}x (target under abuse <= 2x); legitimate non-2xx in "
           f"phase 2: {bad}")
+
+
+def drift(args, phase, samples):
+    """The long-run view: p99 per drift window, the last window's p99 against the first's, and RSS per window."""
+    length = phase.timeline[-1][0] if phase.timeline else 0
+    if length < 2 * args.drift_window:
+        return
+    # The last request starts a moment before the phase's end: a window is whole within a second of its end.
+    count = int((length + 1) // args.drift_window)
+    p99s = []
+    for i in range(count):
+        line, p99 = window_line(phase, i * args.drift_window, (i + 1) * args.drift_window, load=False)
+        rss = [s["rss_mib"] for s in samples
+               if i * args.drift_window <= s["t"] - phase.started < (i + 1) * args.drift_window]
+        print(line + (f"  rss {min(rss):.0f}-{max(rss):.0f} MiB" if rss else ""))
+        p99s.append(p99)
+    print(f"== {phase.name}: p99 last {args.drift_window / 60:.0f} min / first {args.drift_window / 60:.0f} min: "
+          f"{p99s[-1] / p99s[0]:.2f}x (target <= 1.5x)")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,17 @@ import SQLiteStore
 extension Application {
     /// Opens the backend `storage.backend` names; the only place that knows the backends apart.
     /// - Throws: the backend's open error (an unreachable PostgreSQL is a `StoreUnavailableError`).
+    /// - Parameter nodeID: `engine.nodeId`, held by a PostgreSQL store while it is open.
     static func openStore(
-        _ storage: ServerConfig.Storage, logger: Logger, healthEvents: @escaping @Sendable (StoreHealthEvent) -> Void
+        _ storage: ServerConfig.Storage, nodeID: String? = nil, logger: Logger,
+        healthEvents: @escaping @Sendable (StoreHealthEvent) -> Void
     ) async throws -> any PushStorage {
         switch storage.backend {
         case .sqlite:
             var configuration = SQLitePushStore.Configuration(path: storage.path)
             configuration.synchronous = storage.synchronous == .full ? .full : .normal
+            // One server per database file: a restart then resumes the publishes a crashed process held at once.
+            configuration.exclusive = true
             configuration.logger = logger
             configuration.healthEvents = healthEvents
             return try await SQLitePushStore.open(configuration)
@@ -24,6 +28,7 @@ extension Application {
             }
             var configuration = PostgreSQLPushStore.Configuration(connectionString: settings.connectionString)
             configuration.poolSize = settings.poolSize
+            configuration.nodeID = nodeID
             configuration.logger = logger
             configuration.healthEvents = healthEvents
             return try await PostgreSQLPushStore.open(configuration)

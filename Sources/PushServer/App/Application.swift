@@ -52,7 +52,7 @@ public final class Application: Sendable {
             logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),
             retryAfterSeconds: config.storage.outageRetryAfterSeconds, metrics: metrics, logger: logger.named("store"))
         self.storeHealth = storeHealth
-        let store = try await Self.openStore(config.storage, logger: logger.named("store"),
+        let store = try await Self.openStore(config.storage, nodeID: config.engine.nodeID, logger: logger.named("store"),
                                              healthEvents: { storeHealth.record($0) })
 
         // One provider token per APNs key for the whole process: device pools (sandbox and production) and
@@ -80,6 +80,7 @@ public final class Application: Sendable {
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
         settings.shardSize = config.storage.backend == .postgresql ? config.storage.postgresql?.shardSize ?? 0 : 0
         settings.version = BuildInfo.version
+        if let nodeID = config.engine.nodeID { settings.workerID = nodeID }
         let liveNodes = Locked(1)
         settings.liveNodesChanged = { count in liveNodes.withLock { $0 = count } }
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,

@@ -120,11 +120,20 @@ extension ServerConfig {
         }
 
         if let engine = reader.object(root["engine"], "engine") {
-            reader.checkKeys(engine, "engine", allowed: ["concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays"])
+            reader.checkKeys(engine, "engine", allowed: ["concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays",
+                                                         "nodeId"])
             if let v = reader.int(engine, "maxScheduleDays", "engine", in: 1...366) { config.engine.maxScheduleDays = v }
             if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) { config.engine.concurrentPublishes = v }
             if let v = reader.int(engine, "pageSize", "engine", in: 10...100_000) { config.engine.pageSize = v }
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
+            if let v = reader.string(engine, "nodeId", "engine") {
+                let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+                if (1...64).contains(v.count) && v.allSatisfy(allowed.contains) {
+                    config.engine.nodeID = v
+                } else {
+                    reader.error("engine.nodeId", "must be 1 to 64 letters, digits, '.', '_' or '-', got \"\(v)\"")
+                }
+            }
         }
 
         if let webhooks = reader.object(root["webhooks"], "webhooks") {

@@ -140,6 +140,11 @@ public struct ServerConfig: Sendable {
         public var leaseSeconds = 30
         /// How far ahead `x_delivery.sendAt` and `expiresAt` may lie, in days.
         public var maxScheduleDays = 30
+        /// This node's stable identity in a shared (PostgreSQL) database, the owner of its leases. Set, it is held
+        /// exclusively while the node runs (a second process under it fails to start) and a restart resumes what
+        /// the previous process under it left running at once, instead of after `leaseSeconds`. Nil:
+        /// `node-<host>-<pid>`, new for every process. (SQLite needs none: one process owns the database file.)
+        public var nodeID: String?
         public init() {}
     }
 

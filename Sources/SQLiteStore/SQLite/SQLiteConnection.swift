@@ -19,6 +19,8 @@ public final class SQLiteConnection {
 
     private var handle: OpaquePointer?
     private var cache: [String: Statement] = [:]
+    /// What `onWALCommit` installed, kept alive as long as the connection.
+    private var walHook: WALHook?
     /// The database file.
     public let path: String
 
@@ -158,6 +160,27 @@ public final class SQLiteConnection {
     /// be written).
     var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
 
+    /// Calls `onCommit` with the WAL's frame count after each commit that wrote to the WAL, on the committing
+    /// thread (`sqlite3_wal_hook`, which replaces SQLite's automatic checkpoint on this connection).
+    func onWALCommit(_ onCommit: @escaping (Int) -> Void) {
+        let hook = WALHook(onCommit)
+        walHook = hook
+        sqlite3_wal_hook(db, { context, _, _, frames in
+            if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().onCommit(Int(frames)) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
+    /// Copies the WAL into the database. PASSIVE copies what it can without waiting for, or blocking, other
+    /// connections; `restart` waits (busy timeout) for the writer's transaction to end, holds new ones back while it
+    /// copies the rest, and starts the WAL over.
+    /// - Throws: `SQLiteError` (SQLITE_BUSY when another checkpoint runs, or the wait timed out).
+    func checkpoint(restart: Bool) throws {
+        let mode = restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE
+        try check(sqlite3_wal_checkpoint_v2(db, nil, mode, nil, nil),
+                  sql: restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)")
+    }
+
     /// Sets the per-connection pragmas every store connection uses.
     func configure(busyTimeout: Duration, synchronous: Synchronous, cacheSizeKiB: Int?) throws {
         try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds)))
@@ -165,6 +188,12 @@ public final class SQLiteConnection {
         try execute("PRAGMA synchronous = \(synchronous.rawValue)")
         if let cacheSizeKiB { try execute("PRAGMA cache_size = -\(cacheSizeKiB)") }
     }
+}
+
+/// The closure behind a connection's WAL hook (a C callback reaches it through its context pointer).
+private final class WALHook {
+    let onCommit: (Int) -> Void
+    init(_ onCommit: @escaping (Int) -> Void) { self.onCommit = onCommit }
 }
 
 @available(*, unavailable, message: "A connection opened with SQLITE_OPEN_NOMUTEX belongs to one thread")

@@ -1,0 +1,40 @@
+import Foundation
+import PushStore
+import XCTest
+
+@testable import SQLiteStore
+
+/// Checkpoints on their own thread (`Configuration.backgroundCheckpoints`): the WAL still reaches the database
+/// file while the store is open, and stays bounded.
+final class WALCheckpointerTests: StoreTestCase {
+    func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    func testTheWALIsCopiedIntoTheDatabaseWhileTheStoreIsOpenAndStaysBounded() async throws {
+        var configuration = configuration()
+        configuration.walAutocheckpointPages = 8
+        let store = try await SQLitePushStore.open(configuration)
+        let before = fileSize(databasePath)
+        for n in 1...400 { _ = try await register(store, n) }
+
+        let deadline = Date().addingTimeInterval(10)
+        while fileSize(databasePath) <= before && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertGreaterThan(fileSize(databasePath), before, "no checkpoint copied the WAL into the database")
+        // And the WAL starts over (stays bounded): a checkpoint run from outside reports how many frames it holds.
+        let probe = try SQLiteConnection(path: databasePath)
+        defer { try? probe.close() }
+        var frames = Int64.max
+        var n = 400
+        while frames >= 8 * Int64(WALCheckpointer.hardLimitFactor) && Date() < deadline {
+            n += 1
+            _ = try await register(store, n)
+            try await Task.sleep(for: .milliseconds(20))
+            frames = try probe.first("PRAGMA wal_checkpoint(PASSIVE)") { $0.int64(1) } ?? .max
+        }
+        XCTAssertLessThan(frames, 8 * Int64(WALCheckpointer.hardLimitFactor), "the WAL never started over")
+        let device = try await store.device(instanceID: instance, platform: .apns, token: token(400))
+        XCTAssertNotNil(device)
+        try await store.close()
+    }
+}
