@@ -9,7 +9,7 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards]
+    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -235,5 +235,49 @@ enum PostgreSQLSchema {
             started_at bigint NOT NULL,
             last_seen bigint NOT NULL
         ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
+        """
+
+    /// Step 5. Subscriptions ((device, interest) pairs) and distinct interest names per instance, kept by triggers,
+    /// for the per-instance caps (`InterestLimits`): a capped write locks its instance's row first, so writers on
+    /// every node take turns and the cap holds across nodes. A follower row is uncounted BEFORE its delete, while
+    /// its interest still exists (the cleanup trigger deletes an unfollowed interest AFTER it).
+    static let interestCounts = """
+        CREATE TABLE instance_interest_counts (
+            instance_id text PRIMARY KEY,
+            subscriptions bigint NOT NULL,
+            interests bigint NOT NULL
+        ) WITH (fillfactor = 50);
+        INSERT INTO instance_interest_counts (instance_id, subscriptions, interests)
+            SELECT i.instance_id, count(di.device_id), count(DISTINCT i.id)
+            FROM interests i LEFT JOIN device_interests di ON di.interest_id = i.id GROUP BY i.instance_id;
+        CREATE FUNCTION interests_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO instance_interest_counts (instance_id, subscriptions, interests)
+                    VALUES (NEW.instance_id, 0, 1)
+                    ON CONFLICT (instance_id) DO UPDATE SET interests = instance_interest_counts.interests + 1;
+            ELSE
+                UPDATE instance_interest_counts SET interests = interests - 1 WHERE instance_id = OLD.instance_id;
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER interests_counted AFTER INSERT OR DELETE ON interests
+            FOR EACH ROW EXECUTE FUNCTION interests_counted();
+        CREATE FUNCTION subscriptions_counted_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE instance_interest_counts SET subscriptions = subscriptions + 1
+                WHERE instance_id = (SELECT instance_id FROM interests WHERE id = NEW.interest_id);
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER subscriptions_counted_on_insert AFTER INSERT ON device_interests
+            FOR EACH ROW EXECUTE FUNCTION subscriptions_counted_on_insert();
+        CREATE FUNCTION subscriptions_counted_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE instance_interest_counts SET subscriptions = subscriptions - 1
+                WHERE instance_id = (SELECT instance_id FROM interests WHERE id = OLD.interest_id);
+            RETURN OLD;
+        END $$;
+        CREATE TRIGGER subscriptions_counted_on_delete BEFORE DELETE ON device_interests
+            FOR EACH ROW EXECUTE FUNCTION subscriptions_counted_on_delete();
         """
 }

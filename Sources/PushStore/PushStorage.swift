@@ -64,9 +64,13 @@ public protocol DeviceRegistry: Sendable {
     /// Replaces the device's interests (duplicates ignored; the caller enforces the 5000 limit). Interests no
     /// device follows any more are deleted (by every operation that drops a follower, device deletions included).
     /// - Returns: `false` when the device does not exist.
-    func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool
+    /// - Throws: `PushStoreError.subscriptionLimitReached` / `.interestLimitReached` when the write would take the
+    ///   instance over `limits` (see `InterestLimits.violation`); nothing changes then.
+    func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits) async throws
+        -> Bool
     /// - Returns: `false` when the device does not exist. Adding a followed interest is a no-op.
-    func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
+    /// - Throws: as `setInterests`.
+    func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits) async throws -> Bool
     /// - Returns: `false` when the device does not exist. Removing an unfollowed interest is a no-op.
     func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
     /// Valid (not invalidated) devices following `interest`.
@@ -199,6 +203,16 @@ extension DeviceRegistry {
     /// Registers without a per-instance device cap (seeding, tests).
     public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
         try await registerDevice(registration, maxDevicesPerInstance: .max)
+    }
+
+    /// Replaces the device's interests without per-instance caps (seeding, tests).
+    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+        try await setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests, limits: .unlimited)
+    }
+
+    /// Adds an interest without per-instance caps (seeding, tests).
+    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try await addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest, limits: .unlimited)
     }
 }
 

@@ -22,8 +22,10 @@ final class InterestCostServerTests: XCTestCase {
         super.tearDown()
     }
 
-    private func withServer(ipBurst: Int, _ body: (Int, String) async throws -> Void) async throws {
+    private func withServer(ipBurst: Int, configure: (inout ServerConfig) -> Void = { _ in },
+                            _ body: (Int, String) async throws -> Void) async throws {
         var config = intake.serverConfig()
+        configure(&config)
         config.storage.path = directory.appendingPathComponent("push.sqlite").path
         config.limits.ipRequestsPerSecond = 1
         config.limits.ipBurst = ipBurst
@@ -89,6 +91,39 @@ final class InterestCostServerTests: XCTestCase {
             XCTAssertEqual(before.jsonObject?["interests"], [], before.bodyText)
             let full = try await put(port, path, body(valid))
             XCTAssertEqual(full.status, 200, full.bodyText)
+        }
+    }
+
+    func testInterestWritesBeyondTheInstanceCapsAreRefusedWith400AndCounted() async throws {
+        try await withServer(ipBurst: 500, configure: {
+            $0.limits.maxInterestsPerInstance = 3
+            $0.limits.maxSubscriptionsPerInstance = 4
+        }) { port, path in
+            let first = try await put(port, path, body(["a", "b", "c"]))
+            XCTAssertEqual(first.status, 200, first.bodyText)
+            let names = try await put(port, path, body(["a", "b", "c", "d"]))
+            XCTAssertEqual(names.status, 400, names.bodyText)
+            XCTAssertEqual(names.jsonObject?["error"]?.stringValue, "Bad request")
+            XCTAssertEqual(names.jsonObject?["description"]?.stringValue, BeamsError.instanceInterestLimit.detail)
+            let added = try await rawRequest(port, "POST", "\(path)/d")
+            XCTAssertEqual(added.status, 400, added.bodyText)
+            XCTAssertEqual(added.jsonObject?["description"]?.stringValue, BeamsError.instanceInterestLimit.detail)
+            // A second device following the same names adds subscriptions, not names.
+            let other = try await intake.register(
+                on: port, body: intake.registration.replacingOccurrences(of: "abab", with: "cdcd"))
+            let otherID = try XCTUnwrap(other.jsonObject?["id"]?.stringValue)
+            let otherPath = "\(intake.registerPath)/\(otherID)/interests"
+            let subscriptions = try await put(port, otherPath, body(["a", "b"]))
+            XCTAssertEqual(subscriptions.status, 400, subscriptions.bodyText)
+            XCTAssertEqual(subscriptions.jsonObject?["description"]?.stringValue,
+                           BeamsError.instanceSubscriptionLimit.detail)
+            let one = try await put(port, otherPath, body(["a"]))
+            XCTAssertEqual(one.status, 200, one.bodyText)
+            let stored = try await rawRequest(port, "GET", path)
+            XCTAssertEqual(stored.jsonObject?["interests"], ["a", "b", "c"], stored.bodyText)
+            let metrics = try await rawRequest(port, "GET", "/metrics").bodyText
+            XCTAssertTrue(metrics.contains(#"push_interest_limit_refusals_total{limit="interests"} 2"#), metrics)
+            XCTAssertTrue(metrics.contains(#"push_interest_limit_refusals_total{limit="subscriptions"} 1"#), metrics)
         }
     }
 }

@@ -190,6 +190,10 @@ public final class Application: Sendable {
                         counter: "Requests let through unlimited because the table of client addresses was full.")
         metrics.declare("push_device_limit_refusals_total",
                         counter: "New devices refused because the instance reached limits.maxDevicesPerInstance.")
+        metrics.declare("push_interest_limit_refusals_total", counter: """
+            Interest writes refused because the instance reached limits.maxSubscriptionsPerInstance \
+            (limit="subscriptions") or limits.maxInterestsPerInstance (limit="interests").
+            """)
         metrics.declare("push_reported_events_ignored_total",
                         counter: "Reporting API events accepted but not recorded, by reason.")
         metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")

@@ -240,10 +240,25 @@ struct DeviceAPI: Sendable {
             }
             if seen.insert(name).inserted { names.append(name) }
         }
-        guard try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
-            throw BeamsError.deviceNotFound
+        let written = try await capped {
+            try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names,
+                                                      limits: app.config.limits.interestLimits)
         }
+        guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
+    }
+
+    /// Runs an interest write, answering the store's per-instance caps with their 400s (and counting them).
+    private func capped(_ write: () async throws -> Bool) async throws -> Bool {
+        do {
+            return try await write()
+        } catch PushStoreError.subscriptionLimitReached {
+            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "subscriptions"])
+            throw BeamsError.instanceSubscriptionLimit
+        } catch PushStoreError.interestLimitReached {
+            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "interests"])
+            throw BeamsError.instanceInterestLimit
+        }
     }
 
     /// The `PUT …/interests` body as an object, parsed with no array longer than the per-device cap: a longer one
@@ -276,9 +291,11 @@ struct DeviceAPI: Sendable {
         if current.interests.count >= Self.maxInterestsPerDevice && !current.interests.contains(interest) {
             throw BeamsError.tooManyInterests
         }
-        guard try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
-            throw BeamsError.deviceNotFound
+        let written = try await capped {
+            try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest,
+                                                     limits: app.config.limits.interestLimits)
         }
+        guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
     }
 

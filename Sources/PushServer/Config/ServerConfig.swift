@@ -94,6 +94,18 @@ public struct ServerConfig: Sendable {
         public var reportsPerSecondPerInstance = 5000
         /// Devices one instance may hold; registering a new token beyond it is refused with 400.
         public var maxDevicesPerInstance = 1_000_000
+        /// (device, interest) pairs one instance may hold (10 per device at the device cap); an interest write
+        /// beyond it is refused with 400 and stores nothing. Bounds the disk anonymous clients can fill
+        /// (docs/SECURITY.md "Disk").
+        public var maxSubscriptionsPerInstance = 10_000_000
+        /// Distinct interest names one instance may hold (one per device at the device cap), refused like
+        /// `maxSubscriptionsPerInstance`.
+        public var maxInterestsPerInstance = 1_000_000
+        /// The store-side caps on interest writes.
+        public var interestLimits: InterestLimits {
+            InterestLimits(maxSubscriptionsPerInstance: maxSubscriptionsPerInstance,
+                           maxInterestsPerInstance: maxInterestsPerInstance)
+        }
         /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
         /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
         public var maxTrackedClients = 100_000

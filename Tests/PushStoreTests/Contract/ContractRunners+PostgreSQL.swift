@@ -247,6 +247,14 @@ final class StoreBoundsContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, StoreBoundsContract.testUncappedRegistrationStillCounts)
     }
 
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
+    }
+
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
         try await runContract(.postgresql, StoreBoundsContract.testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser)
     }

@@ -221,6 +221,14 @@ final class StoreBoundsContractOnSQLite: XCTestCase {
         try await runContract(.sqlite, StoreBoundsContract.testUncappedRegistrationStillCounts)
     }
 
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.sqlite, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.sqlite, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
+    }
+
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
         try await runContract(.sqlite, StoreBoundsContract.testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser)
     }
@@ -477,6 +485,14 @@ final class StoreBoundsContractInMemory: XCTestCase {
 
     func testUncappedRegistrationStillCounts() async throws {
         try await runContract(.inMemory, StoreBoundsContract.testUncappedRegistrationStillCounts)
+    }
+
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.inMemory, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.inMemory, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
     }
 
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
