@@ -270,6 +270,10 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.purge(before: before, limit: limit) }
     }
 
+    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+        try access { $0.purgeUndeliveredDevices(registeredBefore: registeredBefore, limit: limit) }
+    }
+
     // MARK: Live Activities
 
     public func putLiveActivityStartToken(

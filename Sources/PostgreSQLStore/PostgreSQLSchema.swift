@@ -9,7 +9,8 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts]
+    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
+                                       devicesByRegistration]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -279,5 +280,10 @@ enum PostgreSQLSchema {
         END $$;
         CREATE TRIGGER subscriptions_counted_on_delete BEFORE DELETE ON device_interests
             FOR EACH ROW EXECUTE FUNCTION subscriptions_counted_on_delete();
+        """
+
+    /// Step 6. The janitor's expiry of devices nobody delivered to reads a slice of the oldest registrations.
+    static let devicesByRegistration = """
+        CREATE INDEX devices_by_registration ON devices (last_registered_at);
         """
 }

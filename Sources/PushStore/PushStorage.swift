@@ -187,6 +187,12 @@ public protocol RetentionStore: Sendable {
     /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
     /// interests). Call again while any count equals `limit`.
     func purge(before: Date, limit: Int) async throws -> PurgeResult
+    /// Deletes up to `limit` devices (with their interests and user binding) that last registered before
+    /// `registeredBefore` and whose latest delivery result is not an acceptance (2xx), or that never had one:
+    /// junk an anonymous client registered and nobody could deliver to. A real app registers again at its next
+    /// launch (the iOS SDK on every launch, and after any 404). - Returns: how many. Call again while it equals
+    /// `limit`.
+    func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int
 }
 
 /// The backend's own health and lifetime.

@@ -5,7 +5,7 @@ import PushStore
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
-                                       interestCounts]
+                                       interestCounts, devicesByRegistration]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -223,5 +223,10 @@ enum Schema {
             UPDATE instance_interest_counts SET subscriptions = subscriptions - 1
                 WHERE instance_id = (SELECT instance_id FROM interests WHERE id = OLD.interest_id);
         END;
+        """
+
+    /// Step 8. The janitor's expiry of devices nobody delivered to reads a slice of the oldest registrations.
+    static let devicesByRegistration = """
+        CREATE INDEX devices_by_registration ON devices (last_registered_at);
         """
 }

@@ -136,6 +136,14 @@ final class ServerConfigTests: XCTestCase {
         ])
     }
 
+    func testUndeliveredDeviceExpiryDefaultsTo90DaysAndZeroKeepsDevices() throws {
+        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.storage.undeliveredDeviceDays, 90)
+        XCTAssertEqual(try parse(#"{"storage":{"undeliveredDeviceDays":0},"instances":[\#(validInstance)]}"#).0
+            .storage.undeliveredDeviceDays, 0)
+        XCTAssertEqual(errors(#"{"storage":{"undeliveredDeviceDays":-1},"instances":[\#(validInstance)]}"#),
+                       ["storage.undeliveredDeviceDays: must be between 0 and 36500, got -1"])
+    }
+
     func testStorageBackendDefaultsToSQLiteAndReadsPostgreSQLFromEverySecretSource() throws {
         let defaults = try parse(#"{"instances":[\#(validInstance)]}"#).0.storage
         XCTAssertEqual(defaults.backend, .sqlite)

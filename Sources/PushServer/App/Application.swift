@@ -66,8 +66,9 @@ public final class Application: Sendable {
             tokenManagers: tokenManagers, logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"))
-        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"),
-                                   liveActivities: store)
+        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
+                                   undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
+                                   logger: logger.named("store"), liveActivities: store)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers

@@ -36,6 +36,10 @@ public struct ServerConfig: Sendable {
         /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
         /// APNs are deleted after this. 0 keeps everything.
         public var retentionDays = 30
+        /// Days after which a device that was never delivered to (its latest result is not an acceptance) and has
+        /// not registered again is deleted by the janitor: junk registrations do not stay forever. A real app
+        /// registers again at its next launch. 0 keeps them.
+        public var undeliveredDeviceDays = 90
         /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
         public var outageLogIntervalSeconds = 60
         /// The `Retry-After` of the 503 answered while the store cannot write.

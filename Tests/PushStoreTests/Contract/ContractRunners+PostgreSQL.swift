@@ -179,6 +179,10 @@ final class PublishQueueContractOnPostgreSQL: XCTestCase {
 }
 
 final class RetentionContractOnPostgreSQL: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.postgresql, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.postgresql, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }

@@ -179,6 +179,10 @@ final class PublishQueueContractOnSQLite: XCTestCase {
 }
 
 final class RetentionContractOnSQLite: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.sqlite, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.sqlite, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }
@@ -445,6 +449,10 @@ final class PublishQueueContractInMemory: XCTestCase {
 }
 
 final class RetentionContractInMemory: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.inMemory, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.inMemory, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }
