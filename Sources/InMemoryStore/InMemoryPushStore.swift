@@ -120,13 +120,17 @@ public final class InMemoryPushStore: PushStorage {
     public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
-        try access { try $0.setInterests(instanceID: instanceID, deviceID: deviceID, interests: Set(interests), limits: limits) }
+        try access {
+            try $0.setInterests(instanceID: instanceID, deviceID: deviceID, interests: Set(interests), limits: limits)
+        }
     }
 
     public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
-        try access { try $0.setInterests(instanceID: instanceID, deviceID: deviceID, adding: [interest], limits: limits) }
+        try access {
+            try $0.setInterests(instanceID: instanceID, deviceID: deviceID, adding: [interest], limits: limits)
+        }
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {

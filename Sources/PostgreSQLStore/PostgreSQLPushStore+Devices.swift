@@ -236,9 +236,8 @@ extension PostgreSQLPushStore {
         guard limits != .unlimited else { return try change() }
         let before = try lockedInterestCounts(connection, instanceID: instanceID)
         let result = try change()
-        if let violation = limits.violation(before: before, after: try lockedInterestCounts(connection, instanceID: instanceID)) {
-            throw violation
-        }
+        let after = try lockedInterestCounts(connection, instanceID: instanceID)
+        if let violation = limits.violation(before: before, after: after) { throw violation }
         return result
     }
 

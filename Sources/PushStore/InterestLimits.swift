@@ -20,7 +20,8 @@ public struct InterestLimits: Sendable, Equatable {
     /// still shrink its set while the instance is full (or after the operator lowered a cap).
     public func violation(before: (subscriptions: Int64, interests: Int64),
                           after: (subscriptions: Int64, interests: Int64)) -> PushStoreError? {
-        if after.subscriptions > Int64(clamping: maxSubscriptionsPerInstance) && after.subscriptions > before.subscriptions {
+        let subscriptionCap = Int64(clamping: maxSubscriptionsPerInstance)
+        if after.subscriptions > subscriptionCap && after.subscriptions > before.subscriptions {
             return .subscriptionLimitReached
         }
         if after.interests > Int64(clamping: maxInterestsPerInstance) && after.interests > before.interests {

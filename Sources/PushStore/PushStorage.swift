@@ -70,7 +70,8 @@ public protocol DeviceRegistry: Sendable {
         -> Bool
     /// - Returns: `false` when the device does not exist. Adding a followed interest is a no-op.
     /// - Throws: as `setInterests`.
-    func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits) async throws -> Bool
+    func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits) async throws
+        -> Bool
     /// - Returns: `false` when the device does not exist. Removing an unfollowed interest is a no-op.
     func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
     /// Valid (not invalidated) devices following `interest`.

@@ -209,9 +209,8 @@ extension SQLitePushStore {
         guard limits != .unlimited else { return try change() }
         let before = try interestCounts(connection, instanceID: instanceID)
         let result = try change()
-        if let violation = limits.violation(before: before, after: try interestCounts(connection, instanceID: instanceID)) {
-            throw violation
-        }
+        let after = try interestCounts(connection, instanceID: instanceID)
+        if let violation = limits.violation(before: before, after: after) { throw violation }
         return result
     }
 

@@ -41,7 +41,9 @@ extension ServerConfig {
         if let v = reader.int(limits, "maxSubscriptionsPerInstance", p, in: 1...1_000_000_000) {
             out.maxSubscriptionsPerInstance = v
         }
-        if let v = reader.int(limits, "maxInterestsPerInstance", p, in: 1...1_000_000_000) { out.maxInterestsPerInstance = v }
+        if let v = reader.int(limits, "maxInterestsPerInstance", p, in: 1...1_000_000_000) {
+            out.maxInterestsPerInstance = v
+        }
         if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
         if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
         if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
