@@ -212,19 +212,17 @@ extension PostgreSQLPushStore {
         }
     }
 
-    /// The instance's (subscriptions, distinct interest names), its count row locked for the rest of the
-    /// transaction (created if missing), so that capped writers of one instance take turns on every node, as new
-    /// devices do for the device cap (the count triggers would wait on that row anyway).
+    /// The instance's (subscriptions, distinct interest names), its count row (the one the device cap uses)
+    /// locked for the rest of the transaction (created if missing), so that capped writers of one instance take
+    /// turns on every node, as new devices do for the device cap (the count triggers would wait on that row anyway).
     static func lockedInterestCounts(_ connection: PGConnection, instanceID: String) throws
         -> (subscriptions: Int64, interests: Int64)
     {
         try connection.run(
-            """
-            INSERT INTO instance_interest_counts (instance_id, subscriptions, interests) VALUES ($1, 0, 0)
-            ON CONFLICT DO NOTHING
-            """, [.text(instanceID)])
+            "INSERT INTO instance_device_counts (instance_id, devices) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+            [.text(instanceID)])
         let result = try connection.query(
-            "SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = $1 FOR UPDATE",
+            "SELECT subscriptions, interests FROM instance_device_counts WHERE instance_id = $1 FOR UPDATE",
             [.text(instanceID)])
         return result.first { (result.int64($0, 0), result.int64($0, 1)) } ?? (0, 0)
     }

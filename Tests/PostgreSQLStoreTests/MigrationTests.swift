@@ -59,9 +59,9 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         _ = try await old.setInterests(instanceID: instance, deviceID: b, interests: ["x"])
         try await old.close()
         let store = try await PostgreSQLPushStore.open(configuration)
-        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_interest_counts"), "4,3")
+        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "4,3")
         _ = try await store.deleteDevice(instanceID: instance, id: a)
-        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_interest_counts"), "1,1",
+        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "1,1",
                        "the triggers keep counting from there")
         try await store.close()
     }

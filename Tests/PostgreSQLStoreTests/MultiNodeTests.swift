@@ -70,7 +70,7 @@ final class MultiNodeTests: PostgreSQLTestCase {
         }
         XCTAssertEqual(outcomes.filter { $0 }.count, 15, "45 names / 3 per device")
         XCTAssertEqual(try scalar("SELECT count(*) FROM interests"), "45")
-        XCTAssertEqual(try scalar("SELECT interests || ',' || subscriptions FROM instance_interest_counts"), "45,45",
+        XCTAssertEqual(try scalar("SELECT interests || ',' || subscriptions FROM instance_device_counts"), "45,45",
                        "the caps' counts stay exact")
         try await nodeA.close()
         try await nodeB.close()

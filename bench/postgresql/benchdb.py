@@ -370,8 +370,8 @@ def bulk_load(cluster, database, devices, interest="bench", subscribers=None, to
     steps["copy device_interests"] = time.monotonic() - started
     # The interest count triggers were off too: the per-instance counts (limits.max*PerInstance) are written once.
     subscription_count = subscribers + (devices if topics else 0)
-    sql(f"INSERT INTO instance_interest_counts VALUES ('{INSTANCE}', {subscription_count}, {len(names)}) "
-        f"ON CONFLICT (instance_id) DO UPDATE SET subscriptions = excluded.subscriptions, interests = excluded.interests")
+    sql(f"UPDATE instance_device_counts SET subscriptions = {subscription_count}, interests = {len(names)} "
+        f"WHERE instance_id = '{INSTANCE}'")
     started = time.monotonic()
     for statement in create:
         sql(statement)
