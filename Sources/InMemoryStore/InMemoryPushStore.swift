@@ -117,12 +117,20 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.interests(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor) }
     }
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
-        try access { $0.setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests) }
+    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+        async throws -> Bool
+    {
+        try access {
+            try $0.setInterests(instanceID: instanceID, deviceID: deviceID, interests: Set(interests), limits: limits)
+        }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try access { $0.addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest) }
+    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+        async throws -> Bool
+    {
+        try access {
+            try $0.setInterests(instanceID: instanceID, deviceID: deviceID, adding: [interest], limits: limits)
+        }
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
@@ -264,6 +272,10 @@ public final class InMemoryPushStore: PushStorage {
 
     public func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try access { $0.purge(before: before, limit: limit) }
+    }
+
+    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+        try access { $0.purgeUndeliveredDevices(registeredBefore: registeredBefore, limit: limit) }
     }
 
     // MARK: Live Activities

@@ -112,29 +112,58 @@ extension InMemoryState {
     }
 
     private mutating func follow(instanceID: String, interest: String, ref: Int64) {
-        devices[ref]?.interests.insert(interest)
-        followers[InstanceKey(instanceID: instanceID, name: interest), default: []].insert(ref)
+        guard devices[ref]?.interests.insert(interest).inserted == true else { return }
+        let key = InstanceKey(instanceID: instanceID, name: interest)
+        if followers[key] == nil { interestsPerInstance[instanceID, default: 0] += 1 }
+        followers[key, default: []].insert(ref)
+        subscriptionsPerInstance[instanceID, default: 0] += 1
     }
 
     private mutating func unfollow(instanceID: String, interest: String, ref: Int64) {
+        // `remove(ref:)` calls this after the device is gone: the follower set is what counts.
         devices[ref]?.interests.remove(interest)
         let key = InstanceKey(instanceID: instanceID, name: interest)
-        followers[key]?.remove(ref)
-        if followers[key]?.isEmpty == true { followers[key] = nil }
+        guard followers[key]?.remove(ref) != nil else { return }
+        subscriptionsPerInstance[instanceID, default: 0] -= 1
+        if followers[key]?.isEmpty == true {
+            followers[key] = nil
+            interestsPerInstance[instanceID, default: 0] -= 1
+        }
     }
 
-    mutating func setInterests(instanceID: String, deviceID: String, interests: [String]) -> Bool {
+    /// Replaces the device's set with `interests`. - Throws: the `limits` violation; nothing changes then.
+    mutating func setInterests(instanceID: String, deviceID: String, interests wanted: Set<String>,
+                               limits: InterestLimits) throws -> Bool {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref] else { return false }
-        let wanted = Set(interests)
-        for name in stored.interests.subtracting(wanted) { unfollow(instanceID: instanceID, interest: name, ref: ref) }
-        for name in wanted.subtracting(stored.interests) { follow(instanceID: instanceID, interest: name, ref: ref) }
+        try apply(instanceID: instanceID, ref: ref, adding: wanted.subtracting(stored.interests),
+                  removing: stored.interests.subtracting(wanted), limits: limits)
         return true
     }
 
-    mutating func addInterest(instanceID: String, deviceID: String, interest: String) -> Bool {
-        guard let ref = ref(instanceID: instanceID, deviceID: deviceID) else { return false }
-        follow(instanceID: instanceID, interest: interest, ref: ref)
+    /// Adds `interests` to the device's set. - Throws: the `limits` violation; nothing changes then.
+    mutating func setInterests(instanceID: String, deviceID: String, adding interests: Set<String>,
+                               limits: InterestLimits) throws -> Bool {
+        guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref] else { return false }
+        try apply(instanceID: instanceID, ref: ref, adding: interests.subtracting(stored.interests), removing: [],
+                  limits: limits)
         return true
+    }
+
+    /// Checks the counts the change would leave against `limits` before changing anything (the in-memory store
+    /// has no transaction to roll back).
+    private mutating func apply(instanceID: String, ref: Int64, adding: Set<String>, removing: Set<String>,
+                                limits: InterestLimits) throws {
+        let subscriptions = Int64(subscriptionsPerInstance[instanceID, default: 0])
+        let interests = Int64(interestsPerInstance[instanceID, default: 0])
+        let created = adding.count { followers[InstanceKey(instanceID: instanceID, name: $0)] == nil }
+        let dropped = removing.count { followers[InstanceKey(instanceID: instanceID, name: $0)] == [ref] }
+        if let violation = limits.violation(
+            before: (subscriptions, interests),
+            after: (subscriptions + Int64(adding.count - removing.count), interests + Int64(created - dropped))) {
+            throw violation
+        }
+        for name in removing { unfollow(instanceID: instanceID, interest: name, ref: ref) }
+        for name in adding { follow(instanceID: instanceID, interest: name, ref: ref) }
     }
 
     mutating func removeInterest(instanceID: String, deviceID: String, interest: String) -> Bool {

@@ -139,4 +139,14 @@ extension InMemoryState {
         result.devices = deadDevices.count
         return result
     }
+
+    mutating func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) -> Int {
+        let cutoff = registeredBefore.millisecondsSince1970
+        let undelivered = devices.values.filter {
+            $0.device.lastRegisteredAt.millisecondsSince1970 < cutoff
+                && !(200...299).contains($0.device.lastResult?.status ?? 0)
+        }.map(\.ref).sorted().prefix(max(0, limit))
+        for ref in undelivered { remove(ref: ref) }
+        return undelivered.count
+    }
 }

@@ -75,6 +75,10 @@ struct InMemoryState {
     var devicesPerInstance: [String: Int] = [:]
     /// Followers per interest; an interest nobody follows has no entry (the orphan cleanup).
     var followers: [InstanceKey<String>: Set<Int64>] = [:]
+    /// (device, interest) pairs and distinct interest names per instance, kept by `follow` and `unfollow`, for
+    /// the per-instance caps (`InterestLimits`).
+    var subscriptionsPerInstance: [String: Int] = [:]
+    var interestsPerInstance: [String: Int] = [:]
     var lastDeviceRef: Int64 = 0
 
     var jobs: [Int64: StoredJob] = [:]

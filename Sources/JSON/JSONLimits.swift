@@ -6,9 +6,14 @@ public struct JSONLimits: Sendable, Equatable {
     /// Longest input accepted, in bytes. Default 8 MiB: above every body limit of the HTTP server and above any
     /// sane config file; callers with a tighter bound (the HTTP body limits) enforce it before parsing.
     public var maxBytes: Int
+    /// Most elements accepted in any one array. Default unlimited; a caller whose array is capped (the 5000
+    /// interests of a device) sets it, so a longer array is refused at its first surplus element instead of
+    /// being parsed, built and validated in full (the error's `kind` is `.arrayTooLong`).
+    public var maxArrayCount: Int
 
-    public init(maxDepth: Int = 32, maxBytes: Int = 8 << 20) {
+    public init(maxDepth: Int = 32, maxBytes: Int = 8 << 20, maxArrayCount: Int = .max) {
         self.maxDepth = maxDepth
         self.maxBytes = maxBytes
+        self.maxArrayCount = maxArrayCount
     }
 }

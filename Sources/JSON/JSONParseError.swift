@@ -4,10 +4,23 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
     public let offset: Int
     /// What is wrong, e.g. `duplicate key "sub"`.
     public let reason: String
+    /// Which rule the text broke, for callers that answer a broken bound differently from bad syntax.
+    public let kind: Kind
 
-    public init(offset: Int, reason: String) {
+    /// The rule a rejected text broke.
+    public enum Kind: Sendable, Equatable {
+        /// Not RFC 8259 JSON, or outside the parser's strictness rules (duplicate keys, bad UTF-8, …).
+        case syntax
+        /// Longer than `JSONLimits.maxBytes` or nested deeper than `JSONLimits.maxDepth`.
+        case tooLarge
+        /// An array with more than `JSONLimits.maxArrayCount` elements.
+        case arrayTooLong
+    }
+
+    public init(offset: Int, reason: String, kind: Kind = .syntax) {
         self.offset = offset
         self.reason = reason
+        self.kind = kind
     }
 
     public var description: String { "invalid JSON at byte \(offset): \(reason)" }

@@ -11,23 +11,28 @@
 ///   (a high surrogate escape must be followed by a low one), no raw control characters;
 /// - numbers follow the grammar exactly (no `+1`, `01`, `.5`, `1.`, `NaN`); one that does not fit a finite
 ///   `Double` (`1e309`) is an error, never infinity;
-/// - at most `JSONLimits.maxDepth` nested containers and `JSONLimits.maxBytes` bytes of input.
+/// - at most `JSONLimits.maxDepth` nested containers, `JSONLimits.maxBytes` bytes of input and
+///   `JSONLimits.maxArrayCount` elements in any array (checked as each element starts, so the surplus is never
+///   parsed).
 struct JSONParser {
     private let bytes: [UInt8]
     private let maxDepth: Int
+    private let maxArrayCount: Int
     private var index = 0
     private var depth = 0
 
-    private init(bytes: [UInt8], maxDepth: Int) {
+    private init(bytes: [UInt8], maxDepth: Int, maxArrayCount: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.maxArrayCount = maxArrayCount
     }
 
     static func parse(_ bytes: [UInt8], limits: JSONLimits) throws(JSONParseError) -> JSONValue {
         guard bytes.count <= limits.maxBytes else {
-            throw JSONParseError(offset: limits.maxBytes, reason: "input longer than \(limits.maxBytes) bytes")
+            throw JSONParseError(offset: limits.maxBytes, reason: "input longer than \(limits.maxBytes) bytes",
+                                 kind: .tooLarge)
         }
-        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth)
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth, maxArrayCount: limits.maxArrayCount)
         parser.skipWhitespace()
         let value = try parser.parseValue()
         parser.skipWhitespace()
@@ -35,8 +40,8 @@ struct JSONParser {
         return value
     }
 
-    private func failure(_ reason: String) -> JSONParseError {
-        JSONParseError(offset: index, reason: reason)
+    private func failure(_ reason: String, kind: JSONParseError.Kind = .syntax) -> JSONParseError {
+        JSONParseError(offset: index, reason: reason, kind: kind)
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -73,7 +78,7 @@ struct JSONParser {
 
     private mutating func enterContainer() throws(JSONParseError) {
         depth += 1
-        if depth > maxDepth { throw failure("nesting deeper than \(maxDepth)") }
+        if depth > maxDepth { throw failure("nesting deeper than \(maxDepth)", kind: .tooLarge) }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
@@ -121,6 +126,9 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
+            if elements.count == maxArrayCount {
+                throw failure("array longer than \(maxArrayCount) elements", kind: .arrayTooLong)
+            }
             elements.append(try parseValue())
             skipWhitespace()
             if current == UInt8(ascii: ",") {

@@ -214,46 +214,81 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+    /// The instance's (subscriptions, distinct interest names), its count row (the one the device cap uses)
+    /// locked for the rest of the transaction (created if missing), so that capped writers of one instance take
+    /// turns on every node, as new devices do for the device cap (the count triggers would wait on that row anyway).
+    static func lockedInterestCounts(_ connection: PGConnection, instanceID: String) throws
+        -> (subscriptions: Int64, interests: Int64)
+    {
+        try connection.run(
+            "INSERT INTO instance_device_counts (instance_id, devices) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+            [.text(instanceID)])
+        let result = try connection.query(
+            "SELECT subscriptions, interests FROM instance_device_counts WHERE instance_id = $1 FOR UPDATE",
+            [.text(instanceID)])
+        return result.first { (result.int64($0, 0), result.int64($0, 1)) } ?? (0, 0)
+    }
+
+    /// Runs `change` between two reads of the instance's locked count row and refuses (throws, rolling the write's
+    /// savepoint back) a change that breaks `limits`.
+    static func limited<T>(_ connection: PGConnection, instanceID: String, _ limits: InterestLimits,
+                           _ change: () throws -> T) throws -> T {
+        guard limits != .unlimited else { return try change() }
+        let before = try lockedInterestCounts(connection, instanceID: instanceID)
+        let result = try change()
+        let after = try lockedInterestCounts(connection, instanceID: instanceID)
+        if let violation = limits.violation(before: before, after: after) { throw violation }
+        return result
+    }
+
+    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+        async throws -> Bool
+    {
         try await write(retryable: Self.interestRace) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
-            // a delete-all would drop as unfollowed and re-create).
-            let currentRows = try connection.query(
-                """
-                SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
-                WHERE di.device_id = $1
-                """, [.integer(ref)])
-            var current: [String: Int64] = [:]
-            for row in 0..<currentRows.rowCount { current[currentRows.text(row, 0)] = currentRows.int64(row, 1) }
-            let wanted = Set(interests)
-            let dropped = current.filter { !wanted.contains($0.key) }.map(\.value)
-            if !dropped.isEmpty {
-                try connection.run(
-                    "DELETE FROM device_interests WHERE device_id = $1 AND interest_id = ANY($2::bigint[])",
-                    [.integer(ref), .integerArray(dropped)])
-            }
-            let added = wanted.filter { current[$0] == nil }.sorted()
-            let ids = try Self.interestIDs(connection, instanceID: instanceID, names: added)
-            if !ids.isEmpty {
-                try connection.run(
+            return try Self.limited(connection, instanceID: instanceID, limits) {
+                // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
+                // a delete-all would drop as unfollowed and re-create).
+                let currentRows = try connection.query(
                     """
-                    INSERT INTO device_interests (interest_id, device_id) SELECT id, $1 FROM unnest($2::bigint[]) AS i(id)
-                    ON CONFLICT DO NOTHING
-                    """, [.integer(ref), .integerArray(ids)])
+                    SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE di.device_id = $1
+                    """, [.integer(ref)])
+                var current: [String: Int64] = [:]
+                for row in 0..<currentRows.rowCount { current[currentRows.text(row, 0)] = currentRows.int64(row, 1) }
+                let wanted = Set(interests)
+                let dropped = current.filter { !wanted.contains($0.key) }.map(\.value)
+                if !dropped.isEmpty {
+                    try connection.run(
+                        "DELETE FROM device_interests WHERE device_id = $1 AND interest_id = ANY($2::bigint[])",
+                        [.integer(ref), .integerArray(dropped)])
+                }
+                let added = wanted.filter { current[$0] == nil }.sorted()
+                let ids = try Self.interestIDs(connection, instanceID: instanceID, names: added)
+                if !ids.isEmpty {
+                    try connection.run(
+                        """
+                        INSERT INTO device_interests (interest_id, device_id) SELECT id, $1 FROM unnest($2::bigint[]) AS i(id)
+                        ON CONFLICT DO NOTHING
+                        """, [.integer(ref), .integerArray(ids)])
+                }
+                return true
             }
-            return true
         }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+        async throws -> Bool
+    {
         try await write(retryable: Self.interestRace) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            let ids = try Self.interestIDs(connection, instanceID: instanceID, names: [interest])
-            try connection.run(
-                "INSERT INTO device_interests (interest_id, device_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                [.integer(ids.first), .integer(ref)])
-            return true
+            return try Self.limited(connection, instanceID: instanceID, limits) {
+                let ids = try Self.interestIDs(connection, instanceID: instanceID, names: [interest])
+                try connection.run(
+                    "INSERT INTO device_interests (interest_id, device_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    [.integer(ids.first), .integer(ref)])
+                return true
+            }
         }
     }
 

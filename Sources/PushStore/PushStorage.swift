@@ -64,9 +64,14 @@ public protocol DeviceRegistry: Sendable {
     /// Replaces the device's interests (duplicates ignored; the caller enforces the 5000 limit). Interests no
     /// device follows any more are deleted (by every operation that drops a follower, device deletions included).
     /// - Returns: `false` when the device does not exist.
-    func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool
+    /// - Throws: `PushStoreError.subscriptionLimitReached` / `.interestLimitReached` when the write would take the
+    ///   instance over `limits` (see `InterestLimits.violation`); nothing changes then.
+    func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits) async throws
+        -> Bool
     /// - Returns: `false` when the device does not exist. Adding a followed interest is a no-op.
-    func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
+    /// - Throws: as `setInterests`.
+    func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits) async throws
+        -> Bool
     /// - Returns: `false` when the device does not exist. Removing an unfollowed interest is a no-op.
     func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool
     /// Valid (not invalidated) devices following `interest`.
@@ -183,6 +188,12 @@ public protocol RetentionStore: Sendable {
     /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
     /// interests). Call again while any count equals `limit`.
     func purge(before: Date, limit: Int) async throws -> PurgeResult
+    /// Deletes up to `limit` devices (with their interests and user binding) that last registered before
+    /// `registeredBefore` and whose latest delivery result is not an acceptance (2xx), or that never had one:
+    /// junk an anonymous client registered and nobody could deliver to. A real app registers again at its next
+    /// launch (the iOS SDK on every launch, and after any 404). - Returns: how many. Call again while it equals
+    /// `limit`.
+    func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int
 }
 
 /// The backend's own health and lifetime.
@@ -199,6 +210,16 @@ extension DeviceRegistry {
     /// Registers without a per-instance device cap (seeding, tests).
     public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
         try await registerDevice(registration, maxDevicesPerInstance: .max)
+    }
+
+    /// Replaces the device's interests without per-instance caps (seeding, tests).
+    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+        try await setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests, limits: .unlimited)
+    }
+
+    /// Adds an interest without per-instance caps (seeding, tests).
+    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+        try await addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest, limits: .unlimited)
     }
 }
 

@@ -14,4 +14,10 @@ public enum PushStoreError: Error, Sendable, Equatable {
     case notFound
     /// `registerDevice` with a new token while the instance already holds its maximum number of devices.
     case deviceLimitReached
+    /// An interest write that would take the instance over `InterestLimits.maxSubscriptionsPerInstance`; nothing
+    /// of it was stored.
+    case subscriptionLimitReached
+    /// An interest write that would take the instance over `InterestLimits.maxInterestsPerInstance` distinct
+    /// names; nothing of it was stored.
+    case interestLimitReached
 }

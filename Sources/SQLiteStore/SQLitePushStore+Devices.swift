@@ -193,42 +193,71 @@ extension SQLitePushStore {
         }
     }
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+    /// The instance's (subscriptions, distinct interest names), from the trigger-kept count row.
+    static func interestCounts(_ connection: SQLiteConnection, instanceID: String) throws
+        -> (subscriptions: Int64, interests: Int64)
+    {
+        try connection.first(
+            "SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = ?", [.text(instanceID)]
+        ) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+    }
+
+    /// Runs `change` and then checks the instance's counts against `limits`; a violation throws, which rolls the
+    /// operation's savepoint back (the single writer makes the two reads exact).
+    static func limited<T>(_ connection: SQLiteConnection, instanceID: String, _ limits: InterestLimits,
+                           _ change: () throws -> T) throws -> T {
+        guard limits != .unlimited else { return try change() }
+        let before = try interestCounts(connection, instanceID: instanceID)
+        let result = try change()
+        let after = try interestCounts(connection, instanceID: instanceID)
+        if let violation = limits.violation(before: before, after: after) { throw violation }
+        return result
+    }
+
+    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+        async throws -> Bool
+    {
         try await write { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
-            // a delete-all would drop as unfollowed and re-create).
-            var current: [String: Int64] = [:]
-            try connection.query(
-                """
-                SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
-                WHERE di.device_id = ?
-                """, [.integer(ref)]
-            ) { current[$0.text(0)] = $0.int64(1) }
-            let wanted = Set(interests)
-            for (name, interest) in current where !wanted.contains(name) {
-                try connection.run(
-                    "DELETE FROM device_interests WHERE interest_id = ? AND device_id = ?",
-                    [.integer(interest), .integer(ref)])
+            return try Self.limited(connection, instanceID: instanceID, limits) {
+                // Only the difference is written: an unchanged interest keeps its row (and its interests entry,
+                // which a delete-all would drop as unfollowed and re-create).
+                var current: [String: Int64] = [:]
+                try connection.query(
+                    """
+                    SELECT i.name, i.id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE di.device_id = ?
+                    """, [.integer(ref)]
+                ) { current[$0.text(0)] = $0.int64(1) }
+                let wanted = Set(interests)
+                for (name, interest) in current where !wanted.contains(name) {
+                    try connection.run(
+                        "DELETE FROM device_interests WHERE interest_id = ? AND device_id = ?",
+                        [.integer(interest), .integer(ref)])
+                }
+                for name in wanted where current[name] == nil {
+                    let interest = try Self.interestID(connection, instanceID: instanceID, name: name)
+                    try connection.run(
+                        "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                        [.integer(interest), .integer(ref)])
+                }
+                return true
             }
-            for name in wanted where current[name] == nil {
-                let interest = try Self.interestID(connection, instanceID: instanceID, name: name)
-                try connection.run(
-                    "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
-                    [.integer(interest), .integer(ref)])
-            }
-            return true
         }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+        async throws -> Bool
+    {
         try await write { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
-            try connection.run(
-                "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
-                [.integer(interestID), .integer(ref)])
-            return true
+            return try Self.limited(connection, instanceID: instanceID, limits) {
+                let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
+                try connection.run(
+                    "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                    [.integer(interestID), .integer(ref)])
+                return true
+            }
         }
     }
 

@@ -30,4 +30,15 @@ extension SQLitePushStore {
                     """, [cutoff, limit]))
         }
     }
+
+    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+        try await write { connection in
+            try connection.run(
+                """
+                DELETE FROM devices WHERE id IN (
+                    SELECT id FROM devices WHERE last_registered_at < ?
+                        AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299) LIMIT ?)
+                """, [.millis(registeredBefore), .integer(Int64(max(0, limit)))])
+        }
+    }
 }

@@ -4,7 +4,8 @@ import PushStore
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
-                                       scheduledPublishes, liveActivityTokens]
+                                       scheduledPublishes, liveActivityTokens,
+                                       interestCounts, devicesByRegistration]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -192,5 +193,40 @@ enum Schema {
             WHERE kind = 'update';
         CREATE INDEX live_activity_targets ON live_activity_tokens (instance_id, attributes_type, kind, id);
         CREATE INDEX live_activity_expiry ON live_activity_tokens (expires_at) WHERE expires_at IS NOT NULL;
+        """
+
+    /// Step 7. Subscriptions ((device, interest) pairs) and distinct interest names per instance, kept by triggers
+    /// like `instance_device_counts`, so the per-instance caps (`InterestLimits`) cost one key lookup. A follower
+    /// row is uncounted BEFORE its delete, while its interest still exists (the cleanup trigger deletes an
+    /// unfollowed interest AFTER it); cascades from `devices` fire the same triggers.
+    static let interestCounts = """
+        CREATE TABLE instance_interest_counts (
+            instance_id TEXT PRIMARY KEY,
+            subscriptions INTEGER NOT NULL,
+            interests INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO instance_interest_counts (instance_id, subscriptions, interests)
+            SELECT i.instance_id, count(di.device_id), count(DISTINCT i.id)
+            FROM interests i LEFT JOIN device_interests di ON di.interest_id = i.id GROUP BY i.instance_id;
+        CREATE TRIGGER interests_counted_on_insert AFTER INSERT ON interests BEGIN
+            INSERT INTO instance_interest_counts (instance_id, subscriptions, interests) VALUES (NEW.instance_id, 0, 1)
+                ON CONFLICT (instance_id) DO UPDATE SET interests = interests + 1;
+        END;
+        CREATE TRIGGER interests_counted_on_delete AFTER DELETE ON interests BEGIN
+            UPDATE instance_interest_counts SET interests = interests - 1 WHERE instance_id = OLD.instance_id;
+        END;
+        CREATE TRIGGER subscriptions_counted_on_insert AFTER INSERT ON device_interests BEGIN
+            UPDATE instance_interest_counts SET subscriptions = subscriptions + 1
+                WHERE instance_id = (SELECT instance_id FROM interests WHERE id = NEW.interest_id);
+        END;
+        CREATE TRIGGER subscriptions_counted_on_delete BEFORE DELETE ON device_interests BEGIN
+            UPDATE instance_interest_counts SET subscriptions = subscriptions - 1
+                WHERE instance_id = (SELECT instance_id FROM interests WHERE id = OLD.interest_id);
+        END;
+        """
+
+    /// Step 8. The janitor's expiry of devices nobody delivered to reads a slice of the oldest registrations.
+    static let devicesByRegistration = """
+        CREATE INDEX devices_by_registration ON devices (last_registered_at);
         """
 }

@@ -163,6 +163,22 @@ final class RFC8259Tests: XCTestCase {
         XCTAssertEqual(JSONLimits().maxDepth, 32)
     }
 
+    func testAnArrayLongerThanTheLimitIsRejectedAtItsFirstSurplusElement() throws {
+        let limits = JSONLimits(maxArrayCount: 3)
+        XCTAssertEqual(try JSONValue(parsing: Array(#"{"a":[1,2,3],"b":[[],[],[]]}"#.utf8), limits: limits)["a"],
+                       [1, 2, 3])
+        // The fourth element is never parsed: what follows it, even broken, does not matter.
+        XCTAssertThrowsError(try JSONValue(parsing: Array(#"{"a":[1,2,3,tru"#.utf8), limits: limits)) {
+            XCTAssertEqual($0 as? JSONParseError,
+                           JSONParseError(offset: 12, reason: "array longer than 3 elements", kind: .arrayTooLong))
+        }
+        XCTAssertThrowsError(try JSONValue(parsing: Array("[[1,2,3,4]]".utf8), limits: limits), "nested arrays too") {
+            XCTAssertEqual(($0 as? JSONParseError)?.kind, .arrayTooLong)
+        }
+        XCTAssertEqual(JSONLimits().maxArrayCount, .max)
+        XCTAssertThrowsError(try parse("[1,]")) { XCTAssertEqual(($0 as? JSONParseError)?.kind, .syntax) }
+    }
+
     func testErrorsNameTheOffset() {
         XCTAssertThrowsError(try parse(#"{"a":tru}"#)) {
             XCTAssertEqual(($0 as? JSONParseError)?.description, "invalid JSON at byte 5: invalid literal")

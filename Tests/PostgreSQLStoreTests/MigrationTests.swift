@@ -47,6 +47,25 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
 
     /// Migration 2 (scheduled publishes) on a database that version 1 filled: the rows stay, a queued job of then
     /// is claimable at once (no `not_before`), the new end states are accepted, and a device gains a time zone.
+    func testInterestCountsMigrationCountsTheRowsAlreadyThere() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.interestCounts))
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let a = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device.id
+        let b = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(2))).device.id
+        _ = try await old.setInterests(instanceID: instance, deviceID: a, interests: ["x", "y", "z"])
+        _ = try await old.setInterests(instanceID: instance, deviceID: b, interests: ["x"])
+        try await old.close()
+        let store = try await PostgreSQLPushStore.open(configuration)
+        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "4,3")
+        _ = try await store.deleteDevice(instanceID: instance, id: a)
+        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "1,1",
+                       "the triggers keep counting from there")
+        try await store.close()
+    }
+
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1

@@ -48,6 +48,34 @@ final class MultiNodeTests: PostgreSQLTestCase {
         try await nodeB.close()
     }
 
+    func testConcurrentInterestWritesOnTwoNodesNeverPassTheInstanceCaps() async throws {
+        let nodeA = try await openNode()
+        let nodeB = try await openNode()
+        var ids: [String] = []
+        for n in 0..<40 {
+            ids.append(try await nodeA.registerDevice(DeviceRegistration(instanceID: instance, token: token(n))).device.id)
+        }
+        // 40 devices each ask for 3 names of their own (120 subscriptions, 120 names) against caps of 60 and 45.
+        let limits = InterestLimits(maxSubscriptionsPerInstance: 60, maxInterestsPerInstance: 45)
+        let instance = self.instance
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for (n, id) in ids.enumerated() {
+                let node = n % 2 == 0 ? nodeA : nodeB
+                group.addTask {
+                    (try? await node.setInterests(instanceID: instance, deviceID: id,
+                                                  interests: ["n\(n)-a", "n\(n)-b", "n\(n)-c"], limits: limits)) != nil
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 }.count, 15, "45 names / 3 per device")
+        XCTAssertEqual(try scalar("SELECT count(*) FROM interests"), "45")
+        XCTAssertEqual(try scalar("SELECT interests || ',' || subscriptions FROM instance_device_counts"), "45,45",
+                       "the caps' counts stay exact")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
+
     func testSkipLockedClaimsByTwoNodesNeverOverlap() async throws {
         let nodeA = try await openNode()
         let nodeB = try await openNode()

@@ -1,5 +1,6 @@
 import Foundation
 import InMemoryStore
+import Locking
 import Logging
 @testable import PushServer
 import PushStore
@@ -50,5 +51,30 @@ final class RetentionJanitorTests: XCTestCase {
         let left = try await store.liveActivityTokens(instanceID: "i", deviceID: device.id)
         XCTAssertEqual(left?.map(\.activityID), ["live"])
         XCTAssertTrue(sink.lines.contains { $0.contains("Purged expired Live Activity tokens") && $0.contains("tokens=1") })
+    }
+
+    func testExpiresDevicesNobodyDeliveredToAfterTheConfiguredDaysWithoutRegistration() async throws {
+        let day: TimeInterval = 86_400
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let clock = Locked(start)
+        let store = InMemoryPushStore(clock: { clock.withLock { $0 } })
+        let junk = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32)))
+        clock.withLock { $0 = start.addingTimeInterval(50 * day) }
+        let fresh = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "cd", count: 32)))
+        let sink = CapturingLogSink()
+        let janitor = RetentionJanitor(store: store, retentionDays: 0, undeliveredDeviceDays: 90,
+                                       logger: Logger(label: "t", sink: sink))
+        let early = await janitor.purgeOnce(now: start.addingTimeInterval(89 * day))
+        XCTAssertEqual(early.undeliveredDevices, 0)
+        let due = await janitor.purgeOnce(now: start.addingTimeInterval(91 * day))
+        XCTAssertEqual(due.undeliveredDevices, 1)
+        let gone = try await store.device(instanceID: "i", id: junk.device.id)
+        XCTAssertNil(gone)
+        let kept = try await store.device(instanceID: "i", id: fresh.device.id)
+        XCTAssertNotNil(kept)
+        XCTAssertTrue(sink.lines.contains { $0.contains("Expired devices nobody delivered to") && $0.contains("devices=1") })
+        let off = RetentionJanitor(store: store, retentionDays: 0, undeliveredDeviceDays: 0, logger: Logger(label: "t"))
+        let none = await off.purgeOnce(now: start.addingTimeInterval(1000 * day))
+        XCTAssertEqual(none.undeliveredDevices, 0, "0 keeps them")
     }
 }

@@ -1,5 +1,6 @@
 import HTTPClient
 @testable import PushServer
+import PushStore
 import XCTest
 
 final class ServerConfigTests: XCTestCase {
@@ -133,6 +134,14 @@ final class ServerConfigTests: XCTestCase {
             "storage.outageLogIntervalSeconds: must be between 1 and 86400, got 0",
             "storage.outageRetryAfterSeconds: must be between 1 and 3600, got 3601",
         ])
+    }
+
+    func testUndeliveredDeviceExpiryDefaultsTo90DaysAndZeroKeepsDevices() throws {
+        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.storage.undeliveredDeviceDays, 90)
+        XCTAssertEqual(try parse(#"{"storage":{"undeliveredDeviceDays":0},"instances":[\#(validInstance)]}"#).0
+            .storage.undeliveredDeviceDays, 0)
+        XCTAssertEqual(errors(#"{"storage":{"undeliveredDeviceDays":-1},"instances":[\#(validInstance)]}"#),
+                       ["storage.undeliveredDeviceDays: must be between 0 and 36500, got -1"])
     }
 
     func testStorageBackendDefaultsToSQLiteAndReadsPostgreSQLFromEverySecretSource() throws {
@@ -312,6 +321,8 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 5000)
         XCTAssertEqual(limits.reportsPerSecondPerInstance, 5000)
         XCTAssertEqual(limits.maxDevicesPerInstance, 1_000_000)
+        XCTAssertEqual(limits.maxSubscriptionsPerInstance, 10_000_000)
+        XCTAssertEqual(limits.maxInterestsPerInstance, 1_000_000)
         XCTAssertEqual(limits.maxTrackedClients, 100_000)
         XCTAssertEqual(limits.authFailuresPerIP, 10)
         XCTAssertEqual(limits.authFailureWindowSeconds, 60)
@@ -323,6 +334,7 @@ final class ServerConfigTests: XCTestCase {
         let json = #"""
             {"limits":{"ipRequestsPerSecond":0,"ipBurst":7,"deviceRequestsPerSecondPerInstance":0,
                        "reportsPerSecondPerInstance":9,"maxDevicesPerInstance":3,"maxTrackedClients":1000,
+                       "maxSubscriptionsPerInstance":40,"maxInterestsPerInstance":4,
                        "authFailuresPerIP":0,"authFailureWindowSeconds":5,"authLockoutSeconds":6,
                        "trustedProxies":["127.0.0.1","0:0::1"]},
              "instances":[\#(validInstance)]}
@@ -333,6 +345,7 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 0)
         XCTAssertEqual(limits.reportsPerSecondPerInstance, 9)
         XCTAssertEqual(limits.maxDevicesPerInstance, 3)
+        XCTAssertEqual(limits.interestLimits, InterestLimits(maxSubscriptionsPerInstance: 40, maxInterestsPerInstance: 4))
         XCTAssertEqual(limits.maxTrackedClients, 1000)
         XCTAssertEqual(limits.authFailuresPerIP, 0)
         XCTAssertEqual(limits.authFailureWindowSeconds, 5)
@@ -343,12 +356,15 @@ final class ServerConfigTests: XCTestCase {
     func testAbuseLimitErrorsNameTheField() {
         let json = #"""
             {"limits":{"ipBurst":0,"maxDevicesPerInstance":0,"maxTrackedClients":10,"authLockoutSeconds":0,
+                       "maxSubscriptionsPerInstance":0,"maxInterestsPerInstance":-1,
                        "trustedProxies":["10.0.0.0/8","::1",5]},
              "instances":[\#(validInstance)]}
             """#
         XCTAssertEqual(Set(errors(json)), [
             "limits.ipBurst: must be between 1 and 10000000, got 0",
             "limits.maxDevicesPerInstance: must be between 1 and 1000000000, got 0",
+            "limits.maxSubscriptionsPerInstance: must be between 1 and 1000000000, got 0",
+            "limits.maxInterestsPerInstance: must be between 1 and 1000000000, got -1",
             "limits.maxTrackedClients: must be between 1000 and 10000000, got 10",
             "limits.authLockoutSeconds: must be between 1 and 86400, got 0",
             "limits.trustedProxies[0]: must be an IPv4 or IPv6 address, got \"10.0.0.0/8\"",

@@ -38,6 +38,25 @@ final class MigrationTests: StoreTestCase {
         XCTAssertEqual(row?.1, "unknown")
     }
 
+    func testInterestCountsMigrationCountsTheRowsAlreadyThere() async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.interestCounts))
+        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let a = try await register(old, 1), b = try await register(old, 2)
+        _ = try await old.setInterests(instanceID: instance, deviceID: a.id, interests: ["x", "y", "z"])
+        _ = try await old.setInterests(instanceID: instance, deviceID: b.id, interests: ["x"])
+        try await old.close()
+        let store = try await openStore()
+        let limits = InterestLimits(maxSubscriptionsPerInstance: 5, maxInterestsPerInstance: 3)
+        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {  // x, y, z were counted
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: b.id, interest: "w", limits: limits)
+        }
+        _ = try await store.addInterest(instanceID: instance, deviceID: b.id, interest: "y", limits: limits)  // 5
+        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached) {  // the 5 subscriptions were counted
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: b.id, interest: "z", limits: limits)
+        }
+        try await store.close()
+    }
+
     func testFailingMigrationLeavesVersionUnchanged() throws {
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }

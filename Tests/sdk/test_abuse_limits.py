@@ -134,6 +134,18 @@ def test_a_large_interest_set_costs_one_request_per_hundred_names(server_env):
                                   IOS_HEADERS))
 
 
+def test_copies_of_one_name_are_charged_per_element_and_a_longer_array_than_the_cap_is_refused(server_env):
+    server = limited(server_env, "interest-copies", ipRequestsPerSecond=1, ipBurst=60)
+    http = HTTP(server, keep_alive=True)
+    device = registered(http)
+    # 229,000 copies of one name (916 KB, under the body limit): the cap's 400, not one token and a full parse.
+    assert_error(device.set_interests(["a"] * 229_000), 400, TOO_MANY_INTERESTS)
+    assert device.server_interests() == []
+    assert_empty_ok(device.set_interests(["same"] * 5000))  # 1 + 50 tokens, stored once
+    assert device.server_interests() == ["same"]
+    assert_rate_limited(device.set_interests(["same"] * 5000))
+
+
 # MARK: Devices per instance
 
 
@@ -153,6 +165,29 @@ def test_new_devices_beyond_the_instance_cap_are_refused_and_known_ones_still_re
     assert extra.register()["id"]
     metrics = http.request("GET", "/metrics").body.decode()
     assert "push_device_limit_refusals_total 1" in metrics, metrics
+
+
+def test_interest_writes_beyond_the_instance_caps_are_refused_and_store_nothing(server_env):
+    server = limited(server_env, "interest-caps", maxInterestsPerInstance=4, maxSubscriptionsPerInstance=6)
+    http = HTTP(server)
+    first, second = registered(http), registered(http)
+    assert_empty_ok(first.set_interests(["a", "b", "c", "d"]))
+    names_cap = "Interests could not be set: the instance has reached its limit of distinct interest names"
+    assert_error(second.set_interests(["e"]), 400, names_cap)
+    assert_error(second.subscribe("e"), 400, names_cap)
+    assert_empty_ok(second.set_interests(["a", "b"]))  # followed names: subscriptions only (6)
+    assert_error(second.subscribe("c"), 400,
+                 "Interests could not be set: the instance has reached its subscription limit")
+    assert second.server_interests() == ["a", "b"]
+    # Names nobody follows any more free their place; so does a deleted device.
+    assert_empty_ok(first.unsubscribe("d"))
+    assert_empty_ok(second.subscribe("e"))
+    assert_empty_ok(first.delete())
+    assert_empty_ok(registered(http).set_interests(["x"]))  # a, b, e, x
+    assert db_count(server, "SELECT count(*) FROM interests") == 4
+    metrics = http.request("GET", "/metrics").body.decode()
+    assert 'push_interest_limit_refusals_total{limit="interests"} 2' in metrics, metrics
+    assert 'push_interest_limit_refusals_total{limit="subscriptions"} 1' in metrics, metrics
 
 
 # MARK: Interests

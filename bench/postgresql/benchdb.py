@@ -368,6 +368,10 @@ def bulk_load(cluster, database, devices, interest="bench", subscribers=None, to
     started = time.monotonic()
     _copy(cluster, database, "COPY device_interests (interest_id, device_id) FROM STDIN", link_rows())
     steps["copy device_interests"] = time.monotonic() - started
+    # The interest count triggers were off too: the per-instance counts (limits.max*PerInstance) are written once.
+    subscription_count = subscribers + (devices if topics else 0)
+    sql(f"UPDATE instance_device_counts SET subscriptions = {subscription_count}, interests = {len(names)} "
+        f"WHERE instance_id = '{INSTANCE}'")
     started = time.monotonic()
     for statement in create:
         sql(statement)

@@ -66,8 +66,9 @@ public final class Application: Sendable {
             tokenManagers: tokenManagers, logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"))
-        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays, logger: logger.named("store"),
-                                   liveActivities: store)
+        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
+                                   undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
+                                   logger: logger.named("store"), liveActivities: store)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers
@@ -198,6 +199,10 @@ public final class Application: Sendable {
                         counter: "Requests let through unlimited because the table of client addresses was full.")
         metrics.declare("push_device_limit_refusals_total",
                         counter: "New devices refused because the instance reached limits.maxDevicesPerInstance.")
+        metrics.declare("push_interest_limit_refusals_total", counter: """
+            Interest writes refused because the instance reached limits.maxSubscriptionsPerInstance \
+            (limit="subscriptions") or limits.maxInterestsPerInstance (limit="interests").
+            """)
         metrics.declare("push_reported_events_ignored_total",
                         counter: "Reporting API events accepted but not recorded, by reason.")
         metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")

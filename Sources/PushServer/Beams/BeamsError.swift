@@ -81,6 +81,13 @@ public struct BeamsError: Error, Sendable, Equatable {
     /// app launch instead of looping.
     public static let instanceDeviceLimit = BeamsError(
         400, "Bad request", "Device could not be created: the instance has reached its device limit")
+    /// An interest write beyond `limits.maxSubscriptionsPerInstance` or `limits.maxInterestsPerInstance`; nothing
+    /// of it was stored. 400 like the device cap: the iOS SDK stops retrying it until the next app launch, the
+    /// Android and Web SDKs report it.
+    public static let instanceSubscriptionLimit = BeamsError(
+        400, "Bad request", "Interests could not be set: the instance has reached its subscription limit")
+    public static let instanceInterestLimit = BeamsError(
+        400, "Bad request", "Interests could not be set: the instance has reached its limit of distinct interest names")
     /// A body on a route that takes none.
     public static let unexpectedBody = BeamsError(400, "Bad request", "This request takes no body")
 

@@ -22,8 +22,8 @@ struct DeviceAPI: Sendable {
     /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
     static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
         .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
-    /// A `PUT …/interests` costs one request per 100 names against the address's rate limit (plus one), so that
-    /// replacing 5000 interests again and again is as expensive as the writes it causes.
+    /// A `PUT …/interests` costs one request per 100 array elements against the address's rate limit (plus one),
+    /// so that replacing 5000 interests again and again is as expensive as the writes and parsing it causes.
     static let interestsPerRequestCost = 100
 
     func register(into router: inout Router) {
@@ -221,27 +221,63 @@ struct DeviceAPI: Sendable {
         ]))
     }
 
+    /// `PUT …/interests` `{"interests": [...]}`: replaces the device's set. What a request costs follows what it
+    /// sends, not what it stores: the array is refused at its 5001st element, before the rest is parsed; every
+    /// element received (duplicates included) is charged before any is validated; the writer sees each name once.
     func putInterests(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
-        let body = try app.jsonObject(request)
+        let body = try Self.interestsBodyObject(request.body)
         guard let list = body["interests"]?.arrayValue else {
             throw BeamsError(400, "Bad request", "`interests` must be an array of interest names")
         }
+        try app.checkClientLimit(request, cost: Self.interestsCost(elements: list.count))
         var names: [String] = []
         names.reserveCapacity(list.count)
+        var seen = Set<String>(minimumCapacity: list.count)
         for element in list {
             guard let name = element.stringValue, InterestName.isValid(name) else {
                 throw BeamsError.invalidInterest(element.stringValue ?? element.jsonText)
             }
-            names.append(name)
+            if seen.insert(name).inserted { names.append(name) }
         }
-        let distinct = Set(names).count
-        if distinct > Self.maxInterestsPerDevice { throw BeamsError.tooManyInterests }
-        try app.checkClientLimit(request, cost: Double(distinct / Self.interestsPerRequestCost))
-        guard try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names) else {
-            throw BeamsError.deviceNotFound
+        let written = try await capped {
+            try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names,
+                                                      limits: app.config.limits.interestLimits)
         }
+        guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
+    }
+
+    /// Runs an interest write, answering the store's per-instance caps with their 400s (and counting them).
+    private func capped(_ write: () async throws -> Bool) async throws -> Bool {
+        do {
+            return try await write()
+        } catch PushStoreError.subscriptionLimitReached {
+            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "subscriptions"])
+            throw BeamsError.instanceSubscriptionLimit
+        } catch PushStoreError.interestLimitReached {
+            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "interests"])
+            throw BeamsError.instanceInterestLimit
+        }
+    }
+
+    /// The `PUT …/interests` body as an object, parsed with no array longer than the per-device cap: a longer one
+    /// is refused where its surplus starts. - Throws: `tooManyInterests` for a longer array, `invalidJSON` else.
+    static func interestsBodyObject(_ body: [UInt8]) throws(BeamsError) -> [String: JSONValue] {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: body, limits: JSONLimits(maxArrayCount: maxInterestsPerDevice))
+        } catch {
+            throw error.kind == .arrayTooLong ? .tooManyInterests : .invalidJSON
+        }
+        guard let object = value.objectValue else { throw .invalidJSON }
+        return object
+    }
+
+    /// Rate tokens a `PUT …/interests` with `elements` array elements costs beyond its admission: one per
+    /// `interestsPerRequestCost` elements as received, fractions included (a duplicate costs as much as a name).
+    static func interestsCost(elements: Int) -> Double {
+        Double(elements) / Double(interestsPerRequestCost)
     }
 
     func addInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -255,9 +291,11 @@ struct DeviceAPI: Sendable {
         if current.interests.count >= Self.maxInterestsPerDevice && !current.interests.contains(interest) {
             throw BeamsError.tooManyInterests
         }
-        guard try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
-            throw BeamsError.deviceNotFound
+        let written = try await capped {
+            try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest,
+                                                     limits: app.config.limits.interestLimits)
         }
+        guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
     }
 

@@ -15,7 +15,8 @@ extension ServerConfig {
             "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
             "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
             "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice", "maxConnectionsPerAddress",
-            "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds",
+            "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds", "maxSubscriptionsPerInstance",
+            "maxInterestsPerInstance",
         ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
@@ -51,6 +52,12 @@ extension ServerConfig {
             out.reportsPerSecondPerInstance = v
         }
         if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) { out.maxDevicesPerInstance = v }
+        if let v = reader.int(limits, "maxSubscriptionsPerInstance", p, in: 1...1_000_000_000) {
+            out.maxSubscriptionsPerInstance = v
+        }
+        if let v = reader.int(limits, "maxInterestsPerInstance", p, in: 1...1_000_000_000) {
+            out.maxInterestsPerInstance = v
+        }
         if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
         if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
         if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }

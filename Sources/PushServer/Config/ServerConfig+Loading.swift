@@ -83,11 +83,14 @@ extension ServerConfig {
 
         if let storage = reader.object(root["storage"], "storage") {
             reader.checkKeys(storage, "storage", allowed: [
-                "path", "synchronous", "retentionDays", "outageLogIntervalSeconds", "outageRetryAfterSeconds",
-                "backend", "postgresql",
+                "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
+                "outageRetryAfterSeconds", "backend", "postgresql",
             ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
+            if let days = reader.int(storage, "undeliveredDeviceDays", "storage", in: 0...36500) {
+                config.storage.undeliveredDeviceDays = days
+            }
             if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
                 config.storage.outageLogIntervalSeconds = v
             }

@@ -36,6 +36,10 @@ public struct ServerConfig: Sendable {
         /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
         /// APNs are deleted after this. 0 keeps everything.
         public var retentionDays = 30
+        /// Days after which a device that was never delivered to (its latest result is not an acceptance) and has
+        /// not registered again is deleted by the janitor: junk registrations do not stay forever. A real app
+        /// registers again at its next launch. 0 keeps them.
+        public var undeliveredDeviceDays = 90
         /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
         public var outageLogIntervalSeconds = 60
         /// The `Retry-After` of the 503 answered while the store cannot write.
@@ -103,6 +107,18 @@ public struct ServerConfig: Sendable {
         public var reportsPerSecondPerInstance = 5000
         /// Devices one instance may hold; registering a new token beyond it is refused with 400.
         public var maxDevicesPerInstance = 1_000_000
+        /// (device, interest) pairs one instance may hold (10 per device at the device cap); an interest write
+        /// beyond it is refused with 400 and stores nothing. Bounds the disk anonymous clients can fill
+        /// (docs/SECURITY.md "Disk").
+        public var maxSubscriptionsPerInstance = 10_000_000
+        /// Distinct interest names one instance may hold (one per device at the device cap), refused like
+        /// `maxSubscriptionsPerInstance`.
+        public var maxInterestsPerInstance = 1_000_000
+        /// The store-side caps on interest writes.
+        public var interestLimits: InterestLimits {
+            InterestLimits(maxSubscriptionsPerInstance: maxSubscriptionsPerInstance,
+                           maxInterestsPerInstance: maxInterestsPerInstance)
+        }
         /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
         /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
         public var maxTrackedClients = 100_000

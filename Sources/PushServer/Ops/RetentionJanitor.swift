@@ -5,22 +5,26 @@ import PushStore
 
 /// Deletes history older than `storage.retentionDays` once an hour: ended publishes, reporting events, finished
 /// webhooks, and devices APNs invalidated that long ago. Without it those tables only grow. It also deletes Live
-/// Activity update tokens past their expiry (at most 12 h after they were stored), whatever the retention.
+/// Activity update tokens past their expiry (at most 12 h after they were stored), whatever the retention, and
+/// devices nobody delivered to that have not registered again for `storage.undeliveredDeviceDays` (junk an
+/// anonymous client registered; docs/SECURITY.md "Disk").
 final class RetentionJanitor: Service {
     let name = "janitor"
     private let store: any RetentionStore
     private let retention: TimeInterval
+    private let undeliveredDeviceAge: TimeInterval
     private let interval: Duration
     private let logger: Logger
     private let liveActivities: (any LiveActivityRegistry)?
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 
-    init(store: any RetentionStore, retentionDays: Int, interval: Duration = .seconds(3600), logger: Logger,
-         liveActivities: (any LiveActivityRegistry)? = nil) {
+    init(store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
+         interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil) {
         self.store = store
         self.liveActivities = liveActivities
         self.retention = TimeInterval(retentionDays) * 86_400
+        self.undeliveredDeviceAge = TimeInterval(undeliveredDeviceDays) * 86_400
         self.interval = interval
         self.logger = logger
     }
@@ -28,7 +32,7 @@ final class RetentionJanitor: Service {
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
     func run() async {
-        guard retention > 0 || liveActivities != nil else { return }
+        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil else { return }
         while !Task.isCancelled {
             await purgeOnce(now: Date())
             do {
@@ -64,8 +68,29 @@ final class RetentionJanitor: Service {
                 "webhooks": String(total.webhooks), "devices": String(total.devices),
             ])
         }
+        total.undeliveredDevices = await purgeUndeliveredDevices(now: now)
         await purgeExpiredLiveActivityTokens(now: now)
         return total
+    }
+
+    /// Deletes, in slices, devices that were never delivered to and have not registered again for
+    /// `undeliveredDeviceAge` (0: never). - Returns: how many.
+    @discardableResult
+    func purgeUndeliveredDevices(now: Date) async -> Int {
+        guard undeliveredDeviceAge > 0 else { return 0 }
+        var deleted = 0
+        do {
+            while !Task.isCancelled {
+                let slice = try await store.purgeUndeliveredDevices(
+                    registeredBefore: now.addingTimeInterval(-undeliveredDeviceAge), limit: Self.sliceSize)
+                deleted += slice
+                if slice < Self.sliceSize { break }
+            }
+        } catch {
+            logger.error("Expiring undelivered devices failed", ["error": "\(error)"])
+        }
+        if deleted > 0 { logger.info("Expired devices nobody delivered to", ["devices": String(deleted)]) }
+        return deleted
     }
 
     /// Deletes expired Live Activity rows in slices. - Returns: how many.

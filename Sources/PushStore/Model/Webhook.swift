@@ -45,11 +45,15 @@ public struct PurgeResult: Sendable, Equatable {
     public var events: Int
     public var webhooks: Int
     public var devices: Int
+    /// Devices expired because nobody delivered to them (`RetentionStore.purgeUndeliveredDevices`); set by the
+    /// janitor, not by `purge`.
+    public var undeliveredDevices: Int
 
-    public init(publishes: Int = 0, events: Int = 0, webhooks: Int = 0, devices: Int = 0) {
+    public init(publishes: Int = 0, events: Int = 0, webhooks: Int = 0, devices: Int = 0, undeliveredDevices: Int = 0) {
         self.publishes = publishes
         self.events = events
         self.webhooks = webhooks
         self.devices = devices
+        self.undeliveredDevices = undeliveredDevices
     }
 }

@@ -241,12 +241,16 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         try await base.interests(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor)
     }
 
-    func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
-        try await base.setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests)
+    func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits) async throws
+        -> Bool
+    {
+        try await base.setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests, limits: limits)
     }
 
-    func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await base.addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest)
+    func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits) async throws
+        -> Bool
+    {
+        try await base.addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest, limits: limits)
     }
 
     func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {

@@ -179,6 +179,10 @@ final class PublishQueueContractOnPostgreSQL: XCTestCase {
 }
 
 final class RetentionContractOnPostgreSQL: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.postgresql, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.postgresql, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }
@@ -245,6 +249,14 @@ final class StoreBoundsContractOnPostgreSQL: XCTestCase {
 
     func testUncappedRegistrationStillCounts() async throws {
         try await runContract(.postgresql, StoreBoundsContract.testUncappedRegistrationStillCounts)
+    }
+
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.postgresql, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
     }
 
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {

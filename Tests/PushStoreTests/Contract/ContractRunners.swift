@@ -179,6 +179,10 @@ final class PublishQueueContractOnSQLite: XCTestCase {
 }
 
 final class RetentionContractOnSQLite: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.sqlite, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.sqlite, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }
@@ -219,6 +223,14 @@ final class StoreBoundsContractOnSQLite: XCTestCase {
 
     func testUncappedRegistrationStillCounts() async throws {
         try await runContract(.sqlite, StoreBoundsContract.testUncappedRegistrationStillCounts)
+    }
+
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.sqlite, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.sqlite, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
     }
 
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
@@ -437,6 +449,10 @@ final class PublishQueueContractInMemory: XCTestCase {
 }
 
 final class RetentionContractInMemory: XCTestCase {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        try await runContract(.inMemory, RetentionContract.testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain)
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         try await runContract(.inMemory, RetentionContract.testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices)
     }
@@ -477,6 +493,14 @@ final class StoreBoundsContractInMemory: XCTestCase {
 
     func testUncappedRegistrationStillCounts() async throws {
         try await runContract(.inMemory, StoreBoundsContract.testUncappedRegistrationStillCounts)
+    }
+
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        try await runContract(.inMemory, StoreBoundsContract.testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing)
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        try await runContract(.inMemory, StoreBoundsContract.testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace)
     }
 
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {

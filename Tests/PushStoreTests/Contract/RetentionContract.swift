@@ -4,6 +4,49 @@ import XCTest
 import PushStore
 
 final class RetentionContract: StoreContract {
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
+        let store = try await openStore()
+        let start = clock.now
+        let never = try await register(store, 1), delivered = try await register(store, 2)
+        let failed = try await register(store, 3), returning = try await register(store, 5)
+        for device in [never, delivered, failed, returning] {
+            _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "a")
+        }
+        _ = try await store.setUser(instanceID: instance, deviceID: never.id, userID: "u", maxDevicesPerUser: 10)
+        let refs = try await store.targets(
+            for: PublishJob(instanceID: instance, publishID: "x", kind: .interests, targets: ["a"], payload: Data(),
+                            createdAt: start), after: 0, limit: 10).targets.map(\.ref)
+        XCTAssertEqual(refs.count, 4)
+        clock.advance(1)
+        // Targets come in registration order: never, delivered, failed, returning.
+        try await store.recordDeviceResults([
+            DeviceResult(device: refs[1], status: 200, at: clock.now),
+            DeviceResult(device: refs[2], status: 0, reason: "TransportError", at: clock.now),
+        ])
+        clock.advance(100)
+        _ = try await register(store, 5)  // the app launched again
+        let recent = try await register(store, 6)
+        let cutoff = clock.now.addingTimeInterval(-10)
+
+        let first = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 1)
+        XCTAssertEqual(first, 1, "bounded slices")
+        let second = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 10)
+        XCTAssertEqual(second, 1)
+        let third = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 10)
+        XCTAssertEqual(third, 0)
+        for (device, kept) in [(never, false), (delivered, true), (failed, false), (returning, true), (recent, true)] {
+            let found = try await store.device(instanceID: instance, id: device.id)
+            XCTAssertEqual(found != nil, kept, "\(device.token)")
+        }
+        let followers = try await store.subscriberCount(instanceID: instance, interest: "a")
+        XCTAssertEqual(followers, 2, "the expired devices' interests went with them")
+        let bound = try await store.targets(
+            for: PublishJob(instanceID: instance, publishID: "y", kind: .users, targets: ["u"], payload: Data(),
+                            createdAt: start), after: 0, limit: 10).targets
+        XCTAssertEqual(bound.count, 0, "and their user binding")
+        try await store.close()
+    }
+
     func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
         let store = try await openStore()
         let start = clock.now

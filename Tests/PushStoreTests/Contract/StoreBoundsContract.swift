@@ -76,6 +76,90 @@ final class StoreBoundsContract: StoreContract {
         try await store.close()
     }
 
+    // MARK: Subscriptions and distinct interest names per instance
+
+    private func devices(_ store: any PushStorage, _ range: ClosedRange<Int>, in instanceID: String? = nil) async throws
+        -> [String]
+    {
+        var ids: [String] = []
+        for n in range { ids.append(try await register(store, n, cap: .max, in: instanceID).device.id) }
+        return ids
+    }
+
+    private func names(_ store: any PushStorage, _ device: String, in instanceID: String? = nil) async throws -> [String] {
+        try await store.interests(instanceID: instanceID ?? instance, deviceID: device, limit: 100, cursor: nil)?
+            .interests ?? []
+    }
+
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
+        let store = try await openStore()
+        let limits = InterestLimits(maxSubscriptionsPerInstance: 4, maxInterestsPerInstance: 1000)
+        let d = try await devices(store, 1...3)
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
+        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached, "3 + 2 > 4") {
+            _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
+        }
+        let refusedSet = try await names(store, d[1])
+        XCTAssertEqual(refusedSet, [], "a refused write stores nothing")
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[1], interest: "a", limits: limits)  // 4
+        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached) {
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: d[2], interest: "a", limits: limits)
+        }
+        // At the cap, what does not grow passes: an interest already followed, a smaller set.
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[0], interest: "a", limits: limits)
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["z"], limits: limits)  // 2
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[2], interests: ["a", "b"], limits: limits)  // 4
+        // A deleted device frees its subscriptions.
+        _ = try await store.deleteDevice(instanceID: instance, id: d[0])  // 3
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[2], interest: "c", limits: limits)  // 4
+        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached) {
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: d[2], interest: "d", limits: limits)
+        }
+        let kept = try await names(store, d[2])
+        XCTAssertEqual(kept, ["a", "b", "c"])
+        // Another instance has its own count.
+        let other = try await devices(store, 4...4, in: "another-instance")
+        _ = try await store.setInterests(instanceID: "another-instance", deviceID: other[0], interests: ["a", "b", "c", "d"],
+                                         limits: limits)
+        try await store.close()
+    }
+
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
+        let store = try await openStore()
+        let limits = InterestLimits(maxSubscriptionsPerInstance: 1000, maxInterestsPerInstance: 3)
+        let d = try await devices(store, 1...2)
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
+        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached, "a, b, c are still followed: d is a fourth") {
+            _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["d"], limits: limits)
+        }
+        let unchanged = try await names(store, d[1])
+        XCTAssertEqual(unchanged, ["a", "b"])
+        // c loses its last follower and is deleted, which frees its place.
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a"], limits: limits)
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[1], interest: "d", limits: limits)
+        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: d[0], interest: "e", limits: limits)
+        }
+        _ = try await store.removeInterest(instanceID: instance, deviceID: d[1], interest: "d")
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[0], interest: "e", limits: limits)
+        // Deleting a device drops the names only it followed (b), through the cascade.
+        _ = try await store.deleteDevice(instanceID: instance, id: d[1])  // a, e
+        _ = try await store.addInterest(instanceID: instance, deviceID: d[0], interest: "f", limits: limits)
+        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: d[0], interest: "g", limits: limits)
+        }
+        let kept = try await names(store, d[0])
+        XCTAssertEqual(kept, ["a", "e", "f"])
+        // Unlimited writes (seeding) still count, so a later capped write sees them.
+        let more = try await devices(store, 3...3)
+        _ = try await store.setInterests(instanceID: instance, deviceID: more[0], interests: ["x", "y"])  // 5 names
+        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+            _ = try await store.addInterest(instanceID: self.instance, deviceID: more[0], interest: "z", limits: limits)
+        }
+        try await store.close()
+    }
+
     // MARK: Reporting facts
 
     func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
