@@ -136,12 +136,20 @@ final class ServerConfigTests: XCTestCase {
         ])
     }
 
-    func testUndeliveredDeviceExpiryDefaultsTo90DaysAndZeroKeepsDevices() throws {
-        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.storage.undeliveredDeviceDays, 90)
+    func testUndeliveredDeviceExpiryIsOffByDefaultAndRefusedOnPostgreSQL() throws {
+        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.storage.undeliveredDeviceDays, 0)
         XCTAssertEqual(try parse(#"{"storage":{"undeliveredDeviceDays":0},"instances":[\#(validInstance)]}"#).0
             .storage.undeliveredDeviceDays, 0)
         XCTAssertEqual(errors(#"{"storage":{"undeliveredDeviceDays":-1},"instances":[\#(validInstance)]}"#),
                        ["storage.undeliveredDeviceDays: must be between 0 and 36500, got -1"])
+        XCTAssertEqual(try parse(#"{"storage":{"undeliveredDeviceDays":90},"instances":[\#(validInstance)]}"#).0
+            .storage.undeliveredDeviceDays, 90)
+        // Sharded successes are counters only on PostgreSQL: every delivered device would look undelivered.
+        XCTAssertEqual(
+            errors(#"{"storage":{"backend":"postgresql","postgresql":{"connectionString":"host=db"},"undeliveredDeviceDays":90},"instances":[\#(validInstance)]}"#),
+            ["storage.undeliveredDeviceDays: is not available on the postgresql backend: successes of sharded "
+                + "publishes are not recorded per device, so a device delivered to cannot be told from one never "
+                + "delivered to; leave it at 0"])
     }
 
     func testStorageBackendDefaultsToSQLiteAndReadsPostgreSQLFromEverySecretSource() throws {

@@ -89,7 +89,16 @@ extension ServerConfig {
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
             if let days = reader.int(storage, "undeliveredDeviceDays", "storage", in: 0...36500) {
-                config.storage.undeliveredDeviceDays = days
+                // On PostgreSQL a sharded publish records its successes as counters only (docs/OPERATIONS.md,
+                // "Results at scale"), so a device delivered to every day still shows no acceptance: the janitor
+                // would delete live devices.
+                if days > 0 && config.storage.backend == .postgresql {
+                    reader.error("storage.undeliveredDeviceDays", "is not available on the postgresql backend: "
+                        + "successes of sharded publishes are not recorded per device, so a device delivered to "
+                        + "cannot be told from one never delivered to; leave it at 0")
+                } else {
+                    config.storage.undeliveredDeviceDays = days
+                }
             }
             if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
                 config.storage.outageLogIntervalSeconds = v

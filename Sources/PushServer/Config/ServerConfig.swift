@@ -38,8 +38,10 @@ public struct ServerConfig: Sendable {
         public var retentionDays = 30
         /// Days after which a device that was never delivered to (its latest result is not an acceptance) and has
         /// not registered again is deleted by the janitor: junk registrations do not stay forever. A real app
-        /// registers again at its next launch. 0 keeps them.
-        public var undeliveredDeviceDays = 90
+        /// registers again at its next launch. Default 0: kept. Opt-in, because a device whose latest result was a
+        /// failure (credentials missing for a while, say) and whose app is not opened meanwhile is deleted too;
+        /// SQLite only (the config refuses it on PostgreSQL, where sharded successes are not recorded per device).
+        public var undeliveredDeviceDays = 0
         /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
         public var outageLogIntervalSeconds = 60
         /// The `Retry-After` of the 503 answered while the store cannot write.
