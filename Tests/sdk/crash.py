@@ -48,7 +48,10 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     mock = environment.mock()
     # A load test: bulk registration from one address, as fast as the server takes it, so the per-address and
     # per-instance device API limits are lifted explicitly.
-    server = environment.server(mock, {"engine": {"leaseSeconds": lease_seconds},
+    # A stable node identity, kept across the restart: on PostgreSQL it is what lets the restarted process take its
+    # own dead lease over at once (on SQLite the database's lock file does that; the identity changes nothing).
+    node_id = f"crash-node-{uuid.uuid4().hex[:12]}"
+    server = environment.server(mock, {"engine": {"leaseSeconds": lease_seconds, "nodeId": node_id},
                                        "apns": {"connectionsPerPool": connections, "streamsPerConnection": streams},
                                        "limits": LOAD_TEST_LIMITS},
                                 name=name)
