@@ -76,7 +76,7 @@ let package = Package(
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
-                                                  "CBuildInfo", "TLSIdentity"]),
+                                                  "CBuildInfo", "CLinux", "TLSIdentity"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).

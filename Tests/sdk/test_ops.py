@@ -127,6 +127,16 @@ def test_health_ready_and_metrics_are_served_with_bounded_labels(tmp_path):
         for family in ["push_http_requests_total", "push_http_request_duration_seconds", "push_apns_streams_in_flight",
                        "push_publish_queue_depth", "push_notifications_total", "push_http_open_connections"]:
             assert f"# TYPE {family}" in text, family
+        # Memory, split so a rising RSS reads as live data, malloc's retained free space or SQLite's caches.
+        values = {line.rpartition(" ")[0]: float(line.rpartition(" ")[2])
+                  for line in text.splitlines() if line.startswith("push_process_") or line.startswith("push_store_sqlite")}
+        with open(f"/proc/{proc.pid}/statm") as statm:
+            resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        assert 0.5 * resident < values["push_process_resident_bytes"] < 2 * resident
+        assert values['push_process_heap_bytes{state="in_use"}'] > 0
+        assert values['push_process_heap_bytes{state="free"}'] >= 0
+        # The schema and the open connections' caches at least.
+        assert values["push_store_sqlite_memory_bytes"] > 64 * 1024
     finally:
         proc.terminate()
         assert proc.wait(timeout=25) == 0

@@ -179,16 +179,34 @@ def sample(args, pid):
     memory = smaps(pid)
     rss = memory.get("Rss", 0)
     db, wal = database_size(args)
-    cmd = ["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}", f"http://127.0.0.1:{args.port}/metrics"]
+    cmd = ["curl", "-s", f"http://127.0.0.1:{args.port}/metrics"]
     if args.ops_token:
         cmd[1:1] = ["-H", f"Authorization: Bearer {args.ops_token}"]
-    metrics = int(subprocess.run(cmd, capture_output=True, text=True).stdout or 0)
-    value = {"t": time.monotonic(), "rss_mib": rss, "anon_mib": memory.get("Anonymous", 0), "metrics_bytes": metrics,
-             "db_mib": db, "wal_mib": wal}
+    body = subprocess.run(cmd, capture_output=True).stdout
+    gauges = memory_gauges(body.decode(errors="replace"))
+    value = {"t": time.monotonic(), "rss_mib": rss, "anon_mib": memory.get("Anonymous", 0), "metrics_bytes": len(body),
+             "db_mib": db, "wal_mib": wal, **gauges}
     if args.samples:
-        print(f"   sample {time.strftime('%H:%M:%S')}: rss {rss:.1f} MiB (anon {value['anon_mib']:.1f}), db {db:.1f} MiB, "
-              f"wal {wal:.1f} MiB, metrics {metrics} B, load {os.getloadavg()[0]:.2f}", flush=True)
+        heap = (f", heap in use {gauges['heap_in_use_mib']:.1f} free {gauges['heap_free_mib']:.1f}"
+                if "heap_in_use_mib" in gauges else "")
+        heap += f", sqlite {gauges['sqlite_mib']:.1f}" if "sqlite_mib" in gauges else ""
+        print(f"   sample {time.strftime('%H:%M:%S')}: rss {rss:.1f} MiB (anon {value['anon_mib']:.1f}{heap}), "
+              f"db {db:.1f} MiB, wal {wal:.1f} MiB, metrics {len(body)} B, load {os.getloadavg()[0]:.2f}", flush=True)
     return value
+
+
+def memory_gauges(metrics):
+    """The server's own memory gauges (MiB), where its /metrics has them: the C heap in use and kept free, and
+    SQLite's caches, which tell a growing RSS's live data from retained free memory."""
+    names = {'push_process_heap_bytes{state="in_use"}': "heap_in_use_mib",
+             'push_process_heap_bytes{state="free"}': "heap_free_mib",
+             "push_store_sqlite_memory_bytes": "sqlite_mib"}
+    found = {}
+    for line in metrics.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in names:
+            found[names[name]] = float(value) / 2**20
+    return found
 
 
 async def sampler(args, pid, out, seconds):
@@ -243,8 +261,11 @@ def report(phase, samples):
     bad = sum(phase.bad.values())
     print(f"   legitimate non-2xx: {bad} {dict(phase.bad) if bad else ''}")
     if samples:
-        for key in ("rss_mib", "anon_mib", "metrics_bytes", "db_mib", "wal_mib"):
-            vals = [s[key] for s in samples]
+        for key in ("rss_mib", "anon_mib", "heap_in_use_mib", "heap_free_mib", "sqlite_mib", "metrics_bytes", "db_mib",
+                    "wal_mib"):
+            vals = [s[key] for s in samples if key in s]
+            if not vals:
+                continue
             print(f"   {key:14s} first {vals[0]:10.1f}  last {vals[-1]:10.1f}  max {max(vals):10.1f}")
     return pct(allv, .99), bad
 

@@ -34,4 +34,15 @@ extension Application {
             return try await PostgreSQLPushStore.open(configuration)
         }
     }
+
+    /// The embedded store's own memory on `/metrics` (`push_store_sqlite_memory_bytes`): its page caches grow with
+    /// the database up to their configured sizes, which an operator watching RSS needs to see apart from the rest.
+    static func collectStoreMemory(_ storage: ServerConfig.Storage, into metrics: Metrics) {
+        guard storage.backend == .sqlite else { return }
+        metrics.declare("push_store_sqlite_memory_bytes",
+                        gauge: "Memory held by SQLite (page caches, statements, schemas), all connections.")
+        metrics.addCollector { metrics in
+            metrics.set("push_store_sqlite_memory_bytes", to: Double(SQLiteMemory.bytesInUse))
+        }
+    }
 }

@@ -172,6 +172,13 @@ public final class Application: Sendable {
             metrics.set("push_http_open_connections", to: Double(http.openConnections))
         }
         SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
+        metrics.addCollector { metrics in
+            let memory = ProcessMemory.current()
+            metrics.set("push_process_resident_bytes", to: Double(memory.residentBytes))
+            metrics.set("push_process_heap_bytes", ["state": "in_use"], to: Double(memory.heapInUseBytes))
+            metrics.set("push_process_heap_bytes", ["state": "free"], to: Double(memory.heapFreeBytes))
+        }
+        Self.collectStoreMemory(config.storage, into: metrics)
         APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
 
         // Only with certificate instances: a service with nothing to watch would return at once.
@@ -191,6 +198,9 @@ public final class Application: Sendable {
         metrics.declare("push_http_requests_total", counter: "HTTP requests by route pattern, method and status.")
         metrics.declare("push_http_request_duration_seconds", histogram: "HTTP request latency by route pattern.")
         metrics.declare("push_http_open_connections", gauge: "Open HTTP connections.")
+        metrics.declare("push_process_resident_bytes", gauge: "Resident set size of the process.")
+        metrics.declare("push_process_heap_bytes",
+                        gauge: "The C heap: bytes in use, and bytes malloc keeps free inside its arenas.")
         metrics.declare("push_publishes_total", counter: "Publishes accepted, by kind.")
         metrics.declare("push_device_registrations_total", counter: "Device registrations by platform and result.")
         metrics.declare("push_reported_events_total", counter: "Reporting API events by type.")
