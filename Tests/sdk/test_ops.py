@@ -135,6 +135,7 @@ def test_health_ready_and_metrics_are_served_with_bounded_labels(tmp_path):
         assert 0.5 * resident < values["push_process_resident_bytes"] < 2 * resident
         assert values['push_process_heap_bytes{state="in_use"}'] > 0
         assert values['push_process_heap_bytes{state="free"}'] >= 0
+        assert values['push_process_heap_bytes{state="mapped"}'] >= 0
         # The schema and the open connections' caches at least.
         assert values["push_store_sqlite_memory_bytes"] > 64 * 1024
     finally:

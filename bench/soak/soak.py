@@ -187,7 +187,8 @@ def sample(args, pid):
     value = {"t": time.monotonic(), "rss_mib": rss, "anon_mib": memory.get("Anonymous", 0), "metrics_bytes": len(body),
              "db_mib": db, "wal_mib": wal, **gauges}
     if args.samples:
-        heap = (f", heap in use {gauges['heap_in_use_mib']:.1f} free {gauges['heap_free_mib']:.1f}"
+        heap = (f", heap in use {gauges['heap_in_use_mib']:.1f} mapped {gauges.get('heap_mapped_mib', 0):.1f} "
+                f"free {gauges['heap_free_mib']:.1f}"
                 if "heap_in_use_mib" in gauges else "")
         heap += f", sqlite {gauges['sqlite_mib']:.1f}" if "sqlite_mib" in gauges else ""
         print(f"   sample {time.strftime('%H:%M:%S')}: rss {rss:.1f} MiB (anon {value['anon_mib']:.1f}{heap}), "
@@ -200,6 +201,7 @@ def memory_gauges(metrics):
     SQLite's caches, which tell a growing RSS's live data from retained free memory."""
     names = {'push_process_heap_bytes{state="in_use"}': "heap_in_use_mib",
              'push_process_heap_bytes{state="free"}': "heap_free_mib",
+             'push_process_heap_bytes{state="mapped"}': "heap_mapped_mib",
              "push_store_sqlite_memory_bytes": "sqlite_mib"}
     found = {}
     for line in metrics.splitlines():
@@ -261,7 +263,8 @@ def report(phase, samples):
     bad = sum(phase.bad.values())
     print(f"   legitimate non-2xx: {bad} {dict(phase.bad) if bad else ''}")
     if samples:
-        for key in ("rss_mib", "anon_mib", "heap_in_use_mib", "heap_free_mib", "sqlite_mib", "metrics_bytes", "db_mib",
+        for key in ("rss_mib", "anon_mib", "heap_in_use_mib", "heap_mapped_mib", "heap_free_mib",
+                    "sqlite_mib", "metrics_bytes", "db_mib",
                     "wal_mib"):
             vals = [s[key] for s in samples if key in s]
             if not vals:

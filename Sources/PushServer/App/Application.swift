@@ -176,6 +176,7 @@ public final class Application: Sendable {
             let memory = ProcessMemory.current()
             metrics.set("push_process_resident_bytes", to: Double(memory.residentBytes))
             metrics.set("push_process_heap_bytes", ["state": "in_use"], to: Double(memory.heapInUseBytes))
+            metrics.set("push_process_heap_bytes", ["state": "mapped"], to: Double(memory.heapMappedBytes))
             metrics.set("push_process_heap_bytes", ["state": "free"], to: Double(memory.heapFreeBytes))
         }
         Self.collectStoreMemory(config.storage, into: metrics)
@@ -200,7 +201,7 @@ public final class Application: Sendable {
         metrics.declare("push_http_open_connections", gauge: "Open HTTP connections.")
         metrics.declare("push_process_resident_bytes", gauge: "Resident set size of the process.")
         metrics.declare("push_process_heap_bytes",
-                        gauge: "The C heap: bytes in use, and bytes malloc keeps free inside its arenas.")
+                        gauge: "The C heap: bytes in use in the arenas, in blocks mapped on their own, and kept free by malloc.")
         metrics.declare("push_publishes_total", counter: "Publishes accepted, by kind.")
         metrics.declare("push_device_registrations_total", counter: "Device registrations by platform and result.")
         metrics.declare("push_reported_events_total", counter: "Reporting API events by type.")

@@ -9,9 +9,11 @@ import Foundation
 struct ProcessMemory: Equatable {
     /// Resident set size in bytes (`/proc/self/statm`, second field, times the page size).
     var residentBytes: Int
-    /// Bytes handed out by `malloc` and not freed, in every arena plus large `mmap`ed blocks (`mallinfo2`:
-    /// `uordblks + hblkhd`).
+    /// Bytes handed out by `malloc` from its arenas and not freed (`mallinfo2`: `uordblks`).
     var heapInUseBytes: Int
+    /// Bytes in blocks large enough that `malloc` maps each on its own (`mallinfo2`: `hblkhd`); counted whole,
+    /// though only the touched pages are resident.
+    var heapMappedBytes: Int
     /// Bytes `malloc` holds free inside its arenas (`mallinfo2`: `fordblks`): memory the process keeps but does
     /// not use.
     var heapFreeBytes: Int
@@ -22,7 +24,8 @@ struct ProcessMemory: Equatable {
         let info = mallinfo2()
         return ProcessMemory(
             residentBytes: residentPages().map { $0 * Int(sysconf(Int32(_SC_PAGESIZE))) } ?? 0,
-            heapInUseBytes: Int(info.uordblks) + Int(info.hblkhd),
+            heapInUseBytes: Int(info.uordblks),
+            heapMappedBytes: Int(info.hblkhd),
             heapFreeBytes: Int(info.fordblks))
     }
 
