@@ -35,11 +35,11 @@ extension SQLitePushStore {
     }
 
     public func recordDeviceResults(_ results: [DeviceResult]) async throws {
-        try await write { try Self.applyDeviceResults(results, connection: $0) }
+        try await write(cost: results.count) { try Self.applyDeviceResults(results, connection: $0) }
     }
 
     public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
-        try await write { connection in
+        try await write(tenant: events.first?.instanceID, cost: events.count) { connection in
             var recorded = 0
             for event in events {
                 recorded += try connection.run(

@@ -101,14 +101,14 @@ extension SQLitePushStore {
         _ registration: DeviceRegistration, maxDevicesPerInstance: Int
     ) async throws -> RegisteredDevice {
         let now = clock()
-        return try await write {
+        return try await write(tenant: registration.instanceID) {
             try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
         }
     }
 
     public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
         let now = clock()
-        return try await write { connection in
+        return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
             try registrations.map { try Self.register($0, now: now, connection: connection) }
         }
     }
@@ -131,14 +131,14 @@ extension SQLitePushStore {
 
     public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run(
                 "DELETE FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)]) > 0
         }
     }
 
     public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run(
                 "UPDATE devices SET time_zone = ? WHERE public_id = ? AND instance_id = ?",
                 [.text(timeZone), .text(deviceID), .text(instanceID)]) > 0
@@ -146,7 +146,7 @@ extension SQLitePushStore {
     }
 
     public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run(
                 "UPDATE devices SET metadata = ? WHERE public_id = ? AND instance_id = ?",
                 [.text(metadata), .text(deviceID), .text(instanceID)]) > 0
@@ -155,7 +155,7 @@ extension SQLitePushStore {
 
     public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
         let now = clock()
-        return try await write { connection in
+        return try await write(tenant: instanceID) { connection in
             guard let ref = try connection.first(
                 "SELECT id FROM devices WHERE public_id = ? AND instance_id = ? AND platform = ?",
                 [.text(deviceID), .text(instanceID), .text(platform.rawValue)], { $0.int64(0) })
@@ -217,7 +217,7 @@ extension SQLitePushStore {
     public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
-        try await write { connection in
+        try await write(tenant: instanceID, cost: interests.count + 1) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 // Only the difference is written: an unchanged interest keeps its row (and its interests entry,
@@ -249,7 +249,7 @@ extension SQLitePushStore {
     public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
@@ -262,7 +262,7 @@ extension SQLitePushStore {
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             try connection.run(
                 """
@@ -290,7 +290,7 @@ extension SQLitePushStore {
     public func setUser(
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
     ) async throws -> SetUserResult {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             guard
                 let (ref, current) = try connection.first(
                     "SELECT id, user_id FROM devices WHERE public_id = ? AND instance_id = ?",
@@ -308,7 +308,7 @@ extension SQLitePushStore {
     }
 
     public func deleteUser(instanceID: String, userID: String) async throws -> Int {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run("DELETE FROM devices WHERE instance_id = ? AND user_id = ?", [.text(instanceID), .text(userID)])
         }
     }

@@ -56,7 +56,7 @@ extension SQLitePushStore {
 
     public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         let targets = try Self.encodeTargets(job.targets)
-        return try await write { connection in
+        return try await write(tenant: job.instanceID) { connection in
             let inserted = try connection.run(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
@@ -121,7 +121,7 @@ extension SQLitePushStore {
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
-        try await write { connection in
+        try await write(cost: 1 + deviceResults.count + answered.count) { connection in
             try Self.requireLease(connection, job: job, workerID: workerID)
             try connection.run(
                 "UPDATE publish_jobs SET cursor = max(cursor, ?) WHERE id = ?", [.integer(cursor), .integer(job.rawValue)])

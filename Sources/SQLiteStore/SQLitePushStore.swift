@@ -22,6 +22,10 @@ public final class SQLitePushStore: PushStorage {
         public var busyTimeout: Duration = .seconds(5)
         /// The most write operations one group-commit transaction takes. Default 512.
         public var maxBatchSize: Int = 512
+        /// The most rows (as the operations estimate them) one group-commit transaction takes, unless its first
+        /// operation alone is dearer. Default 4,096: what a write queued behind a batch waits for stays a few
+        /// milliseconds, whoever filled it.
+        public var maxBatchCost: Int = 4096
         /// The writer's page cache in KiB. Default 64 MiB: a group transaction dirties pages all over the random-key
         /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
         /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
@@ -106,7 +110,8 @@ public final class SQLitePushStore: PushStorage {
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
-            maxBatch: max(1, configuration.maxBatchSize), logger: logger, health: configuration.healthEvents,
+            maxBatch: max(1, configuration.maxBatchSize), maxBatchCost: max(1, configuration.maxBatchCost),
+            logger: logger, health: configuration.healthEvents,
             open: {
                 let connection = try SQLiteConnection(path: configuration.path)
                 do {
@@ -216,11 +221,16 @@ public final class SQLitePushStore: PushStorage {
 
     /// Runs `body` on the writer thread inside the current group transaction; returns after COMMIT.
     /// If `body` throws, only its own changes are rolled back.
-    /// - Parameter urgent: queued ahead of the waiting writes (a lease renewal: behind a backlog of checkpoints and
-    ///   registrations it could wait until the lease ran out), so it waits only for the transaction in progress.
+    /// - Parameters:
+    ///   - urgent: queued ahead of the waiting writes (a lease renewal: behind a backlog of checkpoints and
+    ///     registrations it could wait until the lease ran out), so it waits only for the transaction in progress.
+    ///   - tenant: the instance the write is for; writes of different instances share the writer fairly
+    ///     (`FairBatches`). `nil`: the publish engine and housekeeping, one tenant of their own.
+    ///   - cost: about how many rows `body` writes (at least 1), charged to the tenant's share.
     /// - Throws: what `body` threw, or `StoreUnavailableError` when the store cannot write (nothing was stored).
     func write<T: Sendable>(
-        isProbe: Bool = false, urgent: Bool = false, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+        isProbe: Bool = false, urgent: Bool = false, tenant: String? = nil, cost: Int = 1,
+        _ body: @escaping @Sendable (SQLiteConnection) throws -> T
     ) async throws -> T {
         do {
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -235,6 +245,9 @@ public final class SQLitePushStore: PushStorage {
                     },
                     fail: { continuation.resume(throwing: $0) })
                 operation.isProbe = isProbe
+                // An instance ID is never empty, so "" is the engine's own.
+                operation.tenant = tenant ?? ""
+                operation.cost = max(1, cost)
                 if !writer.submit(operation, urgent: urgent) { continuation.resume(throwing: PushStoreError.closed) }
             }
         } catch {

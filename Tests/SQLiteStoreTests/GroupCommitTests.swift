@@ -96,8 +96,10 @@ final class GroupCommitTests: StoreTestCase {
             renewed.set()
         }
         while store.pendingWrites < 601 { try await Task.sleep(for: .milliseconds(1)) }
-        // Queued last, it holds the group it lands in: a renewal still queued behind the backlog would wait for it.
-        async let laterBlocker: Void = store.write { _ in laterGate.wait() }
+        // Queued last, behind the backlog of the same instance, it holds the group it lands in: a renewal still
+        // queued behind the backlog would wait for it.
+        let tenant = instance
+        async let laterBlocker: Void = store.write(tenant: tenant) { _ in laterGate.wait() }
         while store.pendingWrites < 602 { try await Task.sleep(for: .milliseconds(1)) }
         gate.signal()
         try await blocker

@@ -22,9 +22,12 @@ struct DeviceAPI: Sendable {
     /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
     static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
         .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
-    /// A `PUT …/interests` costs one request per 100 array elements against the address's rate limit (plus one),
-    /// so that replacing 5000 interests again and again is as expensive as the writes and parsing it causes.
-    static let interestsPerRequestCost = 100
+    /// A `PUT …/interests` costs one request per 10 array elements against the address's rate limit (at least the
+    /// one its admission took), so that replacing 5000 interests again and again is as expensive as the writes it
+    /// causes: each new name is a random insert into two indexes, about a page of WAL, where a registration is a few.
+    /// At one per 100, eight addresses kept the store's writer busy with 5,000-name writes (docs/BENCHMARKS.md,
+    /// noisy neighbour).
+    static let interestsPerRequestCost = 10
 
     func register(into router: inout Router) {
         let instanceBase = "/device_api/v1/instances/:instance"
@@ -230,7 +233,7 @@ struct DeviceAPI: Sendable {
         guard let list = body["interests"]?.arrayValue else {
             throw BeamsError(400, "Bad request", "`interests` must be an array of interest names")
         }
-        try app.checkClientLimit(request, cost: Self.interestsCost(elements: list.count))
+        try app.checkClientLimit(request, cost: Self.interestsCost(elements: list.count, burst: app.config.limits.ipBurst))
         var names: [String] = []
         names.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
@@ -274,10 +277,12 @@ struct DeviceAPI: Sendable {
         return object
     }
 
-    /// Rate tokens a `PUT …/interests` with `elements` array elements costs beyond its admission: one per
-    /// `interestsPerRequestCost` elements as received, fractions included (a duplicate costs as much as a name).
-    static func interestsCost(elements: Int) -> Double {
-        Double(elements) / Double(interestsPerRequestCost)
+    /// Rate tokens a `PUT …/interests` with `elements` array elements costs beyond the one its admission took: one
+    /// per `interestsPerRequestCost` elements as received, fractions included (a duplicate costs as much as a name),
+    /// but never more than the address's `burst` in all, so the largest valid `PUT` always fits a full bucket (an
+    /// SDK answered 429 retries, and one that could never pass would retry forever).
+    static func interestsCost(elements: Int, burst: Int) -> Double {
+        max(0, min(Double(elements) / Double(interestsPerRequestCost), Double(max(1, burst))) - 1)
     }
 
     func addInterest(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -11,6 +11,11 @@ struct WriteOperation: Sendable {
     let fail: @Sendable (any Error) -> Void
     /// A probe's commit proves the store can write even though it changes no rows.
     var isProbe = false
+    /// Whose write this is, for the writer's fair share (`FairBatches`): an instance ID, or `""` for the publish
+    /// engine and housekeeping.
+    var tenant = ""
+    /// Roughly the rows it writes (at least 1): what it costs the tenant's share and the batch.
+    var cost = 1
 }
 
 /// Work for a reader thread.
@@ -28,21 +33,26 @@ public struct WriterStatistics: Sendable, Equatable {
 
 /// The single writer: one connection, one thread, group commit.
 ///
-/// Callers queue operations; the thread takes everything queued (up to `maxBatch`), runs it in ONE transaction
+/// Callers queue operations; the thread takes a batch (up to `maxBatch` operations and `maxBatchCost` rows, shared
+/// fairly between tenants by `FairBatches`), runs it in ONE transaction
 /// (each operation inside its own savepoint, so one failure does not undo the others), commits once, and only
 /// then resumes every caller. A thousand concurrent writers therefore cost a handful of fsyncs, and a caller that
 /// was resumed knows its row is committed.
 ///
 /// The connection lives only on the thread; `stats` is `Locked`.
 final class WriterThread: Sendable {
-    private let queue = BlockingQueue<WriteOperation>()
+    private let queue = WriteQueue<WriteOperation>()
     private let stats = Locked(WriterStatistics())
+    /// The publish engine's and housekeeping's weight against one instance's device and publish API writes: the
+    /// engine writes for every instance's fan-outs, so an abusive instance must not take it half the writer.
+    static let engineWeight = 4
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
     /// batch that changed nothing).
     init(
         maxBatch: Int,
+        maxBatchCost: Int,
         logger: Logger,
         health: @escaping @Sendable (StoreHealthEvent) -> Void,
         open: @escaping @Sendable () throws -> SQLiteConnection,
@@ -61,7 +71,7 @@ final class WriterThread: Sendable {
             }
             ready(.success(()))
             while true {
-                let batch = queue.take(max: maxBatch)
+                let batch = queue.takeBatch(maxCount: maxBatch, maxCost: maxBatchCost)
                 if batch.isEmpty { break }
                 self.runBatch(batch, on: connection, logger: logger, health: health)
             }
@@ -80,7 +90,9 @@ final class WriterThread: Sendable {
     /// Queues an operation; `false` once the writer is shutting down. An `urgent` one goes ahead of the queued
     /// ones: it waits only for the group transaction in progress.
     func submit(_ operation: WriteOperation, urgent: Bool = false) -> Bool {
-        urgent ? queue.pushFirst(operation) : queue.push(operation)
+        if urgent { return queue.pushUrgent(operation) }
+        return queue.push(operation, tenant: operation.tenant, cost: operation.cost,
+                          weight: operation.tenant.isEmpty ? Self.engineWeight : 1)
     }
 
     /// Stops accepting work; queued operations still run before the thread exits.

@@ -1,0 +1,130 @@
+/// Which queued writes go into the writer's next group transaction: deficit round robin across tenants, weighted
+/// by what each write costs.
+///
+/// SQLite has one writer, so every instance's writes share it. In arrival order, eight anonymous clients each
+/// storing 5,000 interest names kept another instance's one-row registrations and publishes waiting behind all of
+/// them: seconds instead of milliseconds. Here each tenant (an instance; the publish engine is one more) has its own
+/// queue; a batch visits them in turn, and a tenant's turn adds its quantum to its deficit and takes its writes while
+/// their cost (rows, roughly) fits the deficit (Shreedhar and Varghese's deficit round robin). A tenant with a cheap
+/// write therefore gets into the next batch whatever another has queued, and over time each busy tenant gets an
+/// equal share of rows written (times its weight), not of operations. A batch stops at `maxCount` writes or
+/// `maxCost` rows, so the transaction a newcomer waits for is bounded too; it always takes at least one write, so a
+/// write dearer than `maxCost` still runs, alone.
+///
+/// Urgent writes (lease renewals) bypass the tenants and go first. A pure value: no locks, no threads
+/// (`WriteQueue` wraps it), tested without a database.
+struct FairBatches<Item> {
+    private struct Queued {
+        var item: Item
+        var cost: Int
+    }
+
+    private struct Tenant {
+        var items: [Queued] = []
+        var head = 0
+        var deficit = 0
+        var weight = 1
+        var isEmpty: Bool { head == items.count }
+
+        mutating func popFirst() -> Queued {
+            let first = items[head]
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: items.count <= 1024)
+                head = 0
+            } else if head > 1024 {
+                items.removeFirst(head)
+                head = 0
+            }
+            return first
+        }
+    }
+
+    /// Deficit added per turn, in cost units (rows). Larger: fewer rounds to build a batch of dear writes; smaller:
+    /// finer sharing.
+    let quantum: Int
+    private var tenants: [String: Tenant] = [:]
+    /// Tenants with queued writes, in turn order; `cursor` is whose turn comes next.
+    private var ring: [String] = []
+    private var cursor = 0
+    /// Whether the tenant at `cursor` was cut off by a full batch: it continues its turn without a new quantum.
+    private var midTurn = false
+    private var urgent: [Item] = []
+    /// Queued writes, urgent ones included.
+    private(set) var count = 0
+
+    init(quantum: Int = 256) {
+        self.quantum = max(1, quantum)
+    }
+
+    /// Queues a write for `tenant`. `cost` is at least 1; `weight` (at least 1) multiplies the tenant's quantum and
+    /// is taken from its latest write.
+    mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) {
+        var queue = tenants.removeValue(forKey: tenant) ?? Tenant()
+        // A tenant is in the ring exactly while it has queued writes.
+        if queue.isEmpty { ring.append(tenant) }
+        queue.items.append(Queued(item: item, cost: max(1, cost)))
+        queue.weight = max(1, weight)
+        tenants[tenant] = queue
+        count += 1
+    }
+
+    /// Queues a write ahead of every tenant's: the next batch takes it first.
+    mutating func pushUrgent(_ item: Item) {
+        urgent.append(item)
+        count += 1
+    }
+
+    /// The next batch: urgent writes first, then the tenants' in deficit round robin, at most `maxCount` writes
+    /// and `maxCost` rows (but at least one write whenever any is queued).
+    mutating func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
+        let maxCount = max(1, maxCount)
+        var batch = Array(urgent.prefix(maxCount))
+        urgent.removeFirst(batch.count)
+        var cost = batch.count
+        count -= batch.count
+        while batch.count < maxCount, !ring.isEmpty {
+            var tookAny = false
+            var turns = ring.count
+            while turns > 0, batch.count < maxCount, !ring.isEmpty {
+                turns -= 1
+                if cursor >= ring.count { cursor = 0 }
+                let name = ring[cursor]
+                // Taken out while it changes, so its array is not copied on write.
+                var tenant = tenants.removeValue(forKey: name)!
+                if !midTurn { tenant.deficit += quantum * tenant.weight }
+                midTurn = false
+                var full = false
+                while !tenant.isEmpty, batch.count < maxCount {
+                    let next = tenant.items[tenant.head]
+                    guard next.cost <= tenant.deficit else { break }
+                    guard batch.isEmpty || cost + next.cost <= maxCost else {
+                        full = true
+                        break
+                    }
+                    batch.append(tenant.popFirst().item)
+                    tenant.deficit -= next.cost
+                    cost += next.cost
+                    count -= 1
+                    tookAny = true
+                }
+                if batch.count >= maxCount && !tenant.isEmpty { full = true }
+                if tenant.isEmpty {
+                    // An idle tenant keeps no credit: deficit round robin's rule, so saving up cannot buy a burst.
+                    ring.remove(at: cursor)
+                } else {
+                    tenants[name] = tenant
+                    if full {
+                        midTurn = true
+                        return batch
+                    }
+                    cursor += 1
+                }
+            }
+            // A round that took nothing ends a batch that has something; an empty one needs more rounds, each
+            // adding a quantum, until the cheapest head fits (a write dearer than many quanta).
+            if !tookAny && !batch.isEmpty { break }
+        }
+        return batch
+    }
+}

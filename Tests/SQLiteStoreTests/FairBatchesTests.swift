@@ -1,0 +1,145 @@
+import Foundation
+import Locking
+import PushStore
+import XCTest
+
+@testable import SQLiteStore
+
+/// The writer's batches: deficit round robin across tenants, by cost.
+final class FairBatchesTests: XCTestCase {
+    private struct Write: Equatable {
+        let tenant: String
+        let n: Int
+        let cost: Int
+    }
+
+    private func push(_ batches: inout FairBatches<Write>, _ tenant: String, _ count: Int, cost: Int, weight: Int = 1) {
+        for n in 0..<count { batches.push(Write(tenant: tenant, n: n, cost: cost), tenant: tenant, cost: cost, weight: weight) }
+    }
+
+    func testACheapWriteQueuedBehindEightDearOnesOfAnotherTenantGoesIntoTheNextBatch() {
+        var batches = FairBatches<Write>(quantum: 256)
+        push(&batches, "A", 8, cost: 5_001)
+        push(&batches, "B", 1, cost: 1)
+        let first = batches.takeBatch(maxCount: 512, maxCost: 4_096)
+        XCTAssertEqual(first, [Write(tenant: "B", n: 0, cost: 1)])
+        // Then A's, one a batch: each is dearer than a batch, so it runs alone, in its order.
+        for n in 0..<8 {
+            XCTAssertEqual(batches.takeBatch(maxCount: 512, maxCost: 4_096), [Write(tenant: "A", n: n, cost: 5_001)])
+        }
+        XCTAssertEqual(batches.count, 0)
+        XCTAssertEqual(batches.takeBatch(maxCount: 512, maxCost: 4_096), [])
+    }
+
+    func testBusyTenantsGetEqualRowsNotEqualOperations() {
+        var batches = FairBatches<Write>(quantum: 64)
+        push(&batches, "A", 1_000, cost: 50)
+        push(&batches, "B", 40_000, cost: 1)
+        var rows = ["A": 0, "B": 0]
+        for _ in 0..<50 {
+            for write in batches.takeBatch(maxCount: 512, maxCost: 1_000) { rows[write.tenant]! += write.cost }
+        }
+        let a = Double(rows["A"]!), b = Double(rows["B"]!)
+        XCTAssertGreaterThan(a + b, 40_000)
+        XCTAssertEqual(a / b, 1, accuracy: 0.1, "rows written: \(rows)")
+    }
+
+    func testWeightMultipliesATenantsShare() {
+        var batches = FairBatches<Write>(quantum: 64)
+        push(&batches, "", 10_000, cost: 1, weight: 4)
+        push(&batches, "A", 10_000, cost: 1)
+        var rows = ["": 0, "A": 0]
+        for _ in 0..<20 {
+            for write in batches.takeBatch(maxCount: 10_000, maxCost: 500) { rows[write.tenant]! += write.cost }
+        }
+        XCTAssertEqual(Double(rows[""]!) / Double(rows["A"]!), 4, accuracy: 0.3, "rows written: \(rows)")
+    }
+
+    func testEachTenantsWritesKeepTheirOrder() {
+        var batches = FairBatches<Write>(quantum: 16)
+        push(&batches, "A", 300, cost: 3)
+        push(&batches, "B", 300, cost: 7)
+        var seen = ["A": -1, "B": -1]
+        while batches.count > 0 {
+            for write in batches.takeBatch(maxCount: 64, maxCost: 200) {
+                XCTAssertEqual(write.n, seen[write.tenant]! + 1)
+                seen[write.tenant] = write.n
+            }
+        }
+        XCTAssertEqual(seen, ["A": 299, "B": 299])
+    }
+
+    func testUrgentWritesGoFirstAndBatchesRespectTheirBounds() {
+        var batches = FairBatches<Write>(quantum: 256)
+        push(&batches, "A", 100, cost: 10)
+        batches.pushUrgent(Write(tenant: "lease", n: 0, cost: 1))
+        let first = batches.takeBatch(maxCount: 512, maxCost: 95)
+        XCTAssertEqual(first.first, Write(tenant: "lease", n: 0, cost: 1))
+        // The urgent write counts 1; nine of A's fit the rest of 95 rows.
+        XCTAssertEqual(first.count, 10)
+        XCTAssertEqual(batches.takeBatch(maxCount: 4, maxCost: 10_000).count, 4)
+        XCTAssertEqual(batches.count, 100 - 9 - 4)
+    }
+
+    func testAnIdleTenantKeepsNoCredit() {
+        var batches = FairBatches<Write>(quantum: 100)
+        push(&batches, "B", 1, cost: 1)
+        XCTAssertEqual(batches.takeBatch(maxCount: 10, maxCost: 1_000).count, 1)
+        // B went idle with 99 units left; back with dear writes beside A, it starts from zero like A does.
+        push(&batches, "A", 10, cost: 100)
+        push(&batches, "B", 10, cost: 100)
+        let batch = batches.takeBatch(maxCount: 10, maxCost: 200)
+        XCTAssertEqual(batch.map(\.tenant), ["A", "B"])
+    }
+}
+
+/// The writer thread shares itself between instances.
+final class FairWriterTests: StoreTestCase {
+    func testARegistrationQueuedBehindEightFiveThousandInterestWritesOfAnotherInstanceCommitsFirst() async throws {
+        let store = try await openStore()
+        let other = "5b7f0c1e-8d2a-4c3b-9e6f-1a2b3c4d5e6f"
+        var devices: [String] = []
+        for n in 0..<8 {
+            devices.append(try await store.registerDevice(DeviceRegistration(
+                instanceID: other, token: token(n), bundleID: "com.example.app", metadata: "{}")).device.id)
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Flag()
+        async let blocker: Void = store.write { _ in
+            entered.set()
+            gate.wait()
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let order = Locked([String]())
+        let targets = devices
+        let registration = DeviceRegistration(instanceID: instance, token: token(100), bundleID: "com.example.app",
+                                              metadata: "{}")
+        let writes = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (n, device) in targets.enumerated() {
+                    let names = (0..<5_000).map { "junk-\(n)-\($0)" }
+                    group.addTask {
+                        _ = try await store.setInterests(instanceID: other, deviceID: device, interests: names,
+                                                         limits: .unlimited)
+                        order.withLock { $0.append("A") }
+                    }
+                }
+                while store.pendingWrites < targets.count { try await Task.sleep(for: .milliseconds(1)) }
+                group.addTask {
+                    _ = try await store.registerDevice(registration)
+                    order.withLock { $0.append("B") }
+                }
+                try await group.waitForAll()
+            }
+        }
+        while store.pendingWrites < devices.count + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        gate.signal()
+        try await blocker
+        try await writes.value
+        let finished = order.withLock { $0 }
+        XCTAssertEqual(finished.count, 9)
+        // In arrival order the registration would share the eight's transaction and finish with or after them.
+        XCTAssertEqual(finished.first, "B", "commit order: \(finished)")
+        try await store.close()
+    }
+}

@@ -1,0 +1,494 @@
+#!/usr/bin/env python3
+"""Noisy-neighbour benchmark (issue 25): does one tenant, client or destination slow another one down?
+
+    bench/noisy/run.sh [--phase-seconds 30] [--fanout 100000] [--only quiet,campaigns,...]
+
+Instance B is the neighbour that must not notice: from 127.0.0.5 it publishes a one-device transactional
+notification every second (to the strict mock APNs, Tests/Support/mock_apns.py, which records when each request
+arrived) and registers a device every 200 ms. Instance A and an anonymous attacker make noise, one kind per phase
+and then all at once:
+
+- `connections`: the attacker holds 128 keep-alive connections from each of 40 addresses (127.0.1.x; each IPv6 /64
+  is another address) and sends `GET /health` on each every 30 s.
+- `interests`: the attacker registers devices on A and sends `PUT …/interests` with 5,000 distinct 164-byte names,
+  from 8 addresses, obeying every 429's `Retry-After`.
+- `blackhole`: the attacker registers 600 Web Push subscriptions on A whose endpoint is on an allowed push-service
+  host (127.0.0.9) but a port that drops connection attempts (a full accept queue), following A's `campaign`
+  interest; A publishes to `campaign` every 5 s.
+- `campaigns`: A runs eight paced publishes (`x_delivery.throttlePerMinute: 60`) to its 2,000 `paced` devices.
+- `fanout`: A publishes once to its `fanout` interest (100,000 devices by default, seeded before the start).
+- `webhooks`: A publishes every second with a `webhookUrl` that accepts and never answers.
+- `slow-apns`: A's APNs peer (the nginx sink) answers after 2 s in every phase; this phase adds only A's
+  unthrottled 2,000-device publish every 10 s, so its streams wait on the slow answers.
+- `all`: every kind above at once.
+A's publishes still running at the end of a phase are cancelled (`DELETE …/publishes/{id}`) before the next.
+
+Printed per phase: B's time from publish to its notification reaching the mock (p50, p99, max; ratio of p99 to the
+quiet phase's), B's registration latency (p50, p99, ratio), the server's CPU (share of one core), its database
+growth (MiB, and per hour at that rate) and, for the attacker, requests by status. The server runs its default
+limits. Only loopback addresses are used; nothing touches the internet.
+"""
+import argparse
+import asyncio
+import json
+import os
+import random
+import secrets
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests" / "sdk"))
+import harness  # noqa: E402
+import requests  # noqa: E402
+
+B_SOURCE = "127.0.0.5"
+BLACKHOLE_HOST = "127.0.0.9"
+A_ID = "5b7f0c1e-8d2a-4c3b-9e6f-1a2b3c4d5e6f"
+A_SECRET = "noisy-bench-instance-a-secret-0123456789"
+PHASES = ["quiet", "connections", "interests", "blackhole", "campaigns", "fanout", "webhooks", "slow-apns", "all"]
+
+
+def pct(values, q):
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class HTTP:
+    """One keep-alive HTTP/1.1 connection from a chosen source address; re-opened when the server closes it."""
+
+    def __init__(self, port, source):
+        self.port, self.source = port, source
+        self.reader = self.writer = None
+
+    async def request(self, method, path, body=None, headers=None, raw=None):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port,
+                                                                     local_addr=(self.source, 0))
+        data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(data)}"]
+        if body is not None or raw is not None:
+            head.append("Content-Type: application/json")
+        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        try:
+            self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+            line = await self.reader.readline()
+            if not line:
+                raise ConnectionError("closed")
+            status = int(line.split()[1])
+            length, close, retry_after = 0, False, None
+            while True:
+                line = await self.reader.readline()
+                if line in (b"\r\n", b""):
+                    break
+                name, _, value = line.decode("latin-1").partition(":")
+                name = name.lower()
+                if name == "content-length":
+                    length = int(value)
+                elif name == "connection" and value.strip().lower() == "close":
+                    close = True
+                elif name == "retry-after":
+                    retry_after = float(value)
+            payload = await self.reader.readexactly(length) if length else b""
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            self.close()
+            raise
+        if close:
+            self.close()
+        return status, payload, retry_after
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+        self.writer = None
+
+
+class Tally:
+    def __init__(self):
+        self.delivery, self.register, self.statuses = [], [], {}
+        self.lost = 0
+
+    def status(self, who, status):
+        key = f"{who} {status}"
+        self.statuses[key] = self.statuses.get(key, 0) + 1
+
+
+class Bench:
+    def __init__(self, args, directory):
+        self.args, self.dir = args, directory
+        self.a_publishes = []
+        self.waiting = {}
+        self.stop = asyncio.Event()
+        self.tally = Tally()
+
+    # MARK: setup
+
+    def start(self):
+        d = self.dir
+        self.p8, pub = harness.write_apns_key(d)
+        self.mock = harness.Mock(d, pub)
+        self.sink_port = harness.free_port()
+        sink = subprocess.run([str(ROOT / "bench/apns/nginx-sink.sh"), "start", str(self.sink_port), "2000"],
+                              env={**os.environ, "SINK_DIR": str(d / "sink")}, capture_output=True, text=True,
+                              check=True)
+        self.sink_ca = sink.stdout.strip().splitlines()[-1]
+        self.blackhole = self.open_blackhole()
+        vapid = d / "vapid.pem"
+        subprocess.run([self.binary, "vapid-keygen", str(vapid)], check=True, capture_output=True)
+        seeder = ROOT / ".build/release/SeedDevices"
+        for interest, count, seed in (("fanout", self.args.fanout, 1), ("paced", 2000, 2)):
+            subprocess.run([str(seeder), "--db", str(d / "push.sqlite"), "--instance", A_ID, "--interest", interest,
+                            "--count", str(count), "--seed", str(seed)], check=True, capture_output=True)
+        a = {"id": A_ID, "secretKey": A_SECRET,
+             "apns": {"teamId": harness.TEAM_ID, "keyId": harness.KEY_ID, "keyPath": str(self.p8),
+                      "topic": harness.TOPIC, "defaultEnvironment": "sandbox",
+                      "endpointOverride": f"https://127.0.0.1:{self.sink_port}", "caFile": self.sink_ca},
+             "web": {"vapidKeyFile": str(vapid), "subject": "mailto:ops@example.com",
+                     "pushServiceHosts": [BLACKHOLE_HOST], "allowedDestinations": [BLACKHOLE_HOST]}}
+        # `limits: {}` keeps every default limit (the harness lifts the per-address one for the test suites).
+        self.server = harness.Server(d, self.mock, self.p8, overrides={"limits": {}, "log": {"level": "notice"}},
+                                     extra_instances=[a])
+        self.pid = self.server.proc.pid
+        self.port = self.server.port
+
+    @property
+    def binary(self):
+        return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build/release/push-server"))
+
+    def open_blackhole(self):
+        """A listener whose accept queue is full and never drained: the kernel drops further SYNs, so a connection
+        attempt hangs until the client's own connect timeout, as a filtered port on the internet does."""
+        listener = socket.socket()
+        listener.bind((BLACKHOLE_HOST, 0))
+        listener.listen(0)
+        self.blackhole_port = listener.getsockname()[1]
+        self.blackhole_fillers = []
+        for _ in range(3):
+            filler = socket.socket()
+            filler.setblocking(False)
+            try:
+                filler.connect((BLACKHOLE_HOST, self.blackhole_port))
+            except BlockingIOError:
+                pass
+            self.blackhole_fillers.append(filler)
+        return listener
+
+    def shutdown(self):
+        for step in (lambda: self.server.stop(), lambda: self.mock.stop(),
+                     lambda: subprocess.run([str(ROOT / "bench/apns/nginx-sink.sh"), "stop", str(self.sink_port)],
+                                            env={**os.environ, "SINK_DIR": str(self.dir / "sink")},
+                                            capture_output=True)):
+            try:
+                step()
+            except Exception as error:  # noqa: BLE001 - a benchmark's teardown reports and goes on
+                print(f"teardown: {error}", file=sys.stderr)
+
+    # MARK: instance B, the neighbour
+
+    async def b_setup(self):
+        http = HTTP(self.port, B_SOURCE)
+        self.b_token = secrets.token_hex(32)
+        status, body, _ = await http.request("POST", f"/device_api/v1/instances/{harness.INSTANCE_ID}/devices/apns",
+                                             {"token": self.b_token, "bundleIdentifier": "com.example.app"})
+        assert status == 200, body
+        device = json.loads(body)["id"]
+        status, body, _ = await http.request(
+            "PUT", f"/device_api/v1/instances/{harness.INSTANCE_ID}/devices/apns/{device}/interests",
+            {"interests": ["b-alerts"]})
+        assert status == 200, body
+        http.close()
+
+    async def b_publisher(self):
+        http = HTTP(self.port, B_SOURCE)
+        auth = {"Authorization": f"Bearer {harness.SECRET}"}
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            title = f"b-{n}-{uuid.uuid4().hex[:8]}"
+            body = {"interests": ["b-alerts"], "apns": {"aps": {"alert": {"title": title, "body": "reset code"}}}}
+            started = time.time()
+            try:
+                status, payload, _ = await http.request(
+                    "POST", f"/publish_api/v1/instances/{harness.INSTANCE_ID}/publishes/interests", body, auth)
+                self.tally.status("B publish", status)
+                if status == 200:
+                    self.waiting[title] = started
+            except (ConnectionError, OSError) as error:
+                self.tally.status("B publish", type(error).__name__)
+            await self.sleep_until(started + 1)
+
+    async def b_watcher(self):
+        """Polls the mock's record of B's device (only what arrived since the last poll) and matches arrivals to the
+        publishes waiting for them: publish → arrival at the APNs peer."""
+        seen = 0
+        while True:
+            records = await asyncio.to_thread(
+                lambda: requests.get(f"{self.mock.control}/requests",
+                                             params={"token": self.b_token, "since": seen}, timeout=5).json())
+            for record in records:
+                seen = max(seen, record["seq"])
+                alert = ((record.get("payload") or {}).get("aps") or {}).get("alert") or {}
+                started = self.waiting.pop(alert.get("title"), None) if isinstance(alert, dict) else None
+                if started is not None:
+                    self.tally.delivery.append(record["time"] - started)
+            await asyncio.sleep(0.05)
+
+    async def b_registrar(self):
+        http = HTTP(self.port, B_SOURCE)
+        while not self.stop.is_set():
+            started = time.monotonic()
+            try:
+                status, _, _ = await http.request(
+                    "POST", f"/device_api/v1/instances/{harness.INSTANCE_ID}/devices/apns",
+                    {"token": secrets.token_hex(32), "bundleIdentifier": "com.example.app"})
+                self.tally.register.append(time.monotonic() - started)
+                self.tally.status("B register", status)
+            except (ConnectionError, OSError) as error:
+                self.tally.status("B register", type(error).__name__)
+            await asyncio.sleep(max(0.0, started + 0.2 - time.monotonic()))
+
+    async def sleep_until(self, when):
+        try:
+            await asyncio.wait_for(self.stop.wait(), max(0.0, when - time.time()))
+        except asyncio.TimeoutError:
+            pass
+
+    # MARK: noise
+
+    async def a_publish(self, interests, extra=None):
+        http = HTTP(self.port, "127.0.0.1")
+        body = {"interests": interests, "apns": {"aps": {"alert": "campaign"}},
+                "web": {"notification": {"title": "campaign"}}, **(extra or {})}
+        status, payload, _ = await http.request("POST", f"/publish_api/v1/instances/{A_ID}/publishes/interests",
+                                                body, {"Authorization": f"Bearer {A_SECRET}"})
+        http.close()
+        self.tally.status("A publish", status)
+        if status == 200:
+            self.a_publishes.append(json.loads(payload)["publishId"])
+
+    async def cancel_a(self):
+        http = HTTP(self.port, "127.0.0.1")
+        for publish in self.a_publishes:
+            try:
+                await http.request("DELETE", f"/publish_api/v1/instances/{A_ID}/publishes/{publish}", None,
+                                   {"Authorization": f"Bearer {A_SECRET}"})
+            except (ConnectionError, OSError):
+                http.close()
+        http.close()
+        self.a_publishes.clear()
+
+    async def noise_connections(self):
+        held = []
+
+        async def hold(source):
+            http = HTTP(self.port, source)
+            while not self.stop.is_set():
+                try:
+                    status, _, _ = await http.request("GET", "/health")
+                    self.tally.status("attacker health", status)
+                except (ConnectionError, OSError) as error:
+                    self.tally.status("attacker health", type(error).__name__)
+                await self.sleep_until(time.time() + 30)
+            http.close()
+
+        for address in range(40):
+            for _ in range(128):
+                held.append(asyncio.get_running_loop().create_task(hold(f"127.0.1.{address + 1}")))
+            await asyncio.sleep(0.05)
+        await self.stop.wait()
+        await asyncio.gather(*held, return_exceptions=True)
+
+    async def noise_interests(self):
+        async def worker(source):
+            http = HTTP(self.port, source)
+            while not self.stop.is_set():
+                try:
+                    status, payload, retry = await http.request(
+                        "POST", f"/device_api/v1/instances/{A_ID}/devices/apns",
+                        {"token": secrets.token_hex(32), "bundleIdentifier": "com.example.app"})
+                    self.tally.status("attacker register", status)
+                    if status == 200:
+                        device = json.loads(payload)["id"]
+                        names = [f"{secrets.token_hex(4)}-{i:05d}-" + "x" * 149 for i in range(5000)]
+                        status, _, retry = await http.request(
+                            "PUT", f"/device_api/v1/instances/{A_ID}/devices/apns/{device}/interests",
+                            {"interests": names})
+                        self.tally.status("attacker interests", status)
+                    if status == 429:
+                        await self.sleep_until(time.time() + (retry or 1))
+                except (ConnectionError, OSError) as error:
+                    self.tally.status("attacker interests", type(error).__name__)
+                    await self.sleep_until(time.time() + 0.5)
+
+        await asyncio.gather(*(worker(f"127.0.2.{i + 1}") for i in range(8)))
+
+    async def noise_blackhole(self):
+        http = HTTP(self.port, "127.0.3.1")
+        registered = 0
+        for _ in range(600):
+            if self.stop.is_set():
+                break
+            point = ec_point()
+            sub = {"endpoint": f"https://{BLACKHOLE_HOST}:{self.blackhole_port}/push/{uuid.uuid4().hex}",
+                   "expirationTime": None, "keys": {"p256dh": point, "auth": b64url(os.urandom(16))}}
+            token = __import__("base64").b64encode(json.dumps(sub).encode()).decode()
+            try:
+                status, payload, retry = await http.request(
+                    "POST", f"/device_api/v1/instances/{A_ID}/devices/web", {"token": token, "metadata": {}})
+                self.tally.status("attacker web register", status)
+                if status == 200:
+                    device = json.loads(payload)["id"]
+                    status, _, retry = await http.request(
+                        "POST", f"/device_api/v1/instances/{A_ID}/devices/web/{device}/interests/campaign")
+                    registered += 1
+                if status == 429:
+                    await self.sleep_until(time.time() + (retry or 1))
+            except (ConnectionError, OSError) as error:
+                self.tally.status("attacker web register", type(error).__name__)
+        while not self.stop.is_set():
+            await self.a_publish(["campaign"])
+            await self.sleep_until(time.time() + 5)
+
+    async def noise_campaigns(self):
+        for _ in range(8):
+            await self.a_publish(["paced"], {"x_delivery": {"throttlePerMinute": 60}})
+        await self.stop.wait()
+
+    async def noise_fanout(self):
+        await self.a_publish(["fanout"])
+        await self.stop.wait()
+
+    async def noise_webhooks(self):
+        hanging = await asyncio.start_server(lambda r, w: self.hang(r, w), "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{hanging.sockets[0].getsockname()[1]}/hook"
+        while not self.stop.is_set():
+            await self.a_publish(["paced"], {"webhookUrl": url})
+            await self.sleep_until(time.time() + 1)
+        hanging.close()
+
+    async def hang(self, reader, writer):
+        await self.stop.wait()
+        writer.close()
+
+    async def noise_slow_apns(self):
+        while not self.stop.is_set():
+            await self.a_publish(["paced"])
+            await self.sleep_until(time.time() + 10)
+
+    # MARK: phases
+
+    async def phase(self, name):
+        self.stop = asyncio.Event()
+        self.tally = Tally()
+        noises = {"connections": [self.noise_connections], "interests": [self.noise_interests],
+                  "blackhole": [self.noise_blackhole], "campaigns": [self.noise_campaigns],
+                  "fanout": [self.noise_fanout], "webhooks": [self.noise_webhooks],
+                  "slow-apns": [self.noise_slow_apns]}
+        chosen = ([n for k in PHASES[1:-1] for n in noises[k]] if name == "all" else noises.get(name, []))
+        cpu0, db0, t0 = cpu_seconds(self.pid), db_bytes(self.dir), time.monotonic()
+        tasks = [asyncio.get_running_loop().create_task(f()) for f in [self.b_publisher, self.b_registrar] + chosen]
+        seconds = self.args.phase_seconds * (2 if name == "all" else 1)
+        await asyncio.sleep(seconds)
+        self.stop.set()
+        cpu1, db1, t1 = cpu_seconds(self.pid), db_bytes(self.dir), time.monotonic()
+        await asyncio.wait(tasks, timeout=40)
+        # B's last notifications get their chance to arrive before the phase is judged; what never arrives is lost.
+        for _ in range(600):
+            if not self.waiting:
+                break
+            await asyncio.sleep(0.1)
+        self.tally.lost, self.waiting = len(self.waiting), {}
+        await self.cancel_a()
+        return {"name": name, "seconds": t1 - t0, "cpu": (cpu1 - cpu0) / (t1 - t0), "db": db1 - db0,
+                "delivery": self.tally.delivery, "register": self.tally.register, "lost": self.tally.lost,
+                "statuses": dict(sorted(self.tally.statuses.items())), "load": os.getloadavg()[0]}
+
+    async def run(self):
+        await self.b_setup()
+        watcher = asyncio.get_running_loop().create_task(self.b_watcher())
+        phases = self.args.only.split(",") if self.args.only else PHASES
+        results = []
+        quiet = None
+        for name in phases:
+            result = await self.phase(name)
+            results.append(result)
+            if name == "quiet":
+                quiet = result
+            report(result, quiet)
+        watcher.cancel()
+        return results
+
+
+def report(r, quiet):
+    d, g = r["delivery"], r["register"]
+    line = (f"{r['name']:12s} B publish->APNs p50 {pct(d, .5) * 1e3:7.1f} ms  p99 {pct(d, .99) * 1e3:7.1f} ms  "
+            f"max {max(d, default=float('nan')) * 1e3:7.1f} ms  n={len(d)} lost={r['lost']}  | "
+            f"B register p50 {pct(g, .5) * 1e3:6.1f} ms p99 {pct(g, .99) * 1e3:6.1f} ms n={len(g)}")
+    if quiet and quiet is not r and quiet["delivery"] and d:
+        line += (f"  | ×quiet: delivery p99 {pct(d, .99) / pct(quiet['delivery'], .99):.2f}, "
+                 f"register p99 {pct(g, .99) / pct(quiet['register'], .99):.2f}")
+    print(line, flush=True)
+    growth = r["db"] / 2**20
+    print(f"{'':12s} server CPU {r['cpu'] * 100:5.1f}% of a core, database {growth:+.1f} MiB "
+          f"({growth * 3600 / r['seconds']:+.0f} MiB/hour at this rate), load {r['load']:.1f}", flush=True)
+    print(f"{'':12s} statuses {r['statuses']}", flush=True)
+
+
+def cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def db_bytes(directory):
+    """Bytes the database's pages in use take (page count less free pages, as of the newest commit, WAL included):
+    what the data costs on disk, without the WAL's size, which rises and falls with the checkpoints."""
+    connection = sqlite3.connect(f"file:{directory / 'push.sqlite'}?mode=ro", uri=True)
+    try:
+        pages, free, size = (connection.execute(f"PRAGMA {p}").fetchone()[0]
+                             for p in ("page_count", "freelist_count", "page_size"))
+    finally:
+        connection.close()
+    return (pages - free) * size
+
+
+def b64url(data):
+    return __import__("base64").urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def ec_point():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    key = ec.generate_private_key(ec.SECP256R1())
+    return b64url(key.public_key().public_bytes(serialization.Encoding.X962,
+                                                serialization.PublicFormat.UncompressedPoint))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--phase-seconds", type=float, default=30)
+    ap.add_argument("--fanout", type=int, default=100_000, help="devices following A's fan-out interest")
+    ap.add_argument("--only", help=f"comma-separated phases, from {','.join(PHASES)}")
+    args = ap.parse_args()
+    random.seed(1)
+    with tempfile.TemporaryDirectory(prefix="noisy-") as tmp:
+        bench = Bench(args, Path(tmp))
+        bench.start()
+        print(f"== noisy neighbour: phases of {args.phase_seconds:.0f} s ('all' twice as long), A's fan-out "
+              f"{args.fanout:,} devices, A's APNs answers after 2 s; {os.cpu_count()} cores, load "
+              f"{os.getloadavg()[0]:.2f}", flush=True)
+        try:
+            asyncio.run(bench.run())
+        finally:
+            bench.shutdown()
+
+
+if __name__ == "__main__":
+    main()
