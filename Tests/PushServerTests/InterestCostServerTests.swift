@@ -57,8 +57,8 @@ final class InterestCostServerTests: XCTestCase {
     }
 
     func testDuplicateInterestNamesAreChargedPerElementAsReceived() async throws {
-        // 60 tokens, 1 per second: the registration takes 1; 5000 copies of one name cost 1 + 50.
-        try await withServer(ipBurst: 60) { port, path in
+        // 600 tokens, 1 per second: the registration takes 1; 5000 copies of one name cost 500.
+        try await withServer(ipBurst: 600) { port, path in
             let copies = body(repeatElement("same", count: 5000))
             let first = try await put(port, path, copies)
             XCTAssertEqual(first.status, 200, first.bodyText)
@@ -72,7 +72,7 @@ final class InterestCostServerTests: XCTestCase {
     }
 
     func testAnArrayLongerThanThePerDeviceCapIsRefusedBeforeTheRestIsRead() async throws {
-        try await withServer(ipBurst: 500) { port, path in
+        try await withServer(ipBurst: 1_000) { port, path in
             // 229,000 copies of one name, 916 KB: within the body limit, one distinct name.
             let flood = try await put(port, path, body(repeatElement("a", count: 229_000)))
             XCTAssertEqual(flood.status, 400, flood.bodyText)
