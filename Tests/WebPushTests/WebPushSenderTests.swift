@@ -140,5 +140,11 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: 7), 7, "never sooner than Retry-After")
         XCTAssertNil(policy.delay(attempts: 3, elapsed: 0, retryAfter: nil), "attempts used up")
         XCTAssertNil(policy.delay(attempts: 1, elapsed: 5, retryAfter: 6), "total delay bound")
+        XCTAssertEqual(policy.delay(attempts: 2, elapsed: 0, retryAfter: 1), 1, "Retry-After honoured as sent, below the backoff")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 30, secondsLeft: 5), .expire, "TTL 5: not past it")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: nil, secondsLeft: 0.5), .expire)
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 2, secondsLeft: 5), .retry(after: 2))
+        XCTAssertEqual(policy.decide(attempts: 3, elapsed: 0, retryAfter: 1, secondsLeft: 0), .finish, "attempts used up")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 1, secondsLeft: nil), .retry(after: 1))
     }
 }

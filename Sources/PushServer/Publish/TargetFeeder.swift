@@ -60,12 +60,14 @@ struct TargetFeeder: Sendable {
                                              recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil)
         }
         if let template = plan.fcm {
-            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm))
+            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm),
+                                           expiresAt: pacing.expiresAt)
         }
         if let payload = plan.webPayload,
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
-            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web))
+            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
+                                               expiresAt: pacing.expiresAt)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }
