@@ -57,7 +57,8 @@ struct TargetFeeder: Sendable {
             let topic = plan.liveActivity != nil ? LiveActivityPayload.topic(bundleID: bundleID) : bundleID
             let template = RequestTemplate(plan: plan, payload: payload, topic: topic)
             dispatches[.apns] = APNsDispatch(context: context, instance: instance, template: template,
-                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil)
+                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil,
+                                             expiresAt: pacing.expiresAt)
         }
         if let template = plan.fcm {
             dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm),
