@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from beams import unique, wait_for
+from beams import alert, random_token, unique, wait_for
 from test_publish_platforms import Platforms, fcm_token
 from test_publish_schedule import cancel, rfc3339
 
@@ -141,3 +141,22 @@ def test_fcm_retry_after_of_one_second_is_honoured_and_a_32_device_publish_does_
     assert time.monotonic() - started < 8
     assert status["status"] == "finished" and status["fcm"]["accepted"] == 32, status
     assert sends(platforms, once) == 2
+
+
+def test_cancel_ends_a_waiting_apns_retry_within_a_second(platforms):
+    interest = unique("retry-apns")
+    token = random_token()
+    platforms.register("apns", token, [interest])
+    # Every answer `429 TooManyRequests`: the APNs client retries at least a second apart, five attempts in all.
+    platforms.apns.behave(token, status=429, reason="TooManyRequests")
+    publish_id = platforms.client.publish("interests", {"interests": [interest], "apns": alert("Retry", "r")})
+    wait_for(lambda: len(platforms.apns.requests_for(token)) >= 1, timeout=10)
+
+    r = cancel(platforms.client, publish_id)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    # Before: the cancel waited out the retries (about 4 s) and counted the last answer, `TooManyRequests`.
+    assert answer["status"] == "cancelled" and answer["apns"]["failedByReason"] == {"Cancelled": 1}, answer
+    sent = len(platforms.apns.requests_for(token))
+    time.sleep(1.5)
+    assert len(platforms.apns.requests_for(token)) == sent < 5

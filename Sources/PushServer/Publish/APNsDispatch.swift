@@ -25,7 +25,9 @@ struct APNsDispatch: PlatformDispatch {
 
     private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials) async {
         var request = template.request(token: target.token)
-        request.retryDeadline = [expiresAt, template.expiration].compactMap { $0 }.min()
+        // `expiration` 0 is APNs' "do not store", not a deadline here: a request lost to a GOAWAY is still re-sent.
+        let lifetime = template.expiration.flatMap { $0.timeIntervalSince1970 > 0 ? $0 : nil }
+        request.retryDeadline = [expiresAt, lifetime].compactMap { $0 }.min()
         request.retries = recorder.run.retries
         let deadline = request.retryDeadline
         let window = expiresAt
