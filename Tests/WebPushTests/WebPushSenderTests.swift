@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HTTPClient
 import JSON
+import Locking
 import TestSupport
 import WebPush
 import XCTest
@@ -71,6 +72,39 @@ final class WebPushSenderTests: XCTestCase {
             XCTAssertEqual(result, .response(.subscriptionGone(status: status), attempts: 1), marker)
         }
         XCTAssertEqual(sender.stats().subscriptionsGone, 2)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testCancellingTheRunEndsAWaitingRetryAtOnceAndItIsNeverSent() async throws {
+        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 3)))
+        let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "30")
+        let scope = RetryScope()
+        var message = try notification(subscription)
+        message.retries = scope
+        let result = Locked<WebPushResult?>(nil)
+        await sender.submit(message) { answer in result.withLock { $0 = answer } }
+        let waiting = Date().addingTimeInterval(10)
+        while scope.waitingCount == 0 && Date() < waiting { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(scope.waitingCount, 1, "the 429 arrived and its retry waits 30 s")
+        scope.cancel()
+        XCTAssertEqual(result.withLock { $0 }, .failure(.cancelled(attempts: 1)), "reported by the cancel itself")
+        XCTAssertEqual(sender.stats().requestsInFlight, 0, "its window slot is free")
+        XCTAssertEqual(sender.stats().cancelled, 1)
+        XCTAssertEqual(try mock.requests().count, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testARetryThatWouldGoOutAfterTheMessageTTLIsNotScheduled() async throws {
+        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 3)))
+        let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "20")
+        var message = try notification(subscription)
+        message.deadline = RetryDeadline(expiresAt: nil, timeToLive: 5, from: Date())
+        let started = Date()
+        let result = await sender.send(message)
+        XCTAssertEqual(result, .failure(.expired(attempts: 1)))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 4, "ended at the answer, not after the TTL")
+        XCTAssertEqual(try mock.requests().count, 1)
+        XCTAssertEqual(sender.stats().expired, 1)
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
