@@ -107,7 +107,7 @@ let package = Package(
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
                                                          "TLSIdentity"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
-        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "TestSupport"]),
+        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "Locking", "TestSupport"]),
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
         .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
                                                          "TestSupport", "Locking"]),

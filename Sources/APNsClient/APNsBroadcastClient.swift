@@ -178,7 +178,8 @@ public final class APNsBroadcastClient: Sendable {
         switch error {
         case .configuration(let fault): return .configuration(fault)
         case .transport(let transport, _): return .transport(transport)
-        case .shutdown: return .shutdown
+        // A broadcast request carries no run scope or deadline, so it never ends cancelled or expired.
+        case .shutdown, .cancelled, .expired: return .shutdown
         case .invalidRequest: return .configuration(.signingFailed("\(error)"))
         }
     }

@@ -87,8 +87,9 @@ public final class APNsClient: Sendable {
                                          attempts: 0)))
             return
         }
-        let job = APNsJob(
-            request: request, prepared: prepared, url: environment.baseURL + prepared.path, onResult: onResult)
+        let deadline = APNsJob.monotonic(request.retryDeadline, wallNow: Date(), monotonicNow: MonotonicClock.now())
+        let job = APNsJob(request: request, prepared: prepared, url: environment.baseURL + prepared.path,
+                          deadline: deadline, onResult: onResult)
         await pool.submit(job)
     }
 

@@ -49,7 +49,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
 
     func prepare(_ jobs: [APNsJob], multi: CurlMulti) {
         for job in jobs { machine.enqueue(job) }
-        machine.tick(now: MonotonicClock.now())
+        run(machine.tick(now: MonotonicClock.now()))
         // A cold connection takes one probe at a time (see `APNsStreamLedger.warm`). A failed start may hand the
         // freed slot to a waiting job, which `nextToStart` then sees too.
         while let job = machine.nextToStart() { start(job, multi: multi) }

@@ -84,15 +84,25 @@ struct APNsConnectionStateMachine {
         ready.push(job)
     }
 
-    /// Time passes: an idle warm connection goes cold, delayed retries that are due become ready.
-    mutating func tick(now: UInt64) {
+    /// Time passes: an idle warm connection goes cold, delayed retries that are due become ready, and those whose
+    /// run was cancelled end `.cancelled` (the loop wakes at least once a second, `pollTimeout`).
+    @discardableResult
+    mutating func tick(now: UInt64) -> [Action] {
         if ledger.warm && now &- lastAnswerAt > coldAfterIdleNanos { ledger.goCold() }
-        guard !delayed.isEmpty else { return }
+        guard !delayed.isEmpty else { return [] }
         var remaining: [APNsJob] = []
+        var actions: [Action] = []
         for job in delayed {
-            if job.notBefore <= now { ready.push(job) } else { remaining.append(job) }
+            if job.request.retries?.isCancelled == true {
+                actions.append(.finish(job, .failure(.cancelled(attempts: job.attempts))))
+            } else if job.notBefore <= now {
+                ready.push(job)
+            } else {
+                remaining.append(job)
+            }
         }
         delayed = remaining
+        return actions
     }
 
     /// The next job to send, if the cold-connection gate lets one start. Answer with `started` or `startFailed`.
@@ -202,6 +212,11 @@ struct APNsConnectionStateMachine {
                 if transportError.kind == .fatal { actions.append(.warnTransferFailed(transportError)) }
                 actions.append(.finish(job, .failure(.transport(transportError, attempts: job.attempts))))
             }
+        case .retry where job.request.retries?.isCancelled == true:
+            actions.append(.finish(job, .failure(.cancelled(attempts: job.attempts))))
+        case .retry(let after) where job.deadline.map { now &+ Self.nanos(after) > $0 } ?? false:
+            // It would go out after the notification's deadline (`expiresAt`, `apns-expiration`): not scheduled.
+            actions.append(.finish(job, .failure(.expired(attempts: job.attempts))))
         case .retry(let after):
             actions.append(.countRetry)
             schedule(job, after: after, now: now)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One accepted request on its way through a pool: the prepared headers, the caller's callback and retry state.
 ///
 /// @unchecked Sendable: a job is owned by exactly one thread at a time. The submitting task creates it and hands
@@ -23,12 +25,24 @@ final class APNsJob: @unchecked Sendable {
     var overrideToken: ProviderTokenState.Token?
     /// Not-before time for a delayed retry, monotonic nanoseconds.
     var notBefore: UInt64 = 0
+    /// `request.retryDeadline` on the monotonic clock: no retry is scheduled past it. Nil: none.
+    let deadline: UInt64?
 
-    init(request: APNsRequest, prepared: APNsPreparedRequest, url: String,
+    /// - Parameter deadline: `request.retryDeadline` as monotonic nanoseconds (`APNsJob.monotonic`).
+    init(request: APNsRequest, prepared: APNsPreparedRequest, url: String, deadline: UInt64? = nil,
          onResult: @escaping @Sendable (APNsResult) -> Void) {
         self.request = request
         self.prepared = prepared
         self.url = url
+        self.deadline = deadline
         self.onResult = onResult
+    }
+
+    /// A wall-clock deadline as monotonic nanoseconds, given both clocks read now.
+    static func monotonic(_ deadline: Date?, wallNow: Date, monotonicNow: UInt64) -> UInt64? {
+        guard let deadline else { return nil }
+        let seconds = deadline.timeIntervalSince(wallNow)
+        guard seconds > 0 else { return monotonicNow }
+        return monotonicNow &+ UInt64(min(seconds, 1e9) * 1e9)
     }
 }

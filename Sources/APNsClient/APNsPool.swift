@@ -159,6 +159,7 @@ final class APNsPool: Sendable {
             case .failure(.configuration): state.counters.configurationFailures += 1
             case .failure(.shutdown): state.counters.shutdownFailures += 1
             case .failure(.invalidRequest): state.counters.invalidRequests += 1
+            case .failure(.cancelled), .failure(.expired): break  // the publish counts them (`Cancelled`, `Expired`)
             }
             state.inFlight[index] -= 1
             state.total -= 1

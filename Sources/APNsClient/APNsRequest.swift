@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 
 /// One notification to one device, transport-agnostic. Header rules are checked by `APNsHeaderRules` before any
 /// byte is sent.
@@ -21,6 +22,11 @@ public struct APNsRequest: Sendable {
     public var collapseID: String?
     /// `apns-id`, a canonical UUID; `nil` lets APNs generate one (returned in the response).
     public var apnsID: String?
+    /// No retry is scheduled past this moment (the publish's `expiresAt`, the `expiration`): one that would go out
+    /// later ends `.expired`. Not a header. `nil`: only the retry policy's own bounds apply.
+    public var retryDeadline: Date?
+    /// The run the request belongs to: once it is cancelled, a retry ends `.cancelled` instead of going out.
+    public var retries: RetryScope?
 
     public init(
         deviceToken: String, payload: [UInt8], topic: String, pushType: APNsPushType? = nil,

@@ -40,6 +40,10 @@ public enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case configuration(APNsConfigurationFault)
     /// The client was shut down before the request finished.
     case shutdown
+    /// The request's run was cancelled (`APNsRequest.retries`) while it waited for a retry.
+    case cancelled(attempts: Int)
+    /// The next retry would have gone out after `APNsRequest.retryDeadline`: not scheduled.
+    case expired(attempts: Int)
 
     public var description: String {
         switch self {
@@ -47,6 +51,8 @@ public enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .transport(let error, let attempts): return "transport(\(error), attempts: \(attempts))"
         case .configuration(let fault): return "configuration(\(fault))"
         case .shutdown: return "shutdown"
+        case .cancelled(let attempts): return "cancelled(attempts: \(attempts))"
+        case .expired(let attempts): return "expired(attempts: \(attempts))"
         }
     }
 }

@@ -32,6 +32,12 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     /// The serialized `message` without `token`: what the size limit applies to.
     public let messageBytes: [UInt8]
 
+    /// `android.ttl` in seconds (from `time_to_live`), nil when the message has none (FCM's default: 4 weeks).
+    public var timeToLive: Int? {
+        guard case .string(let text)? = message["android"]?.objectValue?["ttl"], text.hasSuffix("s") else { return nil }
+        return Int(text.dropLast())
+    }
+
     private static let titleBodyImage: Set<String> = ["title", "body", "image"]
     private static let androidStrings: Set<String> = ["icon", "sound", "tag", "color", "click_action", "body_loc_key",
                                                       "title_loc_key", "android_channel_id"]

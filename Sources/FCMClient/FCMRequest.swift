@@ -5,10 +5,17 @@ public struct FCMRequest: Sendable, Equatable {
     /// The registration token the device reported (opaque; JSON-escaped into the body).
     public var token: String
     public var message: FCMMessageTemplate
+    /// No retry is scheduled past this (the publish's `expiresAt`, the message's `time_to_live`): one that would
+    /// go out later ends `.expired` at once.
+    public var deadline: RetryDeadline
+    /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
+    public var retries: RetryScope?
 
-    public init(token: String, message: FCMMessageTemplate) {
+    public init(token: String, message: FCMMessageTemplate, deadline: RetryDeadline = .none, retries: RetryScope? = nil) {
         self.token = token
         self.message = message
+        self.deadline = deadline
+        self.retries = retries
     }
 }
 
@@ -21,9 +28,15 @@ public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case accessToken(AccessTokenError)
     /// The sender was shut down before the final answer.
     case shutdown
+    /// The message's run was cancelled (`RetryScope.cancel`) while it waited for a retry, or before it was sent.
+    case cancelled(attempts: Int)
+    /// The next retry would have gone out after the message's deadline (`FCMRequest.deadline`): not scheduled.
+    case expired(attempts: Int)
 
     public var description: String {
         switch self {
+        case .cancelled(let attempts): return "cancelled after \(attempts) attempt(s)"
+        case .expired(let attempts): return "expired after \(attempts) attempt(s): the next retry would come too late"
         case .transport(let error, let attempts): return "no answer after \(attempts) attempt(s): \(error)"
         case .accessToken(let error): return "no access token: \(error)"
         case .shutdown: return "shut down"

@@ -32,8 +32,9 @@ public enum FCMSendResult: Sendable, Equatable {
     /// `SENDER_ID_MISMATCH` (403): the token belongs to another Firebase project. Invalid for this project (mark
     /// the device invalid); many at once mean the configured project is wrong.
     case senderMismatch(FCMErrorInfo)
-    /// `QUOTA_EXCEEDED` (429), `UNAVAILABLE` (503), `INTERNAL` (500): retry with backoff, not before
-    /// `retryAfter` seconds when FCM said so.
+    /// `QUOTA_EXCEEDED` (429), `UNAVAILABLE` (503), `INTERNAL` (500): retry. FCM's error-code reference asks
+    /// senders to honour `Retry-After` on these answers (then `retryAfter` seconds), else to back off
+    /// exponentially, from at least a minute after `QUOTA_EXCEEDED` (`FCMRetryPolicy`).
     case retry(FCMErrorInfo, retryAfter: Double?)
     /// `401 UNAUTHENTICATED` without an FCM code: the access token is missing or expired. Refresh it once
     /// (`AccessTokenState.rejected`) and re-send.

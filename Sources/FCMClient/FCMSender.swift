@@ -18,7 +18,9 @@ import Logging
 /// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it; when the
 /// token endpoint gives no answer the request waits and asks again per `FCMRetryPolicy`, a refusal fails it), POST,
 /// classify (`FCMResponse.classify`); a `401` drops that token and re-sends once with a fresh one; `retry` answers
-/// and transport failures are re-sent per `FCMRetryPolicy`, never before `Retry-After` (a timer: a real deadline).
+/// and transport failures are re-sent per `FCMRetryPolicy`, after `Retry-After` when FCM sent one (a timer: a real
+/// deadline). A retry is never scheduled past the request's `deadline` (it ends `.expired` at once), and cancelling
+/// the request's `RetryScope` ends a waiting retry at once (`.cancelled`): retries belong to their publish run.
 /// Result callbacks run on the curl loop threads (or a timer thread): keep them short and never block in them.
 public final class FCMSender: Sendable {
     /// One accepted request; owned by whichever thread handles its current step (steps never overlap).
@@ -133,6 +135,8 @@ public final class FCMSender: Sendable {
             onResult(.failure(.shutdown))
             return
         }
+        // Cancelled while it waited for room in the window: never sent.
+        if request.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
         attempt(job)
     }
 
@@ -192,10 +196,10 @@ public final class FCMSender: Sendable {
                 // answer, rather than fail the message. A refusal needs an operator and fails at once.
                 job.tokenFailures += 1
                 let info = FCMErrorInfo(httpStatus: 0, status: nil, errorCode: nil, message: error.description)
-                if case .retry(let after) = decide(.retry(info, retryAfter: nil), attempts: job.tokenFailures, job) {
-                    retry(job, after: after)
-                } else {
-                    finish(job, .failure(.accessToken(error)))
+                switch decide(.retry(info, retryAfter: nil), attempts: job.tokenFailures, job) {
+                case .retry(let after): retry(job, after: after)
+                case .expire: finish(job, .failure(.expired(attempts: job.attempts)))
+                case .finish: finish(job, .failure(.accessToken(error)))
                 }
             case .failure(let error):
                 finish(job, .failure(.accessToken(error)))
@@ -223,9 +227,12 @@ public final class FCMSender: Sendable {
             let retryable = error.kind == .connection || error.kind == .timeout
             let info = FCMErrorInfo(httpStatus: 0, status: nil, errorCode: nil, message: error.message)
             let decision = retryable ? decide(.retry(info, retryAfter: nil), job) : .finish
-            if case .retry(let after) = decision {
+            switch decision {
+            case .retry(let after):
                 retry(job, after: after)
-            } else {
+            case .expire:
+                finish(job, .failure(.expired(attempts: job.attempts)))
+            case .finish:
                 configuration.logger.warning("FCM request failed", ["error": error.description])
                 finish(job, .failure(.transport(error, attempts: job.attempts)))
             }
@@ -253,10 +260,10 @@ public final class FCMSender: Sendable {
         default:
             break
         }
-        if case .retry(let after) = decide(classified, job) {
-            retry(job, after: after)
-        } else {
-            finish(job, .response(classified, attempts: job.attempts))
+        switch decide(classified, job) {
+        case .retry(let after): retry(job, after: after)
+        case .expire: finish(job, .failure(.expired(attempts: job.attempts)))
+        case .finish: finish(job, .response(classified, attempts: job.attempts))
         }
     }
 
@@ -280,16 +287,28 @@ public final class FCMSender: Sendable {
             state.random ^= state.random >> 27
             return Double((state.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
         }
-        return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random)
+        return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random,
+                                                secondsLeft: job.request.deadline.secondsLeft(at: configuration.clock()))
     }
 
-    /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it).
+    /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it),
+    /// unless the request's run is cancelled first: then it ends `.cancelled` at once, its window slot freed.
     private func retry(_ job: Job, after seconds: Double) {
+        let ticket: Int?
+        if let scope = job.request.retries {
+            guard let waiting = scope.wait(onCancel: { [self] in finish(job, .failure(.cancelled(attempts: job.attempts))) })
+            else { return finish(job, .failure(.cancelled(attempts: job.attempts))) }
+            ticket = waiting
+        } else {
+            ticket = nil
+        }
         job.delaySpent += seconds
         ledger.withState { $0.counters.retries += 1 }
         let delay = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            guard ledger.isPending(job.id) else { return }  // shut down meanwhile
+            // The scope's handler reported it (cancelled), or shutdown did: nothing to send.
+            if let ticket, let scope = job.request.retries, !scope.resume(ticket) { return }
+            guard ledger.isPending(job.id) else { return }
             attempt(job)
         }
     }
@@ -310,6 +329,8 @@ public final class FCMSender: Sendable {
             case .failure(.transport): state.counters.transportFailures += 1
             case .failure(.accessToken): state.counters.accessTokenFailures += 1
             case .failure(.shutdown): state.counters.shutdownFailures += 1
+            case .failure(.cancelled): state.counters.cancelled += 1
+            case .failure(.expired): state.counters.expired += 1
             }
         }
         guard claimed else { return }  // shutdown reported it already

@@ -32,6 +32,10 @@ public struct FCMSenderStats: Sendable, Equatable, SenderGauges {
     public var accessTokenFailures = 0
     /// Requests that ended because of shutdown.
     public var shutdownFailures = 0
+    /// Ended because their publish run was cancelled while they waited for a retry (`RetryScope`).
+    public var cancelled = 0
+    /// Ended because their next retry would have gone out after their deadline (`RetryDeadline`).
+    public var expired = 0
 
     public init() {}
 }

@@ -4,10 +4,18 @@ import HTTPClient
 public struct WebPushNotification: Sendable {
     public var subscription: WebPushSubscription
     public var message: WebPushMessage
+    /// No retry is scheduled past this (the publish's `expiresAt`, the message's `TTL`): one that would go out
+    /// later ends `.expired` at once.
+    public var deadline: RetryDeadline
+    /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
+    public var retries: RetryScope?
 
-    public init(subscription: WebPushSubscription, message: WebPushMessage) {
+    public init(subscription: WebPushSubscription, message: WebPushMessage, deadline: RetryDeadline = .none,
+                retries: RetryScope? = nil) {
         self.subscription = subscription
         self.message = message
+        self.deadline = deadline
+        self.retries = retries
     }
 }
 
@@ -22,9 +30,15 @@ public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible 
     case encryption(WebPushEncryptionError)
     /// The sender was shut down before the final answer.
     case shutdown
+    /// The message's run was cancelled (`RetryScope.cancel`) while it waited for a retry, or before it was sent.
+    case cancelled(attempts: Int)
+    /// The next retry would have gone out after the message's deadline (`WebPushNotification.deadline`).
+    case expired(attempts: Int)
 
     public var description: String {
         switch self {
+        case .cancelled(let attempts): return "cancelled after \(attempts) attempt(s)"
+        case .expired(let attempts): return "expired after \(attempts) attempt(s): the next retry would come too late"
         case .hostNotAllowed(let host): return "push service host \(host) is not allowed"
         case .transport(let error, let attempts): return "no answer after \(attempts) attempt(s): \(error)"
         case .encryption(let error): return "encryption failed: \(error)"
@@ -66,6 +80,10 @@ public struct WebPushSenderStats: Sendable, Equatable, SenderGauges {
     public var encryptionFailures = 0
     /// Notifications that ended because of shutdown.
     public var shutdownFailures = 0
+    /// Ended because their publish run was cancelled while they waited for a retry (`RetryScope`).
+    public var cancelled = 0
+    /// Ended because their next retry would have gone out after their deadline (`RetryDeadline`).
+    public var expired = 0
 
     public init() {}
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPClient
 import Logging
@@ -6,7 +7,9 @@ import Logging
 /// untrusted endpoints: only allowlisted push-service hosts (checked before anything is sent), and the webhook
 /// SSRF rules on every address curl connects to (`DestinationPolicy`: no private or loopback addresses unless
 /// allowed; never a redirect). VAPID per push-service origin (`VAPIDAuthorizer`), RFC 8291 encryption
-/// (`WebPushRequest`), answers classified by `WebPushOutcome`, 429 and 5xx retried after `Retry-After`.
+/// (`WebPushRequest`), answers classified by `WebPushOutcome`, 429 and 5xx retried after `Retry-After`
+/// (`WebPushRetryPolicy`), never past the notification's `deadline` (it ends `.expired` at once instead); cancelling
+/// its `RetryScope` ends a waiting retry at once (`.cancelled`): retries belong to their publish run.
 ///
 /// ```swift
 /// let sender = try WebPushSender(vapid: authorizer)
@@ -93,7 +96,9 @@ public final class WebPushSender: Sendable {
             onResult(.failure(.shutdown))
             return
         }
-        send(job, after: 0)
+        // Cancelled while it waited for room in the window: never sent.
+        if notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
+        send(job)
     }
 
     /// A snapshot of the counters.
@@ -117,10 +122,14 @@ public final class WebPushSender: Sendable {
 
     // MARK: - Steps of one notification
 
-    private func send(_ job: Job, after delay: Double) {
+    private func send(_ job: Job) {
         job.attempts += 1
-        // A retry waits in the loop as a deadline (its poll timeout), not on a sleeping thread.
-        client.submit(job.exchange, after: delay) { [self] result in answered(job, result) }
+        client.submit(job.exchange) { [self] result in answered(job, result) }
+    }
+
+    private func decide(_ job: Job, retryAfter: Int?) -> WebPushRetryPolicy.Decision {
+        configuration.retryPolicy.decide(attempts: job.attempts, elapsed: job.delaySpent, retryAfter: retryAfter,
+                                         secondsLeft: job.notification.deadline.secondsLeft(at: configuration.clock()))
     }
 
     private func answered(_ job: Job, _ result: HTTPExchangeResult) {
@@ -128,8 +137,10 @@ public final class WebPushSender: Sendable {
         case .failure(let error):
             if error.kind == .shutdown { return finish(job, .failure(.shutdown)) }
             let retryable = error.kind == .connection || error.kind == .timeout
-            if retryable, let delay = configuration.retryPolicy.delay(attempts: job.attempts, elapsed: job.delaySpent, retryAfter: nil) {
-                return retry(job, after: delay)
+            switch retryable ? decide(job, retryAfter: nil) : .finish {
+            case .retry(let delay): return retry(job, after: delay)
+            case .expire: return finish(job, .failure(.expired(attempts: job.attempts)))
+            case .finish: break
             }
             if error.kind != .refusedDestination {
                 configuration.logger.warning("Web Push request failed", ["error": error.description])
@@ -138,10 +149,12 @@ public final class WebPushSender: Sendable {
         case .success(let response):
             let now = VAPIDAuthorizer.unixSeconds(configuration.clock())
             let outcome = WebPushOutcome(status: response.status, retryAfter: response.retryAfter, body: response.body, now: now)
-            if case .retry(_, let after) = outcome,
-               let delay = configuration.retryPolicy.delay(attempts: job.attempts, elapsed: job.delaySpent, retryAfter: after)
-            {
-                return retry(job, after: delay)
+            if case .retry(_, let after) = outcome {
+                switch decide(job, retryAfter: after) {
+                case .retry(let delay): return retry(job, after: delay)
+                case .expire: return finish(job, .failure(.expired(attempts: job.attempts)))
+                case .finish: break
+                }
             }
             if case .configurationError(let status, let detail) = outcome {
                 configuration.logger.warning(
@@ -151,10 +164,26 @@ public final class WebPushSender: Sendable {
         }
     }
 
+    /// Re-sends after `delay` (a timer, no sleeping thread), unless the notification's run is cancelled first: then
+    /// it ends `.cancelled` at once, its window slot freed.
     private func retry(_ job: Job, after delay: Double) {
+        let ticket: Int?
+        if let scope = job.notification.retries {
+            guard let waiting = scope.wait(onCancel: { [self] in finish(job, .failure(.cancelled(attempts: job.attempts))) })
+            else { return finish(job, .failure(.cancelled(attempts: job.attempts))) }
+            ticket = waiting
+        } else {
+            ticket = nil
+        }
         job.delaySpent += delay
         ledger.withState { $0.counters.retries += 1 }
-        send(job, after: delay)
+        let seconds = delay.isFinite ? min(max(delay, 0), 86_400) : 0
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            // The scope's handler reported it (cancelled), or shutdown did: nothing to send.
+            if let ticket, let scope = job.notification.retries, !scope.resume(ticket) { return }
+            guard ledger.isPending(job.id) else { return }
+            send(job)
+        }
     }
 
     private func finish(_ job: Job, _ result: WebPushResult) {
@@ -180,6 +209,8 @@ public final class WebPushSender: Sendable {
             case .failure(.shutdown): state.counters.shutdownFailures += 1
             case .failure(.hostNotAllowed): state.counters.refusedDestinations += 1
             case .failure(.encryption): state.counters.encryptionFailures += 1
+            case .failure(.cancelled): state.counters.cancelled += 1
+            case .failure(.expired): state.counters.expired += 1
             }
         }
         guard claimed else { return }  // shutdown reported it already

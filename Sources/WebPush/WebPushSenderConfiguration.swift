@@ -46,13 +46,16 @@ public struct WebPushSenderConfiguration: Sendable {
     }
 }
 
-/// Exponential backoff for `retry` outcomes, never sooner than `Retry-After`, bounded by attempts and total delay.
+/// When to re-send a `retry` outcome (429, 5xx) or a lost connection: after `Retry-After` when the push service
+/// sent one (exactly that long: RFC 8030 §8.4 asks the sender to wait it), else exponential backoff; bounded by
+/// attempts, total delay, and the message's deadline (`RetryDeadline`: the publish's `expiresAt` or the message's
+/// `TTL`), past which no retry is scheduled (docs/API.md "Retries").
 public struct WebPushRetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first included. Default 4.
     public var maxAttempts: Int
     /// Delay before the first retry, seconds; doubles per attempt. Default 1.
     public var initialDelay: Double
-    /// Longest single delay, seconds. Default 120.
+    /// Longest single backoff delay, seconds. Default 120.
     public var maxDelay: Double
     /// Give up when the delays so far plus the next one would exceed this, seconds. Default 600.
     public var maxTotalDelay: Double
@@ -64,14 +67,39 @@ public struct WebPushRetryPolicy: Sendable, Hashable {
         self.maxTotalDelay = max(0, maxTotalDelay)
     }
 
-    /// The delay before the next attempt, or nil to stop. `attempts`: sends so far; `elapsed`: delay spent.
+    /// What to do after a retryable outcome.
+    public enum Decision: Sendable, Equatable {
+        /// Send again after this many seconds.
+        case retry(after: Double)
+        /// Stop: the last outcome is final.
+        case finish
+        /// Stop: the retry would go out after the message's deadline, so it is not scheduled (reported `Expired`).
+        case expire
+    }
+
+    /// - Parameters:
+    ///   - attempts: sends so far (≥ 1).
+    ///   - elapsed: seconds of delay already spent on this message's retries.
+    ///   - retryAfter: the push service's `Retry-After`, seconds, if it sent one.
+    ///   - secondsLeft: seconds until the message's deadline (`RetryDeadline.secondsLeft`), nil when it has none.
+    public func decide(attempts: Int, elapsed: Double, retryAfter: Int?, secondsLeft: Double? = nil) -> Decision {
+        guard attempts < maxAttempts else { return .finish }
+        let delay: Double
+        if let retryAfter {
+            delay = Double(max(0, retryAfter))
+        } else {
+            var backoff = initialDelay
+            for _ in 1..<min(max(attempts, 1), 32) where backoff < maxDelay { backoff *= 2 }
+            delay = min(backoff, maxDelay)
+        }
+        if RetryDeadline.isLate(delay: delay, secondsLeft: secondsLeft) { return .expire }
+        guard elapsed + delay <= maxTotalDelay else { return .finish }
+        return .retry(after: delay)
+    }
+
+    /// The delay before the next attempt, or nil to stop (no deadline). `attempts`: sends so far; `elapsed`: delay spent.
     public func delay(attempts: Int, elapsed: Double, retryAfter: Int?) -> Double? {
-        guard attempts < maxAttempts else { return nil }
-        var delay = initialDelay
-        for _ in 1..<min(max(attempts, 1), 32) where delay < maxDelay { delay *= 2 }
-        delay = min(delay, maxDelay)
-        if let retryAfter { delay = max(delay, Double(retryAfter)) }
-        guard elapsed + delay <= maxTotalDelay else { return nil }
-        return delay
+        if case .retry(let after) = decide(attempts: attempts, elapsed: elapsed, retryAfter: retryAfter) { return after }
+        return nil
     }
 }

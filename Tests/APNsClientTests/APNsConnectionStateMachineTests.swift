@@ -1,5 +1,6 @@
 @testable import APNsClient
 import Foundation
+import HTTPClient
 import XCTest
 
 /// One connection slot's scheduling without curl, sockets or a clock: the cold-connection gate, what GOAWAY and
@@ -15,10 +16,12 @@ final class APNsConnectionStateMachineTests: XCTestCase {
     /// Which job went out on which stream.
     private var streams: [Int: APNsJob] = [:]
 
-    private func job(_ token: String) throws -> APNsJob {
-        let request = APNsRequest(deviceToken: token, payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), topic: "com.example.app")
+    private func job(_ token: String, deadline: UInt64? = nil, retries: RetryScope? = nil) throws -> APNsJob {
+        var request = APNsRequest(deviceToken: token, payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), topic: "com.example.app")
+        request.retries = retries
         let prepared = try APNsHeaderRules.prepare(request)
-        return APNsJob(request: request, prepared: prepared, url: "https://apns.invalid" + prepared.path) { _ in }
+        return APNsJob(request: request, prepared: prepared, url: "https://apns.invalid" + prepared.path,
+                       deadline: deadline) { _ in }
     }
 
     private func jobs(_ count: Int) throws -> [APNsJob] {
@@ -198,6 +201,45 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         machine.tick(now: Self.second + Self.second / 2)
         XCTAssertEqual(machine.readyCount, 1)
         XCTAssertEqual(startAll().count, 1)
+    }
+
+    func testARetryThatWouldGoOutAfterTheDeadlineEndsExpiredAtOnce() throws {
+        try warmUp()
+        // The 503's retry is due 0.5 s after the answer at 1 s; the deadline is 0.2 s after it.
+        machine.enqueue(try job(String(repeating: "d", count: 64), deadline: Self.second + Self.second / 5))
+        let stream = startAll(now: Self.second)[0]
+        let actions = answer(stream, status: 503, reason: .serviceUnavailable, now: Self.second)
+        XCTAssertEqual(retries(actions), 0)
+        XCTAssertEqual(finished(actions).map(\.result), [.failure(.expired(attempts: 1))])
+        XCTAssertEqual(machine.delayedCount, 0)
+
+        machine.enqueue(try job(String(repeating: "c", count: 64), deadline: 2 * Self.second))
+        let inTime = startAll(now: Self.second)[0]
+        XCTAssertEqual(retries(answer(inTime, status: 503, reason: .serviceUnavailable, now: Self.second)), 1,
+                       "a retry before the deadline still goes")
+    }
+
+    func testACancelledRunsWaitingRetryEndsCancelledAtTheNextTickAndIsNeverSent() throws {
+        try warmUp()
+        let scope = RetryScope()
+        machine.enqueue(try job(String(repeating: "d", count: 64), retries: scope))
+        let stream = startAll(now: Self.second)[0]
+        XCTAssertEqual(retries(answer(stream, status: 503, reason: .serviceUnavailable, now: Self.second)), 1)
+        XCTAssertEqual(machine.delayedCount, 1)
+        XCTAssertLessThanOrEqual(machine.pollTimeout(now: Self.second), 1000, "the loop wakes within a second")
+        scope.cancel()
+        let ended = machine.tick(now: Self.second + 1)
+        XCTAssertEqual(finished(ended).map(\.result), [.failure(.cancelled(attempts: 1))])
+        XCTAssertEqual(machine.delayedCount, 0)
+        XCTAssertEqual(machine.readyCount, 0)
+        XCTAssertTrue(machine.tick(now: 10 * Self.second).isEmpty)
+
+        // Answered after the cancel: no retry is scheduled at all.
+        machine.enqueue(try job(String(repeating: "c", count: 64), retries: scope))
+        let late = startAll(now: Self.second)[0]
+        let actions = answer(late, status: 503, reason: .serviceUnavailable, now: Self.second)
+        XCTAssertEqual(finished(actions).map(\.result), [.failure(.cancelled(attempts: 1))])
+        XCTAssertEqual(retries(actions), 0)
     }
 
     func testConnectionLossIsResentAtOnceThenWithBackoff() throws {

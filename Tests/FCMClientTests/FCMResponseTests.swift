@@ -139,6 +139,28 @@ final class FCMRetryPolicyTests: XCTestCase {
         XCTAssertEqual(policy.decide(.retry(quota, retryAfter: 90), attempts: 1, elapsed: 0, random: 0), .retry(after: 90))
     }
 
+    func testRetryAfterIsHonouredExactlyEvenBelowTheQuotaMinimum() {
+        // FCM said when: one second, not the minute Firebase advises when it says nothing.
+        XCTAssertEqual(policy.decide(.retry(quota, retryAfter: 1), attempts: 1, elapsed: 0, random: 0), .retry(after: 1))
+        XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: 2), attempts: 4, elapsed: 0, random: 0), .retry(after: 2))
+        XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: 0), attempts: 1, elapsed: 0, random: 0), .retry(after: 0))
+        let http429 = FCMErrorInfo(httpStatus: 429, status: "RESOURCE_EXHAUSTED", errorCode: nil, message: "")
+        XCTAssertEqual(policy.decide(.retry(http429, retryAfter: nil), attempts: 1, elapsed: 0, random: 0), .retry(after: 60))
+    }
+
+    func testNoRetryIsScheduledPastTheMessageDeadline() {
+        // `expiresAt` 8 s ahead, or `time_to_live` 5: a 60 s quota wait would go out after it.
+        XCTAssertEqual(policy.decide(.retry(quota, retryAfter: nil), attempts: 1, elapsed: 0, random: 0, secondsLeft: 8), .expire)
+        XCTAssertEqual(policy.decide(.retry(quota, retryAfter: 10), attempts: 1, elapsed: 0, random: 0, secondsLeft: 5), .expire)
+        XCTAssertEqual(policy.decide(.retry(quota, retryAfter: 1), attempts: 1, elapsed: 0, random: 0, secondsLeft: 5),
+                       .retry(after: 1))
+        XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: 0), attempts: 1, elapsed: 0, random: 0, secondsLeft: -0.5),
+                       .expire, "the deadline passed while the request was on the wire")
+        XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: nil), attempts: 5, elapsed: 0, random: 0, secondsLeft: 0),
+                       .finish, "attempts used up: the last answer is final, not an expiry")
+        XCTAssertEqual(policy.decide(.sent(name: "n"), attempts: 1, elapsed: 0, random: 0, secondsLeft: -1), .finish)
+    }
+
     func testStopsWhenTheTotalDelayWouldBeExceeded() {
         XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: 100), attempts: 2, elapsed: 550, random: 0), .finish)
         XCTAssertEqual(policy.decide(.retry(unavailable, retryAfter: 50), attempts: 2, elapsed: 550, random: 0), .retry(after: 50))

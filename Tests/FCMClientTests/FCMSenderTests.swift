@@ -308,6 +308,39 @@ final class FCMSenderTests: XCTestCase {
         }
     }
 
+    func testCancellingTheRunEndsAWaitingRetryAtOnceAndItIsNeverSent() async throws {
+        // Without Retry-After a quota answer waits a minute; the cancel must not wait for it.
+        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        try mock.configure(["retry_after_s": .int(-1)])
+        let scope = RetryScope()
+        let result = Locked<FCMResult?>(nil)
+        await sender.submit(FCMRequest(token: "quota-cancel", message: try template(), retries: scope)) { answer in
+            result.withLock { $0 = answer }
+        }
+        let waiting = Date().addingTimeInterval(10)
+        while scope.waitingCount == 0 && Date() < waiting { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(scope.waitingCount, 1, "the 429 arrived and its retry waits")
+        scope.cancel()
+        XCTAssertEqual(result.withLock { $0 }, .failure(.cancelled(attempts: 1)), "reported by the cancel itself")
+        XCTAssertEqual(sender.stats().requestsInFlight, 0, "its window slot is free")
+        XCTAssertEqual(sender.stats().cancelled, 1)
+        XCTAssertEqual(try mock.requests(token: "quota-cancel").count, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testARetryThatWouldGoOutAfterTheDeadlineIsNotScheduled() async throws {
+        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        try mock.configure(["retry_after_s": .int(5)])
+        let deadline = RetryDeadline(expiresAt: nil, timeToLive: 3, from: Date())
+        let started = Date()
+        let result = await sender.send(FCMRequest(token: "quota-ttl", message: try template(), deadline: deadline))
+        XCTAssertEqual(result, .failure(.expired(attempts: 1)))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "ended at the answer, not at the deadline or later")
+        XCTAssertEqual(try mock.requests(token: "quota-ttl").count, 1)
+        XCTAssertEqual(sender.stats().expired, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
     func testShutdownReturnsARequestWaitingForItsRetry() async throws {
         // QUOTA_EXCEEDED waits at least a minute (Firebase's advice): the request is still pending at shutdown.
         let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))

@@ -63,6 +63,22 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
         XCTAssertEqual(DeliveryOutcome.classify(FCMResult.failure(.shutdown), target: target, now: now), .unfinished)
     }
 
+    func testRetriesEndedByACancelOrTheDeadlineAreFinalWithTheirReasonAndKeepTheDevice() throws {
+        let cases: [(DeliveryOutcome, Platform, String)] = [
+            (.classify(FCMResult.failure(.cancelled(attempts: 1)), target: target, now: now), .fcm, "Cancelled"),
+            (.classify(FCMResult.failure(.expired(attempts: 2)), target: target, now: now), .fcm, "Expired"),
+            (.classify(WebPushResult.failure(.cancelled(attempts: 0)), target: target, now: now), .web, "Cancelled"),
+            (.classify(WebPushResult.failure(.expired(attempts: 1)), target: target, now: now), .web, "Expired"),
+        ]
+        for (outcome, platform, reason) in cases {
+            let (counters, device) = try XCTUnwrap(final(outcome))
+            XCTAssertEqual(device.reason, reason)
+            XCTAssertEqual(device.effect, DeviceEffect.none, reason)
+            XCTAssertEqual(counters, [PublishCounter.failed(reason, on: platform): 1])
+            XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
+        }
+    }
+
     func testWebGoneSubscriptionsInvalidateAndOtherAnswersKeepTheDevice() throws {
         for status in [404, 410] {
             let (counters, device) = try XCTUnwrap(final(.classify(WebPushResult.response(.subscriptionGone(status: status), attempts: 1),

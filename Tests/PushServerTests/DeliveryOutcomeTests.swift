@@ -67,6 +67,16 @@ final class DeliveryOutcomeTests: XCTestCase {
                                                 isEnvironmentRetry: false, now: now), .unfinished)
     }
 
+    func testRetriesEndedByACancelOrTheDeadlineAreFinalAndKeepTheDevice() {
+        for (failure, reason) in [(APNsFailure.cancelled(attempts: 1), "Cancelled"), (.expired(attempts: 2), "Expired")] {
+            let outcome = DeliveryOutcome.classify(.failure(failure), target: target(), environment: .sandbox,
+                                                   isEnvironmentRetry: false, now: now)
+            XCTAssertEqual(outcome, .final(counters: ["apns.failed.\(reason)": 1],
+                                           device: DeviceResult(device: 7, status: 0, reason: reason, at: now)))
+            XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
+        }
+    }
+
     func testLocalRuleViolationsUseAppleStyleReasons() {
         let outcome = DeliveryOutcome.classify(.failure(.invalidRequest(.payloadTooLarge(bytes: 5000, limit: 4096))),
                                                target: target(), environment: .sandbox, isEnvironmentRetry: false, now: now)

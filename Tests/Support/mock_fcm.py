@@ -56,7 +56,7 @@ class Config:
 
     # Lifetime of issued access tokens (Google: 3599).
     token_lifetime_s: int = 3599
-    # `Retry-After` on 429 and 503 answers.
+    # `Retry-After` on 429 and 503 answers; negative: no `Retry-After` header at all.
     retry_after_s: int = 1
     # Added to the wall clock for every time rule (assertion iat/exp, token expiry).
     clock_offset_s: float = 0.0
@@ -206,7 +206,8 @@ class MockState:
             if error is not None:
                 answer = error
             elif kind is not None:
-                answer = fcm_rules.marker_answer(kind, self.config.retry_after_s)
+                answer = fcm_rules.marker_answer(
+                    kind, self.config.retry_after_s if self.config.retry_after_s >= 0 else None)
             else:
                 self.seq += 1
                 answer = Answer(200, {"name": f"projects/{project}/messages/0:{int(time.time() * 1000)}%{self.seq}"})

@@ -53,7 +53,8 @@ class Subscription:
     auth: bytes
     marker: str | None = None
     application_server_key: str | None = None  # the `k` every push must carry, when the "browser" pinned one
-    retry_after: str = "30"
+    retry_after: str | None = "30"  # None: 429/503 without `Retry-After`
+    marker_times: int | None = None  # answer with the marker this many times, then accept; None: always
 
     def to_json(self, origin: str) -> dict[str, Any]:
         return {
@@ -81,7 +82,8 @@ class MockState:
         sub = Subscription(id=uuid.uuid4().hex, private_key=ec.generate_private_key(ec.SECP256R1()),
                            auth=secrets.token_bytes(16), marker=marker,
                            application_server_key=body.get("application_server_key", self.default_key),
-                           retry_after=str(body.get("retry_after", "30")))
+                           retry_after=None if body.get("retry_after", "30") is None else str(body.get("retry_after", "30")),
+                           marker_times=None if body.get("marker_times") is None else int(body["marker_times"]))
         self.subscriptions[sub.id] = sub
         return sub
 
@@ -122,9 +124,11 @@ def handle_push(state: MockState, method: str, path: str, headers: dict[str, str
             entry["plaintext"] = plaintext.decode()
         except UnicodeDecodeError:
             entry["plaintext"] = None
-        if sub.marker is not None:
+        if sub.marker is not None and (sub.marker_times is None or sub.marker_times > 0):
+            if sub.marker_times is not None:
+                sub.marker_times -= 1
             status = MARKERS[sub.marker]
-            extra = {"Retry-After": sub.retry_after} if status in (429, 503) else {}
+            extra = {"Retry-After": sub.retry_after} if status in (429, 503) and sub.retry_after is not None else {}
             entry.update(status=status, reason=sub.marker)
             state.record(entry, accepted=False)
             return status, extra, {"reason": sub.marker}

@@ -339,6 +339,10 @@ def test_behaviour_scripts_a_limited_number_of_failures(mock, client, access_tok
     mock.control("PUT", "/config", {"retry_after_s": 7})
     statuses = [client.send(access_token, MESSAGE)[:2] for _ in range(3)]
     assert [(s, h.get("retry-after")) for s, h in statuses] == [(503, "7"), (503, "7"), (200, None)]
+    mock.control("PUT", "/behaviours/device-*", {"answer": "quota", "times": 1})
+    mock.control("PUT", "/config", {"retry_after_s": -1})
+    status, headers = client.send(access_token, MESSAGE)[:2]
+    assert (status, headers.get("retry-after")) == (429, None), "a negative retry_after_s sends no Retry-After"
     mock.control("PUT", "/behaviours/unregistered-x", {"answer": "ok"})
     assert client.send(access_token, {**MESSAGE, "token": "unregistered-x"})[0] == 200
     mock.control("PUT", "/behaviours/x", {"answer": "teapot"}, expect=400)

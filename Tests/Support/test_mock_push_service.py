@@ -247,6 +247,14 @@ def test_marker_subscriptions_answer_their_status_after_every_check(mock, sender
     assert sender.push(sub, headers={"TTL": None}).status == 400
 
 
+def test_marker_times_answers_the_marker_that_often_then_accepts_and_retry_after_null_sends_none(mock, sender):
+    sub = mock.subscribe(marker="rate-limited", retry_after=None, marker_times=1)
+    r = sender.push(sub)
+    assert r.status == 429 and "retry-after" not in r.headers
+    assert sender.push(sub).status == 201
+    assert len(mock.control("GET", "/messages")) == 1
+
+
 # MARK: - Pure rules (no sockets)
 
 

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import HTTPClient
 import JSON
+import Locking
 import TestSupport
 import WebPush
 import XCTest
@@ -74,6 +75,39 @@ final class WebPushSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
+    func testCancellingTheRunEndsAWaitingRetryAtOnceAndItIsNeverSent() async throws {
+        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 3)))
+        let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "30")
+        let scope = RetryScope()
+        var message = try notification(subscription)
+        message.retries = scope
+        let result = Locked<WebPushResult?>(nil)
+        await sender.submit(message) { answer in result.withLock { $0 = answer } }
+        let waiting = Date().addingTimeInterval(10)
+        while scope.waitingCount == 0 && Date() < waiting { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(scope.waitingCount, 1, "the 429 arrived and its retry waits 30 s")
+        scope.cancel()
+        XCTAssertEqual(result.withLock { $0 }, .failure(.cancelled(attempts: 1)), "reported by the cancel itself")
+        XCTAssertEqual(sender.stats().requestsInFlight, 0, "its window slot is free")
+        XCTAssertEqual(sender.stats().cancelled, 1)
+        XCTAssertEqual(try mock.requests().count, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testARetryThatWouldGoOutAfterTheMessageTTLIsNotScheduled() async throws {
+        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 3)))
+        let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "20")
+        var message = try notification(subscription)
+        message.deadline = RetryDeadline(expiresAt: nil, timeToLive: 5, from: Date())
+        let started = Date()
+        let result = await sender.send(message)
+        XCTAssertEqual(result, .failure(.expired(attempts: 1)))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 4, "ended at the answer, not after the TTL")
+        XCTAssertEqual(try mock.requests().count, 1)
+        XCTAssertEqual(sender.stats().expired, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
     func testRateLimitedMessageIsRetriedNoSoonerThanRetryAfter() async throws {
         let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01)))
         let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "1")
@@ -140,5 +174,11 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: 7), 7, "never sooner than Retry-After")
         XCTAssertNil(policy.delay(attempts: 3, elapsed: 0, retryAfter: nil), "attempts used up")
         XCTAssertNil(policy.delay(attempts: 1, elapsed: 5, retryAfter: 6), "total delay bound")
+        XCTAssertEqual(policy.delay(attempts: 2, elapsed: 0, retryAfter: 1), 1, "Retry-After honoured as sent, below the backoff")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 30, secondsLeft: 5), .expire, "TTL 5: not past it")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: nil, secondsLeft: 0.5), .expire)
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 2, secondsLeft: 5), .retry(after: 2))
+        XCTAssertEqual(policy.decide(attempts: 3, elapsed: 0, retryAfter: 1, secondsLeft: 0), .finish, "attempts used up")
+        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 1, secondsLeft: nil), .retry(after: 1))
     }
 }

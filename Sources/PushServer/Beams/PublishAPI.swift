@@ -75,7 +75,9 @@ struct PublishAPI: Sendable {
     }
 
     /// `DELETE …/publishes/{publishId}` (beyond Beams): cancels a scheduled or running publish. A running one has
-    /// stopped handing notifications to the senders when the answer comes (docs/API.md "Cancelling a publish").
+    /// stopped handing notifications to the senders when the answer comes; on this node its waiting retries end
+    /// at once (`RetryScope`), so the run normally ends first and the answer is `cancelled` with the final counts
+    /// (docs/API.md, `DELETE …/publishes/{publishId}`).
     func cancel(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         try app.authorizeSecret(request, instance)

@@ -11,6 +11,9 @@ struct APNsDispatch: PlatformDispatch {
     let recorder: DeliveryRecorder
     /// The targets are Live Activity token rows: results count and delete tokens, never devices.
     var isLiveActivity = false
+    /// The publish's delivery window (`x_delivery.expiresAt`), if any: with `apns-expiration`, the moment past
+    /// which the APNs client schedules no retry; the run's `RetryScope` ends waiting retries when it is cancelled.
+    var expiresAt: Date? = nil
 
     func send(_ target: Target) async {
         guard let credentials = instance.credentials else {
@@ -21,8 +24,17 @@ struct APNsDispatch: PlatformDispatch {
     }
 
     private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials) async {
-        await context.sender.submit(template.request(token: target.token), credentials: credentials,
+        var request = template.request(token: target.token)
+        // `expiration` 0 is APNs' "do not store", not a deadline here: a request lost to a GOAWAY is still re-sent.
+        let lifetime = template.expiration.flatMap { $0.timeIntervalSince1970 > 0 ? $0 : nil }
+        request.retryDeadline = [expiresAt, lifetime].compactMap { $0 }.min()
+        request.retries = recorder.run.retries
+        let deadline = request.retryDeadline
+        let window = expiresAt
+        let run = recorder.run
+        await context.sender.submit(request, credentials: credentials,
                                     environment: instance.apnsEnvironment(environment)) { result in
+            if case .failure(.expired) = result, let window, deadline == window { run.retryOutlivedWindow() }
             context.apnsHealth.record(result)
             var outcome = DeliveryOutcome.classify(result, target: target, environment: environment,
                                                    isEnvironmentRetry: isRetry, now: Date())

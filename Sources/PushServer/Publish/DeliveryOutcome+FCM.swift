@@ -28,6 +28,10 @@ extension DeliveryOutcome {
             return .failed("UnknownError")
         case .failure(.transport):
             return .failed("TransportError")
+        case .failure(.cancelled):
+            return .failed("Cancelled")
+        case .failure(.expired):
+            return .failed("Expired")
         case .failure(.accessToken(let error)):
             // A refusal is the operator's to fix (`/ready` names it); anything else may pass by itself.
             return .failed(error.isConfigurationError ? "AccessTokenRefused" : "AccessTokenUnavailable")
@@ -48,6 +52,6 @@ extension DeliveryOutcome {
         "UNSPECIFIED_ERROR", "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH", "QUOTA_EXCEEDED",
         "UNAVAILABLE", "INTERNAL", "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED", "UNAUTHENTICATED", "NOT_FOUND",
         "RESOURCE_EXHAUSTED", "UnknownError", "TransportError", "AccessTokenUnavailable", "AccessTokenRefused",
-        "NoFCMCredentials",
+        "NoFCMCredentials", "Cancelled", "Expired",
     ]
 }

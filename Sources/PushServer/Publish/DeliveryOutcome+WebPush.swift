@@ -35,6 +35,10 @@ extension DeliveryOutcome {
             return .failed(error.kind == .refusedDestination ? "DestinationRefused" : "TransportError")
         case .failure(.encryption):
             return .failed("EncryptionFailed")
+        case .failure(.cancelled):
+            return .failed("Cancelled")
+        case .failure(.expired):
+            return .failed("Expired")
         }
     }
 
@@ -42,6 +46,6 @@ extension DeliveryOutcome {
     static let webReasons: Set<String> = [
         "SubscriptionGone", "PayloadTooLarge", "TooManyRequests", "PushServiceUnavailable", "BadRequest",
         "VAPIDRejected", "UnexpectedStatus", "TransportError", "DestinationRefused", "EncryptionFailed",
-        "InvalidSubscription", "NoWebPushCredentials",
+        "InvalidSubscription", "NoWebPushCredentials", "Cancelled", "Expired",
     ]
 }

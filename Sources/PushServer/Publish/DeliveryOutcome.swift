@@ -60,6 +60,10 @@ enum DeliveryOutcome: Equatable {
                 reason = Self.name(violation)
             case .transport:
                 reason = "TransportError"
+            case .cancelled:
+                reason = "Cancelled"
+            case .expired:
+                reason = "Expired"
             case .configuration(.rejected(_, let apnsReason)):
                 reason = apnsReason.rawValue
             case .configuration(.expiredTokenBeforeRefreshFloor):
@@ -77,7 +81,7 @@ enum DeliveryOutcome: Equatable {
     /// label set (`MetricLabel.reasons`) is built from these.
     static let localReasons: Set<String> = [
         "InvalidPayload", "InvalidHeader", "TransportError", "ProviderTokenSigningFailed", "NoAPNsCredentials",
-        "PushTypeNeedsTokenAuthentication",
+        "PushTypeNeedsTokenAuthentication", "Cancelled", "Expired",
     ]
 
     /// A reason name for a local header-rule violation, in Apple's CamelCase style.

@@ -107,7 +107,7 @@ public final class PublishEngine: Service {
     static let cancelAnswerWait: Duration = .seconds(10)
 
     /// Stops the publish's run on this node after `cancelPublish` marked it: the run stops handing targets to the
-    /// senders, waits for the answers in flight and ends `cancelled`. Returns once nothing more is handed to a
+    /// senders, ends its waiting retries (`PublishRun.cancel`), waits for the answers in flight and ends `cancelled`. Returns once nothing more is handed to a
     /// sender (and, within `cancelAnswerWait`, once the run ended). - Returns: whether a run was stopped here
     /// (otherwise the node holding it, or the next claimant, ends it).
     public func cancel(_ job: PublishJobID) async -> Bool {

@@ -1,6 +1,7 @@
 import APNsClient
 import Clocks
 import Foundation
+import HTTPClient
 import Logging
 import PushStore
 import Locking
@@ -54,6 +55,9 @@ final class PublishRun: Sendable {
         var cancelled = false
         /// Set when the publish's `expiresAt` passed while it ran: it stops sending and ends `expired`.
         var expired = false
+        /// Set when a notification's next retry would have gone out after the publish's `expiresAt` (so it ended
+        /// `Expired`): the publish ends `expired`, the rest still sent while its window is open.
+        var retryOutlivedWindow = false
         /// No lane will hand another target to a sender (every pump returned, or the run never sent).
         var submissionEnded = false
         /// The runner returned (the job ended, was handed back or rescheduled).
@@ -70,6 +74,8 @@ final class PublishRun: Sendable {
 
     let claimed: ClaimedJob
     private let state: WaitableState<State>
+    /// The FCM and Web Push retries of this run that wait for their moment: `cancel()` ends them at once.
+    let retries = RetryScope()
 
     /// - Parameter lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
     init(claimed: ClaimedJob, lease: LeaseClock? = nil) {
@@ -196,12 +202,19 @@ final class PublishRun: Sendable {
     func waitForFence(deadline: ContinuousClock.Instant) async {
         await state.wait(until: { $0.delivered || $0.lost || $0.fenced }, deadline: deadline)
     }
-    /// Stops sending for good: the publish was cancelled.
-    func cancel() { state.update { $0.cancelled = true } }
+    /// Stops sending for good: the publish was cancelled. Retries waiting in the senders end now (`Cancelled`), so
+    /// the run ends as soon as the requests on the wire are answered.
+    func cancel() {
+        state.update { $0.cancelled = true }
+        retries.cancel()
+    }
     var isCancelled: Bool { state.read { $0.cancelled } }
     /// Stops sending for good: the publish's delivery window closed.
     func expire() { state.update { $0.expired = true } }
     var isExpired: Bool { state.read { $0.expired } }
+    /// A retry would have gone out after the publish's `expiresAt`: it was not scheduled, the publish ends `expired`.
+    func retryOutlivedWindow() { state.update { $0.retryOutlivedWindow = true } }
+    var didRetryOutliveWindow: Bool { state.read { $0.retryOutlivedWindow } }
     /// Every lane's pump has returned: nothing more is handed to a sender by this run.
     func endSubmission() { state.update { $0.submissionEnded = true } }
     /// The runner returned.

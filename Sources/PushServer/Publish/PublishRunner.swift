@@ -119,6 +119,13 @@ struct PublishRunner: Sendable {
                                   total: total, plan: plan)
             return
         }
+        if complete && last != .storeUnavailable && run.didRetryOutliveWindow {
+            let at = plan.expiresAt?.iso8601 ?? "?"
+            await finisher.finish(state: .expired,
+                                  summary: "delivery window closed at \(at); retries that would have gone out after it were not sent",
+                                  total: total, plan: plan)
+            return
+        }
         if complete && last != .storeUnavailable, let round, let next = await nextRound(round, plan: plan) {
             await reschedule(at: next)
             return

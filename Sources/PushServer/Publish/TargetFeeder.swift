@@ -57,15 +57,18 @@ struct TargetFeeder: Sendable {
             let topic = plan.liveActivity != nil ? LiveActivityPayload.topic(bundleID: bundleID) : bundleID
             let template = RequestTemplate(plan: plan, payload: payload, topic: topic)
             dispatches[.apns] = APNsDispatch(context: context, instance: instance, template: template,
-                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil)
+                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil,
+                                             expiresAt: pacing.expiresAt)
         }
         if let template = plan.fcm {
-            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm))
+            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm),
+                                           expiresAt: pacing.expiresAt)
         }
         if let payload = plan.webPayload,
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
-            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web))
+            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
+                                               expiresAt: pacing.expiresAt)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import JSON
 import PushStore
 import WebPush
@@ -9,6 +10,9 @@ struct WebPushDispatch: PlatformDispatch {
     let sender: (any WebPushSending)?
     let message: WebPushMessage
     let recorder: DeliveryRecorder
+    /// The publish's delivery window (`x_delivery.expiresAt`), if any. With the message's `TTL` from now, the
+    /// deadline no retry outlives; the run's `RetryScope` ends waiting retries when it is cancelled.
+    var expiresAt: Date? = nil
 
     func send(_ target: Target) async {
         guard let sender else {
@@ -21,7 +25,13 @@ struct WebPushDispatch: PlatformDispatch {
             recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: .web, target: target, now: Date()), for: target)
             return
         }
-        await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in
+        let deadline = RetryDeadline(expiresAt: expiresAt, timeToLive: Double(message.ttl), from: Date())
+        let run = recorder.run
+        let window = expiresAt
+        let notification = WebPushNotification(subscription: subscription, message: message, deadline: deadline,
+                                               retries: run.retries)
+        await sender.submit(notification) { result in
+            if case .failure(.expired) = result, let window, deadline.at == window { run.retryOutlivedWindow() }
             recorder.record(DeliveryOutcome.classify(result, target: target, now: Date()), for: target)
         }
     }

@@ -1,0 +1,57 @@
+import Locking
+
+/// The retries of one publish run that are waiting for their moment (a `Retry-After`, a backoff), so that
+/// cancelling the run ends them at once instead of letting them go out later (docs/API.md "Cancelling a
+/// publish"). The FCM and Web Push senders `wait` on it before each retry and `resume` when the timer fires;
+/// `cancel` runs every waiting retry's handler, which reports the notification `Cancelled` and frees its window
+/// slot. A retry that `resume`d first goes out; one cancelled first is never sent: exactly one of the two wins.
+///
+/// Compared by identity, so requests that carry one stay `Equatable`.
+public final class RetryScope: Sendable, Hashable {
+    private struct State {
+        var cancelled = false
+        var nextTicket = 0
+        var waiting: [Int: @Sendable () -> Void] = [:]
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Whether `cancel` was called: nothing more may be sent for this scope.
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Retries waiting right now.
+    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Registers a retry about to wait. `onCancel` runs once, on the cancelling thread, if the scope is cancelled
+    /// before `resume` is called with the returned ticket.
+    /// - Returns: the ticket, or nil when the scope is cancelled already (nothing registered: end the retry now).
+    public func wait(onCancel: @escaping @Sendable () -> Void) -> Int? {
+        state.withLock { state -> Int? in
+            guard !state.cancelled else { return nil }
+            state.nextTicket += 1
+            state.waiting[state.nextTicket] = onCancel
+            return state.nextTicket
+        }
+    }
+
+    /// The retry's wait is over. - Returns: false when the scope was cancelled first (its handler ran or is
+    /// running): the retry must not be sent.
+    public func resume(_ ticket: Int) -> Bool {
+        state.withLock { $0.waiting.removeValue(forKey: ticket) != nil }
+    }
+
+    /// Ends every waiting retry now (their handlers run here, outside the lock) and refuses later ones.
+    public func cancel() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            state.cancelled = true
+            defer { state.waiting.removeAll() }
+            return state.waiting.sorted { $0.key < $1.key }.map(\.value)
+        }
+        for handler in handlers { handler() }
+    }
+
+    public static func == (lhs: RetryScope, rhs: RetryScope) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
