@@ -1,7 +1,8 @@
 import COpenSSL
 
 /// The server's OpenSSL context (one `SSL_CTX`, shared by every loop; OpenSSL allows concurrent `SSL_new` on
-/// a configured context). TLS 1.2 minimum, no compression or renegotiation, ALPN answers `http/1.1` only.
+/// a configured context). TLS 1.2 minimum with ECDHE and AEAD suites only, no compression or renegotiation, ALPN
+/// answers `http/1.1` only.
 final class TLSContext: @unchecked Sendable {
     // @unchecked: `context` is configured in init and only read afterwards (SSL_new is thread-safe).
     let context: OpaquePointer
@@ -16,6 +17,10 @@ final class TLSContext: @unchecked Sendable {
             // SSL_OP_NO_COMPRESSION (bit 17) and SSL_OP_NO_RENEGOTIATION (bit 30): SSL_OP_BIT is a macro Swift
             // does not import.
             _ = copenssl_ssl_ctx_set_options(ctx, UInt(1 << 17) | UInt(1 << 30))
+            // TLS 1.2: forward secrecy and AEAD only (ECDHE with AES-GCM or ChaCha20-Poly1305, ECDSA or RSA
+            // certificates). OpenSSL's default also offers static-RSA key exchange and CBC with SHA-1 MACs. TLS 1.3's
+            // suites are all ECDHE and AEAD and keep OpenSSL's default list.
+            try TLSContext.check("SSL_CTX_set_cipher_list", SSL_CTX_set_cipher_list(ctx, TLSContext.tls12Ciphers))
             // Partial writes let the loop write as much as the socket takes and resume from an offset.
             _ = copenssl_ssl_ctx_set_mode(ctx, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
             try TLSContext.check("SSL_CTX_use_certificate_chain_file",
@@ -30,6 +35,13 @@ final class TLSContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(context) }
+
+    /// The TLS 1.2 suites offered, in OpenSSL's names: Mozilla's "intermediate" list without finite-field DHE.
+    static let tls12Ciphers = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
 
     /// ALPN (RFC 7301): pick `http/1.1` if offered; otherwise no ALPN at all, so a client offering only `h2`
     /// fails clearly instead of speaking HTTP/2 to an HTTP/1.1 server.

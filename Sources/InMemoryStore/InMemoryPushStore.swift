@@ -107,7 +107,7 @@ public final class InMemoryPushStore: PushStorage {
     public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
         let now = clock()
         return try access {
-            $0.updateToken(instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now)
+            try $0.updateToken(instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now)
         }
     }
 

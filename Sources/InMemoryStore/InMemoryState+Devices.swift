@@ -86,13 +86,19 @@ extension InMemoryState {
     }
 
     mutating func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String, now: Date)
-        -> Bool
+        throws -> Bool
     {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref],
               stored.device.platform == platform
         else { return false }
         let key = TokenKey(instanceID: instanceID, platform: platform, token: token)
-        if let other = devicesByToken[key], other != ref { remove(ref: other) }
+        if let other = devicesByToken[key], other != ref {
+            if let holder = devices[other]?.device, holder.invalidatedAt == nil, let owner = holder.userID,
+               owner != stored.device.userID {
+                throw PushStoreError.tokenHeldByAnotherUser
+            }
+            remove(ref: other)
+        }
         devicesByToken[TokenKey(instanceID: instanceID, platform: platform, token: stored.device.token)] = nil
         devicesByToken[key] = ref
         devices[ref]?.device.token = token

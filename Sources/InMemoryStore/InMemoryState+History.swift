@@ -18,13 +18,18 @@ extension InMemoryState {
     }
 
     func reportFacts(instanceID: String, deviceID: String, publishID: String) -> ReportFacts {
-        let device = device(instanceID: instanceID, id: deviceID)
+        let stored = ref(instanceID: instanceID, deviceID: deviceID).flatMap { devices[$0] }
+        let device = stored?.device
         let publish = jobsByPublishID[InstanceKey(instanceID: instanceID, name: publishID)].flatMap { jobs[$0] }.map {
-            stored in
-            ReportedPublish(
-                kind: stored.job.kind, createdAt: stored.job.createdAt, startedAt: stored.startedAt,
-                finishedAt: stored.finishedAt,
-                targetsDeviceUser: stored.job.kind == .users && device?.userID.map(stored.job.targets.contains) == true)
+            job in
+            let targets: Bool
+            switch job.job.kind {
+            case .users: targets = device?.userID.map(job.job.targets.contains) == true
+            case .interests: targets = job.job.targets.contains { stored?.interests.contains($0) == true }
+            }
+            return ReportedPublish(
+                kind: job.job.kind, createdAt: job.job.createdAt, startedAt: job.startedAt,
+                finishedAt: job.finishedAt, targetsDevice: targets)
         }
         return ReportFacts(device: device, publish: publish)
     }

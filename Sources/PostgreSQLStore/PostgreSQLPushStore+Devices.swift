@@ -178,9 +178,21 @@ extension PostgreSQLPushStore {
         let now = clock()
         return try await write(retryable: Self.interestRace) { connection in
             let found = try connection.query(
-                "SELECT id FROM devices WHERE public_id = $1 AND instance_id = $2 AND platform = $3 FOR UPDATE",
+                "SELECT id, user_id FROM devices WHERE public_id = $1 AND instance_id = $2 AND platform = $3 FOR UPDATE",
                 [.text(deviceID), .text(instanceID), .text(platform.rawValue)])
             guard let ref = found.first({ found.int64($0, 0) }) else { return false }
+            let userID = found.first({ found.optionalText($0, 1) }) ?? nil
+            // A live holder bound to another user keeps its token (PushStorage.updateToken). Locked, so that it
+            // cannot be bound between this check and the delete below.
+            let holder = try connection.query(
+                """
+                SELECT user_id, invalidated_at IS NULL FROM devices
+                WHERE instance_id = $1 AND platform = $2 AND token = $3 AND id <> $4 FOR UPDATE
+                """, [.text(instanceID), .text(platform.rawValue), .text(token), .integer(ref)])
+            if let other = holder.first({ (owner: holder.optionalText($0, 0), live: holder.bool($0, 1)) }),
+               other.live, let owner = other.owner, owner != userID {
+                throw PushStoreError.tokenHeldByAnotherUser
+            }
             // The other holder goes first: (instance, platform, token) is unique. Its interests go with it
             // (ON DELETE CASCADE) and the device count follows (trigger).
             try connection.run(

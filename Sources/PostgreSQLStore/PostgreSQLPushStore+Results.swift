@@ -105,21 +105,29 @@ extension PostgreSQLPushStore {
             let deviceRow = try connection.query(
                 "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = $1 AND instance_id = $2",
                 [.text(deviceID), .text(instanceID)])
-            let device = deviceRow.first { Self.readDevice(deviceRow, $0).device }
-            // A users publish names at most 1000 users; `= ANY` stops at the first match.
+            let found = deviceRow.first { Self.readDevice(deviceRow, $0) }
+            // A users publish names at most 1000 users (`= ANY` stops at the first match), an interests publish at
+            // most 100 interests, each looked up by (instance, name) and then (interest, device).
             let publishRow = try connection.query(
                 """
                 SELECT kind, created_at, started_at, finished_at,
-                       kind = 'users' AND $1::text IS NOT NULL AND $1::text = ANY(targets)
+                       CASE WHEN kind = 'users' THEN
+                           $1::text IS NOT NULL AND $1::text = ANY(targets)
+                       ELSE
+                           $4::bigint IS NOT NULL AND EXISTS (
+                               SELECT 1 FROM interests i
+                               JOIN device_interests di ON di.interest_id = i.id AND di.device_id = $4::bigint
+                               WHERE i.instance_id = $2 AND i.name = ANY(publish_jobs.targets))
+                       END
                 FROM publish_jobs WHERE instance_id = $2 AND publish_id = $3
-                """, [.text(device?.userID), .text(instanceID), .text(publishID)])
+                """, [.text(found?.device.userID), .text(instanceID), .text(publishID), found.map { PGValue.integer($0.ref) } ?? PGValue.null])
             let publish = publishRow.first { row in
                 ReportedPublish(
                     kind: PublishKind(rawValue: publishRow.text(row, 0)) ?? .interests,
                     createdAt: publishRow.date(row, 1), startedAt: publishRow.optionalDate(row, 2),
-                    finishedAt: publishRow.optionalDate(row, 3), targetsDeviceUser: publishRow.bool(row, 4))
+                    finishedAt: publishRow.optionalDate(row, 3), targetsDevice: publishRow.bool(row, 4))
             }
-            return ReportFacts(device: device, publish: publish)
+            return ReportFacts(device: found?.device, publish: publish)
         }
     }
 }

@@ -52,8 +52,11 @@ public protocol DeviceRegistry: Sendable {
     /// Gives the device of `platform` a new token (an FCM token refresh), keeping its id, interests and user, and
     /// makes it valid again. Another device of the instance and platform that holds `token` already (the same
     /// phone registered again after a reinstall) is deleted, with its interests and user binding, in the same
-    /// transaction: the phone then gets each notification once.
+    /// transaction: the phone then gets each notification once. That happens only when the holder is invalidated,
+    /// bound to no user, or bound to the same user as `deviceID`.
     /// - Returns: `false` when the instance has no device `deviceID` of `platform` (nothing changes then).
+    /// - Throws: `PushStoreError.tokenHeldByAnotherUser` when a live holder is bound to another user (or to a user
+    ///   while `deviceID` is bound to none); nothing changes then.
     func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool
 
     // MARK: Interests

@@ -20,4 +20,8 @@ public enum PushStoreError: Error, Sendable, Equatable {
     /// An interest write that would take the instance over `InterestLimits.maxInterestsPerInstance` distinct
     /// names; nothing of it was stored.
     case interestLimitReached
+    /// `updateToken` with a token that another live (not invalidated) device of the instance holds while bound to a
+    /// user other than the updated device's: nothing changed. A refresh must not move a phone away from the user it
+    /// is bound to (docs/SECURITY.md, "Push tokens").
+    case tokenHeldByAnotherUser
 }

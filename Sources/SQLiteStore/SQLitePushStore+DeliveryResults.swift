@@ -58,22 +58,30 @@ extension SQLitePushStore {
 
     public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
-            let device = try connection.first(
+            let found = try connection.first(
                 "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
-                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0).device }
-            // json_each stops at the first match; a users publish names at most 1000 users.
+                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0) }
+            // json_each stops at the first match; a users publish names at most 1000 users, an interests publish
+            // at most 100 interests, each looked up by (instance, name) and then (interest, device).
             let publish = try connection.first(
                 """
                 SELECT kind, created_at, started_at, finished_at,
-                       kind = 'users' AND ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
+                       CASE WHEN kind = 'users' THEN
+                           ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
+                       ELSE
+                           ?4 IS NOT NULL AND EXISTS (
+                               SELECT 1 FROM json_each(publish_jobs.targets) t
+                               JOIN interests i ON i.instance_id = ?2 AND i.name = t.value
+                               JOIN device_interests di ON di.interest_id = i.id AND di.device_id = ?4)
+                       END
                 FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
-                """, [.text(device?.userID), .text(instanceID), .text(publishID)]
+                """, [.text(found?.device.userID), .text(instanceID), .text(publishID), found.map { SQLValue.integer($0.ref) } ?? SQLValue.null]
             ) { row in
                 ReportedPublish(kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
                                 startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
-                                targetsDeviceUser: row.int64(4) != 0)
+                                targetsDevice: row.int64(4) != 0)
             }
-            return ReportFacts(device: device, publish: publish)
+            return ReportFacts(device: found?.device, publish: publish)
         }
     }
 }

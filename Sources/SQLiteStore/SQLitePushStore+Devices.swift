@@ -156,10 +156,18 @@ extension SQLitePushStore {
     public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
         let now = clock()
         return try await write(tenant: instanceID) { connection in
-            guard let ref = try connection.first(
-                "SELECT id FROM devices WHERE public_id = ? AND instance_id = ? AND platform = ?",
-                [.text(deviceID), .text(instanceID), .text(platform.rawValue)], { $0.int64(0) })
+            guard let device = try connection.first(
+                "SELECT id, user_id FROM devices WHERE public_id = ? AND instance_id = ? AND platform = ?",
+                [.text(deviceID), .text(instanceID), .text(platform.rawValue)], { ($0.int64(0), $0.optionalText(1)) })
             else { return false }
+            let (ref, userID) = device
+            // A live holder bound to another user keeps its token (PushStorage.updateToken).
+            let owner = try connection.first(
+                """
+                SELECT user_id FROM devices WHERE instance_id = ? AND platform = ? AND token = ? AND id <> ?
+                AND invalidated_at IS NULL AND user_id IS NOT NULL
+                """, [.text(instanceID), .text(platform.rawValue), .text(token), .integer(ref)], { $0.text(0) })
+            if let owner, owner != userID { throw PushStoreError.tokenHeldByAnotherUser }
             // The other holder goes first: (instance, platform, token) is unique. Its interests go with it
             // (ON DELETE CASCADE) and the device count follows (trigger).
             try connection.run(

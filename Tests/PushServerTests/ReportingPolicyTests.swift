@@ -7,9 +7,9 @@ final class ReportingPolicyTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     private func publish(_ kind: PublishKind = .interests, createdAgo: Double = 600, started: Bool = true,
-                         finishedAgo: Double? = 500, targetsUser: Bool = false) -> ReportedPublish {
+                         finishedAgo: Double? = 500, targetsDevice: Bool = true) -> ReportedPublish {
         ReportedPublish(kind: kind, createdAt: now - createdAgo, startedAt: started ? now - createdAgo : nil,
-                        finishedAt: finishedAgo.map { now - $0 }, targetsDeviceUser: targetsUser)
+                        finishedAt: finishedAgo.map { now - $0 }, targetsDevice: targetsDevice)
     }
 
     private func judge(_ seconds: Double, deviceCreatedAgo: Double = 86_400, user: String? = nil,
@@ -40,14 +40,18 @@ final class ReportingPolicyTests: XCTestCase {
 
     func testTheUserIsTheDevicesBindingAndOnlyAUsersPublishToThatUserNotifies() {
         let at = now.timeIntervalSince1970
-        XCTAssertEqual(judge(at, user: "alice", publish(.users, targetsUser: true)),
+        XCTAssertEqual(judge(at, user: "alice", publish(.users)),
                        .record(at: now, userID: "alice", notifyUser: true))
-        XCTAssertEqual(judge(at, user: "alice", publish(.users, targetsUser: false)),
-                       .record(at: now, userID: "alice", notifyUser: false))
         XCTAssertEqual(judge(at, user: "alice", publish(.interests)),
                        .record(at: now, userID: "alice", notifyUser: false))
-        XCTAssertEqual(judge(at, user: nil, publish(.users, targetsUser: true)),
-                       .record(at: now, userID: nil, notifyUser: true))
+    }
+
+    func testADeviceOutsideThePublishsAudienceIsIgnored() {
+        let at = now.timeIntervalSince1970
+        XCTAssertEqual(judge(at, user: "alice", publish(.users, targetsDevice: false)), .ignore(.notTargeted))
+        XCTAssertEqual(judge(at, publish(.interests, targetsDevice: false)), .ignore(.notTargeted))
+        XCTAssertEqual(judge(at, deviceCreatedAgo: 100, publish(finishedAgo: nil, targetsDevice: false)),
+                       .ignore(.notTargeted), "a running publish too")
     }
 
     func testUnknownUnstartedAndTooOldPublishesAreIgnored() {

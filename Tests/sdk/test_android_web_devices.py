@@ -10,6 +10,7 @@ registration token, and CORS headers on every answer of the anonymous routes, er
 import base64
 import json
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -118,6 +119,36 @@ def test_token_refresh_of_a_reinstalled_phone_leaves_one_device(http):
     assert_error(http.request("GET", f"{BASE}/devices/fcm/{second}"), 404, "Could not find the device")
     r = http.request("POST", f"{BASE}/devices/fcm", {"token": shared, "metadata": {}}, ANDROID_HEADERS)
     assert r.json()["id"] == first, r
+
+
+def test_token_refresh_cannot_take_the_token_of_a_device_bound_to_another_user(http):
+    """Whoever learned a phone's token must not move it onto a device of their own user: the owner's device, its
+    user and its interests stay; a refresh between devices of one user (a reinstall) still moves it."""
+    def device(user):
+        token = fcm_token()
+        d = http.request("POST", f"{BASE}/devices/fcm", {"token": token, "metadata": {}}, ANDROID_HEADERS).json()["id"]
+        if user:
+            jwt = jwt_hs256(beams_claims(user))
+            assert_empty_ok(http.request("PUT", f"{BASE}/devices/fcm/{d}/user", b"", {"Authorization": f"Bearer {jwt}"}))
+        return d, token
+    victim, victim_token = device("victim-" + uuid.uuid4().hex)
+    assert_empty_ok(http.request("POST", f"{BASE}/devices/fcm/{victim}/interests/private", b"", {}))
+    for thief_user in ["thief-" + uuid.uuid4().hex, None]:
+        thief, _ = device(thief_user)
+        r = http.request("PUT", f"{BASE}/devices/fcm/{thief}/token", {"token": victim_token}, ANDROID_HEADERS)
+        assert_error(r, 400, "This token belongs to another device that is bound to another user")
+        r = http.request("GET", f"{BASE}/devices/fcm/{victim}")
+        assert r.status == 200 and r.json()["userId"].startswith("victim-"), r
+        assert http.request("GET", f"{BASE}/devices/fcm/{victim}/interests").json()["interests"] == ["private"]
+    # The victim's own re-registration still finds its device.
+    r = http.request("POST", f"{BASE}/devices/fcm", {"token": victim_token, "metadata": {}}, ANDROID_HEADERS)
+    assert r.json() == {"id": victim, "initialInterestSet": ["private"]}, r
+    # Two devices of the same user: the refresh moves the token, one device is left.
+    user = "same-" + uuid.uuid4().hex
+    restored, _ = device(user)
+    reinstalled, shared = device(user)
+    assert_empty_ok(http.request("PUT", f"{BASE}/devices/fcm/{restored}/token", {"token": shared}, ANDROID_HEADERS))
+    assert_error(http.request("GET", f"{BASE}/devices/fcm/{reinstalled}"), 404, "Could not find the device")
 
 
 def test_unknown_device_sub_resources_answer_404_device_not_found(http):
@@ -268,13 +299,60 @@ def test_allowed_origins_list_echoes_only_configured_origins(http):
     for hostile in ["https://evil.example", "https://app.example.com.evil.example", "null", WEB_ORIGIN + "/",
                     "https://app.example.com:443"]:
         r = http.request("GET", f"{base}/web-vapid-public-key", None, {"Origin": hostile})
-        assert r.status == 200 and "access-control-allow-origin" not in r.headers, (hostile, r.headers)
+        assert_error(r, 403)
+        assert "access-control-allow-origin" not in r.headers, (hostile, r.headers)
         r = http.request("OPTIONS", f"{base}/devices/web", None, {"Origin": hostile})
         assert r.status == 204 and "access-control-allow-origin" not in r.headers, (hostile, r.headers)
     # Errors of the restricted instance follow the same list.
     r = http.request("GET", f"{base}/devices/web/web-missing", None, {"Origin": WEB_ORIGIN.upper()})
     assert_error(r, 404)
     assert r.headers["access-control-allow-origin"] == WEB_ORIGIN
+
+
+def test_restricted_origins_refuse_simple_cross_origin_writes_from_other_origins(http):
+    """A browser sends a `text/plain` or body-less POST cross-origin without a preflight: hiding the answer is not
+    enough, the write itself must be refused (403) for an origin that is not on `web.allowedOrigins`."""
+    base = f"/device_api/v1/instances/{RESTRICTED_INSTANCE_ID}"
+    evil = {"Origin": "https://evil.example"}
+    body = {"token": btoa(subscription()), "metadata": {}}
+    for headers in [{**evil, "Content-Type": "text/plain;charset=UTF-8"}, {**evil, "Content-Type": "application/json"}]:
+        assert_error(http.request("POST", f"{base}/devices/web", body, headers), 403)
+    # The same subscription from the allowed origin is a new device: nothing was stored above.
+    r = http.request("POST", f"{base}/devices/web", body, WEB_HEADERS)
+    assert r.status == 200 and r.json()["initialInterestSet"] == [], r
+    device = f"{base}/devices/web/{r.json()['id']}"
+    assert_error(http.request("POST", f"{device}/interests/stolen", b"", evil), 403)
+    assert_error(http.request("PUT", f"{device}/interests", {"interests": ["x"]}, {**evil, "Content-Type": "text/plain"}), 403)
+    assert_error(http.request("DELETE", device, b"", evil), 403)
+    report = {"event": "open", "publishId": "pub", "deviceId": r.json()["id"], "timestampSecs": int(time.time())}
+    assert_error(http.request("POST", f"/reporting_api/v2/instances/{RESTRICTED_INSTANCE_ID}/events", report,
+                              {**evil, "Content-Type": "text/plain"}), 403)
+    # Native SDKs send no Origin at all and are not affected; the interests are as the allowed calls left them.
+    r = http.request("GET", f"{device}/interests", None, {})
+    assert r.status == 200 and r.json()["interests"] == [], r
+    assert_empty_ok(http.request("POST", f"{device}/interests/news", b"", {"Origin": WEB_ORIGIN}))
+    assert http.request("GET", f"{device}/interests", None, {}).json()["interests"] == ["news"]
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "text/plain;charset=UTF-8",
+                                          "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+def test_device_and_reporting_bodies_must_be_labelled_application_json(http, content_type):
+    """Every Beams SDK labels its bodies `application/json` (Android adds `; charset=UTF-8`); anything else, a
+    missing Content-Type included, is Beams' 400 "Invalid content type" before the body is read."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    body = {"token": fcm_token(), "metadata": {}}
+    assert_error(http.request("POST", f"{BASE}/devices/fcm", body, headers), 400, "Only application/json is supported")
+    device = http.request("POST", f"{BASE}/devices/fcm", body, ANDROID_HEADERS).json()["id"]
+    base = f"{BASE}/devices/fcm/{device}"
+    for method, path, payload in [("PUT", f"{base}/interests", {"interests": ["a"]}),
+                                  ("PUT", f"{base}/metadata", {"sdkVersion": "1"}),
+                                  ("PUT", f"{base}/token", {"token": fcm_token()}),
+                                  ("PUT", f"{base}/time-zone", {"timeZone": "Europe/Paris"})]:
+        assert_error(http.request(method, path, payload, headers), 400, "Only application/json is supported")
+    assert http.request("GET", f"{base}/interests", None, {}).json()["interests"] == []
+    report = {"event": "delivery", "publishId": "pub", "deviceId": device, "timestampSecs": int(time.time())}
+    assert_error(http.request("POST", f"/reporting_api/v2/instances/{INSTANCE_ID}/events", report, headers), 400,
+                 "Only application/json is supported")
 
 
 def test_rate_limited_answers_carry_cors_headers(tmp_path_factory):

@@ -137,6 +137,26 @@ def test_hostile_test_push_bodies_get_beams_json_errors_and_send_nothing(console
     assert len(mock.requests()) == before
 
 
+@pytest.mark.parametrize("topic, push_type", [
+    ("com.other.app", None),                    # another app of the same Apple team
+    ("com.other.app.voip", "voip"),
+    ("com.other.app", "voip"),                  # becomes com.other.app.voip
+    ("com.example.sdktest.evil", None),         # the instance's id as a prefix is not its topic
+    ("com.example", None),
+])
+def test_console_test_push_goes_only_to_the_instances_own_topics(console, topic, push_type):
+    """The console's test push takes an instance secret, but the `.p8` key signs for every app of the team: a topic
+    outside the instance's own is refused (422) and nothing reaches APNs."""
+    server, mock = console
+    s = session(server)
+    before = len(mock.requests())
+    body = {"deviceToken": random_token(), "topic": topic, **({"pushType": push_type} if push_type else {})}
+    r = test_push(s, server, body)
+    assert r.status_code == 422, r.text
+    assert r.json()["description"].startswith("`topic`: must be one of this instance's topics (com.example.sdktest"), r.text
+    assert len(mock.requests()) == before
+
+
 def test_malformed_test_push_requests_are_refused_before_any_parsing(console):
     server, mock = console
     s = session(server)
@@ -264,3 +284,16 @@ def test_overview_counts_devices_publishes_failures_and_notifications_per_minute
     assert after["instance"] == {**after["instance"], "id": INSTANCE_ID, "apnsCredentials": "loaded",
                                  "topic": "com.example.sdktest", "defaultEnvironment": "sandbox"}
     assert after["store"]["ok"] is True
+
+
+def test_console_test_push_accepts_the_instances_topic_with_any_push_type_suffix(console):
+    server, mock = console
+    s = session(server)
+    for topic, push_type, sent in [("com.example.sdktest", None, "com.example.sdktest"),
+                                   ("com.example.sdktest", "voip", "com.example.sdktest.voip"),
+                                   ("com.example.sdktest.voip", "voip", "com.example.sdktest.voip")]:
+        token = random_token()
+        body = {"deviceToken": token, "topic": topic, **({"pushType": push_type} if push_type else {})}
+        r = test_push(s, server, body)
+        assert r.status_code == 200 and r.json()["topic"] == sent, r.text
+        assert mock.requests_for(token)[0]["headers"]["apns-topic"] == sent

@@ -89,8 +89,8 @@ def test_a_device_without_a_user_sends_no_user_webhook_whatever_the_body_says(se
     assert_empty_ok(report(http, client.instance_id, event("Open", client, publish_id, anonymous, victim)))
     time.sleep(1)
     assert user_events(hook, publish_id) == []
-    # Recorded (it is a real device and publish) but without a user.
-    assert [(row[0], row[1]) for row in stored_events(server, publish_id)] == [(anonymous, None)]
+    # Not even recorded: a device without the publish's user was not one of its targets.
+    assert stored_events(server, publish_id) == []
 
 
 def test_a_users_publish_to_someone_else_sends_no_webhook_for_this_devices_user(setup, hook):
@@ -114,6 +114,29 @@ def test_an_interests_publish_sends_no_user_webhook(setup, hook):
     time.sleep(1)
     assert user_events(hook, publish_id) == []
     assert client.status(publish_id)["reports"] == {"delivered": 0, "opened": 1}
+
+
+def test_reports_from_devices_the_publish_never_targeted_are_not_counted(setup):
+    """20 devices that follow nothing the publish named, and users the publish did not name, report a delivery
+    and an open: none counts (before, a publish to nobody showed 20 delivered, 20 opened). The one device that
+    follows one of its interests counts."""
+    server, _, client, http = setup
+    interest, other = unique("target"), unique("elsewhere")
+    # All registered before the publishes: the devices existed while they ran.
+    strangers = [client.register(random_token(), [other], user=unique("stranger")) for _ in range(20)]
+    follower = client.register(random_token(), [unique("unrelated"), interest])
+    nobody = client.publish("interests", {"interests": [unique("nobody")], "apns": alert()})
+    client.wait_finished(nobody)
+    publish_id = client.publish("interests", {"interests": [unique("first"), interest], "apns": alert()})
+    client.wait_finished(publish_id)
+    for stranger in strangers:
+        for target in (nobody, publish_id):
+            for kind in ("Delivery", "Open"):
+                assert_empty_ok(report(http, client.instance_id, event(kind, client, target, stranger)))
+    assert_empty_ok(report(http, client.instance_id, event("Delivery", client, publish_id, follower)))
+    assert client.status(nobody)["reports"] == {"delivered": 0, "opened": 0}
+    assert client.status(publish_id)["reports"] == {"delivered": 1, "opened": 0}
+    assert [row[0] for row in stored_events(server, publish_id)] == [follower]
 
 
 def test_timestamps_are_clamped_between_the_publish_and_the_servers_clock(setup):

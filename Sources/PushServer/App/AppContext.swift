@@ -103,10 +103,15 @@ public final class AppContext: Sendable {
         return object
     }
 
-    /// Beams only takes JSON; a request that declares another media type gets 400 (one without a
-    /// `Content-Type` is read as JSON, as curl users often forget the header).
-    func requireJSONContentType(_ request: HTTPRequest) throws(BeamsError) {
-        guard let type = request.headers.first("content-type") else { return }
+    /// Beams only takes JSON; a request that declares another media type gets 400. On the secret-key APIs one
+    /// without a `Content-Type` is read as JSON, as curl users often forget the header; the anonymous APIs pass
+    /// `missingAllowed: false`, because a browser sends a cross-origin `text/plain` or typeless body without a
+    /// preflight, while every Beams client SDK labels its bodies `application/json` (docs/SECURITY.md).
+    func requireJSONContentType(_ request: HTTPRequest, missingAllowed: Bool = true) throws(BeamsError) {
+        guard let type = request.headers.first("content-type") else {
+            if missingAllowed { return }
+            throw .invalidContentType
+        }
         let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard media == "application/json" else { throw .invalidContentType }
     }

@@ -35,6 +35,9 @@ public struct BeamsError: Error, Sendable, Equatable {
                    retryAfter: retryAfter)
     }
     public static let invalidContentType = BeamsError(400, "Invalid content type", "Only application/json is supported")
+    /// 403 for a browser request from an origin that the instance's `web.allowedOrigins` does not list.
+    public static let originNotAllowed = BeamsError(
+        403, "Forbidden", "This origin is not allowed to call this instance (web.allowedOrigins)")
     /// 503 while the store cannot write (a full disk, …): nothing of the request was stored; sent with
     /// `Retry-After`. SDKs retry 5xx answers.
     public static let storeUnavailable = BeamsError(
@@ -67,6 +70,10 @@ public struct BeamsError: Error, Sendable, Equatable {
     public static let webNotConfigured = BeamsError(
         404, "Web push not configured", "This instance has no VAPID key: set instances[].web in the server config")
     public static let missingBundleID = BeamsError(400, "Bad request", "Missing App Bundle Identifier")
+    /// `PUT …/token` with a token that a live device bound to another user holds (docs/SECURITY.md, "Push tokens").
+    /// 400, on which the Android SDK drops the refresh instead of retrying it.
+    public static let tokenHeldByAnotherUser = BeamsError(
+        400, "Bad request", "This token belongs to another device that is bound to another user")
     public static let tooManyInterests = BeamsError(
         400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
     public static let userAlreadySet = BeamsError(400, "Bad request", "A User Id is already associated with this device.")

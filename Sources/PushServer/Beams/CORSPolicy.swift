@@ -36,6 +36,17 @@ struct CORSPolicy: Sendable {
         }
     }
 
+    /// Refuses a request sent from a browser page the instance does not allow: with a restricted
+    /// `web.allowedOrigins`, a request whose `Origin` header is present and not on the list gets 403 before its body
+    /// is read. Hiding the answer (no `Access-Control-Allow-Origin`) is not enough: a `text/plain` or body-less
+    /// `POST` is a "simple" request that the browser sends without a preflight, so the write would happen anyway.
+    /// Native SDKs send no `Origin` and pass; so does every request to an instance that allows any origin.
+    static func checkOrigin(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
+        guard case .only(let allowed) = instance.allowedOrigins, let origin = request.headers.first("origin") else { return }
+        let lowered = origin.lowercased()
+        guard allowed.contains(where: { $0 == lowered }) else { throw .originNotAllowed }
+    }
+
     /// `OPTIONS`: 204 with the allowed methods and headers. A refused origin gets the same answer without
     /// `Access-Control-Allow-Origin`, so the browser stops there. Answered on the event loop and not rate limited:
     /// it reads only memory, so answering costs no more than refusing would.

@@ -36,7 +36,9 @@ struct DeviceAPI: Sendable {
         let app = self.app
         router.add(.get, "\(instanceBase)/web-vapid-public-key", bodyLimit: .noBody, admission: { request throws(BeamsError) in
             try app.checkClientLimit(request)
-            try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
+            let instance = try app.instance(request)
+            try CORSPolicy.checkOrigin(request, instance)
+            try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
         }, responseHook: cors.decorate, onEventLoop: { try vapidPublicKey($0) })
         route(&router, .post, base, Self.registerBody) { try await registerDevice($0) }
         route(&router, .put, "\(base)/:device/token", Self.registerBody) { try await putToken($0) }
@@ -63,14 +65,20 @@ struct DeviceAPI: Sendable {
         ], into: &router)
     }
 
-    /// Every device route is charged to the client's address first (even for an unknown instance), then to the
-    /// instance. Both checks run on the event loop (`HTTPAdmission`), so a refused request never costs a task.
+    /// Every device route is charged to the client's address first (even for an unknown instance), then checked
+    /// against the instance's allowed origins and, when it takes a body, for `Content-Type: application/json`
+    /// (`CORSPolicy.checkOrigin`, docs/SECURITY.md), then charged to the instance. All of it runs on the event loop
+    /// when the head arrives (`HTTPAdmission`), so a refused request never costs a task or a body read.
     private func route(_ router: inout Router, _ method: HTTPMethod, _ pattern: String, _ limit: BodyLimit,
                        _ handler: @escaping HTTPHandler) {
         let app = self.app
+        let takesBody = limit.maxBytes > 0
         router.add(method, pattern, bodyLimit: limit, admission: { request throws(BeamsError) in
             try app.checkClientLimit(request)
-            try app.checkInstanceLimit(app.limiters.deviceAPI, try app.instance(request))
+            let instance = try app.instance(request)
+            try CORSPolicy.checkOrigin(request, instance)
+            if takesBody { try app.requireJSONContentType(request, missingAllowed: false) }
+            try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
         }, responseHook: CORSPolicy(instances: app.instances).decorate, handler: handler)
     }
 
@@ -130,8 +138,18 @@ struct DeviceAPI: Sendable {
             throw BeamsError(400, "Bad request", "Missing token")
         }
         let token = try Self.normalizedToken(rawToken, platform: platform)
-        guard try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
-        else { throw BeamsError.deviceNotFound }
+        let updated: Bool
+        do {
+            updated = try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
+        } catch PushStoreError.tokenHeldByAnotherUser {
+            // 400: the Android SDK drops the refresh job instead of retrying it forever; the phone stays reachable
+            // through the device that holds the token.
+            app.metrics.increment("push_device_token_conflicts_total", ["platform": platform.rawValue])
+            app.logger.warning("Token refresh refused: the token belongs to a device bound to another user",
+                               ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
+            throw BeamsError.tokenHeldByAnotherUser
+        }
+        guard updated else { throw BeamsError.deviceNotFound }
         app.metrics.increment("push_device_token_updates_total", ["platform": platform.rawValue])
         app.logger.info("Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
         return .emptyOK

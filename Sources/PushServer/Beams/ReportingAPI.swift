@@ -34,11 +34,15 @@ struct ReportingAPI: Sendable {
         cors.registerPreflights([events, "/reporting_api/*rest"], into: &router)
     }
 
-    /// On the event loop (`HTTPAdmission`): charges the client's address, then the instance, so a refused report
+    /// On the event loop (`HTTPAdmission`): charges the client's address, checks the origin and the JSON media
+    /// type (every SDK sends `application/json`; docs/SECURITY.md), then charges the instance, so a refused report
     /// never costs a task.
     func admit(_ request: HTTPRequest) throws(BeamsError) {
         try app.checkClientLimit(request)
-        try app.checkInstanceLimit(app.limiters.reporting, try instance(request))
+        let instance = try instance(request)
+        try CORSPolicy.checkOrigin(request, instance)
+        try app.requireJSONContentType(request, missingAllowed: false)
+        try app.checkInstanceLimit(app.limiters.reporting, instance)
     }
 
     /// The instance named in the path; 400 (never 404) when it is malformed or unknown.

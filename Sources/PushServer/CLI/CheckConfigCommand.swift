@@ -12,7 +12,10 @@ enum CheckConfigCommand: Command {
     topic is in it, not expired, marked for the default environment; prints its subject, topics, environments,
     notAfter and days left), each FCM service-account file (a service_account JSON with a usable RSA key)
     and each web VAPID key (P-256 PEM) and subject (mailto: or https:, not localhost). Prints OK or every
-    problem with its field path; exits 0 or 2.
+    problem with its field path; exits 0 or 2. Warns about secrets others can read or know: secret files (and a
+    configuration holding secrets inline) readable by every user or another group, two instances sharing a
+    secret, the documentation's example secret; `serve` refuses to start with any of them unless it listens on
+    loopback only.
     """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
@@ -26,6 +29,9 @@ enum CheckConfigCommand: Command {
         do {
             let (config, warnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
             for warning in warnings { Console.out("warning: \(warning.path): \(warning.message)") }
+            // Warnings here whatever the listener: `serve` refuses them on a non-loopback one (the note says so).
+            let exposure = config.exposureVerdict(config.exposureIssues(configPath: path))
+            for issue in exposure.errors + exposure.warnings { Console.out("warning: \(issue.path): \(issue.message)") }
             let now = Date()
             for (index, instance) in config.instances.enumerated() {
                 guard let apns = instance.apns, let certificate = apns.certificate?.identity.certificate else { continue }

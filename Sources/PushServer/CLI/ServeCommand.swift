@@ -25,7 +25,11 @@ enum ServeCommand: Command {
         guard let path = arguments["config"] ?? arguments.positionals.first else {
             throw UsageError("--config FILE is required")
         }
-        let (config, warnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
+        let (config, loadWarnings) = try ServerConfig.load(path: path, validateKey: APNsKeyCheck.problem)
+        // Secrets others can read or know: refused on a listener the network reaches (docs/SECURITY.md, "Secrets").
+        let exposure = config.exposureVerdict(config.exposureIssues(configPath: path))
+        guard exposure.errors.isEmpty else { throw ConfigError(issues: exposure.errors) }
+        let warnings = loadWarnings + exposure.warnings
         // Lines are written off the event loops, many per write(2) (BufferedLogSink); closed once the server
         // stopped, so a clean stop loses none.
         let sink = BufferedLogSink()

@@ -4,6 +4,11 @@ import JSON
 /// them at once. Unknown keys are reported as warnings: a typo like `"prot"` must not pass silently.
 struct ConfigReader {
     private(set) var issues: [ConfigIssue] = []
+    /// Every secret read, with where it came from (`ServerConfig.exposureIssues`).
+    private(set) var secretSources: [SecretSource] = []
+
+    /// Records a secret read from `file` (nil: inline in the configuration file).
+    mutating func secret(_ field: String, file: String?) { secretSources.append(SecretSource(field: field, file: file)) }
 
     mutating func error(_ path: String, _ message: String) { issues.append(ConfigIssue(path, message)) }
     mutating func warning(_ path: String, _ message: String) {

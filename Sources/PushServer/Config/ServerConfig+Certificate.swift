@@ -96,6 +96,8 @@ extension ServerConfig {
                 reader.warning(p, "the certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it")
             }
         }
+        if let p12 { reader.secret("\(p).p12File", file: p12) }
+        if let key { reader.secret("\(p).keyFile", file: key) }
         return APNsCertificateConfig(identity: loaded, files: [p12, certificate, key].compactMap { $0 })
     }
 

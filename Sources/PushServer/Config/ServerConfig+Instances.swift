@@ -166,6 +166,7 @@ extension ServerConfig {
             if !keyID.isEmpty && !isAppleIdentifier(keyID) {
                 reader.error("\(p).keyId", "must be the 10-character Key ID of the .p8 key")
             }
+            if !keyPath.isEmpty { reader.secret("\(p).keyPath", file: keyPath) }
             if !keyPath.isEmpty, checkReadable(keyPath, "\(p).keyPath", &reader), let problem = validateKey(keyPath) {
                 reader.error("\(p).keyPath", problem)
             }

@@ -62,6 +62,7 @@ extension ServerConfig {
                 if let cert { checkReadable(cert, "listen.tls.certificatePath", &reader) }
                 if let key { checkReadable(key, "listen.tls.privateKeyPath", &reader) }
                 if let cert, let key { config.listen.tls = TLSFiles(certificatePath: cert, privateKeyPath: key) }
+                if let key { reader.secret("listen.tls.privateKeyPath", file: key) }
             }
         }
 
@@ -174,6 +175,7 @@ extension ServerConfig {
         let unset = explainUnsetVariables(in: document, environment, &reader)
         let errors = reader.issues.filter { $0.severity == .error }
         guard errors.isEmpty else { throw ConfigError(issues: reader.issues, unsetVariables: unset) }
+        config.secretSources = reader.secretSources
         return (config, reader.issues)
     }
 

@@ -27,6 +27,7 @@ extension ServerConfig {
             }
         }
         guard checkReadable(path, "\(p).serviceAccountFile", &reader) else { return nil }
+        reader.secret("\(p).serviceAccountFile", file: path)
         let account: ServiceAccount
         do {
             account = try ServiceAccount(contentsOfFile: path)
@@ -60,6 +61,7 @@ extension ServerConfig {
         if path.isEmpty {
             reader.error("\(p).vapidKeyFile", "is required: a P-256 private key PEM (create one with `push-server vapid-keygen FILE`)")
         } else if checkReadable(path, "\(p).vapidKeyFile", &reader) {
+            reader.secret("\(p).vapidKeyFile", file: path)
             do {
                 keyPair = try VAPIDKeyPair(contentsOfFile: path)
             } catch {

@@ -16,13 +16,15 @@ extension ServerConfig {
         /// Instance secrets and the ops token guard the server against guessing: shorter ones are refused. A
         /// webhook secret is the receiver's choice (Beams sets no minimum).
         var minimumBytes = minimumSecretBytes
+        /// A PostgreSQL connection string is a secret only when it holds a password (`exposureIssues`).
+        var secretOnlyWithPassword = false
 
         static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
         static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
         static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
         /// The PostgreSQL connection string (it may hold a password): any length.
         static let postgreSQL = SecretKeys(inline: "connectionString", env: "connectionStringEnv",
-                                           file: "connectionStringFile", minimumBytes: 1)
+                                           file: "connectionStringFile", minimumBytes: 1, secretOnlyWithPassword: true)
     }
 
     /// Secrets shorter than this are refused: they would be guessable.
@@ -47,6 +49,7 @@ extension ServerConfig {
         var field = "\(p).\(fields.inline)"
         if let inline {
             secret = inline
+            if !fields.secretOnlyWithPassword || holdsPassword(inline) { reader.secret(field, file: nil) }
         } else if let env {
             field = "\(p).\(fields.env)"
             guard let value = environment[env] else {
@@ -61,6 +64,7 @@ extension ServerConfig {
                 return nil
             }
             secret = text
+            reader.secret(field, file: file)
         } else {
             return nil
         }
@@ -76,6 +80,16 @@ extension ServerConfig {
             return nil
         }
         return secret
+    }
+
+    /// Whether a libpq connection string carries a password (`password=…` or `scheme://user:password@host`).
+    static func holdsPassword(_ connectionString: String) -> Bool {
+        let lowered = connectionString.lowercased()
+        if lowered.contains("password") { return true }
+        guard let scheme = lowered.range(of: "://") else { return false }
+        let authority = lowered[scheme.upperBound...].prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return false }
+        return authority[..<at].contains(":")
     }
 
     @discardableResult

@@ -217,6 +217,8 @@ public struct ServerConfig: Sendable {
     }
 
     public var listen = Listen()
+    /// Every secret the configuration names and where it lives (`exposureIssues`).
+    public var secretSources: [SecretSource] = []
     public var ops = Ops()
     public var storage = Storage()
     public var limits = Limits()

@@ -146,7 +146,7 @@ struct ConsoleAPI: Sendable {
         let options = try Self.options(try app.jsonObject(request))
         let plan: TestPush.Plan
         do {
-            plan = try TestPush.plan(options, instance: runtime)
+            plan = try TestPush.plan(options, instance: runtime, ownTopicsOnly: true)
         } catch {
             throw BeamsError.schema(error.field, error.message)
         }

@@ -62,8 +62,22 @@ enum TestPush {
         var credentials: APNsCredentials
     }
 
+    /// The topics an instance's own app answers to: its configured topic and its certificate's topics, each alone
+    /// and with every push type's suffix (`com.example.app`, `com.example.app.voip`, …).
+    static func instanceTopics(_ apns: APNsInstanceConfig) -> Set<String> {
+        let bases = [apns.topic] + (apns.certificate?.identity.certificate.topics ?? [])
+        var topics: Set<String> = []
+        for base in bases where !base.isEmpty {
+            for type in APNsPushType.allCases { topics.insert(base + type.topicSuffix) }
+        }
+        return topics
+    }
+
     /// Checks `options` against the instance's APNs settings. - Throws: the first problem found.
-    static func plan(_ options: Options, instance: InstanceRuntime) throws(Problem) -> Plan {
+    /// - Parameter ownTopicsOnly: the console's test push, which an instance secret can call: the `.p8` key signs
+    ///   for every app of the Apple team, so a topic outside the instance's own (`instanceTopics`) is refused. The
+    ///   operator's `push-server send` passes false and may name any topic.
+    static func plan(_ options: Options, instance: InstanceRuntime, ownTopicsOnly: Bool = false) throws(Problem) -> Plan {
         guard let credentials = instance.credentials, let apns = instance.config.apns else {
             throw Problem(field: "instance", flag: "instance",
                           message: "has no APNs credentials (teamId, keyId, keyPath) in the config")
@@ -113,6 +127,16 @@ enum TestPush {
                           message: "must be at most \(APNsHeaderRules.maxCollapseIDBytes) bytes")
         }
         let topic = options.topic.flatMap { $0.isEmpty ? nil : $0 } ?? apns.topic
+        if ownTopicsOnly, let given = options.topic, !given.isEmpty {
+            let own = instanceTopics(apns)
+            // The header rules add the push type's suffix to a bare bundle id: what is sent must be the app's too.
+            let sent = pushType.flatMap { try? APNsHeaderRules.resolveTopic(given, pushType: $0) } ?? given
+            guard own.contains(given) && own.contains(sent) else {
+                throw Problem(field: "topic", flag: "topic", message: "must be one of this instance's topics "
+                    + "(\(apns.topic) and its push-type suffixes): the key signs for every app of the team, so other "
+                    + "topics are for the operator's `push-server send`")
+            }
+        }
         let request = APNsRequest(deviceToken: token, payload: payload, topic: topic, pushType: pushType,
                                   priority: priority, expiration: expiration, collapseID: options.collapseID,
                                   apnsID: UUID().uuidString.lowercased())

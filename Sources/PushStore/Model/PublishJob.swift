@@ -244,15 +244,18 @@ public struct ReportedPublish: Sendable, Equatable {
     /// nil while it waits in the queue: no device can have received it yet.
     public var startedAt: Date?
     public var finishedAt: Date?
-    /// For a users publish: whether the user bound to the reported device is one of its targets.
-    public var targetsDeviceUser: Bool
+    /// Whether the reported device is in the publish's audience: for a users publish, the user bound to it is one
+    /// of the targets; for an interests publish, it follows one of the target interests. Checked now, not when the
+    /// publish ran (no store keeps a per-device record of every publish: PostgreSQL's sharded runs do not write
+    /// successes per device), with at most 1000 user or 100 interest lookups by key.
+    public var targetsDevice: Bool
 
-    public init(kind: PublishKind, createdAt: Date, startedAt: Date?, finishedAt: Date?, targetsDeviceUser: Bool) {
+    public init(kind: PublishKind, createdAt: Date, startedAt: Date?, finishedAt: Date?, targetsDevice: Bool) {
         self.kind = kind
         self.createdAt = createdAt
         self.startedAt = startedAt
         self.finishedAt = finishedAt
-        self.targetsDeviceUser = targetsDeviceUser
+        self.targetsDevice = targetsDevice
     }
 }
 

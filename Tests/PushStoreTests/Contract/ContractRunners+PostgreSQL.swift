@@ -39,6 +39,10 @@ final class DeviceRegistryContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
     }
 
+    func testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser)
+    }
+
     func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
         try await runContract(.postgresql, DeviceRegistryContract.testRegistrationCreatesDeviceWithPlatformPrefixedID)
     }

@@ -39,6 +39,10 @@ final class DeviceRegistryContractOnSQLite: XCTestCase {
         try await runContract(.sqlite, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
     }
 
+    func testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser() async throws {
+        try await runContract(.sqlite, DeviceRegistryContract.testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser)
+    }
+
     func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {
         try await runContract(.sqlite, DeviceRegistryContract.testRegistrationCreatesDeviceWithPlatformPrefixedID)
     }
@@ -307,6 +311,10 @@ final class DeviceRegistryContractInMemory: XCTestCase {
 
     func testUpdateTokenReportsUnknownDeviceOrWrongPlatform() async throws {
         try await runContract(.inMemory, DeviceRegistryContract.testUpdateTokenReportsUnknownDeviceOrWrongPlatform)
+    }
+
+    func testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser() async throws {
+        try await runContract(.inMemory, DeviceRegistryContract.testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser)
     }
 
     func testRegistrationCreatesDeviceWithPlatformPrefixedID() async throws {

@@ -166,6 +166,8 @@ final class DeviceRegistryContract: StoreContract {
         let old = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-1")).device
         let reinstalled = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-2")).device
         _ = try await store.setInterests(instanceID: instance, deviceID: reinstalled.id, interests: ["only-other"])
+        // The same user on both (a phone reinstalled and restored): the move is allowed.
+        _ = try await store.setUser(instanceID: instance, deviceID: old.id, userID: "u2", maxDevicesPerUser: 100)
         _ = try await store.setUser(instanceID: instance, deviceID: reinstalled.id, userID: "u2", maxDevicesPerUser: 100)
         // Same token on another platform and in another instance: not touched.
         let apns = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .apns, token: "t-2")).device
@@ -178,8 +180,8 @@ final class DeviceRegistryContract: StoreContract {
         XCTAssertEqual(holder?.id, old.id)
         let orphanInterest = try await store.subscriberCount(instanceID: instance, interest: "only-other")
         XCTAssertEqual(orphanInterest, 0)
-        let userDevices = try await store.devices(instanceID: instance, userID: "u2")
-        XCTAssertEqual(userDevices, [])
+        let userDevices = try await store.devices(instanceID: instance, userID: "u2").map(\.id)
+        XCTAssertEqual(userDevices, [old.id])
         let keptAPNs = try await store.device(instanceID: instance, id: apns.id)
         XCTAssertEqual(keptAPNs?.token, "t-2")
         let keptElsewhere = try await store.device(instanceID: "other-instance", id: elsewhere.id)
@@ -188,6 +190,42 @@ final class DeviceRegistryContract: StoreContract {
         let fits = try await store.registerDevice(
             DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-3"), maxDevicesPerInstance: 3)
         XCTAssertTrue(fits.created)
+        try await store.close()
+    }
+
+    func testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser() async throws {
+        let store = try await openStore()
+        let victim = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "victim")).device
+        _ = try await store.setInterests(instanceID: instance, deviceID: victim.id, interests: ["private"])
+        _ = try await store.setUser(instanceID: instance, deviceID: victim.id, userID: "victim-user", maxDevicesPerUser: 100)
+        let attacker = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-1")).device
+        let anonymous = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-2")).device
+        _ = try await store.setUser(instanceID: instance, deviceID: attacker.id, userID: "attacker-user", maxDevicesPerUser: 100)
+        for thief in [attacker, anonymous] {
+            do {
+                _ = try await store.updateToken(instanceID: instance, deviceID: thief.id, platform: .fcm, token: "victim")
+                XCTFail("the token of a device bound to another user must not move")
+            } catch PushStoreError.tokenHeldByAnotherUser {}
+            let kept = try await store.device(instanceID: instance, id: thief.id)
+            XCTAssertNotEqual(kept?.token, "victim")
+        }
+        let owner = try await store.device(instanceID: instance, platform: .fcm, token: "victim")
+        XCTAssertEqual(owner?.id, victim.id)
+        XCTAssertEqual(owner?.userID, "victim-user")
+        let followers = try await store.subscriberCount(instanceID: instance, interest: "private")
+        XCTAssertEqual(followers, 1)
+        // Once the provider invalidated the victim's device, the token is free to move.
+        let job = PublishJob(instanceID: instance, publishID: "p", kind: .users, targets: ["victim-user"], payload: Data(),
+                             createdAt: clock.now)
+        let page = try await store.targets(for: job, after: 0, limit: 10)
+        let target = try XCTUnwrap(page.targets.first)
+        clock.advance(1)
+        try await store.recordDeviceResults([DeviceResult(
+            device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
+        let moved = try await store.updateToken(instanceID: instance, deviceID: attacker.id, platform: .fcm, token: "victim")
+        XCTAssertTrue(moved)
+        let gone = try await store.device(instanceID: instance, id: victim.id)
+        XCTAssertNil(gone)
         try await store.close()
     }
 

@@ -166,6 +166,9 @@ final class StoreBoundsContract: StoreContract {
         let store = try await openStore()
         let device = try await register(store, 1, cap: 10).device
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
+        let follower = try await register(store, 2, cap: 10).device
+        _ = try await store.setInterests(instanceID: instance, deviceID: follower.id, interests: ["sport", "weather"])
+        _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["other"])
         let created = clock.now
         _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "to-alice", kind: .users,
                                                       targets: ["bob", "alice"], payload: Data(), createdAt: created))
@@ -173,6 +176,8 @@ final class StoreBoundsContract: StoreContract {
                                                       targets: ["bob"], payload: Data(), createdAt: created))
         _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "news", kind: .interests,
                                                       targets: ["alice"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "sport", kind: .interests,
+                                                      targets: ["news", "weather"], payload: Data(), createdAt: created))
         clock.advance(5)
         _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
 
@@ -180,12 +185,18 @@ final class StoreBoundsContract: StoreContract {
         XCTAssertEqual(facts.device?.id, device.id)
         XCTAssertEqual(facts.device?.userID, "alice")
         XCTAssertEqual(facts.publish, ReportedPublish(kind: .users, createdAt: created, startedAt: clock.now,
-                                                      finishedAt: nil, targetsDeviceUser: true))
+                                                      finishedAt: nil, targetsDevice: true))
         let other = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-bob")
-        XCTAssertEqual(other.publish?.targetsDeviceUser, false)
+        XCTAssertEqual(other.publish?.targetsDevice, false)
         XCTAssertNil(other.publish?.startedAt, "still queued")
         let interests = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "news")
-        XCTAssertEqual(interests.publish?.targetsDeviceUser, false, "an interest named like the user is not a user target")
+        XCTAssertEqual(interests.publish?.targetsDevice, false, "an interest named like the user is not a user target")
+        let followed = try await store.reportFacts(instanceID: instance, deviceID: follower.id, publishID: "sport")
+        XCTAssertEqual(followed.publish?.targetsDevice, true, "the device follows one of the publish's interests")
+        let notFollowed = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "sport")
+        XCTAssertEqual(notFollowed.publish?.targetsDevice, false)
+        let noUser = try await store.reportFacts(instanceID: instance, deviceID: follower.id, publishID: "to-alice")
+        XCTAssertEqual(noUser.publish?.targetsDevice, false)
 
         let unknown = try await store.reportFacts(instanceID: instance, deviceID: "apns-nope", publishID: "pubid-nope")
         XCTAssertEqual(unknown, ReportFacts(device: nil, publish: nil))
