@@ -120,14 +120,14 @@ extension PostgreSQLPushStore {
         _ registration: DeviceRegistration, maxDevicesPerInstance: Int
     ) async throws -> RegisteredDevice {
         let now = clock()
-        return try await write {
+        return try await write(tenant: registration.instanceID) {
             try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
         }
     }
 
     public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
         let now = clock()
-        return try await write { connection in
+        return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
             try registrations.map { try Self.register($0, now: now, connection: connection) }
         }
     }
@@ -152,14 +152,14 @@ extension PostgreSQLPushStore {
 
     public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
-        try await write(retryable: Self.interestRace) { connection in
+        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             try connection.run(
                 "DELETE FROM devices WHERE public_id = $1 AND instance_id = $2", [.text(id), .text(instanceID)]) > 0
         }
     }
 
     public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run(
                 "UPDATE devices SET time_zone = $1 WHERE public_id = $2 AND instance_id = $3",
                 [.text(timeZone), .text(deviceID), .text(instanceID)]) > 0
@@ -167,7 +167,7 @@ extension PostgreSQLPushStore {
     }
 
     public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             try connection.run(
                 "UPDATE devices SET metadata = $1 WHERE public_id = $2 AND instance_id = $3",
                 [.text(metadata), .text(deviceID), .text(instanceID)]) > 0
@@ -176,7 +176,7 @@ extension PostgreSQLPushStore {
 
     public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
         let now = clock()
-        return try await write(retryable: Self.interestRace) { connection in
+        return try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             let found = try connection.query(
                 "SELECT id, user_id FROM devices WHERE public_id = $1 AND instance_id = $2 AND platform = $3 FOR UPDATE",
                 [.text(deviceID), .text(instanceID), .text(platform.rawValue)])
@@ -256,7 +256,7 @@ extension PostgreSQLPushStore {
     public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
-        try await write(retryable: Self.interestRace) { connection in
+        try await write(retryable: Self.interestRace, tenant: instanceID, cost: interests.count + 1) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
@@ -292,7 +292,7 @@ extension PostgreSQLPushStore {
     public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
-        try await write(retryable: Self.interestRace) { connection in
+        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 let ids = try Self.interestIDs(connection, instanceID: instanceID, names: [interest])
@@ -305,7 +305,7 @@ extension PostgreSQLPushStore {
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await write(retryable: Self.interestRace) { connection in
+        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
             try connection.run(
                 """
@@ -333,7 +333,7 @@ extension PostgreSQLPushStore {
     public func setUser(
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
     ) async throws -> SetUserResult {
-        try await write { connection in
+        try await write(tenant: instanceID) { connection in
             // Bindings to one user take turns (a transaction-scoped lock on the user's name), so two nodes binding
             // devices at once cannot both pass the per-user limit.
             try connection.query(
@@ -356,7 +356,7 @@ extension PostgreSQLPushStore {
     }
 
     public func deleteUser(instanceID: String, userID: String) async throws -> Int {
-        try await write(retryable: Self.interestRace) { connection in
+        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             try connection.run(
                 "DELETE FROM devices WHERE instance_id = $1 AND user_id = $2", [.text(instanceID), .text(userID)])
         }

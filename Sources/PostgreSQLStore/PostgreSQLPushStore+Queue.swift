@@ -48,7 +48,7 @@ extension PostgreSQLPushStore {
     // MARK: Queue
 
     public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
-        try await write { connection in
+        try await write(tenant: job.instanceID) { connection in
             let result = try connection.query(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,

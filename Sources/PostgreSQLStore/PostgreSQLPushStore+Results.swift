@@ -85,7 +85,7 @@ extension PostgreSQLPushStore {
 
     public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
         guard !events.isEmpty else { return 0 }
-        return try await write { connection in
+        return try await write(tenant: events.first?.instanceID, cost: events.count) { connection in
             try connection.run(
                 """
                 INSERT INTO events (instance_id, publish_id, kind, device_id, user_id, at)

@@ -164,12 +164,16 @@ public final class PostgreSQLPushStore: PushStorage {
 
     /// Runs `body` in a read-write transaction on a connection thread, possibly shared with other queued writes
     /// (group commit, each write in a savepoint of its own); returns after COMMIT.
-    /// - Parameter retryable: errors besides serialization failures and deadlocks after which `body` runs again
-    ///   (a foreign key whose parent a concurrent transaction deleted).
+    /// - Parameters:
+    ///   - retryable: errors besides serialization failures and deadlocks after which `body` runs again (a foreign
+    ///     key whose parent a concurrent transaction deleted).
+    ///   - tenant: the instance the write is for; instances share the pool's threads fairly (`FairBatches`).
+    ///     `nil`: the publish engine and housekeeping, one tenant of their own.
+    ///   - cost: about how many rows `body` writes (at least 1), charged to the tenant's share.
     /// - Throws: what `body` threw, `StoreUnavailableError` when the database cannot be reached or written,
     ///   `PostgreSQLError`.
     func write<T: Sendable>(
-        retryable: @escaping @Sendable (PostgreSQLError) -> Bool = { _ in false },
+        retryable: @escaping @Sendable (PostgreSQLError) -> Bool = { _ in false }, tenant: String? = nil, cost: Int = 1,
         _ body: @escaping @Sendable (PGConnection) throws -> T
     ) async throws -> T {
         let healthEvents = self.healthEvents
@@ -191,7 +195,9 @@ public final class PostgreSQLPushStore: PushStorage {
                     }
                 },
                 retryable: retryable)
-            if !pool.submit(.write(write)) { continuation.resume(throwing: PushStoreError.closed) }
+            if !pool.submit(.write(write), tenant: tenant ?? "", cost: max(1, cost)) {
+                continuation.resume(throwing: PushStoreError.closed)
+            }
         }
     }
 

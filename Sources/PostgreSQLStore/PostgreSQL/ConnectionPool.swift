@@ -24,9 +24,16 @@ struct PGGroupedWrite: Sendable {
 ///
 /// A thread takes what is queued, up to `maxBatch` operations, and commits all the writes among them in one
 /// transaction: under load, concurrent writes share one commit (one WAL flush) instead of each paying their own,
-/// as SQLite's writer thread does; a lone write is a transaction of one.
+/// as SQLite's writer thread does; a lone write is a transaction of one. What a thread takes is shared between
+/// tenants (instances; the publish engine is one more, weight 4) by deficit round robin on rows (`FairBatches`), so
+/// one instance's backlog of dear writes does not queue another instance's one-row registration behind it.
 final class ConnectionPool: Sendable {
-    private let queue = BlockingQueue<PGOperation>()
+    private let queue = FairQueue<PGOperation>()
+    /// The most rows (as operations estimate them) one thread takes at once, unless the first operation alone costs
+    /// more.
+    static let maxBatchCost = 4096
+    /// The publish engine's and housekeeping's weight (tenant `""`) against one instance's.
+    static let engineWeight = 4
 
     /// Starts `size` threads; each opens its connection on first use. `finished` runs once per thread at exit;
     /// `committed` after each group transaction that committed.
@@ -36,7 +43,7 @@ final class ConnectionPool: Sendable {
             let thread = Thread { [queue] in
                 let session = PGSession(maxAttempts: maxAttempts, connect: connect)
                 while true {
-                    let batch = queue.take(max: max(1, maxBatch))
+                    let batch = queue.takeBatch(maxCount: max(1, maxBatch), maxCost: Self.maxBatchCost)
                     if batch.isEmpty { break }
                     var writes: [PGGroupedWrite] = []
                     for operation in batch {
@@ -56,8 +63,11 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Queues an operation; `false` once the pool is shutting down.
-    func submit(_ operation: PGOperation) -> Bool { queue.push(operation) }
+    /// Queues an operation of `tenant` (an instance ID; `""` for the engine and housekeeping) costing about `cost`
+    /// rows; `false` once the pool is shutting down.
+    func submit(_ operation: PGOperation, tenant: String = "", cost: Int = 1) -> Bool {
+        queue.push(operation, tenant: tenant, cost: cost, weight: tenant.isEmpty ? Self.engineWeight : 1)
+    }
 
     /// Stops accepting work; queued operations still run, then the threads close their connections and exit.
     func shutdown() { queue.close() }

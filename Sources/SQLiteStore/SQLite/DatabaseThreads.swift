@@ -41,7 +41,7 @@ public struct WriterStatistics: Sendable, Equatable {
 ///
 /// The connection lives only on the thread; `stats` is `Locked`.
 final class WriterThread: Sendable {
-    private let queue = WriteQueue<WriteOperation>()
+    private let queue = FairQueue<WriteOperation>()
     private let stats = Locked(WriterStatistics())
     /// The publish engine's and housekeeping's weight against one instance's device and publish API writes: the
     /// engine writes for every instance's fan-outs, so an abusive instance must not take it half the writer.

@@ -1,21 +1,24 @@
 import Foundation
 
-/// The writer thread's queue: producers never block, the writer blocks in `takeBatch` until writes arrive or the
-/// queue is closed (no polling); the batch is chosen by `FairBatches`.
+/// A store's queue of work for its threads (SQLite's writer, PostgreSQL's connection threads): producers never block,
+/// a thread blocks in `takeBatch` until work arrives or the queue is closed (no polling); the batch is chosen by
+/// `FairBatches`, so one tenant's backlog does not hold up another's.
 ///
 /// `@unchecked Sendable`: `batches` and `closed` are only touched while holding `condition` (an `NSCondition`, the
 /// waiting form of the pthread lock `Locked` uses, as in `BlockingQueue`).
-final class WriteQueue<Item: Sendable>: @unchecked Sendable {
+public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var batches: FairBatches<Item>
     private var closed = false
 
-    init(quantum: Int = 256) {
+    public init(quantum: Int = 256) {
         batches = FairBatches(quantum: quantum)
     }
 
-    /// Queues a write for `tenant`; `false` (and dropped) once the queue is closed.
-    func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) -> Bool {
+    /// Queues work for `tenant` (`cost` at least 1, `weight` multiplies the tenant's share); `false` (and dropped)
+    /// once the queue is closed.
+    @discardableResult
+    public func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
@@ -25,7 +28,8 @@ final class WriteQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Queues a write that the next batch takes before every tenant's; `false` once the queue is closed.
-    func pushUrgent(_ item: Item) -> Bool {
+    @discardableResult
+    public func pushUrgent(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
@@ -35,7 +39,7 @@ final class WriteQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Blocks until a write is queued, then returns the next batch; empty only once closed and drained.
-    func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
+    public func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
         condition.lock()
         defer { condition.unlock() }
         while batches.count == 0 && !closed { condition.wait() }
@@ -43,14 +47,14 @@ final class WriteQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Writes queued and not yet taken.
-    var count: Int {
+    public var count: Int {
         condition.lock()
         defer { condition.unlock() }
         return batches.count
     }
 
     /// Refuses new writes and wakes the writer; queued writes are still handed out.
-    func close() {
+    public func close() {
         condition.lock()
         closed = true
         condition.broadcast()

@@ -1,7 +1,7 @@
-/// Which queued writes go into the writer's next group transaction: deficit round robin across tenants, weighted
-/// by what each write costs.
+/// Which queued writes go into a store thread's next group transaction: deficit round robin across tenants, weighted
+/// by what each write costs. Used by SQLite's writer and PostgreSQL's connection threads (`FairQueue`).
 ///
-/// SQLite has one writer, so every instance's writes share it. In arrival order, eight anonymous clients each
+/// SQLite has one writer (and PostgreSQL a few connection threads), so every instance's writes share it. In arrival order, eight anonymous clients each
 /// storing 5,000 interest names kept another instance's one-row registrations and publishes waiting behind all of
 /// them: seconds instead of milliseconds. Here each tenant (an instance; the publish engine is one more) has its own
 /// queue; a batch visits them in turn, and a tenant's turn adds its quantum to its deficit and takes its writes while
@@ -12,8 +12,8 @@
 /// write dearer than `maxCost` still runs, alone.
 ///
 /// Urgent writes (lease renewals) bypass the tenants and go first. A pure value: no locks, no threads
-/// (`WriteQueue` wraps it), tested without a database.
-struct FairBatches<Item> {
+/// (`FairQueue` wraps it), tested without a database.
+public struct FairBatches<Item> {
     private struct Queued {
         var item: Item
         var cost: Int
@@ -42,7 +42,7 @@ struct FairBatches<Item> {
 
     /// Deficit added per turn, in cost units (rows). Larger: fewer rounds to build a batch of dear writes; smaller:
     /// finer sharing.
-    let quantum: Int
+    public let quantum: Int
     private var tenants: [String: Tenant] = [:]
     /// Tenants with queued writes, in turn order; `cursor` is whose turn comes next.
     private var ring: [String] = []
@@ -51,15 +51,15 @@ struct FairBatches<Item> {
     private var midTurn = false
     private var urgent: [Item] = []
     /// Queued writes, urgent ones included.
-    private(set) var count = 0
+    public private(set) var count = 0
 
-    init(quantum: Int = 256) {
+    public init(quantum: Int = 256) {
         self.quantum = max(1, quantum)
     }
 
     /// Queues a write for `tenant`. `cost` is at least 1; `weight` (at least 1) multiplies the tenant's quantum and
     /// is taken from its latest write.
-    mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) {
+    public mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) {
         var queue = tenants.removeValue(forKey: tenant) ?? Tenant()
         // A tenant is in the ring exactly while it has queued writes.
         if queue.isEmpty { ring.append(tenant) }
@@ -70,14 +70,14 @@ struct FairBatches<Item> {
     }
 
     /// Queues a write ahead of every tenant's: the next batch takes it first.
-    mutating func pushUrgent(_ item: Item) {
+    public mutating func pushUrgent(_ item: Item) {
         urgent.append(item)
         count += 1
     }
 
     /// The next batch: urgent writes first, then the tenants' in deficit round robin, at most `maxCount` writes
     /// and `maxCost` rows (but at least one write whenever any is queued).
-    mutating func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
+    public mutating func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
         let maxCount = max(1, maxCount)
         var batch = Array(urgent.prefix(maxCount))
         urgent.removeFirst(batch.count)
