@@ -58,10 +58,14 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Whether `host` (an `HTTPURL.host`: lower case) may be sent to.
-    public func allows(_ host: String) -> Bool {
+    public func allows(_ host: String) -> Bool { pattern(matching: host) != nil }
+
+    /// The first pattern that allows `host`: the push service it belongs to (the sender's share of its window is
+    /// per service, so the many hosts of `*.notify.windows.com` share one). nil when no pattern allows it.
+    public func pattern(matching host: String) -> Pattern? {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
-        return patterns.contains { pattern in
+        return patterns.first { pattern in
             switch pattern {
             case .exact(let allowed): return name == allowed
             case .subdomains(let suffix): return name.hasSuffix("." + suffix) && name.utf8.count > suffix.utf8.count + 1
