@@ -73,9 +73,9 @@ public final class WebPushSender: Sendable {
     /// curl loop thread, or on the caller's thread for a refused host, an encryption failure or shutdown.
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
-        guard let service = configuration.allowedHosts.pattern(matching: endpoint.host) else {
+        guard let service = configuration.allowedHosts.pattern(for: endpoint) else {
             ledger.withState { $0.counters.refusedDestinations += 1 }
-            onResult(.failure(.hostNotAllowed(endpoint.host)))
+            onResult(.failure(.hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
             return
         }
         let request: WebPushRequest

@@ -54,7 +54,8 @@ def slow_service(tmp_path):
     keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
     assert keygen.returncode == 0, keygen.stderr
     apns, push = Mock(tmp_path, pub), MockPushService(tmp_path)
-    web = {**push.config(vapid), "pushServiceHosts": ["127.0.0.1", "127.0.0.2"], "allowedDestinations": ["127.0.0.0/8"]}
+    web = {**push.config(vapid), "allowedDestinations": ["127.0.0.0/8"]}
+    web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{black_hole.getsockname()[1]}"]
     server = None
     try:
         server = Server(tmp_path, apns, p8, instance_overrides={"web": web},
@@ -103,3 +104,50 @@ def test_a_black_holed_push_service_does_not_delay_another_services_notification
              message="the healthy service's notification waited behind the black-holed service's")
     # Generous on a loaded machine: it waited ~45 s for a slot before the fix, and takes milliseconds now.
     assert time.monotonic() - started < 10
+
+
+def test_a_subscription_whose_deliveries_go_unanswered_is_invalidated_with_a_reason(tmp_path):
+    """A push-service port that refuses connections: the sender's retries end without an answer, and (with the
+    streak shortened to one delivery here; 3 over at least an hour by default) the subscription is removed with
+    the reason `SubscriptionUnreachable`, as a 410 removes it with `SubscriptionGone`."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.2", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now: every connection attempt is refused
+    p8, pub = write_apns_key(tmp_path)
+    vapid = tmp_path / "vapid.pem"
+    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
+    assert keygen.returncode == 0, keygen.stderr
+    apns, push = Mock(tmp_path, pub), MockPushService(tmp_path)
+    web = {**push.config(vapid), "allowedDestinations": ["127.0.0.0/8"]}
+    web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{port}"]
+    server = None
+    try:
+        server = Server(tmp_path, apns, p8, instance_overrides={"web": web},
+                        overrides={"webPush": {"unreachableAfterFailures": 1, "unreachableAfterSeconds": 0}})
+        client = Beams(server)
+        key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        endpoint = f"https://127.0.0.2:{port}/push/{uuid.uuid4()}"
+        r = client.session.post(server.url(f"{DEVICES}/web"), timeout=10, json={
+            "token": web_token(endpoint, b64url(key), b64url(uuid.uuid4().bytes)), "metadata": {}})
+        assert r.status_code == 200, r.text
+        device_id = r.json()["id"]
+        interest = unique("unreachable")
+        r = client.session.put(server.url(f"{DEVICES}/web/{device_id}/interests"), json={"interests": [interest]},
+                               timeout=10)
+        assert r.status_code == 200, r.text
+        publish_id = client.publish("interests", {"interests": [interest], "web": {"notification": {"title": "t"}}})
+        status = client.wait_finished(publish_id, timeout=60)
+        assert status["web"]["failedByReason"] == {"SubscriptionUnreachable": 1}, status
+        assert status["web"]["devicesRemoved"] == 1, status
+        device = client.device(device_id)
+        assert device["invalidatedAt"], device
+        assert device["lastDelivery"]["reason"] == "SubscriptionUnreachable", device
+        # Not tried again.
+        assert client.wait_finished(client.publish("interests", {"interests": [interest], "web": {}}))["targets"] == 0
+    finally:
+        if server is not None:
+            server.stop()
+        apns.stop()
+        push.stop()

@@ -49,6 +49,8 @@ public final class Application: Sendable {
         senders.web.window = config.webPush.maxInFlight
         senders.web.windowPerService = config.webPush.maxInFlightPerService
         senders.web.connectTimeout = Double(config.webPush.connectTimeoutSeconds)
+        senders.unreachableAfterFailures = config.webPush.unreachableAfterFailures
+        senders.unreachableAfterSeconds = Double(config.webPush.unreachableAfterSeconds)
         instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
 
         let storeHealth = StoreHealth(

@@ -133,7 +133,12 @@ extension ServerConfig {
 
         if let webPush = reader.object(root["webPush"], "webPush") {
             let p = "webPush"
-            reader.checkKeys(webPush, p, allowed: ["maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds"])
+            reader.checkKeys(webPush, p, allowed: ["maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds",
+                                                   "unreachableAfterFailures", "unreachableAfterSeconds"])
+            if let v = reader.int(webPush, "unreachableAfterFailures", p, in: 1...1000) { config.webPush.unreachableAfterFailures = v }
+            if let v = reader.int(webPush, "unreachableAfterSeconds", p, in: 0...(30 * 86_400)) {
+                config.webPush.unreachableAfterSeconds = v
+            }
             if let v = reader.int(webPush, "maxInFlight", p, in: 1...100_000) { config.webPush.maxInFlight = v }
             if let v = reader.int(webPush, "maxInFlightPerService", p, in: 1...100_000) { config.webPush.maxInFlightPerService = v }
             if let v = reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60) { config.webPush.connectTimeoutSeconds = v }

@@ -157,6 +157,11 @@ public struct ServerConfig: Sendable {
         public var maxInFlightPerService = 256
         /// TCP + TLS connect bound per attempt.
         public var connectTimeoutSeconds = 3
+        /// Deliveries to one subscription in a row that end without an answer (connection failures or timeouts
+        /// after the sender's retries) which invalidate it (`SubscriptionUnreachable`), once they span at least
+        /// `unreachableAfterSeconds`.
+        public var unreachableAfterFailures = 3
+        public var unreachableAfterSeconds = 3600
         public init() {}
     }
 

@@ -65,7 +65,8 @@ struct TargetFeeder: Sendable {
         if let payload = plan.webPayload,
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
-            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web))
+            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
+                                               unreachable: instance.unreachableWeb)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }

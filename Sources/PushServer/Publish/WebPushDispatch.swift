@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import JSON
 import PushStore
@@ -9,6 +10,8 @@ struct WebPushDispatch: PlatformDispatch {
     let sender: (any WebPushSending)?
     let message: WebPushMessage
     let recorder: DeliveryRecorder
+    /// The instance's streaks of unanswered deliveries (nil: none kept, engine tests).
+    var unreachable: UnreachableSubscriptions? = nil
 
     func send(_ target: Target) async {
         guard let sender else {
@@ -21,8 +24,10 @@ struct WebPushDispatch: PlatformDispatch {
             recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: .web, target: target, now: Date()), for: target)
             return
         }
-        await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in
-            recorder.record(DeliveryOutcome.classify(result, target: target, now: Date()), for: target)
+        await sender.submit(WebPushNotification(subscription: subscription, message: message)) { [unreachable] result in
+            var verdict = DeliveryOutcome.verdict(result)
+            if let unreachable { verdict = unreachable.judge(verdict, device: target.ref, now: MonotonicClock.seconds()) }
+            recorder.record(DeliveryOutcome(verdict, on: .web, target: target, now: Date()), for: target)
         }
     }
 
