@@ -298,6 +298,10 @@ final class WebhookQueueContractOnPostgreSQL: XCTestCase {
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.postgresql, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.postgresql, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
+    }
 }
 
 final class ShardedQueueContractOnPostgreSQL: XCTestCase {

@@ -272,6 +272,10 @@ final class WebhookQueueContractOnSQLite: XCTestCase {
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.sqlite, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.sqlite, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
+    }
 }
 
 final class DeliveryResultsContractInMemory: XCTestCase {
@@ -541,6 +545,10 @@ final class WebhookQueueContractInMemory: XCTestCase {
 
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.inMemory, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
+    }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.inMemory, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
     }
 }
 
