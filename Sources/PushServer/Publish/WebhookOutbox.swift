@@ -19,12 +19,15 @@ import PushStore
 /// loopback, private and link-local addresses after DNS resolution unless `webhooks.allowedDestinations` allows
 /// them, and redirects, slow receivers and oversized answers are cut (`webhooks.*` in the config).
 ///
-/// A `Service`: `run()` delivers until cancelled. It sleeps until a webhook is queued here or the next one is due
-/// (a retry's time, or the end of a claim's lease), never polling.
+/// A `Service`: `run()` delivers until cancelled. It claims whenever the scheduler has room and starts what
+/// `WebhookScheduler` hands out (attempts side by side, bounded per destination, instances in turn, a circuit
+/// breaker per destination), so one slow receiver holds a few slots, never the outbox. It sleeps until a webhook is
+/// queued here, an attempt ends, or the next one is due (a retry's time, a claim's lease end, a breaker's trial),
+/// never polling.
 final class WebhookOutbox: Service {
     /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
     static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
-    /// Webhooks claimed at a time.
+    /// Webhooks claimed at a time, at most (the scheduler's room bounds it too).
     static let batchSize = 16
     /// How long a claimed webhook stays hidden from other claims: past it, an attempt that was never recorded (a
     /// crash, an aborted attempt at shutdown) is made again.
