@@ -15,7 +15,8 @@ import Logging
 /// ```
 ///
 /// `submit` encrypts on the caller's task (~0.1 ms of CPU, see docs/BENCHMARKS.md) and suspends while the
-/// in-flight window, or the push service's share of it (`windowPerService`), is full. Result callbacks run on the curl loop threads: keep them short, never block.
+/// in-flight window, or the push service's share of it (`windowPerService`), is full. Result callbacks run on
+/// the curl loop threads: keep them short, never block.
 public final class WebPushSender: Sendable {
     private final class Job: @unchecked Sendable {
         // @unchecked Sendable: `attempts` and `delaySpent` are touched by one step at a time (submit, then the

@@ -36,7 +36,8 @@ public struct WebPushSenderConfiguration: Sendable {
 
     public init(allowedHosts: WebPushHostAllowlist = .knownPushServices, policy: DestinationPolicy = DestinationPolicy(),
                 caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 1024,
-                windowPerService: Int = 256, requestTimeout: Double = 30, connectTimeout: Double = 3, retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
+                windowPerService: Int = 256, requestTimeout: Double = 30, connectTimeout: Double = 3,
+                retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
         self.allowedHosts = allowedHosts
         self.policy = policy

@@ -46,7 +46,9 @@ final class DeviceTokenTests: XCTestCase {
     // MARK: Web
 
     /// A real subscription's shape: keys of a fresh P-256 key pair and 16 random bytes.
-    static func subscriptionJSON(endpoint: String = "https://fcm.googleapis.com/fcm/send/abc", padded: Bool = false) throws -> (String, String, String) {
+    static func subscriptionJSON(endpoint: String = "https://fcm.googleapis.com/fcm/send/abc", padded: Bool = false)
+        throws -> (String, String, String)
+    {
         var p256dh = try VAPIDKeyPair.generate().keyPair.publicKeyBase64URL
         var auth = Base64URL.encode((0..<16).map { UInt8($0 * 7) })
         if padded {
