@@ -52,6 +52,8 @@ final class WebhookOutbox: Service {
     private let wake: AsyncStream<Void>.Continuation
     private let settings: WebhookScheduler<PendingWebhook>.Settings
     private let scheduler: Locked<WebhookScheduler<PendingWebhook>>
+    /// Ids of the webhooks the scheduler holds (queued or running).
+    private let heldIDs = Locked<Set<Int64>>([])
 
     init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger,
          settings: WebhookScheduler<PendingWebhook>.Settings = .init()) {
@@ -216,12 +218,17 @@ final class WebhookOutbox: Service {
     /// Hands claimed webhooks to the scheduler; those whose destination holds its whole share already go back to
     /// the store for later, no attempt spent.
     private func admit(_ due: [PendingWebhook]) async {
+        // A webhook held longer than its lease (a slow destination with a long `webhooks.timeoutSeconds`) is due
+        // again in the store: claimed a second time, it is already here and is not queued twice.
+        let fresh = heldIDs.withLock { held in due.filter { !held.contains($0.id) } }
         let deferred = scheduler.withLock { scheduler -> [PendingWebhook] in
-            due.filter { webhook in
+            fresh.filter { webhook in
                 let key = Self.keys(webhook)
                 return scheduler.add(webhook, instance: key.instance, destination: key.destination, order: key.order) == .deferred
             }
         }
+        let queued = Set(fresh.map(\.id)).subtracting(deferred.map(\.id))
+        heldIDs.withLock { $0.formUnion(queued) }
         for webhook in deferred {
             await record(webhook, .deferred(until: Date().addingTimeInterval(Self.deferDelay)))
         }
@@ -240,6 +247,7 @@ final class WebhookOutbox: Service {
                     let key = Self.keys(webhook)
                     let ended = MonotonicClock.seconds()
                     scheduler.withLock { $0.finished(destination: key.destination, order: key.order, result: result, now: ended) }
+                    heldIDs.withLock { _ = $0.remove(webhook.id) }
                     wake.yield()
                 }
             case .skip(let webhook):
@@ -248,6 +256,7 @@ final class WebhookOutbox: Service {
                     metrics.increment("push_webhook_failures_total", ["reason": "circuit_open"])
                     let error = "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
                     await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: error))
+                    heldIDs.withLock { _ = $0.remove(webhook.id) }
                 }
             }
         }
