@@ -7,6 +7,9 @@ public struct PendingJobs<Job> {
 
     public init() {}
 
+    /// The id `add` gave last (0 before the first).
+    public var lastID: Int { nextID }
+
     /// Adds the job `make` builds for the next id and returns it.
     public mutating func add(_ make: (Int) -> Job) -> Job {
         nextID += 1

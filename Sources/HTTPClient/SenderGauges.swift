@@ -3,7 +3,7 @@
 public protocol SenderGauges {
     /// Jobs admitted and not final yet (in transfer, or waiting for a token or a retry).
     var requestsInFlight: Int { get set }
-    /// `submit` calls suspended because the window is full.
+    /// `submit` calls suspended because the window, or their destination's share of it, is full.
     var waitingForWindow: Int { get set }
     /// Transfers attached to curl right now.
     var transfersInFlight: Int { get set }
@@ -16,7 +16,7 @@ extension SenderLedger {
     public func stats<Stats: SenderGauges>(_ read: (State) -> Stats, client: HTTPExchangeClient) -> Stats {
         var stats = withState { read($0) }
         stats.requestsInFlight = window.inUse
-        stats.waitingForWindow = window.waiting
+        stats.waitingForWindow = window.waiting + shares.waiting
         stats.transfersInFlight = client.transfersInFlight
         stats.connectionsOpened = client.connectionsOpened
         return stats

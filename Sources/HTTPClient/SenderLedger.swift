@@ -1,6 +1,7 @@
 import Locking
 
-/// The bookkeeping the FCM and Web Push senders share: their in-flight window, and the jobs accepted and not yet
+/// The bookkeeping the FCM and Web Push senders share: their in-flight window (with a bounded share per
+/// destination when jobs are admitted with a key), and the jobs accepted and not yet
 /// reported (`PendingJobs`) behind one lock together with the sender's own `State` (counters, credential
 /// trackers). Its steps keep the three in step: a job is admitted with a window slot, reported exactly once (by
 /// its result or by shutdown, whichever claims it first), and its slot freed when it is claimed.
@@ -13,18 +14,24 @@ import Locking
 public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     private struct Book: Sendable {
         var pending = PendingJobs<Job>()
+        /// The destination share each pending job holds (jobs admitted with a key).
+        var keys: [Int: String] = [:]
         var state: State
     }
 
     /// Backpressure: one slot per admitted job until it is claimed.
     public let window: InFlightWindow
+    /// Each destination's bounded share of the window (jobs admitted with a key take a slot of both).
+    public let shares: KeyedShares
     private let book: Locked<Book>
 
     /// - Parameters:
     ///   - capacity: jobs in flight at most (retries and their delays included).
+    ///   - perKey: jobs in flight at most to one destination key; at most `capacity` (the default: no share).
     ///   - state: the sender's own counters and trackers, kept under the same lock as the pending jobs.
-    public init(capacity: Int, state: State) {
+    public init(capacity: Int, perKey: Int? = nil, state: State) {
         window = InFlightWindow(capacity: capacity)
+        shares = KeyedShares(limit: min(perKey ?? capacity, capacity))
         book = Locked(Book(state: state))
     }
 
@@ -33,11 +40,23 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
         book.withLock { body(&$0.state) }
     }
 
-    /// Takes a window slot, suspending while none is free, and registers the job `make` builds for its id.
+    /// Takes a slot of `key`'s share (when given) and then a window slot, suspending while either is full, and
+    /// registers the job `make` builds for its id. The share comes first: a job waiting for a full destination
+    /// holds no window slot, so other destinations' jobs pass it.
     /// - Returns: nil (no slot taken, nothing registered) once the window is closed for shutdown.
-    public func admit(_ make: (Int) -> Job) async -> Job? {
-        guard await window.acquire() else { return nil }
-        return book.withLock { $0.pending.add(make) }
+    public func admit(key: String? = nil, _ make: (Int) -> Job) async -> Job? {
+        if let key {
+            guard await shares.acquire(key) else { return nil }
+        }
+        guard await window.acquire() else {
+            if let key { shares.release(key) }
+            return nil
+        }
+        return book.withLock { book in
+            let job = book.pending.add(make)
+            if let key { book.keys[book.pending.lastID] = key }
+            return job
+        }
     }
 
     /// Whether job `id` is still unreported (a retry timer checks before sending again).
@@ -48,12 +67,15 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// Claims job `id`, runs `count` on the state in the same critical section, then frees the job's slot.
     /// - Returns: false (nothing counted) when the job was claimed already: shutdown reported it.
     public func claim(_ id: Int, count: (inout State) -> Void) -> Bool {
-        let claimed = book.withLock { book -> Bool in
-            guard book.pending.claim(id) else { return false }
+        let (claimed, key) = book.withLock { book -> (Bool, String?) in
+            guard book.pending.claim(id) else { return (false, nil) }
             count(&book.state)
-            return true
+            return (true, book.keys.removeValue(forKey: id))
         }
-        if claimed { window.release() }
+        if claimed {
+            window.release()
+            if let key { shares.release(key) }
+        }
         return claimed
     }
 
@@ -62,12 +84,15 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// - Returns: the jobs claimed here, in the order they were admitted.
     public func shutdown(gracePeriod: Double, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job] {
         window.close()
+        shares.close()
         await window.waitUntilDrained(gracePeriod: gracePeriod)
-        let left = book.withLock { book -> [Job] in
+        let (left, keys) = book.withLock { book -> ([Job], [String]) in
             let left = book.pending.claimAll()
             count(&book.state, left.count)
-            return left
+            defer { book.keys = [:] }
+            return (left, Array(book.keys.values))
         }
+        for key in keys { shares.release(key) }
         for job in left {
             window.release()
             report(job)

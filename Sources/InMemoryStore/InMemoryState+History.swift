@@ -80,6 +80,11 @@ extension InMemoryState {
 
     mutating func mark(_ id: Int64, outcome: WebhookOutcome, now: Date) throws {
         guard var webhook = webhooks[id], webhook.state == .pending else { throw PushStoreError.notFound }
+        if case .deferred(let until) = outcome {
+            webhook.nextAttemptAt = until.millisecondsSince1970
+            webhooks[id] = webhook
+            return
+        }
         webhook.attempts += 1
         switch outcome {
         case .delivered:
@@ -93,6 +98,8 @@ extension InMemoryState {
             webhook.state = .gaveUp
             webhook.finishedAt = now.millisecondsSince1970
             webhook.lastError = error
+        case .deferred:
+            break  // handled above
         }
         webhooks[id] = webhook
     }

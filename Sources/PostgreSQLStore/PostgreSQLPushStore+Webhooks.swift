@@ -72,6 +72,10 @@ extension PostgreSQLPushStore {
                     UPDATE webhooks SET state = 'gave_up', attempts = attempts + 1, finished_at = $1, last_error = $2
                     WHERE id = $3 AND state = 'pending'
                     """, [.millis(now), .text(error), .integer(id)])
+            case .deferred(let until):
+                changed = try connection.run(
+                    "UPDATE webhooks SET next_attempt_at = $1 WHERE id = $2 AND state = 'pending'",
+                    [.millis(until), .integer(id)])
             }
             if changed == 0 { throw PushStoreError.notFound }
         }

@@ -69,6 +69,10 @@ extension SQLitePushStore {
                     UPDATE webhooks SET state = 'gave_up', attempts = attempts + 1, finished_at = ?, last_error = ?
                     WHERE id = ? AND state = 'pending'
                     """, [.millis(now), .text(error), .integer(id)])
+            case .deferred(let until):
+                changed = try connection.run(
+                    "UPDATE webhooks SET next_attempt_at = ? WHERE id = ? AND state = 'pending'",
+                    [.millis(until), .integer(id)])
             }
             if changed == 0 { throw PushStoreError.notFound }
         }

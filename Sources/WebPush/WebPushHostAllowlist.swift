@@ -1,8 +1,16 @@
+import HTTPClient
+
 /// Which push-service hosts a Web Push message may go to. Subscription endpoints come from anonymous browsers,
 /// so they are untrusted URLs: by default only the push services browsers actually use are allowed (checked on the
-/// URL's host before anything is sent), on top of the address rules (`DestinationPolicy`) checked at connect time.
+/// URL's host at registration and before anything is sent), on top of the address rules (`DestinationPolicy`)
+/// checked at connect time.
+///
+/// Port rule: an endpoint must use port 443 (every public push service does), unless its pattern names another
+/// port (`push.internal:8443`, `*.push.example:8443`): a host that answers on 443 cannot be made to hold connection
+/// attempts on a port that drops them.
 public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible {
-    /// One allowed host: exact (`web.push.apple.com`) or every subdomain of a suffix (`*.notify.windows.com`).
+    /// One allowed host: exact (`web.push.apple.com`) or every subdomain of a suffix (`*.notify.windows.com`),
+    /// each with `:port` when the port is not 443 (`127.0.0.1:8443`).
     public enum Pattern: Sendable, Hashable, CustomStringConvertible {
         case exact(String)
         case subdomains(of: String)
@@ -22,7 +30,7 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
         public var description: String {
             switch self {
             case .invalid(let text):
-                return "\"\(text)\" is not a host name or *.suffix (letters, digits, '-' and '.'; the suffix needs a dot)"
+                return "\"\(text)\" is not a host name or *.suffix (letters, digits, '-' and '.'; the suffix needs a dot), with an optional :port"
             }
         }
     }
@@ -40,28 +48,44 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
         self.patterns = patterns
     }
 
-    /// Parses `host.example` or `*.example.com` per entry.
+    /// Parses `host.example` or `*.example.com` per entry, each optionally followed by `:port` (1-65535; `:443`
+    /// is the same as none).
     public init(parsing texts: [String]) throws(ParseError) {
         var patterns: [Pattern] = []
         for text in texts {
-            let lower = text.lowercased()
+            var lower = text.lowercased()
+            if let colon = lower.lastIndex(of: ":") {
+                guard let port = Int(lower[lower.index(after: colon)...]), (1...65535).contains(port) else { throw .invalid(text) }
+                lower = String(lower[..<colon]) + (port == 443 ? "" : ":\(port)")
+            }
+            let host = lower.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
             if lower.hasPrefix("*.") {
-                let suffix = String(lower.dropFirst(2))
+                let suffix = String(host.dropFirst(2))
                 guard Self.isHostName(suffix), suffix.contains(".") else { throw .invalid(text) }
-                patterns.append(.subdomains(of: suffix))
+                patterns.append(.subdomains(of: String(lower.dropFirst(2))))
             } else {
-                guard Self.isHostName(lower) else { throw .invalid(text) }
+                guard Self.isHostName(host) else { throw .invalid(text) }
                 patterns.append(.exact(lower))
             }
         }
         self.patterns = patterns
     }
 
-    /// Whether `host` (an `HTTPURL.host`: lower case) may be sent to.
-    public func allows(_ host: String) -> Bool {
+    /// Whether `host` (an `HTTPURL.host`: lower case) on port 443 may be sent to.
+    public func allows(_ host: String) -> Bool { pattern(matching: host) != nil }
+
+    /// The pattern that allows `url`'s host and port (see the port rule above), nil when none does.
+    public func pattern(for url: HTTPURL) -> Pattern? {
+        pattern(matching: url.port == 443 ? url.host : "\(url.host):\(url.port)")
+    }
+
+    /// The first pattern that allows `host` (with `:port` when the port is not 443): the push service it belongs
+    /// to (the sender's share of its window is per service, so the many hosts of `*.notify.windows.com` share
+    /// one). nil when no pattern allows it.
+    public func pattern(matching host: String) -> Pattern? {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
-        return patterns.contains { pattern in
+        return patterns.first { pattern in
             switch pattern {
             case .exact(let allowed): return name == allowed
             case .subdomains(let suffix): return name.hasSuffix("." + suffix) && name.utf8.count > suffix.utf8.count + 1

@@ -18,7 +18,8 @@ import Logging
 /// ```
 ///
 /// `submit` encrypts on the caller's task (~0.1 ms of CPU, see docs/BENCHMARKS.md) and suspends while the
-/// in-flight window is full. Result callbacks run on the curl loop threads: keep them short, never block.
+/// in-flight window, or the push service's share of it (`windowPerService`), is full. Result callbacks run on
+/// the curl loop threads: keep them short, never block.
 public final class WebPushSender: Sendable {
     private final class Job: @unchecked Sendable {
         // @unchecked Sendable: `attempts` and `delaySpent` are touched by one step at a time (submit, then the
@@ -61,7 +62,7 @@ public final class WebPushSender: Sendable {
             streamsPerConnection: 100, http2: true, httpsOnly: true, caFile: configuration.caFile,
             policy: configuration.policy, timeout: .seconds(configuration.requestTimeout),
             connectTimeout: .seconds(configuration.connectTimeout), maxResponseBytes: 16 * 1024))
-        ledger = SenderLedger(capacity: configuration.window, state: State())
+        ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State())
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -76,9 +77,9 @@ public final class WebPushSender: Sendable {
     /// curl loop thread, or on the caller's thread for a refused host, an encryption failure or shutdown.
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
-        guard configuration.allowedHosts.allows(endpoint.host) else {
+        guard let service = configuration.allowedHosts.pattern(for: endpoint) else {
             ledger.withState { $0.counters.refusedDestinations += 1 }
-            onResult(.failure(.hostNotAllowed(endpoint.host)))
+            onResult(.failure(.hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
             return
         }
         let request: WebPushRequest
@@ -90,7 +91,10 @@ public final class WebPushSender: Sendable {
             return
         }
         let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
-        guard let job = await ledger.admit({ Job(id: $0, notification: notification, exchange: exchange, onResult: onResult) })
+        // A slot of the service's share first: a slow service makes only its own notifications wait.
+        guard let job = await ledger.admit(key: service.description, {
+            Job(id: $0, notification: notification, exchange: exchange, onResult: onResult)
+        })
         else {
             ledger.withState { $0.counters.shutdownFailures += 1 }
             onResult(.failure(.shutdown))

@@ -16,11 +16,17 @@ public struct WebPushSenderConfiguration: Sendable {
     /// Connections per push-service host per multi (HTTP/1.1 services take one request per connection at a
     /// time; HTTP/2 ones multiplex). Default 8.
     public var connectionsPerHost: Int
-    /// Requests in flight, retries and their delays included: the backpressure window. Default 512.
+    /// Requests in flight, retries and their delays included: the backpressure window. Default 1024.
     public var window: Int
+    /// Requests in flight to one push service (one `allowedHosts` pattern), at most `window`: a service that
+    /// answers slowly or drops connection attempts holds at most this many slots, the rest of the window stays
+    /// with the other services. Default 256 (a quarter of the window).
+    public var windowPerService: Int
     /// One request, seconds. Default 30.
     public var requestTimeout: Double
-    /// TCP + TLS connect bound, seconds. Default 10.
+    /// TCP + TLS connect bound, seconds. Short: push services are large anycast front ends that connect in well
+    /// under a second, and a destination that drops connection attempts holds its slot for up to this long per
+    /// attempt. Default 3.
     public var connectTimeout: Double
     /// Retries of 429 and 5xx answers (and connection failures).
     public var retryPolicy: WebPushRetryPolicy
@@ -29,8 +35,9 @@ public struct WebPushSenderConfiguration: Sendable {
     public var logger: Logger
 
     public init(allowedHosts: WebPushHostAllowlist = .knownPushServices, policy: DestinationPolicy = DestinationPolicy(),
-                caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 512,
-                requestTimeout: Double = 30, connectTimeout: Double = 10, retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
+                caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 1024,
+                windowPerService: Int = 256, requestTimeout: Double = 30, connectTimeout: Double = 3,
+                retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
                 clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
         self.allowedHosts = allowedHosts
         self.policy = policy
@@ -38,6 +45,7 @@ public struct WebPushSenderConfiguration: Sendable {
         self.connections = max(1, connections)
         self.connectionsPerHost = max(1, connectionsPerHost)
         self.window = max(1, window)
+        self.windowPerService = min(max(1, windowPerService), self.window)
         self.requestTimeout = requestTimeout
         self.connectTimeout = connectTimeout
         self.retryPolicy = retryPolicy

@@ -1,3 +1,4 @@
+import HTTPClient
 import JSON
 import JWTSigner
 @testable import PushServer
@@ -45,7 +46,9 @@ final class DeviceTokenTests: XCTestCase {
     // MARK: Web
 
     /// A real subscription's shape: keys of a fresh P-256 key pair and 16 random bytes.
-    static func subscriptionJSON(endpoint: String = "https://push.example.net/send/abc", padded: Bool = false) throws -> (String, String, String) {
+    static func subscriptionJSON(endpoint: String = "https://fcm.googleapis.com/fcm/send/abc", padded: Bool = false)
+        throws -> (String, String, String)
+    {
         var p256dh = try VAPIDKeyPair.generate().keyPair.publicKeyBase64URL
         var auth = Base64URL.encode((0..<16).map { UInt8($0 * 7) })
         if padded {
@@ -64,7 +67,7 @@ final class DeviceTokenTests: XCTestCase {
         let canonical = try DeviceToken.web(standard)
         XCTAssertEqual(try DeviceToken.web(unpadded), canonical)
         XCTAssertEqual(try DeviceToken.web(urlSafe), canonical)
-        XCTAssertEqual(canonical, #"{"endpoint":"https://push.example.net/send/abc","keys":{"auth":"\#(auth)","p256dh":"\#(p256dh)"}}"#)
+        XCTAssertEqual(canonical, #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abc","keys":{"auth":"\#(auth)","p256dh":"\#(p256dh)"}}"#)
         // Padded keys and another member order are the same subscription.
         let (paddedJSON, _, _) = try Self.subscriptionJSON(padded: true)
         let reordered = try JSONValue(parsing: Array(paddedJSON.utf8))
@@ -87,5 +90,28 @@ final class DeviceTokenTests: XCTestCase {
         expectError(web(b64(tampered)), title: "Bad request", contains: "auth")
         let offCurve = #"{"endpoint":"https://a.example/x","keys":{"p256dh":"BA\#(String(repeating: "A", count: 85))","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}"#
         expectError(web(b64(offCurve)), title: "Bad request", contains: "p256dh")
+    }
+
+    func testWebEndpointOutsideThePushServicesOrOnAnotherPortIsRefusedAtRegistration() throws {
+        func web(_ endpoint: String, hosts: WebPushHostAllowlist = .knownPushServices,
+                 policy: DestinationPolicy = DestinationPolicy()) throws -> () throws(BeamsError) -> String {
+            let (json, _, _) = try Self.subscriptionJSON(endpoint: endpoint)
+            let token = Data(json.utf8).base64EncodedString()
+            return { () throws(BeamsError) in try DeviceToken.web(token, hosts: hosts, policy: policy) }
+        }
+        for endpoint in ["https://169.254.169.254/latest/meta-data/", "https://127.0.0.1:8443/push", "https://push.internal/x",
+                         "https://fcm.googleapis.com:8443/fcm/send/x", "https://fcm.googleapis.com.attacker.example/x"] {
+            expectError(try web(endpoint), title: "Bad request", contains: "not an allowed push service")
+        }
+        XCTAssertNoThrow(try web("https://fcm.googleapis.com:443/fcm/send/x")())
+        XCTAssertNoThrow(try web("https://updates.push.services.mozilla.com/wpush/v2/x")())
+        // An operator's own push service on its own port, named with that port.
+        let own = try WebPushHostAllowlist(parsing: ["push.internal:8443", "10.1.2.3:8443"])
+        XCTAssertNoThrow(try web("https://push.internal:8443/x", hosts: own)())
+        expectError(try web("https://push.internal/x", hosts: own), title: "Bad request", contains: "not an allowed push service")
+        // A literal address must also pass the address rules the sender applies when it connects.
+        expectError(try web("https://10.1.2.3:8443/x", hosts: own), title: "Bad request", contains: "web.allowedDestinations")
+        let allowed = DestinationPolicy(allowances: [try .init(parsing: "10.0.0.0/8")])
+        XCTAssertNoThrow(try web("https://10.1.2.3:8443/x", hosts: own, policy: allowed)())
     }
 }

@@ -254,6 +254,28 @@ final class ServerConfigTests: XCTestCase {
                        ["webhooks.allowedDestinations: must be an array of strings, got string"])
     }
 
+    func testReadsTheWebhookSchedulingAndWebPushSenderKeysWithTheirDefaults() throws {
+        let (defaults, _) = try parse(#"{"instances":[\#(validInstance)]}"#)
+        XCTAssertEqual(defaults.webhooks.scheduler, WebhookScheduler<PendingWebhook>.Settings(
+            concurrency: 32, perDestination: 4, heldPerDestination: 16, breakerThreshold: 3, breakerOpenSeconds: 30))
+        XCTAssertEqual(defaults.webPush.maxInFlight, 1024)
+        XCTAssertEqual(defaults.webPush.maxInFlightPerService, 256)
+        XCTAssertEqual(defaults.webPush.connectTimeoutSeconds, 3)
+        XCTAssertEqual(defaults.webPush.unreachableAfterFailures, 3)
+        XCTAssertEqual(defaults.webPush.unreachableAfterSeconds, 3600)
+        let json = #"{"webhooks":{"concurrency":8,"maxConcurrentPerDestination":2,"circuitBreakerTimeouts":5,"circuitBreakerSeconds":60},"webPush":{"maxInFlight":64,"maxInFlightPerService":16,"connectTimeoutSeconds":2,"unreachableAfterFailures":4,"unreachableAfterSeconds":0},"instances":[\#(validInstance)]}"#
+        let config = try parse(json).0
+        XCTAssertEqual(config.webhooks.scheduler, WebhookScheduler<PendingWebhook>.Settings(
+            concurrency: 8, perDestination: 2, heldPerDestination: 8, breakerThreshold: 5, breakerOpenSeconds: 60))
+        XCTAssertEqual(config.webPush.maxInFlight, 64)
+        XCTAssertEqual(config.webPush.maxInFlightPerService, 16)
+        XCTAssertEqual(config.webPush.connectTimeoutSeconds, 2)
+        XCTAssertEqual(config.webPush.unreachableAfterFailures, 4)
+        XCTAssertEqual(config.webPush.unreachableAfterSeconds, 0)
+        XCTAssertEqual(errors(#"{"webPush":{"maxInFlight":10,"maxInFlightPerService":20},"instances":[\#(validInstance)]}"#),
+                       ["webPush.maxInFlightPerService: must not exceed maxInFlight (10)"])
+    }
+
     func testInstanceWebhookNeedsAnHTTPURLAndASecret() {
         func instance(_ webhook: String) -> String {
             #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","webhook":\#(webhook)}]}"#

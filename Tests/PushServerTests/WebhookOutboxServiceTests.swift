@@ -67,7 +67,7 @@ final class WebhookOutboxServiceTests: XCTestCase {
 
         await fulfillment(of: [first], timeout: 10)
         // Nothing is due now and nothing will be: only the wake-up from queuing can get the next one out.
-        await outbox.publishStarted(url: url, publishID: "p-1", requestBody: .object([:]))
+        await outbox.publishStarted(url: url, instanceID: "i", publishID: "p-1", requestBody: .object([:]))
         await fulfillment(of: [second], timeout: 10)
         // The receiver saw the body before the outbox read the answer and recorded it; cancelling now would abort
         // that attempt (by design). The store is the only observer of "recorded", so wait for it, bounded.
@@ -96,7 +96,7 @@ final class WebhookOutboxServiceTests: XCTestCase {
         let outbox = try outbox(store)
         let running = Task { await outbox.run() }
         let queued = Date()
-        await outbox.publishStarted(url: url, publishID: "p-2", requestBody: .object([:]))
+        await outbox.publishStarted(url: url, instanceID: "i", publishID: "p-2", requestBody: .object([:]))
         await fulfillment(of: [arrived], timeout: 10)
 
         running.cancel()

@@ -28,7 +28,7 @@ final class WebPushSenderTests: XCTestCase {
         throws -> WebPushSenderConfiguration
     {
         WebPushSenderConfiguration(
-            allowedHosts: try WebPushHostAllowlist(parsing: ["127.0.0.1"]),
+            allowedHosts: try WebPushHostAllowlist(parsing: [String(mock.origin.dropFirst("https://".count))]),
             policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]),
             caFile: mock.caFile, connections: 1, connectionsPerHost: 4, window: 16, requestTimeout: 10, connectTimeout: 5,
             retryPolicy: retry)
@@ -126,7 +126,7 @@ final class WebPushSenderTests: XCTestCase {
         configuration.allowedHosts = .knownPushServices  // the default: 127.0.0.1 is no push service
         let sender = try makeSender(configuration)
         let result = await sender.send(try notification(try mock.createSubscription()))
-        XCTAssertEqual(result, .failure(.hostNotAllowed("127.0.0.1")))
+        XCTAssertEqual(result, .failure(.hostNotAllowed(String(mock.origin.dropFirst("https://".count)))), "named with its port")
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
         XCTAssertEqual(sender.stats().refusedDestinations, 1)
@@ -165,6 +165,23 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*"]))
         XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*.com"]))
         XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host/path"]))
+    }
+
+    func testAnEndpointMustUsePort443UnlessItsPatternNamesAnother() throws {
+        let list = try WebPushHostAllowlist(parsing: ["fcm.googleapis.com", "push.internal:8443", "*.push.example:9443",
+                                                      "other.example:443"])
+        func pattern(_ url: String) throws -> String? { list.pattern(for: try HTTPURL(url))?.description }
+        XCTAssertEqual(try pattern("https://fcm.googleapis.com/x"), "fcm.googleapis.com")
+        XCTAssertNil(try pattern("https://fcm.googleapis.com:8443/x"), "a push service's host on a port that drops connections")
+        XCTAssertEqual(try pattern("https://push.internal:8443/x"), "push.internal:8443")
+        XCTAssertNil(try pattern("https://push.internal/x"))
+        XCTAssertEqual(try pattern("https://a.push.example:9443/x"), "*.push.example:9443")
+        XCTAssertNil(try pattern("https://a.push.example/x"))
+        XCTAssertEqual(try pattern("https://other.example/x"), "other.example", ":443 is the default")
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host:0"]))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host:65536"]))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["host:"]))
+        XCTAssertThrowsError(try WebPushHostAllowlist(parsing: ["*.com:8443"]))
     }
 
     func testRetryPolicyHonoursRetryAfterAndItsBounds() {

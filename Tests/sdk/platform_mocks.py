@@ -86,9 +86,10 @@ class MockPushService:
         self.control = f"http://127.0.0.1:{info['control_port']}"
 
     def config(self, vapid_key_file):
-        """The instance's `web` section: the stand-in's host and address allowed, its CA trusted."""
+        """The instance's `web` section: the stand-in's host and port (not 443) and address allowed, its CA trusted."""
         return {"vapidKeyFile": str(vapid_key_file), "subject": "mailto:ops@example.com",
-                "pushServiceHosts": ["127.0.0.1"], "allowedDestinations": ["127.0.0.1"], "caFile": self.ca_file}
+                "pushServiceHosts": [self.origin.removeprefix("https://")], "allowedDestinations": ["127.0.0.1"],
+                "caFile": self.ca_file}
 
     def subscribe(self, **options):
         response = requests.post(f"{self.control}/subscriptions", json=options, timeout=5)

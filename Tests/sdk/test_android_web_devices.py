@@ -235,6 +235,22 @@ def test_web_token_that_is_not_a_subscription_gets_400_with_cors(http, name, tok
     assert r.headers["access-control-allow-origin"] == "*", name
 
 
+@pytest.mark.parametrize("endpoint", [
+    "https://169.254.169.254/latest/meta-data/",  # a cloud metadata address
+    "https://127.0.0.1:8443/push",  # loopback, on a port no push service uses
+    "https://push.internal/x",  # an internal name
+    "https://fcm.googleapis.com:8443/fcm/send/x",  # a push service's host on a port that is not 443
+    "https://fcm.googleapis.com.attacker.example/x",
+])
+def test_web_subscription_whose_endpoint_would_never_be_contacted_gets_400_and_is_not_stored(http, endpoint):
+    """Refused at registration, in the shape of every invalid subscription: the Web SDK's `start()` rejects and
+    the page's next `start()` subscribes again; nothing is stored for every publish to try."""
+    r = http.request("POST", f"{BASE}/devices/web", {"token": btoa(subscription(endpoint)), "metadata": {}}, WEB_HEADERS)
+    body = assert_error(r, 400, contains="not a valid web push subscription")
+    assert "not an allowed push service" in body["description"], body
+    assert r.headers["access-control-allow-origin"] == "*"
+
+
 def test_vapid_key_of_an_instance_without_web_config_is_404(http):
     r = http.request("GET", f"/device_api/v1/instances/{NO_CREDENTIALS_INSTANCE_ID}/web-vapid-public-key", None,
                      {"Origin": WEB_ORIGIN})

@@ -46,6 +46,11 @@ public final class Application: Sendable {
         var senders = PlatformSenderSettings()
         senders.fcm.logger = logger.named("fcm")
         senders.web.logger = logger.named("webpush")
+        senders.web.window = config.webPush.maxInFlight
+        senders.web.windowPerService = config.webPush.maxInFlightPerService
+        senders.web.connectTimeout = Double(config.webPush.connectTimeoutSeconds)
+        senders.unreachableAfterFailures = config.webPush.unreachableAfterFailures
+        senders.unreachableAfterSeconds = Double(config.webPush.unreachableAfterSeconds)
         instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
 
         let storeHealth = StoreHealth(
@@ -65,7 +70,7 @@ public final class Application: Sendable {
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             tokenManagers: tokenManagers, logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
-                                 metrics: metrics, logger: logger.named("webhooks"))
+                                 metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
                                    logger: logger.named("store"), liveActivities: store)

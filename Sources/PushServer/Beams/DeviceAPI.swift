@@ -1,8 +1,10 @@
 import Foundation
+import HTTPClient
 import HTTPServer
 import JSON
 import Logging
 import PushStore
+import WebPush
 
 /// The Beams device API as the client SDKs use it (docs/BEAMS-PROTOCOL.md §4, docs/API.md): registration, token
 /// refresh (Android), interests, metadata, the authenticated user, and the Web SDK's VAPID key. No credentials except
@@ -91,7 +93,7 @@ struct DeviceAPI: Sendable {
         guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
             throw platform == .apns ? BeamsError.missingToken : BeamsError(400, "Bad request", "Missing token")
         }
-        let token = try Self.normalizedToken(rawToken, platform: platform)
+        let token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
         let bundleID = body["bundleIdentifier"]?.stringValue
         if platform == .apns && (bundleID ?? "").isEmpty { throw BeamsError.missingBundleID }
         let metadata = try Self.metadataText(body["metadata"])
@@ -137,7 +139,7 @@ struct DeviceAPI: Sendable {
         guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
             throw BeamsError(400, "Bad request", "Missing token")
         }
-        let token = try Self.normalizedToken(rawToken, platform: platform)
+        let token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
         let updated: Bool
         do {
             updated = try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
@@ -374,12 +376,16 @@ struct DeviceAPI: Sendable {
         return name
     }
 
-    /// The token in the form the store keys devices by (see `DeviceToken`).
-    static func normalizedToken(_ token: String, platform: Platform) throws(BeamsError) -> String {
+    /// The token in the form the store keys devices by (see `DeviceToken`); a web subscription's endpoint must be
+    /// one the instance's Web Push sender would send to (`web`: its push-service hosts and address allowances).
+    static func normalizedToken(_ token: String, platform: Platform, web: WebInstanceConfig? = nil) throws(BeamsError) -> String {
         switch platform {
         case .apns: return try DeviceToken.apns(token)
         case .fcm: return try DeviceToken.fcm(token)
-        case .web: return try DeviceToken.web(token)
+        case .web:
+            var hosts = WebPushHostAllowlist.knownPushServices
+            hosts.patterns += web?.pushServiceHosts ?? []
+            return try DeviceToken.web(token, hosts: hosts, policy: DestinationPolicy(allowances: web?.allowedDestinations ?? []))
         }
     }
 

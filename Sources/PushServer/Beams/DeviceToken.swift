@@ -1,3 +1,4 @@
+import HTTPClient
 import JSON
 import JWTSigner
 import WebPush
@@ -58,7 +59,13 @@ enum DeviceToken {
     /// (`WebPushSubscription`: https endpoint, a P-256 point, a 16-byte auth secret) and stored canonically:
     /// `{"endpoint":…,"keys":{"auth":…,"p256dh":…}}` with sorted members and unpadded base64url keys, without
     /// `expirationTime` (browsers report it inconsistently), so one subscription is always one device.
-    static func web(_ token: String) throws(BeamsError) -> String {
+    ///
+    /// The endpoint must also be one the sender would contact: a host (and port) of `hosts` (the port rule: 443
+    /// unless the pattern names another), and, for a literal address, one `policy` allows. Anything else (a cloud
+    /// metadata address, loopback, an internal name) is refused here with the same 400: nothing is stored, and
+    /// the Web SDK's `start()` rejects, so the page's next `start()` subscribes again.
+    static func web(_ token: String, hosts: WebPushHostAllowlist = .knownPushServices,
+                    policy: DestinationPolicy = DestinationPolicy()) throws(BeamsError) -> String {
         guard token.utf8.count <= maxWebTokenBytes else {
             throw BeamsError.invalidWebToken("the token is longer than \(maxWebTokenBytes) bytes")
         }
@@ -78,6 +85,15 @@ enum DeviceToken {
             subscription = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
         } catch {
             throw BeamsError.invalidWebToken(error.description)
+        }
+        let url = subscription.endpoint
+        let authority = url.port == 443 ? url.host : "\(url.host):\(url.port)"
+        guard hosts.pattern(for: url) != nil else {
+            throw BeamsError.invalidWebToken(
+                "the endpoint's host \(authority) is not an allowed push service (port 443 unless web.pushServiceHosts names another)")
+        }
+        if let address = url.literalAddress, case .refused(let range) = policy.verdict(for: address, host: url.host) {
+            throw BeamsError.invalidWebToken("the endpoint's address \(authority) is \(range) (web.allowedDestinations)")
         }
         return JSONValue.object([
             "endpoint": .string(endpoint),

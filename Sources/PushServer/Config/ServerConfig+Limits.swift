@@ -86,7 +86,12 @@ extension ServerConfig {
     static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {
         let p = "webhooks"
         reader.checkKeys(object, p, allowed: ["allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
-                                              "maxResponseBytes"])
+                                              "maxResponseBytes", "concurrency", "maxConcurrentPerDestination",
+                                              "circuitBreakerTimeouts", "circuitBreakerSeconds"])
+        if let v = reader.int(object, "concurrency", p, in: 1...1024) { out.concurrency = v }
+        if let v = reader.int(object, "maxConcurrentPerDestination", p, in: 1...1024) { out.maxConcurrentPerDestination = v }
+        if let v = reader.int(object, "circuitBreakerTimeouts", p, in: 1...100) { out.circuitBreakerTimeouts = v }
+        if let v = reader.int(object, "circuitBreakerSeconds", p, in: 1...3600) { out.circuitBreakerSeconds = v }
         if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }
         if let v = reader.int(object, "connectTimeoutSeconds", p, in: 1...60) { out.connectTimeoutSeconds = v }
         if let v = reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20)) { out.maxResponseBytes = v }

@@ -42,8 +42,8 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "engine", "webhooks", "log",
-                                             "console", "instances"])
+        reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
+                                             "log", "console", "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -130,6 +130,22 @@ extension ServerConfig {
             if let v = reader.int(apns, "streamsPerConnection", "apns", in: 1...2000) { config.apns.streamsPerConnection = v }
             if let v = reader.int(apns, "requestTimeoutSeconds", "apns", in: 1...600) { config.apns.requestTimeoutSeconds = v }
             if let v = reader.int(apns, "maxAttempts", "apns", in: 1...20) { config.apns.maxAttempts = v }
+        }
+
+        if let webPush = reader.object(root["webPush"], "webPush") {
+            let p = "webPush"
+            reader.checkKeys(webPush, p, allowed: ["maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds",
+                                                   "unreachableAfterFailures", "unreachableAfterSeconds"])
+            if let v = reader.int(webPush, "unreachableAfterFailures", p, in: 1...1000) { config.webPush.unreachableAfterFailures = v }
+            if let v = reader.int(webPush, "unreachableAfterSeconds", p, in: 0...(30 * 86_400)) {
+                config.webPush.unreachableAfterSeconds = v
+            }
+            if let v = reader.int(webPush, "maxInFlight", p, in: 1...100_000) { config.webPush.maxInFlight = v }
+            if let v = reader.int(webPush, "maxInFlightPerService", p, in: 1...100_000) { config.webPush.maxInFlightPerService = v }
+            if let v = reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60) { config.webPush.connectTimeoutSeconds = v }
+            if config.webPush.maxInFlightPerService > config.webPush.maxInFlight {
+                reader.error("\(p).maxInFlightPerService", "must not exceed maxInFlight (\(config.webPush.maxInFlight))")
+            }
         }
 
         if let engine = reader.object(root["engine"], "engine") {

@@ -148,6 +148,23 @@ public struct ServerConfig: Sendable {
         public init() {}
     }
 
+    /// Web Push sender tuning, the same for every instance (each instance has its own sender and window).
+    public struct WebPushTuning: Sendable, Equatable {
+        /// Notifications in flight per instance, retries and their delays included.
+        public var maxInFlight = 1024
+        /// Notifications in flight per instance to one push service (one `pushServiceHosts` pattern or known
+        /// service): what a slow or black-holed service can hold. At most `maxInFlight`.
+        public var maxInFlightPerService = 256
+        /// TCP + TLS connect bound per attempt.
+        public var connectTimeoutSeconds = 3
+        /// Deliveries to one subscription in a row that end without an answer (connection failures or timeouts
+        /// after the sender's retries) which invalidate it (`SubscriptionUnreachable`), once they span at least
+        /// `unreachableAfterSeconds`.
+        public var unreachableAfterFailures = 3
+        public var unreachableAfterSeconds = 3600
+        public init() {}
+    }
+
     /// The publish engine.
     public struct Engine: Sendable, Equatable {
         /// Publishes processed concurrently; a huge publish never holds small ones back.
@@ -178,7 +195,27 @@ public struct ServerConfig: Sendable {
         public var connectTimeoutSeconds = 2
         /// Response headers plus body; a larger answer aborts the attempt (it then counts as failed).
         public var maxResponseBytes = 64 * 1024
+        /// Attempts in flight at most, every destination together.
+        public var concurrency = 32
+        /// Attempts in flight to one destination (scheme, host, port) at most.
+        public var maxConcurrentPerDestination = 4
+        /// Timeouts (or connection failures) in a row that open a destination's circuit breaker.
+        public var circuitBreakerTimeouts = 3
+        /// How long an open breaker records its destination's webhooks as failed attempts without sending,
+        /// before one trial attempt.
+        public var circuitBreakerSeconds = 30
         public init() {}
+
+        /// The outbox's scheduling settings these values stand for.
+        var scheduler: WebhookScheduler<PendingWebhook>.Settings {
+            var settings = WebhookScheduler<PendingWebhook>.Settings()
+            settings.concurrency = concurrency
+            settings.perDestination = maxConcurrentPerDestination
+            settings.heldPerDestination = 4 * maxConcurrentPerDestination
+            settings.breakerThreshold = circuitBreakerTimeouts
+            settings.breakerOpenSeconds = Double(circuitBreakerSeconds)
+            return settings
+        }
 
         /// The HTTP client settings these values stand for.
         public var client: HTTPPostConfiguration {
@@ -223,6 +260,7 @@ public struct ServerConfig: Sendable {
     public var storage = Storage()
     public var limits = Limits()
     public var apns = APNsTuning()
+    public var webPush = WebPushTuning()
     public var engine = Engine()
     public var webhooks = Webhooks()
     public var console = WebConsole()

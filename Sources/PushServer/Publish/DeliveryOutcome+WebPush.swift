@@ -6,7 +6,8 @@ import WebPush
 extension DeliveryOutcome {
     /// What one Web Push result means for a publish. 404 and 410 (the subscription expired or was revoked)
     /// invalidate the device, as APNs' 410 does; every other failure is counted with its reason and the device kept
-    /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender). A pure
+    /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender); repeated
+    /// unanswered deliveries invalidate it as `SubscriptionUnreachable` (`UnreachableSubscriptions`). A pure
     /// function, tested without sockets.
     static func classify(_ result: WebPushResult, target: Target, now: Date) -> DeliveryOutcome {
         DeliveryOutcome(verdict(result), on: .web, target: target, now: now)
@@ -46,6 +47,6 @@ extension DeliveryOutcome {
     static let webReasons: Set<String> = [
         "SubscriptionGone", "PayloadTooLarge", "TooManyRequests", "PushServiceUnavailable", "BadRequest",
         "VAPIDRejected", "UnexpectedStatus", "TransportError", "DestinationRefused", "EncryptionFailed",
-        "InvalidSubscription", "NoWebPushCredentials", "Cancelled", "Expired",
+        "InvalidSubscription", "NoWebPushCredentials", "SubscriptionUnreachable", "Cancelled", "Expired",
     ]
 }

@@ -17,6 +17,9 @@ struct InstanceRuntime: Sendable {
     /// The instance's Web Push sender (its VAPID key, its window); nil when the instance has no `web` section:
     /// deliveries to its browsers are recorded as not sent (`NoWebPushCredentials`).
     let web: (any WebPushSending)?
+    /// The instance's streaks of unanswered Web Push deliveries, which invalidate a subscription
+    /// (`UnreachableSubscriptions`); nil without a Web Push sender.
+    let unreachableWeb: UnreachableSubscriptions?
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -50,8 +53,11 @@ struct InstanceRuntime: Sendable {
             if let caFile = web.caFile { configuration.caFile = caFile }
             let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
             self.web = try WebPushSender(vapid: vapid, configuration: configuration)
+            unreachableWeb = UnreachableSubscriptions(failures: senders.unreachableAfterFailures,
+                                                      seconds: senders.unreachableAfterSeconds)
         } else {
             web = nil
+            unreachableWeb = nil
         }
     }
 
@@ -62,6 +68,7 @@ struct InstanceRuntime: Sendable {
         self.credentials = credentials
         self.fcm = fcm
         self.web = web
+        unreachableWeb = nil
     }
 
     /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).
@@ -86,4 +93,7 @@ struct InstanceRuntime: Sendable {
 struct PlatformSenderSettings: Sendable {
     var fcm = FCMSenderConfiguration()
     var web = WebPushSenderConfiguration()
+    /// Unanswered Web Push deliveries in a row that invalidate a subscription, and the least time they must span.
+    var unreachableAfterFailures = 3
+    var unreachableAfterSeconds = 3600.0
 }

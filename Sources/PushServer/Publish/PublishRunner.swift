@@ -63,7 +63,7 @@ struct PublishRunner: Sendable {
             return
         }
         if claimed.attempt == 1, claimed.shard == nil, let url = job.webhookURL {
-            await context.webhooks.publishStarted(url: url, publishID: job.publishID, requestBody: plan.requestBody)
+            await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID, requestBody: plan.requestBody)
         }
         let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
         // A large publish is split into shards that every node claims (a local-time publish, which goes out in

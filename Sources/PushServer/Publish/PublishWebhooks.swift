@@ -5,7 +5,7 @@ import PushStore
 /// `WebhookOutbox` is the real one; the engine's unit tests record them.
 protocol PublishWebhooks: Sendable {
     /// The per-publish `webhookUrl` got `STARTED` (first attempt only).
-    func publishStarted(url: String, publishID: String, requestBody: JSONValue) async
+    func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async
     /// The per-publish `webhookUrl` gets `FINISHED` with the publish's counts.
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async
     /// The instance webhook's `v1.PublishToUsersAttempt`: which users APNs accepted a device of, which failed.

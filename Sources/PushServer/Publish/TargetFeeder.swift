@@ -68,7 +68,7 @@ struct TargetFeeder: Sendable {
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
             dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
-                                               expiresAt: pacing.expiresAt)
+                                               expiresAt: pacing.expiresAt, unreachable: instance.unreachableWeb)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPClient
 import JSON
@@ -13,6 +14,8 @@ struct WebPushDispatch: PlatformDispatch {
     /// The publish's delivery window (`x_delivery.expiresAt`), if any. With the message's `TTL` from now, the
     /// deadline no retry outlives; the run's `RetryScope` ends waiting retries when it is cancelled.
     var expiresAt: Date? = nil
+    /// The instance's streaks of unanswered deliveries (nil: none kept, engine tests).
+    var unreachable: UnreachableSubscriptions? = nil
 
     func send(_ target: Target) async {
         guard let sender else {
@@ -30,9 +33,11 @@ struct WebPushDispatch: PlatformDispatch {
         let window = expiresAt
         let notification = WebPushNotification(subscription: subscription, message: message, deadline: deadline,
                                                retries: run.retries)
-        await sender.submit(notification) { result in
+        await sender.submit(notification) { [unreachable] result in
             if case .failure(.expired) = result, let window, deadline.at == window { run.retryOutlivedWindow() }
-            recorder.record(DeliveryOutcome.classify(result, target: target, now: Date()), for: target)
+            var verdict = DeliveryOutcome.verdict(result)
+            if let unreachable { verdict = unreachable.judge(verdict, device: target.ref, now: MonotonicClock.seconds()) }
+            recorder.record(DeliveryOutcome(verdict, on: .web, target: target, now: Date()), for: target)
         }
     }
 

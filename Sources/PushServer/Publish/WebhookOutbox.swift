@@ -1,8 +1,10 @@
+import Clocks
 import Foundation
 import HTTPClient
 import JSON
 import JWTSigner
 import Lifecycle
+import Locking
 import Logging
 import PushStore
 
@@ -17,12 +19,15 @@ import PushStore
 /// loopback, private and link-local addresses after DNS resolution unless `webhooks.allowedDestinations` allows
 /// them, and redirects, slow receivers and oversized answers are cut (`webhooks.*` in the config).
 ///
-/// A `Service`: `run()` delivers until cancelled. It sleeps until a webhook is queued here or the next one is due
-/// (a retry's time, or the end of a claim's lease), never polling.
+/// A `Service`: `run()` delivers until cancelled. It claims whenever the scheduler has room and starts what
+/// `WebhookScheduler` hands out (attempts side by side, bounded per destination, instances in turn, a circuit
+/// breaker per destination), so one slow receiver holds a few slots, never the outbox. It sleeps until a webhook is
+/// queued here, an attempt ends, or the next one is due (a retry's time, a claim's lease end, a breaker's trial),
+/// never polling.
 final class WebhookOutbox: Service {
     /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
     static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
-    /// Webhooks claimed at a time.
+    /// Webhooks claimed at a time, at most (the scheduler's room bounds it too).
     static let batchSize = 16
     /// How long a claimed webhook stays hidden from other claims: past it, an attempt that was never recorded (a
     /// crash, an aborted attempt at shutdown) is made again.
@@ -31,6 +36,11 @@ final class WebhookOutbox: Service {
     static let storeRetryInterval: TimeInterval = 1
     /// The longest single sleep; a far-off due time is looked up again after it (it also bounds the conversion).
     static let longestSleep: TimeInterval = 3600
+    /// How long a webhook whose destination holds its whole share goes back to the store for.
+    static let deferDelay: TimeInterval = 5
+    /// The stored headers' entry naming the webhook's instance (for the scheduler's turns). A colon can never start
+    /// an HTTP field name, so it cannot clash with a real header; it is removed before sending.
+    static let instanceKey = ":instance"
 
     let name = "webhooks"
     private let store: any PushStorage
@@ -40,8 +50,15 @@ final class WebhookOutbox: Service {
     /// Yielded when a webhook was queued or a due time came; buffers one, so a wake-up during a delivery is kept.
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    private let settings: WebhookScheduler<PendingWebhook>.Settings
+    private let scheduler: Locked<WebhookScheduler<PendingWebhook>>
+    /// Ids of the webhooks the scheduler holds (queued or running).
+    private let heldIDs = Locked<Set<Int64>>([])
 
-    init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger) {
+    init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger,
+         settings: WebhookScheduler<PendingWebhook>.Settings = .init()) {
+        self.settings = settings
+        scheduler = Locked(WebhookScheduler(settings: settings))
         self.store = store
         self.client = client
         self.metrics = metrics
@@ -53,10 +70,10 @@ final class WebhookOutbox: Service {
 
     // MARK: Producing
 
-    func publishStarted(url: String, publishID: String, requestBody: JSONValue) async {
+    func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async {
         await enqueue(url: url, body: .object([
             "publishId": .string(publishID), "status": .string("STARTED"), "requestBody": requestBody,
-        ]), headers: ["Content-Type": "application/json"])
+        ]), headers: ["Content-Type": "application/json", Self.instanceKey: instanceID])
     }
 
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
@@ -77,7 +94,7 @@ final class WebhookOutbox: Service {
             "status": .string("FINISHED"),
             "requestBody": requestBody,
             "results": .object(results),
-        ]), headers: ["Content-Type": "application/json"])
+        ]), headers: ["Content-Type": "application/json", Self.instanceKey: status.instanceID])
     }
 
     func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
@@ -115,6 +132,7 @@ final class WebhookOutbox: Service {
         var headers = [
             "Content-Type": "application/json", "User-Agent": "pusher-webhooks", "Webhook-Event-Type": type,
             "Webhook-ID-UUID": eventID, "Webhook-Request-ID-UUID": UUID().uuidString.lowercased(),
+            Self.instanceKey: instance.id,
         ]
         if let signature = try? HMACSHA1.hex(bytes, key: Array(hook.secret.utf8)) {
             headers["Webhook-Signature"] = signature
@@ -150,29 +168,39 @@ final class WebhookOutbox: Service {
 
     private func deliverUntilCancelled() async {
         var woken = wakeups.makeAsyncIterator()
-        while !Task.isCancelled {
-            let nextDue: Date?
-            do {
-                let due = try await store.dueWebhooks(now: Date(), limit: Self.batchSize, leaseDuration: Self.leaseDuration)
-                if !due.isEmpty {
-                    await deliver(due)
-                    continue
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                var nextDue: Date?
+                do {
+                    let room = scheduler.withLock { $0.room }
+                    var claimedAll = true
+                    if room > 0 {
+                        let limit = min(room, Self.batchSize)
+                        let due = try await store.dueWebhooks(now: Date(), limit: limit, leaseDuration: Self.leaseDuration)
+                        await admit(due)
+                        claimedAll = due.count < limit
+                    }
+                    start(in: &group)
+                    if !claimedAll { continue }  // more may be due: claim again while there is room
+                    // With no room, the next attempt to end wakes the loop; a due time already past would spin.
+                    if scheduler.withLock({ $0.room }) > 0 { nextDue = try await store.nextWebhookDue() }
+                } catch {
+                    // Logged once per interval by StoreHealth; asked again after a short, fixed wait.
+                    logger.debug("Reading the webhook outbox failed", ["error": "\(error)"])
+                    nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
                 }
-                nextDue = try await store.nextWebhookDue()
-            } catch {
-                // Logged once per interval by StoreHealth; asked again after a short, fixed wait.
-                logger.debug("Reading the webhook outbox failed", ["error": "\(error)"])
-                nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
+                let now = MonotonicClock.seconds()
+                let trial = scheduler.withLock { $0.nextBreakerTrial }.map { Date().addingTimeInterval($0 - now) }
+                let timer = [nextDue, trial].compactMap { $0 }.min().map(wake(at:))
+                // nil once the task is cancelled (the stream ends then). An attempt that ends wakes it too.
+                let event: Void? = await woken.next()
+                timer?.cancel()
+                if event == nil { return }
             }
-            let timer = nextDue.map(wake(at:))
-            // nil once the task is cancelled (the stream ends then).
-            let event: Void? = await woken.next()
-            timer?.cancel()
-            if event == nil { return }
         }
     }
 
-    /// Yields a wake-up at `date` (a retry's time or a lease's end), unless cancelled first.
+    /// Yields a wake-up at `date` (a retry's time, a lease's end or a breaker's trial), unless cancelled first.
     private func wake(at date: Date) -> Task<Void, Never> {
         let seconds = min(max(date.timeIntervalSinceNow, 0), Self.longestSleep)
         // Rounded up: waking a moment early would find nothing due yet and sleep again for the remainder.
@@ -187,38 +215,85 @@ final class WebhookOutbox: Service {
         }
     }
 
-    private func deliver(_ due: [PendingWebhook]) async {
-        // A small publish queues STARTED and FINISHED close together: delivering them concurrently let FINISHED
-        // overtake STARTED. Webhooks to the same URL go one after the other, in queue order; different
-        // receivers are still served side by side.
-        var byURL: [String: [PendingWebhook]] = [:]
-        var urls: [String] = []
-        for webhook in due {
-            if byURL[webhook.request.url] == nil { urls.append(webhook.request.url) }
-            byURL[webhook.request.url, default: []].append(webhook)
+    /// Hands claimed webhooks to the scheduler; those whose destination holds its whole share already go back to
+    /// the store for later, no attempt spent.
+    private func admit(_ due: [PendingWebhook]) async {
+        // A webhook held longer than its lease (a slow destination with a long `webhooks.timeoutSeconds`) is due
+        // again in the store: claimed a second time, it is already here and is not queued twice.
+        let fresh = heldIDs.withLock { held in due.filter { !held.contains($0.id) } }
+        let deferred = scheduler.withLock { scheduler -> [PendingWebhook] in
+            fresh.filter { webhook in
+                let key = Self.keys(webhook)
+                return scheduler.add(webhook, instance: key.instance, destination: key.destination, order: key.order) == .deferred
+            }
         }
-        await withDiscardingTaskGroup { group in
-            for url in urls {
-                let queue = byURL[url] ?? []
-                group.addTask { for webhook in queue { await self.attempt(webhook) } }
+        let queued = Set(fresh.map(\.id)).subtracting(deferred.map(\.id))
+        heldIDs.withLock { $0.formUnion(queued) }
+        for webhook in deferred {
+            await record(webhook, .deferred(until: Date().addingTimeInterval(Self.deferDelay)))
+        }
+    }
+
+    /// Starts what the scheduler hands out: attempts as child tasks (each wakes the loop when it ends), and
+    /// failed attempts recorded, without sending, for destinations whose breaker is open.
+    private func start(in group: inout DiscardingTaskGroup) {
+        let now = MonotonicClock.seconds()
+        let steps = scheduler.withLock { $0.next(now: now) }
+        for step in steps {
+            switch step {
+            case .send(let webhook):
+                group.addTask { [self] in
+                    let result = await attempt(webhook)
+                    let key = Self.keys(webhook)
+                    let ended = MonotonicClock.seconds()
+                    scheduler.withLock { $0.finished(destination: key.destination, order: key.order, result: result, now: ended) }
+                    heldIDs.withLock { _ = $0.remove(webhook.id) }
+                    wake.yield()
+                }
+            case .skip(let webhook):
+                group.addTask { [self] in
+                    let destination = Self.keys(webhook).destination
+                    metrics.increment("push_webhook_failures_total", ["reason": "circuit_open"])
+                    let error = "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
+                    await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: error))
+                    heldIDs.withLock { _ = $0.remove(webhook.id) }
+                }
             }
         }
     }
 
-    private func attempt(_ webhook: PendingWebhook) async {
+    /// The scheduler's keys of a webhook: its instance (stored with it), its destination (scheme, host and port)
+    /// and its order key (a publish's `STARTED` and `FINISHED` to one URL share one; any other is alone).
+    static func keys(_ webhook: PendingWebhook) -> (instance: String, destination: String, order: String) {
+        let request = webhook.request
+        let destination = (try? HTTPURL(request.url))?.redacted ?? request.url
+        var order = "#\(webhook.id)"
+        if let publishID = JSONValue.parse([UInt8](request.body))?.objectValue?["publishId"]?.stringValue {
+            order = request.url + "\n" + publishID
+        }
+        return (request.headers[instanceKey] ?? "", destination, order)
+    }
+
+    /// One attempt, recorded. - Returns: how it ended, for the destination's breaker.
+    private func attempt(_ webhook: PendingWebhook) async -> WebhookScheduler<PendingWebhook>.Result {
         let request = webhook.request
         let failure: (reason: String, message: String)
+        let result: WebhookScheduler<PendingWebhook>.Result
+        var headers = request.headers
+        headers[Self.instanceKey] = nil
         do {
-            let status = try await client.post(url: request.url, headers: request.headers, body: [UInt8](request.body))
+            let status = try await client.post(url: request.url, headers: headers, body: [UInt8](request.body))
             if (200..<300).contains(status) {
                 await record(webhook, .delivered)
-                return
+                return .answered
             }
             let redirect = (300..<400).contains(status) ? " (redirects are not followed)" : ""
             failure = ("http_status", "\(Self.redacted(request.url)) answered HTTP \(status)\(redirect)")
+            result = .answered
         } catch {
-            if error.kind == .shutdown { return }
+            if error.kind == .shutdown { return .answered }
             failure = (error.kind.rawValue, error.message)
+            result = error.kind == .timeout || error.kind == .connection ? .timedOut : .answered
         }
         metrics.increment("push_webhook_failures_total", ["reason": failure.reason])
         let fields: KeyValuePairs<String, String> = [
@@ -231,6 +306,7 @@ final class WebhookOutbox: Service {
             logger.notice("Webhook attempt failed", fields)
         }
         await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: "\(failure.reason): \(failure.message)"))
+        return result
     }
 
     private func record(_ webhook: PendingWebhook, _ outcome: WebhookOutcome) async {
@@ -238,6 +314,7 @@ final class WebhookOutbox: Service {
         case .delivered: metrics.increment("push_webhooks_total", ["outcome": "delivered"])
         case .retry: metrics.increment("push_webhooks_total", ["outcome": "retry"])
         case .gaveUp: metrics.increment("push_webhooks_total", ["outcome": "gave_up"])
+        case .deferred: metrics.increment("push_webhooks_total", ["outcome": "deferred"])
         }
         try? await store.markWebhook(webhook.id, outcome: outcome, now: Date())
     }

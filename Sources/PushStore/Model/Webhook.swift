@@ -37,6 +37,8 @@ public enum WebhookOutcome: Sendable, Equatable {
     case retry(at: Date, error: String?)
     /// Stop trying.
     case gaveUp(error: String?)
+    /// Not attempted (the outbox had no room for its destination): due again at `until`, no attempt spent.
+    case deferred(until: Date)
 }
 
 /// Rows deleted by `PushStorage.purge`.

@@ -30,7 +30,7 @@ final class RecordingWebhooks: PublishWebhooks {
 
     let calls = WaitableState<[Call]>([])
 
-    func publishStarted(url: String, publishID: String, requestBody: JSONValue) async {
+    func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async {
         calls.update { $0.append(.started(publishID: publishID)) }
     }
 

@@ -302,6 +302,10 @@ final class WebhookQueueContractOnPostgreSQL: XCTestCase {
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.postgresql, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.postgresql, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
+    }
 }
 
 final class ShardedQueueContractOnPostgreSQL: XCTestCase {

@@ -276,6 +276,10 @@ final class WebhookQueueContractOnSQLite: XCTestCase {
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.sqlite, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
     }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.sqlite, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
+    }
 }
 
 final class DeliveryResultsContractInMemory: XCTestCase {
@@ -549,6 +553,10 @@ final class WebhookQueueContractInMemory: XCTestCase {
 
     func testRetryDeliveredAndGaveUpOutcomes() async throws {
         try await runContract(.inMemory, WebhookQueueContract.testRetryDeliveredAndGaveUpOutcomes)
+    }
+
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        try await runContract(.inMemory, WebhookQueueContract.testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt)
     }
 }
 

@@ -44,6 +44,22 @@ final class WebhookQueueContract: StoreContract {
         try await store.close()
     }
 
+    func testADeferredWebhookIsDueAgainLaterWithoutSpendingAnAttempt() async throws {
+        let store = try await openStore()
+        let id = try await store.enqueueWebhook(WebhookRequest(url: "http://a", body: Data()), now: clock.now)
+        let claimed = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: lease)
+        XCTAssertEqual(claimed.map(\.id), [id])
+        try await store.markWebhook(id, outcome: .deferred(until: clock.now.addingTimeInterval(5)), now: clock.now)
+        let next = try await store.nextWebhookDue()
+        XCTAssertEqual(next, clock.now.addingTimeInterval(5), "due at the deferral, not the lease's end")
+        let early = try await store.dueWebhooks(now: clock.now.addingTimeInterval(4), limit: 10, leaseDuration: lease)
+        XCTAssertEqual(early, [])
+        let again = try await store.dueWebhooks(now: clock.now.addingTimeInterval(5), limit: 10, leaseDuration: lease)
+        XCTAssertEqual(again.map(\.id), [id])
+        XCTAssertEqual(again.first?.attempts, 0, "no attempt spent")
+        try await store.close()
+    }
+
     func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending() async throws {
         let store = try await openStore()
         let none = try await store.nextWebhookDue()

@@ -172,7 +172,7 @@ if options.platforms.contains("fcm") {
 if options.platforms.contains("webpush") {
     let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
     let sender = try WebPushSender(vapid: vapid, configuration: WebPushSenderConfiguration(
-        allowedHosts: try WebPushHostAllowlist(parsing: ["127.0.0.1"]),
+        allowedHosts: try WebPushHostAllowlist(parsing: [String(options.url.dropFirst("https://".count))]),  // host:port
         policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca))
     var subscriptions: [WebPushSubscription] = []
     for i in 0..<100 {
