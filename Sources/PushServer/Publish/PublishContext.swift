@@ -18,6 +18,8 @@ struct PublishContext: Sendable {
     let broadcaster: (any BroadcastSending)?
     /// How broadcasts are retried (the APNs client's policy, same limits).
     let broadcastRetryPolicy: APNsRetryPolicy
+    /// The node's publish slots: which claimed run sends next (`JobScheduler` admits, `PublishPacer` parks).
+    let slots: PublishSlots
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
@@ -29,6 +31,8 @@ struct PublishContext: Sendable {
         self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender
         self.settings = settings
+        slots = PublishSlots(slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
+                             maxParked: settings.maxParkedPublishes)
         self.metrics = metrics
         self.webhooks = webhooks
         self.logger = logger
