@@ -152,6 +152,12 @@ public struct ServerConfig: Sendable {
     public struct Engine: Sendable, Equatable {
         /// Publishes processed concurrently; a huge publish never holds small ones back.
         public var concurrentPublishes = 8
+        /// Slots on top of `concurrentPublishes` that only small publishes (a users publish to at most 10 users)
+        /// use: a one-user publish starts while bulk publishes hold every regular slot.
+        public var expressPublishSlots = 2
+        /// Most publishes parked without a slot at once (a paced publish between its deliveries; each still renews
+        /// its lease); beyond it a paced publish keeps its slot while it waits. 0: paced publishes keep their slot.
+        public var maxParkedPublishes = 256
         /// Targets read from the store per page.
         public var pageSize = 1000
         /// A crashed node's claimed publish is resumed by another after this long.
