@@ -32,7 +32,7 @@ struct PublishContext: Sendable {
         self.sender = sender
         self.settings = settings
         slots = PublishSlots(slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
-                             maxParked: settings.maxParkedPublishes)
+                             maxParked: settings.maxParkedPublishes, metrics: metrics)
         self.metrics = metrics
         self.webhooks = webhooks
         self.logger = logger

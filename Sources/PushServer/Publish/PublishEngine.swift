@@ -102,6 +102,7 @@ public final class PublishEngine: Service {
         metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
         metrics.declare("push_publish_shards_total", counter: "Shards of split publishes this node ended, by state.")
+        PublishSlots.declareMetrics(metrics)
         metrics.declare("push_nodes_live", gauge: "Nodes whose heartbeat the shared database saw within the last 30 s.")
     }
 

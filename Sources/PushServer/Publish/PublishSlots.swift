@@ -18,12 +18,30 @@ final class PublishSlots: Sendable {
     }
 
     private let state: Locked<State>
+    private let metrics: Metrics?
     /// Told when a parked run freed a slot: the claim loop may claim again (`JobScheduler.wake`).
     private let slotFreed = Locked<(@Sendable () -> Void)?>(nil)
 
-    init(slots: Int, expressSlots: Int, maxParked: Int) {
+    /// - Parameter metrics: where `push_publish_slots_busy`, `push_publish_jobs_waiting` and
+    ///   `push_publish_jobs_parked` go after each change.
+    init(slots: Int, expressSlots: Int, maxParked: Int, metrics: Metrics? = nil) {
         state = Locked(State(scheduler: PublishSlotScheduler(slots: slots, expressSlots: expressSlots,
                                                              maxParked: maxParked)))
+        self.metrics = metrics
+    }
+
+    static func declareMetrics(_ metrics: Metrics) {
+        metrics.declare("push_publish_slots_busy", gauge: "Publish slots (regular and express) held by a sending publish.")
+        metrics.declare("push_publish_jobs_waiting", gauge: "Claimed publishes waiting for a publish slot.")
+        metrics.declare("push_publish_jobs_parked", gauge: "Claimed publishes parked without a slot (paced, between deliveries).")
+    }
+
+    private func report() {
+        guard let metrics else { return }
+        let (holding, waiting, parked) = counts
+        metrics.set("push_publish_slots_busy", to: Double(holding))
+        metrics.set("push_publish_jobs_waiting", to: Double(waiting))
+        metrics.set("push_publish_jobs_parked", to: Double(parked))
     }
 
     /// Sets what hears that a parked run freed a slot.
@@ -45,6 +63,7 @@ final class PublishSlots: Sendable {
             state.runs[key] = run
             state.mark(state.scheduler.admit(key, instance: run.claimed.job.instanceID.lowercased(), lane: lane))
         }
+        report()
     }
 
     /// The run waits for something other than a slot: it gives its slot up unless too many runs are parked.
@@ -57,9 +76,11 @@ final class PublishSlots: Sendable {
             state.mark(granted)
             return (parked, !granted.isEmpty)
         }
+        guard parked else { return false }
+        report()
         // Nobody here waited for the slot: a queued publish may take it.
-        if parked && !passedOn { slotFreed.withLock { $0 }?() }
-        return parked
+        if !passedOn { slotFreed.withLock { $0 }?() }
+        return true
     }
 
     /// A parked run wants to send again: it queues for a slot and waits for it, or until it must stop.
@@ -69,6 +90,7 @@ final class PublishSlots: Sendable {
         state.withLock { state in
             if state.scheduler.place(of: key) == .parked { state.mark(state.scheduler.resume(key)) }
         }
+        report()
         return await run.waitForSlot()
     }
 
@@ -81,5 +103,6 @@ final class PublishSlots: Sendable {
             state.runs[key] = nil
             state.mark(state.scheduler.remove(key))
         }
+        report()
     }
 }
