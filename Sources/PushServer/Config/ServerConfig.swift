@@ -256,6 +256,9 @@ public struct InstanceConfig: Sendable {
     public var web: WebInstanceConfig? = nil
     /// Local-time and throttling defaults for the instance's publishes (`x_delivery`).
     public var delivery = InstanceDeliveryConfig()
+    /// The instance's share of the node's publish slots when instances wait for them: this many grants per turn of
+    /// the round robin (`PublishSlotScheduler`).
+    public var publishWeight = 1
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }

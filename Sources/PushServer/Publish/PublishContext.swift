@@ -32,7 +32,10 @@ struct PublishContext: Sendable {
         self.sender = sender
         self.settings = settings
         slots = PublishSlots(slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
-                             maxParked: settings.maxParkedPublishes, metrics: metrics)
+                             maxParked: settings.maxParkedPublishes,
+                             weights: Dictionary(instances.map { ($0.config.id.lowercased(), $0.config.publishWeight) },
+                                                 uniquingKeysWith: { first, _ in first }),
+                             metrics: metrics)
         self.metrics = metrics
         self.webhooks = webhooks
         self.logger = logger

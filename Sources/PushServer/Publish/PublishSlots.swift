@@ -22,11 +22,13 @@ final class PublishSlots: Sendable {
     /// Told when a parked run freed a slot: the claim loop may claim again (`JobScheduler.wake`).
     private let slotFreed = Locked<(@Sendable () -> Void)?>(nil)
 
-    /// - Parameter metrics: where `push_publish_slots_busy`, `push_publish_jobs_waiting` and
+    /// - Parameters:
+    ///   - metrics: where `push_publish_slots_busy`, `push_publish_jobs_waiting` and
     ///   `push_publish_jobs_parked` go after each change.
-    init(slots: Int, expressSlots: Int, maxParked: Int, metrics: Metrics? = nil) {
+    ///   - weights: grants per round-robin turn by lower-cased instance id (`instances[].publishWeight`).
+    init(slots: Int, expressSlots: Int, maxParked: Int, weights: [String: Int] = [:], metrics: Metrics? = nil) {
         state = Locked(State(scheduler: PublishSlotScheduler(slots: slots, expressSlots: expressSlots,
-                                                             maxParked: maxParked)))
+                                                             maxParked: maxParked, weights: weights)))
         self.metrics = metrics
     }
 
