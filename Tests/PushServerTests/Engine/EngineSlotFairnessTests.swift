@@ -44,6 +44,34 @@ final class EngineSlotFairnessTests: XCTestCase {
         XCTAssertEqual(slowStatus?.accepted, 3)
     }
 
+    func testStoppingWhileParkedHandsThePacedPublishBackAndTheNextNodeFinishesItOnce() async throws {
+        let fixture = EngineFixture()
+        let tokens = try await fixture.addDevices(1...3, interest: "slow")
+        // One a minute: after the first delivery the run is parked for a minute.
+        _ = try await fixture.enqueue("parked", targets: ["slow"], payload: pacedPlan(perMinute: 1))
+        let storeA = ScriptedStore(fixture.base)
+        let senderA = FakeSender()
+        let nodeA = RunningEngine(fixture.makeEngine(store: storeA, sender: senderA))
+        await storeA.waitFor("the first delivery checkpointed") { $0.checkpointedResults == 1 }
+        let started = ContinuousClock.now
+        await nodeA.stop()
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5), "a parked run stops at once, not at its token")
+        XCTAssertEqual(senderA.sentTokens, [tokens[0]])
+        XCTAssertEqual(storeA.events.finishedCount, 0)
+
+        // Handed back with its lease: another node claims it at once and sends the rest, each device once.
+        let storeB = ScriptedStore(fixture.base)
+        let senderB = FakeSender()
+        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
+                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        await waitForState("node B's first delivery", senderB.state) { $0.sent.count == 1 }
+        await nodeB.stop()
+        XCTAssertEqual(senderB.sentTokens, [tokens[1]], "resumed after the checkpoint, at its pace")
+        let status = try await fixture.status("parked")
+        XCTAssertEqual(status?.state, .running)
+        XCTAssertEqual(status?.accepted, 2)
+    }
+
     func testSmallUsersPublishRunsInAnExpressSlotWhileABulkOneHoldsTheRegularSlot() async throws {
         let fixture = EngineFixture()
         let bulk = try await fixture.addDevices(1...1, interest: "bulk")
