@@ -250,7 +250,7 @@ final class JobScheduler: Sendable {
                 claimSentAt = MonotonicClock.now()
                 var job = try await context.store.claimJob(workerID: settings.workerID,
                                                            leaseDuration: settings.leaseDuration, now: Date())
-                if job == nil, let sharded = context.store as? any ShardedPublishQueue {
+                if job == nil, context.slots.regularSlotFree, let sharded = context.store as? any ShardedPublishQueue {
                     claimSentAt = MonotonicClock.now()
                     job = try await sharded.claimShard(workerID: settings.workerID,
                                                        leaseDuration: settings.leaseDuration, now: Date())

@@ -52,6 +52,10 @@ final class PublishSlots: Sendable {
     /// Whether the node should claim another publish (see `PublishSlotScheduler.wantsClaim`).
     var wantsClaim: Bool { state.withLock { $0.scheduler.wantsClaim } }
 
+    /// Whether a regular slot is free (a shard, always bulk, is claimed only then: it never waits in an express
+    /// slot's stead while another node could deliver it).
+    var regularSlotFree: Bool { state.withLock { $0.scheduler.regularHeld < $0.scheduler.slots } }
+
     /// Runs holding a slot, waiting for one, and parked.
     var counts: (holding: Int, waiting: Int, parked: Int) {
         state.withLock { ($0.scheduler.regularHeld + $0.scheduler.expressHeld, $0.scheduler.waitingCount,
