@@ -108,6 +108,8 @@ test-sdk: release-binary
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
 SDK_POSTGRESQL += Tests/sdk/test_broadcast_channels.py
+# Publish slots: paced publishes parked without a slot, and resumed after kill -9, on the shared store.
+SDK_POSTGRESQL += Tests/sdk/test_publish_slots.py
 # The mixed workload (sharded fan-out, small publishes, registrations at once): one node on SQLite in test-sdk, two
 # nodes on one database here.
 SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py

@@ -1,7 +1,7 @@
 @testable import PushServer
 import XCTest
 
-/// `engine.maxScheduleDays`, `engine.nodeId` and `instances[].delivery`: defaults, bounds and field-precise errors.
+/// `engine.maxScheduleDays`, `engine.nodeId`, the publish slot keys and `instances[].delivery`: defaults, bounds and field-precise errors.
 final class ServerConfigDeliveryTests: XCTestCase {
     private func instance(_ delivery: String) -> String {
         #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","delivery":\#(delivery)}"#
@@ -46,6 +46,27 @@ final class ServerConfigDeliveryTests: XCTestCase {
             #"engine.nodeId: must be 1 to 64 letters, digits, '.', '_' or '-', got "two words""#,
         ])
         XCTAssertEqual(errors(#"{"engine":{"nodeId":""},"instances":[\#(instance("{}"))]}"#).count, 1)
+    }
+
+    func testPublishSlotKeysHaveDefaultsAndBounds() throws {
+        let (plain, _) = try ServerConfig.parse(Data(#"{"instances":[\#(instance("{}"))]}"#.utf8), environment: [:])
+        XCTAssertEqual(plain.engine.expressPublishSlots, 2)
+        XCTAssertEqual(plain.engine.maxParkedPublishes, 256)
+        let (set, _) = try ServerConfig.parse(
+            Data(#"{"engine":{"expressPublishSlots":0,"maxParkedPublishes":10},"instances":[\#(instance("{}"))]}"#.utf8),
+            environment: [:])
+        XCTAssertEqual(set.engine.expressPublishSlots, 0)
+        XCTAssertEqual(set.engine.maxParkedPublishes, 10)
+        XCTAssertEqual(plain.instances[0].publishWeight, 1)
+        let heavyJSON = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","publishWeight":4}]}"#
+        let (heavy, _) = try ServerConfig.parse(Data(heavyJSON.utf8), environment: [:])
+        XCTAssertEqual(heavy.instances[0].publishWeight, 4)
+        let zeroJSON = heavyJSON.replacingOccurrences(of: #""publishWeight":4"#, with: #""publishWeight":0"#)
+        XCTAssertEqual(errors(zeroJSON), ["instances[0].publishWeight: must be between 1 and 100, got 0"])
+        XCTAssertEqual(Set(errors(#"{"engine":{"expressPublishSlots":65,"maxParkedPublishes":-1},"instances":[\#(instance("{}"))]}"#)), [
+            "engine.expressPublishSlots: must be between 0 and 64, got 65",
+            "engine.maxParkedPublishes: must be between 0 and 10000, got -1",
+        ])
     }
 
     func testNamesEachBadKey() {

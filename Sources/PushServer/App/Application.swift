@@ -81,6 +81,8 @@ public final class Application: Sendable {
         let broadcaster = try APNsBroadcastClient(configuration: broadcastConfiguration)
         var settings = PublishEngine.Settings()
         settings.concurrentPublishes = config.engine.concurrentPublishes
+        settings.expressPublishSlots = config.engine.expressPublishSlots
+        settings.maxParkedPublishes = config.engine.maxParkedPublishes
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))

@@ -27,7 +27,7 @@ extension ServerConfig {
                 continue
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "webhook", "delivery"])
+                                                 "webhook", "delivery", "publishWeight"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -60,6 +60,7 @@ extension ServerConfig {
             if let id, let secret {
                 var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
                 instance.delivery = delivery ?? InstanceDeliveryConfig()
+                if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
                 config.instances.append(instance)
             }
         }

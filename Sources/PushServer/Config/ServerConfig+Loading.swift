@@ -150,10 +150,12 @@ extension ServerConfig {
 
         if let engine = reader.object(root["engine"], "engine") {
             reader.checkKeys(engine, "engine", allowed: ["concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays",
-                                                         "nodeId"])
+                                                         "nodeId", "expressPublishSlots", "maxParkedPublishes"])
             if let v = reader.int(engine, "maxScheduleDays", "engine", in: 1...366) { config.engine.maxScheduleDays = v }
             if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) { config.engine.concurrentPublishes = v }
             if let v = reader.int(engine, "pageSize", "engine", in: 10...100_000) { config.engine.pageSize = v }
+            if let v = reader.int(engine, "expressPublishSlots", "engine", in: 0...64) { config.engine.expressPublishSlots = v }
+            if let v = reader.int(engine, "maxParkedPublishes", "engine", in: 0...10_000) { config.engine.maxParkedPublishes = v }
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
             if let v = reader.string(engine, "nodeId", "engine") {
                 let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

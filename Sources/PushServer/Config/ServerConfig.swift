@@ -169,6 +169,12 @@ public struct ServerConfig: Sendable {
     public struct Engine: Sendable, Equatable {
         /// Publishes processed concurrently; a huge publish never holds small ones back.
         public var concurrentPublishes = 8
+        /// Slots on top of `concurrentPublishes` that only small publishes (a users publish to at most 10 users)
+        /// use: a one-user publish starts while bulk publishes hold every regular slot.
+        public var expressPublishSlots = 2
+        /// Most publishes parked without a slot at once (a paced publish between its deliveries; each still renews
+        /// its lease); beyond it a paced publish keeps its slot while it waits. 0: paced publishes keep their slot.
+        public var maxParkedPublishes = 256
         /// Targets read from the store per page.
         public var pageSize = 1000
         /// A crashed node's claimed publish is resumed by another after this long.
@@ -290,6 +296,9 @@ public struct InstanceConfig: Sendable {
     public var web: WebInstanceConfig? = nil
     /// Local-time and throttling defaults for the instance's publishes (`x_delivery`).
     public var delivery = InstanceDeliveryConfig()
+    /// The instance's share of the node's publish slots when instances wait for them: this many grants per turn of
+    /// the round robin (`PublishSlotScheduler`).
+    public var publishWeight = 1
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }

@@ -2,7 +2,9 @@ import Clocks
 import Foundation
 import PushStore
 
-/// Claims queued publishes and runs up to `concurrentPublishes` of them side by side, each in a `PublishRunner`.
+/// Claims queued publishes and runs them side by side, each in a `PublishRunner`; which of them send at a time is
+/// the node's publish slots' decision (`PublishSlots`: `concurrentPublishes` slots shared round robin across
+/// instances, express slots for small publishes, paced runs parked without one between their tokens).
 ///
 /// It wakes when a publish is enqueued on this node (`wake()`) or a run ends, and claims until the slots are full
 /// or the queue is empty. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
@@ -13,7 +15,6 @@ import PushStore
 /// one: when no job is claimable it claims a shard, so every node delivers part of a large publish.
 final class JobScheduler: Sendable {
     private struct Control {
-        var running = 0
         var runs: [RunKey: PublishRun] = [:]
         var stopping = false
         /// Jobs cancelled while running with no run here yet: a claim of this node that raced with the cancel
@@ -45,6 +46,8 @@ final class JobScheduler: Sendable {
     init(context: PublishContext) {
         self.context = context
         (wakeStream, wakeContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let wake = wakeContinuation
+        context.slots.onSlotFreed { wake.yield() }
     }
 
     /// Tells the scheduler a job may be waiting.
@@ -211,13 +214,23 @@ final class JobScheduler: Sendable {
 
     private func ended(_ run: PublishRun) {
         run.markEnded()
+        context.slots.remove(run)
         let running = control.update { control -> Int in
-            control.running -= 1
             control.runs[RunKey(run.claimed)] = nil
-            return control.running
+            return control.runs.count
         }
         context.metrics.set("push_publish_jobs_running", to: Double(running))
         wake()
+    }
+
+    /// Users publishes to at most this many users are small: first in their instance's queue for a slot, and
+    /// entitled to the express slots.
+    static let smallPublishUsers = 10
+
+    /// How a claimed publish competes for a slot: small is known from the claim alone (its kind and targets).
+    static func lane(of claimed: ClaimedJob) -> PublishSlotScheduler<RunKey>.Lane {
+        claimed.shard == nil && claimed.job.kind == .users && claimed.job.targets.count <= smallPublishUsers
+            ? .small : .bulk
     }
 
     /// Claims a job when a slot is free. - Returns: its run, registered (and already stopped when the engine
@@ -225,11 +238,9 @@ final class JobScheduler: Sendable {
     private func claimIfIdle() async -> PublishRun? {
         let settings = context.settings
         while true {
-            let free = control.update { control -> Bool in
-                guard !control.stopping, control.running < settings.concurrentPublishes else { return false }
-                control.running += 1
-                return true
-            }
+            // Claimed only when it could send at once (a bulk publish that finds only an express slot free waits
+            // for a regular one, and nothing more is claimed meanwhile); only this loop claims.
+            let free = control.read { !$0.stopping } && context.slots.wantsClaim
             guard free else { return nil }
             let claimed: ClaimedJob?
             var claimSentAt = MonotonicClock.now()
@@ -239,7 +250,7 @@ final class JobScheduler: Sendable {
                 claimSentAt = MonotonicClock.now()
                 var job = try await context.store.claimJob(workerID: settings.workerID,
                                                            leaseDuration: settings.leaseDuration, now: Date())
-                if job == nil, let sharded = context.store as? any ShardedPublishQueue {
+                if job == nil, context.slots.regularSlotFree, let sharded = context.store as? any ShardedPublishQueue {
                     claimSentAt = MonotonicClock.now()
                     job = try await sharded.claimShard(workerID: settings.workerID,
                                                        leaseDuration: settings.leaseDuration, now: Date())
@@ -253,10 +264,7 @@ final class JobScheduler: Sendable {
                 context.logger.error("Claiming a publish failed", ["error": "\(error)"])
                 claimed = nil
             }
-            guard let claimed else {
-                control.update { $0.running -= 1 }
-                return nil
-            }
+            guard let claimed else { return nil }
             let run = PublishRun(claimed: claimed,
                                  lease: LeaseClock(claimSentAt: claimSentAt, lease: settings.leaseDuration,
                                                    margin: LeaseClock.margin(for: settings.leaseDuration)))
@@ -266,13 +274,12 @@ final class JobScheduler: Sendable {
                 // claim also raised its epoch: the running one is fenced and stopped below; the shard is claimed
                 // again, at its checkpoint, once this claim's lease ends.)
                 if let existing = control.runs[RunKey(claimed)] {
-                    control.running -= 1
-                    return (control.running, existing, control.stopping)
+                    return (control.runs.count, existing, control.stopping)
                 }
                 control.runs[RunKey(claimed)] = run
                 // Cancelled between the store's claim and now: registered cancelled, before it sends anything.
                 if control.pendingCancels.remove(claimed.id) != nil { run.cancel() }
-                return (control.running, nil, control.stopping)
+                return (control.runs.count, nil, control.stopping)
             }
             if let duplicate {
                 context.logger.warning("Reclaimed a publish this node is still running; its lease had expired",
@@ -283,6 +290,7 @@ final class JobScheduler: Sendable {
                 continue
             }
             if stopping { run.stop() }
+            context.slots.admit(run, lane: Self.lane(of: claimed))
             context.metrics.set("push_publish_jobs_running", to: Double(running))
             return run
         }

@@ -18,6 +18,8 @@ struct PublishContext: Sendable {
     let broadcaster: (any BroadcastSending)?
     /// How broadcasts are retried (the APNs client's policy, same limits).
     let broadcastRetryPolicy: APNsRetryPolicy
+    /// The node's publish slots: which claimed run sends next (`JobScheduler` admits, `PublishPacer` parks).
+    let slots: PublishSlots
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
@@ -29,6 +31,11 @@ struct PublishContext: Sendable {
         self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender
         self.settings = settings
+        slots = PublishSlots(slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
+                             maxParked: settings.maxParkedPublishes,
+                             weights: Dictionary(instances.map { ($0.config.id.lowercased(), $0.config.publishWeight) },
+                                                 uniquingKeysWith: { first, _ in first }),
+                             metrics: metrics)
         self.metrics = metrics
         self.webhooks = webhooks
         self.logger = logger

@@ -18,6 +18,14 @@ public final class PublishEngine: Service {
     /// Engine tuning (see `ServerConfig.Engine`).
     public struct Settings: Sendable {
         public var concurrentPublishes = 8
+        /// Slots on top of `concurrentPublishes` that only small publishes (a users publish to a few users) use:
+        /// one starts even while every regular slot carries a huge publish.
+        public var expressPublishSlots = 2
+        /// Most claimed publishes parked without a slot at once (a paced publish between its tokens); beyond it a
+        /// paced publish keeps its slot while it waits. Each parked run still renews its lease.
+        public var maxParkedPublishes = 256
+        /// The shortest wait for a paced publish's next token that gives its slot up.
+        public var parkAfter: Duration = .milliseconds(20)
         public var pageSize = 1000
         public var leaseDuration: Duration = .seconds(30)
         /// How often results are written to the store while a publish runs…
@@ -94,6 +102,7 @@ public final class PublishEngine: Service {
         metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
         metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
         metrics.declare("push_publish_shards_total", counter: "Shards of split publishes this node ended, by state.")
+        PublishSlots.declareMetrics(metrics)
         metrics.declare("push_nodes_live", gauge: "Nodes whose heartbeat the shared database saw within the last 30 s.")
     }
 

@@ -67,6 +67,8 @@ final class PublishRun: Sendable {
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: [String: Int64] = [:]
+        /// Holds one of the node's publish slots (`PublishSlots`): it may hand targets to the senders.
+        var slot = false
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
         var mustStop: Bool { stopped || lost || fenced || cancelled || expired }
@@ -259,6 +261,17 @@ final class PublishRun: Sendable {
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
     func waitForEnd(deadline: ContinuousClock.Instant) async -> Bool {
         await state.wait(until: { $0.delivered || $0.lost }, deadline: deadline)
+    }
+
+    /// The node's slots granted this run a slot, or took it back when it parked (`PublishSlots`).
+    func slotChanged(held: Bool) { state.update { $0.slot = held } }
+    var holdsSlot: Bool { state.read { $0.slot } }
+
+    /// Waits until the run holds a publish slot (at once when it does), cut short when the run must stop.
+    /// - Returns: false when the run must stop.
+    func waitForSlot() async -> Bool {
+        await state.wait { $0.slot || $0.mustStop }
+        return !mustStop
     }
 
     /// Waits `interval` before a store write is tried again, cut short when the run must stop.

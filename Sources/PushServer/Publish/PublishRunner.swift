@@ -76,7 +76,10 @@ struct PublishRunner: Sendable {
             group.addTask { await keepLease() }
             group.addTask { await keepFence() }
             let complete: Bool
-            if let broadcast = plan.broadcast {
+            // Nothing goes to a sender before the node's slots give this run one (`PublishSlots`).
+            if await !run.waitForSlot() {
+                complete = false
+            } else if let broadcast = plan.broadcast {
                 complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
                     .deliver(broadcast, skipping: answered)
             } else {

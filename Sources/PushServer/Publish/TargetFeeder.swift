@@ -75,7 +75,10 @@ struct TargetFeeder: Sendable {
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
         // One pacer for the publish, shared by its lanes: the rate is the publish's, whatever the platforms.
-        let pacer = pacing.perMinute.map { PublishPacer(perMinute: $0) }
+        // Between its tokens the run gives its publish slot up (see `PublishPacer`).
+        let pacer = pacing.perMinute.map {
+            PublishPacer(perMinute: $0, slots: context.slots, parkAfter: context.settings.parkAfter)
+        }
         return dispatches.mapValues {
             PlatformLane(capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
                          dispatch: $0, run: run, pacer: pacer, expiresAt: pacing.expiresAt)

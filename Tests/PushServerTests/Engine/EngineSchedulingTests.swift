@@ -67,6 +67,8 @@ final class EngineSchedulingTests: XCTestCase {
         try await fixture.enqueue("second")
         var settings = EngineFixture.settings()
         settings.concurrentPublishes = 1
+        // Without express slots: a claimed bulk publish would wait in one of them (see the express test below).
+        settings.expressPublishSlots = 0
         let store = ScriptedStore(fixture.base)
         let sender = FakeSender()
         sender.script(tokens[0], .hold)

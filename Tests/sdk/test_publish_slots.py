@@ -1,0 +1,97 @@
+"""Publish slots end to end (docs/ARCHITECTURE.md, "Publish slots"): a paced publish holds no slot while it waits
+for its next delivery, so eight campaigns at one delivery a minute no longer stop every other instance's publishes
+on the node, and a paced publish parked between its deliveries still survives kill -9."""
+import time
+
+from beams import Beams, alert, random_token, unique, wait_for
+from harness import INSTANCE_ID, KEY_ID, TEAM_ID, TOPIC, Server
+
+OTHER_ID = "c0ffee00-5a1e-4a7b-9c3d-2e1f0a9b8c7d"
+OTHER_SECRET = "slots-test-other-instance-secret-0123"
+
+
+def two_instance_server(environment, mock, name, overrides=None):
+    """A server whose second instance (`OTHER_ID`) also sends to the mock."""
+    directory = environment.directory / name
+    directory.mkdir(exist_ok=True)
+    apns = {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(environment.p8), "topic": TOPIC,
+            "defaultEnvironment": "sandbox", "endpointOverride": f"https://127.0.0.1:{mock.port}",
+            "caFile": mock.ca_file}
+    server = Server(directory, mock, environment.p8, environment.cert, environment.key, overrides,
+                    extra_instances=[{"id": OTHER_ID, "secretKey": OTHER_SECRET, "apns": apns}])
+    environment.processes.append(server)
+    return server
+
+
+def cancel(client, publish_id):
+    r = client.session.delete(
+        client.server.url(f"/publish_api/v1/instances/{client.instance_id}/publishes/{publish_id}"),
+        headers={"Authorization": f"Bearer {client.secret}"}, timeout=60)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_eight_campaigns_at_one_a_minute_do_not_keep_another_instances_publish_queued(environment):
+    """Eight publishes of instance A with `throttlePerMinute: 1` (each sends its first device at once, the next a
+    minute later) used to hold the node's eight slots (`engine.concurrentPublishes`) for that minute and more:
+    instance B's one-device publish stayed `queued` behind them."""
+    mock = environment.mock()
+    server = two_instance_server(environment, mock, "slots")
+    a, b = Beams(server), Beams(server, OTHER_ID, OTHER_SECRET)
+    interest = unique("campaign")
+    campaign_tokens = [random_token() for _ in range(2)]
+    for token in campaign_tokens:
+        a.register(token, [interest])
+    campaigns = [a.publish("interests", {"interests": [interest], "apns": alert(f"campaign {n}"),
+                                         "x_delivery": {"throttlePerMinute": 1}}) for n in range(8)]
+    # Every campaign runs and has sent its first delivery; the second waits a minute.
+    wait_for(lambda: all(a.status(p)["status"] == "running" for p in campaigns), timeout=20,
+             message="the eight campaigns never all ran")
+    wait_for(lambda: mock.stats()["requests"] >= 8, timeout=20, message="the campaigns' first deliveries")
+
+    # One device of instance B, by interest: the same kind of publish as the campaigns, only unpaced.
+    token = random_token()
+    interest_b = unique("reset")
+    b.register(token, [interest_b])
+    started = time.time()
+    publish_id = b.publish("interests", {"interests": [interest_b], "apns": alert("password reset")})
+    arrived = wait_for(lambda: mock.requests_for(token), timeout=60, message="instance B's publish never arrived")
+    took = arrived[0]["time"] - started
+    print(f"slots: instance B's publish to first delivery behind eight paced campaigns: {took * 1000:.0f} ms")
+    assert took < 2.0, f"instance B's one-device publish took {took:.1f} s behind eight paced campaigns"
+    assert b.wait_finished(publish_id, timeout=10)["apns"]["accepted"] == 1
+
+    # The campaigns still pace: none has sent its second device yet, and each is still running.
+    assert mock.stats()["requests"] == 8 + 1, mock.stats()
+    assert all(a.status(p)["status"] == "running" for p in campaigns)
+    # A parked campaign is cancelled at once with its final counts.
+    for publish_id in campaigns:
+        answer = cancel(a, publish_id)
+        assert answer["status"] == "cancelled", answer
+    assert mock.stats()["requests"] == 9, "nothing more went out after the cancels"
+
+
+def test_paced_publish_parked_between_deliveries_resumes_after_kill_9(environment):
+    """At 120 a minute the run waits half a second for each delivery, parked without a slot (its lease still
+    renewed): killed there, the restarted server resumes it from its checkpoint and every device gets it."""
+    mock = environment.mock()
+    # A stable node identity: on PostgreSQL the restart then takes the dead process's lease at once.
+    server = two_instance_server(environment, mock, "slots-restart", {"engine": {"nodeId": "slots-restart"}})
+    client = Beams(server)
+    interest = unique("parked")
+    tokens = [random_token() for _ in range(6)]
+    for token in tokens:
+        client.register(token, [interest])
+    publish_id = client.publish("interests", {"interests": [interest], "apns": alert("paced"),
+                                              "x_delivery": {"throttlePerMinute": 120}})
+    wait_for(lambda: mock.stats()["requests"] >= 2, timeout=20, message="the first paced deliveries")
+    # Between two deliveries: the run is parked (a checkpoint every 200 ms has written what was answered).
+    time.sleep(0.3)
+    server.kill9()
+    server.start()
+    finished = Beams(server).wait_finished(publish_id, timeout=30)
+    assert finished["apns"]["accepted"] == 6 and finished["attempts"] == 2, finished
+    counts = {token: len(mock.requests_for(token)) for token in tokens}
+    assert min(counts.values()) == 1, counts
+    # What a crash can repeat: the delivery in flight or answered since the last checkpoint.
+    assert sum(counts.values()) - 6 <= 1, counts
