@@ -152,7 +152,8 @@ class Bench:
                       "topic": harness.TOPIC, "defaultEnvironment": "sandbox",
                       "endpointOverride": f"https://127.0.0.1:{self.sink_port}", "caFile": self.sink_ca},
              "web": {"vapidKeyFile": str(vapid), "subject": "mailto:ops@example.com",
-                     "pushServiceHosts": [BLACKHOLE_HOST], "allowedDestinations": [BLACKHOLE_HOST]}}
+                     "pushServiceHosts": [f"{BLACKHOLE_HOST}:{self.blackhole_port}"],
+                     "allowedDestinations": [BLACKHOLE_HOST]}}
         # `limits: {}` keeps every default limit (the harness lifts the per-address one for the test suites).
         self.server = harness.Server(d, self.mock, self.p8, overrides={"limits": {}, "log": {"level": "notice"}},
                                      extra_instances=[a])

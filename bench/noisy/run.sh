@@ -8,5 +8,5 @@
 # SKIP_BUILD=1 uses the release binaries as they are (PUSH_SERVER_BIN another server build to compare).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[[ -n ${SKIP_BUILD:-} ]] || swift build -c release --product push-server --product SeedDevices >/dev/null
+[[ -n ${SKIP_BUILD:-} ]] || { swift build -c release --product push-server >/dev/null && swift build -c release --product SeedDevices >/dev/null; }
 exec .venv/bin/python3 bench/noisy/noisy.py "$@"
