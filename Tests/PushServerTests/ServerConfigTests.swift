@@ -1,6 +1,7 @@
 import HTTPClient
 @testable import PushServer
 import PushStore
+@testable import SQLiteStore
 import XCTest
 
 final class ServerConfigTests: XCTestCase {
@@ -134,6 +135,22 @@ final class ServerConfigTests: XCTestCase {
             "storage.outageLogIntervalSeconds: must be between 1 and 86400, got 0",
             "storage.outageRetryAfterSeconds: must be between 1 and 3600, got 3601",
         ])
+    }
+
+    func testTheSQLiteCacheHasADefaultAndBoundsAndReachesTheWriter() async throws {
+        XCTAssertEqual(try parse(#"{"instances":[\#(validInstance)]}"#).0.storage.sqliteCacheMiB, 64)
+        var storage = try parse(#"{"storage":{"sqliteCacheMiB":8},"instances":[\#(validInstance)]}"#).0.storage
+        XCTAssertEqual(storage.sqliteCacheMiB, 8)
+        XCTAssertEqual(errors(#"{"storage":{"sqliteCacheMiB":0},"instances":[\#(validInstance)]}"#),
+                       ["storage.sqliteCacheMiB: must be between 1 and 4096, got 0"])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        storage.path = directory.appendingPathComponent("push.sqlite").path
+        let opened = try await Application.openStore(storage, logger: .disabled, healthEvents: { _ in })
+        let store = try XCTUnwrap(opened as? SQLitePushStore)
+        let pages = try await store.write { try $0.first("PRAGMA cache_size") { $0.int64(0) } }
+        XCTAssertEqual(pages, -8 * 1024, "negative: KiB")
+        try await store.close()
     }
 
     func testUndeliveredDeviceExpiryIsOffByDefaultAndRefusedOnPostgreSQL() throws {

@@ -6,6 +6,7 @@
 #   BACKEND=postgresql SOAK_ARGS=... bench/soak/run.sh 3600 0   (one 60-minute phase on a throwaway PostgreSQL
 #                                                                 cluster, bench/soak/cluster.py)
 #
+# SQLITE_CACHE_MIB sets storage.sqliteCacheMiB (the SQLite writer's page cache, default 64).
 # OUT (default bench/out/soak), HTTP_PORT and SINK_PORT let two soaks run side by side; SKIP_BUILD=1 uses the
 # release binary as it is (bench/publish's SERVER_BIN likewise: another build to compare).
 #
@@ -34,7 +35,7 @@ trap 'SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null
       if [[ -n ${SERVER:-} ]]; then kill $SERVER 2>/dev/null || true; fi
       if [[ -n ${CLUSTER:-} ]]; then kill $CLUSTER 2>/dev/null || true; wait $CLUSTER 2>/dev/null || true; fi' EXIT
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/AuthKey.p8" 2>/dev/null
-STORAGE="{\"path\":\"$OUT/push.sqlite\"}"
+STORAGE="{\"path\":\"$OUT/push.sqlite\"${SQLITE_CACHE_MIB:+,\"sqliteCacheMiB\":$SQLITE_CACHE_MIB}}"
 DB_ARGS=(--db "$OUT/push.sqlite")
 if [[ $BACKEND == postgresql ]]; then
     $PY bench/soak/cluster.py "$OUT/pg-url" >"$OUT/cluster.log" 2>&1 &

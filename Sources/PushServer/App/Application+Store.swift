@@ -16,6 +16,7 @@ extension Application {
         case .sqlite:
             var configuration = SQLitePushStore.Configuration(path: storage.path)
             configuration.synchronous = storage.synchronous == .full ? .full : .normal
+            configuration.writerCacheSizeKiB = storage.sqliteCacheMiB * 1024
             // One server per database file: a restart then resumes the publishes a crashed process held at once.
             configuration.exclusive = true
             configuration.logger = logger

@@ -85,7 +85,7 @@ extension ServerConfig {
         if let storage = reader.object(root["storage"], "storage") {
             reader.checkKeys(storage, "storage", allowed: [
                 "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
-                "outageRetryAfterSeconds", "backend", "postgresql",
+                "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB",
             ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
@@ -101,6 +101,7 @@ extension ServerConfig {
                     config.storage.undeliveredDeviceDays = days
                 }
             }
+            if let v = reader.int(storage, "sqliteCacheMiB", "storage", in: 1...4096) { config.storage.sqliteCacheMiB = v }
             if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
                 config.storage.outageLogIntervalSeconds = v
             }

@@ -42,6 +42,11 @@ public struct ServerConfig: Sendable {
         /// failure (credentials missing for a while, say) and whose app is not opened meanwhile is deleted too;
         /// SQLite only (the config refuses it on PostgreSQL, where sharded successes are not recorded per device).
         public var undeliveredDeviceDays = 0
+        /// SQLite only: the writer connection's page cache in MiB, the largest share of the store's memory (each
+        /// reader keeps SQLite's 2 MiB). It fills with the pages the writer touches, so a node's RSS grows with its
+        /// database up to this size and then stays (docs/BENCHMARKS.md, soak). Default 64: large random-key index
+        /// inserts (registrations, imports) stay off the disk; 8–16 suits a small host.
+        public var sqliteCacheMiB = 64
         /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
         public var outageLogIntervalSeconds = 60
         /// The `Retry-After` of the 503 answered while the store cannot write.
