@@ -4,10 +4,12 @@ import PushStore
 
 /// Claims queued publishes and runs them side by side, each in a `PublishRunner`; which of them send at a time is
 /// the node's publish slots' decision (`PublishSlots`: `concurrentPublishes` slots shared round robin across
-/// instances, express slots for small publishes, paced runs parked without one between their tokens).
+/// instances, express slots for small publishes, a floor slot for an instance holding none, paced runs parked
+/// without one between their tokens).
 ///
 /// It wakes when a publish is enqueued on this node (`wake()`) or a run ends, and claims until the slots are full
-/// or the queue is empty. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
+/// or the queue is empty, taking first the jobs of the instances with the fewest runs here (`ClaimPreference`);
+/// with the slots full it still claims a job of an instance with no run here, for that instance's floor slot. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
 /// it too. What nothing announces (expired leases of a dead node, or anything while the listening connection is
 /// down) is found by polling, every `pollInterval`.
 ///
