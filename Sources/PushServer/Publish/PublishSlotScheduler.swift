@@ -15,8 +15,8 @@
 ///   top of `slots`: a one-user publish starts even while every regular slot carries a huge publish.
 /// - With `instanceFloor`, an instance holding no slot is granted one even when every slot is taken (a *floor*
 ///   slot, on top of `slots` and `expressSlots`): another instance's publishes, however many and however slow,
-///   cannot keep its first publish waiting. At most one floor slot per instance, so the node sends for at most
-///   `slots + expressSlots + ` (instances with a run here) publishes at once.
+///   cannot keep its first publish waiting. At most one floor slot per instance, so at most `slots +
+///   expressSlots` runs plus one per instance with a run here hold a slot at once.
 struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// How a run competes for slots.
     enum Lane: Sendable, Equatable {
