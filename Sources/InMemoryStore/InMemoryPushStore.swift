@@ -163,8 +163,10 @@ public final class InMemoryPushStore: PushStorage {
         try access { try $0.enqueue(job) }
     }
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
-        try access { $0.claim(workerID: workerID, leaseDuration: leaseDuration, now: now) }
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+        -> ClaimedJob?
+    {
+        try access { $0.claim(workerID: workerID, leaseDuration: leaseDuration, now: now, preference: preference) }
     }
 
     @discardableResult

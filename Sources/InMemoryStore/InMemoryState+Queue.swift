@@ -16,15 +16,24 @@ extension InMemoryState {
         return id
     }
 
-    mutating func claim(workerID: String, leaseDuration: Duration, now: Date) -> ClaimedJob? {
+    mutating func claim(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference)
+        -> ClaimedJob?
+    {
         let expires = now.millisecondsSince1970(after: leaseDuration)
         let now = now.millisecondsSince1970
-        // The oldest job that is queued or whose worker's lease ran out.
+        // A job that is queued or whose worker's lease ran out: of the instance with the fewest runs on the
+        // claiming node, the oldest.
         let claimable = jobs.values.filter { stored in
-            (stored.state == .queued && (stored.job.notBefore?.millisecondsSince1970 ?? .min) <= now)
-                || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now)
+            ((stored.state == .queued && (stored.job.notBefore?.millisecondsSince1970 ?? .min) <= now)
+                || (stored.state == .running && (stored.leaseExpiresAt ?? .min) <= now))
+                && preference.admits(stored.job.instanceID)
         }
-        guard var stored = claimable.min(by: { $0.id.rawValue < $1.id.rawValue }) else { return nil }
+        guard
+            var stored = claimable.min(by: {
+                (preference.rank(of: $0.job.instanceID), $0.id.rawValue)
+                    < (preference.rank(of: $1.job.instanceID), $1.id.rawValue)
+            })
+        else { return nil }
         stored.state = .running
         stored.leaseOwner = workerID
         stored.leaseExpiresAt = expires

@@ -70,7 +70,8 @@ extension PostgreSQLPushStore {
         }
     }
 
-    /// The claim: the oldest claimable job, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
+    /// The claim: a claimable job of the instance with the fewest runs on the claiming node (`$4`, `$5`: the
+    /// instances it runs and how many; `$6` = 1: only other instances, `ClaimPreference`), its oldest, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
     /// it instead of waiting, in a MATERIALIZED CTE so the planner cannot re-run the LIMITed subquery inside a join
     /// and claim more rows than one; then leased in the same statement. A queued job is claimable once its
     /// `not_before` (a scheduled publish, or a local-time publish's next round) has come.
@@ -80,7 +81,10 @@ extension PostgreSQLPushStore {
             WHERE state IN ('queued', 'running')
                 AND ((state = 'queued' AND (not_before IS NULL OR not_before <= $1))
                     OR (state = 'running' AND lease_expires_at <= $1))
-            ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED
+                AND ($6 = 0 OR instance_id <> ALL ($4::text[]))
+            ORDER BY COALESCE((SELECT r.runs FROM unnest($4::text[], $5::bigint[]) AS r(instance, runs)
+                               WHERE r.instance = publish_jobs.instance_id), 0), id
+            LIMIT 1 FOR UPDATE SKIP LOCKED
         )
         UPDATE publish_jobs j SET state = 'running', lease_owner = $2, lease_expires_at = $3,
             started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
@@ -89,12 +93,19 @@ extension PostgreSQLPushStore {
             j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested, j.shards
         """
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+        -> ClaimedJob?
+    {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
+        let (ids, runs) = preference.rankedInstances
         return try await write { connection in
             let result = try connection.query(
-                Self.claimSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
+                Self.claimSQL,
+                [
+                    .integer(nowMillis), .text(workerID), .integer(expires), .textArray(ids), .integerArray(runs),
+                    .integer(preference.onlyAbsentInstances ? 1 : 0),
+                ])
             guard let claimed = try result.first({ try Self.readJob(result, $0) }) else { return nil }
             var job = ClaimedJob(
                 id: claimed.id, job: claimed.job, cursor: claimed.cursor,

@@ -97,10 +97,12 @@ public protocol PublishQueue: Sendable {
     /// Durably queues a publish: returns only after the job is committed.
     /// - Throws: `PushStoreError.duplicatePublish` when the instance already has this publish id.
     func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID
-    /// Leases the oldest job that is queued, or running with an expired lease (a crashed worker's job), to
-    /// `workerID` until `now + leaseDuration`. Jobs leased by live workers are skipped, so several workers (or one
-    /// engine claiming several jobs) run jobs side by side. - Returns: `nil` when nothing is claimable.
-    func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob?
+    /// Leases a job that is queued, or running with an expired lease (a crashed worker's job), to `workerID` until
+    /// `now + leaseDuration`: of the instances `preference` admits, one with the fewest runs on the claiming node,
+    /// and its oldest job. Jobs leased by live workers are skipped, so several workers (or one engine claiming
+    /// several jobs) run jobs side by side. - Returns: `nil` when nothing is claimable.
+    func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+        -> ClaimedJob?
     /// Extends the lease. - Returns: whether `cancelPublish` marked the job meanwhile (`cancelRequested`): the
     /// holder must stop it and end it `.cancelled`. This is how a run learns of a cancel made on another node.
     /// - Throws: `PushStoreError.leaseLost` when `workerID` no longer holds it.
@@ -233,5 +235,10 @@ extension PublishQueue {
     ) async throws {
         try await checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
                              answered: [])
+    }
+
+    /// Leases the oldest claimable job, whatever its instance (`ClaimPreference.oldestFirst`).
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+        try await claimJob(workerID: workerID, leaseDuration: leaseDuration, now: now, preference: .oldestFirst)
     }
 }

@@ -73,20 +73,14 @@ extension SQLitePushStore {
         }
     }
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+        -> ClaimedJob?
+    {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
+        let (sql, parameters) = Self.claimQuery(now: nowMillis, preference: preference)
         return try await write { connection in
-            // `publish_jobs_open` holds only unfinished jobs, so this never scans finished history.
-            guard
-                let id = try connection.first(
-                    """
-                    SELECT id FROM publish_jobs INDEXED BY publish_jobs_open
-                    WHERE state IN ('queued', 'running')
-                        AND ((state = 'queued' AND (not_before IS NULL OR not_before <= ?)) OR lease_expires_at <= ?)
-                    ORDER BY id LIMIT 1
-                    """, [.integer(nowMillis), .integer(nowMillis)], { $0.int64(0) })
-            else { return nil }
+            guard let id = try connection.first(sql, parameters, { $0.int64(0) }) else { return nil }
             guard
                 let claimed = try connection.first(
                     """
@@ -101,6 +95,31 @@ extension SQLitePushStore {
                 leaseExpiresAt: claimed.lease ?? Date(millisecondsSince1970: expires),
                 cancelRequested: claimed.cancelRequested)
         }
+    }
+
+    /// The claim's choice: a claimable job of the instance with the fewest runs on the claiming node, its oldest.
+    /// `publish_jobs_open` holds only unfinished jobs, so this never scans finished history; with runs to rank by,
+    /// the open jobs that are claimable are sorted (a backlog of queued publishes, not the history).
+    static func claimQuery(now: Int64, preference: ClaimPreference) -> (String, [SQLValue]) {
+        var sql = """
+            SELECT id FROM publish_jobs INDEXED BY publish_jobs_open
+            WHERE state IN ('queued', 'running')
+                AND ((state = 'queued' AND (not_before IS NULL OR not_before <= ?)) OR lease_expires_at <= ?)
+            """
+        var parameters: [SQLValue] = [.integer(now), .integer(now)]
+        let (ids, runs) = preference.rankedInstances
+        guard !ids.isEmpty else { return (sql + " ORDER BY id LIMIT 1", parameters) }
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        if preference.onlyAbsentInstances {
+            sql += " AND instance_id NOT IN (\(placeholders))"
+            parameters += ids.map { .text($0) }
+        }
+        sql += " ORDER BY CASE instance_id"
+        for (id, count) in zip(ids, runs) {
+            sql += " WHEN ? THEN ?"
+            parameters += [.text(id), .integer(count)]
+        }
+        return (sql + " ELSE 0 END, id LIMIT 1", parameters)
     }
 
     @discardableResult

@@ -41,4 +41,40 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
             }
         }
     }
+
+    /// The claim ranks instances by their runs on the node (`ClaimPreference`), so it sorts the claimable jobs
+    /// instead of taking the first by id: it must still read only `publish_jobs_open` (unfinished jobs), never the
+    /// finished history, in the generic plan as in a custom one.
+    func testClaimReadsOnlyTheOpenJobsIndexWhenRankingInstances() async throws {
+        let store = try await openNode(poolSize: 1)
+        try await store.close()
+        let connection = try PGConnection(connectionString: connectionString)
+        defer { connection.close() }
+        // 20,000 finished jobs of five instances and 50 queued ones, statistics gathered.
+        try connection.execute("""
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at, state, finished_at)
+            SELECT 'i' || (g % 5), 'p' || g, 'interests', ARRAY['news'], '\\x00'::bytea, g,
+                CASE WHEN g > 19950 THEN 'queued' ELSE 'finished' END, CASE WHEN g > 19950 THEN NULL ELSE g END
+            FROM generate_series(1, 20000) g;
+            ANALYZE
+            """)
+        try connection.execute("""
+            PREPARE claim(bigint, text, bigint, text[], bigint[], bigint) AS \(PostgreSQLPushStore.claimSQL)
+            """)
+        for only in [0, 1] {
+            for mode in ["force_custom_plan", "force_generic_plan"] {
+                try connection.execute("SET plan_cache_mode = \(mode)")
+                let plan = try connection.query(
+                    "EXPLAIN EXECUTE claim(30000, 'w', 60000, ARRAY['i1', 'i2'], ARRAY[8, 1], \(only))")
+                let text = plan.map { plan.text($0, 0) }.joined(separator: "\n")
+                let context = "only absent \(only), \(mode):\n\(text)"
+                XCTAssertFalse(text.contains("Seq Scan on publish_jobs"), context)
+                XCTAssertTrue(text.contains("publish_jobs_open"), context)
+                XCTAssertTrue(text.contains("LockRows"), "FOR UPDATE SKIP LOCKED: \(context)")
+            }
+        }
+        // And it claims what the ranking says: instance i3 (no runs) before the older jobs of i1 and i2.
+        let claimed = try connection.query("EXECUTE claim(30000, 'w', 60000, ARRAY['i1', 'i2'], ARRAY[8, 1], 0)")
+        XCTAssertEqual(claimed.map { claimed.text($0, 1) }, ["i3"])
+    }
 }

@@ -95,3 +95,46 @@ def test_paced_publish_parked_between_deliveries_resumes_after_kill_9(environmen
     assert min(counts.values()) == 1, counts
     # What a crash can repeat: the delivery in flight or answered since the last checkpoint.
     assert sum(counts.values()) - 6 <= 1, counts
+
+
+def test_another_instances_publish_starts_at_once_behind_a_backlog_of_slow_publishes(environment):
+    """Instance A fills every publish slot (`engine.concurrentPublishes`, 8) with publishes whose APNs answers take
+    3 s, and queues four more behind them. Instance B's one-device interest publish used to wait in the store
+    behind A's older queued jobs until A's runs ended (claims went oldest first, and only while a slot was free):
+    now the claim prefers an instance with no run on the node, and such an instance gets a floor slot at once."""
+    mock = environment.mock()
+    server = two_instance_server(environment, mock, "backlog")
+    a, b = Beams(server), Beams(server, OTHER_ID, OTHER_SECRET)
+    interest = unique("bulk")
+    prefix = "5104"
+    devices = 120
+    for _ in range(devices):
+        a.register(prefix + random_token()[len(prefix):], [interest])
+    body = {"interests": [interest], "apns": alert("bulk")}
+    # Warm: every APNs connection is open and has had its first answer (a new connection sends one request until
+    # then), so what follows waits for publish slots, not for connections.
+    a.wait_finished(a.publish("interests", body), timeout=20)
+    mock.behave(prefix + "*", delay_ms=3000)
+    running = [a.publish("interests", body) for _ in range(8)]
+    wait_for(lambda: all(a.status(p)["status"] == "running" for p in running), timeout=20,
+             message="A's eight publishes never all ran")
+    backlog = [a.publish("interests", body) for _ in range(4)]
+
+    token = random_token()
+    while token.startswith(prefix):
+        token = random_token()
+    interest_b = unique("reset")
+    b.register(token, [interest_b])
+    started = time.time()
+    publish_id = b.publish("interests", {"interests": [interest_b], "apns": alert("password reset")})
+    arrived = wait_for(lambda: mock.requests_for(token), timeout=30, message="instance B's publish never arrived")
+    took = arrived[0]["time"] - started
+    print(f"slots: instance B's publish to first delivery behind A's slow publishes and backlog: {took * 1000:.0f} ms")
+    assert took < 2.0, f"instance B's one-device publish took {took:.1f} s behind instance A's backlog"
+    # A's backlog waits for A's own slots (the floor slot is B's alone): nothing of it has gone out yet, since
+    # the eight running publishes' answers take 3 s.
+    assert mock.stats()["requests"] <= 9 * devices + 1, mock.stats()
+    assert b.wait_finished(publish_id, timeout=10)["apns"]["accepted"] == 1
+    for publish_id in running + backlog:
+        assert a.wait_finished(publish_id, timeout=60)["apns"]["accepted"] == devices
+    assert mock.stats()["requests"] == 13 * devices + 1, "every device of every publish exactly once"

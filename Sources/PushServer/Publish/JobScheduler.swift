@@ -4,10 +4,12 @@ import PushStore
 
 /// Claims queued publishes and runs them side by side, each in a `PublishRunner`; which of them send at a time is
 /// the node's publish slots' decision (`PublishSlots`: `concurrentPublishes` slots shared round robin across
-/// instances, express slots for small publishes, paced runs parked without one between their tokens).
+/// instances, express slots for small publishes, a floor slot for an instance holding none, paced runs parked
+/// without one between their tokens).
 ///
 /// It wakes when a publish is enqueued on this node (`wake()`) or a run ends, and claims until the slots are full
-/// or the queue is empty. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
+/// or the queue is empty, taking first the jobs of the instances with the fewest runs here (`ClaimPreference`);
+/// with the slots full it still claims a job of an instance with no run here, for that instance's floor slot. On a shared database (`QueueNotifying`) other nodes' publishes, splits and cancels wake
 /// it too. What nothing announces (expired leases of a dead node, or anything while the listening connection is
 /// down) is found by polling, every `pollInterval`.
 ///
@@ -239,18 +241,33 @@ final class JobScheduler: Sendable {
         let settings = context.settings
         while true {
             // Claimed only when it could send at once (a bulk publish that finds only an express slot free waits
-            // for a regular one, and nothing more is claimed meanwhile); only this loop claims.
-            let free = control.read { !$0.stopping } && context.slots.wantsClaim
-            guard free else { return nil }
+            // for a regular one, and nothing more is claimed meanwhile); only this loop claims. With every slot
+            // taken, a publish of an instance with no run here still starts, in its floor slot.
+            let (halted, runsByInstance) = control.read { control in
+                let pairs = control.runs.values.map { ($0.claimed.job.instanceID, 1) }
+                return (control.stopping, Dictionary(pairs, uniquingKeysWith: +))
+            }
+            guard !halted else { return nil }
+            let preference: ClaimPreference
+            if context.slots.wantsClaim {
+                preference = ClaimPreference(runsByInstance: runsByInstance)
+            } else if context.slots.wantsFloorClaim {
+                preference = ClaimPreference(runsByInstance: runsByInstance, onlyAbsentInstances: true)
+            } else {
+                return nil
+            }
             let claimed: ClaimedJob?
             var claimSentAt = MonotonicClock.now()
             do {
-                // A whole job first (a new publish starts, or is split, at once), else a shard of a split one.
-                // The lease counts from when the claim was sent (`LeaseClock`).
+                // A whole job first (a new publish starts, or is split, at once), of the instance with the fewest
+                // runs here, else a shard of a split one. The lease counts from when the claim was sent
+                // (`LeaseClock`).
                 claimSentAt = MonotonicClock.now()
                 var job = try await context.store.claimJob(workerID: settings.workerID,
-                                                           leaseDuration: settings.leaseDuration, now: Date())
-                if job == nil, context.slots.regularSlotFree, let sharded = context.store as? any ShardedPublishQueue {
+                                                           leaseDuration: settings.leaseDuration, now: Date(),
+                                                           preference: preference)
+                if job == nil, !preference.onlyAbsentInstances, context.slots.regularSlotFree,
+                   let sharded = context.store as? any ShardedPublishQueue {
                     claimSentAt = MonotonicClock.now()
                     job = try await sharded.claimShard(workerID: settings.workerID,
                                                        leaseDuration: settings.leaseDuration, now: Date())

@@ -13,6 +13,10 @@
 ///   batches included) cannot keep another's waiting.
 /// - Within an instance, `.small` runs go before `.bulk` ones, and small runs have `expressSlots` of their own on
 ///   top of `slots`: a one-user publish starts even while every regular slot carries a huge publish.
+/// - With `instanceFloor`, an instance holding no slot is granted one even when every slot is taken (a *floor*
+///   slot, on top of `slots` and `expressSlots`): another instance's publishes, however many and however slow,
+///   cannot keep its first publish waiting. At most one floor slot per instance, so at most `slots +
+///   expressSlots` runs plus one per instance with a run here hold a slot at once.
 struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// How a run competes for slots.
     enum Lane: Sendable, Equatable {
@@ -30,12 +34,21 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
         case parked
     }
 
+    /// Which kind of slot a holding run has.
+    enum Slot: Sendable, Equatable {
+        case regular
+        /// One of the express slots (only `.small` runs take them).
+        case express
+        /// Its instance's floor slot (`instanceFloor`): granted because the instance held no slot.
+        case floor
+    }
+
     private struct Run {
         var instance: String
         var lane: Lane
         var place: Place
-        /// Holding one of the express slots (only `.small` runs do).
-        var express = false
+        /// The slot it holds while `.holding`.
+        var slot: Slot = .regular
     }
 
     private struct InstanceQueue {
@@ -53,6 +66,8 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     let maxParked: Int
     /// Grants per round-robin turn, by instance id; 1 when absent.
     let weights: [String: Int]
+    /// Whether an instance holding no slot gets a floor slot when every other slot is taken.
+    let instanceFloor: Bool
 
     private var runs: [Key: Run] = [:]
     private var queues: [String: InstanceQueue] = [:]
@@ -61,18 +76,29 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     private var cursor = 0
     private(set) var regularHeld = 0
     private(set) var expressHeld = 0
+    private(set) var floorHeld = 0
+    /// Slots held, by instance (entries at 0 removed).
+    private var heldByInstance: [String: Int] = [:]
     private(set) var parkedCount = 0
     private(set) var waitingCount = 0
 
-    init(slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:]) {
+    init(slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:],
+         instanceFloor: Bool = false) {
         self.slots = max(1, slots)
         self.expressSlots = max(0, expressSlots)
         self.maxParked = max(0, maxParked)
         self.weights = weights
+        self.instanceFloor = instanceFloor
     }
 
     /// Where `key` is; nil when it is unknown (never admitted, or removed).
     func place(of key: Key) -> Place? { runs[key]?.place }
+
+    /// The slot `key` holds; nil unless it is holding one.
+    func slot(of key: Key) -> Slot? {
+        guard let run = runs[key], run.place == .holding else { return nil }
+        return run.slot
+    }
 
     /// Whether the node should claim another publish: nothing waits here for a slot, and a slot is free for at
     /// least a small run. (A claimed bulk run that finds only an express slot free waits for a regular one; no
@@ -80,6 +106,10 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     var wantsClaim: Bool {
         waitingCount == 0 && (regularHeld < slots || expressHeld < expressSlots)
     }
+
+    /// Whether the node should claim a publish of an instance with no run here, although `wantsClaim` is false:
+    /// such a run gets its instance's floor slot at once (`instanceFloor`).
+    var wantsFloorClaim: Bool { instanceFloor && !wantsClaim }
 
     /// A claimed run joins its instance's queue. - Returns: the runs granted a slot (it may be one of them).
     mutating func admit(_ key: Key, instance: String, lane: Lane) -> [Key] {
@@ -95,7 +125,7 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
         guard var run = runs[key], run.place == .holding, parkedCount < maxParked else { return (false, []) }
         releaseSlot(of: run)
         run.place = .parked
-        run.express = false
+        run.slot = .regular
         runs[key] = run
         parkedCount += 1
         return (true, grant())
@@ -151,38 +181,63 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     }
 
     private mutating func releaseSlot(of run: Run) {
-        if run.express { expressHeld -= 1 } else { regularHeld -= 1 }
+        switch run.slot {
+        case .regular: regularHeld -= 1
+        case .express: expressHeld -= 1
+        case .floor: floorHeld -= 1
+        }
+        let held = (heldByInstance[run.instance] ?? 1) - 1
+        heldByInstance[run.instance] = held > 0 ? held : nil
     }
 
     private func weight(_ instance: String) -> Int { max(1, weights[instance] ?? 1) }
 
-    /// Hands free slots to waiting runs until none is free or nobody waiting can use one.
+    /// Hands free slots to waiting runs until none is free or nobody waiting can use one, then floor slots to the
+    /// waiting instances that hold none.
     private mutating func grant() -> [Key] {
         var granted: [Key] = []
         while waitingCount > 0 {
             let regularFree = regularHeld < slots
             let expressFree = expressHeld < expressSlots
-            guard regularFree || expressFree else { break }
-            guard let instance = nextInstance(bulkAllowed: regularFree) else { break }
-            var queue = queues[instance] ?? InstanceQueue()
-            let key: Key
-            var express = false
-            if !queue.small.isEmpty {
-                key = queue.small.removeFirst()
+            let slot: Slot
+            let instance: String
+            if regularFree || expressFree, let next = nextInstance(bulkAllowed: regularFree) {
+                instance = next
                 // A small run takes an express slot first, keeping the regular ones for runs that need them.
-                express = expressFree
+                slot = queues[next]?.small.isEmpty == false && expressFree ? .express : .regular
+            } else if let bare = instanceHoldingNoSlot() {
+                instance = bare
+                slot = .floor
             } else {
-                key = queue.bulk.removeFirst()
+                break
             }
+            var queue = queues[instance] ?? InstanceQueue()
+            let key = queue.small.isEmpty ? queue.bulk.removeFirst() : queue.small.removeFirst()
             queues[instance] = queue
             waitingCount -= 1
-            if express { expressHeld += 1 } else { regularHeld += 1 }
+            switch slot {
+            case .regular: regularHeld += 1
+            case .express: expressHeld += 1
+            case .floor: floorHeld += 1
+            }
+            heldByInstance[instance, default: 0] += 1
             runs[key]?.place = .holding
-            runs[key]?.express = express
+            runs[key]?.slot = slot
             granted.append(key)
             if queue.isEmpty { dropInstance(instance) }
         }
         return granted
+    }
+
+    /// With `instanceFloor`, the first instance in turn order, from the current one, that has a run waiting and
+    /// holds no slot; it does not use up the instance's turn.
+    private func instanceHoldingNoSlot() -> String? {
+        guard instanceFloor, !order.isEmpty else { return nil }
+        for step in 0..<order.count {
+            let instance = order[(cursor + step) % order.count]
+            if heldByInstance[instance] == nil, queues[instance]?.isEmpty == false { return instance }
+        }
+        return nil
     }
 
     /// The instance whose waiting run goes next: the current one while its turn lasts (`deficit`), else the next in

@@ -26,9 +26,13 @@ final class PublishSlots: Sendable {
     ///   - metrics: where `push_publish_slots_busy`, `push_publish_jobs_waiting` and
     ///   `push_publish_jobs_parked` go after each change.
     ///   - weights: grants per round-robin turn by lower-cased instance id (`instances[].publishWeight`).
-    init(slots: Int, expressSlots: Int, maxParked: Int, weights: [String: Int] = [:], metrics: Metrics? = nil) {
+    ///   - instanceFloor: an instance holding no slot gets one even when all are taken
+    ///   (`PublishSlotScheduler.instanceFloor`).
+    init(slots: Int, expressSlots: Int, maxParked: Int, weights: [String: Int] = [:], instanceFloor: Bool = true,
+         metrics: Metrics? = nil) {
         state = Locked(State(scheduler: PublishSlotScheduler(slots: slots, expressSlots: expressSlots,
-                                                             maxParked: maxParked, weights: weights)))
+                                                             maxParked: maxParked, weights: weights,
+                                                             instanceFloor: instanceFloor)))
         self.metrics = metrics
     }
 
@@ -52,13 +56,18 @@ final class PublishSlots: Sendable {
     /// Whether the node should claim another publish (see `PublishSlotScheduler.wantsClaim`).
     var wantsClaim: Bool { state.withLock { $0.scheduler.wantsClaim } }
 
+    /// Whether the node should claim a publish of an instance with no run here, for its floor slot (see
+    /// `PublishSlotScheduler.wantsFloorClaim`).
+    var wantsFloorClaim: Bool { state.withLock { $0.scheduler.wantsFloorClaim } }
+
     /// Whether a regular slot is free (a shard, always bulk, is claimed only then: it never waits in an express
     /// slot's stead while another node could deliver it).
     var regularSlotFree: Bool { state.withLock { $0.scheduler.regularHeld < $0.scheduler.slots } }
 
     /// Runs holding a slot, waiting for one, and parked.
     var counts: (holding: Int, waiting: Int, parked: Int) {
-        state.withLock { ($0.scheduler.regularHeld + $0.scheduler.expressHeld, $0.scheduler.waitingCount,
+        state.withLock { ($0.scheduler.regularHeld + $0.scheduler.expressHeld + $0.scheduler.floorHeld,
+                          $0.scheduler.waitingCount,
                           $0.scheduler.parkedCount) }
     }
 

@@ -152,20 +152,73 @@ final class PublishSlotSchedulerTests: XCTestCase {
         XCTAssertEqual(slots.waitingCount, 0)
     }
 
-    /// Any sequence of events keeps the counts consistent and never holds more slots than there are.
+    func testInstanceHoldingNoSlotGetsAFloorSlotWhileAnotherInstanceHoldsEveryOne() {
+        var slots = Scheduler(slots: 2, instanceFloor: true)
+        XCTAssertEqual(slots.admit("a1", instance: "a", lane: .bulk), ["a1"])
+        XCTAssertEqual(slots.admit("a2", instance: "a", lane: .bulk), ["a2"])
+        XCTAssertEqual(slots.admit("a3", instance: "a", lane: .bulk), [], "a holds slots: its third run waits")
+        XCTAssertFalse(slots.wantsClaim)
+        XCTAssertTrue(slots.wantsFloorClaim, "an instance with no run here could still start one")
+        XCTAssertEqual(slots.admit("b1", instance: "b", lane: .bulk), ["b1"], "b held nothing: it starts at once")
+        XCTAssertEqual(slots.slot(of: "b1"), .floor)
+        XCTAssertEqual(slots.floorHeld, 1)
+        XCTAssertEqual(slots.admit("b2", instance: "b", lane: .bulk), [], "one floor slot per instance")
+        XCTAssertEqual(slots.remove("b1"), ["b2"], "b holds nothing again: its next run takes the floor slot")
+        XCTAssertEqual(slots.slot(of: "b2"), .floor)
+        XCTAssertEqual(slots.remove("a1"), ["a3"], "a regular slot goes to a waiting run as before")
+        XCTAssertEqual(slots.slot(of: "a3"), .regular)
+        XCTAssertEqual(slots.remove("b2"), [])
+        XCTAssertEqual(slots.floorHeld, 0)
+        XCTAssertEqual(slots.regularHeld, 2)
+    }
+
+    func testWithoutTheFloorAnotherInstanceWaitsForARegularSlot() {
+        var slots = Scheduler(slots: 1)
+        _ = slots.admit("a1", instance: "a", lane: .bulk)
+        XCTAssertFalse(slots.wantsFloorClaim)
+        XCTAssertEqual(slots.admit("b1", instance: "b", lane: .bulk), [])
+        XCTAssertEqual(slots.remove("a1"), ["b1"])
+    }
+
+    func testSmallRunTakesAFreeExpressSlotBeforeItsInstancesFloorSlot() {
+        var slots = Scheduler(slots: 1, expressSlots: 1, instanceFloor: true)
+        _ = slots.admit("a1", instance: "a", lane: .bulk)
+        XCTAssertEqual(slots.admit("b1", instance: "b", lane: .small), ["b1"])
+        XCTAssertEqual(slots.slot(of: "b1"), .express)
+        XCTAssertEqual(slots.admit("c1", instance: "c", lane: .bulk), ["c1"], "only the express slot was free")
+        XCTAssertEqual(slots.slot(of: "c1"), .floor)
+    }
+
+    func testParkedRunOfAnInstanceHoldingNothingResumesInItsFloorSlot() {
+        var slots = Scheduler(slots: 1, maxParked: 4, instanceFloor: true)
+        _ = slots.admit("a1", instance: "a", lane: .bulk)
+        XCTAssertTrue(slots.park("a1").parked)
+        XCTAssertEqual(slots.admit("b1", instance: "b", lane: .bulk), ["b1"])
+        XCTAssertEqual(slots.slot(of: "b1"), .regular)
+        XCTAssertEqual(slots.resume("a1"), ["a1"], "a holds no slot: its paced run does not wait behind b's")
+        XCTAssertEqual(slots.slot(of: "a1"), .floor)
+    }
+
+    /// Any sequence of events keeps the counts consistent and never holds more slots than there are (with the
+    /// floor: at most one floor slot per instance, and no instance waits while it holds nothing).
     func testRandomEventsKeepTheSlotAccountingConsistent() {
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<100 {
-            var slots = Scheduler(slots: 3, expressSlots: 1, maxParked: 2, weights: ["i1": 2])
+        for round in 0..<100 {
+            let floor = round % 2 == 1
+            var slots = Scheduler(slots: 3, expressSlots: 1, maxParked: 2, weights: ["i1": 2], instanceFloor: floor)
             var places: [String: Scheduler.Place] = [:]
+            var instances: [String: String] = [:]
             for step in 0..<200 {
                 let key = "r\(Int.random(in: 0..<12, using: &generator))"
                 var granted: [String] = []
                 switch Int.random(in: 0..<4, using: &generator) {
                 case 0:
-                    granted = slots.admit(key, instance: "i\(Int.random(in: 0..<3, using: &generator))",
-                                          lane: Bool.random(using: &generator) ? .small : .bulk)
-                    if places[key] == nil { places[key] = .waiting }
+                    let instance = "i\(Int.random(in: 0..<3, using: &generator))"
+                    granted = slots.admit(key, instance: instance, lane: Bool.random(using: &generator) ? .small : .bulk)
+                    if places[key] == nil {
+                        places[key] = .waiting
+                        instances[key] = instance
+                    }
                 case 1:
                     let (parked, more) = slots.park(key)
                     if parked { places[key] = .parked }
@@ -185,11 +238,20 @@ final class PublishSlotSchedulerTests: XCTestCase {
                 XCTAssertLessThanOrEqual(slots.regularHeld, 3)
                 XCTAssertLessThanOrEqual(slots.expressHeld, 1)
                 XCTAssertLessThanOrEqual(slots.parkedCount, 2)
-                XCTAssertEqual(slots.regularHeld + slots.expressHeld, places.values.filter { $0 == .holding }.count)
+                XCTAssertEqual(slots.regularHeld + slots.expressHeld + slots.floorHeld,
+                               places.values.filter { $0 == .holding }.count)
                 XCTAssertEqual(slots.waitingCount, places.values.filter { $0 == .waiting }.count)
                 XCTAssertEqual(slots.parkedCount, places.values.filter { $0 == .parked }.count)
                 // Work conservation: nobody waits while a slot they could use is free.
                 if slots.waitingCount > 0 { XCTAssertEqual(slots.regularHeld, 3, "step \(step)") }
+                let live = places.keys.filter { slots.place(of: $0) != nil }
+                let floors = live.filter { slots.slot(of: $0) == .floor }.map { instances[$0] ?? "" }
+                XCTAssertEqual(Set(floors).count, floors.count, "step \(step): one floor slot per instance")
+                if !floor { XCTAssertEqual(slots.floorHeld, 0) }
+                for key in live where floor && places[key] == .waiting {
+                    XCTAssertTrue(live.contains { places[$0] == .holding && instances[$0] == instances[key] },
+                                  "step \(step): \(key) waits although its instance holds nothing")
+                }
             }
         }
     }

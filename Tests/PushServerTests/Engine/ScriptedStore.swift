@@ -115,10 +115,13 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID { try await base.enqueuePublish(job) }
 
-    func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+    func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+        -> ClaimedJob?
+    {
         record(.claimAttempted)
         try check(.claim)
-        let claimed = try await base.claimJob(workerID: workerID, leaseDuration: leaseDuration, now: shifted(now))
+        let claimed = try await base.claimJob(workerID: workerID, leaseDuration: leaseDuration, now: shifted(now),
+                                              preference: preference)
         if let claimed { record(.claimed(attempt: claimed.attempt)) }
         return claimed
     }

@@ -149,6 +149,10 @@ final class PublishQueueContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, PublishQueueContract.testClaimsOldestFirstAndSkipsLeasedJobs)
     }
 
+    func testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest)
+    }
+
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish() async throws {
         try await runContract(.postgresql, PublishQueueContract.testLeaseHolderOnlyMayCheckpointRenewOrFinish)
     }

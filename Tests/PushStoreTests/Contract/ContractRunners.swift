@@ -149,6 +149,10 @@ final class PublishQueueContractOnSQLite: XCTestCase {
         try await runContract(.sqlite, PublishQueueContract.testClaimsOldestFirstAndSkipsLeasedJobs)
     }
 
+    func testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest() async throws {
+        try await runContract(.sqlite, PublishQueueContract.testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest)
+    }
+
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish() async throws {
         try await runContract(.sqlite, PublishQueueContract.testLeaseHolderOnlyMayCheckpointRenewOrFinish)
     }
@@ -425,6 +429,10 @@ final class PublishQueueContractInMemory: XCTestCase {
 
     func testClaimsOldestFirstAndSkipsLeasedJobs() async throws {
         try await runContract(.inMemory, PublishQueueContract.testClaimsOldestFirstAndSkipsLeasedJobs)
+    }
+
+    func testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest() async throws {
+        try await runContract(.inMemory, PublishQueueContract.testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest)
     }
 
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish() async throws {

@@ -60,6 +60,33 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    func testClaimPrefersTheInstanceWithFewestRunsOnTheNodeThenTheOldest() async throws {
+        let store = try await openStore()
+        func enqueue(_ id: String, of instanceID: String) async throws -> PublishJobID {
+            var job = publish(id)
+            job.instanceID = instanceID
+            clock.advance(1)
+            return try await store.enqueuePublish(job)
+        }
+        let a1 = try await enqueue("a1", of: "busy")
+        let a2 = try await enqueue("a2", of: "busy")
+        let c1 = try await enqueue("c1", of: "some")
+        let b1 = try await enqueue("b1", of: "idle")
+        let node = ClaimPreference(runsByInstance: ["busy": 8, "some": 1])
+        let first = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        XCTAssertEqual(first?.id, b1, "the only instance with no run on the node goes first, though its job is newest")
+        let second = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        XCTAssertEqual(second?.id, c1, "then the instance with fewer runs")
+        let floor = ClaimPreference(runsByInstance: ["busy": 8, "some": 1], onlyAbsentInstances: true)
+        let none = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: floor)
+        XCTAssertNil(none, "a floor claim takes no job of an instance running here")
+        let third = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        XCTAssertEqual(third?.id, a1, "among one instance's jobs, the oldest")
+        let fourth = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(fourth?.id, a2)
+        try await store.close()
+    }
+
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish() async throws {
         let store = try await openStore()
         let id = try await store.enqueuePublish(publish("p1"))
