@@ -43,24 +43,31 @@ def web_gauge(server, name):
     return int(match.group(1)) if match else 0
 
 
-@pytest.fixture
-def slow_service(tmp_path):
-    # A second loopback address stands for a second push-service host; its port never accepts.
-    black_hole = socket.socket()
-    black_hole.bind(("127.0.0.2", 0))
-    black_hole.listen(0)
+def peers(tmp_path, port):
+    """The APNs and push-service stand-ins, the instance's `web` section allowing 127.0.0.2:`port` as a second push
+    service, and the VAPID public key: (p8, apns, push, web, public key)."""
     p8, pub = write_apns_key(tmp_path)
     vapid = tmp_path / "vapid.pem"
     keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
     assert keygen.returncode == 0, keygen.stderr
     apns, push = Mock(tmp_path, pub), MockPushService(tmp_path)
     web = {**push.config(vapid), "allowedDestinations": ["127.0.0.0/8"]}
-    web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{black_hole.getsockname()[1]}"]
+    web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{port}"]
+    return p8, apns, push, web, keygen.stdout.strip()
+
+
+@pytest.fixture
+def slow_service(tmp_path):
+    # A second loopback address stands for a second push-service host; its port never accepts.
+    black_hole = socket.socket()
+    black_hole.bind(("127.0.0.2", 0))
+    black_hole.listen(0)
+    p8, apns, push, web, public_key = peers(tmp_path, black_hole.getsockname()[1])
     server = None
     try:
         server = Server(tmp_path, apns, p8, instance_overrides={"web": web},
                         limits={"deviceRequestsPerSecondPerInstance": 0})
-        yield server, push, keygen.stdout.strip(), black_hole.getsockname()[1]
+        yield server, push, public_key, black_hole.getsockname()[1]
     finally:
         if server is not None:
             server.kill9()  # a graceful stop would wait out the drain of the black-holed notifications
@@ -114,13 +121,7 @@ def test_a_subscription_whose_deliveries_go_unanswered_is_invalidated_with_a_rea
     closed.bind(("127.0.0.2", 0))
     port = closed.getsockname()[1]
     closed.close()  # nothing listens there now: every connection attempt is refused
-    p8, pub = write_apns_key(tmp_path)
-    vapid = tmp_path / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    apns, push = Mock(tmp_path, pub), MockPushService(tmp_path)
-    web = {**push.config(vapid), "allowedDestinations": ["127.0.0.0/8"]}
-    web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{port}"]
+    p8, apns, push, web, _ = peers(tmp_path, port)
     server = None
     try:
         server = Server(tmp_path, apns, p8, instance_overrides={"web": web},
