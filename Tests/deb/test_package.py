@@ -18,7 +18,7 @@ UNIT = "lib/systemd/system/push-server.service"
 # The sample config; postinst copies it to /etc/push-server/config.json when that file is absent (not a conffile).
 CONFIG = "usr/share/push-server/config.json"
 # What OPERATIONS.md sends the reader to, installed beside it.
-DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"]
+DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"]
 
 # Every file the package ships, with its mode; directories are 0755 except the database's.
 FILES = {
