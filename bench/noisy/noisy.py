@@ -183,6 +183,7 @@ class Bench:
         return listener
 
     def shutdown(self):
+        """Stops what `start` got to start (it may have failed half way)."""
         for step in (lambda: self.server.stop(), lambda: self.mock.stop(),
                      lambda: subprocess.run([str(ROOT / "bench/apns/nginx-sink.sh"), "stop", str(self.sink_port)],
                                             env={**os.environ, "SINK_DIR": str(self.dir / "sink")},
@@ -481,7 +482,11 @@ def main():
     random.seed(1)
     with tempfile.TemporaryDirectory(prefix="noisy-") as tmp:
         bench = Bench(args, Path(tmp))
-        bench.start()
+        try:
+            bench.start()
+        except BaseException:
+            bench.shutdown()
+            raise
         print(f"== noisy neighbour: phases of {args.phase_seconds:.0f} s ('all' twice as long), A's fan-out "
               f"{args.fanout:,} devices, A's APNs answers after 2 s; {os.cpu_count()} cores, load "
               f"{os.getloadavg()[0]:.2f}", flush=True)
