@@ -10,19 +10,24 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var batches: FairBatches<Item>
     private var closed = false
+    /// The weight of tenant `""`: the stores' own work (the publish engine, housekeeping), which serves every
+    /// instance, against one instance's.
+    private let ownWeight: Int
 
-    public init(quantum: Int = 256) {
+    /// - Parameter ownWeight: the weight of tenant `""` (every other tenant weighs 1).
+    public init(quantum: Int = 256, ownWeight: Int = 1) {
         batches = FairBatches(quantum: quantum)
+        self.ownWeight = max(1, ownWeight)
     }
 
-    /// Queues work for `tenant` (`cost` at least 1, `weight` multiplies the tenant's share); `false` (and dropped)
-    /// once the queue is closed.
+    /// Queues work for `tenant` (`cost` at least 1; tenant `""` weighs `ownWeight`); `false` (and dropped) once the
+    /// queue is closed.
     @discardableResult
-    public func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) -> Bool {
+    public func push(_ item: Item, tenant: String, cost: Int) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
-        batches.push(item, tenant: tenant, cost: cost, weight: weight)
+        batches.push(item, tenant: tenant, cost: cost, weight: tenant.isEmpty ? ownWeight : 1)
         condition.signal()
         return true
     }

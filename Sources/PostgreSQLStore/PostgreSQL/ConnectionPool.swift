@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import PushStore
 
 /// Work for a connection thread.
 enum PGOperation: Sendable {
@@ -28,12 +29,10 @@ struct PGGroupedWrite: Sendable {
 /// tenants (instances; the publish engine is one more, weight 4) by deficit round robin on rows (`FairBatches`), so
 /// one instance's backlog of dear writes does not queue another instance's one-row registration behind it.
 final class ConnectionPool: Sendable {
-    private let queue = FairQueue<PGOperation>()
+    private let queue = FairQueue<PGOperation>(ownWeight: StoreFairness.engineWeight)
     /// The most rows (as operations estimate them) one thread takes at once, unless the first operation alone costs
     /// more.
     static let maxBatchCost = 4096
-    /// The publish engine's and housekeeping's weight (tenant `""`) against one instance's.
-    static let engineWeight = 4
 
     /// Starts `size` threads; each opens its connection on first use. `finished` runs once per thread at exit;
     /// `committed` after each group transaction that committed.
@@ -66,7 +65,7 @@ final class ConnectionPool: Sendable {
     /// Queues an operation of `tenant` (an instance ID; `""` for the engine and housekeeping) costing about `cost`
     /// rows; `false` once the pool is shutting down.
     func submit(_ operation: PGOperation, tenant: String = "", cost: Int = 1) -> Bool {
-        queue.push(operation, tenant: tenant, cost: cost, weight: tenant.isEmpty ? Self.engineWeight : 1)
+        queue.push(operation, tenant: tenant, cost: cost)
     }
 
     /// Stops accepting work; queued operations still run, then the threads close their connections and exit.

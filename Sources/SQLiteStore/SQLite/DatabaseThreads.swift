@@ -41,11 +41,8 @@ public struct WriterStatistics: Sendable, Equatable {
 ///
 /// The connection lives only on the thread; `stats` is `Locked`.
 final class WriterThread: Sendable {
-    private let queue = FairQueue<WriteOperation>()
+    private let queue = FairQueue<WriteOperation>(ownWeight: StoreFairness.engineWeight)
     private let stats = Locked(WriterStatistics())
-    /// The publish engine's and housekeeping's weight against one instance's device and publish API writes: the
-    /// engine writes for every instance's fan-outs, so an abusive instance must not take it half the writer.
-    static let engineWeight = 4
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
@@ -91,8 +88,7 @@ final class WriterThread: Sendable {
     /// ones: it waits only for the group transaction in progress.
     func submit(_ operation: WriteOperation, urgent: Bool = false) -> Bool {
         if urgent { return queue.pushUrgent(operation) }
-        return queue.push(operation, tenant: operation.tenant, cost: operation.cost,
-                          weight: operation.tenant.isEmpty ? Self.engineWeight : 1)
+        return queue.push(operation, tenant: operation.tenant, cost: operation.cost)
     }
 
     /// Stops accepting work; queued operations still run before the thread exits.
