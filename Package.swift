@@ -63,7 +63,7 @@ let package = Package(
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["Logging"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
-        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking"]),
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
         .target(name: "PostgreSQLStore", dependencies: ["PushStore", "CLibPQ", "JSON", "Logging", "Locking"]),

@@ -51,6 +51,15 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
         return batches.takeBatch(maxCount: maxCount, maxCost: maxCost)
     }
 
+    /// The next batch if anything is queued, else `[]` at once: how a thread adds more to a transaction it has
+    /// already opened without waiting for work.
+    public func takeMore(maxCount: Int, maxCost: Int) -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        guard batches.count > 0 else { return [] }
+        return batches.takeBatch(maxCount: maxCount, maxCost: maxCost)
+    }
+
     /// Writes queued and not yet taken.
     public var count: Int {
         condition.lock()

@@ -222,14 +222,23 @@ extension SQLitePushStore {
         return result
     }
 
+    /// Interest changes (a name added or removed) one writer operation makes at most when a device's set changes by
+    /// more. Each is a random page of the name index: 5,000 of them held the single writer 200–400 ms, and every
+    /// other instance's writes with it (issue 25); 64 take a few milliseconds, and the writer's fair share lets
+    /// other instances' writes commit between the steps.
+    static let interestStep = 64
+
     public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
-        try await write(tenant: instanceID, cost: interests.count + 1) { connection in
-            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            return try Self.limited(connection, instanceID: instanceID, limits) {
-                // Only the difference is written: an unchanged interest keeps its row (and its interests entry,
-                // which a delete-all would drop as unfollowed and re-create).
+        let wanted = Set(interests)
+        return try await interestTurns.withTurn(instanceID + "/" + deviceID) {
+            // The first step reads the device's set and makes the whole change when it is small (or when the
+            // instance is near a cap, where only one transaction can promise "nothing changes" on refusal); else
+            // its first `interestStep` changes, and hands back the rest.
+            let first = try await write(tenant: instanceID, cost: min(wanted.count, Self.interestStep) + 1) {
+                connection -> InterestChange? in
+                guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return nil }
                 var current: [String: Int64] = [:]
                 try connection.query(
                     """
@@ -237,48 +246,114 @@ extension SQLitePushStore {
                     WHERE di.device_id = ?
                     """, [.integer(ref)]
                 ) { current[$0.text(0)] = $0.int64(1) }
-                let wanted = Set(interests)
-                for (name, interest) in current where !wanted.contains(name) {
-                    try connection.run(
-                        "DELETE FROM device_interests WHERE interest_id = ? AND device_id = ?",
-                        [.integer(interest), .integer(ref)])
+                // Only the difference is written: an unchanged interest keeps its row (and its interests entry,
+                // which a delete-all would drop as unfollowed and re-create).
+                var change = InterestChange(
+                    ref: ref, removals: current.keys.filter { !wanted.contains($0) },
+                    additions: wanted.filter { current[$0] == nil })
+                let fits = try Self.fitsInSteps(connection, instanceID: instanceID, additions: change.additions.count, limits)
+                let atOnce = change.count <= Self.interestStep || !fits
+                try Self.limited(connection, instanceID: instanceID, limits) {
+                    try change.apply(connection, instanceID: instanceID, upTo: atOnce ? .max : Self.interestStep)
                 }
-                for name in wanted where current[name] == nil {
-                    let interest = try Self.interestID(connection, instanceID: instanceID, name: name)
-                    try connection.run(
-                        "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
-                        [.integer(interest), .integer(ref)])
-                }
-                return true
+                return change
             }
+            guard var change = first else { return false }
+            while !change.isFinished {
+                let progress: InterestChange.Progress?
+                do {
+                    progress = try await write(tenant: instanceID, cost: Self.interestStep) { [change] connection in
+                        // The device may have been deleted (or its token moved) between steps.
+                        guard try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) == change.ref else {
+                            return nil
+                        }
+                        var next = change
+                        try Self.limited(connection, instanceID: instanceID, limits) {
+                            try next.apply(connection, instanceID: instanceID, upTo: Self.interestStep)
+                        }
+                        return next.done
+                    }
+                } catch let error as PushStoreError {
+                    // Another device took the instance to a cap meanwhile: undo the steps made (the refused one
+                    // rolled back by itself), so a refused write changes nothing, as `setInterests` promises.
+                    try await undoInterestSteps(change.undone, instanceID: instanceID, deviceID: deviceID)
+                    throw error
+                }
+                guard let progress else { return false }
+                change.done = progress
+            }
+            return true
+        }
+    }
+
+    /// Whether `additions` more names and subscriptions stay within `limits` however many of the names are new: then
+    /// the steps cannot be refused midway (except by another device's writes in between, which `undoInterestSteps`
+    /// handles).
+    private static func fitsInSteps(_ connection: SQLiteConnection, instanceID: String, additions: Int,
+                                    _ limits: InterestLimits) throws -> Bool {
+        guard limits != .unlimited else { return true }
+        let counts = try interestCounts(connection, instanceID: instanceID)
+        return counts.subscriptions + Int64(additions) <= Int64(clamping: limits.maxSubscriptionsPerInstance)
+            && counts.interests + Int64(additions) <= Int64(clamping: limits.maxInterestsPerInstance)
+    }
+
+    /// Makes `undo` (a refused stepwise write's inverse) in steps too.
+    private func undoInterestSteps(_ undo: InterestChange, instanceID: String, deviceID: String) async throws {
+        var undo = undo
+        while !undo.isFinished {
+            let progress = try await write(tenant: instanceID, cost: Self.interestStep) { [undo] connection -> InterestChange.Progress? in
+                guard try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) == undo.ref else { return nil }
+                var next = undo
+                try next.apply(connection, instanceID: instanceID, upTo: Self.interestStep)
+                return next.done
+            }
+            guard let progress else { return }
+            undo.done = progress
         }
     }
 
     public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
-        try await write(tenant: instanceID) { connection in
-            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            return try Self.limited(connection, instanceID: instanceID, limits) {
-                let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
-                try connection.run(
-                    "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
-                    [.integer(interestID), .integer(ref)])
-                return true
+        try await interestTurns.withTurn(instanceID + "/" + deviceID) {
+            try await write(tenant: instanceID) { connection in
+                guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
+                return try Self.limited(connection, instanceID: instanceID, limits) {
+                    let interestID = try Self.interestID(connection, instanceID: instanceID, name: interest)
+                    try connection.run(
+                        "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                        [.integer(interestID), .integer(ref)])
+                    return true
+                }
             }
         }
     }
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
-            try connection.run(
-                """
-                DELETE FROM device_interests
-                WHERE device_id = ? AND interest_id = (SELECT id FROM interests WHERE instance_id = ? AND name = ?)
-                """, [.integer(ref), .text(instanceID), .text(interest)])
-            return true
+        try await interestTurns.withTurn(instanceID + "/" + deviceID) {
+            try await write(tenant: instanceID) { connection in
+                guard let ref = try Self.deviceRef(connection, instanceID: instanceID, id: deviceID) else { return false }
+                try Self.removeInterest(connection, instanceID: instanceID, deviceRef: ref, name: interest)
+                return true
+            }
         }
+    }
+
+    /// Unfollows `name` (a no-op when the device does not follow it).
+    static func removeInterest(_ connection: SQLiteConnection, instanceID: String, deviceRef: Int64, name: String) throws {
+        try connection.run(
+            """
+            DELETE FROM device_interests
+            WHERE device_id = ? AND interest_id = (SELECT id FROM interests WHERE instance_id = ? AND name = ?)
+            """, [.integer(deviceRef), .text(instanceID), .text(name)])
+    }
+
+    /// Follows `name` (a no-op when the device follows it already).
+    static func addInterest(_ connection: SQLiteConnection, instanceID: String, deviceRef: Int64, name: String) throws {
+        let interest = try interestID(connection, instanceID: instanceID, name: name)
+        try connection.run(
+            "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+            [.integer(interest), .integer(deviceRef)])
     }
 
     public func subscriberCount(instanceID: String, interest: String) async throws -> Int {

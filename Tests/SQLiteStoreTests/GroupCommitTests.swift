@@ -29,7 +29,10 @@ final class GroupCommitTests: StoreTestCase {
     }
 
     func testQueuedWritesShareOneCommitAndResumeOnlyAfterIt() async throws {
-        let store = try await openStore()
+        // No time budget here: the transaction count below is the count limit's.
+        var configuration = configuration()
+        configuration.maxBatchDuration = .seconds(60)
+        let store = try await SQLitePushStore.open(configuration)
         let gate = DispatchSemaphore(value: 0)
         let entered = Flag()
         // Hold the writer so the enqueues pile up behind it.
@@ -59,9 +62,44 @@ final class GroupCommitTests: StoreTestCase {
         try await group.value
         let after = store.writerStatistics
         XCTAssertEqual(after.operations - before.operations, 600)
-        // maxBatchSize 512: two transactions for 600 queued writes instead of 600.
-        XCTAssertEqual(after.transactions - before.transactions, 2)
+        // maxBatchSize 512: the blocker's transaction, still open, takes 511 of them; one more transaction takes the
+        // other 89 (not 600 transactions).
+        XCTAssertEqual(after.transactions - before.transactions, 1)
         XCTAssertEqual(finished.value, 600)
+        try await store.close()
+    }
+
+    func testQueuedWritesBehindATransactionPastItsTimeBudgetGoIntoTheNextOne() async throws {
+        var configuration = configuration()
+        configuration.maxBatchDuration = .milliseconds(10)
+        let store = try await SQLitePushStore.open(configuration)
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Flag()
+        async let blocker: Void = store.write { _ in
+            entered.set()
+            gate.wait()
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let before = store.writerStatistics
+        // 100 writes of 2 ms each: 200 ms in one transaction without the budget (count and cost limits allow it).
+        let writes = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        let _: Void = try await store.write { _ in usleep(2_000) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        while store.pendingWrites < 100 { try await Task.sleep(for: .milliseconds(1)) }
+        gate.signal()
+        try await blocker
+        try await writes.value
+        let after = store.writerStatistics
+        XCTAssertEqual(after.operations - before.operations, 100)
+        // A slice (at most 16 writes, 32 ms here) is taken while under 10 ms: at least 100 / (5 + 16) transactions.
+        XCTAssertGreaterThanOrEqual(after.transactions - before.transactions, 5)
         try await store.close()
     }
 

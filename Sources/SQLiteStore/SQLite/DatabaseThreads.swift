@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Locking
 import Logging
@@ -33,16 +34,25 @@ public struct WriterStatistics: Sendable, Equatable {
 
 /// The single writer: one connection, one thread, group commit.
 ///
-/// Callers queue operations; the thread takes a batch (up to `maxBatch` operations and `maxBatchCost` rows, shared
-/// fairly between tenants by `FairBatches`), runs it in ONE transaction
-/// (each operation inside its own savepoint, so one failure does not undo the others), commits once, and only
-/// then resumes every caller. A thousand concurrent writers therefore cost a handful of fsyncs, and a caller that
-/// was resumed knows its row is committed.
+/// Callers queue operations; the thread runs them in ONE transaction (each operation inside its own savepoint, so
+/// one failure does not undo the others), commits once, and only then resumes every caller. A thousand concurrent
+/// writers therefore cost a handful of fsyncs, and a caller that was resumed knows its row is committed.
+///
+/// The transaction is filled in slices, chosen fairly between tenants by `FairBatches`: after each slice the writer
+/// takes more while it has run less than `maxBatchDuration` and holds fewer than `maxBatch` operations and
+/// `maxBatchCost` rows. A write that arrives while a transaction is open can still join it, and one that arrives
+/// too late waits for at most the budget, the slice in progress and one COMMIT, however many rows another tenant
+/// queued: the bound that matters once one write costs milliseconds (5,000 interest names are 5,000 random index
+/// pages, issue 25).
 ///
 /// The connection lives only on the thread; `stats` is `Locked`.
 final class WriterThread: Sendable {
     private let queue = FairQueue<WriteOperation>(ownWeight: StoreFairness.engineWeight)
     private let stats = Locked(WriterStatistics())
+    /// What one slice of a transaction takes at most (the budget is checked between slices): about one step of a
+    /// large interest write (`SQLitePushStore.interestStep`), or a few one-row writes per lock round trip.
+    static let sliceCount = 16
+    static let sliceCost = 64
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
@@ -50,6 +60,7 @@ final class WriterThread: Sendable {
     init(
         maxBatch: Int,
         maxBatchCost: Int,
+        maxBatchDuration: Duration,
         logger: Logger,
         health: @escaping @Sendable (StoreHealthEvent) -> Void,
         open: @escaping @Sendable () throws -> SQLiteConnection,
@@ -67,10 +78,11 @@ final class WriterThread: Sendable {
                 return
             }
             ready(.success(()))
+            let limits = BatchLimits(count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds)
             while true {
-                let batch = queue.takeBatch(maxCount: maxBatch, maxCost: maxBatchCost)
-                if batch.isEmpty { break }
-                self.runBatch(batch, on: connection, logger: logger, health: health)
+                let first = queue.takeBatch(maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
+                if first.isEmpty { break }
+                self.runBatch(first, limits: limits, on: connection, logger: logger, health: health)
             }
             do {
                 try connection.close()
@@ -101,24 +113,49 @@ final class WriterThread: Sendable {
         stats.withLock { $0 }
     }
 
-    /// Runs one group transaction. What it showed about the store's health is reported before any caller is
-    /// resumed, so a caller that saw a failure finds the store's health already updated.
+    /// How far one transaction is filled.
+    private struct BatchLimits {
+        var count: Int
+        var cost: Int
+        var nanoseconds: UInt64
+    }
+
+    /// Runs one group transaction: `first`, then more slices while `limits` allow. What it showed about the store's
+    /// health is reported before any caller is resumed, so a caller that saw a failure finds the store's health
+    /// already updated.
     private func runBatch(
-        _ batch: [WriteOperation], on connection: SQLiteConnection, logger: Logger,
+        _ first: [WriteOperation], limits: BatchLimits, on connection: SQLiteConnection, logger: Logger,
         health: @Sendable (StoreHealthEvent) -> Void
     ) {
+        // Every operation taken, run or not: all of them fail together if the transaction does.
+        var batch = first
         stats.withLock { stats in
             stats.transactions += 1
-            stats.operations += batch.count
+            stats.operations += first.count
         }
-
         var completions: [@Sendable () -> Void] = []
         completions.reserveCapacity(batch.count)
         let changesBefore = connection.totalChanges
         var unavailable: StoreUnavailableError?
+        let started = MonotonicClock.now()
         do {
             try connection.run("BEGIN IMMEDIATE")
-            for operation in batch {
+            var next = 0
+            var cost = 0
+            while true {
+                if next == batch.count {
+                    let elapsed = MonotonicClock.now() &- started
+                    guard batch.count < limits.count, cost < limits.cost, elapsed < limits.nanoseconds else { break }
+                    let more = queue.takeMore(
+                        maxCount: min(limits.count - batch.count, Self.sliceCount),
+                        maxCost: min(limits.cost - cost, Self.sliceCost))
+                    if more.isEmpty { break }
+                    stats.withLock { $0.operations += more.count }
+                    batch.append(contentsOf: more)
+                }
+                let operation = batch[next]
+                next += 1
+                cost += operation.cost
                 try connection.run("SAVEPOINT op")
                 let outcome = operation.run(connection)
                 if let failure = outcome.failure {

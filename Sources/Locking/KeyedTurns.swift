@@ -1,0 +1,58 @@
+/// Async work that takes turns per key: `withTurn(key)` runs its body only while no other body for the same key runs;
+/// later callers wait (suspended, not blocking a thread) and go in arrival order. Different keys never wait for each
+/// other.
+///
+/// Used where one logical write is split into several store operations (SQLite's large interest sets, written in
+/// steps so another instance's writes can commit between them) and two such writes on one key must not interleave.
+/// Memory is bounded by the callers in flight: a key's entry exists only while a body for it runs.
+public final class KeyedTurns<Key: Hashable & Sendable>: Sendable {
+    /// For each key whose turn is taken, the callers waiting for it, first first.
+    private let waiting = Locked<[Key: [CheckedContinuation<Void, Never>]]>([:])
+
+    public init() {}
+
+    /// Runs `body` once every earlier caller for `key` has finished.
+    public func withTurn<T>(_ key: Key, _ body: () async throws -> T) async rethrows -> T {
+        await acquire(key)
+        defer { release(key) }
+        return try await body()
+    }
+
+    /// Keys whose turn is taken (for tests and metrics).
+    public var activeKeys: Int { waiting.withLock { $0.count } }
+
+    private func acquire(_ key: Key) async {
+        let free = waiting.withLock { map -> Bool in
+            guard map[key] == nil else { return false }
+            map[key] = []
+            return true
+        }
+        if free { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // The holder may have finished since the check above: then the turn is free and taken here.
+            let taken = waiting.withLock { map -> Bool in
+                guard map[key] != nil else {
+                    map[key] = []
+                    return true
+                }
+                map[key]!.append(continuation)
+                return false
+            }
+            if taken { continuation.resume() }
+        }
+    }
+
+    /// Hands the turn to the next waiter (who then holds it), or frees the key.
+    private func release(_ key: Key) {
+        let next = waiting.withLock { map -> CheckedContinuation<Void, Never>? in
+            guard var queue = map[key], !queue.isEmpty else {
+                map[key] = nil
+                return nil
+            }
+            let first = queue.removeFirst()
+            map[key] = queue
+            return first
+        }
+        next?.resume()
+    }
+}
