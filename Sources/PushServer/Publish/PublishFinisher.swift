@@ -54,7 +54,7 @@ struct PublishFinisher: Sendable {
         }
         if job.kind == .users, plan != nil, let instance = context.instance(job.instanceID) {
             var users = run.userOutcome()
-            if claimed.attempt > 1, !run.isLiveActivity, let started = status.startedAt {
+            if claimed.attempt > 1, !run.targetsTokenRows, let started = status.startedAt {
                 users = await storedUserOutcome(since: started)
             }
             await context.webhooks.publishToUsersAttempt(instance: instance.config, publishID: job.publishID,

@@ -44,7 +44,7 @@ final class PublishRun: Sendable {
         /// The lease as far as this node can vouch for it (nil: no self-fence, a run built outside the scheduler).
         var lease: LeaseClock?
         /// A Live Activity publish: its results name token rows, not devices (see `PublishRunner.checkpoint`).
-        var liveActivity = false
+        var tokenRows = false
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: [String: Int64] = [:]
@@ -217,9 +217,13 @@ final class PublishRun: Sendable {
     }
     /// After `.reschedule`: whether a later round is due. - Returns: the next step.
     func nextRound(known: Bool) -> PublishRunStateMachine.Action { state.update { $0.machine.nextRound(known: known) } }
-    /// The publish targets Live Activity token rows (set once its plan is read).
-    func markLiveActivity() { state.update { $0.liveActivity = true } }
-    var isLiveActivity: Bool { state.read { $0.liveActivity } }
+    /// The publish's plan was read: a Live Activity publish targets token rows, not devices.
+    func planned(_ mode: PublishPlan.Mode) {
+        guard case .liveActivity = mode else { return }
+        state.update { $0.tokenRows = true }
+    }
+    /// Its results name Live Activity token rows, not devices: no device's health changes.
+    var targetsTokenRows: Bool { state.read { $0.tokenRows } }
 
     /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
     /// - Returns: whether submission ended.

@@ -41,7 +41,7 @@ struct PublishRunner: Sendable {
             await finisher.finish(state: .failed, summary: "\(error)")
             return
         }
-        if plan.liveActivity != nil { run.markLiveActivity() }
+        run.planned(plan.mode)
         guard let instance = context.instance(job.instanceID) else {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
@@ -61,11 +61,9 @@ struct PublishRunner: Sendable {
                 await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID,
                                                       requestBody: plan.requestBody)
             }
-            // A large publish is split into shards that every node claims (a local-time publish, which goes out in
-            // rounds, is delivered whole, and so are Live Activity and broadcast publishes, whose targets are token
-            // rows or channels, not the device ranges shards cover); this run then ends, and the shards are
-            // claimed like jobs.
-            if round == nil, plan.liveActivity == nil, plan.broadcast == nil, await split() {
+            // A large publish is split into shards that every node claims (`PublishPlan.isShardable`); this run
+            // then ends, and the shards are claimed like jobs.
+            if plan.isShardable, await split() {
                 run.endedBeforeDelivery()
                 return
             }
@@ -126,12 +124,15 @@ struct PublishRunner: Sendable {
             // Nothing goes to a sender before the node's slots give this run one (`PublishSlots`).
             if await !run.waitForSlot() {
                 complete = false
-            } else if let broadcast = plan.broadcast {
-                complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
-                    .deliver(broadcast, skipping: answered)
             } else {
-                complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
-                    .deliver(plan: plan, skipping: answered, round: round)
+                switch plan.mode {
+                case .broadcast(let broadcast):
+                    complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
+                        .deliver(broadcast, skipping: answered)
+                case .devices, .liveActivity:
+                    complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
+                        .deliver(plan: plan, skipping: answered, round: round)
+                }
             }
             // Wakes the three loops; the group waits for them before the last checkpoint.
             return run.fed(complete: complete)
@@ -293,7 +294,7 @@ struct PublishRunner: Sendable {
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
             let started = MonotonicClock.now()
-            if run.isLiveActivity {
+            if run.targetsTokenRows {
                 // The refs are token rows: dead tokens are deleted (idempotent, so a failed checkpoint after it
                 // repeats nothing harmful), and no device's health changes.
                 let deaths = batch.results.compactMap(\.liveActivityTokenDeath)
