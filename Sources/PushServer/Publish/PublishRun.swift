@@ -56,13 +56,18 @@ final class PublishRun: Sendable {
     }
 
     let claimed: ClaimedJob
+    /// What the claim holds a lease on (the job, or one shard of it): the run's store calls go through it.
+    let held: PublishLease
     private let state: WaitableState<State>
     /// The FCM and Web Push retries of this run that wait for their moment: `cancel()` ends them at once.
     let retries = RetryScope()
 
-    /// - Parameter lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
-    init(claimed: ClaimedJob, lease: LeaseClock? = nil) {
+    /// - Parameters:
+    ///   - held: what the claim holds a lease on (a whole job by default).
+    ///   - lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
+    init(claimed: ClaimedJob, held: PublishLease = .job(splitter: nil), lease: LeaseClock? = nil) {
         self.claimed = claimed
+        self.held = held
         var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
         state.lease = lease
         state.writtenTotals = claimed.counters

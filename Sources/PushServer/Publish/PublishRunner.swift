@@ -20,9 +20,9 @@ struct PublishRunner: Sendable {
     init(context: PublishContext, run: PublishRun) {
         self.context = context
         self.run = run
-        queue = RunStore(context: context, claimed: run.claimed)
+        queue = RunStore(context: context, run: run)
         let base = context.logger.with(["publish": run.claimed.job.publishID])
-        log = run.claimed.shard.map { base.with(["shard": String($0.number)]) } ?? base
+        log = run.held.shard.map { base.with(["shard": String($0.number)]) } ?? base
     }
 
     func execute() async {
@@ -57,7 +57,7 @@ struct PublishRunner: Sendable {
         var action = run.started(cancelRequested: claimed.cancelRequested,
                                  windowClosed: plan.expiresAt.map { Date() >= $0 } ?? false, roundBased: round != nil)
         if action == .deliver {
-            if claimed.attempt == 1, claimed.shard == nil, let url = job.webhookURL {
+            if claimed.attempt == 1, run.held.shard == nil, let url = job.webhookURL {
                 await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID,
                                                       requestBody: plan.requestBody)
             }
