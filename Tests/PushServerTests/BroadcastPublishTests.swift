@@ -77,6 +77,8 @@ final class BroadcastPublishTests: XCTestCase {
         XCTAssertEqual(decoded, plan)
         XCTAssertEqual(decoded.broadcast?.request(at: 0).priority, .immediate)
         XCTAssertFalse(decoded.carries(.apns), "no device of the instance is sent to")
+        guard case .broadcast = decoded.mode else { return XCTFail("\(decoded.mode)") }
+        XCTAssertFalse(decoded.isShardable, "its targets are channels")
         XCTAssertEqual(JSONValue.parse(plan.encoded())?.objectValue?["v"], .int(4))
 
         let v3 = Data(#"{"v":3,"platforms":["apns"],"apnsPayload":"{\"aps\":{}}","requestBody":{}}"#.utf8)

@@ -24,6 +24,8 @@ final class LiveActivityPlanTests: XCTestCase {
         let decoded = try PublishPlan(decoding: original.encoded())
         XCTAssertEqual(decoded, original)
         XCTAssertEqual(decoded.pushType, "liveactivity")
+        guard case .liveActivity = decoded.mode else { return XCTFail("\(decoded.mode)") }
+        XCTAssertFalse(decoded.isShardable, "its targets are token rows, not the device ranges shards cover")
         XCTAssertEqual(decoded.priority, 10)
         XCTAssertEqual(decoded.liveActivitySelector, LiveActivitySelector(kind: .update, attributesType: "Match", activityID: "A1"))
         let payload = try XCTUnwrap(decoded.apnsPayload.flatMap { JSONValue.parse($0)?.objectValue })
@@ -51,6 +53,8 @@ final class LiveActivityPlanTests: XCTestCase {
         let decoded = try PublishPlan(decoding: stored)
         XCTAssertNil(decoded.liveActivity)
         XCTAssertNil(decoded.liveActivitySelector)
+        XCTAssertEqual(decoded.mode, .devices)
+        XCTAssertTrue(decoded.isShardable)
         XCTAssertThrowsError(try PublishPlan(decoding: Data(#"{"v":4,"liveActivity":{"event":"pause"},"apnsPayload":"{}"}"#.utf8)))
     }
 

@@ -35,6 +35,17 @@ final class PublishPlanTests: XCTestCase {
         XCTAssertTrue(decoded.carries(.apns) && decoded.carries(.fcm) && decoded.carries(.web))
     }
 
+    func testOnlyAPublishToDevicesSentAtOnceIsShardable() throws {
+        var devices = try plan(#"{"interests":["a"],"apns":{"aps":{"alert":"x"}}}"#)
+        XCTAssertEqual(devices.mode, .devices)
+        XCTAssertTrue(devices.isShardable)
+        devices.delivery = DeliveryOptions()
+        devices.delivery?.throttlePerMinute = 60
+        XCTAssertTrue(devices.isShardable, "a paced publish is split all the same")
+        devices.delivery?.localTime = LocalTime("09:00")
+        XCTAssertFalse(devices.isShardable, "a local-time publish goes out in rounds, delivered whole")
+    }
+
     func testWebPayloadHasTheShapeTheBeamsServiceWorkerReads() throws {
         let built = try plan(#"{"interests":["a"],"web":{"notification":{"title":"Hi","body":"there","icon":"https://e.x/i.png","hide_notification_if_site_has_focus":true},"data":{"k":[1,2]}}}"#)
         let payload = try XCTUnwrap(built.webPayload.flatMap { JSONValue.parse($0)?.objectValue })

@@ -3,7 +3,7 @@ import Foundation
 import JSON
 import PushStore
 
-/// The broadcast part of a stored publish plan (`PublishPlan.broadcast`): the channels and the one request every
+/// The broadcast part of a stored publish plan (`PublishPlan.Mode.broadcast`): the channels and the one request every
 /// channel gets. Channel `index + 1` is its target ref for checkpoints, so a resumed run skips answered channels.
 struct BroadcastPlan: Sendable, Equatable {
     var channels: [APNsChannelID]
@@ -57,6 +57,6 @@ extension PublishPlan {
     init(broadcast: BroadcastPlan, body: [UInt8]) {
         platforms = [Platform.apns.rawValue]
         requestBody = JSONValue.parse(body) ?? .null
-        self.broadcast = broadcast
+        mode = .broadcast(broadcast)
     }
 }

@@ -141,7 +141,7 @@ final class JobScheduler: Sendable {
     /// Subscribes to other nodes' announcements, when the store makes them: new work wakes the claim loop, a
     /// cancel stops the job's runs here at once (without it they stop at their next lease renewal).
     private func listenForNotices() {
-        guard let notifying = context.store as? any QueueNotifying else { return }
+        guard let notifying = context.notifying else { return }
         _ = notifying.listen { [weak self] notice in
             guard let self else { return }
             switch notice {
@@ -195,7 +195,7 @@ final class JobScheduler: Sendable {
 
     /// Records this node as alive in a shared database, and publishes how many nodes are.
     private func heartbeat() async {
-        guard let sharded = context.store as? any ShardedPublishQueue else { return }
+        guard let sharded = context.sharded else { return }
         let settings = context.settings
         if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
                                                    liveWithin: settings.nodeLiveWindow) {
@@ -206,7 +206,7 @@ final class JobScheduler: Sendable {
 
     /// Removes this node's heartbeat row on a clean stop (a node killed outright ages out after 30 s instead).
     private func leave() async {
-        guard let sharded = context.store as? any ShardedPublishQueue else { return }
+        guard let sharded = context.sharded else { return }
         do {
             try await sharded.leave(nodeID: context.settings.workerID)
         } catch {
@@ -267,7 +267,7 @@ final class JobScheduler: Sendable {
                                                            leaseDuration: settings.leaseDuration, now: Date(),
                                                            preference: preference)
                 if job == nil, !preference.onlyAbsentInstances, context.slots.regularSlotFree,
-                   let sharded = context.store as? any ShardedPublishQueue {
+                   let sharded = context.sharded {
                     claimSentAt = MonotonicClock.now()
                     job = try await sharded.claimShard(workerID: settings.workerID,
                                                        leaseDuration: settings.leaseDuration, now: Date())
@@ -282,7 +282,7 @@ final class JobScheduler: Sendable {
                 claimed = nil
             }
             guard let claimed else { return nil }
-            let run = PublishRun(claimed: claimed,
+            let run = PublishRun(claimed: claimed, held: PublishLease(claimed, sharded: context.sharded),
                                  lease: LeaseClock(claimSentAt: claimSentAt, lease: settings.leaseDuration,
                                                    margin: LeaseClock.margin(for: settings.leaseDuration)))
             let (running, duplicate, stopping) = control.update { control -> (Int, PublishRun?, Bool) in

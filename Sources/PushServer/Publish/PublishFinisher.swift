@@ -14,7 +14,7 @@ struct PublishFinisher: Sendable {
     ///   - total: the publish's targets over every run; nil when it failed before delivering.
     ///   - plan: the decoded plan; nil when it failed before delivering (no users webhook then).
     func finish(state: PublishState, summary: String?, total: Int64? = nil, plan: PublishPlan? = nil) async {
-        if run.claimed.shard != nil {
+        if run.held.shard != nil {
             // One shard of a split publish: the publish ends with its last shard, on whichever node ends that.
             if let end = await finishShard(state: state, total: total ?? 0) { await finishSplit(end, plan: plan) }
             return
@@ -54,7 +54,7 @@ struct PublishFinisher: Sendable {
         }
         if job.kind == .users, plan != nil, let instance = context.instance(job.instanceID) {
             var users = run.userOutcome()
-            if claimed.attempt > 1, !run.isLiveActivity, let started = status.startedAt {
+            if claimed.attempt > 1, !run.targetsTokenRows, let started = status.startedAt {
                 users = await storedUserOutcome(since: started)
             }
             await context.webhooks.publishToUsersAttempt(instance: instance.config, publishID: job.publishID,
@@ -66,7 +66,7 @@ struct PublishFinisher: Sendable {
     /// Ends this run's shard, retrying while the store cannot write (unless the engine stops). - Returns: how the
     /// publish ended when this was its last open shard (this node then holds the job's lease).
     private func finishShard(state: PublishState, total: Int64) async -> ShardedPublishEnd? {
-        let queue = RunStore(context: context, claimed: run.claimed)
+        let queue = RunStore(context: context, run: run)
         while true {
             do {
                 let end = try await queue.finishShard(state: state, total: total)

@@ -34,11 +34,37 @@ struct PublishPlan: Sendable, Equatable {
     var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
     var delivery: DeliveryOptions?
-    /// `x_live_activity`: the targets are the matched devices' Live Activity tokens, not their device tokens; nil
-    /// for an ordinary publish. Its payload is `apnsPayload`.
-    var liveActivity: LiveActivityPayload?
-    /// A publish to broadcast channels (version 4): one APNs broadcast per channel, no device targets.
-    var broadcast: BroadcastPlan?
+    /// What the publish's targets are.
+    var mode: Mode = .devices
+
+    /// What a publish targets; stored as the plan's `liveActivity` or `broadcast` member (none: devices), so
+    /// plans written before the enum read the same.
+    enum Mode: Sendable, Equatable {
+        /// The devices of its interests or users (the job's kind says which), by device token.
+        case devices
+        /// `x_live_activity`: the matched devices' Live Activity tokens, not their device tokens. Its payload is
+        /// `apnsPayload`.
+        case liveActivity(LiveActivityPayload)
+        /// Broadcast channels (version 4): one APNs broadcast per channel, no device targets.
+        case broadcast(BroadcastPlan)
+    }
+
+    /// The Live Activity part, nil unless `mode` is `.liveActivity`.
+    var liveActivity: LiveActivityPayload? {
+        if case .liveActivity(let payload) = mode { return payload }
+        return nil
+    }
+
+    /// The broadcast part, nil unless `mode` is `.broadcast`.
+    var broadcast: BroadcastPlan? {
+        if case .broadcast(let plan) = mode { return plan }
+        return nil
+    }
+
+    /// Whether a store may split it into shards of device ranges: only a publish to devices that goes out at
+    /// once (a local-time publish goes out in rounds; Live Activity and broadcast targets are token rows or
+    /// channels, not the device ranges shards cover).
+    var isShardable: Bool { mode == .devices && delivery?.localTime == nil }
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
@@ -68,7 +94,7 @@ struct PublishPlan: Sendable, Equatable {
     /// Makes this a Live Activity publish: its APNs payload, push type and priority are the activity's (Beams'
     /// `data.pusher` and `content-available` are never added to these pushes).
     mutating func useLiveActivity(_ payload: LiveActivityPayload) {
-        liveActivity = payload
+        mode = .liveActivity(payload)
         apnsPayload = payload.payload()
         pushType = LiveActivityPayload.pushType
         priority = payload.priority
@@ -109,7 +135,10 @@ struct PublishPlan: Sendable, Equatable {
         if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
         if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
         if let delivery { object["delivery"] = Self.encode(delivery) }
-        if let liveActivity {
+        switch mode {
+        case .devices:
+            break
+        case .liveActivity(let liveActivity):
             // Its aps and custom keys are in `apnsPayload`.
             var member: [String: JSONValue] = [
                 "event": .string(liveActivity.event.rawValue), "attributesType": .string(liveActivity.attributesType),
@@ -117,8 +146,9 @@ struct PublishPlan: Sendable, Equatable {
             ]
             if let activityID = liveActivity.activityID { member["activityId"] = .string(activityID) }
             object["liveActivity"] = .object(member)
+        case .broadcast(let broadcast):
+            object["broadcast"] = broadcast.encoded()
         }
-        if let broadcast { object["broadcast"] = broadcast.encoded() }
         return Data(JSONValue.object(object).serialized())
     }
 
@@ -151,14 +181,14 @@ struct PublishPlan: Sendable, Equatable {
                   let type = members["attributesType"]?.stringValue, let apnsPayload,
                   var root = JSONValue.parse(apnsPayload)?.objectValue, let aps = root.removeValue(forKey: "aps")?.objectValue
             else { throw PublishPlanError() }
-            liveActivity = LiveActivityPayload(event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
-                                               priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root)
+            mode = .liveActivity(LiveActivityPayload(event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
+                                               priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root))
         }
         if let stored = object["broadcast"] {
             guard let members = stored.objectValue, let plan = BroadcastPlan(decoding: members) else {
                 throw PublishPlanError()
             }
-            broadcast = plan
+            mode = .broadcast(plan)
         }
     }
 

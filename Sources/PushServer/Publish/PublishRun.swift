@@ -39,49 +39,35 @@ final class PublishRun: Sendable {
         var submittedTotal: Int64 = 0
         /// Targets that got no final result (client shutdown).
         var abandoned = 0
-        /// Set when delivery stopped (all answered, or paused); ends the checkpoint loop.
-        var delivered = false
-        /// Set when another worker holds the job's lease: this run stops sending and writes nothing more.
-        var lost = false
-        /// Set when the lease's deadline (`lease`) passed without a newer successful renewal: the store may have
-        /// handed the job to another node. This run stops sending at once; its last checkpoint is still tried (the
-        /// store refuses it when another node holds the lease) and the job goes back to the queue.
-        var fenced = false
+        /// How the run ends: why sending must stop, whether delivery ended, the slot, the last checkpoint.
+        var machine = PublishRunStateMachine()
         /// The lease as far as this node can vouch for it (nil: no self-fence, a run built outside the scheduler).
         var lease: LeaseClock?
-        /// Set when the engine stops: this run stops sending, checkpoints and hands the rest back to the queue.
-        var stopped = false
-        /// Set by `cancelPublish`: this run stops sending, waits for the answers in flight and ends `cancelled`.
-        var cancelled = false
-        /// Set when the publish's `expiresAt` passed while it ran: it stops sending and ends `expired`.
-        var expired = false
-        /// Set when a notification's next retry would have gone out after the publish's `expiresAt` (so it ended
-        /// `Expired`): the publish ends `expired`, the rest still sent while its window is open.
-        var retryOutlivedWindow = false
-        /// No lane will hand another target to a sender (every pump returned, or the run never sent).
-        var submissionEnded = false
-        /// The runner returned (the job ended, was handed back or rescheduled).
-        var ended = false
         /// A Live Activity publish: its results name token rows, not devices (see `PublishRunner.checkpoint`).
-        var liveActivity = false
+        var tokenRows = false
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: [String: Int64] = [:]
-        /// Holds one of the node's publish slots (`PublishSlots`): it may hand targets to the senders.
-        var slot = false
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
-        var mustStop: Bool { stopped || lost || fenced || cancelled || expired }
+        var mustStop: Bool { machine.mustStop }
+        var delivered: Bool { machine.isDelivered }
+        var lost: Bool { machine.stops.contains(.leaseLost) }
     }
 
     let claimed: ClaimedJob
+    /// What the claim holds a lease on (the job, or one shard of it): the run's store calls go through it.
+    let held: PublishLease
     private let state: WaitableState<State>
     /// The FCM and Web Push retries of this run that wait for their moment: `cancel()` ends them at once.
     let retries = RetryScope()
 
-    /// - Parameter lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
-    init(claimed: ClaimedJob, lease: LeaseClock? = nil) {
+    /// - Parameters:
+    ///   - held: what the claim holds a lease on (a whole job by default).
+    ///   - lease: the claim's lease on the monotonic clock; the run fences itself when it passes.
+    init(claimed: ClaimedJob, held: PublishLease = .job(splitter: nil), lease: LeaseClock? = nil) {
         self.claimed = claimed
+        self.held = held
         var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
         state.lease = lease
         state.writtenTotals = claimed.counters
@@ -165,12 +151,11 @@ final class PublishRun: Sendable {
     var submittedTotal: Int64 { state.read { $0.submittedTotal } }
     var abandonedCount: Int { state.read { $0.abandoned } }
     var isDelivered: Bool { state.read { $0.delivered } }
-    func markDelivered() { state.update { $0.delivered = true } }
     var isLost: Bool { state.read { $0.lost } }
-    func markLost() { state.update { $0.lost = true } }
-    var isStopped: Bool { state.read { $0.stopped } }
+    func markLost() { state.update { $0.machine.leaseLost() } }
+    var isStopped: Bool { state.read { $0.machine.stops.contains(.engineStopped) } }
     /// Asks the run to stop sending (engine shutdown); wakes every wait below.
-    func stop() { state.update { $0.stopped = true } }
+    func stop() { state.update { $0.machine.engineStopped() } }
     /// Whether sending must end. Reads the monotonic clock too: a lane about to send notices a lease deadline
     /// that passed even before the runner's fence timer fires (a loaded machine runs timers late).
     var mustStop: Bool {
@@ -180,7 +165,7 @@ final class PublishRun: Sendable {
         _ = fenceIfLeaseExpired()
         return true
     }
-    var isFenced: Bool { state.read { $0.fenced } }
+    var isFenced: Bool { state.read { $0.machine.stops.contains(.fenced) } }
 
     /// A lease renewal sent at `sentAt` (a `MonotonicClock` reading taken before sending it) succeeded.
     func leaseRenewed(sentAt: UInt64) {
@@ -191,9 +176,9 @@ final class PublishRun: Sendable {
     /// - Returns: the time left until that deadline; nil when the run is fenced (now or earlier) or has no lease clock.
     func fenceIfLeaseExpired(now: UInt64 = MonotonicClock.now()) -> Duration? {
         state.update { state -> Duration? in
-            guard let lease = state.lease, !state.fenced else { return nil }
+            guard let lease = state.lease, !state.machine.stops.contains(.fenced) else { return nil }
             if lease.hasExpired(at: now) {
-                state.fenced = true
+                _ = state.machine.fenced()
                 return nil
             }
             return lease.remaining(at: now)
@@ -202,38 +187,58 @@ final class PublishRun: Sendable {
 
     /// Waits until delivery ended, the lease was lost or fenced, or `deadline` passed.
     func waitForFence(deadline: ContinuousClock.Instant) async {
-        await state.wait(until: { $0.delivered || $0.lost || $0.fenced }, deadline: deadline)
+        await state.wait(until: { $0.delivered || $0.lost || $0.machine.stops.contains(.fenced) }, deadline: deadline)
     }
     /// Stops sending for good: the publish was cancelled. Retries waiting in the senders end now (`Cancelled`), so
     /// the run ends as soon as the requests on the wire are answered.
     func cancel() {
-        state.update { $0.cancelled = true }
+        state.update { $0.machine.cancelled() }
         retries.cancel()
     }
-    var isCancelled: Bool { state.read { $0.cancelled } }
+    var isCancelled: Bool { state.read { $0.machine.stops.contains(.cancelled) } }
     /// Stops sending for good: the publish's delivery window closed.
-    func expire() { state.update { $0.expired = true } }
-    var isExpired: Bool { state.read { $0.expired } }
+    func expire() { state.update { $0.machine.expired() } }
     /// A retry would have gone out after the publish's `expiresAt`: it was not scheduled, the publish ends `expired`.
-    func retryOutlivedWindow() { state.update { $0.retryOutlivedWindow = true } }
-    var didRetryOutliveWindow: Bool { state.read { $0.retryOutlivedWindow } }
+    func retryOutlivedWindow() { state.update { $0.machine.retryOutlivedTheWindow() } }
     /// Every lane's pump has returned: nothing more is handed to a sender by this run.
-    func endSubmission() { state.update { $0.submissionEnded = true } }
+    func endSubmission() { state.update { $0.machine.submissionStopped() } }
     /// The runner returned.
-    func markEnded() { state.update { $0.ended = true } }
-    /// The publish targets Live Activity token rows (set once its plan is read).
-    func markLiveActivity() { state.update { $0.liveActivity = true } }
-    var isLiveActivity: Bool { state.read { $0.liveActivity } }
+    func markEnded() { state.update { $0.machine.runEnded() } }
+
+    // MARK: The runner's steps (`PublishRunStateMachine`)
+
+    /// The runner read the plan: deliver, or end before sending anything.
+    func started(cancelRequested: Bool, windowClosed: Bool, roundBased: Bool) -> PublishRunStateMachine.Action {
+        state.update { $0.machine.started(cancelRequested: cancelRequested, windowClosed: windowClosed, roundBased: roundBased) }
+    }
+    /// The run ends before delivering (failed, split, or its shards had all ended).
+    func endedBeforeDelivery() { state.update { $0.machine.endedBeforeDelivery() } }
+    /// Delivery ended; wakes the checkpoint, lease and fence loops (a one-device publish does not wait out the
+    /// checkpoint interval). - Returns: the next step (the last checkpoint).
+    func fed(complete: Bool) -> PublishRunStateMachine.Action { state.update { $0.machine.fed(complete: complete) } }
+    /// The last checkpoint was tried. - Returns: the next step.
+    func checkpointed(_ outcome: PublishRunStateMachine.CheckpointOutcome) -> PublishRunStateMachine.Action {
+        state.update { $0.machine.checkpointed(outcome) }
+    }
+    /// After `.reschedule`: whether a later round is due. - Returns: the next step.
+    func nextRound(known: Bool) -> PublishRunStateMachine.Action { state.update { $0.machine.nextRound(known: known) } }
+    /// The publish's plan was read: a Live Activity publish targets token rows, not devices.
+    func planned(_ mode: PublishPlan.Mode) {
+        guard case .liveActivity = mode else { return }
+        state.update { $0.tokenRows = true }
+    }
+    /// Its results name Live Activity token rows, not devices: no device's health changes.
+    var targetsTokenRows: Bool { state.read { $0.tokenRows } }
 
     /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
     /// - Returns: whether submission ended.
     func waitForSubmissionEnd(deadline: ContinuousClock.Instant) async -> Bool {
-        await state.wait(until: { $0.submissionEnded || $0.ended }, deadline: deadline)
+        await state.wait(until: { $0.machine.submissionEnded || $0.machine.isEnded }, deadline: deadline)
     }
 
     /// Waits until the runner returned or `deadline` passed. - Returns: whether it returned.
     func waitForRunEnd(deadline: ContinuousClock.Instant) async -> Bool {
-        await state.wait(until: { $0.ended }, deadline: deadline)
+        await state.wait(until: { $0.machine.isEnded }, deadline: deadline)
     }
 
     // MARK: Waiting (wake-ups, no polling)
@@ -264,13 +269,13 @@ final class PublishRun: Sendable {
     }
 
     /// The node's slots granted this run a slot, or took it back when it parked (`PublishSlots`).
-    func slotChanged(held: Bool) { state.update { $0.slot = held } }
-    var holdsSlot: Bool { state.read { $0.slot } }
+    func slotChanged(held: Bool) { state.update { $0.machine.paced(holdsSlot: held) } }
+    var holdsSlot: Bool { state.read { $0.machine.holdsSlot } }
 
     /// Waits until the run holds a publish slot (at once when it does), cut short when the run must stop.
     /// - Returns: false when the run must stop.
     func waitForSlot() async -> Bool {
-        await state.wait { $0.slot || $0.mustStop }
+        await state.wait { $0.machine.holdsSlot || $0.mustStop }
         return !mustStop
     }
 
@@ -283,7 +288,7 @@ final class PublishRun: Sendable {
     /// the lease is lost: a run that stopped sending (fenced, cancelled, expired) still waits between attempts
     /// instead of retrying in a tight loop.
     func pauseBeforeLastCheckpoint(for interval: Duration) async {
-        await state.wait(until: { $0.stopped || $0.lost }, deadline: .now + interval)
+        await state.wait(until: { $0.machine.stops.contains(.engineStopped) || $0.lost }, deadline: .now + interval)
     }
 
     /// Takes what a checkpoint must write: the watermark, counter deltas, device results, and the answered refs

@@ -20,9 +20,9 @@ struct PublishRunner: Sendable {
     init(context: PublishContext, run: PublishRun) {
         self.context = context
         self.run = run
-        queue = RunStore(context: context, claimed: run.claimed)
+        queue = RunStore(context: context, run: run)
         let base = context.logger.with(["publish": run.claimed.job.publishID])
-        log = run.claimed.shard.map { base.with(["shard": String($0.number)]) } ?? base
+        log = run.held.shard.map { base.with(["shard": String($0.number)]) } ?? base
     }
 
     func execute() async {
@@ -37,41 +37,86 @@ struct PublishRunner: Sendable {
         do {
             plan = try PublishPlan(decoding: job.payload)
         } catch {
+            run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "\(error)")
             return
         }
-        if plan.liveActivity != nil { run.markLiveActivity() }
+        run.planned(plan.mode)
         guard let instance = context.instance(job.instanceID) else {
+            run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
             return
         }
         // A split publish whose shards all ended, left unfinished by a node that died: finish it, send nothing.
         if let end = claimed.shardsEnded {
+            run.endedBeforeDelivery()
             await finisher.finishSplit(end, plan: plan)
             return
         }
-        let earlierTargets = claimed.counters[PublishCounter.targets] ?? 0
-        // Cancelled while a run that then died held it: nothing more is sent.
-        if claimed.cancelRequested || run.isCancelled {
-            await finisher.finish(state: .cancelled, summary: "cancelled", total: earlierTargets, plan: plan)
-            return
-        }
-        // Its time passed while the server was down (or busy) and so did its delivery window: never sent late.
-        if let expiresAt = plan.expiresAt, Date() >= expiresAt {
-            await finisher.finish(state: .expired, summary: "delivery window closed at \(expiresAt.iso8601) before it could start",
-                                  total: earlierTargets, plan: plan)
-            return
-        }
-        if claimed.attempt == 1, claimed.shard == nil, let url = job.webhookURL {
-            await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID, requestBody: plan.requestBody)
-        }
         let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
-        // A large publish is split into shards that every node claims (a local-time publish, which goes out in
-        // rounds, is delivered whole, and so are Live Activity and broadcast publishes, whose targets are token rows
-        // or channels, not the device ranges shards cover); this run then ends, and the shards are claimed like jobs.
-        if round == nil, plan.liveActivity == nil, plan.broadcast == nil, await split() { return }
+        var action = run.started(cancelRequested: claimed.cancelRequested,
+                                 windowClosed: plan.expiresAt.map { Date() >= $0 } ?? false, roundBased: round != nil)
+        if action == .deliver {
+            if claimed.attempt == 1, run.held.shard == nil, let url = job.webhookURL {
+                await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID,
+                                                      requestBody: plan.requestBody)
+            }
+            // A large publish is split into shards that every node claims (`PublishPlan.isShardable`); this run
+            // then ends, and the shards are claimed like jobs.
+            if plan.isShardable, await split() {
+                run.endedBeforeDelivery()
+                return
+            }
+            action = await deliver(plan: plan, instance: instance, round: round)
+        }
+        // Targets this run got an answer for (a cancelled or expired run abandons what its lanes still held), over
+        // every run's.
+        let earlierTargets = claimed.counters[PublishCounter.targets] ?? 0
+        while true {
+            switch action {
+            case .deliver:
+                return  // Not reached: `deliver` reports the end of delivery.
+            case .checkpoint:
+                action = run.checkpointed(await checkpoint())
+            case .checkpointAfterPause:
+                await run.pauseBeforeLastCheckpoint(for: context.settings.storeRetryInterval)
+                action = run.checkpointed(await checkpoint())
+            case .endQuietly:
+                return
+            case .handBack(.fenced(let releaseLease)):
+                if releaseLease { _ = try? await queue.renewLease(.zero) }
+                log.warning("Publish stopped: its lease could not be renewed in time; handed back",
+                            ["cursor": String(run.watermark)])
+                return
+            case .handBack(.paused):
+                // Make the job claimable at once, so the restarted server resumes it immediately. (During an
+                // outage this write fails too; the lease then runs out.)
+                _ = try? await queue.renewLease(.zero)
+                log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
+                return
+            case .reschedule:
+                guard let round, let next = await nextRound(round, plan: plan) else {
+                    action = run.nextRound(known: false)
+                    continue
+                }
+                await reschedule(at: next)
+                return
+            case .finish(let state, let summary):
+                let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
+                await finisher.finish(state: state, summary: await text(of: summary, plan: plan), total: total,
+                                      plan: plan)
+                return
+            }
+        }
+    }
+
+    /// Feeds the targets (or channels) to the senders while the checkpoint, lease and fence loops run.
+    /// - Returns: the step after delivery (the last checkpoint).
+    private func deliver(plan: PublishPlan, instance: InstanceRuntime, round: LocalTimeRound?) async
+        -> PublishRunStateMachine.Action
+    {
         let answered = await answeredTargets()
-        let complete = await withDiscardingTaskGroup { group -> Bool in
+        return await withDiscardingTaskGroup { group -> PublishRunStateMachine.Action in
             group.addTask { await keepCheckpointing() }
             group.addTask { await keepLease() }
             group.addTask { await keepFence() }
@@ -79,74 +124,39 @@ struct PublishRunner: Sendable {
             // Nothing goes to a sender before the node's slots give this run one (`PublishSlots`).
             if await !run.waitForSlot() {
                 complete = false
-            } else if let broadcast = plan.broadcast {
-                complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
-                    .deliver(broadcast, skipping: answered)
             } else {
-                complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
-                    .deliver(plan: plan, skipping: answered, round: round)
+                switch plan.mode {
+                case .broadcast(let broadcast):
+                    complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
+                        .deliver(broadcast, skipping: answered)
+                case .devices, .liveActivity:
+                    complete = await TargetFeeder(context: context, run: run, instance: instance, log: log)
+                        .deliver(plan: plan, skipping: answered, round: round)
+                }
             }
-            // Wakes both loops: a one-device publish does not wait out the checkpoint interval.
-            run.markDelivered()
-            return complete
+            // Wakes the three loops; the group waits for them before the last checkpoint.
+            return run.fed(complete: complete)
         }
-        // The last results must be stored before the publish ends: while the store cannot write (a full disk)
-        // they are kept and written again, so nothing answered is sent twice or missing from the counts.
-        var last = await checkpoint()
-        while !run.isLost, last == .storeUnavailable, !run.isStopped {
-            await run.pauseBeforeLastCheckpoint(for: context.settings.storeRetryInterval)
-            last = await checkpoint()
-        }
-        if run.isLost {
-            // Another worker owns the job now and resumes it from the last checkpoint this run wrote.
-            return
-        }
-        if run.isFenced {
-            // The lease could not be renewed in time: another node may own the job now. The answers in flight were
-            // checkpointed above if the lease was still ours; the job goes back to the queue either way (at once
-            // when the store answers, else when the lease runs out) and resumes at the last cursor.
-            if last == .done { _ = try? await queue.renewLease(.zero) }
-            log.warning("Publish stopped: its lease could not be renewed in time; handed back",
-                        ["cursor": String(run.watermark)])
-            return
-        }
-        // Targets this run got an answer for: a cancelled or expired run abandons what its lanes still held.
-        let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
-        if last != .storeUnavailable && run.isCancelled {
-            await finisher.finish(state: .cancelled, summary: "cancelled", total: total, plan: plan)
-            return
-        }
-        if last != .storeUnavailable && run.isExpired {
-            let at = plan.expiresAt?.iso8601 ?? "?"
-            await finisher.finish(state: .expired, summary: "delivery window closed at \(at); the rest was not sent",
-                                  total: total, plan: plan)
-            return
-        }
-        if complete && last != .storeUnavailable && run.didRetryOutliveWindow {
-            let at = plan.expiresAt?.iso8601 ?? "?"
-            await finisher.finish(state: .expired,
-                                  summary: "delivery window closed at \(at); retries that would have gone out after it were not sent",
-                                  total: total, plan: plan)
-            return
-        }
-        if complete && last != .storeUnavailable, let round, let next = await nextRound(round, plan: plan) {
-            await reschedule(at: next)
-            return
-        }
-        // Stopped while the store still cannot write: finishing would drop the unwritten results from the counts;
-        // handed back, the job resumes at its last cursor and those targets are sent again.
-        if complete && last != .storeUnavailable {
+    }
+
+    /// The text of a finished publish's summary.
+    private func text(of summary: PublishRunStateMachine.Summary, plan: PublishPlan) async -> String? {
+        let at = plan.expiresAt?.iso8601 ?? "?"
+        switch summary {
+        case .cancelled:
+            return "cancelled"
+        case .windowClosedBeforeStart:
+            return "delivery window closed at \(at) before it could start"
+        case .windowClosedWhileSending:
+            return "delivery window closed at \(at); the rest was not sent"
+        case .windowClosedBeforeRetries:
+            return "delivery window closed at \(at); retries that would have gone out after it were not sent"
+        case .notes:
             // From the stored counters (every run's, all checkpointed by now): a platform without credentials is
             // named only when the publish had devices on it.
-            let job = claimed.job
+            let job = run.claimed.job
             let stored = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
-            await finisher.finish(state: .finished, summary: PublishSummary.notes(counters: stored?.counters ?? [:]),
-                                  total: total, plan: plan)
-        } else {
-            // Paused by shutdown: make the job claimable at once, so the restarted server resumes it immediately.
-            // (During an outage this write fails too; the lease then runs out.)
-            _ = try? await queue.renewLease(.zero)
-            log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
+            return PublishSummary.notes(counters: stored?.counters ?? [:])
         }
     }
 
@@ -277,24 +287,14 @@ struct PublishRunner: Sendable {
         }
     }
 
-    /// What became of a checkpoint.
-    enum CheckpointOutcome: Equatable {
-        /// Written, or nothing to write, or the run lost its lease.
-        case done
-        /// The store could not write; the results are kept for the next attempt.
-        case storeUnavailable
-        /// Another failure (logged); the results are kept for the next attempt.
-        case failed
-    }
-
     /// Writes the run's waiting results and its watermark.
-    private func checkpoint() async -> CheckpointOutcome {
+    private func checkpoint() async -> PublishRunStateMachine.CheckpointOutcome {
         guard !run.isLost else { return .done }
         var batch = run.drain()
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }
         do {
             let started = MonotonicClock.now()
-            if run.isLiveActivity {
+            if run.targetsTokenRows {
                 // The refs are token rows: dead tokens are deleted (idempotent, so a failed checkpoint after it
                 // repeats nothing harmful), and no device's health changes.
                 let deaths = batch.results.compactMap(\.liveActivityTokenDeath)

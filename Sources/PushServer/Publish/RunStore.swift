@@ -1,57 +1,67 @@
 import Foundation
 import PushStore
 
-/// The store calls of one run, sent to its shard's calls when the run delivers one shard of a split publish
-/// (`ShardedPublishQueue`), else to the job's. The runner, feeder and finisher stay the same for both.
+/// The store calls of one run, through its lease (`PublishLease`): a shard's calls when the run delivers one shard
+/// of a split publish, else the job's. The runner, feeder and finisher stay the same for both.
 struct RunStore: Sendable {
     let context: PublishContext
     let claimed: ClaimedJob
+    let lease: PublishLease
+
+    init(context: PublishContext, run: PublishRun) {
+        self.context = context
+        claimed = run.claimed
+        lease = run.held
+    }
 
     private var workerID: String { context.settings.workerID }
-    /// The backend's shard calls, when this run is a shard (a backend that hands out shards has them).
-    private var shardQueue: (any ShardedPublishQueue, PublishShard)? {
-        guard let shard = claimed.shard, let queue = context.store as? any ShardedPublishQueue else { return nil }
-        return (queue, shard)
-    }
 
     /// Extends the lease. - Returns: whether the publish was cancelled meanwhile.
     func renewLease(_ duration: Duration) async throws -> Bool {
-        if let (queue, shard) = shardQueue {
+        switch lease {
+        case .shard(let shard, let queue):
             return try await queue.renewShardLease(claimed.id, shard: shard, workerID: workerID,
                                                    leaseDuration: duration, now: Date())
+        case .job:
+            return try await context.store.renewLease(claimed.id, workerID: workerID, leaseDuration: duration,
+                                                      now: Date())
         }
-        return try await context.store.renewLease(claimed.id, workerID: workerID, leaseDuration: duration, now: Date())
     }
 
     func targets(after cursor: Int64, limit: Int) async throws -> TargetPage {
-        if let (queue, shard) = shardQueue {
+        switch lease {
+        case .shard(let shard, let queue):
             return try await queue.targets(for: claimed.job, shard: shard, after: cursor, limit: limit)
+        case .job:
+            return try await context.store.targets(for: claimed.job, after: cursor, limit: limit)
         }
-        return try await context.store.targets(for: claimed.job, after: cursor, limit: limit)
     }
 
     func answeredTargets() async throws -> Set<Int64> {
-        if let (queue, shard) = shardQueue { return try await queue.answeredTargets(claimed.id, shard: shard) }
-        return try await context.store.answeredTargets(claimed.id)
+        switch lease {
+        case .shard(let shard, let queue): return try await queue.answeredTargets(claimed.id, shard: shard)
+        case .job: return try await context.store.answeredTargets(claimed.id)
+        }
     }
 
     /// Writes `batch`. A shard's counters are written as totals (`totals`: what was written before plus the batch),
     /// so a checkpoint repeated after a COMMIT whose answer was lost cannot count twice.
     func checkpoint(_ batch: PublishRun.Checkpoint, totals: [String: Int64]) async throws {
-        if let (queue, shard) = shardQueue {
+        switch lease {
+        case .shard(let shard, let queue):
             try await queue.checkpointShard(claimed.id, shard: shard, workerID: workerID, cursor: batch.cursor,
                                             totals: totals, deviceResults: batch.results, answered: batch.answered)
-        } else {
+        case .job:
             try await context.store.checkpoint(claimed.id, workerID: workerID, cursor: batch.cursor,
                                                counters: batch.counters, deviceResults: batch.results,
                                                answered: batch.answered)
         }
     }
 
-    /// Ends this run's shard. - Returns: how the publish ended when this was its last open shard (this node then
-    /// holds the job's lease and finishes it), nil otherwise.
+    /// Ends this run's shard (nothing for a whole job). - Returns: how the publish ended when this was its last
+    /// open shard (this node then holds the job's lease and finishes it), nil otherwise.
     func finishShard(state: PublishState, total: Int64) async throws -> ShardedPublishEnd? {
-        guard let (queue, shard) = shardQueue else { return nil }
+        guard case .shard(let shard, let queue) = lease else { return nil }
         return try await queue.finishShard(claimed.id, shard: shard, workerID: workerID, state: state,
                                            targetsTotal: total, leaseDuration: context.settings.leaseDuration,
                                            now: Date())
@@ -60,9 +70,8 @@ struct RunStore: Sendable {
     /// Splits a fresh job into shards of `shardSize` targets when the backend can and the job is large enough.
     /// - Returns: the number of shards (0: deliver it whole).
     func split(shardSize: Int) async throws -> Int {
-        guard shardSize > 0, claimed.shard == nil, claimed.cursor == 0, claimed.counters.isEmpty,
-              let queue = context.store as? any ShardedPublishQueue
+        guard shardSize > 0, case .job(let splitter?) = lease, claimed.cursor == 0, claimed.counters.isEmpty
         else { return 0 }
-        return try await queue.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize, now: Date())
+        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize, now: Date())
     }
 }

@@ -129,7 +129,7 @@ struct TargetFeeder: Sendable {
     /// submissions, and the caller always awaits or cancels it.
     private func prefetch(after cursor: Int64, liveActivity: LiveActivitySelector?) -> Task<TargetPage?, Never> {
         Task { [context, run, log] in
-            let queue = RunStore(context: context, claimed: run.claimed)
+            let queue = RunStore(context: context, run: run)
             while !Task.isCancelled && !run.mustStop {
                 let started = MonotonicClock.now()
                 do {
