@@ -64,8 +64,8 @@ final class WebhookOutbox: Service {
         self.metrics = metrics
         self.logger = logger
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        metrics.declare("push_webhooks_total", counter: "Webhook attempts by outcome.")
-        metrics.declare("push_webhook_failures_total", counter: "Failed webhook attempts by reason.")
+        metrics.declare(.webhooks)
+        metrics.declare(.webhookFailures)
     }
 
     // MARK: Producing
@@ -253,7 +253,7 @@ final class WebhookOutbox: Service {
             case .skip(let webhook):
                 group.addTask { [self] in
                     let destination = Self.keys(webhook).destination
-                    metrics.increment("push_webhook_failures_total", ["reason": "circuit_open"])
+                    metrics.increment(.webhookFailures, ["reason": "circuit_open"])
                     let error = "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
                     await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: error))
                     heldIDs.withLock { _ = $0.remove(webhook.id) }
@@ -295,7 +295,7 @@ final class WebhookOutbox: Service {
             failure = (error.kind.rawValue, error.message)
             result = error.kind == .timeout || error.kind == .connection ? .timedOut : .answered
         }
-        metrics.increment("push_webhook_failures_total", ["reason": failure.reason])
+        metrics.increment(.webhookFailures, ["reason": failure.reason])
         let fields: KeyValuePairs<String, String> = [
             "url": Self.redacted(request.url), "reason": failure.reason, "error": failure.message,
             "attempt": String(webhook.attempts + 1),
@@ -311,10 +311,10 @@ final class WebhookOutbox: Service {
 
     private func record(_ webhook: PendingWebhook, _ outcome: WebhookOutcome) async {
         switch outcome {
-        case .delivered: metrics.increment("push_webhooks_total", ["outcome": "delivered"])
-        case .retry: metrics.increment("push_webhooks_total", ["outcome": "retry"])
-        case .gaveUp: metrics.increment("push_webhooks_total", ["outcome": "gave_up"])
-        case .deferred: metrics.increment("push_webhooks_total", ["outcome": "deferred"])
+        case .delivered: metrics.increment(.webhooks, ["outcome": "delivered"])
+        case .retry: metrics.increment(.webhooks, ["outcome": "retry"])
+        case .gaveUp: metrics.increment(.webhooks, ["outcome": "gave_up"])
+        case .deferred: metrics.increment(.webhooks, ["outcome": "deferred"])
         }
         try? await store.markWebhook(webhook.id, outcome: outcome, now: Date())
     }
