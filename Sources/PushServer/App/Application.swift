@@ -69,7 +69,7 @@ public final class Application: Sendable {
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             tokenManagers: tokenManagers, logger: logger.named("apns")))
-        webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
+        webhooks = WebhookOutbox(store: store, client: try HTTPExchangeClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
