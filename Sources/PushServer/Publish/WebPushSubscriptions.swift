@@ -13,8 +13,9 @@ import WebPush
 /// bookkeeping, and an audience larger than the cache costs what it did before (one parse per device per
 /// publish), never more memory.
 final class WebPushSubscriptions: Sendable {
-    /// Entries per generation; an entry is about 2 KB (URL, keys, the OpenSSL key).
-    static let defaultCapacity = 8192
+    /// Entries per generation. An entry holds the URL, the keys and an OpenSSL key: a few KB, so an instance's
+    /// cache stays within tens of MB however large its audience.
+    static let defaultCapacity = 4096
 
     private struct Generations {
         var newer: [String: WebPushSubscription] = [:]
