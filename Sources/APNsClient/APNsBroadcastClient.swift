@@ -169,8 +169,10 @@ public final class APNsBroadcastClient: Sendable {
     }
 
     private static func send(_ exchange: HTTPExchange, on client: HTTPExchangeClient) async -> HTTPExchangeResult {
-        await withCheckedContinuation { continuation in
-            client.submit(exchange) { continuation.resume(returning: $0) }
+        do {
+            return .success(try await client.send(exchange))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -184,7 +186,7 @@ public final class APNsBroadcastClient: Sendable {
         }
     }
 
-    private static func failure(_ error: HTTPPostError) -> APNsBroadcastFailure {
+    private static func failure(_ error: HTTPExchangeError) -> APNsBroadcastFailure {
         switch error.kind {
         case .shutdown: return .shutdown
         case .timeout: return .transport(APNsTransportError(kind: .timeout, code: 28, message: error.message))

@@ -22,7 +22,7 @@ public struct FCMRequest: Sendable, Equatable {
 /// Why a request got no answer from FCM worth classifying.
 public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// No HTTP answer after the retries (connection, TLS, timeout): the last transport error.
-    case transport(HTTPPostError, attempts: Int)
+    case transport(HTTPExchangeError, attempts: Int)
     /// No access token to send with: the token endpoint refused the account (a configuration error, at once;
     /// `/ready` reports it through `FCMSender.authProblem`) or stayed unreachable through the retries.
     case accessToken(AccessTokenError)

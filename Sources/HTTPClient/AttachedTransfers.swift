@@ -1,15 +1,15 @@
 import CLibCurl
 
-/// A transfer made for one job and done when curl ends it (`HTTPPostTransfer`, `HTTPExchangeTransfer`): its easy
+/// A transfer made for one job and done when curl ends it (`HTTPExchangeTransfer`): its easy
 /// handle, and the one way it ends, which reports the result and frees the handle.
 protocol OneShotTransfer: AnyObject {
     associatedtype Success
     var curl: CurlEasy { get }
     /// Reports `result` once and frees the handle (already detached from the multi).
-    func finish(_ result: Result<Success, HTTPPostError>)
+    func finish(_ result: Result<Success, HTTPExchangeError>)
 }
 
-/// The one-shot transfers a driver (`HTTPPostDriver`, `HTTPExchangeDriver`) has attached to its multi, by easy
+/// The one-shot transfers a driver (`HTTPExchangeDriver`) has attached to its multi, by easy
 /// handle: attaching a new one, finding the one curl ended, and aborting the rest at shutdown.
 ///
 /// Lives in its driver, so touched only on the driver's loop thread.
@@ -23,7 +23,7 @@ struct AttachedTransfers<Transfer: OneShotTransfer> {
         do {
             try multi.add(transfer.curl)
         } catch {
-            transfer.finish(.failure(HTTPPostError(.internalError, error.description)))
+            transfer.finish(.failure(HTTPExchangeError(.internalError, error.description)))
             return false
         }
         byHandle[transfer.curl.handle] = transfer
@@ -40,7 +40,7 @@ struct AttachedTransfers<Transfer: OneShotTransfer> {
     mutating func abortAll(multi: CurlMulti) {
         for transfer in byHandle.values {
             try? multi.remove(transfer.curl)  // fails only if not attached: it is detached either way
-            transfer.finish(.failure(HTTPPostError(.shutdown, "shutting down")))
+            transfer.finish(.failure(HTTPExchangeError(.shutdown, "shutting down")))
         }
         byHandle = [:]
     }

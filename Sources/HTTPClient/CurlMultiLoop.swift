@@ -31,7 +31,7 @@ public protocol CurlMultiDriver: AnyObject, SendableMetatype {
 /// webhook client run one each). The driver decides what the jobs and transfers mean.
 ///
 /// ```swift
-/// let loop = CurlMultiLoop(name: "http-post", multi: try CurlMulti(), driver: driver)
+/// let loop = CurlMultiLoop(name: "webhooks-0", multi: try CurlMulti(), driver: driver)
 /// loop.start()
 /// _ = loop.submit(job)          // any thread; false once stopping
 /// let leftover = await loop.stop()

@@ -1,6 +1,6 @@
 /// Which addresses an outbound request may connect to: public unicast addresses, plus what the operator allows.
 ///
-/// Judged on the address a socket is about to connect to, after DNS resolution (see `HTTPPostClient`), so a
+/// Judged on the address a socket is about to connect to, after DNS resolution (`HTTPExchangeConfiguration.policy`), so a
 /// name that resolves to 127.0.0.1 or rebinds between a check and the connect cannot reach internal services.
 public struct DestinationPolicy: Sendable, Equatable {
     /// One operator allowance: a host name (exact, case-insensitive) or an address range.

@@ -46,6 +46,6 @@ public struct HTTPExchangeResponse: Sendable, Equatable {
     }
 }
 
-/// What an `HTTPExchange` ended with: an answer, or why none arrived (`HTTPPostError`, the one error type for
+/// What an `HTTPExchange` ended with: an answer, or why none arrived (`HTTPExchangeError`, the one error type for
 /// outbound POSTs: refused destination, timeout, connection, shutdown, …).
-public typealias HTTPExchangeResult = Result<HTTPExchangeResponse, HTTPPostError>
+public typealias HTTPExchangeResult = Result<HTTPExchangeResponse, HTTPExchangeError>

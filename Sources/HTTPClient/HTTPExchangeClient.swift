@@ -15,8 +15,9 @@ import Locking
 /// await client.shutdown()                        // unfinished exchanges end with `.shutdown`
 /// ```
 ///
-/// The senders built on it (FCM, Web Push) bound what is in flight with an `InFlightWindow`; this client queues
-/// whatever it is given.
+/// The one outbound HTTP client of the process: FCM, Web Push, APNs broadcast calls and webhooks each have one
+/// (its own configuration and threads). The senders built on it (FCM, Web Push) bound what is in flight with an
+/// `InFlightWindow`, the webhook outbox with its scheduler; this client queues whatever it is given.
 public final class HTTPExchangeClient: Sendable {
     public let configuration: HTTPExchangeConfiguration
     private let loops: [CurlMultiLoop<HTTPExchangeDriver>]
@@ -30,11 +31,15 @@ public final class HTTPExchangeClient: Sendable {
         var loops: [CurlMultiLoop<HTTPExchangeDriver>] = []
         var gauges: [HTTPExchangeDriver.Gauges] = []
         for index in 0..<configuration.connections {
-            let multi = try CurlMulti(options: [
+            var options: [(CURLMoption, Int, String)] = [
                 (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
                 (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
                 (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
-            ])
+            ]
+            if let idle = configuration.maxIdleConnections {
+                options.append((CURLMOPT_MAXCONNECTS, idle, "CURLMOPT_MAXCONNECTS"))
+            }
+            let multi = try CurlMulti(options: options)
             let gauge = HTTPExchangeDriver.Gauges()
             let driver = HTTPExchangeDriver(configuration: configuration, gauges: gauge)
             loops.append(CurlMultiLoop(name: "\(configuration.name)-\(index)", multi: multi, driver: driver))
@@ -69,8 +74,19 @@ public final class HTTPExchangeClient: Sendable {
         }
         if !loops[index].submit(job) {
             gauge.queued.subtract(1, ordering: .relaxed)
-            completion(.failure(HTTPPostError(.shutdown, "the client is shut down")))
+            completion(.failure(HTTPExchangeError(.shutdown, "the client is shut down")))
         }
+    }
+
+    /// Sends `exchange` and suspends until it ends (never blocking a thread of the Swift concurrency pool).
+    /// - Returns: the answer, whatever its status (3xx included: redirects are never followed).
+    /// - Throws: `HTTPExchangeError` when no answer arrived: refused destination, invalid URL, timeout, response
+    ///   too large, connection failure, or shutdown.
+    public func send(_ exchange: HTTPExchange) async throws(HTTPExchangeError) -> HTTPExchangeResponse {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPExchangeResult, Never>) in
+            submit(exchange) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
     }
 
     /// Exchanges attached to curl right now (HTTP/2 streams open or about to open), across loops.

@@ -1,5 +1,5 @@
-/// How an `HTTPExchangeClient` connects. Every limit is explicit; the senders built on it (FCM, Web Push) set
-/// their own defaults.
+/// How an `HTTPExchangeClient` connects. Every limit is explicit; its users (FCM, Web Push, APNs broadcast calls,
+/// webhooks) set their own defaults.
 public struct HTTPExchangeConfiguration: Sendable, Equatable {
     /// Names the loop threads (`<name>-0`, `<name>-1`, …).
     public var name: String
@@ -17,8 +17,9 @@ public struct HTTPExchangeConfiguration: Sendable, Equatable {
     public var httpsOnly: Bool
     /// A CA bundle (PEM) to trust instead of the system's: the test stand-ins' throw-away CA.
     public var caFile: String?
-    /// Judges every address curl is about to connect to, after DNS (see `HTTPPostClient`); nil: none (the URL is
-    /// the operator's own configuration, such as FCM's base URL).
+    /// Judges the address of every socket curl opens, after DNS resolution (so no DNS-rebinding window between
+    /// check and use); nil: none (the URL is the operator's own configuration, such as FCM's base URL). Webhooks,
+    /// whose URLs come from API callers, always have one.
     public var policy: DestinationPolicy?
     /// One exchange, from DNS lookup to the last response byte (queueing for a stream included).
     public var timeout: Duration
@@ -28,11 +29,14 @@ public struct HTTPExchangeConfiguration: Sendable, Equatable {
     public var maxResponseBytes: Int
     /// An idle connection older than this is replaced rather than reused.
     public var maxIdleSeconds: Int
+    /// Idle connections each multi keeps for reuse (`CURLMOPT_MAXCONNECTS`); nil: curl's default (four times the
+    /// transfers it has run at once). Webhooks, which reach many hosts, bound it.
+    public var maxIdleConnections: Int?
 
     public init(name: String, connections: Int = 2, maxConnectionsPerHost: Int = 1, streamsPerConnection: Int = 100,
                 http2: Bool = true, httpsOnly: Bool = true, caFile: String? = nil, policy: DestinationPolicy? = nil,
                 timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
-                maxIdleSeconds: Int = 900) {
+                maxIdleSeconds: Int = 900, maxIdleConnections: Int? = nil) {
         self.name = name
         self.connections = max(1, connections)
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
@@ -45,5 +49,33 @@ public struct HTTPExchangeConfiguration: Sendable, Equatable {
         self.connectTimeout = connectTimeout
         self.maxResponseBytes = max(0, maxResponseBytes)
         self.maxIdleSeconds = max(1, maxIdleSeconds)
+        self.maxIdleConnections = maxIdleConnections.map { max(1, $0) }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (rounded up, at least 1), for curl's `*_MS` options; saturates instead of trapping.
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 1 }
+        guard seconds < Int64(Int32.max) / 1000 else { return Int(Int32.max) }
+        let total = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int(max(1, total))
+    }
+}
+
+extension HTTPExchangeConfiguration {
+    /// Webhooks: POSTs to URLs API callers chose, so a `DestinationPolicy` is checked on every socket, plain http is
+    /// allowed (many receivers are), and each limit is the operator's (docs/OPERATIONS.md, `webhooks.*`). One loop
+    /// thread (`webhooks-0`) runs every transfer side by side; connections to a host are bounded only by what the
+    /// outbox runs at once (`maxConnectionsPerHost`, its concurrency); HTTP/2 is used where TLS offers it, as
+    /// curl does by default; an idle connection is kept up to 118 s (curl's default) and at most 16 of them.
+    public static func webhooks(policy: DestinationPolicy, timeout: Duration = .seconds(3),
+                                connectTimeout: Duration = .seconds(2), maxResponseBytes: Int = 64 * 1024,
+                                maxConnectionsPerHost: Int = 16) -> HTTPExchangeConfiguration {
+        HTTPExchangeConfiguration(name: "webhooks", connections: 1, maxConnectionsPerHost: maxConnectionsPerHost,
+                                  http2: true, httpsOnly: false, policy: policy, timeout: timeout,
+                                  connectTimeout: connectTimeout, maxResponseBytes: maxResponseBytes,
+                                  maxIdleSeconds: 118, maxIdleConnections: 16)
     }
 }

@@ -79,7 +79,7 @@ final class HTTPExchangeDriver: CurlMultiDriver {
         let waiting = delayed + unstarted
         delayed = []
         gauges.delayed.store(0, ordering: .relaxed)
-        let shutdown = HTTPPostError(.shutdown, "shutting down")
+        let shutdown = HTTPExchangeError(.shutdown, "shutting down")
         for job in waiting { job.completion(.failure(shutdown)) }
     }
 

@@ -2,8 +2,7 @@ import CLibCurl
 
 /// One `HTTPExchange` on an `HTTPExchangeDriver`'s loop thread: its easy handle and what curl borrows while it
 /// runs (header list), the response collected by the callbacks (status, `Retry-After`, body under a cap), and,
-/// when the client has a `DestinationPolicy`, the address check on every socket curl opens (`TransferChecks`, shared
-/// with `HTTPPostTransfer` for webhooks).
+/// when the client has a `DestinationPolicy`, the address check on every socket curl opens (`TransferChecks`).
 ///
 /// Owned by the loop thread only (never Sendable); the C callbacks reach it through the `Unmanaged` pointer set as
 /// their userdata, valid while the driver keeps the transfer in its table.
@@ -22,31 +21,31 @@ final class HTTPExchangeTransfer: OneShotTransfer {
     private var finished = false
 
     /// Prepares the handle; the caller attaches it to its multi.
-    /// - Throws: `HTTPPostError` (`invalidURL`, `internalError`) when the request cannot even be set up.
+    /// - Throws: `HTTPExchangeError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(_ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
-         completion: @escaping @Sendable (HTTPExchangeResult) -> Void) throws(HTTPPostError) {
+         completion: @escaping @Sendable (HTTPExchangeResult) -> Void) throws(HTTPExchangeError) {
         checks = TransferChecks(target: exchange.url, policy: configuration.policy,
                                 maxResponseBytes: configuration.maxResponseBytes)
         wanted = exchange.responseHeaders.prefix(8).map { Array(($0 + ":").lowercased().utf8) }
         self.completion = completion
         if exchange.method != .post && !exchange.body.isEmpty {
-            throw HTTPPostError(.internalError, "\(exchange.method.rawValue) carries no body")
+            throw HTTPExchangeError(.internalError, "\(exchange.method.rawValue) carries no body")
         }
         if configuration.httpsOnly && exchange.url.scheme != "https" {
-            throw HTTPPostError(.invalidURL, "\(exchange.url.redacted): only https is allowed")
+            throw HTTPExchangeError(.invalidURL, "\(exchange.url.redacted): only https is allowed")
         }
         // "Expect:" stops curl from waiting a second for `100 Continue` before bodies > 1 KiB.
         do {
             headers = try CurlHeaderList(exchange.headers + ["Expect:"])
             curl = try CurlEasy()
         } catch {
-            throw HTTPPostError(.internalError, error.description)
+            throw HTTPExchangeError(.internalError, error.description)
         }
         do {
             try configure(exchange, configuration)
         } catch {
             curl.close()
-            throw HTTPPostError(.internalError, error.description)
+            throw HTTPExchangeError(.internalError, error.description)
         }
     }
 

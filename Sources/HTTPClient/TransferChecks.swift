@@ -1,9 +1,8 @@
 import CLibCurl
 import Glibc
 
-/// What `HTTPPostTransfer` (webhooks) and `HTTPExchangeTransfer` (FCM, Web Push) check the same way while curl runs
-/// one request: the response size cap, the destination policy on every socket curl opens, and which
-/// `HTTPPostError` a failed transfer's `CURLcode` becomes.
+/// What an `HTTPExchangeTransfer` checks while curl runs one request: the response size cap, the destination policy on every socket curl opens, and which
+/// `HTTPExchangeError` a failed transfer's `CURLcode` becomes.
 ///
 /// A value inside the transfer that owns it, so touched only on that transfer's loop thread.
 struct TransferChecks {
@@ -55,18 +54,18 @@ struct TransferChecks {
 
     /// Why a transfer that curl reported done with `code` (not `CURLE_OK`) failed: a refused destination first
     /// (when no allowed address was even tried), then the size cap, then curl's own reason.
-    func failure(_ code: CURLcode, curl: CurlEasy) -> HTTPPostError {
+    func failure(_ code: CURLcode, curl: CurlEasy) -> HTTPExchangeError {
         if let refusal, !triedAllowedAddress {
-            return HTTPPostError(.refusedDestination, "\(target.redacted) refused: \(refusal)")
+            return HTTPExchangeError(.refusedDestination, "\(target.redacted) refused: \(refusal)")
         }
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
-            return HTTPPostError(.responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes")
+            return HTTPExchangeError(.responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes")
         }
         let detail = curl.errorMessage(code)
         switch code {
-        case CURLE_OPERATION_TIMEDOUT: return HTTPPostError(.timeout, "\(target.redacted): \(detail)")
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return HTTPPostError(.invalidURL, "\(target.redacted): \(detail)")
-        default: return HTTPPostError(.connection, "\(target.redacted): \(detail)")
+        case CURLE_OPERATION_TIMEDOUT: return HTTPExchangeError(.timeout, "\(target.redacted): \(detail)")
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return HTTPExchangeError(.invalidURL, "\(target.redacted): \(detail)")
+        default: return HTTPExchangeError(.connection, "\(target.redacted): \(detail)")
         }
     }
 

@@ -25,7 +25,7 @@ public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible 
     case hostNotAllowed(String)
     /// No HTTP answer after the retries; `.refusedDestination` when every address the host resolved to is
     /// refused by the `DestinationPolicy` (no socket was opened).
-    case transport(HTTPPostError, attempts: Int)
+    case transport(HTTPExchangeError, attempts: Int)
     /// Encrypting or signing failed (a subscription key that is not a valid point, say).
     case encryption(WebPushEncryptionError)
     /// The sender was shut down before the final answer.

@@ -3,7 +3,7 @@ import HTTPClient
 import XCTest
 
 /// The curl loop itself, with a driver that starts no transfers: hand-over order, wake-ups and stopping.
-/// (Real transfers through it are `HTTPPostClientTests` and the APNs client's tests.)
+/// (Real transfers through it are `WebhookExchangeTests` and the APNs client's tests.)
 final class CurlMultiLoopTests: XCTestCase {
     /// Records what the loop hands it; its leftover is that record.
     private final class RecordingDriver: CurlMultiDriver {

@@ -44,7 +44,7 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             (.response(.invalidMessage(info(400, "INVALID_ARGUMENT")), attempts: 1), "INVALID_ARGUMENT"),
             (.response(.retry(info(500, "SOMETHING_NEW"), retryAfter: nil), attempts: 4), "UnknownError"),
             (.response(.unknown("odd"), attempts: 1), "UnknownError"),
-            (.failure(.transport(HTTPPostError(.timeout, "t"), attempts: 3)), "TransportError"),
+            (.failure(.transport(HTTPExchangeError(.timeout, "t"), attempts: 3)), "TransportError"),
             (.failure(.accessToken(.unavailable(status: 503))), "AccessTokenUnavailable"),
             (.failure(.accessToken(.transport("refused"))), "AccessTokenUnavailable"),
             (.failure(.accessToken(.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature."))),
@@ -95,8 +95,8 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             (.response(.retry(status: 429, after: 9), attempts: 4), "TooManyRequests"),
             (.response(.retry(status: 503, after: nil), attempts: 4), "PushServiceUnavailable"),
             (.failure(.hostNotAllowed("evil.example")), "DestinationRefused"),
-            (.failure(.transport(HTTPPostError(.refusedDestination, "10.0.0.1"), attempts: 1)), "DestinationRefused"),
-            (.failure(.transport(HTTPPostError(.connection, "reset"), attempts: 3)), "TransportError"),
+            (.failure(.transport(HTTPExchangeError(.refusedDestination, "10.0.0.1"), attempts: 1)), "DestinationRefused"),
+            (.failure(.transport(HTTPExchangeError(.connection, "reset"), attempts: 3)), "TransportError"),
         ]
         for (result, reason) in cases {
             let (counters, device) = try XCTUnwrap(final(.classify(result, target: target, now: now)))

@@ -3,18 +3,40 @@ import APNsClient
 import HTTPServer
 import XCTest
 
+/// Families of these tests only (the server's are in Sources/PushServer/Ops/MetricCatalogue.swift).
+extension CounterMetric {
+    static let requests = CounterMetric("http_requests_total", help: "Requests.", labels: ["route", "status"])
+    static let c = CounterMetric("c", help: "C.", labels: ["route", "status"])
+    static let cRoute = CounterMetric("c", help: "C.", labels: ["route"])
+    static let cPlain = CounterMetric("c", help: "C.")
+}
+
+extension GaugeMetric {
+    static let queueDepth = GaugeMetric("queue_depth", help: "Jobs waiting.")
+    static let g = GaugeMetric("g", help: "G.", labels: ["k"])
+    static let gPlain = GaugeMetric("g", help: "G.")
+}
+
+extension HistogramMetric {
+    static let latency = HistogramMetric("latency_seconds", help: "Latency.", labels: ["route"], buckets: [0.1, 1])
+    static let h = HistogramMetric("h", help: "H.", labels: ["route"], buckets: [0.1, 1])
+    static let h1 = HistogramMetric("h", help: "H.", labels: ["route"], buckets: [1])
+    static let hLatency = HistogramMetric("h", help: "H.", labels: ["route"])
+    static let hPlain = HistogramMetric("h", help: "H.", buckets: [1])
+}
+
 final class MetricsTests: XCTestCase {
     func testRendersCountersGaugesAndCumulativeHistograms() {
         let metrics = Metrics()
-        metrics.declare("http_requests_total", counter: "Requests.")
-        metrics.declare("queue_depth", gauge: "Jobs waiting.")
-        metrics.declare("latency_seconds", histogram: "Latency.", buckets: [0.1, 1])
-        metrics.increment("http_requests_total", ["route": "/a", "status": "200"])
-        metrics.increment("http_requests_total", ["route": "/a", "status": "200"], by: 2)
-        metrics.set("queue_depth", to: 7)
-        metrics.observe("latency_seconds", ["route": "/a"], 0.05)
-        metrics.observe("latency_seconds", ["route": "/a"], 0.5)
-        metrics.observe("latency_seconds", ["route": "/a"], 5)
+        metrics.declare(.requests)
+        metrics.declare(.queueDepth)
+        metrics.declare(.latency)
+        metrics.increment(.requests, ["route": "/a", "status": "200"])
+        metrics.increment(.requests, ["route": "/a", "status": "200"], by: 2)
+        metrics.set(.queueDepth, to: 7)
+        metrics.observe(.latency, ["route": "/a"], 0.05)
+        metrics.observe(.latency, ["route": "/a"], 0.5)
+        metrics.observe(.latency, ["route": "/a"], 5)
         let text = metrics.render()
         XCTAssertTrue(text.contains("# TYPE http_requests_total counter\nhttp_requests_total{route=\"/a\",status=\"200\"} 3\n"))
         XCTAssertTrue(text.contains("queue_depth 7\n"))
@@ -31,8 +53,8 @@ final class MetricsTests: XCTestCase {
 
     func testCollectorsRunBeforeRender() {
         let metrics = Metrics()
-        metrics.declare("g", gauge: "G.")
-        metrics.addCollector { $0.set("g", to: 42) }
+        metrics.declare(.gPlain)
+        metrics.addCollector { $0.set(.gPlain, to: 42) }
         XCTAssertTrue(metrics.render().contains("g 42\n"))
     }
 
@@ -40,49 +62,73 @@ final class MetricsTests: XCTestCase {
 
     func testSeriesPastTheCapGoToOneOverflowSeries() {
         let metrics = Metrics(maxSeriesPerFamily: 3)
-        metrics.declare("c", counter: "C.")
-        for i in 0..<100 { metrics.increment("c", ["route": "/r\(i)", "status": "200"]) }
-        XCTAssertEqual(metrics.seriesCount("c"), 4)  // three admitted, one overflow
-        XCTAssertEqual(metrics.value("c", ["route": "/r0", "status": "200"]), 1)
-        XCTAssertEqual(metrics.value("c", ["route": "other", "status": "other"]), 97)
+        metrics.declare(.c)
+        for i in 0..<100 { metrics.increment(.c, ["route": "/r\(i)", "status": "200"]) }
+        XCTAssertEqual(metrics.seriesCount(CounterMetric.c.family), 4)  // three admitted, one overflow
+        XCTAssertEqual(metrics.value(.c, ["route": "/r0", "status": "200"]), 1)
+        XCTAssertEqual(metrics.value(.c, ["route": "other", "status": "other"]), 97)
         // A series admitted before the cap keeps counting in place.
-        metrics.increment("c", ["route": "/r2", "status": "200"])
-        XCTAssertEqual(metrics.value("c", ["route": "/r2", "status": "200"]), 2)
+        metrics.increment(.c, ["route": "/r2", "status": "200"])
+        XCTAssertEqual(metrics.value(.c, ["route": "/r2", "status": "200"]), 2)
     }
 
     func testHistogramAndGaugeSeriesAreCappedToo() {
         let metrics = Metrics(maxSeriesPerFamily: 2)
-        metrics.declare("h", histogram: "H.", buckets: [1])
-        metrics.declare("g", gauge: "G.")
+        metrics.declare(.h1)
+        metrics.declare(.g)
         for i in 0..<50 {
-            metrics.observe("h", ["route": "/r\(i)"], 0.5)
-            metrics.set("g", ["k": "\(i)"], to: Double(i))
+            metrics.observe(.h1, ["route": "/r\(i)"], 0.5)
+            metrics.set(.g, ["k": "\(i)"], to: Double(i))
         }
-        XCTAssertEqual(metrics.seriesCount("h"), 3)
-        XCTAssertEqual(metrics.seriesCount("g"), 3)
+        XCTAssertEqual(metrics.seriesCount(HistogramMetric.h1.family), 3)
+        XCTAssertEqual(metrics.seriesCount(GaugeMetric.g.family), 3)
         XCTAssertTrue(metrics.render().contains("h_count{route=\"other\"} 48\n"))
-        XCTAssertEqual(metrics.value("g", ["k": "other"]), 49)
+        XCTAssertEqual(metrics.value(.g, ["k": "other"]), 49)
     }
 
-    func testUndeclaredFamiliesAreIgnored() {
+    func testFamiliesUsedBeforeAnyDeclarationAreDeclaredOnFirstUse() {
         let metrics = Metrics()
-        metrics.increment("nope", ["a": "b"])
-        metrics.observe("nope", [:], 1)
-        XCTAssertEqual(metrics.render(), "")
+        metrics.increment(.cRoute, ["route": "/b"])
+        metrics.observe(.hPlain, [:], 0.5)
+        metrics.set(.gPlain, to: 3)
+        XCTAssertEqual(metrics.render(), """
+            # HELP c C.
+            # TYPE c counter
+            c{route="/b"} 1
+            # HELP h H.
+            # TYPE h histogram
+            h_bucket{le="1"} 1
+            h_bucket{le="+Inf"} 1
+            h_sum 0.5
+            h_count 1
+            # HELP g G.
+            # TYPE g gauge
+            g 3
+
+            """)
+    }
+
+    func testDeclaringKeepsTheFirstPlaceOfAFamilyInTheOutput() {
+        let metrics = Metrics()
+        metrics.declare(.gPlain)
+        metrics.declare(.cPlain)
+        metrics.increment(.cPlain)
+        metrics.declare(.gPlain)
+        XCTAssertEqual(metrics.render(), "# HELP g G.\n# TYPE g gauge\n# HELP c C.\n# TYPE c counter\nc 1\n")
     }
 
     func testRenderWhileOtherThreadsCountSeesConsistentFamilies() {
         let metrics = Metrics()
-        metrics.declare("c", counter: "C.")
-        metrics.declare("h", histogram: "H.")
+        metrics.declare(.cRoute)
+        metrics.declare(.hLatency)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for i in 0..<2000 {
                 if worker == 0 && i % 100 == 0 { _ = metrics.render() }
-                metrics.increment("c", ["route": "/r\(i % 10)"])
-                metrics.observe("h", ["route": "/r\(i % 10)"], 0.001)
+                metrics.increment(.cRoute, ["route": "/r\(i % 10)"])
+                metrics.observe(.hLatency, ["route": "/r\(i % 10)"], 0.001)
             }
         }
-        XCTAssertEqual((0..<10).map { metrics.value("c", ["route": "/r\($0)"]) }.reduce(0, +), 16_000)
+        XCTAssertEqual((0..<10).map { metrics.value(.cRoute, ["route": "/r\($0)"]) }.reduce(0, +), 16_000)
         XCTAssertTrue(metrics.render().contains("h_count{route=\"/r3\"} 1600\n"))
     }
 
@@ -146,21 +192,21 @@ final class MetricsBatchTests: XCTestCase {
         let single = Metrics()
         let batched = Metrics()
         for metrics in [single, batched] {
-            metrics.declare("c", counter: "C.")
-            metrics.declare("h", histogram: "H.", buckets: [0.1, 1])
+            metrics.declare(.c)
+            metrics.declare(.h)
         }
         let values = [0.05, 0.1, 0.5, 5, 0.07]
         for value in values {
-            single.increment("c", ["route": "/a", "status": "200"])
-            single.observe("h", ["route": "/a"], value)
+            single.increment(.c, ["route": "/a", "status": "200"])
+            single.observe(.h, ["route": "/a"], value)
         }
-        single.increment("c", ["route": "/b", "status": "404"], by: 2)
-        var tally = HistogramCounts(buckets: batched.buckets(of: "h") ?? [])
+        single.increment(.c, ["route": "/b", "status": "404"], by: 2)
+        var tally = HistogramCounts(buckets: HistogramMetric.h.buckets)
         for value in values { tally.record(value) }
         var batch = MetricsBatch()
-        batch.increment("c", [("route", "/a"), ("status", "200")], by: Double(values.count))
-        batch.increment("c", [("route", "/b"), ("status", "404")], by: 2)
-        batch.observe("h", [("route", "/a")], tally)
+        batch.increment(.c, [("route", "/a"), ("status", "200")], by: Double(values.count))
+        batch.increment(.c, [("route", "/b"), ("status", "404")], by: 2)
+        batch.observe(.h, [("route", "/a")], tally)
         batched.apply(batch)
         XCTAssertEqual(batched.render(), single.render())
         XCTAssertTrue(batched.render().contains("h_bucket{route=\"/a\",le=\"0.1\"} 3\n"))
@@ -169,34 +215,33 @@ final class MetricsBatchTests: XCTestCase {
 
     func testBatchSeriesPastTheCapGoToTheOverflowSeries() {
         let metrics = Metrics(maxSeriesPerFamily: 2)
-        metrics.declare("c", counter: "C.")
-        metrics.declare("h", histogram: "H.", buckets: [1])
+        metrics.declare(.cRoute)
+        metrics.declare(.h1)
         var batch = MetricsBatch()
         for i in 0..<5 {
-            batch.increment("c", [("route", "/r\(i)")], by: 3)
+            batch.increment(.cRoute, [("route", "/r\(i)")], by: 3)
             var tally = HistogramCounts(buckets: [1])
             tally.record(0.5)
-            batch.observe("h", [("route", "/r\(i)")], tally)
+            batch.observe(.h1, [("route", "/r\(i)")], tally)
         }
         metrics.apply(batch)
-        XCTAssertEqual(metrics.seriesCount("c"), 3)
-        XCTAssertEqual(metrics.value("c", ["route": "/r1"]), 3)
-        XCTAssertEqual(metrics.value("c", ["route": "other"]), 9)
+        XCTAssertEqual(metrics.seriesCount(CounterMetric.cRoute.family), 3)
+        XCTAssertEqual(metrics.value(.cRoute, ["route": "/r1"]), 3)
+        XCTAssertEqual(metrics.value(.cRoute, ["route": "other"]), 9)
         XCTAssertTrue(metrics.render().contains("h_count{route=\"other\"} 3\n"))
     }
 
-    func testHistogramCountsForOtherBucketsAndUndeclaredFamiliesAreIgnored() {
+    func testHistogramCountsForOtherBucketsAreIgnoredAndBatchesDeclareTheirFamilies() {
         let metrics = Metrics()
-        metrics.declare("h", histogram: "H.", buckets: [0.1, 1])
+        metrics.declare(.h)
         var tally = HistogramCounts(buckets: [0.5])
         tally.record(0.2)
         var batch = MetricsBatch()
-        batch.observe("h", [("route", "/a")], tally)
-        batch.increment("nope", [("a", "b")])
+        batch.observe(.h, [("route", "/a")], tally)
+        batch.increment(.cRoute, [("route", "/b")])
         metrics.apply(batch)
         XCTAssertFalse(metrics.render().contains("h_count"))
-        XCTAssertNil(metrics.buckets(of: "nope"))
-        XCTAssertEqual(metrics.buckets(of: "h"), [0.1, 1])
+        XCTAssertTrue(metrics.render().hasSuffix("# TYPE c counter\nc{route=\"/b\"} 1\n"))
     }
 
     func testHTTPRequestMetricsCountsEveryRecordOfABatch() {
@@ -212,13 +257,13 @@ final class MetricsBatchTests: XCTestCase {
             + [record("/health", "GET", 503, micros: 20_000_000), record("/health", "HEAD", 200, micros: 700)]
         requests.record(batch)
         requests.record(Array(batch.prefix(10)))
-        let name = HTTPRequestMetrics.requests
+        let name = CounterMetric.httpRequests
         XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "GET", "status": "200"]), 110)
         XCTAssertEqual(metrics.value(name, ["route": "-", "method": "other", "status": "404"]), 7)
         XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "GET", "status": "503"]), 1)
         XCTAssertEqual(metrics.value(name, ["route": "/health", "method": "HEAD", "status": "200"]), 1)
         let text = metrics.render()
-        let duration = HTTPRequestMetrics.duration
+        let duration = HistogramMetric.httpRequestDuration.family.name
         XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"0.0005\"} 110\n"), text)
         XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"0.001\"} 111\n"), text)
         XCTAssertTrue(text.contains("\(duration)_bucket{route=\"/health\",le=\"10\"} 111\n"), text)

@@ -149,7 +149,7 @@ final class ServerConfigCertificateTests: XCTestCase {
         APNsCertificateHealth.declare(metrics)
         APNsCertificateHealth.collect(into: metrics, instances: instances, clock: now)
         _ = metrics.render()
-        let left = metrics.value(APNsCertificateHealth.metricName, ["instance": id])
+        let left = metrics.value(.apnsCertificateExpiry, ["instance": id])
         XCTAssertEqual(left, info.notAfter.timeIntervalSince(now()).rounded(), accuracy: 1)
 
         let sink = CapturingLogSink()
@@ -165,7 +165,7 @@ final class ServerConfigCertificateTests: XCTestCase {
         XCTAssertEqual(watch.checkOnce(), 1)
         XCTAssertTrue(sink.lines.last?.contains("APNs certificate unusable") ?? false, "\(sink.lines)")
         _ = metrics.render()
-        XCTAssertEqual(metrics.value(APNsCertificateHealth.metricName, ["instance": id]), -60)
+        XCTAssertEqual(metrics.value(.apnsCertificateExpiry, ["instance": id]), -60)
         XCTAssertFalse(APNsCertificateHealth.usable(info, now: now()))
     }
 

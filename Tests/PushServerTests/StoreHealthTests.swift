@@ -24,8 +24,8 @@ final class StoreHealthTests: XCTestCase {
         }
         health.record(.failed(StoreUnavailableError(.ioError, detail: "disk I/O error")))
         XCTAssertTrue(metrics.render().contains("\npush_store_writable 0\n"))
-        XCTAssertEqual(metrics.value("push_store_unavailable_total", ["reason": "disk_full"]), 50)
-        XCTAssertEqual(metrics.value("push_store_unavailable_total", ["reason": "io_error"]), 1)
+        XCTAssertEqual(metrics.value(.storeUnavailable, ["reason": "disk_full"]), 50)
+        XCTAssertEqual(metrics.value(.storeUnavailable, ["reason": "io_error"]), 1)
         XCTAssertFalse(health.snapshot.writable)
         XCTAssertEqual(health.snapshot.failures, 51)
         XCTAssertEqual(health.snapshot.lastFailure?.reason, .ioError)

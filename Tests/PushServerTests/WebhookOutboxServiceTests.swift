@@ -41,7 +41,7 @@ final class WebhookOutboxServiceTests: XCTestCase {
     }
 
     private func outbox(_ store: SQLitePushStore) throws -> WebhookOutbox {
-        let client = try HTTPPostClient(configuration: HTTPPostConfiguration(
+        let client = try HTTPExchangeClient(configuration: .webhooks(
             policy: DestinationPolicy(allowances: [try DestinationPolicy.Allowance(parsing: "127.0.0.1")])))
         return WebhookOutbox(store: store, client: client, metrics: Metrics(), logger: .disabled)
     }
@@ -107,5 +107,26 @@ final class WebhookOutboxServiceTests: XCTestCase {
         let due = try XCTUnwrap(next, "still pending, not marked")
         XCTAssertGreaterThanOrEqual(due.timeIntervalSince(queued), 59, "retried when the claim's lease ends")
         try await store.close()
+    }
+}
+
+/// How a stored webhook becomes an `HTTPExchange` (the one outbound HTTP stack).
+final class WebhookExchangeBuildingTests: XCTestCase {
+    func testStoredHeadersAreSentInNameOrder() throws {
+        let exchange = try WebhookOutbox.exchange(url: "https://hooks.example.com/b?x=1",
+                                                  headers: ["X-B": "2", "Content-Type": "application/json", "A": "1"],
+                                                  body: Array("{}".utf8))
+        XCTAssertEqual(exchange.url.text, "https://hooks.example.com/b?x=1")
+        XCTAssertEqual(exchange.headers, ["A: 1", "Content-Type: application/json", "X-B: 2"])
+        XCTAssertEqual(exchange.method, .post)
+        XCTAssertEqual(exchange.body, Array("{}".utf8))
+    }
+
+    func testAStoredURLThatDoesNotParseFailsAsInvalidURLWithoutSending() {
+        for url in ["ftp://127.0.0.1/x", "file:///etc/passwd", "http://exa mple/", "not a url"] {
+            XCTAssertThrowsError(try WebhookOutbox.exchange(url: url, headers: [:], body: [UInt8]())) { error in
+                XCTAssertEqual((error as? HTTPExchangeError)?.kind, .invalidURL, url)
+            }
+        }
     }
 }

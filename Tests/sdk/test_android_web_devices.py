@@ -131,6 +131,12 @@ def test_token_refresh_cannot_take_the_token_of_a_device_bound_to_another_user(h
             jwt = jwt_hs256(beams_claims(user))
             assert_empty_ok(http.request("PUT", f"{BASE}/devices/fcm/{d}/user", b"", {"Authorization": f"Bearer {jwt}"}))
         return d, token
+    def conflicts():
+        """`push_device_token_conflicts_total{platform="fcm"}` on /metrics (served to loopback peers)."""
+        page = http.request("GET", "/metrics").body.decode()
+        series = 'push_device_token_conflicts_total{platform="fcm"} '
+        return next((float(line[len(series):]) for line in page.splitlines() if line.startswith(series)), 0.0)
+    refused_before = conflicts()
     victim, victim_token = device("victim-" + uuid.uuid4().hex)
     assert_empty_ok(http.request("POST", f"{BASE}/devices/fcm/{victim}/interests/private", b"", {}))
     for thief_user in ["thief-" + uuid.uuid4().hex, None]:
@@ -140,6 +146,8 @@ def test_token_refresh_cannot_take_the_token_of_a_device_bound_to_another_user(h
         r = http.request("GET", f"{BASE}/devices/fcm/{victim}")
         assert r.status == 200 and r.json()["userId"].startswith("victim-"), r
         assert http.request("GET", f"{BASE}/devices/fcm/{victim}/interests").json()["interests"] == ["private"]
+    # Both refusals are counted (docs/OPERATIONS.md, "Metrics").
+    assert conflicts() == refused_before + 2
     # The victim's own re-registration still finds its device.
     r = http.request("POST", f"{BASE}/devices/fcm", {"token": victim_token, "metadata": {}}, ANDROID_HEADERS)
     assert r.json() == {"id": victim, "initialInterestSet": ["private"]}, r

@@ -19,9 +19,9 @@ extension AppContext {
         case .allowed:
             return
         case .untracked:
-            metrics.increment("push_rate_limit_untracked_total")
+            metrics.increment(.rateLimitUntracked)
         case .limited(let retryAfter):
-            metrics.increment("push_rate_limited_total", ["limit": label])
+            metrics.increment(.rateLimited, ["limit": label])
             throw .rateLimited(retryAfter: retryAfter)
         }
     }

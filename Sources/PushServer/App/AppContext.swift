@@ -74,7 +74,7 @@ public final class AppContext: Sendable {
         guard let header = request.headers.first("authorization"), !header.isEmpty else { throw .missingAuthorization }
         let client = limiters.clientKey(request)
         if case .limited(let retryAfter) = limiters.authFailures?.check(client) {
-            metrics.increment("push_rate_limited_total", ["limit": "auth"])
+            metrics.increment(.rateLimited, ["limit": "auth"])
             throw .tooManyAuthFailures(retryAfter: retryAfter)
         }
         guard let presented = BearerToken.parse(header), ConstantTime.equals(presented, instance.secretKey) else {
@@ -83,7 +83,7 @@ public final class AppContext: Sendable {
                 logger.warning("Address locked out after repeated wrong secret keys",
                                ["client": client, "instance": instance.id, "request": request.requestID])
             case .untracked?:
-                metrics.increment("push_rate_limit_untracked_total")
+                metrics.increment(.rateLimitUntracked)
             case .allowed?, nil:
                 break
             }

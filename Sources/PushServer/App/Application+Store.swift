@@ -40,10 +40,9 @@ extension Application {
     /// the database up to their configured sizes, which an operator watching RSS needs to see apart from the rest.
     static func collectStoreMemory(_ storage: ServerConfig.Storage, into metrics: Metrics) {
         guard storage.backend == .sqlite else { return }
-        metrics.declare("push_store_sqlite_memory_bytes",
-                        gauge: "Memory held by SQLite (page caches, statements, schemas), all connections.")
+        metrics.declare(.storeSQLiteMemoryBytes)
         metrics.addCollector { metrics in
-            metrics.set("push_store_sqlite_memory_bytes", to: Double(SQLiteMemory.bytesInUse))
+            metrics.set(.storeSQLiteMemoryBytes, to: Double(SQLiteMemory.bytesInUse))
         }
     }
 }

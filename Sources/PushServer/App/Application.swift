@@ -69,7 +69,7 @@ public final class Application: Sendable {
             requestTimeout: Double(config.apns.requestTimeoutSeconds),
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             tokenManagers: tokenManagers, logger: logger.named("apns")))
-        webhooks = WebhookOutbox(store: store, client: try HTTPPostClient(configuration: config.webhooks.client),
+        webhooks = WebhookOutbox(store: store, client: try HTTPExchangeClient(configuration: config.webhooks.client),
                                  metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
@@ -170,21 +170,21 @@ public final class Application: Sendable {
         let http = self.http
         metrics.addCollector { metrics in
             let stats = apns.stats()
-            metrics.set("push_apns_streams_in_flight", to: Double(stats.streamsInFlight))
-            metrics.set("push_apns_connections", to: Double(stats.connections))
-            metrics.set("push_apns_token_refreshes", to: Double(stats.tokenRefreshes))
-            metrics.set("push_apns_tokens_adopted", to: Double(stats.tokensAdopted))
-            metrics.set("push_apns_token_update_rejections", to: Double(stats.tokenUpdateRejections))
-            metrics.set("push_apns_retries", to: Double(stats.retries))
-            metrics.set("push_http_open_connections", to: Double(http.openConnections))
+            metrics.set(.apnsStreamsInFlight, to: Double(stats.streamsInFlight))
+            metrics.set(.apnsConnections, to: Double(stats.connections))
+            metrics.set(.apnsTokenRefreshes, to: Double(stats.tokenRefreshes))
+            metrics.set(.apnsTokensAdopted, to: Double(stats.tokensAdopted))
+            metrics.set(.apnsTokenUpdateRejections, to: Double(stats.tokenUpdateRejections))
+            metrics.set(.apnsRetries, to: Double(stats.retries))
+            metrics.set(.httpOpenConnections, to: Double(http.openConnections))
         }
         SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
         metrics.addCollector { metrics in
             let memory = ProcessMemory.current()
-            metrics.set("push_process_resident_bytes", to: Double(memory.residentBytes))
-            metrics.set("push_process_heap_bytes", ["state": "in_use"], to: Double(memory.heapInUseBytes))
-            metrics.set("push_process_heap_bytes", ["state": "mapped"], to: Double(memory.heapMappedBytes))
-            metrics.set("push_process_heap_bytes", ["state": "free"], to: Double(memory.heapFreeBytes))
+            metrics.set(.processResidentBytes, to: Double(memory.residentBytes))
+            metrics.set(.processHeapBytes, ["state": "in_use"], to: Double(memory.heapInUseBytes))
+            metrics.set(.processHeapBytes, ["state": "mapped"], to: Double(memory.heapMappedBytes))
+            metrics.set(.processHeapBytes, ["state": "free"], to: Double(memory.heapFreeBytes))
         }
         Self.collectStoreMemory(config.storage, into: metrics)
         APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
@@ -203,37 +203,32 @@ public final class Application: Sendable {
     }
 
     static func declareMetrics(_ metrics: Metrics) {
-        metrics.declare("push_http_requests_total", counter: "HTTP requests by route pattern, method and status.")
-        metrics.declare("push_http_request_duration_seconds", histogram: "HTTP request latency by route pattern.")
-        metrics.declare("push_http_open_connections", gauge: "Open HTTP connections.")
-        metrics.declare("push_process_resident_bytes", gauge: "Resident set size of the process.")
-        metrics.declare("push_process_heap_bytes",
-                        gauge: "The C heap: bytes in use in the arenas, in blocks mapped on their own, and kept free by malloc.")
-        metrics.declare("push_publishes_total", counter: "Publishes accepted, by kind.")
-        metrics.declare("push_device_registrations_total", counter: "Device registrations by platform and result.")
-        metrics.declare("push_reported_events_total", counter: "Reporting API events by type.")
-        metrics.declare("push_rate_limited_total", counter: "Requests refused with 429, by limit (ip, instance, auth).")
-        metrics.declare("push_rate_limit_untracked_total",
-                        counter: "Requests let through unlimited because the table of client addresses was full.")
-        metrics.declare("push_device_limit_refusals_total",
-                        counter: "New devices refused because the instance reached limits.maxDevicesPerInstance.")
-        metrics.declare("push_interest_limit_refusals_total", counter: """
-            Interest writes refused because the instance reached limits.maxSubscriptionsPerInstance \
-            (limit="subscriptions") or limits.maxInterestsPerInstance (limit="interests").
-            """)
-        metrics.declare("push_reported_events_ignored_total",
-                        counter: "Reporting API events accepted but not recorded, by reason.")
-        metrics.declare("push_apns_streams_in_flight", gauge: "APNs requests in flight.")
-        metrics.declare("push_apns_connections", gauge: "Open APNs HTTP/2 connections.")
-        metrics.declare("push_apns_token_refreshes", gauge: "Provider tokens minted since start.")
-        metrics.declare("push_apns_tokens_adopted", gauge: "Stored provider tokens reused since start (signed earlier or by another node).")
-        metrics.declare("push_apns_token_update_rejections", gauge: "TooManyProviderTokenUpdates answers since start (retried, not final).")
-        metrics.declare("push_apns_retries", gauge: "APNs requests retried since start.")
+        metrics.declare(.httpRequests)
+        metrics.declare(.httpRequestDuration)
+        metrics.declare(.httpOpenConnections)
+        metrics.declare(.processResidentBytes)
+        metrics.declare(.processHeapBytes)
+        metrics.declare(.publishes)
+        metrics.declare(.deviceRegistrations)
+        metrics.declare(.reportedEvents)
+        metrics.declare(.rateLimited)
+        metrics.declare(.rateLimitUntracked)
+        metrics.declare(.deviceLimitRefusals)
+        metrics.declare(.deviceTokenUpdates)
+        metrics.declare(.deviceTokenConflicts)
+        metrics.declare(.interestLimitRefusals)
+        metrics.declare(.reportedEventsIgnored)
+        metrics.declare(.apnsStreamsInFlight)
+        metrics.declare(.apnsConnections)
+        metrics.declare(.apnsTokenRefreshes)
+        metrics.declare(.apnsTokensAdopted)
+        metrics.declare(.apnsTokenUpdateRejections)
+        metrics.declare(.apnsRetries)
         SenderMetrics.declare(metrics)
         APNsCertificateHealth.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
-        metrics.declare("push_server_build_info", gauge: "Version and git commit of the running binary.")
-        metrics.set("push_server_build_info", ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
+        metrics.declare(.serverBuildInfo)
+        metrics.set(.serverBuildInfo, ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
     }
 
     /// Binds the listener. - Returns: the bound port.

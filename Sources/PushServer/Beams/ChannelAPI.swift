@@ -117,7 +117,7 @@ struct ChannelAPI: Sendable {
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
-        app.metrics.increment("push_publishes_total", ["kind": "channels"])
+        app.metrics.increment(.publishes, ["kind": "channels"])
         app.logger.info("Broadcast publish accepted", [
             "publish": publishID, "channels": String(parsed.channels.count), "event": parsed.event.rawValue,
             "priority": String(parsed.priority), "request": request.requestID,

@@ -115,10 +115,10 @@ struct DeviceAPI: Sendable {
             registered = try await app.deviceRegistry.registerDevice(
                 registration, maxDevicesPerInstance: app.config.limits.maxDevicesPerInstance)
         } catch PushStoreError.deviceLimitReached {
-            app.metrics.increment("push_device_limit_refusals_total")
+            app.metrics.increment(.deviceLimitRefusals)
             throw BeamsError.instanceDeviceLimit
         }
-        app.metrics.increment("push_device_registrations_total",
+        app.metrics.increment(.deviceRegistrations,
                               ["platform": platform.rawValue, "result": registered.created ? "created" : "updated"])
         app.logger.info("Device registered", [
             "device": registered.device.id, "token": Redact.token(token), "platform": platform.rawValue,
@@ -146,13 +146,13 @@ struct DeviceAPI: Sendable {
         } catch PushStoreError.tokenHeldByAnotherUser {
             // 400: the Android SDK drops the refresh job instead of retrying it forever; the phone stays reachable
             // through the device that holds the token.
-            app.metrics.increment("push_device_token_conflicts_total", ["platform": platform.rawValue])
+            app.metrics.increment(.deviceTokenConflicts, ["platform": platform.rawValue])
             app.logger.warning("Token refresh refused: the token belongs to a device bound to another user",
                                ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
             throw BeamsError.tokenHeldByAnotherUser
         }
         guard updated else { throw BeamsError.deviceNotFound }
-        app.metrics.increment("push_device_token_updates_total", ["platform": platform.rawValue])
+        app.metrics.increment(.deviceTokenUpdates, ["platform": platform.rawValue])
         app.logger.info("Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
         return .emptyOK
     }
@@ -276,10 +276,10 @@ struct DeviceAPI: Sendable {
         do {
             return try await write()
         } catch PushStoreError.subscriptionLimitReached {
-            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "subscriptions"])
+            app.metrics.increment(.interestLimitRefusals, ["limit": "subscriptions"])
             throw BeamsError.instanceSubscriptionLimit
         } catch PushStoreError.interestLimitReached {
-            app.metrics.increment("push_interest_limit_refusals_total", ["limit": "interests"])
+            app.metrics.increment(.interestLimitRefusals, ["limit": "interests"])
             throw BeamsError.instanceInterestLimit
         }
     }

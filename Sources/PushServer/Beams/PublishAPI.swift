@@ -47,7 +47,7 @@ struct PublishAPI: Sendable {
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
-        app.metrics.increment("push_publishes_total", ["kind": kind.rawValue])
+        app.metrics.increment(.publishes, ["kind": kind.rawValue])
         app.logger.info("Publish accepted", [
             "publish": publishID, "kind": kind.rawValue, "targets": String(parsed.targets.count),
             "request": request.requestID, "notBefore": notBefore?.iso8601 ?? "",

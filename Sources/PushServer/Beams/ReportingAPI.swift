@@ -90,13 +90,13 @@ struct ReportingAPI: Sendable {
         switch ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: device.createdAt,
                                      deviceUserID: device.userID, publish: facts.publish, now: app.now()) {
         case .ignore(let reason):
-            app.metrics.increment("push_reported_events_ignored_total", ["reason": reason.rawValue])
+            app.metrics.increment(.reportedEventsIgnored, ["reason": reason.rawValue])
             return .emptyOK
         case .record(let at, let userID, let notifyUser):
             let event = ReportingEvent(instanceID: instance.id, publishID: publishID, deviceID: device.id,
                                        userID: userID, kind: kind, at: at)
             let new = try await app.eventStore.recordEvents([event])
-            app.metrics.increment("push_reported_events_total", ["event": eventLabel])
+            app.metrics.increment(.reportedEvents, ["event": eventLabel])
             if new > 0 && notifyUser && userID != nil { onUserEvent(event) }
             return .emptyOK
         }

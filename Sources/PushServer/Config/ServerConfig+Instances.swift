@@ -53,7 +53,7 @@ extension ServerConfig {
             }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
-                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.client.policy, &reader,
+                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.policy, &reader,
                                       environment: environment)
             }
             let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }

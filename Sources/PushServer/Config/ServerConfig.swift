@@ -228,11 +228,13 @@ public struct ServerConfig: Sendable {
             return settings
         }
 
+        /// Where webhooks may go (`allowedDestinations` on top of the public addresses).
+        public var policy: DestinationPolicy { DestinationPolicy(allowances: allowedDestinations) }
+
         /// The HTTP client settings these values stand for.
-        public var client: HTTPPostConfiguration {
-            HTTPPostConfiguration(policy: DestinationPolicy(allowances: allowedDestinations),
-                                  timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
-                                  maxResponseBytes: maxResponseBytes)
+        public var client: HTTPExchangeConfiguration {
+            .webhooks(policy: policy, timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
+                      maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: concurrency)
         }
     }
 

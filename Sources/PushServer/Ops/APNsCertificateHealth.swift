@@ -10,8 +10,6 @@ import TLSIdentity
 ///
 /// Every reading takes `now` from the caller: wall time, because `notAfter` is a calendar date.
 enum APNsCertificateHealth {
-    static let metricName = "push_apns_certificate_expiry_seconds"
-
     /// The instance's certificate; nil for `.p8` credentials or none.
     static func certificate(_ instance: InstanceRuntime) -> CertificateInfo? {
         instance.config.apns?.certificate?.identity.certificate
@@ -70,7 +68,7 @@ enum APNsCertificateHealth {
     }
 
     static func declare(_ metrics: Metrics) {
-        metrics.declare(metricName, gauge: "Seconds until the instance's APNs client certificate expires (negative once expired), by instance; only instances with certificate authentication.")
+        metrics.declare(.apnsCertificateExpiry)
     }
 
     /// Sets the gauge at every scrape (instances are fixed by the configuration: bounded labels).
@@ -80,7 +78,7 @@ enum APNsCertificateHealth {
         metrics.addCollector { metrics in
             let now = clock()
             for (id, info) in certificates {
-                metrics.set(metricName, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
+                metrics.set(.apnsCertificateExpiry, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
             }
         }
     }

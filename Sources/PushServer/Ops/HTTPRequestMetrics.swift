@@ -7,17 +7,12 @@ import HTTPServer
 /// histogram's buckets — and applied with one `Metrics.apply`, so the loops take the registry lock once per batch
 /// instead of twice per request. Counts stay exact: every request is in exactly one batch.
 struct HTTPRequestMetrics: Sendable {
-    static let requests = "push_http_requests_total"
-    static let duration = "push_http_request_duration_seconds"
-
     let metrics: Metrics
-    /// The duration histogram's bucket bounds, read once (declared before this is made).
-    private let durationBuckets: [Double]
+    /// The duration histogram's bucket bounds.
+    private let durationBuckets = HistogramMetric.httpRequestDuration.buckets
 
-    /// - Parameter metrics: a registry where both families are declared.
     init(metrics: Metrics) {
         self.metrics = metrics
-        durationBuckets = metrics.buckets(of: Self.duration) ?? Metrics.latencyBuckets
     }
 
     /// Counts `records` (one loop's batch).
@@ -48,10 +43,10 @@ struct HTTPRequestMetrics: Sendable {
         var batch = MetricsBatch()
         // Route patterns come from the router (or `-`); methods and statuses from fixed sets (MetricLabel).
         for series in counts {
-            batch.increment(Self.requests, [("route", series.route), ("method", MetricLabel.method(series.method)),
+            batch.increment(.httpRequests, [("route", series.route), ("method", MetricLabel.method(series.method)),
                                             ("status", MetricLabel.status(series.status))], by: Double(series.count))
         }
-        for series in durations { batch.observe(Self.duration, [("route", series.route)], series.counts) }
+        for series in durations { batch.observe(.httpRequestDuration, [("route", series.route)], series.counts) }
         metrics.apply(batch)
     }
 }

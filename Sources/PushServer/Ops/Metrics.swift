@@ -1,6 +1,7 @@
 import Locking
 
-/// A small Prometheus registry: counters, gauges and histograms with bounded label sets.
+/// A small Prometheus registry: counters, gauges and histograms with bounded label sets, written through the typed
+/// handles of `MetricCatalogue.swift` (`CounterMetric`, `GaugeMetric`, `HistogramMetric`), never by name.
 ///
 /// Labels are only ever route patterns, methods, statuses, reasons and states from fixed sets (see `MetricLabel`),
 /// never tokens, ids, raw paths or raw methods, so the number of series stays bounded whatever clients send. As a
@@ -26,6 +27,13 @@ public final class Metrics: Sendable {
         var families: [String: Family] = [:]
         var order: [String] = []
         var collectors: [@Sendable (Metrics) -> Void] = []
+
+        /// Declares `family` unless it already is: the first declaration (or use) fixes its place in the output.
+        mutating func ensure(_ family: MetricFamily, _ kind: Kind, _ buckets: [Double]) {
+            guard families[family.name] == nil else { return }
+            families[family.name] = Family(kind: kind, help: family.help, buckets: buckets)
+            order.append(family.name)
+        }
     }
 
     private struct Family {
@@ -97,41 +105,50 @@ public final class Metrics: Sendable {
     /// Default latency buckets in seconds: 0.5 ms … 10 s.
     public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    /// Declares a metric (idempotent); `help` becomes the `# HELP` line.
-    public func declare(_ name: String, counter help: String) { declare(name, .counter, help, []) }
-    public func declare(_ name: String, gauge help: String) { declare(name, .gauge, help, []) }
-    public func declare(_ name: String, histogram help: String, buckets: [Double] = Metrics.latencyBuckets) {
-        declare(name, .histogram, help, buckets.sorted())
-    }
+    /// Declares a family (idempotent): its `# HELP` and `# TYPE` lines appear from now on, in declaration order,
+    /// even before its first value. A family used before any `declare` is declared then.
+    public func declare(_ metric: CounterMetric) { declare(metric.family, .counter, []) }
+    public func declare(_ metric: GaugeMetric) { declare(metric.family, .gauge, []) }
+    public func declare(_ metric: HistogramMetric) { declare(metric.family, .histogram, metric.buckets) }
 
-    private func declare(_ name: String, _ kind: Kind, _ help: String, _ buckets: [Double]) {
-        state.withLock { state in
-            if state.families[name] == nil {
-                state.families[name] = Family(kind: kind, help: help, buckets: buckets)
-                state.order.append(name)
-            }
-        }
+    private func declare(_ family: MetricFamily, _ kind: Kind, _ buckets: [Double]) {
+        state.withLock { $0.ensure(family, kind, buckets) }
     }
 
     /// Adds to a counter.
-    public func increment(_ name: String, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+    public func increment(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+        metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
-        state.withLock { $0.families[name]?.add(amount, key, labels, cap: cap) }
+        let name = metric.family.name
+        state.withLock { state in
+            state.ensure(metric.family, .counter, [])
+            state.families[name]?.add(amount, key, labels, cap: cap)
+        }
     }
 
     /// Sets a gauge.
-    public func set(_ name: String, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
+    public func set(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
+        metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
-        state.withLock { $0.families[name]?.set(value, key, labels, cap: cap) }
+        let name = metric.family.name
+        state.withLock { state in
+            state.ensure(metric.family, .gauge, [])
+            state.families[name]?.set(value, key, labels, cap: cap)
+        }
     }
 
     /// Records one observation in a histogram.
-    public func observe(_ name: String, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+    public func observe(_ metric: HistogramMetric, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+        metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
-        state.withLock { $0.families[name]?.observe(value, key, labels, cap: cap) }
+        let name = metric.family.name
+        state.withLock { state in
+            state.ensure(metric.family, .histogram, metric.buckets)
+            state.families[name]?.observe(value, key, labels, cap: cap)
+        }
     }
 
     /// Applies every increment and histogram count of `batch` under one acquisition of the lock.
@@ -140,18 +157,15 @@ public final class Metrics: Sendable {
         let cap = maxSeriesPerFamily
         state.withLock { state in
             for counter in batch.counters {
-                state.families[counter.name]?.add(counter.amount, counter.key, counter.labels, cap: cap)
+                state.ensure(counter.metric.family, .counter, [])
+                state.families[counter.metric.family.name]?.add(counter.amount, counter.key, counter.labels, cap: cap)
             }
             for histogram in batch.histograms {
-                state.families[histogram.name]?.merge(histogram.counts, histogram.key, histogram.labels, cap: cap)
+                let metric = histogram.metric
+                state.ensure(metric.family, .histogram, metric.buckets)
+                state.families[metric.family.name]?.merge(histogram.counts, histogram.key, histogram.labels, cap: cap)
             }
         }
-    }
-
-    /// The bucket bounds of a declared histogram (nil for another kind or an unknown name): what the
-    /// `HistogramCounts` given to `apply(_:)` for it must be made with.
-    public func buckets(of name: String) -> [Double]? {
-        state.withLock { state in state.families[name].flatMap { $0.kind == .histogram ? $0.buckets : nil } }
     }
 
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
@@ -159,15 +173,24 @@ public final class Metrics: Sendable {
         state.withLock { $0.collectors.append(collector) }
     }
 
-    /// The current value of a counter or gauge series (tests and `/ready`).
-    public func value(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+    /// The current value of a counter series (tests).
+    public func value(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+        value(metric.family, labels)
+    }
+
+    /// The current value of a gauge series (tests).
+    public func value(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+        value(metric.family, labels)
+    }
+
+    private func value(_ family: MetricFamily, _ labels: KeyValuePairs<String, String>) -> Double {
         let key = Self.labelString(labels)
-        return state.withLock { $0.families[name]?.values[key] ?? 0 }
+        return state.withLock { $0.families[family.name]?.values[key] ?? 0 }
     }
 
     /// How many series a family holds (tests; the cap's effect).
-    public func seriesCount(_ name: String) -> Int {
-        state.withLock { $0.families[name]?.seriesCount ?? 0 }
+    public func seriesCount(_ family: MetricFamily) -> Int {
+        state.withLock { $0.families[family.name]?.seriesCount ?? 0 }
     }
 
     /// Prometheus text exposition format 0.0.4.

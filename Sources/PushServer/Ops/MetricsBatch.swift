@@ -6,14 +6,14 @@
 /// per batch of requests it is noise. The caller merges equal series first, so a batch holds each series once.
 public struct MetricsBatch: Sendable {
     struct Counter {
-        var name: String
+        var metric: CounterMetric
         var key: String
         var labels: [(String, String)]
         var amount: Double
     }
 
     struct Histogram {
-        var name: String
+        var metric: HistogramMetric
         var key: String
         var labels: [(String, String)]
         var counts: HistogramCounts
@@ -28,19 +28,21 @@ public struct MetricsBatch: Sendable {
     public var isEmpty: Bool { counters.isEmpty && histograms.isEmpty }
 
     /// Adds `amount` to a counter series.
-    public mutating func increment(_ name: String, _ labels: [(String, String)], by amount: Double = 1) {
-        counters.append(Counter(name: name, key: Metrics.labelString(labels), labels: labels, amount: amount))
+    public mutating func increment(_ metric: CounterMetric, _ labels: [(String, String)], by amount: Double = 1) {
+        metric.family.check(labels.lazy.map(\.0))
+        counters.append(Counter(metric: metric, key: Metrics.labelString(labels), labels: labels, amount: amount))
     }
 
     /// Adds `counts` (observations tallied for one series) to a histogram series.
-    public mutating func observe(_ name: String, _ labels: [(String, String)], _ counts: HistogramCounts) {
-        histograms.append(Histogram(name: name, key: Metrics.labelString(labels), labels: labels, counts: counts))
+    public mutating func observe(_ metric: HistogramMetric, _ labels: [(String, String)], _ counts: HistogramCounts) {
+        metric.family.check(labels.lazy.map(\.0))
+        histograms.append(Histogram(metric: metric, key: Metrics.labelString(labels), labels: labels, counts: counts))
     }
 }
 
 /// Observations of one histogram series, tallied per bucket: what `Metrics.observe` would add, for many values.
 ///
-/// Made with the bucket bounds of the family it is applied to (`Metrics.buckets(of:)`); `Metrics.apply(_:)`
+/// Made with the bucket bounds of the family it is applied to (`HistogramMetric.buckets`); `Metrics.apply(_:)`
 /// ignores counts made for other bounds (they cannot be split into the family's buckets exactly).
 public struct HistogramCounts: Sendable {
     /// Upper bounds, ascending.

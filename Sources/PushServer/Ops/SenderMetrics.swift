@@ -7,19 +7,14 @@ import PushStore
 /// time from the senders' own counters, so they are never stale.
 enum SenderMetrics {
     static func declare(_ metrics: Metrics) {
-        metrics.declare("push_sender_requests_in_flight",
-                        gauge: "Notifications accepted by a platform's sender and not final yet (in transfer, waiting for a token or a retry), by platform.")
-        metrics.declare("push_sender_waiting_for_window",
-                        gauge: "Deliveries waiting because the platform sender's in-flight window is full, by platform.")
-        metrics.declare("push_sender_transfers_in_flight", gauge: "HTTP requests attached to curl right now, by platform.")
-        metrics.declare("push_sender_connections_opened", gauge: "TCP/TLS connections opened since start, by platform.")
-        metrics.declare("push_sender_retries", gauge: "Requests re-sent since start (5xx, 429, timeouts), by platform.")
-        metrics.declare("push_sender_credential_problems",
-                        gauge: "Instances whose FCM or VAPID credentials are refused right now (see /ready), by platform.")
-        metrics.declare("push_fcm_access_token_age_seconds",
-                        gauge: "Seconds since the FCM access token in use was fetched, by instance (absent before the first).")
-        metrics.declare("push_fcm_access_token_expires_in_seconds",
-                        gauge: "Seconds until the FCM access token in use expires, by instance (absent before the first).")
+        metrics.declare(.senderRequestsInFlight)
+        metrics.declare(.senderWaitingForWindow)
+        metrics.declare(.senderTransfersInFlight)
+        metrics.declare(.senderConnectionsOpened)
+        metrics.declare(.senderRetries)
+        metrics.declare(.senderCredentialProblems)
+        metrics.declare(.fcmAccessTokenAge)
+        metrics.declare(.fcmAccessTokenExpiresIn)
     }
 
     /// Registers the collector that copies the gauges at every scrape.
@@ -40,8 +35,8 @@ enum SenderMetrics {
                                    retries: stats.retries, problems: sender.authProblem == nil ? 0 : 1))
                     let labels: KeyValuePairs<String, String> = ["instance": instance.config.id]
                     if let age = stats.accessTokenAge, let left = stats.accessTokenExpiresIn {
-                        metrics.set("push_fcm_access_token_age_seconds", labels, to: age.rounded())
-                        metrics.set("push_fcm_access_token_expires_in_seconds", labels, to: left.rounded())
+                        metrics.set(.fcmAccessTokenAge, labels, to: age.rounded())
+                        metrics.set(.fcmAccessTokenExpiresIn, labels, to: left.rounded())
                     }
                 }
                 if let sender = instance.web {
@@ -55,13 +50,13 @@ enum SenderMetrics {
             gauges[.web] = web
             for (platform, value) in gauges {
                 let labels: KeyValuePairs<String, String> = ["platform": MetricLabel.platform(platform)]
-                metrics.set("push_sender_requests_in_flight", labels, to: Double(value.requestsInFlight))
-                metrics.set("push_sender_waiting_for_window", labels, to: Double(value.waiting))
-                metrics.set("push_sender_transfers_in_flight", labels, to: Double(value.transfers))
-                metrics.set("push_sender_connections_opened", labels, to: Double(value.connectionsOpened))
-                metrics.set("push_sender_retries", labels, to: Double(value.retries))
+                metrics.set(.senderRequestsInFlight, labels, to: Double(value.requestsInFlight))
+                metrics.set(.senderWaitingForWindow, labels, to: Double(value.waiting))
+                metrics.set(.senderTransfersInFlight, labels, to: Double(value.transfers))
+                metrics.set(.senderConnectionsOpened, labels, to: Double(value.connectionsOpened))
+                metrics.set(.senderRetries, labels, to: Double(value.retries))
                 if platform != .apns {
-                    metrics.set("push_sender_credential_problems", labels, to: Double(value.problems))
+                    metrics.set(.senderCredentialProblems, labels, to: Double(value.problems))
                 }
             }
         }

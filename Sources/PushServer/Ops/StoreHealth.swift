@@ -37,12 +37,12 @@ final class StoreHealth: Sendable {
         self.logger = logger
         self.now = now
         (outages, outageStarted) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        metrics.declare("push_store_writable", gauge: "1 while the store can write; 0 while writes fail (disk full, I/O error, read-only, locked).")
-        metrics.declare("push_store_unavailable_total", counter: "Store operations refused because the store could not work, by reason.")
-        metrics.set("push_store_writable", to: 1)
+        metrics.declare(.storeWritable)
+        metrics.declare(.storeUnavailable)
+        metrics.set(.storeWritable, to: 1)
         // Read from the state at scrape time, so concurrent events can never leave the gauge stale.
         metrics.addCollector { [state] metrics in
-            metrics.set("push_store_writable", to: state.withLock { $0.isWritable } ? 1 : 0)
+            metrics.set(.storeWritable, to: state.withLock { $0.isWritable } ? 1 : 0)
         }
     }
 
@@ -53,7 +53,7 @@ final class StoreHealth: Sendable {
             return (state.record(event, at: now()), was, state.isWritable)
         }
         if case .failed(let error) = event {
-            metrics.increment("push_store_unavailable_total", ["reason": error.reason.rawValue])
+            metrics.increment(.storeUnavailable, ["reason": error.reason.rawValue])
         }
         if wasWritable && !writable { outageStarted.yield() }
         switch report {

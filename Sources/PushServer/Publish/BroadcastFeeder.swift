@@ -30,7 +30,7 @@ struct BroadcastFeeder: Sendable {
             }
             run.completedChannel(ref: ref, counters: counters)
             let failure = counters.keys.first { $0.hasPrefix(Counter.failedPrefix) }.map { String($0.dropFirst(Counter.failedPrefix.count)) }
-            context.metrics.increment("push_broadcasts_total", ["outcome": failure == nil ? "accepted" : "failed",
+            context.metrics.increment(.broadcasts, ["outcome": failure == nil ? "accepted" : "failed",
                                                                "reason": MetricLabel.reason(failure)])
             run.scanned(upTo: ref)
         }

@@ -20,6 +20,8 @@ struct InstanceRuntime: Sendable {
     /// The instance's streaks of unanswered Web Push deliveries, which invalidate a subscription
     /// (`UnreachableSubscriptions`); nil without a Web Push sender.
     let unreachableWeb: UnreachableSubscriptions?
+    /// The instance's parsed Web Push subscriptions (`WebPushSubscriptions`); nil without a Web Push sender.
+    let webSubscriptions: WebPushSubscriptions?
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -55,9 +57,11 @@ struct InstanceRuntime: Sendable {
             self.web = try WebPushSender(vapid: vapid, configuration: configuration)
             unreachableWeb = UnreachableSubscriptions(failures: senders.unreachableAfterFailures,
                                                       seconds: senders.unreachableAfterSeconds)
+            webSubscriptions = WebPushSubscriptions()
         } else {
             web = nil
             unreachableWeb = nil
+            webSubscriptions = nil
         }
     }
 
@@ -69,6 +73,7 @@ struct InstanceRuntime: Sendable {
         self.fcm = fcm
         self.web = web
         unreachableWeb = nil
+        webSubscriptions = web == nil ? nil : WebPushSubscriptions()
     }
 
     /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).

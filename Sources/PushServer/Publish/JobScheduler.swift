@@ -188,7 +188,7 @@ final class JobScheduler: Sendable {
             }
             wake()
             if let depth = try? await context.store.queueDepth() {
-                context.metrics.set("push_publish_queue_depth", to: Double(depth))
+                context.metrics.set(.publishQueueDepth, to: Double(depth))
             }
         }
     }
@@ -199,7 +199,7 @@ final class JobScheduler: Sendable {
         let settings = context.settings
         if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
                                                    liveWithin: settings.nodeLiveWindow) {
-            context.metrics.set("push_nodes_live", to: Double(live))
+            context.metrics.set(.nodesLive, to: Double(live))
             settings.liveNodesChanged(live)
         }
     }
@@ -221,7 +221,7 @@ final class JobScheduler: Sendable {
             control.runs[RunKey(run.claimed)] = nil
             return control.runs.count
         }
-        context.metrics.set("push_publish_jobs_running", to: Double(running))
+        context.metrics.set(.publishJobsRunning, to: Double(running))
         wake()
     }
 
@@ -308,7 +308,7 @@ final class JobScheduler: Sendable {
             }
             if stopping { run.stop() }
             context.slots.admit(run, lane: Self.lane(of: claimed))
-            context.metrics.set("push_publish_jobs_running", to: Double(running))
+            context.metrics.set(.publishJobsRunning, to: Double(running))
             return run
         }
     }

@@ -22,7 +22,7 @@ struct DeliveryRecorder: Sendable {
         case .final(let counters, let device):
             run.completed(target, counters: counters, device: device)
             context.activity.record(instanceID: instanceID, accepted: device.isAccepted)
-            context.metrics.increment("push_notifications_total", ["platform": MetricLabel.platform(platform),
+            context.metrics.increment(.notifications, ["platform": MetricLabel.platform(platform),
                                                                   "status": MetricLabel.status(device.status),
                                                                   "reason": MetricLabel.reason(device.reason)])
             return true

@@ -95,15 +95,15 @@ public final class PublishEngine: Service {
     }
 
     static func declareMetrics(_ metrics: Metrics) {
-        metrics.declare("push_publish_jobs_total", counter: "Publish jobs that ended, by final state.")
-        metrics.declare("push_publish_jobs_running", gauge: "Publish jobs this node is running.")
-        metrics.declare("push_publish_queue_depth", gauge: "Publishes queued (scheduled ones included) or running (all nodes).")
-        metrics.declare("push_notifications_total", counter: "Delivery outcomes by platform, status and reason.")
-        metrics.declare("push_broadcasts_total", counter: "Broadcast channel sends by final outcome (accepted, failed) and reason.")
-        metrics.declare("push_checkpoints_total", counter: "Checkpoints written.")
-        metrics.declare("push_publish_shards_total", counter: "Shards of split publishes this node ended, by state.")
+        metrics.declare(.publishJobs)
+        metrics.declare(.publishJobsRunning)
+        metrics.declare(.publishQueueDepth)
+        metrics.declare(.notifications)
+        metrics.declare(.broadcasts)
+        metrics.declare(.checkpoints)
+        metrics.declare(.publishShards)
         PublishSlots.declareMetrics(metrics)
-        metrics.declare("push_nodes_live", gauge: "Nodes whose heartbeat the shared database saw within the last 30 s.")
+        metrics.declare(.nodesLive)
     }
 
     /// Tells the engine a job may be waiting.

@@ -40,7 +40,7 @@ struct PublishFinisher: Sendable {
                 return
             }
         }
-        context.metrics.increment("push_publish_jobs_total", ["state": state.rawValue])
+        context.metrics.increment(.publishJobs, ["state": state.rawValue])
         let job = claimed.job
         let status = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
         log.info("Publish finished", [
@@ -70,7 +70,7 @@ struct PublishFinisher: Sendable {
         while true {
             do {
                 let end = try await queue.finishShard(state: state, total: total)
-                context.metrics.increment("push_publish_shards_total", ["state": state.rawValue])
+                context.metrics.increment(.publishShards, ["state": state.rawValue])
                 log.info("Shard ended", ["state": state.rawValue, "targets": String(total)])
                 return end
             } catch let error as StoreUnavailableError where !run.isStopped {

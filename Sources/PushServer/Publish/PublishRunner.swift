@@ -304,7 +304,7 @@ struct PublishRunner: Sendable {
             let totals = run.totals(with: batch)
             try await queue.checkpoint(batch, totals: totals)
             run.written(totals: totals)
-            context.metrics.increment("push_checkpoints_total")
+            context.metrics.increment(.checkpoints)
             if log.isEnabled(.debug) {
                 log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
                                                  "aboveCursor": String(batch.answered.count),

@@ -37,17 +37,17 @@ final class PublishSlots: Sendable {
     }
 
     static func declareMetrics(_ metrics: Metrics) {
-        metrics.declare("push_publish_slots_busy", gauge: "Publish slots (regular and express) held by a sending publish.")
-        metrics.declare("push_publish_jobs_waiting", gauge: "Claimed publishes waiting for a publish slot.")
-        metrics.declare("push_publish_jobs_parked", gauge: "Claimed publishes parked without a slot (paced, between deliveries).")
+        metrics.declare(.publishSlotsBusy)
+        metrics.declare(.publishJobsWaiting)
+        metrics.declare(.publishJobsParked)
     }
 
     private func report() {
         guard let metrics else { return }
         let (holding, waiting, parked) = counts
-        metrics.set("push_publish_slots_busy", to: Double(holding))
-        metrics.set("push_publish_jobs_waiting", to: Double(waiting))
-        metrics.set("push_publish_jobs_parked", to: Double(parked))
+        metrics.set(.publishSlotsBusy, to: Double(holding))
+        metrics.set(.publishJobsWaiting, to: Double(waiting))
+        metrics.set(.publishJobsParked, to: Double(parked))
     }
 
     /// Sets what hears that a parked run freed a slot.

@@ -68,7 +68,8 @@ struct TargetFeeder: Sendable {
            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
             dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
-                                               expiresAt: pacing.expiresAt, unreachable: instance.unreachableWeb)
+                                               expiresAt: pacing.expiresAt, unreachable: instance.unreachableWeb,
+                                               subscriptions: instance.webSubscriptions)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }

@@ -1,12 +1,12 @@
 import Clocks
 import Foundation
 import HTTPClient
-import JSON
 import PushStore
 import WebPush
 
 /// Sends Web Push targets: the publish's message to the device's subscription, stored as its token in the
-/// canonical form the device API writes (`{"endpoint":…,"keys":{"auth":…,"p256dh":…}}`).
+/// canonical form the device API writes (`{"endpoint":…,"keys":{"auth":…,"p256dh":…}}`) and parsed once per
+/// instance (`WebPushSubscriptions`).
 struct WebPushDispatch: PlatformDispatch {
     let sender: (any WebPushSending)?
     let message: WebPushMessage
@@ -16,13 +16,15 @@ struct WebPushDispatch: PlatformDispatch {
     var expiresAt: Date? = nil
     /// The instance's streaks of unanswered deliveries (nil: none kept, engine tests).
     var unreachable: UnreachableSubscriptions? = nil
+    /// The instance's parsed subscriptions (nil: each target's token is parsed for this delivery, engine tests).
+    var subscriptions: WebPushSubscriptions? = nil
 
     func send(_ target: Target) async {
         guard let sender else {
             recorder.notConfigured(target, reason: "NoWebPushCredentials")
             return
         }
-        guard let subscription = Self.subscription(target.token) else {
+        guard let subscription = subscriptions?.subscription(target.token) ?? WebPushSubscriptions.parse(target.token) else {
             // Registration validated it; a stored token that no longer parses (written by hand, damaged) is the
             // device's fault, not the publish's: record it, keep going.
             recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: .web, target: target, now: Date()), for: target)
@@ -39,14 +41,5 @@ struct WebPushDispatch: PlatformDispatch {
             if let unreachable { verdict = unreachable.judge(verdict, device: target.ref, now: MonotonicClock.seconds()) }
             recorder.record(DeliveryOutcome(verdict, on: .web, target: target, now: Date()), for: target)
         }
-    }
-
-    /// Parses a stored web token. The store's token column is bounded by the device API (4 KiB).
-    static func subscription(_ token: String) -> WebPushSubscription? {
-        guard let object = JSONValue.parse(Array(token.utf8))?.objectValue,
-              let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
-              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
-        else { return nil }
-        return try? WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
     }
 }

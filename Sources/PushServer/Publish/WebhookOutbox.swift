@@ -15,7 +15,7 @@ import PushStore
 /// - Instance webhooks: `v1.PublishToUsersAttempt`, `v1.UserNotificationAcknowledgement`, `v1.UserNotificationOpen`,
 ///   signed with `Webhook-Signature` = hex HMAC-SHA1 of the body keyed with the webhook secret.
 ///
-/// Sent by `HTTPPostClient` (libcurl, like APNs): URLs come from API callers, so its destination policy refuses
+/// Sent by an `HTTPExchangeClient` (`HTTPExchangeConfiguration.webhooks`): URLs come from API callers, so its destination policy refuses
 /// loopback, private and link-local addresses after DNS resolution unless `webhooks.allowedDestinations` allows
 /// them, and redirects, slow receivers and oversized answers are cut (`webhooks.*` in the config).
 ///
@@ -44,7 +44,7 @@ final class WebhookOutbox: Service {
 
     let name = "webhooks"
     private let store: any PushStorage
-    private let client: HTTPPostClient
+    private let client: HTTPExchangeClient
     private let logger: Logger
     private let metrics: Metrics
     /// Yielded when a webhook was queued or a due time came; buffers one, so a wake-up during a delivery is kept.
@@ -55,7 +55,7 @@ final class WebhookOutbox: Service {
     /// Ids of the webhooks the scheduler holds (queued or running).
     private let heldIDs = Locked<Set<Int64>>([])
 
-    init(store: any PushStorage, client: HTTPPostClient, metrics: Metrics, logger: Logger,
+    init(store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
          settings: WebhookScheduler<PendingWebhook>.Settings = .init()) {
         self.settings = settings
         scheduler = Locked(WebhookScheduler(settings: settings))
@@ -64,8 +64,8 @@ final class WebhookOutbox: Service {
         self.metrics = metrics
         self.logger = logger
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        metrics.declare("push_webhooks_total", counter: "Webhook attempts by outcome.")
-        metrics.declare("push_webhook_failures_total", counter: "Failed webhook attempts by reason.")
+        metrics.declare(.webhooks)
+        metrics.declare(.webhookFailures)
     }
 
     // MARK: Producing
@@ -253,7 +253,7 @@ final class WebhookOutbox: Service {
             case .skip(let webhook):
                 group.addTask { [self] in
                     let destination = Self.keys(webhook).destination
-                    metrics.increment("push_webhook_failures_total", ["reason": "circuit_open"])
+                    metrics.increment(.webhookFailures, ["reason": "circuit_open"])
                     let error = "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
                     await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: error))
                     heldIDs.withLock { _ = $0.remove(webhook.id) }
@@ -282,7 +282,7 @@ final class WebhookOutbox: Service {
         var headers = request.headers
         headers[Self.instanceKey] = nil
         do {
-            let status = try await client.post(url: request.url, headers: headers, body: [UInt8](request.body))
+            let status = try await client.send(Self.exchange(url: request.url, headers: headers, body: request.body)).status
             if (200..<300).contains(status) {
                 await record(webhook, .delivered)
                 return .answered
@@ -295,12 +295,12 @@ final class WebhookOutbox: Service {
             failure = (error.kind.rawValue, error.message)
             result = error.kind == .timeout || error.kind == .connection ? .timedOut : .answered
         }
-        metrics.increment("push_webhook_failures_total", ["reason": failure.reason])
+        metrics.increment(.webhookFailures, ["reason": failure.reason])
         let fields: KeyValuePairs<String, String> = [
             "url": Self.redacted(request.url), "reason": failure.reason, "error": failure.message,
             "attempt": String(webhook.attempts + 1),
         ]
-        if failure.reason == HTTPPostError.Kind.refusedDestination.rawValue {
+        if failure.reason == HTTPExchangeError.Kind.refusedDestination.rawValue {
             logger.warning("Webhook destination refused", fields)
         } else {
             logger.notice("Webhook attempt failed", fields)
@@ -309,12 +309,27 @@ final class WebhookOutbox: Service {
         return result
     }
 
+    /// The POST of a stored webhook (headers in name order).
+    /// - Throws: `invalidURL` when the stored URL does not parse (nothing is sent).
+    static func exchange(url: String, headers: [String: String], body: some Sequence<UInt8>)
+        throws(HTTPExchangeError) -> HTTPExchange
+    {
+        let target: HTTPURL
+        do {
+            target = try HTTPURL(url)
+        } catch {
+            throw HTTPExchangeError(.invalidURL, "the URL \(error)")
+        }
+        let lines = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        return HTTPExchange(url: target, headers: lines, body: Array(body))
+    }
+
     private func record(_ webhook: PendingWebhook, _ outcome: WebhookOutcome) async {
         switch outcome {
-        case .delivered: metrics.increment("push_webhooks_total", ["outcome": "delivered"])
-        case .retry: metrics.increment("push_webhooks_total", ["outcome": "retry"])
-        case .gaveUp: metrics.increment("push_webhooks_total", ["outcome": "gave_up"])
-        case .deferred: metrics.increment("push_webhooks_total", ["outcome": "deferred"])
+        case .delivered: metrics.increment(.webhooks, ["outcome": "delivered"])
+        case .retry: metrics.increment(.webhooks, ["outcome": "retry"])
+        case .gaveUp: metrics.increment(.webhooks, ["outcome": "gave_up"])
+        case .deferred: metrics.increment(.webhooks, ["outcome": "deferred"])
         }
         try? await store.markWebhook(webhook.id, outcome: outcome, now: Date())
     }

@@ -51,8 +51,8 @@ final class EngineMultiPlatformTests: XCTestCase {
                 XCTAssertNil(device?.invalidatedAt)
             }
         }
-        XCTAssertEqual(fixture.metrics.value("push_notifications_total", ["platform": "web", "status": "201", "reason": ""]), 3)
-        XCTAssertEqual(fixture.metrics.value("push_notifications_total", ["platform": "fcm", "status": "200", "reason": ""]), 3)
+        XCTAssertEqual(fixture.metrics.value(.notifications, ["platform": "web", "status": "201", "reason": ""]), 3)
+        XCTAssertEqual(fixture.metrics.value(.notifications, ["platform": "fcm", "status": "200", "reason": ""]), 3)
     }
 
     func testPublishWithOnlyAnFCMPartReachesOnlyAndroidDevices() async throws {
@@ -93,7 +93,7 @@ final class EngineMultiPlatformTests: XCTestCase {
         XCTAssertNil(authFailedAndroid?.invalidatedAt, "an auth error is the configuration's, not the device's")
         XCTAssertNotNil(goneBrowser?.invalidatedAt, "410 removes the subscription")
         XCTAssertNil(tooLargeBrowser?.invalidatedAt)
-        XCTAssertEqual(fixture.metrics.value("push_notifications_total",
+        XCTAssertEqual(fixture.metrics.value(.notifications,
                                              ["platform": "fcm", "status": "404", "reason": "UNREGISTERED"]), 1)
     }
 

@@ -1,6 +1,8 @@
-/// Why an outbound POST got no HTTP response. Small and typed: `kind` is a bounded metric label, `message` says
-/// what happened without credentials (URLs appear only as `HTTPURL.redacted`).
-public struct HTTPPostError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Why an `HTTPExchange` (a webhook, an FCM or Web Push message, an APNs broadcast call) got no HTTP response: the
+/// one error type of the one outbound HTTP stack. Small and typed: `kind` is a bounded metric label (the webhook
+/// failure reasons of docs/OPERATIONS.md), `message` says what happened without credentials (URLs appear only as
+/// `HTTPURL.redacted`).
+public struct HTTPExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         /// Not an http or https URL libcurl accepts.
         case invalidURL = "invalid_url"
