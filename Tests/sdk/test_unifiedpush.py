@@ -80,7 +80,7 @@ def _build(directory, overrides=None, unifiedpush=None):
         "fcm": env.fcm.config(), "web": web, "unifiedpush": {**unifiedpush_section(env.push), **(unifiedpush or {})}},
         extra_instances=[{"id": STRICT_INSTANCE_ID, "secretKey": STRICT_SECRET,
                           "web": {"vapidKeyFile": str(vapid), "subject": "mailto:ops@example.com"},
-                          "unifiedpush": {}}])
+                          "unifiedpush": {"ports": [443, int(env.push.origin.rsplit(":", 1)[1])]}}])
     from beams import Beams
     env.client = Beams(env.server)
     return env
@@ -246,6 +246,9 @@ def test_every_private_or_loopback_spelling_is_refused_at_registration(platforms
     assert r.status_code == 400, (endpoint, r.status_code, r.text)
     answer = r.json()
     assert answer["error"] == "Bad request" and "UnifiedPush" in answer["description"], answer
+    if endpoint.startswith("https://") and "@" not in endpoint and ":8443" not in endpoint:
+        # Judged on the address the name resolves to, whatever its spelling (a trailing-dot name may not resolve).
+        assert "resolves to" in answer["description"] or "does not resolve" in answer["description"], answer
 
 
 def test_the_loopback_stand_in_is_refused_on_an_instance_without_the_test_switch(platforms):
@@ -253,3 +256,59 @@ def test_the_loopback_stand_in_is_refused_on_an_instance_without_the_test_switch
     subscription = platforms.push.subscribe(flavour="ntfy")
     r = platforms.register_unifiedpush(subscription, instance=STRICT_INSTANCE_ID)
     assert r.status_code == 400 and "loopback" in r.json()["description"], r.text
+
+
+BLACK_HOLED = 80  # more than the window below
+
+
+def sender_gauge(server, name):
+    import re
+    text = requests.get(server.url("/metrics"), timeout=5).text
+    match = re.search(name + r'\{platform="unifiedpush"\} (\d+)', text)
+    return int(match.group(1)) if match else 0
+
+
+def test_a_black_holed_push_server_does_not_delay_another_hosts_delivery(tmp_path):
+    """Users pick their push servers: one whose port drops every connection attempt (a listening socket never
+    accepted, its one-entry queue full) holds at most its host's share of the instance's UnifiedPush window
+    (`unifiedpush.maxInFlightPerHost`), so a publish to a phone on another host goes out at once. With the share as
+    large as the window (the rule without per-host shares) the second publish waits for the black-holed attempts to
+    time out (4 attempts × 3 s connect timeout plus backoff)."""
+    black_hole = socket.socket()
+    black_hole.bind(("127.0.0.2", 0))
+    black_hole.listen(0)
+    port = black_hole.getsockname()[1]
+    env = None
+    try:
+        env = _build(tmp_path, overrides={"webPush": {"maxInFlight": 64},
+                                          "limits": {"ipRequestsPerSecond": 0, "deviceRequestsPerSecondPerInstance": 0}},
+                     unifiedpush={"maxInFlightPerHost": 8, "allowedDestinations": ["127.0.0.0/8"]})
+        # The black-holed host's port must be allowed too.
+        config = json.loads(env.server.config_path.read_text())
+        config["instances"][0]["unifiedpush"]["ports"].append(port)
+        env.server.config_path.write_text(json.dumps(config))
+        env.server.kill9()
+        env.server.start()
+
+        bait = unique("bait")
+        for _ in range(BLACK_HOLED):
+            subscription = _subscription(f"https://127.0.0.2:{port}/wpush/v2/{uuid.uuid4().hex}")
+            env.register_unifiedpush(subscription, [bait])
+        healthy_interest = unique("healthy")
+        phone, _ = env.phone([healthy_interest], "ntfy")
+
+        env.client.publish("interests", up_body(bait))
+        wait_for(lambda: sender_gauge(env.server, "push_sender_waiting_for_window") >= 1, timeout=30,
+                 message="the black-holed notifications never filled their share")
+        started = time.monotonic()
+        env.client.publish("interests", up_body(healthy_interest))
+        wait_for(lambda: env.push.messages(phone["id"]), timeout=30, interval=0.1,
+                 message="the healthy host's notification waited behind the black-holed host's")
+        # Generous on a loaded machine: milliseconds with per-host shares, over 10 s without.
+        assert time.monotonic() - started < 5
+    finally:
+        if env is not None:
+            env.server.kill9()  # a graceful stop would wait out the drain of the black-holed notifications
+            for process in (env.apns, env.fcm, env.push):
+                process.stop()
+        black_hole.close()
