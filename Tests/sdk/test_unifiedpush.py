@@ -280,7 +280,7 @@ def test_a_black_holed_push_server_does_not_delay_another_hosts_delivery(tmp_pat
     port = black_hole.getsockname()[1]
     env = None
     try:
-        env = _build(tmp_path, overrides={"webPush": {"maxInFlight": 64},
+        env = _build(tmp_path, overrides={"webPush": {"maxInFlight": 64, "maxInFlightPerService": 16},
                                           "limits": {"ipRequestsPerSecond": 0, "deviceRequestsPerSecondPerInstance": 0}},
                      unifiedpush={"maxInFlightPerHost": 8, "allowedDestinations": ["127.0.0.0/8"]})
         # The black-holed host's port must be allowed too.
