@@ -77,7 +77,7 @@ final class BroadcastPublishTests: XCTestCase {
         XCTAssertEqual(decoded, plan)
         XCTAssertEqual(decoded.broadcast?.request(at: 0).priority, .immediate)
         XCTAssertFalse(decoded.carries(.apns), "no device of the instance is sent to")
-        XCTAssertEqual(JSONValue.parse(plan.encoded())?.objectValue?["v"], .int(4))
+        XCTAssertEqual(JSONValue.parse(plan.encoded())?.objectValue?["v"], .int(5), "version 5: the unifiedpush part")
 
         let v3 = Data(#"{"v":3,"platforms":["apns"],"apnsPayload":"{\"aps\":{}}","requestBody":{}}"#.utf8)
         XCTAssertNil(try PublishPlan(decoding: v3).broadcast)
