@@ -312,3 +312,24 @@ def test_a_black_holed_push_server_does_not_delay_another_hosts_delivery(tmp_pat
             for process in (env.apns, env.fcm, env.push):
                 process.stop()
         black_hole.close()
+
+
+def test_an_endpoint_registered_under_an_allowance_is_refused_at_connect_once_the_allowance_is_gone(tmp_path):
+    """The address rules hold at every connect, not only at registration: the stand-in's loopback endpoint was
+    accepted while the test switch allowed 127.0.0.1; with the switch removed, the stored device's delivery gets no
+    socket (the address curl is about to connect to is judged) and the push server sees nothing."""
+    env = _build(tmp_path)
+    try:
+        interest = unique("rebound")
+        phone, device_id = env.phone([interest], "autopush")
+        config = json.loads(env.server.config_path.read_text())
+        del config["instances"][0]["unifiedpush"]["allowedDestinations"]
+        env.server.config_path.write_text(json.dumps(config))
+        env.server.stop()
+        env.server.start()
+        status = env.client.wait_finished(env.client.publish("interests", up_body(interest)), timeout=60)
+        assert status["unifiedpush"]["failedByReason"] == {"DestinationRefused": 1}, status
+        assert [r for r in env.push.requests() if r.get("subscription") == phone["id"]] == []
+        assert env.client.device(device_id)["invalidatedAt"] is None
+    finally:
+        env.close()
