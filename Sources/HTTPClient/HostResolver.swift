@@ -7,6 +7,10 @@ import Locking
 /// blocks; an answer later than `timeout` is given up on (the lookup itself cannot be cancelled and finishes in
 /// the background).
 ///
+/// At most `maxConcurrentLookups` lookups run at once (each blocks a thread until the system resolver answers, which
+/// a timeout does not shorten): beyond that `resolve` fails at once with `.busy`, so a flood of registrations naming
+/// slow domains cannot take every Dispatch worker thread.
+///
 /// For a cheap refusal at registration only: what a request finally connects to is judged again on the socket
 /// (`TransferChecks.openSocket`), so a name that resolves differently later (DNS rebinding) gains nothing.
 public enum HostResolver {
@@ -15,17 +19,31 @@ public enum HostResolver {
         /// `getaddrinfo` failed (no such name, no address, resolver failure) with this `gai_strerror` text.
         case notResolved(String)
         case timedOut
+        /// `maxConcurrentLookups` lookups are running; nothing was asked.
+        case busy
 
         public var description: String {
             switch self {
             case .notResolved(let reason): return "does not resolve (\(reason))"
             case .timedOut: return "did not resolve in time"
+            case .busy: return "could not be resolved now (too many lookups at once)"
             }
         }
     }
 
+    /// Lookups blocking a thread at most, process-wide.
+    public static let maxConcurrentLookups = 16
+    private static let running = Locked(0)
+    private static let queue = DispatchQueue(label: "host-resolver", attributes: .concurrent)
+
     /// Every address of `host` (a name, or an address literal without brackets), de-duplicated, in resolver order.
     public static func resolve(_ host: String, timeout: Double = 3) async -> Result<[IPAddress], Failure> {
+        let admitted = running.withLock { count -> Bool in
+            guard count < maxConcurrentLookups else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else { return .failure(.busy) }
         let once = Locked<CheckedContinuation<Result<[IPAddress], Failure>, Never>?>(nil)
         return await withCheckedContinuation { continuation in
             once.withLock { $0 = continuation }
@@ -35,7 +53,11 @@ public enum HostResolver {
                     return pending
                 }?.resume(returning: result)
             }
-            DispatchQueue.global().async { finish(lookup(host)) }
+            queue.async {
+                let result = lookup(host)
+                running.withLock { $0 -= 1 }
+                finish(result)
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { finish(.failure(.timedOut)) }
         }
     }

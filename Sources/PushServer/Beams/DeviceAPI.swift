@@ -185,6 +185,11 @@ struct DeviceAPI: Sendable {
         let addresses: [IPAddress]
         switch await HostResolver.resolve(host) {
         case .success(let found): addresses = found
+        case .failure(.busy):
+            // Not the endpoint's fault: the app retries a 503 (docs/API.md).
+            var error = BeamsError(503, "Service Unavailable", "Too many endpoint look-ups at once; retry shortly")
+            error.retryAfter = 1
+            throw error
         case .failure(let failure): throw BeamsError.invalidUnifiedPushEndpoint("the endpoint's host \(failure)")
         }
         for address in addresses {
