@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from beams import random_token, unique, wait_for
-from beams_client import b64url
+from beams_client import b64url, beams_claims, jwt_hs256
 from test_publish_platforms import Platforms, fcm_token, publish_body
 
 DEVICES = "/device_api/v1/instances/{instance}/devices"
@@ -177,6 +177,24 @@ def test_each_push_server_answer_has_its_effect(platforms):
     for phone in (unavailable, limited, no_subscriber):
         answers = [r["status"] for r in platforms.push.requests() if r.get("subscription") == phone["id"]]
         assert answers[-1] in (200, 201) and len(answers) == 2, (phone["flavour"], answers)
+
+
+def test_a_users_publish_reaches_a_unifiedpush_device_bound_to_the_user_and_metadata_is_kept(platforms):
+    phone, device_id = platforms.phone([], "nextpush")
+    base = DEVICES.format(instance=platforms.instance_id()) + f"/unifiedpush/{device_id}"
+    user = unique("up-user")
+    r = platforms.client.session.put(platforms.server.url(f"{base}/user"), timeout=10, headers={
+        "Authorization": f"Bearer {jwt_hs256(beams_claims(user))}"})
+    assert r.status_code == 200, r.text
+    r = platforms.client.session.get(platforms.server.url(base), timeout=10)
+    assert r.status_code == 200 and r.json()["userId"] == user, r.text
+    assert r.json()["metadata"]["distributor"] == "io.heckel.ntfy", r.text
+
+    body = {"users": [user], "unifiedpush": {"notification": {"title": "For you"}, "time_to_live": 60}}
+    status = platforms.client.wait_finished(platforms.client.publish("users", body))
+    assert status["unifiedpush"]["accepted"] == 1, status
+    [message] = platforms.push.messages(phone["id"])
+    assert json.loads(message["plaintext"])["notification"] == {"title": "For you"}
 
 
 def test_ntfy_507_until_the_retries_end_keeps_the_device_with_its_reason(platforms):
