@@ -113,6 +113,8 @@ SDK_POSTGRESQL += Tests/sdk/test_publish_slots.py
 # The mixed workload (sharded fan-out, small publishes, registrations at once): one node on SQLite in test-sdk, two
 # nodes on one database here.
 SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py
+# UnifiedPush devices under the widened platform CHECK (migration 7), registration to delivery.
+SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
 test-sdk-postgresql: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
 

@@ -10,7 +10,7 @@
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration]
+                                       devicesByRegistration, unifiedPushPlatform]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -284,5 +284,13 @@ enum PostgreSQLSchema {
     /// Step 6. The janitor's expiry of devices nobody delivered to reads a slice of the oldest registrations.
     static let devicesByRegistration = """
         CREATE INDEX devices_by_registration ON devices (last_registered_at);
+        """
+
+    /// Step 7. `devices.platform` takes `unifiedpush`. The version-1 CHECK is unnamed, so its generated name
+    /// (`devices_platform_check`) is the one dropped; `NOT VALID` skips a scan (every existing row passes anyway).
+    static let unifiedPushPlatform = """
+        ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
+        ALTER TABLE devices ADD CONSTRAINT devices_platform_check
+            CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush')) NOT VALID;
         """
 }

@@ -5,7 +5,7 @@ import PushStore
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
-                                       interestCounts, devicesByRegistration]
+                                       interestCounts, devicesByRegistration, unifiedPushPlatform]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -228,5 +228,20 @@ enum Schema {
     /// Step 8. The janitor's expiry of devices nobody delivered to reads a slice of the oldest registrations.
     static let devicesByRegistration = """
         CREATE INDEX devices_by_registration ON devices (last_registered_at);
+        """
+
+    /// Step 9. `devices.platform` takes `unifiedpush`. SQLite cannot alter a CHECK, and rebuilding `devices` would
+    /// rebuild every table and trigger that refers to it; widening the CHECK in the stored schema text is the
+    /// procedure SQLite documents for changing constraints that existing rows already satisfy ("Making Other Kinds Of
+    /// Table Schema Changes", https://www.sqlite.org/lang_altertable.html). `RESET` reloads this connection's schema;
+    /// the table created and dropped after it bumps the schema cookie, so every other connection reloads it too.
+    static let unifiedPushPlatform = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (platform IN (''apns'', ''fcm'', ''web''))',
+            'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush''))')
+            WHERE type = 'table' AND name = 'devices';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_bump (x INTEGER);
+        DROP TABLE schema_cookie_bump;
         """
 }

@@ -40,8 +40,13 @@ public final class MockPushService: Sendable {
 
     /// A new subscription; `marker` scripts its answers (`gone-404`, `gone-410`, `too-large`, `rate-limited`,
     /// `unavailable`), `retryAfter` the `Retry-After` sent with 429/503.
-    public func createSubscription(marker: String? = nil, retryAfter: String? = nil) throws(MockAPNsError) -> Subscription {
+    /// - Parameter flavour: the push server the subscription's endpoint belongs to: `webpush` (default), or the
+    ///   UnifiedPush servers `ntfy`, `nextpush`, `autopush` (Tests/Support/README.md).
+    public func createSubscription(marker: String? = nil, retryAfter: String? = nil, flavour: String? = nil)
+        throws(MockAPNsError) -> Subscription
+    {
         var body: [String: JSONValue] = [:]
+        if let flavour { body["flavour"] = .string(flavour) }
         if let marker { body["marker"] = .string(marker) }
         if let retryAfter { body["retry_after"] = .string(retryAfter) }
         let answer = try process.call("POST", "/subscriptions", body: .object(body))

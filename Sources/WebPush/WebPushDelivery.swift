@@ -23,6 +23,9 @@ public struct WebPushNotification: Sendable {
 public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The endpoint's host is not on the allowlist: nothing was sent, no connection attempted.
     case hostNotAllowed(String)
+    /// Open endpoints only: the host is new and `WebPushOpenEndpoints.maxHosts` others were contacted recently;
+    /// nothing was sent.
+    case tooManyHosts(String)
     /// No HTTP answer after the retries; `.refusedDestination` when every address the host resolved to is
     /// refused by the `DestinationPolicy` (no socket was opened).
     case transport(HTTPExchangeError, attempts: Int)
@@ -40,6 +43,7 @@ public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible 
         case .cancelled(let attempts): return "cancelled after \(attempts) attempt(s)"
         case .expired(let attempts): return "expired after \(attempts) attempt(s): the next retry would come too late"
         case .hostNotAllowed(let host): return "push service host \(host) is not allowed"
+        case .tooManyHosts(let host): return "push service host \(host) is over the cap on distinct hosts"
         case .transport(let error, let attempts): return "no answer after \(attempts) attempt(s): \(error)"
         case .encryption(let error): return "encryption failed: \(error)"
         case .shutdown: return "shut down"
@@ -72,7 +76,8 @@ public struct WebPushSenderStats: Sendable, Equatable, SenderGauges {
     public var accepted = 0
     /// Final `.subscriptionGone` outcomes (the subscription is to be removed).
     public var subscriptionsGone = 0
-    /// Notifications refused before sending: host not allowed, or every address refused by the policy.
+    /// Notifications refused before sending: host or port not allowed, over the distinct-host cap, or every address
+    /// refused by the policy.
     public var refusedDestinations = 0
     /// Notifications that ended without an answer (other than refused destinations).
     public var transportFailures = 0

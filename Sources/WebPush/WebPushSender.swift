@@ -1,3 +1,4 @@
+import Clocks
 import Dispatch
 import Foundation
 import HTTPClient
@@ -44,6 +45,8 @@ public final class WebPushSender: Sendable {
     private struct State {
         var counters = WebPushSenderStats()
         var credentials = WebPushCredentialTracker()
+        /// Hosts contacted recently, for `WebPushOpenEndpoints.maxHosts` (empty with an allow-list).
+        var hosts: DistinctHostBook
     }
 
     public let vapid: VAPIDAuthorizer
@@ -62,7 +65,9 @@ public final class WebPushSender: Sendable {
             streamsPerConnection: 100, http2: true, httpsOnly: true, caFile: configuration.caFile,
             policy: configuration.policy, timeout: .seconds(configuration.requestTimeout),
             connectTimeout: .seconds(configuration.connectTimeout), maxResponseBytes: 16 * 1024))
-        ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State())
+        let open = configuration.openEndpoints
+        ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State(
+            hosts: DistinctHostBook(limit: open?.maxHosts ?? 1, idleSeconds: open?.hostIdleSeconds ?? 0)))
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -77,10 +82,30 @@ public final class WebPushSender: Sendable {
     /// curl loop thread, or on the caller's thread for a refused host, an encryption failure or shutdown.
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
-        guard let service = configuration.allowedHosts.pattern(for: endpoint) else {
-            ledger.withState { $0.counters.refusedDestinations += 1 }
-            onResult(.failure(.hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
-            return
+        // The key of the destination's share of the window: the push service (allow-list pattern), or with open
+        // endpoints the host itself, admitted by the port rule and the distinct-host cap.
+        let shareKey: String
+        if let open = configuration.openEndpoints {
+            let host = WebPushOpenEndpoints.hostKey(endpoint)
+            guard open.allowsPort(of: endpoint) else {
+                ledger.withState { $0.counters.refusedDestinations += 1 }
+                onResult(.failure(.hostNotAllowed(host)))
+                return
+            }
+            let now = MonotonicClock.seconds()
+            guard ledger.withState({ $0.hosts.admit(host, now: now) }) else {
+                ledger.withState { $0.counters.refusedDestinations += 1 }
+                onResult(.failure(.tooManyHosts(host)))
+                return
+            }
+            shareKey = host
+        } else {
+            guard let service = configuration.allowedHosts.pattern(for: endpoint) else {
+                ledger.withState { $0.counters.refusedDestinations += 1 }
+                onResult(.failure(.hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
+                return
+            }
+            shareKey = service.description
         }
         let request: WebPushRequest
         do throws(WebPushEncryptionError) {
@@ -92,7 +117,7 @@ public final class WebPushSender: Sendable {
         }
         let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
         // A slot of the service's share first: a slow service makes only its own notifications wait.
-        guard let job = await ledger.admit(key: service.description, {
+        guard let job = await ledger.admit(key: shareKey, {
             Job(id: $0, notification: notification, exchange: exchange, onResult: onResult)
         })
         else {
@@ -211,7 +236,7 @@ public final class WebPushSender: Sendable {
                 state.counters.refusedDestinations += 1
             case .failure(.transport): state.counters.transportFailures += 1
             case .failure(.shutdown): state.counters.shutdownFailures += 1
-            case .failure(.hostNotAllowed): state.counters.refusedDestinations += 1
+            case .failure(.hostNotAllowed), .failure(.tooManyHosts): state.counters.refusedDestinations += 1
             case .failure(.encryption): state.counters.encryptionFailures += 1
             case .failure(.cancelled): state.counters.cancelled += 1
             case .failure(.expired): state.counters.expired += 1

@@ -6,6 +6,9 @@ import Logging
 public struct WebPushSenderConfiguration: Sendable {
     /// Push-service hosts messages may go to. Default `WebPushHostAllowlist.knownPushServices`.
     public var allowedHosts: WebPushHostAllowlist
+    /// Any host on an allowed port instead of `allowedHosts` (UnifiedPush endpoints), with a share of the window
+    /// per host (`windowPerService` then bounds one host) and a cap on distinct hosts. nil: the allow-list.
+    public var openEndpoints: WebPushOpenEndpoints? = nil
     /// Address rules checked on every socket (no private, loopback or other special addresses unless allowed):
     /// the webhooks' SSRF rules. Default: none allowed. Tests allow exactly their local stand-in (127.0.0.1/32).
     public var policy: DestinationPolicy

@@ -66,6 +66,31 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         try await store.close()
     }
 
+    /// Step 7 replaces the `platform` CHECK: devices of before stay, `unifiedpush` is accepted, nonsense is not.
+    func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.unifiedPushPlatform))
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
+        do {
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
+            XCTFail("step 6 refuses a unifiedpush device")
+        } catch {}
+        try await old.close()
+        let store = try await PostgreSQLPushStore.open(configuration)
+        let found = try await store.device(instanceID: instance, id: kept.id)
+        XCTAssertEqual(found?.token, kept.token)
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
+        XCTAssertEqual(added.device.platform, .unifiedpush)
+        try await store.close()
+        XCTAssertThrowsError(try cluster.sql("""
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
+            """, database: database))
+    }
+
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1

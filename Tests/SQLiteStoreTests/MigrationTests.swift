@@ -57,6 +57,32 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 9 widens the `platform` CHECK in place: a database of step 8 keeps its devices, takes `unifiedpush`
+    /// devices, and still refuses a platform nobody knows (the CHECK is widened, not dropped).
+    func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.unifiedPushPlatform))
+        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let kept = try await register(old, 1)
+        do {
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
+            XCTFail("step 8 refuses a unifiedpush device")
+        } catch {}
+        try await old.close()
+        let store = try await openStore()
+        let found = try await store.device(instanceID: instance, id: kept.id)
+        XCTAssertEqual(found, kept)
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
+        XCTAssertEqual(added.device.platform, .unifiedpush)
+        try await store.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        XCTAssertThrowsError(try connection.run("""
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
+            """))
+        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+    }
+
     func testFailingMigrationLeavesVersionUnchanged() throws {
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }

@@ -38,7 +38,15 @@ MAX_READ_BODY = 64 * 1024
 MAX_HEADER_LINE = 8192
 MAX_HEADERS = 100
 # Scripted answers for valid pushes to a subscription created with this marker.
-MARKERS: dict[str, int] = {"gone-404": 404, "gone-410": 410, "too-large": 413, "rate-limited": 429, "unavailable": 503}
+MARKERS: dict[str, int] = {"gone-404": 404, "gone-410": 410, "too-large": 413, "rate-limited": 429, "unavailable": 503,
+                           "no-subscriber-507": 507}
+# UnifiedPush push servers the stand-in can play per subscription (docs/API.md "UnifiedPush"): the endpoint shape
+# each gives out and how it answers an accepted message. `webpush` is the browsers' push service (201 + Location).
+#   ntfy:     https://host/up<id>?up=1, 200 with a JSON message (ntfy never answers 201); 507 when the topic has no
+#             recent subscriber (marker no-subscriber-507)
+#   nextpush: https://host/index.php/apps/uppush/push/<id>, 201 with `TTL: 0`; 404 for an unknown token
+#   autopush: https://host/wpush/v2/<id>, 201 with Location; 404/410/413 and 503 with Retry-After by marker
+FLAVOURS = ("webpush", "ntfy", "nextpush", "autopush")
 
 
 # MARK: - Subscriptions and records
@@ -55,10 +63,15 @@ class Subscription:
     application_server_key: str | None = None  # the `k` every push must carry, when the "browser" pinned one
     retry_after: str | None = "30"  # None: 429/503 without `Retry-After`
     marker_times: int | None = None  # answer with the marker this many times, then accept; None: always
+    flavour: str = "webpush"
+
+    def path(self) -> str:
+        return {"ntfy": f"/up{self.id}?up=1", "nextpush": f"/index.php/apps/uppush/push/{self.id}",
+                "autopush": f"/wpush/v2/{self.id}"}.get(self.flavour, f"/push/{self.id}")
 
     def to_json(self, origin: str) -> dict[str, Any]:
         return {
-            "id": self.id, "endpoint": f"{origin}/push/{self.id}",
+            "id": self.id, "endpoint": f"{origin}{self.path()}", "flavour": self.flavour,
             "p256dh": b64url(point_of(self.private_key.public_key())), "auth": b64url(self.auth),
             "private_key": b64url(self.private_key.private_numbers().private_value.to_bytes(32, "big")),
             "marker": self.marker, "application_server_key": self.application_server_key,
@@ -79,11 +92,15 @@ class MockState:
         marker = body.get("marker")
         if marker is not None and marker not in MARKERS:
             raise ValueError(f"marker must be one of {sorted(MARKERS)}")
+        flavour = body.get("flavour", "webpush")
+        if flavour not in FLAVOURS:
+            raise ValueError(f"flavour must be one of {FLAVOURS}")
         sub = Subscription(id=uuid.uuid4().hex, private_key=ec.generate_private_key(ec.SECP256R1()),
                            auth=secrets.token_bytes(16), marker=marker,
                            application_server_key=body.get("application_server_key", self.default_key),
                            retry_after=None if body.get("retry_after", "30") is None else str(body.get("retry_after", "30")),
-                           marker_times=None if body.get("marker_times") is None else int(body["marker_times"]))
+                           marker_times=None if body.get("marker_times") is None else int(body["marker_times"]),
+                           flavour=flavour)
         self.subscriptions[sub.id] = sub
         return sub
 
@@ -104,6 +121,17 @@ class MockState:
 # MARK: - One push request
 
 
+def subscription_id(path: str) -> str | None:
+    """The subscription a push path names, in any flavour's endpoint shape; None for anything else."""
+    route, _, query = path.partition("?")
+    for prefix in ("/push/", "/index.php/apps/uppush/push/", "/wpush/v2/"):
+        if route.startswith(prefix):
+            return route[len(prefix):]
+    if route.startswith("/up") and query == "up=1":
+        return route[len("/up"):]
+    return None
+
+
 def handle_push(state: MockState, method: str, path: str, headers: dict[str, str], body: bytes,
                 now: int) -> tuple[int, dict[str, str], dict[str, Any]]:
     """Checks one request in order (first failure answers) and returns (status, extra headers, JSON body)."""
@@ -111,9 +139,10 @@ def handle_push(state: MockState, method: str, path: str, headers: dict[str, str
     try:
         if method != "POST":
             raise Rejection(405, "only POST")
-        if not path.startswith("/push/") or path[len("/push/"):] not in state.subscriptions:
+        sub_id = subscription_id(path)
+        if sub_id is None or sub_id not in state.subscriptions or state.subscriptions[sub_id].path() != path:
             raise Rejection(404, "no such subscription")
-        sub = state.subscriptions[path[len("/push/"):]]
+        sub = state.subscriptions[sub_id]
         entry["subscription"] = sub.id
         vapid = webpush_rules.verify_vapid(headers.get("authorization"), state.origin, now, sub.application_server_key)
         entry["vapid"] = {"claims": vapid.claims, "k": vapid.public_key}
@@ -129,12 +158,20 @@ def handle_push(state: MockState, method: str, path: str, headers: dict[str, str
                 sub.marker_times -= 1
             status = MARKERS[sub.marker]
             extra = {"Retry-After": sub.retry_after} if status in (429, 503) and sub.retry_after is not None else {}
+            if status == 410 and sub.flavour == "autopush":
+                extra["Cache-Control"] = "max-age=86400"
             entry.update(status=status, reason=sub.marker)
             state.record(entry, accepted=False)
             return status, extra, {"reason": sub.marker}
         message_id = uuid.uuid4().hex
+        if sub.flavour == "ntfy":
+            entry.update(status=200, message_id=message_id)
+            state.record(entry, accepted=True)
+            return 200, {}, {"id": message_id, "time": now, "event": "message", "topic": f"up{sub.id}"}
         entry.update(status=201, message_id=message_id)
         state.record(entry, accepted=True)
+        if sub.flavour == "nextpush":
+            return 201, {"TTL": "0"}, {}
         return 201, {"Location": f"{state.origin}/message/{message_id}", "TTL": str(entry["ttl"])}, {}
     except Rejection as e:
         entry.update(status=e.status, reason=e.reason)
@@ -180,7 +217,8 @@ async def read_request(reader: asyncio.StreamReader) -> tuple[str, str, str, dic
 def write_response(writer: asyncio.StreamWriter, status: int, extra: dict[str, str], payload: Any,
                    close: bool) -> None:
     data = b"" if status == 201 else json.dumps(payload, separators=(",", ":")).encode()
-    head = [f"HTTP/1.1 {status} {'Created' if status == 201 else 'Error'}", f"Content-Length: {len(data)}",
+    phrase = {200: "OK", 201: "Created"}.get(status, "Error")
+    head = [f"HTTP/1.1 {status} {phrase}", f"Content-Length: {len(data)}",
             f"Connection: {'close' if close else 'keep-alive'}"]
     if data:
         head.append("Content-Type: application/json")
@@ -220,7 +258,7 @@ async def serve_push(state: MockState, reader: asyncio.StreamReader, writer: asy
 
 
 class PushControlAPI(ControlAPI):
-    """`POST /subscriptions` {marker?, application_server_key?, retry_after?}, `GET /subscriptions`,
+    """`POST /subscriptions` {marker?, application_server_key?, retry_after?, marker_times?, flavour?}, `GET /subscriptions`,
     `GET /messages[?subscription=id&since=seq]`, `GET /requests[?since=seq]`, `POST /reset`."""
 
     def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:

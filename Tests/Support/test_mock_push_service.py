@@ -233,7 +233,7 @@ def test_unknown_subscription_is_404_and_get_is_405(mock, sender):
 
 
 @pytest.mark.parametrize("marker,status", [("gone-404", 404), ("gone-410", 410), ("too-large", 413),
-                                            ("rate-limited", 429), ("unavailable", 503)])
+                                            ("rate-limited", 429), ("unavailable", 503), ("no-subscriber-507", 507)])
 def test_marker_subscriptions_answer_their_status_after_every_check(mock, sender, marker, status):
     sub = mock.subscribe(marker=marker, retry_after="17")
     r = sender.push(sub)
@@ -253,6 +253,35 @@ def test_marker_times_answers_the_marker_that_often_then_accepts_and_retry_after
     assert r.status == 429 and "retry-after" not in r.headers
     assert sender.push(sub).status == 201
     assert len(mock.control("GET", "/messages")) == 1
+
+
+# MARK: - UnifiedPush push servers
+
+
+@pytest.mark.parametrize("flavour,path,status", [("ntfy", "/up{id}?up=1", 200),
+                                                 ("nextpush", "/index.php/apps/uppush/push/{id}", 201),
+                                                 ("autopush", "/wpush/v2/{id}", 201)])
+def test_unifiedpush_flavours_give_their_endpoint_shape_decrypt_and_answer_as_their_server(mock, sender, flavour,
+                                                                                         path, status):
+    sub = mock.subscribe(flavour=flavour)
+    assert sub["endpoint"] == mock.origin + path.format(id=sub["id"])
+    r = sender.push(sub)
+    assert r.status == status, r.body
+    if flavour == "ntfy":
+        assert json.loads(r.body)["event"] == "message" and "location" not in r.headers
+    if flavour == "nextpush":
+        assert r.headers["ttl"] == "0"
+    [m] = mock.control("GET", f"/messages?subscription={sub['id']}")
+    assert m["plaintext"] == '{"notification":{"title":"Hi"}}'
+    # Another flavour's path shape for the same id is no endpoint of this subscription, and the checks still apply.
+    assert sender.push(sub, path=f"/push/{sub['id']}").status == 404
+    assert sender.push(sub, headers={"TTL": None}).status == 400
+
+
+def test_autopush_410_says_how_long_to_cache_it(mock, sender):
+    sub = mock.subscribe(flavour="autopush", marker="gone-410")
+    r = sender.push(sub)
+    assert r.status == 410 and r.headers["cache-control"] == "max-age=86400"
 
 
 # MARK: - Pure rules (no sockets)

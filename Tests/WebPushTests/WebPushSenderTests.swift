@@ -145,6 +145,85 @@ final class WebPushSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
+    /// Open endpoints (UnifiedPush): any host on an allowed port, the loopback stand-in allowed by the policy only.
+    private func openConfiguration(ports: Set<Int>? = nil, maxHosts: Int = 10, allowLoopback: Bool = true) throws
+        -> WebPushSenderConfiguration
+    {
+        var configuration = try standInConfiguration()
+        configuration.allowedHosts = .knownPushServices  // ignored with open endpoints
+        let port = Int(mock.origin.split(separator: ":").last ?? "") ?? 0
+        configuration.openEndpoints = WebPushOpenEndpoints(ports: ports ?? [port], maxHosts: maxHosts)
+        if !allowLoopback { configuration.policy = DestinationPolicy() }
+        return configuration
+    }
+
+    func testOpenEndpointsReachNtfyNextPushAndAutopushAndEachAnswerCounts() async throws {
+        let sender = try makeSender(try openConfiguration())
+        for (flavour, status) in [("ntfy", 200), ("nextpush", 201), ("autopush", 201)] {
+            let subscription = try mock.createSubscription(flavour: flavour)
+            let result = await sender.send(try notification(subscription))
+            XCTAssertEqual(result, .response(.accepted(status: status), attempts: 1), flavour)
+            XCTAssertEqual(try mock.messages(subscription: subscription.id).count, 1, flavour)
+        }
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testOpenEndpointsRefuseAPortOffTheListWithoutAConnection() async throws {
+        let sender = try makeSender(try openConfiguration(ports: [443]))
+        let result = await sender.send(try notification(try mock.createSubscription(flavour: "ntfy")))
+        XCTAssertEqual(result, .failure(.hostNotAllowed(String(mock.origin.dropFirst("https://".count)))))
+        XCTAssertEqual(try mock.requests().count, 0)
+        XCTAssertEqual(sender.stats().connectionsOpened, 0)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    /// The address judged is the one the socket connects to: `localhost` resolves to loopback inside curl, and the
+    /// socket is refused there, so a name that answered a public address at registration and loopback now (DNS
+    /// rebinding) reaches nothing.
+    func testOpenEndpointsJudgeTheAddressCurlConnectsToSoANameResolvingToLoopbackIsRefused() async throws {
+        let sender = try makeSender(try openConfiguration(allowLoopback: false))
+        let subscription = try mock.createSubscription(flavour: "autopush")
+        var named = try notification(subscription)
+        named.subscription = try WebPushSubscription(
+            endpoint: subscription.endpoint.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+            p256dh: subscription.p256dh, auth: subscription.auth)
+        for item in [try notification(subscription), named] {
+            let result = await sender.send(item)
+            guard case .failure(.transport(let error, _)) = result else { return XCTFail("\(result)") }
+            XCTAssertEqual(error.kind, .refusedDestination, error.message)
+        }
+        XCTAssertEqual(try mock.requests().count, 0)
+        XCTAssertEqual(sender.stats().connectionsOpened, 0)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testOpenEndpointsRefuseANewHostOverTheDistinctHostCap() async throws {
+        let sender = try makeSender(try openConfiguration(maxHosts: 1))
+        let subscription = try mock.createSubscription(flavour: "nextpush")
+        let first = await sender.send(try notification(subscription))
+        XCTAssertEqual(first, .response(.accepted(status: 201), attempts: 1))
+        var other = try notification(subscription)
+        other.subscription = try WebPushSubscription(
+            endpoint: subscription.endpoint.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+            p256dh: subscription.p256dh, auth: subscription.auth)
+        let second = await sender.send(other)
+        guard case .failure(.tooManyHosts(let host)) = second else { return XCTFail("\(second)") }
+        XCTAssertTrue(host.hasPrefix("localhost:"), host)
+        XCTAssertEqual(try mock.requests().count, 1)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
+    func testDistinctHostBookForgetsIdleHostsOnlyWhenFull() {
+        var book = DistinctHostBook(limit: 2, idleSeconds: 60)
+        XCTAssertTrue(book.admit("a", now: 0))
+        XCTAssertTrue(book.admit("b", now: 10))
+        XCTAssertFalse(book.admit("c", now: 50), "a and b are within the hour")
+        XCTAssertTrue(book.admit("a", now: 55), "a known host is always admitted")
+        XCTAssertTrue(book.admit("c", now: 71), "b idle for 61 s is forgotten")
+        XCTAssertFalse(book.admit("d", now: 72))
+        XCTAssertEqual(book.count, 2)
+    }
+
     func testRequestSignedWithAnotherVAPIDKeyIsAConfigurationError() async throws {
         let sender = try makeSender(try standInConfiguration(), key: try VAPIDKeyPair.generate().keyPair)
         let result = await sender.send(try notification(try mock.createSubscription()))

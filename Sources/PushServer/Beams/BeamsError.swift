@@ -69,6 +69,13 @@ public struct BeamsError: Error, Sendable, Equatable {
     /// `GET …/web-vapid-public-key` for an instance without a `web` section.
     public static let webNotConfigured = BeamsError(
         404, "Web push not configured", "This instance has no VAPID key: set instances[].web in the server config")
+    /// A UnifiedPush registration or endpoint update whose subscription or endpoint is refused.
+    public static func invalidUnifiedPushEndpoint(_ reason: String) -> BeamsError {
+        BeamsError(400, "Bad request", "Not a usable UnifiedPush subscription: \(reason)")
+    }
+    /// A UnifiedPush device route on an instance without a `unifiedpush` section.
+    public static let unifiedPushNotConfigured = BeamsError(
+        404, "UnifiedPush not configured", "This instance does not send UnifiedPush: set instances[].unifiedpush in the server config")
     public static let missingBundleID = BeamsError(400, "Bad request", "Missing App Bundle Identifier")
     /// `PUT …/token` with a token that a live device bound to another user holds (docs/SECURITY.md, "Push tokens").
     /// 400, on which the Android SDK drops the refresh instead of retrying it.

@@ -44,6 +44,8 @@ struct DeviceAPI: Sendable {
         }, responseHook: cors.decorate, onEventLoop: { try vapidPublicKey($0) })
         route(&router, .post, base, Self.registerBody) { try await registerDevice($0) }
         route(&router, .put, "\(base)/:device/token", Self.registerBody) { try await putToken($0) }
+        // Beyond Beams: a UnifiedPush distributor's NEW_ENDPOINT (endpoint and keys), the same handler.
+        route(&router, .put, "\(base)/:device/endpoint", Self.registerBody) { try await putToken($0) }
         route(&router, .get, "\(base)/:device", .noBody) { try await getDevice($0) }
         route(&router, .delete, "\(base)/:device", .noBody) { try await deleteDevice($0) }
         route(&router, .put, "\(base)/:device/metadata", Self.metadataBody) { try await putMetadata($0) }
@@ -62,7 +64,7 @@ struct DeviceAPI: Sendable {
         cors.registerPreflights(Array(Set(liveActivityRoutes.map { $0.1 })).sorted(), into: &router)
         cors.registerPreflights([
             "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
-            "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
+            "\(base)/:device/endpoint", "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
             "\(base)/:device/user",
         ], into: &router)
     }
@@ -90,10 +92,15 @@ struct DeviceAPI: Sendable {
         let instance = try app.instance(request)
         let platform = try Self.platform(request)
         let body = try app.jsonObject(request)
-        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
-            throw platform == .apns ? BeamsError.missingToken : BeamsError(400, "Bad request", "Missing token")
+        let token: String
+        if platform == .unifiedpush {
+            token = try await unifiedPushToken(body, instance)
+        } else {
+            guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
+                throw platform == .apns ? BeamsError.missingToken : BeamsError(400, "Bad request", "Missing token")
+            }
+            token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
         }
-        let token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
         let bundleID = body["bundleIdentifier"]?.stringValue
         if platform == .apns && (bundleID ?? "").isEmpty { throw BeamsError.missingBundleID }
         let metadata = try Self.metadataText(body["metadata"])
@@ -135,11 +142,20 @@ struct DeviceAPI: Sendable {
     func putToken(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let platform = try Self.platform(request)
-        let body = try app.jsonObject(request)
-        guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
-            throw BeamsError(400, "Bad request", "Missing token")
+        // `…/endpoint` is UnifiedPush's name for the refresh; the other platforms have `…/token` only.
+        if request.path.hasSuffix("/endpoint") && platform != .unifiedpush {
+            throw BeamsError(404, "Not found", "`endpoint` updates are for unifiedpush devices; use …/token")
         }
-        let token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
+        let body = try app.jsonObject(request)
+        let token: String
+        if platform == .unifiedpush {
+            token = try await unifiedPushToken(body, instance)
+        } else {
+            guard let rawToken = body["token"]?.stringValue, !rawToken.isEmpty else {
+                throw BeamsError(400, "Bad request", "Missing token")
+            }
+            token = try Self.normalizedToken(rawToken, platform: platform, web: instance.web)
+        }
         let updated: Bool
         do {
             updated = try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
@@ -155,6 +171,34 @@ struct DeviceAPI: Sendable {
         app.metrics.increment(.deviceTokenUpdates, ["platform": platform.rawValue])
         app.logger.info("Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
         return .emptyOK
+    }
+
+    /// A UnifiedPush subscription from a register or endpoint body (`DeviceToken.unifiedPush`), its host resolved
+    /// once and every address judged by the instance's address rules (the webhooks' SSRF rules, docs/SECURITY.md):
+    /// an endpoint on a loopback, private, link-local, CGNAT, unique-local or mapped address, in any spelling, is
+    /// refused before anything is stored. Sending judges the address of every socket again.
+    func unifiedPushToken(_ body: [String: JSONValue], _ instance: InstanceConfig) async throws(BeamsError) -> String {
+        guard let settings = instance.unifiedpush else { throw BeamsError.unifiedPushNotConfigured }
+        let (token, url) = try DeviceToken.unifiedPush(body, ports: settings.ports)
+        let policy = DestinationPolicy(allowances: settings.allowedDestinations)
+        let host = url.host.hasPrefix("[") ? String(url.host.dropFirst().dropLast()) : url.host
+        let addresses: [IPAddress]
+        switch await HostResolver.resolve(host) {
+        case .success(let found): addresses = found
+        case .failure(.busy):
+            // Not the endpoint's fault: the app retries a 503 (docs/API.md).
+            var error = BeamsError(503, "Service Unavailable", "Too many endpoint look-ups at once; retry shortly")
+            error.retryAfter = 1
+            throw error
+        case .failure(let failure): throw BeamsError.invalidUnifiedPushEndpoint("the endpoint's host \(failure)")
+        }
+        for address in addresses {
+            if case .refused(let range) = policy.verdict(for: address, host: url.host) {
+                throw BeamsError.invalidUnifiedPushEndpoint(
+                    "the endpoint's host resolves to \(address), which is \(range) (unifiedpush.allowedDestinations)")
+            }
+        }
+        return token
     }
 
     /// `GET …/web-vapid-public-key`: the instance's VAPID public key (base64url of the 65-byte point), which the
@@ -365,7 +409,7 @@ struct DeviceAPI: Sendable {
 
     static func platform(_ request: HTTPRequest) throws(BeamsError) -> Platform {
         guard let name = request.parameters["platform"], let platform = Platform(rawValue: name) else {
-            throw BeamsError(404, "Not found", "Unknown platform: use apns, fcm or web")
+            throw BeamsError(404, "Not found", "Unknown platform: use apns, fcm, web or unifiedpush")
         }
         return platform
     }
@@ -386,6 +430,9 @@ struct DeviceAPI: Sendable {
             var hosts = WebPushHostAllowlist.knownPushServices
             hosts.patterns += web?.pushServiceHosts ?? []
             return try DeviceToken.web(token, hosts: hosts, policy: DestinationPolicy(allowances: web?.allowedDestinations ?? []))
+        case .unifiedpush:
+            // Registered with `{"endpoint","keys"}` and resolved (`unifiedPushToken`); a token here is a stored one.
+            throw BeamsError(400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
         }
     }
 

@@ -121,4 +121,43 @@ enum DeviceToken {
         }
         return try? Base64URL.decode(utf8: bytes)
     }
+
+    /// Longest UnifiedPush endpoint accepted: the UnifiedPush specification bounds endpoints to 1000 bytes.
+    static let maxUnifiedPushEndpointBytes = 1000
+
+    /// A UnifiedPush subscription as the app sends it (`{"endpoint":…,"keys":{"p256dh":…,"auth":…}}`, what the
+    /// android-connector's `PushEndpoint` carries), checked like a browser's (`WebPushSubscription`: https, a P-256
+    /// point, a 16-byte secret) plus the port rule of open endpoints (443 unless `unifiedpush.ports` lists more) and,
+    /// for an address literal, the address rules. Returns the canonical token (the `web` form) and the endpoint,
+    /// whose host the caller resolves and judges.
+    static func unifiedPush(_ body: [String: JSONValue], ports: Set<Int>) throws(BeamsError) -> (token: String, endpoint: HTTPURL) {
+        guard let endpoint = body["endpoint"]?.stringValue else {
+            throw BeamsError.invalidUnifiedPushEndpoint("`endpoint` (a string) is required")
+        }
+        guard endpoint.utf8.count <= maxUnifiedPushEndpointBytes else {
+            throw BeamsError.invalidUnifiedPushEndpoint("`endpoint` is longer than \(maxUnifiedPushEndpointBytes) bytes")
+        }
+        guard let keys = body["keys"]?.objectValue, let p256dh = keys["p256dh"]?.stringValue,
+              let auth = keys["auth"]?.stringValue
+        else { throw BeamsError.invalidUnifiedPushEndpoint("`keys.p256dh` and `keys.auth` (strings) are required") }
+        let subscription: WebPushSubscription
+        do {
+            subscription = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        } catch {
+            throw BeamsError.invalidUnifiedPushEndpoint(error.description)
+        }
+        let url = subscription.endpoint
+        guard WebPushOpenEndpoints(ports: ports).allowsPort(of: url) else {
+            let allowed = ports.sorted().map(String.init).joined(separator: ", ")
+            throw BeamsError.invalidUnifiedPushEndpoint("port \(url.port) is not allowed (allowed: \(allowed); unifiedpush.ports)")
+        }
+        let token = JSONValue.object([
+            "endpoint": .string(endpoint),
+            "keys": .object([
+                "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
+                "p256dh": .string(Base64URL.encode(subscription.keys.publicPoint)),
+            ]),
+        ]).jsonText
+        return (token, url)
+    }
 }

@@ -145,7 +145,7 @@ struct PublishAPI: Sendable {
         return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
     }
 
-    /// FCM's or Web Push's counts in the status document (APNs keeps its original `apns` object).
+    /// FCM's, Web Push's or UnifiedPush's counts in the status document (APNs keeps its original `apns` object).
     static func platformCounts(_ status: PublishStatus, _ platform: Platform) -> JSONValue {
         .object([
             "accepted": .int(Int(status.accepted(on: platform))),
@@ -174,6 +174,7 @@ struct PublishAPI: Sendable {
             "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),
             "fcm": platformCounts(status, .fcm),
             "web": platformCounts(status, .web),
+            "unifiedpush": platformCounts(status, .unifiedpush),
             "reports": .object(["delivered": .int(status.delivered), "opened": .int(status.opened)]),
         ]
         if let started = status.startedAt {

@@ -23,7 +23,9 @@ public struct PublishRequest: Sendable, Equatable {
     public var fcm: JSONValue?
     /// The `web` part, nil when absent.
     public var web: WebTemplate?
-    /// Platforms present in the request (`apns`, `fcm`, `web`), reported in the publish status.
+    /// The `unifiedpush` part (beyond Beams), nil when absent.
+    var unifiedpush: UnifiedPushTemplate? = nil
+    /// Platforms present in the request (`apns`, `fcm`, `web`, `unifiedpush`), reported in the publish status.
     public var platforms: [String]
     /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
     /// instance's limits); nil when absent.
@@ -81,7 +83,7 @@ public struct PublishRequest: Sendable, Equatable {
         }
 
         var platforms: [String] = []
-        for platform in ["apns", "fcm", "web"] {
+        for platform in ["apns", "fcm", "web", UnifiedPushTemplate.section] {
             guard let value = root[platform], !value.isNull else { continue }
             guard value.objectValue != nil else { throw .schema(platform, typeMessage("object", value)) }
             platforms.append(platform)
@@ -96,6 +98,9 @@ public struct PublishRequest: Sendable, Equatable {
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
         var request = PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm,
                                      web: web, platforms: platforms)
+        if let object = root[UnifiedPushTemplate.section]?.objectValue {
+            request.unifiedpush = try UnifiedPushTemplate.parse(object)
+        }
         let member = root[DeliveryOptions.member]
         request.deliveryMember = member?.isNull == false ? member : nil
         let liveActivity = root[LiveActivityPayload.member]

@@ -22,17 +22,22 @@ public struct WebTemplate: Sendable, Equatable {
     static let notificationStrings: Set<String> = ["title", "body", "icon", "deep_link"]
     static let sectionFields: Set<String> = ["notification", "data", "time_to_live"]
 
-    static func parse(_ web: [String: JSONValue]) throws(BeamsError) -> WebTemplate {
-        for key in web.keys.sorted() where !sectionFields.contains(key) {
-            throw .schema("web.\(key)", "Additional property \(key) is not allowed")
+    /// - Parameters:
+    ///   - section: the member's name in error paths (`unifiedpush` reads the same fields, `UnifiedPushTemplate`).
+    ///   - extraFields: members the caller reads itself.
+    static func parse(_ web: [String: JSONValue], section: String = "web", extraFields: Set<String> = [])
+        throws(BeamsError) -> WebTemplate
+    {
+        for key in web.keys.sorted() where !sectionFields.contains(key) && !extraFields.contains(key) {
+            throw .schema("\(section).\(key)", "Additional property \(key) is not allowed")
         }
         var notification: [String: JSONValue] = [:]
         if let value = web["notification"], !value.isNull {
             guard let object = value.objectValue else {
-                throw .schema("web.notification", PublishRequest.typeMessage("object", value))
+                throw .schema("\(section).notification", PublishRequest.typeMessage("object", value))
             }
             for (key, member) in object.sorted(by: { $0.key < $1.key }) {
-                let path = "web.notification.\(key)"
+                let path = "\(section).notification.\(key)"
                 if notificationStrings.contains(key) {
                     guard member.stringValue != nil else { throw .schema(path, PublishRequest.typeMessage("string", member)) }
                 } else if key == "hide_notification_if_site_has_focus" {
@@ -46,18 +51,18 @@ public struct WebTemplate: Sendable, Equatable {
         var data: [String: JSONValue]?
         if let value = web["data"], !value.isNull {
             guard let object = value.objectValue else {
-                throw .schema("web.data", PublishRequest.typeMessage("object", value))
+                throw .schema("\(section).data", PublishRequest.typeMessage("object", value))
             }
-            if object["pusher"] != nil { throw .schema("web.data", "Cannot contain the key pusher") }
+            if object["pusher"] != nil { throw .schema("\(section).data", "Cannot contain the key pusher") }
             data = object
         }
         var ttl = maxTimeToLive
         if let value = web["time_to_live"], !value.isNull {
             guard let seconds = value.intValue else {
-                throw .schema("web.time_to_live", PublishRequest.typeMessage("integer", value))
+                throw .schema("\(section).time_to_live", PublishRequest.typeMessage("integer", value))
             }
             guard (0...maxTimeToLive).contains(seconds) else {
-                throw .schema("web.time_to_live", "Must be between 0 and \(maxTimeToLive)")
+                throw .schema("\(section).time_to_live", "Must be between 0 and \(maxTimeToLive)")
             }
             ttl = seconds
         }
@@ -65,7 +70,7 @@ public struct WebTemplate: Sendable, Equatable {
     }
 
     /// The message body for one publish. - Throws: 422 when it does not fit one push message.
-    func payload(instanceID: String, publishID: String) throws(BeamsError) -> [UInt8] {
+    func payload(instanceID: String, publishID: String, section: String = "web") throws(BeamsError) -> [UInt8] {
         var dataMembers = data ?? [:]
         dataMembers["pusher"] = .object([
             "instanceId": .string(instanceID), "publishId": .string(publishID),
@@ -73,7 +78,7 @@ public struct WebTemplate: Sendable, Equatable {
         ])
         let bytes = JSONValue.object(["notification": .object(notification), "data": .object(dataMembers)]).serialized()
         guard bytes.count <= Self.maxPayloadBytes else {
-            throw .schema("web", "The web notification is \(bytes.count) bytes; at most \(Self.maxPayloadBytes) fit one push message")
+            throw .schema(section, "The \(section) notification is \(bytes.count) bytes; at most \(Self.maxPayloadBytes) fit one push message")
         }
         return bytes
     }

@@ -40,6 +40,24 @@ public struct WebInstanceConfig: Sendable {
     public var caFile: String? = nil
 }
 
+/// An instance's UnifiedPush settings (`instances[].unifiedpush`; docs/API.md "UnifiedPush", docs/SECURITY.md
+/// "UnifiedPush endpoints"). Messages are signed with the instance's `web` VAPID key, which the app fetches from
+/// `GET …/web-vapid-public-key` before it registers with its distributor; so `web` is required.
+public struct UnifiedPushInstanceConfig: Sendable {
+    /// `ports`: ports endpoints may use; 443 only by default.
+    public var ports: Set<Int> = [443]
+    /// `maxHosts`: distinct push-server hosts contacted within an hour, at most.
+    public var maxHosts = 1000
+    /// `maxInFlightPerHost`: notifications in flight to one host: what a slow or black-holed push server can hold
+    /// of the instance's UnifiedPush window (`webPush.maxInFlight`).
+    public var maxInFlightPerHost = 64
+    /// `allowedDestinations`: loopback, private, … addresses endpoints may reach anyway. Empty by default; meant for
+    /// tests and a push server on the operator's own network only (`check-config` warns while it is set).
+    public var allowedDestinations: [DestinationPolicy.Allowance] = []
+    /// `caFile`: a PEM CA bundle trusted instead of the system's for push servers (tests).
+    public var caFile: String? = nil
+}
+
 /// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).
 public enum CORSOrigins: Sendable, Equatable {
     /// `["*"]`, the default: any page. The SDK sends no cookies (`credentials: 'same-origin'` on another

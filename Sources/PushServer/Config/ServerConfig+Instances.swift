@@ -27,7 +27,7 @@ extension ServerConfig {
                 continue
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "webhook", "delivery", "publishWeight"])
+                                                 "unifiedpush", "webhook", "delivery", "publishWeight"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -51,6 +51,10 @@ extension ServerConfig {
             let web = reader.object(object["web"], "\(p).web").flatMap {
                 readWeb($0, "\(p).web", &reader, environment: environment)
             }
+            let unifiedpush = reader.object(object["unifiedpush"], "\(p).unifiedpush").flatMap {
+                readUnifiedPush($0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
+                                environment: environment)
+            }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
                 webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.policy, &reader,
@@ -60,6 +64,7 @@ extension ServerConfig {
             if let id, let secret {
                 var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
                 instance.delivery = delivery ?? InstanceDeliveryConfig()
+                instance.unifiedpush = unifiedpush
                 if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
                 config.instances.append(instance)
             }

@@ -103,6 +103,51 @@ extension ServerConfig {
         return config
     }
 
+    /// `instances[].unifiedpush`: ports, the distinct-host cap, the per-host share and the address allowances. An
+    /// allowance is a hole in the SSRF rules for endpoints any app user can register, so each one is a warning.
+    static func readUnifiedPush(_ object: [String: JSONValue], _ p: String, hasWeb: Bool, _ reader: inout ConfigReader,
+                                environment: [String: String]) -> UnifiedPushInstanceConfig? {
+        reader.checkKeys(object, p, allowed: ["ports", "maxHosts", "maxInFlightPerHost", "allowedDestinations", "caFile"])
+        if !hasWeb {
+            reader.error(p, "needs the instance's web section: UnifiedPush messages are signed with its VAPID key")
+        }
+        var config = UnifiedPushInstanceConfig()
+        if let value = object["ports"], !value.isNull {
+            guard let list = value.arrayValue, !list.isEmpty, list.count <= 16 else {
+                reader.error("\(p).ports", "must be an array of 1 to 16 port numbers")
+                return nil
+            }
+            var ports: Set<Int> = []
+            for (index, element) in list.enumerated() {
+                guard let port = element.intValue, (1...65535).contains(port) else {
+                    reader.error("\(p).ports[\(index)]", "must be a port number (1-65535)")
+                    continue
+                }
+                ports.insert(port)
+            }
+            config.ports = ports
+        }
+        if let maxHosts = reader.int(object, "maxHosts", p, in: 1...100_000) { config.maxHosts = maxHosts }
+        if let share = reader.int(object, "maxInFlightPerHost", p, in: 1...100_000) { config.maxInFlightPerHost = share }
+        for (index, text) in strings(object["allowedDestinations"], "\(p).allowedDestinations", max: 100, &reader) {
+            do {
+                let allowance = try DestinationPolicy.Allowance(parsing: text)
+                config.allowedDestinations.append(allowance)
+                reader.warning("\(p).allowedDestinations[\(index)]",
+                               "\(allowance) lets any app user's UnifiedPush endpoint reach this address range or host "
+                               + "(tests, or a push server on your own network only)")
+            } catch {
+                reader.error("\(p).allowedDestinations[\(index)]", "\"\(text.prefix(100))\" \(error)")
+            }
+        }
+        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
+           checkReadable(caFile, "\(p).caFile", &reader)
+        {
+            config.caFile = caFile
+        }
+        return config
+    }
+
     /// An optional array of at most `max` strings, with its indices; errors name the element.
     static func strings(_ value: JSONValue?, _ p: String, max: Int, _ reader: inout ConfigReader) -> [(Int, String)] {
         guard let value, !value.isNull else { return [] }

@@ -127,6 +127,7 @@ struct ConsoleAPI: Sendable {
             "apns": apnsHealth.snapshot.json(apns.stats()),
             "fcm": PlatformHealth.fcm(runtime),
             "web": PlatformHealth.web(runtime),
+            "unifiedpush": PlatformHealth.unifiedpush(runtime),
             "store": .object(["ok": .bool(true), "queueDepth": .int(queueDepth)]),
             "perMinute": .array(series),
             "limits": .object([

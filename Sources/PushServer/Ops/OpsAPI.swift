@@ -116,6 +116,7 @@ struct OpsAPI: Sendable {
                 "webCredentials": .string(PlatformHealth.webCredentials(instance)),
                 "fcm": PlatformHealth.fcm(instance),
                 "web": PlatformHealth.web(instance),
+                "unifiedpush": PlatformHealth.unifiedpush(instance),
             ]))
         }
         checks["instances"] = .array(list)

@@ -42,6 +42,26 @@ enum PlatformHealth {
         ])
     }
 
+    /// The instance's `unifiedpush` object: `configured` or `not configured`, the sender's counters and the hosts
+    /// counted towards `maxHosts` are not listed (users chose them; they are not the operator's to read).
+    static func unifiedpush(_ instance: InstanceRuntime) -> JSONValue {
+        guard let sender = instance.unifiedpush, let settings = instance.config.unifiedpush else {
+            return .object(["state": .string("not configured")])
+        }
+        let stats = sender.stats()
+        return .object([
+            "state": .string("configured"),
+            "ports": .array(settings.ports.sorted().map { .int($0) }),
+            "maxHosts": .int(settings.maxHosts),
+            "requestsInFlight": .int(stats.requestsInFlight),
+            "waitingForWindow": .int(stats.waitingForWindow),
+            "connectionsOpened": .int(stats.connectionsOpened),
+            "accepted": .int(stats.accepted),
+            "transportFailures": .int(stats.transportFailures),
+            "refusedDestinations": .int(stats.refusedDestinations),
+        ])
+    }
+
     /// The instance's `web` object.
     static func web(_ instance: InstanceRuntime) -> JSONValue {
         guard let sender = instance.web else { return .object(["credentials": .string("not configured")]) }

@@ -27,7 +27,14 @@ enum SenderMetrics {
                                    retries: apnsStats.retries, problems: 0)
             var fcm = Gauges()
             var web = Gauges()
+            var unifiedpush = Gauges()
             for instance in instances {
+                if let sender = instance.unifiedpush {
+                    let stats = sender.stats()
+                    unifiedpush.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                                           transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                                           retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                }
                 if let sender = instance.fcm {
                     let stats = sender.stats()
                     fcm.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
@@ -48,6 +55,7 @@ enum SenderMetrics {
             }
             gauges[.fcm] = fcm
             gauges[.web] = web
+            if instances.contains(where: { $0.unifiedpush != nil }) { gauges[.unifiedpush] = unifiedpush }
             for (platform, value) in gauges {
                 let labels: KeyValuePairs<String, String> = ["platform": MetricLabel.platform(platform)]
                 metrics.set(.senderRequestsInFlight, labels, to: Double(value.requestsInFlight))

@@ -32,6 +32,8 @@ extension DeliveryOutcome {
             return .failed("UnexpectedStatus", status: code)
         case .failure(.hostNotAllowed):
             return .failed("DestinationRefused")
+        case .failure(.tooManyHosts):
+            return .failed("TooManyHosts")
         case .failure(.transport(let error, _)):
             return .failed(error.kind == .refusedDestination ? "DestinationRefused" : "TransportError")
         case .failure(.encryption):
@@ -48,5 +50,15 @@ extension DeliveryOutcome {
         "SubscriptionGone", "PayloadTooLarge", "TooManyRequests", "PushServiceUnavailable", "BadRequest",
         "VAPIDRejected", "UnexpectedStatus", "TransportError", "DestinationRefused", "EncryptionFailed",
         "InvalidSubscription", "NoWebPushCredentials", "SubscriptionUnreachable", "Cancelled", "Expired",
+        "TooManyHosts", "NoActiveSubscriber", "NoUnifiedPushConfig",
     ]
+
+    /// What one UnifiedPush result means: the Web Push table (the push servers answer as RFC 8030 says: NextPush's
+    /// 201 and 404, autopush's 201/404/410/413 and 503 with `Retry-After`, ntfy's 200 all fit it), plus ntfy's 507
+    /// ("no active subscriber": the phone has not polled its topic lately; retried like any 5xx, then this reason,
+    /// and the device kept, since ntfy answers 5xx precisely so that a temporary state removes nothing).
+    static func unifiedPushVerdict(_ result: WebPushResult) -> PlatformVerdict {
+        if case .response(.retry(507, _), _) = result { return .failed("NoActiveSubscriber", status: 507) }
+        return verdict(result)
+    }
 }

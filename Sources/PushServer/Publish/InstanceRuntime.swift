@@ -22,6 +22,13 @@ struct InstanceRuntime: Sendable {
     let unreachableWeb: UnreachableSubscriptions?
     /// The instance's parsed Web Push subscriptions (`WebPushSubscriptions`); nil without a Web Push sender.
     let webSubscriptions: WebPushSubscriptions?
+    /// The instance's UnifiedPush sender: a second Web Push sender with open endpoints (any public host on an
+    /// allowed port, a share of its window per host), signing with the same VAPID key; nil without `unifiedpush`.
+    let unifiedpush: (any WebPushSending)?
+    /// The UnifiedPush twin of `unreachableWeb`.
+    let unreachableUnifiedPush: UnreachableSubscriptions?
+    /// The UnifiedPush twin of `webSubscriptions`.
+    let unifiedPushSubscriptions: WebPushSubscriptions?
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -63,17 +70,37 @@ struct InstanceRuntime: Sendable {
             unreachableWeb = nil
             webSubscriptions = nil
         }
+        if let senders, let web = config.web, let settings = config.unifiedpush {
+            var configuration = senders.web
+            configuration.openEndpoints = WebPushOpenEndpoints(ports: settings.ports, maxHosts: settings.maxHosts)
+            configuration.windowPerService = min(settings.maxInFlightPerHost, configuration.window)
+            configuration.policy = DestinationPolicy(allowances: settings.allowedDestinations)
+            configuration.caFile = settings.caFile ?? configuration.caFile
+            configuration.logger = configuration.logger.named("unifiedpush")
+            let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
+            unifiedpush = try WebPushSender(vapid: vapid, configuration: configuration)
+            unifiedPushSubscriptions = WebPushSubscriptions()
+            unreachableUnifiedPush = UnreachableSubscriptions(failures: senders.unreachableAfterFailures,
+                                                              seconds: senders.unreachableAfterSeconds)
+        } else {
+            unifiedpush = nil
+            unreachableUnifiedPush = nil
+            unifiedPushSubscriptions = nil
+        }
     }
 
     /// An instance with credentials already at hand (engine tests, whose sender never signs).
     init(config: InstanceConfig, credentials: APNsCredentials?, fcm: (any FCMSending)? = nil,
-         web: (any WebPushSending)? = nil) {
+         web: (any WebPushSending)? = nil, unifiedpush: (any WebPushSending)? = nil) {
         self.config = config
         self.credentials = credentials
         self.fcm = fcm
         self.web = web
+        self.unifiedpush = unifiedpush
         unreachableWeb = nil
         webSubscriptions = web == nil ? nil : WebPushSubscriptions()
+        unreachableUnifiedPush = nil
+        unifiedPushSubscriptions = unifiedpush == nil ? nil : WebPushSubscriptions()
     }
 
     /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).
@@ -81,7 +108,8 @@ struct InstanceRuntime: Sendable {
     func shutdownSenders(gracePeriod: Double) async -> Int {
         async let fcmUnanswered = fcm?.shutdown(gracePeriod: gracePeriod).count ?? 0
         async let webUnanswered = web?.shutdown(gracePeriod: gracePeriod).count ?? 0
-        return await fcmUnanswered + webUnanswered
+        async let unifiedPushUnanswered = unifiedpush?.shutdown(gracePeriod: gracePeriod).count ?? 0
+        return await fcmUnanswered + webUnanswered + unifiedPushUnanswered
     }
 
     /// Where a device of `environment` is sent: Apple's host, or the configured override (tests, staging).

@@ -2,6 +2,7 @@ import FCMClient
 import Foundation
 import JSON
 import PushStore
+import WebPush
 
 /// What a queued publish needs to run, built once at intake and stored with the job (`PublishJob.payload`):
 /// per platform, what every device of that platform shares (only the token varies): the finished APNs payload
@@ -10,9 +11,9 @@ import PushStore
 ///
 /// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push), version 2 (before
 /// `x_delivery`) and version 3 (before Live Activities and broadcast channels) still load; version 4 added
-/// `liveActivity` and `broadcast`.
+/// `liveActivity` and `broadcast`; version 5 the `unifiedpush` part.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 4
+    static let version = 5
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
@@ -30,6 +31,12 @@ struct PublishPlan: Sendable, Equatable {
     var webPayload: [UInt8]?
     /// The Web Push `TTL`, seconds.
     var webTimeToLive: Int?
+    /// The UnifiedPush clear-text body (`UnifiedPushTemplate`), nil when the publish carries no `unifiedpush` part.
+    var unifiedPushPayload: [UInt8]?
+    /// Its `TTL` (seconds), `Urgency` and `Topic`.
+    var unifiedPushTimeToLive: Int?
+    var unifiedPushUrgency: String?
+    var unifiedPushTopic: String?
     /// The request body as received (webhooks echo it as `requestBody`).
     var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
@@ -88,7 +95,21 @@ struct PublishPlan: Sendable, Equatable {
             webPayload = try web.payload(instanceID: instanceID, publishID: publishID)
             webTimeToLive = web.timeToLive
         }
+        if let unifiedpush = request.unifiedpush {
+            unifiedPushPayload = try unifiedpush.payload(instanceID: instanceID, publishID: publishID)
+            unifiedPushTimeToLive = unifiedpush.web.timeToLive
+            unifiedPushUrgency = unifiedpush.urgency?.rawValue
+            unifiedPushTopic = unifiedpush.topic
+        }
         requestBody = JSONValue.parse(body) ?? .null
+    }
+
+    /// The UnifiedPush message every device of the publish gets; nil without a `unifiedpush` part (or a stored one
+    /// that no longer validates).
+    var unifiedPushMessage: WebPushMessage? {
+        guard let payload = unifiedPushPayload else { return nil }
+        return try? WebPushMessage(payload: payload, ttl: unifiedPushTimeToLive ?? WebPushMessage.maxTTL,
+                                   urgency: unifiedPushUrgency.flatMap(WebPushUrgency.init(rawValue:)), topic: unifiedPushTopic)
     }
 
     /// Makes this a Live Activity publish: its APNs payload, push type and priority are the activity's (Beams'
@@ -114,6 +135,7 @@ struct PublishPlan: Sendable, Equatable {
         case .apns: return apnsPayload != nil
         case .fcm: return fcm != nil
         case .web: return webPayload != nil
+        case .unifiedpush: return unifiedPushPayload != nil
         }
     }
 
@@ -134,6 +156,13 @@ struct PublishPlan: Sendable, Equatable {
         }
         if let webPayload { object["webPayload"] = .string(String(decoding: webPayload, as: UTF8.self)) }
         if let webTimeToLive { object["webTtl"] = .int(webTimeToLive) }
+        if let unifiedPushPayload {
+            var member: [String: JSONValue] = ["payload": .string(String(decoding: unifiedPushPayload, as: UTF8.self))]
+            if let unifiedPushTimeToLive { member["ttl"] = .int(unifiedPushTimeToLive) }
+            if let unifiedPushUrgency { member["urgency"] = .string(unifiedPushUrgency) }
+            if let unifiedPushTopic { member["topic"] = .string(unifiedPushTopic) }
+            object["unifiedpush"] = .object(member)
+        }
         if let delivery { object["delivery"] = Self.encode(delivery) }
         switch mode {
         case .devices:
@@ -171,6 +200,13 @@ struct PublishPlan: Sendable, Equatable {
         }
         webPayload = object["webPayload"]?.stringValue.map { Array($0.utf8) }
         webTimeToLive = object["webTtl"]?.intValue
+        if let stored = object["unifiedpush"] {
+            guard let members = stored.objectValue, let payload = members["payload"]?.stringValue else { throw PublishPlanError() }
+            unifiedPushPayload = Array(payload.utf8)
+            unifiedPushTimeToLive = members["ttl"]?.intValue
+            unifiedPushUrgency = members["urgency"]?.stringValue
+            unifiedPushTopic = members["topic"]?.stringValue
+        }
         requestBody = object["requestBody"] ?? .null
         if let stored = object["delivery"] {
             guard let members = stored.objectValue else { throw PublishPlanError() }

@@ -9,6 +9,7 @@ enum PublishSummary {
         (.apns, "NoAPNsCredentials", "no APNs credentials configured: nothing was sent"),
         (.fcm, "NoFCMCredentials", "no FCM credentials configured: nothing was sent to Android devices"),
         (.web, "NoWebPushCredentials", "no Web Push (VAPID) key configured: nothing was sent to browsers"),
+        (.unifiedpush, "NoUnifiedPushConfig", "no unifiedpush section configured: nothing was sent to UnifiedPush devices"),
     ]
 
     /// The summary for a publish whose counters over every run are `counters`; nil when there is nothing to say.

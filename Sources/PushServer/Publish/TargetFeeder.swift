@@ -73,6 +73,14 @@ struct TargetFeeder: Sendable {
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }
+        if let message = plan.unifiedPushMessage {
+            dispatches[.unifiedpush] = WebPushDispatch(
+                sender: instance.unifiedpush, message: message, recorder: recorder(.unifiedpush), expiresAt: pacing.expiresAt,
+                unreachable: instance.unreachableUnifiedPush, subscriptions: instance.unifiedPushSubscriptions,
+                platform: .unifiedpush)
+        } else if plan.unifiedPushPayload != nil {
+            log.error("The stored unifiedpush payload cannot be sent; skipping the publish's UnifiedPush devices")
+        }
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
         // One pacer for the publish, shared by its lanes: the rate is the publish's, whatever the platforms.

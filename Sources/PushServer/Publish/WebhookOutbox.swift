@@ -82,8 +82,9 @@ final class WebhookOutbox: Service {
                              "numFailedPublishes": .int(Int(status.failed))]),
             "failed": .bool(status.state == .failed),
         ]
-        // FCM and Web Push results appear for publishes that carried those parts, as Beams reported per platform.
-        for platform in [Platform.fcm, .web] where requestBody.objectValue?[platform.rawValue] != nil {
+        // FCM, Web Push and UnifiedPush results appear for publishes that carried those parts, as Beams reported
+        // per platform.
+        for platform in [Platform.fcm, .web, .unifiedpush] where requestBody.objectValue?[platform.rawValue] != nil {
             results[platform.rawValue] = .object([
                 "numSuccessfulPublishes": .int(Int(status.accepted(on: platform))),
                 "numFailedPublishes": .int(Int(status.failed(on: platform))),

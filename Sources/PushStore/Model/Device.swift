@@ -5,6 +5,9 @@ public enum Platform: String, Sendable, CaseIterable {
     case apns
     case fcm
     case web
+    /// UnifiedPush (docs/API.md "UnifiedPush"): an RFC 8030 endpoint on a push server the phone's user picked, sent
+    /// RFC 8291 Web Push with VAPID like `web`; the token is the same canonical subscription JSON.
+    case unifiedpush
 }
 
 /// The APNs environment a token was issued for: a sandbox build's token is useless in production.

@@ -36,5 +36,7 @@ final class EnginePlatformSummaryTests: XCTestCase {
                        "no APNs credentials configured: nothing was sent; "
                            + "no FCM credentials configured: nothing was sent to Android devices")
         XCTAssertNil(PublishSummary.notes(counters: [PublishCounter.failed("NoFCMCredentials", on: .fcm): 0]))
+        XCTAssertEqual(PublishSummary.notes(counters: [PublishCounter.failed("NoUnifiedPushConfig", on: .unifiedpush): 1]),
+                       "no unifiedpush section configured: nothing was sent to UnifiedPush devices")
     }
 }

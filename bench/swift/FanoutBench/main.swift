@@ -1,7 +1,7 @@
 // FanoutBench: one fan-out per platform through its sender, in one process against one local HTTP/2 sink
 // (bench/apns/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
 //
-//   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush]
+//   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush,unifiedpush]
 //
 // Method: per platform, a single task submits N notifications with backpressure (`submit` suspends while the
 // sender's window is full) and every callback counts its result; wall time runs from the first submit to the last
@@ -196,5 +196,40 @@ if options.platforms.contains("webpush") {
         }
     }
     print("Web Push stats: \(sender.stats())")
+    _ = await sender.shutdown(gracePeriod: 5)
+}
+
+// MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
+// ntfy-shaped endpoints (`/up…?up=1`), which the sink answers 200 as ntfy does.
+if options.platforms.contains("unifiedpush") {
+    let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
+    let port = Int(options.url.split(separator: ":").last ?? "") ?? 443
+    var configuration = WebPushSenderConfiguration(
+        policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
+    configuration.openEndpoints = WebPushOpenEndpoints(ports: [port])
+    configuration.windowPerService = 64  // the unifiedpush.maxInFlightPerHost default
+    let sender = try WebPushSender(vapid: vapid, configuration: configuration)
+    var subscriptions: [WebPushSubscription] = []
+    for i in 0..<100 {
+        let key = try P256KeyPair.generate()
+        let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        subscriptions.append(try WebPushSubscription(endpoint: options.url + "/upSub\(i)?up=1",
+                                                     p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
+    }
+    let message = try WebPushMessage(
+        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
+        ttl: 3600)
+    let all = subscriptions
+    await measure("unifiedpush", count: options.count, warmup: options.warmup) { count, _, tally in
+        for i in 0..<count {
+            await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
+                switch result {
+                case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
+                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
+                }
+            }
+        }
+    }
+    print("UnifiedPush stats: \(sender.stats())")
     _ = await sender.shutdown(gracePeriod: 5)
 }

@@ -29,6 +29,8 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
     case 0, 1, 2:
         // Registration and token refresh: the token in the platform's form, bundle id, metadata, environment.
         let platform: Platform = [.apns, .fcm, .web][Int(route)]
+        // UnifiedPush registrations and endpoint updates: the subscription shape, checked before any lookup.
+        if route == 2 { _ = try? DeviceToken.unifiedPush(body, ports: [443]) }
         guard let raw = body["token"]?.stringValue, !raw.isEmpty else { return }
         _ = try DeviceAPI.normalizedToken(raw, platform: platform)
         _ = try DeviceAPI.metadataText(body["metadata"])
