@@ -119,6 +119,7 @@ public final class SQLitePushStore: PushStorage {
         let writer = WriterThread(
             maxBatch: max(1, configuration.maxBatchSize), maxBatchCost: max(1, configuration.maxBatchCost),
             maxBatchDuration: configuration.maxBatchDuration,
+            betweenTransactions: { connection in checkpointer?.catchUp(on: connection) },
             logger: logger, health: configuration.healthEvents,
             open: {
                 let connection = try SQLiteConnection(path: configuration.path)

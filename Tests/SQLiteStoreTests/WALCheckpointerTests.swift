@@ -37,4 +37,37 @@ final class WALCheckpointerTests: StoreTestCase {
         XCTAssertNotNil(device)
         try await store.close()
     }
+
+    func testAReaderHoldingASnapshotDoesNotHoldWritesBackWhileTheWALIsPastItsLimit() async throws {
+        var configuration = configuration()
+        configuration.walAutocheckpointPages = 8
+        let store = try await SQLitePushStore.open(configuration)
+        // A reader in a long read transaction: the WAL cannot start over while it reads an old snapshot.
+        let reader = try SQLiteConnection(path: databasePath, readOnly: true)
+        try reader.run("BEGIN")
+        _ = try reader.first("SELECT count(*) FROM devices") { $0.int64(0) }
+        var slowest: Duration = .zero
+        for n in 1...300 {
+            let start = ContinuousClock.now
+            _ = try await register(store, n)
+            slowest = max(slowest, ContinuousClock.now - start)
+        }
+        // A RESTART checkpoint waits for that reader (the 5 s busy timeout) and holds every write back meanwhile.
+        XCTAssertLessThan(slowest, .seconds(1), "a write waited for the reader")
+        try reader.run("COMMIT")
+        try reader.close()
+        // Once the reader is gone the WAL starts over again.
+        let probe = try SQLiteConnection(path: databasePath)
+        defer { try? probe.close() }
+        var frames = Int64.max
+        var n = 300
+        let deadline = Date().addingTimeInterval(10)
+        while frames >= 8 * Int64(WALCheckpointer.hardLimitFactor) && Date() < deadline {
+            n += 1
+            _ = try await register(store, n)
+            frames = try probe.first("PRAGMA wal_checkpoint(PASSIVE)") { $0.int64(1) } ?? .max
+        }
+        XCTAssertLessThan(frames, 8 * Int64(WALCheckpointer.hardLimitFactor), "the WAL never started over")
+        try await store.close()
+    }
 }

@@ -55,12 +55,14 @@ final class WriterThread: Sendable {
     static let sliceCost = 64
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
+    /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's catch-up);
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
     /// batch that changed nothing).
     init(
         maxBatch: Int,
         maxBatchCost: Int,
         maxBatchDuration: Duration,
+        betweenTransactions: @escaping @Sendable (SQLiteConnection) -> Void = { _ in },
         logger: Logger,
         health: @escaping @Sendable (StoreHealthEvent) -> Void,
         open: @escaping @Sendable () throws -> SQLiteConnection,
@@ -83,6 +85,7 @@ final class WriterThread: Sendable {
                 let first = queue.takeBatch(maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
                 if first.isEmpty { break }
                 self.runBatch(first, limits: limits, on: connection, logger: logger, health: health)
+                betweenTransactions(connection)
             }
             do {
                 try connection.close()

@@ -15,17 +15,22 @@ import Logging
 ///
 /// The WAL stays bounded: once a checkpoint has copied every frame, the writer's next transaction starts the WAL
 /// over. That needs a moment between two write transactions when every frame is copied, which a writer that never
-/// pauses does not give; once the WAL holds `hardLimitFactor` times the threshold, this thread therefore runs a
-/// RESTART checkpoint instead, which holds new writes back while it copies what the passive ones left (little) and
-/// starts the WAL over: a stall only under writes without a pause, as SQLite's own checkpoint would have had.
+/// pauses does not give. Once the WAL holds `hardLimitFactor` times the threshold, the writer therefore makes that
+/// moment itself: between two transactions it runs a PASSIVE checkpoint on its own connection (`catchUp`), which
+/// copies only what this thread's checkpoints have not (little) and waits for no reader, and its next transaction
+/// starts the WAL over. A RESTART checkpoint from this thread would do the same but hold every write back while it
+/// waited for readers: under an interest flood that was a 100–230 ms stall for every instance's writes
+/// (`bench/noisy/run.sh`), where the writer's own checkpoint costs a few milliseconds.
 final class WALCheckpointer: Sendable {
-    /// A RESTART checkpoint runs once the WAL holds this many times the threshold.
+    /// The writer checkpoints itself (`catchUp`) once the WAL holds this many times the threshold.
     static let hardLimitFactor = 8
 
     private let queue = BlockingQueue<Void>()
     /// The WAL's frame count at the latest commit that asked for a checkpoint not yet started (nil: none asked),
     /// so the writer's commits ask once, not once each.
     private let requested = Locked<Int?>(nil)
+    /// The WAL's frame count at the latest commit.
+    private let latestFrames = Locked(0)
     private let threshold: Int
     private let logger: Logger
     private let open: @Sendable () throws -> SQLiteConnection
@@ -45,7 +50,6 @@ final class WALCheckpointer: Sendable {
     /// Starts the thread (once the database is in WAL mode). A checkpointer never started must still be shut down:
     /// `finished` then never runs.
     func start() {
-        let hardLimit = threshold * Self.hardLimitFactor
         let thread = Thread { [queue, requested, logger, open, finished] in
             let connection: SQLiteConnection
             do {
@@ -57,12 +61,9 @@ final class WALCheckpointer: Sendable {
                 return
             }
             while !queue.take(max: .max).isEmpty {
-                let frames = requested.withLock { requested in
-                    defer { requested = nil }
-                    return requested ?? 0
-                }
+                requested.withLock { $0 = nil }
                 do {
-                    try connection.checkpoint(restart: frames >= hardLimit)
+                    try connection.checkpoint(restart: false)
                 } catch {
                     // A failing disk is reported by the writes themselves; the next commit asks again.
                     logger.debug("Checkpoint failed", ["error": "\(error)"])
@@ -83,12 +84,27 @@ final class WALCheckpointer: Sendable {
     /// Called on the writer after each commit with the WAL's frame count: asks for a checkpoint past the
     /// threshold (cheap; never waits).
     func onCommit(walFrames: Int) {
+        latestFrames.withLock { $0 = walFrames }
         guard walFrames >= threshold else { return }
         let ask = requested.withLock { requested in
             defer { requested = walFrames }
             return requested == nil
         }
         if ask { queue.push(()) }
+    }
+
+    /// Called on the writer between two transactions with its connection: past the hard limit, copies what is left
+    /// of the WAL (PASSIVE, so no reader is waited for), after which the writer's next transaction starts the WAL
+    /// over. Busy (this thread is checkpointing) or failing, it leaves it to the next call.
+    func catchUp(on connection: SQLiteConnection) {
+        guard latestFrames.withLock({ $0 }) >= threshold * Self.hardLimitFactor else { return }
+        do {
+            try connection.checkpoint(restart: false)
+            // Until the next commit reports the WAL started over, do not run again.
+            latestFrames.withLock { $0 = 0 }
+        } catch {
+            logger.debug("Writer checkpoint did not run", ["error": "\(error)"])
+        }
     }
 
     /// Stops the thread once a requested checkpoint ran; it closes its connection.
