@@ -15,8 +15,8 @@ import Locking
 /// await client.shutdown()                        // unfinished exchanges end with `.shutdown`
 /// ```
 ///
-/// The one outbound HTTP client of the process: FCM, Web Push, APNs broadcast calls and webhooks each have one
-/// (its own configuration and threads). The senders built on it (FCM, Web Push) bound what is in flight with an
+/// The outbound HTTP client of everything but APNs pushes (`APNsClient` drives its own pools on `CurlMultiLoop`):
+/// FCM, Web Push, APNs broadcast calls and webhooks each have one (its own configuration and threads). The senders built on it (FCM, Web Push) bound what is in flight with an
 /// `InFlightWindow`, the webhook outbox with its scheduler; this client queues whatever it is given.
 public final class HTTPExchangeClient: Sendable {
     public let configuration: HTTPExchangeConfiguration

@@ -1,7 +1,8 @@
 import COpenSSL
 
-/// The one Swift owner of an `EVP_PKEY*`, freed in `deinit`, and the OpenSSL work every key type does the same way:
-/// reading PEM and DER, splitting off the public half, writing PEM, signing and verifying with SHA-256, comparing.
+/// The Swift owner of a signing or verification key's `EVP_PKEY*`, freed in `deinit`, and the OpenSSL work every
+/// key type does the same way: reading PEM and DER, splitting off the public half, writing PEM, signing and
+/// verifying with SHA-256, comparing. (A TLS client certificate's key is owned by `TLSIdentity`'s `OpenSSLHandle`.)
 ///
 /// The key types (`ES256PrivateKey`, `ES256PublicKey`, `RS256PrivateKey`, `RS256PublicKey`, WebPush's
 /// `P256KeyPair`) keep only what is their algorithm's own: which keys they accept and their signature format.

@@ -5,7 +5,8 @@ import PushStore
 import SQLiteStore
 
 extension Application {
-    /// Opens the backend `storage.backend` names; the only place that knows the backends apart.
+    /// Opens the backend `storage.backend` names: the one place that opens a backend (config loading also names
+    /// PostgreSQL, to check a connection string: `ServerConfig+Storage.swift`).
     /// - Throws: the backend's open error (an unreachable PostgreSQL is a `StoreUnavailableError`).
     /// - Parameter nodeID: `engine.nodeId`, held by a PostgreSQL store while it is open.
     static func openStore(
