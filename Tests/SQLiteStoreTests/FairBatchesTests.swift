@@ -103,13 +103,8 @@ final class FairWriterTests: StoreTestCase {
             devices.append(try await store.registerDevice(DeviceRegistration(
                 instanceID: other, token: token(n), bundleID: "com.example.app", metadata: "{}")).device.id)
         }
-        let gate = DispatchSemaphore(value: 0)
-        let entered = Flag()
-        async let blocker: Void = store.write { _ in
-            entered.set()
-            gate.wait()
-        }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        // Hold the writer so the writes queued next pile up behind it.
+        let hold = try await holdWriter(store)
         let order = Locked([String]())
         let targets = devices
         let registration = DeviceRegistration(instanceID: instance, token: token(100), bundleID: "com.example.app",
@@ -133,8 +128,7 @@ final class FairWriterTests: StoreTestCase {
             }
         }
         while store.pendingWrites < devices.count + 1 { try await Task.sleep(for: .milliseconds(1)) }
-        gate.signal()
-        try await blocker
+        try await hold.release()
         try await writes.value
         let finished = order.withLock { $0 }
         XCTAssertEqual(finished.count, 9)

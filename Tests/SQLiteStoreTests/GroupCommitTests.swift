@@ -33,14 +33,8 @@ final class GroupCommitTests: StoreTestCase {
         var configuration = configuration()
         configuration.maxBatchDuration = .seconds(60)
         let store = try await SQLitePushStore.open(configuration)
-        let gate = DispatchSemaphore(value: 0)
-        let entered = Flag()
-        // Hold the writer so the enqueues pile up behind it.
-        async let blocker: Void = store.write { _ in
-            entered.set()
-            gate.wait()
-        }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        // Hold the writer so the writes queued next pile up behind it.
+        let hold = try await holdWriter(store)
         let before = store.writerStatistics
         let finished = Counter()
         let jobs = (0..<600).map { publish("p\($0)") }
@@ -57,8 +51,7 @@ final class GroupCommitTests: StoreTestCase {
         }
         while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
         XCTAssertEqual(finished.value, 0, "no caller may resume before its transaction commits")
-        gate.signal()
-        try await blocker
+        try await hold.release()
         try await group.value
         let after = store.writerStatistics
         XCTAssertEqual(after.operations - before.operations, 600)
@@ -73,13 +66,8 @@ final class GroupCommitTests: StoreTestCase {
         var configuration = configuration()
         configuration.maxBatchDuration = .milliseconds(10)
         let store = try await SQLitePushStore.open(configuration)
-        let gate = DispatchSemaphore(value: 0)
-        let entered = Flag()
-        async let blocker: Void = store.write { _ in
-            entered.set()
-            gate.wait()
-        }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        // Hold the writer so the writes queued next pile up behind it.
+        let hold = try await holdWriter(store)
         let before = store.writerStatistics
         // 100 writes of 2 ms each: 200 ms in one transaction without the budget (count and cost limits allow it).
         let writes = Task {
@@ -93,8 +81,7 @@ final class GroupCommitTests: StoreTestCase {
             }
         }
         while store.pendingWrites < 100 { try await Task.sleep(for: .milliseconds(1)) }
-        gate.signal()
-        try await blocker
+        try await hold.release()
         try await writes.value
         let after = store.writerStatistics
         XCTAssertEqual(after.operations - before.operations, 100)
@@ -110,13 +97,8 @@ final class GroupCommitTests: StoreTestCase {
         _ = try await store.enqueuePublish(publish("running"))
         let claimed = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
         let job = try XCTUnwrap(claimed).id
-        let gate = DispatchSemaphore(value: 0), laterGate = DispatchSemaphore(value: 0)
-        let entered = Flag()
-        async let blocker: Void = store.write { _ in
-            entered.set()
-            gate.wait()
-        }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let laterGate = DispatchSemaphore(value: 0)
+        let hold = try await holdWriter(store)
         let jobs = (0..<600).map { publish("p\($0)") }
         let backlog = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -139,8 +121,7 @@ final class GroupCommitTests: StoreTestCase {
         let tenant = instance
         async let laterBlocker: Void = store.write(tenant: tenant) { _ in laterGate.wait() }
         while store.pendingWrites < 602 { try await Task.sleep(for: .milliseconds(1)) }
-        gate.signal()
-        try await blocker
+        try await hold.release()
         let deadline = ContinuousClock.now + .seconds(20)
         while !renewed.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         XCTAssertTrue(renewed.isSet, "the renewal waited behind the queued writes")

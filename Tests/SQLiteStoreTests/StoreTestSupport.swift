@@ -49,6 +49,20 @@ class StoreTestCase: XCTestCase {
         try await SQLitePushStore.open(configuration())
     }
 
+    /// Holds the store's writer inside a write until `release()`, so that writes queued meanwhile pile up behind it.
+    func holdWriter(_ store: SQLitePushStore) async throws -> WriterHold {
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Flag()
+        let task = Task {
+            try await store.write { _ in
+                entered.set()
+                gate.wait()
+            }
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        return WriterHold(gate: gate, task: task)
+    }
+
     /// A distinct lower-case 64-hex token.
     func token(_ n: Int) -> String {
         let hex = String(n, radix: 16)
@@ -75,5 +89,17 @@ func XCTAssertThrowsAsync<E: Error & Equatable>(
         XCTAssertEqual(error, expected, file: file, line: line)
     } catch {
         XCTFail("expected \(expected), got \(error)", file: file, line: line)
+    }
+}
+
+/// A write holding the store's writer (`StoreTestCase.holdWriter`).
+struct WriterHold {
+    let gate: DispatchSemaphore
+    let task: Task<Void, any Error>
+
+    /// Lets the held write finish and waits for its commit.
+    func release() async throws {
+        gate.signal()
+        try await task.value
     }
 }

@@ -44,11 +44,7 @@ extension ServerConfig {
                 reader.error("\(p).endpointOverride", "must be an https URL")
             }
         }
-        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
-           checkReadable(caFile, "\(p).caFile", &reader)
-        {
-            config.caFile = caFile
-        }
+        if let caFile = readCAFile(object, p, &reader, environment: environment) { config.caFile = caFile }
         return config
     }
 
@@ -95,11 +91,7 @@ extension ServerConfig {
                 reader.error("\(p).allowedDestinations[\(index)]", "\"\(text.prefix(100))\" \(error)")
             }
         }
-        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
-           checkReadable(caFile, "\(p).caFile", &reader)
-        {
-            config.caFile = caFile
-        }
+        if let caFile = readCAFile(object, p, &reader, environment: environment) { config.caFile = caFile }
         return config
     }
 
@@ -140,11 +132,7 @@ extension ServerConfig {
                 reader.error("\(p).allowedDestinations[\(index)]", "\"\(text.prefix(100))\" \(error)")
             }
         }
-        if let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
-           checkReadable(caFile, "\(p).caFile", &reader)
-        {
-            config.caFile = caFile
-        }
+        if let caFile = readCAFile(object, p, &reader, environment: environment) { config.caFile = caFile }
         return config
     }
 
@@ -208,5 +196,14 @@ extension ServerConfig {
             return .any
         }
         return failed ? nil : .only(origins)
+    }
+
+    /// `<p>.caFile`, with `${VAR}`s expanded, when it names a readable file (else the error is recorded).
+    static func readCAFile(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+                           environment: [String: String]) -> String? {
+        guard let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
+              checkReadable(caFile, "\(p).caFile", &reader)
+        else { return nil }
+        return caFile
     }
 }

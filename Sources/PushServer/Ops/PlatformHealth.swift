@@ -48,36 +48,22 @@ enum PlatformHealth {
         guard let sender = instance.unifiedpush, let settings = instance.config.unifiedpush else {
             return .object(["state": .string("not configured")])
         }
-        let stats = sender.stats()
-        return .object([
+        return .object(webPushStats(sender.stats()).merging([
             "state": .string("configured"),
             "ports": .array(settings.ports.sorted().map { .int($0) }),
             "maxHosts": .int(settings.maxHosts),
-            "requestsInFlight": .int(stats.requestsInFlight),
-            "waitingForWindow": .int(stats.waitingForWindow),
-            "connectionsOpened": .int(stats.connectionsOpened),
-            "accepted": .int(stats.accepted),
-            "transportFailures": .int(stats.transportFailures),
-            "refusedDestinations": .int(stats.refusedDestinations),
-        ])
+        ]) { first, _ in first })
     }
 
     /// The instance's `web` object.
     static func web(_ instance: InstanceRuntime) -> JSONValue {
         guard let sender = instance.web else { return .object(["credentials": .string("not configured")]) }
         let problems = sender.credentialProblems
-        let stats = sender.stats()
-        return .object([
+        return .object(webPushStats(sender.stats()).merging([
             "credentials": .string(problems.isEmpty ? "loaded" : "refused"),
             "vapidPublicKey": instance.config.web.map { .string($0.keyPair.publicKeyBase64URL) } ?? .null,
             "problems": .array(problems.map(json)),
-            "requestsInFlight": .int(stats.requestsInFlight),
-            "waitingForWindow": .int(stats.waitingForWindow),
-            "connectionsOpened": .int(stats.connectionsOpened),
-            "accepted": .int(stats.accepted),
-            "transportFailures": .int(stats.transportFailures),
-            "refusedDestinations": .int(stats.refusedDestinations),
-        ])
+        ]) { first, _ in first })
     }
 
     static func json(_ problem: FCMAuthProblem) -> JSONValue {
@@ -97,5 +83,12 @@ enum PlatformHealth {
             "since": .string(problem.since.iso8601),
             "count": .int(problem.count),
         ])
+    }
+
+    /// What a Web Push sender (the `web` one, or UnifiedPush's) reports about its window and answers.
+    private static func webPushStats(_ stats: WebPushSenderStats) -> [String: JSONValue] {
+        ["requestsInFlight": .int(stats.requestsInFlight), "waitingForWindow": .int(stats.waitingForWindow),
+         "connectionsOpened": .int(stats.connectionsOpened), "accepted": .int(stats.accepted),
+         "transportFailures": .int(stats.transportFailures), "refusedDestinations": .int(stats.refusedDestinations)]
     }
 }
