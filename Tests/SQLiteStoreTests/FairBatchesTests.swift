@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -109,7 +110,7 @@ final class FairWriterTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the writer is held") { entered.isSet }
         let order = Locked([String]())
         let targets = devices
         let registration = DeviceRegistration(instanceID: instance, token: token(100), bundleID: "com.example.app",
@@ -124,7 +125,7 @@ final class FairWriterTests: StoreTestCase {
                         order.withLock { $0.append("A") }
                     }
                 }
-                while store.pendingWrites < targets.count { try await Task.sleep(for: .milliseconds(1)) }
+                try await eventually("the backlog queued") { store.pendingWrites >= targets.count }
                 group.addTask {
                     _ = try await store.registerDevice(registration)
                     order.withLock { $0.append("B") }
@@ -132,7 +133,7 @@ final class FairWriterTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < devices.count + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("every write queued") { store.pendingWrites >= devices.count + 1 }
         gate.signal()
         try await blocker
         try await writes.value

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -37,7 +38,7 @@ final class GroupCommitTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the writer is held") { entered.isSet }
         let before = store.writerStatistics
         let finished = Counter()
         let jobs = (0..<600).map { publish("p\($0)") }
@@ -52,7 +53,7 @@ final class GroupCommitTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("600 writes queued") { store.pendingWrites >= 600 }
         XCTAssertEqual(finished.value, 0, "no caller may resume before its transaction commits")
         gate.signal()
         try await blocker
@@ -78,7 +79,7 @@ final class GroupCommitTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the writer is held") { entered.isSet }
         let jobs = (0..<600).map { publish("p\($0)") }
         let backlog = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -88,23 +89,22 @@ final class GroupCommitTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("600 writes queued") { store.pendingWrites >= 600 }
         let renewed = Flag()
         let now = clock.now
         let renewal = Task {
             try await store.renewLease(job, workerID: "w", leaseDuration: .seconds(30), now: now)
             renewed.set()
         }
-        while store.pendingWrites < 601 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the renewal queued") { store.pendingWrites >= 601 }
         // Queued last, behind the backlog of the same instance, it holds the group it lands in: a renewal still
         // queued behind the backlog would wait for it.
         let tenant = instance
         async let laterBlocker: Void = store.write(tenant: tenant) { _ in laterGate.wait() }
-        while store.pendingWrites < 602 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the later write queued") { store.pendingWrites >= 602 }
         gate.signal()
         try await blocker
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !renewed.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the renewal committed", timeout: .seconds(20)) { renewed.isSet }
         XCTAssertTrue(renewed.isSet, "the renewal waited behind the queued writes")
         laterGate.signal()
         try await laterBlocker

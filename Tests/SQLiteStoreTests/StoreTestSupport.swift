@@ -1,22 +1,10 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
-
-/// A clock tests move by hand, so nothing sleeps.
-final class TestClock: Sendable {
-    private let current: Locked<Date>
-
-    init(_ start: Date = Date(millisecondsSince1970: 1_700_000_000_000)) { current = Locked(start) }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(_ seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
 
 /// A fresh directory per test, removed afterwards.
 class StoreTestCase: XCTestCase {
