@@ -12,8 +12,15 @@ public struct EventuallyTimeout: Error, CustomStringConvertible {
 /// Why not a bare polling loop: one without a deadline hangs the whole run when the code under test is broken, and
 /// one whose deadline passes silently turns into a confusing assertion further down. The timeout is generous (a
 /// loaded 2-core CI machine), since a passing test returns as soon as the condition holds.
+///
+/// A test that holds a thread or a writer with a gate must release it when this throws (a `defer` declared after
+/// the `async let`), or the failure turns into a hang while the scope waits for the held task.
+///
+/// Disfavoured, so that `try await eventually { … }` in a task picks the sleeping variant below rather than block
+/// a thread of the cooperative pool.
+@_disfavoredOverload
 public func eventually(
-    _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(10),
+    _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(30),
     interval: Duration = .milliseconds(5), file: StaticString = #filePath, line: UInt = #line,
     _ condition: () throws -> Bool
 ) throws {
@@ -28,7 +35,7 @@ public func eventually(
 
 /// `eventually` for a test that waits in a task: sleeps without holding a thread of the cooperative pool.
 public func eventually(
-    _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(10),
+    _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(30),
     interval: Duration = .milliseconds(5), file: StaticString = #filePath, line: UInt = #line,
     _ condition: () async throws -> Bool
 ) async throws {

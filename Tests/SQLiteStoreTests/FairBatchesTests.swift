@@ -110,6 +110,8 @@ final class FairWriterTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { gate.signal() }
         try await eventually("the writer is held") { entered.isSet }
         let order = Locked([String]())
         let targets = devices

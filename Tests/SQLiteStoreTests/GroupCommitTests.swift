@@ -38,6 +38,8 @@ final class GroupCommitTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { gate.signal() }
         try await eventually("the writer is held") { entered.isSet }
         let before = store.writerStatistics
         let finished = Counter()
@@ -79,6 +81,8 @@ final class GroupCommitTests: StoreTestCase {
             entered.set()
             gate.wait()
         }
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { gate.signal() }
         try await eventually("the writer is held") { entered.isSet }
         let jobs = (0..<600).map { publish("p\($0)") }
         let backlog = Task {
@@ -101,6 +105,10 @@ final class GroupCommitTests: StoreTestCase {
         // queued behind the backlog would wait for it.
         let tenant = instance
         async let laterBlocker: Void = store.write(tenant: tenant) { _ in laterGate.wait() }
+        defer {  // before either task is awaited on an early exit, so both gates
+            gate.signal()
+            laterGate.signal()
+        }
         try await eventually("the later write queued") { store.pendingWrites >= 602 }
         gate.signal()
         try await blocker
