@@ -26,8 +26,10 @@ import time
 # Classes that share a PostgreSQL cluster when they run in one process.
 POSTGRESQL = re.compile(r"PostgreSQL|OnPostgreSQL|^PostgreSQLStoreTests\.")
 # Started first, so that the longest groups do not start last (measured: docs/CONTRIBUTING.md, "Test tiers").
-FIRST = re.compile(r"^PostgreSQLStoreTests\.|OnPostgreSQL|^HTTPServerTests\.|^PushServerTests\.Engine")
-CHUNK = 10
+FIRST = re.compile(r"^PostgreSQLStoreTests\.|OnPostgreSQL|^APNsClientTests\.|^FCMClientTests\.|^WebPushTests\.")
+# Classes per group: small enough that the long modules (the APNs client against the strict mock) spread over
+# the workers, large enough that a process's start-up is paid rarely.
+CHUNK = 5
 
 
 def list_tests(bundle):
