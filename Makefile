@@ -133,7 +133,7 @@ CHECK_SKIP := $(CHECK_SKIP)|^PushStoreTests[.]ContractCoverageTests/
 
 check: deps-test
 	@rm -f $(TIER_TIMES); \
-	$(MAKE) --no-print-directory -k check-swift check-rules; status=$$?; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target check-swift check-rules; status=$$?; \
 	echo "== make check, wall time per tier:"; cat $(TIER_TIMES); exit $$status
 
 check-swift:
@@ -225,7 +225,7 @@ test-deb: deb
 tsan: deps-test
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=0 python3 Tests/run_xctest.py \
-		$$($(SWIFT) build --show-bin-path --sanitize=thread --scratch-path .build-tsan)/PushServerPackageTests.xctest \
+		$(abspath .build-tsan/debug/PushServerPackageTests.xctest) \
 		--workers 2 $(if $(TSAN_ONLY),--only '$(TSAN_ONLY)')
 
 # The one formatter configuration (.swift-format). The tree is not formatted yet: the one-off reformat is its own
