@@ -7,7 +7,7 @@
 #                the console in Chromium (pytest, PYTEST_WORKERS workers), the Swift client (Clients/PushClient)
 #                against the release binary, and the Debian package checks; the Swift tests and the end-to-end lane
 #                run side by side, and each tier prints its wall time (summary at the end)
-#   make tsan    the unit tests once under ThreadSanitizer (not part of make test: docs/CONTRIBUTING.md)
+#   make tsan    the in-process tier under ThreadSanitizer (CI runs it after make test; TSAN_ALL=1 for all)
 #   make format  swift format on the tree with .swift-format
 #   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
@@ -220,13 +220,14 @@ deb: deps-deb $(BINARY_DEP)
 test-deb: deb
 	@PUSH_SERVER_DEB=$(abspath $(DEB)) $(TIER) "pytest Tests/deb" $(VENV)/bin/pytest -q Tests/deb
 
-# ThreadSanitizer over the XCTest suite, once (its own build directory, .build-tsan, so the normal build stays warm).
-# Not part of make test: the instrumented build is another full compile and the run is several times slower.
+# ThreadSanitizer over the in-process tier (what CI runs after make test; TSAN_ALL=1 for the whole XCTest suite), in
+# its own build directory, .build-tsan, so the normal build stays warm. Not inside make test: the instrumented build
+# is a second full compile (about 4 minutes here); the runs themselves are short (docs/CONTRIBUTING.md, "Checks in CI").
+TSAN_BUNDLE := $(abspath .build-tsan/debug/PushServerPackageTests.xctest)
 tsan: deps-test
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=0 python3 Tests/run_xctest.py \
-		$(abspath .build-tsan/debug/PushServerPackageTests.xctest) \
-		--workers 2 $(if $(TSAN_ONLY),--only '$(TSAN_ONLY)')
+	@TSAN_OPTIONS=halt_on_error=0 $(if $(TSAN_ALL),,PUSH_TEST_TIER=check) $(TIER) "xctest under TSan" \
+		python3 Tests/run_xctest.py $(TSAN_BUNDLE) --workers 2 $(if $(TSAN_ALL),,--skip '$(CHECK_SKIP)')
 
 # The one formatter configuration (.swift-format). The tree is not formatted yet: the one-off reformat is its own
 # commit; until then `make format` is for the files you touch (FILES=...), default the whole tree.
