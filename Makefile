@@ -1,6 +1,6 @@
 # One command runs the server, one runs the tests; both install what they need first.
 #   make run     build and start the server on config.example.json (SQLite in ./data)
-#   make check   the fast tier, about a minute from a warm build: the XCTest cases that stay in process (no
+#   make check   the fast tier, under a minute from a warm build: the XCTest cases that stay in process (no
 #                PostgreSQL, no strict mocks, no child process; CHECK_SKIP names the others) and the strict mocks'
 #                own rules (pytest Tests/Support)
 #   make test    everything, what CI runs: Swift tests (XCTest, in concurrent groups), the end-to-end SDK tests and
