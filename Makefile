@@ -140,7 +140,7 @@ check-swift:
 	$(SWIFT_TEST_BUILD)
 	@PUSH_TEST_TIER=check $(TIER) "xctest (in process)" $(RUN_XCTEST) --skip '$(CHECK_SKIP)'
 
-# The strict mocks' own rules (Tests/Support): pure Python, in process.
+# The strict mocks' own rules (Tests/Support): the Python stand-ins checked on their own, no push-server involved.
 check-rules:
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
 
