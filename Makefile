@@ -1,7 +1,14 @@
 # One command runs the server, one runs the tests; both install what they need first.
 #   make run     build and start the server on config.example.json (SQLite in ./data)
-#   make test    Swift tests (XCTest), the end-to-end SDK tests and the console in Chromium (pytest), the Swift
-#                client (Clients/PushClient) against the release binary, and the Debian package checks
+#   make check   the fast tier, under a minute from a warm build: the XCTest cases that stay in process (no
+#                PostgreSQL, no strict mocks, no child process; CHECK_SKIP names the others) and the strict mocks'
+#                own rules (pytest Tests/Support)
+#   make test    everything, what CI runs: Swift tests (XCTest, in concurrent groups), the end-to-end SDK tests and
+#                the console in Chromium (pytest, PYTEST_WORKERS workers), the Swift client (Clients/PushClient)
+#                against the release binary, and the Debian package checks; the Swift tests and the end-to-end lane
+#                run side by side, and each tier prints its wall time (summary at the end)
+#   make tsan    the in-process tier under ThreadSanitizer (CI runs it after make test; TSAN_ALL=1 for all)
+#   make format  swift format on the tree with .swift-format
 #   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
@@ -12,6 +19,8 @@ CONFIG ?= config.example.json
 SWIFT ?= swift
 VENV := .venv
 PYTHON := $(VENV)/bin/python3
+# The Python the Swift tests start (strict mocks, key and certificate helpers): the venv's, with h2 and cryptography.
+export PUSH_TEST_PYTHON := $(abspath $(PYTHON))
 
 # Debian packages: C libraries we link, plus the local peers tests and benchmarks talk to.
 APT_BUILD := libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev pkg-config
@@ -26,8 +35,9 @@ APT_TEST += postgresql
 APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
-.PHONY: all build release release-binary run test test-swift test-sdk test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console \
-	console-demo bench fuzz deps deps-build deps-test deps-deb deps-bench venv clean
+.PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk \
+	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console console-demo bench fuzz tsan format \
+	deps deps-build deps-test deps-deb deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
 # Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the version, git commit and build date
@@ -36,6 +46,8 @@ APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-serve
 # default the newest entry of deploy/deb/changelog, which holds the release notes.
 VERSION ?= $(shell awk 'NR == 1 { gsub(/[()]/, "", $$2); print $$2 }' deploy/deb/changelog)
 BIN := .build/release/push-server
+# What the end-to-end targets need first; make test builds it once up front and empties this for its lanes.
+BINARY_DEP ?= release-binary
 BUILD_INFO := .build/build-info/build-info.o
 RELEASE_FLAGS := -c release --product push-server --static-swift-stdlib --disable-local-rpath \
 	-Xlinker -z -Xlinker now -Xlinker $(abspath $(BUILD_INFO))
@@ -89,16 +101,71 @@ run: build
 	mkdir -p data
 	$(BIN) serve --config $(CONFIG)
 
-test: deps-test test-swift test-sdk test-sdk-postgresql test-console test-clients test-deb
+# The test build CI runs treats warnings as errors. The same flags for every debug build made here (make check,
+# make test, make test-postgresql, make tsan adds its own), so switching between them recompiles nothing; a plain
+# `swift build` without them recompiles everything once (SwiftPM keys its build on the flags).
+SWIFT_TEST_FLAGS := -Xswiftc -warnings-as-errors
+SWIFT_TEST_BUILD = $(SWIFT) build --build-tests $(SWIFT_TEST_FLAGS)
+XCTEST_BUNDLE := $(abspath .build/debug/PushServerPackageTests.xctest)
+# The XCTest bundle in concurrent processes, each a group of classes (Tests/run_xctest.py says why not
+# `swift test --parallel`). Three on two cores: many tests wait on timers, sockets and child processes.
+XCTEST_WORKERS ?= 3
+RUN_XCTEST = python3 Tests/run_xctest.py $(XCTEST_BUNDLE) --workers $(XCTEST_WORKERS)
+# pytest-xdist workers for the end-to-end suites; --dist loadfile keeps each test file (its module-scoped servers,
+# mocks and environment) in one worker. PYTEST_WORKERS=0 runs them in one process.
+PYTEST_WORKERS ?= 2
+PYTEST = $(VENV)/bin/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
+# Each tier prints its wall time, and appends it to TIER_TIMES for make test's summary.
+TIER_TIMES := $(abspath .build/tier-times)
+TIER = TIER_TIMES=$(TIER_TIMES) bash Tests/tier.sh
+
+# The in-process tier: XCTest classes that start a child process (PostgreSQL clusters, the Python stand-ins,
+# openssl or python for keys and certificates) are left to make test. TestSupport refuses to start a child under
+# PUSH_TEST_TIER=check, so a class missing here fails make check with the fix in its message.
+CHECK_SKIP := ^PostgreSQLStoreTests[.]|OnPostgreSQL/|[.]PostgreSQLServerTests/
+CHECK_SKIP := $(CHECK_SKIP)|^APNsClientTests[.](APNs(BroadcastClient|CertificateAuth|ClientConnection|ClientLogging|ClientResponse|ConnectionFault|Credentials|Environment|ProviderTokenFloor|SharedProviderToken)|MockAPNsLaunch|ProviderTokenManager|ProviderTokenState)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^FCMClientTests[.](AccessTokenRequest|AccessTokenResponse|FCMSender|MockFCMRules|ServiceAccount)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^JWTSignerTests[.]|^TLSIdentityTests[.]|^WebPushTests[.]WebPush(Request|RoundTrip|Sender)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^WebPushTests[.](RFC8291VectorTests/testReferenceImplementation|VAPIDTests/testReferenceVerifier)
+CHECK_SKIP := $(CHECK_SKIP)|^HTTPServerTests[.](HTTPServerBehaviour|TLS)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^PushServerTests[.](Console|PlatformConfig|ServerConfigCertificate|ServerConfig|SystemdNotifier)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^PushStoreTests[.]ContractCoverageTests/
+
+check: deps-test
+	@rm -f $(TIER_TIMES); \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target check-swift check-rules; status=$$?; \
+	echo "== make check, wall time per tier:"; cat $(TIER_TIMES); exit $$status
+
+check-swift:
+	$(SWIFT_TEST_BUILD)
+	@PUSH_TEST_TIER=check $(TIER) "xctest (in process)" $(RUN_XCTEST) --skip '$(CHECK_SKIP)'
+
+# The strict mocks' own rules (Tests/Support): the Python stand-ins checked on their own, no push-server involved.
+check-rules:
+	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
+
+# Everything. The two builds first (from a warm tree they cost seconds), then the Swift tests beside the end-to-end
+# lane: most of either's time is waiting (timers, sockets, child processes), so on two cores they overlap well.
+# -k: a failing tier does not stop the others, so one run reports every failure; the summary comes either way.
+test: deps-test
+	@rm -f $(TIER_TIMES); \
+	$(TIER) "build (tests, release)" $(MAKE) --no-print-directory test-build || exit $$?; \
+	$(MAKE) --no-print-directory -k -j2 --output-sync=target BINARY_DEP= test-swift test-e2e; status=$$?; \
+	echo "== make test, wall time per tier:"; cat $(TIER_TIMES); exit $$status
+
+test-build: release-binary
+	$(SWIFT_TEST_BUILD)
+
+test-e2e: test-sdk test-sdk-postgresql test-console test-clients test-deb
 
 test-swift:
-	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
-	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build
+	$(SWIFT_TEST_BUILD)
+	@$(TIER) "xctest (all)" $(RUN_XCTEST)
 
 # The strict mock's own rules (Tests/Support), then the release binary end to end (Tests/sdk).
-test-sdk: release-binary
-	$(VENV)/bin/pytest -q Tests/Support
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk
+test-sdk: $(BINARY_DEP)
+	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(PYTEST) Tests/sdk
 
 # The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
 # server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).
@@ -115,26 +182,26 @@ SDK_POSTGRESQL += Tests/sdk/test_publish_slots.py
 SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py
 # UnifiedPush devices under the widened platform CHECK (migration 7), registration to delivery.
 SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
-test-sdk-postgresql: release-binary
-	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
+test-sdk-postgresql: $(BINARY_DEP)
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 
 # Everything that runs on PostgreSQL: the store contract suite and PostgreSQLStoreTests (XCTest), the server's
 # outage test, then the end-to-end core above.
 test-postgresql: deps-test
-	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) build --build-tests
-	PUSH_TEST_PYTHON=$(abspath $(PYTHON)) $(SWIFT) test --skip-build --filter 'OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
+	$(SWIFT_TEST_BUILD)
+	$(RUN_XCTEST) --only 'OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
 	@$(MAKE) --no-print-directory test-sdk-postgresql
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py \
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(PYTEST) Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py \
 		Tests/sdk/test_postgresql_partition.py
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).
-test-console: release-binary
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(VENV)/bin/pytest -q Tests/console
+test-console: $(BINARY_DEP)
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/console" $(VENV)/bin/pytest -q Tests/console
 
 # The Swift client library, its own package, against the release binary.
-test-clients: release-binary
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(SWIFT) test --package-path Clients/PushClient
+test-clients: $(BINARY_DEP)
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "Clients/PushClient" $(SWIFT) test --package-path Clients/PushClient
 
 # The console against the local strict APNs, FCM and Web Push stand-ins: every answer can be seen without keys.
 console-demo: deps-test release-binary
@@ -145,7 +212,7 @@ console:
 	python3 console/embed.py
 
 # The package: built with Debian's tools from the release binary; its version is the binary's.
-deb: deps-deb release-binary
+deb: deps-deb $(BINARY_DEP)
 	bash deploy/deb/build.sh $(BIN) $(DIST)
 
 # The package as an administrator gets it: contents and modes, control fields, lintian, its binary's libraries, an
@@ -153,7 +220,22 @@ deb: deps-deb release-binary
 # unit's ExecStartPre and ExecStart under the unit's own sandbox (user, umask, credentials, seccomp), and dpkg
 # installs and upgrades into a throwaway root without a terminal (the root-only parts are skipped without root).
 test-deb: deb
-	PUSH_SERVER_DEB=$(abspath $(DEB)) $(VENV)/bin/pytest -q Tests/deb
+	@PUSH_SERVER_DEB=$(abspath $(DEB)) $(TIER) "pytest Tests/deb" $(VENV)/bin/pytest -q Tests/deb
+
+# ThreadSanitizer over the in-process tier (what CI runs after make test; TSAN_ALL=1 for the whole XCTest suite), in
+# its own build directory, .build-tsan, so the normal build stays warm. Not inside make test: the instrumented build
+# is a second full compile (about 4 minutes here); the runs themselves are short (docs/CONTRIBUTING.md, "Checks in CI").
+TSAN_BUNDLE := $(abspath .build-tsan/debug/PushServerPackageTests.xctest)
+tsan: deps-test
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	@TSAN_OPTIONS=halt_on_error=0 $(if $(TSAN_ALL),,PUSH_TEST_TIER=check) $(TIER) "xctest under TSan" \
+		python3 Tests/run_xctest.py $(TSAN_BUNDLE) --workers 2 $(if $(TSAN_ALL),,--skip '$(CHECK_SKIP)')
+
+# The one formatter configuration (.swift-format). The tree is not formatted yet: the one-off reformat is its own
+# commit; until then `make format` is for the files you touch (FILES=...), default the whole tree.
+FILES ?= Sources Tests Package.swift
+format:
+	$(SWIFT) format format --parallel --in-place --recursive --configuration .swift-format $(FILES)
 
 bench: deps-bench
 	bash bench/run-all.sh

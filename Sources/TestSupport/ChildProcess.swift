@@ -25,6 +25,7 @@ public enum ChildProcess {
     /// stderr is read on its own thread while stdout is read here, so a tool that fills one pipe while the test
     /// waits on the other cannot deadlock; both are read to the end before waiting for the exit.
     public static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure) -> Outcome {
+        if let refusal = TestTier.refusal(starting: executable) { throw Failure(status: -1, description: refusal) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -24,6 +24,7 @@ public final class MockProcess: Sendable {
     {
         let path = MockAPNs.packageRoot.appendingPathComponent("Tests/Support/\(script)").path
         let python = python ?? MockAPNs.defaultPython
+        if let refusal = TestTier.refusal(starting: script) { throw .launchFailed(refusal) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [path] + arguments

@@ -70,6 +70,9 @@ public enum TestKeys {
     /// Runs `openssl` with `arguments` and returns its standard output; throws `TestKeyError` on a non-zero exit.
     @discardableResult
     public static func runOpenSSL(_ arguments: [String], input: Data? = nil) throws -> Data {
+        if let refusal = TestTier.refusal(starting: "openssl") {
+            throw TestKeyError(command: "openssl", status: -1, stderr: refusal)
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments

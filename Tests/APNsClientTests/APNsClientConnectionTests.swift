@@ -317,7 +317,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         for (index, request) in requests.enumerated() {
             Task { await client.submit(request, credentials: credentials, environment: environment) { collector.record(index, $0) } }
         }
-        while client.stats().waitingForWindow < 3 { try await Task.sleep(nanoseconds: 10_000_000) }
+        try await eventually("3 requests wait for the window") { client.stats().waitingForWindow >= 3 }
         let started = Date()
         let unanswered = await client.shutdown(gracePeriod: 0.3)
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)

@@ -48,9 +48,11 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         let sent = run.tokens.map { run.mock.sentPerToken[$0]?["200"] ?? 0 }
         XCTAssertEqual(sent.filter { $0 == 0 }.count, 0, "devices never answered", file: file, line: line)
         XCTAssertEqual(sent.filter { $0 > 1 }.count, 0, "devices answered twice", file: file, line: line)
-        // A stranded request would only end at the 30 s request timeout.
-        XCTAssertLessThan(run.slowestRequest, Self.requestTimeout / 6, file: file, line: line)
-        XCTAssertLessThan(run.seconds, Self.requestTimeout / 3, file: file, line: line)
+        // A stranded request would only end at the 30 s request timeout (and the run with it), so a bound below it
+        // tells them apart; 80 % of it leaves room for a loaded machine (beside the end-to-end lane on 2 cores shared
+        // with other builds, a healthy run took 17 s and its slowest request 5.4 s).
+        XCTAssertLessThan(run.slowestRequest, Self.requestTimeout * 0.8, file: file, line: line)
+        XCTAssertLessThan(run.seconds, Self.requestTimeout * 0.8, file: file, line: line)
     }
 
     func testGoawayAfterEveryFewHundredAnswersWithLatencyAnswersEachDeviceOnceWithoutStall() async throws {

@@ -48,9 +48,11 @@ final class APNsProviderTokenFloorTests: MockAPNsTestCase {
         XCTAssertEqual(Set(try mock.requests(token: device).map(\.status)), [429])
         XCTAssertEqual(restarted.stats().tokenRefreshes, 1, "never signs again within the floor")
 
-        // 20 minutes after the rejected token: the client may sign again, and the mock accepts it.
-        clock.advance(minutes: 20)
+        // 20 minutes after the rejected token: the client may sign again, and the mock accepts it. The mock's clock
+        // moves first: a token signed between the two moves would otherwise be 21 minutes in the mock's future
+        // (403 InvalidProviderToken), which a loaded machine made happen.
         _ = try mock.setConfig(.init(clockOffsetSeconds: 21 * 60))
+        clock.advance(minutes: 20)
         let result = await box.all()[0]
         XCTAssertEqual(result.response?.status, 200, "\(result)")
         XCTAssertEqual(try mock.stats().sentPerToken[device]?["200"], 1)

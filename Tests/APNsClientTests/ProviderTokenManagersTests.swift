@@ -1,11 +1,12 @@
 import APNsClient
 import Foundation
 import XCTest
+import TestSupport
 
 /// The process-wide registry: one manager per (team, key), whoever asks (a sandbox pool, a production pool, the
 /// broadcast client), so they mint one token between them. No sockets: the managers are driven directly.
 final class ProviderTokenManagersTests: XCTestCase {
-    private let clock = TestClock()
+    private let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
     private let signer = FakeSigner()
     private let store = MemoryTokenStore()
 

@@ -2,6 +2,7 @@ import APNsClient
 import Foundation
 import Locking
 import XCTest
+import TestSupport
 
 /// A `ProviderTokenStore` in memory with the same compare-and-swap rule as the push store, plus hooks to let
 /// another writer in between a manager's read and its swap, and to fail writes.
@@ -185,7 +186,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
 
     func testRestartedProcessReusesTheStoredTokenUntilFiftyMinutes() throws {
         let store = MemoryTokenStore()
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let first = try manager(store, signer, clock).currentToken()
         XCTAssertEqual(store.token(teamID: teamID, keyID: keyID), first.stored, "stored before first use")
@@ -206,7 +207,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
 
     func testTwoNodesRefreshOncePerPeriod() throws {
         let store = MemoryTokenStore()
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let a = manager(store, signer, clock), b = manager(store, signer, clock)
         let first = try a.currentToken()
@@ -220,7 +221,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
 
     func testCompareAndSwapLostToAnotherNodeAdoptsItsTokenAndDropsOurs() throws {
         let store = MemoryTokenStore()
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let a = manager(store, signer, clock), b = manager(store, signer, clock)
         // Both read an empty store; A's swap lands between B's read and B's swap.
@@ -236,7 +237,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
 
     func testTooManyUpdatesAdoptsTheTokenAnotherNodeStoredAndNeverSignsWithinTheFloor() throws {
         let store = MemoryTokenStore()
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         store.failWrites = true  // our token never reached the store; another node's did, later
         let node = manager(store, signer, clock)
@@ -253,7 +254,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
 
     func testTooManyUpdatesWithNothingStoredWaitsOutTheFloorThenSignsOnce() throws {
         let store = MemoryTokenStore()
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let node = manager(store, signer, clock)
         let mine = try node.currentToken()
@@ -275,7 +276,7 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
     func testStoreFailuresFallBackToTheProcessesOwnToken() throws {
         let store = MemoryTokenStore()
         store.failWrites = true
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let node = manager(store, signer, clock)
         let token = try node.currentToken()

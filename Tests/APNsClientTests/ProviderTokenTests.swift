@@ -67,7 +67,7 @@ final class ProviderTokenManagerTests: XCTestCase {
     }
 
     func testOneTokenIsSharedAcrossCallsAndThreadsUntilRefreshAge() throws {
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = CountingSigner(key: key)
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer),
@@ -99,7 +99,7 @@ final class ProviderTokenManagerTests: XCTestCase {
     }
 
     func testTokenNeverReachesSixtyMinutes() throws {
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "T", keyID: "K", key: CountingSigner(key: key)), clock: clock.closure)
         for _ in 0..<30 {
@@ -110,7 +110,7 @@ final class ProviderTokenManagerTests: XCTestCase {
     }
 
     func testExpiredTokenYoungerThanTwentyMinutesIsAConfigurationFaultNotARefresh() throws {
-        let clock = TestClock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = CountingSigner(key: key)
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "T", keyID: "K", key: signer), clock: clock.closure)

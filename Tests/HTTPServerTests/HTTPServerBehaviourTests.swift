@@ -283,8 +283,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         _ = try client.request("GET", "/items/secret-id-42")
         _ = try client.request("GET", "/missing")
         // The observer runs on the loop after the write; give it a moment.
-        let deadline = Date().addingTimeInterval(2)
-        while server.records.all.count < 2 && Date() < deadline { usleep(10_000) }
+        try eventually("two access records") { server.records.all.count >= 2 }
         let records = server.records.all
         XCTAssertEqual(records.map(\.route), ["/items/:id", "-"])
         XCTAssertEqual(records.map(\.status), [200, 404])
@@ -299,8 +298,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         for client in clients { _ = try client.request("GET", "/health") }
         XCTAssertEqual(server.server.openConnections, 3)
         for client in clients { client.close() }
-        let deadline = Date().addingTimeInterval(2)
-        while server.server.openConnections != 0 && Date() < deadline { usleep(10_000) }
+        try eventually("no open connections") { server.server.openConnections == 0 }
         XCTAssertEqual(server.server.openConnections, 0)
     }
 
@@ -387,8 +385,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
         XCTAssertEqual(failures.value, 0)
         // The counter is bumped right after the last write, which can race the client's read.
-        let deadline = Date().addingTimeInterval(2)
-        while server.server.completedRequests < clients * perClient && Date() < deadline { usleep(5_000) }
+        try eventually("every request counted") { server.server.completedRequests >= clients * perClient }
         XCTAssertEqual(server.server.completedRequests, clients * perClient)
     }
 }

@@ -24,8 +24,7 @@ final class ResilienceTests: XCTestCase {
         for _ in 0..<1000 { idle.append(try server.client()) }
         // Some idle clients sent half a request line: they hold parser state too.
         for client in idle.prefix(200) { try client.send("GET /hea") }
-        let deadline = Date().addingTimeInterval(5)
-        while server.server.openConnections < 1000 && Date() < deadline { usleep(10_000) }
+        try eventually("1000 connections accepted") { server.server.openConnections >= 1000 }
         XCTAssertGreaterThanOrEqual(server.server.openConnections, 1000)
 
         let start = Date()
@@ -116,15 +115,13 @@ final class ResilienceTests: XCTestCase {
         let server = try TestServer(limits: limits)
         defer { server.stop() }
         let held = try (0..<4).map { _ in try server.client() }
-        let deadline = Date().addingTimeInterval(3)
-        while server.server.openConnections < 4 && Date() < deadline { usleep(10_000) }
+        try eventually("4 connections accepted") { server.server.openConnections >= 4 }
         let refused = try server.client(timeout: 2)
         try? refused.send("GET /health HTTP/1.1\r\nHost: h\r\n\r\n")
         XCTAssertTrue(refused.waitForClose(within: 2))
         XCTAssertTrue(refused.buffered.isEmpty)
         held[0].close()
-        let again = Date().addingTimeInterval(3)
-        while server.server.openConnections > 3 && Date() < again { usleep(10_000) }
+        try eventually("the closed connection released") { server.server.openConnections <= 3 }
         server.assertHealthy()
         _ = held
     }
@@ -174,9 +171,9 @@ final class ResilienceTests: XCTestCase {
         var small: Int32 = 4096
         setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         try client.send("GET /huge HTTP/1.1\r\nHost: h\r\n\r\n")
-        let deadline = Date().addingTimeInterval(6)
-        usleep(200_000)
-        while server.server.openConnections > 0 && Date() < deadline { usleep(20_000) }
+        // Seen open first (the write timeout is 2 s), so the wait below cannot pass before the accept.
+        try eventually("the connection accepted") { server.server.openConnections == 1 }
+        try eventually("the stalled writer closed") { server.server.openConnections == 0 }
         XCTAssertEqual(server.server.openConnections, 0, "the stalled writer was closed at the write timeout")
         server.assertHealthy()
     }

@@ -37,8 +37,7 @@ final class ServiceTests: XCTestCase {
             try await server.run()
             returned.signal()
         }
-        let deadline = Date().addingTimeInterval(5)
-        while server.port == nil && Date() < deadline { usleep(10_000) }
+        try eventually("the server is listening") { server.port != nil }
         let port = try XCTUnwrap(server.port)
         XCTAssertEqual(try RawHTTPClient(port: port, timeout: 5).request("GET", "/health").bodyText, "ok")
         task.cancel()

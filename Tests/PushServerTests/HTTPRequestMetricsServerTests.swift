@@ -56,15 +56,11 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         let gets = Double(clients * perClient * 4 / 5)
         let heads = Double(clients * perClient / 5)
         var text = ""
-        let deadline = Date().addingTimeInterval(5)
-        repeat {
+        try? await eventually("every request counted", interval: .milliseconds(20)) {
             text = try await onOwnThread { try RawHTTPClient.request(port: port, "GET", "/metrics").bodyText }
-            if text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n")
-                && text.contains(#"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#) {
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        } while Date() < deadline
+            return text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n")
+                && text.contains(#"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#)
+        }
         XCTAssertTrue(text.contains(#"push_http_requests_total{route="/health",method="GET",status="200"} \#(Int(gets))"#
                                     + "\n"), text)
         XCTAssertTrue(text.contains(#"push_http_requests_total{route="/health",method="HEAD",status="200"} \#(Int(heads))"#

@@ -48,12 +48,9 @@ final class PostgreSQLServerTests: XCTestCase {
 
         try cluster.startServer()
         // The watchdog probes once a second while the store is down; give it a bounded while.
-        var back = false
-        for _ in 0..<100 where !back {
-            back = try await rawRequest(port, "GET", "/ready").status == 200
-            if !back { try await Task.sleep(for: .milliseconds(100)) }
+        try await eventually("/ready recovered after the database returned", interval: .milliseconds(100)) {
+            try await rawRequest(port, "GET", "/ready").status == 200
         }
-        XCTAssertTrue(back, "/ready recovered after the database returned")
         let accepted = try await intake.publish(on: port)
         XCTAssertEqual(accepted.status, 200, accepted.bodyText)
         let recent = try await intake.recentPublishes(on: port)

@@ -2,6 +2,7 @@ import APNsClient
 import Dispatch
 import Foundation
 import Locking
+import TestSupport
 @testable import PushServer
 import PushStore
 import SQLiteStore
@@ -16,12 +17,6 @@ final class PushStoreProviderTokensTests: XCTestCase {
         func providerToken(keyID: String, teamID: String, issuedAt: Int) throws -> String {
             "jwt-\(issuedAt)-\(count.withLock { count -> Int in count += 1; return count })"
         }
-    }
-
-    /// A wall clock moved by hand.
-    private final class Clock: Sendable {
-        let now = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-        func advance(minutes: Double) { now.withLock { $0 += minutes * 60 } }
     }
 
     private var directory: URL!
@@ -49,10 +44,10 @@ final class PushStoreProviderTokensTests: XCTestCase {
         let store = try await SQLitePushStore.open(.init(path: directory.appendingPathComponent("p.sqlite").path))
         let tokens = PushStoreProviderTokens(store: store)
         let signer = CountingSigner()
-        let clock = Clock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer)
         let nodes = (0..<2).map { _ in
-            ProviderTokenManager(credentials: credentials, store: tokens, clock: { clock.now.withLock { $0 } })
+            ProviderTokenManager(credentials: credentials, store: tokens, clock: clock.closure)
         }
         let seen = Locked(Set<String>())
         for period in 0..<3 {
@@ -75,12 +70,12 @@ final class PushStoreProviderTokensTests: XCTestCase {
     func testRestartedServerAdoptsTheTokenItsPredecessorStored() async throws {
         let path = directory.appendingPathComponent("p.sqlite").path
         let signer = CountingSigner()
-        let clock = Clock()
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer)
         let first = try await SQLitePushStore.open(.init(path: path))
         let before = Locked<String?>(nil)
         let firstManager = ProviderTokenManager(
-            credentials: credentials, store: PushStoreProviderTokens(store: first), clock: { clock.now.withLock { $0 } })
+            credentials: credentials, store: PushStoreProviderTokens(store: first), clock: clock.closure)
         await onThreads(1) { _ in before.withLock { $0 = try? firstManager.currentToken().jwt } }
         try await first.close()
 
@@ -88,7 +83,7 @@ final class PushStoreProviderTokensTests: XCTestCase {
         let second = try await SQLitePushStore.open(.init(path: path))
         let after = Locked<String?>(nil)
         let secondManager = ProviderTokenManager(
-            credentials: credentials, store: PushStoreProviderTokens(store: second), clock: { clock.now.withLock { $0 } })
+            credentials: credentials, store: PushStoreProviderTokens(store: second), clock: clock.closure)
         await onThreads(1) { _ in after.withLock { $0 = try? secondManager.currentToken().jwt } }
         XCTAssertNotNil(before.withLock { $0 })
         XCTAssertEqual(after.withLock { $0 }, before.withLock { $0 })

@@ -7,6 +7,7 @@ import Logging
 import JSON
 import PushStore
 import SQLiteStore
+import TestSupport
 import XCTest
 
 /// The webhook outbox as a service, over real sockets to a local receiver: it wakes when a webhook is queued (it
@@ -71,10 +72,7 @@ final class WebhookOutboxServiceTests: XCTestCase {
         await fulfillment(of: [second], timeout: 10)
         // The receiver saw the body before the outbox read the answer and recorded it; cancelling now would abort
         // that attempt (by design). The store is the only observer of "recorded", so wait for it, bounded.
-        let deadline = Date().addingTimeInterval(10)
-        while try await store.nextWebhookDue() != nil, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually("the outbox recorded the answer") { try await store.nextWebhookDue() == nil }
 
         running.cancel()
         await running.value

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -105,6 +106,8 @@ final class FairWriterTests: StoreTestCase {
         }
         // Hold the writer so the writes queued next pile up behind it.
         let hold = try await holdWriter(store)
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { hold.gate.signal() }
         let order = Locked([String]())
         let targets = devices
         let registration = DeviceRegistration(instanceID: instance, token: token(100), bundleID: "com.example.app",
@@ -119,7 +122,7 @@ final class FairWriterTests: StoreTestCase {
                         order.withLock { $0.append("A") }
                     }
                 }
-                while store.pendingWrites < targets.count { try await Task.sleep(for: .milliseconds(1)) }
+                try await eventually("the backlog queued") { store.pendingWrites >= targets.count }
                 group.addTask {
                     _ = try await store.registerDevice(registration)
                     order.withLock { $0.append("B") }
@@ -127,7 +130,7 @@ final class FairWriterTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < devices.count + 1 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("every write queued") { store.pendingWrites >= devices.count + 1 }
         try await hold.release()
         try await writes.value
         let finished = order.withLock { $0 }

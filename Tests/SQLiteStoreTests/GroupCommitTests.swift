@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -35,6 +36,8 @@ final class GroupCommitTests: StoreTestCase {
         let store = try await SQLitePushStore.open(configuration)
         // Hold the writer so the writes queued next pile up behind it.
         let hold = try await holdWriter(store)
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { hold.gate.signal() }
         let before = store.writerStatistics
         let finished = Counter()
         let jobs = (0..<600).map { publish("p\($0)") }
@@ -49,7 +52,7 @@ final class GroupCommitTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("600 writes queued") { store.pendingWrites >= 600 }
         XCTAssertEqual(finished.value, 0, "no caller may resume before its transaction commits")
         try await hold.release()
         try await group.value
@@ -68,6 +71,7 @@ final class GroupCommitTests: StoreTestCase {
         let store = try await SQLitePushStore.open(configuration)
         // Hold the writer so the writes queued next pile up behind it.
         let hold = try await holdWriter(store)
+        defer { hold.gate.signal() }
         let before = store.writerStatistics
         // 100 writes of 2 ms each: 200 ms in one transaction without the budget (count and cost limits allow it).
         let writes = Task {
@@ -80,7 +84,7 @@ final class GroupCommitTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < 100 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("every write queued", interval: .milliseconds(1)) { store.pendingWrites >= 100 }
         try await hold.release()
         try await writes.value
         let after = store.writerStatistics
@@ -99,6 +103,8 @@ final class GroupCommitTests: StoreTestCase {
         let job = try XCTUnwrap(claimed).id
         let laterGate = DispatchSemaphore(value: 0)
         let hold = try await holdWriter(store)
+        // Released again on every exit: a wait below that throws must not leave the writer held (a hang).
+        defer { hold.gate.signal() }
         let jobs = (0..<600).map { publish("p\($0)") }
         let backlog = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -108,22 +114,22 @@ final class GroupCommitTests: StoreTestCase {
                 try await group.waitForAll()
             }
         }
-        while store.pendingWrites < 600 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("600 writes queued") { store.pendingWrites >= 600 }
         let renewed = Flag()
         let now = clock.now
         let renewal = Task {
             try await store.renewLease(job, workerID: "w", leaseDuration: .seconds(30), now: now)
             renewed.set()
         }
-        while store.pendingWrites < 601 { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the renewal queued") { store.pendingWrites >= 601 }
         // Queued last, behind the backlog of the same instance, it holds the group it lands in: a renewal still
         // queued behind the backlog would wait for it.
         let tenant = instance
         async let laterBlocker: Void = store.write(tenant: tenant) { _ in laterGate.wait() }
-        while store.pendingWrites < 602 { try await Task.sleep(for: .milliseconds(1)) }
+        defer { laterGate.signal() }  // before the task is awaited on an early exit
+        try await eventually("the later write queued") { store.pendingWrites >= 602 }
         try await hold.release()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !renewed.isSet && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually("the renewal committed", timeout: .seconds(20)) { renewed.isSet }
         XCTAssertTrue(renewed.isSet, "the renewal waited behind the queued writes")
         laterGate.signal()
         try await laterBlocker

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -48,7 +49,9 @@ final class InterestStepsTests: StoreTestCase {
         }
         // The first step is committed (visible to a reader) before B's registration is even queued; written in one
         // transaction, A would be finished by then.
-        while try await names(store, big, in: other).isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the first step committed", interval: .milliseconds(1)) {
+            try await !self.names(store, big, in: other).isEmpty
+        }
         _ = try await device(store, 2)
         order.withLock { $0.append("B") }
         try await writeA.value
@@ -128,7 +131,9 @@ final class InterestStepsTests: StoreTestCase {
         let write = Task {
             try await store.setInterests(instanceID: instance, deviceID: id, interests: (0..<5_000).map { "n\($0)" })
         }
-        while try await names(store, id).isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the first step committed", interval: .milliseconds(1)) {
+            try await !self.names(store, id).isEmpty
+        }
         let deleted = try await store.deleteDevice(instanceID: instance, id: id)
         XCTAssertTrue(deleted)
         let found = try await write.value
@@ -181,7 +186,7 @@ final class KeyedTurnsTests: XCTestCase {
                 await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
             }
         }
-        while release.withLock({ $0 == nil }) { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("key 1 is held", interval: .milliseconds(1)) { release.withLock { $0 != nil } }
         // Key 2 runs at once although key 1 is held.
         let ran = await turns.withTurn(2) { true }
         XCTAssertTrue(ran)

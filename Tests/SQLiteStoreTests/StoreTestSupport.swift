@@ -1,22 +1,10 @@
 import Foundation
 import Locking
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
-
-/// A clock tests move by hand, so nothing sleeps.
-final class TestClock: Sendable {
-    private let current: Locked<Date>
-
-    init(_ start: Date = Date(millisecondsSince1970: 1_700_000_000_000)) { current = Locked(start) }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(_ seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
 
 /// A fresh directory per test, removed afterwards.
 class StoreTestCase: XCTestCase {
@@ -59,7 +47,12 @@ class StoreTestCase: XCTestCase {
                 gate.wait()
             }
         }
-        while !entered.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        do {
+            try await eventually("the writer is held", interval: .milliseconds(1)) { entered.isSet }
+        } catch {
+            gate.signal()
+            throw error
+        }
         return WriterHold(gate: gate, task: task)
     }
 
@@ -97,7 +90,8 @@ struct WriterHold {
     let gate: DispatchSemaphore
     let task: Task<Void, any Error>
 
-    /// Lets the held write finish and waits for its commit.
+    /// Lets the held write finish and waits for its commit. (A test also `defer`s `gate.signal()`, so that a wait
+    /// that throws before this does not leave the writer held: a hang.)
     func release() async throws {
         gate.signal()
         try await task.value

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -18,19 +19,19 @@ final class WALCheckpointerTests: StoreTestCase {
         let before = fileSize(databasePath)
         for n in 1...400 { _ = try await register(store, n) }
 
-        let deadline = Date().addingTimeInterval(10)
-        while fileSize(databasePath) <= before && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await eventually("a checkpoint grew the database file") { fileSize(databasePath) > before }
         XCTAssertGreaterThan(fileSize(databasePath), before, "no checkpoint copied the WAL into the database")
         // And the WAL starts over (stays bounded): a checkpoint run from outside reports how many frames it holds.
         let probe = try SQLiteConnection(path: databasePath)
         defer { try? probe.close() }
         var frames = Int64.max
         var n = 400
-        while frames >= 8 * Int64(WALCheckpointer.hardLimitFactor) && Date() < deadline {
+        // Each round writes one more device, so the checkpointer keeps having something to do.
+        try? await eventually("the WAL started over", interval: .milliseconds(20)) {
             n += 1
             _ = try await register(store, n)
-            try await Task.sleep(for: .milliseconds(20))
             frames = try probe.first("PRAGMA wal_checkpoint(PASSIVE)") { $0.int64(1) } ?? .max
+            return frames < 8 * Int64(WALCheckpointer.hardLimitFactor)
         }
         XCTAssertLessThan(frames, 8 * Int64(WALCheckpointer.hardLimitFactor), "the WAL never started over")
         let device = try await store.device(instanceID: instance, platform: .apns, token: token(400))

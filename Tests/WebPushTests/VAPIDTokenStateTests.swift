@@ -1,6 +1,7 @@
 import JWTSigner
 import WebPush
 import XCTest
+import TestSupport
 
 final class VAPIDTokenStateTests: XCTestCase {
     let fcm = "https://fcm.googleapis.com"
@@ -51,7 +52,7 @@ final class VAPIDTokenStateTests: XCTestCase {
     }
 
     func testAuthorizerSignsOncePerOriginAndRenewsWhenTheClockMoves() throws {
-        let clock = MovableClock(1_700_000_000)
+        let clock = TestClock(Date(timeIntervalSince1970: 1_700_000_000))
         let (pair, _) = try VAPIDKeyPair.generate()
         let authorizer = VAPIDAuthorizer(keyPair: pair, subject: try VAPIDSubject("https://example.com"),
                                          policy: VAPIDTokenPolicy(lifetime: 3600, renewBefore: 300), clock: { clock.now })

@@ -83,8 +83,7 @@ final class WebPushSenderTests: XCTestCase {
         message.retries = scope
         let result = Locked<WebPushResult?>(nil)
         await sender.submit(message) { answer in result.withLock { $0 = answer } }
-        let waiting = Date().addingTimeInterval(10)
-        while scope.waitingCount == 0 && Date() < waiting { try await Task.sleep(for: .milliseconds(20)) }
+        try await eventually("the retry waits") { scope.waitingCount > 0 }
         XCTAssertEqual(scope.waitingCount, 1, "the 429 arrived and its retry waits 30 s")
         scope.cancel()
         XCTAssertEqual(result.withLock { $0 }, .failure(.cancelled(attempts: 1)), "reported by the cancel itself")

@@ -72,19 +72,6 @@ enum ReferenceWebPush {
     }
 }
 
-/// A wall clock the test moves by hand.
-final class MovableClock: @unchecked Sendable {
-    // @unchecked Sendable: `seconds` is only touched under `lock`.
-    private let lock = NSLock()
-    private var seconds: Double
-
-    init(_ seconds: Double) { self.seconds = seconds }
-
-    func advance(_ delta: Double) { lock.withLock { seconds += delta } }
-
-    var now: Date { lock.withLock { Date(timeIntervalSince1970: seconds) } }
-}
-
 /// A fresh browser-like subscription: its private key, auth secret and the validated subscription.
 struct TestSubscriber {
     let key: P256KeyPair

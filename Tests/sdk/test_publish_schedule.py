@@ -259,58 +259,67 @@ def rate(times):
 
 
 def test_throttled_publish_is_paced_evenly_while_an_unthrottled_one_goes_at_full_speed(environment):
-    """20,000 devices at 60,000 per minute take about 20 s at an even 1,000 per second measured at the mock; an
+    """1,800 devices at 9,000 per minute take about 12 s at an even 150 per second measured at the mock; an
     unthrottled publish started in the middle is not paced by it. Both share the mock's capacity (one Python
     process, about 1,000 to 2,000 requests per second on a busy machine): the throttle is a ceiling, so the
-    throttled one dips while the other runs and is not made up in a rush afterwards (docs/API.md)."""
+    throttled one dips while the other runs and is not made up in a rush afterwards (docs/API.md).
+
+    Sized to the property, not to a load: the pacing rule itself is pure (the token bucket's unit tests); here
+    what is checked end to end is that the run paces itself evenly at its rate and leaves the rest unpaced, which
+    twelve seconds at a rate well below the mock's capacity show (bench/ measures throughput)."""
+    rate_per_minute, slow_devices, fast_devices = 9_000, 1_800, 500
+    per_second_rate = rate_per_minute // 60
+    burst = max(1, per_second_rate // 20)  # 50 ms of the rate (docs/API.md, "Throttling precision")
+    expected = slow_devices / per_second_rate
     mock = environment.mock()
-    mock.configure(record_limit=40_000)
-    # A window of 200 requests: what the server has handed to APNs but the mock has not yet processed (a busy
+    mock.configure(record_limit=10_000)
+    # A window of 30 requests: what the server has handed to APNs but the mock has not yet processed (a busy
     # machine starves the Python mock now and then) arrives late, on top of a later second's count.
-    window = 200
+    window = 30
     server = environment.server(mock, {"limits": LOAD_TEST_LIMITS,
                                        "apns": {"connectionsPerPool": 2, "streamsPerConnection": window // 2}},
                                 name="throttle")
     client = Beams(server)
     slow, fast, warm = unique("slow"), unique("fast"), unique("warm")
-    register_devices(server, INSTANCE_ID, [random_token() for _ in range(20_000)], slow)
-    register_devices(server, INSTANCE_ID, [random_token() for _ in range(2_000)], fast)
-    register_devices(server, INSTANCE_ID, [random_token() for _ in range(2_000)], warm)
+    register_devices(server, INSTANCE_ID, [random_token() for _ in range(slow_devices)], slow)
+    register_devices(server, INSTANCE_ID, [random_token() for _ in range(fast_devices)], fast)
+    register_devices(server, INSTANCE_ID, [random_token() for _ in range(fast_devices)], warm)
     # The unthrottled speed of this machine and mock, measured alone first.
     baseline = client.wait_finished(client.publish("interests", {"interests": [warm], "apns": alert("warm")}))
-    assert baseline["apns"]["accepted"] == 2_000
+    assert baseline["apns"]["accepted"] == fast_devices
 
     throttled = client.publish("interests", {"interests": [slow], "apns": alert("slow"),
-                                             "x_delivery": {"throttlePerMinute": 60_000}})
-    time.sleep(6.0)
+                                             "x_delivery": {"throttlePerMinute": rate_per_minute}})
+    time.sleep(3.0)
     unthrottled = client.publish("interests", {"interests": [fast], "apns": alert("fast")})
-    assert client.wait_finished(unthrottled, timeout=60)["apns"]["accepted"] == 2_000
-    slow_status = client.wait_finished(throttled, timeout=90)
-    assert slow_status["apns"]["accepted"] == 20_000, slow_status
+    assert client.wait_finished(unthrottled, timeout=60)["apns"]["accepted"] == fast_devices
+    slow_status = client.wait_finished(throttled, timeout=60)
+    assert slow_status["apns"]["accepted"] == slow_devices, slow_status
 
     seen = arrivals(mock)
     slow_times, fast_times = seen[throttled], seen[unthrottled]
     alone = rate(seen[baseline["publishId"]])
-    assert len(slow_times) == 20_000 and len(fast_times) == 2_000
+    assert len(slow_times) == slow_devices and len(fast_times) == fast_devices
     counts = per_second(slow_times, slow_times[0], slow_times[-1])
     overlap = range(int(fast_times[0] - slow_times[0]), int(fast_times[-1] - slow_times[0]) + 1)
     detail = {"counts": counts, "overlap": list(overlap), "fast_rate": rate(fast_times), "alone": alone}
     print("throttle:", json.dumps(detail))
     # The pacer only ever holds back, so its guarantees are ceilings: no second carries more than the rate plus
-    # its burst (50) plus the window, and 20,000 take at least ~20 s. Dips below the rate come from a starved mock
+    # its burst plus the window, and 1,800 take at least ~12 s. Dips below the rate come from a starved mock
     # or server (this machine is shared, and a stall of the Python mock shows as one low second followed by a
-    # high one); so evenness is judged on three-second windows away from the unthrottled publish (and the two
-    # seconds after it, while the window drains): at least half of them carry 3,000 ± 10 % even on a machine
-    # whose load starves the mock for seconds at a time (on an idle one, all of them do).
-    assert all(count <= 1000 + 50 + window for count in counts), detail
+    # high one); so evenness is judged on two-second windows away from the unthrottled publish (and the two
+    # seconds after it, while the window drains): at least half of them carry twice the rate ± 10 % even on a
+    # machine whose load starves the mock for seconds at a time (on an idle one, all of them do).
+    assert all(count <= per_second_rate + burst + window for count in counts), detail
     disturbed = set(range(overlap.start, overlap.stop + 2))
-    windows = [sum(counts[second:second + 3]) for second in range(len(counts) - 2)
-               if not disturbed.intersection(range(second, second + 3))]
-    assert len(windows) >= 8, detail
-    assert sum(2700 <= total <= 3300 for total in windows) >= 0.5 * len(windows), (windows, detail)
+    windows = [sum(counts[second:second + 2]) for second in range(len(counts) - 1)
+               if not disturbed.intersection(range(second, second + 2))]
+    assert len(windows) >= 3, detail
+    assert sum(1.8 * per_second_rate <= total <= 2.2 * per_second_rate for total in windows) >= 0.5 * len(windows), \
+        (windows, detail)
     duration = slow_times[-1] - slow_times[0]
-    lost = sum(max(0, 1000 - count) for count in counts) / 1000
-    assert 19.0 <= duration <= 20.5 + lost + 1.0, (duration, lost, detail)
+    lost = sum(max(0, per_second_rate - count) for count in counts) / per_second_rate
+    assert 0.95 * expected <= duration <= expected + 0.5 + lost + 1.0, (duration, lost, detail)
     # Not held back: the unthrottled publish ran unpaced beside it and, with the throttled one, used the mock's
     # capacity (measured alone first) rather than waiting for the throttled one's pace.
     assert slow_times[0] < fast_times[0] and fast_times[-1] < slow_times[-1], detail

@@ -2,6 +2,7 @@ import APNsClient
 import Foundation
 @testable import PushServer
 import PushStore
+import TestSupport
 import XCTest
 
 /// `x_delivery` in the engine: scheduled publishes start when the engine's timer fires (the poll is an hour
@@ -73,10 +74,9 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         let east = target.addingTimeInterval(23 * 3600)
         // Wait for the second round to hand the job back, scheduled for the east zone.
         await store.waitFor("the second round handed the job back") { $0.claims == 2 && $0.finishedCount == 0 }
-        for _ in 0..<200 {
+        try? await eventually("the job queued for the east zone") {
             let waiting = try await fixture.status("local")
-            if waiting?.notBefore == east && waiting?.state == .queued { break }
-            try await Task.sleep(for: .milliseconds(10))
+            return waiting?.notBefore == east && waiting?.state == .queued
         }
         await node.stop()
         let status = try await fixture.status("local")

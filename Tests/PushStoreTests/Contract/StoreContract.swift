@@ -97,19 +97,6 @@ func runContract<Contract: StoreContract>(
     try await test(contract)()
 }
 
-/// A clock tests move by hand, so nothing sleeps.
-final class TestClock: Sendable {
-    private let current: Locked<Date>
-
-    init(_ start: Date = Date(millisecondsSince1970: 1_700_000_000_000)) { current = Locked(start) }
-
-    var now: Date { current.withLock { $0 } }
-
-    func advance(_ seconds: TimeInterval) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
-
 /// Asserts that `body` throws an error equal to `expected`.
 func XCTAssertThrowsAsync<E: Error & Equatable>(
     _ expected: E, _ message: String = "", file: StaticString = #filePath, line: UInt = #line,
