@@ -236,6 +236,13 @@ extension InMemoryState {
             stored.device.lastResult = DeliveryResult(status: result.status, reason: result.reason, at: at)
             if let evidence, stored.device.invalidatedAt == nil, stored.device.lastRegisteredAt < evidence {
                 stored.device.invalidatedAt = at
+                lastInvalidationID += 1
+                let device = stored.device
+                invalidations.append((DeviceInvalidation(
+                    id: lastInvalidationID, instanceID: device.instanceID, deviceID: device.id,
+                    platform: device.platform.rawValue, maskedToken: DeviceInvalidation.mask(token: device.token),
+                    userID: device.userID, reason: result.invalidationReason, status: result.status,
+                    providerTimestamp: result.providerTimestamp?.stored, at: at), false))
             }
             devices[result.device] = stored
         }
