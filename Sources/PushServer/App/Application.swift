@@ -73,7 +73,9 @@ public final class Application: Sendable {
                                  metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
-                                   logger: logger.named("store"), liveActivities: store)
+                                   logger: logger.named("store"), liveActivities: store, invalidations: store,
+                                   invalidationRetentionDays: config.storage.invalidationRetentionDays,
+                                   invalidationsPerInstance: config.storage.invalidationsPerInstance)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers
@@ -106,6 +108,7 @@ public final class Application: Sendable {
         PublishAPI(app: context).register(into: &router)
         DeviceAPI(app: context).register(into: &router)
         CustomerAPI(app: context).register(into: &router)
+        InvalidationFeedAPI(app: context).register(into: &router)
         ReportingAPI(app: context) { event in
             guard let instance = byID[event.instanceID.lowercased()] else { return }
             Task { await webhooks.userEvent(instance, event) }
