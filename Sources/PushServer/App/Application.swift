@@ -199,6 +199,9 @@ public final class Application: Sendable {
             engine,
             webhooks,
             janitor,
+            InvalidationNotifier(store: store, instances: config.instances, logger: logger.named("webhooks")) {
+                [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
+            },
             StoreWatchdog(health: storeHealth, store: store),
         ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
