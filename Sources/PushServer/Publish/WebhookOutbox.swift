@@ -119,10 +119,12 @@ final class WebhookOutbox: Service {
     }
 
     /// A `device.invalidated` event to the instance's `webhook.invalidationsUrl` (docs/API.md "Device
-    /// invalidations"): the Beams envelope, signed twice with the webhook secret: Beams' `Webhook-Signature` (hex
-    /// HMAC-SHA1 of the body) and Standard Webhooks' `webhook-id`, `webhook-timestamp` and `webhook-signature`
-    /// (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`). The id is the event's own, the same on every retry
-    /// and in the feed, so a receiver de-duplicates by it. Nothing is queued without an `invalidationsUrl`.
+    /// invalidations"): the Beams envelope, signed twice with the webhook secret: Standard Webhooks' `webhook-id`,
+    /// `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`), and Beams'
+    /// hex HMAC-SHA1 of the body. Field names are case-insensitive, so Beams' `Webhook-Signature` and Standard
+    /// Webhooks' `webhook-signature` are one field: it carries the Standard Webhooks value, and the HMAC-SHA1 goes
+    /// in `Webhook-Signature-SHA1`. The id is the event's own, the same on every retry and in the feed, so a
+    /// receiver de-duplicates by it. Nothing is queued without an `invalidationsUrl`.
     func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
         guard let hook = instance.webhook, let url = hook.invalidationsURL else { return }
         let eventID = InvalidationFeedAPI.eventID(event)
@@ -141,7 +143,7 @@ final class WebhookOutbox: Service {
         headers["Webhook-Event-Type"] = "device.invalidated"
         headers[Self.instanceKey] = instance.id
         if let signature = try? HMACSHA1.hex(bytes, key: Array(hook.secret.utf8)) {
-            headers["Webhook-Signature"] = signature
+            headers["Webhook-Signature-SHA1"] = signature
         }
         await enqueue(url: url, bytes: bytes, headers: headers)
     }
