@@ -29,7 +29,8 @@ public final class Application: Sendable {
     let instances: [InstanceRuntime]
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
-    /// queue, FINISHED webhooks are queued); then webhook delivery, the janitor and the store watchdog; the ops
+    /// queue, FINISHED webhooks are queued); then the invalidation notifier (what it has not queued yet is queued
+    /// after the restart), webhook delivery, the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
     private let logger: Logger
@@ -197,11 +198,11 @@ public final class Application: Sendable {
         let running: [any Service] = [
             http,
             engine,
-            webhooks,
-            janitor,
             InvalidationNotifier(store: store, instances: config.instances, logger: logger.named("webhooks")) {
                 [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
             },
+            webhooks,
+            janitor,
             StoreWatchdog(health: storeHealth, store: store),
         ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
