@@ -51,7 +51,7 @@ struct InvalidationFeedAPI: Sendable {
     static func render(_ event: DeviceInvalidation) -> JSONValue {
         var object: [String: JSONValue] = [
             "event_id": .string(eventID(event)),
-            "event_type": .string("device.invalidated"),
+            "event_type": .string(eventType(event)),
             "instance_id": .string(event.instanceID),
             "device_id": .string(event.deviceID),
             "platform": .string(event.platform),
@@ -64,6 +64,11 @@ struct InvalidationFeedAPI: Sendable {
         ]
         object["cursor"] = .string(String(event.id))
         return .object(object)
+    }
+
+    /// `device.removed` for a device deleted through the API, `device.invalidated` for a provider's verdict.
+    static func eventType(_ event: DeviceInvalidation) -> String {
+        event.isRemoval ? "device.removed" : "device.invalidated"
     }
 
     /// The event's stable id: the same for every retry of its webhook and for its feed entry, so a receiver that

@@ -128,10 +128,11 @@ final class WebhookOutbox: Service {
     func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
         guard let hook = instance.webhook, let url = hook.invalidationsURL else { return }
         let eventID = InvalidationFeedAPI.eventID(event)
+        let type = InvalidationFeedAPI.eventType(event)
         let body = JSONValue.object([
             "payload": InvalidationFeedAPI.render(event),
             "metadata": .object([
-                "created_at": .string(now.iso8601), "event_type": .string("device.invalidated"),
+                "created_at": .string(now.iso8601), "event_type": .string(type),
                 "event_id": .string(eventID), "product": .string("beams"),
             ]),
             "custom_data": .object([:]),
@@ -140,7 +141,7 @@ final class WebhookOutbox: Service {
         var headers = Self.standardWebhookHeaders(id: eventID, body: bytes, secret: hook.secret, now: now)
         headers["Content-Type"] = "application/json"
         headers["User-Agent"] = "pusher-webhooks"
-        headers["Webhook-Event-Type"] = "device.invalidated"
+        headers["Webhook-Event-Type"] = type
         headers[Self.instanceKey] = instance.id
         if let signature = try? HMACSHA1.hex(bytes, key: Array(hook.secret.utf8)) {
             headers["Webhook-Signature-SHA1"] = signature

@@ -60,6 +60,25 @@ public struct DeviceInvalidation: Sendable, Equatable {
     }
 }
 
+extension DeviceInvalidation {
+    /// `reason` of a device the app deleted (`DELETE /device_api/…/devices/…`).
+    public static let deviceDeleted = "DeviceDeleted"
+    /// `reason` of a device deleted with its user (`DELETE /customer_api/…/users/…`).
+    public static let userDeleted = "UserDeleted"
+
+    /// Whether the record is a removal through the API (status 0, no provider involved) rather than a provider's
+    /// invalidation.
+    public var isRemoval: Bool { status == 0 }
+
+    /// The record of `device`, deleted through the API for `reason`, at `at`.
+    public static func removal(of device: (instanceID: String, id: String, platform: String, token: String,
+                                           userID: String?), reason: String, at: Date) -> DeviceInvalidation {
+        DeviceInvalidation(id: 0, instanceID: device.instanceID, deviceID: device.id, platform: device.platform,
+                           maskedToken: mask(token: device.token), userID: device.userID, reason: reason, status: 0,
+                           providerTimestamp: nil, at: at)
+    }
+}
+
 /// Why a device's health effect was an invalidation, as recorded: the reason and status of the result, and the
 /// provider's timestamp when there is one.
 extension DeviceResult {

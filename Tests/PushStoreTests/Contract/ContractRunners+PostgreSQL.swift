@@ -323,6 +323,10 @@ final class ShardedQueueContractOnPostgreSQL: XCTestCase {
 }
 
 final class InvalidationLogContractOnPostgreSQL: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
     func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
         try await runContract(.postgresql, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
     }

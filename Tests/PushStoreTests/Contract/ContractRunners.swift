@@ -641,6 +641,10 @@ final class ShardedQueueContractOnInMemory: XCTestCase {
 }
 
 final class InvalidationLogContractOnSQLite: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
     func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
         try await runContract(.sqlite, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
     }
@@ -659,6 +663,10 @@ final class InvalidationLogContractOnSQLite: XCTestCase {
 }
 
 final class InvalidationLogContractOnInMemory: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
     func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
         try await runContract(.inMemory, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
     }

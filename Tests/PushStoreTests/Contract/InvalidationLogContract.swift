@@ -97,4 +97,23 @@ final class InvalidationLogContract: StoreContract {
         XCTAssertEqual(left.map(\.id), Array(all.suffix(2).map(\.id)))
         try await store.close()
     }
+
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        let store = try await openStore()
+        let (lone, _) = try await registeredWithRef(store, 1)
+        let (bound, _) = try await registeredWithRef(store, 2)
+        let deleted = try await store.deleteDevice(instanceID: instance, id: lone.id)
+        XCTAssertTrue(deleted)
+        let unknown = try await store.deleteDevice(instanceID: instance, id: lone.id)
+        XCTAssertFalse(unknown, "a device deleted twice is logged once")
+        let removedDevices = try await store.deleteUser(instanceID: instance, userID: "user-2")
+        XCTAssertEqual(removedDevices, 1)
+        let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
+        XCTAssertEqual(logged.map(\.deviceID), [lone.id, bound.id])
+        XCTAssertEqual(logged.map(\.reason), [DeviceInvalidation.deviceDeleted, DeviceInvalidation.userDeleted])
+        XCTAssertEqual(logged.map(\.userID), ["user-1", "user-2"])
+        XCTAssertTrue(logged.allSatisfy { $0.isRemoval && $0.providerTimestamp == nil && $0.platform == "apns" })
+        XCTAssertEqual(logged.first?.maskedToken, "…" + String(lone.token.suffix(6)))
+        try await store.close()
+    }
 }
