@@ -127,3 +127,33 @@ def test_feed_pages_with_the_next_cursor_and_refuses_a_bad_cursor_limit_or_secre
         assert r.status_code == 400, (params, r.text)
         assert r.json()["error"] == "Bad request" and r.json()["description"], r.text
     assert feed(platforms, secret="wrong").status_code == 401
+
+
+def test_a_device_deleted_by_the_app_or_with_its_user_reaches_the_feed_and_webhook_as_removed(platforms, hook):
+    cursor = feed(platforms).json()["next_cursor"]
+    token, users_token = random_token(), random_token()
+    device_id = platforms.register("apns", token, [unique("rm")])
+    users_device_id = platforms.register("apns", users_token, [unique("rm")])
+    user = unique("user")
+    platforms.client.set_user(users_device_id, user)
+    session, secret = platforms.client.session, platforms.client.secret
+    r = session.delete(platforms.server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns/{device_id}"), timeout=10)
+    assert r.status_code == 200, r.text
+    r = session.delete(platforms.server.url(f"/customer_api/v1/instances/{INSTANCE_ID}/users/{user}"),
+                       headers={"Authorization": f"Bearer {secret}"}, timeout=10)
+    assert r.status_code == 200, r.text
+
+    events = feed(platforms, since=cursor).json()["events"]
+    assert [(e["device_id"], e["event_type"], e["reason"], e["provider_status"], e["user_id"]) for e in events] == [
+        (device_id, "device.removed", "DeviceDeleted", 0, None),
+        (users_device_id, "device.removed", "UserDeleted", 0, user)], events
+    assert events[0]["token_masked"] == "…" + token[-6:] and events[0]["provider_timestamp"] is None
+    ours = (device_id, users_device_id)
+    received = wait_for(lambda: (lambda got: got if len(got) == 2 else None)(
+        [r for r in hook.received if r["path"] == "/invalidations" and r["body"]["payload"]["device_id"] in ours]),
+        timeout=15)
+    for event in received:
+        verify_standard_webhook(event)
+        assert event["headers"]["Webhook-Event-Type"] == "device.removed"
+        assert event["body"]["metadata"]["event_type"] == "device.removed"
+        assert event["body"]["payload"] in events
