@@ -444,11 +444,18 @@
     result.dataset.done = '1';
   }
 
+  // Why the push service declared the device dead: its last answer, which is the one that invalidated it (an
+  // invalid device is not sent to again until the app registers).
+  function invalidCause(last) {
+    if (!last || last.status === 0) return '';
+    return ` (the push service answered ${last.status}${last.reason ? ` ${last.reason}` : ''})`;
+  }
+
   function deviceCard(d) {
     const card = el('article', { className: 'card device-card' });
     card.append(el('h2', {}, 'Device ', code(d.id)));
     card.append(el('p', { className: `verdict ${d.valid ? 'ok' : 'bad'}`,
-      text: d.valid ? 'VALID · publishes reach it' : `INVALID since ${time(d.invalidatedAt)} · skipped until the app registers again` }));
+      text: d.valid ? 'VALID · publishes reach it' : `INVALID since ${time(d.invalidatedAt)}${invalidCause(d.lastDelivery)} · skipped until the app registers again` }));
     const last = d.lastDelivery;
     let lastText = 'None yet';
     if (last) {

@@ -330,4 +330,43 @@ public final class InMemoryPushStore: PushStorage {
     public func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
         try access { $0.purgeExpiredLiveActivities(before: before, limit: limit) }
     }
+
+    // MARK: Invalidation log
+
+    public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
+        try access { state in
+            Array(state.invalidations.lazy.map(\.record)
+                .filter { $0.instanceID == instanceID && $0.id > after }.prefix(max(0, limit)))
+        }
+    }
+
+    public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
+        try access { state in
+            Array(state.invalidations.lazy.filter { !$0.notified }.map(\.record).prefix(max(0, limit)))
+        }
+    }
+
+    public func markInvalidationsNotified(_ ids: [Int64]) async throws {
+        let marked = Set(ids)
+        try access { state in
+            for index in state.invalidations.indices where marked.contains(state.invalidations[index].record.id) {
+                state.invalidations[index].notified = true
+            }
+        }
+    }
+
+    public func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int {
+        try access { state in
+            var kept: [String: Int] = [:]
+            var removed = Set<Int64>()
+            // Newest first, so each instance's newest `keepPerInstance` are the ones counted first.
+            for entry in state.invalidations.reversed() where removed.count < max(0, limit) {
+                let count = kept[entry.record.instanceID, default: 0] + 1
+                kept[entry.record.instanceID] = count
+                if entry.record.at < before || count > keepPerInstance { removed.insert(entry.record.id) }
+            }
+            state.invalidations.removeAll { removed.contains($0.record.id) }
+            return removed.count
+        }
+    }
 }

@@ -69,8 +69,20 @@ extension InMemoryState {
 
     mutating func deleteDevice(instanceID: String, id: String) -> Bool {
         guard let ref = ref(instanceID: instanceID, deviceID: id) else { return false }
+        logRemoval(ref: ref, reason: DeviceInvalidation.deviceDeleted)
         remove(ref: ref)
         return true
+    }
+
+    /// Logs the device `ref` as removed through the API (the invalidation log), before it is removed.
+    mutating func logRemoval(ref: Int64, reason: String) {
+        guard let device = devices[ref]?.device else { return }
+        lastInvalidationID += 1
+        var record = DeviceInvalidation.removal(
+            of: (device.instanceID, device.id, device.platform.rawValue, device.token, device.userID), reason: reason,
+            at: Date().stored)
+        record.id = lastInvalidationID
+        invalidations.append((record, false))
     }
 
     mutating func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) -> Bool {
@@ -209,7 +221,10 @@ extension InMemoryState {
 
     mutating func deleteUser(instanceID: String, userID: String) -> Int {
         let refs = devicesByUser[InstanceKey(instanceID: instanceID, name: userID)] ?? []
-        for ref in refs { remove(ref: ref) }
+        for ref in refs.sorted() {
+            logRemoval(ref: ref, reason: DeviceInvalidation.userDeleted)
+            remove(ref: ref)
+        }
         return refs.count
     }
 
@@ -236,6 +251,13 @@ extension InMemoryState {
             stored.device.lastResult = DeliveryResult(status: result.status, reason: result.reason, at: at)
             if let evidence, stored.device.invalidatedAt == nil, stored.device.lastRegisteredAt < evidence {
                 stored.device.invalidatedAt = at
+                lastInvalidationID += 1
+                let device = stored.device
+                invalidations.append((DeviceInvalidation(
+                    id: lastInvalidationID, instanceID: device.instanceID, deviceID: device.id,
+                    platform: device.platform.rawValue, maskedToken: DeviceInvalidation.mask(token: device.token),
+                    userID: device.userID, reason: result.invalidationReason, status: result.status,
+                    providerTimestamp: result.providerTimestamp?.stored, at: at), false))
             }
             devices[result.device] = stored
         }

@@ -92,6 +92,10 @@ struct InMemoryState {
 
     var providerTokens: [ProviderTokenKey: ProviderTokenRecord] = [:]
 
+    /// The invalidation log in id order, with whether each was handed to the webhook notifier.
+    var invalidations: [(record: DeviceInvalidation, notified: Bool)] = []
+    var lastInvalidationID: Int64 = 0
+
     /// Live Activity rows by their own increasing key (`Target.ref` of a Live Activity publish).
     var liveActivities: [Int64: StoredLiveActivity] = [:]
     var lastLiveActivityRef: Int64 = 0

@@ -36,3 +36,11 @@ public enum HMACSHA1 {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+/// HMAC-SHA256, which Standard Webhooks signatures use (`webhook-signature: v1,<base64 MAC>`).
+public enum HMACSHA256 {
+    /// The 32-byte MAC of `message`.
+    public static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try MessageAuthentication.code(EVP_sha256(), size: 32, message: message, key: key)
+    }
+}

@@ -153,8 +153,9 @@ extension PostgreSQLPushStore {
     public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            try connection.run(
-                "DELETE FROM devices WHERE public_id = $1 AND instance_id = $2", [.text(id), .text(instanceID)]) > 0
+            try Self.deleteDevices(
+                "DELETE FROM devices WHERE public_id = $1 AND instance_id = $2", [.text(id), .text(instanceID)],
+                reason: DeviceInvalidation.deviceDeleted, connection: connection) > 0
         }
     }
 
@@ -357,9 +358,25 @@ extension PostgreSQLPushStore {
 
     public func deleteUser(instanceID: String, userID: String) async throws -> Int {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            try connection.run(
-                "DELETE FROM devices WHERE instance_id = $1 AND user_id = $2", [.text(instanceID), .text(userID)])
+            try Self.deleteDevices(
+                "DELETE FROM devices WHERE instance_id = $1 AND user_id = $2", [.text(instanceID), .text(userID)],
+                reason: DeviceInvalidation.userDeleted, connection: connection)
         }
+    }
+
+    /// Runs `delete` (a DELETE of devices) and logs each deleted device as a removal, in the caller's
+    /// transaction. - Returns: how many were deleted.
+    static func deleteDevices(_ delete: String, _ parameters: [PGValue], reason: String,
+                              connection: PGConnection) throws -> Int {
+        let now = Date(millisecondsSince1970: Date().millisecondsSince1970)
+        let result = try connection.query(delete + " RETURNING instance_id, public_id, platform, token, user_id", parameters)
+        let removed = (0..<result.rowCount).map { row in
+            DeviceInvalidation.removal(
+                of: (result.text(row, 0), result.text(row, 1), result.text(row, 2), result.text(row, 3),
+                     result.optionalText(row, 4)), reason: reason, at: now)
+        }
+        try logInvalidations(removed, connection: connection)
+        return removed.count
     }
 
     public func devices(instanceID: String, userID: String) async throws -> [Device] {

@@ -44,6 +44,25 @@ extension PostgreSQLPushStore {
                     environments.append(corrected.rawValue)
                 }
             }
+            // The devices this round invalidates, read before the UPDATE (their rows are locked): each is logged.
+            var dying: [DeviceInvalidation] = []
+            if evidence.contains(where: { $0 != nil }) {
+                let found = try connection.query(
+                    """
+                    SELECT d.instance_id, d.public_id, d.platform, d.token, d.user_id, r.n
+                    FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS r(id, evidence, n)
+                    JOIN devices d ON d.id = r.id
+                    WHERE r.evidence IS NOT NULL AND d.invalidated_at IS NULL AND d.last_registered_at < r.evidence
+                    """, [.integerArray(round.map(\.device)), .integerArray(evidence)])
+                for row in 0..<found.rowCount {
+                    let result = round[Int(found.int64(row, 5)) - 1]
+                    dying.append(DeviceInvalidation(
+                        id: 0, instanceID: found.text(row, 0), deviceID: found.text(row, 1),
+                        platform: found.text(row, 2), maskedToken: DeviceInvalidation.mask(token: found.text(row, 3)),
+                        userID: found.optionalText(row, 4), reason: result.invalidationReason, status: result.status,
+                        providerTimestamp: result.providerTimestamp, at: result.at))
+                }
+            }
             try connection.run(
                 """
                 UPDATE devices d SET
@@ -62,7 +81,28 @@ extension PostgreSQLPushStore {
                     .textArray(round.map(\.reason)), .integerArray(round.map { $0.at.millisecondsSince1970 }),
                     .integerArray(evidence), .textArray(environments),
                 ])
+            try logInvalidations(dying, connection: connection)
         }
+    }
+
+    /// Appends `records` to the invalidation log, in the caller's transaction.
+    static func logInvalidations(_ records: [DeviceInvalidation], connection: PGConnection) throws {
+        guard !records.isEmpty else { return }
+        try connection.run(
+            """
+            INSERT INTO device_invalidations
+                (instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                                 $7::integer[], $8::bigint[], $9::bigint[])
+            """,
+            [
+                .textArray(records.map(\.instanceID)), .textArray(records.map(\.deviceID)),
+                .textArray(records.map(\.platform)), .textArray(records.map(\.maskedToken)),
+                .textArray(records.map(\.userID)), .textArray(records.map(\.reason)),
+                .integerArray(records.map { Int64(Int32(clamping: $0.status)) }),
+                .integerArray(records.map { $0.providerTimestamp?.millisecondsSince1970 }),
+                .integerArray(records.map { $0.at.millisecondsSince1970 }),
+            ])
     }
 
     /// Locks the rows of `devices` (those that exist) for update, in ascending id order: every transaction that

@@ -10,7 +10,7 @@
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration, unifiedPushPlatform]
+                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -292,5 +292,26 @@ enum PostgreSQLSchema {
         ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
         ALTER TABLE devices ADD CONSTRAINT devices_platform_check
             CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush')) NOT VALID;
+        """
+
+    /// Step 8. The invalidation log (`DeviceInvalidation`), as SQLite's step 10: an identity id never reused, the
+    /// feed's (instance, id) index, and the notifier's partial index of rows not yet handed to the outbox.
+    static let deviceInvalidations = """
+        CREATE TABLE device_invalidations (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            instance_id text NOT NULL,
+            device_id text NOT NULL,
+            platform text NOT NULL,
+            token_mask text NOT NULL,
+            user_id text,
+            reason text NOT NULL,
+            status integer NOT NULL,
+            provider_at bigint,
+            at bigint NOT NULL,
+            notified boolean NOT NULL DEFAULT false
+        );
+        CREATE INDEX device_invalidations_feed ON device_invalidations (instance_id, id);
+        CREATE INDEX device_invalidations_at ON device_invalidations (at);
+        CREATE INDEX device_invalidations_unnotified ON device_invalidations (id) WHERE NOT notified;
         """
 }

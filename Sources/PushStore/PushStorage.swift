@@ -28,7 +28,7 @@ import Foundation
 /// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
-    & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry
+    & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry & InvalidationLog
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
 public protocol DeviceRegistry: Sendable {
@@ -173,6 +173,20 @@ public protocol WebhookQueue: Sendable {
     /// When the next pending webhook is due: a retry's time, or the end of a claim's lease; nil when none is
     /// pending. Lets the outbox sleep until then instead of polling.
     func nextWebhookDue() async throws -> Date?
+}
+
+/// The durable record of devices the push services declared dead (`DeviceInvalidation`), written in the
+/// transaction that invalidated them: the customer's pull feed and the source of `device.invalidated` webhooks.
+public protocol InvalidationLog: Sendable {
+    /// The instance's invalidations with `id > after`, oldest first, at most `limit`.
+    func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation]
+    /// Invalidations of any instance not yet handed to the webhook outbox, oldest first, at most `limit`.
+    func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation]
+    /// Marks invalidations as handed to the outbox (or as needing no webhook).
+    func markInvalidationsNotified(_ ids: [Int64]) async throws
+    /// Deletes up to `limit` invalidations recorded before `before`, and up to `limit` of each instance's oldest
+    /// beyond its newest `keepPerInstance`. - Returns: how many. Call again while it equals `limit`.
+    func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int
 }
 
 /// APNs provider tokens shared by every process on the same database (one signature per key and period).

@@ -17,6 +17,21 @@ extension SQLitePushStore {
             case .badToken: evidence = result.at
             case .environment(let corrected): environment = corrected
             }
+            // The device this result invalidates, read before the UPDATE: its invalidation is logged with it.
+            let dying = try evidence.flatMap { evidence in
+                try connection.first(
+                    """
+                    SELECT instance_id, public_id, platform, token, user_id FROM devices
+                    WHERE id = ? AND invalidated_at IS NULL AND last_registered_at < ?
+                    """, [.integer(result.device), .millis(evidence)]
+                ) { row in
+                    DeviceInvalidation(
+                        id: 0, instanceID: row.text(0), deviceID: row.text(1), platform: row.text(2),
+                        maskedToken: DeviceInvalidation.mask(token: row.text(3)), userID: row.optionalText(4),
+                        reason: result.invalidationReason, status: result.status,
+                        providerTimestamp: result.providerTimestamp, at: result.at)
+                }
+            }
             try connection.run(
                 """
                 UPDATE devices SET
@@ -31,7 +46,23 @@ extension SQLitePushStore {
                     .integer(Int64(result.status)), .text(result.reason), .millis(result.at), .millis(evidence),
                     .text(environment?.rawValue), .integer(result.device),
                 ])
+            if let dying { try logInvalidation(dying, connection: connection) }
         }
+    }
+
+    /// Appends `record` to the invalidation log, in the caller's transaction.
+    static func logInvalidation(_ record: DeviceInvalidation, connection: SQLiteConnection) throws {
+        try connection.run(
+            """
+            INSERT INTO device_invalidations
+                (instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(record.instanceID), .text(record.deviceID), .text(record.platform), .text(record.maskedToken),
+                .text(record.userID), .text(record.reason), .integer(Int64(record.status)),
+                .millis(record.providerTimestamp), .millis(record.at),
+            ])
     }
 
     public func recordDeviceResults(_ results: [DeviceResult]) async throws {

@@ -132,8 +132,9 @@ extension SQLitePushStore {
     public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         // device_interests rows go with it (ON DELETE CASCADE); the user binding is a column of the row.
         try await write(tenant: instanceID) { connection in
-            try connection.run(
-                "DELETE FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)]) > 0
+            try Self.deleteDevices(
+                "DELETE FROM devices WHERE public_id = ? AND instance_id = ?", [.text(id), .text(instanceID)],
+                reason: DeviceInvalidation.deviceDeleted, connection: connection) > 0
         }
     }
 
@@ -392,8 +393,24 @@ extension SQLitePushStore {
 
     public func deleteUser(instanceID: String, userID: String) async throws -> Int {
         try await write(tenant: instanceID) { connection in
-            try connection.run("DELETE FROM devices WHERE instance_id = ? AND user_id = ?", [.text(instanceID), .text(userID)])
+            try Self.deleteDevices(
+                "DELETE FROM devices WHERE instance_id = ? AND user_id = ?", [.text(instanceID), .text(userID)],
+                reason: DeviceInvalidation.userDeleted, connection: connection)
         }
+    }
+
+    /// Runs `delete` (a DELETE of devices) and logs each deleted device as a removal, in the caller's
+    /// transaction. - Returns: how many were deleted.
+    static func deleteDevices(_ delete: String, _ bindings: [SQLValue], reason: String,
+                              connection: SQLiteConnection) throws -> Int {
+        var removed: [DeviceInvalidation] = []
+        let now = Date(millisecondsSince1970: Date().millisecondsSince1970)
+        try connection.query(delete + " RETURNING instance_id, public_id, platform, token, user_id", bindings) { row in
+            removed.append(.removal(of: (row.text(0), row.text(1), row.text(2), row.text(3), row.optionalText(4)),
+                                    reason: reason, at: now))
+        }
+        for record in removed { try logInvalidation(record, connection: connection) }
+        return removed.count
     }
 
     public func devices(instanceID: String, userID: String) async throws -> [Device] {

@@ -5,7 +5,8 @@ import PushStore
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
-                                       interestCounts, devicesByRegistration, unifiedPushPlatform]
+                                       interestCounts, devicesByRegistration, unifiedPushPlatform,
+                                       deviceInvalidations]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -243,5 +244,27 @@ enum Schema {
         PRAGMA writable_schema = RESET;
         CREATE TABLE schema_cookie_bump (x INTEGER);
         DROP TABLE schema_cookie_bump;
+        """
+
+    /// Step 10. The invalidation log (`DeviceInvalidation`): written with the invalidation, read by the feed in
+    /// (instance, id) order; `notified` = 0 rows wait for the webhook notifier. AUTOINCREMENT: an id is never
+    /// reused after a purge, so a customer's cursor never skips a later row. Tokens are stored masked only.
+    static let deviceInvalidations = """
+        CREATE TABLE device_invalidations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            instance_id TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            token_mask TEXT NOT NULL,
+            user_id TEXT,
+            reason TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            provider_at INTEGER,
+            at INTEGER NOT NULL,
+            notified INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX device_invalidations_feed ON device_invalidations (instance_id, id);
+        CREATE INDEX device_invalidations_at ON device_invalidations (at);
+        CREATE INDEX device_invalidations_unnotified ON device_invalidations (id) WHERE notified = 0;
         """
 }

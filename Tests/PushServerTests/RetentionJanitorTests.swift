@@ -77,4 +77,32 @@ final class RetentionJanitorTests: XCTestCase {
         let none = await off.purgeOnce(now: start.addingTimeInterval(1000 * day))
         XCTAssertEqual(none.undeliveredDevices, 0, "0 keeps them")
     }
+
+    func testPurgesInvalidationEventsPastTheirOwnRetentionEvenWithHistoryKeptForever() async throws {
+        let store = InMemoryPushStore()
+        let day: TimeInterval = 86_400
+        // After the registrations' wall-clock time: a result older than the last registration invalidates nothing.
+        let start = Date(millisecondsSince1970: Date().addingTimeInterval(60).millisecondsSince1970)
+        var refs: [Int64] = []
+        for n in 0..<2 {
+            let device = try await store.registerDevice(DeviceRegistration(
+                instanceID: "i", token: String(repeating: "ab", count: 31) + "0\(n)")).device
+            _ = try await store.setUser(instanceID: "i", deviceID: device.id, userID: "u\(n)", maxDevicesPerUser: 10)
+            let job = PublishJob(instanceID: "i", publishID: "p\(n)", kind: .users, targets: ["u\(n)"], payload: Data(),
+                                 createdAt: start)
+            let page = try await store.targets(for: job, after: 0, limit: 10)
+            refs.append(try XCTUnwrap(page.targets.first).ref)
+        }
+        let invalidatedAt = [start.addingTimeInterval(day), start.addingTimeInterval(9 * day)]
+        for (ref, at) in zip(refs, invalidatedAt) {
+            try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, at: at, effect: .badToken)])
+        }
+        let sink = CapturingLogSink()
+        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
+                                       invalidations: store, invalidationRetentionDays: 7)
+        await janitor.purgeOnce(now: start.addingTimeInterval(10 * day))
+        let left = try await store.invalidations(instanceID: "i", after: 0, limit: 10)
+        XCTAssertEqual(left.map(\.at), [invalidatedAt[1]], "only the event older than 7 days goes")
+        XCTAssertTrue(sink.lines.contains { $0.contains("Purged old invalidation events") && $0.contains("events=1") })
+    }
 }

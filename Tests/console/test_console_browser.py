@@ -528,6 +528,7 @@ def test_publish_overview_and_devices_show_every_platform(driver, three_platform
     card = page.done("dev-result").find_element(By.CSS_SELECTOR, ".device-card")
     assert android_ids[2] in card.text and "INVALID since" in card.text, card.text
     assert "Platform\nAndroid (FCM)" in card.text and "404 UNREGISTERED" in card.text, card.text
+    assert "(the push service answered 404 UNREGISTERED)" in card.text, card.text
     assert "Environment" not in card.text and card.find_elements(By.TAG_NAME, "button") == []
     Select(page.by_id("dev-by")).select_by_value("id")
     assert not page.by_id("dev-platform").is_displayed(), "the platform only matters for a token"

@@ -26,7 +26,7 @@ def fcm_token(marker=""):
 class Platforms:
     """The server with all three platforms configured, and the three stand-ins."""
 
-    def __init__(self, directory, overrides=None, fcm_project=None, fcm_overrides=None):
+    def __init__(self, directory, overrides=None, fcm_project=None, fcm_overrides=None, instance_overrides=None):
         p8, pub = write_apns_key(directory)
         vapid = directory / "vapid.pem"
         keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
@@ -36,7 +36,8 @@ class Platforms:
         self.fcm = MockFCM(directory, project=fcm_project)
         self.push = MockPushService(directory)
         self.server = Server(directory, self.apns, p8, overrides=overrides, instance_overrides={
-            "fcm": {**self.fcm.config(), **(fcm_overrides or {})}, "web": self.push.config(vapid)})
+            "fcm": {**self.fcm.config(), **(fcm_overrides or {})}, "web": self.push.config(vapid),
+            **(instance_overrides or {})})
         self.client = Beams(self.server)
 
     def register(self, platform, token, interests):

@@ -1,5 +1,6 @@
 """SIGTERM stops the server's services one after another, in a fixed order, and the log says so: the HTTP
-listener first (no new work), then the engine (running publishes checkpoint), webhook delivery, the janitor, the
+listener first (no new work), then the engine (running publishes checkpoint), the invalidation notifier, webhook
+delivery, the janitor, the
 store watchdog, and the ops listener last, answering `/ready` with 503 while the rest drains. A publish accepted
 before the signal is delivered in full after the restart, none twice."""
 import re
@@ -15,7 +16,7 @@ DEVICES = 100
 # One connection with 10 streams and a 2 s mock: the fan-out would need 20 s, so the signal lands early in it and
 # the engine's drain (waiting for the 10 answers in flight) lasts long enough to ask the ops listener meanwhile.
 CONNECTIONS, STREAMS, MOCK_DELAY_MS = 1, 10, 2000
-STOP_ORDER = ["http", "engine", "webhooks", "janitor", "store-watchdog", "ops-http"]
+STOP_ORDER = ["http", "engine", "invalidations", "webhooks", "janitor", "store-watchdog", "ops-http"]
 
 
 def log_fields(line):

@@ -29,7 +29,8 @@ public final class Application: Sendable {
     let instances: [InstanceRuntime]
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
-    /// queue, FINISHED webhooks are queued); then webhook delivery, the janitor and the store watchdog; the ops
+    /// queue, FINISHED webhooks are queued); then the invalidation notifier (what it has not queued yet is queued
+    /// after the restart), webhook delivery, the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
     private let logger: Logger
@@ -73,7 +74,9 @@ public final class Application: Sendable {
                                  metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
-                                   logger: logger.named("store"), liveActivities: store)
+                                   logger: logger.named("store"), liveActivities: store, invalidations: store,
+                                   invalidationRetentionDays: config.storage.invalidationRetentionDays,
+                                   invalidationsPerInstance: config.storage.invalidationsPerInstance)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers
@@ -106,6 +109,7 @@ public final class Application: Sendable {
         PublishAPI(app: context).register(into: &router)
         DeviceAPI(app: context).register(into: &router)
         CustomerAPI(app: context).register(into: &router)
+        InvalidationFeedAPI(app: context).register(into: &router)
         ReportingAPI(app: context) { event in
             guard let instance = byID[event.instanceID.lowercased()] else { return }
             Task { await webhooks.userEvent(instance, event) }
@@ -194,6 +198,9 @@ public final class Application: Sendable {
         let running: [any Service] = [
             http,
             engine,
+            InvalidationNotifier(store: store, instances: config.instances, logger: logger.named("webhooks")) {
+                [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
+            },
             webhooks,
             janitor,
             StoreWatchdog(health: storeHealth, store: store),

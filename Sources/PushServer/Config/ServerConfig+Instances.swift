@@ -100,26 +100,35 @@ extension ServerConfig {
         _ hook: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
         environment: [String: String]
     ) -> WebhookConfig? {
-        reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile"])
-        var url = reader.string(hook, "url", p)
-        if let text = url {
-            do {
-                let parsed = try HTTPURL(text)
-                if let address = parsed.literalAddress,
-                   case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
-                    reader.error("\(p).url", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
-                    url = nil
-                }
-            } catch {
-                reader.error("\(p).url", "\(error)")
-                url = nil
-            }
-        } else if hook["url"]?.isNull ?? true {
+        reader.checkKeys(hook, p, allowed: ["url", "secret", "secretEnv", "secretFile", "invalidationsUrl"])
+        let url = readWebhookURL(hook, "url", p, policy: policy, &reader)
+        if url == nil && (hook["url"]?.isNull ?? true) {
             reader.error("\(p).url", "is required")
         }
+        // Off unless set: `device.invalidated` events go only to a receiver that asked for them.
+        let invalidationsURL = readWebhookURL(hook, "invalidationsUrl", p, policy: policy, &reader)
         let secret = readSecret(hook, p, .webhook, &reader, environment: environment)
         guard let url, let secret else { return nil }
-        return WebhookConfig(url: url, secret: secret)
+        return WebhookConfig(url: url, secret: secret, invalidationsURL: invalidationsURL)
+    }
+
+    /// An http(s) URL of a webhook receiver; a literal address the destination policy refuses is an error.
+    static func readWebhookURL(
+        _ hook: [String: JSONValue], _ key: String, _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader
+    ) -> String? {
+        guard let text = reader.string(hook, key, p) else { return nil }
+        do {
+            let parsed = try HTTPURL(text)
+            if let address = parsed.literalAddress,
+               case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
+                reader.error("\(p).\(key)", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                return nil
+            }
+        } catch {
+            reader.error("\(p).\(key)", "\(error)")
+            return nil
+        }
+        return text
     }
 
     static func readAPNs(

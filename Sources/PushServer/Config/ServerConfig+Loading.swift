@@ -85,10 +85,17 @@ extension ServerConfig {
         if let storage = reader.object(root["storage"], "storage") {
             reader.checkKeys(storage, "storage", allowed: [
                 "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
-                "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB",
+                "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB", "invalidationRetentionDays",
+                "invalidationsPerInstance",
             ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
+            if let days = reader.int(storage, "invalidationRetentionDays", "storage", in: 0...36500) {
+                config.storage.invalidationRetentionDays = days
+            }
+            if let cap = reader.int(storage, "invalidationsPerInstance", "storage", in: 1...10_000_000) {
+                config.storage.invalidationsPerInstance = cap
+            }
             if let days = reader.int(storage, "undeliveredDeviceDays", "storage", in: 0...36500) {
                 // On PostgreSQL a sharded publish records its successes as counters only (docs/OPERATIONS.md,
                 // "Results at scale"), so a device delivered to every day still shows no acceptance: the janitor

@@ -42,6 +42,10 @@ public struct ServerConfig: Sendable {
         /// failure (credentials missing for a while, say) and whose app is not opened meanwhile is deleted too;
         /// SQLite only (the config refuses it on PostgreSQL, where sharded successes are not recorded per device).
         public var undeliveredDeviceDays = 0
+        /// Days the invalidation log (the `devices/invalidations` feed) keeps an event; 0: until the cap.
+        public var invalidationRetentionDays = 7
+        /// Events the invalidation log keeps per instance at most; the janitor drops the oldest beyond it.
+        public var invalidationsPerInstance = 100_000
         /// SQLite only: the writer connection's page cache in MiB, the largest share of the store's memory (each
         /// reader keeps SQLite's 2 MiB). It fills with the pages the writer touches, so a node's RSS grows with its
         /// database up to this size and then stays (docs/BENCHMARKS.md, soak). Default 64: large random-key index
@@ -344,7 +348,11 @@ public struct WebhookConfig: Sendable {
     /// An http or https URL (checked with `HTTPURL`).
     public var url: String
     /// HMAC-SHA1 key for the `Webhook-Signature` header; required, from `secret`, `secretEnv` or `secretFile`.
+    /// Also the HMAC-SHA256 key of the Standard Webhooks `webhook-signature` of `device.invalidated` events.
     public var secret: String
+    /// `invalidationsUrl`: where `device.invalidated` events go (docs/API.md "Device invalidations"); nil: none
+    /// are sent (the pull feed still lists them).
+    public var invalidationsURL: String? = nil
 }
 
 /// An instance's defaults and bounds for `x_delivery` (docs/API.md): the zone of devices that set none, and the

@@ -19,8 +19,18 @@ final class RetentionJanitor: Service {
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
     static let sliceSize = 5000
 
+    /// The invalidation log, its retention and its per-instance cap (`storage.invalidation*`); nil: not purged.
+    private let invalidations: (any InvalidationLog)?
+    private let invalidationRetention: TimeInterval
+    private let invalidationsPerInstance: Int
+
     init(store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
-         interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil) {
+         interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil,
+         invalidations: (any InvalidationLog)? = nil, invalidationRetentionDays: Int = 7,
+         invalidationsPerInstance: Int = 100_000) {
+        self.invalidations = invalidations
+        self.invalidationRetention = TimeInterval(invalidationRetentionDays) * 86_400
+        self.invalidationsPerInstance = invalidationsPerInstance
         self.store = store
         self.liveActivities = liveActivities
         self.retention = TimeInterval(retentionDays) * 86_400
@@ -32,7 +42,7 @@ final class RetentionJanitor: Service {
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
     func run() async {
-        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil else { return }
+        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil else { return }
         while !Task.isCancelled {
             await purgeOnce(now: Date())
             do {
@@ -70,7 +80,30 @@ final class RetentionJanitor: Service {
         }
         total.undeliveredDevices = await purgeUndeliveredDevices(now: now)
         await purgeExpiredLiveActivityTokens(now: now)
+        await purgeInvalidations(now: now)
         return total
+    }
+
+    /// Deletes, in slices, invalidation events older than their retention or beyond the per-instance cap.
+    /// - Returns: how many.
+    @discardableResult
+    func purgeInvalidations(now: Date) async -> Int {
+        guard let invalidations else { return 0 }
+        // Retention 0 keeps events until the cap: a cutoff no event is older than.
+        let before = invalidationRetention > 0 ? now.addingTimeInterval(-invalidationRetention) : .distantPast
+        var deleted = 0
+        do {
+            while !Task.isCancelled {
+                let slice = try await invalidations.purgeInvalidations(
+                    before: before, keepPerInstance: invalidationsPerInstance, limit: Self.sliceSize)
+                deleted += slice
+                if slice < Self.sliceSize { break }
+            }
+        } catch {
+            logger.error("Purging old invalidation events failed", ["error": "\(error)"])
+        }
+        if deleted > 0 { logger.info("Purged old invalidation events", ["events": String(deleted)]) }
+        return deleted
     }
 
     /// Deletes, in slices, devices that were never delivered to and have not registered again for

@@ -118,6 +118,57 @@ final class WebhookOutbox: Service {
         ])
     }
 
+    /// A `device.invalidated` event to the instance's `webhook.invalidationsUrl` (docs/API.md "Device
+    /// invalidations"): the Beams envelope, signed twice with the webhook secret: Standard Webhooks' `webhook-id`,
+    /// `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`), and Beams'
+    /// hex HMAC-SHA1 of the body. Field names are case-insensitive, so Beams' `Webhook-Signature` and Standard
+    /// Webhooks' `webhook-signature` are one field: it carries the Standard Webhooks value, and the HMAC-SHA1 goes
+    /// in `Webhook-Signature-SHA1`. The id is the event's own, the same on every retry and in the feed, so a
+    /// receiver de-duplicates by it. Nothing is queued without an `invalidationsUrl`.
+    func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
+        guard let hook = instance.webhook, let url = hook.invalidationsURL else { return }
+        let eventID = InvalidationFeedAPI.eventID(event)
+        let type = InvalidationFeedAPI.eventType(event)
+        let body = JSONValue.object([
+            "payload": InvalidationFeedAPI.render(event),
+            "metadata": .object([
+                "created_at": .string(now.iso8601), "event_type": .string(type),
+                "event_id": .string(eventID), "product": .string("beams"),
+            ]),
+            "custom_data": .object([:]),
+        ])
+        let bytes = body.serialized()
+        var headers = Self.standardWebhookHeaders(id: eventID, body: bytes, secret: hook.secret, now: now)
+        headers["Content-Type"] = "application/json"
+        headers["User-Agent"] = "pusher-webhooks"
+        headers["Webhook-Event-Type"] = type
+        headers[Self.instanceKey] = instance.id
+        if let signature = try? HMACSHA1.hex(bytes, key: Array(hook.secret.utf8)) {
+            headers["Webhook-Signature-SHA1"] = signature
+        }
+        await enqueue(url: url, bytes: bytes, headers: headers)
+    }
+
+    /// Standard Webhooks' headers for `body`: `webhook-id`, `webhook-timestamp` (Unix seconds) and
+    /// `webhook-signature` = `v1,` + base64 of HMAC-SHA256 over `id.timestamp.body`, keyed with the secret's bytes
+    /// (a `whsec_` secret's base64 part decoded, as Standard Webhooks libraries do; any other secret as UTF-8).
+    /// The timestamp is when the event was queued: a retry keeps it, so a receiver's replay window counts from there.
+    static func standardWebhookHeaders(id: String, body: [UInt8], secret: String, now: Date) -> [String: String] {
+        let timestamp = String(Int64(now.timeIntervalSince1970))
+        let signed = Array("\(id).\(timestamp).".utf8) + body
+        var headers = ["webhook-id": id, "webhook-timestamp": timestamp]
+        if let mac = try? HMACSHA256.authenticationCode(signed, key: standardWebhookKey(secret)) {
+            headers["webhook-signature"] = "v1," + Data(mac).base64EncodedString()
+        }
+        return headers
+    }
+
+    /// The HMAC key of a webhook secret: a `whsec_<base64>` secret's decoded bytes, else its UTF-8 bytes.
+    static func standardWebhookKey(_ secret: String) -> [UInt8] {
+        if secret.hasPrefix("whsec_"), let key = Data(base64Encoded: String(secret.dropFirst(6))) { return Array(key) }
+        return Array(secret.utf8)
+    }
+
     private func instanceEvent(_ instance: InstanceConfig, type: String, payload: [String: JSONValue]) async {
         guard let hook = instance.webhook else { return }
         let eventID = UUID().uuidString.lowercased()

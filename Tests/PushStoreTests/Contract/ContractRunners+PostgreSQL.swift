@@ -321,3 +321,25 @@ final class ShardedQueueContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, ShardedQueueContract.testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums)
     }
 }
+
+final class InvalidationLogContractOnPostgreSQL: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
+    func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
+    }
+
+    func testResultThatDoesNotInvalidateIsNotLogged() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testResultThatDoesNotInvalidateIsNotLogged)
+    }
+
+    func testNotifierSeesEachInvalidationUntilMarked() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testNotifierSeesEachInvalidationUntilMarked)
+    }
+
+    func testPurgeDropsOldRowsAndRowsOverTheInstanceCap() async throws {
+        try await runContract(.postgresql, InvalidationLogContract.testPurgeDropsOldRowsAndRowsOverTheInstanceCap)
+    }
+}

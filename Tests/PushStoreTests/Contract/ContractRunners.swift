@@ -639,3 +639,47 @@ final class ShardedQueueContractOnInMemory: XCTestCase {
         try await runContract(.inMemory, ShardedQueueContract.testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums)
     }
 }
+
+final class InvalidationLogContractOnSQLite: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
+    func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
+    }
+
+    func testResultThatDoesNotInvalidateIsNotLogged() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testResultThatDoesNotInvalidateIsNotLogged)
+    }
+
+    func testNotifierSeesEachInvalidationUntilMarked() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testNotifierSeesEachInvalidationUntilMarked)
+    }
+
+    func testPurgeDropsOldRowsAndRowsOverTheInstanceCap() async throws {
+        try await runContract(.sqlite, InvalidationLogContract.testPurgeDropsOldRowsAndRowsOverTheInstanceCap)
+    }
+}
+
+final class InvalidationLogContractOnInMemory: XCTestCase {
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testDeletingADeviceOrAUserLogsEachDeviceAsRemoved)
+    }
+
+    func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp)
+    }
+
+    func testResultThatDoesNotInvalidateIsNotLogged() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testResultThatDoesNotInvalidateIsNotLogged)
+    }
+
+    func testNotifierSeesEachInvalidationUntilMarked() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testNotifierSeesEachInvalidationUntilMarked)
+    }
+
+    func testPurgeDropsOldRowsAndRowsOverTheInstanceCap() async throws {
+        try await runContract(.inMemory, InvalidationLogContract.testPurgeDropsOldRowsAndRowsOverTheInstanceCap)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import XCTest
+
+import PushStore
+@testable import PushServer
+
+final class DeviceInvalidationWebhookTests: XCTestCase {
+    func testStandardWebhookSignatureMatchesTheSpecificationExample() {
+        // The example of the Standard Webhooks reference libraries: this secret, id, timestamp and body sign to this.
+        let headers = WebhookOutbox.standardWebhookHeaders(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", body: Array(#"{"test": 2432232314}"#.utf8),
+            secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now: Date(timeIntervalSince1970: 1_614_265_330))
+        XCTAssertEqual(headers["webhook-id"], "msg_p5jXN8AQM9LWM0D4loKWxJek")
+        XCTAssertEqual(headers["webhook-timestamp"], "1614265330")
+        XCTAssertEqual(headers["webhook-signature"], "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+    }
+
+    func testSecretWithoutThePrefixIsUsedAsItsUTF8Bytes() {
+        XCTAssertEqual(WebhookOutbox.standardWebhookKey("plain-secret"), Array("plain-secret".utf8))
+        XCTAssertEqual(WebhookOutbox.standardWebhookKey("whsec_AAEC"), [0, 1, 2])
+    }
+
+    func testMaskKeepsSixCharactersOfAnAPNsTokenAndTheHostOfAWebEndpoint() {
+        let apns = String(repeating: "ab", count: 32)
+        XCTAssertEqual(DeviceInvalidation.mask(token: apns), "…" + String(apns.suffix(6)))
+        let web = #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abcdefghijklmnop123456","keys":{"auth":"x","p256dh":"y"}}"#
+        XCTAssertEqual(DeviceInvalidation.mask(token: web), "fcm.googleapis.com/…123456")
+        XCTAssertEqual(DeviceInvalidation.mask(token: "short"), "…", "a token too short to mask keeps nothing")
+    }
+
+    func testFeedCursorRefusesAnythingButADecimalSequenceNumber() throws {
+        XCTAssertEqual(try InvalidationFeedAPI.cursor(nil), 0)
+        XCTAssertEqual(try InvalidationFeedAPI.cursor("42"), 42)
+        for bad in ["", "-1", "abc", "1e3", "99999999999999999999", " 1"] {
+            XCTAssertThrowsError(try InvalidationFeedAPI.cursor(bad), bad)
+        }
+    }
+}
