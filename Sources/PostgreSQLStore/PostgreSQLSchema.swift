@@ -10,7 +10,7 @@
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration, unifiedPushPlatform]
+                                       devicesByRegistration, unifiedPushPlatform, hmsPlatform]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -292,5 +292,12 @@ enum PostgreSQLSchema {
         ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
         ALTER TABLE devices ADD CONSTRAINT devices_platform_check
             CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush')) NOT VALID;
+        """
+
+    /// Step 8. `devices.platform` takes `hms` (as step 7: drop the named CHECK, add the wider one `NOT VALID`).
+    static let hmsPlatform = """
+        ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
+        ALTER TABLE devices ADD CONSTRAINT devices_platform_check
+            CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush', 'hms')) NOT VALID;
         """
 }

@@ -5,7 +5,7 @@ import PushStore
 enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
-                                       interestCounts, devicesByRegistration, unifiedPushPlatform]
+                                       interestCounts, devicesByRegistration, unifiedPushPlatform, hmsPlatform]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -239,6 +239,17 @@ enum Schema {
         PRAGMA writable_schema = ON;
         UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (platform IN (''apns'', ''fcm'', ''web''))',
             'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush''))')
+            WHERE type = 'table' AND name = 'devices';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_bump (x INTEGER);
+        DROP TABLE schema_cookie_bump;
+        """
+
+    /// Step 10. `devices.platform` takes `hms`, the same stored-schema widening as step 9.
+    static let hmsPlatform = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush''))',
+            'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush'', ''hms''))')
             WHERE type = 'table' AND name = 'devices';
         PRAGMA writable_schema = RESET;
         CREATE TABLE schema_cookie_bump (x INTEGER);
