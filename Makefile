@@ -115,6 +115,8 @@ SDK_POSTGRESQL += Tests/sdk/test_publish_slots.py
 SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py
 # UnifiedPush devices under the widened platform CHECK (migration 7), registration to delivery.
 SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
+# HMS devices under the widened platform CHECK (migration 8), registration to delivery.
+SDK_POSTGRESQL += Tests/sdk/test_hms.py
 test-sdk-postgresql: release-binary
 	PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(VENV)/bin/pytest -q $(SDK_POSTGRESQL)
 

@@ -86,6 +86,11 @@ final class HMSDispatch: PlatformDispatch {
         }
     }
 
+    /// Reasons the server gives HMS deliveries itself (besides Huawei's result codes and `HTTP<status>`).
+    static let localReasons: Set<String> = [
+        "NoHMSCredentials", "AccessTokenRefused", "AccessTokenUnavailable", "TransportError", "Cancelled", "UnknownError",
+    ]
+
     /// One token's fate as the run counts it: an illegal token removes its device; other failures keep it.
     static func verdict(_ delivery: HMSDelivery) -> PlatformVerdict {
         switch delivery {
