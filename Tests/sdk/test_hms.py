@@ -245,3 +245,24 @@ def test_ready_shows_credentials_loaded_and_refused(platforms):
     assert status["hms"]["failedByReason"] == {"AccessTokenRefused": 1}, status
     entry = platforms.ready_instance(REFUSED_INSTANCE_ID)
     assert entry["hmsCredentials"] == "refused" and "invalid client_secret" in entry["hms"]["problem"], entry
+
+
+def test_more_than_1000_devices_go_in_batches_of_at_most_1000_tokens_each_sent_once(platforms):
+    from concurrent.futures import ThreadPoolExecutor
+
+    interest = unique("batch")
+    tokens = [hms_token() for _ in range(1203)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda token: platforms.register_hms(token, [interest]), tokens))
+    before = platforms.hms.stats()
+
+    status = platforms.client.wait_finished(platforms.client.publish("interests", hms_body(interest)), timeout=60)
+
+    assert status["hms"]["accepted"] == 1203 and status["hms"]["failed"] == 0, status
+    sent = platforms.hms.requests(since=before["sends"])
+    assert all(len(r["tokens"]) <= 1000 for r in sent) and len(sent) >= 2, [len(r["tokens"]) for r in sent]
+    assert sorted(t for r in sent for t in r["tokens"]) == sorted(tokens)
+    delivered = platforms.hms.delivered()
+    assert all(delivered[token] == 1 for token in tokens)
+    # At most one token request for both batches (none when an earlier test left a live token).
+    assert platforms.hms.stats()["token_requests"] - before["token_requests"] <= 1
