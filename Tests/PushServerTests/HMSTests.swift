@@ -110,6 +110,33 @@ final class HMSTests: XCTestCase {
         }
     }
 
+    func testConfigReadsSecretFromValueOrFileAndRefusesMissingOrBadFields() throws {
+        let directory = NSTemporaryDirectory() + "hms-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let secretFile = directory + "/hms-secret"
+        try "file-secret\n".write(toFile: secretFile, atomically: true, encoding: .utf8)
+        func config(_ section: String) -> Data {
+            Data(#"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","hms":\#(section)}]}"#.utf8)
+        }
+        let (inline, _) = try ServerConfig.parse(config(#"{"appId":"104433211","clientSecret":"inline"}"#))
+        let settings = try XCTUnwrap(inline.instances.first?.hms)
+        XCTAssertEqual(settings.appID, "104433211")
+        XCTAssertEqual(settings.clientID, "104433211", "the client ID defaults to the app ID")
+        XCTAssertEqual(settings.clientSecret, "inline")
+        let (fromFile, _) = try ServerConfig.parse(config(#"{"appId":"1","clientId":"9","clientSecretFile":"\#(secretFile)","endpointOverride":"https://127.0.0.1:1"}"#))
+        XCTAssertEqual(fromFile.instances.first?.hms?.clientSecret, "file-secret")
+        XCTAssertEqual(fromFile.instances.first?.hms?.clientID, "9")
+        XCTAssertEqual(fromFile.instances.first?.hms?.endpointOverride, "https://127.0.0.1:1")
+        for (section, path) in [(#"{"clientSecret":"x"}"#, "hms.appId"), (#"{"appId":"12/../x","clientSecret":"x"}"#, "hms.appId"),
+                                (#"{"appId":"1"}"#, "hms.clientSecret"),
+                                (#"{"appId":"1","clientSecret":"x","endpointOverride":"http://h"}"#, "hms.endpointOverride")] {
+            XCTAssertThrowsError(try ServerConfig.parse(config(section)), section) { error in
+                XCTAssertTrue("\(error)".contains(path), "\(section): \(error)")
+            }
+        }
+    }
+
     func testAccessTokensAreFetchedOnceAndSharedByConcurrentCallers() async {
         let calls = Counter()
         let tokens = HMSAccessTokens {
