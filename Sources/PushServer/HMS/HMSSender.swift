@@ -12,6 +12,8 @@ enum HMSDelivery: Equatable, Sendable {
     case invalidToken(reason: String)
     /// Not delivered, the device kept; `status` 0 when Huawei gave no answer.
     case failed(reason: String, status: Int)
+    /// No final answer because the sender shut down: the run leaves the target for its resumed run.
+    case unfinished
 }
 
 /// Sends Huawei Push Kit v1 `messages:send` requests for one app: the OAuth token from `HMSAccessTokens` (reused,
@@ -92,10 +94,14 @@ final class HMSSender: Sendable {
             counters.withLock { $0.requests += 1 }
             let answer: HMSAnswer
             var status = 0
-            do {
+            do throws(HTTPExchangeError) {
                 let response = try await client.send(exchange)
                 status = response.status
                 answer = HMSAnswer.classify(status: response.status, body: response.body, retryAfter: response.retryAfter)
+            } catch where error.kind == .shutdown {
+                for token in pending { results[token] = .unfinished }
+                pending = []
+                continue
             } catch {
                 answer = .retry(reason: "TransportError", retryAfter: nil)
             }

@@ -94,6 +94,7 @@ final class HMSDispatch: PlatformDispatch {
     /// One token's fate as the run counts it: an illegal token removes its device; other failures keep it.
     static func verdict(_ delivery: HMSDelivery) -> PlatformVerdict {
         switch delivery {
+        case .unfinished: return .unfinished
         case .accepted: return .accepted(status: 200)
         case .invalidToken(let reason): return .failed(reason, status: 200, effect: .badToken)
         case .failed(let reason, let status): return .failed(reason, status: status)
