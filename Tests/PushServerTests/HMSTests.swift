@@ -124,6 +124,7 @@ final class HMSTests: XCTestCase {
         XCTAssertEqual(settings.appID, "104433211")
         XCTAssertEqual(settings.clientID, "104433211", "the client ID defaults to the app ID")
         XCTAssertEqual(settings.clientSecret, "inline")
+        XCTAssertFalse("\(settings)".contains("inline"), "the secret never appears in a description")
         let (fromFile, _) = try ServerConfig.parse(config(#"{"appId":"1","clientId":"9","clientSecretFile":"\#(secretFile)","endpointOverride":"https://127.0.0.1:1"}"#))
         XCTAssertEqual(fromFile.instances.first?.hms?.clientSecret, "file-secret")
         XCTAssertEqual(fromFile.instances.first?.hms?.clientID, "9")

@@ -149,7 +149,7 @@ final class HMSSender: Sendable {
 }
 
 /// How one app's HMS sender talks to Huawei (`instances[].hms`).
-struct HMSSenderConfiguration: Sendable {
+struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
     var clientID: String
     var clientSecret: String
     /// The `{id}` of the send URL: the app ID (by default the OAuth client ID, as for apps whose client ID is the
@@ -164,6 +164,9 @@ struct HMSSenderConfiguration: Sendable {
     /// First backoff in seconds, doubled per resend (a `Retry-After` wins).
     var backoffBase = 1.0
     var logger = Logger(label: "hms")
+
+    /// Without the secret, for logs.
+    var description: String { "HMSSenderConfiguration(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
 
     /// `grant_type=client_credentials&client_id=…&client_secret=…`, each value form-encoded.
     static func formBody(clientID: String, clientSecret: String) -> [UInt8] {
