@@ -184,6 +184,8 @@ SDK_POSTGRESQL += Tests/sdk/test_mixed_workload.py
 SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
 # The invalidation log written in the results' transaction (migration 8): feed and device.invalidated webhook.
 SDK_POSTGRESQL += Tests/sdk/test_device_invalidations.py
+# HMS devices under the widened platform CHECK (migration 9), registration to delivery.
+SDK_POSTGRESQL += Tests/sdk/test_hms.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

@@ -10,7 +10,7 @@
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations]
+                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -313,5 +313,12 @@ enum PostgreSQLSchema {
         CREATE INDEX device_invalidations_feed ON device_invalidations (instance_id, id);
         CREATE INDEX device_invalidations_at ON device_invalidations (at);
         CREATE INDEX device_invalidations_unnotified ON device_invalidations (id) WHERE NOT notified;
+        """
+
+    /// Step 9. `devices.platform` takes `hms` (as step 7: drop the named CHECK, add the wider one `NOT VALID`).
+    static let hmsPlatform = """
+        ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
+        ALTER TABLE devices ADD CONSTRAINT devices_platform_check
+            CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush', 'hms')) NOT VALID;
         """
 }

@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations]
+                                       deviceInvalidations, hmsPlatform]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -266,5 +266,16 @@ enum Schema {
         CREATE INDEX device_invalidations_feed ON device_invalidations (instance_id, id);
         CREATE INDEX device_invalidations_at ON device_invalidations (at);
         CREATE INDEX device_invalidations_unnotified ON device_invalidations (id) WHERE notified = 0;
+        """
+
+    /// Step 11. `devices.platform` takes `hms`, the same stored-schema widening as step 9.
+    static let hmsPlatform = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush''))',
+            'CHECK (platform IN (''apns'', ''fcm'', ''web'', ''unifiedpush'', ''hms''))')
+            WHERE type = 'table' AND name = 'devices';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_bump (x INTEGER);
+        DROP TABLE schema_cookie_bump;
         """
 }

@@ -91,6 +91,30 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             """, database: database))
     }
 
+    func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.hmsPlatform))
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
+        do {
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
+            XCTFail("the step before refuses an hms device")
+        } catch {}
+        try await old.close()
+        let store = try await PostgreSQLPushStore.open(configuration)
+        let found = try await store.device(instanceID: instance, id: kept.id)
+        XCTAssertEqual(found?.token, kept.token)
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
+        XCTAssertEqual(added.device.platform, .hms)
+        try await store.close()
+        XCTAssertThrowsError(try cluster.sql("""
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
+            """, database: database))
+    }
+
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1

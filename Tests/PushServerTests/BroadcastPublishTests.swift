@@ -79,7 +79,7 @@ final class BroadcastPublishTests: XCTestCase {
         XCTAssertFalse(decoded.carries(.apns), "no device of the instance is sent to")
         guard case .broadcast = decoded.mode else { return XCTFail("\(decoded.mode)") }
         XCTAssertFalse(decoded.isShardable, "its targets are channels")
-        XCTAssertEqual(JSONValue.parse(plan.encoded())?.objectValue?["v"], .int(5), "version 5: the unifiedpush part")
+        XCTAssertEqual(JSONValue.parse(plan.encoded())?.objectValue?["v"], .int(6), "version 6: the hms part")
 
         let v3 = Data(#"{"v":3,"platforms":["apns"],"apnsPayload":"{\"aps\":{}}","requestBody":{}}"#.utf8)
         XCTAssertNil(try PublishPlan(decoding: v3).broadcast)

@@ -57,6 +57,34 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 11 widens the `platform` CHECK for `hms` the same way: earlier devices kept, `hms` taken, unknown refused.
+    func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.hmsPlatform))
+        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let kept = try await register(old, 1)
+        let up = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
+        do {
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
+            XCTFail("step 9 refuses an hms device")
+        } catch {}
+        try await old.close()
+        let store = try await openStore()
+        let found = try await store.device(instanceID: instance, id: kept.id)
+        XCTAssertEqual(found, kept)
+        let foundUP = try await store.device(instanceID: instance, id: up.device.id)
+        XCTAssertEqual(foundUP?.platform, .unifiedpush)
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
+        XCTAssertEqual(added.device.platform, .hms)
+        try await store.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        XCTAssertThrowsError(try connection.run("""
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
+            """))
+        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+    }
+
     /// Step 9 widens the `platform` CHECK in place: a database of step 8 keeps its devices, takes `unifiedpush`
     /// devices, and still refuses a platform nobody knows (the CHECK is widened, not dropped).
     func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {

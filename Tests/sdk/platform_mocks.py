@@ -106,3 +106,49 @@ class MockPushService:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=10)
+
+
+HMS_APP_ID = "104433211"
+HMS_CLIENT_SECRET = "e2e-hms-client-secret+/="
+
+
+class MockHMS:
+    """The strict Huawei Push Kit stand-in (Tests/Support/mock_hms.py): its own OAuth endpoint checking the client
+    ID and secret, bearer tokens, body limits and field rules; `illegal-` tokens are refused (80100000/80300007)."""
+
+    def __init__(self, directory: Path, secret: str = HMS_CLIENT_SECRET):
+        self.proc, info = _start([str(SUPPORT / "mock_hms.py"), "--port", "0", "--app-id", HMS_APP_ID,
+                                  "--client-secret", secret], directory / "mock_hms.log")
+        self.base_url, self.token_url, self.ca_file = info["base_url"], info["token_url"], info["ca_file"]
+        self.control = f"http://127.0.0.1:{info['control_port']}"
+
+    def config(self, secret: str = HMS_CLIENT_SECRET):
+        """The instance's `hms` section."""
+        return {"appId": HMS_APP_ID, "clientSecret": secret, "endpointOverride": self.base_url,
+                "tokenEndpointOverride": self.token_url, "caFile": self.ca_file}
+
+    def _get(self, path):
+        r = requests.get(f"{self.control}{path}", timeout=5)
+        r.raise_for_status()
+        return r.json()
+
+    def stats(self):
+        return self._get("/stats")
+
+    def requests(self, since=0):
+        return self._get(f"/requests?since={since}")
+
+    def delivered(self):
+        """Deliveries per token (accepted tokens only)."""
+        return self._get("/delivered")
+
+    def script(self, *answers):
+        """The next requests' answers, e.g. `{"code": "80200003", "status": 401}` or `{"status": 503}`."""
+        requests.put(f"{self.control}/script", json={"answers": list(answers)}, timeout=5).raise_for_status()
+
+    def expire_tokens(self):
+        requests.post(f"{self.control}/expire-tokens", timeout=5).raise_for_status()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)

@@ -31,7 +31,7 @@ struct AdminAPI: Sendable {
             throw BeamsError(400, "Bad request", "Give a device id in the path or ?token=<device token>")
         }
         guard let platform = Platform(rawValue: request.queryValue("platform") ?? "apns") else {
-            throw BeamsError(400, "Bad request", "`platform` must be apns, fcm, web or unifiedpush")
+            throw BeamsError(400, "Bad request", "`platform` must be apns, fcm, web, unifiedpush or hms")
         }
         let token = platform == .apns ? raw.lowercased() : raw
         guard let device = try await app.deviceRegistry.device(instanceID: instance.id, platform: platform, token: token) else {

@@ -409,7 +409,7 @@ struct DeviceAPI: Sendable {
 
     static func platform(_ request: HTTPRequest) throws(BeamsError) -> Platform {
         guard let name = request.parameters["platform"], let platform = Platform(rawValue: name) else {
-            throw BeamsError(404, "Not found", "Unknown platform: use apns, fcm, web or unifiedpush")
+            throw BeamsError(404, "Not found", "Unknown platform: use apns, fcm, web, unifiedpush or hms")
         }
         return platform
     }
@@ -433,6 +433,7 @@ struct DeviceAPI: Sendable {
         case .unifiedpush:
             // Registered with `{"endpoint","keys"}` and resolved (`unifiedPushToken`); a token here is a stored one.
             throw BeamsError(400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
+        case .hms: return try DeviceToken.hms(token)
         }
     }
 

@@ -160,4 +160,21 @@ enum DeviceToken {
         ]).jsonText
         return (token, url)
     }
+
+    /// Longest HMS push token accepted. Huawei says not to check the token's length, which changed before and
+    /// differs between HMS Core and HarmonyOS; 512 bounds what one device row and one 1,000-token batch can cost.
+    static let maxHMSTokenBytes = 512
+
+    /// An HMS Core push token (`HmsInstanceId.getToken` or `onNewToken`): non-empty, at most 512 bytes, printable
+    /// ASCII without spaces. No length or alphabet rule beyond that: Huawei changed the encoding once already.
+    static func hms(_ token: String) throws(BeamsError) -> String {
+        let bytes = token.utf8
+        guard (1...maxHMSTokenBytes).contains(bytes.count) else {
+            throw BeamsError(400, "Bad request", "Invalid HMS token: must be 1 to \(maxHMSTokenBytes) characters long")
+        }
+        guard bytes.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw BeamsError(400, "Bad request", "Invalid HMS token: must be printable ASCII without spaces")
+        }
+        return token
+    }
 }

@@ -175,6 +175,7 @@ struct PublishAPI: Sendable {
             "fcm": platformCounts(status, .fcm),
             "web": platformCounts(status, .web),
             "unifiedpush": platformCounts(status, .unifiedpush),
+            "hms": platformCounts(status, .hms),
             "reports": .object(["delivered": .int(status.delivered), "opened": .int(status.opened)]),
         ]
         if let started = status.startedAt {

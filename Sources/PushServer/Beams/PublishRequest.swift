@@ -25,6 +25,9 @@ public struct PublishRequest: Sendable, Equatable {
     public var web: WebTemplate?
     /// The `unifiedpush` part (beyond Beams), nil when absent.
     var unifiedpush: UnifiedPushTemplate? = nil
+    /// The `hms` part as sent (beyond Beams); mapped and validated by `HMSTemplate` when the plan is built, since
+    /// its data carries the publish id.
+    var hms: [String: JSONValue]? = nil
     /// Platforms present in the request (`apns`, `fcm`, `web`, `unifiedpush`), reported in the publish status.
     public var platforms: [String]
     /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
@@ -83,7 +86,7 @@ public struct PublishRequest: Sendable, Equatable {
         }
 
         var platforms: [String] = []
-        for platform in ["apns", "fcm", "web", UnifiedPushTemplate.section] {
+        for platform in ["apns", "fcm", "web", UnifiedPushTemplate.section, HMSTemplate.section] {
             guard let value = root[platform], !value.isNull else { continue }
             guard value.objectValue != nil else { throw .schema(platform, typeMessage("object", value)) }
             platforms.append(platform)
@@ -100,6 +103,11 @@ public struct PublishRequest: Sendable, Equatable {
                                      web: web, platforms: platforms)
         if let object = root[UnifiedPushTemplate.section]?.objectValue {
             request.unifiedpush = try UnifiedPushTemplate.parse(object)
+        }
+        if let object = root[HMSTemplate.section]?.objectValue {
+            // Checked here too (with placeholder ids), so a bad section is refused by every intake path.
+            _ = try HMSTemplate.parse(object, instanceID: "", publishID: "")
+            request.hms = object
         }
         let member = root[DeliveryOptions.member]
         request.deliveryMember = member?.isNull == false ? member : nil

@@ -58,6 +58,26 @@ public struct UnifiedPushInstanceConfig: Sendable {
     public var caFile: String? = nil
 }
 
+/// An instance's Huawei Push Kit credentials (`instances[].hms`; docs/OPERATIONS.md "Huawei Push Kit"). Without
+/// them the instance still accepts HMS devices; deliveries to them are reported as not sent (`NoHMSCredentials`).
+public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
+    /// `appId`: the app ID of AppGallery Connect, the `{id}` of the send URL.
+    public var appID: String
+    /// `clientId`: the OAuth 2.0 client ID; by default the app ID (apps created before separate OAuth credentials).
+    public var clientID: String
+    /// `clientSecret` or the contents of `clientSecretFile`; never logged.
+    public var clientSecret: String
+    /// `tokenEndpointOverride`: where the OAuth token is asked for instead of Huawei's (the tests' stand-in).
+    public var tokenEndpointOverride: String? = nil
+    /// `endpointOverride`: where `messages:send` goes instead of `https://push-api.cloud.huawei.com`.
+    public var endpointOverride: String? = nil
+    /// `caFile`: a PEM CA bundle trusted instead of the system's, for both endpoints.
+    public var caFile: String? = nil
+
+    /// The settings without the secret, for logs and dumps.
+    public var description: String { "HMSInstanceConfig(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
+}
+
 /// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).
 public enum CORSOrigins: Sendable, Equatable {
     /// `["*"]`, the default: any page. The SDK sends no cookies (`credentials: 'same-origin'` on another

@@ -27,7 +27,7 @@ extension ServerConfig {
                 continue
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "unifiedpush", "webhook", "delivery", "publishWeight"])
+                                                 "unifiedpush", "hms", "webhook", "delivery", "publishWeight"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -55,6 +55,9 @@ extension ServerConfig {
                 readUnifiedPush($0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
                                 environment: environment)
             }
+            let hms = reader.object(object["hms"], "\(p).hms").flatMap {
+                readHMS($0, "\(p).hms", &reader, environment: environment)
+            }
             var webhook: WebhookConfig?
             if let hook = reader.object(object["webhook"], "\(p).webhook") {
                 webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.policy, &reader,
@@ -65,6 +68,7 @@ extension ServerConfig {
                 var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
                 instance.delivery = delivery ?? InstanceDeliveryConfig()
                 instance.unifiedpush = unifiedpush
+                instance.hms = hms
                 if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
                 config.instances.append(instance)
             }

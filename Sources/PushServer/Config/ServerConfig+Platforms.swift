@@ -206,4 +206,44 @@ extension ServerConfig {
         else { return nil }
         return caFile
     }
+
+    /// `instances[].hms`: the app ID, the OAuth client secret (inline or from a file) and endpoint overrides.
+    static func readHMS(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+                        environment: [String: String]) -> HMSInstanceConfig? {
+        reader.checkKeys(object, p, allowed: ["appId", "clientId", "clientSecret", "clientSecretFile",
+                                              "tokenEndpointOverride", "endpointOverride", "caFile"])
+        // The app ID goes into the send URL's path: digits only, as AppGallery Connect issues them.
+        guard let appID = reader.string(object, "appId", p), !appID.isEmpty, appID.utf8.count <= 64,
+              appID.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else {
+            reader.error("\(p).appId", "is required: the numeric app ID from AppGallery Connect")
+            return nil
+        }
+        let clientID = reader.string(object, "clientId", p) ?? appID
+        var secret: String?
+        if let path = reader.string(object, "clientSecretFile", p).map({ expandVariables($0, environment) }) {
+            if checkReadable(path, "\(p).clientSecretFile", &reader) {
+                reader.secret("\(p).clientSecretFile", file: path)
+                secret = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        } else if let value = reader.string(object, "clientSecret", p) {
+            reader.secret("\(p).clientSecret", file: nil)
+            secret = expandVariables(value, environment)
+        }
+        guard let secret, !secret.isEmpty else {
+            reader.error("\(p).clientSecret", "is required (or clientSecretFile): the OAuth 2.0 client secret from AppGallery Connect")
+            return nil
+        }
+        var config = HMSInstanceConfig(appID: appID, clientID: clientID, clientSecret: secret)
+        for key in ["tokenEndpointOverride", "endpointOverride"] {
+            guard let url = reader.string(object, key, p) else { continue }
+            guard (try? HTTPURL(url))?.scheme == "https" else {
+                reader.error("\(p).\(key)", "must be an https URL")
+                continue
+            }
+            if key == "endpointOverride" { config.endpointOverride = url } else { config.tokenEndpointOverride = url }
+        }
+        if let caFile = readCAFile(object, p, &reader, environment: environment) { config.caFile = caFile }
+        return config
+    }
 }

@@ -307,6 +307,8 @@ public struct InstanceConfig: Sendable {
     public var web: WebInstanceConfig? = nil
     /// UnifiedPush (open endpoints, signed with `web`'s VAPID key), optional.
     public var unifiedpush: UnifiedPushInstanceConfig? = nil
+    /// Huawei Push Kit (OAuth client credentials), optional.
+    public var hms: HMSInstanceConfig? = nil
     /// Local-time and throttling defaults for the instance's publishes (`x_delivery`).
     public var delivery = InstanceDeliveryConfig()
     /// The instance's share of the node's publish slots when instances wait for them: this many grants per turn of

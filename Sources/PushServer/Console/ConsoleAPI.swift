@@ -128,6 +128,7 @@ struct ConsoleAPI: Sendable {
             "fcm": PlatformHealth.fcm(runtime),
             "web": PlatformHealth.web(runtime),
             "unifiedpush": PlatformHealth.unifiedpush(runtime),
+            "hms": PlatformHealth.hms(runtime),
             "store": .object(["ok": .bool(true), "queueDepth": .int(queueDepth)]),
             "perMinute": .array(series),
             "limits": .object([

@@ -161,6 +161,7 @@ enum ConsoleAssets {
             <option value="fcm">Android (FCM)</option>
             <option value="web">Web</option>
             <option value="unifiedpush">UnifiedPush</option>
+            <option value="hms">Huawei (HMS)</option>
           </select>
         </div>
         <div class="field wide">
@@ -218,6 +219,7 @@ enum ConsoleAssets {
             <label class="choice"><input type="checkbox" id="pub-to-fcm"> Android (<code>fcm</code>)</label>
             <label class="choice"><input type="checkbox" id="pub-to-web"> Web (<code>web</code>)</label>
             <label class="choice"><input type="checkbox" id="pub-to-unifiedpush"> UnifiedPush (<code>unifiedpush</code>)</label>
+            <label class="choice"><input type="checkbox" id="pub-to-hms"> Huawei (<code>hms</code>)</label>
           </fieldset>
         </div>
         <div id="pub-json-fields" hidden>
@@ -387,10 +389,11 @@ enum ConsoleAssets {
   function number(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
 
   // The platforms as the status and overview documents name them, in display order.
-  const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web'], ['unifiedpush', 'UnifiedPush']];
+  const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web'], ['unifiedpush', 'UnifiedPush'],
+    ['hms', 'Huawei (HMS)']];
   // The reason a delivery gets when the instance has no credentials for its platform.
   const NOT_CONFIGURED = { apns: 'NoAPNsCredentials', fcm: 'NoFCMCredentials', web: 'NoWebPushCredentials',
-    unifiedpush: 'NoUnifiedPushConfig' };
+    unifiedpush: 'NoUnifiedPushConfig', hms: 'NoHMSCredentials' };
 
   /** Per-platform counts of a publish status; `apns.devicesRemoved` is the total minus the other platforms'. */
   function platformCounts(s) {
@@ -880,7 +883,8 @@ enum ConsoleAssets {
     if ($('pub-to-fcm').checked) object.fcm = { notification: { ...alert } };
     if ($('pub-to-web').checked) object.web = { notification: { ...alert } };
     if ($('pub-to-unifiedpush').checked) object.unifiedpush = { notification: { ...alert } };
-    if (!object.apns && !object.fcm && !object.web && !object.unifiedpush) return { problem: 'Choose at least one platform.', text: JSON.stringify(object) };
+    if ($('pub-to-hms').checked) object.hms = { notification: { ...alert } };
+    if (!object.apns && !object.fcm && !object.web && !object.unifiedpush && !object.hms) return { problem: 'Choose at least one platform.', text: JSON.stringify(object) };
     return { object, text: JSON.stringify(object) };
   }
 
@@ -1307,7 +1311,7 @@ enum ConsoleAssets {
 
     $('pub-form').addEventListener('submit', publish);
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-targets', 'pub-title', 'pub-body', 'pub-json',
-      'pub-to-apns', 'pub-to-fcm', 'pub-to-web', 'pub-to-unifiedpush']) {
+      'pub-to-apns', 'pub-to-fcm', 'pub-to-web', 'pub-to-unifiedpush', 'pub-to-hms']) {
       $(id).addEventListener('input', updatePublishPreview);
     }
     for (const id of ['pub-kind-interests', 'pub-kind-users', 'pub-mode-form', 'pub-mode-json']) {

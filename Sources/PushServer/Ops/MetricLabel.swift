@@ -33,6 +33,7 @@ enum MetricLabel {
     /// an answer without a reason.
     static let reasons: Set<String> = Set(APNsReason.known.map(\.rawValue)).union(DeliveryOutcome.localReasons)
         .union(statuses.map { "HTTP\($0)" }).union(DeliveryOutcome.fcmReasons).union(DeliveryOutcome.webReasons)
+        .union(HMSAnswer.knownCodes).union(HMSDispatch.localReasons)
 
     /// A platform as a label (three values).
     static func platform(_ platform: Platform) -> String { platform.rawValue }

@@ -117,6 +117,8 @@ struct OpsAPI: Sendable {
                 "fcm": PlatformHealth.fcm(instance),
                 "web": PlatformHealth.web(instance),
                 "unifiedpush": PlatformHealth.unifiedpush(instance),
+                "hmsCredentials": .string(PlatformHealth.hmsCredentials(instance)),
+                "hms": PlatformHealth.hms(instance),
             ]))
         }
         checks["instances"] = .array(list)

@@ -55,6 +55,30 @@ enum PlatformHealth {
         ]) { first, _ in first })
     }
 
+    /// `"loaded"` (a token was issued, or none asked for yet), `"not configured"` or `"refused"` (Huawei's OAuth
+    /// endpoint turned the client ID and secret down) for Huawei Push Kit.
+    static func hmsCredentials(_ instance: InstanceRuntime) -> String {
+        guard let sender = instance.hms else { return "not configured" }
+        return sender.accessTokens.refusal == nil ? "loaded" : "refused"
+    }
+
+    /// The instance's `hms` object: credentials, the refusal if any, token requests made and the sender's counters.
+    static func hms(_ instance: InstanceRuntime) -> JSONValue {
+        guard let sender = instance.hms, let settings = instance.config.hms else {
+            return .object(["credentials": .string("not configured")])
+        }
+        let stats = sender.stats()
+        return .object([
+            "credentials": .string(hmsCredentials(instance)),
+            "appId": .string(settings.appID),
+            "problem": sender.accessTokens.refusal.map { .string($0.description) } ?? .null,
+            "accessTokenRequests": .int(sender.tokenFetches),
+            "requests": .int(stats.requests),
+            "accepted": .int(stats.accepted),
+            "failed": .int(stats.failed),
+        ])
+    }
+
     /// The instance's `web` object.
     static func web(_ instance: InstanceRuntime) -> JSONValue {
         guard let sender = instance.web else { return .object(["credentials": .string("not configured")]) }

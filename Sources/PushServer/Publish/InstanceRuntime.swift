@@ -29,6 +29,8 @@ struct InstanceRuntime: Sendable {
     let unreachableUnifiedPush: UnreachableSubscriptions?
     /// The UnifiedPush twin of `webSubscriptions`.
     let unifiedPushSubscriptions: WebPushSubscriptions?
+    /// The instance's Huawei Push Kit sender (its OAuth token, its batches); nil without an `hms` section.
+    var hms: HMSSender? = nil
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -87,6 +89,14 @@ struct InstanceRuntime: Sendable {
             unreachableUnifiedPush = nil
             unifiedPushSubscriptions = nil
         }
+        if senders != nil, let settings = config.hms {
+            var configuration = HMSSenderConfiguration(clientID: settings.clientID, clientSecret: settings.clientSecret,
+                                                       appID: settings.appID)
+            if let url = settings.tokenEndpointOverride { configuration.oauthURL = url }
+            if let url = settings.endpointOverride { configuration.pushBaseURL = url }
+            configuration.caFile = settings.caFile
+            hms = try HMSSender(configuration: configuration)
+        }
     }
 
     /// An instance with credentials already at hand (engine tests, whose sender never signs).
@@ -109,6 +119,7 @@ struct InstanceRuntime: Sendable {
         async let fcmUnanswered = fcm?.shutdown(gracePeriod: gracePeriod).count ?? 0
         async let webUnanswered = web?.shutdown(gracePeriod: gracePeriod).count ?? 0
         async let unifiedPushUnanswered = unifiedpush?.shutdown(gracePeriod: gracePeriod).count ?? 0
+        await hms?.shutdown()
         return await fcmUnanswered + webUnanswered + unifiedPushUnanswered
     }
 

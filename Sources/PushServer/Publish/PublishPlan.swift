@@ -11,9 +11,9 @@ import WebPush
 ///
 /// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push), version 2 (before
 /// `x_delivery`) and version 3 (before Live Activities and broadcast channels) still load; version 4 added
-/// `liveActivity` and `broadcast`; version 5 the `unifiedpush` part.
+/// `liveActivity` and `broadcast`; version 5 the `unifiedpush` part; version 6 the `hms` part.
 struct PublishPlan: Sendable, Equatable {
-    static let version = 5
+    static let version = 6
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
@@ -37,6 +37,8 @@ struct PublishPlan: Sendable, Equatable {
     var unifiedPushTimeToLive: Int?
     var unifiedPushUrgency: String?
     var unifiedPushTopic: String?
+    /// The Huawei Push Kit `message` without its tokens (`HMSTemplate`), nil when the publish carries no `hms` part.
+    var hmsMessage: [String: JSONValue]?
     /// The request body as received (webhooks echo it as `requestBody`).
     var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
@@ -101,6 +103,9 @@ struct PublishPlan: Sendable, Equatable {
             unifiedPushUrgency = unifiedpush.urgency?.rawValue
             unifiedPushTopic = unifiedpush.topic
         }
+        if let section = request.hms {
+            hmsMessage = try HMSTemplate.parse(section, instanceID: instanceID, publishID: publishID).message
+        }
         requestBody = JSONValue.parse(body) ?? .null
     }
 
@@ -136,6 +141,7 @@ struct PublishPlan: Sendable, Equatable {
         case .fcm: return fcm != nil
         case .web: return webPayload != nil
         case .unifiedpush: return unifiedPushPayload != nil
+        case .hms: return hmsMessage != nil
         }
     }
 
@@ -163,6 +169,7 @@ struct PublishPlan: Sendable, Equatable {
             if let unifiedPushTopic { member["topic"] = .string(unifiedPushTopic) }
             object["unifiedpush"] = .object(member)
         }
+        if let hmsMessage { object["hmsMessage"] = .object(hmsMessage) }
         if let delivery { object["delivery"] = Self.encode(delivery) }
         switch mode {
         case .devices:
@@ -206,6 +213,10 @@ struct PublishPlan: Sendable, Equatable {
             unifiedPushTimeToLive = members["ttl"]?.intValue
             unifiedPushUrgency = members["urgency"]?.stringValue
             unifiedPushTopic = members["topic"]?.stringValue
+        }
+        if let stored = object["hmsMessage"] {
+            guard let members = stored.objectValue else { throw PublishPlanError() }
+            hmsMessage = members
         }
         requestBody = object["requestBody"] ?? .null
         if let stored = object["delivery"] {

@@ -10,6 +10,7 @@ enum PublishSummary {
         (.fcm, "NoFCMCredentials", "no FCM credentials configured: nothing was sent to Android devices"),
         (.web, "NoWebPushCredentials", "no Web Push (VAPID) key configured: nothing was sent to browsers"),
         (.unifiedpush, "NoUnifiedPushConfig", "no unifiedpush section configured: nothing was sent to UnifiedPush devices"),
+        (.hms, "NoHMSCredentials", "no hms section configured: nothing was sent to Huawei devices"),
     ]
 
     /// The summary for a publish whose counters over every run are `counters`; nil when there is nothing to say.

@@ -81,6 +81,10 @@ struct TargetFeeder: Sendable {
         } else if plan.unifiedPushPayload != nil {
             log.error("The stored unifiedpush payload cannot be sent; skipping the publish's UnifiedPush devices")
         }
+        if let message = plan.hmsMessage {
+            dispatches[.hms] = HMSDispatch(sender: instance.hms, message: message, recorder: recorder(.hms),
+                                           expiresAt: pacing.expiresAt)
+        }
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
         // One pacer for the publish, shared by its lanes: the rate is the publish's, whatever the platforms.

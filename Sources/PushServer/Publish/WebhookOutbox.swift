@@ -84,7 +84,7 @@ final class WebhookOutbox: Service {
         ]
         // FCM, Web Push and UnifiedPush results appear for publishes that carried those parts, as Beams reported
         // per platform.
-        for platform in [Platform.fcm, .web, .unifiedpush] where requestBody.objectValue?[platform.rawValue] != nil {
+        for platform in [Platform.fcm, .web, .unifiedpush, .hms] where requestBody.objectValue?[platform.rawValue] != nil {
             results[platform.rawValue] = .object([
                 "numSuccessfulPublishes": .int(Int(status.accepted(on: platform))),
                 "numFailedPublishes": .int(Int(status.failed(on: platform))),

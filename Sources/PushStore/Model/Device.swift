@@ -8,6 +8,9 @@ public enum Platform: String, Sendable, CaseIterable {
     /// UnifiedPush (docs/API.md "UnifiedPush"): an RFC 8030 endpoint on a push server the phone's user picked, sent
     /// RFC 8291 Web Push with VAPID like `web`; the token is the same canonical subscription JSON.
     case unifiedpush
+    /// Huawei Push Kit (docs/API.md "Huawei Push Kit"): an HMS Core push token, sent through Huawei's v1
+    /// `messages:send` API in batches of up to 1,000 tokens.
+    case hms
 }
 
 /// The APNs environment a token was issued for: a sandbox build's token is useless in production.

@@ -104,6 +104,7 @@ final class EngineFixture: @unchecked Sendable {
         switch platform {
         case .apns: return token(index)
         case .fcm: return "fcm-token-\(index):APA91b"
+        case .hms: return "hms-token-\(index)"
         case .web, .unifiedpush:
             let key = try P256KeyPair.generate()
             return JSONValue.object([

@@ -32,6 +32,8 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         // UnifiedPush registrations and endpoint updates: the subscription shape, checked before any lookup.
         if route == 2 { _ = try? DeviceToken.unifiedPush(body, ports: [443]) }
         guard let raw = body["token"]?.stringValue, !raw.isEmpty else { return }
+        // HMS tokens take the same bodies as FCM's (route 1), with the HMS token rule.
+        if route == 1 { _ = try? DeviceAPI.normalizedToken(raw, platform: .hms) }
         _ = try DeviceAPI.normalizedToken(raw, platform: platform)
         _ = try DeviceAPI.metadataText(body["metadata"])
         if let name = body["environment"]?.stringValue { _ = PushEnvironment(rawValue: name.lowercased()) }
