@@ -68,51 +68,40 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
 
     /// Step 7 replaces the `platform` CHECK: devices of before stay, `unifiedpush` is accepted, nonsense is not.
     func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.unifiedPushPlatform))
-        let old = try await PostgreSQLPushStore.open(
-            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
-        let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
-        do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
-            XCTFail("step 6 refuses a unifiedpush device")
-        } catch {}
-        try await old.close()
-        let store = try await PostgreSQLPushStore.open(configuration)
-        let found = try await store.device(instanceID: instance, id: kept.id)
-        XCTAssertEqual(found?.token, kept.token)
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
-        XCTAssertEqual(added.device.platform, .unifiedpush)
-        try await store.close()
-        XCTAssertThrowsError(try cluster.sql("""
-            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
-                VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
-            """, database: database))
+        try await assertMigrationWidensThePlatformCheck(PostgreSQLSchema.unifiedPushPlatform, to: .unifiedpush, token: "{}")
     }
 
+    /// Step 9, the same for `hms`.
     func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
+        try await assertMigrationWidensThePlatformCheck(PostgreSQLSchema.hmsPlatform, to: .hms, token: "h")
+    }
+
+    /// A database migrated up to the step before `migration` keeps its devices through it, refuses a `platform`
+    /// device before it and takes one after it; a platform nobody knows is still refused (widened, not dropped).
+    private func assertMigrationWidensThePlatformCheck(
+        _ migration: String, to platform: Platform, token newToken: String, line: UInt = #line
+    ) async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.hmsPlatform))
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: migration), line: line)
         let old = try await PostgreSQLPushStore.open(
             configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
         let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
         do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
-            XCTFail("the step before refuses an hms device")
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+            XCTFail("the step before refuses a \(platform) device", line: line)
         } catch {}
         try await old.close()
         let store = try await PostgreSQLPushStore.open(configuration)
         let found = try await store.device(instanceID: instance, id: kept.id)
-        XCTAssertEqual(found?.token, kept.token)
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
-        XCTAssertEqual(added.device.platform, .hms)
+        XCTAssertEqual(found?.token, kept.token, line: line)
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+        XCTAssertEqual(added.device.platform, platform, line: line)
         try await store.close()
         XCTAssertThrowsError(try cluster.sql("""
             INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
                 VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
-            """, database: database))
+            """, database: database), line: line)
     }
 
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {

@@ -57,58 +57,50 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
-    /// Step 11 widens the `platform` CHECK for `hms` the same way: earlier devices kept, `hms` taken, unknown refused.
+    /// Step 11 widens the `platform` CHECK for `hms` the same way; a `unifiedpush` device of before is kept too.
     func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.hmsPlatform))
-        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
-        let kept = try await register(old, 1)
-        let up = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
-        do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
-            XCTFail("step 9 refuses an hms device")
-        } catch {}
-        try await old.close()
-        let store = try await openStore()
-        let found = try await store.device(instanceID: instance, id: kept.id)
-        XCTAssertEqual(found, kept)
-        let foundUP = try await store.device(instanceID: instance, id: up.device.id)
-        XCTAssertEqual(foundUP?.platform, .unifiedpush)
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .hms, token: "h"))
-        XCTAssertEqual(added.device.platform, .hms)
-        try await store.close()
-        let connection = try SQLiteConnection(path: databasePath)
-        defer { try? connection.close() }
-        XCTAssertThrowsError(try connection.run("""
-            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
-                VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
-            """))
-        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+        try await assertMigrationWidensThePlatformCheck(Schema.hmsPlatform, to: .hms, token: "h", alsoKeeping: .unifiedpush)
     }
 
     /// Step 9 widens the `platform` CHECK in place: a database of step 8 keeps its devices, takes `unifiedpush`
     /// devices, and still refuses a platform nobody knows (the CHECK is widened, not dropped).
     func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.unifiedPushPlatform))
+        try await assertMigrationWidensThePlatformCheck(Schema.unifiedPushPlatform, to: .unifiedpush, token: "{}")
+    }
+
+    /// A database migrated up to the step before `migration` keeps its devices (an APNs one, and one of `earlier`)
+    /// through it, refuses a `platform` device before it and takes one after it; a platform nobody knows is still
+    /// refused, and the file passes `integrity_check`.
+    private func assertMigrationWidensThePlatformCheck(
+        _ migration: String, to platform: Platform, token newToken: String, alsoKeeping earlier: Platform? = nil,
+        line: UInt = #line
+    ) async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: migration), line: line)
         let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
-        let kept = try await register(old, 1)
+        var kept = [try await register(old, 1)]
+        if let earlier {
+            kept.append(try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: earlier, token: "{}")).device)
+        }
         do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
-            XCTFail("step 8 refuses a unifiedpush device")
+            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+            XCTFail("the step before refuses a \(platform) device", line: line)
         } catch {}
         try await old.close()
         let store = try await openStore()
-        let found = try await store.device(instanceID: instance, id: kept.id)
-        XCTAssertEqual(found, kept)
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .unifiedpush, token: "{}"))
-        XCTAssertEqual(added.device.platform, .unifiedpush)
+        for device in kept {
+            let found = try await store.device(instanceID: instance, id: device.id)
+            XCTAssertEqual(found, device, line: line)
+        }
+        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+        XCTAssertEqual(added.device.platform, platform, line: line)
         try await store.close()
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }
         XCTAssertThrowsError(try connection.run("""
             INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
                 VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
-            """))
-        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+            """), line: line)
+        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok", line: line)
     }
 
     func testFailingMigrationLeavesVersionUnchanged() throws {
