@@ -35,7 +35,7 @@ APT_TEST += postgresql
 APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
-.PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk \
+.PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
 	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console console-demo bench fuzz tsan format \
 	deps deps-build deps-test deps-deb deps-bench venv clean
 
@@ -151,6 +151,7 @@ test: deps-test
 	@rm -f $(TIER_TIMES); \
 	$(TIER) "build (tests, release)" $(MAKE) --no-print-directory test-build || exit $$?; \
 	$(MAKE) --no-print-directory -k -j2 --output-sync=target BINARY_DEP= test-swift test-e2e; status=$$?; \
+	$(MAKE) --no-print-directory BINARY_DEP= test-timing || status=$$?; \
 	echo "== make test, wall time per tier:"; cat $(TIER_TIMES); exit $$status
 
 test-build: release-binary
@@ -162,10 +163,14 @@ test-swift:
 	$(SWIFT_TEST_BUILD)
 	@$(TIER) "xctest (all)" $(RUN_XCTEST)
 
-# The strict mock's own rules (Tests/Support), then the release binary end to end (Tests/sdk).
+# The strict mock's own rules (Tests/Support), then the release binary end to end (Tests/sdk); the tests marked
+# `timing` (rates compared within one test) run after the parallel lanes, alone (test-timing).
 test-sdk: $(BINARY_DEP)
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
-	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(PYTEST) Tests/sdk
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(PYTEST) -m "not timing" Tests/sdk
+
+test-timing: $(BINARY_DEP)
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk (timing, alone)" $(VENV)/bin/pytest -q -m timing Tests/sdk
 
 # The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
 # server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).

@@ -18,6 +18,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # `make test` runs these alone, after the parallel lanes: what they assert is a rate measured against the same
+    # server's rate alone, which CPU taken by other tests' servers skews (docs/CONTRIBUTING.md, "Test tiers").
+    config.addinivalue_line("markers", "timing: compares rates measured in the test; run without parallel neighbours")
     store = config.getoption("--store", default=None)
     if store:
         os.environ["PUSH_TEST_STORE"] = store

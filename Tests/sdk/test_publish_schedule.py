@@ -258,6 +258,7 @@ def rate(times):
     return len(times) / max(1e-3, times[-1] - times[0])
 
 
+@pytest.mark.timing
 def test_throttled_publish_is_paced_evenly_while_an_unthrottled_one_goes_at_full_speed(environment):
     """1,800 devices at 9,000 per minute take about 12 s at an even 150 per second measured at the mock; an
     unthrottled publish started in the middle is not paced by it. Both share the mock's capacity (one Python

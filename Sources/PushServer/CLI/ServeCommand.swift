@@ -46,21 +46,30 @@ enum ServeCommand: Command {
 
         let notifier = SystemdNotifier()
         let app: Application
+        let signals: SignalWatcher
         do {
             // Stopped after everything else, so systemd sees a live process for as long as the drain takes.
             let watchdog = notifier.watchdogInterval.map { [SystemdWatchdog(notifier: notifier, interval: $0)] } ?? []
             app = try await Application(config: config, logger: logger, gracePeriod: gracePeriod, stopLast: watchdog)
-            try app.start()
+            // Watched before the listener starts: a SIGTERM sent as soon as /health answers (a supervisor, a test)
+            // arrived while SIGTERM was already ignored but its dispatch source not yet resumed, and was lost: the
+            // process never stopped. A shutdown asked before `run()` waits in the service group's mailbox.
+            signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { [app] signal in
+                logger.notice("Signal received, draining", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
+                notifier.stopping()
+                app.shutdown()
+            }
+            do {
+                try app.start()
+            } catch {
+                signals.cancel()
+                throw error
+            }
         } catch {
             logger.critical("Start-up failed", ["error": "\(error)"])
             return .failure
         }
 
-        let signals = SignalWatcher(signals: [SIGTERM, SIGINT]) { signal in
-            logger.notice("Signal received, draining", ["signal": signal == SIGTERM ? "SIGTERM" : "SIGINT"])
-            notifier.stopping()
-            app.shutdown()
-        }
         notifier.ready(status: "Serving on \(config.listen.host):\(config.listen.port)")
 
         let report = await app.run()
