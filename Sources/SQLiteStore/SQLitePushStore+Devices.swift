@@ -252,8 +252,9 @@ extension SQLitePushStore {
                 var change = InterestChange(
                     ref: ref, removals: current.keys.filter { !wanted.contains($0) },
                     additions: wanted.filter { current[$0] == nil })
-                let fits = try Self.fitsInSteps(connection, instanceID: instanceID, additions: change.additions.count, limits)
-                let atOnce = change.count <= Self.interestStep || !fits
+                // The cap check reads the counts, so only a change that would otherwise go in steps pays for it.
+                let atOnce = try change.count <= Self.interestStep
+                    || !Self.fitsInSteps(connection, instanceID: instanceID, additions: change.additions.count, limits)
                 try Self.limited(connection, instanceID: instanceID, limits) {
                     try change.apply(connection, instanceID: instanceID, upTo: atOnce ? .max : Self.interestStep)
                 }
