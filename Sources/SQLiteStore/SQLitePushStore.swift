@@ -58,6 +58,11 @@ public final class SQLitePushStore: PushStorage {
         /// `.failed` when a write or read failed because the store is unavailable (a full disk, an I/O error, …).
         /// Called on the store's threads; keep it cheap. Default: ignored.
         public var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
+        /// After writes failed, a commit reports the store writable again only while the database's file system
+        /// has this many bytes free (`FileSystemRoom`): on a disk at the edge of full a small commit still fits
+        /// where failed ones left pages allocated, and `/ready` would flap. 0 turns the check off. Default 256 KiB
+        /// (64 pages).
+        public var minimumFreeBytesToRecover: Int64 = 256 * 1024
 
         public init(path: String) { self.path = path }
     }
@@ -121,6 +126,10 @@ public final class SQLitePushStore: PushStorage {
             maxBatchDuration: configuration.maxBatchDuration,
             betweenTransactions: { connection in checkpointer?.catchUp(on: connection) },
             logger: logger, health: configuration.healthEvents,
+            hasRoom: { [room = FileSystemRoom(path: configuration.path,
+                                              minimumFreeBytes: configuration.minimumFreeBytesToRecover)] in
+                room.hasRoom
+            },
             open: {
                 let connection = try SQLiteConnection(path: configuration.path)
                 do {

@@ -77,6 +77,43 @@ final class StoreAvailabilityTests: StoreTestCase {
         try await store.close()
     }
 
+    /// At the edge of a full disk a small commit can fit where failed ones left pages allocated; it must not
+    /// report the store writable while the file system has no room. Here "no room" is a threshold above any
+    /// disk's free space, and `max_page_count` gives the failure.
+    func testACommitAfterAFailureOnAFileSystemWithoutRoomDoesNotEndTheOutage() async throws {
+        let recorder = HealthEventRecorder()
+        var configuration = configuration()
+        configuration.healthEvents = { recorder.record($0) }
+        configuration.minimumFreeBytesToRecover = .max
+        let store = try await SQLitePushStore.open(configuration)
+        _ = try await register(store, 1)
+        XCTAssertEqual(recorder.events, [.wrote], "without an outage the room is not asked for")
+        try await store.write { connection in
+            let pages = try connection.first("PRAGMA page_count") { $0.int64(0) } ?? 0
+            try connection.execute("PRAGMA max_page_count = \(pages)")
+        }
+        var failedAt: Int?
+        for n in 2...2000 {
+            do {
+                _ = try await register(store, n)
+            } catch is StoreUnavailableError {
+                failedAt = n
+                break
+            }
+        }
+        let n = try XCTUnwrap(failedAt, "the database never filled up")
+        let eventsAtFailure = recorder.events.count
+        XCTAssertEqual(recorder.events.last?.failureReason, .diskFull)
+
+        try await store.write { try $0.execute("PRAGMA max_page_count = 1073741823") }
+        _ = try await register(store, n)
+        try await store.probeWrite()
+        let stored = try await store.device(instanceID: instance, platform: .apns, token: token(n))
+        XCTAssertNotNil(stored, "the commit itself succeeded")
+        XCTAssertEqual(recorder.events.count, eventsAtFailure, "no .wrote while the file system has no room")
+        try await store.close()
+    }
+
     func testReadOnlyDatabaseFailsWritesAndTheProbeButStillReads() async throws {
         let recorder = HealthEventRecorder()
         let store = try await openObserved(recorder)

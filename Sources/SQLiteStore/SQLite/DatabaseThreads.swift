@@ -57,7 +57,8 @@ final class WriterThread: Sendable {
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
     /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's catch-up);
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
-    /// batch that changed nothing).
+    /// batch that changed nothing). After a failure, a commit ends the outage only while `hasRoom` says the file
+    /// system has room (`FileSystemRoom`): at the edge of a full disk a small commit can still fit.
     init(
         maxBatch: Int,
         maxBatchCost: Int,
@@ -65,6 +66,7 @@ final class WriterThread: Sendable {
         betweenTransactions: @escaping @Sendable (SQLiteConnection) -> Void = { _ in },
         logger: Logger,
         health: @escaping @Sendable (StoreHealthEvent) -> Void,
+        hasRoom: @escaping @Sendable () -> Bool = { true },
         open: @escaping @Sendable () throws -> SQLiteConnection,
         ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
         finished: @escaping @Sendable ((any Error)?) -> Void
@@ -81,10 +83,11 @@ final class WriterThread: Sendable {
             }
             ready(.success(()))
             let limits = BatchLimits(count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds)
+            var gate = HealthGate(hasRoom: hasRoom, health: health)
             while true {
                 let first = queue.takeBatch(maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
                 if first.isEmpty { break }
-                self.runBatch(first, limits: limits, on: connection, logger: logger, health: health)
+                self.runBatch(first, limits: limits, on: connection, logger: logger, gate: &gate)
                 betweenTransactions(connection)
             }
             do {
@@ -123,12 +126,33 @@ final class WriterThread: Sendable {
         var nanoseconds: UInt64
     }
 
+    /// What the writer tells `health`: every failure, and a commit unless it follows a failure on a file system
+    /// without room. A commit that fit into what failed ones left allocated at the end of the WAL proves nothing
+    /// on a full disk, so the outage goes on, silently, until a commit finds room (the watchdog probes each second).
+    private struct HealthGate {
+        let hasRoom: @Sendable () -> Bool
+        let health: @Sendable (StoreHealthEvent) -> Void
+        /// Whether the last batch that showed anything showed the store unavailable.
+        var failing = false
+
+        mutating func report(_ event: StoreHealthEvent) {
+            switch event {
+            case .failed:
+                failing = true
+            case .wrote:
+                if failing && !hasRoom() { return }
+                failing = false
+            }
+            health(event)
+        }
+    }
+
     /// Runs one group transaction: `first`, then more slices while `limits` allow. What it showed about the store's
     /// health is reported before any caller is resumed, so a caller that saw a failure finds the store's health
     /// already updated.
     private func runBatch(
         _ first: [WriteOperation], limits: BatchLimits, on connection: SQLiteConnection, logger: Logger,
-        health: @Sendable (StoreHealthEvent) -> Void
+        gate: inout HealthGate
     ) {
         // Every operation taken, run or not: all of them fail together if the transaction does.
         var batch = first
@@ -177,7 +201,7 @@ final class WriterThread: Sendable {
             if let reason = StoreUnavailableError(sqlite: error) ?? unavailable {
                 // An outage is logged once per interval by whoever watches `health`, not once per batch.
                 logger.debug("Group commit failed: store unavailable", ["operations": String(batch.count), "error": reason.description])
-                health(.failed(reason))
+                gate.report(.failed(reason))
             } else {
                 logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
             }
@@ -187,9 +211,9 @@ final class WriterThread: Sendable {
             return
         }
         if let unavailable {
-            health(.failed(unavailable))
+            gate.report(.failed(unavailable))
         } else if connection.totalChanges > changesBefore || batch.contains(where: \.isProbe) {
-            health(.wrote)
+            gate.report(.wrote)
         }
         for completion in completions { completion() }
     }
