@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import Locking
 import XCTest
 
 @testable import PostgreSQLStore
@@ -55,5 +56,36 @@ final class NodeIdentityTests: PostgreSQLTestCase {
         let next = try await restarted.claimJob(workerID: "node-a", leaseDuration: .seconds(30), now: later)
         XCTAssertNil(next, "node-b's lease is not node-a's to take")
         try await restarted.close()
+    }
+}
+
+/// The dedicated connection threads (a LISTEN, a node lock) stop when told, not at their next timeout.
+final class ConnectionThreadStopTests: PostgreSQLTestCase {
+    func testStoppingAThreadThatWaitsOnItsSocketTakesEffectAtOnce() async throws {
+        let listening = CountdownLatch(count: 1)
+        let ended = Locked<(any Error)?>(nil)
+        let connectionString = self.connectionString
+        // An interval far beyond the test's patience: a thread that looked at a stop flag between timed waits on
+        // its socket would take this long to stop.
+        let thread = PGConnectionThread(name: "test-listen", interval: .seconds(120)) { thread in
+            thread.connectAgainUntilStopped(connectionString: connectionString) { connection in
+                try connection.execute("LISTEN \"test_stop\"")
+                listening.arrive(nil)
+                try thread.watch(connection, closedMessage: "closed") { _ in }
+                return true
+            } failed: { error in
+                ended.withLock { $0 = error }
+                listening.arrive(error)
+                return false
+            }
+        }
+        let errors = await listening.wait()
+        XCTAssertTrue(errors.isEmpty, "\(errors)")
+        // Long enough for a wait on the socket to begin, and for a thread that ended on its own to show it.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertNil(ended.withLock { $0 }, "the thread ended before it was stopped")
+        let started = ContinuousClock.now
+        await thread.stopAndWait()
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(30))
     }
 }

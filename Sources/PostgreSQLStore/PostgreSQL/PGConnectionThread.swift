@@ -6,11 +6,13 @@ import Locking
 /// hands the connection to its owner, and connects again after the connection broke, until it is stopped. The pool's
 /// connections are no use for this: they are busy with transactions, and what they hold ends with each one.
 final class PGConnectionThread: Sendable {
-    /// How long a wait on the socket lasts before the thread checks whether it must stop, and how long it waits
-    /// before connecting again after a failure.
+    /// How long the thread waits before connecting again after a failure. (A stop wakes it at once, also from a
+    /// wait on its socket: `wakeup`.)
     let interval: Duration
 
     private let stopped = Locked(false)
+    /// Signalled by `stop()`; the thread's waits (on its socket, between connection attempts) end on it.
+    private let wakeup = ThreadWakeup()
     /// Arrived at when the thread has closed its connection and returns.
     private let done = CountdownLatch(count: 1)
 
@@ -29,8 +31,11 @@ final class PGConnectionThread: Sendable {
     /// Whether `stop()` was called.
     var isStopped: Bool { stopped.withLock { $0 } }
 
-    /// Lets the thread end (within `interval`) and close its connection.
-    func stop() { stopped.withLock { $0 = true } }
+    /// Lets the thread end and close its connection (at once: its waits end on `wakeup`).
+    func stop() {
+        stopped.withLock { $0 = true }
+        wakeup.signal()
+    }
 
     /// Stops the thread and waits until it has closed its connection.
     func stopAndWait() async {
@@ -57,34 +62,30 @@ final class PGConnectionThread: Sendable {
     }
 
     /// Waits on the connection's socket until the thread is stopped (returning) or the connection broke (throwing
-    /// `connectionLost`), waking every `interval` to check. Notifications that arrive go to `onNotification`;
-    /// reading them is also how libpq learns that the server closed the connection.
+    /// `connectionLost`). Notifications that arrive go to `onNotification`; reading them is also how libpq learns
+    /// that the server closed the connection (its socket turns readable at end of file), so nothing needs a timer.
     func watch(
         _ connection: PGConnection, closedMessage: String, onNotification: (String) -> Void
     ) throws {
-        let timeout = Int32(interval.components.seconds * 1000)
         while !isStopped {
-            var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, timeout)
-            if ready < 0 && errno != EINTR {
-                throw PostgreSQLError(sqlstate: nil, message: "poll failed: errno \(errno)", connectionLost: true)
-            }
-            if ready > 0 {
+            switch wakeup.wait(orReadable: connection.socket) {
+            case .signalled:
+                return
+            case .failed(let code):
+                throw PostgreSQLError(sqlstate: nil, message: "poll failed: errno \(code)", connectionLost: true)
+            case .readable:
                 for payload in try connection.takeNotifications() { onNotification(payload) }
                 if !connection.isUsable {
                     throw PostgreSQLError(sqlstate: nil, message: closedMessage, connectionLost: true)
                 }
+            case .timedOut:
+                break
             }
         }
     }
 
-    /// Sleeps `interval`, in steps short enough that a stop ends it early.
+    /// Sleeps `interval`, or less when the thread is stopped meanwhile.
     func sleep(_ interval: Duration) {
-        var left = interval
-        while left > .zero, !isStopped {
-            let step = min(left, .milliseconds(200))
-            Thread.sleep(forTimeInterval: Double(step.components.attoseconds) / 1e18 + Double(step.components.seconds))
-            left -= step
-        }
+        _ = wakeup.wait(timeout: interval)
     }
 }

@@ -5,8 +5,7 @@ import Logging
 /// it hands over `connected`: notifications sent while it was down were lost, so the caller looks for itself. The
 /// listener is a hint; the callers' polls are the truth.
 final class PGListener: Sendable {
-    /// How long a wait on the socket lasts before the thread checks whether it must stop, and how long it waits
-    /// before connecting again after a failure.
+    /// How long the thread waits before connecting again after a failure.
     static let retryInterval: Duration = .seconds(1)
 
     private let thread: PGConnectionThread
@@ -30,7 +29,7 @@ final class PGListener: Sendable {
         }
     }
 
-    /// Lets the thread end (within `retryInterval`) and close its connection.
+    /// Lets the thread end at once and close its connection.
     func stop() { thread.stop() }
 
     /// Stops the thread and waits until it has closed its connection.

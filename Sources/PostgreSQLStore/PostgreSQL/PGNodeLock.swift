@@ -14,7 +14,8 @@ import PushStore
 final class PGNodeLock: Sendable {
     /// The first key: "push-server node identity" among two-key advisory locks.
     static let lockClass: Int32 = 0x5053_4e49
-    /// How often the thread checks its connection, and how long it waits before connecting again.
+    /// How long the thread waits before it asks again for a lock another process holds, and before connecting
+    /// again after a failure.
     static let checkInterval: Duration = .seconds(1)
 
     private let thread: PGConnectionThread
