@@ -30,25 +30,13 @@ final class APNsPool: Sendable {
     private struct State {
         var inFlight: [Int]
         var total = 0
-        var waiters: [Waiter] = []
-        var waiterHead = 0
+        var waiters = WaiterQueue<Waiter>()
         var shuttingDown = false
         var counters = APNsClientStats()
         /// Called once when `total` next reaches 0 (see `whenDrained`).
         var drainWaiters: [@Sendable () -> Void] = []
 
-        var waiting: Int { waiters.count - waiterHead }
-
-        mutating func popWaiter() -> Waiter? {
-            guard waiterHead < waiters.count else { return nil }
-            let waiter = waiters[waiterHead]
-            waiterHead += 1
-            if waiterHead > 1024 && waiterHead * 2 > waiters.count {
-                waiters.removeFirst(waiterHead)
-                waiterHead = 0
-            }
-            return waiter
-        }
+        var waiting: Int { waiters.count }
     }
 
     let key: APNsPoolKey
@@ -87,33 +75,70 @@ final class APNsPool: Sendable {
     }
 
     /// Accepts `job` into the window, suspending while it is full. A job refused because of shutdown is
-    /// answered with `.shutdown`.
+    /// answered with `.shutdown`; one whose task or run (`APNsRequest.retries`) is cancelled while it waits leaves
+    /// the line and is answered `.cancelled(attempts: 0)`: a cancelled publish does not wait for slots that other
+    /// publishes' requests hold.
     func submit(_ job: APNsJob) async {
-        let admission = state.withLock { state in Self.admit(&state, capacity: capacity) }
-        switch admission {
-        case .connection(let index):
-            dispatch(job, to: index)
-        case .rejected:
-            job.onResult(.failure(.shutdown))
-        case .full:
+        enum FirstLook { case admitted(Admission), wait(WaiterQueue<Waiter>.Ticket) }
+        let first = state.withLock { state -> FirstLook in
+            let admission = Self.admit(&state, capacity: capacity)
+            guard case .full = admission else { return .admitted(admission) }
+            return .wait(state.waiters.reserve())
+        }
+        let ticket: WaiterQueue<Waiter>.Ticket
+        switch first {
+        case .admitted(.connection(let index)):
+            return dispatch(job, to: index)
+        case .admitted(.rejected), .admitted(.full):
+            return job.onResult(.failure(.shutdown))
+        case .wait(let reserved):
+            ticket = reserved
+        }
+        let leave: @Sendable () -> Void = { [state] in
+            guard let waiter = state.withLock({ $0.waiters.cancel(ticket) }) else { return }
+            waiter.job.onResult(.failure(.cancelled(attempts: 0)))
+            waiter.continuation.resume()
+        }
+        let scope = job.request.retries
+        let scopeTicket = scope?.wait(onCancel: leave)
+        if scope != nil && scopeTicket == nil {
+            state.withLock { $0.waiters.settle(ticket) }
+            return job.onResult(.failure(.cancelled(attempts: 0)))
+        }
+        defer { if let scope, let scopeTicket { _ = scope.resume(scopeTicket) } }
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Re-check: slots may have freed (or shutdown begun) since the first look.
-                let retry = state.withLock { state -> Admission in
+                // Re-check: slots may have freed (or shutdown begun, or the wait been cancelled) since the first look.
+                enum Retry { case admission(Admission), cancelled, queued }
+                let retry = state.withLock { state -> Retry in
+                    if state.waiters.isCancelledEarly(ticket) {
+                        state.waiters.settle(ticket)
+                        return .cancelled
+                    }
                     let admission = Self.admit(&state, capacity: capacity)
-                    if case .full = admission { state.waiters.append(Waiter(job: job, continuation: continuation)) }
-                    return admission
+                    guard case .full = admission else {
+                        state.waiters.settle(ticket)
+                        return .admission(admission)
+                    }
+                    let queued = state.waiters.enqueue(Waiter(job: job, continuation: continuation), ticket: ticket)
+                    return queued ? .queued : .cancelled
                 }
                 switch retry {
-                case .connection(let index):
+                case .admission(.connection(let index)):
                     dispatch(job, to: index)
                     continuation.resume()
-                case .rejected:
+                case .admission(.rejected), .admission(.full):
                     job.onResult(.failure(.shutdown))
                     continuation.resume()
-                case .full:
+                case .cancelled:
+                    job.onResult(.failure(.cancelled(attempts: 0)))
+                    continuation.resume()
+                case .queued:
                     break
                 }
             }
+        } onCancel: {
+            leave()
         }
     }
 
@@ -172,7 +197,7 @@ final class APNsPool: Sendable {
                 return ([], drained)
             }
             var admitted: [(Waiter, Int)] = []
-            while state.total < capacity, let waiter = state.popWaiter() {
+            while state.total < capacity, let waiter = state.waiters.popFirst() {
                 admitted.append((waiter, Self.leastLoaded(&state, preferring: index)))
             }
             return (admitted, drained)
@@ -203,8 +228,7 @@ final class APNsPool: Sendable {
     func beginShutdown() -> [APNsRequest] {
         let waiters = state.withLock { state -> [Waiter] in
             state.shuttingDown = true
-            var taken: [Waiter] = []
-            while let waiter = state.popWaiter() { taken.append(waiter) }
+            let taken = state.waiters.removeAll()
             state.counters.shutdownFailures += taken.count
             return taken
         }

@@ -130,7 +130,11 @@ public final class FCMSender: Sendable {
     /// `onResult` fires exactly once with the final result: on a curl loop or timer thread, or on the caller's
     /// thread (`.shutdown`) when the sender is stopping.
     public func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
-        guard let job = await ledger.admit({ Job(id: $0, request: request, onResult: onResult) }) else {
+        guard let job = await ledger.admit(cancelledBy: request.retries, {
+            Job(id: $0, request: request, onResult: onResult)
+        }) else {
+            // Its run was cancelled while it waited for room in the window (never sent), or the sender is stopping.
+            if request.retries?.isCancelled == true { return onResult(.failure(.cancelled(attempts: 0))) }
             ledger.withState { $0.counters.shutdownFailures += 1 }
             onResult(.failure(.shutdown))
             return

@@ -3,27 +3,14 @@ import Locking
 
 /// Backpressure for a sender: at most `capacity` requests hold a slot from acceptance until their final result
 /// (retries and their delays included). `acquire` suspends while the window is full and is woken, in order, by
-/// `release`; no polling. `close` refuses new slots and wakes every waiter with `false`.
+/// `release`; no polling. A waiter leaves when its task or its run is cancelled. `close` refuses new slots and
+/// wakes every waiter with `false`.
 public final class InFlightWindow: Sendable {
     private struct State {
         var inUse = 0
-        var waiters: [CheckedContinuation<Bool, Never>] = []
-        var head = 0
+        var waiters = WaiterQueue<CheckedContinuation<Bool, Never>>()
         var closed = false
         var drainWaiters: [@Sendable () -> Void] = []
-
-        var waiting: Int { waiters.count - head }
-
-        mutating func popWaiter() -> CheckedContinuation<Bool, Never>? {
-            guard head < waiters.count else { return nil }
-            let waiter = waiters[head]
-            head += 1
-            if head == waiters.count {
-                waiters.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return waiter
-        }
     }
 
     public let capacity: Int
@@ -33,36 +20,60 @@ public final class InFlightWindow: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// Takes a slot, suspending while none is free. Returns false (no slot taken) once the window is closed.
-    public func acquire() async -> Bool {
-        let now = state.withLock { state -> Bool? in
-            if state.closed { return false }
-            if state.inUse < capacity && state.waiting == 0 {
+    /// Takes a slot, suspending while none is free. Returns false (no slot taken) once the window is closed, or
+    /// when the calling task or `scope` (the run the request belongs to) is cancelled while it waits: a cancelled
+    /// publish does not wait for another publish's requests to free a slot it will not use.
+    public func acquire(cancelledBy scope: RetryScope? = nil) async -> Bool {
+        enum FirstLook { case closed, admitted, wait(WaiterQueue<CheckedContinuation<Bool, Never>>.Ticket) }
+        let first = state.withLock { state -> FirstLook in
+            if state.closed { return .closed }
+            if state.inUse < capacity && state.waiters.isEmpty {
                 state.inUse += 1
-                return true
+                return .admitted
             }
-            return nil
+            return .wait(state.waiters.reserve())
         }
-        if let now { return now }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            // Re-check: a slot may have been freed, or the window closed, since the first look.
-            let answer = state.withLock { state -> Bool? in
-                if state.closed { return false }
-                if state.inUse < capacity && state.waiting == 0 {
-                    state.inUse += 1
-                    return true
+        let ticket: WaiterQueue<CheckedContinuation<Bool, Never>>.Ticket
+        switch first {
+        case .closed: return false
+        case .admitted: return true
+        case .wait(let reserved): ticket = reserved
+        }
+        let leave: @Sendable () -> Void = { [state] in
+            state.withLock { $0.waiters.cancel(ticket) }?.resume(returning: false)
+        }
+        let scopeTicket = scope?.wait(onCancel: leave)
+        if scope != nil && scopeTicket == nil {
+            state.withLock { $0.waiters.settle(ticket) }
+            return false
+        }
+        defer { if let scope, let scopeTicket { _ = scope.resume(scopeTicket) } }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                // Re-check: a slot may have been freed, the window closed or the wait cancelled since the first look.
+                let answer = state.withLock { state -> Bool? in
+                    if state.closed || state.waiters.isCancelledEarly(ticket) {
+                        state.waiters.settle(ticket)
+                        return false
+                    }
+                    if state.inUse < capacity && state.waiters.isEmpty {
+                        state.waiters.settle(ticket)
+                        state.inUse += 1
+                        return true
+                    }
+                    return state.waiters.enqueue(continuation, ticket: ticket) ? nil : false
                 }
-                state.waiters.append(continuation)
-                return nil
+                if let answer { continuation.resume(returning: answer) }
             }
-            if let answer { continuation.resume(returning: answer) }
+        } onCancel: {
+            leave()
         }
     }
 
     /// Frees a slot: the longest waiter takes it over; with none, and none in use, the drain callbacks run.
     public func release() {
         let (waiter, drained) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, [@Sendable () -> Void]) in
-            if !state.closed, let waiter = state.popWaiter() { return (waiter, []) }  // the slot passes on
+            if !state.closed, let waiter = state.waiters.popFirst() { return (waiter, []) }  // the slot passes on
             state.inUse = max(0, state.inUse - 1)
             guard state.inUse == 0 else { return (nil, []) }
             defer { state.drainWaiters = [] }
@@ -76,9 +87,7 @@ public final class InFlightWindow: Sendable {
     public func close() {
         let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.closed = true
-            var taken: [CheckedContinuation<Bool, Never>] = []
-            while let waiter = state.popWaiter() { taken.append(waiter) }
-            return taken
+            return state.waiters.removeAll()
         }
         for waiter in waiters { waiter.resume(returning: false) }
     }
@@ -96,7 +105,7 @@ public final class InFlightWindow: Sendable {
     /// Slots in use.
     public var inUse: Int { state.withLock { $0.inUse } }
     /// `acquire` calls suspended for a slot.
-    public var waiting: Int { state.withLock { $0.waiting } }
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 }
 
 extension InFlightWindow {

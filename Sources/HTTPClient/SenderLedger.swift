@@ -43,12 +43,14 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// Takes a slot of `key`'s share (when given) and then a window slot, suspending while either is full, and
     /// registers the job `make` builds for its id. The share comes first: a job waiting for a full destination
     /// holds no window slot, so other destinations' jobs pass it.
-    /// - Returns: nil (no slot taken, nothing registered) once the window is closed for shutdown.
-    public func admit(key: String? = nil, _ make: (Int) -> Job) async -> Job? {
+    /// A wait for the window ends early when the calling task or `scope` (the job's run) is cancelled.
+    /// - Returns: nil (no slot taken, nothing registered) once the window is closed for shutdown, or when the wait
+    ///   was cancelled (`scope.isCancelled` tells which).
+    public func admit(key: String? = nil, cancelledBy scope: RetryScope? = nil, _ make: (Int) -> Job) async -> Job? {
         if let key {
             guard await shares.acquire(key) else { return nil }
         }
-        guard await window.acquire() else {
+        guard await window.acquire(cancelledBy: scope) else {
             if let key { shares.release(key) }
             return nil
         }

@@ -117,10 +117,12 @@ public final class WebPushSender: Sendable {
         }
         let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
         // A slot of the service's share first: a slow service makes only its own notifications wait.
-        guard let job = await ledger.admit(key: shareKey, {
+        guard let job = await ledger.admit(key: shareKey, cancelledBy: notification.retries, {
             Job(id: $0, notification: notification, exchange: exchange, onResult: onResult)
         })
         else {
+            // Its run was cancelled while it waited for room in the window (never sent), or the sender is stopping.
+            if notification.retries?.isCancelled == true { return onResult(.failure(.cancelled(attempts: 0))) }
             ledger.withState { $0.counters.shutdownFailures += 1 }
             onResult(.failure(.shutdown))
             return

@@ -1,5 +1,6 @@
 import APNsClient
 import Foundation
+import HTTPClient
 import TestSupport
 import XCTest
 
@@ -134,6 +135,38 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertLessThanOrEqual(try mock.stats().maxConcurrentStreamsObserved, 4)
         // 12 requests through a window of 4 with 100 ms answers take at least 3 rounds.
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.3)
+    }
+
+    func testASubmitWaitingForAFullWindowLeavesWhenItsRunIsCancelled() async throws {
+        // Answers take 5 s: the two requests on the wire hold the window long after the cancelled one has left.
+        let mock = try startMock(delayMs: 5000)
+        let client = try makeClient(connections: 1, streams: 2)
+        let onTheWire = ResultCollector(count: 2)
+        for index in 0..<2 {
+            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
+                onTheWire.record(index, $0)
+            }
+        }
+        let run = RetryScope()
+        var waiting = alert(token(9))
+        waiting.retries = run
+        let cancelled = ResultCollector(count: 1)
+        let (credentials, environment) = (credentials, environment)
+        let submitter = Task {
+            await client.submit(waiting, credentials: credentials, environment: environment) { cancelled.record(0, $0) }
+        }
+        try await eventually("the third submit waits for the window") { client.stats().waitingForWindow == 1 }
+        run.cancel()
+        await submitter.value
+        let results = await cancelled.all()
+        guard case .failure(.cancelled(attempts: 0)) = results[0] else {
+            return XCTFail("expected .cancelled(attempts: 0), got \(results[0])")
+        }
+        XCTAssertEqual(onTheWire.delivered, 0, "it left before the requests holding the window were answered")
+        XCTAssertEqual(client.stats().waitingForWindow, 0)
+        let answered = await onTheWire.all()
+        XCTAssertEqual(answered.filter { $0.response?.status == 200 }.count, 2)
+        XCTAssertEqual(try mock.requests().count, 2, "the cancelled request never went out")
     }
 
     func testOneProviderTokenIsReusedAcrossRequestsAndConnections() async throws {

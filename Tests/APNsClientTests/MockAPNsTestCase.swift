@@ -117,6 +117,8 @@ final class ResultCollector: Sendable {
     }
 
     var duplicates: Int { state.withLock { $0.duplicates } }
+    /// Results recorded so far.
+    var delivered: Int { state.withLock { $0.delivered } }
 
     func all() async -> [APNsResult] {
         await withCheckedContinuation { continuation in

@@ -57,3 +57,55 @@ final class InFlightWindowTests: XCTestCase {
         XCTAssertEqual(window.inUse, 0)
     }
 }
+
+/// A waiter leaves the window when its run or its task is cancelled, and the slots stay counted right.
+final class InFlightWindowCancellationTests: XCTestCase {
+    private func parked(_ window: InFlightWindow, _ count: Int) async {
+        for _ in 0..<1_000_000 where window.waiting < count { await Task.yield() }
+        XCTAssertEqual(window.waiting, count)
+    }
+
+    func testAWaiterWhoseRunIsCancelledLeavesAtOnceAndTheNextWaiterStillGetsTheSlot() async {
+        let window = InFlightWindow(capacity: 1)
+        _ = await window.acquire()
+        let run = RetryScope()
+        let cancelled = Task { await window.acquire(cancelledBy: run) }
+        await parked(window, 1)
+        let next = Task { await window.acquire() }
+        await parked(window, 2)
+        run.cancel()
+        let gotCancelled = await cancelled.value
+        XCTAssertFalse(gotCancelled, "a cancelled run's waiter takes no slot")
+        XCTAssertEqual(window.waiting, 1)
+        window.release()
+        let gotNext = await next.value
+        XCTAssertTrue(gotNext, "the slot passes over the cancelled waiter")
+        XCTAssertEqual(window.inUse, 1)
+        XCTAssertEqual(run.waitingCount, 0, "the run keeps no handler of a waiter that left")
+    }
+
+    func testAWaiterWhoseTaskIsCancelledLeavesAtOnce() async {
+        let window = InFlightWindow(capacity: 1)
+        _ = await window.acquire()
+        let waiter = Task { await window.acquire() }
+        await parked(window, 1)
+        waiter.cancel()
+        let got = await waiter.value
+        XCTAssertFalse(got)
+        XCTAssertEqual(window.waiting, 0)
+        XCTAssertEqual(window.inUse, 1)
+    }
+
+    func testARunCancelledBeforeTheWaitAndASlotFreedMeanwhileAreBothRespected() async {
+        let window = InFlightWindow(capacity: 1)
+        _ = await window.acquire()
+        let run = RetryScope()
+        run.cancel()
+        let got = await window.acquire(cancelledBy: run)
+        XCTAssertFalse(got, "a run cancelled already does not wait")
+        window.release()
+        let free = await window.acquire(cancelledBy: RetryScope())
+        XCTAssertTrue(free)
+        XCTAssertEqual(window.inUse, 1)
+    }
+}

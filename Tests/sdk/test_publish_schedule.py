@@ -391,6 +391,43 @@ def test_cancel_mid_fanout_stops_further_sends_and_reports_the_counts_so_far(env
     assert "cancelled" in again.json()["description"]
 
 
+def test_cancel_of_a_publish_waiting_for_a_window_another_publish_holds_answers_before_that_window_frees(environment):
+    """Publish A's four requests hold the node's whole APNs window (1 connection x 4 streams) for 8 s; publish B's
+    one notification waits for a slot. Cancelling B answers while A's requests are still on the wire, and B's
+    notification never goes out. (Before, B's waiting submit ignored the cancel: the DELETE waited for A's answers,
+    and B's notification was then sent.)"""
+    mock = environment.mock()
+    server = environment.server(mock, {"apns": {"connectionsPerPool": 1, "streamsPerConnection": 4}},
+                                name="cancel-window")
+    client = Beams(server)
+    holding, waiting = unique("holds-window"), unique("waits-for-window")
+    slow = [random_token() for _ in range(4)]
+    for token in slow:
+        mock.behave(token, delay_ms=8000)
+        client.register(token, interests=[holding])
+    blocked = random_token()
+    client.register(blocked, interests=[waiting])
+    # Like APNs, the stand-in allows one stream on a new connection until its first answer: open it first.
+    warm_up = unique("warm-up")
+    client.register(random_token(), interests=[warm_up])
+    client.wait_finished(client.publish("interests", {"interests": [warm_up], "apns": alert("warm-up")}))
+    a = client.publish("interests", {"interests": [holding], "apns": alert("a")})
+    wait_for(lambda: mock.stats()["requests"] >= 4, timeout=10, message="A's requests did not fill the window")
+    b = client.publish("interests", {"interests": [waiting], "apns": alert("b")})
+    # B's one notification waits in the APNs client for a slot of the window.
+    waiting_series = 'push_sender_waiting_for_window{platform="apns"} 1'
+    wait_for(lambda: waiting_series in requests.get(server.url("/metrics"), verify=server.cert, timeout=5).text,
+             timeout=10,
+             message="B's notification is not waiting for the window")
+    r = cancel(client, b)
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "cancelled", r.json()
+    assert client.status(a)["apns"]["accepted"] == 0, "the cancel answered only once A's answers freed the window"
+    client.wait_finished(a, timeout=30)
+    time.sleep(0.5)
+    assert mock.requests_for(blocked) == [], "the cancelled publish's notification went out after the window freed"
+
+
 def test_cancel_a_scheduled_publish_and_the_refusals(env):
     server, mock = env
     client = Beams(server)

@@ -1,0 +1,105 @@
+/// The waiters of an admission window (a sender's in-flight window, a destination's share, an APNs pool), first in
+/// first out, where a waiter can also leave early: its task was cancelled, or the run it sends for was.
+///
+/// A value kept under its window's lock. Leaving early needs a ticket known before the waiter is queued, since a
+/// cancellation can arrive before the waiter's continuation exists (a task cancelled already runs its cancellation
+/// handler first). So a waiter `reserve`s a ticket, then either `settle`s it (admitted at once), or `enqueue`s
+/// itself under it, which fails when `cancel` came first. Every set here holds only tickets of waiters that have
+/// not yet left, so nothing grows with the number of waits.
+public struct WaiterQueue<Element> {
+    /// Identifies one waiter.
+    public typealias Ticket = UInt64
+
+    private var entries: [Ticket: Element] = [:]
+    private var order: [Ticket] = []
+    private var head = 0
+    private var lastTicket: Ticket = 0
+    /// Reserved, neither settled nor queued yet.
+    private var reserved: Set<Ticket> = []
+    /// Reserved tickets whose waiter was cancelled before it queued.
+    private var cancelledEarly: Set<Ticket> = []
+
+    public init() {}
+
+    /// Waiters queued now.
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Tickets still in line, cancelled ones included (tests check it stays near `count`).
+    package var lineLength: Int { order.count - head }
+
+    /// A ticket for a waiter about to look for room.
+    public mutating func reserve() -> Ticket {
+        lastTicket &+= 1
+        reserved.insert(lastTicket)
+        return lastTicket
+    }
+
+    /// The waiter was admitted without queueing (or gave up): its ticket is forgotten.
+    public mutating func settle(_ ticket: Ticket) {
+        reserved.remove(ticket)
+        cancelledEarly.remove(ticket)
+    }
+
+    /// Queues `element` under `ticket`. - Returns: false (nothing queued, ticket forgotten) when the waiter was
+    /// cancelled before it got here: answer it as cancelled.
+    public mutating func enqueue(_ element: Element, ticket: Ticket) -> Bool {
+        reserved.remove(ticket)
+        if cancelledEarly.remove(ticket) != nil { return false }
+        entries[ticket] = element
+        order.append(ticket)
+        return true
+    }
+
+    /// Whether the waiter with this reserved ticket was cancelled before it queued (it must not take a slot).
+    public func isCancelledEarly(_ ticket: Ticket) -> Bool { cancelledEarly.contains(ticket) }
+
+    /// The waiter with `ticket` leaves. - Returns: its element when it was queued (the caller answers it as
+    /// cancelled); nil when it is not queued yet (it will find out in `enqueue`) or left already.
+    public mutating func cancel(_ ticket: Ticket) -> Element? {
+        if let element = entries.removeValue(forKey: ticket) {
+            compactIfIdle()
+            return element
+        }
+        if reserved.contains(ticket) { cancelledEarly.insert(ticket) }
+        return nil
+    }
+
+    /// The longest-queued waiter, which leaves the queue.
+    public mutating func popFirst() -> Element? {
+        while head < order.count {
+            let ticket = order[head]
+            head += 1
+            if let element = entries.removeValue(forKey: ticket) {
+                compactIfIdle()
+                return element
+            }
+        }
+        compactIfIdle()
+        return nil
+    }
+
+    /// Every queued waiter, longest-queued first; the queue is left empty.
+    public mutating func removeAll() -> [Element] {
+        var all: [Element] = []
+        while let element = popFirst() { all.append(element) }
+        return all
+    }
+
+    /// Drops the tickets already served or cancelled from the order, so it stays proportional to the waiters.
+    private mutating func compactIfIdle() {
+        if entries.isEmpty {
+            order.removeAll(keepingCapacity: order.count <= 1024)
+            head = 0
+        } else if head > 1024 && head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        } else if order.count - head > 2 * entries.count + 1024 {
+            // Many cancelled tickets still in line: keep only those still waiting.
+            order = order[head...].filter { entries[$0] != nil }
+            head = 0
+        }
+    }
+}
+
+extension WaiterQueue: Sendable where Element: Sendable {}
