@@ -72,8 +72,12 @@ final class HMSTokenSharingTests: XCTestCase {
         XCTAssertNil(HMSSharedToken(record: ProviderTokenRecord(jwt: "eyJhbGciOiJFUzI1NiJ9.e30.sig", issuedAt: 1)))
         XCTAssertNil(HMSSharedToken(record: ProviderTokenRecord(jwt: "token:0:x", issuedAt: 1)))
         XCTAssertNil(HMSSharedToken(record: ProviderTokenRecord(jwt: "token:3600:", issuedAt: 1)))
-        XCTAssertEqual(HMSSharedToken.key(clientID: "104433211").teamID, "hms:104433211",
-                       "outside the APNs team ID shape (10 letters and digits)")
+        let key = HMSSharedToken.key(clientID: "104433211", clientSecret: "secret")
+        XCTAssertEqual(key.teamID, "hms:104433211", "outside the APNs team ID shape (10 letters and digits)")
+        XCTAssertTrue(key.keyID.hasPrefix("oauth-") && key.keyID.count == 22, key.keyID)
+        XCTAssertFalse(key.keyID.contains("secret"))
+        XCTAssertNotEqual(HMSSharedToken.key(clientID: "104433211", clientSecret: "other").keyID, key.keyID,
+                          "a wrong or rotated secret never shares the right secret's token")
     }
 
     // MARK: Nodes on one store
@@ -87,8 +91,8 @@ final class HMSTokenSharingTests: XCTestCase {
             self.refuse = refuse
         }
         var requests: Int { issued.withLock { $0 } }
-        func node(_ store: InMemoryPushStore?) -> HMSAccessTokens {
-            let tokens = HMSAccessTokens(clientID: "104433211", pollInterval: 0.01) { [self] in
+        func node(_ store: InMemoryPushStore?, secret: String = "secret") -> HMSAccessTokens {
+            let tokens = HMSAccessTokens(clientID: "104433211", clientSecret: secret, pollInterval: 0.01) { [self] in
                 let n = issued.withLock { $0 += 1; return $0 }
                 try? await Task.sleep(nanoseconds: delay)
                 return refuse ? .failure(.refused("invalid client_secret")) : .success(("token-\(n)", 3600))
@@ -118,6 +122,15 @@ final class HMSTokenSharingTests: XCTestCase {
         XCTAssertEqual(huawei.requests, 1, "a restarted node reuses the stored token")
     }
 
+    func testAnInstanceWithAnotherSecretForTheSameClientNeverAdoptsTheToken() async throws {
+        let store = InMemoryPushStore()
+        let huawei = Huawei(delay: 0)
+        _ = try await huawei.node(store).token().get()
+        let wrong = Huawei(delay: 0, refuse: true).node(store, secret: "not-the-secret")
+        let refusal = await wrong.token().failureValue
+        XCTAssertEqual(refusal, .refused("invalid client_secret"), "asked Huawei with its own secret, and was refused")
+    }
+
     func testWithoutTheStoreEachNodeAsksForItsOwnToken() async {
         let huawei = Huawei()
         _ = await huawei.node(nil).token()
@@ -145,7 +158,7 @@ final class HMSTokenSharingTests: XCTestCase {
         let huawei = Huawei(delay: 0)
         let refusal = await refused.token().failureValue
         XCTAssertEqual(refusal, .refused("invalid client_secret"))
-        let key = HMSSharedToken.key(clientID: "104433211")
+        let key = HMSSharedToken.key(clientID: "104433211", clientSecret: "secret")
         let row = try await store.providerToken(teamID: key.teamID, keyID: key.keyID)
         XCTAssertEqual(row.flatMap(HMSSharedToken.init(record:)), .claim(owner: "released", since: 0),
                        "no live claim left for other nodes to wait on")

@@ -39,6 +39,7 @@ final class HMSAccessTokens: Sendable {
     }
 
     private let clientID: String
+    private let key: (teamID: String, keyID: String)
     private let fetch: Fetch
     private let clock: @Sendable () -> Date
     private let pollInterval: Double
@@ -47,12 +48,14 @@ final class HMSAccessTokens: Sendable {
     private let store = Locked<(any ProviderTokenStorage)?>(nil)
 
     /// - Parameters:
-    ///   - clientID: the OAuth client whose token this is (the store key: "hms:<client ID>").
+    ///   - clientID, clientSecret: the OAuth client whose token this is (the store key: "hms:<client ID>" and a
+    ///     fingerprint of the secret, `HMSSharedToken.key`).
     ///   - clock: the wall clock (tokens are compared across nodes); tests pass a movable one.
     ///   - pollInterval: seconds between store reads while another node fetches.
-    init(clientID: String, retryAfterFailure: Int = 10, clock: @escaping @Sendable () -> Date = { Date() },
+    init(clientID: String, clientSecret: String, retryAfterFailure: Int = 10, clock: @escaping @Sendable () -> Date = { Date() },
          pollInterval: Double = 0.1, logger: Logger = .disabled, fetch: @escaping Fetch) {
         self.clientID = clientID
+        key = HMSSharedToken.key(clientID: clientID, clientSecret: clientSecret)
         self.fetch = fetch
         self.clock = clock
         self.pollInterval = pollInterval
@@ -118,7 +121,6 @@ final class HMSAccessTokens: Sendable {
 
     private func lookUp() async -> Result<HMSAccessToken, HMSTokenError> {
         guard let store = store.withLock({ $0 }) else { return await fetchAndStore(claim: nil, in: nil) }
-        let key = HMSSharedToken.key(clientID: clientID)
         while true {
             let record: ProviderTokenRecord?
             do {
@@ -158,7 +160,6 @@ final class HMSAccessTokens: Sendable {
     {
         let result = await fetch()
         let now = self.now
-        let key = HMSSharedToken.key(clientID: clientID)
         let replacement: HMSSharedToken
         let outcome: Result<HMSAccessToken, HMSTokenError>
         switch result {

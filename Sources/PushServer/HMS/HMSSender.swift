@@ -48,7 +48,8 @@ final class HMSSender: Sendable {
         self.client = client
         let form = HMSSenderConfiguration.formBody(clientID: configuration.clientID, clientSecret: configuration.clientSecret)
         let logger = configuration.logger
-        accessTokens = HMSAccessTokens(clientID: configuration.clientID, logger: logger) { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
+        accessTokens = HMSAccessTokens(clientID: configuration.clientID, clientSecret: configuration.clientSecret,
+                                       logger: logger) { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
             let exchange = HTTPExchange(url: tokenURL, headers: ["Content-Type: application/x-www-form-urlencoded",
                                                                  "Accept: application/json"], body: form)
             let response: HTTPExchangeResponse

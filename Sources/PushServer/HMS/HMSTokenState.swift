@@ -1,3 +1,4 @@
+import JWTSigner
 import PushStore
 
 /// What the store holds for one HMS OAuth client: a token with its issue time and lifetime, or one node's claim
@@ -5,15 +6,22 @@ import PushStore
 ///
 /// HMS tokens live in the APNs provider-token rows (`ProviderTokenStorage`) under their own key namespace
 /// (`teamID` "hms:<client ID>", which no APNs team ID can be: those are 10 letters and digits), so they share the
-/// compare-and-swap every backend already has and need no table of their own. The row's `jwt` column holds
+/// compare-and-swap every backend already has and need no table of their own. The `keyID` is a fingerprint of the
+/// client secret: an instance configured with a wrong secret for the same client never adopts the token the right
+/// secret obtained (it is refused, and `/ready` says so), and a rotated secret starts its own row. The `jwt` column holds
 /// `token:<lifetime seconds>:<access token>` or `claim:<owner>`, its `issued_at` the token's issue time or the
 /// claim's start (UNIX seconds).
 enum HMSSharedToken: Sendable, Equatable {
     case token(value: String, issuedAt: Int, lifetime: Int)
     case claim(owner: String, since: Int)
 
-    /// The provider-token row key for one OAuth client.
-    static func key(clientID: String) -> (teamID: String, keyID: String) { ("hms:\(clientID)", "oauth") }
+    /// The provider-token row key for one OAuth client and secret: `keyID` is `oauth-` and the first 8 bytes (hex) of
+    /// HMAC-SHA256 of the secret under a fixed label, which tells secrets apart without storing anything that helps
+    /// to guess one.
+    static func key(clientID: String, clientSecret: String) -> (teamID: String, keyID: String) {
+        let mac = (try? HS256.authenticationCode(Array(clientSecret.utf8), key: Array("push-server hms client secret".utf8))) ?? []
+        return ("hms:\(clientID)", "oauth-" + mac.prefix(8).map { String(format: "%02x", $0) }.joined())
+    }
 
     /// Parses a stored row; nil for a row this code did not write (then it is replaced like an expired token).
     init?(record: ProviderTokenRecord) {
