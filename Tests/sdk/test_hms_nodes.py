@@ -110,5 +110,9 @@ def test_two_nodes_share_one_token_and_a_restarted_node_reuses_it(hms_nodes):
         assert status["hms"]["accepted"] == 3, status
         assert hms_sent_by(node_b) - before == 3
         assert hms.stats()["token_requests"] == 1, hms.stats()
+        # The restarted node's own account (/ready): it asked for nothing and adopted the stored token.
+        ready = requests.get(node_b.url("/ready"), verify=node_b.cert, timeout=10).json()
+        entry = next(i for i in ready["checks"]["instances"] if i["id"] == INSTANCE_ID)["hms"]
+        assert entry["accessTokenRequests"] == 0 and entry["accessTokensAdopted"] == 1, entry
     finally:
         node_a.start()
