@@ -175,7 +175,8 @@ test-timing: $(BINARY_DEP)
 # The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
 # server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).
 # (test_postgresql_nodes.py, two nodes on one database, test_postgresql_restart.py, the database restarted mid
-# fan-out, and test_postgresql_partition.py, one node cut off from the database mid fan-out, run in test-sdk already;
+# fan-out, test_postgresql_partition.py, one node cut off from the database mid fan-out, and test_hms_nodes.py, one
+# HMS OAuth token for two nodes and a restart, run in test-sdk already;
 # test-postgresql adds them.)
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
@@ -201,7 +202,7 @@ test-postgresql: deps-test
 	$(RUN_XCTEST) --only 'OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
 	@$(MAKE) --no-print-directory test-sdk-postgresql
 	PUSH_SERVER_BIN=$(abspath $(BIN)) $(PYTEST) Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py \
-		Tests/sdk/test_postgresql_partition.py
+		Tests/sdk/test_postgresql_partition.py Tests/sdk/test_hms_nodes.py
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).

@@ -189,7 +189,8 @@ public protocol InvalidationLog: Sendable {
     func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int
 }
 
-/// APNs provider tokens shared by every process on the same database (one signature per key and period).
+/// APNs provider tokens shared by every process on the same database (one signature per key and period); the HMS
+/// OAuth token is kept in the same rows under team ID `hms:<client ID>` (`HMSSharedToken` in PushServer).
 public protocol ProviderTokenStorage: Sendable {
     /// The provider token stored for (`teamID`, `keyID`), if any.
     func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord?

@@ -140,7 +140,7 @@ final class HMSTests: XCTestCase {
 
     func testAccessTokensAreFetchedOnceAndSharedByConcurrentCallers() async {
         let calls = Counter()
-        let tokens = HMSAccessTokens {
+        let tokens = HMSAccessTokens(clientID: "1", clientSecret: "s") {
             calls.add()
             try? await Task.sleep(nanoseconds: 20_000_000)
             return .success(("t\(calls.value)", 3600))
@@ -159,7 +159,7 @@ final class HMSTests: XCTestCase {
 
     func testRefusedTokenIsNotAskedForAgainWithinTheRetryPeriod() async {
         let calls = Counter()
-        let tokens = HMSAccessTokens(retryAfterFailure: 60) {
+        let tokens = HMSAccessTokens(clientID: "1", clientSecret: "s", retryAfterFailure: 60) {
             calls.add()
             return .failure(.refused("invalid client_secret"))
         }

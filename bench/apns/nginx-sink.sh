@@ -2,7 +2,9 @@
 # The HTTP/2 TLS sink of the APNs and fan-out benchmarks (bench/apns, bench/publish, bench/swift/FanoutBench), on
 # nginx + Debian's echo module: it reads each whole request body, optionally waits, then answers as the real service
 # does on success: APNs paths 200 with headers only (END_STREAM on HEADERS, no DATA frame), `/token` an OAuth2 token
-# (FCM's token endpoint), `…/messages:send` 200 with a message name (FCM v1), `/push/…` 201 (a Web Push service).
+# (FCM's token endpoint), `…/messages:send` 200 with a message name (FCM v1), `/push/…` 201 (a Web Push service),
+# `/up/…` 201 (a UnifiedPush server), `/oauth2/v3/token` a Huawei OAuth token and `/v1/<appId>/messages:send` Huawei's
+# success code 80000000 (HMS Push Kit v1).
 # It checks nothing: it is the fast peer for throughput (the strict stand-ins in Tests/Support are for behaviour).
 #
 #   bench/apns/nginx-sink.sh start <port> [delay_ms]   prints the CA file to trust (the sink's own cert)
@@ -69,10 +71,15 @@ http {
         # Read the body before answering: a plain "return" answers first and nginx then resets the stream.
         location = /token { echo_read_request_body; $sleep_line echo_exec @token; }
         location ~ ^/v1/projects/[^/]+/messages:send\$ { echo_read_request_body; $sleep_line echo_exec @fcm; }
+        location ~ ^/v1/[^/]+/messages:send\$ { echo_read_request_body; $sleep_line echo_exec @hms; }
+        location = /oauth2/v3/token { echo_read_request_body; $sleep_line echo_exec @hmstoken; }
         location /push/ { echo_read_request_body; $sleep_line echo_exec @webpush; }
+        location /up/ { echo_read_request_body; $sleep_line echo_exec @webpush; }
         location / { echo_read_request_body; $sleep_line echo_exec @ok; }
         location @token { default_type application/json; return 200 '{"access_token":"ya29.sink","expires_in":3599,"token_type":"Bearer"}'; }
         location @fcm { default_type application/json; return 200 '{"name":"projects/sink/messages/0:1"}'; }
+        location @hms { default_type application/json; return 200 '{"code":"80000000","msg":"Success","requestId":"sink"}'; }
+        location @hmstoken { default_type application/json; return 200 '{"access_token":"CgB6e3x9sink","expires_in":3600,"token_type":"Bearer"}'; }
         location @webpush { add_header TTL \$http_ttl always; return 201; }
         # Headers only: a DATA frame on 200 confuses clients that treat any 200 body as an error (aioapns).
         location @ok { add_header apns-id \$http_apns_id always; return 200; }

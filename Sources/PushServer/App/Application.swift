@@ -61,6 +61,10 @@ public final class Application: Sendable {
         let store = try await Self.openStore(config.storage, nodeID: config.engine.nodeID, logger: logger.named("store"),
                                              healthEvents: { storeHealth.record($0) })
 
+        // One HMS OAuth token per client for every node on this database and across restarts (Huawei blocks an app
+        // asking for more than 1,000 tokens in 5 minutes).
+        for instance in instances { instance.hms?.accessTokens.share(through: store) }
+
         // One provider token per APNs key for the whole process: device pools (sandbox and production) and
         // broadcast calls share these managers, so Apple's per-key refresh floor is met here, not through the store.
         let tokenManagers = ProviderTokenManagers(store: PushStoreProviderTokens(store: store),

@@ -17,7 +17,7 @@ enum HMSDelivery: Equatable, Sendable {
 }
 
 /// Sends Huawei Push Kit v1 `messages:send` requests for one app: the OAuth token from `HMSAccessTokens` (reused,
-/// refreshed before expiry), one request per batch of at most 1,000 tokens, and each answer acted on per
+/// shared with other nodes through the store, refreshed before expiry), one request per batch of at most 1,000 tokens, and each answer acted on per
 /// `HMSAnswer`: a partial success resends nothing (the accepted tokens got the message; the illegal ones are
 /// reported), a rejected access token is refreshed and the batch resent once, 503/502/81000001 and network
 /// failures are resent after a backoff (at most `maxRetries` times, never past the batch's deadline or a cancel).
@@ -48,7 +48,8 @@ final class HMSSender: Sendable {
         self.client = client
         let form = HMSSenderConfiguration.formBody(clientID: configuration.clientID, clientSecret: configuration.clientSecret)
         let logger = configuration.logger
-        accessTokens = HMSAccessTokens { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
+        accessTokens = HMSAccessTokens(clientID: configuration.clientID, clientSecret: configuration.clientSecret,
+                                       logger: logger) { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
             let exchange = HTTPExchange(url: tokenURL, headers: ["Content-Type: application/x-www-form-urlencoded",
                                                                  "Accept: application/json"], body: form)
             let response: HTTPExchangeResponse

@@ -73,6 +73,7 @@ enum PlatformHealth {
             "appId": .string(settings.appID),
             "problem": sender.accessTokens.refusal.map { .string($0.description) } ?? .null,
             "accessTokenRequests": .int(sender.tokenFetches),
+            "accessTokensAdopted": .int(sender.accessTokens.adoptCount),
             "requests": .int(stats.requests),
             "accepted": .int(stats.accepted),
             "failed": .int(stats.failed),

@@ -2,11 +2,15 @@ import Foundation
 
 /// What the client remembers between launches, per instance.
 public struct DeviceState: Codable, Equatable, Sendable {
-    /// The server's id for this device (`apns-…`), set by registration.
+    /// The server's id for this device (`apns-…`, `hms-…`, `unifiedpush-…`), set by registration.
     public var deviceID: String?
-    /// The APNs token as lower-case hex, and its environment, kept to register again after a 404.
+    /// The platform the device registered with; nil (state saved by an older version) is APNs.
+    public var platform: PushPlatform?
+    /// The APNs token as lower-case hex and its environment, or the HMS token; kept to register again after a 404.
     public var deviceToken: String?
     public var environment: PushEnvironment?
+    /// The UnifiedPush endpoint and keys, kept to register again after a 404.
+    public var unifiedPush: UnifiedPushSubscription?
     /// The interests this app wants, sorted. `nil` until the app or the server first sets them: a fresh install
     /// adopts the server's set (the device may have been registered before), later the local set wins.
     public var interests: [String]?
@@ -14,8 +18,11 @@ public struct DeviceState: Codable, Equatable, Sendable {
     public var userID: String?
 
     public init(deviceID: String? = nil, deviceToken: String? = nil, environment: PushEnvironment? = nil,
-                interests: [String]? = nil, userID: String? = nil) {
+                interests: [String]? = nil, userID: String? = nil, platform: PushPlatform? = nil,
+                unifiedPush: UnifiedPushSubscription? = nil) {
         self.deviceID = deviceID
+        self.platform = platform
+        self.unifiedPush = unifiedPush
         self.deviceToken = deviceToken
         self.environment = environment
         self.interests = interests

@@ -11,6 +11,9 @@ import Foundation
 /// try await push.setUserID("alice") { userID in try await myBackend.beamsToken(for: userID) }
 /// ```
 ///
+/// Android devices without Google services register through `start(unifiedPush:)` or `start(hmsToken:)` instead
+/// (`PushClient+Android.swift`); every other call works the same on the platform the device registered with.
+///
 /// - Calls run one at a time, in the order they were made.
 /// - State (device id, token, interests, user) is saved after every change and loaded at init, so interests chosen
 ///   before `start` are sent when it runs, and a relaunch picks up where the last run stopped.
@@ -86,7 +89,7 @@ public actor PushClient {
               token.count % 2 == 0 else {
             throw PushClientError.invalidDeviceToken(deviceTokenHex)
         }
-        return try await serially { client in try await client.register(token: token, environment: environment) }
+        return try await serially { client in try await client.register(.apns(token: token, environment: environment)) }
     }
 
     /// Deletes the device on the server and forgets every local state (interests and user included).
@@ -173,7 +176,9 @@ public actor PushClient {
         return try await task.value
     }
 
-    private func register(token: String, environment: PushEnvironment) async throws -> String {
+    /// Registers (or registers again) the device with `registration`; a token or platform other than the saved one
+    /// is a new device, whose user is not bound.
+    func register(_ registration: DeviceRegistration) async throws -> String {
         var metadata = ["sdkVersion": "push-server-client \(Self.version)"]
         let os = ProcessInfo.processInfo.operatingSystemVersion
         #if os(iOS) || os(tvOS) || os(watchOS)
@@ -183,25 +188,25 @@ public actor PushClient {
         #else
         _ = os
         #endif
-        let body = try JSONSerialization.data(withJSONObject: [
-            "token": token, "bundleIdentifier": bundleIdentifier, "metadata": metadata,
-            "environment": environment.rawValue,
-        ] as [String: Any], options: [.sortedKeys])
+        var fields = registration.fields
+        fields["metadata"] = metadata
+        if registration.platform == .apns { fields["bundleIdentifier"] = bundleIdentifier }
+        let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         let data: Data
         do {
-            data = try await request("POST", devicesPath, body: body)
+            data = try await request("POST", Self.devicesPath(instanceID, registration.platform), body: body)
         } catch let notFound as NotFound {
             throw PushClientError.instanceNotFound(notFound.description)
         }
-        guard let registration = try? JSONDecoder().decode(Registration.self, from: data) else {
+        guard let answer = try? JSONDecoder().decode(Registration.self, from: data) else {
             throw PushClientError.badRequest("the registration answer is not {\"id\",\"initialInterestSet\"}")
         }
-        let remote = Set(registration.initialInterestSet ?? [])
+        let remote = Set(answer.initialInterestSet ?? [])
         var next = state
-        if next.deviceToken != token { next.userID = nil }  // a new token is a new device: its user is not bound
-        next.deviceID = registration.id
-        next.deviceToken = token
-        next.environment = environment
+        // A new token is a new device: its user is not bound.
+        if next.registration.map({ !Self.sameDevice($0, registration) }) ?? true { next.userID = nil }
+        next.deviceID = answer.id
+        next.record(registration)
         let local = next.interests.map(Set.init) ?? remote
         next.interests = local.sorted()
         try save(next)
@@ -209,7 +214,43 @@ public actor PushClient {
             // The app's choice wins over what the server remembered (the SDK's rule on every start).
             _ = try await deviceRequest("PUT", "/interests", body: interestsBody(local))
         }
-        return registration.id
+        return answer.id
+    }
+
+    /// Whether two registrations name one device on the server (an APNs token is one device in either environment).
+    static func sameDevice(_ a: DeviceRegistration, _ b: DeviceRegistration) -> Bool {
+        switch (a, b) {
+        case (.apns(let x, _), .apns(let y, _)): return x == y
+        default: return a == b
+        }
+    }
+
+    /// `PUT …/token` (HMS) or `…/endpoint` (UnifiedPush): the registered device gets a new token and keeps its id,
+    /// interests and user. When the server forgot the device, it is registered with the new token instead.
+    func replaceToken(with registration: DeviceRegistration) async throws {
+        guard let deviceID = state.deviceID, state.platform == registration.platform else {
+            throw PushClientError.notStarted
+        }
+        let suffix = registration.platform == .unifiedpush ? "/endpoint" : "/token"
+        let body = try JSONSerialization.data(withJSONObject: registration.fields, options: [.sortedKeys])
+        var next = state
+        next.record(registration)
+        do {
+            _ = try await request("PUT", "\(devicesPath)/\(Self.escape(deviceID))\(suffix)", body: body)
+            try save(next)
+        } catch is NotFound {
+            try save(next)
+            try await recreateDevice()
+        }
+    }
+
+    /// A call on the instance rather than a device (`GET …/web-vapid-public-key`).
+    func instanceRequest(_ method: String, _ suffix: String) async throws -> Data {
+        do {
+            return try await request(method, "/device_api/v1/instances/\(Self.escape(instanceID))\(suffix)")
+        } catch let notFound as NotFound {
+            throw PushClientError.instanceNotFound(notFound.description)
+        }
     }
 
     private func unregister() async throws {
@@ -302,12 +343,12 @@ public actor PushClient {
 
     /// The SDK's `recreateDevice`: register the stored token again, then restore interests and the user.
     private func recreateDevice() async throws {
-        guard let token = state.deviceToken, let environment = state.environment else { throw PushClientError.notStarted }
+        guard let registration = state.registration else { throw PushClientError.notStarted }
         let user = state.userID
         var next = state
         next.userID = nil
         try save(next)
-        _ = try await register(token: token, environment: environment)
+        _ = try await register(registration)
         if let user {
             if let tokenProvider {
                 try await sendUser(user, tokenProvider: tokenProvider)
@@ -317,12 +358,12 @@ public actor PushClient {
     }
 
     /// A 404: each caller knows what it means (an unknown instance, a forgotten device, an already deleted one).
-    private struct NotFound: Error, CustomStringConvertible {
+    struct NotFound: Error, CustomStringConvertible {
         var description: String
     }
 
     /// One call with the retry policy. - Throws: `PushClientError`, or `NotFound` on 404.
-    private func request(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Data {
+    func request(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Data {
         guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL else {
             throw PushClientError.badRequest("cannot build a URL from \(baseURL) and \(path)")
         }
@@ -365,13 +406,18 @@ public actor PushClient {
         }
     }
 
-    private var devicesPath: String { "/device_api/v1/instances/\(Self.escape(instanceID))/devices/apns" }
+    /// The registered device's platform's devices (APNs before any registration).
+    private var devicesPath: String { Self.devicesPath(instanceID, state.platform ?? .apns) }
+
+    static func devicesPath(_ instanceID: String, _ platform: PushPlatform) -> String {
+        "/device_api/v1/instances/\(escape(instanceID))/devices/\(platform.rawValue)"
+    }
 
     private func interestsBody(_ interests: Set<String>) throws -> Data {
         try JSONSerialization.data(withJSONObject: ["interests": interests.sorted()], options: [.sortedKeys])
     }
 
-    private func save(_ next: DeviceState) throws {
+    func save(_ next: DeviceState) throws {
         do {
             try store.save(next)
         } catch {

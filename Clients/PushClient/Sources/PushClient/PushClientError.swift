@@ -1,10 +1,12 @@
 /// Why a call failed. Server errors carry the `description` of the server's `{"error","description"}` body.
 public enum PushClientError: Error, Equatable, Sendable {
-    /// The call needs a registered device: call `start(deviceToken:environment:)` first.
+    /// The call needs a registered device: call `start(deviceToken:environment:)`, `start(hmsToken:)` or
+    /// `start(unifiedPush:)` first (for `updateHMSToken`/`updateUnifiedPush`: on that platform).
     case notStarted
     /// Interest names are 1-164 characters of `a-z A-Z 0-9 _ - = @ , . ;` (checked before any request).
     case invalidInterest(String)
-    /// The device token is not an even number of hex digits (checked before any request).
+    /// The device token is not an even number of hex digits, the HMS token not 1-512 printable characters, or the
+    /// UnifiedPush endpoint not an https URL with keys (checked before any request).
     case invalidDeviceToken(String)
     /// The user id is empty or longer than 164 bytes (checked before any request).
     case invalidUserID(String)

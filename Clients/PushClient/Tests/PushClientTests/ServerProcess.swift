@@ -16,6 +16,9 @@ final class ServerProcess: @unchecked Sendable {
     static let instanceID = "2b1c9a6e-5d4f-4e3a-9b8c-7d6e5f4a3b21"
     static let secret = "client-test-secret-0123456789abcdef"
 
+    /// The port the tests' UnifiedPush endpoints name (`https://127.0.0.1:8443/…`), allowed by the instance.
+    static let unifiedPushPort = 8443
+
     let directory: URL
     let configPath: URL
     private(set) var port = 0
@@ -44,12 +47,18 @@ final class ServerProcess: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
             throw XCTSkip("no push-server binary at \(Self.binary): run `make test-clients` (or set PUSH_SERVER_BIN)")
         }
+        // UnifiedPush needs the `web` VAPID key; its endpoints may point at 127.0.0.1 on `unifiedPushPort` (nothing
+        // listens there: registration resolves the host and connects nowhere).
+        let vapidKey = directory.appendingPathComponent("vapid.pem")
+        if !FileManager.default.fileExists(atPath: vapidKey.path) { try Self.run(["vapid-keygen", vapidKey.path]) }
         let config: [String: Any] = [
             "listen": ["host": "127.0.0.1", "port": port],
             "storage": ["path": directory.appendingPathComponent("push.sqlite").path],
             "log": ["level": "info"],
             "instances": [["id": Self.instanceID, "secretKey": Self.secret,
-                           "apns": ["topic": "com.example.client", "defaultEnvironment": "production"]]],
+                           "apns": ["topic": "com.example.client", "defaultEnvironment": "production"],
+                           "web": ["vapidKeyFile": vapidKey.path, "subject": "mailto:ops@example.com"],
+                           "unifiedpush": ["ports": [Self.unifiedPushPort], "allowedDestinations": ["127.0.0.1"]]]],
         ]
         try JSONSerialization.data(withJSONObject: config).write(to: configPath)
         let process = Process()
@@ -125,29 +134,44 @@ final class ServerProcess: @unchecked Sendable {
 
     /// GET one of a device's device-API resources (`interests`, `live-activity`), without the secret, as the app would.
     /// - Returns: the status and the JSON body.
-    func deviceResource(_ deviceID: String, _ resource: String) async throws -> (Int, Any?) {
-        try await call("GET", "/device_api/v1/instances/\(Self.instanceID)/devices/apns/\(deviceID)/\(resource)",
+    func deviceResource(_ deviceID: String, _ resource: String, platform: String = "apns") async throws -> (Int, Any?) {
+        try await call("GET", "/device_api/v1/instances/\(Self.instanceID)/devices/\(platform)/\(deviceID)/\(resource)",
                        secret: false)
     }
 
+    /// The device-health card of the device with this id (nil on 404).
+    func device(id: String) async throws -> [String: Any]? {
+        let (status, body) = try await call("GET", "/admin_api/v1/instances/\(Self.instanceID)/devices/\(id)")
+        return status == 200 ? body as? [String: Any] : nil
+    }
+
     /// The device-health card of the device with this token (nil on 404).
-    func device(token: String) async throws -> [String: Any]? {
-        let (status, body) = try await call("GET", "/admin_api/v1/instances/\(Self.instanceID)/devices?token=\(token)")
+    func device(token: String, platform: String = "apns") async throws -> [String: Any]? {
+        let (status, body) = try await call(
+            "GET", "/admin_api/v1/instances/\(Self.instanceID)/devices?platform=\(platform)&token=\(token)")
         return status == 200 ? body as? [String: Any] : nil
     }
 
     /// `push-server token`: a Beams user token signed with the instance secret, as an app's backend would issue.
     func userToken(_ user: String) throws -> String {
+        try Self.run(["token", "--config", configPath.path, "--instance", Self.instanceID, "--user", user])
+    }
+
+    /// Runs a `push-server` command. - Returns: its output, trimmed.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["token", "--config", configPath.path, "--instance", Self.instanceID, "--user", user]
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PushClientTestError("push-server token exited \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw PushClientTestError("push-server \(arguments[0]) exited \(process.terminationStatus)")
+        }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
