@@ -30,6 +30,9 @@ APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
 # PostgreSQL 15 for the PostgreSQL backend's tests: each run starts a throwaway cluster in a temporary directory
 # (Sources/TestSupport/PostgreSQLCluster.swift, Tests/Support/postgresql_cluster.py); the Debian service stays unused.
 APT_TEST += postgresql
+# promtool (Debian's prometheus package; the service it ships stays unused) checks the Grafana dashboard's queries and a
+# live /metrics scrape (Tests/sdk/test_grafana_dashboard.py).
+APT_TEST += prometheus
 # Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze (and the syscall sets
 # of the unit's filter), libseccomp2 (the unit's seccomp filters in Tests/deb/unit_sandbox.py), man (the man page).
 APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
