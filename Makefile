@@ -241,7 +241,7 @@ deb: deps-deb $(BINARY_DEP)
 test-deb: deb
 	@PUSH_SERVER_DEB=$(abspath $(DEB)) $(TIER) "pytest Tests/deb" $(VENV)/bin/pytest -q Tests/deb
 
-# The OCI image from Debian packages only: a bookworm minbase root with the libraries the binary links, plus the
+# The OCI image from Debian packages only: a bookworm root of Essential packages and the libraries the binary links, plus the
 # stripped binary, as one layer (deploy/image/build.sh). Fetches packages from deb.debian.org (DEBIAN_MIRROR).
 image: deps-deb deps-image $(BINARY_DEP)
 	bash deploy/image/build.sh $(BIN) $(DIST)

@@ -11,11 +11,15 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))
+from harness import ROOT, write_apns_key  # noqa: E402
 
 LAYOUT = Path(os.environ.get("PUSH_SERVER_IMAGE", "dist/push-server-image")).resolve()
 INSTANCE_ID = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
@@ -121,7 +125,8 @@ def test_runtime_config_umoci_derives_matches_the_image(bundle):
 class Container:
     """The image's entrypoint in its own mount and PID namespaces, rooted in the unpacked image, as its user."""
 
-    def __init__(self, bundle: Path, volumes: dict, directory: Path):
+    def __init__(self, bundle: Path, volumes: dict, directory: Path, args=None, env=()):
+        """`args` replace the image's entrypoint and `env` adds to its environment (`docker run --entrypoint`, `-e`)."""
         spec = json.loads((bundle / "config.json").read_text())
         process = spec["process"]
         self.rootfs = bundle / "rootfs"
@@ -137,7 +142,7 @@ class Container:
             mounts += [f"mkdir -p {r}{target}", f"mount --bind {source} {r}{target}"]
         user = process["user"]
         command = ["unshare", f"--root={r}", f"--wd={process['cwd']}", "--setgid", str(user["gid"]),
-                   "--setuid", str(user["uid"]), "--", "env", "-i", *process["env"], *process["args"]]
+                   "--setuid", str(user["uid"]), "--", "env", "-i", *process["env"], *env, *(args or process["args"])]
         script = " && ".join(mounts) + " && exec " + " ".join(f"'{arg}'" for arg in command)
         self.log = directory / "container.log"
         self.proc = subprocess.Popen(["unshare", "--mount", "--pid", "--fork", "--kill-child=SIGTERM", "sh", "-c",
@@ -241,3 +246,29 @@ def test_a_device_registers_and_lands_in_the_data_volume(container):
     database = container.data_dir / "push.sqlite"
     assert (database.stat().st_uid, database.stat().st_gid) == (UID, UID)
     assert oct(database.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_compose_files_node_config_passes_check_config_in_the_image(bundle, tmp_path):
+    """ops/compose.yaml's node config, with its environment and an APNs key owned by the image's user, is what the
+    image's binary accepts (`check-config` in the container, the volumes mounted as compose mounts them)."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    key, _ = write_apns_key(tmp_path)
+    (secrets / "apns-key.p8").write_bytes(key.read_bytes())
+    os.chown(secrets / "apns-key.p8", UID, UID)
+    os.chmod(secrets / "apns-key.p8", 0o400)
+    compose = (ROOT / "ops/compose.yaml").read_text()
+    assert "- ./compose/config:/etc/push-server:ro" in compose and "- ./compose/secrets:/run/secrets:ro" in compose
+    env = ["PUSH_DATABASE_URL=host=postgres dbname=push user=push password=x", f"PUSH_INSTANCE_SECRET={SECRET}"]
+    args = ["/usr/bin/push-server", "check-config", "/etc/push-server/config.json"]
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    box = Container(bundle, {"/etc/push-server": ROOT / "ops/compose/config", "/run/secrets": secrets},
+                    tmp_path / "with", args=args, env=env)
+    assert box.proc.wait(timeout=60) == 0, box.log.read_text()
+    assert "OK" in box.log.read_text()
+    # The check can fail: without the instance secret in the environment it names the field.
+    box = Container(bundle, {"/etc/push-server": ROOT / "ops/compose/config", "/run/secrets": secrets},
+                    tmp_path / "without", args=args, env=env[:1])
+    assert box.proc.wait(timeout=60) == 2
+    assert "PUSH_INSTANCE_SECRET" in box.log.read_text()

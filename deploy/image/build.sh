@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the OCI image of push-server from Debian packages only: no registry base image. mmdebstrap makes a Debian
-# bookworm minbase root with the runtime libraries the binary links (dpkg-shlibdeps names them, as for the .deb)
+# bookworm root (Essential packages only) with the runtime libraries the binary links (dpkg-shlibdeps names them, as for the .deb)
 # plus ca-certificates and curl (the health check), the stripped release binary goes in, and umoci (Debian's)
 # assembles the root as the single layer of an OCI image layout.
 #
@@ -38,13 +38,16 @@ shlibs=$(cd "$work" && dpkg-shlibdeps -O "-e$work/push-server" | sed -n 's/^shli
 [ -n "$shlibs" ] || { echo "build.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 packages=$(tr ',' '\n' <<<"$shlibs" | sed -e 's/|.*//' -e 's/(.*)//' -e 's/[[:space:]]//g' | sort -u | paste -sd, -)
 packages="$packages,ca-certificates,curl"
-echo "build.sh: $suite minbase with $packages" >&2
+echo "build.sh: $suite essential with $packages" >&2
 
-# minbase: Essential packages and apt; documentation, manual pages and translations are not unpacked (copyright
-# files are). The hooks run outside the root with it as $1: the binary and the sample config go in, the user is
-# added, the data directory is made the user's.
+# The essential variant: Debian's Essential packages (a shell, coreutils, dpkg, …) and the ones named, no apt; the
+# merged-usr hook makes the merged /usr layout itself, so the usrmerge package (and the perl it needs) stays out.
+# Documentation, manual pages and translations are not unpacked (copyright files are). The hooks run outside the root
+# with it as $1: the binary and the sample config go in, the user is added (no passwd package: the lines are
+# written), the data directory is made the user's. apt retries a failed download three times.
 export PUSH_IMAGE_BINARY=$work/push-server PUSH_IMAGE_CONFIG=$here/config.json PUSH_IMAGE_UID=$uid
-SOURCE_DATE_EPOCH=$epoch mmdebstrap --variant=minbase --include="$packages" \
+SOURCE_DATE_EPOCH=$epoch mmdebstrap --variant=essential --include="$packages" \
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --aptopt='Acquire::Retries "3"' \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
@@ -52,8 +55,8 @@ SOURCE_DATE_EPOCH=$epoch mmdebstrap --variant=minbase --include="$packages" \
     --customize-hook='install -d -m 0755 "$1/etc/push-server" "$1/usr/share/push-server"' \
     --customize-hook='install -m 0644 "$PUSH_IMAGE_CONFIG" "$1/etc/push-server/config.json"' \
     --customize-hook='install -m 0644 "$PUSH_IMAGE_CONFIG" "$1/usr/share/push-server/config.json"' \
-    --customize-hook='chroot "$1" groupadd --gid "$PUSH_IMAGE_UID" push-server' \
-    --customize-hook='chroot "$1" useradd --uid "$PUSH_IMAGE_UID" --gid "$PUSH_IMAGE_UID" --no-create-home --home-dir /var/lib/push-server --shell /usr/sbin/nologin push-server' \
+    --customize-hook='echo "push-server:x:$PUSH_IMAGE_UID:" >> "$1/etc/group"' \
+    --customize-hook='echo "push-server:x:$PUSH_IMAGE_UID:$PUSH_IMAGE_UID:push-server:/var/lib/push-server:/usr/sbin/nologin" >> "$1/etc/passwd"' \
     --customize-hook='install -d -m 0700 -o "$PUSH_IMAGE_UID" -g "$PUSH_IMAGE_UID" "$1/var/lib/push-server"' \
     --customize-hook='chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" > "$1/usr/share/push-server/packages.txt"' \
     "$suite" "$work/rootfs.tar" "$mirror" >&2
@@ -66,7 +69,7 @@ mkdir -p "$outdir"
 umoci init --layout "$layout"
 umoci new --image "$layout:$tag"
 umoci raw add-layer --image "$layout:$tag" --history.created "$created" \
-    --history.created_by "mmdebstrap --variant=minbase $suite --include=$packages; deploy/image/build.sh" "$work/rootfs.tar"
+    --history.created_by "mmdebstrap --variant=essential $suite --include=$packages; deploy/image/build.sh" "$work/rootfs.tar"
 umoci config --image "$layout:$tag" --created "$created" --history.created "$created" \
     --history.created_by "umoci config (deploy/image/build.sh)" --author "push-server maintainers" \
     --config.user "$uid:$uid" --config.workingdir /var/lib/push-server \
@@ -79,7 +82,7 @@ umoci config --image "$layout:$tag" --created "$created" --history.created "$cre
     --config.label "org.opencontainers.image.version=$version" \
     --config.label "org.opencontainers.image.created=$created" \
     --config.label "org.opencontainers.image.licenses=Apache-2.0" \
-    --config.label "org.opencontainers.image.base.name=debian:$suite (mmdebstrap minbase)"
+    --config.label "org.opencontainers.image.base.name=debian:$suite (mmdebstrap essential)"
 # The health check: the OCI image config has no field for one; Docker's image config (the same JSON, a superset)
 # has `Healthcheck`, which Docker reads and OCI tools ignore. Added here (and the manifest's mediaType umoci 0.4
 # omits), with the digests umoci recorded updated.
