@@ -89,5 +89,6 @@ umoci config --image "$layout:$tag" --created "$created" --history.created "$cre
 python3 "$here/patch_config.py" "$layout" "$tag"
 umoci tag --image "$layout:$tag" latest
 umoci gc --layout "$layout"
+chmod 0644 "$layout"/blobs/sha256/*  # umoci writes layers 0600; a layout is for anyone to copy
 tar -C "$layout" --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -cf "$outdir/push-server-image.tar" .
 echo "$layout"
