@@ -206,9 +206,10 @@ ROWS = [
 
 
 def variable(name, label, query, regex=""):
-    """A Prometheus query variable: multi-select, `All` matching every value."""
+    """A Prometheus query variable: multi-select, `All` matching every value. The query in its string form, which every
+    Grafana reads (newer ones save an object, which Grafana's published dashboard schema does not admit)."""
     return {"type": "query", "name": name, "label": label, "datasource": DS,
-            "query": {"query": query, "refId": f"{name}-values"}, "definition": query, "regex": regex,
+            "query": query, "definition": query, "regex": regex,
             "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
             "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "hide": 0, "options": []}
 
