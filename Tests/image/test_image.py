@@ -53,7 +53,8 @@ def image():
     """(manifest, config) of the `latest` tag, every digest and size checked on the way."""
     if not (LAYOUT / "index.json").is_file():
         pytest.fail(f"no OCI image layout at {LAYOUT}: run `make test-image`, which builds it")
-    index = json.loads((LAYOUT / "oci-layout").read_text()) and json.loads((LAYOUT / "index.json").read_text())
+    assert json.loads((LAYOUT / "oci-layout").read_text()) == {"imageLayoutVersion": "1.0.0"}
+    index = json.loads((LAYOUT / "index.json").read_text())
     [descriptor] = [m for m in index["manifests"]
                     if m["annotations"]["org.opencontainers.image.ref.name"] == "latest"]
     manifest = json.loads(blob(descriptor))

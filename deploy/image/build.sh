@@ -8,8 +8,8 @@
 #
 # Writes OUTDIR/push-server-image/ (an OCI image layout, tags <version> and latest) and OUTDIR/push-server-image.tar
 # (the same layout as one archive: `podman load -i`, `skopeo copy oci-archive:…`), and prints the layout's path.
-# Packages come from DEBIAN_MIRROR (default http://deb.debian.org/debian). Run as root (mmdebstrap's root mode) or
-# as a user with subordinate ids (its unshare mode). docs/OPERATIONS.md ("Container image") describes the image.
+# Packages come from DEBIAN_MIRROR (default http://deb.debian.org/debian). Run as root (mmdebstrap's root mode;
+# its unshare mode, for a user with subordinate ids, is untried). docs/OPERATIONS.md ("Container image") describes the image.
 set -euo pipefail
 binary=$(realpath "${1:?usage: build.sh BINARY OUTDIR}")
 outdir=$(realpath -m "${2:?usage: build.sh BINARY OUTDIR}")
