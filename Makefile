@@ -247,7 +247,8 @@ image: deps-deb deps-image $(BINARY_DEP)
 	bash deploy/image/build.sh $(BIN) $(DIST)
 
 # The image unpacked with umoci and its entrypoint run as the image's user in a mount and PID namespace of its
-# own, with the volumes bind-mounted: /health, the health check command, a registration (Tests/image; root). Not in
+# own, with the volumes bind-mounted: /health, the health check command, a registration, and two nodes on one
+# PostgreSQL database as ops/compose.yaml runs them (Tests/image; root). Not in
 # make test: the build fetches from the network and takes two to three minutes; CI runs it after make test.
 test-image: deps-test image
 	@PUSH_SERVER_IMAGE=$(abspath $(DIST))/push-server-image $(TIER) "pytest Tests/image" $(VENV)/bin/pytest -q Tests/image

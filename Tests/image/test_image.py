@@ -126,8 +126,9 @@ def test_runtime_config_umoci_derives_matches_the_image(bundle):
 class Container:
     """The image's entrypoint in its own mount and PID namespaces, rooted in the unpacked image, as its user."""
 
-    def __init__(self, bundle: Path, volumes: dict, directory: Path, args=None, env=()):
-        """`args` replace the image's entrypoint and `env` adds to its environment (`docker run --entrypoint`, `-e`)."""
+    def __init__(self, bundle: Path, volumes: dict, directory: Path, args=None, env=(), hostname=None):
+        """`args` replace the image's entrypoint and `env` adds to its environment (`docker run --entrypoint`, `-e`);
+        `hostname` gives the container a UTS namespace with that name (Compose's `hostname:`)."""
         spec = json.loads((bundle / "config.json").read_text())
         process = spec["process"]
         self.rootfs = bundle / "rootfs"
@@ -135,6 +136,8 @@ class Container:
             (self.rootfs / target.lstrip("/")).mkdir(parents=True, exist_ok=True)
         r = str(self.rootfs)
         mounts = ["mount --make-rprivate /", f"mount -t tmpfs -o mode=0755,nosuid tmpfs {r}/dev"]
+        if hostname:
+            mounts.insert(0, f"hostname {hostname}")
         for node in ["null", "zero", "full", "random", "urandom"]:
             mounts += [f"touch {r}/dev/{node}", f"mount --bind /dev/{node} {r}/dev/{node}"]
         mounts += [f"mount -t proc proc {r}/proc", f"mount -t tmpfs -o mode=1777 tmpfs {r}/tmp",
@@ -146,8 +149,8 @@ class Container:
                    "--setuid", str(user["uid"]), "--", "env", "-i", *process["env"], *env, *(args or process["args"])]
         script = " && ".join(mounts) + " && exec " + " ".join(f"'{arg}'" for arg in command)
         self.log = directory / "container.log"
-        self.proc = subprocess.Popen(["unshare", "--mount", "--pid", "--fork", "--kill-child=SIGTERM", "sh", "-c",
-                                      script], stdin=subprocess.DEVNULL, stdout=open(self.log, "ab"),
+        namespaces = ["--mount", "--pid", *(["--uts"] if hostname else [])]
+        self.proc = subprocess.Popen(["unshare", *namespaces, "--fork", "--kill-child=SIGTERM", "sh", "-c", script], stdin=subprocess.DEVNULL, stdout=open(self.log, "ab"),
                                      stderr=subprocess.STDOUT)
 
     def server_pid(self):
@@ -174,6 +177,22 @@ class Container:
             return self.proc.wait(timeout=10)
 
 
+def wait_healthy(box, base):
+    deadline = time.time() + 30
+    while True:
+        if box.proc.poll() is not None:
+            pytest.fail(f"the container exited: {box.log.read_text()[-3000:]}")
+        try:
+            if requests.get(f"{base}/health", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if time.time() > deadline:
+            box.stop()
+            pytest.fail(f"no /health within 30 s: {box.log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def container(bundle, tmp_path_factory):
     """The container with an operator's config volume (this test's ports, an instance whose secret is a file only
@@ -198,19 +217,7 @@ def container(bundle, tmp_path_factory):
     box = Container(bundle, {"/etc/push-server": config_dir, "/var/lib/push-server": data_dir,
                              "/run/secrets": secrets_dir}, directory)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 30
-    while True:
-        if box.proc.poll() is not None:
-            pytest.fail(f"the container exited: {box.log.read_text()[-3000:]}")
-        try:
-            if requests.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except requests.RequestException:
-            pass
-        if time.time() > deadline:
-            box.stop()
-            pytest.fail(f"no /health within 30 s: {box.log.read_text()[-3000:]}")
-        time.sleep(0.2)
+    wait_healthy(box, base)
     box.base, box.ops_port, box.data_dir = base, ops_port, data_dir
     yield box
     assert box.stop() == 0, box.log.read_text()[-3000:]
@@ -273,3 +280,57 @@ def test_the_compose_files_node_config_passes_check_config_in_the_image(bundle, 
                     tmp_path / "without", args=args, env=env[:1])
     assert box.proc.wait(timeout=60) == 2
     assert "PUSH_INSTANCE_SECRET" in box.log.read_text()
+
+
+def test_two_nodes_from_the_image_share_one_postgresql_database(bundle, tmp_path):
+    """What ops/compose.yaml runs: two containers of the image with the Compose node config (ports changed, as both
+    share this host's network here), each with its own host name, on one PostgreSQL database (a throwaway cluster,
+    Tests/Support/postgresql_cluster.py). A device registered on one node is read on the other, and each node's
+    /ready lists both."""
+    sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+    import postgresql_cluster
+    if not postgresql_cluster.installed():
+        pytest.skip("PostgreSQL 15 is not installed (make deps-test)")
+    cluster = postgresql_cluster.shared()
+    url = cluster.connection_string(cluster.create_database("image"))
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    key, _ = write_apns_key(tmp_path)
+    (secrets / "apns-key.p8").write_bytes(key.read_bytes())
+    os.chown(secrets / "apns-key.p8", UID, UID)
+    os.chmod(secrets / "apns-key.p8", 0o400)
+    nodes = []
+    try:
+        for name in ["node1", "node2"]:
+            config = json.loads((ROOT / "ops/compose/config/config.json").read_text())
+            port, ops_port = free_port(), free_port()
+            config["listen"] = {"host": "127.0.0.1", "port": port}
+            config["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
+            (tmp_path / name / "config").mkdir(parents=True)
+            (tmp_path / name / "config" / "config.json").write_text(json.dumps(config))
+            box = Container(bundle, {"/etc/push-server": tmp_path / name / "config", "/run/secrets": secrets},
+                            tmp_path / name, env=[f"PUSH_DATABASE_URL={url}", f"PUSH_INSTANCE_SECRET={SECRET}"],
+                            hostname=name)
+            box.base, box.ops = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ops_port}"
+            nodes.append(box)
+            wait_healthy(box, box.base)
+        first, second = nodes
+        registered = requests.post(f"{first.base}/device_api/v1/instances/{INSTANCE_ID}/devices/apns", timeout=10,
+                                   json={"token": "d1" * 32, "bundleIdentifier": "com.example.app"})
+        assert registered.status_code == 200, registered.text
+        device_id = registered.json()["id"]
+        fetched = requests.get(f"{second.base}/admin_api/v1/instances/{INSTANCE_ID}/devices/{device_id}",
+                               headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
+        assert fetched.status_code == 200 and fetched.json()["id"] == device_id
+        deadline = time.time() + 20
+        while True:
+            seen = [requests.get(f"{box.ops}/ready", timeout=5).json()["checks"]["nodes"] for box in nodes]
+            if all(view["live"] == 2 for view in seen):
+                break
+            assert time.time() < deadline, seen
+            time.sleep(0.5)
+        assert {view["self"] for view in seen} == {"node-node1-1", "node-node2-1"}
+    finally:
+        statuses = [(box.stop(), box.log) for box in nodes]
+    for status, log in statuses:
+        assert status == 0, log.read_text()[-3000:]
