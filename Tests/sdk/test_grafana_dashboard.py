@@ -259,14 +259,14 @@ def scrape(env):
 
 
 def test_every_metric_a_query_names_is_one_the_server_exports(scrape):
-    families, _ = scrape_families(scrape)
+    families, kinds = scrape_families(scrape)
     queries = [target["expr"] for _, target in targets()]
     queries += [selector_of(variable["query"]) for variable in DASHBOARD["templating"]["list"] if variable["type"] == "query"]
     named = set()
     for expr in queries:
         names, _, _ = parse(expr)
         named |= names
-    histogram_series = {f"{family}{suffix}" for family, kind in scrape_families(scrape)[1].items()
+    histogram_series = {f"{family}{suffix}" for family, kind in kinds.items()
                         if kind == "histogram" for suffix in ("_bucket", "_sum", "_count")}
     unknown = named - set(families) - histogram_series - PROMETHEUS_SERIES
     assert unknown == set(), f"queries name metrics /metrics does not have: {sorted(unknown)}"

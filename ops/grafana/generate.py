@@ -28,8 +28,7 @@ RATE = "$__rate_interval"
 
 def q(expr, legend="", instant=False):
     """One query of a panel."""
-    target = {"expr": expr, "legendFormat": legend or "__auto", "range": not instant, "instant": instant}
-    return target
+    return {"expr": expr, "legendFormat": legend or "__auto", "range": not instant, "instant": instant}
 
 
 def ts(title, description, targets, unit="short", width=12, stack=False):
@@ -47,7 +46,7 @@ def stat(title, description, expr, unit="short", thresholds=None, mappings=None)
     """A single-value panel (the newest value)."""
     steps = thresholds or [{"color": "green", "value": None}]
     return {"type": "stat", "title": title, "description": description, "width": 4, "height": 4,
-            "targets": [q(expr, instant=False)],
+            "targets": [q(expr)],
             "fieldConfig": {"defaults": {"unit": unit, "mappings": mappings or [],
                                          "thresholds": {"mode": "absolute", "steps": steps}},
                             "overrides": []},
