@@ -240,6 +240,17 @@ def scrape_families(text):
     return families, kinds
 
 
+def scrape_label_values(text):
+    """/metrics as {family or series name: {label: set of values}}, from the samples."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, labels = line.partition("{")
+            for label, value in re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="((?:\\.|[^"\\])*)"', labels.rpartition("}")[0]):
+                values.setdefault(name, {}).setdefault(label, set()).add(value)
+    return values
+
+
 @pytest.fixture(scope="module")
 def scrape(env):
     """/metrics of a real server after a device registered and a publish to it was delivered by the mock APNs."""
@@ -315,3 +326,21 @@ def test_promtool_check_metrics_reports_a_family_without_help():
     result = subprocess.run([PROMTOOL, "check", "metrics"], input="# TYPE push_x_total counter\npush_x_total 1\n",
                             capture_output=True, text=True, timeout=30)
     assert result.returncode != 0 and "no help text" in result.stdout + result.stderr
+
+
+def test_every_fixed_label_value_a_query_selects_is_one_the_server_writes(scrape):
+    """`status=~"2.."`, `method="POST"`, the publish routes, `state="in_use"`: each positive matcher without a
+    variable selects at least one series of the scrape (a misspelt value would select nothing, silently)."""
+    values = scrape_label_values(scrape)
+    checked = 0
+    for _, target in targets():
+        _, matchers, _ = parse(target["expr"])
+        for metric, label, op, quoted in matchers:
+            if op not in {"=", "=~"} or "$" in quoted or label not in values.get(metric, {}):
+                continue
+            pattern = quoted[1:-1].replace("\\\\", "\\")
+            seen = values[metric][label]
+            matches = [v for v in seen if (v == pattern if op == "=" else re.fullmatch(pattern, v))]
+            assert matches, (target["expr"], label, pattern, sorted(seen))
+            checked += 1
+    assert checked >= 4
