@@ -12,6 +12,8 @@
 #   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
+#   make image   dist/push-server-image, the OCI image from Debian packages (docs/OPERATIONS.md, "Container image")
+#   make test-image  builds the image and runs its entrypoint unpacked, in namespaces of its own (root; ~3 minutes)
 #   make bench   benchmarks; numbers are recorded in docs/BENCHMARKS.md
 #   make fuzz    each libFuzzer target in fuzz/ for FUZZ_SECONDS (default 60), one after the other (docs/SECURITY.md)
 SHELL := /bin/bash
@@ -30,14 +32,19 @@ APT_TEST := openssl python3-venv chromium chromium-driver fonts-dejavu-core
 # PostgreSQL 15 for the PostgreSQL backend's tests: each run starts a throwaway cluster in a temporary directory
 # (Sources/TestSupport/PostgreSQLCluster.swift, Tests/Support/postgresql_cluster.py); the Debian service stays unused.
 APT_TEST += postgresql
+# promtool (Debian's prometheus package; the service it ships stays unused) checks the Grafana dashboard's queries and a
+# live /metrics scrape (Tests/sdk/test_grafana_dashboard.py).
+APT_TEST += prometheus
 # Building and checking the .deb: dpkg-deb and dpkg-shlibdeps, lintian, strip, systemd-analyze (and the syscall sets
 # of the unit's filter), libseccomp2 (the unit's seccomp filters in Tests/deb/unit_sandbox.py), man (the man page).
 APT_DEB := dpkg-dev lintian binutils systemd libseccomp2 man-db
+# The OCI image: mmdebstrap makes the Debian root (packages from deb.debian.org), umoci assembles the image.
+APT_IMAGE := mmdebstrap umoci
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3
 
 .PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
-	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb console console-demo bench fuzz tsan format \
-	deps deps-build deps-test deps-deb deps-bench venv clean
+	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb image test-image console console-demo bench \
+	fuzz tsan format deps deps-build deps-test deps-deb deps-image deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
 # Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the version, git commit and build date
@@ -76,6 +83,9 @@ deps-test: deps-build deps-deb
 
 deps-deb:
 	$(call apt_install,$(APT_DEB))
+
+deps-image:
+	$(call apt_install,$(APT_IMAGE))
 
 deps-bench: deps-test
 	$(call apt_install,$(APT_BENCH))
@@ -231,6 +241,18 @@ deb: deps-deb $(BINARY_DEP)
 # installs and upgrades into a throwaway root without a terminal (the root-only parts are skipped without root).
 test-deb: deb
 	@PUSH_SERVER_DEB=$(abspath $(DEB)) $(TIER) "pytest Tests/deb" $(VENV)/bin/pytest -q Tests/deb
+
+# The OCI image from Debian packages only: a bookworm root of Essential packages and the libraries the binary links, plus the
+# stripped binary, as one layer (deploy/image/build.sh). Fetches packages from deb.debian.org (DEBIAN_MIRROR).
+image: deps-deb deps-image $(BINARY_DEP)
+	bash deploy/image/build.sh $(BIN) $(DIST)
+
+# The image unpacked with umoci and its entrypoint run as the image's user in a mount and PID namespace of its
+# own, with the volumes bind-mounted: /health, the health check command, a registration, and two nodes on one
+# PostgreSQL database as ops/compose.yaml runs them (Tests/image; root). Not in
+# make test: the build fetches from the network and takes two to three minutes; CI runs it after make test.
+test-image: deps-test image
+	@PUSH_SERVER_IMAGE=$(abspath $(DIST))/push-server-image $(TIER) "pytest Tests/image" $(VENV)/bin/pytest -q Tests/image
 
 # ThreadSanitizer over the in-process tier (what CI runs after make test; TSAN_ALL=1 for the whole XCTest suite), in
 # its own build directory, .build-tsan, so the normal build stays warm. Not inside make test: the instrumented build

@@ -53,11 +53,12 @@ def repack(tree: Path, out: Path, version: str, sample=None, conffile_layout=Fal
     if conffile_layout and shipped_sample(tree) == SAMPLE:
         (work / CONFIG).write_bytes(sample_path.read_bytes())
         sample_path.unlink()
+        shutil.rmtree(work / "usr/share/push-server/grafana")  # 0.1.0 shipped no dashboard either
         (work / "usr/share/push-server").rmdir()
         (work / "DEBIAN/conffiles").write_text(f"/{CONFIG}\n")
     path = CONFIG if conffile_layout else shipped_sample(tree)
     sums = [line for line in (work / "DEBIAN/md5sums").read_text().splitlines()
-            if not line.endswith((SAMPLE, CONFIG))]
+            if not line.endswith((SAMPLE, CONFIG)) and not (conffile_layout and "/grafana/" in line)]
     digest = run("md5sum", work / path).stdout.split()[0]
     (work / "DEBIAN/md5sums").write_text("\n".join(sums + [f"{digest}  {path}"]) + "\n")
     deb = out / f"push-server_{version}.deb"

@@ -17,6 +17,8 @@ from conftest import ROOT, free_port
 UNIT = "lib/systemd/system/push-server.service"
 # The sample config; postinst copies it to /etc/push-server/config.json when that file is absent (not a conffile).
 CONFIG = "usr/share/push-server/config.json"
+# The Grafana dashboard (ops/grafana/push-server.json).
+DASHBOARD = "usr/share/push-server/grafana/push-server.json"
 # What OPERATIONS.md sends the reader to, installed beside it.
 DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"]
 
@@ -26,6 +28,7 @@ FILES = {
     UNIT: "-rw-r--r--",
     "usr/lib/sysusers.d/push-server.conf": "-rw-r--r--",
     CONFIG: "-rw-r--r--",
+    DASHBOARD: "-rw-r--r--",
     "usr/share/doc/push-server/copyright": "-rw-r--r--",
     "usr/share/doc/push-server/changelog.gz": "-rw-r--r--",
     **{f"usr/share/doc/push-server/{name}.gz": "-rw-r--r--" for name in DOCS},
@@ -66,6 +69,7 @@ def test_contents_and_modes(deb):
 def test_shipped_config_and_unit_are_the_repository_files(unpacked):
     assert (unpacked / CONFIG).read_bytes() == (ROOT / "deploy" / "config.production.json").read_bytes()
     assert (unpacked / UNIT).read_bytes() == (ROOT / "deploy" / "push-server.service").read_bytes()
+    assert (unpacked / DASHBOARD).read_bytes() == (ROOT / "ops" / "grafana" / "push-server.json").read_bytes()
 
 
 def test_control_fields(deb, fields, build_info):

@@ -43,6 +43,9 @@ install -m 0644 "$here/push-server.sysusers" "$pkg/usr/lib/sysusers.d/push-serve
 # the administrator's file is never touched. It holds no secrets (those are credentials).
 install -m 0644 "$repo/deploy/config.production.json" "$pkg/usr/share/push-server/config.json"
 install -m 0644 "$here/lintian-overrides" "$pkg/usr/share/lintian/overrides/push-server"
+# The Grafana dashboard for /metrics (docs/OPERATIONS.md, "Grafana dashboard").
+install -d -m 0755 "$pkg/usr/share/push-server/grafana"
+install -m 0644 "$repo/ops/grafana/push-server.json" "$pkg/usr/share/push-server/grafana/push-server.json"
 
 install -m 0644 "$here/copyright" "$doc/copyright"
 # The README, OPERATIONS.md and every document OPERATIONS.md sends the reader to.
