@@ -1,3 +1,5 @@
+import Locking
+
 /// The bookkeeping behind `KeyedShares`: how many slots each key (a destination) holds, at most `limit`, and who
 /// waits for one, first come first served per key. No locks and no continuations, so it is tested on its own.
 ///
@@ -10,39 +12,79 @@
 /// book.release("a")              // 3: the slot passes on to it
 /// ```
 public struct KeyedShareBook<Waiter> {
-    private struct Queue {
-        var items: [Waiter] = []
-        var head = 0
-        var count: Int { items.count - head }
+    /// Identifies one waiter, across every key.
+    public typealias Ticket = WaiterQueue<Waiter>.Ticket
+
+    /// What `acquire` did.
+    public enum Acquisition: Equatable {
+        /// A slot, at once.
+        case taken
+        /// Queued: a later `release` of the key hands it the slot, or `cancel` takes it out.
+        case queued
+        /// Cancelled before it could queue: no slot, nothing queued.
+        case cancelled
     }
 
     /// Slots one key may hold at a time.
     public let limit: Int
     private var held: [String: Int] = [:]
-    private var queues: [String: Queue] = [:]
+    private var queues: [String: WaiterQueue<Waiter>] = [:]
+    private var lastTicket: Ticket = 0
 
     public init(limit: Int) {
         self.limit = max(1, limit)
     }
 
+    /// A ticket for a waiter about to ask for a slot of `key` (see `WaiterQueue`: a cancellation can come before
+    /// the waiter exists).
+    public mutating func reserve(_ key: String) -> Ticket {
+        lastTicket &+= 1
+        queues[key, default: WaiterQueue()].reserve(lastTicket)
+        return lastTicket
+    }
+
+    /// Takes a slot of `key` for `waiter`, which reserved `ticket`.
+    public mutating func acquire(_ key: String, ticket: Ticket, waiter: Waiter) -> Acquisition {
+        var queue = queues[key] ?? WaiterQueue()
+        defer { queues[key] = queue.isIdle ? nil : queue }
+        if queue.isCancelledEarly(ticket) {
+            queue.settle(ticket)
+            return .cancelled
+        }
+        if held[key, default: 0] < limit && queue.isEmpty {
+            queue.settle(ticket)
+            held[key, default: 0] += 1
+            return .taken
+        }
+        return queue.enqueue(waiter, ticket: ticket) ? .queued : .cancelled
+    }
+
     /// Takes a slot of `key` for `waiter`. - Returns: true when taken at once; false when `waiter` was queued (a
     /// later `release` of the key hands it the slot).
     public mutating func acquire(_ key: String, waiter: Waiter) -> Bool {
-        if held[key, default: 0] < limit && (queues[key]?.count ?? 0) == 0 {
-            held[key, default: 0] += 1
-            return true
-        }
-        queues[key, default: Queue()].items.append(waiter)
-        return false
+        acquire(key, ticket: reserve(key), waiter: waiter) == .taken
+    }
+
+    /// Drops `ticket`'s reservation without a slot (the window closed, or its run was cancelled already).
+    public mutating func forget(_ key: String, ticket: Ticket) {
+        guard var queue = queues[key] else { return }
+        queue.settle(ticket)
+        queues[key] = queue.isIdle ? nil : queue
+    }
+
+    /// The waiter with `ticket` leaves `key`'s line. - Returns: it, when it was queued (answer it as cancelled).
+    public mutating func cancel(_ key: String, ticket: Ticket) -> Waiter? {
+        guard var queue = queues[key] else { return nil }
+        let waiter = queue.cancel(ticket)
+        queues[key] = queue.isIdle ? nil : queue
+        return waiter
     }
 
     /// Frees a slot of `key`. - Returns: the longest waiter for the key, which now holds the slot; nil when none
     /// waited (the slot is free; a key holding nothing is forgotten, so the book grows only with busy keys).
     public mutating func release(_ key: String) -> Waiter? {
-        if var queue = queues[key], queue.count > 0 {
-            let waiter = queue.items[queue.head]
-            queue.head += 1
-            queues[key] = queue.count == 0 ? nil : queue
+        if var queue = queues[key], let waiter = queue.popFirst() {
+            queues[key] = queue.isIdle ? nil : queue
             return waiter
         }
         let left = held[key, default: 0] - 1
@@ -52,8 +94,12 @@ public struct KeyedShareBook<Waiter> {
 
     /// Takes every waiter out (shutdown), in no particular order; held slots stay counted until released.
     public mutating func removeAllWaiters() -> [Waiter] {
-        defer { queues = [:] }
-        return queues.values.flatMap { $0.items[$0.head...] }
+        var all: [Waiter] = []
+        for key in Array(queues.keys) {
+            all += queues[key]!.removeAll()
+            queues[key] = queues[key]!.isIdle ? nil : queues[key]
+        }
+        return all
     }
 
     /// Slots `key` holds.

@@ -18,14 +18,36 @@ public final class KeyedShares: Sendable {
         state = Locked(State(book: KeyedShareBook(limit: limit)))
     }
 
-    /// Takes a slot of `key`, suspending while the key holds `limit`. Returns false (nothing taken) once closed.
-    public func acquire(_ key: String) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let now = state.withLock { state -> Bool? in
-                if state.closed { return false }
-                return state.book.acquire(key, waiter: continuation) ? true : nil
+    /// Takes a slot of `key`, suspending while the key holds `limit`. Returns false (nothing taken) once closed,
+    /// or when the calling task or `scope` (the request's run) is cancelled while it waits.
+    public func acquire(_ key: String, cancelledBy scope: RetryScope? = nil) async -> Bool {
+        let ticket = state.withLock { $0.book.reserve(key) }
+        let leave: @Sendable () -> Void = { [state] in
+            state.withLock { $0.book.cancel(key, ticket: ticket) }?.resume(returning: false)
+        }
+        let scopeTicket = scope?.wait(onCancel: leave)
+        if scope != nil && scopeTicket == nil {
+            state.withLock { $0.book.forget(key, ticket: ticket) }
+            return false
+        }
+        defer { if let scope, let scopeTicket { _ = scope.resume(scopeTicket) } }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool? in
+                    if state.closed {
+                        state.book.forget(key, ticket: ticket)
+                        return false
+                    }
+                    switch state.book.acquire(key, ticket: ticket, waiter: continuation) {
+                    case .taken: return true
+                    case .cancelled: return false
+                    case .queued: return nil
+                    }
+                }
+                if let now { continuation.resume(returning: now) }
             }
-            if let now { continuation.resume(returning: now) }
+        } onCancel: {
+            leave()
         }
     }
 

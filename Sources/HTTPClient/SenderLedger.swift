@@ -48,7 +48,7 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     ///   was cancelled (`scope.isCancelled` tells which).
     public func admit(key: String? = nil, cancelledBy scope: RetryScope? = nil, _ make: (Int) -> Job) async -> Job? {
         if let key {
-            guard await shares.acquire(key) else { return nil }
+            guard await shares.acquire(key, cancelledBy: scope) else { return nil }
         }
         guard await window.acquire(cancelledBy: scope) else {
             if let key { shares.release(key) }

@@ -50,4 +50,64 @@ final class KeyedShareBookTests: XCTestCase {
         XCTAssertNil(book.release("b"))
         XCTAssertEqual(book.busyKeys, 0)
     }
+
+    func testAWaiterCancelledInLineLeavesItAndTheSlotGoesToTheNext() {
+        var book = KeyedShareBook<Int>(limit: 1)
+        XCTAssertTrue(book.acquire("a", waiter: 1))
+        let second = book.reserve("a")
+        XCTAssertEqual(book.acquire("a", ticket: second, waiter: 2), .queued)
+        XCTAssertFalse(book.acquire("a", waiter: 3))
+        XCTAssertEqual(book.cancel("a", ticket: second), 2)
+        XCTAssertNil(book.cancel("a", ticket: second), "a waiter leaves once")
+        XCTAssertEqual(book.release("a"), 3, "the slot skips the waiter that left")
+        XCTAssertNil(book.release("a"))
+        XCTAssertEqual(book.busyKeys, 0)
+    }
+
+    func testACancellationBeforeTheWaiterQueuedRefusesItAndIsForgotten() {
+        var book = KeyedShareBook<Int>(limit: 1)
+        XCTAssertTrue(book.acquire("a", waiter: 1))
+        let late = book.reserve("a")
+        XCTAssertNil(book.cancel("a", ticket: late))
+        XCTAssertEqual(book.acquire("a", ticket: late, waiter: 2), .cancelled)
+        XCTAssertEqual(book.waiting("a"), 0)
+        XCTAssertNil(book.release("a"))
+        XCTAssertEqual(book.busyKeys, 0, "nothing of the cancelled waiter stays")
+        let gone = book.reserve("b")
+        book.forget("b", ticket: gone)
+        XCTAssertEqual(book.busyKeys, 0, "a forgotten reservation leaves no queue behind")
+    }
+}
+
+/// `KeyedShares`: a waiter for a destination's share leaves when its run or task is cancelled.
+final class KeyedSharesCancellationTests: XCTestCase {
+    func testAWaiterForAFullShareLeavesWhenItsRunIsCancelled() async {
+        let shares = KeyedShares(limit: 1)
+        let held = await shares.acquire("push.example")
+        XCTAssertTrue(held)
+        let run = RetryScope()
+        let waiter = Task { await shares.acquire("push.example", cancelledBy: run) }
+        for _ in 0..<1_000_000 where shares.waiting < 1 { await Task.yield() }
+        XCTAssertEqual(shares.waiting, 1)
+        run.cancel()
+        let got = await waiter.value
+        XCTAssertFalse(got)
+        XCTAssertEqual(shares.waiting, 0)
+        XCTAssertEqual(shares.held("push.example"), 1)
+        let alreadyCancelled = await shares.acquire("push.example", cancelledBy: run)
+        XCTAssertFalse(alreadyCancelled)
+        shares.release("push.example")
+        XCTAssertEqual(shares.held("push.example"), 0)
+    }
+
+    func testAWaiterForAFullShareLeavesWhenItsTaskIsCancelled() async {
+        let shares = KeyedShares(limit: 1)
+        _ = await shares.acquire("push.example")
+        let waiter = Task { await shares.acquire("push.example") }
+        for _ in 0..<1_000_000 where shares.waiting < 1 { await Task.yield() }
+        waiter.cancel()
+        let got = await waiter.value
+        XCTAssertFalse(got)
+        XCTAssertEqual(shares.waiting, 0)
+    }
 }
