@@ -64,6 +64,8 @@ extension PostgreSQLPushStore {
             guard let id = result.first({ result.int64($0, 0) }) else {
                 throw PushStoreError.duplicatePublish(publishID: job.publishID)
             }
+            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash.
+            if let forward = job.beamsForward { _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt) }
             // Idle nodes wake for it (delivered on COMMIT); a scheduled one is found by their timers and polls.
             if job.notBefore == nil { try Self.notify(connection, "work") }
             return PublishJobID(rawValue: id)

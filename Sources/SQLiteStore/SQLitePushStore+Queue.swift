@@ -69,7 +69,10 @@ extension SQLitePushStore {
                     .millis(job.notBefore),
                 ])
             if inserted == 0 { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
-            return PublishJobID(rawValue: connection.lastInsertRowID)
+            let id = PublishJobID(rawValue: connection.lastInsertRowID)
+            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash.
+            if let forward = job.beamsForward { _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt) }
+            return id
         }
     }
 
