@@ -24,7 +24,11 @@ struct PublishAPI: Sendable {
         try app.authorizeSecret(request, instance)
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
-        let parsed = try PublishRequest.parse(request.body, kind: kind)
+        let publishID = "pubid-" + UUID().uuidString.lowercased()
+        // With the Beams bridge on, the local publish and its copy to Beams share collapse ids (BeamsBridgeBody).
+        let bridge = instance.beamsBridge.flatMap { $0.enabled && app.beamsForwards != nil ? $0 : nil }
+        let body = bridge == nil ? request.body : BeamsBridgeBody.withCollapseIDs(request.body, publishID: publishID)
+        let parsed = try PublishRequest.parse(body, kind: kind)
         let now = app.now()
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
@@ -35,15 +39,18 @@ struct PublishAPI: Sendable {
             throw BeamsError.schema("x_live_activity", "Live Activity pushes need token authentication (a .p8 key); this "
                 + "instance authenticates with a certificate")
         }
-        let publishID = "pubid-" + UUID().uuidString.lowercased()
-        var plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
+        var plan = try PublishPlan(request: parsed, body: body, instanceID: instance.id, publishID: publishID,
                                    delivery: delivery)
         if let liveActivity { plan.useLiveActivity(liveActivity) }
         // A local-time publish's first round runs at its start moment and finds the zones' due moments.
         let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
-                             notBefore: notBefore)
+                             notBefore: notBefore,
+                             beamsForward: bridge.map { _ in
+                                 BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
+                                              key: publishID, body: Data(body))
+                             })
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
@@ -128,7 +135,11 @@ struct PublishAPI: Sendable {
         guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID) else {
             throw BeamsError(404, "Publish not found", "Could not find the publish")
         }
-        return .json(Self.render(status, now: app.now()))
+        guard let forward = try await app.beamsForwards?.beamsForward(instanceID: instance.id, publishID: publishID),
+              case .object(var object) = Self.render(status, now: app.now())
+        else { return .json(Self.render(status, now: app.now())) }
+        object["beamsBridge"] = Self.renderBeamsForward(forward)
+        return .json(.object(object))
     }
 
     func recent(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -143,6 +154,20 @@ struct PublishAPI: Sendable {
         }
         let list = try await app.publishQueue.recentPublishes(instanceID: instance.id, limit: limit)
         return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
+    }
+
+    /// The `beamsBridge` member of a bridged publish's status (docs/API.md): `state` (`pending`, `delivered`,
+    /// `failed`), `attempts`, Beams' `publishId` once delivered, the last `error` (Beams' own description, or why
+    /// it was not sent), and when it was queued and ended.
+    static func renderBeamsForward(_ forward: BeamsForwardRecord) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "state": .string(forward.state.rawValue), "attempts": .int(forward.attempts),
+            "queuedAt": .string(forward.createdAt.iso8601),
+        ]
+        if let upstream = forward.upstreamID { object["publishId"] = .string(upstream) }
+        if let error = forward.lastError { object["error"] = .string(error) }
+        if let finished = forward.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
+        return .object(object)
     }
 
     /// FCM's, Web Push's or UnifiedPush's counts in the status document (APNs keeps its original `apns` object).
