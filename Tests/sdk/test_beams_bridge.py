@@ -115,6 +115,8 @@ def test_a_publish_is_delivered_here_and_forwarded_to_beams_once_with_its_publis
     assert len(sent) == 1 and sent[0]["headers"]["apns-collapse-id"] == publish_id, sent
     time.sleep(1.5)  # nothing more is sent later (no retry of a delivered forward)
     assert len(bridge.beams.forwards_of(publish_id)) == 1
+    metrics = bridge.client.session.get(bridge.server.url("/metrics"), timeout=10).text
+    assert 'push_beams_bridge_total{kind="publish",outcome="delivered"}' in metrics
 
 
 def test_a_users_publish_is_forwarded_to_the_users_endpoint(bridge):

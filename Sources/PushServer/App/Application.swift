@@ -103,7 +103,8 @@ public final class Application: Sendable {
         self.engine = engine
         let bridge: BeamsBridge?
         if let queue = store as? any BeamsForwardQueue {
-            let candidate = try BeamsBridge(store: queue, instances: config.instances, logger: logger.named("beams-bridge"))
+            let candidate = try BeamsBridge(store: queue, instances: config.instances, metrics: metrics,
+                                            logger: logger.named("beams-bridge"))
             bridge = candidate.isBridging ? candidate : nil
         } else {
             bridge = nil

@@ -32,11 +32,12 @@ final class BeamsBridge: Service {
     private let bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)]
     private let windows = Locked<[String: BeamsRateWindow]>([:])
     private let logger: Logger
+    private let metrics: Metrics
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
     /// - Throws: a curl error creating a client.
-    init(store: any BeamsForwardQueue, instances: [InstanceConfig], logger: Logger) throws(CurlError) {
+    init(store: any BeamsForwardQueue, instances: [InstanceConfig], metrics: Metrics, logger: Logger) throws(CurlError) {
         var bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)] = [:]
         for instance in instances {
             guard let bridge = instance.beamsBridge else { continue }
@@ -48,6 +49,8 @@ final class BeamsBridge: Service {
         self.bridges = bridges
         self.store = store
         self.logger = logger
+        self.metrics = metrics
+        if !bridges.isEmpty { metrics.declare(.beamsBridge) }
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -165,11 +168,19 @@ final class BeamsBridge: Service {
             "instance": pending.forward.instanceID, "kind": pending.forward.kind.rawValue, "key": pending.forward.key,
             "attempt": String(pending.attempts + 1), "outcome": "\(outcome)",
         ]
+        let kind = pending.forward.kind.isPublish ? "publish" : "retire"
         switch outcome {
-        case .failed: logger.warning("Beams bridge forward failed", fields)
-        case .retry: logger.notice("Beams bridge forward will be retried", fields)
-        case .delivered: logger.info("Beams bridge forward delivered", fields)
-        case .deferred: break
+        case .failed:
+            logger.warning("Beams bridge forward failed", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "failed"])
+        case .retry:
+            logger.notice("Beams bridge forward will be retried", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "retry"])
+        case .delivered:
+            logger.info("Beams bridge forward delivered", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "delivered"])
+        case .deferred:
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "deferred"])
         }
         do {
             try await store.markBeamsForward(pending.id, outcome: outcome, now: Date())
