@@ -79,11 +79,22 @@ final class BeamsBridge: Service {
             do {
                 let due = try await store.dueBeamsForwards(now: Date(), limit: Self.batchSize,
                                                            leaseDuration: Self.leaseDuration)
-                await withTaskGroup(of: Void.self) { group in
+                // The shortest wait of the forwards Beams' rate held back, if any.
+                let held = await withTaskGroup(of: Double?.self) { group -> Double? in
                     for forward in due { group.addTask { await self.attempt(forward) } }
+                    var shortest: Double?
+                    for await wait in group { if let wait { shortest = min(shortest ?? wait, wait) } }
+                    return shortest
                 }
-                if due.count == Self.batchSize { continue }
-                nextDue = try await store.nextBeamsForwardDue()
+                if let held {
+                    // Claiming on would only hold back the rest of a backlog one store write at a time: wait for
+                    // room instead.
+                    nextDue = Date().addingTimeInterval(held)
+                } else if due.count == Self.batchSize {
+                    continue
+                } else {
+                    nextDue = try await store.nextBeamsForwardDue()
+                }
             } catch {
                 logger.debug("Reading the Beams bridge outbox failed", ["error": "\(error)"])
                 nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
@@ -108,21 +119,21 @@ final class BeamsBridge: Service {
         }
     }
 
-    /// One attempt, recorded.
-    private func attempt(_ pending: PendingBeamsForward) async {
+    /// One attempt, recorded. - Returns: how long to wait when Beams' rate held it back (nothing was sent).
+    private func attempt(_ pending: PendingBeamsForward) async -> Double? {
         let forward = pending.forward
         guard let bridge = bridges[forward.instanceID.lowercased()], bridge.config.enabled else {
             await record(pending, .failed(error: "bridge_off: the instance's beamsBridge is switched off or removed; not sent"))
-            return
+            return nil
         }
         if let problem = BeamsForwardPolicy.sizeProblem(forward) {
             await record(pending, .failed(error: problem))
-            return
+            return nil
         }
         let beamsID = bridge.config.instanceID.lowercased()
         if let wait = windows.withLock({ $0[beamsID, default: BeamsRateWindow()].take(now: MonotonicClock.seconds()) }) {
             await record(pending, .deferred(until: Date().addingTimeInterval(wait)))
-            return
+            return wait
         }
         let outcome: BeamsForwardOutcome
         do {
@@ -135,11 +146,12 @@ final class BeamsBridge: Service {
                                                                                   seconds: Double(seconds)) }
             }
         } catch {
-            if error.kind == .shutdown { return }  // the lease runs out; attempted again after the restart
+            if error.kind == .shutdown { return nil }  // the lease runs out; attempted again after the restart
             outcome = BeamsForwardPolicy.outcome(transportError: "\(error.kind.rawValue): \(error.message)",
                                                  attempts: pending.attempts, now: Date())
         }
         await record(pending, outcome)
+        return nil
     }
 
     /// The request of a forward: a publish POST with the Beams secret, or a device DELETE without credentials.
