@@ -290,3 +290,23 @@ def test_a_re_pointed_app_registering_a_known_token_gets_its_interests_back(brid
     r = bridge.client.session.post(bridge.server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns"),
                                    json=body, timeout=10)
     assert r.status_code == 200 and r.json()["initialInterestSet"] == [], r.text
+
+
+def test_forwards_waiting_when_the_bridge_is_switched_off_are_recorded_as_failed_not_sent(bridge, tmp_path):
+    closed = f"https://127.0.0.1:{free_port()}"
+    server = Server(tmp_path, bridge.apns, bridge.p8, bridge.cert, bridge.key,
+                    instance_overrides={"beamsBridge": bridge.beams.bridge(baseURL=closed)})
+    try:
+        client = Beams(server)
+        publish_id = client.publish("interests", {"interests": [unique("switched")], "apns": alert()})
+        wait_for(lambda: client.status(publish_id)["beamsBridge"]["attempts"] >= 1, message="no attempt was made")
+        server.stop()
+        config = json.loads(server.config_path.read_text())
+        config["instances"][0]["beamsBridge"].update(baseURL=bridge.beams.base_url, enabled=False)
+        server.config_path.write_text(json.dumps(config))
+        server.start()
+        forward = forward_state(client, publish_id, timeout=30)
+        assert forward["state"] == "failed" and forward["error"].startswith("bridge_off"), forward
+        assert bridge.beams.forwards_of(publish_id) == []
+    finally:
+        server.stop()
