@@ -2,16 +2,19 @@ import Foundation
 import PushStore
 
 extension SQLitePushStore: BeamsForwardQueue {
-    /// Inserts `forward` due at `now` unless its (instance, kind, key) is queued already; used alone and inside
-    /// `enqueuePublish`'s write, so a publish and its forward commit together. - Returns: whether it was inserted.
-    static func insertBeamsForward(_ connection: SQLiteConnection, _ forward: BeamsForward, now: Date) throws -> Bool {
+    /// Inserts `forward`, queued at `now` and due at `due` (default: at once), unless its (instance, kind, key) is
+    /// queued already; used alone and inside `enqueuePublish`'s write, so a publish and its forward commit together.
+    /// - Returns: whether it was inserted.
+    static func insertBeamsForward(_ connection: SQLiteConnection, _ forward: BeamsForward, now: Date, due: Date? = nil)
+        throws -> Bool
+    {
         try connection.run(
             """
             INSERT INTO beams_forwards (instance_id, kind, key, body, next_attempt_at, created_at)
             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, kind, key) DO NOTHING
             """,
             [.text(forward.instanceID), .text(forward.kind.rawValue), .text(forward.key), .blob(forward.body),
-             .millis(now), .millis(now)]) > 0
+             .millis(max(due ?? now, now)), .millis(now)]) > 0
     }
 
     public func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {

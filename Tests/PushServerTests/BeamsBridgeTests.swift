@@ -80,6 +80,15 @@ final class BeamsBridgeTests: XCTestCase {
         XCTAssertEqual(BeamsBridgeBody.withCollapseIDs(Array(webOnly.utf8), publishID: "p"), Array(webOnly.utf8))
     }
 
+    func testWhatBeamsDoesNotDefineIsNotForwarded() throws {
+        let plain = #"{"interests":["a"],"apns":{"aps":{}}}"#
+        XCTAssertEqual(BeamsBridgeBody.forBeams(Array(plain.utf8)), Array(plain.utf8), "unchanged bytes")
+        let extended = #"{"users":["u"],"webhookUrl":"https://h/x","fcm":{},"hms":{},"unifiedpush":{},"x_delivery":{"sendAt":"2030-01-01T00:00:00Z"}}"#
+        let forwarded = try XCTUnwrap(BeamsBridgeBody.forBeams(Array(extended.utf8)))
+        XCTAssertEqual(String(decoding: forwarded, as: UTF8.self), #"{"fcm":{},"users":["u"]}"#)
+        XCTAssertNil(BeamsBridgeBody.forBeams(Array(#"{"interests":["a"],"hms":{}}"#.utf8)), "nothing for Beams' devices")
+    }
+
     func testTheConfigSectionDefaultsToTheInstancesOwnIDAndBeamsHost() throws {
         let id = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
         let json = #"{"instances":[{"id":"\#(id)","secretKey":"0123456789abcdef0123456789abcdef","beamsBridge":{"secretKeyEnv":"BEAMS_SECRET"}}]}"#

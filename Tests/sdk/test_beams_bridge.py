@@ -6,6 +6,7 @@ limits, 100 requests/s then 429, scripted 402/5xx/429 with Retry-After) and the 
 A forward is matched to its local publish by `apns.collapse_id`: with the bridge on, both carry the local publish
 id there (BeamsBridgeBody), so a phone registered at both shows one of the two.
 """
+import datetime
 import json
 import time
 import uuid
@@ -310,3 +311,27 @@ def test_forwards_waiting_when_the_bridge_is_switched_off_are_recorded_as_failed
         assert bridge.beams.forwards_of(publish_id) == []
     finally:
         server.stop()
+
+
+def test_a_scheduled_publish_is_forwarded_at_its_time_without_push_server_extensions(bridge):
+    """Beams has no `x_delivery`: the copy waits in the store until the publish's start moment, then goes without the
+    extension (or `webhookUrl`, which push-server calls itself); a scheduled publish cancelled before its time is
+    not forwarded."""
+    send_at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=3)
+    stamp = send_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    body = {"interests": [unique("later")], "apns": alert(), "x_delivery": {"sendAt": stamp}}
+    publish_id = bridge.client.publish("interests", body)
+    cancelled_id = bridge.client.publish("interests", body)
+    r = bridge.client.session.delete(
+        bridge.server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{cancelled_id}"),
+        headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
+    assert r.status_code == 200, r.text
+    time.sleep(1)
+    assert bridge.beams.forwards_of(publish_id) == [] and bridge.client.status(publish_id)["beamsBridge"]["state"] == "pending"
+    forward = forward_state(bridge.client, publish_id, timeout=30)
+    assert forward["state"] == "delivered" and datetime.datetime.now(datetime.timezone.utc) >= send_at, forward
+    taken = bridge.beams.forwards_of(publish_id)
+    assert len(taken) == 1 and "x_delivery" not in taken[0]["body"], taken
+    cancelled = forward_state(bridge.client, cancelled_id)
+    assert cancelled["state"] == "failed" and cancelled["error"].startswith("cancelled"), cancelled
+    assert bridge.beams.forwards_of(cancelled_id) == []

@@ -103,7 +103,7 @@ public final class Application: Sendable {
         self.engine = engine
         let bridge: BeamsBridge?
         if let queue = store as? any BeamsForwardQueue {
-            let candidate = try BeamsBridge(store: queue, instances: config.instances, metrics: metrics,
+            let candidate = try BeamsBridge(store: queue, publishes: store, instances: config.instances, metrics: metrics,
                                             logger: logger.named("beams-bridge"))
             bridge = candidate.isBridging ? candidate : nil
         } else {

@@ -47,10 +47,8 @@ struct PublishAPI: Sendable {
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
                              notBefore: notBefore,
-                             beamsForward: bridge.map { _ in
-                                 BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
-                                              key: publishID, body: Data(body))
-                             })
+                             beamsForward: Self.beamsForward(bridge: bridge, liveActivity: liveActivity != nil, body: body,
+                                                             instance: instance, kind: kind, publishID: publishID))
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
@@ -64,6 +62,16 @@ struct PublishAPI: Sendable {
         // Beyond Beams, and harmless to its SDKs (they decode `publishId` only, or return the whole object).
         if let sendAt = delivery?.sendAt { answer["scheduledFor"] = .string(sendAt.iso8601) }
         return .json(.object(answer))
+    }
+
+    /// The copy of a publish for the Beams bridge (docs/MIGRATING.md): none without a bridge, for a Live Activity
+    /// publish (Beams has none) or when nothing for Beams' platforms is left (`BeamsBridgeBody.forBeams`). A
+    /// scheduled publish's copy is due at the publish's start moment (the store queues it at `notBefore`).
+    static func beamsForward(bridge: BeamsBridgeConfig?, liveActivity: Bool, body: [UInt8], instance: InstanceConfig,
+                             kind: PublishKind, publishID: String) -> BeamsForward? {
+        guard bridge != nil, !liveActivity, let forwarded = BeamsBridgeBody.forBeams(body) else { return nil }
+        return BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
+                            key: publishID, body: Data(forwarded))
     }
 
     /// The `x_live_activity` extension (docs/API.md "Publishing to Live Activities"), checked and stamped with the

@@ -28,6 +28,8 @@ final class BeamsBridge: Service {
 
     let name = "beams-bridge"
     private let store: any BeamsForwardQueue
+    /// Where a forwarded publish's local state is read: a publish cancelled here before its copy went is not sent.
+    private let publishes: any PublishQueue
     /// Bridged instances by lower-cased local instance id, with their client.
     private let bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)]
     private let windows = Locked<[String: BeamsRateWindow]>([:])
@@ -37,7 +39,8 @@ final class BeamsBridge: Service {
     private let wake: AsyncStream<Void>.Continuation
 
     /// - Throws: a curl error creating a client.
-    init(store: any BeamsForwardQueue, instances: [InstanceConfig], metrics: Metrics, logger: Logger) throws(CurlError) {
+    init(store: any BeamsForwardQueue, publishes: any PublishQueue, instances: [InstanceConfig], metrics: Metrics,
+         logger: Logger) throws(CurlError) {
         var bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)] = [:]
         for instance in instances {
             guard let bridge = instance.beamsBridge else { continue }
@@ -48,6 +51,7 @@ final class BeamsBridge: Service {
         }
         self.bridges = bridges
         self.store = store
+        self.publishes = publishes
         self.logger = logger
         self.metrics = metrics
         if !bridges.isEmpty { metrics.declare(.beamsBridge) }
@@ -128,6 +132,12 @@ final class BeamsBridge: Service {
         }
         if let problem = BeamsForwardPolicy.sizeProblem(forward) {
             await record(pending, .failed(error: problem))
+            return nil
+        }
+        // A scheduled publish cancelled before its time: its copy is not sent either (a read error sends it).
+        if forward.kind.isPublish,
+           (try? await publishes.publishStatus(instanceID: forward.instanceID, publishID: forward.key))?.state == .cancelled {
+            await record(pending, .failed(error: "cancelled: the publish was cancelled here before its copy was sent"))
             return nil
         }
         let beamsID = bridge.config.instanceID.lowercased()

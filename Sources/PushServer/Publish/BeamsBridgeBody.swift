@@ -31,4 +31,19 @@ enum BeamsBridgeBody {
         }
         return changed ? JSONValue.object(root).serialized() : body
     }
+
+    /// The members of a publish Beams defines: the targets and its three platforms (docs/BEAMS-PROTOCOL.md §2.2).
+    static let beamsMembers: Set<String> = ["interests", "users", "apns", "fcm", "web"]
+
+    /// What is forwarded to Beams: `body` without the members Beams does not define (push-server's `x_…`
+    /// extensions, `hms` and `unifiedpush` sections, which Beams' schema would refuse or Beams' devices cannot use)
+    /// and without `webhookUrl` (push-server calls it for its own publish; Beams would call it again with its own
+    /// publish id). The same bytes when nothing is removed; nil when no `apns`, `fcm` or `web` section is left
+    /// (nothing for a device at Beams: not forwarded).
+    static func forBeams(_ body: [UInt8]) -> [UInt8]? {
+        guard let root = JSONValue.parse(body)?.objectValue else { return nil }
+        guard root.keys.contains(where: { ["apns", "fcm", "web"].contains($0) }) else { return nil }
+        let kept = root.filter { beamsMembers.contains($0.key) }
+        return kept.count == root.count ? body : JSONValue.object(kept).serialized()
+    }
 }

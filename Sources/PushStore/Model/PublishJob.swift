@@ -47,7 +47,8 @@ public struct PublishJob: Sendable, Equatable {
     /// the rounds of a local-time publish (`rescheduleJob`), so a claimed job carries its current round's time.
     public var notBefore: Date?
     /// The Beams bridge's copy of this publish (docs/MIGRATING.md), queued in the job's transaction by backends
-    /// that are a `BeamsForwardQueue`; not part of the job once stored (a claimed job has nil).
+    /// that are a `BeamsForwardQueue`, due at `notBefore` (or `createdAt`); not part of the job once stored (a
+    /// claimed job has nil).
     public var beamsForward: BeamsForward?
 
     public init(

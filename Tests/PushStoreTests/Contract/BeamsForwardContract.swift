@@ -93,6 +93,16 @@ final class BeamsForwardContract: StoreContract {
         XCTAssertNil(none)
         let again = try await queue.enqueueBeamsForward(retire, now: clock.now)
         XCTAssertFalse(again, "a failed retirement is not queued again by the next registration")
+        // A scheduled publish's copy is due at the publish's start moment, queued now.
+        var scheduled = job("p9")
+        scheduled.notBefore = clock.now.addingTimeInterval(30)
+        _ = try await store.enqueuePublish(scheduled)
+        let early = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
+        XCTAssertEqual(early, [])
+        let dueAt = try await queue.nextBeamsForwardDue()
+        XCTAssertEqual(dueAt, clock.now.addingTimeInterval(30))
+        let queuedAt = try await queue.beamsForward(instanceID: instance, publishID: "p9")?.createdAt
+        XCTAssertEqual(queuedAt, clock.now)
         try await store.close()
     }
 }
