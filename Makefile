@@ -202,6 +202,8 @@ SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
 SDK_POSTGRESQL += Tests/sdk/test_device_invalidations.py
 # HMS devices under the widened platform CHECK (migration 9), registration to delivery.
 SDK_POSTGRESQL += Tests/sdk/test_hms.py
+# The Beams bridge's outbox (migration 10): forwards queued with the publish, claimed, retried, kept across kill -9.
+SDK_POSTGRESQL += Tests/sdk/test_beams_bridge.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

@@ -64,6 +64,11 @@ extension PostgreSQLPushStore {
             guard let id = result.first({ result.int64($0, 0) }) else {
                 throw PushStoreError.duplicatePublish(publishID: job.publishID)
             }
+            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash. A
+            // scheduled publish's copy is due at its start moment.
+            if let forward = job.beamsForward {
+                _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt, due: job.notBefore)
+            }
             // Idle nodes wake for it (delivered on COMMIT); a scheduled one is found by their timers and polls.
             if job.notBefore == nil { try Self.notify(connection, "work") }
             return PublishJobID(rawValue: id)

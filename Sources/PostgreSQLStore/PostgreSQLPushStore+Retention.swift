@@ -20,10 +20,16 @@ extension PostgreSQLPushStore {
                     DELETE FROM events WHERE ctid = ANY(ARRAY(
                         SELECT ctid FROM events WHERE at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED))
                     """, [cutoff, limit]),
+                // Finished webhooks, and the Beams bridge's finished forwards with them.
                 webhooks: try connection.run(
                     """
                     DELETE FROM webhooks WHERE id IN (
                         SELECT id FROM webhooks WHERE finished_at IS NOT NULL AND finished_at < $1
+                        LIMIT $2 FOR UPDATE SKIP LOCKED)
+                    """, [cutoff, limit]) + connection.run(
+                    """
+                    DELETE FROM beams_forwards WHERE id IN (
+                        SELECT id FROM beams_forwards WHERE finished_at IS NOT NULL AND finished_at < $1
                         LIMIT $2 FOR UPDATE SKIP LOCKED)
                     """, [cutoff, limit]),
                 devices: try connection.run(

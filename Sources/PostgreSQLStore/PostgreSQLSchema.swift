@@ -10,7 +10,8 @@
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform]
+                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
+                                       beamsForwards]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -320,5 +321,26 @@ enum PostgreSQLSchema {
         ALTER TABLE devices DROP CONSTRAINT devices_platform_check;
         ALTER TABLE devices ADD CONSTRAINT devices_platform_check
             CHECK (platform IN ('apns', 'fcm', 'web', 'unifiedpush', 'hms')) NOT VALID;
+        """
+
+    /// Step 10. The Beams bridge's outbox, as SQLite's step 12.
+    static let beamsForwards = """
+        CREATE TABLE beams_forwards (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            instance_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('publish_interests', 'publish_users', 'retire_device')),
+            key text NOT NULL,
+            body bytea NOT NULL,
+            state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at bigint NOT NULL,
+            created_at bigint NOT NULL,
+            finished_at bigint,
+            upstream_id text,
+            last_error text,
+            UNIQUE (instance_id, kind, key)
+        );
+        CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at, id) WHERE state = 'pending';
+        CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
         """
 }

@@ -69,7 +69,13 @@ extension SQLitePushStore {
                     .millis(job.notBefore),
                 ])
             if inserted == 0 { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
-            return PublishJobID(rawValue: connection.lastInsertRowID)
+            let id = PublishJobID(rawValue: connection.lastInsertRowID)
+            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash. A
+            // scheduled publish's copy is due at its start moment.
+            if let forward = job.beamsForward {
+                _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt, due: job.notBefore)
+            }
+            return id
         }
     }
 

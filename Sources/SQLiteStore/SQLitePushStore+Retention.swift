@@ -18,10 +18,15 @@ extension SQLitePushStore {
                     DELETE FROM events WHERE (instance_id, publish_id, kind, device_id) IN (
                         SELECT instance_id, publish_id, kind, device_id FROM events WHERE at < ? LIMIT ?)
                     """, [cutoff, limit]),
+                // Finished webhooks, and the Beams bridge's finished forwards with them.
                 webhooks: try connection.run(
                     """
                     DELETE FROM webhooks WHERE id IN (
                         SELECT id FROM webhooks WHERE finished_at IS NOT NULL AND finished_at < ? LIMIT ?)
+                    """, [cutoff, limit]) + connection.run(
+                    """
+                    DELETE FROM beams_forwards WHERE id IN (
+                        SELECT id FROM beams_forwards WHERE finished_at IS NOT NULL AND finished_at < ? LIMIT ?)
                     """, [cutoff, limit]),
                 devices: try connection.run(
                     """

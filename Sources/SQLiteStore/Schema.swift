@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform]
+                                       deviceInvalidations, hmsPlatform, beamsForwards]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -277,5 +277,29 @@ enum Schema {
         PRAGMA writable_schema = RESET;
         CREATE TABLE schema_cookie_bump (x INTEGER);
         DROP TABLE schema_cookie_bump;
+        """
+
+    /// Step 12. The Beams bridge's outbox (`BeamsForwardQueue`, docs/MIGRATING.md): publishes to replay to Beams
+    /// and Beams devices to retire, claimed with a lease like `webhooks`. One row per (instance, kind, key): a
+    /// publish is forwarded once, a Beams device retired once however often it registers here. The publish status
+    /// reads a publish's row by that key.
+    static let beamsForwards = """
+        CREATE TABLE beams_forwards (
+            id INTEGER PRIMARY KEY,
+            instance_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('publish_interests', 'publish_users', 'retire_device')),
+            key TEXT NOT NULL,
+            body BLOB NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            finished_at INTEGER,
+            upstream_id TEXT,
+            last_error TEXT,
+            UNIQUE (instance_id, kind, key)
+        );
+        CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at) WHERE state = 'pending';
+        CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
         """
 }

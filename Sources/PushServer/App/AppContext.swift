@@ -23,12 +23,15 @@ public final class AppContext: Sendable {
     /// Stops a cancelled publish's run on this node (`PublishEngine.cancel`); returns once it hands nothing more
     /// to a sender. - Returns: whether a run was stopped here.
     let cancelRun: @Sendable (PublishJobID) async -> Bool
+    /// Tells the Beams bridge a forward is waiting (a device to retire; a publish's forward comes with
+    /// `publishEnqueued`).
+    let beamsForwardQueued: @Sendable () -> Void
 
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
-        liveNodes: Locked<Int> = Locked(1)
+        liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {}
     ) {
         self.config = config
         var byID: [String: InstanceConfig] = [:]
@@ -41,6 +44,7 @@ public final class AppContext: Sendable {
         self.now = now
         self.publishEnqueued = publishEnqueued
         self.cancelRun = cancelRun
+        self.beamsForwardQueued = beamsForwardQueued
     }
 
     /// What `instance`'s publishes may ask for in `x_delivery`.
@@ -57,6 +61,8 @@ public final class AppContext: Sendable {
     var publishQueue: any PublishQueue { store }
     /// The Reporting API's role of the store: events and the facts they are checked against.
     var eventStore: any EventStore { store }
+    /// The Beams bridge's outbox, when the backend has one (SQLite and PostgreSQL).
+    var beamsForwards: (any BeamsForwardQueue)? { store as? any BeamsForwardQueue }
 
     /// The instance named by the route's `:instance`. - Throws: 404 "Could not find the instance".
     func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {

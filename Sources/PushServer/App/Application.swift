@@ -20,6 +20,8 @@ public final class Application: Sendable {
     public let context: AppContext
     let engine: PublishEngine
     let webhooks: WebhookOutbox
+    /// The Beams bridge, when an instance has `beamsBridge` and the backend keeps its outbox.
+    let beamsBridge: BeamsBridge?
     let janitor: RetentionJanitor
     let apns: APNsClient
     let http: HTTPServer
@@ -30,7 +32,7 @@ public final class Application: Sendable {
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
     /// queue, FINISHED webhooks are queued); then the invalidation notifier (what it has not queued yet is queued
-    /// after the restart), webhook delivery, the janitor and the store watchdog; the ops
+    /// after the restart), webhook delivery, the Beams bridge (when configured), the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
     private let logger: Logger
@@ -103,9 +105,19 @@ public final class Application: Sendable {
                                    broadcaster: broadcaster,
                                    broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts))
         self.engine = engine
+        let bridge: BeamsBridge?
+        if let queue = store as? any BeamsForwardQueue {
+            let candidate = try BeamsBridge(store: queue, publishes: store, instances: config.instances, metrics: metrics,
+                                            logger: logger.named("beams-bridge"))
+            bridge = candidate.isBridging ? candidate : nil
+        } else {
+            bridge = nil
+        }
+        beamsBridge = bridge
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
-                             publishEnqueued: { engine.wake() }, cancelRun: { await engine.cancel($0) },
-                             liveNodes: liveNodes)
+                             publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
+                             cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
+                             beamsForwardQueued: { bridge?.forwardQueued() })
 
         var router = Router()
         let webhooks = self.webhooks
@@ -206,6 +218,7 @@ public final class Application: Sendable {
                 [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
             },
             webhooks,
+        ] + (bridge.map { [$0] } ?? []) + [
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
         ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast

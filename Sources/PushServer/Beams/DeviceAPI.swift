@@ -131,10 +131,45 @@ struct DeviceAPI: Sendable {
             "device": registered.device.id, "token": Redact.token(token), "platform": platform.rawValue,
             "environment": registered.device.environment.rawValue, "created": String(registered.created),
         ])
+        await retireAtBeams(body["beamsDeviceId"], platform: platform, instance: instance, device: registered.device.id)
         return .json(.object([
             "id": .string(registered.device.id),
             "initialInterestSet": .array(registered.interests.map(JSONValue.string)),
         ]))
+    }
+
+    /// A Beams device id as the Beams SDKs make them (`apns-`, `fcm-` or `web-` and a UUID): letters, digits, `-`,
+    /// `_`, `.`, `:`, 1 to 128 of them. Anything else is ignored (a 400 would stop the SDK registering at all).
+    static func isBeamsDeviceID(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "-_.:".utf8.contains($0)
+        }
+    }
+
+    /// Beyond Beams (docs/MIGRATING.md): a registration carrying `beamsDeviceId`, the device's id at Pusher Beams
+    /// (sent by a patched SDK, or by the app), queues the retirement of that Beams device when the instance's
+    /// bridge is on with `retireDevices`, so that the phone is not reached by Beams and here both. Queued after the
+    /// registration commits and once per Beams device (the outbox's key): an app that sends it at every launch
+    /// costs one DELETE at Beams. A crash between the two leaves it to the next registration.
+    func retireAtBeams(_ value: JSONValue?, platform: Platform, instance: InstanceConfig, device: String) async {
+        guard let value, let beamsID = value.stringValue else { return }
+        guard let bridge = instance.beamsBridge, bridge.enabled, bridge.retireDevices, let queue = app.beamsForwards,
+              [.apns, .fcm, .web].contains(platform)
+        else { return }
+        guard Self.isBeamsDeviceID(beamsID) else {
+            app.logger.notice("Ignored a malformed beamsDeviceId", ["device": device, "platform": platform.rawValue])
+            return
+        }
+        let forward = BeamsForward(instanceID: instance.id, kind: .retireDevice, key: "\(platform.rawValue)/\(beamsID)")
+        do {
+            if try await queue.enqueueBeamsForward(forward, now: app.now()) {
+                app.beamsForwardQueued()
+                app.logger.info("Beams device retirement queued", ["device": device, "beamsDevice": beamsID])
+            }
+        } catch {
+            app.logger.warning("Queuing a Beams device retirement failed", ["device": device, "error": "\(error)"])
+        }
     }
 
     /// `PUT …/devices/{platform}/{id}/token` `{"token": new}`: the Android SDK's FCM token refresh. 404 for an

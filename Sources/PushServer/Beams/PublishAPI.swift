@@ -24,7 +24,11 @@ struct PublishAPI: Sendable {
         try app.authorizeSecret(request, instance)
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
-        let parsed = try PublishRequest.parse(request.body, kind: kind)
+        let publishID = "pubid-" + UUID().uuidString.lowercased()
+        // With the Beams bridge on, the local publish and its copy to Beams share collapse ids (BeamsBridgeBody).
+        let bridge = instance.beamsBridge.flatMap { $0.enabled && app.beamsForwards != nil ? $0 : nil }
+        let body = bridge == nil ? request.body : BeamsBridgeBody.withCollapseIDs(request.body, publishID: publishID)
+        let parsed = try PublishRequest.parse(body, kind: kind)
         let now = app.now()
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
@@ -35,15 +39,16 @@ struct PublishAPI: Sendable {
             throw BeamsError.schema("x_live_activity", "Live Activity pushes need token authentication (a .p8 key); this "
                 + "instance authenticates with a certificate")
         }
-        let publishID = "pubid-" + UUID().uuidString.lowercased()
-        var plan = try PublishPlan(request: parsed, body: request.body, instanceID: instance.id, publishID: publishID,
+        var plan = try PublishPlan(request: parsed, body: body, instanceID: instance.id, publishID: publishID,
                                    delivery: delivery)
         if let liveActivity { plan.useLiveActivity(liveActivity) }
         // A local-time publish's first round runs at its start moment and finds the zones' due moments.
         let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
         let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
-                             notBefore: notBefore)
+                             notBefore: notBefore,
+                             beamsForward: Self.beamsForward(bridge: bridge, liveActivity: liveActivity != nil, body: body,
+                                                             instance: instance, kind: kind, publishID: publishID))
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
@@ -57,6 +62,16 @@ struct PublishAPI: Sendable {
         // Beyond Beams, and harmless to its SDKs (they decode `publishId` only, or return the whole object).
         if let sendAt = delivery?.sendAt { answer["scheduledFor"] = .string(sendAt.iso8601) }
         return .json(.object(answer))
+    }
+
+    /// The copy of a publish for the Beams bridge (docs/MIGRATING.md): none without a bridge, for a Live Activity
+    /// publish (Beams has none) or when nothing for Beams' platforms is left (`BeamsBridgeBody.forBeams`). A
+    /// scheduled publish's copy is due at the publish's start moment (the store queues it at `notBefore`).
+    static func beamsForward(bridge: BeamsBridgeConfig?, liveActivity: Bool, body: [UInt8], instance: InstanceConfig,
+                             kind: PublishKind, publishID: String) -> BeamsForward? {
+        guard bridge != nil, !liveActivity, let forwarded = BeamsBridgeBody.forBeams(body) else { return nil }
+        return BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
+                            key: publishID, body: Data(forwarded))
     }
 
     /// The `x_live_activity` extension (docs/API.md "Publishing to Live Activities"), checked and stamped with the
@@ -128,7 +143,11 @@ struct PublishAPI: Sendable {
         guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID) else {
             throw BeamsError(404, "Publish not found", "Could not find the publish")
         }
-        return .json(Self.render(status, now: app.now()))
+        guard let forward = try await app.beamsForwards?.beamsForward(instanceID: instance.id, publishID: publishID),
+              case .object(var object) = Self.render(status, now: app.now())
+        else { return .json(Self.render(status, now: app.now())) }
+        object["beamsBridge"] = Self.renderBeamsForward(forward)
+        return .json(.object(object))
     }
 
     func recent(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -143,6 +162,20 @@ struct PublishAPI: Sendable {
         }
         let list = try await app.publishQueue.recentPublishes(instanceID: instance.id, limit: limit)
         return .json(.object(["publishes": .array(list.map { Self.render($0, now: app.now()) })]))
+    }
+
+    /// The `beamsBridge` member of a bridged publish's status (docs/API.md): `state` (`pending`, `delivered`,
+    /// `failed`), `attempts`, Beams' `publishId` once delivered, the last `error` (Beams' own description, or why
+    /// it was not sent), and when it was queued and ended.
+    static func renderBeamsForward(_ forward: BeamsForwardRecord) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "state": .string(forward.state.rawValue), "attempts": .int(forward.attempts),
+            "queuedAt": .string(forward.createdAt.iso8601),
+        ]
+        if let upstream = forward.upstreamID { object["publishId"] = .string(upstream) }
+        if let error = forward.lastError { object["error"] = .string(error) }
+        if let finished = forward.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
+        return .object(object)
     }
 
     /// FCM's, Web Push's or UnifiedPush's counts in the status document (APNs keeps its original `apns` object).

@@ -27,7 +27,8 @@ extension ServerConfig {
                 continue
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "unifiedpush", "hms", "webhook", "delivery", "publishWeight"])
+                                                 "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
+                                                 "beamsBridge"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -64,11 +65,15 @@ extension ServerConfig {
                                       environment: environment)
             }
             let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }
+            let bridge = reader.object(object["beamsBridge"], "\(p).beamsBridge").flatMap {
+                readBeamsBridge($0, "\(p).beamsBridge", localID: id, &reader, environment: environment)
+            }
             if let id, let secret {
                 var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
                 instance.delivery = delivery ?? InstanceDeliveryConfig()
                 instance.unifiedpush = unifiedpush
                 instance.hms = hms
+                instance.beamsBridge = bridge
                 if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
                 config.instances.append(instance)
             }

@@ -314,6 +314,8 @@ public struct InstanceConfig: Sendable {
     /// The instance's share of the node's publish slots when instances wait for them: this many grants per turn of
     /// the round robin (`PublishSlotScheduler`).
     public var publishWeight = 1
+    /// The Beams bridge while devices move from Pusher Beams (docs/MIGRATING.md), optional.
+    public var beamsBridge: BeamsBridgeConfig? = nil
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }

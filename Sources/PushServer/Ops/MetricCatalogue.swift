@@ -47,6 +47,9 @@ extension CounterMetric {
     static let webhooks = CounterMetric("push_webhooks_total", help: "Webhook attempts by outcome.", labels: ["outcome"])
     static let webhookFailures = CounterMetric("push_webhook_failures_total", help: "Failed webhook attempts by reason.",
                                                labels: ["reason"])
+    static let beamsBridge = CounterMetric("push_beams_bridge_total",
+                                           help: "Beams bridge attempts (publish forwards, device retirements) by outcome.",
+                                           labels: ["kind", "outcome"])
     static let storeUnavailable = CounterMetric("push_store_unavailable_total",
                                                 help: "Store operations refused because the store could not work, by reason.",
                                                 labels: ["reason"])

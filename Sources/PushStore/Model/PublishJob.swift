@@ -46,10 +46,14 @@ public struct PublishJob: Sendable, Equatable {
     /// A scheduled publish: not claimable before this moment (nil: at once). The engine moves it forward between
     /// the rounds of a local-time publish (`rescheduleJob`), so a claimed job carries its current round's time.
     public var notBefore: Date?
+    /// The Beams bridge's copy of this publish (docs/MIGRATING.md), queued in the job's transaction by backends
+    /// that are a `BeamsForwardQueue`, due at `notBefore` (or `createdAt`); not part of the job once stored (a
+    /// claimed job has nil).
+    public var beamsForward: BeamsForward?
 
     public init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
-        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil
+        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil
     ) {
         self.instanceID = instanceID
         self.publishID = publishID
@@ -59,6 +63,7 @@ public struct PublishJob: Sendable, Equatable {
         self.webhookURL = webhookURL
         self.createdAt = createdAt
         self.notBefore = notBefore
+        self.beamsForward = beamsForward
     }
 }
 

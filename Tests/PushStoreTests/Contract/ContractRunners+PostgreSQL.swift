@@ -343,3 +343,17 @@ final class InvalidationLogContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, InvalidationLogContract.testPurgeDropsOldRowsAndRowsOverTheInstanceCap)
     }
 }
+
+final class BeamsForwardContractOnPostgreSQL: XCTestCase {
+    func testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds() async throws {
+        try await runContract(.postgresql, BeamsForwardContract.testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds)
+    }
+
+    func testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone() async throws {
+        try await runContract(.postgresql, BeamsForwardContract.testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone)
+    }
+
+    func testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt() async throws {
+        try await runContract(.postgresql, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
+    }
+}

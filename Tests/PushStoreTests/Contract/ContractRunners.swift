@@ -683,3 +683,31 @@ final class InvalidationLogContractOnInMemory: XCTestCase {
         try await runContract(.inMemory, InvalidationLogContract.testPurgeDropsOldRowsAndRowsOverTheInstanceCap)
     }
 }
+
+final class BeamsForwardContractOnSQLite: XCTestCase {
+    func testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds() async throws {
+        try await runContract(.sqlite, BeamsForwardContract.testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds)
+    }
+
+    func testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone() async throws {
+        try await runContract(.sqlite, BeamsForwardContract.testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone)
+    }
+
+    func testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt() async throws {
+        try await runContract(.sqlite, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
+    }
+}
+
+final class BeamsForwardContractOnInMemory: XCTestCase {
+    func testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds() async throws {
+        try await runContract(.inMemory, BeamsForwardContract.testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds)
+    }
+
+    func testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone() async throws {
+        try await runContract(.inMemory, BeamsForwardContract.testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone)
+    }
+
+    func testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt() async throws {
+        try await runContract(.inMemory, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
+    }
+}

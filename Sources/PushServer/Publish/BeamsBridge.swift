@@ -1,0 +1,213 @@
+import Clocks
+import Foundation
+import HTTPClient
+import Lifecycle
+import Locking
+import Logging
+import PushStore
+
+/// The Beams bridge (docs/MIGRATING.md "The bridge"): sends what `BeamsForwardQueue` holds to Pusher Beams (a
+/// publish accepted here, replayed to the Beams publish API for the devices that have not moved; a Beams device
+/// that moved here, retired at the Beams device API) and records each outcome, which the publish status shows.
+///
+/// The webhook outbox's pattern, on a table of its own: forwards are queued in the store (a publish's in the
+/// transaction that accepts it), claimed with a lease, attempted, marked. Per Beams instance it keeps Beams'
+/// 100 requests/s (`BeamsRateWindow`; a forward with no room goes back to the store for a moment, no attempt
+/// spent) and pauses after a 429's `Retry-After`. `BeamsForwardPolicy` decides retries. Sent by the project's
+/// HTTP client (one `HTTPExchangeClient` per bridged instance, so a test stand-in's CA applies to its instance
+/// only). Delivery is at least once: a process killed after Beams took a publish but before the outcome was
+/// written sends it again when the lease ends (Beams has no idempotency key).
+final class BeamsBridge: Service {
+    /// Forwards claimed at a time, attempted side by side.
+    static let batchSize = 32
+    /// How long a claimed forward stays hidden from other claims (past it, an unrecorded attempt is made again).
+    static let leaseDuration = Duration.seconds(60)
+    /// Wait after a store error before asking again.
+    static let storeRetryInterval: TimeInterval = 1
+    static let longestSleep: TimeInterval = 3600
+
+    let name = "beams-bridge"
+    private let store: any BeamsForwardQueue
+    /// Where a forwarded publish's local state is read: a publish cancelled here before its copy went is not sent.
+    private let publishes: any PublishQueue
+    /// Bridged instances by lower-cased local instance id, with their client.
+    private let bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)]
+    private let windows = Locked<[String: BeamsRateWindow]>([:])
+    private let logger: Logger
+    private let metrics: Metrics
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    /// - Throws: a curl error creating a client.
+    init(store: any BeamsForwardQueue, publishes: any PublishQueue, instances: [InstanceConfig], metrics: Metrics,
+         logger: Logger) throws(CurlError) {
+        var bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)] = [:]
+        for instance in instances {
+            guard let bridge = instance.beamsBridge else { continue }
+            let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
+                name: "beams-\(bridges.count)", connections: 1, http2: true, httpsOnly: false, caFile: bridge.caFile,
+                timeout: .seconds(15), connectTimeout: .seconds(5)))
+            bridges[instance.id.lowercased()] = (bridge, client)
+        }
+        self.bridges = bridges
+        self.store = store
+        self.publishes = publishes
+        self.logger = logger
+        self.metrics = metrics
+        if !bridges.isEmpty { metrics.declare(.beamsBridge) }
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Whether any instance has a bridge configured (the service runs only then).
+    var isBridging: Bool { !bridges.isEmpty }
+
+    /// Wakes the loop: a forward was queued.
+    func forwardQueued() { wake.yield() }
+
+    // MARK: Delivering
+
+    func run() async {
+        let clients = bridges.values.map(\.client)
+        await withTaskCancellationHandler {
+            await deliverUntilCancelled()
+        } onCancel: {
+            Task { for client in clients { await client.shutdown() } }
+        }
+        for client in clients { await client.shutdown() }
+    }
+
+    private func deliverUntilCancelled() async {
+        var woken = wakeups.makeAsyncIterator()
+        while !Task.isCancelled {
+            var nextDue: Date?
+            do {
+                let due = try await store.dueBeamsForwards(now: Date(), limit: Self.batchSize,
+                                                           leaseDuration: Self.leaseDuration)
+                // The shortest wait of the forwards Beams' rate held back, if any.
+                let held = await withTaskGroup(of: Double?.self) { group -> Double? in
+                    for forward in due { group.addTask { await self.attempt(forward) } }
+                    var shortest: Double?
+                    for await wait in group { if let wait { shortest = min(shortest ?? wait, wait) } }
+                    return shortest
+                }
+                if let held {
+                    // Claiming on would only hold back the rest of a backlog one store write at a time: wait for
+                    // room instead.
+                    nextDue = Date().addingTimeInterval(held)
+                } else if due.count == Self.batchSize {
+                    continue
+                } else {
+                    nextDue = try await store.nextBeamsForwardDue()
+                }
+            } catch {
+                logger.debug("Reading the Beams bridge outbox failed", ["error": "\(error)"])
+                nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
+            }
+            let timer = nextDue.map(wake(at:))
+            let event: Void? = await woken.next()
+            timer?.cancel()
+            if event == nil { return }
+        }
+    }
+
+    private func wake(at date: Date) -> Task<Void, Never> {
+        let seconds = min(max(date.timeIntervalSinceNow, 0), Self.longestSleep)
+        let delay = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)) + 1)
+        return Task { [wake] in
+            do {
+                try await Task.sleep(for: delay)
+                wake.yield()
+            } catch {
+                // Cancelled: woken otherwise.
+            }
+        }
+    }
+
+    /// One attempt, recorded. - Returns: how long to wait when Beams' rate held it back (nothing was sent).
+    private func attempt(_ pending: PendingBeamsForward) async -> Double? {
+        let forward = pending.forward
+        guard let bridge = bridges[forward.instanceID.lowercased()], bridge.config.enabled else {
+            await record(pending, .failed(error: "bridge_off: the instance's beamsBridge is switched off or removed; not sent"))
+            return nil
+        }
+        if let problem = BeamsForwardPolicy.sizeProblem(forward) {
+            await record(pending, .failed(error: problem))
+            return nil
+        }
+        // A scheduled publish cancelled before its time: its copy is not sent either (a read error sends it).
+        if forward.kind.isPublish,
+           (try? await publishes.publishStatus(instanceID: forward.instanceID, publishID: forward.key))?.state == .cancelled {
+            await record(pending, .failed(error: "cancelled: the publish was cancelled here before its copy was sent"))
+            return nil
+        }
+        let beamsID = bridge.config.instanceID.lowercased()
+        if let wait = windows.withLock({ $0[beamsID, default: BeamsRateWindow()].take(now: MonotonicClock.seconds()) }) {
+            await record(pending, .deferred(until: Date().addingTimeInterval(wait)))
+            return wait
+        }
+        let outcome: BeamsForwardOutcome
+        do {
+            let response = try await bridge.client.send(try Self.exchange(forward, bridge.config))
+            outcome = BeamsForwardPolicy.outcome(kind: forward.kind, status: response.status, body: response.body,
+                                                 retryAfter: response.retryAfter, attempts: pending.attempts, now: Date())
+            if response.status == 429, let retryAfter = response.retryAfter,
+               let seconds = RetryAfter.seconds(retryAfter, now: Int(Date().timeIntervalSince1970)) {
+                windows.withLock { $0[beamsID, default: BeamsRateWindow()].pause(now: MonotonicClock.seconds(),
+                                                                                  seconds: Double(seconds)) }
+            }
+        } catch {
+            if error.kind == .shutdown { return nil }  // the lease runs out; attempted again after the restart
+            outcome = BeamsForwardPolicy.outcome(transportError: "\(error.kind.rawValue): \(error.message)",
+                                                 attempts: pending.attempts, now: Date())
+        }
+        await record(pending, outcome)
+        return nil
+    }
+
+    /// The request of a forward: a publish POST with the Beams secret, or a device DELETE without credentials.
+    static func exchange(_ forward: BeamsForward, _ config: BeamsBridgeConfig) throws(HTTPExchangeError) -> HTTPExchange {
+        let url = forward.kind == .retireDevice
+            ? config.deviceURL(key: forward.key) : config.publishURL(users: forward.kind == .publishUsers)
+        let target: HTTPURL
+        do {
+            target = try HTTPURL(url)
+        } catch {
+            throw HTTPExchangeError(.invalidURL, "the URL \(error)")
+        }
+        if forward.kind == .retireDevice {
+            var exchange = HTTPExchange(url: target, headers: [], body: [])
+            exchange.method = .delete
+            return exchange
+        }
+        return HTTPExchange(url: target, headers: [
+            "Authorization: Bearer \(config.secretKey)", "Content-Type: application/json",
+            "X-Pusher-Library: push-server-beams-bridge",
+        ], body: Array(forward.body))
+    }
+
+    private func record(_ pending: PendingBeamsForward, _ outcome: BeamsForwardOutcome) async {
+        let fields: KeyValuePairs<String, String> = [
+            "instance": pending.forward.instanceID, "kind": pending.forward.kind.rawValue, "key": pending.forward.key,
+            "attempt": String(pending.attempts + 1), "outcome": "\(outcome)",
+        ]
+        let kind = pending.forward.kind.isPublish ? "publish" : "retire"
+        switch outcome {
+        case .failed:
+            logger.warning("Beams bridge forward failed", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "failed"])
+        case .retry:
+            logger.notice("Beams bridge forward will be retried", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "retry"])
+        case .delivered:
+            logger.info("Beams bridge forward delivered", fields)
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "delivered"])
+        case .deferred:
+            metrics.increment(.beamsBridge, ["kind": kind, "outcome": "deferred"])
+        }
+        do {
+            try await store.markBeamsForward(pending.id, outcome: outcome, now: Date())
+        } catch {
+            logger.error("Recording a Beams bridge outcome failed", ["error": "\(error)"])
+        }
+    }
+}
