@@ -103,23 +103,10 @@ final class BeamsBridge: Service {
                 logger.debug("Reading the Beams bridge outbox failed", ["error": "\(error)"])
                 nextDue = Date().addingTimeInterval(Self.storeRetryInterval)
             }
-            let timer = nextDue.map(wake(at:))
+            let timer = nextDue.map { wake.wake(at: $0, longest: Self.longestSleep) }
             let event: Void? = await woken.next()
             timer?.cancel()
             if event == nil { return }
-        }
-    }
-
-    private func wake(at date: Date) -> Task<Void, Never> {
-        let seconds = min(max(date.timeIntervalSinceNow, 0), Self.longestSleep)
-        let delay = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)) + 1)
-        return Task { [wake] in
-            do {
-                try await Task.sleep(for: delay)
-                wake.yield()
-            } catch {
-                // Cancelled: woken otherwise.
-            }
         }
     }
 

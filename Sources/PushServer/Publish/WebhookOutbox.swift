@@ -243,26 +243,11 @@ final class WebhookOutbox: Service {
                 }
                 let now = MonotonicClock.seconds()
                 let trial = scheduler.withLock { $0.nextBreakerTrial }.map { Date().addingTimeInterval($0 - now) }
-                let timer = [nextDue, trial].compactMap { $0 }.min().map(wake(at:))
+                let timer = [nextDue, trial].compactMap { $0 }.min().map { wake.wake(at: $0, longest: Self.longestSleep) }
                 // nil once the task is cancelled (the stream ends then). An attempt that ends wakes it too.
                 let event: Void? = await woken.next()
                 timer?.cancel()
                 if event == nil { return }
-            }
-        }
-    }
-
-    /// Yields a wake-up at `date` (a retry's time, a lease's end or a breaker's trial), unless cancelled first.
-    private func wake(at date: Date) -> Task<Void, Never> {
-        let seconds = min(max(date.timeIntervalSinceNow, 0), Self.longestSleep)
-        // Rounded up: waking a moment early would find nothing due yet and sleep again for the remainder.
-        let delay = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)) + 1)
-        return Task { [wake] in
-            do {
-                try await Task.sleep(for: delay)
-                wake.yield()
-            } catch {
-                // Cancelled: woken otherwise.
             }
         }
     }
