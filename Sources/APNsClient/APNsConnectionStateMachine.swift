@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// The scheduling of one APNs connection slot as a pure state machine (no curl, no clock, no sockets, no token
 /// manager): which job starts next, what an ended stream means for its job, retries and their delays, and when
@@ -81,7 +82,7 @@ struct APNsConnectionStateMachine {
 
     /// A new job, or a waiting one taking over a freed slot on this connection.
     mutating func enqueue(_ job: APNsJob) {
-        ready.push(job)
+        ready.append(job)
     }
 
     /// Time passes: an idle warm connection goes cold, delayed retries that are due become ready, and those whose
@@ -96,7 +97,7 @@ struct APNsConnectionStateMachine {
             if job.request.retries?.isCancelled == true {
                 actions.append(.finish(job, .failure(.cancelled(attempts: job.attempts))))
             } else if job.notBefore <= now {
-                ready.push(job)
+                ready.append(job)
             } else {
                 remaining.append(job)
             }
@@ -108,7 +109,7 @@ struct APNsConnectionStateMachine {
     /// The next job to send, if the cold-connection gate lets one start. Answer with `started` or `startFailed`.
     mutating func nextToStart() -> APNsJob? {
         guard ledger.mayStart else { return nil }
-        return ready.pop()
+        return ready.popFirst()
     }
 
     /// The job went out on `stream` (a transfer id unique among the streams in flight).
@@ -178,7 +179,7 @@ struct APNsConnectionStateMachine {
         case .heldBack:
             // Never sent: not an attempt, and it goes out as soon as the connection's probe is answered.
             job.attempts -= 1
-            ready.push(job)
+            ready.append(job)
             return []
         case .answered(let status):
             response = APNsResponse(
@@ -239,7 +240,7 @@ struct APNsConnectionStateMachine {
         switch result {
         case .success(let token):
             job.overrideToken = token
-            ready.push(job)
+            ready.append(job)
             return [.countRetry]
         case .failure(let failure):
             return [.finish(job, .failure(failure))]
@@ -254,7 +255,7 @@ struct APNsConnectionStateMachine {
         switch result {
         case .success(.retryNow(let token)):
             job.overrideToken = token
-            ready.push(job)
+            ready.append(job)
             return [.countRetry]
         case .success(.retryLater):
             delayed.append(job)
@@ -283,7 +284,7 @@ struct APNsConnectionStateMachine {
     /// caller fails them with `.shutdown`.
     mutating func abort() -> [APNsJob] {
         var jobs = onStream.sorted { $0.key < $1.key }.map(\.value)
-        while let job = ready.pop() { jobs.append(job) }
+        while let job = ready.popFirst() { jobs.append(job) }
         jobs += delayed
         onStream = [:]
         delayed = []
@@ -293,7 +294,7 @@ struct APNsConnectionStateMachine {
 
     private mutating func schedule(_ job: APNsJob, after seconds: Double, now: UInt64) {
         if seconds <= 0 {
-            ready.push(job)
+            ready.append(job)
         } else {
             job.notBefore = now &+ Self.nanos(seconds)
             delayed.append(job)

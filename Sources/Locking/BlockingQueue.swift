@@ -8,11 +8,10 @@ import Foundation
 /// It waits on an `NSCondition` (a pthread mutex plus condition variable), the waiting form of the same pthread
 /// lock `Locked` uses; ThreadSanitizer models both.
 ///
-/// `@unchecked Sendable`: `items`, `head` and `closed` are only touched while holding `condition`.
+/// `@unchecked Sendable`: `items` and `closed` are only touched while holding `condition`.
 public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [Item] = []
-    private var head = 0
+    private var items = FIFO<Item>(compactAfter: 4096)
     private var closed = false
     /// Most items held at once; `push` refuses more, so a consumer that falls behind cannot grow memory forever.
     private let capacity: Int
@@ -29,7 +28,7 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     public func push(_ item: Item, evenIfFull: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard !closed, evenIfFull || items.count - head < capacity else { return false }
+        guard !closed, evenIfFull || items.count < capacity else { return false }
         items.append(item)
         condition.signal()
         return true
@@ -43,12 +42,7 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
-        if head > 0 {
-            head -= 1
-            items[head] = item
-        } else {
-            items.insert(item, at: 0)
-        }
+        items.prepend(item)
         condition.signal()
         return true
     }
@@ -58,25 +52,15 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     public func take(max: Int) -> [Item] {
         condition.lock()
         defer { condition.unlock() }
-        while head == items.count && !closed { condition.wait() }
-        let end = min(items.count, head + max)
-        let batch = Array(items[head..<end])
-        head = end
-        if head == items.count {
-            items.removeAll(keepingCapacity: items.count <= 4096)
-            head = 0
-        } else if head > 4096 {
-            items.removeFirst(head)
-            head = 0
-        }
-        return batch
+        while items.isEmpty && !closed { condition.wait() }
+        return items.popFirst(max: max)
     }
 
     /// Items pushed and not yet taken.
     public var count: Int {
         condition.lock()
         defer { condition.unlock() }
-        return items.count - head
+        return items.count
     }
 
     /// Refuses new items and wakes every waiting thread; items already queued are still handed out.

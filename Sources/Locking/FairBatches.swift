@@ -20,24 +20,10 @@ public struct FairBatches<Item> {
     }
 
     private struct Tenant {
-        var items: [Queued] = []
-        var head = 0
+        var items = FIFO<Queued>()
         var deficit = 0
         var weight = 1
-        var isEmpty: Bool { head == items.count }
-
-        mutating func popFirst() -> Queued {
-            let first = items[head]
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: items.count <= 1024)
-                head = 0
-            } else if head > 1024 {
-                items.removeFirst(head)
-                head = 0
-            }
-            return first
-        }
+        var isEmpty: Bool { items.isEmpty }
     }
 
     /// Deficit added per turn, in cost units (rows). Larger: fewer rounds to build a batch of dear writes; smaller:
@@ -96,13 +82,13 @@ public struct FairBatches<Item> {
                 midTurn = false
                 var full = false
                 while !tenant.isEmpty, batch.count < maxCount {
-                    let next = tenant.items[tenant.head]
+                    let next = tenant.items.first!
                     guard next.cost <= tenant.deficit else { break }
                     guard batch.isEmpty || cost + next.cost <= maxCost else {
                         full = true
                         break
                     }
-                    batch.append(tenant.popFirst().item)
+                    batch.append(tenant.items.popFirst()!.item)
                     tenant.deficit -= next.cost
                     cost += next.cost
                     count -= 1

@@ -11,8 +11,8 @@ public struct WaiterQueue<Element> {
     public typealias Ticket = UInt64
 
     private var entries: [Ticket: Element] = [:]
-    private var order: [Ticket] = []
-    private var head = 0
+    /// Tickets in arrival order; cancelled ones stay until they reach the front (or a clean-up drops them).
+    private var order = FIFO<Ticket>()
     private var lastTicket: Ticket = 0
     /// Reserved, neither settled nor queued yet.
     private var reserved: Set<Ticket> = []
@@ -26,7 +26,7 @@ public struct WaiterQueue<Element> {
     public var isEmpty: Bool { entries.isEmpty }
 
     /// Tickets still in line, cancelled ones included (tests check it stays near `count`).
-    package var lineLength: Int { order.count - head }
+    package var lineLength: Int { order.count }
 
     /// A ticket for a waiter about to look for room.
     public mutating func reserve() -> Ticket {
@@ -77,15 +77,12 @@ public struct WaiterQueue<Element> {
 
     /// The longest-queued waiter, which leaves the queue.
     public mutating func popFirst() -> Element? {
-        while head < order.count {
-            let ticket = order[head]
-            head += 1
+        while let ticket = order.popFirst() {
             if let element = entries.removeValue(forKey: ticket) {
                 compactIfIdle()
                 return element
             }
         }
-        compactIfIdle()
         return nil
     }
 
@@ -96,18 +93,13 @@ public struct WaiterQueue<Element> {
         return all
     }
 
-    /// Drops the tickets already served or cancelled from the order, so it stays proportional to the waiters.
+    /// Drops cancelled tickets from the line when they outnumber the waiters, so it stays proportional to them.
     private mutating func compactIfIdle() {
         if entries.isEmpty {
-            order.removeAll(keepingCapacity: order.count <= 1024)
-            head = 0
-        } else if head > 1024 && head * 2 > order.count {
-            order.removeFirst(head)
-            head = 0
-        } else if order.count - head > 2 * entries.count + 1024 {
-            // Many cancelled tickets still in line: keep only those still waiting.
-            order = order[head...].filter { entries[$0] != nil }
-            head = 0
+            _ = order.removeAll()
+        } else if order.count > 2 * entries.count + 1024 {
+            let waiting = order.removeAll().filter { entries[$0] != nil }
+            order.append(contentsOf: waiting)
         }
     }
 }

@@ -1,3 +1,5 @@
+import Locking
+
 /// Tracks a publish's low watermark: the largest target ref such that every target at or below it has a final
 /// result. Targets are submitted in ascending ref order, but answers arrive in any order; the watermark only
 /// advances over a contiguous prefix of answered targets, so after a crash, resuming from it re-sends at most
@@ -7,9 +9,9 @@
 struct CheckpointTracker: Sendable, Equatable {
     /// Every target with `ref <= watermark` has a final result.
     private(set) var watermark: Int64
-    /// Submitted refs in submission (ascending) order, from `head` on still possibly pending.
-    private var order: [Int64] = []
-    private var head = 0
+    /// Submitted refs in submission (ascending) order, possibly still pending (memory bounded by the in-flight
+    /// window, not by the publish size: answered ones leave from the front).
+    private var order = FIFO<Int64>(compactAfter: 4096)
     private var pending: Set<Int64> = []
     /// How far the store has been scanned: refs between submitted targets (invalidated devices) count as done.
     private var scanned: Int64
@@ -40,18 +42,10 @@ struct CheckpointTracker: Sendable, Equatable {
     }
 
     private mutating func advance() {
-        while head < order.count, !pending.contains(order[head]) {
-            watermark = max(watermark, order[head])
-            head += 1
+        while let first = order.first, !pending.contains(first) {
+            watermark = max(watermark, first)
+            _ = order.popFirst()
         }
-        if head == order.count {
-            watermark = max(watermark, scanned)
-            order.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 4096 {
-            // Keep memory bounded by the in-flight window, not by the publish size.
-            order.removeFirst(head)
-            head = 0
-        }
+        if order.isEmpty { watermark = max(watermark, scanned) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import PushStore
 
 /// One platform's queue inside a running publish: the feeder appends that platform's targets in ref order and a
@@ -10,10 +11,9 @@ import PushStore
 /// crash can send again, proportional to the window, not to the publish.
 final class PlatformLane: Sendable {
     struct State {
-        var queue: [Target] = []
-        var head = 0
+        var queue = FIFO<Target>()
         var closed = false
-        var count: Int { queue.count - head }
+        var count: Int { queue.count }
     }
 
     let capacity: Int
@@ -54,19 +54,7 @@ final class PlatformLane: Sendable {
     func pump() async {
         while true {
             await state.wait { $0.count > 0 || $0.closed }
-            let next = state.update { state -> Target? in
-                guard state.count > 0 else { return nil }
-                let target = state.queue[state.head]
-                state.head += 1
-                if state.head == state.queue.count {
-                    state.queue.removeAll(keepingCapacity: true)
-                    state.head = 0
-                } else if state.head >= 1024 {
-                    state.queue.removeFirst(state.head)
-                    state.head = 0
-                }
-                return target
-            }
+            let next = state.update { $0.queue.popFirst() }
             guard let target = next else { return }
             // Sending pauses while too many results wait for a checkpoint (the store cannot write, say), and for
             // the pacer's token right before the sender: paced here, a stalled sender cannot leave a backlog that
