@@ -29,6 +29,14 @@ public enum CopyPlan {
         return present.filter { !handled.contains($0) }.sorted()
     }
 
+    /// The columns in `present` of one copied storage table that the plan neither reads nor deliberately drops
+    /// (a column a later migration added); `nil` when the plan does not copy `table` on `backend`.
+    public static func unhandledColumns(_ present: [String], table: String, backend: Backend) -> [String]? {
+        guard let copy = tables.first(where: { $0.storageTables(backend).contains(table) }),
+              let known = copy.storageColumns(backend)[table] else { return nil }
+        return present.filter { !known.contains($0) }.sorted()
+    }
+
     static let devices = CopyTable(name: "devices", key: ["id"], columns: [
         .init("id", .integer), .init("public_id", .text), .init("instance_id", .text), .init("platform", .text),
         .init("token", .text), .init("environment", .text), .init("environment_declared", .boolean),
@@ -66,7 +74,7 @@ public enum CopyPlan {
         .init("lease_owner", .text), .init("lease_expires_at", .integer), .init("cursor", .integer),
         .init("attempts", .integer), .init("targets_total", .integer), .init("summary", .text),
         .init("not_before", .integer), .init("cancel_requested", .boolean),
-    ], identity: true)
+    ], identity: true, postgresqlDropped: ["shards"])
 
     static let publishCounters = CopyTable(name: "publish_counters", key: ["job_id", "name"], columns: [
         .init("job_id", .integer), .init("name", .text), .init("value", .integer),
@@ -118,7 +126,9 @@ public enum CopyPlan {
                 """,
             inserts: ["INSERT INTO instance_device_counts (instance_id, devices) VALUES (?1, ?2)",
                       "INSERT INTO instance_interest_counts (instance_id, subscriptions, interests) VALUES (?1, ?3, ?4)"],
-            beforeLoad: ["DELETE FROM instance_device_counts", "DELETE FROM instance_interest_counts"]),
+            beforeLoad: ["DELETE FROM instance_device_counts", "DELETE FROM instance_interest_counts"],
+            columns: ["instance_device_counts": ["instance_id", "devices"],
+                      "instance_interest_counts": ["instance_id", "subscriptions", "interests"]]),
         postgresqlTable: "instance_device_counts")
 
     /// The triggers that keep `instance_counts` on PostgreSQL: switched off while the rows go in (each would update
@@ -179,6 +189,8 @@ public struct CopyTable: Sendable {
         public let inserts: [String]
         /// Runs before the rows go in (after the tables before it were loaded).
         public let beforeLoad: [String]
+        /// Each storage table's columns (every one of them read or written above).
+        public let columns: [String: Set<String>]
     }
 
     public let name: String
@@ -191,16 +203,24 @@ public struct CopyTable: Sendable {
     public let identity: Bool
     /// The id counter's high-water mark (past deleted rows) is copied too, not just the largest id present.
     public let carriesSequence: Bool
+    /// PostgreSQL columns that SQLite has no place for, written as NULL/default on PostgreSQL (see the table).
+    public let postgresqlDropped: [String]
 
     init(name: String, key: [String], columns: [CopyColumn], identity: Bool = false, carriesSequence: Bool = false,
-         sqlite: SQLiteMapping? = nil, postgresqlTable: String? = nil) {
+         postgresqlDropped: [String] = [], sqlite: SQLiteMapping? = nil, postgresqlTable: String? = nil) {
         self.name = name
+        self.postgresqlDropped = postgresqlDropped
         self.key = key
         self.columns = columns
         self.identity = identity
         self.carriesSequence = carriesSequence
         self.postgresqlTable = postgresqlTable ?? name
         self.sqlite = sqlite ?? Self.defaultSQLite(name: name, key: key, columns: columns)
+    }
+
+    /// Each storage table's columns on `backend` that the plan knows.
+    public func storageColumns(_ backend: Backend) -> [String: Set<String>] {
+        backend == .sqlite ? sqlite.columns : [postgresqlTable: Set(columns.map(\.name) + postgresqlDropped)]
     }
 
     /// The tables this portable table occupies on `backend`.
@@ -243,6 +263,6 @@ public struct CopyTable: Sendable {
             }
         }
         let insert = "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
-        return SQLiteMapping(tables: [name], select: select, inserts: [insert], beforeLoad: [])
+        return SQLiteMapping(tables: [name], select: select, inserts: [insert], beforeLoad: [], columns: [name: Set(names)])
     }
 }

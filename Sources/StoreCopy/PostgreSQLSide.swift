@@ -37,6 +37,14 @@ public final class PostgreSQLSide: StoreSide {
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
+    public func columnNames(_ table: String) throws -> [String] {
+        let result = try connection.query("""
+            SELECT column_name::text FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position
+            """, [.text(table)])
+        return (0..<result.rowCount).map { result.text($0, 0) }
+    }
+
     public func beginSnapshot() throws {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         // The snapshot is taken by the first statement, not by BEGIN.

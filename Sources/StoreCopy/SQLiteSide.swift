@@ -49,6 +49,12 @@ public final class SQLiteSide: StoreSide {
         return names
     }
 
+    public func columnNames(_ table: String) throws -> [String] {
+        var names: [String] = []
+        try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) { names.append($0.text(0)) }
+        return names
+    }
+
     public func beginSnapshot() throws {
         // A deferred transaction takes its snapshot at the first read, which follows at once.
         try connection.execute("BEGIN")

@@ -108,8 +108,14 @@ public final class StoreCopier {
         guard version.found == version.newest else {
             throw StoreCopyError.schemaVersion(side: name, backend: side.backend, found: version.found, newest: version.newest)
         }
-        let unknown = CopyPlan.unhandledTables(try side.tableNames(), backend: side.backend)
+        let tables = try side.tableNames()
+        let unknown = CopyPlan.unhandledTables(tables, backend: side.backend)
         guard unknown.isEmpty else { throw StoreCopyError.unhandledTables(backend: side.backend, tables: unknown) }
+        for table in tables {
+            guard let columns = CopyPlan.unhandledColumns(try side.columnNames(table), table: table, backend: side.backend),
+                  !columns.isEmpty else { continue }
+            throw StoreCopyError.unhandledColumns(backend: side.backend, table: table, columns: columns)
+        }
     }
 
     /// Streams one table from the source into the target, checksumming what was read.

@@ -8,6 +8,8 @@ public enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible 
     case targetNotEmpty([String: Int64])
     /// A table neither copied nor deliberately skipped (`CopyPlan`): a migration this copy does not know.
     case unhandledTables(backend: Backend, tables: [String])
+    /// Columns of a copied table that the plan does not know: a migration this copy does not know.
+    case unhandledColumns(backend: Backend, table: String, columns: [String])
     /// A value that does not read as its column's type.
     case unreadableValue(table: String, column: String, backend: Backend)
     /// The source has shards of a publish being delivered, which SQLite cannot represent.
@@ -30,6 +32,9 @@ public enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .unhandledTables(backend, tables):
             return "the \(backend) database has tables this copy does not know: \(tables.joined(separator: ", ")) "
                 + "(a newer schema? use the push-server version that created it)"
+        case let .unhandledColumns(backend, table, columns):
+            return "the \(backend) table \(table) has columns this copy does not know: "
+                + "\(columns.joined(separator: ", ")) (a newer schema? use the push-server version that created it)"
         case let .unreadableValue(table, column, backend):
             return "a value in \(table).\(column) on \(backend) does not read as that column's type"
         case .openShards(let count):

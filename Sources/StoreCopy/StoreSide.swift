@@ -8,6 +8,8 @@ public protocol StoreSide: AnyObject {
     func schemaVersion() throws -> (found: Int, newest: Int)
     /// Every table of the database.
     func tableNames() throws -> [String]
+    /// The columns of one table.
+    func columnNames(_ table: String) throws -> [String]
     /// Starts a read-only snapshot: every read until `endSnapshot` sees the same committed state.
     func beginSnapshot() throws
     func endSnapshot() throws

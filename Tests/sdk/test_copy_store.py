@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -217,3 +218,46 @@ def test_a_row_changed_on_its_way_into_the_target_fails_the_verification(filled,
     assert rows["interests"][-1] == "ok", result.stdout
     assert "verification FAILED" in result.stderr, result.stderr
     assert cluster.sql(f"SELECT metadata FROM devices WHERE public_id = '{victim}'", database) == '{"tampered":true}'
+
+
+def test_a_copy_while_the_server_registers_devices_copies_one_consistent_snapshot(tmp_path, cluster):
+    """The source server keeps running and registering during the copy: the copy is not blocked by it, verifies,
+    and holds one moment of the source: the per-instance device count (kept by a trigger in the same transaction as
+    each registration) agrees with the devices copied, which tables read at different moments would not."""
+    environment = Environment(tmp_path)
+    try:
+        mock = environment.mock()
+        server = environment.server(mock, {"storage": {"path": str(tmp_path / "live.sqlite")}})
+        client = Beams(server)
+        interest = unique("live")
+        for _ in range(50):
+            client.register(random_token(), [interest])
+        stop = threading.Event()
+        registered = []
+
+        def keep_registering():
+            while not stop.is_set():
+                registered.append(client.register(random_token(), [interest]))
+
+        writer = threading.Thread(target=keep_registering)
+        writer.start()
+        try:
+            time.sleep(0.3)
+            database = cluster.create_database("copy")
+            target = config_with_storage(server, {"backend": "postgresql", "postgresql": {
+                "connectionString": cluster.connection_string(database)}}, tmp_path / "live-pg.json")
+            result = copy_store(tmp_path / "live.sqlite", target)
+            time.sleep(0.3)
+        finally:
+            stop.set()
+            writer.join(timeout=30)
+        table = assert_verified(result)
+        copied = int(table["devices"][1])
+        assert 50 <= copied <= 50 + len(registered), (copied, len(registered))
+        assert len(registered) > 0
+        counted = cluster.sql(f"SELECT devices FROM instance_device_counts WHERE instance_id = '{INSTANCE_ID}'",
+                              database)
+        assert int(counted) == copied, (counted, copied)
+        assert server.stop() == 0
+    finally:
+        environment.close()
