@@ -6,10 +6,14 @@ import PostgreSQLStore
 /// As a source it is read in one `REPEATABLE READ READ ONLY` transaction (one snapshot for every table, while the
 /// nodes go on writing) with `COPY (SELECT …) TO STDOUT`. As a target it is written in one transaction with
 /// `COPY … FROM STDIN`, the count triggers switched off meanwhile (`CopyPlan.postgresqlCountTriggers`), the counts
-/// loaded from the source instead, and the identity sequences moved past the copied ids before COMMIT.
+/// loaded from the source instead, the foreign keys dropped and added again (one check per table instead of one per
+/// row), and the identity sequences moved past the copied ids before COMMIT.
 public final class PostgreSQLSide: StoreSide {
     public let backend = Backend.postgresql
     private let connection: PGConnection
+    /// The foreign keys of the loaded tables, dropped during the load and added again before COMMIT:
+    /// (table, constraint name, definition).
+    private var foreignKeys: [(table: String, name: String, definition: String)] = []
     /// Rows are sent in chunks of about this many bytes (one `PQputCopyData` each).
     private static let chunkBytes = 1 << 20
 
@@ -95,6 +99,20 @@ public final class PostgreSQLSide: StoreSide {
         for (table, trigger) in CopyPlan.postgresqlCountTriggers {
             try connection.execute("ALTER TABLE \(table) DISABLE TRIGGER \(trigger)")
         }
+        // A foreign key checks each inserted row with a query of its own (2M subscriptions: 4M lookups); added
+        // again after the load, it checks the whole table in one join, and any orphan still fails the COPY's
+        // transaction. Read from the catalog, so a key a later migration adds is handled the same way.
+        let tables = CopyPlan.tables.map(\.postgresqlTable)
+        let keys = try connection.query("""
+            SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid) FROM pg_constraint
+            WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
+              AND conrelid::regclass::text = ANY($1::text[])
+            ORDER BY 1, 2
+            """, [.textArray(tables)])
+        foreignKeys = (0..<keys.rowCount).map { (keys.text($0, 0), keys.text($0, 1), keys.text($0, 2)) }
+        for key in foreignKeys {
+            try connection.execute("ALTER TABLE \(key.table) DROP CONSTRAINT \(key.name)")
+        }
     }
 
     public func load(_ table: CopyTable, _ produce: (_ write: ([PortableValue]) throws -> Void) throws -> Void) throws {
@@ -116,6 +134,10 @@ public final class PostgreSQLSide: StoreSide {
     }
 
     public func commitLoad(marks: [String: Int64]) throws {
+        for key in foreignKeys {
+            try connection.execute("ALTER TABLE \(key.table) ADD CONSTRAINT \(key.name) \(key.definition)")
+        }
+        foreignKeys = []
         for (table, trigger) in CopyPlan.postgresqlCountTriggers {
             try connection.execute("ALTER TABLE \(table) ENABLE TRIGGER \(trigger)")
         }
@@ -131,7 +153,10 @@ public final class PostgreSQLSide: StoreSide {
         try connection.execute("COMMIT")
     }
 
-    public func rollbackLoad() { try? connection.execute("ROLLBACK") }
+    public func rollbackLoad() {
+        foreignKeys = []
+        try? connection.execute("ROLLBACK")
+    }
 }
 
 @available(*, unavailable, message: "A copy side belongs to the thread running the copy")

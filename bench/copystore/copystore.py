@@ -102,7 +102,12 @@ def timed_copy(source, target):
     seconds = time.monotonic() - started
     if result.returncode != 0:
         raise RuntimeError(f"copy-store failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
-    return seconds, load_before, benchdb.load_average(), result.stdout
+    # Each table's last progress line: its rows and rate while it copied.
+    finals = {}
+    for line in result.stderr.splitlines():
+        if line.startswith("copy-store: copying "):
+            finals[line.split(":")[1]] = line
+    return seconds, load_before, benchdb.load_average(), "\n".join(finals.values()) + "\n" + result.stdout
 
 
 def main():
