@@ -81,6 +81,14 @@ def filled(tmp_path_factory, cluster):
         user = f"user-{n % 4}" if n % 2 == 0 else None
         apns[client.register(token, [news, f"topic-{n % 3}"], user=user)] = token
     fcm = [register_fcm(server, f"fcm-token-{n}-" + random_token()[:40], [news]) for n in range(FCM_DEVICES)]
+    # A Live Activity start token on one device; a device whose token APNs reports dead (the invalidation log).
+    live_device = next(iter(apns))
+    r = client.session.put(server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns/{live_device}"
+                                      "/live-activity/start-tokens/Match"), json={"token": random_token()}, timeout=10)
+    assert r.status_code == 200, r.text
+    dead = random_token()
+    mock.behave(dead, status=410, reason="Unregistered", timestamp=int(time.time() * 1000) + 60_000)
+    dead_id = client.register(dead, [news])
     # A finished publish (results, counters, an APNs provider token) whose webhook outbox rows cannot be delivered
     # (nothing listens), so they stay pending; a publish scheduled an hour ahead.
     hook = Receiver(fail_first=1_000)
@@ -97,7 +105,8 @@ def filled(tmp_path_factory, cluster):
     assert server.stop() == 0
     hook.close()
     yield {"environment": environment, "directory": directory, "server": server, "mock": mock, "sqlite": sqlite_path,
-           "apns": apns, "fcm": fcm, "news": news, "finished": finished, "scheduled": scheduled}
+           "apns": apns, "fcm": fcm, "news": news, "finished": finished, "scheduled": scheduled,
+           "live_device": live_device, "dead_id": dead_id}
     environment.close()
 
 
@@ -121,9 +130,11 @@ def test_sqlite_to_postgresql_and_back_keeps_every_device_and_publishes_once(fil
 
     result = copy_store(filled["sqlite"], pg_config)
     table = assert_verified(result)
-    assert int(table["devices"][1]) == APNS_DEVICES + FCM_DEVICES, result.stdout
+    # The dead device stays, marked invalidated, until retention removes it.
+    assert int(table["devices"][1]) == APNS_DEVICES + FCM_DEVICES + 1, result.stdout
     assert int(table["publish_jobs"][1]) == 2 and int(table["webhooks"][1]) >= 1, result.stdout
     assert int(table["apns_provider_tokens"][1]) == 1, result.stdout
+    assert int(table["live_activity_tokens"][1]) == 1 and int(table["device_invalidations"][1]) == 1, result.stdout
     assert "copying devices" in result.stderr, result.stderr
 
     # The server on PostgreSQL finds everything.
@@ -136,6 +147,13 @@ def test_sqlite_to_postgresql_and_back_keeps_every_device_and_publishes_once(fil
     assert statuses[filled["finished"]]["status"] == "finished", statuses
     assert client.status(filled["finished"])["apns"]["accepted"] == APNS_DEVICES
     assert client.status(filled["scheduled"])["status"] == "scheduled"
+    r = client.session.get(on_pg.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns/{filled['live_device']}"
+                                     "/live-activity"), timeout=10)
+    assert r.status_code == 200 and "Match" in r.text, r.text
+    invalidations = client.session.get(on_pg.url(f"/customer_api/v1/instances/{INSTANCE_ID}/devices/invalidations"),
+                                       headers={"Authorization": f"Bearer {client.secret}"}, timeout=10)
+    assert invalidations.status_code == 200, invalidations.text
+    assert [e["device_id"] for e in invalidations.json()["events"]] == [filled["dead_id"]], invalidations.text
     pending = cluster.sql("SELECT count(*) FROM webhooks WHERE state = 'pending'", database)
     assert int(pending) >= 1
 
@@ -174,8 +192,8 @@ def test_copy_into_a_target_that_holds_rows_is_refused_and_changes_nothing(fille
     again = copy_store(filled["sqlite"], pg_config)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "the target is not empty" in again.stderr and "--replace" in again.stderr, again.stderr
-    assert cluster.sql("SELECT count(*) FROM devices WHERE metadata = '{\"kept\":true}'", database) == str(
-        APNS_DEVICES + FCM_DEVICES)
+    assert cluster.sql("SELECT count(*) FROM devices WHERE metadata = '{\"kept\":true}'", database) == cluster.sql(
+        "SELECT count(*) FROM devices", database) != "0"
 
     replaced = copy_store(filled["sqlite"], pg_config, "--replace")
     assert_verified(replaced)
