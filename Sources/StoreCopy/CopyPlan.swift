@@ -14,7 +14,7 @@ public enum CopyPlan {
     /// Tables deliberately not copied, per backend, with why.
     public static let skipped: [Backend: [String: String]] = [
         .sqlite: [
-            "sqlite_sequence": "SQLite's AUTOINCREMENT counter; device_invalidations' high-water mark is carried over",
+            "sqlite_sequence": "SQLite's AUTOINCREMENT counter; device_invalidations' high-water mark is carried over"
         ],
         .postgresql: [
             "schema_migrations": "the migrator's record; the target's own migrator wrote it",
@@ -33,102 +33,134 @@ public enum CopyPlan {
     /// (a column a later migration added); `nil` when the plan does not copy `table` on `backend`.
     public static func unhandledColumns(_ present: [String], table: String, backend: Backend) -> [String]? {
         guard let copy = tables.first(where: { $0.storageTables(backend).contains(table) }),
-              let known = copy.storageColumns(backend)[table] else { return nil }
+            let known = copy.storageColumns(backend)[table]
+        else { return nil }
         return present.filter { !known.contains($0) }.sorted()
     }
 
-    static let devices = CopyTable(name: "devices", key: ["id"], columns: [
-        .init("id", .integer), .init("public_id", .text), .init("instance_id", .text), .init("platform", .text),
-        .init("token", .text), .init("environment", .text), .init("environment_declared", .boolean),
-        .init("bundle_id", .text), .init("metadata", .text), .init("user_id", .text), .init("created_at", .integer),
-        .init("last_registered_at", .integer), .init("last_status", .integer), .init("last_reason", .text),
-        .init("last_result_at", .integer), .init("invalidated_at", .integer), .init("time_zone", .text),
-    ], identity: true)
+    static let devices = CopyTable(
+        name: "devices", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("public_id", .text), .init("instance_id", .text), .init("platform", .text),
+            .init("token", .text), .init("environment", .text), .init("environment_declared", .boolean),
+            .init("bundle_id", .text), .init("metadata", .text), .init("user_id", .text), .init("created_at", .integer),
+            .init("last_registered_at", .integer), .init("last_status", .integer), .init("last_reason", .text),
+            .init("last_result_at", .integer), .init("invalidated_at", .integer), .init("time_zone", .text),
+        ], identity: true)
 
-    static let interests = CopyTable(name: "interests", key: ["id"], columns: [
-        .init("id", .integer), .init("instance_id", .text), .init("name", .text),
-    ], identity: true)
+    static let interests = CopyTable(
+        name: "interests", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("instance_id", .text), .init("name", .text),
+        ], identity: true)
 
-    static let deviceInterests = CopyTable(name: "device_interests", key: ["interest_id", "device_id"], columns: [
-        .init("interest_id", .integer), .init("device_id", .integer),
-    ])
+    static let deviceInterests = CopyTable(
+        name: "device_interests", key: ["interest_id", "device_id"],
+        columns: [
+            .init("interest_id", .integer), .init("device_id", .integer),
+        ])
 
-    static let liveActivityTokens = CopyTable(name: "live_activity_tokens", key: ["id"], columns: [
-        .init("id", .integer), .init("device_id", .integer), .init("instance_id", .text), .init("kind", .text),
-        .init("attributes_type", .text), .init("activity_id", .text), .init("token", .text),
-        .init("reference", .text), .init("expires_at", .integer), .init("created_at", .integer),
-        .init("updated_at", .integer),
-    ], identity: true)
+    static let liveActivityTokens = CopyTable(
+        name: "live_activity_tokens", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("device_id", .integer), .init("instance_id", .text), .init("kind", .text),
+            .init("attributes_type", .text), .init("activity_id", .text), .init("token", .text),
+            .init("reference", .text), .init("expires_at", .integer), .init("created_at", .integer),
+            .init("updated_at", .integer),
+        ], identity: true)
 
     /// `state` carries PostgreSQL's six states; SQLite keeps `cancelled` and `expired` as `finished` plus `ended_as`
     /// (`Schema.scheduledPublishes`). PostgreSQL's `shards` (how many shards a publish was split into) has no SQLite
     /// column: a copy to SQLite drops it (it only matters while the shards exist, and a source with shards is refused).
-    static let publishJobs = CopyTable(name: "publish_jobs", key: ["id"], columns: [
-        .init("id", .integer), .init("instance_id", .text), .init("publish_id", .text), .init("kind", .text),
-        .init("targets", .textList), .init("payload", .bytes), .init("webhook_url", .text),
-        .init("state", .text, sqliteRead: "COALESCE(ended_as, state)", sqliteWrite: [
-            ("state", "CASE WHEN ? IN ('cancelled', 'expired') THEN 'finished' ELSE ? END"),
-            ("ended_as", "CASE WHEN ? IN ('cancelled', 'expired') THEN ? END"),
-        ]),
-        .init("created_at", .integer), .init("started_at", .integer), .init("finished_at", .integer),
-        .init("lease_owner", .text), .init("lease_expires_at", .integer), .init("cursor", .integer),
-        .init("attempts", .integer), .init("targets_total", .integer), .init("summary", .text),
-        .init("not_before", .integer), .init("cancel_requested", .boolean),
-    ], identity: true, postgresqlDropped: ["shards"])
+    static let publishJobs = CopyTable(
+        name: "publish_jobs", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("instance_id", .text), .init("publish_id", .text), .init("kind", .text),
+            .init("targets", .textList), .init("payload", .bytes), .init("webhook_url", .text),
+            .init(
+                "state", .text, sqliteRead: "COALESCE(ended_as, state)",
+                sqliteWrite: [
+                    ("state", "CASE WHEN ? IN ('cancelled', 'expired') THEN 'finished' ELSE ? END"),
+                    ("ended_as", "CASE WHEN ? IN ('cancelled', 'expired') THEN ? END"),
+                ]),
+            .init("created_at", .integer), .init("started_at", .integer), .init("finished_at", .integer),
+            .init("lease_owner", .text), .init("lease_expires_at", .integer), .init("cursor", .integer),
+            .init("attempts", .integer), .init("targets_total", .integer), .init("summary", .text),
+            .init("not_before", .integer), .init("cancel_requested", .boolean),
+        ], identity: true, postgresqlDropped: ["shards"])
 
-    static let publishCounters = CopyTable(name: "publish_counters", key: ["job_id", "name"], columns: [
-        .init("job_id", .integer), .init("name", .text), .init("value", .integer),
-    ])
+    static let publishCounters = CopyTable(
+        name: "publish_counters", key: ["job_id", "name"],
+        columns: [
+            .init("job_id", .integer), .init("name", .text), .init("value", .integer),
+        ])
 
-    static let publishAnswered = CopyTable(name: "publish_answered", key: ["job_id", "ref"], columns: [
-        .init("job_id", .integer), .init("ref", .integer),
-    ])
+    static let publishAnswered = CopyTable(
+        name: "publish_answered", key: ["job_id", "ref"],
+        columns: [
+            .init("job_id", .integer), .init("ref", .integer),
+        ])
 
-    static let events = CopyTable(name: "events", key: ["instance_id", "publish_id", "kind", "device_id"], columns: [
-        .init("instance_id", .text), .init("publish_id", .text), .init("kind", .integer), .init("device_id", .text),
-        .init("user_id", .text), .init("at", .integer),
-    ])
+    static let events = CopyTable(
+        name: "events", key: ["instance_id", "publish_id", "kind", "device_id"],
+        columns: [
+            .init("instance_id", .text), .init("publish_id", .text), .init("kind", .integer), .init("device_id", .text),
+            .init("user_id", .text), .init("at", .integer),
+        ])
 
-    static let webhooks = CopyTable(name: "webhooks", key: ["id"], columns: [
-        .init("id", .integer), .init("url", .text), .init("body", .bytes), .init("headers", .text),
-        .init("state", .text), .init("attempts", .integer), .init("next_attempt_at", .integer),
-        .init("created_at", .integer), .init("finished_at", .integer), .init("last_error", .text),
-    ], identity: true)
+    static let webhooks = CopyTable(
+        name: "webhooks", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("url", .text), .init("body", .bytes), .init("headers", .text),
+            .init("state", .text), .init("attempts", .integer), .init("next_attempt_at", .integer),
+            .init("created_at", .integer), .init("finished_at", .integer), .init("last_error", .text),
+        ], identity: true)
 
-    static let providerTokens = CopyTable(name: "apns_provider_tokens", key: ["team_id", "key_id"], columns: [
-        .init("team_id", .text), .init("key_id", .text), .init("jwt", .text), .init("issued_at", .integer),
-        .init("updated_at", .integer),
-    ])
+    static let providerTokens = CopyTable(
+        name: "apns_provider_tokens", key: ["team_id", "key_id"],
+        columns: [
+            .init("team_id", .text), .init("key_id", .text), .init("jwt", .text), .init("issued_at", .integer),
+            .init("updated_at", .integer),
+        ])
 
     /// Ids are never reused (a feed cursor must not skip a later row), so the id counter's high-water mark moves
     /// with the rows (`carriesSequence`).
-    static let deviceInvalidations = CopyTable(name: "device_invalidations", key: ["id"], columns: [
-        .init("id", .integer), .init("instance_id", .text), .init("device_id", .text), .init("platform", .text),
-        .init("token_mask", .text), .init("user_id", .text), .init("reason", .text), .init("status", .integer),
-        .init("provider_at", .integer), .init("at", .integer), .init("notified", .boolean),
-    ], identity: true, carriesSequence: true)
+    static let deviceInvalidations = CopyTable(
+        name: "device_invalidations", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("instance_id", .text), .init("device_id", .text), .init("platform", .text),
+            .init("token_mask", .text), .init("user_id", .text), .init("reason", .text), .init("status", .integer),
+            .init("provider_at", .integer), .init("at", .integer), .init("notified", .boolean),
+        ], identity: true, carriesSequence: true)
 
     /// The per-instance counts the caps read: one PostgreSQL table (`instance_device_counts`), two on SQLite
     /// (`instance_device_counts` and `instance_interest_counts`; a missing row counts 0). Loaded last, over what
     /// the target's triggers counted while the rows went in, so the copy holds the source's values exactly.
     static let instanceCounts = CopyTable(
         name: "instance_counts", key: ["instance_id"],
-        columns: [.init("instance_id", .text), .init("devices", .integer), .init("subscriptions", .integer),
-                  .init("interests", .integer)],
+        columns: [
+            .init("instance_id", .text), .init("devices", .integer), .init("subscriptions", .integer),
+            .init("interests", .integer),
+        ],
         sqlite: .init(
             tables: ["instance_device_counts", "instance_interest_counts"],
             select: """
                 SELECT k.instance_id, COALESCE(d.devices, 0), COALESCE(i.subscriptions, 0), COALESCE(i.interests, 0)
-                FROM (SELECT instance_id FROM instance_device_counts UNION SELECT instance_id FROM instance_interest_counts) k
+                FROM (SELECT instance_id FROM instance_device_counts
+                      UNION SELECT instance_id FROM instance_interest_counts) k
                 LEFT JOIN instance_device_counts d ON d.instance_id = k.instance_id
                 LEFT JOIN instance_interest_counts i ON i.instance_id = k.instance_id
                 ORDER BY k.instance_id
                 """,
-            inserts: ["INSERT INTO instance_device_counts (instance_id, devices) VALUES (?1, ?2)",
-                      "INSERT INTO instance_interest_counts (instance_id, subscriptions, interests) VALUES (?1, ?3, ?4)"],
+            inserts: [
+                "INSERT INTO instance_device_counts (instance_id, devices) VALUES (?1, ?2)",
+                "INSERT INTO instance_interest_counts (instance_id, subscriptions, interests) VALUES (?1, ?3, ?4)",
+            ],
             beforeLoad: ["DELETE FROM instance_device_counts", "DELETE FROM instance_interest_counts"],
-            columns: ["instance_device_counts": ["instance_id", "devices"],
-                      "instance_interest_counts": ["instance_id", "subscriptions", "interests"]]),
+            columns: [
+                "instance_device_counts": ["instance_id", "devices"],
+                "instance_interest_counts": ["instance_id", "subscriptions", "interests"],
+            ]),
         postgresqlTable: "instance_device_counts")
 
     /// The triggers that keep `instance_counts` on PostgreSQL: switched off while the rows go in (each would update
@@ -168,8 +200,10 @@ public struct CopyColumn: Sendable {
     /// SQLite's columns and the expressions that store the value (each `?` is the value), when not one column.
     public let sqliteWrite: [(column: String, expression: String)]?
 
-    init(_ name: String, _ type: PortableType, sqliteRead: String? = nil,
-         sqliteWrite: [(column: String, expression: String)]? = nil) {
+    init(
+        _ name: String, _ type: PortableType, sqliteRead: String? = nil,
+        sqliteWrite: [(column: String, expression: String)]? = nil
+    ) {
         self.name = name
         self.type = type
         self.sqliteRead = sqliteRead
@@ -206,8 +240,10 @@ public struct CopyTable: Sendable {
     /// PostgreSQL columns that SQLite has no place for, written as NULL/default on PostgreSQL (see the table).
     public let postgresqlDropped: [String]
 
-    init(name: String, key: [String], columns: [CopyColumn], identity: Bool = false, carriesSequence: Bool = false,
-         postgresqlDropped: [String] = [], sqlite: SQLiteMapping? = nil, postgresqlTable: String? = nil) {
+    init(
+        name: String, key: [String], columns: [CopyColumn], identity: Bool = false, carriesSequence: Bool = false,
+        postgresqlDropped: [String] = [], sqlite: SQLiteMapping? = nil, postgresqlTable: String? = nil
+    ) {
         self.name = name
         self.postgresqlDropped = postgresqlDropped
         self.key = key
@@ -251,7 +287,8 @@ public struct CopyTable: Sendable {
     }
 
     private static func defaultSQLite(name: String, key: [String], columns: [CopyColumn]) -> SQLiteMapping {
-        let select = "SELECT \(columns.map { $0.sqliteRead ?? $0.name }.joined(separator: ", ")) FROM \(name) "
+        let select =
+            "SELECT \(columns.map { $0.sqliteRead ?? $0.name }.joined(separator: ", ")) FROM \(name) "
             + "ORDER BY \(key.joined(separator: ", "))"
         var names: [String] = []
         var values: [String] = []
@@ -263,6 +300,7 @@ public struct CopyTable: Sendable {
             }
         }
         let insert = "INSERT INTO \(name) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
-        return SQLiteMapping(tables: [name], select: select, inserts: [insert], beforeLoad: [], columns: [name: Set(names)])
+        return SQLiteMapping(
+            tables: [name], select: select, inserts: [insert], beforeLoad: [], columns: [name: Set(names)])
     }
 }

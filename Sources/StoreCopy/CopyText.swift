@@ -122,7 +122,9 @@ public enum CopyText {
 
     /// One field read as `type` (what `CopyTable.postgresqlCopyOut` selects: bytes as hex, lists as JSON).
     /// - Throws: `StoreCopyError.unreadableValue` for a field that is not of the type.
-    public static func value(_ field: [UInt8]?, as type: PortableType, table: String, column: String) throws -> PortableValue {
+    public static func value(_ field: [UInt8]?, as type: PortableType, table: String, column: String) throws
+        -> PortableValue
+    {
         guard let field else { return .null }
         let bad = { StoreCopyError.unreadableValue(table: table, column: column, backend: .postgresql) }
         switch type {

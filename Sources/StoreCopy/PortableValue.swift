@@ -40,12 +40,16 @@ public enum PortableValue: Sendable, Equatable {
     }
 
     private static func append(_ value: UInt64, into output: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
     }
 
     private static func appendLength(_ count: Int, into output: inout [UInt8]) {
         let value = UInt32(truncatingIfNeeded: count)
-        for shift in stride(from: 24, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            output.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+        }
     }
 
     private static func appendCounted(_ bytes: [UInt8], into output: inout [UInt8]) {

@@ -32,17 +32,20 @@ public final class PostgreSQLSide: StoreSide {
 
     public func schemaVersion() throws -> (found: Int, newest: Int) {
         let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").bool(0, 0)
-        let found = exists ? try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations").int64(0, 0) : 0
+        let found =
+            exists ? try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations").int64(0, 0) : 0
         return (Int(found), PostgreSQLPushStore.newestSchemaVersion)
     }
 
     public func tableNames() throws -> [String] {
-        let result = try connection.query("SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
+        let result = try connection.query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
     public func columnNames(_ table: String) throws -> [String] {
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT column_name::text FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position
             """, [.text(table)])
@@ -70,8 +73,9 @@ public final class PostgreSQLSide: StoreSide {
                 throw StoreCopyError.unreadableValue(table: table.name, column: "*", backend: .postgresql)
             }
             for index in 0..<columns.count {
-                values[index] = try CopyText.value(fields[index], as: columns[index].type, table: table.name,
-                                                   column: columns[index].name)
+                values[index] = try CopyText.value(
+                    fields[index], as: columns[index].type, table: table.name,
+                    column: columns[index].name)
             }
             try row(values)
         }
@@ -103,7 +107,8 @@ public final class PostgreSQLSide: StoreSide {
         // again after the load, it checks the whole table in one join, and any orphan still fails the COPY's
         // transaction. Read from the catalog, so a key a later migration adds is handled the same way.
         let tables = CopyPlan.tables.map(\.postgresqlTable)
-        let keys = try connection.query("""
+        let keys = try connection.query(
+            """
             SELECT conrelid::regclass::text, conname::text, pg_get_constraintdef(oid) FROM pg_constraint
             WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
               AND conrelid::regclass::text = ANY($1::text[])
@@ -145,7 +150,8 @@ public final class PostgreSQLSide: StoreSide {
             let mark = marks[table.name] ?? 0
             // The next id is past both the largest copied id and the source's counter (`setval`'s minimum is 1:
             // an empty table keeps its fresh sequence).
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT setval(pg_get_serial_sequence($1, 'id'), greatest(max(id), $2::bigint))
                 FROM \(table.postgresqlTable) HAVING greatest(max(id), $2::bigint) > 0
                 """, [.text(table.postgresqlTable), .integer(mark)])

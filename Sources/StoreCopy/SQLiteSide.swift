@@ -47,13 +47,17 @@ public final class SQLiteSide: StoreSide {
 
     public func tableNames() throws -> [String] {
         var names: [String] = []
-        try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") { names.append($0.text(0)) }
+        try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") {
+            names.append($0.text(0))
+        }
         return names
     }
 
     public func columnNames(_ table: String) throws -> [String] {
         var names: [String] = []
-        try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) { names.append($0.text(0)) }
+        try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) {
+            names.append($0.text(0))
+        }
         return names
     }
 
@@ -109,7 +113,9 @@ public final class SQLiteSide: StoreSide {
         for table in CopyPlan.tables.reversed() {
             for name in table.sqlite.tables { try connection.execute("DELETE FROM \(name)") }
         }
-        if try connection.first("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_sequence'", [], { $0.int64(0) }) != nil {
+        if try connection.first("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_sequence'", [], { $0.int64(0) })
+            != nil
+        {
             try connection.execute("DELETE FROM sqlite_sequence")
         }
     }
@@ -135,10 +141,12 @@ public final class SQLiteSide: StoreSide {
     public func commitLoad(marks: [String: Int64]) throws {
         for (name, mark) in marks {
             // SQLite raised the counter to the largest id inserted; a higher mark (ids of deleted rows) wins.
-            let changed = try connection.run("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?",
-                                             [.integer(mark), .text(name)])
+            let changed = try connection.run(
+                "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?",
+                [.integer(mark), .text(name)])
             if changed == 0 {
-                try connection.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(mark)])
+                try connection.run(
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(name), .integer(mark)])
             }
         }
         try connection.execute("COMMIT")

@@ -35,8 +35,10 @@ public final class StoreCopier {
     private let progressInterval: Double
 
     /// - Parameter progress: receives human-readable progress lines (the CLI writes them to stderr).
-    public init(source: any StoreSide, target: any StoreSide, replace: Bool, progressInterval: Double = 2,
-                progress: @escaping (String) -> Void) {
+    public init(
+        source: any StoreSide, target: any StoreSide, replace: Bool, progressInterval: Double = 2,
+        progress: @escaping (String) -> Void
+    ) {
         self.source = source
         self.target = target
         self.replace = replace
@@ -94,26 +96,33 @@ public final class StoreCopier {
             progress("verifying \(table.name)")
             let checksum = TableChecksum()
             try target.read(table) { checksum.add($0) }
-            results.append(TableResult(table: table.name, sourceRows: sums.rows, sourceChecksum: sums.checksum,
-                                       targetRows: checksum.rows, targetChecksum: checksum.finish()))
+            results.append(
+                TableResult(
+                    table: table.name, sourceRows: sums.rows, sourceChecksum: sums.checksum,
+                    targetRows: checksum.rows, targetChecksum: checksum.finish()))
         }
         targetOpen = false
         try target.endSnapshot()
-        return Report(tables: results, copySeconds: copySeconds,
-                      verifySeconds: MonotonicClock.elapsed(since: verifyStart).seconds)
+        return Report(
+            tables: results, copySeconds: copySeconds,
+            verifySeconds: MonotonicClock.elapsed(since: verifyStart).seconds)
     }
 
     private func check(_ side: any StoreSide, side name: String) throws {
         let version = try side.schemaVersion()
         guard version.found == version.newest else {
-            throw StoreCopyError.schemaVersion(side: name, backend: side.backend, found: version.found, newest: version.newest)
+            throw StoreCopyError.schemaVersion(
+                side: name, backend: side.backend, found: version.found, newest: version.newest)
         }
         let tables = try side.tableNames()
         let unknown = CopyPlan.unhandledTables(tables, backend: side.backend)
         guard unknown.isEmpty else { throw StoreCopyError.unhandledTables(backend: side.backend, tables: unknown) }
         for table in tables {
-            guard let columns = CopyPlan.unhandledColumns(try side.columnNames(table), table: table, backend: side.backend),
-                  !columns.isEmpty else { continue }
+            guard
+                let columns = CopyPlan.unhandledColumns(
+                    try side.columnNames(table), table: table, backend: side.backend),
+                !columns.isEmpty
+            else { continue }
             throw StoreCopyError.unhandledColumns(backend: side.backend, table: table, columns: columns)
         }
     }
@@ -129,13 +138,17 @@ public final class StoreCopier {
                 try write(row)
                 if checksum.rows & 1023 == 0, MonotonicClock.seconds() - lastReport >= progressInterval {
                     lastReport = MonotonicClock.seconds()
-                    progress(Self.progressLine(table.name, done: checksum.rows, total: total,
-                                               seconds: MonotonicClock.elapsed(since: start).seconds))
+                    progress(
+                        Self.progressLine(
+                            table.name, done: checksum.rows, total: total,
+                            seconds: MonotonicClock.elapsed(since: start).seconds))
                 }
             }
         }
-        progress(Self.progressLine(table.name, done: checksum.rows, total: total,
-                                   seconds: MonotonicClock.elapsed(since: start).seconds))
+        progress(
+            Self.progressLine(
+                table.name, done: checksum.rows, total: total,
+                seconds: MonotonicClock.elapsed(since: start).seconds))
         return (checksum.rows, checksum.finish())
     }
 

@@ -21,21 +21,22 @@ public enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .unreadableSource(let reason):
             return "cannot read the source: \(reason)"
-        case let .schemaVersion(side, backend, found, newest):
+        case .schemaVersion(let side, let backend, let found, let newest):
             return "the \(side) \(backend) database is at schema version \(found), this program writes \(newest): "
-                + (found < newest ? "start this version of push-server on it once (it migrates), then copy"
-                                  : "use the push-server version that migrated it")
+                + (found < newest
+                    ? "start this version of push-server on it once (it migrates), then copy"
+                    : "use the push-server version that migrated it")
         case .targetNotEmpty(let counts):
             let list = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             return "the target is not empty (\(list)); copy into a new database, or pass --replace to delete "
                 + "everything in it first"
-        case let .unhandledTables(backend, tables):
+        case .unhandledTables(let backend, let tables):
             return "the \(backend) database has tables this copy does not know: \(tables.joined(separator: ", ")) "
                 + "(a newer schema? use the push-server version that created it)"
-        case let .unhandledColumns(backend, table, columns):
+        case .unhandledColumns(let backend, let table, let columns):
             return "the \(backend) table \(table) has columns this copy does not know: "
                 + "\(columns.joined(separator: ", ")) (a newer schema? use the push-server version that created it)"
-        case let .unreadableValue(table, column, backend):
+        case .unreadableValue(let table, let column, let backend):
             return "a value in \(table).\(column) on \(backend) does not read as that column's type"
         case .openShards(let count):
             return "the source has \(count) shard(s) of publishes still being delivered, which SQLite cannot hold; "

@@ -1,8 +1,9 @@
 import Foundation
 import PostgreSQLStore
-@testable import StoreCopy
 import TestSupport
 import XCTest
+
+@testable import StoreCopy
 
 /// `CopyPlanTests`' schema check against the schema PostgreSQL's migrator creates (a throwaway cluster; the class
 /// name puts it in the PostgreSQL tier of `make test`).

@@ -1,6 +1,7 @@
 import Foundation
-@testable import StoreCopy
 import XCTest
+
+@testable import StoreCopy
 
 /// PostgreSQL's COPY text format as the store move writes and reads it.
 final class CopyTextTests: XCTestCase {
@@ -15,7 +16,8 @@ final class CopyTextTests: XCTestCase {
     }
 
     func testARowIsTabSeparatedWithBackslashNForNullAndEndsInANewline() {
-        let text = String(decoding: line([.integer(-7), .null, .text("x"), .boolean(true), .boolean(false)]), as: UTF8.self)
+        let text = String(
+            decoding: line([.integer(-7), .null, .text("x"), .boolean(true), .boolean(false)]), as: UTF8.self)
         XCTAssertEqual(text, "-7\t\\N\tx\tt\tf\n")
     }
 
@@ -35,8 +37,9 @@ final class CopyTextTests: XCTestCase {
 
     func testListsAreWrittenAsQuotedArrayLiterals() {
         XCTAssertEqual(CopyText.arrayLiteral([]), "{}")
-        XCTAssertEqual(CopyText.arrayLiteral(["a", "b,c", "q\"uote", "back\\slash", "NULL"]),
-                       "{\"a\",\"b,c\",\"q\\\"uote\",\"back\\\\slash\",\"NULL\"}")
+        XCTAssertEqual(
+            CopyText.arrayLiteral(["a", "b,c", "q\"uote", "back\\slash", "NULL"]),
+            "{\"a\",\"b,c\",\"q\\\"uote\",\"back\\\\slash\",\"NULL\"}")
     }
 
     func testEveryEscapePostgreSQLMaySendIsDecoded() {
@@ -48,9 +51,11 @@ final class CopyTextTests: XCTestCase {
     }
 
     func testValuesAreReadByTheirColumnType() throws {
-        XCTAssertEqual(try CopyText.value(Array("0aff".utf8), as: .bytes, table: "t", column: "c"), .bytes(Data([0x0A, 0xFF])))
-        XCTAssertEqual(try CopyText.value(Array("[\"a\",\"b\\\"c\"]".utf8), as: .textList, table: "t", column: "c"),
-                       .textList(["a", "b\"c"]))
+        XCTAssertEqual(
+            try CopyText.value(Array("0aff".utf8), as: .bytes, table: "t", column: "c"), .bytes(Data([0x0A, 0xFF])))
+        XCTAssertEqual(
+            try CopyText.value(Array("[\"a\",\"b\\\"c\"]".utf8), as: .textList, table: "t", column: "c"),
+            .textList(["a", "b\"c"]))
         XCTAssertEqual(try CopyText.value(Array("t".utf8), as: .boolean, table: "t", column: "c"), .boolean(true))
         XCTAssertEqual(try CopyText.value(nil, as: .integer, table: "t", column: "c"), .null)
         XCTAssertThrowsError(try CopyText.value(Array("12x".utf8), as: .integer, table: "t", column: "c"))

@@ -29,8 +29,9 @@ extension PGConnection {
             } else if count == -1 {
                 break
             } else {
-                throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
-                                      connectionLost: PQstatus(conn) != CONNECTION_OK)
+                throw PostgreSQLError(
+                    sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
+                    connectionLost: PQstatus(conn) != CONNECTION_OK)
             }
         }
         try finishCopy(sql)
@@ -43,14 +44,17 @@ extension PGConnection {
     /// (and fails the surrounding transaction), and the error is rethrown.
     /// - Throws: `PostgreSQLError` (bad data is reported at the end, with the offending line), or what `produce`
     ///   threw.
-    package func copyIn(_ sql: String, _ produce: (_ send: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+    package func copyIn(_ sql: String, _ produce: (_ send: (UnsafeRawBufferPointer) throws -> Void) throws -> Void)
+        throws
+    {
         _ = try check(PQexec(conn, sql), sql: sql, accepting: PGRES_COPY_IN)
         let send = { (chunk: UnsafeRawBufferPointer) throws -> Void in
             guard let base = chunk.baseAddress, !chunk.isEmpty else { return }
             let sent = PQputCopyData(self.conn, base.assumingMemoryBound(to: CChar.self), Int32(chunk.count))
             guard sent == 1 else {
-                throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(self.conn)), sql: sql,
-                                      connectionLost: PQstatus(self.conn) != CONNECTION_OK)
+                throw PostgreSQLError(
+                    sqlstate: nil, message: Self.trimmed(PQerrorMessage(self.conn)), sql: sql,
+                    connectionLost: PQstatus(self.conn) != CONNECTION_OK)
             }
         }
         do {
@@ -61,8 +65,9 @@ extension PGConnection {
             throw error
         }
         guard PQputCopyEnd(conn, nil) == 1 else {
-            throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
-                                  connectionLost: PQstatus(conn) != CONNECTION_OK)
+            throw PostgreSQLError(
+                sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
+                connectionLost: PQstatus(conn) != CONNECTION_OK)
         }
         try finishCopy(sql)
     }

@@ -9,22 +9,22 @@ import StoreCopy
 /// machine"), then verifies the target table by table.
 enum CopyStoreCommand: Command {
     static let usage = """
-    Usage: push-server copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
+        Usage: push-server copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
 
-    Copies everything in one store into another of the other kind (SQLite to PostgreSQL or back): devices,
-    interests, users, Live Activity tokens, publishes with their counters and progress, reporting events, the
-    webhook outbox, APNs provider tokens, the invalidation log and the per-instance counts.
+        Copies everything in one store into another of the other kind (SQLite to PostgreSQL or back): devices,
+        interests, users, Live Activity tokens, publishes with their counters and progress, reporting events, the
+        webhook outbox, APNs provider tokens, the invalidation log and the per-instance counts.
 
-    --from     a config file (its storage section) or a SQLite database file
-    --to       a config file; its store is created (migrated) if needed and must hold no rows
-    --replace  delete everything in the target first instead of refusing a non-empty one
+        --from     a config file (its storage section) or a SQLite database file
+        --to       a config file; its store is created (migrated) if needed and must hold no rows
+        --replace  delete everything in the target first instead of refusing a non-empty one
 
-    The source is read in one snapshot (a SQLite read transaction, a PostgreSQL REPEATABLE READ READ ONLY
-    transaction), so servers may keep running on it, but what they write after the copy began is not copied:
-    stop them for the final copy. The target is written in one transaction: after a failure it is unchanged.
-    Afterwards each table's row count and SHA-256 over its rows are compared on both sides and printed.
-    Progress goes to standard error. Exit status 1 when a check refuses, the copy fails or a table differs.
-    """
+        The source is read in one snapshot (a SQLite read transaction, a PostgreSQL REPEATABLE READ READ ONLY
+        transaction), so servers may keep running on it, but what they write after the copy began is not copied:
+        stop them for the final copy. The target is written in one transaction: after a failure it is unchanged.
+        Afterwards each table's row count and SHA-256 over its rows are compared on both sides and printed.
+        Progress goes to standard error. Exit status 1 when a check refuses, the copy fails or a table differs.
+        """
 
     static let booleanFlags: Set<String> = ["replace"]
 
@@ -38,7 +38,9 @@ enum CopyStoreCommand: Command {
             try await migrate(targetConfig.storage)
             let target = try openTarget(targetConfig.storage)
             Console.err("copy-store: \(source.backend) -> \(target.backend)")
-            let copier = StoreCopier(source: source, target: target, replace: replace) { Console.err("copy-store: \($0)") }
+            let copier = StoreCopier(source: source, target: target, replace: replace) {
+                Console.err("copy-store: \($0)")
+            }
             let report = try copier.run()
             Console.out(table(report))
             guard report.matches else {
@@ -70,8 +72,10 @@ enum CopyStoreCommand: Command {
         }
         switch config.storage.backend {
         case .sqlite: return try SQLiteSide(path: config.storage.path, asSource: true)
-        case .postgresql: return try PostgreSQLSide(connectionString: config.storage.postgresql?.connectionString ?? "",
-                                                    asSource: true)
+        case .postgresql:
+            return try PostgreSQLSide(
+                connectionString: config.storage.postgresql?.connectionString ?? "",
+                asSource: true)
         }
     }
 
@@ -85,8 +89,10 @@ enum CopyStoreCommand: Command {
     static func openTarget(_ storage: ServerConfig.Storage) throws -> any StoreSide {
         switch storage.backend {
         case .sqlite: return try SQLiteSide(path: storage.path, asSource: false)
-        case .postgresql: return try PostgreSQLSide(connectionString: storage.postgresql?.connectionString ?? "",
-                                                    asSource: false)
+        case .postgresql:
+            return try PostgreSQLSide(
+                connectionString: storage.postgresql?.connectionString ?? "",
+                asSource: false)
         }
     }
 
@@ -96,17 +102,21 @@ enum CopyStoreCommand: Command {
             let fill = String(repeating: " ", count: max(0, width - text.count))
             return right ? fill + text : text + fill
         }
-        var lines = [pad("table", 22) + pad("source rows", 13, right: true) + pad("target rows", 13, right: true)
-                     + "  " + pad("source sha-256", 18) + pad("target sha-256", 18) + "result"]
+        var lines = [
+            pad("table", 22) + pad("source rows", 13, right: true) + pad("target rows", 13, right: true)
+                + "  " + pad("source sha-256", 18) + pad("target sha-256", 18) + "result"
+        ]
         for row in report.tables {
-            lines.append(pad(row.table, 22) + pad(String(row.sourceRows), 13, right: true)
-                         + pad(String(row.targetRows), 13, right: true) + "  "
-                         + pad(String(row.sourceChecksum.prefix(16)), 18) + pad(String(row.targetChecksum.prefix(16)), 18)
-                         + (row.matches ? "ok" : "MISMATCH"))
+            lines.append(
+                pad(row.table, 22) + pad(String(row.sourceRows), 13, right: true)
+                    + pad(String(row.targetRows), 13, right: true) + "  "
+                    + pad(String(row.sourceChecksum.prefix(16)), 18) + pad(String(row.targetChecksum.prefix(16)), 18)
+                    + (row.matches ? "ok" : "MISMATCH"))
         }
-        lines.append("copied in \(String(format: "%.1f", report.copySeconds)) s, verified in "
-                     + "\(String(format: "%.1f", report.verifySeconds)) s: "
-                     + (report.matches ? "every table matches" : "MISMATCH"))
+        lines.append(
+            "copied in \(String(format: "%.1f", report.copySeconds)) s, verified in "
+                + "\(String(format: "%.1f", report.verifySeconds)) s: "
+                + (report.matches ? "every table matches" : "MISMATCH"))
         return lines.joined(separator: "\n")
     }
 }
