@@ -279,3 +279,22 @@ def test_a_copy_while_the_server_registers_devices_copies_one_consistent_snapsho
         assert server.stop() == 0
     finally:
         environment.close()
+
+
+def test_a_table_the_copy_does_not_know_is_refused_before_anything_is_written(filled, cluster):
+    """A later migration's table (here made by hand) would be skipped silently; the copy refuses instead."""
+    database = cluster.create_database("copy")
+    storage = {"backend": "postgresql", "postgresql": {"connectionString": cluster.connection_string(database)}}
+    target = config_with_storage(filled["server"], storage, filled["directory"] / "unknown.json")
+    migrated = filled["environment"].server(filled["mock"], {"storage": storage}, name="unknown")
+    assert migrated.stop() == 0
+    cluster.sql("CREATE TABLE device_tags (device_id bigint, tag text); ALTER TABLE devices ADD COLUMN locale text",
+                database)
+    result = copy_store(filled["sqlite"], target)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "tables this copy does not know: device_tags" in result.stderr, result.stderr
+    cluster.sql("DROP TABLE device_tags", database)
+    result = copy_store(filled["sqlite"], target)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "table devices has columns this copy does not know: locale" in result.stderr, result.stderr
+    assert cluster.sql("SELECT count(*) FROM devices", database) == "0"
