@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from datetime import datetime, timezone
 
 import pytest
@@ -16,6 +17,7 @@ import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
 from harness import INSTANCE_ID, ROOT, Environment
+from platform_mocks import MockFCM
 from receiver import Receiver
 
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
@@ -48,6 +50,11 @@ def rfc3339(seconds):
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def fcm_token(n):
+    """A registration token's shape (`<installation id>:APA91b…`), as the FCM stand-in expects."""
+    return f"{uuid.uuid4().hex[:22]}:APA91b{n:04d}{uuid.uuid4().hex * 3}"
+
+
 def register_fcm(server, token, interests):
     session = requests.Session()
     base = server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/fcm")
@@ -72,7 +79,10 @@ def filled(tmp_path_factory, cluster):
     environment = Environment(directory)
     mock = environment.mock()
     sqlite_path = directory / "source.sqlite"
-    server = environment.server(mock, {"storage": {"path": str(sqlite_path)}})
+    fcm_mock = MockFCM(directory)
+    environment.processes.append(fcm_mock)
+    fcm_section = {"fcm": fcm_mock.config()}
+    server = environment.server(mock, {"storage": {"path": str(sqlite_path)}}, fcm_section)
     client = Beams(server)
     news = unique("news")
     apns = {}
@@ -80,7 +90,8 @@ def filled(tmp_path_factory, cluster):
         token = random_token()
         user = f"user-{n % 4}" if n % 2 == 0 else None
         apns[client.register(token, [news, f"topic-{n % 3}"], user=user)] = token
-    fcm = [register_fcm(server, f"fcm-token-{n}-" + random_token()[:40], [news]) for n in range(FCM_DEVICES)]
+    fcm_tokens = [fcm_token(n) for n in range(FCM_DEVICES)]
+    fcm = [register_fcm(server, token, [news]) for token in fcm_tokens]
     # A Live Activity start token on one device; a device whose token APNs reports dead (the invalidation log).
     live_device = next(iter(apns))
     r = client.session.put(server.url(f"/device_api/v1/instances/{INSTANCE_ID}/devices/apns/{live_device}"
@@ -93,6 +104,7 @@ def filled(tmp_path_factory, cluster):
     # (nothing listens), so they stay pending; a publish scheduled an hour ahead.
     hook = Receiver(fail_first=1_000)
     finished = client.publish("interests", {"interests": [news], "apns": alert("before the move"),
+                                            "fcm": {"notification": {"title": "before the move"}},
                                             "webhookUrl": hook.url()})
     client.wait_finished(finished)
     r = client.publish_raw("/interests", {"interests": [news], "apns": alert("later"),
@@ -102,11 +114,14 @@ def filled(tmp_path_factory, cluster):
     wait_for(lambda: len(hook.bodies(finished)) >= 1, message="the webhook was not attempted")
     for token in apns.values():
         assert len(mock.requests_for(token)) == 1
+    for token in fcm_tokens:
+        assert len(fcm_mock.requests(token)) == 1
     assert server.stop() == 0
     hook.close()
     yield {"environment": environment, "directory": directory, "server": server, "mock": mock, "sqlite": sqlite_path,
            "apns": apns, "fcm": fcm, "news": news, "finished": finished, "scheduled": scheduled,
-           "live_device": live_device, "dead_id": dead_id}
+           "live_device": live_device, "dead_id": dead_id, "fcm_mock": fcm_mock, "fcm_tokens": fcm_tokens,
+           "fcm_section": fcm_section}
     environment.close()
 
 
@@ -138,7 +153,8 @@ def test_sqlite_to_postgresql_and_back_keeps_every_device_and_publishes_once(fil
     assert "copying devices" in result.stderr, result.stderr
 
     # The server on PostgreSQL finds everything.
-    on_pg = filled["environment"].server(mock, {"storage": json.loads(pg_config.read_text())["storage"]}, name="pg")
+    on_pg = filled["environment"].server(mock, {"storage": json.loads(pg_config.read_text())["storage"]},
+                                         filled["fcm_section"], name="pg")
     client = Beams(on_pg)
     for device_id in list(filled["apns"]) + filled["fcm"]:
         device = client.device(device_id)
@@ -157,14 +173,20 @@ def test_sqlite_to_postgresql_and_back_keeps_every_device_and_publishes_once(fil
     pending = cluster.sql("SELECT count(*) FROM webhooks WHERE state = 'pending'", database)
     assert int(pending) >= 1
 
-    # A publish from the new store reaches each APNs device exactly once (the strict mock counts per token).
+    # A publish from the new store reaches each APNs and FCM device exactly once (the strict mocks count per token).
+    fcm_mock = filled["fcm_mock"]
     before = {token: len(mock.requests_for(token)) for token in filled["apns"].values()}
-    publish_id = client.publish("interests", {"interests": [filled["news"]], "apns": alert("after the move")})
+    before_fcm = {token: len(fcm_mock.requests(token)) for token in filled["fcm_tokens"]}
+    publish_id = client.publish("interests", {"interests": [filled["news"]], "apns": alert("after the move"),
+                                              "fcm": {"notification": {"title": "after the move"}}})
     status = client.wait_finished(publish_id)
     assert status["apns"]["accepted"] == APNS_DEVICES, status
+    assert status["fcm"]["accepted"] == FCM_DEVICES, status
     time.sleep(0.5)
     for token, count in before.items():
         assert len(mock.requests_for(token)) == count + 1, token
+    for token, count in before_fcm.items():
+        assert len(fcm_mock.requests(token)) == count + 1, token
     assert on_pg.stop() == 0
 
     # And back to a fresh SQLite file, verified the same way; a server starts on it and finds the devices.
