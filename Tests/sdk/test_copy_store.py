@@ -320,3 +320,12 @@ def test_a_table_the_copy_does_not_know_is_refused_before_anything_is_written(fi
     assert result.returncode == 1, result.stdout + result.stderr
     assert "table devices has columns this copy does not know: locale" in result.stderr, result.stderr
     assert cluster.sql("SELECT count(*) FROM devices", database) == "0"
+
+
+def test_a_copy_between_two_stores_of_the_same_kind_is_refused_without_creating_the_target(filled, tmp_path):
+    target_path = tmp_path / "same.sqlite"
+    target = config_with_storage(filled["server"], {"path": str(target_path)}, tmp_path / "same.json")
+    result = copy_store(filled["sqlite"], target)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "source and target are both SQLite" in result.stderr, result.stderr
+    assert not target_path.exists()

@@ -35,6 +35,13 @@ enum CopyStoreCommand: Command {
         let replace = arguments.has("replace")
         do {
             let source = try openSource(from)
+            // Before the target is created: a store of the same kind is not this command's job.
+            if source.backend == .sqlite, targetConfig.storage.backend == .sqlite {
+                throw StoreCopyError.sameBackend(.sqlite)
+            }
+            if source.backend == .postgresql, targetConfig.storage.backend == .postgresql {
+                throw StoreCopyError.sameBackend(.postgresql)
+            }
             try await migrate(targetConfig.storage)
             let target = try openTarget(targetConfig.storage)
             Console.err("copy-store: \(source.backend) -> \(target.backend)")
