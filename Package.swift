@@ -4,7 +4,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore}} →
+//   HTTPClient (the one libcurl stack) → JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -72,10 +72,13 @@ let package = Package(
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
         // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
+        // The store move (`push-server copy-store`): every table between SQLite and PostgreSQL, one snapshot in, one
+        // transaction out, checked by per-table counts and SHA-256 checksums. The one module that knows both schemas.
+        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "COpenSSL", "JSON", "Clocks"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
-                                                  "PostgreSQLStore", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
+                                                  "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo", "CLinux", "TLSIdentity"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
@@ -113,6 +116,7 @@ let package = Package(
                                                          "TestSupport", "Locking"]),
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(name: "StoreCopyTests", dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",

@@ -6,8 +6,9 @@ import PushStore
 ///
 /// libpq forbids two threads using one `PGconn` at once, so the store gives each connection to exactly one thread
 /// for its whole life (`ConnectionPool`). Statements are prepared on first use under generated names; names are
-/// per session, so a reconnect (a new `PGConnection`) prepares them again.
-final class PGConnection {
+/// per session, so a reconnect (a new `PGConnection`) prepares them again. `package`: the store move
+/// (`StoreCopy`) reads and writes whole tables through the same owner.
+package final class PGConnection {
     private var handle: OpaquePointer?
     /// SQL text → prepared statement name.
     private var prepared: [String: String] = [:]
@@ -23,7 +24,7 @@ final class PGConnection {
     /// Connects with `connectionString` (`key=value …` or a `postgresql://` URI; `sslmode` and every other libpq
     /// setting come from it), on top of `defaults`.
     /// - Throws: `PostgreSQLError` with libpq's message (`connectionLost` set) when the connection fails.
-    init(connectionString: String) throws {
+    package init(connectionString: String) throws {
         // expand_dbname = 1: the `dbname` entry holds the whole connection string; entries after it would override
         // it, so it goes last and the string wins over the defaults.
         let pairs = Self.defaults + [("dbname", connectionString)]
@@ -53,7 +54,7 @@ final class PGConnection {
     deinit { close() }
 
     /// Closes the connection. Idempotent.
-    func close() {
+    package func close() {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
@@ -97,20 +98,20 @@ final class PGConnection {
         return payloads
     }
 
-    private var conn: OpaquePointer {
+    var conn: OpaquePointer {
         guard let handle else { preconditionFailure("PostgreSQL connection used after close") }
         return handle
     }
 
     /// Runs SQL without parameters through the simple protocol (transaction control, migrations: may hold several
     /// statements).
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         _ = try check(PQexec(conn, sql), sql: sql)
     }
 
     /// Runs a prepared statement (prepared on first use) with `parameters` (`$1`, `$2`, …).
     @discardableResult
-    func query(_ sql: String, _ parameters: [PGValue] = []) throws -> PGResult {
+    package func query(_ sql: String, _ parameters: [PGValue] = []) throws -> PGResult {
         let name = try statementName(sql, parameterCount: parameters.count)
         let encoded = parameters.map { $0.encoded() }
         let copies = encoded.map { $0.map { strdup($0) } ?? nil }
@@ -124,7 +125,7 @@ final class PGConnection {
 
     /// Rows changed by a statement.
     @discardableResult
-    func run(_ sql: String, _ parameters: [PGValue] = []) throws -> Int {
+    package func run(_ sql: String, _ parameters: [PGValue] = []) throws -> Int {
         try query(sql, parameters).affectedRows
     }
 
@@ -136,10 +137,10 @@ final class PGConnection {
         return name
     }
 
-    /// The one place where libpq results become errors: `PGRES_COMMAND_OK` and `PGRES_TUPLES_OK` pass; anything
-    /// else throws `PostgreSQLError` with the SQLSTATE, PostgreSQL's message and detail, the SQL, and whether the
-    /// connection broke.
-    private func check(_ result: OpaquePointer?, sql: String) throws -> PGResult {
+    /// The one place where libpq results become errors: `PGRES_COMMAND_OK` and `PGRES_TUPLES_OK` pass (and
+    /// `accepting`, the COPY states); anything else throws `PostgreSQLError` with the SQLSTATE, PostgreSQL's message
+    /// and detail, the SQL, and whether the connection broke.
+    func check(_ result: OpaquePointer?, sql: String, accepting: ExecStatusType? = nil) throws -> PGResult {
         guard let result else {
             // No result at all: out of memory or the connection is gone.
             throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
@@ -148,6 +149,8 @@ final class PGConnection {
         let owned = PGResult(result)
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return owned
+        case let status where status == accepting:
             return owned
         default:
             let field = { (code: Int32) -> String? in PQresultErrorField(result, code).map { String(cString: $0) } }
@@ -158,7 +161,7 @@ final class PGConnection {
         }
     }
 
-    private static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
+    static func trimmed(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "unknown libpq error" }
         return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -5,33 +5,33 @@ import PushStore
 /// One query result; the only owner of its `PGresult*` (cleared on deinit). Values are read in text format.
 ///
 /// Not `Sendable`: rows are mapped to Swift values on the connection's thread and only those values leave it.
-final class PGResult {
+package final class PGResult {
     private let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
 
     deinit { PQclear(handle) }
 
-    var rowCount: Int { Int(PQntuples(handle)) }
+    package var rowCount: Int { Int(PQntuples(handle)) }
 
     /// Rows an INSERT, UPDATE or DELETE changed (`PQcmdTuples`).
-    var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+    package var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
 
-    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
+    package func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
 
-    func text(_ row: Int, _ column: Int) -> String {
+    package func text(_ row: Int, _ column: Int) -> String {
         guard let value = PQgetvalue(handle, Int32(row), Int32(column)) else { return "" }
         return String(cString: value)
     }
 
-    func optionalText(_ row: Int, _ column: Int) -> String? { isNull(row, column) ? nil : text(row, column) }
+    package func optionalText(_ row: Int, _ column: Int) -> String? { isNull(row, column) ? nil : text(row, column) }
 
     /// A bigint column (0 for NULL or anything unparsable, which the schema rules out).
-    func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
+    package func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
 
-    func optionalInt64(_ row: Int, _ column: Int) -> Int64? { isNull(row, column) ? nil : int64(row, column) }
+    package func optionalInt64(_ row: Int, _ column: Int) -> Int64? { isNull(row, column) ? nil : int64(row, column) }
 
-    func bool(_ row: Int, _ column: Int) -> Bool { text(row, column) == "t" }
+    package func bool(_ row: Int, _ column: Int) -> Bool { text(row, column) == "t" }
 
     /// A millisecond column as a date.
     func date(_ row: Int, _ column: Int) -> Date { Date(millisecondsSince1970: int64(row, column)) }

@@ -2,7 +2,7 @@ import Foundation
 import PushStore
 
 /// A statement parameter, sent in libpq's text format (SQL casts in the statement give it its type).
-enum PGValue: Sendable, Equatable {
+package enum PGValue: Sendable, Equatable {
     case null
     case text(String)
     case integer(Int64)
