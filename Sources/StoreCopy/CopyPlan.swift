@@ -8,7 +8,7 @@ public enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
-        webhooks, providerTokens, deviceInvalidations, instanceCounts,
+        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts,
     ]
 
     /// Tables deliberately not copied, per backend, with why.
@@ -114,6 +114,16 @@ public enum CopyPlan {
             .init("id", .integer), .init("url", .text), .init("body", .bytes), .init("headers", .text),
             .init("state", .text), .init("attempts", .integer), .init("next_attempt_at", .integer),
             .init("created_at", .integer), .init("finished_at", .integer), .init("last_error", .text),
+        ], identity: true)
+
+    /// The Beams bridge's outbox (forwards of publishes, device retirements), pending and finished alike.
+    static let beamsForwards = CopyTable(
+        name: "beams_forwards", key: ["id"],
+        columns: [
+            .init("id", .integer), .init("instance_id", .text), .init("kind", .text), .init("key", .text),
+            .init("body", .bytes), .init("state", .text), .init("attempts", .integer),
+            .init("next_attempt_at", .integer), .init("created_at", .integer), .init("finished_at", .integer),
+            .init("upstream_id", .text), .init("last_error", .text),
         ], identity: true)
 
     static let providerTokens = CopyTable(
