@@ -71,6 +71,7 @@ public struct DeviceImportPlanner: Sendable {
             }
             let stored = facts.existing[record.key]
             if let stored {
+                record = record.keepingTimes(of: stored.record)
                 record.device.id = stored.record.device.id
                 // An existing binding is never replaced or dropped by an import (docs/DATA-FORMAT.md).
                 if let bound = stored.record.device.userID {
@@ -81,6 +82,7 @@ public struct DeviceImportPlanner: Sendable {
                     record.device.userID = bound
                 }
             }
+            record.omittedTimes = []
             for index in record.liveActivityTokens.indices { record.liveActivityTokens[index].deviceID = record.device.id }
             if let stored, stored.record == record {
                 steps.append(.unchanged)

@@ -1,4 +1,4 @@
-/// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `vapid-keygen`, `version`.
+/// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `export`, `import`, `vapid-keygen`, `version`.
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
@@ -14,6 +14,10 @@ public enum CLI {
                                    print a Beams user token (HS256) for testing PUT …/user
       send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
                                    push one payload to one device and print Apple's whole answer
+      export --config FILE [--instance ID] [--output FILE|-] [--after CURSOR]
+                                   write devices as NDJSON (docs/DATA-FORMAT.md)
+      import --config FILE --instance ID [--dry-run] FILE|-
+                                   import a device file; idempotent by (platform, token)
       vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
       version                      print the version, git commit and build date
 
@@ -35,6 +39,8 @@ public enum CLI {
         case "token": command = TokenCommand.self
         case "send": command = SendCommand.self
         case "vapid-keygen": command = VAPIDKeygenCommand.self
+        case "export": command = ExportCommand.self
+        case "import": command = ImportCommand.self
         case "version", "--version": command = VersionCommand.self
         case "help", "--help", "-h":
             Console.out(usage)

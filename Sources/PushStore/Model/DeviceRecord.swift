@@ -8,11 +8,47 @@ public struct DeviceRecord: Sendable, Equatable {
     public var interests: [String]
     /// Sorted by `DeviceRecord.order`; their `deviceID` is `device.id`.
     public var liveActivityTokens: [LiveActivityToken]
+    /// Times the source did not give (a hand-made file): the parser filled them with "now", and an import of a
+    /// known device keeps the stored ones instead, so importing such a file twice changes nothing.
+    public var omittedTimes: OmittedTimes
 
-    public init(device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = []) {
+    /// Times a record's source may leave out.
+    public struct OmittedTimes: OptionSet, Sendable, Equatable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let createdAt = OmittedTimes(rawValue: 1)
+        public static let lastRegisteredAt = OmittedTimes(rawValue: 2)
+        /// `createdAt`/`updatedAt` of the Live Activity tokens.
+        public static let liveActivityTimes = OmittedTimes(rawValue: 4)
+    }
+
+    public init(device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = [],
+                omittedTimes: OmittedTimes = []) {
         self.device = device
         self.interests = interests
         self.liveActivityTokens = liveActivityTokens
+        self.omittedTimes = omittedTimes
+    }
+
+    /// The record with the times it omits taken from `stored` (the same device as stored).
+    public func keepingTimes(of stored: DeviceRecord) -> DeviceRecord {
+        var record = self
+        if omittedTimes.contains(.createdAt) { record.device.createdAt = stored.device.createdAt }
+        if omittedTimes.contains(.lastRegisteredAt) { record.device.lastRegisteredAt = stored.device.lastRegisteredAt }
+        if omittedTimes.contains(.liveActivityTimes) {
+            for index in record.liveActivityTokens.indices {
+                let token = record.liveActivityTokens[index]
+                if let same = stored.liveActivityTokens.first(where: {
+                    $0.kind == token.kind && $0.attributesType == token.attributesType && $0.activityID == token.activityID
+                        && $0.token == token.token
+                }) {
+                    record.liveActivityTokens[index].createdAt = same.createdAt
+                    record.liveActivityTokens[index].updatedAt = same.updatedAt
+                }
+            }
+        }
+        record.omittedTimes = []
+        return record
     }
 
     /// The order records keep their Live Activity tokens in, so two records of the same data compare equal: start
