@@ -3,7 +3,7 @@ import PushStore
 
 extension PostgreSQLPushStore: DeviceTransfer {
     public func exportDevices(
-        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Void
+        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Bool
     ) async throws {
         let connectionString = self.connectionString
         let limit = max(1, pageSize)
@@ -19,9 +19,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
                     while true {
                         let records = try Self.exportPage(connection, instanceID: instanceID, after: cursor, limit: limit)
                         guard let last = records.last else { break }
-                        try page(records)
+                        guard try page(records), records.count == limit else { break }
                         cursor = last.position
-                        if records.count < limit { break }
                     }
                     try connection.execute("COMMIT")
                     continuation.resume()

@@ -7,9 +7,10 @@ public protocol DeviceTransfer: Sendable {
     /// order, inside one read snapshot (SQLite: one read transaction; PostgreSQL: REPEATABLE READ) on a connection
     /// of its own, so the export is consistent and the store's own readers are not held. Pages of up to `pageSize`
     /// records go to `page`, called on that connection's thread; it may block (that is the backpressure of a slow
-    /// consumer) and may throw to stop the export, which then rethrows it. Memory stays at one page.
+    /// consumer); it returns whether to go on, or throws to stop the export, which then rethrows it. Memory stays
+    /// at one page.
     func exportDevices(
-        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Void
+        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Bool
     ) async throws
 
     /// Imports records into `instanceID` in one transaction, keyed by (platform, token) as `DeviceImportPlanner`

@@ -3,7 +3,7 @@ import PushStore
 
 extension SQLitePushStore: DeviceTransfer {
     public func exportDevices(
-        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Void
+        instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Bool
     ) async throws {
         let path = self.path
         let busyTimeout = self.busyTimeout
@@ -22,9 +22,8 @@ extension SQLitePushStore: DeviceTransfer {
                         while true {
                             let records = try Self.exportPage(connection, instanceID: instanceID, after: cursor, limit: limit)
                             guard let last = records.last else { break }
-                            try page(records)
+                            guard try page(records), records.count == limit else { break }
                             cursor = last.position
-                            if records.count < limit { break }
                         }
                         try connection.execute("COMMIT")
                         try connection.close()

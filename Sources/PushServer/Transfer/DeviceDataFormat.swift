@@ -21,11 +21,13 @@ enum DeviceDataFormat {
     }
 
     /// The last line: its absence tells a reader the export was cut short (resume with the last line's cursor).
-    static func end(devices: Int, cursor: DeviceExportCursor?) -> [UInt8] {
+    /// `more`: the export stopped at a page's size (the admin API) and devices may follow `cursor`.
+    static func end(devices: Int, cursor: DeviceExportCursor?, more: Bool = false) -> [UInt8] {
         line(.object([
             "end": .bool(true),
             "devices": .int(devices),
             "cursor": cursor.map { .string($0.text) } ?? .null,
+            "more": .bool(more),
         ]))
     }
 

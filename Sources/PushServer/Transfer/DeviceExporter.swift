@@ -13,12 +13,16 @@ struct DeviceExporter {
     var after: DeviceExportCursor?
     /// Devices per page. Default 1,000.
     var pageSize = 1000
+    /// Stop after this many devices (an admin API page); nil: all.
+    var limit: Int?
 
     /// What an export wrote.
     struct Summary {
         var devices: Int
         /// The cursor of the last device written (resumes after it); nil when none was.
         var last: DeviceExportCursor?
+        /// Stopped at `limit`: more devices may follow `last`.
+        var more = false
     }
 
     /// - Parameters:
@@ -29,6 +33,8 @@ struct DeviceExporter {
         try write(DeviceDataFormat.header(instanceID: instanceID, after: after, exportedAt: now))
         let state = Locked(Summary(devices: 0, last: nil))
         let instanceID = self.instanceID
+        let limit = self.limit
+        let pageSize = limit.map { min($0, self.pageSize) } ?? self.pageSize
         try await store.exportDevices(instanceID: instanceID, after: after?.position ?? 0, pageSize: pageSize) { page in
             var out: [UInt8] = []
             out.reserveCapacity(page.count * 512)
@@ -39,15 +45,17 @@ struct DeviceExporter {
                 last = cursor
             }
             try write(out)
-            let count = state.withLock { summary in
+            let (count, more) = state.withLock { summary in
                 summary.devices += page.count
                 summary.last = last
-                return summary.devices
+                if let limit, summary.devices >= limit, page.count == pageSize { summary.more = true }
+                return (summary.devices, summary.more)
             }
             progress(count)
+            return !more
         }
         let summary = state.withLock { $0 }
-        try write(DeviceDataFormat.end(devices: summary.devices, cursor: summary.last ?? after))
+        try write(DeviceDataFormat.end(devices: summary.devices, cursor: summary.last ?? after, more: summary.more))
         return summary
     }
 }
