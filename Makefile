@@ -191,6 +191,8 @@ SDK_POSTGRESQL += Tests/sdk/test_unifiedpush.py
 SDK_POSTGRESQL += Tests/sdk/test_device_invalidations.py
 # HMS devices under the widened platform CHECK (migration 9), registration to delivery.
 SDK_POSTGRESQL += Tests/sdk/test_hms.py
+# Device export and import (docs/DATA-FORMAT.md): the round trip, re-import, dry run and refusals on the shared store.
+SDK_POSTGRESQL += Tests/sdk/test_device_transfer.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 
