@@ -38,8 +38,10 @@ extension PostgreSQLPushStore: DeviceTransfer {
         let result = instanceID == nil
             ? try connection.query("SELECT \(deviceColumns) FROM devices WHERE id > $1 ORDER BY id LIMIT $2",
                                    [.integer(after), .integer(Int64(limit))])
+            // `instance_id || ''`: walk the primary key and filter, never fetch the instance's devices through the
+            // (instance, platform, token) index and sort them all for each page.
             : try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > $1 AND instance_id = $3 ORDER BY id LIMIT $2",
+                "SELECT \(deviceColumns) FROM devices WHERE id > $1 AND instance_id || '' = $3 ORDER BY id LIMIT $2",
                 [.integer(after), .integer(Int64(limit)), .text(instanceID)])
         let rows = result.map { readDevice(result, $0) }
         guard !rows.isEmpty else { return [] }

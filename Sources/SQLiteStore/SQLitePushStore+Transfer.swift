@@ -48,8 +48,10 @@ extension SQLitePushStore: DeviceTransfer {
     ) throws -> [ExportedDevice] {
         var rows: [(ref: Int64, device: Device)] = []
         if let instanceID {
+            // `+instance_id`: walk the primary key and filter. On the (instance, platform, token) index SQLite would
+            // sort every device of the instance for each page (a temporary B-tree): quadratic in the export.
             try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > ? AND instance_id = ? ORDER BY id LIMIT ?",
+                "SELECT \(deviceColumns) FROM devices WHERE id > ? AND +instance_id = ? ORDER BY id LIMIT ?",
                 [.integer(after), .text(instanceID), .integer(Int64(limit))]) { rows.append(readDevice($0)) }
         } else {
             try connection.query(

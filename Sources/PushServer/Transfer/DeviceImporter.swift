@@ -27,39 +27,56 @@ struct DeviceImporter {
         var batch: [DeviceRecord] = []
         var batchLines: [Int] = []
         batch.reserveCapacity(batchSize)
-        while let (bytes, truncated) = try lines.next() {
-            report.lines += 1
-            if truncated {
-                report.refuse(line: report.lines, reason: "the line is longer than \(lines.maxLineBytes) bytes", maskedToken: nil)
-                continue
+        // One batch is written while the next is parsed: the store's thread and this task work side by side.
+        var pending: (task: Task<[DeviceImportOutcome], any Error>, batch: [DeviceRecord], lines: [Int])?
+        func send() async throws {
+            if let previous = pending {
+                pending = nil
+                record(try await previous.task.value, previous.batch, previous.lines, into: &report)
             }
-            do {
-                switch try parser.parse(bytes) {
-                case .device(let record):
-                    batch.append(record)
-                    batchLines.append(report.lines)
-                case .header, .blank, .end:
+            guard !batch.isEmpty else { return }
+            let (store, records, instanceID, caps, dryRun) = (self.store, batch, parser.instance.id, self.caps, self.dryRun)
+            pending = (Task { try await store.importDevices(records, into: instanceID, caps: caps, dryRun: dryRun) },
+                       batch, batchLines)
+            batch.removeAll(keepingCapacity: true)
+            batchLines.removeAll(keepingCapacity: true)
+        }
+        do {
+            while let (bytes, truncated) = try lines.next() {
+                report.lines += 1
+                if truncated {
+                    report.refuse(line: report.lines, reason: "the line is longer than \(lines.maxLineBytes) bytes",
+                                  maskedToken: nil)
                     continue
                 }
-            } catch {
-                report.refuse(line: report.lines, reason: error.reason, maskedToken: error.maskedToken)
+                do {
+                    switch try parser.parse(bytes) {
+                    case .device(let record):
+                        batch.append(record)
+                        batchLines.append(report.lines)
+                    case .header, .blank, .end:
+                        continue
+                    }
+                } catch {
+                    report.refuse(line: report.lines, reason: error.reason, maskedToken: error.maskedToken)
+                }
+                if batch.count >= batchSize { try await send() }
             }
-            if batch.count >= batchSize {
-                try await flush(&batch, &batchLines, into: &report)
-            }
+            try await send()
+            try await send()
+        } catch {
+            // A batch still being written is waited for, so nothing runs on after the import returns.
+            _ = try? await pending?.task.value
+            throw error
         }
-        try await flush(&batch, &batchLines, into: &report)
         return report
     }
 
-    private func flush(_ batch: inout [DeviceRecord], _ lines: inout [Int], into report: inout DeviceImportReport) async throws {
-        guard !batch.isEmpty else { return }
-        let outcomes = try await store.importDevices(batch, into: parser.instance.id, caps: caps, dryRun: dryRun)
+    private func record(_ outcomes: [DeviceImportOutcome], _ batch: [DeviceRecord], _ lines: [Int],
+                        into report: inout DeviceImportReport) {
         for (index, outcome) in outcomes.enumerated() {
             report.record(outcome, line: lines[index], maskedToken: DeviceInvalidation.mask(token: batch[index].device.token))
         }
-        batch.removeAll(keepingCapacity: true)
-        lines.removeAll(keepingCapacity: true)
         progress(report)
     }
 }
