@@ -159,7 +159,7 @@ def test_export_resumes_after_a_lines_cursor(servers, seeded):
     assert other.returncode == 2, "a cursor of one instance's export does not resume a whole-store export"
 
 
-def test_admin_routes_page_the_export_and_import_a_file(servers, seeded):
+def test_admin_routes_stream_and_page_the_export_and_import_a_file(servers, seeded):
     source, target, _ = servers
     auth = {"Authorization": f"Bearer {SECRET}"}
     wrong = {"Authorization": "Bearer not-the-secret"}
@@ -176,6 +176,12 @@ def test_admin_routes_page_the_export_and_import_a_file(servers, seeded):
         after = lines[-1]["cursor"]
     assert [len(page) - 2 for page in pages] == [3, 3, 1]
     assert devices([line for page in pages for line in page]) == devices(seeded)
+    # Without a limit: the whole instance from one snapshot, streamed in chunks.
+    r = requests.get(source.url(EXPORT), headers=auth, verify=source.cert, timeout=30, stream=True)
+    assert r.status_code == 200 and r.headers["transfer-encoding"] == "chunked", r.headers
+    streamed = [json.loads(line) for line in r.iter_lines() if line]
+    assert streamed[-1]["end"] is True and streamed[-1]["more"] is False
+    assert devices(streamed) == devices(seeded)
 
     file = as_file(seeded) + json.dumps({"platform": "apns", "token": "nothex"}) + "\n"
     r = requests.post(target.url(IMPORT), params={"dryRun": "true"}, data=file, headers=auth, verify=target.cert,

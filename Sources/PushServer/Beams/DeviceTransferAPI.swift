@@ -7,10 +7,10 @@ import PushStore
 /// Beyond Beams, behind the instance secret: device export and import over HTTP (docs/DATA-FORMAT.md), for a running
 /// server. The import writes to the store, so every node sees its devices at once.
 ///
-/// - `GET /admin_api/v1/instances/{id}/devices/export?after=CURSOR&limit=N` (N ≤ 10,000, default 1,000): a page of
-///   the device file as `application/x-ndjson`: the header, up to N devices in order, the end line, whose `more`
-///   and `cursor` say whether and where the next page starts. Each page is one snapshot; `push-server export`
-///   gives one snapshot for the whole instance.
+/// - `GET /admin_api/v1/instances/{id}/devices/export[?after=CURSOR]`: the instance's device file as
+///   `application/x-ndjson`, streamed (chunked) from one snapshot in constant memory; a slow client slows the
+///   export, one that leaves stops it. With `&limit=N` (N ≤ 10,000): one page, the end line's `more` and `cursor`
+///   saying whether and where the next starts (each page its own snapshot).
 /// - `POST /admin_api/v1/instances/{id}/devices/import[?dryRun=true]` with a device file (header line first) of
 ///   at most 16 MiB: the import report (`DeviceImportReport.json`). Larger files go in several requests, each with
 ///   its header line.
@@ -33,7 +33,7 @@ struct DeviceTransferAPI: Sendable {
     func export(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try authorized(request)
         let store = try transfer()
-        var limit = 1000
+        var limit: Int?
         if let text = request.queryValue("limit") {
             guard let value = Int(text), (1...Self.maxPage).contains(value) else {
                 throw BeamsError(400, "Bad request", "`limit` must be a number between 1 and \(Self.maxPage)")
@@ -48,11 +48,29 @@ struct DeviceTransferAPI: Sendable {
             after = cursor
         }
         var exporter = DeviceExporter(store: store, instanceID: instance.id, after: after)
-        exporter.pageSize = limit
-        exporter.limit = limit
-        let body = Locked<[UInt8]>([])
-        _ = try await exporter.run(now: app.now(), write: { chunk in body.withLock { $0.append(contentsOf: chunk) } })
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], body: body.withLock { $0 })
+        let headers: HTTPHeaders = ["Content-Type": "application/x-ndjson"]
+        if let limit {
+            exporter.pageSize = limit
+            exporter.limit = limit
+            let body = Locked<[UInt8]>([])
+            _ = try await exporter.run(now: app.now(), write: { chunk in body.withLock { $0.append(contentsOf: chunk) } })
+            return HTTPResponse(status: .ok, headers: headers, body: body.withLock { $0 })
+        }
+        // The whole instance: the store's export thread writes into the stream and waits while the client reads.
+        let stream = HTTPBodyStream()
+        let (now, logger) = (app.now(), app.logger)
+        Task {
+            do {
+                _ = try await exporter.run(now: now, write: { try stream.write($0) })
+                stream.finish()
+            } catch is HTTPBodyStream.Closed {
+                stream.finish(failed: true)
+            } catch {
+                logger.warning("Device export failed", ["instance": instance.id, "error": "\(error)"])
+                stream.finish(failed: true)
+            }
+        }
+        return .streamed(headers: headers, stream)
     }
 
     func importDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
