@@ -84,7 +84,9 @@ struct DeviceTransferAPI: Sendable {
         }
         let limits = app.config.limits
         let importer = DeviceImporter(
-            store: store, parser: DeviceLineParser(instance: instance, now: app.now()),
+            store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
+                maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
+                maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
             caps: DeviceImportCaps(maxDevicesPerInstance: limits.maxDevicesPerInstance,
                                    maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
             dryRun: dryRun)

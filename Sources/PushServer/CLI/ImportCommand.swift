@@ -43,7 +43,9 @@ enum ImportCommand: Command {
         }
         let meter = ProgressMeter(verb: arguments.has("dry-run") ? "checked" : "imported")
         var importer = DeviceImporter(
-            store: transfer, parser: DeviceLineParser(instance: instance, now: Date()),
+            store: transfer, parser: DeviceLineParser(instance: instance, now: Date(), liveActivityLimits: LiveActivityLimits(
+                maxStartTokensPerDevice: config.limits.maxLiveActivityStartTokensPerDevice,
+                maxActivitiesPerDevice: config.limits.maxLiveActivitiesPerDevice)),
             caps: DeviceImportCaps(maxDevicesPerInstance: config.limits.maxDevicesPerInstance,
                                    maxDevicesPerUser: config.limits.maxDevicesPerUser,
                                    interests: config.limits.interestLimits),

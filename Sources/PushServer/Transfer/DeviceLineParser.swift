@@ -33,6 +33,8 @@ struct DeviceLineParser {
 
     let instance: InstanceConfig
     let now: Date
+    /// The Live Activity tokens one device may hold (`limits.maxLiveActivity…`). Default: the store's defaults.
+    var liveActivityLimits = LiveActivityLimits()
 
     /// The longest line read: a device with 5,000 interests of 164 bytes and its tokens stays under it.
     static let maxLineBytes = 1 << 20
@@ -206,7 +208,7 @@ struct DeviceLineParser {
         func refuse(_ reason: String) -> Refusal { Refusal(reason: reason, maskedToken: masked) }
         guard let list = value.arrayValue else { throw refuse("`liveActivities` must be an array") }
         guard list.isEmpty || platform == .apns else { throw refuse("only apns devices have Live Activity tokens") }
-        let limits = LiveActivityLimits()
+        let limits = liveActivityLimits
         var tokens: [LiveActivityToken] = []
         var timesOmitted = false
         for element in list {
