@@ -4,7 +4,8 @@
 Generates N devices as a device file (APNs and FCM tokens, 0-3 of 50 interest names, every 5th bound to a user,
 metadata, time zones on some), then per backend: `push-server import` into a fresh store (one instance, the
 default caps lifted to fit N), `import` again (every line unchanged), `export` to a file. Prints devices/s for
-each step and the load average beside them (the machine is shared). PostgreSQL runs on the benchmarks' durable
+each step, the command's own CPU seconds and the load average beside them (the machine is shared). PostgreSQL's
+own CPU is not in the command's: it is the server's. PostgreSQL runs on the benchmarks' durable
 cluster (bench/postgresql/benchdb.py: fsync on).
 
     bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch 2000]
@@ -62,12 +63,16 @@ def config(directory, storage, devices):
 
 def timed(label, command, devices):
     start = time.monotonic()
+    before = os.times()
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.monotonic() - start
+    after = os.times()
+    # The command's own CPU (user + system): on a shared machine the wall time also counts other sessions' work.
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if result.returncode != 0:
         raise SystemExit(f"{label} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
-    benchdb.log(f"  {label:<10} {devices:>9} devices in {seconds:7.1f} s = {devices / seconds:>8.0f} devices/s   "
-                f"load {benchdb.load_average()}   {result.stdout.strip()[:120]}")
+    benchdb.log(f"  {label:<10} {devices:>9} devices in {seconds:7.1f} s = {devices / seconds:>8.0f} devices/s "
+                f"(push-server CPU {cpu:6.1f} s)   load {benchdb.load_average()}   {result.stdout.strip()[:80]}")
     return result
 
 
