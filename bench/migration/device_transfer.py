@@ -8,7 +8,7 @@ each step, the command's own CPU seconds and the load average beside them (the m
 own CPU is not in the command's: it is the server's. PostgreSQL runs on the benchmarks' durable
 cluster (bench/postgresql/benchdb.py: fsync on).
 
-    bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch 2000]
+    bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch N]
 """
 import argparse
 import json
@@ -87,8 +87,9 @@ def run(backend, file, devices, batch, work):
     binary = benchdb.server_binary()
     benchdb.log(f"{backend}: {benchdb.machine()}")
     common = ["--config", str(path), "--instance", INSTANCE]
-    timed("import", [binary, "import", *common, "--batch", str(batch), str(file)], devices)
-    timed("re-import", [binary, "import", *common, "--batch", str(batch), str(file)], devices)
+    batching = ["--batch", str(batch)] if batch else []
+    timed("import", [binary, "import", *common, *batching, str(file)], devices)
+    timed("re-import", [binary, "import", *common, *batching, str(file)], devices)
     exported = directory / "export.ndjson"
     timed("export", [binary, "export", *common, "--output", str(exported)], devices)
     lines = sum(1 for _ in open(exported)) - 2
@@ -100,7 +101,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--devices", type=int, default=1_000_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--batch", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000 SQLite, 500 PostgreSQL)")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     file = work / "devices.ndjson"

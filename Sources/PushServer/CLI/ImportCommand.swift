@@ -13,7 +13,8 @@ enum ImportCommand: Command {
     is left alone, so importing a file again changes nothing. Every line gets the device API's checks and caps
     (limits.maxDevicesPerInstance, maxDevicesPerUser, maxSubscriptionsPerInstance, maxInterestsPerInstance); a
     refused line is reported with its line number, reason and masked token and never stops the rest. Writes in
-    batches of --batch devices (default 2000), one transaction each. --dry-run writes nothing and reports what
+    batches of --batch devices (default 2000 on SQLite, 500 on PostgreSQL), one transaction each. --dry-run
+    writes nothing and reports what
     would happen. Prints a summary and each refused line (--json: the report as JSON) on standard output;
     progress on standard error when it is a terminal.
     Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
@@ -31,7 +32,7 @@ enum ImportCommand: Command {
         let batchSize = try arguments["batch"].map { text throws(UsageError) in
             guard let value = Int(text), (1...50_000).contains(value) else { throw UsageError("--batch must be 1-50000") }
             return value
-        } ?? 2000
+        } ?? (config.storage.backend == .postgresql ? 500 : 2000)
         let path = arguments.positionals[0]
         let input: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
