@@ -204,6 +204,8 @@ SDK_POSTGRESQL += Tests/sdk/test_device_invalidations.py
 SDK_POSTGRESQL += Tests/sdk/test_hms.py
 # The Beams bridge's outbox (migration 10): forwards queued with the publish, claimed, retried, kept across kill -9.
 SDK_POSTGRESQL += Tests/sdk/test_beams_bridge.py
+# Device export and import (docs/DATA-FORMAT.md): the round trip, re-import, dry run and refusals on the shared store.
+SDK_POSTGRESQL += Tests/sdk/test_device_transfer.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

@@ -51,6 +51,15 @@ extension EventLoop {
                     continue
                 }
                 action = run(route, request, on: connection)
+            case .pullStream:
+                guard let stream = connection.machine.stream else {
+                    action = connection.machine.proceed(now: now)
+                    continue
+                }
+                let (fd, id) = (connection.fd, connection.id)
+                action = connection.machine.streamTaken(stream.take(wake: { [self] in
+                    self.post(.streamReady(fd: fd, id: id))
+                }), now: now)
             case .requestCompleted:
                 releaseBody(connection)
                 logAccess(connection)

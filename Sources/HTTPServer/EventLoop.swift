@@ -8,6 +8,8 @@ import Logging
 enum LoopMessage: Sendable {
     /// A handler finished; `id` guards against a new connection that reused the fd.
     case response(fd: Int32, id: UInt64, HTTPResponse)
+    /// A response's body stream has bytes (or ended) after the loop found it empty.
+    case streamReady(fd: Int32, id: UInt64)
     /// Stop accepting, close idle connections, give in-flight requests `grace` nanoseconds.
     case shutdown(grace: UInt64)
 }
@@ -208,8 +210,17 @@ final class EventLoop: @unchecked Sendable {
             case .response(let fd, let id, let response):
                 guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
                       connection.id == id
-                else { continue }  // the connection closed meanwhile (timeout, reset, shutdown)
+                else {
+                    // The connection closed meanwhile (timeout, reset, shutdown): a streamed body's producer stops.
+                    response.stream?.close()
+                    continue
+                }
                 perform(connection, connection.machine.responded(response, now: now))
+            case .streamReady(let fd, let id):
+                guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
+                      connection.id == id
+                else { continue }
+                perform(connection, connection.machine.streamReady(now: now))
             case .shutdown(let grace):
                 beginDraining(grace: grace)
             }
@@ -235,6 +246,9 @@ final class EventLoop: @unchecked Sendable {
     func closeConnection(_ connection: Connection) {
         guard !connection.closed else { return }
         connection.closed = true
+        // A producer blocked on a full stream must learn that nobody reads it any more.
+        connection.machine.stream?.close()
+        connection.machine.stream = nil
         _ = connection.machine.close()
         // close() also removes the descriptor from the epoll set.
         close(connection.fd)

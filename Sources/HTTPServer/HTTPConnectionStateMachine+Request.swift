@@ -30,7 +30,11 @@ extension HTTPConnectionStateMachine {
     /// The handler's (or admission check's) response for the request in `.handling`. Ignored otherwise: the
     /// connection timed out, closed or was reset meanwhile.
     mutating func responded(_ response: HTTPResponse, now: UInt64) -> Action {
-        guard phase == .handling else { return phase == .closed ? .close : .wait }
+        guard phase == .handling else {
+            // Nobody will read it: its producer must not wait for that.
+            response.stream?.close()
+            return phase == .closed ? .close : .wait
+        }
         sendResponse(response, now: now)
         return proceed(now: now)
     }
@@ -214,6 +218,17 @@ extension HTTPConnectionStateMachine {
         let head = request.head
         var keepAlive = requested && (head?.keepAlive ?? false) && !draining && !closeAfterWrite && !readEOF
         if let max = env.limits.maxRequestsPerConnection, requestCount + 1 >= max { keepAlive = false }
+        let code = response.status.code
+        if let body = response.stream {
+            if head?.method == .head || code < 200 || code == 204 || code == 304 {
+                body.close()
+            } else {
+                stream = body
+                streamChunked = (head?.minorVersion ?? 1) >= 1
+                // Without chunks only the close tells an HTTP/1.0 client where the body ends.
+                if !streamChunked { keepAlive = false }
+            }
+        }
         closeAfterWrite = !keepAlive
         let before = output.count - outputOffset
         ResponseSerializer.serialize(

@@ -58,6 +58,8 @@ struct HTTPConnectionStateMachine {
         case runHandler
         /// A response was fully written: log `completed` and count it.
         case requestCompleted
+        /// Take what the response's body stream (`stream`) holds and report it with `streamTaken(_:now:)`.
+        case pullStream
         /// Half-close before a lingering close.
         case shutdownOutput
         case close
@@ -90,6 +92,12 @@ struct HTTPConnectionStateMachine {
     private(set) var requestCount = 0
     /// The current response ends the connection.
     var closeAfterWrite = false
+    /// The current response's body stream while it is being sent; the loop closes it when the connection closes.
+    var stream: HTTPBodyStream?
+    /// Whether `stream`'s bytes go in chunks (HTTP/1.1) or raw until the close (HTTP/1.0).
+    var streamChunked = true
+    /// The stream had nothing: wait for `streamReady` before pulling again.
+    private var awaitingStream = false
     private(set) var draining = false
     private var shutdownPending = false
     /// Lingering after a timeout lasts one tick, not `lingerNanos`: the client already had its chance.
@@ -258,7 +266,50 @@ struct HTTPConnectionStateMachine {
             output.removeAll(keepingCapacity: true)
         }
         outputOffset = 0
-        if phase == .writing { completeResponse(now: now) }
+        // A streamed body is complete only when its producer finished (`streamTaken`).
+        if phase == .writing && stream == nil { completeResponse(now: now) }
+        return proceed(now: now)
+    }
+
+    /// What the loop took from the response's body stream.
+    mutating func streamTaken(_ taken: HTTPBodyStream.Taken, now: UInt64) -> Action {
+        guard phase == .writing, stream != nil else { return proceed(now: now) }
+        switch taken {
+        case .bytes(let bytes):
+            let before = output.count
+            if streamChunked {
+                output.append(contentsOf: Array(String(bytes.count, radix: 16).utf8))
+                output.append(contentsOf: [0x0D, 0x0A])
+                output.append(contentsOf: bytes)
+                output.append(contentsOf: [0x0D, 0x0A])
+            } else {
+                output.append(contentsOf: bytes)
+            }
+            request.bytesOut += output.count - before
+            // The write deadline runs per chunk: a stream may take longer than one write, not stall longer.
+            deadline = now + env.writeNanos
+        case .waiting:
+            awaitingStream = true
+        case .end:
+            stream = nil
+            if streamChunked {
+                output.append(contentsOf: Array("0\r\n\r\n".utf8))
+                request.bytesOut += 5
+            } else if !hasPendingOutput {
+                completeResponse(now: now)
+            }
+        case .failed:
+            // Without the last chunk (or, for HTTP/1.0, cut short) the client sees the body is incomplete.
+            stream = nil
+            return close()
+        }
+        return proceed(now: now)
+    }
+
+    /// The body stream has something (after `.waiting`).
+    mutating func streamReady(now: UInt64) -> Action {
+        guard awaitingStream else { return phase == .closed ? .close : .wait }
+        awaitingStream = false
         return proceed(now: now)
     }
 
@@ -332,6 +383,7 @@ struct HTTPConnectionStateMachine {
                 return .requestCompleted
             }
             if hasPendingOutput && !writeBlocked { return .write }
+            if phase == .writing && stream != nil && !hasPendingOutput && !awaitingStream { return .pullStream }
             if shutdownPending {
                 shutdownPending = false
                 return .shutdownOutput

@@ -6,12 +6,22 @@ public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// A body produced while it is sent (`body` is ignored then): sent with `Transfer-Encoding: chunked` (to an
+    /// HTTP/1.0 client: until the connection closes). A HEAD request's stream is closed unread.
+    public var stream: HTTPBodyStream?
 
     /// A response; `Content-Type` is up to the caller (the helpers below set it).
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body `stream` produces while it is sent.
+    public static func streamed(status: HTTPStatus = .ok, headers: HTTPHeaders, _ stream: HTTPBodyStream) -> HTTPResponse {
+        var response = HTTPResponse(status: status, headers: headers)
+        response.stream = stream
+        return response
     }
 
     /// A response with no body.

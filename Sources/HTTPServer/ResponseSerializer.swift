@@ -47,7 +47,10 @@ enum ResponseSerializer {
         }
         // RFC 9110 §8.6: no Content-Length in 1xx or 204 responses.
         let bodyAllowed = status.code >= 200 && status.code != 204 && status.code != 304
-        if bodyAllowed {
+        if bodyAllowed && response.stream != nil {
+            // The length is unknown until the producer finishes; HTTP/1.0 has no chunked coding, the close ends it.
+            if minorVersion >= 1 { append("Transfer-Encoding: chunked\r\n", to: &out) }
+        } else if bodyAllowed {
             append("Content-Length: ", to: &out)
             appendNumber(response.body.count, to: &out)
             append("\r\n", to: &out)

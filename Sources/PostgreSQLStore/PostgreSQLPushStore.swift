@@ -53,8 +53,8 @@ public final class PostgreSQLPushStore: PushStorage {
     let clock: @Sendable () -> Date
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
-    /// For the LISTEN connection, which is not one of the pool's.
-    private let connectionString: String
+    /// For the LISTEN connection and exports, which are not the pool's.
+    let connectionString: String
     /// Running LISTEN connections (`listen(_:)`), stopped by `close()`.
     private let listeners = Locked<[PGListener]>([])
     /// The hold on `Configuration.nodeID`, dropped by `close()`.

@@ -73,6 +73,9 @@ public final class SQLitePushStore: PushStorage {
     private let lock: DatabaseLock?
     private let checkpointer: WALCheckpointer?
     let clock: @Sendable () -> Date
+    /// For exports, which read on a connection of their own (`exportDevices`).
+    let path: String
+    let busyTimeout: Duration
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
     /// Interest writes of one device take turns, so one written in steps is never interleaved with another.
@@ -88,6 +91,8 @@ public final class SQLitePushStore: PushStorage {
         self.lock = lock
         self.checkpointer = checkpointer
         self.clock = configuration.clock
+        self.path = configuration.path
+        self.busyTimeout = configuration.busyTimeout
         self.logger = configuration.logger
         self.healthEvents = configuration.healthEvents
     }

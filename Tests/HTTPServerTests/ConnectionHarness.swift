@@ -132,6 +132,9 @@ struct ConnectionHarness {
             case .shutdownOutput:
                 outputShutdowns += 1
                 action = machine.outputShutDown(now: now)
+            case .pullStream:
+                // What the loop does: take what the stream holds (a later write wakes nobody here).
+                action = machine.streamTaken(machine.stream?.take(wake: {}) ?? .end, now: now)
             }
         }
     }

@@ -8,9 +8,12 @@ extension Application {
     /// Opens the backend `storage.backend` names: the one place that opens a backend (config loading also names
     /// PostgreSQL, to check a connection string: `ServerConfig+Storage.swift`).
     /// - Throws: the backend's open error (an unreachable PostgreSQL is a `StoreUnavailableError`).
-    /// - Parameter nodeID: `engine.nodeId`, held by a PostgreSQL store while it is open.
+    /// - Parameters:
+    ///   - nodeID: `engine.nodeId`, held by a PostgreSQL store while it is open.
+    ///   - exclusive: whether an SQLite store holds the database lock (the server; tools that run beside it, like
+    ///     `push-server export`, do not).
     static func openStore(
-        _ storage: ServerConfig.Storage, nodeID: String? = nil, logger: Logger,
+        _ storage: ServerConfig.Storage, nodeID: String? = nil, exclusive: Bool = true, logger: Logger,
         healthEvents: @escaping @Sendable (StoreHealthEvent) -> Void
     ) async throws -> any PushStorage {
         switch storage.backend {
@@ -19,7 +22,7 @@ extension Application {
             configuration.synchronous = storage.synchronous == .full ? .full : .normal
             configuration.writerCacheSizeKiB = storage.sqliteCacheMiB * 1024
             // One server per database file: a restart then resumes the publishes a crashed process held at once.
-            configuration.exclusive = true
+            configuration.exclusive = exclusive
             configuration.logger = logger
             configuration.healthEvents = healthEvents
             return try await SQLitePushStore.open(configuration)

@@ -131,6 +131,7 @@ public final class Application: Sendable {
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
+        DeviceTransferAPI(app: context).register(into: &router)
         ChannelAPI(app: context, instances: instances, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,

@@ -1,4 +1,5 @@
-/// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `copy-store`, `vapid-keygen`, `version`.
+/// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `export`, `import`, `copy-store`,
+/// `vapid-keygen`, `version`.
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
@@ -14,6 +15,10 @@ public enum CLI {
                                    print a Beams user token (HS256) for testing PUT …/user
       send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
                                    push one payload to one device and print Apple's whole answer
+      export --config FILE [--instance ID] [--output FILE|-] [--after CURSOR]
+                                   write devices as NDJSON (docs/DATA-FORMAT.md)
+      import --config FILE --instance ID [--dry-run] FILE|-
+                                   import a device file; idempotent by (platform, token)
       copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
                                    copy every table between SQLite and PostgreSQL, then verify it
       vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
@@ -37,6 +42,8 @@ public enum CLI {
         case "token": command = TokenCommand.self
         case "send": command = SendCommand.self
         case "vapid-keygen": command = VAPIDKeygenCommand.self
+        case "export": command = ExportCommand.self
+        case "import": command = ImportCommand.self
         case "copy-store": command = CopyStoreCommand.self
         case "version", "--version": command = VersionCommand.self
         case "help", "--help", "-h":

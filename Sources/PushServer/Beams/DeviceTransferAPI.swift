@@ -1,0 +1,122 @@
+import Foundation
+import HTTPServer
+import JSON
+import Locking
+import PushStore
+
+/// Beyond Beams, behind the instance secret: device export and import over HTTP (docs/DATA-FORMAT.md), for a running
+/// server. The import writes to the store, so every node sees its devices at once.
+///
+/// - `GET /admin_api/v1/instances/{id}/devices/export[?after=CURSOR]`: the instance's device file as
+///   `application/x-ndjson`, streamed (chunked) from one snapshot in constant memory; a slow client slows the
+///   export, one that leaves stops it. With `&limit=N` (N ≤ 10,000): one page, the end line's `more` and `cursor`
+///   saying whether and where the next starts (each page its own snapshot).
+/// - `POST /admin_api/v1/instances/{id}/devices/import[?dryRun=true]` with a device file (header line first) of
+///   at most 16 MiB: the import report (`DeviceImportReport.json`). Larger files go in several requests, each with
+///   its header line.
+struct DeviceTransferAPI: Sendable {
+    let app: AppContext
+
+    static let maxPage = 10_000
+    static let importBody = BodyLimit(maxBytes: 16 << 20)
+
+    func register(into router: inout Router) {
+        let base = "/admin_api/v1/instances/:instance/devices"
+        let app = self.app
+        router.get("\(base)/export", bodyLimit: .noBody) { try await export($0) }
+        // The secret is checked before a 16 MiB body is read.
+        router.post("\(base)/import", bodyLimit: Self.importBody, admission: { request throws(BeamsError) in
+            try app.authorizeSecret(request, try app.instance(request))
+        }) { try await importDevices($0) }
+    }
+
+    func export(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try authorized(request)
+        let store = try transfer()
+        var limit: Int?
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), (1...Self.maxPage).contains(value) else {
+                throw BeamsError(400, "Bad request", "`limit` must be a number between 1 and \(Self.maxPage)")
+            }
+            limit = value
+        }
+        var after: DeviceExportCursor?
+        if let text = request.queryValue("after"), !text.isEmpty {
+            guard let cursor = try? DeviceExportCursor.parse(text, instanceID: instance.id) else {
+                throw BeamsError(400, "Bad request", "`after` is not a cursor of this instance's export")
+            }
+            after = cursor
+        }
+        var exporter = DeviceExporter(store: store, instanceID: instance.id, after: after)
+        let headers: HTTPHeaders = ["Content-Type": "application/x-ndjson"]
+        if let limit {
+            exporter.pageSize = limit
+            exporter.limit = limit
+            let body = Locked<[UInt8]>([])
+            _ = try await exporter.run(now: app.now(), write: { chunk in body.withLock { $0.append(contentsOf: chunk) } })
+            return HTTPResponse(status: .ok, headers: headers, body: body.withLock { $0 })
+        }
+        // The whole instance: the store's export thread writes into the stream and waits while the client reads.
+        let stream = HTTPBodyStream()
+        let (now, logger) = (app.now(), app.logger)
+        Task {
+            do {
+                _ = try await exporter.run(now: now, write: { try stream.write($0) })
+                stream.finish()
+            } catch is HTTPBodyStream.Closed {
+                stream.finish(failed: true)
+            } catch {
+                logger.warning("Device export failed", ["instance": instance.id, "error": "\(error)"])
+                stream.finish(failed: true)
+            }
+        }
+        return .streamed(headers: headers, stream)
+    }
+
+    func importDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let instance = try authorized(request)
+        let store = try transfer()
+        let dryRun: Bool
+        switch request.queryValue("dryRun") {
+        case nil, "false"?: dryRun = false
+        case "true"?: dryRun = true
+        default: throw BeamsError(400, "Bad request", "`dryRun` must be true or false")
+        }
+        let limits = app.config.limits
+        let importer = DeviceImporter(
+            store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
+                maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
+                maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
+            caps: DeviceImportCaps(maxDevicesPerInstance: limits.maxDevicesPerInstance,
+                                   maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
+            dryRun: dryRun)
+        var body: [UInt8]? = request.body
+        var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes) {
+            defer { body = nil }
+            return body
+        }
+        do {
+            let report = try await importer.run(&lines)
+            app.logger.info("Devices imported", [
+                "instance": instance.id, "created": String(report.created), "updated": String(report.updated),
+                "unchanged": String(report.unchanged), "refused": String(report.refused), "dry_run": String(dryRun),
+            ])
+            return .json(report.json)
+        } catch let error as DeviceLineParser.HeaderError {
+            throw BeamsError(400, "Bad request", "Not a device file: \(error.description)")
+        }
+    }
+
+    private func authorized(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
+        let instance = try app.instance(request)
+        try app.authorizeSecret(request, instance)
+        return instance
+    }
+
+    private func transfer() throws(BeamsError) -> any DeviceTransfer {
+        guard let store = app.store as? any DeviceTransfer else {
+            throw BeamsError(501, "Not implemented", "This store cannot export or import devices")
+        }
+        return store
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import PushStore
+
+/// `push-server import`: a device file (docs/DATA-FORMAT.md) into one instance of the configured store.
+enum ImportCommand: Command {
+    static let usage = """
+    Usage: push-server import --config FILE --instance ID [--dry-run] [--json] [--batch N] FILE|-
+
+    Imports a device file (docs/DATA-FORMAT.md; what `push-server export` writes) into the instance, in the store
+    the config names, beside a running server (every node sees the devices at once). Devices are keyed by
+    (platform, token): a new one is created, a known one takes the file's data and keeps its id, an identical one
+    is left alone, so importing a file again changes nothing. Every line gets the device API's checks and caps
+    (limits.maxDevicesPerInstance, maxDevicesPerUser, maxSubscriptionsPerInstance, maxInterestsPerInstance); a
+    refused line is reported with its line number, reason and masked token and never stops the rest. Writes in
+    batches of --batch devices (default 2000 on SQLite, 500 on PostgreSQL), one transaction each. --dry-run
+    writes nothing and reports what
+    would happen. Prints a summary and each refused line (--json: the report as JSON) on standard output;
+    progress on standard error when it is a terminal.
+    Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
+    a device file.
+    """
+
+    static let booleanFlags: Set<String> = ["dry-run", "json"]
+
+    static func run(_ arguments: Arguments) async throws -> ExitCode {
+        try arguments.allowOnly(["config", "instance", "dry-run", "json", "batch"])
+        guard arguments.positionals.count == 1 else { throw UsageError("give one FILE (or - for standard input)") }
+        let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
+        let instanceID = try arguments.require("instance")
+        guard let instance = config.instance(instanceID) else { throw UsageError("no instance \(instanceID) in the config") }
+        let batchSize = try arguments["batch"].map { text throws(UsageError) in
+            guard let value = Int(text), (1...50_000).contains(value) else { throw UsageError("--batch must be 1-50000") }
+            return value
+        } ?? (config.storage.backend == .postgresql ? 500 : 2000)
+        let path = arguments.positionals[0]
+        let input: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { if input != 0 { close(input) } }
+        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        guard let transfer = store as? any DeviceTransfer else {
+            try? await store.close()
+            throw UsageError("the configured store cannot import devices")
+        }
+        let meter = ProgressMeter(verb: arguments.has("dry-run") ? "checked" : "imported")
+        var importer = DeviceImporter(
+            store: transfer, parser: DeviceLineParser(instance: instance, now: Date(), liveActivityLimits: LiveActivityLimits(
+                maxStartTokensPerDevice: config.limits.maxLiveActivityStartTokensPerDevice,
+                maxActivitiesPerDevice: config.limits.maxLiveActivitiesPerDevice)),
+            caps: DeviceImportCaps(maxDevicesPerInstance: config.limits.maxDevicesPerInstance,
+                                   maxDevicesPerUser: config.limits.maxDevicesPerUser,
+                                   interests: config.limits.interestLimits),
+            dryRun: arguments.has("dry-run"))
+        importer.batchSize = batchSize
+        importer.progress = { meter.update($0.devices) }
+        var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes) {
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if n >= 0 { return n == 0 ? nil : Array(chunk[..<n]) }
+                if errno != EINTR { throw OutputFileError(message: "read failed: \(String(cString: strerror(errno)))") }
+            }
+        }
+        let report: DeviceImportReport
+        do {
+            report = try await importer.run(&lines)
+            try await store.close()
+        } catch let error as DeviceLineParser.HeaderError {
+            try? await store.close()
+            Console.err("push-server import: \(path): \(error)")
+            return .usage
+        } catch {
+            try? await store.close()
+            meter.finish(nil)
+            Console.err("push-server import: \(error)")
+            return .failure
+        }
+        meter.finish(report.devices)
+        if arguments.has("json") {
+            Console.out(report.json.jsonText)
+        } else {
+            Console.out(report.summary)
+            for line in report.refusalLines { Console.out(line) }
+            if report.refused > report.refusedLines.count {
+                Console.out("… and \(report.refused - report.refusedLines.count) more refused lines")
+            }
+        }
+        return report.refused == 0 ? .ok : .failure
+    }
+}

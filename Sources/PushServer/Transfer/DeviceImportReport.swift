@@ -1,0 +1,81 @@
+import JSON
+import PushStore
+
+/// What an import did (or, in a dry run, would do): counts per outcome and the refused lines with their line
+/// number, reason and masked token (never the whole token).
+struct DeviceImportReport: Equatable {
+    /// One refused line.
+    struct Refused: Equatable {
+        /// 1-based, counting the header.
+        var line: Int
+        var reason: String
+        /// `DeviceInvalidation.mask`; nil when the line had no readable token.
+        var maskedToken: String?
+    }
+
+    var dryRun: Bool
+    var created = 0
+    var updated = 0
+    var unchanged = 0
+    var refused = 0
+    /// The first `maxListed` refused lines; the rest are only counted, so a bad file cannot grow the report
+    /// without bound.
+    var refusedLines: [Refused] = []
+    /// The last line read.
+    var lines = 0
+
+    static let maxListed = 10_000
+
+    init(dryRun: Bool) { self.dryRun = dryRun }
+
+    /// Records the outcome of the device on `line` (the masked token is kept for a refusal only).
+    mutating func record(_ outcome: DeviceImportOutcome, line: Int, maskedToken: @autoclosure () -> String?) {
+        switch outcome {
+        case .created: created += 1
+        case .updated: updated += 1
+        case .unchanged: unchanged += 1
+        case .refused(let reason): refuse(line: line, reason: reason, maskedToken: maskedToken())
+        }
+    }
+
+    mutating func refuse(line: Int, reason: String, maskedToken: String?) {
+        refused += 1
+        if refusedLines.count < Self.maxListed {
+            refusedLines.append(Refused(line: line, reason: reason, maskedToken: maskedToken))
+        }
+    }
+
+    /// Devices read (every device line, whatever its outcome).
+    var devices: Int { created + updated + unchanged + refused }
+
+    /// `created 3, updated 1, unchanged 0, refused 1`
+    var summary: String {
+        "created \(created), updated \(updated), unchanged \(unchanged), refused \(refused)"
+            + (dryRun ? " (dry run: nothing written)" : "")
+    }
+
+    /// The report as the admin API answers it and `push-server import --json` prints it.
+    var json: JSONValue {
+        .object([
+            "dryRun": .bool(dryRun),
+            "created": .int(created),
+            "updated": .int(updated),
+            "unchanged": .int(unchanged),
+            "refused": .int(refused),
+            "lines": .int(lines),
+            "refusedLines": .array(refusedLines.map { entry in
+                .object([
+                    "line": .int(entry.line),
+                    "reason": .string(entry.reason),
+                    "token": entry.maskedToken.map(JSONValue.string) ?? .null,
+                ])
+            }),
+            "refusedNotListed": .int(refused - refusedLines.count),
+        ])
+    }
+
+    /// One text line per refused line, for the CLI.
+    var refusalLines: [String] {
+        refusedLines.map { "line \($0.line): \($0.reason)" + ($0.maskedToken.map { " (token \($0))" } ?? "") }
+    }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Import and export rate of `push-server import` / `export` (docs/DATA-FORMAT.md), on SQLite and on PostgreSQL.
+
+Generates N devices as a device file (APNs and FCM tokens, 0-3 of 50 interest names, every 5th bound to a user,
+metadata, time zones on some), then per backend: `push-server import` into a fresh store (one instance, the
+default caps lifted to fit N), `import` again (every line unchanged), `export` to a file. Prints devices/s for
+each step, the command's own CPU seconds and the load average beside them (the machine is shared). PostgreSQL's
+own CPU is not in the command's: it is the server's. PostgreSQL runs on the benchmarks' durable
+cluster (bench/postgresql/benchdb.py: fsync on).
+
+    bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch N]
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "postgresql"))
+import benchdb  # noqa: E402
+
+INSTANCE = benchdb.INSTANCE
+
+
+def generate(path, count):
+    rng = random.Random(28)
+    names = [f"topic-{n}" for n in range(50)]
+    with open(path, "w") as out:
+        out.write(json.dumps({"format": "push-server-devices", "version": 1}) + "\n")
+        for n in range(count):
+            if n % 4 == 3:
+                device = {"platform": "fcm", "token": f"fcm:{n:012d}:" + "%040x" % rng.getrandbits(160)}
+            else:
+                device = {"platform": "apns", "token": "%064x" % rng.getrandbits(256), "bundleId": "com.example.app"}
+            device.update({
+                "interests": rng.sample(names, rng.randint(0, 3)),
+                "metadata": {"sdkVersion": "4.0.0"},
+                "createdAt": "2026-01-01T00:00:00.000Z", "lastRegisteredAt": "2026-06-01T00:00:00.000Z",
+            })
+            if n % 5 == 0:
+                device["userId"] = f"user-{n}"
+            if n % 7 == 0:
+                device["timeZone"] = "Europe/Paris"
+            out.write(json.dumps(device) + "\n")
+
+
+def config(directory, storage, devices):
+    path = directory / "config.json"
+    path.write_text(json.dumps({
+        "listen": {"host": "127.0.0.1", "port": benchdb.free_port()},
+        "storage": storage,
+        "instances": [{"id": INSTANCE, "secretKey": benchdb.SECRET}],
+        "limits": {"maxDevicesPerInstance": max(devices * 2, 1_000_000), "maxSubscriptionsPerInstance": devices * 8,
+                   "maxInterestsPerInstance": 1000},
+    }))
+    return path
+
+
+def timed(label, command, devices):
+    start = time.monotonic()
+    before = os.times()
+    result = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    after = os.times()
+    # The command's own CPU (user + system): on a shared machine the wall time also counts other sessions' work.
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    if result.returncode != 0:
+        raise SystemExit(f"{label} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+    benchdb.log(f"  {label:<10} {devices:>9} devices in {seconds:7.1f} s = {devices / seconds:>8.0f} devices/s "
+                f"(push-server CPU {cpu:6.1f} s)   load {benchdb.load_average()}   {result.stdout.strip()[:80]}")
+    return result
+
+
+def run(backend, file, devices, batch, work):
+    directory = Path(tempfile.mkdtemp(prefix=f"transfer-{backend}-", dir=work))
+    if backend == "sqlite":
+        storage = {"path": str(directory / "push.sqlite")}
+    else:
+        cluster = run.cluster = getattr(run, "cluster", None) or benchdb.BenchCluster()
+        storage = benchdb.storage_postgresql(cluster, benchdb.new_database(cluster, "transfer"))
+    path = config(directory, storage, devices)
+    binary = benchdb.server_binary()
+    benchdb.log(f"{backend}: {benchdb.machine()}")
+    common = ["--config", str(path), "--instance", INSTANCE]
+    batching = ["--batch", str(batch)] if batch else []
+    timed("import", [binary, "import", *common, *batching, str(file)], devices)
+    timed("re-import", [binary, "import", *common, *batching, str(file)], devices)
+    exported = directory / "export.ndjson"
+    timed("export", [binary, "export", *common, "--output", str(exported)], devices)
+    lines = sum(1 for _ in open(exported)) - 2
+    assert lines == devices, f"exported {lines} of {devices}"
+    exported.unlink()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--devices", type=int, default=1_000_000)
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000 SQLite, 500 PostgreSQL)")
+    arguments = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
+    file = work / "devices.ndjson"
+    start = time.monotonic()
+    generate(file, arguments.devices)
+    benchdb.log(f"generated {arguments.devices} devices ({file.stat().st_size >> 20} MiB) in "
+                f"{time.monotonic() - start:.1f} s")
+    try:
+        for backend in arguments.backends.split(","):
+            run(backend, file, arguments.devices, arguments.batch, work)
+    finally:
+        subprocess.run(["rm", "-rf", str(work)])
+
+
+if __name__ == "__main__":
+    main()
