@@ -755,7 +755,7 @@ def test_unifiedpush_and_hms_devices_in_publish_overview_and_device_look_up(driv
     page.by_id("pub-to-unifiedpush").click()
     page.by_id("pub-to-hms").click()
     # Five platform choices fit their row: no section name is broken across lines.
-    heights = {n.text: n.size["height"] for n in page.by_id("pub-platforms-choice").find_elements(By.CSS_SELECTOR, "code")}
+    heights = {n.text: n.size["height"] for n in page.by_id("pub-platforms-choice").find_elements(By.CSS_SELECTOR, "label")}
     assert len(heights) == 5 and max(heights.values()) < 30, heights  # one line is about 20 px
     preview = json.loads(page.by_id("pub-preview").text)
     alert = {"title": "Reach", "body": "From my own server"}

@@ -1507,8 +1507,9 @@ form, .panel, .result:not(:empty), .follow {
 
 label { font-weight: 600; }
 label.choice { font-weight: 400; display: inline-flex; align-items: center; gap: 0.35rem; margin: 0 1rem 0.35rem 0; }
-/* A section name is one word: never broken inside, whatever room the row leaves. */
-label.choice code { overflow-wrap: normal; white-space: nowrap; }
+/* A choice and its section name stay on one line, whatever room the row leaves; the choices wrap between them. */
+label.choice span { white-space: nowrap; }
+label.choice code { overflow-wrap: normal; }
 
 input, select, textarea, button { font: inherit; color: inherit; }
 input:not([type="radio"]), select, textarea {
