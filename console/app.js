@@ -60,6 +60,15 @@
   const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web'], ['unifiedpush', 'UnifiedPush'],
     ['hms', 'Huawei (HMS)']];
   // The reason a delivery gets when the instance has no credentials for its platform.
+  /** What to paste to look a device up by token, per platform (the store's key for it). */
+  const TOKEN_HINTS = {
+    apns: 'hex token, as Xcode prints it',
+    fcm: 'FCM registration token',
+    web: 'subscription JSON or the Web SDK token',
+    unifiedpush: '{"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}} as the app registered it',
+    hms: 'HMS push token',
+  };
+
   const NOT_CONFIGURED = { apns: 'NoAPNsCredentials', fcm: 'NoFCMCredentials', web: 'NoWebPushCredentials',
     unifiedpush: 'NoUnifiedPushConfig', hms: 'NoHMSCredentials' };
 
@@ -447,16 +456,34 @@
 
   // Why the push service declared the device dead: its last answer, which is the one that invalidated it (an
   // invalid device is not sent to again until the app registers).
-  function invalidCause(last) {
+  // Huawei answers HTTP 200 with its own result code, which is the part worth showing.
+  function invalidCause(last, platform) {
     if (!last || last.status === 0) return '';
-    return ` (the push service answered ${last.status}${last.reason ? ` ${last.reason}` : ''})`;
+    if (platform === 'hms') return ` (Huawei answered ${last.status === 200 && last.reason ? last.reason : answerText(last)})`;
+    return ` (the push service answered ${answerText(last)})`;
+  }
+
+  function answerText(last) {
+    return `${last.status}${last.reason ? ` ${last.reason}` : ''}`;
+  }
+
+  // A web or UnifiedPush token is the subscription (endpoint and keys); the endpoint is what identifies it to a
+  // person, and the keys are the subscriber's, not worth showing.
+  function subscriptionEndpoint(d) {
+    if (d.platform !== 'web' && d.platform !== 'unifiedpush') return undefined;
+    try {
+      const subscription = JSON.parse(d.token);
+      return typeof subscription.endpoint === 'string' ? subscription.endpoint : undefined;
+    } catch (error) {
+      return undefined;
+    }
   }
 
   function deviceCard(d) {
     const card = el('article', { className: 'card device-card' });
     card.append(el('h2', {}, 'Device ', code(d.id)));
     card.append(el('p', { className: `verdict ${d.valid ? 'ok' : 'bad'}`,
-      text: d.valid ? 'VALID · publishes reach it' : `INVALID since ${time(d.invalidatedAt)}${invalidCause(d.lastDelivery)} · skipped until the app registers again` }));
+      text: d.valid ? 'VALID · publishes reach it' : `INVALID since ${time(d.invalidatedAt)}${invalidCause(d.lastDelivery, d.platform)} · skipped until the app registers again` }));
     const last = d.lastDelivery;
     let lastText = 'None yet';
     if (last) {
@@ -465,11 +492,12 @@
     }
     const list = el('dl', { className: 'facts' });
     const platformName = (PLATFORMS.find(([key]) => key === d.platform) || [d.platform, d.platform])[1];
+    const endpoint = subscriptionEndpoint(d);
     facts(list, [
       ['Platform', platformName],
       ['Environment', d.platform === 'apns'
         ? `${d.environment}${d.environmentDeclared ? ' (declared by the app)' : ' (server default)'}` : undefined],
-      ['Token', code(d.token)],
+      endpoint !== undefined ? ['Endpoint', code(endpoint)] : ['Token', code(d.token)],
       ['Bundle id', d.platform === 'apns' ? d.bundleIdentifier : undefined],
       ['User', d.userId],
       ['Interests', Array.isArray(d.interests) ? (d.interests.join(', ') + (d.moreInterests ? ', …' : '')) : undefined],
@@ -830,6 +858,15 @@
       ['Accepted since start', o.web && o.web.accepted !== undefined ? number(o.web.accepted) : undefined],
       ['Refused destinations', o.web && o.web.refusedDestinations !== undefined ? number(o.web.refusedDestinations) : undefined],
     ]);
+    renderUnifiedPush(o.unifiedpush || {});
+    renderSender('hms', o.hms || {}, 'Huawei', [
+      ['App id', o.hms && o.hms.appId ? code(o.hms.appId) : undefined],
+      ['Access token requests', o.hms && o.hms.accessTokenRequests !== undefined ? number(o.hms.accessTokenRequests) : undefined],
+      ['Tokens taken over from another node', o.hms && o.hms.accessTokensAdopted ? number(o.hms.accessTokensAdopted) : undefined],
+      ['Send requests', o.hms && o.hms.requests !== undefined ? number(o.hms.requests) : undefined],
+      ['Accepted since start', o.hms && o.hms.accepted !== undefined ? number(o.hms.accepted) : undefined],
+      ['Failed since start', o.hms && o.hms.failed !== undefined ? number(o.hms.failed) : undefined],
+    ]);
     const devices = o.devices || {};
     const platforms = PLATFORMS.filter(([key]) => (devices.byPlatform || {})[key])
       .map(([key, label]) => `${label} ${number(devices.byPlatform[key])}`).join(', ');
@@ -859,10 +896,33 @@
     drawChart(o.perMinute || []);
   }
 
-  /** The FCM or Web Push panel: credentials and the problem that keeps them from working, if any. */
+  /** The UnifiedPush panel: no credentials of its own (it signs with the instance's VAPID key), only its rules. */
+  function renderUnifiedPush(health) {
+    const state = $('ov-unifiedpush-state');
+    if (health.state !== 'configured') {
+      state.className = 'verdict busy';
+      state.textContent = 'NOT CONFIGURED · UnifiedPush registrations are refused';
+    } else {
+      state.className = 'verdict ok';
+      state.textContent = 'CONFIGURED · endpoints on the hosts users picked, checked at registration and at connect';
+    }
+    facts($('ov-unifiedpush'), [
+      ['Allowed ports', Array.isArray(health.ports) ? health.ports.join(', ') : undefined],
+      ['Distinct hosts at most', health.maxHosts !== undefined ? number(health.maxHosts) : undefined],
+      ['Accepted since start', health.accepted !== undefined ? number(health.accepted) : undefined],
+      ['Refused destinations', health.refusedDestinations !== undefined ? number(health.refusedDestinations) : undefined],
+      ['Transport failures', health.transportFailures !== undefined ? number(health.transportFailures) : undefined],
+      ['Requests in flight', health.requestsInFlight !== undefined ? number(health.requestsInFlight) : undefined],
+    ]);
+  }
+
+  /** The FCM, Web Push or HMS panel: credentials and the problem that keeps them from working, if any. */
   function renderSender(key, health, devices, rows) {
     const state = $(`ov-${key}-state`);
-    const problems = key === 'fcm' ? (health.problem ? [health.problem] : []) : (health.problems || []);
+    // FCM reports one problem object, Web Push a list, HMS Huawei's refusal as text.
+    let problems = health.problems || [];
+    if (key === 'fcm') problems = health.problem ? [health.problem] : [];
+    if (key === 'hms') problems = health.problem ? [{ kind: 'Huawei refused the client id and secret', detail: health.problem }] : [];
     if (health.credentials === 'not configured') {
       state.className = 'verdict busy';
       state.textContent = `NOT CONFIGURED · ${devices} devices are accepted; deliveries to them are recorded as not sent`;
@@ -875,7 +935,7 @@
       state.textContent = 'CREDENTIALS LOADED · no refusal since the server started';
     }
     const problemRows = problems.map((p) => [p.host ? `Refused by ${p.host}` : 'Problem',
-      `${p.detail || ''} (since ${time(p.since)})`]);
+      `${p.detail || ''}${p.since ? ` (since ${time(p.since)})` : ''}`]);
     facts($(`ov-${key}`), [
       ...rows,
       ...problemRows,
@@ -971,8 +1031,13 @@
 
     $('dev-form').addEventListener('submit', lookUp);
     // The platform matters only for a token (ids and user ids are unique across platforms).
-    const syncLookUp = () => { $('dev-platform-field').hidden = $('dev-by').value !== 'token'; };
+    const syncLookUp = () => {
+      const by = $('dev-by').value;
+      $('dev-platform-field').hidden = by !== 'token';
+      $('dev-value').placeholder = by === 'token' ? TOKEN_HINTS[$('dev-platform').value] || '' : '';
+    };
     $('dev-by').addEventListener('change', syncLookUp);
+    $('dev-platform').addEventListener('change', syncLookUp);
     syncLookUp();
     $('int-form').addEventListener('submit', countSubscribers);
     $('ch-form').addEventListener('submit', listChannels);

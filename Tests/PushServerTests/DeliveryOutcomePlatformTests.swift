@@ -110,4 +110,15 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
         XCTAssertTrue(device.isAccepted)
         XCTAssertEqual(DeliveryOutcome.classify(WebPushResult.failure(.shutdown), target: target, now: now), .unfinished)
     }
+
+    func testAnHMSResultCodeOnHTTP200IsAFailureForTheChartAndTheUserNotAnAcceptance() throws {
+        for delivery in [HMSDelivery.invalidToken(reason: "80100000"), .failed(reason: "80300002", status: 200)] {
+            let (counters, device) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(delivery), on: .hms, target: target, now: now)))
+            XCTAssertEqual(device.status, 200)
+            XCTAssertFalse(device.isAccepted, "\(delivery)")
+            XCTAssertNil(counters[PublishCounter.accepted(on: .hms)])
+        }
+        let (_, accepted) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(.accepted), on: .hms, target: target, now: now)))
+        XCTAssertTrue(accepted.isAccepted)
+    }
 }

@@ -76,6 +76,22 @@ final class UnifiedPushTests: XCTestCase {
         XCTAssertThrowsError(try DeviceToken.unifiedPush(["endpoint": .string("https://x.example/")], ports: [443]))
     }
 
+    func testALookUpBySubscriptionInAnyFormFindsTheStoredTokenAndTheEndpointAloneIsRefused() throws {
+        let body = try subscriptionBody("https://ntfy.example.org/upAbC?up=1")
+        let (stored, _) = try DeviceToken.unifiedPush(body, ports: [443])
+        let keys = try XCTUnwrap(body["keys"]?.objectValue)
+        // Other member order, expirationTime, padded keys; and the same JSON as the Web SDK's base64 token.
+        let typed = #"{"keys":{"auth":"\#(keys["auth"]!.stringValue!)==","p256dh":"\#(keys["p256dh"]!.stringValue!)"},"# +
+            #""expirationTime":null,"endpoint":"https://ntfy.example.org/upAbC?up=1"}"#
+        XCTAssertEqual(try DeviceToken.subscriptionLookupKey(typed), stored)
+        XCTAssertEqual(try DeviceToken.subscriptionLookupKey(Base64URL.encode(Array(typed.utf8))), stored)
+        for value in ["https://ntfy.example.org/upAbC?up=1", "{}", #"{"endpoint":"<img src=x>","keys":{}}"#, "not base64 !"] {
+            XCTAssertThrowsError(try DeviceToken.subscriptionLookupKey(value), value) { error in
+                XCTAssertEqual((error as? BeamsError)?.statusCode, 400, value)
+            }
+        }
+    }
+
     func testNtfy507IsItsOwnReasonAndKeepsTheDeviceWhileGoneAnswersRemoveIt() {
         XCTAssertEqual(DeliveryOutcome.unifiedPushVerdict(.response(.retry(status: 507, after: nil), attempts: 4)),
                        .failed("NoActiveSubscriber", status: 507))

@@ -628,3 +628,167 @@ def test_overview_shows_the_client_certificate_of_a_certificate_instance(driver,
     assert "Certificate warning" not in facts, facts
     page.shot(shots, "overview-certificate")
     assert not page.severe()
+
+
+@pytest.fixture(scope="module")
+def reach_platforms(tmp_path_factory):
+    """The server with the console, APNs, UnifiedPush and HMS (and FCM and web) against the strict stand-ins, plus
+    a second instance whose HMS client secret the Huawei stand-in refuses."""
+    import subprocess
+
+    from platform_mocks import MockFCM, MockHMS, MockPushService
+    from test_hms import REFUSED_INSTANCE_ID, REFUSED_SECRET, HMSPlatforms
+    from test_unifiedpush import unifiedpush_section
+    from harness import Mock
+
+    directory = tmp_path_factory.mktemp("console-reach")
+    env = object.__new__(HMSPlatforms)
+    p8, pub = write_apns_key(directory)
+    vapid = directory / "vapid.pem"
+    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
+    assert keygen.returncode == 0, keygen.stderr
+    env.vapid_public_key = keygen.stdout.strip()
+    env.apns, env.fcm, env.push, env.hms = Mock(directory, pub), MockFCM(directory), MockPushService(directory), MockHMS(directory)
+    env.server = Server(directory, env.apns, p8, overrides={"console": {"enabled": True}}, instance_overrides={
+        "fcm": env.fcm.config(), "web": env.push.config(vapid), "unifiedpush": unifiedpush_section(env.push),
+        "hms": env.hms.config()},
+        extra_instances=[{"id": REFUSED_INSTANCE_ID, "secretKey": REFUSED_SECRET,
+                          "hms": env.hms.config(secret="not-the-secret")}])
+    env.client = Beams(env.server)
+    env.refused = (REFUSED_INSTANCE_ID, REFUSED_SECRET)
+    yield env
+    env.close()
+
+
+def test_unifiedpush_and_hms_devices_in_publish_overview_and_device_look_up(driver, reach_platforms, shots):
+    import requests
+    from test_hms import hms_token
+
+    env = reach_platforms
+    page = Page(driver, env.server)
+    page.viewport(WIDE)
+    driver.get_log("browser")
+    interest = unique("reach")
+    env.register("apns", random_token(), [interest])
+    phone, phone_id = env.phone([interest], "ntfy")
+    gone, gone_id = env.phone([interest], "autopush", marker="gone-404")
+    huawei = [hms_token(), hms_token()]
+    for token in huawei:
+        env.register_hms(token, [interest])
+    illegal = hms_token("illegal-")
+    illegal_id = env.register_hms(illegal, [interest])
+    body = {"interests": [interest], "apns": {"aps": {"alert": "Goal"}},
+            "unifiedpush": {"notification": {"title": "Goal"}}, "hms": {"notification": {"title": "Goal"}}}
+    publish_id = env.client.publish("interests", body)
+    status = env.client.wait_finished(publish_id)
+    assert (status["unifiedpush"]["accepted"], status["hms"]["accepted"]) == (1, 2), status
+    assert status["hms"]["failedByReason"] == {"80100000": 1}, status
+
+    page.sign_in()
+    page.go("recent")
+    row = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#rec-table tr[data-publish='{publish_id}']")))
+    assert [c.text for c in row.find_elements(By.TAG_NAME, "td")][3:6] == ["6", "4", "2"]
+    row.find_element(By.TAG_NAME, "button").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["iOS (APNs) 1 0 0", "UnifiedPush 1 1 1", "Huawei (HMS) 2 1 1"], platforms
+    reasons = sorted(r.text for r in page.by_id("pub-reasons").find_elements(By.CSS_SELECTOR, "tbody tr"))
+    assert reasons == ["Huawei (HMS) 80100000 1", "UnifiedPush SubscriptionGone 1"], reasons
+    assert page.by_id("pub-notes").text == ""
+    page.shot(shots, "publish-reach")
+
+    # Overview: device counts and each platform's health (UnifiedPush configuration, HMS credentials loaded).
+    page.go("overview")
+    page.wait.until(lambda d: "CREDENTIALS LOADED" in page.by_id("ov-hms-state").text)
+    hms = page.by_id("ov-hms").text
+    assert "App id\n104433211" in hms and "Access token requests\n1" in hms, hms
+    assert "CONFIGURED" in page.by_id("ov-unifiedpush-state").text
+    up = page.by_id("ov-unifiedpush").text
+    assert f"Allowed ports\n{int(env.push.origin.rsplit(':', 1)[1])}" in up, up
+    devices = page.by_id("ov-devices").text
+    assert "iOS (APNs) 1" in devices and "UnifiedPush 2" in devices and "Huawei (HMS) 3" in devices, devices
+    today = page.by_id("ov-today").text
+    assert "UnifiedPush 1 / 1" in today and "Huawei (HMS) 2 / 1" in today, today
+    # The chart counts the illegal HMS token (HTTP 200, result code 80100000) as failed, like the publish does.
+    chart = page.by_id("ov-chart-summary").text
+    assert chart.startswith("4 accepted, 2 failed in the last hour"), chart
+    page.shot(shots, "overview-reach")
+
+    # Device look-up: an HMS token as the app got it; a UnifiedPush device by the subscription the app registered
+    # (the endpoint and keys, in the connector's own order and with a padded key).
+    page.go("devices")
+    Select(page.by_id("dev-by")).select_by_value("token")
+    Select(page.by_id("dev-platform")).select_by_value("hms")
+    page.fill("dev-value", illegal)
+    page.by_id("dev-send").click()
+    card = page.done("dev-result").find_element(By.CSS_SELECTOR, ".device-card")
+    assert illegal_id in card.text and "Platform\nHuawei (HMS)" in card.text and "INVALID since" in card.text, card.text
+    assert "(Huawei answered 80100000)" in card.text, card.text
+    Select(page.by_id("dev-platform")).select_by_value("unifiedpush")
+    hint = page.by_id("dev-value").get_attribute("placeholder")
+    assert "endpoint" in hint, hint
+    typed = json.dumps({"keys": {"auth": gone["auth"] + "==", "p256dh": gone["p256dh"]}, "endpoint": gone["endpoint"]})
+    page.fill("dev-value", typed)
+    page.by_id("dev-send").click()
+    card = page.done("dev-result").find_element(By.CSS_SELECTOR, ".device-card")
+    assert gone_id in card.text and "Platform\nUnifiedPush" in card.text, card.text
+    assert f"Endpoint\n{gone['endpoint']}" in card.text and "INVALID since" in card.text, card.text
+    assert "(the push service answered 404 SubscriptionGone)" in card.text, card.text
+    assert gone["auth"] not in card.text, "the subscription's auth secret is not shown"
+    page.shot(shots, "devices-reach")
+    # The endpoint alone is not enough (the store keys a subscription by endpoint and keys): the page says so.
+    page.allow("status of 400 (Bad Request)")
+    page.fill("dev-value", phone["endpoint"])
+    page.by_id("dev-send").click()
+    assert "endpoint and keys" in page.done("dev-result").text, page.by_id("dev-result").text
+    # A hostile value is shown as text.
+    page.fill("dev-value", '{"endpoint":"<img src=x onerror=alert(1)>","keys":{}}')
+    page.by_id("dev-send").click()
+    result = page.done("dev-result")
+    assert result.find_elements(By.TAG_NAME, "img") == [], result.get_attribute("innerHTML")
+
+    # The publish form sends the unifiedpush and hms sections.
+    page.go("publish")
+    page.fill("pub-targets", interest)
+    page.fill("pub-title", "Reach")
+    page.by_id("pub-to-apns").click()
+    page.by_id("pub-to-unifiedpush").click()
+    page.by_id("pub-to-hms").click()
+    # Five platform choices fit their row: no section name is broken across lines.
+    heights = {n.text: n.size["height"] for n in page.by_id("pub-platforms-choice").find_elements(By.CSS_SELECTOR, "label")}
+    assert len(heights) == 5 and max(heights.values()) < 30, heights  # one line is about 20 px
+    preview = json.loads(page.by_id("pub-preview").text)
+    alert = {"title": "Reach", "body": "From my own server"}
+    assert preview == {"interests": [interest], "unifiedpush": {"notification": alert}, "hms": {"notification": alert}}, preview
+    page.by_id("pub-send").click()
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    page.wait.until(lambda d: page.by_id("pub-state").text.startswith("FINISHED · 3 accepted, 0 failed"))
+    platforms = [r.text for r in page.by_id("pub-platforms").find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert platforms == ["UnifiedPush 1 0 0", "Huawei (HMS) 2 0 0"], "the removed devices are skipped"
+    assert len(env.push.messages(phone["id"])) == 2
+
+    # The test push says which platform it reaches.
+    page.go("test-push")
+    assert "APNs only" in page.by_id("view-test-push").text
+
+    # An instance whose HMS client secret Huawei refuses: REFUSED with Huawei's words.
+    refused_id, refused_secret = env.refused
+    devices_url = env.server.url(f"/device_api/v1/instances/{refused_id}/devices/hms")
+    r = requests.post(devices_url, json={"token": hms_token()}, timeout=10)
+    assert r.status_code == 200, r.text
+    r = requests.put(f"{devices_url}/{r.json()['id']}/interests", json={"interests": ["refused"]}, timeout=10)
+    assert r.status_code == 200, r.text
+    refused = Beams(env.server)
+    refused.instance_id, refused.secret = refused_id, refused_secret
+    refused.wait_finished(refused.publish("interests", {"interests": ["refused"], "hms": {"notification": {"title": "x"}}}))
+    page.by_id("signout").click()
+    page.open(fresh=True)
+    page.fill("instance", refused_id)
+    page.by_id("secret").send_keys(refused_secret, Keys.ENTER)
+    page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
+    page.go("overview")
+    page.wait.until(lambda d: "REFUSED" in page.by_id("ov-hms-state").text)
+    assert "invalid client_secret" in page.by_id("ov-hms").text, page.by_id("ov-hms").text
+    assert "NOT CONFIGURED" in page.by_id("ov-unifiedpush-state").text
+    problems = page.severe()
+    assert not problems, json.dumps(problems, indent=1)

@@ -33,7 +33,12 @@ struct AdminAPI: Sendable {
         guard let platform = Platform(rawValue: request.queryValue("platform") ?? "apns") else {
             throw BeamsError(400, "Bad request", "`platform` must be apns, fcm, web, unifiedpush or hms")
         }
-        let token = platform == .apns ? raw.lowercased() : raw
+        let token: String
+        switch platform {
+        case .apns: token = raw.lowercased()
+        case .web, .unifiedpush: token = try DeviceToken.subscriptionLookupKey(raw)
+        case .fcm, .hms: token = raw
+        }
         guard let device = try await app.deviceRegistry.device(instanceID: instance.id, platform: platform, token: token) else {
             throw BeamsError(404, "Device not found", "No device with this token is registered")
         }

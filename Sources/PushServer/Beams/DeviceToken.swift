@@ -122,6 +122,36 @@ enum DeviceToken {
         return try? Base64URL.decode(utf8: bytes)
     }
 
+    /// The stored token of a web or UnifiedPush subscription, from what a person looking it up has at hand: the
+    /// subscription JSON (a browser's `JSON.stringify(subscription)`, or the `{"endpoint","keys"}` body a UnifiedPush
+    /// app registered), in any member order, with or without `expirationTime` and key padding, or the Web SDK's
+    /// base64 token. Only the canonical form is rebuilt (as `web` and `unifiedPush` store it); no host, port or
+    /// address rule is applied, since a look-up contacts nothing. The endpoint alone cannot find a device: the
+    /// store keys a subscription by its endpoint and keys together.
+    static func subscriptionLookupKey(_ raw: String) throws(BeamsError) -> String {
+        let json = raw.hasPrefix("{") ? Array(raw.utf8) : decodeBase64(raw)
+        guard raw.utf8.count <= maxWebTokenBytes, let json,
+              let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue,
+              let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
+              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
+        else {
+            throw BeamsError(400, "Bad request", #"Give the subscription with its endpoint and keys: {"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}} (or the Web SDK's base64 token); the endpoint alone does not identify a device"#)
+        }
+        let subscription: WebPushSubscription
+        do {
+            subscription = try WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
+        } catch {
+            throw BeamsError(400, "Bad request", "Not a valid subscription: \(error.description)")
+        }
+        return JSONValue.object([
+            "endpoint": .string(endpoint),
+            "keys": .object([
+                "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
+                "p256dh": .string(Base64URL.encode(subscription.keys.publicPoint)),
+            ]),
+        ]).jsonText
+    }
+
     /// Longest UnifiedPush endpoint accepted: the UnifiedPush specification bounds endpoints to 1000 bytes.
     static let maxUnifiedPushEndpointBytes = 1000
 
