@@ -16,14 +16,14 @@ enum ParseInstallationConverter {
         }
         let pushType = row["pushType"]?.stringValue
         let deviceType = row["deviceType"]?.stringValue
-        guard let type = [pushType, deviceType].compactMap({ $0 }).first(where: { platforms[$0] != nil }) ?? deviceType ?? pushType,
+        if pushType == "expo" || deviceType == "expo" {
+            return refuse("an Expo token works only through Expo's service (the app must register its native token)")
+        }
+        // A pushType Parse's adapter does not know (`gcm`, `ppns`) leaves the choice to deviceType.
+        guard let type = [pushType, deviceType].compactMap({ $0 }).first(where: { platforms[$0] != nil }),
               let platform = platforms[type]
         else {
-            let named = deviceType ?? pushType
-            if named == "expo" {
-                return refuse("deviceType expo: an Expo token works only through Expo's service (register the native token)")
-            }
-            return refuse(named.map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
+            return refuse((deviceType ?? pushType).map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
         }
         guard let rawToken, !rawToken.isEmpty else { return refuse("no deviceToken (the installation never registered for push)") }
         var line: [String: JSONValue] = ["platform": .string(platform)]
