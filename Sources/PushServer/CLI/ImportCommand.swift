@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Logging
 import PushStore
 
@@ -102,7 +103,13 @@ enum ImportCommand: Command {
         }
         meter.finish(report.devices)
         if arguments.has("json") {
-            Console.out(report.json.jsonText)
+            var json = report.json
+            if !notes.isEmpty, case .object(var members) = json {
+                // What the converters left out of imported rows (--from), counted per kind.
+                members["notes"] = .object(notes.mapValues { .int($0) })
+                json = .object(members)
+            }
+            Console.out(json.jsonText)
         } else {
             Console.out(report.summary)
             for (note, count) in notes.sorted(by: { $0.key < $1.key }) { Console.out("note: \(count) rows: \(note)") }
