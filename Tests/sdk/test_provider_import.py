@@ -90,7 +90,8 @@ def test_parse_installations_dry_run_import_publish_and_reimport(platforms):
     assert lines[79]["token"] == "…" + hx("parse-ios-1")[-6:], "the same token twice in a batch: the second refused"
     assert "hexadecimal" in lines[88]["reason"] and "Expo" in lines[96]["reason"]
     assert "PushSubscription" in lines[105]["reason"]
-    assert report["notes"] == {"channel names that are not interest names dropped": 1}
+    assert report["notes"] == {"channel names that are not interest names dropped": 1,
+                               "time zones that are not IANA names dropped": 1}
     assert hx("parse-ios-1") not in json.dumps(report), "never a whole token in the report"
     devices = {device.get("token"): device for device in stored(server)}
     ios = devices[hx("parse-ios-1")]
@@ -126,7 +127,7 @@ def test_onesignal_csv_dry_run_import_with_mapped_tags_publish_and_reimport(plat
     code, text = run_import(server, "onesignal", "onesignal_players.csv", *mapping, json_report=False)
     assert code == 1
     assert "created 4, updated 0, unchanged 0, refused 5" in text, text
-    assert "note: 2 rows: time zones given only as a UTC offset left out" in text, text
+    assert "note: 3 rows: time zones given only as a UTC offset left out" in text, text
     for line, reason in [(4, "invalid_identifier = t"), (5, "device_type 11 (email)"), (9, "web_auth and web_p256"),
                          (10, "not RFC 4180 CSV"), (11, "")]:
         assert any(row.startswith(f"line {line}:") and reason in row for row in text.splitlines()), (line, text)
