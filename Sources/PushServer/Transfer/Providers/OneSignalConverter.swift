@@ -78,7 +78,11 @@ struct OneSignalConverter {
                     guard !["", "0", "false"].contains(value) else { continue }
                     name = template
                 }
-                if InterestName.isValid(name) { interests.append(.string(name)) } else { notes.append("mapped tags that are not interest names dropped") }
+                if InterestName.isValid(name) {
+                    interests.append(.string(name))
+                } else {
+                    notes.append("mapped tags that are not interest names dropped")
+                }
             }
             line["interests"] = .array(interests)
         }

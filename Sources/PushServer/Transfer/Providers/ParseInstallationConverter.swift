@@ -23,7 +23,8 @@ enum ParseInstallationConverter {
         guard let type = [pushType, deviceType].compactMap({ $0 }).first(where: { platforms[$0] != nil }),
               let platform = platforms[type]
         else {
-            return refuse((deviceType ?? pushType).map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
+            let named = deviceType ?? pushType
+            return refuse(named.map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
         }
         guard let rawToken, !rawToken.isEmpty else { return refuse("no deviceToken (the installation never registered for push)") }
         var line: [String: JSONValue] = ["platform": .string(platform)]
@@ -55,7 +56,11 @@ enum ParseInstallationConverter {
         }
         if let user = userID(row) { line["userId"] = .string(user) }
         if let zone = row["timeZone"]?.stringValue {
-            if TimeZoneName.problem(zone) == nil { line["timeZone"] = .string(zone) } else { notes.append("time zones that are not IANA names dropped") }
+            if TimeZoneName.problem(zone) == nil {
+                line["timeZone"] = .string(zone)
+            } else {
+                notes.append("time zones that are not IANA names dropped")
+            }
         }
         if let app = row["appIdentifier"]?.stringValue, !app.isEmpty, app.utf8.count <= 255, platform == "apns" {
             // Parse sends an installation's pushes with its appIdentifier as the APNs topic.
