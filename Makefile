@@ -206,6 +206,8 @@ SDK_POSTGRESQL += Tests/sdk/test_hms.py
 SDK_POSTGRESQL += Tests/sdk/test_beams_bridge.py
 # Device export and import (docs/DATA-FORMAT.md): the round trip, re-import, dry run and refusals on the shared store.
 SDK_POSTGRESQL += Tests/sdk/test_device_transfer.py
+# Imports from Parse, OneSignal and SNS exports (docs/OPERATIONS.md): dry run, report, publish, re-import.
+SDK_POSTGRESQL += Tests/sdk/test_provider_import.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

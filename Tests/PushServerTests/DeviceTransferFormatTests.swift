@@ -97,7 +97,7 @@ final class DeviceTransferFormatTests: XCTestCase {
     func testOmittedTimesAreFilledWithNowAndMarked() throws {
         guard case .device(let record) = try parse(#"{"platform":"hms","token":"hms-token-1"}"#) else { return XCTFail() }
         XCTAssertEqual(record.device.createdAt, now)
-        XCTAssertEqual(record.omittedTimes, [.createdAt, .lastRegisteredAt])
+        XCTAssertEqual(record.omittedTimes, [.createdAt, .lastRegisteredAt, .health])
         XCTAssertEqual(record.device.id, "", "no id: the store issues one")
     }
 

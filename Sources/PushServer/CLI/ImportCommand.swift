@@ -1,11 +1,13 @@
 import Foundation
+import JSON
 import Logging
 import PushStore
 
 /// `push-server import`: a device file (docs/DATA-FORMAT.md) into one instance of the configured store.
 enum ImportCommand: Command {
     static let usage = """
-    Usage: push-server import --config FILE --instance ID [--dry-run] [--json] [--batch N] FILE|-
+    Usage: push-server import --config FILE --instance ID [--dry-run] [--json] [--batch N]
+                              [--from parse|onesignal|sns [--map RULES] [--sns-platform APNS|APNS_SANDBOX|GCM]] FILE|-
 
     Imports a device file (docs/DATA-FORMAT.md; what `push-server export` writes) into the instance, in the store
     the config names, beside a running server (every node sees the devices at once). Devices are keyed by
@@ -19,12 +21,17 @@ enum ImportCommand: Command {
     progress on standard error when it is a terminal.
     Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
     a device file.
+    --from reads another provider's export instead (Parse Server _Installation JSON, OneSignal's players CSV, the
+    JSON of `aws sns list-endpoints-by-platform-application`), each row converted to a device line and imported
+    the same way; refused rows are reported with their line in that file. --map (space-separated rules):
+    tag:KEY=INTEREST (OneSignal: the tag KEY gives the interest INTEREST, `{value}` in it replaced by the tag's
+    value) and CustomUserData=user (SNS). Mappings and what is dropped: docs/OPERATIONS.md.
     """
 
     static let booleanFlags: Set<String> = ["dry-run", "json"]
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
-        try arguments.allowOnly(["config", "instance", "dry-run", "json", "batch"])
+        try arguments.allowOnly(["config", "instance", "dry-run", "json", "batch", "from", "map", "sns-platform"])
         guard arguments.positionals.count == 1 else { throw UsageError("give one FILE (or - for standard input)") }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
         let instanceID = try arguments.require("instance")
@@ -33,6 +40,16 @@ enum ImportCommand: Command {
             guard let value = Int(text), (1...50_000).contains(value) else { throw UsageError("--batch must be 1-50000") }
             return value
         } ?? (config.storage.backend == .postgresql ? 500 : 2000)
+        let provider = try arguments["from"].map { name throws(UsageError) in
+            guard let provider = Provider(rawValue: name) else { throw UsageError("--from must be parse, onesignal or sns") }
+            return provider
+        }
+        guard provider != nil || (arguments["map"] == nil && arguments["sns-platform"] == nil) else {
+            throw UsageError("--map and --sns-platform go with --from")
+        }
+        let providerOptions = try provider.map { provider throws(UsageError) in
+            try ProviderImportOptions.parse(map: arguments["map"], snsPlatform: arguments["sns-platform"], for: provider)
+        }
         let path = arguments.positionals[0]
         let input: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
@@ -53,7 +70,7 @@ enum ImportCommand: Command {
             dryRun: arguments.has("dry-run"))
         importer.batchSize = batchSize
         importer.progress = { meter.update($0.devices) }
-        var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes) {
+        let readChunk: () throws -> [UInt8]? = {
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {
                 let n = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
@@ -61,10 +78,20 @@ enum ImportCommand: Command {
                 if errno != EINTR { throw OutputFileError(message: "read failed: \(String(cString: strerror(errno)))") }
             }
         }
+        var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes, nextChunk: readChunk)
         let report: DeviceImportReport
+        var notes: [String: Int] = [:]
         do {
-            report = try await importer.run(&lines)
+            if let provider, let providerOptions {
+                (report, notes) = try await importer.run(from: provider, options: providerOptions, nextChunk: readChunk)
+            } else {
+                report = try await importer.run(&lines)
+            }
             try await store.close()
+        } catch let error as ProviderFileError {
+            try? await store.close()
+            Console.err("push-server import: \(path): \(error)")
+            return .usage
         } catch let error as DeviceLineParser.HeaderError {
             try? await store.close()
             Console.err("push-server import: \(path): \(error)")
@@ -77,9 +104,16 @@ enum ImportCommand: Command {
         }
         meter.finish(report.devices)
         if arguments.has("json") {
-            Console.out(report.json.jsonText)
+            var json = report.json
+            if !notes.isEmpty, case .object(var members) = json {
+                // What the converters left out of imported rows (--from), counted per kind.
+                members["notes"] = .object(notes.mapValues { .int($0) })
+                json = .object(members)
+            }
+            Console.out(json.jsonText)
         } else {
             Console.out(report.summary)
+            for (note, count) in notes.sorted(by: { $0.key < $1.key }) { Console.out("note: \(count) rows: \(note)") }
             for line in report.refusalLines { Console.out(line) }
             if report.refused > report.refusedLines.count {
                 Console.out("… and \(report.refused - report.refusedLines.count) more refused lines")

@@ -18,12 +18,39 @@ struct DeviceImporter {
     /// - Throws: `DeviceLineParser.HeaderError` when the first line is not a version-1 header (nothing is read
     ///   further); what the store or the reader threw (batches before it are committed, unless `dryRun`).
     func run(_ lines: inout LineSplitter) async throws -> DeviceImportReport {
-        var report = DeviceImportReport(dryRun: dryRun)
         guard let first = try lines.next() else {
             throw DeviceLineParser.HeaderError(description: "the file is empty")
         }
         try DeviceLineParser.header(first.bytes)
-        report.lines = 1
+        var number = 1
+        let maxLineBytes = lines.maxLineBytes
+        return try await importLines(firstLine: 1) {
+            guard let (bytes, truncated) = try lines.next() else { return nil }
+            number += 1
+            if truncated {
+                return (number, .failure(DeviceLineParser.Refusal(
+                    reason: "the line is longer than \(maxLineBytes) bytes", maskedToken: nil)))
+            }
+            return (number, .success(bytes))
+        }
+    }
+
+    /// Imports rows another provider's export gave (`ProviderRows`): each is a device line already converted, or
+    /// the converter's refusal, numbered by its line or row in the provider's file. The device lines get the
+    /// same parser, caps and batches as a device file's.
+    func run(converted rows: inout some ProviderRows) async throws -> DeviceImportReport {
+        try await importLines(firstLine: 0) {
+            guard let row = try rows.next() else { return nil }
+            return (row.line, row.device.map { ArraySlice($0.serialized()) })
+        }
+    }
+
+    /// The loop both forms share. `next` gives each line's number and its bytes, or why it is refused.
+    private func importLines(
+        firstLine: Int, next: () throws -> (Int, Result<ArraySlice<UInt8>, DeviceLineParser.Refusal>)?
+    ) async throws -> DeviceImportReport {
+        var report = DeviceImportReport(dryRun: dryRun)
+        report.lines = firstLine
         var batch: [DeviceRecord] = []
         var batchLines: [Int] = []
         batch.reserveCapacity(batchSize)
@@ -42,23 +69,18 @@ struct DeviceImporter {
             batchLines.removeAll(keepingCapacity: true)
         }
         do {
-            while let (bytes, truncated) = try lines.next() {
-                report.lines += 1
-                if truncated {
-                    report.refuse(line: report.lines, reason: "the line is longer than \(lines.maxLineBytes) bytes",
-                                  maskedToken: nil)
-                    continue
-                }
+            while let (number, content) = try next() {
+                report.lines = max(report.lines, number)
                 do {
-                    switch try parser.parse(bytes) {
+                    switch try parser.parse(try content.get()) {
                     case .device(let record):
                         batch.append(record)
-                        batchLines.append(report.lines)
+                        batchLines.append(number)
                     case .header, .blank, .end:
                         continue
                     }
                 } catch {
-                    report.refuse(line: report.lines, reason: error.reason, maskedToken: error.maskedToken)
+                    report.refuse(line: number, reason: error.reason, maskedToken: error.maskedToken)
                 }
                 if batch.count >= batchSize { try await send() }
             }

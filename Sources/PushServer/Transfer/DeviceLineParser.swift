@@ -149,6 +149,8 @@ struct DeviceLineParser {
                                                                         maxBytes: 255, masked), at: at)
         }
         let invalidatedAt = try date(object["invalidatedAt"], "invalidatedAt", masked)
+        // Both members absent (not null): the source knows nothing of deliveries; a known device keeps its health.
+        if object["lastResult"] == nil && object["invalidatedAt"] == nil { omitted.insert(.health) }
         let (tokens, tokenTimesOmitted) = try liveActivities(object["liveActivities"], platform: platform, deviceID: id, masked)
         if tokenTimesOmitted { omitted.insert(.liveActivityTimes) }
         return DeviceRecord(

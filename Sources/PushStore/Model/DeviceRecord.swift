@@ -20,6 +20,9 @@ public struct DeviceRecord: Sendable, Equatable {
         public static let lastRegisteredAt = OmittedTimes(rawValue: 2)
         /// `createdAt`/`updatedAt` of the Live Activity tokens.
         public static let liveActivityTimes = OmittedTimes(rawValue: 4)
+        /// `lastResult` and `invalidatedAt` (a source that knows nothing of deliveries, like another provider's
+        /// export): a known device keeps its health, so a device invalidated here is not revived by an import.
+        public static let health = OmittedTimes(rawValue: 8)
     }
 
     public init(device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = [],
@@ -35,6 +38,10 @@ public struct DeviceRecord: Sendable, Equatable {
         var record = self
         if omittedTimes.contains(.createdAt) { record.device.createdAt = stored.device.createdAt }
         if omittedTimes.contains(.lastRegisteredAt) { record.device.lastRegisteredAt = stored.device.lastRegisteredAt }
+        if omittedTimes.contains(.health) {
+            record.device.lastResult = stored.device.lastResult
+            record.device.invalidatedAt = stored.device.invalidatedAt
+        }
         if omittedTimes.contains(.liveActivityTimes) {
             for index in record.liveActivityTokens.indices {
                 let token = record.liveActivityTokens[index]
