@@ -20,7 +20,8 @@ CONFIG = "usr/share/push-server/config.json"
 # The Grafana dashboard (ops/grafana/push-server.json).
 DASHBOARD = "usr/share/push-server/grafana/push-server.json"
 # What OPERATIONS.md sends the reader to, installed beside it.
-DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md"]
+DOCS = ["README.md", "OPERATIONS.md", "API.md", "APNS.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CONSOLE.md", "SECURITY.md",
+        "DATA-FORMAT.md", "MIGRATING.md"]
 
 # Every file the package ships, with its mode; directories are 0755 except the database's.
 FILES = {

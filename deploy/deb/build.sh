@@ -49,7 +49,8 @@ install -m 0644 "$repo/ops/grafana/push-server.json" "$pkg/usr/share/push-server
 
 install -m 0644 "$here/copyright" "$doc/copyright"
 # The README, OPERATIONS.md and every document OPERATIONS.md sends the reader to.
-for f in README.md docs/OPERATIONS.md docs/API.md docs/APNS.md docs/ARCHITECTURE.md docs/BENCHMARKS.md docs/CONSOLE.md docs/SECURITY.md; do
+for f in README.md docs/OPERATIONS.md docs/API.md docs/APNS.md docs/ARCHITECTURE.md docs/BENCHMARKS.md docs/CONSOLE.md docs/SECURITY.md \
+         docs/DATA-FORMAT.md docs/MIGRATING.md; do
     gzip -9n < "$repo/$f" > "$doc/$(basename "$f").gz"
 done
 chmod 0644 "$doc"/*.gz
