@@ -6,8 +6,8 @@ import JSON
 /// Beams to this server, every publish accepted here is also sent to the Beams instance for the devices still
 /// there, and devices that moved can be retired at Beams.
 public struct BeamsBridgeConfig: Sendable {
-    /// The Beams instance id (a UUID); by default the local instance's own id (migration.md §2.4 recommends
-    /// keeping it).
+    /// The Beams instance id (a UUID); by default the local instance's own id (docs/MIGRATING.md, "From Pusher
+    /// Beams", recommends keeping it, so the apps' SDK configuration does not change).
     public var instanceID: String
     /// The Beams instance's secret key, sent as `Authorization: Bearer …` to the publish API.
     public var secretKey: String

@@ -1,7 +1,7 @@
 import JSON
 
 /// The body the bridge forwards, and the same body the local publish is planned from (docs/MIGRATING.md,
-/// migration.md §3.2): for a device that is still registered at both (the app has moved, Beams has not retired
+/// "Duplicates while both run"): for a device that is still registered at both (the app has moved, Beams has not retired
 /// it yet), a shared collapse id lets APNs show one of the two notifications and a shared Android `tag` lets the
 /// second replace the first in the drawer. Values the publisher set are kept. Web is left alone: a browser holds
 /// one subscription per service worker, so it cannot be registered at both.
