@@ -59,9 +59,12 @@ SOURCE_DATE_EPOCH=$epoch mmdebstrap --variant=essential --include="$packages" \
     --customize-hook='echo "push-server:x:$PUSH_IMAGE_UID:$PUSH_IMAGE_UID:push-server:/var/lib/push-server:/usr/sbin/nologin" >> "$1/etc/passwd"' \
     --customize-hook='install -d -m 0700 -o "$PUSH_IMAGE_UID" -g "$PUSH_IMAGE_UID" "$1/var/lib/push-server"' \
     --customize-hook='chroot "$1" dpkg-query -W -f "\${Package} \${Version}\n" > "$1/usr/share/push-server/packages.txt"' \
-    "$suite" "$work/rootfs.tar" "$mirror" >&2
+    --skip=output/dev "$suite" "$work/rootfs.tar" "$mirror" >&2
 # No device nodes in the layer: every runtime mounts its own /dev (and a rootless unpack could not create them).
-tar --wildcards --delete -f "$work/rootfs.tar" './dev/?*'
+# mmdebstrap leaves ./dev out (`--skip=output/dev`); an empty ./dev is appended for the runtime to mount on. (Not
+# `tar --delete` of the nodes: on mmdebstrap's pax archive it corrupted the layer, "invalid tar header" in CI.)
+mkdir -p "$work/empty/dev"
+tar -C "$work/empty" --numeric-owner --owner=0 --group=0 --mode=0755 --mtime="@$epoch" -rf "$work/rootfs.tar" ./dev
 
 layout=$outdir/push-server-image
 rm -rf "$layout" "$outdir/push-server-image.tar"
