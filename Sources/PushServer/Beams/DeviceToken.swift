@@ -95,7 +95,14 @@ enum DeviceToken {
         if let address = url.literalAddress, case .refused(let range) = policy.verdict(for: address, host: url.host) {
             throw BeamsError.invalidWebToken("the endpoint's address \(authority) is \(range) (web.allowedDestinations)")
         }
-        return JSONValue.object([
+        return storedForm(endpoint: endpoint, subscription: subscription)
+    }
+
+    /// How a web or UnifiedPush subscription is stored, and so looked up: the endpoint and the keys re-encoded as
+    /// unpadded base64url, members in one order. Registration and look-up must build it alike, or a device
+    /// registered one way could not be found the other.
+    static func storedForm(endpoint: String, subscription: WebPushSubscription) -> String {
+        JSONValue.object([
             "endpoint": .string(endpoint),
             "keys": .object([
                 "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
@@ -143,13 +150,7 @@ enum DeviceToken {
         } catch {
             throw BeamsError(400, "Bad request", "Not a valid subscription: \(error.description)")
         }
-        return JSONValue.object([
-            "endpoint": .string(endpoint),
-            "keys": .object([
-                "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
-                "p256dh": .string(Base64URL.encode(subscription.keys.publicPoint)),
-            ]),
-        ]).jsonText
+        return storedForm(endpoint: endpoint, subscription: subscription)
     }
 
     /// Longest UnifiedPush endpoint accepted: the UnifiedPush specification bounds endpoints to 1000 bytes.
@@ -181,13 +182,7 @@ enum DeviceToken {
             let allowed = ports.sorted().map(String.init).joined(separator: ", ")
             throw BeamsError.invalidUnifiedPushEndpoint("port \(url.port) is not allowed (allowed: \(allowed); unifiedpush.ports)")
         }
-        let token = JSONValue.object([
-            "endpoint": .string(endpoint),
-            "keys": .object([
-                "auth": .string(Base64URL.encode(subscription.keys.authSecret)),
-                "p256dh": .string(Base64URL.encode(subscription.keys.publicPoint)),
-            ]),
-        ]).jsonText
+        let token = storedForm(endpoint: endpoint, subscription: subscription)
         return (token, url)
     }
 
