@@ -43,28 +43,34 @@ final class StoreAvailabilityTests: StoreTestCase {
         return try await SQLitePushStore.open(configuration)
     }
 
+    /// Caps the database at its current size (`max_page_count`), then registers devices 2, 3, … until one is
+    /// refused. - Returns: the refused device's number and the error.
+    private func fillUp(_ store: SQLitePushStore) async throws -> (Int, StoreUnavailableError) {
+        try await store.write { connection in
+            let pages = try connection.first("PRAGMA page_count") { $0.int64(0) } ?? 0
+            try connection.execute("PRAGMA max_page_count = \(pages)")
+        }
+        for n in 2...2000 {
+            do {
+                _ = try await register(store, n)
+            } catch let error as StoreUnavailableError {
+                return (n, error)
+            }
+        }
+        struct NeverFilledUp: Error, CustomStringConvertible {
+            var description: String { "the database never filled up" }
+        }
+        throw NeverFilledUp()
+    }
+
     func testFullDatabaseFailsWritesAsDiskFullStoresNothingAndRecovers() async throws {
         let recorder = HealthEventRecorder()
         let store = try await openObserved(recorder)
         _ = try await register(store, 1)
         XCTAssertEqual(recorder.events, [.wrote])
-        try await store.write { connection in
-            let pages = try connection.first("PRAGMA page_count") { $0.int64(0) } ?? 0
-            try connection.execute("PRAGMA max_page_count = \(pages)")
-        }
-
-        var failedAt: Int?
-        for n in 2...2000 {
-            do {
-                _ = try await register(store, n)
-            } catch let error as StoreUnavailableError {
-                XCTAssertEqual(error.reason, .diskFull)
-                XCTAssertEqual(error.detail, "database or disk is full")
-                failedAt = n
-                break
-            }
-        }
-        let n = try XCTUnwrap(failedAt, "the database never filled up")
+        let (n, error) = try await fillUp(store)
+        XCTAssertEqual(error.reason, .diskFull)
+        XCTAssertEqual(error.detail, "database or disk is full")
         let missing = try await store.device(instanceID: instance, platform: .apns, token: token(n))
         XCTAssertNil(missing, "a refused registration stored nothing")
         XCTAssertEqual(recorder.events.last, .failed(StoreUnavailableError(.diskFull, detail: "database or disk is full")))
@@ -88,20 +94,7 @@ final class StoreAvailabilityTests: StoreTestCase {
         let store = try await SQLitePushStore.open(configuration)
         _ = try await register(store, 1)
         XCTAssertEqual(recorder.events, [.wrote], "without an outage the room is not asked for")
-        try await store.write { connection in
-            let pages = try connection.first("PRAGMA page_count") { $0.int64(0) } ?? 0
-            try connection.execute("PRAGMA max_page_count = \(pages)")
-        }
-        var failedAt: Int?
-        for n in 2...2000 {
-            do {
-                _ = try await register(store, n)
-            } catch is StoreUnavailableError {
-                failedAt = n
-                break
-            }
-        }
-        let n = try XCTUnwrap(failedAt, "the database never filled up")
+        let (n, _) = try await fillUp(store)
         let eventsAtFailure = recorder.events.count
         XCTAssertEqual(recorder.events.last?.failureReason, .diskFull)
 
