@@ -26,6 +26,14 @@ public struct InstanceQuotas: Sendable, Equatable {
     public var isEmpty: Bool { devices == nil && publishesPerDay == nil && notificationsPerMinute.isEmpty }
 }
 
+extension InstanceConfig {
+    /// The devices the instance may hold: the lower of the server's `limits.maxDevicesPerInstance` and its own
+    /// `quotas.devices` (registrations and imports alike).
+    func deviceCap(_ limits: ServerConfig.Limits) -> Int {
+        min(limits.maxDevicesPerInstance, quotas.devices ?? .max)
+    }
+}
+
 extension ServerConfig {
     /// `instances[].quotas`: `devices`, `publishesPerDay` and `notificationsPerMinute` (an object by platform).
     static func readQuotas(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader) -> InstanceQuotas {
