@@ -113,4 +113,26 @@ final class QuotaTests: XCTestCase {
         pacer.retune(perMinute: 300)
         XCTAssertEqual(pacer.perMinute, 300)
     }
+
+    func testEveryBudgetFollowsTheLiveNodesAndShowsItsShareInTheMetrics() throws {
+        var instance = try config(#"{"notificationsPerMinute":{"fcm":600000,"apns":90}}"#)
+        instance.id = instance.id.uppercased()
+        let metrics = Metrics()
+        let budgets = DeliveryBudgets(instances: [try InstanceRuntime(config: instance)], slots: nil,
+                                      parkAfter: .milliseconds(20), metrics: metrics)
+        let fcm = try XCTUnwrap(budgets.budget(instanceID: instance.id.lowercased(), platform: .fcm),
+                                "looked up by id whatever its case")
+        XCTAssertNil(budgets.budget(instanceID: instance.id, platform: .web), "no budget: not paced")
+        XCTAssertEqual(fcm.pacer.perMinute, 600_000)
+        let labels: KeyValuePairs<String, String> = ["beams_instance": instance.id, "platform": "fcm"]
+        XCTAssertEqual(metrics.value(.deliveryBudget, labels), 600_000)
+        XCTAssertEqual(metrics.value(.deliveryBudgetNodeShare, labels), 600_000)
+        budgets.setLiveNodes(4)
+        XCTAssertEqual(fcm.pacer.perMinute, 150_000)
+        XCTAssertEqual(budgets.budget(instanceID: instance.id, platform: .apns)?.pacer.perMinute, 22)
+        XCTAssertEqual(metrics.value(.deliveryBudgetNodeShare, labels), 150_000)
+        XCTAssertEqual(metrics.value(.deliveryBudget, labels), 600_000, "the budget itself is all nodes'")
+        budgets.setLiveNodes(1)
+        XCTAssertEqual(fcm.pacer.perMinute, 600_000, "a node leaving gives the others its share")
+    }
 }
