@@ -112,6 +112,7 @@ def test_the_publish_past_the_daily_quota_gets_429_until_utc_midnight_and_nothin
     assert quotas["devices"] == {"limit": None, "used": 1}, quotas
 
 
+@pytest.mark.timing
 def test_a_platform_budget_paces_the_instances_publishes_together_without_refusing_them(environment):
     """1,200 a minute on APNs (20 a second) for two publishes of 20 devices each: without the budget the 40
     deliveries leave within a fraction of a second; with it no second carries more than the budget, and the two
