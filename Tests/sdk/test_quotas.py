@@ -154,14 +154,15 @@ needs_postgresql = pytest.mark.skipif(
 
 
 @needs_postgresql
-def test_two_nodes_on_one_database_count_one_daily_quota_together(environment):
+def test_two_nodes_on_one_database_count_one_daily_quota_together_and_split_the_budget(environment):
     """Eight publishes at once, four through each node, against a quota of five a day: exactly five are accepted
-    (the store counts them in the publishes' transactions), the other three get 429 whichever node they reached."""
+    (the store counts them in the publishes' transactions), the other three get 429 whichever node they reached.
+    A per-minute budget is split: once each node's heartbeat sees the other, each paces half of it."""
     cluster = postgresql_cluster.shared()
     storage = {"backend": "postgresql",
                "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("quotas"))}}
     mock = environment.mock()
-    quotas = {"quotas": {"publishesPerDay": 5}}
+    quotas = {"quotas": {"publishesPerDay": 5, "notificationsPerMinute": {"apns": 1200}}}
     node_a = environment.server(mock, {"storage": storage}, quotas, name="quota-a")
     node_b = environment.server(mock, {"storage": storage}, quotas, name="quota-b")
     interest = unique("nodes")
@@ -187,3 +188,7 @@ def test_two_nodes_on_one_database_count_one_daily_quota_together(environment):
         assert Beams(node).publish_raw("/interests", {"interests": [interest], "apns": alert("x")}).status_code == 429
         wait_for(lambda: series(metrics_text(node), "push_quota_usage", beams_instance=INSTANCE_ID,
                                 quota="publishes_per_day") == 5, timeout=15, message="usage on every node")
+    for node in (node_a, node_b):
+        wait_for(lambda: series(metrics_text(node), "push_delivery_budget_node_share_per_minute",
+                                beams_instance=INSTANCE_ID, platform="apns") == 600,
+                 timeout=30, message="each node paces half the budget once it sees two live nodes")
