@@ -42,7 +42,7 @@ enum Schema {
             interest_id INTEGER NOT NULL REFERENCES interests (id),
             device_id INTEGER NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
             PRIMARY KEY (interest_id, device_id)
-        );
+        ) WITHOUT ROWID;
         CREATE INDEX device_interests_by_device ON device_interests (device_id);
 
         CREATE TABLE publish_jobs (
@@ -73,7 +73,7 @@ enum Schema {
             name TEXT NOT NULL,
             value INTEGER NOT NULL,
             PRIMARY KEY (job_id, name)
-        );
+        ) WITHOUT ROWID;
 
         CREATE TABLE events (
             instance_id TEXT NOT NULL,
@@ -83,7 +83,7 @@ enum Schema {
             user_id TEXT,
             at INTEGER NOT NULL,
             PRIMARY KEY (instance_id, publish_id, kind, device_id)
-        );
+        ) WITHOUT ROWID;
         CREATE INDEX events_by_time ON events (at);
 
         CREATE TABLE webhooks (
@@ -109,7 +109,7 @@ enum Schema {
             job_id INTEGER NOT NULL REFERENCES publish_jobs (id) ON DELETE CASCADE,
             ref INTEGER NOT NULL,
             PRIMARY KEY (job_id, ref)
-        );
+        ) WITHOUT ROWID;
         """
 
     /// Abuse bounds (step 3; kept as its own entry so merges can renumber it).
@@ -122,7 +122,7 @@ enum Schema {
         CREATE TABLE instance_device_counts (
             instance_id TEXT PRIMARY KEY,
             devices INTEGER NOT NULL
-        );
+        ) WITHOUT ROWID;
         INSERT INTO instance_device_counts (instance_id, devices)
             SELECT instance_id, count(*) FROM devices GROUP BY instance_id;
         CREATE TRIGGER devices_counted_on_insert AFTER INSERT ON devices BEGIN
@@ -151,7 +151,7 @@ enum Schema {
             issued_at INTEGER NOT NULL,
             updated_at INTEGER NOT NULL,
             PRIMARY KEY (team_id, key_id)
-        );
+        ) WITHOUT ROWID;
         """
 
     /// Step 5. Scheduled, cancelled and expired publishes, and device time zones (local-time publishes).
@@ -205,7 +205,7 @@ enum Schema {
             instance_id TEXT PRIMARY KEY,
             subscriptions INTEGER NOT NULL,
             interests INTEGER NOT NULL
-        );
+        ) WITHOUT ROWID;
         INSERT INTO instance_interest_counts (instance_id, subscriptions, interests)
             SELECT i.instance_id, count(di.device_id), count(DISTINCT i.id)
             FROM interests i LEFT JOIN device_interests di ON di.interest_id = i.id GROUP BY i.instance_id;
