@@ -893,7 +893,28 @@
       ['Devices removed', number(today.devicesRemoved)],
     ]);
     reasonRows($('ov-reasons'), todayPlatforms);
+    renderQuotas(o.quotas || {});
     drawChart(o.perMinute || []);
+  }
+
+  /** The quotas panel: each quota's use against its limit ("none" when unset), the daily reset, and each provider
+   *  budget with this node's share of it (docs/OPERATIONS.md "Many apps: quotas"). */
+  function renderQuotas(q) {
+    const used = (quota) => {
+      if (!quota || quota.limit === null || quota.limit === undefined) return 'none';
+      const share = quota.limit > 0 ? ` (${Math.round((100 * (quota.used || 0)) / quota.limit)} %)` : '';
+      return `${number(quota.used)} of ${number(quota.limit)}${share}`;
+    };
+    const budgets = PLATFORMS.filter(([key]) => (q.notificationsPerMinute || {})[key]).map(([key, label]) => {
+      const b = q.notificationsPerMinute[key];
+      return [`${label} per minute`, `${number(b.limit)} · this node ${number(b.nodeShare)} of ${number(q.liveNodes)} node(s)`];
+    });
+    facts($('ov-quotas'), [
+      ['Devices', used(q.devices)],
+      ['Publishes today (UTC)', used(q.publishesPerDay)],
+      ['Resets', q.publishesPerDay && q.publishesPerDay.limit ? time(q.publishesPerDay.resetsAt) : undefined],
+      ...(budgets.length ? budgets : [['Provider budgets', 'none']]),
+    ]);
   }
 
   /** The UnifiedPush panel: no credentials of its own (it signs with the instance's VAPID key), only its rules. */

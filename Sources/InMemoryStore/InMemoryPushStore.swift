@@ -370,3 +370,13 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 }
+
+extension InMemoryPushStore: QuotaUsageReading {
+    public func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
+        try access {
+            QuotaUsage(devices: Int64($0.devicesPerInstance[instanceID, default: 0]),
+                       publishes: $0.publishDayCounts[InMemoryState.InstanceKey(instanceID: instanceID, name: day.number),
+                                                      default: 0])
+        }
+    }
+}

@@ -6,8 +6,15 @@ extension InMemoryState {
         let key = InstanceKey(instanceID: job.instanceID, name: job.publishID)
         if jobsByPublishID[key] != nil { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
         try requireRoom(for: 1)
+        if let quota = job.dailyPublishQuota {
+            let day = InstanceKey(instanceID: job.instanceID, name: UTCDay(containing: job.createdAt).number)
+            if publishDayCounts[day, default: 0] >= Int64(quota) { throw PushStoreError.publishQuotaReached }
+            publishDayCounts[day, default: 0] += 1
+            publishDayCounts = publishDayCounts.filter { $0.key.instanceID != job.instanceID || $0.key.name >= day.name - 1 }
+        }
         lastJobID += 1
         var job = job
+        job.dailyPublishQuota = nil
         job.createdAt = job.createdAt.stored
         job.notBefore = job.notBefore?.stored
         let id = PublishJobID(rawValue: lastJobID)

@@ -81,6 +81,9 @@ struct InMemoryState {
     var interestsPerInstance: [String: Int] = [:]
     var lastDeviceRef: Int64 = 0
 
+    /// Publishes per (instance, UTC day number) counted against `PublishJob.dailyPublishQuota`.
+    var publishDayCounts: [InstanceKey<Int64>: Int64] = [:]
+
     var jobs: [Int64: StoredJob] = [:]
     var jobsByPublishID: [InstanceKey<String>: Int64] = [:]
     var lastJobID: Int64 = 0

@@ -49,6 +49,10 @@ extension PostgreSQLPushStore {
 
     public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         try await write(tenant: job.instanceID) { connection in
+            if let quota = job.dailyPublishQuota {
+                try Self.countPublish(connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
+                                      quota: quota)
+            }
             let result = try connection.query(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
@@ -73,6 +77,23 @@ extension PostgreSQLPushStore {
             if job.notBefore == nil { try Self.notify(connection, "work") }
             return PublishJobID(rawValue: id)
         }
+    }
+
+    /// Counts one publish against the instance's `day`, or throws `publishQuotaReached` when the day already holds
+    /// `quota`. The upsert locks the instance's row of the day until the publish commits, so publishes of one
+    /// instance on any number of nodes take turns on it and together never pass the quota.
+    static func countPublish(_ connection: PGConnection, instanceID: String, day: UTCDay, quota: Int) throws {
+        let counted = try connection.query(
+            """
+            INSERT INTO publish_day_counts (instance_id, day, publishes) VALUES ($1, $2::bigint, 1)
+            ON CONFLICT (instance_id, day) DO UPDATE SET publishes = publish_day_counts.publishes + 1
+                WHERE publish_day_counts.publishes < $3::bigint
+            RETURNING publishes
+            """, [.text(instanceID), .integer(day.number), .integer(Int64(quota))])
+        // A quota of 0 refuses even the day's first publish.
+        if counted.rowCount == 0 || quota <= 0 { throw PushStoreError.publishQuotaReached }
+        try connection.run("DELETE FROM publish_day_counts WHERE instance_id = $1 AND day < $2::bigint",
+                           [.text(instanceID), .integer(day.number - 1)])
     }
 
     /// The claim: a claimable job of the instance with the fewest runs on the claiming node (`$4`, `$5`: the

@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards]
+                                       beamsForwards, publishDayCounts]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -342,5 +342,17 @@ enum PostgreSQLSchema {
         );
         CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at, id) WHERE state = 'pending';
         CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Step 11. Publishes per instance per UTC day (`UTCDay.number`), as on SQLite (step 13 there). Nodes take
+    /// turns on an instance's row of the day inside the publish's transaction, so together they never pass the
+    /// quota.
+    static let publishDayCounts = """
+        CREATE TABLE publish_day_counts (
+            instance_id text NOT NULL,
+            day bigint NOT NULL,
+            publishes bigint NOT NULL,
+            PRIMARY KEY (instance_id, day)
+        );
         """
 }

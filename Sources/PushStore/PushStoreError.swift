@@ -24,4 +24,7 @@ public enum PushStoreError: Error, Sendable, Equatable {
     /// user other than the updated device's: nothing changed. A refresh must not move a phone away from the user it
     /// is bound to (docs/SECURITY.md, "Push tokens").
     case tokenHeldByAnotherUser
+    /// `enqueuePublish` of a job with a `dailyPublishQuota` the instance already reached on the job's UTC day:
+    /// nothing was stored.
+    case publishQuotaReached
 }

@@ -57,6 +57,10 @@ extension SQLitePushStore {
     public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         let targets = try Self.encodeTargets(job.targets)
         return try await write(tenant: job.instanceID) { connection in
+            if let quota = job.dailyPublishQuota {
+                try Self.countPublish(connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
+                                      quota: quota)
+            }
             let inserted = try connection.run(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
@@ -77,6 +81,20 @@ extension SQLitePushStore {
             }
             return id
         }
+    }
+
+    /// Counts one publish against the instance's `day`, or throws `publishQuotaReached` (changing nothing) when
+    /// the day already holds `quota`. Runs inside the publish's write, so the count and the job commit together.
+    static func countPublish(_ connection: SQLiteConnection, instanceID: String, day: UTCDay, quota: Int) throws {
+        let counted = try connection.run(
+            """
+            INSERT INTO publish_day_counts (instance_id, day, publishes) VALUES (?, ?, 1)
+            ON CONFLICT (instance_id, day) DO UPDATE SET publishes = publishes + 1 WHERE publishes < ?
+            """, [.text(instanceID), .integer(day.number), .integer(Int64(quota))])
+        // A quota of 0 refuses even the day's first publish.
+        if counted == 0 || quota <= 0 { throw PushStoreError.publishQuotaReached }
+        try connection.run("DELETE FROM publish_day_counts WHERE instance_id = ? AND day < ?",
+                           [.text(instanceID), .integer(day.number - 1)])
     }
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws

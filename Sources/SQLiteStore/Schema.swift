@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -301,5 +301,17 @@ enum Schema {
         );
         CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at) WHERE state = 'pending';
         CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Step 13. Publishes per instance per UTC day (`UTCDay.number`), counted in the publish's transaction while
+    /// the instance has a `quotas.publishesPerDay`, and read by the quota metrics. Days before yesterday are deleted
+    /// as a new one is counted, so the table holds at most two rows per instance.
+    static let publishDayCounts = """
+        CREATE TABLE publish_day_counts (
+            instance_id TEXT NOT NULL,
+            day INTEGER NOT NULL,
+            publishes INTEGER NOT NULL,
+            PRIMARY KEY (instance_id, day)
+        );
         """
 }

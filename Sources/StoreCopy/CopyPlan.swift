@@ -8,7 +8,7 @@ public enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
-        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts,
+        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts,
     ]
 
     /// Tables deliberately not copied, per backend, with why.
@@ -132,6 +132,11 @@ public enum CopyPlan {
             .init("team_id", .text), .init("key_id", .text), .init("jwt", .text), .init("issued_at", .integer),
             .init("updated_at", .integer),
         ])
+
+    /// The daily publish quota's counts: copied, so a store moved during the day keeps the day's count.
+    static let publishDayCounts = CopyTable(
+        name: "publish_day_counts", key: ["instance_id", "day"],
+        columns: [.init("instance_id", .text), .init("day", .integer), .init("publishes", .integer)])
 
     /// Ids are never reused (a feed cursor must not skip a later row), so the id counter's high-water mark moves
     /// with the rows (`carriesSequence`).

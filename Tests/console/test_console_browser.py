@@ -631,6 +631,42 @@ def test_overview_shows_the_client_certificate_of_a_certificate_instance(driver,
 
 
 @pytest.fixture(scope="module")
+def quota_console(tmp_path_factory, console_env):
+    """A server whose instance has every quota (docs/OPERATIONS.md "Many apps: quotas")."""
+    _, mock = console_env
+    directory = tmp_path_factory.mktemp("console-quotas")
+    p8, _ = write_apns_key(directory)
+    quotas = {"devices": 10, "publishesPerDay": 4, "notificationsPerMinute": {"fcm": 600000}}
+    server = Server(directory, mock, p8, overrides={"console": {"enabled": True}},
+                    instance_overrides={"quotas": quotas})
+    yield server
+    server.stop()
+
+
+def test_overview_shows_the_instances_quotas_with_their_use(driver, quota_console, shots):
+    server = quota_console
+    beams = Beams(server)
+    interest = unique("quota")
+    for _ in range(2):
+        beams.register(random_token(), interests=[interest])
+    beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}})
+    page = Page(driver, server)
+    page.viewport(WIDE)
+    driver.get_log("browser")
+    page.sign_in()
+    page.go("overview")
+    page.wait.until(lambda d: "of 4" in page.by_id("ov-quotas").text)
+    facts = dict(zip([e.text for e in page.by_id("ov-quotas").find_elements(By.TAG_NAME, "dt")],
+                     [e.text for e in page.by_id("ov-quotas").find_elements(By.TAG_NAME, "dd")]))
+    assert facts["Devices"] == "2 of 10 (20 %)", facts
+    assert facts["Publishes today (UTC)"] == "1 of 4 (25 %)", facts
+    assert facts["Resets"].endswith(" 00:00:00 UTC"), facts
+    assert facts["Android (FCM) per minute"] == "600,000 · this node 600,000 of 1 node(s)", facts
+    page.shot(shots, "overview-quotas")
+    assert not page.severe()
+
+
+@pytest.fixture(scope="module")
 def reach_platforms(tmp_path_factory):
     """The server with the console, APNs, UnifiedPush and HMS (and FCM and web) against the strict stand-ins, plus
     a second instance whose HMS client secret the Huawei stand-in refuses."""

@@ -212,6 +212,9 @@ public final class Application: Sendable {
 
         // Only with certificate instances: a service with nothing to watch would return at once.
         let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
+        let quotaWatch = (store as? any QuotaUsageReading).map {
+            QuotaWatch(store: $0, instances: config.instances, metrics: metrics, logger: logger.named("quotas"))
+        }
         let running: [any Service] = [
             http,
             engine,
@@ -222,7 +225,8 @@ public final class Application: Sendable {
         ] + (bridge.map { [$0] } ?? []) + [
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-        ] + (certificateWatch.isWatching ? [certificateWatch] : []) + (opsHTTP.map { [$0] } ?? []) + stopLast
+        ] + (certificateWatch.isWatching ? [certificateWatch] : [])
+            + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
@@ -249,6 +253,12 @@ public final class Application: Sendable {
         metrics.declare(.apnsTokensAdopted)
         metrics.declare(.apnsTokenUpdateRejections)
         metrics.declare(.apnsRetries)
+        metrics.declare(.quotaRefusals)
+        metrics.declare(.quotaLimit)
+        metrics.declare(.quotaUsage)
+        metrics.declare(.deliveryBudget)
+        metrics.declare(.deliveryBudgetNodeShare)
+        metrics.declare(.deliveryBudgetSent)
         SenderMetrics.declare(metrics)
         APNsCertificateHealth.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).

@@ -95,6 +95,22 @@ public struct BeamsError: Error, Sendable, Equatable {
     /// app launch instead of looping.
     public static let instanceDeviceLimit = BeamsError(
         400, "Bad request", "Device could not be created: the instance has reached its device limit")
+    /// A new device beyond the instance's `quotas.devices`. 400 with "Device could not be created" like the
+    /// device cap, not Beams' 402: Beams never refused a registration (its 402 blocked publishes over the plan),
+    /// and the iOS SDK retries every status but 400/401/403/404 forever, so a 402 would loop on every phone.
+    public static func instanceDeviceQuota(_ quota: Int) -> BeamsError {
+        BeamsError(400, "Bad request",
+                   "Device could not be created: the instance has reached its quota of \(quota) devices")
+    }
+    /// A publish beyond the instance's `quotas.publishesPerDay`: 429 with `Retry-After` until 00:00 UTC. Not
+    /// Beams' 402 ("Publishing has been blocked due to being over plan limits"): that answer has no end, while
+    /// this quota resets at a known moment, which 429 and `Retry-After` say; the Java SDK maps 429 to its
+    /// too-many-requests error, and the title stays Beams' "Rate Limited".
+    public static func publishQuota(_ quota: Int, retryAfter: Int, resetsAt: String) -> BeamsError {
+        BeamsError(429, "Rate Limited",
+                   "The instance has reached its quota of \(quota) publishes per day (UTC); it resets at \(resetsAt)",
+                   retryAfter: retryAfter)
+    }
     /// An interest write beyond `limits.maxSubscriptionsPerInstance` or `limits.maxInterestsPerInstance`; nothing
     /// of it was stored. 400 like the device cap: the iOS SDK stops retrying it until the next app launch, the
     /// Android and Web SDKs report it.

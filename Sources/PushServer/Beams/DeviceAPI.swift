@@ -118,10 +118,16 @@ struct DeviceAPI: Sendable {
             instanceID: instance.id, platform: platform, token: token, environment: environment,
             environmentDeclared: declared, bundleID: bundleID, metadata: metadata)
         let registered: RegisteredDevice
+        // The tighter of the server's cap and the instance's quota; the answer names the one that refused.
+        let cap = app.config.limits.maxDevicesPerInstance
+        let quota = instance.quotas.devices.flatMap { $0 < cap ? $0 : nil }
         do {
-            registered = try await app.deviceRegistry.registerDevice(
-                registration, maxDevicesPerInstance: app.config.limits.maxDevicesPerInstance)
+            registered = try await app.deviceRegistry.registerDevice(registration, maxDevicesPerInstance: quota ?? cap)
         } catch PushStoreError.deviceLimitReached {
+            if let quota {
+                app.quotaRefused(instance, .devices)
+                throw BeamsError.instanceDeviceQuota(quota)
+            }
             app.metrics.increment(.deviceLimitRefusals)
             throw BeamsError.instanceDeviceLimit
         }

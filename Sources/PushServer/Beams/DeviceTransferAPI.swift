@@ -87,7 +87,7 @@ struct DeviceTransferAPI: Sendable {
             store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
                 maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
                 maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
-            caps: DeviceImportCaps(maxDevicesPerInstance: limits.maxDevicesPerInstance,
+            caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(limits),
                                    maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
             dryRun: dryRun)
         var body: [UInt8]? = request.body

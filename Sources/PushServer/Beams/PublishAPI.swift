@@ -48,9 +48,18 @@ struct PublishAPI: Sendable {
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
                              notBefore: notBefore,
                              beamsForward: Self.beamsForward(bridge: bridge, liveActivity: liveActivity != nil, body: body,
-                                                             instance: instance, kind: kind, publishID: publishID))
+                                                             instance: instance, kind: kind, publishID: publishID),
+                             dailyPublishQuota: instance.quotas.publishesPerDay)
         // The answer waits for the commit: an acknowledged publish survives a crash.
-        _ = try await app.publishQueue.enqueuePublish(job)
+        do {
+            _ = try await app.publishQueue.enqueuePublish(job)
+        } catch PushStoreError.publishQuotaReached {
+            // Counted in the store with the job, so the quota holds across nodes; nothing of this publish is stored.
+            app.quotaRefused(instance, .publishesPerDay)
+            throw BeamsError.publishQuota(instance.quotas.publishesPerDay ?? 0,
+                                          retryAfter: UTCDay.secondsUntilNextDay(after: now),
+                                          resetsAt: UTCDay(containing: now).next.start.iso8601)
+        }
         app.publishEnqueued()
         app.metrics.increment(.publishes, ["kind": kind.rawValue])
         app.logger.info("Publish accepted", [

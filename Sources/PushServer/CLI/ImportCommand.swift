@@ -64,7 +64,7 @@ enum ImportCommand: Command {
             store: transfer, parser: DeviceLineParser(instance: instance, now: Date(), liveActivityLimits: LiveActivityLimits(
                 maxStartTokensPerDevice: config.limits.maxLiveActivityStartTokensPerDevice,
                 maxActivitiesPerDevice: config.limits.maxLiveActivitiesPerDevice)),
-            caps: DeviceImportCaps(maxDevicesPerInstance: config.limits.maxDevicesPerInstance,
+            caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(config.limits),
                                    maxDevicesPerUser: config.limits.maxDevicesPerUser,
                                    interests: config.limits.interestLimits),
             dryRun: arguments.has("dry-run"))

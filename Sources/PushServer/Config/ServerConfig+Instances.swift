@@ -28,7 +28,7 @@ extension ServerConfig {
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
                                                  "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
-                                                 "beamsBridge"])
+                                                 "beamsBridge", "quotas"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -75,6 +75,9 @@ extension ServerConfig {
                 instance.hms = hms
                 instance.beamsBridge = bridge
                 if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
+                if let quotas = reader.object(object["quotas"], "\(p).quotas") {
+                    instance.quotas = readQuotas(quotas, "\(p).quotas", &reader)
+                }
                 config.instances.append(instance)
             }
         }

@@ -316,6 +316,8 @@ public struct InstanceConfig: Sendable {
     public var publishWeight = 1
     /// The Beams bridge while devices move from Pusher Beams (docs/MIGRATING.md), optional.
     public var beamsBridge: BeamsBridgeConfig? = nil
+    /// Devices, publishes per day and provider budgets (`InstanceQuotas`); none by default.
+    public var quotas = InstanceQuotas()
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }

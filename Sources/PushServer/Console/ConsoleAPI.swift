@@ -131,6 +131,7 @@ struct ConsoleAPI: Sendable {
             "hms": PlatformHealth.hms(runtime),
             "store": .object(["ok": .bool(true), "queueDepth": .int(queueDepth)]),
             "perMinute": .array(series),
+            "quotas": try await quotas(config, now: now),
             "limits": .object([
                 "interestsPublishBytes": .int(10 * 1024),
                 "usersPublishBytes": .int(200 * 1024),

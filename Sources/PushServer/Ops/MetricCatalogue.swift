@@ -50,6 +50,13 @@ extension CounterMetric {
     static let beamsBridge = CounterMetric("push_beams_bridge_total",
                                            help: "Beams bridge attempts (publish forwards, device retirements) by outcome.",
                                            labels: ["kind", "outcome"])
+    static let quotaRefusals = CounterMetric("push_quota_refusals_total", help: """
+        Requests refused by an instance's quota (quota="devices" or "publishes_per_day"), by configured instance.
+        """, labels: ["beams_instance", "quota"])
+    static let deliveryBudgetSent = CounterMetric("push_delivery_budget_sent_total", help: """
+        Notifications this node let through an instance's provider budget (quotas.notificationsPerMinute), by \
+        configured instance and platform.
+        """, labels: ["beams_instance", "platform"])
     static let storeUnavailable = CounterMetric("push_store_unavailable_total",
                                                 help: "Store operations refused because the store could not work, by reason.",
                                                 labels: ["reason"])
@@ -114,6 +121,19 @@ extension GaugeMetric {
     static let storeWritable = GaugeMetric("push_store_writable", help: """
         1 while the store can write; 0 while writes fail (disk full, I/O error, read-only, locked).
         """)
+    static let quotaLimit = GaugeMetric("push_quota_limit", help: """
+        An instance's quota (quota="devices" or "publishes_per_day"), by configured instance; only quotas that are set.
+        """, labels: ["beams_instance", "quota"])
+    static let quotaUsage = GaugeMetric("push_quota_usage", help: """
+        What an instance has used of a quota (devices registered; publishes counted today, UTC), all nodes together, \
+        read from the store every few seconds.
+        """, labels: ["beams_instance", "quota"])
+    static let deliveryBudget = GaugeMetric("push_delivery_budget_per_minute", help: """
+        An instance's provider budget in notifications per minute (quotas.notificationsPerMinute), all nodes together.
+        """, labels: ["beams_instance", "platform"])
+    static let deliveryBudgetNodeShare = GaugeMetric("push_delivery_budget_node_share_per_minute", help: """
+        This node's share of an instance's provider budget: the budget divided by the live nodes.
+        """, labels: ["beams_instance", "platform"])
     static let storeSQLiteMemoryBytes = GaugeMetric("push_store_sqlite_memory_bytes",
                                                     help: "Memory held by SQLite (page caches, statements, schemas), all connections.")
 }

@@ -13,6 +13,8 @@
 /// - A ceiling, not a guarantee: time lost while the senders were full (another publish saturating APNs) is made
 ///   up only up to the burst, so a throttled publish then finishes later rather than catching up in a rush.
 struct DeliveryPacer: Sendable, Equatable {
+    /// Deliveries per minute (at least 1).
+    let perMinute: Int
     /// Nanoseconds between two tokens.
     let interval: UInt64
     /// Most tokens the bucket holds.
@@ -27,6 +29,7 @@ struct DeliveryPacer: Sendable, Equatable {
     ///   - perMinute: deliveries per minute, at least 1 (smaller values are raised to 1).
     ///   - now: a monotonic reading in nanoseconds.
     init(perMinute: Int, now: UInt64) {
+        self.perMinute = max(1, perMinute)
         let rate = UInt64(max(1, perMinute))
         // 60 s / rate, at least 1 ns: rates beyond 60 billion per minute are not pacing.
         interval = max(1, 60_000_000_000 / rate)

@@ -201,6 +201,7 @@ final class JobScheduler: Sendable {
                                                    liveWithin: settings.nodeLiveWindow) {
             context.metrics.set(.nodesLive, to: Double(live))
             settings.liveNodesChanged(live)
+            context.budgets.setLiveNodes(live)
         }
     }
 

@@ -23,17 +23,20 @@ final class PlatformLane: Sendable {
     private let run: PublishRun
     /// A throttled publish's pace (`throttlePerMinute`), shared by its lanes.
     private let pacer: PublishPacer?
+    /// The instance's provider budget on this platform (`quotas.notificationsPerMinute`), shared by its runs.
+    private let budget: DeliveryBudgets.Budget?
     /// Nothing is handed to the sender from this moment on (`expiresAt`): the run ends `expired`.
     private let expiresAt: Date?
     private let state = WaitableState(State())
 
     init(capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun,
-         pacer: PublishPacer? = nil, expiresAt: Date? = nil) {
+         pacer: PublishPacer? = nil, budget: DeliveryBudgets.Budget? = nil, expiresAt: Date? = nil) {
         self.capacity = max(1, capacity)
         self.maxWaitingResults = maxWaitingResults
         self.dispatch = dispatch
         self.run = run
         self.pacer = pacer
+        self.budget = budget
         self.expiresAt = expiresAt
     }
 
@@ -59,7 +62,10 @@ final class PlatformLane: Sendable {
             // Sending pauses while too many results wait for a checkpoint (the store cannot write, say), and for
             // the pacer's token right before the sender: paced here, a stalled sender cannot leave a backlog that
             // leaves in a rush once it recovers.
-            guard await run.waitForRoom(limit: maxWaitingResults), await pacer?.waitForToken(run) ?? true else {
+            // The instance's budget comes last, so a token taken from it is spent at once, not held by a publish
+            // waiting for its own throttle.
+            guard await run.waitForRoom(limit: maxWaitingResults), await pacer?.waitForToken(run) ?? true,
+                  await budget?.waitForToken(run) ?? true else {
                 run.abandoned(target)
                 continue
             }

@@ -22,6 +22,17 @@ final class PublishPacer: Sendable {
         self.parkAfter = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 
+    /// Changes the rate (an instance's budget share when the number of live nodes changes). The bucket starts
+    /// again with one token, so a change never lets a burst through; the same rate changes nothing.
+    func retune(perMinute: Int) {
+        bucket.withLock {
+            if $0.perMinute != max(1, perMinute) { $0 = DeliveryPacer(perMinute: perMinute, now: MonotonicClock.now()) }
+        }
+    }
+
+    /// The current rate, in deliveries per minute.
+    var perMinute: Int { bucket.withLock { $0.perMinute } }
+
     /// Waits for a token: a real deadline (the token's time), cut short when the run must stop; parked without a
     /// slot meanwhile, then back in a slot before it returns.
     /// - Returns: false when the run must stop (nothing may be sent).

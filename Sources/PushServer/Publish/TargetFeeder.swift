@@ -92,10 +92,13 @@ struct TargetFeeder: Sendable {
         let pacer = pacing.perMinute.map {
             PublishPacer(perMinute: $0, slots: context.slots, parkAfter: context.settings.parkAfter)
         }
-        return dispatches.mapValues {
-            PlatformLane(capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
-                         dispatch: $0, run: run, pacer: pacer, expiresAt: pacing.expiresAt)
-        }
+        return Dictionary(uniqueKeysWithValues: dispatches.map { platform, dispatch in
+            (platform, PlatformLane(
+                capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
+                dispatch: dispatch, run: run, pacer: pacer,
+                budget: context.budgets.budget(instanceID: instance.config.id, platform: platform),
+                expiresAt: pacing.expiresAt))
+        })
     }
 
     /// What limits this run's submissions beyond the senders' windows.

@@ -50,10 +50,15 @@ public struct PublishJob: Sendable, Equatable {
     /// that are a `BeamsForwardQueue`, due at `notBefore` (or `createdAt`); not part of the job once stored (a
     /// claimed job has nil).
     public var beamsForward: BeamsForward?
+    /// The instance's publishes-per-day quota (nil: none). The store counts the publish against the UTC day of
+    /// `createdAt` in the job's transaction, shared by every node, and refuses it with `publishQuotaReached` when
+    /// the day already holds this many: a refused publish stores nothing. Not part of the job once stored.
+    public var dailyPublishQuota: Int?
 
     public init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
-        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil
+        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil,
+        dailyPublishQuota: Int? = nil
     ) {
         self.instanceID = instanceID
         self.publishID = publishID
@@ -64,6 +69,7 @@ public struct PublishJob: Sendable, Equatable {
         self.createdAt = createdAt
         self.notBefore = notBefore
         self.beamsForward = beamsForward
+        self.dailyPublishQuota = dailyPublishQuota
     }
 }
 

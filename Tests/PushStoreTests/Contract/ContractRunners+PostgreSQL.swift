@@ -357,3 +357,13 @@ final class BeamsForwardContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
     }
 }
+
+final class QuotaContractOnPostgreSQL: XCTestCase {
+    func testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC() async throws {
+        try await runContract(.postgresql, QuotaContract.testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC)
+    }
+
+    func testQuotaUsageCountsTheInstancesDevices() async throws {
+        try await runContract(.postgresql, QuotaContract.testQuotaUsageCountsTheInstancesDevices)
+    }
+}

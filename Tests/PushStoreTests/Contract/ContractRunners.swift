@@ -711,3 +711,23 @@ final class BeamsForwardContractOnInMemory: XCTestCase {
         try await runContract(.inMemory, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
     }
 }
+
+final class QuotaContractOnSQLite: XCTestCase {
+    func testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC() async throws {
+        try await runContract(.sqlite, QuotaContract.testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC)
+    }
+
+    func testQuotaUsageCountsTheInstancesDevices() async throws {
+        try await runContract(.sqlite, QuotaContract.testQuotaUsageCountsTheInstancesDevices)
+    }
+}
+
+final class QuotaContractInMemory: XCTestCase {
+    func testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC() async throws {
+        try await runContract(.inMemory, QuotaContract.testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC)
+    }
+
+    func testQuotaUsageCountsTheInstancesDevices() async throws {
+        try await runContract(.inMemory, QuotaContract.testQuotaUsageCountsTheInstancesDevices)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Lifecycle
+import Logging
+import PushStore
+
+/// Keeps `push_quota_usage` current: every `interval` it reads each instance's usage of its store-counted quotas
+/// (devices, publishes today) from the store, which holds the count of all nodes, and sets the gauges; the limits
+/// are set once at start. Only instances with such a quota are read, and the label is their configured id, so the
+/// series are bounded by the config. Not run when no instance has one (`isWatching` false).
+final class QuotaWatch: Service {
+    let name = "quota-watch"
+    private let store: any QuotaUsageReading
+    private let instances: [InstanceConfig]
+    private let metrics: Metrics
+    private let interval: Duration
+    private let clock: @Sendable () -> Date
+    private let logger: Logger
+
+    init(store: any QuotaUsageReading, instances: [InstanceConfig], metrics: Metrics, interval: Duration = .seconds(5),
+         clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
+        self.store = store
+        self.instances = instances.filter { instance in QuotaKind.allCases.contains { $0.limit(instance.quotas) != nil } }
+        self.metrics = metrics
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+        for instance in self.instances {
+            for kind in QuotaKind.allCases {
+                guard let limit = kind.limit(instance.quotas) else { continue }
+                metrics.set(.quotaLimit, ["beams_instance": instance.id, "quota": kind.rawValue], to: Double(limit))
+            }
+        }
+    }
+
+    /// Whether any instance has a devices or publishes-per-day quota.
+    var isWatching: Bool { !instances.isEmpty }
+
+    func run() async {
+        while !Task.isCancelled {
+            await refresh()
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Reads every watched instance's usage once and sets the gauges; a failed read keeps the last values.
+    func refresh() async {
+        let day = UTCDay(containing: clock())
+        for instance in instances {
+            do {
+                let usage = try await store.quotaUsage(instanceID: instance.id, day: day)
+                for kind in QuotaKind.allCases where kind.limit(instance.quotas) != nil {
+                    metrics.set(.quotaUsage, ["beams_instance": instance.id, "quota": kind.rawValue],
+                                to: Double(kind.used(usage)))
+                }
+            } catch {
+                logger.debug("Reading quota usage failed; the gauges keep their last values",
+                             ["instance": instance.id, "error": "\(error)"])
+            }
+        }
+    }
+}

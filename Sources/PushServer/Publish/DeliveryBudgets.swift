@@ -1,0 +1,95 @@
+import Locking
+import PushStore
+
+/// The instances' provider budgets (`quotas.notificationsPerMinute`, FCM's 600,000 messages a minute per project
+/// and the like) on this node: one pacer per (instance, platform), shared by every run of the instance, so the
+/// instance's publishes together stay within the budget however many run at once.
+///
+/// Several nodes (PostgreSQL): each node paces at an equal share, `share(budget:liveNodes:)`, from the nodes'
+/// heartbeats (as the per-instance API limits are shared out, `Limiters`). The nodes together never exceed the
+/// budget; a publish runs on one node (shards of a split publish on several), so while the instance's work sits on
+/// fewer nodes than are alive it gets less than the whole budget. A store-wide token bucket would give it all, at
+/// the cost of a database round trip per batch of tokens.
+final class DeliveryBudgets: Sendable {
+    /// One instance's budget on one platform.
+    final class Budget: Sendable {
+        let instanceID: String
+        let platform: Platform
+        /// Notifications per minute, all nodes together.
+        let perMinute: Int
+        let pacer: PublishPacer
+        private let metrics: Metrics
+
+        init(instanceID: String, platform: Platform, perMinute: Int, pacer: PublishPacer, metrics: Metrics) {
+            self.instanceID = instanceID
+            self.platform = platform
+            self.perMinute = perMinute
+            self.pacer = pacer
+            self.metrics = metrics
+        }
+
+        /// Waits for the instance's next token on this platform. - Returns: false when the run must stop.
+        func waitForToken(_ run: PublishRun) async -> Bool {
+            guard await pacer.waitForToken(run) else { return false }
+            metrics.increment(.deliveryBudgetSent, ["beams_instance": instanceID, "platform": platform.rawValue])
+            return true
+        }
+    }
+
+    private struct Key: Hashable {
+        var instance: String
+        var platform: Platform
+    }
+
+    private let budgets: [Key: Budget]
+    private let metrics: Metrics
+
+    /// - Parameters:
+    ///   - slots: the node's publish slots, given up by a run waiting for a budget token.
+    init(instances: [InstanceRuntime], slots: PublishSlots?, parkAfter: Duration, metrics: Metrics) {
+        self.metrics = metrics
+        var budgets: [Key: Budget] = [:]
+        for instance in instances {
+            for (platform, perMinute) in instance.config.quotas.notificationsPerMinute {
+                let key = Key(instance: instance.config.id.lowercased(), platform: platform)
+                guard budgets[key] == nil else { continue }
+                budgets[key] = Budget(
+                    instanceID: instance.config.id, platform: platform, perMinute: perMinute,
+                    pacer: PublishPacer(perMinute: perMinute, slots: slots, parkAfter: parkAfter), metrics: metrics)
+            }
+        }
+        self.budgets = budgets
+        publishShares()
+    }
+
+    /// The instance's budget on `platform`, nil when it has none.
+    func budget(instanceID: String, platform: Platform) -> Budget? {
+        budgets[Key(instance: instanceID.lowercased(), platform: platform)]
+    }
+
+    /// Every budget, for the console and the metrics.
+    var all: [Budget] { Array(budgets.values) }
+
+    /// Paces every budget at this node's share of it.
+    func setLiveNodes(_ count: Int) {
+        for budget in budgets.values {
+            budget.pacer.retune(perMinute: Self.share(budget: budget.perMinute, liveNodes: count))
+        }
+        publishShares()
+    }
+
+    private func publishShares() {
+        for budget in budgets.values {
+            let labels: KeyValuePairs<String, String> = ["beams_instance": budget.instanceID,
+                                                         "platform": budget.platform.rawValue]
+            metrics.set(.deliveryBudget, labels, to: Double(budget.perMinute))
+            metrics.set(.deliveryBudgetNodeShare, labels, to: Double(budget.pacer.perMinute))
+        }
+    }
+
+    /// A node's share of a budget: an equal part, rounded down so the nodes together stay within it, and at least
+    /// one notification a minute (a budget smaller than the number of nodes is exceeded by at most that many).
+    static func share(budget: Int, liveNodes: Int) -> Int {
+        max(1, budget / max(1, liveNodes))
+    }
+}
