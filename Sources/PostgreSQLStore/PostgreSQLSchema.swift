@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards]
+                                       beamsForwards, apiKeys]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -342,5 +342,25 @@ enum PostgreSQLSchema {
         );
         CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at, id) WHERE state = 'pending';
         CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Step 11. Each instance's keys, as SQLite's step 13.
+    static let apiKeys = """
+        CREATE TABLE api_keys (
+            instance_id text NOT NULL,
+            key_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('scoped', 'beams')),
+            label text NOT NULL,
+            scopes text NOT NULL,
+            secret_digest text,
+            sealed_secret text,
+            not_before bigint,
+            expires_at bigint,
+            created_at bigint NOT NULL,
+            last_used_at bigint,
+            revoked_at bigint,
+            rotated_from text,
+            PRIMARY KEY (instance_id, key_id)
+        );
         """
 }
