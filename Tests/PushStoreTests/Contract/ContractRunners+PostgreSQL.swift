@@ -357,3 +357,17 @@ final class BeamsForwardContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
     }
 }
+
+final class APIKeysContractOnPostgreSQL: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.postgresql, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.postgresql, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.postgresql, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}

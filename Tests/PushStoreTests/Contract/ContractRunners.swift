@@ -711,3 +711,31 @@ final class BeamsForwardContractOnInMemory: XCTestCase {
         try await runContract(.inMemory, BeamsForwardContract.testARetirementIsQueuedOncePerBeamsDeviceAndOutcomesMoveOrEndIt)
     }
 }
+
+final class APIKeysContractOnSQLite: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.sqlite, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.sqlite, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.sqlite, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}
+
+final class APIKeysContractInMemory: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.inMemory, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.inMemory, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.inMemory, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}
