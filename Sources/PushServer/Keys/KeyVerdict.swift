@@ -101,7 +101,8 @@ public enum RollOverlap {
         case "m": multiplier = 60
         case "h": multiplier = 3600
         case "d": multiplier = 86_400
-        default: multiplier = 1
+        case "0"..."9": multiplier = 1
+        default: return nil
         }
         if !unit.isNumber { digits = digits.dropLast() }
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), digits.count <= 9,
