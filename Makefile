@@ -208,6 +208,8 @@ SDK_POSTGRESQL += Tests/sdk/test_beams_bridge.py
 SDK_POSTGRESQL += Tests/sdk/test_device_transfer.py
 # Imports from Parse, OneSignal and SNS exports (docs/OPERATIONS.md): dry run, report, publish, re-import.
 SDK_POSTGRESQL += Tests/sdk/test_provider_import.py
+# Scoped keys and Beams-secret rolls (the api_keys table): scopes, expiry, revocation, the SDK across a roll.
+SDK_POSTGRESQL += Tests/sdk/test_api_keys.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 
