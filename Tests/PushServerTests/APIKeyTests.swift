@@ -97,6 +97,14 @@ final class APIKeyTests: XCTestCase {
                        .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: narrowed)))
     }
 
+    func testConfigSecretThatLooksLikeAScopedKeyStillAuthenticates() throws {
+        let lookalike = "psk_abcdefghijkl_" + String(repeating: "Z", count: 43)
+        let verdict = KeyVerdict.judge(lookalike, required: .publish, keys: [],
+                                       beamsSecrets: [AcceptedBeamsSecret(keyID: nil, secret: lookalike)],
+                                       beamsScopes: APIKeyScope.all, now: at)
+        XCTAssertEqual(verdict, .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: APIKeyScope.all)))
+    }
+
     // MARK: Rotation window
 
     func beamsRow(_ id: String, created: Double, expires: Double? = nil, revoked: Bool = false) -> APIKeyRecord {
@@ -161,6 +169,12 @@ final class APIKeyTests: XCTestCase {
         let old = try await verdict(created.text)
         XCTAssertEqual(old, .expired)
         guard case .allowed = try await verdict(rolled.text) else { return XCTFail("new key refused after the overlap") }
+        do {
+            _ = try await keys.roll(instance, keyID: created.record.id, overlap: 60)
+            XCTFail("an expired key was rolled back to life")
+        } catch {
+            XCTAssertEqual(error, .keyNotFound)
+        }
         let listed = try await keys.list(instance).keys
         XCTAssertTrue(listed.allSatisfy { $0.secretDigest?.count == 64 && $0.sealedSecret == nil })
     }

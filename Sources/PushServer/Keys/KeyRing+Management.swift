@@ -47,7 +47,10 @@ extension KeyRing {
         -> (issued: Issued, retiredAt: Date)
     {
         let rows = try await rows(instance)
-        guard let old = rows.first(where: { $0.id == keyID && $0.revokedAt == nil }) else { throw .keyNotFound }
+        // An expired key stays dead: rolling it would bring its rights back.
+        let at = now()
+        guard let old = rows.first(where: { $0.id == keyID && $0.revokedAt == nil && ($0.expiresAt.map { at < $0 } ?? true) })
+        else { throw .keyNotFound }
         if old.kind == .beams { return try await rollBeamsSecret(instance, overlap: overlap) }
         let issued = try scoped(instance, label: old.label, scopes: Set(old.scopes.compactMap(APIKeyScope.init)),
                                 notBefore: nil, expiresAt: nil, rotatedFrom: old.id)

@@ -33,6 +33,8 @@ public final class KeyRing: Sendable {
     private let snapshots = Locked<[String: Snapshot]>([:])
     /// Instances whose snapshot a request is refreshing: the others keep using the stale one meanwhile.
     private let refreshing = Locked<Set<String>>([])
+    /// Stored Beams secrets that did not open, each logged once (the snapshot is re-read every second).
+    private let unopenable = Locked<Set<String>>([])
     /// When this node last wrote each key's `lastUsedAt` ("instance key").
     private let usesWritten = Locked<[String: Date]>([:])
     static let useWriteInterval: TimeInterval = 60
@@ -110,19 +112,18 @@ public final class KeyRing: Sendable {
     }
 
     private func open(_ row: APIKeyRecord) -> String? {
-        guard let seal else {
-            logger.error("A rolled Beams secret is stored but keys.encryptionKey is not set: it cannot be used",
-                         ["instance": row.instanceID, "key": row.id])
-            return nil
-        }
-        guard let text = row.sealedSecret, let sealed = Data(base64Encoded: text),
+        if let seal, let text = row.sealedSecret, let sealed = Data(base64Encoded: text),
             let plain = try? seal.open(Array(sealed), associatedData: Self.associatedData(row.instanceID, row.id))
-        else {
-            logger.error("A stored Beams secret does not open with keys.encryptionKey (another key sealed it?)",
-                         ["instance": row.instanceID, "key": row.id])
-            return nil
+        {
+            return String(decoding: plain, as: UTF8.self)
         }
-        return String(decoding: plain, as: UTF8.self)
+        if unopenable.withLock({ $0.insert("\(row.instanceID.lowercased()) \(row.id)").inserted }) {
+            logger.error(seal == nil
+                ? "A rolled Beams secret is stored but keys.encryptionKey is not set: it is not accepted"
+                : "A stored Beams secret does not open with keys.encryptionKey (another key sealed it?): it is not accepted",
+                ["instance": row.instanceID, "key": row.id])
+        }
+        return nil
     }
 
     static func associatedData(_ instanceID: String, _ keyID: String) -> [UInt8] {

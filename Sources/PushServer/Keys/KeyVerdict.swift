@@ -36,11 +36,10 @@ public enum KeyVerdict: Sendable, Equatable {
         beamsScopes: Set<APIKeyScope>, now: Date
     ) -> KeyVerdict {
         let credential: Credential
-        if ScopedKeyText.looksScoped(presented) {
-            guard let parsed = ScopedKeyText.parse(presented),
-                let key = keys.first(where: { $0.kind == .scoped && $0.id == parsed.id }),
-                let stored = key.secretDigest, let digest = try? parsed.digest,
-                ConstantTime.equals(digest, stored)
+        if let parsed = ScopedKeyText.parse(presented),
+            let key = keys.first(where: { $0.kind == .scoped && $0.id == parsed.id })
+        {
+            guard let stored = key.secretDigest, let digest = try? parsed.digest, ConstantTime.equals(digest, stored)
             else { return .unknown }
             if key.revokedAt != nil { return .revoked }
             if let notBefore = key.notBefore, now < notBefore { return .notYetValid }
@@ -48,6 +47,7 @@ public enum KeyVerdict: Sendable, Equatable {
             credential = Credential(keyID: key.id, isBeamsSecret: false,
                                     scopes: Set(key.scopes.compactMap(APIKeyScope.init(rawValue:))))
         } else {
+            // Anything else is compared with the Beams secrets (a config-file secret may itself start with `psk_`).
             // Every accepted secret is compared (no early exit), so the time taken does not tell which one matched.
             var matched: AcceptedBeamsSecret?
             for accepted in beamsSecrets where ConstantTime.equals(presented, accepted.secret) { matched = accepted }
