@@ -239,3 +239,16 @@ def test_keys_cli_changes_are_seen_by_the_running_server(keyed):
     assert wait_for_status(lambda: publish(keyed, key).status_code == 401, timeout=5)
     assert cli("revoke", "--key", "nosuchkey000").returncode == 1
     assert cli("create", "--label", "x", "--scopes", "everything").returncode == 2
+
+
+def test_console_key_signs_in_but_a_test_push_also_needs_publish(environment):
+    mock = environment.mock()
+    server = environment.server(mock, overrides={"console": {"enabled": True}}, name="console-keys")
+    console_only = create_key(server, ["console"])["key"]
+    overview = call(server, "GET", f"{BASE}/console/overview", console_only)
+    assert overview.status_code == 200, overview.text
+    push = call(server, "POST", f"{BASE}/console/test-push", console_only, json={"deviceToken": "ab" * 32})
+    assert push.status_code == 403 and "`publish`" in push.json()["description"]
+    publish_only = create_key(server, ["publish"])["key"]
+    refused = call(server, "GET", f"{BASE}/console/overview", publish_only)
+    assert refused.status_code == 403 and "`console`" in refused.json()["description"]
