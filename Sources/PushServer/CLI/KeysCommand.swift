@@ -69,8 +69,7 @@ enum KeysCommand: Command {
         let defaultOverlap = RollOverlap.seconds(KeysAPI.defaultOverlap)!
         switch action {
         case "list":
-            let (keys, fromConfig) = try await ring.list(instance)
-            let current = try? await ring.beamsSecrets(instance).first?.keyID
+            let (keys, fromConfig, current) = try await ring.list(instance)
             for key in keys { Console.out(KeysAPI.render(key, current: current).jsonText) }
             if fromConfig { Console.err("The Beams secret is the config file's (never rolled).") }
         case "create":

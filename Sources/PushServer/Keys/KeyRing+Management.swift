@@ -112,10 +112,14 @@ extension KeyRing {
         return after.keys.first { $0.id == keyID } ?? key
     }
 
-    /// The instance's keys read from the store now (for listing).
-    public func list(_ instance: InstanceConfig) async throws(ChangeError) -> (keys: [APIKeyRecord], beamsFromConfig: Bool) {
+    /// The instance's keys read from the store now (for listing), whether its Beams secret is still the config
+    /// file's, and the id of the current stored Beams secret.
+    public func list(_ instance: InstanceConfig) async throws(ChangeError)
+        -> (keys: [APIKeyRecord], beamsFromConfig: Bool, currentBeamsID: String?)
+    {
         let snapshot = try await refresh(instance)
-        return (snapshot.keys, snapshot.beamsSecrets.first?.keyID == nil && !snapshot.beamsSecrets.isEmpty)
+        let current = snapshot.beamsSecrets.first?.keyID
+        return (snapshot.keys, current == nil && !snapshot.beamsSecrets.isEmpty, current)
     }
 
     // MARK: Helpers

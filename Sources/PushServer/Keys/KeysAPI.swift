@@ -23,8 +23,9 @@ struct KeysAPI: Sendable {
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try await authorized(request)
-        let (keys, fromConfig) = try await Self.map { () async throws(KeyRing.ChangeError) in try await app.keys.list(instance) }
-        let current = try await app.keys.beamsSecrets(instance).first?.keyID
+        let (keys, fromConfig, current) = try await Self.map { () async throws(KeyRing.ChangeError) in
+            try await app.keys.list(instance)
+        }
         return .json(.object([
             "keys": .array(keys.map { Self.render($0, current: current) }),
             "beamsSecret": .object([
