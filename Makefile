@@ -210,6 +210,8 @@ SDK_POSTGRESQL += Tests/sdk/test_device_transfer.py
 SDK_POSTGRESQL += Tests/sdk/test_provider_import.py
 # Quotas per instance (migration 11): the device quota and the daily publish count in the publish's transaction.
 SDK_POSTGRESQL += Tests/sdk/test_quotas.py
+# Scoped keys and Beams-secret rolls (the api_keys table): scopes, expiry, revocation, the SDK across a roll.
+SDK_POSTGRESQL += Tests/sdk/test_api_keys.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

@@ -51,7 +51,7 @@ public final class InMemoryPushStore: PushStorage {
     }
 
     /// Runs `body` atomically on the data, unless this store is closed or the data is made unavailable.
-    private func access<T>(_ body: (inout InMemoryState) throws -> T) throws -> T {
+    func access<T>(_ body: (inout InMemoryState) throws -> T) throws -> T {
         if closed.withLock({ $0 }) { throw PushStoreError.closed }
         return try shared.withLock { shared in
             if let unavailable = shared.unavailable { throw unavailable }

@@ -95,6 +95,9 @@ struct InMemoryState {
 
     var providerTokens: [ProviderTokenKey: ProviderTokenRecord] = [:]
 
+    /// Each instance's keys (`APIKeyStore`), oldest first.
+    var apiKeys: [String: [APIKeyRecord]] = [:]
+
     /// The invalidation log in id order, with whether each was handed to the webhook notifier.
     var invalidations: [(record: DeviceInvalidation, notified: Bool)] = []
     var lastInvalidationID: Int64 = 0

@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards, publishDayCounts]
+                                       beamsForwards, publishDayCounts, apiKeys]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -353,6 +353,26 @@ enum PostgreSQLSchema {
             day bigint NOT NULL,
             publishes bigint NOT NULL,
             PRIMARY KEY (instance_id, day)
+        );
+        """
+
+    /// Step 12. Each instance's keys, as SQLite's step 14.
+    static let apiKeys = """
+        CREATE TABLE api_keys (
+            instance_id text NOT NULL,
+            key_id text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('scoped', 'beams')),
+            label text NOT NULL,
+            scopes text NOT NULL,
+            secret_digest text,
+            sealed_secret text,
+            not_before bigint,
+            expires_at bigint,
+            created_at bigint NOT NULL,
+            last_used_at bigint,
+            revoked_at bigint,
+            rotated_from text,
+            PRIMARY KEY (instance_id, key_id)
         );
         """
 }

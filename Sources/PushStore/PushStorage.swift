@@ -29,6 +29,7 @@ import Foundation
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
     & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry & InvalidationLog
+    & APIKeyStore
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
 public protocol DeviceRegistry: Sendable {
@@ -200,6 +201,23 @@ public protocol ProviderTokenStorage: Sendable {
     func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
     ) async throws -> ProviderTokenRecord
+}
+
+/// The instances' keys (scoped keys and rolled Beams secrets), shared by every node on the same database. Reads are
+/// cheap (a handful of rows per instance), so callers cache them for a second instead of being notified.
+public protocol APIKeyStore: Sendable {
+    /// Every key of the instance (revoked and expired ones included), oldest first.
+    func apiKeys(instanceID: String) async throws -> [APIKeyRecord]
+    /// Stores a new key. - Returns: `false` (and changes nothing) when the instance already has a key with its id.
+    @discardableResult
+    func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool
+    /// In one transaction: ends `keyID` at `retireAt` (an earlier expiry is kept) and stores `replacement`.
+    /// - Returns: `false` (and changes nothing) when the key does not exist or is revoked.
+    func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws -> Bool
+    /// Marks the key revoked at `at` (a revoked key keeps its first revocation time). - Returns: whether it exists.
+    func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool
+    /// Moves each key's `lastUsedAt` forward to the given time (never backwards); unknown keys are skipped.
+    func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws
 }
 
 /// Deletes history past the retention period.

@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -312,6 +312,28 @@ enum Schema {
             day INTEGER NOT NULL,
             publishes INTEGER NOT NULL,
             PRIMARY KEY (instance_id, day)
+        );
+        """
+
+    /// Step 14. Each instance's keys (`APIKeyStore`, docs/OPERATIONS.md "Many apps: keys and rotation"): scoped keys
+    /// stored as a SHA-256 digest, rolled Beams secrets sealed with the key-encryption key. Scopes are
+    /// space-separated names. Self-contained, so a branch adding another step can take either number.
+    static let apiKeys = """
+        CREATE TABLE api_keys (
+            instance_id TEXT NOT NULL,
+            key_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('scoped', 'beams')),
+            label TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            secret_digest TEXT,
+            sealed_secret TEXT,
+            not_before INTEGER,
+            expires_at INTEGER,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            revoked_at INTEGER,
+            rotated_from TEXT,
+            PRIMARY KEY (instance_id, key_id)
         );
         """
 }

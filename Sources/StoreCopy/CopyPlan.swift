@@ -8,7 +8,7 @@ public enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
-        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts,
+        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys,
     ]
 
     /// Tables deliberately not copied, per backend, with why.
@@ -137,6 +137,17 @@ public enum CopyPlan {
     static let publishDayCounts = CopyTable(
         name: "publish_day_counts", key: ["instance_id", "day"],
         columns: [.init("instance_id", .text), .init("day", .integer), .init("publishes", .integer)])
+
+    /// Keys move with the store: a moved instance keeps its scoped keys (digests) and rolled Beams secrets (sealed
+    /// with the same key-encryption key, which the target's config must name too).
+    static let apiKeys = CopyTable(
+        name: "api_keys", key: ["instance_id", "key_id"],
+        columns: [
+            .init("instance_id", .text), .init("key_id", .text), .init("kind", .text), .init("label", .text),
+            .init("scopes", .text), .init("secret_digest", .text), .init("sealed_secret", .text),
+            .init("not_before", .integer), .init("expires_at", .integer), .init("created_at", .integer),
+            .init("last_used_at", .integer), .init("revoked_at", .integer), .init("rotated_from", .text),
+        ])
 
     /// Ids are never reused (a feed cursor must not skip a later row), so the id counter's high-water mark moves
     /// with the rows (`carriesSequence`).

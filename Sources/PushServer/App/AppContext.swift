@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JSON
+import JWTSigner
 import Locking
 import Logging
 import PushStore
@@ -26,6 +27,8 @@ public final class AppContext: Sendable {
     /// Tells the Beams bridge a forward is waiting (a device to retire; a publish's forward comes with
     /// `publishEnqueued`).
     let beamsForwardQueued: @Sendable () -> Void
+    /// Every instance's keys and Beams secrets, read from the store at most once a second (KeyRing.swift).
+    public let keys: KeyRing
 
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
@@ -45,6 +48,9 @@ public final class AppContext: Sendable {
         self.publishEnqueued = publishEnqueued
         self.cancelRun = cancelRun
         self.beamsForwardQueued = beamsForwardQueued
+        // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
+        let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
+        self.keys = KeyRing(store: store, seal: seal, logger: logger, now: now)
     }
 
     /// What `instance`'s publishes may ask for in `x_delivery`.
@@ -72,18 +78,66 @@ public final class AppContext: Sendable {
         return instance
     }
 
-    /// Checks `Authorization: Bearer <secret>` in constant time. An address that sent `limits.authFailuresPerIP`
-    /// wrong keys within the window is locked out: its requests get 429 without the key being compared, so guessing
-    /// stops while other addresses (the real backend) keep working.
-    /// - Throws: 400 when the header is missing, 401 when it is wrong (Beams' statuses), 429 when locked out.
-    func authorizeSecret(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
+    /// Checks `Authorization: Bearer …` against the instance's keys (docs/SECURITY.md, "API keys"): its Beams
+    /// secrets (the config file's, or the stored ones after a roll) and its scoped keys (`psk_…`, looked up by id,
+    /// digests compared in constant time), and that the key holds `scope`. An address that sent
+    /// `limits.authFailuresPerIP` wrong keys within the window is locked out: its requests get 429 without the key
+    /// being compared, so guessing stops while other addresses (the real backend) keep working.
+    /// - Returns: who the request authenticated as.
+    /// - Throws: 400 when the header is missing; 401 for an unknown, wrong, expired, revoked or not-yet-valid key;
+    ///   403 naming `scope` for a valid key without it; 429 when locked out; 503 when the keys cannot be read.
+    @discardableResult
+    func authorize(_ request: HTTPRequest, _ instance: InstanceConfig, _ scope: APIKeyScope) async throws(BeamsError)
+        -> Credential
+    {
+        let client = try admitClient(request)
+        let snapshot: KeyRing.Snapshot
+        do {
+            snapshot = try await keys.snapshot(instance)
+        } catch {
+            logger.warning("Keys cannot be read: request refused", ["instance": instance.id, "error": error.underlying])
+            throw .storeUnavailable
+        }
+        return try settle(request, instance, scope, snapshot, client: client)
+    }
+
+    /// `authorize` for an admission check, which runs before the body is read and cannot wait for the store: it
+    /// judges against the keys last read. Without any (the store was never read), it lets the request in and the
+    /// handler's `authorize` decides.
+    func admit(_ request: HTTPRequest, _ instance: InstanceConfig, _ scope: APIKeyScope) throws(BeamsError) {
+        let client = try admitClient(request)
+        guard let snapshot = keys.heldSnapshot(instance) else { return }
+        try settle(request, instance, scope, snapshot, client: client)
+    }
+
+    /// The header is present and the address is not locked out. - Returns: the address's limiter key.
+    private func admitClient(_ request: HTTPRequest) throws(BeamsError) -> String {
         guard let header = request.headers.first("authorization"), !header.isEmpty else { throw .missingAuthorization }
         let client = limiters.clientKey(request)
         if case .limited(let retryAfter) = limiters.authFailures?.check(client) {
             metrics.increment(.rateLimited, ["limit": "auth"])
             throw .tooManyAuthFailures(retryAfter: retryAfter)
         }
-        guard let presented = BearerToken.parse(header), ConstantTime.equals(presented, instance.secretKey) else {
+        return client
+    }
+
+    @discardableResult
+    private func settle(
+        _ request: HTTPRequest, _ instance: InstanceConfig, _ scope: APIKeyScope, _ snapshot: KeyRing.Snapshot,
+        client: String
+    ) throws(BeamsError) -> Credential {
+        let presented = BearerToken.parse(request.headers.first("authorization") ?? "")
+        let verdict = presented.map {
+            KeyVerdict.judge($0, required: scope, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
+                             beamsScopes: instance.beamsSecretScopes, now: now())
+        } ?? .unknown
+        switch verdict {
+        case .allowed(let credential):
+            if let id = credential.keyID { keys.noteUse(instance, keyID: id) }
+            return credential
+        case .missingScope(let missing):
+            throw .missingScope(missing)
+        case .unknown, .revoked, .expired, .notYetValid:
             switch limiters.authFailures?.recordFailure(client) {
             case .limited?:
                 logger.warning("Address locked out after repeated wrong secret keys",
@@ -93,8 +147,32 @@ public final class AppContext: Sendable {
             case .allowed?, nil:
                 break
             }
-            throw .incorrectSecret
+            throw .rejectedKey(verdict, scoped: presented.map(ScopedKeyText.looksScoped) ?? false)
         }
+    }
+
+    /// The user id of the Beams user token in `Authorization`, signed with any Beams secret the instance accepts
+    /// now: after a roll, tokens signed with the old secret keep binding until its overlap ends.
+    /// - Throws: as `BeamsUserToken.verify` with the current secret; 503 when the keys cannot be read.
+    func verifyUserToken(_ request: HTTPRequest, _ instance: InstanceConfig) async throws(BeamsError) -> String {
+        let secrets: [AcceptedBeamsSecret]
+        do {
+            secrets = try await keys.beamsSecrets(instance)
+        } catch {
+            throw .storeUnavailable
+        }
+        let authorization = request.headers.first("authorization")
+        let now = Int(self.now().timeIntervalSince1970)
+        var firstError: BeamsError?
+        for accepted in secrets {
+            do {
+                return try BeamsUserToken.verify(authorization: authorization, instanceID: instance.id,
+                                                 secret: accepted.secret, now: now)
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        throw firstError ?? BeamsError(401, "Unauthorized", "Invalid JWT: signature is invalid")
     }
 
     /// The secret-key APIs' rate limit (Beams: 100 requests per second per instance). - Throws: 429.

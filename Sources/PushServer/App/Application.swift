@@ -118,6 +118,11 @@ public final class Application: Sendable {
                              publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
                              cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
                              beamsForwardQueued: { bridge?.forwardQueued() })
+        // Read every instance's keys once now, so the first requests (and the import route's admission check,
+        // which cannot wait for the store) find them.
+        let keys = context.keys
+        let configured = config.instances
+        Task { for instance in configured { _ = try? await keys.reload(instance) } }
 
         var router = Router()
         let webhooks = self.webhooks
@@ -132,6 +137,7 @@ public final class Application: Sendable {
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
         DeviceTransferAPI(app: context).register(into: &router)
+        KeysAPI(app: context).register(into: &router)
         ChannelAPI(app: context, instances: instances, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,

@@ -18,7 +18,7 @@ struct AdminAPI: Sendable {
     }
 
     func device(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: request.parameters["device"] ?? "") else {
             throw BeamsError.deviceNotFound
         }
@@ -26,7 +26,7 @@ struct AdminAPI: Sendable {
     }
 
     func deviceByToken(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         guard let raw = request.queryValue("token"), !raw.isEmpty else {
             throw BeamsError(400, "Bad request", "Give a device id in the path or ?token=<device token>")
         }
@@ -46,7 +46,7 @@ struct AdminAPI: Sendable {
     }
 
     func userDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         let user = request.parameters["user"] ?? ""
         let devices = try await app.deviceRegistry.devices(instanceID: instance.id, userID: user)
         var rendered: [JSONValue] = []
@@ -55,15 +55,15 @@ struct AdminAPI: Sendable {
     }
 
     func interest(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         let name = try DeviceAPI.interest(request)
         let count = try await app.deviceRegistry.subscriberCount(instanceID: instance.id, interest: name)
         return .json(.object(["interest": .string(name), "subscribers": .int(count)]))
     }
 
-    private func authorized(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
+    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> InstanceConfig {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .devicesRead)
         return instance
     }
 

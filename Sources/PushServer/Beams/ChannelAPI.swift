@@ -43,7 +43,7 @@ struct ChannelAPI: Sendable {
     // MARK: Channel management
 
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, target) = try authorize(request)
+        let (instance, target) = try await authorize(request, .publish)
         try app.requireJSONContentType(request)
         let object = try app.jsonObject(request)
         for key in object.keys.sorted() where key != "messageStoragePolicy" {
@@ -67,7 +67,7 @@ struct ChannelAPI: Sendable {
     }
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (_, target) = try authorize(request)
+        let (_, target) = try await authorize(request, .publishRead)
         let response = try await call(.list, target, request)
         guard let channels = response.channels else {
             throw BeamsError(502, "Bad Gateway", "APNs answered the channel list without a channels array")
@@ -76,7 +76,7 @@ struct ChannelAPI: Sendable {
     }
 
     func read(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (_, target) = try authorize(request)
+        let (_, target) = try await authorize(request, .publishRead)
         let id = try channelID(request)
         let response = try await call(.read(id), target, request)
         var object = Self.render(id, policy: nil).objectValue ?? [:]
@@ -88,7 +88,7 @@ struct ChannelAPI: Sendable {
     }
 
     func delete(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, target) = try authorize(request)
+        let (instance, target) = try await authorize(request, .publish)
         let id = try channelID(request)
         _ = try await call(.delete(id), target, request)
         app.logger.info("Broadcast channel deleted", ["instance": instance.id, "channel": id.rawValue,
@@ -101,7 +101,7 @@ struct ChannelAPI: Sendable {
     /// `POST …/publishes/channels`: stored as a publish job before the answer, sent by the engine (`BroadcastFeeder`).
     func publish(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .publish)
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         try Self.requireTokenAuthentication(instance)
@@ -134,9 +134,11 @@ struct ChannelAPI: Sendable {
         var endpoints: APNsBroadcastEndpoints
     }
 
-    private func authorize(_ request: HTTPRequest) throws(BeamsError) -> (InstanceConfig, Target) {
+    private func authorize(_ request: HTTPRequest, _ scope: APIKeyScope) async throws(BeamsError)
+        -> (InstanceConfig, Target)
+    {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, scope)
         try app.checkRateLimit(instance)
         try Self.requireTokenAuthentication(instance)
         guard let runtime = instances[instance.id.lowercased()], let credentials = runtime.credentials,

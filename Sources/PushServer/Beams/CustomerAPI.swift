@@ -15,7 +15,7 @@ struct CustomerAPI: Sendable {
 
     func deleteUser(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .customer)
         try app.checkRateLimit(instance)
         let user = Self.userID(request)
         guard user.utf8.count <= PublishRequest.maxUserIDBytes else {

@@ -420,9 +420,7 @@ struct DeviceAPI: Sendable {
 
     func putUser(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
-        let userID = try BeamsUserToken.verify(
-            authorization: request.headers.first("authorization"), instanceID: instance.id,
-            secret: instance.secretKey, now: Int(app.now().timeIntervalSince1970))
+        let userID = try await app.verifyUserToken(request, instance)
         let limit = app.config.limits.maxDevicesPerUser
         switch try await app.deviceRegistry.setUser(instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit) {
         case .ok:

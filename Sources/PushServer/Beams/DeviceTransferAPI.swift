@@ -24,14 +24,14 @@ struct DeviceTransferAPI: Sendable {
         let base = "/admin_api/v1/instances/:instance/devices"
         let app = self.app
         router.get("\(base)/export", bodyLimit: .noBody) { try await export($0) }
-        // The secret is checked before a 16 MiB body is read.
+        // The key is checked before a 16 MiB body is read (against the keys last read: admission cannot wait).
         router.post("\(base)/import", bodyLimit: Self.importBody, admission: { request throws(BeamsError) in
-            try app.authorizeSecret(request, try app.instance(request))
+            try app.admit(request, try app.instance(request), .instanceAdmin)
         }) { try await importDevices($0) }
     }
 
     func export(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         let store = try transfer()
         var limit: Int?
         if let text = request.queryValue("limit") {
@@ -74,7 +74,7 @@ struct DeviceTransferAPI: Sendable {
     }
 
     func importDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try authorized(request)
+        let instance = try await authorized(request)
         let store = try transfer()
         let dryRun: Bool
         switch request.queryValue("dryRun") {
@@ -107,9 +107,9 @@ struct DeviceTransferAPI: Sendable {
         }
     }
 
-    private func authorized(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
+    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> InstanceConfig {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .instanceAdmin)
         return instance
     }
 

@@ -19,7 +19,7 @@ struct InvalidationFeedAPI: Sendable {
 
     func feed(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .devicesRead)
         try app.checkRateLimit(instance)
         let since = try Self.cursor(request.queryValue("since"))
         var limit = Self.defaultLimit

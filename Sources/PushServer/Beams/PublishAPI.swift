@@ -21,7 +21,7 @@ struct PublishAPI: Sendable {
 
     func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .publish)
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
@@ -104,7 +104,7 @@ struct PublishAPI: Sendable {
     /// (docs/API.md, `DELETE …/publishes/{publishId}`).
     func cancel(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .publish)
         try app.checkRateLimit(instance)
         let publishID = request.parameters["publish"] ?? ""
         let outcome = try await app.publishQueue.cancelPublish(instanceID: instance.id, publishID: publishID, now: app.now())
@@ -147,7 +147,7 @@ struct PublishAPI: Sendable {
 
     func status(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .publishRead)
         let publishID = request.parameters["publish"] ?? ""
         guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID) else {
             throw BeamsError(404, "Publish not found", "Could not find the publish")
@@ -161,7 +161,7 @@ struct PublishAPI: Sendable {
 
     func recent(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try app.authorizeSecret(request, instance)
+        try await app.authorize(request, instance, .publishRead)
         var limit = 20
         if let text = request.queryValue("limit") {
             guard let value = Int(text), (1...200).contains(value) else {

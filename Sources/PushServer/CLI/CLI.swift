@@ -1,5 +1,5 @@
 /// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `export`, `import`, `copy-store`,
-/// `vapid-keygen`, `version`.
+/// `vapid-keygen`, `keys`, `version`.
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
@@ -21,6 +21,8 @@ public enum CLI {
                                    import a device file; idempotent by (platform, token)
       copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
                                    copy every table between SQLite and PostgreSQL, then verify it
+      keys ACTION --config FILE --instance ID
+                                   list, create, roll or revoke an instance's keys; roll its Beams secret
       vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
       version                      print the version, git commit and build date
 
@@ -45,6 +47,7 @@ public enum CLI {
         case "export": command = ExportCommand.self
         case "import": command = ImportCommand.self
         case "copy-store": command = CopyStoreCommand.self
+        case "keys": command = KeysCommand.self
         case "version", "--version": command = VersionCommand.self
         case "help", "--help", "-h":
             Console.out(usage)

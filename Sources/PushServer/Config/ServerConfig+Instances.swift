@@ -28,7 +28,8 @@ extension ServerConfig {
             }
             reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
                                                  "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
-                                                 "beamsBridge", "quotas"])
+                                                 "beamsBridge", "quotas",
+                                                 "beamsSecretScopes"])
             let id = reader.string(object, "id", p)
             if let id {
                 if UUID(uuidString: id) == nil {
@@ -78,8 +79,27 @@ extension ServerConfig {
                 if let quotas = reader.object(object["quotas"], "\(p).quotas") {
                     instance.quotas = readQuotas(quotas, "\(p).quotas", &reader)
                 }
+                if let scopes = readScopes(object["beamsSecretScopes"], "\(p).beamsSecretScopes", &reader) {
+                    instance.beamsSecretScopes = scopes
+                }
                 config.instances.append(instance)
             }
+        }
+    }
+
+    /// `instances[].beamsSecretScopes`: a list of scope names (`["publish", "publish:read"]`) or `"full"`.
+    static func readScopes(_ value: JSONValue?, _ p: String, _ reader: inout ConfigReader) -> Set<APIKeyScope>? {
+        guard let value, !value.isNull else { return nil }
+        if value.stringValue == "full" { return APIKeyScope.all }
+        guard let list = value.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+            reader.error(p, "must be \"full\" or a list of scope names")
+            return nil
+        }
+        switch APIKeyScope.parse(list.compactMap(\.stringValue)) {
+        case .success(let scopes): return scopes
+        case .failure(let unknown):
+            reader.error(p, unknown.description)
+            return nil
         }
     }
 

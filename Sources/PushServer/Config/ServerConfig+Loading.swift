@@ -43,7 +43,7 @@ extension ServerConfig {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
         reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
-                                             "log", "console", "instances"])
+                                             "log", "console", "keys", "instances"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -179,6 +179,10 @@ extension ServerConfig {
             readWebhooks(webhooks, into: &config.webhooks, &reader)
         }
 
+        if let keys = reader.object(root["keys"], "keys") {
+            reader.checkKeys(keys, "keys", allowed: ["encryptionKey", "encryptionKeyEnv", "encryptionKeyFile"])
+            config.keys.encryptionKey = readSecret(keys, "keys", .keyEncryption, &reader, environment: environment)
+        }
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
             if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }

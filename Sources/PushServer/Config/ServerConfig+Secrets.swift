@@ -21,6 +21,8 @@ extension ServerConfig {
 
         static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
         static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
+        static let keyEncryption = SecretKeys(inline: "encryptionKey", env: "encryptionKeyEnv",
+                                              file: "encryptionKeyFile", required: false)
         static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
         /// The PostgreSQL connection string (it may hold a password): any length.
         static let postgreSQL = SecretKeys(inline: "connectionString", env: "connectionStringEnv",

@@ -261,6 +261,14 @@ public struct ServerConfig: Sendable {
         public var port: Int
     }
 
+    /// Instance keys (docs/OPERATIONS.md, "Many apps: keys and rotation").
+    public struct Keys: Sendable, Equatable {
+        /// The key-encryption key (`keys.encryptionKey`, `…Env`, `…File`): rolled Beams secrets are stored sealed
+        /// with AES-256-GCM under SHA-256 of this text. Nil: the Beams secret cannot be rolled (scoped keys work).
+        public var encryptionKey: String?
+        public init() {}
+    }
+
     /// The built-in web console at `/console` (see docs/CONSOLE.md).
     public struct WebConsole: Sendable, Equatable {
         /// Off unless enabled: when off, `/console` and the console's JSON endpoints are unknown paths (404).
@@ -281,6 +289,7 @@ public struct ServerConfig: Sendable {
     public var engine = Engine()
     public var webhooks = Webhooks()
     public var console = WebConsole()
+    public var keys = Keys()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
 
@@ -318,6 +327,9 @@ public struct InstanceConfig: Sendable {
     public var beamsBridge: BeamsBridgeConfig? = nil
     /// Devices, publishes per day and provider budgets (`InstanceQuotas`); none by default.
     public var quotas = InstanceQuotas()
+    /// What the Beams secret may do (`beamsSecretScopes`); default: everything, as on Beams. Scoped keys are not
+    /// affected; user tokens are verified with the Beams secret whatever this says.
+    public var beamsSecretScopes: Set<APIKeyScope> = APIKeyScope.all
 
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }

@@ -74,7 +74,7 @@ struct ConsoleAPI: Sendable {
     /// The instance at a glance: devices, today's publishes and failures (per platform too), APNs, FCM and Web Push
     /// health, notifications per minute.
     func overview(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (config, runtime) = try authorized(request)
+        let (config, runtime) = try await authorized(request)
         let now = app.now()
         let startOfDay = Self.startOfUTCDay(now)
         let statistics = try await app.store.statistics(instanceID: config.id, since: startOfDay)
@@ -144,7 +144,9 @@ struct ConsoleAPI: Sendable {
     /// Sends one notification to one token and answers with Apple's answer, field by field. Always 200 once the
     /// request was valid: the APNs status is in the body, not in this response's status.
     func testPush(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (config, runtime) = try authorized(request)
+        let (config, runtime) = try await authorized(request)
+        // A test push is a publish: the console scope signs in, the publish scope sends.
+        try await app.authorize(request, config, .publish)
         try app.requireJSONContentType(request)
         let options = try Self.options(try app.jsonObject(request))
         let plan: TestPush.Plan
@@ -229,9 +231,9 @@ struct ConsoleAPI: Sendable {
             collapseID: try string("collapseId"), expiration: try integer("expiration"))
     }
 
-    private func authorized(_ request: HTTPRequest) throws(BeamsError) -> (InstanceConfig, InstanceRuntime) {
+    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> (InstanceConfig, InstanceRuntime) {
         let config = try app.instance(request)
-        try app.authorizeSecret(request, config)
+        try await app.authorize(request, config, .console)
         guard let runtime = instances[config.id.lowercased()] else { throw BeamsError.instanceNotFound }
         return (config, runtime)
     }

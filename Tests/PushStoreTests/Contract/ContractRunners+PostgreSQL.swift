@@ -367,3 +367,17 @@ final class QuotaContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, QuotaContract.testQuotaUsageCountsTheInstancesDevices)
     }
 }
+
+final class APIKeysContractOnPostgreSQL: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.postgresql, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.postgresql, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.postgresql, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}

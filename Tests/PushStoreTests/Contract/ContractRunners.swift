@@ -731,3 +731,31 @@ final class QuotaContractInMemory: XCTestCase {
         try await runContract(.inMemory, QuotaContract.testQuotaUsageCountsTheInstancesDevices)
     }
 }
+
+final class APIKeysContractOnSQLite: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.sqlite, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.sqlite, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.sqlite, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}
+
+final class APIKeysContractInMemory: XCTestCase {
+    func testKeysAreStoredPerInstanceAndSurviveReopening() async throws {
+        try await runContract(.inMemory, APIKeysContract.testKeysAreStoredPerInstanceAndSurviveReopening)
+    }
+
+    func testRollRetiresTheOldKeyAndStoresTheReplacementTogether() async throws {
+        try await runContract(.inMemory, APIKeysContract.testRollRetiresTheOldKeyAndStoresTheReplacementTogether)
+    }
+
+    func testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward() async throws {
+        try await runContract(.inMemory, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
+    }
+}
