@@ -158,6 +158,8 @@ def test_a_gone_answer_on_every_platform_removes_the_device_with_feed_entry_and_
     events = requests.get(platforms.server.url(FEED), params={"limit": 1000}, verify=platforms.server.cert, timeout=10,
                           headers={"Authorization": f"Bearer {platforms.client.secret}"}).json()["events"]
     by_device = {event["device_id"]: event for event in events}
+    for device_id in expected:
+        assert [e["device_id"] for e in events].count(device_id) == 1, "one invalidation per device, not per answer"
     for device_id, (platform, reason, status) in expected.items():
         event = by_device[device_id]
         assert (event["platform"], event["reason"], event["provider_status"]) == (platform, reason, status), event

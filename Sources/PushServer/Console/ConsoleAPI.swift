@@ -288,7 +288,8 @@ struct ConsoleAPI: Sendable {
                                                  verdict: .failed("InvalidSubscription"))
                 break
             }
-            endpoint = subscription.endpoint.description
+            // As registered (the parsed URL's description is its origin only).
+            endpoint = JSONValue.parse(Array(device.token.utf8))?["endpoint"]?.stringValue
             let notification = WebPushNotification(subscription: subscription, message: webMessage,
                                                    deadline: RetryDeadline(at: deadline))
             let result = await withCheckedContinuation { (continuation: CheckedContinuation<WebPushResult, Never>) in

@@ -70,6 +70,14 @@ enum ConsoleAssets {
       that says the token is dead (UNREGISTERED, 404/410, an illegal token) removes the device, and the invalidation
       feed and webhook report it.</p>
     <form id="tp-form" method="post" action="/console" novalidate>
+      <div class="field">
+        <label for="tp-token">Device token</label>
+        <input id="tp-token" list="tp-recent" spellcheck="false" autocomplete="off" autocapitalize="off"
+               aria-describedby="tp-token-info">
+        <datalist id="tp-recent"></datalist>
+        <p id="tp-token-info" class="hint">Hex as the app logs it; &lt;…&gt;, spaces and capitals are fine.
+          Or look a registered device up under <a href="#devices">Devices</a>.</p>
+      </div>
       <div class="row">
         <div class="field">
           <label for="tp-platform">Platform</label>
@@ -90,14 +98,6 @@ enum ConsoleAssets {
         </div>
       </div>
       <p id="tp-device-info" class="hint" aria-live="polite"></p>
-      <div class="field">
-        <label for="tp-token">Device token</label>
-        <input id="tp-token" list="tp-recent" spellcheck="false" autocomplete="off" autocapitalize="off"
-               aria-describedby="tp-token-info">
-        <datalist id="tp-recent"></datalist>
-        <p id="tp-token-info" class="hint">Hex as the app logs it; &lt;…&gt;, spaces and capitals are fine.
-          Or look a registered device up under <a href="#devices">Devices</a>.</p>
-      </div>
       <div id="tp-apns-fields">
       <fieldset>
         <legend>Environment</legend>
