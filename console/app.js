@@ -214,7 +214,28 @@
     return '';
   }
 
+  function testPlatform() { return $('tp-platform').value; }
+  // The APNs token hint as the page has it (with its link to Devices), put back when APNs is chosen again.
+  let apnsTokenInfo = [];
+
+  /** Shows the controls of the chosen platform: APNs' headers and payload, or the other platforms' text and data. */
+  function updateTestPlatform() {
+    const platform = testPlatform();
+    const apns = platform === 'apns';
+    $('tp-apns-fields').hidden = !apns;
+    $('tp-plain-fields').hidden = apns;
+    const byId = $('tp-by').value === 'id';
+    const name = (PLATFORMS.find(([key]) => key === platform) || [platform, platform])[1];
+    $('tp-token').labels[0].textContent = byId ? 'Device id' : (apns ? 'Device token' : `${name} token`);
+    const info = $('tp-token-info');
+    if (byId) info.textContent = `The id the ${name} device got when it registered (as the Devices screen shows it).`;
+    else if (apns) info.replaceChildren(...apnsTokenInfo.map((node) => node.cloneNode(true)));
+    else info.textContent = `The registered device's ${TOKEN_HINTS[platform]}; look it up under Devices to check it.`;
+    if (apns && !byId) updateTokenInfo();
+  }
+
   function updateTokenInfo() {
+    if (testPlatform() !== 'apns' || $('tp-by').value !== 'token') return;
     const token = normalizeToken($('tp-token').value);
     const info = $('tp-token-info');
     if (!token) return;
@@ -313,11 +334,56 @@
     for (const token of tokens) if (typeof token === 'string') list.append(el('option', { value: token }));
   }
 
+  /** The body of a test push to a non-APNs device (or any device by id): the device and title, body and data. */
+  function plainTestPushBody() {
+    const platform = testPlatform();
+    const raw = $('tp-token').value.trim();
+    if (!raw) return { problem: $('tp-by').value === 'id' ? 'Enter a device id.' : 'Enter the device\'s token.' };
+    const body = $('tp-by').value === 'id' ? { deviceId: raw } : { platform, deviceToken: raw };
+    if (platform === 'apns') return { body };
+    if ($('tp-plain-title').value) body.title = $('tp-plain-title').value;
+    if ($('tp-plain-body').value) body.body = $('tp-plain-body').value;
+    const data = $('tp-plain-data').value.trim();
+    if (data) {
+      let object;
+      try { object = JSON.parse(data); } catch (e) { return { problem: `The data is not valid JSON (${e.message}).` }; }
+      if (object === null || typeof object !== 'object' || Array.isArray(object)) return { problem: 'The data must be a JSON object.' };
+      body.data = object;
+    }
+    return { body };
+  }
+
   async function sendTestPush(event) {
     event.preventDefault();
     const error = $('tp-error');
     const result = $('tp-result');
     error.textContent = '';
+    if (testPlatform() !== 'apns') {
+      const { body, problem } = plainTestPushBody();
+      if (problem) {
+        error.textContent = problem;
+        $('tp-token').focus();
+        return;
+      }
+      await postTestPush(body, null);
+      return;
+    }
+    if ($('tp-by').value === 'id') {
+      const { body, problem } = plainTestPushBody();
+      if (problem) {
+        error.textContent = problem;
+        $('tp-token').focus();
+        return;
+      }
+      const payload = testPayload();
+      if (payload.problems.length) {
+        error.textContent = payload.problems.join(' ');
+        return;
+      }
+      body.payload = payload.text;
+      await postTestPush(body, null);
+      return;
+    }
     const token = normalizeToken($('tp-token').value);
     const problem = tokenProblem(token);
     const payload = testPayload();
@@ -343,6 +409,13 @@
       }
       body.expiration = expiration;
     }
+    await postTestPush(body, token);
+  }
+
+  /** Sends a test push body and shows the answer; `token` (APNs) is offered again in this tab. */
+  async function postTestPush(body, token) {
+    const error = $('tp-error');
+    const result = $('tp-result');
     const button = $('tp-send');
     button.disabled = true;
     result.dataset.done = '0';
@@ -356,9 +429,53 @@
       result.dataset.done = '1';
       return;
     }
-    rememberToken(token);
-    renderTestPush(response.json, result);
+    if (token) rememberToken(token);
+    if (response.json.platform === 'apns') renderTestPush(response.json, result);
+    else renderPlatformTestPush(response.json, result);
     result.dataset.done = '1';
+  }
+
+  const PROVIDERS = { fcm: 'FCM', web: 'the push service', unifiedpush: 'the push server', hms: 'Huawei' };
+
+  function platformVerdict(r) {
+    const answer = r.answer || {};
+    const provider = PROVIDERS[r.platform] || r.platform;
+    const accepted = answer.status && answer.status >= 200 && answer.status < 300 && !answer.reason;
+    if (accepted) return ['ok', `HTTP ${answer.status} · Accepted by ${provider}`];
+    if (r.platform === 'hms' && answer.status === 200) return ['bad', `FAILED · Huawei ${answer.reason}`];
+    if (answer.status) return ['bad', `FAILED · HTTP ${answer.status} ${answer.reason || ''}`.trim()];
+    if (answer.reason) return ['bad', `NOT SENT · ${answer.reason}`];
+    return ['bad', `NO ANSWER from ${provider}`];
+  }
+
+  /** The answer of FCM, a push service or Huawei, and what it did to the device. */
+  function renderPlatformTestPush(r, container) {
+    const answer = r.answer || {};
+    const [kind, text] = platformVerdict(r);
+    container.append(el('p', { className: `verdict ${kind}`, id: 'tp-verdict', text }));
+    const list = el('dl', { className: 'facts', id: 'tp-facts' });
+    const platformName = (PLATFORMS.find(([key]) => key === r.platform) || [r.platform, r.platform])[1];
+    facts(list, [
+      ['Platform', platformName],
+      ['Status', answer.status === null ? null : String(answer.status)],
+      ['Reason', answer.reason],
+      ['Meaning', answer.meaning || undefined],
+      ['Message id', answer.messageId ? code(answer.messageId) : undefined],
+      ['Failure', answer.failure || undefined],
+      ['Attempts', answer.attempts === null ? undefined : String(answer.attempts)],
+      ['Device removed', r.deviceRemoved ? 'Yes: the provider says the token is dead; the invalidation feed and webhook report it'
+        : 'No'],
+      ['Latency', `${r.latencyMs} ms`],
+      r.endpoint ? ['Endpoint', code(r.endpoint)] : ['Token', r.deviceToken ? code(r.deviceToken) : undefined],
+      ['Payload', `${r.payloadBytes} bytes`],
+    ]);
+    container.append(list);
+    if (r.device) {
+      container.append(el('p', {}, 'Device ', code(r.device.id), ` (${r.device.valid ? 'valid' : 'INVALID'}). `,
+        'The result is its last delivery, as after a publish.'));
+    }
+    container.append(el('p', { className: 'note', text:
+      'An accepted answer means the provider took the notification, not that the device displayed it.' }));
   }
 
   function verdictFor(answer) {
@@ -507,17 +624,23 @@
       ['Metadata', code(JSON.stringify(d.metadata || {}))],
     ]);
     card.append(list);
-    if (d.platform === 'apns') {
-      const use = el('button', { type: 'button', text: 'Use for a test push' });
-      use.addEventListener('click', () => {
+    const use = el('button', { type: 'button', text: 'Use for a test push' });
+    use.addEventListener('click', () => {
+      $('tp-platform').value = d.platform;
+      if (d.platform === 'apns') {
+        $('tp-by').value = 'token';
         $('tp-token').value = d.token;
         const radio = $(`tp-env-${d.environment}`);
         if (radio) radio.checked = true;
-        updateTokenInfo();
-        location.hash = '#test-push';
-      });
-      card.append(use);
-    }
+      } else {
+        $('tp-by').value = 'id';
+        $('tp-token').value = d.id;
+      }
+      $('tp-device-info').textContent = `Device ${d.id} · ${platformName}${d.valid ? '' : ' · INVALID'}`;
+      updateTestPlatform();
+      location.hash = '#test-push';
+    });
+    card.append(use);
     return card;
   }
 
@@ -1040,8 +1163,18 @@
     $('signout').addEventListener('click', () => signOut('Signed out.'));
     window.addEventListener('hashchange', () => { if (session.secret) showView(currentView(), 'heading'); });
 
+    apnsTokenInfo = Array.from($('tp-token-info').childNodes).map((node) => node.cloneNode(true));
     $('tp-form').addEventListener('submit', sendTestPush);
-    $('tp-token').addEventListener('input', updateTokenInfo);
+    $('tp-token').addEventListener('input', () => {
+      $('tp-device-info').textContent = '';
+      updateTokenInfo();
+    });
+    for (const id of ['tp-platform', 'tp-by']) {
+      $(id).addEventListener('change', () => {
+        $('tp-device-info').textContent = '';
+        updateTestPlatform();
+      });
+    }
     for (const id of ['tp-mode-alert', 'tp-mode-json', 'tp-type', 'tp-priority', 'tp-json', 'tp-title', 'tp-body', 'tp-sound', 'tp-badge']) {
       $(id).addEventListener('input', updatePayloadInfo);
       $(id).addEventListener('change', updatePayloadInfo);

@@ -88,6 +88,10 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.device(instanceID: instanceID, id: id) }
     }
 
+    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+        try access { $0.ref(instanceID: instanceID, deviceID: id) }
+    }
+
     public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try access { $0.device(instanceID: instanceID, platform: platform, token: token) }
     }

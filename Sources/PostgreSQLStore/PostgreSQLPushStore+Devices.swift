@@ -141,6 +141,15 @@ extension PostgreSQLPushStore {
         }
     }
 
+    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+        try await read { connection in
+            let result = try connection.query(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = $1 AND instance_id = $2",
+                [.text(id), .text(instanceID)])
+            return result.first { Self.readDevice(result, $0).ref }
+        }
+    }
+
     public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try await read { connection in
             let result = try connection.query(

@@ -42,6 +42,9 @@ public protocol DeviceRegistry: Sendable {
     /// Registers many devices in one transaction (same rules as `registerDevice`), in order.
     func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice]
     func device(instanceID: String, id: String) async throws -> Device?
+    /// The device's internal key (`Target.ref`, what `DeviceResult.device` names), for a result recorded outside a
+    /// publish (the console's test push); nil when no such device exists.
+    func deviceRef(instanceID: String, id: String) async throws -> Int64?
     func device(instanceID: String, platform: Platform, token: String) async throws -> Device?
     /// Deletes the device with its interests and user binding. - Returns: whether it existed.
     func deleteDevice(instanceID: String, id: String) async throws -> Bool

@@ -121,6 +121,14 @@ extension SQLitePushStore {
         }
     }
 
+    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+        try await read { connection in
+            try connection.first(
+                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
+                [.text(id), .text(instanceID)]) { Self.readDevice($0).ref }
+        }
+    }
+
     public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try await read { connection in
             try connection.first(

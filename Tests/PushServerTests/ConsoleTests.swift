@@ -1,8 +1,10 @@
 import APNsClient
+import FCMClient
 import JSON
 @testable import PushServer
 import PushStore
 import TestSupport
+import WebPush
 import XCTest
 
 /// The console's pure parts: its config keys, the embedded files, the per-minute series and the test-push rules.
@@ -203,7 +205,7 @@ final class ConsoleTests: XCTestCase {
 
     func testTestPushBodyFieldsAreTypedAndUnknownOnesRefused() throws {
         func body(_ json: String) throws(BeamsError) -> TestPush.Options {
-            try ConsoleAPI.options(JSONValue.parse(Array(json.utf8))?.objectValue ?? [:])
+            try TestPushRequest.parse(JSONValue.parse(Array(json.utf8))?.objectValue ?? [:]).apns
         }
         XCTAssertEqual(try body(#"{"deviceToken":"ab","payload":"{\"aps\":{}}","priority":5}"#),
                        TestPush.Options(deviceToken: "ab", payload: Array(#"{"aps":{}}"#.utf8), priority: 5))
@@ -217,5 +219,159 @@ final class ConsoleTests: XCTestCase {
         XCTAssertThrowsError(try body(#"{"deviceToken":"ab","priority":"10"}"#)) { XCTAssertEqual(($0 as? BeamsError)?.statusCode, 422) }
         XCTAssertThrowsError(try body(#"{"deviceToken":"ab","expiration":1.5}"#)) { XCTAssertEqual(($0 as? BeamsError)?.statusCode, 422) }
         XCTAssertThrowsError(try body(#"{"deviceToken":"ab","payload":[1]}"#)) { XCTAssertEqual(($0 as? BeamsError)?.statusCode, 422) }
+    }
+
+    // MARK: Test push to every platform
+
+    private func request(_ json: String) throws(BeamsError) -> TestPushRequest {
+        try TestPushRequest.parse(JSONValue.parse(Array(json.utf8))?.objectValue ?? [:])
+    }
+
+    private func beamsError(_ body: () throws -> Any) -> BeamsError? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error as? BeamsError
+        }
+    }
+
+    func testATestPushNamesItsDeviceByTokenOrByIdNeverBoth() throws {
+        XCTAssertEqual(try request(#"{"deviceToken":"tok","platform":"fcm"}"#).device, .token("tok"))
+        XCTAssertEqual(try request(#"{"deviceToken":"tok","platform":"fcm"}"#).platform, .fcm)
+        XCTAssertEqual(try request(#"{"deviceId":"hms-1"}"#).device, .id("hms-1"))
+        XCTAssertNil(try request(#"{"deviceId":"hms-1"}"#).platform, "an id brings its device's platform")
+        XCTAssertEqual(beamsError { try self.request(#"{"deviceToken":"a","deviceId":"b"}"#) }?.detail,
+                       "`deviceId`: give deviceToken or deviceId, not both")
+        XCTAssertEqual(beamsError { try self.request(#"{"deviceId":""}"#) }?.detail, "`deviceId`: must not be empty")
+        XCTAssertEqual(beamsError { try self.request(#"{"deviceToken":"a","platform":"android"}"#) }?.detail,
+                       "`platform`: must be one of apns, fcm, web, unifiedpush, hms")
+        XCTAssertEqual(beamsError { try self.request(#"{"deviceId":1}"#) }?.statusCode, 422)
+        XCTAssertEqual(beamsError { try self.request(#"{"deviceToken":"a","data":[1]}"#) }?.detail,
+                       "`data`: Invalid type. Expected: object, given: array")
+    }
+
+    func testFieldsOfTheOtherPlatformKindAreRefusedByName() throws {
+        for platform in [Platform.fcm, .web, .unifiedpush, .hms] {
+            for field in [#""environment":"sandbox""#, #""alert":"a""#, #""priority":10"#, #""topic":"t""#,
+                          #""pushType":"alert""#, #""collapseId":"c""#, #""expiration":0"#] {
+                let parsed = try request(#"{"deviceId":"d",\#(field)}"#)
+                let error = beamsError { try parsed.content(for: platform) }
+                XCTAssertEqual(error?.statusCode, 422, "\(platform) \(field)")
+                XCTAssertTrue(error?.detail.contains("applies to APNs only") == true, error?.detail ?? "accepted")
+            }
+            let text = try request(#"{"deviceId":"d","title":"T","body":"B","data":{"k":"v"}}"#).content(for: platform)
+            XCTAssertEqual(text, PlatformTestPush.Content(title: "T", body: "B", data: ["k": .string("v")]))
+            let section = try request(#"{"deviceId":"d","payload":"{\"data\":{\"k\":\"v\"}}"}"#).content(for: platform)
+            XCTAssertEqual(section.section, ["data": .object(["k": .string("v")])])
+            XCTAssertEqual(beamsError { try self.request(#"{"deviceId":"d","payload":"[1]"}"#).content(for: platform) }?.detail,
+                           "`payload`: must be a JSON object (the \(platform.rawValue) section of a publish)")
+        }
+        let apns = try request(#"{"deviceToken":"ab","title":"T"}"#)
+        XCTAssertTrue(beamsError { try apns.content(for: .apns) }?.detail.hasPrefix("`title`: applies to fcm") == true)
+    }
+
+    func testEachPlatformsMessageIsBuiltByThePublishSectionOfThatPlatform() throws {
+        let instance = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
+        let content = PlatformTestPush.Content(title: "Hello", body: "World", data: ["order": .string("42")])
+        guard case (.fcm(let template), let fcmBytes) = try PlatformTestPush.message(content, platform: .fcm, instanceID: instance)
+        else { return XCTFail("fcm") }
+        let fcm = try XCTUnwrap(JSONValue.parse(template.body(token: "tok")))
+        XCTAssertEqual(fcm["message"]?["notification"], .object(["title": .string("Hello"), "body": .string("World")]))
+        XCTAssertEqual(fcm["message"]?["data"]?["order"], .string("42"))
+        XCTAssertEqual(fcm["message"]?["token"], .string("tok"))
+        XCTAssertGreaterThan(fcmBytes, 0)
+        for platform in [Platform.web, .unifiedpush] {
+            guard case (.webPush(let message), let bytes) = try PlatformTestPush.message(content, platform: platform, instanceID: instance)
+            else { return XCTFail("\(platform)") }
+            let body = try XCTUnwrap(JSONValue.parse(message.payload))
+            XCTAssertEqual(body["notification"]?["title"], .string("Hello"))
+            XCTAssertEqual(body["data"]?["order"], .string("42"))
+            XCTAssertEqual(body["data"]?["pusher"]?["publishId"], .string(PlatformTestPush.publishID))
+            XCTAssertEqual(bytes, message.payload.count)
+        }
+        guard case (.hms(let hms), _) = try PlatformTestPush.message(content, platform: .hms, instanceID: instance)
+        else { return XCTFail("hms") }
+        XCTAssertEqual(hms["notification"], .object(["title": .string("Hello"), "body": .string("World")]))
+        XCTAssertEqual(hms["android"]?["notification"]?["click_action"], .object(["type": .int(3)]),
+                       "Huawei refuses a notification without click_action: the publish's default is added")
+        XCTAssertEqual(hms["data"]?.stringValue.flatMap { JSONValue.parse(Array($0.utf8)) }?["order"], .string("42"))
+        // Nothing but a body: the default text.
+        guard case (.webPush(let bare), _) = try PlatformTestPush.message(PlatformTestPush.Content(), platform: .web, instanceID: instance)
+        else { return XCTFail("web") }
+        XCTAssertEqual(JSONValue.parse(bare.payload)?["notification"]?["body"], .string(PlatformTestPush.defaultBody))
+    }
+
+    func testAMessageAPublishWouldRefuseIsRefusedWithTheSectionsPath() throws {
+        let instance = "i"
+        let big = PlatformTestPush.Content(body: String(repeating: "x", count: 5000))
+        for platform in [Platform.web, .unifiedpush, .hms] {
+            let error = beamsError { try PlatformTestPush.message(big, platform: platform, instanceID: instance) }
+            XCTAssertEqual(error?.statusCode, 422, "\(platform): over the encrypted-record or Huawei limit")
+        }
+        XCTAssertEqual(beamsError {
+            try PlatformTestPush.message(PlatformTestPush.Content(section: ["badge": .int(1)]), platform: .hms, instanceID: instance)
+        }?.detail, "`hms.badge`: Unknown field: the hms section takes notification, data and android")
+        XCTAssertEqual(beamsError {
+            try PlatformTestPush.message(PlatformTestPush.Content(section: ["urgency": .string("now")]), platform: .unifiedpush,
+                                         instanceID: instance)
+        }?.statusCode, 422)
+        XCTAssertEqual(beamsError {
+            try PlatformTestPush.message(PlatformTestPush.Content(section: ["bogus": .int(1)]), platform: .fcm, instanceID: instance)
+        }?.statusCode, 422)
+        XCTAssertEqual(beamsError {
+            try PlatformTestPush.message(PlatformTestPush.Content(title: "t", section: ["data": .object([:])]), platform: .web,
+                                         instanceID: instance)
+        }?.detail, "`payload`: give title/body/data or payload (the platform's publish section), not both")
+    }
+
+    func testProviderAnswersCarryStatusReasonAttemptsAndWhetherTheDeviceGoes() {
+        let sent = PlatformTestPush.answer(FCMResult.response(.sent(name: "projects/p/messages/1"), attempts: 2))
+        XCTAssertEqual(sent.json, .object(["status": .int(200), "reason": .null, "meaning": .null,
+                                           "messageId": .string("projects/p/messages/1"), "attempts": .int(2), "failure": .null]))
+        XCTAssertFalse(sent.removesDevice)
+        let unregistered = PlatformTestPush.answer(FCMResult.response(
+            .invalidToken(FCMErrorInfo(httpStatus: 404, status: "NOT_FOUND", errorCode: "UNREGISTERED", message: "")), attempts: 1))
+        XCTAssertEqual(unregistered.status, 404)
+        XCTAssertEqual(unregistered.reason, "UNREGISTERED")
+        XCTAssertTrue(unregistered.removesDevice)
+        XCTAssertNotNil(unregistered.meaning)
+        let quota = PlatformTestPush.answer(FCMResult.response(
+            .retry(FCMErrorInfo(httpStatus: 429, status: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED", message: ""),
+                   retryAfter: nil), attempts: 3))
+        XCTAssertEqual(quota.reason, "QUOTA_EXCEEDED")
+        XCTAssertFalse(quota.removesDevice)
+        let gone = WebPushResult.response(.subscriptionGone(status: 410), attempts: 1)
+        let web = PlatformTestPush.answer(gone, verdict: DeliveryOutcome.verdict(gone))
+        XCTAssertEqual([web.status, web.attempts], [410, 1])
+        XCTAssertEqual(web.reason, "SubscriptionGone")
+        XCTAssertTrue(web.removesDevice)
+        let ntfy = WebPushResult.response(.retry(status: 507, after: nil), attempts: 4)
+        let full = PlatformTestPush.answer(ntfy, verdict: DeliveryOutcome.unifiedPushVerdict(ntfy))
+        XCTAssertEqual(full.reason, "NoActiveSubscriber")
+        XCTAssertFalse(full.removesDevice, "ntfy's 507 keeps the device, as in a publish")
+        let illegal = PlatformTestPush.answer(HMSDelivery.invalidToken(reason: "80100000"), requests: 1)
+        XCTAssertEqual(illegal.status, 200, "Huawei answers HTTP 200 with its result code")
+        XCTAssertEqual(illegal.reason, "80100000")
+        XCTAssertTrue(illegal.removesDevice)
+        let accepted = PlatformTestPush.answer(HMSDelivery.accepted, requests: 1)
+        XCTAssertTrue(accepted.accepted)
+        XCTAssertNil(accepted.reason)
+        let noToken = PlatformTestPush.answer(HMSDelivery.failed(reason: "AccessTokenRefused", status: 0), requests: 0)
+        XCTAssertNil(noToken.status)
+        XCTAssertFalse(noToken.removesDevice)
+    }
+
+    func testAPlatformWithoutCredentialsIsRefusedNamingItsConfigSection() throws {
+        let bare = try runtime(apns: false)
+        for platform in Platform.allCases {
+            XCTAssertThrowsError(try ConsoleAPI.requireSender(platform, bare)) { error in
+                let beams = error as? BeamsError
+                XCTAssertEqual(beams?.statusCode, 422)
+                XCTAssertTrue(beams?.detail.contains("instances[].\(platform.rawValue)") == true, beams?.detail ?? "")
+                XCTAssertTrue(beams?.title.hasSuffix("not configured") == true)
+            }
+        }
+        XCTAssertNoThrow(try ConsoleAPI.requireSender(.apns, try runtime()))
     }
 }

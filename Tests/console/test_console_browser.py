@@ -529,7 +529,8 @@ def test_publish_overview_and_devices_show_every_platform(driver, three_platform
     assert android_ids[2] in card.text and "INVALID since" in card.text, card.text
     assert "Platform\nAndroid (FCM)" in card.text and "404 UNREGISTERED" in card.text, card.text
     assert "(the push service answered 404 UNREGISTERED)" in card.text, card.text
-    assert "Environment" not in card.text and card.find_elements(By.TAG_NAME, "button") == []
+    assert "Environment" not in card.text
+    assert [b.text for b in card.find_elements(By.TAG_NAME, "button")] == ["Use for a test push"], "every platform has a test push"
     Select(page.by_id("dev-by")).select_by_value("id")
     assert not page.by_id("dev-platform").is_displayed(), "the platform only matters for a token"
 
@@ -803,9 +804,44 @@ def test_unifiedpush_and_hms_devices_in_publish_overview_and_device_look_up(driv
     assert platforms == ["UnifiedPush 1 0 0", "Huawei (HMS) 2 0 0"], "the removed devices are skipped"
     assert len(env.push.messages(phone["id"])) == 2
 
-    # The test push says which platform it reaches.
-    page.go("test-push")
-    assert "APNs only" in page.by_id("view-test-push").text
+    # A test push to the UnifiedPush phone through the page: looked up by its subscription, "Use for a test push"
+    # shows the device's platform, and the push server's answer is shown; the stand-in decrypts the message.
+    page.go("devices")
+    Select(page.by_id("dev-by")).select_by_value("token")
+    Select(page.by_id("dev-platform")).select_by_value("unifiedpush")
+    page.fill("dev-value", json.dumps({"endpoint": phone["endpoint"],
+                                       "keys": {"p256dh": phone["p256dh"], "auth": phone["auth"]}}))
+    page.by_id("dev-send").click()
+    card = page.done("dev-result").find_element(By.CSS_SELECTOR, ".device-card")
+    card.find_element(By.XPATH, ".//button[text()='Use for a test push']").click()
+    page.wait.until(EC.visibility_of_element_located((By.ID, "tp-plain-fields")))
+    assert page.by_id("tp-device-info").text == f"Device {phone_id} · UnifiedPush", page.by_id("tp-device-info").text
+    assert Select(page.by_id("tp-platform")).first_selected_option.text == "UnifiedPush"
+    assert not page.by_id("tp-apns-fields").is_displayed(), "APNs' headers are not offered for a UnifiedPush device"
+    page.fill("tp-plain-title", "Console test")
+    page.fill("tp-plain-data", '{"match": 7}')
+    page.by_id("tp-send").click()
+    result = page.done("tp-result")
+    assert page.by_id("tp-verdict").text in ("HTTP 200 · Accepted by the push server",
+                                             "HTTP 201 · Accepted by the push server"), result.text
+    facts = page.by_id("tp-facts").text
+    assert "Platform\nUnifiedPush" in facts and f"Endpoint\n{phone['endpoint']}" in facts, facts
+    assert "Device removed\nNo" in facts and "Attempts\n1" in facts, facts
+    message = env.push.messages(phone["id"])[-1]
+    assert json.loads(message["plaintext"])["notification"]["title"] == "Console test", message
+    assert json.loads(message["plaintext"])["data"]["match"] == 7, message
+    page.shot(shots, "test-push-unifiedpush")
+    # A Huawei token typed in, and Huawei's answer.
+    Select(page.by_id("tp-platform")).select_by_value("hms")
+    Select(page.by_id("tp-by")).select_by_value("token")
+    page.fill("tp-token", huawei[0])
+    page.fill("tp-plain-data", "")
+    delivered = env.hms.delivered().get(huawei[0], 0)
+    page.by_id("tp-send").click()
+    page.wait.until(lambda d: page.by_id("tp-result").get_attribute("data-done") == "1"
+                    and "Huawei" in page.by_id("tp-verdict").text)
+    assert page.by_id("tp-verdict").text == "HTTP 200 · Accepted by Huawei", page.by_id("tp-result").text
+    assert env.hms.delivered().get(huawei[0]) == delivered + 1
 
     # An instance whose HMS client secret Huawei refuses: REFUSED with Huawei's words.
     refused_id, refused_secret = env.refused

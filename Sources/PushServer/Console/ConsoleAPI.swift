@@ -1,9 +1,13 @@
 import APNsClient
+import Clocks
+import FCMClient
 import Foundation
+import HTTPClient
 import HTTPServer
 import JSON
 import Logging
 import PushStore
+import WebPush
 
 /// The built-in web console (`console.enabled`): the page at `/console` and its two JSON endpoints, behind the
 /// instance secret like every other admin call: an overview of the instance and a test push to one device token.
@@ -141,14 +145,65 @@ struct ConsoleAPI: Sendable {
         return Self.noStore(.json(body))
     }
 
-    /// Sends one notification to one token and answers with Apple's answer, field by field. Always 200 once the
-    /// request was valid: the APNs status is in the body, not in this response's status.
+    /// Sends one notification to one device and answers with the provider's answer, field by field: APNs to any
+    /// token (`TestPush`), the other platforms to a registered device through the instance's own sender
+    /// (`PlatformTestPush`). Always 200 once the request was valid and sent: the provider's status is in the body,
+    /// not in this response's status.
     func testPush(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (config, runtime) = try await authorized(request)
         // A test push is a publish: the console scope signs in, the publish scope sends.
         try await app.authorize(request, config, .publish)
         try app.requireJSONContentType(request)
-        let options = try Self.options(try app.jsonObject(request))
+        let body = try app.jsonObject(request)
+        let parsed = try TestPushRequest.parse(body)
+        var known: Device?
+        var platform = parsed.platform ?? .apns
+        switch parsed.device {
+        case .id(let id):
+            guard let device = try await app.store.device(instanceID: config.id, id: id) else {
+                throw BeamsError(404, "Device not found", "No device with this id is registered on this instance")
+            }
+            if let given = parsed.platform, given != device.platform {
+                throw BeamsError.schema("platform", "the device is a \(device.platform.rawValue) device, not \(given.rawValue)")
+            }
+            platform = device.platform
+            known = device
+        case .token(let raw) where platform != .apns:
+            let token: String
+            switch platform {
+            case .web, .unifiedpush:
+                do {
+                    token = try DeviceToken.subscriptionLookupKey(raw)
+                } catch {
+                    throw BeamsError.schema("deviceToken", error.detail)
+                }
+            default: token = raw
+            }
+            guard !token.isEmpty, let device = try await app.store.device(instanceID: config.id, platform: platform, token: token) else {
+                throw BeamsError(404, "Device not found", "No \(platform.rawValue) device with this token is registered "
+                    + "on this instance (a test push to \(platform.rawValue) goes to a registered device)")
+            }
+            known = device
+        case .token:
+            break
+        }
+        let content = try parsed.content(for: platform)
+        if platform == .apns {
+            var options = parsed.apns
+            if let known {
+                options.deviceToken = known.token
+                // The device's own environment, unless the page names one.
+                if options.environment == nil, known.environmentDeclared { options.environment = known.environment.rawValue }
+            }
+            return try await apnsTestPush(request, config: config, runtime: runtime, options: options)
+        }
+        guard let device = known else { throw BeamsError.deviceNotFound }
+        return try await platformTestPush(request, config: config, runtime: runtime, device: device, content: content)
+    }
+
+    /// A test push through APNs (`TestPush`): any token, registered or not; nothing is written to the store.
+    private func apnsTestPush(_ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
+                              options: TestPush.Options) async throws -> HTTPResponse {
         let plan: TestPush.Plan
         do {
             plan = try TestPush.plan(options, instance: runtime, ownTopicsOnly: true)
@@ -181,6 +236,7 @@ struct ConsoleAPI: Sendable {
             "reason": answer.reason ?? "-", "request": request.requestID,
         ])
         let body = JSONValue.object([
+            "platform": .string(Platform.apns.rawValue),
             "environment": .string(plan.environment.rawValue),
             "apnsHost": .string(plan.apnsEnvironment.baseURL),
             "teamId": .string(plan.credentials.teamID),
@@ -198,37 +254,125 @@ struct ConsoleAPI: Sendable {
         return Self.noStore(.json(body))
     }
 
-    /// The test-push body's fields. Unknown fields and wrong types are 422s naming the field.
-    static func options(_ body: [String: JSONValue]) throws(BeamsError) -> TestPush.Options {
-        let known: Set<String> = ["deviceToken", "environment", "alert", "payload", "pushType", "priority", "topic",
-                                  "collapseId", "expiration"]
-        if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
-            throw .schema(unknown, "Unknown field; expected one of \(known.sorted().joined(separator: ", "))")
+    /// The longest a test push waits for its provider, retries included (a retry due later ends `Expired`): the
+    /// page waits for this answer, and FCM's backoff after `QUOTA_EXCEEDED` alone starts at a minute.
+    static let testPushDeadline = 30.0
+
+    /// A test push to a registered FCM, web, UnifiedPush or HMS device through the instance's sender of that
+    /// platform. Its result is recorded as a publish's would be: the device's last result, and a dead token
+    /// (`UNREGISTERED`, 404/410, Huawei's illegal token) invalidates the device with its invalidation record, which
+    /// the invalidation webhook and feed then carry.
+    private func platformTestPush(_ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
+                                  device: Device, content: PlatformTestPush.Content) async throws -> HTTPResponse {
+        let platform = device.platform
+        let (message, bytes) = try PlatformTestPush.message(content, platform: platform, instanceID: config.id)
+        try Self.requireSender(platform, runtime)
+        try app.limit(testPushLimiter, config.id.lowercased(), label: "test_push")
+        let ref = try await app.store.deviceRef(instanceID: config.id, id: device.id)
+        let deadline = Date().addingTimeInterval(Self.testPushDeadline)
+        let started = MonotonicClock.now()
+        var answer: PlatformTestPush.Answer
+        var endpoint: String?
+        switch message {
+        case .fcm(let template):
+            guard let sender = runtime.fcm else { throw Self.notConfigured(platform) }
+            let fcmRequest = FCMRequest(token: device.token, message: template, deadline: RetryDeadline(at: deadline))
+            let result = await withCheckedContinuation { (continuation: CheckedContinuation<FCMResult, Never>) in
+                Task { await sender.submit(fcmRequest) { continuation.resume(returning: $0) } }
+            }
+            answer = PlatformTestPush.answer(result)
+        case .webPush(let webMessage):
+            let isWeb = platform == .web
+            guard let sender = isWeb ? runtime.web : runtime.unifiedpush else { throw Self.notConfigured(platform) }
+            let cache = isWeb ? runtime.webSubscriptions : runtime.unifiedPushSubscriptions
+            guard let subscription = cache?.subscription(device.token) ?? WebPushSubscriptions.parse(device.token) else {
+                answer = PlatformTestPush.Answer(reason: "InvalidSubscription",
+                                                 failure: "the stored subscription does not parse; nothing was sent",
+                                                 verdict: .failed("InvalidSubscription"))
+                break
+            }
+            // As registered (the parsed URL's description is its origin only).
+            endpoint = JSONValue.parse(Array(device.token.utf8))?["endpoint"]?.stringValue
+            let notification = WebPushNotification(subscription: subscription, message: webMessage,
+                                                   deadline: RetryDeadline(at: deadline))
+            let result = await withCheckedContinuation { (continuation: CheckedContinuation<WebPushResult, Never>) in
+                Task { await sender.submit(notification) { continuation.resume(returning: $0) } }
+            }
+            var verdict = isWeb ? DeliveryOutcome.verdict(result) : DeliveryOutcome.unifiedPushVerdict(result)
+            // A publish counts unanswered deliveries towards removing the subscription; so does a test push.
+            if let ref, let unreachable = isWeb ? runtime.unreachableWeb : runtime.unreachableUnifiedPush {
+                verdict = unreachable.judge(verdict, device: ref, now: MonotonicClock.seconds())
+            }
+            answer = PlatformTestPush.answer(result, verdict: verdict)
+        case .hms(let hmsMessage):
+            guard let sender = runtime.hms else { throw Self.notConfigured(platform) }
+            let sent = await sender.sendCounting(tokens: [device.token], message: hmsMessage, deadline: deadline,
+                                                 retries: nil)
+            answer = PlatformTestPush.answer(sent.results[device.token] ?? .failed(reason: "UnknownError", status: 0),
+                                             requests: sent.requests)
         }
-        func string(_ key: String) throws(BeamsError) -> String? {
-            guard let value = body[key], !value.isNull else { return nil }
-            guard let text = value.stringValue else { throw .schema(key, PublishRequest.typeMessage("string", value)) }
-            return text
-        }
-        func integer(_ key: String) throws(BeamsError) -> Int? {
-            guard let value = body[key], !value.isNull else { return nil }
-            guard case .int(let number) = value else { throw .schema(key, PublishRequest.typeMessage("integer", value)) }
-            return number
-        }
-        guard let token = try string("deviceToken") else { throw .schema("deviceToken", "deviceToken is required") }
-        var payload: [UInt8]?
-        if let value = body["payload"], !value.isNull {
-            switch value {
-            // Text is sent byte for byte (what the page's JSON editor holds); an object is re-serialized.
-            case .string(let text): payload = Array(text.utf8)
-            case .object: payload = value.serialized()
-            default: throw .schema("payload", PublishRequest.typeMessage("object", value))
+        let duration = MonotonicClock.elapsed(since: started)
+        let now = Date()
+        if let ref {
+            let target = Target(ref: ref, deviceID: device.id, platform: platform, token: device.token,
+                                environment: device.environment, environmentDeclared: device.environmentDeclared,
+                                lastRegisteredAt: device.lastRegisteredAt, userID: device.userID)
+            if case .final(_, let result) = DeliveryOutcome(answer.verdict, on: platform, target: target, now: now) {
+                try await app.store.recordDeviceResults([result])
+                activity.record(instanceID: config.id, accepted: result.isAccepted, at: app.now())
             }
         }
-        return TestPush.Options(
-            deviceToken: token, environment: try string("environment"), alert: try string("alert"), payload: payload,
-            pushType: try string("pushType"), priority: try integer("priority"), topic: try string("topic"),
-            collapseID: try string("collapseId"), expiration: try integer("expiration"))
+        let after = try await app.store.device(instanceID: config.id, id: device.id)
+        let removed = answer.removesDevice && after?.invalidatedAt != nil && device.invalidatedAt == nil
+        var card: JSONValue = .null
+        if let after { card = try await AdminAPI(app: app).render(after, withInterests: false) }
+        app.logger.info("Console test push", [
+            "instance": config.id, "platform": platform.rawValue, "device": device.id,
+            "status": answer.status.map(String.init) ?? "-", "reason": answer.reason ?? "-",
+            "removed": removed ? "yes" : "no", "request": request.requestID,
+        ])
+        let token: JSONValue = platform == .fcm || platform == .hms ? .string(device.token) : .null
+        let body = JSONValue.object([
+            "platform": .string(platform.rawValue),
+            "deviceId": .string(device.id),
+            "deviceToken": token,
+            "endpoint": endpoint.map(JSONValue.string) ?? .null,
+            "payloadBytes": .int(bytes),
+            "answer": answer.json,
+            "deviceRemoved": .bool(removed),
+            "latencyMs": .int(Self.milliseconds(duration)),
+            "device": card,
+        ])
+        return Self.noStore(.json(body))
+    }
+
+    /// 422 when the instance has no sender for `platform` (nothing is sent, nothing counted against the limit).
+    static func requireSender(_ platform: Platform, _ runtime: InstanceRuntime) throws(BeamsError) {
+        let configured: Bool
+        switch platform {
+        case .apns: configured = runtime.credentials != nil
+        case .fcm: configured = runtime.fcm != nil
+        case .web: configured = runtime.web != nil
+        case .unifiedpush: configured = runtime.unifiedpush != nil
+        case .hms: configured = runtime.hms != nil
+        }
+        if !configured { throw notConfigured(platform) }
+    }
+
+    /// The answer for a platform the instance has no credentials for, naming the config section to add.
+    static func notConfigured(_ platform: Platform) -> BeamsError {
+        switch platform {
+        case .apns: return BeamsError(422, "APNs not configured", "This instance has no APNs credentials "
+            + "(instances[].apns in the server config): nothing was sent")
+        case .fcm: return BeamsError(422, "FCM not configured", "This instance has no FCM service account "
+            + "(instances[].fcm in the server config): nothing was sent")
+        case .web: return BeamsError(422, "Web push not configured", "This instance has no VAPID key "
+            + "(instances[].web in the server config): nothing was sent")
+        case .unifiedpush: return BeamsError(422, "UnifiedPush not configured", "This instance does not send "
+            + "UnifiedPush (instances[].unifiedpush in the server config): nothing was sent")
+        case .hms: return BeamsError(422, "HMS not configured", "This instance has no Huawei Push Kit credentials "
+            + "(instances[].hms in the server config): nothing was sent")
+        }
     }
 
     private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> (InstanceConfig, InstanceRuntime) {

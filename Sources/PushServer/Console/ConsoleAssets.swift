@@ -62,11 +62,13 @@ enum ConsoleAssets {
 
   <section id="view-test-push" class="view" aria-labelledby="tp-h" data-title="Test push" hidden>
     <h1 id="tp-h" tabindex="-1">Test push</h1>
-    <p class="hint">One notification to one device token with the instance's APNs key, and Apple's answer exactly as it
-      came back. Nothing is stored; <code>push-server send</code> does the same from a shell.</p>
-    <p class="hint" id="tp-scope">Test pushes go to APNs only (iOS devices). For an Android, web, UnifiedPush or Huawei device, publish to
-      its user or an interest only it has (Publish), then look it up (Devices): its last result is the push
-      service's answer.</p>
+    <p class="hint">One notification to one device, and the provider's answer exactly as it came back: Apple's for an
+      iOS token (any token; nothing is stored, <code>push-server send</code> does the same from a shell), FCM's, the
+      push service's or Huawei's for a registered Android, web, UnifiedPush or Huawei device, sent through the
+      instance's own sender.</p>
+    <p class="hint" id="tp-scope">For Android, web, UnifiedPush and Huawei the result is recorded as a publish's: an answer
+      that says the token is dead (UNREGISTERED, 404/410, an illegal token) removes the device, and the invalidation
+      feed and webhook report it.</p>
     <form id="tp-form" method="post" action="/console" novalidate>
       <div class="field">
         <label for="tp-token">Device token</label>
@@ -76,6 +78,27 @@ enum ConsoleAssets {
         <p id="tp-token-info" class="hint">Hex as the app logs it; &lt;…&gt;, spaces and capitals are fine.
           Or look a registered device up under <a href="#devices">Devices</a>.</p>
       </div>
+      <div class="row">
+        <div class="field">
+          <label for="tp-platform">Platform</label>
+          <select id="tp-platform">
+            <option value="apns">iOS (APNs)</option>
+            <option value="fcm">Android (FCM)</option>
+            <option value="web">Web</option>
+            <option value="unifiedpush">UnifiedPush</option>
+            <option value="hms">Huawei (HMS)</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="tp-by">Device by</label>
+          <select id="tp-by">
+            <option value="token">Token or subscription</option>
+            <option value="id">Device id</option>
+          </select>
+        </div>
+      </div>
+      <p id="tp-device-info" class="hint" aria-live="polite"></p>
+      <div id="tp-apns-fields">
       <fieldset>
         <legend>Environment</legend>
         <label class="choice"><input type="radio" name="tp-env" id="tp-env-sandbox" value="sandbox" checked>
@@ -138,6 +161,19 @@ enum ConsoleAssets {
           <textarea id="tp-json" rows="7" spellcheck="false">{"aps":{"alert":{"title":"Hello","body":"A test from push-server"}}}</textarea>
         </div>
         <p id="tp-payload-info" class="hint" aria-live="polite"></p>
+      </fieldset>
+      </div>
+      <fieldset id="tp-plain-fields" hidden>
+        <legend>Notification</legend>
+        <div class="row">
+          <div class="field"><label for="tp-plain-title">Title</label><input id="tp-plain-title" value="Hello"></div>
+          <div class="field"><label for="tp-plain-body">Body</label><input id="tp-plain-body" value="A test from push-server"></div>
+        </div>
+        <label for="tp-plain-data">Data (a JSON object, optional)</label>
+        <textarea id="tp-plain-data" rows="3" spellcheck="false" aria-describedby="tp-plain-info"></textarea>
+        <p id="tp-plain-info" class="hint" aria-live="polite">Sent as the platform's publish section
+          <code>{"notification":{"title","body"},"data":{…}}</code>, checked as a publish would be (FCM data values
+          are strings; web and UnifiedPush messages fit 4096 encrypted bytes, Huawei's 4096).</p>
       </fieldset>
       <button type="submit" id="tp-send">Send test push</button>
       <p id="tp-error" class="error" role="alert"></p>
@@ -563,7 +599,28 @@ enum ConsoleAssets {
     return '';
   }
 
+  function testPlatform() { return $('tp-platform').value; }
+  // The APNs token hint as the page has it (with its link to Devices), put back when APNs is chosen again.
+  let apnsTokenInfo = [];
+
+  /** Shows the controls of the chosen platform: APNs' headers and payload, or the other platforms' text and data. */
+  function updateTestPlatform() {
+    const platform = testPlatform();
+    const apns = platform === 'apns';
+    $('tp-apns-fields').hidden = !apns;
+    $('tp-plain-fields').hidden = apns;
+    const byId = $('tp-by').value === 'id';
+    const name = (PLATFORMS.find(([key]) => key === platform) || [platform, platform])[1];
+    $('tp-token').labels[0].textContent = byId ? 'Device id' : (apns ? 'Device token' : `${name} token`);
+    const info = $('tp-token-info');
+    if (byId) info.textContent = `The id the ${name} device got when it registered (as the Devices screen shows it).`;
+    else if (apns) info.replaceChildren(...apnsTokenInfo.map((node) => node.cloneNode(true)));
+    else info.textContent = `The registered device's ${TOKEN_HINTS[platform]}; look it up under Devices to check it.`;
+    if (apns && !byId) updateTokenInfo();
+  }
+
   function updateTokenInfo() {
+    if (testPlatform() !== 'apns' || $('tp-by').value !== 'token') return;
     const token = normalizeToken($('tp-token').value);
     const info = $('tp-token-info');
     if (!token) return;
@@ -662,11 +719,56 @@ enum ConsoleAssets {
     for (const token of tokens) if (typeof token === 'string') list.append(el('option', { value: token }));
   }
 
+  /** The body of a test push to a non-APNs device (or any device by id): the device and title, body and data. */
+  function plainTestPushBody() {
+    const platform = testPlatform();
+    const raw = $('tp-token').value.trim();
+    if (!raw) return { problem: $('tp-by').value === 'id' ? 'Enter a device id.' : 'Enter the device\'s token.' };
+    const body = $('tp-by').value === 'id' ? { deviceId: raw } : { platform, deviceToken: raw };
+    if (platform === 'apns') return { body };
+    if ($('tp-plain-title').value) body.title = $('tp-plain-title').value;
+    if ($('tp-plain-body').value) body.body = $('tp-plain-body').value;
+    const data = $('tp-plain-data').value.trim();
+    if (data) {
+      let object;
+      try { object = JSON.parse(data); } catch (e) { return { problem: `The data is not valid JSON (${e.message}).` }; }
+      if (object === null || typeof object !== 'object' || Array.isArray(object)) return { problem: 'The data must be a JSON object.' };
+      body.data = object;
+    }
+    return { body };
+  }
+
   async function sendTestPush(event) {
     event.preventDefault();
     const error = $('tp-error');
     const result = $('tp-result');
     error.textContent = '';
+    if (testPlatform() !== 'apns') {
+      const { body, problem } = plainTestPushBody();
+      if (problem) {
+        error.textContent = problem;
+        $('tp-token').focus();
+        return;
+      }
+      await postTestPush(body, null);
+      return;
+    }
+    if ($('tp-by').value === 'id') {
+      const { body, problem } = plainTestPushBody();
+      if (problem) {
+        error.textContent = problem;
+        $('tp-token').focus();
+        return;
+      }
+      const payload = testPayload();
+      if (payload.problems.length) {
+        error.textContent = payload.problems.join(' ');
+        return;
+      }
+      body.payload = payload.text;
+      await postTestPush(body, null);
+      return;
+    }
     const token = normalizeToken($('tp-token').value);
     const problem = tokenProblem(token);
     const payload = testPayload();
@@ -692,6 +794,13 @@ enum ConsoleAssets {
       }
       body.expiration = expiration;
     }
+    await postTestPush(body, token);
+  }
+
+  /** Sends a test push body and shows the answer; `token` (APNs) is offered again in this tab. */
+  async function postTestPush(body, token) {
+    const error = $('tp-error');
+    const result = $('tp-result');
     const button = $('tp-send');
     button.disabled = true;
     result.dataset.done = '0';
@@ -705,9 +814,53 @@ enum ConsoleAssets {
       result.dataset.done = '1';
       return;
     }
-    rememberToken(token);
-    renderTestPush(response.json, result);
+    if (token) rememberToken(token);
+    if (response.json.platform === 'apns') renderTestPush(response.json, result);
+    else renderPlatformTestPush(response.json, result);
     result.dataset.done = '1';
+  }
+
+  const PROVIDERS = { fcm: 'FCM', web: 'the push service', unifiedpush: 'the push server', hms: 'Huawei' };
+
+  function platformVerdict(r) {
+    const answer = r.answer || {};
+    const provider = PROVIDERS[r.platform] || r.platform;
+    const accepted = answer.status && answer.status >= 200 && answer.status < 300 && !answer.reason;
+    if (accepted) return ['ok', `HTTP ${answer.status} · Accepted by ${provider}`];
+    if (r.platform === 'hms' && answer.status === 200) return ['bad', `FAILED · Huawei ${answer.reason}`];
+    if (answer.status) return ['bad', `FAILED · HTTP ${answer.status} ${answer.reason || ''}`.trim()];
+    if (answer.reason) return ['bad', `NOT SENT · ${answer.reason}`];
+    return ['bad', `NO ANSWER from ${provider}`];
+  }
+
+  /** The answer of FCM, a push service or Huawei, and what it did to the device. */
+  function renderPlatformTestPush(r, container) {
+    const answer = r.answer || {};
+    const [kind, text] = platformVerdict(r);
+    container.append(el('p', { className: `verdict ${kind}`, id: 'tp-verdict', text }));
+    const list = el('dl', { className: 'facts', id: 'tp-facts' });
+    const platformName = (PLATFORMS.find(([key]) => key === r.platform) || [r.platform, r.platform])[1];
+    facts(list, [
+      ['Platform', platformName],
+      ['Status', answer.status === null ? null : String(answer.status)],
+      ['Reason', answer.reason],
+      ['Meaning', answer.meaning || undefined],
+      ['Message id', answer.messageId ? code(answer.messageId) : undefined],
+      ['Failure', answer.failure || undefined],
+      ['Attempts', answer.attempts === null ? undefined : String(answer.attempts)],
+      ['Device removed', r.deviceRemoved ? 'Yes: the provider says the token is dead; the invalidation feed and webhook report it'
+        : 'No'],
+      ['Latency', `${r.latencyMs} ms`],
+      r.endpoint ? ['Endpoint', code(r.endpoint)] : ['Token', r.deviceToken ? code(r.deviceToken) : undefined],
+      ['Payload', `${r.payloadBytes} bytes`],
+    ]);
+    container.append(list);
+    if (r.device) {
+      container.append(el('p', {}, 'Device ', code(r.device.id), ` (${r.device.valid ? 'valid' : 'INVALID'}). `,
+        'The result is its last delivery, as after a publish.'));
+    }
+    container.append(el('p', { className: 'note', text:
+      'An accepted answer means the provider took the notification, not that the device displayed it.' }));
   }
 
   function verdictFor(answer) {
@@ -856,17 +1009,23 @@ enum ConsoleAssets {
       ['Metadata', code(JSON.stringify(d.metadata || {}))],
     ]);
     card.append(list);
-    if (d.platform === 'apns') {
-      const use = el('button', { type: 'button', text: 'Use for a test push' });
-      use.addEventListener('click', () => {
+    const use = el('button', { type: 'button', text: 'Use for a test push' });
+    use.addEventListener('click', () => {
+      $('tp-platform').value = d.platform;
+      if (d.platform === 'apns') {
+        $('tp-by').value = 'token';
         $('tp-token').value = d.token;
         const radio = $(`tp-env-${d.environment}`);
         if (radio) radio.checked = true;
-        updateTokenInfo();
-        location.hash = '#test-push';
-      });
-      card.append(use);
-    }
+      } else {
+        $('tp-by').value = 'id';
+        $('tp-token').value = d.id;
+      }
+      $('tp-device-info').textContent = `Device ${d.id} · ${platformName}${d.valid ? '' : ' · INVALID'}`;
+      updateTestPlatform();
+      location.hash = '#test-push';
+    });
+    card.append(use);
     return card;
   }
 
@@ -1389,8 +1548,18 @@ enum ConsoleAssets {
     $('signout').addEventListener('click', () => signOut('Signed out.'));
     window.addEventListener('hashchange', () => { if (session.secret) showView(currentView(), 'heading'); });
 
+    apnsTokenInfo = Array.from($('tp-token-info').childNodes).map((node) => node.cloneNode(true));
     $('tp-form').addEventListener('submit', sendTestPush);
-    $('tp-token').addEventListener('input', updateTokenInfo);
+    $('tp-token').addEventListener('input', () => {
+      $('tp-device-info').textContent = '';
+      updateTokenInfo();
+    });
+    for (const id of ['tp-platform', 'tp-by']) {
+      $(id).addEventListener('change', () => {
+        $('tp-device-info').textContent = '';
+        updateTestPlatform();
+      });
+    }
     for (const id of ['tp-mode-alert', 'tp-mode-json', 'tp-type', 'tp-priority', 'tp-json', 'tp-title', 'tp-body', 'tp-sound', 'tp-badge']) {
       $(id).addEventListener('input', updatePayloadInfo);
       $(id).addEventListener('change', updatePayloadInfo);

@@ -71,7 +71,15 @@ final class HMSSender: Sendable {
     /// Sends `message` (the publish's `message` object without a target) to `tokens` (at most 1,000) and returns
     /// each token's fate. Never resends a token Huawei accepted.
     func send(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async -> [String: HMSDelivery] {
+        await sendCounting(tokens: tokens, message: message, deadline: deadline, retries: retries).results
+    }
+
+    /// `send`, with the number of requests it took (the console's test push shows them as attempts).
+    func sendCounting(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async
+        -> (results: [String: HMSDelivery], requests: Int)
+    {
         var results: [String: HMSDelivery] = [:]
+        var requests = 0
         var pending = tokens
         var rejected: Int? = nil
         var refreshedOnce = false
@@ -93,6 +101,7 @@ final class HMSSender: Sendable {
             let exchange = HTTPExchange(url: sendURL, headers: ["Authorization: Bearer \(token.value)",
                                                                 "Content-Type: application/json;charset=utf-8"], body: body)
             counters.withLock { $0.requests += 1 }
+            requests += 1
             let answer: HMSAnswer
             var status = 0
             do throws(HTTPExchangeError) {
@@ -141,7 +150,7 @@ final class HMSSender: Sendable {
             $0.accepted += accepted
             $0.failed += results.count - accepted
         }
-        return results
+        return (results, requests)
     }
 
     func shutdown() async {

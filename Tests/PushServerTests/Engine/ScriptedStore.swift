@@ -220,6 +220,10 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         try await base.device(instanceID: instanceID, id: id)
     }
 
+    func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+        try await base.deviceRef(instanceID: instanceID, id: id)
+    }
+
     func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try await base.device(instanceID: instanceID, platform: platform, token: token)
     }

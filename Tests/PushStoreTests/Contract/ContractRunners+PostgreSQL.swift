@@ -67,6 +67,10 @@ final class DeviceRegistryContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, DeviceRegistryContract.testLookupsByIDAndTokenAndMissingDevices)
     }
 
+    func testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish() async throws {
+        try await runContract(.postgresql, DeviceRegistryContract.testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish)
+    }
+
     func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {
         try await runContract(.postgresql, DeviceRegistryContract.testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound)
     }

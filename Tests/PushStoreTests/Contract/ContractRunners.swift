@@ -67,6 +67,10 @@ final class DeviceRegistryContractOnSQLite: XCTestCase {
         try await runContract(.sqlite, DeviceRegistryContract.testLookupsByIDAndTokenAndMissingDevices)
     }
 
+    func testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish() async throws {
+        try await runContract(.sqlite, DeviceRegistryContract.testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish)
+    }
+
     func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {
         try await runContract(.sqlite, DeviceRegistryContract.testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound)
     }
@@ -347,6 +351,10 @@ final class DeviceRegistryContractInMemory: XCTestCase {
 
     func testLookupsByIDAndTokenAndMissingDevices() async throws {
         try await runContract(.inMemory, DeviceRegistryContract.testLookupsByIDAndTokenAndMissingDevices)
+    }
+
+    func testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish() async throws {
+        try await runContract(.inMemory, DeviceRegistryContract.testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish)
     }
 
     func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {

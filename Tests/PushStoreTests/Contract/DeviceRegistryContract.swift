@@ -101,6 +101,27 @@ final class DeviceRegistryContract: StoreContract {
         try await store.close()
     }
 
+    func testDeviceRefNamesTheDeviceForAResultRecordedOutsideAPublish() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 3)
+        let other = try await register(store, 4)
+        let ref = try await store.deviceRef(instanceID: instance, id: device.id)
+        let unwrapped = try XCTUnwrap(ref)
+        let missing = try await store.deviceRef(instanceID: instance, id: "apns-nope")
+        XCTAssertNil(missing)
+        let elsewhere = try await store.deviceRef(instanceID: "another-instance", id: device.id)
+        XCTAssertNil(elsewhere, "a device id of one instance names nothing in another")
+        clock.advance(1)
+        try await store.recordDeviceResults([DeviceResult(device: unwrapped, status: 400, reason: "BadDeviceToken",
+                                                          at: clock.now, effect: .badToken)])
+        let after = try await store.device(instanceID: instance, id: device.id)
+        XCTAssertEqual(after?.lastResult?.reason, "BadDeviceToken")
+        XCTAssertNotNil(after?.invalidatedAt, "the ref is the key results are recorded under")
+        let untouched = try await store.device(instanceID: instance, id: other.id)
+        XCTAssertNil(untouched?.invalidatedAt)
+        try await store.close()
+    }
+
     func testDeleteDeviceDropsInterestsAndUserAndReportsWhetherFound() async throws {
         let store = try await openStore()
         let device = try await register(store, 1)
