@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards]
+                                       beamsForwards, publishTraceContext]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -342,5 +342,11 @@ enum PostgreSQLSchema {
         );
         CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at, id) WHERE state = 'pending';
         CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Step 11. The trace context a publish was accepted in (W3C `traceparent` and `tracestate`), so the node
+    /// that claims the job, or one of its shards, continues the same trace (docs/OPERATIONS.md, "Traces").
+    static let publishTraceContext = """
+        ALTER TABLE publish_jobs ADD COLUMN trace_parent text, ADD COLUMN trace_state text;
         """
 }

@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishTraceContext]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -301,5 +301,12 @@ enum Schema {
         );
         CREATE INDEX beams_forwards_due ON beams_forwards (next_attempt_at) WHERE state = 'pending';
         CREATE INDEX beams_forwards_finished ON beams_forwards (finished_at) WHERE finished_at IS NOT NULL;
+        """
+
+    /// Step 13. The trace context a publish was accepted in (W3C `traceparent` and `tracestate`), so the node
+    /// that claims the job, or one of its shards, continues the same trace (docs/OPERATIONS.md, "Traces").
+    static let publishTraceContext = """
+        ALTER TABLE publish_jobs ADD COLUMN trace_parent TEXT;
+        ALTER TABLE publish_jobs ADD COLUMN trace_state TEXT;
         """
 }

@@ -4,6 +4,7 @@ import JSON
 import Locking
 import Logging
 import PushStore
+import Tracing
 
 /// What every API handler shares. Immutable after start-up, so handlers on any task can read it freely.
 public final class AppContext: Sendable {
@@ -26,12 +27,15 @@ public final class AppContext: Sendable {
     /// Tells the Beams bridge a forward is waiting (a device to retire; a publish's forward comes with
     /// `publishEnqueued`).
     let beamsForwardQueued: @Sendable () -> Void
+    /// Starts the publish request's spans (`Tracer.disabled` unless `tracing` is on).
+    let tracer: Tracer
 
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
-        liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {}
+        liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {},
+        tracer: Tracer = .disabled
     ) {
         self.config = config
         var byID: [String: InstanceConfig] = [:]
@@ -45,6 +49,7 @@ public final class AppContext: Sendable {
         self.publishEnqueued = publishEnqueued
         self.cancelRun = cancelRun
         self.beamsForwardQueued = beamsForwardQueued
+        self.tracer = tracer
     }
 
     /// What `instance`'s publishes may ask for in `x_delivery`.

@@ -43,7 +43,7 @@ extension ServerConfig {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
         reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
-                                             "log", "console", "instances"])
+                                             "log", "console", "instances", "tracing"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -178,6 +178,11 @@ extension ServerConfig {
         if let webhooks = reader.object(root["webhooks"], "webhooks") {
             readWebhooks(webhooks, into: &config.webhooks, &reader)
         }
+
+        if let tracing = reader.object(root["tracing"], "tracing") {
+            readTracing(tracing, into: &config.tracing, &reader)
+        }
+        applyTracingEnvironment(environment, into: &config.tracing, &reader)
 
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])

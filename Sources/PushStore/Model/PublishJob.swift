@@ -50,10 +50,17 @@ public struct PublishJob: Sendable, Equatable {
     /// that are a `BeamsForwardQueue`, due at `notBefore` (or `createdAt`); not part of the job once stored (a
     /// claimed job has nil).
     public var beamsForward: BeamsForward?
+    /// The W3C `traceparent` of the span that accepted the publish (docs/OPERATIONS.md, "Traces"): whichever node
+    /// claims the job, or a shard of it, continues that trace. nil when the publish was not traced. Opaque to the
+    /// store, which keeps it as given.
+    public var traceParent: String?
+    /// The `tracestate` that goes with `traceParent` (vendors' entries), nil when none.
+    public var traceState: String?
 
     public init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
-        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil
+        webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil,
+        traceParent: String? = nil, traceState: String? = nil
     ) {
         self.instanceID = instanceID
         self.publishID = publishID
@@ -64,6 +71,8 @@ public struct PublishJob: Sendable, Equatable {
         self.createdAt = createdAt
         self.notBefore = notBefore
         self.beamsForward = beamsForward
+        self.traceParent = traceParent
+        self.traceState = traceState
     }
 }
 
