@@ -35,8 +35,10 @@ public final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
 
     public func enqueue(_ span: SpanData) {
         condition.lock()
-        let added = batcher.add(span)
-        let wake = added && batcher.queued == batcher.settings.maxExportBatchSize
+        let added = batcher.add(span, now: MonotonicClock.now())
+        // The thread waits without a deadline while the queue is empty, and for the schedule otherwise: the first
+        // span starts the schedule, a full batch leaves at once. Other spans need no wake-up.
+        let wake = added && (batcher.queued == 1 || batcher.queued == batcher.settings.maxExportBatchSize)
         if wake { condition.signal() }
         condition.unlock()
         if !added { onDrop(1) }

@@ -2,7 +2,8 @@ import Locking
 
 /// The batch span processor's rules as a pure state machine (OpenTelemetry's `BatchSpanProcessor` defaults):
 /// ended spans wait in a bounded queue; a batch leaves when `maxExportBatchSize` spans wait or `scheduleDelay`
-/// passed since the last export; a full queue drops the new span and counts it. Times are `MonotonicClock`
+/// passed since the last export (or, after an idle spell, since the first span arrived: a lone span waits for
+/// company rather than leaving alone); a full queue drops the new span and counts it. Times are `MonotonicClock`
 /// nanoseconds passed in, so tests drive it without threads or sleeps.
 public struct SpanBatcher: Sendable {
     /// The limits, by default those of the OpenTelemetry specification (`OTEL_BSP_*`).
@@ -46,11 +47,16 @@ public struct SpanBatcher: Sendable {
 
     public var queued: Int { queue.count }
 
-    /// Queues an ended span. - Returns: false when the queue is full and the span was dropped (and counted).
-    public mutating func add(_ span: SpanData) -> Bool {
+    /// Queues an ended span at `now`. - Returns: false when the queue is full and the span was dropped (and
+    /// counted).
+    public mutating func add(_ span: SpanData, now: UInt64) -> Bool {
         guard queue.count < settings.maxQueueSize else {
             dropped += 1
             return false
+        }
+        if queue.isEmpty, now > lastExport &+ settings.scheduleDelay.nanoseconds {
+            // Idle longer than the delay: the schedule starts with this span.
+            lastExport = now
         }
         queue.append(span)
         return true

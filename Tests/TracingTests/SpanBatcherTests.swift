@@ -18,19 +18,19 @@ final class SpanBatcherTests: XCTestCase {
 
     func testAFullQueueDropsNewSpansAndCountsThem() {
         var batcher = SpanBatcher(now: 0)
-        for index in 0..<2048 { XCTAssertTrue(batcher.add(span("\(index)"))) }
-        XCTAssertFalse(batcher.add(span("late")))
-        XCTAssertFalse(batcher.add(span("later")))
+        for index in 0..<2048 { XCTAssertTrue(batcher.add(span("\(index)"), now: 0)) }
+        XCTAssertFalse(batcher.add(span("late"), now: 0))
+        XCTAssertFalse(batcher.add(span("later"), now: 0))
         XCTAssertEqual(batcher.dropped, 2)
         XCTAssertEqual(batcher.queued, 2048)
     }
 
     func testAFullBatchLeavesAtOnceAndAtMost512PerExport() {
         var batcher = SpanBatcher(now: 0)
-        for _ in 0..<511 { _ = batcher.add(span()) }
+        for _ in 0..<511 { _ = batcher.add(span(), now: 0) }
         XCTAssertEqual(batcher.next(now: 1), .wait(until: 5_000_000_000))
-        _ = batcher.add(span())
-        for _ in 0..<600 { _ = batcher.add(span()) }
+        _ = batcher.add(span(), now: 0)
+        for _ in 0..<600 { _ = batcher.add(span(), now: 0) }
         guard case .export(let first) = batcher.next(now: 2) else { return XCTFail("expected an export") }
         XCTAssertEqual(first.count, 512)
         guard case .export(let second) = batcher.next(now: 3) else { return XCTFail("expected an export") }
@@ -42,15 +42,38 @@ final class SpanBatcherTests: XCTestCase {
     func testAPartialBatchLeavesAfterTheScheduleDelay() {
         var batcher = SpanBatcher(now: 0)
         XCTAssertEqual(batcher.next(now: 0), .wait(until: nil))
-        _ = batcher.add(span("a"))
+        _ = batcher.add(span("a"), now: 0)
         XCTAssertEqual(batcher.next(now: 4_999_999_999), .wait(until: 5_000_000_000))
         guard case .export(let spans) = batcher.next(now: 5_000_000_000) else { return XCTFail("expected an export") }
         XCTAssertEqual(spans.map(\.name), ["a"])
     }
 
+    func testAfterAnIdleSpellTheFirstSpanStartsTheSchedule() {
+        var batcher = SpanBatcher(now: 0)
+        _ = batcher.add(span("late"), now: 60_000_000_000)
+        XCTAssertEqual(batcher.next(now: 60_000_000_001), .wait(until: 65_000_000_000))
+        _ = batcher.add(span("company"), now: 61_000_000_000)
+        guard case .export(let spans) = batcher.next(now: 65_000_000_000) else { return XCTFail("expected an export") }
+        XCTAssertEqual(spans.map(\.name), ["late", "company"])
+    }
+
+    func testTheProcessorExportsALoneSpanAfterTheScheduleDelay() {
+        let exported = DispatchSemaphore(value: 0)
+        let processor = BatchSpanProcessor(settings: SpanBatcher.Settings(scheduleDelay: .milliseconds(50)),
+                                           export: { _, done in
+            exported.signal()
+            done()
+        }, onDrop: { _ in })
+        // Let the export thread reach its wait on an empty queue (the span must wake it, not find it running).
+        Thread.sleep(forTimeInterval: 0.2)
+        processor.enqueue(span())
+        XCTAssertEqual(exported.wait(timeout: .now() + 5), .success, "a lone span never left")
+        processor.shutdown(timeout: .seconds(5))
+    }
+
     func testFlushingExportsWithoutWaiting() {
         var batcher = SpanBatcher(now: 0)
-        _ = batcher.add(span("a"))
+        _ = batcher.add(span("a"), now: 0)
         guard case .export(let spans) = batcher.next(now: 1, flushing: true) else { return XCTFail("expected an export") }
         XCTAssertEqual(spans.count, 1)
     }
