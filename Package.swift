@@ -124,6 +124,6 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
-                                                          "Locking", "Clocks", "TLSIdentity"]),
+                                                          "Locking", "Clocks", "TLSIdentity", "Tracing"]),
     ]
 )
