@@ -153,6 +153,26 @@ def test_the_exporter_retries_a_503_after_its_retry_after_and_counts_it(traced, 
     assert 'push_otlp_spans_dropped_total{' not in text, "a retried export drops nothing"
 
 
+def test_spans_still_queued_at_shutdown_are_exported_before_the_process_exits(environment, otlp):
+    mock = environment.mock()
+    # A schedule far longer than the test: only the flush at shutdown can send these spans.
+    server = environment.server(mock, {"tracing": {"enabled": True, "endpoint": otlp.url,
+                                                   "scheduleDelayMillis": 600000}}, name="flushed")
+    beams = Beams(server)
+    interest = unique("flush")
+    beams.register(random_token(), interests=[interest])
+    trace_id = uuid.uuid4().hex
+    r = beams.publish_raw("/interests", {"interests": [interest], "apns": alert("flush")},
+                          headers={"traceparent": traceparent("00f067aa0ba902b7", trace_id)})
+    assert r.status_code == 200
+    beams.wait_finished(r.json()["publishId"])
+    time.sleep(0.5)
+    assert not otlp.trace(trace_id), "exported before the schedule: the test proves nothing"
+    assert server.stop() == 0
+    names = {span["name"] for span in otlp.trace(trace_id)}
+    assert {"process publish", "send apns", "publish commit"} <= names, names
+
+
 SHARD_DEVICES, SHARD_SIZE = 1200, 100
 
 

@@ -34,8 +34,9 @@ struct TracingExport: Service {
 
     func run() async {
         // Idle until cancelled (the group stops services by cancelling them), then flush.
-        let (stream, _) = AsyncStream.makeStream(of: Void.self)
-        for await _ in stream {}
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(3600))
+        }
         await pipeline.shutdown()
     }
 }
