@@ -57,8 +57,7 @@ public final class OTLPExporter: Sendable {
     /// Sends `spans`, retrying within the export timeout; `done` runs once, on a loop thread, when it ended.
     public func export(_ spans: [SpanData], done: @escaping @Sendable () -> Void) {
         guard !spans.isEmpty else { return done() }
-        var exchange = HTTPExchange(url: url, headers: headers, body: encoder.encode(spans))
-        exchange.method = .post
+        let exchange = HTTPExchange(url: url, headers: headers, body: encoder.encode(spans))
         let deadline = MonotonicClock.now() &+ exportTimeout.nanoseconds
         attempt(exchange, count: spans.count, number: 1, delay: 0, deadline: deadline, done: done)
     }

@@ -29,19 +29,4 @@ public struct Tracer: Sendable {
         return Span(context: context, parent: parent, name: name, kind: kind, attributes: attributes,
                     sink: sampled ? sink : nil)
     }
-
-    /// Runs `body` in a new span (the task's current context while it runs) and ends it, with an error status
-    /// when `body` throws.
-    public func withSpan<T: Sendable>(_ name: String, kind: SpanKind = .internal, parent: TraceContext? = TraceContext.current,
-                                      attributes: [Attribute] = [],
-                                      _ body: (Span) async throws -> T) async rethrows -> T {
-        let span = startSpan(name, kind: kind, parent: parent, attributes: attributes)
-        defer { span.end() }
-        do {
-            return try await TraceContext.$current.withValue(span.context) { try await body(span) }
-        } catch {
-            span.setStatus(.error, String(describing: type(of: error)))
-            throw error
-        }
-    }
 }
