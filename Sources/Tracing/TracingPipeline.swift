@@ -6,6 +6,8 @@ import Logging
 /// exporter behind it. Built once at start-up when tracing is enabled; `shutdown` exports what is queued.
 public final class TracingPipeline: Sendable {
     public let tracer: Tracer
+    /// The longest wait for the last exports at shutdown.
+    public static let longestFlush = Duration.seconds(5)
     private let processor: BatchSpanProcessor
     private let exporter: OTLPExporter
     private let shutdownTimeout: Duration
@@ -31,13 +33,15 @@ public final class TracingPipeline: Sendable {
             exporter.export(spans, done: done)
         }, onDrop: { counters.dropped("queue_full", $0) })
         tracer = Tracer(sampler: configuration.sampler, sink: processor)
-        shutdownTimeout = configuration.batch.exportTimeout
+        // Bounded well inside the server's drain (its grace period is shared by every service stopping).
+        shutdownTimeout = min(configuration.batch.exportTimeout, Self.longestFlush)
     }
 
     /// Spans waiting for export.
     public var queued: Int { processor.queued }
 
-    /// Exports what is queued (waiting at most the export timeout, off the cooperative pool), then stops.
+    /// Exports what is queued (waiting at most the export timeout or `longestFlush`, off the cooperative pool),
+    /// then stops.
     public func shutdown() async {
         let processor = processor
         let timeout = shutdownTimeout
