@@ -4,7 +4,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
+//   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
@@ -51,6 +51,9 @@ let package = Package(
         // The one HTTP client stack: libcurl setup, error checks, handle owners and the curl multi loop shared with APNsClient, plus
         // the outbound POST client for webhooks with its destination policy (no private addresses, no redirects).
         .target(name: "HTTPClient", dependencies: ["CLibCurl", "Locking", "Clocks"]),
+        // OpenTelemetry traces written in-house: W3C trace context, sampling, the batch span processor and the
+        // OTLP/HTTP JSON exporter on the HTTPClient stack (docs/OPERATIONS.md, "Traces").
+        .target(name: "Tracing", dependencies: ["HTTPClient", "JSON", "Locking", "Clocks", "Logging"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
         .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
@@ -79,7 +82,7 @@ let package = Package(
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
-                                                  "CBuildInfo", "CLinux", "TLSIdentity"]),
+                                                  "CBuildInfo", "CLinux", "TLSIdentity", "Tracing"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
@@ -106,6 +109,7 @@ let package = Package(
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),
+        .testTarget(name: "TracingTests", dependencies: ["Tracing", "HTTPClient", "JSON"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
                                                          "TLSIdentity"]),
@@ -120,6 +124,6 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
-                                                          "Locking", "Clocks", "TLSIdentity"]),
+                                                          "Locking", "Clocks", "TLSIdentity", "Tracing"]),
     ]
 )

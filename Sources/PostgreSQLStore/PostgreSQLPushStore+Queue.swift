@@ -5,7 +5,7 @@ import PushStore
 extension PostgreSQLPushStore {
     static let jobColumns = """
         id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
-        lease_expires_at, not_before, cancel_requested
+        lease_expires_at, not_before, cancel_requested, trace_parent, trace_state
         """
 
     static func readJob(_ result: PGResult, _ row: Int) throws
@@ -15,7 +15,8 @@ extension PostgreSQLPushStore {
             instanceID: result.text(row, 1), publishID: result.text(row, 2),
             kind: PublishKind(rawValue: result.text(row, 3)) ?? .interests, targets: try readTargets(result, row, 4),
             payload: result.bytes(row, 5), webhookURL: result.optionalText(row, 6), createdAt: result.date(row, 7),
-            notBefore: result.optionalDate(row, 11))
+            notBefore: result.optionalDate(row, 11), traceParent: result.optionalText(row, 13),
+            traceState: result.optionalText(row, 14))
         return (PublishJobID(rawValue: result.int64(row, 0)), job, result.int64(row, 8), Int(result.int64(row, 9)),
                 result.optionalDate(row, 10), result.bool(row, 12))
     }
@@ -56,14 +57,15 @@ extension PostgreSQLPushStore {
             let result = try connection.query(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
-                    not_before)
-                VALUES ($1, $2, $3, $4::text[], $5::bytea, $6, $7::bigint, $8::bigint)
+                    not_before, trace_parent, trace_state)
+                VALUES ($1, $2, $3, $4::text[], $5::bytea, $6, $7::bigint, $8::bigint, $9, $10)
                 ON CONFLICT (instance_id, publish_id) DO NOTHING
                 RETURNING id
                 """,
                 [
                     .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .textArray(job.targets),
                     .bytes(job.payload), .text(job.webhookURL), .millis(job.createdAt), .millis(job.notBefore),
+                    .text(job.traceParent), .text(job.traceState),
                 ])
             guard let id = result.first({ result.int64($0, 0) }) else {
                 throw PushStoreError.duplicatePublish(publishID: job.publishID)
@@ -116,7 +118,8 @@ extension PostgreSQLPushStore {
             started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
         FROM next WHERE j.id = next.id
         RETURNING j.id, j.instance_id, j.publish_id, j.kind, array_to_json(j.targets)::text, j.payload, j.webhook_url,
-            j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested, j.shards
+            j.created_at, j.cursor, j.attempts, j.lease_expires_at, j.not_before, j.cancel_requested, j.trace_parent,
+            j.trace_state, j.shards
         """
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
@@ -140,7 +143,7 @@ extension PostgreSQLPushStore {
                 cancelRequested: claimed.cancelRequested)
             // A split job is claimable as a job only once its shards have all ended (the last one leased it to a
             // node that died before finishing it): the claimant just finishes it.
-            if !result.isNull(0, 13) { job.shardsEnded = try Self.shardedEnd(connection, job: claimed.id.rawValue) }
+            if !result.isNull(0, 15) { job.shardsEnded = try Self.shardedEnd(connection, job: claimed.id.rawValue) }
             return job
         }
     }

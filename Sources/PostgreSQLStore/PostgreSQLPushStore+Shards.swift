@@ -113,7 +113,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             let jobRow = try connection.query(
                 """
                 SELECT id, instance_id, publish_id, kind, array_to_json(targets)::text, payload, webhook_url, created_at,
-                    cursor, attempts, lease_expires_at, not_before, cancel_requested
+                    cursor, attempts, lease_expires_at, not_before, cancel_requested, trace_parent, trace_state
                 FROM publish_jobs WHERE id = $1
                 """, [.integer(jobID)])
             guard let job = try jobRow.first({ try Self.readJob(jobRow, $0) }) else { return nil }

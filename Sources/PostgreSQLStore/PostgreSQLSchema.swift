@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards, publishDayCounts, apiKeys]
+                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -374,5 +374,11 @@ enum PostgreSQLSchema {
             rotated_from text,
             PRIMARY KEY (instance_id, key_id)
         );
+        """
+
+    /// Step 13. The trace context a publish was accepted in (W3C `traceparent` and `tracestate`), so the node
+    /// that claims the job, or one of its shards, continues the same trace (docs/OPERATIONS.md, "Traces").
+    static let publishTraceContext = """
+        ALTER TABLE publish_jobs ADD COLUMN trace_parent text, ADD COLUMN trace_state text;
         """
 }

@@ -15,7 +15,7 @@ extension SQLitePushStore {
 
     static let jobColumns = """
         id, instance_id, publish_id, kind, targets, payload, webhook_url, created_at, cursor, attempts, \
-        lease_expires_at, not_before, cancel_requested
+        lease_expires_at, not_before, cancel_requested, trace_parent, trace_state
         """
 
     static func readJob(_ row: Statement) throws
@@ -24,7 +24,8 @@ extension SQLitePushStore {
         let job = PublishJob(
             instanceID: row.text(1), publishID: row.text(2), kind: PublishKind(rawValue: row.text(3)) ?? .interests,
             targets: try decodeTargets(row.text(4)), payload: row.blob(5), webhookURL: row.optionalText(6),
-            createdAt: row.date(7), notBefore: row.optionalDate(11))
+            createdAt: row.date(7), notBefore: row.optionalDate(11), traceParent: row.optionalText(13),
+            traceState: row.optionalText(14))
         return (PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10),
                 row.int64(12) != 0)
     }
@@ -64,13 +65,13 @@ extension SQLitePushStore {
             let inserted = try connection.run(
                 """
                 INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, webhook_url, created_at,
-                    not_before)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, publish_id) DO NOTHING
+                    not_before, trace_parent, trace_state)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (instance_id, publish_id) DO NOTHING
                 """,
                 [
                     .text(job.instanceID), .text(job.publishID), .text(job.kind.rawValue), .text(targets),
                     .blob(job.payload), .text(job.webhookURL), .millis(job.createdAt),
-                    .millis(job.notBefore),
+                    .millis(job.notBefore), .text(job.traceParent), .text(job.traceState),
                 ])
             if inserted == 0 { throw PushStoreError.duplicatePublish(publishID: job.publishID) }
             let id = PublishJobID(rawValue: connection.lastInsertRowID)

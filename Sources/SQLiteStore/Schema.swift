@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -335,5 +335,12 @@ enum Schema {
             rotated_from TEXT,
             PRIMARY KEY (instance_id, key_id)
         );
+        """
+
+    /// Step 15. The trace context a publish was accepted in (W3C `traceparent` and `tracestate`), so the node
+    /// that claims the job, or one of its shards, continues the same trace (docs/OPERATIONS.md, "Traces").
+    static let publishTraceContext = """
+        ALTER TABLE publish_jobs ADD COLUMN trace_parent TEXT;
+        ALTER TABLE publish_jobs ADD COLUMN trace_state TEXT;
         """
 }

@@ -86,7 +86,8 @@ public enum CopyPlan {
             .init("created_at", .integer), .init("started_at", .integer), .init("finished_at", .integer),
             .init("lease_owner", .text), .init("lease_expires_at", .integer), .init("cursor", .integer),
             .init("attempts", .integer), .init("targets_total", .integer), .init("summary", .text),
-            .init("not_before", .integer), .init("cancel_requested", .boolean),
+            .init("not_before", .integer), .init("cancel_requested", .boolean), .init("trace_parent", .text),
+            .init("trace_state", .text),
         ], identity: true, postgresqlDropped: ["shards"])
 
     static let publishCounters = CopyTable(

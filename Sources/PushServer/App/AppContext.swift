@@ -5,6 +5,7 @@ import JWTSigner
 import Locking
 import Logging
 import PushStore
+import Tracing
 
 /// What every API handler shares. Immutable after start-up, so handlers on any task can read it freely.
 public final class AppContext: Sendable {
@@ -29,12 +30,15 @@ public final class AppContext: Sendable {
     let beamsForwardQueued: @Sendable () -> Void
     /// Every instance's keys and Beams secrets, read from the store at most once a second (KeyRing.swift).
     public let keys: KeyRing
+    /// Starts the publish request's spans (`Tracer.disabled` unless `tracing` is on).
+    let tracer: Tracer
 
     public init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
-        liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {}
+        liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {},
+        tracer: Tracer = .disabled
     ) {
         self.config = config
         var byID: [String: InstanceConfig] = [:]
@@ -51,6 +55,7 @@ public final class AppContext: Sendable {
         // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
         self.keys = KeyRing(store: store, seal: seal, logger: logger, now: now)
+        self.tracer = tracer
     }
 
     /// What `instance`'s publishes may ask for in `x_delivery`.

@@ -6,6 +6,7 @@ import Lifecycle
 import Locking
 import Logging
 import PushStore
+import Tracing
 
 /// The assembled server: store, APNs client, publish engine, webhook outbox and HTTP API.
 ///
@@ -28,6 +29,8 @@ public final class Application: Sendable {
     /// The separate listener for `/health`, `/ready` and `/metrics` (`ops.listen`), when configured.
     let opsHTTP: HTTPServer?
     let storeHealth: StoreHealth
+    /// The OTLP trace export, when `tracing` is on.
+    let tracing: TracingExport?
     let instances: [InstanceRuntime]
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
@@ -55,6 +58,10 @@ public final class Application: Sendable {
         senders.unreachableAfterFailures = config.webPush.unreachableAfterFailures
         senders.unreachableAfterSeconds = Double(config.webPush.unreachableAfterSeconds)
         instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
+        let tracing = try TracingExport.make(config.tracing, nodeID: config.engine.nodeID ?? PublishEngine.Settings().workerID,
+                                             metrics: metrics, logger: logger.named("tracing"))
+        self.tracing = tracing
+        let tracer = tracing?.pipeline.tracer ?? .disabled
 
         let storeHealth = StoreHealth(
             logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),
@@ -77,7 +84,8 @@ public final class Application: Sendable {
             retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
             tokenManagers: tokenManagers, logger: logger.named("apns")))
         webhooks = WebhookOutbox(store: store, client: try HTTPExchangeClient(configuration: config.webhooks.client),
-                                 metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler)
+                                 metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler,
+                                 tracer: tracer)
         janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
                                    logger: logger.named("store"), liveActivities: store, invalidations: store,
@@ -97,6 +105,7 @@ public final class Application: Sendable {
         settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
         settings.shardSize = config.storage.backend == .postgresql ? config.storage.postgresql?.shardSize ?? 0 : 0
         settings.version = BuildInfo.version
+        settings.tracer = tracer
         if let nodeID = config.engine.nodeID { settings.workerID = nodeID }
         let liveNodes = Locked(1)
         settings.liveNodesChanged = { count in liveNodes.withLock { $0 = count } }
@@ -117,7 +126,7 @@ public final class Application: Sendable {
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
                              publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
                              cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
-                             beamsForwardQueued: { bridge?.forwardQueued() })
+                             beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer)
         // Read every instance's keys once now, so the first requests (and the import route's admission check,
         // which cannot wait for the store) find them.
         let keys = context.keys
@@ -231,7 +240,7 @@ public final class Application: Sendable {
         ] + (bridge.map { [$0] } ?? []) + [
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-        ] + (certificateWatch.isWatching ? [certificateWatch] : [])
+        ] + (tracing.map { [$0] } ?? []) + (certificateWatch.isWatching ? [certificateWatch] : [])
             + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })

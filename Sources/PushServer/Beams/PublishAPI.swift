@@ -3,6 +3,7 @@ import HTTPServer
 import JSON
 import Logging
 import PushStore
+import Tracing
 
 /// The Beams publish API (docs/BEAMS-PROTOCOL.md §2) plus, beyond Beams, publish status and recent publishes.
 struct PublishAPI: Sendable {
@@ -22,6 +23,55 @@ struct PublishAPI: Sendable {
     func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         try await app.authorize(request, instance, .publish)
+        guard app.tracer.isEnabled else { return try await accept(request, kind, instance, trace: nil) }
+        // Traced once the caller proved the instance's secret: only then does its `traceparent` become the parent
+        // (an unauthenticated caller cannot attach spans to someone's trace).
+        let parent = request.headers.first("traceparent").flatMap {
+            TraceContext(traceparent: $0, tracestate: request.headers.first("tracestate"))
+        }
+        let span = app.tracer.startSpan(Self.spanName(request), kind: .server, parent: parent, attributes: [
+            Attribute("http.request.method", request.method.rawValue),
+            Attribute("http.route", Self.route(request.routePattern)),
+            Attribute("url.path", request.path),
+            Attribute("url.scheme", request.isTLS ? "https" : "http"),
+            Attribute("client.address", request.clientAddress),
+            Attribute("beams.instance_id", instance.id),
+            Attribute("beams.publish_kind", kind.rawValue),
+        ])
+        defer { span.end() }
+        do {
+            let response = try await TraceContext.$current.withValue(span.context) {
+                try await accept(request, kind, instance, trace: span)
+            }
+            span.set("http.response.status_code", response.status.code)
+            return response
+        } catch {
+            let status = (error as? BeamsError)?.statusCode ?? 500
+            span.set("http.response.status_code", status)
+            span.set("error.type", (error as? BeamsError)?.title ?? String(describing: type(of: error)))
+            // A server span marks only 5xx as an error (semantic conventions, HTTP server spans).
+            if status >= 500 { span.setStatus(.error, (error as? BeamsError)?.detail ?? "\(error)") }
+            throw error
+        }
+    }
+
+    /// `POST /publish_api/v1/instances/{instance}/publishes/interests`: the method and the route, never the raw path.
+    static func spanName(_ request: HTTPRequest) -> String {
+        "\(request.method.rawValue) \(route(request.routePattern))"
+    }
+
+    /// The router's pattern in the semantic conventions' form (`:instance` → `{instance}`).
+    static func route(_ pattern: String) -> String {
+        pattern.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") ? "{\(segment.dropFirst())}" : String(segment)
+        }.joined(separator: "/")
+    }
+
+    /// Validates, plans and commits one publish; `trace` (the request's span, when tracing is on) is stored with
+    /// the job so the node that runs it continues the trace.
+    private func accept(_ request: HTTPRequest, _ kind: PublishKind, _ instance: InstanceConfig, trace: Span?)
+        async throws -> HTTPResponse
+    {
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
@@ -44,21 +94,37 @@ struct PublishAPI: Sendable {
         if let liveActivity { plan.useLiveActivity(liveActivity) }
         // A local-time publish's first round runs at its start moment and finds the zones' due moments.
         let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
-        let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
+        var job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
                              payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
                              notBefore: notBefore,
                              beamsForward: Self.beamsForward(bridge: bridge, liveActivity: liveActivity != nil, body: body,
                                                              instance: instance, kind: kind, publishID: publishID),
                              dailyPublishQuota: instance.quotas.publishesPerDay)
+        if let trace {
+            trace.set("beams.publish_id", publishID)
+            trace.set("beams.publish.targets", parsed.targets.count)
+            job.traceParent = trace.context.traceparent
+            job.traceState = trace.context.traceState.isEmpty ? nil : trace.context.traceState
+        }
         // The answer waits for the commit: an acknowledged publish survives a crash.
+        let commit = trace.map { app.tracer.startSpan("publish commit", parent: $0.context, attributes: [
+            Attribute("beams.publish_id", publishID), Attribute("db.operation.name", "enqueuePublish"),
+        ]) }
         do {
             _ = try await app.publishQueue.enqueuePublish(job)
+            commit?.end()
         } catch PushStoreError.publishQuotaReached {
+            commit?.setStatus(.error, "publish quota reached")
+            commit?.end()
             // Counted in the store with the job, so the quota holds across nodes; nothing of this publish is stored.
             app.quotaRefused(instance, .publishesPerDay)
             throw BeamsError.publishQuota(instance.quotas.publishesPerDay ?? 0,
                                           retryAfter: UTCDay.secondsUntilNextDay(after: now),
                                           resetsAt: UTCDay(containing: now).next.start.iso8601)
+        } catch {
+            commit?.setStatus(.error, "\(error)")
+            commit?.end()
+            throw error
         }
         app.publishEnqueued()
         app.metrics.increment(.publishes, ["kind": kind.rawValue])

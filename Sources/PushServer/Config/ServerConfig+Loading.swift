@@ -43,7 +43,7 @@ extension ServerConfig {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
         reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
-                                             "log", "console", "keys", "instances"])
+                                             "log", "console", "keys", "instances", "tracing"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -183,6 +183,11 @@ extension ServerConfig {
             reader.checkKeys(keys, "keys", allowed: ["encryptionKey", "encryptionKeyEnv", "encryptionKeyFile"])
             config.keys.encryptionKey = readSecret(keys, "keys", .keyEncryption, &reader, environment: environment)
         }
+        if let tracing = reader.object(root["tracing"], "tracing") {
+            readTracing(tracing, into: &config.tracing, &reader)
+        }
+        applyTracingEnvironment(environment, into: &config.tracing, &reader)
+
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
             if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import Logging
 import PushStore
+import Tracing
 
 /// The whole server configuration, loaded from one JSON file (see `config.example.json` and
 /// `docs/OPERATIONS.md`). Every field has a documented default except `instances`.
@@ -290,6 +291,8 @@ public struct ServerConfig: Sendable {
     public var webhooks = Webhooks()
     public var console = WebConsole()
     public var keys = Keys()
+    /// OpenTelemetry traces (`tracing` section and `OTEL_*` variables); off by default.
+    public var tracing = TracingConfiguration()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
 

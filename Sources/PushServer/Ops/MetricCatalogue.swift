@@ -57,6 +57,18 @@ extension CounterMetric {
         Notifications this node let through an instance's provider budget (quotas.notificationsPerMinute), by \
         configured instance and platform.
         """, labels: ["beams_instance", "platform"])
+    static let otlpSpansExported = CounterMetric("push_otlp_spans_exported_total",
+                                                 help: "Spans the trace receiver accepted (tracing on only).")
+    static let otlpSpansDropped = CounterMetric("push_otlp_spans_dropped_total", help: """
+        Spans not exported, by reason: queue_full (the export queue held tracing.maxQueueSize spans), \
+        export_failed (the export failed after its retries), rejected (the receiver refused them).
+        """, labels: ["reason"])
+    static let otlpExportFailures = CounterMetric("push_otlp_export_failures_total",
+                                                  help: "Exports that failed for good, by reason (http_<status>, timeout, connection, …).",
+                                                  labels: ["reason"])
+    static let otlpExportRetries = CounterMetric("push_otlp_export_retries_total",
+                                                 help: "Export attempts sent again (429, 502, 503, 504, connection, timeout), by reason.",
+                                                 labels: ["reason"])
     static let storeUnavailable = CounterMetric("push_store_unavailable_total",
                                                 help: "Store operations refused because the store could not work, by reason.",
                                                 labels: ["reason"])

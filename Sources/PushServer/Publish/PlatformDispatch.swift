@@ -14,6 +14,8 @@ struct DeliveryRecorder: Sendable {
     let run: PublishRun
     let instanceID: String
     let platform: Platform
+    /// The run's spans, when traced: each result is counted into its platform's batch span.
+    var trace: PublishTrace? = PublishTrace.current
 
     /// - Returns: false for `.retryInEnvironment`, which the caller (APNs) handles.
     @discardableResult
@@ -21,6 +23,7 @@ struct DeliveryRecorder: Sendable {
         switch outcome {
         case .final(let counters, let device):
             run.completed(target, counters: counters, device: device)
+            trace?.record(platform, status: device.status, reason: device.reason)
             context.activity.record(instanceID: instanceID, accepted: device.isAccepted)
             context.metrics.increment(.notifications, ["platform": MetricLabel.platform(platform),
                                                                   "status": MetricLabel.status(device.status),

@@ -3,6 +3,7 @@ import Foundation
 import Lifecycle
 import Logging
 import PushStore
+import Tracing
 
 /// Runs queued publishes: claims jobs from the store with a lease (`JobScheduler`), streams their targets page by
 /// page into each platform's sender (APNs, FCM, Web Push), whose in-flight windows are the backpressure
@@ -56,6 +57,8 @@ public final class PublishEngine: Service {
         public var version = ""
         /// Hears the number of live nodes after each heartbeat (the API shares its per-instance limits out).
         public var liveNodesChanged: @Sendable (Int) -> Void = { _ in }
+        /// Starts the runs' and the deliveries' spans (`Tracer.disabled` unless `tracing` is on).
+        public var tracer = Tracer.disabled
         public init() {}
     }
 

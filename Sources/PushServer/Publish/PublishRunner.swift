@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import Logging
 import PushStore
+import Tracing
 
 /// Runs one claimed publish from start to end: feeds its targets (`TargetFeeder`), renews its lease on its own
 /// schedule, writes checkpoints every interval or batch, and finishes it, or, when the engine stops, checkpoints
@@ -25,7 +26,22 @@ struct PublishRunner: Sendable {
         log = run.held.shard.map { base.with(["shard": String($0.number)]) } ?? base
     }
 
+    /// Runs the publish, in its trace when tracing is on (`PublishTrace`): the run's span is the task's current
+    /// context, so the webhooks it queues carry it and its lanes' results count into its batch spans.
     func execute() async {
+        guard let trace = PublishTrace.start(context.settings.tracer, claimed: run.claimed,
+                                             nodeID: context.settings.workerID) else {
+            _ = await execute(trace: nil)
+            return
+        }
+        let outcome = await PublishTrace.$current.withValue(trace) {
+            await TraceContext.$current.withValue(trace.span.context) { await execute(trace: trace) }
+        }
+        trace.end(outcome)
+    }
+
+    /// - Returns: how the run ended, for its span (a final state, `handed_back`, `rescheduled`, `split`, …).
+    private func execute(trace: PublishTrace?) async -> String {
         // However it ends, this run hands nothing more to a sender (a cancel waiting for that must wake).
         defer { run.endSubmission() }
         let claimed = run.claimed
@@ -39,19 +55,19 @@ struct PublishRunner: Sendable {
         } catch {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "\(error)")
-            return
+            return PublishState.failed.rawValue
         }
         run.planned(plan.mode)
         guard let instance = context.instance(job.instanceID) else {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
-            return
+            return PublishState.failed.rawValue
         }
         // A split publish whose shards all ended, left unfinished by a node that died: finish it, send nothing.
         if let end = claimed.shardsEnded {
             run.endedBeforeDelivery()
             await finisher.finishSplit(end, plan: plan)
-            return
+            return "shards_ended"
         }
         let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
         var action = run.started(cancelRequested: claimed.cancelRequested,
@@ -65,7 +81,7 @@ struct PublishRunner: Sendable {
             // then ends, and the shards are claimed like jobs.
             if plan.isShardable, await split() {
                 run.endedBeforeDelivery()
-                return
+                return "split"
             }
             action = await deliver(plan: plan, instance: instance, round: round)
         }
@@ -75,37 +91,38 @@ struct PublishRunner: Sendable {
         while true {
             switch action {
             case .deliver:
-                return  // Not reached: `deliver` reports the end of delivery.
+                return "delivered"  // Not reached: `deliver` reports the end of delivery.
             case .checkpoint:
                 action = run.checkpointed(await checkpoint())
             case .checkpointAfterPause:
                 await run.pauseBeforeLastCheckpoint(for: context.settings.storeRetryInterval)
                 action = run.checkpointed(await checkpoint())
             case .endQuietly:
-                return
+                return "lease_lost"
             case .handBack(.fenced(let releaseLease)):
                 if releaseLease { _ = try? await queue.renewLease(.zero) }
                 log.warning("Publish stopped: its lease could not be renewed in time; handed back",
                             ["cursor": String(run.watermark)])
-                return
+                return "fenced"
             case .handBack(.paused):
                 // Make the job claimable at once, so the restarted server resumes it immediately. (During an
                 // outage this write fails too; the lease then runs out.)
                 _ = try? await queue.renewLease(.zero)
                 log.notice("Publish paused for shutdown", ["cursor": String(run.watermark)])
-                return
+                return "paused"
             case .reschedule:
                 guard let round, let next = await nextRound(round, plan: plan) else {
                     action = run.nextRound(known: false)
                     continue
                 }
                 await reschedule(at: next)
-                return
+                return "rescheduled"
             case .finish(let state, let summary):
                 let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
+                trace?.endBatches()
                 await finisher.finish(state: state, summary: await text(of: summary, plan: plan), total: total,
                                       plan: plan)
-                return
+                return state.rawValue
             }
         }
     }
@@ -304,6 +321,8 @@ struct PublishRunner: Sendable {
             let totals = run.totals(with: batch)
             try await queue.checkpoint(batch, totals: totals)
             run.written(totals: totals)
+            // A checkpoint closes the platforms' batch spans: one span per platform per batch of results.
+            PublishTrace.current?.endBatches()
             context.metrics.increment(.checkpoints)
             if log.isEnabled(.debug) {
                 log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),

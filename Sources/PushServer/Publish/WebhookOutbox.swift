@@ -7,6 +7,7 @@ import Lifecycle
 import Locking
 import Logging
 import PushStore
+import Tracing
 
 /// Webhooks, queued durably in the store's outbox and delivered by `run()` on their own schedule, so a slow or
 /// dead receiver never slows delivery (docs/BEAMS-PROTOCOL.md §10).
@@ -41,6 +42,10 @@ final class WebhookOutbox: Service {
     /// The stored headers' entry naming the webhook's instance (for the scheduler's turns). A colon can never start
     /// an HTTP field name, so it cannot clash with a real header; it is removed before sending.
     static let instanceKey = ":instance"
+    /// The stored headers' entries for the trace context a webhook was queued in (a publish's run span), when
+    /// tracing is on: its attempt is a CLIENT span under it and sends `traceparent` with that span's id.
+    static let traceParentKey = ":traceparent"
+    static let traceStateKey = ":tracestate"
 
     let name = "webhooks"
     private let store: any PushStorage
@@ -54,9 +59,11 @@ final class WebhookOutbox: Service {
     private let scheduler: Locked<WebhookScheduler<PendingWebhook>>
     /// Ids of the webhooks the scheduler holds (queued or running).
     private let heldIDs = Locked<Set<Int64>>([])
+    private let tracer: Tracer
 
     init(store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
-         settings: WebhookScheduler<PendingWebhook>.Settings = .init()) {
+         settings: WebhookScheduler<PendingWebhook>.Settings = .init(), tracer: Tracer = .disabled) {
+        self.tracer = tracer
         self.settings = settings
         scheduler = Locked(WebhookScheduler(settings: settings))
         self.store = store
@@ -197,6 +204,11 @@ final class WebhookOutbox: Service {
     }
 
     private func enqueue(url: String, bytes: [UInt8], headers: [String: String]) async {
+        var headers = headers
+        if tracer.isEnabled, let trace = TraceContext.current {
+            headers[Self.traceParentKey] = trace.traceparent
+            if !trace.traceState.isEmpty { headers[Self.traceStateKey] = trace.traceState }
+        }
         do {
             _ = try await store.enqueueWebhook(WebhookRequest(url: url, body: Data(bytes), headers: headers), now: Date())
             wake.yield()
@@ -318,8 +330,16 @@ final class WebhookOutbox: Service {
         let result: WebhookScheduler<PendingWebhook>.Result
         var headers = request.headers
         headers[Self.instanceKey] = nil
+        let span = startSpan(&headers, url: request.url, attempt: webhook.attempts + 1)
+        defer { span?.end() }
         do {
             let status = try await client.send(Self.exchange(url: request.url, headers: headers, body: request.body)).status
+            span?.set("http.response.status_code", status)
+            // A client span marks every 4xx and 5xx as an error (semantic conventions, HTTP client spans).
+            if status >= 400 {
+                span?.set("error.type", String(status))
+                span?.setStatus(.error, "HTTP \(status)")
+            }
             if (200..<300).contains(status) {
                 await record(webhook, .delivered)
                 return .answered
@@ -328,6 +348,8 @@ final class WebhookOutbox: Service {
             failure = ("http_status", "\(Self.redacted(request.url)) answered HTTP \(status)\(redirect)")
             result = .answered
         } catch {
+            span?.set("error.type", error.kind.rawValue)
+            span?.setStatus(.error, error.message)
             if error.kind == .shutdown { return .answered }
             failure = (error.kind.rawValue, error.message)
             result = error.kind == .timeout || error.kind == .connection ? .timedOut : .answered
@@ -344,6 +366,25 @@ final class WebhookOutbox: Service {
         }
         await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: "\(failure.reason): \(failure.message)"))
         return result
+    }
+
+    /// The attempt's CLIENT span when the webhook was queued in a trace (and tracing is on): takes the stored trace
+    /// context out of `headers` and puts `traceparent` (this span's id) and the `tracestate` in.
+    private func startSpan(_ headers: inout [String: String], url: String, attempt: Int) -> Span? {
+        let stored = headers.removeValue(forKey: Self.traceParentKey)
+        let state = headers.removeValue(forKey: Self.traceStateKey)
+        guard tracer.isEnabled, let stored, let parent = TraceContext(traceparent: stored, tracestate: state) else {
+            return nil
+        }
+        var attributes = [Attribute("http.request.method", "POST"), Attribute("http.request.resend_count", attempt - 1)]
+        if let target = try? HTTPURL(url) {
+            attributes += [Attribute("server.address", target.host), Attribute("server.port", target.port),
+                           Attribute("url.scheme", target.scheme)]
+        }
+        let span = tracer.startSpan("POST", kind: .client, parent: parent, attributes: attributes)
+        headers["traceparent"] = span.context.traceparent
+        if !span.context.traceState.isEmpty { headers["tracestate"] = span.context.traceState }
+        return span
     }
 
     /// The POST of a stored webhook (headers in name order).

@@ -54,11 +54,18 @@ public struct PublishJob: Sendable, Equatable {
     /// `createdAt` in the job's transaction, shared by every node, and refuses it with `publishQuotaReached` when
     /// the day already holds this many: a refused publish stores nothing. Not part of the job once stored.
     public var dailyPublishQuota: Int?
+    /// The W3C `traceparent` of the span that accepted the publish (docs/OPERATIONS.md, "Traces"): whichever node
+    /// claims the job, or a shard of it, continues that trace. nil when the publish was not traced. Opaque to the
+    /// store, which keeps it as given.
+    public var traceParent: String?
+    /// The `tracestate` that goes with `traceParent` (vendors' entries), nil when none.
+    public var traceState: String?
 
     public init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
         webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil,
-        dailyPublishQuota: Int? = nil
+        dailyPublishQuota: Int? = nil,
+        traceParent: String? = nil, traceState: String? = nil
     ) {
         self.instanceID = instanceID
         self.publishID = publishID
@@ -70,6 +77,8 @@ public struct PublishJob: Sendable, Equatable {
         self.notBefore = notBefore
         self.beamsForward = beamsForward
         self.dailyPublishQuota = dailyPublishQuota
+        self.traceParent = traceParent
+        self.traceState = traceState
     }
 }
 

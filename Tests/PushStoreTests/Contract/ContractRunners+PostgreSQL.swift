@@ -145,6 +145,10 @@ final class PublishQueueContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
     }
 
+    func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testTraceContextIsStoredWithTheJobAndClaimedWithIt)
+    }
+
     func testDuplicatePublishIDIsRefusedPerInstance() async throws {
         try await runContract(.postgresql, PublishQueueContract.testDuplicatePublishIDIsRefusedPerInstance)
     }

@@ -145,6 +145,10 @@ final class PublishQueueContractOnSQLite: XCTestCase {
         try await runContract(.sqlite, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
     }
 
+    func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
+        try await runContract(.sqlite, PublishQueueContract.testTraceContextIsStoredWithTheJobAndClaimedWithIt)
+    }
+
     func testDuplicatePublishIDIsRefusedPerInstance() async throws {
         try await runContract(.sqlite, PublishQueueContract.testDuplicatePublishIDIsRefusedPerInstance)
     }
@@ -429,6 +433,10 @@ final class ProviderTokensContractInMemory: XCTestCase {
 final class PublishQueueContractInMemory: XCTestCase {
     func testEnqueuedJobIsClaimedWithItsPayload() async throws {
         try await runContract(.inMemory, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
+    }
+
+    func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
+        try await runContract(.inMemory, PublishQueueContract.testTraceContextIsStoredWithTheJobAndClaimedWithIt)
     }
 
     func testDuplicatePublishIDIsRefusedPerInstance() async throws {

@@ -31,6 +31,25 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// The trace context of the request that accepted a publish is claimed with the job, so the node that runs it
+    /// continues the trace; a job without one claims nil.
+    func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
+        let store = try await openStore()
+        var traced = publish("traced")
+        traced.traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        traced.traceState = "vendor=x,other=y"
+        _ = try await store.enqueuePublish(traced)
+        _ = try await store.enqueuePublish(publish("plain"))
+        let first = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(first?.job.traceParent, traced.traceParent)
+        XCTAssertEqual(first?.job.traceState, "vendor=x,other=y")
+        let second = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(second?.job.publishID, "plain")
+        XCTAssertNil(second?.job.traceParent)
+        XCTAssertNil(second?.job.traceState)
+        try await store.close()
+    }
+
     func testDuplicatePublishIDIsRefusedPerInstance() async throws {
         let store = try await openStore()
         _ = try await store.enqueuePublish(publish("p1"))

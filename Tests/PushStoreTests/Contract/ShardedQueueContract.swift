@@ -18,7 +18,8 @@ final class ShardedQueueContract: StoreContract {
             _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: follows)
         }
         let job = PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["big", "small"],
-                             payload: Data(), createdAt: clock.now)
+                             payload: Data(), createdAt: clock.now,
+                             traceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", traceState: "v=1")
         _ = try await store.enqueuePublish(job)
         return job
     }
@@ -63,6 +64,8 @@ final class ShardedQueueContract: StoreContract {
         while let shard = try await sharded.claimShard(workerID: "w\(numbers.count % 2)", leaseDuration: .seconds(30),
                                                        now: clock.now) {
             numbers.append(try XCTUnwrap(shard.shard).number)
+            XCTAssertEqual(shard.job.traceParent, job.traceParent, "a shard continues the publish's trace")
+            XCTAssertEqual(shard.job.traceState, "v=1")
             refs += try await read(store, shard)
         }
         XCTAssertEqual(numbers, Array(0..<shards))
