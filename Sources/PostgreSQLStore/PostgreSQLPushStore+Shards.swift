@@ -170,6 +170,21 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
+    public func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64 {
+        try await read { connection in
+            // The shard's page query without its pages: the union of the interests' followers in the shard's range.
+            let counted = try connection.query(
+                """
+                SELECT count(*) FROM (
+                    SELECT DISTINCT di.device_id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE i.instance_id = $1 AND i.name = ANY($2::text[]) AND di.device_id > $3 AND di.device_id <= $4
+                ) AS f JOIN devices d ON d.id = f.device_id WHERE d.invalidated_at IS NULL
+                """, [.text(job.instanceID), .textArray(Array(Set(job.targets))), .integer(shard.after),
+                       .integer(shard.through ?? .max)])
+            return counted.int64(0, 0)
+        }
+    }
+
     public func checkpointShard(
         _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: [String: Int64],
         deviceResults: [DeviceResult], answered: [Int64]

@@ -79,6 +79,8 @@ public protocol ShardedPublishQueue: PublishQueue {
     ) async throws -> Bool
     /// Targets of the shard: like `targets(for:after:limit:)`, but only refs up to `shard.through`.
     func targets(for job: PublishJob, shard: PublishShard, after cursor: Int64, limit: Int) async throws -> TargetPage
+    /// The valid devices the shard targets (each once), for the completion estimate: read once when its run starts.
+    func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64
     /// In one transaction, fenced by the shard's lease and epoch: advances the shard's cursor (never backwards),
     /// SETS its counters to `totals` (the shard's counters since it began, not increments: a checkpoint written
     /// again after a COMMIT whose answer was lost cannot count twice), records `deviceResults` (failures in full;

@@ -25,6 +25,8 @@ struct PublishContext: Sendable {
     let broadcastRetryPolicy: APNsRetryPolicy
     /// The node's publish slots: which claimed run sends next (`JobScheduler` admits, `PublishPacer` parks).
     let slots: PublishSlots
+    /// The completion estimates of this node's runs, for `/metrics`.
+    let estimates: PublishEstimates
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
@@ -44,6 +46,7 @@ struct PublishContext: Sendable {
                                                  uniquingKeysWith: { first, _ in first }),
                              metrics: metrics)
         self.metrics = metrics
+        estimates = PublishEstimates(metrics: metrics)
         self.webhooks = webhooks
         self.logger = logger
         apnsHealth = APNsHealth()

@@ -102,6 +102,7 @@ public final class PublishEngine: Service {
         metrics.declare(.broadcasts)
         metrics.declare(.checkpoints)
         metrics.declare(.publishShards)
+        metrics.declare(.publishEstimatedSecondsRemaining)
         PublishSlots.declareMetrics(metrics)
         metrics.declare(.nodesLive)
     }
