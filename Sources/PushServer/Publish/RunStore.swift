@@ -94,6 +94,8 @@ struct RunStore: Sendable {
     func split(shardSize: Int) async throws -> Int {
         guard shardSize > 0, case .job(let splitter?) = lease, claimed.cursor == 0, claimed.counters.isEmpty
         else { return 0 }
-        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize, now: Date())
+        // Each shard starts with its share of targets left, so the completion estimate sees shards no node sends yet.
+        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize,
+                                               targetsCounter: PublishCounter.estimateRemaining, now: Date())
     }
 }
