@@ -48,8 +48,9 @@ final class PublishRun: Sendable {
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: [String: Int64] = [:]
-        /// Targets this run is done with: answered, or passed over (no part for their platform, not due in this
-        /// local-time round, answered by an earlier run). The completion estimate's progress.
+        /// Targets this run is done with: answered, or passed over because the publish has no part for their
+        /// platform. The completion estimate's progress (a local-time publish's targets due in a later round are
+        /// still to do; those answered by an earlier run are in its claim's counters).
         var passed: Int64 = 0
         /// The completion estimate's smoothed rate (`CompletionEstimator`).
         var estimator = CompletionEstimator()
@@ -150,8 +151,8 @@ final class PublishRun: Sendable {
         state.update { $0.counters[counter, default: 0] += 1 }
     }
 
-    /// The feeder passed over `count` targets without sending them (no part for their platform, not due in this
-    /// round, answered by an earlier run): they count as done for the completion estimate only.
+    /// The feeder passed over `count` targets without sending them (the publish has no part for their platform):
+    /// they count as done for the completion estimate only.
     func passedOver(_ count: Int) {
         guard count > 0 else { return }
         state.update { $0.passed += Int64(count) }
@@ -161,8 +162,6 @@ final class PublishRun: Sendable {
 
     /// Whether the completion estimate's clock runs (delivery started).
     var estimateStarted: Bool { state.read { $0.estimator.lastAt != nil } }
-    /// Targets this run is done with (answered or passed over).
-    var passed: Int64 { state.read { $0.passed } }
     /// The latest completion estimate of this run (nil: none yet, or none possible).
     var estimate: CompletionEstimator.Estimate? { state.read { $0.estimate } }
 
