@@ -102,7 +102,7 @@ public final class PublishEngine: Service {
         metrics.declare(.broadcasts)
         metrics.declare(.checkpoints)
         metrics.declare(.publishShards)
-        metrics.declare(.publishEstimatedSecondsRemaining)
+        metrics.declare(.publishEstimateRemainingSeconds)
         PublishSlots.declareMetrics(metrics)
         metrics.declare(.nodesLive)
     }
