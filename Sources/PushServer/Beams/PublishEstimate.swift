@@ -24,10 +24,11 @@ struct PublishEstimate: Sendable, Equatable {
         completionAt = now.addingTimeInterval(Double(remaining) / ratePerSecond)
     }
 
-    /// The status members: `estimatedCompletionAt`, `estimateRatePerSecond` (one decimal), `remainingTargets`.
+    /// The status members: `estimatedCompletionAt`, `estimateRatePerSecond` (to the thousandth, as stored: a pace
+    /// of one a minute is 0.017), `remainingTargets`.
     var members: [String: JSONValue] {
         ["estimatedCompletionAt": .string(completionAt.iso8601),
-         "estimateRatePerSecond": .double((ratePerSecond * 10).rounded() / 10),
+         "estimateRatePerSecond": .double(ratePerSecond),
          "remainingTargets": .int(Int(remaining))]
     }
 }

@@ -137,6 +137,9 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(estimate.members["estimatedCompletionAt"], .string(now.addingTimeInterval(40).iso8601))
         XCTAssertEqual(estimate.members["estimateRatePerSecond"], .double(250))
         XCTAssertEqual(estimate.members["remainingTargets"], .int(10_000))
+        status.counters[PublishCounter.estimateRateMilli] = 17
+        XCTAssertEqual(try XCTUnwrap(PublishEstimate(status, now: now)).members["estimateRatePerSecond"], .double(0.017),
+                       "a pace of one a minute is not rounded to 0")
         status.cancelRequested = true
         XCTAssertNil(PublishEstimate(status, now: now), "being cancelled: no completion to expect")
         status.cancelRequested = false
