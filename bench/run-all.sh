@@ -14,6 +14,8 @@ run bash bench/store/run.sh
 run bash bench/registry/run.sh 10
 run bash bench/publish/intake.sh 10
 run bash bench/publish/run.sh 100000
+run bash bench/eta/run.sh 100000 30000
+run bash bench/eta/run.sh 200000 0
 run bash bench/reliability/kill9.sh
 run bash bench/postgresql/run.sh
 echo; echo "All outputs: bench/out/run-all.txt"

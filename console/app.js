@@ -806,12 +806,16 @@
       state.textContent = `FAILED · ${s.summary || 'the publish could not run'}`;
     } else {
       state.className = 'verdict busy';
-      state.textContent = `${status} · ${number(accepted + failed)} answered so far`;
+      state.textContent = `${status} · ${number(accepted + failed)} answered so far` + estimateText(s);
     }
     const progress = $('pub-progress');
     if (s.status === 'finished' || s.status === 'failed') {
       progress.max = Math.max(1, targets);
       progress.value = Math.max(1, targets);
+    } else if (s.remainingTargets !== undefined) {
+      // A running publish with an estimate: answered so far against answered plus what its runs have left.
+      progress.max = Math.max(1, accepted + failed + s.remainingTargets);
+      progress.value = accepted + failed;
     } else if (targets > 0) {
       progress.max = targets;
       progress.value = Math.min(targets, accepted + failed);
@@ -834,6 +838,9 @@
       ['Started', time(s.startedAt)],
       ['Finished', time(s.finishedAt)],
       ['Duration', s.durationMs === undefined ? null : `${number(s.durationMs)} ms`],
+      ['Estimated completion', s.estimatedCompletionAt === undefined ? undefined : time(s.estimatedCompletionAt)],
+      ['Remaining (estimate)', s.remainingTargets === undefined ? undefined :
+        `${number(s.remainingTargets)} at ${s.estimateRatePerSecond} per second`],
       ['Attempts', number(s.attempts)],
       ['Summary', s.summary || undefined],
     ]);
@@ -858,6 +865,15 @@
     }
     reasonRows($('pub-reasons'), platforms);
     $('pub-follow').dataset.state = s.status || '';
+  }
+
+  /** ` · done in about 3 min (12:04:10 UTC)` for a running publish with a completion estimate, else ''. */
+  function estimateText(s) {
+    if (s.estimatedCompletionAt === undefined) return '';
+    const seconds = Math.max(0, (Date.parse(s.estimatedCompletionAt) - Date.now()) / 1000);
+    const left = seconds < 90 ? `${Math.round(seconds)} s` : seconds < 5400 ? `${Math.round(seconds / 60)} min`
+      : `${(seconds / 3600).toFixed(1)} h`;
+    return ` · done in about ${left} (${s.estimatedCompletionAt.slice(11, 19)} UTC)`;
   }
 
   /** Failures by platform and reason, most frequent first. `platforms`: [{label, reasons}]. */

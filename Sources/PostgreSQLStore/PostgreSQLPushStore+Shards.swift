@@ -23,7 +23,9 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         if !held { throw PushStoreError.leaseLost(job) }
     }
 
-    public func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, now: Date) async throws -> Int {
+    public func splitPublish(
+        _ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: String?, now: Date
+    ) async throws -> Int {
         let step = Int64(max(1, shardSize))
         return try await write { connection in
             let found = try connection.query(
@@ -68,10 +70,11 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             let throughs: [Int64?] = bounds + [nil]
             try connection.run(
                 """
-                INSERT INTO publish_shards (job_id, shard_no, after_ref, through_ref, cursor)
-                SELECT $1, s.no - 1, s.after_ref, s.through_ref, s.after_ref
+                INSERT INTO publish_shards (job_id, shard_no, after_ref, through_ref, cursor, counter_names, counter_values)
+                SELECT $1, s.no - 1, s.after_ref, s.through_ref, s.after_ref, $4::text[], $5::bigint[]
                 FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS s(after_ref, through_ref, no)
-                """, [.integer(job.rawValue), .integerArray(afters), .integerArray(throughs)])
+                """, [.integer(job.rawValue), .integerArray(afters), .integerArray(throughs),
+                       .textArray(targetsCounter.map { [$0] } ?? []), .integerArray(targetsCounter == nil ? [] : [step])])
             // Released: from now on the job is delivered through its shards; the last one to end leases it again.
             try connection.run(
                 "UPDATE publish_jobs SET shards = $1, lease_owner = NULL, lease_expires_at = NULL WHERE id = $2",
@@ -167,6 +170,21 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             guard cursor < through else { return TargetPage(targets: [], cursor: cursor, isLast: true) }
             return try Self.interestTargets(connection, instanceID: job.instanceID, interests: job.targets,
                                             after: cursor, through: through, limit: limit)
+        }
+    }
+
+    public func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64 {
+        try await read { connection in
+            // The shard's page query without its pages: the union of the interests' followers in the shard's range.
+            let counted = try connection.query(
+                """
+                SELECT count(*) FROM (
+                    SELECT DISTINCT di.device_id FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE i.instance_id = $1 AND i.name = ANY($2::text[]) AND di.device_id > $3 AND di.device_id <= $4
+                ) AS f JOIN devices d ON d.id = f.device_id WHERE d.invalidated_at IS NULL
+                """, [.text(job.instanceID), .textArray(Array(Set(job.targets))), .integer(shard.after),
+                       .integer(shard.through ?? .max)])
+            return counted.int64(0, 0)
         }
     }
 

@@ -65,9 +65,13 @@ public protocol ShardedPublishQueue: PublishQueue {
     /// Splits the job `workerID` holds into shards of about `shardSize` targets each, in one transaction, unless
     /// it is too small for two (or is not an interests publish, or has made progress already). When it splits,
     /// it releases the job's lease: the job is then delivered only through its shards.
+    /// Each shard starts with counter `targetsCounter` (when given) at `shardSize`, its share of the targets, so a
+    /// status sums the targets of shards no node has claimed yet (the completion estimate; a claimed shard's run
+    /// replaces it with its own count).
     /// - Returns: the number of shards, 0 when it did not split.
     /// - Throws: `PushStoreError.leaseLost`.
-    func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, now: Date) async throws -> Int
+    func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: String?, now: Date)
+        async throws -> Int
     /// Leases the first shard that is queued, or running with an expired lease, to `workerID`, raising its epoch.
     /// - Returns: the claim (with `shard` set), or nil when no shard is claimable.
     func claimShard(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob?
@@ -79,6 +83,8 @@ public protocol ShardedPublishQueue: PublishQueue {
     ) async throws -> Bool
     /// Targets of the shard: like `targets(for:after:limit:)`, but only refs up to `shard.through`.
     func targets(for job: PublishJob, shard: PublishShard, after cursor: Int64, limit: Int) async throws -> TargetPage
+    /// The valid devices the shard targets (each once), for the completion estimate: read once when its run starts.
+    func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64
     /// In one transaction, fenced by the shard's lease and epoch: advances the shard's cursor (never backwards),
     /// SETS its counters to `totals` (the shard's counters since it began, not increments: a checkpoint written
     /// again after a COMMIT whose answer was lost cannot count twice), records `deviceResults` (failures in full;
@@ -121,4 +127,11 @@ public protocol QueueNotifying: Sendable {
     /// announced each time listening starts (at first, and when the listening connection is up again after it was
     /// down, since announcements made meanwhile were missed). - Returns: false when this backend cannot listen.
     func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool
+}
+
+extension ShardedPublishQueue {
+    /// Splits without a targets counter.
+    public func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, now: Date) async throws -> Int {
+        try await splitPublish(job, workerID: workerID, shardSize: shardSize, targetsCounter: nil, now: now)
+    }
 }

@@ -43,6 +43,24 @@ final class ShardTests: PostgreSQLTestCase {
         }
     }
 
+    func testSplitShardsStartWithTheirShareOfTargetsInTheGivenCounter() async throws {
+        let store = try await openNode()
+        _ = try await seed(store, count: 50)
+        let job = try await enqueueAndClaim(store)
+        let shards = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10,
+                                                  targetsCounter: "estimate.remaining", now: now)
+        XCTAssertEqual(shards, 5)
+        let status = try await store.publishStatus(instanceID: job.job.instanceID, publishID: job.job.publishID)
+        XCTAssertEqual(status?.counters["estimate.remaining"], 50, "five unclaimed shards of ten: summed by the status")
+        let claimed = try await store.claimShard(workerID: "w", leaseDuration: .seconds(30), now: now)
+        let shard = try XCTUnwrap(claimed)
+        XCTAssertEqual(shard.counters["estimate.remaining"], 10, "a claim starts from its shard's share")
+        let counted = try await store.targetCount(for: shard.job, shard: try XCTUnwrap(shard.shard))
+        let paged = try await allTargets(store, shard)
+        XCTAssertEqual(counted, Int64(paged.count), "the shard's own count is what its pages deliver")
+        XCTAssertGreaterThan(counted, 10, "followers of both interests in its range, each once")
+    }
+
     func testSplitShardsCoverEveryTargetExactlyOnceAcrossTwoNodes() async throws {
         let nodeA = try await openNode()
         let nodeB = try await openNode()

@@ -320,6 +320,30 @@ def test_recent_publishes_list_statuses_and_open_one(page, console_env, shots):
     assert publish_id in page.by_id("pub-follow-h").text
 
 
+def test_following_a_running_paced_publish_shows_its_completion_estimate_until_it_finishes(page, console_env):
+    """The status's `estimatedCompletionAt` in the publish view (docs/API.md): 60 devices at 600 per minute run for
+    about 6 s, long enough to open the view while it runs; the estimate goes once the publish finished."""
+    server, _ = console_env
+    beams = Beams(server)
+    interest = unique("paced")
+    for _ in range(60):
+        beams.register(random_token(), interests=[interest], environment="sandbox")
+    page.sign_in()
+    publish_id = beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "Paced"}},
+                                             "x_delivery": {"throttlePerMinute": 600}})
+    page.go("recent")
+    row = page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#rec-table tr[data-publish='{publish_id}']")))
+    row.find_element(By.TAG_NAME, "button").click()
+    page.wait.until(lambda d: " · done in about " in page.by_id("pub-state").text)
+    assert page.by_id("pub-state").text.startswith("RUNNING · ")
+    counts = page.by_id("pub-counts").text
+    assert "Estimated completion\n" in counts and " UTC" in counts
+    assert "per second" in counts.split("Remaining (estimate)\n", 1)[1].split("\n", 1)[0]
+    page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#pub-follow[data-state='finished']")))
+    assert "done in about" not in page.by_id("pub-state").text
+    assert "Estimated completion" not in page.by_id("pub-counts").text
+
+
 def test_overview_shows_apns_health_counts_and_a_chart_drawn_from_the_servers_numbers(page, console_env, shots):
     server, _ = console_env
     beams = Beams(server)

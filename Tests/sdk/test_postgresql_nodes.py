@@ -276,6 +276,40 @@ def test_one_large_publish_is_delivered_by_both_nodes_each_device_once(sharded_n
     assert metric(text, "push_nodes_live") == 2, [line for line in text.splitlines() if "nodes_live" in line]
 
 
+def test_a_paced_sharded_publish_reports_one_estimate_combining_the_shards_of_both_nodes(sharded_nodes):
+    """The completion estimate of a publish split into shards that both nodes send (docs/API.md,
+    `estimatedCompletionAt`): each shard's run paces itself at the publish's rate, so while several run at once the
+    status, asked of the node that sends nothing of it or of the other, sums their rates and their targets left."""
+    node_a, node_b, mock = sharded_nodes
+    devices, per_minute = 1_500, 3_000  # 50 per second per shard run; 6 shards of SHARD_SIZE
+    interest = f"paced-shards-{uuid.uuid4().hex[:8]}"
+    register_devices(node_a, INSTANCE_ID, [uuid.uuid4().hex + uuid.uuid4().hex for _ in range(devices)], interest,
+                     concurrency=64)
+    mock.configure(record=False, delay_ms=0)
+    publish_id = Beams(node_b).publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "paced"}},
+                                                     "x_delivery": {"throttlePerMinute": per_minute}})
+    pace = per_minute / 60
+    seen = []
+
+    def combined():
+        status = Beams(node_a).status(publish_id)
+        assert status["status"] in ("queued", "running"), status
+        if "estimateRatePerSecond" in status:
+            seen.append(status)
+        # More than one run's pace: the rates of shards sent at once were added up.
+        return status if status.get("estimateRatePerSecond", 0) > pace * 1.5 else None
+
+    status = wait_for(combined, timeout=60, interval=0.1, message=f"no combined estimate: {seen[-3:]}")
+    answered = status["apns"]["accepted"] + status["apns"]["failed"]
+    # Every shard counts: claimed ones their own targets left, the others their share (SHARD_SIZE each, the last
+    # one at most that much too many).
+    assert devices - answered <= status["remainingTargets"] <= devices - answered + 2 * SHARD_SIZE, status
+    assert status["estimateRatePerSecond"] <= pace * (devices // SHARD_SIZE + 1), status
+    finished = Beams(node_a).wait_finished(publish_id, timeout=120)
+    assert finished["apns"]["accepted"] == devices
+    assert "estimatedCompletionAt" not in finished and "remainingTargets" not in finished, finished
+
+
 def ready_nodes(server):
     """The `nodes` check of the server's detailed /ready (a loopback peer gets the details)."""
     response = requests.get(server.url("/ready"), verify=server.cert, timeout=10)

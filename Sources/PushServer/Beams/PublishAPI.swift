@@ -294,6 +294,7 @@ struct PublishAPI: Sendable {
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
         if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
+        if let estimate = PublishEstimate(status, now: now) { object.merge(estimate.members) { _, new in new } }
         if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
             object["liveActivityTokensRemoved"] = .int(Int(removed))
         }

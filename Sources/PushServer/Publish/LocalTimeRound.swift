@@ -20,6 +20,8 @@ final class LocalTimeRound: Sendable {
     private struct State {
         var dueByZone: [String: Int64] = [:]
         var next: Int64?
+        /// The latest due moment seen so far: the publish is not done before it (the completion estimate).
+        var latest: Int64?
     }
 
     let time: LocalTime
@@ -60,6 +62,7 @@ final class LocalTimeRound: Sendable {
         if due > roundAt {
             state.withLock { state in
                 if state.next.map({ due < $0 }) ?? true { state.next = due }
+                if state.latest.map({ due > $0 }) ?? true { state.latest = due }
             }
         }
         return false
@@ -69,4 +72,7 @@ final class LocalTimeRound: Sendable {
     var nextRound: Date? {
         state.withLock { $0.next }.map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
+
+    /// The latest due moment after this round seen so far (seconds since 1970); nil when none.
+    var latestRound: Int64? { state.withLock { $0.latest } }
 }

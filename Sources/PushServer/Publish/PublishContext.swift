@@ -27,6 +27,8 @@ struct PublishContext: Sendable {
     let slots: PublishSlots
     /// The instances' provider budgets (`quotas.notificationsPerMinute`), paced at this node's share.
     let budgets: DeliveryBudgets
+    /// The completion estimates of this node's runs, for `/metrics`.
+    let estimates: PublishEstimates
     /// By lower-cased instance id.
     private let instances: [String: InstanceRuntime]
 
@@ -47,6 +49,7 @@ struct PublishContext: Sendable {
                              metrics: metrics)
         self.metrics = metrics
         budgets = DeliveryBudgets(instances: instances, slots: slots, parkAfter: settings.parkAfter, metrics: metrics)
+        estimates = PublishEstimates(metrics: metrics)
         self.webhooks = webhooks
         self.logger = logger
         apnsHealth = APNsHealth()

@@ -105,6 +105,7 @@ public final class PublishEngine: Service {
         metrics.declare(.broadcasts)
         metrics.declare(.checkpoints)
         metrics.declare(.publishShards)
+        metrics.declare(.publishEstimateRemainingSeconds)
         PublishSlots.declareMetrics(metrics)
         metrics.declare(.nodesLive)
     }

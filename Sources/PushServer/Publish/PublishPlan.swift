@@ -301,6 +301,13 @@ enum PublishCounter {
     static func failed(_ reason: String) -> String { failed(reason, on: .apns) }
     static let failedPrefix = failedPrefix(.apns)
 
+    /// The completion estimate of each running run (docs/API.md, `estimatedCompletionAt`): the targets it has left,
+    /// and the rate it expects × 1000, both as of its last observation and back to 0 when it stops sending. They are
+    /// counters so that the status sums them over the shards that several nodes run (`PublishEstimate`).
+    static let estimateRemaining = "estimate.remaining"
+    static let estimateRateMilli = "estimate.rateMilli"
+    static let estimateCounters = [estimateRemaining, estimateRateMilli]
+
     /// The platform's service accepted the notification.
     static func accepted(on platform: Platform) -> String { "\(platform.rawValue).accepted" }
     /// The platform's service (or a local rule) refused: `<platform>.failed.<Reason>`.

@@ -48,6 +48,19 @@ final class PublishRun: Sendable {
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
         var writtenTotals: [String: Int64] = [:]
+        /// Targets this run is done with: answered, or passed over because the publish has no part for their
+        /// platform. The completion estimate's progress (a local-time publish's targets due in a later round are
+        /// still to do; those answered by an earlier run are in its claim's counters).
+        var passed: Int64 = 0
+        /// The completion estimate's smoothed rate (`CompletionEstimator`).
+        var estimator = CompletionEstimator()
+        /// The estimate counters as the store will hold them once every drained batch is written (the claim's,
+        /// then each new value): a new value goes into the next checkpoint as the difference.
+        var estimateCounters: [String: Int64] = [:]
+        /// The latest estimate (nil: none), for `/metrics`.
+        var estimate: CompletionEstimator.Estimate?
+        /// The run stopped sending: no estimate any more.
+        var estimateCleared = false
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
         var mustStop: Bool { machine.mustStop }
@@ -71,6 +84,7 @@ final class PublishRun: Sendable {
         var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
         state.lease = lease
         state.writtenTotals = claimed.counters
+        for name in PublishCounter.estimateCounters { state.estimateCounters[name] = claimed.counters[name] ?? 0 }
         self.state = WaitableState(state)
     }
 
@@ -92,6 +106,7 @@ final class PublishRun: Sendable {
         state.update { state in
             state.tracker.completed(target.ref)
             state.outstanding -= 1
+            state.passed += 1
             state.counters[PublishCounter.targets, default: 0] += 1
             for (key, value) in counters { state.counters[key, default: 0] += value }
             state.deviceResults.append(device)
@@ -116,6 +131,7 @@ final class PublishRun: Sendable {
         state.update { state in
             state.tracker.completed(ref)
             state.outstanding -= 1
+            state.passed += 1
             state.counters[PublishCounter.targets, default: 0] += 1
             for (key, value) in counters { state.counters[key, default: 0] += value }
             state.channelRefs.append(ref)
@@ -133,6 +149,70 @@ final class PublishRun: Sendable {
     /// Counts a request for `target` that was sent again (environment retry); the target stays outstanding.
     func add(_ counter: String, for target: Target) {
         state.update { $0.counters[counter, default: 0] += 1 }
+    }
+
+    /// The feeder passed over `count` targets without sending them (the publish has no part for their platform):
+    /// they count as done for the completion estimate only.
+    func passedOver(_ count: Int) {
+        guard count > 0 else { return }
+        state.update { $0.passed += Int64(count) }
+    }
+
+    // MARK: Completion estimate
+
+    /// Whether the completion estimate's clock runs (delivery started).
+    var estimateStarted: Bool { state.read { $0.estimator.lastAt != nil } }
+    /// The latest completion estimate of this run (nil: none yet, or none possible).
+    var estimate: CompletionEstimator.Estimate? { state.read { $0.estimate } }
+
+    /// Observes the run's progress at `now` (monotonic seconds; the estimator takes an observation at most every
+    /// `CompletionEstimator.interval`), estimates its completion for `total` targets (nil: unknown) with the
+    /// targets it has left now, and queues the estimate counters for the next checkpoint
+    /// (`PublishCounter.estimateRemaining`, `.estimateRateMilli`), which the status sums over shards.
+    /// - Parameter done: targets done before this run (its claim's answered count).
+    /// - Returns: the estimate (nil: none, or the run stopped sending).
+    @discardableResult
+    func observeProgress(total: Int64?, done earlier: Int64, bounds: CompletionEstimator.Bounds, at now: Double)
+        -> CompletionEstimator.Estimate?
+    {
+        state.update { state -> CompletionEstimator.Estimate? in
+            guard !state.estimateCleared else { return nil }
+            let done = earlier + state.passed
+            state.estimator.observe(done: done, at: now)
+            let estimate = total.flatMap { state.estimator.estimate(remaining: max(0, $0 - done), at: now, bounds: bounds) }
+            state.estimate = estimate
+            var values: [String: Int64] = [PublishCounter.estimateRemaining: 0, PublishCounter.estimateRateMilli: 0]
+            if let estimate {
+                values[PublishCounter.estimateRemaining] = estimate.remaining
+                // The effective rate: remaining over the estimated seconds, so that a later round's bound holds
+                // in the status too, which only sees the sums (`PublishEstimate`).
+                let effective = Double(estimate.remaining) / max(estimate.secondsRemaining, 0.001)
+                values[PublishCounter.estimateRateMilli] = max(1, Int64((effective * 1000).rounded()))
+            }
+            Self.queueEstimateCounters(values, in: &state)
+            return estimate
+        }
+    }
+
+    /// Delivery ended (or paused, or this round is over): the run no longer sends, so its estimate counters go
+    /// back to 0 with its last checkpoint, and its estimate is gone.
+    func clearEstimate() {
+        state.update { state in
+            state.estimate = nil
+            state.estimateCleared = true
+            Self.queueEstimateCounters([PublishCounter.estimateRemaining: 0, PublishCounter.estimateRateMilli: 0],
+                                       in: &state)
+        }
+    }
+
+    private static func queueEstimateCounters(_ values: [String: Int64], in state: inout State) {
+        for (name, value) in values {
+            let delta = value - (state.estimateCounters[name] ?? 0)
+            guard delta != 0 else { continue }
+            let pending = (state.counters[name] ?? 0) + delta
+            state.counters[name] = pending == 0 ? nil : pending
+            state.estimateCounters[name] = value
+        }
     }
 
     /// Results waiting for the next checkpoint.

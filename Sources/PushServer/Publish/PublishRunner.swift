@@ -43,7 +43,10 @@ struct PublishRunner: Sendable {
     /// - Returns: how the run ended, for its span (a final state, `handed_back`, `rescheduled`, `split`, …).
     private func execute(trace: PublishTrace?) async -> String {
         // However it ends, this run hands nothing more to a sender (a cancel waiting for that must wake).
-        defer { run.endSubmission() }
+        defer {
+            run.endSubmission()
+            context.estimates.remove(run)
+        }
         let claimed = run.claimed
         let job = claimed.job
         log.info("Publish started", ["attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
@@ -133,8 +136,9 @@ struct PublishRunner: Sendable {
         -> PublishRunStateMachine.Action
     {
         let answered = await answeredTargets()
+        let progress = await progress(plan: plan, round: round)
         return await withDiscardingTaskGroup { group -> PublishRunStateMachine.Action in
-            group.addTask { await keepCheckpointing() }
+            group.addTask { await keepCheckpointing(progress) }
             group.addTask { await keepLease() }
             group.addTask { await keepFence() }
             let complete: Bool
@@ -142,6 +146,8 @@ struct PublishRunner: Sendable {
             if await !run.waitForSlot() {
                 complete = false
             } else {
+                // The estimate's clock starts with sending; before its first observation it rests on the pacing.
+                estimated(progress.observe(run))
                 switch plan.mode {
                 case .broadcast(let broadcast):
                     complete = await BroadcastFeeder(context: context, run: run, instance: instance, log: log)
@@ -151,6 +157,9 @@ struct PublishRunner: Sendable {
                         .deliver(plan: plan, skipping: answered, round: round)
                 }
             }
+            // Nothing more is sent by this run: its estimate goes (to 0 in the store with the last checkpoint).
+            run.clearEstimate()
+            context.estimates.remove(run)
             // Wakes the three loops; the group waits for them before the last checkpoint.
             return run.fed(complete: complete)
         }
@@ -229,6 +238,24 @@ struct PublishRunner: Sendable {
         }
     }
 
+    /// What this run's completion estimate rests on: its targets in all (read from the store once; on failure
+    /// the run goes without an estimate), those answered before, its pacing and rounds.
+    private func progress(plan: PublishPlan, round: LocalTimeRound?) async -> RunProgress {
+        var total: Int64?
+        do {
+            total = try await queue.targetCount(plan: plan)
+        } catch {
+            log.warning("Counting the publish's targets failed; no completion estimate", ["error": "\(error)"])
+        }
+        return RunProgress(total: total, earlier: run.claimed.counters[PublishCounter.targets] ?? 0, plan: plan,
+                           round: round)
+    }
+
+    /// A new estimate (nil: none) of this run, for `/metrics`.
+    private func estimated(_ estimate: CompletionEstimator.Estimate?) {
+        context.estimates.update(run, instance: run.claimed.job.instanceID, seconds: estimate?.secondsRemaining)
+    }
+
     /// Targets a previous run got answers for above its last cursor: they are not sent again.
     private func answeredTargets() async -> Set<Int64> {
         guard run.claimed.attempt > 1 else { return [] }
@@ -243,13 +270,14 @@ struct PublishRunner: Sendable {
     /// A checkpoint every interval, or sooner once a batch of results waits: what a crash can send twice is what
     /// was in flight plus what was answered but not yet checkpointed. Ends when delivery ends (the runner writes
     /// the last one) or the lease is lost (nothing more may be written).
-    private func keepCheckpointing() async {
+    private func keepCheckpointing(_ progress: RunProgress) async {
         let settings = context.settings
         var deadline = ContinuousClock.now + settings.checkpointInterval
         while true {
             await run.waitForCheckpoint(batch: settings.checkpointBatch, deadline: deadline)
             if run.isDelivered || run.isLost { return }
             deadline = .now + settings.checkpointInterval
+            if run.estimateStarted { estimated(progress.observe(run)) }
             if await checkpoint() != .done {
                 // The batch is still waiting: try again at the next interval, not at once.
                 if await run.waitForEnd(deadline: deadline) { return }

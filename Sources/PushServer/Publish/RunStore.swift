@@ -44,6 +44,28 @@ struct RunStore: Sendable {
         }
     }
 
+    /// How many targets this run has in all (its shard's, for a shard), for the completion estimate: the union of a
+    /// shard's interests, the sum of a whole publish's interests' followers (a device following two of them counts
+    /// twice, so a multi-interest estimate is an upper bound), or the channels. Nil when not known before fan-out
+    /// (users and Live Activity publishes: the estimate is then left out).
+    func targetCount(plan: PublishPlan) async throws -> Int64? {
+        let job = claimed.job
+        switch plan.mode {
+        case .broadcast(let broadcast):
+            return Int64(broadcast.channels.count)
+        case .liveActivity:
+            return nil
+        case .devices:
+            guard job.kind == .interests else { return nil }
+            if case .shard(let shard, let queue) = lease { return try await queue.targetCount(for: job, shard: shard) }
+            var total: Int64 = 0
+            for interest in Set(job.targets) {
+                total += Int64(try await context.store.subscriberCount(instanceID: job.instanceID, interest: interest))
+            }
+            return total
+        }
+    }
+
     /// Writes `batch`. A shard's counters are written as totals (`totals`: what was written before plus the batch),
     /// so a checkpoint repeated after a COMMIT whose answer was lost cannot count twice.
     func checkpoint(_ batch: PublishRun.Checkpoint, totals: [String: Int64]) async throws {
@@ -72,6 +94,8 @@ struct RunStore: Sendable {
     func split(shardSize: Int) async throws -> Int {
         guard shardSize > 0, case .job(let splitter?) = lease, claimed.cursor == 0, claimed.counters.isEmpty
         else { return 0 }
-        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize, now: Date())
+        // Each shard starts with its share of targets left, so the completion estimate sees shards no node sends yet.
+        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize,
+                                               targetsCounter: PublishCounter.estimateRemaining, now: Date())
     }
 }

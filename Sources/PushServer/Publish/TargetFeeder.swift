@@ -122,8 +122,15 @@ struct TargetFeeder: Sendable {
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
             if !page.isLast { nextPage = prefetch(after: page.cursor, liveActivity: liveActivity) }
+            // Devices of a platform the publish has no part for are done at once (the completion estimate counts
+            // them: its total is every follower).
+            var passedOver = 0
+            defer { run.passedOver(passedOver) }
             for target in page.targets where !answered.contains(target.ref) {
-                guard let lane = lanes[target.platform] else { continue }
+                guard let lane = lanes[target.platform] else {
+                    passedOver += 1
+                    continue
+                }
                 if let round = pacing.round, !round.isDue(target) { continue }
                 if run.mustStop { return false }
                 if let expiresAt = pacing.expiresAt, Date() >= expiresAt {

@@ -1,0 +1,38 @@
+import Clocks
+import Foundation
+
+/// What one run's completion estimate rests on, fixed when its delivery starts: how many targets it has in all,
+/// how many earlier runs answered, and its bounds (pacing, a local-time publish's later rounds). The runner's
+/// checkpoint loop calls `observe` before each checkpoint; the estimate goes into the checkpoint's counters (the
+/// status) and into the node's `PublishEstimates` (`/metrics`).
+struct RunProgress: Sendable {
+    /// Targets of the run in all (`RunStore.targetCount`); nil: unknown, no estimate.
+    let total: Int64?
+    /// Targets answered by earlier runs of the same job or shard (its claim's `targets` counter).
+    let earlier: Int64
+    /// `throttlePerMinute / 60`.
+    let pacingPerSecond: Double?
+    let round: LocalTimeRound?
+
+    init(total: Int64?, earlier: Int64, plan: PublishPlan, round: LocalTimeRound?) {
+        self.total = total
+        self.earlier = earlier
+        pacingPerSecond = plan.delivery?.throttlePerMinute.map { Double(max(1, $0)) / 60 }
+        self.round = round
+        // No per-instance provider budget exists yet: `CompletionEstimator.Bounds.budgetPerSecond` stays nil.
+    }
+
+    /// The monotonic clock in seconds: the estimator's time scale.
+    static func now() -> Double { Double(MonotonicClock.now()) / 1e9 }
+
+    /// Observes `run`'s progress and refreshes its estimate (before each checkpoint, so the targets left that the
+    /// status shows are as fresh as its counts). - Returns: the estimate (nil: none).
+    @discardableResult
+    func observe(_ run: PublishRun) -> CompletionEstimator.Estimate? {
+        let now = Self.now()
+        // A later local-time round: the publish is not done before it (wall time turned into the monotonic scale).
+        let notBefore = round?.latestRound.map { now + (Double($0) - Date().timeIntervalSince1970) }
+        let bounds = CompletionEstimator.Bounds(pacingPerSecond: pacingPerSecond, notBefore: notBefore)
+        return run.observeProgress(total: total, done: earlier, bounds: bounds, at: now)
+    }
+}
