@@ -19,7 +19,8 @@ struct RunProgress: Sendable {
         self.earlier = earlier
         pacingPerSecond = plan.delivery?.throttlePerMinute.map { Double(max(1, $0)) / 60 }
         self.round = round
-        // No per-instance provider budget exists yet: `CompletionEstimator.Bounds.budgetPerSecond` stays nil.
+        // A provider budget (`quotas.notificationsPerMinute`) is per platform and the run's platform mix is unknown
+        // here, so `budgetPerSecond` stays nil: the budget's pacing shows in the observed rate instead.
     }
 
     /// The monotonic clock in seconds: the estimator's time scale.
