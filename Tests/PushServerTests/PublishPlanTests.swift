@@ -40,8 +40,11 @@ final class PublishPlanTests: XCTestCase {
         XCTAssertEqual(devices.mode, .devices)
         XCTAssertTrue(devices.isShardable)
         devices.delivery = DeliveryOptions()
+        devices.delivery?.sendAt = Date(timeIntervalSince1970: 1_800_000_000)
+        XCTAssertTrue(devices.isShardable, "a scheduled publish is split when it starts")
         devices.delivery?.throttlePerMinute = 60
-        XCTAssertTrue(devices.isShardable, "a paced publish is split all the same")
+        XCTAssertFalse(devices.isShardable, "a paced publish is delivered whole: each shard's run would keep the pace")
+        devices.delivery?.throttlePerMinute = nil
         devices.delivery?.localTime = LocalTime("09:00")
         XCTAssertFalse(devices.isShardable, "a local-time publish goes out in rounds, delivered whole")
     }

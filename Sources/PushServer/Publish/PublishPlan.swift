@@ -71,9 +71,10 @@ struct PublishPlan: Sendable, Equatable {
     }
 
     /// Whether a store may split it into shards of device ranges: only a publish to devices that goes out at
-    /// once (a local-time publish goes out in rounds; Live Activity and broadcast targets are token rows or
-    /// channels, not the device ranges shards cover).
-    var isShardable: Bool { mode == .devices && delivery?.localTime == nil }
+    /// once, unpaced (a local-time publish goes out in rounds; a paced one is sent by one run, since every shard's
+    /// run would keep the whole publish's `throttlePerMinute` and together exceed it; Live Activity and broadcast
+    /// targets are token rows or channels, not the device ranges shards cover).
+    var isShardable: Bool { mode == .devices && delivery?.localTime == nil && delivery?.throttlePerMinute == nil }
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
