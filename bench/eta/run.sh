@@ -29,25 +29,11 @@ HTTP_PORT=${HTTP_PORT:-28680}
 if [[ -z ${SERVER_BIN:-} ]]; then swift build -c release --product push-server >/dev/null; fi
 swift build -c release --product SeedDevices >/dev/null
 BIN=$ROOT/.build/release
+source bench/sink-server.sh
 dir="$OUT/n$N-t$THROTTLE"
 rm -rf "$dir"; mkdir -p "$dir"
 SERVER=
-cleanup() {
-    [[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
-    SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-ca=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" 0 | tail -1)
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey.p8" 2>/dev/null
-"$BIN/SeedDevices" --db "$dir/push.sqlite" --instance $INSTANCE --interest bench --count "$N" | sed 's/^/  /'
-cat > "$dir/config.json" <<JSON
-{"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"notice"},
- "instances":[{"id":"$INSTANCE","secretKey":"$SECRET","apns":{"teamId":"TEAM123456","keyId":"KEY1234567",
-   "keyPath":"$dir/AuthKey.p8","topic":"com.example.bench","defaultEnvironment":"sandbox",
-   "endpointOverride":"https://127.0.0.1:$SINK_PORT","caFile":"$ca"}}]}
-JSON
-"${SERVER_BIN:-$BIN/push-server}" serve --config "$dir/config.json" 2>"$dir/server.log" &
-SERVER=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null && break; sleep 0.1; done
+trap 'stop_sink_server "$dir"' EXIT
+start_sink_server "$dir" "$N" 0
 $PY bench/eta/sample.py "http://127.0.0.1:$HTTP_PORT" "$INSTANCE" "$SECRET" "$N" "$THROTTLE" "$dir/samples.jsonl" \
     | tee "$dir/result.txt"

@@ -26,6 +26,7 @@ CLK_TCK=$(getconf CLK_TCK)
 swift build -c release --product push-server >/dev/null
 swift build -c release --product SeedDevices >/dev/null
 BIN=$ROOT/.build/release
+source bench/sink-server.sh
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
@@ -33,20 +34,8 @@ run_case() {
     local delay=$1 label=$2
     local dir="$OUT/$label"
     rm -rf "$dir"; mkdir -p "$dir"
-    local ca
-    ca=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
-    trap 'SINK_DIR='"$dir/sink"' bench/apns/nginx-sink.sh stop '"$SINK_PORT"' >/dev/null 2>&1 || true; [[ -n ${SERVER:-} ]] && kill $SERVER 2>/dev/null || true' EXIT
-    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey.p8" 2>/dev/null
-    "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance $INSTANCE --interest bench --count "$N" | sed 's/^/  /'
-    cat > "$dir/config.json" <<JSON
-{"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"${LOG_LEVEL:-notice}"},
- "instances":[{"id":"$INSTANCE","secretKey":"$SECRET","apns":{"teamId":"TEAM123456","keyId":"KEY1234567",
-   "keyPath":"$dir/AuthKey.p8","topic":"com.example.bench","defaultEnvironment":"sandbox",
-   "endpointOverride":"https://127.0.0.1:$SINK_PORT","caFile":"$ca"}}]}
-JSON
-    "${SERVER_BIN:-$BIN/push-server}" serve --config "$dir/config.json" 2>"$dir/server.log" &
-    SERVER=$!
-    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null && break; sleep 0.1; done
+    trap 'stop_sink_server "'"$dir"'"' EXIT
+    start_sink_server "$dir" "$N" "$delay"
     local c0 t0 t1 c1 publish status
     c0=$(cpu_ticks $SERVER); t0=$(date +%s.%N)
     publish=$(curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/interests" \
@@ -68,8 +57,8 @@ n, t0, t1, c0, c1, hz, accepted, label = int(sys.argv[1]), float(sys.argv[2]), f
 wall, cpu = t1 - t0, (c1 - c0) / hz
 print(f"push-server [{label}] n={n}: accepted {accepted}, {n / wall:.0f} notifications/s, {cpu * 1e6 / n:.1f} us CPU/notification (wall {wall:.2f} s, cpu {cpu:.2f} s)")
 PY
-    $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$ca" --n "$N" | tee "$dir/aioapns.txt"
-    SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true
+    $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$CA" --n "$N" | tee "$dir/aioapns.txt"
+    stop_sink_server "$dir"
     trap - EXIT
     $PY - "$dir/server.txt" "$dir/aioapns.txt" <<'PY'
 import re, sys

@@ -1,0 +1,29 @@
+# Shared by the fan-out benchmarks (bench/publish, bench/eta): N devices bulk-loaded with SeedDevices into
+# DIR/push.sqlite, the nginx HTTP/2 sink (bench/apns/nginx-sink.sh) answering after DELAY ms on SINK_PORT, and the
+# release server on HTTP_PORT with the instance's APNs endpoint overridden to the sink.
+#   start_sink_server DIR N DELAY   needs INSTANCE, SECRET, SINK_PORT, HTTP_PORT and BIN (the release build
+#                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured);
+#                                   sets SERVER (the server's pid) and CA (the sink's certificate)
+#   stop_sink_server DIR            stops the server (unless already stopped) and the sink
+start_sink_server() {
+    local dir=$1 n=$2 delay=$3
+    CA=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey.p8" 2>/dev/null
+    "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+    cat > "$dir/config.json" <<JSON
+{"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"${LOG_LEVEL:-notice}"},
+ "instances":[{"id":"$INSTANCE","secretKey":"$SECRET","apns":{"teamId":"TEAM123456","keyId":"KEY1234567",
+   "keyPath":"$dir/AuthKey.p8","topic":"com.example.bench","defaultEnvironment":"sandbox",
+   "endpointOverride":"https://127.0.0.1:$SINK_PORT","caFile":"$CA"}}]}
+JSON
+    "${SERVER_BIN:-$BIN/push-server}" serve --config "$dir/config.json" 2>"$dir/server.log" &
+    SERVER=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null && break; sleep 0.1; done
+}
+
+stop_sink_server() {
+    local dir=$1
+    if [[ -n ${SERVER:-} ]]; then kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true; fi
+    SERVER=
+    SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true
+}
