@@ -9,6 +9,7 @@ own CPU is not in the command's: it is the server's. PostgreSQL runs on the benc
 cluster (bench/postgresql/benchdb.py: fsync on).
 
     bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch N]
+                                       [--import-only] [--sqlite-cache-mib MIB]
 """
 import argparse
 import json
@@ -50,6 +51,8 @@ def generate(path, count):
 
 
 def config(directory, storage, devices):
+    if config.sqlite_cache_mib and "path" in storage:
+        storage = {**storage, "sqliteCacheMiB": config.sqlite_cache_mib}
     path = directory / "config.json"
     path.write_text(json.dumps({
         "listen": {"host": "127.0.0.1", "port": benchdb.free_port()},
@@ -89,6 +92,8 @@ def run(backend, file, devices, batch, work):
     common = ["--config", str(path), "--instance", INSTANCE]
     batching = ["--batch", str(batch)] if batch else []
     timed("import", [binary, "import", *common, *batching, str(file)], devices)
+    if run.import_only:
+        return
     timed("re-import", [binary, "import", *common, *batching, str(file)], devices)
     exported = directory / "export.ndjson"
     timed("export", [binary, "export", *common, "--output", str(exported)], devices)
@@ -102,7 +107,10 @@ def main():
     parser.add_argument("--devices", type=int, default=1_000_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000 SQLite, 500 PostgreSQL)")
+    parser.add_argument("--import-only", action="store_true", help="the first import only (no re-import, export)")
+    parser.add_argument("--sqlite-cache-mib", type=int, default=None, help="storage.sqliteCacheMiB (default: the config's)")
     arguments = parser.parse_args()
+    run.import_only, config.sqlite_cache_mib = arguments.import_only, arguments.sqlite_cache_mib
     work = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     file = work / "devices.ndjson"
     start = time.monotonic()
