@@ -83,6 +83,8 @@ def timed(label, command, devices, cluster=None):
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if result.returncode != 0:
         raise SystemExit(f"{label} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+    if cluster:
+        time.sleep(1)  # the command's backend exits after it: counted once the postmaster has reaped it
     database = f", PostgreSQL CPU {database_cpu_seconds(cluster) - database_before:6.1f} s" if cluster else ""
     benchdb.log(f"  {label:<10} {devices:>9} devices in {seconds:7.1f} s = {devices / seconds:>8.0f} devices/s "
                 f"(push-server CPU {cpu:6.1f} s{database})   load {benchdb.load_average()}   "
