@@ -120,7 +120,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--devices", type=int, default=1_000_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--batch", type=int, default=None, help="default: the command's (20000 SQLite, 2000 PostgreSQL)")
+    parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000)")
     parser.add_argument("--import-only", action="store_true", help="the first import only (no re-import, export)")
     parser.add_argument("--sqlite-cache-mib", type=int, default=None, help="storage.sqliteCacheMiB (default: the config's)")
     arguments = parser.parse_args()
