@@ -11,7 +11,7 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext]
+                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -380,5 +380,38 @@ enum PostgreSQLSchema {
     /// that claims the job, or one of its shards, continues the same trace (docs/OPERATIONS.md, "Traces").
     static let publishTraceContext = """
         ALTER TABLE publish_jobs ADD COLUMN trace_parent text, ADD COLUMN trace_state text;
+        """
+
+    /// Step 14. The counts of inserted devices and subscriptions are kept once per statement instead of once per
+    /// row: a statement-level trigger reads the statement's inserted rows (a transition table) and adds their
+    /// number per instance to its `instance_device_counts` row in one update. Per row, a bulk import of N devices
+    /// in one transaction updated the same row N times (plus once per subscription), and each update of a row
+    /// this transaction already updated walks the chain of its earlier versions, so a batch cost grew with its
+    /// square (docs/BENCHMARKS.md, "Device export and import"). A one-row registration still updates the row once.
+    /// The triggers keep their names (copy-store switches them off by name while it loads, `CopyPlan`); deletes
+    /// stay per row (the subscription's is a BEFORE trigger, which cannot see a transition table).
+    static let statementCounts = """
+        CREATE OR REPLACE FUNCTION devices_counted_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO instance_device_counts (instance_id, devices)
+                SELECT instance_id, count(*) FROM inserted_devices GROUP BY instance_id ORDER BY instance_id
+                ON CONFLICT (instance_id) DO UPDATE SET devices = instance_device_counts.devices + excluded.devices;
+            RETURN NULL;
+        END $$;
+        DROP TRIGGER devices_counted_on_insert ON devices;
+        CREATE TRIGGER devices_counted_on_insert AFTER INSERT ON devices REFERENCING NEW TABLE AS inserted_devices
+            FOR EACH STATEMENT EXECUTE FUNCTION devices_counted_on_insert();
+        CREATE OR REPLACE FUNCTION subscriptions_counted_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE instance_device_counts c SET subscriptions = c.subscriptions + n.added
+                FROM (SELECT i.instance_id, count(*) AS added FROM inserted_subscriptions s
+                      JOIN interests i ON i.id = s.interest_id GROUP BY i.instance_id) n
+                WHERE c.instance_id = n.instance_id;
+            RETURN NULL;
+        END $$;
+        DROP TRIGGER subscriptions_counted_on_insert ON device_interests;
+        CREATE TRIGGER subscriptions_counted_on_insert AFTER INSERT ON device_interests
+            REFERENCING NEW TABLE AS inserted_subscriptions
+            FOR EACH STATEMENT EXECUTE FUNCTION subscriptions_counted_on_insert();
         """
 }

@@ -66,6 +66,36 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         try await store.close()
     }
 
+    /// Step 14: one statement inserting many devices, and one inserting many subscriptions, each update the
+    /// instance's count row once (its row versions show in its `ctid`: one per update in this transaction), and
+    /// the counts are exact. With the per-row triggers of steps 1 and 5 every row wrote a version: (0,102) here.
+    func testBulkInsertsUpdateTheCountRowOncePerStatement() async throws {
+        let store = try await openNode(poolSize: 1)
+        try await store.close()
+        _ = try cluster.sql(
+            """
+            INSERT INTO instance_device_counts (instance_id, devices) VALUES ('bulk', 0);
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                SELECT 'apns-bulk-' || n, 'bulk', 'apns', lpad(to_hex(n), 64, '0'), 'sandbox', 0, 0
+                FROM generate_series(1, 50) n;
+            INSERT INTO interests (instance_id, name) VALUES ('bulk', 'a');
+            INSERT INTO device_interests (interest_id, device_id)
+                SELECT i.id, d.id FROM interests i, devices d WHERE i.instance_id = 'bulk' AND d.instance_id = 'bulk';
+            """, database: database)
+        XCTAssertEqual(try scalar(
+            "SELECT devices || ',' || subscriptions || ',' || interests FROM instance_device_counts WHERE instance_id = 'bulk'"),
+            "50,50,1")
+        // Inserted, +50 devices, +1 interest (still per row), +50 subscriptions: four versions.
+        XCTAssertEqual(try scalar("SELECT ctid::text FROM instance_device_counts WHERE instance_id = 'bulk'"), "(0,4)")
+        // A one-row registration after it still counts.
+        _ = try cluster.sql(
+            """
+            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                VALUES ('apns-bulk-x', 'bulk', 'apns', 'ff', 'sandbox', 0, 0)
+            """, database: database)
+        XCTAssertEqual(try scalar("SELECT devices FROM instance_device_counts WHERE instance_id = 'bulk'"), "51")
+    }
+
     /// Step 7 replaces the `platform` CHECK: devices of before stay, `unifiedpush` is accepted, nonsense is not.
     func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
         try await assertMigrationWidensThePlatformCheck(PostgreSQLSchema.unifiedPushPlatform, to: .unifiedpush, token: "{}")

@@ -13,9 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import requests
 
 from beams import Beams, alert
-from harness import INSTANCE_ID
+from harness import INSTANCE_ID, SECRET
 from platform_mocks import MockFCM
 
 DATA = Path(__file__).parent / "data"
@@ -186,3 +187,45 @@ def test_a_file_that_is_not_the_providers_export_is_not_read(platforms):
     assert result.returncode == 2 and "--from must be" in result.stderr
     result = attempt("--map", "CustomUserData=user", str(DATA / "sns_endpoints.json"))
     assert result.returncode == 2 and "go with --from" in result.stderr
+
+
+def test_the_admin_import_route_reads_a_providers_export_with_its_map_and_dry_run(environment, platforms):
+    """`POST …/devices/import?from=onesignal&map=…` on a running server: the CLI's conversion, report (masked tokens,
+    the row's line), notes and dry run; bad parameters and a file that is not the provider's export answer 400."""
+    _, apns, fcm_mock = platforms
+    server = environment.server(apns, instance_overrides={"fcm": fcm_mock.config()}, name="admin-route")
+    route = server.url(f"/admin_api/v1/instances/{INSTANCE_ID}/devices/import")
+    auth = {"Authorization": f"Bearer {SECRET}"}
+    body = (DATA / "onesignal_players.csv").read_bytes()
+
+    def post(params, data=body, headers=auth):
+        return requests.post(route, params=params, data=data, headers=headers, verify=server.cert, timeout=30)
+
+    mapping = {"from": "onesignal", "map": "tag:team=team-{value} tag:news=news"}
+    r = post({**mapping, "dryRun": "true"})
+    assert r.status_code == 200, r.text
+    assert (r.json()["dryRun"], counts(r.json())) == (True, (4, 0, 0, 5)), r.text
+    assert stored(server) == [], "a dry run writes nothing"
+
+    r = post(mapping)
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert counts(report) == (4, 0, 0, 5), report
+    assert sorted(refused(report)) == [4, 5, 9, 10, 11], "refused rows by their line in the CSV"
+    assert report["notes"] == {"time zones given only as a UTC offset left out": 3}, report
+    assert hx("onesignal-ios-gone") not in r.text and hx("onesignal-ios-1") not in r.text, "tokens are masked"
+    devices = {device.get("token"): device for device in stored(server)}
+    assert devices[hx("onesignal-ios-1")]["interests"] == ["news", "team-arsenal"]
+    assert devices[hx("onesignal-ios-1")]["userId"] == "carol"
+    assert counts(post(mapping).json()) == (0, 0, 4, 5), "importing again changes nothing"
+
+    for params, reason in [({"from": "airship"}, "`from` must be parse, onesignal or sns"),
+                           ({"map": "CustomUserData=user"}, "go with `from`"),
+                           ({"from": "onesignal", "map": "CustomUserData=user"}, "`map` CustomUserData=user is for"),
+                           ({"from": "parse", "snsPlatform": "GCM"}, "`snsPlatform` is for")]:
+        r = post(params)
+        assert r.status_code == 400 and reason in r.text, (params, r.text)
+    r = post({"from": "onesignal"}, data=(DATA / "sns_endpoints.json").read_bytes())
+    assert r.status_code == 400 and "no `identifier` column" in r.text, r.text
+    assert post({"from": "onesignal"}, headers={"Authorization": "Bearer not-the-secret"}).status_code == 401
+    assert server.stop() == 0

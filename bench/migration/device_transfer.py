@@ -9,6 +9,7 @@ own CPU is not in the command's: it is the server's. PostgreSQL runs on the benc
 cluster (bench/postgresql/benchdb.py: fsync on).
 
     bench/migration/device_transfer.py [--devices 1000000] [--backends sqlite,postgresql] [--batch N]
+                                       [--import-only] [--sqlite-cache-mib MIB]
 """
 import argparse
 import json
@@ -50,6 +51,8 @@ def generate(path, count):
 
 
 def config(directory, storage, devices):
+    if config.sqlite_cache_mib and "path" in storage:
+        storage = {**storage, "sqliteCacheMiB": config.sqlite_cache_mib}
     path = directory / "config.json"
     path.write_text(json.dumps({
         "listen": {"host": "127.0.0.1", "port": benchdb.free_port()},
@@ -61,9 +64,18 @@ def config(directory, storage, devices):
     return path
 
 
-def timed(label, command, devices):
+def database_cpu_seconds(cluster):
+    """PostgreSQL's CPU: its live processes' (benchdb) plus what the postmaster's exited children used (a
+    connection's backend exits with the command, its CPU then counted in the postmaster's cutime + cstime)."""
+    postmaster = int(Path(cluster.data, "postmaster.pid").read_text().split()[0])
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
+    return benchdb.postgres_cpu_seconds(cluster) + (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(label, command, devices, cluster=None):
     start = time.monotonic()
     before = os.times()
+    database_before = database_cpu_seconds(cluster) if cluster else 0
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.monotonic() - start
     after = os.times()
@@ -71,13 +83,18 @@ def timed(label, command, devices):
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if result.returncode != 0:
         raise SystemExit(f"{label} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+    if cluster:
+        time.sleep(1)  # the command's backend exits after it: counted once the postmaster has reaped it
+    database = f", PostgreSQL CPU {database_cpu_seconds(cluster) - database_before:6.1f} s" if cluster else ""
     benchdb.log(f"  {label:<10} {devices:>9} devices in {seconds:7.1f} s = {devices / seconds:>8.0f} devices/s "
-                f"(push-server CPU {cpu:6.1f} s)   load {benchdb.load_average()}   {result.stdout.strip()[:80]}")
+                f"(push-server CPU {cpu:6.1f} s{database})   load {benchdb.load_average()}   "
+                f"{result.stdout.strip()[:80]}")
     return result
 
 
 def run(backend, file, devices, batch, work):
     directory = Path(tempfile.mkdtemp(prefix=f"transfer-{backend}-", dir=work))
+    cluster = None
     if backend == "sqlite":
         storage = {"path": str(directory / "push.sqlite")}
     else:
@@ -88,10 +105,12 @@ def run(backend, file, devices, batch, work):
     benchdb.log(f"{backend}: {benchdb.machine()}")
     common = ["--config", str(path), "--instance", INSTANCE]
     batching = ["--batch", str(batch)] if batch else []
-    timed("import", [binary, "import", *common, *batching, str(file)], devices)
-    timed("re-import", [binary, "import", *common, *batching, str(file)], devices)
+    timed("import", [binary, "import", *common, *batching, str(file)], devices, cluster)
+    if run.import_only:
+        return
+    timed("re-import", [binary, "import", *common, *batching, str(file)], devices, cluster)
     exported = directory / "export.ndjson"
-    timed("export", [binary, "export", *common, "--output", str(exported)], devices)
+    timed("export", [binary, "export", *common, "--output", str(exported)], devices, cluster)
     lines = sum(1 for _ in open(exported)) - 2
     assert lines == devices, f"exported {lines} of {devices}"
     exported.unlink()
@@ -101,8 +120,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--devices", type=int, default=1_000_000)
     parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000 SQLite, 500 PostgreSQL)")
+    parser.add_argument("--batch", type=int, default=None, help="default: the command's (2000)")
+    parser.add_argument("--import-only", action="store_true", help="the first import only (no re-import, export)")
+    parser.add_argument("--sqlite-cache-mib", type=int, default=None, help="storage.sqliteCacheMiB (default: the config's)")
     arguments = parser.parse_args()
+    run.import_only, config.sqlite_cache_mib = arguments.import_only, arguments.sqlite_cache_mib
     work = Path(tempfile.mkdtemp(prefix="bench-transfer-"))
     file = work / "devices.ndjson"
     start = time.monotonic()

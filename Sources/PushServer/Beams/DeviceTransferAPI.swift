@@ -13,7 +13,10 @@ import PushStore
 ///   saying whether and where the next starts (each page its own snapshot).
 /// - `POST /admin_api/v1/instances/{id}/devices/import[?dryRun=true]` with a device file (header line first) of
 ///   at most 16 MiB: the import report (`DeviceImportReport.json`). Larger files go in several requests, each with
-///   its header line.
+///   its header line. With `&from=parse|onesignal|sns` the body is that provider's export instead (what
+///   `push-server import --from` reads; `&map=RULES` and `&snsPlatform=` as its `--map` and `--sns-platform`): the
+///   same conversion, report (with the converters' `notes`) and dry run. A large provider export goes in parts
+///   only where its format allows (OneSignal: repeat the CSV header in each part).
 struct DeviceTransferAPI: Sendable {
     let app: AppContext
 
@@ -82,6 +85,7 @@ struct DeviceTransferAPI: Sendable {
         case "true"?: dryRun = true
         default: throw BeamsError(400, "Bad request", "`dryRun` must be true or false")
         }
+        let provider = try providerOptions(request)
         let limits = app.config.limits
         let importer = DeviceImporter(
             store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
@@ -90,20 +94,49 @@ struct DeviceTransferAPI: Sendable {
             caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(limits),
                                    maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
             dryRun: dryRun)
-        var body: [UInt8]? = request.body
-        var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes) {
-            defer { body = nil }
-            return body
-        }
+        let body = Locked<[UInt8]?>(request.body)
+        let nextChunk: @Sendable () -> [UInt8]? = { body.withLock { chunk in defer { chunk = nil }; return chunk } }
         do {
-            let report = try await importer.run(&lines)
+            let report: DeviceImportReport
+            var notes: [String: Int] = [:]
+            if let (provider, options) = provider {
+                (report, notes) = try await importer.run(from: provider, options: options, nextChunk: nextChunk)
+            } else {
+                var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes, nextChunk: nextChunk)
+                report = try await importer.run(&lines)
+            }
             app.logger.info("Devices imported", [
                 "instance": instance.id, "created": String(report.created), "updated": String(report.updated),
                 "unchanged": String(report.unchanged), "refused": String(report.refused), "dry_run": String(dryRun),
+                "from": provider?.0.rawValue ?? "device file",
             ])
-            return .json(report.json)
+            return .json(report.json(notes: notes))
         } catch let error as DeviceLineParser.HeaderError {
             throw BeamsError(400, "Bad request", "Not a device file: \(error.description)")
+        } catch let error as ProviderFileError {
+            throw BeamsError(400, "Bad request", "Not a \(provider?.0.rawValue ?? "") export: \(error.description)")
+        }
+    }
+
+    /// `from`, `map` and `snsPlatform`: another provider's export and its conversion options (nil: a device file).
+    private func providerOptions(_ request: HTTPRequest) throws(BeamsError) -> (Provider, ProviderImportOptions)? {
+        guard let name = request.queryValue("from") else {
+            guard request.queryValue("map") == nil, request.queryValue("snsPlatform") == nil else {
+                throw BeamsError(400, "Bad request", "`map` and `snsPlatform` go with `from`")
+            }
+            return nil
+        }
+        guard let provider = Provider(rawValue: name) else {
+            throw BeamsError(400, "Bad request", "`from` must be parse, onesignal or sns")
+        }
+        do {
+            return (provider, try ProviderImportOptions.parse(
+                map: request.queryValue("map"), snsPlatform: request.queryValue("snsPlatform"), for: provider))
+        } catch {
+            // The options' messages name the command-line flags; the route's parameters are named here.
+            throw BeamsError(400, "Bad request", error.message
+                .replacingOccurrences(of: "--sns-platform", with: "`snsPlatform`")
+                .replacingOccurrences(of: "--map", with: "`map`"))
         }
     }
 

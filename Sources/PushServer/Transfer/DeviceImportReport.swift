@@ -74,6 +74,14 @@ struct DeviceImportReport: Equatable {
         ])
     }
 
+    /// `json` with what the converters of another provider's export left out of imported rows (`--from`,
+    /// `?from=`), counted per kind, as `notes`; the plain report when there are none.
+    func json(notes: [String: Int]) -> JSONValue {
+        guard !notes.isEmpty, case .object(var members) = json else { return json }
+        members["notes"] = .object(notes.mapValues { .int($0) })
+        return .object(members)
+    }
+
     /// One text line per refused line, for the CLI.
     var refusalLines: [String] {
         refusedLines.map { "line \($0.line): \($0.reason)" + ($0.maskedToken.map { " (token \($0))" } ?? "") }
