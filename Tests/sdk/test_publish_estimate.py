@@ -14,7 +14,7 @@ DEVICES, PER_MINUTE = 120, 1200  # 20 per second: about 6 s
 
 def estimate_gauge(client):
     text = client.session.get(client.server.url("/metrics"), timeout=10).text
-    found = re.search(r'^push_publish_estimate_remaining_seconds\{instance="%s"\} (\S+)$' % INSTANCE_ID, text, re.M)
+    found = re.search(r'^push_publish_estimate_remaining_seconds\{beams_instance="%s"\} (\S+)$' % INSTANCE_ID, text, re.M)
     return float(found.group(1)) if found else None
 
 

@@ -189,6 +189,33 @@ ROWS = [
             q(f"sum by (limit) (rate(push_interest_limit_refusals_total{{{SEL}}}[{RATE}]))", "{{limit}}"),
             q(f"sum(rate(push_device_token_conflicts_total{{{SEL}}}[{RATE}]))", "token conflicts")],
            unit="reqps"),
+        ts("Quota used", "Each instance's use of its quotas (instances[].quotas: devices, publishes per UTC day), "
+           "as a share of the quota; every node reads the same counts from the store.",
+           [q(f'max by (beams_instance, quota) (push_quota_usage{{{SEL}, beams_instance=~"$beams_instance"}}) / '
+              f'max by (beams_instance, quota) (push_quota_limit{{{SEL}, beams_instance=~"$beams_instance"}})',
+              "{{beams_instance}} {{quota}}")], unit="percentunit"),
+        ts("Quota refusals", "Registrations (400) and publishes (429) refused by an instance's quota.",
+           [q(f'sum by (beams_instance, quota) (rate(push_quota_refusals_total{{{SEL}, '
+              f'beams_instance=~"$beams_instance"}}[{RATE}]))', "{{beams_instance}} {{quota}}")], unit="reqps"),
+        ts("Provider budgets", "Notifications per minute let through each instance's provider budget "
+           "(quotas.notificationsPerMinute), against the budget; each node paces its share.",
+           [q(f'sum by (beams_instance, platform) (rate(push_delivery_budget_sent_total{{{SEL}, '
+              f'beams_instance=~"$beams_instance"}}[{RATE}])) * 60', "{{beams_instance}} {{platform}} sent"),
+            q(f'max by (beams_instance, platform) (push_delivery_budget_per_minute{{{SEL}, '
+              f'beams_instance=~"$beams_instance"}})', "{{beams_instance}} {{platform}} budget")]),
+    ]),
+    ("Estimates and traces", [
+        ts("Publish time left", "Per instance, the longest estimated time left of the publishes (or shards) a node "
+           "is sending (the status's estimatedCompletionAt; 0 when none has an estimate).",
+           [q(f'max by (beams_instance) (push_publish_estimate_remaining_seconds{{{SEL}, '
+              f'beams_instance=~"$beams_instance"}})', "{{beams_instance}}")], unit="s"),
+        ts("Trace export", "Spans exported over OTLP, and spans dropped (queue full, export failed, rejected), "
+           "exports retried and failed for good (tracing on only).",
+           [q(f"sum(rate(push_otlp_spans_exported_total{{{SEL}}}[{RATE}]))", "exported"),
+            q(f"sum by (reason) (rate(push_otlp_spans_dropped_total{{{SEL}}}[{RATE}]))", "dropped {{reason}}"),
+            q(f"sum by (reason) (rate(push_otlp_export_retries_total{{{SEL}}}[{RATE}]))", "retried {{reason}}"),
+            q(f"sum by (reason) (rate(push_otlp_export_failures_total{{{SEL}}}[{RATE}]))", "failed {{reason}}")],
+           unit="ops"),
     ]),
     ("Webhooks and reports", [
         ts("Webhook attempts", "By outcome (delivered, retry, gave_up, deferred).",

@@ -14,11 +14,12 @@ struct TracingExport: Service {
     static func make(_ configuration: TracingConfiguration, nodeID: String, metrics: Metrics, logger: Logger) throws
         -> TracingExport?
     {
-        guard configuration.enabled else { return nil }
+        // Declared with tracing off too, so a dashboard's trace panels name families every scrape has.
         metrics.declare(.otlpSpansExported)
         metrics.declare(.otlpSpansDropped)
         metrics.declare(.otlpExportFailures)
         metrics.declare(.otlpExportRetries)
+        guard configuration.enabled else { return nil }
         let counters = OTLPExporter.Counters(
             exported: { metrics.increment(.otlpSpansExported, by: Double($0)) },
             dropped: { reason, count in metrics.increment(.otlpSpansDropped, ["reason": reason], by: Double(count)) },

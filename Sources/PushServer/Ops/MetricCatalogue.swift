@@ -128,8 +128,9 @@ extension GaugeMetric {
     static let publishSlotsBusy = GaugeMetric("push_publish_slots_busy",
                                               help: "Publish slots (regular and express) held by a sending publish.")
     static let publishEstimateRemainingSeconds = GaugeMetric("push_publish_estimate_remaining_seconds", help: """
-        Longest estimated time left (s) of the publishes (or shards) this node is sending, by instance; 0 when none has an estimate.
-        """, labels: ["instance"])
+        Longest estimated time left (s) of the publishes (or shards) this node is sending, by configured instance; 0 \
+        when none has an estimate.
+        """, labels: ["beams_instance"])
     static let publishJobsWaiting = GaugeMetric("push_publish_jobs_waiting", help: "Claimed publishes waiting for a publish slot.")
     static let publishJobsParked = GaugeMetric("push_publish_jobs_parked",
                                                help: "Claimed publishes parked without a slot (paced, between deliveries).")

@@ -1,7 +1,7 @@
 import Locking
 
 /// The completion estimates of the runs on this node, for `/metrics`: per instance, the longest time left of its
-/// running publishes (`push_publish_estimate_remaining_seconds{instance}`; 0 when none has an estimate). One series
+/// running publishes (`push_publish_estimate_remaining_seconds{beams_instance}`; 0 when none has an estimate). One series
 /// per configured instance that ran a publish here, whatever the number of publishes, so the label set stays
 /// bounded. A shard's run counts its own shard: the publish-wide estimate is in its status (docs/API.md).
 final class PublishEstimates: Sendable {
@@ -23,7 +23,7 @@ final class PublishEstimates: Sendable {
             runs[ObjectIdentifier(run)] = Entry(instance: instance, seconds: seconds)
             return Self.longest(of: instance, in: runs)
         }
-        metrics.set(.publishEstimateRemainingSeconds, ["instance": instance], to: longest)
+        metrics.set(.publishEstimateRemainingSeconds, ["beams_instance": instance], to: longest)
     }
 
     /// `run` stopped sending.
@@ -33,7 +33,7 @@ final class PublishEstimates: Sendable {
             return (entry.instance, Self.longest(of: entry.instance, in: runs))
         }
         if let (instance, longest) = gauge {
-            metrics.set(.publishEstimateRemainingSeconds, ["instance": instance], to: longest)
+            metrics.set(.publishEstimateRemainingSeconds, ["beams_instance": instance], to: longest)
         }
     }
 
