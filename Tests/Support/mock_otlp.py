@@ -212,29 +212,29 @@ class OTLPReceiver:
                     scripted = receiver._script.pop(0) if receiver._script else None
                 record = {"headers": {k.lower(): v for k, v in self.headers.items()}, "at": time.time(),
                           "bytes": len(body)}
+                spans, headers = [], {}
                 if scripted:
                     status, retry_after = scripted
-                    record["status"] = status
                     headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
-                    self.answer(status, {"code": 14, "message": "scripted"}, headers)
+                    answer = {"code": 14, "message": "scripted"}
                 elif self.path != receiver.path:
-                    record["status"] = 404
-                    self.answer(404, {"code": 5, "message": f"no such path {self.path}"})
+                    status, answer = 404, {"code": 5, "message": f"no such path {self.path}"}
                 else:
                     try:
                         spans = check_request(self.headers.get("Content-Type"), body)
                     except Violation as violation:
-                        record["status"] = 400
+                        status, answer = 400, {"code": 3, "message": str(violation)}
                         with receiver.lock:
                             receiver.violations.append(str(violation))
-                        self.answer(400, {"code": 3, "message": str(violation)})
                     else:
-                        record["status"] = 200
-                        with receiver.lock:
-                            receiver._spans.extend(spans)
-                        self.answer(200, {})
+                        status, answer = 200, {}
+                record["status"] = status
+                # Recorded before the answer, the request and its spans together: a test that sees the spans
+                # also sees the request that brought them.
                 with receiver.lock:
+                    receiver._spans.extend(spans)
                     receiver.requests.append(record)
+                self.answer(status, answer, headers)
 
             def answer(self, status, body, headers=None):
                 data = json.dumps(body).encode()
