@@ -932,6 +932,13 @@ def key_row(page, key_id):
     return page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'#keys-rows tr[data-key="{key_id}"]')))
 
 
+def row_cells(page, key_id):
+    """The row's cell texts, read in one script (the table is re-rendered after every change)."""
+    return page.drv.execute_script(
+        "const row = document.querySelector(`#keys-rows tr[data-key='${arguments[0]}']`);"
+        "return row ? [...row.cells].map((cell) => cell.textContent) : null;", key_id)
+
+
 def shown_key(page, previous=""):
     """The key the page shows once, after it changed from `previous`."""
     page.wait.until(lambda d: page.by_id("keys-new").get_attribute("hidden") is None
@@ -978,7 +985,7 @@ def test_keys_page_creates_shows_once_rolls_and_revokes_and_a_hostile_label_stay
     key_row(page, rolled_id).find_element(By.CSS_SELECTOR, 'button[data-action="revoke"]').click()
     page.wait.until(EC.alert_is_present())
     page.drv.switch_to.alert.accept()
-    page.wait.until(lambda d: key_row(page, rolled_id).find_elements(By.TAG_NAME, "td")[8].text.endswith(" UTC"))
+    page.wait.until(lambda d: (row_cells(page, rolled_id) or [""] * 10)[8].endswith(" UTC"))
     assert not key_row(page, rolled_id).find_elements(By.CSS_SELECTOR, "button")
     assert keys_publish(server, rolled).status_code == 401
     assert not page.severe()
