@@ -2063,6 +2063,7 @@ progress { width: 100%; height: 1rem; margin: 0 0 0.75rem; }
 
 /* A key shown once: long, without spaces, so it may break anywhere. */
 .secret-value { word-break: break-all; }
+#keys-table code { white-space: nowrap; }
 
 """#
 
