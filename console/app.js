@@ -11,8 +11,9 @@
 (() => {
   const STORAGE_KEY = 'push-server-console';
   const RECENT_TOKENS_KEY = 'push-server-console-tokens';
-  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview'];
-  const session = { instance: '', secret: '' };
+  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys'];
+  // `scopes`: what the signed-in key may do, as the overview names it (the page hides what it may not).
+  const session = { instance: '', secret: '', scopes: [] };
   const timers = { view: null, follow: null };
   let defaults = { topic: '', environment: 'sandbox' };
   let followedPublish = '';
@@ -133,6 +134,8 @@
       return false;
     }
     sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ instance: session.instance, secret: session.secret }));
+    const signedIn = (result.json && result.json.session) || {};
+    session.scopes = Array.isArray(signedIn.scopes) ? signedIn.scopes.map(String) : [];
     applyInstanceDefaults(result.json);
     $('signin-view').hidden = true;
     $('app').hidden = false;
@@ -147,6 +150,8 @@
   function signOut(message) {
     session.instance = '';
     session.secret = '';
+    session.scopes = [];
+    hideNewKey();
     sessionStorage.removeItem(STORAGE_KEY);
     stopTimers();
     followedPublish = '';
@@ -194,6 +199,7 @@
     if (name === 'recent') { loadRecent(); timers.view = setInterval(loadRecent, 5000); }
     if (name === 'overview') { loadOverview(); timers.view = setInterval(loadOverview, 10000); }
     if (name === 'publish') updatePublishPreview();
+    if (name === 'keys') loadKeys();
     if (focus === 'field') {
       const first = section.querySelector('input:not([type="radio"]), select, textarea, button');
       if (first) first.focus();
@@ -1167,6 +1173,156 @@
     return 10 * magnitude;
   }
 
+  // MARK: Keys
+
+  // Every call below needs `instance:admin`; the server checks it, the page only avoids offering what would be
+  // refused. Key secrets are shown once (create, roll) and never kept: sign-out and "I have copied it" clear them.
+  const ADMIN_SCOPE = 'instance:admin';
+  function canAdminister() { return session.scopes.includes(ADMIN_SCOPE); }
+  function keysBase() { return `${base()}/keys`; }
+
+  function keysError(text) { $('keys-error').textContent = text || ''; }
+
+  function hideNewKey() {
+    $('keys-new').hidden = true;
+    $('keys-new-value').textContent = '';
+    $('keys-new-note').textContent = '';
+    $('keys-copy-status').textContent = '';
+  }
+
+  /** Shows a new secret once, with what it replaces. */
+  function showNewKey(secret, note) {
+    $('keys-new-value').textContent = secret;
+    $('keys-new-note').textContent = note;
+    $('keys-copy-status').textContent = '';
+    $('keys-new').hidden = false;
+    $('keys-copy').focus();
+  }
+
+  async function copyNewKey() {
+    const text = $('keys-new-value').textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      $('keys-copy-status').textContent = 'Copied.';
+    } catch (_) {
+      // No clipboard access (an insecure origin, a denied permission): select it for Ctrl+C instead.
+      const range = document.createRange();
+      range.selectNodeContents($('keys-new-value'));
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      $('keys-copy-status').textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+    }
+  }
+
+  async function loadKeys() {
+    const admin = canAdminister();
+    $('keys-create-form').hidden = !admin;
+    $('keys-admin').hidden = !admin;
+    $('keys-scope').textContent = admin ? ''
+      : `Signed in with a key whose scopes are ${session.scopes.join(', ') || 'none'}: listing, creating, rolling `
+        + `and revoking keys needs ${ADMIN_SCOPE}.`;
+    if (!admin) { $('keys-rows').dataset.done = '1'; return; }
+    const table = $('keys-rows');
+    table.dataset.done = '';
+    const result = await api('GET', keysBase());
+    if (!result.ok) { keysError(describe(result)); table.dataset.done = '1'; return; }
+    keysError('');
+    renderKeys(result.json || {});
+    table.dataset.done = '1';
+  }
+
+  function renderKeys(listing) {
+    const rows = $('keys-rows');
+    clear(rows);
+    const keys = Array.isArray(listing.keys) ? listing.keys.slice() : [];
+    keys.sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
+    for (const key of keys) {
+      const actions = el('td', {});
+      const live = !key.revokedAt;
+      const expired = Boolean(key.expiresAt) && Date.parse(key.expiresAt) <= Date.now();
+      if (live && !expired && key.kind === 'scoped') {
+        const roll = el('button', { type: 'button', className: 'small', 'data-action': 'roll', text: 'Roll' });
+        roll.addEventListener('click', () => rollKey(key));
+        actions.append(roll, ' ');
+      }
+      if (live && !(key.kind === 'beams-secret' && key.current)) {
+        const revoke = el('button', { type: 'button', className: 'small', 'data-action': 'revoke', text: 'Revoke' });
+        revoke.addEventListener('click', () => revokeKey(key));
+        actions.append(revoke);
+      }
+      const kind = key.kind === 'beams-secret' ? `Beams secret${key.current ? ' (current)' : ' (previous)'}` : 'scoped';
+      rows.append(el('tr', { 'data-key': key.id },
+        el('td', { text: key.label || '—' }),
+        el('td', {}, code(String(key.id))),
+        el('td', { text: kind }),
+        el('td', { text: Array.isArray(key.scopes) && key.scopes.length ? key.scopes.join(', ') : '—' }),
+        el('td', { text: time(key.createdAt) || '—' }),
+        el('td', { text: time(key.lastUsedAt) || 'never' }),
+        el('td', { text: time(key.notBefore) || '—' }),
+        el('td', { text: time(key.expiresAt) || 'never' }),
+        el('td', { text: time(key.revokedAt) || '—' }),
+        actions));
+    }
+    if (!keys.length) rows.append(el('tr', {}, el('td', { colspan: 10, text: 'No scoped keys yet.' })));
+    const beams = listing.beamsSecret || {};
+    facts($('keys-beams'), [
+      ['Source', beams.source === 'store' ? 'stored (rolled through this API)' : 'the server config'],
+      ['Scopes', Array.isArray(beams.scopes) ? beams.scopes.join(', ') : null],
+    ]);
+  }
+
+  function overlapText(expiresIn) {
+    return { now: 'The old one stopped working now.', '1h': 'The old one keeps working for 1 hour.',
+      '24h': 'The old one keeps working for 24 hours.', '7d': 'The old one keeps working for 7 days.' }[expiresIn] || '';
+  }
+
+  async function createKey(event) {
+    event.preventDefault();
+    keysError('');
+    const label = $('keys-label').value.trim();
+    const scopes = [...document.querySelectorAll('input[name="keys-scope"]:checked')].map((input) => input.value);
+    if (!label) { keysError('Give the key a label.'); return; }
+    if (!scopes.length) { keysError('Choose at least one scope.'); return; }
+    const body = { label, scopes };
+    if ($('keys-expiry').value) body.expiresIn = $('keys-expiry').value;
+    const result = await api('POST', keysBase(), body);
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    $('keys-label').value = '';
+    for (const input of document.querySelectorAll('input[name="keys-scope"]')) input.checked = false;
+    showNewKey(String(result.json.key), `Key ${result.json.id} created.`);
+    await loadKeys();
+  }
+
+  async function rollKey(key) {
+    keysError('');
+    const expiresIn = $('keys-overlap').value;
+    const result = await api('POST', `${keysBase()}/${encodeURIComponent(key.id)}/roll`, { expiresIn });
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    showNewKey(String(result.json.key), `Replaces ${key.id}. ${overlapText(expiresIn)}`);
+    await loadKeys();
+  }
+
+  async function revokeKey(key) {
+    keysError('');
+    if (!confirm(`Revoke key ${key.id} (${key.label || 'no label'})? Requests with it fail at once.`)) return;
+    const result = await api('DELETE', `${keysBase()}/${encodeURIComponent(key.id)}`);
+    if (!result.ok) { keysError(describe(result)); return; }
+    await loadKeys();
+  }
+
+  async function rollBeamsSecret() {
+    keysError('');
+    const expiresIn = $('keys-overlap').value;
+    const warning = expiresIn === '24h' || expiresIn === '7d' ? ''
+      : ' User tokens signed with the old secret stop binding when the overlap ends (SDK-made tokens live 24 hours).';
+    if (!confirm(`Roll the Beams secret? Every backend must switch to the new one.${warning}`)) return;
+    const result = await api('POST', `${base()}/beams-secret/roll`, { expiresIn });
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    showNewKey(String(result.json.secretKey), `New Beams secret. ${overlapText(expiresIn)}`);
+    await loadKeys();
+  }
+
   // MARK: Start-up
 
   function start() {
@@ -1222,6 +1378,10 @@
     }
     $('rec-refresh').addEventListener('click', loadRecent);
     $('ov-refresh').addEventListener('click', loadOverview);
+    $('keys-create-form').addEventListener('submit', createKey);
+    $('keys-copy').addEventListener('click', copyNewKey);
+    $('keys-new-done').addEventListener('click', hideNewKey);
+    $('keys-beams-roll').addEventListener('click', rollBeamsSecret);
 
     let tokens = [];
     try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }

@@ -888,3 +888,146 @@ def test_unifiedpush_and_hms_devices_in_publish_overview_and_device_look_up(driv
     assert "NOT CONFIGURED" in page.by_id("ov-unifiedpush-state").text
     problems = page.severe()
     assert not problems, json.dumps(problems, indent=1)
+
+
+# MARK: Keys
+
+KEYS_ENCRYPTION_KEY = "console-key-encryption-key-0123456789abcdef"
+PUBLISH_BODY = {"interests": ["console-keys"], "apns": {"aps": {"alert": "hi"}}}
+
+
+@pytest.fixture(scope="module")
+def keys_console(tmp_path_factory, console_env):
+    """A server that can roll its Beams secret (keys.encryptionKey), for the Keys page."""
+    _, mock = console_env
+    directory = tmp_path_factory.mktemp("console-keys")
+    p8, _ = write_apns_key(directory)
+    server = Server(directory, mock, p8, overrides={"console": {"enabled": True},
+                                                    "keys": {"encryptionKey": KEYS_ENCRYPTION_KEY}})
+    yield server
+    server.stop()
+
+
+def keys_call(server, method, path, key, **kwargs):
+    import requests
+    return requests.request(method, server.url(path), headers={"Authorization": f"Bearer {key}"}, timeout=10, **kwargs)
+
+
+def keys_publish(server, key):
+    return keys_call(server, "POST", f"/publish_api/v1/instances/{INSTANCE_ID}/publishes", key, json=PUBLISH_BODY)
+
+
+def keys_page(driver, server, secret=SECRET):
+    page = Page(driver, server)
+    page.viewport(WIDE)
+    driver.get_log("browser")
+    page.sign_in(secret)
+    page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
+    page.go("keys")
+    page.done("keys-rows")
+    return page
+
+
+def key_row(page, key_id):
+    return page.wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f'#keys-rows tr[data-key="{key_id}"]')))
+
+
+def row_cells(page, key_id):
+    """The row's cell texts, read in one script (the table is re-rendered after every change)."""
+    return page.drv.execute_script(
+        "const row = document.querySelector(`#keys-rows tr[data-key='${arguments[0]}']`);"
+        "return row ? [...row.cells].map((cell) => cell.textContent) : null;", key_id)
+
+
+def shown_key(page, previous=""):
+    """The key the page shows once, after it changed from `previous`."""
+    page.wait.until(lambda d: page.by_id("keys-new").get_attribute("hidden") is None
+                    and page.by_id("keys-new-value").text not in ("", previous))
+    return page.by_id("keys-new-value").text
+
+
+def test_keys_page_creates_shows_once_rolls_and_revokes_and_a_hostile_label_stays_text(driver, keys_console, shots):
+    server = keys_console
+    page = keys_page(driver, server)
+    hostile = "<img src=x onerror=window.__keysXSS=1>"
+    page.fill("keys-label", hostile)
+    page.by_id("keys-scope-publish").click()
+    page.by_id("keys-scope-console").click()
+    page.by_id("keys-create-btn").click()
+    key = shown_key(page)
+    assert key.startswith("psk_"), key
+    assert "it will not be shown again" in page.by_id("keys-new").text
+    key_id = key.split("_")[1]
+    row = key_row(page, key_id)
+    cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[0] == hostile and set(cells[3].split(", ")) == {"publish", "console"} and cells[5] == "never", cells
+    assert not page.drv.find_elements(By.CSS_SELECTOR, "#keys-rows img")
+    assert page.drv.execute_script("return window.__keysXSS") is None
+    assert key not in page.by_id("keys-table").text
+    page.by_id("keys-copy").click()
+    page.wait.until(lambda d: page.by_id("keys-copy-status").text != "")
+    page.shot(shots, "keys")
+
+    # The key works, until it is rolled with no overlap; the rolled one works until revoked.
+    assert keys_publish(server, key).status_code == 200
+    Select(page.by_id("keys-overlap")).select_by_value("now")
+    row.find_element(By.CSS_SELECTOR, 'button[data-action="roll"]').click()
+    rolled = shown_key(page, previous=key)
+    assert rolled.startswith("psk_") and "stopped working now" in page.by_id("keys-new").text
+    assert keys_publish(server, key).status_code == 401
+    assert keys_publish(server, rolled).status_code == 200
+    rolled_id = rolled.split("_")[1]
+    page.by_id("keys-new-done").click()
+    assert page.by_id("keys-new-value").text == "" and page.by_id("keys-new").get_attribute("hidden") is not None
+    stored = page.drv.execute_script("return JSON.stringify(sessionStorage) + JSON.stringify(localStorage)")
+    assert key not in stored and rolled not in stored
+
+    key_row(page, rolled_id).find_element(By.CSS_SELECTOR, 'button[data-action="revoke"]').click()
+    page.wait.until(EC.alert_is_present())
+    page.drv.switch_to.alert.accept()
+    page.wait.until(lambda d: (row_cells(page, rolled_id) or [""] * 10)[8].endswith(" UTC"))
+    assert not key_row(page, rolled_id).find_elements(By.CSS_SELECTOR, "button")
+    assert keys_publish(server, rolled).status_code == 401
+    assert not page.severe()
+
+
+def test_keys_page_rolls_the_beams_secret_with_an_overlap(driver, keys_console):
+    server = keys_console
+    page = keys_page(driver, server)
+    Select(page.by_id("keys-overlap")).select_by_value("24h")
+    page.by_id("keys-beams-roll").click()
+    page.wait.until(EC.alert_is_present())
+    page.drv.switch_to.alert.accept()
+    secret = shown_key(page)
+    assert secret != SECRET and "keeps working for 24 hours" in page.by_id("keys-new").text
+    page.wait.until(lambda d: "stored" in page.by_id("keys-beams").text)
+    assert keys_publish(server, secret).status_code == 200
+    assert keys_publish(server, SECRET).status_code == 200  # the overlap
+    assert not page.severe()
+
+
+def test_rolling_the_beams_secret_without_an_encryption_key_shows_the_servers_409(page):
+    page.allow("beams-secret/roll - Failed to load resource: the server responded with a status of 409")
+    page.sign_in()
+    page.go("keys")
+    page.done("keys-rows")
+    page.by_id("keys-beams-roll").click()
+    page.wait.until(EC.alert_is_present())
+    page.drv.switch_to.alert.accept()
+    page.wait.until(lambda d: page.by_id("keys-error").text.startswith("409 "))
+    assert "keys.encryptionKey" in page.by_id("keys-error").text
+    assert page.by_id("keys-new").get_attribute("hidden") is not None
+
+
+def test_a_console_only_key_sees_the_keys_page_without_its_actions(driver, keys_console):
+    server = keys_console
+    r = keys_call(server, "POST", f"/admin_api/v1/instances/{INSTANCE_ID}/keys", SECRET,
+                  json={"label": "viewer", "scopes": ["console"]})
+    assert r.status_code == 201, r.text
+    page = keys_page(driver, server, secret=r.json()["key"])
+    assert "needs instance:admin" in page.by_id("keys-scope").text
+    assert "console" in page.by_id("keys-scope").text
+    for element_id in ("keys-create-form", "keys-admin"):
+        assert not page.by_id(element_id).is_displayed(), element_id
+    assert not page.drv.find_elements(By.CSS_SELECTOR, "#keys-rows tr")
+    assert not page.severe()

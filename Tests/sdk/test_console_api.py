@@ -300,3 +300,22 @@ def test_console_test_push_accepts_the_instances_topic_with_any_push_type_suffix
         r = test_push(s, server, body)
         assert r.status_code == 200 and r.json()["topic"] == sent, r.text
         assert mock.requests_for(token)[0]["headers"]["apns-topic"] == sent
+
+
+def test_overview_names_the_signed_in_keys_scopes_so_the_page_offers_only_those_actions(console):
+    server, _ = console
+    s = session(server)
+    full = s.get(server.url(f"{BASE}/overview"), headers=auth(), timeout=10)
+    assert full.status_code == 200, full.text
+    assert full.json()["session"] == {"keyId": None, "beamsSecret": True, "scopes": sorted(
+        ["console", "customer", "devices:read", "instance:admin", "publish", "publish:read"])}
+
+    created = s.post(server.url(f"/admin_api/v1/instances/{INSTANCE_ID}/keys"), headers=auth(), timeout=10,
+                     json={"label": "console only", "scopes": ["console"]})
+    assert created.status_code == 201, created.text
+    key = created.json()
+    narrow = s.get(server.url(f"{BASE}/overview"), headers=auth(key["key"]), timeout=10)
+    assert narrow.status_code == 200, narrow.text
+    assert narrow.json()["session"] == {"keyId": key["id"], "beamsSecret": False, "scopes": ["console"]}
+    # The key's secret is never echoed back.
+    assert key["key"] not in narrow.text

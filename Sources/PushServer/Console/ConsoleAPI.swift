@@ -78,7 +78,7 @@ struct ConsoleAPI: Sendable {
     /// The instance at a glance: devices, today's publishes and failures (per platform too), APNs, FCM and Web Push
     /// health, notifications per minute.
     func overview(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (config, runtime) = try await authorized(request)
+        let (config, runtime, credential) = try await authorized(request)
         let now = app.now()
         let startOfDay = Self.startOfUTCDay(now)
         let statistics = try await app.store.statistics(instanceID: config.id, since: startOfDay)
@@ -93,6 +93,12 @@ struct ConsoleAPI: Sendable {
                      "failed": .int(minute.failed)])
         }
         let body = JSONValue.object([
+            // Who signed in: the page shows only the actions these scopes allow (the routes check them anyway).
+            "session": .object([
+                "keyId": credential.keyID.map { .string($0) } ?? .null,
+                "beamsSecret": .bool(credential.isBeamsSecret),
+                "scopes": .array(credential.scopes.map(\.rawValue).sorted().map { .string($0) }),
+            ]),
             "instance": .object([
                 "id": .string(config.id),
                 "apnsCredentials": .string(runtime.credentials == nil ? "not configured" : "loaded"),
@@ -150,7 +156,7 @@ struct ConsoleAPI: Sendable {
     /// (`PlatformTestPush`). Always 200 once the request was valid and sent: the provider's status is in the body,
     /// not in this response's status.
     func testPush(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (config, runtime) = try await authorized(request)
+        let (config, runtime, _) = try await authorized(request)
         // A test push is a publish: the console scope signs in, the publish scope sends.
         try await app.authorize(request, config, .publish)
         try app.requireJSONContentType(request)
@@ -375,11 +381,13 @@ struct ConsoleAPI: Sendable {
         }
     }
 
-    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> (InstanceConfig, InstanceRuntime) {
+    private func authorized(_ request: HTTPRequest) async throws(BeamsError)
+        -> (InstanceConfig, InstanceRuntime, Credential)
+    {
         let config = try app.instance(request)
-        try await app.authorize(request, config, .console)
+        let credential = try await app.authorize(request, config, .console)
         guard let runtime = instances[config.id.lowercased()] else { throw BeamsError.instanceNotFound }
-        return (config, runtime)
+        return (config, runtime, credential)
     }
 
     /// Answers carrying instance data are never stored by the browser or a proxy.

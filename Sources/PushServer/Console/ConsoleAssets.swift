@@ -57,6 +57,7 @@ enum ConsoleAssets {
       <li><a href="#publish">Publish</a></li>
       <li><a href="#recent">Recent publishes</a></li>
       <li><a href="#overview">Overview</a></li>
+      <li><a href="#keys">Keys</a></li>
     </ul>
   </nav>
 
@@ -375,6 +376,84 @@ enum ConsoleAssets {
       <p id="ov-chart-summary" class="hint"></p>
     </article>
   </section>
+
+  <section id="view-keys" class="view" aria-labelledby="keys-h" data-title="Keys" hidden>
+    <h1 id="keys-h" tabindex="-1">Keys</h1>
+    <p class="hint">The instance's scoped keys (<code>psk_…</code>) and its Beams secret. A key is shown once, when it
+      is created or rolled; the server keeps only its digest. Listing and changing keys needs the
+      <code>instance:admin</code> scope, which the server checks on every call.</p>
+    <p id="keys-scope" class="hint" role="status"></p>
+    <p id="keys-error" class="error" role="alert"></p>
+
+    <section id="keys-new" class="result" aria-labelledby="keys-new-h" hidden>
+      <h2 id="keys-new-h">New key</h2>
+      <p><strong>Copy it now: it will not be shown again.</strong> <span id="keys-new-note"></span></p>
+      <p><code id="keys-new-value" class="secret-value"></code></p>
+      <p><button type="button" id="keys-copy">Copy</button>
+        <button type="button" id="keys-new-done">I have copied it</button>
+        <span id="keys-copy-status" role="status"></span></p>
+    </section>
+
+    <form id="keys-create-form" method="post" action="/console" novalidate>
+      <h2>Create a key</h2>
+      <div class="field">
+        <label for="keys-label">Label</label>
+        <input id="keys-label" maxlength="200" spellcheck="false" autocomplete="off" placeholder="checkout backend">
+      </div>
+      <fieldset id="keys-scopes">
+        <legend>Scopes</legend>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-publish" value="publish"> publish</label>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-publish-read" value="publish:read"> publish:read</label>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-customer" value="customer"> customer</label>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-devices-read" value="devices:read"> devices:read</label>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-console" value="console"> console</label>
+        <label class="choice"><input type="checkbox" name="keys-scope" id="keys-scope-instance-admin" value="instance:admin"> instance:admin</label>
+      </fieldset>
+      <div class="field">
+        <label for="keys-expiry">Expires</label>
+        <select id="keys-expiry">
+          <option value="">Never</option>
+          <option value="1h">In 1 hour</option>
+          <option value="24h">In 24 hours</option>
+          <option value="7d">In 7 days</option>
+          <option value="30d">In 30 days</option>
+        </select>
+      </div>
+      <button type="submit" id="keys-create-btn">Create key</button>
+    </form>
+
+    <div id="keys-admin">
+      <h2>Keys of this instance</h2>
+      <div class="field">
+        <label for="keys-overlap">When rolling, the old key keeps working</label>
+        <select id="keys-overlap">
+          <option value="now">No longer (ends now)</option>
+          <option value="1h">For 1 hour</option>
+          <option value="24h" selected>For 24 hours</option>
+          <option value="7d">For 7 days</option>
+        </select>
+      </div>
+      <div class="table-wrap">
+        <table id="keys-table">
+          <caption>Keys, newest first; revoked keys stay listed</caption>
+          <thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Kind</th>
+            <th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th>
+            <th scope="col">Not before</th><th scope="col">Expires</th><th scope="col">Revoked</th>
+            <th scope="col">Actions</th></tr></thead>
+          <tbody id="keys-rows"></tbody>
+        </table>
+      </div>
+
+      <h2>Beams secret</h2>
+      <dl id="keys-beams" class="facts"></dl>
+      <p class="hint">Rolling the Beams secret gives a new one; the old one keeps working, for
+        <code>Authorization: Bearer</code> and for user-token signatures, for the overlap chosen above (choose 24 hours
+        or more: SDK-made user tokens live 24 hours). It needs <code>keys.encryptionKey</code> in the server config (the
+        secret is kept encrypted, not hashed, since it signs user tokens); without it the server answers
+        <code>409 Conflict</code> and nothing changes.</p>
+      <button type="button" id="keys-beams-roll">Roll the Beams secret</button>
+    </div>
+  </section>
 </div>
 </main>
 </body>
@@ -396,8 +475,9 @@ enum ConsoleAssets {
 (() => {
   const STORAGE_KEY = 'push-server-console';
   const RECENT_TOKENS_KEY = 'push-server-console-tokens';
-  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview'];
-  const session = { instance: '', secret: '' };
+  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys'];
+  // `scopes`: what the signed-in key may do, as the overview names it (the page hides what it may not).
+  const session = { instance: '', secret: '', scopes: [] };
   const timers = { view: null, follow: null };
   let defaults = { topic: '', environment: 'sandbox' };
   let followedPublish = '';
@@ -518,6 +598,8 @@ enum ConsoleAssets {
       return false;
     }
     sessionStorage.setItem(STORAGE_KEY, JSON.stringify({ instance: session.instance, secret: session.secret }));
+    const signedIn = (result.json && result.json.session) || {};
+    session.scopes = Array.isArray(signedIn.scopes) ? signedIn.scopes.map(String) : [];
     applyInstanceDefaults(result.json);
     $('signin-view').hidden = true;
     $('app').hidden = false;
@@ -532,6 +614,8 @@ enum ConsoleAssets {
   function signOut(message) {
     session.instance = '';
     session.secret = '';
+    session.scopes = [];
+    hideNewKey();
     sessionStorage.removeItem(STORAGE_KEY);
     stopTimers();
     followedPublish = '';
@@ -579,6 +663,7 @@ enum ConsoleAssets {
     if (name === 'recent') { loadRecent(); timers.view = setInterval(loadRecent, 5000); }
     if (name === 'overview') { loadOverview(); timers.view = setInterval(loadOverview, 10000); }
     if (name === 'publish') updatePublishPreview();
+    if (name === 'keys') loadKeys();
     if (focus === 'field') {
       const first = section.querySelector('input:not([type="radio"]), select, textarea, button');
       if (first) first.focus();
@@ -1552,6 +1637,156 @@ enum ConsoleAssets {
     return 10 * magnitude;
   }
 
+  // MARK: Keys
+
+  // Every call below needs `instance:admin`; the server checks it, the page only avoids offering what would be
+  // refused. Key secrets are shown once (create, roll) and never kept: sign-out and "I have copied it" clear them.
+  const ADMIN_SCOPE = 'instance:admin';
+  function canAdminister() { return session.scopes.includes(ADMIN_SCOPE); }
+  function keysBase() { return `${base()}/keys`; }
+
+  function keysError(text) { $('keys-error').textContent = text || ''; }
+
+  function hideNewKey() {
+    $('keys-new').hidden = true;
+    $('keys-new-value').textContent = '';
+    $('keys-new-note').textContent = '';
+    $('keys-copy-status').textContent = '';
+  }
+
+  /** Shows a new secret once, with what it replaces. */
+  function showNewKey(secret, note) {
+    $('keys-new-value').textContent = secret;
+    $('keys-new-note').textContent = note;
+    $('keys-copy-status').textContent = '';
+    $('keys-new').hidden = false;
+    $('keys-copy').focus();
+  }
+
+  async function copyNewKey() {
+    const text = $('keys-new-value').textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      $('keys-copy-status').textContent = 'Copied.';
+    } catch (_) {
+      // No clipboard access (an insecure origin, a denied permission): select it for Ctrl+C instead.
+      const range = document.createRange();
+      range.selectNodeContents($('keys-new-value'));
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      $('keys-copy-status').textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+    }
+  }
+
+  async function loadKeys() {
+    const admin = canAdminister();
+    $('keys-create-form').hidden = !admin;
+    $('keys-admin').hidden = !admin;
+    $('keys-scope').textContent = admin ? ''
+      : `Signed in with a key whose scopes are ${session.scopes.join(', ') || 'none'}: listing, creating, rolling `
+        + `and revoking keys needs ${ADMIN_SCOPE}.`;
+    if (!admin) { $('keys-rows').dataset.done = '1'; return; }
+    const table = $('keys-rows');
+    table.dataset.done = '';
+    const result = await api('GET', keysBase());
+    if (!result.ok) { keysError(describe(result)); table.dataset.done = '1'; return; }
+    keysError('');
+    renderKeys(result.json || {});
+    table.dataset.done = '1';
+  }
+
+  function renderKeys(listing) {
+    const rows = $('keys-rows');
+    clear(rows);
+    const keys = Array.isArray(listing.keys) ? listing.keys.slice() : [];
+    keys.sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)));
+    for (const key of keys) {
+      const actions = el('td', {});
+      const live = !key.revokedAt;
+      const expired = Boolean(key.expiresAt) && Date.parse(key.expiresAt) <= Date.now();
+      if (live && !expired && key.kind === 'scoped') {
+        const roll = el('button', { type: 'button', className: 'small', 'data-action': 'roll', text: 'Roll' });
+        roll.addEventListener('click', () => rollKey(key));
+        actions.append(roll, ' ');
+      }
+      if (live && !(key.kind === 'beams-secret' && key.current)) {
+        const revoke = el('button', { type: 'button', className: 'small', 'data-action': 'revoke', text: 'Revoke' });
+        revoke.addEventListener('click', () => revokeKey(key));
+        actions.append(revoke);
+      }
+      const kind = key.kind === 'beams-secret' ? `Beams secret${key.current ? ' (current)' : ' (previous)'}` : 'scoped';
+      rows.append(el('tr', { 'data-key': key.id },
+        el('td', { text: key.label || '—' }),
+        el('td', {}, code(String(key.id))),
+        el('td', { text: kind }),
+        el('td', { text: Array.isArray(key.scopes) && key.scopes.length ? key.scopes.join(', ') : '—' }),
+        el('td', { text: time(key.createdAt) || '—' }),
+        el('td', { text: time(key.lastUsedAt) || 'never' }),
+        el('td', { text: time(key.notBefore) || '—' }),
+        el('td', { text: time(key.expiresAt) || 'never' }),
+        el('td', { text: time(key.revokedAt) || '—' }),
+        actions));
+    }
+    if (!keys.length) rows.append(el('tr', {}, el('td', { colspan: 10, text: 'No scoped keys yet.' })));
+    const beams = listing.beamsSecret || {};
+    facts($('keys-beams'), [
+      ['Source', beams.source === 'store' ? 'stored (rolled through this API)' : 'the server config'],
+      ['Scopes', Array.isArray(beams.scopes) ? beams.scopes.join(', ') : null],
+    ]);
+  }
+
+  function overlapText(expiresIn) {
+    return { now: 'The old one stopped working now.', '1h': 'The old one keeps working for 1 hour.',
+      '24h': 'The old one keeps working for 24 hours.', '7d': 'The old one keeps working for 7 days.' }[expiresIn] || '';
+  }
+
+  async function createKey(event) {
+    event.preventDefault();
+    keysError('');
+    const label = $('keys-label').value.trim();
+    const scopes = [...document.querySelectorAll('input[name="keys-scope"]:checked')].map((input) => input.value);
+    if (!label) { keysError('Give the key a label.'); return; }
+    if (!scopes.length) { keysError('Choose at least one scope.'); return; }
+    const body = { label, scopes };
+    if ($('keys-expiry').value) body.expiresIn = $('keys-expiry').value;
+    const result = await api('POST', keysBase(), body);
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    $('keys-label').value = '';
+    for (const input of document.querySelectorAll('input[name="keys-scope"]')) input.checked = false;
+    showNewKey(String(result.json.key), `Key ${result.json.id} created.`);
+    await loadKeys();
+  }
+
+  async function rollKey(key) {
+    keysError('');
+    const expiresIn = $('keys-overlap').value;
+    const result = await api('POST', `${keysBase()}/${encodeURIComponent(key.id)}/roll`, { expiresIn });
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    showNewKey(String(result.json.key), `Replaces ${key.id}. ${overlapText(expiresIn)}`);
+    await loadKeys();
+  }
+
+  async function revokeKey(key) {
+    keysError('');
+    if (!confirm(`Revoke key ${key.id} (${key.label || 'no label'})? Requests with it fail at once.`)) return;
+    const result = await api('DELETE', `${keysBase()}/${encodeURIComponent(key.id)}`);
+    if (!result.ok) { keysError(describe(result)); return; }
+    await loadKeys();
+  }
+
+  async function rollBeamsSecret() {
+    keysError('');
+    const expiresIn = $('keys-overlap').value;
+    const warning = expiresIn === '24h' || expiresIn === '7d' ? ''
+      : ' User tokens signed with the old secret stop binding when the overlap ends (SDK-made tokens live 24 hours).';
+    if (!confirm(`Roll the Beams secret? Every backend must switch to the new one.${warning}`)) return;
+    const result = await api('POST', `${base()}/beams-secret/roll`, { expiresIn });
+    if (!result.ok || !result.json) { keysError(describe(result)); return; }
+    showNewKey(String(result.json.secretKey), `New Beams secret. ${overlapText(expiresIn)}`);
+    await loadKeys();
+  }
+
   // MARK: Start-up
 
   function start() {
@@ -1607,6 +1842,10 @@ enum ConsoleAssets {
     }
     $('rec-refresh').addEventListener('click', loadRecent);
     $('ov-refresh').addEventListener('click', loadOverview);
+    $('keys-create-form').addEventListener('submit', createKey);
+    $('keys-copy').addEventListener('click', copyNewKey);
+    $('keys-new-done').addEventListener('click', hideNewKey);
+    $('keys-beams-roll').addEventListener('click', rollBeamsSecret);
 
     let tokens = [];
     try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }
@@ -1821,6 +2060,10 @@ progress { width: 100%; height: 1rem; margin: 0 0 0.75rem; }
   form, .panel, .result:not(:empty), .follow { padding: 0.75rem; }
   th, td { padding: 0.3rem 0.4rem; }
 }
+
+/* A key shown once: long, without spaces, so it may break anywhere. */
+.secret-value { word-break: break-all; }
+#keys-table code { white-space: nowrap; }
 
 """#
 
