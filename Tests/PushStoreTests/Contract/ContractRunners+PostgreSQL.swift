@@ -389,3 +389,14 @@ final class APIKeysContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
     }
 }
+
+final class AuditLogContractOnPostgreSQL: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.postgresql, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.postgresql,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+}

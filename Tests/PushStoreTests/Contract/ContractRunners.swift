@@ -775,3 +775,25 @@ final class APIKeysContractInMemory: XCTestCase {
         try await runContract(.inMemory, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
     }
 }
+
+final class AuditLogContractOnSQLite: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.sqlite, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.sqlite,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+}
+
+final class AuditLogContractInMemory: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.inMemory, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.inMemory,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+}
