@@ -22,7 +22,7 @@ struct KeysAPI: Sendable {
     }
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, _) = try await authorized(request)
+        let (instance, _) = try await authorized(request, "key.list", "")
         let (keys, fromConfig, current) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.list(instance)
         }
@@ -36,7 +36,7 @@ struct KeysAPI: Sendable {
     }
 
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, actor) = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.create", "")
         try app.requireJSONContentType(request)
         let body = try app.jsonObject(request)
         guard let label = body["label"]?.stringValue, (1...200).contains(label.count) else {
@@ -71,7 +71,7 @@ struct KeysAPI: Sendable {
     }
 
     func roll(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, actor) = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.roll", request.parameters["key"] ?? "")
         let overlap = try overlap(request)
         let keyID = request.parameters["key"] ?? ""
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
@@ -85,7 +85,7 @@ struct KeysAPI: Sendable {
     }
 
     func rollBeamsSecret(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, actor) = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "beams_secret.roll", "")
         let overlap = try overlap(request)
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.rollBeamsSecret(instance, overlap: overlap, by: actor)
@@ -100,7 +100,7 @@ struct KeysAPI: Sendable {
     }
 
     func revoke(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (instance, actor) = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.revoke", request.parameters["key"] ?? "")
         let keyID = request.parameters["key"] ?? ""
         let record = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.revoke(instance, keyID: keyID, by: actor)
@@ -111,11 +111,14 @@ struct KeysAPI: Sendable {
 
     // MARK: Helpers
 
-    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> (InstanceConfig, AuditActor) {
+    /// - Parameters: action, target: what a refused request is recorded as in the audit log.
+    private func authorized(_ request: HTTPRequest, _ action: String, _ target: String) async throws(BeamsError)
+        -> (InstanceConfig, AuditActor)
+    {
         let instance = try app.instance(request)
-        let credential = try await app.authorize(request, instance, .instanceAdmin)
+        let actor = try await app.authorizeChange(request, instance, .instanceAdmin, action: action, target: target)
         try app.checkRateLimit(instance)
-        return (instance, AuditActor(credential, request))
+        return (instance, actor)
     }
 
     /// `{"expiresIn": "24h"}` (or an empty body: the default). - Returns: seconds.
