@@ -89,8 +89,9 @@ public protocol DeviceRegistry: Sendable {
     /// Binds the device to `userID` unless it belongs to another user or the user already has
     /// `maxDevicesPerUser` valid devices. The same user again is `.ok`.
     func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws -> SetUserResult
-    /// Deletes every device of the user (with their interests). - Returns: how many.
-    func deleteUser(instanceID: String, userID: String) async throws -> Int
+    /// Deletes every device of the user (with their interests) and appends `audit` in the same transaction.
+    /// - Returns: how many.
+    func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int
     /// The user's devices (invalidated ones included), oldest first.
     func devices(instanceID: String, userID: String) async throws -> [Device]
 }
@@ -145,8 +146,10 @@ public protocol PublishQueue: Sendable {
     /// forgotten); counters and attempts are kept. - Throws: `PushStoreError.leaseLost`.
     func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws
     /// Cancels the publish: a queued one ends as `.cancelled` at `now`; a running one is marked `cancelRequested`
-    /// for its worker to stop; an ended one is left alone. - Returns: nil for an unknown publish.
-    func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation?
+    /// for its worker to stop; an ended one is left alone. `audit` is appended in the same transaction when the
+    /// publish was cancelled or marked (not for an unknown or ended one). - Returns: nil for an unknown publish.
+    func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
 }
 
 /// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.
@@ -224,6 +227,20 @@ public protocol APIKeyStore: Sendable {
     func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool
     /// Moves each key's `lastUsedAt` forward to the given time (never backwards); unknown keys are skipped.
     func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws
+}
+
+extension PublishQueue {
+    /// `cancelPublish` without an audit entry.
+    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try await cancelPublish(instanceID: instanceID, publishID: publishID, now: now, audit: nil)
+    }
+}
+
+extension DeviceRegistry {
+    /// `deleteUser` without an audit entry.
+    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+        try await deleteUser(instanceID: instanceID, userID: userID, audit: nil)
+    }
 }
 
 extension APIKeyStore {
