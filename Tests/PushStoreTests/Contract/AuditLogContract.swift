@@ -70,4 +70,28 @@ final class AuditLogContract: StoreContract {
         XCTAssertEqual(left.map(\.target), ["new"])
         try await store.close()
     }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
+        let removed = try await store.deleteUser(instanceID: instance, userID: "alice",
+                                                 audit: entry("user.delete", "alice"))
+        XCTAssertEqual(removed, 1)
+        _ = try await store.enqueuePublish(PublishJob(
+            instanceID: instance, publishID: "later", kind: .interests, targets: ["news"], payload: Data("p".utf8),
+            createdAt: clock.now, notBefore: clock.now.addingTimeInterval(60)))
+        let cancelled = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
+                                                      audit: entry("publish.cancel", "later"))
+        guard case .cancelled? = cancelled else { return XCTFail("expected .cancelled, got \(String(describing: cancelled))") }
+        let unknown = try await store.cancelPublish(instanceID: instance, publishID: "nothing", now: clock.now,
+                                                    audit: entry("publish.cancel", "nothing"))
+        XCTAssertNil(unknown)
+        let again = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
+                                                  audit: entry("publish.cancel", "again"))
+        guard case .alreadyEnded? = again else { return XCTFail("expected .alreadyEnded") }
+        let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
+        XCTAssertEqual(entries.map(\.target), ["alice", "later"])
+        try await store.close()
+    }
 }

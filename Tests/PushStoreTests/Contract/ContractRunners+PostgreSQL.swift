@@ -399,4 +399,9 @@ final class AuditLogContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql,
                               AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.postgresql,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+    }
 }

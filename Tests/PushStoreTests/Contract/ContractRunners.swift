@@ -785,6 +785,11 @@ final class AuditLogContractOnSQLite: XCTestCase {
         try await runContract(.sqlite,
                               AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.sqlite,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+    }
 }
 
 final class AuditLogContractInMemory: XCTestCase {
@@ -795,5 +800,10 @@ final class AuditLogContractInMemory: XCTestCase {
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
         try await runContract(.inMemory,
                               AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.inMemory,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }
