@@ -212,6 +212,8 @@ SDK_POSTGRESQL += Tests/sdk/test_provider_import.py
 SDK_POSTGRESQL += Tests/sdk/test_quotas.py
 # Scoped keys and Beams-secret rolls (the api_keys table): scopes, expiry, revocation, the SDK across a roll.
 SDK_POSTGRESQL += Tests/sdk/test_api_keys.py
+# The audit log (migration 15): entries written in the change's transaction, read back paged.
+SDK_POSTGRESQL += Tests/sdk/test_audit_log.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

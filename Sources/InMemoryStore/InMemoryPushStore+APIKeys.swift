@@ -7,13 +7,17 @@ extension InMemoryPushStore {
     }
 
     @discardableResult
-    public func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool {
-        try access { try $0.insertAPIKey(key) }
+    public func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
+        try access { state in
+            guard try state.insertAPIKey(key) else { return false }
+            state.appendAudit(audit)
+            return true
+        }
     }
 
-    public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
-        -> Bool
-    {
+    public func rollAPIKey(
+        instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
+    ) async throws -> Bool {
         try access { state in
             guard let index = state.apiKeys[instanceID]?.firstIndex(where: { $0.id == keyID }),
                 state.apiKeys[instanceID]?[index].revokedAt == nil, try state.insertAPIKey(replacement)
@@ -21,16 +25,18 @@ extension InMemoryPushStore {
             let retire = retireAt.stored
             let current = state.apiKeys[instanceID]?[index].expiresAt ?? retire
             state.apiKeys[instanceID]?[index].expiresAt = min(current, retire)
+            state.appendAudit(audit)
             return true
         }
     }
 
-    public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
+    public func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
         try access { state in
             guard let index = state.apiKeys[instanceID]?.firstIndex(where: { $0.id == keyID }) else { return false }
             if state.apiKeys[instanceID]?[index].revokedAt == nil {
                 state.apiKeys[instanceID]?[index].revokedAt = at.stored
             }
+            state.appendAudit(audit)
             return true
         }
     }

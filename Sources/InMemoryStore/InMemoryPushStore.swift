@@ -153,8 +153,12 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
-        try access { $0.deleteUser(instanceID: instanceID, userID: userID) }
+    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
+        try access { state in
+            let removed = state.deleteUser(instanceID: instanceID, userID: userID)
+            state.appendAudit(audit)
+            return removed
+        }
     }
 
     public func devices(instanceID: String, userID: String) async throws -> [Device] {
@@ -224,8 +228,17 @@ public final class InMemoryPushStore: PushStorage {
         try access { try $0.reschedule(job, workerID: workerID, notBefore: notBefore) }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
-        try access { $0.cancel(instanceID: instanceID, publishID: publishID, now: now) }
+    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
+    {
+        try access { state in
+            let outcome = state.cancel(instanceID: instanceID, publishID: publishID, now: now)
+            switch outcome {
+            case .cancelled?, .running?: state.appendAudit(audit)
+            case .alreadyEnded?, nil: break
+            }
+            return outcome
+        }
     }
 
     // MARK: DeliveryResultStore, EventStore

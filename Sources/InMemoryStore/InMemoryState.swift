@@ -98,6 +98,10 @@ struct InMemoryState {
     /// Each instance's keys (`APIKeyStore`), oldest first.
     var apiKeys: [String: [APIKeyRecord]] = [:]
 
+    /// The audit log (`AuditLog`) in `seq` order.
+    var audit: [AuditEntry] = []
+    var lastAuditSeq: Int64 = 0
+
     /// The invalidation log in id order, with whether each was handed to the webhook notifier.
     var invalidations: [(record: DeviceInvalidation, notified: Bool)] = []
     var lastInvalidationID: Int64 = 0

@@ -26,13 +26,17 @@ extension PostgreSQLPushStore {
     }
 
     @discardableResult
-    public func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool {
-        try await writeAlone { connection in try Self.insert(key, connection) }
+    public func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
+        try await writeAlone { connection in
+            guard try Self.insert(key, connection) else { return false }
+            try Self.append(audit, connection)
+            return true
+        }
     }
 
-    public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
-        -> Bool
-    {
+    public func rollAPIKey(
+        instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
+    ) async throws -> Bool {
         try await writeAlone { connection in
             // The row lock taken here makes two concurrent rolls of one key serialise; the second sees the first's
             // expiry and still succeeds, leaving two replacements (each shown to its caller once).
@@ -45,17 +49,21 @@ extension PostgreSQLPushStore {
                 UPDATE api_keys SET expires_at = least(coalesce(expires_at, $1::bigint), $1::bigint)
                 WHERE instance_id = $2 AND key_id = $3
                 """, [.millis(retireAt), .text(instanceID), .text(keyID)])
+            try Self.append(audit, connection)
             return true
         }
     }
 
-    public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
+    public func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
         try await writeAlone { connection in
-            try connection.run(
+            guard try connection.run(
                 """
                 UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1::bigint)
                 WHERE instance_id = $2 AND key_id = $3
                 """, [.millis(at), .text(instanceID), .text(keyID)]) == 1
+            else { return false }
+            try Self.append(audit, connection)
+            return true
         }
     }
 

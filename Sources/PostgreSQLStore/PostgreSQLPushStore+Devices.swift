@@ -365,11 +365,13 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            try Self.deleteDevices(
+            let removed = try Self.deleteDevices(
                 "DELETE FROM devices WHERE instance_id = $1 AND user_id = $2", [.text(instanceID), .text(userID)],
                 reason: DeviceInvalidation.userDeleted, connection: connection)
+            try Self.append(audit, connection)
+            return removed
         }
     }
 

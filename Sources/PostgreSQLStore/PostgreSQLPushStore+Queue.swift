@@ -342,7 +342,9 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
+    {
         try await write { connection in
             // The row lock orders the cancel against a claim, a reschedule or a finish on any node: a claim
             // skips the locked row, and whatever committed first is what the state read here shows.
@@ -359,6 +361,7 @@ extension PostgreSQLPushStore {
                     WHERE id = $2
                     """, [.millis(now), .integer(id)])
                 try connection.run("DELETE FROM publish_answered WHERE job_id = $1", [.integer(id)])
+                try Self.append(audit, connection)
                 return try Self.statuses(connection, jobs: [id]).first.map(PublishCancellation.cancelled)
             case .running:
                 // The lease holder (on this node or another) sees the mark and stops; if it died, the next
@@ -366,6 +369,7 @@ extension PostgreSQLPushStore {
                 try connection.run("UPDATE publish_jobs SET cancel_requested = true WHERE id = $1", [.integer(id)])
                 // Every node running a part of it (a shard) stops at once instead of at its next lease renewal.
                 try Self.notify(connection, "cancel:\(id)")
+                try Self.append(audit, connection)
                 return .running(PublishJobID(rawValue: id))
             default:
                 return try Self.statuses(connection, jobs: [id]).first.map(PublishCancellation.alreadyEnded)

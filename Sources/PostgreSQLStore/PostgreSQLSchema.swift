@@ -11,7 +11,8 @@
 enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts]
+                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
+                                       auditLog]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -413,5 +414,28 @@ enum PostgreSQLSchema {
         CREATE TRIGGER subscriptions_counted_on_insert AFTER INSERT ON device_interests
             REFERENCING NEW TABLE AS inserted_subscriptions
             FOR EACH STATEMENT EXECUTE FUNCTION subscriptions_counted_on_insert();
+        """
+
+    /// Step 15. The instances' audit log, as SQLite's step 16; a trigger refuses UPDATE. Self-contained.
+    static let auditLog = """
+        CREATE TABLE audit_log (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            at bigint NOT NULL,
+            instance_id text NOT NULL,
+            actor text NOT NULL,
+            source text NOT NULL,
+            action text NOT NULL,
+            target text NOT NULL,
+            outcome text NOT NULL,
+            request_id text NOT NULL
+        );
+        CREATE INDEX audit_log_instance ON audit_log (instance_id, seq);
+        CREATE INDEX audit_log_at ON audit_log (at);
+        CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'audit_log is append-only';
+        END $$;
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
         """
 }

@@ -29,7 +29,7 @@ import Foundation
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
     & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry & InvalidationLog
-    & APIKeyStore
+    & APIKeyStore & AuditLog
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
 public protocol DeviceRegistry: Sendable {
@@ -89,8 +89,9 @@ public protocol DeviceRegistry: Sendable {
     /// Binds the device to `userID` unless it belongs to another user or the user already has
     /// `maxDevicesPerUser` valid devices. The same user again is `.ok`.
     func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws -> SetUserResult
-    /// Deletes every device of the user (with their interests). - Returns: how many.
-    func deleteUser(instanceID: String, userID: String) async throws -> Int
+    /// Deletes every device of the user (with their interests) and appends `audit` in the same transaction.
+    /// - Returns: how many.
+    func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int
     /// The user's devices (invalidated ones included), oldest first.
     func devices(instanceID: String, userID: String) async throws -> [Device]
 }
@@ -145,8 +146,10 @@ public protocol PublishQueue: Sendable {
     /// forgotten); counters and attempts are kept. - Throws: `PushStoreError.leaseLost`.
     func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws
     /// Cancels the publish: a queued one ends as `.cancelled` at `now`; a running one is marked `cancelRequested`
-    /// for its worker to stop; an ended one is left alone. - Returns: nil for an unknown publish.
-    func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation?
+    /// for its worker to stop; an ended one is left alone. `audit` is appended in the same transaction when the
+    /// publish was cancelled or marked (not for an unknown or ended one). - Returns: nil for an unknown publish.
+    func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
 }
 
 /// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.
@@ -212,15 +215,59 @@ public protocol APIKeyStore: Sendable {
     /// Every key of the instance (revoked and expired ones included), oldest first.
     func apiKeys(instanceID: String) async throws -> [APIKeyRecord]
     /// Stores a new key. - Returns: `false` (and changes nothing) when the instance already has a key with its id.
+    /// `audit`, when given, is appended in the same transaction, and only when the key is stored.
     @discardableResult
-    func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool
-    /// In one transaction: ends `keyID` at `retireAt` (an earlier expiry is kept) and stores `replacement`.
-    /// - Returns: `false` (and changes nothing) when the key does not exist or is revoked.
-    func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws -> Bool
-    /// Marks the key revoked at `at` (a revoked key keeps its first revocation time). - Returns: whether it exists.
-    func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool
+    func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool
+    /// In one transaction: ends `keyID` at `retireAt` (an earlier expiry is kept), stores `replacement` and appends
+    /// `audit`. - Returns: `false` (and changes nothing, `audit` included) when the key does not exist or is revoked.
+    func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?)
+        async throws -> Bool
+    /// Marks the key revoked at `at` (a revoked key keeps its first revocation time) and appends `audit` in the same
+    /// transaction. - Returns: whether it exists (when not, nothing is appended).
+    func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool
     /// Moves each key's `lastUsedAt` forward to the given time (never backwards); unknown keys are skipped.
     func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws
+}
+
+extension PublishQueue {
+    /// `cancelPublish` without an audit entry.
+    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+        try await cancelPublish(instanceID: instanceID, publishID: publishID, now: now, audit: nil)
+    }
+}
+
+extension DeviceRegistry {
+    /// `deleteUser` without an audit entry.
+    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+        try await deleteUser(instanceID: instanceID, userID: userID, audit: nil)
+    }
+}
+
+extension APIKeyStore {
+    /// `insertAPIKey` without an audit entry (tests, the first storing of a config file's Beams secret).
+    @discardableResult
+    public func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool { try await insertAPIKey(key, audit: nil) }
+    public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
+        -> Bool
+    {
+        try await rollAPIKey(instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
+                             audit: nil)
+    }
+    public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
+        try await revokeAPIKey(instanceID: instanceID, keyID: keyID, at: at, audit: nil)
+    }
+}
+
+/// The instances' audit log (`AuditEntry`). Entries that record a change are appended by the store method making
+/// the change, in its transaction; this protocol appends only those that record no change (a refused request),
+/// reads, and prunes past the retention period. Nothing updates an entry.
+public protocol AuditLog: Sendable {
+    /// Appends an entry that records no change of its own (a refused request).
+    func appendAudit(_ entry: AuditEntry) async throws
+    /// The instance's entries with `seq` greater than `after`, oldest first, at most `limit`.
+    func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry]
+    /// Deletes up to `limit` entries (of every instance) older than `before`. - Returns: how many.
+    func pruneAudit(before: Date, limit: Int) async throws -> Int
 }
 
 /// Deletes history past the retention period.

@@ -26,13 +26,17 @@ extension SQLitePushStore {
     }
 
     @discardableResult
-    public func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool {
-        try await write(tenant: key.instanceID) { connection in try Self.insert(key, connection) }
+    public func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
+        try await write(tenant: key.instanceID) { connection in
+            guard try Self.insert(key, connection) else { return false }
+            try Self.append(audit, connection)
+            return true
+        }
     }
 
-    public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
-        -> Bool
-    {
+    public func rollAPIKey(
+        instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
+    ) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             // Checked before anything is written, so a refused roll changes nothing (the body never throws midway).
             let live = try connection.first(
@@ -44,15 +48,19 @@ extension SQLitePushStore {
                 UPDATE api_keys SET expires_at = min(coalesce(expires_at, ?1), ?1)
                 WHERE instance_id = ?2 AND key_id = ?3
                 """, [.millis(retireAt), .text(instanceID), .text(keyID)])
+            try Self.append(audit, connection)
             return true
         }
     }
 
-    public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
+    public func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
-            try connection.run(
+            guard try connection.run(
                 "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE instance_id = ? AND key_id = ?",
                 [.millis(at), .text(instanceID), .text(keyID)]) == 1
+            else { return false }
+            try Self.append(audit, connection)
+            return true
         }
     }
 

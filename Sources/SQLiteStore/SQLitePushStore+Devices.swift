@@ -400,11 +400,13 @@ extension SQLitePushStore {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try await write(tenant: instanceID) { connection in
-            try Self.deleteDevices(
+            let removed = try Self.deleteDevices(
                 "DELETE FROM devices WHERE instance_id = ? AND user_id = ?", [.text(instanceID), .text(userID)],
                 reason: DeviceInvalidation.userDeleted, connection: connection)
+            try Self.append(audit, connection)
+            return removed
         }
     }
 

@@ -304,7 +304,9 @@ extension SQLitePushStore {
         }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
+    {
         try await write { connection in
             guard
                 let (id, state) = try connection.first(
@@ -320,9 +322,11 @@ extension SQLitePushStore {
                     WHERE id = ?
                     """, [.millis(now), .integer(id)])
                 try connection.run("DELETE FROM publish_answered WHERE job_id = ?", [.integer(id)])
+                try Self.append(audit, connection)
                 return try Self.status(connection, job: id).map(PublishCancellation.cancelled)
             case "running":
                 try connection.run("UPDATE publish_jobs SET cancel_requested = 1 WHERE id = ?", [.integer(id)])
+                try Self.append(audit, connection)
                 return .running(PublishJobID(rawValue: id))
             default:
                 return try Self.status(connection, job: id).map(PublishCancellation.alreadyEnded)

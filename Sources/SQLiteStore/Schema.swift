@@ -6,7 +6,7 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -342,5 +342,26 @@ enum Schema {
     static let publishTraceContext = """
         ALTER TABLE publish_jobs ADD COLUMN trace_parent TEXT;
         ALTER TABLE publish_jobs ADD COLUMN trace_state TEXT;
+        """
+
+    /// Step 16. The instances' audit log (`AuditLog`, docs/OPERATIONS.md "Many apps: audit log"), appended in the
+    /// transaction of the change it records. A trigger refuses UPDATE; only the retention prune deletes.
+    /// Self-contained.
+    static let auditLog = """
+        CREATE TABLE audit_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            instance_id TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            source TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            request_id TEXT NOT NULL
+        );
+        CREATE INDEX audit_log_instance ON audit_log (instance_id, seq);
+        CREATE INDEX audit_log_at ON audit_log (at);
+        CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+            BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
         """
 }

@@ -8,7 +8,7 @@ public enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
-        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys,
+        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys, auditLog,
     ]
 
     /// Tables deliberately not copied, per backend, with why.
@@ -149,6 +149,15 @@ public enum CopyPlan {
             .init("not_before", .integer), .init("expires_at", .integer), .init("created_at", .integer),
             .init("last_used_at", .integer), .init("revoked_at", .integer), .init("rotated_from", .text),
         ])
+
+    /// The audit log moves whole; `seq` is the read cursor, so its counter's high-water mark moves too.
+    static let auditLog = CopyTable(
+        name: "audit_log", key: ["seq"],
+        columns: [
+            .init("seq", .integer), .init("at", .integer), .init("instance_id", .text), .init("actor", .text),
+            .init("source", .text), .init("action", .text), .init("target", .text), .init("outcome", .text),
+            .init("request_id", .text),
+        ], identity: true, carriesSequence: true)
 
     /// Ids are never reused (a feed cursor must not skip a later row), so the id counter's high-water mark moves
     /// with the rows (`carriesSequence`).

@@ -145,6 +145,8 @@ final class APIKeyTests: XCTestCase {
 
     // MARK: KeyRing over a store
 
+    let tester = AuditActor(actor: "cli:tester", source: "cli", requestID: "cli-run-1")
+
     func ring(_ store: InMemoryPushStore, _ clock: TestClock, encryptionKey: String? = "kek for tests") -> KeyRing {
         KeyRing(store: store, seal: encryptionKey.map { try! SecretSeal(deriving: $0) }, logger: .disabled,
                 now: { clock.now }, freshness: .zero)
@@ -153,8 +155,9 @@ final class APIKeyTests: XCTestCase {
     func testRolledScopedKeyWorksUntilItsOverlapEnds() async throws {
         let clock = TestClock(at)
         let keys = ring(InMemoryPushStore(clock: { clock.now }), clock)
-        let created = try await keys.create(instance, label: "backend", scopes: [.publish], notBefore: nil, expiresAt: nil)
-        let (rolled, retiredAt) = try await keys.roll(instance, keyID: created.record.id, overlap: 3600)
+        let created = try await keys.create(instance, label: "backend", scopes: [.publish], notBefore: nil, expiresAt: nil,
+                                            by: tester)
+        let (rolled, retiredAt) = try await keys.roll(instance, keyID: created.record.id, overlap: 3600, by: tester)
         XCTAssertEqual(retiredAt, clock.now.addingTimeInterval(3600))
         XCTAssertEqual(rolled.record.rotatedFrom, created.record.id)
         XCTAssertEqual(rolled.record.scopes, ["publish"])
@@ -170,7 +173,7 @@ final class APIKeyTests: XCTestCase {
         XCTAssertEqual(old, .expired)
         guard case .allowed = try await verdict(rolled.text) else { return XCTFail("new key refused after the overlap") }
         do {
-            _ = try await keys.roll(instance, keyID: created.record.id, overlap: 60)
+            _ = try await keys.roll(instance, keyID: created.record.id, overlap: 60, by: tester)
             XCTFail("an expired key was rolled back to life")
         } catch {
             XCTAssertEqual(error, .keyNotFound)
@@ -183,7 +186,7 @@ final class APIKeyTests: XCTestCase {
         let clock = TestClock(at)
         let store = InMemoryPushStore(clock: { clock.now })
         let keys = ring(store, clock)
-        let (issued, _) = try await keys.rollBeamsSecret(instance, overlap: 86_400)
+        let (issued, _) = try await keys.rollBeamsSecret(instance, overlap: 86_400, by: tester)
         XCTAssertGreaterThanOrEqual(issued.text.utf8.count, 32)
         var accepted = try await keys.beamsSecrets(instance).map(\.secret)
         XCTAssertEqual(accepted, [issued.text, instance.secretKey], "the new secret signs, the old one still verifies")
@@ -206,22 +209,44 @@ final class APIKeyTests: XCTestCase {
         let clock = TestClock(at)
         let store = InMemoryPushStore(clock: { clock.now })
         do {
-            _ = try await ring(store, clock, encryptionKey: nil).rollBeamsSecret(instance, overlap: 60)
+            _ = try await ring(store, clock, encryptionKey: nil).rollBeamsSecret(instance, overlap: 60, by: tester)
             XCTFail("rolled without a key-encryption key")
         } catch {
             XCTAssertEqual(error, .noEncryptionKey)
         }
         let keys = ring(store, clock)
-        let (issued, _) = try await keys.rollBeamsSecret(instance, overlap: 60)
+        let (issued, _) = try await keys.rollBeamsSecret(instance, overlap: 60, by: tester)
         do {
-            _ = try await keys.revoke(instance, keyID: issued.record.id)
+            _ = try await keys.revoke(instance, keyID: issued.record.id, by: tester)
             XCTFail("revoked the current Beams secret")
         } catch {
             XCTAssertEqual(error, .currentBeamsSecret)
         }
         // Revoking the old one ends the overlap early.
-        _ = try await keys.revoke(instance, keyID: "beams-initial")
+        _ = try await keys.revoke(instance, keyID: "beams-initial", by: tester)
         let accepted = try await keys.beamsSecrets(instance).map(\.secret)
         XCTAssertEqual(accepted, [issued.text])
+    }
+
+    func testEveryKeyChangeIsAuditedOnceWithItsActorAndARefusedOneNotAtAll() async throws {
+        let clock = TestClock(at)
+        let store = InMemoryPushStore(clock: { clock.now })
+        let keys = ring(store, clock)
+        let created = try await keys.create(instance, label: "backend", scopes: [.publish], notBefore: nil,
+                                            expiresAt: nil, by: tester)
+        let (rolled, _) = try await keys.roll(instance, keyID: created.record.id, overlap: 60, by: tester)
+        _ = try await keys.revoke(instance, keyID: rolled.record.id, by: tester)
+        _ = try await keys.rollBeamsSecret(instance, overlap: 60, by: tester)
+        do {
+            _ = try await keys.revoke(instance, keyID: "psk-none", by: tester)
+            XCTFail("revoked a key that does not exist")
+        } catch {
+            XCTAssertEqual(error, .keyNotFound)
+        }
+        let entries = try await store.auditEntries(instanceID: instance.id, after: 0, limit: 100)
+        XCTAssertEqual(entries.map(\.action), ["key.create", "key.roll", "key.revoke", "beams_secret.roll"])
+        XCTAssertEqual(entries.map(\.target), [created.record.id, created.record.id, rolled.record.id, "beams-initial"])
+        XCTAssertTrue(entries.allSatisfy { $0.actor == "cli:tester" && $0.source == "cli" && $0.requestID == "cli-run-1" })
+        XCTAssertEqual(entries.map(\.seq), [1, 2, 3, 4])
     }
 }

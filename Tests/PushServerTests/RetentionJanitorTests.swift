@@ -105,4 +105,24 @@ final class RetentionJanitorTests: XCTestCase {
         XCTAssertEqual(left.map(\.at), [invalidatedAt[1]], "only the event older than 7 days goes")
         XCTAssertTrue(sink.lines.contains { $0.contains("Purged old invalidation events") && $0.contains("events=1") })
     }
+
+    func testPrunesAuditEntriesPastTheirOwnRetentionEvenWithHistoryKeptForever() async throws {
+        let store = InMemoryPushStore()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for (target, age) in [("old", 91.0), ("recent", 89.0)] {
+            try await store.appendAudit(AuditEntry(
+                at: now.addingTimeInterval(-age * 86_400), instanceID: "i", actor: "k", source: "127.0.0.1",
+                action: "key.create", target: target, requestID: "r"))
+        }
+        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
+                                       auditRetentionDays: 90)
+        let pruned = await janitor.purgeAudit(now: now)
+        XCTAssertEqual(pruned, 1)
+        let left = try await store.auditEntries(instanceID: "i", after: 0, limit: 10)
+        XCTAssertEqual(left.map(\.target), ["recent"])
+        let keepForever = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
+                                           auditRetentionDays: 0)
+        let none = await keepForever.purgeAudit(now: now.addingTimeInterval(1000 * 86_400))
+        XCTAssertEqual(none, 0)
+    }
 }

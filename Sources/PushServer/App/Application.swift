@@ -90,7 +90,8 @@ public final class Application: Sendable {
                                    undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
                                    logger: logger.named("store"), liveActivities: store, invalidations: store,
                                    invalidationRetentionDays: config.storage.invalidationRetentionDays,
-                                   invalidationsPerInstance: config.storage.invalidationsPerInstance)
+                                   invalidationsPerInstance: config.storage.invalidationsPerInstance,
+                                   audit: store, auditRetentionDays: config.storage.auditRetentionDays)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers
@@ -147,6 +148,7 @@ public final class Application: Sendable {
         AdminAPI(app: context).register(into: &router)
         DeviceTransferAPI(app: context).register(into: &router)
         KeysAPI(app: context).register(into: &router)
+        AuditAPI(app: context).register(into: &router)
         ChannelAPI(app: context, instances: instances, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
         let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,

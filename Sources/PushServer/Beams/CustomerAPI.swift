@@ -15,13 +15,15 @@ struct CustomerAPI: Sendable {
 
     func deleteUser(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try await app.authorize(request, instance, .customer)
-        try app.checkRateLimit(instance)
         let user = Self.userID(request)
+        let actor = try await app.authorizeChange(request, instance, .customer, action: "user.delete",
+                                                  target: String(user.prefix(PublishRequest.maxUserIDBytes)))
+        try app.checkRateLimit(instance)
         guard user.utf8.count <= PublishRequest.maxUserIDBytes else {
             throw BeamsError(400, "Bad request", "'User id' is too long, max length is 164")
         }
-        let removed = try await app.deviceRegistry.deleteUser(instanceID: instance.id, userID: user)
+        let removed = try await app.deviceRegistry.deleteUser(
+            instanceID: instance.id, userID: user, audit: actor.entry(instance.id, "user.delete", user, at: app.now()))
         app.logger.info("User deleted", ["devices": String(removed), "request": request.requestID])
         return .emptyOK
     }

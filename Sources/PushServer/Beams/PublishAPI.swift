@@ -170,10 +170,13 @@ struct PublishAPI: Sendable {
     /// (docs/API.md, `DELETE …/publishes/{publishId}`).
     func cancel(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        try await app.authorize(request, instance, .publish)
-        try app.checkRateLimit(instance)
         let publishID = request.parameters["publish"] ?? ""
-        let outcome = try await app.publishQueue.cancelPublish(instanceID: instance.id, publishID: publishID, now: app.now())
+        let actor = try await app.authorizeChange(request, instance, .publish, action: "publish.cancel",
+                                                  target: String(publishID.prefix(200)))
+        try app.checkRateLimit(instance)
+        let outcome = try await app.publishQueue.cancelPublish(
+            instanceID: instance.id, publishID: publishID, now: app.now(),
+            audit: actor.entry(instance.id, "publish.cancel", publishID, at: app.now()))
         let status: PublishStatus
         switch outcome {
         case nil:

@@ -1,5 +1,5 @@
 /// The `push-server` command line: `serve`, `check-config`, `token`, `send`, `export`, `import`, `copy-store`,
-/// `vapid-keygen`, `keys`, `version`.
+/// `vapid-keygen`, `keys`, `audit`, `version`.
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
@@ -23,6 +23,8 @@ public enum CLI {
                                    copy every table between SQLite and PostgreSQL, then verify it
       keys ACTION --config FILE --instance ID
                                    list, create, roll or revoke an instance's keys; roll its Beams secret
+      audit list --config FILE --instance ID [--since SEQ] [--limit N]
+                                   print an instance's audit log, one JSON line per entry
       vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
       version                      print the version, git commit and build date
 
@@ -48,6 +50,7 @@ public enum CLI {
         case "import": command = ImportCommand.self
         case "copy-store": command = CopyStoreCommand.self
         case "keys": command = KeysCommand.self
+        case "audit": command = AuditCommand.self
         case "version", "--version": command = VersionCommand.self
         case "help", "--help", "-h":
             Console.out(usage)

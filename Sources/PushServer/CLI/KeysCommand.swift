@@ -67,6 +67,7 @@ enum KeysCommand: Command {
         _ action: String, _ arguments: Arguments, _ instance: InstanceConfig, _ ring: KeyRing, overlap: Double?
     ) async throws -> ExitCode {
         let defaultOverlap = RollOverlap.seconds(KeysAPI.defaultOverlap)!
+        let actor = AuditActor.commandLine()
         switch action {
         case "list":
             let (keys, fromConfig, current) = try await ring.list(instance)
@@ -90,19 +91,19 @@ enum KeysCommand: Command {
                 expiresAt = Date().addingTimeInterval(overlap)
             }
             let issued = try await ring.create(instance, label: label, scopes: scopes, notBefore: notBefore,
-                                               expiresAt: expiresAt)
+                                               expiresAt: expiresAt, by: actor)
             Console.out(issued.text)
             Console.err("Created key \(issued.record.id) (\(issued.record.scopes.joined(separator: " "))); the key is shown only now.")
         case "roll":
             let (issued, retiredAt) = try await ring.roll(instance, keyID: try arguments.require("key"),
-                                                          overlap: overlap ?? defaultOverlap)
+                                                          overlap: overlap ?? defaultOverlap, by: actor)
             Console.out(issued.text)
             Console.err("New key \(issued.record.id); the old one works until \(retiredAt.iso8601).")
         case "revoke":
-            let record = try await ring.revoke(instance, keyID: try arguments.require("key"))
+            let record = try await ring.revoke(instance, keyID: try arguments.require("key"), by: actor)
             Console.err("Revoked key \(record.id).")
         default:  // roll-beams-secret
-            let (issued, retiredAt) = try await ring.rollBeamsSecret(instance, overlap: overlap ?? defaultOverlap)
+            let (issued, retiredAt) = try await ring.rollBeamsSecret(instance, overlap: overlap ?? defaultOverlap, by: actor)
             Console.out(issued.text)
             Console.err("New Beams secret \(issued.record.id); the old one is accepted until \(retiredAt.iso8601).")
         }

@@ -86,12 +86,15 @@ extension ServerConfig {
             reader.checkKeys(storage, "storage", allowed: [
                 "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
                 "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB", "invalidationRetentionDays",
-                "invalidationsPerInstance",
+                "invalidationsPerInstance", "auditRetentionDays",
             ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
             if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
             if let days = reader.int(storage, "invalidationRetentionDays", "storage", in: 0...36500) {
                 config.storage.invalidationRetentionDays = days
+            }
+            if let days = reader.int(storage, "auditRetentionDays", "storage", in: 0...36500) {
+                config.storage.auditRetentionDays = days
             }
             if let cap = reader.int(storage, "invalidationsPerInstance", "storage", in: 1...10_000_000) {
                 config.storage.invalidationsPerInstance = cap

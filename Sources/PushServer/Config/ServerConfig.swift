@@ -47,6 +47,8 @@ public struct ServerConfig: Sendable {
         public var invalidationRetentionDays = 7
         /// Events the invalidation log keeps per instance at most; the janitor drops the oldest beyond it.
         public var invalidationsPerInstance = 100_000
+        /// Days the audit log keeps an entry (docs/OPERATIONS.md, "Many apps: audit log"); 0: forever.
+        public var auditRetentionDays = 90
         /// SQLite only: the writer connection's page cache in MiB, the largest share of the store's memory (each
         /// reader keeps SQLite's 2 MiB). It fills with the pages the writer touches, so a node's RSS grows with its
         /// database up to this size and then stays (docs/BENCHMARKS.md, soak). Default 64: large random-key index

@@ -24,14 +24,18 @@ extension KeyRing {
         public var text: String
     }
 
-    /// Creates a scoped key.
+    /// Creates a scoped key; `by` is recorded in the audit log (`key.create`) in the same transaction.
     public func create(
-        _ instance: InstanceConfig, label: String, scopes: Set<APIKeyScope>, notBefore: Date?, expiresAt: Date?
+        _ instance: InstanceConfig, label: String, scopes: Set<APIKeyScope>, notBefore: Date?, expiresAt: Date?,
+        by actor: AuditActor
     ) async throws(ChangeError) -> Issued {
         let issued = try scoped(instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
                                 rotatedFrom: nil)
         do {
-            guard try await store.insertAPIKey(issued.record) else { throw ChangeError.crypto("key id collision") }
+            let audit = actor.entry(instance.id, "key.create", issued.record.id, at: now())
+            guard try await store.insertAPIKey(issued.record, audit: audit) else {
+                throw ChangeError.crypto("key id collision")
+            }
         } catch let error as ChangeError {
             throw error
         } catch {
@@ -42,20 +46,21 @@ extension KeyRing {
     }
 
     /// Rolls a scoped key or a stored Beams secret: a new one with the same label and scopes; the old one keeps
-    /// working for `overlap` seconds (0: stops now).
-    public func roll(_ instance: InstanceConfig, keyID: String, overlap: TimeInterval) async throws(ChangeError)
-        -> (issued: Issued, retiredAt: Date)
+    /// working for `overlap` seconds (0: stops now). Audited as `key.roll` (or `beams_secret.roll`) on the old id.
+    public func roll(_ instance: InstanceConfig, keyID: String, overlap: TimeInterval, by actor: AuditActor)
+        async throws(ChangeError) -> (issued: Issued, retiredAt: Date)
     {
         let rows = try await rows(instance)
         // An expired key stays dead: rolling it would bring its rights back.
         let at = now()
         guard let old = rows.first(where: { $0.id == keyID && $0.revokedAt == nil && ($0.expiresAt.map { at < $0 } ?? true) })
         else { throw .keyNotFound }
-        if old.kind == .beams { return try await rollBeamsSecret(instance, overlap: overlap) }
+        if old.kind == .beams { return try await rollBeamsSecret(instance, overlap: overlap, by: actor) }
         let issued = try scoped(instance, label: old.label, scopes: Set(old.scopes.compactMap(APIKeyScope.init)),
                                 notBefore: nil, expiresAt: nil, rotatedFrom: old.id)
         let retireAt = now().addingTimeInterval(overlap)
-        try await roll(instance, old: old.id, retireAt: retireAt, replacement: issued.record)
+        try await roll(instance, old: old.id, retireAt: retireAt, replacement: issued.record,
+                       audit: actor.entry(instance.id, "key.roll", old.id, at: now()))
         return (issued, min(old.expiresAt ?? retireAt, retireAt))
     }
 
@@ -63,8 +68,8 @@ extension KeyRing {
     /// it); the old one stays accepted, for `Authorization: Bearer` and for user-token signatures, for `overlap`
     /// seconds. The first roll stores the config file's secret as the old one, so from then on the store holds the
     /// instance's Beams secret and the file's `secretKey` is only where it started.
-    public func rollBeamsSecret(_ instance: InstanceConfig, overlap: TimeInterval) async throws(ChangeError)
-        -> (issued: Issued, retiredAt: Date)
+    public func rollBeamsSecret(_ instance: InstanceConfig, overlap: TimeInterval, by actor: AuditActor)
+        async throws(ChangeError) -> (issued: Issued, retiredAt: Date)
     {
         guard seal != nil else { throw .noEncryptionKey }
         var rows = try await rows(instance).filter { $0.kind == .beams }
@@ -89,18 +94,22 @@ extension KeyRing {
         }
         let record = try beams(instance, id: id, secret: secret, label: "Beams secret", rotatedFrom: currentID)
         let retireAt = now().addingTimeInterval(overlap)
-        try await roll(instance, old: currentID, retireAt: retireAt, replacement: record)
+        try await roll(instance, old: currentID, retireAt: retireAt, replacement: record,
+                       audit: actor.entry(instance.id, "beams_secret.roll", currentID, at: now()))
         return (Issued(record: record, text: secret), retireAt)
     }
 
     /// Revokes a key at once. A Beams secret can be revoked only while it is not the current one (ending a roll's
     /// overlap early).
-    public func revoke(_ instance: InstanceConfig, keyID: String) async throws(ChangeError) -> APIKeyRecord {
+    public func revoke(_ instance: InstanceConfig, keyID: String, by actor: AuditActor) async throws(ChangeError)
+        -> APIKeyRecord
+    {
         let snapshot = try await refresh(instance)
         guard let key = snapshot.keys.first(where: { $0.id == keyID }) else { throw .keyNotFound }
         if key.kind == .beams, snapshot.beamsSecrets.first?.keyID == keyID { throw .currentBeamsSecret }
         do {
-            guard try await store.revokeAPIKey(instanceID: instance.id, keyID: keyID, at: now()) else {
+            let audit = actor.entry(instance.id, "key.revoke", keyID, at: now())
+            guard try await store.revokeAPIKey(instanceID: instance.id, keyID: keyID, at: now(), audit: audit) else {
                 throw ChangeError.keyNotFound
             }
         } catch let error as ChangeError {
@@ -133,12 +142,12 @@ extension KeyRing {
         do { return try await reload(instance) } catch { throw .unavailable(error.underlying) }
     }
 
-    private func roll(_ instance: InstanceConfig, old: String, retireAt: Date, replacement: APIKeyRecord)
-        async throws(ChangeError)
-    {
+    private func roll(
+        _ instance: InstanceConfig, old: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry
+    ) async throws(ChangeError) {
         do {
             guard try await store.rollAPIKey(instanceID: instance.id, keyID: old, retireAt: retireAt,
-                                             replacement: replacement)
+                                             replacement: replacement, audit: audit)
             else { throw ChangeError.keyNotFound }
         } catch let error as ChangeError {
             throw error

@@ -22,7 +22,7 @@ struct KeysAPI: Sendable {
     }
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
+        let (instance, _) = try await authorized(request, "key.list", "")
         let (keys, fromConfig, current) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.list(instance)
         }
@@ -36,7 +36,7 @@ struct KeysAPI: Sendable {
     }
 
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.create", "")
         try app.requireJSONContentType(request)
         let body = try app.jsonObject(request)
         guard let label = body["label"]?.stringValue, (1...200).contains(label.count) else {
@@ -63,18 +63,19 @@ struct KeysAPI: Sendable {
             throw BeamsError.schema("expiresAt", "expiresAt must be after notBefore")
         }
         let issued = try await Self.map { () async throws(KeyRing.ChangeError) in
-            try await app.keys.create(instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt)
+            try await app.keys.create(instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
+                                 by: actor)
         }
         app.logger.info("Key created", ["instance": instance.id, "key": issued.record.id, "request": request.requestID])
         return .json(.object(Self.renderIssued(issued)), status: .created)
     }
 
     func roll(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.roll", request.parameters["key"] ?? "")
         let overlap = try overlap(request)
         let keyID = request.parameters["key"] ?? ""
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
-            try await app.keys.roll(instance, keyID: keyID, overlap: overlap)
+            try await app.keys.roll(instance, keyID: keyID, overlap: overlap, by: actor)
         }
         app.logger.info("Key rolled", ["instance": instance.id, "key": keyID, "new_key": issued.record.id,
                                        "request": request.requestID])
@@ -84,10 +85,10 @@ struct KeysAPI: Sendable {
     }
 
     func rollBeamsSecret(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "beams_secret.roll", "")
         let overlap = try overlap(request)
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
-            try await app.keys.rollBeamsSecret(instance, overlap: overlap)
+            try await app.keys.rollBeamsSecret(instance, overlap: overlap, by: actor)
         }
         app.logger.info("Beams secret rolled", ["instance": instance.id, "new_key": issued.record.id,
                                                 "request": request.requestID])
@@ -99,10 +100,10 @@ struct KeysAPI: Sendable {
     }
 
     func revoke(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
+        let (instance, actor) = try await authorized(request, "key.revoke", request.parameters["key"] ?? "")
         let keyID = request.parameters["key"] ?? ""
         let record = try await Self.map { () async throws(KeyRing.ChangeError) in
-            try await app.keys.revoke(instance, keyID: keyID)
+            try await app.keys.revoke(instance, keyID: keyID, by: actor)
         }
         app.logger.info("Key revoked", ["instance": instance.id, "key": keyID, "request": request.requestID])
         return .json(Self.render(record, current: nil))
@@ -110,11 +111,14 @@ struct KeysAPI: Sendable {
 
     // MARK: Helpers
 
-    private func authorized(_ request: HTTPRequest) async throws(BeamsError) -> InstanceConfig {
+    /// - Parameters: action, target: what a refused request is recorded as in the audit log.
+    private func authorized(_ request: HTTPRequest, _ action: String, _ target: String) async throws(BeamsError)
+        -> (InstanceConfig, AuditActor)
+    {
         let instance = try app.instance(request)
-        try await app.authorize(request, instance, .instanceAdmin)
+        let actor = try await app.authorizeChange(request, instance, .instanceAdmin, action: action, target: target)
         try app.checkRateLimit(instance)
-        return instance
+        return (instance, actor)
     }
 
     /// `{"expiresIn": "24h"}` (or an empty body: the default). - Returns: seconds.

@@ -23,11 +23,16 @@ final class RetentionJanitor: Service {
     private let invalidations: (any InvalidationLog)?
     private let invalidationRetention: TimeInterval
     private let invalidationsPerInstance: Int
+    /// The audit log and how long it keeps an entry (`storage.auditRetentionDays`; 0: forever).
+    private let audit: (any AuditLog)?
+    private let auditRetention: TimeInterval
 
     init(store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
          interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil,
          invalidations: (any InvalidationLog)? = nil, invalidationRetentionDays: Int = 7,
-         invalidationsPerInstance: Int = 100_000) {
+         invalidationsPerInstance: Int = 100_000, audit: (any AuditLog)? = nil, auditRetentionDays: Int = 90) {
+        self.audit = audit
+        self.auditRetention = TimeInterval(auditRetentionDays) * 86_400
         self.invalidations = invalidations
         self.invalidationRetention = TimeInterval(invalidationRetentionDays) * 86_400
         self.invalidationsPerInstance = invalidationsPerInstance
@@ -42,7 +47,8 @@ final class RetentionJanitor: Service {
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
     func run() async {
-        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil else { return }
+        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil
+            || audit != nil else { return }
         while !Task.isCancelled {
             await purgeOnce(now: Date())
             do {
@@ -82,7 +88,27 @@ final class RetentionJanitor: Service {
         total.undeliveredDevices = await purgeUndeliveredDevices(now: now)
         await purgeExpiredLiveActivityTokens(now: now)
         await purgeInvalidations(now: now)
+        await purgeAudit(now: now)
         return total
+    }
+
+    /// Deletes, in slices, audit entries older than their retention. - Returns: how many.
+    @discardableResult
+    func purgeAudit(now: Date) async -> Int {
+        guard let audit, auditRetention > 0 else { return 0 }
+        var deleted = 0
+        do {
+            while !Task.isCancelled {
+                let slice = try await audit.pruneAudit(before: now.addingTimeInterval(-auditRetention),
+                                                       limit: Self.sliceSize)
+                deleted += slice
+                if slice < Self.sliceSize { break }
+            }
+        } catch {
+            logger.error("Purging old audit entries failed", ["error": "\(error)"])
+        }
+        if deleted > 0 { logger.info("Purged old audit entries", ["entries": String(deleted)]) }
+        return deleted
     }
 
     /// Deletes, in slices, invalidation events older than their retention or beyond the per-instance cap.

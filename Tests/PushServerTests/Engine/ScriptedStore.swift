@@ -202,7 +202,9 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         try await base.rescheduleJob(job, workerID: workerID, notBefore: notBefore)
     }
 
-    func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+    func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+        -> PublishCancellation?
+    {
         try await base.cancelPublish(instanceID: instanceID, publishID: publishID, now: now)
     }
 
@@ -275,7 +277,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
                                maxDevicesPerUser: maxDevicesPerUser)
     }
 
-    func deleteUser(instanceID: String, userID: String) async throws -> Int {
+    func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try await base.deleteUser(instanceID: instanceID, userID: userID)
     }
 

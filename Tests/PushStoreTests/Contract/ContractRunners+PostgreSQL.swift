@@ -389,3 +389,19 @@ final class APIKeysContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
     }
 }
+
+final class AuditLogContractOnPostgreSQL: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.postgresql, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.postgresql,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.postgresql,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+    }
+}

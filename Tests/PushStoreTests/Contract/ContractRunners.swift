@@ -775,3 +775,35 @@ final class APIKeysContractInMemory: XCTestCase {
         try await runContract(.inMemory, APIKeysContract.testRevokeKeepsTheFirstTimeAndUsesOnlyMoveForward)
     }
 }
+
+final class AuditLogContractOnSQLite: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.sqlite, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.sqlite,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.sqlite,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+    }
+}
+
+final class AuditLogContractInMemory: XCTestCase {
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        try await runContract(.inMemory, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        try await runContract(.inMemory,
+                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+    }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        try await runContract(.inMemory,
+                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import XCTest
+
+import PushStore
+
+/// The audit log: an entry is written by the store call that makes the change, in its transaction, and only when
+/// the change is made; entries read per instance in order, paged by `seq`; the retention prune removes old ones.
+final class AuditLogContract: StoreContract {
+    let at = Date(millisecondsSince1970: 1_800_000_000_000)
+
+    func key(_ id: String) -> APIKeyRecord {
+        APIKeyRecord(instanceID: instance, id: id, kind: .scoped, label: "backend", scopes: ["publish"],
+                     secretDigest: String(repeating: "ab", count: 32), createdAt: at)
+    }
+
+    func entry(_ action: String, _ target: String, instance: String? = nil, at: Date? = nil) -> AuditEntry {
+        AuditEntry(at: at ?? self.at, instanceID: instance ?? self.instance, actor: "psk-admin0001",
+                   source: "127.0.0.1", action: action, target: target, requestID: "req-\(action)-\(target)")
+    }
+
+    func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
+        let store = try await openStore()
+        let created = try await store.insertAPIKey(key("aaaaaaaaaaaa"), audit: entry("key.create", "aaaaaaaaaaaa"))
+        XCTAssertTrue(created)
+        // A taken id stores nothing, so its entry is not written either.
+        let duplicate = try await store.insertAPIKey(key("aaaaaaaaaaaa"), audit: entry("key.create", "again"))
+        XCTAssertFalse(duplicate)
+        let rolled = try await store.rollAPIKey(instanceID: instance, keyID: "aaaaaaaaaaaa", retireAt: at,
+                                                replacement: key("bbbbbbbbbbbb"),
+                                                audit: entry("key.roll", "aaaaaaaaaaaa"))
+        XCTAssertTrue(rolled)
+        let rolledUnknown = try await store.rollAPIKey(instanceID: instance, keyID: "zzzzzzzzzzzz", retireAt: at,
+                                                       replacement: key("cccccccccccc"),
+                                                       audit: entry("key.roll", "zzzzzzzzzzzz"))
+        XCTAssertFalse(rolledUnknown)
+        let revoked = try await store.revokeAPIKey(instanceID: instance, keyID: "bbbbbbbbbbbb", at: at,
+                                                   audit: entry("key.revoke", "bbbbbbbbbbbb"))
+        XCTAssertTrue(revoked)
+        let revokedUnknown = try await store.revokeAPIKey(instanceID: instance, keyID: "zzzzzzzzzzzz", at: at,
+                                                          audit: entry("key.revoke", "zzzzzzzzzzzz"))
+        XCTAssertFalse(revokedUnknown)
+        try await store.appendAudit(entry("key.create", "denied", instance: "other"))
+        let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
+        XCTAssertEqual(entries.map(\.action), ["key.create", "key.roll", "key.revoke"])
+        XCTAssertEqual(entries.map(\.target), ["aaaaaaaaaaaa", "aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+        var expected = entry("key.revoke", "bbbbbbbbbbbb")
+        expected.seq = entries[2].seq
+        XCTAssertEqual(entries[2], expected)
+        XCTAssertTrue(entries[0].seq < entries[1].seq && entries[1].seq < entries[2].seq)
+        // Paged by seq.
+        let page = try await store.auditEntries(instanceID: instance, after: entries[0].seq, limit: 1)
+        XCTAssertEqual(page.map(\.seq), [entries[1].seq])
+        let others = try await store.auditEntries(instanceID: "other", after: 0, limit: 100)
+        XCTAssertEqual(others.map(\.target), ["denied"])
+        try await store.close()
+    }
+
+    func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
+        let store = try await openStore()
+        for day in 0..<3 {
+            try await store.appendAudit(entry("key.create", "old\(day)", at: at.addingTimeInterval(Double(day))))
+        }
+        try await store.appendAudit(entry("key.create", "new", at: at.addingTimeInterval(86_400)))
+        let cutoff = at.addingTimeInterval(3600)
+        let first = try await store.pruneAudit(before: cutoff, limit: 2)
+        XCTAssertEqual(first, 2)
+        let second = try await store.pruneAudit(before: cutoff, limit: 2)
+        XCTAssertEqual(second, 1)
+        let left = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
+        XCTAssertEqual(left.map(\.target), ["new"])
+        try await store.close()
+    }
+
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
+        let store = try await openStore()
+        let device = try await register(store, 1)
+        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
+        let removed = try await store.deleteUser(instanceID: instance, userID: "alice",
+                                                 audit: entry("user.delete", "alice"))
+        XCTAssertEqual(removed, 1)
+        _ = try await store.enqueuePublish(PublishJob(
+            instanceID: instance, publishID: "later", kind: .interests, targets: ["news"], payload: Data("p".utf8),
+            createdAt: clock.now, notBefore: clock.now.addingTimeInterval(60)))
+        let cancelled = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
+                                                      audit: entry("publish.cancel", "later"))
+        guard case .cancelled? = cancelled else { return XCTFail("expected .cancelled, got \(String(describing: cancelled))") }
+        let unknown = try await store.cancelPublish(instanceID: instance, publishID: "nothing", now: clock.now,
+                                                    audit: entry("publish.cancel", "nothing"))
+        XCTAssertNil(unknown)
+        let again = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
+                                                  audit: entry("publish.cancel", "again"))
+        guard case .alreadyEnded? = again else { return XCTFail("expected .alreadyEnded") }
+        let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
+        XCTAssertEqual(entries.map(\.target), ["alice", "later"])
+        try await store.close()
+    }
+}
