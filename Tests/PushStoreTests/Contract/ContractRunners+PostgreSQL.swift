@@ -396,12 +396,10 @@ final class AuditLogContractOnPostgreSQL: XCTestCase {
     }
 
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
-        try await runContract(.postgresql,
-                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+        try await runContract(.postgresql, AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
 
     func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
-        try await runContract(.postgresql,
-                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+        try await runContract(.postgresql, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }

@@ -782,13 +782,11 @@ final class AuditLogContractOnSQLite: XCTestCase {
     }
 
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
-        try await runContract(.sqlite,
-                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+        try await runContract(.sqlite, AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
 
     func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
-        try await runContract(.sqlite,
-                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+        try await runContract(.sqlite, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }
 
@@ -798,12 +796,10 @@ final class AuditLogContractInMemory: XCTestCase {
     }
 
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
-        try await runContract(.inMemory,
-                              AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
+        try await runContract(.inMemory, AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
 
     func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
-        try await runContract(.inMemory,
-                              AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
+        try await runContract(.inMemory, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }
