@@ -269,8 +269,10 @@ public struct CopyTable: Sendable {
     public let sqlite: SQLiteMapping
     /// PostgreSQL's table (same columns, in the same order).
     public let postgresqlTable: String
-    /// `id` comes from an identity column (PostgreSQL) whose sequence must move past the copied ids.
+    /// The key comes from an identity column (PostgreSQL) whose sequence must move past the copied ids.
     public let identity: Bool
+    /// That identity column: the key's one column (`id`, or `seq` for the audit log).
+    public var identityColumn: String { key[0] }
     /// The id counter's high-water mark (past deleted rows) is copied too, not just the largest id present.
     public let carriesSequence: Bool
     /// PostgreSQL columns that SQLite has no place for, written as NULL/default on PostgreSQL (see the table).
@@ -284,6 +286,7 @@ public struct CopyTable: Sendable {
         self.postgresqlDropped = postgresqlDropped
         self.key = key
         self.columns = columns
+        precondition(!identity || key.count == 1, "an identity table is keyed by its identity column alone")
         self.identity = identity
         self.carriesSequence = carriesSequence
         self.postgresqlTable = postgresqlTable ?? name

@@ -82,7 +82,8 @@ public final class PostgreSQLSide: StoreSide {
     }
 
     public func sequenceMark(_ table: CopyTable) throws -> Int64? {
-        let sequence = try connection.query("SELECT pg_get_serial_sequence($1, 'id')", [.text(table.postgresqlTable)])
+        let sequence = try connection.query("SELECT pg_get_serial_sequence($1, $2)",
+                                            [.text(table.postgresqlTable), .text(table.identityColumn)])
         guard let name = sequence.optionalText(0, 0) else { return nil }
         // A sequence is read outside any snapshot: its mark is at least the largest id the snapshot holds.
         let state = try connection.query("SELECT last_value, is_called FROM \(name)")
@@ -150,11 +151,12 @@ public final class PostgreSQLSide: StoreSide {
             let mark = marks[table.name] ?? 0
             // The next id is past both the largest copied id and the source's counter (`setval`'s minimum is 1:
             // an empty table keeps its fresh sequence).
+            let column = table.identityColumn
             try connection.query(
                 """
-                SELECT setval(pg_get_serial_sequence($1, 'id'), greatest(max(id), $2::bigint))
-                FROM \(table.postgresqlTable) HAVING greatest(max(id), $2::bigint) > 0
-                """, [.text(table.postgresqlTable), .integer(mark)])
+                SELECT setval(pg_get_serial_sequence($1, $3), greatest(max(\(column)), $2::bigint))
+                FROM \(table.postgresqlTable) HAVING greatest(max(\(column)), $2::bigint) > 0
+                """, [.text(table.postgresqlTable), .integer(mark), .text(column)])
         }
         try connection.execute("COMMIT")
     }
