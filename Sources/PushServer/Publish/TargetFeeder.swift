@@ -140,11 +140,29 @@ struct TargetFeeder: Sendable {
                 run.submitted(target)
                 await lane.enqueue(target)
             }
-            if run.mustStop { return false }
             run.scanned(upTo: page.cursor)
-            if page.isLast { return true }
+            switch PageEnd(isLast: page.isLast, mustStop: run.mustStop) {
+            case .fedAll: return true
+            case .stopped: return false
+            case .nextPage: continue
+            }
         }
         return false
+    }
+
+    /// What the feed does once every target of a page was handed to its lane.
+    enum PageEnd: Equatable, Sendable {
+        /// The last page was handed over: nothing is left to send, whatever stops the run now. (A stop that arrived
+        /// after the last target reached its lane used to end the run as not fed, so a shutdown whose answers all
+        /// came within the grace period handed a delivered publish back instead of finishing it.)
+        case fedAll
+        /// The run must stop before the next page.
+        case stopped
+        case nextPage
+
+        init(isLast: Bool, mustStop: Bool) {
+            self = isLast ? .fedAll : mustStop ? .stopped : .nextPage
+        }
     }
 
     /// Reads the page after `cursor` in the background, retrying store errors every `storeRetryInterval` until it
