@@ -29,7 +29,7 @@ final class DeviceInvalidationWebhookTests: XCTestCase {
     }
 
     func testPageCursorRefusesAnythingButADecimalSequenceNumber() throws {
-        XCTAssertEqual(try PageQuery(since: nil, limit: nil), PageQuery(since: "0", limit: "100"))
+        XCTAssertEqual(try PageQuery(since: nil, limit: nil), try PageQuery(since: "0", limit: "100"))
         XCTAssertEqual(try PageQuery(since: "42", limit: "1000").since, 42)
         for bad in ["", "-1", "abc", "1e3", "99999999999999999999", " 1"] {
             XCTAssertThrowsError(try PageQuery(since: bad, limit: nil), bad)

@@ -114,7 +114,10 @@ final class AuditLogContract: StoreContract {
 
     func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
         let store = try await openStore()
-        guard let transfer = store as? any DeviceTransfer else { return XCTFail("the store cannot import") }
+        guard let transfer = store as? any DeviceTransfer else {
+            try await store.close()
+            throw XCTSkip("\(backend) has no bulk import (DeviceTransfer)")
+        }
         func record(_ token: String) -> DeviceRecord {
             DeviceRecord(device: Device(
                 id: "", instanceID: instance, platform: .apns, token: token, environment: .production,

@@ -807,6 +807,10 @@ final class AuditLogContractInMemory: XCTestCase {
         try await runContract(.inMemory, AuditLogContract.testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction)
     }
 
+    func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
+        try await runContract(.inMemory, AuditLogContract.testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone)
+    }
+
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
         try await runContract(.inMemory, AuditLogContract.testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit)
     }
