@@ -1397,7 +1397,8 @@
     $('audit-next').disabled = audit.next === null;
     $('audit-prev').disabled = audit.cursors.length < 2;
     $('audit-first').disabled = audit.cursors.length < 2;
-    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} entries`
+    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} `
+      + `${entries.length === 1 ? 'entry' : 'entries'}`
       + (audit.next === null ? ', the last.' : '.');
   }
 

@@ -1902,7 +1902,8 @@ enum ConsoleAssets {
     $('audit-next').disabled = audit.next === null;
     $('audit-prev').disabled = audit.cursors.length < 2;
     $('audit-first').disabled = audit.cursors.length < 2;
-    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} entries`
+    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} `
+      + `${entries.length === 1 ? 'entry' : 'entries'}`
       + (audit.next === null ? ', the last.' : '.');
   }
 
@@ -2206,6 +2207,8 @@ progress { width: 100%; height: 1rem; margin: 0 0 0.75rem; }
 /* A key shown once: long, without spaces, so it may break anywhere. */
 .secret-value { word-break: break-all; }
 #keys-table code { white-space: nowrap; }
+/* Audit log: an actor or action id is read whole; a request id (often a UUID) may wrap. */
+#audit-rows td:nth-child(2) code, #audit-rows td:nth-child(4) code { white-space: nowrap; }
 
 """#
 
