@@ -11,7 +11,7 @@
 (() => {
   const STORAGE_KEY = 'push-server-console';
   const RECENT_TOKENS_KEY = 'push-server-console-tokens';
-  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys'];
+  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys', 'audit'];
   // `scopes`: what the signed-in key may do, as the overview names it (the page hides what it may not).
   const session = { instance: '', secret: '', scopes: [] };
   const timers = { view: null, follow: null };
@@ -56,6 +56,18 @@
   }
 
   function number(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
+
+  /** An ISO time in this browser's time zone with its offset: "2026-11-30 11:49:55 (UTC+01:00)". */
+  function localTime(iso) {
+    const at = new Date(String(iso));
+    if (Number.isNaN(at.getTime())) return String(iso);
+    const two = (n) => String(n).padStart(2, '0');
+    const offset = -at.getTimezoneOffset();
+    const sign = offset < 0 ? '-' : '+';
+    const zone = `UTC${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+    return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} `
+      + `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())} (${zone})`;
+  }
 
   // The platforms as the status and overview documents name them, in display order.
   const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web'], ['unifiedpush', 'UnifiedPush'],
@@ -137,6 +149,7 @@
     const signedIn = (result.json && result.json.session) || {};
     session.scopes = Array.isArray(signedIn.scopes) ? signedIn.scopes.map(String) : [];
     applyInstanceDefaults(result.json);
+    $('nav-audit').hidden = !canAdminister();
     $('signin-view').hidden = true;
     $('app').hidden = false;
     $('whoami').hidden = false;
@@ -152,6 +165,7 @@
     session.secret = '';
     session.scopes = [];
     hideNewKey();
+    clearAudit();
     sessionStorage.removeItem(STORAGE_KEY);
     stopTimers();
     followedPublish = '';
@@ -200,6 +214,7 @@
     if (name === 'overview') { loadOverview(); timers.view = setInterval(loadOverview, 10000); }
     if (name === 'publish') updatePublishPreview();
     if (name === 'keys') loadKeys();
+    if (name === 'audit') { audit.cursors = ['0']; loadAudit(); }
     if (focus === 'field') {
       const first = section.querySelector('input:not([type="radio"]), select, textarea, button');
       if (first) first.focus();
@@ -1043,7 +1058,8 @@
   }
 
   /** The quotas panel: each quota's use against its limit ("none" when unset), the daily reset, and each provider
-   *  budget with this node's share of it (docs/OPERATIONS.md "Many apps: quotas"). */
+   *  budget with what this node sent through it in the last minute and this node's share of it
+   *  (docs/OPERATIONS.md "Many apps: quotas"). */
   function renderQuotas(q) {
     const used = (quota) => {
       if (!quota || quota.limit === null || quota.limit === undefined) return 'none';
@@ -1052,7 +1068,8 @@
     };
     const budgets = PLATFORMS.filter(([key]) => (q.notificationsPerMinute || {})[key]).map(([key, label]) => {
       const b = q.notificationsPerMinute[key];
-      return [`${label} per minute`, `${number(b.limit)} · this node ${number(b.nodeShare)} of ${number(q.liveNodes)} node(s)`];
+      return [`${label} per minute`, `${number(b.sentLastMinute)} sent in the last minute of ${number(b.limit)} · `
+        + `this node ${number(b.nodeShare)} of ${number(q.liveNodes)} node(s)`];
     });
     facts($('ov-quotas'), [
       ['Devices', used(q.devices)],
@@ -1323,9 +1340,86 @@
     await loadKeys();
   }
 
+  // MARK: Audit log
+
+  // Pages of `GET …/audit`, oldest first: `cursors` holds the `since` of each page seen, so "Previous" goes back
+  // without the server keeping anything. Every field is rendered as text: targets (user ids, …) come from outside.
+  const audit = { cursors: ['0'], next: null };
+
+  function auditError(text) { $('audit-error').textContent = text || ''; }
+
+  function clearAudit() {
+    audit.cursors = ['0'];
+    audit.next = null;
+    clear($('audit-rows'));
+    $('audit-page').textContent = '';
+  }
+
+  async function loadAudit() {
+    const admin = canAdminister();
+    $('audit-form').hidden = !admin;
+    $('audit-list').hidden = !admin;
+    $('audit-scope').textContent = admin ? ''
+      : `Signed in with a key whose scopes are ${session.scopes.join(', ') || 'none'}: reading the audit log needs `
+        + `${ADMIN_SCOPE}.`;
+    const rows = $('audit-rows');
+    delete rows.dataset.done;
+    if (!admin) { clear(rows); rows.dataset.done = '1'; return; }
+    const since = audit.cursors[audit.cursors.length - 1];
+    const query = new URLSearchParams({ since, limit: $('audit-limit').value });
+    const action = $('audit-action').value.trim();
+    if (action) query.set('action', action);
+    const result = await api('GET', `${base()}/audit?${query}`);
+    if (!result.ok || !result.json) { auditError(describe(result)); rows.dataset.done = '1'; return; }
+    auditError('');
+    renderAudit(result.json);
+    rows.dataset.done = '1';
+  }
+
+  function renderAudit(listing) {
+    const rows = $('audit-rows');
+    clear(rows);
+    const entries = Array.isArray(listing.entries) ? listing.entries : [];
+    for (const entry of entries) {
+      const outcome = String(entry.outcome || '');
+      rows.append(el('tr', { 'data-seq': String(entry.seq), className: outcome === 'denied' ? 'denied' : null },
+        el('td', { text: localTime(entry.time), title: String(entry.time) }),
+        el('td', {}, code(String(entry.actor))),
+        el('td', { text: String(entry.source) }),
+        el('td', {}, code(String(entry.action))),
+        el('td', { text: String(entry.target) }),
+        el('td', { text: outcome }),
+        el('td', {}, code(String(entry.requestId))),
+        el('td', { className: 'num', text: String(entry.seq) })));
+    }
+    if (!entries.length) rows.append(el('tr', {}, el('td', { colspan: 8, text: 'No entries.' })));
+    audit.next = typeof listing.next === 'string' ? listing.next : null;
+    $('audit-next').disabled = audit.next === null;
+    $('audit-prev').disabled = audit.cursors.length < 2;
+    $('audit-first').disabled = audit.cursors.length < 2;
+    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} `
+      + `${entries.length === 1 ? 'entry' : 'entries'}`
+      + (audit.next === null ? ', the last.' : '.');
+  }
+
+  function auditPage(move) {
+    if (move === 'next' && audit.next !== null) audit.cursors.push(audit.next);
+    else if (move === 'prev' && audit.cursors.length > 1) audit.cursors.pop();
+    else if (move === 'first') audit.cursors = ['0'];
+    loadAudit();
+  }
+
   // MARK: Start-up
 
+  /** Fills every platform menu (test push, device look-up) from the one list, so they cannot drift apart. */
+  function fillPlatformMenus() {
+    for (const select of document.querySelectorAll('select[data-platforms]')) {
+      select.replaceChildren(...PLATFORMS.map(([key, label]) => el('option', { value: key, text: label })));
+    }
+  }
+
   function start() {
+    fillPlatformMenus();
     $('signin').addEventListener('submit', (event) => {
       event.preventDefault();
       const button = $('signin-btn');
@@ -1382,6 +1476,14 @@
     $('keys-copy').addEventListener('click', copyNewKey);
     $('keys-new-done').addEventListener('click', hideNewKey);
     $('keys-beams-roll').addEventListener('click', rollBeamsSecret);
+    $('audit-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      audit.cursors = ['0'];
+      loadAudit();
+    });
+    $('audit-next').addEventListener('click', () => auditPage('next'));
+    $('audit-prev').addEventListener('click', () => auditPage('prev'));
+    $('audit-first').addEventListener('click', () => auditPage('first'));
 
     let tokens = [];
     try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }

@@ -6,13 +6,20 @@ extension PostgreSQLPushStore {
         try await writeAlone { connection in try Self.append(entry, connection) }
     }
 
-    public func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry] {
-        try await read { connection in
-            let result = try connection.query(
-                """
-                SELECT seq, at, instance_id, actor, source, action, target, outcome, request_id FROM audit_log
-                WHERE instance_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint
-                """, [.text(instanceID), .integer(after), .integer(Int64(max(0, limit)))])
+    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws -> [AuditEntry] {
+        // Only the filters given, so one instance's listing keeps its (instance_id, seq) index.
+        var conditions = ["seq > $1::bigint"]
+        var values: [PGValue] = [.integer(after)]
+        if let instanceID { values.append(.text(instanceID)); conditions.append("instance_id = $\(values.count)") }
+        if let action { values.append(.text(action)); conditions.append("action = $\(values.count)") }
+        values.append(.integer(Int64(max(0, limit))))
+        let sql = """
+            SELECT seq, at, instance_id, actor, source, action, target, outcome, request_id FROM audit_log
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT $\(values.count)::bigint
+            """
+        let bindings = values
+        return try await read { connection in
+            let result = try connection.query(sql, bindings)
             return result.map { row in
                 AuditEntry(
                     seq: result.int64(row, 0), at: result.date(row, 1), instanceID: result.text(row, 2),

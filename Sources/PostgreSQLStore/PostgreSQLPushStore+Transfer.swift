@@ -82,7 +82,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
     }
 
     public func importDevices(
-        _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool
+        _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
+        audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
     ) async throws -> [DeviceImportOutcome] {
         let planner = DeviceImportPlanner(caps: caps)
         if dryRun {
@@ -97,7 +98,9 @@ extension PostgreSQLPushStore: DeviceTransfer {
             let steps = planner.plan(records, into: instanceID,
                                      facts: try Self.importFacts(connection, records, instanceID, lock: true))
             try Self.apply(steps, instanceID: instanceID, connection)
-            return steps.map(\.outcome)
+            let outcomes = steps.map(\.outcome)
+            try Self.append(audit?(outcomes), connection)
+            return outcomes
         }
     }
 

@@ -17,7 +17,18 @@ public protocol DeviceTransfer: Sendable {
     /// decides: new devices are created (with the record's id when it is free), existing ones take the record's data
     /// and keep their id. With `dryRun` the same decisions are made against the same state and nothing is written.
     /// Records must be validated already (tokens in the store's form, interest names); their `instanceID` is ignored.
+    /// `audit`, when given (and not `dryRun`), makes the audit entry from the batch's outcomes; it is appended in
+    /// the batch's transaction, so the entry is stored exactly when the batch is.
     /// - Returns: one outcome per record, in order.
-    func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool)
+    func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
+                       audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?) async throws -> [DeviceImportOutcome]
+}
+
+extension DeviceTransfer {
+    /// `importDevices` without an audit entry.
+    public func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool)
         async throws -> [DeviceImportOutcome]
+    {
+        try await importDevices(records, into: instanceID, caps: caps, dryRun: dryRun, audit: nil)
+    }
 }

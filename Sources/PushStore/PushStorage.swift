@@ -264,10 +264,18 @@ extension APIKeyStore {
 public protocol AuditLog: Sendable {
     /// Appends an entry that records no change of its own (a refused request).
     func appendAudit(_ entry: AuditEntry) async throws
-    /// The instance's entries with `seq` greater than `after`, oldest first, at most `limit`.
-    func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry]
+    /// Entries with `seq` greater than `after`, oldest first, at most `limit`: of one instance (nil: of every
+    /// instance, the server-wide log) and of one action (nil: every action).
+    func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws -> [AuditEntry]
     /// Deletes up to `limit` entries (of every instance) older than `before`. - Returns: how many.
     func pruneAudit(before: Date, limit: Int) async throws -> Int
+}
+
+extension AuditLog {
+    /// The instance's entries with `seq` greater than `after`, oldest first, at most `limit`.
+    public func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry] {
+        try await auditEntries(instanceID: instanceID, action: nil, after: after, limit: limit)
+    }
 }
 
 /// Deletes history past the retention period.

@@ -6,15 +6,21 @@ extension SQLitePushStore {
         try await write(tenant: entry.instanceID) { connection in try Self.append(entry, connection) }
     }
 
-    public func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry] {
-        try await read { connection in
+    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws -> [AuditEntry] {
+        // Only the filters given, so one instance's listing keeps its (instance_id, seq) index.
+        var conditions = ["seq > ?"]
+        var values: [SQLValue] = [.integer(after)]
+        if let instanceID { conditions.append("instance_id = ?"); values.append(.text(instanceID)) }
+        if let action { conditions.append("action = ?"); values.append(.text(action)) }
+        values.append(.integer(Int64(max(0, limit))))
+        let sql = """
+            SELECT seq, at, instance_id, actor, source, action, target, outcome, request_id FROM audit_log
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT ?
+            """
+        let bindings = values
+        return try await read { connection in
             var entries: [AuditEntry] = []
-            try connection.query(
-                """
-                SELECT seq, at, instance_id, actor, source, action, target, outcome, request_id FROM audit_log
-                WHERE instance_id = ? AND seq > ? ORDER BY seq LIMIT ?
-                """, [.text(instanceID), .integer(after), .integer(Int64(max(0, limit)))]
-            ) { row in
+            try connection.query(sql, bindings) { row in
                 entries.append(AuditEntry(
                     seq: row.int64(0), at: row.date(1), instanceID: row.text(2), actor: row.text(3),
                     source: row.text(4), action: row.text(5), target: row.text(6), outcome: row.text(7),

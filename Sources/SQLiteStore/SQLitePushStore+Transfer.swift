@@ -96,7 +96,8 @@ extension SQLitePushStore: DeviceTransfer {
     }
 
     public func importDevices(
-        _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool
+        _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
+        audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
     ) async throws -> [DeviceImportOutcome] {
         let planner = DeviceImportPlanner(caps: caps)
         if dryRun {
@@ -110,7 +111,9 @@ extension SQLitePushStore: DeviceTransfer {
         return try await write(tenant: instanceID, cost: max(1, records.count * 4)) { connection in
             let steps = planner.plan(records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID))
             try Self.apply(steps, instanceID: instanceID, connection)
-            return steps.map(\.outcome)
+            let outcomes = steps.map(\.outcome)
+            try Self.append(audit?(outcomes), connection)
+            return outcomes
         }
     }
 

@@ -28,11 +28,14 @@ final class DeviceInvalidationWebhookTests: XCTestCase {
         XCTAssertEqual(DeviceInvalidation.mask(token: "short"), "…", "a token too short to mask keeps nothing")
     }
 
-    func testFeedCursorRefusesAnythingButADecimalSequenceNumber() throws {
-        XCTAssertEqual(try InvalidationFeedAPI.cursor(nil), 0)
-        XCTAssertEqual(try InvalidationFeedAPI.cursor("42"), 42)
+    func testPageCursorRefusesAnythingButADecimalSequenceNumber() throws {
+        XCTAssertEqual(try PageQuery(since: nil, limit: nil), try PageQuery(since: "0", limit: "100"))
+        XCTAssertEqual(try PageQuery(since: "42", limit: "1000").since, 42)
         for bad in ["", "-1", "abc", "1e3", "99999999999999999999", " 1"] {
-            XCTAssertThrowsError(try InvalidationFeedAPI.cursor(bad), bad)
+            XCTAssertThrowsError(try PageQuery(since: bad, limit: nil), bad)
+        }
+        for bad in ["0", "1001", "x", "-5"] {
+            XCTAssertThrowsError(try PageQuery(since: nil, limit: bad), bad)
         }
     }
 }

@@ -50,10 +50,12 @@ class Page:
         self.drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
 
     def open(self, fresh=True):
-        self.drv.get(self.server.url("/console"))
         if fresh:
+            # Cleared from a page that runs no script: the console, opened with a saved session, signs in again and
+            # stores the session when its request returns, which can be after a clear made from it.
+            self.drv.get(self.server.url("/console/app.css"))
             self.drv.execute_script("sessionStorage.clear()")
-            self.drv.get(self.server.url("/console"))
+        self.drv.get(self.server.url("/console"))
         return self.wait.until(EC.element_to_be_clickable((By.ID, "instance")))
 
     def sign_in(self, secret=SECRET):
@@ -661,7 +663,7 @@ def quota_console(tmp_path_factory, console_env):
     _, mock = console_env
     directory = tmp_path_factory.mktemp("console-quotas")
     p8, _ = write_apns_key(directory)
-    quotas = {"devices": 10, "publishesPerDay": 4, "notificationsPerMinute": {"fcm": 600000}}
+    quotas = {"devices": 10, "publishesPerDay": 4, "notificationsPerMinute": {"fcm": 600000, "apns": 1000}}
     server = Server(directory, mock, p8, overrides={"console": {"enabled": True}},
                     instance_overrides={"quotas": quotas})
     yield server
@@ -674,7 +676,7 @@ def test_overview_shows_the_instances_quotas_with_their_use(driver, quota_consol
     interest = unique("quota")
     for _ in range(2):
         beams.register(random_token(), interests=[interest])
-    beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}})
+    beams.wait_finished(beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}}))
     page = Page(driver, server)
     page.viewport(WIDE)
     driver.get_log("browser")
@@ -686,7 +688,10 @@ def test_overview_shows_the_instances_quotas_with_their_use(driver, quota_consol
     assert facts["Devices"] == "2 of 10 (20 %)", facts
     assert facts["Publishes today (UTC)"] == "1 of 4 (25 %)", facts
     assert facts["Resets"].endswith(" 00:00:00 UTC"), facts
-    assert facts["Android (FCM) per minute"] == "600,000 · this node 600,000 of 1 node(s)", facts
+    # A per-minute budget's use: what this node sent through it in the last minute.
+    assert facts["iOS (APNs) per minute"] == "2 sent in the last minute of 1,000 · this node 1,000 of 1 node(s)", facts
+    assert facts["Android (FCM) per minute"] == ("0 sent in the last minute of 600,000 · this node 600,000 of 1 "
+                                                 "node(s)"), facts
     page.shot(shots, "overview-quotas")
     assert not page.severe()
 
@@ -1030,4 +1035,113 @@ def test_a_console_only_key_sees_the_keys_page_without_its_actions(driver, keys_
     for element_id in ("keys-create-form", "keys-admin"):
         assert not page.by_id(element_id).is_displayed(), element_id
     assert not page.drv.find_elements(By.CSS_SELECTOR, "#keys-rows tr")
+    assert not page.severe()
+
+
+# MARK: Audit log
+
+def audit_page(driver, server, secret=SECRET, timezone=""):
+    """The Audit page signed in with `secret`, in the browser time zone `timezone` (empty: the machine's)."""
+    page = Page(driver, server)
+    page.viewport(WIDE)
+    driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": timezone})
+    driver.get_log("browser")
+    page.sign_in(secret)
+    page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
+    return page
+
+
+def audit_rows(page):
+    """Each row's cell texts and the first cell's title (the UTC time), read in one script."""
+    return page.drv.execute_script(
+        "return [...document.querySelectorAll('#audit-rows tr[data-seq]')].map((row) => "
+        "({seq: row.dataset.seq, cells: [...row.cells].map((cell) => cell.textContent), utc: row.cells[0].title}));")
+
+
+def show_audit(page, action, per_page):
+    page.fill("audit-action", action)
+    Select(page.by_id("audit-limit")).select_by_value(per_page)
+    rows = page.by_id("audit-rows")
+    page.drv.execute_script("delete arguments[0].dataset.done", rows)
+    page.by_id("audit-show").click()
+    page.done("audit-rows")
+
+
+def next_audit_page(page, button):
+    page.drv.execute_script("delete document.getElementById('audit-rows').dataset.done")
+    page.by_id(button).click()
+    page.done("audit-rows")
+
+
+def test_audit_page_lists_pages_filters_in_local_time_and_keeps_a_hostile_target_as_text(driver, keys_console, shots):
+    server = keys_console
+    hostile = "<img src=x onerror=window.__auditXSS=1>"
+    r = keys_call(server, "DELETE", f"/customer_api/v1/instances/{INSTANCE_ID}/users/"
+                  + urllib.parse.quote(hostile, safe=""), SECRET)
+    assert r.status_code == 200, r.text
+    made = []
+    for n in range(27):
+        r = keys_call(server, "POST", f"/admin_api/v1/instances/{INSTANCE_ID}/keys", SECRET,
+                      json={"label": f"audit page {n}", "scopes": ["publish"]})
+        assert r.status_code == 201, r.text
+        made.append(r.json()["id"])
+    listed = keys_call(server, "GET", f"/admin_api/v1/instances/{INSTANCE_ID}/audit?action=key.create&limit=1000",
+                       SECRET).json()["entries"]
+    assert len(listed) >= 27
+
+    page = audit_page(driver, server, timezone="Asia/Kolkata")
+    assert page.by_id("nav-audit").is_displayed(), "an instance:admin key is offered the audit log"
+    page.go("audit")
+    page.done("audit-rows")
+    assert page.drv.title == "Audit log · push-server console"
+
+    # One action, 25 a page, paged with the server's cursor.
+    show_audit(page, "key.create", "25")
+    first = audit_rows(page)
+    assert [row["seq"] for row in first] == [e["seq"] for e in listed[:25]]
+    assert {row["cells"][3] for row in first} == {"key.create"}
+    assert "Page 1: 25 entries." == page.by_id("audit-page").text
+    assert page.by_id("audit-prev").get_attribute("disabled") is not None
+    next_audit_page(page, "audit-next")
+    second = audit_rows(page)
+    assert [row["seq"] for row in second] == [e["seq"] for e in listed[25:50]]
+    assert page.by_id("audit-page").text.endswith(", the last.")
+    assert page.by_id("audit-next").get_attribute("disabled") is not None
+    next_audit_page(page, "audit-prev")
+    assert [row["seq"] for row in audit_rows(page)] == [row["seq"] for row in first]
+
+    # Every field as the server gave it; the time in the browser's zone (India: UTC+05:30, no summer time).
+    entry = listed[0]
+    row = first[0]
+    at = datetime.datetime.fromisoformat(entry["time"].replace("Z", "+00:00"))
+    local = at.astimezone(datetime.timezone(datetime.timedelta(hours=5, minutes=30)))
+    assert row["cells"] == [local.strftime("%Y-%m-%d %H:%M:%S") + " (UTC+05:30)", entry["actor"], entry["source"],
+                            entry["action"], entry["target"], entry["outcome"], entry["requestId"], entry["seq"]]
+    assert row["utc"] == entry["time"]
+
+    # A user id is the caller's text: it stays text.
+    show_audit(page, "user.delete", "100")
+    deleted = [row for row in audit_rows(page) if row["cells"][4] == hostile]
+    assert len(deleted) == 1 and deleted[0]["cells"][5] == "success", audit_rows(page)
+    assert not page.drv.find_elements(By.CSS_SELECTOR, "#audit-rows img")
+    assert page.drv.execute_script("return window.__auditXSS") is None
+    page.shot(shots, "audit")
+    driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ""})
+    assert not page.severe()
+
+
+def test_a_key_without_instance_admin_is_not_offered_the_audit_log(driver, keys_console):
+    server = keys_console
+    r = keys_call(server, "POST", f"/admin_api/v1/instances/{INSTANCE_ID}/keys", SECRET,
+                  json={"label": "viewer", "scopes": ["console"]})
+    assert r.status_code == 201, r.text
+    page = audit_page(driver, server, secret=r.json()["key"])
+    assert not page.by_id("nav-audit").is_displayed()
+    page.drv.get(server.url("/console#audit"))
+    page.wait.until(EC.visibility_of_element_located((By.ID, "view-audit")))
+    page.done("audit-rows")
+    assert "needs instance:admin" in page.by_id("audit-scope").text
+    for element_id in ("audit-form", "audit-list"):
+        assert not page.by_id(element_id).is_displayed(), element_id
+    assert not page.drv.find_elements(By.CSS_SELECTOR, "#audit-rows tr")
     assert not page.severe()

@@ -161,7 +161,7 @@ public final class Application: Sendable {
         ops.register(into: &router, on: .main)
         if config.console.enabled {
             ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
-                       activity: engine.activity).register(into: &router)
+                       activity: engine.activity, budgets: engine.budgets).register(into: &router)
         }
 
         var limits = HTTPLimits()

@@ -19,6 +19,23 @@ extension AppContext {
         }
     }
 
+    /// `admit` for a route that changes state: a refusal by the key (401, 403) is audited as `authorizeChange`
+    /// audits one, by a task of its own (admission runs before the body is read and cannot wait), so its entry may
+    /// be stored a moment after the answer is sent.
+    func admitChange(_ request: HTTPRequest, _ instance: InstanceConfig, _ scope: APIKeyScope, action: String,
+                     target: String) throws(BeamsError)
+    {
+        do throws(BeamsError) {
+            try admit(request, instance, scope)
+        } catch {
+            if error.statusCode == 401 || error.statusCode == 403 {
+                let forbidden = error.statusCode == 403
+                Task { await recordDenied(request, instance, action: action, target: target, forbidden: forbidden) }
+            }
+            throw error
+        }
+    }
+
     private func recordDenied(_ request: HTTPRequest, _ instance: InstanceConfig, action: String, target: String,
                               forbidden: Bool) async
     {

@@ -29,7 +29,8 @@ struct DeviceTransferAPI: Sendable {
         router.get("\(base)/export", bodyLimit: .noBody) { try await export($0) }
         // The key is checked before a 16 MiB body is read (against the keys last read: admission cannot wait).
         router.post("\(base)/import", bodyLimit: Self.importBody, admission: { request throws(BeamsError) in
-            try app.admit(request, try app.instance(request), .instanceAdmin)
+            let instance = try app.instance(request)
+            try app.admitChange(request, instance, .instanceAdmin, action: DeviceImportAudit.action, target: instance.id)
         }) { try await importDevices($0) }
     }
 
@@ -77,23 +78,37 @@ struct DeviceTransferAPI: Sendable {
     }
 
     func importDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let instance = try await authorized(request)
-        let store = try transfer()
+        let instance = try app.instance(request)
+        let actor = try await app.authorizeChange(request, instance, .instanceAdmin, action: DeviceImportAudit.action,
+                                                  target: instance.id)
+        let store: any DeviceTransfer
         let dryRun: Bool
-        switch request.queryValue("dryRun") {
-        case nil, "false"?: dryRun = false
-        case "true"?: dryRun = true
-        default: throw BeamsError(400, "Bad request", "`dryRun` must be true or false")
+        let provider: (Provider, ProviderImportOptions)?
+        do {
+            store = try transfer()
+            switch request.queryValue("dryRun") {
+            case nil, "false"?: dryRun = false
+            case "true"?: dryRun = true
+            default: throw BeamsError(400, "Bad request", "`dryRun` must be true or false")
+            }
+            provider = try providerOptions(request)
+        } catch {
+            // Refused before it began: recorded with the answer's reason, as a failure after it began is.
+            let entry = actor.entry(instance.id, DeviceImportAudit.action, instance.id, at: app.now(),
+                                    outcome: DeviceImportAudit.failure(error, DeviceImportReport(dryRun: false)))
+            try? await app.store.appendAudit(entry)
+            throw error
         }
-        let provider = try providerOptions(request)
         let limits = app.config.limits
-        let importer = DeviceImporter(
+        var importer = DeviceImporter(
             store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
                 maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
                 maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
             caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(limits),
                                    maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
             dryRun: dryRun)
+        importer.audit = DeviceImportAudit(log: app.store, actor: actor, instanceID: instance.id, from: provider?.0,
+                                           now: { [app] in app.now() })
         let body = Locked<[UInt8]?>(request.body)
         let nextChunk: @Sendable () -> [UInt8]? = { body.withLock { chunk in defer { chunk = nil }; return chunk } }
         do {

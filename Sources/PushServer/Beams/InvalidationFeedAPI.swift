@@ -9,10 +9,6 @@ import PushStore
 struct InvalidationFeedAPI: Sendable {
     let app: AppContext
 
-    /// Events per page by default, and at most.
-    static let defaultLimit = 100
-    static let maxLimit = 1000
-
     func register(into router: inout Router) {
         router.get("/customer_api/v1/instances/:instance/devices/invalidations", bodyLimit: .noBody) { try await feed($0) }
     }
@@ -21,30 +17,13 @@ struct InvalidationFeedAPI: Sendable {
         let instance = try app.instance(request)
         try await app.authorize(request, instance, .devicesRead)
         try app.checkRateLimit(instance)
-        let since = try Self.cursor(request.queryValue("since"))
-        var limit = Self.defaultLimit
-        if let text = request.queryValue("limit") {
-            guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
-                throw BeamsError(400, "Bad request", "`limit` must be a number between 1 and \(Self.maxLimit)")
-            }
-            limit = value
-        }
-        let events = try await app.store.invalidations(instanceID: instance.id, after: since, limit: limit)
+        // `since`: the `next_cursor` of an earlier page; none: from the oldest event still retained.
+        let page = try PageQuery(request)
+        let events = try await app.store.invalidations(instanceID: instance.id, after: page.since, limit: page.limit)
         return .json(.object([
             "events": .array(events.map(Self.render)),
-            "next_cursor": .string(String(events.last?.id ?? since)),
+            "next_cursor": .string(String(events.last?.id ?? page.since)),
         ]))
-    }
-
-    /// The cursor: the `next_cursor` of an earlier page (a decimal event sequence number); none: from the oldest
-    /// event still retained.
-    static func cursor(_ text: String?) throws(BeamsError) -> Int64 {
-        guard let text else { return 0 }
-        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let value = Int64(text) else {
-            throw BeamsError(400, "Bad request", "`since` must be a `next_cursor` from an earlier page")
-        }
-        return value
     }
 
     /// An event as the feed lists it and the `device.invalidated` webhook carries it.

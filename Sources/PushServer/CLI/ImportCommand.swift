@@ -17,7 +17,8 @@ enum ImportCommand: Command {
     refused line is reported with its line number, reason and masked token and never stops the rest. Writes in
     batches of --batch devices (default 2000), one transaction each. Into a SQLite store no server is writing
     to, --batch 20000 is faster (each batch holds the database's write lock for seconds, too long beside a server).
-    --dry-run writes nothing and reports what would happen. Prints a summary and each refused line (--json: the
+    --dry-run writes nothing and reports what would happen. Each run is one entry (devices.import) in the
+    instance's audit log, actor cli:USER, outcome its counts (docs/OPERATIONS.md, "Many apps: audit log"). Prints a summary and each refused line (--json: the
     report as JSON) on standard output; progress on standard error when it is a terminal.
     Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
     a device file.
@@ -79,6 +80,8 @@ enum ImportCommand: Command {
             dryRun: arguments.has("dry-run"))
         importer.batchSize = batchSize
         importer.progress = { meter.update($0.devices) }
+        importer.audit = DeviceImportAudit(log: store, actor: AuditActor.commandLine(), instanceID: instance.id,
+                                           from: provider, now: { Date() })
         let readChunk: () throws -> [UInt8]? = {
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {

@@ -4,8 +4,8 @@ import PushStore
 
 extension ConsoleAPI {
     /// The instance's quotas for the console's quotas panel: each limit (null: none) with what is used of it, the
-    /// day's reset time, and each provider budget with this node's share. Usage is read from the store, so it is
-    /// the instance's on all nodes.
+    /// day's reset time, and each provider budget with this node's share and what this node sent through it in the
+    /// last minute. Device and publish usage is read from the store, so it is the instance's on all nodes.
     func quotas(_ config: InstanceConfig, now: Date) async throws -> JSONValue {
         let day = UTCDay(containing: now)
         let usage = try await (app.store as? any QuotaUsageReading)?.quotaUsage(instanceID: config.id, day: day)
@@ -16,6 +16,8 @@ extension ConsoleAPI {
             budgets[platform.rawValue] = .object([
                 "limit": .int(perMinute),
                 "nodeShare": .int(DeliveryBudgets.share(budget: perMinute, liveNodes: liveNodes)),
+                // The usage of a per-minute budget: what this node let through it in the last 60 seconds.
+                "sentLastMinute": .int(self.budgets?.budget(instanceID: config.id, platform: platform)?.sentLastMinute ?? 0),
             ])
         }
         return .object([

@@ -21,15 +21,18 @@ struct ConsoleAPI: Sendable {
     let apns: APNsClient
     let apnsHealth: APNsHealth
     let activity: DeliveryActivity
+    /// The provider budgets, for what each let through in the last minute.
+    let budgets: DeliveryBudgets?
     let testPushLimiter: RateLimiter
 
     init(app: AppContext, instances: [InstanceRuntime], apns: APNsClient, apnsHealth: APNsHealth,
-         activity: DeliveryActivity) {
+         activity: DeliveryActivity, budgets: DeliveryBudgets? = nil) {
         self.app = app
         self.instances = Dictionary(instances.map { ($0.config.id.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
         self.apns = apns
         self.apnsHealth = apnsHealth
         self.activity = activity
+        self.budgets = budgets
         // Keyed by configured instance id only (after the secret check), so the table never outgrows them.
         testPushLimiter = RateLimiter(perSecond: app.config.console.testPushesPerSecond,
                                       maxKeys: max(1, instances.count))

@@ -58,6 +58,7 @@ enum ConsoleAssets {
       <li><a href="#recent">Recent publishes</a></li>
       <li><a href="#overview">Overview</a></li>
       <li><a href="#keys">Keys</a></li>
+      <li id="nav-audit" hidden><a href="#audit">Audit log</a></li>
     </ul>
   </nav>
 
@@ -82,13 +83,7 @@ enum ConsoleAssets {
       <div class="row">
         <div class="field">
           <label for="tp-platform">Platform</label>
-          <select id="tp-platform">
-            <option value="apns">iOS (APNs)</option>
-            <option value="fcm">Android (FCM)</option>
-            <option value="web">Web</option>
-            <option value="unifiedpush">UnifiedPush</option>
-            <option value="hms">Huawei (HMS)</option>
-          </select>
+          <select id="tp-platform" data-platforms></select>
         </div>
         <div class="field">
           <label for="tp-by">Device by</label>
@@ -196,13 +191,7 @@ enum ConsoleAssets {
         </div>
         <div class="field narrow" id="dev-platform-field">
           <label for="dev-platform">Platform</label>
-          <select id="dev-platform">
-            <option value="apns">iOS (APNs)</option>
-            <option value="fcm">Android (FCM)</option>
-            <option value="web">Web</option>
-            <option value="unifiedpush">UnifiedPush</option>
-            <option value="hms">Huawei (HMS)</option>
-          </select>
+          <select id="dev-platform" data-platforms></select>
         </div>
         <div class="field wide">
           <label for="dev-value">Value</label>
@@ -454,6 +443,58 @@ enum ConsoleAssets {
       <button type="button" id="keys-beams-roll">Roll the Beams secret</button>
     </div>
   </section>
+
+  <section id="view-audit" class="view" aria-labelledby="audit-h" data-title="Audit log" hidden>
+    <h1 id="audit-h" tabindex="-1">Audit log</h1>
+    <p class="hint">Every change to this instance through the API, the command line or this console (keys, user
+      deletions, cancels, device imports), and every refused attempt, oldest first: who (a key's id, never the key;
+      <code>cli:USER</code> for the command line), from where, what, on what, how it ended, and the request id. Times
+      are in this browser's time zone. Reading the log needs the <code>instance:admin</code> scope; nothing can change it.</p>
+    <p id="audit-scope" class="hint" role="status"></p>
+    <p id="audit-error" class="error" role="alert"></p>
+    <form id="audit-form" method="post" action="/console" novalidate>
+      <div class="row">
+        <div class="field">
+          <label for="audit-action">Action</label>
+          <input id="audit-action" list="audit-actions" spellcheck="false" autocomplete="off" autocapitalize="off"
+                 placeholder="every action">
+          <datalist id="audit-actions">
+            <option value="key.create"></option>
+            <option value="key.roll"></option>
+            <option value="key.revoke"></option>
+            <option value="beams_secret.roll"></option>
+            <option value="user.delete"></option>
+            <option value="publish.cancel"></option>
+            <option value="devices.import"></option>
+          </datalist>
+        </div>
+        <div class="field narrow">
+          <label for="audit-limit">Per page</label>
+          <select id="audit-limit">
+            <option value="25">25</option>
+            <option value="100" selected>100</option>
+            <option value="500">500</option>
+          </select>
+        </div>
+      </div>
+      <button type="submit" id="audit-show">Show</button>
+    </form>
+    <div id="audit-list">
+      <div class="table-wrap">
+        <table id="audit-table">
+          <caption>Entries, oldest first</caption>
+          <thead><tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Source</th>
+            <th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th>
+            <th scope="col">Request id</th><th scope="col" class="num">Seq</th></tr></thead>
+          <tbody id="audit-rows"></tbody>
+        </table>
+      </div>
+      <p><button type="button" id="audit-first">First page</button>
+        <button type="button" id="audit-prev">Previous page</button>
+        <button type="button" id="audit-next">Next page</button>
+        <span id="audit-page" role="status"></span></p>
+    </div>
+  </section>
 </div>
 </main>
 </body>
@@ -475,7 +516,7 @@ enum ConsoleAssets {
 (() => {
   const STORAGE_KEY = 'push-server-console';
   const RECENT_TOKENS_KEY = 'push-server-console-tokens';
-  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys'];
+  const VIEWS = ['test-push', 'devices', 'publish', 'recent', 'overview', 'keys', 'audit'];
   // `scopes`: what the signed-in key may do, as the overview names it (the page hides what it may not).
   const session = { instance: '', secret: '', scopes: [] };
   const timers = { view: null, follow: null };
@@ -520,6 +561,18 @@ enum ConsoleAssets {
   }
 
   function number(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
+
+  /** An ISO time in this browser's time zone with its offset: "2026-11-30 11:49:55 (UTC+01:00)". */
+  function localTime(iso) {
+    const at = new Date(String(iso));
+    if (Number.isNaN(at.getTime())) return String(iso);
+    const two = (n) => String(n).padStart(2, '0');
+    const offset = -at.getTimezoneOffset();
+    const sign = offset < 0 ? '-' : '+';
+    const zone = `UTC${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+    return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} `
+      + `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())} (${zone})`;
+  }
 
   // The platforms as the status and overview documents name them, in display order.
   const PLATFORMS = [['apns', 'iOS (APNs)'], ['fcm', 'Android (FCM)'], ['web', 'Web'], ['unifiedpush', 'UnifiedPush'],
@@ -601,6 +654,7 @@ enum ConsoleAssets {
     const signedIn = (result.json && result.json.session) || {};
     session.scopes = Array.isArray(signedIn.scopes) ? signedIn.scopes.map(String) : [];
     applyInstanceDefaults(result.json);
+    $('nav-audit').hidden = !canAdminister();
     $('signin-view').hidden = true;
     $('app').hidden = false;
     $('whoami').hidden = false;
@@ -616,6 +670,7 @@ enum ConsoleAssets {
     session.secret = '';
     session.scopes = [];
     hideNewKey();
+    clearAudit();
     sessionStorage.removeItem(STORAGE_KEY);
     stopTimers();
     followedPublish = '';
@@ -664,6 +719,7 @@ enum ConsoleAssets {
     if (name === 'overview') { loadOverview(); timers.view = setInterval(loadOverview, 10000); }
     if (name === 'publish') updatePublishPreview();
     if (name === 'keys') loadKeys();
+    if (name === 'audit') { audit.cursors = ['0']; loadAudit(); }
     if (focus === 'field') {
       const first = section.querySelector('input:not([type="radio"]), select, textarea, button');
       if (first) first.focus();
@@ -1507,7 +1563,8 @@ enum ConsoleAssets {
   }
 
   /** The quotas panel: each quota's use against its limit ("none" when unset), the daily reset, and each provider
-   *  budget with this node's share of it (docs/OPERATIONS.md "Many apps: quotas"). */
+   *  budget with what this node sent through it in the last minute and this node's share of it
+   *  (docs/OPERATIONS.md "Many apps: quotas"). */
   function renderQuotas(q) {
     const used = (quota) => {
       if (!quota || quota.limit === null || quota.limit === undefined) return 'none';
@@ -1516,7 +1573,8 @@ enum ConsoleAssets {
     };
     const budgets = PLATFORMS.filter(([key]) => (q.notificationsPerMinute || {})[key]).map(([key, label]) => {
       const b = q.notificationsPerMinute[key];
-      return [`${label} per minute`, `${number(b.limit)} · this node ${number(b.nodeShare)} of ${number(q.liveNodes)} node(s)`];
+      return [`${label} per minute`, `${number(b.sentLastMinute)} sent in the last minute of ${number(b.limit)} · `
+        + `this node ${number(b.nodeShare)} of ${number(q.liveNodes)} node(s)`];
     });
     facts($('ov-quotas'), [
       ['Devices', used(q.devices)],
@@ -1787,9 +1845,86 @@ enum ConsoleAssets {
     await loadKeys();
   }
 
+  // MARK: Audit log
+
+  // Pages of `GET …/audit`, oldest first: `cursors` holds the `since` of each page seen, so "Previous" goes back
+  // without the server keeping anything. Every field is rendered as text: targets (user ids, …) come from outside.
+  const audit = { cursors: ['0'], next: null };
+
+  function auditError(text) { $('audit-error').textContent = text || ''; }
+
+  function clearAudit() {
+    audit.cursors = ['0'];
+    audit.next = null;
+    clear($('audit-rows'));
+    $('audit-page').textContent = '';
+  }
+
+  async function loadAudit() {
+    const admin = canAdminister();
+    $('audit-form').hidden = !admin;
+    $('audit-list').hidden = !admin;
+    $('audit-scope').textContent = admin ? ''
+      : `Signed in with a key whose scopes are ${session.scopes.join(', ') || 'none'}: reading the audit log needs `
+        + `${ADMIN_SCOPE}.`;
+    const rows = $('audit-rows');
+    delete rows.dataset.done;
+    if (!admin) { clear(rows); rows.dataset.done = '1'; return; }
+    const since = audit.cursors[audit.cursors.length - 1];
+    const query = new URLSearchParams({ since, limit: $('audit-limit').value });
+    const action = $('audit-action').value.trim();
+    if (action) query.set('action', action);
+    const result = await api('GET', `${base()}/audit?${query}`);
+    if (!result.ok || !result.json) { auditError(describe(result)); rows.dataset.done = '1'; return; }
+    auditError('');
+    renderAudit(result.json);
+    rows.dataset.done = '1';
+  }
+
+  function renderAudit(listing) {
+    const rows = $('audit-rows');
+    clear(rows);
+    const entries = Array.isArray(listing.entries) ? listing.entries : [];
+    for (const entry of entries) {
+      const outcome = String(entry.outcome || '');
+      rows.append(el('tr', { 'data-seq': String(entry.seq), className: outcome === 'denied' ? 'denied' : null },
+        el('td', { text: localTime(entry.time), title: String(entry.time) }),
+        el('td', {}, code(String(entry.actor))),
+        el('td', { text: String(entry.source) }),
+        el('td', {}, code(String(entry.action))),
+        el('td', { text: String(entry.target) }),
+        el('td', { text: outcome }),
+        el('td', {}, code(String(entry.requestId))),
+        el('td', { className: 'num', text: String(entry.seq) })));
+    }
+    if (!entries.length) rows.append(el('tr', {}, el('td', { colspan: 8, text: 'No entries.' })));
+    audit.next = typeof listing.next === 'string' ? listing.next : null;
+    $('audit-next').disabled = audit.next === null;
+    $('audit-prev').disabled = audit.cursors.length < 2;
+    $('audit-first').disabled = audit.cursors.length < 2;
+    $('audit-page').textContent = `Page ${audit.cursors.length}: ${entries.length} `
+      + `${entries.length === 1 ? 'entry' : 'entries'}`
+      + (audit.next === null ? ', the last.' : '.');
+  }
+
+  function auditPage(move) {
+    if (move === 'next' && audit.next !== null) audit.cursors.push(audit.next);
+    else if (move === 'prev' && audit.cursors.length > 1) audit.cursors.pop();
+    else if (move === 'first') audit.cursors = ['0'];
+    loadAudit();
+  }
+
   // MARK: Start-up
 
+  /** Fills every platform menu (test push, device look-up) from the one list, so they cannot drift apart. */
+  function fillPlatformMenus() {
+    for (const select of document.querySelectorAll('select[data-platforms]')) {
+      select.replaceChildren(...PLATFORMS.map(([key, label]) => el('option', { value: key, text: label })));
+    }
+  }
+
   function start() {
+    fillPlatformMenus();
     $('signin').addEventListener('submit', (event) => {
       event.preventDefault();
       const button = $('signin-btn');
@@ -1846,6 +1981,14 @@ enum ConsoleAssets {
     $('keys-copy').addEventListener('click', copyNewKey);
     $('keys-new-done').addEventListener('click', hideNewKey);
     $('keys-beams-roll').addEventListener('click', rollBeamsSecret);
+    $('audit-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      audit.cursors = ['0'];
+      loadAudit();
+    });
+    $('audit-next').addEventListener('click', () => auditPage('next'));
+    $('audit-prev').addEventListener('click', () => auditPage('prev'));
+    $('audit-first').addEventListener('click', () => auditPage('first'));
 
     let tokens = [];
     try { tokens = JSON.parse(sessionStorage.getItem(RECENT_TOKENS_KEY) || '[]'); } catch (_) { tokens = []; }
@@ -2064,6 +2207,8 @@ progress { width: 100%; height: 1rem; margin: 0 0 0.75rem; }
 /* A key shown once: long, without spaces, so it may break anywhere. */
 .secret-value { word-break: break-all; }
 #keys-table code { white-space: nowrap; }
+/* Audit log: an actor or action id is read whole; a request id (often a UUID) may wrap. */
+#audit-rows td:nth-child(2) code, #audit-rows td:nth-child(4) code { white-space: nowrap; }
 
 """#
 

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import PushStore
 
@@ -19,6 +20,8 @@ final class DeliveryBudgets: Sendable {
         let perMinute: Int
         let pacer: PublishPacer
         private let metrics: Metrics
+        /// Tokens granted on this node in the last minute.
+        private let window = Locked(MinuteWindow())
 
         init(instanceID: String, platform: Platform, perMinute: Int, pacer: PublishPacer, metrics: Metrics) {
             self.instanceID = instanceID
@@ -31,9 +34,15 @@ final class DeliveryBudgets: Sendable {
         /// Waits for the instance's next token on this platform. - Returns: false when the run must stop.
         func waitForToken(_ run: PublishRun) async -> Bool {
             guard await pacer.waitForToken(run) else { return false }
+            window.withLock { $0.add(at: Self.second()) }
             metrics.increment(.deliveryBudgetSent, ["beams_instance": instanceID, "platform": platform.rawValue])
             return true
         }
+
+        /// Notifications this node let through the budget in the last 60 seconds (its usage, for the console).
+        var sentLastMinute: Int { window.withLock { $0.total(at: Self.second()) } }
+
+        private static func second() -> Int64 { Int64(MonotonicClock.now() / 1_000_000_000) }
     }
 
     private struct Key: Hashable {

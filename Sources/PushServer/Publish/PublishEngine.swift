@@ -83,6 +83,7 @@ public final class PublishEngine: Service {
     var apnsHealth: APNsHealth { context.apnsHealth }
     /// Notifications per minute per instance, for the console's chart.
     var activity: DeliveryActivity { context.activity }
+    var budgets: DeliveryBudgets { context.budgets }
 
     /// - Parameters:
     ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every

@@ -94,4 +94,50 @@ final class AuditLogContract: StoreContract {
         XCTAssertEqual(entries.map(\.target), ["alice", "later"])
         try await store.close()
     }
+
+    func testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction() async throws {
+        let store = try await openStore()
+        try await store.appendAudit(entry("key.create", "a1"))
+        try await store.appendAudit(entry("key.create", "b1", instance: "other"))
+        try await store.appendAudit(entry("user.delete", "a2"))
+        try await store.appendAudit(entry("key.create", "b2", instance: "other"))
+        let all = try await store.auditEntries(instanceID: nil, action: nil, after: 0, limit: 100)
+        XCTAssertEqual(all.map(\.target), ["a1", "b1", "a2", "b2"])
+        let created = try await store.auditEntries(instanceID: nil, action: "key.create", after: 0, limit: 100)
+        XCTAssertEqual(created.map(\.target), ["a1", "b1", "b2"])
+        let page = try await store.auditEntries(instanceID: nil, action: "key.create", after: created[0].seq, limit: 1)
+        XCTAssertEqual(page.map(\.target), ["b1"])
+        let mine = try await store.auditEntries(instanceID: instance, action: "key.create", after: 0, limit: 100)
+        XCTAssertEqual(mine.map(\.target), ["a1"])
+        try await store.close()
+    }
+
+    func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
+        let store = try await openStore()
+        guard let transfer = store as? any DeviceTransfer else {
+            try await store.close()
+            throw XCTSkip("\(backend) has no bulk import (DeviceTransfer)")
+        }
+        func record(_ token: String) -> DeviceRecord {
+            DeviceRecord(device: Device(
+                id: "", instanceID: instance, platform: .apns, token: token, environment: .production,
+                environmentDeclared: false, bundleID: nil, metadata: "{}", userID: nil, createdAt: at,
+                lastRegisteredAt: at, lastResult: nil, invalidatedAt: nil), interests: [])
+        }
+        let base = entry("devices.import", instance)
+        let audit: @Sendable ([DeviceImportOutcome]) -> AuditEntry = { outcomes in
+            var made = base
+            made.outcome = "created \(outcomes.filter { $0 == .created }.count)"
+            return made
+        }
+        let dry = try await transfer.importDevices([record("aa01")], into: instance, caps: .unlimited, dryRun: true,
+                                                   audit: audit)
+        XCTAssertEqual(dry, [.created])
+        let written = try await transfer.importDevices([record("aa01"), record("aa02")], into: instance,
+                                                       caps: .unlimited, dryRun: false, audit: audit)
+        XCTAssertEqual(written, [.created, .created])
+        let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
+        XCTAssertEqual(entries.map(\.outcome), ["created 2"], "the entry counts the batch's outcomes; a dry run writes none")
+        try await store.close()
+    }
 }

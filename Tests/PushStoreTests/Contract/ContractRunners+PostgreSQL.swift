@@ -402,4 +402,12 @@ final class AuditLogContractOnPostgreSQL: XCTestCase {
     func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
         try await runContract(.postgresql, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
+
+    func testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction() async throws {
+        try await runContract(.postgresql, AuditLogContract.testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction)
+    }
+
+    func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
+        try await runContract(.postgresql, AuditLogContract.testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone)
+    }
 }

@@ -788,11 +788,27 @@ final class AuditLogContractOnSQLite: XCTestCase {
     func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone() async throws {
         try await runContract(.sqlite, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
+
+    func testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction() async throws {
+        try await runContract(.sqlite, AuditLogContract.testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction)
+    }
+
+    func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
+        try await runContract(.sqlite, AuditLogContract.testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone)
+    }
 }
 
 final class AuditLogContractInMemory: XCTestCase {
     func testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone() async throws {
         try await runContract(.inMemory, AuditLogContract.testAnEntryIsWrittenWithTheChangeAndAFailedChangeWritesNone)
+    }
+
+    func testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction() async throws {
+        try await runContract(.inMemory, AuditLogContract.testTheServerWideLogListsEveryInstanceInOrderAndFiltersByAction)
+    }
+
+    func testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone() async throws {
+        try await runContract(.inMemory, AuditLogContract.testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone)
     }
 
     func testRetentionPruneRemovesOnlyEntriesOlderThanTheCutoffUpToTheLimit() async throws {
