@@ -22,20 +22,7 @@ public struct BeamsError: Error, Sendable, Equatable {
 
     public static let missingAuthorization = BeamsError(400, "Incomplete Request", "Authorization header is missing")
     public static let incorrectSecret = BeamsError(401, "Unauthorized", "Incorrect Secret Key")
-    /// A valid key without the route's scope (docs/SECURITY.md, "API keys").
-    public static func missingScope(_ scope: APIKeyScope) -> BeamsError {
-        BeamsError(403, "Forbidden", "This key lacks the `\(scope.rawValue)` scope")
-    }
-    /// 401 for a refused key. The Beams secret's wording stays Beams'; a scoped key that matched says why it no
-    /// longer works (only its holder can get that far).
-    static func rejectedKey(_ verdict: KeyVerdict, scoped: Bool) -> BeamsError {
-        switch verdict {
-        case .revoked: return BeamsError(401, "Unauthorized", "API key revoked")
-        case .expired: return BeamsError(401, "Unauthorized", "API key expired")
-        case .notYetValid: return BeamsError(401, "Unauthorized", "API key not valid yet")
-        default: return scoped ? BeamsError(401, "Unauthorized", "Incorrect API Key") : incorrectSecret
-        }
-    }
+    // `missingScope` and `rejectedKey` (API keys) are in PushServer's BeamsError+Keys.swift, beside the keys.
     public static let instanceNotFound = BeamsError(404, "Instance not found", "Could not find the instance")
     public static let invalidJSON = BeamsError(400, "Bad request", "Failed to read body as a JSON object")
     /// 429 with `Retry-After`, Beams' wording. The iOS and Android SDKs retry it with exponential back-off.

@@ -5,26 +5,26 @@ import PushStore
 
 /// The broadcast part of a stored publish plan (`PublishPlan.Mode.broadcast`): the channels and the one request every
 /// channel gets. Channel `index + 1` is its target ref for checkpoints, so a resumed run skips answered channels.
-struct BroadcastPlan: Sendable, Equatable {
-    var channels: [APNsChannelID]
+public struct BroadcastPlan: Sendable, Equatable {
+    package var channels: [APNsChannelID]
     var payload: [UInt8]
     var priority: Int
     var expiration: Int
 
-    init(channels: [APNsChannelID], payload: [UInt8], priority: Int, expiration: Int) {
+    package init(channels: [APNsChannelID], payload: [UInt8], priority: Int, expiration: Int) {
         self.channels = channels
         self.payload = payload
         self.priority = priority
         self.expiration = expiration
     }
 
-    init(_ request: BroadcastPublishRequest) {
+    public init(_ request: BroadcastPublishRequest) {
         self.init(channels: request.channels, payload: request.payload, priority: request.priority,
                   expiration: request.expiration)
     }
 
     /// The request for the channel at `index`.
-    func request(at index: Int) -> APNsBroadcastRequest {
+    package func request(at index: Int) -> APNsBroadcastRequest {
         APNsBroadcastRequest(channelID: channels[index], payload: payload,
                              priority: APNsPriority(rawValue: priority) ?? .powerConsidered, expiration: expiration)
     }
@@ -54,7 +54,7 @@ struct BroadcastPlan: Sendable, Equatable {
 
 extension PublishPlan {
     /// The plan of a publish to broadcast channels: no device part, only `broadcast`.
-    init(broadcast: BroadcastPlan, body: [UInt8]) {
+    public init(broadcast: BroadcastPlan, body: [UInt8]) {
         platforms = [Platform.apns.rawValue]
         requestBody = JSONValue.parse(body) ?? .null
         mode = .broadcast(broadcast)

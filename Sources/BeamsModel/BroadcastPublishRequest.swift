@@ -7,16 +7,16 @@ import JSON
 /// `aps` follows the Live Activity rules (`LiveActivityPayload.validateAPS`) restricted to `update` and `end`: APNs
 /// cannot start an activity by broadcast. The server stamps `aps.timestamp` at intake. Pure: the caller passes the
 /// intake time and the instance's channel bound.
-struct BroadcastPublishRequest: Sendable, Equatable {
+public struct BroadcastPublishRequest: Sendable, Equatable {
     /// Channels to send to, deduplicated, in the order given.
-    var channels: [APNsChannelID]
+    package var channels: [APNsChannelID]
     /// The JSON body sent to every channel, `timestamp` included.
-    var payload: [UInt8]
+    package var payload: [UInt8]
     /// `apns-priority`: 5 unless 10 was asked for.
-    var priority: Int
+    package var priority: Int
     /// `apns-expiration`, epoch seconds (0: deliver once, do not store).
-    var expiration: Int
-    var event: LiveActivityPayload.Event
+    package var expiration: Int
+    package var event: LiveActivityPayload.Event
 
     /// Members the body may carry.
     static let members: Set<String> = ["channels", "apns", "x_live_activity"]
@@ -24,7 +24,7 @@ struct BroadcastPublishRequest: Sendable, Equatable {
     static let maxExpirationAhead = 30 * 86_400
 
     /// - Throws: `BeamsError` 400 for a body that is not a JSON object, 422 naming the offending member.
-    static func parse(_ body: [UInt8], timestamp: Int, maxChannels: Int) throws(BeamsError) -> BroadcastPublishRequest {
+    public static func parse(_ body: [UInt8], timestamp: Int, maxChannels: Int) throws(BeamsError) -> BroadcastPublishRequest {
         guard let root = JSONValue.parse(body)?.objectValue else { throw .invalidJSON }
         for key in root.keys.sorted() where !members.contains(key) {
             throw .schema(String(key.prefix(64)), "Unknown member; allowed: \(members.sorted().joined(separator: ", "))")
@@ -93,6 +93,6 @@ struct BroadcastPublishRequest: Sendable, Equatable {
 }
 
 /// Wording shared by the channel routes and the broadcast publish.
-enum BroadcastChannelID {
-    static let rule = "Must be a channel id as APNs issued it: base64 (or base64url), at most \(APNsChannelID.maxLength) characters"
+package enum BroadcastChannelID {
+    package static let rule = "Must be a channel id as APNs issued it: base64 (or base64url), at most \(APNsChannelID.maxLength) characters"
 }

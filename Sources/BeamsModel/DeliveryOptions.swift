@@ -10,45 +10,56 @@ import JSON
 /// "x_delivery": {"sendAt": "2026-12-24T18:00:00+01:00", "deliverAtLocalTime": "09:00",
 ///                "expiresAt": "2026-12-25T12:00:00Z", "throttlePerMinute": 60000}
 /// ```
-struct DeliveryOptions: Sendable, Equatable {
+public struct DeliveryOptions: Sendable, Equatable {
     /// The body member and the header (lower case, as `HTTPHeaders` looks names up) that carry the object.
     static let member = "x_delivery"
-    static let header = "x-push-delivery"
+    package static let header = "x-push-delivery"
     /// Fastest pace a publish may ask for (100,000 per second); an instance's `maxThrottlePerMinute` lowers it.
-    static let maxThrottlePerMinute = 6_000_000
+    package static let maxThrottlePerMinute = 6_000_000
     /// Longest `X-Push-Delivery` header read.
     static let maxHeaderBytes = 1024
     /// How far in the past `sendAt` may lie (clock skew, a retried request): it then means "now".
     static let maxPastSendAt: TimeInterval = 86_400
 
     /// Not before this moment (nil: at once).
-    var sendAt: Date?
+    package var sendAt: Date?
     /// Deliver at this wall-clock time in each device's zone, at or after `localTimeFrom`.
-    var localTime: LocalTime?
+    package var localTime: LocalTime?
     /// `sendAt`, or the publish time: the moment local times are counted from (fixed at intake).
-    var localTimeFrom: Date?
+    package var localTimeFrom: Date?
     /// The zone of devices without one, fixed at intake (a later config change does not move this publish).
-    var defaultTimeZone: String?
+    package var defaultTimeZone: String?
     /// Nothing is sent after this moment: a publish (or round) that could not start before it ends `expired`.
-    var expiresAt: Date?
+    package var expiresAt: Date?
     /// Deliveries per minute, paced evenly; nil: as fast as the senders go.
-    var throttlePerMinute: Int?
+    package var throttlePerMinute: Int?
+
+    /// No options: delivered at once, at the senders' pace (tests set the fields they need).
+    package init() {}
 
     /// Whether the publish waits for a time.
     var isScheduled: Bool { sendAt != nil || localTime != nil }
 
     /// What an instance allows and defaults to (`instances[].delivery`, `engine.maxScheduleDays`).
-    struct Limits: Sendable, Equatable {
-        var maxScheduleDays = 30
+    public struct Limits: Sendable, Equatable {
+        package var maxScheduleDays = 30
         var defaultTimeZone = "UTC"
-        var defaultThrottlePerMinute: Int?
-        var maxThrottlePerMinute: Int?
+        package var defaultThrottlePerMinute: Int?
+        package var maxThrottlePerMinute: Int?
+
+        public init(maxScheduleDays: Int = 30, defaultTimeZone: String = "UTC", defaultThrottlePerMinute: Int? = nil,
+                     maxThrottlePerMinute: Int? = nil) {
+            self.maxScheduleDays = maxScheduleDays
+            self.defaultTimeZone = defaultTimeZone
+            self.defaultThrottlePerMinute = defaultThrottlePerMinute
+            self.maxThrottlePerMinute = maxThrottlePerMinute
+        }
     }
 
     /// The publish's delivery options: the request's object (body member or header, not both), with the
     /// instance's defaults applied. - Returns: nil when nothing applies (an ordinary publish).
     /// - Throws: `BeamsError` 422 naming the member.
-    static func resolve(member: JSONValue?, header: String?, now: Date, limits: Limits) throws(BeamsError)
+    public static func resolve(member: JSONValue?, header: String?, now: Date, limits: Limits) throws(BeamsError)
         -> DeliveryOptions?
     {
         var options: DeliveryOptions?

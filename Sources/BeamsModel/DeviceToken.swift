@@ -1,15 +1,16 @@
 import HTTPClient
 import JSON
 import JWTSigner
+import PushStore
 import WebPush
 
 /// The token a device registers with, checked and put in the one form the store keys devices by (so that the same
 /// phone or browser subscription always maps to the same device). Tokens come from anonymous clients: every check
 /// bounds the length before looking at the bytes, and no error echoes more than a length.
-enum DeviceToken {
+public enum DeviceToken {
     /// APNs tokens are stored as lower-case hex; Apple says not to assume their length, so any even length from 16
     /// to 400 hex digits is accepted. The description mentions "device token" so the iOS SDK stops retrying.
-    static func apns(_ token: String) throws(BeamsError) -> String {
+    package static func apns(_ token: String) throws(BeamsError) -> String {
         let lower = token.lowercased()
         let isHex = lower.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         guard isHex, lower.utf8.count % 2 == 0, (16...400).contains(lower.utf8.count) else {
@@ -20,7 +21,7 @@ enum DeviceToken {
 
     /// Longest FCM registration token accepted. Real ones are about 160 characters; Google sets no documented
     /// limit, so this only bounds what an anonymous client may store.
-    static let maxFCMTokenBytes = 4096
+    package static let maxFCMTokenBytes = 4096
     /// Shortest FCM registration token accepted.
     static let minFCMTokenBytes = 8
 
@@ -28,7 +29,7 @@ enum DeviceToken {
     /// characters with no space. Anything else, and a Firebase *installation auth token* (a JWT, `eyJ….….…`, which
     /// SDKs before 1.9.2 sent by mistake), gets 400 `InvalidToken`: the one answer on which the Android SDK fetches
     /// a fresh registration token and registers again instead of retrying the same body forever.
-    static func fcm(_ token: String) throws(BeamsError) -> String {
+    package static func fcm(_ token: String) throws(BeamsError) -> String {
         let bytes = token.utf8
         guard (minFCMTokenBytes...maxFCMTokenBytes).contains(bytes.count) else {
             throw BeamsError.invalidFCMToken("must be \(minFCMTokenBytes) to \(maxFCMTokenBytes) characters long")
@@ -64,7 +65,7 @@ enum DeviceToken {
     /// unless the pattern names another), and, for a literal address, one `policy` allows. Anything else (a cloud
     /// metadata address, loopback, an internal name) is refused here with the same 400: nothing is stored, and
     /// the Web SDK's `start()` rejects, so the page's next `start()` subscribes again.
-    static func web(_ token: String, hosts: WebPushHostAllowlist = .knownPushServices,
+    package static func web(_ token: String, hosts: WebPushHostAllowlist = .knownPushServices,
                     policy: DestinationPolicy = DestinationPolicy()) throws(BeamsError) -> String {
         guard token.utf8.count <= maxWebTokenBytes else {
             throw BeamsError.invalidWebToken("the token is longer than \(maxWebTokenBytes) bytes")
@@ -135,7 +136,7 @@ enum DeviceToken {
     /// base64 token. Only the canonical form is rebuilt (as `web` and `unifiedPush` store it); no host, port or
     /// address rule is applied, since a look-up contacts nothing. The endpoint alone cannot find a device: the
     /// store keys a subscription by its endpoint and keys together.
-    static func subscriptionLookupKey(_ raw: String) throws(BeamsError) -> String {
+    package static func subscriptionLookupKey(_ raw: String) throws(BeamsError) -> String {
         let json = raw.hasPrefix("{") ? Array(raw.utf8) : decodeBase64(raw)
         guard raw.utf8.count <= maxWebTokenBytes, let json,
               let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue,
@@ -161,7 +162,7 @@ enum DeviceToken {
     /// point, a 16-byte secret) plus the port rule of open endpoints (443 unless `unifiedpush.ports` lists more) and,
     /// for an address literal, the address rules. Returns the canonical token (the `web` form) and the endpoint,
     /// whose host the caller resolves and judges.
-    static func unifiedPush(_ body: [String: JSONValue], ports: Set<Int>) throws(BeamsError) -> (token: String, endpoint: HTTPURL) {
+    public static func unifiedPush(_ body: [String: JSONValue], ports: Set<Int>) throws(BeamsError) -> (token: String, endpoint: HTTPURL) {
         guard let endpoint = body["endpoint"]?.stringValue else {
             throw BeamsError.invalidUnifiedPushEndpoint("`endpoint` (a string) is required")
         }
@@ -192,7 +193,7 @@ enum DeviceToken {
 
     /// An HMS Core push token (`HmsInstanceId.getToken` or `onNewToken`): non-empty, at most 512 bytes, printable
     /// ASCII without spaces. No length or alphabet rule beyond that: Huawei changed the encoding once already.
-    static func hms(_ token: String) throws(BeamsError) -> String {
+    package static func hms(_ token: String) throws(BeamsError) -> String {
         let bytes = token.utf8
         guard (1...maxHMSTokenBytes).contains(bytes.count) else {
             throw BeamsError(400, "Bad request", "Invalid HMS token: must be 1 to \(maxHMSTokenBytes) characters long")
@@ -201,5 +202,24 @@ enum DeviceToken {
             throw BeamsError(400, "Bad request", "Invalid HMS token: must be printable ASCII without spaces")
         }
         return token
+    }
+
+    /// The token in the form the store keys devices by, by platform; a web subscription's endpoint must be on a known
+    /// push service or one of `pushServiceHosts`, at an address `allowedDestinations` permits (the instance's
+    /// `web` section, read by `DeviceAPI.normalizedToken`).
+    public static func normalized(_ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
+                           allowedDestinations: [DestinationPolicy.Allowance] = []) throws(BeamsError) -> String {
+        switch platform {
+        case .apns: return try apns(token)
+        case .fcm: return try fcm(token)
+        case .web:
+            var hosts = WebPushHostAllowlist.knownPushServices
+            hosts.patterns += pushServiceHosts
+            return try web(token, hosts: hosts, policy: DestinationPolicy(allowances: allowedDestinations))
+        case .unifiedpush:
+            // Registered with `{"endpoint","keys"}` and resolved (`unifiedPushToken`); a token here is a stored one.
+            throw BeamsError(400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
+        case .hms: return try hms(token)
+        }
     }
 }

@@ -11,13 +11,13 @@ import JSON
 /// Huawei refuses a notification without `android.notification.click_action`; when the publish shows a notification
 /// and gives none, `{"type": 3}` (open the app) is added. Limit: the message without its tokens must fit 4,096
 /// bytes (Huawei's limit), checked at intake (422), never per device.
-struct HMSTemplate: Sendable, Equatable {
+package struct HMSTemplate: Sendable, Equatable {
     static let section = "hms"
     static let maxMessageBytes = 4096
     /// The `message` object sent, without `token`.
-    var message: [String: JSONValue]
+    package var message: [String: JSONValue]
 
-    static func parse(_ object: [String: JSONValue], instanceID: String, publishID: String) throws(BeamsError) -> HMSTemplate {
+    package static func parse(_ object: [String: JSONValue], instanceID: String, publishID: String) throws(BeamsError) -> HMSTemplate {
         let known: Set<String> = ["notification", "data", "android"]
         for key in object.keys where !known.contains(key) {
             throw .schema("\(section).\(key)", "Unknown field: the hms section takes notification, data and android")

@@ -185,9 +185,9 @@ public struct LiveActivityPayload: Sendable, Equatable {
         return aps
     }
 
-    static let attributesTypeRule =
+    package static let attributesTypeRule =
         "Must be 1-\(LiveActivityToken.maxNameBytes) ASCII letters, digits, '_' or '.', not starting with a digit or '.'"
-    static let activityIDRule = "Must be 1-\(LiveActivityToken.maxNameBytes) printable ASCII characters"
+    package static let activityIDRule = "Must be 1-\(LiveActivityToken.maxNameBytes) printable ASCII characters"
 
     private static func validateStart(_ aps: [String: JSONValue], attributesType: String?, path: String) throws(BeamsError) {
         guard let typeValue = aps["attributes-type"] else {

@@ -12,43 +12,43 @@ import WebPush
 /// Stored plans are versioned: version 1 (APNs only, written before FCM and Web Push), version 2 (before
 /// `x_delivery`) and version 3 (before Live Activities and broadcast channels) still load; version 4 added
 /// `liveActivity` and `broadcast`; version 5 the `unifiedpush` part; version 6 the `hms` part.
-struct PublishPlan: Sendable, Equatable {
-    static let version = 6
+public struct PublishPlan: Sendable, Equatable {
+    package static let version = 6
     /// Versions `init(decoding:)` reads.
     static let readableVersions: ClosedRange<Int> = 1...version
 
     /// Platforms the request carried.
-    var platforms: [String]
+    package var platforms: [String]
     /// The APNs payload, nil when the publish carries no `apns` part.
-    var apnsPayload: [UInt8]?
-    var pushType: String?
-    var priority: Int?
+    package var apnsPayload: [UInt8]?
+    package var pushType: String?
+    package var priority: Int?
     var expiration: Int?
     var collapseID: String?
     /// The FCM message without the token, nil when the publish carries no `fcm` part.
-    var fcm: FCMMessageTemplate?
+    package var fcm: FCMMessageTemplate?
     /// The Web Push body the Beams service worker reads, nil when the publish carries no `web` part.
-    var webPayload: [UInt8]?
+    package var webPayload: [UInt8]?
     /// The Web Push `TTL`, seconds.
-    var webTimeToLive: Int?
+    package var webTimeToLive: Int?
     /// The UnifiedPush clear-text body (`UnifiedPushTemplate`), nil when the publish carries no `unifiedpush` part.
-    var unifiedPushPayload: [UInt8]?
+    package var unifiedPushPayload: [UInt8]?
     /// Its `TTL` (seconds), `Urgency` and `Topic`.
     var unifiedPushTimeToLive: Int?
     var unifiedPushUrgency: String?
     var unifiedPushTopic: String?
     /// The Huawei Push Kit `message` without its tokens (`HMSTemplate`), nil when the publish carries no `hms` part.
-    var hmsMessage: [String: JSONValue]?
+    package var hmsMessage: [String: JSONValue]?
     /// The request body as received (webhooks echo it as `requestBody`).
-    var requestBody: JSONValue
+    package var requestBody: JSONValue
     /// Schedule, local time, expiry and pace (`x_delivery` with the instance's defaults); nil for an ordinary publish.
-    var delivery: DeliveryOptions?
+    package var delivery: DeliveryOptions?
     /// What the publish's targets are.
-    var mode: Mode = .devices
+    package var mode: Mode = .devices
 
     /// What a publish targets; stored as the plan's `liveActivity` or `broadcast` member (none: devices), so
     /// plans written before the enum read the same.
-    enum Mode: Sendable, Equatable {
+    package enum Mode: Sendable, Equatable {
         /// The devices of its interests or users (the job's kind says which), by device token.
         case devices
         /// `x_live_activity`: the matched devices' Live Activity tokens, not their device tokens. Its payload is
@@ -59,13 +59,13 @@ struct PublishPlan: Sendable, Equatable {
     }
 
     /// The Live Activity part, nil unless `mode` is `.liveActivity`.
-    var liveActivity: LiveActivityPayload? {
+    package var liveActivity: LiveActivityPayload? {
         if case .liveActivity(let payload) = mode { return payload }
         return nil
     }
 
     /// The broadcast part, nil unless `mode` is `.broadcast`.
-    var broadcast: BroadcastPlan? {
+    package var broadcast: BroadcastPlan? {
         if case .broadcast(let plan) = mode { return plan }
         return nil
     }
@@ -74,11 +74,11 @@ struct PublishPlan: Sendable, Equatable {
     /// once, unpaced (a local-time publish goes out in rounds; a paced one is sent by one run, since every shard's
     /// run would keep the whole publish's `throttlePerMinute` and together exceed it; Live Activity and broadcast
     /// targets are token rows or channels, not the device ranges shards cover).
-    var isShardable: Bool { mode == .devices && delivery?.localTime == nil && delivery?.throttlePerMinute == nil }
+    package var isShardable: Bool { mode == .devices && delivery?.localTime == nil && delivery?.throttlePerMinute == nil }
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
-    init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String,
+    public init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String,
          delivery: DeliveryOptions? = nil) throws(BeamsError) {
         self.delivery = delivery
         platforms = request.platforms
@@ -112,7 +112,7 @@ struct PublishPlan: Sendable, Equatable {
 
     /// The UnifiedPush message every device of the publish gets; nil without a `unifiedpush` part (or a stored one
     /// that no longer validates).
-    var unifiedPushMessage: WebPushMessage? {
+    package var unifiedPushMessage: WebPushMessage? {
         guard let payload = unifiedPushPayload else { return nil }
         return try? WebPushMessage(payload: payload, ttl: unifiedPushTimeToLive ?? WebPushMessage.maxTTL,
                                    urgency: unifiedPushUrgency.flatMap(WebPushUrgency.init(rawValue:)), topic: unifiedPushTopic)
@@ -120,7 +120,7 @@ struct PublishPlan: Sendable, Equatable {
 
     /// Makes this a Live Activity publish: its APNs payload, push type and priority are the activity's (Beams'
     /// `data.pusher` and `content-available` are never added to these pushes).
-    mutating func useLiveActivity(_ payload: LiveActivityPayload) {
+    public mutating func useLiveActivity(_ payload: LiveActivityPayload) {
         mode = .liveActivity(payload)
         apnsPayload = payload.payload()
         pushType = LiveActivityPayload.pushType
@@ -128,7 +128,7 @@ struct PublishPlan: Sendable, Equatable {
     }
 
     /// Which Live Activity rows the publish targets.
-    var liveActivitySelector: LiveActivitySelector? {
+    package var liveActivitySelector: LiveActivitySelector? {
         liveActivity.map {
             LiveActivitySelector(kind: $0.event == .start ? .start : .update, attributesType: $0.attributesType,
                                  activityID: $0.activityID)
@@ -136,7 +136,7 @@ struct PublishPlan: Sendable, Equatable {
     }
 
     /// Whether the publish has a part for `platform`: devices of other platforms are not sent to (as in Beams).
-    func carries(_ platform: Platform) -> Bool {
+    package func carries(_ platform: Platform) -> Bool {
         switch platform {
         case .apns: return apnsPayload != nil
         case .fcm: return fcm != nil
@@ -146,7 +146,7 @@ struct PublishPlan: Sendable, Equatable {
         }
     }
 
-    func encoded() -> Data {
+    public func encoded() -> Data {
         var object: [String: JSONValue] = [
             "v": .int(Self.version),
             "platforms": .array(platforms.map(JSONValue.string)),
@@ -190,7 +190,7 @@ struct PublishPlan: Sendable, Equatable {
     }
 
     /// Decodes a stored plan (versions 1 to 4). - Throws: `PublishPlanError` for a plan this version cannot read.
-    init(decoding data: Data) throws(PublishPlanError) {
+    public init(decoding data: Data) throws(PublishPlanError) {
         guard let object = JSONValue.parse(data)?.objectValue, let version = object["v"]?.intValue,
               Self.readableVersions.contains(version)
         else {
@@ -242,7 +242,7 @@ struct PublishPlan: Sendable, Equatable {
 
     /// The moment after which nothing of the publish is sent: `x_delivery.expiresAt`, or for a scheduled publish
     /// without one, its APNs `expiration` (epoch seconds; 0 means "now or never" to APNs and is no window here).
-    var expiresAt: Date? {
+    package var expiresAt: Date? {
         if let expiresAt = delivery?.expiresAt { return expiresAt }
         guard delivery?.isScheduled == true, let expiration, expiration > 0 else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(expiration))
@@ -279,46 +279,46 @@ struct PublishPlan: Sendable, Equatable {
 }
 
 /// A stored plan that this version cannot read (written by a newer server, or damaged).
-struct PublishPlanError: Error, Sendable, CustomStringConvertible {
-    var description: String { "unreadable publish plan" }
+public struct PublishPlanError: Error, Sendable, CustomStringConvertible {
+    public var description: String { "unreadable publish plan" }
 }
 
 /// Counter names a publish accumulates in the store; the status API and metrics read them. Per platform:
 /// `<platform>.accepted` and `<platform>.failed.<Reason>` (`apns.accepted`, `fcm.failed.UNREGISTERED`, …).
-enum PublishCounter {
+package enum PublishCounter {
     /// Devices the publish was attempted for.
-    static let targets = "targets"
+    package static let targets = "targets"
     /// APNs answered 200.
-    static let accepted = accepted(on: .apns)
+    package static let accepted = accepted(on: .apns)
     /// Live Activity tokens deleted because of this publish (410 or BadDeviceToken on the activity's token).
-    static let liveActivityTokensRemoved = "liveActivity.tokensRemoved"
+    package static let liveActivityTokensRemoved = "liveActivity.tokensRemoved"
     /// Devices invalidated because of this publish (410 after the last registration, bad token), every platform.
-    static let devicesRemoved = "devices.removed"
+    package static let devicesRemoved = "devices.removed"
     /// Requests re-sent to the other environment after a BadDeviceToken on a defaulted environment.
-    static let environmentRetries = "apns.environmentRetries"
+    package static let environmentRetries = "apns.environmentRetries"
     /// Environment corrections that the retry confirmed.
-    static let environmentCorrected = "devices.environmentCorrected"
+    package static let environmentCorrected = "devices.environmentCorrected"
     /// APNs (or the local rules) refused: `apns.failed.<Reason>`.
-    static func failed(_ reason: String) -> String { failed(reason, on: .apns) }
+    package static func failed(_ reason: String) -> String { failed(reason, on: .apns) }
     static let failedPrefix = failedPrefix(.apns)
 
     /// The completion estimate of each running run (docs/API.md, `estimatedCompletionAt`): the targets it has left,
     /// and the rate it expects × 1000, both as of its last observation and back to 0 when it stops sending. They are
     /// counters so that the status sums them over the shards that several nodes run (`PublishEstimate`).
-    static let estimateRemaining = "estimate.remaining"
-    static let estimateRateMilli = "estimate.rateMilli"
-    static let estimateCounters = [estimateRemaining, estimateRateMilli]
+    package static let estimateRemaining = "estimate.remaining"
+    package static let estimateRateMilli = "estimate.rateMilli"
+    package static let estimateCounters = [estimateRemaining, estimateRateMilli]
 
     /// The platform's service accepted the notification.
-    static func accepted(on platform: Platform) -> String { "\(platform.rawValue).accepted" }
+    package static func accepted(on platform: Platform) -> String { "\(platform.rawValue).accepted" }
     /// The platform's service (or a local rule) refused: `<platform>.failed.<Reason>`.
-    static func failed(_ reason: String, on platform: Platform) -> String { failedPrefix(platform) + reason }
+    package static func failed(_ reason: String, on platform: Platform) -> String { failedPrefix(platform) + reason }
     static func failedPrefix(_ platform: Platform) -> String { "\(platform.rawValue).failed." }
     /// Devices of `platform` invalidated because of this publish (FCM and web; APNs has only `devicesRemoved`).
-    static func devicesRemoved(on platform: Platform) -> String { "\(platform.rawValue).devicesRemoved" }
+    package static func devicesRemoved(on platform: Platform) -> String { "\(platform.rawValue).devicesRemoved" }
 
     /// Failures of `platform` by reason: its `<platform>.failed.<Reason>` counters with the prefix removed.
-    static func failures(in counters: [String: Int64], on platform: Platform = .apns) -> [String: Int64] {
+    package static func failures(in counters: [String: Int64], on platform: Platform = .apns) -> [String: Int64] {
         let prefix = failedPrefix(platform)
         var out: [String: Int64] = [:]
         for (key, value) in counters where key.hasPrefix(prefix) {
@@ -330,12 +330,12 @@ enum PublishCounter {
 
 extension PublishStatus {
     /// APNs failures by reason (`apns.failed.<Reason>` counters with the prefix removed).
-    var failedByReason: [String: Int64] { PublishCounter.failures(in: counters) }
+    package var failedByReason: [String: Int64] { PublishCounter.failures(in: counters) }
 
-    var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
-    var failed: Int64 { failedByReason.values.reduce(0, +) }
+    package var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
+    package var failed: Int64 { failedByReason.values.reduce(0, +) }
 
-    func accepted(on platform: Platform) -> Int64 { counters[PublishCounter.accepted(on: platform)] ?? 0 }
-    func failedByReason(on platform: Platform) -> [String: Int64] { PublishCounter.failures(in: counters, on: platform) }
-    func failed(on platform: Platform) -> Int64 { failedByReason(on: platform).values.reduce(0, +) }
+    package func accepted(on platform: Platform) -> Int64 { counters[PublishCounter.accepted(on: platform)] ?? 0 }
+    package func failedByReason(on platform: Platform) -> [String: Int64] { PublishCounter.failures(in: counters, on: platform) }
+    package func failed(on platform: Platform) -> Int64 { failedByReason(on: platform).values.reduce(0, +) }
 }

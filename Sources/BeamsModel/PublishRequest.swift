@@ -32,7 +32,7 @@ public struct PublishRequest: Sendable, Equatable {
     public var platforms: [String]
     /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
     /// instance's limits); nil when absent.
-    var deliveryMember: JSONValue? = nil
+    public var deliveryMember: JSONValue? = nil
     /// The `x_live_activity` extension as sent (validated by `LiveActivityPayload.parse`, which needs the intake
     /// time for `aps.timestamp`); nil when absent.
     var liveActivityMember: JSONValue? = nil
@@ -130,7 +130,7 @@ public struct PublishRequest: Sendable, Equatable {
         return strings
     }
 
-    static func typeMessage(_ expected: String, _ given: JSONValue) -> String {
+    package static func typeMessage(_ expected: String, _ given: JSONValue) -> String {
         let name: String
         switch given {
         case .int: name = "integer"

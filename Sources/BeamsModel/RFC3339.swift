@@ -4,12 +4,12 @@ import Foundation
 /// Strict RFC 3339 timestamps (`2026-12-01T09:00:00Z`, `2026-12-01T10:00:00.250+01:00`): a date, `T`, a time
 /// with optional fraction, and an explicit offset. A time without an offset is refused rather than guessed
 /// (OneSignal assumes UTC-11 for those). Pure arithmetic: no formatter, no locale, no trap on any input.
-enum RFC3339 {
+package enum RFC3339 {
     /// Longest text looked at (with a nanosecond fraction and an offset it is 35 bytes).
-    static let maxLength = 40
+    package static let maxLength = 40
 
     /// - Returns: the moment, or nil when `text` is not an RFC 3339 date-time with an offset.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
         guard b.count >= 20, b.count <= maxLength else { return nil }
         func digits(_ start: Int, _ count: Int) -> Int? {

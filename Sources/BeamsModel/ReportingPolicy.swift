@@ -20,15 +20,15 @@ import PushStore
 /// - the time is the device's `timestampSecs` clamped into [the later of the publish's and the device's creation,
 ///   the server's now]: a device clock ahead or behind cannot date events into the future (where retention would
 ///   never delete them) or before the notification existed.
-enum ReportingPolicy {
-    enum Verdict: Equatable {
+public enum ReportingPolicy {
+    public enum Verdict: Equatable {
         /// Record the event at `at` for `userID`; `notifyUser`: send the user webhook if the event is new.
         case record(at: Date, userID: String?, notifyUser: Bool)
         /// Answer 200 but record nothing.
         case ignore(IgnoredReason)
     }
 
-    enum IgnoredReason: String, Equatable {
+    public enum IgnoredReason: String, Equatable {
         case unknownPublish = "unknown_publish"
         case publishNotStarted = "publish_not_started"
         case deviceNewerThanPublish = "device_newer_than_publish"
@@ -38,7 +38,7 @@ enum ReportingPolicy {
     /// - Parameters:
     ///   - deviceCreatedAt, deviceUserID: the stored device (its first registration, its bound user).
     ///   - publish: the stored publish, nil when unknown.
-    static func judge(
+    public static func judge(
         timestampSecs: Double, deviceCreatedAt: Date, deviceUserID: String?, publish: ReportedPublish?, now: Date
     ) -> Verdict {
         guard let publish else { return .ignore(.unknownPublish) }
@@ -53,7 +53,7 @@ enum ReportingPolicy {
 
     /// `timestampSecs` as seconds: any finite JSON number (the SDKs send integers); nil for anything else.
     /// Never converts to an integer type, so no value can trap.
-    static func timestamp(_ value: JSONValue?) -> Double? {
+    public static func timestamp(_ value: JSONValue?) -> Double? {
         switch value {
         case .int(let seconds)?: return Double(seconds)
         case .double(let seconds)? where seconds.isFinite: return seconds

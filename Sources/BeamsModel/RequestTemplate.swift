@@ -2,15 +2,15 @@ import APNsClient
 import Foundation
 
 /// The parts of an APNs request every device of a publish shares.
-struct RequestTemplate: Sendable {
+package struct RequestTemplate: Sendable {
     let payload: [UInt8]
     let topic: String
-    let pushType: APNsPushType?
-    let priority: APNsPriority?
-    let expiration: Date?
+    package let pushType: APNsPushType?
+    package let priority: APNsPriority?
+    package let expiration: Date?
     let collapseID: String?
 
-    init(plan: PublishPlan, payload: [UInt8], topic: String) {
+    package init(plan: PublishPlan, payload: [UInt8], topic: String) {
         self.payload = payload
         self.topic = topic
         // The type is resolved once per publish and sent explicitly, so the client does not parse the payload
@@ -29,7 +29,7 @@ struct RequestTemplate: Sendable {
         collapseID = plan.collapseID
     }
 
-    func request(token: String) -> APNsRequest {
+    package func request(token: String) -> APNsRequest {
         APNsRequest(deviceToken: token, payload: payload, topic: topic, pushType: pushType, priority: priority,
                     expiration: expiration, collapseID: collapseID)
     }

@@ -4,15 +4,15 @@ import Foundation
 /// length and alphabet, and known to the system's tz database (Foundation's `TimeZone`, on Linux read from
 /// /usr/share/zoneinfo). Only names are accepted, not offsets or abbreviations ("CET", "GMT+1"), so that a stored
 /// zone keeps meaning the same place across DST rules.
-enum TimeZoneName {
+public enum TimeZoneName {
     /// The longest IANA name is about 30 bytes ("America/Argentina/ComodRivadavia").
-    static let maxLength = 64
+    package static let maxLength = 64
 
     /// Foundation's zone names, read once.
     static let known: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
 
     /// - Returns: nil when `name` is a known IANA zone, otherwise what is wrong with it.
-    static func problem(_ name: String) -> String? {
+    public static func problem(_ name: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= maxLength else {
             return "must be an IANA time zone name of 1 to \(maxLength) characters, e.g. Europe/Paris"
         }

@@ -10,13 +10,13 @@ import WebPush
 ///
 /// Limit: the body must fit one RFC 8291 record of 4096 bytes (UnifiedPush's AND_3.0.0 limit), so at most 3993
 /// bytes of JSON; checked at intake (422), never per device.
-struct UnifiedPushTemplate: Sendable, Equatable {
-    static let section = "unifiedpush"
-    var web: WebTemplate
-    var urgency: WebPushUrgency?
-    var topic: String?
+package struct UnifiedPushTemplate: Sendable, Equatable {
+    package static let section = "unifiedpush"
+    package var web: WebTemplate
+    package var urgency: WebPushUrgency?
+    package var topic: String?
 
-    static func parse(_ object: [String: JSONValue]) throws(BeamsError) -> UnifiedPushTemplate {
+    package static func parse(_ object: [String: JSONValue]) throws(BeamsError) -> UnifiedPushTemplate {
         let web = try WebTemplate.parse(object, section: section, extraFields: ["urgency", "topic"])
         var urgency: WebPushUrgency?
         if let value = object["urgency"], !value.isNull {
@@ -44,7 +44,7 @@ struct UnifiedPushTemplate: Sendable, Equatable {
     }
 
     /// The clear-text body for one publish. - Throws: 422 when it does not fit one encrypted message.
-    func payload(instanceID: String, publishID: String) throws(BeamsError) -> [UInt8] {
+    package func payload(instanceID: String, publishID: String) throws(BeamsError) -> [UInt8] {
         try web.payload(instanceID: instanceID, publishID: publishID, section: Self.section)
     }
 }

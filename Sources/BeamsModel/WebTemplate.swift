@@ -25,7 +25,7 @@ public struct WebTemplate: Sendable, Equatable {
     /// - Parameters:
     ///   - section: the member's name in error paths (`unifiedpush` reads the same fields, `UnifiedPushTemplate`).
     ///   - extraFields: members the caller reads itself.
-    static func parse(_ web: [String: JSONValue], section: String = "web", extraFields: Set<String> = [])
+    package static func parse(_ web: [String: JSONValue], section: String = "web", extraFields: Set<String> = [])
         throws(BeamsError) -> WebTemplate
     {
         for key in web.keys.sorted() where !sectionFields.contains(key) && !extraFields.contains(key) {
@@ -70,7 +70,7 @@ public struct WebTemplate: Sendable, Equatable {
     }
 
     /// The message body for one publish. - Throws: 422 when it does not fit one push message.
-    func payload(instanceID: String, publishID: String, section: String = "web") throws(BeamsError) -> [UInt8] {
+    package func payload(instanceID: String, publishID: String, section: String = "web") throws(BeamsError) -> [UInt8] {
         var dataMembers = data ?? [:]
         dataMembers["pusher"] = .object([
             "instanceId": .string(instanceID), "publishId": .string(publishID),

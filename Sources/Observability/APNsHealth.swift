@@ -4,15 +4,15 @@ import Locking
 
 /// What `/ready` says about APNs: when it last answered, and when and why a request last failed without an
 /// answer (connection refused, TLS failure, timeouts after every retry).
-final class APNsHealth: Sendable {
-    struct Snapshot: Sendable, Equatable {
+package final class APNsHealth: Sendable {
+    package struct Snapshot: Sendable, Equatable {
         var lastAnswer: Date?
         var lastFailure: Date?
-        var lastFailureReason: String?
+        package var lastFailureReason: String?
 
         /// `reachable` when the latest event was an answer, `unreachable` when it was a transport failure,
         /// `unknown` before any request.
-        var state: String {
+        package var state: String {
             switch (lastAnswer, lastFailure) {
             case (nil, nil): return "unknown"
             case (.some, nil): return "reachable"
@@ -24,8 +24,10 @@ final class APNsHealth: Sendable {
 
     private let state = Locked(Snapshot())
 
+    package init() {}
+
     /// Records one final result (called from the APNs client's result callbacks: cheap and non-blocking).
-    func record(_ result: APNsResult, at now: Date = Date()) {
+    package func record(_ result: APNsResult, at now: Date = Date()) {
         switch result {
         case .response:
             state.withLock { $0.lastAnswer = now }
@@ -39,5 +41,5 @@ final class APNsHealth: Sendable {
         }
     }
 
-    var snapshot: Snapshot { state.withLock { $0 } }
+    package var snapshot: Snapshot { state.withLock { $0 } }
 }

@@ -6,15 +6,15 @@ import Locking
 /// A ring of `minutes` one-minute buckets per configured instance, so memory is fixed at start-up whatever the
 /// traffic; results for an instance that is not configured are dropped. In memory only: a restart starts an empty
 /// hour (the durable numbers are the publishes' counters).
-final class DeliveryActivity: Sendable {
+package final class DeliveryActivity: Sendable {
     /// One minute of the series.
-    struct Minute: Sendable, Equatable {
+    package struct Minute: Sendable, Equatable {
         /// The minute's start.
-        var start: Date
+        package var start: Date
         /// APNs answered 200.
-        var accepted: Int
+        package var accepted: Int
         /// Anything else: an APNs error, a local rule, no credentials, no answer.
-        var failed: Int
+        package var failed: Int
     }
 
     private struct Bucket {
@@ -30,7 +30,7 @@ final class DeliveryActivity: Sendable {
     /// - Parameters:
     ///   - instanceIDs: the configured instances (compared case-insensitively).
     ///   - minutes: how far back the series goes.
-    init(instanceIDs: [String], minutes: Int = 60) {
+    package init(instanceIDs: [String], minutes: Int = 60) {
         self.minutes = max(1, minutes)
         var rings: [String: [Bucket]] = [:]
         for id in instanceIDs { rings[id.lowercased()] = Array(repeating: Bucket(), count: max(1, minutes)) }
@@ -38,7 +38,7 @@ final class DeliveryActivity: Sendable {
     }
 
     /// Counts one final result (called from APNs result callbacks: constant time, never blocks for long).
-    func record(instanceID: String, accepted: Bool, at now: Date = Date()) {
+    package func record(instanceID: String, accepted: Bool, at now: Date = Date()) {
         let minute = Self.minute(of: now)
         let slot = Self.slot(minute, count: minutes)
         rings.withLock { rings in
@@ -51,7 +51,7 @@ final class DeliveryActivity: Sendable {
 
     /// The last `minutes` minutes, oldest first, ending with the current (partial) minute; empty for an unknown
     /// instance.
-    func series(instanceID: String, now: Date = Date()) -> [Minute] {
+    package func series(instanceID: String, now: Date = Date()) -> [Minute] {
         let current = Self.minute(of: now)
         guard let ring = rings.withLock({ $0[instanceID.lowercased()] }) else { return [] }
         var out: [Minute] = []

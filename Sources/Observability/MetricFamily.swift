@@ -22,7 +22,7 @@ public struct CounterMetric: Sendable, Hashable {
     public let family: MetricFamily
 
     /// Catalogue only (tests make their own with `@testable`).
-    init(_ name: String, help: String, labels: [String] = []) {
+    package init(_ name: String, help: String, labels: [String] = []) {
         family = MetricFamily(name: name, help: help, labels: labels)
     }
 }
@@ -32,7 +32,7 @@ public struct GaugeMetric: Sendable, Hashable {
     public let family: MetricFamily
 
     /// Catalogue only (tests make their own with `@testable`).
-    init(_ name: String, help: String, labels: [String] = []) {
+    package init(_ name: String, help: String, labels: [String] = []) {
         family = MetricFamily(name: name, help: help, labels: labels)
     }
 }
@@ -44,7 +44,7 @@ public struct HistogramMetric: Sendable, Hashable {
     public let buckets: [Double]
 
     /// Catalogue only (tests make their own with `@testable`).
-    init(_ name: String, help: String, labels: [String] = [], buckets: [Double] = Metrics.latencyBuckets) {
+    package init(_ name: String, help: String, labels: [String] = [], buckets: [Double] = Metrics.latencyBuckets) {
         family = MetricFamily(name: name, help: help, labels: labels)
         self.buckets = buckets.sorted()
     }

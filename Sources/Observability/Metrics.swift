@@ -226,7 +226,7 @@ public final class Metrics: Sendable {
     }
 
     /// The series key of call-site labels (see below).
-    static func labelString(_ labels: KeyValuePairs<String, String>) -> String {
+    package static func labelString(_ labels: KeyValuePairs<String, String>) -> String {
         // Lazily, no intermediate array: this runs twice per HTTP request (the request counter and the latency
         // histogram).
         labelString(labels.lazy.map { ($0.key, $0.value) })
@@ -262,7 +262,7 @@ public final class Metrics: Sendable {
         return out
     }
 
-    static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }

@@ -1,5 +1,4 @@
 import Foundation
-import HTTPServer
 import Locking
 import Logging
 import PushStore
@@ -11,17 +10,17 @@ import PushStore
 /// writes fail, `run` probes the store every `probeInterval`, so the server notices by itself that space came back
 /// even when nothing else writes (a load balancer stops sending traffic once `/ready` says 503); `StoreWatchdog` runs
 /// it as a service.
-final class StoreHealth: Sendable {
+package final class StoreHealth: Sendable {
     /// What `/ready` shows.
-    struct Snapshot: Sendable, Equatable {
-        var writable: Bool
-        var failingSince: Date?
-        var lastFailure: StoreUnavailableError?
-        var failures: Int
+    package struct Snapshot: Sendable, Equatable {
+        package var writable: Bool
+        package var failingSince: Date?
+        package var lastFailure: StoreUnavailableError?
+        package var failures: Int
     }
 
     /// The `Retry-After` of a 503 answered while the store is unavailable.
-    let retryAfterSeconds: Int
+    package let retryAfterSeconds: Int
     private let state: Locked<StoreWriteState>
     private let metrics: Metrics
     private let logger: Logger
@@ -29,7 +28,7 @@ final class StoreHealth: Sendable {
     private let outages: AsyncStream<Void>
     private let outageStarted: AsyncStream<Void>.Continuation
 
-    init(logInterval: TimeInterval, retryAfterSeconds: Int, metrics: Metrics, logger: Logger,
+    package init(logInterval: TimeInterval, retryAfterSeconds: Int, metrics: Metrics, logger: Logger,
          now: @escaping @Sendable () -> Date = { Date() }) {
         self.retryAfterSeconds = retryAfterSeconds
         self.state = Locked(StoreWriteState(logInterval: logInterval))
@@ -47,7 +46,7 @@ final class StoreHealth: Sendable {
     }
 
     /// Takes a store health event in (called on the store's threads).
-    func record(_ event: StoreHealthEvent) {
+    package func record(_ event: StoreHealthEvent) {
         let (report, wasWritable, writable) = state.withLock { state in
             let was = state.isWritable
             return (state.record(event, at: now()), was, state.isWritable)
@@ -63,12 +62,12 @@ final class StoreHealth: Sendable {
             ])
         case .stillFailing(let error, let since, let failures):
             logger.error("Store still cannot write", [
-                "reason": error.reason.rawValue, "error": error.detail, "since": since.iso8601,
+                "reason": error.reason.rawValue, "error": error.detail, "since": LogFormat.timestamp(since),
                 "failures": String(failures),
             ])
         case .recovered(let since, let failures):
             logger.notice("Store writes again", [
-                "since": since.iso8601, "failures": String(failures),
+                "since": LogFormat.timestamp(since), "failures": String(failures),
                 "outage_seconds": String(Int(now().timeIntervalSince(since).rounded())),
             ])
         case nil:
@@ -76,7 +75,7 @@ final class StoreHealth: Sendable {
         }
     }
 
-    var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         state.withLock { state in
             Snapshot(writable: state.isWritable, failingSince: state.outage?.since, lastFailure: state.outage?.last,
                      failures: state.outage?.failures ?? 0)
@@ -87,7 +86,7 @@ final class StoreHealth: Sendable {
 
     /// Sleeps until an outage starts, then probes the store every `probeInterval` (a real deadline) until it
     /// writes again; returns when cancelled (see `StoreWatchdog`).
-    func run(store: any StoreBackend, probeInterval: Duration = .seconds(1)) async {
+    package func run(store: any StoreBackend, probeInterval: Duration = .seconds(1)) async {
         // Ends when the task is cancelled.
         for await _ in outages {
             while !isWritable {
@@ -100,13 +99,5 @@ final class StoreHealth: Sendable {
                 try? await store.probeWrite()
             }
         }
-    }
-
-    /// The answer to a request the store refused: 503 with `Retry-After`, in Beams' error format. The reason
-    /// stays in the log and the metrics; clients only learn that nothing was stored.
-    func response(for error: StoreUnavailableError) -> HTTPResponse {
-        var response = HTTPResponse(error: BeamsError.storeUnavailable)
-        response.headers.add("Retry-After", String(retryAfterSeconds))
-        return response
     }
 }

@@ -8,9 +8,9 @@ import PushStore
 /// between failing and writing (a disk at the edge of full) still logs at most a line or two per interval: a
 /// failure within `logInterval` of the previous line starts the outage silently, and an outage that was never
 /// reported ends silently.
-struct StoreWriteState: Sendable, Equatable {
+package struct StoreWriteState: Sendable, Equatable {
     /// A line for the log.
-    enum Report: Sendable, Equatable {
+    package enum Report: Sendable, Equatable {
         /// Writes started failing.
         case failing(StoreUnavailableError)
         /// They still fail: `failures` so far, since `since`.
@@ -20,26 +20,26 @@ struct StoreWriteState: Sendable, Equatable {
     }
 
     /// The current outage.
-    struct Outage: Sendable, Equatable {
-        var since: Date
-        var last: StoreUnavailableError
-        var failures: Int
+    package struct Outage: Sendable, Equatable {
+        package var since: Date
+        package var last: StoreUnavailableError
+        package var failures: Int
         /// Whether its start was logged (its end is logged only then).
-        var reported: Bool
+        package var reported: Bool
     }
 
     /// The shortest time between two lines about the same condition.
-    let logInterval: TimeInterval
+    package let logInterval: TimeInterval
     /// nil while the store writes.
-    private(set) var outage: Outage?
-    private(set) var lastLog: Date?
+    package private(set) var outage: Outage?
+    package private(set) var lastLog: Date?
 
-    init(logInterval: TimeInterval) { self.logInterval = logInterval }
+    package init(logInterval: TimeInterval) { self.logInterval = logInterval }
 
-    var isWritable: Bool { outage == nil }
+    package var isWritable: Bool { outage == nil }
 
     /// Takes one event in. - Returns: what to log, if anything.
-    mutating func record(_ event: StoreHealthEvent, at now: Date) -> Report? {
+    package mutating func record(_ event: StoreHealthEvent, at now: Date) -> Report? {
         switch event {
         case .wrote:
             guard let ended = outage else { return nil }

@@ -1,6 +1,6 @@
+import BeamsModel
 import JSON
 import JWTSigner
-@testable import PushServer
 import XCTest
 
 final class BeamsUserTokenTests: XCTestCase {

@@ -1,6 +1,6 @@
+import BeamsModel
 import Foundation
 import JSON
-@testable import PushServer
 import XCTest
 
 /// `x_delivery` intake: what it accepts, and a clear 422 naming the member for everything else.

@@ -1,7 +1,7 @@
+import BeamsModel
 import HTTPClient
 import JSON
 import JWTSigner
-@testable import PushServer
 import WebPush
 import XCTest
 

@@ -1,16 +1,16 @@
 import APNsClient
+import BeamsModel
 import Foundation
 import JSON
-@testable import PushServer
 import PushStore
 import XCTest
 
-/// A Live Activity publish as the engine sees it: the stored plan (payload, push type, priority, which rows) and
-/// what an APNs answer does to a Live Activity token.
+/// A Live Activity publish as the engine sees it: the stored plan (payload, push type, priority, which rows). What
+/// an APNs answer does to a Live Activity token is in PushServerTests' LiveActivityOutcomeTests.
 final class LiveActivityPlanTests: XCTestCase {
     private func plan(_ body: String) throws -> PublishPlan {
         let request = try PublishRequest.parse(Array(body.utf8), kind: .users)
-        let payload = try XCTUnwrap(try PublishAPI.liveActivity(request, delivery: nil, now: Date(timeIntervalSince1970: 1_790_000_000.7)))
+        let payload = try XCTUnwrap(try request.liveActivity(delivery: nil, now: Date(timeIntervalSince1970: 1_790_000_000.7)))
         var plan = try PublishPlan(request: request, body: Array(body.utf8), instanceID: "inst-1", publishID: "pub-1")
         plan.useLiveActivity(payload)
         return plan
@@ -61,58 +61,12 @@ final class LiveActivityPlanTests: XCTestCase {
     func testLiveActivityPublishesCarryOnlyAPNsAndNoLocalTime() throws {
         let body = #"{"users":["u"],"x_live_activity":{"attributesType":"M"},"apns":{"aps":{"event":"end"}},"web":{"data":{}}}"#
         let request = try PublishRequest.parse(Array(body.utf8), kind: .users)
-        XCTAssertThrowsError(try PublishAPI.liveActivity(request, delivery: nil, now: Date())) { error in
+        XCTAssertThrowsError(try request.liveActivity(delivery: nil, now: Date())) { error in
             XCTAssertEqual((error as? BeamsError)?.detail, "`web`: A Live Activity publish carries only apns")
         }
         var local = DeliveryOptions()
         local.localTime = LocalTime("09:00")
         let plain = try PublishRequest.parse(Array(#"{"users":["u"],"x_live_activity":{"attributesType":"M"},"apns":{"aps":{"event":"end"}}}"#.utf8), kind: .users)
-        XCTAssertThrowsError(try PublishAPI.liveActivity(plain, delivery: local, now: Date()))
-    }
-
-    // MARK: Results
-
-    private let stored = Date(timeIntervalSince1970: 1_700_000_000)
-    private let now = Date(timeIntervalSince1970: 1_700_001_000)
-
-    private func outcome(_ response: APNsResponse) -> DeliveryOutcome {
-        let target = Target(ref: 42, deviceID: "apns-x", platform: .apns, token: "ab", environment: .sandbox,
-                            environmentDeclared: true, lastRegisteredAt: stored, userID: nil)
-        return DeliveryOutcome.classify(.response(response), target: target, environment: .sandbox,
-                                        isEnvironmentRetry: false, now: now).forLiveActivityToken()
-    }
-
-    func testUnregisteredRemovesTheTokenNotTheDevice() throws {
-        let since = stored.addingTimeInterval(10)
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 410, reason: .unregistered, timestamp: since)) else {
-            return XCTFail("expected a final outcome")
-        }
-        XCTAssertEqual(counters, ["apns.failed.Unregistered": 1, "liveActivity.tokensRemoved": 1])
-        XCTAssertEqual(result.liveActivityTokenDeath, LiveActivityTokenDeath(ref: 42, since: since))
-    }
-
-    func testBadDeviceTokenRemovesTheToken() throws {
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .badDeviceToken)) else {
-            return XCTFail("expected a final outcome")
-        }
-        XCTAssertEqual(counters, ["apns.failed.BadDeviceToken": 1, "liveActivity.tokensRemoved": 1])
-        XCTAssertEqual(result.liveActivityTokenDeath, LiveActivityTokenDeath(ref: 42, since: now))
-    }
-
-    func testDeviceTokenNotForTopicKeepsTheToken() throws {
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .deviceTokenNotForTopic)) else {
-            return XCTFail("expected a final outcome")
-        }
-        XCTAssertEqual(counters, ["apns.failed.DeviceTokenNotForTopic": 1])
-        XCTAssertNil(result.liveActivityTokenDeath)
-        XCTAssertEqual(result.effect, .none)
-    }
-
-    func testAcceptedChangesNothing() throws {
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 200)) else {
-            return XCTFail("expected a final outcome")
-        }
-        XCTAssertEqual(counters, ["apns.accepted": 1])
-        XCTAssertNil(result.liveActivityTokenDeath)
+        XCTAssertThrowsError(try plain.liveActivity(delivery: local, now: Date()))
     }
 }

@@ -1,7 +1,7 @@
+import BeamsModel
 import FCMClient
 import Foundation
 import JSON
-@testable import PushServer
 import PushStore
 import XCTest
 

@@ -1,5 +1,5 @@
+import BeamsModel
 import JSON
-@testable import PushServer
 import PushStore
 import XCTest
 

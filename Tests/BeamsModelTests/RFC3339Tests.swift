@@ -1,5 +1,5 @@
+import BeamsModel
 import Foundation
-@testable import PushServer
 import XCTest
 
 final class RFC3339Tests: XCTestCase {

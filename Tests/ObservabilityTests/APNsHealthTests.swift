@@ -1,6 +1,6 @@
 import APNsClient
 import Foundation
-@testable import PushServer
+import Observability
 import XCTest
 
 final class APNsHealthTests: XCTestCase {

@@ -18,7 +18,7 @@ final class MetricCatalogueTests: XCTestCase {
     }
 
     func testEveryFamilyIsMadeInTheCatalogueOnlyAndNamedOnce() throws {
-        let names = families(in: try text("Sources/PushServer/Ops/MetricCatalogue.swift"))
+        let names = families(in: try text("Sources/Observability/MetricCatalogue.swift"))
         XCTAssertGreaterThan(names.count, 40)
         XCTAssertEqual(Set(names).count, names.count, "a name is in the catalogue twice")
         XCTAssertTrue(names.allSatisfy { $0.hasPrefix("push_") })
@@ -34,7 +34,7 @@ final class MetricCatalogueTests: XCTestCase {
 
     func testEveryFamilyIsDocumentedInOperations() throws {
         let operations = try text("docs/OPERATIONS.md")
-        for name in families(in: try text("Sources/PushServer/Ops/MetricCatalogue.swift")) {
+        for name in families(in: try text("Sources/Observability/MetricCatalogue.swift")) {
             XCTAssertTrue(operations.contains("`\(name)"), "\(name) is not in docs/OPERATIONS.md")
         }
     }

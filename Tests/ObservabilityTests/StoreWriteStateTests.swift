@@ -1,5 +1,5 @@
 import Foundation
-@testable import PushServer
+import Observability
 import PushStore
 import XCTest
 

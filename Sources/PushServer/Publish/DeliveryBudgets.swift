@@ -1,4 +1,5 @@
 import Locking
+import Observability
 import PushStore
 
 /// The instances' provider budgets (`quotas.notificationsPerMinute`, FCM's 600,000 messages a minute per project

@@ -6,6 +6,7 @@ import JWTSigner
 import Lifecycle
 import Locking
 import Logging
+import Observability
 import PushStore
 import Tracing
 
