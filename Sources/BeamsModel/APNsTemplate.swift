@@ -2,20 +2,20 @@ import JSON
 
 /// The `apns` object of a Beams publish, turned into what every device's APNs request shares: the payload
 /// (minus the per-publish `data.pusher` ids, added by `payload(instanceID:publishID:)`) and the header fields.
-public struct APNsTemplate: Sendable, Equatable {
+package struct APNsTemplate: Sendable, Equatable {
     /// `apns.aps`, forwarded as the payload's `aps`.
-    public var aps: [String: JSONValue]
+    package var aps: [String: JSONValue]
     /// `apns.data`, merged next to `pusher` under the payload's `data`.
-    public var data: [String: JSONValue]
+    package var data: [String: JSONValue]
     /// Other top-level keys of `apns` (custom payload keys), forwarded unchanged.
-    public var custom: [String: JSONValue]
-    public var priority: Int?
-    public var expiration: Int?
-    public var collapseID: String?
+    package var custom: [String: JSONValue]
+    package var priority: Int?
+    package var expiration: Int?
+    package var collapseID: String?
     /// Beyond Beams: an explicit `apns-push-type`; otherwise the APNs client infers it from the payload.
-    public var pushType: String?
+    package var pushType: String?
     /// `apns.pusher.disable_delivery_tracking`: when true, no `content-available: 1` is injected.
-    public var disableDeliveryTracking: Bool
+    package var disableDeliveryTracking: Bool
 
     /// Keys of `apns` with a meaning of their own (not forwarded as custom payload keys).
     static let reservedKeys: Set<String> = ["aps", "data", "priority", "expiration", "collapse_id", "push_type", "pusher"]
@@ -87,7 +87,7 @@ public struct APNsTemplate: Sendable, Equatable {
 
     /// The APNs JSON payload for one publish: `aps` (+ `content-available: 1` for delivery tracking), custom keys,
     /// and `data` with `pusher.{instanceId, publishId}` — what the Beams iOS SDK reads to report deliveries/opens.
-    public func payload(instanceID: String, publishID: String) -> [UInt8] {
+    package func payload(instanceID: String, publishID: String) -> [UInt8] {
         var root = custom
         var aps = self.aps
         if !disableDeliveryTracking { aps["content-available"] = .int(1) }

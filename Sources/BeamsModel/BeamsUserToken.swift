@@ -3,17 +3,17 @@ import JWTSigner
 /// Beams user tokens: the HS256 JWTs an app's auth endpoint hands the client SDK (`generateToken` in every
 /// server SDK), presented on `PUT …/devices/apns/{id}/user` (docs/BEAMS-PROTOCOL.md §7).
 public enum BeamsUserToken {
-    public static let maxSubjectBytes = 164
+    package static let maxSubjectBytes = 164
     /// Clock skew tolerated on `exp` and `iat`: the Python and Java SDKs compute `exp` in local time on non-UTC
     /// hosts, and the real service's zero leeway produced "Token used before issued" support threads.
-    public static let leewaySeconds = 120
+    package static let leewaySeconds = 120
 
     /// The issuer the server SDKs write: `https://{instanceId}.pushnotifications.pusher.com`.
-    public static func issuer(instanceID: String) -> String { "https://\(instanceID).pushnotifications.pusher.com" }
+    package static func issuer(instanceID: String) -> String { "https://\(instanceID).pushnotifications.pusher.com" }
 
     /// Issues a token exactly like the server SDKs (`sub`, `iss`, `exp`, plus `iat` like Node's). An `exp` past
     /// `Int.max` (`push-server token --ttl 9223372036854775807`) saturates instead of trapping.
-    public static func issue(instanceID: String, userID: String, secret: String, now: Int, lifetime: Int = 86_400) throws -> String {
+    package static func issue(instanceID: String, userID: String, secret: String, now: Int, lifetime: Int = 86_400) throws -> String {
         let (exp, overflow) = now.addingReportingOverflow(lifetime)
         return try HS256.sign(claims: [
             "sub": .string(userID),

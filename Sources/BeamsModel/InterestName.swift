@@ -1,8 +1,8 @@
 /// Beams interest names: `[A-Za-z0-9_\-=@,.;]{1,164}` (docs/BEAMS-PROTOCOL.md §8; the server's own 422 pattern).
 public enum InterestName {
-    public static let maxLength = 164
+    package static let maxLength = 164
     /// The pattern as production quoted it in its 422 description.
-    public static let pattern = "^[a-zA-Z0-9_\\-=@,.;]+$"
+    package static let pattern = "^[a-zA-Z0-9_\\-=@,.;]+$"
 
     public static func isValid(_ name: String) -> Bool {
         let bytes = name.utf8

@@ -10,39 +10,39 @@ import PushStore
 /// start, `dismissal-date` only with end, the whole payload at most 4096 bytes.
 public struct LiveActivityPayload: Sendable, Equatable {
     /// `aps.event`.
-    public enum Event: String, Sendable, CaseIterable {
+    package enum Event: String, Sendable, CaseIterable {
         case start, update, end
     }
 
     /// The publish-body member that makes a publish a Live Activity publish.
-    public static let member = "x_live_activity"
+    package static let member = "x_live_activity"
     /// APNs' payload limit for `liveactivity` pushes.
-    public static let maxPayloadBytes = 4096
+    package static let maxPayloadBytes = 4096
     /// Longest `input-push-channel` (a base64 channel id), in bytes.
-    public static let maxChannelIDBytes = 128
+    package static let maxChannelIDBytes = 128
     /// The `apns-push-type` of every Live Activity push.
-    public static let pushType = "liveactivity"
+    package static let pushType = "liveactivity"
     /// Keys `aps` may carry in a Live Activity push; anything else (`content-available`, `sound`, `badge`, …) is
     /// refused, because ActivityKit ignores it and it usually means the publisher built an ordinary notification.
-    public static let apsKeys: Set<String> = [
+    package static let apsKeys: Set<String> = [
         "timestamp", "event", "content-state", "attributes-type", "attributes", "alert", "stale-date",
         "dismissal-date", "relevance-score", "input-push-token", "input-push-channel",
     ]
 
-    public var event: Event
+    package var event: Event
     /// Which ActivityKit type the targeted tokens belong to.
-    public var attributesType: String
+    package var attributesType: String
     /// Update/end only: just the activity with this id; nil for every running activity of the type.
-    public var activityID: String?
+    package var activityID: String?
     /// 5 (default: does not draw on the activity's update budget) or 10 (only when asked).
-    public var priority: Int
+    package var priority: Int
     /// The payload's `aps`, `timestamp` included.
-    public var aps: [String: JSONValue]
+    package var aps: [String: JSONValue]
     /// Custom top-level payload keys (`apns` members other than Beams' own, and `apns.data` as `data`),
     /// forwarded unchanged. Never Beams' `data.pusher`.
-    public var extra: [String: JSONValue]
+    package var extra: [String: JSONValue]
 
-    public init(event: Event, attributesType: String, activityID: String? = nil, priority: Int = 5,
+    package init(event: Event, attributesType: String, activityID: String? = nil, priority: Int = 5,
                 aps: [String: JSONValue], extra: [String: JSONValue] = [:]) {
         self.event = event
         self.attributesType = attributesType
@@ -53,10 +53,10 @@ public struct LiveActivityPayload: Sendable, Equatable {
     }
 
     /// `apns-topic` of a Live Activity push for an app.
-    public static func topic(bundleID: String) -> String { "\(bundleID).push-type.liveactivity" }
+    package static func topic(bundleID: String) -> String { "\(bundleID).push-type.liveactivity" }
 
     /// The APNs JSON body, the same for every token of the publish.
-    public func payload() -> [UInt8] {
+    package func payload() -> [UInt8] {
         var root = extra
         root["aps"] = .object(aps)
         return JSONValue.object(root).serialized()
@@ -68,7 +68,7 @@ public struct LiveActivityPayload: Sendable, Equatable {
     ///   - apns: the parsed `apns` part; nil when the publish has none (refused: the push needs `apns.aps`).
     ///   - timestamp: the intake time in epoch seconds.
     /// - Throws: `BeamsError` 422 with a backticked path naming the offending field.
-    public static func parse(member: JSONValue, apns: APNsTemplate?, timestamp: Int) throws(BeamsError) -> LiveActivityPayload {
+    package static func parse(member: JSONValue, apns: APNsTemplate?, timestamp: Int) throws(BeamsError) -> LiveActivityPayload {
         let path = Self.member
         guard let object = member.objectValue else {
             throw .schema(path, PublishRequest.typeMessage("object", member))
@@ -132,7 +132,7 @@ public struct LiveActivityPayload: Sendable, Equatable {
     ///   - attributesType: the type `attributes-type` must equal in a start payload; nil to skip that comparison.
     ///   - events: the events this kind of publish may carry.
     ///   - path: the JSON path of `aps` in the request, for error messages.
-    public static func validateAPS(_ aps: [String: JSONValue], attributesType: String?, events: Set<Event>,
+    package static func validateAPS(_ aps: [String: JSONValue], attributesType: String?, events: Set<Event>,
                                    path: String = "apns.aps") throws(BeamsError) -> Event {
         for key in aps.keys.sorted() where !apsKeys.contains(key) {
             throw .schema("\(path).\(key.prefix(64))", "Not a Live Activity key; allowed: \(apsKeys.sorted().joined(separator: ", "))")
@@ -179,7 +179,7 @@ public struct LiveActivityPayload: Sendable, Equatable {
     }
 
     /// `aps` with the server's `timestamp` (epoch seconds) added.
-    public static func stamped(_ aps: [String: JSONValue], timestamp: Int) -> [String: JSONValue] {
+    package static func stamped(_ aps: [String: JSONValue], timestamp: Int) -> [String: JSONValue] {
         var aps = aps
         aps["timestamp"] = .int(timestamp)
         return aps

@@ -5,31 +5,31 @@ import PushStore
 
 /// A validated Beams publish request (docs/BEAMS-PROTOCOL.md §2.2).
 public struct PublishRequest: Sendable, Equatable {
-    public static let maxInterests = 100
-    public static let maxUsers = 1000
-    public static let maxUserIDBytes = 164
+    package static let maxInterests = 100
+    package static let maxUsers = 1000
+    package static let maxUserIDBytes = 164
     /// Body limits of the two endpoints, as the Beams docs state them.
-    public static let interestsBodyLimit = 10 * 1024
-    public static let usersBodyLimit = 200 * 1024
+    package static let interestsBodyLimit = 10 * 1024
+    package static let usersBodyLimit = 200 * 1024
 
-    public var kind: PublishKind
+    package var kind: PublishKind
     /// Interest names (de-duplicated, in request order) or user ids.
-    public var targets: [String]
-    public var webhookURL: String?
+    package var targets: [String]
+    package var webhookURL: String?
     /// The APNs part, nil when the publish carries only `fcm`/`web`.
-    public var apns: APNsTemplate?
+    package var apns: APNsTemplate?
     /// The `fcm` part as sent (legacy FCM names); mapped and validated by `FCMMessageTemplate` when the plan is
     /// built, since the mapping needs the publish id.
-    public var fcm: JSONValue?
+    package var fcm: JSONValue?
     /// The `web` part, nil when absent.
-    public var web: WebTemplate?
+    package var web: WebTemplate?
     /// The `unifiedpush` part (beyond Beams), nil when absent.
     var unifiedpush: UnifiedPushTemplate? = nil
     /// The `hms` part as sent (beyond Beams); mapped and validated by `HMSTemplate` when the plan is built, since
     /// its data carries the publish id.
     var hms: [String: JSONValue]? = nil
     /// Platforms present in the request (`apns`, `fcm`, `web`, `unifiedpush`), reported in the publish status.
-    public var platforms: [String]
+    package var platforms: [String]
     /// The `x_delivery` extension as sent (validated by `DeliveryOptions.resolve`, which needs the clock and the
     /// instance's limits); nil when absent.
     public var deliveryMember: JSONValue? = nil

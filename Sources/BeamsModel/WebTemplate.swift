@@ -8,16 +8,16 @@ import WebPush
 /// The worker ignores a message without `data.pusher` and reads `notification.*` unconditionally, so both are
 /// always present (`notification` may be `{}`). Beams' `web` has no urgency or topic: none is sent (RFC 8030's
 /// default urgency is `normal`).
-public struct WebTemplate: Sendable, Equatable {
+package struct WebTemplate: Sendable, Equatable {
     /// Beams' maximum and default `web.time_to_live`: four weeks.
-    public static let maxTimeToLive = WebPushMessage.maxTTL
+    package static let maxTimeToLive = WebPushMessage.maxTTL
     /// The longest body that still fits one encrypted push message (RFC 8291 §4).
-    public static let maxPayloadBytes = WebPushMessage.maxPayloadSize
+    package static let maxPayloadBytes = WebPushMessage.maxPayloadSize
 
-    public var notification: [String: JSONValue]
-    public var data: [String: JSONValue]?
+    package var notification: [String: JSONValue]
+    package var data: [String: JSONValue]?
     /// Seconds the push service keeps the message for an offline browser (the `TTL` header).
-    public var timeToLive: Int
+    package var timeToLive: Int
 
     static let notificationStrings: Set<String> = ["title", "body", "icon", "deep_link"]
     static let sectionFields: Set<String> = ["notification", "data", "time_to_live"]

@@ -2,13 +2,13 @@
 /// Only `MetricCatalogue.swift` makes them (with the typed handles `CounterMetric`, `GaugeMetric`,
 /// `HistogramMetric`), so every family the server can write is listed in one place, and `Metrics` knows the kind
 /// and help of any handle it is given: none can be used undeclared.
-public struct MetricFamily: Sendable, Hashable {
+package struct MetricFamily: Sendable, Hashable {
     /// The Prometheus name (`push_…`).
-    public let name: String
+    package let name: String
     /// The `# HELP` line's text.
-    public let help: String
+    package let help: String
     /// Label names, in series-key order; call sites give exactly these.
-    public let labels: [String]
+    package let labels: [String]
 
     /// Traps in debug builds (the unit tests) when a call site names other labels than the catalogue, or in
     /// another order: a series with other label names would be a new, undocumented one.
@@ -18,8 +18,8 @@ public struct MetricFamily: Sendable, Hashable {
 }
 
 /// A counter in the catalogue (`Metrics.increment`, `MetricsBatch.increment`).
-public struct CounterMetric: Sendable, Hashable {
-    public let family: MetricFamily
+package struct CounterMetric: Sendable, Hashable {
+    package let family: MetricFamily
 
     /// Catalogue only (tests make their own with `@testable`).
     package init(_ name: String, help: String, labels: [String] = []) {
@@ -28,8 +28,8 @@ public struct CounterMetric: Sendable, Hashable {
 }
 
 /// A gauge in the catalogue (`Metrics.set`).
-public struct GaugeMetric: Sendable, Hashable {
-    public let family: MetricFamily
+package struct GaugeMetric: Sendable, Hashable {
+    package let family: MetricFamily
 
     /// Catalogue only (tests make their own with `@testable`).
     package init(_ name: String, help: String, labels: [String] = []) {
@@ -38,10 +38,10 @@ public struct GaugeMetric: Sendable, Hashable {
 }
 
 /// A histogram in the catalogue (`Metrics.observe`, `MetricsBatch.observe`), with its bucket bounds.
-public struct HistogramMetric: Sendable, Hashable {
-    public let family: MetricFamily
+package struct HistogramMetric: Sendable, Hashable {
+    package let family: MetricFamily
     /// Upper bounds, ascending.
-    public let buckets: [Double]
+    package let buckets: [Double]
 
     /// Catalogue only (tests make their own with `@testable`).
     package init(_ name: String, help: String, labels: [String] = [], buckets: [Double] = Metrics.latencyBuckets) {

@@ -13,12 +13,12 @@ import Locking
 public final class Metrics: Sendable {
     /// The per-family series cap `init()` uses. The label sets the server produces stay far below it (the largest,
     /// `push_http_requests_total`, is routes × methods × statuses actually seen).
-    public static let defaultMaxSeriesPerFamily = 1000
+    package static let defaultMaxSeriesPerFamily = 1000
     /// The value every label takes in a family's overflow series.
-    public static let overflowLabelValue = "other"
+    package static let overflowLabelValue = "other"
 
     /// Series one family may hold before new label sets go to the overflow series.
-    public let maxSeriesPerFamily: Int
+    package let maxSeriesPerFamily: Int
     private let state = Locked(State())
 
     private enum Kind: String { case counter, gauge, histogram }
@@ -98,25 +98,25 @@ public final class Metrics: Sendable {
     }
 
     /// A registry; `maxSeriesPerFamily` (at least 1) bounds each family's series.
-    public init(maxSeriesPerFamily: Int = Metrics.defaultMaxSeriesPerFamily) {
+    package init(maxSeriesPerFamily: Int = Metrics.defaultMaxSeriesPerFamily) {
         self.maxSeriesPerFamily = max(1, maxSeriesPerFamily)
     }
 
     /// Default latency buckets in seconds: 0.5 ms … 10 s.
-    public static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     /// Declares a family (idempotent): its `# HELP` and `# TYPE` lines appear from now on, in declaration order,
     /// even before its first value. A family used before any `declare` is declared then.
-    public func declare(_ metric: CounterMetric) { declare(metric.family, .counter, []) }
-    public func declare(_ metric: GaugeMetric) { declare(metric.family, .gauge, []) }
-    public func declare(_ metric: HistogramMetric) { declare(metric.family, .histogram, metric.buckets) }
+    package func declare(_ metric: CounterMetric) { declare(metric.family, .counter, []) }
+    package func declare(_ metric: GaugeMetric) { declare(metric.family, .gauge, []) }
+    package func declare(_ metric: HistogramMetric) { declare(metric.family, .histogram, metric.buckets) }
 
     private func declare(_ family: MetricFamily, _ kind: Kind, _ buckets: [Double]) {
         state.withLock { $0.ensure(family, kind, buckets) }
     }
 
     /// Adds to a counter.
-    public func increment(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+    package func increment(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
         metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
@@ -128,7 +128,7 @@ public final class Metrics: Sendable {
     }
 
     /// Sets a gauge.
-    public func set(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
+    package func set(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
         metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
@@ -140,7 +140,7 @@ public final class Metrics: Sendable {
     }
 
     /// Records one observation in a histogram.
-    public func observe(_ metric: HistogramMetric, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
+    package func observe(_ metric: HistogramMetric, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
         metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
@@ -152,7 +152,7 @@ public final class Metrics: Sendable {
     }
 
     /// Applies every increment and histogram count of `batch` under one acquisition of the lock.
-    public func apply(_ batch: MetricsBatch) {
+    package func apply(_ batch: MetricsBatch) {
         guard !batch.isEmpty else { return }
         let cap = maxSeriesPerFamily
         state.withLock { state in
@@ -169,17 +169,17 @@ public final class Metrics: Sendable {
     }
 
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
-    public func addCollector(_ collector: @escaping @Sendable (Metrics) -> Void) {
+    package func addCollector(_ collector: @escaping @Sendable (Metrics) -> Void) {
         state.withLock { $0.collectors.append(collector) }
     }
 
     /// The current value of a counter series (tests).
-    public func value(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+    package func value(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         value(metric.family, labels)
     }
 
     /// The current value of a gauge series (tests).
-    public func value(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
+    package func value(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:]) -> Double {
         value(metric.family, labels)
     }
 
@@ -189,12 +189,12 @@ public final class Metrics: Sendable {
     }
 
     /// How many series a family holds (tests; the cap's effect).
-    public func seriesCount(_ family: MetricFamily) -> Int {
+    package func seriesCount(_ family: MetricFamily) -> Int {
         state.withLock { $0.families[family.name]?.seriesCount ?? 0 }
     }
 
     /// Prometheus text exposition format 0.0.4.
-    public func render() -> String {
+    package func render() -> String {
         let pending = state.withLock { $0.collectors }
         for collector in pending { collector(self) }
         // Copy-on-write: taking the snapshot is constant time; the formatting below runs without the lock.

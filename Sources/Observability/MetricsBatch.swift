@@ -4,7 +4,7 @@
 /// Why: the HTTP loops complete tens of thousands of requests per second, each counted in two families. Taken per
 /// request, the registry lock shared by every loop was a tenth of the server's time (docs/BENCHMARKS.md, HTTP);
 /// per batch of requests it is noise. The caller merges equal series first, so a batch holds each series once.
-public struct MetricsBatch: Sendable {
+package struct MetricsBatch: Sendable {
     struct Counter {
         var metric: CounterMetric
         var key: String
@@ -22,19 +22,19 @@ public struct MetricsBatch: Sendable {
     private(set) var counters: [Counter] = []
     private(set) var histograms: [Histogram] = []
 
-    public init() {}
+    package init() {}
 
     /// Whether the batch holds nothing to apply.
-    public var isEmpty: Bool { counters.isEmpty && histograms.isEmpty }
+    package var isEmpty: Bool { counters.isEmpty && histograms.isEmpty }
 
     /// Adds `amount` to a counter series.
-    public mutating func increment(_ metric: CounterMetric, _ labels: [(String, String)], by amount: Double = 1) {
+    package mutating func increment(_ metric: CounterMetric, _ labels: [(String, String)], by amount: Double = 1) {
         metric.family.check(labels.lazy.map(\.0))
         counters.append(Counter(metric: metric, key: Metrics.labelString(labels), labels: labels, amount: amount))
     }
 
     /// Adds `counts` (observations tallied for one series) to a histogram series.
-    public mutating func observe(_ metric: HistogramMetric, _ labels: [(String, String)], _ counts: HistogramCounts) {
+    package mutating func observe(_ metric: HistogramMetric, _ labels: [(String, String)], _ counts: HistogramCounts) {
         metric.family.check(labels.lazy.map(\.0))
         histograms.append(Histogram(metric: metric, key: Metrics.labelString(labels), labels: labels, counts: counts))
     }
@@ -44,21 +44,21 @@ public struct MetricsBatch: Sendable {
 ///
 /// Made with the bucket bounds of the family it is applied to (`HistogramMetric.buckets`); `Metrics.apply(_:)`
 /// ignores counts made for other bounds (they cannot be split into the family's buckets exactly).
-public struct HistogramCounts: Sendable {
+package struct HistogramCounts: Sendable {
     /// Upper bounds, ascending.
-    public let buckets: [Double]
+    package let buckets: [Double]
     /// Observations per bucket (not cumulative); those above the last bound are only in `count`.
-    public private(set) var counts: [UInt64]
-    public private(set) var sum: Double = 0
-    public private(set) var count: UInt64 = 0
+    package private(set) var counts: [UInt64]
+    package private(set) var sum: Double = 0
+    package private(set) var count: UInt64 = 0
 
-    public init(buckets: [Double]) {
+    package init(buckets: [Double]) {
         self.buckets = buckets
         counts = Array(repeating: 0, count: buckets.count)
     }
 
     /// Counts one observation.
-    public mutating func record(_ value: Double) {
+    package mutating func record(_ value: Double) {
         if let index = buckets.firstIndex(where: { value <= $0 }) { counts[index] += 1 }
         sum += value
         count += 1
