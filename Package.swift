@@ -5,8 +5,11 @@
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
 //   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
-//   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
-//   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
+//   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders)} →
+//   PushServer (Beams APIs, publish engine, config, console, CLI) → push-server (executable). PushStore is the
+//   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
+//   (`Application`) names a backend. Inside the package, what crosses targets is `package`; `public` is kept for
+//   what a user of a library product calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
 import PackageDescription
 
 let package = Package(
@@ -134,8 +137,7 @@ let package = Package(
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "BeamsModelTests", dependencies: ["BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
                                                           "JWTSigner", "PushStore", "JSON"]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore", "JSON", "Locking",
-                                                             "Logging"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks", "TLSIdentity", "Tracing"]),
