@@ -49,7 +49,7 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         guard let seconds = ReportingPolicy.timestamp(body["timestampSecs"]) else { return }
         let publish = ReportedPublish(kind: .users, createdAt: fuzzIntakeTime.addingTimeInterval(-3600),
                                       startedAt: fuzzIntakeTime.addingTimeInterval(-3500), finishedAt: nil,
-                                      targetsDeviceUser: true)
+                                      targetsDevice: true)
         _ = ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: fuzzIntakeTime.addingTimeInterval(-86400),
                                   deviceUserID: "user-1", publish: publish, now: fuzzIntakeTime)
     case 4:
