@@ -87,7 +87,7 @@ let package = Package(
         // interests, tokens, dates, time zones), `BeamsError` without its HTTP mapping, user tokens and the publish
         // plan the engine reads back from the store. No HTTP server, no store backend, no engine: the fuzzers link it alone.
         .target(name: "BeamsModel", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JWTSigner", "PushStore",
-                                                  "JSON", "Clocks"]),
+                                                  "JSON", "Clocks", "Logging"]),
         // What the server measures and reports, without knowing the engine: the metric catalogue and registry
         // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
         .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Logging"]),
