@@ -5,8 +5,11 @@
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
 //   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
-//   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
-//   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
+//   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders)} →
+//   PushServer (Beams APIs, publish engine, config, console, CLI) → push-server (executable). PushStore is the
+//   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
+//   (`Application`) names a backend. Inside the package, what crosses targets is `package`; `public` is kept for
+//   what a user of a library product calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
 import PackageDescription
 
 let package = Package(
@@ -19,6 +22,7 @@ let package = Package(
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "TLSIdentity", targets: ["TLSIdentity"]),
         .library(name: "PushStore", targets: ["PushStore"]),
+        .library(name: "BeamsModel", targets: ["BeamsModel"]),
     ],
     targets: [
         // MARK: C shims: module maps plus static-inline wrappers for variadic calls and macros.
@@ -79,8 +83,17 @@ let package = Package(
         // transaction out, checked by per-table counts and SHA-256 checksums. The one module that knows both schemas.
         .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "COpenSSL", "JSON", "Clocks"]),
 
+        // MARK: Beams without a server: the publish request parsers and validators (sections, delivery options,
+        // interests, tokens, dates, time zones), `BeamsError` without its HTTP mapping, user tokens and the publish
+        // plan the engine reads back from the store. No HTTP server, no store backend, no engine: the fuzzers link it alone.
+        .target(name: "BeamsModel", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JWTSigner", "PushStore",
+                                                  "JSON", "Clocks", "Logging"]),
+        // What the server measures and reports, without knowing the engine: the metric catalogue and registry
+        // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
+        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Logging"]),
+
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+        .target(name: "PushServer", dependencies: ["BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo", "CLinux", "TLSIdentity", "Tracing"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
@@ -122,7 +135,10 @@ let package = Package(
         .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "StoreCopyTests", dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
         .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+        .testTarget(name: "BeamsModelTests", dependencies: ["BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
+                                                          "JWTSigner", "PushStore", "JSON"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks", "TLSIdentity", "Tracing"]),
     ]

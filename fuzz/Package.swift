@@ -30,8 +30,8 @@ let package = Package(
         // The certificate extension reader (DERReader, X509Extensions, Apple's topics extension).
         fuzzTarget("DERFuzz", ["TLSIdentity"]),
         // A publish body (interests, users, broadcast channels) to the stored plan, which must read back unchanged.
-        fuzzTarget("PublishFuzz", ["PushServer", "PushStore", "JSON"]),
+        fuzzTarget("PublishFuzz", ["BeamsModel", "PushStore", "JSON"]),
         // Device API bodies: registration, token refresh, time zone, interests, Live Activity tokens.
-        fuzzTarget("DeviceBodyFuzz", ["PushServer", "PushStore", "JSON"]),
+        fuzzTarget("DeviceBodyFuzz", ["BeamsModel", "PushStore", "JSON"]),
     ]
 )

@@ -12,12 +12,11 @@ shift $(( $# >= 2 ? 2 : 1 ))
 
 # SwiftPM's --sanitize=fuzzer links libFuzzer but (Swift 6 driver) hands the frontend only the last --sanitize
 # value and no coverage: the -Xswiftc flags instrument every module, ours included, for both.
-# -enable-testing: the PushServer targets reach internal parse functions through @testable import.
+# No -enable-testing: the fuzzers call only the public API of the products they link (BeamsModel, JSON, …).
 swift build -c release --product "$target" \
     --sanitize=fuzzer --sanitize=address \
     -Xswiftc -sanitize=fuzzer,address \
-    -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table \
-    -Xswiftc -enable-testing
+    -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
 
 # Long enough to cross the limits the code under test enforces itself (the request-line and header limits the HTTP
 # target can pick, the 10 KiB interests publish body), short enough to keep executions fast.

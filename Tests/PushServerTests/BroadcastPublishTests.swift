@@ -1,4 +1,5 @@
 import APNsClient
+import BeamsModel
 import Foundation
 import JSON
 @testable import PushServer

@@ -1,6 +1,8 @@
 import APNsClient
+import BeamsModel
 import FCMClient
 import JSON
+import Observability
 @testable import PushServer
 import PushStore
 import TestSupport

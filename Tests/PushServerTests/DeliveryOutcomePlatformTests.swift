@@ -1,6 +1,8 @@
+import BeamsModel
 import FCMClient
 import Foundation
 import HTTPClient
+import Observability
 @testable import PushServer
 import PushStore
 import WebPush

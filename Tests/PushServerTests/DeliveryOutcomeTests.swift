@@ -1,4 +1,5 @@
 import APNsClient
+import Observability
 @testable import PushServer
 import PushStore
 import XCTest

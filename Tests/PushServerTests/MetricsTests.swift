@@ -1,9 +1,10 @@
+import Observability
 @testable import PushServer
 import APNsClient
 import HTTPServer
 import XCTest
 
-/// Families of these tests only (the server's are in Sources/PushServer/Ops/MetricCatalogue.swift).
+/// Families of these tests only (the server's are in Sources/Observability/MetricCatalogue.swift).
 extension CounterMetric {
     static let requests = CounterMetric("http_requests_total", help: "Requests.", labels: ["route", "status"])
     static let c = CounterMetric("c", help: "C.", labels: ["route", "status"])

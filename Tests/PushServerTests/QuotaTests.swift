@@ -1,3 +1,4 @@
+import Observability
 @testable import PushServer
 import Foundation
 import PushStore

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Logging
+import Observability
 @testable import PushServer
 import TestSupport
 import XCTest

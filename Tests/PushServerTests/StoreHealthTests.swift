@@ -3,6 +3,7 @@ import HTTPServer
 import JSON
 import Locking
 import Logging
+import Observability
 @testable import PushServer
 import PushStore
 import XCTest

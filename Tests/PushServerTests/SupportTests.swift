@@ -1,3 +1,4 @@
+import BeamsModel
 import JWTSigner
 @testable import PushServer
 import PushStore

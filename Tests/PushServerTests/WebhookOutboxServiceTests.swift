@@ -3,6 +3,7 @@ import HTTPClient
 import HTTPServer
 import Locking
 import Logging
+import Observability
 @testable import PushServer
 import JSON
 import PushStore

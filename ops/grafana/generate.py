@@ -6,7 +6,7 @@
 
 The panels are listed here once, in reading order; the layout (gridPos on Grafana's 24-column grid) and the ids
 are computed, so a panel added or moved cannot overlap another or reuse an id. Every query names only families
-of Sources/PushServer/Ops/MetricCatalogue.swift; Tests/sdk/test_grafana_dashboard.py checks each against a live
+of Sources/Observability/MetricCatalogue.swift; Tests/sdk/test_grafana_dashboard.py checks each against a live
 scrape. docs/OPERATIONS.md ("Grafana dashboard") says how to import it.
 
 Variables: the Prometheus data source; `job` and `node` (Prometheus's own `instance` target label: one node per

@@ -1,9 +1,11 @@
+import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
 import JWTSigner
 import Locking
 import Logging
+import Observability
 import PushStore
 import Tracing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Observability
 import PostgreSQLStore
 import PushStore
 import SQLiteStore

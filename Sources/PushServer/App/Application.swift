@@ -5,6 +5,7 @@ import HTTPServer
 import Lifecycle
 import Locking
 import Logging
+import Observability
 import PushStore
 import Tracing
 

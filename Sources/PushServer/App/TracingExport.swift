@@ -1,6 +1,7 @@
 import Foundation
 import Lifecycle
 import Logging
+import Observability
 import Tracing
 
 /// The process's trace export as a service: it idles while the server runs and, stopped after the engine and

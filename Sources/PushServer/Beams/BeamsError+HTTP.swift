@@ -1,3 +1,4 @@
+import BeamsModel
 import HTTPServer
 
 /// Beams errors render through the HTTP server's error protocol as `{"error","description"}`.

@@ -1,3 +1,4 @@
+import BeamsModel
 import HTTPServer
 
 /// CORS for the anonymous device and reporting APIs, which the Beams Web SDK calls with `fetch` from the

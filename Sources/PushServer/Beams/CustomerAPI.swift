@@ -1,3 +1,4 @@
+import BeamsModel
 import HTTPServer
 import Logging
 import PushStore

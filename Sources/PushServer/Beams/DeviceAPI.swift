@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import HTTPClient
 import HTTPServer
@@ -103,7 +104,7 @@ struct DeviceAPI: Sendable {
         }
         let bundleID = body["bundleIdentifier"]?.stringValue
         if platform == .apns && (bundleID ?? "").isEmpty { throw BeamsError.missingBundleID }
-        let metadata = try Self.metadataText(body["metadata"])
+        let metadata = try DeviceMetadata.text(body["metadata"])
 
         var environment = instance.apns?.defaultEnvironment ?? .production
         var declared = false
@@ -300,7 +301,7 @@ struct DeviceAPI: Sendable {
 
     func putMetadata(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
-        let metadata = try Self.metadataText(.object(try app.jsonObject(request)))
+        let metadata = try DeviceMetadata.text(.object(try app.jsonObject(request)))
         guard try await app.deviceRegistry.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata) else {
             throw BeamsError.deviceNotFound
         }
@@ -462,26 +463,8 @@ struct DeviceAPI: Sendable {
     /// The token in the form the store keys devices by (see `DeviceToken`); a web subscription's endpoint must be
     /// one the instance's Web Push sender would send to (`web`: its push-service hosts and address allowances).
     static func normalizedToken(_ token: String, platform: Platform, web: WebInstanceConfig? = nil) throws(BeamsError) -> String {
-        switch platform {
-        case .apns: return try DeviceToken.apns(token)
-        case .fcm: return try DeviceToken.fcm(token)
-        case .web:
-            var hosts = WebPushHostAllowlist.knownPushServices
-            hosts.patterns += web?.pushServiceHosts ?? []
-            return try DeviceToken.web(token, hosts: hosts, policy: DestinationPolicy(allowances: web?.allowedDestinations ?? []))
-        case .unifiedpush:
-            // Registered with `{"endpoint","keys"}` and resolved (`unifiedPushToken`); a token here is a stored one.
-            throw BeamsError(400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
-        case .hms: return try DeviceToken.hms(token)
-        }
-    }
-
-    static func metadataText(_ value: JSONValue?) throws(BeamsError) -> String {
-        guard let value, !value.isNull else { return "{}" }
-        guard value.objectValue != nil else { throw BeamsError(400, "Bad request", "`metadata` must be a JSON object") }
-        let text = value.jsonText
-        guard text.utf8.count <= 4096 else { throw BeamsError(400, "Bad request", "`metadata` is too large (max 4KiB)") }
-        return text
+        try DeviceToken.normalized(token, platform: platform, pushServiceHosts: web?.pushServiceHosts ?? [],
+                                   allowedDestinations: web?.allowedDestinations ?? [])
     }
 }
 

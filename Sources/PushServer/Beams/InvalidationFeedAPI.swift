@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
@@ -21,36 +22,8 @@ struct InvalidationFeedAPI: Sendable {
         let page = try PageQuery(request)
         let events = try await app.store.invalidations(instanceID: instance.id, after: page.since, limit: page.limit)
         return .json(.object([
-            "events": .array(events.map(Self.render)),
+            "events": .array(events.map(DeviceInvalidationEvent.render)),
             "next_cursor": .string(String(events.last?.id ?? page.since)),
         ]))
     }
-
-    /// An event as the feed lists it and the `device.invalidated` webhook carries it.
-    static func render(_ event: DeviceInvalidation) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "event_id": .string(eventID(event)),
-            "event_type": .string(eventType(event)),
-            "instance_id": .string(event.instanceID),
-            "device_id": .string(event.deviceID),
-            "platform": .string(event.platform),
-            "token_masked": .string(event.maskedToken),
-            "user_id": event.userID.map(JSONValue.string) ?? .null,
-            "reason": .string(event.reason),
-            "provider_status": .int(event.status),
-            "provider_timestamp": event.providerTimestamp.map { .string($0.iso8601) } ?? .null,
-            "at": .string(event.at.iso8601),
-        ]
-        object["cursor"] = .string(String(event.id))
-        return .object(object)
-    }
-
-    /// `device.removed` for a device deleted through the API, `device.invalidated` for a provider's verdict.
-    static func eventType(_ event: DeviceInvalidation) -> String {
-        event.isRemoval ? "device.removed" : "device.invalidated"
-    }
-
-    /// The event's stable id: the same for every retry of its webhook and for its feed entry, so a receiver that
-    /// takes both can de-duplicate.
-    static func eventID(_ event: DeviceInvalidation) -> String { "inv_\(event.id)" }
 }

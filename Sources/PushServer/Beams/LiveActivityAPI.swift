@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
@@ -47,7 +48,7 @@ struct LiveActivityAPI: Sendable {
         let (instance, deviceID) = try deviceRef(request)
         let type = try attributesType(request)
         let body = try object(request, allowed: ["token"])
-        let token = try Self.token(body)
+        let token = try LiveActivityTokenBody.token(body)
         let result = try await registry.putLiveActivityStartToken(
             instanceID: instance.id, deviceID: deviceID, attributesType: type, token: token, limits: limits, now: app.now())
         try check(result, bound: "attributes types with a push-to-start token",
@@ -62,7 +63,7 @@ struct LiveActivityAPI: Sendable {
         let (instance, deviceID) = try deviceRef(request)
         let activityID = try Self.activityID(request)
         let body = try object(request, allowed: ["token", "attributesType", "reference", "expiresAt"])
-        let token = try Self.token(body)
+        let token = try LiveActivityTokenBody.token(body)
         guard let typeValue = body["attributesType"], !typeValue.isNull else {
             throw BeamsError.schema("attributesType", "attributesType is required")
         }
@@ -79,7 +80,7 @@ struct LiveActivityAPI: Sendable {
             reference = text
         }
         let now = app.now()
-        let expiresAt = try Self.expiresAt(body["expiresAt"], now: now)
+        let expiresAt = try LiveActivityTokenBody.expiresAt(body["expiresAt"], now: now)
         let result = try await registry.putLiveActivityUpdateToken(
             instanceID: instance.id, deviceID: deviceID, activityID: activityID, attributesType: type, token: token,
             reference: reference, expiresAt: expiresAt, limits: limits, now: now)
@@ -162,35 +163,6 @@ struct LiveActivityAPI: Sendable {
             throw BeamsError.schema(String(unknown.prefix(64)), "Unknown member; allowed: \(allowed.sorted().joined(separator: ", "))")
         }
         return body
-    }
-
-    /// The token as lower-case hex (the device token rules: 16-400 hex digits, even).
-    static func token(_ body: [String: JSONValue]) throws(BeamsError) -> String {
-        guard let value = body["token"], !value.isNull else { throw BeamsError.schema("token", "token is required") }
-        guard let text = value.stringValue, text.utf8.count <= 400, let token = try? DeviceToken.apns(text) else {
-            throw BeamsError(400, "Bad request", "`token` must be the Live Activity token as 16-400 hexadecimal digits")
-        }
-        return token
-    }
-
-    /// `expiresAt` as RFC 3339 or epoch seconds, in the future; at most (and by default) 12 hours ahead, the
-    /// longest an activity lives (8 h active + 4 h on the Lock Screen).
-    static func expiresAt(_ value: JSONValue?, now: Date) throws(BeamsError) -> Date {
-        let cap = now.addingTimeInterval(LiveActivityToken.maxUpdateTokenLifetime)
-        guard let value, !value.isNull else { return cap }
-        let date: Date
-        if let text = value.stringValue {
-            guard text.utf8.count <= RFC3339.maxLength, let parsed = RFC3339.parse(text) else {
-                throw BeamsError.schema("expiresAt", "Must be an RFC 3339 date-time or epoch seconds")
-            }
-            date = parsed
-        } else if let seconds = value.intValue, (0...253_402_300_799).contains(seconds) {
-            date = Date(timeIntervalSince1970: TimeInterval(seconds))
-        } else {
-            throw BeamsError.schema("expiresAt", "Must be an RFC 3339 date-time or epoch seconds")
-        }
-        guard date > now else { throw BeamsError.schema("expiresAt", "Must be in the future") }
-        return min(date, cap)
     }
 
     private func check(_ result: LiveActivityPutResult, bound: String, setting: String) throws(BeamsError) {

@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
@@ -83,7 +84,7 @@ struct PublishAPI: Sendable {
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
                                                    limits: app.deliveryLimits(instance))
-        let liveActivity = try Self.liveActivity(parsed, delivery: delivery, now: now)
+        let liveActivity = try parsed.liveActivity(delivery: delivery, now: now)
         if liveActivity != nil, instance.apns?.supportsTokenOnlyPushTypes == false {
             // APNs takes `liveactivity` pushes on token-authenticated connections only (docs/APNS.md §4).
             throw BeamsError.schema("x_live_activity", "Live Activity pushes need token authentication (a .p8 key); this "
@@ -147,21 +148,6 @@ struct PublishAPI: Sendable {
         guard bridge != nil, !liveActivity, let forwarded = BeamsBridgeBody.forBeams(body) else { return nil }
         return BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
                             key: publishID, body: Data(forwarded))
-    }
-
-    /// The `x_live_activity` extension (docs/API.md "Publishing to Live Activities"), checked and stamped with the
-    /// intake time; nil for an ordinary publish. A Live Activity publish carries only `apns` and no local-time
-    /// delivery (an activity's content is current now, not at 9:00 in each zone).
-    static func liveActivity(_ parsed: PublishRequest, delivery: DeliveryOptions?, now: Date) throws(BeamsError) -> LiveActivityPayload? {
-        guard let member = parsed.liveActivityMember else { return nil }
-        if let other = parsed.platforms.first(where: { $0 != "apns" }) {
-            throw .schema(other, "A Live Activity publish carries only apns")
-        }
-        if delivery?.localTime != nil {
-            throw .schema(DeliveryOptions.member, "deliverAtLocalTime does not apply to Live Activity publishes")
-        }
-        let seconds = Int(now.timeIntervalSince1970.rounded(.down))
-        return try LiveActivityPayload.parse(member: member, apns: parsed.apns, timestamp: seconds)
     }
 
     /// `DELETE …/publishes/{publishId}` (beyond Beams): cancels a scheduled or running publish. A running one has

@@ -1,4 +1,5 @@
 import APNsClient
+import BeamsModel
 import Clocks
 import FCMClient
 import Foundation
@@ -6,6 +7,7 @@ import HTTPClient
 import HTTPServer
 import JSON
 import Logging
+import Observability
 import PushStore
 import WebPush
 

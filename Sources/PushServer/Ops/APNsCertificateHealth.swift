@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Logging
+import Observability
 import TLSIdentity
 
 /// The expiry of instances' APNs client certificates, as `/ready`, `/metrics` and the log show it. APNs refuses an

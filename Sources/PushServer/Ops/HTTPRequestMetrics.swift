@@ -1,4 +1,5 @@
 import HTTPServer
+import Observability
 
 /// Feeds `push_http_requests_total` (by route, method, status) and `push_http_request_duration_seconds` (by
 /// route) from the HTTP servers' batches of completed requests (`HTTPServer`'s `onRequestsCompleted`).

@@ -2,6 +2,7 @@ import APNsClient
 import Foundation
 import HTTPServer
 import JSON
+import Observability
 import PushStore
 
 /// `/health` (alive), `/ready` (able to do its job) and `/metrics` (Prometheus text format).

@@ -1,6 +1,7 @@
 import Foundation
 import Lifecycle
 import Logging
+import Observability
 import PushStore
 
 /// Keeps `push_quota_usage` current: every `interval` it reads each instance's usage of its store-counted quotas

@@ -1,4 +1,5 @@
 import APNsClient
+import Observability
 import PushStore
 
 /// The senders' gauges in `/metrics`, one series per platform (`apns`, `fcm`, `web`: FCM and Web Push summed over

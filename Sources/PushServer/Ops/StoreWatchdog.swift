@@ -1,4 +1,5 @@
 import Lifecycle
+import Observability
 import PushStore
 
 /// `StoreHealth`'s probe loop as a service: idle while the store writes; during an outage it probes the store

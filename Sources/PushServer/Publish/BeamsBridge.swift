@@ -4,6 +4,7 @@ import HTTPClient
 import Lifecycle
 import Locking
 import Logging
+import Observability
 import PushStore
 
 /// The Beams bridge (docs/MIGRATING.md "The bridge"): sends what `BeamsForwardQueue` holds to Pusher Beams (a

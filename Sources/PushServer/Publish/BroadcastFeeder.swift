@@ -1,6 +1,8 @@
 import APNsClient
+import BeamsModel
 import Foundation
 import Logging
+import Observability
 import PushStore
 
 /// Sends a broadcast publish (`PublishPlan.broadcast`): one APNs broadcast per channel, in order, each retried by

@@ -1,5 +1,6 @@
 import Clocks
 import Locking
+import Observability
 import PushStore
 
 /// The instances' provider budgets (`quotas.notificationsPerMinute`, FCM's 600,000 messages a minute per project

@@ -1,5 +1,6 @@
 import FCMClient
 import Foundation
+import Observability
 import PushStore
 
 extension DeliveryOutcome {

@@ -1,4 +1,5 @@
 import Foundation
+import Observability
 import PushStore
 
 /// Sends one target on one platform and records its final result in the run, exactly once per `send` (or marks

@@ -1,5 +1,6 @@
 import APNsClient
 import Logging
+import Observability
 import PushStore
 
 /// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.

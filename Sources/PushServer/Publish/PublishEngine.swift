@@ -2,6 +2,7 @@ import APNsClient
 import Foundation
 import Lifecycle
 import Logging
+import Observability
 import PushStore
 import Tracing
 

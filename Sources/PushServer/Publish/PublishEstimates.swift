@@ -1,4 +1,5 @@
 import Locking
+import Observability
 
 /// The completion estimates of the runs on this node, for `/metrics`: per instance, the longest time left of its
 /// running publishes (`push_publish_estimate_remaining_seconds{beams_instance}`; 0 when none has an estimate). One series

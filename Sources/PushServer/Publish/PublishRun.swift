@@ -1,4 +1,5 @@
 import APNsClient
+import BeamsModel
 import Clocks
 import Foundation
 import HTTPClient

@@ -1,4 +1,5 @@
 import Locking
+import Observability
 
 /// The node's publish slots (`PublishSlotScheduler`) with the runs they belong to: a grant marks the run as
 /// holding its slot and wakes whatever of it waits for one (`PublishRun.waitForSlot`).

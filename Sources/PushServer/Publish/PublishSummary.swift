@@ -1,3 +1,4 @@
+import BeamsModel
 import PushStore
 
 /// The finished publish's `summary`: one note per platform the instance has no credentials for, and only when

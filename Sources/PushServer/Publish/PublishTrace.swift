@@ -1,4 +1,5 @@
 import Locking
+import Observability
 import PushStore
 import Tracing
 

@@ -1,3 +1,4 @@
+import BeamsModel
 import Clocks
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import BeamsModel
 import Clocks
 import Foundation
 import HTTPClient
@@ -6,6 +7,7 @@ import JWTSigner
 import Lifecycle
 import Locking
 import Logging
+import Observability
 import PushStore
 import Tracing
 
@@ -134,10 +136,10 @@ final class WebhookOutbox: Service {
     /// receiver de-duplicates by it. Nothing is queued without an `invalidationsUrl`.
     func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
         guard let hook = instance.webhook, let url = hook.invalidationsURL else { return }
-        let eventID = InvalidationFeedAPI.eventID(event)
-        let type = InvalidationFeedAPI.eventType(event)
+        let eventID = DeviceInvalidationEvent.eventID(event)
+        let type = DeviceInvalidationEvent.eventType(event)
         let body = JSONValue.object([
-            "payload": InvalidationFeedAPI.render(event),
+            "payload": DeviceInvalidationEvent.render(event),
             "metadata": .object([
                 "created_at": .string(now.iso8601), "event_type": .string(type),
                 "event_id": .string(eventID), "product": .string("beams"),

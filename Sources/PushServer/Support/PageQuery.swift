@@ -1,3 +1,4 @@
+import BeamsModel
 import HTTPServer
 
 /// The paging of a listing read oldest first by a sequence number (the audit log, the invalidation feed):

@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import HTTPClient
 import JSON
@@ -111,7 +112,7 @@ struct DeviceLineParser {
         let bundleID = try text(object["bundleId"], "bundleId", maxBytes: 255, masked)
         let metadata: String
         do {
-            metadata = try DeviceAPI.metadataText(object["metadata"])
+            metadata = try DeviceMetadata.text(object["metadata"])
         } catch {
             throw refuse(error.detail)
         }

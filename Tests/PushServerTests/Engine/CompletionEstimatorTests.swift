@@ -1,3 +1,4 @@
+import BeamsModel
 @testable import PushServer
 import Foundation
 import PushStore

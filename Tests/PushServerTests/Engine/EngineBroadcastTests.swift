@@ -1,4 +1,5 @@
 import APNsClient
+import BeamsModel
 import Foundation
 import Logging
 @testable import PushServer

@@ -1,6 +1,8 @@
+import BeamsModel
 import JSON
 import JWTSigner
 import APNsClient
+import Observability
 import WebPush
 import Foundation
 import InMemoryStore

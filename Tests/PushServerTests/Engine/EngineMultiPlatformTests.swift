@@ -1,3 +1,4 @@
+import BeamsModel
 import FCMClient
 import Foundation
 @testable import PushServer

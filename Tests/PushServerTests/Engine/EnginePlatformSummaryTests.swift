@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 @testable import PushServer
 import PushStore

@@ -1,4 +1,5 @@
 import APNsClient
+import BeamsModel
 import Foundation
 @testable import PushServer
 import PushStore

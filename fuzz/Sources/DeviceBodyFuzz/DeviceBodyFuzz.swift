@@ -1,12 +1,13 @@
+import BeamsModel
 import Foundation
 import FuzzSupport
 import JSON
 import PushStore
-@testable import PushServer
 
 /// One libFuzzer input: the first byte picks the route, the rest is what any client may send without a secret: the
 /// body of a device, Live Activity or reporting request, or the `Authorization` header of `PUT …/user`. Runs each
-/// handler's checks up to the store call, as `DeviceAPI`, `LiveActivityAPI` and `ReportingAPI` do.
+/// handler's checks up to the store call, as `DeviceAPI`, `LiveActivityAPI` and `ReportingAPI` do, through the
+/// `BeamsModel` types they call.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDeviceBody(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let input = FuzzInput(data, size, controlBytes: 1) else { return 0 }
@@ -33,9 +34,9 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         if route == 2 { _ = try? DeviceToken.unifiedPush(body, ports: [443]) }
         guard let raw = body["token"]?.stringValue, !raw.isEmpty else { return }
         // HMS tokens take the same bodies as FCM's (route 1), with the HMS token rule.
-        if route == 1 { _ = try? DeviceAPI.normalizedToken(raw, platform: .hms) }
-        _ = try DeviceAPI.normalizedToken(raw, platform: platform)
-        _ = try DeviceAPI.metadataText(body["metadata"])
+        if route == 1 { _ = try? DeviceToken.normalized(raw, platform: .hms) }
+        _ = try DeviceToken.normalized(raw, platform: platform)
+        _ = try DeviceMetadata.text(body["metadata"])
         if let name = body["environment"]?.stringValue { _ = PushEnvironment(rawValue: name.lowercased()) }
     case 3:
         // Time zone and interests.
@@ -48,17 +49,17 @@ func check(route: UInt8, _ body: [String: JSONValue]) throws {
         guard let seconds = ReportingPolicy.timestamp(body["timestampSecs"]) else { return }
         let publish = ReportedPublish(kind: .users, createdAt: fuzzIntakeTime.addingTimeInterval(-3600),
                                       startedAt: fuzzIntakeTime.addingTimeInterval(-3500), finishedAt: nil,
-                                      targetsDeviceUser: true)
+                                      targetsDevice: true)
         _ = ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: fuzzIntakeTime.addingTimeInterval(-86400),
                                   deviceUserID: "user-1", publish: publish, now: fuzzIntakeTime)
     case 4:
         // A Live Activity's update token.
-        _ = try LiveActivityAPI.token(body)
+        _ = try LiveActivityTokenBody.token(body)
         if let type = body["attributesType"]?.stringValue { _ = LiveActivityToken.isValidAttributesType(type) }
         if let reference = body["reference"]?.stringValue {
             _ = LiveActivityToken.isValidPrintable(reference, maxBytes: LiveActivityToken.maxReferenceBytes)
         }
-        _ = try LiveActivityAPI.expiresAt(body["expiresAt"], now: fuzzIntakeTime)
+        _ = try LiveActivityTokenBody.expiresAt(body["expiresAt"], now: fuzzIntakeTime)
     default:
         break
     }

@@ -1,8 +1,8 @@
+import BeamsModel
 import Foundation
 import FuzzSupport
 import JSON
 import PushStore
-@testable import PushServer
 
 /// One libFuzzer input: the first byte picks the route (interests, users or broadcast channels) and whether the text
 /// up to the first newline is the `X-Push-Delivery` header; the rest is the body. Runs what `PublishAPI.publish` and
@@ -44,7 +44,7 @@ func publishPlan(_ body: [UInt8], kind: PublishKind, header: String?) throws -> 
                                         maxThrottlePerMinute: 100_000)
     let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember, header: header, now: fuzzIntakeTime,
                                                limits: limits)
-    let liveActivity = try PublishAPI.liveActivity(parsed, delivery: delivery, now: fuzzIntakeTime)
+    let liveActivity = try parsed.liveActivity(delivery: delivery, now: fuzzIntakeTime)
     var plan = try PublishPlan(request: parsed, body: body, instanceID: "fuzz-instance", publishID: "pubid-fuzz",
                                delivery: delivery)
     if let liveActivity { plan.useLiveActivity(liveActivity) }

@@ -1,3 +1,4 @@
+import BeamsModel
 import JSON
 
 /// OneSignal's subscriptions (players) CSV export rows as device lines. Pure. The mapping and what is dropped:

@@ -1,3 +1,4 @@
+import BeamsModel
 import Foundation
 import JSON
 
