@@ -65,11 +65,15 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["Logging"]),
+        // The one SQL layer, no C: bound values, a row decoder, an SQL literal whose interpolations become
+        // parameters, and the dialect (placeholders, casts, least/greatest, row locks) that SQLite and PostgreSQL
+        // spell differently. Each backend adapts its connection to `SQLConnection`.
+        .target(name: "SQL"),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
-        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "CLibPQ", "JSON", "Logging", "Locking"]),
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "CLibPQ", "JSON", "Logging", "Locking"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
@@ -77,7 +81,7 @@ let package = Package(
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
         // The store move (`push-server copy-store`): every table between SQLite and PostgreSQL, one snapshot in, one
         // transaction out, checked by per-table counts and SHA-256 checksums. The one module that knows both schemas.
-        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "COpenSSL", "JSON", "Clocks"]),
+        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "COpenSSL", "JSON", "Clocks"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
@@ -104,6 +108,7 @@ let package = Package(
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "SQLTests", dependencies: ["SQL"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
@@ -121,7 +126,7 @@ let package = Package(
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "StoreCopyTests", dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks", "TLSIdentity", "Tracing"]),

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 
 extension SQLitePushStore {
     public func purge(before: Date, limit: Int) async throws -> PurgeResult {
