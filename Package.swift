@@ -69,11 +69,14 @@ let package = Package(
         // parameters, and the dialect (placeholders, casts, least/greatest, row locks) that SQLite and PostgreSQL
         // spell differently. Each backend adapts its connection to `SQLConnection`.
         .target(name: "SQL"),
+        // The store roles whose statements are the same on SQLite and PostgreSQL (the audit log), written
+        // once over `SQL`; a backend runs them in its own transactions. What differs stays in each backend.
+        .target(name: "StoreSQL", dependencies: ["SQL", "PushStore"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
-        .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "CLibPQ", "JSON", "Logging", "Locking"]),
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
