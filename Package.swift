@@ -69,9 +69,9 @@ let package = Package(
         // parameters, and the dialect (placeholders, casts, least/greatest, row locks) that SQLite and PostgreSQL
         // spell differently. Each backend adapts its connection to `SQLConnection`.
         .target(name: "SQL"),
-        // The store roles whose statements are the same on SQLite and PostgreSQL (API keys, the audit log), written
+        // The store roles whose statements are the same on SQLite and PostgreSQL (API keys, the audit log, the webhook outbox), written
         // once over `SQL`; a backend runs them in its own transactions. What differs stays in each backend.
-        .target(name: "StoreSQL", dependencies: ["SQL", "PushStore"]),
+        .target(name: "StoreSQL", dependencies: ["SQL", "PushStore", "JSON"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
         .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
