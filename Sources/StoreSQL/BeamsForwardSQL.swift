@@ -38,37 +38,26 @@ package enum BeamsForwardSQL {
     package static func mark(
         _ id: Int64, outcome: BeamsForwardOutcome, now: Date, on connection: some SQLConnection
     ) throws {
-        let changed: Int
+        let assignments: SQLQuery
         switch outcome {
         case .delivered(let upstreamID):
-            changed = try connection.perform("""
-                UPDATE beams_forwards SET state = 'delivered', attempts = attempts + 1, finished_at = \(now),
-                    upstream_id = \(upstreamID), last_error = NULL
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = """
+                state = 'delivered', attempts = attempts + 1, finished_at = \(now), upstream_id = \(upstreamID), \
+                last_error = NULL
+                """
         case .retry(let at, let error):
-            changed = try connection.perform("""
-                UPDATE beams_forwards SET attempts = attempts + 1, next_attempt_at = \(at), last_error = \(error)
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = "attempts = attempts + 1, next_attempt_at = \(at), last_error = \(error)"
         case .failed(let error):
-            changed = try connection.perform("""
-                UPDATE beams_forwards SET state = 'failed', attempts = attempts + 1, finished_at = \(now), \
-                last_error = \(error)
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = "state = 'failed', attempts = attempts + 1, finished_at = \(now), last_error = \(error)"
         case .deferred(let until):
-            changed = try connection.perform(
-                "UPDATE beams_forwards SET next_attempt_at = \(until) WHERE id = \(id) AND state = 'pending'")
+            assignments = "next_attempt_at = \(until)"
         }
-        if changed == 0 { throw PushStoreError.notFound }
+        try OutboxSQL.mark("beams_forwards", id, set: assignments, on: connection)
     }
 
     /// When the next pending forward is due, nil when none is pending.
     package static func nextDue(on connection: some SQLConnection) throws -> Date? {
-        try connection.fetchOne("SELECT min(next_attempt_at) AS due FROM beams_forwards WHERE state = 'pending'") { row in
-            try row.optionalDate("due")
-        } ?? nil
+        try OutboxSQL.nextDue("beams_forwards", on: connection)
     }
 
     /// The forward of a publish (either kind of publish), or nil.

@@ -31,39 +31,25 @@ package enum WebhookSQL {
             attempts: try row.decode("attempts"), createdAt: try row.date("created_at"))
     }
 
-    /// When the next pending webhook is due (nil when none is pending); the partial index `webhooks_due` answers the
-    /// minimum without a scan.
+    /// When the next pending webhook is due (nil when none is pending).
     package static func nextDue(on connection: some SQLConnection) throws -> Date? {
-        try connection.fetchOne("SELECT min(next_attempt_at) AS due FROM webhooks WHERE state = 'pending'") { row in
-            try row.optionalDate("due")
-        } ?? nil
+        try OutboxSQL.nextDue("webhooks", on: connection)
     }
 
     /// Records the outcome of an attempt on a pending webhook.
     /// - Throws: `PushStoreError.notFound` when it is not pending (finished already, or gone).
     package static func mark(_ id: Int64, outcome: WebhookOutcome, now: Date, on connection: some SQLConnection) throws {
-        let changed: Int
+        let assignments: SQLQuery
         switch outcome {
         case .delivered:
-            changed = try connection.perform("""
-                UPDATE webhooks SET state = 'delivered', attempts = attempts + 1, finished_at = \(now), last_error = NULL
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = "state = 'delivered', attempts = attempts + 1, finished_at = \(now), last_error = NULL"
         case .retry(let at, let error):
-            changed = try connection.perform("""
-                UPDATE webhooks SET attempts = attempts + 1, next_attempt_at = \(at), last_error = \(error)
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = "attempts = attempts + 1, next_attempt_at = \(at), last_error = \(error)"
         case .gaveUp(let error):
-            changed = try connection.perform("""
-                UPDATE webhooks SET state = 'gave_up', attempts = attempts + 1, finished_at = \(now), \
-                last_error = \(error)
-                WHERE id = \(id) AND state = 'pending'
-                """)
+            assignments = "state = 'gave_up', attempts = attempts + 1, finished_at = \(now), last_error = \(error)"
         case .deferred(let until):
-            changed = try connection.perform(
-                "UPDATE webhooks SET next_attempt_at = \(until) WHERE id = \(id) AND state = 'pending'")
+            assignments = "next_attempt_at = \(until)"
         }
-        if changed == 0 { throw PushStoreError.notFound }
+        try OutboxSQL.mark("webhooks", id, set: assignments, on: connection)
     }
 }
