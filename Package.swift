@@ -4,7 +4,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
+//   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore (+ SQL → StoreSQL) → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   PushServer (Beams APIs, publish engine) → push-server (executable). PushStore is the backend-neutral contract
 //   (roles, models, errors); a backend imports it, and only the executable's wiring (`Application`) names a backend.
 import PackageDescription
