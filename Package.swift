@@ -70,7 +70,8 @@ let package = Package(
         // spell differently. Each backend adapts its connection to `SQLConnection`.
         .target(name: "SQL"),
         // The store roles whose statements are the same on SQLite and PostgreSQL (keys, audit log, outboxes, quotas,
-        // invalidations, provider tokens, retention), written once over `SQL`; a backend runs them in its own transactions.
+        // invalidations, provider tokens, retention), written once over `SQL`; a backend runs them in its own
+        // transactions.
         .target(name: "StoreSQL", dependencies: ["SQL", "PushStore", "JSON"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
         .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
