@@ -4,7 +4,7 @@
 //
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
-//   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
+//   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore (+ SQL → StoreSQL) → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders)} →
 //   PushServer (Beams APIs, publish engine, config, console, CLI) → push-server (executable). PushStore is the
 //   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
@@ -69,11 +69,19 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
                                                   "Clocks"]),
         .target(name: "PushStore", dependencies: ["Logging"]),
+        // The one SQL layer, no C: bound values, a row decoder, an SQL literal whose interpolations become
+        // parameters, and the dialect (placeholders, casts, least/greatest, row locks) that SQLite and PostgreSQL
+        // spell differently. Each backend adapts its connection to `SQLConnection`.
+        .target(name: "SQL"),
+        // The store roles whose statements are the same on SQLite and PostgreSQL (keys, audit log, outboxes, quotas,
+        // invalidations, provider tokens, retention), written once over `SQL`; a backend runs them in its own
+        // transactions.
+        .target(name: "StoreSQL", dependencies: ["SQL", "PushStore", "JSON"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
-        .target(name: "SQLiteStore", dependencies: ["PushStore", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "CLibPQ", "JSON", "Logging", "Locking"]),
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
@@ -81,7 +89,7 @@ let package = Package(
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
         // The store move (`push-server copy-store`): every table between SQLite and PostgreSQL, one snapshot in, one
         // transaction out, checked by per-table counts and SHA-256 checksums. The one module that knows both schemas.
-        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "COpenSSL", "JSON", "Clocks"]),
+        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "COpenSSL", "JSON", "Clocks"]),
 
         // MARK: Beams without a server: the publish request parsers and validators (sections, delivery options,
         // interests, tokens, dates, time zones), `BeamsError` without its HTTP mapping, user tokens and the publish
@@ -117,6 +125,7 @@ let package = Package(
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
+        .testTarget(name: "SQLTests", dependencies: ["SQL"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
@@ -134,7 +143,7 @@ let package = Package(
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(name: "StoreCopyTests", dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
         .testTarget(name: "BeamsModelTests", dependencies: ["BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
                                                           "JWTSigner", "PushStore", "JSON"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore"]),

@@ -1,36 +1,20 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore {
-    static let invalidationColumns = """
-        id, instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at
-        """
-
-    static func readInvalidations(_ result: PGResult) -> [DeviceInvalidation] {
-        (0..<result.rowCount).map { row in
-            DeviceInvalidation(
-                id: result.int64(row, 0), instanceID: result.text(row, 1), deviceID: result.text(row, 2),
-                platform: result.text(row, 3), maskedToken: result.text(row, 4), userID: result.optionalText(row, 5),
-                reason: result.text(row, 6), status: Int(result.int64(row, 7)),
-                providerTimestamp: result.optionalDate(row, 8), at: result.date(row, 9))
-        }
-    }
-
     public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            Self.readInvalidations(try connection.query(
-                """
-                SELECT \(Self.invalidationColumns) FROM device_invalidations
-                WHERE instance_id = $1 AND id > $2 ORDER BY id LIMIT $3
-                """, [.text(instanceID), .integer(after), .integer(Int64(max(0, limit)))]))
+            try InvalidationSQL.list(instanceID: instanceID, after: after, limit: limit, on: connection)
         }
     }
 
     public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            Self.readInvalidations(try connection.query(
-                "SELECT \(Self.invalidationColumns) FROM device_invalidations WHERE NOT notified ORDER BY id LIMIT $1",
-                [.integer(Int64(max(0, limit)))]))
+            try connection.fetchAll("""
+                SELECT \(raw: InvalidationSQL.columns) FROM device_invalidations WHERE NOT notified ORDER BY id \
+                LIMIT \(max(0, limit))
+                """, InvalidationSQL.invalidation)
         }
     }
 

@@ -1,14 +1,10 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore {
     public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
-        try await read { connection in
-            let result = try connection.query(
-                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = $1 AND key_id = $2",
-                [.text(teamID), .text(keyID)])
-            return result.first { ProviderTokenRecord(jwt: result.text($0, 0), issuedAt: result.int64($0, 1)) }
-        }
+        try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
     }
 
     /// Compare-and-swap in one statement: insert when no row exists, replace only the row that still holds
@@ -32,11 +28,9 @@ extension PostgreSQLPushStore {
             if swapped.rowCount > 0 { return new }
             // Lost: another process or node stored a different token since the caller read `expectedJWT`. A new
             // statement sees that committed token.
-            let stored = try connection.query(
-                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = $1 AND key_id = $2",
-                [.text(teamID), .text(keyID)])
-            guard let winner = stored.first({ ProviderTokenRecord(jwt: stored.text($0, 0), issuedAt: stored.int64($0, 1)) })
-            else { throw PostgreSQLError(sqlstate: nil, message: "provider token row vanished during a swap") }
+            guard let winner = try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) else {
+                throw PostgreSQLError(sqlstate: nil, message: "provider token row vanished during a swap")
+            }
             return winner
         }
     }

@@ -15,26 +15,31 @@ extension PostgreSQLPushStore {
     /// them. The page's bounds are repeated on the devices side of the join (`d.id > $2` and the page's last
     /// candidate): the planner does not carry them across, and without them a merge join reads `devices` from its
     /// start on every page (~190 ms instead of ~1.3 ms in the middle of a 1M interest).
-    static let interestPageSQL = """
-        WITH candidates AS MATERIALIZED (
-            SELECT DISTINCT f.device_id
-            FROM unnest($1::bigint[]) AS i(id)
-            CROSS JOIN LATERAL (
-                SELECT device_id FROM device_interests
-                WHERE interest_id = i.id AND device_id > $2 ORDER BY interest_id, device_id LIMIT $3
-            ) AS f
-            ORDER BY f.device_id LIMIT $3
-        )
-        SELECT c.device_id, d.invalidated_at IS NULL AND d.id IS NOT NULL, \(targetColumns)
-        FROM candidates c LEFT JOIN devices d
-            ON d.id = c.device_id AND d.id > $2 AND d.id <= (SELECT max(device_id) FROM candidates)
-        ORDER BY c.device_id
-        """
+    static let interestPageSQL = pageSQL(boundedByShard: false)
 
     /// `interestPageSQL` bounded above by a shard's end (`$4`) as well, in the followers' index scan.
-    static let shardPageSQL = interestPageSQL.replacingOccurrences(
-        of: "WHERE interest_id = i.id AND device_id > $2 ORDER BY",
-        with: "WHERE interest_id = i.id AND device_id > $2 AND device_id <= $4 ORDER BY")
+    static let shardPageSQL = pageSQL(boundedByShard: true)
+
+    /// The interest page's text, with the shard's upper bound in the followers' scan or without it: the one place
+    /// the statement is written, so the two forms cannot drift apart.
+    private static func pageSQL(boundedByShard: Bool) -> String {
+        let shardBound = boundedByShard ? " AND device_id <= $4" : ""
+        return """
+            WITH candidates AS MATERIALIZED (
+                SELECT DISTINCT f.device_id
+                FROM unnest($1::bigint[]) AS i(id)
+                CROSS JOIN LATERAL (
+                    SELECT device_id FROM device_interests
+                    WHERE interest_id = i.id AND device_id > $2\(shardBound) ORDER BY interest_id, device_id LIMIT $3
+                ) AS f
+                ORDER BY f.device_id LIMIT $3
+            )
+            SELECT c.device_id, d.invalidated_at IS NULL AND d.id IS NOT NULL, \(targetColumns)
+            FROM candidates c LEFT JOIN devices d
+                ON d.id = c.device_id AND d.id > $2 AND d.id <= (SELECT max(device_id) FROM candidates)
+            ORDER BY c.device_id
+            """
+    }
 
     public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         // One row more than the page is read to learn whether another page follows.

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 
 extension SQLitePushStore {
     // MARK: Results and reporting

@@ -1,37 +1,20 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension SQLitePushStore {
-    static let invalidationColumns = """
-        id, instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at
-        """
-
-    static func readInvalidation(_ row: Statement) -> DeviceInvalidation {
-        DeviceInvalidation(
-            id: row.int64(0), instanceID: row.text(1), deviceID: row.text(2), platform: row.text(3),
-            maskedToken: row.text(4), userID: row.optionalText(5), reason: row.text(6), status: Int(row.int64(7)),
-            providerTimestamp: row.optionalDate(8), at: row.date(9))
-    }
-
     public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            var found: [DeviceInvalidation] = []
-            try connection.query(
-                "SELECT \(Self.invalidationColumns) FROM device_invalidations WHERE instance_id = ? AND id > ? ORDER BY id LIMIT ?",
-                [.text(instanceID), .integer(after), .integer(Int64(max(0, limit)))]
-            ) { found.append(Self.readInvalidation($0)) }
-            return found
+            try InvalidationSQL.list(instanceID: instanceID, after: after, limit: limit, on: connection)
         }
     }
 
     public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            var found: [DeviceInvalidation] = []
-            try connection.query(
-                "SELECT \(Self.invalidationColumns) FROM device_invalidations WHERE notified = 0 ORDER BY id LIMIT ?",
-                [.integer(Int64(max(0, limit)))]
-            ) { found.append(Self.readInvalidation($0)) }
-            return found
+            try connection.fetchAll("""
+                SELECT \(raw: InvalidationSQL.columns) FROM device_invalidations WHERE notified = 0 ORDER BY id \
+                LIMIT \(max(0, limit))
+                """, InvalidationSQL.invalidation)
         }
     }
 

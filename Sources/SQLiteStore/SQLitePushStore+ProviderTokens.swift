@@ -1,14 +1,10 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension SQLitePushStore {
     public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
-        try await read { connection in
-            try connection.first(
-                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = ? AND key_id = ?",
-                [.text(teamID), .text(keyID)]
-            ) { ProviderTokenRecord(jwt: $0.text(0), issuedAt: $0.int64(1)) }
-        }
+        try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
     }
 
     public func swapProviderToken(
@@ -18,10 +14,7 @@ extension SQLitePushStore {
         // Read and write in the writer's transaction: the one writer serialises every swap of this file, so the
         // comparison and the update cannot interleave with another process's (SQLite's write lock) or thread's.
         return try await write { connection in
-            let stored = try connection.first(
-                "SELECT jwt, issued_at FROM apns_provider_tokens WHERE team_id = ? AND key_id = ?",
-                [.text(teamID), .text(keyID)]
-            ) { ProviderTokenRecord(jwt: $0.text(0), issuedAt: $0.int64(1)) }
+            let stored = try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection)
             // Lost: another process or node stored a different token since the caller read `expectedJWT`.
             if let stored, stored.jwt != expectedJWT { return stored }
             try connection.run(

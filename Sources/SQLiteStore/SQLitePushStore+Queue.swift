@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import PushStore
+import SQL
 
 extension SQLitePushStore {
     static func encodeTargets(_ targets: [String]) throws -> String {

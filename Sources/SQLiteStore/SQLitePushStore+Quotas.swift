@@ -1,18 +1,10 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension SQLitePushStore: QuotaUsageReading {
-    /// Two key lookups: the trigger-kept device count and the day's publish count (a missing row counts 0).
+    /// `QuotaSQL.usage` in one read transaction.
     public func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
-        try await read { connection in
-            let devices = try connection.first(
-                "SELECT devices FROM instance_device_counts WHERE instance_id = ?", [.text(instanceID)]
-            ) { $0.int64(0) } ?? 0
-            let publishes = try connection.first(
-                "SELECT publishes FROM publish_day_counts WHERE instance_id = ? AND day = ?",
-                [.text(instanceID), .integer(day.number)]
-            ) { $0.int64(0) } ?? 0
-            return QuotaUsage(devices: devices, publishes: publishes)
-        }
+        try await read { connection in try QuotaSQL.usage(instanceID: instanceID, day: day, on: connection) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import SQL
 import SQLiteStore
 
 /// A SQLite database file as one end of a store move, through its own connection (not the store's threads).

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 import XCTest
 
 @testable import SQLiteStore

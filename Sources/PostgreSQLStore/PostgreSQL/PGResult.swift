@@ -6,7 +6,7 @@ import PushStore
 ///
 /// Not `Sendable`: rows are mapped to Swift values on the connection's thread and only those values leave it.
 package final class PGResult {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
 

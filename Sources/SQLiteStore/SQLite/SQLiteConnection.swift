@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import PushStore
+import SQL
 
 /// One SQLite connection; the only owner of its `sqlite3*` and of its cached prepared statements.
 ///

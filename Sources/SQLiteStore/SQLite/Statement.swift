@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import PushStore
+import SQL
 
 /// One prepared statement; the only owner of its `sqlite3_stmt*`.
 ///
@@ -67,6 +68,9 @@ public final class Statement {
             try check(sqlite3_bind_null(stmt, index))
         case .integer(let v):
             try check(sqlite3_bind_int64(stmt, index, v))
+        case .bool(let v):
+            // SQLite has no boolean: 0 or 1, as the schema's CHECKs expect.
+            try check(sqlite3_bind_int64(stmt, index, v ? 1 : 0))
         case .real(let v):
             try check(sqlite3_bind_double(stmt, index, v))
         case .text(let v):
@@ -142,6 +146,25 @@ public final class Statement {
 
     /// Column `index` as milliseconds since 1970 converted to a `Date`.
     public func date(_ index: Int32) -> Date { Date(millisecondsSince1970: int64(index)) }
+
+    /// How many columns a row of this statement has.
+    public var columnCount: Int { Int(sqlite3_column_count(stmt)) }
+
+    /// The name of column `index` as the SELECT list gave it.
+    public func columnName(_ index: Int32) -> String {
+        sqlite3_column_name(stmt, index).map { String(cString: $0) } ?? ""
+    }
+
+    /// Column `index` of the current row by its storage class (SQLite has no boolean: 0/1 read as integers).
+    public func value(_ index: Int32) -> SQLValue {
+        switch sqlite3_column_type(stmt, index) {
+        case SQLITE_INTEGER: return .integer(int64(index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(stmt, index))
+        case SQLITE_TEXT: return .text(text(index))
+        case SQLITE_BLOB: return .blob(blob(index))
+        default: return .null
+        }
+    }
 }
 
 @available(*, unavailable, message: "A statement belongs to its connection's thread")

@@ -1,0 +1,97 @@
+/// What differs between the two SQL backends in the statements the stores share: how a parameter is written, how a
+/// value is cast, the names of `least`/`greatest`, and the row-lock clauses only PostgreSQL has. Everything else
+/// that the stores use (`ON CONFLICT … DO NOTHING / DO UPDATE SET … = excluded.…`, `RETURNING`, `coalesce`) is
+/// spelt the same on SQLite 3.35+ and PostgreSQL, and `upsert`/`returning` render it once for both.
+public enum SQLDialect: String, Sendable, CaseIterable {
+    /// Parameters `?` bound in order; integers, reals, text and blobs as themselves, booleans as 0/1.
+    case sqlite
+    /// Parameters `$1`, `$2`, … sent in text form, so each typed parameter carries a cast that fixes its type when
+    /// the statement is prepared (`$1::bigint`); text is left to PostgreSQL's inference, as it fits any text column.
+    case postgresql
+
+    /// The placeholder of the 1-based parameter `index` declared as `type` (nil: an untyped NULL).
+    public func placeholder(_ index: Int, type: SQLType?) -> String {
+        switch self {
+        case .sqlite:
+            return "?"
+        case .postgresql:
+            guard let type, type != .text else { return "$\(index)" }
+            return "$\(index)::\(postgresqlTypeName(type))"
+        }
+    }
+
+    /// `expression` converted to `type`: `CAST(… AS INTEGER)` on SQLite, `(…)::bigint` on PostgreSQL.
+    public func cast(_ expression: String, to type: SQLType) -> String {
+        switch self {
+        case .sqlite: return "CAST(\(expression) AS \(sqliteTypeName(type)))"
+        case .postgresql: return "(\(expression))::\(postgresqlTypeName(type))"
+        }
+    }
+
+    /// The clause that locks the rows a SELECT reads until the transaction ends. Empty on SQLite, where the one
+    /// writer already holds the database for the whole transaction.
+    public func clause(_ lock: SQLLock) -> String {
+        switch self {
+        case .sqlite: return ""
+        case .postgresql: return lock.rawValue
+        }
+    }
+
+    /// The name of a scalar function whose name differs (`min`/`least`, `max`/`greatest` with two or more
+    /// arguments).
+    public func name(_ function: SQLFunction) -> String {
+        switch (self, function) {
+        case (.sqlite, .least): return "min"
+        case (.sqlite, .greatest): return "max"
+        case (.postgresql, .least): return "least"
+        case (.postgresql, .greatest): return "greatest"
+        }
+    }
+
+    /// `ON CONFLICT (conflict…) DO NOTHING`, or `DO UPDATE SET c = excluded.c` for each of `update`.
+    public func upsert(conflict: [String], update: [String] = []) -> String {
+        let target = "ON CONFLICT (\(conflict.joined(separator: ", ")))"
+        guard !update.isEmpty else { return target + " DO NOTHING" }
+        return target + " DO UPDATE SET " + update.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    }
+
+    /// `RETURNING columns…` (SQLite has it since 3.35).
+    public func returning(_ columns: [String]) -> String {
+        "RETURNING " + columns.joined(separator: ", ")
+    }
+
+    private func postgresqlTypeName(_ type: SQLType) -> String {
+        switch type {
+        case .integer: return "bigint"
+        case .real: return "double precision"
+        case .text: return "text"
+        case .blob: return "bytea"
+        case .bool: return "boolean"
+        }
+    }
+
+    private func sqliteTypeName(_ type: SQLType) -> String {
+        switch type {
+        case .integer, .bool: return "INTEGER"
+        case .real: return "REAL"
+        case .text: return "TEXT"
+        case .blob: return "BLOB"
+        }
+    }
+}
+
+/// A row lock taken by a SELECT inside a write transaction (PostgreSQL only; see `SQLDialect.clause(_:)`).
+public enum SQLLock: String, Sendable, CaseIterable {
+    /// Concurrent writers of the same rows wait for this transaction.
+    case forUpdate = "FOR UPDATE"
+    /// Rows another transaction holds are passed over: the claim of queued work by several nodes.
+    case forUpdateSkipLocked = "FOR UPDATE SKIP LOCKED"
+}
+
+/// A scalar function spelt differently by the two dialects.
+public enum SQLFunction: Sendable, CaseIterable {
+    /// The smallest argument.
+    case least
+    /// The largest argument.
+    case greatest
+}
