@@ -41,7 +41,9 @@ public final class Application: Sendable {
     /// after the restart), webhook delivery, the Beams bridge (when configured), the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
-    private let logger: Logger
+    let logger: Logger
+    /// Config reloads so far (`reloadConfig`).
+    let reloads = Locked(0)
 
     /// Opens the store and loads keys; binds nothing yet.
     /// - Parameters:
