@@ -89,19 +89,19 @@ extension ServerConfig {
         let bridge = reader.object(object["beamsBridge"], "\(p).beamsBridge").flatMap {
             readBeamsBridge($0, "\(p).beamsBridge", localID: id, &reader, environment: environment)
         }
+        // Read even when the id or secret is wrong, so every problem of the object is reported at once.
+        let weight = reader.int(object, "publishWeight", p, in: 1...100)
+        let quotas = reader.object(object["quotas"], "\(p).quotas").map { readQuotas($0, "\(p).quotas", &reader) }
+        let scopes = readScopes(object["beamsSecretScopes"], "\(p).beamsSecretScopes", &reader)
         guard let id, let secret else { return nil }
         var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
         instance.delivery = delivery ?? InstanceDeliveryConfig()
         instance.unifiedpush = unifiedpush
         instance.hms = hms
         instance.beamsBridge = bridge
-        if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
-        if let quotas = reader.object(object["quotas"], "\(p).quotas") {
-            instance.quotas = readQuotas(quotas, "\(p).quotas", &reader)
-        }
-        if let scopes = readScopes(object["beamsSecretScopes"], "\(p).beamsSecretScopes", &reader) {
-            instance.beamsSecretScopes = scopes
-        }
+        if let weight { instance.publishWeight = weight }
+        if let quotas { instance.quotas = quotas }
+        if let scopes { instance.beamsSecretScopes = scopes }
         return reader.issues.count(where: { $0.severity == .error }) == errorsBefore ? instance : nil
     }
 

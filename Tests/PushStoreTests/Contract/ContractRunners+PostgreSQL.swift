@@ -403,3 +403,13 @@ final class AuditLogContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }
+
+final class StoredInstancesContractOnPostgreSQL: XCTestCase {
+    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing() async throws {
+        try await runContract(.postgresql, StoredInstancesContract.testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing)
+    }
+
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain() async throws {
+        try await runContract(.postgresql, StoredInstancesContract.testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain)
+    }
+}
