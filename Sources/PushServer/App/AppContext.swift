@@ -66,7 +66,8 @@ public final class AppContext: Sendable {
             store: store, directory: InstanceDirectory(configs: config.instances), seal: seal, senders: nil,
             providerTokens: nil, policy: config.webhooks.policy, environment: ProcessInfo.processInfo.environment,
             validateKey: { APNsKeyCheck.problem($0) }, configInstances: config.instances,
-            fingerprints: config.instanceFingerprints, logger: logger.named("instances"), metrics: metrics,
+            // Unfingerprinted, as the directory's entries: a refresh keeps them (this sync builds no senders).
+            fingerprints: [:], logger: logger.named("instances"), metrics: metrics,
             pollInterval: .seconds(1))
         self.instanceSync = sync
         self.directory = sync.directory

@@ -37,7 +37,8 @@ public final class Application: Sendable {
     let instanceSync: InstanceSync
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
-    /// queue, FINISHED webhooks are queued); then the invalidation notifier (what it has not queued yet is queued
+    /// queue, FINISHED webhooks are queued); then the instance sync (the served set stops following the store), the
+    /// invalidation notifier (what it has not queued yet is queued
     /// after the restart), webhook delivery, the Beams bridge (when configured), the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
