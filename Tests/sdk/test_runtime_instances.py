@@ -235,6 +235,13 @@ def test_the_cli_creates_lists_and_deletes_instances_beside_the_running_server(s
              timeout=5, message="the server never served the instance the CLI created")
     listed = [json.loads(line) for line in cli("list").stdout.splitlines()]
     assert any(i["id"] == body["id"] and i["definition"]["secretKey"] == "********" for i in listed), listed
+    keys = subprocess.run([server.binary, "keys", "create", "--config", str(server.config_path), "--instance",
+                           body["id"], "--label", "cli", "--scopes", "publish"], capture_output=True, text=True, timeout=60)
+    assert keys.returncode == 0 and keys.stdout.startswith("psk_"), keys.stderr
+    scoped = keys.stdout.strip()
+    wait_for(lambda: client.publish_raw("/interests", {"interests": ["k"], "apns": alert("k")},
+                                        secret=scoped).status_code == 200,
+             timeout=5, message="a key the CLI made for a run-time instance never worked")
     bad = cli("update", "--instance", body["id"], "--definition", "-", stdin='{"publishWeight": 500}')
     assert bad.returncode == 1 and "instance.publishWeight: must be between 1 and 100" in bad.stderr, bad.stderr
     readonly = cli("delete", "--instance", INSTANCE_ID)
