@@ -288,3 +288,28 @@ def test_sighup_with_a_good_file_adds_an_instance_and_a_bad_file_keeps_the_old_c
     assert server.proc.poll() is None, "a bad file must not stop the server"
     client.register(random_token())
     Beams(server).register(random_token())
+
+
+def test_a_config_file_instance_wins_over_a_stored_one_with_its_id_which_is_reported_and_served_again_after(environment):
+    mock = environment.mock()
+    server = environment.server(mock, overrides=admin_config(), name="shadow")
+    stored = definition(environment, mock)
+    assert call(server, "POST", f"{SERVER}/instances", json=stored).status_code == 201
+    config = json.loads(server.config_path.read_text())
+    original = json.dumps(config)
+    from_file = dict(stored, secretKey="file-secret-" + uuid.uuid4().hex)
+    config["instances"].append(from_file)
+    server.config_path.write_text(json.dumps(config))
+    server.proc.send_signal(signal.SIGHUP)
+    in_file = Beams(server, stored["id"], from_file["secretKey"])
+    wait_for(lambda: in_file.publish_raw("/interests", {"interests": ["s"], "apns": alert("s")}).status_code == 200,
+             timeout=10, message="the file's instance was never served")
+    assert Beams(server, stored["id"], stored["secretKey"]).publish_raw(
+        "/interests", {"interests": ["s"], "apns": alert("s")}).status_code == 401, "the stored one is not served"
+    assert "has the id of a config-file instance" in server.log_path.read_text()
+    # Removed from the file, the stored definition is served again.
+    server.config_path.write_text(original)
+    server.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: Beams(server, stored["id"], stored["secretKey"]).publish_raw(
+        "/interests", {"interests": ["s"], "apns": alert("s")}).status_code == 200,
+        timeout=10, message="the stored instance was not served again")

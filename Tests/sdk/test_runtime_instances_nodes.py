@@ -50,6 +50,11 @@ def register_status(server, instance_id):
                          timeout=10).status_code
 
 
+def metric(server, name):
+    text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+    return next((float(line.split()[1]) for line in text.splitlines() if line.startswith(name + " ")), None)
+
+
 def seconds_until(predicate):
     start = time.monotonic()
     while not predicate():
@@ -91,6 +96,8 @@ def test_an_instance_created_on_one_node_serves_publishes_on_the_other_and_its_d
                                                                      "apns": alert("x")}).status_code == 404)
     print(f"instance deleted on A refused by B after {gone:.2f} s")
     assert gone < PROPAGATION_LIMIT_S
+    versions = [metric(node, "push_instances_version") for node in (node_a, node_b)]
+    assert versions[0] == versions[1] and versions[0] >= 3, versions
     entries = admin(node_b, "GET", f"{SERVER}/audit").json()["entries"]
     actions = [(e["action"], e["actor"]) for e in entries if e["target"] == instance_id]
     assert actions == [("instance.create", "admin:ops"), ("instance.update", "admin:ops"),
