@@ -191,6 +191,15 @@ def test_a_quota_change_applies_without_a_restart_and_if_match_guards_it(served)
     assert refused.status_code == 400 and "quota of 2 devices" in refused.text, refused.text
     # The secret kept by the merge still authenticates.
     assert client.publish_raw("/interests", {"interests": ["q"], "apns": alert("q")}).status_code == 200
+    # /metrics follows the served set: the run-time instance's quota and usage appear (read every 5 s).
+    label = f'beams_instance="{body["id"]}",quota="devices"'
+
+    def quota_series():
+        text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+        return {line.split("{")[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if label in line}
+
+    wait_for(lambda: quota_series().get("push_quota_limit") == 2 and quota_series().get("push_quota_usage") == 2,
+             timeout=15, message="push_quota_limit/usage never showed the run-time instance's quota")
 
 
 def test_every_change_appears_once_in_the_audit_log_with_its_actor(served):

@@ -266,7 +266,8 @@ public final class Application: Sendable {
         // Only with certificate instances: a service with nothing to watch would return at once.
         let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
         let quotaWatch = (store as? any QuotaUsageReading).map {
-            QuotaWatch(store: $0, instances: config.instances, metrics: metrics, logger: logger.named("quotas"))
+            QuotaWatch(store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
+                       metrics: metrics, logger: logger.named("quotas"))
         }
         let running: [any Service] = [
             http,
