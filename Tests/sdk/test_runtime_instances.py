@@ -322,3 +322,16 @@ def test_a_config_file_instance_wins_over_a_stored_one_with_its_id_which_is_repo
     wait_for(lambda: Beams(server, stored["id"], stored["secretKey"]).publish_raw(
         "/interests", {"interests": ["s"], "apns": alert("s")}).status_code == 200,
         timeout=10, message="the stored instance was not served again")
+
+
+def test_a_changed_beams_secret_applies_at_once_on_the_node_that_changed_it(served):
+    environment, mock, server = served
+    body = definition(environment, mock)
+    assert call(server, "POST", f"{SERVER}/instances", json=body).status_code == 201
+    client = Beams(server, body["id"], body["secretKey"])
+    publish = {"interests": ["s"], "apns": alert("s")}
+    assert client.publish_raw("/interests", publish).status_code == 200
+    new_secret = "changed-secret-" + uuid.uuid4().hex
+    assert call(server, "PATCH", f"{SERVER}/instances/{body['id']}", json={"secretKey": new_secret}).status_code == 200
+    assert client.publish_raw("/interests", publish).status_code == 401, "the old secret is refused at once"
+    assert client.publish_raw("/interests", publish, secret=new_secret).status_code == 200

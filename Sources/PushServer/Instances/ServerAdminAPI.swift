@@ -61,7 +61,7 @@ struct ServerAdminAPI: Sendable {
         let applied = try await Self.map { () async throws(InstanceAdmin.Failure) in
             try await admin.create(body, actor: actor)
         }
-        await follow()
+        await follow(applied.id)
         app.logger.notice("Instance created", ["instance": applied.id, "actor": actor.actor,
                                                "request": request.requestID])
         var object = rendered(applied)
@@ -78,7 +78,7 @@ struct ServerAdminAPI: Sendable {
         let applied = try await Self.map { () async throws(InstanceAdmin.Failure) in
             try await admin.update(id, merge ? .merge(body) : .replace(body), expectedVersion: expected, actor: actor)
         }
-        await follow()
+        await follow(applied.id)
         app.logger.notice("Instance changed", ["instance": applied.id, "actor": actor.actor,
                                                "request": request.requestID])
         return .json(.object(rendered(applied)), headers: ["ETag": "\"\(applied.version)\""])
@@ -122,13 +122,15 @@ struct ServerAdminAPI: Sendable {
 
     /// Installs the change on this node before answering: the next request here already sees it (other nodes
     /// within their poll or NOTIFY).
-    private func follow() async {
+    private func follow(_ id: String? = nil) async {
         do {
             try await app.instanceSync.refresh()
         } catch {
             app.logger.warning("The change is stored but not yet served here; it is picked up at the next poll",
                                ["error": "\(error)"])
         }
+        // A changed Beams secret applies here at once (other nodes re-read an instance's keys within a second).
+        if let id, let instance = app.directory.config(id) { _ = try? await app.keys.reload(instance) }
     }
 
     private func render(_ shown: InstanceAdmin.Shown) -> JSONValue {
