@@ -214,6 +214,8 @@ SDK_POSTGRESQL += Tests/sdk/test_quotas.py
 SDK_POSTGRESQL += Tests/sdk/test_api_keys.py
 # The audit log (migration 15): entries written in the change's transaction, read back paged.
 SDK_POSTGRESQL += Tests/sdk/test_audit_log.py
+# Run-time instances (migration 16): stored definitions, the set's version and NOTIFY, SIGHUP on the shared store.
+SDK_POSTGRESQL += Tests/sdk/test_runtime_instances.py
 test-sdk-postgresql: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) PUSH_TEST_STORE=postgresql $(TIER) "pytest on PostgreSQL" $(PYTEST) $(SDK_POSTGRESQL)
 

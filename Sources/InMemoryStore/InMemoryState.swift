@@ -101,6 +101,9 @@ struct InMemoryState {
     /// The audit log (`AuditLog`) in `seq` order.
     var audit: [AuditEntry] = []
     var lastAuditSeq: Int64 = 0
+    /// Run-time instances by lower-cased id, deleted ones included (tombstones keep the version from going back).
+    var storedInstances: [String: (row: StoredInstance, deleted: Bool)] = [:]
+    var storedInstancesVersion: Int64 = 0
 
     /// The invalidation log in id order, with whether each was handed to the webhook notifier.
     var invalidations: [(record: DeviceInvalidation, notified: Bool)] = []

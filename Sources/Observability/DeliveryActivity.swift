@@ -37,6 +37,16 @@ package final class DeliveryActivity: Sendable {
         self.rings = Locked(rings)
     }
 
+    /// Follows the served set (run-time instances): a new instance gets an empty ring, a removed one loses its own,
+    /// the others keep theirs.
+    package func follow(instanceIDs: [String]) {
+        let wanted = Set(instanceIDs.map { $0.lowercased() })
+        rings.withLock { rings in
+            for id in rings.keys where !wanted.contains(id) { rings[id] = nil }
+            for id in wanted where rings[id] == nil { rings[id] = Array(repeating: Bucket(), count: minutes) }
+        }
+    }
+
     /// Counts one final result (called from APNs result callbacks: constant time, never blocks for long).
     package func record(instanceID: String, accepted: Bool, at now: Date = Date()) {
         let minute = Self.minute(of: now)

@@ -152,6 +152,16 @@ package extension GaugeMetric {
         """, labels: ["beams_instance", "platform"])
     static let storeSQLiteMemoryBytes = GaugeMetric("push_store_sqlite_memory_bytes",
                                                     help: "Memory held by SQLite (page caches, statements, schemas), all connections.")
+    static let configReloadSuccess = GaugeMetric("push_config_reload_success", help: """
+        1 when the last reload of the config file (SIGHUP) was applied, 0 when it was refused (the old config stays); \
+        1 from start-up until the first reload.
+        """)
+    static let configReloadTimestamp = GaugeMetric("push_config_reload_timestamp_seconds", help: """
+        When the config file was last loaded (start-up or SIGHUP, applied or refused), Unix seconds.
+        """)
+    static let storedInstancesVersion = GaugeMetric("push_instances_version", help: """
+        The version of the stored (run-time) instance set this node serves; a node behind the others has not seen a change.
+        """)
 }
 
 package extension HistogramMetric {

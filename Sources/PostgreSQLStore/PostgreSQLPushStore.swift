@@ -266,3 +266,16 @@ extension PostgreSQLPushStore: QueueNotifying {
         return true
     }
 }
+
+extension PostgreSQLPushStore: InstanceChangeNotifying {
+    /// LISTENs on `instancesChannel` over a connection of its own; `onChange` also runs each time the LISTEN is in
+    /// place (at first, and after the connection was down: announcements made meanwhile were missed).
+    public func listenForInstanceChanges(_ onChange: @escaping @Sendable () -> Void) -> Bool {
+        let listener = PGListener(
+            connectionString: connectionString, channel: Self.instancesChannel, logger: logger.named("store"),
+            connected: "connected"
+        ) { _ in onChange() }
+        listeners.withLock { $0.append(listener) }
+        return true
+    }
+}

@@ -12,7 +12,7 @@ enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
                                        beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
-                                       auditLog]
+                                       auditLog, storedInstances]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -437,5 +437,17 @@ enum PostgreSQLSchema {
         END $$;
         CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
             FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+        """
+
+    /// Step 16. Instances created at run time, as SQLite's step 17. Self-contained.
+    static let storedInstances = """
+        CREATE TABLE stored_instances (
+            id text PRIMARY KEY,
+            definition text NOT NULL,
+            version bigint NOT NULL,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL,
+            deleted_at bigint
+        );
         """
 }

@@ -29,7 +29,7 @@ import Foundation
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
 public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
     & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry & InvalidationLog
-    & APIKeyStore & AuditLog
+    & APIKeyStore & AuditLog & InstanceDefinitionStore
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
 public protocol DeviceRegistry: Sendable {

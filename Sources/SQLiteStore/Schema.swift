@@ -6,7 +6,8 @@ enum Schema {
     static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog]
+                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog,
+                                       storedInstances]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -363,5 +364,20 @@ enum Schema {
         CREATE INDEX audit_log_at ON audit_log (at);
         CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
             BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+        """
+
+    /// Step 17. Instances created at run time (`InstanceDefinitionStore`, docs/OPERATIONS.md "Many apps: run-time
+    /// instances"): the definition sealed with the key-encryption key; a deleted one stays as a tombstone
+    /// (`deleted_at`, empty definition) so the set's version, the largest `version`, never goes back.
+    /// Self-contained, so a branch adding another step can take either number.
+    static let storedInstances = """
+        CREATE TABLE stored_instances (
+            id TEXT PRIMARY KEY,
+            definition TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            deleted_at INTEGER
+        );
         """
 }

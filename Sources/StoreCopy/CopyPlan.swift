@@ -9,6 +9,7 @@ public enum CopyPlan {
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
         webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys, auditLog,
+        storedInstances,
     ]
 
     /// Tables deliberately not copied, per backend, with why.
@@ -158,6 +159,15 @@ public enum CopyPlan {
             .init("source", .text), .init("action", .text), .init("target", .text), .init("outcome", .text),
             .init("request_id", .text),
         ], identity: true, carriesSequence: true)
+
+    /// Run-time instances move with the store, tombstones included (the set's version must not go back); their
+    /// sealed definitions open only with the same key-encryption key, which the target's config must name too.
+    static let storedInstances = CopyTable(
+        name: "stored_instances", key: ["id"],
+        columns: [
+            .init("id", .text), .init("definition", .text), .init("version", .integer), .init("created_at", .integer),
+            .init("updated_at", .integer), .init("deleted_at", .integer),
+        ])
 
     /// Ids are never reused (a feed cursor must not skip a later row), so the id counter's high-water mark moves
     /// with the rows (`carriesSequence`).

@@ -136,4 +136,25 @@ final class QuotaTests: XCTestCase {
         budgets.setLiveNodes(1)
         XCTAssertEqual(fcm.pacer.perMinute, 600_000, "a node leaving gives the others its share")
     }
+
+    func testBudgetsFollowTheServedSetKeepingUnchangedPacersAtTheNodesShare() throws {
+        let first = try config(#"{"notificationsPerMinute":{"fcm":600,"apns":90}}"#)
+        var second = try config(#"{"notificationsPerMinute":{"web":60}}"#)
+        second.id = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
+        let budgets = DeliveryBudgets(instances: [try InstanceRuntime(config: first)], slots: nil,
+                                      parkAfter: .milliseconds(20), metrics: Metrics())
+        budgets.setLiveNodes(2)
+        let apns = try XCTUnwrap(budgets.budget(instanceID: first.id, platform: .apns))
+        var changed = first
+        changed.quotas.notificationsPerMinute = [.apns: 90, .fcm: 1200]
+        budgets.follow([changed, second])
+        XCTAssertTrue(budgets.budget(instanceID: first.id, platform: .apns) === apns, "an unchanged budget keeps its pacer")
+        XCTAssertEqual(budgets.budget(instanceID: first.id, platform: .fcm)?.perMinute, 1200)
+        XCTAssertEqual(budgets.budget(instanceID: first.id, platform: .fcm)?.pacer.perMinute, 600,
+                       "a new budget starts at this node's share")
+        XCTAssertEqual(budgets.budget(instanceID: second.id, platform: .web)?.perMinute, 60)
+        budgets.follow([second])
+        XCTAssertNil(budgets.budget(instanceID: first.id, platform: .apns), "a removed instance's budgets go")
+        XCTAssertEqual(budgets.all.count, 1)
+    }
 }

@@ -9,11 +9,16 @@ import Observability
 import PushStore
 import Tracing
 
-/// What every API handler shares. Immutable after start-up, so handlers on any task can read it freely.
+/// What every API handler shares. Immutable after start-up (the served instances change through `directory`,
+/// which hands out whole snapshots), so handlers on any task can read it freely.
 public final class AppContext: Sendable {
     public let config: ServerConfig
-    /// Instances by lower-cased id (instance ids are UUIDs; clients differ in case).
-    let instances: [String: InstanceConfig]
+    /// The instances served now, config-file and run-time ones, by lower-cased id (instance ids are UUIDs;
+    /// clients differ in case). Every look-up goes through it.
+    let directory: InstanceDirectory
+    /// Keeps `directory` equal to the config file's instances plus the store's (the admin API refreshes it after
+    /// each change; `Application` runs it as a service on every node).
+    let instanceSync: InstanceSync
     /// Every role of the store, for the wiring; handlers use the narrow role they need (below).
     public let store: any PushStorage
     public let metrics: Metrics
@@ -35,17 +40,39 @@ public final class AppContext: Sendable {
     /// Starts the publish request's spans (`Tracer.disabled` unless `tracing` is on).
     let tracer: Tracer
 
-    public init(
+    public convenience init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },
         liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {},
         tracer: Tracer = .disabled
     ) {
+        self.init(config: config, store: store, metrics: metrics, logger: logger, now: now,
+                  publishEnqueued: publishEnqueued, cancelRun: cancelRun, liveNodes: liveNodes,
+                  beamsForwardQueued: beamsForwardQueued, tracer: tracer, instanceSync: nil)
+    }
+
+    /// - Parameter instanceSync: what keeps the served instances current; nil: one of its own over `store`, never
+    ///   run as a service (the admin API refreshes it after each change).
+    init(
+        config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
+        now: @escaping @Sendable () -> Date, publishEnqueued: @escaping @Sendable () -> Void,
+        cancelRun: @escaping @Sendable (PublishJobID) async -> Bool,
+        liveNodes: Locked<Int>, beamsForwardQueued: @escaping @Sendable () -> Void,
+        tracer: Tracer, instanceSync: InstanceSync?
+    ) {
         self.config = config
-        var byID: [String: InstanceConfig] = [:]
-        for instance in config.instances { byID[instance.id.lowercased()] = instance }
-        self.instances = byID
+        // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
+        let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
+        let sync = instanceSync ?? InstanceSync(
+            store: store, directory: InstanceDirectory(configs: config.instances), seal: seal, senders: nil,
+            providerTokens: nil, policy: config.webhooks.policy, environment: ProcessInfo.processInfo.environment,
+            validateKey: { APNsKeyCheck.problem($0) }, configInstances: config.instances,
+            // Unfingerprinted, as the directory's entries: a refresh keeps them (this sync builds no senders).
+            fingerprints: [:], logger: logger.named("instances"), metrics: metrics,
+            pollInterval: .seconds(1))
+        self.instanceSync = sync
+        self.directory = sync.directory
         self.store = store
         self.metrics = metrics
         self.logger = logger
@@ -54,8 +81,6 @@ public final class AppContext: Sendable {
         self.publishEnqueued = publishEnqueued
         self.cancelRun = cancelRun
         self.beamsForwardQueued = beamsForwardQueued
-        // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
-        let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
         self.keys = KeyRing(store: store, seal: seal, logger: logger, now: now)
         self.tracer = tracer
     }
@@ -79,7 +104,7 @@ public final class AppContext: Sendable {
 
     /// The instance named by the route's `:instance`. - Throws: 404 "Could not find the instance".
     func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
-        guard let id = request.parameters["instance"], let instance = instances[id.lowercased()] else {
+        guard let id = request.parameters["instance"], let instance = directory.config(id) else {
             throw .instanceNotFound
         }
         return instance

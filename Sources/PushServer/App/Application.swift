@@ -1,7 +1,9 @@
+import BeamsModel
 import APNsClient
 import Foundation
 import HTTPClient
 import HTTPServer
+import JWTSigner
 import Lifecycle
 import Locking
 import Logging
@@ -32,14 +34,19 @@ public final class Application: Sendable {
     let storeHealth: StoreHealth
     /// The OTLP trace export, when `tracing` is on.
     let tracing: TracingExport?
-    let instances: [InstanceRuntime]
+    /// The instances served now (config-file and run-time), and what keeps it current.
+    let directory: InstanceDirectory
+    let instanceSync: InstanceSync
     /// Every part above, run as one and stopped in this order, each awaited before the next: the HTTP listener
     /// first (no new work); then the engine (running publishes checkpoint, unanswered notifications return to the
-    /// queue, FINISHED webhooks are queued); then the invalidation notifier (what it has not queued yet is queued
+    /// queue, FINISHED webhooks are queued); then the instance sync (the served set stops following the store), the
+    /// invalidation notifier (what it has not queued yet is queued
     /// after the restart), webhook delivery, the Beams bridge (when configured), the janitor and the store watchdog; the ops
     /// listener last, so `/health`, `/ready` and `/metrics` answer while the rest drains; then `stopLast`.
     private let services: ServiceGroup
-    private let logger: Logger
+    let logger: Logger
+    /// Config reloads so far (`reloadConfig`).
+    let reloads = Locked(0)
 
     /// Opens the store and loads keys; binds nothing yet.
     /// - Parameters:
@@ -58,7 +65,9 @@ public final class Application: Sendable {
         senders.web.connectTimeout = Double(config.webPush.connectTimeoutSeconds)
         senders.unreachableAfterFailures = config.webPush.unreachableAfterFailures
         senders.unreachableAfterSeconds = Double(config.webPush.unreachableAfterSeconds)
-        instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
+        let instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
+        let directory = InstanceDirectory(runtimes: instances, fingerprints: config.instanceFingerprints)
+        self.directory = directory
         let tracing = try TracingExport.make(config.tracing, nodeID: config.engine.nodeID ?? PublishEngine.Settings().workerID,
                                              metrics: metrics, logger: logger.named("tracing"))
         self.tracing = tracing
@@ -114,8 +123,28 @@ public final class Application: Sendable {
         let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
                                    metrics: metrics, logger: logger.named("engine"), webhooks: webhooks,
                                    broadcaster: broadcaster,
-                                   broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts))
+                                   broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
+                                   directory: directory)
         self.engine = engine
+        // Per-instance budgets, weights and the console's chart follow the served set.
+        let engineContext = engine.context
+        directory.observe { snapshot in
+            let configs = snapshot.entries.values.map(\.config)
+            engineContext.budgets.follow(configs)
+            engineContext.slots.setWeights(Dictionary(configs.map { ($0.id.lowercased(), $0.publishWeight) },
+                                                      uniquingKeysWith: { first, _ in first }))
+            engineContext.activity.follow(instanceIDs: configs.map(\.id))
+        }
+        let instanceSync = InstanceSync(
+            store: store, directory: directory, seal: config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) },
+            senders: senders, providerTokens: store, policy: config.webhooks.policy,
+            environment: ProcessInfo.processInfo.environment, validateKey: { APNsKeyCheck.problem($0) },
+            configInstances: config.instances, fingerprints: config.instanceFingerprints,
+            logger: logger.named("instances"), metrics: metrics,
+            // PostgreSQL announces each change (NOTIFY) at once; the poll only covers a lost announcement. SQLite
+            // has no announcement (a CLI change comes from another process): its poll is the 1-second bound.
+            pollInterval: store is any InstanceChangeNotifying ? .seconds(5) : .seconds(1))
+        self.instanceSync = instanceSync
         let bridge: BeamsBridge?
         if let queue = store as? any BeamsForwardQueue {
             let candidate = try BeamsBridge(store: queue, publishes: store, instances: config.instances, metrics: metrics,
@@ -126,9 +155,17 @@ public final class Application: Sendable {
         }
         beamsBridge = bridge
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
-                             publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
+                             now: { Date() }, publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
                              cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
-                             beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer)
+                             beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer,
+                             instanceSync: instanceSync)
+        // Stored instances are served from the first request.
+        do {
+            try await instanceSync.refresh()
+        } catch {
+            logger.warning("Stored instances could not be read at start; they are served once the store answers",
+                           ["error": "\(error)"])
+        }
         // Read every instance's keys once now, so the first requests (and the import route's admission check,
         // which cannot wait for the store) find them.
         let keys = context.keys
@@ -137,22 +174,22 @@ public final class Application: Sendable {
 
         var router = Router()
         let webhooks = self.webhooks
-        let byID = Dictionary(instances.map { ($0.config.id.lowercased(), $0.config) }, uniquingKeysWith: { a, _ in a })
         PublishAPI(app: context).register(into: &router)
         DeviceAPI(app: context).register(into: &router)
         CustomerAPI(app: context).register(into: &router)
         InvalidationFeedAPI(app: context).register(into: &router)
         ReportingAPI(app: context) { event in
-            guard let instance = byID[event.instanceID.lowercased()] else { return }
+            guard let instance = directory.config(event.instanceID) else { return }
             Task { await webhooks.userEvent(instance, event) }
         }.register(into: &router)
         AdminAPI(app: context).register(into: &router)
         DeviceTransferAPI(app: context).register(into: &router)
         KeysAPI(app: context).register(into: &router)
         AuditAPI(app: context).register(into: &router)
-        ChannelAPI(app: context, instances: instances, broadcaster: broadcaster).register(into: &router)
+        ServerAdminAPI(app: context).register(into: &router)
+        ChannelAPI(app: context, instances: directory, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
-        let ops = OpsAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
+        let ops = OpsAPI(app: context, directory: directory, apns: apns, apnsHealth: engine.apnsHealth,
                          storeHealth: storeHealth,
                          access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
                          draining: { draining.withLock { $0 } },
@@ -161,7 +198,7 @@ public final class Application: Sendable {
                          })
         ops.register(into: &router, on: .main)
         if config.console.enabled {
-            ConsoleAPI(app: context, instances: instances, apns: apns, apnsHealth: engine.apnsHealth,
+            ConsoleAPI(app: context, instances: directory, apns: apns, apnsHealth: engine.apnsHealth,
                        activity: engine.activity, budgets: engine.budgets).register(into: &router)
         }
 
@@ -217,7 +254,7 @@ public final class Application: Sendable {
             metrics.set(.apnsRetries, to: Double(stats.retries))
             metrics.set(.httpOpenConnections, to: Double(http.openConnections))
         }
-        SenderMetrics.collect(into: metrics, apns: apns, instances: instances)
+        SenderMetrics.collect(into: metrics, apns: apns, instances: { directory.runtimes })
         metrics.addCollector { metrics in
             let memory = ProcessMemory.current()
             metrics.set(.processResidentBytes, to: Double(memory.residentBytes))
@@ -231,12 +268,14 @@ public final class Application: Sendable {
         // Only with certificate instances: a service with nothing to watch would return at once.
         let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
         let quotaWatch = (store as? any QuotaUsageReading).map {
-            QuotaWatch(store: $0, instances: config.instances, metrics: metrics, logger: logger.named("quotas"))
+            QuotaWatch(store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
+                       metrics: metrics, logger: logger.named("quotas"))
         }
         let running: [any Service] = [
             http,
             engine,
-            InvalidationNotifier(store: store, instances: config.instances, logger: logger.named("webhooks")) {
+            instanceSync,
+            InvalidationNotifier(store: store, lookup: { directory.config($0) }, logger: logger.named("webhooks")) {
                 [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
             },
             webhooks,
@@ -280,6 +319,11 @@ public final class Application: Sendable {
         SenderMetrics.declare(metrics)
         APNsCertificateHealth.declare(metrics)
         // The usual Prometheus build-info idiom: constant 1, the facts in labels (one series per binary).
+        metrics.declare(.configReloadSuccess)
+        metrics.declare(.configReloadTimestamp)
+        metrics.declare(.storedInstancesVersion)
+        metrics.set(.configReloadSuccess, to: 1)
+        metrics.set(.configReloadTimestamp, to: Date().timeIntervalSince1970.rounded(.down))
         metrics.declare(.serverBuildInfo)
         metrics.set(.serverBuildInfo, ["version": BuildInfo.version, "commit": BuildInfo.commit], to: 1)
     }
@@ -296,7 +340,7 @@ public final class Application: Sendable {
         logger.info("Listening", ["host": context.config.listen.host, "port": String(port),
                                   "tls": String(context.config.listen.tls != nil), "version": BuildInfo.version,
                                   "commit": BuildInfo.commit])
-        for instance in instances where instance.credentials == nil {
+        for instance in directory.runtimes where instance.credentials == nil {
             logger.warning("Instance has no APNs credentials: deliveries are recorded as not sent",
                            ["instance": instance.config.id])
         }

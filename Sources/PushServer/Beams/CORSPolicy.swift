@@ -10,8 +10,8 @@ import HTTPServer
 /// Which origins are allowed is the instance's `web.allowedOrigins` (default any); an unknown instance answers
 /// as "any", since its 404/400 reveals nothing an origin check would protect.
 struct CORSPolicy: Sendable {
-    /// Instances by lower-cased id.
-    let instances: [String: InstanceConfig]
+    /// The instances served now (run-time ones come and go).
+    let instances: InstanceDirectory
 
     /// How long a browser may cache a preflight answer. Chromium caps it at 2 hours, Firefox at 24.
     static let maxAgeSeconds = 7200
@@ -21,7 +21,7 @@ struct CORSPolicy: Sendable {
 
     /// The response hook of every route it covers (`HTTPResponseHook`).
     func decorate(_ request: HTTPRequest, _ response: inout HTTPResponse) {
-        let origins = request.parameters["instance"].flatMap { instances[$0.lowercased()] }?.allowedOrigins ?? .any
+        let origins = request.parameters["instance"].flatMap { instances.config($0) }?.allowedOrigins ?? .any
         switch origins {
         case .any:
             response.headers.replaceOrAdd("Access-Control-Allow-Origin", "*")

@@ -15,16 +15,14 @@ import PushStore
 /// 503, and an unknown channel 404.
 struct ChannelAPI: Sendable {
     let app: AppContext
-    /// By lower-cased instance id.
-    let instances: [String: InstanceRuntime]
+    /// The instances served now, with their senders.
+    let instances: InstanceDirectory
     let broadcaster: any BroadcastSending
 
-    init(app: AppContext, instances: [InstanceRuntime], broadcaster: any BroadcastSending) {
+    init(app: AppContext, instances: InstanceDirectory, broadcaster: any BroadcastSending) {
         self.app = app
         self.broadcaster = broadcaster
-        var byID: [String: InstanceRuntime] = [:]
-        for instance in instances { byID[instance.config.id.lowercased()] = instance }
-        self.instances = byID
+        self.instances = instances
     }
 
     /// Publish ids of broadcast publishes start with this: the status API shows them as `kind: channels`.
@@ -142,7 +140,7 @@ struct ChannelAPI: Sendable {
         try await app.authorize(request, instance, scope)
         try app.checkRateLimit(instance)
         try Self.requireTokenAuthentication(instance)
-        guard let runtime = instances[instance.id.lowercased()], let credentials = runtime.credentials,
+        guard let runtime = instances.runtime(instance.id), let credentials = runtime.credentials,
               let bundleID = runtime.broadcastBundleID, let endpoints = runtime.broadcastEndpoints
         else {
             throw BeamsError(409, "Conflict", "The instance has no APNs credentials: broadcast channels need its .p8 key and topic")

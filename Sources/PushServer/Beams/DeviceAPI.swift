@@ -35,7 +35,7 @@ struct DeviceAPI: Sendable {
     func register(into router: inout Router) {
         let instanceBase = "/device_api/v1/instances/:instance"
         let base = "\(instanceBase)/devices/:platform"
-        let cors = CORSPolicy(instances: app.instances)
+        let cors = CORSPolicy(instances: app.directory)
         let app = self.app
         router.add(.get, "\(instanceBase)/web-vapid-public-key", bodyLimit: .noBody, admission: { request throws(BeamsError) in
             try app.checkClientLimit(request)
@@ -84,7 +84,7 @@ struct DeviceAPI: Sendable {
             try CORSPolicy.checkOrigin(request, instance)
             if takesBody { try app.requireJSONContentType(request, missingAllowed: false) }
             try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
-        }, responseHook: CORSPolicy(instances: app.instances).decorate, handler: handler)
+        }, responseHook: CORSPolicy(instances: app.directory).decorate, handler: handler)
     }
 
     // MARK: Handlers

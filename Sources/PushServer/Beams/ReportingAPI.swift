@@ -23,7 +23,7 @@ struct ReportingAPI: Sendable {
     /// `Access-Control-Allow-Origin` on every answer (`CORSPolicy`).
     func register(into router: inout Router) {
         let app = self.app
-        let cors = CORSPolicy(instances: app.instances)
+        let cors = CORSPolicy(instances: app.directory)
         let events = "/reporting_api/v2/instances/:instance/events"
         router.add(.post, events, bodyLimit: Self.bodyLimit, admission: { try admit($0) },
                    responseHook: cors.decorate) { try await report($0) }
@@ -53,7 +53,7 @@ struct ReportingAPI: Sendable {
             throw BeamsError(400, "Bad request",
                              "Invalid instance id, expected to be in this format: 426abfc7-41fe-492f-bcf1-27586fa9bd3f")
         }
-        guard let instance = app.instances[rawID.lowercased()] else {
+        guard let instance = app.directory.config(rawID) else {
             throw BeamsError(400, "Bad request", "Could not find the instance")
         }
         return instance

@@ -23,6 +23,8 @@ public enum CLI {
                                    copy every table between SQLite and PostgreSQL, then verify it
       keys ACTION --config FILE --instance ID
                                    list, create, roll or revoke an instance's keys; roll its Beams secret
+      instances ACTION --config FILE
+                                   list, show, create, update or delete run-time instances
       audit list --config FILE --instance ID [--since SEQ] [--limit N]
                                    print an instance's audit log, one JSON line per entry
       vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
@@ -51,6 +53,7 @@ public enum CLI {
         case "copy-store": command = CopyStoreCommand.self
         case "keys": command = KeysCommand.self
         case "audit": command = AuditCommand.self
+        case "instances": command = InstancesCommand.self
         case "version", "--version": command = VersionCommand.self
         case "help", "--help", "-h":
             Console.out(usage)

@@ -37,7 +37,6 @@ enum KeysCommand: Command {
         }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: { _ in nil })
         let instanceID = try arguments.require("instance")
-        guard let instance = config.instance(instanceID) else { throw UsageError("no instance \(instanceID) in the config") }
         let overlap = try arguments["expires-in"].map { text throws(UsageError) in
             guard let seconds = RollOverlap.seconds(text) else {
                 throw UsageError("--expires-in must be now or a duration such as 1h, 24h, 7d (at most 30d)")
@@ -46,6 +45,14 @@ enum KeysCommand: Command {
         }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
+        // A run-time instance (`push-server instances`) is found in the store.
+        let admin = InstanceAdmin(store: store, seal: seal, policy: config.webhooks.policy,
+                                  environment: ProcessInfo.processInfo.environment, validateKey: { _ in nil },
+                                  configIDs: [], now: { Date() })
+        guard let instance = await admin.served(instanceID, config: config) else {
+            try? await store.close()
+            throw UsageError("no instance \(instanceID) in the config or the store")
+        }
         let ring = KeyRing(store: store, seal: seal, logger: .disabled, now: { Date() })
         do {
             let code = try await perform(action, arguments, instance, ring, overlap: overlap)

@@ -14,6 +14,9 @@ enum ServeCommand: Command {
     SIGTERM or SIGINT drains: new connections are refused, in-flight requests finish, running publishes
     checkpoint and unanswered notifications return to the queue (resumed on the next start). A second signal
     exits at once.
+
+    SIGHUP re-reads the config file: a file with errors changes nothing (each error is logged); a good one applies
+    its instances at once and logs the sections that need a restart.
     """
 
     /// Seconds the engine's drain may take; the whole drain gets `Application.drainMargin` (5 s) more, and systemd's
@@ -33,13 +36,15 @@ enum ServeCommand: Command {
         // Lines are written off the event loops, many per write(2) (BufferedLogSink); closed once the server
         // stopped, so a clean stop loses none.
         let sink = BufferedLogSink()
-        let code = await serve(config: config, warnings: warnings,
+        let code = await serve(config: config, path: path, warnings: warnings,
                                logger: Logger(label: "server", level: config.logLevel, sink: sink))
         await sink.close()
         return code
     }
 
-    private static func serve(config: ServerConfig, warnings: [ConfigIssue], logger: Logger) async -> ExitCode {
+    private static func serve(config: ServerConfig, path: String, warnings: [ConfigIssue], logger: Logger) async
+        -> ExitCode
+    {
         for warning in warnings {
             logger.warning("Configuration warning", ["field": warning.path, "problem": warning.message])
         }
@@ -47,6 +52,7 @@ enum ServeCommand: Command {
         let notifier = SystemdNotifier()
         let app: Application
         let signals: SignalWatcher
+        let reload: ReloadSignal
         do {
             // Stopped after everything else, so systemd sees a live process for as long as the drain takes.
             let watchdog = notifier.watchdogInterval.map { [SystemdWatchdog(notifier: notifier, interval: $0)] } ?? []
@@ -59,10 +65,15 @@ enum ServeCommand: Command {
                 notifier.stopping()
                 app.shutdown()
             }
+            reload = ReloadSignal { [app] in
+                logger.notice("SIGHUP received, reloading the config file", ["path": path])
+                Task { await app.reloadConfig(path: path) }
+            }
             do {
                 try app.start()
             } catch {
                 signals.cancel()
+                reload.cancel()
                 throw error
             }
         } catch {
@@ -74,6 +85,7 @@ enum ServeCommand: Command {
 
         let report = await app.run()
         signals.cancel()
+        reload.cancel()
         await app.close()
         // A service that failed, or a drain that outlived its grace period (both logged), is not a clean stop.
         return report.failures.isEmpty && report.unfinished.isEmpty ? .ok : .failure
@@ -110,4 +122,18 @@ final class SignalWatcher {
     func cancel() {
         for source in sources { source.cancel() }
     }
+}
+
+/// Turns each SIGHUP into a callback (a config reload) instead of ending the process, SIGHUP's default.
+final class ReloadSignal {
+    private let source: any DispatchSourceSignal
+
+    init(onSignal: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "push-server.reload"))
+        source.setEventHandler(handler: onSignal)
+        source.resume()
+    }
+
+    func cancel() { source.cancel() }
 }

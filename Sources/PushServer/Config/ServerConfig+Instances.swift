@@ -11,15 +11,19 @@ extension ServerConfig {
         _ value: JSONValue?, into config: inout ServerConfig, _ reader: inout ConfigReader,
         environment: [String: String], validateKey: (String) -> String?
     ) {
+        // With server-admin keys, every instance may be created at run time: the file may name none.
+        let required = config.admin.keys.isEmpty
         guard let value, !(value.isNull) else {
-            reader.error("instances", "at least one instance is required")
+            if required { reader.error("instances", "at least one instance is required (or server-admin keys, admin.keys)") }
             return
         }
         guard let list = value.arrayValue else {
             reader.error("instances", "must be an array")
             return
         }
-        if list.isEmpty { reader.error("instances", "at least one instance is required") }
+        if list.isEmpty && required {
+            reader.error("instances", "at least one instance is required (or server-admin keys, admin.keys)")
+        }
         var seen: Set<String> = []
         for (index, element) in list.enumerated() {
             let p = "instances[\(index)]"
@@ -27,65 +31,79 @@ extension ServerConfig {
                 if element.isNull { reader.error(p, "must be an object") }
                 continue
             }
-            reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                                 "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
-                                                 "beamsBridge", "quotas",
-                                                 "beamsSecretScopes"])
-            let id = reader.string(object, "id", p)
-            if let id {
-                if UUID(uuidString: id) == nil {
-                    reader.error("\(p).id", "must be a UUID (Beams instance ids are UUIDs; the iOS SDK rejects others)")
-                } else if !seen.insert(id.lowercased()).inserted {
-                    reader.error("\(p).id", "duplicate instance id \(id)")
-                }
-            } else {
-                reader.error("\(p).id", "is required")
+            if let id = object["id"]?.stringValue, UUID(uuidString: id) != nil, !seen.insert(id.lowercased()).inserted {
+                reader.error("\(p).id", "duplicate instance id \(id)")
             }
-            let secret = readSecret(object, p, .instance, &reader, environment: environment)
-            let apns = reader.object(object["apns"], "\(p).apns").flatMap {
-                readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
-            }
-            if object["apns"] == nil || object["apns"]!.isNull {
-                reader.warning("\(p).apns", "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
-            }
-            let fcm = reader.object(object["fcm"], "\(p).fcm").flatMap {
-                readFCM($0, "\(p).fcm", &reader, environment: environment)
-            }
-            let web = reader.object(object["web"], "\(p).web").flatMap {
-                readWeb($0, "\(p).web", &reader, environment: environment)
-            }
-            let unifiedpush = reader.object(object["unifiedpush"], "\(p).unifiedpush").flatMap {
-                readUnifiedPush($0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
-                                environment: environment)
-            }
-            let hms = reader.object(object["hms"], "\(p).hms").flatMap {
-                readHMS($0, "\(p).hms", &reader, environment: environment)
-            }
-            var webhook: WebhookConfig?
-            if let hook = reader.object(object["webhook"], "\(p).webhook") {
-                webhook = readWebhook(hook, "\(p).webhook", policy: config.webhooks.policy, &reader,
-                                      environment: environment)
-            }
-            let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }
-            let bridge = reader.object(object["beamsBridge"], "\(p).beamsBridge").flatMap {
-                readBeamsBridge($0, "\(p).beamsBridge", localID: id, &reader, environment: environment)
-            }
-            if let id, let secret {
-                var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
-                instance.delivery = delivery ?? InstanceDeliveryConfig()
-                instance.unifiedpush = unifiedpush
-                instance.hms = hms
-                instance.beamsBridge = bridge
-                if let weight = reader.int(object, "publishWeight", p, in: 1...100) { instance.publishWeight = weight }
-                if let quotas = reader.object(object["quotas"], "\(p).quotas") {
-                    instance.quotas = readQuotas(quotas, "\(p).quotas", &reader)
-                }
-                if let scopes = readScopes(object["beamsSecretScopes"], "\(p).beamsSecretScopes", &reader) {
-                    instance.beamsSecretScopes = scopes
-                }
+            if let instance = readInstance(object, p, policy: config.webhooks.policy, &reader, environment: environment,
+                                           validateKey: validateKey) {
                 config.instances.append(instance)
+                config.instanceFingerprints[instance.id.lowercased()] = "config:" + JSONValue.object(object).jsonText
             }
         }
+    }
+
+    /// Reads and validates one instance object: an entry of the config file's `instances`, or an instance created
+    /// or changed at run time (`InstanceDefinition`), so both are held to exactly the same rules. Every problem is
+    /// recorded in `reader` under `p`. - Returns: the instance, or nil when it has an error.
+    static func readInstance(
+        _ object: [String: JSONValue], _ p: String, policy: DestinationPolicy, _ reader: inout ConfigReader,
+        environment: [String: String], validateKey: (String) -> String?
+    ) -> InstanceConfig? {
+        let errorsBefore = reader.issues.count { $0.severity == .error }
+        reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
+                                             "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
+                                             "beamsBridge", "quotas",
+                                             "beamsSecretScopes"])
+        let id = reader.string(object, "id", p)
+        if let id {
+            if UUID(uuidString: id) == nil {
+                reader.error("\(p).id", "must be a UUID (Beams instance ids are UUIDs; the iOS SDK rejects others)")
+            }
+        } else {
+            reader.error("\(p).id", "is required")
+        }
+        let secret = readSecret(object, p, .instance, &reader, environment: environment)
+        let apns = reader.object(object["apns"], "\(p).apns").flatMap {
+            readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
+        }
+        if object["apns"] == nil || object["apns"]!.isNull {
+            reader.warning("\(p).apns", "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
+        }
+        let fcm = reader.object(object["fcm"], "\(p).fcm").flatMap {
+            readFCM($0, "\(p).fcm", &reader, environment: environment)
+        }
+        let web = reader.object(object["web"], "\(p).web").flatMap {
+            readWeb($0, "\(p).web", &reader, environment: environment)
+        }
+        let unifiedpush = reader.object(object["unifiedpush"], "\(p).unifiedpush").flatMap {
+            readUnifiedPush($0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
+                            environment: environment)
+        }
+        let hms = reader.object(object["hms"], "\(p).hms").flatMap {
+            readHMS($0, "\(p).hms", &reader, environment: environment)
+        }
+        var webhook: WebhookConfig?
+        if let hook = reader.object(object["webhook"], "\(p).webhook") {
+            webhook = readWebhook(hook, "\(p).webhook", policy: policy, &reader, environment: environment)
+        }
+        let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }
+        let bridge = reader.object(object["beamsBridge"], "\(p).beamsBridge").flatMap {
+            readBeamsBridge($0, "\(p).beamsBridge", localID: id, &reader, environment: environment)
+        }
+        // Read even when the id or secret is wrong, so every problem of the object is reported at once.
+        let weight = reader.int(object, "publishWeight", p, in: 1...100)
+        let quotas = reader.object(object["quotas"], "\(p).quotas").map { readQuotas($0, "\(p).quotas", &reader) }
+        let scopes = readScopes(object["beamsSecretScopes"], "\(p).beamsSecretScopes", &reader)
+        guard let id, let secret else { return nil }
+        var instance = InstanceConfig(id: id, secretKey: secret, apns: apns, webhook: webhook, fcm: fcm, web: web)
+        instance.delivery = delivery ?? InstanceDeliveryConfig()
+        instance.unifiedpush = unifiedpush
+        instance.hms = hms
+        instance.beamsBridge = bridge
+        if let weight { instance.publishWeight = weight }
+        if let quotas { instance.quotas = quotas }
+        if let scopes { instance.beamsSecretScopes = scopes }
+        return reader.issues.count(where: { $0.severity == .error }) == errorsBefore ? instance : nil
     }
 
     /// `instances[].beamsSecretScopes`: a list of scope names (`["publish", "publish:read"]`) or `"full"`.

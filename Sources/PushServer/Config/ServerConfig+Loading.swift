@@ -43,7 +43,7 @@ extension ServerConfig {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
         reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
-                                             "log", "console", "keys", "instances", "tracing"])
+                                             "log", "console", "keys", "instances", "tracing", "admin"])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -208,6 +208,7 @@ extension ServerConfig {
             }
         }
 
+        readAdmin(root, into: &config, &reader, environment: environment)
         readInstances(root["instances"], into: &config, &reader, environment: environment, validateKey: validateKey)
 
         let unset = explainUnsetVariables(in: document, environment, &reader)

@@ -23,6 +23,7 @@ extension ServerConfig {
         static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
         static let keyEncryption = SecretKeys(inline: "encryptionKey", env: "encryptionKeyEnv",
                                               file: "encryptionKeyFile", required: false)
+        static let adminKey = SecretKeys(inline: "key", env: "keyEnv", file: "keyFile")
         static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
         /// The PostgreSQL connection string (it may hold a password): any length.
         static let postgreSQL = SecretKeys(inline: "connectionString", env: "connectionStringEnv",

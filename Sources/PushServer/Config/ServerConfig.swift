@@ -272,6 +272,13 @@ public struct ServerConfig: Sendable {
         public init() {}
     }
 
+    /// The server's own admin API (docs/API.md, "Server admin API").
+    public struct Admin: Sendable, Equatable {
+        /// Server-admin keys (`admin.keys` and `PUSH_SERVER_ADMIN_KEYS`); none: the admin API refuses every call.
+        public var keys: [AdminKey] = []
+        public init() {}
+    }
+
     /// The built-in web console at `/console` (see docs/CONSOLE.md).
     public struct WebConsole: Sendable, Equatable {
         /// Off unless enabled: when off, `/console` and the console's JSON endpoints are unknown paths (404).
@@ -293,10 +300,14 @@ public struct ServerConfig: Sendable {
     public var webhooks = Webhooks()
     public var console = WebConsole()
     public var keys = Keys()
+    public var admin = Admin()
     /// OpenTelemetry traces (`tracing` section and `OTEL_*` variables); off by default.
     public var tracing = TracingConfiguration()
     public var logLevel = LogLevel.info
     public var instances: [InstanceConfig] = []
+    /// What each config-file instance was read from (its JSON object, by lower-cased id): a reload rebuilds the
+    /// senders of an instance whose object changed, and only those (`InstanceSync`).
+    var instanceFingerprints: [String: String] = [:]
 
     public init() {}
 

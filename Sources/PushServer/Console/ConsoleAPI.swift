@@ -19,7 +19,8 @@ import WebPush
 /// `textContent` rendering still cannot execute; `frame-ancestors 'none'` keeps it out of other sites' frames.
 struct ConsoleAPI: Sendable {
     let app: AppContext
-    let instances: [String: InstanceRuntime]
+    /// The instances served now, with their senders.
+    let instances: InstanceDirectory
     let apns: APNsClient
     let apnsHealth: APNsHealth
     let activity: DeliveryActivity
@@ -27,17 +28,17 @@ struct ConsoleAPI: Sendable {
     let budgets: DeliveryBudgets?
     let testPushLimiter: RateLimiter
 
-    init(app: AppContext, instances: [InstanceRuntime], apns: APNsClient, apnsHealth: APNsHealth,
+    init(app: AppContext, instances: InstanceDirectory, apns: APNsClient, apnsHealth: APNsHealth,
          activity: DeliveryActivity, budgets: DeliveryBudgets? = nil) {
         self.app = app
-        self.instances = Dictionary(instances.map { ($0.config.id.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        self.instances = instances
         self.apns = apns
         self.apnsHealth = apnsHealth
         self.activity = activity
         self.budgets = budgets
-        // Keyed by configured instance id only (after the secret check), so the table never outgrows them.
+        // Keyed by served instance id only (after the secret check); room for instances created at run time.
         testPushLimiter = RateLimiter(perSecond: app.config.console.testPushesPerSecond,
-                                      maxKeys: max(1, instances.count))
+                                      maxKeys: max(1024, instances.snapshot.entries.count))
     }
 
     /// The page's headers (docs/CONSOLE.md, "Security").
@@ -391,7 +392,7 @@ struct ConsoleAPI: Sendable {
     {
         let config = try app.instance(request)
         let credential = try await app.authorize(request, config, .console)
-        guard let runtime = instances[config.id.lowercased()] else { throw BeamsError.instanceNotFound }
+        guard let runtime = instances.runtime(config.id) else { throw BeamsError.instanceNotFound }
         return (config, runtime, credential)
     }
 

@@ -11,7 +11,10 @@ import PushStore
 /// (see `OpsAccess`).
 struct OpsAPI: Sendable {
     let app: AppContext
-    let instances: [InstanceRuntime]
+    /// The instances served now.
+    let directory: InstanceDirectory
+    /// Their senders, by id (a stable order for `/ready`).
+    var instances: [InstanceRuntime] { directory.runtimes.sorted { $0.config.id < $1.config.id } }
     let apns: APNsClient
     let apnsHealth: APNsHealth
     let storeHealth: StoreHealth

@@ -19,7 +19,7 @@ enum SenderMetrics {
     }
 
     /// Registers the collector that copies the gauges at every scrape.
-    static func collect(into metrics: Metrics, apns: APNsClient, instances: [InstanceRuntime]) {
+    static func collect(into metrics: Metrics, apns: APNsClient, instances: @escaping @Sendable () -> [InstanceRuntime]) {
         metrics.addCollector { metrics in
             var gauges: [Platform: Gauges] = [:]
             let apnsStats = apns.stats()
@@ -29,7 +29,8 @@ enum SenderMetrics {
             var fcm = Gauges()
             var web = Gauges()
             var unifiedpush = Gauges()
-            for instance in instances {
+            let served = instances()
+            for instance in served {
                 if let sender = instance.unifiedpush {
                     let stats = sender.stats()
                     unifiedpush.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
@@ -56,7 +57,7 @@ enum SenderMetrics {
             }
             gauges[.fcm] = fcm
             gauges[.web] = web
-            if instances.contains(where: { $0.unifiedpush != nil }) { gauges[.unifiedpush] = unifiedpush }
+            if served.contains(where: { $0.unifiedpush != nil }) { gauges[.unifiedpush] = unifiedpush }
             for (platform, value) in gauges {
                 let labels: KeyValuePairs<String, String> = ["platform": MetricLabel.platform(platform)]
                 metrics.set(.senderRequestsInFlight, labels, to: Double(value.requestsInFlight))

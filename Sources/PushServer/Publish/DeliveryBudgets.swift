@@ -51,45 +51,69 @@ final class DeliveryBudgets: Sendable {
         var platform: Platform
     }
 
-    private let budgets: [Key: Budget]
+    private let budgets: Locked<[Key: Budget]>
     private let metrics: Metrics
+    private let slots: PublishSlots?
+    private let parkAfter: Duration
+    /// The live nodes last told (`setLiveNodes`), for budgets made later.
+    private let liveNodes = Locked(1)
 
     /// - Parameters:
     ///   - slots: the node's publish slots, given up by a run waiting for a budget token.
     init(instances: [InstanceRuntime], slots: PublishSlots?, parkAfter: Duration, metrics: Metrics) {
         self.metrics = metrics
-        var budgets: [Key: Budget] = [:]
-        for instance in instances {
-            for (platform, perMinute) in instance.config.quotas.notificationsPerMinute {
-                let key = Key(instance: instance.config.id.lowercased(), platform: platform)
-                guard budgets[key] == nil else { continue }
-                budgets[key] = Budget(
-                    instanceID: instance.config.id, platform: platform, perMinute: perMinute,
-                    pacer: PublishPacer(perMinute: perMinute, slots: slots, parkAfter: parkAfter), metrics: metrics)
+        self.slots = slots
+        self.parkAfter = parkAfter
+        budgets = Locked([:])
+        follow(instances.map(\.config))
+    }
+
+    /// Follows the served set (run-time instances, a reload): a new or changed budget gets a pacer of its own at
+    /// this node's share, an unchanged one keeps its pacer (and its runs' place), a removed one is dropped. Runs
+    /// that already hold a replaced budget finish with it.
+    func follow(_ instances: [InstanceConfig]) {
+        let nodes = liveNodes.withLock { $0 }
+        budgets.withLock { budgets in
+            var next: [Key: Budget] = [:]
+            for instance in instances {
+                for (platform, perMinute) in instance.quotas.notificationsPerMinute {
+                    let key = Key(instance: instance.id.lowercased(), platform: platform)
+                    guard next[key] == nil else { continue }
+                    if let kept = budgets[key], kept.perMinute == perMinute {
+                        next[key] = kept
+                        continue
+                    }
+                    next[key] = Budget(
+                        instanceID: instance.id, platform: platform, perMinute: perMinute,
+                        pacer: PublishPacer(perMinute: Self.share(budget: perMinute, liveNodes: nodes), slots: slots,
+                                            parkAfter: parkAfter),
+                        metrics: metrics)
+                }
             }
+            budgets = next
         }
-        self.budgets = budgets
         publishShares()
     }
 
     /// The instance's budget on `platform`, nil when it has none.
     func budget(instanceID: String, platform: Platform) -> Budget? {
-        budgets[Key(instance: instanceID.lowercased(), platform: platform)]
+        budgets.withLock { $0[Key(instance: instanceID.lowercased(), platform: platform)] }
     }
 
     /// Every budget, for the console and the metrics.
-    var all: [Budget] { Array(budgets.values) }
+    var all: [Budget] { budgets.withLock { Array($0.values) } }
 
     /// Paces every budget at this node's share of it.
     func setLiveNodes(_ count: Int) {
-        for budget in budgets.values {
+        liveNodes.withLock { $0 = count }
+        for budget in all {
             budget.pacer.retune(perMinute: Self.share(budget: budget.perMinute, liveNodes: count))
         }
         publishShares()
     }
 
     private func publishShares() {
-        for budget in budgets.values {
+        for budget in all {
             let labels: KeyValuePairs<String, String> = ["beams_instance": budget.instanceID,
                                                          "platform": budget.platform.rawValue]
             metrics.set(.deliveryBudget, labels, to: Double(budget.perMinute))

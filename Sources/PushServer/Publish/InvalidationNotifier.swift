@@ -16,7 +16,8 @@ final class InvalidationNotifier: Service {
     static let batchSize = 200
     let name = "invalidations"
     private let store: any InvalidationLog
-    private let instances: [String: InstanceConfig]
+    /// The instance an invalidation belongs to, nil when it is no longer served.
+    private let lookup: @Sendable (String) -> InstanceConfig?
     private let send: @Sendable (InstanceConfig, DeviceInvalidation) async -> Void
     private let interval: Duration
     private let logger: Logger
@@ -24,7 +25,19 @@ final class InvalidationNotifier: Service {
     init(store: any InvalidationLog, instances: [InstanceConfig], interval: Duration = .seconds(1), logger: Logger,
          send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void) {
         self.store = store
-        self.instances = Dictionary(instances.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(instances.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        self.lookup = { byID[$0] }
+        self.interval = interval
+        self.logger = logger
+        self.send = send
+    }
+
+    /// Looks each invalidation's instance up through `lookup` (the instance directory: run-time instances too).
+    init(store: any InvalidationLog, lookup: @escaping @Sendable (String) -> InstanceConfig?,
+         interval: Duration = .seconds(1), logger: Logger,
+         send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void) {
+        self.store = store
+        self.lookup = lookup
         self.interval = interval
         self.logger = logger
         self.send = send
@@ -49,7 +62,7 @@ final class InvalidationNotifier: Service {
             let batch = try await store.unnotifiedInvalidations(limit: Self.batchSize)
             guard !batch.isEmpty else { return 0 }
             for event in batch {
-                if let instance = instances[event.instanceID], instance.webhook?.invalidationsURL != nil {
+                if let instance = lookup(event.instanceID), instance.webhook?.invalidationsURL != nil {
                     await send(instance, event)
                 }
             }

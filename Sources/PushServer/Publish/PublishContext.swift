@@ -30,12 +30,14 @@ struct PublishContext: Sendable {
     let budgets: DeliveryBudgets
     /// The completion estimates of this node's runs, for `/metrics`.
     let estimates: PublishEstimates
-    /// By lower-cased instance id.
-    private let instances: [String: InstanceRuntime]
+    /// The instances served now: a run looks its instance up once, when it starts, and keeps those senders.
+    let directory: InstanceDirectory
 
+    /// - Parameter directory: the served set (run-time instances come and go); nil: `instances`, fixed.
     init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
          settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger,
-         broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy()) {
+         broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
+         directory: InstanceDirectory? = nil) {
         self.store = store
         sharded = store as? any ShardedPublishQueue
         notifying = store as? any QueueNotifying
@@ -55,14 +57,12 @@ struct PublishContext: Sendable {
         self.logger = logger
         apnsHealth = APNsHealth()
         activity = DeliveryActivity(instanceIDs: instances.map(\.config.id))
-        var byID: [String: InstanceRuntime] = [:]
-        for instance in instances { byID[instance.config.id.lowercased()] = instance }
-        self.instances = byID
+        self.directory = directory ?? InstanceDirectory(runtimes: instances)
     }
 
-    /// The configured instance `id` (case-insensitive), nil when it is no longer configured.
-    func instance(_ id: String) -> InstanceRuntime? { instances[id.lowercased()] }
+    /// The served instance `id` (case-insensitive), nil when it is no longer served.
+    func instance(_ id: String) -> InstanceRuntime? { directory.runtime(id) }
 
-    /// Every configured instance.
-    var allInstances: [InstanceRuntime] { Array(instances.values) }
+    /// Every served instance.
+    var allInstances: [InstanceRuntime] { directory.runtimes }
 }

@@ -75,7 +75,7 @@ public final class PublishEngine: Service {
     }
 
     public let name = "engine"
-    private let context: PublishContext
+    let context: PublishContext
     private let scheduler: JobScheduler
     /// Where the engine is in its lifetime (tests wait on it).
     let phase = WaitableState(Phase())
@@ -91,10 +91,10 @@ public final class PublishEngine: Service {
     ///     sender has its own in-flight window.
     init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
          metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
-         broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy()) {
+         broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(), directory: InstanceDirectory? = nil) {
         context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
                                  metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
-                                 broadcastRetryPolicy: broadcastRetryPolicy)
+                                 broadcastRetryPolicy: broadcastRetryPolicy, directory: directory)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }

@@ -65,7 +65,7 @@ struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// Most runs parked at once.
     let maxParked: Int
     /// Grants per round-robin turn, by instance id; 1 when absent.
-    let weights: [String: Int]
+    var weights: [String: Int]
     /// Whether an instance holding no slot gets a floor slot when every other slot is taken.
     let instanceFloor: Bool
 

@@ -51,6 +51,10 @@ final class PublishSlots: Sendable {
         metrics.set(.publishJobsParked, to: Double(parked))
     }
 
+    /// Replaces the instances' weights (the served set changed: run-time instances, a reload); runs already
+    /// holding slots keep them.
+    func setWeights(_ weights: [String: Int]) { state.withLock { $0.scheduler.weights = weights } }
+
     /// Sets what hears that a parked run freed a slot.
     func onSlotFreed(_ body: @escaping @Sendable () -> Void) { slotFreed.withLock { $0 = body } }
 

@@ -411,3 +411,13 @@ final class AuditLogContractOnPostgreSQL: XCTestCase {
         try await runContract(.postgresql, AuditLogContract.testAnImportBatchWritesItsEntryInItsTransactionAndADryRunWritesNone)
     }
 }
+
+final class StoredInstancesContractOnPostgreSQL: XCTestCase {
+    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing() async throws {
+        try await runContract(.postgresql, StoredInstancesContract.testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing)
+    }
+
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain() async throws {
+        try await runContract(.postgresql, StoredInstancesContract.testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain)
+    }
+}

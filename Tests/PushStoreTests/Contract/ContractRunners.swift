@@ -819,3 +819,23 @@ final class AuditLogContractInMemory: XCTestCase {
         try await runContract(.inMemory, AuditLogContract.testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone)
     }
 }
+
+final class StoredInstancesContractOnSQLite: XCTestCase {
+    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing() async throws {
+        try await runContract(.sqlite, StoredInstancesContract.testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing)
+    }
+
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain() async throws {
+        try await runContract(.sqlite, StoredInstancesContract.testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain)
+    }
+}
+
+final class StoredInstancesContractInMemory: XCTestCase {
+    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing() async throws {
+        try await runContract(.inMemory, StoredInstancesContract.testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing)
+    }
+
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain() async throws {
+        try await runContract(.inMemory, StoredInstancesContract.testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain)
+    }
+}

@@ -1,0 +1,159 @@
+import Observability
+import BeamsModel
+import Locking
+
+/// Every instance this node serves, from the config file and from the store, as one versioned snapshot that every
+/// look-up goes through (API routes, the publish engine, the console). A change installs a whole new snapshot
+/// under the lock; whoever read the old one (a publish already running) keeps what it read.
+final class InstanceDirectory: Sendable {
+    /// Where an instance is defined.
+    enum Source: String, Sendable {
+        /// The config file: read-only through the API, changed by editing the file and reloading (SIGHUP).
+        case config
+        /// The store (admin API, `push-server instances`).
+        case store
+    }
+
+    /// One instance as served.
+    struct Entry: Sendable {
+        var config: InstanceConfig
+        /// Its senders; nil in a directory that only answers look-ups (API-only contexts in tests).
+        var runtime: InstanceRuntime?
+        var source: Source
+        /// What the entry was built from (`config:<definition>` or `store:<version>`): an equal fingerprint means
+        /// the built senders can be kept.
+        var fingerprint: String
+        /// The stored row's version (store instances).
+        var version: Int64? = nil
+    }
+
+    /// The whole set at one moment.
+    struct Snapshot: Sendable {
+        /// Raised by every install on this node (for `push_instances_generation`-style checks and tests).
+        var generation: UInt64 = 0
+        /// The store's set version the stored entries were read at.
+        var storedVersion: Int64 = 0
+        /// By lower-cased id.
+        var entries: [String: Entry] = [:]
+    }
+
+    private let state: Locked<Snapshot>
+    private let observers = Locked<[@Sendable (Snapshot) -> Void]>([])
+
+    /// A directory of config-file instances with their senders.
+    init(runtimes: [InstanceRuntime], fingerprints: [String: String] = [:]) {
+        var snapshot = Snapshot()
+        for runtime in runtimes {
+            let id = runtime.config.id.lowercased()
+            snapshot.entries[id] = Entry(config: runtime.config, runtime: runtime, source: .config,
+                                         fingerprint: fingerprints[id] ?? "config:")
+        }
+        state = Locked(snapshot)
+    }
+
+    /// A directory that only answers look-ups (no senders).
+    init(configs: [InstanceConfig]) {
+        var snapshot = Snapshot()
+        for config in configs {
+            snapshot.entries[config.id.lowercased()] = Entry(config: config, runtime: nil, source: .config,
+                                                             fingerprint: "config:")
+        }
+        state = Locked(snapshot)
+    }
+
+    /// The current snapshot.
+    var snapshot: Snapshot { state.withLock { $0 } }
+
+    /// The instance `id` (case-insensitive), nil when not served (never configured, or deleted).
+    func entry(_ id: String) -> Entry? { state.withLock { $0.entries[id.lowercased()] } }
+
+    /// The instance `id`'s configuration, nil when not served.
+    func config(_ id: String) -> InstanceConfig? { entry(id)?.config }
+
+    /// The instance `id`'s senders, nil when not served.
+    func runtime(_ id: String) -> InstanceRuntime? { entry(id)?.runtime }
+
+    /// Every instance's configuration.
+    var configs: [InstanceConfig] { state.withLock { $0.entries.values.map(\.config) } }
+
+    /// Every instance's senders.
+    var runtimes: [InstanceRuntime] { state.withLock { $0.entries.values.compactMap(\.runtime) } }
+
+    /// Installs `entries` as the whole set. - Returns: the entries no longer served as they were (removed or
+    /// rebuilt), whose senders the caller retires.
+    @discardableResult
+    func install(_ entries: [String: Entry], storedVersion: Int64) -> [Entry] {
+        let (retired, installed) = state.withLock { snapshot -> ([Entry], Snapshot) in
+            let retired = snapshot.entries.compactMap { id, old in
+                entries[id]?.fingerprint == old.fingerprint ? nil : old
+            }
+            snapshot.entries = entries
+            snapshot.storedVersion = storedVersion
+            snapshot.generation += 1
+            return (retired, snapshot)
+        }
+        for observer in observers.withLock({ $0 }) { observer(installed) }
+        return retired
+    }
+
+    /// Calls `observer` after each install (outside the lock), with the installed snapshot: per-instance budgets
+    /// and weights follow the set.
+    func observe(_ observer: @escaping @Sendable (Snapshot) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+}
+
+/// What changes between two sets of instances, by fingerprint: the pure part of a reload.
+struct InstanceSetPlan: Sendable, Equatable {
+    var added: [String] = []
+    var changed: [String] = []
+    var removed: [String] = []
+    var unchanged: [String] = []
+
+    /// Ids sorted, so logs and tests read the same every time.
+    init(current: [String: String], wanted: [String: String]) {
+        for (id, fingerprint) in wanted {
+            switch current[id] {
+            case nil: added.append(id)
+            case fingerprint?: unchanged.append(id)
+            default: changed.append(id)
+            }
+        }
+        removed = current.keys.filter { wanted[$0] == nil }
+        added.sort()
+        changed.sort()
+        removed.sort()
+        unchanged.sort()
+    }
+
+    init(added: [String] = [], changed: [String] = [], removed: [String] = [], unchanged: [String] = []) {
+        self.added = added
+        self.changed = changed
+        self.removed = removed
+        self.unchanged = unchanged
+    }
+
+    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+}
+
+/// The two sources of instances as one set: a config-file instance wins over a stored one with the same id (which
+/// is reported, never served), so neither can shadow the other.
+enum InstanceSetMerge {
+    /// - Returns: the wanted fingerprint by lower-cased id with its source, and the stored ids a config instance
+    ///   shadows.
+    static func merge(config: [String: String], stored: [String: Int64])
+        -> (wanted: [String: (source: InstanceDirectory.Source, fingerprint: String)], shadowed: [String])
+    {
+        var wanted: [String: (source: InstanceDirectory.Source, fingerprint: String)] = [:]
+        for (id, fingerprint) in config { wanted[id] = (.config, fingerprint) }
+        var shadowed: [String] = []
+        for (id, version) in stored {
+            if wanted[id] != nil {
+                shadowed.append(id)
+            } else {
+                wanted[id] = (.store, "store:\(version)")
+            }
+        }
+        return (wanted, shadowed.sorted())
+    }
+}
