@@ -5,6 +5,8 @@
 #                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured);
 #                                   sets SERVER (the server's pid) and CA (the sink's certificate)
 #   stop_sink_server DIR            stops the server (unless already stopped) and the sink
+#   publish_and_wait                POSTs one APNs publish to the interest `bench` and polls its status every
+#                                   50 ms until `finished`; sets STATUS (the last status JSON). Needs PY.
 start_sink_server() {
     local dir=$1 n=$2 delay=$3
     CA=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
@@ -26,4 +28,16 @@ stop_sink_server() {
     if [[ -n ${SERVER:-} ]]; then kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true; fi
     SERVER=
     SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh stop "$SINK_PORT" >/dev/null 2>&1 || true
+}
+
+publish_and_wait() {
+    local api="http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes" publish
+    publish=$(curl -sf -X POST "$api/interests" -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/json' \
+        -d '{"interests":["bench"],"apns":{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size."},"sound":"default"}}}' \
+        | $PY -c 'import json,sys; print(json.load(sys.stdin)["publishId"])')
+    while :; do
+        STATUS=$(curl -sf "$api/$publish" -H "Authorization: Bearer $SECRET")
+        [[ $STATUS == *'"status":"finished"'* ]] && break
+        sleep 0.05
+    done
 }

@@ -37,15 +37,7 @@ c0=$(awk '{print $14 + $15}' "/proc/$SERVER/stat"); t0=$(date +%s.%N)
 perf record -q -a -g -F 999 -o "$OUT/perf.data" 2>/dev/null &
 PERF=$!
 sleep 0.3
-publish=$(curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/interests" \
-    -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/json' \
-    -d '{"interests":["bench"],"apns":{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size."},"sound":"default"}}}' \
-    | $PY -c 'import json,sys; print(json.load(sys.stdin)["publishId"])')
-while :; do
-    status=$(curl -sf "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/$publish" -H "Authorization: Bearer $SECRET")
-    [[ $status == *'"status":"finished"'* ]] && break
-    sleep 0.05
-done
+publish_and_wait
 t1=$(date +%s.%N); c1=$(awk '{print $14 + $15}' "/proc/$SERVER/stat")
 kill -INT $PERF; wait $PERF 2>/dev/null || true
 stop_sink_server "$OUT"; trap - EXIT

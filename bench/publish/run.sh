@@ -36,21 +36,13 @@ run_case() {
     rm -rf "$dir"; mkdir -p "$dir"
     trap 'stop_sink_server "'"$dir"'"' EXIT
     start_sink_server "$dir" "$N" "$delay"
-    local c0 t0 t1 c1 publish status
+    local c0 t0 t1 c1
     c0=$(cpu_ticks $SERVER); t0=$(date +%s.%N)
-    publish=$(curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/interests" \
-        -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/json' \
-        -d '{"interests":["bench"],"apns":{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size."},"sound":"default"}}}' \
-        | $PY -c 'import json,sys; print(json.load(sys.stdin)["publishId"])')
-    while :; do
-        status=$(curl -sf "http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes/$publish" -H "Authorization: Bearer $SECRET")
-        [[ $status == *'"status":"finished"'* ]] && break
-        sleep 0.05
-    done
+    publish_and_wait
     t1=$(date +%s.%N); c1=$(cpu_ticks $SERVER)
     kill -TERM $SERVER; wait $SERVER || true; SERVER=
     local accepted
-    accepted=$(echo "$status" | $PY -c 'import json,sys; print(json.load(sys.stdin)["apns"]["accepted"])')
+    accepted=$(echo "$STATUS" | $PY -c 'import json,sys; print(json.load(sys.stdin)["apns"]["accepted"])')
     $PY - "$N" "$t0" "$t1" "$c0" "$c1" "$CLK_TCK" "$accepted" "$label" <<'PY' | tee "$dir/server.txt"
 import sys
 n, t0, t1, c0, c1, hz, accepted, label = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
