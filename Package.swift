@@ -103,6 +103,7 @@ let package = Package(
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
+        .testTarget(name: "LockingTests", dependencies: ["Locking", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),

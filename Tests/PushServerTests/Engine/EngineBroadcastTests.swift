@@ -1,5 +1,6 @@
 import APNsClient
 import Foundation
+import Locking
 import Logging
 @testable import PushServer
 import PushStore

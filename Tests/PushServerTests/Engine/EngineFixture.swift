@@ -3,6 +3,7 @@ import JWTSigner
 import APNsClient
 import WebPush
 import Foundation
+import Locking
 import InMemoryStore
 import Logging
 @testable import PushServer
