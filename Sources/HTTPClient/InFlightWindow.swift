@@ -1,4 +1,3 @@
-import Dispatch
 import Locking
 
 /// Backpressure for a sender: at most `capacity` requests hold a slot from acceptance until their final result
@@ -109,22 +108,12 @@ public final class InFlightWindow: Sendable {
 }
 
 extension InFlightWindow {
-    /// Returns once no slot is in use (woken by the last `release`) or `gracePeriod` seconds have passed (a timer:
-    /// a real deadline), whichever comes first.
-    public func waitUntilDrained(gracePeriod: Double) async {
-        let once = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let resume: @Sendable () -> Void = {
-            let continuation = once.withLock { value -> CheckedContinuation<Void, Never>? in
-                defer { value = nil }
-                return value
-            }
-            continuation?.resume()
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            once.withLock { $0 = continuation }
-            let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + grace, execute: resume)
-            whenDrained(resume)
-        }
+    /// Returns once no slot is in use (woken by the last `release`) or `gracePeriod` has passed (a real deadline),
+    /// whichever comes first; a cancelled caller still grants the grace period.
+    public func waitUntilDrained(gracePeriod: Duration) async {
+        let drained = WaitableState(false)
+        whenDrained { drained.update { $0 = true } }
+        let grace = min(max(.zero, gracePeriod), .seconds(86_400))
+        await drained.wait(until: { $0 }, timeout: grace, cancellable: false)
     }
 }
