@@ -124,6 +124,7 @@ let package = Package(
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
+        .testTarget(name: "LockingTests", dependencies: ["Locking", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "SQLTests", dependencies: ["SQL"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

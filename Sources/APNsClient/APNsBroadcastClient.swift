@@ -113,7 +113,7 @@ public final class APNsBroadcastClient: Sendable {
         exchange.responseHeaders = APNsBroadcastResponse.headerNames
         var token: ProviderTokenState.Token
         do {
-            token = try tokens.currentToken()
+            token = try await tokens.currentToken()
         } catch {
             return .failure(Self.failure(error))
         }
@@ -136,7 +136,7 @@ public final class APNsBroadcastClient: Sendable {
             case .refresh?:
                 refreshed = true
                 do {
-                    token = try tokens.tokenAfterExpiry(generation: token.generation)
+                    token = try await tokens.tokenAfterExpiry(generation: token.generation)
                 } catch {
                     return .failure(Self.failure(error))
                 }
@@ -147,7 +147,7 @@ public final class APNsBroadcastClient: Sendable {
                 // policy's window).
                 let outcome: ProviderTokenManager.UpdateRejectedOutcome
                 do {
-                    outcome = try tokens.tokenAfterUpdateRejected(generation: token.generation)
+                    outcome = try await tokens.tokenAfterUpdateRejected(generation: token.generation)
                 } catch {
                     return .failure(Self.failure(error))
                 }

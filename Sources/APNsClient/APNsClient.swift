@@ -49,9 +49,13 @@ public final class APNsClient: Sendable {
     public func send(
         _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment
     ) async -> APNsResult {
-        let box = ResultBox()
-        await submit(request, credentials: credentials, environment: environment) { box.deliver($0) }
-        return await box.value()
+        let result = WaitableState<APNsResult?>(nil)
+        await submit(request, credentials: credentials, environment: environment) { answer in
+            result.update { $0 = answer }
+        }
+        // Not cancellable: a cancelled request is answered (`.cancelled`) by the pool, so the callback always comes.
+        await result.waitIgnoringCancellation { $0 != nil }
+        return result.read { $0! }
     }
 
     /// Accepts a notification into its pool's in-flight window, suspending while the window is full; returns
@@ -126,14 +130,12 @@ public final class APNsClient: Sendable {
     }
 
     /// Returns once every pool has drained (woken by the pool that reports its last answer) or the grace period
-    /// has passed (a timer: a real deadline), whichever comes first.
+    /// has passed (a real deadline), whichever comes first; a cancelled caller still grants the grace period.
     private static func waitUntilDrained(_ pools: [APNsPool], gracePeriod: Double) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let wake = WakeOnce(continuation: continuation, count: pools.count)
-            for pool in pools { pool.whenDrained { wake.countDown() } }
-            let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + grace) { wake.resume() }
-        }
+        let undrained = WaitableState(pools.count)
+        for pool in pools { pool.whenDrained { undrained.update { $0 -= 1 } } }
+        let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
+        await undrained.wait(until: { $0 <= 0 }, timeout: .milliseconds(Int64(grace * 1000)), cancellable: false)
     }
 
     private func pool(credentials: APNsCredentials, environment: APNsEnvironment) throws(CurlError) -> APNsPool? {
@@ -149,72 +151,6 @@ public final class APNsClient: Sendable {
                 ["team": key.teamID, "key": key.keyID, "environment": environment.baseURL,
                  "connections": String(configuration.connectionsPerPool), "credentials": credentials.kind.rawValue])
             return pool
-        }
-    }
-}
-
-/// Resumes a continuation once: when `count` parties have counted down, or on `resume()`, whichever is first.
-private final class WakeOnce: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, Never>?
-        var remaining: Int
-    }
-
-    private let state: Locked<State>
-
-    init(continuation: CheckedContinuation<Void, Never>, count: Int) {
-        state = Locked(State(continuation: continuation, remaining: count))
-        if count == 0 { resume() }
-    }
-
-    func countDown() {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.remaining -= 1
-            guard state.remaining <= 0 else { return nil }
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
-
-    func resume() {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
-}
-
-/// Bridges a callback to `async`: holds either the result or the waiting continuation.
-private final class ResultBox: Sendable {
-    private struct State {
-        var result: APNsResult?
-        var continuation: CheckedContinuation<APNsResult, Never>?
-    }
-
-    private let state = Locked(State())
-
-    func deliver(_ result: APNsResult) {
-        let continuation = state.withLock { state -> CheckedContinuation<APNsResult, Never>? in
-            if let continuation = state.continuation {
-                state.continuation = nil
-                return continuation
-            }
-            state.result = result
-            return nil
-        }
-        continuation?.resume(returning: result)
-    }
-
-    func value() async -> APNsResult {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> APNsResult? in
-                if let result = state.result { return result }
-                state.continuation = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

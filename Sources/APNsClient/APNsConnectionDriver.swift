@@ -22,6 +22,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
     private let logger: Logger
     private let gauges: APNsConnection.Gauges
     private let report: @Sendable (APNsConnectionReport) -> APNsJob?
+    /// Runs a token call for a job in a task and hands the job back to this thread (`APNsConnection.awayForToken`).
+    private let awayForToken: @Sendable (APNsJob, @escaping @Sendable () async -> APNsJob.TokenAnswer) -> Void
     private var machine: APNsConnectionStateMachine
     /// Every transfer of the slot; attached ones are in flight, the others wait in `idle` for reuse.
     private var transfers: [APNsTransfer] = []
@@ -29,8 +31,10 @@ final class APNsConnectionDriver: CurlMultiDriver {
 
     init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
          configuration: APNsClientConfiguration, logger: Logger, gauges: APNsConnection.Gauges,
-         report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?) {
+         report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?,
+         awayForToken: @escaping @Sendable (APNsJob, @escaping @Sendable () async -> APNsJob.TokenAnswer) -> Void) {
         self.index = index
+        self.awayForToken = awayForToken
         self.key = key
         self.tokens = tokens
         self.identity = identity
@@ -48,7 +52,28 @@ final class APNsConnectionDriver: CurlMultiDriver {
     // MARK: - CurlMultiDriver
 
     func prepare(_ jobs: [APNsJob], multi: CurlMulti) {
-        for job in jobs { machine.enqueue(job) }
+        for job in jobs {
+            guard let answer = job.tokenAnswer else {
+                machine.enqueue(job)
+                continue
+            }
+            // Back from a task that got its token (see `awayForToken`).
+            job.tokenAnswer = nil
+            switch answer {
+            case .current(.success(let token)):
+                job.overrideToken = token
+                machine.enqueue(job)
+            case .current(.failure(let failure)):
+                run(machine.startFailed(job, failure))
+            case .refreshed(let result):
+                if case .failure = result {
+                    logger.warning("APNs provider token expired too early", ["team": key.teamID])
+                }
+                run(machine.tokenRefreshed(job, result))
+            case .rejectedResolved(let result):
+                run(machine.rejectedTokenResolved(job, result))
+            }
+        }
         run(machine.tick(now: MonotonicClock.now()))
         // A cold connection takes one probe at a time (see `APNsStreamLedger.warm`). A failed start may hand the
         // freed slot to a waiting job, which `nextToStart` then sees too.
@@ -122,26 +147,36 @@ final class APNsConnectionDriver: CurlMultiDriver {
             case .countTokenUpdateRejected:
                 _ = report(.tokenUpdateRejected)
             case .refreshToken(let job):
-                let result: Result<ProviderTokenState.Token, APNsFailure>
-                do throws(APNsFailure) {
-                    guard let tokens else { throw Self.noTokens(.expiredProviderToken, status: 403) }
-                    result = .success(try tokens.tokenAfterExpiry(generation: job.tokenGeneration))
-                } catch {
+                guard let tokens else {
                     logger.warning("APNs provider token expired too early", ["team": key.teamID])
-                    result = .failure(error)
+                    run(machine.tokenRefreshed(job, .failure(Self.noTokens(.expiredProviderToken, status: 403))))
+                    continue
                 }
-                run(machine.tokenRefreshed(job, result))
+                let generation = job.tokenGeneration
+                awayForToken(job) {
+                    do throws(APNsFailure) {
+                        return .refreshed(.success(try await tokens.tokenAfterExpiry(generation: generation)))
+                    } catch {
+                        return .refreshed(.failure(error))
+                    }
+                }
             case .resolveRejectedToken(let job):
                 // APNs holds another token for this key: adopt it if this process can find it (the store), else
                 // wait for the refresh floor; never sign within it.
-                let result: Result<ProviderTokenManager.UpdateRejectedOutcome, APNsFailure>
-                do throws(APNsFailure) {
-                    guard let tokens else { throw Self.noTokens(.tooManyProviderTokenUpdates, status: 429) }
-                    result = .success(try tokens.tokenAfterUpdateRejected(generation: job.tokenGeneration))
-                } catch {
-                    result = .failure(error)
+                guard let tokens else {
+                    run(machine.rejectedTokenResolved(
+                        job, .failure(Self.noTokens(.tooManyProviderTokenUpdates, status: 429))))
+                    continue
                 }
-                run(machine.rejectedTokenResolved(job, result))
+                let generation = job.tokenGeneration
+                awayForToken(job) {
+                    do throws(APNsFailure) {
+                        return .rejectedResolved(
+                            .success(try await tokens.tokenAfterUpdateRejected(generation: generation)))
+                    } catch {
+                        return .rejectedResolved(.failure(error))
+                    }
+                }
             case .warnTransferFailed(let error):
                 logger.warning("APNs transfer failed", ["error": error.description])
             case .warnCredentialsRejected(let reason):
@@ -162,14 +197,20 @@ final class APNsConnectionDriver: CurlMultiDriver {
             job.tokenGeneration = override.generation
             job.overrideToken = nil
         } else if let tokens {
-            do {
-                let token = try tokens.currentToken()
-                jwt = token.jwt
-                job.tokenGeneration = token.generation
-            } catch {
-                run(machine.startFailed(job, error))
+            guard let token = tokens.readyToken() else {
+                // A token is due: signing it may call the store, so a task gets it while this thread serves its
+                // other streams; the job comes back through `prepare` with the token.
+                awayForToken(job) {
+                    do throws(APNsFailure) {
+                        return .current(.success(try await tokens.currentToken()))
+                    } catch {
+                        return .current(.failure(error))
+                    }
+                }
                 return
             }
+            jwt = token.jwt
+            job.tokenGeneration = token.generation
         }
 
         let transfer: APNsTransfer

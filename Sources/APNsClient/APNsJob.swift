@@ -23,6 +23,9 @@ final class APNsJob: @unchecked Sendable {
     var tokenGeneration = 0
     /// A token to use for the next attempt instead of the manager's current one (after an expiry refresh).
     var overrideToken: ProviderTokenState.Token?
+    /// What a task found out about tokens for this job (the manager may have called the store): set while the job
+    /// is away from its connection thread, read by it when the job comes back (`APNsConnectionDriver.prepare`).
+    var tokenAnswer: TokenAnswer?
     /// Not-before time for a delayed retry, monotonic nanoseconds.
     var notBefore: UInt64 = 0
     /// `request.retryDeadline` on the monotonic clock: no retry is scheduled past it. Nil: none.
@@ -36,6 +39,16 @@ final class APNsJob: @unchecked Sendable {
         self.url = url
         self.deadline = deadline
         self.onResult = onResult
+    }
+
+    /// A token the connection thread asked a task for, as the task answered.
+    enum TokenAnswer {
+        /// For a first attempt (`ProviderTokenManager.currentToken`).
+        case current(Result<ProviderTokenState.Token, APNsFailure>)
+        /// After `ExpiredProviderToken` (`tokenAfterExpiry`).
+        case refreshed(Result<ProviderTokenState.Token, APNsFailure>)
+        /// After `TooManyProviderTokenUpdates` (`tokenAfterUpdateRejected`).
+        case rejectedResolved(Result<ProviderTokenManager.UpdateRejectedOutcome, APNsFailure>)
     }
 
     /// A wall-clock deadline as monotonic nanoseconds, given both clocks read now.

@@ -22,22 +22,39 @@ struct APNsPoolKey: Hashable, Sendable {
 /// The pool owns the slot accounting; its connections only report (`APNsConnectionReport`) through the closure
 /// the pool gives them, and never see the pool itself.
 final class APNsPool: Sendable {
-    private struct Waiter {
-        let job: APNsJob
-        let continuation: CheckedContinuation<Void, Never>
-    }
+    /// The window's slots: how many each connection holds, with the pool's counters and drain callbacks (one lock).
+    struct Slots: AdmissionPolicy {
+        /// How an admitted `submit` goes on.
+        enum Grant: Sendable {
+            /// Send the job on this connection (its slot is taken).
+            case connection(Int)
+            /// The admitter has sent it already (`finished`).
+            case dispatched
+        }
 
-    private struct State {
+        let capacity: Int
         var inFlight: [Int]
         var total = 0
-        var waiters = WaiterQueue<Waiter>()
-        var shuttingDown = false
         var counters = APNsClientStats()
         /// Called once when `total` next reaches 0 (see `whenDrained`).
         var drainWaiters: [@Sendable () -> Void] = []
 
-        var waiting: Int { waiters.count }
+        mutating func admit() -> Grant? {
+            guard total < capacity else { return nil }
+            return .connection(leastLoaded(preferring: 0))
+        }
+
+        /// Takes a slot on the least loaded connection (ties go to `preferring`).
+        mutating func leastLoaded(preferring: Int) -> Int {
+            var best = preferring
+            for index in inFlight.indices where inFlight[index] < inFlight[best] { best = index }
+            inFlight[best] += 1
+            total += 1
+            return best
+        }
     }
+
+    private typealias Window = AdmissionWindow<Slots, APNsJob>
 
     let key: APNsPoolKey
     /// The key's manager, shared with the key's other pools (so `stats()` leaves token counts to the client, which
@@ -46,7 +63,7 @@ final class APNsPool: Sendable {
     let capacity: Int
     /// Free slots needed before suspended submitters are resumed (see `finished`).
     private let resumeBatch: Int
-    private let state: Locked<State>
+    private let window: Window
     // Set once in init, before any thread can see the pool.
     nonisolated(unsafe) private var connectionList: [APNsConnection] = []
     private var connections: [APNsConnection] { connectionList }
@@ -60,7 +77,8 @@ final class APNsPool: Sendable {
         self.tokens = tokens
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
-        self.state = Locked(State(inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
+        self.window = Window(Slots(capacity: capacity,
+                                   inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
         var list: [APNsConnection] = []
         for index in 0..<configuration.connectionsPerPool {
             // The connection's thread keeps the pool alive through this closure as long as it runs: it reports to it.
@@ -79,75 +97,12 @@ final class APNsPool: Sendable {
     /// the line and is answered `.cancelled(attempts: 0)`: a cancelled publish does not wait for slots that other
     /// publishes' requests hold.
     func submit(_ job: APNsJob) async {
-        enum FirstLook { case admitted(Admission), wait(WaiterQueue<Waiter>.Ticket) }
-        let first = state.withLock { state -> FirstLook in
-            let admission = Self.admit(&state, capacity: capacity)
-            guard case .full = admission else { return .admitted(admission) }
-            return .wait(state.waiters.reserve())
+        switch await window.acquire(job, cancelledBy: job.request.retries) {
+        case .admitted(.connection(let index)): dispatch(job, to: index)
+        case .admitted(.dispatched): break
+        case .closed: job.onResult(.failure(.shutdown))
+        case .cancelled: job.onResult(.failure(.cancelled(attempts: 0)))
         }
-        let ticket: WaiterQueue<Waiter>.Ticket
-        switch first {
-        case .admitted(.connection(let index)):
-            return dispatch(job, to: index)
-        case .admitted(.rejected), .admitted(.full):
-            return job.onResult(.failure(.shutdown))
-        case .wait(let reserved):
-            ticket = reserved
-        }
-        let leave: @Sendable () -> Void = { [state] in
-            guard let waiter = state.withLock({ $0.waiters.cancel(ticket) }) else { return }
-            waiter.job.onResult(.failure(.cancelled(attempts: 0)))
-            waiter.continuation.resume()
-        }
-        let scope = job.request.retries
-        let scopeTicket = scope?.wait(onCancel: leave)
-        if scope != nil && scopeTicket == nil {
-            state.withLock { $0.waiters.settle(ticket) }
-            return job.onResult(.failure(.cancelled(attempts: 0)))
-        }
-        defer { if let scope, let scopeTicket { _ = scope.resume(scopeTicket) } }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Re-check: slots may have freed (or shutdown begun, or the wait been cancelled) since the first look.
-                enum Retry { case admission(Admission), cancelled, queued }
-                let retry = state.withLock { state -> Retry in
-                    if state.waiters.isCancelledEarly(ticket) {
-                        state.waiters.settle(ticket)
-                        return .cancelled
-                    }
-                    let admission = Self.admit(&state, capacity: capacity)
-                    guard case .full = admission else {
-                        state.waiters.settle(ticket)
-                        return .admission(admission)
-                    }
-                    let queued = state.waiters.enqueue(Waiter(job: job, continuation: continuation), ticket: ticket)
-                    return queued ? .queued : .cancelled
-                }
-                switch retry {
-                case .admission(.connection(let index)):
-                    dispatch(job, to: index)
-                    continuation.resume()
-                case .admission(.rejected), .admission(.full):
-                    job.onResult(.failure(.shutdown))
-                    continuation.resume()
-                case .cancelled:
-                    job.onResult(.failure(.cancelled(attempts: 0)))
-                    continuation.resume()
-                case .queued:
-                    break
-                }
-            }
-        } onCancel: {
-            leave()
-        }
-    }
-
-    private enum Admission { case connection(Int), rejected, full }
-
-    private static func admit(_ state: inout State, capacity: Int) -> Admission {
-        if state.shuttingDown { return .rejected }
-        guard state.total < capacity, state.waiting == 0 else { return .full }
-        return .connection(leastLoaded(&state, preferring: 0))
     }
 
     private func dispatch(_ job: APNsJob, to index: Int) {
@@ -163,9 +118,9 @@ final class APNsPool: Sendable {
         case .finished(let result):
             return finished(connection: index, result: result)
         case .retried:
-            state.withLock { $0.counters.retries += 1 }
+            window.withState { $0.policy.counters.retries += 1 }
         case .tokenUpdateRejected:
-            state.withLock { $0.counters.tokenUpdateRejections += 1 }
+            window.withState { $0.policy.counters.tokenUpdateRejections += 1 }
         }
         return nil
     }
@@ -177,28 +132,28 @@ final class APNsPool: Sendable {
     /// loop then suspends once per batch instead of once per notification, which saves a cross-thread wake-up
     /// (several µs of CPU) per request at the cost of a window that is a few slots short of full.
     private func finished(connection index: Int, result: APNsResult) -> APNsJob? {
-        let (admitted, drained) = state.withLock { state -> ([(Waiter, Int)], [@Sendable () -> Void]) in
+        let (admitted, drained) = window.withState { state -> ([(Window.Waiter, Int)], [@Sendable () -> Void]) in
             switch result {
-            case .response(let response): state.counters.responsesByStatus[response.status, default: 0] += 1
-            case .failure(.transport): state.counters.transportFailures += 1
-            case .failure(.configuration): state.counters.configurationFailures += 1
-            case .failure(.shutdown): state.counters.shutdownFailures += 1
-            case .failure(.invalidRequest): state.counters.invalidRequests += 1
+            case .response(let response): state.policy.counters.responsesByStatus[response.status, default: 0] += 1
+            case .failure(.transport): state.policy.counters.transportFailures += 1
+            case .failure(.configuration): state.policy.counters.configurationFailures += 1
+            case .failure(.shutdown): state.policy.counters.shutdownFailures += 1
+            case .failure(.invalidRequest): state.policy.counters.invalidRequests += 1
             case .failure(.cancelled), .failure(.expired): break  // the publish counts them (`Cancelled`, `Expired`)
             }
-            state.inFlight[index] -= 1
-            state.total -= 1
+            state.policy.inFlight[index] -= 1
+            state.policy.total -= 1
             var drained: [@Sendable () -> Void] = []
-            if state.total == 0 {
-                drained = state.drainWaiters
-                state.drainWaiters = []
+            if state.policy.total == 0 {
+                drained = state.policy.drainWaiters
+                state.policy.drainWaiters = []
             }
-            guard !state.shuttingDown, state.waiting > 0, capacity - state.total >= resumeBatch else {
+            guard !state.isClosed, state.waiting > 0, capacity - state.policy.total >= resumeBatch else {
                 return ([], drained)
             }
-            var admitted: [(Waiter, Int)] = []
-            while state.total < capacity, let waiter = state.waiters.popFirst() {
-                admitted.append((waiter, Self.leastLoaded(&state, preferring: index)))
+            var admitted: [(Window.Waiter, Int)] = []
+            while state.policy.total < capacity, let waiter = state.popWaiter() {
+                admitted.append((waiter, state.policy.leastLoaded(preferring: index)))
             }
             return (admitted, drained)
         }
@@ -206,45 +161,33 @@ final class APNsPool: Sendable {
         var local: APNsJob?
         for (waiter, connection) in admitted {
             if connection == index && local == nil {
-                local = waiter.job
+                local = waiter.payload
             } else {
-                dispatch(waiter.job, to: connection)
+                dispatch(waiter.payload, to: connection)
             }
-            waiter.continuation.resume()
+            waiter.admit(.dispatched)
         }
         return local
     }
 
-    /// Takes a slot on the least loaded connection (ties go to `preferring`).
-    private static func leastLoaded(_ state: inout State, preferring: Int) -> Int {
-        var best = preferring
-        for index in state.inFlight.indices where state.inFlight[index] < state.inFlight[best] { best = index }
-        state.inFlight[best] += 1
-        state.total += 1
-        return best
-    }
-
     /// Stops accepting work and fails every waiting `submit`; returns their requests.
     func beginShutdown() -> [APNsRequest] {
-        let waiters = state.withLock { state -> [Waiter] in
-            state.shuttingDown = true
-            let taken = state.waiters.removeAll()
-            state.counters.shutdownFailures += taken.count
+        let waiters = window.withState { state -> [Window.Waiter] in
+            let taken = state.close()
+            state.policy.counters.shutdownFailures += taken.count
             return taken
         }
-        for waiter in waiters {
-            waiter.job.onResult(.failure(.shutdown))
-            waiter.continuation.resume()
-        }
-        return waiters.map(\.job.request)
+        // Each refused `submit` answers its job `.shutdown`.
+        for waiter in waiters { waiter.refuse() }
+        return waiters.map(\.payload.request)
     }
 
     /// Calls `body` once every accepted request has its final result: at once if none is in flight, else from the
     /// thread that reports the last one. Keep `body` short.
     func whenDrained(_ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state -> Bool in
-            if state.total == 0 { return true }
-            state.drainWaiters.append(body)
+        let now = window.withState { state -> Bool in
+            if state.policy.total == 0 { return true }
+            state.policy.drainWaiters.append(body)
             return false
         }
         if now { body() }
@@ -258,9 +201,9 @@ final class APNsPool: Sendable {
     }
 
     func stats() -> APNsClientStats {
-        var stats = state.withLock { state -> APNsClientStats in
-            var stats = state.counters
-            stats.requestsInFlight = state.total
+        var stats = window.withState { state -> APNsClientStats in
+            var stats = state.policy.counters
+            stats.requestsInFlight = state.policy.total
             stats.waitingForWindow = state.waiting
             return stats
         }

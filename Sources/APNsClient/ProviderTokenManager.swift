@@ -6,27 +6,29 @@ import Logging
 /// restarts and between nodes: APNs has been seen enforcing its 20-minute refresh floor per key, so a process
 /// that signs a new token on start (or a second node signing its own) gets `429 TooManyProviderTokenUpdates`.
 ///
-/// The client calls it from its connection threads, only when a token is due (about once per 50 minutes), on
-/// `ExpiredProviderToken`, and at most once a second while APNs answers `TooManyProviderTokenUpdates`; a call may
-/// block for a database round trip. Errors are logged and the client carries on with its own token.
+/// The client calls it only when a token is due (about once per 50 minutes), on `ExpiredProviderToken`, and at
+/// most once a second while APNs answers `TooManyProviderTokenUpdates`, always from a task: a connection thread
+/// hands the request that needs a token to a task and carries on with its other streams meanwhile. A call may
+/// take a database round trip. Errors are logged and the client carries on with its own token.
 public protocol ProviderTokenStore: Sendable {
     /// The stored token for (`teamID`, `keyID`), if any.
-    func load(teamID: String, keyID: String) throws -> StoredProviderToken?
+    func load(teamID: String, keyID: String) async throws -> StoredProviderToken?
     /// Stores `new` unless a token other than `expected` (what the caller read; nil: none) is stored, atomically.
     /// - Returns: the token stored afterwards: `new` when this call won, the token another writer stored first
     ///   otherwise.
     func compareAndSwap(
         teamID: String, keyID: String, expected: StoredProviderToken?, new: StoredProviderToken
-    ) throws -> StoredProviderToken
+    ) async throws -> StoredProviderToken
 }
 
 /// One provider token per (team, key), shared by every request and connection of the key's pools (sandbox and
 /// production) and its broadcast calls (one manager per key, from `ProviderTokenManagers`) and, through an optional
 /// `ProviderTokenStore`, by restarted processes and other nodes; thread-safe.
 ///
-/// Wraps `ProviderTokenState` with a lock, a signer, the store and an injectable clock. Signing and store calls
-/// happen under the lock: they run once every ~50 minutes (a few ms), and holding the lock keeps two threads from
-/// minting twice (which is what `TooManyProviderTokenUpdates` punishes).
+/// Wraps `ProviderTokenState` with a lock, a signer, the store and an injectable clock. A fresh token is read
+/// without waiting (`readyToken`); whatever may sign or call the store runs in turns (`KeyedTurns`, suspended
+/// callers, no blocked thread), one at a time, which keeps two callers from minting twice (what
+/// `TooManyProviderTokenUpdates` punishes). The lock is held only between the turn's awaits.
 public final class ProviderTokenManager: Sendable {
     /// What to do with a request APNs answered `429 TooManyProviderTokenUpdates`.
     public enum UpdateRejectedOutcome: Sendable, Equatable {
@@ -37,6 +39,8 @@ public final class ProviderTokenManager: Sendable {
     }
 
     private let state: Locked<ProviderTokenState>
+    /// Serialises refreshes: one caller at a time signs or reads and writes the store.
+    private let turns = KeyedTurns<Int>()
     private let credentials: APNsCredentials
     private let clock: @Sendable () -> Date
     private let store: (any ProviderTokenStore)?
@@ -64,30 +68,45 @@ public final class ProviderTokenManager: Sendable {
 
     private var now: Int { Int(clock().timeIntervalSince1970) }
 
+    /// The current token when it is fresh: no signing, no store, no waiting (a connection thread calls it for
+    /// every request). nil: one is due, get it from `currentToken()` in a task.
+    public func readyToken() -> ProviderTokenState.Token? {
+        let now = self.now
+        return state.withLock { state -> ProviderTokenState.Token? in
+            if case .use(let token) = state.token(now: now) { return token }
+            return nil
+        }
+    }
+
     /// The token to send now: the current one, or (when none or due) one adopted from the store or newly signed.
     /// - Throws: `APNsConfigurationFault.signingFailed` when the key cannot sign.
-    public func currentToken() throws(APNsFailure) -> ProviderTokenState.Token {
-        let now = self.now
-        return try state.withLock { (state: inout ProviderTokenState) throws(APNsFailure) -> ProviderTokenState.Token in
-            switch state.token(now: now) {
+    public func currentToken() async throws(APNsFailure) -> ProviderTokenState.Token {
+        if let ready = readyToken() { return ready }
+        return try await inTurn { () async throws(APNsFailure) -> ProviderTokenState.Token in
+            // Another caller's turn may have refreshed it meanwhile.
+            let now = self.now
+            switch self.state.withLock({ $0.token(now: now) }) {
             case .use(let token): return token
-            case .mint(let issuedAt): return try refresh(&state, issuedAt: issuedAt, now: now)
+            case .mint(let issuedAt): return try await self.refresh(issuedAt: issuedAt, now: now)
             }
         }
     }
 
     /// After `403 ExpiredProviderToken` for a request sent with `generation`: the token to retry with, or a
     /// configuration failure when the token is too young to replace and no newer one is stored.
-    public func tokenAfterExpiry(generation: Int) throws(APNsFailure) -> ProviderTokenState.Token {
-        let now = self.now
-        return try state.withLock { (state: inout ProviderTokenState) throws(APNsFailure) -> ProviderTokenState.Token in
-            let action = state.expired(generation: generation, now: now)
+    public func tokenAfterExpiry(generation: Int) async throws(APNsFailure) -> ProviderTokenState.Token {
+        try await inTurn { () async throws(APNsFailure) -> ProviderTokenState.Token in
+            let now = self.now
+            let action = self.state.withLock { $0.expired(generation: generation, now: now) }
             if case .retryWith(let token) = action { return token }
-            let stored = load()
-            if let newer = state.newerAfterExpiry(stored: stored, now: now) { return state.adopt(newer) }
+            let stored = await self.load()
+            let adopted = self.state.withLock { state -> ProviderTokenState.Token? in
+                state.newerAfterExpiry(stored: stored, now: now).map { state.adopt($0) }
+            }
+            if let adopted { return adopted }
             switch action {
             case .retryWith(let token): return token
-            case .mint(let issuedAt): return try signAndStore(&state, issuedAt: issuedAt, expected: stored)
+            case .mint(let issuedAt): return try await self.signAndStore(issuedAt: issuedAt, expected: stored)
             case .refuse(let age): throw .configuration(.expiredTokenBeforeRefreshFloor(ageSeconds: age))
             }
         }
@@ -97,23 +116,30 @@ public final class ProviderTokenManager: Sendable {
     /// this key. Adopts a newer or stored token when there is one, signs a new one once the rejected token is past
     /// the 20-minute floor, and otherwise tells the caller to re-send later. Never signs within the floor.
     /// - Throws: `APNsConfigurationFault.signingFailed` when the key cannot sign.
-    public func tokenAfterUpdateRejected(generation: Int) throws(APNsFailure) -> UpdateRejectedOutcome {
-        let now = self.now
-        return try state.withLock { (state: inout ProviderTokenState) throws(APNsFailure) -> UpdateRejectedOutcome in
+    public func tokenAfterUpdateRejected(generation: Int) async throws(APNsFailure) -> UpdateRejectedOutcome {
+        try await inTurn { () async throws(APNsFailure) -> UpdateRejectedOutcome in
+            let now = self.now
             var storeChecked = false
             while true {
-                switch state.updateRejected(generation: generation, now: now, storeChecked: storeChecked) {
+                let action = self.state.withLock {
+                    $0.updateRejected(generation: generation, now: now, storeChecked: storeChecked)
+                }
+                switch action {
                 case .retryWith(let token):
                     return .retryNow(token)
                 case .checkStore:
                     storeChecked = true
-                    if let stored = state.storeChecked(load(), now: now) {
-                        logger.notice("Adopting the stored APNs provider token", ["team": credentials.teamID,
-                                                                                   "key": credentials.keyID])
-                        return .retryNow(state.adopt(stored))
+                    let loaded = await self.load()
+                    let adopted = self.state.withLock { state -> ProviderTokenState.Token? in
+                        state.storeChecked(loaded, now: now).map { state.adopt($0) }
+                    }
+                    if let adopted {
+                        self.logger.notice("Adopting the stored APNs provider token",
+                                           ["team": self.credentials.teamID, "key": self.credentials.keyID])
+                        return .retryNow(adopted)
                     }
                 case .mint(let issuedAt):
-                    return .retryNow(try refresh(&state, issuedAt: issuedAt, now: now))
+                    return .retryNow(try await self.refresh(issuedAt: issuedAt, now: now))
                 case .wait:
                     return .retryLater
                 }
@@ -121,21 +147,31 @@ public final class ProviderTokenManager: Sendable {
         }
     }
 
+    /// Runs `body` in this manager's turn: after every earlier caller's body has returned.
+    private func inTurn<T: Sendable>(_ body: () async throws(APNsFailure) -> T) async throws(APNsFailure) -> T {
+        let result = await turns.withTurn(0) { () async -> Result<T, APNsFailure> in
+            do throws(APNsFailure) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// A new token is due: adopt the stored one when it is fresh, else sign one and store it.
-    private func refresh(_ state: inout ProviderTokenState, issuedAt: Int, now: Int) throws(APNsFailure)
-        -> ProviderTokenState.Token
-    {
-        let stored = load()
-        switch state.refresh(stored: stored, now: now) {
-        case .adopt(let token): return state.adopt(token)
-        case .sign(let issuedAt): return try signAndStore(&state, issuedAt: issuedAt, expected: stored)
+    private func refresh(issuedAt: Int, now: Int) async throws(APNsFailure) -> ProviderTokenState.Token {
+        let stored = await load()
+        switch state.withLock({ $0.refresh(stored: stored, now: now) }) {
+        case .adopt(let token): return state.withLock { $0.adopt(token) }
+        case .sign(let issuedAt): return try await signAndStore(issuedAt: issuedAt, expected: stored)
         }
     }
 
     /// Signs a token and stores it unless another writer replaced `expected` first; then the winner's token is used
     /// and ours is dropped unused (so one token per key per refresh period reaches APNs).
-    private func signAndStore(_ state: inout ProviderTokenState, issuedAt: Int, expected: StoredProviderToken?)
-        throws(APNsFailure) -> ProviderTokenState.Token
+    private func signAndStore(issuedAt: Int, expected: StoredProviderToken?) async throws(APNsFailure)
+        -> ProviderTokenState.Token
     {
         let ours: StoredProviderToken
         do {
@@ -145,29 +181,29 @@ public final class ProviderTokenManager: Sendable {
         } catch {
             throw .configuration(.signingFailed(String(describing: error)))
         }
-        guard let store else { return state.install(jwt: ours.jwt, issuedAt: ours.issuedAt) }
+        guard let store else { return state.withLock { $0.install(jwt: ours.jwt, issuedAt: ours.issuedAt) } }
         do {
-            let winner = try store.compareAndSwap(
+            let winner = try await store.compareAndSwap(
                 teamID: credentials.teamID, keyID: credentials.keyID, expected: expected, new: ours)
             if winner != ours {
                 logger.info("Another process refreshed the APNs provider token first: using its token",
                             ["team": credentials.teamID, "key": credentials.keyID])
             }
-            return state.settle(signed: ours, winner: winner)
+            return state.withLock { $0.settle(signed: ours, winner: winner) }
         } catch {
             // The notification matters more than the store: use our token; a restart may then meet
             // TooManyProviderTokenUpdates, which is retried rather than lost.
             logger.warning("Storing the APNs provider token failed", ["team": credentials.teamID,
                                                                       "error": String(describing: error)])
-            return state.install(jwt: ours.jwt, issuedAt: ours.issuedAt)
+            return state.withLock { $0.install(jwt: ours.jwt, issuedAt: ours.issuedAt) }
         }
     }
 
     /// The stored token, or nil (none, no store, or the store failed: logged).
-    private func load() -> StoredProviderToken? {
+    private func load() async -> StoredProviderToken? {
         guard let store else { return nil }
         do {
-            return try store.load(teamID: credentials.teamID, keyID: credentials.keyID)
+            return try await store.load(teamID: credentials.teamID, keyID: credentials.keyID)
         } catch {
             logger.warning("Reading the stored APNs provider token failed", ["team": credentials.teamID,
                                                                              "error": String(describing: error)])

@@ -1,130 +1,80 @@
-import Dispatch
 import Locking
 
 /// Backpressure for a sender: at most `capacity` requests hold a slot from acceptance until their final result
-/// (retries and their delays included). `acquire` suspends while the window is full and is woken, in order, by
-/// `release`; no polling. A waiter leaves when its task or its run is cancelled. `close` refuses new slots and
-/// wakes every waiter with `false`.
+/// (retries and their delays included). An `AdmissionWindow` with a count of slots: `acquire` suspends while the
+/// window is full and is woken, in order, by `release`; no polling. A waiter leaves when its task or its run is
+/// cancelled. `close` refuses new slots and wakes every waiter with `false`.
 public final class InFlightWindow: Sendable {
-    private struct State {
+    /// The count of slots in use, and who to call once none is.
+    struct Slots: AdmissionPolicy {
+        let capacity: Int
         var inUse = 0
-        var waiters = WaiterQueue<CheckedContinuation<Bool, Never>>()
-        var closed = false
         var drainWaiters: [@Sendable () -> Void] = []
+
+        mutating func admit() -> Void? {
+            guard inUse < capacity else { return nil }
+            inUse += 1
+            return ()
+        }
     }
 
     public let capacity: Int
-    private let state = Locked(State())
+    private let window: AdmissionWindow<Slots, Void>
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
+        window = AdmissionWindow(Slots(capacity: self.capacity))
     }
 
     /// Takes a slot, suspending while none is free. Returns false (no slot taken) once the window is closed, or
     /// when the calling task or `scope` (the run the request belongs to) is cancelled while it waits: a cancelled
     /// publish does not wait for another publish's requests to free a slot it will not use.
     public func acquire(cancelledBy scope: RetryScope? = nil) async -> Bool {
-        enum FirstLook { case closed, admitted, wait(WaiterQueue<CheckedContinuation<Bool, Never>>.Ticket) }
-        let first = state.withLock { state -> FirstLook in
-            if state.closed { return .closed }
-            if state.inUse < capacity && state.waiters.isEmpty {
-                state.inUse += 1
-                return .admitted
-            }
-            return .wait(state.waiters.reserve())
-        }
-        let ticket: WaiterQueue<CheckedContinuation<Bool, Never>>.Ticket
-        switch first {
-        case .closed: return false
-        case .admitted: return true
-        case .wait(let reserved): ticket = reserved
-        }
-        let leave: @Sendable () -> Void = { [state] in
-            state.withLock { $0.waiters.cancel(ticket) }?.resume(returning: false)
-        }
-        let scopeTicket = scope?.wait(onCancel: leave)
-        if scope != nil && scopeTicket == nil {
-            state.withLock { $0.waiters.settle(ticket) }
-            return false
-        }
-        defer { if let scope, let scopeTicket { _ = scope.resume(scopeTicket) } }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                // Re-check: a slot may have been freed, the window closed or the wait cancelled since the first look.
-                let answer = state.withLock { state -> Bool? in
-                    if state.closed || state.waiters.isCancelledEarly(ticket) {
-                        state.waiters.settle(ticket)
-                        return false
-                    }
-                    if state.inUse < capacity && state.waiters.isEmpty {
-                        state.waiters.settle(ticket)
-                        state.inUse += 1
-                        return true
-                    }
-                    return state.waiters.enqueue(continuation, ticket: ticket) ? nil : false
-                }
-                if let answer { continuation.resume(returning: answer) }
-            }
-        } onCancel: {
-            leave()
-        }
+        if case .admitted = await window.acquire((), cancelledBy: scope) { return true }
+        return false
     }
 
     /// Frees a slot: the longest waiter takes it over; with none, and none in use, the drain callbacks run.
     public func release() {
-        let (waiter, drained) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, [@Sendable () -> Void]) in
-            if !state.closed, let waiter = state.waiters.popFirst() { return (waiter, []) }  // the slot passes on
-            state.inUse = max(0, state.inUse - 1)
-            guard state.inUse == 0 else { return (nil, []) }
-            defer { state.drainWaiters = [] }
-            return (nil, state.drainWaiters)
+        let (waiter, drained) = window.withState { state -> (AdmissionWindow<Slots, Void>.Waiter?, [@Sendable () -> Void]) in
+            if !state.isClosed, let waiter = state.popWaiter() { return (waiter, []) }  // the slot passes on
+            state.policy.inUse = max(0, state.policy.inUse - 1)
+            guard state.policy.inUse == 0 else { return (nil, []) }
+            defer { state.policy.drainWaiters = [] }
+            return (nil, state.policy.drainWaiters)
         }
-        waiter?.resume(returning: true)
+        waiter?.admit(())
         for body in drained { body() }
     }
 
     /// Refuses new slots from now on and wakes every waiting `acquire` with false.
     public func close() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.closed = true
-            return state.waiters.removeAll()
-        }
-        for waiter in waiters { waiter.resume(returning: false) }
+        window.close()
     }
 
     /// Calls `body` once no slot is in use: at once if none is, else from the thread that frees the last one.
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state -> Bool in
-            if state.inUse == 0 { return true }
-            state.drainWaiters.append(body)
+        let now = window.withState { state -> Bool in
+            if state.policy.inUse == 0 { return true }
+            state.policy.drainWaiters.append(body)
             return false
         }
         if now { body() }
     }
 
     /// Slots in use.
-    public var inUse: Int { state.withLock { $0.inUse } }
+    public var inUse: Int { window.withState { $0.policy.inUse } }
     /// `acquire` calls suspended for a slot.
-    public var waiting: Int { state.withLock { $0.waiters.count } }
+    public var waiting: Int { window.withState { $0.waiting } }
 }
 
 extension InFlightWindow {
-    /// Returns once no slot is in use (woken by the last `release`) or `gracePeriod` seconds have passed (a timer:
-    /// a real deadline), whichever comes first.
-    public func waitUntilDrained(gracePeriod: Double) async {
-        let once = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let resume: @Sendable () -> Void = {
-            let continuation = once.withLock { value -> CheckedContinuation<Void, Never>? in
-                defer { value = nil }
-                return value
-            }
-            continuation?.resume()
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            once.withLock { $0 = continuation }
-            let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
-            DispatchQueue.global().asyncAfter(deadline: .now() + grace, execute: resume)
-            whenDrained(resume)
-        }
+    /// Returns once no slot is in use (woken by the last `release`) or `gracePeriod` has passed (a real deadline),
+    /// whichever comes first; a cancelled caller still grants the grace period.
+    public func waitUntilDrained(gracePeriod: Duration) async {
+        let drained = WaitableState(false)
+        whenDrained { drained.update { $0 = true } }
+        let grace = min(max(.zero, gracePeriod), .seconds(86_400))
+        await drained.wait(until: { $0 }, timeout: grace, cancellable: false)
     }
 }

@@ -55,3 +55,9 @@ public final class RetryScope: Sendable, Hashable {
     public static func == (lhs: RetryScope, rhs: RetryScope) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
+
+/// A run's cancellation ends its requests' waits in admission windows too (`AdmissionWindow`).
+extension RetryScope: CancellationSource {
+    public func register(onCancel: @escaping @Sendable () -> Void) -> Int? { wait(onCancel: onCancel) }
+    public func unregister(_ registration: Int) { _ = resume(registration) }
+}

@@ -87,7 +87,7 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     public func shutdown(gracePeriod: Double, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job] {
         window.close()
         shares.close()
-        await window.waitUntilDrained(gracePeriod: gracePeriod)
+        await window.waitUntilDrained(gracePeriod: .seconds(gracePeriod.isFinite ? gracePeriod : 0))
         let (left, keys) = book.withLock { book -> ([Job], [String]) in
             let left = book.pending.claimAll()
             count(&book.state, left.count)

@@ -1,39 +1,28 @@
-import Foundation
-
 /// Counts arrivals down to zero and then wakes every waiter with the errors that arrived: the start-up and shutdown
-/// of the stores' dedicated threads (SQLite's writer and readers, PostgreSQL's connection threads).
+/// of the stores' dedicated threads (SQLite's writer and readers, PostgreSQL's connection threads). A count on the
+/// one waitable primitive, `WaitableState`.
 public final class CountdownLatch: Sendable {
-    private struct State {
+    private struct Count: Sendable {
         var remaining: Int
         var errors: [any Error] = []
-        var waiters: [CheckedContinuation<[any Error], Never>] = []
     }
 
-    private let state: Locked<State>
+    private let count: WaitableState<Count>
 
-    public init(count: Int) { state = Locked(State(remaining: count)) }
+    public init(count: Int) { self.count = WaitableState(Count(remaining: count)) }
 
     /// One participant is done, successfully (`nil`) or not.
     public func arrive(_ error: (any Error)?) {
-        let (resume, result) = state.withLock { state in
-            if let error { state.errors.append(error) }
-            state.remaining -= 1
-            guard state.remaining == 0 else { return ([CheckedContinuation<[any Error], Never>](), state.errors) }
-            defer { state.waiters.removeAll() }
-            return (state.waiters, state.errors)
+        count.update { count in
+            if let error { count.errors.append(error) }
+            count.remaining -= 1
         }
-        for waiter in resume { waiter.resume(returning: result) }
     }
 
-    /// Waits until every participant arrived. - Returns: their errors.
+    /// Waits until every participant arrived, even if the calling task is cancelled (the threads it waits for do
+    /// not stop sooner for it). - Returns: their errors.
     public func wait() async -> [any Error] {
-        await withCheckedContinuation { continuation in
-            let done: [any Error]? = state.withLock { state in
-                if state.remaining <= 0 { return state.errors }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let done { continuation.resume(returning: done) }
-        }
+        await count.waitIgnoringCancellation { $0.remaining <= 0 }
+        return count.read(\.errors)
     }
 }

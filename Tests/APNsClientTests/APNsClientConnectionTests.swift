@@ -169,6 +169,32 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         XCTAssertEqual(try mock.requests().count, 2, "the cancelled request never went out")
     }
 
+    func testASubmitWaitingForAFullWindowLeavesWhenItsTaskIsCancelled() async throws {
+        // Answers take 5 s; the cancelled submit is answered `.cancelled(attempts: 0)` (never sent) long before.
+        _ = try startMock(delayMs: 5000)
+        let client = try makeClient(connections: 1, streams: 2)
+        let onTheWire = ResultCollector(count: 2)
+        for index in 0..<2 {
+            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
+                onTheWire.record(index, $0)
+            }
+        }
+        let cancelled = ResultCollector(count: 1)
+        let (credentials, environment, waiting) = (credentials, environment, alert(token(8)))
+        let submitter = Task {
+            await client.submit(waiting, credentials: credentials, environment: environment) { cancelled.record(0, $0) }
+        }
+        try await eventually("the third submit waits for the window") { client.stats().waitingForWindow == 1 }
+        submitter.cancel()
+        await submitter.value
+        let results = await cancelled.all()
+        guard case .failure(.cancelled(attempts: 0)) = results[0] else {
+            return XCTFail("expected .cancelled(attempts: 0), got \(results[0])")
+        }
+        XCTAssertEqual(onTheWire.delivered, 0, "it left before the requests holding the window were answered")
+        XCTAssertEqual(client.stats().waitingForWindow, 0)
+    }
+
     func testOneProviderTokenIsReusedAcrossRequestsAndConnections() async throws {
         let mock = try startMock()
         let client = try makeClient(connections: 3, streams: 20)

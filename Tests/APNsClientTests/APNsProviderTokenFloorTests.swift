@@ -92,17 +92,17 @@ private final class SplitStore: ProviderTokenStore {
         self.writes = writes
     }
 
-    func load(teamID: String, keyID: String) throws -> StoredProviderToken? {
+    func load(teamID: String, keyID: String) async throws -> StoredProviderToken? {
         let first = loads.withLock { count -> Bool in
             count += 1
             return count == 1
         }
-        return first ? nil : try reads.load(teamID: teamID, keyID: keyID)
+        return first ? nil : try await reads.load(teamID: teamID, keyID: keyID)
     }
 
     func compareAndSwap(
         teamID: String, keyID: String, expected: StoredProviderToken?, new: StoredProviderToken
-    ) throws -> StoredProviderToken {
-        try writes.compareAndSwap(teamID: teamID, keyID: keyID, expected: expected, new: new)
+    ) async throws -> StoredProviderToken {
+        try await writes.compareAndSwap(teamID: teamID, keyID: keyID, expected: expected, new: new)
     }
 }

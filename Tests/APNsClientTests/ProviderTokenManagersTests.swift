@@ -36,41 +36,46 @@ final class ProviderTokenManagersTests: XCTestCase {
         XCTAssertFalse(first === second)
     }
 
-    func testSandboxProductionAndBroadcastUsersMintOneToken() throws {
+    func testSandboxProductionAndBroadcastUsersMintOneToken() async throws {
         let managers = registry()
         // What the sandbox pool, the production pool and the broadcast client each look up.
         let users = try (0..<3).map { _ in try XCTUnwrap(managers.manager(for: credentials())) }
-        let tokens = try users.map { try $0.currentToken() }
+        var tokens: [ProviderTokenState.Token] = []
+        for user in users { tokens.append(try await user.currentToken()) }
         XCTAssertEqual(Set(tokens.map(\.jwt)).count, 1)
         XCTAssertEqual(signer.signed, 1)
         XCTAssertEqual(store.swaps, 1)
         XCTAssertEqual(users[0].mintCount, 1)
     }
 
-    func testRefreshAfterExpiryByOneUserIsWhatTheOthersUse() throws {
+    func testRefreshAfterExpiryByOneUserIsWhatTheOthersUse() async throws {
         let managers = registry()
         let sandbox = try XCTUnwrap(managers.manager(for: credentials()))
         let production = try XCTUnwrap(managers.manager(for: credentials()))
         let broadcast = try XCTUnwrap(managers.manager(for: credentials()))
-        let old = try sandbox.currentToken()
-        XCTAssertEqual(try production.currentToken(), old)
+        let old = try await sandbox.currentToken()
+        let same = try await production.currentToken()
+        XCTAssertEqual(same, old)
 
         clock.advance(minutes: 25)  // past the 20-minute floor: ExpiredProviderToken may be answered with a new token
-        let refreshed = try production.tokenAfterExpiry(generation: old.generation)
+        let refreshed = try await production.tokenAfterExpiry(generation: old.generation)
         XCTAssertNotEqual(refreshed.jwt, old.jwt)
         // The sandbox pool's next request and a broadcast answered ExpiredProviderToken for the old token both get
         // the refreshed one: nobody signs a third.
-        XCTAssertEqual(try sandbox.currentToken(), refreshed)
-        XCTAssertEqual(try broadcast.tokenAfterExpiry(generation: old.generation), refreshed)
+        let sandboxNext = try await sandbox.currentToken()
+        XCTAssertEqual(sandboxNext, refreshed)
+        let broadcastRetry = try await broadcast.tokenAfterExpiry(generation: old.generation)
+        XCTAssertEqual(broadcastRetry, refreshed)
         XCTAssertEqual(signer.signed, 2)
         XCTAssertEqual(store.token(teamID: "TEAM123456", keyID: "KEY1234567")?.jwt, refreshed.jwt)
     }
 
-    func testTheRegistrysStoreAndClockAreTheManagersOwn() throws {
+    func testTheRegistrysStoreAndClockAreTheManagersOwn() async throws {
         store.put(StoredProviderToken(jwt: "jwt-stored", issuedAt: Int(clock.now.timeIntervalSince1970) - 60),
                   teamID: "TEAM123456", keyID: "KEY1234567")
         let manager = try XCTUnwrap(registry().manager(for: credentials()))
-        XCTAssertEqual(try manager.currentToken().jwt, "jwt-stored", "adopted from the registry's store")
+        let token = try await manager.currentToken()
+        XCTAssertEqual(token.jwt, "jwt-stored", "adopted from the registry's store")
         XCTAssertEqual(signer.signed, 0)
         XCTAssertEqual(manager.adoptCount, 1)
     }

@@ -14,7 +14,7 @@ final class MemoryTokenStore: ProviderTokenStore {
         var loads = 0
         var swaps = 0
         var failWrites = false
-        var beforeSwap: (@Sendable () -> Void)?
+        var beforeSwap: (@Sendable () async -> Void)?
     }
 
     private let state = Locked(State())
@@ -27,7 +27,7 @@ final class MemoryTokenStore: ProviderTokenStore {
     }
 
     /// Runs once, just before the next swap is applied.
-    func beforeNextSwap(_ hook: @escaping @Sendable () -> Void) { state.withLock { $0.beforeSwap = hook } }
+    func beforeNextSwap(_ hook: @escaping @Sendable () async -> Void) { state.withLock { $0.beforeSwap = hook } }
 
     func token(teamID: String, keyID: String) -> StoredProviderToken? { state.withLock { $0.tokens[teamID + keyID] } }
 
@@ -35,7 +35,7 @@ final class MemoryTokenStore: ProviderTokenStore {
         state.withLock { $0.tokens[teamID + keyID] = token }
     }
 
-    func load(teamID: String, keyID: String) throws -> StoredProviderToken? {
+    func load(teamID: String, keyID: String) async throws -> StoredProviderToken? {
         state.withLock { state in
             state.loads += 1
             return state.tokens[teamID + keyID]
@@ -44,12 +44,12 @@ final class MemoryTokenStore: ProviderTokenStore {
 
     func compareAndSwap(
         teamID: String, keyID: String, expected: StoredProviderToken?, new: StoredProviderToken
-    ) throws -> StoredProviderToken {
-        let hook = state.withLock { state -> (@Sendable () -> Void)? in
+    ) async throws -> StoredProviderToken {
+        let hook = state.withLock { state -> (@Sendable () async -> Void)? in
             defer { state.beforeSwap = nil }
             return state.beforeSwap
         }
-        hook?()
+        await hook?()
         return try state.withLock { state in
             if state.failWrites { throw Failure() }
             state.swaps += 1
@@ -184,50 +184,55 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
             clock: clock.closure)
     }
 
-    func testRestartedProcessReusesTheStoredTokenUntilFiftyMinutes() throws {
+    func testRestartedProcessReusesTheStoredTokenUntilFiftyMinutes() async throws {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
-        let first = try manager(store, signer, clock).currentToken()
+        let first = try await manager(store, signer, clock).currentToken()
         XCTAssertEqual(store.token(teamID: teamID, keyID: keyID), first.stored, "stored before first use")
 
         clock.advance(minutes: 3)  // kill -9, restart: a new manager, the same store
         let restarted = manager(store, signer, clock)
-        XCTAssertEqual(try restarted.currentToken().jwt, first.jwt)
+        let reused = try await restarted.currentToken()
+        XCTAssertEqual(reused.jwt, first.jwt)
         XCTAssertEqual(signer.signed, 1)
         XCTAssertEqual(restarted.adoptCount, 1)
         XCTAssertEqual(restarted.mintCount, 0)
 
         clock.advance(minutes: 47)  // 50 minutes after the first token's iat
-        let refreshed = try restarted.currentToken()
+        let refreshed = try await restarted.currentToken()
         XCTAssertNotEqual(refreshed.jwt, first.jwt)
         XCTAssertEqual(signer.signed, 2)
         XCTAssertEqual(store.token(teamID: teamID, keyID: keyID), refreshed.stored)
     }
 
-    func testTwoNodesRefreshOncePerPeriod() throws {
+    func testTwoNodesRefreshOncePerPeriod() async throws {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let a = manager(store, signer, clock), b = manager(store, signer, clock)
-        let first = try a.currentToken()
-        XCTAssertEqual(try b.currentToken().stored, first.stored)
+        let first = try await a.currentToken()
+        let adopted = try await b.currentToken()
+        XCTAssertEqual(adopted.stored, first.stored)
         clock.advance(minutes: 50)
-        let refreshedA = try a.currentToken()
-        let refreshedB = try b.currentToken()
+        let refreshedA = try await a.currentToken()
+        let refreshedB = try await b.currentToken()
         XCTAssertEqual(refreshedA.jwt, refreshedB.jwt)
         XCTAssertEqual(signer.signed, 2, "one token per period for both nodes")
     }
 
-    func testCompareAndSwapLostToAnotherNodeAdoptsItsTokenAndDropsOurs() throws {
+    func testCompareAndSwapLostToAnotherNodeAdoptsItsTokenAndDropsOurs() async throws {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let a = manager(store, signer, clock), b = manager(store, signer, clock)
         // Both read an empty store; A's swap lands between B's read and B's swap.
         let won = Locked<ProviderTokenState.Token?>(nil)
-        store.beforeNextSwap { won.withLock { $0 = try? a.currentToken() } }
-        let adopted = try b.currentToken()
+        store.beforeNextSwap {
+            let token = try? await a.currentToken()
+            won.withLock { $0 = token }
+        }
+        let adopted = try await b.currentToken()
         XCTAssertEqual(adopted.jwt, won.withLock { $0?.jwt })
         XCTAssertEqual(store.token(teamID: teamID, keyID: keyID)?.jwt, adopted.jwt)
         XCTAssertEqual(b.mintCount, 0)
@@ -235,52 +240,57 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
         XCTAssertEqual(signer.signed, 2, "B signed too, but its token never leaves the process")
     }
 
-    func testTooManyUpdatesAdoptsTheTokenAnotherNodeStoredAndNeverSignsWithinTheFloor() throws {
+    func testTooManyUpdatesAdoptsTheTokenAnotherNodeStoredAndNeverSignsWithinTheFloor() async throws {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         store.failWrites = true  // our token never reached the store; another node's did, later
         let node = manager(store, signer, clock)
-        let mine = try node.currentToken()
+        let mine = try await node.currentToken()
         let theirs = StoredProviderToken(jwt: "theirs", issuedAt: mine.issuedAt - 60)
         store.put(theirs, teamID: teamID, keyID: keyID)
-        guard case .retryNow(let adopted) = try node.tokenAfterUpdateRejected(generation: mine.generation) else {
+        guard case .retryNow(let adopted) = try await node.tokenAfterUpdateRejected(generation: mine.generation) else {
             return XCTFail("the stored token is adopted at once")
         }
         XCTAssertEqual(adopted.stored, theirs)
-        XCTAssertEqual(try node.currentToken(), adopted)
+        let current = try await node.currentToken()
+        XCTAssertEqual(current, adopted)
         XCTAssertEqual(signer.signed, 1)
     }
 
-    func testTooManyUpdatesWithNothingStoredWaitsOutTheFloorThenSignsOnce() throws {
+    func testTooManyUpdatesWithNothingStoredWaitsOutTheFloorThenSignsOnce() async throws {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let node = manager(store, signer, clock)
-        let mine = try node.currentToken()
-        XCTAssertEqual(try node.tokenAfterUpdateRejected(generation: mine.generation), .retryLater)
+        let mine = try await node.currentToken()
+        let first = try await node.tokenAfterUpdateRejected(generation: mine.generation)
+        XCTAssertEqual(first, .retryLater)
         clock.advance(minutes: 10)
-        XCTAssertEqual(try node.tokenAfterUpdateRejected(generation: mine.generation), .retryLater)
+        let second = try await node.tokenAfterUpdateRejected(generation: mine.generation)
+        XCTAssertEqual(second, .retryLater)
         XCTAssertEqual(signer.signed, 1, "never signs within the floor")
         clock.advance(minutes: 10)
-        guard case .retryNow(let next) = try node.tokenAfterUpdateRejected(generation: mine.generation) else {
+        guard case .retryNow(let next) = try await node.tokenAfterUpdateRejected(generation: mine.generation) else {
             return XCTFail("a new token is due after 20 minutes")
         }
         XCTAssertEqual(next.generation, mine.generation + 1)
         // Every other request rejected with the old token retries with the new one: no second signature.
-        XCTAssertEqual(try node.tokenAfterUpdateRejected(generation: mine.generation), .retryNow(next))
+        let other = try await node.tokenAfterUpdateRejected(generation: mine.generation)
+        XCTAssertEqual(other, .retryNow(next))
         XCTAssertEqual(signer.signed, 2)
         XCTAssertEqual(store.token(teamID: teamID, keyID: keyID), next.stored)
     }
 
-    func testStoreFailuresFallBackToTheProcessesOwnToken() throws {
+    func testStoreFailuresFallBackToTheProcessesOwnToken() async throws {
         let store = MemoryTokenStore()
         store.failWrites = true
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
         let node = manager(store, signer, clock)
-        let token = try node.currentToken()
-        XCTAssertEqual(try node.currentToken(), token)
+        let token = try await node.currentToken()
+        let again = try await node.currentToken()
+        XCTAssertEqual(again, token)
         XCTAssertEqual(node.mintCount, 1)
         XCTAssertNil(store.token(teamID: teamID, keyID: keyID))
     }

@@ -66,22 +66,25 @@ final class ProviderTokenManagerTests: XCTestCase {
         if let pair { TestKeys.remove(pair) }
     }
 
-    func testOneTokenIsSharedAcrossCallsAndThreadsUntilRefreshAge() throws {
+    func testOneTokenIsSharedAcrossCallsAndTasksUntilRefreshAge() async throws {
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = CountingSigner(key: key)
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer),
             clock: clock.closure)
-        let first = try manager.currentToken()
-        DispatchQueue.concurrentPerform(iterations: 200) { _ in
-            XCTAssertEqual(try? manager.currentToken(), first)
+        let first = try await manager.currentToken()
+        await withTaskGroup(of: ProviderTokenState.Token?.self) { group in
+            for _ in 0..<200 { group.addTask { try? await manager.currentToken() } }
+            for await token in group { XCTAssertEqual(token, first) }
         }
         clock.advance(minutes: 49)
-        XCTAssertEqual(try manager.currentToken(), first)
+        let later = try await manager.currentToken()
+        XCTAssertEqual(later, first)
         XCTAssertEqual(signer.count.withLock { $0 }, 1)
 
         clock.advance(minutes: 1)
-        let second = try manager.currentToken()
+        XCTAssertNil(manager.readyToken(), "due: only a task may refresh it")
+        let second = try await manager.currentToken()
         XCTAssertNotEqual(second.jwt, first.jwt)
         XCTAssertEqual(second.issuedAt, Int(clock.now.timeIntervalSince1970))
         XCTAssertEqual(manager.mintCount, 2)
@@ -98,44 +101,49 @@ final class ProviderTokenManagerTests: XCTestCase {
             signature: try Base64URL.decode(parts[2]), message: Array("\(parts[0]).\(parts[1])".utf8)))
     }
 
-    func testTokenNeverReachesSixtyMinutes() throws {
+    func testTokenNeverReachesSixtyMinutes() async throws {
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "T", keyID: "K", key: CountingSigner(key: key)), clock: clock.closure)
         for _ in 0..<30 {
-            let token = try manager.currentToken()
+            let token = try await manager.currentToken()
             XCTAssertLessThan(Int(clock.now.timeIntervalSince1970) - token.issuedAt, 60 * 60)
             clock.advance(minutes: 7)
         }
     }
 
-    func testExpiredTokenYoungerThanTwentyMinutesIsAConfigurationFaultNotARefresh() throws {
+    func testExpiredTokenYoungerThanTwentyMinutesIsAConfigurationFaultNotARefresh() async throws {
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = CountingSigner(key: key)
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "T", keyID: "K", key: signer), clock: clock.closure)
-        let token = try manager.currentToken()
+        let token = try await manager.currentToken()
         clock.advance(minutes: 5)
-        XCTAssertThrowsError(try manager.tokenAfterExpiry(generation: token.generation)) { error in
-            XCTAssertEqual(error as? APNsFailure, .configuration(.expiredTokenBeforeRefreshFloor(ageSeconds: 300)))
+        do {
+            _ = try await manager.tokenAfterExpiry(generation: token.generation)
+            XCTFail("refreshed within the floor")
+        } catch {
+            XCTAssertEqual(error, .configuration(.expiredTokenBeforeRefreshFloor(ageSeconds: 300)))
         }
         XCTAssertEqual(signer.count.withLock { $0 }, 1)
 
         clock.advance(minutes: 15)
-        let refreshed = try manager.tokenAfterExpiry(generation: token.generation)
+        let refreshed = try await manager.tokenAfterExpiry(generation: token.generation)
         XCTAssertEqual(refreshed.generation, 2)
         // A second request that failed with the old token reuses the refreshed one instead of minting again.
-        XCTAssertEqual(try manager.tokenAfterExpiry(generation: token.generation), refreshed)
+        let again = try await manager.tokenAfterExpiry(generation: token.generation)
+        XCTAssertEqual(again, refreshed)
         XCTAssertEqual(signer.count.withLock { $0 }, 2)
     }
 
-    func testSigningFailureIsAConfigurationFault() {
+    func testSigningFailureIsAConfigurationFault() async {
         let manager = ProviderTokenManager(
             credentials: APNsCredentials(teamID: "T", keyID: "K", key: CountingSigner(key: key, failing: true)))
-        XCTAssertThrowsError(try manager.currentToken()) { error in
-            guard case .configuration(.signingFailed) = error as? APNsFailure else {
-                return XCTFail("unexpected \(error)")
-            }
+        do {
+            _ = try await manager.currentToken()
+            XCTFail("signed with a failing key")
+        } catch {
+            guard case .configuration(.signingFailed) = error else { return XCTFail("unexpected \(error)") }
         }
     }
 }

@@ -52,7 +52,7 @@ final class InFlightWindowTests: XCTestCase {
         let window = InFlightWindow(capacity: 2)
         _ = await window.acquire()
         let releaser = Task.detached { window.release() }
-        await window.waitUntilDrained(gracePeriod: 30)
+        await window.waitUntilDrained(gracePeriod: .seconds(30))
         await releaser.value
         XCTAssertEqual(window.inUse, 0)
     }

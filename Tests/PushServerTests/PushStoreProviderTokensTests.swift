@@ -1,5 +1,4 @@
 import APNsClient
-import Dispatch
 import Foundation
 import Locking
 import TestSupport
@@ -30,16 +29,6 @@ final class PushStoreProviderTokensTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `body` on plain threads (the store bridge blocks its caller, as the client's connection threads do).
-    private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread {
-                DispatchQueue.concurrentPerform(iterations: count, execute: body)
-                done.resume()
-            }.start()
-        }
-    }
-
     func testTwoNodesOnOneStoreSignOneTokenPerRefreshPeriodAndUseTheSameOne() async throws {
         let store = try await SQLitePushStore.open(.init(path: directory.appendingPathComponent("p.sqlite").path))
         let tokens = PushStoreProviderTokens(store: store)
@@ -52,8 +41,14 @@ final class PushStoreProviderTokensTests: XCTestCase {
         let seen = Locked(Set<String>())
         for period in 0..<3 {
             seen.withLock { $0 = [] }
-            await onThreads(16) { index in
-                if let token = try? nodes[index % 2].currentToken() { seen.withLock { _ = $0.insert(token.jwt) } }
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        if let token = try? await nodes[index % 2].currentToken() {
+                            seen.withLock { _ = $0.insert(token.jwt) }
+                        }
+                    }
+                }
             }
             XCTAssertEqual(seen.withLock { $0.count }, 1, "period \(period): both nodes use one token")
             // One token per period goes into use; a node that loses the swap drops the token it signed unused.
@@ -73,21 +68,46 @@ final class PushStoreProviderTokensTests: XCTestCase {
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: signer)
         let first = try await SQLitePushStore.open(.init(path: path))
-        let before = Locked<String?>(nil)
         let firstManager = ProviderTokenManager(
             credentials: credentials, store: PushStoreProviderTokens(store: first), clock: clock.closure)
-        await onThreads(1) { _ in before.withLock { $0 = try? firstManager.currentToken().jwt } }
+        let before = try? await firstManager.currentToken().jwt
         try await first.close()
 
         clock.advance(minutes: 5)
         let second = try await SQLitePushStore.open(.init(path: path))
-        let after = Locked<String?>(nil)
         let secondManager = ProviderTokenManager(
             credentials: credentials, store: PushStoreProviderTokens(store: second), clock: clock.closure)
-        await onThreads(1) { _ in after.withLock { $0 = try? secondManager.currentToken().jwt } }
-        XCTAssertNotNil(before.withLock { $0 })
-        XCTAssertEqual(after.withLock { $0 }, before.withLock { $0 })
+        let after = try? await secondManager.currentToken().jwt
+        XCTAssertNotNil(before)
+        XCTAssertEqual(after, before)
         XCTAssertEqual(signer.count.withLock { $0 }, 1)
         try await second.close()
+    }
+
+    /// A store that never answers (held until the test ends).
+    private final class SilentStore: ProviderTokenStorage {
+        let open = WaitableState(false)
+        func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+            await open.waitIgnoringCancellation { $0 }
+            return nil
+        }
+        func swapProviderToken(
+            teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
+        ) async throws -> ProviderTokenRecord {
+            await open.waitIgnoringCancellation { $0 }
+            return new
+        }
+    }
+
+    func testAStoreThatDoesNotAnswerFailsTheCallAfterTheTimeout() async throws {
+        let silent = SilentStore()
+        defer { silent.open.update { $0 = true } }
+        let tokens = PushStoreProviderTokens(store: silent, timeout: .milliseconds(50))
+        do {
+            _ = try await tokens.load(teamID: "TEAM123456", keyID: "KEY1234567")
+            XCTFail("answered without a store")
+        } catch {
+            XCTAssertTrue(error is PushStoreProviderTokens.TimedOut, "\(error)")
+        }
     }
 }

@@ -1,5 +1,4 @@
 import APNsClient
-import Dispatch
 import Locking
 import PushStore
 
@@ -7,49 +6,48 @@ import PushStore
 /// database) reuses the provider token APNs already knows instead of signing a new one, and a compare-and-swap on
 /// the stored row lets only one of them sign per refresh period.
 ///
-/// The client calls it from its own connection threads (never the Swift concurrency pool), a few times per hour;
-/// each call blocks that thread until the store's threads answered, at most `timeout` seconds.
+/// The client calls it from tasks, a few times per hour (its connection threads hand the request that needs a
+/// token to a task and carry on); each call waits for the store's threads at most `timeout`.
 struct PushStoreProviderTokens: ProviderTokenStore {
     let store: any ProviderTokenStorage
-    /// Seconds a call waits for the store before it fails (the client then carries on with its own token).
-    var timeout: Double = 10
+    /// How long a call waits for the store before it fails (the client then carries on with its own token).
+    var timeout: Duration = .seconds(10)
 
     /// A store call that did not answer within `timeout`.
     struct TimedOut: Error, CustomStringConvertible {
         var description: String { "the store did not answer in time" }
     }
 
-    func load(teamID: String, keyID: String) throws -> StoredProviderToken? {
+    func load(teamID: String, keyID: String) async throws -> StoredProviderToken? {
         let store = self.store
-        return try blocking { try await store.providerToken(teamID: teamID, keyID: keyID) }.map {
+        return try await withinTimeout { try await store.providerToken(teamID: teamID, keyID: keyID) }.map {
             StoredProviderToken(jwt: $0.jwt, issuedAt: Int($0.issuedAt))
         }
     }
 
     func compareAndSwap(
         teamID: String, keyID: String, expected: StoredProviderToken?, new: StoredProviderToken
-    ) throws -> StoredProviderToken {
+    ) async throws -> StoredProviderToken {
         let store = self.store
         let record = ProviderTokenRecord(jwt: new.jwt, issuedAt: Int64(new.issuedAt))
-        let stored = try blocking {
+        let stored = try await withinTimeout {
             try await store.swapProviderToken(teamID: teamID, keyID: keyID, expectedJWT: expected?.jwt, new: record)
         }
         return StoredProviderToken(jwt: stored.jwt, issuedAt: Int(stored.issuedAt))
     }
 
-    /// Runs `body` as a task and blocks the calling thread (a client connection thread) until it finishes.
-    private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let outcome = Locked<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
+    /// Runs `body` in a task of its own and waits for it at most `timeout` (the store's calls do not end early on
+    /// cancellation, so the wait is on the answer, not on the task).
+    private func withinTimeout<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = WaitableState<Result<T, any Error>?>(nil)
         Task {
             let result: Result<T, any Error>
             do { result = .success(try await body()) } catch { result = .failure(error) }
-            outcome.withLock { $0 = result }
-            done.signal()
+            outcome.update { $0 = result }
         }
-        guard done.wait(timeout: .now() + timeout) == .success, let result = outcome.withLock({ $0 }) else {
-            throw TimedOut()
-        }
+        guard await outcome.wait(until: { $0 != nil }, timeout: timeout),
+              let result = outcome.read({ $0 })
+        else { throw TimedOut() }
         return try result.get()
     }
 }

@@ -1,5 +1,6 @@
 import Clocks
 import Foundation
+import Locking
 import PushStore
 
 /// Claims queued publishes and runs them side by side, each in a `PublishRunner`; which of them send at a time is

@@ -1,6 +1,7 @@
 import APNsClient
 import Foundation
 import Lifecycle
+import Locking
 import Logging
 import Observability
 import PushStore

@@ -1,6 +1,7 @@
 import APNsClient
 import BeamsModel
 import Foundation
+import Locking
 import Logging
 @testable import PushServer
 import PushStore

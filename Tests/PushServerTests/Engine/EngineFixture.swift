@@ -5,6 +5,7 @@ import APNsClient
 import Observability
 import WebPush
 import Foundation
+import Locking
 import InMemoryStore
 import Logging
 @testable import PushServer

@@ -1,5 +1,6 @@
 import FCMClient
 import Foundation
+import Locking
 @testable import PushServer
 import WebPush
 

@@ -1,5 +1,6 @@
 import APNsClient
 import Foundation
+import Locking
 @testable import PushServer
 
 /// An `APNsSending` for engine tests: `FakePlatformSender` (script, holds, window) over APNs requests, recording

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import InMemoryStore
 @testable import PushServer
 import PushStore

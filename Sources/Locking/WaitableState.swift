@@ -1,0 +1,165 @@
+/// A value behind a lock that tasks can wait on: `wait(until:)` suspends until a condition over the value holds, and
+/// every `update` resumes the waiters whose condition it made true. The one waitable primitive of the project: the
+/// engine's loops wake on the event they wait for ("every answer is in", "a checkpoint made room", "the run was
+/// stopped") instead of polling for it, `CountdownLatch` counts threads down on it, and a callback is bridged to
+/// `async` by waiting for an optional to be set (the APNs client's `send`).
+///
+/// No lost wake-up: a waiter checks its condition and registers under the same lock `update` holds, so an update
+/// either comes before the check (which then sees it) or after the registration (which it then resumes).
+///
+/// Conditions run under the lock on every update: keep them to a few field reads. A publish has at most a handful
+/// of waiters at a time, so an update (one per APNs answer) costs a few comparisons.
+public final class WaitableState<State: Sendable>: Sendable {
+    private struct Waiter {
+        let condition: @Sendable (State) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct Box {
+        var state: State
+        var waiters: [UInt64: Waiter] = [:]
+        var nextID: UInt64 = 0
+        /// Waiters cancelled before they registered (the cancellation handler ran first).
+        var cancelledEarly: Set<UInt64> = []
+    }
+
+    private let box: Locked<Box>
+
+    public init(_ state: State) {
+        box = Locked(Box(state: state))
+    }
+
+    /// Reads the value.
+    public func read<Result>(_ body: (State) -> Result) -> Result {
+        box.withLock { body($0.state) }
+    }
+
+    /// Changes the value, then resumes every waiter whose condition now holds.
+    @discardableResult
+    public func update<Result>(_ body: (inout State) -> Result) -> Result {
+        let (result, ready) = box.withLock { box -> (Result, [CheckedContinuation<Void, Never>]) in
+            let result = body(&box.state)
+            guard !box.waiters.isEmpty else { return (result, []) }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            for (id, waiter) in box.waiters where waiter.condition(box.state) {
+                box.waiters[id] = nil
+                ready.append(waiter.continuation)
+            }
+            return (result, ready)
+        }
+        for continuation in ready { continuation.resume() }
+        return result
+    }
+
+    /// Suspends until `condition` holds (checked at once, then after every update) or the task is cancelled.
+    public func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+        await wait(until: condition, timer: nil, cancellable: true)
+    }
+
+    /// Suspends until `condition` holds, `timeout` has passed or (when `cancellable`) the task is cancelled.
+    /// Not `cancellable`: for waits a cancelled caller must still sit out, such as a shutdown's grace period.
+    /// - Returns: whether the condition holds.
+    @discardableResult
+    public func wait(until condition: @escaping @Sendable (State) -> Bool, timeout: Duration, cancellable: Bool = true)
+        async -> Bool
+    {
+        await wait(until: condition, timer: { try await Task.sleep(for: timeout) }, cancellable: cancellable)
+    }
+
+    /// Suspends until `condition` holds, `deadline` passes or the task is cancelled.
+    /// - Returns: whether the condition holds.
+    @discardableResult
+    public func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: ContinuousClock.Instant) async
+        -> Bool
+    {
+        await wait(until: condition, timer: { try await Task.sleep(until: deadline, clock: .continuous) },
+                   cancellable: true)
+    }
+
+    /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
+    /// a store's close waiting for its threads to have closed their connections.
+    public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
+        await wait(until: condition, timer: nil, cancellable: false)
+    }
+
+    /// The one wait: registers under the lock `update` holds, so no update is missed between check and suspension.
+    /// `timer` (if any) runs in a task of its own, which the caller's cancellation does not reach; when it returns
+    /// without throwing, the wait ends as if cancelled.
+    @discardableResult
+    private func wait(
+        until condition: @escaping @Sendable (State) -> Bool, timer: (@Sendable () async throws -> Void)?,
+        cancellable: Bool
+    ) async -> Bool {
+        let id = box.withLock { box -> UInt64 in
+            box.nextID &+= 1
+            return box.nextID
+        }
+        let timerTask = timer.map { timer in
+            Task { [self] in
+                guard (try? await timer()) != nil else { return }
+                leave(id)
+            }
+        }
+        if cancellable {
+            await withTaskCancellationHandler {
+                await suspend(id, until: condition)
+            } onCancel: {
+                leave(id)
+            }
+        } else {
+            await suspend(id, until: condition)
+        }
+        if let timerTask {
+            // Ended before it fired (or just as it did): once it has returned it can no longer mark this wait.
+            timerTask.cancel()
+            await timerTask.value
+        }
+        // A cancellation or timer that raced with the resume leaves its mark behind; drop it.
+        return box.withLock { box -> Bool in
+            box.cancelledEarly.remove(id)
+            return condition(box.state)
+        }
+    }
+
+    private func suspend(_ id: UInt64, until condition: @escaping @Sendable (State) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = box.withLock { box -> Bool in
+                if condition(box.state) || box.cancelledEarly.remove(id) != nil { return true }
+                box.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Ends wait `id` now (its task was cancelled or its timer fired): resumes it when it is registered, else marks
+    /// it so that it does not register.
+    private func leave(_ id: UInt64) {
+        let waiter = box.withLock { box -> Waiter? in
+            if let waiter = box.waiters.removeValue(forKey: id) { return waiter }
+            box.cancelledEarly.insert(id)
+            return nil
+        }
+        waiter?.continuation.resume()
+    }
+
+    /// Waiters registered now (for tests: a waiter that left must not stay behind).
+    package var waiterCount: Int { box.withLock { $0.waiters.count } }
+}
+
+/// Runs `operation` until it returns or `deadline` passes, whichever comes first (then it is cancelled: it must
+/// return promptly on cancellation). The one timer of the task world: a deadline here is a real one (a checkpoint
+/// interval, a grace period), never a polling period.
+public func waitAtMost(until deadline: ContinuousClock.Instant, _ operation: @escaping @Sendable () async -> Void) async {
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask { await operation() }
+        group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+        await group.next()
+        group.cancelAll()
+    }
+}
+
+/// Runs `operation` until it returns or `timeout` has passed, whichever comes first (see `waitAtMost(until:_:)`).
+public func waitAtMost(_ timeout: Duration, _ operation: @escaping @Sendable () async -> Void) async {
+    await waitAtMost(until: .now + timeout, operation)
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Locking
+import TestSupport
+import XCTest
+
+/// The one waitable primitive: waits end at the update that makes their condition true, on cancellation, or at a
+/// timeout; none is lost to an update racing with the wait.
+final class WaitableStateTests: XCTestCase {
+    func testWaitReturnsAtOnceWhenTheConditionAlreadyHolds() async {
+        let state = WaitableState(5)
+        await state.wait { $0 == 5 }
+    }
+
+    func testUpdateWakesOnlyTheWaitersWhoseConditionItMadeTrue() async {
+        let state = WaitableState(0)
+        let woken = WaitableState<[Int]>([])
+        let two = Task {
+            await state.wait { $0 >= 2 }
+            woken.update { $0.append(2) }
+        }
+        let one = Task {
+            await state.wait { $0 >= 1 }
+            woken.update { $0.append(1) }
+        }
+        state.update { $0 = 1 }
+        await one.value
+        XCTAssertEqual(woken.read { $0 }, [1])
+        state.update { $0 = 2 }
+        await two.value
+        XCTAssertEqual(woken.read { $0 }, [1, 2])
+    }
+
+    func testCancellationWhileWaitingEndsTheWaitAndLeavesNoWaiterBehind() async throws {
+        let state = WaitableState(false)
+        let waiter = Task { await state.wait { $0 } }
+        try await eventually("the waiter registered") { state.waiterCount == 1 }
+        waiter.cancel()
+        await waiter.value
+        XCTAssertFalse(state.read { $0 })
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    func testCancellationBeforeTheWaitStartsEndsItAtOnce() async {
+        let state = WaitableState(false)
+        let waiter = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await state.wait { $0 }
+        }
+        await waiter.value
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    func testWaitIgnoringCancellationEndsOnlyWhenTheConditionHolds() async throws {
+        let state = WaitableState(false)
+        let ended = WaitableState(false)
+        let waiter = Task {
+            await state.waitIgnoringCancellation { $0 }
+            ended.update { $0 = true }
+        }
+        try await eventually("the waiter registered") { state.waiterCount == 1 }
+        waiter.cancel()
+        let endedEarly = await ended.wait(until: { $0 }, timeout: .milliseconds(50))
+        XCTAssertFalse(endedEarly)
+        state.update { $0 = true }
+        await waiter.value
+        XCTAssertTrue(ended.read { $0 })
+    }
+
+    func testTimeoutEndsAWaitWhoseConditionNeverHolds() async {
+        let state = WaitableState(false)
+        let held = await state.wait(until: { $0 }, timeout: .milliseconds(5))
+        XCTAssertFalse(held)
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    func testDeadlineWaitReportsTheConditionWhenAnUpdateComesFirst() async {
+        let state = WaitableState(0)
+        let waiter = Task { await state.wait(until: { $0 == 3 }, deadline: .now + .seconds(3600)) }
+        state.update { $0 = 3 }
+        let held = await waiter.value
+        XCTAssertTrue(held)
+    }
+
+    /// Updates from plain threads racing with waits that start at the same moment: every wait ends (a lost wake-up
+    /// would hang this test until XCTest's timeout).
+    func testNoWakeUpIsLostToAnUpdateRacingWithTheWait() async {
+        for _ in 0..<200 {
+            let state = WaitableState(0)
+            let waiters = (1...4).map { target in Task { await state.wait { $0 >= target } } }
+            let thread = Thread { for _ in 1...4 { state.update { $0 += 1 } } }
+            thread.start()
+            for waiter in waiters { await waiter.value }
+        }
+    }
+
+    func testLatchWakesEveryWaiterWithTheErrorsOnceAllArrived() async {
+        struct Failed: Error {}
+        let latch = CountdownLatch(count: 3)
+        let first = Task { await latch.wait() }
+        let second = Task { await latch.wait() }
+        latch.arrive(nil)
+        latch.arrive(Failed())
+        Thread { latch.arrive(nil) }.start()
+        let errors = await [first.value, second.value]
+        XCTAssertEqual(errors.map(\.count), [1, 1])
+        let late = await latch.wait()
+        XCTAssertEqual(late.count, 1)
+    }
+
+    func testLatchWaitOutlastsTheCancellationOfItsTask() async {
+        let latch = CountdownLatch(count: 1)
+        let waiter = Task { await latch.wait() }
+        waiter.cancel()
+        try? await Task.sleep(for: .milliseconds(20))
+        latch.arrive(nil)
+        let errors = await waiter.value
+        XCTAssertEqual(errors.count, 0)
+    }
+
+    func testWaitAtMostCancelsTheOperationAtTheTimeout() async {
+        let cancelled = WaitableState(false)
+        await waitAtMost(.milliseconds(10)) {
+            await withTaskCancellationHandler {
+                await WaitableState(false).wait { $0 }
+            } onCancel: {
+                cancelled.update { $0 = true }
+            }
+        }
+        XCTAssertTrue(cancelled.read { $0 })
+    }
+}
