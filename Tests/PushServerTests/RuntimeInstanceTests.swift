@@ -167,6 +167,24 @@ final class RuntimeInstanceTests: XCTestCase {
         XCTAssertEqual(observed.withLock { $0 }, [before.generation + 1, before.generation + 2])
     }
 
+    func testTheDirectoryListsTheConfigFilesInstancesInFileOrderThenTheStoresById() {
+        // `/ready` and the console list in this order; before, a dictionary's order put any instance first.
+        let ids = ["f0000000-0000-4000-8000-000000000001", "10000000-0000-4000-8000-000000000002",
+                   "a0000000-0000-4000-8000-000000000003"]
+        let configs = ids.map { InstanceConfig(id: $0, secretKey: secret, apns: nil, webhook: nil) }
+        let directory = InstanceDirectory(configs: configs)
+        XCTAssertEqual(directory.configs.map(\.id), ids)
+        var entries = directory.snapshot.entries
+        for stored in ["e0000000-0000-4000-8000-000000000004", "00000000-0000-4000-8000-000000000005"] {
+            entries[stored] = InstanceDirectory.Entry(
+                config: InstanceConfig(id: stored, secretKey: secret, apns: nil, webhook: nil), runtime: nil,
+                source: .store, fingerprint: "store:1", version: 1)
+        }
+        directory.install(entries, storedVersion: 1)
+        XCTAssertEqual(directory.configs.map(\.id), ids + ["00000000-0000-4000-8000-000000000005",
+                                                          "e0000000-0000-4000-8000-000000000004"])
+    }
+
     // MARK: Through the store (in memory)
 
     func testARefusedChangeWritesOnlyItsAuditEntryAndAConfigInstanceIsReadOnly() async throws {

@@ -25,6 +25,9 @@ final class InstanceDirectory: Sendable {
         var fingerprint: String
         /// The stored row's version (store instances).
         var version: Int64? = nil
+        /// Where it is listed (`/ready`, the console): a config-file instance at its place in the file, the
+        /// store's after them (`Int.max`, then by id).
+        var rank = Int.max
     }
 
     /// The whole set at one moment.
@@ -35,6 +38,11 @@ final class InstanceDirectory: Sendable {
         var storedVersion: Int64 = 0
         /// By lower-cased id.
         var entries: [String: Entry] = [:]
+
+        /// The entries as listed: the config file's in file order, then the store's by id.
+        var listed: [Entry] {
+            entries.sorted { ($0.value.rank, $0.key) < ($1.value.rank, $1.key) }.map(\.value)
+        }
     }
 
     private let state: Locked<Snapshot>
@@ -43,10 +51,10 @@ final class InstanceDirectory: Sendable {
     /// A directory of config-file instances with their senders.
     init(runtimes: [InstanceRuntime], fingerprints: [String: String] = [:]) {
         var snapshot = Snapshot()
-        for runtime in runtimes {
+        for (rank, runtime) in runtimes.enumerated() {
             let id = runtime.config.id.lowercased()
             snapshot.entries[id] = Entry(config: runtime.config, runtime: runtime, source: .config,
-                                         fingerprint: fingerprints[id] ?? "config:")
+                                         fingerprint: fingerprints[id] ?? "config:", rank: rank)
         }
         state = Locked(snapshot)
     }
@@ -54,9 +62,9 @@ final class InstanceDirectory: Sendable {
     /// A directory that only answers look-ups (no senders).
     init(configs: [InstanceConfig]) {
         var snapshot = Snapshot()
-        for config in configs {
+        for (rank, config) in configs.enumerated() {
             snapshot.entries[config.id.lowercased()] = Entry(config: config, runtime: nil, source: .config,
-                                                             fingerprint: "config:")
+                                                             fingerprint: "config:", rank: rank)
         }
         state = Locked(snapshot)
     }
@@ -73,11 +81,11 @@ final class InstanceDirectory: Sendable {
     /// The instance `id`'s senders, nil when not served.
     func runtime(_ id: String) -> InstanceRuntime? { entry(id)?.runtime }
 
-    /// Every instance's configuration.
-    var configs: [InstanceConfig] { state.withLock { $0.entries.values.map(\.config) } }
+    /// Every instance's configuration, in listing order (`Entry.rank`).
+    var configs: [InstanceConfig] { state.withLock { $0.listed.map(\.config) } }
 
-    /// Every instance's senders.
-    var runtimes: [InstanceRuntime] { state.withLock { $0.entries.values.compactMap(\.runtime) } }
+    /// Every instance's senders, in listing order (`Entry.rank`).
+    var runtimes: [InstanceRuntime] { state.withLock { $0.listed.compactMap(\.runtime) } }
 
     /// Installs `entries` as the whole set. - Returns: the entries no longer served as they were (removed or
     /// rebuilt), whose senders the caller retires.

@@ -35,6 +35,8 @@ actor InstanceSync: Service {
     nonisolated let retireAfter: Duration
     /// The config file's instances by lower-cased id, with what they were read from (a reload replaces them).
     private var configInstances: [String: (config: InstanceConfig, fingerprint: String)]
+    /// Each config-file instance's place in the file (lower-cased id): the directory lists them in that order.
+    private var configRanks: [String: Int]
     /// Stored ids already reported as shadowed or unusable at a version, so each is logged once.
     private var reported: Set<String> = []
     /// The config file's instance ids (lower-cased), readable from any thread: read-only through the API.
@@ -65,6 +67,7 @@ actor InstanceSync: Service {
             byID[id] = (instance, fingerprints[id] ?? "config:")
         }
         self.configInstances = byID
+        configRanks = Self.ranks(configInstances)
         fileIDsState = Locked(Set(byID.keys))
         wakeups = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -146,6 +149,7 @@ actor InstanceSync: Service {
         }
         let plan = InstanceSetPlan(current: current.entries.mapValues(\.fingerprint),
                                    wanted: entries.mapValues(\.fingerprint))
+        for (id, entry) in entries { entries[id]?.rank = entry.source == .config ? configRanks[id] ?? .max : .max }
         let retired = directory.install(entries, storedVersion: version)
         metrics.set(.storedInstancesVersion, to: Double(version))
         if !plan.isEmpty {
@@ -165,8 +169,13 @@ actor InstanceSync: Service {
             byID[id] = (instance, fingerprints[id] ?? "config:")
         }
         configInstances = byID
+        configRanks = Self.ranks(instances)
         fileIDsState.withLock { $0 = Set(byID.keys) }
         try await refresh()
+    }
+
+    private static func ranks(_ instances: [InstanceConfig]) -> [String: Int] {
+        Dictionary(instances.enumerated().map { ($1.id.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The ids of the config file's instances (lower-cased): read-only through the API.

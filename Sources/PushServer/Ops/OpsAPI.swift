@@ -13,8 +13,8 @@ struct OpsAPI: Sendable {
     let app: AppContext
     /// The instances served now.
     let directory: InstanceDirectory
-    /// Their senders, by id (a stable order for `/ready`).
-    var instances: [InstanceRuntime] { directory.runtimes.sorted { $0.config.id < $1.config.id } }
+    /// Their senders, in the directory's listing order (the config file's first, in file order).
+    var instances: [InstanceRuntime] { directory.runtimes }
     let apns: APNsClient
     let apnsHealth: APNsHealth
     let storeHealth: StoreHealth
