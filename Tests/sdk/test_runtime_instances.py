@@ -203,6 +203,22 @@ def test_a_quota_change_applies_without_a_restart_and_if_match_guards_it(served)
              timeout=15, message="push_quota_limit/usage never showed the run-time instance's quota")
 
 
+def test_a_deleted_instance_takes_its_metric_series_with_it(served):
+    environment, mock, server = served
+    body = definition(environment, mock, quotas={"devices": 10, "notificationsPerMinute": {"apns": 600}})
+    assert call(server, "POST", f"{SERVER}/instances", json=body).status_code == 201
+    label = f'beams_instance="{body["id"]}"'
+
+    def families():
+        text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+        return {line.split("{")[0] for line in text.splitlines() if label in line}
+
+    wanted = {"push_quota_limit", "push_quota_usage", "push_delivery_budget_per_minute"}
+    wait_for(lambda: wanted <= families(), timeout=15, message="the instance's series never appeared")
+    assert call(server, "DELETE", f"{SERVER}/instances/{body['id']}").status_code == 200
+    assert families() == set(), "a deleted instance's series must go with it"
+
+
 def test_every_change_appears_once_in_the_audit_log_with_its_actor(served):
     environment, mock, server = served
     start = audit(server)[-1]["seq"] if audit(server) else "0"

@@ -264,6 +264,14 @@ public final class Application: Sendable {
         }
         Self.collectStoreMemory(config.storage, into: metrics)
         APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
+        // Registered last: an instance no longer served (deleted, or removed from the file) takes its series with it
+        // (quotas, budgets, estimates, sender gauges), whatever set them last.
+        metrics.addCollector { metrics in
+            let served = Set(directory.snapshot.entries.keys)
+            for label in ["beams_instance", "instance"] {
+                metrics.retainSeries(label: label) { served.contains($0.lowercased()) }
+            }
+        }
 
         // Only with certificate instances: a service with nothing to watch would return at once.
         let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
