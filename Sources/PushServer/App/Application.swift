@@ -263,7 +263,7 @@ public final class Application: Sendable {
             metrics.set(.processHeapBytes, ["state": "free"], to: Double(memory.heapFreeBytes))
         }
         Self.collectStoreMemory(config.storage, into: metrics)
-        APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
+        APNsCertificateHealth.collect(into: metrics, instances: { directory.runtimes }, clock: { Date() })
         // Registered last: an instance no longer served (deleted, or removed from the file) takes its series with it
         // (quotas, budgets, estimates, sender gauges), whatever set them last.
         metrics.addCollector { metrics in
@@ -273,8 +273,9 @@ public final class Application: Sendable {
             }
         }
 
-        // Only with certificate instances: a service with nothing to watch would return at once.
-        let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
+        // Follows the served set: a certificate instance may come at run time or with a reload.
+        let certificateWatch = CertificateExpiryWatch(instances: { directory.runtimes }, logger: logger.named("apns"))
+        directory.observe { _ in certificateWatch.follow() }
         let quotaWatch = (store as? any QuotaUsageReading).map {
             QuotaWatch(store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
                        metrics: metrics, logger: logger.named("quotas"))
@@ -290,7 +291,7 @@ public final class Application: Sendable {
         ] + (bridge.map { [$0] } ?? []) + [
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-        ] + (tracing.map { [$0] } ?? []) + (certificateWatch.isWatching ? [certificateWatch] : [])
+        ] + (tracing.map { [$0] } ?? []) + [certificateWatch]
             + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
