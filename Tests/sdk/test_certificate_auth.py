@@ -181,7 +181,7 @@ def test_production_certificate_against_the_sandbox_mock_fails_with_bad_certific
         log = server.log_path.read_text()
         assert "APNs certificate" in log and "environments=production" in log, log[-2000:]
         ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5).json()
-        cert = ready["checks"]["instances"][0]["apnsCertificate"]
+        cert = ready_instance(ready)["apnsCertificate"]
         assert cert["environments"] == ["production"], cert
         assert cert["environmentNote"].startswith("the certificate is marked for production only, but the instance "
                                                   "sends to sandbox"), cert
@@ -206,6 +206,11 @@ def test_topic_not_in_the_certificate_is_refused(setup):
             f"{TOPIC}.voip); APNs would answer BadTopic") in result.stderr, result.stderr
 
 
+def ready_instance(ready, instance=INSTANCE_ID):
+    """The instance's entry in /ready (listed by id, not in the config file's order)."""
+    return next(entry for entry in ready["checks"]["instances"] if entry["id"] == instance)
+
+
 def metric(server, name, instance=INSTANCE_ID):
     text = requests.get(server.url("/metrics"), verify=server.cert, timeout=5).text
     match = re.search(rf'^{name}{{instance="{instance}"}} (\S+)$', text, re.M)
@@ -221,7 +226,7 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
     try:
         ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5)
         assert ready.status_code == 200, ready.text
-        instance = ready.json()["checks"]["instances"][0]
+        instance = ready_instance(ready.json())
         assert instance["apnsCredentials"] == "certificate"
         cert = instance["apnsCertificate"]
         assert cert["daysLeft"] == 0 and cert["usable"] is True, cert
@@ -241,7 +246,7 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert expired.status_code == 503, expired.text
         body = expired.json()
         assert body["ready"] is False and body["checks"]["apnsCertificatesUsable"] is False
-        instance = body["checks"]["instances"][0]
+        instance = ready_instance(body)
         assert instance["apnsCredentials"] == "certificate unusable"
         assert instance["apnsCertificate"]["usable"] is False
         assert instance["apnsCertificate"]["warning"].startswith("the APNs certificate expired on ")
