@@ -145,14 +145,13 @@ public final class Application: Sendable {
             // has no announcement (a CLI change comes from another process): its poll is the 1-second bound.
             pollInterval: store is any InstanceChangeNotifying ? .seconds(5) : .seconds(1))
         self.instanceSync = instanceSync
-        let bridge: BeamsBridge?
-        if let queue = store as? any BeamsForwardQueue {
-            let candidate = try BeamsBridge(store: queue, publishes: store, instances: config.instances, metrics: metrics,
-                                            logger: logger.named("beams-bridge"))
-            bridge = candidate.isBridging ? candidate : nil
-        } else {
-            bridge = nil
+        // Runs whenever the backend keeps the outbox: an instance with `beamsBridge` may come at run time or with a
+        // reload (idle, it reads the outbox's next due time and sleeps until a forward is queued).
+        let bridge = (store as? any BeamsForwardQueue).map {
+            BeamsBridge(store: $0, publishes: store, instance: { directory.config($0) }, metrics: metrics,
+                        logger: logger.named("beams-bridge"))
         }
+        if config.instances.contains(where: { $0.beamsBridge != nil }) { metrics.declare(.beamsBridge) }
         beamsBridge = bridge
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
                              now: { Date() }, publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
