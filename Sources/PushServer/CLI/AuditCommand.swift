@@ -40,12 +40,7 @@ enum AuditCommand: Command {
                                                     healthEvents: { _ in })
         var instanceID: String?
         if let id = arguments["instance"] {
-            do {
-                instanceID = try await CommandInstance.find(id, config: config, store: store).id
-            } catch {
-                try? await store.close()
-                throw error
-            }
+            instanceID = try await CommandInstance.find(id, config: config, closingOnFailure: store).id
         }
         do {
             // Read in pages, so a long log is never one large result.

@@ -36,6 +36,18 @@ enum CommandInstance {
         }
     }
 
+    /// `find` in the command's open store, which is closed before the error is thrown (the command stops there).
+    static func find(_ id: String, config: ServerConfig, closingOnFailure store: any PushStorage,
+                     validateKey: @escaping @Sendable (String) -> String? = { _ in nil }) async throws -> InstanceConfig
+    {
+        do {
+            return try await find(id, config: config, store: store, validateKey: validateKey)
+        } catch {
+            try? await store.close()
+            throw error
+        }
+    }
+
     /// `find` for a command that needs no store for a config-file instance (`send`, `token`): the store is opened
     /// only when the config file does not list `id`, and closed before returning.
     static func find(_ id: String, config: ServerConfig,
@@ -44,13 +56,8 @@ enum CommandInstance {
         if let instance = config.instance(id) { return instance }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled,
                                                     healthEvents: { _ in })
-        do {
-            let instance = try await find(id, config: config, store: store, validateKey: validateKey)
-            try? await store.close()
-            return instance
-        } catch {
-            try? await store.close()
-            throw error
-        }
+        let instance = try await find(id, config: config, closingOnFailure: store, validateKey: validateKey)
+        try? await store.close()
+        return instance
     }
 }

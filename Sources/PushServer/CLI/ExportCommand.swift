@@ -35,14 +35,7 @@ enum ExportCommand: Command {
             return value
         } ?? 1000
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
-        if let instanceID {
-            do {
-                _ = try await CommandInstance.find(instanceID, config: config, store: store)
-            } catch {
-                try? await store.close()
-                throw error
-            }
-        }
+        if let instanceID { _ = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store) }
         let output: OutputFile
         do {
             output = try OutputFile(path: arguments["output"] ?? "-")

@@ -64,13 +64,7 @@ enum ImportCommand: Command {
         guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { if input != 0 { close(input) } }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
-        let instance: InstanceConfig
-        do {
-            instance = try await CommandInstance.find(instanceID, config: config, store: store)
-        } catch {
-            try? await store.close()
-            throw error
-        }
+        let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         guard let transfer = store as? any DeviceTransfer else {
             try? await store.close()
             throw UsageError("the configured store cannot import devices")

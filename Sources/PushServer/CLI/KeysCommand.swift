@@ -45,13 +45,7 @@ enum KeysCommand: Command {
         }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
-        let instance: InstanceConfig
-        do {
-            instance = try await CommandInstance.find(instanceID, config: config, store: store)
-        } catch {
-            try? await store.close()
-            throw error
-        }
+        let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         let ring = KeyRing(store: store, seal: seal, logger: .disabled, now: { Date() })
         do {
             let code = try await perform(action, arguments, instance, ring, overlap: overlap)
