@@ -20,7 +20,8 @@ enum CommandInstance {
             throw UsageError("no instance \(id) in the config or the store")
         }
         guard let seal = config.keys.encryptionKey.flatMap({ try? SecretSeal(deriving: $0) }) else {
-            throw UsageError("instance \(row.id) is a run-time instance: set keys.encryptionKey in the config to read it")
+            throw UsageError(
+                "instance \(row.id) is a run-time instance: set keys.encryptionKey in the config to read it")
         }
         guard let definition = InstanceDefinition.open(row, with: seal) else {
             throw UsageError("instance \(row.id) does not open with this config's keys.encryptionKey")

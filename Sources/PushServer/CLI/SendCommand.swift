@@ -20,7 +20,8 @@ enum SendCommand: Command {
                                  "priority", "topic", "collapse-id", "expiration"])
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: APNsKeyCheck.problem)
         let instanceID = try arguments.require("instance")
-        let instanceConfig = try await CommandInstance.find(instanceID, config: config, validateKey: APNsKeyCheck.problem)
+        let instanceConfig = try await CommandInstance.find(instanceID, config: config,
+                                                            validateKey: APNsKeyCheck.problem)
         let runtime = try InstanceRuntime(config: instanceConfig)
         var options = TestPush.Options(deviceToken: try arguments.require("device-token"),
                                        environment: arguments["environment"], alert: arguments["alert"],

@@ -28,7 +28,9 @@ final class CertificateExpiryWatch: Service {
     /// The served instances' certificates.
     private var certificates: [(instance: String, info: CertificateInfo, apns: APNsInstanceConfig)] {
         instances().compactMap { instance in
-            guard let apns = instance.config.apns, let info = APNsCertificateHealth.certificate(instance) else { return nil }
+            guard let apns = instance.config.apns, let info = APNsCertificateHealth.certificate(instance) else {
+                return nil
+            }
             return (instance.config.id, info, apns)
         }
     }
@@ -59,7 +61,8 @@ final class CertificateExpiryWatch: Service {
         let now = clock()
         var new: Set<String> = []
         for (instance, info, apns) in certificates {
-            let key = "\(instance.lowercased()) \(info.subject) \(info.notBefore.timeIntervalSince1970) \(info.notAfter.timeIntervalSince1970)"
+            let key = [instance.lowercased(), info.subject, "\(info.notBefore.timeIntervalSince1970)",
+                       "\(info.notAfter.timeIntervalSince1970)"].joined(separator: " ")
             guard announced.withLock({ $0.insert(key).inserted }) else { continue }
             new.insert(instance)
             let note = APNsCertificateHealth.environmentNote(info, apns) ?? "covers both environments"

@@ -17,8 +17,9 @@ import PushStore
 /// spent) and pauses after a 429's `Retry-After`. `BeamsForwardPolicy` decides retries. Sent by the project's
 /// HTTP client (one `HTTPExchangeClient` per bridged instance and CA file, made at its first forward, so a test
 /// stand-in's CA applies to its instance only). Each attempt reads the instance's `beamsBridge` as served then,
-/// so an instance created, changed or deleted at run time (or by a reload) is followed. Delivery is at least once: a process killed after Beams took a publish but before the outcome was
-/// written sends it again when the lease ends (Beams has no idempotency key).
+/// so an instance created, changed or deleted at run time (or by a reload) is followed. Delivery is at least once:
+/// a process killed after Beams took a publish but before the outcome was written sends it again when the lease
+/// ends (Beams has no idempotency key).
 final class BeamsBridge: Service {
     /// Forwards claimed at a time, attempted side by side.
     static let batchSize = 32
