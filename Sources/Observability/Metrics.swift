@@ -31,7 +31,7 @@ public final class Metrics: Sendable {
         /// Declares `family` unless it already is: the first declaration (or use) fixes its place in the output.
         mutating func ensure(_ family: MetricFamily, _ kind: Kind, _ buckets: [Double]) {
             guard families[family.name] == nil else { return }
-            families[family.name] = Family(kind: kind, help: family.help, buckets: buckets)
+            families[family.name] = Family(kind: kind, help: family.help, labels: family.labels, buckets: buckets)
             order.append(family.name)
         }
     }
@@ -39,6 +39,8 @@ public final class Metrics: Sendable {
     private struct Family {
         var kind: Kind
         var help: String
+        /// Label names in series-key order (the catalogue's).
+        var labels: [String] = []
         var buckets: [Double] = []
         /// label string (`route="/x",status="200"`) → value or histogram state
         var values: [String: Double] = [:]
@@ -171,6 +173,62 @@ public final class Metrics: Sendable {
     /// Registers a callback run before each render, to copy gauges from their owners (queue depth, streams).
     package func addCollector(_ collector: @escaping @Sendable (Metrics) -> Void) {
         state.withLock { $0.collectors.append(collector) }
+    }
+
+    /// Drops every series whose label `name` has a value `keep` refuses, in every family with that label (the
+    /// series of an instance no longer served: the label set is bounded by the served set, not by every instance
+    /// ever served). The overflow series (`other`) stays.
+    package func retainSeries(label name: String, where keep: (String) -> Bool) {
+        state.withLock { state in
+            for (familyName, family) in state.families {
+                guard let index = family.labels.firstIndex(of: name) else { continue }
+                var gone: [String] = []
+                for key in Array(family.values.keys) + Array(family.histograms.keys) {
+                    guard let value = Self.labelValues(key, names: family.labels)?[index],
+                          value != Self.overflowLabelValue, !keep(value) else { continue }
+                    gone.append(key)
+                }
+                for key in gone {
+                    state.families[familyName]?.values.removeValue(forKey: key)
+                    state.families[familyName]?.histograms.removeValue(forKey: key)
+                }
+            }
+        }
+    }
+
+    /// The label values of a series key written by `labelString` for `names`, unescaped; nil when the key is not
+    /// one (another family's label names).
+    package static func labelValues(_ key: String, names: [String]) -> [String]? {
+        var values: [String] = []
+        var rest = Substring(key)
+        for (i, name) in names.enumerated() {
+            if i > 0 {
+                guard rest.first == "," else { return nil }
+                rest = rest.dropFirst()
+            }
+            guard rest.hasPrefix(name + "=\"") else { return nil }
+            rest = rest.dropFirst(name.count + 2)
+            var value = ""
+            var escaped = false
+            var closed = false
+            while let ch = rest.first {
+                rest = rest.dropFirst()
+                if escaped {
+                    value.append(ch == "n" ? "\n" : ch)
+                    escaped = false
+                } else if ch == "\\" {
+                    escaped = true
+                } else if ch == "\"" {
+                    closed = true
+                    break
+                } else {
+                    value.append(ch)
+                }
+            }
+            guard closed else { return nil }
+            values.append(value)
+        }
+        return rest.isEmpty ? values : nil
     }
 
     /// The current value of a counter series (tests).

@@ -16,6 +16,7 @@ extension GaugeMetric {
     static let queueDepth = GaugeMetric("queue_depth", help: "Jobs waiting.")
     static let g = GaugeMetric("g", help: "G.", labels: ["k"])
     static let gPlain = GaugeMetric("g", help: "G.")
+    static let perInstance = GaugeMetric("per_instance", help: "P.", labels: ["beams_instance", "quota"])
 }
 
 extension HistogramMetric {
@@ -24,6 +25,7 @@ extension HistogramMetric {
     static let h1 = HistogramMetric("h", help: "H.", labels: ["route"], buckets: [1])
     static let hLatency = HistogramMetric("h", help: "H.", labels: ["route"])
     static let hPlain = HistogramMetric("h", help: "H.", buckets: [1])
+    static let hInstance = HistogramMetric("h_instance", help: "H.", labels: ["platform", "beams_instance"], buckets: [1])
 }
 
 final class MetricsTests: XCTestCase {
@@ -50,6 +52,42 @@ final class MetricsTests: XCTestCase {
 
     func testEscapesLabelValues() {
         XCTAssertEqual(Metrics.labelString(["r": "a\"b\\c\nd"]), #"r="a\"b\\c\nd""#)
+    }
+
+    func testLabelValuesReadBackWhatLabelStringWrote() {
+        let key = Metrics.labelString(["beams_instance": "a\"b\\c\nd,quota=\"x\"", "quota": "devices"])
+        XCTAssertEqual(Metrics.labelValues(key, names: ["beams_instance", "quota"]), ["a\"b\\c\nd,quota=\"x\"", "devices"])
+        XCTAssertNil(Metrics.labelValues(key, names: ["quota", "beams_instance"]))
+        XCTAssertNil(Metrics.labelValues(key, names: ["beams_instance"]))
+        XCTAssertEqual(Metrics.labelValues("", names: []), [])
+    }
+
+    func testRetainSeriesDropsTheSeriesOfARefusedLabelValueInEveryFamilyAndKeepsTheRest() {
+        let metrics = Metrics(maxSeriesPerFamily: 4)
+        metrics.declare(.perInstance)
+        metrics.declare(.hInstance)
+        metrics.declare(.g)
+        for instance in ["kept", "gone", "gone\"quoted"] {
+            metrics.set(.perInstance, ["beams_instance": instance, "quota": "devices"], to: 1)
+            metrics.observe(.hInstance, ["platform": "fcm", "beams_instance": instance], 0.5)
+        }
+        metrics.set(.perInstance, ["beams_instance": "kept", "quota": "publishes_per_day"], to: 2)
+        metrics.set(.perInstance, ["beams_instance": "past-the-cap", "quota": "devices"], to: 3)  // overflow series
+        metrics.set(.g, ["k": "gone"], to: 4)  // another label: untouched
+
+        metrics.retainSeries(label: "beams_instance") { $0 == "kept" }
+
+        let text = metrics.render()
+        XCTAssertFalse(text.contains(#"beams_instance="gone"#), text)
+        XCTAssertTrue(text.contains(#"per_instance{beams_instance="kept",quota="devices"} 1"#), text)
+        XCTAssertTrue(text.contains(#"per_instance{beams_instance="kept",quota="publishes_per_day"} 2"#), text)
+        XCTAssertTrue(text.contains(#"per_instance{beams_instance="other",quota="other"} 3"#), text)
+        XCTAssertTrue(text.contains(#"h_instance_count{platform="fcm",beams_instance="kept"} 1"#), text)
+        XCTAssertEqual(metrics.seriesCount(HistogramMetric.hInstance.family), 1)
+        XCTAssertEqual(metrics.value(.g, ["k": "gone"]), 4)
+        // A dropped series starts again from nothing when its instance comes back.
+        metrics.set(.perInstance, ["beams_instance": "gone", "quota": "devices"], to: 5)
+        XCTAssertEqual(metrics.value(.perInstance, ["beams_instance": "gone", "quota": "devices"]), 5)
     }
 
     func testCollectorsRunBeforeRender() {

@@ -148,13 +148,13 @@ final class ServerConfigCertificateTests: XCTestCase {
         let now: @Sendable () -> Date = { clock.withLock { $0 } }
         let metrics = Metrics()
         APNsCertificateHealth.declare(metrics)
-        APNsCertificateHealth.collect(into: metrics, instances: instances, clock: now)
+        APNsCertificateHealth.collect(into: metrics, instances: { instances }, clock: now)
         _ = metrics.render()
         let left = metrics.value(.apnsCertificateExpiry, ["instance": id])
         XCTAssertEqual(left, info.notAfter.timeIntervalSince(now()).rounded(), accuracy: 1)
 
         let sink = CapturingLogSink()
-        let watch = CertificateExpiryWatch(instances: instances, clock: now,
+        let watch = CertificateExpiryWatch(instances: { instances }, clock: now,
                                            logger: Logger(label: "apns", level: .info, sink: sink))
         XCTAssertEqual(watch.checkOnce(), 0, "a year left: nothing to say")
         clock.withLock { $0 = info.notAfter.addingTimeInterval(-20 * 86_400) }
@@ -168,6 +168,36 @@ final class ServerConfigCertificateTests: XCTestCase {
         _ = metrics.render()
         XCTAssertEqual(metrics.value(.apnsCertificateExpiry, ["instance": id]), -60)
         XCTAssertFalse(APNsCertificateHealth.usable(info, now: now()))
+    }
+
+    func testTheWatchAndTheGaugeFollowTheServedSetAndAnnounceANewCertificateOnceAtOnce() throws {
+        let (config, _) = try parse(p12())
+        let runtime = try InstanceRuntime(config: config.instances[0])
+        let info = try XCTUnwrap(APNsCertificateHealth.certificate(runtime))
+        let served = Locked<[InstanceRuntime]>([])
+        let now: @Sendable () -> Date = { info.notAfter.addingTimeInterval(-10 * 86_400) }
+        let metrics = Metrics()
+        APNsCertificateHealth.declare(metrics)
+        APNsCertificateHealth.collect(into: metrics, instances: { served.withLock { $0 } }, clock: now)
+        let sink = CapturingLogSink()
+        let watch = CertificateExpiryWatch(instances: { served.withLock { $0 } }, clock: now,
+                                           logger: Logger(label: "apns", level: .info, sink: sink))
+        watch.follow()
+        XCTAssertTrue(sink.lines.isEmpty)
+        XCTAssertFalse(metrics.render().contains(#"instance="\#(id)""#))
+
+        // An instance with a certificate comes at run time: announced and warned about at once, once.
+        served.withLock { $0 = [runtime] }
+        watch.follow()
+        XCTAssertEqual(sink.lines.count, 2, "\(sink.lines)")
+        XCTAssertTrue(sink.lines[0].contains("APNs certificate") && sink.lines[0].contains("instance=\(id)"), "\(sink.lines)")
+        XCTAssertTrue(sink.lines[1].contains("APNs certificate expires soon") && sink.lines[1].contains("daysLeft=10"),
+                      "\(sink.lines)")
+        watch.follow()
+        XCTAssertEqual(sink.lines.count, 2, "a certificate is announced once")
+        XCTAssertEqual(watch.checkOnce(), 1, "the daily check covers it")
+        _ = metrics.render()
+        XCTAssertEqual(metrics.value(.apnsCertificateExpiry, ["instance": id]), 10 * 86_400)
     }
 
     // MARK: Environment markers
@@ -245,7 +275,7 @@ final class ServerConfigCertificateTests: XCTestCase {
         XCTAssertTrue(ready["environmentNote"]?.stringValue?.contains("no environment marker") ?? false, "\(ready)")
 
         let sink = CapturingLogSink()
-        CertificateExpiryWatch(instances: [runtime], logger: Logger(label: "apns", level: .info, sink: sink)).announce()
+        CertificateExpiryWatch(instances: { [runtime] }, logger: Logger(label: "apns", level: .info, sink: sink)).announce()
         XCTAssertEqual(sink.lines.count, 1)
         XCTAssertTrue(sink.lines[0].contains("APNs certificate") && sink.lines[0].contains("environments=none"), "\(sink.lines)")
     }

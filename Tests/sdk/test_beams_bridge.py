@@ -15,7 +15,8 @@ import pytest
 import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
-from harness import INSTANCE_ID, SECRET, Mock, Server, free_port, write_apns_key, write_self_signed
+from harness import (INSTANCE_ID, KEY_ID, SECRET, TEAM_ID, TOPIC, Mock, Server, free_port, write_apns_key,
+                     write_self_signed)
 from platform_mocks import SUPPORT, _start
 
 BEAMS_SECRET = "beams-upstream-secret-key-0123456789ABCDEF"
@@ -118,6 +119,35 @@ def test_a_publish_is_delivered_here_and_forwarded_to_beams_once_with_its_publis
     assert len(bridge.beams.forwards_of(publish_id)) == 1
     metrics = bridge.client.session.get(bridge.server.url("/metrics"), timeout=10).text
     assert 'push_beams_bridge_total{kind="publish",outcome="delivered"}' in metrics
+
+
+def test_an_instance_created_at_run_time_with_a_bridge_gets_its_publishes_forwarded(bridge):
+    admin_key = "admin-key-for-bridged-instances-0123456789abcdef"
+    directory = bridge.directory / "runtime-bridge"
+    directory.mkdir()
+    # No config-file instance has a bridge: only the run-time one does.
+    server = Server(directory, bridge.apns, bridge.p8, bridge.cert, bridge.key, overrides={
+        "keys": {"encryptionKey": "bridged-instances-encryption-key-0123456789"},
+        "admin": {"keys": [{"id": "ops", "key": admin_key}]}})
+    try:
+        instance_id, secret = str(uuid.uuid4()), "runtime-bridge-secret-" + uuid.uuid4().hex
+        apns = {"teamId": TEAM_ID, "keyId": KEY_ID, "keyPath": str(bridge.p8), "topic": TOPIC,
+                "defaultEnvironment": "sandbox", "endpointOverride": f"https://127.0.0.1:{bridge.apns.port}",
+                "caFile": bridge.apns.ca_file}
+        r = requests.post(server.url("/admin_api/v1/server/instances"), verify=server.cert, timeout=10,
+                          headers={"Authorization": f"Bearer {admin_key}"},
+                          json={"id": instance_id, "secretKey": secret, "apns": apns,
+                                "beamsBridge": bridge.beams.bridge(instanceId=INSTANCE_ID)})
+        assert r.status_code == 201, r.text
+        client = Beams(server, instance_id, secret)
+        interest, token = unique("runtime-bridge"), random_token()
+        register(client, token, [interest], instance=instance_id)
+        publish_id = client.publish("interests", {"interests": [interest], "apns": alert()})
+        forward = forward_state(client, publish_id)
+        assert forward["state"] == "delivered" and forward["attempts"] == 1, forward
+        assert len(bridge.beams.forwards_of(publish_id)) == 1
+    finally:
+        server.stop()
 
 
 def test_a_users_publish_is_forwarded_to_the_users_endpoint(bridge):

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 import requests
@@ -180,7 +181,7 @@ def test_production_certificate_against_the_sandbox_mock_fails_with_bad_certific
         log = server.log_path.read_text()
         assert "APNs certificate" in log and "environments=production" in log, log[-2000:]
         ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5).json()
-        cert = ready["checks"]["instances"][0]["apnsCertificate"]
+        cert = ready_instance(ready)["apnsCertificate"]
         assert cert["environments"] == ["production"], cert
         assert cert["environmentNote"].startswith("the certificate is marked for production only, but the instance "
                                                   "sends to sandbox"), cert
@@ -205,9 +206,14 @@ def test_topic_not_in_the_certificate_is_refused(setup):
             f"{TOPIC}.voip); APNs would answer BadTopic") in result.stderr, result.stderr
 
 
-def metric(server, name):
+def ready_instance(ready, instance=INSTANCE_ID):
+    """The instance's entry in /ready (listed by id, not in the config file's order)."""
+    return next(entry for entry in ready["checks"]["instances"] if entry["id"] == instance)
+
+
+def metric(server, name, instance=INSTANCE_ID):
     text = requests.get(server.url("/metrics"), verify=server.cert, timeout=5).text
-    match = re.search(rf'^{name}{{instance="{INSTANCE_ID}"}} (\S+)$', text, re.M)
+    match = re.search(rf'^{name}{{instance="{instance}"}} (\S+)$', text, re.M)
     return float(match.group(1)) if match else None
 
 
@@ -220,7 +226,7 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
     try:
         ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5)
         assert ready.status_code == 200, ready.text
-        instance = ready.json()["checks"]["instances"][0]
+        instance = ready_instance(ready.json())
         assert instance["apnsCredentials"] == "certificate"
         cert = instance["apnsCertificate"]
         assert cert["daysLeft"] == 0 and cert["usable"] is True, cert
@@ -240,11 +246,44 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert expired.status_code == 503, expired.text
         body = expired.json()
         assert body["ready"] is False and body["checks"]["apnsCertificatesUsable"] is False
-        instance = body["checks"]["instances"][0]
+        instance = ready_instance(body)
         assert instance["apnsCredentials"] == "certificate unusable"
         assert instance["apnsCertificate"]["usable"] is False
         assert instance["apnsCertificate"]["warning"].startswith("the APNs certificate expired on ")
         assert metric(server, "push_apns_certificate_expiry_seconds") < 0
+    finally:
+        server.stop()
+
+
+def test_a_run_time_instance_with_a_certificate_is_watched_from_its_creation_to_its_deletion(setup):
+    admin_key = "admin-key-for-certificate-instances-0123456789"
+    directory = setup["directory"] / "runtime"
+    directory.mkdir()
+    tls_cert, tls_key = setup["tls"]
+    server = Server(directory, setup["mock"], setup["p8"], tls_cert, tls_key, overrides={
+        "keys": {"encryptionKey": "certificate-instances-encryption-key-0123456789"},
+        "admin": {"keys": [{"id": "ops", "key": admin_key}]}})
+    try:
+        # Ten days left: within the 30-day warning.
+        soon = certs.make_client(setup["ca"], str(setup["directory"]), "runtime-soon", uid=TOPIC, topics=TOPICS,
+                                 not_after_days=10)
+        p12 = certs.export_p12(soon, str(setup["directory"] / "runtime-soon.p12"), P12_PASSWORD)
+        instance_id = str(uuid.uuid4())
+        body = {"id": instance_id, "secretKey": "runtime-certificate-secret-0123456789",
+                "apns": apns_section(setup["mock"], {"p12File": p12, "passwordFile": setup["files"]["password_file"]})}
+        headers = {"Authorization": f"Bearer {admin_key}"}
+        servers = server.url("/admin_api/v1/server/instances")
+        r = requests.post(servers, json=body, headers=headers, verify=server.cert, timeout=10)
+        assert r.status_code == 201, r.text
+        left = metric(server, "push_apns_certificate_expiry_seconds", instance_id)
+        assert left is not None and 9 * 86_400 < left <= 10 * 86_400, left
+        wait_for(lambda: f"instance={instance_id}" in server.log_path.read_text(), timeout=10,
+                 message="the run-time instance's certificate was never announced")
+        log = [line for line in server.log_path.read_text().splitlines() if f"instance={instance_id}" in line]
+        assert any("APNs certificate expires soon" in line for line in log), log
+        r = requests.delete(f"{servers}/{instance_id}", headers=headers, verify=server.cert, timeout=10)
+        assert r.status_code == 200, r.text
+        assert metric(server, "push_apns_certificate_expiry_seconds", instance_id) is None
     finally:
         server.stop()
 

@@ -4,6 +4,7 @@ mock at once, a definition with errors is refused whole, config-file instances a
 a deleted instance answers 404 at once, a quota change applies without a restart, every change is audited once
 with its actor, the CLI manages the same set, and SIGHUP reloads the config file (a bad file keeps the old one)."""
 import json
+import os
 import signal
 import subprocess
 import uuid
@@ -202,6 +203,22 @@ def test_a_quota_change_applies_without_a_restart_and_if_match_guards_it(served)
              timeout=15, message="push_quota_limit/usage never showed the run-time instance's quota")
 
 
+def test_a_deleted_instance_takes_its_metric_series_with_it(served):
+    environment, mock, server = served
+    body = definition(environment, mock, quotas={"devices": 10, "notificationsPerMinute": {"apns": 600}})
+    assert call(server, "POST", f"{SERVER}/instances", json=body).status_code == 201
+    label = f'beams_instance="{body["id"]}"'
+
+    def families():
+        text = requests.get(server.url("/metrics"), verify=server.cert, timeout=10).text
+        return {line.split("{")[0] for line in text.splitlines() if label in line}
+
+    wanted = {"push_quota_limit", "push_quota_usage", "push_delivery_budget_per_minute"}
+    wait_for(lambda: wanted <= families(), timeout=15, message="the instance's series never appeared")
+    assert call(server, "DELETE", f"{SERVER}/instances/{body['id']}").status_code == 200
+    assert families() == set(), "a deleted instance's series must go with it"
+
+
 def test_every_change_appears_once_in_the_audit_log_with_its_actor(served):
     environment, mock, server = served
     start = audit(server)[-1]["seq"] if audit(server) else "0"
@@ -260,6 +277,44 @@ def test_the_cli_creates_lists_and_deletes_instances_beside_the_running_server(s
              timeout=5, message="the server kept serving the instance the CLI deleted")
     actors = {e["actor"] for e in audit(server) if e["target"] == body["id"]}
     assert len(actors) == 1 and actors.pop().startswith("cli:"), actors
+
+
+def test_every_command_that_takes_an_instance_finds_a_run_time_one(served):
+    environment, mock, server = served
+    body = definition(environment, mock)
+    assert call(server, "POST", f"{SERVER}/instances", json=body).status_code == 201
+    client = Beams(server, body["id"], body["secretKey"])
+    token = random_token()
+    device_id = client.register(token, ["cli"])
+
+    def cli(*args, stdin=None):
+        return subprocess.run([server.binary, *args, "--config", str(server.config_path)], input=stdin,
+                              capture_output=True, text=True, timeout=60, env={**os.environ, "USER": "operator"})
+
+    exported = cli("export", "--instance", body["id"])
+    assert exported.returncode == 0, exported.stderr
+    assert [json.loads(line).get("token") for line in exported.stdout.splitlines()][1:-1] == [token]
+    added = random_token()
+    device_line = json.dumps({"platform": "apns", "token": added, "interests": ["cli"]})
+    imported = cli("import", "--instance", body["id"].upper(), "-",
+                   stdin=exported.stdout.splitlines()[0] + "\n" + device_line + "\n")
+    assert imported.returncode == 0 and "created 1" in imported.stdout, imported.stdout + imported.stderr
+    listed = cli("audit", "list", "--instance", body["id"])
+    assert listed.returncode == 0, listed.stderr
+    actions = [(e["action"], e["actor"]) for e in map(json.loads, listed.stdout.splitlines())]
+    assert actions == [("instance.create", "admin:ops"), ("devices.import", "cli:operator")], actions
+    # A user token the CLI signs with the stored secret binds a user.
+    signed = cli("token", "--instance", body["id"], "--user", "alice")
+    assert signed.returncode == 0, signed.stderr
+    r = client.session.put(server.url(f"/device_api/v1/instances/{body['id']}/devices/apns/{device_id}/user"),
+                           headers={"Authorization": f"Bearer {signed.stdout.strip()}"}, timeout=10)
+    assert r.status_code == 200, r.text
+    # `send` uses the stored definition's APNs key and endpoint (the strict mock).
+    sent = cli("send", "--instance", body["id"], "--device-token", added, "--alert", "from send")
+    assert sent.returncode == 0 and "status: 200" in sent.stdout, sent.stdout + sent.stderr
+    assert [r["payload"]["aps"]["alert"] for r in mock.requests_for(added)] == ["from send"]
+    unknown = cli("export", "--instance", str(uuid.uuid4()))
+    assert unknown.returncode == 2 and "in the config or the store" in unknown.stderr, unknown.stderr
 
 
 def test_sighup_with_a_good_file_adds_an_instance_and_a_bad_file_keeps_the_old_config(environment):

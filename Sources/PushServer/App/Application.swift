@@ -145,14 +145,13 @@ public final class Application: Sendable {
             // has no announcement (a CLI change comes from another process): its poll is the 1-second bound.
             pollInterval: store is any InstanceChangeNotifying ? .seconds(5) : .seconds(1))
         self.instanceSync = instanceSync
-        let bridge: BeamsBridge?
-        if let queue = store as? any BeamsForwardQueue {
-            let candidate = try BeamsBridge(store: queue, publishes: store, instances: config.instances, metrics: metrics,
-                                            logger: logger.named("beams-bridge"))
-            bridge = candidate.isBridging ? candidate : nil
-        } else {
-            bridge = nil
+        // Runs whenever the backend keeps the outbox: an instance with `beamsBridge` may come at run time or with a
+        // reload (idle, it reads the outbox's next due time and sleeps until a forward is queued).
+        let bridge = (store as? any BeamsForwardQueue).map {
+            BeamsBridge(store: $0, publishes: store, instance: { directory.config($0) }, metrics: metrics,
+                        logger: logger.named("beams-bridge"))
         }
+        if config.instances.contains(where: { $0.beamsBridge != nil }) { metrics.declare(.beamsBridge) }
         beamsBridge = bridge
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
                              now: { Date() }, publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
@@ -263,10 +262,19 @@ public final class Application: Sendable {
             metrics.set(.processHeapBytes, ["state": "free"], to: Double(memory.heapFreeBytes))
         }
         Self.collectStoreMemory(config.storage, into: metrics)
-        APNsCertificateHealth.collect(into: metrics, instances: instances, clock: { Date() })
+        APNsCertificateHealth.collect(into: metrics, instances: { directory.runtimes }, clock: { Date() })
+        // Registered last: an instance no longer served (deleted, or removed from the file) takes its series with it
+        // (quotas, budgets, estimates, sender gauges), whatever set them last.
+        metrics.addCollector { metrics in
+            let served = Set(directory.snapshot.entries.keys)
+            for label in ["beams_instance", "instance"] {
+                metrics.retainSeries(label: label) { served.contains($0.lowercased()) }
+            }
+        }
 
-        // Only with certificate instances: a service with nothing to watch would return at once.
-        let certificateWatch = CertificateExpiryWatch(instances: instances, logger: logger.named("apns"))
+        // Follows the served set: a certificate instance may come at run time or with a reload.
+        let certificateWatch = CertificateExpiryWatch(instances: { directory.runtimes }, logger: logger.named("apns"))
+        directory.observe { _ in certificateWatch.follow() }
         let quotaWatch = (store as? any QuotaUsageReading).map {
             QuotaWatch(store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
                        metrics: metrics, logger: logger.named("quotas"))
@@ -282,7 +290,7 @@ public final class Application: Sendable {
         ] + (bridge.map { [$0] } ?? []) + [
             janitor,
             StoreWatchdog(health: storeHealth, store: store),
-        ] + (tracing.map { [$0] } ?? []) + (certificateWatch.isWatching ? [certificateWatch] : [])
+        ] + (tracing.map { [$0] } ?? []) + [certificateWatch]
             + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
         services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })

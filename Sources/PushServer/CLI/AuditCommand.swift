@@ -20,11 +20,6 @@ enum AuditCommand: Command {
         try arguments.allowOnly(["config", "instance", "action", "since", "limit"])
         guard arguments.positionals == ["list"] else { throw UsageError("give one action: list") }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: { _ in nil })
-        var instanceID: String?
-        if let id = arguments["instance"] {
-            guard let instance = config.instance(id) else { throw UsageError("no instance \(id) in the config") }
-            instanceID = instance.id
-        }
         let action = try arguments["action"].map { text throws(UsageError) in
             guard !text.isEmpty else { throw UsageError("--action must name an action") }
             return text
@@ -43,6 +38,10 @@ enum AuditCommand: Command {
         }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled,
                                                     healthEvents: { _ in })
+        var instanceID: String?
+        if let id = arguments["instance"] {
+            instanceID = try await CommandInstance.find(id, config: config, closingOnFailure: store).id
+        }
         do {
             // Read in pages, so a long log is never one large result.
             var cursor = since

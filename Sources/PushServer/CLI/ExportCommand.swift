@@ -20,7 +20,6 @@ enum ExportCommand: Command {
         guard arguments.positionals.isEmpty else { throw UsageError("unexpected argument '\(arguments.positionals[0])'") }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: { _ in nil })
         let instanceID = arguments["instance"]
-        if let instanceID, config.instance(instanceID) == nil { throw UsageError("no instance \(instanceID) in the config") }
         var after: DeviceExportCursor?
         if let text = arguments["after"] {
             do {
@@ -35,8 +34,15 @@ enum ExportCommand: Command {
             guard let value = Int(text), (1...100_000).contains(value) else { throw UsageError("--page-size must be 1-100000") }
             return value
         } ?? 1000
-        let output = try OutputFile(path: arguments["output"] ?? "-")
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        if let instanceID { _ = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store) }
+        let output: OutputFile
+        do {
+            output = try OutputFile(path: arguments["output"] ?? "-")
+        } catch {
+            try? await store.close()
+            throw error
+        }
         guard let transfer = store as? any DeviceTransfer else {
             try? await store.close()
             throw UsageError("the configured store cannot export devices")

@@ -45,7 +45,6 @@ enum ImportCommand: Command {
         guard arguments.positionals.count == 1 else { throw UsageError("give one FILE (or - for standard input)") }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
         let instanceID = try arguments.require("instance")
-        guard let instance = config.instance(instanceID) else { throw UsageError("no instance \(instanceID) in the config") }
         let batchSize = try arguments["batch"].map { text throws(UsageError) in
             guard let value = Int(text), (1...50_000).contains(value) else { throw UsageError("--batch must be 1-50000") }
             return value
@@ -65,6 +64,7 @@ enum ImportCommand: Command {
         guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { if input != 0 { close(input) } }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         guard let transfer = store as? any DeviceTransfer else {
             try? await store.close()
             throw UsageError("the configured store cannot import devices")

@@ -45,14 +45,7 @@ enum KeysCommand: Command {
         }
         let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
-        // A run-time instance (`push-server instances`) is found in the store.
-        let admin = InstanceAdmin(store: store, seal: seal, policy: config.webhooks.policy,
-                                  environment: ProcessInfo.processInfo.environment, validateKey: { _ in nil },
-                                  configIDs: [], now: { Date() })
-        guard let instance = await admin.served(instanceID, config: config) else {
-            try? await store.close()
-            throw UsageError("no instance \(instanceID) in the config or the store")
-        }
+        let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         let ring = KeyRing(store: store, seal: seal, logger: .disabled, now: { Date() })
         do {
             let code = try await perform(action, arguments, instance, ring, overlap: overlap)

@@ -8,9 +8,10 @@ enum SendCommand: Command {
                             [--push-type TYPE] [--priority 10|5|1] [--topic BUNDLE_ID] [--collapse-id ID]
                             [--expiration UNIX_SECONDS]
 
-    Sends one notification with the instance's APNs key (from the config) and prints Apple's answer: status,
-    reason, apns-id, apns-unique-id (sandbox) and, for 410, the timestamp. Default payload: an alert saying
-    "Test from push-server". Default environment: the instance's defaultEnvironment.
+    Sends one notification with the instance's APNs key (from the config, or from the store for a run-time
+    instance) and prints Apple's answer: status, reason, apns-id, apns-unique-id (sandbox) and, for 410, the
+    timestamp. Default payload: an alert saying "Test from push-server". Default environment: the instance's
+    defaultEnvironment.
     Exit 0 when APNs answered 200, 1 otherwise, 2 for usage errors.
     """
 
@@ -19,7 +20,8 @@ enum SendCommand: Command {
                                  "priority", "topic", "collapse-id", "expiration"])
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: APNsKeyCheck.problem)
         let instanceID = try arguments.require("instance")
-        guard let instanceConfig = config.instance(instanceID) else { throw UsageError("no instance \(instanceID) in the config") }
+        let instanceConfig = try await CommandInstance.find(instanceID, config: config,
+                                                            validateKey: APNsKeyCheck.problem)
         let runtime = try InstanceRuntime(config: instanceConfig)
         var options = TestPush.Options(deviceToken: try arguments.require("device-token"),
                                        environment: arguments["environment"], alert: arguments["alert"],

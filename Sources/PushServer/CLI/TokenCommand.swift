@@ -18,9 +18,6 @@ enum TokenCommand: Command {
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
         let instanceID = try arguments.require("instance")
         let user = try arguments.require("user")
-        guard let instance = config.instance(instanceID) else {
-            throw UsageError("no instance \(instanceID) in the config")
-        }
         guard (1...BeamsUserToken.maxSubjectBytes).contains(user.utf8.count) else {
             throw UsageError("--user must be 1-\(BeamsUserToken.maxSubjectBytes) bytes")
         }
@@ -29,6 +26,7 @@ enum TokenCommand: Command {
             guard let value = Int(text), value > 0 else { throw UsageError("--ttl must be a positive number of seconds") }
             ttl = value
         }
+        let instance = try await CommandInstance.find(instanceID, config: config)
         let secret = await currentSecret(config, instance)
         let token = try BeamsUserToken.issue(instanceID: instance.id, userID: user, secret: secret,
                                              now: Int(Date().timeIntervalSince1970), lifetime: ttl)

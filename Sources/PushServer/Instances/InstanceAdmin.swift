@@ -71,17 +71,6 @@ struct InstanceAdmin: Sendable {
         return found
     }
 
-    /// The instance `id` as a server on this config serves it: the config file's, else the stored one, validated
-    /// as the server validates it (commands that act on one instance, `push-server keys`). Nil when neither.
-    func served(_ id: String, config: ServerConfig) async -> InstanceConfig? {
-        if let instance = config.instance(id) { return instance }
-        guard let shown = try? await show(id), let definition = shown.definition,
-              case .valid(let instance, _) = definition.validate(id: shown.row.id, policy: policy,
-                                                                 environment: environment, validateKey: validateKey)
-        else { return nil }
-        return instance
-    }
-
     /// Creates an instance from `object` (an id and a Beams secret are made when absent).
     func create(_ object: [String: JSONValue], actor: AuditActor) async throws(Failure) -> Applied {
         var object = object

@@ -47,6 +47,8 @@ final class InstanceDirectory: Sendable {
 
     private let state: Locked<Snapshot>
     private let observers = Locked<[@Sendable (Snapshot) -> Void]>([])
+    /// Runtimes retired by an install, until shutdown (closed ones are dropped at the next retirement).
+    private let retired = Locked<[InstanceRuntime]>([])
 
     /// A directory of config-file instances with their senders.
     init(runtimes: [InstanceRuntime], fingerprints: [String: String] = [:]) {
@@ -80,6 +82,32 @@ final class InstanceDirectory: Sendable {
 
     /// The instance `id`'s senders, nil when not served.
     func runtime(_ id: String) -> InstanceRuntime? { entry(id)?.runtime }
+
+    /// The instance `id`'s senders, held for a publish run (`InstanceRuntime.release()` when it ends), nil when
+    /// not served. A runtime retired between the read and the hold is passed over: `retire` comes after the
+    /// install that replaced it, so the directory already serves its successor (or nothing).
+    func hold(_ id: String) -> InstanceRuntime? {
+        // Bounded: each pass reads a newer snapshot; only a change on every pass could keep it going.
+        for _ in 0..<100 {
+            guard let runtime = runtime(id) else { return nil }
+            if runtime.hold() { return runtime }
+        }
+        return runtime(id)
+    }
+
+    /// Retires the runtimes an install replaced: their senders close when the last run holding them ends (at
+    /// once when none does), and at shutdown at the latest (`runtimesToClose`).
+    func retire(_ runtimes: [InstanceRuntime]) {
+        guard !runtimes.isEmpty else { return }
+        retired.withLock { list in
+            list.removeAll { !$0.lifetime.isOpen }
+            list += runtimes
+        }
+        for runtime in runtimes { runtime.retire() }
+    }
+
+    /// Every runtime whose senders shutdown closes: the served ones and the retired ones not closed yet.
+    var runtimesToClose: [InstanceRuntime] { runtimes + retired.withLock { $0 } }
 
     /// Every instance's configuration, in listing order (`Entry.rank`).
     var configs: [InstanceConfig] { state.withLock { $0.listed.map(\.config) } }

@@ -31,8 +31,6 @@ actor InstanceSync: Service {
     nonisolated let metrics: Metrics
     /// How often the store's version is read without a wake-up: the bound on how late a change is seen.
     nonisolated let pollInterval: Duration
-    /// How long retired senders stay open for publishes that started with them.
-    nonisolated let retireAfter: Duration
     /// The config file's instances by lower-cased id, with what they were read from (a reload replaces them).
     private var configInstances: [String: (config: InstanceConfig, fingerprint: String)]
     /// Each config-file instance's place in the file (lower-cased id): the directory lists them in that order.
@@ -47,7 +45,7 @@ actor InstanceSync: Service {
          senders: PlatformSenderSettings?, providerTokens: (any ProviderTokenStorage)?, policy: DestinationPolicy,
          environment: [String: String], validateKey: @escaping @Sendable (String) -> String?,
          configInstances: [InstanceConfig], fingerprints: [String: String], logger: Logger, metrics: Metrics,
-         pollInterval: Duration, retireAfter: Duration = .seconds(600))
+         pollInterval: Duration)
     {
         self.store = store
         self.directory = directory
@@ -60,7 +58,6 @@ actor InstanceSync: Service {
         self.logger = logger
         self.metrics = metrics
         self.pollInterval = pollInterval
-        self.retireAfter = retireAfter
         var byID: [String: (config: InstanceConfig, fingerprint: String)] = [:]
         for instance in configInstances {
             let id = instance.id.lowercased()
@@ -158,7 +155,8 @@ actor InstanceSync: Service {
                                                 "removed": plan.removed.joined(separator: ","),
                                                 "version": String(version)])
         }
-        retire(retired.compactMap(\.runtime))
+        // A publish that started with a retired runtime keeps it; its senders close when the last such run ends.
+        directory.retire(retired.compactMap(\.runtime))
     }
 
     /// Replaces the config file's instances (a reload) and installs the result.
@@ -218,16 +216,6 @@ actor InstanceSync: Service {
             logger.error("An instance's senders cannot be built: not served as changed",
                          ["instance": config.id, "error": "\(error)"])
             return nil
-        }
-    }
-
-    /// Shuts retired senders down after `retireAfter`, so publishes that started with them finish first.
-    private func retire(_ runtimes: [InstanceRuntime]) {
-        guard !runtimes.isEmpty else { return }
-        let delay = retireAfter
-        Task {
-            try? await Task.sleep(for: delay)
-            for runtime in runtimes { _ = await runtime.shutdownSenders(gracePeriod: 5) }
         }
     }
 }

@@ -72,13 +72,15 @@ enum APNsCertificateHealth {
         metrics.declare(.apnsCertificateExpiry)
     }
 
-    /// Sets the gauge at every scrape (instances are fixed by the configuration: bounded labels).
-    static func collect(into metrics: Metrics, instances: [InstanceRuntime], clock: @escaping @Sendable () -> Date) {
-        let certificates = instances.compactMap { instance in certificate(instance).map { (instance.config.id, $0) } }
-        guard !certificates.isEmpty else { return }
+    /// Sets the gauge at every scrape, for the instances served then (run-time ones and reloads included: the
+    /// labels are bounded by the served set).
+    static func collect(into metrics: Metrics, instances: @escaping @Sendable () -> [InstanceRuntime],
+                        clock: @escaping @Sendable () -> Date) {
         metrics.addCollector { metrics in
             let now = clock()
-            for (id, info) in certificates {
+            for instance in instances() {
+                guard let info = certificate(instance) else { continue }
+                let id = instance.config.id
                 metrics.set(.apnsCertificateExpiry, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
             }
         }

@@ -15,9 +15,11 @@ import PushStore
 /// transaction that accepts it), claimed with a lease, attempted, marked. Per Beams instance it keeps Beams'
 /// 100 requests/s (`BeamsRateWindow`; a forward with no room goes back to the store for a moment, no attempt
 /// spent) and pauses after a 429's `Retry-After`. `BeamsForwardPolicy` decides retries. Sent by the project's
-/// HTTP client (one `HTTPExchangeClient` per bridged instance, so a test stand-in's CA applies to its instance
-/// only). Delivery is at least once: a process killed after Beams took a publish but before the outcome was
-/// written sends it again when the lease ends (Beams has no idempotency key).
+/// HTTP client (one `HTTPExchangeClient` per bridged instance and CA file, made at its first forward, so a test
+/// stand-in's CA applies to its instance only). Each attempt reads the instance's `beamsBridge` as served then,
+/// so an instance created, changed or deleted at run time (or by a reload) is followed. Delivery is at least once:
+/// a process killed after Beams took a publish but before the outcome was written sends it again when the lease
+/// ends (Beams has no idempotency key).
 final class BeamsBridge: Service {
     /// Forwards claimed at a time, attempted side by side.
     static let batchSize = 32
@@ -31,36 +33,26 @@ final class BeamsBridge: Service {
     private let store: any BeamsForwardQueue
     /// Where a forwarded publish's local state is read: a publish cancelled here before its copy went is not sent.
     private let publishes: any PublishQueue
-    /// Bridged instances by lower-cased local instance id, with their client.
-    private let bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)]
+    /// The served instance with an id (case-insensitive), nil when not served.
+    private let instance: @Sendable (String) -> InstanceConfig?
+    /// Clients by lower-cased local instance id and CA file, kept until shutdown.
+    private let clients = Locked<[String: HTTPExchangeClient]>([:])
     private let windows = Locked<[String: BeamsRateWindow]>([:])
     private let logger: Logger
     private let metrics: Metrics
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    /// - Throws: a curl error creating a client.
-    init(store: any BeamsForwardQueue, publishes: any PublishQueue, instances: [InstanceConfig], metrics: Metrics,
-         logger: Logger) throws(CurlError) {
-        var bridges: [String: (config: BeamsBridgeConfig, client: HTTPExchangeClient)] = [:]
-        for instance in instances {
-            guard let bridge = instance.beamsBridge else { continue }
-            let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-                name: "beams-\(bridges.count)", connections: 1, http2: true, httpsOnly: false, caFile: bridge.caFile,
-                timeout: .seconds(15), connectTimeout: .seconds(5)))
-            bridges[instance.id.lowercased()] = (bridge, client)
-        }
-        self.bridges = bridges
+    /// - Parameter instance: the served instance with an id (the directory's look-up).
+    init(store: any BeamsForwardQueue, publishes: any PublishQueue,
+         instance: @escaping @Sendable (String) -> InstanceConfig?, metrics: Metrics, logger: Logger) {
+        self.instance = instance
         self.store = store
         self.publishes = publishes
         self.logger = logger
         self.metrics = metrics
-        if !bridges.isEmpty { metrics.declare(.beamsBridge) }
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
-
-    /// Whether any instance has a bridge configured (the service runs only then).
-    var isBridging: Bool { !bridges.isEmpty }
 
     /// Wakes the loop: a forward was queued.
     func forwardQueued() { wake.yield() }
@@ -68,13 +60,26 @@ final class BeamsBridge: Service {
     // MARK: Delivering
 
     func run() async {
-        let clients = bridges.values.map(\.client)
+        let clients = self.clients
         await withTaskCancellationHandler {
             await deliverUntilCancelled()
         } onCancel: {
-            Task { for client in clients { await client.shutdown() } }
+            Task { for client in clients.withLock({ Array($0.values) }) { await client.shutdown() } }
         }
-        for client in clients { await client.shutdown() }
+        for client in clients.withLock({ Array($0.values) }) { await client.shutdown() }
+    }
+
+    /// The instance's client for `config`, made at its first forward. - Throws: a curl error creating it.
+    private func client(_ instanceID: String, _ config: BeamsBridgeConfig) throws(CurlError) -> HTTPExchangeClient {
+        let key = "\(instanceID.lowercased()) \(config.caFile ?? "")"
+        return try clients.withLock { clients throws(CurlError) -> HTTPExchangeClient in
+            if let client = clients[key] { return client }
+            let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
+                name: "beams-\(clients.count)", connections: 1, http2: true, httpsOnly: false, caFile: config.caFile,
+                timeout: .seconds(15), connectTimeout: .seconds(5)))
+            clients[key] = client
+            return client
+        }
     }
 
     private func deliverUntilCancelled() async {
@@ -114,7 +119,7 @@ final class BeamsBridge: Service {
     /// One attempt, recorded. - Returns: how long to wait when Beams' rate held it back (nothing was sent).
     private func attempt(_ pending: PendingBeamsForward) async -> Double? {
         let forward = pending.forward
-        guard let bridge = bridges[forward.instanceID.lowercased()], bridge.config.enabled else {
+        guard let bridge = instance(forward.instanceID)?.beamsBridge, bridge.enabled else {
             await record(pending, .failed(error: "bridge_off: the instance's beamsBridge is switched off or removed; not sent"))
             return nil
         }
@@ -128,14 +133,22 @@ final class BeamsBridge: Service {
             await record(pending, .failed(error: "cancelled: the publish was cancelled here before its copy was sent"))
             return nil
         }
-        let beamsID = bridge.config.instanceID.lowercased()
+        let beamsID = bridge.instanceID.lowercased()
         if let wait = windows.withLock({ $0[beamsID, default: BeamsRateWindow()].take(now: MonotonicClock.seconds()) }) {
             await record(pending, .deferred(until: Date().addingTimeInterval(wait)))
             return wait
         }
+        let client: HTTPExchangeClient
+        do {
+            client = try self.client(forward.instanceID, bridge)
+        } catch {
+            await record(pending, BeamsForwardPolicy.outcome(transportError: "client: \(error)",
+                                                             attempts: pending.attempts, now: Date()))
+            return nil
+        }
         let outcome: BeamsForwardOutcome
         do {
-            let response = try await bridge.client.send(try Self.exchange(forward, bridge.config))
+            let response = try await client.send(try Self.exchange(forward, bridge))
             outcome = BeamsForwardPolicy.outcome(kind: forward.kind, status: response.status, body: response.body,
                                                  retryAfter: response.retryAfter, attempts: pending.attempts, now: Date())
             if response.status == 429, let retryAfter = response.retryAfter,

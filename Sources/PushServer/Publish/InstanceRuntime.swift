@@ -31,6 +31,10 @@ struct InstanceRuntime: Sendable {
     let unifiedPushSubscriptions: WebPushSubscriptions?
     /// The instance's Huawei Push Kit sender (its OAuth token, its batches); nil without an `hms` section.
     var hms: HMSSender? = nil
+    /// When the senders close (`SenderRetirement`), shared by every copy of this runtime.
+    let lifetime = SenderLifetime()
+    /// How long retired senders get to finish what they hold once the last run using them ended.
+    static let retiredGracePeriod = 5.0
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -111,6 +115,28 @@ struct InstanceRuntime: Sendable {
         webSubscriptions = web == nil ? nil : WebPushSubscriptions()
         unreachableUnifiedPush = nil
         unifiedPushSubscriptions = unifiedpush == nil ? nil : WebPushSubscriptions()
+    }
+
+    /// Holds the senders for a publish run (`release()` when it ends). - Returns: false once they are retired: take
+    /// the served runtime instead (`InstanceDirectory.hold`).
+    func hold() -> Bool { lifetime.hold() }
+
+    /// A run that held the senders ended: the last one out of retired senders closes them.
+    func release() { lifetime.release(close: closer) }
+
+    /// The directory no longer serves these senders: they close now when no run holds them, else when the last
+    /// one ends.
+    func retire() { lifetime.retire(close: closer) }
+
+    /// Shutdown: closes the senders unless they were closed before (then waits for that close to end).
+    /// - Returns: how many notifications got no answer.
+    func closeAtShutdown(gracePeriod: Double) async -> Int {
+        await lifetime.shutDown { await self.shutdownSenders(gracePeriod: gracePeriod) }
+    }
+
+    private var closer: @Sendable () async -> Int {
+        let runtime = self
+        return { await runtime.shutdownSenders(gracePeriod: Self.retiredGracePeriod) }
     }
 
     /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).

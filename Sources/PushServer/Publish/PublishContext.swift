@@ -63,6 +63,12 @@ struct PublishContext: Sendable {
     /// The served instance `id` (case-insensitive), nil when it is no longer served.
     func instance(_ id: String) -> InstanceRuntime? { directory.runtime(id) }
 
+    /// The served instance `id` held for a run (`InstanceRuntime.release()` when it ends), nil when not served.
+    func holdInstance(_ id: String) -> InstanceRuntime? { directory.hold(id) }
+
+    /// Every runtime whose senders shutdown closes: the served ones and retired ones still open.
+    var instancesToClose: [InstanceRuntime] { directory.runtimesToClose }
+
     /// Every served instance.
     var allInstances: [InstanceRuntime] { directory.runtimes }
 }

@@ -200,10 +200,11 @@ public final class PublishEngine: Service {
         await waitAtMost(until: .now + half) { await self.scheduler.waitForAnswers() }
         let seconds = Double(half.components.seconds) + Double(half.components.attoseconds) / 1e18
         // Every platform's sender drains at once: the grace period is the engine's, not each sender's.
-        let instances = context.allInstances
+        // Retired runtimes still held by a run are closed here too.
+        let instances = context.instancesToClose
         async let apns = context.sender.shutdown(gracePeriod: seconds).count
         let others = await withTaskGroup(of: Int.self, returning: Int.self) { group in
-            for instance in instances { group.addTask { await instance.shutdownSenders(gracePeriod: seconds) } }
+            for instance in instances { group.addTask { await instance.closeAtShutdown(gracePeriod: seconds) } }
             return await group.reduce(0, +)
         }
         let unanswered = await apns + others

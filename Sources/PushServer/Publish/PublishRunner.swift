@@ -62,11 +62,14 @@ struct PublishRunner: Sendable {
             return PublishState.failed.rawValue
         }
         run.planned(plan.mode)
-        guard let instance = context.instance(job.instanceID) else {
+        // Held for the whole run: a change to the instance meanwhile leaves this run its senders, which close
+        // when the last run holding them ends.
+        guard let instance = context.holdInstance(job.instanceID) else {
             run.endedBeforeDelivery()
             await finisher.finish(state: .failed, summary: "instance is no longer configured")
             return PublishState.failed.rawValue
         }
+        defer { instance.release() }
         // A split publish whose shards all ended, left unfinished by a node that died: finish it, send nothing.
         if let end = claimed.shardsEnded {
             run.endedBeforeDelivery()
