@@ -133,7 +133,7 @@ TIER = TIER_TIMES=$(TIER_TIMES) bash Tests/tier.sh
 # openssl or python for keys and certificates) are left to make test. TestSupport refuses to start a child under
 # PUSH_TEST_TIER=check, so a class missing here fails make check with the fix in its message.
 CHECK_SKIP := ^PostgreSQLStoreTests[.]|OnPostgreSQL/|[.]PostgreSQLServerTests/
-CHECK_SKIP := $(CHECK_SKIP)|^APNsClientTests[.](APNs(BroadcastClient|CertificateAuth|ClientConnection|ClientLogging|ClientResponse|ConnectionFault|Credentials|Environment|ProviderTokenFloor|SharedProviderToken)|MockAPNsLaunch|ProviderTokenManager|ProviderTokenState)Tests/
+CHECK_SKIP := $(CHECK_SKIP)|^APNsClientTests[.](APNs(BroadcastClient|CertificateAuth|ClientConnection|ClientLogging|ClientResponse|ConnectionFault|Credentials|Environment|ProviderTokenFloor|SharedProviderToken|TokenStoreWait)|MockAPNsLaunch|ProviderTokenManager|ProviderTokenState)Tests/
 CHECK_SKIP := $(CHECK_SKIP)|^FCMClientTests[.](AccessTokenRequest|AccessTokenResponse|FCMSender|MockFCMRules|ServiceAccount)Tests/
 CHECK_SKIP := $(CHECK_SKIP)|^JWTSignerTests[.]|^TLSIdentityTests[.]|^WebPushTests[.]WebPush(Request|RoundTrip|Sender)Tests/
 CHECK_SKIP := $(CHECK_SKIP)|^WebPushTests[.](RFC8291VectorTests/testReferenceImplementation|VAPIDTests/testReferenceVerifier)

@@ -81,8 +81,8 @@ final class StoreOutageServerTests: XCTestCase {
 
         app.shutdown()
         let report = await running.value
-        XCTAssertEqual(report.stopped, ["http", "engine", "instances", "invalidations", "webhooks", "janitor",
-                                         "store-watchdog"])
+        XCTAssertEqual(report.stopped, ["http", "engine", "instances", "invalidations", "webhooks", "beams-bridge",
+                                         "janitor", "store-watchdog", "certificate-expiry"])
         XCTAssertEqual(report.unfinished, [])
         await app.close()
     }

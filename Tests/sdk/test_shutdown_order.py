@@ -16,7 +16,8 @@ DEVICES = 100
 # One connection with 10 streams and a 2 s mock: the fan-out would need 20 s, so the signal lands early in it and
 # the engine's drain (waiting for the 10 answers in flight) lasts long enough to ask the ops listener meanwhile.
 CONNECTIONS, STREAMS, MOCK_DELAY_MS = 1, 10, 2000
-STOP_ORDER = ["http", "engine", "instances", "invalidations", "webhooks", "janitor", "store-watchdog", "ops-http"]
+STOP_ORDER = ["http", "engine", "instances", "invalidations", "webhooks", "beams-bridge", "janitor", "store-watchdog",
+              "certificate-expiry", "ops-http"]
 
 
 def log_fields(line):
