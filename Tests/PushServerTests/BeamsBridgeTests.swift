@@ -41,6 +41,31 @@ final class BeamsBridgeTests: XCTestCase {
                        .retry(at: now.addingTimeInterval(1), error: "connection: refused"))
     }
 
+    func testABridgeClientIsStaleOnceItsInstanceIsGoneItsBridgeOffOrItsCAFileReplaced() {
+        let id = "8A0C5C1E-4B1E-4F4E-9D55-2F6F8B2B7C11"
+        func served(bridge: BeamsBridgeConfig?) -> InstanceConfig {
+            var config = InstanceConfig(id: id, secretKey: String(repeating: "s", count: 32), apns: nil, webhook: nil)
+            config.beamsBridge = bridge
+            return config
+        }
+        let bridge = BeamsBridgeConfig(instanceID: id, secretKey: "beams", baseURL: "https://beams.test", caFile: "/a.pem")
+        let key = BeamsBridge.ClientKey(id, bridge)
+        XCTAssertEqual(key.instanceID, id.lowercased(), "one client whatever case a forward names the instance in")
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in served(bridge: bridge) }), [], "still served")
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in nil }), [key], "instance deleted")
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in served(bridge: nil) }), [key], "bridge removed")
+        var off = bridge
+        off.enabled = false
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in served(bridge: off) }), [key], "bridge off")
+        var moved = bridge
+        moved.caFile = "/b.pem"
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in served(bridge: moved) }), [key], "new CA file")
+        moved.caFile = "/a.pem"
+        moved.secretKey = "rotated"
+        XCTAssertEqual(BeamsBridge.staleClients([key], served: { _ in served(bridge: moved) }), [],
+                       "a new secret is read per attempt: the client stays")
+    }
+
     func testABodyOverBeamsLimitIsRefusedBeforeSending() {
         let interests = BeamsForward(instanceID: "i", kind: .publishInterests, key: "p", body: Data(count: 10 * 1024 + 1))
         XCTAssertEqual(BeamsForwardPolicy.sizeProblem(interests),

@@ -67,6 +67,8 @@ class Config:
     token_refusal: str = ""
     # The next this-many token requests are answered 503 (Google's endpoint having a bad moment), then it serves again.
     token_unavailable: int = 0
+    # Each `messages:send` is answered this long after it arrived (its record is written on arrival): a slow FCM.
+    send_latency_ms: int = 0
 
 
 @dataclass
@@ -120,6 +122,10 @@ class MockState:
     def now(self) -> float:
         return time.time() + self.config.clock_offset_s
 
+    def latency(self, path: str) -> float:
+        """Seconds before a request to `path` is answered: `send_latency_ms` for sends, none for the token."""
+        return 0.0 if path == "/token" else self.config.send_latency_ms / 1000
+
     def reset(self) -> None:
         self.config = Config(**self.initial_config.__dict__)
         self.behaviours.clear()
@@ -135,6 +141,8 @@ class MockState:
             raise ValueError("token_lifetime_s must be >= 1")
         if candidate.record_limit < 0:
             raise ValueError("record_limit must be >= 0")
+        if not 0 <= candidate.send_latency_ms <= 600_000:
+            raise ValueError("send_latency_ms must be 0..600000")
         self.config = candidate
         self.requests = collections.deque(self.requests, maxlen=self.config.record_limit)
 
@@ -264,13 +272,40 @@ async def _serve_http1(state: MockState, reader: asyncio.StreamReader, writer: a
         length = int(headers.get("content-length", "0") or 0)
         oversized = length > MAX_BODY
         body = b"" if oversized else await reader.readexactly(length)
-        status, out_headers, data = _encode(state.handle(method, target, headers, body, oversized))
+        answer = state.handle(method, target, headers, body, oversized)
+        await asyncio.sleep(_latency(state, target))
+        status, out_headers, data = _encode(answer)
         head = f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n" + "".join(
             f"{n}: {v}\r\n" for n, v in out_headers)
         writer.write(head.encode() + b"\r\n" + data)
         await writer.drain()
         if oversized or headers.get("connection", "").lower() == "close":
             return
+
+
+def _latency(state: Any, path: str) -> float:
+    """The answer delay for `path`: the FCM state's `latency`; none for the stand-ins that share this connection loop
+    (mock_beams.py, mock_hms.py) and have no such switch."""
+    latency = getattr(state, "latency", None)
+    return latency(path) if latency is not None else 0.0
+
+
+def _answer(conn: h2.connection.H2Connection, stream_id: int, answer: Answer) -> None:
+    status, out_headers, payload = _encode(answer)
+    conn.send_headers(stream_id, [(":status", str(status))] + out_headers)
+    conn.send_data(stream_id, payload, end_stream=True)
+
+
+def _answer_later(conn: h2.connection.H2Connection, writer: asyncio.StreamWriter, stream_id: int,
+                  answer: Answer) -> None:
+    """A delayed answer (`send_latency_ms`), unless the client reset the stream or left meanwhile."""
+    if writer.is_closing():
+        return
+    try:
+        _answer(conn, stream_id, answer)
+    except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+        return
+    writer.write(conn.data_to_send())
 
 
 async def _serve_h2(state: MockState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -295,9 +330,11 @@ async def _serve_h2(state: MockState, reader: asyncio.StreamReader, writer: asyn
                 answer = state.handle(headers.get(":method", ""), headers.get(":path", ""),
                                       {k: v for k, v in headers.items() if not k.startswith(":")},
                                       bytes(body), len(body) > MAX_BODY)
-                status, out_headers, payload = _encode(answer)
-                conn.send_headers(event.stream_id, [(":status", str(status))] + out_headers)
-                conn.send_data(event.stream_id, payload, end_stream=True)
+                delay = _latency(state, headers.get(":path", ""))
+                if delay > 0:
+                    asyncio.get_running_loop().call_later(delay, _answer_later, conn, writer, event.stream_id, answer)
+                else:
+                    _answer(conn, event.stream_id, answer)
             elif isinstance(event, h2.events.StreamReset):
                 streams.pop(event.stream_id, None)
             elif isinstance(event, h2.events.ConnectionTerminated):

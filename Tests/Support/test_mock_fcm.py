@@ -197,6 +197,7 @@ def test_token_refusal_switch_refuses_even_a_valid_assertion_until_cleared(mock,
     {"retry_after_s": 9, "token_lifetime_s": 0},
     {"retry_after_s": 9, "record_limit": "many"},
     {"retry_after_s": 9, "record_limit": -1},
+    {"send_latency_ms": -1},
 ])
 def test_a_refused_config_change_changes_nothing(mock, body):
     before = mock.control("GET", "/config")
@@ -209,6 +210,23 @@ def test_token_unavailable_switch_answers_503_that_many_times(mock, client, key)
     statuses = [client.token(assertion(key, mock.token_uri))[0] for _ in range(3)]
     assert statuses == [503, 503, 200]
     assert mock.control("GET", "/config")["token_unavailable"] == 0
+
+
+def test_send_latency_delays_the_answer_to_a_send_but_not_the_token_and_records_on_arrival(mock, client, key,
+                                                                                           access_token):
+    mock.control("PUT", "/config", {"send_latency_ms": 600})
+    try:
+        started = time.monotonic()
+        assert client.token(assertion(key, mock.token_uri))[0] == 200
+        token_took = time.monotonic() - started
+        started = time.monotonic()
+        status, _, _ = client.send(access_token, {**MESSAGE, "token": "slow-1"})
+        send_took = time.monotonic() - started
+    finally:
+        mock.control("PUT", "/config", {"send_latency_ms": 0})
+    assert status == 200 and send_took >= 0.6 and token_took < 0.6, (token_took, send_took)
+    [record] = mock.control("GET", "/requests?token=slow-1")
+    assert record["time"] <= time.time() - 0.5, "recorded when it arrived, not when answered"
 
 
 def test_denied_marker_is_permission_denied_without_an_fcm_code(client, access_token):

@@ -6,7 +6,9 @@ answers with what the provider said. A provider's "gone" answer removes the devi
 device card, the invalidation feed and the signed invalidation webhook. A platform the instance has no credentials
 for, an unknown device and fields of the other platform kind are Beams-style errors, and nothing is sent."""
 import base64
+import concurrent.futures
 import json
+import signal
 import subprocess
 import uuid
 
@@ -94,6 +96,30 @@ def test_an_fcm_test_push_arrives_at_the_fcm_stand_in_with_its_text_and_data_and
                                  "payload": {"data": {"silent": "yes"}, "priority": "high"}})
     assert body["answer"]["status"] == 200, body
     assert [r["message"]["data"].get("silent") for r in platforms.fcm.requests(token) if r["status"] == 200] == [None, "yes"]
+
+
+def test_a_test_push_keeps_its_sender_through_a_reload_that_retires_it_and_shows_fcms_answer(platforms):
+    """A reload (SIGHUP) rebuilds every instance's senders and retires the old ones. A test push under way holds
+    its sender as a publish run does, so FCM's answer, 7 s late, still comes back; unheld, the retired sender
+    closed at once with a 5 s grace period and the push lost its answer."""
+    token = fcm_token()
+    device_id = platforms.register("fcm", token, [])
+    platforms.fcm.configure(send_latency_ms=7000)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(test_push, platforms, {"deviceId": device_id, "title": "Slow", "body": "FCM"})
+            wait_for(lambda: platforms.fcm.requests(token), timeout=20, message="the test push never reached FCM")
+            reloads = platforms.server.log_path.read_text().count("Config reloaded")
+            platforms.server.proc.send_signal(signal.SIGHUP)
+            wait_for(lambda: platforms.server.log_path.read_text().count("Config reloaded") > reloads, timeout=10,
+                     message="the reload never happened")
+            r = pending.result(timeout=60)
+    finally:
+        platforms.fcm.configure(send_latency_ms=0)
+    assert r.status_code == 200, r.text
+    answer = r.json()["answer"]
+    assert (answer["status"], answer["failure"]) == (200, None), r.json()
+    assert len(platforms.fcm.requests(token)) == 1, "sent once, not again on a new sender"
 
 
 def test_a_web_test_push_arrives_decrypted_at_the_browsers_push_service(platforms):

@@ -151,6 +151,7 @@ public final class Application: Sendable {
             BeamsBridge(store: $0, publishes: store, instance: { directory.config($0) }, metrics: metrics,
                         logger: logger.named("beams-bridge"))
         }
+        if let bridge { directory.observe { _ in bridge.instancesChanged() } }
         if config.instances.contains(where: { $0.beamsBridge != nil }) { metrics.declare(.beamsBridge) }
         beamsBridge = bridge
         context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),

@@ -162,9 +162,13 @@ struct ConsoleAPI: Sendable {
     /// (`PlatformTestPush`). Always 200 once the request was valid and sent: the provider's status is in the body,
     /// not in this response's status.
     func testPush(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let (config, runtime, _) = try await authorized(request)
+        let (config, _, _) = try await authorized(request)
         // A test push is a publish: the console scope signs in, the publish scope sends.
         try await app.authorize(request, config, .publish)
+        // Held as a publish run holds it: a change or delete of the instance meanwhile retires these senders, which
+        // then close when this push has its answer, not under it.
+        guard let runtime = instances.hold(config.id) else { throw BeamsError.instanceNotFound }
+        defer { runtime.release() }
         try app.requireJSONContentType(request)
         let body = try app.jsonObject(request)
         let parsed = try TestPushRequest.parse(body)

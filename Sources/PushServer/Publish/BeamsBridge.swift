@@ -35,8 +35,9 @@ final class BeamsBridge: Service {
     private let publishes: any PublishQueue
     /// The served instance with an id (case-insensitive), nil when not served.
     private let instance: @Sendable (String) -> InstanceConfig?
-    /// Clients by lower-cased local instance id and CA file, kept until shutdown.
-    private let clients = Locked<[String: HTTPExchangeClient]>([:])
+    /// Clients by local instance and CA file, kept while that instance is served with its bridge on and that CA
+    /// file (`staleClients`), closed at shutdown.
+    private let clients = Locked<[ClientKey: HTTPExchangeClient]>([:])
     private let windows = Locked<[String: BeamsRateWindow]>([:])
     private let logger: Logger
     private let metrics: Metrics
@@ -57,6 +58,40 @@ final class BeamsBridge: Service {
     /// Wakes the loop: a forward was queued.
     func forwardQueued() { wake.yield() }
 
+    /// Wakes the loop: the served instances changed, so clients of a deleted instance, of a bridge switched off or
+    /// of a replaced CA file close now rather than at shutdown.
+    func instancesChanged() { wake.yield() }
+
+    /// What a client is made for: the local instance (lower-cased) and the CA file its bridge names.
+    struct ClientKey: Hashable, Sendable {
+        var instanceID: String
+        var caFile: String?
+
+        init(_ instanceID: String, _ config: BeamsBridgeConfig) {
+            self.instanceID = instanceID.lowercased()
+            caFile = config.caFile
+        }
+    }
+
+    /// The keys whose client no longer serves anything: the instance is not served, its bridge is off or gone, or
+    /// it names another CA file (a new client is made for that one at its first forward).
+    static func staleClients(_ keys: some Sequence<ClientKey>,
+                             served: (String) -> InstanceConfig?) -> [ClientKey] {
+        keys.filter { key in
+            guard let bridge = served(key.instanceID)?.beamsBridge, bridge.enabled else { return true }
+            return ClientKey(key.instanceID, bridge) != key
+        }
+    }
+
+    /// Closes the clients `staleClients` names. Called between batches, when no attempt holds a client.
+    private func closeStaleClients() async {
+        let instance = self.instance
+        let stale = clients.withLock { clients -> [HTTPExchangeClient] in
+            Self.staleClients(clients.keys, served: instance).compactMap { clients.removeValue(forKey: $0) }
+        }
+        for client in stale { await client.shutdown() }
+    }
+
     // MARK: Delivering
 
     func run() async {
@@ -71,7 +106,7 @@ final class BeamsBridge: Service {
 
     /// The instance's client for `config`, made at its first forward. - Throws: a curl error creating it.
     private func client(_ instanceID: String, _ config: BeamsBridgeConfig) throws(CurlError) -> HTTPExchangeClient {
-        let key = "\(instanceID.lowercased()) \(config.caFile ?? "")"
+        let key = ClientKey(instanceID, config)
         return try clients.withLock { clients throws(CurlError) -> HTTPExchangeClient in
             if let client = clients[key] { return client }
             let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
@@ -85,6 +120,7 @@ final class BeamsBridge: Service {
     private func deliverUntilCancelled() async {
         var woken = wakeups.makeAsyncIterator()
         while !Task.isCancelled {
+            await closeStaleClients()
             var nextDue: Date?
             do {
                 let due = try await store.dueBeamsForwards(now: Date(), limit: Self.batchSize,
