@@ -179,6 +179,22 @@ def test_systemd_starts_the_packaged_unit_serves_and_stops_it_cleanly(stage, bui
         database = system.inside("stat", "-c", "%U %a", "/var/lib/push-server", "/var/lib/push-server/push.sqlite")
         assert database.stdout.split("\n")[:2] == ["push-server 700", "push-server 600"], database
 
+        # ExecReload (SIGHUP) under the same sandbox: the config and its credentials are read again as the service
+        # user, the process stays, and the reload is reported.
+        reloaded = system.inside("systemctl", "reload", "push-server.service")
+        assert reloaded.returncode == 0, f"{reloaded.stderr}\n{system.journal('push-server.service')}"
+        deadline = time.monotonic() + 30
+        while "Config reloaded" not in system.journal("push-server.service") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        journal = system.journal("push-server.service")
+        assert "Config reloaded" in journal and "Config reload refused" not in journal, journal
+        after = system.show("push-server.service", "ActiveState", "SubState", "NRestarts", "MainPID")
+        assert after == {"ActiveState": "active", "SubState": "running", "NRestarts": "0",
+                         "MainPID": state["MainPID"]}, f"{after}\n{journal}"
+        metrics = requests.get(f"http://{config['ops']['listen']}/metrics", timeout=10).text
+        assert "push_config_reload_success 1" in metrics.splitlines(), metrics[-2000:]
+        assert requests.get(f"{base}/health", verify=str(ca), timeout=10).status_code == 200
+
         stopped = system.inside("systemctl", "stop", "push-server.service")
         assert stopped.returncode == 0, stopped.stderr
         state = system.show("push-server.service", "ActiveState", "Result", "ExecMainCode", "ExecMainStatus",
