@@ -26,6 +26,7 @@ extension InMemoryState {
             switch job.job.kind {
             case .users: targets = device?.userID.map(job.job.targets.contains) == true
             case .interests: targets = job.job.targets.contains { stored?.interests.contains($0) == true }
+            case .channels: targets = false
             }
             return ReportedPublish(
                 kind: job.job.kind, createdAt: job.job.createdAt, startedAt: job.startedAt,

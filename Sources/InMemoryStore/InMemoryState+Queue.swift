@@ -197,6 +197,8 @@ extension InMemoryState {
             let valid = refs.filter { $0 > cursor && devices[$0]?.device.invalidatedAt == nil }.sorted()
             let targets = valid.prefix(limit).compactMap { devices[$0].map(target) }
             return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: valid.count <= limit)
+        case .channels:
+            return TargetPage(targets: [], cursor: cursor, isLast: true)
         }
     }
 

@@ -21,10 +21,10 @@ struct PublishAPI: Sendable {
         router.get(base, bodyLimit: .noBody) { try await recent($0) }
     }
 
-    func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
+    func publish(_ request: HTTPRequest, _ audience: PublishRequest.Audience) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         try await app.authorize(request, instance, .publish)
-        guard app.tracer.isEnabled else { return try await accept(request, kind, instance, trace: nil) }
+        guard app.tracer.isEnabled else { return try await accept(request, audience, instance, trace: nil) }
         // Traced once the caller proved the instance's secret: only then does its `traceparent` become the parent
         // (an unauthenticated caller cannot attach spans to someone's trace).
         let parent = request.headers.first("traceparent").flatMap {
@@ -37,12 +37,12 @@ struct PublishAPI: Sendable {
             Attribute("url.scheme", request.isTLS ? "https" : "http"),
             Attribute("client.address", request.clientAddress),
             Attribute("beams.instance_id", instance.id),
-            Attribute("beams.publish_kind", kind.rawValue),
+            Attribute("beams.publish_kind", audience.kind.rawValue),
         ])
         defer { span.end() }
         do {
             let response = try await TraceContext.$current.withValue(span.context) {
-                try await accept(request, kind, instance, trace: span)
+                try await accept(request, audience, instance, trace: span)
             }
             span.set("http.response.status_code", response.status.code)
             return response
@@ -70,16 +70,17 @@ struct PublishAPI: Sendable {
 
     /// Validates, plans and commits one publish; `trace` (the request's span, when tracing is on) is stored with
     /// the job so the node that runs it continues the trace.
-    private func accept(_ request: HTTPRequest, _ kind: PublishKind, _ instance: InstanceConfig, trace: Span?)
-        async throws -> HTTPResponse
+    private func accept(_ request: HTTPRequest, _ audience: PublishRequest.Audience, _ instance: InstanceConfig,
+                        trace: Span?) async throws -> HTTPResponse
     {
+        let kind = audience.kind
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
         // With the Beams bridge on, the local publish and its copy to Beams share collapse ids (BeamsBridgeBody).
         let bridge = instance.beamsBridge.flatMap { $0.enabled && app.beamsForwards != nil ? $0 : nil }
         let body = bridge == nil ? request.body : BeamsBridgeBody.withCollapseIDs(request.body, publishID: publishID)
-        let parsed = try PublishRequest.parse(body, kind: kind)
+        let parsed = try PublishRequest.parse(body, kind: audience)
         let now = app.now()
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
@@ -287,8 +288,7 @@ struct PublishAPI: Sendable {
         if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
             object["liveActivityTokensRemoved"] = .int(Int(removed))
         }
-        if status.publishID.hasPrefix(ChannelAPI.publishIDPrefix) {
-            object["kind"] = .string("channels")
+        if status.kind == .channels {
             object["broadcast"] = BroadcastStatus.render(status.counters)
         }
         return .object(object)

@@ -6,6 +6,9 @@ public enum PublishKind: String, Sendable {
     case interests
     /// Every device of each user in `targets` (user ids).
     case users
+    /// APNs broadcast channels (`POST …/publishes/channels`): no devices and no `targets`; the channels are in the
+    /// payload, which only the engine reads. Its targets are the empty page.
+    case channels
 }
 
 /// A publish's lifecycle.

@@ -31,6 +31,23 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// A channels (broadcast) publish is a job kind of its own: claimed and read back as `channels`, and its
+    /// targets are the empty last page (the channels are in the payload, which only the engine reads), even when
+    /// the instance has devices.
+    func testChannelsPublishKeepsItsKindAndHasNoTargets() async throws {
+        let store = try await openStore()
+        _ = try await store.registerDevice(DeviceRegistration(instanceID: instance, token: token(1)))
+        let job = publish("pubid-channels-1", kind: .channels, targets: [])
+        _ = try await store.enqueuePublish(job)
+        let claimed = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(claimed?.job, job)
+        let page = try await store.targets(for: job, after: 0, limit: 10)
+        XCTAssertEqual(page, TargetPage(targets: [], cursor: 0, isLast: true))
+        let status = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-1")
+        XCTAssertEqual(status?.kind, .channels)
+        try await store.close()
+    }
+
     /// The trace context of the request that accepted a publish is claimed with the job, so the node that runs it
     /// continues the trace; a job without one claims nil.
     func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
