@@ -45,7 +45,7 @@ extension InMemoryState {
         for stored in jobs.values
         where stored.job.instanceID == instanceID && stored.job.createdAt.millisecondsSince1970 >= since {
             statistics.publishesByState[stored.state, default: 0] += 1
-            for (name, value) in stored.counters { statistics.counters[name, default: 0] &+= value }
+            statistics.counters.add(stored.counters)
         }
         return statistics
     }

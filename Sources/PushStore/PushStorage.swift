@@ -121,7 +121,7 @@ public protocol PublishQueue: Sendable {
     /// forgets remembered ones the cursor has passed. - Throws: `PushStoreError.leaseLost` when `workerID` no longer
     /// holds the job.
     func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws
     /// Targets above the job's cursor that already have a recorded answer: a resumed run skips them.
@@ -338,7 +338,7 @@ extension DeviceRegistry {
 extension PublishQueue {
     /// A checkpoint with no answers above the cursor.
     public func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult]
     ) async throws {
         try await checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
                              answered: [])

@@ -249,7 +249,7 @@ struct PublishAPI: Sendable {
             "accepted": .int(Int(status.accepted(on: platform))),
             "failed": .int(Int(status.failed(on: platform))),
             "failedByReason": .object(status.failedByReason(on: platform).mapValues { .int(Int($0)) }),
-            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved(on: platform)] ?? 0)),
+            "devicesRemoved": .int(Int(status.counters[.devicesRemovedOn(platform)] ?? 0)),
         ])
     }
 
@@ -262,14 +262,14 @@ struct PublishAPI: Sendable {
             "status": .string(displayedState(status, now: now)),
             "attempts": .int(status.attempts),
             "createdAt": .string(status.createdAt.iso8601),
-            "targets": .int(Int(status.targetsTotal ?? status.counters[PublishCounter.targets] ?? 0)),
+            "targets": .int(Int(status.targetsTotal ?? status.counters[.targets] ?? 0)),
             "apns": .object([
                 "accepted": .int(Int(status.accepted)),
                 "failed": .int(Int(status.failed)),
                 "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
-                "environmentRetries": .int(Int(status.counters[PublishCounter.environmentRetries] ?? 0)),
+                "environmentRetries": .int(Int(status.counters[.environmentRetries] ?? 0)),
             ]),
-            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),
+            "devicesRemoved": .int(Int(status.counters[.devicesRemoved] ?? 0)),
             "fcm": platformCounts(status, .fcm),
             "web": platformCounts(status, .web),
             "unifiedpush": platformCounts(status, .unifiedpush),
@@ -285,7 +285,7 @@ struct PublishAPI: Sendable {
         if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
         if let estimate = PublishEstimate(status, now: now) { object.merge(estimate.members) { _, new in new } }
-        if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
+        if let removed = status.counters[.liveActivityTokensRemoved] {
             object["liveActivityTokensRemoved"] = .int(Int(removed))
         }
         if status.kind == .channels {

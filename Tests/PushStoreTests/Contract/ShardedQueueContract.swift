@@ -89,21 +89,21 @@ final class ShardedQueueContract: StoreContract {
         // Written twice, as after a COMMIT whose answer was lost: the totals count once.
         for _ in 0..<2 {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[3],
-                                              totals: ["targets": 5, "accepted": 5], deviceResults: [],
+                                              totals: [.targets: 5, .accepted(.apns): 5], deviceResults: [],
                                               answered: [refs[5]])
         }
         let running = try await store.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(running?.counters["accepted"], 5)
+        XCTAssertEqual(running?.counters[.accepted(.apns)], 5)
         let takeover = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(5),
                                                     now: clock.now.addingTimeInterval(5))
         XCTAssertEqual(takeover?.shard?.number, shard.number)
         XCTAssertEqual(takeover?.cursor, refs[3])
-        XCTAssertEqual(takeover?.counters, ["targets": 5, "accepted": 5])
+        XCTAssertEqual(takeover?.counters, [.targets: 5, .accepted(.apns): 5])
         let answered = try await sharded.answeredTargets(jobID, shard: try XCTUnwrap(takeover?.shard))
         XCTAssertEqual(answered, [refs[5]])
         do {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[6],
-                                              totals: ["accepted": 99], deviceResults: [], answered: [])
+                                              totals: [.accepted(.apns): 99], deviceResults: [], answered: [])
             XCTFail("the former holder is fenced")
         } catch {
             XCTAssertEqual(error as? PushStoreError, .leaseLost(jobID))
