@@ -113,8 +113,8 @@ public struct PublishRequest: Sendable, Equatable {
         var web: WebTemplate?
         if let object = root["web"]?.objectValue { web = try WebTemplate.parse(object) }
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
-        var request = PublishRequest(kind: audience.kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm,
-                                     web: web, platforms: platforms)
+        var request = PublishRequest(kind: audience.kind, targets: targets, webhookURL: webhookURL, apns: apns,
+                                     fcm: fcm, web: web, platforms: platforms)
         if let object = root[UnifiedPushTemplate.section]?.objectValue {
             request.unifiedpush = try UnifiedPushTemplate.parse(object)
         }

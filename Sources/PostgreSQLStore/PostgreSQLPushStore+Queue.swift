@@ -277,7 +277,8 @@ extension PostgreSQLPushStore {
             byID[id] = PublishStatus(
                 id: PublishJobID(rawValue: id), instanceID: rows.text(row, 1), publishID: rows.text(row, 2),
                 kind: PublishKind(rawValue: rows.text(row, 3)) ?? .interests,
-                state: PublishState(rawValue: rows.text(row, 4)) ?? .queued, counters: PublishCounters(storedNames: counters[id] ?? [:]),
+                state: PublishState(rawValue: rows.text(row, 4)) ?? .queued,
+                counters: PublishCounters(storedNames: counters[id] ?? [:]),
                 targetsTotal: rows.optionalInt64(row, 5), summary: rows.optionalText(row, 6),
                 attempts: Int(rows.int64(row, 7)), createdAt: rows.date(row, 8), startedAt: rows.optionalDate(row, 9),
                 finishedAt: rows.optionalDate(row, 10), delivered: Int(rows.int64(row, 13)),

@@ -74,7 +74,8 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 SELECT $1, s.no - 1, s.after_ref, s.through_ref, s.after_ref, $4::text[], $5::bigint[]
                 FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS s(after_ref, through_ref, no)
                 """, [.integer(job.rawValue), .integerArray(afters), .integerArray(throughs),
-                       .textArray(targetsCounter.map { [$0.storedName] } ?? []), .integerArray(targetsCounter == nil ? [] : [step])])
+                       .textArray(targetsCounter.map { [$0.storedName] } ?? []),
+                       .integerArray(targetsCounter == nil ? [] : [step])])
             // Released: from now on the job is delivered through its shards; the last one to end leases it again.
             try connection.run(
                 "UPDATE publish_jobs SET shards = $1, lease_owner = NULL, lease_expires_at = NULL WHERE id = $2",
