@@ -30,7 +30,7 @@ final class ShardedQueueContract: StoreContract {
         var cursor = claimed.cursor
         for _ in 0..<1000 {
             let page: TargetPage
-            if let shard = claimed.shard, let sharded = store as? any ShardedPublishQueue {
+            if let shard = claimed.shard, let sharded = store.sharding {
                 page = try await sharded.targets(for: claimed.job, shard: shard, after: cursor, limit: pageSize)
             } else {
                 page = try await store.targets(for: claimed.job, after: cursor, limit: pageSize)
@@ -51,7 +51,9 @@ final class ShardedQueueContract: StoreContract {
         XCTAssertEqual(whole.count, 60)
         let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
         let planned = try XCTUnwrap(claimed)
-        guard let sharded = store as? any ShardedPublishQueue else {
+        // The engine learns that a backend shards from what it declares, never by casting: the two must agree.
+        XCTAssertEqual(store.sharding != nil, store is any ShardedPublishQueue, "declared sharding = conformance")
+        guard let sharded = store.sharding else {
             // Delivered whole: the one claim reads every target.
             let refs = try await read(store, planned)
             XCTAssertEqual(refs, whole)
@@ -75,7 +77,7 @@ final class ShardedQueueContract: StoreContract {
 
     func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
         let store = try await openStore()
-        guard let sharded = store as? any ShardedPublishQueue else {
+        guard let sharded = store.sharding else {
             try await store.close()
             throw XCTSkip("\(backend) delivers every publish whole")
         }
