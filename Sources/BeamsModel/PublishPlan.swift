@@ -283,59 +283,14 @@ public struct PublishPlanError: Error, Sendable, CustomStringConvertible {
     public var description: String { "unreadable publish plan" }
 }
 
-/// Counter names a publish accumulates in the store; the status API and metrics read them. Per platform:
-/// `<platform>.accepted` and `<platform>.failed.<Reason>` (`apns.accepted`, `fcm.failed.UNREGISTERED`, …).
-package enum PublishCounter {
-    /// Devices the publish was attempted for.
-    package static let targets = "targets"
-    /// APNs answered 200.
-    package static let accepted = accepted(on: .apns)
-    /// Live Activity tokens deleted because of this publish (410 or BadDeviceToken on the activity's token).
-    package static let liveActivityTokensRemoved = "liveActivity.tokensRemoved"
-    /// Devices invalidated because of this publish (410 after the last registration, bad token), every platform.
-    package static let devicesRemoved = "devices.removed"
-    /// Requests re-sent to the other environment after a BadDeviceToken on a defaulted environment.
-    package static let environmentRetries = "apns.environmentRetries"
-    /// Environment corrections that the retry confirmed.
-    package static let environmentCorrected = "devices.environmentCorrected"
-    /// APNs (or the local rules) refused: `apns.failed.<Reason>`.
-    package static func failed(_ reason: String) -> String { failed(reason, on: .apns) }
-    static let failedPrefix = failedPrefix(.apns)
-
-    /// The completion estimate of each running run (docs/API.md, `estimatedCompletionAt`): the targets it has left,
-    /// and the rate it expects × 1000, both as of its last observation and back to 0 when it stops sending. They are
-    /// counters so that the status sums them over the shards that several nodes run (`PublishEstimate`).
-    package static let estimateRemaining = "estimate.remaining"
-    package static let estimateRateMilli = "estimate.rateMilli"
-    package static let estimateCounters = [estimateRemaining, estimateRateMilli]
-
-    /// The platform's service accepted the notification.
-    package static func accepted(on platform: Platform) -> String { "\(platform.rawValue).accepted" }
-    /// The platform's service (or a local rule) refused: `<platform>.failed.<Reason>`.
-    package static func failed(_ reason: String, on platform: Platform) -> String { failedPrefix(platform) + reason }
-    static func failedPrefix(_ platform: Platform) -> String { "\(platform.rawValue).failed." }
-    /// Devices of `platform` invalidated because of this publish (FCM and web; APNs has only `devicesRemoved`).
-    package static func devicesRemoved(on platform: Platform) -> String { "\(platform.rawValue).devicesRemoved" }
-
-    /// Failures of `platform` by reason: its `<platform>.failed.<Reason>` counters with the prefix removed.
-    package static func failures(in counters: [String: Int64], on platform: Platform = .apns) -> [String: Int64] {
-        let prefix = failedPrefix(platform)
-        var out: [String: Int64] = [:]
-        for (key, value) in counters where key.hasPrefix(prefix) {
-            out[String(key.dropFirst(prefix.count))] = value
-        }
-        return out
-    }
-}
-
 extension PublishStatus {
-    /// APNs failures by reason (`apns.failed.<Reason>` counters with the prefix removed).
-    package var failedByReason: [String: Int64] { PublishCounter.failures(in: counters) }
+    /// APNs failures by reason.
+    package var failedByReason: [String: Int64] { counters.failures(on: .apns) }
 
-    package var accepted: Int64 { counters[PublishCounter.accepted] ?? 0 }
+    package var accepted: Int64 { counters[.accepted(.apns)] ?? 0 }
     package var failed: Int64 { failedByReason.values.reduce(0, +) }
 
-    package func accepted(on platform: Platform) -> Int64 { counters[PublishCounter.accepted(on: platform)] ?? 0 }
-    package func failedByReason(on platform: Platform) -> [String: Int64] { PublishCounter.failures(in: counters, on: platform) }
+    package func accepted(on platform: Platform) -> Int64 { counters[.accepted(platform)] ?? 0 }
+    package func failedByReason(on platform: Platform) -> [String: Int64] { counters.failures(on: platform) }
     package func failed(on platform: Platform) -> Int64 { failedByReason(on: platform).values.reduce(0, +) }
 }

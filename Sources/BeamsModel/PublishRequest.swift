@@ -40,12 +40,26 @@ public struct PublishRequest: Sendable, Equatable {
     /// Validates a request body.
     /// - Throws: `BeamsError` with Beams' statuses: 400 for unreadable JSON, 422 with a backticked JSON path for
     ///   schema violations.
-    public static func parse(_ body: [UInt8], kind: PublishKind) throws(BeamsError) -> PublishRequest {
+    /// Whom a Beams publish request addresses: the two publish endpoints (channels have `BroadcastPublishRequest`).
+    public enum Audience: Sendable {
+        case interests
+        case users
+
+        /// The kind of job the request is queued as.
+        package var kind: PublishKind {
+            switch self {
+            case .interests: .interests
+            case .users: .users
+            }
+        }
+    }
+
+    public static func parse(_ body: [UInt8], kind audience: Audience) throws(BeamsError) -> PublishRequest {
         guard let document = JSONValue.parse(body), let root = document.objectValue else {
             throw .invalidJSON
         }
         let targets: [String]
-        switch kind {
+        switch audience {
         case .interests:
             let names = try stringArray(root, "interests", min: 1, max: maxInterests)
             for (index, name) in names.enumerated() {
@@ -99,8 +113,8 @@ public struct PublishRequest: Sendable, Equatable {
         var web: WebTemplate?
         if let object = root["web"]?.objectValue { web = try WebTemplate.parse(object) }
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
-        var request = PublishRequest(kind: kind, targets: targets, webhookURL: webhookURL, apns: apns, fcm: fcm,
-                                     web: web, platforms: platforms)
+        var request = PublishRequest(kind: audience.kind, targets: targets, webhookURL: webhookURL, apns: apns,
+                                     fcm: fcm, web: web, platforms: platforms)
         if let object = root[UnifiedPushTemplate.section]?.objectValue {
             request.unifiedpush = try UnifiedPushTemplate.parse(object)
         }

@@ -26,6 +26,7 @@ extension InMemoryState {
             switch job.job.kind {
             case .users: targets = device?.userID.map(job.job.targets.contains) == true
             case .interests: targets = job.job.targets.contains { stored?.interests.contains($0) == true }
+            case .channels: targets = false
             }
             return ReportedPublish(
                 kind: job.job.kind, createdAt: job.job.createdAt, startedAt: job.startedAt,
@@ -44,7 +45,7 @@ extension InMemoryState {
         for stored in jobs.values
         where stored.job.instanceID == instanceID && stored.job.createdAt.millisecondsSince1970 >= since {
             statistics.publishesByState[stored.state, default: 0] += 1
-            for (name, value) in stored.counters { statistics.counters[name, default: 0] &+= value }
+            statistics.counters.add(stored.counters)
         }
         return statistics
     }

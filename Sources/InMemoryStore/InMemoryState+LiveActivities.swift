@@ -85,6 +85,7 @@ extension InMemoryState {
             switch job.kind {
             case .interests: return !stored.interests.isDisjoint(with: wanted)
             case .users: return stored.device.userID.map(wanted.contains) ?? false
+            case .channels: return false
             }
         }.sorted { $0.ref < $1.ref }
         let targets = rows.prefix(limit).compactMap { row -> Target? in

@@ -69,17 +69,15 @@ extension InMemoryState {
     }
 
     mutating func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) throws {
         var stored = try leased(job, workerID: workerID)
         stored.cursor = max(stored.cursor, cursor)
         stored.answered.formUnion(answered.filter { $0 > cursor })
         stored.answered = stored.answered.filter { $0 > cursor }
-        for (name, delta) in counters where delta != 0 {
-            // Wrapping, never trapping: a hostile sum cannot crash the process (real counters never come near it).
-            stored.counters[name, default: 0] &+= delta
-        }
+        // Wrapping, never trapping (`PublishCounters.add`): a hostile sum cannot crash the process.
+        stored.counters.add(counters.nonZero)
         jobs[job.rawValue] = stored
         apply(deviceResults)
     }
@@ -197,6 +195,8 @@ extension InMemoryState {
             let valid = refs.filter { $0 > cursor && devices[$0]?.device.invalidatedAt == nil }.sorted()
             let targets = valid.prefix(limit).compactMap { devices[$0].map(target) }
             return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: valid.count <= limit)
+        case .channels:
+            return TargetPage(targets: [], cursor: cursor, isLast: true)
         }
     }
 

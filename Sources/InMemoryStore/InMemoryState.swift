@@ -35,7 +35,7 @@ struct InMemoryState {
         var attempts = 0
         var targetsTotal: Int64?
         var summary: String?
-        var counters: [String: Int64] = [:]
+        var counters: PublishCounters = [:]
         var answered: Set<Int64> = []
         var cancelRequested = false
     }

@@ -31,11 +31,11 @@ extension PostgreSQLPushStore {
         return items.compactMap { $0 }
     }
 
-    static func counters(_ connection: PGConnection, job: Int64) throws -> [String: Int64] {
+    static func counters(_ connection: PGConnection, job: Int64) throws -> PublishCounters {
         let result = try connection.query("SELECT name, value FROM publish_counters WHERE job_id = $1", [.integer(job)])
         var counters: [String: Int64] = [:]
         for row in 0..<result.rowCount { counters[result.text(row, 0)] = result.int64(row, 1) }
-        return counters
+        return PublishCounters(storedNames: counters)
     }
 
     /// Locks the running job's row for this transaction; throws `leaseLost` unless `workerID` holds its lease.
@@ -166,7 +166,7 @@ extension PostgreSQLPushStore {
     }
 
     public func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
         try await writeAlone { connection in
@@ -185,7 +185,7 @@ extension PostgreSQLPushStore {
                     """, [id, .integerArray(remembered)])
             }
             try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref <= $2", [id, .integer(cursor)])
-            let changed = counters.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+            let changed = counters.storedNames.filter { $0.value != 0 }.sorted { $0.key < $1.key }
             if !changed.isEmpty {
                 try connection.run(
                     """
@@ -277,7 +277,8 @@ extension PostgreSQLPushStore {
             byID[id] = PublishStatus(
                 id: PublishJobID(rawValue: id), instanceID: rows.text(row, 1), publishID: rows.text(row, 2),
                 kind: PublishKind(rawValue: rows.text(row, 3)) ?? .interests,
-                state: PublishState(rawValue: rows.text(row, 4)) ?? .queued, counters: counters[id] ?? [:],
+                state: PublishState(rawValue: rows.text(row, 4)) ?? .queued,
+                counters: PublishCounters(storedNames: counters[id] ?? [:]),
                 targetsTotal: rows.optionalInt64(row, 5), summary: rows.optionalText(row, 6),
                 attempts: Int(rows.int64(row, 7)), createdAt: rows.date(row, 8), startedAt: rows.optionalDate(row, 9),
                 finishedAt: rows.optionalDate(row, 10), delivered: Int(rows.int64(row, 13)),

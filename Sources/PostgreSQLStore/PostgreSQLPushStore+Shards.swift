@@ -24,7 +24,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
     }
 
     public func splitPublish(
-        _ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: String?, now: Date
+        _ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: PublishCounters.Counter?, now: Date
     ) async throws -> Int {
         let step = Int64(max(1, shardSize))
         return try await write { connection in
@@ -74,7 +74,8 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 SELECT $1, s.no - 1, s.after_ref, s.through_ref, s.after_ref, $4::text[], $5::bigint[]
                 FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS s(after_ref, through_ref, no)
                 """, [.integer(job.rawValue), .integerArray(afters), .integerArray(throughs),
-                       .textArray(targetsCounter.map { [$0] } ?? []), .integerArray(targetsCounter == nil ? [] : [step])])
+                       .textArray(targetsCounter.map { [$0.storedName] } ?? []),
+                       .integerArray(targetsCounter == nil ? [] : [step])])
             // Released: from now on the job is delivered through its shards; the last one to end leases it again.
             try connection.run(
                 "UPDATE publish_jobs SET shards = $1, lease_owner = NULL, lease_expires_at = NULL WHERE id = $2",
@@ -130,7 +131,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    static func shardCounters(_ connection: PGConnection, job: Int64, shard: Int) throws -> [String: Int64] {
+    static func shardCounters(_ connection: PGConnection, job: Int64, shard: Int) throws -> PublishCounters {
         let result = try connection.query(
             """
             SELECT c.name, c.value FROM publish_shards s, unnest(s.counter_names, s.counter_values) AS c(name, value)
@@ -138,7 +139,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             """, [.integer(job), .integer(Int64(shard))])
         var counters: [String: Int64] = [:]
         for row in 0..<result.rowCount { counters[result.text(row, 0)] = result.int64(row, 1) }
-        return counters
+        return PublishCounters(storedNames: counters)
     }
 
     @discardableResult
@@ -189,7 +190,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
     }
 
     public func checkpointShard(
-        _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: [String: Int64],
+        _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: PublishCounters,
         deviceResults: [DeviceResult], answered: [Int64]
     ) async throws {
         try await writeAlone { connection in
@@ -207,7 +208,8 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             }
             try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
                                [id, .integer(shard.after), .integer(cursor)])
-            let names = totals.keys.sorted()
+            let rows = totals.storedNames
+            let names = rows.keys.sorted()
             // Fenced: the UPDATE re-reads the row it locks, so a claim that raised the epoch meanwhile is seen.
             let held = try connection.run(
                 """
@@ -216,7 +218,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 WHERE job_id = $1 AND shard_no = $2 AND lease_owner = $6 AND epoch = $7 AND state = 'running'
                 """,
                 [id, .integer(Int64(shard.number)), .integer(cursor), .textArray(names),
-                 .integerArray(names.map { totals[$0] }), .text(workerID), .integer(shard.epoch)])
+                 .integerArray(names.map { rows[$0] }), .text(workerID), .integer(shard.epoch)])
             if held == 0 { throw PushStoreError.leaseLost(job) }
         }
     }

@@ -36,7 +36,9 @@ extension PostgreSQLPushStore {
                     WHERE j.instance_id = $1 AND j.created_at >= $2
                 ) AS all_counters GROUP BY name
                 """, [.text(instanceID), .millis(since)])
-            for row in 0..<counters.rowCount { statistics.counters[counters.text(row, 0)] = counters.int64(row, 1) }
+            var rows: [String: Int64] = [:]
+            for row in 0..<counters.rowCount { rows[counters.text(row, 0)] = counters.int64(row, 1) }
+            statistics.counters = PublishCounters(storedNames: rows)
             return statistics
         }
     }

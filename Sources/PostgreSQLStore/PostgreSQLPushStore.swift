@@ -246,6 +246,13 @@ public final class PostgreSQLPushStore: PushStorage {
     }
 }
 
+extension PostgreSQLPushStore {
+    /// This backend splits large publishes into shards (`PostgreSQLPushStore+Shards.swift`).
+    public var sharding: (any ShardedPublishQueue)? { self }
+    /// This backend announces queue changes over LISTEN/NOTIFY (below).
+    public var queueNotices: (any QueueNotifying)? { self }
+}
+
 extension PostgreSQLPushStore: QueueNotifying {
     /// LISTENs on `noticeChannel` over one more connection (the pool's are busy with transactions): a publish
     /// queued or split on any node announces `.work`, a cancel `.cancelled`. `.work` also once the LISTEN is in

@@ -12,7 +12,7 @@ enum PostgreSQLSchema {
     static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
                                        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
                                        beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
-                                       auditLog, storedInstances]
+                                       auditLog, storedInstances, channelPublishes]
 
     static let version1 = """
         CREATE TABLE devices (
@@ -449,5 +449,15 @@ enum PostgreSQLSchema {
             updated_at bigint NOT NULL,
             deleted_at bigint
         );
+        """
+
+    /// Step 17. Broadcast (channel) publishes are a job kind of their own, as SQLite's step 18: the version-1
+    /// `kind` CHECK (unnamed, so named `publish_jobs_kind_check`) is replaced by a wider one, and the broadcasts
+    /// stored before are relabelled by the id prefix their API gave them. Self-contained.
+    static let channelPublishes = """
+        ALTER TABLE publish_jobs DROP CONSTRAINT publish_jobs_kind_check;
+        ALTER TABLE publish_jobs ADD CONSTRAINT publish_jobs_kind_check
+            CHECK (kind IN ('interests', 'users', 'channels')) NOT VALID;
+        UPDATE publish_jobs SET kind = 'channels' WHERE kind = 'interests' AND publish_id LIKE 'pubid-channels-%';
         """
 }

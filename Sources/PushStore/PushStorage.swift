@@ -121,7 +121,7 @@ public protocol PublishQueue: Sendable {
     /// forgets remembered ones the cursor has passed. - Throws: `PushStoreError.leaseLost` when `workerID` no longer
     /// holds the job.
     func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws
     /// Targets above the job's cursor that already have a recorded answer: a resumed run skips them.
@@ -150,6 +150,22 @@ public protocol PublishQueue: Sendable {
     /// publish was cancelled or marked (not for an unknown or ended one). - Returns: nil for an unknown publish.
     func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
         -> PublishCancellation?
+
+    // MARK: Capabilities (declared by the backend, so no caller finds them by casting the store)
+
+    /// The backend's shard calls, when it splits a large publish into shards that any node claims (PostgreSQL);
+    /// nil (the default) when it delivers every publish as one unit.
+    var sharding: (any ShardedPublishQueue)? { get }
+    /// The backend's announcements of queue changes made by any node (PostgreSQL's LISTEN/NOTIFY); nil (the
+    /// default) when it makes none, and the engine finds work by polling alone.
+    var queueNotices: (any QueueNotifying)? { get }
+}
+
+extension PublishQueue {
+    /// No shards: every publish is one unit.
+    public var sharding: (any ShardedPublishQueue)? { nil }
+    /// No announcements.
+    public var queueNotices: (any QueueNotifying)? { nil }
 }
 
 /// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.
@@ -322,7 +338,7 @@ extension DeviceRegistry {
 extension PublishQueue {
     /// A checkpoint with no answers above the cursor.
     public func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult]
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult]
     ) async throws {
         try await checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
                              answered: [])

@@ -70,8 +70,9 @@ public protocol ShardedPublishQueue: PublishQueue {
     /// replaces it with its own count).
     /// - Returns: the number of shards, 0 when it did not split.
     /// - Throws: `PushStoreError.leaseLost`.
-    func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: String?, now: Date)
-        async throws -> Int
+    func splitPublish(
+        _ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: PublishCounters.Counter?, now: Date
+    ) async throws -> Int
     /// Leases the first shard that is queued, or running with an expired lease, to `workerID`, raising its epoch.
     /// - Returns: the claim (with `shard` set), or nil when no shard is claimable.
     func claimShard(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob?
@@ -91,7 +92,7 @@ public protocol ShardedPublishQueue: PublishQueue {
     /// a success only clears a failure the device shows) and remembers `answered` refs above the cursor.
     /// - Throws: `PushStoreError.leaseLost`.
     func checkpointShard(
-        _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: [String: Int64],
+        _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: PublishCounters,
         deviceResults: [DeviceResult], answered: [Int64]
     ) async throws
     /// Refs of the shard above its cursor that already have an answer.

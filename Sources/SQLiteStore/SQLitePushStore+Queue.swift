@@ -38,12 +38,12 @@ extension SQLitePushStore {
         return PublishState(rawValue: state) ?? .queued
     }
 
-    static func counters(_ connection: SQLiteConnection, job: Int64) throws -> [String: Int64] {
-        var counters: [String: Int64] = [:]
+    static func counters(_ connection: SQLiteConnection, job: Int64) throws -> PublishCounters {
+        var rows: [String: Int64] = [:]
         try connection.query("SELECT name, value FROM publish_counters WHERE job_id = ?", [.integer(job)]) {
-            counters[$0.text(0)] = $0.int64(1)
+            rows[$0.text(0)] = $0.int64(1)
         }
-        return counters
+        return PublishCounters(storedNames: rows)
     }
 
     /// Throws `leaseLost` unless `workerID` holds the running job's lease.
@@ -163,7 +163,7 @@ extension SQLitePushStore {
     }
 
     public func checkpoint(
-        _ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64], deviceResults: [DeviceResult],
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
         try await write(cost: 1 + deviceResults.count + answered.count) { connection in
@@ -176,7 +176,7 @@ extension SQLitePushStore {
             }
             try connection.run("DELETE FROM publish_answered WHERE job_id = ? AND ref <= ?",
                                [.integer(job.rawValue), .integer(cursor)])
-            for (name, delta) in counters where delta != 0 {
+            for (name, delta) in counters.storedNames where delta != 0 {
                 try connection.run(
                     """
                     INSERT INTO publish_counters (job_id, name, value) VALUES (?, ?, ?)

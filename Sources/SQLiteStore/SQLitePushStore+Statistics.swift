@@ -23,14 +23,16 @@ extension SQLitePushStore {
             ) { row in
                 if let state = PublishState(rawValue: row.text(0)) { statistics.publishesByState[state] = Int(row.int64(1)) }
             }
+            var counters: [String: Int64] = [:]
             try connection.query(
                 """
                 SELECT c.name, sum(c.value) FROM publish_jobs j JOIN publish_counters c ON c.job_id = j.id
                 WHERE j.instance_id = ? AND j.created_at >= ? GROUP BY c.name
                 """, [.text(instanceID), .millis(since)]
             ) { row in
-                statistics.counters[row.text(0)] = row.int64(1)
+                counters[row.text(0)] = row.int64(1)
             }
+            statistics.counters = PublishCounters(storedNames: counters)
             return statistics
         }
     }

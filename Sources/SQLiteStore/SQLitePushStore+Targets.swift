@@ -26,6 +26,8 @@ extension SQLitePushStore {
             case .users:
                 return try Self.userTargets(
                     connection, instanceID: job.instanceID, users: job.targets, after: cursor, limit: limit)
+            case .channels:
+                return TargetPage(targets: [], cursor: cursor, isLast: true)
             }
         }
     }

@@ -7,7 +7,7 @@ enum Schema {
                                        scheduledPublishes, liveActivityTokens,
                                        interestCounts, devicesByRegistration, unifiedPushPlatform,
                                        deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog,
-                                       storedInstances]
+                                       storedInstances, channelPublishes]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """
@@ -379,5 +379,20 @@ enum Schema {
             updated_at INTEGER NOT NULL,
             deleted_at INTEGER
         );
+        """
+
+    /// Step 18. Broadcast (channel) publishes are a job kind of their own, `channels`, instead of an `interests`
+    /// job without interests that only its publish id told apart: the `kind` CHECK is widened in the stored schema
+    /// text (as step 9 widens `devices.platform`) and the broadcasts stored before are relabelled, once, by the id
+    /// prefix their API gave them. Self-contained, so a branch adding another step can take either number.
+    static let channelPublishes = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql, 'CHECK (kind IN (''interests'', ''users''))',
+            'CHECK (kind IN (''interests'', ''users'', ''channels''))')
+            WHERE type = 'table' AND name = 'publish_jobs';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_bump (x INTEGER);
+        DROP TABLE schema_cookie_bump;
+        UPDATE publish_jobs SET kind = 'channels' WHERE kind = 'interests' AND publish_id LIKE 'pubid-channels-%';
         """
 }

@@ -4,11 +4,11 @@ import PushStore
 import XCTest
 
 final class PublishRequestTests: XCTestCase {
-    private func parse(_ json: String, _ kind: PublishKind = .interests) throws(BeamsError) -> PublishRequest {
+    private func parse(_ json: String, _ kind: PublishRequest.Audience = .interests) throws(BeamsError) -> PublishRequest {
         try PublishRequest.parse(Array(json.utf8), kind: kind)
     }
 
-    private func assertRejects(_ json: String, _ kind: PublishKind = .interests, status: Int = 422,
+    private func assertRejects(_ json: String, _ kind: PublishRequest.Audience = .interests, status: Int = 422,
                                description: String, file: StaticString = #filePath, line: UInt = #line) {
         do {
             _ = try parse(json, kind)

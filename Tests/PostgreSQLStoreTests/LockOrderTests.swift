@@ -51,7 +51,7 @@ final class LockOrderTests: PostgreSQLTestCase {
                                          reason: round % 3 == 0 ? "BadDeviceToken" : nil, at: at)
                         }
                         do {
-                            try await node.checkpoint(job, workerID: worker, cursor: Int64(round), counters: ["sent": 1],
+                            try await node.checkpoint(job, workerID: worker, cursor: Int64(round), counters: [.targets: 1],
                                                       deviceResults: results)
                         } catch {
                             failures.append("\(error)")

@@ -134,6 +134,41 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             """, database: database), line: line)
     }
 
+    /// Step 17: a broadcast stored before (an `interests` job told apart only by its id) reads back as
+    /// `channels`, an interests publish stays one, the step before refuses a `channels` job and the step takes one;
+    /// an unknown kind is still refused.
+    func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.channelPublishes))
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
+            PublishJob(instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
+                       payload: Data([0]), createdAt: now)
+        }
+        _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
+        _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
+        do {
+            _ = try await old.enqueuePublish(job("pubid-channels-refused", .channels))
+            XCTFail("the step before refuses a channels job")
+        } catch {}
+        try await old.close()
+        let store = try await PostgreSQLPushStore.open(configuration)
+        let broadcast = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-before")
+        XCTAssertEqual(broadcast?.kind, .channels)
+        let interests = try await store.publishStatus(instanceID: instance, publishID: "pubid-interests-before")
+        XCTAssertEqual(interests?.kind, .interests)
+        _ = try await store.enqueuePublish(job("pubid-channels-after", .channels))
+        let added = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-after")
+        XCTAssertEqual(added?.kind, .channels)
+        try await store.close()
+        XCTAssertThrowsError(try cluster.sql("""
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                VALUES ('\(instance)', 'p', 'pigeons', '{}', '\\x00', 0)
+            """, database: database))
+    }
+
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1

@@ -116,7 +116,7 @@ final class MultiNodeTests: PostgreSQLTestCase {
             PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["news"], payload: Data(), createdAt: now))
         let first = try await nodeA.claimJob(workerID: "node-a", leaseDuration: .seconds(5), now: now)
         XCTAssertEqual(first?.id, id)
-        try await nodeA.checkpoint(id, workerID: "node-a", cursor: 40, counters: ["accepted": 40], deviceResults: [])
+        try await nodeA.checkpoint(id, workerID: "node-a", cursor: 40, counters: [.accepted(.apns): 40], deviceResults: [])
         let early = try await nodeB.claimJob(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
         XCTAssertNil(early, "a live lease is skipped")
         // Node A stops renewing (killed, partitioned): after the lease node B takes over at A's checkpoint.
@@ -124,10 +124,10 @@ final class MultiNodeTests: PostgreSQLTestCase {
         XCTAssertEqual(takeover?.id, id)
         XCTAssertEqual(takeover?.attempt, 2)
         XCTAssertEqual(takeover?.cursor, 40)
-        XCTAssertEqual(takeover?.counters, ["accepted": 40])
+        XCTAssertEqual(takeover?.counters, [.accepted(.apns): 40])
         // Node A comes back: every write it tries is refused, so it stops sending.
         await assertLeaseLost(id) {
-            try await nodeA.checkpoint(id, workerID: "node-a", cursor: 90, counters: ["accepted": 50], deviceResults: [])
+            try await nodeA.checkpoint(id, workerID: "node-a", cursor: 90, counters: [.accepted(.apns): 50], deviceResults: [])
         }
         await assertLeaseLost(id) {
             try await nodeA.renewLease(id, workerID: "node-a", leaseDuration: .seconds(5), now: self.now.addingTimeInterval(6))
@@ -136,11 +136,11 @@ final class MultiNodeTests: PostgreSQLTestCase {
             try await nodeA.finishJob(id, workerID: "node-a", state: .finished, targetsTotal: 90, summary: nil,
                                       now: self.now.addingTimeInterval(6))
         }
-        try await nodeB.checkpoint(id, workerID: "node-b", cursor: 100, counters: ["accepted": 60], deviceResults: [])
+        try await nodeB.checkpoint(id, workerID: "node-b", cursor: 100, counters: [.accepted(.apns): 60], deviceResults: [])
         try await nodeB.finishJob(id, workerID: "node-b", state: .finished, targetsTotal: 100, summary: nil,
                                   now: now.addingTimeInterval(7))
         let status = try await nodeA.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(status?.counters, ["accepted": 100], "the fenced writes changed nothing")
+        XCTAssertEqual(status?.counters, [.accepted(.apns): 100], "the fenced writes changed nothing")
         XCTAssertEqual(status?.state, .finished)
         try await nodeA.close()
         try await nodeB.close()

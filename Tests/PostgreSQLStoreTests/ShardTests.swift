@@ -48,13 +48,13 @@ final class ShardTests: PostgreSQLTestCase {
         _ = try await seed(store, count: 50)
         let job = try await enqueueAndClaim(store)
         let shards = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10,
-                                                  targetsCounter: "estimate.remaining", now: now)
+                                                  targetsCounter: .estimateRemaining, now: now)
         XCTAssertEqual(shards, 5)
         let status = try await store.publishStatus(instanceID: job.job.instanceID, publishID: job.job.publishID)
-        XCTAssertEqual(status?.counters["estimate.remaining"], 50, "five unclaimed shards of ten: summed by the status")
+        XCTAssertEqual(status?.counters[.estimateRemaining], 50, "five unclaimed shards of ten: summed by the status")
         let claimed = try await store.claimShard(workerID: "w", leaseDuration: .seconds(30), now: now)
         let shard = try XCTUnwrap(claimed)
-        XCTAssertEqual(shard.counters["estimate.remaining"], 10, "a claim starts from its shard's share")
+        XCTAssertEqual(shard.counters[.estimateRemaining], 10, "a claim starts from its shard's share")
         let counted = try await store.targetCount(for: shard.job, shard: try XCTUnwrap(shard.shard))
         let paged = try await allTargets(store, shard)
         XCTAssertEqual(counted, Int64(paged.count), "the shard's own count is what its pages deliver")
@@ -115,17 +115,17 @@ final class ShardTests: PostgreSQLTestCase {
         _ = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10, now: now)
         let claimed = try await store.claimShard(workerID: "w", leaseDuration: .seconds(30), now: now)
         let shard = try XCTUnwrap(claimed?.shard)
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: ["accepted": 3],
+        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
                                         deviceResults: [], answered: [])
         // The same checkpoint again: its COMMIT succeeded but the answer was lost (a dying connection).
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: ["accepted": 3],
+        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
                                         deviceResults: [], answered: [])
         var status = try await store.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(status?.counters["accepted"], 3, "not 6")
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 5, totals: ["accepted": 5],
+        XCTAssertEqual(status?.counters[.accepted(.apns)], 3, "not 6")
+        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 5, totals: [.accepted(.apns): 5],
                                         deviceResults: [], answered: [])
         status = try await store.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(status?.counters["accepted"], 5)
+        XCTAssertEqual(status?.counters[.accepted(.apns)], 5)
         XCTAssertEqual(status?.state, .running)
         try await store.close()
     }
@@ -141,7 +141,7 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertEqual(shardA.number, 0)
         let answeredAbove = refs[5]
         try await nodeA.checkpointShard(job.id, shard: shardA, workerID: "node-a", cursor: refs[2],
-                                        totals: ["accepted": 4], deviceResults: [], answered: [answeredAbove])
+                                        totals: [.accepted(.apns): 4], deviceResults: [], answered: [answeredAbove])
         // Node A dies: after the lease, node B takes the shard over where A's checkpoint left it.
         let second = try await nodeB.claimShard(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
         XCTAssertEqual(second?.shard?.number, 1, "a live shard is skipped; the next one is claimed")
@@ -151,13 +151,13 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertGreaterThan(shardB.epoch, shardA.epoch)
         XCTAssertEqual(takeover?.attempt, 2)
         XCTAssertEqual(takeover?.cursor, refs[2])
-        XCTAssertEqual(takeover?.counters, ["accepted": 4])
+        XCTAssertEqual(takeover?.counters, [.accepted(.apns): 4])
         let skipped = try await nodeB.answeredTargets(job.id, shard: shardB)
         XCTAssertEqual(skipped, [answeredAbove])
         // Node A comes back: every write it tries is refused.
         await assertLeaseLost(job.id) {
             try await nodeA.checkpointShard(job.id, shard: shardA, workerID: "node-a", cursor: refs[8],
-                                            totals: ["accepted": 9], deviceResults: [], answered: [])
+                                            totals: [.accepted(.apns): 9], deviceResults: [], answered: [])
         }
         await assertLeaseLost(job.id) {
             try await nodeA.renewShardLease(job.id, shard: shardA, workerID: "node-a", leaseDuration: .seconds(5),
@@ -175,7 +175,7 @@ final class ShardTests: PostgreSQLTestCase {
                                             now: self.now.addingTimeInterval(6))
         }
         let status = try await nodeA.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(status?.counters["accepted"], 4, "the fenced writes changed nothing")
+        XCTAssertEqual(status?.counters[.accepted(.apns)], 4, "the fenced writes changed nothing")
         try await nodeA.close()
         try await nodeB.close()
     }
@@ -197,7 +197,7 @@ final class ShardTests: PostgreSQLTestCase {
         for (n, (node, worker, claimed)) in claims.enumerated() {
             let shard = try XCTUnwrap(claimed.shard)
             try await node.checkpointShard(job.id, shard: shard, workerID: worker, cursor: 0,
-                                           totals: ["accepted": Int64(n + 10), "targets": 10],
+                                           totals: [.accepted(.apns): Int64(n + 10), .targets: 10],
                                            deviceResults: [], answered: [])
             ends.append(try await node.finishShard(job.id, shard: shard, workerID: worker,
                                                    state: n == 1 ? .expired : .finished, targetsTotal: 10,
@@ -209,8 +209,8 @@ final class ShardTests: PostgreSQLTestCase {
         try await nodeA.finishJob(job.id, workerID: "w2", state: .expired, targetsTotal: 30, summary: "s", now: now)
         let status = try await nodeB.publishStatus(instanceID: instance, publishID: "p")
         XCTAssertEqual(status?.state, .expired)
-        XCTAssertEqual(status?.counters["accepted"], 33)
-        XCTAssertEqual(status?.counters["targets"], 30)
+        XCTAssertEqual(status?.counters[.accepted(.apns)], 33)
+        XCTAssertEqual(status?.counters[.targets], 30)
         XCTAssertEqual(try scalar("SELECT count(*) FROM publish_shards"), "0", "shards go when their publish ends")
         try await nodeA.close()
         try await nodeB.close()

@@ -90,9 +90,9 @@ final class BroadcastPublishTests: XCTestCase {
 
     func testStatusShowsEachChannelsOutcomeFromTheCounters() throws {
         let other = APNsChannelID("dW5rbm93bi1jaGFubmVsIQ==")!
-        var counters: [String: Int64] = ["targets": 2]
-        for (key, value) in BroadcastFeeder.counters(APNsChannelID(channel)!, failed: nil, attempts: 3) { counters[key] = value }
-        for (key, value) in BroadcastFeeder.counters(other, failed: "ChannelNotRegistered", attempts: 1) { counters[key] = value }
+        var counters: PublishCounters = [.targets: 2]
+        counters.add(BroadcastFeeder.counters(APNsChannelID(channel)!, failed: nil, attempts: 3))
+        counters.add(BroadcastFeeder.counters(other, failed: "ChannelNotRegistered", attempts: 1))
         XCTAssertEqual(BroadcastStatus.render(counters), .object([
             "accepted": .int(1), "failed": .int(1), "failedByReason": .object(["ChannelNotRegistered": .int(1)]),
             "channels": .object([

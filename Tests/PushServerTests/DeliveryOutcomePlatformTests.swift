@@ -19,7 +19,7 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
     }
 
     private func final(_ outcome: DeliveryOutcome, file: StaticString = #filePath, line: UInt = #line)
-        -> (counters: [String: Int64], device: DeviceResult)?
+        -> (counters: PublishCounters, device: DeviceResult)?
     {
         guard case .final(let counters, let device) = outcome else {
             XCTFail("not final: \(outcome)", file: file, line: line)
@@ -32,9 +32,9 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
         for result in [FCMSendResult.invalidToken(info(404, "UNREGISTERED")), .senderMismatch(info(403, "SENDER_ID_MISMATCH"))] {
             let (counters, device) = try XCTUnwrap(final(.classify(FCMResult.response(result, attempts: 1), target: target, now: now)))
             XCTAssertEqual(device.effect, .badToken)
-            XCTAssertEqual(counters[PublishCounter.devicesRemoved], 1)
-            XCTAssertEqual(counters[PublishCounter.devicesRemoved(on: .fcm)], 1)
-            XCTAssertEqual(PublishCounter.failures(in: counters, on: .fcm).count, 1)
+            XCTAssertEqual(counters[.devicesRemoved], 1)
+            XCTAssertEqual(counters[.devicesRemovedOn(.fcm)], 1)
+            XCTAssertEqual(counters.failures(on: .fcm).count, 1)
         }
     }
 
@@ -59,7 +59,7 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             let (counters, device) = try XCTUnwrap(final(.classify(result, target: target, now: now)))
             XCTAssertEqual(device.effect, DeviceEffect.none, reason)
             XCTAssertEqual(device.reason, reason)
-            XCTAssertEqual(counters, [PublishCounter.failed(reason, on: .fcm): 1])
+            XCTAssertEqual(counters, [.failed(.fcm, reason: reason): 1])
             XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
         }
         XCTAssertEqual(DeliveryOutcome.classify(FCMResult.failure(.shutdown), target: target, now: now), .unfinished)
@@ -76,7 +76,7 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             let (counters, device) = try XCTUnwrap(final(outcome))
             XCTAssertEqual(device.reason, reason)
             XCTAssertEqual(device.effect, DeviceEffect.none, reason)
-            XCTAssertEqual(counters, [PublishCounter.failed(reason, on: platform): 1])
+            XCTAssertEqual(counters, [.failed(platform, reason: reason): 1])
             XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
         }
     }
@@ -87,8 +87,8 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
                                                                    target: target, now: now)))
             XCTAssertEqual(device.effect, .badToken)
             XCTAssertEqual(device.status, status)
-            XCTAssertEqual(counters[PublishCounter.failed("SubscriptionGone", on: .web)], 1)
-            XCTAssertEqual(counters[PublishCounter.devicesRemoved(on: .web)], 1)
+            XCTAssertEqual(counters[.failed(.web, reason: "SubscriptionGone")], 1)
+            XCTAssertEqual(counters[.devicesRemovedOn(.web)], 1)
         }
         let cases: [(WebPushResult, String)] = [
             (.response(.payloadTooLarge, attempts: 1), "PayloadTooLarge"),
@@ -103,12 +103,12 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
         for (result, reason) in cases {
             let (counters, device) = try XCTUnwrap(final(.classify(result, target: target, now: now)))
             XCTAssertEqual(device.effect, DeviceEffect.none, reason)
-            XCTAssertEqual(counters, [PublishCounter.failed(reason, on: .web): 1])
+            XCTAssertEqual(counters, [.failed(.web, reason: reason): 1])
             XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
         }
         let (accepted, device) = try XCTUnwrap(final(.classify(WebPushResult.response(.accepted(status: 201), attempts: 1),
                                                                target: target, now: now)))
-        XCTAssertEqual(accepted, [PublishCounter.accepted(on: .web): 1])
+        XCTAssertEqual(accepted, [.accepted(.web): 1])
         XCTAssertTrue(device.isAccepted)
         XCTAssertEqual(DeliveryOutcome.classify(WebPushResult.failure(.shutdown), target: target, now: now), .unfinished)
     }
@@ -118,7 +118,7 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             let (counters, device) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(delivery), on: .hms, target: target, now: now)))
             XCTAssertEqual(device.status, 200)
             XCTAssertFalse(device.isAccepted, "\(delivery)")
-            XCTAssertNil(counters[PublishCounter.accepted(on: .hms)])
+            XCTAssertNil(counters[.accepted(.hms)])
         }
         let (_, accepted) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(.accepted), on: .hms, target: target, now: now)))
         XCTAssertTrue(accepted.isAccepted)

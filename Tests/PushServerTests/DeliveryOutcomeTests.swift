@@ -20,13 +20,13 @@ final class DeliveryOutcomeTests: XCTestCase {
 
     func testAcceptedCountsAndRecordsTheResult() {
         XCTAssertEqual(classify(APNsResponse(status: 200)), .final(
-            counters: ["apns.accepted": 1], device: DeviceResult(device: 7, status: 200, reason: nil, at: now)))
+            counters: [.accepted(.apns): 1], device: DeviceResult(device: 7, status: 200, reason: nil, at: now)))
     }
 
     func testUnregisteredAfterLastRegistrationRemovesTheDevice() {
         let later = registered.addingTimeInterval(10)
         XCTAssertEqual(classify(APNsResponse(status: 410, reason: .unregistered, timestamp: later)), .final(
-            counters: ["apns.failed.Unregistered": 1, "devices.removed": 1],
+            counters: [.failed(.apns, reason: "Unregistered"): 1, .devicesRemoved: 1],
             device: DeviceResult(device: 7, status: 410, reason: "Unregistered", at: now, effect: .unregistered(since: later))))
     }
 
@@ -35,7 +35,7 @@ final class DeliveryOutcomeTests: XCTestCase {
         guard case .final(let counters, let device) = classify(APNsResponse(status: 410, reason: .unregistered, timestamp: earlier)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertNil(counters["devices.removed"], "the app registered the token again after APNs' timestamp")
+        XCTAssertNil(counters[.devicesRemoved], "the app registered the token again after APNs' timestamp")
         XCTAssertEqual(device.effect, .unregistered(since: earlier), "the store applies the same rule")
     }
 
@@ -44,7 +44,7 @@ final class DeliveryOutcomeTests: XCTestCase {
         guard case .final(let counters, let device) = classify(APNsResponse(status: 400, reason: .badDeviceToken), declared: false, retry: true) else {
             return XCTFail("the retry's answer is final")
         }
-        XCTAssertEqual(counters, ["apns.failed.BadDeviceToken": 1, "devices.removed": 1])
+        XCTAssertEqual(counters, [.failed(.apns, reason: "BadDeviceToken"): 1, .devicesRemoved: 1])
         XCTAssertEqual(device.effect, .badToken)
     }
 
@@ -59,7 +59,7 @@ final class DeliveryOutcomeTests: XCTestCase {
         guard case .final(let counters, let device) = classify(APNsResponse(status: 200), declared: false, retry: true) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters["devices.environmentCorrected"], 1)
+        XCTAssertEqual(counters[.environmentCorrected], 1)
         XCTAssertEqual(device.effect, .environment(.sandbox))
     }
 
@@ -72,7 +72,7 @@ final class DeliveryOutcomeTests: XCTestCase {
         for (failure, reason) in [(APNsFailure.cancelled(attempts: 1), "Cancelled"), (.expired(attempts: 2), "Expired")] {
             let outcome = DeliveryOutcome.classify(.failure(failure), target: target(), environment: .sandbox,
                                                    isEnvironmentRetry: false, now: now)
-            XCTAssertEqual(outcome, .final(counters: ["apns.failed.\(reason)": 1],
+            XCTAssertEqual(outcome, .final(counters: [.failed(.apns, reason: reason): 1],
                                            device: DeviceResult(device: 7, status: 0, reason: reason, at: now)))
             XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
         }
@@ -81,7 +81,7 @@ final class DeliveryOutcomeTests: XCTestCase {
     func testLocalRuleViolationsUseAppleStyleReasons() {
         let outcome = DeliveryOutcome.classify(.failure(.invalidRequest(.payloadTooLarge(bytes: 5000, limit: 4096))),
                                                target: target(), environment: .sandbox, isEnvironmentRetry: false, now: now)
-        XCTAssertEqual(outcome, .final(counters: ["apns.failed.PayloadTooLarge": 1],
+        XCTAssertEqual(outcome, .final(counters: [.failed(.apns, reason: "PayloadTooLarge"): 1],
                                        device: DeviceResult(device: 7, status: 0, reason: "PayloadTooLarge", at: now)))
     }
 
@@ -89,6 +89,6 @@ final class DeliveryOutcomeTests: XCTestCase {
         guard case .final(let counters, _) = classify(APNsResponse(status: 503, reason: .serviceUnavailable)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters, ["apns.failed.ServiceUnavailable": 1])
+        XCTAssertEqual(counters, [.failed(.apns, reason: "ServiceUnavailable"): 1])
     }
 }

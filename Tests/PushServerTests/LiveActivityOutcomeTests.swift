@@ -21,7 +21,7 @@ final class LiveActivityOutcomeTests: XCTestCase {
         guard case .final(let counters, let result) = outcome(APNsResponse(status: 410, reason: .unregistered, timestamp: since)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters, ["apns.failed.Unregistered": 1, "liveActivity.tokensRemoved": 1])
+        XCTAssertEqual(counters, [.failed(.apns, reason: "Unregistered"): 1, .liveActivityTokensRemoved: 1])
         XCTAssertEqual(result.liveActivityTokenDeath, LiveActivityTokenDeath(ref: 42, since: since))
     }
 
@@ -29,7 +29,7 @@ final class LiveActivityOutcomeTests: XCTestCase {
         guard case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .badDeviceToken)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters, ["apns.failed.BadDeviceToken": 1, "liveActivity.tokensRemoved": 1])
+        XCTAssertEqual(counters, [.failed(.apns, reason: "BadDeviceToken"): 1, .liveActivityTokensRemoved: 1])
         XCTAssertEqual(result.liveActivityTokenDeath, LiveActivityTokenDeath(ref: 42, since: now))
     }
 
@@ -37,7 +37,7 @@ final class LiveActivityOutcomeTests: XCTestCase {
         guard case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .deviceTokenNotForTopic)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters, ["apns.failed.DeviceTokenNotForTopic": 1])
+        XCTAssertEqual(counters, [.failed(.apns, reason: "DeviceTokenNotForTopic"): 1])
         XCTAssertNil(result.liveActivityTokenDeath)
         XCTAssertEqual(result.effect, .none)
     }
@@ -46,7 +46,7 @@ final class LiveActivityOutcomeTests: XCTestCase {
         guard case .final(let counters, let result) = outcome(APNsResponse(status: 200)) else {
             return XCTFail("expected a final outcome")
         }
-        XCTAssertEqual(counters, ["apns.accepted": 1])
+        XCTAssertEqual(counters, [.accepted(.apns): 1])
         XCTAssertNil(result.liveActivityTokenDeath)
     }
 }

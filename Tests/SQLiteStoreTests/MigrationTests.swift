@@ -57,6 +57,41 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 18 makes broadcasts a job kind of their own: a broadcast stored before (an `interests` job told apart
+    /// only by its id) reads back as `channels`, an interests publish stays one, the step before refuses a
+    /// `channels` job and the step takes one; an unknown kind is still refused.
+    func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.channelPublishes))
+        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
+            PublishJob(instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
+                       payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000))
+        }
+        _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
+        _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
+        do {
+            _ = try await old.enqueuePublish(job("pubid-channels-refused", .channels))
+            XCTFail("the step before refuses a channels job")
+        } catch {}
+        try await old.close()
+        let store = try await openStore()
+        let broadcast = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-before")
+        XCTAssertEqual(broadcast?.kind, .channels)
+        let interests = try await store.publishStatus(instanceID: instance, publishID: "pubid-interests-before")
+        XCTAssertEqual(interests?.kind, .interests)
+        _ = try await store.enqueuePublish(job("pubid-channels-after", .channels))
+        let added = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-after")
+        XCTAssertEqual(added?.kind, .channels)
+        try await store.close()
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        XCTAssertThrowsError(try connection.run("""
+            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                VALUES ('i', 'p', 'pigeons', '[]', x'00', 0)
+            """))
+        XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
+    }
+
     /// Step 11 widens the `platform` CHECK for `hms` the same way; a `unifiedpush` device of before is kept too.
     func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
         try await assertMigrationWidensThePlatformCheck(Schema.hmsPlatform, to: .hms, token: "h", alsoKeeping: .unifiedpush)

@@ -193,7 +193,7 @@ public final class Application: Sendable {
                          storeHealth: storeHealth,
                          access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
                          draining: { draining.withLock { $0 } },
-                         nodes: (store as? any ShardedPublishQueue).map {
+                         nodes: store.sharding.map {
                              SharedNodes(store: $0, selfID: settings.workerID, liveWithin: settings.nodeLiveWindow)
                          })
         ops.register(into: &router, on: .main)

@@ -25,7 +25,8 @@ struct ChannelAPI: Sendable {
         self.instances = instances
     }
 
-    /// Publish ids of broadcast publishes start with this: the status API shows them as `kind: channels`.
+    /// Publish ids of broadcast publishes start with this (their kind is the job's, `PublishKind.channels`; the
+    /// schema's step that introduced that kind relabelled the older ones by this prefix).
     static let publishIDPrefix = "pubid-channels-"
 
     func register(into router: inout Router) {
@@ -110,8 +111,8 @@ struct ChannelAPI: Sendable {
                                                        maxChannels: maxChannels)
         let publishID = Self.publishIDPrefix + UUID().uuidString.lowercased()
         let plan = PublishPlan(broadcast: BroadcastPlan(parsed), body: request.body)
-        // A broadcast resolves no devices: the job has no interests, the plan carries the channels.
-        let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: .interests, targets: [],
+        // A broadcast resolves no devices: the job has no targets, the plan carries the channels.
+        let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: .channels, targets: [],
                              payload: plan.encoded(), createdAt: now)
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)

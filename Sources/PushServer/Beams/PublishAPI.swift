@@ -21,10 +21,10 @@ struct PublishAPI: Sendable {
         router.get(base, bodyLimit: .noBody) { try await recent($0) }
     }
 
-    func publish(_ request: HTTPRequest, _ kind: PublishKind) async throws -> HTTPResponse {
+    func publish(_ request: HTTPRequest, _ audience: PublishRequest.Audience) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         try await app.authorize(request, instance, .publish)
-        guard app.tracer.isEnabled else { return try await accept(request, kind, instance, trace: nil) }
+        guard app.tracer.isEnabled else { return try await accept(request, audience, instance, trace: nil) }
         // Traced once the caller proved the instance's secret: only then does its `traceparent` become the parent
         // (an unauthenticated caller cannot attach spans to someone's trace).
         let parent = request.headers.first("traceparent").flatMap {
@@ -37,12 +37,12 @@ struct PublishAPI: Sendable {
             Attribute("url.scheme", request.isTLS ? "https" : "http"),
             Attribute("client.address", request.clientAddress),
             Attribute("beams.instance_id", instance.id),
-            Attribute("beams.publish_kind", kind.rawValue),
+            Attribute("beams.publish_kind", audience.kind.rawValue),
         ])
         defer { span.end() }
         do {
             let response = try await TraceContext.$current.withValue(span.context) {
-                try await accept(request, kind, instance, trace: span)
+                try await accept(request, audience, instance, trace: span)
             }
             span.set("http.response.status_code", response.status.code)
             return response
@@ -70,16 +70,17 @@ struct PublishAPI: Sendable {
 
     /// Validates, plans and commits one publish; `trace` (the request's span, when tracing is on) is stored with
     /// the job so the node that runs it continues the trace.
-    private func accept(_ request: HTTPRequest, _ kind: PublishKind, _ instance: InstanceConfig, trace: Span?)
-        async throws -> HTTPResponse
+    private func accept(_ request: HTTPRequest, _ audience: PublishRequest.Audience, _ instance: InstanceConfig,
+                        trace: Span?) async throws -> HTTPResponse
     {
+        let kind = audience.kind
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         let publishID = "pubid-" + UUID().uuidString.lowercased()
         // With the Beams bridge on, the local publish and its copy to Beams share collapse ids (BeamsBridgeBody).
         let bridge = instance.beamsBridge.flatMap { $0.enabled && app.beamsForwards != nil ? $0 : nil }
         let body = bridge == nil ? request.body : BeamsBridgeBody.withCollapseIDs(request.body, publishID: publishID)
-        let parsed = try PublishRequest.parse(body, kind: kind)
+        let parsed = try PublishRequest.parse(body, kind: audience)
         let now = app.now()
         let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
                                                    header: request.headers.first(DeliveryOptions.header), now: now,
@@ -248,7 +249,7 @@ struct PublishAPI: Sendable {
             "accepted": .int(Int(status.accepted(on: platform))),
             "failed": .int(Int(status.failed(on: platform))),
             "failedByReason": .object(status.failedByReason(on: platform).mapValues { .int(Int($0)) }),
-            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved(on: platform)] ?? 0)),
+            "devicesRemoved": .int(Int(status.counters[.devicesRemovedOn(platform)] ?? 0)),
         ])
     }
 
@@ -261,14 +262,14 @@ struct PublishAPI: Sendable {
             "status": .string(displayedState(status, now: now)),
             "attempts": .int(status.attempts),
             "createdAt": .string(status.createdAt.iso8601),
-            "targets": .int(Int(status.targetsTotal ?? status.counters[PublishCounter.targets] ?? 0)),
+            "targets": .int(Int(status.targetsTotal ?? status.counters[.targets] ?? 0)),
             "apns": .object([
                 "accepted": .int(Int(status.accepted)),
                 "failed": .int(Int(status.failed)),
                 "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
-                "environmentRetries": .int(Int(status.counters[PublishCounter.environmentRetries] ?? 0)),
+                "environmentRetries": .int(Int(status.counters[.environmentRetries] ?? 0)),
             ]),
-            "devicesRemoved": .int(Int(status.counters[PublishCounter.devicesRemoved] ?? 0)),
+            "devicesRemoved": .int(Int(status.counters[.devicesRemoved] ?? 0)),
             "fcm": platformCounts(status, .fcm),
             "web": platformCounts(status, .web),
             "unifiedpush": platformCounts(status, .unifiedpush),
@@ -284,11 +285,10 @@ struct PublishAPI: Sendable {
         if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
         if let summary = status.summary { object["summary"] = .string(summary) }
         if let estimate = PublishEstimate(status, now: now) { object.merge(estimate.members) { _, new in new } }
-        if let removed = status.counters[PublishCounter.liveActivityTokensRemoved] {
+        if let removed = status.counters[.liveActivityTokensRemoved] {
             object["liveActivityTokensRemoved"] = .int(Int(removed))
         }
-        if status.publishID.hasPrefix(ChannelAPI.publishIDPrefix) {
-            object["kind"] = .string("channels")
+        if status.kind == .channels {
             object["broadcast"] = BroadcastStatus.render(status.counters)
         }
         return .object(object)

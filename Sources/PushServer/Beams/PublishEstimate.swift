@@ -4,7 +4,7 @@ import JSON
 import PushStore
 
 /// The completion estimate in a running publish's status (docs/API.md, `estimatedCompletionAt`), from the
-/// estimate counters its runs checkpoint (`PublishCounter.estimateRemaining`, `.estimateRateMilli`). The store sums
+/// estimate counters its runs checkpoint (`PublishCounters.Counter.estimate`). The store sums
 /// them over the job and its open shards, so the shards that several nodes send at once combine: their targets
 /// left add up, and so do their rates.
 struct PublishEstimate: Sendable, Equatable {
@@ -17,8 +17,8 @@ struct PublishEstimate: Sendable, Equatable {
     /// Nil unless the publish is running (not being cancelled) and its runs reported targets left and a rate.
     init?(_ status: PublishStatus, now: Date) {
         guard status.state == .running, !status.cancelRequested else { return nil }
-        let remaining = status.counters[PublishCounter.estimateRemaining] ?? 0
-        let rateMilli = status.counters[PublishCounter.estimateRateMilli] ?? 0
+        let remaining = status.counters[.estimateRemaining] ?? 0
+        let rateMilli = status.counters[.estimateRateMilli] ?? 0
         guard remaining > 0, rateMilli > 0 else { return nil }
         self.remaining = remaining
         ratePerSecond = Double(rateMilli) / 1000

@@ -89,7 +89,7 @@ struct ConsoleAPI: Sendable {
         let startOfDay = Self.startOfUTCDay(now)
         let statistics = try await app.store.statistics(instanceID: config.id, since: startOfDay)
         let queueDepth = try await app.store.queueDepth()
-        let failed = PublishCounter.failures(in: statistics.counters)
+        let failed = statistics.counters.failures(on: .apns)
         var byPlatform: [String: JSONValue] = [:]
         for (platform, count) in statistics.devicesByPlatform { byPlatform[platform.rawValue] = .int(count) }
         var byState: [String: JSONValue] = [:]
@@ -127,14 +127,14 @@ struct ConsoleAPI: Sendable {
                 "since": .string(startOfDay.iso8601),
                 "publishes": .int(statistics.publishes),
                 "byState": .object(byState),
-                "accepted": .int(Int(statistics.counters[PublishCounter.accepted] ?? 0)),
+                "accepted": .int(Int(statistics.counters[.accepted(.apns)] ?? 0)),
                 "failed": .int(Int(failed.values.reduce(0, +))),
                 "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
-                "devicesRemoved": .int(Int(statistics.counters[PublishCounter.devicesRemoved] ?? 0)),
+                "devicesRemoved": .int(Int(statistics.counters[.devicesRemoved] ?? 0)),
                 "byPlatform": .object(Dictionary(uniqueKeysWithValues: Platform.allCases.map { platform in
-                    let failures = PublishCounter.failures(in: statistics.counters, on: platform)
+                    let failures = statistics.counters.failures(on: platform)
                     return (platform.rawValue, JSONValue.object([
-                        "accepted": .int(Int(statistics.counters[PublishCounter.accepted(on: platform)] ?? 0)),
+                        "accepted": .int(Int(statistics.counters[.accepted(platform)] ?? 0)),
                         "failed": .int(Int(failures.values.reduce(0, +))),
                         "failedByReason": .object(failures.mapValues { .int(Int($0)) }),
                     ]))

@@ -41,7 +41,7 @@ struct APNsDispatch: PlatformDispatch {
                                                    isEnvironmentRetry: isRetry, now: Date())
             if isLiveActivity { outcome = outcome.forLiveActivityToken() }
             if case .retryInEnvironment(let other) = outcome {
-                recorder.run.add(PublishCounter.environmentRetries, for: target)
+                recorder.run.add(.environmentRetries, for: target)
                 // Rare (a defaulted environment that was wrong); a task keeps the sender's thread free.
                 Task { await submit(target, environment: other, isRetry: true, credentials: credentials) }
                 return

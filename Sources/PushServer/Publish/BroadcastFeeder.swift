@@ -10,8 +10,8 @@ import PushStore
 /// run's checkpoints make it durable like a device publish: channel `index + 1` is the target ref, and a resumed
 /// run skips the channels already answered.
 ///
-/// Counters per channel (`broadcast.channel.<id>.accepted` or `.failed.<Reason>`, `.attempts`) let the status API
-/// show each channel's outcome; `broadcast.accepted` and `broadcast.failed.<Reason>` total them.
+/// Counters per channel (`PublishCounters.Counter.channelAccepted`, `.channelFailed`, `.channelAttempts`) let the
+/// status API show each channel's outcome; `.channelsAccepted` and `.channelsFailed` total them.
 struct BroadcastFeeder: Sendable {
     let context: PublishContext
     let run: PublishRun
@@ -31,7 +31,7 @@ struct BroadcastFeeder: Sendable {
                 return false
             }
             run.completedChannel(ref: ref, counters: counters)
-            let failure = counters.keys.first { $0.hasPrefix(Counter.failedPrefix) }.map { String($0.dropFirst(Counter.failedPrefix.count)) }
+            let failure = counters.channelFailures.keys.first
             context.metrics.increment(.broadcasts, ["outcome": failure == nil ? "accepted" : "failed",
                                                                "reason": MetricLabel.reason(failure)])
             run.scanned(upTo: ref)
@@ -42,7 +42,7 @@ struct BroadcastFeeder: Sendable {
 
     /// Sends to one channel until the retry policy says the outcome is final. - Returns: the counters of the final
     /// result, or nil when the run stopped (shutdown) before one arrived: the channel is sent again later.
-    private func send(_ plan: BroadcastPlan, index: Int) async -> [String: Int64]? {
+    private func send(_ plan: BroadcastPlan, index: Int) async -> PublishCounters? {
         let channel = plan.channels[index]
         guard let credentials = instance.credentials, let endpoints = instance.broadcastEndpoints,
               let bundleID = instance.broadcastBundleID, let broadcaster = context.broadcaster
@@ -105,23 +105,17 @@ struct BroadcastFeeder: Sendable {
         }
     }
 
-    /// Counter names of broadcast publishes (read back by the status API).
-    enum Counter {
-        static let prefix = "broadcast."
-        static let accepted = "broadcast.accepted"
-        static let failedPrefix = "broadcast.failed."
-        static let channelPrefix = "broadcast.channel."
-    }
-
-    static func counters(_ channel: APNsChannelID, failed reason: String?, attempts: Int) -> [String: Int64] {
-        let base = Counter.channelPrefix + channel.rawValue
-        var counters: [String: Int64] = [base + ".attempts": Int64(attempts)]
+    /// A channel's counters (read back by the status API, `BroadcastStatus`): its attempts and outcome, and the
+    /// publish's totals.
+    static func counters(_ channel: APNsChannelID, failed reason: String?, attempts: Int) -> PublishCounters {
+        let id = channel.rawValue
+        var counters: PublishCounters = [.channelAttempts(channel: id): Int64(attempts)]
         if let reason {
-            counters[Counter.failedPrefix + reason] = 1
-            counters[base + ".failed." + reason] = 1
+            counters[.channelsFailed(reason: reason)] = 1
+            counters[.channelFailed(channel: id, reason: reason)] = 1
         } else {
-            counters[Counter.accepted] = 1
-            counters[base + ".accepted"] = 1
+            counters[.channelsAccepted] = 1
+            counters[.channelAccepted(channel: id)] = 1
         }
         return counters
     }

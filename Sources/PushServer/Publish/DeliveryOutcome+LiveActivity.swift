@@ -10,15 +10,15 @@ extension DeliveryOutcome {
     /// environment correction is not recorded (the device's environment belongs to its device token).
     func forLiveActivityToken() -> DeliveryOutcome {
         guard case .final(var counters, var result) = self else { return self }
-        let removed = counters.removeValue(forKey: PublishCounter.devicesRemoved) ?? 0
-        counters.removeValue(forKey: PublishCounter.environmentCorrected)
+        let removed = counters.remove(.devicesRemoved) ?? 0
+        counters.remove(.environmentCorrected)
         let notForTopic = result.reason == APNsReason.deviceTokenNotForTopic.rawValue
         switch result.effect {
         case .unregistered, .badToken:
             if notForTopic {
                 result.effect = .none
             } else if removed > 0 {
-                counters[PublishCounter.liveActivityTokensRemoved] = removed
+                counters[.liveActivityTokensRemoved] = removed
             }
         case .none, .environment:
             result.effect = .none

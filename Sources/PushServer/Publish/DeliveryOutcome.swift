@@ -8,7 +8,7 @@ import PushStore
 /// A pure function of the result and the target, tested without sockets.
 enum DeliveryOutcome: Equatable {
     /// A final result: add `counters`, record `device`.
-    case final(counters: [String: Int64], device: DeviceResult)
+    case final(counters: PublishCounters, device: DeviceResult)
     /// BadDeviceToken for a device whose environment was defaulted, first try: send again to `environment`.
     case retryInEnvironment(PushEnvironment)
     /// No final result (the client shut down before an answer): the target stays below the checkpoint and is
@@ -24,30 +24,30 @@ enum DeliveryOutcome: Equatable {
         switch result {
         case .response(let response):
             let reason = response.reason
-            var counters: [String: Int64] = [:]
+            var counters: PublishCounters = [:]
             var effect = DeviceEffect.none
             switch (response.status, reason) {
             case (200, _):
-                counters[PublishCounter.accepted] = 1
+                counters[.accepted(.apns)] = 1
                 if isEnvironmentRetry {
                     // The retry proved the token belongs to the other environment: remember it.
                     effect = .environment(environment)
-                    counters[PublishCounter.environmentCorrected] = 1
+                    counters[.environmentCorrected] = 1
                 }
             case (410, _):
-                counters[PublishCounter.failed((reason ?? .unregistered).rawValue)] = 1
+                counters[.failed(.apns, reason: (reason ?? .unregistered).rawValue)] = 1
                 let since = response.timestamp ?? now
                 effect = .unregistered(since: since)
                 // Apple's rule: the token is dead only if it was not registered again after APNs' timestamp.
-                if since > target.lastRegisteredAt { counters[PublishCounter.devicesRemoved] = 1 }
+                if since > target.lastRegisteredAt { counters[.devicesRemoved] = 1 }
             case (400, .badDeviceToken?) where !target.environmentDeclared && !isEnvironmentRetry:
                 return .retryInEnvironment(environment == .sandbox ? .production : .sandbox)
             case (400, .badDeviceToken?), (400, .deviceTokenNotForTopic?):
-                counters[PublishCounter.failed(reason?.rawValue ?? APNsReason.badDeviceToken.rawValue)] = 1
+                counters[.failed(.apns, reason: reason?.rawValue ?? APNsReason.badDeviceToken.rawValue)] = 1
                 effect = .badToken
-                counters[PublishCounter.devicesRemoved] = 1
+                counters[.devicesRemoved] = 1
             default:
-                counters[PublishCounter.failed(reason?.rawValue ?? "HTTP\(response.status)")] = 1
+                counters[.failed(.apns, reason: reason?.rawValue ?? "HTTP\(response.status)")] = 1
             }
             return .final(counters: counters,
                           device: DeviceResult(device: target.ref, status: response.status, reason: reason?.rawValue,
@@ -73,7 +73,7 @@ enum DeliveryOutcome: Equatable {
             case .configuration(.signingFailed):
                 reason = "ProviderTokenSigningFailed"
             }
-            return .final(counters: [PublishCounter.failed(reason): 1],
+            return .final(counters: [.failed(.apns, reason: reason): 1],
                           device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
         }
     }

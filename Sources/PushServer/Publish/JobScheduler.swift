@@ -142,7 +142,7 @@ final class JobScheduler: Sendable {
     /// Subscribes to other nodes' announcements, when the store makes them: new work wakes the claim loop, a
     /// cancel stops the job's runs here at once (without it they stop at their next lease renewal).
     private func listenForNotices() {
-        guard let notifying = context.notifying else { return }
+        guard let notifying = context.store.queueNotices else { return }
         _ = notifying.listen { [weak self] notice in
             guard let self else { return }
             switch notice {
@@ -196,7 +196,7 @@ final class JobScheduler: Sendable {
 
     /// Records this node as alive in a shared database, and publishes how many nodes are.
     private func heartbeat() async {
-        guard let sharded = context.sharded else { return }
+        guard let sharded = context.store.sharding else { return }
         let settings = context.settings
         if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
                                                    liveWithin: settings.nodeLiveWindow) {
@@ -208,7 +208,7 @@ final class JobScheduler: Sendable {
 
     /// Removes this node's heartbeat row on a clean stop (a node killed outright ages out after 30 s instead).
     private func leave() async {
-        guard let sharded = context.sharded else { return }
+        guard let sharded = context.store.sharding else { return }
         do {
             try await sharded.leave(nodeID: context.settings.workerID)
         } catch {
@@ -258,34 +258,24 @@ final class JobScheduler: Sendable {
             } else {
                 return nil
             }
-            let claimed: ClaimedJob?
-            var claimSentAt = MonotonicClock.now()
+            let claim: PublishLease.Claim?
             do {
-                // A whole job first (a new publish starts, or is split, at once), of the instance with the fewest
-                // runs here, else a shard of a split one. The lease counts from when the claim was sent
-                // (`LeaseClock`).
-                claimSentAt = MonotonicClock.now()
-                var job = try await context.store.claimJob(workerID: settings.workerID,
-                                                           leaseDuration: settings.leaseDuration, now: Date(),
-                                                           preference: preference)
-                if job == nil, !preference.onlyAbsentInstances, context.slots.regularSlotFree,
-                   let sharded = context.sharded {
-                    claimSentAt = MonotonicClock.now()
-                    job = try await sharded.claimShard(workerID: settings.workerID,
-                                                       leaseDuration: settings.leaseDuration, now: Date())
-                }
-                claimed = job
+                // Of the instance with the fewest runs here; a shard only when a regular slot is free.
+                claim = try await PublishLease.claimNext(
+                    from: context.store, workerID: settings.workerID, leaseDuration: settings.leaseDuration,
+                    preference: preference, shardsToo: !preference.onlyAbsentInstances && context.slots.regularSlotFree)
             } catch let error as StoreUnavailableError {
                 // Logged once per interval by StoreHealth; the next poll claims again.
                 context.logger.debug("Claiming a publish failed: store unavailable", ["error": error.description])
-                claimed = nil
+                claim = nil
             } catch {
                 context.logger.error("Claiming a publish failed", ["error": "\(error)"])
-                claimed = nil
+                claim = nil
             }
-            guard let claimed else { return nil }
-            let run = PublishRun(claimed: claimed, held: PublishLease(claimed, sharded: context.sharded),
-                                 lease: LeaseClock(claimSentAt: claimSentAt, lease: settings.leaseDuration,
+            guard let claim else { return nil }
+            let claimed = claim.claimed
+            let run = PublishRun(claimed: claimed, held: claim.lease,
+                                 lease: LeaseClock(claimSentAt: claim.sentAt, lease: settings.leaseDuration,
                                                    margin: LeaseClock.margin(for: settings.leaseDuration)))
             let (running, duplicate, stopping) = control.update { control -> (Int, PublishRun?, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the

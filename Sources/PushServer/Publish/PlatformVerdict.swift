@@ -23,13 +23,13 @@ extension DeliveryOutcome {
         case .unfinished:
             self = .unfinished
         case .accepted(let status):
-            self = .final(counters: [PublishCounter.accepted(on: platform): 1],
+            self = .final(counters: [.accepted(platform): 1],
                           device: DeviceResult(device: target.ref, status: status, at: now))
         case .failed(let reason, let status, let effect):
-            var counters: [String: Int64] = [PublishCounter.failed(reason, on: platform): 1]
+            var counters: PublishCounters = [.failed(platform, reason: reason): 1]
             if effect == .badToken {
-                counters[PublishCounter.devicesRemoved] = 1
-                counters[PublishCounter.devicesRemoved(on: platform)] = 1
+                counters[.devicesRemoved] = 1
+                counters[.devicesRemovedOn(platform)] = 1
             }
             self = .final(counters: counters,
                           device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))

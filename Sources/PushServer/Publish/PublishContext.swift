@@ -6,10 +6,6 @@ import PushStore
 /// What the engine's parts (scheduler, runner, feeder, finisher) share: their collaborators and the settings.
 struct PublishContext: Sendable {
     let store: any PublishEngineStore
-    /// The store's shard calls, when it hands out shards of split publishes (PostgreSQL); found once, here.
-    let sharded: (any ShardedPublishQueue)?
-    /// The store's announcements of other nodes' work and cancels, when it makes them; found once, here.
-    let notifying: (any QueueNotifying)?
     /// The APNs sender (one for every instance; FCM and Web Push senders are per instance, in `InstanceRuntime`).
     let sender: any APNsSending
     let settings: PublishEngine.Settings
@@ -39,8 +35,6 @@ struct PublishContext: Sendable {
          broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
          directory: InstanceDirectory? = nil) {
         self.store = store
-        sharded = store as? any ShardedPublishQueue
-        notifying = store as? any QueueNotifying
         self.broadcaster = broadcaster
         self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender

@@ -23,7 +23,7 @@ final class PublishRun: Sendable {
         /// Submitted targets not yet answered (final or abandoned).
         var outstanding = 0
         /// Released to the next checkpoint.
-        var counters: [String: Int64] = [:]
+        var counters: PublishCounters = [:]
         var deviceResults: [DeviceResult] = []
         /// Results drained into a checkpoint being written: still unwritten, so they count against the limit on
         /// waiting results until the write succeeds (or they are restored).
@@ -48,7 +48,7 @@ final class PublishRun: Sendable {
         var tokenRows = false
         /// A shard's counters as last written (its claim's, plus every checkpoint since): a shard checkpoint
         /// writes totals, not increments.
-        var writtenTotals: [String: Int64] = [:]
+        var writtenTotals: PublishCounters = [:]
         /// Targets this run is done with: answered, or passed over because the publish has no part for their
         /// platform. The completion estimate's progress (a local-time publish's targets due in a later round are
         /// still to do; those answered by an earlier run are in its claim's counters).
@@ -57,7 +57,7 @@ final class PublishRun: Sendable {
         var estimator = CompletionEstimator()
         /// The estimate counters as the store will hold them once every drained batch is written (the claim's,
         /// then each new value): a new value goes into the next checkpoint as the difference.
-        var estimateCounters: [String: Int64] = [:]
+        var estimateCounters: PublishCounters = [:]
         /// The latest estimate (nil: none), for `/metrics`.
         var estimate: CompletionEstimator.Estimate?
         /// The run stopped sending: no estimate any more.
@@ -85,7 +85,9 @@ final class PublishRun: Sendable {
         var state = State(tracker: CheckpointTracker(resumingAfter: claimed.cursor))
         state.lease = lease
         state.writtenTotals = claimed.counters
-        for name in PublishCounter.estimateCounters { state.estimateCounters[name] = claimed.counters[name] ?? 0 }
+        for counter in PublishCounters.Counter.estimate {
+            state.estimateCounters[counter] = claimed.counters[counter] ?? 0
+        }
         self.state = WaitableState(state)
     }
 
@@ -103,13 +105,13 @@ final class PublishRun: Sendable {
     }
 
     /// Records a final result for `target`.
-    func completed(_ target: Target, counters: [String: Int64], device: DeviceResult) {
+    func completed(_ target: Target, counters: PublishCounters, device: DeviceResult) {
         state.update { state in
             state.tracker.completed(target.ref)
             state.outstanding -= 1
             state.passed += 1
-            state.counters[PublishCounter.targets, default: 0] += 1
-            for (key, value) in counters { state.counters[key, default: 0] += value }
+            state.counters.add(.targets)
+            state.counters.add(counters)
             state.deviceResults.append(device)
             state.resultRefs.append(target.ref)
             if let user = target.userID {
@@ -128,13 +130,13 @@ final class PublishRun: Sendable {
     }
 
     /// Records a broadcast channel's final result: counters only, no device row to update.
-    func completedChannel(ref: Int64, counters: [String: Int64]) {
+    func completedChannel(ref: Int64, counters: PublishCounters) {
         state.update { state in
             state.tracker.completed(ref)
             state.outstanding -= 1
             state.passed += 1
-            state.counters[PublishCounter.targets, default: 0] += 1
-            for (key, value) in counters { state.counters[key, default: 0] += value }
+            state.counters.add(.targets)
+            state.counters.add(counters)
             state.channelRefs.append(ref)
         }
     }
@@ -148,8 +150,8 @@ final class PublishRun: Sendable {
     }
 
     /// Counts a request for `target` that was sent again (environment retry); the target stays outstanding.
-    func add(_ counter: String, for target: Target) {
-        state.update { $0.counters[counter, default: 0] += 1 }
+    func add(_ counter: PublishCounters.Counter, for target: Target) {
+        state.update { $0.counters.add(counter) }
     }
 
     /// The feeder passed over `count` targets without sending them (the publish has no part for their platform):
@@ -169,7 +171,7 @@ final class PublishRun: Sendable {
     /// Observes the run's progress at `now` (monotonic seconds; the estimator takes an observation at most every
     /// `CompletionEstimator.interval`), estimates its completion for `total` targets (nil: unknown) with the
     /// targets it has left now, and queues the estimate counters for the next checkpoint
-    /// (`PublishCounter.estimateRemaining`, `.estimateRateMilli`), which the status sums over shards.
+    /// (`PublishCounters.Counter.estimate`), which the status sums over shards.
     /// - Parameter done: targets done before this run (its claim's answered count).
     /// - Returns: the estimate (nil: none, or the run stopped sending).
     @discardableResult
@@ -182,13 +184,13 @@ final class PublishRun: Sendable {
             state.estimator.observe(done: done, at: now)
             let estimate = total.flatMap { state.estimator.estimate(remaining: max(0, $0 - done), at: now, bounds: bounds) }
             state.estimate = estimate
-            var values: [String: Int64] = [PublishCounter.estimateRemaining: 0, PublishCounter.estimateRateMilli: 0]
+            var values: PublishCounters = [.estimateRemaining: 0, .estimateRateMilli: 0]
             if let estimate {
-                values[PublishCounter.estimateRemaining] = estimate.remaining
+                values[.estimateRemaining] = estimate.remaining
                 // The effective rate: remaining over the estimated seconds, so that a later round's bound holds
                 // in the status too, which only sees the sums (`PublishEstimate`).
                 let effective = Double(estimate.remaining) / max(estimate.secondsRemaining, 0.001)
-                values[PublishCounter.estimateRateMilli] = max(1, Int64((effective * 1000).rounded()))
+                values[.estimateRateMilli] = max(1, Int64((effective * 1000).rounded()))
             }
             Self.queueEstimateCounters(values, in: &state)
             return estimate
@@ -201,13 +203,13 @@ final class PublishRun: Sendable {
         state.update { state in
             state.estimate = nil
             state.estimateCleared = true
-            Self.queueEstimateCounters([PublishCounter.estimateRemaining: 0, PublishCounter.estimateRateMilli: 0],
+            Self.queueEstimateCounters([.estimateRemaining: 0, .estimateRateMilli: 0],
                                        in: &state)
         }
     }
 
-    private static func queueEstimateCounters(_ values: [String: Int64], in state: inout State) {
-        for (name, value) in values {
+    private static func queueEstimateCounters(_ values: PublishCounters, in state: inout State) {
+        for (name, value) in values.all {
             let delta = value - (state.estimateCounters[name] ?? 0)
             guard delta != 0 else { continue }
             let pending = (state.counters[name] ?? 0) + delta
@@ -382,7 +384,7 @@ final class PublishRun: Sendable {
             batch.channelRefs = state.channelRefs
             state.channelRefs.removeAll()
             state.writing = state.deviceResults.count
-            state.counters.removeAll(keepingCapacity: true)
+            state.counters = [:]
             state.deviceResults.removeAll(keepingCapacity: true)
             state.resultRefs.removeAll(keepingCapacity: true)
             return batch
@@ -392,7 +394,7 @@ final class PublishRun: Sendable {
     /// One checkpoint's worth of progress.
     struct Checkpoint: Sendable {
         var cursor: Int64
-        var counters: [String: Int64]
+        var counters: PublishCounters
         var results: [DeviceResult]
         var answered: [Int64]
         /// Broadcast channels answered in this batch (restored with it when the write fails).
@@ -406,12 +408,16 @@ final class PublishRun: Sendable {
     }
 
     /// The counters a checkpoint of `batch` leaves: those last written plus the batch's.
-    func totals(with batch: Checkpoint) -> [String: Int64] {
-        state.read { $0.writtenTotals.merging(batch.counters, uniquingKeysWith: +) }
+    func totals(with batch: Checkpoint) -> PublishCounters {
+        state.read { state in
+            var totals = state.writtenTotals
+            totals.add(batch.counters)
+            return totals
+        }
     }
 
     /// The drained batch was written, leaving the counters at `totals`.
-    func written(totals: [String: Int64]) {
+    func written(totals: PublishCounters) {
         state.update { state in
             state.writing = 0
             state.writtenTotals = totals
@@ -422,7 +428,7 @@ final class PublishRun: Sendable {
     func restore(_ batch: Checkpoint) {
         state.update { state in
             state.writing = 0
-            for (key, value) in batch.counters { state.counters[key, default: 0] += value }
+            state.counters.add(batch.counters)
             state.deviceResults.insert(contentsOf: batch.results, at: 0)
             state.resultRefs.insert(contentsOf: batch.results.map(\.device), at: 0)
             state.channelRefs.insert(contentsOf: batch.channelRefs, at: 0)

@@ -94,7 +94,7 @@ struct PublishRunner: Sendable {
         }
         // Targets this run got an answer for (a cancelled or expired run abandons what its lanes still held), over
         // every run's.
-        let earlierTargets = claimed.counters[PublishCounter.targets] ?? 0
+        let earlierTargets = claimed.counters[.targets] ?? 0
         while true {
             switch action {
             case .deliver:
@@ -251,7 +251,7 @@ struct PublishRunner: Sendable {
         } catch {
             log.warning("Counting the publish's targets failed; no completion estimate", ["error": "\(error)"])
         }
-        return RunProgress(total: total, earlier: run.claimed.counters[PublishCounter.targets] ?? 0, plan: plan,
+        return RunProgress(total: total, earlier: run.claimed.counters[.targets] ?? 0, plan: plan,
                            round: round)
     }
 

@@ -15,9 +15,9 @@ enum PublishSummary {
     ]
 
     /// The summary for a publish whose counters over every run are `counters`; nil when there is nothing to say.
-    static func notes(counters: [String: Int64]) -> String? {
+    static func notes(counters: PublishCounters) -> String? {
         let notes = notConfigured.compactMap { entry -> String? in
-            (counters[PublishCounter.failed(entry.reason, on: entry.platform)] ?? 0) > 0 ? entry.note : nil
+            (counters[.failed(entry.platform, reason: entry.reason)] ?? 0) > 0 ? entry.note : nil
         }
         return notes.isEmpty ? nil : notes.joined(separator: "; ")
     }

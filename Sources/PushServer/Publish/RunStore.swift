@@ -69,7 +69,7 @@ struct RunStore: Sendable {
 
     /// Writes `batch`. A shard's counters are written as totals (`totals`: what was written before plus the batch),
     /// so a checkpoint repeated after a COMMIT whose answer was lost cannot count twice.
-    func checkpoint(_ batch: PublishRun.Checkpoint, totals: [String: Int64]) async throws {
+    func checkpoint(_ batch: PublishRun.Checkpoint, totals: PublishCounters) async throws {
         switch lease {
         case .shard(let shard, let queue):
             try await queue.checkpointShard(claimed.id, shard: shard, workerID: workerID, cursor: batch.cursor,
@@ -97,6 +97,6 @@ struct RunStore: Sendable {
         else { return 0 }
         // Each shard starts with its share of targets left, so the completion estimate sees shards no node sends yet.
         return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize,
-                                               targetsCounter: PublishCounter.estimateRemaining, now: Date())
+                                               targetsCounter: .estimateRemaining, now: Date())
     }
 }

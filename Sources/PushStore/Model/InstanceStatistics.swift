@@ -9,11 +9,11 @@ public struct InstanceStatistics: Sendable, Equatable {
     public var invalidDevices: Int
     /// Publishes created since the given moment, by state.
     public var publishesByState: [PublishState: Int]
-    /// The outcome counters of those publishes, summed by name (the same names as `PublishStatus.counters`).
-    public var counters: [String: Int64]
+    /// The outcome counters of those publishes, summed.
+    public var counters: PublishCounters
 
     public init(devicesByPlatform: [Platform: Int] = [:], invalidDevices: Int = 0,
-                publishesByState: [PublishState: Int] = [:], counters: [String: Int64] = [:]) {
+                publishesByState: [PublishState: Int] = [:], counters: PublishCounters = [:]) {
         self.devicesByPlatform = devicesByPlatform
         self.invalidDevices = invalidDevices
         self.publishesByState = publishesByState

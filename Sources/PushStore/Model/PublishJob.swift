@@ -6,6 +6,9 @@ public enum PublishKind: String, Sendable {
     case interests
     /// Every device of each user in `targets` (user ids).
     case users
+    /// APNs broadcast channels (`POST …/publishes/channels`): no devices and no `targets`; the channels are in the
+    /// payload, which only the engine reads. Its targets are the empty page.
+    case channels
 }
 
 /// A publish's lifecycle.
@@ -89,7 +92,7 @@ public struct ClaimedJob: Sendable, Equatable {
     /// Every target with `ref <= cursor` has a final result; resume with `targets(after: cursor)`.
     public var cursor: Int64
     /// Counters accumulated by earlier checkpoints (empty on a first attempt).
-    public var counters: [String: Int64]
+    public var counters: PublishCounters
     /// 1 on the first claim, 2 after one crash or lost lease, ...
     public var attempt: Int
     public var leaseExpiresAt: Date
@@ -105,7 +108,7 @@ public struct ClaimedJob: Sendable, Equatable {
 
     /// Backends build these; so do tests.
     public init(
-        id: PublishJobID, job: PublishJob, cursor: Int64, counters: [String: Int64], attempt: Int,
+        id: PublishJobID, job: PublishJob, cursor: Int64, counters: PublishCounters, attempt: Int,
         leaseExpiresAt: Date, cancelRequested: Bool = false
     ) {
         self.id = id
@@ -172,7 +175,7 @@ public struct PublishStatus: Sendable, Equatable {
     public var publishID: String
     public var kind: PublishKind
     public var state: PublishState
-    public var counters: [String: Int64]
+    public var counters: PublishCounters
     /// Set by `finishJob`.
     public var targetsTotal: Int64?
     public var summary: String?
@@ -197,7 +200,7 @@ public struct PublishStatus: Sendable, Equatable {
     /// Backends build these; so do tests.
     public init(
         id: PublishJobID, instanceID: String, publishID: String, kind: PublishKind, state: PublishState,
-        counters: [String: Int64], targetsTotal: Int64?, summary: String?, attempts: Int, createdAt: Date,
+        counters: PublishCounters, targetsTotal: Int64?, summary: String?, attempts: Int, createdAt: Date,
         startedAt: Date?, finishedAt: Date?, delivered: Int, opened: Int, notBefore: Date? = nil,
         cancelRequested: Bool = false
     ) {

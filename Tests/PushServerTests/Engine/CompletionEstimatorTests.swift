@@ -129,8 +129,8 @@ final class CompletionEstimatorTests: XCTestCase {
         // Two shards on two nodes: 6,000 and 4,000 left, at 100/s and 150/s: together 10,000 at 250/s = 40 s.
         var status = PublishStatus(
             id: PublishJobID(rawValue: 1), instanceID: "i", publishID: "p", kind: .interests, state: .running,
-            counters: [PublishCounter.estimateRemaining: 10_000, PublishCounter.estimateRateMilli: 250_000,
-                       PublishCounter.targets: 5000],
+            counters: [.estimateRemaining: 10_000, .estimateRateMilli: 250_000,
+                       .targets: 5000],
             targetsTotal: nil, summary: nil, attempts: 1, createdAt: now, startedAt: now, finishedAt: nil,
             delivered: 0, opened: 0)
         let estimate = try XCTUnwrap(PublishEstimate(status, now: now))
@@ -138,7 +138,7 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(estimate.members["estimatedCompletionAt"], .string(now.addingTimeInterval(40).iso8601))
         XCTAssertEqual(estimate.members["estimateRatePerSecond"], .double(250))
         XCTAssertEqual(estimate.members["remainingTargets"], .int(10_000))
-        status.counters[PublishCounter.estimateRateMilli] = 17
+        status.counters[.estimateRateMilli] = 17
         XCTAssertEqual(try XCTUnwrap(PublishEstimate(status, now: now)).members["estimateRatePerSecond"], .double(0.017),
                        "a pace of one a minute is not rounded to 0")
         status.cancelRequested = true
@@ -147,7 +147,7 @@ final class CompletionEstimatorTests: XCTestCase {
         status.state = .finished
         XCTAssertNil(PublishEstimate(status, now: now), "finished: none, whatever the counters say")
         status.state = .running
-        status.counters[PublishCounter.estimateRemaining] = 0
+        status.counters[.estimateRemaining] = 0
         XCTAssertNil(PublishEstimate(status, now: now), "between rounds or after the runs stopped: none")
     }
 
@@ -156,8 +156,8 @@ final class CompletionEstimatorTests: XCTestCase {
                              createdAt: Date())
         // A resumed run: its claim's counters hold the estimate of the run before it.
         let claimed = ClaimedJob(id: PublishJobID(rawValue: 7), job: job, cursor: 0,
-                                 counters: [PublishCounter.targets: 100, PublishCounter.estimateRemaining: 900,
-                                            PublishCounter.estimateRateMilli: 50_000], attempt: 2,
+                                 counters: [.targets: 100, .estimateRemaining: 900,
+                                            .estimateRateMilli: 50_000], attempt: 2,
                                  leaseExpiresAt: Date())
         let run = PublishRun(claimed: claimed)
         let bounds = CompletionEstimator.Bounds(pacingPerSecond: 25)
@@ -165,8 +165,8 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(first.basis, .pacing)
         XCTAssertEqual(first.remaining, 900)
         var batch = run.drain()
-        XCTAssertNil(batch.counters[PublishCounter.estimateRemaining], "unchanged: nothing to write")
-        XCTAssertEqual(batch.counters[PublishCounter.estimateRateMilli], 25_000 - 50_000, "the difference, not the value")
+        XCTAssertNil(batch.counters[.estimateRemaining], "unchanged: nothing to write")
+        XCTAssertEqual(batch.counters[.estimateRateMilli], 25_000 - 50_000, "the difference, not the value")
         run.passedOver(10)
         let between = try XCTUnwrap(run.observeProgress(total: 1000, done: 100, bounds: bounds, at: 1))
         XCTAssertEqual(between.basis, .pacing, "within the interval: no observation, but the targets left are fresh")
@@ -176,12 +176,12 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(second.remaining, 850)
         XCTAssertEqual(second.basis, .observed)
         batch = run.drain()
-        XCTAssertEqual(batch.counters[PublishCounter.estimateRemaining], -50, "both changes since the last drain")
-        XCTAssertNil(batch.counters[PublishCounter.estimateRateMilli], "25/s observed, as the pace: unchanged")
+        XCTAssertEqual(batch.counters[.estimateRemaining], -50, "both changes since the last drain")
+        XCTAssertNil(batch.counters[.estimateRateMilli], "25/s observed, as the pace: unchanged")
         run.clearEstimate()
         batch = run.drain()
-        XCTAssertEqual(batch.counters[PublishCounter.estimateRemaining], -850)
-        XCTAssertEqual(batch.counters[PublishCounter.estimateRateMilli], -25_000)
+        XCTAssertEqual(batch.counters[.estimateRemaining], -850)
+        XCTAssertEqual(batch.counters[.estimateRateMilli], -25_000)
         XCTAssertNil(run.observeProgress(total: 1000, done: 100, bounds: bounds, at: 10),
                      "a run that stopped sending makes no estimate again")
         XCTAssertNil(run.estimate)

@@ -45,10 +45,10 @@ final class EngineBroadcastTests: XCTestCase {
         let status = try XCTUnwrap(stored)
         XCTAssertEqual(status.state, .finished)
         XCTAssertEqual(status.targetsTotal, 3)
-        XCTAssertEqual(status.counters["broadcast.accepted"], 2)
-        XCTAssertEqual(status.counters["broadcast.failed.ChannelNotRegistered"], 1)
-        XCTAssertEqual(status.counters["broadcast.channel.\(channels[0].rawValue).attempts"], 2)
-        XCTAssertEqual(status.counters["broadcast.channel.\(channels[2].rawValue).failed.ChannelNotRegistered"], 1)
+        XCTAssertEqual(status.counters[.channelsAccepted], 2)
+        XCTAssertEqual(status.counters[.channelsFailed(reason: "ChannelNotRegistered")], 1)
+        XCTAssertEqual(status.counters[.channelAttempts(channel: channels[0].rawValue)], 2)
+        XCTAssertEqual(status.counters[.channelFailed(channel: channels[2].rawValue, reason: "ChannelNotRegistered")], 1)
         XCTAssertEqual(status.accepted, 0, "no device was sent to")
     }
 
@@ -64,8 +64,8 @@ final class EngineBroadcastTests: XCTestCase {
         XCTAssertEqual(broadcaster.sent.filter { $0 == channels[1] }.count, 3, "apns.maxAttempts")
         let stored = try await fixture.status("bc-2")
         let status = try XCTUnwrap(stored)
-        XCTAssertEqual(status.counters["broadcast.failed.TransportError"], 1)
-        XCTAssertEqual(status.counters["broadcast.accepted"], 2)
+        XCTAssertEqual(status.counters[.channelsFailed(reason: "TransportError")], 1)
+        XCTAssertEqual(status.counters[.channelsAccepted], 2)
     }
 
     func testASecondNodeResumesAtTheFirstUnansweredChannel() async throws {
@@ -88,7 +88,7 @@ final class EngineBroadcastTests: XCTestCase {
         let stored = try await fixture.status("bc-3")
         let status = try XCTUnwrap(stored)
         XCTAssertEqual(status.attempts, 2)
-        XCTAssertEqual(status.counters["broadcast.accepted"], 3)
+        XCTAssertEqual(status.counters[.channelsAccepted], 3)
         XCTAssertEqual(status.targetsTotal, 3)
         await nodeA.stop()
         await nodeB.stop()

@@ -35,7 +35,7 @@ final class EngineCrashResumeTests: XCTestCase {
         XCTAssertEqual(status?.state, .finished)
         XCTAssertEqual(status?.attempts, 2)
         XCTAssertEqual(status?.accepted, 10)
-        XCTAssertEqual(status?.counters[PublishCounter.targets], 10)
+        XCTAssertEqual(status?.counters[.targets], 10)
         XCTAssertEqual(status?.targetsTotal, 10)
         await waitForState("FINISHED webhook", fixture.webhooks.calls) { $0.contains(.finished(publishID: "crash-1", accepted: 10, failed: 0)) }
         XCTAssertEqual(fixture.webhooks.calls.read { $0.filter { $0 == .started(publishID: "crash-1") }.count }, 1,
@@ -73,7 +73,7 @@ final class EngineCrashResumeTests: XCTestCase {
         XCTAssertEqual(senderB.sentTokens, [tokens[1]], "only the target without an answer is sent again")
         let status = try await fixture.status("gaps-1")
         XCTAssertEqual(status?.accepted, 6)
-        XCTAssertEqual(status?.counters[PublishCounter.targets], 6)
+        XCTAssertEqual(status?.counters[.targets], 6)
         XCTAssertEqual(status?.targetsTotal, 6)
         let answeredAfter = try await fixture.base.answeredTargets(jobID)
         XCTAssertEqual(answeredAfter, [], "a finished job forgets the answers above its cursor")

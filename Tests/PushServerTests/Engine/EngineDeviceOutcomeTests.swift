@@ -27,10 +27,10 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         let status = try await deliver(fixture, sender)
 
         XCTAssertEqual(sender.sent, [.init(token: token, environment: .production), .init(token: token, environment: .sandbox)])
-        XCTAssertEqual(status?.counters[PublishCounter.environmentRetries], 1)
-        XCTAssertEqual(status?.counters[PublishCounter.environmentCorrected], 1)
+        XCTAssertEqual(status?.counters[.environmentRetries], 1)
+        XCTAssertEqual(status?.counters[.environmentCorrected], 1)
         XCTAssertEqual(status?.accepted, 1)
-        XCTAssertEqual(status?.counters[PublishCounter.targets], 1, "the retry is the same target")
+        XCTAssertEqual(status?.counters[.targets], 1, "the retry is the same target")
         let device = try await fixture.device(token)
         XCTAssertEqual(device?.environment, .sandbox, "the retry proved the token's environment")
         XCTAssertNil(device?.invalidatedAt)
@@ -45,8 +45,8 @@ final class EngineDeviceOutcomeTests: XCTestCase {
 
         XCTAssertEqual(sender.sent, [.init(token: token, environment: .sandbox), .init(token: token, environment: .production)])
         XCTAssertEqual(status?.failedByReason, ["BadDeviceToken": 1])
-        XCTAssertEqual(status?.counters[PublishCounter.devicesRemoved], 1)
-        XCTAssertEqual(status?.counters[PublishCounter.environmentRetries], 1)
+        XCTAssertEqual(status?.counters[.devicesRemoved], 1)
+        XCTAssertEqual(status?.counters[.environmentRetries], 1)
         let device = try await fixture.device(token)
         XCTAssertNotNil(device?.invalidatedAt)
     }
@@ -59,8 +59,8 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         let status = try await deliver(fixture, sender)
 
         XCTAssertEqual(sender.sentTokens, [token])
-        XCTAssertNil(status?.counters[PublishCounter.environmentRetries])
-        XCTAssertEqual(status?.counters[PublishCounter.devicesRemoved], 1)
+        XCTAssertNil(status?.counters[.environmentRetries])
+        XCTAssertEqual(status?.counters[.devicesRemoved], 1)
         let device = try await fixture.device(token)
         XCTAssertNotNil(device?.invalidatedAt)
     }
@@ -85,7 +85,7 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         let status = try await deliver(fixture, sender)
 
         XCTAssertEqual(status?.failedByReason, ["Unregistered": 1])
-        XCTAssertEqual(status?.counters[PublishCounter.devicesRemoved], 1)
+        XCTAssertEqual(status?.counters[.devicesRemoved], 1)
         XCTAssertEqual(status?.accepted, 1)
         let gone = try await fixture.device(tokens[0])
         XCTAssertNotNil(gone?.invalidatedAt)
@@ -101,7 +101,7 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         let status = try await deliver(fixture, sender)
 
         XCTAssertEqual(status?.failedByReason, ["Unregistered": 1])
-        XCTAssertNil(status?.counters[PublishCounter.devicesRemoved], "registered again after APNs' timestamp")
+        XCTAssertNil(status?.counters[.devicesRemoved], "registered again after APNs' timestamp")
         let device = try await fixture.device(token)
         XCTAssertNil(device?.invalidatedAt)
     }

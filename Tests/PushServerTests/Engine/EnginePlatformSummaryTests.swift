@@ -28,16 +28,16 @@ final class EnginePlatformSummaryTests: XCTestCase {
 
     func testNotesFollowTheNotConfiguredCountersOnly() {
         XCTAssertNil(PublishSummary.notes(counters: [:]))
-        XCTAssertNil(PublishSummary.notes(counters: [PublishCounter.accepted(on: .fcm): 4,
-                                                     PublishCounter.failed("UNREGISTERED", on: .fcm): 1]))
-        XCTAssertEqual(PublishSummary.notes(counters: [PublishCounter.failed("NoWebPushCredentials", on: .web): 2]),
+        XCTAssertNil(PublishSummary.notes(counters: [.accepted(.fcm): 4,
+                                                     .failed(.fcm, reason: "UNREGISTERED"): 1]))
+        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.web, reason: "NoWebPushCredentials"): 2]),
                        "no Web Push (VAPID) key configured: nothing was sent to browsers")
-        XCTAssertEqual(PublishSummary.notes(counters: [PublishCounter.failed("NoAPNsCredentials", on: .apns): 1,
-                                                       PublishCounter.failed("NoFCMCredentials", on: .fcm): 1]),
+        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.apns, reason: "NoAPNsCredentials"): 1,
+                                                       .failed(.fcm, reason: "NoFCMCredentials"): 1]),
                        "no APNs credentials configured: nothing was sent; "
                            + "no FCM credentials configured: nothing was sent to Android devices")
-        XCTAssertNil(PublishSummary.notes(counters: [PublishCounter.failed("NoFCMCredentials", on: .fcm): 0]))
-        XCTAssertEqual(PublishSummary.notes(counters: [PublishCounter.failed("NoUnifiedPushConfig", on: .unifiedpush): 1]),
+        XCTAssertNil(PublishSummary.notes(counters: [.failed(.fcm, reason: "NoFCMCredentials"): 0]))
+        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.unifiedpush, reason: "NoUnifiedPushConfig"): 1]),
                        "no unifiedpush section configured: nothing was sent to UnifiedPush devices")
     }
 }

@@ -24,7 +24,7 @@ final class EngineStoreOutageTests: XCTestCase {
         XCTAssertEqual(sender.sentTokens, tokens)
         let status = try await fixture.status("outage-1")
         XCTAssertEqual(status?.accepted, 5)
-        XCTAssertEqual(status?.counters[PublishCounter.targets], 5)
+        XCTAssertEqual(status?.counters[.targets], 5)
         for token in tokens {
             let device = try await fixture.device(token)
             XCTAssertEqual(device?.lastResult?.status, 200)

@@ -157,7 +157,7 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         return page
     }
 
-    func checkpoint(_ job: PublishJobID, workerID: String, cursor: Int64, counters: [String: Int64],
+    func checkpoint(_ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters,
                     deviceResults: [DeviceResult], answered: [Int64]) async throws {
         do {
             try check(.checkpoint)

@@ -141,6 +141,10 @@ final class ProviderTokensContractOnPostgreSQL: XCTestCase {
 }
 
 final class PublishQueueContractOnPostgreSQL: XCTestCase {
+    func testChannelsPublishKeepsItsKindAndHasNoTargets() async throws {
+        try await runContract(.postgresql, PublishQueueContract.testChannelsPublishKeepsItsKindAndHasNoTargets)
+    }
+
     func testEnqueuedJobIsClaimedWithItsPayload() async throws {
         try await runContract(.postgresql, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
     }

@@ -141,6 +141,10 @@ final class ProviderTokensContractOnSQLite: XCTestCase {
 }
 
 final class PublishQueueContractOnSQLite: XCTestCase {
+    func testChannelsPublishKeepsItsKindAndHasNoTargets() async throws {
+        try await runContract(.sqlite, PublishQueueContract.testChannelsPublishKeepsItsKindAndHasNoTargets)
+    }
+
     func testEnqueuedJobIsClaimedWithItsPayload() async throws {
         try await runContract(.sqlite, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
     }
@@ -431,6 +435,10 @@ final class ProviderTokensContractInMemory: XCTestCase {
 }
 
 final class PublishQueueContractInMemory: XCTestCase {
+    func testChannelsPublishKeepsItsKindAndHasNoTargets() async throws {
+        try await runContract(.inMemory, PublishQueueContract.testChannelsPublishKeepsItsKindAndHasNoTargets)
+    }
+
     func testEnqueuedJobIsClaimedWithItsPayload() async throws {
         try await runContract(.inMemory, PublishQueueContract.testEnqueuedJobIsClaimedWithItsPayload)
     }

@@ -31,6 +31,23 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// A channels (broadcast) publish is a job kind of its own: claimed and read back as `channels`, and its
+    /// targets are the empty last page (the channels are in the payload, which only the engine reads), even when
+    /// the instance has devices.
+    func testChannelsPublishKeepsItsKindAndHasNoTargets() async throws {
+        let store = try await openStore()
+        _ = try await store.registerDevice(DeviceRegistration(instanceID: instance, token: token(1)))
+        let job = publish("pubid-channels-1", kind: .channels, targets: [])
+        _ = try await store.enqueuePublish(job)
+        let claimed = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        XCTAssertEqual(claimed?.job, job)
+        let page = try await store.targets(for: job, after: 0, limit: 10)
+        XCTAssertEqual(page, TargetPage(targets: [], cursor: 0, isLast: true))
+        let status = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-1")
+        XCTAssertEqual(status?.kind, .channels)
+        try await store.close()
+    }
+
     /// The trace context of the request that accepted a publish is claimed with the job, so the node that runs it
     /// continues the trace; a job without one claims nil.
     func testTraceContextIsStoredWithTheJobAndClaimedWithIt() async throws {
@@ -111,7 +128,7 @@ final class PublishQueueContract: StoreContract {
         let id = try await store.enqueuePublish(publish("p1"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
         await XCTAssertThrowsAsync(PushStoreError.leaseLost(id)) {
-            try await store.checkpoint(id, workerID: "w2", cursor: 5, counters: ["accepted": 1], deviceResults: [])
+            try await store.checkpoint(id, workerID: "w2", cursor: 5, counters: [.accepted(.apns): 1], deviceResults: [])
         }
         await XCTAssertThrowsAsync(PushStoreError.leaseLost(id)) {
             try await store.renewLease(id, workerID: "w2", leaseDuration: self.lease, now: self.clock.now)
@@ -180,13 +197,13 @@ final class PublishQueueContract: StoreContract {
         let target = try await store.targets(for: claimed.job, after: claimed.cursor, limit: 10).targets[0]
         clock.advance(1)
         try await store.checkpoint(
-            id, workerID: "w1", cursor: 10, counters: ["accepted": 3, "failed.BadDeviceToken": 1],
+            id, workerID: "w1", cursor: 10, counters: [.accepted(.apns): 3, .failed(.apns, reason: "BadDeviceToken"): 1],
             deviceResults: [DeviceResult(device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
-        try await store.checkpoint(id, workerID: "w1", cursor: 4, counters: ["accepted": 2, "retried": 0], deviceResults: [])
+        try await store.checkpoint(id, workerID: "w1", cursor: 4, counters: [.accepted(.apns): 2, .environmentRetries: 0], deviceResults: [])
         clock.advance(31)
         let resumed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
         XCTAssertEqual(resumed?.cursor, 10)
-        XCTAssertEqual(resumed?.counters, ["accepted": 5, "failed.BadDeviceToken": 1])
+        XCTAssertEqual(resumed?.counters, [.accepted(.apns): 5, .failed(.apns, reason: "BadDeviceToken"): 1])
         let stored = try await store.device(instanceID: instance, id: device.id)
         XCTAssertNotNil(stored?.invalidatedAt)
         try await store.close()
@@ -203,7 +220,7 @@ final class PublishQueueContract: StoreContract {
         let id = try await store.enqueuePublish(publish("p1", targets: ["a", "b"]))
         let claimed = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)!
         let page = try await store.targets(for: claimed.job, after: claimed.cursor, limit: 10)
-        try await store.checkpoint(id, workerID: "w1", cursor: page.cursor, counters: ["accepted": 10], deviceResults: [])
+        try await store.checkpoint(id, workerID: "w1", cursor: page.cursor, counters: [.accepted(.apns): 10], deviceResults: [])
         // Worker w1 dies here: the store goes away without finishing the job.
         try await store.close()
 
@@ -216,7 +233,7 @@ final class PublishQueueContract: StoreContract {
         XCTAssertEqual(resumed?.id, id)
         XCTAssertEqual(resumed?.attempt, 2)
         XCTAssertEqual(resumed?.cursor, page.cursor)
-        XCTAssertEqual(resumed?.counters, ["accepted": 10])
+        XCTAssertEqual(resumed?.counters, [.accepted(.apns): 10])
         var rest: [String] = []
         var cursor = resumed!.cursor
         while true {
@@ -226,11 +243,11 @@ final class PublishQueueContract: StoreContract {
             if next.isLast { break }
         }
         XCTAssertEqual(page.targets.map(\.token) + rest, expected, "resumed without skipping or repeating a device")
-        try await store.checkpoint(id, workerID: "w2", cursor: cursor, counters: ["accepted": 15], deviceResults: [])
+        try await store.checkpoint(id, workerID: "w2", cursor: cursor, counters: [.accepted(.apns): 15], deviceResults: [])
         try await store.finishJob(id, workerID: "w2", state: .finished, targetsTotal: 25, summary: nil, now: clock.now)
         let status = try await store.publishStatus(instanceID: instance, publishID: "p1")
         XCTAssertEqual(status?.state, .finished)
-        XCTAssertEqual(status?.counters, ["accepted": 25])
+        XCTAssertEqual(status?.counters, [.accepted(.apns): 25])
         XCTAssertEqual(status?.targetsTotal, 25)
         XCTAssertEqual(status?.attempts, 2)
         XCTAssertEqual(status?.finishedAt, clock.now)

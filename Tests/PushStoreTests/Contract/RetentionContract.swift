@@ -54,7 +54,7 @@ final class RetentionContract: StoreContract {
         let old = try await store.enqueuePublish(
             PublishJob(instanceID: instance, publishID: "old", kind: .interests, targets: ["a"], payload: Data(), createdAt: start))
         _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: start)
-        try await store.checkpoint(old, workerID: "w", cursor: 1, counters: ["accepted": 1], deviceResults: [])
+        try await store.checkpoint(old, workerID: "w", cursor: 1, counters: [.accepted(.apns): 1], deviceResults: [])
         try await store.finishJob(old, workerID: "w", state: .finished, targetsTotal: 1, summary: nil, now: start)
         let events = (0..<3).map {
             ReportingEvent(instanceID: instance, publishID: "old", deviceID: "d\($0)", userID: nil, kind: .delivery, at: start)

@@ -74,7 +74,7 @@ final class ScheduledPublishContract: StoreContract {
 
         let running = try await store.enqueuePublish(publish("running"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(running, workerID: "w1", cursor: 3, counters: ["apns.accepted": 3], deviceResults: [])
+        try await store.checkpoint(running, workerID: "w1", cursor: 3, counters: [.accepted(.apns): 3], deviceResults: [])
         let marked = try await store.cancelPublish(instanceID: instance, publishID: "running", now: clock.now)
         XCTAssertEqual(marked, .running(running))
         let whileRunning = try await store.publishStatus(instanceID: instance, publishID: "running")
@@ -89,7 +89,7 @@ final class ScheduledPublishContract: StoreContract {
         let ended = try await store.cancelPublish(instanceID: instance, publishID: "running", now: clock.now)
         guard case .alreadyEnded(let final)? = ended else { return XCTFail("expected .alreadyEnded, got \(String(describing: ended))") }
         XCTAssertEqual(final.state, .cancelled)
-        XCTAssertEqual(final.counters["apns.accepted"], 3)
+        XCTAssertEqual(final.counters[.accepted(.apns)], 3)
         XCTAssertEqual(final.targetsTotal, 3)
 
         let unknown = try await store.cancelPublish(instanceID: instance, publishID: "never-made", now: clock.now)
@@ -128,7 +128,7 @@ final class ScheduledPublishContract: StoreContract {
         let store = try await openStore()
         let id = try await store.enqueuePublish(publish("rounds"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(id, workerID: "w1", cursor: 10, counters: ["targets": 4], deviceResults: [],
+        try await store.checkpoint(id, workerID: "w1", cursor: 10, counters: [.targets: 4], deviceResults: [],
                                    answered: [12, 15])
         await XCTAssertThrowsAsync(PushStoreError.leaseLost(id)) {
             try await store.rescheduleJob(id, workerID: "w2", notBefore: self.clock.now)
@@ -150,7 +150,7 @@ final class ScheduledPublishContract: StoreContract {
         clock.advance(3600)
         let round = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
         XCTAssertEqual(round?.cursor, 0)
-        XCTAssertEqual(round?.counters, ["targets": 4])
+        XCTAssertEqual(round?.counters, [.targets: 4])
         XCTAssertEqual(round?.attempt, 2)
         XCTAssertEqual(round?.job.notBefore, next)
         try await store.close()

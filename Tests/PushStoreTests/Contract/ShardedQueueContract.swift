@@ -30,7 +30,7 @@ final class ShardedQueueContract: StoreContract {
         var cursor = claimed.cursor
         for _ in 0..<1000 {
             let page: TargetPage
-            if let shard = claimed.shard, let sharded = store as? any ShardedPublishQueue {
+            if let shard = claimed.shard, let sharded = store.sharding {
                 page = try await sharded.targets(for: claimed.job, shard: shard, after: cursor, limit: pageSize)
             } else {
                 page = try await store.targets(for: claimed.job, after: cursor, limit: pageSize)
@@ -51,7 +51,9 @@ final class ShardedQueueContract: StoreContract {
         XCTAssertEqual(whole.count, 60)
         let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
         let planned = try XCTUnwrap(claimed)
-        guard let sharded = store as? any ShardedPublishQueue else {
+        // The engine learns that a backend shards from what it declares, never by casting: the two must agree.
+        XCTAssertEqual(store.sharding != nil, store is any ShardedPublishQueue, "declared sharding = conformance")
+        guard let sharded = store.sharding else {
             // Delivered whole: the one claim reads every target.
             let refs = try await read(store, planned)
             XCTAssertEqual(refs, whole)
@@ -75,7 +77,7 @@ final class ShardedQueueContract: StoreContract {
 
     func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
         let store = try await openStore()
-        guard let sharded = store as? any ShardedPublishQueue else {
+        guard let sharded = store.sharding else {
             try await store.close()
             throw XCTSkip("\(backend) delivers every publish whole")
         }
@@ -89,21 +91,21 @@ final class ShardedQueueContract: StoreContract {
         // Written twice, as after a COMMIT whose answer was lost: the totals count once.
         for _ in 0..<2 {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[3],
-                                              totals: ["targets": 5, "accepted": 5], deviceResults: [],
+                                              totals: [.targets: 5, .accepted(.apns): 5], deviceResults: [],
                                               answered: [refs[5]])
         }
         let running = try await store.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(running?.counters["accepted"], 5)
+        XCTAssertEqual(running?.counters[.accepted(.apns)], 5)
         let takeover = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(5),
                                                     now: clock.now.addingTimeInterval(5))
         XCTAssertEqual(takeover?.shard?.number, shard.number)
         XCTAssertEqual(takeover?.cursor, refs[3])
-        XCTAssertEqual(takeover?.counters, ["targets": 5, "accepted": 5])
+        XCTAssertEqual(takeover?.counters, [.targets: 5, .accepted(.apns): 5])
         let answered = try await sharded.answeredTargets(jobID, shard: try XCTUnwrap(takeover?.shard))
         XCTAssertEqual(answered, [refs[5]])
         do {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[6],
-                                              totals: ["accepted": 99], deviceResults: [], answered: [])
+                                              totals: [.accepted(.apns): 99], deviceResults: [], answered: [])
             XCTFail("the former holder is fenced")
         } catch {
             XCTAssertEqual(error as? PushStoreError, .leaseLost(jobID))

@@ -37,24 +37,24 @@ final class StatisticsContract: StoreContract {
         let store = try await openStore()
         let old = try await store.enqueuePublish(publish("old"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(old, workerID: "w", cursor: 1, counters: ["apns.accepted": 100], deviceResults: [])
+        try await store.checkpoint(old, workerID: "w", cursor: 1, counters: [.accepted(.apns): 100], deviceResults: [])
         try await store.finishJob(old, workerID: "w", state: .finished, targetsTotal: 100, summary: nil, now: clock.now)
         clock.advance(3600)
         let midnight = clock.now
         let first = try await store.enqueuePublish(publish("first"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
         try await store.checkpoint(first, workerID: "w", cursor: 1,
-                                   counters: ["apns.accepted": 5, "apns.failed.Unregistered": 2], deviceResults: [])
+                                   counters: [.accepted(.apns): 5, .failed(.apns, reason: "Unregistered"): 2], deviceResults: [])
         try await store.finishJob(first, workerID: "w", state: .finished, targetsTotal: 7, summary: nil, now: clock.now)
         let second = try await store.enqueuePublish(publish("second"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(second, workerID: "w", cursor: 1, counters: ["apns.accepted": 1], deviceResults: [])
+        try await store.checkpoint(second, workerID: "w", cursor: 1, counters: [.accepted(.apns): 1], deviceResults: [])
         _ = try await store.enqueuePublish(publish("queued"))
 
         let statistics = try await store.statistics(instanceID: instance, since: midnight)
         XCTAssertEqual(statistics.publishesByState, [.finished: 1, .running: 1, .queued: 1])
         XCTAssertEqual(statistics.publishes, 3)
-        XCTAssertEqual(statistics.counters, ["apns.accepted": 6, "apns.failed.Unregistered": 2])
+        XCTAssertEqual(statistics.counters, [.accepted(.apns): 6, .failed(.apns, reason: "Unregistered"): 2])
         try await store.close()
     }
 
