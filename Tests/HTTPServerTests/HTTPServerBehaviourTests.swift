@@ -319,7 +319,7 @@ final class HTTPServerBehaviourTests: XCTestCase {
             try client.send("GET /slow?ms=20 HTTP/1.1\r\nHost: h\r\n\r\n")
             client.close()
         }
-        usleep(100_000)
+        try eventually("the server closed the 20 connections") { server.server.openConnections == 0 }
         server.assertHealthy()
     }
 

@@ -18,7 +18,7 @@ final class ServiceTests: XCTestCase {
         }
         XCTAssertEqual(try server.client().request("GET", "/health").status, 200)
         try busy.send("GET /slow?ms=400 HTTP/1.1\r\nHost: h\r\n\r\n")
-        usleep(100_000)
+        try eventually("the slow request is in flight") { server.slowRequestsStarted.withLock { $0 } == 1 }
         XCTAssertEqual(returned.wait(timeout: .now() + 0.2), .timedOut, "runs until cancelled")
         task.cancel()
         let response = try busy.readResponse()

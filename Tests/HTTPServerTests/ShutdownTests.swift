@@ -10,7 +10,7 @@ final class ShutdownTests: XCTestCase {
         XCTAssertEqual(try idle.request("GET", "/health").status, 200)
         let busy = try server.client()
         try busy.send("GET /slow?ms=600 HTTP/1.1\r\nHost: h\r\n\r\n")
-        usleep(100_000)
+        try eventually("the slow request is in flight") { server.slowRequestsStarted.withLock { $0 } == 1 }
 
         let start = Date()
         let stopped = DispatchSemaphore(value: 0)
@@ -19,8 +19,8 @@ final class ShutdownTests: XCTestCase {
             stopped.signal()
         }
         XCTAssertTrue(idle.waitForClose(within: 0.5), "idle keep-alive connection closed at once")
-        usleep(100_000)
-        XCTAssertThrowsError(try RawHTTPClient(port: server.port, timeout: 1), "no longer accepting")
+        // Each loop closes its own listener: a connection is refused once all of them have.
+        try eventually("no longer accepting") { (try? RawHTTPClient(port: server.port, timeout: 1)) == nil }
 
         let response = try busy.readResponse()
         XCTAssertEqual(response.status, 200)
@@ -39,7 +39,7 @@ final class ShutdownTests: XCTestCase {
         let server = try TestServer(limits: limits)
         let busy = try server.client()
         try busy.send("GET /slow?ms=5000 HTTP/1.1\r\nHost: h\r\n\r\n")
-        usleep(100_000)
+        try eventually("the slow request is in flight") { server.slowRequestsStarted.withLock { $0 } == 1 }
         let start = Date()
         server.stop()
         XCTAssertLessThan(Date().timeIntervalSince(start), 2)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import JSON
+import Locking
 import Logging
 import TestSupport
 import XCTest
@@ -23,6 +24,9 @@ final class TestServer: Sendable {
     let port: Int
     let logs = CapturingLogSink()
     let records = RecordStore()
+    /// Requests to `/slow` whose handler has started: a test waits for it (`eventually`) before it acts on a
+    /// request in flight.
+    let slowRequestsStarted = Locked(0)
 
     init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil, host: String = "127.0.0.1",
          extraRoutes: (inout Router) -> Void = { _ in }) throws {
@@ -43,7 +47,9 @@ final class TestServer: Sendable {
                            "route": .string(request.routePattern)]))
         }
         router.get("/users/*userId") { request in .text(request.parameters["userId"] ?? "") }
+        let slowRequestsStarted = self.slowRequestsStarted
         router.get("/slow") { request in
+            slowRequestsStarted.withLock { $0 += 1 }
             let ms = Int(request.queryValue("ms") ?? "") ?? 200
             try await Task.sleep(for: .milliseconds(ms))
             return .text("slept \(ms)")

@@ -48,3 +48,17 @@ final class InMemoryPushStoreTests: XCTestCase {
         await XCTAssertThrowsAsync(PushStoreError.closed) { _ = try await store.queueDepth() }
     }
 }
+
+/// Asserts that `body` throws an error equal to `expected`.
+private func XCTAssertThrowsAsync<E: Error & Equatable>(
+    _ expected: E, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        XCTFail("expected \(expected) to be thrown", file: file, line: line)
+    } catch let error as E {
+        XCTAssertEqual(error, expected, file: file, line: line)
+    } catch {
+        XCTFail("expected \(expected), got \(error)", file: file, line: line)
+    }
+}

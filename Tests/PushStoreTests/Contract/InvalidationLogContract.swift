@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 final class InvalidationLogContract: StoreContract {
     func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
@@ -10,12 +9,13 @@ final class InvalidationLogContract: StoreContract {
         let job = PublishJob(instanceID: instance, publishID: "p\(n)", kind: .users, targets: ["user-\(n)"], payload: Data(),
                              createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
-        let ref = try XCTUnwrap(page.targets.first { $0.deviceID == device.id }).ref
+        let ref = try #require(page.targets.first { $0.deviceID == device.id }).ref
         return (try await store.device(instanceID: instance, id: device.id)!, ref)
     }
 
-    func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         let since = device.lastRegisteredAt.addingTimeInterval(2)
@@ -25,26 +25,27 @@ final class InvalidationLogContract: StoreContract {
         // The same answer again (a resumed publish) invalidates nothing new: logged once.
         try await store.recordDeviceResults([dead])
         let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(logged.count, 1)
-        let record = try XCTUnwrap(logged.first)
-        XCTAssertEqual(record.deviceID, device.id)
-        XCTAssertEqual(record.platform, "apns")
-        XCTAssertEqual(record.userID, "user-1")
-        XCTAssertEqual(record.reason, "Unregistered")
-        XCTAssertEqual(record.status, 410)
-        XCTAssertEqual(record.providerTimestamp, since)
-        XCTAssertEqual(record.at, clock.now)
-        XCTAssertEqual(record.maskedToken, "…" + String(device.token.suffix(6)))
-        XCTAssertFalse(record.maskedToken.contains(device.token))
+        #expect(logged.count == 1)
+        let record = try #require(logged.first)
+        #expect(record.deviceID == device.id)
+        #expect(record.platform == "apns")
+        #expect(record.userID == "user-1")
+        #expect(record.reason == "Unregistered")
+        #expect(record.status == 410)
+        #expect(record.providerTimestamp == since)
+        #expect(record.at == clock.now)
+        #expect(record.maskedToken == "…" + String(device.token.suffix(6)))
+        #expect(!record.maskedToken.contains(device.token))
         let other = try await store.invalidations(instanceID: "other", after: 0, limit: 10)
-        XCTAssertEqual(other, [], "another instance's feed is empty")
+        #expect(other == [], "another instance's feed is empty")
         let after = try await store.invalidations(instanceID: instance, after: record.id, limit: 10)
-        XCTAssertEqual(after, [])
+        #expect(after == [])
         try await store.close()
     }
 
-    func testResultThatDoesNotInvalidateIsNotLogged() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testResultThatDoesNotInvalidateIsNotLogged(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         // APNs' timestamp before the last registration: the device stays valid.
@@ -54,12 +55,13 @@ final class InvalidationLogContract: StoreContract {
             DeviceResult(device: ref, status: 200, at: clock.now),
         ])
         let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(logged, [])
+        #expect(logged == [])
         try await store.close()
     }
 
-    func testNotifierSeesEachInvalidationUntilMarked() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testNotifierSeesEachInvalidationUntilMarked(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let (_, first) = try await registeredWithRef(store, 1)
         let (_, second) = try await registeredWithRef(store, 2)
         clock.advance(5)
@@ -68,18 +70,19 @@ final class InvalidationLogContract: StoreContract {
             DeviceResult(device: second, status: 404, reason: "UNREGISTERED", at: clock.now, effect: .badToken),
         ])
         let pending = try await store.unnotifiedInvalidations(limit: 10)
-        XCTAssertEqual(pending.map(\.reason), ["BadDeviceToken", "UNREGISTERED"])
-        XCTAssertNil(pending[0].providerTimestamp, "BadDeviceToken carries no provider timestamp")
+        #expect(pending.map(\.reason) == ["BadDeviceToken", "UNREGISTERED"])
+        #expect(pending[0].providerTimestamp == nil, "BadDeviceToken carries no provider timestamp")
         try await store.markInvalidationsNotified([pending[0].id])
         let still = try await store.unnotifiedInvalidations(limit: 10)
-        XCTAssertEqual(still.map(\.id), [pending[1].id])
+        #expect(still.map(\.id) == [pending[1].id])
         let feed = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(feed.count, 2, "the feed keeps notified rows")
+        #expect(feed.count == 2, "the feed keeps notified rows")
         try await store.close()
     }
 
-    func testPurgeDropsOldRowsAndRowsOverTheInstanceCap() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testPurgeDropsOldRowsAndRowsOverTheInstanceCap(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         var refs: [Int64] = []
         for n in 1...4 { refs.append(try await registeredWithRef(store, n).1) }
         clock.advance(5)
@@ -90,30 +93,31 @@ final class InvalidationLogContract: StoreContract {
             DeviceResult(device: $0, status: 400, at: clock.now, effect: .badToken)
         })
         let all = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(all.count, 4)
+        #expect(all.count == 4)
         let purged = try await store.purgeInvalidations(before: cutoff, keepPerInstance: 2, limit: 100)
-        XCTAssertEqual(purged, 2, "the old one, and the oldest of the three over the cap of 2")
+        #expect(purged == 2, "the old one, and the oldest of the three over the cap of 2")
         let left = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(left.map(\.id), Array(all.suffix(2).map(\.id)))
+        #expect(left.map(\.id) == Array(all.suffix(2).map(\.id)))
         try await store.close()
     }
 
-    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testDeletingADeviceOrAUserLogsEachDeviceAsRemoved(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let (lone, _) = try await registeredWithRef(store, 1)
         let (bound, _) = try await registeredWithRef(store, 2)
         let deleted = try await store.deleteDevice(instanceID: instance, id: lone.id)
-        XCTAssertTrue(deleted)
+        #expect(deleted)
         let unknown = try await store.deleteDevice(instanceID: instance, id: lone.id)
-        XCTAssertFalse(unknown, "a device deleted twice is logged once")
+        #expect(!unknown, "a device deleted twice is logged once")
         let removedDevices = try await store.deleteUser(instanceID: instance, userID: "user-2")
-        XCTAssertEqual(removedDevices, 1)
+        #expect(removedDevices == 1)
         let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
-        XCTAssertEqual(logged.map(\.deviceID), [lone.id, bound.id])
-        XCTAssertEqual(logged.map(\.reason), [DeviceInvalidation.deviceDeleted, DeviceInvalidation.userDeleted])
-        XCTAssertEqual(logged.map(\.userID), ["user-1", "user-2"])
-        XCTAssertTrue(logged.allSatisfy { $0.isRemoval && $0.providerTimestamp == nil && $0.platform == "apns" })
-        XCTAssertEqual(logged.first?.maskedToken, "…" + String(lone.token.suffix(6)))
+        #expect(logged.map(\.deviceID) == [lone.id, bound.id])
+        #expect(logged.map(\.reason) == [DeviceInvalidation.deviceDeleted, DeviceInvalidation.userDeleted])
+        #expect(logged.map(\.userID) == ["user-1", "user-2"])
+        #expect(logged.allSatisfy { $0.isRemoval && $0.providerTimestamp == nil && $0.platform == "apns" })
+        #expect(logged.first?.maskedToken == "…" + String(lone.token.suffix(6)))
         try await store.close()
     }
 }

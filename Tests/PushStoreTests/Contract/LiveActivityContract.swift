@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 final class LiveActivityContract: StoreContract {
     private let limits = LiveActivityLimits(maxStartTokensPerDevice: 2, maxActivitiesPerDevice: 2)
@@ -17,68 +16,71 @@ final class LiveActivityContract: StoreContract {
             reference: "order-1", expiresAt: clock.now.addingTimeInterval(hours * 3600), limits: limits, now: clock.now)
     }
 
-    func testStartTokensUpsertPerAttributesTypeAndAreBounded() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testStartTokensUpsertPerAttributesTypeAndAreBounded(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1)
         let put = { (type: String, token: String) in
             try await store.putLiveActivityStartToken(instanceID: self.instance, deviceID: device.id, attributesType: type,
                                                       token: token, limits: self.limits, now: self.clock.now)
         }
         let first = try await put("Match", "aa01")
-        XCTAssertEqual(first, .stored(created: true))
+        #expect(first == .stored(created: true))
         let rotated = try await put("Match", "aa02")
-        XCTAssertEqual(rotated, .stored(created: false))
+        #expect(rotated == .stored(created: false))
         let second = try await put("Delivery", "bb01")
-        XCTAssertEqual(second, .stored(created: true))
+        #expect(second == .stored(created: true))
         let third = try await put("Ride", "cc01")
-        XCTAssertEqual(third, .limitReached(2))
+        #expect(third == .limitReached(2))
         let unknown = try await store.putLiveActivityStartToken(
             instanceID: instance, deviceID: "apns-unknown", attributesType: "Match", token: "aa", limits: limits, now: clock.now)
-        XCTAssertEqual(unknown, .deviceNotFound)
+        #expect(unknown == .deviceNotFound)
 
         let rows = try await store.liveActivityTokens(instanceID: instance, deviceID: device.id)
-        XCTAssertEqual(rows?.map(\.attributesType), ["Delivery", "Match"])
-        XCTAssertEqual(rows?.map(\.token), ["bb01", "aa02"])
-        XCTAssertEqual(rows?.map(\.kind), [.start, .start])
-        XCTAssertNil(rows?.first?.expiresAt)
+        #expect(rows?.map(\.attributesType) == ["Delivery", "Match"])
+        #expect(rows?.map(\.token) == ["bb01", "aa02"])
+        #expect(rows?.map(\.kind) == [.start, .start])
+        #expect(rows?.first?.expiresAt == nil)
         let listUnknown = try await store.liveActivityTokens(instanceID: instance, deviceID: "apns-unknown")
-        XCTAssertNil(listUnknown)
+        #expect(listUnknown == nil)
 
         let deleted = try await store.deleteLiveActivityToken(instanceID: instance, deviceID: device.id, kind: .start, name: "Match")
-        XCTAssertEqual(deleted, true)
+        #expect(deleted == true)
         let again = try await store.deleteLiveActivityToken(instanceID: instance, deviceID: device.id, kind: .start, name: "Match")
-        XCTAssertEqual(again, false)
+        #expect(again == false)
         let none = try await store.deleteLiveActivityToken(instanceID: instance, deviceID: "apns-x", kind: .start, name: "Match")
-        XCTAssertNil(none)
+        #expect(none == nil)
         try await store.close()
     }
 
-    func testUpdateTokensUpsertPerActivityAndExpiredOnesDoNotCountAgainstTheBound() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testUpdateTokensUpsertPerActivityAndExpiredOnesDoNotCountAgainstTheBound(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1)
         let a = try await putUpdate(store, device.id, "A", token: "0a01")
-        XCTAssertEqual(a, .stored(created: true))
+        #expect(a == .stored(created: true))
         let rotated = try await putUpdate(store, device.id, "A", token: "0a02")
-        XCTAssertEqual(rotated, .stored(created: false))
+        #expect(rotated == .stored(created: false))
         let b = try await putUpdate(store, device.id, "B", token: "0b01", hours: 1)
-        XCTAssertEqual(b, .stored(created: true))
+        #expect(b == .stored(created: true))
         let full = try await putUpdate(store, device.id, "C", token: "0c01")
-        XCTAssertEqual(full, .limitReached(2))
+        #expect(full == .limitReached(2))
         clock.advance(2 * 3600)  // B expired
         let c = try await putUpdate(store, device.id, "C", token: "0c01")
-        XCTAssertEqual(c, .stored(created: true))
+        #expect(c == .stored(created: true))
         let rows = try await store.liveActivityTokens(instanceID: instance, deviceID: device.id)
-        XCTAssertEqual(rows?.map(\.activityID), ["A", "C"])
-        XCTAssertEqual(rows?.first?.token, "0a02")
-        XCTAssertEqual(rows?.first?.reference, "order-1")
-        XCTAssertEqual(rows?.first?.kind, .update)
+        #expect(rows?.map(\.activityID) == ["A", "C"])
+        #expect(rows?.first?.token == "0a02")
+        #expect(rows?.first?.reference == "order-1")
+        #expect(rows?.first?.kind == .update)
         let ended = try await store.deleteLiveActivityToken(instanceID: instance, deviceID: device.id, kind: .update, name: "A")
-        XCTAssertEqual(ended, true)
+        #expect(ended == true)
         try await store.close()
     }
 
-    func testTargetsAreTheMatchingUnexpiredRowsOfValidDevicesInRefOrder() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testTargetsAreTheMatchingUnexpiredRowsOfValidDevicesInRefOrder(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let one = try await register(store, 1)
         let two = try await register(store, 2)
         let other = try await register(store, 3)
@@ -98,33 +100,34 @@ final class LiveActivityContract: StoreContract {
         let start = LiveActivitySelector(kind: .start, attributesType: "Match")
         let page = try await store.liveActivityTargets(for: job(.interests, ["scores", "news"]), selector: start,
                                                        after: 0, limit: 1, now: clock.now)
-        XCTAssertEqual(page.targets.map(\.token), ["1111"], "each row once although the device follows both")
-        XCTAssertFalse(page.isLast)
-        XCTAssertEqual(page.targets.first?.deviceID, one.id)
+        #expect(page.targets.map(\.token) == ["1111"], "each row once although the device follows both")
+        #expect(!page.isLast)
+        #expect(page.targets.first?.deviceID == one.id)
         let rest = try await store.liveActivityTargets(for: job(.interests, ["scores", "news"]), selector: start,
                                                        after: page.cursor, limit: 10, now: clock.now)
-        XCTAssertEqual(rest.targets.map(\.token), ["2222"])
-        XCTAssertTrue(rest.isLast)
-        XCTAssertGreaterThan(rest.targets[0].ref, page.targets[0].ref)
+        #expect(rest.targets.map(\.token) == ["2222"])
+        #expect(rest.isLast)
+        #expect(rest.targets[0].ref > page.targets[0].ref)
 
         let update = LiveActivitySelector(kind: .update, attributesType: "Match")
         let byUser = try await store.liveActivityTargets(for: job(.users, ["u2"]), selector: update, after: 0, limit: 10,
                                                          now: clock.now)
-        XCTAssertEqual(byUser.targets.map(\.token), ["a222"])
-        XCTAssertEqual(byUser.targets.first?.userID, "u2")
+        #expect(byUser.targets.map(\.token) == ["a222"])
+        #expect(byUser.targets.first?.userID == "u2")
         let oneActivity = LiveActivitySelector(kind: .update, attributesType: "Match", activityID: "A1")
         let only = try await store.liveActivityTargets(for: job(.interests, ["scores"]), selector: oneActivity, after: 0,
                                                        limit: 10, now: clock.now)
-        XCTAssertEqual(only.targets.map(\.token), ["a111"])
+        #expect(only.targets.map(\.token) == ["a111"])
         clock.advance(2 * 3600)
         let expired = try await store.liveActivityTargets(for: job(.users, ["u2"]), selector: update, after: 0, limit: 10,
                                                           now: clock.now)
-        XCTAssertEqual(expired.targets, [])
+        #expect(expired.targets == [])
         try await store.close()
     }
 
-    func testDeadTokensAreDeletedUnlessStoredAgainAndDevicesTakeTheirRowsAlong() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testDeadTokensAreDeletedUnlessStoredAgainAndDevicesTakeTheirRowsAlong(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1)
         _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "scores")
         _ = try await putUpdate(store, device.id, "A", token: "0a01")
@@ -132,31 +135,32 @@ final class LiveActivityContract: StoreContract {
         let update = LiveActivitySelector(kind: .update, attributesType: "Match")
         let targets = try await store.liveActivityTargets(for: job(.interests, ["scores"]), selector: update, after: 0,
                                                           limit: 10, now: clock.now).targets
-        XCTAssertEqual(targets.count, 2)
+        #expect(targets.count == 2)
         let evidence = clock.now
         clock.advance(5)
         _ = try await putUpdate(store, device.id, "B", token: "0b02")  // rotated after the evidence: kept
         clock.advance(5)
         let deleted = try await store.deleteDeadLiveActivityTokens(
             targets.map { LiveActivityTokenDeath(ref: $0.ref, since: evidence.addingTimeInterval(1)) })
-        XCTAssertEqual(deleted, 1)
+        #expect(deleted == 1)
         let rows = try await store.liveActivityTokens(instanceID: instance, deviceID: device.id)
-        XCTAssertEqual(rows?.map(\.activityID), ["B"])
+        #expect(rows?.map(\.activityID) == ["B"])
         let stillDevice = try await store.device(instanceID: instance, id: device.id)
-        XCTAssertNotNil(stillDevice, "a dead activity token never removes the device")
+        #expect(stillDevice != nil, "a dead activity token never removes the device")
 
         _ = try await store.deleteDevice(instanceID: instance, id: device.id)
         let again = try await register(store, 1)
         let fresh = try await store.liveActivityTokens(instanceID: instance, deviceID: again.id)
-        XCTAssertEqual(fresh, [], "the deleted device's rows went with it")
+        #expect(fresh == [], "the deleted device's rows went with it")
         let left = try await store.liveActivityTargets(for: job(.interests, ["scores"]), selector: update, after: 0,
                                                        limit: 10, now: clock.now)
-        XCTAssertEqual(left.targets, [])
+        #expect(left.targets == [])
         try await store.close()
     }
 
-    func testPurgeDeletesExpiredUpdateTokensInSlicesAndKeepsStartTokens() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testPurgeDeletesExpiredUpdateTokensInSlicesAndKeepsStartTokens(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1)
         _ = try await store.putLiveActivityStartToken(instanceID: instance, deviceID: device.id, attributesType: "Match",
                                                       token: "5555", limits: limits, now: clock.now)
@@ -164,28 +168,29 @@ final class LiveActivityContract: StoreContract {
         _ = try await putUpdate(store, device.id, "B", token: "0b01", hours: 1)
         clock.advance(3 * 3600)
         let first = try await store.purgeExpiredLiveActivityTokens(before: clock.now, limit: 1)
-        XCTAssertEqual(first, 1)
+        #expect(first == 1)
         let second = try await store.purgeExpiredLiveActivityTokens(before: clock.now, limit: 10)
-        XCTAssertEqual(second, 1)
+        #expect(second == 1)
         let rows = try await store.liveActivityTokens(instanceID: instance, deviceID: device.id)
-        XCTAssertEqual(rows?.map(\.kind), [.start])
+        #expect(rows?.map(\.kind) == [.start])
         try await store.close()
     }
 
-    func testRowsSurviveARestartAndFcmDevicesHaveNone() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testRowsSurviveARestartAndFcmDevicesHaveNone(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1)
         _ = try await putUpdate(store, device.id, "A", token: "0a01")
         try await store.close()
-        let reopened = try await openStore()
+        let reopened = try await openStore(backend)
         let rows = try await reopened.liveActivityTokens(instanceID: instance, deviceID: device.id)
-        XCTAssertEqual(rows?.map(\.token), ["0a01"])
+        #expect(rows?.map(\.token) == ["0a01"])
         let fcm = try await reopened.registerDevice(DeviceRegistration(
             instanceID: instance, platform: .fcm, token: "fcm-token-1", environment: .production,
             environmentDeclared: false, bundleID: nil, metadata: "{}")).device
         let put = try await reopened.putLiveActivityStartToken(
             instanceID: instance, deviceID: fcm.id, attributesType: "Match", token: "aa", limits: limits, now: clock.now)
-        XCTAssertEqual(put, .deviceNotFound)
+        #expect(put == .deviceNotFound)
         try await reopened.close()
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 final class RetentionContract: StoreContract {
-    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let start = clock.now
         let never = try await register(store, 1), delivered = try await register(store, 2)
         let failed = try await register(store, 3), returning = try await register(store, 5)
@@ -16,7 +16,7 @@ final class RetentionContract: StoreContract {
         let refs = try await store.targets(
             for: PublishJob(instanceID: instance, publishID: "x", kind: .interests, targets: ["a"], payload: Data(),
                             createdAt: start), after: 0, limit: 10).targets.map(\.ref)
-        XCTAssertEqual(refs.count, 4)
+        #expect(refs.count == 4)
         clock.advance(1)
         // Targets come in registration order: never, delivered, failed, returning.
         try await store.recordDeviceResults([
@@ -29,26 +29,27 @@ final class RetentionContract: StoreContract {
         let cutoff = clock.now.addingTimeInterval(-10)
 
         let first = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 1)
-        XCTAssertEqual(first, 1, "bounded slices")
+        #expect(first == 1, "bounded slices")
         let second = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 10)
-        XCTAssertEqual(second, 1)
+        #expect(second == 1)
         let third = try await store.purgeUndeliveredDevices(registeredBefore: cutoff, limit: 10)
-        XCTAssertEqual(third, 0)
+        #expect(third == 0)
         for (device, kept) in [(never, false), (delivered, true), (failed, false), (returning, true), (recent, true)] {
             let found = try await store.device(instanceID: instance, id: device.id)
-            XCTAssertEqual(found != nil, kept, "\(device.token)")
+            #expect((found != nil) == kept, "\(device.token)")
         }
         let followers = try await store.subscriberCount(instanceID: instance, interest: "a")
-        XCTAssertEqual(followers, 2, "the expired devices' interests went with them")
+        #expect(followers == 2, "the expired devices' interests went with them")
         let bound = try await store.targets(
             for: PublishJob(instanceID: instance, publishID: "y", kind: .users, targets: ["u"], payload: Data(),
                             createdAt: start), after: 0, limit: 10).targets
-        XCTAssertEqual(bound.count, 0, "and their user binding")
+        #expect(bound.count == 0, "and their user binding")
         try await store.close()
     }
 
-    func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testPurgeDeletesOnlyOldEndedHistoryInBoundedSlices(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let start = clock.now
         // Old history: a finished publish with counters, events, a delivered webhook, an invalidated device.
         let old = try await store.enqueuePublish(
@@ -81,22 +82,22 @@ final class RetentionContract: StoreContract {
 
         let cutoff = clock.now.addingTimeInterval(-10)
         let first = try await store.purge(before: cutoff, limit: 2)
-        XCTAssertEqual(first, PurgeResult(publishes: 1, events: 2, webhooks: 1, devices: 1))
+        #expect(first == PurgeResult(publishes: 1, events: 2, webhooks: 1, devices: 1))
         let second = try await store.purge(before: cutoff, limit: 2)
-        XCTAssertEqual(second, PurgeResult(publishes: 0, events: 1, webhooks: 0, devices: 0))
+        #expect(second == PurgeResult(publishes: 0, events: 1, webhooks: 0, devices: 0))
         let third = try await store.purge(before: cutoff, limit: 2)
-        XCTAssertEqual(third, PurgeResult())
+        #expect(third == PurgeResult())
 
         let oldStatus = try await store.publishStatus(instanceID: instance, publishID: "old")
-        XCTAssertNil(oldStatus)
+        #expect(oldStatus == nil)
         let queued = try await store.publishStatus(instanceID: instance, publishID: "queued")
-        XCTAssertEqual(queued?.state, .queued)
+        #expect(queued?.state == .queued)
         let deadDevice = try await store.device(instanceID: instance, id: dead.id)
-        XCTAssertNil(deadDevice)
+        #expect(deadDevice == nil)
         let liveDevice = try await store.device(instanceID: instance, id: live.id)
-        XCTAssertNotNil(liveDevice)
+        #expect(liveDevice != nil)
         let pending = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: .seconds(1))
-        XCTAssertEqual(pending.map(\.request.url), ["http://pending"])
+        #expect(pending.map(\.request.url) == ["http://pending"])
         try await store.close()
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 /// A large publish is delivered each device once, whether the backend splits it into shards
 /// (`ShardedPublishQueue`: PostgreSQL) or delivers it whole (SQLite, in memory); and on a backend with shards, a
@@ -39,55 +38,57 @@ final class ShardedQueueContract: StoreContract {
             cursor = page.cursor
             if page.isLast { return refs }
         }
-        XCTFail("paging does not terminate")
+        Issue.record("paging does not terminate")
         return refs
     }
 
-    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let job = try await seed(store)
         let whole = try await read(store, ClaimedJob(id: PublishJobID(rawValue: 0), job: job, cursor: 0, counters: [:],
                                                      attempt: 1, leaseExpiresAt: clock.now))
-        XCTAssertEqual(whole.count, 60)
+        #expect(whole.count == 60)
         let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
-        let planned = try XCTUnwrap(claimed)
+        let planned = try #require(claimed)
         // The engine learns that a backend shards from what it declares, never by casting: the two must agree.
-        XCTAssertEqual(store.sharding != nil, store is any ShardedPublishQueue, "declared sharding = conformance")
+        #expect((store.sharding != nil) == (store is any ShardedPublishQueue), "declared sharding = conformance")
         guard let sharded = store.sharding else {
             // Delivered whole: the one claim reads every target.
             let refs = try await read(store, planned)
-            XCTAssertEqual(refs, whole)
+            #expect(refs == whole)
             return try await store.close()
         }
         let shards = try await sharded.splitPublish(planned.id, workerID: "planner", shardSize: 10, now: clock.now)
-        XCTAssertEqual(shards, 6, "\"big\" has 50 followers: a boundary every 10th")
+        #expect(shards == 6, "\"big\" has 50 followers: a boundary every 10th")
         var refs: [Int64] = []
         var numbers: [Int] = []
         while let shard = try await sharded.claimShard(workerID: "w\(numbers.count % 2)", leaseDuration: .seconds(30),
                                                        now: clock.now) {
-            numbers.append(try XCTUnwrap(shard.shard).number)
-            XCTAssertEqual(shard.job.traceParent, job.traceParent, "a shard continues the publish's trace")
-            XCTAssertEqual(shard.job.traceState, "v=1")
+            numbers.append(try #require(shard.shard).number)
+            #expect(shard.job.traceParent == job.traceParent, "a shard continues the publish's trace")
+            #expect(shard.job.traceState == "v=1")
             refs += try await read(store, shard)
         }
-        XCTAssertEqual(numbers, Array(0..<shards))
-        XCTAssertEqual(refs.sorted(), whole, "every target in exactly one shard")
+        #expect(numbers == Array(0..<shards))
+        #expect(refs.sorted() == whole, "every target in exactly one shard")
         try await store.close()
     }
 
-    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testTakenOverShardResumesAtItsCheckpointWithTotalsNotSums(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         guard let sharded = store.sharding else {
             try await store.close()
-            throw XCTSkip("\(backend) delivers every publish whole")
+            try Test.cancel("\(backend) delivers every publish whole")
         }
         _ = try await seed(store)
         let planned = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
-        let jobID = try XCTUnwrap(planned?.id)
+        let jobID = try #require(planned?.id)
         _ = try await sharded.splitPublish(jobID, workerID: "planner", shardSize: 10, now: clock.now)
         let first = try await sharded.claimShard(workerID: "a", leaseDuration: .seconds(5), now: clock.now)
-        let shard = try XCTUnwrap(first?.shard)
-        let refs = try await read(store, try XCTUnwrap(first))
+        let shard = try #require(first?.shard)
+        let refs = try await read(store, try #require(first))
         // Written twice, as after a COMMIT whose answer was lost: the totals count once.
         for _ in 0..<2 {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[3],
@@ -95,20 +96,20 @@ final class ShardedQueueContract: StoreContract {
                                               answered: [refs[5]])
         }
         let running = try await store.publishStatus(instanceID: instance, publishID: "p")
-        XCTAssertEqual(running?.counters[.accepted(.apns)], 5)
+        #expect(running?.counters[.accepted(.apns)] == 5)
         let takeover = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(5),
                                                     now: clock.now.addingTimeInterval(5))
-        XCTAssertEqual(takeover?.shard?.number, shard.number)
-        XCTAssertEqual(takeover?.cursor, refs[3])
-        XCTAssertEqual(takeover?.counters, [.targets: 5, .accepted(.apns): 5])
-        let answered = try await sharded.answeredTargets(jobID, shard: try XCTUnwrap(takeover?.shard))
-        XCTAssertEqual(answered, [refs[5]])
+        #expect(takeover?.shard?.number == shard.number)
+        #expect(takeover?.cursor == refs[3])
+        #expect(takeover?.counters == [.targets: 5, .accepted(.apns): 5])
+        let answered = try await sharded.answeredTargets(jobID, shard: try #require(takeover?.shard))
+        #expect(answered == [refs[5]])
         do {
             try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[6],
                                               totals: [.accepted(.apns): 99], deviceResults: [], answered: [])
-            XCTFail("the former holder is fenced")
+            Issue.record("the former holder is fenced")
         } catch {
-            XCTAssertEqual(error as? PushStoreError, .leaseLost(jobID))
+            #expect((error as? PushStoreError) == .leaseLost(jobID))
         }
         try await store.close()
     }

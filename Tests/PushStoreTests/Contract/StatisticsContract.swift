@@ -1,14 +1,14 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 /// `statistics(instanceID:since:)`: what the console's overview counts.
 final class StatisticsContract: StoreContract {
     private let lease: Duration = .seconds(30)
 
-    func testCountsDevicesInvalidOnesAndTheInstanceOnly() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testCountsDevicesInvalidOnesAndTheInstanceOnly(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         for n in 1...3 { _ = try await register(store, n) }
         _ = try await store.registerDevice(DeviceRegistration(
             instanceID: instance, platform: .fcm, token: "fcm-token", environment: .production,
@@ -22,19 +22,20 @@ final class StatisticsContract: StoreContract {
         try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
 
         let statistics = try await store.statistics(instanceID: instance, since: clock.now)
-        XCTAssertEqual(statistics.devicesByPlatform, [.apns: 3, .fcm: 1])
-        XCTAssertEqual(statistics.devices, 4)
-        XCTAssertEqual(statistics.invalidDevices, 1)
+        #expect(statistics.devicesByPlatform == [.apns: 3, .fcm: 1])
+        #expect(statistics.devices == 4)
+        #expect(statistics.invalidDevices == 1)
         let other = try await store.statistics(instanceID: "another-instance", since: clock.now)
-        XCTAssertEqual(other.devices, 1)
-        XCTAssertEqual(other.invalidDevices, 0)
+        #expect(other.devices == 1)
+        #expect(other.invalidDevices == 0)
         let none = try await store.statistics(instanceID: "no-such-instance", since: clock.now)
-        XCTAssertEqual(none, InstanceStatistics())
+        #expect(none == InstanceStatistics())
         try await store.close()
     }
 
-    func testSumsTheCountersOfPublishesCreatedSinceTheGivenMoment() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testSumsTheCountersOfPublishesCreatedSinceTheGivenMoment(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let old = try await store.enqueuePublish(publish("old"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
         try await store.checkpoint(old, workerID: "w", cursor: 1, counters: [.accepted(.apns): 100], deviceResults: [])
@@ -52,9 +53,9 @@ final class StatisticsContract: StoreContract {
         _ = try await store.enqueuePublish(publish("queued"))
 
         let statistics = try await store.statistics(instanceID: instance, since: midnight)
-        XCTAssertEqual(statistics.publishesByState, [.finished: 1, .running: 1, .queued: 1])
-        XCTAssertEqual(statistics.publishes, 3)
-        XCTAssertEqual(statistics.counters, [.accepted(.apns): 6, .failed(.apns, reason: "Unregistered"): 2])
+        #expect(statistics.publishesByState == [.finished: 1, .running: 1, .queued: 1])
+        #expect(statistics.publishes == 3)
+        #expect(statistics.counters == [.accepted(.apns): 6, .failed(.apns, reason: "Unregistered"): 2])
         try await store.close()
     }
 
@@ -68,6 +69,6 @@ final class StatisticsContract: StoreContract {
         let job = PublishJob(instanceID: instance, publishID: "ref", kind: .users, targets: ["u-\(device.id)"],
                              payload: Data(), createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
-        return try XCTUnwrap(page.targets.first { $0.deviceID == device.id }).ref
+        return try #require(page.targets.first { $0.deviceID == device.id }).ref
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import PushStore
-import XCTest
+import Testing
 
 /// The bounds the internet-facing APIs rely on: devices per instance, and the facts the reporting API checks events
 /// against.
@@ -15,63 +15,66 @@ final class StoreBoundsContract: StoreContract {
 
     // MARK: Devices per instance
 
-    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let first = try await register(store, 1, cap: 2)
         _ = try await register(store, 2, cap: 2)
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 3, cap: 2) }
+        await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 3, cap: 2) }
         let again = try await register(store, 1, cap: 2)
-        XCTAssertFalse(again.created)
-        XCTAssertEqual(again.device.id, first.device.id)
+        #expect(!again.created)
+        #expect(again.device.id == first.device.id)
         // Another instance has its own count.
         _ = try await register(store, 3, cap: 1, in: "another-instance")
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) {
+        await #expect(throws: PushStoreError.deviceLimitReached) {
             _ = try await self.register(store, 4, cap: 1, in: "another-instance")
         }
         // The refused registration left nothing behind.
         let missing = try await store.device(instanceID: instance, platform: .apns, token: token(3))
-        XCTAssertNil(missing)
+        #expect(missing == nil)
         try await store.close()
     }
 
-    func testTheCountFollowsEveryKindOfDeletionSoFreedPlacesCanBeReused() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testTheCountFollowsEveryKindOfDeletionSoFreedPlacesCanBeReused(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let a = try await register(store, 1, cap: 3)
         let b = try await register(store, 2, cap: 3)
         _ = try await register(store, 3, cap: 3)
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
+        await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
         let deleted = try await store.deleteDevice(instanceID: instance, id: a.device.id)
-        XCTAssertTrue(deleted)
+        #expect(deleted)
         _ = try await register(store, 4, cap: 3)  // the deleted device's place
         _ = try await store.setUser(instanceID: instance, deviceID: b.device.id, userID: "u", maxDevicesPerUser: 10)
         let removed = try await store.deleteUser(instanceID: instance, userID: "u")
-        XCTAssertEqual(removed, 1)
+        #expect(removed == 1)
         // Retention deletes an invalidated device.
         let dead = try await register(store, 5, cap: 3)  // the deleted user's place
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
+        await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
         _ = try await store.setUser(instanceID: instance, deviceID: dead.device.id, userID: "dead", maxDevicesPerUser: 10)
         let page = try await store.targets(
             for: PublishJob(instanceID: instance, publishID: "ref", kind: .users, targets: ["dead"], payload: Data(),
                             createdAt: clock.now), after: 0, limit: 10)
-        let ref = try XCTUnwrap(page.targets.first?.ref)
+        let ref = try #require(page.targets.first?.ref)
         clock.advance(1)  // a bad-token answer after the last registration invalidates the device
         try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
                                                           effect: .badToken)])
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached, "an invalidated device still counts") {
+        await #expect(throws: PushStoreError.deviceLimitReached, "an invalidated device still counts") {
             _ = try await self.register(store, 9, cap: 3)
         }
         clock.advance(10)
         let purged = try await store.purge(before: clock.now, limit: 10)
-        XCTAssertEqual(purged.devices, 1)
+        #expect(purged.devices == 1)
         _ = try await register(store, 6, cap: 3)
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 7, cap: 3) }
+        await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 7, cap: 3) }
         try await store.close()
     }
 
-    func testUncappedRegistrationStillCounts() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testUncappedRegistrationStillCounts(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         _ = try await store.registerDevices((1...5).map { DeviceRegistration(instanceID: instance, token: token($0)) })
-        await XCTAssertThrowsAsync(PushStoreError.deviceLimitReached) { _ = try await self.register(store, 6, cap: 5) }
+        await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 6, cap: 5) }
         _ = try await register(store, 6, cap: 6)
         try await store.close()
     }
@@ -91,32 +94,34 @@ final class StoreBoundsContract: StoreContract {
             .interests ?? []
     }
 
-    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let limits = InterestLimits(maxSubscriptionsPerInstance: 4, maxInterestsPerInstance: 1000)
         let d = try await devices(store, 1...3)
         _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
-        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached, "3 + 2 > 4") {
+        await #expect(throws: PushStoreError.subscriptionLimitReached, "3 + 2 > 4") {
             _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
         }
         let refusedSet = try await names(store, d[1])
-        XCTAssertEqual(refusedSet, [], "a refused write stores nothing")
+        #expect(refusedSet == [], "a refused write stores nothing")
         _ = try await store.addInterest(instanceID: instance, deviceID: d[1], interest: "a", limits: limits)  // 4
-        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached) {
+        await #expect(throws: PushStoreError.subscriptionLimitReached) {
             _ = try await store.addInterest(instanceID: self.instance, deviceID: d[2], interest: "a", limits: limits)
         }
         // At the cap, what does not grow passes: an interest already followed, a smaller set.
         _ = try await store.addInterest(instanceID: instance, deviceID: d[0], interest: "a", limits: limits)
         _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["z"], limits: limits)  // 2
-        _ = try await store.setInterests(instanceID: instance, deviceID: d[2], interests: ["a", "b"], limits: limits)  // 4
+        // 4 again:
+        _ = try await store.setInterests(instanceID: instance, deviceID: d[2], interests: ["a", "b"], limits: limits)
         // A deleted device frees its subscriptions.
         _ = try await store.deleteDevice(instanceID: instance, id: d[0])  // 3
         _ = try await store.addInterest(instanceID: instance, deviceID: d[2], interest: "c", limits: limits)  // 4
-        await XCTAssertThrowsAsync(PushStoreError.subscriptionLimitReached) {
+        await #expect(throws: PushStoreError.subscriptionLimitReached) {
             _ = try await store.addInterest(instanceID: self.instance, deviceID: d[2], interest: "d", limits: limits)
         }
         let kept = try await names(store, d[2])
-        XCTAssertEqual(kept, ["a", "b", "c"])
+        #expect(kept == ["a", "b", "c"])
         // Another instance has its own count.
         let other = try await devices(store, 4...4, in: "another-instance")
         _ = try await store.setInterests(instanceID: "another-instance", deviceID: other[0], interests: ["a", "b", "c", "d"],
@@ -124,21 +129,22 @@ final class StoreBoundsContract: StoreContract {
         try await store.close()
     }
 
-    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let limits = InterestLimits(maxSubscriptionsPerInstance: 1000, maxInterestsPerInstance: 3)
         let d = try await devices(store, 1...2)
         _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
         _ = try await store.setInterests(instanceID: instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
-        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached, "a, b, c are still followed: d is a fourth") {
+        await #expect(throws: PushStoreError.interestLimitReached, "a, b, c are still followed: d is a fourth") {
             _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["d"], limits: limits)
         }
         let unchanged = try await names(store, d[1])
-        XCTAssertEqual(unchanged, ["a", "b"])
+        #expect(unchanged == ["a", "b"])
         // c loses its last follower and is deleted, which frees its place.
         _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a"], limits: limits)
         _ = try await store.addInterest(instanceID: instance, deviceID: d[1], interest: "d", limits: limits)
-        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+        await #expect(throws: PushStoreError.interestLimitReached) {
             _ = try await store.addInterest(instanceID: self.instance, deviceID: d[0], interest: "e", limits: limits)
         }
         _ = try await store.removeInterest(instanceID: instance, deviceID: d[1], interest: "d")
@@ -146,15 +152,15 @@ final class StoreBoundsContract: StoreContract {
         // Deleting a device drops the names only it followed (b), through the cascade.
         _ = try await store.deleteDevice(instanceID: instance, id: d[1])  // a, e
         _ = try await store.addInterest(instanceID: instance, deviceID: d[0], interest: "f", limits: limits)
-        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+        await #expect(throws: PushStoreError.interestLimitReached) {
             _ = try await store.addInterest(instanceID: self.instance, deviceID: d[0], interest: "g", limits: limits)
         }
         let kept = try await names(store, d[0])
-        XCTAssertEqual(kept, ["a", "e", "f"])
+        #expect(kept == ["a", "e", "f"])
         // Unlimited writes (seeding) still count, so a later capped write sees them.
         let more = try await devices(store, 3...3)
         _ = try await store.setInterests(instanceID: instance, deviceID: more[0], interests: ["x", "y"])  // 5 names
-        await XCTAssertThrowsAsync(PushStoreError.interestLimitReached) {
+        await #expect(throws: PushStoreError.interestLimitReached) {
             _ = try await store.addInterest(instanceID: self.instance, deviceID: more[0], interest: "z", limits: limits)
         }
         try await store.close()
@@ -162,8 +168,9 @@ final class StoreBoundsContract: StoreContract {
 
     // MARK: Reporting facts
 
-    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let device = try await register(store, 1, cap: 10).device
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
         let follower = try await register(store, 2, cap: 10).device
@@ -182,26 +189,26 @@ final class StoreBoundsContract: StoreContract {
         _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
 
         let facts = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-alice")
-        XCTAssertEqual(facts.device?.id, device.id)
-        XCTAssertEqual(facts.device?.userID, "alice")
-        XCTAssertEqual(facts.publish, ReportedPublish(kind: .users, createdAt: created, startedAt: clock.now,
+        #expect(facts.device?.id == device.id)
+        #expect(facts.device?.userID == "alice")
+        #expect(facts.publish == ReportedPublish(kind: .users, createdAt: created, startedAt: clock.now,
                                                       finishedAt: nil, targetsDevice: true))
         let other = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-bob")
-        XCTAssertEqual(other.publish?.targetsDevice, false)
-        XCTAssertNil(other.publish?.startedAt, "still queued")
+        #expect(other.publish?.targetsDevice == false)
+        #expect(other.publish?.startedAt == nil, "still queued")
         let interests = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "news")
-        XCTAssertEqual(interests.publish?.targetsDevice, false, "an interest named like the user is not a user target")
+        #expect(interests.publish?.targetsDevice == false, "an interest named like the user is not a user target")
         let followed = try await store.reportFacts(instanceID: instance, deviceID: follower.id, publishID: "sport")
-        XCTAssertEqual(followed.publish?.targetsDevice, true, "the device follows one of the publish's interests")
+        #expect(followed.publish?.targetsDevice == true, "the device follows one of the publish's interests")
         let notFollowed = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "sport")
-        XCTAssertEqual(notFollowed.publish?.targetsDevice, false)
+        #expect(notFollowed.publish?.targetsDevice == false)
         let noUser = try await store.reportFacts(instanceID: instance, deviceID: follower.id, publishID: "to-alice")
-        XCTAssertEqual(noUser.publish?.targetsDevice, false)
+        #expect(noUser.publish?.targetsDevice == false)
 
         let unknown = try await store.reportFacts(instanceID: instance, deviceID: "apns-nope", publishID: "pubid-nope")
-        XCTAssertEqual(unknown, ReportFacts(device: nil, publish: nil))
+        #expect(unknown == ReportFacts(device: nil, publish: nil))
         let otherInstance = try await store.reportFacts(instanceID: "another-instance", deviceID: device.id, publishID: "to-alice")
-        XCTAssertEqual(otherInstance, ReportFacts(device: nil, publish: nil), "both lookups are scoped by instance")
+        #expect(otherInstance == ReportFacts(device: nil, publish: nil), "both lookups are scoped by instance")
         try await store.close()
     }
 }

@@ -5,43 +5,81 @@ import PostgreSQLStore
 import PushStore
 import SQLiteStore
 import TestSupport
-import XCTest
+import Testing
 
 /// A backend the contract suite runs on.
-enum ContractBackend: String, CaseIterable, Sendable {
+enum ContractBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case inMemory
     case postgresql
+
+    var testDescription: String { rawValue }
+
+    /// The backends each contract test runs on: all of them, except PostgreSQL in the in-process tier
+    /// (`PUSH_TEST_TIER=check`, where no child process may start) or when PostgreSQL is not installed and CI does
+    /// not require it (`CI=true`); `PUSH_TEST_BACKENDS` (comma-separated names) narrows the list further, as
+    /// `make test-postgresql` does.
+    static var selected: [ContractBackend] {
+        var backends = allCases
+        if TestTier.isInProcessOnly || (!PostgreSQLCluster.isInstalled && !PostgreSQLCluster.isRequired) {
+            backends.removeAll { $0 == .postgresql }
+        }
+        if let names = ProcessInfo.processInfo.environment["PUSH_TEST_BACKENDS"], !names.isEmpty {
+            let wanted = Set(names.split(separator: ",").map(String.init))
+            backends.removeAll { !wanted.contains($0.rawValue) }
+        }
+        return backends
+    }
 }
 
-/// The base of every role's contract: its `test…` methods are written once against `any PushStorage` and run on
-/// each backend by the runners in `ContractRunners.swift` (XCTest on Linux finds only methods declared in the
-/// `XCTestCase` subclass itself, so inherited tests would silently not run; `ContractCoverageTests` checks that
-/// every contract method has a runner on every backend).
+/// The base of every role's contract: each `test…` method is a Swift Testing test written once against
+/// `any PushStorage` and parameterised over `ContractBackend.selected`, so a new method runs on every backend by
+/// its `@Test` attribute alone (`ContractAttributeTests` checks that none lacks it). Swift Testing makes a fresh
+/// instance for each case (one backend) and releases it afterwards, which removes the case's files or database.
 ///
-/// `openStore()` opens the case's own database: a fresh one on the first call, the same data again on later calls
+/// `openStore(_:)` opens the case's own database: a fresh one on the first call, the same data again on later calls
 /// (a restarted process), on SQLite from a file in a temporary directory, on PostgreSQL from a database of its own
-/// in the test process's throwaway cluster.
+/// in the test process's throwaway cluster (one per process, TestSupport's `PostgreSQLCluster.shared()`).
 class StoreContract {
-    let backend: ContractBackend
     let clock = TestClock()
     let instance = "0b9a5c1e-3f5a-4c2d-9e1b-7d8f6a5b4c3d"
     private let directory: URL
     private var memory: InMemoryPushStore?
-    /// The case's PostgreSQL database, created on the first `openStore()`.
+    /// The case's PostgreSQL database, created on the first `openStore(.postgresql)`.
     private var database: String?
 
-    required init(backend: ContractBackend) {
-        self.backend = backend
+    required init() {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-contract-\(UUID().uuidString)")
     }
 
-    fileprivate func removeFiles() {
+    deinit {
         try? FileManager.default.removeItem(at: directory)
-        if let database { try? PostgreSQLCluster.shared().dropDatabase(database) }
+        if let database {
+            try? PostgreSQLCluster.shared().dropDatabase(database)
+            Self.openPostgreSQLCases.update { $0 -= 1 }
+        }
     }
 
-    func openStore() async throws -> any PushStorage {
+    /// PostgreSQL cases with a database now, at most `postgreSQLCasesAtOnce`: Swift Testing starts every case of
+    /// the suite at once, and each open store holds a pool of connections (the throwaway cluster allows 200;
+    /// unbounded, 101 cases at once were refused with "too many clients already").
+    private static let openPostgreSQLCases = WaitableState(0)
+    private static let postgreSQLCasesAtOnce = 8
+
+    /// Waits for a PostgreSQL slot; `deinit` gives it back.
+    private static func enterPostgreSQLCase() async {
+        while true {
+            await openPostgreSQLCases.wait { $0 < postgreSQLCasesAtOnce }
+            let entered = openPostgreSQLCases.update { open in
+                guard open < postgreSQLCasesAtOnce else { return false }
+                open += 1
+                return true
+            }
+            if entered { return }
+        }
+    }
+
+    func openStore(_ backend: ContractBackend) async throws -> any PushStorage {
         switch backend {
         case .sqlite:
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,22 +93,25 @@ class StoreContract {
             memory = store
             return store
         case .postgresql:
-            let cluster = try Self.postgreSQLCluster()
-            let name = try database ?? cluster.createDatabase()
-            database = name
+            let cluster = try PostgreSQLCluster.shared()
+            let name: String
+            if let database {
+                name = database
+            } else {
+                await Self.enterPostgreSQLCase()
+                do {
+                    name = try cluster.createDatabase()
+                } catch {
+                    Self.openPostgreSQLCases.update { $0 -= 1 }
+                    throw error
+                }
+                database = name
+            }
             var configuration = PostgreSQLPushStore.Configuration(connectionString: cluster.connectionString(database: name))
             let clock = self.clock
             configuration.clock = { clock.now }
             return try await PostgreSQLPushStore.open(configuration)
         }
-    }
-
-    /// The test process's cluster; skips the case when PostgreSQL is not installed, unless CI requires it.
-    static func postgreSQLCluster() throws -> PostgreSQLCluster {
-        if !PostgreSQLCluster.isInstalled && !PostgreSQLCluster.isRequired {
-            throw XCTSkip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure")
-        }
-        return try PostgreSQLCluster.shared()
     }
 
     /// A distinct lower-case 64-hex token.
@@ -85,29 +126,5 @@ class StoreContract {
                 instanceID: instance, token: token(n), environment: declared ?? .production,
                 environmentDeclared: declared != nil, bundleID: "com.example.app", metadata: #"{"sdkVersion":"4.0.0"}"#)
         ).device
-    }
-}
-
-/// Runs one contract method on `backend` with a fresh database, removed afterwards.
-func runContract<Contract: StoreContract>(
-    _ backend: ContractBackend, _ test: (Contract) -> () async throws -> Void
-) async throws {
-    let contract = Contract(backend: backend)
-    defer { contract.removeFiles() }
-    try await test(contract)()
-}
-
-/// Asserts that `body` throws an error equal to `expected`.
-func XCTAssertThrowsAsync<E: Error & Equatable>(
-    _ expected: E, _ message: String = "", file: StaticString = #filePath, line: UInt = #line,
-    _ body: () async throws -> Void
-) async {
-    do {
-        try await body()
-        XCTFail("expected \(expected) to be thrown. \(message)", file: file, line: line)
-    } catch let error as E {
-        XCTAssertEqual(error, expected, message, file: file, line: line)
-    } catch {
-        XCTFail("expected \(expected), got \(error). \(message)", file: file, line: line)
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 /// Run-time instances: every applied change raises the set's version by one, in its transaction with its audit
 /// entry; a refused change (a taken id, an unknown one, a stale version) writes nothing, its entry included; a
@@ -15,57 +14,58 @@ final class StoredInstancesContract: StoreContract {
                    requestID: "req-\(action)")
     }
 
-    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testEachAppliedChangeRaisesTheVersionOnceAndARefusedOneWritesNothing(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let empty = try await store.storedInstances()
-        XCTAssertEqual(empty.version, 0)
-        XCTAssertEqual(empty.instances, [])
+        #expect(empty.version == 0)
+        #expect(empty.instances == [])
 
         let created = try await store.changeInstance(.create(id: id.uppercased(), sealedDefinition: "sealed-1"),
                                                      at: at, audit: entry("instance.create"))
-        XCTAssertEqual(created, .applied(version: 1))
+        #expect(created == .applied(version: 1))
         let taken = try await store.changeInstance(.create(id: id, sealedDefinition: "other"), at: at,
                                                    audit: entry("instance.create"))
-        XCTAssertEqual(taken, .exists)
+        #expect(taken == .exists)
         let stale = try await store.changeInstance(.update(id: id, sealedDefinition: "sealed-x", expectedVersion: 7),
                                                    at: at, audit: entry("instance.update"))
-        XCTAssertEqual(stale, .versionMismatch(current: 1))
+        #expect(stale == .versionMismatch(current: 1))
         let updated = try await store.changeInstance(.update(id: id, sealedDefinition: "sealed-2", expectedVersion: 1),
                                                      at: at.addingTimeInterval(1), audit: entry("instance.update"))
-        XCTAssertEqual(updated, .applied(version: 2))
+        #expect(updated == .applied(version: 2))
         let unknown = try await store.changeInstance(.delete(id: "00000000-0000-4000-8000-000000000000",
                                                              expectedVersion: nil), at: at, audit: entry("instance.delete"))
-        XCTAssertEqual(unknown, .notFound)
+        #expect(unknown == .notFound)
 
         let (version, rows) = try await store.storedInstances()
-        XCTAssertEqual(version, 2)
-        XCTAssertEqual(rows.map(\.id), [id], "ids are kept lower-cased")
-        XCTAssertEqual(rows.first?.sealedDefinition, "sealed-2")
-        XCTAssertEqual(rows.first?.version, 2)
-        XCTAssertEqual(rows.first?.createdAt, at)
-        XCTAssertEqual(rows.first?.updatedAt, at.addingTimeInterval(1))
+        #expect(version == 2)
+        #expect(rows.map(\.id) == [id], "ids are kept lower-cased")
+        #expect(rows.first?.sealedDefinition == "sealed-2")
+        #expect(rows.first?.version == 2)
+        #expect(rows.first?.createdAt == at)
+        #expect(rows.first?.updatedAt == at.addingTimeInterval(1))
         let versionAlone = try await store.storedInstancesVersion()
-        XCTAssertEqual(versionAlone, 2)
+        #expect(versionAlone == 2)
         let audited = try await store.auditEntries(instanceID: nil, action: nil, after: 0, limit: 100)
-        XCTAssertEqual(audited.map(\.action), ["instance.create", "instance.update"],
-                       "only applied changes write their entry")
+        #expect(audited.map(\.action) == ["instance.create", "instance.update"], "only applied changes write their entry")
     }
 
-    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         _ = try await store.changeInstance(.create(id: id, sealedDefinition: "one"), at: at, audit: nil)
         let deleted = try await store.changeInstance(.delete(id: id, expectedVersion: 1), at: at, audit: entry("instance.delete"))
-        XCTAssertEqual(deleted, .applied(version: 2))
+        #expect(deleted == .applied(version: 2))
         let afterDelete = try await store.storedInstances()
-        XCTAssertEqual(afterDelete.version, 2)
-        XCTAssertEqual(afterDelete.instances, [])
+        #expect(afterDelete.version == 2)
+        #expect(afterDelete.instances == [])
         let updateGone = try await store.changeInstance(.update(id: id, sealedDefinition: "x", expectedVersion: nil),
                                                         at: at, audit: nil)
-        XCTAssertEqual(updateGone, .notFound)
+        #expect(updateGone == .notFound)
         let again = try await store.changeInstance(.create(id: id, sealedDefinition: "two"), at: at, audit: nil)
-        XCTAssertEqual(again, .applied(version: 3))
+        #expect(again == .applied(version: 3))
         let (version, rows) = try await store.storedInstances()
-        XCTAssertEqual(version, 3)
-        XCTAssertEqual(rows.map(\.sealedDefinition), ["two"])
+        #expect(version == 3)
+        #expect(rows.map(\.sealedDefinition) == ["two"])
     }
 }

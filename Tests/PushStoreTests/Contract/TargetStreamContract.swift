@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import PushStore
+import Testing
 
 final class TargetStreamContract: StoreContract {
     func job(_ kind: PublishKind, _ targets: [String]) -> PublishJob {
@@ -15,23 +14,24 @@ final class TargetStreamContract: StoreContract {
         var pages = 0
         while true {
             let page = try await store.targets(for: job, after: cursor, limit: pageSize)
-            XCTAssertLessThanOrEqual(page.targets.count, pageSize)
-            XCTAssertGreaterThanOrEqual(page.cursor, cursor)
-            if let first = page.targets.first, let previous = all.last { XCTAssertGreaterThan(first.ref, previous.ref) }
+            #expect(page.targets.count <= pageSize)
+            #expect(page.cursor >= cursor)
+            if let first = page.targets.first, let previous = all.last { #expect(first.ref > previous.ref) }
             all += page.targets
             cursor = page.cursor
             pages += 1
             if page.isLast { break }
-            XCTAssertLessThan(pages, 10_000, "paging does not terminate")
+            #expect(pages < 10_000, "paging does not terminate")
         }
         let refs = all.map(\.ref)
-        XCTAssertEqual(refs, refs.sorted())
-        XCTAssertEqual(Set(refs).count, refs.count, "a device was delivered twice")
+        #expect(refs == refs.sorted())
+        #expect(Set(refs).count == refs.count, "a device was delivered twice")
         return all
     }
 
-    func testInterestUnionVisitsEachFollowerOnceAcrossPages() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testInterestUnionVisitsEachFollowerOnceAcrossPages(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         var devices: [Device] = []
         for n in 0..<40 { devices.append(try await register(store, n)) }
         var expected: Set<String> = []
@@ -47,14 +47,15 @@ final class TargetStreamContract: StoreContract {
         let job = job(.interests, ["even", "three", "tail", "missing", "even"])
         for pageSize in [1, 3, 7, 100] {
             let targets = try await drain(store, job, pageSize: pageSize)
-            XCTAssertEqual(Set(targets.map(\.token)), expected, "page size \(pageSize)")
-            XCTAssertEqual(targets.count, expected.count, "page size \(pageSize)")
+            #expect(Set(targets.map(\.token)) == expected, "page size \(pageSize)")
+            #expect(targets.count == expected.count, "page size \(pageSize)")
         }
         try await store.close()
     }
 
-    func testTargetsCarryDeviceFieldsAndSkipInvalidatedDevices() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testTargetsCarryDeviceFieldsAndSkipInvalidatedDevices(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let a = try await register(store, 1, declared: .sandbox)
         let b = try await register(store, 2)
         let c = try await register(store, 3)
@@ -64,41 +65,44 @@ final class TargetStreamContract: StoreContract {
         clock.advance(1)
         try await store.recordDeviceResults([DeviceResult(device: bRef, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
         let targets = try await drain(store, job(.interests, ["news"]), pageSize: 1)
-        XCTAssertEqual(targets.map(\.deviceID), [a.id, c.id])
+        #expect(targets.map(\.deviceID) == [a.id, c.id])
         let first = targets[0]
-        XCTAssertEqual(first.token, token(1))
-        XCTAssertEqual(first.environment, .sandbox)
-        XCTAssertTrue(first.environmentDeclared)
-        XCTAssertEqual(first.userID, "alice")
-        XCTAssertEqual(first.platform, .apns)
-        XCTAssertEqual(first.lastRegisteredAt, a.lastRegisteredAt)
+        #expect(first.token == token(1))
+        #expect(first.environment == .sandbox)
+        #expect(first.environmentDeclared)
+        #expect(first.userID == "alice")
+        #expect(first.platform == .apns)
+        #expect(first.lastRegisteredAt == a.lastRegisteredAt)
         let count = try await store.subscriberCount(instanceID: instance, interest: "news")
-        XCTAssertEqual(count, 2)
+        #expect(count == 2)
         try await store.close()
     }
 
-    func testResumingFromACursorReturnsOnlyLaterDevices() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testResumingFromACursorReturnsOnlyLaterDevices(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         for n in 0..<10 {
             let device = try await register(store, n)
             _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: n % 2 == 0 ? "a" : "b")
         }
         let all = try await drain(store, job(.interests, ["a", "b"]), pageSize: 100)
-        XCTAssertEqual(all.count, 10)
+        #expect(all.count == 10)
         let rest = try await drain(store, job(.interests, ["a", "b"]), pageSize: 3, after: all[3].ref)
-        XCTAssertEqual(rest, Array(all[4...]))
+        #expect(rest == Array(all[4...]))
         try await store.close()
     }
 
-    func testUnknownInterestsGiveOneEmptyLastPage() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testUnknownInterestsGiveOneEmptyLastPage(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         let page = try await store.targets(for: job(.interests, ["nobody"]), after: 0, limit: 10)
-        XCTAssertEqual(page, TargetPage(targets: [], cursor: 0, isLast: true))
+        #expect(page == TargetPage(targets: [], cursor: 0, isLast: true))
         try await store.close()
     }
 
-    func testUserTargetsAreEveryValidDeviceOfEachUser() async throws {
-        let store = try await openStore()
+    @Test(arguments: ContractBackend.selected)
+    func testUserTargetsAreEveryValidDeviceOfEachUser(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
         var byUser: [String: [String]] = [:]
         for n in 0..<12 {
             let device = try await register(store, n)
@@ -109,8 +113,8 @@ final class TargetStreamContract: StoreContract {
             }
         }
         let targets = try await drain(store, job(.users, ["u1", "u3", "ghost"]), pageSize: 2)
-        XCTAssertEqual(Set(targets.map(\.deviceID)), Set(byUser["u1"]! + byUser["u3"]!))
-        XCTAssertTrue(targets.allSatisfy { $0.userID == "u1" || $0.userID == "u3" })
+        #expect(Set(targets.map(\.deviceID)) == Set(byUser["u1"]! + byUser["u3"]!))
+        #expect(targets.allSatisfy { $0.userID == "u1" || $0.userID == "u3" })
         try await store.close()
     }
 }
