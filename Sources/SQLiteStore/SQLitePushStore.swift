@@ -153,6 +153,11 @@ public final class SQLitePushStore: PushStorage {
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
                         cacheSizeKiB: configuration.writerCacheSizeKiB)
+                    // Every write runs in a savepoint, so SQLite first copies each page it changes to a
+                    // sub-journal, which past 64 KiB spills to a temporary file: under an interest flood two thirds
+                    // of the writer's system calls were those copies (strace, `bench/noisy/run.sh`). In memory the
+                    // sub-journal holds at most the pages of one write (an interest step is 32 names).
+                    try connection.execute("PRAGMA temp_store = MEMORY")
                     if let checkpointer {
                         connection.onWALCommit { checkpointer.onCommit(walFrames: $0) }
                     } else {

@@ -112,7 +112,8 @@ final class FairBatchesTests: XCTestCase {
         let batch = batches.takeBatch(maxCount: 50, maxCost: 1_000)
         XCTAssertEqual(batch.prefix(10).map(\.tenant), Array(repeating: "B", count: 10))
         let rest = batch.dropFirst(10).map(\.tenant)
-        XCTAssertEqual(rest.filter { $0 == "A" }.count, rest.filter { $0 == "B" }.count, "after the newcomer's quantum: \(rest)")
+        XCTAssertEqual(rest.filter { $0 == "A" }.count, rest.filter { $0 == "B" }.count,
+                       "after the newcomer's quantum: \(rest)")
     }
 
     func testAnIdleTenantKeepsNoCredit() {
