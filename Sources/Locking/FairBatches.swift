@@ -11,6 +11,14 @@
 /// `maxCost` rows, so the transaction a newcomer waits for is bounded too; it always takes at least one write, so a
 /// write dearer than `maxCost` still runs, alone.
 ///
+/// A tenant that had nothing queued is a newcomer: its first quantum is served before the tenants with a backlog
+/// (the "new flows first" rule of fq_codel, RFC 8290 §4.2), in a batch of newcomers' writes only, and `takeBatch`
+/// says so (`tookNewcomer`), so the writer can finish that transaction with newcomers' writes (`newcomersOnly`) and
+/// commit. Round robin alone put another instance's one registration behind the rest of the backlogged tenant's turn
+/// and the rest of the transaction: 3–11 times its quiet latency under an interest flood (`bench/noisy/run.sh`). A
+/// tenant is new only after all its writes were taken, so a backlog never is, and a sparse tenant gains one quantum
+/// per idle spell, not a larger share.
+///
 /// Urgent writes (lease renewals) bypass the tenants and go first. A pure value: no locks, no threads
 /// (`FairQueue` wraps it), tested without a database.
 public struct FairBatches<Item> {
@@ -30,7 +38,10 @@ public struct FairBatches<Item> {
     /// finer sharing.
     public let quantum: Int
     private var tenants: [String: Tenant] = [:]
-    /// Tenants with queued writes, in turn order; `cursor` is whose turn comes next.
+    /// Tenants with queued writes that had none before (credited with their quantum on arrival), served before
+    /// `ring`, in arrival order; one that still has writes after its quantum joins `ring`.
+    private var newcomers: [String] = []
+    /// Tenants with a backlog, in turn order; `cursor` is whose turn comes next.
     private var ring: [String] = []
     private var cursor = 0
     /// Whether the tenant at `cursor` was cut off by a full batch: it continues its turn without a new quantum.
@@ -38,6 +49,9 @@ public struct FairBatches<Item> {
     private var urgent: [Item] = []
     /// Queued writes, urgent ones included.
     public private(set) var count = 0
+    /// Whether the latest `takeBatch` took a write of a newcomer: a write nothing of its tenant's was queued
+    /// before, which the writer should commit without adding more.
+    public private(set) var tookNewcomer = false
 
     public init(quantum: Int = 256) {
         self.quantum = max(1, quantum)
@@ -47,8 +61,11 @@ public struct FairBatches<Item> {
     /// is taken from its latest write.
     public mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) {
         var queue = tenants.removeValue(forKey: tenant) ?? Tenant()
-        // A tenant is in the ring exactly while it has queued writes.
-        if queue.isEmpty { ring.append(tenant) }
+        // A tenant is in `newcomers` or `ring` exactly while it has queued writes.
+        if queue.isEmpty {
+            newcomers.append(tenant)
+            queue.deficit = quantum * max(1, weight)
+        }
         queue.items.append(Queued(item: item, cost: max(1, cost)))
         queue.weight = max(1, weight)
         tenants[tenant] = queue
@@ -61,15 +78,51 @@ public struct FairBatches<Item> {
         count += 1
     }
 
-    /// The next batch: urgent writes first, then the tenants' in deficit round robin, at most `maxCount` writes
-    /// and `maxCost` rows (but at least one write whenever any is queued).
-    public mutating func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
+    /// The next batch: urgent writes first, then newcomers' first quanta, then the tenants' in deficit round robin,
+    /// at most `maxCount` writes and `maxCost` rows (but at least one write whenever any is queued). A batch that
+    /// took a newcomer's write stops before the round robin, and with `newcomersOnly` it is left out anyway: what a
+    /// transaction that holds a newcomer's write may still take without making it wait for a backlog.
+    public mutating func takeBatch(maxCount: Int, maxCost: Int, newcomersOnly: Bool = false) -> [Item] {
         let maxCount = max(1, maxCount)
         var batch = Array(urgent.prefix(maxCount))
         urgent.removeFirst(batch.count)
         var cost = batch.count
         count -= batch.count
-        while batch.count < maxCount, !ring.isEmpty {
+        tookNewcomer = false
+        // Newcomers first, each up to the quantum it was credited with on arrival.
+        while batch.count < maxCount, let name = newcomers.first {
+            var tenant = tenants.removeValue(forKey: name)!
+            var full = false
+            while !tenant.isEmpty, batch.count < maxCount {
+                let next = tenant.items.first!
+                guard next.cost <= tenant.deficit else { break }
+                guard batch.isEmpty || cost + next.cost <= maxCost else {
+                    full = true
+                    break
+                }
+                batch.append(tenant.items.popFirst()!.item)
+                tenant.deficit -= next.cost
+                cost += next.cost
+                count -= 1
+                tookNewcomer = true
+            }
+            if batch.count >= maxCount && !tenant.isEmpty { full = true }
+            if tenant.isEmpty {
+                // Gone idle: it keeps no credit (deficit round robin's rule) and comes back as a newcomer.
+                newcomers.removeFirst()
+            } else if full {
+                // The batch is full: the newcomer goes on first in the next one.
+                tenants[name] = tenant
+                return batch
+            } else {
+                // Its quantum is spent (or its next write is dearer): from now on it takes turns with the backlog.
+                tenants[name] = tenant
+                newcomers.removeFirst()
+                ring.append(name)
+            }
+        }
+        // A batch with a newcomer's write takes nothing from the backlog: the writer commits it after this slice.
+        while !newcomersOnly, !tookNewcomer, batch.count < maxCount, !ring.isEmpty {
             var tookAny = false
             var turns = ring.count
             while turns > 0, batch.count < maxCount, !ring.isEmpty {

@@ -45,19 +45,30 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
 
     /// Blocks until a write is queued, then returns the next batch; empty only once closed and drained.
     public func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.count == 0 && !closed { condition.wait() }
-        return batches.takeBatch(maxCount: maxCount, maxCost: maxCost)
+        takeSlice(waiting: true, maxCount: maxCount, maxCost: maxCost).items
     }
 
     /// The next batch if anything is queued, else `[]` at once: how a thread adds more to a transaction it has
     /// already opened without waiting for work.
     public func takeMore(maxCount: Int, maxCost: Int) -> [Item] {
+        takeSlice(waiting: false, maxCount: maxCount, maxCost: maxCost).items
+    }
+
+    /// `takeBatch` (`waiting`) or `takeMore`, also saying whether the batch holds a write of a tenant that had
+    /// nothing queued (`FairBatches.tookNewcomer`). SQLite's writer then adds only newcomers' writes
+    /// (`newcomersOnly`) and commits, instead of filling the transaction to its budget from a backlog: a sparse
+    /// tenant waits for one slice of a busy one, not for the rest of its transaction.
+    public func takeSlice(waiting: Bool, newcomersOnly: Bool = false, maxCount: Int, maxCost: Int)
+        -> (items: [Item], newcomer: Bool)
+    {
         condition.lock()
         defer { condition.unlock() }
-        guard batches.count > 0 else { return [] }
-        return batches.takeBatch(maxCount: maxCount, maxCost: maxCost)
+        if waiting {
+            while batches.count == 0 && !closed { condition.wait() }
+        }
+        guard batches.count > 0 else { return ([], false) }
+        let items = batches.takeBatch(maxCount: maxCount, maxCost: maxCost, newcomersOnly: newcomersOnly)
+        return (items, batches.tookNewcomer)
     }
 
     /// Writes queued and not yet taken.

@@ -234,9 +234,9 @@ extension SQLitePushStore {
 
     /// Interest changes (a name added or removed) one writer operation makes at most when a device's set changes by
     /// more. Each is a random page of the name index: 5,000 of them held the single writer 200–400 ms, and every
-    /// other instance's writes with it (issue 25); 64 take a few milliseconds, and the writer's fair share lets
-    /// other instances' writes commit between the steps.
-    static let interestStep = 64
+    /// other instance's writes with it (issue 25); 32 take about a millisecond (one writer slice,
+    /// `WriterThread.sliceCost`), and the writer's fair share lets other instances' writes commit between the steps.
+    static let interestStep = 32
 
     public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool

@@ -26,11 +26,12 @@ public final class SQLitePushStore: PushStorage {
         /// operation alone is dearer. Default 4,096: what a write queued behind a batch waits for stays a few
         /// milliseconds, whoever filled it.
         public var maxBatchCost: Int = 4096
-        /// How long the writer keeps adding queued writes to an open transaction. Default 5 ms: a write that
+        /// How long the writer keeps adding queued writes to an open transaction. Default 2 ms: a write that
         /// arrives behind a transaction waits for about this, one write in progress and one COMMIT, whatever another
-        /// tenant has queued; longer transactions buy little throughput (one COMMIT costs about as much as a few
+        /// tenant has queued (a newcomer's write, `FairBatches`, waits for no budget), and the COMMIT writes what the
+        /// transaction changed; longer transactions buy little throughput (one COMMIT costs about as much as a few
         /// one-row writes).
-        public var maxBatchDuration: Duration = .milliseconds(5)
+        public var maxBatchDuration: Duration = .milliseconds(2)
         /// The writer's page cache in KiB. Default 64 MiB: a group transaction dirties pages all over the random-key
         /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
         /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
@@ -152,6 +153,11 @@ public final class SQLitePushStore: PushStorage {
                     try connection.configure(
                         busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
                         cacheSizeKiB: configuration.writerCacheSizeKiB)
+                    // Every write runs in a savepoint, so SQLite first copies each page it changes to a
+                    // sub-journal, which past 64 KiB spills to a temporary file: under an interest flood two thirds
+                    // of the writer's system calls were those copies (strace, `bench/noisy/run.sh`). In memory the
+                    // sub-journal holds at most the pages of one write (an interest step is 32 names).
+                    try connection.execute("PRAGMA temp_store = MEMORY")
                     if let checkpointer {
                         connection.onWALCommit { checkpointer.onCommit(walFrames: $0) }
                     } else {

@@ -82,6 +82,40 @@ final class FairBatchesTests: XCTestCase {
         XCTAssertEqual(batches.count, 100 - 9 - 4)
     }
 
+    func testAWriteOfATenantWithNothingQueuedGoesBeforeTheRestOfABackloggedTenantsTurn() {
+        var batches = FairBatches<Write>(quantum: 256)
+        push(&batches, "A", 100, cost: 32)
+        // The writer's slices (16 writes, 64 rows): A's first quantum as a newcomer, then into its first turn of
+        // round robin, which has slices left.
+        for _ in 0..<9 {
+            XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 64).map(\.tenant), ["A", "A"])
+        }
+        XCTAssertFalse(batches.tookNewcomer, "A has a backlog: not new")
+        push(&batches, "B", 1, cost: 1)
+        // Round robin alone would finish A's turn first (three more slices here, a few milliseconds each). B's
+        // write goes alone: nothing of A's backlog is added to it, and a transaction that holds it takes none either.
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 64).map(\.tenant), ["B"])
+        XCTAssertTrue(batches.tookNewcomer)
+        push(&batches, "C", 1, cost: 1)
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 64, newcomersOnly: true).map(\.tenant), ["C"])
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 64, newcomersOnly: true), [])
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 64).map(\.tenant), ["A", "A"])
+        XCTAssertFalse(batches.tookNewcomer)
+    }
+
+    func testANewcomerGetsOneQuantumAheadThenTakesTurnsWithTheBacklog() {
+        var batches = FairBatches<Write>(quantum: 10)
+        push(&batches, "A", 1_000, cost: 1)
+        XCTAssertEqual(batches.takeBatch(maxCount: 10, maxCost: 1_000).count, 10)
+        // B arrives with a backlog of its own: only its first 10 rows go ahead of A; after that, turn about.
+        push(&batches, "B", 1_000, cost: 1)
+        let batch = batches.takeBatch(maxCount: 50, maxCost: 1_000)
+        XCTAssertEqual(batch.prefix(10).map(\.tenant), Array(repeating: "B", count: 10))
+        let rest = batch.dropFirst(10).map(\.tenant)
+        XCTAssertEqual(rest.filter { $0 == "A" }.count, rest.filter { $0 == "B" }.count,
+                       "after the newcomer's quantum: \(rest)")
+    }
+
     func testAnIdleTenantKeepsNoCredit() {
         var batches = FairBatches<Write>(quantum: 100)
         push(&batches, "B", 1, cost: 1)

@@ -43,16 +43,19 @@ public struct WriterStatistics: Sendable, Equatable {
 /// `maxBatchCost` rows. A write that arrives while a transaction is open can still join it, and one that arrives
 /// too late waits for at most the budget, the slice in progress and one COMMIT, however many rows another tenant
 /// queued: the bound that matters once one write costs milliseconds (5,000 interest names are 5,000 random index
-/// pages, issue 25).
+/// pages, issue 25). A write of a tenant that had nothing queued (a newcomer, `FairBatches`) does better: it goes
+/// into the next slice, which holds only newcomers' writes, and the transaction then commits, so it waits for the
+/// slice in progress and one COMMIT, not the budget.
 ///
 /// The connection lives only on the thread; `stats` is `Locked`.
 final class WriterThread: Sendable {
     private let queue = FairQueue<WriteOperation>(ownWeight: StoreFairness.engineWeight)
     private let stats = Locked(WriterStatistics())
-    /// What one slice of a transaction takes at most (the budget is checked between slices): about one step of a
-    /// large interest write (`SQLitePushStore.interestStep`), or a few one-row writes per lock round trip.
+    /// What one slice of a transaction takes at most (the budget is checked between slices): one step of a large
+    /// interest write (`SQLitePushStore.interestStep`), or a few one-row writes per lock round trip. A newcomer's
+    /// write waits for the slice in progress, so a slice is kept to about a millisecond.
     static let sliceCount = 16
-    static let sliceCost = 64
+    static let sliceCost = 32
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
     /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's catch-up);
@@ -85,9 +88,11 @@ final class WriterThread: Sendable {
             let limits = BatchLimits(count: maxBatch, cost: maxBatchCost, nanoseconds: maxBatchDuration.nanoseconds)
             var gate = HealthGate(hasRoom: hasRoom, health: health)
             while true {
-                let first = queue.takeBatch(maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
-                if first.isEmpty { break }
-                self.runBatch(first, limits: limits, on: connection, logger: logger, gate: &gate)
+                let first = queue.takeSlice(
+                    waiting: true, maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
+                if first.items.isEmpty { break }
+                self.runBatch(first.items, newcomer: first.newcomer, limits: limits, on: connection, logger: logger,
+                              gate: &gate)
                 betweenTransactions(connection)
             }
             do {
@@ -151,8 +156,8 @@ final class WriterThread: Sendable {
     /// health is reported before any caller is resumed, so a caller that saw a failure finds the store's health
     /// already updated.
     private func runBatch(
-        _ first: [WriteOperation], limits: BatchLimits, on connection: SQLiteConnection, logger: Logger,
-        gate: inout HealthGate
+        _ first: [WriteOperation], newcomer: Bool, limits: BatchLimits, on connection: SQLiteConnection,
+        logger: Logger, gate: inout HealthGate
     ) {
         // Every operation taken, run or not: all of them fail together if the transaction does.
         var batch = first
@@ -169,16 +174,22 @@ final class WriterThread: Sendable {
             try connection.run("BEGIN IMMEDIATE")
             var next = 0
             var cost = 0
+            // Once a newcomer's write (a tenant that had nothing queued, `FairBatches`) is in, the transaction takes
+            // only newcomers' writes: that write waits for the slice in progress when it arrived and its own, not for
+            // the rest of the budget spent on another tenant's backlog.
+            var holdsNewcomer = newcomer
             while true {
                 if next == batch.count {
                     let elapsed = MonotonicClock.now() &- started
                     guard batch.count < limits.count, cost < limits.cost, elapsed < limits.nanoseconds else { break }
-                    let more = queue.takeMore(
+                    let more = queue.takeSlice(
+                        waiting: false, newcomersOnly: holdsNewcomer,
                         maxCount: min(limits.count - batch.count, Self.sliceCount),
                         maxCost: min(limits.cost - cost, Self.sliceCost))
-                    if more.isEmpty { break }
-                    stats.withLock { $0.operations += more.count }
-                    batch.append(contentsOf: more)
+                    if more.items.isEmpty { break }
+                    holdsNewcomer = holdsNewcomer || more.newcomer
+                    stats.withLock { $0.operations += more.items.count }
+                    batch.append(contentsOf: more.items)
                 }
                 let operation = batch[next]
                 next += 1
