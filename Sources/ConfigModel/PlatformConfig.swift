@@ -16,6 +16,15 @@ public struct FCMInstanceConfig: Sendable {
     public var endpointOverride: String? = nil
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for FCM and the token endpoint.
     public var caFile: String? = nil
+
+    package init(serviceAccountFile: String, serviceAccount: ServiceAccount, projectID: String,
+                 endpointOverride: String? = nil, caFile: String? = nil) {
+        self.serviceAccountFile = serviceAccountFile
+        self.serviceAccount = serviceAccount
+        self.projectID = projectID
+        self.endpointOverride = endpointOverride
+        self.caFile = caFile
+    }
 }
 
 /// An instance's Web Push settings (`instances[].web`): the VAPID key pair (RFC 8292) browsers subscribe with,
@@ -38,6 +47,18 @@ public struct WebInstanceConfig: Sendable {
     public var allowedDestinations: [DestinationPolicy.Allowance] = []
     /// `caFile`: a PEM CA bundle trusted instead of the system's for push services.
     public var caFile: String? = nil
+
+    package init(vapidKeyFile: String, keyPair: VAPIDKeyPair, subject: VAPIDSubject, allowedOrigins: CORSOrigins,
+                 pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
+                 allowedDestinations: [DestinationPolicy.Allowance] = [], caFile: String? = nil) {
+        self.vapidKeyFile = vapidKeyFile
+        self.keyPair = keyPair
+        self.subject = subject
+        self.allowedOrigins = allowedOrigins
+        self.pushServiceHosts = pushServiceHosts
+        self.allowedDestinations = allowedDestinations
+        self.caFile = caFile
+    }
 }
 
 /// An instance's UnifiedPush settings (`instances[].unifiedpush`; docs/API.md "UnifiedPush", docs/SECURITY.md
@@ -56,6 +77,8 @@ public struct UnifiedPushInstanceConfig: Sendable {
     public var allowedDestinations: [DestinationPolicy.Allowance] = []
     /// `caFile`: a PEM CA bundle trusted instead of the system's for push servers (tests).
     public var caFile: String? = nil
+
+    package init() {}
 }
 
 /// An instance's Huawei Push Kit credentials (`instances[].hms`; docs/OPERATIONS.md "Huawei Push Kit"). Without
@@ -74,6 +97,16 @@ public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for both endpoints.
     public var caFile: String? = nil
 
+    package init(appID: String, clientID: String, clientSecret: String, tokenEndpointOverride: String? = nil,
+                 endpointOverride: String? = nil, caFile: String? = nil) {
+        self.appID = appID
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.tokenEndpointOverride = tokenEndpointOverride
+        self.endpointOverride = endpointOverride
+        self.caFile = caFile
+    }
+
     /// The settings without the secret, for logs and dumps.
     public var description: String { "HMSInstanceConfig(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
 }
@@ -89,7 +122,7 @@ public enum CORSOrigins: Sendable, Equatable {
     /// Parses one configured origin: `*`, or `scheme://host[:port]` with scheme `http` or `https`, no path,
     /// no trailing slash (browsers send the `Origin` header in exactly that form). Returns the lower-cased
     /// origin, or why it is refused.
-    static func parse(_ text: String) -> Result<String, OriginError> {
+    package static func parse(_ text: String) -> Result<String, OriginError> {
         if text == "*" { return .success(text) }
         guard text.utf8.count <= 256 else { return .failure(.init("is longer than 256 bytes")) }
         let lower = text.lowercased()
@@ -119,8 +152,8 @@ public enum CORSOrigins: Sendable, Equatable {
         return .success(lower)
     }
 
-    struct OriginError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
+    package struct OriginError: Error, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 }

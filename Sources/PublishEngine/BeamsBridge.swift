@@ -1,4 +1,5 @@
 import Clocks
+import ConfigModel
 import Foundation
 import HTTPClient
 import Lifecycle
@@ -20,7 +21,7 @@ import PushStore
 /// so an instance created, changed or deleted at run time (or by a reload) is followed. Delivery is at least once:
 /// a process killed after Beams took a publish but before the outcome was written sends it again when the lease
 /// ends (Beams has no idempotency key).
-final class BeamsBridge: Service {
+package final class BeamsBridge: Service {
     /// Forwards claimed at a time, attempted side by side.
     static let batchSize = 32
     /// How long a claimed forward stays hidden from other claims (past it, an unrecorded attempt is made again).
@@ -29,7 +30,7 @@ final class BeamsBridge: Service {
     static let storeRetryInterval: TimeInterval = 1
     static let longestSleep: TimeInterval = 3600
 
-    let name = "beams-bridge"
+    package let name = "beams-bridge"
     private let store: any BeamsForwardQueue
     /// Where a forwarded publish's local state is read: a publish cancelled here before its copy went is not sent.
     private let publishes: any PublishQueue
@@ -44,7 +45,7 @@ final class BeamsBridge: Service {
     private let wake: AsyncStream<Void>.Continuation
 
     /// - Parameter instance: the served instance with an id (the directory's look-up).
-    init(store: any BeamsForwardQueue, publishes: any PublishQueue,
+    package init(store: any BeamsForwardQueue, publishes: any PublishQueue,
          instance: @escaping @Sendable (String) -> InstanceConfig?, metrics: Metrics, logger: Logger) {
         self.instance = instance
         self.store = store
@@ -55,11 +56,11 @@ final class BeamsBridge: Service {
     }
 
     /// Wakes the loop: a forward was queued.
-    func forwardQueued() { wake.yield() }
+    package func forwardQueued() { wake.yield() }
 
     // MARK: Delivering
 
-    func run() async {
+    package func run() async {
         let clients = self.clients
         await withTaskCancellationHandler {
             await deliverUntilCancelled()

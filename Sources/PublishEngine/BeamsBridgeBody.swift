@@ -5,11 +5,11 @@ import JSON
 /// it yet), a shared collapse id lets APNs show one of the two notifications and a shared Android `tag` lets the
 /// second replace the first in the drawer. Values the publisher set are kept. Web is left alone: a browser holds
 /// one subscription per service worker, so it cannot be registered at both.
-enum BeamsBridgeBody {
+package enum BeamsBridgeBody {
     /// `body` with `apns.collapse_id`, `fcm.collapse_key` and (for a notification) `fcm.notification.tag` set to
     /// `publishID` where the publisher set none, serialized; the same bytes when nothing changes or it does not
     /// parse (the publish API refuses it then anyway).
-    static func withCollapseIDs(_ body: [UInt8], publishID: String) -> [UInt8] {
+    package static func withCollapseIDs(_ body: [UInt8], publishID: String) -> [UInt8] {
         guard var root = JSONValue.parse(body)?.objectValue else { return body }
         var changed = false
         if var apns = root["apns"]?.objectValue, apns["collapse_id"] == nil {
@@ -40,7 +40,7 @@ enum BeamsBridgeBody {
     /// and without `webhookUrl` (push-server calls it for its own publish; Beams would call it again with its own
     /// publish id). The same bytes when nothing is removed; nil when no `apns`, `fcm` or `web` section is left
     /// (nothing for a device at Beams: not forwarded).
-    static func forBeams(_ body: [UInt8]) -> [UInt8]? {
+    package static func forBeams(_ body: [UInt8]) -> [UInt8]? {
         guard let root = JSONValue.parse(body)?.objectValue else { return nil }
         guard root.keys.contains(where: { ["apns", "fcm", "web"].contains($0) }) else { return nil }
         let kept = root.filter { beamsMembers.contains($0.key) }

@@ -11,7 +11,7 @@ import PushStore
 ///   to at most 300 s, `maxAttempts` attempts in all; then failed.
 /// - Anything else (400 malformed or too large, 401 wrong secret, 402 over the plan, 403, 404, 413, 422): failed
 ///   at once with Beams' `error` and `description`: sending the same body again cannot change the answer.
-enum BeamsForwardPolicy {
+package enum BeamsForwardPolicy {
     /// Attempts before a retried forward is given up (about 17 minutes of backoff without `Retry-After`).
     static let maxAttempts = 10
     /// The longest backoff step.

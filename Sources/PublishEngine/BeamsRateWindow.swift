@@ -3,7 +3,7 @@
 /// 100 per 1.2 s, because a request is counted when it is handed to the client and Beams counts it on arrival: a
 /// first request that waited for its connection and a later one that did not would otherwise land within one
 /// second of Beams' clock. Pure: times are monotonic seconds handed in.
-struct BeamsRateWindow: Sendable {
+package struct BeamsRateWindow: Sendable {
     let limit: Int
     let window: Double
     private var sent: [Double] = []

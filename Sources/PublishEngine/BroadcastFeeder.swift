@@ -12,7 +12,7 @@ import PushStore
 ///
 /// Counters per channel (`broadcast.channel.<id>.accepted` or `.failed.<Reason>`, `.attempts`) let the status API
 /// show each channel's outcome; `broadcast.accepted` and `broadcast.failed.<Reason>` total them.
-struct BroadcastFeeder: Sendable {
+package struct BroadcastFeeder: Sendable {
     let context: PublishContext
     let run: PublishRun
     let instance: InstanceRuntime
@@ -106,11 +106,11 @@ struct BroadcastFeeder: Sendable {
     }
 
     /// Counter names of broadcast publishes (read back by the status API).
-    enum Counter {
+    package enum Counter {
         static let prefix = "broadcast."
-        static let accepted = "broadcast.accepted"
-        static let failedPrefix = "broadcast.failed."
-        static let channelPrefix = "broadcast.channel."
+        package static let accepted = "broadcast.accepted"
+        package static let failedPrefix = "broadcast.failed."
+        package static let channelPrefix = "broadcast.channel."
     }
 
     static func counters(_ channel: APNsChannelID, failed reason: String?, attempts: Int) -> [String: Int64] {

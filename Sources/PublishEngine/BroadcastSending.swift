@@ -1,7 +1,8 @@
 import APNsClient
+import ConfigModel
 
 /// Sends channel management calls and broadcast pushes: `APNsBroadcastClient`, or a stand-in in engine tests.
-protocol BroadcastSending: Sendable {
+package protocol BroadcastSending: Sendable {
     func manage(
         _ request: APNsChannelRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
         credentials: APNsCredentials, requestID: String?
@@ -22,7 +23,7 @@ extension InstanceRuntime {
     /// Where the instance's channel calls and broadcasts go: the configured URLs, else the instance's
     /// `endpointOverride` (the mock serves both APIs), else Apple's hosts for the broadcast environment. nil
     /// without an `apns` section.
-    var broadcastEndpoints: APNsBroadcastEndpoints? {
+    package var broadcastEndpoints: APNsBroadcastEndpoints? {
         guard let apns = config.apns else { return nil }
         let broadcast = apns.broadcast ?? APNsBroadcastConfig()
         let environment = broadcast.environment ?? apns.defaultEnvironment
@@ -34,7 +35,7 @@ extension InstanceRuntime {
     }
 
     /// The app's bundle id (`apns.topic`) as a broadcast path segment; nil when absent or not a bundle id.
-    var broadcastBundleID: APNsBundleID? { config.apns.flatMap { APNsBundleID($0.topic) } }
+    package var broadcastBundleID: APNsBundleID? { config.apns.flatMap { APNsBundleID($0.topic) } }
 
     /// Most channels one broadcast publish may name.
     var maxChannelsPerPublish: Int { config.apns?.broadcast?.maxChannelsPerPublish ?? APNsBroadcastConfig.defaultMaxChannelsPerPublish }

@@ -6,7 +6,7 @@ import Locking
 /// the targets that were in flight.
 ///
 /// A pure value type, tested without sockets.
-struct CheckpointTracker: Sendable, Equatable {
+package struct CheckpointTracker: Sendable, Equatable {
     /// Every target with `ref <= watermark` has a final result.
     private(set) var watermark: Int64
     /// Submitted refs in submission (ascending) order, possibly still pending (memory bounded by the in-flight

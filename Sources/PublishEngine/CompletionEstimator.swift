@@ -15,7 +15,7 @@ import Foundation
 ///   senders are slower); without, no estimate. An observed rate of 0 (nothing answered for a whole window: a
 ///   stalled sender, an open breaker) gives no estimate either, rather than an infinite one; and a run with
 ///   nothing left gives none.
-struct CompletionEstimator: Sendable, Equatable {
+package struct CompletionEstimator: Sendable, Equatable {
     /// The EMA's smoothing factor: weight of the newest observation.
     let alpha: Double
     /// The shortest window between two observations, in seconds.

@@ -1,4 +1,5 @@
 import Clocks
+import ConfigModel
 import Locking
 import Observability
 import PushStore
@@ -12,9 +13,9 @@ import PushStore
 /// budget; a publish runs on one node (shards of a split publish on several), so while the instance's work sits on
 /// fewer nodes than are alive it gets less than the whole budget. A store-wide token bucket would give it all, at
 /// the cost of a database round trip per batch of tokens.
-final class DeliveryBudgets: Sendable {
+package final class DeliveryBudgets: Sendable {
     /// One instance's budget on one platform.
-    final class Budget: Sendable {
+    package final class Budget: Sendable {
         let instanceID: String
         let platform: Platform
         /// Notifications per minute, all nodes together.
@@ -41,7 +42,7 @@ final class DeliveryBudgets: Sendable {
         }
 
         /// Notifications this node let through the budget in the last 60 seconds (its usage, for the console).
-        var sentLastMinute: Int { window.withLock { $0.total(at: Self.second()) } }
+        package var sentLastMinute: Int { window.withLock { $0.total(at: Self.second()) } }
 
         private static func second() -> Int64 { Int64(MonotonicClock.now() / 1_000_000_000) }
     }
@@ -96,7 +97,7 @@ final class DeliveryBudgets: Sendable {
     }
 
     /// The instance's budget on `platform`, nil when it has none.
-    func budget(instanceID: String, platform: Platform) -> Budget? {
+    package func budget(instanceID: String, platform: Platform) -> Budget? {
         budgets.withLock { $0[Key(instance: instanceID.lowercased(), platform: platform)] }
     }
 
@@ -123,7 +124,7 @@ final class DeliveryBudgets: Sendable {
 
     /// A node's share of a budget: an equal part, rounded down so the nodes together stay within it, and at least
     /// one notification a minute (a budget smaller than the number of nodes is exceeded by at most that many).
-    static func share(budget: Int, liveNodes: Int) -> Int {
+    package static func share(budget: Int, liveNodes: Int) -> Int {
         max(1, budget / max(1, liveNodes))
     }
 }

@@ -13,7 +13,7 @@ extension DeliveryOutcome {
     }
 
     /// The FCM table behind `classify`: which results are final, accepted, or failed with which reason.
-    static func verdict(_ result: FCMResult) -> PlatformVerdict {
+    package static func verdict(_ result: FCMResult) -> PlatformVerdict {
         switch result {
         case .failure(.shutdown):
             return .unfinished

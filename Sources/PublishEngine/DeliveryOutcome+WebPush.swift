@@ -14,7 +14,7 @@ extension DeliveryOutcome {
     }
 
     /// The Web Push table behind `classify`: which results are final, accepted, or failed with which reason.
-    static func verdict(_ result: WebPushResult) -> PlatformVerdict {
+    package static func verdict(_ result: WebPushResult) -> PlatformVerdict {
         switch result {
         case .failure(.shutdown):
             return .unfinished
@@ -57,7 +57,7 @@ extension DeliveryOutcome {
     /// 201 and 404, autopush's 201/404/410/413 and 503 with `Retry-After`, ntfy's 200 all fit it), plus ntfy's 507
     /// ("no active subscriber": the phone has not polled its topic lately; retried like any 5xx, then this reason,
     /// and the device kept, since ntfy answers 5xx precisely so that a temporary state removes nothing).
-    static func unifiedPushVerdict(_ result: WebPushResult) -> PlatformVerdict {
+    package static func unifiedPushVerdict(_ result: WebPushResult) -> PlatformVerdict {
         if case .response(.retry(507, _), _) = result { return .failed("NoActiveSubscriber", status: 507) }
         return verdict(result)
     }

@@ -6,7 +6,7 @@ import PushStore
 /// What one APNs result means for a publish: counters, the device's health, or a retry in the other environment.
 ///
 /// A pure function of the result and the target, tested without sockets.
-enum DeliveryOutcome: Equatable {
+package enum DeliveryOutcome: Equatable {
     /// A final result: add `counters`, record `device`.
     case final(counters: [String: Int64], device: DeviceResult)
     /// BadDeviceToken for a device whose environment was defaulted, first try: send again to `environment`.
@@ -86,7 +86,7 @@ enum DeliveryOutcome: Equatable {
     ]
 
     /// A reason name for a local header-rule violation, in Apple's CamelCase style.
-    static func name(_ violation: APNsViolation) -> String {
+    package static func name(_ violation: APNsViolation) -> String {
         switch violation {
         case .payloadTooLarge: return "PayloadTooLarge"
         case .collapseIDTooLong: return "BadCollapseId"

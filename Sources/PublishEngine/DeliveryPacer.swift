@@ -12,7 +12,7 @@
 ///   the feeder sleeps about 100 times a second at most instead of once per delivery.
 /// - A ceiling, not a guarantee: time lost while the senders were full (another publish saturating APNs) is made
 ///   up only up to the burst, so a throttled publish then finishes later rather than catching up in a rush.
-struct DeliveryPacer: Sendable, Equatable {
+package struct DeliveryPacer: Sendable, Equatable {
     /// Deliveries per minute (at least 1).
     let perMinute: Int
     /// Nanoseconds between two tokens.

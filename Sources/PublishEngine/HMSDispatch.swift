@@ -8,7 +8,7 @@ import PushStore
 /// first. At most `maxBatchesInFlight` batches are out at once; `send` suspends beyond that, which holds the lane
 /// back as a full window does for the other platforms. Each target's result is recorded exactly once, from its
 /// token's fate in the batch (`HMSSender.send`).
-final class HMSDispatch: PlatformDispatch {
+package final class HMSDispatch: PlatformDispatch {
     private struct Pending {
         var targets: [Target] = []
         var timerArmed = false
@@ -92,7 +92,7 @@ final class HMSDispatch: PlatformDispatch {
     ]
 
     /// One token's fate as the run counts it: an illegal token removes its device; other failures keep it.
-    static func verdict(_ delivery: HMSDelivery) -> PlatformVerdict {
+    package static func verdict(_ delivery: HMSDelivery) -> PlatformVerdict {
         switch delivery {
         case .unfinished: return .unfinished
         case .accepted: return .accepted(status: 200)

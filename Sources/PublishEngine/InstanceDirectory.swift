@@ -1,3 +1,4 @@
+import ConfigModel
 import Observability
 import BeamsModel
 import Locking
@@ -5,9 +6,9 @@ import Locking
 /// Every instance this node serves, from the config file and from the store, as one versioned snapshot that every
 /// look-up goes through (API routes, the publish engine, the console). A change installs a whole new snapshot
 /// under the lock; whoever read the old one (a publish already running) keeps what it read.
-final class InstanceDirectory: Sendable {
+package final class InstanceDirectory: Sendable {
     /// Where an instance is defined.
-    enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         /// The config file: read-only through the API, changed by editing the file and reloading (SIGHUP).
         case config
         /// The store (admin API, `push-server instances`).
@@ -15,29 +16,39 @@ final class InstanceDirectory: Sendable {
     }
 
     /// One instance as served.
-    struct Entry: Sendable {
-        var config: InstanceConfig
+    package struct Entry: Sendable {
+        package var config: InstanceConfig
         /// Its senders; nil in a directory that only answers look-ups (API-only contexts in tests).
-        var runtime: InstanceRuntime?
-        var source: Source
+        package var runtime: InstanceRuntime?
+        package var source: Source
         /// What the entry was built from (`config:<definition>` or `store:<version>`): an equal fingerprint means
         /// the built senders can be kept.
-        var fingerprint: String
+        package var fingerprint: String
         /// The stored row's version (store instances).
-        var version: Int64? = nil
+        package var version: Int64? = nil
         /// Where it is listed (`/ready`, the console): a config-file instance at its place in the file, the
         /// store's after them (`Int.max`, then by id).
-        var rank = Int.max
+        package var rank = Int.max
+
+        package init(config: InstanceConfig, runtime: InstanceRuntime?, source: Source, fingerprint: String,
+                     version: Int64? = nil, rank: Int = Int.max) {
+            self.config = config
+            self.runtime = runtime
+            self.source = source
+            self.fingerprint = fingerprint
+            self.version = version
+            self.rank = rank
+        }
     }
 
     /// The whole set at one moment.
-    struct Snapshot: Sendable {
+    package struct Snapshot: Sendable {
         /// Raised by every install on this node (for `push_instances_generation`-style checks and tests).
         var generation: UInt64 = 0
         /// The store's set version the stored entries were read at.
-        var storedVersion: Int64 = 0
+        package var storedVersion: Int64 = 0
         /// By lower-cased id.
-        var entries: [String: Entry] = [:]
+        package var entries: [String: Entry] = [:]
 
         /// The entries as listed: the config file's in file order, then the store's by id.
         var listed: [Entry] {
@@ -51,7 +62,7 @@ final class InstanceDirectory: Sendable {
     private let retired = Locked<[InstanceRuntime]>([])
 
     /// A directory of config-file instances with their senders.
-    init(runtimes: [InstanceRuntime], fingerprints: [String: String] = [:]) {
+    package init(runtimes: [InstanceRuntime], fingerprints: [String: String] = [:]) {
         var snapshot = Snapshot()
         for (rank, runtime) in runtimes.enumerated() {
             let id = runtime.config.id.lowercased()
@@ -62,7 +73,7 @@ final class InstanceDirectory: Sendable {
     }
 
     /// A directory that only answers look-ups (no senders).
-    init(configs: [InstanceConfig]) {
+    package init(configs: [InstanceConfig]) {
         var snapshot = Snapshot()
         for (rank, config) in configs.enumerated() {
             snapshot.entries[config.id.lowercased()] = Entry(config: config, runtime: nil, source: .config,
@@ -72,16 +83,16 @@ final class InstanceDirectory: Sendable {
     }
 
     /// The current snapshot.
-    var snapshot: Snapshot { state.withLock { $0 } }
+    package var snapshot: Snapshot { state.withLock { $0 } }
 
     /// The instance `id` (case-insensitive), nil when not served (never configured, or deleted).
-    func entry(_ id: String) -> Entry? { state.withLock { $0.entries[id.lowercased()] } }
+    package func entry(_ id: String) -> Entry? { state.withLock { $0.entries[id.lowercased()] } }
 
     /// The instance `id`'s configuration, nil when not served.
-    func config(_ id: String) -> InstanceConfig? { entry(id)?.config }
+    package func config(_ id: String) -> InstanceConfig? { entry(id)?.config }
 
     /// The instance `id`'s senders, nil when not served.
-    func runtime(_ id: String) -> InstanceRuntime? { entry(id)?.runtime }
+    package func runtime(_ id: String) -> InstanceRuntime? { entry(id)?.runtime }
 
     /// The instance `id`'s senders, held for a publish run (`InstanceRuntime.release()` when it ends), nil when
     /// not served. A runtime retired between the read and the hold is passed over: `retire` comes after the
@@ -97,7 +108,7 @@ final class InstanceDirectory: Sendable {
 
     /// Retires the runtimes an install replaced: their senders close when the last run holding them ends (at
     /// once when none does), and at shutdown at the latest (`runtimesToClose`).
-    func retire(_ runtimes: [InstanceRuntime]) {
+    package func retire(_ runtimes: [InstanceRuntime]) {
         guard !runtimes.isEmpty else { return }
         retired.withLock { list in
             list.removeAll { !$0.lifetime.isOpen }
@@ -110,15 +121,15 @@ final class InstanceDirectory: Sendable {
     var runtimesToClose: [InstanceRuntime] { runtimes + retired.withLock { $0 } }
 
     /// Every instance's configuration, in listing order (`Entry.rank`).
-    var configs: [InstanceConfig] { state.withLock { $0.listed.map(\.config) } }
+    package var configs: [InstanceConfig] { state.withLock { $0.listed.map(\.config) } }
 
     /// Every instance's senders, in listing order (`Entry.rank`).
-    var runtimes: [InstanceRuntime] { state.withLock { $0.listed.compactMap(\.runtime) } }
+    package var runtimes: [InstanceRuntime] { state.withLock { $0.listed.compactMap(\.runtime) } }
 
     /// Installs `entries` as the whole set. - Returns: the entries no longer served as they were (removed or
     /// rebuilt), whose senders the caller retires.
     @discardableResult
-    func install(_ entries: [String: Entry], storedVersion: Int64) -> [Entry] {
+    package func install(_ entries: [String: Entry], storedVersion: Int64) -> [Entry] {
         let (retired, installed) = state.withLock { snapshot -> ([Entry], Snapshot) in
             let retired = snapshot.entries.compactMap { id, old in
                 entries[id]?.fingerprint == old.fingerprint ? nil : old
@@ -134,20 +145,20 @@ final class InstanceDirectory: Sendable {
 
     /// Calls `observer` after each install (outside the lock), with the installed snapshot: per-instance budgets
     /// and weights follow the set.
-    func observe(_ observer: @escaping @Sendable (Snapshot) -> Void) {
+    package func observe(_ observer: @escaping @Sendable (Snapshot) -> Void) {
         observers.withLock { $0.append(observer) }
     }
 }
 
 /// What changes between two sets of instances, by fingerprint: the pure part of a reload.
-struct InstanceSetPlan: Sendable, Equatable {
-    var added: [String] = []
-    var changed: [String] = []
-    var removed: [String] = []
+package struct InstanceSetPlan: Sendable, Equatable {
+    package var added: [String] = []
+    package var changed: [String] = []
+    package var removed: [String] = []
     var unchanged: [String] = []
 
     /// Ids sorted, so logs and tests read the same every time.
-    init(current: [String: String], wanted: [String: String]) {
+    package init(current: [String: String], wanted: [String: String]) {
         for (id, fingerprint) in wanted {
             switch current[id] {
             case nil: added.append(id)
@@ -169,15 +180,15 @@ struct InstanceSetPlan: Sendable, Equatable {
         self.unchanged = unchanged
     }
 
-    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+    package var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
 }
 
 /// The two sources of instances as one set: a config-file instance wins over a stored one with the same id (which
 /// is reported, never served), so neither can shadow the other.
-enum InstanceSetMerge {
+package enum InstanceSetMerge {
     /// - Returns: the wanted fingerprint by lower-cased id with its source, and the stored ids a config instance
     ///   shadows.
-    static func merge(config: [String: String], stored: [String: Int64])
+    package static func merge(config: [String: String], stored: [String: Int64])
         -> (wanted: [String: (source: InstanceDirectory.Source, fingerprint: String)], shadowed: [String])
     {
         var wanted: [String: (source: InstanceDirectory.Source, fingerprint: String)] = [:]

@@ -1,4 +1,5 @@
 import APNsClient
+import ConfigModel
 import FCMClient
 import HTTPClient
 import JWTSigner
@@ -7,30 +8,30 @@ import WebPush
 
 /// An instance's configuration with its credentials loaded (the `.p8` key, the FCM service account and the VAPID
 /// key are read once at start-up).
-struct InstanceRuntime: Sendable {
-    let config: InstanceConfig
+package struct InstanceRuntime: Sendable {
+    package let config: InstanceConfig
     /// nil when the instance has no APNs credentials: its deliveries are recorded as not sent.
-    let credentials: APNsCredentials?
+    package let credentials: APNsCredentials?
     /// The instance's FCM sender (one per service account: its access token, its window); nil when the instance
     /// has no `fcm` section: deliveries to its Android devices are recorded as not sent (`NoFCMCredentials`).
-    let fcm: (any FCMSending)?
+    package let fcm: (any FCMSending)?
     /// The instance's Web Push sender (its VAPID key, its window); nil when the instance has no `web` section:
     /// deliveries to its browsers are recorded as not sent (`NoWebPushCredentials`).
-    let web: (any WebPushSending)?
+    package let web: (any WebPushSending)?
     /// The instance's streaks of unanswered Web Push deliveries, which invalidate a subscription
     /// (`UnreachableSubscriptions`); nil without a Web Push sender.
-    let unreachableWeb: UnreachableSubscriptions?
+    package let unreachableWeb: UnreachableSubscriptions?
     /// The instance's parsed Web Push subscriptions (`WebPushSubscriptions`); nil without a Web Push sender.
-    let webSubscriptions: WebPushSubscriptions?
+    package let webSubscriptions: WebPushSubscriptions?
     /// The instance's UnifiedPush sender: a second Web Push sender with open endpoints (any public host on an
     /// allowed port, a share of its window per host), signing with the same VAPID key; nil without `unifiedpush`.
-    let unifiedpush: (any WebPushSending)?
+    package let unifiedpush: (any WebPushSending)?
     /// The UnifiedPush twin of `unreachableWeb`.
-    let unreachableUnifiedPush: UnreachableSubscriptions?
+    package let unreachableUnifiedPush: UnreachableSubscriptions?
     /// The UnifiedPush twin of `webSubscriptions`.
-    let unifiedPushSubscriptions: WebPushSubscriptions?
+    package let unifiedPushSubscriptions: WebPushSubscriptions?
     /// The instance's Huawei Push Kit sender (its OAuth token, its batches); nil without an `hms` section.
-    var hms: HMSSender? = nil
+    package var hms: HMSSender? = nil
     /// When the senders close (`SenderRetirement`), shared by every copy of this runtime.
     let lifetime = SenderLifetime()
     /// How long retired senders get to finish what they hold once the last run using them ended.
@@ -41,7 +42,7 @@ struct InstanceRuntime: Sendable {
     ///     read the configuration or send through APNs).
     /// - Throws: `KeyLoadError` when the configured key cannot be used (check-config reports the same), or an
     ///   `FCMSenderError`/`CurlError` when a sender cannot be set up.
-    init(config: InstanceConfig, senders: PlatformSenderSettings? = nil) throws {
+    package init(config: InstanceConfig, senders: PlatformSenderSettings? = nil) throws {
         self.config = config
         if let certificate = config.apns?.certificate {
             credentials = APNsCredentials(certificate: certificate.identity)
@@ -150,7 +151,7 @@ struct InstanceRuntime: Sendable {
     }
 
     /// Where a device of `environment` is sent: Apple's host, or the configured override (tests, staging).
-    func apnsEnvironment(_ environment: PushEnvironment) -> APNsEnvironment {
+    package func apnsEnvironment(_ environment: PushEnvironment) -> APNsEnvironment {
         if let override = config.apns?.endpointOverride {
             return .custom(url: override, caFile: config.apns?.caFile)
         }
@@ -160,10 +161,11 @@ struct InstanceRuntime: Sendable {
 
 /// How instances' FCM and Web Push senders are built: the transport settings every instance shares (each
 /// instance brings its own credentials and gets its own sender, window and access-token cache).
-struct PlatformSenderSettings: Sendable {
-    var fcm = FCMSenderConfiguration()
-    var web = WebPushSenderConfiguration()
+package struct PlatformSenderSettings: Sendable {
+    package var fcm = FCMSenderConfiguration()
+    package var web = WebPushSenderConfiguration()
     /// Unanswered Web Push deliveries in a row that invalidate a subscription, and the least time they must span.
-    var unreachableAfterFailures = 3
-    var unreachableAfterSeconds = 3600.0
+    package var unreachableAfterFailures = 3
+    package var unreachableAfterSeconds = 3600.0
+    package init() {}
 }

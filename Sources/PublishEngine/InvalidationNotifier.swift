@@ -1,3 +1,4 @@
+import ConfigModel
 import Foundation
 import Lifecycle
 import Logging
@@ -12,9 +13,9 @@ import PushStore
 ///
 /// A `Service`: it looks every `interval` (invalidations are committed by any node's publish, so there is no
 /// local signal to wait for), and after a batch that filled `batchSize` at once.
-final class InvalidationNotifier: Service {
+package final class InvalidationNotifier: Service {
     static let batchSize = 200
-    let name = "invalidations"
+    package let name = "invalidations"
     private let store: any InvalidationLog
     /// The instance an invalidation belongs to, nil when it is no longer served.
     private let lookup: @Sendable (String) -> InstanceConfig?
@@ -33,7 +34,7 @@ final class InvalidationNotifier: Service {
     }
 
     /// Looks each invalidation's instance up through `lookup` (the instance directory: run-time instances too).
-    init(store: any InvalidationLog, lookup: @escaping @Sendable (String) -> InstanceConfig?,
+    package init(store: any InvalidationLog, lookup: @escaping @Sendable (String) -> InstanceConfig?,
          interval: Duration = .seconds(1), logger: Logger,
          send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void) {
         self.store = store
@@ -43,7 +44,7 @@ final class InvalidationNotifier: Service {
         self.send = send
     }
 
-    func run() async {
+    package func run() async {
         while !Task.isCancelled {
             let handed = await notifyOnce()
             if handed == Self.batchSize { continue }

@@ -11,7 +11,7 @@ import Clocks
 /// the wall clocks of two nodes disagreeing (leases are stored as wall time) and a run noticing a little late.
 ///
 /// Pure: "now" is an argument (a `MonotonicClock.now()` reading in the engine, any number in tests).
-struct LeaseClock: Sendable, Equatable {
+package struct LeaseClock: Sendable, Equatable {
     /// The lease, in nanoseconds.
     let duration: UInt64
     /// Subtracted from each renewal's lease, in nanoseconds.

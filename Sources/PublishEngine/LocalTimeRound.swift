@@ -13,7 +13,7 @@ import PushStore
 /// notes the earliest due moment after T; the runner then reschedules the job for it (`rescheduleJob`), so the
 /// engine wakes for it like for any scheduled publish, a restart included. Zones sharing an offset share a round,
 /// so a publish has at most about 40 rounds over about 26 hours, each one scan of the targets.
-final class LocalTimeRound: Sendable {
+package final class LocalTimeRound: Sendable {
     /// Zones whose due moment is remembered within a round; zone names are validated IANA names (a few hundred),
     /// the bound only guards against a store holding other values.
     static let maxCachedZones = 1024

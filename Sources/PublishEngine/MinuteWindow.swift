@@ -1,7 +1,7 @@
 /// A count of events over the last 60 seconds, in one-second buckets: what a provider budget let through in the
 /// last minute on this node, for the console's quotas panel. Fixed memory; a pure value, driven by the caller's
 /// clock (whole seconds of `MonotonicClock`).
-struct MinuteWindow: Sendable, Equatable {
+package struct MinuteWindow: Sendable, Equatable {
     static let seconds = 60
 
     /// The second each bucket counts; a bucket holding an older second counts as empty.

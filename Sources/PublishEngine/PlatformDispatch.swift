@@ -49,5 +49,5 @@ extension DeviceResult {
     /// with a reason is a failure even on a 2xx: Huawei answers HTTP 200 with its result code (80100000 for the
     /// illegal tokens of a partial success, 80300007, …), which must count as failed in the console's chart and a
     /// users publish's per-user result, as it does in the publish's counters.
-    var isAccepted: Bool { (200...299).contains(status) && reason == nil }
+    package var isAccepted: Bool { (200...299).contains(status) && reason == nil }
 }

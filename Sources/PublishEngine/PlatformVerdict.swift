@@ -6,7 +6,7 @@ import PushStore
 /// (`DeliveryOutcome+FCM`, `DeliveryOutcome+WebPush`), and `DeliveryOutcome(_:on:target:now:)` counts every
 /// platform's the same way. APNs has rules of its own (timestamps, the environment retry) in
 /// `DeliveryOutcome.classify`.
-enum PlatformVerdict: Equatable {
+package enum PlatformVerdict: Equatable {
     /// No final result: the sender shut down first.
     case unfinished
     /// The platform's service accepted the notification with `status`.
@@ -18,7 +18,7 @@ enum PlatformVerdict: Equatable {
 extension DeliveryOutcome {
     /// Counts `verdict` on `platform`: accepted or failed with its reason, and a bad token as a removed device, in
     /// all and per platform.
-    init(_ verdict: PlatformVerdict, on platform: Platform, target: Target, now: Date) {
+    package init(_ verdict: PlatformVerdict, on platform: Platform, target: Target, now: Date) {
         switch verdict {
         case .unfinished:
             self = .unfinished

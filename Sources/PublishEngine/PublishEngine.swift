@@ -1,4 +1,5 @@
 import APNsClient
+import ConfigModel
 import Foundation
 import Lifecycle
 import Locking
@@ -17,51 +18,51 @@ import Tracing
 /// claiming and sending, waits half the grace period for the answers in flight, shuts the sender down (unanswered
 /// notifications stay below their publish's checkpoint and are sent by the next run), lets every publish write
 /// its last checkpoint, and returns.
-public final class PublishEngine: Service {
+package final class PublishEngine: Service {
     /// Engine tuning (see `ServerConfig.Engine`).
-    public struct Settings: Sendable {
-        public var concurrentPublishes = 8
+    package struct Settings: Sendable {
+        package var concurrentPublishes = 8
         /// Slots on top of `concurrentPublishes` that only small publishes (a users publish to a few users) use:
         /// one starts even while every regular slot carries a huge publish.
-        public var expressPublishSlots = 2
+        package var expressPublishSlots = 2
         /// Most claimed publishes parked without a slot at once (a paced publish between its tokens); beyond it a
         /// paced publish keeps its slot while it waits. Each parked run still renews its lease.
-        public var maxParkedPublishes = 256
+        package var maxParkedPublishes = 256
         /// The shortest wait for a paced publish's next token that gives its slot up.
-        public var parkAfter: Duration = .milliseconds(20)
-        public var pageSize = 1000
-        public var leaseDuration: Duration = .seconds(30)
+        package var parkAfter: Duration = .milliseconds(20)
+        package var pageSize = 1000
+        package var leaseDuration: Duration = .seconds(30)
         /// How often results are written to the store while a publish runs…
-        public var checkpointInterval: Duration = .milliseconds(200)
+        package var checkpointInterval: Duration = .milliseconds(200)
         /// …or sooner, once this many results wait.
-        public var checkpointBatch = 500
+        package var checkpointBatch = 500
         /// Sending pauses while this many results wait for a checkpoint (the store cannot write, say): memory and
         /// what a crash would send again stay bounded.
-        public var maxUncheckpointedResults = 10_000
+        package var maxUncheckpointedResults = 10_000
         /// How often the queue is polled when nothing wakes the engine (other nodes' jobs, expired leases).
-        public var pollInterval: Duration = .seconds(1)
+        package var pollInterval: Duration = .seconds(1)
         /// While the store cannot write (a full disk), how long a publish waits before writing its last results
         /// or its end again.
-        public var storeRetryInterval: Duration = .seconds(1)
+        package var storeRetryInterval: Duration = .seconds(1)
         /// How long draining may take once `run()` is cancelled: half waits for answers, half for the sender's
         /// shutdown.
-        public var gracePeriod: Duration = .seconds(20)
+        package var gracePeriod: Duration = .seconds(20)
         /// This node's name in leases.
-        public var workerID = "node-\(ProcessInfo.processInfo.hostName)-\(getpid())"
+        package var workerID = "node-\(ProcessInfo.processInfo.hostName)-\(getpid())"
         /// Targets per shard of a large interests publish, on a backend that splits publishes so that every node
         /// delivers part of it (`storage.postgresql.shardSize`); 0 delivers every publish whole, on one node.
-        public var shardSize = 0
+        package var shardSize = 0
         /// How often this node records its heartbeat in a shared database (`nodes` table, `push_nodes_live`).
-        public var heartbeatInterval: Duration = .seconds(10)
+        package var heartbeatInterval: Duration = .seconds(10)
         /// A node whose last heartbeat is older than this no longer counts as live (three missed heartbeats).
-        public var nodeLiveWindow: Duration = .seconds(30)
+        package var nodeLiveWindow: Duration = .seconds(30)
         /// The program's version, recorded with the heartbeat.
-        public var version = ""
+        package var version = ""
         /// Hears the number of live nodes after each heartbeat (the API shares its per-instance limits out).
-        public var liveNodesChanged: @Sendable (Int) -> Void = { _ in }
+        package var liveNodesChanged: @Sendable (Int) -> Void = { _ in }
         /// Starts the runs' and the deliveries' spans (`Tracer.disabled` unless `tracing` is on).
-        public var tracer = Tracer.disabled
-        public init() {}
+        package var tracer = Tracer.disabled
+        package init() {}
     }
 
     struct Phase {
@@ -75,22 +76,31 @@ public final class PublishEngine: Service {
         var finished = false
     }
 
-    public let name = "engine"
+    package let name = "engine"
     let context: PublishContext
     private let scheduler: JobScheduler
     /// Where the engine is in its lifetime (tests wait on it).
     let phase = WaitableState(Phase())
 
     /// APNs reachability, for `/ready`.
-    var apnsHealth: APNsHealth { context.apnsHealth }
+    package var apnsHealth: APNsHealth { context.apnsHealth }
     /// Notifications per minute per instance, for the console's chart.
-    var activity: DeliveryActivity { context.activity }
-    var budgets: DeliveryBudgets { context.budgets }
+    package var activity: DeliveryActivity { context.activity }
+    package var budgets: DeliveryBudgets { context.budgets }
+
+    /// Makes the per-instance budgets, slot weights and the console's chart follow the served set (the app calls it
+    /// from `InstanceDirectory.observe`).
+    package func follow(_ configs: [InstanceConfig]) {
+        context.budgets.follow(configs)
+        context.slots.setWeights(Dictionary(configs.map { ($0.id.lowercased(), $0.publishWeight) },
+                                            uniquingKeysWith: { first, _ in first }))
+        context.activity.follow(instanceIDs: configs.map(\.id))
+    }
 
     /// - Parameters:
     ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every
     ///     sender has its own in-flight window.
-    init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
+    package init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
          metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
          broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(), directory: InstanceDirectory? = nil) {
         context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
@@ -114,7 +124,7 @@ public final class PublishEngine: Service {
     }
 
     /// Tells the engine a job may be waiting.
-    public func wake() { scheduler.wake() }
+    package func wake() { scheduler.wake() }
 
     /// Longest a cancel waits for a run to stop handing targets to a sender: a pump waiting for room in a full
     /// sender window hands over its one target once an answer frees a slot (bounded by the request timeout).
@@ -126,7 +136,7 @@ public final class PublishEngine: Service {
     /// senders, ends its waiting retries (`PublishRun.cancel`), waits for the answers in flight and ends `cancelled`. Returns once nothing more is handed to a
     /// sender (and, within `cancelAnswerWait`, once the run ended). - Returns: whether a run was stopped here
     /// (otherwise the node holding it, or the next claimant, ends it).
-    public func cancel(_ job: PublishJobID) async -> Bool {
+    package func cancel(_ job: PublishJobID) async -> Bool {
         // Several runs when shards of a split publish run here.
         let runs = scheduler.cancel(job)
         guard !runs.isEmpty else { return false }
@@ -142,7 +152,7 @@ public final class PublishEngine: Service {
 
     /// Claims and runs jobs until the task is cancelled (or `shutdown` is called), drains, and returns when every
     /// running publish has written its last checkpoint.
-    public func run() async {
+    package func run() async {
         let first = phase.update { phase -> Bool in
             defer { phase.started = true }
             return !phase.started
@@ -167,7 +177,7 @@ public final class PublishEngine: Service {
 
     /// Stops the engine as cancelling `run()` does, with `gracePeriod` seconds to drain; returns when every running
     /// publish has written its last checkpoint (at once after draining when `run()` never started).
-    public func shutdown(gracePeriod: Double) async {
+    package func shutdown(gracePeriod: Double) async {
         let grace = Duration.milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
         let started = phase.read { $0.started }
         requestStop(gracePeriod: grace)

@@ -7,7 +7,7 @@ import Locking
 /// Between its tokens the run holds no publish slot: a wait of at least `parkAfter` parks it (`PublishSlots`), and
 /// when the token is due it queues for a slot again like any waiting run. Eight campaigns at one delivery a minute
 /// used to hold the node's eight slots for as long as they lasted.
-final class PublishPacer: Sendable {
+package final class PublishPacer: Sendable {
     private let bucket: Locked<DeliveryPacer>
     private let slots: PublishSlots?
     private let parkAfter: UInt64

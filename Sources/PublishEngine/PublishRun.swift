@@ -17,7 +17,7 @@ import Locking
 /// Results arrive on the APNs client's curl threads; everything here sits behind one lock and each callback
 /// holds it for a few dictionary updates only. The run's loops (feeder, checkpoints, lease) wait on this state:
 /// each change wakes the ones it concerns, so none of them polls.
-final class PublishRun: Sendable {
+package final class PublishRun: Sendable {
     struct State {
         var tracker: CheckpointTracker
         /// Submitted targets not yet answered (final or abandoned).

@@ -11,7 +11,7 @@ import PushStore
 /// or an ending before anything is sent); after delivery report `fed(complete:)` and write the checkpoint it asks
 /// for; report each attempt's outcome with `checkpointed(_:)` and go on with what it returns; after `.reschedule`
 /// report `nextRound(known:)`. The other events may arrive at any moment, from any thread.
-struct PublishRunStateMachine: Sendable {
+package struct PublishRunStateMachine: Sendable {
     /// Why sending must end; more than one can hold.
     struct Stops: OptionSet, Sendable {
         let rawValue: UInt8

@@ -17,7 +17,7 @@
 ///   slot, on top of `slots` and `expressSlots`): another instance's publishes, however many and however slow,
 ///   cannot keep its first publish waiting. At most one floor slot per instance, so at most `slots +
 ///   expressSlots` runs plus one per instance with a run here hold a slot at once.
-struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
+package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// How a run competes for slots.
     enum Lane: Sendable, Equatable {
         /// A publish known to be small from its claim (a users publish to a few users): first in its instance's

@@ -4,7 +4,7 @@ import PushStore
 /// The finished publish's `summary`: one note per platform the instance has no credentials for, and only when
 /// the publish had devices on it. A publish to iOS devices alone says nothing about FCM or Web Push, however its
 /// body's `fcm` and `web` sections read. Pure, tested without a store.
-enum PublishSummary {
+package enum PublishSummary {
     /// The reason each platform's deliveries get without credentials, and the note a publish then carries.
     static let notConfigured: [(platform: Platform, reason: String, note: String)] = [
         (.apns, "NoAPNsCredentials", "no APNs credentials configured: nothing was sent"),

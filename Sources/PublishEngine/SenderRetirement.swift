@@ -5,7 +5,7 @@ import Locking
 /// none), they close when the last publish run holding them ends, at once when none does. A run that starts after
 /// the retirement cannot hold them (it takes the served ones). Shutdown closes whatever is still open, held or not.
 /// Each transition says whether the caller must close the senders now; it says so once in a lifetime.
-struct SenderRetirement: Sendable, Equatable {
+package struct SenderRetirement: Sendable, Equatable {
     /// Runs holding the senders.
     private(set) var holders = 0
     private(set) var retired = false

@@ -13,7 +13,7 @@ import WebPush
 ///
 /// The cursor and checkpoint logic does not know platforms: every target is `submitted` to the run in ref order
 /// before its lane sees it, and every one ends `completed` or `abandoned` exactly once.
-struct TargetFeeder: Sendable {
+package struct TargetFeeder: Sendable {
     let context: PublishContext
     let run: PublishRun
     let instance: InstanceRuntime

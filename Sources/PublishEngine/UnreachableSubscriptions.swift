@@ -9,7 +9,7 @@ import Locking
 /// Kept in memory per instance: a restart, or another node, starts counting again (it only delays the removal). At
 /// most `capacity` subscriptions are followed at once; past that, new streaks are not started (nothing is removed
 /// early).
-struct UnreachableSubscriptionBook {
+package struct UnreachableSubscriptionBook {
     private struct Streak {
         var first: Double
         var count: Int
@@ -50,7 +50,7 @@ struct UnreachableSubscriptionBook {
 }
 
 /// `UnreachableSubscriptionBook` behind a lock, applied to the Web Push verdicts of one instance's deliveries.
-final class UnreachableSubscriptions: Sendable {
+package final class UnreachableSubscriptions: Sendable {
     private let book: Locked<UnreachableSubscriptionBook>
 
     init(failures: Int, seconds: Double) {
@@ -59,7 +59,7 @@ final class UnreachableSubscriptions: Sendable {
 
     /// The verdict to record for `device`: `verdict` itself, or `SubscriptionUnreachable` with the device
     /// invalidated when this unanswered delivery completes its streak.
-    func judge(_ verdict: PlatformVerdict, device: Int64, now: Double) -> PlatformVerdict {
+    package func judge(_ verdict: PlatformVerdict, device: Int64, now: Double) -> PlatformVerdict {
         let unanswered: Bool
         switch verdict {
         // A retry ended by cancel or the message's deadline says nothing about the push service either way.

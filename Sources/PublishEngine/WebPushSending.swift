@@ -6,7 +6,7 @@ import WebPush
 ///
 /// Backpressure is part of the contract: `submit` suspends while the sender's in-flight window is full. Each
 /// instance's FCM and Web Push senders have their own windows, so a slow platform paces only its own deliveries.
-protocol WebPushSending: Sendable {
+package protocol WebPushSending: Sendable {
     /// Accepts one notification, suspending while the sender is full. `onResult` fires exactly once, possibly
     /// before `submit` returns and from any thread: keep it short and non-blocking.
     func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async

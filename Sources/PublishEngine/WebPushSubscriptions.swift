@@ -12,7 +12,7 @@ import WebPush
 /// to the newer; when the newer is full it becomes the older and the oldest is dropped: O(1), no per-entry
 /// bookkeeping, and an audience larger than the cache costs what it did before (one parse per device per
 /// publish), never more memory.
-final class WebPushSubscriptions: Sendable {
+package final class WebPushSubscriptions: Sendable {
     /// Entries per generation. An entry (the URL, the keys, an OpenSSL key) takes about 2.9 KB of heap (measured
     /// over 4,096 FCM-sized endpoints), so an instance's cache stays under ~24 MB however large its audience.
     static let defaultCapacity = 4096
@@ -46,7 +46,7 @@ final class WebPushSubscriptions: Sendable {
 
     /// The subscription of a stored web token, parsed on its first use; nil when the token does not parse (it is
     /// not kept: a damaged row is rare, and is the device's fault, recorded per delivery).
-    func subscription(_ token: String) -> WebPushSubscription? {
+    package func subscription(_ token: String) -> WebPushSubscription? {
         let capacity = capacity
         if let known = state.withLock({ $0.lookUp(token, capacity: capacity) }) { return known }
         guard let parsed = Self.parse(token) else { return nil }
@@ -58,7 +58,7 @@ final class WebPushSubscriptions: Sendable {
     var count: Int { state.withLock { $0.newer.count + $0.older.count } }
 
     /// Parses a stored web token. The store's token column is bounded by the device API (4 KiB).
-    static func parse(_ token: String) -> WebPushSubscription? {
+    package static func parse(_ token: String) -> WebPushSubscription? {
         guard let object = JSONValue.parse(Array(token.utf8))?.objectValue,
               let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
               let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue

@@ -1,5 +1,6 @@
 import BeamsModel
 import Clocks
+import ConfigModel
 import Foundation
 import HTTPClient
 import JSON
@@ -27,7 +28,7 @@ import Tracing
 /// breaker per destination), so one slow receiver holds a few slots, never the outbox. It sleeps until a webhook is
 /// queued here, an attempt ends, or the next one is due (a retry's time, a claim's lease end, a breaker's trial),
 /// never polling.
-final class WebhookOutbox: Service {
+package final class WebhookOutbox: Service {
     /// Beams retries up to 4 times: after 10 s, then +30 s, +120 s, +300 s.
     static let retryDelays: [TimeInterval] = [10, 30, 120, 300]
     /// Webhooks claimed at a time, at most (the scheduler's room bounds it too).
@@ -49,7 +50,7 @@ final class WebhookOutbox: Service {
     static let traceParentKey = ":traceparent"
     static let traceStateKey = ":tracestate"
 
-    let name = "webhooks"
+    package let name = "webhooks"
     private let store: any PushStorage
     private let client: HTTPExchangeClient
     private let logger: Logger
@@ -63,7 +64,7 @@ final class WebhookOutbox: Service {
     private let heldIDs = Locked<Set<Int64>>([])
     private let tracer: Tracer
 
-    init(store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
+    package init(store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
          settings: WebhookScheduler<PendingWebhook>.Settings = .init(), tracer: Tracer = .disabled) {
         self.tracer = tracer
         self.settings = settings
@@ -79,13 +80,13 @@ final class WebhookOutbox: Service {
 
     // MARK: Producing
 
-    func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async {
+    package func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async {
         await enqueue(url: url, body: .object([
             "publishId": .string(publishID), "status": .string("STARTED"), "requestBody": requestBody,
         ]), headers: ["Content-Type": "application/json", Self.instanceKey: instanceID])
     }
 
-    func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
+    package func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
         var results: [String: JSONValue] = [
             "apns": .object(["numSuccessfulPublishes": .int(Int(status.accepted)),
                              "numFailedPublishes": .int(Int(status.failed))]),
@@ -107,7 +108,7 @@ final class WebhookOutbox: Service {
         ]), headers: ["Content-Type": "application/json", Self.instanceKey: status.instanceID])
     }
 
-    func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
+    package func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
                                delivered: Set<String>, failed: Set<String>, seen: Set<String>) async {
         let noDevices = requested.filter { !seen.contains($0) }
         await instanceEvent(instance, type: "v1.PublishToUsersAttempt", payload: [
@@ -119,7 +120,7 @@ final class WebhookOutbox: Service {
         ])
     }
 
-    func userEvent(_ instance: InstanceConfig, _ event: ReportingEvent) async {
+    package func userEvent(_ instance: InstanceConfig, _ event: ReportingEvent) async {
         guard let user = event.userID else { return }
         let type = event.kind == .open ? "v1.UserNotificationOpen" : "v1.UserNotificationAcknowledgement"
         await instanceEvent(instance, type: type, payload: [
@@ -134,7 +135,7 @@ final class WebhookOutbox: Service {
     /// Webhooks' `webhook-signature` are one field: it carries the Standard Webhooks value, and the HMAC-SHA1 goes
     /// in `Webhook-Signature-SHA1`. The id is the event's own, the same on every retry and in the feed, so a
     /// receiver de-duplicates by it. Nothing is queued without an `invalidationsUrl`.
-    func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
+    package func deviceInvalidated(_ instance: InstanceConfig, _ event: DeviceInvalidation, now: Date = Date()) async {
         guard let hook = instance.webhook, let url = hook.invalidationsURL else { return }
         let eventID = DeviceInvalidationEvent.eventID(event)
         let type = DeviceInvalidationEvent.eventType(event)
@@ -223,7 +224,7 @@ final class WebhookOutbox: Service {
 
     /// Delivers due webhooks until cancelled; then aborts the attempts in flight (they are not marked, so their
     /// lease runs out and they are retried after the restart: at-least-once) and frees the client's curl handles.
-    func run() async {
+    package func run() async {
         await withTaskCancellationHandler {
             await deliverUntilCancelled()
         } onCancel: { [client] in

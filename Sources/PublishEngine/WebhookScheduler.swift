@@ -13,18 +13,27 @@
 /// - Circuit breaker per destination: `breakerThreshold` timeouts (or connection failures) in a row open it for
 ///   `breakerOpenSeconds`; while open, `next` hands its webhooks back as `.skip` (recorded as a failed attempt,
 ///   nothing sent); then one trial attempt (half-open) closes it on an answer or opens it again on a timeout.
-struct WebhookScheduler<Item> {
-    struct Settings: Sendable, Equatable {
+package struct WebhookScheduler<Item> {
+    package struct Settings: Sendable, Equatable {
         /// Attempts in flight at most. Default 32.
-        var concurrency = 32
+        package var concurrency = 32
         /// Attempts in flight to one destination at most. Default 4.
-        var perDestination = 4
+        package var perDestination = 4
         /// Webhooks claimed (queued or running) for one destination at most. Default 16.
-        var heldPerDestination = 16
+        package var heldPerDestination = 16
         /// Timeouts in a row that open a destination's breaker. Default 3.
-        var breakerThreshold = 3
+        package var breakerThreshold = 3
         /// How long an open breaker refuses before its trial attempt, seconds. Default 30.
-        var breakerOpenSeconds = 30.0
+        package var breakerOpenSeconds = 30.0
+
+        package init(concurrency: Int = 32, perDestination: Int = 4, heldPerDestination: Int = 16,
+                     breakerThreshold: Int = 3, breakerOpenSeconds: Double = 30.0) {
+            self.concurrency = concurrency
+            self.perDestination = perDestination
+            self.heldPerDestination = heldPerDestination
+            self.breakerThreshold = breakerThreshold
+            self.breakerOpenSeconds = breakerOpenSeconds
+        }
     }
 
     /// What `add` did with a webhook.

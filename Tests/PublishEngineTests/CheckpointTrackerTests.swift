@@ -1,4 +1,4 @@
-@testable import PushServer
+@testable import PublishEngine
 import TestSupport
 import XCTest
 

@@ -1,6 +1,6 @@
 import APNsClient
 import Observability
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

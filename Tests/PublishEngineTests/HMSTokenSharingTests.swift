@@ -1,7 +1,7 @@
 import Foundation
 import InMemoryStore
 import Locking
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

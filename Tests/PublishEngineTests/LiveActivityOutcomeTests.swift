@@ -1,6 +1,6 @@
 import APNsClient
 import Foundation
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -4,7 +4,7 @@ import HTTPServer
 import Locking
 import Logging
 import Observability
-@testable import PushServer
+@testable import PublishEngine
 import JSON
 import PushStore
 import SQLiteStore

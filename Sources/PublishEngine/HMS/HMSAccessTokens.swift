@@ -7,14 +7,14 @@ import PushStore
 typealias HMSAccessToken = HMSTokenState.Token
 
 /// Why no access token could be had.
-enum HMSTokenError: Error, Equatable, CustomStringConvertible {
+package enum HMSTokenError: Error, Equatable, CustomStringConvertible {
     /// The OAuth endpoint answered, and not with a token (wrong client ID or secret, app not enabled): the
     /// operator's to fix, shown by `/ready`.
     case refused(String)
     /// No answer (connection, timeout, 5xx): may pass by itself.
     case unavailable(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .refused(let text): return "refused: \(text)"
         case .unavailable(let text): return "unavailable: \(text)"
@@ -29,7 +29,7 @@ enum HMSTokenError: Error, Equatable, CustomStringConvertible {
 ///
 /// One lookup is in flight per process at a time; senders that need a token meanwhile wait for it. A store that
 /// fails is logged and skipped (the notification matters more: the node then fetches for itself).
-final class HMSAccessTokens: Sendable {
+package final class HMSAccessTokens: Sendable {
     /// What one fetch returns: the token text and its lifetime in seconds.
     typealias Fetch = @Sendable () async -> Result<(token: String, expiresIn: Double), HMSTokenError>
 
@@ -65,16 +65,16 @@ final class HMSAccessTokens: Sendable {
     }
 
     /// Shares the token through `store` from now on (set once at start-up, before the first send).
-    func share(through store: any ProviderTokenStorage) {
+    package func share(through store: any ProviderTokenStorage) {
         self.store.withLock { $0 = store }
     }
 
     /// Token requests this process made.
     var fetchCount: Int { state.withLock { $0.core.fetches } }
     /// Stored tokens this process took over instead of asking Huawei.
-    var adoptCount: Int { state.withLock { $0.core.adoptions } }
+    package var adoptCount: Int { state.withLock { $0.core.adoptions } }
     /// The last fetch's refusal, while no token has been had since (for `/ready`).
-    var refusal: HMSTokenError? {
+    package var refusal: HMSTokenError? {
         state.withLock { state in
             if case .refused = state.core.lastFailure?.error { return state.core.lastFailure?.error }
             return nil

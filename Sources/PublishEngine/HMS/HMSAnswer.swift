@@ -2,7 +2,7 @@ import JSON
 
 /// What Huawei's `messages:send` answer means for one batch of tokens (result codes per docs/API.md "Huawei Push
 /// Kit"). A pure function of the HTTP status and body, tested without sockets.
-enum HMSAnswer: Equatable {
+package enum HMSAnswer: Equatable {
     /// 80000000: every token accepted.
     case success
     /// 80100000: the tokens listed in `msg`'s `illegal_tokens` failed, every other one was accepted.

@@ -5,7 +5,7 @@ import Locking
 import Logging
 
 /// What became of one token of a batch.
-enum HMSDelivery: Equatable, Sendable {
+package enum HMSDelivery: Equatable, Sendable {
     case accepted
     /// Huawei named the token illegal (80100000's `illegal_tokens`, or 80300007 for the whole request): the
     /// device is removed.
@@ -21,19 +21,19 @@ enum HMSDelivery: Equatable, Sendable {
 /// `HMSAnswer`: a partial success resends nothing (the accepted tokens got the message; the illegal ones are
 /// reported), a rejected access token is refreshed and the batch resent once, 503/502/81000001 and network
 /// failures are resent after a backoff (at most `maxRetries` times, never past the batch's deadline or a cancel).
-final class HMSSender: Sendable {
+package final class HMSSender: Sendable {
     static let maxTokensPerRequest = 1000
 
     let configuration: HMSSenderConfiguration
-    let accessTokens: HMSAccessTokens
+    package let accessTokens: HMSAccessTokens
     private let client: HTTPExchangeClient
     private let sendURL: HTTPURL
     private let counters = Locked(Counters())
 
-    struct Counters: Sendable {
-        var requests = 0
-        var accepted = 0
-        var failed = 0
+    package struct Counters: Sendable {
+        package var requests = 0
+        package var accepted = 0
+        package var failed = 0
     }
 
     init(configuration: HMSSenderConfiguration) throws {
@@ -65,8 +65,8 @@ final class HMSSender: Sendable {
     }
 
     /// Token requests made so far (for `/ready` and tests: never one per send).
-    var tokenFetches: Int { accessTokens.fetchCount }
-    func stats() -> Counters { counters.withLock { $0 } }
+    package var tokenFetches: Int { accessTokens.fetchCount }
+    package func stats() -> Counters { counters.withLock { $0 } }
 
     /// Sends `message` (the publish's `message` object without a target) to `tokens` (at most 1,000) and returns
     /// each token's fate. Never resends a token Huawei accepted.
@@ -75,7 +75,7 @@ final class HMSSender: Sendable {
     }
 
     /// `send`, with the number of requests it took (the console's test push shows them as attempts).
-    func sendCounting(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async
+    package func sendCounting(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async
         -> (results: [String: HMSDelivery], requests: Int)
     {
         var results: [String: HMSDelivery] = [:]
@@ -159,7 +159,7 @@ final class HMSSender: Sendable {
 }
 
 /// How one app's HMS sender talks to Huawei (`instances[].hms`).
-struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
+package struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
     var clientID: String
     var clientSecret: String
     /// The `{id}` of the send URL: the app ID (by default the OAuth client ID, as for apps whose client ID is the
@@ -176,7 +176,7 @@ struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
     var logger = Logger(label: "hms")
 
     /// Without the secret, for logs.
-    var description: String { "HMSSenderConfiguration(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
+    package var description: String { "HMSSenderConfiguration(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
 
     /// `grant_type=client_credentials&client_id=…&client_secret=…`, each value form-encoded.
     static func formBody(clientID: String, clientSecret: String) -> [UInt8] {

@@ -11,7 +11,7 @@ import PushStore
 /// secret obtained (it is refused, and `/ready` says so), and a rotated secret starts its own row. The `jwt` column holds
 /// `token:<lifetime seconds>:<access token>` or `claim:<owner>`, its `issued_at` the token's issue time or the
 /// claim's start (UNIX seconds).
-enum HMSSharedToken: Sendable, Equatable {
+package enum HMSSharedToken: Sendable, Equatable {
     case token(value: String, issuedAt: Int, lifetime: Int)
     case claim(owner: String, since: Int)
 
@@ -56,7 +56,7 @@ enum HMSSharedToken: Sendable, Equatable {
 /// every node and restart: a node adopts a stored token that is valid for longer than the refresh margin; when
 /// none is, one node claims the fetch with a compare-and-swap and the others wait for its token. A claim lapses
 /// after `claimSeconds`, so a node that died mid-fetch blocks nobody for long.
-struct HMSTokenState: Sendable {
+package struct HMSTokenState: Sendable {
     /// The token in use.
     struct Token: Sendable, Equatable {
         var value: String

@@ -1,4 +1,5 @@
 import JSON
+import PublishEngine
 
 /// The `broadcast` object of a broadcast publish's status: totals and each channel's outcome, read back from the
 /// counters `BroadcastFeeder` records.

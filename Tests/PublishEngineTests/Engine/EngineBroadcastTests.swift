@@ -3,7 +3,7 @@ import BeamsModel
 import Foundation
 import Locking
 import Logging
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

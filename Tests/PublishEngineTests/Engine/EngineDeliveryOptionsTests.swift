@@ -1,7 +1,7 @@
 import APNsClient
 import BeamsModel
 import Foundation
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import TestSupport
 import XCTest

@@ -2,7 +2,7 @@ import BeamsModel
 import JSON
 import APNsClient
 import Foundation
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -1,4 +1,5 @@
 import BeamsModel
+import ConfigModel
 import JSON
 import JWTSigner
 import APNsClient
@@ -8,7 +9,7 @@ import Foundation
 import Locking
 import InMemoryStore
 import Logging
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

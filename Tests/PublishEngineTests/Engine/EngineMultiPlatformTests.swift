@@ -1,7 +1,7 @@
 import BeamsModel
 import FCMClient
 import Foundation
-@testable import PushServer
+@testable import PublishEngine
 import PushStore
 import WebPush
 import XCTest

@@ -1,7 +1,7 @@
 import FCMClient
 import Foundation
 import Locking
-@testable import PushServer
+@testable import PublishEngine
 import WebPush
 
 /// A scripted sender for engine tests (FCM and Web Push directly, APNs through `FakeSender`): answers per token from

@@ -1,4 +1,4 @@
-@testable import PushServer
+@testable import PublishEngine
 import XCTest
 
 /// Every ending of a publish run, driven without a store, a sender or a socket: the runner's steps and the events

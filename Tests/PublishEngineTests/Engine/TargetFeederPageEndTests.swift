@@ -1,4 +1,4 @@
-@testable import PushServer
+@testable import PublishEngine
 import XCTest
 
 /// The feed's decision after a page was handed to the lanes. A stop that arrives once the last page is handed over
