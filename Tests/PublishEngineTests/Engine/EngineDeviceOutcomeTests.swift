@@ -1,7 +1,7 @@
 import APNsClient
 import BeamsModel
 import Foundation
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 import XCTest
 

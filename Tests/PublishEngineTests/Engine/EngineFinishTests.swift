@@ -2,7 +2,7 @@ import BeamsModel
 import JSON
 import APNsClient
 import Foundation
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 import XCTest
 

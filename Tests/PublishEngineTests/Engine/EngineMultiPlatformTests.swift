@@ -1,7 +1,7 @@
 import BeamsModel
 import FCMClient
 import Foundation
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 import WebPush
 import XCTest

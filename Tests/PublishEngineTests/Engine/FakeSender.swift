@@ -1,7 +1,7 @@
 import APNsClient
 import Foundation
 import Locking
-@testable import PublishEngine
+import PublishEngine
 
 /// An `APNsSending` for engine tests: `FakePlatformSender` (script, holds, window) over APNs requests, recording
 /// the environment each request was sent to.

@@ -1,5 +1,5 @@
 import Foundation
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 
 /// The engine's store role includes the Live Activity registry: forwarded to the shared in-memory store unscripted.

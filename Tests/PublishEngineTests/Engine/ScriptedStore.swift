@@ -1,7 +1,7 @@
 import Foundation
 import Locking
 import InMemoryStore
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 
 /// The engine's view of a shared in-memory store, one per engine (node): injects failures per operation, can
