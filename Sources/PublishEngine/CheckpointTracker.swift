@@ -8,7 +8,7 @@ import Locking
 /// A pure value type, tested without sockets.
 package struct CheckpointTracker: Sendable, Equatable {
     /// Every target with `ref <= watermark` has a final result.
-    private(set) var watermark: Int64
+    package private(set) var watermark: Int64
     /// Submitted refs in submission (ascending) order, possibly still pending (memory bounded by the in-flight
     /// window, not by the publish size: answered ones leave from the front).
     private var order = FIFO<Int64>(compactAfter: 4096)
@@ -16,27 +16,27 @@ package struct CheckpointTracker: Sendable, Equatable {
     /// How far the store has been scanned: refs between submitted targets (invalidated devices) count as done.
     private var scanned: Int64
 
-    init(resumingAfter cursor: Int64) {
+    package init(resumingAfter cursor: Int64) {
         watermark = cursor
         scanned = cursor
     }
 
     /// Targets submitted and not yet answered.
-    var inFlight: Int { pending.count }
+    package var inFlight: Int { pending.count }
 
-    mutating func submitted(_ ref: Int64) {
+    package mutating func submitted(_ ref: Int64) {
         precondition(ref > (order.last ?? watermark), "targets must be submitted in ascending ref order")
         order.append(ref)
         pending.insert(ref)
     }
 
     /// The store's page cursor: every ref up to it was either submitted already or is not a target.
-    mutating func scanned(upTo cursor: Int64) {
+    package mutating func scanned(upTo cursor: Int64) {
         scanned = max(scanned, cursor)
         advance()
     }
 
-    mutating func completed(_ ref: Int64) {
+    package mutating func completed(_ ref: Int64) {
         guard pending.remove(ref) != nil else { return }
         advance()
     }

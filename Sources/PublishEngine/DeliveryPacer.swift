@@ -16,9 +16,9 @@ package struct DeliveryPacer: Sendable, Equatable {
     /// Deliveries per minute (at least 1).
     let perMinute: Int
     /// Nanoseconds between two tokens.
-    let interval: UInt64
+    package let interval: UInt64
     /// Most tokens the bucket holds.
-    let burst: UInt64
+    package let burst: UInt64
     /// Tokens an empty bucket waits for before it lets deliveries go again.
     let quantum: UInt64
     /// Tokens held, in nanoseconds of refill (`tokens × interval`): integers, so no rounding drifts.
@@ -28,7 +28,7 @@ package struct DeliveryPacer: Sendable, Equatable {
     /// - Parameters:
     ///   - perMinute: deliveries per minute, at least 1 (smaller values are raised to 1).
     ///   - now: a monotonic reading in nanoseconds.
-    init(perMinute: Int, now: UInt64) {
+    package init(perMinute: Int, now: UInt64) {
         self.perMinute = max(1, perMinute)
         let rate = UInt64(max(1, perMinute))
         // 60 s / rate, at least 1 ns: rates beyond 60 billion per minute are not pacing.
@@ -41,7 +41,7 @@ package struct DeliveryPacer: Sendable, Equatable {
 
     /// Takes a token when one is there. - Returns: 0 when a delivery may go now (the token is taken), otherwise
     /// the nanoseconds until the next token (nothing is taken; ask again then).
-    mutating func take(now: UInt64) -> UInt64 {
+    package mutating func take(now: UInt64) -> UInt64 {
         let capacity = burst.multipliedReportingOverflow(by: interval)
         let limit = capacity.overflow ? UInt64.max : capacity.partialValue
         if now > updated {

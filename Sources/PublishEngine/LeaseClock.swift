@@ -17,14 +17,14 @@ package struct LeaseClock: Sendable, Equatable {
     /// Subtracted from each renewal's lease, in nanoseconds.
     let margin: UInt64
     /// The monotonic reading after which this run may not hand out another target.
-    private(set) var validUntil: UInt64
+    package private(set) var validUntil: UInt64
 
     /// The share of a lease kept back as the margin: with renewals every third of the lease, two renewals in a row
     /// may fail (a store restarting) before the run fences itself.
-    static func margin(for lease: Duration) -> Duration { lease / 5 }
+    package static func margin(for lease: Duration) -> Duration { lease / 5 }
 
     /// - Parameter claimSentAt: when the claim that granted the lease was sent (a reading of `MonotonicClock`).
-    init(claimSentAt: UInt64, lease: Duration, margin: Duration) {
+    package init(claimSentAt: UInt64, lease: Duration, margin: Duration) {
         duration = lease.nanoseconds
         self.margin = min(margin.nanoseconds, lease.nanoseconds)
         validUntil = 0
@@ -33,16 +33,16 @@ package struct LeaseClock: Sendable, Equatable {
 
     /// A renewal sent at `sentAt` succeeded. An older renewal answering after a newer one never moves the
     /// deadline back.
-    mutating func renewed(sentAt: UInt64) {
+    package mutating func renewed(sentAt: UInt64) {
         let (until, overflow) = sentAt.addingReportingOverflow(duration - margin)
         validUntil = max(validUntil, overflow ? .max : until)
     }
 
     /// Whether the lease can no longer be counted on at `now`.
-    func hasExpired(at now: UInt64) -> Bool { now >= validUntil }
+    package func hasExpired(at now: UInt64) -> Bool { now >= validUntil }
 
     /// The time left until `validUntil` (zero once it passed).
-    func remaining(at now: UInt64) -> Duration {
+    package func remaining(at now: UInt64) -> Duration {
         .nanoseconds(Int64(clamping: validUntil > now ? validUntil - now : 0))
     }
 }

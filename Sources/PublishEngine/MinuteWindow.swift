@@ -8,8 +8,10 @@ package struct MinuteWindow: Sendable, Equatable {
     private var stamps = [Int64](repeating: .min, count: MinuteWindow.seconds)
     private var counts = [Int](repeating: 0, count: MinuteWindow.seconds)
 
+    package init() {}
+
     /// Counts `count` events at `second`.
-    mutating func add(_ count: Int = 1, at second: Int64) {
+    package mutating func add(_ count: Int = 1, at second: Int64) {
         let slot = Self.slot(second)
         if stamps[slot] != second {
             stamps[slot] = second
@@ -19,7 +21,7 @@ package struct MinuteWindow: Sendable, Equatable {
     }
 
     /// The events counted in the 60 seconds up to and including `second`.
-    func total(at second: Int64) -> Int {
+    package func total(at second: Int64) -> Int {
         var sum = 0
         for slot in 0..<Self.seconds where stamps[slot] <= second && stamps[slot] > second - Int64(Self.seconds) {
             sum += counts[slot]

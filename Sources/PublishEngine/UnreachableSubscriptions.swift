@@ -20,7 +20,7 @@ package struct UnreachableSubscriptionBook {
     let capacity: Int
     private var streaks: [Int64: Streak] = [:]
 
-    init(failures: Int, seconds: Double, capacity: Int = 100_000) {
+    package init(failures: Int, seconds: Double, capacity: Int = 100_000) {
         self.failures = max(1, failures)
         self.seconds = max(0, seconds)
         self.capacity = max(1, capacity)
@@ -28,7 +28,7 @@ package struct UnreachableSubscriptionBook {
 
     /// Records one delivery's final result for `device`. - Returns: true when the subscription is to be invalidated
     /// now (its streak is then forgotten).
-    mutating func record(_ device: Int64, unanswered: Bool, now: Double) -> Bool {
+    package mutating func record(_ device: Int64, unanswered: Bool, now: Double) -> Bool {
         guard unanswered else {
             streaks[device] = nil
             return false
@@ -46,14 +46,14 @@ package struct UnreachableSubscriptionBook {
     }
 
     /// Subscriptions with a streak running.
-    var following: Int { streaks.count }
+    package var following: Int { streaks.count }
 }
 
 /// `UnreachableSubscriptionBook` behind a lock, applied to the Web Push verdicts of one instance's deliveries.
 package final class UnreachableSubscriptions: Sendable {
     private let book: Locked<UnreachableSubscriptionBook>
 
-    init(failures: Int, seconds: Double) {
+    package init(failures: Int, seconds: Double) {
         book = Locked(UnreachableSubscriptionBook(failures: failures, seconds: seconds))
     }
 

@@ -40,7 +40,7 @@ package final class WebPushSubscriptions: Sendable {
     let capacity: Int
     private let state = Locked(Generations())
 
-    init(capacity: Int = WebPushSubscriptions.defaultCapacity) {
+    package init(capacity: Int = WebPushSubscriptions.defaultCapacity) {
         self.capacity = max(1, capacity)
     }
 
@@ -55,7 +55,7 @@ package final class WebPushSubscriptions: Sendable {
     }
 
     /// Entries held now (tests).
-    var count: Int { state.withLock { $0.newer.count + $0.older.count } }
+    package var count: Int { state.withLock { $0.newer.count + $0.older.count } }
 
     /// Parses a stored web token. The store's token column is bounded by the device API (4 KiB).
     package static func parse(_ token: String) -> WebPushSubscription? {

@@ -37,28 +37,28 @@ package struct WebhookScheduler<Item> {
     }
 
     /// What `add` did with a webhook.
-    enum Admission: Equatable {
+    package enum Admission: Equatable {
         case queued
         /// Its destination holds `heldPerDestination` already: put it back for later.
         case deferred
     }
 
     /// What the outbox does with a webhook `next` hands out.
-    enum Step {
+    package enum Step {
         case send(Item)
         /// The destination's breaker is open: record a failed attempt without sending.
         case skip(Item)
     }
 
     /// How an attempt ended, for the breaker.
-    enum Result {
+    package enum Result {
         /// Any HTTP answer: the destination is alive.
         case answered
         /// Timed out or could not connect.
         case timedOut
     }
 
-    enum Breaker: Equatable {
+    package enum Breaker: Equatable {
         case closed(timeoutsInARow: Int)
         case open(until: Double)
         case halfOpen(trialRunning: Bool)
@@ -80,9 +80,9 @@ package struct WebhookScheduler<Item> {
     private var held: [String: Int] = [:]
     private var breakers: [String: Breaker] = [:]
     private(set) var runningCount = 0
-    private(set) var heldCount = 0
+    package private(set) var heldCount = 0
 
-    init(settings: Settings = Settings()) {
+    package init(settings: Settings = Settings()) {
         var settings = settings
         settings.concurrency = max(1, settings.concurrency)
         settings.perDestination = max(1, settings.perDestination)
@@ -93,11 +93,11 @@ package struct WebhookScheduler<Item> {
 
     /// Webhooks the outbox may claim now: twice the concurrency may be held, so a slot that frees finds the next
     /// webhook in memory.
-    var room: Int { max(0, 2 * settings.concurrency - heldCount) }
+    package var room: Int { max(0, 2 * settings.concurrency - heldCount) }
 
     /// Takes a claimed webhook of `instance` for `destination`; `order` keys the webhooks that must not overtake
     /// each other.
-    mutating func add(_ item: Item, instance: String, destination: String, order: String) -> Admission {
+    package mutating func add(_ item: Item, instance: String, destination: String, order: String) -> Admission {
         guard held[destination, default: 0] < settings.heldPerDestination else { return .deferred }
         held[destination, default: 0] += 1
         heldCount += 1
@@ -108,7 +108,7 @@ package struct WebhookScheduler<Item> {
 
     /// The webhooks to handle now: those of open breakers to skip, then sends, one instance's turn at a time,
     /// up to the free slots. Each `.send` must be followed by `finished` once its attempt ends.
-    mutating func next(now: Double) -> [Step] {
+    package mutating func next(now: Double) -> [Step] {
         var steps: [Step] = []
         for (destination, breaker) in breakers {
             if case .open(let until) = breaker, until <= now { breakers[destination] = .halfOpen(trialRunning: false) }
@@ -157,7 +157,7 @@ package struct WebhookScheduler<Item> {
     }
 
     /// An attempt `next` handed out as `.send` ended.
-    mutating func finished(destination: String, order: String, result: Result, now: Double) {
+    package mutating func finished(destination: String, order: String, result: Result, now: Double) {
         running[destination, default: 1] -= 1
         if running[destination] == 0 { running[destination] = nil }
         runningOrders.remove(order)
@@ -178,10 +178,10 @@ package struct WebhookScheduler<Item> {
     }
 
     /// The breaker of `destination` (closed when never seen).
-    func breaker(_ destination: String) -> Breaker { breakers[destination] ?? .closed(timeoutsInARow: 0) }
+    package func breaker(_ destination: String) -> Breaker { breakers[destination] ?? .closed(timeoutsInARow: 0) }
 
     /// When the earliest open breaker lets a trial through: the outbox wakes then for its queued webhooks.
-    var nextBreakerTrial: Double? {
+    package var nextBreakerTrial: Double? {
         breakers.values.compactMap { breaker -> Double? in
             if case .open(let until) = breaker { return until }
             return nil

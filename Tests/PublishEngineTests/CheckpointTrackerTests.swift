@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import TestSupport
 import XCTest
 

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import PublishEngine
+import PublishEngine
 
 /// The last minute's count behind a provider budget's usage in the console: events of the 60 seconds up to now,
 /// older ones forgotten, a reused bucket restarted.

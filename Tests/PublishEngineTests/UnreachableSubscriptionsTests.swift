@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// Repeated unanswered Web Push deliveries invalidate a subscription, as a state machine (times in plain seconds).

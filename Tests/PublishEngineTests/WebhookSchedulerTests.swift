@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// The webhook outbox's fair sharing as a state machine: no store, clock or socket (times are plain seconds).

@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// The pacing of throttled publishes, on a simulated clock: no sleeps.

@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// The self-fence's clock: how long a run may still act on a lease it could not renew.
