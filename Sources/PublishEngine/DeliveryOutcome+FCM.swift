@@ -8,7 +8,7 @@ extension DeliveryOutcome {
     /// `SENDER_ID_MISMATCH`) invalidate the device, as APNs' bad-token answers do; every other failure is counted
     /// with its reason and the device kept (retries happened in the sender; auth and configuration errors are
     /// the operator's to fix, not the device's). A pure function, tested without sockets.
-    static func classify(_ result: FCMResult, target: Target, now: Date) -> DeliveryOutcome {
+    package static func classify(_ result: FCMResult, target: Target, now: Date) -> DeliveryOutcome {
         DeliveryOutcome(verdict(result), on: .fcm, target: target, now: now)
     }
 

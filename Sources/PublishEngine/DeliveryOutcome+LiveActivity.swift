@@ -8,7 +8,7 @@ extension DeliveryOutcome {
     /// (counted as `liveActivity.tokensRemoved`, never `devices.removed`); DeviceTokenNotForTopic kills nothing,
     /// since it usually means the push went to the wrong topic, not that the token is dead (docs/API.md); an
     /// environment correction is not recorded (the device's environment belongs to its device token).
-    func forLiveActivityToken() -> DeliveryOutcome {
+    package func forLiveActivityToken() -> DeliveryOutcome {
         guard case .final(var counters, var result) = self else { return self }
         let removed = counters.removeValue(forKey: PublishCounter.devicesRemoved) ?? 0
         counters.removeValue(forKey: PublishCounter.environmentCorrected)
@@ -29,7 +29,7 @@ extension DeliveryOutcome {
 
 extension DeviceResult {
     /// The Live Activity row to delete for this result (see `DeliveryOutcome.forLiveActivityToken`), nil to keep it.
-    var liveActivityTokenDeath: LiveActivityTokenDeath? {
+    package var liveActivityTokenDeath: LiveActivityTokenDeath? {
         switch effect {
         case .unregistered(let since): LiveActivityTokenDeath(ref: device, since: since)
         case .badToken: LiveActivityTokenDeath(ref: device, since: at)

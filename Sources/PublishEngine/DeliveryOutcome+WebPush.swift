@@ -9,7 +9,7 @@ extension DeliveryOutcome {
     /// (413 is the message's fault, 400/401/403 the configuration's, 429/5xx were retried by the sender); repeated
     /// unanswered deliveries invalidate it as `SubscriptionUnreachable` (`UnreachableSubscriptions`). A pure
     /// function, tested without sockets.
-    static func classify(_ result: WebPushResult, target: Target, now: Date) -> DeliveryOutcome {
+    package static func classify(_ result: WebPushResult, target: Target, now: Date) -> DeliveryOutcome {
         DeliveryOutcome(verdict(result), on: .web, target: target, now: now)
     }
 

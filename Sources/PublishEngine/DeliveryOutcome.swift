@@ -18,7 +18,7 @@ package enum DeliveryOutcome: Equatable {
     /// - Parameters:
     ///   - environment: the environment this attempt went to.
     ///   - isEnvironmentRetry: this attempt is the retry in the other environment.
-    static func classify(
+    package static func classify(
         _ result: APNsResult, target: Target, environment: PushEnvironment, isEnvironmentRetry: Bool, now: Date
     ) -> DeliveryOutcome {
         switch result {

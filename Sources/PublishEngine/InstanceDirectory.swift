@@ -97,7 +97,7 @@ package final class InstanceDirectory: Sendable {
     /// The instance `id`'s senders, held for a publish run (`InstanceRuntime.release()` when it ends), nil when
     /// not served. A runtime retired between the read and the hold is passed over: `retire` comes after the
     /// install that replaced it, so the directory already serves its successor (or nothing).
-    func hold(_ id: String) -> InstanceRuntime? {
+    package func hold(_ id: String) -> InstanceRuntime? {
         // Bounded: each pass reads a newer snapshot; only a change on every pass could keep it going.
         for _ in 0..<100 {
             guard let runtime = runtime(id) else { return nil }
@@ -118,7 +118,7 @@ package final class InstanceDirectory: Sendable {
     }
 
     /// Every runtime whose senders shutdown closes: the served ones and the retired ones not closed yet.
-    var runtimesToClose: [InstanceRuntime] { runtimes + retired.withLock { $0 } }
+    package var runtimesToClose: [InstanceRuntime] { runtimes + retired.withLock { $0 } }
 
     /// Every instance's configuration, in listing order (`Entry.rank`).
     package var configs: [InstanceConfig] { state.withLock { $0.listed.map(\.config) } }

@@ -33,7 +33,7 @@ package struct InstanceRuntime: Sendable {
     /// The instance's Huawei Push Kit sender (its OAuth token, its batches); nil without an `hms` section.
     package var hms: HMSSender? = nil
     /// When the senders close (`SenderRetirement`), shared by every copy of this runtime.
-    let lifetime = SenderLifetime()
+    package let lifetime = SenderLifetime()
     /// How long retired senders get to finish what they hold once the last run using them ended.
     static let retiredGracePeriod = 5.0
 
@@ -123,7 +123,7 @@ package struct InstanceRuntime: Sendable {
     func hold() -> Bool { lifetime.hold() }
 
     /// A run that held the senders ended: the last one out of retired senders closes them.
-    func release() { lifetime.release(close: closer) }
+    package func release() { lifetime.release(close: closer) }
 
     /// The directory no longer serves these senders: they close now when no run holds them, else when the last
     /// one ends.
@@ -131,7 +131,7 @@ package struct InstanceRuntime: Sendable {
 
     /// Shutdown: closes the senders unless they were closed before (then waits for that close to end).
     /// - Returns: how many notifications got no answer.
-    func closeAtShutdown(gracePeriod: Double) async -> Int {
+    package func closeAtShutdown(gracePeriod: Double) async -> Int {
         await lifetime.shutDown { await self.shutdownSenders(gracePeriod: gracePeriod) }
     }
 

@@ -34,7 +34,7 @@ package final class LocalTimeRound: Sendable {
     private let state = Locked(State())
 
     /// - Returns: nil when the plan has no local time.
-    init?(delivery: DeliveryOptions?, roundAt: Date?) {
+    package init?(delivery: DeliveryOptions?, roundAt: Date?) {
         guard let delivery, let time = delivery.localTime else { return nil }
         let from = delivery.localTimeFrom ?? roundAt ?? Date()
         self.time = time
@@ -57,7 +57,7 @@ package final class LocalTimeRound: Sendable {
     }
 
     /// Whether `target` is due in this round; notes a later due moment as a candidate for the next round.
-    func isDue(_ target: Target) -> Bool {
+    package func isDue(_ target: Target) -> Bool {
         guard let due = due(zoneName: target.timeZone) else { return false }
         if due == roundAt { return true }
         if due > roundAt {
@@ -70,7 +70,7 @@ package final class LocalTimeRound: Sendable {
     }
 
     /// The earliest due moment after this round seen so far; nil when every target seen was due by now.
-    var nextRound: Date? {
+    package var nextRound: Date? {
         state.withLock { $0.next }.map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
 

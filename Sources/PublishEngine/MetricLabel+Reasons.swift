@@ -6,7 +6,7 @@ import Observability
 extension MetricLabel {
     /// Every reason a publish outcome can carry: Apple's documented ones, the server's own, and `HTTP<status>` for
     /// an answer without a reason.
-    static let reasons: Set<String> = Set(APNsReason.known.map(\.rawValue)).union(DeliveryOutcome.localReasons)
+    package static let reasons: Set<String> = Set(APNsReason.known.map(\.rawValue)).union(DeliveryOutcome.localReasons)
         .union(statuses.map { "HTTP\($0)" }).union(DeliveryOutcome.fcmReasons).union(DeliveryOutcome.webReasons)
         .union(HMSAnswer.knownCodes).union(HMSDispatch.localReasons)
 

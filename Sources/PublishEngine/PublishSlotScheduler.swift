@@ -19,7 +19,7 @@
 ///   expressSlots` runs plus one per instance with a run here hold a slot at once.
 package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// How a run competes for slots.
-    enum Lane: Sendable, Equatable {
+    package enum Lane: Sendable, Equatable {
         /// A publish known to be small from its claim (a users publish to a few users): first in its instance's
         /// queue, and may use an express slot.
         case small
@@ -28,14 +28,14 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Where a run is.
-    enum Place: Sendable, Equatable {
+    package enum Place: Sendable, Equatable {
         case holding
         case waiting
         case parked
     }
 
     /// Which kind of slot a holding run has.
-    enum Slot: Sendable, Equatable {
+    package enum Slot: Sendable, Equatable {
         case regular
         /// One of the express slots (only `.small` runs take them).
         case express
@@ -74,15 +74,15 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// Instances with waiting runs, in round-robin order; `cursor` is the one whose turn it is.
     private var order: [String] = []
     private var cursor = 0
-    private(set) var regularHeld = 0
-    private(set) var expressHeld = 0
-    private(set) var floorHeld = 0
+    package private(set) var regularHeld = 0
+    package private(set) var expressHeld = 0
+    package private(set) var floorHeld = 0
     /// Slots held, by instance (entries at 0 removed).
     private var heldByInstance: [String: Int] = [:]
-    private(set) var parkedCount = 0
-    private(set) var waitingCount = 0
+    package private(set) var parkedCount = 0
+    package private(set) var waitingCount = 0
 
-    init(slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:],
+    package init(slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:],
          instanceFloor: Bool = false) {
         self.slots = max(1, slots)
         self.expressSlots = max(0, expressSlots)
@@ -92,10 +92,10 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Where `key` is; nil when it is unknown (never admitted, or removed).
-    func place(of key: Key) -> Place? { runs[key]?.place }
+    package func place(of key: Key) -> Place? { runs[key]?.place }
 
     /// The slot `key` holds; nil unless it is holding one.
-    func slot(of key: Key) -> Slot? {
+    package func slot(of key: Key) -> Slot? {
         guard let run = runs[key], run.place == .holding else { return nil }
         return run.slot
     }
@@ -103,16 +103,16 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     /// Whether the node should claim another publish: nothing waits here for a slot, and a slot is free for at
     /// least a small run. (A claimed bulk run that finds only an express slot free waits for a regular one; no
     /// other claim is made until it has one, so a node never hoards more than one job it cannot run.)
-    var wantsClaim: Bool {
+    package var wantsClaim: Bool {
         waitingCount == 0 && (regularHeld < slots || expressHeld < expressSlots)
     }
 
     /// Whether the node should claim a publish of an instance with no run here, although `wantsClaim` is false:
     /// such a run gets its instance's floor slot at once (`instanceFloor`).
-    var wantsFloorClaim: Bool { instanceFloor && !wantsClaim }
+    package var wantsFloorClaim: Bool { instanceFloor && !wantsClaim }
 
     /// A claimed run joins its instance's queue. - Returns: the runs granted a slot (it may be one of them).
-    mutating func admit(_ key: Key, instance: String, lane: Lane) -> [Key] {
+    package mutating func admit(_ key: Key, instance: String, lane: Lane) -> [Key] {
         guard runs[key] == nil else { return [] }
         runs[key] = Run(instance: instance, lane: lane, place: .waiting)
         enqueue(key, instance: instance, lane: lane)
@@ -121,7 +121,7 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
 
     /// A holding run stops sending for a while (its next paced token is due later): it gives its slot up, unless
     /// `maxParked` runs are parked already. - Returns: whether it parked, and the runs granted its slot.
-    mutating func park(_ key: Key) -> (parked: Bool, granted: [Key]) {
+    package mutating func park(_ key: Key) -> (parked: Bool, granted: [Key]) {
         guard var run = runs[key], run.place == .holding, parkedCount < maxParked else { return (false, []) }
         releaseSlot(of: run)
         run.place = .parked
@@ -133,7 +133,7 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
 
     /// A parked run wants to send again: it joins its instance's queue (behind the runs already waiting there).
     /// - Returns: the runs granted a slot (it may be one of them).
-    mutating func resume(_ key: Key) -> [Key] {
+    package mutating func resume(_ key: Key) -> [Key] {
         guard var run = runs[key], run.place == .parked else { return [] }
         run.place = .waiting
         runs[key] = run
@@ -144,7 +144,7 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
 
     /// The run ended (or will never send again): whatever it held or waited for goes. - Returns: the runs granted
     /// the slot it freed.
-    mutating func remove(_ key: Key) -> [Key] {
+    package mutating func remove(_ key: Key) -> [Key] {
         guard let run = runs.removeValue(forKey: key) else { return [] }
         switch run.place {
         case .holding:

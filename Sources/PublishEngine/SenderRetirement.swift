@@ -7,14 +7,16 @@ import Locking
 /// Each transition says whether the caller must close the senders now; it says so once in a lifetime.
 package struct SenderRetirement: Sendable, Equatable {
     /// Runs holding the senders.
-    private(set) var holders = 0
+    package private(set) var holders = 0
     private(set) var retired = false
-    private(set) var closed = false
+    package private(set) var closed = false
+
+    package init() {}
 
     /// A run starts with these senders. - Returns: false once they are retired: the run takes the served ones
     /// instead. (Senders closed by shutdown are still the served ones: a run starting then fails its deliveries
     /// and is handed back, as before.)
-    mutating func hold() -> Bool {
+    package mutating func hold() -> Bool {
         guard !retired else { return false }
         holders += 1
         return true
@@ -22,19 +24,19 @@ package struct SenderRetirement: Sendable, Equatable {
 
     /// A run that held the senders ended. - Returns: true when they must close now (the last holder of retired
     /// senders).
-    mutating func release() -> Bool {
+    package mutating func release() -> Bool {
         holders = max(0, holders - 1)
         return closeIfIdle()
     }
 
     /// The senders are no longer served. - Returns: true when they must close now (no run holds them).
-    mutating func retire() -> Bool {
+    package mutating func retire() -> Bool {
         retired = true
         return closeIfIdle()
     }
 
     /// The server stops. - Returns: true when the senders must close now (not closed before).
-    mutating func shutDown() -> Bool {
+    package mutating func shutDown() -> Bool {
         guard !closed else { return false }
         closed = true
         return true
@@ -49,7 +51,7 @@ package struct SenderRetirement: Sendable, Equatable {
 
 /// One runtime's `SenderRetirement`, shared by every copy of the runtime (a value type), with the close that is
 /// under way so shutdown can wait for it.
-final class SenderLifetime: Sendable {
+package final class SenderLifetime: Sendable {
     private struct State {
         var retirement = SenderRetirement()
         var closing: Task<Int, Never>?
@@ -74,7 +76,7 @@ final class SenderLifetime: Sendable {
     }
 
     /// Not closed yet.
-    var isOpen: Bool { state.withLock { !$0.retirement.closed } }
+    package var isOpen: Bool { state.withLock { !$0.retirement.closed } }
 
     /// The state machine as it stands (tests).
     var retirement: SenderRetirement { state.withLock { $0.retirement } }

@@ -3,7 +3,7 @@ import FCMClient
 import Foundation
 import HTTPClient
 import Observability
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 import WebPush
 import XCTest

@@ -1,5 +1,5 @@
 import ConfigModel
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// When a changed or deleted instance's senders close: when the last publish run holding them ends (at once when

@@ -1,6 +1,6 @@
 import BeamsModel
 import Foundation
-@testable import PublishEngine
+import PublishEngine
 import PushStore
 import XCTest
 

@@ -1,4 +1,4 @@
-@testable import PublishEngine
+import PublishEngine
 import XCTest
 
 /// The publish slots as a pure state machine: who holds a slot, who waits, who is parked, and in what order
