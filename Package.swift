@@ -5,8 +5,9 @@
 // Layers (each imports only those above it):
 //   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
 //   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore (+ SQL → StoreSQL) → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
-//   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders)} →
-//   PushServer (Beams APIs, publish engine, config, console, CLI) → push-server (executable). PushStore is the
+//   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders), ConfigModel
+//   (instance settings as values)} → PublishEngine (claims, runs, senders' dispatch, webhooks, Beams bridge) →
+//   PushServer (Beams APIs, config file, console, CLI, wiring) → push-server (executable). PushStore is the
 //   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
 //   (`Application`) names a backend. Inside the package, what crosses targets is `package`; `public` is kept for
 //   what a user of a library product calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
@@ -100,8 +101,19 @@ let package = Package(
         // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
         .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Logging"]),
 
-        // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
-        .target(name: "PushServer", dependencies: ["BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+        // The configuration's values below the file that holds them: an instance's settings (`InstanceConfig` with
+        // its APNs, FCM, Web Push, UnifiedPush and HMS sections, webhook, Beams bridge, broadcast, quotas, delivery
+        // defaults, key scopes, browser origins). Plain values; reading and checking the file stays in PushServer.
+        .target(name: "ConfigModel", dependencies: ["PushStore", "FCMClient", "WebPush", "HTTPClient", "TLSIdentity"]),
+        // The publish engine: claims queued publishes, streams their targets into the senders (APNs, FCM, Web Push,
+        // HMS, APNs broadcast), checkpoints and finishes them, and delivers the webhooks and Beams bridge forwards.
+        // It reads instances as `ConfigModel` values and never the app: no config file, no HTTP routes, no CLI.
+        .target(name: "PublishEngine", dependencies: ["ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient",
+                                                     "WebPush", "HTTPClient", "PushStore", "JWTSigner", "JSON", "Logging",
+                                                     "Locking", "Lifecycle", "Clocks", "Tracing"]),
+
+        // MARK: The product: config, Beams APIs, metrics, systemd integration, CLI.
+        .target(name: "PushServer", dependencies: ["PublishEngine", "ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                                                   "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                                                   "CBuildInfo", "CLinux", "TLSIdentity", "Tracing"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
@@ -148,7 +160,12 @@ let package = Package(
         .testTarget(name: "BeamsModelTests", dependencies: ["BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
                                                           "JWTSigner", "PushStore", "JSON"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
+        // The engine against `ScriptedStore`, the in-memory store and fake senders: no HTTP server, no config file.
+        .testTarget(name: "PublishEngineTests", dependencies: ["PublishEngine", "ConfigModel", "BeamsModel", "Observability",
+                                                             "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer",
+                                                             "PushStore", "InMemoryStore", "SQLiteStore", "JSON", "JWTSigner",
+                                                             "Locking", "Logging", "Tracing", "TestSupport"]),
+        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "PublishEngine", "ConfigModel", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks", "TLSIdentity", "Tracing"]),
     ]

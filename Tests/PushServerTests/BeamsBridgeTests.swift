@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -3,6 +3,7 @@ import BeamsModel
 import Foundation
 import JSON
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -1,9 +1,11 @@
 import APNsClient
 import BeamsModel
+import ConfigModel
 import FCMClient
 import JSON
 import Observability
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import TestSupport
 import WebPush

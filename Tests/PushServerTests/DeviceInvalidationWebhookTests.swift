@@ -1,4 +1,5 @@
 import Foundation
+@testable import PublishEngine
 import XCTest
 
 import PushStore

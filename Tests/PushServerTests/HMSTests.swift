@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Locking
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -1,3 +1,4 @@
+import ConfigModel
 import Foundation
 @testable import PushServer
 import TestSupport

@@ -2,6 +2,7 @@ import Observability
 @testable import PushServer
 import APNsClient
 import HTTPServer
+@testable import PublishEngine
 import XCTest
 
 /// Families of these tests only (the server's are in Sources/Observability/MetricCatalogue.swift).

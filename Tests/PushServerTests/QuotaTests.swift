@@ -1,6 +1,8 @@
+import ConfigModel
 import Observability
 @testable import PushServer
 import Foundation
+@testable import PublishEngine
 import PushStore
 import XCTest
 

@@ -1,3 +1,4 @@
+import ConfigModel
 import Foundation
 import HTTPClient
 import InMemoryStore
@@ -5,6 +6,7 @@ import JSON
 import JWTSigner
 import Locking
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

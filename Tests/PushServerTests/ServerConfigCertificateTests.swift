@@ -3,6 +3,7 @@ import Locking
 import Logging
 import Observability
 @testable import PushServer
+@testable import PublishEngine
 import TestSupport
 import XCTest
 

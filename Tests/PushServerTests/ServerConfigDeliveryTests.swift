@@ -1,4 +1,5 @@
 @testable import PushServer
+import ConfigModel
 import XCTest
 
 /// `engine.maxScheduleDays`, `engine.nodeId`, the publish slot keys and `instances[].delivery`: defaults, bounds and field-precise errors.

@@ -1,5 +1,6 @@
 import HTTPClient
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 @testable import SQLiteStore
 import XCTest

@@ -1,6 +1,7 @@
 import BeamsModel
 import JWTSigner
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import XCTest
 

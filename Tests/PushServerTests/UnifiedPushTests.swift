@@ -4,6 +4,7 @@ import HTTPClient
 import JSON
 import JWTSigner
 @testable import PushServer
+@testable import PublishEngine
 import PushStore
 import TestSupport
 import WebPush

@@ -1,3 +1,4 @@
+import ConfigModel
 import PushStore
 
 /// The quotas a request can be refused by, as their `quota` metric label.

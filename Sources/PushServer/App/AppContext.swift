@@ -1,4 +1,5 @@
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPServer
 import JSON
@@ -6,6 +7,7 @@ import JWTSigner
 import Locking
 import Logging
 import Observability
+import PublishEngine
 import PushStore
 import Tracing
 
@@ -236,9 +238,4 @@ public final class AppContext: Sendable {
 extension HTTPResponse {
     /// 200 with an empty body (`Content-Length: 0`), what Beams answers for mutations.
     static var emptyOK: HTTPResponse { HTTPResponse(status: .ok) }
-}
-
-extension Date {
-    /// RFC 3339 UTC, for API responses.
-    var iso8601: String { LogFormat.timestamp(self) }
 }

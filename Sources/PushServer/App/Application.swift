@@ -8,6 +8,7 @@ import Lifecycle
 import Locking
 import Logging
 import Observability
+import PublishEngine
 import PushStore
 import Tracing
 
@@ -127,14 +128,7 @@ public final class Application: Sendable {
                                    directory: directory)
         self.engine = engine
         // Per-instance budgets, weights and the console's chart follow the served set.
-        let engineContext = engine.context
-        directory.observe { snapshot in
-            let configs = snapshot.entries.values.map(\.config)
-            engineContext.budgets.follow(configs)
-            engineContext.slots.setWeights(Dictionary(configs.map { ($0.id.lowercased(), $0.publishWeight) },
-                                                      uniquingKeysWith: { first, _ in first }))
-            engineContext.activity.follow(instanceIDs: configs.map(\.id))
-        }
+        directory.observe { [engine] snapshot in engine.follow(snapshot.entries.values.map(\.config)) }
         let instanceSync = InstanceSync(
             store: store, directory: directory, seal: config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) },
             senders: senders, providerTokens: store, policy: config.webhooks.policy,

@@ -2,6 +2,7 @@ import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
+import Logging
 import PushStore
 
 /// Reading an instance's audit log (docs/API.md, "Audit log"): `GET …/audit?since=<seq>&limit=<n>[&action=<a>]`,

@@ -1,7 +1,9 @@
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPServer
 import JSON
+import Logging
 import PushStore
 
 /// Beyond Beams: the "why didn't my push arrive" API, behind the instance secret. Look a device up by id or token

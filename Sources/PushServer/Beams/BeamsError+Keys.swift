@@ -1,5 +1,6 @@
 /// The answers to a refused API key: built from the key types, which belong to the server, not to the Beams model.
 import BeamsModel
+import ConfigModel
 
 extension BeamsError {
     /// A valid key without the route's scope (docs/SECURITY.md, "API keys").

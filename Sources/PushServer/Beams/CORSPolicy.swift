@@ -1,5 +1,7 @@
 import BeamsModel
+import ConfigModel
 import HTTPServer
+import PublishEngine
 
 /// CORS for the anonymous device and reporting APIs, which the Beams Web SDK calls with `fetch` from the
 /// customer's page or service worker, another origin (docs/API.md, "Browsers"). Never used on the publish,

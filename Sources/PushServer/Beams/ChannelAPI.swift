@@ -1,8 +1,10 @@
 import APNsClient
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPServer
 import JSON
+import PublishEngine
 import PushStore
 
 /// Broadcast channels (iOS 18) beyond Beams (docs/API.md "Broadcast channels"): create, list, read and delete an

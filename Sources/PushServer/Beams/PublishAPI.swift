@@ -1,8 +1,10 @@
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPServer
 import JSON
 import Logging
+import PublishEngine
 import PushStore
 import Tracing
 

@@ -1,6 +1,7 @@
 import BeamsModel
 import Foundation
 import JSON
+import Logging
 import PushStore
 
 /// The completion estimate in a running publish's status (docs/API.md, `estimatedCompletionAt`), from the

@@ -1,4 +1,5 @@
 import APNsClient
+import PublishEngine
 
 /// `push-server send`: one payload to one device with a real key, printing Apple's whole answer.
 enum SendCommand: Command {

@@ -1,4 +1,5 @@
 import BeamsModel
+import ConfigModel
 import Foundation
 import JWTSigner
 import Logging

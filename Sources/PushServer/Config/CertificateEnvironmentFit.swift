@@ -1,3 +1,4 @@
+import ConfigModel
 import PushStore
 import TLSIdentity
 

@@ -1,16 +1,9 @@
+import ConfigModel
 import Foundation
 import JSON
+import Logging
 import PushStore
 import TLSIdentity
-
-/// An instance's APNs client certificate (`instances[].apns.certificate`): certificate authentication instead of
-/// the `.p8` key. Loaded and checked when the configuration is read, like the FCM service account.
-public struct APNsCertificateConfig: Sendable {
-    /// The certificate and key as presented in the TLS handshake, and what the certificate says.
-    public var identity: TLSClientIdentity
-    /// The configured file(s), for messages: the `.p12`, or the PEM certificate and key.
-    public var files: [String]
-}
 
 // `instances[].apns.certificate`: a `.p12` with its password, or a PEM certificate and key; the password from a
 // file or an environment variable, never inline.

@@ -1,3 +1,4 @@
+import ConfigModel
 import FCMClient
 import Foundation
 import HTTPClient

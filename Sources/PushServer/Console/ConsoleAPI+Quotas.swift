@@ -1,5 +1,8 @@
+import ConfigModel
 import Foundation
 import JSON
+import Logging
+import PublishEngine
 import PushStore
 
 extension ConsoleAPI {

@@ -1,6 +1,7 @@
 import APNsClient
 import BeamsModel
 import Clocks
+import ConfigModel
 import FCMClient
 import Foundation
 import HTTPClient
@@ -8,6 +9,7 @@ import HTTPServer
 import JSON
 import Logging
 import Observability
+import PublishEngine
 import PushStore
 import WebPush
 

@@ -2,6 +2,7 @@ import BeamsModel
 import FCMClient
 import Foundation
 import JSON
+import PublishEngine
 import PushStore
 import WebPush
 

@@ -1,7 +1,10 @@
 import APNsClient
 import Clocks
+import ConfigModel
 import Foundation
 import JSON
+import Logging
+import PublishEngine
 import PushStore
 
 /// One notification to one device outside any publish, with Apple's whole answer. `push-server send` and the

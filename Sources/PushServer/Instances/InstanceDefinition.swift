@@ -1,3 +1,4 @@
+import ConfigModel
 import Observability
 import BeamsModel
 import Foundation

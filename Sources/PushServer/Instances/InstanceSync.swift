@@ -1,3 +1,4 @@
+import ConfigModel
 import Observability
 import BeamsModel
 import Foundation
@@ -6,6 +7,7 @@ import JWTSigner
 import Lifecycle
 import Locking
 import Logging
+import PublishEngine
 import PushStore
 
 /// Keeps the `InstanceDirectory` equal to the config file's instances plus the store's: reads the store's set

@@ -1,3 +1,4 @@
+import Logging
 import Observability
 import BeamsModel
 import Foundation

@@ -1,4 +1,5 @@
 import Clocks
+import ConfigModel
 import Foundation
 import JWTSigner
 import Locking

@@ -1,3 +1,4 @@
+import ConfigModel
 import Foundation
 import PushStore
 

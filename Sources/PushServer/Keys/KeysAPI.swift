@@ -1,7 +1,9 @@
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPServer
 import JSON
+import Logging
 import PushStore
 
 /// Managing an instance's keys (docs/API.md, "Keys"): create, list (never a secret), roll, revoke, and roll the

@@ -1,7 +1,9 @@
+import ConfigModel
 import Foundation
 import JSON
 import Logging
 import Observability
+import PublishEngine
 import TLSIdentity
 
 /// The expiry of instances' APNs client certificates, as `/ready`, `/metrics` and the log show it. APNs refuses an

@@ -1,7 +1,9 @@
+import ConfigModel
 import Foundation
 import Lifecycle
 import Locking
 import Logging
+import PublishEngine
 import TLSIdentity
 
 /// Logs each APNs client certificate once (subject, topics, environments and what they mean for the instance),

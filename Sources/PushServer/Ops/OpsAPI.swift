@@ -2,7 +2,9 @@ import APNsClient
 import Foundation
 import HTTPServer
 import JSON
+import Logging
 import Observability
+import PublishEngine
 import PushStore
 
 /// `/health` (alive), `/ready` (able to do its job) and `/metrics` (Prometheus text format).

@@ -3,6 +3,7 @@ import FCMClient
 import Foundation
 import JSON
 import Logging
+import PublishEngine
 import WebPush
 
 /// Each instance's FCM and Web Push state as `/ready` and the console's overview show it, next to the APNs

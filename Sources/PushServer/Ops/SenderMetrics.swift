@@ -1,5 +1,6 @@
 import APNsClient
 import Observability
+import PublishEngine
 import PushStore
 
 /// The senders' gauges in `/metrics`, one series per platform (`apns`, `fcm`, `web`: FCM and Web Push summed over

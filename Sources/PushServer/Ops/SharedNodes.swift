@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Logging
 import PushStore
 
 /// The nodes that share this server's database (PostgreSQL), as `/ready`'s details show them: which are live, on

@@ -1,5 +1,6 @@
 import BeamsModel
 @testable import PushServer
+@testable import PublishEngine
 import Foundation
 import PushStore
 import XCTest
