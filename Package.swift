@@ -164,7 +164,7 @@ let package = Package(
         .testTarget(name: "PublishEngineTests", dependencies: ["PublishEngine", "ConfigModel", "BeamsModel", "Observability",
                                                              "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer",
                                                              "PushStore", "InMemoryStore", "SQLiteStore", "JSON", "JWTSigner",
-                                                             "Locking", "Logging", "Tracing", "TestSupport"]),
+                                                             "Clocks", "Locking", "Logging", "Tracing", "TestSupport"]),
         .testTarget(name: "PushServerTests", dependencies: ["PushServer", "PublishEngine", "ConfigModel", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
                                                           "WebPush", "JWTSigner", "FCMClient",
                                                           "Locking", "Clocks", "TLSIdentity", "Tracing"]),

@@ -61,7 +61,7 @@ package final class BeamsBridge: Service {
 
     /// Wakes the loop: the served instances changed, so clients of a deleted instance, of a bridge switched off or
     /// of a replaced CA file close now rather than at shutdown.
-    func instancesChanged() { wake.yield() }
+    package func instancesChanged() { wake.yield() }
 
     /// What a client is made for: the local instance (lower-cased) and the CA file its bridge names.
     struct ClientKey: Hashable, Sendable {

@@ -1,7 +1,8 @@
+import ConfigModel
 import Foundation
 import JSON
-@testable import PushServer
 @testable import PublishEngine
+@testable import PushServer
 import PushStore
 import XCTest
 

@@ -4,7 +4,7 @@ import InMemoryStore
 import PushStore
 import XCTest
 
-@testable import PushServer
+@testable import PublishEngine
 
 /// A claim hands back the lease it holds; the store's declared capabilities decide which, no cast.
 final class PublishLeaseClaimTests: XCTestCase {
