@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore: DeviceTransfer {
     public func exportDevices(
@@ -35,15 +36,16 @@ extension PostgreSQLPushStore: DeviceTransfer {
 
     /// Up to `limit` devices above `after` in key order, with their interests and Live Activity tokens.
     static func exportPage(_ connection: PGConnection, instanceID: String?, after: Int64, limit: Int) throws -> [ExportedDevice] {
-        let result = instanceID == nil
-            ? try connection.query("SELECT \(deviceColumns) FROM devices WHERE id > $1 ORDER BY id LIMIT $2",
-                                   [.integer(after), .integer(Int64(limit))])
+        let rows = instanceID == nil
+            ? try connection.fetchAll(
+                "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
+                DeviceSQL.device)
             // `instance_id || ''`: walk the primary key and filter, never fetch the instance's devices through the
             // (instance, platform, token) index and sort them all for each page.
-            : try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > $1 AND instance_id || '' = $3 ORDER BY id LIMIT $2",
-                [.integer(after), .integer(Int64(limit)), .text(instanceID)])
-        let rows = result.map { readDevice(result, $0) }
+            : try connection.fetchAll("""
+                SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND instance_id || '' = \(instanceID)
+                ORDER BY id LIMIT \(limit)
+                """, DeviceSQL.device)
         guard !rows.isEmpty else { return [] }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         return rows.map { row in
@@ -121,10 +123,10 @@ extension PostgreSQLPushStore: DeviceTransfer {
         }
         let found = try connection.query(
             """
-            SELECT \(deviceColumns) FROM devices
+            SELECT \(DeviceSQL.columns) FROM devices
             WHERE instance_id = $1 AND (platform, token) IN (SELECT * FROM unnest($2::text[], $3::text[]))
             """, [instance, .textArray(records.map { $0.device.platform.rawValue }), .textArray(records.map(\.device.token))])
-        let rows = found.map { readDevice(found, $0) }
+        let rows = try (0..<found.rowCount).map { try DeviceSQL.device(PGRow(result: found, row: $0)) }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         var users = Set(records.compactMap(\.device.userID))
         for row in rows {
