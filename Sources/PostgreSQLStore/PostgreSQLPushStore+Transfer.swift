@@ -69,16 +69,11 @@ extension PostgreSQLPushStore: DeviceTransfer {
         for row in 0..<names.rowCount { interests[names.int64(row, 0), default: []].append(names.text(row, 1)) }
         let rows = try connection.query(
             """
-            SELECT la.device_id, d.public_id, la.kind, la.token, la.attributes_type, la.activity_id, la.reference,
-                   la.expires_at, la.created_at, la.updated_at
+            SELECT la.device_id, \(LiveActivitySQL.columns)
             FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id WHERE la.device_id = ANY($1::bigint[])
             """, [.integerArray(refs)])
         for row in 0..<rows.rowCount {
-            tokens[rows.int64(row, 0), default: []].append(LiveActivityToken(
-                deviceID: rows.text(row, 1), kind: LiveActivityToken.Kind(rawValue: rows.text(row, 2)) ?? .start,
-                token: rows.text(row, 3), attributesType: rows.text(row, 4), activityID: rows.optionalText(row, 5),
-                reference: rows.optionalText(row, 6), expiresAt: rows.optionalDate(row, 7),
-                createdAt: rows.date(row, 8), updatedAt: rows.date(row, 9)))
+            tokens[rows.int64(row, 0), default: []].append(try LiveActivitySQL.token(PGRow(result: rows, row: row), from: 1))
         }
         return (interests, tokens)
     }

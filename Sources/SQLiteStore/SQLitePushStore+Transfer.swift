@@ -82,18 +82,15 @@ extension SQLitePushStore: DeviceTransfer {
     ) throws -> [Int64: [LiveActivityToken]] {
         var tokens: [Int64: [LiveActivityToken]] = [:]
         // Each half can use its partial unique index (device_id first).
-        try connection.query(
-            """
-            SELECT la.device_id, \(liveActivityColumns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
-            WHERE la.kind = 'start' AND la.device_id BETWEEN ?1 AND ?2
+        let columns = LiveActivitySQL.columns
+        try connection.forEachRow("""
+            SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
+            WHERE la.kind = 'start' AND la.device_id BETWEEN \(from) AND \(through)
             UNION ALL
-            SELECT la.device_id, \(liveActivityColumns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
-            WHERE la.kind = 'update' AND la.device_id BETWEEN ?1 AND ?2
-            """, [.integer(from), .integer(through)]) { row in
-            tokens[row.int64(0), default: []].append(LiveActivityToken(
-                deviceID: row.text(1), kind: LiveActivityToken.Kind(rawValue: row.text(2)) ?? .start, token: row.text(3),
-                attributesType: row.text(4), activityID: row.optionalText(5), reference: row.optionalText(6),
-                expiresAt: row.optionalDate(7), createdAt: row.date(8), updatedAt: row.date(9)))
+            SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
+            WHERE la.kind = 'update' AND la.device_id BETWEEN \(from) AND \(through)
+            """) { row in
+            tokens[try row.decode(0, as: Int64.self), default: []].append(try LiveActivitySQL.token(row, from: 1))
         }
         return tokens
     }
