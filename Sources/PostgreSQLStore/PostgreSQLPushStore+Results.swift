@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore {
     /// Records results and applies their effects, one set-based UPDATE per round. The invalidation rule (Apple: a
@@ -142,10 +143,7 @@ extension PostgreSQLPushStore {
 
     public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
-            let deviceRow = try connection.query(
-                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = $1 AND instance_id = $2",
-                [.text(deviceID), .text(instanceID)])
-            let found = deviceRow.first { Self.readDevice(deviceRow, $0) }
+            let found = try DeviceSQL.find(instanceID: instanceID, id: deviceID, on: connection)
             // A users publish names at most 1000 users (`= ANY` stops at the first match), an interests publish at
             // most 100 interests, each looked up by (instance, name) and then (interest, device).
             let publishRow = try connection.query(

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore: DeviceTransfer {
     public func exportDevices(
@@ -35,15 +36,16 @@ extension PostgreSQLPushStore: DeviceTransfer {
 
     /// Up to `limit` devices above `after` in key order, with their interests and Live Activity tokens.
     static func exportPage(_ connection: PGConnection, instanceID: String?, after: Int64, limit: Int) throws -> [ExportedDevice] {
-        let result = instanceID == nil
-            ? try connection.query("SELECT \(deviceColumns) FROM devices WHERE id > $1 ORDER BY id LIMIT $2",
-                                   [.integer(after), .integer(Int64(limit))])
+        let rows = instanceID == nil
+            ? try connection.fetchAll(
+                "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
+                DeviceSQL.device)
             // `instance_id || ''`: walk the primary key and filter, never fetch the instance's devices through the
             // (instance, platform, token) index and sort them all for each page.
-            : try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > $1 AND instance_id || '' = $3 ORDER BY id LIMIT $2",
-                [.integer(after), .integer(Int64(limit)), .text(instanceID)])
-        let rows = result.map { readDevice(result, $0) }
+            : try connection.fetchAll("""
+                SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND instance_id || '' = \(instanceID)
+                ORDER BY id LIMIT \(limit)
+                """, DeviceSQL.device)
         guard !rows.isEmpty else { return [] }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         return rows.map { row in
@@ -67,16 +69,11 @@ extension PostgreSQLPushStore: DeviceTransfer {
         for row in 0..<names.rowCount { interests[names.int64(row, 0), default: []].append(names.text(row, 1)) }
         let rows = try connection.query(
             """
-            SELECT la.device_id, d.public_id, la.kind, la.token, la.attributes_type, la.activity_id, la.reference,
-                   la.expires_at, la.created_at, la.updated_at
+            SELECT la.device_id, \(LiveActivitySQL.columns)
             FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id WHERE la.device_id = ANY($1::bigint[])
             """, [.integerArray(refs)])
         for row in 0..<rows.rowCount {
-            tokens[rows.int64(row, 0), default: []].append(LiveActivityToken(
-                deviceID: rows.text(row, 1), kind: LiveActivityToken.Kind(rawValue: rows.text(row, 2)) ?? .start,
-                token: rows.text(row, 3), attributesType: rows.text(row, 4), activityID: rows.optionalText(row, 5),
-                reference: rows.optionalText(row, 6), expiresAt: rows.optionalDate(row, 7),
-                createdAt: rows.date(row, 8), updatedAt: rows.date(row, 9)))
+            tokens[rows.int64(row, 0), default: []].append(try LiveActivitySQL.token(PGRow(result: rows, row: row), from: 1))
         }
         return (interests, tokens)
     }
@@ -121,10 +118,10 @@ extension PostgreSQLPushStore: DeviceTransfer {
         }
         let found = try connection.query(
             """
-            SELECT \(deviceColumns) FROM devices
+            SELECT \(DeviceSQL.columns) FROM devices
             WHERE instance_id = $1 AND (platform, token) IN (SELECT * FROM unnest($2::text[], $3::text[]))
             """, [instance, .textArray(records.map { $0.device.platform.rawValue }), .textArray(records.map(\.device.token))])
-        let rows = found.map { readDevice(found, $0) }
+        let rows = try (0..<found.rowCount).map { try DeviceSQL.device(PGRow(result: found, row: $0)) }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         var users = Set(records.compactMap(\.device.userID))
         for row in rows {

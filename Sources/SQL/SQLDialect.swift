@@ -1,5 +1,6 @@
 /// What differs between the two SQL backends in the statements the stores share: how a parameter is written, how a
-/// value is cast, the names of `least`/`greatest`, and the row-lock clauses only PostgreSQL has. Everything else
+/// value is cast, the names of `least`/`greatest`, text compared byte by byte, and the row-lock clauses only
+/// PostgreSQL has. Everything else
 /// that the stores use (`ON CONFLICT … DO NOTHING / DO UPDATE SET … = excluded.…`, `RETURNING`, `coalesce`) is
 /// spelt the same on SQLite 3.35+ and PostgreSQL, and `upsert`/`returning` render it once for both.
 public enum SQLDialect: String, Sendable, CaseIterable {
@@ -45,6 +46,15 @@ public enum SQLDialect: String, Sendable, CaseIterable {
         case (.sqlite, .greatest): return "max"
         case (.postgresql, .least): return "least"
         case (.postgresql, .greatest): return "greatest"
+        }
+    }
+
+    /// `expression` (text) compared and sorted byte by byte, whatever the database's locale: as it is on SQLite (whose
+    /// default collation is BINARY), with `COLLATE "C"` on PostgreSQL. For an order a cursor must keep on both.
+    public func byteOrder(_ expression: String) -> String {
+        switch self {
+        case .sqlite: return expression
+        case .postgresql: return expression + " COLLATE \"C\""
         }
     }
 

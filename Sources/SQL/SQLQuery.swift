@@ -108,6 +108,11 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
             pieces.append(.dialect { $0.cast(expression, to: type) })
         }
 
+        /// `expression` (trusted SQL text) compared and sorted byte by byte.
+        public mutating func appendInterpolation(byteOrder expression: String) {
+            pieces.append(.dialect { $0.byteOrder(expression) })
+        }
+
         /// `ON CONFLICT (…) DO NOTHING`, or `DO UPDATE SET c = excluded.c` for each column of `update`.
         public mutating func appendInterpolation(upsert conflict: [String], update: [String] = []) {
             pieces.append(.dialect { $0.upsert(conflict: conflict, update: update) })

@@ -1,3 +1,5 @@
+import StoreSQL
+
 /// A change to one device's interest set, made in one writer operation or in several (`SQLitePushStore.setInterests`):
 /// the names to unfollow, then the names to follow, and how far it has got.
 struct InterestChange: Sendable {
@@ -26,12 +28,12 @@ struct InterestChange: Sendable {
     mutating func apply(_ connection: SQLiteConnection, instanceID: String, upTo limit: Int) throws {
         var budget = limit
         while budget > 0, done.removed < removals.count {
-            try SQLitePushStore.removeInterest(connection, instanceID: instanceID, deviceRef: ref, name: removals[done.removed])
+            try InterestSQL.unfollow(removals[done.removed], instanceID: instanceID, deviceRef: ref, on: connection)
             done.removed += 1
             budget -= 1
         }
         while budget > 0, done.added < additions.count {
-            try SQLitePushStore.addInterest(connection, instanceID: instanceID, deviceRef: ref, name: additions[done.added])
+            try InterestSQL.follow(additions[done.added], instanceID: instanceID, deviceRef: ref, on: connection)
             done.added += 1
             budget -= 1
         }

@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import SQL
+import StoreSQL
 
 extension SQLitePushStore {
     // MARK: Results and reporting
@@ -90,9 +91,7 @@ extension SQLitePushStore {
 
     public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
-            let found = try connection.first(
-                "SELECT \(Self.deviceColumns) FROM devices WHERE public_id = ? AND instance_id = ?",
-                [.text(deviceID), .text(instanceID)]) { Self.readDevice($0) }
+            let found = try DeviceSQL.find(instanceID: instanceID, id: deviceID, on: connection)
             // json_each stops at the first match; a users publish names at most 1000 users, an interests publish
             // at most 100 interests, each looked up by (instance, name) and then (interest, device).
             let publish = try connection.first(

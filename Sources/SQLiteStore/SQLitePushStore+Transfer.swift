@@ -1,6 +1,7 @@
 import Foundation
 import PushStore
 import SQL
+import StoreSQL
 
 extension SQLitePushStore: DeviceTransfer {
     public func exportDevices(
@@ -51,13 +52,14 @@ extension SQLitePushStore: DeviceTransfer {
         if let instanceID {
             // `+instance_id`: walk the primary key and filter. On the (instance, platform, token) index SQLite would
             // sort every device of the instance for each page (a temporary B-tree): quadratic in the export.
-            try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > ? AND +instance_id = ? ORDER BY id LIMIT ?",
-                [.integer(after), .text(instanceID), .integer(Int64(limit))]) { rows.append(readDevice($0)) }
+            rows = try connection.fetchAll("""
+                SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND +instance_id = \(instanceID)
+                ORDER BY id LIMIT \(limit)
+                """, DeviceSQL.device)
         } else {
-            try connection.query(
-                "SELECT \(deviceColumns) FROM devices WHERE id > ? ORDER BY id LIMIT ?",
-                [.integer(after), .integer(Int64(limit))]) { rows.append(readDevice($0)) }
+            rows = try connection.fetchAll(
+                "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
+                DeviceSQL.device)
         }
         guard let first = rows.first?.ref, let last = rows.last?.ref else { return [] }
         var interests: [Int64: [String]] = [:]
@@ -80,18 +82,15 @@ extension SQLitePushStore: DeviceTransfer {
     ) throws -> [Int64: [LiveActivityToken]] {
         var tokens: [Int64: [LiveActivityToken]] = [:]
         // Each half can use its partial unique index (device_id first).
-        try connection.query(
-            """
-            SELECT la.device_id, \(liveActivityColumns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
-            WHERE la.kind = 'start' AND la.device_id BETWEEN ?1 AND ?2
+        let columns = LiveActivitySQL.columns
+        try connection.forEachRow("""
+            SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
+            WHERE la.kind = 'start' AND la.device_id BETWEEN \(from) AND \(through)
             UNION ALL
-            SELECT la.device_id, \(liveActivityColumns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
-            WHERE la.kind = 'update' AND la.device_id BETWEEN ?1 AND ?2
-            """, [.integer(from), .integer(through)]) { row in
-            tokens[row.int64(0), default: []].append(LiveActivityToken(
-                deviceID: row.text(1), kind: LiveActivityToken.Kind(rawValue: row.text(2)) ?? .start, token: row.text(3),
-                attributesType: row.text(4), activityID: row.optionalText(5), reference: row.optionalText(6),
-                expiresAt: row.optionalDate(7), createdAt: row.date(8), updatedAt: row.date(9)))
+            SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
+            WHERE la.kind = 'update' AND la.device_id BETWEEN \(from) AND \(through)
+            """) { row in
+            tokens[try row.decode(0, as: Int64.self), default: []].append(try LiveActivitySQL.token(row, from: 1))
         }
         return tokens
     }
@@ -128,14 +127,16 @@ extension SQLitePushStore: DeviceTransfer {
         for record in records {
             names.formUnion(record.interests)
             if let user = record.device.userID { users.insert(user) }
-            let found = try connection.first(
-                "SELECT \(deviceColumns) FROM devices WHERE instance_id = ? AND platform = ? AND token = ?",
-                [.text(instanceID), .text(record.device.platform.rawValue), .text(record.device.token)], readDevice)
+            let found = try connection.fetchOne("""
+                SELECT \(raw: DeviceSQL.columns) FROM devices
+                WHERE instance_id = \(instanceID) AND platform = \(record.device.platform.rawValue) \
+                AND token = \(record.device.token)
+                """, DeviceSQL.device)
             if let (ref, device) = found {
                 if let user = device.userID { users.insert(user) }
                 let tokens = try liveActivityTokens(connection, from: ref, through: ref)[ref] ?? []
                 facts.existing[record.key] = (ref, DeviceRecord(
-                    device: device, interests: try interestNames(connection, deviceRef: ref),
+                    device: device, interests: try InterestSQL.names(deviceRef: ref, on: connection),
                     liveActivityTokens: tokens.sorted(by: DeviceRecord.order)))
             } else if !record.device.id.isEmpty,
                       try connection.first("SELECT 1 FROM devices WHERE public_id = ?", [.text(record.device.id)], { _ in true }) != nil {
@@ -170,7 +171,7 @@ extension SQLitePushStore: DeviceTransfer {
                 if let known = interestIDs[name] {
                     id = known
                 } else {
-                    id = try interestID(connection, instanceID: instanceID, name: name)
+                    id = try InterestSQL.id(instanceID: instanceID, name: name, on: connection)
                     interestIDs[name] = id
                 }
                 try connection.run("INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",

@@ -23,3 +23,17 @@ extension SQLRow {
         try decode(name, as: Int64?.self).map(Date.init(millisecondsSince1970:))
     }
 }
+
+extension SQLRow {
+    /// The millisecond column at `index` as a date (for rows read by position, such as `DeviceSQL.columns`).
+    /// - Throws: `SQLDecodingError` when it is NULL, missing or not an integer.
+    package func date(_ index: Int) throws(SQLDecodingError) -> Date {
+        Date(millisecondsSince1970: try decode(index, as: Int64.self))
+    }
+
+    /// The millisecond column at `index` as a date, nil for NULL.
+    /// - Throws: `SQLDecodingError` when it is missing or not an integer.
+    package func optionalDate(_ index: Int) throws(SQLDecodingError) -> Date? {
+        try decode(index, as: Int64?.self).map(Date.init(millisecondsSince1970:))
+    }
+}

@@ -20,6 +20,13 @@ final class SQLDialectTests: XCTestCase {
                        "SET a = least(coalesce(a, $1::bigint), $2::bigint), b = greatest(b, $3::bigint)")
     }
 
+    func testByteOrderCollatesAsCOnPostgreSQLAndIsSQLitesDefault() {
+        let query: SQLQuery = "WHERE \(byteOrder: "i.name") > \("") ORDER BY \(byteOrder: "i.name")"
+        XCTAssertEqual(query.rendered(in: .sqlite).text, "WHERE i.name > ? ORDER BY i.name")
+        XCTAssertEqual(query.rendered(in: .postgresql).text,
+                       "WHERE i.name COLLATE \"C\" > $1 ORDER BY i.name COLLATE \"C\"")
+    }
+
     func testCastsUseEachDialectsSyntax() {
         let query: SQLQuery = "SELECT \(cast: "seq", to: .text), \(cast: "flag", to: .bool)"
         XCTAssertEqual(query.rendered(in: .sqlite).text, "SELECT CAST(seq AS TEXT), CAST(flag AS INTEGER)")
