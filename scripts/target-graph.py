@@ -32,10 +32,13 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def dump_package(directory):
-    out = subprocess.run(
-        ["swift", "package", "dump-package"],
-        cwd=directory, check=True, capture_output=True, text=True,
-    ).stdout
+    # A scratch directory of its own: the package's .build is locked while a build runs beside this (make check
+    # runs this script's test next to `swift build`), and dump-package would wait for it.
+    with tempfile.TemporaryDirectory(prefix="target-graph-scratch-") as scratch:
+        out = subprocess.run(
+            ["swift", "package", "--scratch-path", scratch, "dump-package"],
+            cwd=directory, check=True, capture_output=True, text=True,
+        ).stdout
     return json.loads(out)
 
 

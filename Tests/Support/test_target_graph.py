@@ -40,8 +40,11 @@ def target(name: str, kind: str, *deps: str) -> dict:
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Package.swift as JSON, read once for the module."""
+    # Its own scratch path: the package's .build is locked while `make check` builds beside this test.
+    scratch = tmp_path_factory.mktemp("scratch")
     out = subprocess.run(
-        ["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True, timeout=120
+        ["swift", "package", "--scratch-path", str(scratch), "dump-package"], cwd=ROOT, check=True,
+        capture_output=True, text=True, timeout=120,
     ).stdout
     path = tmp_path_factory.mktemp("graph") / "dump.json"
     path.write_text(out, encoding="utf-8")
