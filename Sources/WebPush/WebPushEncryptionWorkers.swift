@@ -6,14 +6,15 @@ import Glibc
 import Locking
 
 /// A few threads that run the per-message RFC 8291 encryption (~0.1 ms of CPU each, docs/BENCHMARKS.md) off the
-/// submitting task, so one publish's fan-out uses every core instead of one.
+/// submitting task, so one publish's fan-out uses every core instead of one. Every sender of the process shares
+/// `shared` (one thread per core), so many instances do not multiply threads.
 ///
 /// A message goes to the worker its subscription's endpoint hashes to, and each worker is FIFO: messages to one
 /// subscription are encrypted and handed to the transport in the order they were submitted, as before. A worker
 /// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message). The queue
 /// is bounded by the sender's window: a message takes its window slot before it is queued. The threads are named
-/// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; they end with `stop()` or when
-/// the last reference goes.
+/// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; `shared`'s live as long as the
+/// process, other pools' (tests) end with `stop()` or when the last reference goes.
 final class WebPushEncryptionWorkers: Sendable {
     /// One thread's queue; the thread holds this, not the pool, so the pool's `deinit` can stop it.
     private final class Worker: Sendable {
@@ -43,6 +44,10 @@ final class WebPushEncryptionWorkers: Sendable {
     }
 
     private let workers: [Worker]
+
+    /// The pool every `WebPushSender` uses: one worker per core, at most 8.
+    static let shared = WebPushEncryptionWorkers(
+        count: min(8, ProcessInfo.processInfo.activeProcessorCount), name: "webpush")
 
     /// - Parameters:
     ///   - count: workers, at least 1.

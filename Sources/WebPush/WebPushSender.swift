@@ -19,9 +19,10 @@ import Logging
 /// ```
 ///
 /// `submit` suspends while the in-flight window, or the push service's share of it (`windowPerService`), is full;
-/// once a message holds its slot, one of `encryptionWorkers` encrypts it (~0.1 ms of CPU, see docs/BENCHMARKS.md)
-/// and hands it to curl, so a single submitting task keeps every core busy. Messages to one subscription keep
-/// their submit order. Result callbacks run on the curl loop threads: keep them short, never block.
+/// once a message holds its slot, one of the shared encryption workers (`encryptsOnWorkers`) encrypts it (~0.1 ms
+/// of CPU, see docs/BENCHMARKS.md) and hands it to curl, so a single submitting task keeps every core busy.
+/// Messages to one subscription keep their submit order. Result callbacks run on the curl loop threads: keep them
+/// short, never block.
 public final class WebPushSender: Sendable {
     private final class Job: @unchecked Sendable {
         // @unchecked Sendable: `exchange`, `attempts` and `delaySpent` are touched by one step at a time (submit,
@@ -54,7 +55,7 @@ public final class WebPushSender: Sendable {
     public let configuration: WebPushSenderConfiguration
     private let client: HTTPExchangeClient
     private let ledger: SenderLedger<Job, State>
-    /// nil: encrypt on the submitting task (`encryptionWorkers` 0).
+    /// nil: encrypt on the submitting task (`encryptsOnWorkers` false).
     private let workers: WebPushEncryptionWorkers?
 
     /// - Throws: `CurlError` when libcurl cannot be set up.
@@ -71,7 +72,7 @@ public final class WebPushSender: Sendable {
         let open = configuration.openEndpoints
         ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State(
             hosts: DistinctHostBook(limit: open?.maxHosts ?? 1, idleSeconds: open?.hostIdleSeconds ?? 0)))
-        workers = configuration.encryptionWorkers > 0 ? WebPushEncryptionWorkers(count: configuration.encryptionWorkers, name: "webpush") : nil
+        workers = configuration.encryptsOnWorkers ? .shared : nil
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -82,8 +83,8 @@ public final class WebPushSender: Sendable {
     }
 
     /// Checks the endpoint's host and accepts the notification into the in-flight window (suspending while it is
-    /// full); returns once it is accepted, its encryption queued on a worker (or done, with `encryptionWorkers`
-    /// 0). `onResult` fires exactly once with the final result: on a curl loop thread, an encryption worker (an
+    /// full); returns once it is accepted, its encryption queued on a worker (or done, with `encryptsOnWorkers`
+    /// false). `onResult` fires exactly once with the final result: on a curl loop thread, an encryption worker (an
     /// encryption failure), or the caller's thread (a refused host, shutdown).
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
@@ -145,7 +146,6 @@ public final class WebPushSender: Sendable {
         let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
             job.onResult(.failure(.shutdown))
         }
-        workers?.stop()  // what is still queued was just reported: each finds its job claimed and returns
         await client.shutdown()
         return left.map(\.notification)
     }
@@ -205,8 +205,8 @@ public final class WebPushSender: Sendable {
                 }
             }
             if case .configurationError(let status, let detail) = outcome {
-                configuration.logger.warning(
-                    "push service refused the request", ["status": String(status), "host": job.notification.subscription.endpoint.host, "detail": detail])
+                configuration.logger.warning("push service refused the request", [
+                    "status": String(status), "host": job.notification.subscription.endpoint.host, "detail": detail])
             }
             finish(job, .response(outcome, attempts: job.attempts))
         }

@@ -65,9 +65,9 @@ final class WebPushSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
-    func testMessagesEncryptedOnSeveralWorkersAllReachTheStandInAndDecrypt() async throws {
+    func testMessagesEncryptedOnTheSharedWorkersAllReachTheStandInAndDecrypt() async throws {
         var configuration = try standInConfiguration()
-        configuration.encryptionWorkers = 3
+        configuration.encryptsOnWorkers = true
         let sender = try makeSender(configuration)
         let subscriptions = try (0..<3).map { _ in try mock.createSubscription() }
         let results = Locked<[WebPushResult]>([])

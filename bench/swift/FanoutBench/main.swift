@@ -2,16 +2,18 @@
 // (bench/apns/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
 //
 //   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush,unifiedpush]
-//               [--webpush-workers 0,2]
+//               [--webpush-encryption caller,workers]
 //
 // Method: per platform, a single task submits N notifications with backpressure (`submit` suspends while the
 // sender's window is full) and every callback counts its result; wall time runs from the first submit to the last
 // result, after a warm-up that opens the connections and gets the APNs provider token / FCM access token. CPU is
 // getrusage(RUSAGE_SELF) user+sys over the same span (submitting task, curl threads, callbacks). Window sizes:
 // APNs 4 connections × 250 streams; FCM 4 × 100 (its defaults); Web Push 2 multis, window 512 (its defaults) with
-// HTTP/2 to the sink. Web Push encrypts each message (RFC 8291, fresh ephemeral key) on its encryption workers
-// (`--webpush-workers`: a comma list runs Web Push and UnifiedPush once per value, labelled `webpush-w<N>`; 0 is
-// the submitting task, as before the workers); its 100 subscriber keys are made before the clock starts.
+// HTTP/2 to the sink. Web Push encrypts each message (RFC 8291, fresh ephemeral key) on the shared encryption
+// workers (`--webpush-encryption caller,workers` runs Web Push and UnifiedPush once per value, labelled
+// `webpush-caller` / `webpush-workers`; `caller` is the submitting task, as before the workers); its 100
+// subscriber keys are made before the clock starts. Each RESULT line splits the CPU by thread group
+// (`webpush-enc` the workers, `webpush` and `apns-…` the curl loops, the rest Swift's and Dispatch's pools).
 import APNsClient
 import Clocks
 import FCMClient
@@ -29,8 +31,8 @@ struct Options {
     var count = 20_000
     var platforms = ["apns", "fcm", "webpush"]
     var warmup = 1_000
-    /// `WebPushSenderConfiguration.encryptionWorkers` values to run; nil: the default only.
-    var webPushWorkers: [Int]?
+    /// `WebPushSenderConfiguration.encryptsOnWorkers` values to run; nil: the default only.
+    var webPushOnWorkers: [Bool]?
 }
 
 @MainActor
@@ -45,7 +47,7 @@ func parseOptions() -> Options {
         case "-n": options.count = Int(value) ?? options.count
         case "--warmup": options.warmup = Int(value) ?? options.warmup
         case "--platforms": options.platforms = value.split(separator: ",").map(String.init)
-        case "--webpush-workers": options.webPushWorkers = value.split(separator: ",").compactMap { Int($0) }
+        case "--webpush-encryption": options.webPushOnWorkers = value.split(separator: ",").map { $0 == "workers" }
         default:
             print("unknown option \(argument)")
             exit(2)
@@ -212,14 +214,15 @@ if options.platforms.contains("fcm") {
 }
 
 /// The encryption-worker settings to run Web Push and UnifiedPush with, and each run's label suffix.
-let workerRuns: [(workers: Int?, suffix: String)] = options.webPushWorkers.map { $0.map { ($0, "-w\($0)") } } ?? [(nil, "")]
+let workerRuns: [(onWorkers: Bool?, suffix: String)] =
+    options.webPushOnWorkers.map { $0.map { ($0, $0 ? "-workers" : "-caller") } } ?? [(nil, "")]
 
 // MARK: Web Push
-if options.platforms.contains("webpush") { for (workers, suffix) in workerRuns {
+if options.platforms.contains("webpush") { for (onWorkers, suffix) in workerRuns {
     var configuration = WebPushSenderConfiguration(
         allowedHosts: try WebPushHostAllowlist(parsing: [String(options.url.dropFirst("https://".count))]),  // host:port
         policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
-    if let workers { configuration.encryptionWorkers = workers }
+    if let onWorkers { configuration.encryptsOnWorkers = onWorkers }
     let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
     let sender = try WebPushSender(vapid: vapid, configuration: configuration)
     var subscriptions: [WebPushSubscription] = []
@@ -249,14 +252,14 @@ if options.platforms.contains("webpush") { for (workers, suffix) in workerRuns {
 
 // MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
 // ntfy-shaped endpoints (`/up…?up=1`), which the sink answers 200 as ntfy does.
-if options.platforms.contains("unifiedpush") { for (workers, suffix) in workerRuns {
+if options.platforms.contains("unifiedpush") { for (onWorkers, suffix) in workerRuns {
     let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
     let port = Int(options.url.split(separator: ":").last ?? "") ?? 443
     var configuration = WebPushSenderConfiguration(
         policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
     configuration.openEndpoints = WebPushOpenEndpoints(ports: [port])
     configuration.windowPerService = 64  // the unifiedpush.maxInFlightPerHost default
-    if let workers { configuration.encryptionWorkers = workers }
+    if let onWorkers { configuration.encryptsOnWorkers = onWorkers }
     let sender = try WebPushSender(vapid: vapid, configuration: configuration)
     var subscriptions: [WebPushSubscription] = []
     for i in 0..<100 {
