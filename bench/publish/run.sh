@@ -26,7 +26,7 @@ SINK_PORT=${SINK_PORT:-28543}
 HTTP_PORT=${HTTP_PORT:-28580}
 CLK_TCK=$(getconf CLK_TCK)
 
-swift build -c release --product push-server >/dev/null
+[[ -n ${SERVER_BIN:-} ]] || swift build -c release --product push-server >/dev/null
 swift build -c release --product SeedDevices >/dev/null
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
