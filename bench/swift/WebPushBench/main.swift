@@ -80,7 +80,11 @@ let cases: [Case] = [
     Case(name: "reference: ES256 sign (APNs provider token / VAPID JWT)") {
         sink &+= try vapidPair.privateKey.sign(tokenInput).count
     },
-    Case(name: "reference: P-256 subscription key import (validation)") {
+    Case(name: "reference: P-256 key import, SubjectPublicKeyInfo decoder (before)") {
+        let point = subscription.keys.publicPoint
+        sink &+= try ES256PublicKey(x: Array(point[1..<33]), y: Array(point[33..<65])).description.count
+    },
+    Case(name: "reference: P-256 key import, ES256PublicKey(uncompressedPoint:) (now)") {
         sink &+= try ES256PublicKey(uncompressedPoint: subscription.keys.publicPoint).description.count
     },
 ]
@@ -171,33 +175,7 @@ let padded = small + [0x02]
     return length
 }
 
-let groupName = strdup("prime256v1")!
-let subscriberPoint = subscription.keys.publicPoint
-
-/// A subscription key imported from its raw point through `EVP_PKEY_fromdata` (OpenSSL checks the point is on the
-/// curve while decoding it), instead of a SubjectPublicKeyInfo through OpenSSL 3's decoder framework.
-@MainActor func importFromData(_ raw: [UInt8] = subscriberPoint) -> Int {
-    let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)
-    defer { EVP_PKEY_CTX_free(context) }
-    _ = EVP_PKEY_fromdata_init(context)
-    var point = raw
-    var key: OpaquePointer?
-    let status = point.withUnsafeMutableBytes { bytes -> Int32 in
-        var params = [OSSL_PARAM_construct_utf8_string("group", groupName, 0),
-                      OSSL_PARAM_construct_octet_string("pub", bytes.baseAddress, bytes.count), OSSL_PARAM_construct_end()]
-        // EVP_PKEY_PUBLIC_KEY (a compound macro Swift does not import): all parameters | the public key.
-        return EVP_PKEY_fromdata(context, &key, 0x86, &params)
-    }
-    defer { EVP_PKEY_free(key) }
-    return status == 1 && key != nil ? 1 : 0
-}
-
-var offCurve = subscriberPoint
-offCurve[64] ^= 1
-print("EVP_PKEY_fromdata import: valid point \(importFromData() == 1 ? "accepted" : "REFUSED"), "
-      + "point off the curve \(importFromData(offCurve) == 1 ? "ACCEPTED" : "refused")")
 let sequences: [Case] = [
-    Case(name: "seq: subscription key import, EVP_PKEY_fromdata (not used yet)") { sink &+= importFromData() },
     Case(name: "seq: keygen, context by name per key (before)") { EVP_PKEY_free(freshKeygen()) },
     Case(name: "seq: keygen, one reused context (one thread only)") {
         var key: OpaquePointer?
