@@ -7,8 +7,9 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     /// `package`: WebPush derives ECDH secrets with it (read-only use; this object stays its only owner).
     package let key: EVPKey
 
-    /// Takes `key` if it is a P-256 key (freed with it otherwise).
-    init(_ key: EVPKey) throws(KeyLoadError) {
+    /// Takes `key` if it is a P-256 key (freed with it otherwise). `package`: WebPush imports browser keys from raw
+    /// points (`ES256PublicKey(uncompressedPoint:)`).
+    package init(_ key: EVPKey) throws(KeyLoadError) {
         try PEMKeyReader.requireP256(key.pointer)
         self.key = key
     }

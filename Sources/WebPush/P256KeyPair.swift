@@ -17,15 +17,38 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     }
 
     /// A fresh random key pair (`EVP_PKEY_generate` on the P-256 group). RFC 8291 §3.1 wants a new one per message.
+    ///
+    /// The context comes from a P-256 parameters key made once (`parameters`): naming the algorithm and the group
+    /// per key instead builds the group again every time, about 45 % of a key generation (bench/swift/WebPushBench).
     public static func generate() throws(CryptoError) -> P256KeyPair {
-        let context = try check(EVP_PKEY_CTX_new_from_name(nil, "EC", nil), "EVP_PKEY_CTX_new_from_name")
+        let context: OpaquePointer
+        if let parameters {
+            context = try check(EVP_PKEY_CTX_new_from_pkey(nil, parameters.pointer, nil), "EVP_PKEY_CTX_new_from_pkey")
+        } else {
+            context = try check(EVP_PKEY_CTX_new_from_name(nil, "EC", nil), "EVP_PKEY_CTX_new_from_name")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         try check(EVP_PKEY_keygen_init(context), "EVP_PKEY_keygen_init")
-        try check(EVP_PKEY_CTX_set_group_name(context, "P-256"), "EVP_PKEY_CTX_set_group_name")
+        if parameters == nil { try check(EVP_PKEY_CTX_set_group_name(context, "P-256"), "EVP_PKEY_CTX_set_group_name") }
         var key: OpaquePointer?
         try check(EVP_PKEY_generate(context, &key), "EVP_PKEY_generate")
         return try P256KeyPair(EVPKey(owning: check(key, "EVP_PKEY_generate")))
     }
+
+    /// The P-256 domain parameters as an `EVP_PKEY`, shared read-only by every thread (OpenSSL 3 allows concurrent
+    /// use of an unmodified key); nil if OpenSSL cannot make them, and `generate` then names the group per key.
+    private static let parameters: EVPKey? = {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_paramgen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+              EVP_PKEY_paramgen(context, &key) == 1, let key
+        else {
+            ERR_clear_error()
+            return nil
+        }
+        return EVPKey(owning: key)
+    }()
 
     /// The key pair with this private scalar (32 big-endian bytes), e.g. RFC 8291 Appendix A's sender key.
     ///
@@ -98,12 +121,44 @@ enum P256Point {
 
 extension ES256PublicKey {
     /// The key from a 65-byte uncompressed point `04‖x‖y`; OpenSSL rejects points that are not on the curve.
+    ///
+    /// Imported with `EVP_PKEY_fromdata` (the P-256 group and the encoded point; OpenSSL decodes the point and
+    /// refuses one off the curve), about 6× cheaper than a SubjectPublicKeyInfo through OpenSSL 3's decoder
+    /// (bench/swift/WebPushBench): every Web Push delivery past the parsed-subscription cache pays it.
     public convenience init(uncompressedPoint point: [UInt8]) throws(KeyLoadError) {
         guard point.count == P256Point.size, point[0] == 0x04 else {
             throw .invalidPublicKey("expected a 65-byte uncompressed point starting with 0x04")
         }
-        try self.init(x: Array(point[1..<33]), y: Array(point[33..<65]))
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            ERR_clear_error()
+            throw .invalidPublicKey("EVP_PKEY_CTX_new_from_name(EC) failed")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var encoded = point
+        // An OSSL_PARAM keeps pointers to its name and value, so both must outlive the call that fills it: Swift's
+        // temporary C strings for String arguments do not. One buffer: "group", "pub" (OSSL_PKEY_PARAM_GROUP_NAME,
+        // OSSL_PKEY_PARAM_PUB_KEY) and the group's name, each NUL-terminated.
+        var names = Array("group\u{0}pub\u{0}prime256v1\u{0}".utf8).map { CChar(bitPattern: $0) }
+        var imported: OpaquePointer?
+        let status = encoded.withUnsafeMutableBytes { bytes in
+            names.withUnsafeMutableBufferPointer { text -> Int32 in
+                guard let base = text.baseAddress, EVP_PKEY_fromdata_init(context) == 1 else { return 0 }
+                var params = [OSSL_PARAM_construct_utf8_string(base, base + 10, 0),
+                              OSSL_PARAM_construct_octet_string(base + 6, bytes.baseAddress, bytes.count),
+                              OSSL_PARAM_construct_end()]
+                return EVP_PKEY_fromdata(context, &imported, Self.publicKeySelection, &params)
+            }
+        }
+        guard status == 1, let imported else {
+            ERR_clear_error()
+            throw .invalidPublicKey("not a point on P-256")
+        }
+        try self.init(EVPKey(owning: imported))
     }
+
+    /// `EVP_PKEY_PUBLIC_KEY` (a compound macro Swift does not import): the domain parameters and the public key.
+    private static let publicKeySelection = Int32(OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+                                                  | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
 
     /// The key as the 65-byte uncompressed point (what browsers and VAPID's `k` parameter carry).
     public func uncompressedPoint() throws(CryptoError) -> [UInt8] {

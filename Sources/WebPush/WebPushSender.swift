@@ -18,25 +18,27 @@ import Logging
 /// let unanswered = await sender.shutdown(gracePeriod: 10)
 /// ```
 ///
-/// `submit` encrypts on the caller's task (~0.1 ms of CPU, see docs/BENCHMARKS.md) and suspends while the
-/// in-flight window, or the push service's share of it (`windowPerService`), is full. Result callbacks run on
-/// the curl loop threads: keep them short, never block.
+/// `submit` suspends while the in-flight window, or the push service's share of it (`windowPerService`), is full;
+/// once a message holds its slot, one of the shared encryption workers (`encryptsOnWorkers`) encrypts it (~0.1 ms
+/// of CPU, see docs/BENCHMARKS.md) and hands it to curl, so a single submitting task keeps every core busy.
+/// Messages to one subscription keep their submit order. Result callbacks run on the curl loop threads: keep them
+/// short, never block.
 public final class WebPushSender: Sendable {
     private final class Job: @unchecked Sendable {
-        // @unchecked Sendable: `attempts` and `delaySpent` are touched by one step at a time (submit, then the
-        // completion of the exchange the previous step scheduled), never concurrently.
+        // @unchecked Sendable: `exchange`, `attempts` and `delaySpent` are touched by one step at a time (submit,
+        // the encryption worker, then the completion of the exchange the previous step scheduled), never
+        // concurrently; each step is handed to the next through a queue or curl's loop, which orders the writes.
         let id: Int
         let notification: WebPushNotification
-        let exchange: HTTPExchange
         let onResult: @Sendable (WebPushResult) -> Void
+        /// The encrypted request, set once before the first send.
+        var exchange: HTTPExchange?
         var attempts = 0
         var delaySpent = 0.0
 
-        init(id: Int, notification: WebPushNotification, exchange: HTTPExchange,
-             onResult: @escaping @Sendable (WebPushResult) -> Void) {
+        init(id: Int, notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) {
             self.id = id
             self.notification = notification
-            self.exchange = exchange
             self.onResult = onResult
         }
     }
@@ -53,6 +55,8 @@ public final class WebPushSender: Sendable {
     public let configuration: WebPushSenderConfiguration
     private let client: HTTPExchangeClient
     private let ledger: SenderLedger<Job, State>
+    /// nil: encrypt on the submitting task (`encryptsOnWorkers` false).
+    private let workers: WebPushEncryptionWorkers?
 
     /// - Throws: `CurlError` when libcurl cannot be set up.
     public init(vapid: VAPIDAuthorizer, configuration: WebPushSenderConfiguration = WebPushSenderConfiguration())
@@ -68,6 +72,7 @@ public final class WebPushSender: Sendable {
         let open = configuration.openEndpoints
         ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State(
             hosts: DistinctHostBook(limit: open?.maxHosts ?? 1, idleSeconds: open?.hostIdleSeconds ?? 0)))
+        workers = configuration.encryptsOnWorkers ? .shared : nil
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -77,9 +82,10 @@ public final class WebPushSender: Sendable {
         }
     }
 
-    /// Checks the endpoint's host, encrypts, and accepts the notification into the in-flight window (suspending
-    /// while it is full); returns once it is accepted. `onResult` fires exactly once with the final result: on a
-    /// curl loop thread, or on the caller's thread for a refused host, an encryption failure or shutdown.
+    /// Checks the endpoint's host and accepts the notification into the in-flight window (suspending while it is
+    /// full); returns once it is accepted, its encryption queued on a worker (or done, with `encryptsOnWorkers`
+    /// false). `onResult` fires exactly once with the final result: on a curl loop thread, an encryption worker (an
+    /// encryption failure), or the caller's thread (a refused host, shutdown).
     public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
         let endpoint = notification.subscription.endpoint
         // The key of the destination's share of the window: the push service (allow-list pattern), or with open
@@ -107,18 +113,10 @@ public final class WebPushSender: Sendable {
             }
             shareKey = service.description
         }
-        let request: WebPushRequest
-        do throws(WebPushEncryptionError) {
-            request = try WebPushRequest(subscription: notification.subscription, message: notification.message, vapid: vapid)
-        } catch {
-            ledger.withState { $0.counters.encryptionFailures += 1 }
-            onResult(.failure(.encryption(error)))
-            return
-        }
-        let exchange = HTTPExchange(url: endpoint, headers: request.headers.map(\.description), body: request.body)
-        // A slot of the service's share first: a slow service makes only its own notifications wait.
+        // A slot of the service's share first: a slow service makes only its own notifications wait. The slot is
+        // taken before encrypting, so the window also bounds the messages waiting for a worker.
         guard let job = await ledger.admit(key: shareKey, cancelledBy: notification.retries, {
-            Job(id: $0, notification: notification, exchange: exchange, onResult: onResult)
+            Job(id: $0, notification: notification, onResult: onResult)
         })
         else {
             // Its run was cancelled while it waited for room in the window (never sent), or the sender is stopping.
@@ -129,7 +127,8 @@ public final class WebPushSender: Sendable {
         }
         // Cancelled while it waited for room in the window: never sent.
         if notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
-        send(job)
+        guard let workers else { return encryptAndSend(job) }
+        workers.run(on: workers.worker(for: endpoint.text)) { [self] in encryptAndSend(job) }
     }
 
     /// A snapshot of the counters.
@@ -153,9 +152,27 @@ public final class WebPushSender: Sendable {
 
     // MARK: - Steps of one notification
 
+    /// Encrypts the admitted job's message and sends it, unless shutdown or its run's cancellation reported it
+    /// while it waited for the worker.
+    private func encryptAndSend(_ job: Job) {
+        guard ledger.isPending(job.id) else { return }
+        if job.notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
+        let notification = job.notification
+        let request: WebPushRequest
+        do throws(WebPushEncryptionError) {
+            request = try WebPushRequest(subscription: notification.subscription, message: notification.message, vapid: vapid)
+        } catch {
+            return finish(job, .failure(.encryption(error)))
+        }
+        job.exchange = HTTPExchange(url: notification.subscription.endpoint, headers: request.headers.map(\.description),
+                                    body: request.body)
+        send(job)
+    }
+
     private func send(_ job: Job) {
+        guard let exchange = job.exchange else { return }  // set before the first send, never cleared
         job.attempts += 1
-        client.submit(job.exchange) { [self] result in answered(job, result) }
+        client.submit(exchange) { [self] result in answered(job, result) }
     }
 
     private func decide(_ job: Job, retryAfter: Int?) -> WebPushRetryPolicy.Decision {
@@ -188,8 +205,8 @@ public final class WebPushSender: Sendable {
                 }
             }
             if case .configurationError(let status, let detail) = outcome {
-                configuration.logger.warning(
-                    "push service refused the request", ["status": String(status), "host": job.exchange.url.host, "detail": detail])
+                configuration.logger.warning("push service refused the request", [
+                    "status": String(status), "host": job.notification.subscription.endpoint.host, "detail": detail])
             }
             finish(job, .response(outcome, attempts: job.attempts))
         }
@@ -222,7 +239,7 @@ public final class WebPushSender: Sendable {
         let claimed = ledger.claim(job.id) { state in
             switch result {
             case .response(let outcome, _):
-                state.credentials.record(outcome, host: job.exchange.url.host, now: now)
+                state.credentials.record(outcome, host: job.notification.subscription.endpoint.host, now: now)
                 switch outcome {
                 case .accepted(let status):
                     state.counters.accepted += 1

@@ -31,6 +31,11 @@ public struct WebPushSenderConfiguration: Sendable {
     /// under a second, and a destination that drops connection attempts holds its slot for up to this long per
     /// attempt. Default 3.
     public var connectTimeout: Double
+    /// Encrypt messages (RFC 8291, ~0.1 ms of CPU each) on the process's encryption workers, one thread per core
+    /// shared by every sender, so a fan-out uses every core; each subscription's messages keep one worker, hence
+    /// their order. false encrypts on the submitting task instead (one core per submitting task; kept to compare,
+    /// see docs/BENCHMARKS.md). Default true.
+    public var encryptsOnWorkers = true
     /// Retries of 429 and 5xx answers (and connection failures).
     public var retryPolicy: WebPushRetryPolicy
     /// The wall clock for HTTP-date `Retry-After` values.

@@ -65,6 +65,28 @@ final class WebPushSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: 1)
     }
 
+    func testMessagesEncryptedOnTheSharedWorkersAllReachTheStandInAndDecrypt() async throws {
+        var configuration = try standInConfiguration()
+        configuration.encryptsOnWorkers = true
+        let sender = try makeSender(configuration)
+        let subscriptions = try (0..<3).map { _ in try mock.createSubscription() }
+        let results = Locked<[WebPushResult]>([])
+        for index in 0..<30 {
+            let subscription = subscriptions[index % subscriptions.count]
+            await sender.submit(try notification(subscription, payload: #"{"n":\#(index)}"#)) { result in
+                results.withLock { $0.append(result) }
+            }
+        }
+        try await eventually("every message answered") { results.withLock { $0.count } == 30 }
+        XCTAssertEqual(results.withLock { $0 }, Array(repeating: .response(.accepted(status: 201), attempts: 1), count: 30))
+        for (offset, subscription) in subscriptions.enumerated() {
+            let plaintexts = try mock.messages(subscription: subscription.id).compactMap { $0["plaintext"]?.stringValue }
+            XCTAssertEqual(Set(plaintexts), Set(stride(from: offset, to: 30, by: 3).map { #"{"n":\#($0)}"# }))
+        }
+        XCTAssertEqual(sender.stats().requestsInFlight, 0)
+        _ = await sender.shutdown(gracePeriod: 1)
+    }
+
     func testGoneSubscriptionsAreReportedForRemoval() async throws {
         let sender = try makeSender(try standInConfiguration())
         for (marker, status) in [("gone-404", 404), ("gone-410", 410)] {

@@ -5,6 +5,9 @@
  * Build: gcc -O2 -Wall -Wextra -o curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
  * Run:   ./curl_multi_loop <url> <ca_file> <n> <conns> <streams>
  *        e.g. ./curl_multi_loop https://127.0.0.1:28443/3/device/abab... /tmp/apns-sink-28443/cert.pem 100000 4 100
+ * Write-shape knobs (issue 27; unset: libcurl's defaults): CURL_LOOP_NODELAY=0|1 (CURLOPT_TCP_NODELAY, libcurl's
+ * default 1), CURL_LOOP_BUFFERSIZE=bytes (CURLOPT_BUFFERSIZE), CURL_LOOP_UPLOAD_BUFFERSIZE=bytes
+ * (CURLOPT_UPLOAD_BUFFERSIZE). bench/apns/sink-syscalls.sh shows what each does to the sink's reads per request.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -84,6 +87,10 @@ int main(int argc, char **argv) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(sizeof(BODY) - 1));
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        if (getenv("CURL_LOOP_NODELAY")) curl_easy_setopt(e, CURLOPT_TCP_NODELAY, atol(getenv("CURL_LOOP_NODELAY")));
+        if (getenv("CURL_LOOP_BUFFERSIZE")) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, atol(getenv("CURL_LOOP_BUFFERSIZE")));
+        if (getenv("CURL_LOOP_UPLOAD_BUFFERSIZE"))
+            curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, atol(getenv("CURL_LOOP_UPLOAD_BUFFERSIZE")));
         easy[i] = e;
     }
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Publish fan-out benchmark: N devices on one interest, one publish, time to `finished`, against an APNs-like
 # HTTP/2 sink (nginx + echo module) without delay and with 50 ms per answer; in the same run the same N sends by
-# aioapns 4.0 (Python) against the same sink, as the reference ratio.
+# the plain C libcurl multi loop (bench/apns/curl_multi_loop.c, the server's window: 6 connections x 200 streams)
+# and by aioapns 4.0 (Python) against the same sink, as the reference ratios. Each sender's write syscalls per
+# request and the sink's reads and CPU per request are printed beside it (bench/apns/sink-syscalls.sh).
 #
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
+#   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
 #
 # Method: the registry is bulk-loaded with SeedDevices (the store's own API), the server is started on it with the
@@ -23,8 +26,12 @@ SINK_PORT=${SINK_PORT:-28543}
 HTTP_PORT=${HTTP_PORT:-28580}
 CLK_TCK=$(getconf CLK_TCK)
 
-swift build -c release --product push-server >/dev/null
+[[ -n ${SERVER_BIN:-} ]] || swift build -c release --product push-server >/dev/null
 swift build -c release --product SeedDevices >/dev/null
+mkdir -p bench/out
+gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
+SYSCALLS=bench/apns/sink-syscalls.sh
+[[ $(id -u) == 0 ]] && command -v perf >/dev/null || SYSCALLS=true  # the syscall counts need perf and root
 BIN=$ROOT/.build/release
 source bench/sink-server.sh
 
@@ -37,9 +44,11 @@ run_case() {
     trap 'stop_sink_server "'"$dir"'"' EXIT
     start_sink_server "$dir" "$N" "$delay"
     local c0 t0 t1 c1
+    $SYSCALLS start "$dir/sink" "$dir/syscalls" "$SERVER"
     c0=$(cpu_ticks $SERVER); t0=$(date +%s.%N)
     publish_and_wait
     t1=$(date +%s.%N); c1=$(cpu_ticks $SERVER)
+    $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /' | tee "$dir/server-syscalls.txt"
     kill -TERM $SERVER; wait $SERVER || true; SERVER=
     local accepted
     accepted=$(echo "$STATUS" | $PY -c 'import json,sys; print(json.load(sys.stdin)["apns"]["accepted"])')
@@ -49,14 +58,28 @@ n, t0, t1, c0, c1, hz, accepted, label = int(sys.argv[1]), float(sys.argv[2]), f
 wall, cpu = t1 - t0, (c1 - c0) / hz
 print(f"push-server [{label}] n={n}: accepted {accepted}, {n / wall:.0f} notifications/s, {cpu * 1e6 / n:.1f} us CPU/notification (wall {wall:.2f} s, cpu {cpu:.2f} s)")
 PY
-    $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$CA" --n "$N" | tee "$dir/aioapns.txt"
+    local url="https://127.0.0.1:$SINK_PORT/3/device/$(printf 'ab%.0s' $(seq 32))" loop
+    bench/out/curl_multi_loop "$url" "$CA" "$N" 6 200 > "$dir/curl-loop.raw" & loop=$!
+    $SYSCALLS start "$dir/sink" "$dir/syscalls" "$loop"
+    wait $loop || true
+    sed 's/ \[libcurl.*//' "$dir/curl-loop.raw" | tee "$dir/curl-loop.txt"
+    $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /'
+    if [[ ${AIOAPNS:-1} != 0 ]]; then
+        $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$CA" --n "$N" | tee "$dir/aioapns.txt"
+    fi
     stop_sink_server "$dir"
     trap - EXIT
-    $PY - "$dir/server.txt" "$dir/aioapns.txt" <<'PY'
-import re, sys
-ours = float(re.search(r"([0-9.]+) notifications/s", open(sys.argv[1]).read()).group(1))
-ref = float(re.search(r"([0-9.]+) notifications/s", open(sys.argv[2]).read()).group(1))
-print(f"  ratio push-server / aioapns: {ours / ref:.1f}x")
+    $PY - "$dir" <<'PY'
+import os, re, sys
+def figures(name):
+    path = os.path.join(sys.argv[1], name)
+    if not os.path.exists(path): return None
+    text = open(path).read()
+    return float(re.search(r"([0-9.]+) notifications/s", text).group(1)), float(re.search(r"([0-9.]+) us CPU/notification", text).group(1))
+ours = figures("server.txt")
+for label, name in (("C libcurl loop", "curl-loop.txt"), ("aioapns", "aioapns.txt")):
+    ref = figures(name)
+    if ref: print(f"  push-server / {label}: rate {ours[0] / ref[0]:.2f}x, CPU per notification {ours[1] / ref[1]:.2f}x")
 PY
 }
 

@@ -2,14 +2,18 @@
 // (bench/apns/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
 //
 //   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush,unifiedpush]
+//               [--webpush-encryption caller,workers]
 //
 // Method: per platform, a single task submits N notifications with backpressure (`submit` suspends while the
 // sender's window is full) and every callback counts its result; wall time runs from the first submit to the last
 // result, after a warm-up that opens the connections and gets the APNs provider token / FCM access token. CPU is
 // getrusage(RUSAGE_SELF) user+sys over the same span (submitting task, curl threads, callbacks). Window sizes:
 // APNs 4 connections × 250 streams; FCM 4 × 100 (its defaults); Web Push 2 multis, window 512 (its defaults) with
-// HTTP/2 to the sink. Web Push encrypts each message (RFC 8291, fresh ephemeral key) on the submitting task; its
-// 100 subscriber keys are made before the clock starts.
+// HTTP/2 to the sink. Web Push encrypts each message (RFC 8291, fresh ephemeral key) on the shared encryption
+// workers (`--webpush-encryption caller,workers` runs Web Push and UnifiedPush once per value, labelled
+// `webpush-caller` / `webpush-workers`; `caller` is the submitting task, as before the workers); its 100
+// subscriber keys are made before the clock starts. Each RESULT line splits the CPU by thread group
+// (`webpush-enc` the workers, `webpush` and `apns-…` the curl loops, the rest Swift's and Dispatch's pools).
 import APNsClient
 import Clocks
 import FCMClient
@@ -27,6 +31,8 @@ struct Options {
     var count = 20_000
     var platforms = ["apns", "fcm", "webpush"]
     var warmup = 1_000
+    /// `WebPushSenderConfiguration.encryptsOnWorkers` values to run; nil: the default only.
+    var webPushOnWorkers: [Bool]?
 }
 
 @MainActor
@@ -41,6 +47,7 @@ func parseOptions() -> Options {
         case "-n": options.count = Int(value) ?? options.count
         case "--warmup": options.warmup = Int(value) ?? options.warmup
         case "--platforms": options.platforms = value.split(separator: ",").map(String.init)
+        case "--webpush-encryption": options.webPushOnWorkers = value.split(separator: ",").map { $0 == "workers" }
         default:
             print("unknown option \(argument)")
             exit(2)
@@ -97,6 +104,29 @@ func loadAverage() -> String {
     return String(text.split(separator: " ").first ?? "?")
 }
 
+/// CPU ticks (utime + stime, 1/CLK_TCK s) and name of each of this process's threads, by thread id.
+func threadTicks() -> [Int: (name: String, ticks: Int)] {
+    var threads: [Int: (name: String, ticks: Int)] = [:]
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
+        guard let tid = Int(entry),
+              let text = try? String(contentsOfFile: "/proc/self/task/\(entry)/stat", encoding: .utf8),
+              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { continue }
+        // Fields after the command name: state is field 3, utime 14 and stime 15 (proc(5)).
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+        threads[tid] = (String(text[text.index(after: open)..<close]), user + system)
+    }
+    return threads
+}
+
+/// Thread name without its `-<n>` index: the group a thread belongs to (`webpush-enc`, `apns-…`, the cooperative
+/// pool and Dispatch's threads under the process name).
+func threadGroup(_ name: String) -> String {
+    guard let dash = name.lastIndex(of: "-"), name[name.index(after: dash)...].allSatisfy(\.isNumber),
+          dash != name.index(before: name.endIndex) else { return name }
+    return String(name[..<dash])
+}
+
 /// Runs `submitAll` twice (warm-up, then measured) and prints one RESULT line.
 func measure(_ label: String, count: Int, warmup: Int, _ submitAll: (Int, Int, Tally) async -> Void) async {
     let warm = Tally()
@@ -105,12 +135,27 @@ func measure(_ label: String, count: Int, warmup: Int, _ submitAll: (Int, Int, T
     let tally = Tally()
     let startWall = MonotonicClock.seconds()
     let startCPU = cpuSeconds()
+    let startThreads = threadTicks()
     await submitAll(count, 0, tally)
     await tally.wait(for: count)
     let wall = MonotonicClock.seconds() - startWall
     let cpu = cpuSeconds() - startCPU
+    // The busiest thread's share of the CPU: what one core must carry, so the rate a machine with idle cores
+    // could reach is about count / (its CPU seconds), whatever the load on this one.
+    let endThreads = threadTicks()
+    let deltas = endThreads.map { ($0.value.name, $0.value.ticks - (startThreads[$0.key]?.ticks ?? 0)) }
+    let perThread = deltas.map(\.1).sorted(by: >)
+    let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let busiest = Double(perThread.first ?? 0) / hz
+    let busy = perThread.filter { $0 > 0 }.count
+    let groups = Dictionary(deltas.map { (threadGroup($0.0), $0.1) }, uniquingKeysWith: +)
+        .filter { $0.value > 0 }.sorted { $0.value > $1.value }
+        .map { "\($0.key):\(String(format: "%.1f", Double($0.value) / hz / Double(count) * 1e6))" }.joined(separator: ",")
     print("RESULT platform=\(label) n=\(count) wall_s=\(String(format: "%.3f", wall)) rate_per_s=\(Int(Double(count) / wall)) "
           + "cpu_s=\(String(format: "%.3f", cpu)) cpu_us_per_notification=\(String(format: "%.1f", cpu / Double(count) * 1e6)) "
+          + "busiest_thread_us_per_notification=\(String(format: "%.1f", busiest / Double(count) * 1e6)) "
+          + "busiest_thread_share=\(String(format: "%.2f", cpu > 0 ? busiest / cpu : 0)) threads_busy=\(busy) "
+          + "us_per_notification_by_thread=\(groups) "
           + "results=\(tally.summary) loadavg=\(loadAverage())")
 }
 
@@ -168,12 +213,18 @@ if options.platforms.contains("fcm") {
     _ = await sender.shutdown(gracePeriod: 5)
 }
 
+/// The encryption-worker settings to run Web Push and UnifiedPush with, and each run's label suffix.
+let workerRuns: [(onWorkers: Bool?, suffix: String)] =
+    options.webPushOnWorkers.map { $0.map { ($0, $0 ? "-workers" : "-caller") } } ?? [(nil, "")]
+
 // MARK: Web Push
-if options.platforms.contains("webpush") {
-    let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
-    let sender = try WebPushSender(vapid: vapid, configuration: WebPushSenderConfiguration(
+if options.platforms.contains("webpush") { for (onWorkers, suffix) in workerRuns {
+    var configuration = WebPushSenderConfiguration(
         allowedHosts: try WebPushHostAllowlist(parsing: [String(options.url.dropFirst("https://".count))]),  // host:port
-        policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca))
+        policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
+    if let onWorkers { configuration.encryptsOnWorkers = onWorkers }
+    let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
+    let sender = try WebPushSender(vapid: vapid, configuration: configuration)
     var subscriptions: [WebPushSubscription] = []
     for i in 0..<100 {
         let key = try P256KeyPair.generate()
@@ -185,7 +236,7 @@ if options.platforms.contains("webpush") {
         payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
         ttl: 3600)
     let all = subscriptions
-    await measure("webpush", count: options.count, warmup: options.warmup) { count, _, tally in
+    await measure("webpush" + suffix, count: options.count, warmup: options.warmup) { count, _, tally in
         for i in 0..<count {
             await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
                 switch result {
@@ -197,17 +248,18 @@ if options.platforms.contains("webpush") {
     }
     print("Web Push stats: \(sender.stats())")
     _ = await sender.shutdown(gracePeriod: 5)
-}
+} }
 
 // MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
 // ntfy-shaped endpoints (`/up…?up=1`), which the sink answers 200 as ntfy does.
-if options.platforms.contains("unifiedpush") {
+if options.platforms.contains("unifiedpush") { for (onWorkers, suffix) in workerRuns {
     let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
     let port = Int(options.url.split(separator: ":").last ?? "") ?? 443
     var configuration = WebPushSenderConfiguration(
         policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
     configuration.openEndpoints = WebPushOpenEndpoints(ports: [port])
     configuration.windowPerService = 64  // the unifiedpush.maxInFlightPerHost default
+    if let onWorkers { configuration.encryptsOnWorkers = onWorkers }
     let sender = try WebPushSender(vapid: vapid, configuration: configuration)
     var subscriptions: [WebPushSubscription] = []
     for i in 0..<100 {
@@ -220,7 +272,7 @@ if options.platforms.contains("unifiedpush") {
         payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
         ttl: 3600)
     let all = subscriptions
-    await measure("unifiedpush", count: options.count, warmup: options.warmup) { count, _, tally in
+    await measure("unifiedpush" + suffix, count: options.count, warmup: options.warmup) { count, _, tally in
         for i in 0..<count {
             await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
                 switch result {
@@ -232,4 +284,4 @@ if options.platforms.contains("unifiedpush") {
     }
     print("UnifiedPush stats: \(sender.stats())")
     _ = await sender.shutdown(gracePeriod: 5)
-}
+} }

@@ -80,7 +80,11 @@ let cases: [Case] = [
     Case(name: "reference: ES256 sign (APNs provider token / VAPID JWT)") {
         sink &+= try vapidPair.privateKey.sign(tokenInput).count
     },
-    Case(name: "reference: P-256 subscription key import (validation)") {
+    Case(name: "reference: P-256 key import, SubjectPublicKeyInfo decoder (before)") {
+        let point = subscription.keys.publicPoint
+        sink &+= try ES256PublicKey(x: Array(point[1..<33]), y: Array(point[33..<65])).description.count
+    },
+    Case(name: "reference: P-256 key import, ES256PublicKey(uncompressedPoint:) (now)") {
         sink &+= try ES256PublicKey(uncompressedPoint: subscription.keys.publicPoint).description.count
     },
 ]
@@ -90,7 +94,108 @@ let cases: [Case] = [
 let injected = Case(name: "reference: encrypt 200 B with injected key+salt (ECDH+HKDF+AES-GCM, no keygen)") {
     sink &+= try WebPushEncryption.encrypt(small, for: subscription.keys, senderKey: sender, salt: salt).body.count
 }
-let allCases = cases + [injected]
+
+// The OpenSSL call sequence, part by part: what the sender did before (every context and algorithm looked up per
+// call: `EVP_PKEY_CTX_new_from_name`, the one-shot `HMAC()`, `EVP_aes_128_gcm()` in a fresh cipher context),
+// rebuilt here so it stays measurable, next to the cheaper sequences (contexts and fetched algorithms reused).
+let keygenContext = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)!
+_ = EVP_PKEY_keygen_init(keygenContext)
+_ = EVP_PKEY_CTX_set_group_name(keygenContext, "P-256")
+let parametersKey: OpaquePointer = {
+    let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)
+    defer { EVP_PKEY_CTX_free(context) }
+    _ = EVP_PKEY_paramgen_init(context)
+    _ = EVP_PKEY_CTX_set_group_name(context, "P-256")
+    var key: OpaquePointer?
+    _ = EVP_PKEY_paramgen(context, &key)
+    return key!
+}()
+let fetchedGCM = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil)!
+let cipherContext = EVP_CIPHER_CTX_new()!
+let fetchedHMAC = EVP_MAC_fetch(nil, "HMAC", nil)!
+let hmacTemplate = EVP_MAC_CTX_new(fetchedHMAC)!
+let digestName = strdup("SHA256")!
+var hmacParams = [OSSL_PARAM_construct_utf8_string("digest", digestName, 0), OSSL_PARAM_construct_end()]
+_ = EVP_MAC_CTX_set_params(hmacTemplate, &hmacParams)
+let hmacKey = [UInt8](repeating: 3, count: 32)
+let hmacMessage = [UInt8](repeating: 4, count: 145)  // the IKM info: "WebPush: info" ‖ 0 ‖ two points ‖ 1
+let gcmKey = [UInt8](repeating: 5, count: 16)
+let gcmNonce = [UInt8](repeating: 6, count: 12)
+let padded = small + [0x02]
+
+@MainActor func freshKeygen() -> OpaquePointer {
+    let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil)
+    defer { EVP_PKEY_CTX_free(context) }
+    _ = EVP_PKEY_keygen_init(context)
+    _ = EVP_PKEY_CTX_set_group_name(context, "P-256")
+    var key: OpaquePointer?
+    _ = EVP_PKEY_generate(context, &key)
+    return key!
+}
+
+@MainActor func sealFresh() -> Int {
+    let context = EVP_CIPHER_CTX_new()
+    defer { EVP_CIPHER_CTX_free(context) }
+    _ = EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, gcmKey, gcmNonce)
+    var out = [UInt8](repeating: 0, count: padded.count)
+    var written: Int32 = 0
+    _ = EVP_EncryptUpdate(context, &out, &written, padded, Int32(padded.count))
+    _ = EVP_EncryptFinal_ex(context, &out, &written)
+    var tag = [UInt8](repeating: 0, count: 16)
+    _ = EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, &tag)
+    return out.count
+}
+
+@MainActor func sealReused() -> Int {
+    _ = EVP_EncryptInit_ex2(cipherContext, fetchedGCM, gcmKey, gcmNonce, nil)
+    var out = [UInt8](repeating: 0, count: padded.count)
+    var written: Int32 = 0
+    _ = EVP_EncryptUpdate(cipherContext, &out, &written, padded, Int32(padded.count))
+    _ = EVP_EncryptFinal_ex(cipherContext, &out, &written)
+    var tag = [UInt8](repeating: 0, count: 16)
+    _ = EVP_CIPHER_CTX_ctrl(cipherContext, EVP_CTRL_GCM_GET_TAG, 16, &tag)
+    return out.count
+}
+
+@MainActor func hmacOneShot() -> Int {
+    var output = [UInt8](repeating: 0, count: 32)
+    var length: UInt32 = 0
+    _ = HMAC(EVP_sha256(), hmacKey, Int32(hmacKey.count), hmacMessage, hmacMessage.count, &output, &length)
+    return Int(length)
+}
+
+@MainActor func hmacDuplicated() -> Int {
+    let context = EVP_MAC_CTX_dup(hmacTemplate)
+    defer { EVP_MAC_CTX_free(context) }
+    _ = EVP_MAC_init(context, hmacKey, hmacKey.count, nil)
+    _ = EVP_MAC_update(context, hmacMessage, hmacMessage.count)
+    var output = [UInt8](repeating: 0, count: 32)
+    var length = 0
+    _ = EVP_MAC_final(context, &output, &length, 32)
+    return length
+}
+
+let sequences: [Case] = [
+    Case(name: "seq: keygen, context by name per key (before)") { EVP_PKEY_free(freshKeygen()) },
+    Case(name: "seq: keygen, one reused context (one thread only)") {
+        var key: OpaquePointer?
+        _ = EVP_PKEY_generate(keygenContext, &key)
+        EVP_PKEY_free(key)
+    },
+    Case(name: "seq: keygen, context from a P-256 parameters key (now)") {
+        let context = EVP_PKEY_CTX_new_from_pkey(nil, parametersKey, nil)
+        _ = EVP_PKEY_keygen_init(context)
+        var key: OpaquePointer?
+        _ = EVP_PKEY_generate(context, &key)
+        EVP_PKEY_free(key)
+        EVP_PKEY_CTX_free(context)
+    },
+    Case(name: "seq: 5 x HMAC-SHA256, one-shot HMAC() (before)") { for _ in 0..<5 { sink &+= hmacOneShot() } },
+    Case(name: "seq: 5 x HMAC-SHA256, dup of a fetched EVP_MAC_CTX") { for _ in 0..<5 { sink &+= hmacDuplicated() } },
+    Case(name: "seq: AES-128-GCM 200 B, new ctx + EVP_aes_128_gcm() (before)") { sink &+= sealFresh() },
+    Case(name: "seq: AES-128-GCM 200 B, reused ctx + fetched cipher") { sink &+= sealReused() },
+]
+let allCases = cases + [injected] + sequences
 
 print("WebPushBench: \(iterations) iterations x \(rounds) rounds per case, single thread, interleaved rounds, median round")
 print("OpenSSL \(String(cString: OpenSSL_version(0)))")  // OPENSSL_VERSION

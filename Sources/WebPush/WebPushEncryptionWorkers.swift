@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locking
+
+/// A few threads that run the per-message RFC 8291 encryption (~0.1 ms of CPU each, docs/BENCHMARKS.md) off the
+/// submitting task, so one publish's fan-out uses every core instead of one. Every sender of the process shares
+/// `shared` (one thread per core), so many instances do not multiply threads.
+///
+/// A message goes to the worker its subscription's endpoint hashes to, and each worker is FIFO: messages to one
+/// subscription are encrypted and handed to the transport in the order they were submitted, as before. A worker
+/// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message). The queue
+/// is bounded by the sender's window: a message takes its window slot before it is queued. The threads are named
+/// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; `shared`'s live as long as the
+/// process, other pools' (tests) end with `stop()` or when the last reference goes.
+final class WebPushEncryptionWorkers: Sendable {
+    /// One thread's queue; the thread holds this, not the pool, so the pool's `deinit` can stop it.
+    private final class Worker: Sendable {
+        struct Inbox {
+            var work: [@Sendable () -> Void] = []
+            var stopped = false
+        }
+        let inbox = Locked(Inbox())
+        let wake = DispatchSemaphore(value: 0)
+
+        func run() {
+            while true {
+                wake.wait()
+                while true {
+                    let (batch, stopped) = inbox.withLock { inbox in
+                        defer { inbox.work.removeAll(keepingCapacity: true) }
+                        return (inbox.work, inbox.stopped)
+                    }
+                    for work in batch { work() }
+                    if batch.isEmpty {
+                        if stopped { return }
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    private let workers: [Worker]
+
+    /// The pool every `WebPushSender` uses: one worker per core, at most 8.
+    static let shared = WebPushEncryptionWorkers(
+        count: min(8, ProcessInfo.processInfo.activeProcessorCount), name: "webpush")
+
+    /// - Parameters:
+    ///   - count: workers, at least 1.
+    ///   - name: the sender's name, the threads' prefix.
+    init(count: Int, name: String) {
+        workers = (0..<max(1, count)).map { index in
+            let worker = Worker()
+            let threadName = "\(name)-enc-\(index)"
+            Thread.detachNewThread {
+                Self.nameThisThread(threadName)
+                worker.run()
+            }
+            return worker
+        }
+    }
+
+    deinit { stop() }
+
+    /// Sets the calling thread's OS-level name (what /proc and perf show; at most 15 bytes), which Foundation's
+    /// `Thread.name` does not set here and Glibc's module does not export `pthread_setname_np` for.
+    private static func nameThisThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// How many workers there are.
+    var count: Int { workers.count }
+
+    /// The worker for `endpoint`: a fixed choice per endpoint within the process.
+    func worker(for endpoint: String) -> Int {
+        var hasher = Hasher()
+        hasher.combine(endpoint)
+        return Int(UInt(bitPattern: hasher.finalize()) % UInt(workers.count))
+    }
+
+    /// Runs `work` on worker `index` after the work queued there before it. After `stop()` it runs at once on the
+    /// caller's thread, so no work is ever dropped.
+    func run(on index: Int, _ work: @escaping @Sendable () -> Void) {
+        let worker = workers[index]
+        let queued = worker.inbox.withLock { inbox -> Bool? in
+            if inbox.stopped { return nil }
+            inbox.work.append(work)
+            return inbox.work.count == 1  // the worker drains everything per turn: only the first needs a wake-up
+        }
+        switch queued {
+        case nil: work()
+        case true?: worker.wake.signal()
+        case false?: break
+        }
+    }
+
+    /// Lets each thread finish what is queued and end.
+    func stop() {
+        for worker in workers {
+            let first = worker.inbox.withLock { inbox -> Bool in
+                defer { inbox.stopped = true }
+                return !inbox.stopped
+            }
+            if first { worker.wake.signal() }
+        }
+    }
+}
