@@ -38,14 +38,14 @@ let package = Package(
         // MARK: Foundation layers.
         // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
         // blocking queue that dedicated threads wait on.
-        .target(name: "Locking"),
+        .target(name: "Locking", dependencies: ["Clocks"]),
         // One monotonic clock for every deadline, timeout and duration (see MonotonicClock.swift).
         .target(name: "Clocks"),
         // One JSON implementation: a strict parser, one value type (`true` apart from `1`, integers apart from
         // doubles) and one deterministic serializer, for every layer from JWTs to Beams bodies.
         .target(name: "JSON"),
         // One lifetime for every long-running part: `Service.run()` until cancelled; `ServiceGroup` stops them in order.
-        .target(name: "Lifecycle", dependencies: ["Locking", "Logging"]),
+        .target(name: "Lifecycle", dependencies: ["Locking", "Clocks", "Logging"]),
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
         // TLS client certificates (APNs certificate authentication): loads a .p12 or PEM pair, checks the key
@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking"]),
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking", "Clocks"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
@@ -98,7 +98,7 @@ let package = Package(
                                                   "JSON", "Clocks", "Logging"]),
         // What the server measures and reports, without knowing the engine: the metric catalogue and registry
         // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
-        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Logging"]),
+        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Clocks", "Logging"]),
 
         // MARK: The product: config, Beams APIs, publish engine, metrics, systemd integration.
         .target(name: "PushServer", dependencies: ["BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
@@ -124,11 +124,11 @@ let package = Package(
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
-        .testTarget(name: "LockingTests", dependencies: ["Locking", "TestSupport"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking", "Clocks", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "SQLTests", dependencies: ["SQL"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Clocks", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),

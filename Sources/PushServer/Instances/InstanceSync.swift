@@ -1,3 +1,4 @@
+import Clocks
 import Observability
 import BeamsModel
 import Foundation
@@ -81,7 +82,7 @@ actor InstanceSync: Service {
         let interval = pollInterval
         let ticker = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await MonotonicTimer.sleep(for: interval)
                 continuation.yield()
             }
         }

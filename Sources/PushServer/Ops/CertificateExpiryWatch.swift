@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Lifecycle
 import Locking
@@ -40,7 +41,7 @@ final class CertificateExpiryWatch: Service {
         while !Task.isCancelled {
             checkOnce()
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

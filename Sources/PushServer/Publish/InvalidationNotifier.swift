@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Lifecycle
 import Logging
@@ -48,7 +49,7 @@ final class InvalidationNotifier: Service {
             let handed = await notifyOnce()
             if handed == Self.batchSize { continue }
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

@@ -1,4 +1,5 @@
 import BeamsModel
+import Clocks
 import JSON
 import JWTSigner
 import APNsClient

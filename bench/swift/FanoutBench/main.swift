@@ -135,7 +135,7 @@ if options.platforms.contains("apns") {
             }
         }
     }
-    _ = await client.shutdown(gracePeriod: 5)
+    _ = await client.shutdown(gracePeriod: .seconds(5))
 }
 
 // MARK: FCM HTTP v1
@@ -165,7 +165,7 @@ if options.platforms.contains("fcm") {
         }
     }
     print("FCM stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 }
 
 // MARK: Web Push
@@ -196,7 +196,7 @@ if options.platforms.contains("webpush") {
         }
     }
     print("Web Push stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 }
 
 // MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
@@ -231,5 +231,5 @@ if options.platforms.contains("unifiedpush") {
         }
     }
     print("UnifiedPush stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 }
