@@ -3,13 +3,14 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo), Clocks → Locking, JSON → Logging (→ Lifecycle),
 //   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore (+ SQL → StoreSQL) → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders)} →
 //   PushServer (Beams APIs, publish engine, config, console, CLI) → push-server (executable). PushStore is the
-//   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
-//   (`Application`) names a backend. Inside the package, what crosses targets is `package`; `public` is kept for
-//   what a user of a library product calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
+//   backend-neutral contract (roles, models, errors); a backend imports it, and only StoreCopy (which copies between
+//   the two) and PushServer (`Application` opens one, `Config` checks a PostgreSQL connection string) name a backend.
+//   Inside the package, what crosses targets is `package`; `public` is kept for what a user of a library product
+//   calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
 import PackageDescription
 
 let package = Package(
@@ -36,11 +37,13 @@ let package = Package(
         .systemLibrary(name: "CBuildInfo"),
 
         // MARK: Foundation layers.
-        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
-        // blocking queue that dedicated threads wait on.
-        .target(name: "Locking", dependencies: ["Clocks"]),
-        // One monotonic clock for every deadline, timeout and duration (see MonotonicClock.swift).
+        // One monotonic clock for every deadline, timeout and duration, and the one timer facility on it (see
+        // MonotonicClock.swift, MonotonicTimer.swift).
         .target(name: "Clocks"),
+        // The concurrency kit: the lock the package's synchronisation types are built on, a pthread mutex that
+        // ThreadSanitizer understands (see Locked.swift), the waitable state, the admission window, the FIFO, and the
+        // blocking queues that dedicated threads wait on. Its timed waits use Clocks' timer.
+        .target(name: "Locking", dependencies: ["Clocks"]),
         // One JSON implementation: a strict parser, one value type (`true` apart from `1`, integers apart from
         // doubles) and one deterministic serializer, for every layer from JWTs to Beams bodies.
         .target(name: "JSON"),

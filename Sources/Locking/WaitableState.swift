@@ -147,7 +147,7 @@ public final class WaitableState<State: Sendable>: Sendable {
 }
 
 /// Runs `operation` until it returns or `deadline` passes, whichever comes first (then it is cancelled: it must
-/// return promptly on cancellation). The one timer of the task world: a deadline here is a real one (a checkpoint
+/// return promptly on cancellation), on `MonotonicTimer`: a deadline here is a real one (a checkpoint
 /// interval, a grace period), never a polling period.
 public func waitAtMost(until deadline: MonotonicInstant, _ operation: @escaping @Sendable () async -> Void) async {
     await withTaskGroup(of: Void.self) { group in
