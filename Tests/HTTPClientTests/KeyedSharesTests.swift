@@ -1,30 +1,30 @@
 import HTTPClient
 import Locking
+import TestSupport
 import XCTest
 
 /// The per-destination share of a sender's window (`KeyedShares`, an `AdmissionWindow` per busy key): no sockets.
 final class KeyedSharesTests: XCTestCase {
     /// Starts `acquire(key)` in a task and returns once it waits in line (bounded: a waiter that never parks fails).
     private func waiter(_ shares: KeyedShares, _ key: String, order: Locked<[Int]>, id: Int,
-                        scope: RetryScope? = nil) async -> Task<Bool, Never> {
+                        scope: RetryScope? = nil) async throws -> Task<Bool, Never> {
         let before = shares.waiting
         let task = Task {
             let got = await shares.acquire(key, cancelledBy: scope)
             if got { order.withLock { $0.append(id) } }
             return got
         }
-        for _ in 0..<1_000_000 where shares.waiting <= before { await Task.yield() }
-        XCTAssertEqual(shares.waiting, before + 1, "waiter \(id) waits in line")
+        try await eventually("waiter \(id) waits in line") { shares.waiting == before + 1 }
         return task
     }
 
-    func testAFullKeyQueuesItsOwnWaitersWhileAnotherKeyStillTakesSlotsAtOnce() async {
+    func testAFullKeyQueuesItsOwnWaitersWhileAnotherKeyStillTakesSlotsAtOnce() async throws {
         let shares = KeyedShares(limit: 2)
         let order = Locked<[Int]>([])
         let first = await shares.acquire("slow")
         let second = await shares.acquire("slow")
         XCTAssertTrue(first && second)
-        let third = await waiter(shares, "slow", order: order, id: 3)
+        let third = try await waiter(shares, "slow", order: order, id: 3)
         let healthy = await shares.acquire("healthy")
         XCTAssertTrue(healthy, "another key is not held up by the full one")
         XCTAssertEqual(shares.held("slow"), 2)
@@ -35,12 +35,12 @@ final class KeyedSharesTests: XCTestCase {
         XCTAssertFalse(refused)
     }
 
-    func testAReleaseHandsTheSlotToTheKeysLongestWaiterAndAnIdleKeyIsForgotten() async {
+    func testAReleaseHandsTheSlotToTheKeysLongestWaiterAndAnIdleKeyIsForgotten() async throws {
         let shares = KeyedShares(limit: 1)
         let order = Locked<[Int]>([])
         _ = await shares.acquire("a")
-        let second = await waiter(shares, "a", order: order, id: 2)
-        let third = await waiter(shares, "a", order: order, id: 3)
+        let second = try await waiter(shares, "a", order: order, id: 2)
+        let third = try await waiter(shares, "a", order: order, id: 3)
         shares.release("a")
         let gotSecond = await second.value
         XCTAssertTrue(gotSecond)
@@ -54,27 +54,27 @@ final class KeyedSharesTests: XCTestCase {
         XCTAssertEqual(shares.busyKeys, 0, "an idle key is forgotten: the shares grow only with busy keys")
     }
 
-    func testANewcomerDoesNotOvertakeWaitersOfTheSameKey() async {
+    func testANewcomerDoesNotOvertakeWaitersOfTheSameKey() async throws {
         let shares = KeyedShares(limit: 1)
         let order = Locked<[Int]>([])
         _ = await shares.acquire("a")
-        let second = await waiter(shares, "a", order: order, id: 2)
+        let second = try await waiter(shares, "a", order: order, id: 2)
         shares.release("a")
         _ = await second.value
-        let newcomer = await waiter(shares, "a", order: order, id: 3)
+        let newcomer = try await waiter(shares, "a", order: order, id: 3)
         XCTAssertEqual(order.withLock { $0 }, [2], "the slot went to the waiter, not to the newcomer")
         shares.release("a")
         _ = await newcomer.value
         XCTAssertEqual(order.withLock { $0 }, [2, 3])
     }
 
-    func testCloseRefusesWaitersAndNewcomersAndHeldSlotsStayCountedUntilReleased() async {
+    func testCloseRefusesWaitersAndNewcomersAndHeldSlotsStayCountedUntilReleased() async throws {
         let shares = KeyedShares(limit: 1)
         let order = Locked<[Int]>([])
         _ = await shares.acquire("a")
         _ = await shares.acquire("b")
-        let onA = await waiter(shares, "a", order: order, id: 2)
-        let onB = await waiter(shares, "b", order: order, id: 4)
+        let onA = try await waiter(shares, "a", order: order, id: 2)
+        let onB = try await waiter(shares, "b", order: order, id: 4)
         shares.close()
         let gotA = await onA.value
         let gotB = await onB.value
@@ -88,13 +88,13 @@ final class KeyedSharesTests: XCTestCase {
         XCTAssertEqual(shares.busyKeys, 0)
     }
 
-    func testAWaiterCancelledInLineLeavesItAndTheSlotGoesToTheNext() async {
+    func testAWaiterCancelledInLineLeavesItAndTheSlotGoesToTheNext() async throws {
         let shares = KeyedShares(limit: 1)
         let order = Locked<[Int]>([])
         _ = await shares.acquire("a")
         let run = RetryScope()
-        let second = await waiter(shares, "a", order: order, id: 2, scope: run)
-        let third = await waiter(shares, "a", order: order, id: 3)
+        let second = try await waiter(shares, "a", order: order, id: 2, scope: run)
+        let third = try await waiter(shares, "a", order: order, id: 3)
         run.cancel()
         let gotSecond = await second.value
         XCTAssertFalse(gotSecond)
@@ -109,14 +109,13 @@ final class KeyedSharesTests: XCTestCase {
 
 /// `KeyedShares`: a waiter for a destination's share leaves when its run or task is cancelled.
 final class KeyedSharesCancellationTests: XCTestCase {
-    func testAWaiterForAFullShareLeavesWhenItsRunIsCancelled() async {
+    func testAWaiterForAFullShareLeavesWhenItsRunIsCancelled() async throws {
         let shares = KeyedShares(limit: 1)
         let held = await shares.acquire("push.example")
         XCTAssertTrue(held)
         let run = RetryScope()
         let waiter = Task { await shares.acquire("push.example", cancelledBy: run) }
-        for _ in 0..<1_000_000 where shares.waiting < 1 { await Task.yield() }
-        XCTAssertEqual(shares.waiting, 1)
+        try await eventually("the waiter waits in line") { shares.waiting == 1 }
         run.cancel()
         let got = await waiter.value
         XCTAssertFalse(got)
@@ -128,11 +127,11 @@ final class KeyedSharesCancellationTests: XCTestCase {
         XCTAssertEqual(shares.held("push.example"), 0)
     }
 
-    func testAWaiterForAFullShareLeavesWhenItsTaskIsCancelled() async {
+    func testAWaiterForAFullShareLeavesWhenItsTaskIsCancelled() async throws {
         let shares = KeyedShares(limit: 1)
         _ = await shares.acquire("push.example")
         let waiter = Task { await shares.acquire("push.example") }
-        for _ in 0..<1_000_000 where shares.waiting < 1 { await Task.yield() }
+        try await eventually("the waiter waits in line") { shares.waiting == 1 }
         waiter.cancel()
         let got = await waiter.value
         XCTAssertFalse(got)
