@@ -3,13 +3,14 @@
 // The self-hosted push provider. No Swift package dependencies: Foundation, Dispatch and Debian's C libraries.
 //
 // Layers (each imports only those above it):
-//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo) → Locking, Clocks, JSON → Logging (→ Lifecycle),
+//   C shims (CLibCurl, COpenSSL, CSQLite, CLibPQ, CLinux, CBuildInfo), Clocks → Locking, JSON → Logging (→ Lifecycle),
 //   HTTPClient (the one libcurl stack) → Tracing (OpenTelemetry over OTLP/HTTP JSON) and JWTSigner (→ TLSIdentity) → {APNsClient, FCMClient, WebPush, HTTPServer, PushStore (+ SQL → StoreSQL) → {SQLiteStore, PostgreSQLStore, InMemoryStore} → StoreCopy} →
 //   {BeamsModel (Beams parsers, validators, publish plans), Observability (metrics, health recorders), ConfigModel
 //   (instance settings as values)} → PublishEngine (claims, runs, senders' dispatch, webhooks, Beams bridge) →
 //   PushServer (Beams APIs, config file, console, CLI, wiring) → push-server (executable). PushStore is the
-//   backend-neutral contract (roles, models, errors); a backend imports it, and only the executable's wiring
-//   (`Application`) names a backend. Inside the package, what crosses targets is `package`; `public` is kept for
+//   backend-neutral contract (roles, models, errors); a backend imports it, and only StoreCopy (which copies
+//   between the two) and PushServer (`Application` opens one, `Config` checks a PostgreSQL connection string) name a
+//   backend. Inside the package, what crosses targets is `package`; `public` is kept for
 //   what a user of a library product calls (the fuzzers in fuzz/ use BeamsModel's without @testable).
 import PackageDescription
 
@@ -37,16 +38,18 @@ let package = Package(
         .systemLibrary(name: "CBuildInfo"),
 
         // MARK: Foundation layers.
-        // One lock type for every layer: a pthread mutex that ThreadSanitizer understands (see Locked.swift), and the
-        // blocking queue that dedicated threads wait on.
-        .target(name: "Locking"),
-        // One monotonic clock for every deadline, timeout and duration (see MonotonicClock.swift).
+        // One monotonic clock for every deadline, timeout and duration, and the one timer facility on it (see
+        // MonotonicClock.swift, MonotonicTimer.swift).
         .target(name: "Clocks"),
+        // The concurrency kit: the lock the package's synchronisation types are built on, a pthread mutex that
+        // ThreadSanitizer understands (see Locked.swift), the waitable state, the admission window, the FIFO, and the
+        // blocking queues that dedicated threads wait on. Its timed waits use Clocks' timer.
+        .target(name: "Locking", dependencies: ["Clocks"]),
         // One JSON implementation: a strict parser, one value type (`true` apart from `1`, integers apart from
         // doubles) and one deterministic serializer, for every layer from JWTs to Beams bodies.
         .target(name: "JSON"),
         // One lifetime for every long-running part: `Service.run()` until cancelled; `ServiceGroup` stops them in order.
-        .target(name: "Lifecycle", dependencies: ["Locking", "Logging"]),
+        .target(name: "Lifecycle", dependencies: ["Locking", "Clocks", "Logging"]),
         .target(name: "Logging", dependencies: ["Locking"]),
         .target(name: "JWTSigner", dependencies: ["COpenSSL", "JSON"]),
         // TLS client certificates (APNs certificate authentication): loads a .p12 or PEM pair, checks the key
@@ -82,7 +85,7 @@ let package = Package(
         .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking"]),
+        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking", "Clocks"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
         .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
@@ -99,7 +102,7 @@ let package = Package(
                                                   "JSON", "Clocks", "Logging"]),
         // What the server measures and reports, without knowing the engine: the metric catalogue and registry
         // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
-        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Logging"]),
+        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Clocks", "Logging"]),
 
         // The configuration's values below the file that holds them: an instance's settings (`InstanceConfig` with
         // its APNs, FCM, Web Push, UnifiedPush and HMS sections, webhook, Beams bridge, broadcast, quotas, delivery
@@ -136,11 +139,11 @@ let package = Package(
         .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
-        .testTarget(name: "LockingTests", dependencies: ["Locking", "TestSupport"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking", "Clocks", "TestSupport"]),
         .testTarget(name: "ClocksTests", dependencies: ["Clocks"]),
         .testTarget(name: "SQLTests", dependencies: ["SQL"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Logging"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Clocks", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
         .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),

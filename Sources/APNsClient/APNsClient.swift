@@ -16,7 +16,7 @@ import Synchronization
 /// for request in requests {
 ///     await client.submit(request, credentials: credentials, environment: .production) { result in record(result) }
 /// }
-/// let unanswered = await client.shutdown(gracePeriod: 10)
+/// let unanswered = await client.shutdown(gracePeriod: .seconds(10))
 /// ```
 ///
 /// One pool of connections per (team, key or client certificate, environment); connections open lazily on the first request. Result
@@ -114,10 +114,10 @@ public final class APNsClient: Sendable {
         return stats
     }
 
-    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then aborts the rest
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then aborts the rest
     /// and closes every connection. Every request still unfinished gets `.failure(.shutdown)` through its callback
     /// and is returned here (unsent, waiting for a retry, or sent but unanswered), so the caller can re-queue it.
-    public func shutdown(gracePeriod: Double = 10) async -> [APNsRequest] {
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [APNsRequest] {
         let all = pools.withLock { pools -> [APNsPool] in
             pools.shuttingDown = true
             return Array(pools.byKey.values)
@@ -131,11 +131,11 @@ public final class APNsClient: Sendable {
 
     /// Returns once every pool has drained (woken by the pool that reports its last answer) or the grace period
     /// has passed (a real deadline), whichever comes first; a cancelled caller still grants the grace period.
-    private static func waitUntilDrained(_ pools: [APNsPool], gracePeriod: Double) async {
+    private static func waitUntilDrained(_ pools: [APNsPool], gracePeriod: Duration) async {
         let undrained = WaitableState(pools.count)
         for pool in pools { pool.whenDrained { undrained.update { $0 -= 1 } } }
-        let grace = gracePeriod.isFinite ? min(max(0, gracePeriod), 86_400) : 0
-        await undrained.wait(until: { $0 <= 0 }, timeout: .milliseconds(Int64(grace * 1000)), cancellable: false)
+        let grace = min(max(.zero, gracePeriod), .seconds(86_400))
+        await undrained.wait(until: { $0 <= 0 }, timeout: grace, cancellable: false)
     }
 
     private func pool(credentials: APNsCredentials, environment: APNsEnvironment) throws(CurlError) -> APNsPool? {

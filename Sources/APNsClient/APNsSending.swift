@@ -12,9 +12,9 @@ public protocol APNsSending: Sendable {
         onResult: @escaping @Sendable (APNsResult) -> Void
     ) async
 
-    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then gives every
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then gives every
     /// unfinished one `.failure(.shutdown)` through its callback. - Returns: the requests that got no answer.
-    func shutdown(gracePeriod: Double) async -> [APNsRequest]
+    func shutdown(gracePeriod: Duration) async -> [APNsRequest]
 }
 
 extension APNsClient: APNsSending {}

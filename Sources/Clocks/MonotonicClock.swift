@@ -10,8 +10,8 @@ import Glibc
 /// mixing them mixes epochs; one clock keeps readings from different layers comparable. It lives in its own
 /// target below every other layer so that the HTTP server, the APNs client and the engine can all share it.
 ///
-/// Deadlines handed to `Task.sleep` (the engine's checkpoint and lease timers) are `ContinuousClock` instants,
-/// because the concurrency runtime's timers take a Swift `Clock`; they are never compared with this clock's readings.
+/// A deadline that is waited for is a `MonotonicInstant` (a typed reading), and every timer goes through
+/// `MonotonicTimer`, which hands the platform's timers only the time left: no other clock's instants are kept.
 ///
 /// Wall time (`Date`) is still right for timestamps that leave the process (token `iat`, stored `created_at`);
 /// pure state machines take "now" as an argument, and their owners pass a reading of this clock or inject a

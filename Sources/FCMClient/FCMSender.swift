@@ -1,5 +1,4 @@
 import Clocks
-import Dispatch
 import Foundation
 import HTTPClient
 import Logging
@@ -12,7 +11,7 @@ import Logging
 /// for token in tokens {   // suspends while the in-flight window is full
 ///     await sender.submit(FCMRequest(token: token, message: template)) { result in record(result) }
 /// }
-/// let unanswered = await sender.shutdown(gracePeriod: 10)
+/// let unanswered = await sender.shutdown(gracePeriod: .seconds(10))
 /// ```
 ///
 /// Per request: take the access token (`AccessTokenManager`: one fetch in flight, the others woken by it; when the
@@ -178,10 +177,10 @@ public final class FCMSender: Sendable {
         return stats
     }
 
-    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then gives every
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then gives every
     /// unfinished one `.failure(.shutdown)` through its callback, closes the connections, and returns those
     /// requests (unsent, waiting for a retry, or sent but unanswered) so the caller can re-queue them.
-    public func shutdown(gracePeriod: Double = 10) async -> [FCMRequest] {
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [FCMRequest] {
         let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
             job.onResult(.failure(.shutdown))
         }
@@ -308,8 +307,7 @@ public final class FCMSender: Sendable {
         }
         job.delaySpent += seconds
         ledger.withState { $0.counters.retries += 1 }
-        let delay = seconds.isFinite ? min(max(seconds, 0), 86_400) : 0
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+        MonotonicTimer.schedule(after: .seconds(seconds.isFinite ? min(max(seconds, 0), 86_400) : 0)) { [self] in
             // The scope's handler reported it (cancelled), or shutdown did: nothing to send.
             if let ticket, let scope = job.request.retries, !scope.resume(ticket) { return }
             guard ledger.isPending(job.id) else { return }

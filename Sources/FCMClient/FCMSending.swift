@@ -8,9 +8,9 @@ public protocol FCMSending: Sendable {
     /// result (retries included), possibly before `submit` returns, from any thread: keep it short.
     func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async
 
-    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod` seconds, then gives every
+    /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then gives every
     /// unfinished one `.failure(.shutdown)`. - Returns: the requests that got no answer.
-    func shutdown(gracePeriod: Double) async -> [FCMRequest]
+    func shutdown(gracePeriod: Duration) async -> [FCMRequest]
 
     /// Counters and gauges for `/metrics` and `/ready`.
     func stats() -> FCMSenderStats

@@ -47,15 +47,14 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
         var stop = false
         /// The loop saw `stop`; it frees the multi next, so nobody may wake it any more.
         var stopping = false
-        /// Set once the thread has exited.
-        var leftover: Driver.Leftover?
-        var waiters: [CheckedContinuation<Driver.Leftover, Never>] = []
     }
 
     private let name: String
     private let multi: CurlMulti
     private let driver: Driver
     private let inbox = Locked(Inbox())
+    /// The driver's leftover, set once the thread has exited; `stop()` callers wait for it.
+    private let finished = WaitableState<Driver.Leftover?>(nil)
 
     /// Takes ownership of `multi` and `driver`; nothing runs until `start()`.
     public init(name: String, multi: CurlMulti, driver: Driver) {
@@ -84,16 +83,15 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
 
     /// Stops the loop (the driver aborts what is running) and waits for its thread to exit; returns the driver's
     /// leftover. Idempotent: later calls return the same leftover.
+    /// The wait ignores cancellation: the thread exits promptly, and the caller needs what it left.
     public func stop() async -> Driver.Leftover {
-        await withCheckedContinuation { continuation in
-            let done = inbox.withLock { inbox -> Driver.Leftover? in
-                if let leftover = inbox.leftover { return leftover }
-                if !inbox.stop { wakeUp(inbox) }
-                inbox.stop = true
-                inbox.waiters.append(continuation)
-                return nil
-            }
-            if let done { continuation.resume(returning: done) }
+        inbox.withLock { inbox in
+            if !inbox.stop { wakeUp(inbox) }
+            inbox.stop = true
+        }
+        while true {
+            await finished.waitIgnoringCancellation(until: { $0 != nil })
+            if let leftover = finished.read({ $0 }) { return leftover }
         }
     }
 
@@ -134,11 +132,6 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
         }
         let leftover = driver.abort(unstarted: unstarted, multi: multi)
         multi.close()
-        let waiters = inbox.withLock { inbox -> [CheckedContinuation<Driver.Leftover, Never>] in
-            inbox.leftover = leftover
-            defer { inbox.waiters = [] }
-            return inbox.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: leftover) }
+        finished.update { $0 = leftover }
     }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Dispatch
 import Glibc
 import Locking
@@ -37,7 +38,7 @@ public enum HostResolver {
     private static let queue = DispatchQueue(label: "host-resolver", attributes: .concurrent)
 
     /// Every address of `host` (a name, or an address literal without brackets), de-duplicated, in resolver order.
-    public static func resolve(_ host: String, timeout: Double = 3) async -> Result<[IPAddress], Failure> {
+    public static func resolve(_ host: String, timeout: Duration = .seconds(3)) async -> Result<[IPAddress], Failure> {
         let admitted = running.withLock { count -> Bool in
             guard count < maxConcurrentLookups else { return false }
             count += 1
@@ -58,7 +59,7 @@ public enum HostResolver {
                 running.withLock { $0 -= 1 }
                 finish(result)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { finish(.failure(.timedOut)) }
+            MonotonicTimer.schedule(after: timeout) { finish(.failure(.timedOut)) }
         }
     }
 

@@ -9,7 +9,7 @@ import Locking
 /// ```swift
 /// guard let job = await ledger.admit({ Job(id: $0, request: request) }) else { /* shutting down */ }
 /// if ledger.claim(job.id, count: { $0.sent += 1 }) { job.onResult(result) }
-/// let left = await ledger.shutdown(gracePeriod: 10, count: { $0.shutdownFailures += $1 }) { $0.onResult(.shutdown) }
+/// let left = await ledger.shutdown(gracePeriod: .seconds(10), count: { $0.shutdownFailures += $1 }) { $0.onResult(.shutdown) }
 /// ```
 public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     private struct Book: Sendable {
@@ -81,13 +81,13 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
         return claimed
     }
 
-    /// Refuses new jobs, waits up to `gracePeriod` seconds for the admitted ones to be claimed, then claims every
+    /// Refuses new jobs, waits up to `gracePeriod` for the admitted ones to be claimed, then claims every
     /// one left (`count` gets the state and how many), frees each one's slot and hands it to `report`.
     /// - Returns: the jobs claimed here, in the order they were admitted.
-    public func shutdown(gracePeriod: Double, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job] {
+    public func shutdown(gracePeriod: Duration, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job] {
         window.close()
         shares.close()
-        await window.waitUntilDrained(gracePeriod: .seconds(gracePeriod.isFinite ? gracePeriod : 0))
+        await window.waitUntilDrained(gracePeriod: gracePeriod)
         let (left, keys) = book.withLock { book -> ([Job], [String]) in
             let left = book.pending.claimAll()
             count(&book.state, left.count)

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import Logging
 
@@ -107,7 +108,7 @@ public final class ServiceGroup: Sendable {
         ])
         let deadline = Task { [mailbox, gracePeriod] in
             do {
-                try await Task.sleep(for: gracePeriod)
+                try await MonotonicTimer.sleep(for: gracePeriod)
                 mailbox.post(.gracePeriodEnded)
             } catch {
                 // Cancelled: everything returned in time.
@@ -119,7 +120,7 @@ public final class ServiceGroup: Sendable {
         for index in services.indices where running.contains(index) && !expired {
             let name = services[index].name
             logger.info("Stopping service", ["service": name])
-            let cancelled = ContinuousClock.now
+            let cancelled = MonotonicClock.now()
             tasks[index].cancel()
             while running.contains(index) && !expired {
                 switch await mailbox.next() {
@@ -175,8 +176,8 @@ public final class ServiceGroup: Sendable {
         }
     }
 
-    private static func milliseconds(since start: ContinuousClock.Instant) -> String {
-        let elapsed = (ContinuousClock.now - start).components
+    private static func milliseconds(since start: UInt64) -> String {
+        let elapsed = MonotonicClock.elapsed(since: start).components
         return String(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000)
     }
 }
@@ -189,36 +190,21 @@ public struct ServiceFailure: Error, CustomStringConvertible {
     public var description: String { "\(service): \(error)" }
 }
 
-/// Events for one consumer, delivered in order. Waiting ignores cancellation on purpose: the group goes on
-/// collecting its services' returns after the task running it was cancelled (that is how it is told to stop).
+/// Events for one consumer, delivered in order: a `FIFO` in the kit's `WaitableState`. Waiting ignores cancellation
+/// on purpose: the group goes on collecting its services' returns after the task running it was cancelled (that is
+/// how it is told to stop).
 private final class Mailbox<Event: Sendable>: Sendable {
-    private struct State {
-        var events: [Event] = []
-        var waiter: CheckedContinuation<Event, Never>?
-    }
-
-    private let state = Locked(State())
+    private let events = WaitableState(FIFO<Event>())
 
     func post(_ event: Event) {
-        let waiter = state.withLock { state -> CheckedContinuation<Event, Never>? in
-            guard let waiter = state.waiter else {
-                state.events.append(event)
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume(returning: event)
+        events.update { $0.append(event) }
     }
 
+    /// The oldest event, once there is one. One consumer only: nobody else takes the event it waited for.
     func next() async -> Event {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Event, Never>) in
-            let ready = state.withLock { state -> Event? in
-                guard state.events.isEmpty else { return state.events.removeFirst() }
-                state.waiter = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
+        while true {
+            await events.waitIgnoringCancellation(until: { !$0.isEmpty })
+            if let event = events.update({ $0.popFirst() }) { return event }
         }
     }
 }

@@ -1,3 +1,5 @@
+import Clocks
+
 /// A value behind a lock that tasks can wait on: `wait(until:)` suspends until a condition over the value holds, and
 /// every `update` resumes the waiters whose condition it made true. The one waitable primitive of the project: the
 /// engine's loops wake on the event they wait for ("every answer is in", "a checkpoint made room", "the run was
@@ -63,17 +65,14 @@ public final class WaitableState<State: Sendable>: Sendable {
     public func wait(until condition: @escaping @Sendable (State) -> Bool, timeout: Duration, cancellable: Bool = true)
         async -> Bool
     {
-        await wait(until: condition, timer: { try await Task.sleep(for: timeout) }, cancellable: cancellable)
+        await wait(until: condition, timer: { try await MonotonicTimer.sleep(for: timeout) }, cancellable: cancellable)
     }
 
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled.
     /// - Returns: whether the condition holds.
     @discardableResult
-    public func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: ContinuousClock.Instant) async
-        -> Bool
-    {
-        await wait(until: condition, timer: { try await Task.sleep(until: deadline, clock: .continuous) },
-                   cancellable: true)
+    public func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: MonotonicInstant) async -> Bool {
+        await wait(until: condition, timer: { try await MonotonicTimer.sleep(until: deadline) }, cancellable: true)
     }
 
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
@@ -148,12 +147,12 @@ public final class WaitableState<State: Sendable>: Sendable {
 }
 
 /// Runs `operation` until it returns or `deadline` passes, whichever comes first (then it is cancelled: it must
-/// return promptly on cancellation). The one timer of the task world: a deadline here is a real one (a checkpoint
+/// return promptly on cancellation), on `MonotonicTimer`: a deadline here is a real one (a checkpoint
 /// interval, a grace period), never a polling period.
-public func waitAtMost(until deadline: ContinuousClock.Instant, _ operation: @escaping @Sendable () async -> Void) async {
+public func waitAtMost(until deadline: MonotonicInstant, _ operation: @escaping @Sendable () async -> Void) async {
     await withTaskGroup(of: Void.self) { group in
         group.addTask { await operation() }
-        group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+        group.addTask { try? await MonotonicTimer.sleep(until: deadline) }
         await group.next()
         group.cancelAll()
     }

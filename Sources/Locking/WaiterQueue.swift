@@ -35,16 +35,6 @@ public struct WaiterQueue<Element> {
         return lastTicket
     }
 
-    /// Reserves a ticket the caller made, unique among all its queues: for an owner with a queue per key that
-    /// forgets idle queues (`KeyedShareBook`), where a queue's own numbering would start over and a late
-    /// cancellation of a waiter gone long ago could hit a new one.
-    public mutating func reserve(_ ticket: Ticket) {
-        reserved.insert(ticket)
-    }
-
-    /// Nothing queued, reserved or marked: the owner may forget this queue.
-    public var isIdle: Bool { entries.isEmpty && reserved.isEmpty && cancelledEarly.isEmpty }
-
     /// The waiter was admitted without queueing (or gave up): its ticket is forgotten.
     public mutating func settle(_ ticket: Ticket) {
         reserved.remove(ticket)

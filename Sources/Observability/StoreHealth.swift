@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Locking
 import Logging
@@ -91,7 +92,7 @@ package final class StoreHealth: Sendable {
         for await _ in outages {
             while !isWritable {
                 do {
-                    try await Task.sleep(for: probeInterval)
+                    try await MonotonicTimer.sleep(for: probeInterval)
                 } catch {
                     return
                 }

@@ -1,5 +1,6 @@
 import APNsClient
 import BeamsModel
+import Clocks
 import Foundation
 import Logging
 import Observability
@@ -50,7 +51,7 @@ package struct BroadcastFeeder: Sendable {
             return Self.counters(channel, failed: "NoAPNsCredentials", attempts: 0)
         }
         let policy = context.broadcastRetryPolicy
-        let started = ContinuousClock.now
+        let started = MonotonicClock.now()
         var attempts = 0
         var tokenRefreshed = false
         while true {
@@ -85,7 +86,7 @@ package struct BroadcastFeeder: Sendable {
                 }
                 return Self.counters(channel, failed: reason, attempts: attempts)
             }
-            let elapsed = Double((ContinuousClock.now - started).components.seconds)
+            let elapsed = Double(MonotonicClock.elapsed(since: started).components.seconds)
             switch policy.decide(outcome, attempts: attempts, elapsed: elapsed, tokenRefreshed: tokenRefreshed,
                                  random: Double.random(in: 0..<1)) {
             case .retry(let delay), .retryAfterTokenUpdateRejected(let delay):

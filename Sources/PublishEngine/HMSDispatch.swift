@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import JSON
 import Locking
@@ -55,7 +56,7 @@ package final class HMSDispatch: PlatformDispatch {
         if armTimer {
             let linger = linger
             Task {
-                try? await Task.sleep(nanoseconds: UInt64(linger * 1e9))
+                try? await MonotonicTimer.sleep(for: .seconds(linger))
                 let batch = self.pending.update { state -> [Target]? in
                     state.timerArmed = false
                     guard !state.targets.isEmpty else { return nil }

@@ -35,7 +35,7 @@ package struct InstanceRuntime: Sendable {
     /// When the senders close (`SenderRetirement`), shared by every copy of this runtime.
     package let lifetime = SenderLifetime()
     /// How long retired senders get to finish what they hold once the last run using them ended.
-    static let retiredGracePeriod = 5.0
+    static let retiredGracePeriod: Duration = .seconds(5)
 
     /// - Parameters:
     ///   - senders: how to build the instance's FCM and Web Push senders; nil builds none (commands that only
@@ -131,7 +131,7 @@ package struct InstanceRuntime: Sendable {
 
     /// Shutdown: closes the senders unless they were closed before (then waits for that close to end).
     /// - Returns: how many notifications got no answer.
-    package func closeAtShutdown(gracePeriod: Double) async -> Int {
+    package func closeAtShutdown(gracePeriod: Duration) async -> Int {
         await lifetime.shutDown { await self.shutdownSenders(gracePeriod: gracePeriod) }
     }
 
@@ -142,7 +142,7 @@ package struct InstanceRuntime: Sendable {
 
     /// Stops the instance's FCM and Web Push senders (APNs has one sender for all instances).
     /// - Returns: how many notifications got no answer.
-    func shutdownSenders(gracePeriod: Double) async -> Int {
+    func shutdownSenders(gracePeriod: Duration) async -> Int {
         async let fcmUnanswered = fcm?.shutdown(gracePeriod: gracePeriod).count ?? 0
         async let webUnanswered = web?.shutdown(gracePeriod: gracePeriod).count ?? 0
         async let unifiedPushUnanswered = unifiedpush?.shutdown(gracePeriod: gracePeriod).count ?? 0

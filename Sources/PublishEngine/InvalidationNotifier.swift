@@ -1,3 +1,4 @@
+import Clocks
 import ConfigModel
 import Foundation
 import Lifecycle
@@ -49,7 +50,7 @@ package final class InvalidationNotifier: Service {
             let handed = await notifyOnce()
             if handed == Self.batchSize { continue }
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

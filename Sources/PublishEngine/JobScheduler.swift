@@ -93,13 +93,13 @@ final class JobScheduler: Sendable {
         }
         guard let due else { return }
         let delay = max(0, due.timeIntervalSinceNow)
-        let deadline = ContinuousClock.now + .milliseconds(Int64(saturating: (delay * 1000).rounded(.up)))
+        let deadline = MonotonicInstant.now + .milliseconds(Int64(saturating: (delay * 1000).rounded(.up)))
         let old = control.update { control -> Task<Void, Never>? in
             guard !control.stopping else { return nil }
             if let timer = control.timer, timer.due <= due { return nil }
             let previous = control.timer?.task
             let task = Task { [weak self] in
-                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                guard (try? await MonotonicTimer.sleep(until: deadline)) != nil else { return }
                 self?.timerFired(due)
             }
             control.timer = (due, task)
@@ -176,9 +176,9 @@ final class JobScheduler: Sendable {
     /// Wakes the claim loop every `pollInterval` (a real deadline: nothing announces other nodes' jobs) and
     /// publishes the queue depth.
     private func pollQueue() async {
-        var nextHeartbeat = ContinuousClock.now
+        var nextHeartbeat = MonotonicInstant.now
         while true {
-            if ContinuousClock.now >= nextHeartbeat {
+            if nextHeartbeat.hasPassed {
                 nextHeartbeat = .now + context.settings.heartbeatInterval
                 await heartbeat()
             }

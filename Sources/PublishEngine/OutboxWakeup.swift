@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// The timer of an outbox loop (webhooks, the Beams bridge) that sleeps until its next due row or until new work
@@ -11,7 +12,7 @@ extension AsyncStream<Void>.Continuation {
         let delay = Duration.milliseconds(Int64((seconds * 1000).rounded(.up)) + 1)
         return Task { [self] in
             do {
-                try await Task.sleep(for: delay)
+                try await MonotonicTimer.sleep(for: delay)
                 yield()
             } catch {
                 // Cancelled: woken otherwise.

@@ -1,4 +1,5 @@
 import APNsClient
+import Clocks
 import ConfigModel
 import Foundation
 import Lifecycle
@@ -140,12 +141,12 @@ package final class PublishEngine: Service {
         // Several runs when shards of a split publish run here.
         let runs = scheduler.cancel(job)
         guard !runs.isEmpty else { return false }
-        let submissionDeadline = ContinuousClock.now + Self.cancelSubmissionWait
+        let submissionDeadline = MonotonicInstant.now + Self.cancelSubmissionWait
         for run in runs where await !run.waitForSubmissionEnd(deadline: submissionDeadline) {
             context.logger.warning("A cancelled publish still waits for a sender slot",
                                    ["publish": run.claimed.job.publishID])
         }
-        let answerDeadline = ContinuousClock.now + Self.cancelAnswerWait
+        let answerDeadline = MonotonicInstant.now + Self.cancelAnswerWait
         for run in runs { _ = await run.waitForRunEnd(deadline: answerDeadline) }
         return true
     }
@@ -175,10 +176,10 @@ package final class PublishEngine: Service {
         }
     }
 
-    /// Stops the engine as cancelling `run()` does, with `gracePeriod` seconds to drain; returns when every running
+    /// Stops the engine as cancelling `run()` does, with `gracePeriod` to drain; returns when every running
     /// publish has written its last checkpoint (at once after draining when `run()` never started).
-    package func shutdown(gracePeriod: Double) async {
-        let grace = Duration.milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
+    package func shutdown(gracePeriod: Duration) async {
+        let grace = max(.zero, gracePeriod)
         let started = phase.read { $0.started }
         requestStop(gracePeriod: grace)
         if started {
@@ -208,13 +209,12 @@ package final class PublishEngine: Service {
         }
         let half = gracePeriod / 2
         await waitAtMost(until: .now + half) { await self.scheduler.waitForAnswers() }
-        let seconds = Double(half.components.seconds) + Double(half.components.attoseconds) / 1e18
         // Every platform's sender drains at once: the grace period is the engine's, not each sender's.
         // Retired runtimes still held by a run are closed here too.
         let instances = context.instancesToClose
-        async let apns = context.sender.shutdown(gracePeriod: seconds).count
+        async let apns = context.sender.shutdown(gracePeriod: half).count
         let others = await withTaskGroup(of: Int.self, returning: Int.self) { group in
-            for instance in instances { group.addTask { await instance.closeAtShutdown(gracePeriod: seconds) } }
+            for instance in instances { group.addTask { await instance.closeAtShutdown(gracePeriod: half) } }
             return await group.reduce(0, +)
         }
         let unanswered = await apns + others

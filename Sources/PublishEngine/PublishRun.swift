@@ -269,7 +269,7 @@ package final class PublishRun: Sendable {
     }
 
     /// Waits until delivery ended, the lease was lost or fenced, or `deadline` passed.
-    func waitForFence(deadline: ContinuousClock.Instant) async {
+    func waitForFence(deadline: MonotonicInstant) async {
         await state.wait(until: { $0.delivered || $0.lost || $0.machine.stops.contains(.fenced) }, deadline: deadline)
     }
     /// Stops sending for good: the publish was cancelled. Retries waiting in the senders end now (`Cancelled`), so
@@ -315,12 +315,12 @@ package final class PublishRun: Sendable {
 
     /// Waits until the run hands nothing more to a sender (or it ended, or `deadline` passed).
     /// - Returns: whether submission ended.
-    func waitForSubmissionEnd(deadline: ContinuousClock.Instant) async -> Bool {
+    func waitForSubmissionEnd(deadline: MonotonicInstant) async -> Bool {
         await state.wait(until: { $0.machine.submissionEnded || $0.machine.isEnded }, deadline: deadline)
     }
 
     /// Waits until the runner returned or `deadline` passed. - Returns: whether it returned.
-    func waitForRunEnd(deadline: ContinuousClock.Instant) async -> Bool {
+    func waitForRunEnd(deadline: MonotonicInstant) async -> Bool {
         await state.wait(until: { $0.machine.isEnded }, deadline: deadline)
     }
 
@@ -340,14 +340,14 @@ package final class PublishRun: Sendable {
     }
 
     /// Waits until `batch` results wait for a checkpoint, delivery ended, or `deadline` passed.
-    func waitForCheckpoint(batch: Int, deadline: ContinuousClock.Instant) async {
+    func waitForCheckpoint(batch: Int, deadline: MonotonicInstant) async {
         // Broadcast channels have no device result but count as results all the same.
         await state.wait(until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
                          deadline: deadline)
     }
 
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
-    func waitForEnd(deadline: ContinuousClock.Instant) async -> Bool {
+    func waitForEnd(deadline: MonotonicInstant) async -> Bool {
         await state.wait(until: { $0.delivered || $0.lost }, deadline: deadline)
     }
 

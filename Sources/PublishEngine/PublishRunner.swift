@@ -276,7 +276,7 @@ struct PublishRunner: Sendable {
     /// the last one) or the lease is lost (nothing more may be written).
     private func keepCheckpointing(_ progress: RunProgress) async {
         let settings = context.settings
-        var deadline = ContinuousClock.now + settings.checkpointInterval
+        var deadline = MonotonicInstant.now + settings.checkpointInterval
         while true {
             await run.waitForCheckpoint(batch: settings.checkpointBatch, deadline: deadline)
             if run.isDelivered || run.isLost { return }
@@ -294,7 +294,7 @@ struct PublishRunner: Sendable {
     /// checkpoints (a loaded machine) stretch the period past the lease, and the job was claimed again while it ran.
     private func keepLease() async {
         let settings = context.settings
-        var next = ContinuousClock.now + settings.leaseDuration / 3
+        var next = MonotonicInstant.now + settings.leaseDuration / 3
         while await !run.waitForEnd(deadline: next) {
             next = .now + settings.leaseDuration / 3
             do {

@@ -11,9 +11,9 @@ package protocol WebPushSending: Sendable {
     /// before `submit` returns and from any thread: keep it short and non-blocking.
     func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async
 
-    /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod` seconds, then answers
+    /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod`, then answers
     /// every unfinished one `.failure(.shutdown)`. - Returns: the notifications that got no answer.
-    func shutdown(gracePeriod: Double) async -> [WebPushNotification]
+    func shutdown(gracePeriod: Duration) async -> [WebPushNotification]
 
     /// Counters and gauges for `/metrics` and `/ready`.
     func stats() -> WebPushSenderStats

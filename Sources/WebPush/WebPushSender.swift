@@ -1,5 +1,4 @@
 import Clocks
-import Dispatch
 import Foundation
 import HTTPClient
 import Logging
@@ -15,7 +14,7 @@ import Logging
 /// ```swift
 /// let sender = try WebPushSender(vapid: authorizer)
 /// await sender.submit(WebPushNotification(subscription: subscription, message: message)) { result in record(result) }
-/// let unanswered = await sender.shutdown(gracePeriod: 10)
+/// let unanswered = await sender.shutdown(gracePeriod: .seconds(10))
 /// ```
 ///
 /// `submit` suspends while the in-flight window, or the push service's share of it (`windowPerService`), is full;
@@ -140,9 +139,9 @@ public final class WebPushSender: Sendable {
     /// oldest first; empty when none does. For `/ready` and the console.
     public var credentialProblems: [WebPushCredentialProblem] { ledger.withState { $0.credentials.list } }
 
-    /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod` seconds, then gives
+    /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod`, then gives
     /// every unfinished one `.failure(.shutdown)`, closes the connections and returns those notifications.
-    public func shutdown(gracePeriod: Double = 10) async -> [WebPushNotification] {
+    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [WebPushNotification] {
         let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
             job.onResult(.failure(.shutdown))
         }
@@ -225,8 +224,7 @@ public final class WebPushSender: Sendable {
         }
         job.delaySpent += delay
         ledger.withState { $0.counters.retries += 1 }
-        let seconds = delay.isFinite ? min(max(delay, 0), 86_400) : 0
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+        MonotonicTimer.schedule(after: .seconds(delay.isFinite ? min(max(delay, 0), 86_400) : 0)) { [self] in
             // The scope's handler reported it (cancelled), or shutdown did: nothing to send.
             if let ticket, let scope = job.notification.retries, !scope.resume(ticket) { return }
             guard ledger.isPending(job.id) else { return }

@@ -336,7 +336,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
                 collector.record(index, $0)
             }
         }
-        let unanswered = await client.shutdown(gracePeriod: 5)
+        let unanswered = await client.shutdown(gracePeriod: .seconds(5))
         XCTAssertTrue(unanswered.isEmpty)
         let results = await collector.all()
         XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, 5)
@@ -356,7 +356,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
             }
         }
         let started = Date()
-        let unanswered = await client.shutdown(gracePeriod: 120)
+        let unanswered = await client.shutdown(gracePeriod: .seconds(120))
         // The last answer wakes the shutdown: it does not sit out the 120 s (and polls nothing meanwhile).
         XCTAssertLessThan(Date().timeIntervalSince(started), 60)
         XCTAssertTrue(unanswered.isEmpty)
@@ -378,7 +378,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         }
         try await eventually("3 requests wait for the window") { client.stats().waitingForWindow >= 3 }
         let started = Date()
-        let unanswered = await client.shutdown(gracePeriod: 0.3)
+        let unanswered = await client.shutdown(gracePeriod: .seconds(0.3))
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         XCTAssertEqual(Set(unanswered.map(\.deviceToken)), Set(requests.map(\.deviceToken)))
         let results = await collector.all()

@@ -20,7 +20,7 @@ final class APNsProviderTokenFloorTests: MockAPNsTestCase {
         let first = try makeClient(tokenStore: store)
         let before = await submitAll(first, (0..<20).map { alert(token($0, prefix: "b1")) })
         XCTAssertEqual(before.filter { $0.response?.status == 200 }.count, 20)
-        _ = await first.shutdown(gracePeriod: 1)
+        _ = await first.shutdown(gracePeriod: .seconds(1))
 
         let restarted = try makeClient(tokenStore: store)  // a new process: new pools, new connections
         let after = await submitAll(restarted, (20..<40).map { alert(token($0, prefix: "b1")) })
@@ -37,7 +37,7 @@ final class APNsProviderTokenFloorTests: MockAPNsTestCase {
         let first = try makeClient(clock: clock.closure)
         let answered = await send(first, alert(token(0, prefix: "b2")))
         XCTAssertEqual(answered.response?.status, 200)
-        _ = await first.shutdown(gracePeriod: 1)
+        _ = await first.shutdown(gracePeriod: .seconds(1))
 
         clock.advance(minutes: 1)
         let restarted = try makeClient(clock: clock.closure)  // signs its own token: APNs knows another

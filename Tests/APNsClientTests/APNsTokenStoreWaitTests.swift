@@ -55,7 +55,7 @@ final class APNsTokenStoreWaitTests: MockAPNsTestCase {
         let (credentials, environment, waiting) = (credentials, environment, alert(token(4, prefix: "c2")))
         let request = Task { await client.send(waiting, credentials: credentials, environment: environment) }
         try await eventually("the token call reached the store") { store.held == 1 }
-        let shutdown = Task { await client.shutdown(gracePeriod: 0) }
+        let shutdown = Task { await client.shutdown(gracePeriod: .seconds(0)) }
         try await Task.sleep(for: .milliseconds(50))
         store.release()
         let unanswered = await shutdown.value

@@ -21,7 +21,7 @@ class MockAPNsTestCase: XCTestCase {
     }
 
     override func tearDown() async throws {
-        for client in clients { _ = await client.shutdown(gracePeriod: 0) }
+        for client in clients { _ = await client.shutdown(gracePeriod: .seconds(0)) }
         clients = []
         mock?.stop()
         if let pair { TestKeys.remove(pair) }

@@ -57,7 +57,7 @@ final class FCMSenderTests: XCTestCase {
                 results.withLock { $0.append(result) }
             }
         }
-        let unanswered = await sender.shutdown(gracePeriod: 20)
+        let unanswered = await sender.shutdown(gracePeriod: .seconds(20))
         XCTAssertEqual(unanswered, [])
         let all = results.withLock { $0 }
         XCTAssertEqual(all.count, 40)
@@ -86,7 +86,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertEqual(try mock.requests().map { $0["status"]?.intValue }, [200, 401, 200])
         XCTAssertEqual(try mock.requests(token: "after").count, 1)
         XCTAssertEqual(sender.stats().accessTokenRejections, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testMarkerTokensAreClassifiedAndNotRetried() async throws {
@@ -108,7 +108,7 @@ final class FCMSenderTests: XCTestCase {
             XCTAssertEqual(try mock.requests(token: token).count, 1, token)
         }
         XCTAssertEqual(sender.stats().invalidTokens, 3)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testQuotaAndUnavailableAreRetriedAfterRetryAfterThenSucceed() async throws {
@@ -132,7 +132,7 @@ final class FCMSenderTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(times[1] - times[0], 0.95, token)
         }
         XCTAssertEqual(sender.stats().retries, 2)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testManyConcurrentSendsAreMultiplexedOnFewConnections() async throws {
@@ -144,7 +144,7 @@ final class FCMSenderTests: XCTestCase {
                 if case .response(.sent, _) = result { sent.withLock { $0 += 1 } }
             }
         }
-        let unanswered = await sender.shutdown(gracePeriod: 30)
+        let unanswered = await sender.shutdown(gracePeriod: .seconds(30))
         XCTAssertEqual(unanswered, [])
         XCTAssertEqual(sent.withLock { $0 }, 400)
         let stats = try mock.stats()
@@ -170,7 +170,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertEqual(problem.count, 1)
         XCTAssertTrue(problem.detail.contains("invalid_grant"), problem.detail)
         XCTAssertEqual(try stat("sends"), 0, "nothing is sent without a token")
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testTokenRefusalSwitchedOnFailsEverySendWithoutRetryingTheEndpointThenClearsOnceFixed() async throws {
@@ -200,7 +200,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertEqual(stats.tokenFetches, 1)
         XCTAssertLessThan(try XCTUnwrap(stats.accessTokenAge), 60)
         XCTAssertGreaterThan(try XCTUnwrap(stats.accessTokenExpiresIn), 3000)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testTokenEndpointUnavailableIsRetriedAndTheMessageStillSent() async throws {
@@ -216,7 +216,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertNil(sender.authProblem, "an unavailable endpoint is not a credential problem")
         // At least one wait per 503 (a retry that lands inside the token fetch's own backoff waits once more).
         XCTAssertGreaterThanOrEqual(sender.stats().retries, 2)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testTokenEndpointUnavailableThroughEveryRetryFailsTheMessage() async throws {
@@ -229,7 +229,7 @@ final class FCMSenderTests: XCTestCase {
         guard case .failure(.accessToken(.unavailable(status: 503))) = result else { return XCTFail("\(result)") }
         XCTAssertEqual(try stat("sends"), 0)
         XCTAssertEqual(sender.stats().accessTokenFailures, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testPermissionDeniedIsReportedKeepsTheTokenAndClearsOnTheNextAcceptedMessage() async throws {
@@ -250,7 +250,7 @@ final class FCMSenderTests: XCTestCase {
             return XCTFail("accepted send")
         }
         XCTAssertNil(sender.authProblem)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testSenderIDMismatchBeforeAnyAcceptedMessageKeepsTheDeviceAndIsReported() async throws {
@@ -268,7 +268,7 @@ final class FCMSenderTests: XCTestCase {
         guard case .response(.senderMismatch, _) = second else { return XCTFail("\(second)") }
         XCTAssertNil(sender.authProblem, "after an accepted message a mismatch is one dead token")
         XCTAssertEqual(sender.stats().invalidTokens, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testProjectIDOverrideIsTheProjectInTheSendPath() async throws {
@@ -285,7 +285,7 @@ final class FCMSenderTests: XCTestCase {
         guard case .response(.configuration(let info), attempts: 1) = wrong else { return XCTFail("\(wrong)") }
         XCTAssertEqual(info.httpStatus, 404)
         XCTAssertEqual(plain.authProblem?.kind, .projectNotFound)
-        _ = await plain.shutdown(gracePeriod: 1)
+        _ = await plain.shutdown(gracePeriod: .seconds(1))
 
         let overridden = try FCMSender(account: account, configuration: FCMSenderConfiguration(
             baseURL: other.baseURL, projectID: "other-project-42", caFile: other.caFile, connections: 1,
@@ -296,7 +296,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertTrue(name.hasPrefix("projects/other-project-42/messages/"), name)
         let paths = try other.requests().map { $0["project"]?.stringValue }
         XCTAssertEqual(paths, [account.projectID, "other-project-42"])
-        _ = await overridden.shutdown(gracePeriod: 1)
+        _ = await overridden.shutdown(gracePeriod: .seconds(1))
     }
 
     func testProjectIDOverrideWithBytesOutsideAProjectIDIsRefused() throws {
@@ -324,7 +324,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertEqual(sender.stats().requestsInFlight, 0, "its window slot is free")
         XCTAssertEqual(sender.stats().cancelled, 1)
         XCTAssertEqual(try mock.requests(token: "quota-cancel").count, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testARetryThatWouldGoOutAfterTheDeadlineIsNotScheduled() async throws {
@@ -337,7 +337,7 @@ final class FCMSenderTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2.5, "ended at the answer, not at the deadline or later")
         XCTAssertEqual(try mock.requests(token: "quota-ttl").count, 1)
         XCTAssertEqual(sender.stats().expired, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testShutdownReturnsARequestWaitingForItsRetry() async throws {
@@ -348,7 +348,7 @@ final class FCMSenderTests: XCTestCase {
         await sender.submit(request) { answer in result.withLock { $0 = answer } }
         // Whether or not the 429 arrived within the grace period, the request is unfinished: sent and unanswered,
         // or waiting a minute for its retry.
-        let unanswered = await sender.shutdown(gracePeriod: 0.2)
+        let unanswered = await sender.shutdown(gracePeriod: .seconds(0.2))
         XCTAssertEqual(unanswered, [request])
         XCTAssertEqual(result.withLock { $0 }, .failure(.shutdown))
         await sender.submit(request) { answer in result.withLock { $0 = answer } }

@@ -75,4 +75,22 @@ final class CurlMultiLoopTests: XCTestCase {
         XCTAssertFalse(first.contains { $0.contains("after") })
         XCTAssertEqual(first.last, "abort")
     }
+
+    /// Every caller of `stop()` gets the one leftover, the ones racing with the loop's exit and one whose task was
+    /// cancelled before it asked (the wait ignores cancellation: what the loop left is still handed over).
+    func testConcurrentStopsAndAStopFromACancelledTaskAllGetTheLeftover() async throws {
+        let loop = CurlMultiLoop(name: "test-loop", multi: try CurlMulti(), driver: RecordingDriver(pollTimeout: 60_000))
+        loop.start()
+        XCTAssertTrue(loop.submit("job"))
+        let stoppers = (0..<4).map { _ in Task { await loop.stop() } }
+        let cancelled = Task { () -> [String] in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await loop.stop()
+        }
+        var leftovers: [[String]] = []
+        for stopper in stoppers { leftovers.append(await stopper.value) }
+        leftovers.append(await cancelled.value)
+        XCTAssertEqual(leftovers.first?.last, "abort")
+        XCTAssertTrue(leftovers.allSatisfy { $0 == leftovers[0] }, "\(leftovers)")
+    }
 }

@@ -22,7 +22,7 @@ final class HostResolverTests: XCTestCase {
 
     func testANameThatCannotResolveIsAFailureNotAnEmptyList() async {
         // `.invalid` never resolves (RFC 6761); without a resolver in reach it may also time out.
-        switch await HostResolver.resolve("nothing-here.invalid", timeout: 2) {
+        switch await HostResolver.resolve("nothing-here.invalid", timeout: .seconds(2)) {
         case .success(let addresses): XCTFail("resolved to \(addresses)")
         case .failure: break
         }

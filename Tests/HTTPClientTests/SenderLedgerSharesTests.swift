@@ -44,7 +44,7 @@ final class SenderLedgerSharesTests: XCTestCase {
         _ = await ledger.admit(key: "slow") { Job(id: $0, key: "slow") }
         let waiting = Task { await ledger.admit(key: "slow") { Job(id: $0, key: "slow") } }
         for _ in 0..<1_000_000 where ledger.shares.waiting < 1 { await Task.yield() }
-        let left = await ledger.shutdown(gracePeriod: 0, count: { $0 += $1 }) { _ in }
+        let left = await ledger.shutdown(gracePeriod: .seconds(0), count: { $0 += $1 }) { _ in }
         XCTAssertEqual(left.count, 1)
         let refused = await waiting.value
         XCTAssertNil(refused, "a job waiting for its share is refused at shutdown")

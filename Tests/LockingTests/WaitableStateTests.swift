@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Locking
 import TestSupport
@@ -127,5 +128,41 @@ final class WaitableStateTests: XCTestCase {
             }
         }
         XCTAssertTrue(cancelled.read { $0 })
+    }
+
+    func testADeadlineThatPassesEndsTheWaitWithTheConditionFalseAndNoWaiterLeft() async {
+        let state = WaitableState(false)
+        let deadline = MonotonicInstant.now + .milliseconds(20)
+        let held = await state.wait(until: { $0 }, deadline: deadline)
+        XCTAssertFalse(held)
+        XCTAssertTrue(deadline.hasPassed, "not before the deadline, read on the same clock")
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    /// A deadline wait honours cancellation: cancelling the waiting task ends an hour-long wait at once.
+    func testCancellingADeadlineWaitEndsItAtOnce() async {
+        let state = WaitableState(false)
+        let started = MonotonicClock.now()
+        let waiter = Task { await state.wait(until: { $0 }, deadline: .now + .seconds(3600)) }
+        while state.waiterCount == 0 { await Task.yield() }
+        waiter.cancel()
+        let held = await waiter.value
+        XCTAssertFalse(held)
+        XCTAssertLessThan(MonotonicClock.elapsed(since: started), .seconds(60))
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    func testWaitAtMostUntilAnInstantCancelsTheOperationThenAndNotBefore() async {
+        let cancelled = WaitableState(false)
+        let deadline = MonotonicInstant.now + .milliseconds(20)
+        await waitAtMost(until: deadline) {
+            await withTaskCancellationHandler {
+                await WaitableState(false).wait { $0 }
+            } onCancel: {
+                cancelled.update { $0 = true }
+            }
+        }
+        XCTAssertTrue(cancelled.read { $0 })
+        XCTAssertTrue(deadline.hasPassed)
     }
 }

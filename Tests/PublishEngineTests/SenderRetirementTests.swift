@@ -86,7 +86,7 @@ final class SenderRetirementTests: XCTestCase {
 
         held.release()
         XCTAssertFalse(held.lifetime.isOpen, "the last run holding them ended")
-        let unanswered = await held.closeAtShutdown(gracePeriod: 1)
+        let unanswered = await held.closeAtShutdown(gracePeriod: .seconds(1))
         XCTAssertEqual(unanswered, 0, "shutdown waits for that close, no second one")
         next.release()
         XCTAssertTrue(next.lifetime.isOpen, "served senders stay open")

@@ -25,7 +25,7 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         config.listen.eventLoops = 2
         config.storage.path = directory.appendingPathComponent("push.sqlite").path
         let app = try await Application(config: config, logger: Logger(label: "server", level: .warning,
-                                                                        sink: CapturingLogSink()), gracePeriod: 1)
+                                                                        sink: CapturingLogSink()), gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 

@@ -30,7 +30,7 @@ final class InterestCostServerTests: XCTestCase {
         config.storage.path = directory.appendingPathComponent("push.sqlite").path
         config.limits.ipRequestsPerSecond = 1
         config.limits.ipBurst = ipBurst
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .error), gracePeriod: 1)
+        let app = try await Application(config: config, logger: Logger(label: "server", level: .error), gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
         let registered = try await intake.register(on: port)

@@ -24,7 +24,7 @@ final class PostgreSQLServerTests: XCTestCase {
         config.storage.postgresql = ServerConfig.PostgreSQLStorage(connectionString: cluster.connectionString(database: database))
         config.storage.outageRetryAfterSeconds = 7
         let app = try await Application(config: config, logger: Logger(label: "server", level: .warning, sink: CapturingLogSink()),
-                                        gracePeriod: 1)
+                                        gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 

@@ -31,7 +31,7 @@ final class StoreOutageServerTests: XCTestCase {
         config.storage.outageRetryAfterSeconds = 9
         let sink = CapturingLogSink()
         let app = try await Application(config: config, logger: Logger(label: "server", level: .info, sink: sink),
-                                        gracePeriod: 1)
+                                        gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 

@@ -67,10 +67,10 @@ def test_architecture_doc_shows_the_current_target_graph(dump: Path) -> None:
 @needs_swift
 def test_check_fails_when_a_dependency_is_missing_from_the_documented_graph(dump: Path, tmp_path: Path) -> None:
     text = DOC.read_text(encoding="utf-8")
-    row = "| 1 | `Logging` | library | `Locking` |"
+    row = "| 2 | `Logging` | library | `Locking` |"
     assert row in text
     stale = tmp_path / "ARCHITECTURE.md"
-    stale.write_text(text.replace(row, "| 0 | `Logging` | library | — |"), encoding="utf-8")
+    stale.write_text(text.replace(row, "| 1 | `Logging` | library | — |"), encoding="utf-8")
     result = check(stale, dump)
     assert result.returncode == 1
     assert "stale" in result.stderr and "`Logging`" in result.stderr

@@ -62,7 +62,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(messages.first?["vapid"]?["claims"]?["aud"]?.stringValue, mock.origin)
         XCTAssertEqual(messages.first?["vapid"]?["k"]?.stringValue, keyPair.publicKeyBase64URL)
         XCTAssertEqual(sender.stats().accepted, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testMessagesEncryptedOnTheSharedWorkersAllReachTheStandInAndDecrypt() async throws {
@@ -84,7 +84,7 @@ final class WebPushSenderTests: XCTestCase {
             XCTAssertEqual(Set(plaintexts), Set(stride(from: offset, to: 30, by: 3).map { #"{"n":\#($0)}"# }))
         }
         XCTAssertEqual(sender.stats().requestsInFlight, 0)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testGoneSubscriptionsAreReportedForRemoval() async throws {
@@ -94,7 +94,7 @@ final class WebPushSenderTests: XCTestCase {
             XCTAssertEqual(result, .response(.subscriptionGone(status: status), attempts: 1), marker)
         }
         XCTAssertEqual(sender.stats().subscriptionsGone, 2)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testCancellingTheRunEndsAWaitingRetryAtOnceAndItIsNeverSent() async throws {
@@ -112,7 +112,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(sender.stats().requestsInFlight, 0, "its window slot is free")
         XCTAssertEqual(sender.stats().cancelled, 1)
         XCTAssertEqual(try mock.requests().count, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testARetryThatWouldGoOutAfterTheMessageTTLIsNotScheduled() async throws {
@@ -126,7 +126,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 4, "ended at the answer, not after the TTL")
         XCTAssertEqual(try mock.requests().count, 1)
         XCTAssertEqual(sender.stats().expired, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testRateLimitedMessageIsRetriedNoSoonerThanRetryAfter() async throws {
@@ -139,7 +139,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(990), "the retry waited for Retry-After (1 s), not the policy's 10 ms")
         XCTAssertEqual(try mock.requests().filter { $0["status"]?.intValue == 429 }.count, 2)
         XCTAssertEqual(sender.stats().retries, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testHostOffTheAllowlistIsRefusedWithoutAConnection() async throws {
@@ -151,7 +151,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
         XCTAssertEqual(sender.stats().refusedDestinations, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testLoopbackAddressIsRefusedBeforeConnectingEvenForAnAllowedHost() async throws {
@@ -163,7 +163,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(error.kind, .refusedDestination, error.message)
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     /// Open endpoints (UnifiedPush): any host on an allowed port, the loopback stand-in allowed by the policy only.
@@ -186,7 +186,7 @@ final class WebPushSenderTests: XCTestCase {
             XCTAssertEqual(result, .response(.accepted(status: status), attempts: 1), flavour)
             XCTAssertEqual(try mock.messages(subscription: subscription.id).count, 1, flavour)
         }
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testOpenEndpointsRefuseAPortOffTheListWithoutAConnection() async throws {
@@ -195,7 +195,7 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(result, .failure(.hostNotAllowed(String(mock.origin.dropFirst("https://".count)))))
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     /// The address judged is the one the socket connects to: `localhost` resolves to loopback inside curl, and the
@@ -215,7 +215,7 @@ final class WebPushSenderTests: XCTestCase {
         }
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testOpenEndpointsRefuseANewHostOverTheDistinctHostCap() async throws {
@@ -231,7 +231,7 @@ final class WebPushSenderTests: XCTestCase {
         guard case .failure(.tooManyHosts(let host)) = second else { return XCTFail("\(second)") }
         XCTAssertTrue(host.hasPrefix("localhost:"), host)
         XCTAssertEqual(try mock.requests().count, 1)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testDistinctHostBookForgetsIdleHostsOnlyWhenFull() {
@@ -250,7 +250,7 @@ final class WebPushSenderTests: XCTestCase {
         let result = await sender.send(try notification(try mock.createSubscription()))
         guard case .response(.configurationError(status: 403, _), attempts: 1) = result else { return XCTFail("\(result)") }
         XCTAssertEqual(try mock.messages().count, 0)
-        _ = await sender.shutdown(gracePeriod: 1)
+        _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
     func testAllowlistMatchesExactHostsAndSubdomainsOnly() throws {

@@ -1,3 +1,4 @@
+import Clocks
 import Locking
 import Logging
 import PushStore
@@ -51,10 +52,10 @@ final class PGNodeLock: Sendable {
     ) {
         var reported = false
         var warned = false
-        let deadline = ContinuousClock.now + wait
+        let deadline = MonotonicInstant.now + wait
         thread.connectAgainUntilStopped(connectionString: connectionString) { connection in
             while !(try tryLock(connection, nodeID: nodeID)) {
-                if !reported && ContinuousClock.now >= deadline {
+                if !reported && deadline.hasPassed {
                     reported = true
                     ready(StoreUnavailableError(.busy, detail: "another live process runs as node \"\(nodeID)\" "
                         + "(engine.nodeId); two processes must never share one node identity"))

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Locking
 import Logging
@@ -137,7 +138,7 @@ package final class HMSAccessTokens: Sendable {
                 if let token = state.withLock({ $0.core.adopt(shared) }) { return .success(token) }
             case .wait(let until):
                 let seconds = min(pollInterval, Double(max(until - now, 0)) + 0.01)
-                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                try? await MonotonicTimer.sleep(for: .seconds(seconds))
             case .claim(let claim):
                 do {
                     let winner = try await store.swapProviderToken(

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPClient
 import JSON
@@ -139,7 +140,7 @@ package final class HMSSender: Sendable {
                     failAll(reason, status)
                     continue
                 }
-                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                try? await MonotonicTimer.sleep(for: .seconds(delay))
                 if retries?.isCancelled == true { failAll("Cancelled") }
             case .failed(let reason):
                 failAll(reason, status)

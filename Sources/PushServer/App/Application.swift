@@ -51,10 +51,10 @@ public final class Application: Sendable {
 
     /// Opens the store and loads keys; binds nothing yet.
     /// - Parameters:
-    ///   - gracePeriod: seconds the engine's drain may take (half for answers in flight, half for the APNs client).
+    ///   - gracePeriod: how long the engine's drain may take (half for answers in flight, half for the APNs client).
     ///   - stopLast: services run with the others and stopped after them (the systemd watchdog).
     /// - Throws: a store or key error, described for the operator.
-    public init(config: ServerConfig, logger: Logger, gracePeriod: Double = 20, stopLast: [any Service] = []) async throws {
+    public init(config: ServerConfig, logger: Logger, gracePeriod: Duration = .seconds(20), stopLast: [any Service] = []) async throws {
         self.logger = logger
         let metrics = Metrics()
         Self.declareMetrics(metrics)
@@ -114,7 +114,7 @@ public final class Application: Sendable {
         settings.maxParkedPublishes = config.engine.maxParkedPublishes
         settings.pageSize = config.engine.pageSize
         settings.leaseDuration = .seconds(config.engine.leaseSeconds)
-        settings.gracePeriod = .milliseconds(Int64(saturating: (max(0, gracePeriod) * 1000).rounded()))
+        settings.gracePeriod = max(.zero, gracePeriod)
         settings.shardSize = config.storage.backend == .postgresql ? config.storage.postgresql?.shardSize ?? 0 : 0
         settings.version = BuildInfo.version
         settings.tracer = tracer
@@ -287,7 +287,7 @@ public final class Application: Sendable {
             StoreWatchdog(health: storeHealth, store: store),
         ] + (tracing.map { [$0] } ?? []) + [certificateWatch]
             + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
-        services = ServiceGroup(services: running, gracePeriod: .seconds(gracePeriod) + Self.drainMargin,
+        services = ServiceGroup(services: running, gracePeriod: max(.zero, gracePeriod) + Self.drainMargin,
                                 logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
 

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Lifecycle
 import Logging
@@ -37,7 +38,7 @@ struct TracingExport: Service {
     func run() async {
         // Idle until cancelled (the group stops services by cancelling them), then flush.
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(3600))
+            try? await MonotonicTimer.sleep(for: .seconds(3600))
         }
         await pipeline.shutdown()
     }

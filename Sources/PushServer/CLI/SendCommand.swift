@@ -48,7 +48,7 @@ enum SendCommand: Command {
         let client = try APNsClient(configuration: APNsClientConfiguration(
             connectionsPerPool: 1, streamsPerConnection: 1, retryPolicy: APNsRetryPolicy(tokenUpdateRejectedWindow: 0)))
         let answer = TestPush.Answer(await TestPush.send(plan, with: client).result)
-        _ = await client.shutdown(gracePeriod: 1)
+        _ = await client.shutdown(gracePeriod: .seconds(1))
         for line in answer.lines(environment: plan.environment) { Console.out(line) }
         return answer.status == 200 ? .ok : .failure
     }

@@ -21,7 +21,7 @@ enum ServeCommand: Command {
 
     /// Seconds the engine's drain may take; the whole drain gets `Application.drainMargin` (5 s) more, and systemd's
     /// TimeoutStopSec (30 s in deploy/push-server.service) must exceed that sum.
-    static let gracePeriod = 20.0
+    static let gracePeriod: Duration = .seconds(20)
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly(["config"])

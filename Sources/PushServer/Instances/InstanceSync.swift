@@ -1,3 +1,4 @@
+import Clocks
 import ConfigModel
 import Observability
 import BeamsModel
@@ -83,7 +84,7 @@ actor InstanceSync: Service {
         let interval = pollInterval
         let ticker = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await MonotonicTimer.sleep(for: interval)
                 continuation.yield()
             }
         }

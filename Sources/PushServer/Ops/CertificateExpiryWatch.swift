@@ -1,3 +1,4 @@
+import Clocks
 import ConfigModel
 import Foundation
 import Lifecycle
@@ -42,7 +43,7 @@ final class CertificateExpiryWatch: Service {
         while !Task.isCancelled {
             checkOnce()
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

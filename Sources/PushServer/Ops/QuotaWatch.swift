@@ -1,3 +1,4 @@
+import Clocks
 import ConfigModel
 import Foundation
 import Lifecycle
@@ -56,7 +57,7 @@ final class QuotaWatch: Service {
         while !Task.isCancelled {
             await refresh()
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

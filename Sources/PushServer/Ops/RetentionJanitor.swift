@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Lifecycle
 import Logging
@@ -53,7 +54,7 @@ final class RetentionJanitor: Service {
             await purgeOnce(now: Date())
             do {
                 // The next run's time; cancellation ends the sleep at once.
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

@@ -1,3 +1,4 @@
+import Clocks
 import Lifecycle
 
 /// Sends systemd's `WATCHDOG=1` keep-alive every `interval` (half of `WATCHDOG_USEC`, see `SystemdNotifier`) until
@@ -11,7 +12,7 @@ struct SystemdWatchdog: Service {
         while true {
             notifier.watchdog()
             do {
-                try await Task.sleep(for: interval)
+                try await MonotonicTimer.sleep(for: interval)
             } catch {
                 return
             }

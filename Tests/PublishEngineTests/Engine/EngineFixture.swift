@@ -1,4 +1,5 @@
 import BeamsModel
+import Clocks
 import ConfigModel
 import JSON
 import JWTSigner

@@ -57,7 +57,7 @@ final class EngineShutdownTests: XCTestCase {
         let running = Task { await engine.run() }
         await waitForState("three in flight", sender.state) { $0.held.count == 3 }
 
-        let shutdown = Task { await engine.shutdown(gracePeriod: 3600) }
+        let shutdown = Task { await engine.shutdown(gracePeriod: .seconds(3600)) }
         await waitForState("stop requested", engine.phase) { $0.stop != nil }
         sender.releaseAll()
         await shutdown.value
@@ -73,7 +73,7 @@ final class EngineShutdownTests: XCTestCase {
         let fixture = EngineFixture()
         let sender = FakeSender()
         let engine = fixture.makeEngine(store: ScriptedStore(fixture.base), sender: sender)
-        await engine.shutdown(gracePeriod: 0)
+        await engine.shutdown(gracePeriod: .seconds(0))
         XCTAssertEqual(sender.state.read(\.shutdownCalls), 1)
         await engine.run()  // returns at once: already stopped
         XCTAssertEqual(sender.state.read(\.shutdownCalls), 1)

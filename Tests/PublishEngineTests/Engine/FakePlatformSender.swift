@@ -141,7 +141,7 @@ extension FakePlatformSender: FCMSending where Request == FCMRequest, Result == 
         self.init(window: window, defaultAnswer: defaultAnswer, shutdownResult: .failure(.shutdown), token: \.token)
     }
 
-    func shutdown(gracePeriod: Double) async -> [FCMRequest] { shutdownHeld() }
+    func shutdown(gracePeriod: Duration) async -> [FCMRequest] { shutdownHeld() }
 }
 
 extension FakePlatformSender: WebPushSending where Request == WebPushNotification, Result == WebPushResult {
@@ -150,7 +150,7 @@ extension FakePlatformSender: WebPushSending where Request == WebPushNotificatio
                   token: { $0.subscription.endpoint.text })
     }
 
-    func shutdown(gracePeriod: Double) async -> [WebPushNotification] { shutdownHeld() }
+    func shutdown(gracePeriod: Duration) async -> [WebPushNotification] { shutdownHeld() }
 }
 
 extension FCMResult {

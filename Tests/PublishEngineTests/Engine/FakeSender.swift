@@ -54,7 +54,7 @@ final class FakeSender: APNsSending {
         core.releaseAll(with: result)
     }
 
-    func shutdown(gracePeriod: Double) async -> [APNsRequest] {
+    func shutdown(gracePeriod: Duration) async -> [APNsRequest] {
         core.shutdownHeld().map(\.request)
     }
 }

@@ -152,7 +152,7 @@ let tally = await run(tokens)
 let wall = monotonicSeconds() - startWall
 let cpu = cpuSeconds() - startCPU
 let stats = client.stats()
-_ = await client.shutdown(gracePeriod: 5)
+_ = await client.shutdown(gracePeriod: .seconds(5))
 
 func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 

@@ -180,7 +180,7 @@ if options.platforms.contains("apns") {
             }
         }
     }
-    _ = await client.shutdown(gracePeriod: 5)
+    _ = await client.shutdown(gracePeriod: .seconds(5))
 }
 
 // MARK: FCM HTTP v1
@@ -210,7 +210,7 @@ if options.platforms.contains("fcm") {
         }
     }
     print("FCM stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 }
 
 /// The encryption-worker settings to run Web Push and UnifiedPush with, and each run's label suffix.
@@ -247,7 +247,7 @@ if options.platforms.contains("webpush") { for (onWorkers, suffix) in workerRuns
         }
     }
     print("Web Push stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 } }
 
 // MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
@@ -283,5 +283,5 @@ if options.platforms.contains("unifiedpush") { for (onWorkers, suffix) in worker
         }
     }
     print("UnifiedPush stats: \(sender.stats())")
-    _ = await sender.shutdown(gracePeriod: 5)
+    _ = await sender.shutdown(gracePeriod: .seconds(5))
 } }
