@@ -64,14 +64,22 @@ let package = Package(
         .target(name: "Tracing", dependencies: ["HTTPClient", "JSON", "Locking", "Clocks", "Logging"]),
 
         // MARK: Transport and storage layers (know nothing about Beams).
-        .target(name: "APNsClient", dependencies: ["CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
-                                                  "Clocks", "TLSIdentity"]),
+        .target(
+            name: "APNsClient",
+            dependencies: [
+                "CLibCurl", "HTTPClient", "JWTSigner", "JSON", "Logging", "Locking",
+                "Clocks", "TLSIdentity",
+            ]),
         // FCM HTTP v1: the protocol logic as pure types (service account, OAuth2 assertion and token state, the Beams
         // `fcm` section mapped to a v1 message, answers classified per FCM's error table) and `FCMSender`, which
         // carries them out over the shared libcurl stack, as APNsClient does for APNs.
         .target(name: "FCMClient", dependencies: ["JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
-        .target(name: "HTTPServer", dependencies: ["CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
-                                                  "Clocks"]),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "CLinux", "COpenSSL", "JSON", "Logging", "Locking", "Lifecycle",
+                "Clocks",
+            ]),
         .target(name: "PushStore", dependencies: ["Logging"]),
         // The one SQL layer, no C: bound values, a row decoder, an SQL literal whose interpolations become
         // parameters, and the dialect (placeholders, casts, least/greatest, row locks) that SQLite and PostgreSQL
@@ -82,27 +90,40 @@ let package = Package(
         // transactions.
         .target(name: "StoreSQL", dependencies: ["SQL", "PushStore", "JSON"]),
         // The SQLite backend: one writer thread with group commit, reader threads, schema migrations.
-        .target(name: "SQLiteStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(
+            name: "SQLiteStore",
+            dependencies: ["PushStore", "SQL", "StoreSQL", "CSQLite", "JSON", "Logging", "Locking", "Clocks"]),
         // The PostgreSQL backend for several nodes on one database: libpq connections each owned by one of a few
         // dedicated threads, prepared statements, SKIP LOCKED claims with leases, versioned migrations.
-        .target(name: "PostgreSQLStore", dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(
+            name: "PostgreSQLStore",
+            dependencies: ["PushStore", "SQL", "StoreSQL", "CLibPQ", "JSON", "Logging", "Locking", "Clocks"]),
         // Web Push: RFC 8291 encryption, VAPID (RFC 8292), subscriptions, answer classification (pure), and
         // `WebPushSender` over the shared libcurl stack with the push-service allowlist and the webhook SSRF rules.
-        .target(name: "WebPush", dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
+        .target(
+            name: "WebPush",
+            dependencies: ["COpenSSL", "JWTSigner", "JSON", "HTTPClient", "Locking", "Clocks", "Logging"]),
         // The store contract kept in memory: the fake for unit tests, checked by the same contract suite as SQLite.
         .target(name: "InMemoryStore", dependencies: ["PushStore", "Locking"]),
         // The store move (`push-server copy-store`): every table between SQLite and PostgreSQL, one snapshot in, one
         // transaction out, checked by per-table counts and SHA-256 checksums. The one module that knows both schemas.
-        .target(name: "StoreCopy", dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "COpenSSL", "JSON", "Clocks"]),
+        .target(
+            name: "StoreCopy",
+            dependencies: ["SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "COpenSSL", "JSON", "Clocks"]),
 
         // MARK: Beams without a server: the publish request parsers and validators (sections, delivery options,
         // interests, tokens, dates, time zones), `BeamsError` without its HTTP mapping, user tokens and the publish
         // plan the engine reads back from the store. No HTTP server, no store backend, no engine: the fuzzers link it alone.
-        .target(name: "BeamsModel", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JWTSigner", "PushStore",
-                                                  "JSON", "Clocks", "Logging"]),
+        .target(
+            name: "BeamsModel",
+            dependencies: [
+                "APNsClient", "FCMClient", "WebPush", "HTTPClient", "JWTSigner", "PushStore",
+                "JSON", "Clocks", "Logging",
+            ]),
         // What the server measures and reports, without knowing the engine: the metric catalogue and registry
         // (`/metrics`), label sets, batches, and the health recorders the engine feeds (APNs, store, delivery activity).
-        .target(name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Clocks", "Logging"]),
+        .target(
+            name: "Observability", dependencies: ["APNsClient", "PushStore", "JSON", "Locking", "Clocks", "Logging"]),
 
         // The configuration's values below the file that holds them: an instance's settings (`InstanceConfig` with
         // its APNs, FCM, Web Push, UnifiedPush and HMS sections, webhook, Beams bridge, broadcast, quotas, delivery
@@ -111,32 +132,52 @@ let package = Package(
         // The publish engine: claims queued publishes, streams their targets into the senders (APNs, FCM, Web Push,
         // HMS, APNs broadcast), checkpoints and finishes them, and delivers the webhooks and Beams bridge forwards.
         // It reads instances as `ConfigModel` values and never the app: no config file, no HTTP routes, no CLI.
-        .target(name: "PublishEngine", dependencies: ["ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient",
-                                                     "WebPush", "HTTPClient", "PushStore", "JWTSigner", "JSON", "Logging",
-                                                     "Locking", "Lifecycle", "Clocks", "Tracing"]),
+        .target(
+            name: "PublishEngine",
+            dependencies: [
+                "ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient",
+                "WebPush", "HTTPClient", "PushStore", "JWTSigner", "JSON", "Logging",
+                "Locking", "Lifecycle", "Clocks", "Tracing",
+            ]),
 
         // MARK: The product: config, Beams APIs, metrics, systemd integration, CLI.
-        .target(name: "PushServer", dependencies: ["PublishEngine", "ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
-                                                  "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
-                                                  "CBuildInfo", "CLinux", "TLSIdentity", "Tracing"]),
+        .target(
+            name: "PushServer",
+            dependencies: [
+                "PublishEngine", "ConfigModel", "BeamsModel", "Observability", "APNsClient", "FCMClient", "WebPush",
+                "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
+                "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
+                "CBuildInfo", "CLinux", "TLSIdentity", "Tracing",
+            ]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
         .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
-        .executableTarget(name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
-        .executableTarget(name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"], path: "bench/swift/StoreBench"),
+        .executableTarget(
+            name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
+        .executableTarget(
+            name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"],
+            path: "bench/swift/StoreBench"),
         // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
-        .executableTarget(name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport"],
-                          path: "bench/swift/PGStoreBench"),
-        .executableTarget(name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
+        .executableTarget(
+            name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport"],
+            path: "bench/swift/PGStoreBench"),
+        .executableTarget(
+            name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),
         // FCM, Web Push and APNs fan-out through their senders against one local sink (bench/fanout/nginx-sink.sh).
-        .executableTarget(name: "FanoutBench", dependencies: ["APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
-                                                             "JWTSigner", "Clocks", "TestSupport"], path: "bench/swift/FanoutBench"),
+        .executableTarget(
+            name: "FanoutBench",
+            dependencies: [
+                "APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
+                "JWTSigner", "Clocks", "TestSupport",
+            ], path: "bench/swift/FanoutBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),
         // Bulk-loads devices into a store file for the publish benchmarks and the kill -9 check.
-        .executableTarget(name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"], path: "bench/swift/SeedDevices"),
+        .executableTarget(
+            name: "SeedDevices", dependencies: ["PushStore", "SQLiteStore", "TestSupport"],
+            path: "bench/swift/SeedDevices"),
 
         // MARK: Tests mirror the targets.
         .testTarget(name: "LockingTests", dependencies: ["Locking", "Clocks", "TestSupport"]),
@@ -146,30 +187,60 @@ let package = Package(
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle", "Locking", "Clocks", "Logging"]),
         .testTarget(name: "JWTSignerTests", dependencies: ["JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "TLSIdentityTests", dependencies: ["TLSIdentity", "TestSupport"]),
-        .testTarget(name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),
+        .testTarget(
+            name: "FCMClientTests", dependencies: ["FCMClient", "HTTPClient", "JWTSigner", "JSON", "TestSupport"]),
         .testTarget(name: "TracingTests", dependencies: ["Tracing", "HTTPClient", "JSON"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
-        .testTarget(name: "APNsClientTests", dependencies: ["APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
-                                                         "TLSIdentity"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
-        .testTarget(name: "WebPushTests", dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "Locking", "TestSupport"]),
+        .testTarget(
+            name: "APNsClientTests",
+            dependencies: [
+                "APNsClient", "HTTPClient", "JSON", "TestSupport", "Locking",
+                "TLSIdentity",
+            ]),
+        .testTarget(
+            name: "HTTPServerTests",
+            dependencies: ["HTTPServer", "JSON", "TestSupport", "Lifecycle", "Locking", "Logging"]),
+        .testTarget(
+            name: "WebPushTests",
+            dependencies: ["WebPush", "JWTSigner", "JSON", "HTTPClient", "Locking", "TestSupport"]),
         // The contract suite (Contract/) runs against every backend; SQLiteStoreTests holds what only SQLite has.
-        .testTarget(name: "PushStoreTests", dependencies: ["PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
-                                                         "TestSupport", "Locking"]),
+        .testTarget(
+            name: "PushStoreTests",
+            dependencies: [
+                "PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
+                "TestSupport", "Locking",
+            ]),
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
-        .testTarget(name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
-        .testTarget(name: "StoreCopyTests", dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
-        .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
-        .testTarget(name: "BeamsModelTests", dependencies: ["BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
-                                                          "JWTSigner", "PushStore", "JSON"]),
+        .testTarget(
+            name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
+        .testTarget(
+            name: "StoreCopyTests",
+            dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
+        .testTarget(
+            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
+        .testTarget(
+            name: "BeamsModelTests",
+            dependencies: [
+                "BeamsModel", "APNsClient", "FCMClient", "WebPush", "HTTPClient",
+                "JWTSigner", "PushStore", "JSON",
+            ]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "APNsClient", "PushStore"]),
         // The engine against `ScriptedStore`, the in-memory store and fake senders: no HTTP server, no config file.
-        .testTarget(name: "PublishEngineTests", dependencies: ["PublishEngine", "ConfigModel", "BeamsModel", "Observability",
-                                                             "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer",
-                                                             "PushStore", "InMemoryStore", "SQLiteStore", "JSON", "JWTSigner",
-                                                             "Clocks", "Locking", "Logging", "Tracing", "TestSupport"]),
-        .testTarget(name: "PushServerTests", dependencies: ["PushServer", "PublishEngine", "ConfigModel", "BeamsModel", "Observability", "SQLiteStore", "InMemoryStore", "JSON", "TestSupport",
-                                                          "WebPush", "JWTSigner", "FCMClient",
-                                                          "Locking", "Clocks", "TLSIdentity", "Tracing"]),
+        .testTarget(
+            name: "PublishEngineTests",
+            dependencies: [
+                "PublishEngine", "ConfigModel", "BeamsModel", "Observability",
+                "APNsClient", "FCMClient", "WebPush", "HTTPClient", "HTTPServer",
+                "PushStore", "InMemoryStore", "SQLiteStore", "JSON", "JWTSigner",
+                "Clocks", "Locking", "Logging", "Tracing", "TestSupport",
+            ]),
+        .testTarget(
+            name: "PushServerTests",
+            dependencies: [
+                "PushServer", "PublishEngine", "ConfigModel", "BeamsModel", "Observability", "SQLiteStore",
+                "InMemoryStore", "JSON", "TestSupport",
+                "WebPush", "JWTSigner", "FCMClient",
+                "Locking", "Clocks", "TLSIdentity", "Tracing",
+            ]),
     ]
 )

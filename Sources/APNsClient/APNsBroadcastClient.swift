@@ -49,9 +49,11 @@ public final class APNsBroadcastClient: Sendable {
     public init(configuration: Configuration = Configuration()) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         self.configuration = configuration
-        tokenManagers = configuration.tokenManagers ?? ProviderTokenManagers(
-            policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
-            logger: configuration.logger)
+        tokenManagers =
+            configuration.tokenManagers
+            ?? ProviderTokenManagers(
+                policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
+                logger: configuration.logger)
     }
 
     /// One channel management call to `endpoints.managementURL`.
@@ -60,9 +62,10 @@ public final class APNsBroadcastClient: Sendable {
         credentials: APNsCredentials, requestID: String? = nil
     ) async -> APNsBroadcastResult {
         let method: HTTPExchangeMethod = request.method == "POST" ? .post : request.method == "GET" ? .get : .delete
-        return await call(url: endpoints.managementURL + request.path(bundleID: bundleID), method: method,
-                          headers: request.headers(requestID: requestID), body: request.body, caFile: endpoints.caFile,
-                          credentials: credentials)
+        return await call(
+            url: endpoints.managementURL + request.path(bundleID: bundleID), method: method,
+            headers: request.headers(requestID: requestID), body: request.body, caFile: endpoints.caFile,
+            credentials: credentials)
     }
 
     /// One broadcast push to `endpoints.sendURL`.
@@ -75,9 +78,10 @@ public final class APNsBroadcastClient: Sendable {
         } catch {
             return .failure(.invalidRequest(error))
         }
-        return await call(url: endpoints.sendURL + request.path(bundleID: bundleID), method: .post,
-                          headers: request.headers, body: request.payload, caFile: endpoints.caFile,
-                          credentials: credentials)
+        return await call(
+            url: endpoints.sendURL + request.path(bundleID: bundleID), method: .post,
+            headers: request.headers, body: request.payload, caFile: endpoints.caFile,
+            credentials: credentials)
     }
 
     /// Aborts calls in flight (they end `.shutdown`) and stops the curl threads. Idempotent.
@@ -89,8 +93,10 @@ public final class APNsBroadcastClient: Sendable {
         for client in clients { await client.shutdown() }
     }
 
-    private func call(url text: String, method: HTTPExchangeMethod, headers: [String], body: [UInt8], caFile: String?,
-                      credentials: APNsCredentials) async -> APNsBroadcastResult {
+    private func call(
+        url text: String, method: HTTPExchangeMethod, headers: [String], body: [UInt8], caFile: String?,
+        credentials: APNsCredentials
+    ) async -> APNsBroadcastResult {
         let url: HTTPURL
         do {
             url = try HTTPURL(text)
@@ -127,8 +133,9 @@ public final class APNsBroadcastClient: Sendable {
             case .failure(let error): return .failure(Self.failure(error))
             case .success(let answer): response = answer
             }
-            let parsed = APNsBroadcastResponse.parse(status: response.status, headers: response.headers,
-                                                     body: response.body)
+            let parsed = APNsBroadcastResponse.parse(
+                status: response.status, headers: response.headers,
+                body: response.body)
             guard let reason = parsed.reason else { return .response(parsed) }
             // The device client's rule (`ProviderTokenState.recovery`): one new token after ExpiredProviderToken,
             // other credential faults are the configuration's, not the call's.
@@ -158,9 +165,12 @@ public final class APNsBroadcastClient: Sendable {
                 }
                 return .response(parsed)
             case .credentialFault?:
-                configuration.logger.error("APNs refused the provider token for a broadcast call",
-                                           ["team": credentials.teamID, "key": credentials.keyID,
-                                            "reason": reason.rawValue])
+                configuration.logger.error(
+                    "APNs refused the provider token for a broadcast call",
+                    [
+                        "team": credentials.teamID, "key": credentials.keyID,
+                        "reason": reason.rawValue,
+                    ])
                 return .failure(.configuration(.rejected(status: parsed.status, reason: reason)))
             case nil:
                 return .response(parsed)
@@ -205,9 +215,10 @@ public final class APNsBroadcastClient: Sendable {
             if let existing = state.clients[clientKey] {
                 client = existing
             } else {
-                client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-                    name: "apns-broadcast", connections: 1, caFile: caFile, timeout: configuration.timeout,
-                    connectTimeout: configuration.connectTimeout, maxResponseBytes: configuration.maxResponseBytes))
+                client = try HTTPExchangeClient(
+                    configuration: HTTPExchangeConfiguration(
+                        name: "apns-broadcast", connections: 1, caFile: caFile, timeout: configuration.timeout,
+                        connectTimeout: configuration.connectTimeout, maxResponseBytes: configuration.maxResponseBytes))
                 state.clients[clientKey] = client
             }
             return client

@@ -17,8 +17,10 @@ public struct APNsBroadcastRequest: Sendable, Equatable {
     /// `apns-request-id`, a canonical UUID; nil lets APNs generate one (returned in the response).
     public var requestID: String?
 
-    public init(channelID: APNsChannelID, payload: [UInt8], priority: APNsPriority = .powerConsidered,
-                expiration: Int = 0, requestID: String? = nil) {
+    public init(
+        channelID: APNsChannelID, payload: [UInt8], priority: APNsPriority = .powerConsidered,
+        expiration: Int = 0, requestID: String? = nil
+    ) {
         self.channelID = channelID
         self.payload = payload
         self.priority = priority
@@ -65,7 +67,8 @@ public enum APNsBroadcastViolation: Error, Sendable, Hashable, CustomStringConve
     public var description: String {
         switch self {
         case .emptyPayload: return "empty_payload"
-        case .payloadTooLarge(let bytes): return "payload_too_large: \(bytes) bytes, limit \(APNsBroadcastRequest.maxPayloadBytes)"
+        case .payloadTooLarge(let bytes):
+            return "payload_too_large: \(bytes) bytes, limit \(APNsBroadcastRequest.maxPayloadBytes)"
         case .invalidExpiration: return "invalid_expiration"
         case .invalidRequestID: return "invalid_request_id"
         case .invalidURL(let url): return "invalid_url: \(url)"

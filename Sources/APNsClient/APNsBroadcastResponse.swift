@@ -14,8 +14,10 @@ public struct APNsBroadcastResponse: Sendable, Equatable {
     /// not JSON.
     public var body: JSONValue?
 
-    public init(status: Int, reason: APNsReason? = nil, channelID: String? = nil, requestID: String? = nil,
-                body: JSONValue? = nil) {
+    public init(
+        status: Int, reason: APNsReason? = nil, channelID: String? = nil, requestID: String? = nil,
+        body: JSONValue? = nil
+    ) {
         self.status = status
         self.reason = reason
         self.channelID = channelID
@@ -28,8 +30,9 @@ public struct APNsBroadcastResponse: Sendable, Equatable {
 
     /// Builds the response from the raw answer: an error body's `reason`, or a success body as JSON.
     public static func parse(status: Int, headers: [String: String], body: [UInt8]) -> APNsBroadcastResponse {
-        var response = APNsBroadcastResponse(status: status, channelID: headers["apns-channel-id"],
-                                             requestID: headers["apns-request-id"])
+        var response = APNsBroadcastResponse(
+            status: status, channelID: headers["apns-channel-id"],
+            requestID: headers["apns-request-id"])
         if (200...299).contains(status) {
             response.body = body.isEmpty ? nil : JSONValue.parse(body)
         } else {

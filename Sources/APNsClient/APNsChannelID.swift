@@ -32,7 +32,7 @@ public struct APNsChannelID: Sendable, Hashable, CustomStringConvertible {
         for byte in body {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 out.append(byte)
             case UInt8(ascii: "+"), UInt8(ascii: "/"):
                 standard = true

@@ -67,8 +67,10 @@ public struct APNsBundleID: Sendable, Hashable, CustomStringConvertible {
     public init?(_ text: String) {
         let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= 155,
-              bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
-                  || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
+            bytes.allSatisfy({
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                    || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-")
+            })
         else { return nil }
         rawValue = text
     }

@@ -1,8 +1,8 @@
 import Clocks
-import Locking
 import Dispatch
 import Foundation
 import HTTPClient
+import Locking
 import Logging
 import Synchronization
 
@@ -40,9 +40,11 @@ public final class APNsClient: Sendable {
             throw CurlError(code: -1, call: "curl_version_info", message: "libcurl lacks HTTP/2: \(CurlGlobal.version)")
         }
         self.configuration = configuration
-        tokenManagers = configuration.tokenManagers ?? ProviderTokenManagers(
-            policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
-            logger: configuration.logger)
+        tokenManagers =
+            configuration.tokenManagers
+            ?? ProviderTokenManagers(
+                policy: configuration.tokenPolicy, store: configuration.tokenStore, clock: configuration.clock,
+                logger: configuration.logger)
     }
 
     /// Sends one notification and waits for its final result (retries included).
@@ -87,13 +89,17 @@ public final class APNsClient: Sendable {
             }
             pool = found
         } catch {
-            onResult(.failure(.transport(APNsTransportError(kind: .fatal, code: error.code, message: error.description),
-                                         attempts: 0)))
+            onResult(
+                .failure(
+                    .transport(
+                        APNsTransportError(kind: .fatal, code: error.code, message: error.description),
+                        attempts: 0)))
             return
         }
         let deadline = APNsJob.monotonic(request.retryDeadline, wallNow: Date(), monotonicNow: MonotonicClock.now())
-        let job = APNsJob(request: request, prepared: prepared, url: environment.baseURL + prepared.path,
-                          deadline: deadline, onResult: onResult)
+        let job = APNsJob(
+            request: request, prepared: prepared, url: environment.baseURL + prepared.path,
+            deadline: deadline, onResult: onResult)
         await pool.submit(job)
     }
 
@@ -143,13 +149,16 @@ public final class APNsClient: Sendable {
         return try pools.withLock { (pools: inout Pools) throws(CurlError) -> APNsPool? in
             if pools.shuttingDown { return nil }
             if let pool = pools.byKey[key] { return pool }
-            let pool = try APNsPool(key: key, credentials: credentials, tokens: tokenManagers.manager(for: credentials),
-                                    configuration: configuration)
+            let pool = try APNsPool(
+                key: key, credentials: credentials, tokens: tokenManagers.manager(for: credentials),
+                configuration: configuration)
             pools.byKey[key] = pool
             configuration.logger.info(
                 "APNs pool created",
-                ["team": key.teamID, "key": key.keyID, "environment": environment.baseURL,
-                 "connections": String(configuration.connectionsPerPool), "credentials": credentials.kind.rawValue])
+                [
+                    "team": key.teamID, "key": key.keyID, "environment": environment.baseURL,
+                    "connections": String(configuration.connectionsPerPool), "credentials": credentials.kind.rawValue,
+                ])
             return pool
         }
     }

@@ -42,9 +42,11 @@ final class APNsConnection: Sendable {
 
     /// - Parameter report: called on the loop thread for every `APNsConnectionReport`; keep it short.
     /// - Parameter identity: the client certificate of certificate credentials (then `tokens` is nil).
-    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
-         configuration: APNsClientConfiguration,
-         logger: Logger, report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?) throws(CurlError) {
+    init(
+        index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
+        configuration: APNsClientConfiguration,
+        logger: Logger, report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?
+    ) throws(CurlError) {
         self.index = index
         let multi = try CurlMulti(options: [
             (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),

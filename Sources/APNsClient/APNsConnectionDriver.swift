@@ -1,5 +1,5 @@
-import Clocks
 import CLibCurl
+import Clocks
 import HTTPClient
 import Logging
 import TLSIdentity
@@ -29,10 +29,12 @@ final class APNsConnectionDriver: CurlMultiDriver {
     private var transfers: [APNsTransfer] = []
     private var idle: [APNsTransfer] = []
 
-    init(index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
-         configuration: APNsClientConfiguration, logger: Logger, gauges: APNsConnection.Gauges,
-         report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?,
-         awayForToken: @escaping @Sendable (APNsJob, @escaping @Sendable () async -> APNsJob.TokenAnswer) -> Void) {
+    init(
+        index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
+        configuration: APNsClientConfiguration, logger: Logger, gauges: APNsConnection.Gauges,
+        report: @escaping @Sendable (APNsConnectionReport) -> APNsJob?,
+        awayForToken: @escaping @Sendable (APNsJob, @escaping @Sendable () async -> APNsJob.TokenAnswer) -> Void
+    ) {
         self.index = index
         self.awayForToken = awayForToken
         self.key = key
@@ -164,8 +166,9 @@ final class APNsConnectionDriver: CurlMultiDriver {
                 // APNs holds another token for this key: adopt it if this process can find it (the store), else
                 // wait for the refresh floor; never sign within it.
                 guard let tokens else {
-                    run(machine.rejectedTokenResolved(
-                        job, .failure(Self.noTokens(.tooManyProviderTokenUpdates, status: 429))))
+                    run(
+                        machine.rejectedTokenResolved(
+                            job, .failure(Self.noTokens(.tooManyProviderTokenUpdates, status: 429))))
                     continue
                 }
                 let generation = job.tokenGeneration
@@ -218,8 +221,9 @@ final class APNsConnectionDriver: CurlMultiDriver {
             transfer = reused
         } else {
             do {
-                transfer = try APNsTransfer(id: transfers.count + 1, environment: environment, identity: identity,
-                                            configuration: configuration)
+                transfer = try APNsTransfer(
+                    id: transfers.count + 1, environment: environment, identity: identity,
+                    configuration: configuration)
             } catch {
                 run(machine.startFailed(job, .transport(Self.fatal(error), attempts: job.attempts)))
                 return

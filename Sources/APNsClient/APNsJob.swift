@@ -32,8 +32,10 @@ final class APNsJob: @unchecked Sendable {
     let deadline: UInt64?
 
     /// - Parameter deadline: `request.retryDeadline` as monotonic nanoseconds (`APNsJob.monotonic`).
-    init(request: APNsRequest, prepared: APNsPreparedRequest, url: String, deadline: UInt64? = nil,
-         onResult: @escaping @Sendable (APNsResult) -> Void) {
+    init(
+        request: APNsRequest, prepared: APNsPreparedRequest, url: String, deadline: UInt64? = nil,
+        onResult: @escaping @Sendable (APNsResult) -> Void
+    ) {
         self.request = request
         self.prepared = prepared
         self.url = url

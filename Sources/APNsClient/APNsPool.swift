@@ -1,6 +1,6 @@
-import Locking
 import Foundation
 import HTTPClient
+import Locking
 import Logging
 
 /// Identifies a pool: APNs binds a connection to one team (and key kind) on its first push, so each
@@ -70,15 +70,19 @@ final class APNsPool: Sendable {
 
     /// - Parameter tokens: the key's manager from the client's `ProviderTokenManagers` (shared with the key's other
     ///   pools and the broadcast client); nil for certificate credentials.
-    init(key: APNsPoolKey, credentials: APNsCredentials, tokens: ProviderTokenManager?,
-         configuration: APNsClientConfiguration) throws(CurlError) {
+    init(
+        key: APNsPoolKey, credentials: APNsCredentials, tokens: ProviderTokenManager?,
+        configuration: APNsClientConfiguration
+    ) throws(CurlError) {
         self.key = key
         let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
         self.tokens = tokens
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
         self.resumeBatch = max(1, min(32, capacity / 16))
-        self.window = Window(Slots(capacity: capacity,
-                                   inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
+        self.window = Window(
+            Slots(
+                capacity: capacity,
+                inFlight: Array(repeating: 0, count: configuration.connectionsPerPool)))
         var list: [APNsConnection] = []
         for index in 0..<configuration.connectionsPerPool {
             // The connection's thread keeps the pool alive through this closure as long as it runs: it reports to it.

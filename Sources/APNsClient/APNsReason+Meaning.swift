@@ -5,7 +5,8 @@ extension APNsReason {
         switch self {
         case .badCollapseId: return "apns-collapse-id is longer than 64 bytes."
         case .badDeviceToken:
-            return "The token is malformed or belongs to the other environment (sandbox for Xcode builds, production for TestFlight/App Store)."
+            return
+                "The token is malformed or belongs to the other environment (sandbox for Xcode builds, production for TestFlight/App Store)."
         case .badExpirationDate: return "apns-expiration is not a valid UNIX time."
         case .badMessageId: return "apns-id is not a canonical UUID."
         case .badPriority: return "apns-priority is not 10, 5 or 1, or is 10 on a background push."
@@ -31,7 +32,8 @@ extension APNsReason {
         case .methodNotAllowed: return "Only POST is allowed."
         case .expiredToken: return "The device token has expired."
         case .unregistered:
-            return "The app was removed or the token is no longer valid for this topic; stop sending unless the app registers again."
+            return
+                "The app was removed or the token is no longer valid for this topic; stop sending unless the app registers again."
         case .payloadTooLarge: return "The payload is over 4096 bytes (5120 for VoIP)."
         case .tooManyProviderTokenUpdates: return "The provider token was replaced more often than every 20 minutes."
         case .tooManyRequests: return "Too many notifications to this device token in a short time."
@@ -43,9 +45,11 @@ extension APNsReason {
         case .missingChannelId: return "The request has no apns-channel-id header."
         case .badChannelId: return "apns-channel-id is not a channel id APNs issued (base64)."
         case .channelNotRegistered:
-            return "No such channel for this app in this environment (deleted, never created, or created in the other environment)."
+            return
+                "No such channel for this app in this environment (deleted, never created, or created in the other environment)."
         case .cannotCreateChannelConfig:
-            return "APNs could not create the channel; the app may have reached its 10,000 channels in this environment."
+            return
+                "APNs could not create the channel; the app may have reached its 10,000 channels in this environment."
         case .badRequestParams: return "A channel request parameter is invalid (message-storage-policy, push-type)."
         case .badRequestPayload: return "The request body is not what APNs expects for this call."
         case .missingPushType: return "apns-push-type is required (liveactivity for broadcasts)."

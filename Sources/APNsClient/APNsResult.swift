@@ -21,7 +21,9 @@ public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
             if let id = r.apnsID { text += " apns-id=\(id)" }
             if let id = r.apnsUniqueID { text += " apns-unique-id=\(id)" }
             if let reason = r.reason { text += " reason=\(reason.rawValue)" }
-            if let t = r.timestamp { text += " timestamp=\(Int64(saturating: (t.timeIntervalSince1970 * 1000).rounded()))" }
+            if let t = r.timestamp {
+                text += " timestamp=\(Int64(saturating: (t.timeIntervalSince1970 * 1000).rounded()))"
+            }
             return text
         case .failure(let failure):
             return "failure=\(failure)"

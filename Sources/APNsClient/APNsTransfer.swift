@@ -74,9 +74,11 @@ final class APNsTransfer {
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, 16 * 1024), "CURLOPT_UPLOAD_BUFFERSIZE")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_POSTFIELDS, body), "CURLOPT_POSTFIELDS")
-        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)), "TIMEOUT_MS")
         try curlCheck(
-            ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)), "CONNECTTIMEOUT")
+            ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)), "TIMEOUT_MS")
+        try curlCheck(
+            ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)),
+            "CONNECTTIMEOUT")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPIDLE, 60), "CURLOPT_TCP_KEEPIDLE")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPINTVL, 30), "CURLOPT_TCP_KEEPINTVL")
@@ -207,7 +209,7 @@ final class APNsTransfer {
     static func from(easy: UnsafeMutableRawPointer) -> APNsTransfer? {
         var pointer: UnsafeMutableRawPointer?
         guard (try? curlCheck(ccurl_getinfo_ptr(easy, CURLINFO_PRIVATE, &pointer), "CURLINFO_PRIVATE")) != nil,
-              let pointer
+            let pointer
         else { return nil }
         return Unmanaged<APNsTransfer>.fromOpaque(pointer).takeUnretainedValue()
     }
@@ -280,6 +282,8 @@ private func deliverBytes(
 ) -> Int {
     guard let userdata, let data else { return total }
     let transfer = Unmanaged<APNsTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    data.withMemoryRebound(to: UInt8.self, capacity: total) { body(transfer, UnsafeBufferPointer(start: $0, count: total)) }
+    data.withMemoryRebound(to: UInt8.self, capacity: total) {
+        body(transfer, UnsafeBufferPointer(start: $0, count: total))
+    }
     return total
 }

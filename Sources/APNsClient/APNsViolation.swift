@@ -59,7 +59,8 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
         case .collapseIDTooLong(let bytes):
             return "\(code): \(bytes) bytes, limit 64"
         case .pushTypeNeedsTokenAuthentication(let pushType):
-            return "\(code): APNs accepts \(pushType.rawValue) pushes only with token (.p8) authentication, not a certificate"
+            return
+                "\(code): APNs accepts \(pushType.rawValue) pushes only with token (.p8) authentication, not a certificate"
         default:
             return code
         }

@@ -1,5 +1,5 @@
-import Locking
 import Foundation
+import Locking
 import Logging
 
 /// Where signed provider tokens are shared, per (team id, key id), between the processes of one node across
@@ -134,8 +134,9 @@ public final class ProviderTokenManager: Sendable {
                         state.storeChecked(loaded, now: now).map { state.adopt($0) }
                     }
                     if let adopted {
-                        self.logger.notice("Adopting the stored APNs provider token",
-                                           ["team": self.credentials.teamID, "key": self.credentials.keyID])
+                        self.logger.notice(
+                            "Adopting the stored APNs provider token",
+                            ["team": self.credentials.teamID, "key": self.credentials.keyID])
                         return .retryNow(adopted)
                     }
                 case .mint(let issuedAt):
@@ -186,15 +187,20 @@ public final class ProviderTokenManager: Sendable {
             let winner = try await store.compareAndSwap(
                 teamID: credentials.teamID, keyID: credentials.keyID, expected: expected, new: ours)
             if winner != ours {
-                logger.info("Another process refreshed the APNs provider token first: using its token",
-                            ["team": credentials.teamID, "key": credentials.keyID])
+                logger.info(
+                    "Another process refreshed the APNs provider token first: using its token",
+                    ["team": credentials.teamID, "key": credentials.keyID])
             }
             return state.withLock { $0.settle(signed: ours, winner: winner) }
         } catch {
             // The notification matters more than the store: use our token; a restart may then meet
             // TooManyProviderTokenUpdates, which is retried rather than lost.
-            logger.warning("Storing the APNs provider token failed", ["team": credentials.teamID,
-                                                                      "error": String(describing: error)])
+            logger.warning(
+                "Storing the APNs provider token failed",
+                [
+                    "team": credentials.teamID,
+                    "error": String(describing: error),
+                ])
             return state.withLock { $0.install(jwt: ours.jwt, issuedAt: ours.issuedAt) }
         }
     }
@@ -205,8 +211,12 @@ public final class ProviderTokenManager: Sendable {
         do {
             return try await store.load(teamID: credentials.teamID, keyID: credentials.keyID)
         } catch {
-            logger.warning("Reading the stored APNs provider token failed", ["team": credentials.teamID,
-                                                                             "error": String(describing: error)])
+            logger.warning(
+                "Reading the stored APNs provider token failed",
+                [
+                    "team": credentials.teamID,
+                    "error": String(describing: error),
+                ])
             return nil
         }
     }

@@ -18,9 +18,13 @@ package struct APNsTemplate: Sendable, Equatable {
     package var disableDeliveryTracking: Bool
 
     /// Keys of `apns` with a meaning of their own (not forwarded as custom payload keys).
-    static let reservedKeys: Set<String> = ["aps", "data", "priority", "expiration", "collapse_id", "push_type", "pusher"]
-    static let pushTypes: Set<String> = ["alert", "background", "voip", "complication", "fileprovider", "mdm",
-                                         "liveactivity", "location", "pushtotalk", "widgets", "controls"]
+    static let reservedKeys: Set<String> = [
+        "aps", "data", "priority", "expiration", "collapse_id", "push_type", "pusher",
+    ]
+    static let pushTypes: Set<String> = [
+        "alert", "background", "voip", "complication", "fileprovider", "mdm",
+        "liveactivity", "location", "pushtotalk", "widgets", "controls",
+    ]
 
     static func parse(_ apns: [String: JSONValue]) throws(BeamsError) -> APNsTemplate {
         var aps: [String: JSONValue] = [:]
@@ -64,7 +68,8 @@ package struct APNsTemplate: Sendable, Equatable {
         var pushType: String?
         if let value = apns["push_type"], !value.isNull {
             guard let string = value.stringValue, pushTypes.contains(string) else {
-                throw .schema("apns.push_type", "must be one of the following: \(pushTypes.sorted().joined(separator: ", "))")
+                throw .schema(
+                    "apns.push_type", "must be one of the following: \(pushTypes.sorted().joined(separator: ", "))")
             }
             pushType = string
         }
@@ -81,8 +86,9 @@ package struct APNsTemplate: Sendable, Equatable {
             }
         }
         let custom = apns.filter { !reservedKeys.contains($0.key) }
-        return APNsTemplate(aps: aps, data: data, custom: custom, priority: priority, expiration: expiration,
-                            collapseID: collapseID, pushType: pushType, disableDeliveryTracking: disableTracking)
+        return APNsTemplate(
+            aps: aps, data: data, custom: custom, priority: priority, expiration: expiration,
+            collapseID: collapseID, pushType: pushType, disableDeliveryTracking: disableTracking)
     }
 
     /// The APNs JSON payload for one publish: `aps` (+ `content-available: 1` for delivery tracking), custom keys,

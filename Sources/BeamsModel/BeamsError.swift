@@ -32,10 +32,12 @@ public struct BeamsError: Error, Sendable, Equatable {
 
     /// 429 for an address locked out after repeated wrong secret keys; the key is not even compared meanwhile.
     package static func tooManyAuthFailures(retryAfter: Int) -> BeamsError {
-        BeamsError(429, "Rate Limited", "Too many requests with an incorrect secret key from this address",
-                   retryAfter: retryAfter)
+        BeamsError(
+            429, "Rate Limited", "Too many requests with an incorrect secret key from this address",
+            retryAfter: retryAfter)
     }
-    package static let invalidContentType = BeamsError(400, "Invalid content type", "Only application/json is supported")
+    package static let invalidContentType = BeamsError(
+        400, "Invalid content type", "Only application/json is supported")
     /// 403 for a browser request from an origin that the instance's `web.allowedOrigins` does not list.
     package static let originNotAllowed = BeamsError(
         403, "Forbidden", "This origin is not allowed to call this instance (web.allowedOrigins)")
@@ -57,7 +59,8 @@ public struct BeamsError: Error, Sendable, Equatable {
 
     package static let deviceNotFound = BeamsError(404, "Device not found", "Could not find the device")
     package static let missingToken = BeamsError(400, "Bad request", "Missing APNs token")
-    package static let invalidToken = BeamsError(401, "Unauthorized", "Incorrect APNs token supplied: the device token must be hexadecimal")
+    package static let invalidToken = BeamsError(
+        401, "Unauthorized", "Incorrect APNs token supplied: the device token must be hexadecimal")
     /// An FCM token that is not a registration token. The title is the one the Android SDK acts on: it fetches a
     /// new token and registers again (any other 4xx on register is retried forever with the same body).
     package static func invalidFCMToken(_ reason: String) -> BeamsError {
@@ -76,15 +79,18 @@ public struct BeamsError: Error, Sendable, Equatable {
     }
     /// A UnifiedPush device route on an instance without a `unifiedpush` section.
     package static let unifiedPushNotConfigured = BeamsError(
-        404, "UnifiedPush not configured", "This instance does not send UnifiedPush: set instances[].unifiedpush in the server config")
+        404, "UnifiedPush not configured",
+        "This instance does not send UnifiedPush: set instances[].unifiedpush in the server config")
     package static let missingBundleID = BeamsError(400, "Bad request", "Missing App Bundle Identifier")
     /// `PUT …/token` with a token that a live device bound to another user holds (docs/SECURITY.md, "Push tokens").
     /// 400, on which the Android SDK drops the refresh instead of retrying it.
     package static let tokenHeldByAnotherUser = BeamsError(
         400, "Bad request", "This token belongs to another device that is bound to another user")
     package static let tooManyInterests = BeamsError(
-        400, "Bad request", "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
-    package static let userAlreadySet = BeamsError(400, "Bad request", "A User Id is already associated with this device.")
+        400, "Bad request",
+        "Too many interests are being set for this device. Only 5000 interests per device are allowed.")
+    package static let userAlreadySet = BeamsError(
+        400, "Bad request", "A User Id is already associated with this device.")
     /// The device over `limits.maxDevicesPerUser` (Beams: 100), with Beams' text. Beams documents 422, but the iOS
     /// SDK retries every status except 400/401/403/404 forever (docs/API.md), so it is 400: iOS and Android
     /// both stop on it and report the error to the app.
@@ -100,17 +106,19 @@ public struct BeamsError: Error, Sendable, Equatable {
     /// device cap, not Beams' 402: Beams never refused a registration (its 402 blocked publishes over the plan),
     /// and the iOS SDK retries every status but 400/401/403/404 forever, so a 402 would loop on every phone.
     package static func instanceDeviceQuota(_ quota: Int) -> BeamsError {
-        BeamsError(400, "Bad request",
-                   "Device could not be created: the instance has reached its quota of \(quota) devices")
+        BeamsError(
+            400, "Bad request",
+            "Device could not be created: the instance has reached its quota of \(quota) devices")
     }
     /// A publish beyond the instance's `quotas.publishesPerDay`: 429 with `Retry-After` until 00:00 UTC. Not
     /// Beams' 402 ("Publishing has been blocked due to being over plan limits"): that answer has no end, while
     /// this quota resets at a known moment, which 429 and `Retry-After` say; the Java SDK maps 429 to its
     /// too-many-requests error, and the title stays Beams' "Rate Limited".
     package static func publishQuota(_ quota: Int, retryAfter: Int, resetsAt: String) -> BeamsError {
-        BeamsError(429, "Rate Limited",
-                   "The instance has reached its quota of \(quota) publishes per day (UTC); it resets at \(resetsAt)",
-                   retryAfter: retryAfter)
+        BeamsError(
+            429, "Rate Limited",
+            "The instance has reached its quota of \(quota) publishes per day (UTC); it resets at \(resetsAt)",
+            retryAfter: retryAfter)
     }
     /// An interest write beyond `limits.maxSubscriptionsPerInstance` or `limits.maxInterestsPerInstance`; nothing
     /// of it was stored. 400 like the device cap: the iOS SDK stops retrying it until the next app launch, the
@@ -123,7 +131,8 @@ public struct BeamsError: Error, Sendable, Equatable {
     package static let unexpectedBody = BeamsError(400, "Bad request", "This request takes no body")
 
     package static func invalidInterest(_ name: String) -> BeamsError {
-        BeamsError(400, "Invalid interest name",
-                   "Interest names must be 1-164 characters of a-z, A-Z, 0-9, _ - = @ , . ; (got \"\(name.prefix(200))\")")
+        BeamsError(
+            400, "Invalid interest name",
+            "Interest names must be 1-164 characters of a-z, A-Z, 0-9, _ - = @ , . ; (got \"\(name.prefix(200))\")")
     }
 }

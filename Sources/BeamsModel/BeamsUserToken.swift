@@ -13,21 +13,26 @@ public enum BeamsUserToken {
 
     /// Issues a token exactly like the server SDKs (`sub`, `iss`, `exp`, plus `iat` like Node's). An `exp` past
     /// `Int.max` (`push-server token --ttl 9223372036854775807`) saturates instead of trapping.
-    package static func issue(instanceID: String, userID: String, secret: String, now: Int, lifetime: Int = 86_400) throws -> String {
+    package static func issue(instanceID: String, userID: String, secret: String, now: Int, lifetime: Int = 86_400)
+        throws -> String
+    {
         let (exp, overflow) = now.addingReportingOverflow(lifetime)
-        return try HS256.sign(claims: [
-            "sub": .string(userID),
-            "iss": .string(issuer(instanceID: instanceID)),
-            "iat": .int(now),
-            "exp": .int(overflow ? (lifetime > 0 ? .max : .min) : exp),
-        ], secret: secret)
+        return try HS256.sign(
+            claims: [
+                "sub": .string(userID),
+                "iss": .string(issuer(instanceID: instanceID)),
+                "iat": .int(now),
+                "exp": .int(overflow ? (lifetime > 0 ? .max : .min) : exp),
+            ], secret: secret)
     }
 
     /// Verifies the `Authorization` header of `PUT …/user` and returns the user id.
     ///
     /// - Throws: `BeamsError` with the service's statuses: 401 for a missing or malformed header, a bad signature
     ///   or time claims; 400 for missing `exp`/`sub`/`iss` or a `sub` outside 1–164 bytes; 403 for another issuer.
-    public static func verify(authorization: String?, instanceID: String, secret: String, now: Int) throws(BeamsError) -> String {
+    public static func verify(authorization: String?, instanceID: String, secret: String, now: Int) throws(BeamsError)
+        -> String
+    {
         guard let authorization, !authorization.isEmpty else {
             throw BeamsError(401, "Unauthorized", "`Authorization` header token is missing")
         }
@@ -43,7 +48,9 @@ public enum BeamsUserToken {
             throw map(error)
         }
         guard claims.exp != nil else { throw BeamsError(400, "Bad request", "Missing expiration (exp) field in JWT") }
-        guard let subject = claims.sub else { throw BeamsError(400, "Bad request", "Missing subject (sub) field in JWT") }
+        guard let subject = claims.sub else {
+            throw BeamsError(400, "Bad request", "Missing subject (sub) field in JWT")
+        }
         guard (1...maxSubjectBytes).contains(subject.utf8.count) else {
             throw BeamsError(400, "Bad request", "JWT subject (sub) must be between 1-164 characters long")
         }
@@ -68,9 +75,11 @@ public enum BeamsUserToken {
         case .malformed, .keyDoesNotMatchAlgorithm:
             return BeamsError(401, "Unauthorized", "`Authorization` header token is malformed")
         case .unsupportedAlgorithm(let alg):
-            return BeamsError(401, "Unauthorized", "Invalid JWT: algorithm \(alg.prefix(20)) is not accepted, use HS256")
+            return BeamsError(
+                401, "Unauthorized", "Invalid JWT: algorithm \(alg.prefix(20)) is not accepted, use HS256")
         case .unexpectedAlgorithm(_, let found):
-            return BeamsError(401, "Unauthorized", "Invalid JWT: algorithm \(found.rawValue) is not accepted, use HS256")
+            return BeamsError(
+                401, "Unauthorized", "Invalid JWT: algorithm \(found.rawValue) is not accepted, use HS256")
         case .badSignature:
             return BeamsError(401, "Unauthorized", "Invalid JWT: signature is invalid")
         case .invalidClaim(let name):

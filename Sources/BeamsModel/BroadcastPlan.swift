@@ -19,14 +19,16 @@ public struct BroadcastPlan: Sendable, Equatable {
     }
 
     public init(_ request: BroadcastPublishRequest) {
-        self.init(channels: request.channels, payload: request.payload, priority: request.priority,
-                  expiration: request.expiration)
+        self.init(
+            channels: request.channels, payload: request.payload, priority: request.priority,
+            expiration: request.expiration)
     }
 
     /// The request for the channel at `index`.
     package func request(at index: Int) -> APNsBroadcastRequest {
-        APNsBroadcastRequest(channelID: channels[index], payload: payload,
-                             priority: APNsPriority(rawValue: priority) ?? .powerConsidered, expiration: expiration)
+        APNsBroadcastRequest(
+            channelID: channels[index], payload: payload,
+            priority: APNsPriority(rawValue: priority) ?? .powerConsidered, expiration: expiration)
     }
 
     func encoded() -> JSONValue {
@@ -41,7 +43,7 @@ public struct BroadcastPlan: Sendable, Equatable {
     /// nil when a member is missing or a channel id is not valid.
     init?(decoding object: [String: JSONValue]) {
         guard let list = object["channels"]?.arrayValue, let payload = object["payload"]?.stringValue,
-              let priority = object["priority"]?.intValue, let expiration = object["expiration"]?.intValue
+            let priority = object["priority"]?.intValue, let expiration = object["expiration"]?.intValue
         else { return nil }
         var channels: [APNsChannelID] = []
         for element in list {

@@ -24,19 +24,26 @@ public struct BroadcastPublishRequest: Sendable, Equatable {
     static let maxExpirationAhead = 30 * 86_400
 
     /// - Throws: `BeamsError` 400 for a body that is not a JSON object, 422 naming the offending member.
-    public static func parse(_ body: [UInt8], timestamp: Int, maxChannels: Int) throws(BeamsError) -> BroadcastPublishRequest {
+    public static func parse(_ body: [UInt8], timestamp: Int, maxChannels: Int) throws(BeamsError)
+        -> BroadcastPublishRequest
+    {
         guard let root = JSONValue.parse(body)?.objectValue else { throw .invalidJSON }
         for key in root.keys.sorted() where !members.contains(key) {
-            throw .schema(String(key.prefix(64)), "Unknown member; allowed: \(members.sorted().joined(separator: ", "))")
+            throw .schema(
+                String(key.prefix(64)), "Unknown member; allowed: \(members.sorted().joined(separator: ", "))")
         }
         let channels = try parseChannels(root["channels"], maxChannels: maxChannels)
         guard let apnsValue = root["apns"], !apnsValue.isNull else { throw .schema("apns", "apns is required") }
-        guard let apns = apnsValue.objectValue else { throw .schema("apns", PublishRequest.typeMessage("object", apnsValue)) }
+        guard let apns = apnsValue.objectValue else {
+            throw .schema("apns", PublishRequest.typeMessage("object", apnsValue))
+        }
         for key in apns.keys.sorted() where key != "aps" {
             throw .schema("apns.\(key.prefix(64))", "Unknown member; a broadcast carries apns.aps only")
         }
         guard let apsValue = apns["aps"], !apsValue.isNull else { throw .schema("apns.aps", "apns.aps is required") }
-        guard let aps = apsValue.objectValue else { throw .schema("apns.aps", PublishRequest.typeMessage("object", apsValue)) }
+        guard let aps = apsValue.objectValue else {
+            throw .schema("apns.aps", PublishRequest.typeMessage("object", apsValue))
+        }
         if aps["event"]?.stringValue == LiveActivityPayload.Event.start.rawValue {
             throw .schema("apns.aps.event", "broadcast cannot start a Live Activity; send update or end")
         }
@@ -52,29 +59,38 @@ public struct BroadcastPublishRequest: Sendable, Equatable {
             }
             if let value = options["priority"], !value.isNull {
                 guard case .int(let int) = value, int == 5 || int == 10 else {
-                    throw .schema("x_live_activity.priority", "x_live_activity.priority must be one of the following: 5, 10")
+                    throw .schema(
+                        "x_live_activity.priority", "x_live_activity.priority must be one of the following: 5, 10")
                 }
                 priority = int
             }
             if let value = options["expiration"], !value.isNull {
                 guard case .int(let int) = value, int >= 0, int == 0 || int <= timestamp + maxExpirationAhead else {
-                    throw .schema("x_live_activity.expiration",
-                                  "Must be 0 or epoch seconds at most 30 days ahead (0: deliver once, do not store)")
+                    throw .schema(
+                        "x_live_activity.expiration",
+                        "Must be 0 or epoch seconds at most 30 days ahead (0: deliver once, do not store)")
                 }
                 expiration = int
             }
         }
-        let payload = JSONValue.object(["aps": .object(LiveActivityPayload.stamped(aps, timestamp: timestamp))]).serialized()
+        let payload = JSONValue.object(["aps": .object(LiveActivityPayload.stamped(aps, timestamp: timestamp))])
+            .serialized()
         guard payload.count <= APNsBroadcastRequest.maxPayloadBytes else {
-            throw .schema("apns", "The broadcast payload is \(payload.count) bytes; APNs accepts at most \(APNsBroadcastRequest.maxPayloadBytes)")
+            throw .schema(
+                "apns",
+                "The broadcast payload is \(payload.count) bytes; APNs accepts at most \(APNsBroadcastRequest.maxPayloadBytes)"
+            )
         }
-        return BroadcastPublishRequest(channels: channels, payload: payload, priority: priority, expiration: expiration,
-                                       event: event)
+        return BroadcastPublishRequest(
+            channels: channels, payload: payload, priority: priority, expiration: expiration,
+            event: event)
     }
 
     private static func parseChannels(_ value: JSONValue?, maxChannels: Int) throws(BeamsError) -> [APNsChannelID] {
         guard let value, !value.isNull else { throw .schema("channels", "channels is required") }
-        guard let array = value.arrayValue else { throw .schema("channels", PublishRequest.typeMessage("array", value)) }
+        guard let array = value.arrayValue else {
+            throw .schema("channels", PublishRequest.typeMessage("array", value))
+        }
         if array.isEmpty { throw .schema("channels", "Array must have at least 1 items") }
         if array.count > maxChannels { throw .schema("channels", "Array must have at most \(maxChannels) items") }
         var seen: Set<APNsChannelID> = []
@@ -94,5 +110,6 @@ public struct BroadcastPublishRequest: Sendable, Equatable {
 
 /// Wording shared by the channel routes and the broadcast publish.
 package enum BroadcastChannelID {
-    package static let rule = "Must be a channel id as APNs issued it: base64 (or base64url), at most \(APNsChannelID.maxLength) characters"
+    package static let rule =
+        "Must be a channel id as APNs issued it: base64 (or base64url), at most \(APNsChannelID.maxLength) characters"
 }

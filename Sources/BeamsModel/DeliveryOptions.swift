@@ -47,8 +47,10 @@ public struct DeliveryOptions: Sendable, Equatable {
         package var defaultThrottlePerMinute: Int?
         package var maxThrottlePerMinute: Int?
 
-        public init(maxScheduleDays: Int = 30, defaultTimeZone: String = "UTC", defaultThrottlePerMinute: Int? = nil,
-                     maxThrottlePerMinute: Int? = nil) {
+        public init(
+            maxScheduleDays: Int = 30, defaultTimeZone: String = "UTC", defaultThrottlePerMinute: Int? = nil,
+            maxThrottlePerMinute: Int? = nil
+        ) {
             self.maxScheduleDays = maxScheduleDays
             self.defaultTimeZone = defaultTimeZone
             self.defaultThrottlePerMinute = defaultThrottlePerMinute
@@ -69,8 +71,9 @@ public struct DeliveryOptions: Sendable, Equatable {
                 throw .schema(Self.member, "give \(Self.member) in the body or the X-Push-Delivery header, not both")
             }
             guard header.utf8.count <= maxHeaderBytes, let value = JSONValue.parse(Array(header.utf8)) else {
-                throw BeamsError(422, "Unprocessable Entity",
-                                 "X-Push-Delivery must be a JSON object of at most \(maxHeaderBytes) bytes")
+                throw BeamsError(
+                    422, "Unprocessable Entity",
+                    "X-Push-Delivery must be a JSON object of at most \(maxHeaderBytes) bytes")
             }
             options = try parse(value, path: Self.member, now: now, limits: limits)
         } else if let member {
@@ -83,7 +86,9 @@ public struct DeliveryOptions: Sendable, Equatable {
         return options
     }
 
-    static func parse(_ value: JSONValue, path p: String, now: Date, limits: Limits) throws(BeamsError) -> DeliveryOptions {
+    static func parse(_ value: JSONValue, path p: String, now: Date, limits: Limits) throws(BeamsError)
+        -> DeliveryOptions
+    {
         guard let object = value.objectValue else { throw .schema(p, PublishRequest.typeMessage("object", value)) }
         let known: Set<String> = ["sendAt", "deliverAtLocalTime", "expiresAt", "throttlePerMinute"]
         // A typo (`sendat`) would otherwise send at once: unknown members are refused.
@@ -122,7 +127,8 @@ public struct DeliveryOptions: Sendable, Equatable {
             // A local-time publish may need one more day to reach every zone.
             let limit = horizon.addingTimeInterval(options.localTime == nil ? 0 : 2 * 86_400)
             guard expiresAt <= limit else {
-                throw .schema("\(p).expiresAt", "must lie within \(limits.maxScheduleDays) days (engine.maxScheduleDays)")
+                throw .schema(
+                    "\(p).expiresAt", "must lie within \(limits.maxScheduleDays) days (engine.maxScheduleDays)")
             }
             options.expiresAt = expiresAt
         }

@@ -8,7 +8,9 @@ public enum DeviceMetadata {
         guard let value, !value.isNull else { return "{}" }
         guard value.objectValue != nil else { throw BeamsError(400, "Bad request", "`metadata` must be a JSON object") }
         let text = value.jsonText
-        guard text.utf8.count <= 4096 else { throw BeamsError(400, "Bad request", "`metadata` is too large (max 4KiB)") }
+        guard text.utf8.count <= 4096 else {
+            throw BeamsError(400, "Bad request", "`metadata` is too large (max 4KiB)")
+        }
         return text
     }
 }

@@ -65,21 +65,24 @@ public enum DeviceToken {
     /// unless the pattern names another), and, for a literal address, one `policy` allows. Anything else (a cloud
     /// metadata address, loopback, an internal name) is refused here with the same 400: nothing is stored, and
     /// the Web SDK's `start()` rejects, so the page's next `start()` subscribes again.
-    package static func web(_ token: String, hosts: WebPushHostAllowlist = .knownPushServices,
-                    policy: DestinationPolicy = DestinationPolicy()) throws(BeamsError) -> String {
+    package static func web(
+        _ token: String, hosts: WebPushHostAllowlist = .knownPushServices,
+        policy: DestinationPolicy = DestinationPolicy()
+    ) throws(BeamsError) -> String {
         guard token.utf8.count <= maxWebTokenBytes else {
             throw BeamsError.invalidWebToken("the token is longer than \(maxWebTokenBytes) bytes")
         }
         guard let json = decodeBase64(token) else {
             throw BeamsError.invalidWebToken("the token is not base64 of the subscription JSON")
         }
-        guard let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue
+        guard
+            let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue
         else { throw BeamsError.invalidWebToken("the token does not decode to a JSON object") }
         guard let endpoint = object["endpoint"]?.stringValue else {
             throw BeamsError.invalidWebToken("the subscription has no endpoint string")
         }
         guard let keys = object["keys"]?.objectValue, let p256dh = keys["p256dh"]?.stringValue,
-              let auth = keys["auth"]?.stringValue
+            let auth = keys["auth"]?.stringValue
         else { throw BeamsError.invalidWebToken("the subscription has no keys.p256dh and keys.auth strings") }
         let subscription: WebPushSubscription
         do {
@@ -91,10 +94,12 @@ public enum DeviceToken {
         let authority = url.port == 443 ? url.host : "\(url.host):\(url.port)"
         guard hosts.pattern(for: url) != nil else {
             throw BeamsError.invalidWebToken(
-                "the endpoint's host \(authority) is not an allowed push service (port 443 unless web.pushServiceHosts names another)")
+                "the endpoint's host \(authority) is not an allowed push service (port 443 unless web.pushServiceHosts names another)"
+            )
         }
         if let address = url.literalAddress, case .refused(let range) = policy.verdict(for: address, host: url.host) {
-            throw BeamsError.invalidWebToken("the endpoint's address \(authority) is \(range) (web.allowedDestinations)")
+            throw BeamsError.invalidWebToken(
+                "the endpoint's address \(authority) is \(range) (web.allowedDestinations)")
         }
         return storedForm(endpoint: endpoint, subscription: subscription)
     }
@@ -139,11 +144,15 @@ public enum DeviceToken {
     package static func subscriptionLookupKey(_ raw: String) throws(BeamsError) -> String {
         let json = raw.hasPrefix("{") ? Array(raw.utf8) : decodeBase64(raw)
         guard raw.utf8.count <= maxWebTokenBytes, let json,
-              let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?.objectValue,
-              let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
-              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
+            let object = JSONValue.parse(json, limits: JSONLimits(maxDepth: 4, maxBytes: maxWebTokenBytes))?
+                .objectValue,
+            let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
+            let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
         else {
-            throw BeamsError(400, "Bad request", #"Give the subscription with its endpoint and keys: {"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}} (or the Web SDK's base64 token); the endpoint alone does not identify a device"#)
+            throw BeamsError(
+                400, "Bad request",
+                #"Give the subscription with its endpoint and keys: {"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}} (or the Web SDK's base64 token); the endpoint alone does not identify a device"#
+            )
         }
         let subscription: WebPushSubscription
         do {
@@ -162,15 +171,18 @@ public enum DeviceToken {
     /// point, a 16-byte secret) plus the port rule of open endpoints (443 unless `unifiedpush.ports` lists more) and,
     /// for an address literal, the address rules. Returns the canonical token (the `web` form) and the endpoint,
     /// whose host the caller resolves and judges.
-    public static func unifiedPush(_ body: [String: JSONValue], ports: Set<Int>) throws(BeamsError) -> (token: String, endpoint: HTTPURL) {
+    public static func unifiedPush(_ body: [String: JSONValue], ports: Set<Int>) throws(BeamsError) -> (
+        token: String, endpoint: HTTPURL
+    ) {
         guard let endpoint = body["endpoint"]?.stringValue else {
             throw BeamsError.invalidUnifiedPushEndpoint("`endpoint` (a string) is required")
         }
         guard endpoint.utf8.count <= maxUnifiedPushEndpointBytes else {
-            throw BeamsError.invalidUnifiedPushEndpoint("`endpoint` is longer than \(maxUnifiedPushEndpointBytes) bytes")
+            throw BeamsError.invalidUnifiedPushEndpoint(
+                "`endpoint` is longer than \(maxUnifiedPushEndpointBytes) bytes")
         }
         guard let keys = body["keys"]?.objectValue, let p256dh = keys["p256dh"]?.stringValue,
-              let auth = keys["auth"]?.stringValue
+            let auth = keys["auth"]?.stringValue
         else { throw BeamsError.invalidUnifiedPushEndpoint("`keys.p256dh` and `keys.auth` (strings) are required") }
         let subscription: WebPushSubscription
         do {
@@ -181,7 +193,8 @@ public enum DeviceToken {
         let url = subscription.endpoint
         guard WebPushOpenEndpoints(ports: ports).allowsPort(of: url) else {
             let allowed = ports.sorted().map(String.init).joined(separator: ", ")
-            throw BeamsError.invalidUnifiedPushEndpoint("port \(url.port) is not allowed (allowed: \(allowed); unifiedpush.ports)")
+            throw BeamsError.invalidUnifiedPushEndpoint(
+                "port \(url.port) is not allowed (allowed: \(allowed); unifiedpush.ports)")
         }
         let token = storedForm(endpoint: endpoint, subscription: subscription)
         return (token, url)
@@ -207,8 +220,10 @@ public enum DeviceToken {
     /// The token in the form the store keys devices by, by platform; a web subscription's endpoint must be on a known
     /// push service or one of `pushServiceHosts`, at an address `allowedDestinations` permits (the instance's
     /// `web` section, read by `DeviceAPI.normalizedToken`).
-    public static func normalized(_ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
-                           allowedDestinations: [DestinationPolicy.Allowance] = []) throws(BeamsError) -> String {
+    public static func normalized(
+        _ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
+        allowedDestinations: [DestinationPolicy.Allowance] = []
+    ) throws(BeamsError) -> String {
         switch platform {
         case .apns: return try apns(token)
         case .fcm: return try fcm(token)
@@ -218,7 +233,8 @@ public enum DeviceToken {
             return try web(token, hosts: hosts, policy: DestinationPolicy(allowances: allowedDestinations))
         case .unifiedpush:
             // Registered with `{"endpoint","keys"}` and resolved (`unifiedPushToken`); a token here is a stored one.
-            throw BeamsError(400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
+            throw BeamsError(
+                400, "Bad request", "unifiedpush devices register with {\"endpoint\", \"keys\"}, not a token")
         case .hms: return try hms(token)
         }
     }

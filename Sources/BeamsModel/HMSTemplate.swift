@@ -17,7 +17,9 @@ package struct HMSTemplate: Sendable, Equatable {
     /// The `message` object sent, without `token`.
     package var message: [String: JSONValue]
 
-    package static func parse(_ object: [String: JSONValue], instanceID: String, publishID: String) throws(BeamsError) -> HMSTemplate {
+    package static func parse(_ object: [String: JSONValue], instanceID: String, publishID: String) throws(BeamsError)
+        -> HMSTemplate
+    {
         let known: Set<String> = ["notification", "data", "android"]
         for key in object.keys where !known.contains(key) {
             throw .schema("\(section).\(key)", "Unknown field: the hms section takes notification, data and android")
@@ -31,7 +33,8 @@ package struct HMSTemplate: Sendable, Equatable {
                 throw .schema("\(section).notification", PublishRequest.typeMessage("object", value))
             }
             for key in notification.keys where !["title", "body", "image"].contains(key) {
-                throw .schema("\(section).notification.\(key)", "Unknown field: notification takes title, body and image")
+                throw .schema(
+                    "\(section).notification.\(key)", "Unknown field: notification takes title, body and image")
             }
             for (key, member) in notification where member.stringValue == nil {
                 throw .schema("\(section).notification.\(key)", PublishRequest.typeMessage("string", member))
@@ -56,7 +59,8 @@ package struct HMSTemplate: Sendable, Equatable {
             }
             android = members
             if let urgency = members["urgency"], !urgency.isNull,
-               !["HIGH", "NORMAL"].contains(urgency.stringValue ?? "") {
+                !["HIGH", "NORMAL"].contains(urgency.stringValue ?? "")
+            {
                 throw .schema("\(section).android.urgency", "Must be HIGH or NORMAL")
             }
             if let key = members["collapse_key"], !key.isNull, !(-1...100).contains(key.intValue ?? -2) {
@@ -70,7 +74,8 @@ package struct HMSTemplate: Sendable, Equatable {
         if message["notification"] != nil && androidNotification == nil { androidNotification = [:] }
         if var notification = androidNotification {
             if let action = notification["click_action"], !action.isNull {
-                guard let members = action.objectValue, let type = members["type"]?.intValue, (1...4).contains(type) else {
+                guard let members = action.objectValue, let type = members["type"]?.intValue, (1...4).contains(type)
+                else {
                     throw .schema("\(section).android.notification.click_action", "Must be an object with type 1 to 4")
                 }
                 if type == 1 && members["intent"] == nil && members["action"] == nil {

@@ -42,8 +42,10 @@ public struct LiveActivityPayload: Sendable, Equatable {
     /// forwarded unchanged. Never Beams' `data.pusher`.
     package var extra: [String: JSONValue]
 
-    package init(event: Event, attributesType: String, activityID: String? = nil, priority: Int = 5,
-                aps: [String: JSONValue], extra: [String: JSONValue] = [:]) {
+    package init(
+        event: Event, attributesType: String, activityID: String? = nil, priority: Int = 5,
+        aps: [String: JSONValue], extra: [String: JSONValue] = [:]
+    ) {
         self.event = event
         self.attributesType = attributesType
         self.activityID = activityID
@@ -68,7 +70,9 @@ public struct LiveActivityPayload: Sendable, Equatable {
     ///   - apns: the parsed `apns` part; nil when the publish has none (refused: the push needs `apns.aps`).
     ///   - timestamp: the intake time in epoch seconds.
     /// - Throws: `BeamsError` 422 with a backticked path naming the offending field.
-    package static func parse(member: JSONValue, apns: APNsTemplate?, timestamp: Int) throws(BeamsError) -> LiveActivityPayload {
+    package static func parse(member: JSONValue, apns: APNsTemplate?, timestamp: Int) throws(BeamsError)
+        -> LiveActivityPayload
+    {
         let path = Self.member
         guard let object = member.objectValue else {
             throw .schema(path, PublishRequest.typeMessage("object", member))
@@ -117,8 +121,9 @@ public struct LiveActivityPayload: Sendable, Equatable {
         }
         var extra = apns.custom
         if !apns.data.isEmpty { extra["data"] = .object(apns.data) }
-        let result = LiveActivityPayload(event: event, attributesType: attributesType, activityID: activityID,
-                                         priority: priority, aps: stamped(apns.aps, timestamp: timestamp), extra: extra)
+        let result = LiveActivityPayload(
+            event: event, attributesType: attributesType, activityID: activityID,
+            priority: priority, aps: stamped(apns.aps, timestamp: timestamp), extra: extra)
         let size = result.payload().count
         guard size <= maxPayloadBytes else {
             throw .schema("apns", "The Live Activity payload is \(size) bytes; APNs accepts at most \(maxPayloadBytes)")
@@ -132,10 +137,14 @@ public struct LiveActivityPayload: Sendable, Equatable {
     ///   - attributesType: the type `attributes-type` must equal in a start payload; nil to skip that comparison.
     ///   - events: the events this kind of publish may carry.
     ///   - path: the JSON path of `aps` in the request, for error messages.
-    package static func validateAPS(_ aps: [String: JSONValue], attributesType: String?, events: Set<Event>,
-                                   path: String = "apns.aps") throws(BeamsError) -> Event {
+    package static func validateAPS(
+        _ aps: [String: JSONValue], attributesType: String?, events: Set<Event>,
+        path: String = "apns.aps"
+    ) throws(BeamsError) -> Event {
         for key in aps.keys.sorted() where !apsKeys.contains(key) {
-            throw .schema("\(path).\(key.prefix(64))", "Not a Live Activity key; allowed: \(apsKeys.sorted().joined(separator: ", "))")
+            throw .schema(
+                "\(path).\(key.prefix(64))",
+                "Not a Live Activity key; allowed: \(apsKeys.sorted().joined(separator: ", "))")
         }
         if aps["timestamp"] != nil {
             throw .schema("\(path).timestamp", "The server sets timestamp when it accepts the publish; leave it out")
@@ -171,7 +180,8 @@ public struct LiveActivityPayload: Sendable, Equatable {
         if event == .start {
             try validateStart(aps, attributesType: attributesType, path: path)
         } else {
-            for key in ["attributes-type", "attributes", "input-push-token", "input-push-channel"] where aps[key] != nil {
+            for key in ["attributes-type", "attributes", "input-push-token", "input-push-channel"] where aps[key] != nil
+            {
                 throw .schema("\(path).\(key)", "\(key) applies only to event start")
             }
         }
@@ -189,7 +199,9 @@ public struct LiveActivityPayload: Sendable, Equatable {
         "Must be 1-\(LiveActivityToken.maxNameBytes) ASCII letters, digits, '_' or '.', not starting with a digit or '.'"
     package static let activityIDRule = "Must be 1-\(LiveActivityToken.maxNameBytes) printable ASCII characters"
 
-    private static func validateStart(_ aps: [String: JSONValue], attributesType: String?, path: String) throws(BeamsError) {
+    private static func validateStart(_ aps: [String: JSONValue], attributesType: String?, path: String)
+        throws(BeamsError)
+    {
         guard let typeValue = aps["attributes-type"] else {
             throw .schema("\(path).attributes-type", "attributes-type is required for event start")
         }
@@ -213,8 +225,11 @@ public struct LiveActivityPayload: Sendable, Equatable {
         }
         if let value = aps["input-push-channel"] {
             guard let channel = value.stringValue,
-                  LiveActivityToken.isValidPrintable(channel, maxBytes: maxChannelIDBytes) else {
-                throw .schema("\(path).input-push-channel", "Must be a channel id of 1-\(maxChannelIDBytes) printable ASCII characters")
+                LiveActivityToken.isValidPrintable(channel, maxBytes: maxChannelIDBytes)
+            else {
+                throw .schema(
+                    "\(path).input-push-channel",
+                    "Must be a channel id of 1-\(maxChannelIDBytes) printable ASCII characters")
             }
         }
     }

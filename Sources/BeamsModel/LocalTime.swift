@@ -11,8 +11,8 @@ package struct LocalTime: Sendable, Equatable, CustomStringConvertible {
     package init?(_ text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2 || parts.count == 3,
-              parts.allSatisfy({ $0.utf8.count == 2 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
-              let hour = Int(parts[0]), let minute = Int(parts[1]), hour < 24, minute < 60
+            parts.allSatisfy({ $0.utf8.count == 2 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+            let hour = Int(parts[0]), let minute = Int(parts[1]), hour < 24, minute < 60
         else { return nil }
         let second = parts.count == 3 ? Int(parts[2]) ?? 60 : 0
         guard second < 60 else { return nil }
@@ -35,8 +35,10 @@ package struct LocalTime: Sendable, Equatable, CustomStringConvertible {
         let components = DateComponents(hour: hour, minute: minute, second: second)
         // Strictly after the second before `start`: `start` itself counts.
         let from = Date(timeIntervalSince1970: TimeInterval(start - 1))
-        guard let next = calendar.nextDate(after: from, matching: components, matchingPolicy: .nextTime,
-                                           repeatedTimePolicy: .first, direction: .forward)
+        guard
+            let next = calendar.nextDate(
+                after: from, matching: components, matchingPolicy: .nextTime,
+                repeatedTimePolicy: .first, direction: .forward)
         else { return nil }
         return Int64(exactly: next.timeIntervalSince1970.rounded(.down))
     }

@@ -74,12 +74,16 @@ public struct PublishPlan: Sendable, Equatable {
     /// once, unpaced (a local-time publish goes out in rounds; a paced one is sent by one run, since every shard's
     /// run would keep the whole publish's `throttlePerMinute` and together exceed it; Live Activity and broadcast
     /// targets are token rows or channels, not the device ranges shards cover).
-    package var isShardable: Bool { mode == .devices && delivery?.localTime == nil && delivery?.throttlePerMinute == nil }
+    package var isShardable: Bool {
+        mode == .devices && delivery?.localTime == nil && delivery?.throttlePerMinute == nil
+    }
 
     /// - Throws: `BeamsError` 422 naming the member when the `fcm` or `web` part cannot become a message (too
     ///   large, a field FCM refuses): one bad payload is refused once, not sent as one error per device.
-    public init(request: PublishRequest, body: [UInt8], instanceID: String, publishID: String,
-         delivery: DeliveryOptions? = nil) throws(BeamsError) {
+    public init(
+        request: PublishRequest, body: [UInt8], instanceID: String, publishID: String,
+        delivery: DeliveryOptions? = nil
+    ) throws(BeamsError) {
         self.delivery = delivery
         platforms = request.platforms
         apnsPayload = request.apns?.payload(instanceID: instanceID, publishID: publishID)
@@ -114,8 +118,9 @@ public struct PublishPlan: Sendable, Equatable {
     /// that no longer validates).
     package var unifiedPushMessage: WebPushMessage? {
         guard let payload = unifiedPushPayload else { return nil }
-        return try? WebPushMessage(payload: payload, ttl: unifiedPushTimeToLive ?? WebPushMessage.maxTTL,
-                                   urgency: unifiedPushUrgency.flatMap(WebPushUrgency.init(rawValue:)), topic: unifiedPushTopic)
+        return try? WebPushMessage(
+            payload: payload, ttl: unifiedPushTimeToLive ?? WebPushMessage.maxTTL,
+            urgency: unifiedPushUrgency.flatMap(WebPushUrgency.init(rawValue:)), topic: unifiedPushTopic)
     }
 
     /// Makes this a Live Activity publish: its APNs payload, push type and priority are the activity's (Beams'
@@ -130,8 +135,9 @@ public struct PublishPlan: Sendable, Equatable {
     /// Which Live Activity rows the publish targets.
     package var liveActivitySelector: LiveActivitySelector? {
         liveActivity.map {
-            LiveActivitySelector(kind: $0.event == .start ? .start : .update, attributesType: $0.attributesType,
-                                 activityID: $0.activityID)
+            LiveActivitySelector(
+                kind: $0.event == .start ? .start : .update, attributesType: $0.attributesType,
+                activityID: $0.activityID)
         }
     }
 
@@ -192,7 +198,7 @@ public struct PublishPlan: Sendable, Equatable {
     /// Decodes a stored plan (versions 1 to 4). - Throws: `PublishPlanError` for a plan this version cannot read.
     public init(decoding data: Data) throws(PublishPlanError) {
         guard let object = JSONValue.parse(data)?.objectValue, let version = object["v"]?.intValue,
-              Self.readableVersions.contains(version)
+            Self.readableVersions.contains(version)
         else {
             throw PublishPlanError()
         }
@@ -204,12 +210,15 @@ public struct PublishPlan: Sendable, Equatable {
         collapseID = object["collapseId"]?.stringValue
         if let message = object["fcmMessage"] {
             guard let members = message.objectValue else { throw PublishPlanError() }
-            fcm = FCMMessageTemplate(storedMessage: members, validateOnly: object["fcmValidateOnly"]?.boolValue ?? false)
+            fcm = FCMMessageTemplate(
+                storedMessage: members, validateOnly: object["fcmValidateOnly"]?.boolValue ?? false)
         }
         webPayload = object["webPayload"]?.stringValue.map { Array($0.utf8) }
         webTimeToLive = object["webTtl"]?.intValue
         if let stored = object["unifiedpush"] {
-            guard let members = stored.objectValue, let payload = members["payload"]?.stringValue else { throw PublishPlanError() }
+            guard let members = stored.objectValue, let payload = members["payload"]?.stringValue else {
+                throw PublishPlanError()
+            }
             unifiedPushPayload = Array(payload.utf8)
             unifiedPushTimeToLive = members["ttl"]?.intValue
             unifiedPushUrgency = members["urgency"]?.stringValue
@@ -225,12 +234,16 @@ public struct PublishPlan: Sendable, Equatable {
             delivery = try Self.decodeDelivery(members)
         }
         if let stored = object["liveActivity"] {
-            guard let members = stored.objectValue, let event = members["event"]?.stringValue.flatMap({ LiveActivityPayload.Event(rawValue: $0) }),
-                  let type = members["attributesType"]?.stringValue, let apnsPayload,
-                  var root = JSONValue.parse(apnsPayload)?.objectValue, let aps = root.removeValue(forKey: "aps")?.objectValue
+            guard let members = stored.objectValue,
+                let event = members["event"]?.stringValue.flatMap({ LiveActivityPayload.Event(rawValue: $0) }),
+                let type = members["attributesType"]?.stringValue, let apnsPayload,
+                var root = JSONValue.parse(apnsPayload)?.objectValue,
+                let aps = root.removeValue(forKey: "aps")?.objectValue
             else { throw PublishPlanError() }
-            mode = .liveActivity(LiveActivityPayload(event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
-                                               priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root))
+            mode = .liveActivity(
+                LiveActivityPayload(
+                    event: event, attributesType: type, activityID: members["activityId"]?.stringValue,
+                    priority: members["priority"]?.intValue ?? 5, aps: aps, extra: root))
         }
         if let stored = object["broadcast"] {
             guard let members = stored.objectValue, let plan = BroadcastPlan(decoding: members) else {

@@ -64,7 +64,8 @@ public struct PublishRequest: Sendable, Equatable {
             let names = try stringArray(root, "interests", min: 1, max: maxInterests)
             for (index, name) in names.enumerated() {
                 if name.utf8.count > InterestName.maxLength {
-                    throw .schema("interests.\(index)", "String length must be less than or equal to \(InterestName.maxLength)")
+                    throw .schema(
+                        "interests.\(index)", "String length must be less than or equal to \(InterestName.maxLength)")
                 }
                 if !InterestName.isValid(name) {
                     throw .schema("interests.\(index)", "Does not match pattern '\(InterestName.pattern)'")
@@ -113,8 +114,9 @@ public struct PublishRequest: Sendable, Equatable {
         var web: WebTemplate?
         if let object = root["web"]?.objectValue { web = try WebTemplate.parse(object) }
         let fcm = root["fcm"].flatMap { $0.objectValue != nil ? $0 : nil }
-        var request = PublishRequest(kind: audience.kind, targets: targets, webhookURL: webhookURL, apns: apns,
-                                     fcm: fcm, web: web, platforms: platforms)
+        var request = PublishRequest(
+            kind: audience.kind, targets: targets, webhookURL: webhookURL, apns: apns,
+            fcm: fcm, web: web, platforms: platforms)
         if let object = root[UnifiedPushTemplate.section]?.objectValue {
             request.unifiedpush = try UnifiedPushTemplate.parse(object)
         }
@@ -130,7 +132,9 @@ public struct PublishRequest: Sendable, Equatable {
         return request
     }
 
-    private static func stringArray(_ root: [String: JSONValue], _ key: String, min: Int, max: Int) throws(BeamsError) -> [String] {
+    private static func stringArray(_ root: [String: JSONValue], _ key: String, min: Int, max: Int) throws(BeamsError)
+        -> [String]
+    {
         guard let value = root[key], !value.isNull else { throw .schema(key, "\(key) is required") }
         guard let array = value.arrayValue else { throw .schema(key, typeMessage("array", value)) }
         if array.count < min { throw .schema(key, "Array must have at least \(min) items") }
@@ -138,7 +142,9 @@ public struct PublishRequest: Sendable, Equatable {
         var strings: [String] = []
         strings.reserveCapacity(array.count)
         for (index, element) in array.enumerated() {
-            guard let string = element.stringValue else { throw .schema("\(key).\(index)", typeMessage("string", element)) }
+            guard let string = element.stringValue else {
+                throw .schema("\(key).\(index)", typeMessage("string", element))
+            }
             strings.append(string)
         }
         return strings

@@ -22,12 +22,13 @@ package enum RFC3339 {
             return value
         }
         guard let year = digits(0, 4), b[4] == UInt8(ascii: "-"), let month = digits(5, 2), b[7] == UInt8(ascii: "-"),
-              let day = digits(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
-              let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2),
-              b[16] == UInt8(ascii: ":"), let second = digits(17, 2)
+            let day = digits(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
+            let hour = digits(11, 2), b[13] == UInt8(ascii: ":"), let minute = digits(14, 2),
+            b[16] == UInt8(ascii: ":"), let second = digits(17, 2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year), hour < 24, minute < 60,
-              second < 61
+        guard (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year), hour < 24,
+            minute < 60,
+            second < 61
         else { return nil }
         var index = 19
         var fraction = 0.0
@@ -49,7 +50,7 @@ package enum RFC3339 {
             guard index + 1 == b.count else { return nil }
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             guard index + 6 == b.count, let oh = digits(index + 1, 2), b[index + 3] == UInt8(ascii: ":"),
-                  let om = digits(index + 4, 2), oh < 24, om < 60
+                let om = digits(index + 4, 2), oh < 24, om < 60
             else { return nil }
             offset = (oh * 3600 + om * 60) * (b[index] == UInt8(ascii: "-") ? -1 : 1)
         default:

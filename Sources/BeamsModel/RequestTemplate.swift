@@ -15,7 +15,8 @@ package struct RequestTemplate: Sendable {
         self.topic = topic
         // The type is resolved once per publish and sent explicitly, so the client does not parse the payload
         // again for every device.
-        let effective = plan.pushType.flatMap(APNsPushType.init(rawValue:)) ?? (try? APNsHeaderRules.inferPushType(payload))
+        let effective =
+            plan.pushType.flatMap(APNsPushType.init(rawValue:)) ?? (try? APNsHeaderRules.inferPushType(payload))
         pushType = effective
         var priority = plan.priority.flatMap(APNsPriority.init(rawValue:))
         // Apple rejects priority 10 on background pushes; Beams payloads that turn out to be background (only
@@ -30,7 +31,8 @@ package struct RequestTemplate: Sendable {
     }
 
     package func request(token: String) -> APNsRequest {
-        APNsRequest(deviceToken: token, payload: payload, topic: topic, pushType: pushType, priority: priority,
-                    expiration: expiration, collapseID: collapseID)
+        APNsRequest(
+            deviceToken: token, payload: payload, topic: topic, pushType: pushType, priority: priority,
+            expiration: expiration, collapseID: collapseID)
     }
 }

@@ -39,9 +39,13 @@ package struct WebTemplate: Sendable, Equatable {
             for (key, member) in object.sorted(by: { $0.key < $1.key }) {
                 let path = "\(section).notification.\(key)"
                 if notificationStrings.contains(key) {
-                    guard member.stringValue != nil else { throw .schema(path, PublishRequest.typeMessage("string", member)) }
+                    guard member.stringValue != nil else {
+                        throw .schema(path, PublishRequest.typeMessage("string", member))
+                    }
                 } else if key == "hide_notification_if_site_has_focus" {
-                    guard member.boolValue != nil else { throw .schema(path, PublishRequest.typeMessage("boolean", member)) }
+                    guard member.boolValue != nil else {
+                        throw .schema(path, PublishRequest.typeMessage("boolean", member))
+                    }
                 } else {
                     throw .schema(path, "Additional property \(key) is not allowed")
                 }
@@ -78,7 +82,10 @@ package struct WebTemplate: Sendable, Equatable {
         ])
         let bytes = JSONValue.object(["notification": .object(notification), "data": .object(dataMembers)]).serialized()
         guard bytes.count <= Self.maxPayloadBytes else {
-            throw .schema(section, "The \(section) notification is \(bytes.count) bytes; at most \(Self.maxPayloadBytes) fit one push message")
+            throw .schema(
+                section,
+                "The \(section) notification is \(bytes.count) bytes; at most \(Self.maxPayloadBytes) fit one push message"
+            )
         }
         return bytes
     }

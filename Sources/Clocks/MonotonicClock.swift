@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The process's one monotonic clock: every deadline, timeout, rate-limit window and measured duration reads it,

@@ -17,8 +17,10 @@ public struct BeamsBridgeConfig: Sendable {
     /// A CA bundle for `baseURL` (the test stand-in's throw-away CA).
     public var caFile: String?
 
-    package init(instanceID: String, secretKey: String, enabled: Bool = true, retireDevices: Bool = true,
-                 baseURL: String, caFile: String? = nil) {
+    package init(
+        instanceID: String, secretKey: String, enabled: Bool = true, retireDevices: Bool = true,
+        baseURL: String, caFile: String? = nil
+    ) {
         self.instanceID = instanceID
         self.secretKey = secretKey
         self.enabled = enabled

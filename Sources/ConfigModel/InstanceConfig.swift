@@ -33,8 +33,10 @@ public struct InstanceConfig: Sendable {
     /// The browser origins allowed on the anonymous APIs: `web.allowedOrigins`, any origin without a `web` section.
     public var allowedOrigins: CORSOrigins { web?.allowedOrigins ?? .any }
 
-    package init(id: String, secretKey: String, apns: APNsInstanceConfig? = nil, webhook: WebhookConfig? = nil,
-                 fcm: FCMInstanceConfig? = nil, web: WebInstanceConfig? = nil) {
+    package init(
+        id: String, secretKey: String, apns: APNsInstanceConfig? = nil, webhook: WebhookConfig? = nil,
+        fcm: FCMInstanceConfig? = nil, web: WebInstanceConfig? = nil
+    ) {
         self.id = id
         self.secretKey = secretKey
         self.apns = apns
@@ -69,9 +71,11 @@ public struct APNsInstanceConfig: Sendable {
     /// false with a certificate, so intake can refuse such publishes up front (the client refuses them anyway).
     public var supportsTokenOnlyPushTypes: Bool { certificate == nil }
 
-    package init(teamID: String, keyID: String, keyPath: String, topic: String, defaultEnvironment: PushEnvironment,
-                 endpointOverride: String? = nil, caFile: String? = nil, certificate: APNsCertificateConfig? = nil,
-                 broadcast: APNsBroadcastConfig? = nil) {
+    package init(
+        teamID: String, keyID: String, keyPath: String, topic: String, defaultEnvironment: PushEnvironment,
+        endpointOverride: String? = nil, caFile: String? = nil, certificate: APNsCertificateConfig? = nil,
+        broadcast: APNsBroadcastConfig? = nil
+    ) {
         self.teamID = teamID
         self.keyID = keyID
         self.keyPath = keyPath

@@ -17,8 +17,10 @@ public struct FCMInstanceConfig: Sendable {
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for FCM and the token endpoint.
     public var caFile: String? = nil
 
-    package init(serviceAccountFile: String, serviceAccount: ServiceAccount, projectID: String,
-                 endpointOverride: String? = nil, caFile: String? = nil) {
+    package init(
+        serviceAccountFile: String, serviceAccount: ServiceAccount, projectID: String,
+        endpointOverride: String? = nil, caFile: String? = nil
+    ) {
         self.serviceAccountFile = serviceAccountFile
         self.serviceAccount = serviceAccount
         self.projectID = projectID
@@ -48,9 +50,11 @@ public struct WebInstanceConfig: Sendable {
     /// `caFile`: a PEM CA bundle trusted instead of the system's for push services.
     public var caFile: String? = nil
 
-    package init(vapidKeyFile: String, keyPair: VAPIDKeyPair, subject: VAPIDSubject, allowedOrigins: CORSOrigins,
-                 pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
-                 allowedDestinations: [DestinationPolicy.Allowance] = [], caFile: String? = nil) {
+    package init(
+        vapidKeyFile: String, keyPair: VAPIDKeyPair, subject: VAPIDSubject, allowedOrigins: CORSOrigins,
+        pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
+        allowedDestinations: [DestinationPolicy.Allowance] = [], caFile: String? = nil
+    ) {
         self.vapidKeyFile = vapidKeyFile
         self.keyPair = keyPair
         self.subject = subject
@@ -97,8 +101,10 @@ public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for both endpoints.
     public var caFile: String? = nil
 
-    package init(appID: String, clientID: String, clientSecret: String, tokenEndpointOverride: String? = nil,
-                 endpointOverride: String? = nil, caFile: String? = nil) {
+    package init(
+        appID: String, clientID: String, clientSecret: String, tokenEndpointOverride: String? = nil,
+        endpointOverride: String? = nil, caFile: String? = nil
+    ) {
         self.appID = appID
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -108,7 +114,9 @@ public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
     }
 
     /// The settings without the secret, for logs and dumps.
-    public var description: String { "HMSInstanceConfig(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
+    public var description: String {
+        "HMSInstanceConfig(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)"
+    }
 }
 
 /// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).
@@ -137,7 +145,8 @@ public enum CORSOrigins: Sendable, Equatable {
         var host = rest
         if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
             let port = rest[rest.index(after: colon)...]
-            guard let number = Int(port), (1...65535).contains(number), port.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+            guard let number = Int(port), (1...65535).contains(number),
+                port.utf8.allSatisfy({ (0x30...0x39).contains($0) })
             else { return .failure(.init("has an invalid port")) }
             host = rest[..<colon]
         }

@@ -9,7 +9,8 @@ import Locking
 final class AccessTokenManager: Sendable {
     typealias Delivery = @Sendable (Result<AccessTokenState.Token, AccessTokenError>) -> Void
     /// Performs one token request and reports its outcome exactly once (from any thread).
-    typealias Fetch = @Sendable (AccessTokenRequest, @escaping @Sendable (Result<AccessToken, AccessTokenError>) -> Void) -> Void
+    typealias Fetch =
+        @Sendable (AccessTokenRequest, @escaping @Sendable (Result<AccessToken, AccessTokenError>) -> Void) -> Void
 
     private struct Inner {
         var state: AccessTokenState
@@ -21,7 +22,10 @@ final class AccessTokenManager: Sendable {
     private let fetch: Fetch
     private let inner: Locked<Inner>
 
-    init(account: ServiceAccount, policy: AccessTokenPolicy, clock: @escaping @Sendable () -> Date, fetch: @escaping Fetch) {
+    init(
+        account: ServiceAccount, policy: AccessTokenPolicy, clock: @escaping @Sendable () -> Date,
+        fetch: @escaping Fetch
+    ) {
         self.account = account
         self.clock = clock
         self.fetch = fetch
@@ -34,7 +38,8 @@ final class AccessTokenManager: Sendable {
     func withToken(rejecting generation: Int? = nil, _ deliver: @escaping Delivery) {
         let now = MonotonicClock.seconds()
         let action = inner.withLock { inner -> AccessTokenState.Action in
-            let action = generation.map { inner.state.rejected(generation: $0, now: now) } ?? inner.state.acquire(now: now)
+            let action =
+                generation.map { inner.state.rejected(generation: $0, now: now) } ?? inner.state.acquire(now: now)
             switch action {
             case .refresh, .wait: inner.waiters.append(deliver)
             case .use, .useAndRefresh, .unavailable: break

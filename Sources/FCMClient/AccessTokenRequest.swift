@@ -25,7 +25,9 @@ public struct AccessTokenRequest: Sendable, Equatable {
     ///
     /// Header `{"alg":"RS256","typ":"JWT","kid":private_key_id}`; claims `iss` = client_email, `scope`, `aud` =
     /// token_uri, `iat`, `exp`, all NumericDates as JSON integers.
-    public init(account: ServiceAccount, issuedAt: Int, lifetime: Int = AccessTokenRequest.maxLifetime) throws(CryptoError) {
+    public init(account: ServiceAccount, issuedAt: Int, lifetime: Int = AccessTokenRequest.maxLifetime)
+        throws(CryptoError)
+    {
         let lifetime = min(max(lifetime, 1), Self.maxLifetime)
         let header: [(key: String, value: JSONValue)] = [
             ("alg", "RS256"), ("typ", "JWT"), ("kid", .string(account.privateKeyID)),
@@ -40,7 +42,8 @@ public struct AccessTokenRequest: Sendable, Equatable {
         ]
         url = account.tokenURI
         assertion = try JWS.rs256(header: header, claims: claims, key: account.privateKey)
-        body = Array(("grant_type=" + FormEncoding.encode(Self.grantType) + "&assertion=" + FormEncoding.encode(assertion)).utf8)
+        body = Array(
+            ("grant_type=" + FormEncoding.encode(Self.grantType) + "&assertion=" + FormEncoding.encode(assertion)).utf8)
     }
 }
 
@@ -54,8 +57,8 @@ enum FormEncoding {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"):
                 output.append(byte)
             default:
                 output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]

@@ -70,7 +70,9 @@ extension AccessToken {
         guard let value = object["access_token"]?.stringValue, !value.isEmpty else {
             throw .malformedResponse("no access_token string")
         }
-        guard value.utf8.count <= maxLength else { throw .malformedResponse("access_token longer than \(maxLength) bytes") }
+        guard value.utf8.count <= maxLength else {
+            throw .malformedResponse("access_token longer than \(maxLength) bytes")
+        }
         // It becomes a header value: a CR, LF or other control byte would let the endpoint inject headers.
         guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .malformedResponse("access_token is not visible ASCII")
@@ -85,6 +87,7 @@ extension AccessToken {
     }
 
     private static func bounded(_ text: String) -> String {
-        text.utf8.count <= maxDescriptionLength ? text : String(decoding: text.utf8.prefix(maxDescriptionLength), as: UTF8.self)
+        text.utf8.count <= maxDescriptionLength
+            ? text : String(decoding: text.utf8.prefix(maxDescriptionLength), as: UTF8.self)
     }
 }

@@ -14,8 +14,10 @@ public struct AccessTokenPolicy: Sendable, Hashable {
     /// operator, so hammering Google helps nobody). Default 60 s.
     public var configurationBackoff: Double
 
-    public init(refreshAhead: Double = 225, expiryMargin: Double = 30, initialBackoff: Double = 1, maxBackoff: Double = 300,
-                configurationBackoff: Double = 60) {
+    public init(
+        refreshAhead: Double = 225, expiryMargin: Double = 30, initialBackoff: Double = 1, maxBackoff: Double = 300,
+        configurationBackoff: Double = 60
+    ) {
         precondition(refreshAhead >= expiryMargin && expiryMargin >= 0, "refresh ahead of the expiry margin")
         precondition(initialBackoff > 0 && maxBackoff >= initialBackoff && configurationBackoff >= 0, "sane backoff")
         self.refreshAhead = refreshAhead
@@ -115,8 +117,9 @@ public struct AccessTokenState: Sendable, Equatable {
         refusedSince = nil
         fetchCount += 1
         generations += 1
-        let installed = Token(value: token.value, expiresAt: now + Double(token.expiresIn), obtainedAt: now,
-                              generation: generations)
+        let installed = Token(
+            value: token.value, expiresAt: now + Double(token.expiresIn), obtainedAt: now,
+            generation: generations)
         current = installed
         return installed
     }

@@ -39,12 +39,16 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     }
 
     private static let titleBodyImage: Set<String> = ["title", "body", "image"]
-    private static let androidStrings: Set<String> = ["icon", "sound", "tag", "color", "click_action", "body_loc_key",
-                                                      "title_loc_key", "android_channel_id"]
+    private static let androidStrings: Set<String> = [
+        "icon", "sound", "tag", "color", "click_action", "body_loc_key",
+        "title_loc_key", "android_channel_id",
+    ]
     private static let androidStringArrays: Set<String> = ["body_loc_args", "title_loc_args"]
-    private static let sectionFields: Set<String> = ["notification", "data", "time_to_live", "collapse_key", "priority",
-                                                     "restricted_package_name", "dry_run", "content_available",
-                                                     "mutable_content"]
+    private static let sectionFields: Set<String> = [
+        "notification", "data", "time_to_live", "collapse_key", "priority",
+        "restricted_package_name", "dry_run", "content_available",
+        "mutable_content",
+    ]
 
     /// Maps a publish's `fcm` section.
     ///
@@ -134,7 +138,9 @@ public struct FCMMessageTemplate: Sendable, Equatable {
         if !android.isEmpty { message["android"] = .object(android) }
 
         let bytes = JSONValue.object(message).serialized()
-        guard bytes.count <= Self.maxMessageBytes else { throw .tooLarge(bytes: bytes.count, limit: Self.maxMessageBytes) }
+        guard bytes.count <= Self.maxMessageBytes else {
+            throw .tooLarge(bytes: bytes.count, limit: Self.maxMessageBytes)
+        }
         self.message = message
         self.validateOnly = validateOnly
         self.messageBytes = bytes
@@ -165,7 +171,9 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     /// FCM v1 wants `#rrggbb`.
     private static func checkColor(_ text: String, _ path: String) throws(FCMPayloadError) {
         let bytes = Array(text.utf8)
-        let isHex: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }
+        let isHex: (UInt8) -> Bool = {
+            (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0)
+        }
         guard bytes.count == 7, bytes[0] == UInt8(ascii: "#"), bytes.dropFirst().allSatisfy(isHex) else {
             throw .invalidValue(path: path, reason: "must be #rrggbb")
         }

@@ -21,7 +21,8 @@ public enum FCMPayloadError: Error, Equatable, Sendable, CustomStringConvertible
         case .wrongType(let path, let expected): return "\(path) must be \(expected)"
         case .invalidValue(let path, let reason): return "\(path) is invalid: \(reason)"
         case .reservedDataKey(let key): return "fcm.data cannot contain the key \"\(key)\""
-        case .tooLarge(let bytes, let limit): return "the FCM message is \(bytes) bytes, more than FCM's limit of \(limit)"
+        case .tooLarge(let bytes, let limit):
+            return "the FCM message is \(bytes) bytes, more than FCM's limit of \(limit)"
         }
     }
 }

@@ -11,7 +11,8 @@ public struct FCMRequest: Sendable, Equatable {
     /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
     public var retries: RetryScope?
 
-    public init(token: String, message: FCMMessageTemplate, deadline: RetryDeadline = .none, retries: RetryScope? = nil) {
+    public init(token: String, message: FCMMessageTemplate, deadline: RetryDeadline = .none, retries: RetryScope? = nil)
+    {
         self.token = token
         self.message = message
         self.deadline = deadline

@@ -20,18 +20,22 @@ public enum FCMResponse {
     public static func classify(status: Int, retryAfter: String?, body: [UInt8], now: Int) -> FCMSendResult {
         let json = try? JSONValue(parsing: body, limits: JSONLimits(maxDepth: 16, maxBytes: 64 * 1024))
         if status == 200 {
-            guard let name = json?["name"]?.stringValue, !name.isEmpty else { return .unknown("200 without a message name") }
+            guard let name = json?["name"]?.stringValue, !name.isEmpty else {
+                return .unknown("200 without a message name")
+            }
             return .sent(name: name)
         }
         let error = json?["error"]
-        var info = FCMErrorInfo(httpStatus: status, status: error?["status"]?.stringValue, errorCode: nil,
-                                message: bounded(error?["message"]?.stringValue ?? ""))
+        var info = FCMErrorInfo(
+            httpStatus: status, status: error?["status"]?.stringValue, errorCode: nil,
+            message: bounded(error?["message"]?.stringValue ?? ""))
         var tokenField = false
         for detail in error?["details"]?.arrayValue ?? [] {
             switch detail["@type"]?.stringValue {
             case fcmErrorType?: info.errorCode = detail["errorCode"]?.stringValue
             case badRequestType?:
-                for violation in detail["fieldViolations"]?.arrayValue ?? [] where violation["field"]?.stringValue == "message.token" {
+                for violation in detail["fieldViolations"]?.arrayValue ?? []
+                where violation["field"]?.stringValue == "message.token" {
                     tokenField = true
                 }
             default: break

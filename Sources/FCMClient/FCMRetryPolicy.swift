@@ -17,9 +17,12 @@ public struct FCMRetryPolicy: Sendable, Hashable {
     /// Give up when the delays so far plus the next one would exceed this, seconds. Default 600.
     public var maxTotalDelay: Double
 
-    public init(maxAttempts: Int = 5, initialDelay: Double = 1, maxDelay: Double = 120, quotaDelay: Double = 60,
-                maxTotalDelay: Double = 600) {
-        precondition(maxAttempts >= 1 && initialDelay > 0 && maxDelay >= initialDelay && quotaDelay >= 0, "sane retry policy")
+    public init(
+        maxAttempts: Int = 5, initialDelay: Double = 1, maxDelay: Double = 120, quotaDelay: Double = 60,
+        maxTotalDelay: Double = 600
+    ) {
+        precondition(
+            maxAttempts >= 1 && initialDelay > 0 && maxDelay >= initialDelay && quotaDelay >= 0, "sane retry policy")
         self.maxAttempts = maxAttempts
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
@@ -42,8 +45,10 @@ public struct FCMRetryPolicy: Sendable, Hashable {
     ///   - elapsed: seconds of delay already spent on retries of this message.
     ///   - random: a number in 0..<1 for jitter (injected so tests are exact).
     ///   - secondsLeft: seconds until the message's deadline (`RetryDeadline.secondsLeft`), nil when it has none.
-    public func decide(_ result: FCMSendResult, attempts: Int, elapsed: Double, random: Double,
-                       secondsLeft: Double? = nil) -> Decision {
+    public func decide(
+        _ result: FCMSendResult, attempts: Int, elapsed: Double, random: Double,
+        secondsLeft: Double? = nil
+    ) -> Decision {
         guard case .retry(let info, let retryAfter) = result, attempts < maxAttempts else { return .finish }
         let delay: Double
         if let retryAfter, retryAfter.isFinite {

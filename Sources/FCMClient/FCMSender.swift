@@ -64,7 +64,9 @@ public final class FCMSender: Sendable {
     private let sendURL: HTTPURL
 
     /// - Throws: `FCMSenderError` when the base URL is not an https URL or libcurl cannot be set up.
-    public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration()) throws(FCMSenderError) {
+    public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration())
+        throws(FCMSenderError)
+    {
         self.account = account
         self.configuration = configuration
         let projectID = configuration.projectID ?? account.projectID
@@ -98,9 +100,11 @@ public final class FCMSender: Sendable {
         self.client = client
         ledger = SenderLedger(capacity: configuration.connections * configuration.streamsPerConnection, state: State())
         let logger = configuration.logger
-        tokens = AccessTokenManager(account: account, policy: configuration.tokenPolicy, clock: configuration.clock) { request, done in
+        tokens = AccessTokenManager(account: account, policy: configuration.tokenPolicy, clock: configuration.clock) {
+            request, done in
             let exchange = HTTPExchange(
-                url: tokenURL, headers: ["Content-Type: \(AccessTokenRequest.contentType)", "Accept: application/json"],
+                url: tokenURL,
+                headers: ["Content-Type: \(AccessTokenRequest.contentType)", "Accept: application/json"],
                 body: request.body)
             client.submit(exchange) { result in
                 switch result {
@@ -129,9 +133,13 @@ public final class FCMSender: Sendable {
     /// `onResult` fires exactly once with the final result: on a curl loop or timer thread, or on the caller's
     /// thread (`.shutdown`) when the sender is stopping.
     public func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
-        guard let job = await ledger.admit(cancelledBy: request.retries, {
-            Job(id: $0, request: request, onResult: onResult)
-        }) else {
+        guard
+            let job = await ledger.admit(
+                cancelledBy: request.retries,
+                {
+                    Job(id: $0, request: request, onResult: onResult)
+                })
+        else {
             // Its run was cancelled while it waited for room in the window (never sent), or the sender is stopping.
             if request.retries?.isCancelled == true { return onResult(.failure(.cancelled(attempts: 0))) }
             ledger.withState { $0.counters.shutdownFailures += 1 }
@@ -153,13 +161,15 @@ public final class FCMSender: Sendable {
             switch problem {
             case .refused(let error, let since):
                 let age = max(0, MonotonicClock.seconds() - since)
-                return FCMAuthProblem(kind: .accessTokenRefused, detail: error.description,
-                                      since: now.addingTimeInterval(-age), count: failures)
+                return FCMAuthProblem(
+                    kind: .accessTokenRefused, detail: error.description,
+                    since: now.addingTimeInterval(-age), count: failures)
             case .rejectedByFCM(let count):
                 let since = ledger.withState { $0.firstRejection } ?? now
-                return FCMAuthProblem(kind: .accessTokenRejected,
-                                      detail: "FCM answered 401 UNAUTHENTICATED to \(count) fresh access tokens in a row",
-                                      since: since, count: count)
+                return FCMAuthProblem(
+                    kind: .accessTokenRejected,
+                    detail: "FCM answered 401 UNAUTHENTICATED to \(count) fresh access tokens in a row",
+                    since: since, count: count)
             }
         }
         return ledger.withState { $0.auth.problem }
@@ -181,7 +191,8 @@ public final class FCMSender: Sendable {
     /// unfinished one `.failure(.shutdown)` through its callback, closes the connections, and returns those
     /// requests (unsent, waiting for a retry, or sent but unanswered) so the caller can re-queue them.
     public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [FCMRequest] {
-        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
+        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) {
+            job in
             job.onResult(.failure(.shutdown))
         }
         await client.shutdown()
@@ -211,7 +222,10 @@ public final class FCMSender: Sendable {
                 job.attempts += 1
                 let exchange = HTTPExchange(
                     url: sendURL,
-                    headers: ["Authorization: Bearer \(token.value)", "Content-Type: application/json", "Accept: application/json"],
+                    headers: [
+                        "Authorization: Bearer \(token.value)", "Content-Type: application/json",
+                        "Accept: application/json",
+                    ],
                     body: job.body)
                 client.submit(exchange) { [self] result in answered(job, result) }
             }
@@ -241,8 +255,9 @@ public final class FCMSender: Sendable {
             }
             return
         case .success(let response):
-            classified = FCMResponse.classify(status: response.status, retryAfter: response.retryAfter, body: response.body,
-                                              now: AccessTokenManager.unixSeconds(configuration.clock()))
+            classified = FCMResponse.classify(
+                status: response.status, retryAfter: response.retryAfter, body: response.body,
+                now: AccessTokenManager.unixSeconds(configuration.clock()))
         }
         switch classified {
         case .accessTokenRejected where !job.tokenRefreshed:
@@ -290,8 +305,9 @@ public final class FCMSender: Sendable {
             state.random ^= state.random >> 27
             return Double((state.random &* 2_685_821_657_736_338_717) >> 11) / Double(1 << 53)
         }
-        return configuration.retryPolicy.decide(result, attempts: attempts, elapsed: job.delaySpent, random: random,
-                                                secondsLeft: job.request.deadline.secondsLeft(at: configuration.clock()))
+        return configuration.retryPolicy.decide(
+            result, attempts: attempts, elapsed: job.delaySpent, random: random,
+            secondsLeft: job.request.deadline.secondsLeft(at: configuration.clock()))
     }
 
     /// Re-sends after `seconds` (a timer: the token is taken when it fires, so a long delay cannot outlive it),
@@ -299,8 +315,9 @@ public final class FCMSender: Sendable {
     private func retry(_ job: Job, after seconds: Double) {
         let ticket: Int?
         if let scope = job.request.retries {
-            guard let waiting = scope.wait(onCancel: { [self] in finish(job, .failure(.cancelled(attempts: job.attempts))) })
-            else { return finish(job, .failure(.cancelled(attempts: job.attempts))) }
+            let cancelled: @Sendable () -> Void = { [self] in finish(job, .failure(.cancelled(attempts: job.attempts)))
+            }
+            guard let waiting = scope.wait(onCancel: cancelled) else { return cancelled() }
             ticket = waiting
         } else {
             ticket = nil
@@ -343,7 +360,7 @@ public final class FCMSender: Sendable {
         switch result {
         case .sent: return 200
         case .invalidToken(let info), .senderMismatch(let info), .retry(let info, _), .accessTokenRejected(let info),
-             .authError(let info), .invalidMessage(let info), .configuration(let info):
+            .authError(let info), .invalidMessage(let info), .configuration(let info):
             return info.httpStatus
         case .unknown: return nil
         }

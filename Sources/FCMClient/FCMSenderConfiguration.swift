@@ -31,10 +31,13 @@ public struct FCMSenderConfiguration: Sendable {
     /// Where the sender logs (token refusals, transport failures). Tokens are masked, access tokens never logged.
     public var logger: Logger
 
-    public init(baseURL: String = "https://fcm.googleapis.com", projectID: String? = nil, caFile: String? = nil, connections: Int = 4,
-                streamsPerConnection: Int = 100, requestTimeout: Double = 30, connectTimeout: Double = 10,
-                retryPolicy: FCMRetryPolicy = FCMRetryPolicy(), tokenPolicy: AccessTokenPolicy = AccessTokenPolicy(),
-                clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
+    public init(
+        baseURL: String = "https://fcm.googleapis.com", projectID: String? = nil, caFile: String? = nil,
+        connections: Int = 4,
+        streamsPerConnection: Int = 100, requestTimeout: Double = 30, connectTimeout: Double = 10,
+        retryPolicy: FCMRetryPolicy = FCMRetryPolicy(), tokenPolicy: AccessTokenPolicy = AccessTokenPolicy(),
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled
+    ) {
         self.baseURL = baseURL
         self.projectID = projectID
         self.caFile = caFile

@@ -46,7 +46,8 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
             }
             // These go into a URL path, a JWT and log lines: printable ASCII without spaces only.
             if let bad = text.utf8.first(where: { $0 <= 0x20 || $0 >= 0x7F }) {
-                throw .invalidField(field: field, reason: "contains the byte 0x\(String(bad, radix: 16)); expected printable ASCII")
+                throw .invalidField(
+                    field: field, reason: "contains the byte 0x\(String(bad, radix: 16)); expected printable ASCII")
             }
             return text
         }
@@ -55,7 +56,8 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
         guard type == "service_account" else { throw .notServiceAccount(type: type) }
         projectID = try identifier("project_id")
         guard Self.isValidProjectID(projectID) else {
-            throw .invalidField(field: "project_id", reason: "only lower-case letters, digits, '-', '.' and ':' are allowed")
+            throw .invalidField(
+                field: "project_id", reason: "only lower-case letters, digits, '-', '.' and ':' are allowed")
         }
         privateKeyID = try identifier("private_key_id")
         clientEmail = try identifier("client_email")
@@ -88,7 +90,9 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
         do {
             bytes = try KeyFile.read(path, maxSize: Self.maxFileSize, kind: "a service-account file")
         } catch {
-            guard case .unreadableFile(let path, let reason) = error else { throw .unreadableFile(path: path, reason: "\(error)") }
+            guard case .unreadableFile(let path, let reason) = error else {
+                throw .unreadableFile(path: path, reason: "\(error)")
+            }
             throw .unreadableFile(path: path, reason: reason)
         }
         try self.init(json: bytes)

@@ -44,14 +44,16 @@ public final class CurlEasy {
     /// The response status of the finished transfer (0 if none arrived).
     public var responseCode: Int {
         var code = 0
-        try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code), "CURLINFO_RESPONSE_CODE")  // 0 if unknown
+        // 0 if unknown.
+        try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code), "CURLINFO_RESPONSE_CODE")
         return code
     }
 
     /// New connections the finished transfer had to open (0 when it reused one).
     public var connectionsOpened: Int {
         var count = 0
-        try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count), "CURLINFO_NUM_CONNECTS")  // 0 if unknown
+        // 0 if unknown.
+        try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count), "CURLINFO_NUM_CONNECTS")
         return count
     }
 

@@ -5,8 +5,10 @@ public enum CurlGlobal {
     private static let initialised: Result<Void, CurlError> = {
         let code = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         if code != CURLE_OK {
-            return .failure(CurlError(code: Int(code.rawValue), call: "curl_global_init",
-                                      message: String(cString: curl_easy_strerror(code))))
+            return .failure(
+                CurlError(
+                    code: Int(code.rawValue), call: "curl_global_init",
+                    message: String(cString: curl_easy_strerror(code))))
         }
         return .success(())
     }()

@@ -17,7 +17,8 @@ final class CurlURL {
             // Freed here, before `self.handle` is set: once every stored property is set, a throwing init
             // still runs `deinit`, which would free it a second time.
             curl_url_cleanup(handle)
-            throw CurlError(code: Int(code.rawValue), call: "curl_url_set", message: String(cString: curl_url_strerror(code)))
+            throw CurlError(
+                code: Int(code.rawValue), call: "curl_url_set", message: String(cString: curl_url_strerror(code)))
         }
         self.handle = handle
     }

@@ -17,7 +17,8 @@ public struct DestinationPolicy: Sendable, Equatable {
                 switch self {
                 case .network(let error): return "\(error)"
                 case .notAHostName:
-                    return "must be an IP address, a CIDR network (10.0.0.0/8) or a host name (letters, digits, '-' and '.')"
+                    return
+                        "must be an IP address, a CIDR network (10.0.0.0/8) or a host name (letters, digits, '-' and '.')"
                 }
             }
         }

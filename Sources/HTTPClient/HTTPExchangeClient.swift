@@ -34,7 +34,10 @@ public final class HTTPExchangeClient: Sendable {
             var options: [(CURLMoption, Int, String)] = [
                 (CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX), "CURLMOPT_PIPELINING"),
                 (CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost, "CURLMOPT_MAX_HOST_CONNECTIONS"),
-                (CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection, "CURLMOPT_MAX_CONCURRENT_STREAMS"),
+                (
+                    CURLMOPT_MAX_CONCURRENT_STREAMS, configuration.streamsPerConnection,
+                    "CURLMOPT_MAX_CONCURRENT_STREAMS"
+                ),
             ]
             if let idle = configuration.maxIdleConnections {
                 options.append((CURLMOPT_MAXCONNECTS, idle, "CURLMOPT_MAXCONNECTS"))
@@ -53,8 +56,10 @@ public final class HTTPExchangeClient: Sendable {
     /// Hands `exchange` to the least busy loop, to start at once or `after` seconds from now. `completion` fires
     /// exactly once, on a loop thread (or on the caller's thread with `.shutdown` once the client is stopping);
     /// keep it short and never block in it.
-    public func submit(_ exchange: HTTPExchange, after delay: Double = 0,
-                       completion: @escaping @Sendable (HTTPExchangeResult) -> Void) {
+    public func submit(
+        _ exchange: HTTPExchange, after delay: Double = 0,
+        completion: @escaping @Sendable (HTTPExchangeResult) -> Void
+    ) {
         var index = 0
         var lowest = Int.max
         for (candidate, gauge) in gauges.enumerated() {

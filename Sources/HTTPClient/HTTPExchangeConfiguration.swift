@@ -33,10 +33,12 @@ public struct HTTPExchangeConfiguration: Sendable, Equatable {
     /// transfers it has run at once). Webhooks, which reach many hosts, bound it.
     public var maxIdleConnections: Int?
 
-    public init(name: String, connections: Int = 2, maxConnectionsPerHost: Int = 1, streamsPerConnection: Int = 100,
-                http2: Bool = true, httpsOnly: Bool = true, caFile: String? = nil, policy: DestinationPolicy? = nil,
-                timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
-                maxIdleSeconds: Int = 900, maxIdleConnections: Int? = nil) {
+    public init(
+        name: String, connections: Int = 2, maxConnectionsPerHost: Int = 1, streamsPerConnection: Int = 100,
+        http2: Bool = true, httpsOnly: Bool = true, caFile: String? = nil, policy: DestinationPolicy? = nil,
+        timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
+        maxIdleSeconds: Int = 900, maxIdleConnections: Int? = nil
+    ) {
         self.name = name
         self.connections = max(1, connections)
         self.maxConnectionsPerHost = max(1, maxConnectionsPerHost)
@@ -70,12 +72,15 @@ extension HTTPExchangeConfiguration {
     /// thread (`webhooks-0`) runs every transfer side by side; connections to a host are bounded only by what the
     /// outbox runs at once (`maxConnectionsPerHost`, its concurrency); HTTP/2 is used where TLS offers it, as
     /// curl does by default; an idle connection is kept up to 118 s (curl's default) and at most 16 of them.
-    public static func webhooks(policy: DestinationPolicy, timeout: Duration = .seconds(3),
-                                connectTimeout: Duration = .seconds(2), maxResponseBytes: Int = 64 * 1024,
-                                maxConnectionsPerHost: Int = 16) -> HTTPExchangeConfiguration {
-        HTTPExchangeConfiguration(name: "webhooks", connections: 1, maxConnectionsPerHost: maxConnectionsPerHost,
-                                  http2: true, httpsOnly: false, policy: policy, timeout: timeout,
-                                  connectTimeout: connectTimeout, maxResponseBytes: maxResponseBytes,
-                                  maxIdleSeconds: 118, maxIdleConnections: 16)
+    public static func webhooks(
+        policy: DestinationPolicy, timeout: Duration = .seconds(3),
+        connectTimeout: Duration = .seconds(2), maxResponseBytes: Int = 64 * 1024,
+        maxConnectionsPerHost: Int = 16
+    ) -> HTTPExchangeConfiguration {
+        HTTPExchangeConfiguration(
+            name: "webhooks", connections: 1, maxConnectionsPerHost: maxConnectionsPerHost,
+            http2: true, httpsOnly: false, policy: policy, timeout: timeout,
+            connectTimeout: connectTimeout, maxResponseBytes: maxResponseBytes,
+            maxIdleSeconds: 118, maxIdleConnections: 16)
     }
 }

@@ -22,10 +22,13 @@ final class HTTPExchangeTransfer: OneShotTransfer {
 
     /// Prepares the handle; the caller attaches it to its multi.
     /// - Throws: `HTTPExchangeError` (`invalidURL`, `internalError`) when the request cannot even be set up.
-    init(_ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
-         completion: @escaping @Sendable (HTTPExchangeResult) -> Void) throws(HTTPExchangeError) {
-        checks = TransferChecks(target: exchange.url, policy: configuration.policy,
-                                maxResponseBytes: configuration.maxResponseBytes)
+    init(
+        _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
+        completion: @escaping @Sendable (HTTPExchangeResult) -> Void
+    ) throws(HTTPExchangeError) {
+        checks = TransferChecks(
+            target: exchange.url, policy: configuration.policy,
+            maxResponseBytes: configuration.maxResponseBytes)
         wanted = exchange.responseHeaders.prefix(8).map { Array(($0 + ":").lowercased().utf8) }
         self.completion = completion
         if exchange.method != .post && !exchange.body.isEmpty {
@@ -73,13 +76,16 @@ final class HTTPExchangeTransfer: OneShotTransfer {
             try curlCheck(ccurl_setopt_opensocket_cb(easy, exchangeOpenSocket), "CURLOPT_OPENSOCKETFUNCTION")
             try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_OPENSOCKETDATA, me), "CURLOPT_OPENSOCKETDATA")
         }
-        try curlCheck(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.timeout.curlMilliseconds), "CURLOPT_TIMEOUT_MS")
-        try curlCheck(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds),
-                      "CURLOPT_CONNECTTIMEOUT_MS")
+        try curlCheck(
+            ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, configuration.timeout.curlMilliseconds), "CURLOPT_TIMEOUT_MS")
+        try curlCheck(
+            ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds),
+            "CURLOPT_CONNECTTIMEOUT_MS")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_MAXAGE_CONN, configuration.maxIdleSeconds), "CURLOPT_MAXAGE_CONN")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "CURLOPT_TCP_KEEPALIVE")
-        try curlCheck(ccurl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes)),
-                      "CURLOPT_MAXFILESIZE_LARGE")
+        try curlCheck(
+            ccurl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maxResponseBytes)),
+            "CURLOPT_MAXFILESIZE_LARGE")
         switch exchange.method {
         case .post: try configurePost(exchange)
         case .get: try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTPGET, 1), "CURLOPT_HTTPGET")
@@ -96,8 +102,9 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         let easy = curl.handle
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
         // POSTFIELDSIZE first: COPYPOSTFIELDS copies exactly that many bytes (the body may contain NUL).
-        try curlCheck(ccurl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(exchange.body.count)),
-                      "CURLOPT_POSTFIELDSIZE_LARGE")
+        try curlCheck(
+            ccurl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(exchange.body.count)),
+            "CURLOPT_POSTFIELDSIZE_LARGE")
         let copied = exchange.body.withUnsafeBytes { bytes -> CURLcode in
             guard let base = bytes.baseAddress else { return ccurl_setopt_str(easy, CURLOPT_COPYPOSTFIELDS, "") }
             return ccurl_setopt_ptr(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: base))
@@ -116,8 +123,10 @@ final class HTTPExchangeTransfer: OneShotTransfer {
     /// The outcome of a transfer curl reported done with `code`.
     func result(_ code: CURLcode) -> HTTPExchangeResult {
         if code == CURLE_OK {
-            return .success(HTTPExchangeResponse(status: status > 0 ? status : curl.responseCode, retryAfter: retryAfter,
-                                                 body: body, headers: captured))
+            return .success(
+                HTTPExchangeResponse(
+                    status: status > 0 ? status : curl.responseCode, retryAfter: retryAfter,
+                    body: body, headers: captured))
         }
         return .failure(checks.failure(code, curl: curl))
     }
@@ -143,7 +152,8 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         }
         for name in wanted {
             if let value = Self.value(of: name, in: line) {
-                captured[String(decoding: name.dropLast(), as: UTF8.self)] = String(decoding: value.prefix(256), as: UTF8.self)
+                captured[String(decoding: name.dropLast(), as: UTF8.self)] = String(
+                    decoding: value.prefix(256), as: UTF8.self)
                 break
             }
         }

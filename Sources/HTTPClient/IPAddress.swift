@@ -49,8 +49,12 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// separator; nil when there is none. `bracketed` tells the IPv6 form, whose host is returned without brackets.
     public static func splitHostPort(_ text: String) -> (host: String, port: Substring, bracketed: Bool)? {
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
-            return (String(text[text.index(after: text.startIndex)..<close]), text[text.index(close, offsetBy: 2)...], true)
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            return (
+                String(text[text.index(after: text.startIndex)..<close]), text[text.index(close, offsetBy: 2)...], true
+            )
         }
         guard let colon = text.lastIndex(of: ":") else { return nil }
         return (String(text[..<colon]), text[text.index(after: colon)...], false)

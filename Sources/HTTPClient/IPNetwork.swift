@@ -30,7 +30,7 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
         if parts.count == 2 {
             let digits = parts[1]
             guard !digits.isEmpty, digits.utf8.count <= 3, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = Int(digits), value <= max
+                let value = Int(digits), value <= max
             else { throw .badPrefixLength(max: max) }
             prefix = value
         }

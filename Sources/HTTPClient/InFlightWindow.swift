@@ -36,7 +36,8 @@ public final class InFlightWindow: Sendable {
 
     /// Frees a slot: the longest waiter takes it over; with none, and none in use, the drain callbacks run.
     public func release() {
-        let (waiter, drained) = window.withState { state -> (AdmissionWindow<Slots, Void>.Waiter?, [@Sendable () -> Void]) in
+        let (waiter, drained) = window.withState {
+            state -> (AdmissionWindow<Slots, Void>.Waiter?, [@Sendable () -> Void]) in
             if !state.isClosed, let waiter = state.popWaiter() { return (waiter, []) }  // the slot passes on
             state.policy.inUse = max(0, state.policy.inUse - 1)
             guard state.policy.inUse == 0 else { return (nil, []) }

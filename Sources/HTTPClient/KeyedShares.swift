@@ -99,7 +99,8 @@ public final class KeyedShares: Sendable {
 
     private static func forgetIfIdle(_ key: String, _ state: inout State) {
         guard let entry = state.entries[key], entry.askers == 0,
-              entry.window.withState({ $0.policy.held == 0 }) else { return }
+            entry.window.withState({ $0.policy.held == 0 })
+        else { return }
         state.entries[key] = nil
     }
 }

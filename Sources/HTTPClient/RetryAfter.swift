@@ -26,14 +26,15 @@ public enum RetryAfter {
     public static func imfFixdate(_ text: String) -> Int? {
         let b = Array(text.utf8)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-              b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
-              String(decoding: b[26..<29], as: UTF8.self) == "GMT",
-              let day = number(b[5..<7]), let year = number(b[12..<16]), let hour = number(b[17..<19]),
-              let minute = number(b[20..<22]), let second = number(b[23..<25]),
-              let monthIndex = months.firstIndex(of: String(decoding: b[8..<11], as: UTF8.self)),
-              (1...31).contains(day), hour < 24, minute < 60, second < 61
+            b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
+            String(decoding: b[26..<29], as: UTF8.self) == "GMT",
+            let day = number(b[5..<7]), let year = number(b[12..<16]), let hour = number(b[17..<19]),
+            let minute = number(b[20..<22]), let second = number(b[23..<25]),
+            let monthIndex = months.firstIndex(of: String(decoding: b[8..<11], as: UTF8.self)),
+            (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
-        return CivilDate.daysSinceEpoch(year: year, month: monthIndex + 1, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return CivilDate.daysSinceEpoch(year: year, month: monthIndex + 1, day: day) * 86_400 + hour * 3600 + minute
+            * 60 + second
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -52,7 +53,7 @@ extension String {
     fileprivate var trimmingASCIISpaces: String {
         let bytes = Array(utf8)
         guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
-              let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
+            let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
         else { return "" }
         return String(decoding: bytes[first...last], as: UTF8.self)
     }

@@ -84,7 +84,8 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// Refuses new jobs, waits up to `gracePeriod` for the admitted ones to be claimed, then claims every
     /// one left (`count` gets the state and how many), frees each one's slot and hands it to `report`.
     /// - Returns: the jobs claimed here, in the order they were admitted.
-    public func shutdown(gracePeriod: Duration, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job] {
+    public func shutdown(gracePeriod: Duration, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job]
+    {
         window.close()
         shares.close()
         await window.waitUntilDrained(gracePeriod: gracePeriod)

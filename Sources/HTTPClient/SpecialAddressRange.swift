@@ -61,7 +61,8 @@ public struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible 
         all.first { $0.network.contains(address) }
     }
 
-    private static func range(_ cidr: String, _ name: String, _ treatment: Treatment = .refused) -> SpecialAddressRange {
+    private static func range(_ cidr: String, _ name: String, _ treatment: Treatment = .refused) -> SpecialAddressRange
+    {
         // Constants of this file, checked by the tests; not input.
         guard let network = try? IPNetwork(parsing: cidr) else { preconditionFailure("bad constant \(cidr)") }
         return SpecialAddressRange(network: network, name: name, treatment: treatment)

@@ -59,12 +59,14 @@ struct TransferChecks {
             return HTTPExchangeError(.refusedDestination, "\(target.redacted) refused: \(refusal)")
         }
         if tooLarge || code == CURLE_FILESIZE_EXCEEDED {
-            return HTTPExchangeError(.responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes")
+            return HTTPExchangeError(
+                .responseTooLarge, "\(target.redacted): response larger than \(maxResponseBytes) bytes")
         }
         let detail = curl.errorMessage(code)
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return HTTPExchangeError(.timeout, "\(target.redacted): \(detail)")
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return HTTPExchangeError(.invalidURL, "\(target.redacted): \(detail)")
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return HTTPExchangeError(.invalidURL, "\(target.redacted): \(detail)")
         default: return HTTPExchangeError(.connection, "\(target.redacted): \(detail)")
         }
     }

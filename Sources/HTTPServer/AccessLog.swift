@@ -68,8 +68,9 @@ final class AccessLog {
             if renders {
                 if deadline == 0 { deadline = now &+ Self.maxDelayNanos }
                 if pendingBytes.isEmpty { pendingBytes.reserveCapacity(lastBatchBytes + lastBatchBytes / 4) }
-                Self.render(record, epochMillis: LogLineEncoder.nowEpochMillis(), head: head, encoder: &encoder,
-                            into: &pendingBytes)
+                Self.render(
+                    record, epochMillis: LogLineEncoder.nowEpochMillis(), head: head, encoder: &encoder,
+                    into: &pendingBytes)
                 pendingByteLines += 1
             } else if let line = logger.record(.info, Self.message, Self.fields(record)) {
                 if pendingLines.isEmpty { pendingLines.reserveCapacity(Self.batchSize) }
@@ -140,14 +141,18 @@ final class AccessLog {
     /// Renders `record`'s line exactly as `encoder` renders `logger.record(.info, message, fields(record))` made at
     /// `date`, `head` being `head(label:metadata:)` of that logger (`AccessLogTests` compares the two), without the
     /// intermediate strings.
-    static func render(_ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
-                       into out: inout [UInt8]) {
+    static func render(
+        _ record: AccessLogRecord, date: Date, head: [UInt8], encoder: inout LogLineEncoder,
+        into out: inout [UInt8]
+    ) {
         render(record, epochMillis: LogLineEncoder.epochMillis(date), head: head, encoder: &encoder, into: &out)
     }
 
     /// `render(_:date:head:encoder:into:)` at an instant in milliseconds since 1970.
-    static func render(_ record: AccessLogRecord, epochMillis: Int64, head: [UInt8], encoder: inout LogLineEncoder,
-                       into out: inout [UInt8]) {
+    static func render(
+        _ record: AccessLogRecord, epochMillis: Int64, head: [UInt8], encoder: inout LogLineEncoder,
+        into out: inout [UInt8]
+    ) {
         if renderPlain(record, epochMillis: epochMillis, head: head, encoder: &encoder, into: &out) { return }
         encoder.appendLineStart(level: .info, epochMillis: epochMillis, to: &out)
         out.append(contentsOf: head)
@@ -173,16 +178,19 @@ final class AccessLog {
     /// written with pointer stores, where appending piece by piece checked the array's capacity and uniqueness ~30
     /// times a line (measured on the per-request path). Returns false, having written nothing, when a value needs
     /// escaping; `render` then takes the general path, which writes the same bytes.
-    private static func renderPlain(_ record: AccessLogRecord, epochMillis: Int64, head: [UInt8],
-                                    encoder: inout LogLineEncoder, into out: inout [UInt8]) -> Bool {
+    private static func renderPlain(
+        _ record: AccessLogRecord, epochMillis: Int64, head: [UInt8],
+        encoder: inout LogLineEncoder, into out: inout [UInt8]
+    ) -> Bool {
         guard let method = LogLineEncoder.plainQuotedCount(record.method),
-              let route = LogLineEncoder.plainQuotedCount(record.route),
-              let requestID = LogLineEncoder.plainQuotedCount(record.requestID),
-              let peer = LogLineEncoder.plainQuotedCount(record.peer)
+            let route = LogLineEncoder.plainQuotedCount(record.route),
+            let requestID = LogLineEncoder.plainQuotedCount(record.requestID),
+            let peer = LogLineEncoder.plainQuotedCount(record.peer)
         else { return false }
         // Line start, head, the four values, the keys' literals, three integers and the milliseconds (an integer,
         // a point and three digits), the newline.
-        let bound = LogLineEncoder.maxLineStartBytes + head.count + method + route + requestID + peer
+        let bound =
+            LogLineEncoder.maxLineStartBytes + head.count + method + route + requestID + peer
             + Self.keysBytes + 3 * 20 + 24 + 1
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: bound))

@@ -13,8 +13,10 @@ public struct AccessLogRecord: Sendable {
     public var peer: String
     public var isTLS: Bool
 
-    public init(method: String, route: String, status: Int, bytesIn: Int, bytesOut: Int, duration: Duration,
-                requestID: String, peer: String, isTLS: Bool) {
+    public init(
+        method: String, route: String, status: Int, bytesIn: Int, bytesOut: Int, duration: Duration,
+        requestID: String, peer: String, isTLS: Bool
+    ) {
         self.method = method
         self.route = route
         self.status = status

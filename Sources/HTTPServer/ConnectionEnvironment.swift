@@ -33,9 +33,11 @@ final class ConnectionEnvironment {
     /// - Parameters:
     ///   - requestIDPrefix: generated IDs are `prefix-<counter in hex>`.
     ///   - fixedDate: a constant `Date` header value (tests); nil formats the wall clock once per second.
-    init(router: Router, limits: HTTPLimits, serverName: String?, requestIDPrefix: String,
-         readBufferSize: Int = 64 * 1024, lingerNanos: UInt64 = 2_000_000_000, tickNanos: UInt64 = 100_000_000,
-         fixedDate: String? = nil) {
+    init(
+        router: Router, limits: HTTPLimits, serverName: String?, requestIDPrefix: String,
+        readBufferSize: Int = 64 * 1024, lingerNanos: UInt64 = 2_000_000_000, tickNanos: UInt64 = 100_000_000,
+        fixedDate: String? = nil
+    ) {
         self.router = router
         self.limits = limits
         self.serverName = serverName

@@ -60,11 +60,13 @@ extension EventLoop {
     /// At most one line per second: a connection flood must not become a log flood.
     private func logRefusals() {
         guard now &- lastRefusalLog >= 1_000_000_000 else { return }
-        context.logger.warning("Connections refused or evicted at a connection limit", [
-            "open": "\(context.openConnections.load(ordering: .relaxed))", "refused_global": "\(refusedSinceLog)",
-            "refused_per_address": "\(refusedPerAddressSinceLog)", "evicted_idle": "\(evictedSinceLog)",
-            "loop": "\(index)",
-        ])
+        context.logger.warning(
+            "Connections refused or evicted at a connection limit",
+            [
+                "open": "\(context.openConnections.load(ordering: .relaxed))", "refused_global": "\(refusedSinceLog)",
+                "refused_per_address": "\(refusedPerAddressSinceLog)", "evicted_idle": "\(evictedSinceLog)",
+                "loop": "\(index)",
+            ])
         lastRefusalLog = now
         refusedSinceLog = 0
         refusedPerAddressSinceLog = 0
@@ -115,8 +117,9 @@ extension EventLoop {
             }
             session = s
         }
-        let machine = HTTPConnectionStateMachine(env: environment, peer: peer, address: address,
-                                                 isTLS: session != nil, now: now)
+        let machine = HTTPConnectionStateMachine(
+            env: environment, peer: peer, address: address,
+            isTLS: session != nil, now: now)
         let connection = Connection(fd: fd, id: nextConnectionID, tls: session, machine: machine)
         connection.addressKey = key
         nextConnectionID += 1

@@ -57,9 +57,10 @@ extension EventLoop {
                     continue
                 }
                 let (fd, id) = (connection.fd, connection.id)
-                action = connection.machine.streamTaken(stream.take(wake: { [self] in
-                    self.post(.streamReady(fd: fd, id: id))
-                }), now: now)
+                action = connection.machine.streamTaken(
+                    stream.take(wake: { [self] in
+                        self.post(.streamReady(fd: fd, id: id))
+                    }), now: now)
             case .requestCompleted:
                 releaseBody(connection)
                 logAccess(connection)
@@ -132,19 +133,26 @@ extension EventLoop {
             } catch let error as any HTTPResponseError {
                 return connection.machine.refused(route.finish(request, HTTPResponse(error: error)), now: now)
             } catch {
-                context.logger.error("Admission check failed", ["error": "\(error)", "route": request.routePattern,
-                                                                "request_id": request.requestID])
-                return connection.machine.refused(route.finish(request, HTTPResponse(error: HTTPError.internalError)),
-                                                  now: now)
+                context.logger.error(
+                    "Admission check failed",
+                    [
+                        "error": "\(error)", "route": request.routePattern,
+                        "request_id": request.requestID,
+                    ])
+                return connection.machine.refused(
+                    route.finish(request, HTTPResponse(error: HTTPError.internalError)),
+                    now: now)
             }
         }
         if bodyBytes > 0 {
             let decision = context.addresses.withLock { $0.reserveBody(bodyBytes, for: connection.addressKey) }
             guard decision == .reserved else {
-                context.logger.debug("Request body refused: body budget spent",
-                                     ["peer": connection.machine.peer, "bytes": "\(bodyBytes)", "scope": "\(decision)"])
-                return connection.machine.refused(route.finish(request, HTTPResponse(error: BodyBudgetError())),
-                                                  now: now)
+                context.logger.debug(
+                    "Request body refused: body budget spent",
+                    ["peer": connection.machine.peer, "bytes": "\(bodyBytes)", "scope": "\(decision)"])
+                return connection.machine.refused(
+                    route.finish(request, HTTPResponse(error: BodyBudgetError())),
+                    now: now)
             }
             connection.reservedBodyBytes = bodyBytes
         }
@@ -218,8 +226,12 @@ extension EventLoop {
         context.completedRequests.add(1, ordering: .relaxed)
         let completed = connection.machine.completed
         if let rejection = completed.rejection, context.logger.isEnabled(.debug) {
-            context.logger.debug("Rejected request", ["status": "\(rejection.status.code)", "reason": rejection.reason,
-                                                      "peer": connection.machine.peer])
+            context.logger.debug(
+                "Rejected request",
+                [
+                    "status": "\(rejection.status.code)", "reason": rejection.reason,
+                    "peer": connection.machine.peer,
+                ])
         }
         guard accessLog.wantsRecords else { return }
         let record = AccessLogRecord(

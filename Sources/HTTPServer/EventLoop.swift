@@ -1,7 +1,7 @@
-import Clocks
-import Locking
 import CLinux
+import Clocks
 import Glibc
+import Locking
 import Logging
 
 /// A message from another thread to a loop, delivered through its mailbox and eventfd.
@@ -83,7 +83,8 @@ final class EventLoop: @unchecked Sendable {
         self.accessLog = AccessLog(logger: context.logger, observer: context.onRequestsCompleted)
         self.environment = ConnectionEnvironment(
             router: context.router, limits: context.limits, serverName: context.serverName,
-            requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16), readBufferSize: EventLoop.readBufferSize,
+            requestIDPrefix: EventLoop.randomHex(8) + String(index, radix: 16),
+            readBufferSize: EventLoop.readBufferSize,
             lingerNanos: EventLoop.lingerNanos, tickNanos: EventLoop.tickNanos)
         do {
             try register(wakeFD, events: UInt32(EPOLLIN.rawValue))
@@ -209,7 +210,7 @@ final class EventLoop: @unchecked Sendable {
             switch message {
             case .response(let fd, let id, let response):
                 guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
-                      connection.id == id
+                    connection.id == id
                 else {
                     // The connection closed meanwhile (timeout, reset, shutdown): a streamed body's producer stops.
                     response.stream?.close()
@@ -218,7 +219,7 @@ final class EventLoop: @unchecked Sendable {
                 perform(connection, connection.machine.responded(response, now: now))
             case .streamReady(let fd, let id):
                 guard fd >= 0 && Int(fd) < connections.count, let connection = connections[Int(fd)],
-                      connection.id == id
+                    connection.id == id
                 else { continue }
                 perform(connection, connection.machine.streamReady(now: now))
             case .shutdown(let grace):

@@ -195,7 +195,8 @@ extension HTTPConnectionStateMachine {
     mutating func respondToParseError(_ error: HTTPParseError, now: UInt64) {
         var response: HTTPResponse
         if error.isBodyTooLarge, case .found(let route, let parameters)? = request.match, let head = request.head {
-            response = route.bodyLimit?.error.map { HTTPResponse(error: $0) }
+            response =
+                route.bodyLimit?.error.map { HTTPResponse(error: $0) }
                 ?? HTTPResponse(error: HTTPError(error.status, detail: error.reason))
             // The route's hook sees the request without its (refused) body.
             let bodiless = HTTPRequest(

@@ -32,6 +32,7 @@ public struct HTTPError: HTTPResponseError, Hashable, Sendable {
     public static func notFound(_ detail: String) -> HTTPError { HTTPError(.notFound, detail: detail) }
     /// `401 {"error":"Unauthorized","description":detail}`.
     public static func unauthorized(_ detail: String) -> HTTPError { HTTPError(.unauthorized, detail: detail) }
-    static let internalError = HTTPError(.internalServerError, title: "Something went wrong",
-                                         detail: "Internal server error")
+    static let internalError = HTTPError(
+        .internalServerError, title: "Something went wrong",
+        detail: "Internal server error")
 }

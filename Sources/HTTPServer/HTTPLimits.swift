@@ -48,7 +48,8 @@ public struct HTTPLimits: Sendable {
     public init() {}
 
     var parserLimits: RequestParser.Limits {
-        RequestParser.Limits(maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
-                             maxHeaderCount: maxHeaderCount)
+        RequestParser.Limits(
+            maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
+            maxHeaderCount: maxHeaderCount)
     }
 }

@@ -29,10 +29,13 @@ public struct HTTPRequest: Sendable {
     public var minorVersion: Int
 
     /// Builds a request; the server does this, tests of handlers may too.
-    public init(method: HTTPMethod, rawTarget: String, path: String, parameters: [String: String] = [:],
-                query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
-                trailers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], peer: String = "",
-                clientAddress: String = "", routePattern: String = "", requestID: String = "", isTLS: Bool = false, minorVersion: Int = 1) {
+    public init(
+        method: HTTPMethod, rawTarget: String, path: String, parameters: [String: String] = [:],
+        query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
+        trailers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], peer: String = "",
+        clientAddress: String = "", routePattern: String = "", requestID: String = "", isTLS: Bool = false,
+        minorVersion: Int = 1
+    ) {
         self.method = method
         self.rawTarget = rawTarget
         self.path = path

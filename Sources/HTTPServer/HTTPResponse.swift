@@ -18,7 +18,9 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A response whose body `stream` produces while it is sent.
-    public static func streamed(status: HTTPStatus = .ok, headers: HTTPHeaders, _ stream: HTTPBodyStream) -> HTTPResponse {
+    public static func streamed(status: HTTPStatus = .ok, headers: HTTPHeaders, _ stream: HTTPBodyStream)
+        -> HTTPResponse
+    {
         var response = HTTPResponse(status: status, headers: headers)
         response.stream = stream
         return response

@@ -23,9 +23,11 @@ extension HTTPResponse {
     /// The JSON rendering of any `HTTPResponseError`, with its extra header fields.
     public init(error: any HTTPResponseError) {
         // Written in Beams' member order, `error` first, rather than sorted.
-        self = HTTPResponse.json(status: error.status, raw: JSONWriter.object([
-            ("error", .string(error.title)), ("description", .string(error.description)),
-        ]))
+        self = HTTPResponse.json(
+            status: error.status,
+            raw: JSONWriter.object([
+                ("error", .string(error.title)), ("description", .string(error.description)),
+            ]))
         for field in error.responseHeaders { headers.add(field.name, field.value) }
     }
 }

@@ -1,7 +1,7 @@
-import Clocks
-import Locking
 import CLinux
+import Clocks
 import Foundation
+import Locking
 import Logging
 
 /// Ignores SIGPIPE once per process: a write to a socket the peer closed must fail with EPIPE, not kill us.
@@ -63,9 +63,11 @@ public final class HTTPServer: Sendable {
     ///     loop exits. Keep it cheap (feed metrics): it runs between the loop's socket events.
     ///   - errorResponse: turns an error a handler threw that is not an `HTTPResponseError` into a response (say,
     ///     503 with `Retry-After` while a backend is down); nil from it keeps the default: 500, error logged.
-    public init(configuration: HTTPServerConfiguration, router: Router, logger: Logger = .disabled,
-                onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)? = nil,
-                errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil) {
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger = .disabled,
+        onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)? = nil,
+        errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil
+    ) {
         self.configuration = configuration
         self.router = router
         self.logger = logger
@@ -102,9 +104,10 @@ public final class HTTPServer: Sendable {
 
     private func bindAndRun() throws -> Int {
         let tls = try configuration.tls.map(TLSContext.init)
-        let context = ServerContext(router: router, limits: configuration.limits, logger: logger, tls: tls,
-                                    serverName: configuration.serverName, onRequestsCompleted: onRequestsCompleted,
-                                    errorResponse: errorResponse)
+        let context = ServerContext(
+            router: router, limits: configuration.limits, logger: logger, tls: tls,
+            serverName: configuration.serverName, onRequestsCompleted: onRequestsCompleted,
+            errorResponse: errorResponse)
         var listeners: [Int32] = []
         var loops: [EventLoop] = []
         var port = configuration.port
@@ -117,9 +120,10 @@ public final class HTTPServer: Sendable {
                 port = try Listener.boundPort(fd)
             }
             for (i, fd) in listeners.enumerated() {
-                loops.append(try EventLoop(index: i, listenFD: fd, context: context) { [weak self] in
-                    self?.loopExited()
-                })
+                loops.append(
+                    try EventLoop(index: i, listenFD: fd, context: context) { [weak self] in
+                        self?.loopExited()
+                    })
             }
         } catch {
             for fd in listeners.dropFirst(loops.count) { close(fd) }
@@ -129,7 +133,8 @@ public final class HTTPServer: Sendable {
         }
         self.context.withLock { $0 = context }
         let stopAtOnce = shared.withLock { shared -> Bool in
-            shared.state = shared.shutdownRequested
+            shared.state =
+                shared.shutdownRequested
                 ? .stopping(loops: loops, port: port) : .running(loops: loops, port: port)
             shared.runningLoops = loops.count
             return shared.shutdownRequested
@@ -142,10 +147,12 @@ public final class HTTPServer: Sendable {
         if stopAtOnce {
             for loop in loops { loop.post(.shutdown(grace: configuration.limits.shutdownGracePeriod.nanoseconds)) }
         }
-        logger.info("HTTP server started", [
-            "host": configuration.host, "port": String(port), "loops": String(loops.count),
-            "tls": configuration.tls == nil ? "off" : "on",
-        ])
+        logger.info(
+            "HTTP server started",
+            [
+                "host": configuration.host, "port": String(port), "loops": String(loops.count),
+                "tls": configuration.tls == nil ? "off" : "on",
+            ])
         return port
     }
 

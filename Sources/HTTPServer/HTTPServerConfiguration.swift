@@ -15,8 +15,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var serverName: String? = nil
 
     /// - Parameter eventLoopCount: nil means one loop per active core.
-    public init(host: String = "127.0.0.1", port: Int = 8080, tls: TLSConfiguration? = nil,
-                eventLoopCount: Int? = nil, limits: HTTPLimits = HTTPLimits(), serverName: String? = nil) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, tls: TLSConfiguration? = nil,
+        eventLoopCount: Int? = nil, limits: HTTPLimits = HTTPLimits(), serverName: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.tls = tls

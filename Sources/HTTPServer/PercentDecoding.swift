@@ -85,7 +85,8 @@ enum PercentDecoding {
         while true {
             let rest = utf8[start...]
             let slash = UInt8(ascii: "/")
-            let end = firstOffset(of: slash, or: slash, in: rest).map { utf8.index(start, offsetBy: $0) }
+            let end =
+                firstOffset(of: slash, or: slash, in: rest).map { utf8.index(start, offsetBy: $0) }
                 ?? utf8.endIndex
             let part = utf8[start..<end]
             if !(first && part.isEmpty) {

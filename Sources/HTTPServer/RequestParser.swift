@@ -43,8 +43,10 @@ public struct RequestParser: Sendable {
         public var maxChunkLineBytes: Int
 
         /// Defaults match `HTTPLimits`.
-        public init(maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 32768, maxHeaderCount: Int = 100,
-                    maxChunkLineBytes: Int = 4096) {
+        public init(
+            maxRequestLineBytes: Int = 8192, maxHeaderBytes: Int = 32768, maxHeaderCount: Int = 100,
+            maxChunkLineBytes: Int = 4096
+        ) {
             self.maxRequestLineBytes = maxRequestLineBytes
             self.maxHeaderBytes = maxHeaderBytes
             self.maxHeaderCount = maxHeaderCount
@@ -385,10 +387,10 @@ public struct RequestParser: Sendable {
         let targetEnd = i
         i += 1
         guard end - i == 8,
-              buffer[i] == UInt8(ascii: "H"), buffer[i + 1] == UInt8(ascii: "T"), buffer[i + 2] == UInt8(ascii: "T"),
-              buffer[i + 3] == UInt8(ascii: "P"), buffer[i + 4] == UInt8(ascii: "/"),
-              buffer[i + 6] == UInt8(ascii: "."),
-              let major = decimal(buffer[i + 5]), let minor = decimal(buffer[i + 7])
+            buffer[i] == UInt8(ascii: "H"), buffer[i + 1] == UInt8(ascii: "T"), buffer[i + 2] == UInt8(ascii: "T"),
+            buffer[i + 3] == UInt8(ascii: "P"), buffer[i + 4] == UInt8(ascii: "/"),
+            buffer[i + 6] == UInt8(ascii: "."),
+            let major = decimal(buffer[i + 5]), let minor = decimal(buffer[i + 7])
         else { return .bad("Invalid HTTP version") }
         guard major == 1, minor <= 1 else { return .versionNotSupported }
         minorVersion = Int(minor)
@@ -537,7 +539,7 @@ public struct RequestParser: Sendable {
                 for element in field.split(separator: ",", omittingEmptySubsequences: false) {
                     let digits = element.trimmingASCIIWhitespace()
                     guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                          let n = Int(digits)
+                        let n = Int(digits)
                     else { return .failure(.bad("Invalid Content-Length")) }
                     if let v = value, v != n { return .failure(.bad("Conflicting Content-Length values")) }
                     value = n
@@ -564,7 +566,9 @@ public struct RequestParser: Sendable {
             if framing != .none && framing != .contentLength(0) { expectsContinue = true }
         }
 
-        return .success(RequestHead(method: method, target: target, minorVersion: minorVersion, headers: headers,
-                                    framing: framing, keepAlive: keepAlive, expectsContinue: expectsContinue))
+        return .success(
+            RequestHead(
+                method: method, target: target, minorVersion: minorVersion, headers: headers,
+                framing: framing, keepAlive: keepAlive, expectsContinue: expectsContinue))
     }
 }

@@ -4,7 +4,7 @@ enum ResponseSerializer {
     private static func isServerOwned(_ name: String) -> Bool {
         // First-letter filter: most handler headers (X-…, Allow, Location) are ruled out by one byte compare.
         guard let first = name.utf8.first.map(ASCII.lower),
-              first == UInt8(ascii: "c") || first == UInt8(ascii: "d") || first == UInt8(ascii: "t")
+            first == UInt8(ascii: "c") || first == UInt8(ascii: "d") || first == UInt8(ascii: "t")
                 || first == UInt8(ascii: "k")
         else { return false }
         return HTTPHeaders.equalsIgnoringCase(name, "content-length") || HTTPHeaders.equalsIgnoringCase(name, "date")
@@ -18,9 +18,11 @@ enum ResponseSerializer {
     ///   - keepAlive: false adds `Connection: close`; for HTTP/1.0 clients true adds `Connection: keep-alive`.
     ///   - headerCache: the loop's `HeaderBlockCache`: a handler's header fields checked and rendered once when the
     ///     same fields come again (a response built once and returned for every request, like `/health`'s).
-    static func serialize(_ response: HTTPResponse, into out: inout [UInt8], date: [UInt8], omitBody: Bool,
-                          keepAlive: Bool, minorVersion: Int, requestID: String?, serverName: String?,
-                          headerCache: HeaderBlockCache? = nil) {
+    static func serialize(
+        _ response: HTTPResponse, into out: inout [UInt8], date: [UInt8], omitBody: Bool,
+        keepAlive: Bool, minorVersion: Int, requestID: String?, serverName: String?,
+        headerCache: HeaderBlockCache? = nil
+    ) {
         let status = response.status
         append("HTTP/1.1 ", to: &out)
         appendNumber(status.code, to: &out)
@@ -98,9 +100,12 @@ enum ResponseSerializer {
             out.append(UInt8(ascii: "0"))
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var v = n
         withUnsafeMutableBytes(of: &digits) { d in
@@ -149,7 +154,8 @@ final class HeaderBlockCache {
         }
     }
 
-    private static func sameStorage(_ a: [(name: String, value: String)], _ b: [(name: String, value: String)]) -> Bool {
+    private static func sameStorage(_ a: [(name: String, value: String)], _ b: [(name: String, value: String)]) -> Bool
+    {
         guard a.count == b.count, !a.isEmpty else { return false }
         return a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in pa.baseAddress == pb.baseAddress } }
     }

@@ -41,8 +41,10 @@ public struct Router: Sendable {
         let handler: Handler
         let responseHook: HTTPResponseHook?
 
-        init(pattern: String, parameterNames: [String], bodyLimit: BodyLimit?, admission: HTTPAdmission?,
-             handler: Handler, responseHook: HTTPResponseHook?) {
+        init(
+            pattern: String, parameterNames: [String], bodyLimit: BodyLimit?, admission: HTTPAdmission?,
+            handler: Handler, responseHook: HTTPResponseHook?
+        ) {
             self.pattern = pattern
             self.parameterNames = parameterNames
             self.bodyLimit = bodyLimit
@@ -101,19 +103,29 @@ public struct Router: Sendable {
     ///   - bodyLimit: overrides the server-wide `HTTPLimits.maxBodyBytes` (and its error) for this route.
     ///   - admission: a cheap check run on the event loop before `handler` (see `HTTPAdmission`).
     ///   - responseHook: applied to every response of the route, errors included (see `HTTPResponseHook`).
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
-                             admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
-                             handler: @escaping HTTPHandler) {
-        add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
-                                   handler: .task(handler), responseHook: responseHook))
+    public mutating func add(
+        _ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
+        admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
+        handler: @escaping HTTPHandler
+    ) {
+        add(
+            method, pattern,
+            Route(
+                pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
+                handler: .task(handler), responseHook: responseHook))
     }
 
     /// Registers `handler` to run on the event loop (see `HTTPLoopHandler`) for `method` on `pattern`.
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
-                             admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
-                             onEventLoop handler: @escaping HTTPLoopHandler) {
-        add(method, pattern, Route(pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
-                                   handler: .onEventLoop(handler), responseHook: responseHook))
+    public mutating func add(
+        _ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
+        admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
+        onEventLoop handler: @escaping HTTPLoopHandler
+    ) {
+        add(
+            method, pattern,
+            Route(
+                pattern: pattern, parameterNames: [], bodyLimit: bodyLimit, admission: admission,
+                handler: .onEventLoop(handler), responseHook: responseHook))
     }
 
     /// `add(.get, pattern, onEventLoop:)`: a cheap GET answered on the loop (health checks, static documents).
@@ -145,8 +157,9 @@ public struct Router: Sendable {
             }
         }
         if names.isEmpty && pattern.utf8.first == UInt8(ascii: "/") { nodes[0].literalPaths[pattern] = node }
-        let named = Route(pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
-                          admission: route.admission, handler: route.handler, responseHook: route.responseHook)
+        let named = Route(
+            pattern: route.pattern, parameterNames: names, bodyLimit: route.bodyLimit,
+            admission: route.admission, handler: route.handler, responseHook: route.responseHook)
         if let i = nodes[node].routes.firstIndex(where: { $0.method == method }) {
             nodes[node].routes[i].route = named
         } else {
@@ -155,23 +168,31 @@ public struct Router: Sendable {
     }
 
     /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func get(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
-                             handler: @escaping HTTPHandler) {
+    public mutating func get(
+        _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+        handler: @escaping HTTPHandler
+    ) {
         add(.get, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.post, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func post(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
-                             handler: @escaping HTTPHandler) {
+    public mutating func post(
+        _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+        handler: @escaping HTTPHandler
+    ) {
         add(.post, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.put, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func put(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
-                             handler: @escaping HTTPHandler) {
+    public mutating func put(
+        _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+        handler: @escaping HTTPHandler
+    ) {
         add(.put, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.delete, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func delete(_ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
-                             handler: @escaping HTTPHandler) {
+    public mutating func delete(
+        _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
+        handler: @escaping HTTPHandler
+    ) {
         add(.delete, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
 
@@ -188,7 +209,8 @@ public struct Router: Sendable {
     /// one `match` tries (literals before parameters at every level).
     func route(_ method: HTTPMethod, literalPath path: Substring) -> Route? {
         guard !nodes[0].literalPaths.isEmpty, !path.utf8.contains(UInt8(ascii: "%")),
-              let node = nodes[0].literalPaths[String(path)] else { return nil }
+            let node = nodes[0].literalPaths[String(path)]
+        else { return nil }
         return nodes[node].route(for: method) ?? (method == .head ? nodes[node].route(for: .get) : nil)
     }
 
@@ -216,8 +238,10 @@ public struct Router: Sendable {
     /// Depth-first, in priority order (literal, parameter, wildcard), every node that matches with routes, until
     /// `body` returns true. Returns whether it did.
     @discardableResult
-    private func visit(_ node: Int, _ rest: ArraySlice<String>, _ captures: inout [String],
-                       _ body: (Int, [String]) -> Bool) -> Bool {
+    private func visit(
+        _ node: Int, _ rest: ArraySlice<String>, _ captures: inout [String],
+        _ body: (Int, [String]) -> Bool
+    ) -> Bool {
         guard let segment = rest.first else {
             return !nodes[node].routes.isEmpty && body(node, captures)
         }

@@ -22,9 +22,11 @@ final class ServerContext: Sendable {
     /// `limits.connectionLimitExemptAddresses`, parsed.
     let exemptAddresses: Set<PeerAddress>
 
-    init(router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
-         onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?,
-         errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil) {
+    init(
+        router: Router, limits: HTTPLimits, logger: Logger, tls: TLSContext?, serverName: String?,
+        onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?,
+        errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil
+    ) {
         self.router = router
         self.limits = limits
         self.logger = logger
@@ -32,9 +34,10 @@ final class ServerContext: Sendable {
         self.serverName = serverName
         self.onRequestsCompleted = onRequestsCompleted
         self.errorResponse = errorResponse
-        addresses = Locked(AddressTable(
-            maxConnectionsPerAddress: limits.maxConnectionsPerAddress, maxBodyBytes: limits.maxBodyBytesInFlight,
-            maxBodyBytesPerAddress: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight / 8)))
+        addresses = Locked(
+            AddressTable(
+                maxConnectionsPerAddress: limits.maxConnectionsPerAddress, maxBodyBytes: limits.maxBodyBytesInFlight,
+                maxBodyBytesPerAddress: max(limits.maxBodyBytes, limits.maxBodyBytesInFlight / 8)))
         exemptAddresses = Set(limits.connectionLimitExemptAddresses.compactMap(PeerAddress.init))
     }
 
@@ -43,8 +46,12 @@ final class ServerContext: Sendable {
     func response(for error: any Error, from request: HTTPRequest) -> HTTPResponse {
         if let error = error as? any HTTPResponseError { return HTTPResponse(error: error) }
         if let mapped = errorResponse?(error) { return mapped }
-        logger.error("Handler failed", ["error": "\(error)", "route": request.routePattern,
-                                        "request_id": request.requestID])
+        logger.error(
+            "Handler failed",
+            [
+                "error": "\(error)", "route": request.routePattern,
+                "request_id": request.requestID,
+            ])
         return HTTPResponse(error: HTTPError.internalError)
     }
 }

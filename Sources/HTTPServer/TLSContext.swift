@@ -12,8 +12,9 @@ final class TLSContext: @unchecked Sendable {
         context = ctx
         // From here on `deinit` frees the context, also when a later step throws.
         do {
-            try TLSContext.check("SSL_CTX_set_min_proto_version",
-                                 Int32(copenssl_ssl_ctx_set_min_proto_version(ctx, TLS1_2_VERSION)))
+            try TLSContext.check(
+                "SSL_CTX_set_min_proto_version",
+                Int32(copenssl_ssl_ctx_set_min_proto_version(ctx, TLS1_2_VERSION)))
             // SSL_OP_NO_COMPRESSION (bit 17) and SSL_OP_NO_RENEGOTIATION (bit 30): SSL_OP_BIT is a macro Swift
             // does not import.
             _ = copenssl_ssl_ctx_set_options(ctx, UInt(1 << 17) | UInt(1 << 30))
@@ -23,14 +24,18 @@ final class TLSContext: @unchecked Sendable {
             try TLSContext.check("SSL_CTX_set_cipher_list", SSL_CTX_set_cipher_list(ctx, TLSContext.tls12Ciphers))
             // Partial writes let the loop write as much as the socket takes and resume from an offset.
             _ = copenssl_ssl_ctx_set_mode(ctx, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
-            try TLSContext.check("SSL_CTX_use_certificate_chain_file",
-                                 SSL_CTX_use_certificate_chain_file(ctx, configuration.certificateChainPath))
-            try TLSContext.check("SSL_CTX_use_PrivateKey_file",
-                                 SSL_CTX_use_PrivateKey_file(ctx, configuration.privateKeyPath, SSL_FILETYPE_PEM))
+            try TLSContext.check(
+                "SSL_CTX_use_certificate_chain_file",
+                SSL_CTX_use_certificate_chain_file(ctx, configuration.certificateChainPath))
+            try TLSContext.check(
+                "SSL_CTX_use_PrivateKey_file",
+                SSL_CTX_use_PrivateKey_file(ctx, configuration.privateKeyPath, SSL_FILETYPE_PEM))
             try TLSContext.check("SSL_CTX_check_private_key", SSL_CTX_check_private_key(ctx))
-            SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, input, inputLength, _ in
-                TLSContext.selectHTTP11(out, outLength, input, inputLength)
-            }, nil)
+            SSL_CTX_set_alpn_select_cb(
+                ctx,
+                { _, out, outLength, input, inputLength, _ in
+                    TLSContext.selectHTTP11(out, outLength, input, inputLength)
+                }, nil)
         }
     }
 
@@ -45,9 +50,11 @@ final class TLSContext: @unchecked Sendable {
 
     /// ALPN (RFC 7301): pick `http/1.1` if offered; otherwise no ALPN at all, so a client offering only `h2`
     /// fails clearly instead of speaking HTTP/2 to an HTTP/1.1 server.
-    private static func selectHTTP11(_ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
-                                     _ outLength: UnsafeMutablePointer<UInt8>?,
-                                     _ input: UnsafePointer<UInt8>?, _ inputLength: UInt32) -> Int32 {
+    private static func selectHTTP11(
+        _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+        _ outLength: UnsafeMutablePointer<UInt8>?,
+        _ input: UnsafePointer<UInt8>?, _ inputLength: UInt32
+    ) -> Int32 {
         guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
         let wanted = Array("http/1.1".utf8)
         var i = 0

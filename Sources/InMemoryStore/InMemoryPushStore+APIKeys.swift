@@ -44,7 +44,9 @@ extension InMemoryPushStore {
     public func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws {
         try access { state in
             for use in uses {
-                guard let index = state.apiKeys[use.instanceID]?.firstIndex(where: { $0.id == use.id }) else { continue }
+                guard let index = state.apiKeys[use.instanceID]?.firstIndex(where: { $0.id == use.id }) else {
+                    continue
+                }
                 let at = use.at.stored
                 let last = state.apiKeys[use.instanceID]?[index].lastUsedAt ?? at
                 state.apiKeys[use.instanceID]?[index].lastUsedAt = max(last, at)

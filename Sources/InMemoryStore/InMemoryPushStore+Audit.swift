@@ -6,12 +6,15 @@ extension InMemoryPushStore {
         try access { $0.appendAudit(entry) }
     }
 
-    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws -> [AuditEntry] {
+    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
+        -> [AuditEntry]
+    {
         try access { state in
-            Array(state.audit.lazy.filter { entry in
-                entry.seq > after && instanceID.map { entry.instanceID == $0 } ?? true
-                    && action.map { entry.action == $0 } ?? true
-            }.prefix(max(0, limit)))
+            Array(
+                state.audit.lazy.filter { entry in
+                    entry.seq > after && instanceID.map { entry.instanceID == $0 } ?? true
+                        && action.map { entry.action == $0 } ?? true
+                }.prefix(max(0, limit)))
         }
     }
 

@@ -26,8 +26,11 @@ extension InMemoryPushStore {
             switch change {
             case .create(_, let sealed):
                 if live != nil { return .exists }
-                state.storedInstances[id] = (StoredInstance(id: id, sealedDefinition: sealed, version: next,
-                                                            createdAt: at, updatedAt: at), false)
+                state.storedInstances[id] = (
+                    StoredInstance(
+                        id: id, sealedDefinition: sealed, version: next,
+                        createdAt: at, updatedAt: at), false
+                )
             case .update(_, let sealed, let expected):
                 guard var row = live else { return .notFound }
                 if let expected, expected != row.version { return .versionMismatch(current: row.version) }

@@ -108,7 +108,9 @@ public final class InMemoryPushStore: PushStorage {
         try access { $0.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata) }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+        -> Bool
+    {
         let now = clock()
         return try access {
             try $0.updateToken(instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now)
@@ -178,7 +180,9 @@ public final class InMemoryPushStore: PushStorage {
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+        -> Bool
+    {
         try access { try $0.renewLease(job, workerID: workerID, leaseDuration: leaseDuration, now: now) }
     }
 
@@ -191,8 +195,9 @@ public final class InMemoryPushStore: PushStorage {
         answered: [Int64]
     ) async throws {
         try access {
-            try $0.checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
-                              answered: answered)
+            try $0.checkpoint(
+                job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
+                answered: answered)
         }
     }
 
@@ -303,11 +308,13 @@ public final class InMemoryPushStore: PushStorage {
         instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits,
         now: Date
     ) async throws -> LiveActivityPutResult {
-        let row = LiveActivityToken(deviceID: deviceID, kind: .start, token: token, attributesType: attributesType,
-                                    createdAt: now, updatedAt: now)
+        let row = LiveActivityToken(
+            deviceID: deviceID, kind: .start, token: token, attributesType: attributesType,
+            createdAt: now, updatedAt: now)
         return try access {
-            try $0.putLiveActivity(instanceID: instanceID, deviceID: deviceID, token: row,
-                                   bound: limits.maxStartTokensPerDevice, now: now)
+            try $0.putLiveActivity(
+                instanceID: instanceID, deviceID: deviceID, token: row,
+                bound: limits.maxStartTokensPerDevice, now: now)
         }
     }
 
@@ -315,12 +322,14 @@ public final class InMemoryPushStore: PushStorage {
         instanceID: String, deviceID: String, activityID: String, attributesType: String, token: String,
         reference: String?, expiresAt: Date, limits: LiveActivityLimits, now: Date
     ) async throws -> LiveActivityPutResult {
-        let row = LiveActivityToken(deviceID: deviceID, kind: .update, token: token, attributesType: attributesType,
-                                    activityID: activityID, reference: reference, expiresAt: expiresAt,
-                                    createdAt: now, updatedAt: now)
+        let row = LiveActivityToken(
+            deviceID: deviceID, kind: .update, token: token, attributesType: attributesType,
+            activityID: activityID, reference: reference, expiresAt: expiresAt,
+            createdAt: now, updatedAt: now)
         return try access {
-            try $0.putLiveActivity(instanceID: instanceID, deviceID: deviceID, token: row,
-                                   bound: limits.maxActivitiesPerDevice, now: now)
+            try $0.putLiveActivity(
+                instanceID: instanceID, deviceID: deviceID, token: row,
+                bound: limits.maxActivitiesPerDevice, now: now)
         }
     }
 
@@ -352,8 +361,9 @@ public final class InMemoryPushStore: PushStorage {
 
     public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
         try access { state in
-            Array(state.invalidations.lazy.map(\.record)
-                .filter { $0.instanceID == instanceID && $0.id > after }.prefix(max(0, limit)))
+            Array(
+                state.invalidations.lazy.map(\.record)
+                    .filter { $0.instanceID == instanceID && $0.id > after }.prefix(max(0, limit)))
         }
     }
 
@@ -391,9 +401,11 @@ public final class InMemoryPushStore: PushStorage {
 extension InMemoryPushStore: QuotaUsageReading {
     public func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
         try access {
-            QuotaUsage(devices: Int64($0.devicesPerInstance[instanceID, default: 0]),
-                       publishes: $0.publishDayCounts[InMemoryState.InstanceKey(instanceID: instanceID, name: day.number),
-                                                      default: 0])
+            QuotaUsage(
+                devices: Int64($0.devicesPerInstance[instanceID, default: 0]),
+                publishes: $0.publishDayCounts[
+                    InMemoryState.InstanceKey(instanceID: instanceID, name: day.number),
+                    default: 0])
         }
     }
 }

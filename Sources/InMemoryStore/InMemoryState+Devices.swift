@@ -11,14 +11,17 @@ extension InMemoryState {
     }
 
     func device(instanceID: String, platform: Platform, token: String) -> Device? {
-        devicesByToken[TokenKey(instanceID: instanceID, platform: platform, token: token)].flatMap { devices[$0]?.device }
+        devicesByToken[TokenKey(instanceID: instanceID, platform: platform, token: token)].flatMap {
+            devices[$0]?.device
+        }
     }
 
     mutating func register(_ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int) throws
         -> RegisteredDevice
     {
         let now = now.stored
-        let key = TokenKey(instanceID: registration.instanceID, platform: registration.platform, token: registration.token)
+        let key = TokenKey(
+            instanceID: registration.instanceID, platform: registration.platform, token: registration.token)
         if let ref = devicesByToken[key], var stored = devices[ref] {
             // Re-registration: the same device, with the fields a registration may change.
             stored.device.lastRegisteredAt = now
@@ -101,12 +104,13 @@ extension InMemoryState {
         throws -> Bool
     {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref],
-              stored.device.platform == platform
+            stored.device.platform == platform
         else { return false }
         let key = TokenKey(instanceID: instanceID, platform: platform, token: token)
         if let other = devicesByToken[key], other != ref {
             if let holder = devices[other]?.device, holder.invalidatedAt == nil, let owner = holder.userID,
-               owner != stored.device.userID {
+                owner != stored.device.userID
+            {
                 throw PushStoreError.tokenHeldByAnotherUser
             }
             remove(ref: other)
@@ -150,34 +154,43 @@ extension InMemoryState {
     }
 
     /// Replaces the device's set with `interests`. - Throws: the `limits` violation; nothing changes then.
-    mutating func setInterests(instanceID: String, deviceID: String, interests wanted: Set<String>,
-                               limits: InterestLimits) throws -> Bool {
+    mutating func setInterests(
+        instanceID: String, deviceID: String, interests wanted: Set<String>,
+        limits: InterestLimits
+    ) throws -> Bool {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref] else { return false }
-        try apply(instanceID: instanceID, ref: ref, adding: wanted.subtracting(stored.interests),
-                  removing: stored.interests.subtracting(wanted), limits: limits)
+        try apply(
+            instanceID: instanceID, ref: ref, adding: wanted.subtracting(stored.interests),
+            removing: stored.interests.subtracting(wanted), limits: limits)
         return true
     }
 
     /// Adds `interests` to the device's set. - Throws: the `limits` violation; nothing changes then.
-    mutating func setInterests(instanceID: String, deviceID: String, adding interests: Set<String>,
-                               limits: InterestLimits) throws -> Bool {
+    mutating func setInterests(
+        instanceID: String, deviceID: String, adding interests: Set<String>,
+        limits: InterestLimits
+    ) throws -> Bool {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref] else { return false }
-        try apply(instanceID: instanceID, ref: ref, adding: interests.subtracting(stored.interests), removing: [],
-                  limits: limits)
+        try apply(
+            instanceID: instanceID, ref: ref, adding: interests.subtracting(stored.interests), removing: [],
+            limits: limits)
         return true
     }
 
     /// Checks the counts the change would leave against `limits` before changing anything (the in-memory store
     /// has no transaction to roll back).
-    private mutating func apply(instanceID: String, ref: Int64, adding: Set<String>, removing: Set<String>,
-                                limits: InterestLimits) throws {
+    private mutating func apply(
+        instanceID: String, ref: Int64, adding: Set<String>, removing: Set<String>,
+        limits: InterestLimits
+    ) throws {
         let subscriptions = Int64(subscriptionsPerInstance[instanceID, default: 0])
         let interests = Int64(interestsPerInstance[instanceID, default: 0])
         let created = adding.count { followers[InstanceKey(instanceID: instanceID, name: $0)] == nil }
         let dropped = removing.count { followers[InstanceKey(instanceID: instanceID, name: $0)] == [ref] }
         if let violation = limits.violation(
             before: (subscriptions, interests),
-            after: (subscriptions + Int64(adding.count - removing.count), interests + Int64(created - dropped))) {
+            after: (subscriptions + Int64(adding.count - removing.count), interests + Int64(created - dropped)))
+        {
             throw violation
         }
         for name in removing { unfollow(instanceID: instanceID, interest: name, ref: ref) }
@@ -205,7 +218,8 @@ extension InMemoryState {
         if devicesByUser[key]?.isEmpty == true { devicesByUser[key] = nil }
     }
 
-    mutating func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) -> SetUserResult {
+    mutating func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) -> SetUserResult
+    {
         guard let ref = ref(instanceID: instanceID, deviceID: deviceID), let stored = devices[ref] else {
             return .deviceNotFound
         }
@@ -230,7 +244,9 @@ extension InMemoryState {
 
     /// Oldest first.
     func devices(instanceID: String, userID: String) -> [Device] {
-        (devicesByUser[InstanceKey(instanceID: instanceID, name: userID)] ?? []).sorted().compactMap { devices[$0]?.device }
+        (devicesByUser[InstanceKey(instanceID: instanceID, name: userID)] ?? []).sorted().compactMap {
+            devices[$0]?.device
+        }
     }
 
     // MARK: Results
@@ -253,11 +269,15 @@ extension InMemoryState {
                 stored.device.invalidatedAt = at
                 lastInvalidationID += 1
                 let device = stored.device
-                invalidations.append((DeviceInvalidation(
-                    id: lastInvalidationID, instanceID: device.instanceID, deviceID: device.id,
-                    platform: device.platform.rawValue, maskedToken: DeviceInvalidation.mask(token: device.token),
-                    userID: device.userID, reason: result.invalidationReason, status: result.status,
-                    providerTimestamp: result.providerTimestamp?.stored, at: at), false))
+                invalidations.append(
+                    (
+                        DeviceInvalidation(
+                            id: lastInvalidationID, instanceID: device.instanceID, deviceID: device.id,
+                            platform: device.platform.rawValue,
+                            maskedToken: DeviceInvalidation.mask(token: device.token),
+                            userID: device.userID, reason: result.invalidationReason, status: result.status,
+                            providerTimestamp: result.providerTimestamp?.stored, at: at), false
+                    ))
             }
             devices[result.device] = stored
         }

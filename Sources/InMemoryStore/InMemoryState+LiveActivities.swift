@@ -27,7 +27,8 @@ extension InMemoryState {
         guard let deviceRef = apnsDeviceRef(instanceID: instanceID, deviceID: deviceID) else { return .deviceNotFound }
         let mine = liveActivities.values.filter { $0.deviceRef == deviceRef && $0.token.kind == token.kind }
         let existing = mine.first { row in
-            token.kind == .start ? row.token.attributesType == token.attributesType : row.token.activityID == token.activityID
+            token.kind == .start
+                ? row.token.attributesType == token.attributesType : row.token.activityID == token.activityID
         }
         if let existing {
             var row = existing
@@ -48,11 +49,14 @@ extension InMemoryState {
         stored.deviceID = deviceID
         stored.createdAt = now
         stored.updatedAt = now
-        liveActivities[lastLiveActivityRef] = StoredLiveActivity(ref: lastLiveActivityRef, deviceRef: deviceRef, token: stored)
+        liveActivities[lastLiveActivityRef] = StoredLiveActivity(
+            ref: lastLiveActivityRef, deviceRef: deviceRef, token: stored)
         return .stored(created: true)
     }
 
-    mutating func deleteLiveActivity(instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String) -> Bool? {
+    mutating func deleteLiveActivity(instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String)
+        -> Bool?
+    {
         guard let deviceRef = apnsDeviceRef(instanceID: instanceID, deviceID: deviceID) else { return nil }
         let match = liveActivities.values.first { row in
             row.deviceRef == deviceRef && row.token.kind == kind
@@ -71,16 +75,19 @@ extension InMemoryState {
         }
     }
 
-    func liveActivityTargets(for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
-                             now: Date) -> TargetPage {
+    func liveActivityTargets(
+        for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
+        now: Date
+    ) -> TargetPage {
         let limit = max(1, limit)
         let wanted = Set(job.targets)
         let rows = liveActivities.values.filter { row in
-            guard row.ref > cursor, row.token.kind == selector.kind, row.token.attributesType == selector.attributesType,
-                  selector.activityID == nil || row.token.activityID == selector.activityID,
-                  row.token.expiresAt.map({ $0 > now }) ?? true,
-                  let stored = devices[row.deviceRef], stored.device.instanceID == job.instanceID,
-                  stored.device.invalidatedAt == nil
+            guard row.ref > cursor, row.token.kind == selector.kind,
+                row.token.attributesType == selector.attributesType,
+                selector.activityID == nil || row.token.activityID == selector.activityID,
+                row.token.expiresAt.map({ $0 > now }) ?? true,
+                let stored = devices[row.deviceRef], stored.device.instanceID == job.instanceID,
+                stored.device.invalidatedAt == nil
             else { return false }
             switch job.kind {
             case .interests: return !stored.interests.isDisjoint(with: wanted)
@@ -90,9 +97,10 @@ extension InMemoryState {
         }.sorted { $0.ref < $1.ref }
         let targets = rows.prefix(limit).compactMap { row -> Target? in
             guard let device = devices[row.deviceRef]?.device else { return nil }
-            return Target(ref: row.ref, deviceID: device.id, platform: .apns, token: row.token.token,
-                          environment: device.environment, environmentDeclared: device.environmentDeclared,
-                          lastRegisteredAt: row.token.updatedAt, userID: device.userID, timeZone: device.timeZone)
+            return Target(
+                ref: row.ref, deviceID: device.id, platform: .apns, token: row.token.token,
+                environment: device.environment, environmentDeclared: device.environmentDeclared,
+                lastRegisteredAt: row.token.updatedAt, userID: device.userID, timeZone: device.timeZone)
         }
         return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: rows.count <= limit)
     }

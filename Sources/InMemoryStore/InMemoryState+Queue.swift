@@ -10,7 +10,9 @@ extension InMemoryState {
             let day = InstanceKey(instanceID: job.instanceID, name: UTCDay(containing: job.createdAt).number)
             if publishDayCounts[day, default: 0] >= Int64(quota) { throw PushStoreError.publishQuotaReached }
             publishDayCounts[day, default: 0] += 1
-            publishDayCounts = publishDayCounts.filter { $0.key.instanceID != job.instanceID || $0.key.name >= day.name - 1 }
+            publishDayCounts = publishDayCounts.filter {
+                $0.key.instanceID != job.instanceID || $0.key.name >= day.name - 1
+            }
         }
         lastJobID += 1
         var job = job
@@ -148,7 +150,7 @@ extension InMemoryState {
 
     mutating func cancel(instanceID: String, publishID: String, now: Date) -> PublishCancellation? {
         guard let id = jobsByPublishID[InstanceKey(instanceID: instanceID, name: publishID)],
-              var stored = jobs[id]
+            var stored = jobs[id]
         else { return nil }
         switch stored.state {
         case .queued:

@@ -29,8 +29,9 @@ struct JSONParser {
 
     static func parse(_ bytes: [UInt8], limits: JSONLimits) throws(JSONParseError) -> JSONValue {
         guard bytes.count <= limits.maxBytes else {
-            throw JSONParseError(offset: limits.maxBytes, reason: "input longer than \(limits.maxBytes) bytes",
-                                 kind: .tooLarge)
+            throw JSONParseError(
+                offset: limits.maxBytes, reason: "input longer than \(limits.maxBytes) bytes",
+                kind: .tooLarge)
         }
         var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth, maxArrayCount: limits.maxArrayCount)
         parser.skipWhitespace()

@@ -12,7 +12,9 @@ public enum APNsProviderToken {
     ///   - teamID: the 10-character Team ID.
     ///   - issuedAt: seconds since the epoch.
     ///   - key: the `.p8` signing key.
-    public static func make(keyID: String, teamID: String, issuedAt: Int, key: ES256PrivateKey) throws(CryptoError) -> String {
+    public static func make(keyID: String, teamID: String, issuedAt: Int, key: ES256PrivateKey) throws(CryptoError)
+        -> String
+    {
         let header = JSONWriter.object([("alg", "ES256"), ("kid", .string(keyID))])
         let claims = JSONWriter.object([("iss", .string(teamID)), ("iat", .int(issuedAt))])
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)

@@ -61,7 +61,7 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     /// Checks a JOSE signature (64-byte R‖S) over `message`. Any malformed input is simply `false`.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
         guard signature.count == ES256Signature.rawSize,
-              let der = try? ES256Signature.der(fromRaw: signature)
+            let der = try? ES256Signature.der(fromRaw: signature)
         else {
             OpenSSLErrorQueue.clear()
             return false

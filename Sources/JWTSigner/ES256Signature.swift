@@ -20,7 +20,8 @@ public enum ES256Signature {
         let parsed = try check(signature, "d2i_ECDSA_SIG")
         defer { ECDSA_SIG_free(parsed) }
         guard consumed == der.count else {
-            throw CryptoError(operation: "d2i_ECDSA_SIG", messages: ["\(der.count - consumed) bytes after the DER signature"])
+            throw CryptoError(
+                operation: "d2i_ECDSA_SIG", messages: ["\(der.count - consumed) bytes after the DER signature"])
         }
         var r: OpaquePointer?
         var s: OpaquePointer?
@@ -30,7 +31,8 @@ public enum ES256Signature {
             (BN_bn2binpad(r, buffer.baseAddress, 32), BN_bn2binpad(s, buffer.baseAddress! + 32, 32))
         }
         guard written == (32, 32) else {
-            throw CryptoError(operation: "BN_bn2binpad", messages: ["R or S is longer than 32 bytes"] + OpenSSLErrorQueue.drain())
+            throw CryptoError(
+                operation: "BN_bn2binpad", messages: ["R or S is longer than 32 bytes"] + OpenSSLErrorQueue.drain())
         }
         return raw
     }
@@ -38,7 +40,8 @@ public enum ES256Signature {
     /// R‖S (exactly 64 bytes) → DER, for OpenSSL's verifier.
     public static func der(fromRaw raw: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard raw.count == rawSize else {
-            throw CryptoError(operation: "ES256Signature.der(fromRaw:)", messages: ["expected 64 bytes, got \(raw.count)"])
+            throw CryptoError(
+                operation: "ES256Signature.der(fromRaw:)", messages: ["expected 64 bytes, got \(raw.count)"])
         }
         let signature = try check(ECDSA_SIG_new(), "ECDSA_SIG_new")
         defer { ECDSA_SIG_free(signature) }

@@ -27,17 +27,19 @@ package final class EVPKey: @unchecked Sendable {
 
     /// Reads a SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`, what `openssl pkey -pubout` writes).
     static func publicKey(pem: String) throws(KeyLoadError) -> EVPKey {
-        EVPKey(owning: try PEMKeyReader.readKey(pem, "PEM_read_bio_PUBKEY") { bio, callback, userData in
-            PEM_read_bio_PUBKEY(bio, nil, callback, userData)
-        })
+        EVPKey(
+            owning: try PEMKeyReader.readKey(pem, "PEM_read_bio_PUBKEY") { bio, callback, userData in
+                PEM_read_bio_PUBKEY(bio, nil, callback, userData)
+            })
     }
 
     /// Reads a PEM private key in any form OpenSSL decodes (PKCS#8, SEC1, PKCS#1); encrypted keys are refused
     /// without prompting.
     static func privateKey(pem: String) throws(KeyLoadError) -> EVPKey {
-        EVPKey(owning: try PEMKeyReader.readKey(pem, "PEM_read_bio_PrivateKey") { bio, callback, userData in
-            PEM_read_bio_PrivateKey(bio, nil, callback, userData)
-        })
+        EVPKey(
+            owning: try PEMKeyReader.readKey(pem, "PEM_read_bio_PrivateKey") { bio, callback, userData in
+                PEM_read_bio_PrivateKey(bio, nil, callback, userData)
+            })
     }
 
     /// Decodes a DER SubjectPublicKeyInfo.
@@ -106,7 +108,7 @@ package final class EVPKey: @unchecked Sendable {
         }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, pointer) == 1,
-              EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+            EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
         else {
             // 0 is "does not verify", negative is an error; both leave queue entries nobody will read.
             OpenSSLErrorQueue.clear()

@@ -6,7 +6,8 @@ public enum JWS {
     public static func rs256(
         header: [(key: String, value: JSONValue)], claims: [(key: String, value: JSONValue)], key: RS256PrivateKey
     ) throws(CryptoError) -> String {
-        let signingInput = Base64URL.encode(JSONWriter.object(header)) + "." + Base64URL.encode(JSONWriter.object(claims))
+        let signingInput =
+            Base64URL.encode(JSONWriter.object(header)) + "." + Base64URL.encode(JSONWriter.object(claims))
         return signingInput + "." + Base64URL.encode(try key.sign(Array(signingInput.utf8)))
     }
 }

@@ -47,7 +47,8 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformed(.segmentCount(let count)): return "malformed token: \(count) segments, expected 3"
         case .malformed(.invalidBase64URL(let segment, let error)):
             return "malformed token: \(segment.rawValue) is not base64url (\(error))"
-        case .malformed(.notJSONObject(let segment, _)): return "malformed token: \(segment.rawValue) is not a JSON object"
+        case .malformed(.notJSONObject(let segment, _)):
+            return "malformed token: \(segment.rawValue) is not a JSON object"
         case .malformed(.missingAlgorithm): return "malformed token: header has no alg"
         case .malformed(.criticalHeader): return "malformed token: unsupported crit header"
         case .unsupportedAlgorithm(let alg): return "unsupported algorithm \(alg)"

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads small credential files (PEM keys, service-account JSON) with a size bound and the system's own reason

@@ -5,7 +5,8 @@ enum MessageAuthentication {
     /// - Parameters:
     ///   - digest: `EVP_sha256()`, `EVP_sha1()`, …
     ///   - size: the digest's output length in bytes.
-    static func code(_ digest: OpaquePointer?, size: Int, message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
+    static func code(_ digest: OpaquePointer?, size: Int, message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8]
+    {
         var output = [UInt8](repeating: 0, count: size)
         var length: UInt32 = 0
         // A one-element buffer stands in for an empty key: some OpenSSL paths treat a NULL key as "no key".

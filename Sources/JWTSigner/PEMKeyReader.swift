@@ -1,14 +1,15 @@
 import COpenSSL
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Shared plumbing for loading PEM keys: memory BIOs, the refusing passphrase callback, key-kind checks and
 /// file reading with errno text. `package`: TLSIdentity reads the PEM key of a client certificate through it.
 package enum PEMKeyReader {
     /// OpenSSL's `pem_password_cb`: fills `buf` with a passphrase and returns its length, or -1 to refuse.
-    package typealias PasswordCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+    package typealias PasswordCallback =
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
 
     /// Largest key file read; a PEM key is a few hundred bytes, so anything bigger is the wrong file.
     static let maxFileSize = 64 * 1024
@@ -68,10 +69,12 @@ package enum PEMKeyReader {
         asked.initialize(to: false)
         defer { asked.deallocate() }
         let key = try withBIO(pem) { bio throws(KeyLoadError) in
-            read(bio, { _, _, _, userData in
-                userData?.storeBytes(of: true, as: Bool.self)
-                return -1
-            }, UnsafeMutableRawPointer(asked))
+            read(
+                bio,
+                { _, _, _, userData in
+                    userData?.storeBytes(of: true, as: Bool.self)
+                    return -1
+                }, UnsafeMutableRawPointer(asked))
         }
         guard let key else {
             let error = CryptoError.drainingQueue(operation)

@@ -40,8 +40,9 @@ public final class RS256PrivateKey: Sendable, CustomStringConvertible {
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         let signature = try key.signSHA256(message)
         guard signature.count == key.maxSignatureSize else {
-            throw CryptoError(operation: "EVP_DigestSign",
-                              messages: ["wrote \(signature.count) bytes, expected \(key.maxSignatureSize)"])
+            throw CryptoError(
+                operation: "EVP_DigestSign",
+                messages: ["wrote \(signature.count) bytes, expected \(key.maxSignatureSize)"])
         }
         return signature
     }

@@ -29,12 +29,16 @@ public struct SecretSeal: Sendable {
         defer { EVP_CIPHER_CTX_free(context) }
         try check(EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce), "EVP_EncryptInit_ex")
         var written: Int32 = 0
-        try check(EVP_EncryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)), "EVP_EncryptUpdate(aad)")
+        try check(
+            EVP_EncryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)),
+            "EVP_EncryptUpdate(aad)")
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
-        try check(EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
+        try check(
+            EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
         var trailing: Int32 = 0
         try ciphertext.withUnsafeMutableBufferPointer { buffer throws(CryptoError) in
-            _ = try check(EVP_EncryptFinal_ex(context, buffer.baseAddress! + Int(written), &trailing), "EVP_EncryptFinal_ex")
+            _ = try check(
+                EVP_EncryptFinal_ex(context, buffer.baseAddress! + Int(written), &trailing), "EVP_EncryptFinal_ex")
         }
         ciphertext.removeLast(ciphertext.count - Int(written + trailing))
         var tag = [UInt8](repeating: 0, count: Self.tagSize)
@@ -54,9 +58,12 @@ public struct SecretSeal: Sendable {
         defer { EVP_CIPHER_CTX_free(context) }
         try check(EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce), "EVP_DecryptInit_ex")
         var written: Int32 = 0
-        try check(EVP_DecryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)), "EVP_DecryptUpdate(aad)")
+        try check(
+            EVP_DecryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)),
+            "EVP_DecryptUpdate(aad)")
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        try check(EVP_DecryptUpdate(context, &plaintext, &written, ciphertext, Int32(ciphertext.count)), "EVP_DecryptUpdate")
+        try check(
+            EVP_DecryptUpdate(context, &plaintext, &written, ciphertext, Int32(ciphertext.count)), "EVP_DecryptUpdate")
         try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagSize), &tag), "EVP_CTRL_GCM_SET_TAG")
         var trailing: Int32 = 0
         let verified = plaintext.withUnsafeMutableBufferPointer { buffer in

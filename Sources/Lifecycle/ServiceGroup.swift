@@ -44,8 +44,10 @@ public final class ServiceGroup: Sendable {
     ///   - gracePeriod: how long the whole drain may take, from the first cancellation to the last return.
     ///   - onStopping: called once when the group starts stopping, for whatever reason, before it cancels the first
     ///     service (say, to make `/ready` answer 503 while the rest drains).
-    public init(services: [any Service], gracePeriod: Duration, logger: Logger,
-                onStopping: @escaping @Sendable () -> Void = {}) {
+    public init(
+        services: [any Service], gracePeriod: Duration, logger: Logger,
+        onStopping: @escaping @Sendable () -> Void = {}
+    ) {
         self.services = services
         self.gracePeriod = gracePeriod
         self.logger = logger
@@ -103,9 +105,11 @@ public final class ServiceGroup: Sendable {
         let reason = await serve(&running, &report)
         onStopping()
 
-        logger.notice("Stopping services", [
-            "reason": reason, "order": services.map(\.name).joined(separator: ","), "grace": "\(gracePeriod)",
-        ])
+        logger.notice(
+            "Stopping services",
+            [
+                "reason": reason, "order": services.map(\.name).joined(separator: ","), "grace": "\(gracePeriod)",
+            ])
         let deadline = Task { [mailbox, gracePeriod] in
             do {
                 try await MonotonicTimer.sleep(for: gracePeriod)
@@ -142,9 +146,11 @@ public final class ServiceGroup: Sendable {
         if expired {
             for index in running.sorted() { tasks[index].cancel() }
             report.unfinished = running.sorted().map { services[$0].name }
-            logger.error("Services did not stop within the grace period; not waiting for them", [
-                "services": report.unfinished.joined(separator: ","), "grace": "\(gracePeriod)",
-            ])
+            logger.error(
+                "Services did not stop within the grace period; not waiting for them",
+                [
+                    "services": report.unfinished.joined(separator: ","), "grace": "\(gracePeriod)",
+                ])
         }
         logger.notice("Services stopped", ["order": report.stopped.joined(separator: ",")])
         return report

@@ -108,7 +108,8 @@ public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: 
                         state.line.settle(ticket)
                         return .admitted(grant)
                     }
-                    let queued = state.line.enqueue(Waiter(payload: payload, continuation: continuation), ticket: ticket)
+                    let queued = state.line.enqueue(
+                        Waiter(payload: payload, continuation: continuation), ticket: ticket)
                     return queued ? nil : .cancelled
                 }
                 if let now { continuation.resume(returning: now) }

@@ -17,7 +17,9 @@ public final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
     @inline(__always)
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

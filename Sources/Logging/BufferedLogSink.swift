@@ -54,8 +54,10 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     ///   - fd: where lines go (standard error by default; tests pass a pipe).
     ///   - capacity: records that may wait before new ones are dropped.
     ///   - maxBatch: queued items (a record, or a batch handed over at once) taken per `write(2)` at most.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = 2,
-                capacity: Int = 65_536, maxBatch: Int = 2_048) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = 2,
+        capacity: Int = 65_536, maxBatch: Int = 2_048
+    ) {
         self.capacity = max(1, capacity)
         journal = environment["JOURNAL_STREAM"] != nil
         self.fd = fd
@@ -178,8 +180,10 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
             text.removeAll(keepingCapacity: text.capacity <= 1 << 20)
             var flushes: [DispatchSemaphore] = []
             if lost > 0 {
-                encoder.append(LogRecord(level: .warning, label: "log", message: "Log lines dropped",
-                                         metadata: [("count", String(lost))]), to: &text)
+                encoder.append(
+                    LogRecord(
+                        level: .warning, label: "log", message: "Log lines dropped",
+                        metadata: [("count", String(lost))]), to: &text)
             }
             for item in batch {
                 switch item {

@@ -61,9 +61,13 @@ public struct Logger: Sendable {
     public func debug(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.debug, message, extra) }
     public func info(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.info, message, extra) }
     public func notice(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.notice, message, extra) }
-    public func warning(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.warning, message, extra) }
+    public func warning(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) {
+        log(.warning, message, extra)
+    }
     public func error(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.error, message, extra) }
-    public func critical(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) { log(.critical, message, extra) }
+    public func critical(_ message: String, _ extra: KeyValuePairs<String, String> = [:]) {
+        log(.critical, message, extra)
+    }
 
     /// A logger that writes nothing; a default for libraries whose caller passes none.
     public static let disabled = Logger(label: "disabled", level: .critical, sink: NullLogSink())

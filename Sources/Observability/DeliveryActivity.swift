@@ -69,8 +69,10 @@ package final class DeliveryActivity: Sendable {
         for minute in (current - Int64(minutes) + 1)...current {
             let bucket = ring[Self.slot(minute, count: minutes)]
             let start = Date(timeIntervalSince1970: TimeInterval(minute) * 60)
-            out.append(bucket.minute == minute ? Minute(start: start, accepted: bucket.accepted, failed: bucket.failed)
-                                               : Minute(start: start, accepted: 0, failed: 0))
+            out.append(
+                bucket.minute == minute
+                    ? Minute(start: start, accepted: bucket.accepted, failed: bucket.failed)
+                    : Minute(start: start, accepted: 0, failed: 0))
         }
         return out
     }

@@ -75,7 +75,9 @@ public final class Metrics: Sendable {
         mutating func observe(_ value: Double, _ key: String, _ labels: KeyValuePairs<String, String>, cap: Int) {
             guard kind == .histogram else { return }
             let series = series(key, labels, cap: cap)
-            if histograms[series] == nil { histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count)) }
+            if histograms[series] == nil {
+                histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count))
+            }
             // Optional chaining mutates the stored histogram in place (no copy of it while the lock is held).
             if let index = buckets.firstIndex(where: { value <= $0 }) { histograms[series]?.counts[index] += 1 }
             histograms[series]?.sum += value
@@ -86,7 +88,9 @@ public final class Metrics: Sendable {
         mutating func merge(_ tallied: HistogramCounts, _ key: String, _ labels: [(String, String)], cap: Int) {
             guard kind == .histogram, tallied.count > 0, tallied.buckets == buckets else { return }
             let series = series(key, names: labels.lazy.map(\.0), cap: cap)
-            if histograms[series] == nil { histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count)) }
+            if histograms[series] == nil {
+                histograms[series] = Histogram(counts: Array(repeating: 0, count: buckets.count))
+            }
             for (index, n) in tallied.counts.enumerated() where n > 0 { histograms[series]?.counts[index] += n }
             histograms[series]?.sum += tallied.sum
             histograms[series]?.count += tallied.count
@@ -105,7 +109,9 @@ public final class Metrics: Sendable {
     }
 
     /// Default latency buckets in seconds: 0.5 ms … 10 s.
-    package static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    package static let latencyBuckets: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
 
     /// Declares a family (idempotent): its `# HELP` and `# TYPE` lines appear from now on, in declaration order,
     /// even before its first value. A family used before any `declare` is declared then.
@@ -118,7 +124,9 @@ public final class Metrics: Sendable {
     }
 
     /// Adds to a counter.
-    package func increment(_ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1) {
+    package func increment(
+        _ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1
+    ) {
         metric.family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
@@ -185,7 +193,8 @@ public final class Metrics: Sendable {
                 var gone: [String] = []
                 for key in Array(family.values.keys) + Array(family.histograms.keys) {
                     guard let value = Self.labelValues(key, names: family.labels)?[index],
-                          value != Self.overflowLabelValue, !keep(value) else { continue }
+                        value != Self.overflowLabelValue, !keep(value)
+                    else { continue }
                     gone.append(key)
                 }
                 for key in gone {

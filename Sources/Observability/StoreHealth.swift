@@ -29,8 +29,10 @@ package final class StoreHealth: Sendable {
     private let outages: AsyncStream<Void>
     private let outageStarted: AsyncStream<Void>.Continuation
 
-    package init(logInterval: TimeInterval, retryAfterSeconds: Int, metrics: Metrics, logger: Logger,
-         now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(
+        logInterval: TimeInterval, retryAfterSeconds: Int, metrics: Metrics, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.retryAfterSeconds = retryAfterSeconds
         self.state = Locked(StoreWriteState(logInterval: logInterval))
         self.metrics = metrics
@@ -58,19 +60,25 @@ package final class StoreHealth: Sendable {
         if wasWritable && !writable { outageStarted.yield() }
         switch report {
         case .failing(let error):
-            logger.error("Store cannot write: requests that store data get 503 until it can", [
-                "reason": error.reason.rawValue, "error": error.detail,
-            ])
+            logger.error(
+                "Store cannot write: requests that store data get 503 until it can",
+                [
+                    "reason": error.reason.rawValue, "error": error.detail,
+                ])
         case .stillFailing(let error, let since, let failures):
-            logger.error("Store still cannot write", [
-                "reason": error.reason.rawValue, "error": error.detail, "since": LogFormat.timestamp(since),
-                "failures": String(failures),
-            ])
+            logger.error(
+                "Store still cannot write",
+                [
+                    "reason": error.reason.rawValue, "error": error.detail, "since": LogFormat.timestamp(since),
+                    "failures": String(failures),
+                ])
         case .recovered(let since, let failures):
-            logger.notice("Store writes again", [
-                "since": LogFormat.timestamp(since), "failures": String(failures),
-                "outage_seconds": String(Int(now().timeIntervalSince(since).rounded())),
-            ])
+            logger.notice(
+                "Store writes again",
+                [
+                    "since": LogFormat.timestamp(since), "failures": String(failures),
+                    "outage_seconds": String(Int(now().timeIntervalSince(since).rounded())),
+                ])
         case nil:
             break
         }
@@ -78,8 +86,9 @@ package final class StoreHealth: Sendable {
 
     package var snapshot: Snapshot {
         state.withLock { state in
-            Snapshot(writable: state.isWritable, failingSince: state.outage?.since, lastFailure: state.outage?.last,
-                     failures: state.outage?.failures ?? 0)
+            Snapshot(
+                writable: state.isWritable, failingSince: state.outage?.since, lastFailure: state.outage?.last,
+                failures: state.outage?.failures ?? 0)
         }
     }
 

@@ -54,7 +54,8 @@ package struct StoreWriteState: Sendable, Equatable {
             var report: Report?
             if mayLog(at: now) {
                 lastLog = now
-                report = current.reported
+                report =
+                    current.reported
                     ? .stillFailing(error, since: current.since, failures: current.failures)
                     : .failing(error)
                 current.reported = true

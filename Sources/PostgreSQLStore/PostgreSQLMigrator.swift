@@ -26,7 +26,8 @@ struct PostgreSQLMigrator {
             let applied: Int? = try session.transaction { connection in
                 try connection.execute("SET LOCAL lock_timeout = '5s'; SET LOCAL client_min_messages = warning")
                 try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Self.lockKey)])
-                try connection.execute("""
+                try connection.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
                         version integer PRIMARY KEY,
                         applied_at timestamptz NOT NULL DEFAULT now()
@@ -39,7 +40,8 @@ struct PostgreSQLMigrator {
                 }
                 guard current < newestVersion else { return nil }
                 try connection.execute(migrations[current])
-                try connection.run("INSERT INTO schema_migrations (version) VALUES ($1::integer)", [.integer(Int64(current + 1))])
+                try connection.run(
+                    "INSERT INTO schema_migrations (version) VALUES ($1::integer)", [.integer(Int64(current + 1))])
                 return current + 1
             }
             guard let applied else { break }

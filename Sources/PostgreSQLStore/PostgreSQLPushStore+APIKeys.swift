@@ -17,8 +17,9 @@ extension PostgreSQLPushStore {
         instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
     ) async throws -> Bool {
         try await writeAlone { connection in
-            try APIKeySQL.roll(instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
-                               audit: audit, on: connection)
+            try APIKeySQL.roll(
+                instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
+                audit: audit, on: connection)
         }
     }
 

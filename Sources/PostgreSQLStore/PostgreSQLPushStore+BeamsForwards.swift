@@ -22,7 +22,8 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
     public func dueBeamsForwards(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingBeamsForward] {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
-            try connection.fetchAll("""
+            try connection.fetchAll(
+                """
                 WITH due AS MATERIALIZED (
                     SELECT id, next_attempt_at FROM beams_forwards WHERE state = 'pending' AND next_attempt_at <= \(now)
                     ORDER BY next_attempt_at, id LIMIT \(max(0, limit)) \(lock: .forUpdateSkipLocked)
@@ -31,7 +32,8 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
                     RETURNING f.id, f.instance_id, f.kind, f.key, f.body, f.attempts, f.created_at
                 )
                 SELECT c.* FROM claimed c JOIN due ON due.id = c.id ORDER BY due.next_attempt_at, c.id
-                """, BeamsForwardSQL.pending).compactMap { $0 }
+                """, BeamsForwardSQL.pending
+            ).compactMap { $0 }
         }
     }
 

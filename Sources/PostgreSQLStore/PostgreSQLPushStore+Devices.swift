@@ -30,10 +30,13 @@ extension PostgreSQLPushStore {
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: PGConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
-            let known = try connection.fetchOne("""
-                SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
-                AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
-                """) { _ in true } ?? false
+            let known =
+                try connection.fetchOne(
+                    """
+                    SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
+                    AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
+                    """
+                ) { _ in true } ?? false
             if !known {
                 let count = try lockedCounts(connection, instanceID: registration.instanceID).devices
                 if count >= Int64(maxDevicesPerInstance) { throw PushStoreError.deviceLimitReached }
@@ -95,7 +98,9 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+        -> Bool
+    {
         let now = clock()
         return try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             try DeviceSQL.updateToken(
@@ -105,9 +110,12 @@ extension PostgreSQLPushStore {
 
     // MARK: Interests
 
-    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
+    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+        -> InterestPage?
+    {
         try await read { connection in
-            try InterestSQL.page(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
+            try InterestSQL.page(
+                instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
         }
     }
 
@@ -117,25 +125,32 @@ extension PostgreSQLPushStore {
     static func lockedCounts(_ connection: PGConnection, instanceID: String) throws
         -> (devices: Int64, subscriptions: Int64, interests: Int64)
     {
-        try connection.perform("""
+        try connection.perform(
+            """
             INSERT INTO instance_device_counts (instance_id, devices) VALUES (\(instanceID), 0) ON CONFLICT DO NOTHING
             """)
-        return try connection.fetchOne("""
+        return try connection.fetchOne(
+            """
             SELECT devices, subscriptions, interests FROM instance_device_counts WHERE instance_id = \(instanceID) \
             FOR UPDATE
-            """) { row in (try row.decode(0), try row.decode(1), try row.decode(2)) } ?? (0, 0, 0)
+            """
+        ) { row in (try row.decode(0), try row.decode(1), try row.decode(2)) } ?? (0, 0, 0)
     }
 
     /// Runs `change` between two reads of the instance's locked count row and refuses (throws, rolling the write's
     /// savepoint back) a change that breaks `limits`.
-    static func limited<T>(_ connection: PGConnection, instanceID: String, _ limits: InterestLimits,
-                           _ change: () throws -> T) throws -> T {
+    static func limited<T>(
+        _ connection: PGConnection, instanceID: String, _ limits: InterestLimits,
+        _ change: () throws -> T
+    ) throws -> T {
         guard limits != .unlimited else { return try change() }
         let before = try lockedCounts(connection, instanceID: instanceID)
         let result = try change()
         let after = try lockedCounts(connection, instanceID: instanceID)
-        if let violation = limits.violation(before: (before.subscriptions, before.interests),
-                                            after: (after.subscriptions, after.interests)) {
+        if let violation = limits.violation(
+            before: (before.subscriptions, before.interests),
+            after: (after.subscriptions, after.interests))
+        {
             throw violation
         }
         return result
@@ -145,7 +160,9 @@ extension PostgreSQLPushStore {
         async throws -> Bool
     {
         try await write(retryable: Self.interestRace, tenant: instanceID, cost: interests.count + 1) { connection in
-            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else { return false }
+            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
+                return false
+            }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 // Only the difference is written: an unchanged interest keeps its row (and its interests entry, which
                 // a delete-all would drop as unfollowed and re-create).
@@ -175,7 +192,9 @@ extension PostgreSQLPushStore {
         async throws -> Bool
     {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else { return false }
+            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
+                return false
+            }
             return try Self.limited(connection, instanceID: instanceID, limits) {
                 try InterestSQL.follow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
                 return true
@@ -185,7 +204,9 @@ extension PostgreSQLPushStore {
 
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else { return false }
+            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
+                return false
+            }
             try InterestSQL.unfollow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
             return true
         }
@@ -206,9 +227,11 @@ extension PostgreSQLPushStore {
             // Bindings to one user take turns (a transaction-scoped lock on the user's name), so two nodes binding
             // devices at once cannot both pass the per-user limit.
             try connection.query(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))", [.text(instanceID), .text(userID)])
-            return try DeviceSQL.setUser(instanceID: instanceID, deviceID: deviceID, userID: userID,
-                                         maxDevicesPerUser: maxDevicesPerUser, on: connection)
+                "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))",
+                [.text(instanceID), .text(userID)])
+            return try DeviceSQL.setUser(
+                instanceID: instanceID, deviceID: deviceID, userID: userID,
+                maxDevicesPerUser: maxDevicesPerUser, on: connection)
         }
     }
 

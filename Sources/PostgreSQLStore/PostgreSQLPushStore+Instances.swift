@@ -24,8 +24,9 @@ extension PostgreSQLPushStore {
             let outcome = try StoredInstanceSQL.change(change, at: at, audit: audit, on: connection)
             if case .applied(let version) = outcome {
                 // Transactional: sent at COMMIT, and only if it commits.
-                _ = try connection.query("SELECT pg_notify($1, $2)",
-                                         [.text(Self.instancesChannel), .text(String(version))])
+                _ = try connection.query(
+                    "SELECT pg_notify($1, $2)",
+                    [.text(Self.instancesChannel), .text(String(version))])
             }
             return outcome
         }

@@ -11,7 +11,8 @@ extension PostgreSQLPushStore {
 
     public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            try connection.fetchAll("""
+            try connection.fetchAll(
+                """
                 SELECT \(raw: InvalidationSQL.columns) FROM device_invalidations WHERE NOT notified ORDER BY id \
                 LIMIT \(max(0, limit))
                 """, InvalidationSQL.invalidation)
@@ -21,8 +22,9 @@ extension PostgreSQLPushStore {
     public func markInvalidationsNotified(_ ids: [Int64]) async throws {
         guard !ids.isEmpty else { return }
         try await write { connection in
-            _ = try connection.run("UPDATE device_invalidations SET notified = true WHERE id = ANY($1::bigint[])",
-                                   [.integerArray(ids)])
+            _ = try connection.run(
+                "UPDATE device_invalidations SET notified = true WHERE id = ANY($1::bigint[])",
+                [.integerArray(ids)])
         }
     }
 

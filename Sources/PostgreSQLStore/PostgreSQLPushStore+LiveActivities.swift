@@ -9,8 +9,9 @@ extension PostgreSQLPushStore {
         now: Date
     ) async throws -> LiveActivityPutResult {
         try await write { connection in
-            try LiveActivitySQL.putStartToken(instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
-                                              token: token, limits: limits, now: now, on: connection)
+            try LiveActivitySQL.putStartToken(
+                instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
+                token: token, limits: limits, now: now, on: connection)
         }
     }
 
@@ -29,7 +30,8 @@ extension PostgreSQLPushStore {
         instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String
     ) async throws -> Bool? {
         try await write { connection in
-            try LiveActivitySQL.delete(instanceID: instanceID, deviceID: deviceID, kind: kind, name: name, on: connection)
+            try LiveActivitySQL.delete(
+                instanceID: instanceID, deviceID: deviceID, kind: kind, name: name, on: connection)
         }
     }
 
@@ -44,11 +46,12 @@ extension PostgreSQLPushStore {
         for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int, now: Date
     ) async throws -> TargetPage {
         let limit = min(max(1, limit), Int.max - 1)
-        let audience = job.kind == .interests
+        let audience =
+            job.kind == .interests
             ? """
-              EXISTS (SELECT 1 FROM device_interests di JOIN interests i ON i.id = di.interest_id
-                      WHERE di.device_id = d.id AND i.instance_id = $1 AND i.name = ANY($2::text[]))
-              """
+            EXISTS (SELECT 1 FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE di.device_id = d.id AND i.instance_id = $1 AND i.name = ANY($2::text[]))
+            """
             : "d.user_id = ANY($2::text[])"
         return try await read { connection in
             // Walks the instance's rows of this type and kind in id order (index `live_activity_targets`); a
@@ -63,9 +66,11 @@ extension PostgreSQLPushStore {
                     AND d.invalidated_at IS NULL AND \(audience)
                 ORDER BY la.id LIMIT $8
                 """,
-                [.text(job.instanceID), .textArray(job.targets), .text(selector.attributesType),
-                 .text(selector.kind.rawValue), .integer(cursor), .text(selector.activityID), .millis(now),
-                 .integer(Int64(limit) + 1)])
+                [
+                    .text(job.instanceID), .textArray(job.targets), .text(selector.attributesType),
+                    .text(selector.kind.rawValue), .integer(cursor), .text(selector.activityID), .millis(now),
+                    .integer(Int64(limit) + 1),
+                ])
             let targets = (0..<min(limit, rows.rowCount)).map { row in
                 Target(
                     ref: rows.int64(row, 0), deviceID: rows.text(row, 1), platform: .apns, token: rows.text(row, 2),

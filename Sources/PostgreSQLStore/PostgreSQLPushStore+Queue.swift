@@ -17,8 +17,10 @@ extension PostgreSQLPushStore {
             payload: result.bytes(row, 5), webhookURL: result.optionalText(row, 6), createdAt: result.date(row, 7),
             notBefore: result.optionalDate(row, 11), traceParent: result.optionalText(row, 13),
             traceState: result.optionalText(row, 14))
-        return (PublishJobID(rawValue: result.int64(row, 0)), job, result.int64(row, 8), Int(result.int64(row, 9)),
-                result.optionalDate(row, 10), result.bool(row, 12))
+        return (
+            PublishJobID(rawValue: result.int64(row, 0)), job, result.int64(row, 8), Int(result.int64(row, 9)),
+            result.optionalDate(row, 10), result.bool(row, 12)
+        )
     }
 
     /// The `targets` column, selected as `array_to_json(targets)::text`: the project's one JSON parser reads it,
@@ -40,9 +42,11 @@ extension PostgreSQLPushStore {
 
     /// Locks the running job's row for this transaction; throws `leaseLost` unless `workerID` holds its lease.
     static func requireLease(_ connection: PGConnection, job: PublishJobID, workerID: String) throws {
-        let held = try connection.query(
-            "SELECT 1 FROM publish_jobs WHERE id = $1 AND lease_owner = $2 AND state = 'running' FOR UPDATE",
-            [.integer(job.rawValue), .text(workerID)]).rowCount > 0
+        let held =
+            try connection.query(
+                "SELECT 1 FROM publish_jobs WHERE id = $1 AND lease_owner = $2 AND state = 'running' FOR UPDATE",
+                [.integer(job.rawValue), .text(workerID)]
+            ).rowCount > 0
         if !held { throw PushStoreError.leaseLost(job) }
     }
 
@@ -51,8 +55,9 @@ extension PostgreSQLPushStore {
     public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         try await write(tenant: job.instanceID) { connection in
             if let quota = job.dailyPublishQuota {
-                try Self.countPublish(connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
-                                      quota: quota)
+                try Self.countPublish(
+                    connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
+                    quota: quota)
             }
             let result = try connection.query(
                 """
@@ -94,8 +99,9 @@ extension PostgreSQLPushStore {
             """, [.text(instanceID), .integer(day.number), .integer(Int64(quota))])
         // A quota of 0 refuses even the day's first publish.
         if counted.rowCount == 0 || quota <= 0 { throw PushStoreError.publishQuotaReached }
-        try connection.run("DELETE FROM publish_day_counts WHERE instance_id = $1 AND day < $2::bigint",
-                           [.text(instanceID), .integer(day.number - 1)])
+        try connection.run(
+            "DELETE FROM publish_day_counts WHERE instance_id = $1 AND day < $2::bigint",
+            [.text(instanceID), .integer(day.number - 1)])
     }
 
     /// The claim: a claimable job of the instance with the fewest runs on the claiming node (`$4`, `$5`: the
@@ -149,7 +155,9 @@ extension PostgreSQLPushStore {
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+        -> Bool
+    {
         let expires = now.millisecondsSince1970(after: leaseDuration)
         return try await writeLease { connection in
             // `lease_expires_at` is in no index: the renewal is a HOT update. `cancel_requested` tells the holder
@@ -160,7 +168,9 @@ extension PostgreSQLPushStore {
                 RETURNING cancel_requested
                 """,
                 [.integer(expires), .integer(job.rawValue), .text(workerID)])
-            guard let cancelRequested = result.first({ result.bool($0, 0) }) else { throw PushStoreError.leaseLost(job) }
+            guard let cancelRequested = result.first({ result.bool($0, 0) }) else {
+                throw PushStoreError.leaseLost(job)
+            }
             return cancelRequested
         }
     }
@@ -240,7 +250,8 @@ extension PostgreSQLPushStore {
 
     public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
         try await read { connection in
-            let result = try connection.query("SELECT ref FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
+            let result = try connection.query(
+                "SELECT ref FROM publish_answered WHERE job_id = $1", [.integer(job.rawValue)])
             return Set(result.map { result.int64($0, 0) })
         }
     }
@@ -269,7 +280,8 @@ extension PostgreSQLPushStore {
             """, [.integerArray(ids)])
         var counters: [Int64: [String: Int64]] = [:]
         for row in 0..<counterRows.rowCount {
-            counters[counterRows.int64(row, 0), default: [:]][counterRows.text(row, 1), default: 0] += counterRows.int64(row, 2)
+            counters[counterRows.int64(row, 0), default: [:]][counterRows.text(row, 1), default: 0] +=
+                counterRows.int64(row, 2)
         }
         var byID: [Int64: PublishStatus] = [:]
         for row in 0..<rows.rowCount {
@@ -310,7 +322,9 @@ extension PostgreSQLPushStore {
     public func queueDepth() async throws -> Int {
         try await read { connection in
             // The partial index publish_jobs_open holds only unfinished jobs.
-            Int(try connection.query("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')").int64(0, 0))
+            Int(
+                try connection.query("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')").int64(
+                    0, 0))
         }
     }
 

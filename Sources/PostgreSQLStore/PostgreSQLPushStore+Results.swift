@@ -57,11 +57,14 @@ extension PostgreSQLPushStore {
                     """, [.integerArray(round.map(\.device)), .integerArray(evidence)])
                 for row in 0..<found.rowCount {
                     let result = round[Int(found.int64(row, 5)) - 1]
-                    dying.append(DeviceInvalidation(
-                        id: 0, instanceID: found.text(row, 0), deviceID: found.text(row, 1),
-                        platform: found.text(row, 2), maskedToken: DeviceInvalidation.mask(token: found.text(row, 3)),
-                        userID: found.optionalText(row, 4), reason: result.invalidationReason, status: result.status,
-                        providerTimestamp: result.providerTimestamp, at: result.at))
+                    dying.append(
+                        DeviceInvalidation(
+                            id: 0, instanceID: found.text(row, 0), deviceID: found.text(row, 1),
+                            platform: found.text(row, 2),
+                            maskedToken: DeviceInvalidation.mask(token: found.text(row, 3)),
+                            userID: found.optionalText(row, 4), reason: result.invalidationReason,
+                            status: result.status,
+                            providerTimestamp: result.providerTimestamp, at: result.at))
                 }
             }
             try connection.run(
@@ -158,7 +161,11 @@ extension PostgreSQLPushStore {
                                WHERE i.instance_id = $2 AND i.name = ANY(publish_jobs.targets))
                        END
                 FROM publish_jobs WHERE instance_id = $2 AND publish_id = $3
-                """, [.text(found?.device.userID), .text(instanceID), .text(publishID), found.map { PGValue.integer($0.ref) } ?? PGValue.null])
+                """,
+                [
+                    .text(found?.device.userID), .text(instanceID), .text(publishID),
+                    found.map { PGValue.integer($0.ref) } ?? PGValue.null,
+                ])
             let publish = publishRow.first { row in
                 ReportedPublish(
                     kind: PublishKind(rawValue: publishRow.text(row, 0)) ?? .interests,

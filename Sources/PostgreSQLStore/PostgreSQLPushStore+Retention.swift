@@ -6,10 +6,12 @@ import StoreSQL
 extension PostgreSQLPushStore {
     public func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try await write { connection in
-            try RetentionSQL.purge(before: before, limit: limit, deleteEvents: """
-                DELETE FROM events WHERE ctid = ANY(ARRAY(
-                    SELECT ctid FROM events WHERE at < \(before) LIMIT \(max(0, limit)) \(lock: .forUpdateSkipLocked)))
-                """, on: connection)
+            try RetentionSQL.purge(
+                before: before, limit: limit,
+                deleteEvents: """
+                    DELETE FROM events WHERE ctid = ANY(ARRAY(
+                        SELECT ctid FROM events WHERE at < \(before) LIMIT \(max(0, limit)) \(lock: .forUpdateSkipLocked)))
+                    """, on: connection)
         }
     }
 

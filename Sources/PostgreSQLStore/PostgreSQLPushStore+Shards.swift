@@ -14,11 +14,13 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
     static func requireShardLease(
         _ connection: PGConnection, job: PublishJobID, shard: PublishShard, workerID: String
     ) throws {
-        let held = try connection.query(
-            """
-            SELECT 1 FROM publish_shards
-            WHERE job_id = $1 AND shard_no = $2 AND lease_owner = $3 AND epoch = $4 AND state = 'running' FOR UPDATE
-            """, [.integer(job.rawValue), .integer(Int64(shard.number)), .text(workerID), .integer(shard.epoch)])
+        let held =
+            try connection.query(
+                """
+                SELECT 1 FROM publish_shards
+                WHERE job_id = $1 AND shard_no = $2 AND lease_owner = $3 AND epoch = $4 AND state = 'running' FOR UPDATE
+                """, [.integer(job.rawValue), .integer(Int64(shard.number)), .text(workerID), .integer(shard.epoch)]
+            )
             .rowCount > 0
         if !held { throw PushStoreError.leaseLost(job) }
     }
@@ -50,8 +52,11 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 SELECT i.id FROM interests i WHERE i.instance_id = $1 AND i.name = ANY($2::text[])
                 ORDER BY (SELECT count(*) FROM (SELECT 1 FROM device_interests f WHERE f.interest_id = i.id LIMIT $3)
                     AS capped) DESC, i.id LIMIT 1
-                """, [.text(found.text(0, 3)), .textArray(Array(Set(names))),
-                   .integer(countCap)])
+                """,
+                [
+                    .text(found.text(0, 3)), .textArray(Array(Set(names))),
+                    .integer(countCap),
+                ])
             guard let interest = largest.first({ largest.int64($0, 0) }) else { return 0 }
             var bounds: [Int64] = []
             var after: Int64 = 0
@@ -73,9 +78,12 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 INSERT INTO publish_shards (job_id, shard_no, after_ref, through_ref, cursor, counter_names, counter_values)
                 SELECT $1, s.no - 1, s.after_ref, s.through_ref, s.after_ref, $4::text[], $5::bigint[]
                 FROM unnest($2::bigint[], $3::bigint[]) WITH ORDINALITY AS s(after_ref, through_ref, no)
-                """, [.integer(job.rawValue), .integerArray(afters), .integerArray(throughs),
-                       .textArray(targetsCounter.map { [$0.storedName] } ?? []),
-                       .integerArray(targetsCounter == nil ? [] : [step])])
+                """,
+                [
+                    .integer(job.rawValue), .integerArray(afters), .integerArray(throughs),
+                    .textArray(targetsCounter.map { [$0.storedName] } ?? []),
+                    .integerArray(targetsCounter == nil ? [] : [step]),
+                ])
             // Released: from now on the job is delivered through its shards; the last one to end leases it again.
             try connection.run(
                 "UPDATE publish_jobs SET shards = $1, lease_owner = NULL, lease_expires_at = NULL WHERE id = $2",
@@ -108,7 +116,8 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
-            let claimed = try connection.query(Self.claimShardSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
+            let claimed = try connection.query(
+                Self.claimShardSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
             guard claimed.rowCount > 0 else { return nil }
             let jobID = claimed.int64(0, 0)
             let shard = PublishShard(
@@ -155,9 +164,13 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                     AND j.id = s.job_id
                 RETURNING j.cancel_requested
                 """,
-                [.integer(expires), .integer(job.rawValue), .integer(Int64(shard.number)), .text(workerID),
-                 .integer(shard.epoch)])
-            guard let cancelRequested = result.first({ result.bool($0, 0) }) else { throw PushStoreError.leaseLost(job) }
+                [
+                    .integer(expires), .integer(job.rawValue), .integer(Int64(shard.number)), .text(workerID),
+                    .integer(shard.epoch),
+                ])
+            guard let cancelRequested = result.first({ result.bool($0, 0) }) else {
+                throw PushStoreError.leaseLost(job)
+            }
             return cancelRequested
         }
     }
@@ -169,8 +182,9 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         let through = shard.through ?? .max
         return try await read { connection in
             guard cursor < through else { return TargetPage(targets: [], cursor: cursor, isLast: true) }
-            return try Self.interestTargets(connection, instanceID: job.instanceID, interests: job.targets,
-                                            after: cursor, through: through, limit: limit)
+            return try Self.interestTargets(
+                connection, instanceID: job.instanceID, interests: job.targets,
+                after: cursor, through: through, limit: limit)
         }
     }
 
@@ -183,8 +197,11 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                     SELECT DISTINCT di.device_id FROM device_interests di JOIN interests i ON i.id = di.interest_id
                     WHERE i.instance_id = $1 AND i.name = ANY($2::text[]) AND di.device_id > $3 AND di.device_id <= $4
                 ) AS f JOIN devices d ON d.id = f.device_id WHERE d.invalidated_at IS NULL
-                """, [.text(job.instanceID), .textArray(Array(Set(job.targets))), .integer(shard.after),
-                       .integer(shard.through ?? .max)])
+                """,
+                [
+                    .text(job.instanceID), .textArray(Array(Set(job.targets))), .integer(shard.after),
+                    .integer(shard.through ?? .max),
+                ])
             return counted.int64(0, 0)
         }
     }
@@ -206,8 +223,9 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                     ON CONFLICT DO NOTHING
                     """, [id, .integerArray(remembered)])
             }
-            try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
-                               [id, .integer(shard.after), .integer(cursor)])
+            try connection.run(
+                "DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
+                [id, .integer(shard.after), .integer(cursor)])
             let rows = totals.storedNames
             let names = rows.keys.sorted()
             // Fenced: the UPDATE re-reads the row it locks, so a claim that raised the epoch meanwhile is seen.
@@ -217,8 +235,10 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                     counter_values = $5::bigint[]
                 WHERE job_id = $1 AND shard_no = $2 AND lease_owner = $6 AND epoch = $7 AND state = 'running'
                 """,
-                [id, .integer(Int64(shard.number)), .integer(cursor), .textArray(names),
-                 .integerArray(names.map { rows[$0] }), .text(workerID), .integer(shard.epoch)])
+                [
+                    id, .integer(Int64(shard.number)), .integer(cursor), .textArray(names),
+                    .integerArray(names.map { rows[$0] }), .text(workerID), .integer(shard.epoch),
+                ])
             if held == 0 { throw PushStoreError.leaseLost(job) }
         }
     }
@@ -281,16 +301,18 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 UPDATE publish_shards SET state = $3, targets_total = $4, lease_owner = NULL, lease_expires_at = NULL
                 WHERE job_id = $1 AND shard_no = $2
                 """, [id, .integer(Int64(shard.number)), .text(state.rawValue), .integer(targetsTotal)])
-            try connection.run("DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
-                               [id, .integer(shard.after), .integer(shard.through ?? .max)])
+            try connection.run(
+                "DELETE FROM publish_answered WHERE job_id = $1 AND ref > $2 AND ref <= $3",
+                [id, .integer(shard.after), .integer(shard.through ?? .max)])
             // The job's row lock orders the shards' ends: of two last shards ending at once on two nodes, the second
             // waits here and then sees the first as ended, so exactly one of them finds nothing open.
             try connection.query("SELECT 1 FROM publish_jobs WHERE id = $1 FOR UPDATE", [id])
             let open = try connection.query(
                 "SELECT count(*) FROM publish_shards WHERE job_id = $1 AND state IN ('queued', 'running')", [id])
             guard open.int64(0, 0) == 0 else { return nil }
-            try connection.run("UPDATE publish_jobs SET lease_owner = $1, lease_expires_at = $2 WHERE id = $3",
-                               [.text(workerID), .integer(expires), id])
+            try connection.run(
+                "UPDATE publish_jobs SET lease_owner = $1, lease_expires_at = $2 WHERE id = $3",
+                [.text(workerID), .integer(expires), id])
             return try Self.shardedEnd(connection, job: job.rawValue)
         }
     }
@@ -306,8 +328,12 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             WHERE j.id = $1 GROUP BY j.cancel_requested
             """, [.integer(job)])
         guard result.rowCount > 0 else { return ShardedPublishEnd(state: .failed, targetsTotal: 0) }
-        let state: PublishState = result.bool(0, 0) ? .cancelled : result.bool(0, 1) ? .expired
-            : result.bool(0, 2) ? .failed : .finished
+        let state: PublishState =
+            result.bool(0, 0)
+            ? .cancelled
+            : result.bool(0, 1)
+                ? .expired
+                : result.bool(0, 2) ? .failed : .finished
         return ShardedPublishEnd(state: state, targetsTotal: result.int64(0, 3))
     }
 
@@ -322,8 +348,9 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 """, [.text(nodeID), .text(version), .integer(nowMillis)])
             // Nodes gone for a day are forgotten, so the table stays as small as the fleet.
             try connection.run("DELETE FROM nodes WHERE last_seen < $1", [.integer(nowMillis - 86_400_000)])
-            return Int(try connection.query("SELECT count(*) FROM nodes WHERE last_seen >= $1", [.integer(since)])
-                .int64(0, 0))
+            return Int(
+                try connection.query("SELECT count(*) FROM nodes WHERE last_seen >= $1", [.integer(since)])
+                    .int64(0, 0))
         }
     }
 
@@ -336,8 +363,9 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
                 ORDER BY last_seen DESC, node_id LIMIT $2
                 """, [.integer(since), .integer(Int64(max(0, limit)))])
             return (0..<result.rowCount).map { row in
-                NodeRecord(nodeID: result.text(row, 0), version: result.text(row, 1),
-                           startedAt: result.date(row, 2), lastSeen: result.date(row, 3))
+                NodeRecord(
+                    nodeID: result.text(row, 0), version: result.text(row, 1),
+                    startedAt: result.date(row, 2), lastSeen: result.date(row, 3))
             }
         }
     }

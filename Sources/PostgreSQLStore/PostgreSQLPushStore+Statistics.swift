@@ -14,7 +14,8 @@ extension PostgreSQLPushStore {
             }
             // The partial index on invalidated devices keeps this proportional to the dead ones, not to all.
             let invalid = try connection.query(
-                "SELECT count(*) FROM devices WHERE invalidated_at IS NOT NULL AND instance_id = $1", [.text(instanceID)])
+                "SELECT count(*) FROM devices WHERE invalidated_at IS NOT NULL AND instance_id = $1",
+                [.text(instanceID)])
             statistics.invalidDevices = Int(invalid.int64(0, 0))
             let states = try connection.query(
                 "SELECT state, count(*) FROM publish_jobs WHERE instance_id = $1 AND created_at >= $2 GROUP BY state",

@@ -60,7 +60,8 @@ extension PostgreSQLPushStore {
 
     static func readTarget(_ result: PGResult, _ row: Int, ref: Int64, offset: Int) -> Target {
         Target(
-            ref: ref, deviceID: result.text(row, offset), platform: Platform(rawValue: result.text(row, offset + 1)) ?? .apns,
+            ref: ref, deviceID: result.text(row, offset),
+            platform: Platform(rawValue: result.text(row, offset + 1)) ?? .apns,
             token: result.text(row, offset + 2),
             environment: PushEnvironment(rawValue: result.text(row, offset + 3)) ?? .production,
             environmentDeclared: result.bool(row, offset + 4), lastRegisteredAt: result.date(row, offset + 5),
@@ -77,7 +78,9 @@ extension PostgreSQLPushStore {
             "SELECT id FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])",
             [.text(instanceID), .textArray(Array(Set(interests)))])
         guard ids.rowCount > 0 else { return TargetPage(targets: [], cursor: cursor, isLast: true) }
-        var parameters: [PGValue] = [.integerArray(ids.map { ids.int64($0, 0) }), .integer(cursor), .integer(Int64(limit) + 1)]
+        var parameters: [PGValue] = [
+            .integerArray(ids.map { ids.int64($0, 0) }), .integer(cursor), .integer(Int64(limit) + 1),
+        ]
         if through != .max { parameters.append(.integer(through)) }
         let rows = try connection.query(through == .max ? interestPageSQL : shardPageSQL, parameters)
         var targets: [Target] = []

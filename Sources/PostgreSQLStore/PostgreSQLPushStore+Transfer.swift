@@ -18,7 +18,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
                     try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     var cursor = after
                     while true {
-                        let records = try Self.exportPage(connection, instanceID: instanceID, after: cursor, limit: limit)
+                        let records = try Self.exportPage(
+                            connection, instanceID: instanceID, after: cursor, limit: limit)
                         guard let last = records.last else { break }
                         guard try page(records), records.count == limit else { break }
                         cursor = last.position
@@ -35,29 +36,36 @@ extension PostgreSQLPushStore: DeviceTransfer {
     }
 
     /// Up to `limit` devices above `after` in key order, with their interests and Live Activity tokens.
-    static func exportPage(_ connection: PGConnection, instanceID: String?, after: Int64, limit: Int) throws -> [ExportedDevice] {
-        let rows = instanceID == nil
+    static func exportPage(_ connection: PGConnection, instanceID: String?, after: Int64, limit: Int) throws
+        -> [ExportedDevice]
+    {
+        let rows =
+            instanceID == nil
             ? try connection.fetchAll(
                 "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
                 DeviceSQL.device)
             // `instance_id || ''`: walk the primary key and filter, never fetch the instance's devices through the
             // (instance, platform, token) index and sort them all for each page.
-            : try connection.fetchAll("""
+            : try connection.fetchAll(
+                """
                 SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND instance_id || '' = \(instanceID)
                 ORDER BY id LIMIT \(limit)
                 """, DeviceSQL.device)
         guard !rows.isEmpty else { return [] }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         return rows.map { row in
-            ExportedDevice(position: row.ref, record: DeviceRecord(
-                device: row.device, interests: (interests[row.ref] ?? []).sorted(),
-                liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
+            ExportedDevice(
+                position: row.ref,
+                record: DeviceRecord(
+                    device: row.device, interests: (interests[row.ref] ?? []).sorted(),
+                    liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
         }
     }
 
     /// The interests and Live Activity tokens of the devices `refs`, by device key (two queries for any number).
     static func extras(_ connection: PGConnection, refs: [Int64]) throws
-        -> (interests: [Int64: [String]], tokens: [Int64: [LiveActivityToken]]) {
+        -> (interests: [Int64: [String]], tokens: [Int64: [LiveActivityToken]])
+    {
         var interests: [Int64: [String]] = [:]
         var tokens: [Int64: [LiveActivityToken]] = [:]
         guard !refs.isEmpty else { return ([:], [:]) }
@@ -73,7 +81,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
             FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id WHERE la.device_id = ANY($1::bigint[])
             """, [.integerArray(refs)])
         for row in 0..<rows.rowCount {
-            tokens[rows.int64(row, 0), default: []].append(try LiveActivitySQL.token(PGRow(result: rows, row: row), from: 1))
+            tokens[rows.int64(row, 0), default: []].append(
+                try LiveActivitySQL.token(PGRow(result: rows, row: row), from: 1))
         }
         return (interests, tokens)
     }
@@ -85,15 +94,18 @@ extension PostgreSQLPushStore: DeviceTransfer {
         let planner = DeviceImportPlanner(caps: caps)
         if dryRun {
             return try await read { connection in
-                planner.plan(records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID, lock: false))
-                    .map(\.outcome)
+                planner.plan(
+                    records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID, lock: false)
+                )
+                .map(\.outcome)
             }
         }
         // One transaction of its own per batch (it locks the instance's count row first, as every capped write does,
         // so imports and registrations on any node take turns on the caps); set-based statements, a few per batch.
         return try await writeAlone { connection in
-            let steps = planner.plan(records, into: instanceID,
-                                     facts: try Self.importFacts(connection, records, instanceID, lock: true))
+            let steps = planner.plan(
+                records, into: instanceID,
+                facts: try Self.importFacts(connection, records, instanceID, lock: true))
             try Self.apply(steps, instanceID: instanceID, connection)
             let outcomes = steps.map(\.outcome)
             try Self.append(audit?(outcomes), connection)
@@ -108,37 +120,49 @@ extension PostgreSQLPushStore: DeviceTransfer {
         let instance = PGValue.text(instanceID)
         if lock {
             try connection.run(
-                "INSERT INTO instance_device_counts (instance_id, devices) VALUES ($1, 0) ON CONFLICT DO NOTHING", [instance])
+                "INSERT INTO instance_device_counts (instance_id, devices) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+                [instance])
         }
         let counts = try connection.query(
             "SELECT devices, subscriptions, interests FROM instance_device_counts WHERE instance_id = $1\(lock ? " FOR UPDATE" : "")",
             [instance])
         if counts.rowCount > 0 {
-            (facts.devices, facts.subscriptions, facts.interests) = (counts.int64(0, 0), counts.int64(0, 1), counts.int64(0, 2))
+            (facts.devices, facts.subscriptions, facts.interests) = (
+                counts.int64(0, 0), counts.int64(0, 1), counts.int64(0, 2)
+            )
         }
         let found = try connection.query(
             """
             SELECT \(DeviceSQL.columns) FROM devices
             WHERE instance_id = $1 AND (platform, token) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-            """, [instance, .textArray(records.map { $0.device.platform.rawValue }), .textArray(records.map(\.device.token))])
+            """,
+            [
+                instance, .textArray(records.map { $0.device.platform.rawValue }),
+                .textArray(records.map(\.device.token)),
+            ])
         let rows = try (0..<found.rowCount).map { try DeviceSQL.device(PGRow(result: found, row: $0)) }
         let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
         var users = Set(records.compactMap(\.device.userID))
         for row in rows {
             if let user = row.device.userID { users.insert(user) }
-            facts.existing[DeviceKey(platform: row.device.platform, token: row.device.token)] = (row.ref, DeviceRecord(
-                device: row.device, interests: (interests[row.ref] ?? []).sorted(),
-                liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
+            facts.existing[DeviceKey(platform: row.device.platform, token: row.device.token)] = (
+                row.ref,
+                DeviceRecord(
+                    device: row.device, interests: (interests[row.ref] ?? []).sorted(),
+                    liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order))
+            )
         }
         let ids = records.filter { facts.existing[$0.key] == nil && !$0.device.id.isEmpty }.map(\.device.id)
         if !ids.isEmpty {
-            let taken = try connection.query("SELECT public_id FROM devices WHERE public_id = ANY($1::text[])", [.textArray(ids)])
+            let taken = try connection.query(
+                "SELECT public_id FROM devices WHERE public_id = ANY($1::text[])", [.textArray(ids)])
             facts.takenIDs = Set(taken.map { taken.text($0, 0) })
         }
         let names = Array(Set(records.flatMap(\.interests)))
         if !names.isEmpty {
             let known = try connection.query(
-                "SELECT name FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])", [instance, .textArray(names)])
+                "SELECT name FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])",
+                [instance, .textArray(names)])
             facts.knownInterests = Set(known.map { known.text($0, 0) })
         }
         if !users.isEmpty {
@@ -204,7 +228,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
         // Interests: changed sets are written whole again (their rows go first; a name losing its last follower
         // goes with it and comes back below if still wanted).
         if !relink.isEmpty {
-            try connection.run("DELETE FROM device_interests WHERE device_id = ANY($1::bigint[])", [.integerArray(relink)])
+            try connection.run(
+                "DELETE FROM device_interests WHERE device_id = ANY($1::bigint[])", [.integerArray(relink)])
         }
         var linkRefs: [Int64?] = []
         var linkNames: [String?] = []
@@ -233,7 +258,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
         }
         // Live Activity tokens: likewise.
         if !retoken.isEmpty {
-            try connection.run("DELETE FROM live_activity_tokens WHERE device_id = ANY($1::bigint[])", [.integerArray(retoken)])
+            try connection.run(
+                "DELETE FROM live_activity_tokens WHERE device_id = ANY($1::bigint[])", [.integerArray(retoken)])
         }
         var tokenRefs: [Int64?] = []
         var tokens: [LiveActivityToken] = []
@@ -256,24 +282,30 @@ extension PostgreSQLPushStore: DeviceTransfer {
                             $9::bigint[], $10::bigint[])
                     AS u(ref, kind, attributes_type, activity_id, token, reference, expires_at, created_at, updated_at)
                 """,
-                [.text(instanceID), .integerArray(tokenRefs), .textArray(tokens.map(\.kind.rawValue)),
-                 .textArray(tokens.map(\.attributesType)), .textArray(tokens.map(\.activityID)),
-                 .textArray(tokens.map(\.token)), .textArray(tokens.map(\.reference)),
-                 .integerArray(tokens.map { $0.expiresAt?.millisecondsSince1970 }),
-                 .integerArray(tokens.map { $0.createdAt.millisecondsSince1970 }),
-                 .integerArray(tokens.map { $0.updatedAt.millisecondsSince1970 })])
+                [
+                    .text(instanceID), .integerArray(tokenRefs), .textArray(tokens.map(\.kind.rawValue)),
+                    .textArray(tokens.map(\.attributesType)), .textArray(tokens.map(\.activityID)),
+                    .textArray(tokens.map(\.token)), .textArray(tokens.map(\.reference)),
+                    .integerArray(tokens.map { $0.expiresAt?.millisecondsSince1970 }),
+                    .integerArray(tokens.map { $0.createdAt.millisecondsSince1970 }),
+                    .integerArray(tokens.map { $0.updatedAt.millisecondsSince1970 }),
+                ])
         }
     }
 
     /// The arrays of the device columns from `platform` to `time_zone`, as the import's statements take them.
     private static func columns(_ devices: [Device]) -> [PGValue] {
-        [.textArray(devices.map(\.platform.rawValue)), .textArray(devices.map(\.token)),
-         .textArray(devices.map(\.environment.rawValue)), .textArray(devices.map { $0.environmentDeclared ? "t" : "f" }),
-         .textArray(devices.map(\.bundleID)), .textArray(devices.map(\.metadata)), .textArray(devices.map(\.userID)),
-         .integerArray(devices.map { $0.createdAt.millisecondsSince1970 }),
-         .integerArray(devices.map { $0.lastRegisteredAt.millisecondsSince1970 }),
-         .integerArray(devices.map { $0.lastResult.map { Int64($0.status) } }), .textArray(devices.map(\.lastResult?.reason)),
-         .integerArray(devices.map { $0.lastResult?.at.millisecondsSince1970 }),
-         .integerArray(devices.map { $0.invalidatedAt?.millisecondsSince1970 }), .textArray(devices.map(\.timeZone))]
+        [
+            .textArray(devices.map(\.platform.rawValue)), .textArray(devices.map(\.token)),
+            .textArray(devices.map(\.environment.rawValue)),
+            .textArray(devices.map { $0.environmentDeclared ? "t" : "f" }),
+            .textArray(devices.map(\.bundleID)), .textArray(devices.map(\.metadata)), .textArray(devices.map(\.userID)),
+            .integerArray(devices.map { $0.createdAt.millisecondsSince1970 }),
+            .integerArray(devices.map { $0.lastRegisteredAt.millisecondsSince1970 }),
+            .integerArray(devices.map { $0.lastResult.map { Int64($0.status) } }),
+            .textArray(devices.map(\.lastResult?.reason)),
+            .integerArray(devices.map { $0.lastResult?.at.millisecondsSince1970 }),
+            .integerArray(devices.map { $0.invalidatedAt?.millisecondsSince1970 }), .textArray(devices.map(\.timeZone)),
+        ]
     }
 }

@@ -13,7 +13,8 @@ extension PostgreSQLPushStore {
     public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
-            try connection.fetchAll("""
+            try connection.fetchAll(
+                """
                 WITH due AS MATERIALIZED (
                     SELECT id, next_attempt_at FROM webhooks WHERE state = 'pending' AND next_attempt_at <= \(now)
                     ORDER BY next_attempt_at, id LIMIT \(max(0, limit)) \(lock: .forUpdateSkipLocked)

@@ -60,8 +60,10 @@ public final class PostgreSQLPushStore: PushStorage {
     /// The hold on `Configuration.nodeID`, dropped by `close()`.
     private let nodeLock = Locked<PGNodeLock?>(nil)
 
-    private init(pool: ConnectionPool, leasePool: ConnectionPool, threadsDone: CountdownLatch,
-                 configuration: Configuration) {
+    private init(
+        pool: ConnectionPool, leasePool: ConnectionPool, threadsDone: CountdownLatch,
+        configuration: Configuration
+    ) {
         self.pool = pool
         self.leasePool = leasePool
         self.threadsDone = threadsDone
@@ -91,15 +93,19 @@ public final class PostgreSQLPushStore: PushStorage {
             size: 1, name: "store-pg-lease", maxAttempts: configuration.maxAttempts, maxBatch: 1,
             connect: { try PGConnection(connectionString: connectionString) },
             finished: { threadsDone.arrive(nil) })
-        let store = PostgreSQLPushStore(pool: pool, leasePool: leasePool, threadsDone: threadsDone,
-                                        configuration: configuration)
+        let store = PostgreSQLPushStore(
+            pool: pool, leasePool: leasePool, threadsDone: threadsDone,
+            configuration: configuration)
         let logger = configuration.logger.named("store")
         do {
-            let found = try await store.perform(write: false) { session in try migrator.migrate(session, logger: logger) }
-            logger.info("Store opened", [
-                "backend": "postgresql", "pool": String(size), "schema": String(migrator.newestVersion),
-                "schema_found": String(found),
-            ])
+            let found = try await store.perform(write: false) { session in try migrator.migrate(session, logger: logger)
+            }
+            logger.info(
+                "Store opened",
+                [
+                    "backend": "postgresql", "pool": String(size), "schema": String(migrator.newestVersion),
+                    "schema_found": String(found),
+                ])
             if let nodeID = configuration.nodeID {
                 let now = configuration.clock()
                 let held = try await PGNodeLock.take(
@@ -127,9 +133,11 @@ public final class PostgreSQLPushStore: PushStorage {
             "UPDATE publish_shards SET lease_expires_at = $2 WHERE state = 'running' AND lease_owner = $1 AND lease_expires_at > $2",
             parameters)
         if jobs + shards > 0 {
-            logger.notice("Resuming publishes this node's previous process left running", [
-                "node": nodeID, "publishes": String(jobs), "shards": String(shards),
-            ])
+            logger.notice(
+                "Resuming publishes this node's previous process left running",
+                [
+                    "node": nodeID, "publishes": String(jobs), "shards": String(shards),
+                ])
         }
     }
 

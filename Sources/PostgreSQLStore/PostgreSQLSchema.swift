@@ -9,10 +9,12 @@
 /// index writes, pruned within the page); their autovacuum starts after a fixed number of dead rows instead of a
 /// fraction of the table, because a queue that is small most of the time must not wait for 20 % of itself.
 enum PostgreSQLSchema {
-    static let migrations: [String] = [version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
-                                       devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
-                                       beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
-                                       auditLog, storedInstances, channelPublishes]
+    static let migrations: [String] = [
+        version1, scheduledPublishes, liveActivityTokens, publishShards, interestCounts,
+        devicesByRegistration, unifiedPushPlatform, deviceInvalidations, hmsPlatform,
+        beamsForwards, publishDayCounts, apiKeys, publishTraceContext, statementCounts,
+        auditLog, storedInstances, channelPublishes,
+    ]
 
     static let version1 = """
         CREATE TABLE devices (

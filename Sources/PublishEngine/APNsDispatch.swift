@@ -24,7 +24,9 @@ struct APNsDispatch: PlatformDispatch {
         await submit(target, environment: target.environment, isRetry: false, credentials: credentials)
     }
 
-    private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials) async {
+    private func submit(_ target: Target, environment: PushEnvironment, isRetry: Bool, credentials: APNsCredentials)
+        async
+    {
         var request = template.request(token: target.token)
         // `expiration` 0 is APNs' "do not store", not a deadline here: a request lost to a GOAWAY is still re-sent.
         let lifetime = template.expiration.flatMap { $0.timeIntervalSince1970 > 0 ? $0 : nil }
@@ -33,12 +35,15 @@ struct APNsDispatch: PlatformDispatch {
         let deadline = request.retryDeadline
         let window = expiresAt
         let run = recorder.run
-        await context.sender.submit(request, credentials: credentials,
-                                    environment: instance.apnsEnvironment(environment)) { result in
+        await context.sender.submit(
+            request, credentials: credentials,
+            environment: instance.apnsEnvironment(environment)
+        ) { result in
             if case .failure(.expired) = result, let window, deadline == window { run.retryOutlivedWindow() }
             context.apnsHealth.record(result)
-            var outcome = DeliveryOutcome.classify(result, target: target, environment: environment,
-                                                   isEnvironmentRetry: isRetry, now: Date())
+            var outcome = DeliveryOutcome.classify(
+                result, target: target, environment: environment,
+                isEnvironmentRetry: isRetry, now: Date())
             if isLiveActivity { outcome = outcome.forLiveActivityToken() }
             if case .retryInEnvironment(let other) = outcome {
                 recorder.run.add(.environmentRetries, for: target)

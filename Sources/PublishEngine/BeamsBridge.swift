@@ -46,8 +46,10 @@ package final class BeamsBridge: Service {
     private let wake: AsyncStream<Void>.Continuation
 
     /// - Parameter instance: the served instance with an id (the directory's look-up).
-    package init(store: any BeamsForwardQueue, publishes: any PublishQueue,
-         instance: @escaping @Sendable (String) -> InstanceConfig?, metrics: Metrics, logger: Logger) {
+    package init(
+        store: any BeamsForwardQueue, publishes: any PublishQueue,
+        instance: @escaping @Sendable (String) -> InstanceConfig?, metrics: Metrics, logger: Logger
+    ) {
         self.instance = instance
         self.store = store
         self.publishes = publishes
@@ -76,8 +78,10 @@ package final class BeamsBridge: Service {
 
     /// The keys whose client no longer serves anything: the instance is not served, its bridge is off or gone, or
     /// it names another CA file (a new client is made for that one at its first forward).
-    static func staleClients(_ keys: some Sequence<ClientKey>,
-                             served: (String) -> InstanceConfig?) -> [ClientKey] {
+    static func staleClients(
+        _ keys: some Sequence<ClientKey>,
+        served: (String) -> InstanceConfig?
+    ) -> [ClientKey] {
         keys.filter { key in
             guard let bridge = served(key.instanceID)?.beamsBridge, bridge.enabled else { return true }
             return ClientKey(key.instanceID, bridge) != key
@@ -110,9 +114,11 @@ package final class BeamsBridge: Service {
         let key = ClientKey(instanceID, config)
         return try clients.withLock { clients throws(CurlError) -> HTTPExchangeClient in
             if let client = clients[key] { return client }
-            let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-                name: "beams-\(clients.count)", connections: 1, http2: true, httpsOnly: false, caFile: config.caFile,
-                timeout: .seconds(15), connectTimeout: .seconds(5)))
+            let client = try HTTPExchangeClient(
+                configuration: HTTPExchangeConfiguration(
+                    name: "beams-\(clients.count)", connections: 1, http2: true, httpsOnly: false,
+                    caFile: config.caFile,
+                    timeout: .seconds(15), connectTimeout: .seconds(5)))
             clients[key] = client
             return client
         }
@@ -124,8 +130,9 @@ package final class BeamsBridge: Service {
             await closeStaleClients()
             var nextDue: Date?
             do {
-                let due = try await store.dueBeamsForwards(now: Date(), limit: Self.batchSize,
-                                                           leaseDuration: Self.leaseDuration)
+                let due = try await store.dueBeamsForwards(
+                    now: Date(), limit: Self.batchSize,
+                    leaseDuration: Self.leaseDuration)
                 // The shortest wait of the forwards Beams' rate held back, if any.
                 let held = await withTaskGroup(of: Double?.self) { group -> Double? in
                     for forward in due { group.addTask { await self.attempt(forward) } }
@@ -157,7 +164,8 @@ package final class BeamsBridge: Service {
     private func attempt(_ pending: PendingBeamsForward) async -> Double? {
         let forward = pending.forward
         guard let bridge = instance(forward.instanceID)?.beamsBridge, bridge.enabled else {
-            await record(pending, .failed(error: "bridge_off: the instance's beamsBridge is switched off or removed; not sent"))
+            await record(
+                pending, .failed(error: "bridge_off: the instance's beamsBridge is switched off or removed; not sent"))
             return nil
         }
         if let problem = BeamsForwardPolicy.sizeProblem(forward) {
@@ -166,12 +174,15 @@ package final class BeamsBridge: Service {
         }
         // A scheduled publish cancelled before its time: its copy is not sent either (a read error sends it).
         if forward.kind.isPublish,
-           (try? await publishes.publishStatus(instanceID: forward.instanceID, publishID: forward.key))?.state == .cancelled {
+            (try? await publishes.publishStatus(instanceID: forward.instanceID, publishID: forward.key))?.state
+                == .cancelled
+        {
             await record(pending, .failed(error: "cancelled: the publish was cancelled here before its copy was sent"))
             return nil
         }
         let beamsID = bridge.instanceID.lowercased()
-        if let wait = windows.withLock({ $0[beamsID, default: BeamsRateWindow()].take(now: MonotonicClock.seconds()) }) {
+        if let wait = windows.withLock({ $0[beamsID, default: BeamsRateWindow()].take(now: MonotonicClock.seconds()) })
+        {
             await record(pending, .deferred(until: Date().addingTimeInterval(wait)))
             return wait
         }
@@ -179,32 +190,43 @@ package final class BeamsBridge: Service {
         do {
             client = try self.client(forward.instanceID, bridge)
         } catch {
-            await record(pending, BeamsForwardPolicy.outcome(transportError: "client: \(error)",
-                                                             attempts: pending.attempts, now: Date()))
+            await record(
+                pending,
+                BeamsForwardPolicy.outcome(
+                    transportError: "client: \(error)",
+                    attempts: pending.attempts, now: Date()))
             return nil
         }
         let outcome: BeamsForwardOutcome
         do {
             let response = try await client.send(try Self.exchange(forward, bridge))
-            outcome = BeamsForwardPolicy.outcome(kind: forward.kind, status: response.status, body: response.body,
-                                                 retryAfter: response.retryAfter, attempts: pending.attempts, now: Date())
+            outcome = BeamsForwardPolicy.outcome(
+                kind: forward.kind, status: response.status, body: response.body,
+                retryAfter: response.retryAfter, attempts: pending.attempts, now: Date())
             if response.status == 429, let retryAfter = response.retryAfter,
-               let seconds = RetryAfter.seconds(retryAfter, now: Int(Date().timeIntervalSince1970)) {
-                windows.withLock { $0[beamsID, default: BeamsRateWindow()].pause(now: MonotonicClock.seconds(),
-                                                                                  seconds: Double(seconds)) }
+                let seconds = RetryAfter.seconds(retryAfter, now: Int(Date().timeIntervalSince1970))
+            {
+                windows.withLock {
+                    $0[beamsID, default: BeamsRateWindow()].pause(
+                        now: MonotonicClock.seconds(),
+                        seconds: Double(seconds))
+                }
             }
         } catch {
             if error.kind == .shutdown { return nil }  // the lease runs out; attempted again after the restart
-            outcome = BeamsForwardPolicy.outcome(transportError: "\(error.kind.rawValue): \(error.message)",
-                                                 attempts: pending.attempts, now: Date())
+            outcome = BeamsForwardPolicy.outcome(
+                transportError: "\(error.kind.rawValue): \(error.message)",
+                attempts: pending.attempts, now: Date())
         }
         await record(pending, outcome)
         return nil
     }
 
     /// The request of a forward: a publish POST with the Beams secret, or a device DELETE without credentials.
-    static func exchange(_ forward: BeamsForward, _ config: BeamsBridgeConfig) throws(HTTPExchangeError) -> HTTPExchange {
-        let url = forward.kind == .retireDevice
+    static func exchange(_ forward: BeamsForward, _ config: BeamsBridgeConfig) throws(HTTPExchangeError) -> HTTPExchange
+    {
+        let url =
+            forward.kind == .retireDevice
             ? config.deviceURL(key: forward.key) : config.publishURL(users: forward.kind == .publishUsers)
         let target: HTTPURL
         do {
@@ -217,10 +239,12 @@ package final class BeamsBridge: Service {
             exchange.method = .delete
             return exchange
         }
-        return HTTPExchange(url: target, headers: [
-            "Authorization: Bearer \(config.secretKey)", "Content-Type: application/json",
-            "X-Pusher-Library: push-server-beams-bridge",
-        ], body: Array(forward.body))
+        return HTTPExchange(
+            url: target,
+            headers: [
+                "Authorization: Bearer \(config.secretKey)", "Content-Type: application/json",
+                "X-Pusher-Library: push-server-beams-bridge",
+            ], body: Array(forward.body))
     }
 
     private func record(_ pending: PendingBeamsForward, _ outcome: BeamsForwardOutcome) async {

@@ -40,8 +40,10 @@ package enum BeamsForwardPolicy {
     }
 
     /// The outcome of an answered attempt. `attempts` counts earlier attempts; `now` is wall time.
-    static func outcome(kind: BeamsForwardKind, status: Int, body: [UInt8], retryAfter: String?, attempts: Int,
-                        now: Date) -> BeamsForwardOutcome {
+    static func outcome(
+        kind: BeamsForwardKind, status: Int, body: [UInt8], retryAfter: String?, attempts: Int,
+        now: Date
+    ) -> BeamsForwardOutcome {
         if (200..<300).contains(status) {
             let upstream = JSONValue.parse(body)?.objectValue?["publishId"]?.stringValue
             return .delivered(upstreamID: kind.isPublish ? upstream : nil)
@@ -62,7 +64,9 @@ package enum BeamsForwardPolicy {
     }
 
     private static func retry(attempts: Int, error: String, delay: TimeInterval, now: Date) -> BeamsForwardOutcome {
-        guard attempts + 1 < maxAttempts else { return .failed(error: "\(error) (gave up after \(maxAttempts) attempts)") }
+        guard attempts + 1 < maxAttempts else {
+            return .failed(error: "\(error) (gave up after \(maxAttempts) attempts)")
+        }
         return .retry(at: now.addingTimeInterval(delay), error: error)
     }
 

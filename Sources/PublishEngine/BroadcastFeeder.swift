@@ -33,8 +33,12 @@ package struct BroadcastFeeder: Sendable {
             }
             run.completedChannel(ref: ref, counters: counters)
             let failure = counters.channelFailures.keys.first
-            context.metrics.increment(.broadcasts, ["outcome": failure == nil ? "accepted" : "failed",
-                                                               "reason": MetricLabel.reason(failure)])
+            context.metrics.increment(
+                .broadcasts,
+                [
+                    "outcome": failure == nil ? "accepted" : "failed",
+                    "reason": MetricLabel.reason(failure),
+                ])
             run.scanned(upTo: ref)
         }
         run.scanned(upTo: Int64(plan.channels.count))
@@ -46,7 +50,7 @@ package struct BroadcastFeeder: Sendable {
     private func send(_ plan: BroadcastPlan, index: Int) async -> PublishCounters? {
         let channel = plan.channels[index]
         guard let credentials = instance.credentials, let endpoints = instance.broadcastEndpoints,
-              let bundleID = instance.broadcastBundleID, let broadcaster = context.broadcaster
+            let bundleID = instance.broadcastBundleID, let broadcaster = context.broadcaster
         else {
             return Self.counters(channel, failed: "NoAPNsCredentials", attempts: 0)
         }
@@ -56,15 +60,20 @@ package struct BroadcastFeeder: Sendable {
         var tokenRefreshed = false
         while true {
             attempts += 1
-            let result = await broadcaster.broadcast(plan.request(at: index), bundleID: bundleID, endpoints: endpoints,
-                                                     credentials: credentials)
+            let result = await broadcaster.broadcast(
+                plan.request(at: index), bundleID: bundleID, endpoints: endpoints,
+                credentials: credentials)
             let outcome: APNsRetryPolicy.Outcome
             let finalReason: String?
             switch result {
             case .response(let response):
                 if response.isSuccess {
-                    log.info("Broadcast accepted", ["channel": channel.rawValue, "attempts": String(attempts),
-                                                    "requestId": response.requestID ?? ""])
+                    log.info(
+                        "Broadcast accepted",
+                        [
+                            "channel": channel.rawValue, "attempts": String(attempts),
+                            "requestId": response.requestID ?? "",
+                        ])
                     return Self.counters(channel, failed: nil, attempts: attempts)
                 }
                 outcome = .response(status: response.status, reason: response.reason)
@@ -87,11 +96,17 @@ package struct BroadcastFeeder: Sendable {
                 return Self.counters(channel, failed: reason, attempts: attempts)
             }
             let elapsed = Double(MonotonicClock.elapsed(since: started).components.seconds)
-            switch policy.decide(outcome, attempts: attempts, elapsed: elapsed, tokenRefreshed: tokenRefreshed,
-                                 random: Double.random(in: 0..<1)) {
+            switch policy.decide(
+                outcome, attempts: attempts, elapsed: elapsed, tokenRefreshed: tokenRefreshed,
+                random: Double.random(in: 0..<1))
+            {
             case .retry(let delay), .retryAfterTokenUpdateRejected(let delay):
-                log.notice("Broadcast failed; retrying", ["channel": channel.rawValue, "reason": finalReason ?? "",
-                                                         "attempt": String(attempts)])
+                log.notice(
+                    "Broadcast failed; retrying",
+                    [
+                        "channel": channel.rawValue, "reason": finalReason ?? "",
+                        "attempt": String(attempts),
+                    ])
                 if delay > 0 {
                     await run.pause(for: .milliseconds(Int64(min(delay, 3600) * 1000)))
                 }
@@ -99,8 +114,12 @@ package struct BroadcastFeeder: Sendable {
             case .refreshTokenAndRetry:
                 tokenRefreshed = true  // the client refreshed once already; this is the policy's bookkeeping
             case .finish, .configurationFault:
-                log.notice("Broadcast failed", ["channel": channel.rawValue, "reason": finalReason ?? "",
-                                                "attempts": String(attempts)])
+                log.notice(
+                    "Broadcast failed",
+                    [
+                        "channel": channel.rawValue, "reason": finalReason ?? "",
+                        "attempts": String(attempts),
+                    ])
                 return Self.counters(channel, failed: finalReason ?? "Unknown", attempts: attempts)
             }
         }

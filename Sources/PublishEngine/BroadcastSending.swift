@@ -38,5 +38,7 @@ extension InstanceRuntime {
     package var broadcastBundleID: APNsBundleID? { config.apns.flatMap { APNsBundleID($0.topic) } }
 
     /// Most channels one broadcast publish may name.
-    var maxChannelsPerPublish: Int { config.apns?.broadcast?.maxChannelsPerPublish ?? APNsBroadcastConfig.defaultMaxChannelsPerPublish }
+    var maxChannelsPerPublish: Int {
+        config.apns?.broadcast?.maxChannelsPerPublish ?? APNsBroadcastConfig.defaultMaxChannelsPerPublish
+    }
 }

@@ -52,9 +52,9 @@ package struct CompletionEstimator: Sendable, Equatable {
         /// The tighter of the pacing and the budget (nil: neither).
         var ceiling: Double? {
             switch (pacingPerSecond, budgetPerSecond) {
-            case let (pacing?, budget?): return min(pacing, budget)
-            case let (pacing?, nil): return pacing
-            case let (nil, budget?): return budget
+            case (let pacing?, let budget?): return min(pacing, budget)
+            case (let pacing?, nil): return pacing
+            case (nil, let budget?): return budget
             case (nil, nil): return nil
             }
         }

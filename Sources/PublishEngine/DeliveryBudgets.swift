@@ -86,8 +86,9 @@ package final class DeliveryBudgets: Sendable {
                     }
                     next[key] = Budget(
                         instanceID: instance.id, platform: platform, perMinute: perMinute,
-                        pacer: PublishPacer(perMinute: Self.share(budget: perMinute, liveNodes: nodes), slots: slots,
-                                            parkAfter: parkAfter),
+                        pacer: PublishPacer(
+                            perMinute: Self.share(budget: perMinute, liveNodes: nodes), slots: slots,
+                            parkAfter: parkAfter),
                         metrics: metrics)
                 }
             }
@@ -115,8 +116,10 @@ package final class DeliveryBudgets: Sendable {
 
     private func publishShares() {
         for budget in all {
-            let labels: KeyValuePairs<String, String> = ["beams_instance": budget.instanceID,
-                                                         "platform": budget.platform.rawValue]
+            let labels: KeyValuePairs<String, String> = [
+                "beams_instance": budget.instanceID,
+                "platform": budget.platform.rawValue,
+            ]
             metrics.set(.deliveryBudget, labels, to: Double(budget.perMinute))
             metrics.set(.deliveryBudgetNodeShare, labels, to: Double(budget.pacer.perMinute))
         }

@@ -22,8 +22,8 @@ extension DeliveryOutcome {
         case .response(.invalidToken(let info), _), .response(.senderMismatch(let info), _):
             return .failed(fcmReason(info), status: info.httpStatus, effect: .badToken)
         case .response(.retry(let info, _), _), .response(.accessTokenRejected(let info), _),
-             .response(.authError(let info), _), .response(.invalidMessage(let info), _),
-             .response(.configuration(let info), _):
+            .response(.authError(let info), _), .response(.invalidMessage(let info), _),
+            .response(.configuration(let info), _):
             return .failed(fcmReason(info), status: info.httpStatus)
         case .response(.unknown, _):
             return .failed("UnknownError")
@@ -44,7 +44,8 @@ extension DeliveryOutcome {
     /// a publish's counters.
     static func fcmReason(_ info: FCMErrorInfo) -> String {
         let name = info.errorCode ?? info.status ?? "HTTP\(info.httpStatus)"
-        return fcmReasons.contains(name) || MetricLabel.statuses.contains(info.httpStatus) && name == "HTTP\(info.httpStatus)"
+        return fcmReasons.contains(name)
+            || MetricLabel.statuses.contains(info.httpStatus) && name == "HTTP\(info.httpStatus)"
             ? name : "UnknownError"
     }
 

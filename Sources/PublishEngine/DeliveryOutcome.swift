@@ -49,9 +49,11 @@ package enum DeliveryOutcome: Equatable {
             default:
                 counters[.failed(.apns, reason: reason?.rawValue ?? "HTTP\(response.status)")] = 1
             }
-            return .final(counters: counters,
-                          device: DeviceResult(device: target.ref, status: response.status, reason: reason?.rawValue,
-                                               at: now, effect: effect))
+            return .final(
+                counters: counters,
+                device: DeviceResult(
+                    device: target.ref, status: response.status, reason: reason?.rawValue,
+                    at: now, effect: effect))
         case .failure(let failure):
             let reason: String
             switch failure {
@@ -73,8 +75,9 @@ package enum DeliveryOutcome: Equatable {
             case .configuration(.signingFailed):
                 reason = "ProviderTokenSigningFailed"
             }
-            return .final(counters: [.failed(.apns, reason: reason): 1],
-                          device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
+            return .final(
+                counters: [.failed(.apns, reason: reason): 1],
+                device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
         }
     }
 

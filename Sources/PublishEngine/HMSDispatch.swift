@@ -24,8 +24,10 @@ package final class HMSDispatch: PlatformDispatch {
     let maxBatchesInFlight: Int
     private let pending = WaitableState(Pending())
 
-    init(sender: HMSSender?, message: [String: JSONValue], recorder: DeliveryRecorder, expiresAt: Date?,
-         linger: Double = 0.02, maxBatchesInFlight: Int = 4) {
+    init(
+        sender: HMSSender?, message: [String: JSONValue], recorder: DeliveryRecorder, expiresAt: Date?,
+        linger: Double = 0.02, maxBatchesInFlight: Int = 4
+    ) {
         self.sender = sender
         self.message = message
         self.recorder = recorder
@@ -89,7 +91,8 @@ package final class HMSDispatch: PlatformDispatch {
 
     /// Reasons the server gives HMS deliveries itself (besides Huawei's result codes and `HTTP<status>`).
     static let localReasons: Set<String> = [
-        "NoHMSCredentials", "AccessTokenRefused", "AccessTokenUnavailable", "TransportError", "Cancelled", "UnknownError",
+        "NoHMSCredentials", "AccessTokenRefused", "AccessTokenUnavailable", "TransportError", "Cancelled",
+        "UnknownError",
     ]
 
     /// One token's fate as the run counts it: an illegal token removes its device; other failures keep it.

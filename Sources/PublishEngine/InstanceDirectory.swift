@@ -1,7 +1,7 @@
-import ConfigModel
-import Observability
 import BeamsModel
+import ConfigModel
 import Locking
+import Observability
 
 /// Every instance this node serves, from the config file and from the store, as one versioned snapshot that every
 /// look-up goes through (API routes, the publish engine, the console). A change installs a whole new snapshot
@@ -30,8 +30,10 @@ package final class InstanceDirectory: Sendable {
         /// store's after them (`Int.max`, then by id).
         package var rank = Int.max
 
-        package init(config: InstanceConfig, runtime: InstanceRuntime?, source: Source, fingerprint: String,
-                     version: Int64? = nil, rank: Int = Int.max) {
+        package init(
+            config: InstanceConfig, runtime: InstanceRuntime?, source: Source, fingerprint: String,
+            version: Int64? = nil, rank: Int = Int.max
+        ) {
             self.config = config
             self.runtime = runtime
             self.source = source
@@ -66,8 +68,9 @@ package final class InstanceDirectory: Sendable {
         var snapshot = Snapshot()
         for (rank, runtime) in runtimes.enumerated() {
             let id = runtime.config.id.lowercased()
-            snapshot.entries[id] = Entry(config: runtime.config, runtime: runtime, source: .config,
-                                         fingerprint: fingerprints[id] ?? "config:", rank: rank)
+            snapshot.entries[id] = Entry(
+                config: runtime.config, runtime: runtime, source: .config,
+                fingerprint: fingerprints[id] ?? "config:", rank: rank)
         }
         state = Locked(snapshot)
     }
@@ -76,8 +79,9 @@ package final class InstanceDirectory: Sendable {
     package init(configs: [InstanceConfig]) {
         var snapshot = Snapshot()
         for (rank, config) in configs.enumerated() {
-            snapshot.entries[config.id.lowercased()] = Entry(config: config, runtime: nil, source: .config,
-                                                             fingerprint: "config:", rank: rank)
+            snapshot.entries[config.id.lowercased()] = Entry(
+                config: config, runtime: nil, source: .config,
+                fingerprint: "config:", rank: rank)
         }
         state = Locked(snapshot)
     }

@@ -69,8 +69,9 @@ package struct InstanceRuntime: Sendable {
             if let caFile = web.caFile { configuration.caFile = caFile }
             let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
             self.web = try WebPushSender(vapid: vapid, configuration: configuration)
-            unreachableWeb = UnreachableSubscriptions(failures: senders.unreachableAfterFailures,
-                                                      seconds: senders.unreachableAfterSeconds)
+            unreachableWeb = UnreachableSubscriptions(
+                failures: senders.unreachableAfterFailures,
+                seconds: senders.unreachableAfterSeconds)
             webSubscriptions = WebPushSubscriptions()
         } else {
             web = nil
@@ -87,16 +88,18 @@ package struct InstanceRuntime: Sendable {
             let vapid = VAPIDAuthorizer(keyPair: web.keyPair, subject: web.subject)
             unifiedpush = try WebPushSender(vapid: vapid, configuration: configuration)
             unifiedPushSubscriptions = WebPushSubscriptions()
-            unreachableUnifiedPush = UnreachableSubscriptions(failures: senders.unreachableAfterFailures,
-                                                              seconds: senders.unreachableAfterSeconds)
+            unreachableUnifiedPush = UnreachableSubscriptions(
+                failures: senders.unreachableAfterFailures,
+                seconds: senders.unreachableAfterSeconds)
         } else {
             unifiedpush = nil
             unreachableUnifiedPush = nil
             unifiedPushSubscriptions = nil
         }
         if senders != nil, let settings = config.hms {
-            var configuration = HMSSenderConfiguration(clientID: settings.clientID, clientSecret: settings.clientSecret,
-                                                       appID: settings.appID)
+            var configuration = HMSSenderConfiguration(
+                clientID: settings.clientID, clientSecret: settings.clientSecret,
+                appID: settings.appID)
             if let url = settings.tokenEndpointOverride { configuration.oauthURL = url }
             if let url = settings.endpointOverride { configuration.pushBaseURL = url }
             configuration.caFile = settings.caFile
@@ -105,8 +108,10 @@ package struct InstanceRuntime: Sendable {
     }
 
     /// An instance with credentials already at hand (engine tests, whose sender never signs).
-    init(config: InstanceConfig, credentials: APNsCredentials?, fcm: (any FCMSending)? = nil,
-         web: (any WebPushSending)? = nil, unifiedpush: (any WebPushSending)? = nil) {
+    init(
+        config: InstanceConfig, credentials: APNsCredentials?, fcm: (any FCMSending)? = nil,
+        web: (any WebPushSending)? = nil, unifiedpush: (any WebPushSending)? = nil
+    ) {
         self.config = config
         self.credentials = credentials
         self.fcm = fcm

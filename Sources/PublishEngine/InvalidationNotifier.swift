@@ -24,8 +24,10 @@ package final class InvalidationNotifier: Service {
     private let interval: Duration
     private let logger: Logger
 
-    init(store: any InvalidationLog, instances: [InstanceConfig], interval: Duration = .seconds(1), logger: Logger,
-         send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void) {
+    init(
+        store: any InvalidationLog, instances: [InstanceConfig], interval: Duration = .seconds(1), logger: Logger,
+        send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void
+    ) {
         self.store = store
         let byID = Dictionary(instances.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.lookup = { byID[$0] }
@@ -35,9 +37,11 @@ package final class InvalidationNotifier: Service {
     }
 
     /// Looks each invalidation's instance up through `lookup` (the instance directory: run-time instances too).
-    package init(store: any InvalidationLog, lookup: @escaping @Sendable (String) -> InstanceConfig?,
-         interval: Duration = .seconds(1), logger: Logger,
-         send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void) {
+    package init(
+        store: any InvalidationLog, lookup: @escaping @Sendable (String) -> InstanceConfig?,
+        interval: Duration = .seconds(1), logger: Logger,
+        send: @escaping @Sendable (InstanceConfig, DeviceInvalidation) async -> Void
+    ) {
         self.store = store
         self.lookup = lookup
         self.interval = interval

@@ -198,8 +198,10 @@ final class JobScheduler: Sendable {
     private func heartbeat() async {
         guard let sharded = context.store.sharding else { return }
         let settings = context.settings
-        if let live = try? await sharded.heartbeat(nodeID: settings.workerID, version: settings.version, now: Date(),
-                                                   liveWithin: settings.nodeLiveWindow) {
+        if let live = try? await sharded.heartbeat(
+            nodeID: settings.workerID, version: settings.version, now: Date(),
+            liveWithin: settings.nodeLiveWindow)
+        {
             context.metrics.set(.nodesLive, to: Double(live))
             settings.liveNodesChanged(live)
             context.budgets.setLiveNodes(live)
@@ -274,9 +276,11 @@ final class JobScheduler: Sendable {
             }
             guard let claim else { return nil }
             let claimed = claim.claimed
-            let run = PublishRun(claimed: claimed, held: claim.lease,
-                                 lease: LeaseClock(claimSentAt: claim.sentAt, lease: settings.leaseDuration,
-                                                   margin: LeaseClock.margin(for: settings.leaseDuration)))
+            let run = PublishRun(
+                claimed: claimed, held: claim.lease,
+                lease: LeaseClock(
+                    claimSentAt: claim.sentAt, lease: settings.leaseDuration,
+                    margin: LeaseClock.margin(for: settings.leaseDuration)))
             let (running, duplicate, stopping) = control.update { control -> (Int, PublishRun?, Bool) in
                 // Our own job, whose lease ran out while it was still running here (a stalled renewal): the
                 // claim extended the lease to us again, and a second run would send every device twice. (A shard's
@@ -291,8 +295,9 @@ final class JobScheduler: Sendable {
                 return (control.runs.count, nil, control.stopping)
             }
             if let duplicate {
-                context.logger.warning("Reclaimed a publish this node is still running; its lease had expired",
-                                       ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
+                context.logger.warning(
+                    "Reclaimed a publish this node is still running; its lease had expired",
+                    ["publish": claimed.job.publishID, "attempt": String(claimed.attempt)])
                 // Every write of the older shard run fails from now on (its epoch is behind): it stops sending now
                 // rather than at its next renewal or checkpoint.
                 if claimed.shard != nil { duplicate.markLost() }

@@ -26,9 +26,13 @@ struct DeliveryRecorder: Sendable {
             run.completed(target, counters: counters, device: device)
             trace?.record(platform, status: device.status, reason: device.reason)
             context.activity.record(instanceID: instanceID, accepted: device.isAccepted)
-            context.metrics.increment(.notifications, ["platform": MetricLabel.platform(platform),
-                                                                  "status": MetricLabel.status(device.status),
-                                                                  "reason": MetricLabel.reason(device.reason)])
+            context.metrics.increment(
+                .notifications,
+                [
+                    "platform": MetricLabel.platform(platform),
+                    "status": MetricLabel.status(device.status),
+                    "reason": MetricLabel.reason(device.reason),
+                ])
             return true
         case .unfinished:
             run.abandoned(target)

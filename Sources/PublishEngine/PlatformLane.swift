@@ -29,8 +29,10 @@ final class PlatformLane: Sendable {
     private let expiresAt: Date?
     private let state = WaitableState(State())
 
-    init(capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun,
-         pacer: PublishPacer? = nil, budget: DeliveryBudgets.Budget? = nil, expiresAt: Date? = nil) {
+    init(
+        capacity: Int, maxWaitingResults: Int, dispatch: any PlatformDispatch, run: PublishRun,
+        pacer: PublishPacer? = nil, budget: DeliveryBudgets.Budget? = nil, expiresAt: Date? = nil
+    ) {
         self.capacity = max(1, capacity)
         self.maxWaitingResults = maxWaitingResults
         self.dispatch = dispatch
@@ -65,7 +67,8 @@ final class PlatformLane: Sendable {
             // The instance's budget comes last, so a token taken from it is spent at once, not held by a publish
             // waiting for its own throttle.
             guard await run.waitForRoom(limit: maxWaitingResults), await pacer?.waitForToken(run) ?? true,
-                  await budget?.waitForToken(run) ?? true else {
+                await budget?.waitForToken(run) ?? true
+            else {
                 run.abandoned(target)
                 continue
             }

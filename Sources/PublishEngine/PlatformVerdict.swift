@@ -23,16 +23,18 @@ extension DeliveryOutcome {
         case .unfinished:
             self = .unfinished
         case .accepted(let status):
-            self = .final(counters: [.accepted(platform): 1],
-                          device: DeviceResult(device: target.ref, status: status, at: now))
+            self = .final(
+                counters: [.accepted(platform): 1],
+                device: DeviceResult(device: target.ref, status: status, at: now))
         case .failed(let reason, let status, let effect):
             var counters: PublishCounters = [.failed(platform, reason: reason): 1]
             if effect == .badToken {
                 counters[.devicesRemoved] = 1
                 counters[.devicesRemovedOn(platform)] = 1
             }
-            self = .final(counters: counters,
-                          device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
+            self = .final(
+                counters: counters,
+                device: DeviceResult(device: target.ref, status: status, reason: reason, at: now, effect: effect))
         }
     }
 }

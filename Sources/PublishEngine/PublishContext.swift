@@ -30,20 +30,24 @@ struct PublishContext: Sendable {
     let directory: InstanceDirectory
 
     /// - Parameter directory: the served set (run-time instances come and go); nil: `instances`, fixed.
-    init(store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
-         settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger,
-         broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
-         directory: InstanceDirectory? = nil) {
+    init(
+        store: any PublishEngineStore, sender: any APNsSending, instances: [InstanceRuntime],
+        settings: PublishEngine.Settings, metrics: Metrics, webhooks: any PublishWebhooks, logger: Logger,
+        broadcaster: (any BroadcastSending)? = nil, broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
+        directory: InstanceDirectory? = nil
+    ) {
         self.store = store
         self.broadcaster = broadcaster
         self.broadcastRetryPolicy = broadcastRetryPolicy
         self.sender = sender
         self.settings = settings
-        slots = PublishSlots(slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
-                             maxParked: settings.maxParkedPublishes,
-                             weights: Dictionary(instances.map { ($0.config.id.lowercased(), $0.config.publishWeight) },
-                                                 uniquingKeysWith: { first, _ in first }),
-                             metrics: metrics)
+        slots = PublishSlots(
+            slots: settings.concurrentPublishes, expressSlots: settings.expressPublishSlots,
+            maxParked: settings.maxParkedPublishes,
+            weights: Dictionary(
+                instances.map { ($0.config.id.lowercased(), $0.config.publishWeight) },
+                uniquingKeysWith: { first, _ in first }),
+            metrics: metrics)
         self.metrics = metrics
         budgets = DeliveryBudgets(instances: instances, slots: slots, parkAfter: settings.parkAfter, metrics: metrics)
         estimates = PublishEstimates(metrics: metrics)

@@ -93,20 +93,25 @@ package final class PublishEngine: Service {
     /// from `InstanceDirectory.observe`).
     package func follow(_ configs: [InstanceConfig]) {
         context.budgets.follow(configs)
-        context.slots.setWeights(Dictionary(configs.map { ($0.id.lowercased(), $0.publishWeight) },
-                                            uniquingKeysWith: { first, _ in first }))
+        context.slots.setWeights(
+            Dictionary(
+                configs.map { ($0.id.lowercased(), $0.publishWeight) },
+                uniquingKeysWith: { first, _ in first }))
         context.activity.follow(instanceIDs: configs.map(\.id))
     }
 
     /// - Parameters:
     ///   - apns: the APNs sender; each instance brings its own FCM and Web Push senders (`InstanceRuntime`). Every
     ///     sender has its own in-flight window.
-    package init(store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
-         metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
-         broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(), directory: InstanceDirectory? = nil) {
-        context = PublishContext(store: store, sender: apns, instances: instances, settings: settings,
-                                 metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
-                                 broadcastRetryPolicy: broadcastRetryPolicy, directory: directory)
+    package init(
+        store: any PublishEngineStore, apns: any APNsSending, instances: [InstanceRuntime], settings: Settings,
+        metrics: Metrics, logger: Logger, webhooks: any PublishWebhooks, broadcaster: (any BroadcastSending)? = nil,
+        broadcastRetryPolicy: APNsRetryPolicy = APNsRetryPolicy(), directory: InstanceDirectory? = nil
+    ) {
+        context = PublishContext(
+            store: store, sender: apns, instances: instances, settings: settings,
+            metrics: metrics, webhooks: webhooks, logger: logger, broadcaster: broadcaster,
+            broadcastRetryPolicy: broadcastRetryPolicy, directory: directory)
         scheduler = JobScheduler(context: context)
         Self.declareMetrics(metrics)
     }
@@ -143,8 +148,9 @@ package final class PublishEngine: Service {
         guard !runs.isEmpty else { return false }
         let submissionDeadline = MonotonicInstant.now + Self.cancelSubmissionWait
         for run in runs where await !run.waitForSubmissionEnd(deadline: submissionDeadline) {
-            context.logger.warning("A cancelled publish still waits for a sender slot",
-                                   ["publish": run.claimed.job.publishID])
+            context.logger.warning(
+                "A cancelled publish still waits for a sender slot",
+                ["publish": run.claimed.job.publishID])
         }
         let answerDeadline = MonotonicInstant.now + Self.cancelAnswerWait
         for run in runs { _ = await run.waitForRunEnd(deadline: answerDeadline) }

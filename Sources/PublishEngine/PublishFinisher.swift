@@ -29,8 +29,9 @@ struct PublishFinisher: Sendable {
         let settings = context.settings
         while true {
             do {
-                try await context.store.finishJob(claimed.id, workerID: settings.workerID, state: state,
-                                                  targetsTotal: total, summary: summary, now: Date())
+                try await context.store.finishJob(
+                    claimed.id, workerID: settings.workerID, state: state,
+                    targetsTotal: total, summary: summary, now: Date())
                 break
             } catch let error as StoreUnavailableError where !run.isStopped {
                 // Wait for the store rather than leave the job to be claimed again after its lease expires.
@@ -44,11 +45,13 @@ struct PublishFinisher: Sendable {
         context.metrics.increment(.publishJobs, ["state": state.rawValue])
         let job = claimed.job
         let status = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
-        log.info("Publish finished", [
-            "state": state.rawValue, "targets": String(total ?? 0),
-            "accepted": String(status?.accepted ?? 0),
-            "summary": summary ?? "",
-        ])
+        log.info(
+            "Publish finished",
+            [
+                "state": state.rawValue, "targets": String(total ?? 0),
+                "accepted": String(status?.accepted ?? 0),
+                "summary": summary ?? "",
+            ])
         guard let status else { return }
         if let url = job.webhookURL {
             await context.webhooks.publishFinished(url: url, status: status, requestBody: plan?.requestBody ?? .null)
@@ -58,9 +61,10 @@ struct PublishFinisher: Sendable {
             if claimed.attempt > 1, !run.targetsTokenRows, let started = status.startedAt {
                 users = await storedUserOutcome(since: started)
             }
-            await context.webhooks.publishToUsersAttempt(instance: instance.config, publishID: job.publishID,
-                                                         requested: job.targets, delivered: users.accepted,
-                                                         failed: users.failed, seen: users.seen)
+            await context.webhooks.publishToUsersAttempt(
+                instance: instance.config, publishID: job.publishID,
+                requested: job.targets, delivered: users.accepted,
+                failed: users.failed, seen: users.seen)
         }
     }
 
@@ -107,7 +111,9 @@ struct PublishFinisher: Sendable {
         -> (accepted: Set<String>, failed: Set<String>, seen: Set<String>)
     {
         let job = run.claimed.job
-        var accepted = Set<String>(), failed = Set<String>(), seen = Set<String>()
+        var accepted = Set<String>()
+        var failed = Set<String>()
+        var seen = Set<String>()
         for user in job.targets {
             let devices: [Device]
             do {
@@ -119,7 +125,11 @@ struct PublishFinisher: Sendable {
             let results = devices.compactMap { device in device.lastResult.flatMap { $0.at >= started ? $0 : nil } }
             guard !results.isEmpty else { continue }
             seen.insert(user)
-            if results.contains(where: { (200...299).contains($0.status) }) { accepted.insert(user) } else { failed.insert(user) }
+            if results.contains(where: { (200...299).contains($0.status) }) {
+                accepted.insert(user)
+            } else {
+                failed.insert(user)
+            }
         }
         return (accepted, failed, seen)
     }

@@ -33,15 +33,19 @@ enum PublishLease: Sendable {
     ) async throws -> Claim? {
         let splitter = store.sharding
         var sentAt = MonotonicClock.now()
-        if let job = try await store.claimJob(workerID: workerID, leaseDuration: leaseDuration, now: Date(),
-                                              preference: preference) {
+        if let job = try await store.claimJob(
+            workerID: workerID, leaseDuration: leaseDuration, now: Date(),
+            preference: preference)
+        {
             return Claim(claimed: job, lease: .job(splitter: splitter), sentAt: sentAt)
         }
         guard shardsToo, let splitter else { return nil }
         sentAt = MonotonicClock.now()
-        guard let claimed = try await splitter.claimShard(workerID: workerID, leaseDuration: leaseDuration,
-                                                          now: Date()),
-              let shard = claimed.shard
+        guard
+            let claimed = try await splitter.claimShard(
+                workerID: workerID, leaseDuration: leaseDuration,
+                now: Date()),
+            let shard = claimed.shard
         else { return nil }
         return Claim(claimed: claimed, lease: .shard(shard, splitter), sentAt: sentAt)
     }

@@ -3,9 +3,9 @@ import BeamsModel
 import Clocks
 import Foundation
 import HTTPClient
+import Locking
 import Logging
 import PushStore
-import Locking
 
 /// The mutable state of one publish while it runs: the checkpoint tracker and the results not yet written.
 ///
@@ -182,7 +182,9 @@ package final class PublishRun: Sendable {
             guard !state.estimateCleared else { return nil }
             let done = earlier + state.passed
             state.estimator.observe(done: done, at: now)
-            let estimate = total.flatMap { state.estimator.estimate(remaining: max(0, $0 - done), at: now, bounds: bounds) }
+            let estimate = total.flatMap {
+                state.estimator.estimate(remaining: max(0, $0 - done), at: now, bounds: bounds)
+            }
             state.estimate = estimate
             var values: PublishCounters = [.estimateRemaining: 0, .estimateRateMilli: 0]
             if let estimate {
@@ -203,8 +205,9 @@ package final class PublishRun: Sendable {
         state.update { state in
             state.estimate = nil
             state.estimateCleared = true
-            Self.queueEstimateCounters([.estimateRemaining: 0, .estimateRateMilli: 0],
-                                       in: &state)
+            Self.queueEstimateCounters(
+                [.estimateRemaining: 0, .estimateRateMilli: 0],
+                in: &state)
         }
     }
 
@@ -292,7 +295,9 @@ package final class PublishRun: Sendable {
 
     /// The runner read the plan: deliver, or end before sending anything.
     func started(cancelRequested: Bool, windowClosed: Bool, roundBased: Bool) -> PublishRunStateMachine.Action {
-        state.update { $0.machine.started(cancelRequested: cancelRequested, windowClosed: windowClosed, roundBased: roundBased) }
+        state.update {
+            $0.machine.started(cancelRequested: cancelRequested, windowClosed: windowClosed, roundBased: roundBased)
+        }
     }
     /// The run ends before delivering (failed, split, or its shards had all ended).
     func endedBeforeDelivery() { state.update { $0.machine.endedBeforeDelivery() } }
@@ -342,8 +347,9 @@ package final class PublishRun: Sendable {
     /// Waits until `batch` results wait for a checkpoint, delivery ended, or `deadline` passed.
     func waitForCheckpoint(batch: Int, deadline: MonotonicInstant) async {
         // Broadcast channels have no device result but count as results all the same.
-        await state.wait(until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
-                         deadline: deadline)
+        await state.wait(
+            until: { $0.deviceResults.count + $0.channelRefs.count >= batch || $0.delivered },
+            deadline: deadline)
     }
 
     /// Waits until delivery ended, the lease was lost, or `deadline` passed. - Returns: whether the run ended.
@@ -379,8 +385,9 @@ package final class PublishRun: Sendable {
     func drain() -> Checkpoint {
         state.update { state in
             let watermark = state.tracker.watermark
-            var batch = Checkpoint(cursor: watermark, counters: state.counters, results: state.deviceResults,
-                                   answered: (state.resultRefs + state.channelRefs).filter { $0 > watermark })
+            var batch = Checkpoint(
+                cursor: watermark, counters: state.counters, results: state.deviceResults,
+                answered: (state.resultRefs + state.channelRefs).filter { $0 > watermark })
             batch.channelRefs = state.channelRefs
             state.channelRefs.removeAll()
             state.writing = state.deviceResults.count

@@ -30,8 +30,11 @@ struct PublishRunner: Sendable {
     /// Runs the publish, in its trace when tracing is on (`PublishTrace`): the run's span is the task's current
     /// context, so the webhooks it queues carry it and its lanes' results count into its batch spans.
     func execute() async {
-        guard let trace = PublishTrace.start(context.settings.tracer, claimed: run.claimed,
-                                             nodeID: context.settings.workerID) else {
+        guard
+            let trace = PublishTrace.start(
+                context.settings.tracer, claimed: run.claimed,
+                nodeID: context.settings.workerID)
+        else {
             _ = await execute(trace: nil)
             return
         }
@@ -50,8 +53,12 @@ struct PublishRunner: Sendable {
         }
         let claimed = run.claimed
         let job = claimed.job
-        log.info("Publish started", ["attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
-                                     "kind": job.kind.rawValue, "targets": String(job.targets.count)])
+        log.info(
+            "Publish started",
+            [
+                "attempt": String(claimed.attempt), "cursor": String(claimed.cursor),
+                "kind": job.kind.rawValue, "targets": String(job.targets.count),
+            ])
         let finisher = PublishFinisher(context: context, run: run, log: log)
         let plan: PublishPlan
         do {
@@ -77,12 +84,14 @@ struct PublishRunner: Sendable {
             return "shards_ended"
         }
         let round = LocalTimeRound(delivery: plan.delivery, roundAt: job.notBefore)
-        var action = run.started(cancelRequested: claimed.cancelRequested,
-                                 windowClosed: plan.expiresAt.map { Date() >= $0 } ?? false, roundBased: round != nil)
+        var action = run.started(
+            cancelRequested: claimed.cancelRequested,
+            windowClosed: plan.expiresAt.map { Date() >= $0 } ?? false, roundBased: round != nil)
         if action == .deliver {
             if claimed.attempt == 1, run.held.shard == nil, let url = job.webhookURL {
-                await context.webhooks.publishStarted(url: url, instanceID: job.instanceID, publishID: job.publishID,
-                                                      requestBody: plan.requestBody)
+                await context.webhooks.publishStarted(
+                    url: url, instanceID: job.instanceID, publishID: job.publishID,
+                    requestBody: plan.requestBody)
             }
             // A large publish is split into shards that every node claims (`PublishPlan.isShardable`); this run
             // then ends, and the shards are claimed like jobs.
@@ -108,8 +117,9 @@ struct PublishRunner: Sendable {
                 return "lease_lost"
             case .handBack(.fenced(let releaseLease)):
                 if releaseLease { _ = try? await queue.renewLease(.zero) }
-                log.warning("Publish stopped: its lease could not be renewed in time; handed back",
-                            ["cursor": String(run.watermark)])
+                log.warning(
+                    "Publish stopped: its lease could not be renewed in time; handed back",
+                    ["cursor": String(run.watermark)])
                 return "fenced"
             case .handBack(.paused):
                 // Make the job claimable at once, so the restarted server resumes it immediately. (During an
@@ -127,8 +137,9 @@ struct PublishRunner: Sendable {
             case .finish(let state, let summary):
                 let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
                 trace?.endBatches()
-                await finisher.finish(state: state, summary: await text(of: summary, plan: plan), total: total,
-                                      plan: plan)
+                await finisher.finish(
+                    state: state, summary: await text(of: summary, plan: plan), total: total,
+                    plan: plan)
                 return state.rawValue
             }
         }
@@ -198,10 +209,12 @@ struct PublishRunner: Sendable {
         while cursor < resumedAt {
             let page: TargetPage
             do {
-                page = try await context.store.targets(for: run.claimed.job, after: cursor, limit: context.settings.pageSize)
+                page = try await context.store.targets(
+                    for: run.claimed.job, after: cursor, limit: context.settings.pageSize)
             } catch {
-                log.error("Reading targets for the next local-time round failed; zones before the cursor may wait for a later round",
-                          ["error": "\(error)"])
+                log.error(
+                    "Reading targets for the next local-time round failed; zones before the cursor may wait for a later round",
+                    ["error": "\(error)"])
                 break
             }
             for target in page.targets where target.ref <= resumedAt && plan.carries(target.platform) {
@@ -222,8 +235,9 @@ struct PublishRunner: Sendable {
             // The lease runs out (or is handed back below) and the round runs again: its targets are all answered
             // by then, so it sends nothing and reschedules.
             log.error("Rescheduling the next local-time round failed", ["error": "\(error)"])
-            _ = try? await context.store.renewLease(run.claimed.id, workerID: context.settings.workerID,
-                                                    leaseDuration: .zero, now: Date())
+            _ = try? await context.store.renewLease(
+                run.claimed.id, workerID: context.settings.workerID,
+                leaseDuration: .zero, now: Date())
         }
     }
 
@@ -251,8 +265,9 @@ struct PublishRunner: Sendable {
         } catch {
             log.warning("Counting the publish's targets failed; no completion estimate", ["error": "\(error)"])
         }
-        return RunProgress(total: total, earlier: run.claimed.counters[.targets] ?? 0, plan: plan,
-                           round: round)
+        return RunProgress(
+            total: total, earlier: run.claimed.counters[.targets] ?? 0, plan: plan,
+            round: round)
     }
 
     /// A new estimate (nil: none) of this run, for `/metrics`.
@@ -331,8 +346,9 @@ struct PublishRunner: Sendable {
             if run.isDelivered || run.isLost { return }
         }
         if run.isFenced && !run.isDelivered {
-            log.error("Publish lease not renewed in time; stopping this run's sending",
-                      ["cursor": String(run.watermark), "outstanding": String(run.outstanding)])
+            log.error(
+                "Publish lease not renewed in time; stopping this run's sending",
+                ["cursor": String(run.watermark), "outstanding": String(run.outstanding)])
         }
     }
 
@@ -357,9 +373,13 @@ struct PublishRunner: Sendable {
             PublishTrace.current?.endBatches()
             context.metrics.increment(.checkpoints)
             if log.isEnabled(.debug) {
-                log.debug("Checkpoint written", ["cursor": String(batch.cursor), "results": String(batch.results.count),
-                                                 "aboveCursor": String(batch.answered.count),
-                                                 "duration": "\(MonotonicClock.elapsed(since: started))"])
+                log.debug(
+                    "Checkpoint written",
+                    [
+                        "cursor": String(batch.cursor), "results": String(batch.results.count),
+                        "aboveCursor": String(batch.answered.count),
+                        "duration": "\(MonotonicClock.elapsed(since: started))",
+                    ])
             }
         } catch PushStoreError.leaseLost {
             // Retrying cannot succeed, and sending on would duplicate the new owner's work.

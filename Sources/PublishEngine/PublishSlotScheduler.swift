@@ -82,8 +82,10 @@ package struct PublishSlotScheduler<Key: Hashable & Sendable>: Sendable {
     package private(set) var parkedCount = 0
     package private(set) var waitingCount = 0
 
-    package init(slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:],
-         instanceFloor: Bool = false) {
+    package init(
+        slots: Int, expressSlots: Int = 0, maxParked: Int = 0, weights: [String: Int] = [:],
+        instanceFloor: Bool = false
+    ) {
         self.slots = max(1, slots)
         self.expressSlots = max(0, expressSlots)
         self.maxParked = max(0, maxParked)

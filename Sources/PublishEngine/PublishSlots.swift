@@ -29,11 +29,16 @@ final class PublishSlots: Sendable {
     ///   - weights: grants per round-robin turn by lower-cased instance id (`instances[].publishWeight`).
     ///   - instanceFloor: an instance holding no slot gets one even when all are taken
     ///   (`PublishSlotScheduler.instanceFloor`).
-    init(slots: Int, expressSlots: Int, maxParked: Int, weights: [String: Int] = [:], instanceFloor: Bool = true,
-         metrics: Metrics? = nil) {
-        state = Locked(State(scheduler: PublishSlotScheduler(slots: slots, expressSlots: expressSlots,
-                                                             maxParked: maxParked, weights: weights,
-                                                             instanceFloor: instanceFloor)))
+    init(
+        slots: Int, expressSlots: Int, maxParked: Int, weights: [String: Int] = [:], instanceFloor: Bool = true,
+        metrics: Metrics? = nil
+    ) {
+        state = Locked(
+            State(
+                scheduler: PublishSlotScheduler(
+                    slots: slots, expressSlots: expressSlots,
+                    maxParked: maxParked, weights: weights,
+                    instanceFloor: instanceFloor)))
         self.metrics = metrics
     }
 
@@ -71,9 +76,13 @@ final class PublishSlots: Sendable {
 
     /// Runs holding a slot, waiting for one, and parked.
     var counts: (holding: Int, waiting: Int, parked: Int) {
-        state.withLock { ($0.scheduler.regularHeld + $0.scheduler.expressHeld + $0.scheduler.floorHeld,
-                          $0.scheduler.waitingCount,
-                          $0.scheduler.parkedCount) }
+        state.withLock {
+            (
+                $0.scheduler.regularHeld + $0.scheduler.expressHeld + $0.scheduler.floorHeld,
+                $0.scheduler.waitingCount,
+                $0.scheduler.parkedCount
+            )
+        }
     }
 
     /// A claimed run asks for a slot; it sends once `run.waitForSlot()` returns.

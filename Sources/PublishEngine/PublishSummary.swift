@@ -10,7 +10,10 @@ package enum PublishSummary {
         (.apns, "NoAPNsCredentials", "no APNs credentials configured: nothing was sent"),
         (.fcm, "NoFCMCredentials", "no FCM credentials configured: nothing was sent to Android devices"),
         (.web, "NoWebPushCredentials", "no Web Push (VAPID) key configured: nothing was sent to browsers"),
-        (.unifiedpush, "NoUnifiedPushConfig", "no unifiedpush section configured: nothing was sent to UnifiedPush devices"),
+        (
+            .unifiedpush, "NoUnifiedPushConfig",
+            "no unifiedpush section configured: nothing was sent to UnifiedPush devices"
+        ),
         (.hms, "NoHMSCredentials", "no hms section configured: nothing was sent to Huawei devices"),
     ]
 

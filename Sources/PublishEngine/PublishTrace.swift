@@ -43,8 +43,11 @@ final class PublishTrace: Sendable {
         ]
         if let shard = claimed.shard { attributes.append(Attribute("push.shard", shard.number)) }
         let name = claimed.shard == nil ? "process publish" : "process publish shard"
-        return PublishTrace(tracer: tracer, span: tracer.startSpan(name, kind: .consumer, parent: parent,
-                                                                   attributes: attributes))
+        return PublishTrace(
+            tracer: tracer,
+            span: tracer.startSpan(
+                name, kind: .consumer, parent: parent,
+                attributes: attributes))
     }
 
     private init(tracer: Tracer, span: Span) {
@@ -59,10 +62,13 @@ final class PublishTrace: Sendable {
         let accepted = (200...299).contains(status) && reason == nil
         batches.withLock { batches in
             if batches[platform] == nil {
-                let span = tracer.startSpan("send \(Self.system(platform))", kind: .client, parent: self.span.context,
-                                            attributes: [Attribute("messaging.system", Self.system(platform)),
-                                                         Attribute("messaging.operation.type", "send"),
-                                                         Attribute("messaging.operation.name", "send")])
+                let span = tracer.startSpan(
+                    "send \(Self.system(platform))", kind: .client, parent: self.span.context,
+                    attributes: [
+                        Attribute("messaging.system", Self.system(platform)),
+                        Attribute("messaging.operation.type", "send"),
+                        Attribute("messaging.operation.name", "send"),
+                    ])
                 batches[platform] = Batch(span: span)
             }
             batches[platform]!.count += 1
@@ -81,10 +87,16 @@ final class PublishTrace: Sendable {
             batch.span.set("messaging.batch.message_count", batch.count)
             batch.span.set("push.accepted", batch.accepted)
             batch.span.set("push.failed", batch.count - batch.accepted)
-            let sorted = batch.outcomes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.reason < $1.key.reason }
+            let sorted = batch.outcomes.sorted {
+                $0.value != $1.value ? $0.value > $1.value : $0.key.reason < $1.key.reason
+            }
             for (outcome, count) in sorted {
-                batch.span.addEvent("outcome", [Attribute("push.status", outcome.status),
-                                                Attribute("push.reason", outcome.reason), Attribute("count", count)])
+                batch.span.addEvent(
+                    "outcome",
+                    [
+                        Attribute("push.status", outcome.status),
+                        Attribute("push.reason", outcome.reason), Attribute("count", count),
+                    ])
             }
             if batch.accepted == 0 { batch.span.setStatus(.error, "no notification of the batch was accepted") }
             batch.span.end()

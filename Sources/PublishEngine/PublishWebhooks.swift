@@ -10,8 +10,9 @@ package protocol PublishWebhooks: Sendable {
     /// The per-publish `webhookUrl` gets `FINISHED` with the publish's counts.
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async
     /// The instance webhook's `v1.PublishToUsersAttempt`: which users APNs accepted a device of, which failed.
-    func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
-                               delivered: Set<String>, failed: Set<String>, seen: Set<String>) async
+    func publishToUsersAttempt(
+        instance: InstanceConfig, publishID: String, requested: [String],
+        delivered: Set<String>, failed: Set<String>, seen: Set<String>) async
 }
 
 extension WebhookOutbox: PublishWebhooks {}

@@ -21,11 +21,13 @@ struct RunStore: Sendable {
     func renewLease(_ duration: Duration) async throws -> Bool {
         switch lease {
         case .shard(let shard, let queue):
-            return try await queue.renewShardLease(claimed.id, shard: shard, workerID: workerID,
-                                                   leaseDuration: duration, now: Date())
+            return try await queue.renewShardLease(
+                claimed.id, shard: shard, workerID: workerID,
+                leaseDuration: duration, now: Date())
         case .job:
-            return try await context.store.renewLease(claimed.id, workerID: workerID, leaseDuration: duration,
-                                                      now: Date())
+            return try await context.store.renewLease(
+                claimed.id, workerID: workerID, leaseDuration: duration,
+                now: Date())
         }
     }
 
@@ -72,12 +74,14 @@ struct RunStore: Sendable {
     func checkpoint(_ batch: PublishRun.Checkpoint, totals: PublishCounters) async throws {
         switch lease {
         case .shard(let shard, let queue):
-            try await queue.checkpointShard(claimed.id, shard: shard, workerID: workerID, cursor: batch.cursor,
-                                            totals: totals, deviceResults: batch.results, answered: batch.answered)
+            try await queue.checkpointShard(
+                claimed.id, shard: shard, workerID: workerID, cursor: batch.cursor,
+                totals: totals, deviceResults: batch.results, answered: batch.answered)
         case .job:
-            try await context.store.checkpoint(claimed.id, workerID: workerID, cursor: batch.cursor,
-                                               counters: batch.counters, deviceResults: batch.results,
-                                               answered: batch.answered)
+            try await context.store.checkpoint(
+                claimed.id, workerID: workerID, cursor: batch.cursor,
+                counters: batch.counters, deviceResults: batch.results,
+                answered: batch.answered)
         }
     }
 
@@ -85,9 +89,10 @@ struct RunStore: Sendable {
     /// open shard (this node then holds the job's lease and finishes it), nil otherwise.
     func finishShard(state: PublishState, total: Int64) async throws -> ShardedPublishEnd? {
         guard case .shard(let shard, let queue) = lease else { return nil }
-        return try await queue.finishShard(claimed.id, shard: shard, workerID: workerID, state: state,
-                                           targetsTotal: total, leaseDuration: context.settings.leaseDuration,
-                                           now: Date())
+        return try await queue.finishShard(
+            claimed.id, shard: shard, workerID: workerID, state: state,
+            targetsTotal: total, leaseDuration: context.settings.leaseDuration,
+            now: Date())
     }
 
     /// Splits a fresh job into shards of `shardSize` targets when the backend can and the job is large enough.
@@ -96,7 +101,8 @@ struct RunStore: Sendable {
         guard shardSize > 0, case .job(let splitter?) = lease, claimed.cursor == 0, claimed.counters.isEmpty
         else { return 0 }
         // Each shard starts with its share of targets left, so the completion estimate sees shards no node sends yet.
-        return try await splitter.splitPublish(claimed.id, workerID: workerID, shardSize: shardSize,
-                                               targetsCounter: .estimateRemaining, now: Date())
+        return try await splitter.splitPublish(
+            claimed.id, workerID: workerID, shardSize: shardSize,
+            targetsCounter: .estimateRemaining, now: Date())
     }
 }

@@ -33,8 +33,9 @@ package struct TargetFeeder: Sendable {
         }
         let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
             for lane in lanes.values { group.addTask { await lane.pump() } }
-            let reachedEnd = await feed(lanes: lanes, skipping: answered, pacing: pacing,
-                                        liveActivity: plan.liveActivitySelector)
+            let reachedEnd = await feed(
+                lanes: lanes, skipping: answered, pacing: pacing,
+                liveActivity: plan.liveActivitySelector)
             for lane in lanes.values { lane.close() }
             await group.waitForAll()
             return reachedEnd
@@ -57,34 +58,39 @@ package struct TargetFeeder: Sendable {
             // A Live Activity push goes to the app's `.push-type.liveactivity` topic (docs/API.md).
             let topic = plan.liveActivity != nil ? LiveActivityPayload.topic(bundleID: bundleID) : bundleID
             let template = RequestTemplate(plan: plan, payload: payload, topic: topic)
-            dispatches[.apns] = APNsDispatch(context: context, instance: instance, template: template,
-                                             recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil,
-                                             expiresAt: pacing.expiresAt)
+            dispatches[.apns] = APNsDispatch(
+                context: context, instance: instance, template: template,
+                recorder: recorder(.apns), isLiveActivity: plan.liveActivity != nil,
+                expiresAt: pacing.expiresAt)
         }
         if let template = plan.fcm {
-            dispatches[.fcm] = FCMDispatch(sender: instance.fcm, template: template, recorder: recorder(.fcm),
-                                           expiresAt: pacing.expiresAt)
+            dispatches[.fcm] = FCMDispatch(
+                sender: instance.fcm, template: template, recorder: recorder(.fcm),
+                expiresAt: pacing.expiresAt)
         }
         if let payload = plan.webPayload,
-           let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
+            let message = try? WebPushMessage(payload: payload, ttl: plan.webTimeToLive ?? WebPushMessage.maxTTL)
         {
-            dispatches[.web] = WebPushDispatch(sender: instance.web, message: message, recorder: recorder(.web),
-                                               expiresAt: pacing.expiresAt, unreachable: instance.unreachableWeb,
-                                               subscriptions: instance.webSubscriptions)
+            dispatches[.web] = WebPushDispatch(
+                sender: instance.web, message: message, recorder: recorder(.web),
+                expiresAt: pacing.expiresAt, unreachable: instance.unreachableWeb,
+                subscriptions: instance.webSubscriptions)
         } else if plan.webPayload != nil {
             log.error("The stored web payload cannot be sent; skipping the publish's web devices")
         }
         if let message = plan.unifiedPushMessage {
             dispatches[.unifiedpush] = WebPushDispatch(
-                sender: instance.unifiedpush, message: message, recorder: recorder(.unifiedpush), expiresAt: pacing.expiresAt,
+                sender: instance.unifiedpush, message: message, recorder: recorder(.unifiedpush),
+                expiresAt: pacing.expiresAt,
                 unreachable: instance.unreachableUnifiedPush, subscriptions: instance.unifiedPushSubscriptions,
                 platform: .unifiedpush)
         } else if plan.unifiedPushPayload != nil {
             log.error("The stored unifiedpush payload cannot be sent; skipping the publish's UnifiedPush devices")
         }
         if let message = plan.hmsMessage {
-            dispatches[.hms] = HMSDispatch(sender: instance.hms, message: message, recorder: recorder(.hms),
-                                           expiresAt: pacing.expiresAt)
+            dispatches[.hms] = HMSDispatch(
+                sender: instance.hms, message: message, recorder: recorder(.hms),
+                expiresAt: pacing.expiresAt)
         }
         // A lane holds at most a page of targets: a platform whose sender is full holds the others back only once
         // a page of its own targets waits.
@@ -93,13 +99,18 @@ package struct TargetFeeder: Sendable {
         let pacer = pacing.perMinute.map {
             PublishPacer(perMinute: $0, slots: context.slots, parkAfter: context.settings.parkAfter)
         }
-        return Dictionary(uniqueKeysWithValues: dispatches.map { platform, dispatch in
-            (platform, PlatformLane(
-                capacity: context.settings.pageSize, maxWaitingResults: context.settings.maxUncheckpointedResults,
-                dispatch: dispatch, run: run, pacer: pacer,
-                budget: context.budgets.budget(instanceID: instance.config.id, platform: platform),
-                expiresAt: pacing.expiresAt))
-        })
+        return Dictionary(
+            uniqueKeysWithValues: dispatches.map { platform, dispatch in
+                (
+                    platform,
+                    PlatformLane(
+                        capacity: context.settings.pageSize,
+                        maxWaitingResults: context.settings.maxUncheckpointedResults,
+                        dispatch: dispatch, run: run, pacer: pacer,
+                        budget: context.budgets.budget(instanceID: instance.config.id, platform: platform),
+                        expiresAt: pacing.expiresAt)
+                )
+            })
     }
 
     /// What limits this run's submissions beyond the senders' windows.
@@ -114,8 +125,10 @@ package struct TargetFeeder: Sendable {
 
     /// - Returns: true when the last page was fed.
     /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
-    private func feed(lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
-                      liveActivity: LiveActivitySelector?) async -> Bool {
+    private func feed(
+        lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
+        liveActivity: LiveActivitySelector?
+    ) async -> Bool {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
         var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
@@ -175,22 +188,28 @@ package struct TargetFeeder: Sendable {
             while !Task.isCancelled && !run.mustStop {
                 let started = MonotonicClock.now()
                 do {
-                    let page = if let liveActivity {
-                        try await context.store.liveActivityTargets(
-                            for: run.claimed.job, selector: liveActivity, after: cursor,
-                            limit: context.settings.pageSize, now: Date())
-                    } else {
-                        try await queue.targets(after: cursor, limit: context.settings.pageSize)
-                    }
+                    let page =
+                        if let liveActivity {
+                            try await context.store.liveActivityTargets(
+                                for: run.claimed.job, selector: liveActivity, after: cursor,
+                                limit: context.settings.pageSize, now: Date())
+                        } else {
+                            try await queue.targets(after: cursor, limit: context.settings.pageSize)
+                        }
                     if log.isEnabled(.trace) {
-                        log.trace("Targets page read", ["targets": String(page.targets.count),
-                                                        "duration": "\(MonotonicClock.elapsed(since: started))"])
+                        log.trace(
+                            "Targets page read",
+                            [
+                                "targets": String(page.targets.count),
+                                "duration": "\(MonotonicClock.elapsed(since: started))",
+                            ])
                     }
                     return page
                 } catch {
                     if let unavailable = StoreUnavailableError(error) {
-                        log.debug("Reading publish targets failed: store unavailable; retrying",
-                                  ["error": unavailable.description])
+                        log.debug(
+                            "Reading publish targets failed: store unavailable; retrying",
+                            ["error": unavailable.description])
                     } else {
                         log.error("Reading publish targets failed; retrying", ["error": "\(error)"])
                     }

@@ -27,22 +27,28 @@ struct WebPushDispatch: PlatformDispatch {
             recorder.notConfigured(target, reason: platform == .web ? "NoWebPushCredentials" : "NoUnifiedPushConfig")
             return
         }
-        guard let subscription = subscriptions?.subscription(target.token) ?? WebPushSubscriptions.parse(target.token) else {
+        guard let subscription = subscriptions?.subscription(target.token) ?? WebPushSubscriptions.parse(target.token)
+        else {
             // Registration validated it; a stored token that no longer parses (written by hand, damaged) is the
             // device's fault, not the publish's: record it, keep going.
-            recorder.record(DeliveryOutcome(.failed("InvalidSubscription"), on: platform, target: target, now: Date()), for: target)
+            recorder.record(
+                DeliveryOutcome(.failed("InvalidSubscription"), on: platform, target: target, now: Date()), for: target)
             return
         }
         let deadline = RetryDeadline(expiresAt: expiresAt, timeToLive: Double(message.ttl), from: Date())
         let run = recorder.run
         let window = expiresAt
-        let notification = WebPushNotification(subscription: subscription, message: message, deadline: deadline,
-                                               retries: run.retries)
+        let notification = WebPushNotification(
+            subscription: subscription, message: message, deadline: deadline,
+            retries: run.retries)
         let platform = self.platform
         await sender.submit(notification) { [unreachable] result in
             if case .failure(.expired) = result, let window, deadline.at == window { run.retryOutlivedWindow() }
-            var verdict = platform == .web ? DeliveryOutcome.verdict(result) : DeliveryOutcome.unifiedPushVerdict(result)
-            if let unreachable { verdict = unreachable.judge(verdict, device: target.ref, now: MonotonicClock.seconds()) }
+            var verdict =
+                platform == .web ? DeliveryOutcome.verdict(result) : DeliveryOutcome.unifiedPushVerdict(result)
+            if let unreachable {
+                verdict = unreachable.judge(verdict, device: target.ref, now: MonotonicClock.seconds())
+            }
             recorder.record(DeliveryOutcome(verdict, on: platform, target: target, now: Date()), for: target)
         }
     }

@@ -60,8 +60,8 @@ package final class WebPushSubscriptions: Sendable {
     /// Parses a stored web token. The store's token column is bounded by the device API (4 KiB).
     package static func parse(_ token: String) -> WebPushSubscription? {
         guard let object = JSONValue.parse(Array(token.utf8))?.objectValue,
-              let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
-              let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
+            let endpoint = object["endpoint"]?.stringValue, let keys = object["keys"]?.objectValue,
+            let p256dh = keys["p256dh"]?.stringValue, let auth = keys["auth"]?.stringValue
         else { return nil }
         return try? WebPushSubscription(endpoint: endpoint, p256dh: p256dh, auth: auth)
     }

@@ -64,8 +64,10 @@ package final class WebhookOutbox: Service {
     private let heldIDs = Locked<Set<Int64>>([])
     private let tracer: Tracer
 
-    package init(store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
-         settings: WebhookScheduler<PendingWebhook>.Settings = .init(), tracer: Tracer = .disabled) {
+    package init(
+        store: any PushStorage, client: HTTPExchangeClient, metrics: Metrics, logger: Logger,
+        settings: WebhookScheduler<PendingWebhook>.Settings = .init(), tracer: Tracer = .disabled
+    ) {
         self.tracer = tracer
         self.settings = settings
         scheduler = Locked(WebhookScheduler(settings: settings))
@@ -81,51 +83,64 @@ package final class WebhookOutbox: Service {
     // MARK: Producing
 
     package func publishStarted(url: String, instanceID: String, publishID: String, requestBody: JSONValue) async {
-        await enqueue(url: url, body: .object([
-            "publishId": .string(publishID), "status": .string("STARTED"), "requestBody": requestBody,
-        ]), headers: ["Content-Type": "application/json", Self.instanceKey: instanceID])
+        await enqueue(
+            url: url,
+            body: .object([
+                "publishId": .string(publishID), "status": .string("STARTED"), "requestBody": requestBody,
+            ]), headers: ["Content-Type": "application/json", Self.instanceKey: instanceID])
     }
 
     package func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
         var results: [String: JSONValue] = [
-            "apns": .object(["numSuccessfulPublishes": .int(Int(status.accepted)),
-                             "numFailedPublishes": .int(Int(status.failed))]),
+            "apns": .object([
+                "numSuccessfulPublishes": .int(Int(status.accepted)),
+                "numFailedPublishes": .int(Int(status.failed)),
+            ]),
             "failed": .bool(status.state == .failed),
         ]
         // FCM, Web Push and UnifiedPush results appear for publishes that carried those parts, as Beams reported
         // per platform.
-        for platform in [Platform.fcm, .web, .unifiedpush, .hms] where requestBody.objectValue?[platform.rawValue] != nil {
+        for platform in [Platform.fcm, .web, .unifiedpush, .hms]
+        where requestBody.objectValue?[platform.rawValue] != nil {
             results[platform.rawValue] = .object([
                 "numSuccessfulPublishes": .int(Int(status.accepted(on: platform))),
                 "numFailedPublishes": .int(Int(status.failed(on: platform))),
             ])
         }
-        await enqueue(url: url, body: .object([
-            "publishId": .string(status.publishID),
-            "status": .string("FINISHED"),
-            "requestBody": requestBody,
-            "results": .object(results),
-        ]), headers: ["Content-Type": "application/json", Self.instanceKey: status.instanceID])
+        await enqueue(
+            url: url,
+            body: .object([
+                "publishId": .string(status.publishID),
+                "status": .string("FINISHED"),
+                "requestBody": requestBody,
+                "results": .object(results),
+            ]), headers: ["Content-Type": "application/json", Self.instanceKey: status.instanceID])
     }
 
-    package func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
-                               delivered: Set<String>, failed: Set<String>, seen: Set<String>) async {
+    package func publishToUsersAttempt(
+        instance: InstanceConfig, publishID: String, requested: [String],
+        delivered: Set<String>, failed: Set<String>, seen: Set<String>
+    ) async {
         let noDevices = requested.filter { !seen.contains($0) }
-        await instanceEvent(instance, type: "v1.PublishToUsersAttempt", payload: [
-            "instance_id": .string(instance.id),
-            "publish_id": .string(publishID),
-            "users_delivered_to_gateway": .array(delivered.sorted().map(JSONValue.string)),
-            "users_no_devices": .array(noDevices.map(JSONValue.string)),
-            "users_gateway_failed": .array(failed.sorted().map(JSONValue.string)),
-        ])
+        await instanceEvent(
+            instance, type: "v1.PublishToUsersAttempt",
+            payload: [
+                "instance_id": .string(instance.id),
+                "publish_id": .string(publishID),
+                "users_delivered_to_gateway": .array(delivered.sorted().map(JSONValue.string)),
+                "users_no_devices": .array(noDevices.map(JSONValue.string)),
+                "users_gateway_failed": .array(failed.sorted().map(JSONValue.string)),
+            ])
     }
 
     package func userEvent(_ instance: InstanceConfig, _ event: ReportingEvent) async {
         guard let user = event.userID else { return }
         let type = event.kind == .open ? "v1.UserNotificationOpen" : "v1.UserNotificationAcknowledgement"
-        await instanceEvent(instance, type: type, payload: [
-            "instance_id": .string(instance.id), "publish_id": .string(event.publishID), "user_id": .string(user),
-        ])
+        await instanceEvent(
+            instance, type: type,
+            payload: [
+                "instance_id": .string(instance.id), "publish_id": .string(event.publishID), "user_id": .string(user),
+            ])
     }
 
     /// A `device.invalidated` event to the instance's `webhook.invalidationsUrl` (docs/API.md "Device
@@ -213,7 +228,8 @@ package final class WebhookOutbox: Service {
             if !trace.traceState.isEmpty { headers[Self.traceStateKey] = trace.traceState }
         }
         do {
-            _ = try await store.enqueueWebhook(WebhookRequest(url: url, body: Data(bytes), headers: headers), now: Date())
+            _ = try await store.enqueueWebhook(
+                WebhookRequest(url: url, body: Data(bytes), headers: headers), now: Date())
             wake.yield()
         } catch {
             logger.error("Queuing a webhook failed", ["error": "\(error)"])
@@ -243,7 +259,8 @@ package final class WebhookOutbox: Service {
                     var claimedAll = true
                     if room > 0 {
                         let limit = min(room, Self.batchSize)
-                        let due = try await store.dueWebhooks(now: Date(), limit: limit, leaseDuration: Self.leaseDuration)
+                        let due = try await store.dueWebhooks(
+                            now: Date(), limit: limit, leaseDuration: Self.leaseDuration)
                         await admit(due)
                         claimedAll = due.count < limit
                     }
@@ -258,7 +275,9 @@ package final class WebhookOutbox: Service {
                 }
                 let now = MonotonicClock.seconds()
                 let trial = scheduler.withLock { $0.nextBreakerTrial }.map { Date().addingTimeInterval($0 - now) }
-                let timer = [nextDue, trial].compactMap { $0 }.min().map { wake.wake(at: $0, longest: Self.longestSleep) }
+                let timer = [nextDue, trial].compactMap { $0 }.min().map {
+                    wake.wake(at: $0, longest: Self.longestSleep)
+                }
                 // nil once the task is cancelled (the stream ends then). An attempt that ends wakes it too.
                 let event: Void? = await woken.next()
                 timer?.cancel()
@@ -276,7 +295,8 @@ package final class WebhookOutbox: Service {
         let deferred = scheduler.withLock { scheduler -> [PendingWebhook] in
             fresh.filter { webhook in
                 let key = Self.keys(webhook)
-                return scheduler.add(webhook, instance: key.instance, destination: key.destination, order: key.order) == .deferred
+                return scheduler.add(webhook, instance: key.instance, destination: key.destination, order: key.order)
+                    == .deferred
             }
         }
         let queued = Set(fresh.map(\.id)).subtracting(deferred.map(\.id))
@@ -298,7 +318,9 @@ package final class WebhookOutbox: Service {
                     let result = await attempt(webhook)
                     let key = Self.keys(webhook)
                     let ended = MonotonicClock.seconds()
-                    scheduler.withLock { $0.finished(destination: key.destination, order: key.order, result: result, now: ended) }
+                    scheduler.withLock {
+                        $0.finished(destination: key.destination, order: key.order, result: result, now: ended)
+                    }
                     heldIDs.withLock { _ = $0.remove(webhook.id) }
                     wake.yield()
                 }
@@ -306,7 +328,8 @@ package final class WebhookOutbox: Service {
                 group.addTask { [self] in
                     let destination = Self.keys(webhook).destination
                     metrics.increment(.webhookFailures, ["reason": "circuit_open"])
-                    let error = "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
+                    let error =
+                        "circuit_open: \(destination) timed out \(settings.breakerThreshold) times in a row; not sent"
                     await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: error))
                     heldIDs.withLock { _ = $0.remove(webhook.id) }
                 }
@@ -336,7 +359,8 @@ package final class WebhookOutbox: Service {
         let span = startSpan(&headers, url: request.url, attempt: webhook.attempts + 1)
         defer { span?.end() }
         do {
-            let status = try await client.send(Self.exchange(url: request.url, headers: headers, body: request.body)).status
+            let status = try await client.send(Self.exchange(url: request.url, headers: headers, body: request.body))
+                .status
             span?.set("http.response.status_code", status)
             // A client span marks every 4xx and 5xx as an error (semantic conventions, HTTP client spans).
             if status >= 400 {
@@ -367,7 +391,8 @@ package final class WebhookOutbox: Service {
         } else {
             logger.notice("Webhook attempt failed", fields)
         }
-        await record(webhook, Self.nextOutcome(attempts: webhook.attempts, error: "\(failure.reason): \(failure.message)"))
+        await record(
+            webhook, Self.nextOutcome(attempts: webhook.attempts, error: "\(failure.reason): \(failure.message)"))
         return result
     }
 
@@ -379,10 +404,14 @@ package final class WebhookOutbox: Service {
         guard tracer.isEnabled, let stored, let parent = TraceContext(traceparent: stored, tracestate: state) else {
             return nil
         }
-        var attributes = [Attribute("http.request.method", "POST"), Attribute("http.request.resend_count", attempt - 1)]
+        var attributes = [
+            Attribute("http.request.method", "POST"), Attribute("http.request.resend_count", attempt - 1),
+        ]
         if let target = try? HTTPURL(url) {
-            attributes += [Attribute("server.address", target.host), Attribute("server.port", target.port),
-                           Attribute("url.scheme", target.scheme)]
+            attributes += [
+                Attribute("server.address", target.host), Attribute("server.port", target.port),
+                Attribute("url.scheme", target.scheme),
+            ]
         }
         let span = tracer.startSpan("POST", kind: .client, parent: parent, attributes: attributes)
         headers["traceparent"] = span.context.traceparent

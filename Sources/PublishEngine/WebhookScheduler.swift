@@ -26,8 +26,10 @@ package struct WebhookScheduler<Item> {
         /// How long an open breaker refuses before its trial attempt, seconds. Default 30.
         package var breakerOpenSeconds = 30.0
 
-        package init(concurrency: Int = 32, perDestination: Int = 4, heldPerDestination: Int = 16,
-                     breakerThreshold: Int = 3, breakerOpenSeconds: Double = 30.0) {
+        package init(
+            concurrency: Int = 32, perDestination: Int = 4, heldPerDestination: Int = 16,
+            breakerThreshold: Int = 3, breakerOpenSeconds: Double = 30.0
+        ) {
             self.concurrency = concurrency
             self.perDestination = perDestination
             self.heldPerDestination = heldPerDestination
@@ -113,10 +115,11 @@ package struct WebhookScheduler<Item> {
         for (destination, breaker) in breakers {
             if case .open(let until) = breaker, until <= now { breakers[destination] = .halfOpen(trialRunning: false) }
         }
-        let open = Set(breakers.compactMap { destination, breaker -> String? in
-            if case .open = breaker { return destination }
-            return nil
-        })
+        let open = Set(
+            breakers.compactMap { destination, breaker -> String? in
+                if case .open = breaker { return destination }
+                return nil
+            })
         if !open.isEmpty {
             for instance in turns {
                 guard let queue = queues[instance] else { continue }
@@ -168,7 +171,8 @@ package struct WebhookScheduler<Item> {
         case (_, .answered):
             breakers[destination] = nil  // closed, no timeouts: forgotten
         case (.closed(let timeouts), .timedOut):
-            breakers[destination] = timeouts + 1 >= settings.breakerThreshold
+            breakers[destination] =
+                timeouts + 1 >= settings.breakerThreshold
                 ? .open(until: now + settings.breakerOpenSeconds) : .closed(timeoutsInARow: timeouts + 1)
         case (.halfOpen, .timedOut):
             breakers[destination] = .open(until: now + settings.breakerOpenSeconds)
@@ -196,7 +200,7 @@ package struct WebhookScheduler<Item> {
         for (index, entry) in queue.enumerated() {
             defer { blockedOrders.insert(entry.order) }
             guard !blockedOrders.contains(entry.order), !runningOrders.contains(entry.order),
-                  running[entry.destination, default: 0] < settings.perDestination
+                running[entry.destination, default: 0] < settings.perDestination
             else { continue }
             switch breakers[entry.destination] {
             case .open, .halfOpen(trialRunning: true): continue

@@ -45,9 +45,12 @@ public struct DeviceImportPlanner: Sendable {
     /// Makes the id of a new device whose record's id is taken or missing.
     public var makeID: @Sendable (Platform) -> String
 
-    public init(caps: DeviceImportCaps, makeID: @escaping @Sendable (Platform) -> String = {
-        Device.makeID(platform: $0, at: Date())
-    }) {
+    public init(
+        caps: DeviceImportCaps,
+        makeID: @escaping @Sendable (Platform) -> String = {
+            Device.makeID(platform: $0, at: Date())
+        }
+    ) {
         self.caps = caps
         self.makeID = makeID
     }
@@ -83,7 +86,9 @@ public struct DeviceImportPlanner: Sendable {
                 }
             }
             record.omittedTimes = []
-            for index in record.liveActivityTokens.indices { record.liveActivityTokens[index].deviceID = record.device.id }
+            for index in record.liveActivityTokens.indices {
+                record.liveActivityTokens[index].deviceID = record.device.id
+            }
             if let stored, stored.record == record {
                 steps.append(.unchanged)
                 continue
@@ -95,7 +100,9 @@ public struct DeviceImportPlanner: Sendable {
             }
             var newUser: String?
             if let user = record.device.userID, record.device.invalidatedAt == nil {
-                let countedBefore = stored.map { $0.record.device.userID == user && $0.record.device.invalidatedAt == nil }
+                let countedBefore = stored.map {
+                    $0.record.device.userID == user && $0.record.device.invalidatedAt == nil
+                }
                 if countedBefore != true {
                     if userDevices[user, default: 0] >= Int64(clamping: caps.maxDevicesPerUser) {
                         steps.append(.refused("the user has maxDevicesPerUser (\(caps.maxDevicesPerUser)) devices"))
@@ -106,20 +113,26 @@ public struct DeviceImportPlanner: Sendable {
             }
             let oldInterests = stored?.record.interests ?? []
             let newNames = record.interests.filter { !knownInterests.contains($0) }
-            let after = (subscriptions: subscriptions + Int64(record.interests.count - oldInterests.count),
-                         interests: interestCount + Int64(newNames.count))
+            let after = (
+                subscriptions: subscriptions + Int64(record.interests.count - oldInterests.count),
+                interests: interestCount + Int64(newNames.count)
+            )
             if let violation = caps.interests.violation(before: (subscriptions, interestCount), after: after) {
-                steps.append(.refused(violation == .subscriptionLimitReached
-                    ? "the instance has maxSubscriptionsPerInstance subscriptions"
-                    : "the instance has maxInterestsPerInstance interests"))
+                steps.append(
+                    .refused(
+                        violation == .subscriptionLimitReached
+                            ? "the instance has maxSubscriptionsPerInstance subscriptions"
+                            : "the instance has maxInterestsPerInstance interests"))
                 continue
             }
             (subscriptions, interestCount) = after
             knownInterests.formUnion(newNames)
             if let newUser { userDevices[newUser, default: 0] += 1 }
             if let stored {
-                steps.append(.update(ref: stored.ref, record, interestsChanged: record.interests != oldInterests,
-                                     liveActivitiesChanged: record.liveActivityTokens != stored.record.liveActivityTokens))
+                steps.append(
+                    .update(
+                        ref: stored.ref, record, interestsChanged: record.interests != oldInterests,
+                        liveActivitiesChanged: record.liveActivityTokens != stored.record.liveActivityTokens))
             } else {
                 if record.device.id.isEmpty || !usedIDs.insert(record.device.id).inserted {
                     record.device.id = makeID(record.device.platform)

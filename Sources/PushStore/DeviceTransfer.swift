@@ -20,8 +20,10 @@ public protocol DeviceTransfer: Sendable {
     /// `audit`, when given (and not `dryRun`), makes the audit entry from the batch's outcomes; it is appended in
     /// the batch's transaction, so the entry is stored exactly when the batch is.
     /// - Returns: one outcome per record, in order.
-    func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
-                       audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?) async throws -> [DeviceImportOutcome]
+    func importDevices(
+        _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
+        audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
+    ) async throws -> [DeviceImportOutcome]
 }
 
 extension DeviceTransfer {

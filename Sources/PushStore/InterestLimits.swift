@@ -18,8 +18,10 @@ public struct InterestLimits: Sendable, Equatable {
     /// The error for a write that took the instance from `before` to `after` (subscriptions, distinct names), or
     /// nil when it may commit. A write that does not grow a count over its cap always passes, so a device can
     /// still shrink its set while the instance is full (or after the operator lowered a cap).
-    public func violation(before: (subscriptions: Int64, interests: Int64),
-                          after: (subscriptions: Int64, interests: Int64)) -> PushStoreError? {
+    public func violation(
+        before: (subscriptions: Int64, interests: Int64),
+        after: (subscriptions: Int64, interests: Int64)
+    ) -> PushStoreError? {
         let subscriptionCap = Int64(clamping: maxSubscriptionsPerInstance)
         if after.subscriptions > subscriptionCap && after.subscriptions > before.subscriptions {
             return .subscriptionLimitReached

@@ -30,8 +30,10 @@ public protocol LiveActivityRegistry: Sendable {
     /// kind and attributes type (and activity, when it names one), unexpired at `now`, of valid devices that follow
     /// one of the job's interests or belong to one of its users. `Target.ref` is the row's own key, `token` its
     /// token, `lastRegisteredAt` when the row was last stored; environment and user are the device's.
-    func liveActivityTargets(for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
-                             now: Date) async throws -> TargetPage
+    func liveActivityTargets(
+        for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
+        now: Date
+    ) async throws -> TargetPage
     /// Deletes rows APNs said are dead (410, BadDeviceToken), each only if it was not stored again at or after its
     /// evidence time (a rotated token keeps its row). - Returns: how many were deleted.
     func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int

@@ -88,7 +88,8 @@ public protocol DeviceRegistry: Sendable {
 
     /// Binds the device to `userID` unless it belongs to another user or the user already has
     /// `maxDevicesPerUser` valid devices. The same user again is `.ok`.
-    func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws -> SetUserResult
+    func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws
+        -> SetUserResult
     /// Deletes every device of the user (with their interests) and appends `audit` in the same transaction.
     /// - Returns: how many.
     func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int
@@ -266,8 +267,9 @@ extension APIKeyStore {
     public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
         -> Bool
     {
-        try await rollAPIKey(instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
-                             audit: nil)
+        try await rollAPIKey(
+            instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
+            audit: nil)
     }
     public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
         try await revokeAPIKey(instanceID: instanceID, keyID: keyID, at: at, audit: nil)
@@ -340,8 +342,9 @@ extension PublishQueue {
     public func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult]
     ) async throws {
-        try await checkpoint(job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
-                             answered: [])
+        try await checkpoint(
+            job, workerID: workerID, cursor: cursor, counters: counters, deviceResults: deviceResults,
+            answered: [])
     }
 
     /// Leases the oldest claimable job, whatever its instance (`ClaimPreference.oldestFirst`).

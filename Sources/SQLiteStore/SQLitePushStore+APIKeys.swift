@@ -10,15 +10,17 @@ extension SQLitePushStore {
 
     @discardableResult
     public func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
-        try await write(tenant: key.instanceID) { connection in try APIKeySQL.insert(key, audit: audit, on: connection) }
+        try await write(tenant: key.instanceID) { connection in try APIKeySQL.insert(key, audit: audit, on: connection)
+        }
     }
 
     public func rollAPIKey(
         instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
     ) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
-            try APIKeySQL.roll(instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
-                               audit: audit, on: connection)
+            try APIKeySQL.roll(
+                instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
+                audit: audit, on: connection)
         }
     }
 

@@ -8,7 +8,9 @@ extension SQLitePushStore {
         try await write(tenant: entry.instanceID) { connection in try AuditLogSQL.append(entry, on: connection) }
     }
 
-    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws -> [AuditEntry] {
+    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
+        -> [AuditEntry]
+    {
         try await read { connection in
             try AuditLogSQL.entries(instanceID: instanceID, action: action, after: after, limit: limit, on: connection)
         }

@@ -106,11 +106,16 @@ extension SQLitePushStore {
                                JOIN device_interests di ON di.interest_id = i.id AND di.device_id = ?4)
                        END
                 FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
-                """, [.text(found?.device.userID), .text(instanceID), .text(publishID), found.map { SQLValue.integer($0.ref) } ?? SQLValue.null]
+                """,
+                [
+                    .text(found?.device.userID), .text(instanceID), .text(publishID),
+                    found.map { SQLValue.integer($0.ref) } ?? SQLValue.null,
+                ]
             ) { row in
-                ReportedPublish(kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
-                                startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
-                                targetsDevice: row.int64(4) != 0)
+                ReportedPublish(
+                    kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
+                    startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
+                    targetsDevice: row.int64(4) != 0)
             }
             return ReportFacts(device: found?.device, publish: publish)
         }

@@ -11,14 +11,20 @@ extension SQLitePushStore {
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: SQLiteConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
-            let count = try connection.fetchOne("""
-                SELECT devices FROM instance_device_counts WHERE instance_id = \(registration.instanceID)
-                """) { try $0.decode(0, as: Int64.self) } ?? 0
+            let count =
+                try connection.fetchOne(
+                    """
+                    SELECT devices FROM instance_device_counts WHERE instance_id = \(registration.instanceID)
+                    """
+                ) { try $0.decode(0, as: Int64.self) } ?? 0
             if count >= Int64(maxDevicesPerInstance) {
-                let known = try connection.fetchOne("""
-                    SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
-                    AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
-                    """) { _ in true } ?? false
+                let known =
+                    try connection.fetchOne(
+                        """
+                        SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
+                        AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
+                        """
+                    ) { _ in true } ?? false
                 if !known { throw PushStoreError.deviceLimitReached }
             }
         }
@@ -78,7 +84,9 @@ extension SQLitePushStore {
         }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws -> Bool {
+    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+        -> Bool
+    {
         let now = clock()
         return try await write(tenant: instanceID) { connection in
             try DeviceSQL.updateToken(
@@ -88,9 +96,12 @@ extension SQLitePushStore {
 
     // MARK: Interests
 
-    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws -> InterestPage? {
+    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+        -> InterestPage?
+    {
         try await read { connection in
-            try InterestSQL.page(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
+            try InterestSQL.page(
+                instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
         }
     }
 
@@ -98,15 +109,19 @@ extension SQLitePushStore {
     static func interestCounts(_ connection: SQLiteConnection, instanceID: String) throws
         -> (subscriptions: Int64, interests: Int64)
     {
-        try connection.fetchOne("""
+        try connection.fetchOne(
+            """
             SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = \(instanceID)
-            """) { (try $0.decode(0, as: Int64.self), try $0.decode(1, as: Int64.self)) } ?? (0, 0)
+            """
+        ) { (try $0.decode(0, as: Int64.self), try $0.decode(1, as: Int64.self)) } ?? (0, 0)
     }
 
     /// Runs `change` and then checks the instance's counts against `limits`; a violation throws, which rolls the
     /// operation's savepoint back (the single writer makes the two reads exact).
-    static func limited<T>(_ connection: SQLiteConnection, instanceID: String, _ limits: InterestLimits,
-                           _ change: () throws -> T) throws -> T {
+    static func limited<T>(
+        _ connection: SQLiteConnection, instanceID: String, _ limits: InterestLimits,
+        _ change: () throws -> T
+    ) throws -> T {
         guard limits != .unlimited else { return try change() }
         let before = try interestCounts(connection, instanceID: instanceID)
         let result = try change()
@@ -141,7 +156,8 @@ extension SQLitePushStore {
                     ref: ref, removals: current.keys.filter { !wanted.contains($0) },
                     additions: wanted.filter { current[$0] == nil })
                 // The cap check reads the counts, so only a change that would otherwise go in steps pays for it.
-                let atOnce = try change.count <= Self.interestStep
+                let atOnce =
+                    try change.count <= Self.interestStep
                     || !Self.fitsInSteps(connection, instanceID: instanceID, additions: change.additions.count, limits)
                 try Self.limited(connection, instanceID: instanceID, limits) {
                     try change.apply(connection, instanceID: instanceID, upTo: atOnce ? .max : Self.interestStep)
@@ -154,7 +170,8 @@ extension SQLitePushStore {
                 do {
                     progress = try await write(tenant: instanceID, cost: Self.interestStep) { [change] connection in
                         // The device may have been deleted (or its token moved) between steps.
-                        guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == change.ref else {
+                        guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == change.ref
+                        else {
                             return nil
                         }
                         var next = change
@@ -179,8 +196,10 @@ extension SQLitePushStore {
     /// Whether `additions` more names and subscriptions stay within `limits` however many of the names are new: then
     /// the steps cannot be refused midway (except by another device's writes in between, which `undoInterestSteps`
     /// handles).
-    private static func fitsInSteps(_ connection: SQLiteConnection, instanceID: String, additions: Int,
-                                    _ limits: InterestLimits) throws -> Bool {
+    private static func fitsInSteps(
+        _ connection: SQLiteConnection, instanceID: String, additions: Int,
+        _ limits: InterestLimits
+    ) throws -> Bool {
         guard limits != .unlimited else { return true }
         let counts = try interestCounts(connection, instanceID: instanceID)
         return counts.subscriptions + Int64(additions) <= Int64(clamping: limits.maxSubscriptionsPerInstance)
@@ -191,8 +210,11 @@ extension SQLitePushStore {
     private func undoInterestSteps(_ undo: InterestChange, instanceID: String, deviceID: String) async throws {
         var undo = undo
         while !undo.isFinished {
-            let progress = try await write(tenant: instanceID, cost: Self.interestStep) { [undo] connection -> InterestChange.Progress? in
-                guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == undo.ref else { return nil }
+            let progress = try await write(tenant: instanceID, cost: Self.interestStep) {
+                [undo] connection -> InterestChange.Progress? in
+                guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == undo.ref else {
+                    return nil
+                }
                 var next = undo
                 try next.apply(connection, instanceID: instanceID, upTo: Self.interestStep)
                 return next.done
@@ -207,7 +229,9 @@ extension SQLitePushStore {
     {
         try await interestTurns.withTurn(instanceID + "/" + deviceID) {
             try await write(tenant: instanceID) { connection in
-                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else { return false }
+                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
+                    return false
+                }
                 return try Self.limited(connection, instanceID: instanceID, limits) {
                     try InterestSQL.follow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
                     return true
@@ -219,7 +243,9 @@ extension SQLitePushStore {
     public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try await interestTurns.withTurn(instanceID + "/" + deviceID) {
             try await write(tenant: instanceID) { connection in
-                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else { return false }
+                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
+                    return false
+                }
                 try InterestSQL.unfollow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
                 return true
             }
@@ -238,8 +264,9 @@ extension SQLitePushStore {
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
     ) async throws -> SetUserResult {
         try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setUser(instanceID: instanceID, deviceID: deviceID, userID: userID,
-                                  maxDevicesPerUser: maxDevicesPerUser, on: connection)
+            try DeviceSQL.setUser(
+                instanceID: instanceID, deviceID: deviceID, userID: userID,
+                maxDevicesPerUser: maxDevicesPerUser, on: connection)
         }
     }
 

@@ -11,7 +11,8 @@ extension SQLitePushStore {
 
     public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
-            try connection.fetchAll("""
+            try connection.fetchAll(
+                """
                 SELECT \(raw: InvalidationSQL.columns) FROM device_invalidations WHERE notified = 0 ORDER BY id \
                 LIMIT \(max(0, limit))
                 """, InvalidationSQL.invalidation)

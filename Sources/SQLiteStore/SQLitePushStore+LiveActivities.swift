@@ -9,8 +9,9 @@ extension SQLitePushStore {
         now: Date
     ) async throws -> LiveActivityPutResult {
         try await write { connection in
-            try LiveActivitySQL.putStartToken(instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
-                                              token: token, limits: limits, now: now, on: connection)
+            try LiveActivitySQL.putStartToken(
+                instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
+                token: token, limits: limits, now: now, on: connection)
         }
     }
 
@@ -29,7 +30,8 @@ extension SQLitePushStore {
         instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String
     ) async throws -> Bool? {
         try await write { connection in
-            try LiveActivitySQL.delete(instanceID: instanceID, deviceID: deviceID, kind: kind, name: name, on: connection)
+            try LiveActivitySQL.delete(
+                instanceID: instanceID, deviceID: deviceID, kind: kind, name: name, on: connection)
         }
     }
 
@@ -44,11 +46,12 @@ extension SQLitePushStore {
         for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int, now: Date
     ) async throws -> TargetPage {
         let limit = max(1, min(limit, Int(Int32.max)))
-        let audience = job.kind == .interests
+        let audience =
+            job.kind == .interests
             ? """
-              EXISTS (SELECT 1 FROM device_interests di JOIN interests i ON i.id = di.interest_id
-                      WHERE di.device_id = d.id AND i.instance_id = ?1 AND i.name IN (SELECT value FROM json_each(?2)))
-              """
+            EXISTS (SELECT 1 FROM device_interests di JOIN interests i ON i.id = di.interest_id
+                    WHERE di.device_id = d.id AND i.instance_id = ?1 AND i.name IN (SELECT value FROM json_each(?2)))
+            """
             : "d.user_id IN (SELECT value FROM json_each(?2))"
         let targetsJSON = try Self.encodeTargets(job.targets)
         return try await read { connection in
@@ -66,18 +69,23 @@ extension SQLitePushStore {
                     AND d.invalidated_at IS NULL AND \(audience)
                 ORDER BY la.id LIMIT ?8
                 """,
-                [.text(job.instanceID), .text(targetsJSON), .text(selector.attributesType), .text(selector.kind.rawValue),
-                 .integer(cursor), .text(selector.activityID), .millis(now), .integer(Int64(limit) + 1)]
+                [
+                    .text(job.instanceID), .text(targetsJSON), .text(selector.attributesType),
+                    .text(selector.kind.rawValue),
+                    .integer(cursor), .text(selector.activityID), .millis(now), .integer(Int64(limit) + 1),
+                ]
             ) { row in
                 guard targets.count < limit else {
                     more = true
                     return
                 }
-                targets.append(Target(
-                    ref: row.int64(0), deviceID: row.text(1), platform: .apns, token: row.text(2),
-                    environment: PushEnvironment(rawValue: row.text(3)) ?? .production,
-                    environmentDeclared: row.int64(4) != 0, lastRegisteredAt: row.date(5), userID: row.optionalText(6),
-                    timeZone: row.optionalText(7)))
+                targets.append(
+                    Target(
+                        ref: row.int64(0), deviceID: row.text(1), platform: .apns, token: row.text(2),
+                        environment: PushEnvironment(rawValue: row.text(3)) ?? .production,
+                        environmentDeclared: row.int64(4) != 0, lastRegisteredAt: row.date(5),
+                        userID: row.optionalText(6),
+                        timeZone: row.optionalText(7)))
             }
             return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: !more)
         }

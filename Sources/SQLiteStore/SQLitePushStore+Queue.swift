@@ -10,7 +10,9 @@ extension SQLitePushStore {
 
     static func decodeTargets(_ text: String) throws -> [String] {
         let items = try JSONValue(parsing: text.utf8).arrayValue?.map(\.stringValue)
-        guard let items, !items.contains(nil) else { throw JSONParseError(offset: 0, reason: "not an array of strings") }
+        guard let items, !items.contains(nil) else {
+            throw JSONParseError(offset: 0, reason: "not an array of strings")
+        }
         return items.compactMap { $0 }
     }
 
@@ -27,8 +29,10 @@ extension SQLitePushStore {
             targets: try decodeTargets(row.text(4)), payload: row.blob(5), webhookURL: row.optionalText(6),
             createdAt: row.date(7), notBefore: row.optionalDate(11), traceParent: row.optionalText(13),
             traceState: row.optionalText(14))
-        return (PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10),
-                row.int64(12) != 0)
+        return (
+            PublishJobID(rawValue: row.int64(0)), job, row.int64(8), Int(row.int64(9)), row.optionalDate(10),
+            row.int64(12) != 0
+        )
     }
 
     /// The stored state: `ended_as` (cancelled, expired) stands over `state`, which its CHECK keeps to the four
@@ -48,9 +52,11 @@ extension SQLitePushStore {
 
     /// Throws `leaseLost` unless `workerID` holds the running job's lease.
     static func requireLease(_ connection: SQLiteConnection, job: PublishJobID, workerID: String) throws {
-        let held = try connection.first(
-            "SELECT 1 FROM publish_jobs WHERE id = ? AND lease_owner = ? AND state = 'running'",
-            [.integer(job.rawValue), .text(workerID)]) { _ in true } ?? false
+        let held =
+            try connection.first(
+                "SELECT 1 FROM publish_jobs WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                [.integer(job.rawValue), .text(workerID)]
+            ) { _ in true } ?? false
         if !held { throw PushStoreError.leaseLost(job) }
     }
 
@@ -60,8 +66,9 @@ extension SQLitePushStore {
         let targets = try Self.encodeTargets(job.targets)
         return try await write(tenant: job.instanceID) { connection in
             if let quota = job.dailyPublishQuota {
-                try Self.countPublish(connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
-                                      quota: quota)
+                try Self.countPublish(
+                    connection, instanceID: job.instanceID, day: UTCDay(containing: job.createdAt),
+                    quota: quota)
             }
             let inserted = try connection.run(
                 """
@@ -95,8 +102,9 @@ extension SQLitePushStore {
             """, [.text(instanceID), .integer(day.number), .integer(Int64(quota))])
         // A quota of 0 refuses even the day's first publish.
         if counted == 0 || quota <= 0 { throw PushStoreError.publishQuotaReached }
-        try connection.run("DELETE FROM publish_day_counts WHERE instance_id = ? AND day < ?",
-                           [.text(instanceID), .integer(day.number - 1)])
+        try connection.run(
+            "DELETE FROM publish_day_counts WHERE instance_id = ? AND day < ?",
+            [.text(instanceID), .integer(day.number - 1)])
     }
 
     public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
@@ -149,7 +157,9 @@ extension SQLitePushStore {
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws -> Bool {
+    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+        -> Bool
+    {
         let expires = now.millisecondsSince1970(after: leaseDuration)
         return try await write(urgent: true) { connection in
             let changed = try connection.run(
@@ -157,7 +167,8 @@ extension SQLitePushStore {
                 [.integer(expires), .integer(job.rawValue), .text(workerID)])
             if changed == 0 { throw PushStoreError.leaseLost(job) }
             return try connection.first(
-                "SELECT cancel_requested FROM publish_jobs WHERE id = ?", [.integer(job.rawValue)]) { $0.int64(0) != 0 }
+                "SELECT cancel_requested FROM publish_jobs WHERE id = ?", [.integer(job.rawValue)]
+            ) { $0.int64(0) != 0 }
                 ?? false
         }
     }
@@ -169,13 +180,16 @@ extension SQLitePushStore {
         try await write(cost: 1 + deviceResults.count + answered.count) { connection in
             try Self.requireLease(connection, job: job, workerID: workerID)
             try connection.run(
-                "UPDATE publish_jobs SET cursor = max(cursor, ?) WHERE id = ?", [.integer(cursor), .integer(job.rawValue)])
+                "UPDATE publish_jobs SET cursor = max(cursor, ?) WHERE id = ?",
+                [.integer(cursor), .integer(job.rawValue)])
             for ref in answered where ref > cursor {
-                try connection.run("INSERT OR IGNORE INTO publish_answered (job_id, ref) VALUES (?, ?)",
-                                   [.integer(job.rawValue), .integer(ref)])
+                try connection.run(
+                    "INSERT OR IGNORE INTO publish_answered (job_id, ref) VALUES (?, ?)",
+                    [.integer(job.rawValue), .integer(ref)])
             }
-            try connection.run("DELETE FROM publish_answered WHERE job_id = ? AND ref <= ?",
-                               [.integer(job.rawValue), .integer(cursor)])
+            try connection.run(
+                "DELETE FROM publish_answered WHERE job_id = ? AND ref <= ?",
+                [.integer(job.rawValue), .integer(cursor)])
             for (name, delta) in counters.storedNames where delta != 0 {
                 try connection.run(
                     """
@@ -232,12 +246,14 @@ extension SQLitePushStore {
         var eventCounts: [Int64: Int] = [:]
         try connection.query(
             "SELECT kind, count(*) FROM events WHERE instance_id = ? AND publish_id = ? GROUP BY kind",
-            [.text(instanceID), .text(publishID)]) { eventCounts[$0.int64(0)] = Int($0.int64(1)) }
+            [.text(instanceID), .text(publishID)]
+        ) { eventCounts[$0.int64(0)] = Int($0.int64(1)) }
         return PublishStatus(
             id: PublishJobID(rawValue: id), instanceID: instanceID, publishID: publishID,
             kind: PublishKind(rawValue: row.text(3)) ?? .interests,
             state: publishState(row.text(4), endedAs: row.optionalText(11)),
-            counters: try counters(connection, job: id), targetsTotal: row.optionalInt64(5), summary: row.optionalText(6),
+            counters: try counters(connection, job: id), targetsTotal: row.optionalInt64(5),
+            summary: row.optionalText(6),
             attempts: Int(row.int64(7)), createdAt: row.date(8), startedAt: row.optionalDate(9),
             finishedAt: row.optionalDate(10),
             delivered: eventCounts[Int64(ReportingEvent.Kind.delivery.rawValue)] ?? 0,
@@ -250,7 +266,8 @@ extension SQLitePushStore {
             // Two statements are live at once here (the job row and its counters), so collect the row first.
             let id = try connection.first(
                 "SELECT id FROM publish_jobs WHERE instance_id = ? AND publish_id = ?",
-                [.text(instanceID), .text(publishID)]) { $0.int64(0) }
+                [.text(instanceID), .text(publishID)]
+            ) { $0.int64(0) }
             guard let id else { return nil }
             return try Self.status(connection, job: id)
         }
@@ -269,14 +286,18 @@ extension SQLitePushStore {
             var ids: [Int64] = []
             try connection.query(
                 "SELECT id FROM publish_jobs WHERE instance_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                [.text(instanceID), .integer(Int64(max(0, limit)))]) { ids.append($0.int64(0)) }
+                [.text(instanceID), .integer(Int64(max(0, limit)))]
+            ) { ids.append($0.int64(0)) }
             return try ids.compactMap { try Self.status(connection, job: $0) }
         }
     }
 
     public func queueDepth() async throws -> Int {
         try await read { connection in
-            Int(try connection.first("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')") { $0.int64(0) } ?? 0)
+            Int(
+                try connection.first("SELECT count(*) FROM publish_jobs WHERE state IN ('queued', 'running')") {
+                    $0.int64(0)
+                } ?? 0)
         }
     }
 
@@ -288,7 +309,8 @@ extension SQLitePushStore {
                 """
                 SELECT min(not_before) FROM publish_jobs INDEXED BY publish_jobs_scheduled
                 WHERE state = 'queued' AND not_before IS NOT NULL AND not_before > ?
-                """, [.millis(now)]) { $0.optionalDate(0) } ?? nil
+                """, [.millis(now)]
+            ) { $0.optionalDate(0) } ?? nil
         }
     }
 

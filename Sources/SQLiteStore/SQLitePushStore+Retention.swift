@@ -6,11 +6,13 @@ import StoreSQL
 extension SQLitePushStore {
     public func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try await write { connection in
-            try RetentionSQL.purge(before: before, limit: limit, deleteEvents: """
-                DELETE FROM events WHERE (instance_id, publish_id, kind, device_id) IN (
-                    SELECT instance_id, publish_id, kind, device_id FROM events WHERE at < \(before) \
-                LIMIT \(max(0, limit)))
-                """, on: connection)
+            try RetentionSQL.purge(
+                before: before, limit: limit,
+                deleteEvents: """
+                    DELETE FROM events WHERE (instance_id, publish_id, kind, device_id) IN (
+                        SELECT instance_id, publish_id, kind, device_id FROM events WHERE at < \(before) \
+                    LIMIT \(max(0, limit)))
+                    """, on: connection)
         }
     }
 

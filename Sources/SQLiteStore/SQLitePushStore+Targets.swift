@@ -41,7 +41,8 @@ extension SQLitePushStore {
         var interestIDs: [Int64] = []
         for name in Set(interests) {
             if let id = try connection.first(
-                "SELECT id FROM interests WHERE instance_id = ? AND name = ?", [.text(instanceID), .text(name)], { $0.int64(0) })
+                "SELECT id FROM interests WHERE instance_id = ? AND name = ?", [.text(instanceID), .text(name)],
+                { $0.int64(0) })
             {
                 interestIDs.append(id)
             }

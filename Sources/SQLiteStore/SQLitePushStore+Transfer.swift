@@ -22,7 +22,8 @@ extension SQLitePushStore: DeviceTransfer {
                         try connection.execute("BEGIN")
                         var cursor = after
                         while true {
-                            let records = try Self.exportPage(connection, instanceID: instanceID, after: cursor, limit: limit)
+                            let records = try Self.exportPage(
+                                connection, instanceID: instanceID, after: cursor, limit: limit)
                             guard let last = records.last else { break }
                             guard try page(records), records.count == limit else { break }
                             cursor = last.position
@@ -52,7 +53,8 @@ extension SQLitePushStore: DeviceTransfer {
         if let instanceID {
             // `+instance_id`: walk the primary key and filter. On the (instance, platform, token) index SQLite would
             // sort every device of the instance for each page (a temporary B-tree): quadratic in the export.
-            rows = try connection.fetchAll("""
+            rows = try connection.fetchAll(
+                """
                 SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND +instance_id = \(instanceID)
                 ORDER BY id LIMIT \(limit)
                 """, DeviceSQL.device)
@@ -67,12 +69,15 @@ extension SQLitePushStore: DeviceTransfer {
             """
             SELECT di.device_id, i.name FROM device_interests di JOIN interests i ON i.id = di.interest_id
             WHERE di.device_id BETWEEN ? AND ?
-            """, [.integer(first), .integer(last)]) { interests[$0.int64(0), default: []].append($0.text(1)) }
+            """, [.integer(first), .integer(last)]
+        ) { interests[$0.int64(0), default: []].append($0.text(1)) }
         let tokens = try liveActivityTokens(connection, from: first, through: last)
         return rows.map { row in
-            ExportedDevice(position: row.ref, record: DeviceRecord(
-                device: row.device, interests: (interests[row.ref] ?? []).sorted(),
-                liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
+            ExportedDevice(
+                position: row.ref,
+                record: DeviceRecord(
+                    device: row.device, interests: (interests[row.ref] ?? []).sorted(),
+                    liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
         }
     }
 
@@ -83,13 +88,15 @@ extension SQLitePushStore: DeviceTransfer {
         var tokens: [Int64: [LiveActivityToken]] = [:]
         // Each half can use its partial unique index (device_id first).
         let columns = LiveActivitySQL.columns
-        try connection.forEachRow("""
+        try connection.forEachRow(
+            """
             SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
             WHERE la.kind = 'start' AND la.device_id BETWEEN \(from) AND \(through)
             UNION ALL
             SELECT la.device_id, \(raw: columns) FROM live_activity_tokens la JOIN devices d ON d.id = la.device_id
             WHERE la.kind = 'update' AND la.device_id BETWEEN \(from) AND \(through)
-            """) { row in
+            """
+        ) { row in
             tokens[try row.decode(0, as: Int64.self), default: []].append(try LiveActivitySQL.token(row, from: 1))
         }
         return tokens
@@ -109,7 +116,8 @@ extension SQLitePushStore: DeviceTransfer {
         // One transaction for the batch (its cost makes it one of its own: FairBatches lets a first operation
         // exceed the row budget), so the speed of a bulk load comes from few commits.
         return try await write(tenant: instanceID, cost: max(1, records.count * 4)) { connection in
-            let steps = planner.plan(records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID))
+            let steps = planner.plan(
+                records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID))
             try Self.apply(steps, instanceID: instanceID, connection)
             let outcomes = steps.map(\.outcome)
             try Self.append(audit?(outcomes), connection)
@@ -127,7 +135,8 @@ extension SQLitePushStore: DeviceTransfer {
         for record in records {
             names.formUnion(record.interests)
             if let user = record.device.userID { users.insert(user) }
-            let found = try connection.fetchOne("""
+            let found = try connection.fetchOne(
+                """
                 SELECT \(raw: DeviceSQL.columns) FROM devices
                 WHERE instance_id = \(instanceID) AND platform = \(record.device.platform.rawValue) \
                 AND token = \(record.device.token)
@@ -135,29 +144,42 @@ extension SQLitePushStore: DeviceTransfer {
             if let (ref, device) = found {
                 if let user = device.userID { users.insert(user) }
                 let tokens = try liveActivityTokens(connection, from: ref, through: ref)[ref] ?? []
-                facts.existing[record.key] = (ref, DeviceRecord(
-                    device: device, interests: try InterestSQL.names(deviceRef: ref, on: connection),
-                    liveActivityTokens: tokens.sorted(by: DeviceRecord.order)))
+                facts.existing[record.key] = (
+                    ref,
+                    DeviceRecord(
+                        device: device, interests: try InterestSQL.names(deviceRef: ref, on: connection),
+                        liveActivityTokens: tokens.sorted(by: DeviceRecord.order))
+                )
             } else if !record.device.id.isEmpty,
-                      try connection.first("SELECT 1 FROM devices WHERE public_id = ?", [.text(record.device.id)], { _ in true }) != nil {
+                try connection.first(
+                    "SELECT 1 FROM devices WHERE public_id = ?", [.text(record.device.id)], { _ in true }) != nil
+            {
                 facts.takenIDs.insert(record.device.id)
             }
         }
-        facts.devices = try connection.first(
-            "SELECT devices FROM instance_device_counts WHERE instance_id = ?", [.text(instanceID)]) { $0.int64(0) } ?? 0
+        facts.devices =
+            try connection.first(
+                "SELECT devices FROM instance_device_counts WHERE instance_id = ?", [.text(instanceID)]
+            ) { $0.int64(0) } ?? 0
         if let counts = try connection.first(
             "SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = ?", [.text(instanceID)],
-            { ($0.int64(0), $0.int64(1)) }) {
+            { ($0.int64(0), $0.int64(1)) })
+        {
             (facts.subscriptions, facts.interests) = counts
         }
-        for name in names where try connection.first(
-            "SELECT 1 FROM interests WHERE instance_id = ? AND name = ?", [.text(instanceID), .text(name)], { _ in true }) != nil {
+        for name in names
+        where try connection.first(
+            "SELECT 1 FROM interests WHERE instance_id = ? AND name = ?", [.text(instanceID), .text(name)],
+            { _ in true }) != nil
+        {
             facts.knownInterests.insert(name)
         }
         for user in users {
-            facts.userDevices[user] = try connection.first(
-                "SELECT count(*) FROM devices WHERE instance_id = ? AND user_id = ? AND invalidated_at IS NULL",
-                [.text(instanceID), .text(user)]) { $0.int64(0) } ?? 0
+            facts.userDevices[user] =
+                try connection.first(
+                    "SELECT count(*) FROM devices WHERE instance_id = ? AND user_id = ? AND invalidated_at IS NULL",
+                    [.text(instanceID), .text(user)]
+                ) { $0.int64(0) } ?? 0
         }
         return facts
     }
@@ -174,8 +196,9 @@ extension SQLitePushStore: DeviceTransfer {
                     id = try InterestSQL.id(instanceID: instanceID, name: name, on: connection)
                     interestIDs[name] = id
                 }
-                try connection.run("INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
-                                   [.integer(id), .integer(ref)])
+                try connection.run(
+                    "INSERT OR IGNORE INTO device_interests (interest_id, device_id) VALUES (?, ?)",
+                    [.integer(id), .integer(ref)])
             }
         }
         func insertTokens(_ ref: Int64, _ tokens: [LiveActivityToken]) throws {
@@ -186,9 +209,11 @@ extension SQLitePushStore: DeviceTransfer {
                                                       reference, expires_at, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                    [.integer(ref), .text(instanceID), .text(token.kind.rawValue), .text(token.attributesType),
-                     .text(token.activityID), .text(token.token), .text(token.reference), .millis(token.expiresAt),
-                     .millis(token.createdAt), .millis(token.updatedAt)])
+                    [
+                        .integer(ref), .text(instanceID), .text(token.kind.rawValue), .text(token.attributesType),
+                        .text(token.activityID), .text(token.token), .text(token.reference), .millis(token.expiresAt),
+                        .millis(token.createdAt), .millis(token.updatedAt),
+                    ])
             }
         }
         for step in steps {
@@ -222,7 +247,8 @@ extension SQLitePushStore: DeviceTransfer {
                         """
                         SELECT i.name FROM device_interests di JOIN interests i ON i.id = di.interest_id
                         WHERE di.device_id = ?
-                        """, [.integer(ref)]) { old.append($0.text(0)) }
+                        """, [.integer(ref)]
+                    ) { old.append($0.text(0)) }
                     let keep = Set(record.interests)
                     for name in old where !keep.contains(name) {
                         try connection.run(
@@ -245,10 +271,13 @@ extension SQLitePushStore: DeviceTransfer {
 
     /// The device's columns from `platform` to `time_zone`, in the order the import's statements name them.
     private static func values(_ device: Device) -> [SQLValue] {
-        [.text(device.platform.rawValue), .text(device.token), .text(device.environment.rawValue),
-         .bool(device.environmentDeclared), .text(device.bundleID), .text(device.metadata), .text(device.userID),
-         .millis(device.createdAt), .millis(device.lastRegisteredAt), .integer(device.lastResult.map { Int64($0.status) }),
-         .text(device.lastResult?.reason), .millis(device.lastResult?.at), .millis(device.invalidatedAt),
-         .text(device.timeZone)]
+        [
+            .text(device.platform.rawValue), .text(device.token), .text(device.environment.rawValue),
+            .bool(device.environmentDeclared), .text(device.bundleID), .text(device.metadata), .text(device.userID),
+            .millis(device.createdAt), .millis(device.lastRegisteredAt),
+            .integer(device.lastResult.map { Int64($0.status) }),
+            .text(device.lastResult?.reason), .millis(device.lastResult?.at), .millis(device.invalidatedAt),
+            .text(device.timeZone),
+        ]
     }
 }

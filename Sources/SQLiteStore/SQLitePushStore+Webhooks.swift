@@ -12,7 +12,8 @@ extension SQLitePushStore {
     public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
-            let due = try connection.fetchAll("""
+            let due = try connection.fetchAll(
+                """
                 SELECT \(raw: WebhookSQL.pendingColumns) FROM webhooks
                 WHERE state = 'pending' AND next_attempt_at <= \(now) ORDER BY next_attempt_at, id LIMIT \(max(0, limit))
                 """, WebhookSQL.pending)

@@ -114,17 +114,20 @@ public final class SQLitePushStore: PushStorage {
         try DatabaseFiles.prepare(configuration.path, logger: logger)
         // Released by `close()`, or on the way out of here when opening fails.
         let lock = configuration.exclusive ? try DatabaseLock(database: configuration.path) : nil
-        let checkpointer = configuration.backgroundCheckpoints ? WALCheckpointer(
-            thresholdFrames: configuration.walAutocheckpointPages, logger: logger,
-            open: {
-                let connection = try SQLiteConnection(path: configuration.path)
-                try connection.configure(busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
-                                         cacheSizeKiB: nil)
-                // A connection finds the WAL when it first reads; until then a checkpoint on it does nothing.
-                _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
-                return connection
-            },
-            finished: { threadsDone.arrive($0) }) : nil
+        let checkpointer =
+            configuration.backgroundCheckpoints
+            ? WALCheckpointer(
+                thresholdFrames: configuration.walAutocheckpointPages, logger: logger,
+                open: {
+                    let connection = try SQLiteConnection(path: configuration.path)
+                    try connection.configure(
+                        busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
+                        cacheSizeKiB: nil)
+                    // A connection finds the WAL when it first reads; until then a checkpoint on it does nothing.
+                    _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
+                    return connection
+                },
+                finished: { threadsDone.arrive($0) }) : nil
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
@@ -132,8 +135,12 @@ public final class SQLitePushStore: PushStorage {
             maxBatchDuration: configuration.maxBatchDuration,
             betweenTransactions: { connection in checkpointer?.catchUp(on: connection) },
             logger: logger, health: configuration.healthEvents,
-            hasRoom: { [room = FileSystemRoom(path: configuration.path,
-                                              minimumFreeBytes: configuration.minimumFreeBytesToRecover)] in
+            hasRoom: {
+                [
+                    room = FileSystemRoom(
+                        path: configuration.path,
+                        minimumFreeBytes: configuration.minimumFreeBytesToRecover)
+                ] in
                 room.hasRoom
             },
             open: {
@@ -142,8 +149,10 @@ public final class SQLitePushStore: PushStorage {
                     // SQLite falls back to read-only when the file cannot be opened for writing; a server that can
                     // never store anything must not start as if it could.
                     if connection.isReadOnly {
-                        throw StoreUnavailableError(.readOnly, detail: "the database \(configuration.path) can only be "
-                            + "opened read-only (file permissions, owner, or a read-only file system)")
+                        throw StoreUnavailableError(
+                            .readOnly,
+                            detail: "the database \(configuration.path) can only be "
+                                + "opened read-only (file permissions, owner, or a read-only file system)")
                     }
                     // WAL is a property of the file; set it before anything else touches the schema.
                     let mode = try connection.first("PRAGMA journal_mode = WAL") { $0.text(0) }
@@ -305,7 +314,8 @@ public final class SQLitePushStore: PushStorage {
         }
     }
 
-    private func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    private func readSnapshot<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T
+    {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let operation = ReadOperation { connection in
                 do {

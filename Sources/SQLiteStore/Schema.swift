@@ -3,11 +3,13 @@ import PushStore
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
 enum Schema {
-    static let migrations: [String] = [version1, version2, deviceCountsAndInterestCleanup, providerTokens,
-                                       scheduledPublishes, liveActivityTokens,
-                                       interestCounts, devicesByRegistration, unifiedPushPlatform,
-                                       deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog,
-                                       storedInstances, channelPublishes]
+    static let migrations: [String] = [
+        version1, version2, deviceCountsAndInterestCleanup, providerTokens,
+        scheduledPublishes, liveActivityTokens,
+        interestCounts, devicesByRegistration, unifiedPushPlatform,
+        deviceInvalidations, hmsPlatform, beamsForwards, publishDayCounts, apiKeys, publishTraceContext, auditLog,
+        storedInstances, channelPublishes,
+    ]
 
     /// Times are integer milliseconds since 1970. `devices.id` is the internal key targets are ordered by.
     static let version1 = """

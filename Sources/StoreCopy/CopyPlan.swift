@@ -8,7 +8,8 @@ public enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
     public static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
-        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys, auditLog,
+        webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys,
+        auditLog,
         storedInstances,
     ]
 

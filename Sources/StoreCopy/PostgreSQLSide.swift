@@ -82,8 +82,9 @@ public final class PostgreSQLSide: StoreSide {
     }
 
     public func sequenceMark(_ table: CopyTable) throws -> Int64? {
-        let sequence = try connection.query("SELECT pg_get_serial_sequence($1, $2)",
-                                            [.text(table.postgresqlTable), .text(table.identityColumn)])
+        let sequence = try connection.query(
+            "SELECT pg_get_serial_sequence($1, $2)",
+            [.text(table.postgresqlTable), .text(table.identityColumn)])
         guard let name = sequence.optionalText(0, 0) else { return nil }
         // A sequence is read outside any snapshot: its mark is at least the largest id the snapshot holds.
         let state = try connection.query("SELECT last_value, is_called FROM \(name)")

@@ -12,9 +12,11 @@ package enum APIKeySQL {
 
     /// An instance's keys, oldest first.
     package static func keys(instanceID: String, on connection: some SQLConnection) throws -> [APIKeyRecord] {
-        try connection.fetchAll("""
+        try connection.fetchAll(
+            """
             SELECT \(raw: columns) FROM api_keys WHERE instance_id = \(instanceID) ORDER BY created_at, key_id
-            """) { row in
+            """
+        ) { row in
             APIKeyRecord(
                 instanceID: try row.decode("instance_id"), id: try row.decode("key_id"),
                 kind: APIKeyRecord.Kind(rawValue: try row.decode("kind")) ?? .scoped, label: try row.decode("label"),
@@ -27,7 +29,9 @@ package enum APIKeySQL {
     }
 
     /// Stores `key` unless one with its id exists; false then, and nothing (no audit entry either) is written.
-    package static func insert(_ key: APIKeyRecord, audit: AuditEntry?, on connection: some SQLConnection) throws -> Bool {
+    package static func insert(_ key: APIKeyRecord, audit: AuditEntry?, on connection: some SQLConnection) throws
+        -> Bool
+    {
         guard try insert(key, on: connection) else { return false }
         try AuditLogSQL.append(audit, on: connection)
         return true
@@ -42,12 +46,16 @@ package enum APIKeySQL {
         // Checked before anything is written, so a refused roll changes nothing. On PostgreSQL the row lock makes
         // two concurrent rolls of one key serialise; the second sees the first's expiry and still succeeds, leaving
         // two replacements (each shown to its caller once). SQLite's one writer serialises them already.
-        let live = try connection.fetchOne("""
-            SELECT 1 FROM api_keys WHERE instance_id = \(instanceID) AND key_id = \(keyID) AND revoked_at IS NULL \
-            \(lock: .forUpdate)
-            """) { _ in true } ?? false
+        let live =
+            try connection.fetchOne(
+                """
+                SELECT 1 FROM api_keys WHERE instance_id = \(instanceID) AND key_id = \(keyID) AND revoked_at IS NULL \
+                \(lock: .forUpdate)
+                """
+            ) { _ in true } ?? false
         guard live, try insert(replacement, on: connection) else { return false }
-        try connection.perform("""
+        try connection.perform(
+            """
             UPDATE api_keys SET expires_at = \(function: .least)(coalesce(expires_at, \(retireAt)), \(retireAt))
             WHERE instance_id = \(instanceID) AND key_id = \(keyID)
             """)
@@ -59,10 +67,12 @@ package enum APIKeySQL {
     package static func revoke(
         instanceID: String, keyID: String, at: Date, audit: AuditEntry?, on connection: some SQLConnection
     ) throws -> Bool {
-        guard try connection.perform("""
-            UPDATE api_keys SET revoked_at = coalesce(revoked_at, \(at))
-            WHERE instance_id = \(instanceID) AND key_id = \(keyID)
-            """) == 1
+        guard
+            try connection.perform(
+                """
+                UPDATE api_keys SET revoked_at = coalesce(revoked_at, \(at))
+                WHERE instance_id = \(instanceID) AND key_id = \(keyID)
+                """) == 1
         else { return false }
         try AuditLogSQL.append(audit, on: connection)
         return true
@@ -71,7 +81,8 @@ package enum APIKeySQL {
     /// Moves each key's last use forward to the use's time (never back).
     package static func recordUses(_ uses: [APIKeyUse], on connection: some SQLConnection) throws {
         for use in uses {
-            try connection.perform("""
+            try connection.perform(
+                """
                 UPDATE api_keys SET last_used_at = \(function: .greatest)(coalesce(last_used_at, 0), \(use.at))
                 WHERE instance_id = \(use.instanceID) AND key_id = \(use.id)
                 """)
@@ -79,7 +90,8 @@ package enum APIKeySQL {
     }
 
     private static func insert(_ key: APIKeyRecord, on connection: some SQLConnection) throws -> Bool {
-        try connection.perform("""
+        try connection.perform(
+            """
             INSERT INTO api_keys (\(raw: columns))
             VALUES (\(key.instanceID), \(key.id), \(key.kind.rawValue), \(key.label), \
             \(key.scopes.joined(separator: " ")), \(key.secretDigest), \(key.sealedSecret), \(key.notBefore), \

@@ -7,7 +7,8 @@ package enum AuditLogSQL {
     /// Appends `entry` (nothing when nil): the change it records commits or rolls back with it.
     package static func append(_ entry: AuditEntry?, on connection: some SQLConnection) throws {
         guard let entry else { return }
-        try connection.perform("""
+        try connection.perform(
+            """
             INSERT INTO audit_log (at, instance_id, actor, source, action, target, outcome, request_id)
             VALUES (\(entry.at), \(entry.instanceID), \(entry.actor), \(entry.source), \(entry.action), \
             \(entry.target), \(entry.outcome), \(entry.requestID))
@@ -23,10 +24,12 @@ package enum AuditLogSQL {
         var filters: SQLQuery = ""
         if let instanceID { filters.append(" AND instance_id = \(instanceID)") }
         if let action { filters.append(" AND action = \(action)") }
-        return try connection.fetchAll("""
+        return try connection.fetchAll(
+            """
             SELECT seq, at, instance_id, actor, source, action, target, outcome, request_id FROM audit_log
             WHERE seq > \(after)\(filters) ORDER BY seq LIMIT \(max(0, limit))
-            """) { row in
+            """
+        ) { row in
             AuditEntry(
                 seq: try row.decode("seq"), at: try row.date("at"), instanceID: try row.decode("instance_id"),
                 actor: try row.decode("actor"), source: try row.decode("source"), action: try row.decode("action"),
@@ -37,7 +40,8 @@ package enum AuditLogSQL {
 
     /// Deletes at most `limit` entries older than `before`, oldest first; returns how many.
     package static func prune(before: Date, limit: Int, on connection: some SQLConnection) throws -> Int {
-        try connection.perform("""
+        try connection.perform(
+            """
             DELETE FROM audit_log WHERE seq IN (
                 SELECT seq FROM audit_log WHERE at < \(before) ORDER BY at LIMIT \(max(0, limit)))
             """)

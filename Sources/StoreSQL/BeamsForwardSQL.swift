@@ -15,7 +15,8 @@ package enum BeamsForwardSQL {
     package static func insert(
         _ forward: BeamsForward, now: Date, due: Date? = nil, on connection: some SQLConnection
     ) throws -> Bool {
-        try connection.perform("""
+        try connection.perform(
+            """
             INSERT INTO beams_forwards (instance_id, kind, key, body, next_attempt_at, created_at)
             VALUES (\(forward.instanceID), \(forward.kind.rawValue), \(forward.key), \(forward.body), \
             \(max(due ?? now, now)), \(now)) \(upsert: ["instance_id", "kind", "key"])
@@ -28,8 +29,9 @@ package enum BeamsForwardSQL {
         guard let kind = BeamsForwardKind(rawValue: try row.decode("kind")) else { return nil }
         return PendingBeamsForward(
             id: try row.decode("id"),
-            forward: BeamsForward(instanceID: try row.decode("instance_id"), kind: kind, key: try row.decode("key"),
-                                  body: try row.decode("body")),
+            forward: BeamsForward(
+                instanceID: try row.decode("instance_id"), kind: kind, key: try row.decode("key"),
+                body: try row.decode("body")),
             attempts: try row.decode("attempts"), createdAt: try row.date("created_at"))
     }
 
@@ -64,10 +66,12 @@ package enum BeamsForwardSQL {
     package static func record(
         instanceID: String, publishID: String, on connection: some SQLConnection
     ) throws -> BeamsForwardRecord? {
-        try connection.fetchOne("""
+        try connection.fetchOne(
+            """
             SELECT state, attempts, upstream_id, last_error, created_at, finished_at FROM beams_forwards
             WHERE instance_id = \(instanceID) AND kind IN ('publish_interests', 'publish_users') AND key = \(publishID)
-            """) { row in
+            """
+        ) { row in
             BeamsForwardRecord(
                 state: BeamsForwardRecord.State(rawValue: try row.decode("state")) ?? .pending,
                 attempts: try row.decode("attempts"), upstreamID: try row.decode("upstream_id"),

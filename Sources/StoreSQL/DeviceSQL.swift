@@ -39,26 +39,34 @@ package enum DeviceSQL {
     package static func find(
         instanceID: String, id: String, on connection: some SQLConnection
     ) throws -> (ref: Int64, device: Device)? {
-        try connection.fetchOne("""
+        try connection.fetchOne(
+            """
             SELECT \(raw: columns) FROM devices WHERE public_id = \(id) AND instance_id = \(instanceID)
-            """) { try device($0) }
+            """
+        ) { try device($0) }
     }
 
     /// A device by its token.
     package static func find(
         instanceID: String, platform: Platform, token: String, on connection: some SQLConnection
     ) throws -> Device? {
-        try connection.fetchOne("""
+        try connection.fetchOne(
+            """
             SELECT \(raw: columns) FROM devices
             WHERE instance_id = \(instanceID) AND platform = \(platform.rawValue) AND token = \(token)
-            """) { try device($0).device }
+            """
+        ) { try device($0).device }
     }
 
     /// The devices bound to a user, in key order.
-    package static func devices(instanceID: String, userID: String, on connection: some SQLConnection) throws -> [Device] {
-        try connection.fetchAll("""
+    package static func devices(instanceID: String, userID: String, on connection: some SQLConnection) throws
+        -> [Device]
+    {
+        try connection.fetchAll(
+            """
             SELECT \(raw: columns) FROM devices WHERE instance_id = \(instanceID) AND user_id = \(userID) ORDER BY id
-            """) { try device($0).device }
+            """
+        ) { try device($0).device }
     }
 
     /// Registers a device, or refreshes the one that has its token (keeping its id, interests and user); the
@@ -68,7 +76,8 @@ package enum DeviceSQL {
         _ registration: DeviceRegistration, now: Date, on connection: some SQLConnection
     ) throws -> RegisteredDevice {
         let newID = Device.makeID(platform: registration.platform, at: now)
-        let row = try connection.fetchOne("""
+        let row = try connection.fetchOne(
+            """
             INSERT INTO devices (public_id, instance_id, platform, token, environment, environment_declared,
                                  bundle_id, metadata, created_at, last_registered_at)
             VALUES (\(newID), \(registration.instanceID), \(registration.platform.rawValue), \(registration.token),
@@ -83,7 +92,8 @@ package enum DeviceSQL {
                 environment_declared = devices.environment_declared OR excluded.environment_declared,
                 invalidated_at = NULL
             \(returning: [columns])
-            """) { try device($0) }
+            """
+        ) { try device($0) }
         guard let (ref, device) = row else { throw SQLDecodingError.noSuchColumn("id") }
         let created = device.id == newID
         let interests = created ? [] : try InterestSQL.names(deviceRef: ref, on: connection)
@@ -94,7 +104,8 @@ package enum DeviceSQL {
     package static func setTimeZone(
         _ timeZone: String?, instanceID: String, deviceID: String, on connection: some SQLConnection
     ) throws -> Bool {
-        try connection.perform("""
+        try connection.perform(
+            """
             UPDATE devices SET time_zone = \(timeZone) WHERE public_id = \(deviceID) AND instance_id = \(instanceID)
             """) > 0
     }
@@ -103,7 +114,8 @@ package enum DeviceSQL {
     package static func setMetadata(
         _ metadata: String, instanceID: String, deviceID: String, on connection: some SQLConnection
     ) throws -> Bool {
-        try connection.perform("""
+        try connection.perform(
+            """
             UPDATE devices SET metadata = \(metadata) WHERE public_id = \(deviceID) AND instance_id = \(instanceID)
             """) > 0
     }
@@ -116,28 +128,34 @@ package enum DeviceSQL {
         instanceID: String, deviceID: String, platform: Platform, token: String, now: Date,
         on connection: some SQLConnection
     ) throws -> Bool {
-        let found = try connection.fetchOne("""
+        let found = try connection.fetchOne(
+            """
             SELECT id, user_id FROM devices
             WHERE public_id = \(deviceID) AND instance_id = \(instanceID) AND platform = \(platform.rawValue) \
             \(lock: .forUpdate)
-            """) { (ref: try $0.decode(0, as: Int64.self), userID: try $0.decode(1, as: String?.self)) }
+            """
+        ) { (ref: try $0.decode(0, as: Int64.self), userID: try $0.decode(1, as: String?.self)) }
         guard let (ref, userID) = found else { return false }
         // (instance, platform, token) is unique, so there is at most one other holder.
-        let holder = try connection.fetchOne("""
+        let holder = try connection.fetchOne(
+            """
             SELECT user_id, invalidated_at IS NULL FROM devices
             WHERE instance_id = \(instanceID) AND platform = \(platform.rawValue) AND token = \(token) AND id <> \(ref) \
             \(lock: .forUpdate)
-            """) { (owner: try $0.decode(0, as: String?.self), live: try $0.decode(1, as: Bool.self)) }
+            """
+        ) { (owner: try $0.decode(0, as: String?.self), live: try $0.decode(1, as: Bool.self)) }
         if let holder, holder.live, let owner = holder.owner, owner != userID {
             throw PushStoreError.tokenHeldByAnotherUser
         }
         // The other holder goes first: (instance, platform, token) is unique. Its interests go with it
         // (ON DELETE CASCADE) and the device count follows (trigger).
-        try connection.perform("""
+        try connection.perform(
+            """
             DELETE FROM devices
             WHERE instance_id = \(instanceID) AND platform = \(platform.rawValue) AND token = \(token) AND id <> \(ref)
             """)
-        try connection.perform("""
+        try connection.perform(
+            """
             UPDATE devices SET token = \(token), last_registered_at = \(now), invalidated_at = NULL WHERE id = \(ref)
             """)
         return true
@@ -148,17 +166,22 @@ package enum DeviceSQL {
     package static func setUser(
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int, on connection: some SQLConnection
     ) throws -> SetUserResult {
-        let found = try connection.fetchOne("""
+        let found = try connection.fetchOne(
+            """
             SELECT id, user_id FROM devices WHERE public_id = \(deviceID) AND instance_id = \(instanceID) \
             \(lock: .forUpdate)
-            """) { (ref: try $0.decode(0, as: Int64.self), userID: try $0.decode(1, as: String?.self)) }
+            """
+        ) { (ref: try $0.decode(0, as: Int64.self), userID: try $0.decode(1, as: String?.self)) }
         guard let (ref, current) = found else { return .deviceNotFound }
         if current == userID { return .ok }
         if current != nil { return .differentUserAlreadySet }
-        let count = try connection.fetchOne("""
-            SELECT count(*) FROM devices WHERE instance_id = \(instanceID) AND user_id = \(userID) \
-            AND invalidated_at IS NULL
-            """) { try $0.decode(0, as: Int64.self) } ?? 0
+        let count =
+            try connection.fetchOne(
+                """
+                SELECT count(*) FROM devices WHERE instance_id = \(instanceID) AND user_id = \(userID) \
+                AND invalidated_at IS NULL
+                """
+            ) { try $0.decode(0, as: Int64.self) } ?? 0
         if count >= Int64(maxDevicesPerUser) { return .userHasTooManyDevices }
         try connection.perform("UPDATE devices SET user_id = \(userID) WHERE id = \(ref)")
         return .ok
@@ -183,9 +206,11 @@ package enum DeviceSQL {
         case .user(let userID): condition = "instance_id = \(instanceID) AND user_id = \(userID)"
         }
         let now = Date(millisecondsSince1970: Date().millisecondsSince1970)
-        return try connection.fetchAll("""
+        return try connection.fetchAll(
+            """
             DELETE FROM devices WHERE \(condition) \(returning: ["instance_id", "public_id", "platform", "token", "user_id"])
-            """) { row in
+            """
+        ) { row in
             DeviceInvalidation.removal(
                 of: (try row.decode(0), try row.decode(1), try row.decode(2), try row.decode(3), try row.decode(4)),
                 reason: reason, at: now)

@@ -6,7 +6,8 @@ import SQL
 /// the marking (`IN (…)` against `= ANY(array)`) and the purge (PostgreSQL skips rows another node is deleting).
 package enum InvalidationSQL {
     /// The columns `invalidation(_:)` reads.
-    package static let columns = "id, instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at"
+    package static let columns =
+        "id, instance_id, device_id, platform, token_mask, user_id, reason, status, provider_at, at"
 
     /// A row of `columns`.
     package static func invalidation(_ row: some SQLRow) throws -> DeviceInvalidation {
@@ -21,9 +22,11 @@ package enum InvalidationSQL {
     package static func list(
         instanceID: String, after: Int64, limit: Int, on connection: some SQLConnection
     ) throws -> [DeviceInvalidation] {
-        try connection.fetchAll("""
+        try connection.fetchAll(
+            """
             SELECT \(raw: columns) FROM device_invalidations
             WHERE instance_id = \(instanceID) AND id > \(after) ORDER BY id LIMIT \(max(0, limit))
-            """) { row in try invalidation(row) }
+            """
+        ) { row in try invalidation(row) }
     }
 }

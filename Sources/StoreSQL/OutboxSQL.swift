@@ -8,7 +8,8 @@ import SQL
 enum OutboxSQL {
     /// Sets `assignments` on the pending row `id` of `table` (a constant table name).
     /// - Throws: `PushStoreError.notFound` when the row is not pending (finished already, or gone).
-    static func mark(_ table: String, _ id: Int64, set assignments: SQLQuery, on connection: some SQLConnection) throws {
+    static func mark(_ table: String, _ id: Int64, set assignments: SQLQuery, on connection: some SQLConnection) throws
+    {
         let changed = try connection.perform(
             "UPDATE \(raw: table) SET \(assignments) WHERE id = \(id) AND state = 'pending'")
         if changed == 0 { throw PushStoreError.notFound }
@@ -16,7 +17,8 @@ enum OutboxSQL {
 
     /// When the next pending row of `table` is due, nil when none is pending.
     static func nextDue(_ table: String, on connection: some SQLConnection) throws -> Date? {
-        try connection.fetchOne("SELECT min(next_attempt_at) AS due FROM \(raw: table) WHERE state = 'pending'") { row in
+        try connection.fetchOne("SELECT min(next_attempt_at) AS due FROM \(raw: table) WHERE state = 'pending'") {
+            row in
             try row.optionalDate("due")
         } ?? nil
     }

@@ -14,13 +14,15 @@ package enum RetentionSQL {
     ) throws -> PurgeResult {
         PurgeResult(
             publishes: try deleteSlice(
-                "publish_jobs", where: "finished_at IS NOT NULL AND finished_at < \(before)", limit: limit, on: connection),
+                "publish_jobs", where: "finished_at IS NOT NULL AND finished_at < \(before)", limit: limit,
+                on: connection),
             events: try connection.perform(deleteEvents),
             // Finished webhooks, and the Beams bridge's finished forwards with them.
             webhooks: try deleteSlice(
                 "webhooks", where: "finished_at IS NOT NULL AND finished_at < \(before)", limit: limit, on: connection)
-                + deleteSlice("beams_forwards", where: "finished_at IS NOT NULL AND finished_at < \(before)",
-                              limit: limit, on: connection),
+                + deleteSlice(
+                    "beams_forwards", where: "finished_at IS NOT NULL AND finished_at < \(before)",
+                    limit: limit, on: connection),
             devices: try deleteSlice(
                 "devices", where: "invalidated_at IS NOT NULL AND invalidated_at < \(before)", limit: limit,
                 on: connection))
@@ -30,16 +32,19 @@ package enum RetentionSQL {
     package static func purgeUndeliveredDevices(
         registeredBefore: Date, limit: Int, on connection: some SQLConnection
     ) throws -> Int {
-        try deleteSlice("devices", where: """
-            last_registered_at < \(registeredBefore) AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299)
-            """, limit: limit, on: connection)
+        try deleteSlice(
+            "devices",
+            where: """
+                last_registered_at < \(registeredBefore) AND (last_status IS NULL OR last_status NOT BETWEEN 200 AND 299)
+                """, limit: limit, on: connection)
     }
 
     /// Deletes at most `limit` rows of `table` (a constant name) matching `condition`.
     private static func deleteSlice(
         _ table: String, where condition: SQLQuery, limit: Int, on connection: some SQLConnection
     ) throws -> Int {
-        try connection.perform("""
+        try connection.perform(
+            """
             DELETE FROM \(raw: table) WHERE id IN (
                 SELECT id FROM \(raw: table) WHERE \(condition)
                 LIMIT \(max(0, limit)) \(lock: .forUpdateSkipLocked))

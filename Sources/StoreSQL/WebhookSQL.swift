@@ -11,19 +11,23 @@ package enum WebhookSQL {
     package static let pendingColumns = "id, url, body, headers, attempts, created_at"
 
     /// Queues `request`, due at `now`; returns its id.
-    package static func enqueue(_ request: WebhookRequest, now: Date, on connection: some SQLConnection) throws -> Int64 {
+    package static func enqueue(_ request: WebhookRequest, now: Date, on connection: some SQLConnection) throws -> Int64
+    {
         let headers = JSONValue.object(request.headers.mapValues(JSONValue.string)).jsonText
-        let id = try connection.fetchOne("""
+        let id = try connection.fetchOne(
+            """
             INSERT INTO webhooks (url, body, headers, next_attempt_at, created_at)
             VALUES (\(request.url), \(request.body), \(headers), \(now), \(now)) \(returning: ["id"])
-            """) { row in try row.decode("id", as: Int64.self) }
+            """
+        ) { row in try row.decode("id", as: Int64.self) }
         guard let id else { throw SQLDecodingError.noSuchColumn("id") }
         return id
     }
 
     /// A claimed row (columns `pendingColumns`).
     package static func pending(_ row: some SQLRow) throws -> PendingWebhook {
-        let headers = try JSONValue(parsing: try row.decode("headers", as: String.self).utf8)
+        let headers =
+            try JSONValue(parsing: try row.decode("headers", as: String.self).utf8)
             .objectValue?.compactMapValues(\.stringValue) ?? [:]
         return PendingWebhook(
             id: try row.decode("id"),
@@ -38,7 +42,8 @@ package enum WebhookSQL {
 
     /// Records the outcome of an attempt on a pending webhook.
     /// - Throws: `PushStoreError.notFound` when it is not pending (finished already, or gone).
-    package static func mark(_ id: Int64, outcome: WebhookOutcome, now: Date, on connection: some SQLConnection) throws {
+    package static func mark(_ id: Int64, outcome: WebhookOutcome, now: Date, on connection: some SQLConnection) throws
+    {
         let assignments: SQLQuery
         switch outcome {
         case .delivered:

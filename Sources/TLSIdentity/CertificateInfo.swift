@@ -18,9 +18,11 @@ public struct CertificateInfo: Sendable, Equatable {
     /// The environments Apple's markers say the certificate is for.
     public var environments: APNsCertificateEnvironments
 
-    public init(subject: String, uid: String?, organizationalUnit: String?, notBefore: Date, notAfter: Date,
-                sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?,
-                environments: APNsCertificateEnvironments) {
+    public init(
+        subject: String, uid: String?, organizationalUnit: String?, notBefore: Date, notAfter: Date,
+        sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?,
+        environments: APNsCertificateEnvironments
+    ) {
         self.subject = subject
         self.uid = uid
         self.organizationalUnit = organizationalUnit

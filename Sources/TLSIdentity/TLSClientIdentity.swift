@@ -20,7 +20,8 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         public var description: String {
             switch self {
             case .pkcs12(let der, _): return "pkcs12(\(der.count) bytes)"
-            case .pem(let certificate, let key, _): return "pem(certificate: \(certificate.count) bytes, key: \(key.count) bytes)"
+            case .pem(let certificate, let key, _):
+                return "pem(certificate: \(certificate.count) bytes, key: \(key.count) bytes)"
             }
         }
     }
@@ -40,7 +41,8 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         ERR_clear_error()
         let (x509, key) = try parse(try decodePKCS12(der), password: password)
         try requireMatch(x509, key)
-        return TLSClientIdentity(material: .pkcs12(der: der, password: password), certificate: try X509Reader.info(x509))
+        return TLSClientIdentity(
+            material: .pkcs12(der: der, password: password), certificate: try X509Reader.info(x509))
     }
 
     /// Checks the MAC (the password) and takes the certificate and key out. Handles are passed as arguments, not
@@ -79,8 +81,9 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         let x509 = try readCertificate(certificate)
         let privateKey = try readKey(key, password: password)
         try requireMatch(x509, privateKey)
-        return TLSClientIdentity(material: .pem(certificate: certificate, key: key, password: password),
-                                 certificate: try X509Reader.info(x509))
+        return TLSClientIdentity(
+            material: .pem(certificate: certificate, key: key, password: password),
+            certificate: try X509Reader.info(x509))
     }
 
     /// Reads and loads a `.p12` file.
@@ -92,8 +95,9 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
     public static func pem(certificateFile: String, keyFile: String, password: String?) throws(TLSIdentityError)
         -> TLSClientIdentity
     {
-        try pem(certificate: try read(certificateFile, kind: "a PEM certificate"),
-                key: try read(keyFile, kind: "a PEM key"), password: password)
+        try pem(
+            certificate: try read(certificateFile, kind: "a PEM certificate"),
+            key: try read(keyFile, kind: "a PEM key"), password: password)
     }
 
     private static func read(_ path: String, kind: String) throws(TLSIdentityError) -> [UInt8] {
@@ -131,7 +135,8 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         guard PEMKeyReader.firstLabel(text) != nil else { throw .notACertificate(nil) }
         let pointer: OpaquePointer?
         do throws(KeyLoadError) {
-            pointer = try PEMKeyReader.withBIO(text) { bio throws(KeyLoadError) in PEM_read_bio_X509(bio, nil, nil, nil) }
+            pointer = try PEMKeyReader.withBIO(text) { bio throws(KeyLoadError) in PEM_read_bio_X509(bio, nil, nil, nil)
+            }
         } catch {
             throw .notACertificate(nil)
         }
@@ -144,9 +149,10 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         guard let password else {
             do throws(KeyLoadError) {
                 // Refuses to prompt; tells an encrypted key apart from a broken one.
-                return .key(try PEMKeyReader.readKey(text, "PEM_read_bio_PrivateKey") { bio, callback, userData in
-                    PEM_read_bio_PrivateKey(bio, nil, callback, userData)
-                })
+                return .key(
+                    try PEMKeyReader.readKey(text, "PEM_read_bio_PrivateKey") { bio, callback, userData in
+                        PEM_read_bio_PrivateKey(bio, nil, callback, userData)
+                    })
             } catch {
                 if case .encrypted = error { throw .keyNeedsPassword }
                 throw .badKey(error.description)

@@ -30,7 +30,8 @@ public enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertibl
     case crypto(CryptoError)
 
     /// How to re-export a legacy `.p12` (also in docs/OPERATIONS.md).
-    public static let reexportAdvice = "re-export it once: `openssl pkcs12 -legacy -in old.p12 -nodes -out tmp.pem`, "
+    public static let reexportAdvice =
+        "re-export it once: `openssl pkcs12 -legacy -in old.p12 -nodes -out tmp.pem`, "
         + "then `openssl pkcs12 -export -in tmp.pem -out new.p12`, then delete tmp.pem (it holds the unencrypted key)"
 
     public var description: String {

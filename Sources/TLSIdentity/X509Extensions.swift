@@ -38,13 +38,16 @@ public struct X509Extensions: Sendable, Equatable {
             var list = DERReader(try Self.element(&explicit, Self.sequenceTag, "the extensions"))
             guard explicit.isAtEnd else { throw DERError("bytes follow the extensions") }
             while !list.isAtEnd {
-                guard values.count < Self.maxExtensions else { throw DERError("more than \(Self.maxExtensions) extensions") }
+                guard values.count < Self.maxExtensions else {
+                    throw DERError("more than \(Self.maxExtensions) extensions")
+                }
                 var parts = DERReader(try Self.element(&list, Self.sequenceTag, "an extension"))
                 let oid = try Self.dotted(try Self.element(&parts, Self.oidTag, "an extension's identifier"))
                 var value = try parts.next()
                 if value.tag == Self.booleanTag { value = try parts.next() }
                 guard value.tag == Self.octetStringTag else {
-                    throw DERError("extension \(oid): expected an OCTET STRING, found tag 0x\(String(value.tag, radix: 16))")
+                    throw DERError(
+                        "extension \(oid): expected an OCTET STRING, found tag 0x\(String(value.tag, radix: 16))")
                 }
                 guard parts.isAtEnd else { throw DERError("extension \(oid): bytes follow its value") }
                 guard values.updateValue(Array(value.value), forKey: oid) == nil else {
@@ -60,7 +63,8 @@ public struct X509Extensions: Sendable, Equatable {
     {
         let element = try reader.next()
         guard element.tag == tag else {
-            throw DERError("\(what): expected tag 0x\(String(tag, radix: 16)), found 0x\(String(element.tag, radix: 16))")
+            throw DERError(
+                "\(what): expected tag 0x\(String(tag, radix: 16)), found 0x\(String(element.tag, radix: 16))")
         }
         return element.value
     }

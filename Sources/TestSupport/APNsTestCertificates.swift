@@ -18,7 +18,8 @@ public struct APNsTestCertificates: Sendable {
     public static func make() throws -> APNsTestCertificates {
         let directory = try TestKeys.makeTemporaryDirectory()
         let support = TestPython.packageRoot.appendingPathComponent("Tests/Support").path
-        let output = try TestPython.run("""
+        let output = try TestPython.run(
+            """
             import json
             sys.path.insert(0, sys.argv[1])
             import apns_certificates

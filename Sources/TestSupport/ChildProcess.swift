@@ -64,11 +64,15 @@ public enum ChildProcess {
 
     /// `run`, then a `Failure` carrying stderr when the tool exits non-zero. - Returns: stdout as text.
     @discardableResult
-    public static func checked(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure) -> String {
+    public static func checked(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure)
+        -> String
+    {
         let outcome = try run(executable, arguments, input: input)
         guard outcome.status == 0 else {
-            throw Failure(status: outcome.status, description: "\(executable) \(arguments.joined(separator: " ")) exited "
-                + "with \(outcome.status): \(outcome.errors)")
+            throw Failure(
+                status: outcome.status,
+                description: "\(executable) \(arguments.joined(separator: " ")) exited "
+                    + "with \(outcome.status): \(outcome.errors)")
         }
         return outcome.output
     }

@@ -80,17 +80,20 @@ public final class MockAPNs: Sendable {
         extraArguments: [String] = [],
         startupTimeout: Double = 20
     ) throws(MockAPNsError) -> MockAPNs {
-        var arguments = ["--team-id", teamID, "--max-streams", String(maxStreams),
-                         "--environment", environment.rawValue, "--delay-ms", String(delayMs)]
+        var arguments = [
+            "--team-id", teamID, "--max-streams", String(maxStreams),
+            "--environment", environment.rawValue, "--delay-ms", String(delayMs),
+        ]
         for key in keys { arguments += ["--key", "\(key.keyID)=\(key.publicKeyPath)"] }
         for topic in topics { arguments += ["--topic", topic] }
         arguments += extraArguments
 
-        let process = try MockProcess(script: "mock_apns.py", arguments: arguments, python: python,
-                                      startupTimeout: startupTimeout)
+        let process = try MockProcess(
+            script: "mock_apns.py", arguments: arguments, python: python,
+            startupTimeout: startupTimeout)
         guard let startup = try? MockJSONObject(.object(process.startup)),
-              let port = try? startup.int("port"), let controlPort = try? startup.int("control_port"),
-              let caFile = try? startup.string("ca_file")
+            let port = try? startup.int("port"), let controlPort = try? startup.int("control_port"),
+            let caFile = try? startup.string("ca_file")
         else {
             process.stop()
             throw .noStartupLine("unexpected line: \(JSONValue.object(process.startup))")
@@ -152,7 +155,8 @@ public final class MockAPNs: Sendable {
 
     /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).
     public func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
-        try decode(try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats", Stats.init(json:))
+        try decode(
+            try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats", Stats.init(json:))
     }
 
     /// Clears behaviours, recorded requests and counters, and restores the start-up configuration. Open
@@ -167,7 +171,7 @@ public final class MockAPNs: Sendable {
         try decode(try call(method, path, body: body), request: "\(method) \(path)") { $0 }
     }
 
-        private func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
+    private func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
         try process.callRaw(method, path, body: body)
     }
 

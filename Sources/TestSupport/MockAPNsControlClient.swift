@@ -65,8 +65,8 @@ struct MockAPNsControlClient: Sendable {
     static func parse(_ response: Data, request: String) throws(MockAPNsError) -> Data {
         let separator = Data("\r\n\r\n".utf8)
         guard let end = response.range(of: separator),
-              let head = String(data: response[..<end.lowerBound], encoding: .utf8),
-              let statusLine = head.split(separator: "\r\n", omittingEmptySubsequences: false).first
+            let head = String(data: response[..<end.lowerBound], encoding: .utf8),
+            let statusLine = head.split(separator: "\r\n", omittingEmptySubsequences: false).first
         else { throw .badControlResponse(request: request, detail: "no HTTP header") }
         let parts = statusLine.split(separator: " ")
         guard parts.count >= 2, let status = Int(parts[1]) else {

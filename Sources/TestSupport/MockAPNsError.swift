@@ -21,7 +21,8 @@ public enum MockAPNsError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .launchFailed(let detail): return "mock APNs launch failed: \(detail)"
         case .noStartupLine(let detail): return "mock APNs did not start: \(detail)"
-        case .socket(let operation, let code): return "mock APNs control \(operation) failed: \(String(cString: strerror(code)))"
+        case .socket(let operation, let code):
+            return "mock APNs control \(operation) failed: \(String(cString: strerror(code)))"
         case .badControlResponse(let request, let detail): return "mock APNs \(request): \(detail)"
         case .controlFailed(let request, let status, let body): return "mock APNs \(request) → \(status) \(body)"
         case .decoding(let request, let detail): return "mock APNs \(request): cannot decode answer: \(detail)"

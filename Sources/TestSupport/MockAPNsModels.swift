@@ -40,8 +40,10 @@ extension MockAPNs {
         /// The HTTP/2 error code of the GOAWAY for `.goaway`/`.goawayUnanswered`. Default 0 (NO_ERROR).
         public var goawayError: Int
 
-        public init(status: Int = 200, reason: String? = nil, timestamp: Int64? = nil, times: Int? = nil,
-                    delayMs: Int = 0, action: Action = .answer, goawayError: Int = 0) {
+        public init(
+            status: Int = 200, reason: String? = nil, timestamp: Int64? = nil, times: Int? = nil,
+            delayMs: Int = 0, action: Action = .answer, goawayError: Int = 0
+        ) {
             self.status = status
             self.reason = reason
             self.timestamp = timestamp
@@ -103,11 +105,13 @@ extension MockAPNs {
         /// Default false: the raise goes out as soon as the first token is verified, before its answer.
         public var raiseStreamsAfterAnswer: Bool?
 
-        public init(delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
-                    requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
-                    idleTimeoutSeconds: Double? = nil, delayJitterMs: Int? = nil, goawayAfter: Int? = nil,
-                    dropAfter: Int? = nil, tokenFloorScope: TokenFloorScope? = nil, lingerSeconds: Double? = nil,
-                    raiseStreamsAfterAnswer: Bool? = nil) {
+        public init(
+            delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
+            requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
+            idleTimeoutSeconds: Double? = nil, delayJitterMs: Int? = nil, goawayAfter: Int? = nil,
+            dropAfter: Int? = nil, tokenFloorScope: TokenFloorScope? = nil, lingerSeconds: Double? = nil,
+            raiseStreamsAfterAnswer: Bool? = nil
+        ) {
             self.delayMs = delayMs
             self.maxStreams = maxStreams
             self.record = record
@@ -145,19 +149,22 @@ extension MockAPNs {
         /// Reads the configuration the control API answers.
         init(json: JSONValue) throws(MockJSONError) {
             let c = try MockJSONObject(json)
-            self.init(delayMs: try c.optionalInt("delay_ms"), maxStreams: try c.optionalInt("max_streams"),
-                      record: try c.optionalBool("record"), recordLimit: try c.optionalInt("record_limit"),
-                      requirePushType: try c.optionalBool("require_push_type"),
-                      clockOffsetSeconds: try c.optionalDouble("clock_offset_s"),
-                      idleTimeoutSeconds: try c.optionalDouble("idle_timeout_s"),
-                      delayJitterMs: try c.optionalInt("delay_jitter_ms"), goawayAfter: try c.optionalInt("goaway_after"),
-                      dropAfter: try c.optionalInt("drop_after"),
-                      tokenFloorScope: try c.optionalString("token_floor_scope").map { (raw) throws(MockJSONError) in
-                          guard let scope = TokenFloorScope(rawValue: raw) else { throw MockJSONError("token_floor_scope", "unknown \(raw)") }
-                          return scope
-                      },
-                      lingerSeconds: try c.optionalDouble("linger_s"),
-                      raiseStreamsAfterAnswer: try c.optionalBool("raise_streams_after_answer"))
+            self.init(
+                delayMs: try c.optionalInt("delay_ms"), maxStreams: try c.optionalInt("max_streams"),
+                record: try c.optionalBool("record"), recordLimit: try c.optionalInt("record_limit"),
+                requirePushType: try c.optionalBool("require_push_type"),
+                clockOffsetSeconds: try c.optionalDouble("clock_offset_s"),
+                idleTimeoutSeconds: try c.optionalDouble("idle_timeout_s"),
+                delayJitterMs: try c.optionalInt("delay_jitter_ms"), goawayAfter: try c.optionalInt("goaway_after"),
+                dropAfter: try c.optionalInt("drop_after"),
+                tokenFloorScope: try c.optionalString("token_floor_scope").map { (raw) throws(MockJSONError) in
+                    guard let scope = TokenFloorScope(rawValue: raw) else {
+                        throw MockJSONError("token_floor_scope", "unknown \(raw)")
+                    }
+                    return scope
+                },
+                lingerSeconds: try c.optionalDouble("linger_s"),
+                raiseStreamsAfterAnswer: try c.optionalBool("raise_streams_after_answer"))
         }
     }
 

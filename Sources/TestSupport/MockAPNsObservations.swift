@@ -50,7 +50,9 @@ extension MockAPNs {
             reason = try c.optionalString("reason")
             timestamp = try c.optionalInt("timestamp").map(Int64.init)
             apnsID = try c.string("apns_id")
-            guard let action = Action(rawValue: try c.string("action")) else { throw MockJSONError("action", "unknown") }
+            guard let action = Action(rawValue: try c.string("action")) else {
+                throw MockJSONError("action", "unknown")
+            }
             self.action = action
             jwt = try c.optionalObject("jwt").map { (token) throws(MockJSONError) in
                 ProviderToken(kid: try token.string("kid"), iss: try token.string("iss"), iat: try token.double("iat"))

@@ -29,12 +29,17 @@ public final class MockFCM: Sendable {
 
     /// Starts the stand-in trusting the key in `serviceAccountFile`; `extraArguments` such as `["--project", "p"]`
     /// (the only project `messages:send` accepts; default the account's).
-    public static func start(serviceAccountFile: String, retryAfterSeconds: Int = 1, tokenLifetimeSeconds: Int = 3599,
-                             extraArguments: [String] = []) throws(MockAPNsError) -> MockFCM {
-        MockFCM(process: try MockProcess(script: "mock_fcm.py", arguments: [
-            "--service-account", serviceAccountFile, "--retry-after-s", String(retryAfterSeconds),
-            "--token-lifetime-s", String(tokenLifetimeSeconds),
-        ] + extraArguments))
+    public static func start(
+        serviceAccountFile: String, retryAfterSeconds: Int = 1, tokenLifetimeSeconds: Int = 3599,
+        extraArguments: [String] = []
+    ) throws(MockAPNsError) -> MockFCM {
+        MockFCM(
+            process: try MockProcess(
+                script: "mock_fcm.py",
+                arguments: [
+                    "--service-account", serviceAccountFile, "--retry-after-s", String(retryAfterSeconds),
+                    "--token-lifetime-s", String(tokenLifetimeSeconds),
+                ] + extraArguments))
     }
 
     /// Scripts `answer` (a marker kind such as `quota`, or `ok`) for `token` (or a prefix ending in `*`), for the

@@ -18,7 +18,9 @@ struct MockJSONObject {
     let object: [String: JSONValue]
 
     init(_ value: JSONValue) throws(MockJSONError) {
-        guard let object = value.objectValue else { throw MockJSONError("(answer)", "expected an object, got \(value.typeName)") }
+        guard let object = value.objectValue else {
+            throw MockJSONError("(answer)", "expected an object, got \(value.typeName)")
+        }
         self.object = object
     }
 
@@ -60,7 +62,9 @@ struct MockJSONObject {
 
     func array(_ key: String) throws(MockJSONError) -> [JSONValue] {
         let value = try required(key)
-        guard let elements = value.arrayValue else { throw MockJSONError(key, "expected an array, got \(value.typeName)") }
+        guard let elements = value.arrayValue else {
+            throw MockJSONError(key, "expected an array, got \(value.typeName)")
+        }
         return elements
     }
 

@@ -45,8 +45,9 @@ public final class MockProcess: Sendable {
             process.waitUntilExit()
             throw error
         }
-        guard let members = JSONValue.parse(Array(line.utf8))?.objectValue, let controlPort = members["control_port"]?.intValue,
-              (1...65_535).contains(controlPort)
+        guard let members = JSONValue.parse(Array(line.utf8))?.objectValue,
+            let controlPort = members["control_port"]?.intValue,
+            (1...65_535).contains(controlPort)
         else {
             process.terminate()
             process.waitUntilExit()
@@ -110,7 +111,8 @@ public final class MockProcess: Sendable {
             let n = read(fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             guard n == 1 else {
-                throw .noStartupLine("the mock exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
+                throw .noStartupLine(
+                    "the mock exited before listening (output: \(String(decoding: bytes, as: UTF8.self)))")
             }
             if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)

@@ -32,7 +32,9 @@ public final class MockPushService: Sendable {
     }
 
     /// Starts the stand-in; `vapidKey` (base64url public key) pins the key every request must be signed with.
-    public static func start(vapidKey: String? = nil, extraArguments: [String] = []) throws(MockAPNsError) -> MockPushService {
+    public static func start(vapidKey: String? = nil, extraArguments: [String] = []) throws(MockAPNsError)
+        -> MockPushService
+    {
         var arguments = extraArguments
         if let vapidKey { arguments += ["--vapid-key", vapidKey] }
         return MockPushService(process: try MockProcess(script: "mock_push_service.py", arguments: arguments))
@@ -51,7 +53,7 @@ public final class MockPushService: Sendable {
         if let retryAfter { body["retry_after"] = .string(retryAfter) }
         let answer = try process.call("POST", "/subscriptions", body: .object(body))
         guard let id = answer["id"]?.stringValue, let endpoint = answer["endpoint"]?.stringValue,
-              let p256dh = answer["p256dh"]?.stringValue, let auth = answer["auth"]?.stringValue
+            let p256dh = answer["p256dh"]?.stringValue, let auth = answer["auth"]?.stringValue
         else { throw .decoding(request: "POST /subscriptions", detail: "missing id/endpoint/p256dh/auth") }
         return Subscription(id: id, endpoint: endpoint, p256dh: p256dh, auth: auth)
     }

@@ -63,8 +63,9 @@ public final class PostgreSQLCluster: Sendable {
         -> PostgreSQLCluster
     {
         guard FileManager.default.isExecutableFile(atPath: binDirectory + "/initdb") else {
-            throw Failure(description: "PostgreSQL is not installed at \(binDirectory) (apt-get install postgresql, or "
-                + "set PUSH_TEST_PG_BIN)")
+            throw Failure(
+                description: "PostgreSQL is not installed at \(binDirectory) (apt-get install postgresql, or "
+                    + "set PUSH_TEST_PG_BIN)")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("push-pg-\(UUID().uuidString)")
         do {
@@ -78,9 +79,12 @@ public final class PostgreSQLCluster: Sendable {
         let port = try freePort()
         let cluster = PostgreSQLCluster(directory: directory, port: port, binDirectory: binDirectory, fsync: fsync)
         do {
-            try cluster.runServerTool("initdb", [
-                "-D", cluster.dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync",
-            ])
+            try cluster.runServerTool(
+                "initdb",
+                [
+                    "-D", cluster.dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
+                    "--no-sync",
+                ])
             try cluster.startServer()
         } catch {
             try? FileManager.default.removeItem(at: directory)
@@ -96,12 +100,16 @@ public final class PostgreSQLCluster: Sendable {
         // fsync off for tests: durability against power loss traded for speed (never for benchmarks, which get
         // the settings docs/BENCHMARKS.md names instead); commits still reach the WAL before they are acknowledged,
         // so a server crash (`stopServer`) loses none.
-        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200 "
+        let options =
+            "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=200 "
             + (fsync ? "-c shared_buffers=256MB -c max_wal_size=4GB" : "-c fsync=off")
-        try runServerTool("pg_ctl", [
-            "-D", dataDirectory, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options,
-            "start",
-        ])
+        try runServerTool(
+            "pg_ctl",
+            [
+                "-D", dataDirectory, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o",
+                options,
+                "start",
+            ])
     }
 
     /// Stops the server the way a crash or a failover would (`-m immediate`: sessions cut, no shutdown
@@ -148,10 +156,13 @@ public final class PostgreSQLCluster: Sendable {
     /// Runs SQL with `psql` (unaligned, tuples only). - Returns: its output.
     @discardableResult
     public func sql(_ statement: String, database: String) throws(Failure) -> String {
-        try Self.run(binDirectory + "/psql", [
-            "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres",
-            "-d", database, "-c", statement,
-        ])
+        try Self.run(
+            binDirectory + "/psql",
+            [
+                "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U",
+                "postgres",
+                "-d", database, "-c", statement,
+            ])
     }
 
     /// Ends every session of `database` whose `application_name` is `application` (a lost connection, as the
@@ -171,8 +182,10 @@ public final class PostgreSQLCluster: Sendable {
     /// `pg_ctl start` leaves running would inherit it too, so the start would never be seen to finish.
     private func runServerTool(_ tool: String, _ arguments: [String]) throws(Failure) {
         let path = binDirectory + "/" + tool
-        let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
-        let closeInherited = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done; exec "$@""#
+        let command =
+            getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
+        let closeInherited =
+            #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done; exec "$@""#
         try Self.run("/bin/bash", ["-c", closeInherited, "bash"] + command)
     }
 
@@ -196,7 +209,9 @@ public final class PostgreSQLCluster: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw Failure(description: "bind() failed") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

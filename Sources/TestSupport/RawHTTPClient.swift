@@ -2,7 +2,7 @@ import Foundation
 import JSON
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Errors from `RawHTTPClient`.
@@ -101,8 +101,10 @@ public final class RawHTTPClient {
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Sends a request built from parts; adds `Host` and `Content-Length` (when there is a body) unless given.
-    public func sendRequest(_ method: String, _ target: String, headers: [(String, String)] = [],
-                            body: [UInt8] = [], version: String = "HTTP/1.1") throws {
+    public func sendRequest(
+        _ method: String, _ target: String, headers: [(String, String)] = [],
+        body: [UInt8] = [], version: String = "HTTP/1.1"
+    ) throws {
         var head = "\(method) \(target) \(version)\r\n"
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: 127.0.0.1\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -113,8 +115,10 @@ public final class RawHTTPClient {
     }
 
     /// Sends a request and reads its response (skipping `100 Continue`).
-    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-                        version: String = "HTTP/1.1") throws -> RawHTTPResponse {
+    public func request(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        version: String = "HTTP/1.1"
+    ) throws -> RawHTTPResponse {
         try sendRequest(method, target, headers: headers, body: body, version: version)
         var response = try readResponse(isHead: method == "HEAD")
         while response.status == 100 { response = try readResponse(isHead: method == "HEAD") }
@@ -122,9 +126,11 @@ public final class RawHTTPClient {
     }
 
     /// One request on a fresh connection, closed afterwards.
-    public static func request(port: Int, host: String = "127.0.0.1", _ method: String, _ target: String,
-                               headers: [(String, String)] = [], body: [UInt8] = [],
-                               timeout: Double = 5) throws -> RawHTTPResponse {
+    public static func request(
+        port: Int, host: String = "127.0.0.1", _ method: String, _ target: String,
+        headers: [(String, String)] = [], body: [UInt8] = [],
+        timeout: Double = 5
+    ) throws -> RawHTTPResponse {
         let client = try RawHTTPClient(host: host, port: port, timeout: timeout)
         defer { client.close() }
         return try client.request(method, target, headers: headers, body: body)
@@ -160,8 +166,9 @@ public final class RawHTTPClient {
             headers.append((String(line[..<colon]), value))
         }
         buffered.removeFirst(headEnd! + 4)
-        var response = RawHTTPResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "",
-                                       version: String(parts[0]), headers: headers, body: [])
+        var response = RawHTTPResponse(
+            status: status, reason: parts.count > 2 ? String(parts[2]) : "",
+            version: String(parts[0]), headers: headers, body: [])
         if isHead || (100..<200).contains(status) || status == 204 || status == 304 { return response }
         if response.header("transfer-encoding")?.lowercased().contains("chunked") == true {
             response.body = try readChunked(until: deadline)

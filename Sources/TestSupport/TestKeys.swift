@@ -100,7 +100,8 @@ public enum TestKeys {
         return stdout
     }
 
-    private static func make(_ generateOptions: [String], name: String, passphrase: String? = nil) throws -> TestKeyPair {
+    private static func make(_ generateOptions: [String], name: String, passphrase: String? = nil) throws -> TestKeyPair
+    {
         let directory = try makeTemporaryDirectory()
         let privatePath = directory + "/\(name).p8"
         let publicPath = directory + "/\(name).pub.pem"

@@ -21,8 +21,9 @@ public enum TestPython {
     public static func run(_ script: String, _ arguments: [String]) throws -> String {
         let python = executable
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw Failure(description: "No Python at \(python): run `make venv` (or `make test`), or set PUSH_TEST_PYTHON "
-                + "to a Python with the `cryptography` package")
+            throw Failure(
+                description: "No Python at \(python): run `make venv` (or `make test`), or set PUSH_TEST_PYTHON "
+                    + "to a Python with the `cryptography` package")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pytest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -40,8 +41,9 @@ public enum TestPython {
         try (prelude + script).write(to: scriptURL, atomically: true, encoding: .utf8)
         let outcome = try ChildProcess.run(python, [scriptURL.path] + arguments)
         if outcome.status == 97 {
-            throw Failure(description: "\(python) has no `cryptography` module: run `make venv` or point PUSH_TEST_PYTHON "
-                + "at the venv's python3")
+            throw Failure(
+                description: "\(python) has no `cryptography` module: run `make venv` or point PUSH_TEST_PYTHON "
+                    + "at the venv's python3")
         }
         guard outcome.status == 0 else {
             throw Failure(description: "python exited with \(outcome.status): \(outcome.errors)")

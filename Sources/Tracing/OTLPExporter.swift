@@ -18,8 +18,10 @@ public final class OTLPExporter: Sendable {
         /// An attempt answered with a retryable failure and sent again, by the same reasons.
         public var retry: @Sendable (_ reason: String) -> Void
 
-        public init(exported: @escaping @Sendable (Int) -> Void, dropped: @escaping @Sendable (String, Int) -> Void,
-                    failure: @escaping @Sendable (String) -> Void, retry: @escaping @Sendable (String) -> Void) {
+        public init(
+            exported: @escaping @Sendable (Int) -> Void, dropped: @escaping @Sendable (String, Int) -> Void,
+            failure: @escaping @Sendable (String) -> Void, retry: @escaping @Sendable (String) -> Void
+        ) {
             self.exported = exported
             self.dropped = dropped
             self.failure = failure
@@ -41,11 +43,14 @@ public final class OTLPExporter: Sendable {
     public init(configuration: TracingConfiguration, encoder: OTLPJSONEncoder, counters: Counters, logger: Logger)
         throws(CurlError)
     {
-        client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-            name: "otlp", connections: 1, http2: true, httpsOnly: false, caFile: configuration.caFile,
-            timeout: configuration.requestTimeout, connectTimeout: .seconds(5), maxResponseBytes: 4 << 20))
+        client = try HTTPExchangeClient(
+            configuration: HTTPExchangeConfiguration(
+                name: "otlp", connections: 1, http2: true, httpsOnly: false, caFile: configuration.caFile,
+                timeout: configuration.requestTimeout, connectTimeout: .seconds(5), maxResponseBytes: 4 << 20))
         url = configuration.endpoint
-        var lines = ["Content-Type: application/json", "User-Agent: push-server-otlp-json/\(encoder.scopeVersion) (Swift)"]
+        var lines = [
+            "Content-Type: application/json", "User-Agent: push-server-otlp-json/\(encoder.scopeVersion) (Swift)",
+        ]
         lines += configuration.headers.map { "\($0.name): \($0.value)" }
         headers = lines
         self.encoder = encoder
@@ -62,14 +67,17 @@ public final class OTLPExporter: Sendable {
         attempt(exchange, count: spans.count, number: 1, delay: 0, deadline: deadline, done: done)
     }
 
-    private func attempt(_ exchange: HTTPExchange, count: Int, number: Int, delay: Double, deadline: UInt64,
-                         done: @escaping @Sendable () -> Void) {
+    private func attempt(
+        _ exchange: HTTPExchange, count: Int, number: Int, delay: Double, deadline: UInt64,
+        done: @escaping @Sendable () -> Void
+    ) {
         client.submit(exchange, after: delay) { [self] result in
             let now = MonotonicClock.now()
             let remaining = now < deadline ? Double(deadline - now) / 1e9 : 0
-            let decision = OTLPRetryPolicy.decide(result, attempt: number, remaining: remaining,
-                                                  nowUnix: Int(Date().timeIntervalSince1970),
-                                                  jitter: Double.random(in: 0..<1))
+            let decision = OTLPRetryPolicy.decide(
+                result, attempt: number, remaining: remaining,
+                nowUnix: Int(Date().timeIntervalSince1970),
+                jitter: Double.random(in: 0..<1))
             switch decision {
             case .done(let rejected):
                 counters.exported(count - rejected)
@@ -88,8 +96,12 @@ public final class OTLPExporter: Sendable {
                 if case .failure(let error) = result, error.kind == .shutdown { return done() }
                 counters.failure(reason)
                 counters.dropped("export_failed", count)
-                logger.notice("Exporting spans failed", ["reason": reason, "spans": String(count),
-                                                         "attempts": String(number), "endpoint": url.redacted])
+                logger.notice(
+                    "Exporting spans failed",
+                    [
+                        "reason": reason, "spans": String(count),
+                        "attempts": String(number), "endpoint": url.redacted,
+                    ])
                 done()
             }
         }

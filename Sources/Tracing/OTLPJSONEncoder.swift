@@ -20,10 +20,12 @@ public struct OTLPJSONEncoder: Sendable {
     public func encode(_ spans: [SpanData]) -> [UInt8] {
         let scope: JSONValue = ["name": .string(scopeName), "version": .string(scopeVersion)]
         let body: JSONValue = [
-            "resourceSpans": [[
-                "resource": ["attributes": Self.attributes(resource)],
-                "scopeSpans": [["scope": scope, "spans": .array(spans.map(Self.span))]],
-            ]],
+            "resourceSpans": [
+                [
+                    "resource": ["attributes": Self.attributes(resource)],
+                    "scopeSpans": [["scope": scope, "spans": .array(spans.map(Self.span))]],
+                ]
+            ]
         ]
         return body.serialized()
     }
@@ -46,10 +48,13 @@ public struct OTLPJSONEncoder: Sendable {
         if let parent = span.parentSpanID { object["parentSpanId"] = .string(parent.hex) }
         if !span.context.traceState.isEmpty { object["traceState"] = .string(span.context.traceState) }
         if !span.events.isEmpty {
-            object["events"] = .array(span.events.map { event in
-                ["name": .string(event.name), "timeUnixNano": .string(String(event.timeUnixNano)),
-                 "attributes": attributes(event.attributes)]
-            })
+            object["events"] = .array(
+                span.events.map { event in
+                    [
+                        "name": .string(event.name), "timeUnixNano": .string(String(event.timeUnixNano)),
+                        "attributes": attributes(event.attributes),
+                    ]
+                })
         }
         if span.droppedAttributes > 0 { object["droppedAttributesCount"] = .int(span.droppedAttributes) }
         if span.droppedEvents > 0 { object["droppedEventsCount"] = .int(span.droppedEvents) }
@@ -72,7 +77,11 @@ public struct OTLPJSONEncoder: Sendable {
         case .bool(let flag): ["boolValue": .bool(flag)]
         case .int(let number): ["intValue": .string(String(number))]
         // JSON has no NaN or infinity; OTLP's JSON mapping writes them as strings.
-        case .double(let number): ["doubleValue": number.isFinite ? .double(number) : .string(number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity")]
+        case .double(let number):
+            [
+                "doubleValue": number.isFinite
+                    ? .double(number) : .string(number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity")
+            ]
         }
     }
 }

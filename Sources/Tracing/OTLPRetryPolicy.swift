@@ -26,8 +26,10 @@ public enum OTLPRetryPolicy {
     ///   - remaining: seconds left before the export's deadline.
     ///   - nowUnix: wall time, for a `Retry-After` date.
     ///   - jitter: 0..<1, spreads the backoff (0.5 to 1 times the nominal delay).
-    public static func decide(_ result: HTTPExchangeResult, attempt: Int, remaining: Double, nowUnix: Int,
-                              jitter: Double) -> Decision {
+    public static func decide(
+        _ result: HTTPExchangeResult, attempt: Int, remaining: Double, nowUnix: Int,
+        jitter: Double
+    ) -> Decision {
         let reason: String
         var delay: Double?
         switch result {

@@ -27,8 +27,10 @@ public final class Span: Sendable {
         var ended = false
     }
 
-    init(context: TraceContext, parent: TraceContext?, name: String, kind: SpanKind, attributes: [Attribute],
-         sink: (any SpanSink)?) {
+    init(
+        context: TraceContext, parent: TraceContext?, name: String, kind: SpanKind, attributes: [Attribute],
+        sink: (any SpanSink)?
+    ) {
         self.context = context
         isRecording = sink != nil
         parentSpanID = parent?.spanID
@@ -37,8 +39,10 @@ public final class Span: Sendable {
         startWallNanos = Self.wallNanos()
         startMonotonic = MonotonicClock.now()
         self.sink = sink
-        state = Locked(State(name: name, attributes: Array(attributes.prefix(SpanLimits.attributes)),
-                             droppedAttributes: max(0, attributes.count - SpanLimits.attributes)))
+        state = Locked(
+            State(
+                name: name, attributes: Array(attributes.prefix(SpanLimits.attributes)),
+                droppedAttributes: max(0, attributes.count - SpanLimits.attributes)))
     }
 
     /// Sets (or replaces) an attribute.
@@ -90,11 +94,12 @@ public final class Span: Sendable {
         let data: SpanData? = state.withLock { state in
             guard !state.ended else { return nil }
             state.ended = true
-            return SpanData(context: context, parentSpanID: parentSpanID, parentIsRemote: parentIsRemote,
-                            name: state.name, kind: kind, startTimeUnixNano: startWallNanos, endTimeUnixNano: end,
-                            attributes: state.attributes, events: state.events, statusCode: state.statusCode,
-                            statusMessage: state.statusMessage, droppedAttributes: state.droppedAttributes,
-                            droppedEvents: state.droppedEvents)
+            return SpanData(
+                context: context, parentSpanID: parentSpanID, parentIsRemote: parentIsRemote,
+                name: state.name, kind: kind, startTimeUnixNano: startWallNanos, endTimeUnixNano: end,
+                attributes: state.attributes, events: state.events, statusCode: state.statusCode,
+                statusMessage: state.statusMessage, droppedAttributes: state.droppedAttributes,
+                droppedEvents: state.droppedEvents)
         }
         if let data { sink.enqueue(data) }
     }

@@ -17,8 +17,10 @@ public struct SpanBatcher: Sendable {
         /// Longest time one export (with its retries) may take (`OTEL_BSP_EXPORT_TIMEOUT`, 30000 ms).
         public var exportTimeout: Duration
 
-        public init(maxQueueSize: Int = 2048, maxExportBatchSize: Int = 512, scheduleDelay: Duration = .seconds(5),
-                    exportTimeout: Duration = .seconds(30)) {
+        public init(
+            maxQueueSize: Int = 2048, maxExportBatchSize: Int = 512, scheduleDelay: Duration = .seconds(5),
+            exportTimeout: Duration = .seconds(30)
+        ) {
             self.maxQueueSize = max(1, maxQueueSize)
             self.maxExportBatchSize = min(max(1, maxExportBatchSize), self.maxQueueSize)
             self.scheduleDelay = scheduleDelay

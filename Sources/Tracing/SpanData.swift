@@ -69,10 +69,12 @@ public struct SpanData: Sendable, Equatable {
     public var droppedAttributes: Int
     public var droppedEvents: Int
 
-    public init(context: TraceContext, parentSpanID: SpanID?, parentIsRemote: Bool = false, name: String, kind: SpanKind,
-                startTimeUnixNano: UInt64, endTimeUnixNano: UInt64, attributes: [Attribute] = [],
-                events: [SpanEvent] = [], statusCode: SpanStatusCode = .unset, statusMessage: String = "",
-                droppedAttributes: Int = 0, droppedEvents: Int = 0) {
+    public init(
+        context: TraceContext, parentSpanID: SpanID?, parentIsRemote: Bool = false, name: String, kind: SpanKind,
+        startTimeUnixNano: UInt64, endTimeUnixNano: UInt64, attributes: [Attribute] = [],
+        events: [SpanEvent] = [], statusCode: SpanStatusCode = .unset, statusMessage: String = "",
+        droppedAttributes: Int = 0, droppedEvents: Int = 0
+    ) {
         self.context = context
         self.parentSpanID = parentSpanID
         self.parentIsRemote = parentIsRemote

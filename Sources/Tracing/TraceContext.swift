@@ -32,19 +32,20 @@ public struct TraceContext: Hashable, Sendable {
     public init?(traceparent: String, tracestate: String? = nil) {
         let b = Array(traceparent.utf8.prefix(512))
         guard b.count >= 55, b[2] == UInt8(ascii: "-"), b[35] == UInt8(ascii: "-"), b[52] == UInt8(ascii: "-"),
-              b[0..<55].enumerated().allSatisfy({ index, byte in [2, 35, 52].contains(index) || Self.isLowerHex(byte) }),
-              let version = Hex.uint64(b[0..<2]), version != 0xFF,
-              let traceID = TraceID(hex: String(decoding: b[3..<35], as: UTF8.self)),
-              let spanID = SpanID(hex: String(decoding: b[36..<52], as: UTF8.self)),
-              let flags = Hex.uint64(b[53..<55])
+            b[0..<55].enumerated().allSatisfy({ index, byte in [2, 35, 52].contains(index) || Self.isLowerHex(byte) }),
+            let version = Hex.uint64(b[0..<2]), version != 0xFF,
+            let traceID = TraceID(hex: String(decoding: b[3..<35], as: UTF8.self)),
+            let spanID = SpanID(hex: String(decoding: b[36..<52], as: UTF8.self)),
+            let flags = Hex.uint64(b[53..<55])
         else { return nil }
         if version == 0 {
             guard b.count == 55 else { return nil }
         } else if b.count > 55, b[55] != UInt8(ascii: "-") {
             return nil
         }
-        self.init(traceID: traceID, spanID: spanID, flags: UInt8(flags) & (TraceFlags.sampled | TraceFlags.randomTraceID),
-                  traceState: tracestate.flatMap(TraceState.normalized) ?? "", isRemote: true)
+        self.init(
+            traceID: traceID, spanID: spanID, flags: UInt8(flags) & (TraceFlags.sampled | TraceFlags.randomTraceID),
+            traceState: tracestate.flatMap(TraceState.normalized) ?? "", isRemote: true)
     }
 
     /// `00-<trace id>-<span id>-<flags>`, lower-case: the header for an outgoing request made within this span.
@@ -97,9 +98,12 @@ public enum TraceState {
         guard (1...256).contains(key.count), (1...256).contains(value.count), value.last != 0x20 else { return false }
         let keyOK = key.allSatisfy { byte in
             (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-                || [UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "/"), UInt8(ascii: "@")].contains(byte)
+                || [UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "/"), UInt8(ascii: "@")]
+                    .contains(byte)
         }
-        let valueOK = value.allSatisfy { (0x20...0x7E).contains($0) && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "=") }
+        let valueOK = value.allSatisfy {
+            (0x20...0x7E).contains($0) && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "=")
+        }
         return keyOK && valueOK
     }
 }

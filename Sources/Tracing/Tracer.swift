@@ -18,15 +18,19 @@ public struct Tracer: Sendable {
 
     /// Starts a span, a child of `parent` (by default the task's `TraceContext.current`), or a new trace's root
     /// when there is none. The child keeps the parent's trace id, `tracestate` and random-trace-id flag.
-    public func startSpan(_ name: String, kind: SpanKind = .internal, parent: TraceContext? = TraceContext.current,
-                          attributes: [Attribute] = []) -> Span {
+    public func startSpan(
+        _ name: String, kind: SpanKind = .internal, parent: TraceContext? = TraceContext.current,
+        attributes: [Attribute] = []
+    ) -> Span {
         let traceID = parent?.traceID ?? TraceID.random()
         let sampled = sink != nil && sampler.shouldSample(parent: parent, traceID: traceID)
         var flags = parent.map { $0.flags & TraceFlags.randomTraceID } ?? TraceFlags.randomTraceID
         if sampled { flags |= TraceFlags.sampled }
-        let context = TraceContext(traceID: traceID, spanID: SpanID.random(), flags: flags,
-                                   traceState: parent?.traceState ?? "")
-        return Span(context: context, parent: parent, name: name, kind: kind, attributes: attributes,
-                    sink: sampled ? sink : nil)
+        let context = TraceContext(
+            traceID: traceID, spanID: SpanID.random(), flags: flags,
+            traceState: parent?.traceState ?? "")
+        return Span(
+            context: context, parent: parent, name: name, kind: kind, attributes: attributes,
+            sink: sampled ? sink : nil)
     }
 }

@@ -21,10 +21,12 @@ public struct TracingConfiguration: Sendable, Equatable {
 
     public static let defaultEndpoint = "http://localhost:4318/v1/traces"
 
-    public init(enabled: Bool = false, endpoint: HTTPURL? = nil, headers: [(name: String, value: String)] = [],
-                serviceName: String = "push-server", resourceAttributes: [(key: String, value: String)] = [],
-                sampler: Sampler = .default, batch: SpanBatcher.Settings = SpanBatcher.Settings(),
-                requestTimeout: Duration = .seconds(10), caFile: String? = nil) {
+    public init(
+        enabled: Bool = false, endpoint: HTTPURL? = nil, headers: [(name: String, value: String)] = [],
+        serviceName: String = "push-server", resourceAttributes: [(key: String, value: String)] = [],
+        sampler: Sampler = .default, batch: SpanBatcher.Settings = SpanBatcher.Settings(),
+        requestTimeout: Duration = .seconds(10), caFile: String? = nil
+    ) {
         self.enabled = enabled
         // The constant parses (checked by the tests); `try!` cannot fail here.
         self.endpoint = endpoint ?? (try! HTTPURL(Self.defaultEndpoint))
@@ -85,7 +87,7 @@ public struct TracingConfiguration: Sendable, Equatable {
             guard let text = value(name) else { continue }
             for (key, headerValue) in try Self.pairs(text, name) {
                 guard key.utf8.allSatisfy(Self.isTokenByte),
-                      !headerValue.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+                    !headerValue.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
                 else { throw EnvironmentError(variable: name, message: "\(key) is not a valid header") }
                 out.headers.removeAll { $0.name.lowercased() == key.lowercased() }
                 out.headers.append((key, headerValue))
@@ -105,7 +107,8 @@ public struct TracingConfiguration: Sendable, Equatable {
         if let name = value("OTEL_SERVICE_NAME") { out.serviceName = name }
         if let name = value("OTEL_TRACES_SAMPLER") {
             guard let sampler = Sampler(name: name, argument: value("OTEL_TRACES_SAMPLER_ARG")) else {
-                throw EnvironmentError(variable: "OTEL_TRACES_SAMPLER", message: "unknown sampler or argument out of 0...1")
+                throw EnvironmentError(
+                    variable: "OTEL_TRACES_SAMPLER", message: "unknown sampler or argument out of 0...1")
             }
             out.sampler = sampler
         }
@@ -121,8 +124,9 @@ public struct TracingConfiguration: Sendable, Equatable {
         if let size = try integer("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 1...1_000_000) { batch.maxExportBatchSize = size }
         if let ms = try integer("OTEL_BSP_SCHEDULE_DELAY", 1...3_600_000) { batch.scheduleDelay = .milliseconds(ms) }
         if let ms = try integer("OTEL_BSP_EXPORT_TIMEOUT", 1...3_600_000) { batch.exportTimeout = .milliseconds(ms) }
-        out.batch = SpanBatcher.Settings(maxQueueSize: batch.maxQueueSize, maxExportBatchSize: batch.maxExportBatchSize,
-                                         scheduleDelay: batch.scheduleDelay, exportTimeout: batch.exportTimeout)
+        out.batch = SpanBatcher.Settings(
+            maxQueueSize: batch.maxQueueSize, maxExportBatchSize: batch.maxExportBatchSize,
+            scheduleDelay: batch.scheduleDelay, exportTimeout: batch.exportTimeout)
         if let ms = try integer("OTEL_EXPORTER_OTLP_TIMEOUT", 1...3_600_000) { out.requestTimeout = .milliseconds(ms) }
         if let disabled = value("OTEL_SDK_DISABLED"), disabled.lowercased() == "true" { out.enabled = false }
         return out
@@ -143,8 +147,9 @@ public struct TracingConfiguration: Sendable, Equatable {
         for entry in text.split(separator: ",") {
             let member = entry.split(separator: ";", maxSplits: 1).first ?? ""
             guard let equals = member.firstIndex(of: "="),
-                  let key = member[..<equals].trimmingCharacters(in: .whitespaces).removingPercentEncoding, !key.isEmpty,
-                  let value = member[member.index(after: equals)...].trimmingCharacters(in: .whitespaces).removingPercentEncoding
+                let key = member[..<equals].trimmingCharacters(in: .whitespaces).removingPercentEncoding, !key.isEmpty,
+                let value = member[member.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                    .removingPercentEncoding
             else { throw EnvironmentError(variable: variable, message: "expected key=value pairs separated by commas") }
             out.append((key, value))
         }

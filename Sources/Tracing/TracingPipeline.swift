@@ -17,21 +17,28 @@ public final class TracingPipeline: Sendable {
     ///     `service.instance.id` (the node), …
     ///   - dropped: told of spans dropped by a full queue (counted as `queue_full`).
     /// - Throws: `CurlError` when the HTTP client cannot start.
-    public init(configuration: TracingConfiguration, version: String, resource: [Attribute],
-                counters: OTLPExporter.Counters, logger: Logger) throws(CurlError) {
+    public init(
+        configuration: TracingConfiguration, version: String, resource: [Attribute],
+        counters: OTLPExporter.Counters, logger: Logger
+    ) throws(CurlError) {
         var attributes = [Attribute("service.name", configuration.serviceName)]
         attributes += resource
         for (key, value) in configuration.resourceAttributes where !attributes.contains(where: { $0.key == key }) {
             attributes.append(Attribute(key, value))
         }
-        attributes += [Attribute("telemetry.sdk.name", "push-server"), Attribute("telemetry.sdk.language", "swift"),
-                       Attribute("telemetry.sdk.version", version)]
+        attributes += [
+            Attribute("telemetry.sdk.name", "push-server"), Attribute("telemetry.sdk.language", "swift"),
+            Attribute("telemetry.sdk.version", version),
+        ]
         let encoder = OTLPJSONEncoder(resource: attributes, scopeName: "push-server", scopeVersion: version)
-        let exporter = try OTLPExporter(configuration: configuration, encoder: encoder, counters: counters, logger: logger)
+        let exporter = try OTLPExporter(
+            configuration: configuration, encoder: encoder, counters: counters, logger: logger)
         self.exporter = exporter
-        processor = BatchSpanProcessor(settings: configuration.batch, export: { spans, done in
-            exporter.export(spans, done: done)
-        }, onDrop: { counters.dropped("queue_full", $0) })
+        processor = BatchSpanProcessor(
+            settings: configuration.batch,
+            export: { spans, done in
+                exporter.export(spans, done: done)
+            }, onDrop: { counters.dropped("queue_full", $0) })
         tracer = Tracer(sampler: configuration.sampler, sink: processor)
         // Bounded well inside the server's drain (its grace period is shared by every service stopping).
         shutdownTimeout = min(configuration.batch.exportTimeout, Self.longestFlush)

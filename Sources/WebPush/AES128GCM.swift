@@ -9,9 +9,11 @@ enum AES128GCM {
 
     /// `ciphertext ‖ tag` of `plaintext` (GCM is a stream mode: the ciphertext is as long as the plaintext).
     static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard key.count == keySize, nonce.count == nonceSize, !plaintext.isEmpty, plaintext.count <= Int(Int32.max) else {
-            throw CryptoError(operation: "AES128GCM.seal",
-                              messages: ["key \(key.count) B, nonce \(nonce.count) B, plaintext \(plaintext.count) B"])
+        guard key.count == keySize, nonce.count == nonceSize, !plaintext.isEmpty, plaintext.count <= Int(Int32.max)
+        else {
+            throw CryptoError(
+                operation: "AES128GCM.seal",
+                messages: ["key \(key.count) B, nonce \(nonce.count) B, plaintext \(plaintext.count) B"])
         }
         let context = try check(EVP_CIPHER_CTX_new(), "EVP_CIPHER_CTX_new")
         defer { EVP_CIPHER_CTX_free(context) }
@@ -19,12 +21,15 @@ enum AES128GCM {
         try check(EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce), "EVP_EncryptInit_ex")
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
         var written: Int32 = 0
-        try check(EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
+        try check(
+            EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
         var trailing = [UInt8](repeating: 0, count: tagSize)
         var trailingCount: Int32 = 0
         try check(EVP_EncryptFinal_ex(context, &trailing, &trailingCount), "EVP_EncryptFinal_ex")
         guard Int(written) == plaintext.count, trailingCount == 0 else {
-            throw CryptoError(operation: "EVP_EncryptUpdate", messages: ["wrote \(written)+\(trailingCount) of \(plaintext.count) bytes"])
+            throw CryptoError(
+                operation: "EVP_EncryptUpdate",
+                messages: ["wrote \(written)+\(trailingCount) of \(plaintext.count) bytes"])
         }
         var tag = [UInt8](repeating: 0, count: tagSize)
         try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag), "EVP_CTRL_GCM_GET_TAG")

@@ -42,7 +42,7 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_paramgen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
-              EVP_PKEY_paramgen(context, &key) == 1, let key
+            EVP_PKEY_paramgen(context, &key) == 1, let key
         else {
             ERR_clear_error()
             return nil
@@ -56,7 +56,8 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     /// key) so OpenSSL's own decoder validates it and computes the public point; no deprecated EC_KEY call.
     public convenience init(privateScalar: [UInt8]) throws(CryptoError) {
         guard privateScalar.count == 32 else {
-            throw CryptoError(operation: "P256KeyPair(privateScalar:)", messages: ["expected 32 bytes, got \(privateScalar.count)"])
+            throw CryptoError(
+                operation: "P256KeyPair(privateScalar:)", messages: ["expected 32 bytes, got \(privateScalar.count)"])
         }
         let der = Self.sec1Prefix + privateScalar + Self.sec1Suffix
         ERR_clear_error()
@@ -94,7 +95,9 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
 
     /// The private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), what `VAPIDKeyPair` loads.
     public func pkcs8PEM() throws(CryptoError) -> String {
-        try key.pem("PEM_write_bio_PrivateKey") { bio, pkey in PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil) }
+        try key.pem("PEM_write_bio_PrivateKey") { bio, pkey in
+            PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil)
+        }
     }
 
     /// Never prints key material.
@@ -110,10 +113,12 @@ enum P256Point {
     static func uncompressed(of key: EVPKey) throws(CryptoError) -> [UInt8] {
         var point = [UInt8](repeating: 0, count: size)
         var length = 0
-        try check(EVP_PKEY_get_octet_string_param(key.pointer, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, size, &length),
-                  "EVP_PKEY_get_octet_string_param(encoded-pub-key)")
+        try check(
+            EVP_PKEY_get_octet_string_param(key.pointer, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &point, size, &length),
+            "EVP_PKEY_get_octet_string_param(encoded-pub-key)")
         guard length == size, point[0] == 0x04 else {
-            throw CryptoError(operation: "EVP_PKEY_get_octet_string_param", messages: ["not a 65-byte uncompressed point"])
+            throw CryptoError(
+                operation: "EVP_PKEY_get_octet_string_param", messages: ["not a 65-byte uncompressed point"])
         }
         return point
     }
@@ -143,9 +148,11 @@ extension ES256PublicKey {
         let status = encoded.withUnsafeMutableBytes { bytes in
             names.withUnsafeMutableBufferPointer { text -> Int32 in
                 guard let base = text.baseAddress, EVP_PKEY_fromdata_init(context) == 1 else { return 0 }
-                var params = [OSSL_PARAM_construct_utf8_string(base, base + 10, 0),
-                              OSSL_PARAM_construct_octet_string(base + 6, bytes.baseAddress, bytes.count),
-                              OSSL_PARAM_construct_end()]
+                var params = [
+                    OSSL_PARAM_construct_utf8_string(base, base + 10, 0),
+                    OSSL_PARAM_construct_octet_string(base + 6, bytes.baseAddress, bytes.count),
+                    OSSL_PARAM_construct_end(),
+                ]
                 return EVP_PKEY_fromdata(context, &imported, Self.publicKeySelection, &params)
             }
         }
@@ -157,8 +164,9 @@ extension ES256PublicKey {
     }
 
     /// `EVP_PKEY_PUBLIC_KEY` (a compound macro Swift does not import): the domain parameters and the public key.
-    private static let publicKeySelection = Int32(OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
-                                                  | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
+    private static let publicKeySelection = Int32(
+        OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+            | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
 
     /// The key as the 65-byte uncompressed point (what browsers and VAPID's `k` parameter carry).
     public func uncompressedPoint() throws(CryptoError) -> [UInt8] {

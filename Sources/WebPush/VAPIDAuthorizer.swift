@@ -14,8 +14,10 @@ public final class VAPIDAuthorizer: Sendable {
 
     /// - Parameters:
     ///   - clock: the wall clock for `exp`; tests inject a movable one.
-    public init(keyPair: VAPIDKeyPair, subject: VAPIDSubject, policy: VAPIDTokenPolicy = VAPIDTokenPolicy(),
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        keyPair: VAPIDKeyPair, subject: VAPIDSubject, policy: VAPIDTokenPolicy = VAPIDTokenPolicy(),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.keyPair = keyPair
         self.subject = subject
         self.state = Locked(VAPIDTokenState(policy: policy))
@@ -32,7 +34,8 @@ public final class VAPIDAuthorizer: Sendable {
             token = cached
         case .sign(let expiresAt):
             // Signed outside the lock: two threads may both sign for a new origin; either token is valid.
-            let jwt = try VAPIDToken.make(audience: audience, subject: subject, expiresAt: expiresAt, key: keyPair.privateKey)
+            let jwt = try VAPIDToken.make(
+                audience: audience, subject: subject, expiresAt: expiresAt, key: keyPair.privateKey)
             token = VAPIDTokenState.Token(jwt: jwt, expiresAt: expiresAt)
             state.withLock { $0.install(token, for: audience, now: now) }
         }

@@ -17,8 +17,10 @@ public enum VAPIDToken {
         throws(CryptoError) -> String
     {
         let header = JSONWriter.object([("alg", "ES256"), ("typ", "JWT")])
-        let claims = JSONWriter.object([("aud", .string(audience)), ("exp", .int(expiresAt)),
-                                        ("sub", .string(subject.value))])
+        let claims = JSONWriter.object([
+            ("aud", .string(audience)), ("exp", .int(expiresAt)),
+            ("sub", .string(subject.value)),
+        ])
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         let signature = try key.sign(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)

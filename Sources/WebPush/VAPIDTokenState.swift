@@ -13,8 +13,9 @@ public struct VAPIDTokenPolicy: Sendable, Hashable {
     /// - Precondition: `0 ≤ renewBefore < lifetime ≤ 24 h` and `maxOrigins ≥ 1` (configuration is validated
     ///   before it gets here).
     public init(lifetime: Int = 12 * 60 * 60, renewBefore: Int = 60 * 60, maxOrigins: Int = 256) {
-        precondition(renewBefore >= 0 && renewBefore < lifetime && lifetime <= VAPIDToken.maxLifetime,
-                     "VAPID token lifetime must exceed renewBefore and be at most 24 h")
+        precondition(
+            renewBefore >= 0 && renewBefore < lifetime && lifetime <= VAPIDToken.maxLifetime,
+            "VAPID token lifetime must exceed renewBefore and be at most 24 h")
         precondition(maxOrigins >= 1, "maxOrigins must be at least 1")
         self.lifetime = lifetime
         self.renewBefore = renewBefore
@@ -74,7 +75,8 @@ public struct VAPIDTokenState: Sendable, Equatable {
         if tokens[audience] == nil, tokens.count >= policy.maxOrigins {
             tokens = tokens.filter { usable($0.value, now: now) }
             if tokens.count >= policy.maxOrigins,
-               let oldest = tokens.min(by: { ($0.value.expiresAt, $0.key) < ($1.value.expiresAt, $1.key) }) {
+                let oldest = tokens.min(by: { ($0.value.expiresAt, $0.key) < ($1.value.expiresAt, $1.key) })
+            {
                 tokens[oldest.key] = nil
             }
         }

@@ -10,8 +10,10 @@ public struct WebPushNotification: Sendable {
     /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
     public var retries: RetryScope?
 
-    public init(subscription: WebPushSubscription, message: WebPushMessage, deadline: RetryDeadline = .none,
-                retries: RetryScope? = nil) {
+    public init(
+        subscription: WebPushSubscription, message: WebPushMessage, deadline: RetryDeadline = .none,
+        retries: RetryScope? = nil
+    ) {
         self.subscription = subscription
         self.message = message
         self.deadline = deadline

@@ -42,7 +42,9 @@ public enum WebPushEncryption {
         guard paddingLength >= 0 else { throw .invalidPadding(paddingLength) }
         // A huge padding must not overflow the sums below.
         let (content, overflow) = plaintext.count.addingReportingOverflow(paddingLength)
-        guard !overflow, content <= maxBodySize else { throw .bodyTooLarge(overflow ? Int.max : headerSize + content + 17) }
+        guard !overflow, content <= maxBodySize else {
+            throw .bodyTooLarge(overflow ? Int.max : headerSize + content + 17)
+        }
         let record = content + 1 + AES128GCM.tagSize
         guard record <= Int(recordSize) else { throw .recordTooLarge(needed: record, recordSize: recordSize) }
         guard headerSize + record <= maxBodySize else { throw .bodyTooLarge(headerSize + record) }
@@ -63,13 +65,16 @@ public enum WebPushEncryption {
             let sealed = try AES128GCM.seal(padded, key: schedule.contentEncryptionKey, nonce: schedule.nonce)
             var body = messageSalt
             body.reserveCapacity(headerSize + sealed.count)
-            body += [UInt8(truncatingIfNeeded: recordSize >> 24), UInt8(truncatingIfNeeded: recordSize >> 16),
-                     UInt8(truncatingIfNeeded: recordSize >> 8), UInt8(truncatingIfNeeded: recordSize)]
+            body += [
+                UInt8(truncatingIfNeeded: recordSize >> 24), UInt8(truncatingIfNeeded: recordSize >> 16),
+                UInt8(truncatingIfNeeded: recordSize >> 8), UInt8(truncatingIfNeeded: recordSize),
+            ]
             body.append(UInt8(P256Point.size))
             body += sender.publicPoint
             body += sealed
-            return WebPushEncryptedBody(body: body,
-                                        headers: [WebPushHeader(name: "Content-Encoding", value: contentEncoding)])
+            return WebPushEncryptedBody(
+                body: body,
+                headers: [WebPushHeader(name: "Content-Encoding", value: contentEncoding)])
         } catch {
             throw .crypto(error)
         }

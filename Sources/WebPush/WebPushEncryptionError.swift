@@ -21,7 +21,8 @@ public enum WebPushEncryptionError: Error, Equatable, Sendable, CustomStringConv
         case .recordTooLarge(let needed, let recordSize):
             return "one record needs \(needed) bytes but the record size is \(recordSize)"
         case .bodyTooLarge(let size):
-            return "the encrypted body would be \(size) bytes, over the \(WebPushEncryption.maxBodySize) a push service must accept"
+            return
+                "the encrypted body would be \(size) bytes, over the \(WebPushEncryption.maxBodySize) a push service must accept"
         case .crypto(let error): return error.description
         }
     }

@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Locking
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A few threads that run the per-message RFC 8291 encryption (~0.1 ms of CPU each, docs/BENCHMARKS.md) off the
 /// submitting task, so one publish's fan-out uses every core instead of one. Every sender of the process shares

@@ -30,7 +30,8 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
         public var description: String {
             switch self {
             case .invalid(let text):
-                return "\"\(text)\" is not a host name or *.suffix (letters, digits, '-' and '.'; the suffix needs a dot), with an optional :port"
+                return
+                    "\"\(text)\" is not a host name or *.suffix (letters, digits, '-' and '.'; the suffix needs a dot), with an optional :port"
             }
         }
     }
@@ -55,7 +56,9 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
         for text in texts {
             var lower = text.lowercased()
             if let colon = lower.lastIndex(of: ":") {
-                guard let port = Int(lower[lower.index(after: colon)...]), (1...65535).contains(port) else { throw .invalid(text) }
+                guard let port = Int(lower[lower.index(after: colon)...]), (1...65535).contains(port) else {
+                    throw .invalid(text)
+                }
                 lower = String(lower[..<colon]) + (port == 443 ? "" : ":\(port)")
             }
             let host = lower.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
@@ -96,7 +99,8 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
     public var description: String { patterns.map(\.description).joined(separator: ", ") }
 
     private static func isHostName(_ host: String) -> Bool {
-        guard !host.isEmpty, host.utf8.count <= 253, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..") else {
+        guard !host.isEmpty, host.utf8.count <= 253, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..")
+        else {
             return false
         }
         return host.utf8.allSatisfy { byte in

@@ -20,16 +20,20 @@ public struct WebPushKeySchedule: Sendable, Equatable {
     ///   - subscriberPoint: `ua_public`, the subscription's 65-byte `p256dh`.
     ///   - senderPoint: `as_public`, the message's 65-byte ephemeral public key.
     ///   - salt: the message's 16-byte salt.
-    public init(ecdhSecret: [UInt8], authSecret: [UInt8], subscriberPoint: [UInt8], senderPoint: [UInt8],
-                salt: [UInt8]) throws(CryptoError) {
+    public init(
+        ecdhSecret: [UInt8], authSecret: [UInt8], subscriberPoint: [UInt8], senderPoint: [UInt8],
+        salt: [UInt8]
+    ) throws(CryptoError) {
         authPseudorandomKey = try HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret)
         let keyInfo = Array("WebPush: info".utf8) + [0x00] + subscriberPoint + senderPoint
         inputKeyMaterial = try HKDF.expand(pseudorandomKey: authPseudorandomKey, info: keyInfo, length: 32)
         pseudorandomKey = try HKDF.extract(salt: salt, inputKeyMaterial: inputKeyMaterial)
-        contentEncryptionKey = try HKDF.expand(pseudorandomKey: pseudorandomKey,
-                                               info: Array("Content-Encoding: aes128gcm".utf8) + [0x00],
-                                               length: AES128GCM.keySize)
-        nonce = try HKDF.expand(pseudorandomKey: pseudorandomKey, info: Array("Content-Encoding: nonce".utf8) + [0x00],
-                                length: AES128GCM.nonceSize)
+        contentEncryptionKey = try HKDF.expand(
+            pseudorandomKey: pseudorandomKey,
+            info: Array("Content-Encoding: aes128gcm".utf8) + [0x00],
+            length: AES128GCM.keySize)
+        nonce = try HKDF.expand(
+            pseudorandomKey: pseudorandomKey, info: Array("Content-Encoding: nonce".utf8) + [0x00],
+            length: AES128GCM.nonceSize)
     }
 }

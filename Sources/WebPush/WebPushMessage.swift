@@ -50,8 +50,10 @@ public struct WebPushMessage: Sendable, Equatable {
         guard (0...Self.maxTTL).contains(ttl) else { throw .invalidTTL(ttl) }
         if let topic {
             let alphabet = { (byte: UInt8) in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "_")
             }
             guard (1...Self.maxTopicLength).contains(topic.utf8.count), topic.utf8.allSatisfy(alphabet) else {
                 throw .invalidTopic

@@ -32,7 +32,8 @@ public enum WebPushOutcome: Sendable, Equatable {
         case 200...299: self = .accepted(status: status)
         case 404, 410: self = .subscriptionGone(status: status)
         case 413: self = .payloadTooLarge
-        case 429, 500...599: self = .retry(status: status, after: retryAfter.flatMap { RetryAfter.seconds($0, now: now) })
+        case 429, 500...599:
+            self = .retry(status: status, after: retryAfter.flatMap { RetryAfter.seconds($0, now: now) })
         case 400, 401, 403: self = .configurationError(status: status, detail: Self.detail(body))
         default: self = .unknown(status: status)
         }

@@ -14,12 +14,15 @@ public struct WebPushRequest: Sendable, Equatable {
     /// - Parameters:
     ///   - authorization: the VAPID header for `subscription.audience`.
     ///   - paddingLength, senderKey, salt: see `WebPushEncryption.encrypt`.
-    public init(subscription: WebPushSubscription, message: WebPushMessage, authorization: VAPIDAuthorization,
-                paddingLength: Int = 0, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil)
+    public init(
+        subscription: WebPushSubscription, message: WebPushMessage, authorization: VAPIDAuthorization,
+        paddingLength: Int = 0, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil
+    )
         throws(WebPushEncryptionError)
     {
-        let encrypted = try WebPushEncryption.encrypt(message.payload, for: subscription.keys, paddingLength: paddingLength,
-                                                      senderKey: senderKey, salt: salt)
+        let encrypted = try WebPushEncryption.encrypt(
+            message.payload, for: subscription.keys, paddingLength: paddingLength,
+            senderKey: senderKey, salt: salt)
         var headers = [WebPushHeader(name: "TTL", value: String(message.ttl))]
         headers += encrypted.headers
         headers.append(WebPushHeader(name: "Content-Type", value: "application/octet-stream"))

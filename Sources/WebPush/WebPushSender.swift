@@ -63,14 +63,18 @@ public final class WebPushSender: Sendable {
     {
         self.vapid = vapid
         self.configuration = configuration
-        client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-            name: "webpush", connections: configuration.connections, maxConnectionsPerHost: configuration.connectionsPerHost,
-            streamsPerConnection: 100, http2: true, httpsOnly: true, caFile: configuration.caFile,
-            policy: configuration.policy, timeout: .seconds(configuration.requestTimeout),
-            connectTimeout: .seconds(configuration.connectTimeout), maxResponseBytes: 16 * 1024))
+        client = try HTTPExchangeClient(
+            configuration: HTTPExchangeConfiguration(
+                name: "webpush", connections: configuration.connections,
+                maxConnectionsPerHost: configuration.connectionsPerHost,
+                streamsPerConnection: 100, http2: true, httpsOnly: true, caFile: configuration.caFile,
+                policy: configuration.policy, timeout: .seconds(configuration.requestTimeout),
+                connectTimeout: .seconds(configuration.connectTimeout), maxResponseBytes: 16 * 1024))
         let open = configuration.openEndpoints
-        ledger = SenderLedger(capacity: configuration.window, perKey: configuration.windowPerService, state: State(
-            hosts: DistinctHostBook(limit: open?.maxHosts ?? 1, idleSeconds: open?.hostIdleSeconds ?? 0)))
+        ledger = SenderLedger(
+            capacity: configuration.window, perKey: configuration.windowPerService,
+            state: State(
+                hosts: DistinctHostBook(limit: open?.maxHosts ?? 1, idleSeconds: open?.hostIdleSeconds ?? 0)))
         workers = configuration.encryptsOnWorkers ? .shared : nil
     }
 
@@ -85,7 +89,8 @@ public final class WebPushSender: Sendable {
     /// full); returns once it is accepted, its encryption queued on a worker (or done, with `encryptsOnWorkers`
     /// false). `onResult` fires exactly once with the final result: on a curl loop thread, an encryption worker (an
     /// encryption failure), or the caller's thread (a refused host, shutdown).
-    public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async {
+    public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async
+    {
         let endpoint = notification.subscription.endpoint
         // The key of the destination's share of the window: the push service (allow-list pattern), or with open
         // endpoints the host itself, admitted by the port rule and the distinct-host cap.
@@ -107,16 +112,21 @@ public final class WebPushSender: Sendable {
         } else {
             guard let service = configuration.allowedHosts.pattern(for: endpoint) else {
                 ledger.withState { $0.counters.refusedDestinations += 1 }
-                onResult(.failure(.hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
+                onResult(
+                    .failure(
+                        .hostNotAllowed(endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)")))
                 return
             }
             shareKey = service.description
         }
         // A slot of the service's share first: a slow service makes only its own notifications wait. The slot is
         // taken before encrypting, so the window also bounds the messages waiting for a worker.
-        guard let job = await ledger.admit(key: shareKey, cancelledBy: notification.retries, {
-            Job(id: $0, notification: notification, onResult: onResult)
-        })
+        guard
+            let job = await ledger.admit(
+                key: shareKey, cancelledBy: notification.retries,
+                {
+                    Job(id: $0, notification: notification, onResult: onResult)
+                })
         else {
             // Its run was cancelled while it waited for room in the window (never sent), or the sender is stopping.
             if notification.retries?.isCancelled == true { return onResult(.failure(.cancelled(attempts: 0))) }
@@ -142,7 +152,8 @@ public final class WebPushSender: Sendable {
     /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod`, then gives
     /// every unfinished one `.failure(.shutdown)`, closes the connections and returns those notifications.
     public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [WebPushNotification] {
-        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) { job in
+        let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) {
+            job in
             job.onResult(.failure(.shutdown))
         }
         await client.shutdown()
@@ -159,12 +170,14 @@ public final class WebPushSender: Sendable {
         let notification = job.notification
         let request: WebPushRequest
         do throws(WebPushEncryptionError) {
-            request = try WebPushRequest(subscription: notification.subscription, message: notification.message, vapid: vapid)
+            request = try WebPushRequest(
+                subscription: notification.subscription, message: notification.message, vapid: vapid)
         } catch {
             return finish(job, .failure(.encryption(error)))
         }
-        job.exchange = HTTPExchange(url: notification.subscription.endpoint, headers: request.headers.map(\.description),
-                                    body: request.body)
+        job.exchange = HTTPExchange(
+            url: notification.subscription.endpoint, headers: request.headers.map(\.description),
+            body: request.body)
         send(job)
     }
 
@@ -175,8 +188,9 @@ public final class WebPushSender: Sendable {
     }
 
     private func decide(_ job: Job, retryAfter: Int?) -> WebPushRetryPolicy.Decision {
-        configuration.retryPolicy.decide(attempts: job.attempts, elapsed: job.delaySpent, retryAfter: retryAfter,
-                                         secondsLeft: job.notification.deadline.secondsLeft(at: configuration.clock()))
+        configuration.retryPolicy.decide(
+            attempts: job.attempts, elapsed: job.delaySpent, retryAfter: retryAfter,
+            secondsLeft: job.notification.deadline.secondsLeft(at: configuration.clock()))
     }
 
     private func answered(_ job: Job, _ result: HTTPExchangeResult) {
@@ -195,7 +209,8 @@ public final class WebPushSender: Sendable {
             finish(job, .failure(.transport(error, attempts: job.attempts)))
         case .success(let response):
             let now = VAPIDAuthorizer.unixSeconds(configuration.clock())
-            let outcome = WebPushOutcome(status: response.status, retryAfter: response.retryAfter, body: response.body, now: now)
+            let outcome = WebPushOutcome(
+                status: response.status, retryAfter: response.retryAfter, body: response.body, now: now)
             if case .retry(_, let after) = outcome {
                 switch decide(job, retryAfter: after) {
                 case .retry(let delay): return retry(job, after: delay)
@@ -204,8 +219,11 @@ public final class WebPushSender: Sendable {
                 }
             }
             if case .configurationError(let status, let detail) = outcome {
-                configuration.logger.warning("push service refused the request", [
-                    "status": String(status), "host": job.notification.subscription.endpoint.host, "detail": detail])
+                configuration.logger.warning(
+                    "push service refused the request",
+                    [
+                        "status": String(status), "host": job.notification.subscription.endpoint.host, "detail": detail,
+                    ])
             }
             finish(job, .response(outcome, attempts: job.attempts))
         }
@@ -216,8 +234,9 @@ public final class WebPushSender: Sendable {
     private func retry(_ job: Job, after delay: Double) {
         let ticket: Int?
         if let scope = job.notification.retries {
-            guard let waiting = scope.wait(onCancel: { [self] in finish(job, .failure(.cancelled(attempts: job.attempts))) })
-            else { return finish(job, .failure(.cancelled(attempts: job.attempts))) }
+            let cancelled: @Sendable () -> Void = { [self] in finish(job, .failure(.cancelled(attempts: job.attempts)))
+            }
+            guard let waiting = scope.wait(onCancel: cancelled) else { return cancelled() }
             ticket = waiting
         } else {
             ticket = nil

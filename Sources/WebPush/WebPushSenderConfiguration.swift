@@ -42,11 +42,13 @@ public struct WebPushSenderConfiguration: Sendable {
     public var clock: @Sendable () -> Date
     public var logger: Logger
 
-    public init(allowedHosts: WebPushHostAllowlist = .knownPushServices, policy: DestinationPolicy = DestinationPolicy(),
-                caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 1024,
-                windowPerService: Int = 256, requestTimeout: Double = 30, connectTimeout: Double = 3,
-                retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
-                clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled) {
+    public init(
+        allowedHosts: WebPushHostAllowlist = .knownPushServices, policy: DestinationPolicy = DestinationPolicy(),
+        caFile: String? = nil, connections: Int = 2, connectionsPerHost: Int = 8, window: Int = 1024,
+        windowPerService: Int = 256, requestTimeout: Double = 30, connectTimeout: Double = 3,
+        retryPolicy: WebPushRetryPolicy = WebPushRetryPolicy(),
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled
+    ) {
         self.allowedHosts = allowedHosts
         self.policy = policy
         self.caFile = caFile
@@ -115,7 +117,9 @@ public struct WebPushRetryPolicy: Sendable, Hashable {
 
     /// The delay before the next attempt, or nil to stop (no deadline). `attempts`: sends so far; `elapsed`: delay spent.
     public func delay(attempts: Int, elapsed: Double, retryAfter: Int?) -> Double? {
-        if case .retry(let after) = decide(attempts: attempts, elapsed: elapsed, retryAfter: retryAfter) { return after }
+        if case .retry(let after) = decide(attempts: attempts, elapsed: elapsed, retryAfter: retryAfter) {
+            return after
+        }
         return nil
     }
 }

@@ -17,8 +17,10 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
         let mock = try startMock()
         let client = try APNsBroadcastClient()
         broadcastClient = client
-        return (client, APNsBroadcastEndpoints(managementURL: mock.baseURL, sendURL: mock.baseURL, caFile: mock.caFile),
-                APNsBundleID(topic)!)
+        return (
+            client, APNsBroadcastEndpoints(managementURL: mock.baseURL, sendURL: mock.baseURL, caFile: mock.caFile),
+            APNsBundleID(topic)!
+        )
     }
 
     private func response(_ result: APNsBroadcastResult, file: StaticString = #filePath, line: UInt = #line)
@@ -33,20 +35,25 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
 
     func testCreatesListsReadsBroadcastsAndDeletesAChannel() async throws {
         let (client, endpoints, app) = try setUpClient()
-        let created = response(await client.manage(.create(.noMessageStored), bundleID: app, endpoints: endpoints,
-                                                   credentials: credentials))
+        let created = response(
+            await client.manage(
+                .create(.noMessageStored), bundleID: app, endpoints: endpoints,
+                credentials: credentials))
         XCTAssertEqual(created?.status, 201)
         let id = try XCTUnwrap(created?.createdChannel)
         XCTAssertTrue(id.rawValue.contains("/") && id.rawValue.contains("+"), "the mock's ids carry / and +")
 
         let listed = response(await client.manage(.list, bundleID: app, endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(listed?.channels, [id])
-        let read = response(await client.manage(.read(id), bundleID: app, endpoints: endpoints, credentials: credentials))
+        let read = response(
+            await client.manage(.read(id), bundleID: app, endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(read?.body?.objectValue?["message-storage-policy"], .int(0))
 
         let payload = Array(#"{"aps":{"event":"update","timestamp":1700000000,"content-state":{"s":1}}}"#.utf8)
-        let sent = response(await client.broadcast(APNsBroadcastRequest(channelID: id, payload: payload), bundleID: app,
-                                                   endpoints: endpoints, credentials: credentials))
+        let sent = response(
+            await client.broadcast(
+                APNsBroadcastRequest(channelID: id, payload: payload), bundleID: app,
+                endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(sent?.status, 200)
         XCTAssertNotNil(sent?.requestID)
         let recorded = try XCTUnwrap(try mock.control("GET", "/broadcasts").arrayValue)
@@ -57,20 +64,26 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
         XCTAssertEqual(headers?["apns-expiration"], .string("0"))
         XCTAssertNil(headers?["apns-topic"])
 
-        let deleted = response(await client.manage(.delete(id), bundleID: app, endpoints: endpoints, credentials: credentials))
+        let deleted = response(
+            await client.manage(.delete(id), bundleID: app, endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(deleted?.status, 204)
-        let again = response(await client.manage(.delete(id), bundleID: app, endpoints: endpoints, credentials: credentials))
+        let again = response(
+            await client.manage(.delete(id), bundleID: app, endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(again?.reason, .channelNotRegistered)
     }
 
     func testNonzeroExpirationOnANoStorageChannelIsBadExpirationDate() async throws {
         let (client, endpoints, app) = try setUpClient()
-        let created = response(await client.manage(.create(.noMessageStored), bundleID: app, endpoints: endpoints,
-                                                   credentials: credentials))
+        let created = response(
+            await client.manage(
+                .create(.noMessageStored), bundleID: app, endpoints: endpoints,
+                credentials: credentials))
         let id = try XCTUnwrap(created?.createdChannel)
-        let request = APNsBroadcastRequest(channelID: id, payload: Array(#"{"aps":{"event":"end","timestamp":1}}"#.utf8),
-                                           expiration: 1_900_000_000)
-        let sent = response(await client.broadcast(request, bundleID: app, endpoints: endpoints, credentials: credentials))
+        let request = APNsBroadcastRequest(
+            channelID: id, payload: Array(#"{"aps":{"event":"end","timestamp":1}}"#.utf8),
+            expiration: 1_900_000_000)
+        let sent = response(
+            await client.broadcast(request, bundleID: app, endpoints: endpoints, credentials: credentials))
         XCTAssertEqual(sent?.reason, .badExpirationDate)
     }
 
@@ -87,7 +100,8 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
         broadcastClient = client
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let endpoints = APNsBroadcastEndpoints(managementURL: "https://127.0.0.1:1", sendURL: "https://127.0.0.1:1")
-        let result = await client.manage(.list, bundleID: APNsBundleID(topic)!, endpoints: endpoints, credentials: credentials)
+        let result = await client.manage(
+            .list, bundleID: APNsBundleID(topic)!, endpoints: endpoints, credentials: credentials)
         guard case .failure(let failure) = result else { return XCTFail("expected a failure, got \(result)") }
         XCTAssertTrue(failure.isRetryable, "\(failure)")
     }
@@ -106,7 +120,7 @@ final class APNsBroadcastClientTests: MockAPNsTestCase {
         XCTAssertEqual(answer?.reason, .tooManyProviderTokenUpdates)
     }
 
-        func testAfterShutdownCallsEndShutdown() async throws {
+    func testAfterShutdownCallsEndShutdown() async throws {
         let (client, endpoints, app) = try setUpClient()
         await client.shutdown()
         let result = await client.manage(.list, bundleID: app, endpoints: endpoints, credentials: credentials)

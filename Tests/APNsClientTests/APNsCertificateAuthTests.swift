@@ -22,8 +22,9 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
     private func startCertificateMock() throws {
         // The mock still knows the token key, so a request that carried a JWT would be accepted: the assertions
         // below check that none was sent.
-        mock = try MockAPNs.start(teamID: teamID, keys: [(keyID: keyID, publicKeyPath: pair.publicKeyPath)],
-                                  topics: [topic], extraArguments: ["--client-ca", certs["ca"]])
+        mock = try MockAPNs.start(
+            teamID: teamID, keys: [(keyID: keyID, publicKeyPath: pair.publicKeyPath)],
+            topics: [topic], extraArguments: ["--client-ca", certs["ca"]])
     }
 
     private func p12Credentials() throws -> APNsCredentials {
@@ -47,10 +48,12 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
     func testDeliversWithAPEMPairAndTheVoIPTopicOfTheCertificate() async throws {
         try startCertificateMock()
         let client = try makeClient()
-        let credentials = APNsCredentials(certificate: try TLSClientIdentity.pem(
-            certificateFile: certs["cert"], keyFile: certs["key"], password: nil))
-        let voip = APNsRequest(deviceToken: token(1), payload: Array(#"{"aps":{}}"#.utf8), topic: "com.example.app.voip",
-                               pushType: .voip)
+        let credentials = APNsCredentials(
+            certificate: try TLSClientIdentity.pem(
+                certificateFile: certs["cert"], keyFile: certs["key"], password: nil))
+        let voip = APNsRequest(
+            deviceToken: token(1), payload: Array(#"{"aps":{}}"#.utf8), topic: "com.example.app.voip",
+            pushType: .voip)
         let results = await submitAll(client, [alert(token(0)), voip], credentials: credentials)
         XCTAssertEqual(results.map { $0.response?.status }, [200, 200])
     }
@@ -65,8 +68,9 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
         configuration.tokenManagers = managers
         let broadcaster = try APNsBroadcastClient(configuration: configuration)
         let endpoints = APNsBroadcastEndpoints(managementURL: "https://127.0.0.1:1", sendURL: "https://127.0.0.1:1")
-        let result = await broadcaster.manage(.list, bundleID: APNsBundleID(topic)!, endpoints: endpoints,
-                                              credentials: credentials)
+        let result = await broadcaster.manage(
+            .list, bundleID: APNsBundleID(topic)!, endpoints: endpoints,
+            credentials: credentials)
         await broadcaster.shutdown()
         XCTAssertEqual(
             result, .failure(.configuration(.signingFailed("certificate credentials sign no provider tokens"))))
@@ -76,8 +80,9 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
     func testTokenOnlyPushTypesAreRefusedBeforeSending() async throws {
         try startCertificateMock()
         let client = try makeClient()
-        let live = APNsRequest(deviceToken: token(0), payload: Array(#"{"aps":{"event":"update"}}"#.utf8),
-                               topic: topic, pushType: .liveactivity)
+        let live = APNsRequest(
+            deviceToken: token(0), payload: Array(#"{"aps":{"event":"update"}}"#.utf8),
+            topic: topic, pushType: .liveactivity)
         let result = await client.send(live, credentials: try p12Credentials(), environment: environment)
         XCTAssertEqual(result, .failure(.invalidRequest(.pushTypeNeedsTokenAuthentication(.liveactivity))))
         XCTAssertEqual(try mock.requests().count, 0)
@@ -87,8 +92,9 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
     func testTopicOutsideTheCertificateGetsBadTopicFromAPNs() async throws {
         try startCertificateMock()
         let client = try makeClient()
-        let request = APNsRequest(deviceToken: token(0), payload: Array(#"{"aps":{"alert":"x"}}"#.utf8),
-                                  topic: "com.example.elsewhere", pushType: .alert)
+        let request = APNsRequest(
+            deviceToken: token(0), payload: Array(#"{"aps":{"alert":"x"}}"#.utf8),
+            topic: "com.example.elsewhere", pushType: .alert)
         let result = await client.send(request, credentials: try p12Credentials(), environment: environment)
         XCTAssertEqual(result.response?.status, 400)
         XCTAssertEqual(result.response?.reason, .badTopic)
@@ -97,8 +103,10 @@ final class APNsCertificateAuthTests: MockAPNsTestCase {
     func testExpiredCertificateFailsTheHandshakeWithoutAResponse() async throws {
         try startCertificateMock()
         let client = try makeClient(retry: APNsRetryPolicy(maxAttempts: 1))
-        let expired = APNsCredentials(certificate: try TLSClientIdentity.pkcs12(file: certs["expired_p12"],
-                                                                                 password: certs["password"]))
+        let expired = APNsCredentials(
+            certificate: try TLSClientIdentity.pkcs12(
+                file: certs["expired_p12"],
+                password: certs["password"]))
         let result = await client.send(alert(token(0)), credentials: expired, environment: environment)
         guard case .failure(.transport) = result else { return XCTFail("\(result)") }
         XCTAssertEqual(try mock.requests().count, 0)

@@ -16,11 +16,15 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         requests.insert(alert(victim), at: 100)
         let collector = ResultCollector(count: requests.count)
         for (index, request) in requests.enumerated() {
-            await client.submit(request, credentials: credentials, environment: environment) { collector.record(index, $0) }
+            await client.submit(request, credentials: credentials, environment: environment) {
+                collector.record(index, $0)
+            }
         }
         let results = await collector.all()
         XCTAssertEqual(collector.duplicates, 0)
-        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, requests.count, "\(results.filter { $0.response?.status != 200 })")
+        XCTAssertEqual(
+            results.filter { $0.response?.status == 200 }.count, requests.count,
+            "\(results.filter { $0.response?.status != 200 })")
         let stats = try mock.stats()
         XCTAssertEqual(stats.goawaysSent, 1)
         XCTAssertGreaterThanOrEqual(stats.connectionsOpened, 2)
@@ -374,7 +378,11 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         // 3 fill the window; the other 3 wait in `submit`, so they are submitted from separate tasks.
         let (credentials, environment) = (credentials, environment)
         for (index, request) in requests.enumerated() {
-            Task { await client.submit(request, credentials: credentials, environment: environment) { collector.record(index, $0) } }
+            Task {
+                await client.submit(request, credentials: credentials, environment: environment) {
+                    collector.record(index, $0)
+                }
+            }
         }
         try await eventually("3 requests wait for the window") { client.stats().waitingForWindow >= 3 }
         let started = Date()

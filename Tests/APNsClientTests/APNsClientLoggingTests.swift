@@ -19,8 +19,9 @@ final class APNsClientLoggingTests: MockAPNsTestCase {
         XCTAssertEqual(result, .failure(.configuration(.rejected(status: 403, reason: .invalidProviderToken))))
 
         let lines = sink.lines
-        XCTAssertTrue(lines.contains { $0.contains("APNs rejected the credentials") && $0.contains("InvalidProviderToken") },
-                      "\(lines)")
+        XCTAssertTrue(
+            lines.contains { $0.contains("APNs rejected the credentials") && $0.contains("InvalidProviderToken") },
+            "\(lines)")
         let jwt = try XCTUnwrap(try mock.requests().first?.header("authorization"))
         for line in lines {
             XCTAssertFalse(line.contains(device), line)

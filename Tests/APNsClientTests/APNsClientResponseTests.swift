@@ -77,16 +77,28 @@ final class APNsClientResponseTests: MockAPNsTestCase {
             (APNsRequest(deviceToken: "abc", payload: [1], topic: topic, pushType: .alert), .deviceTokenOddLength),
             (APNsRequest(deviceToken: "xyxy", payload: [1], topic: topic, pushType: .alert), .deviceTokenNotHex),
             (APNsRequest(deviceToken: token(1), payload: [], topic: topic, pushType: .alert), .emptyPayload),
-            (APNsRequest(deviceToken: token(1), payload: silent, topic: topic, priority: .immediate),
-             .backgroundWithImmediatePriority),
-            (APNsRequest(deviceToken: token(1), payload: Array(repeating: 0x20, count: 4097), topic: topic,
-                         pushType: .alert), .payloadTooLarge(bytes: 4097, limit: 4096)),
-            (APNsRequest(deviceToken: token(1), payload: silent, topic: topic, pushType: .alert,
-                         collapseID: String(repeating: "c", count: 65)), .collapseIDTooLong(bytes: 65)),
-            (APNsRequest(deviceToken: token(1), payload: silent, topic: topic, pushType: .alert, apnsID: "nope"),
-             .invalidAPNsID),
-            (APNsRequest(deviceToken: token(1), payload: silent, topic: topic + ".voip", pushType: .alert),
-             .topicDoesNotMatchPushType(topic: topic + ".voip", pushType: .alert)),
+            (
+                APNsRequest(deviceToken: token(1), payload: silent, topic: topic, priority: .immediate),
+                .backgroundWithImmediatePriority
+            ),
+            (
+                APNsRequest(
+                    deviceToken: token(1), payload: Array(repeating: 0x20, count: 4097), topic: topic,
+                    pushType: .alert), .payloadTooLarge(bytes: 4097, limit: 4096)
+            ),
+            (
+                APNsRequest(
+                    deviceToken: token(1), payload: silent, topic: topic, pushType: .alert,
+                    collapseID: String(repeating: "c", count: 65)), .collapseIDTooLong(bytes: 65)
+            ),
+            (
+                APNsRequest(deviceToken: token(1), payload: silent, topic: topic, pushType: .alert, apnsID: "nope"),
+                .invalidAPNsID
+            ),
+            (
+                APNsRequest(deviceToken: token(1), payload: silent, topic: topic + ".voip", pushType: .alert),
+                .topicDoesNotMatchPushType(topic: topic + ".voip", pushType: .alert)
+            ),
         ]
         for (request, violation) in cases {
             let result = await send(client, request)
@@ -141,8 +153,10 @@ final class APNsClientResponseTests: MockAPNsTestCase {
     func testTooManyRequestsAndServerErrorsAreRetriedThenSucceed() async throws {
         let mock = try startMock()
         let client = try makeClient()
-        let scripted: [(Int, String)] = [(429, "TooManyRequests"), (500, "InternalServerError"),
-                                         (503, "ServiceUnavailable")]
+        let scripted: [(Int, String)] = [
+            (429, "TooManyRequests"), (500, "InternalServerError"),
+            (503, "ServiceUnavailable"),
+        ]
         for (index, (status, reason)) in scripted.enumerated() {
             let device = token(index, prefix: "50")
             try mock.setBehaviour(token: device, .init(status: status, reason: reason, times: 2))

@@ -37,12 +37,15 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         let results = await collector.all()
         let seconds = Date().timeIntervalSince(started)
         XCTAssertEqual(collector.duplicates, 0, "every callback fires once")
-        return Run(results: results, seconds: seconds, slowestRequest: latencies.withLock { $0.max() ?? 0 },
-                   mock: try mock.stats(), tokens: tokens)
+        return Run(
+            results: results, seconds: seconds, slowestRequest: latencies.withLock { $0.max() ?? 0 },
+            mock: try mock.stats(), tokens: tokens)
     }
 
     /// Exactly one 200 written per device, every result a 200, and no request near the request timeout.
-    private func assertEveryDeviceAnsweredOnceWithoutStall(_ run: Run, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertEveryDeviceAnsweredOnceWithoutStall(
+        _ run: Run, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let notOK = run.results.filter { $0.response?.status != 200 }
         XCTAssertEqual(notOK.count, 0, "\(notOK.prefix(3))", file: file, line: line)
         let sent = run.tokens.map { run.mock.sentPerToken[$0]?["200"] ?? 0 }
@@ -121,7 +124,9 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
             results += await submitAll(client, batch.map { alert($0) })
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), Self.requestTimeout / 2)
-        XCTAssertEqual(results.filter { $0.response?.status == 200 }.count, tokens.count, "\(results.filter { $0.response?.status != 200 }.prefix(3))")
+        XCTAssertEqual(
+            results.filter { $0.response?.status == 200 }.count, tokens.count,
+            "\(results.filter { $0.response?.status != 200 }.prefix(3))")
         let stats = try mock.stats()
         // At least one reset per batch. On a loaded machine libcurl may not have parsed a `cc` request's own 200
         // before the reset: that request is then unanswered, re-sent (correctly), and the mock resets again.
@@ -130,6 +135,8 @@ final class APNsConnectionFaultTests: MockAPNsTestCase {
         XCTAssertEqual(sent.filter { $0 == 0 }.count, 0, "no device is missing")
         // What libcurl 7.88 drops unread from the socket buffer when the connection resets is sent again (at
         // least once); the slow requests are cut off unanswered and re-sent once each.
-        XCTAssertEqual(tokens.filter { $0.hasPrefix("dd") }.map { stats.sentPerToken[$0]?["200"] ?? 0 }, Array(repeating: 1, count: 6))
+        XCTAssertEqual(
+            tokens.filter { $0.hasPrefix("dd") }.map { stats.sentPerToken[$0]?["200"] ?? 0 },
+            Array(repeating: 1, count: 6))
     }
 }

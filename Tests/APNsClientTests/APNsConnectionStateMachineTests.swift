@@ -1,7 +1,8 @@
-@testable import APNsClient
 import Foundation
 import HTTPClient
 import XCTest
+
+@testable import APNsClient
 
 /// One connection slot's scheduling without curl, sockets or a clock: the cold-connection gate, what GOAWAY and
 /// resets re-send, retry delays, token refreshes and shutdown. Time is whatever the test says it is.
@@ -17,11 +18,14 @@ final class APNsConnectionStateMachineTests: XCTestCase {
     private var streams: [Int: APNsJob] = [:]
 
     private func job(_ token: String, deadline: UInt64? = nil, retries: RetryScope? = nil) throws -> APNsJob {
-        var request = APNsRequest(deviceToken: token, payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), topic: "com.example.app")
+        var request = APNsRequest(
+            deviceToken: token, payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), topic: "com.example.app")
         request.retries = retries
         let prepared = try APNsHeaderRules.prepare(request)
-        return APNsJob(request: request, prepared: prepared, url: "https://apns.invalid" + prepared.path,
-                       deadline: deadline) { _ in }
+        return APNsJob(
+            request: request, prepared: prepared, url: "https://apns.invalid" + prepared.path,
+            deadline: deadline
+        ) { _ in }
     }
 
     private func jobs(_ count: Int) throws -> [APNsJob] {
@@ -52,10 +56,15 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         return machine.settleAnsweredEarly(now: now)
     }
 
-    private func fail(_ stream: Int, _ kind: APNsTransportError.Kind = .connection, status: Int = 0,
-                               now: UInt64 = 0) -> [Machine.Action] {
-        machine.ended(stream: stream, Machine.Ending(
-            status: status, failure: APNsTransportError(kind: kind, code: 56, message: "Connection reset")), now: now)
+    private func fail(
+        _ stream: Int, _ kind: APNsTransportError.Kind = .connection, status: Int = 0,
+        now: UInt64 = 0
+    ) -> [Machine.Action] {
+        machine.ended(
+            stream: stream,
+            Machine.Ending(
+                status: status, failure: APNsTransportError(kind: kind, code: 56, message: "Connection reset")),
+            now: now)
     }
 
     private func answer(_ stream: Int, status: Int, reason: APNsReason, now: UInt64 = 0) -> [Machine.Action] {
@@ -137,8 +146,9 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         actions += fail(sent[0]) + fail(sent[1], status: 200) + fail(sent[2], status: 200)
         actions += fail(sent[3], status: 200) + fail(sent[4])
         let done = finished(actions)
-        XCTAssertEqual(done.map { $0.job.request.deviceToken }.sorted(),
-                       [all[1], all[2], all[3]].map(\.request.deviceToken).sorted(), "answered ones finish once each")
+        XCTAssertEqual(
+            done.map { $0.job.request.deviceToken }.sorted(),
+            [all[1], all[2], all[3]].map(\.request.deviceToken).sorted(), "answered ones finish once each")
         XCTAssertTrue(done.allSatisfy { $0.result.response?.status == 200 })
         XCTAssertEqual(retries(actions), 2)
         XCTAssertEqual(machine.readyCount, 2)
@@ -215,8 +225,9 @@ final class APNsConnectionStateMachineTests: XCTestCase {
 
         machine.enqueue(try job(String(repeating: "c", count: 64), deadline: 2 * Self.second))
         let inTime = startAll(now: Self.second)[0]
-        XCTAssertEqual(retries(answer(inTime, status: 503, reason: .serviceUnavailable, now: Self.second)), 1,
-                       "a retry before the deadline still goes")
+        XCTAssertEqual(
+            retries(answer(inTime, status: 503, reason: .serviceUnavailable, now: Self.second)), 1,
+            "a retry before the deadline still goes")
     }
 
     func testACancelledRunsWaitingRetryEndsCancelledAtTheNextTickAndIsNeverSent() throws {
@@ -285,9 +296,11 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(one.overrideToken, token)
         stream = startAll()[0]
         let second = answer(stream, status: 403, reason: .expiredProviderToken)
-        XCTAssertTrue(second.contains { if case .warnCredentialsRejected(.expiredProviderToken) = $0 { true } else { false } })
-        XCTAssertEqual(finished(second).first?.result,
-                       .failure(.configuration(.rejected(status: 403, reason: .expiredProviderToken))))
+        XCTAssertTrue(
+            second.contains { if case .warnCredentialsRejected(.expiredProviderToken) = $0 { true } else { false } })
+        XCTAssertEqual(
+            finished(second).first?.result,
+            .failure(.configuration(.rejected(status: 403, reason: .expiredProviderToken))))
     }
 
     func testTokenRefreshFailureFinishesTheJob() throws {
@@ -342,8 +355,9 @@ final class APNsConnectionStateMachineTests: XCTestCase {
         machine.enqueue(all[3])
         machine.enqueue(all[4])
         let aborted = machine.abort()
-        XCTAssertEqual(aborted.map(\.request.deviceToken),
-                       [all[2], all[3], all[4], all[1]].map(\.request.deviceToken), "in flight, ready, delayed")
+        XCTAssertEqual(
+            aborted.map(\.request.deviceToken),
+            [all[2], all[3], all[4], all[1]].map(\.request.deviceToken), "in flight, ready, delayed")
         XCTAssertEqual(machine.readyCount + machine.delayedCount, 0)
         XCTAssertTrue(machine.abort().isEmpty)
     }

@@ -1,6 +1,6 @@
 import APNsClient
-import TestSupport
 import Foundation
+import TestSupport
 import XCTest
 
 final class APNsEnvironmentTests: XCTestCase {
@@ -21,8 +21,9 @@ final class APNsEnvironmentTests: XCTestCase {
 
     func testResultDescriptionPrintsTheWholeResponse() {
         let result = APNsResult.response(
-            APNsResponse(status: 410, apnsID: "id-1", apnsUniqueID: "u-1", reason: .unregistered,
-                         timestamp: Date(timeIntervalSince1970: 1_700_000_000.5), attempts: 2))
+            APNsResponse(
+                status: 410, apnsID: "id-1", apnsUniqueID: "u-1", reason: .unregistered,
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000.5), attempts: 2))
         XCTAssertEqual(
             result.description,
             "status=410 attempts=2 apns-id=id-1 apns-unique-id=u-1 reason=Unregistered timestamp=1700000000500")

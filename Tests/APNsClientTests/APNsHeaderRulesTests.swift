@@ -40,22 +40,29 @@ final class APNsHeaderRulesTests: XCTestCase {
     }
 
     func testContentAvailableWithSoundOrBadgeIsAlert() throws {
-        for payload in [#"{"aps":{"content-available":1,"sound":"a"}}"#, #"{"aps":{"content-available":1,"badge":2}}"#,
-                        #"{"aps":{"content-available":1,"alert":{"title":"t"}}}"#, #"{"aps":{"content-available":0}}"#,
-                        #"{"data":1}"#] {
+        for payload in [
+            #"{"aps":{"content-available":1,"sound":"a"}}"#, #"{"aps":{"content-available":1,"badge":2}}"#,
+            #"{"aps":{"content-available":1,"alert":{"title":"t"}}}"#, #"{"aps":{"content-available":0}}"#,
+            #"{"data":1}"#,
+        ] {
             XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .alert, payload)
         }
     }
 
     func testContentAvailableIsReadAsTheJSONTypeItIs() throws {
-        let background = [#"{"aps":{"content-available":1}}"#, #"{"aps":{"content-available":true}}"#,
-                          #"{"aps":{"content-available":1.0}}"#]
+        let background = [
+            #"{"aps":{"content-available":1}}"#, #"{"aps":{"content-available":true}}"#,
+            #"{"aps":{"content-available":1.0}}"#,
+        ]
         for payload in background {
-            XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .background, payload)
+            XCTAssertEqual(
+                try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .background, payload)
         }
-        let alert = [#"{"aps":{"content-available":false}}"#, #"{"aps":{"content-available":"1"}}"#,
-                     #"{"aps":{"content-available":1.5}}"#, #"{"aps":{"content-available":2}}"#,
-                     #"{"aps":{"content-available":null}}"#, #"{"aps":{"content-available":1,"alert":null}}"#]
+        let alert = [
+            #"{"aps":{"content-available":false}}"#, #"{"aps":{"content-available":"1"}}"#,
+            #"{"aps":{"content-available":1.5}}"#, #"{"aps":{"content-available":2}}"#,
+            #"{"aps":{"content-available":null}}"#, #"{"aps":{"content-available":1,"alert":null}}"#,
+        ]
         for payload in alert {
             XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: Array(payload.utf8))).pushType, .alert, payload)
         }
@@ -89,9 +96,11 @@ final class APNsHeaderRulesTests: XCTestCase {
         XCTAssertEqual(Set(expected.keys), Set(APNsPushType.allCases))
         for (type, topic) in expected {
             let payload = type == .background ? silent : alert
-            XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: payload, pushType: type)).topic, topic, "\(type)")
+            XCTAssertEqual(
+                try APNsHeaderRules.prepare(request(payload: payload, pushType: type)).topic, topic, "\(type)")
             // A topic that already carries the suffix is kept as is.
-            XCTAssertEqual(try APNsHeaderRules.prepare(request(payload: payload, topic: topic, pushType: type)).topic, topic)
+            XCTAssertEqual(
+                try APNsHeaderRules.prepare(request(payload: payload, topic: topic, pushType: type)).topic, topic)
         }
     }
 
@@ -128,7 +137,8 @@ final class APNsHeaderRulesTests: XCTestCase {
 
     func testRejectsHeaderInjectionThroughCollapseIDOrTopic() {
         XCTAssertEqual(
-            violation(request(collapseID: "a\r\nauthorization: x")), .controlCharacterInHeader(name: "apns-collapse-id"))
+            violation(request(collapseID: "a\r\nauthorization: x")), .controlCharacterInHeader(name: "apns-collapse-id")
+        )
         XCTAssertEqual(violation(request(topic: "com.example\napp")), .controlCharacterInHeader(name: "apns-topic"))
     }
 
@@ -144,8 +154,10 @@ final class APNsHeaderRulesTests: XCTestCase {
     func testAPNsIDMustBeCanonicalUUIDAndIsLowercased() throws {
         let upper = "9F2C4A1B-0D3E-4F5A-8B6C-7D8E9F0A1B2C"
         XCTAssertEqual(try APNsHeaderRules.prepare(request(apnsID: upper)).apnsID, upper.lowercased())
-        for bad in ["", "not-a-uuid", "9f2c4a1b0d3e4f5a8b6c7d8e9f0a1b2c", "9f2c4a1b-0d3e-4f5a-8b6c-7d8e9f0a1b2g",
-                    "{9f2c4a1b-0d3e-4f5a-8b6c-7d8e9f0a1b2c}"] {
+        for bad in [
+            "", "not-a-uuid", "9f2c4a1b0d3e4f5a8b6c7d8e9f0a1b2c", "9f2c4a1b-0d3e-4f5a-8b6c-7d8e9f0a1b2g",
+            "{9f2c4a1b-0d3e-4f5a-8b6c-7d8e9f0a1b2c}",
+        ] {
             XCTAssertEqual(violation(request(apnsID: bad)), .invalidAPNsID, bad)
         }
     }

@@ -1,10 +1,12 @@
-@testable import APNsClient
 import XCTest
+
+@testable import APNsClient
 
 final class APNsJobQueueTests: XCTestCase {
     private func job(_ index: Int) throws -> APNsJob {
-        let request = APNsRequest(deviceToken: String(format: "%064x", index + 1), payload: Array(#"{"aps":{}}"#.utf8),
-                                  topic: "com.example.app")
+        let request = APNsRequest(
+            deviceToken: String(format: "%064x", index + 1), payload: Array(#"{"aps":{}}"#.utf8),
+            topic: "com.example.app")
         let prepared = try APNsHeaderRules.prepare(request)
         return APNsJob(request: request, prepared: prepared, url: prepared.path) { _ in }
     }

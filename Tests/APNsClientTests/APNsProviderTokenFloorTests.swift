@@ -24,7 +24,9 @@ final class APNsProviderTokenFloorTests: MockAPNsTestCase {
 
         let restarted = try makeClient(tokenStore: store)  // a new process: new pools, new connections
         let after = await submitAll(restarted, (20..<40).map { alert(token($0, prefix: "b1")) })
-        XCTAssertEqual(after.filter { $0.response?.status == 200 }.count, 20, "\(after.filter { $0.response?.status != 200 }.prefix(2))")
+        XCTAssertEqual(
+            after.filter { $0.response?.status == 200 }.count, 20,
+            "\(after.filter { $0.response?.status != 200 }.prefix(2))")
         XCTAssertEqual(restarted.stats().tokenRefreshes, 0)
         XCTAssertEqual(restarted.stats().tokensAdopted, 1)
         XCTAssertEqual(Set(try mock.requests().compactMap { $0.jwt?.iat }).count, 1)

@@ -13,7 +13,8 @@ final class APNsReasonTests: XCTestCase {
             "Unregistered", "PayloadTooLarge", "TooManyProviderTokenUpdates", "TooManyRequests",
             "InternalServerError", "ServiceUnavailable", "Shutdown",
             // Broadcast channels.
-            "FeatureNotEnabled", "MissingChannelId", "BadChannelId", "ChannelNotRegistered", "CannotCreateChannelConfig",
+            "FeatureNotEnabled", "MissingChannelId", "BadChannelId", "ChannelNotRegistered",
+            "CannotCreateChannelConfig",
             "BadRequestParams", "BadRequestPayload", "MissingPushType", "TopicMismatch",
         ]
         XCTAssertEqual(APNsReason.known.map(\.rawValue), apple)
@@ -40,15 +41,19 @@ final class APNsReasonTests: XCTestCase {
     }
 
     func testParsesTimestampAsIntegerDoubleOrStringAndIgnoresOtherTypes() {
-        for body in [#"{"reason":"Unregistered","timestamp":1700000000123}"#,
-                     #"{"reason":"Unregistered","timestamp":1.700000000123e12}"#,
-                     #"{"reason":"Unregistered","timestamp":"1700000000123"}"#] {
+        for body in [
+            #"{"reason":"Unregistered","timestamp":1700000000123}"#,
+            #"{"reason":"Unregistered","timestamp":1.700000000123e12}"#,
+            #"{"reason":"Unregistered","timestamp":"1700000000123"}"#,
+        ] {
             let parsed = APNsResponse.parseBody(Array(body.utf8))
             XCTAssertEqual(parsed.reason, .unregistered, body)
             XCTAssertEqual(parsed.timestamp?.timeIntervalSince1970 ?? 0, 1_700_000_000.123, accuracy: 0.0005, body)
         }
-        for body in [#"{"reason":"Unregistered","timestamp":true}"#, #"{"reason":"Unregistered","timestamp":"nan"}"#,
-                     #"{"reason":"Unregistered","timestamp":null}"#] {
+        for body in [
+            #"{"reason":"Unregistered","timestamp":true}"#, #"{"reason":"Unregistered","timestamp":"nan"}"#,
+            #"{"reason":"Unregistered","timestamp":null}"#,
+        ] {
             XCTAssertNil(APNsResponse.parseBody(Array(body.utf8)).timestamp, body)
         }
         XCTAssertNil(APNsResponse.parseBody(Array(#"{"reason":7}"#.utf8)).reason, "a reason that is not a string")

@@ -4,8 +4,10 @@ import XCTest
 final class APNsRetryPolicyTests: XCTestCase {
     private let policy = APNsRetryPolicy(maxAttempts: 4, baseDelay: 0.5, maxDelay: 4, maxTotalDelay: 10, jitter: 0.5)
 
-    private func decide(_ outcome: APNsRetryPolicy.Outcome, attempts: Int = 1, elapsed: Double = 0,
-                        tokenRefreshed: Bool = false, random: Double = 0) -> APNsRetryPolicy.Decision {
+    private func decide(
+        _ outcome: APNsRetryPolicy.Outcome, attempts: Int = 1, elapsed: Double = 0,
+        tokenRefreshed: Bool = false, random: Double = 0
+    ) -> APNsRetryPolicy.Decision {
         policy.decide(outcome, attempts: attempts, elapsed: elapsed, tokenRefreshed: tokenRefreshed, random: random)
     }
 
@@ -50,8 +52,9 @@ final class APNsRetryPolicyTests: XCTestCase {
         XCTAssertEqual(decide(.transport(.fatal)), .finish)
         var noTimeouts = policy
         noTimeouts.retryTimeouts = false
-        XCTAssertEqual(noTimeouts.decide(.transport(.timeout), attempts: 1, elapsed: 0, tokenRefreshed: false, random: 0),
-                       .finish)
+        XCTAssertEqual(
+            noTimeouts.decide(.transport(.timeout), attempts: 1, elapsed: 0, tokenRefreshed: false, random: 0),
+            .finish)
     }
 
     func testExpiredProviderTokenRefreshesOnceThenIsAConfigurationFault() {
@@ -62,8 +65,10 @@ final class APNsRetryPolicyTests: XCTestCase {
     }
 
     func testCredentialRejectionsAreConfigurationFaultsNeverLoops() {
-        for reason: APNsReason in [.invalidProviderToken, .missingProviderToken, .badEnvironmentKeyIdInToken,
-                                   .unrelatedKeyIdInToken, .badCertificate, .badCertificateEnvironment] {
+        for reason: APNsReason in [
+            .invalidProviderToken, .missingProviderToken, .badEnvironmentKeyIdInToken,
+            .unrelatedKeyIdInToken, .badCertificate, .badCertificateEnvironment,
+        ] {
             XCTAssertEqual(decide(.response(status: 403, reason: reason)), .configurationFault, reason.rawValue)
         }
     }
@@ -72,8 +77,9 @@ final class APNsRetryPolicyTests: XCTestCase {
         let rejected = APNsRetryPolicy.Outcome.response(status: 429, reason: .tooManyProviderTokenUpdates)
         func decide(rejections: Int, elapsed: Double) -> APNsRetryPolicy.Decision {
             // attempts stays 1: rejected attempts are not counted against maxAttempts (4 here).
-            policy.decide(rejected, attempts: 1, elapsed: elapsed, tokenRefreshed: false, random: 0,
-                          tokenUpdateRejections: rejections)
+            policy.decide(
+                rejected, attempts: 1, elapsed: elapsed, tokenRefreshed: false, random: 0,
+                tokenUpdateRejections: rejections)
         }
         XCTAssertEqual(decide(rejections: 1, elapsed: 0), .retryAfterTokenUpdateRejected(after: 1), "at least 1 s")
         XCTAssertEqual(decide(rejections: 3, elapsed: 5), .retryAfterTokenUpdateRejected(after: 2))

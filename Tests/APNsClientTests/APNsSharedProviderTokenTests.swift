@@ -36,8 +36,9 @@ final class APNsSharedProviderTokenTests: MockAPNsTestCase {
 
     private func listChannels(_ client: APNsBroadcastClient) async -> Int? {
         let endpoints = APNsBroadcastEndpoints(managementURL: mock.baseURL, sendURL: mock.baseURL, caFile: mock.caFile)
-        guard case .response(let response) = await client.manage(
-            .list, bundleID: APNsBundleID(topic)!, endpoints: endpoints, credentials: credentials)
+        guard
+            case .response(let response) = await client.manage(
+                .list, bundleID: APNsBundleID(topic)!, endpoints: endpoints, credentials: credentials)
         else { return nil }
         return response.status
     }

@@ -1,5 +1,6 @@
-@testable import APNsClient
 import XCTest
+
+@testable import APNsClient
 
 /// The connection slot's request bookkeeping without sockets: what counts as answered, what is re-sent, and the
 /// cold-connection gate.
@@ -182,11 +183,14 @@ final class APNsStreamLedgerTests: XCTestCase {
         XCTAssertFalse(ledger.sending(2, connection: 7))
         ledger.started(3)
         let diagnosis = ledger.diagnosis(of: 1)
-        XCTAssertEqual(diagnosis, APNsStreamLedger.Diagnosis(
-            phase: .sent, onCurrentConnection: true, probe: true, connectionWarm: false, connectionPort: 7,
-            onConnection: 1, waiting: 1))
-        XCTAssertEqual(diagnosis.description,
-                       "stream: sent, no answer (probe); connection: cold port 7, 1 unanswered, 1 waiting for a connection")
+        XCTAssertEqual(
+            diagnosis,
+            APNsStreamLedger.Diagnosis(
+                phase: .sent, onCurrentConnection: true, probe: true, connectionWarm: false, connectionPort: 7,
+                onConnection: 1, waiting: 1))
+        XCTAssertEqual(
+            diagnosis.description,
+            "stream: sent, no answer (probe); connection: cold port 7, 1 unanswered, 1 waiting for a connection")
         XCTAssertFalse(ledger.headersComplete(1, status: 503))
         XCTAssertEqual(ledger.diagnosis(of: 1).phase, .answerIncomplete)
     }

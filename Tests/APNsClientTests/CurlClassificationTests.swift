@@ -6,13 +6,17 @@ import XCTest
 
 final class CurlClassificationTests: XCTestCase {
     func testConnectionLevelFailuresAreRetryableAndTLSVerificationIsFatal() {
-        for code in [CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING,
-                     CURLE_COULDNT_CONNECT] {
+        for code in [
+            CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING,
+            CURLE_COULDNT_CONNECT,
+        ] {
             XCTAssertEqual(CurlGlobal.classify(code), .connection, "\(code)")
         }
         XCTAssertEqual(CurlGlobal.classify(CURLE_OPERATION_TIMEDOUT), .timeout)
-        for code in [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_URL_MALFORMAT,
-                     CURLE_UNSUPPORTED_PROTOCOL] {
+        for code in [
+            CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_URL_MALFORMAT,
+            CURLE_UNSUPPORTED_PROTOCOL,
+        ] {
             XCTAssertEqual(CurlGlobal.classify(code), .fatal, "\(code)")
         }
     }

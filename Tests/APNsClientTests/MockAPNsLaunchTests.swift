@@ -135,8 +135,11 @@ final class MockAPNsLaunchTests: XCTestCase {
 
     func testStartFailsWhenTheMockExitsBeforeListening() {
         // A key file that does not exist makes the script exit with a traceback before printing its line.
-        XCTAssertThrowsError(try MockAPNs.start(keys: [(keyID: keyID, publicKeyPath: path("missing.pem"))],
-                                                topics: [topic])) {
+        XCTAssertThrowsError(
+            try MockAPNs.start(
+                keys: [(keyID: keyID, publicKeyPath: path("missing.pem"))],
+                topics: [topic])
+        ) {
             guard case MockAPNsError.noStartupLine = $0 else { return XCTFail("unexpected \($0)") }
         }
     }
@@ -162,9 +165,11 @@ final class MockAPNsLaunchTests: XCTestCase {
     /// One APNs-style POST through the curl CLI over HTTP/2, trusting the mock's CA.
     private func curl(_ mock: MockAPNs, jwt: String?) throws -> CurlAnswer {
         try Data(#"{"aps":{"alert":"hi"}}"#.utf8).write(to: URL(fileURLWithPath: path("payload.json")))
-        var arguments = ["-sS", "--http2", "--cacert", mock.caFile, "-o", path("body"), "-D", path("headers"),
-                         "-w", "%{http_code} %{http_version}", "-X", "POST", "--data-binary", "@" + path("payload.json"),
-                         "-H", "apns-topic: \(topic)", "-H", "apns-push-type: alert", "-H", "apns-priority: 10"]
+        var arguments = [
+            "-sS", "--http2", "--cacert", mock.caFile, "-o", path("body"), "-D", path("headers"),
+            "-w", "%{http_code} %{http_version}", "-X", "POST", "--data-binary", "@" + path("payload.json"),
+            "-H", "apns-topic: \(topic)", "-H", "apns-push-type: alert", "-H", "apns-priority: 10",
+        ]
         if let jwt { arguments += ["-H", "authorization: bearer \(jwt)"] }
         arguments.append("\(mock.baseURL)/3/device/\(token)")
         let out = try run("/usr/bin/curl", arguments).split(separator: " ")
@@ -186,7 +191,8 @@ final class MockAPNsLaunchTests: XCTestCase {
         let claims = base64url(Data(#"{"iss":"\#(teamID)","iat":\#(iat)}"#.utf8))
         let input = "\(header).\(claims)"
         try Data(input.utf8).write(to: URL(fileURLWithPath: path("input")))
-        try run("/usr/bin/openssl", ["dgst", "-sha256", "-sign", path("key.pem"), "-out", path("sig.der"), path("input")])
+        try run(
+            "/usr/bin/openssl", ["dgst", "-sha256", "-sign", path("key.pem"), "-out", path("sig.der"), path("input")])
         let der = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("sig.der"))))
         return "\(input).\(base64url(try rawSignature(fromDER: der)))"
     }

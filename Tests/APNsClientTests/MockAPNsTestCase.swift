@@ -1,7 +1,7 @@
-import Locking
 import APNsClient
 import Foundation
 import JWTSigner
+import Locking
 import TestSupport
 import XCTest
 

@@ -1,7 +1,7 @@
 import APNsClient
 import Foundation
-import XCTest
 import TestSupport
+import XCTest
 
 /// The process-wide registry: one manager per (team, key), whoever asks (a sandbox pool, a production pool, the
 /// broadcast client), so they mint one token between them. No sockets: the managers are driven directly.
@@ -71,8 +71,9 @@ final class ProviderTokenManagersTests: XCTestCase {
     }
 
     func testTheRegistrysStoreAndClockAreTheManagersOwn() async throws {
-        store.put(StoredProviderToken(jwt: "jwt-stored", issuedAt: Int(clock.now.timeIntervalSince1970) - 60),
-                  teamID: "TEAM123456", keyID: "KEY1234567")
+        store.put(
+            StoredProviderToken(jwt: "jwt-stored", issuedAt: Int(clock.now.timeIntervalSince1970) - 60),
+            teamID: "TEAM123456", keyID: "KEY1234567")
         let manager = try XCTUnwrap(registry().manager(for: credentials()))
         let token = try await manager.currentToken()
         XCTAssertEqual(token.jwt, "jwt-stored", "adopted from the registry's store")

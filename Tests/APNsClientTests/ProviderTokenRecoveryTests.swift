@@ -9,15 +9,19 @@ final class ProviderTokenRecoveryTests: XCTestCase {
     }
 
     func testTooManyProviderTokenUpdatesIsResolvedEvenAfterARefresh() {
-        XCTAssertEqual(ProviderTokenState.recovery(after: .tooManyProviderTokenUpdates, refreshed: false),
-                       .resolveRejected)
-        XCTAssertEqual(ProviderTokenState.recovery(after: .tooManyProviderTokenUpdates, refreshed: true),
-                       .resolveRejected)
+        XCTAssertEqual(
+            ProviderTokenState.recovery(after: .tooManyProviderTokenUpdates, refreshed: false),
+            .resolveRejected)
+        XCTAssertEqual(
+            ProviderTokenState.recovery(after: .tooManyProviderTokenUpdates, refreshed: true),
+            .resolveRejected)
     }
 
     func testOtherCredentialReasonsAreFaultsAndTheRestNotTheTokens() {
-        for reason: APNsReason in [.invalidProviderToken, .missingProviderToken, .badEnvironmentKeyIdInToken,
-                                   .unrelatedKeyIdInToken, .badCertificate, .badCertificateEnvironment] {
+        for reason: APNsReason in [
+            .invalidProviderToken, .missingProviderToken, .badEnvironmentKeyIdInToken,
+            .unrelatedKeyIdInToken, .badCertificate, .badCertificateEnvironment,
+        ] {
             XCTAssertEqual(ProviderTokenState.recovery(after: reason, refreshed: false), .credentialFault, "\(reason)")
         }
         for reason: APNsReason? in [nil, .badDeviceToken, .tooManyRequests, .internalServerError, .unregistered] {

@@ -1,8 +1,8 @@
 import APNsClient
 import Foundation
 import Locking
-import XCTest
 import TestSupport
+import XCTest
 
 /// A `ProviderTokenStore` in memory with the same compare-and-swap rule as the push store, plus hooks to let
 /// another writer in between a manager's read and its swap, and to fail writes.
@@ -114,8 +114,9 @@ final class ProviderTokenSharingStateTests: XCTestCase {
         var state = ProviderTokenState()
         state.install(jwt: "new", issuedAt: t0)
         XCTAssertEqual(state.token(now: t0 + 50 * 60), .mint(issuedAt: t0 + 50 * 60))
-        XCTAssertEqual(state.refresh(stored: StoredProviderToken(jwt: "older", issuedAt: t0 - 60), now: t0 + 50 * 60),
-                       .sign(issuedAt: t0 + 50 * 60))
+        XCTAssertEqual(
+            state.refresh(stored: StoredProviderToken(jwt: "older", issuedAt: t0 - 60), now: t0 + 50 * 60),
+            .sign(issuedAt: t0 + 50 * 60))
     }
 
     func testCompareAndSwapLostAdoptsTheWinnersToken() {
@@ -134,8 +135,9 @@ final class ProviderTokenSharingStateTests: XCTestCase {
         var state = ProviderTokenState()
         let first = state.install(jwt: "a", issuedAt: t0)
         let second = state.adopt(StoredProviderToken(jwt: "b", issuedAt: t0 + 1))
-        XCTAssertEqual(state.updateRejected(generation: first.generation, now: t0 + 2, storeChecked: false),
-                       .retryWith(second))
+        XCTAssertEqual(
+            state.updateRejected(generation: first.generation, now: t0 + 2, storeChecked: false),
+            .retryWith(second))
     }
 
     func testTooManyUpdatesReadsTheStoreThenAdoptsAnotherNodesToken() {
@@ -153,14 +155,18 @@ final class ProviderTokenSharingStateTests: XCTestCase {
         var state = ProviderTokenState()
         let ours = state.install(jwt: "ours", issuedAt: t0)
         _ = state.storeChecked(nil, now: t0 + 60)
-        XCTAssertEqual(state.updateRejected(generation: ours.generation, now: t0 + 60, storeChecked: true),
-                       .wait(signableAt: t0 + 20 * 60))
+        XCTAssertEqual(
+            state.updateRejected(generation: ours.generation, now: t0 + 60, storeChecked: true),
+            .wait(signableAt: t0 + 20 * 60))
         // The store is read again at most once per second however many requests are rejected.
-        XCTAssertEqual(state.updateRejected(generation: ours.generation, now: t0 + 60, storeChecked: false),
-                       .wait(signableAt: t0 + 20 * 60))
-        XCTAssertEqual(state.updateRejected(generation: ours.generation, now: t0 + 61, storeChecked: false), .checkStore)
-        XCTAssertEqual(state.updateRejected(generation: ours.generation, now: t0 + 20 * 60, storeChecked: true),
-                       .mint(issuedAt: t0 + 20 * 60))
+        XCTAssertEqual(
+            state.updateRejected(generation: ours.generation, now: t0 + 60, storeChecked: false),
+            .wait(signableAt: t0 + 20 * 60))
+        XCTAssertEqual(
+            state.updateRejected(generation: ours.generation, now: t0 + 61, storeChecked: false), .checkStore)
+        XCTAssertEqual(
+            state.updateRejected(generation: ours.generation, now: t0 + 20 * 60, storeChecked: true),
+            .mint(issuedAt: t0 + 20 * 60))
     }
 
     func testExpiredProviderTokenAdoptsANewerStoredTokenEvenWithinTheFloor() {
@@ -210,7 +216,8 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
-        let a = manager(store, signer, clock), b = manager(store, signer, clock)
+        let a = manager(store, signer, clock)
+        let b = manager(store, signer, clock)
         let first = try await a.currentToken()
         let adopted = try await b.currentToken()
         XCTAssertEqual(adopted.stored, first.stored)
@@ -225,7 +232,8 @@ final class ProviderTokenSharingManagerTests: XCTestCase {
         let store = MemoryTokenStore()
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = FakeSigner()
-        let a = manager(store, signer, clock), b = manager(store, signer, clock)
+        let a = manager(store, signer, clock)
+        let b = manager(store, signer, clock)
         // Both read an empty store; A's swap lands between B's read and B's swap.
         let won = Locked<ProviderTokenState.Token?>(nil)
         store.beforeNextSwap {

@@ -1,7 +1,7 @@
-import Locking
 import APNsClient
 import Foundation
 import JWTSigner
+import Locking
 import TestSupport
 import XCTest
 
@@ -42,7 +42,8 @@ final class ProviderTokenStateTests: XCTestCase {
     func testExpiredResponseMintsOnlyAfterTwentyMinutes() {
         var state = ProviderTokenState()
         let token = state.install(jwt: "a", issuedAt: 0)
-        XCTAssertEqual(state.expired(generation: token.generation, now: 19 * 60 + 59), .refuse(ageSeconds: 19 * 60 + 59))
+        XCTAssertEqual(
+            state.expired(generation: token.generation, now: 19 * 60 + 59), .refuse(ageSeconds: 19 * 60 + 59))
         XCTAssertEqual(state.expired(generation: token.generation, now: 20 * 60), .mint(issuedAt: 20 * 60))
     }
 
@@ -97,8 +98,9 @@ final class ProviderTokenManagerTests: XCTestCase {
         XCTAssertTrue(header.contains(#""kid":"KEY1234567""#), header)
         XCTAssertTrue(claims.contains(#""iss":"TEAM123456""#), claims)
         XCTAssertTrue(claims.contains(#""iat":\#(second.issuedAt)"#), claims)
-        XCTAssertTrue(key.publicKey.verify(
-            signature: try Base64URL.decode(parts[2]), message: Array("\(parts[0]).\(parts[1])".utf8)))
+        XCTAssertTrue(
+            key.publicKey.verify(
+                signature: try Base64URL.decode(parts[2]), message: Array("\(parts[0]).\(parts[1])".utf8)))
     }
 
     func testTokenNeverReachesSixtyMinutes() async throws {

@@ -20,8 +20,10 @@ final class BeamsUserTokenTests: XCTestCase {
         try BeamsUserToken.verify(authorization: header, instanceID: instance, secret: secret, now: now)
     }
 
-    private func assertRejected(_ header: String?, _ status: Int, _ description: String,
-                                file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRejected(
+        _ header: String?, _ status: Int, _ description: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try verify(header), file: file, line: line) { error in
             let beams = error as? BeamsError
             XCTAssertEqual(beams?.statusCode, status, file: file, line: line)
@@ -66,8 +68,9 @@ final class BeamsUserTokenTests: XCTestCase {
         claims = standard()
         claims["iss"] = nil
         assertRejected("Bearer \(try token(claims))", 400, "Missing issuer (iss) field in JWT")
-        assertRejected("Bearer \(try token(standard(sub: .string(String(repeating: "x", count: 165)))))", 400,
-                       "JWT subject (sub) must be between 1-164 characters long")
+        assertRejected(
+            "Bearer \(try token(standard(sub: .string(String(repeating: "x", count: 165)))))", 400,
+            "JWT subject (sub) must be between 1-164 characters long")
     }
 
     func testRejectsAnotherInstancesIssuer() throws {
@@ -109,7 +112,8 @@ final class BeamsUserTokenTests: XCTestCase {
     }
 
     func testIssuingWithALifetimePastIntMaxSaturatesTheExpiry() throws {
-        let issued = try BeamsUserToken.issue(instanceID: instance, userID: "alice", secret: secret, now: now, lifetime: .max)
+        let issued = try BeamsUserToken.issue(
+            instanceID: instance, userID: "alice", secret: secret, now: now, lifetime: .max)
         let claims = try JWTVerifier.verify(issued, key: .hs256(secret: secret), expectedAlgorithm: .hs256, now: now)
         XCTAssertEqual(claims.exp, .max)
         XCTAssertEqual(try verify("Bearer \(issued)"), "alice")

@@ -13,8 +13,10 @@ final class DeliveryOptionsTests: XCTestCase {
         return try DeliveryOptions.resolve(member: member, header: header, now: now, limits: limits)
     }
 
-    private func assertRefused(_ json: String?, header: String? = nil, path: String, _ fragment: String,
-                               file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRefused(
+        _ json: String?, header: String? = nil, path: String, _ fragment: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try resolve(json, header: header), file: file, line: line) { error in
             guard let beams = error as? BeamsError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(beams.statusCode, 422, file: file, line: line)
@@ -24,10 +26,12 @@ final class DeliveryOptionsTests: XCTestCase {
     }
 
     func testAcceptsEveryMemberAsTheDocsShowThem() throws {
-        let options = try XCTUnwrap(resolve(#"""
-            {"sendAt":"2026-12-02T09:00:00+01:00","deliverAtLocalTime":"09:00","expiresAt":1796212800,
-             "throttlePerMinute":60000}
-            """#))
+        let options = try XCTUnwrap(
+            resolve(
+                #"""
+                {"sendAt":"2026-12-02T09:00:00+01:00","deliverAtLocalTime":"09:00","expiresAt":1796212800,
+                 "throttlePerMinute":60000}
+                """#))
         XCTAssertEqual(options.sendAt, RFC3339.parse("2026-12-02T08:00:00Z"))
         XCTAssertEqual(options.localTime, LocalTime("09:00"))
         XCTAssertEqual(options.localTimeFrom, options.sendAt)
@@ -75,8 +79,9 @@ final class DeliveryOptionsTests: XCTestCase {
         assertRefused(#"{"sendAt":"2027-06-01T09:00:00Z"}"#, path: "sendAt", "within 30 days")
         assertRefused(#"{"sendAt":"2026-11-29T09:00:00Z"}"#, path: "sendAt", "24 hours in the past")
         assertRefused(#"{"expiresAt":"2026-12-01T11:59:59Z"}"#, path: "expiresAt", "in the past")
-        assertRefused(#"{"sendAt":"2026-12-02T09:00:00Z","expiresAt":"2026-12-02T09:00:00Z"}"#, path: "expiresAt",
-                      "after sendAt")
+        assertRefused(
+            #"{"sendAt":"2026-12-02T09:00:00Z","expiresAt":"2026-12-02T09:00:00Z"}"#, path: "expiresAt",
+            "after sendAt")
         assertRefused(#"{"expiresAt":"9999-12-31T23:59:59Z"}"#, path: "expiresAt", "within 30 days")
         assertRefused(#"{"deliverAtLocalTime":"25:00"}"#, path: "deliverAtLocalTime", "HH:MM")
     }
@@ -89,7 +94,8 @@ final class DeliveryOptionsTests: XCTestCase {
     }
 
     func testTheHeaderIsBoundedAndNotCombinedWithTheBody() {
-        assertRefused(#"{"throttlePerMinute":1}"#, header: #"{"throttlePerMinute":2}"#, path: "`x_delivery`", "not both")
+        assertRefused(
+            #"{"throttlePerMinute":1}"#, header: #"{"throttlePerMinute":2}"#, path: "`x_delivery`", "not both")
         assertRefused(nil, header: "not json", path: "X-Push-Delivery", "JSON object")
         assertRefused(nil, header: String(repeating: " ", count: 2000) + "{}", path: "X-Push-Delivery", "1024 bytes")
         assertRefused(nil, header: #"{"throttlePerMinute":true}"#, path: "`x_delivery.throttlePerMinute`", "boolean")

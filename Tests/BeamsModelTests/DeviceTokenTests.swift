@@ -8,11 +8,14 @@ import XCTest
 /// Tokens as the device API stores them: FCM tokens checked (InvalidToken for anything that is not a registration
 /// token), web tokens decoded from every base64 form to one canonical subscription.
 final class DeviceTokenTests: XCTestCase {
-    static let fcmToken = "dGVzdC1pbnN0YW5jZQ:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7B338qju59zJMknoS8" +
-        "VANuzJ3Sxgv8OZtwhqI1eDhBBaSB5t8HLIPkKdHdmcoDL2q8BwBjDNQZcYvuKxE_zQ0ms3nbmH9SDLw"
+    static let fcmToken =
+        "dGVzdC1pbnN0YW5jZQ:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ-hQMRKRrZuJAEcl7B338qju59zJMknoS8"
+        + "VANuzJ3Sxgv8OZtwhqI1eDhBBaSB5t8HLIPkKdHdmcoDL2q8BwBjDNQZcYvuKxE_zQ0ms3nbmH9SDLw"
 
-    private func expectError(_ body: () throws(BeamsError) -> String, title: String, contains text: String,
-                             file: StaticString = #filePath, line: UInt = #line) {
+    private func expectError(
+        _ body: () throws(BeamsError) -> String, title: String, contains text: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             let value = try body()
             XCTFail("accepted: \(value)", file: file, line: line)
@@ -28,12 +31,20 @@ final class DeviceTokenTests: XCTestCase {
     }
 
     func testFCMTokenOfWrongLengthOrBytesIsInvalidToken() {
-        expectError({ () throws(BeamsError) in try DeviceToken.fcm("short") }, title: "InvalidToken", contains: "8 to 4096")
-        expectError({ () throws(BeamsError) in try DeviceToken.fcm(String(repeating: "a", count: 4097)) },
-                    title: "InvalidToken", contains: "8 to 4096")
-        expectError({ () throws(BeamsError) in try DeviceToken.fcm("abc def ghi jkl") }, title: "InvalidToken", contains: "printable")
-        expectError({ () throws(BeamsError) in try DeviceToken.fcm("abcdefgh\u{0}ijkl") }, title: "InvalidToken", contains: "printable")
-        expectError({ () throws(BeamsError) in try DeviceToken.fcm("tökentökentöken") }, title: "InvalidToken", contains: "printable")
+        expectError(
+            { () throws(BeamsError) in try DeviceToken.fcm("short") }, title: "InvalidToken", contains: "8 to 4096")
+        expectError(
+            { () throws(BeamsError) in try DeviceToken.fcm(String(repeating: "a", count: 4097)) },
+            title: "InvalidToken", contains: "8 to 4096")
+        expectError(
+            { () throws(BeamsError) in try DeviceToken.fcm("abc def ghi jkl") }, title: "InvalidToken",
+            contains: "printable")
+        expectError(
+            { () throws(BeamsError) in try DeviceToken.fcm("abcdefgh\u{0}ijkl") }, title: "InvalidToken",
+            contains: "printable")
+        expectError(
+            { () throws(BeamsError) in try DeviceToken.fcm("tökentökentöken") }, title: "InvalidToken",
+            contains: "printable")
     }
 
     func testFirebaseInstallationAuthTokenIsInvalidToken() {
@@ -55,7 +66,8 @@ final class DeviceTokenTests: XCTestCase {
             p256dh += "="
             auth += "=="
         }
-        let json = #"{"endpoint":"\#(endpoint)","expirationTime":null,"keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}"#
+        let json =
+            #"{"endpoint":"\#(endpoint)","expirationTime":null,"keys":{"p256dh":"\#(p256dh)","auth":"\#(auth)"}}"#
         return (json, p256dh, auth)
     }
 
@@ -67,7 +79,9 @@ final class DeviceTokenTests: XCTestCase {
         let canonical = try DeviceToken.web(standard)
         XCTAssertEqual(try DeviceToken.web(unpadded), canonical)
         XCTAssertEqual(try DeviceToken.web(urlSafe), canonical)
-        XCTAssertEqual(canonical, #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abc","keys":{"auth":"\#(auth)","p256dh":"\#(p256dh)"}}"#)
+        XCTAssertEqual(
+            canonical,
+            #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abc","keys":{"auth":"\#(auth)","p256dh":"\#(p256dh)"}}"#)
         // Padded keys and another member order are the same subscription.
         let (paddedJSON, _, _) = try Self.subscriptionJSON(padded: true)
         let reordered = try JSONValue(parsing: Array(paddedJSON.utf8))
@@ -75,32 +89,41 @@ final class DeviceTokenTests: XCTestCase {
     }
 
     func testWebTokenThatIsNotASubscriptionIsRefusedWithTheReason() throws {
-        func web(_ text: String) -> () throws(BeamsError) -> String { { () throws(BeamsError) in try DeviceToken.web(text) } }
+        func web(_ text: String) -> () throws(BeamsError) -> String {
+            { () throws(BeamsError) in try DeviceToken.web(text) }
+        }
         func b64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
         expectError(web("web-token"), title: "Bad request", contains: "not base64")
         expectError(web("!!!!"), title: "Bad request", contains: "not base64")
         expectError(web(b64("[1,2]")), title: "Bad request", contains: "JSON object")
         expectError(web(b64(#"{"keys":{}}"#)), title: "Bad request", contains: "no endpoint")
-        expectError(web(b64(#"{"endpoint":"https://a.example/x","keys":{"p256dh":1}}"#)), title: "Bad request", contains: "keys.p256dh")
+        expectError(
+            web(b64(#"{"endpoint":"https://a.example/x","keys":{"p256dh":1}}"#)), title: "Bad request",
+            contains: "keys.p256dh")
         expectError(web(String(repeating: "A", count: 4100)), title: "Bad request", contains: "longer than 4096")
         let (json, _, _) = try Self.subscriptionJSON(endpoint: "http://push.example.net/send/abc")
         expectError(web(b64(json)), title: "Bad request", contains: "https")
         let (_, p256dh, _) = try Self.subscriptionJSON()
         let tampered = #"{"endpoint":"https://a.example/x","keys":{"p256dh":"\#(p256dh)","auth":"AAAA"}}"#
         expectError(web(b64(tampered)), title: "Bad request", contains: "auth")
-        let offCurve = #"{"endpoint":"https://a.example/x","keys":{"p256dh":"BA\#(String(repeating: "A", count: 85))","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}"#
+        let offCurve =
+            #"{"endpoint":"https://a.example/x","keys":{"p256dh":"BA\#(String(repeating: "A", count: 85))","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}"#
         expectError(web(b64(offCurve)), title: "Bad request", contains: "p256dh")
     }
 
     func testWebEndpointOutsideThePushServicesOrOnAnotherPortIsRefusedAtRegistration() throws {
-        func web(_ endpoint: String, hosts: WebPushHostAllowlist = .knownPushServices,
-                 policy: DestinationPolicy = DestinationPolicy()) throws -> () throws(BeamsError) -> String {
+        func web(
+            _ endpoint: String, hosts: WebPushHostAllowlist = .knownPushServices,
+            policy: DestinationPolicy = DestinationPolicy()
+        ) throws -> () throws(BeamsError) -> String {
             let (json, _, _) = try Self.subscriptionJSON(endpoint: endpoint)
             let token = Data(json.utf8).base64EncodedString()
             return { () throws(BeamsError) in try DeviceToken.web(token, hosts: hosts, policy: policy) }
         }
-        for endpoint in ["https://169.254.169.254/latest/meta-data/", "https://127.0.0.1:8443/push", "https://push.internal/x",
-                         "https://fcm.googleapis.com:8443/fcm/send/x", "https://fcm.googleapis.com.attacker.example/x"] {
+        for endpoint in [
+            "https://169.254.169.254/latest/meta-data/", "https://127.0.0.1:8443/push", "https://push.internal/x",
+            "https://fcm.googleapis.com:8443/fcm/send/x", "https://fcm.googleapis.com.attacker.example/x",
+        ] {
             expectError(try web(endpoint), title: "Bad request", contains: "not an allowed push service")
         }
         XCTAssertNoThrow(try web("https://fcm.googleapis.com:443/fcm/send/x")())
@@ -108,9 +131,12 @@ final class DeviceTokenTests: XCTestCase {
         // An operator's own push service on its own port, named with that port.
         let own = try WebPushHostAllowlist(parsing: ["push.internal:8443", "10.1.2.3:8443"])
         XCTAssertNoThrow(try web("https://push.internal:8443/x", hosts: own)())
-        expectError(try web("https://push.internal/x", hosts: own), title: "Bad request", contains: "not an allowed push service")
+        expectError(
+            try web("https://push.internal/x", hosts: own), title: "Bad request",
+            contains: "not an allowed push service")
         // A literal address must also pass the address rules the sender applies when it connects.
-        expectError(try web("https://10.1.2.3:8443/x", hosts: own), title: "Bad request", contains: "web.allowedDestinations")
+        expectError(
+            try web("https://10.1.2.3:8443/x", hosts: own), title: "Bad request", contains: "web.allowedDestinations")
         let allowed = DestinationPolicy(allowances: [try .init(parsing: "10.0.0.0/8")])
         XCTAssertNoThrow(try web("https://10.1.2.3:8443/x", hosts: own, policy: allowed)())
     }

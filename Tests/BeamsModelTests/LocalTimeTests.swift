@@ -16,8 +16,10 @@ final class LocalTimeTests: XCTestCase {
         XCTAssertEqual(LocalTime("09:00")?.description, "09:00:00")
         XCTAssertEqual(LocalTime("23:59:59")?.description, "23:59:59")
         XCTAssertEqual(LocalTime("00:00")?.description, "00:00:00")
-        for bad in ["9:00", "24:00", "12:60", "12:00:60", "12:00:00:00", "", ":", "12-00", "１２:00", "+1:00", "12:0a",
-                    "09:00 ", String(repeating: "1", count: 10_000)] {
+        for bad in [
+            "9:00", "24:00", "12:60", "12:00:60", "12:00:00:00", "", ":", "12-00", "１２:00", "+1:00", "12:0a",
+            "09:00 ", String(repeating: "1", count: 10_000),
+        ] {
             XCTAssertNil(LocalTime(bad), bad)
         }
     }
@@ -29,8 +31,9 @@ final class LocalTimeTests: XCTestCase {
         XCTAssertEqual(nine.nextOccurrence(onOrAfter: start, in: zone("Europe/Paris")), utc("2026-06-02T07:00:00Z"))
         XCTAssertEqual(nine.nextOccurrence(onOrAfter: start, in: zone("Asia/Kathmandu")), utc("2026-06-02T03:15:00Z"))
         XCTAssertEqual(nine.nextOccurrence(onOrAfter: start, in: zone("America/New_York")), utc("2026-06-01T13:00:00Z"))
-        XCTAssertEqual(nine.nextOccurrence(onOrAfter: utc("2026-06-01T09:00:00Z"), in: zone("UTC")),
-                       utc("2026-06-01T09:00:00Z"), "the start moment itself is an occurrence")
+        XCTAssertEqual(
+            nine.nextOccurrence(onOrAfter: utc("2026-06-01T09:00:00Z"), in: zone("UTC")),
+            utc("2026-06-01T09:00:00Z"), "the start moment itself is an occurrence")
     }
 
     func testATimeADSTJumpSkipsFallsOnTheNextExistingMoment() throws {

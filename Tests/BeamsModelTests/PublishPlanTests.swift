@@ -12,8 +12,10 @@ final class PublishPlanTests: XCTestCase {
         return try PublishPlan(request: request, body: Array(body.utf8), instanceID: "inst-1", publishID: "pub-1")
     }
 
-    private func assertRefused(_ body: String, status: Int = 422, path: String, file: StaticString = #filePath,
-                               line: UInt = #line) {
+    private func assertRefused(
+        _ body: String, status: Int = 422, path: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) {
         XCTAssertThrowsError(try plan(body), file: file, line: line) { error in
             guard let beams = error as? BeamsError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(beams.statusCode, status, file: file, line: line)
@@ -22,11 +24,12 @@ final class PublishPlanTests: XCTestCase {
     }
 
     func testPlanWithAllThreePlatformsRoundTripsThroughTheStoreFormat() throws {
-        let original = try plan(#"""
-        {"interests":["a"],"apns":{"aps":{"alert":"x"}},
-         "fcm":{"notification":{"title":"t","body":"b","sound":"ping"},"data":{"n":3},"time_to_live":60,"dry_run":true},
-         "web":{"notification":{"title":"t","deep_link":"https://example.com/x"},"data":{"k":"v"},"time_to_live":30}}
-        """#)
+        let original = try plan(
+            #"""
+            {"interests":["a"],"apns":{"aps":{"alert":"x"}},
+             "fcm":{"notification":{"title":"t","body":"b","sound":"ping"},"data":{"n":3},"time_to_live":60,"dry_run":true},
+             "web":{"notification":{"title":"t","deep_link":"https://example.com/x"},"data":{"k":"v"},"time_to_live":30}}
+            """#)
         let decoded = try PublishPlan(decoding: original.encoded())
         XCTAssertEqual(decoded, original)
         XCTAssertEqual(decoded.fcm?.body(token: "tok"), original.fcm?.body(token: "tok"))
@@ -50,16 +53,24 @@ final class PublishPlanTests: XCTestCase {
     }
 
     func testWebPayloadHasTheShapeTheBeamsServiceWorkerReads() throws {
-        let built = try plan(#"{"interests":["a"],"web":{"notification":{"title":"Hi","body":"there","icon":"https://e.x/i.png","hide_notification_if_site_has_focus":true},"data":{"k":[1,2]}}}"#)
+        let built = try plan(
+            #"{"interests":["a"],"web":{"notification":{"title":"Hi","body":"there","icon":"https://e.x/i.png","hide_notification_if_site_has_focus":true},"data":{"k":[1,2]}}}"#
+        )
         let payload = try XCTUnwrap(built.webPayload.flatMap { JSONValue.parse($0)?.objectValue })
-        XCTAssertEqual(payload["notification"], .object([
-            "title": "Hi", "body": "there", "icon": "https://e.x/i.png", "hide_notification_if_site_has_focus": .bool(true),
-        ]))
+        XCTAssertEqual(
+            payload["notification"],
+            .object([
+                "title": "Hi", "body": "there", "icon": "https://e.x/i.png",
+                "hide_notification_if_site_has_focus": .bool(true),
+            ]))
         let data = try XCTUnwrap(payload["data"]?.objectValue)
         XCTAssertEqual(data["k"], .array([.int(1), .int(2)]))
-        XCTAssertEqual(data["pusher"], .object([
-            "instanceId": "inst-1", "publishId": "pub-1", "hasDisplayableContent": .bool(true), "hasData": .bool(true),
-        ]))
+        XCTAssertEqual(
+            data["pusher"],
+            .object([
+                "instanceId": "inst-1", "publishId": "pub-1", "hasDisplayableContent": .bool(true),
+                "hasData": .bool(true),
+            ]))
         XCTAssertEqual(built.webTimeToLive, WebTemplate.maxTimeToLive, "Beams' default TTL is four weeks")
     }
 
@@ -71,7 +82,8 @@ final class PublishPlanTests: XCTestCase {
     }
 
     func testVersionOnePlanWrittenBeforeFCMAndWebStillLoads() throws {
-        let stored = Data(#"{"v":1,"platforms":["apns","fcm"],"apnsPayload":"{\"aps\":{}}","priority":5,"requestBody":{}}"#.utf8)
+        let stored = Data(
+            #"{"v":1,"platforms":["apns","fcm"],"apnsPayload":"{\"aps\":{}}","priority":5,"requestBody":{}}"#.utf8)
         let decoded = try PublishPlan(decoding: stored)
         XCTAssertEqual(decoded.apnsPayload, Array(#"{"aps":{}}"#.utf8))
         XCTAssertNil(decoded.fcm, "a v1 plan has no FCM message: its Android devices are not sent to, as before")

@@ -6,21 +6,28 @@ import XCTest
 final class ReportingPolicyTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    private func publish(_ kind: PublishKind = .interests, createdAgo: Double = 600, started: Bool = true,
-                         finishedAgo: Double? = 500, targetsDevice: Bool = true) -> ReportedPublish {
-        ReportedPublish(kind: kind, createdAt: now - createdAgo, startedAt: started ? now - createdAgo : nil,
-                        finishedAt: finishedAgo.map { now - $0 }, targetsDevice: targetsDevice)
+    private func publish(
+        _ kind: PublishKind = .interests, createdAgo: Double = 600, started: Bool = true,
+        finishedAgo: Double? = 500, targetsDevice: Bool = true
+    ) -> ReportedPublish {
+        ReportedPublish(
+            kind: kind, createdAt: now - createdAgo, startedAt: started ? now - createdAgo : nil,
+            finishedAt: finishedAgo.map { now - $0 }, targetsDevice: targetsDevice)
     }
 
-    private func judge(_ seconds: Double, deviceCreatedAgo: Double = 86_400, user: String? = nil,
-                       _ publish: ReportedPublish?) -> ReportingPolicy.Verdict {
-        ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: now - deviceCreatedAgo, deviceUserID: user,
-                              publish: publish, now: now)
+    private func judge(
+        _ seconds: Double, deviceCreatedAgo: Double = 86_400, user: String? = nil,
+        _ publish: ReportedPublish?
+    ) -> ReportingPolicy.Verdict {
+        ReportingPolicy.judge(
+            timestampSecs: seconds, deviceCreatedAt: now - deviceCreatedAgo, deviceUserID: user,
+            publish: publish, now: now)
     }
 
     func testAnEventInsideTheWindowKeepsTheDevicesTime() {
         let at = now.timeIntervalSince1970 - 300
-        XCTAssertEqual(judge(at, publish()), .record(at: Date(timeIntervalSince1970: at), userID: nil, notifyUser: false))
+        XCTAssertEqual(
+            judge(at, publish()), .record(at: Date(timeIntervalSince1970: at), userID: nil, notifyUser: false))
     }
 
     func testAFutureTimestampIsClampedToNow() {
@@ -34,24 +41,28 @@ final class ReportingPolicyTests: XCTestCase {
     }
 
     func testATimestampBeforeTheDeviceExistedIsClampedToTheDevicesCreation() {
-        let verdict = judge(now.timeIntervalSince1970 - 550, deviceCreatedAgo: 520, publish(createdAgo: 600, finishedAgo: 10))
+        let verdict = judge(
+            now.timeIntervalSince1970 - 550, deviceCreatedAgo: 520, publish(createdAgo: 600, finishedAgo: 10))
         XCTAssertEqual(verdict, .record(at: now - 520, userID: nil, notifyUser: false))
     }
 
     func testTheUserIsTheDevicesBindingAndOnlyAUsersPublishToThatUserNotifies() {
         let at = now.timeIntervalSince1970
-        XCTAssertEqual(judge(at, user: "alice", publish(.users)),
-                       .record(at: now, userID: "alice", notifyUser: true))
-        XCTAssertEqual(judge(at, user: "alice", publish(.interests)),
-                       .record(at: now, userID: "alice", notifyUser: false))
+        XCTAssertEqual(
+            judge(at, user: "alice", publish(.users)),
+            .record(at: now, userID: "alice", notifyUser: true))
+        XCTAssertEqual(
+            judge(at, user: "alice", publish(.interests)),
+            .record(at: now, userID: "alice", notifyUser: false))
     }
 
     func testADeviceOutsideThePublishsAudienceIsIgnored() {
         let at = now.timeIntervalSince1970
         XCTAssertEqual(judge(at, user: "alice", publish(.users, targetsDevice: false)), .ignore(.notTargeted))
         XCTAssertEqual(judge(at, publish(.interests, targetsDevice: false)), .ignore(.notTargeted))
-        XCTAssertEqual(judge(at, deviceCreatedAgo: 100, publish(finishedAgo: nil, targetsDevice: false)),
-                       .ignore(.notTargeted), "a running publish too")
+        XCTAssertEqual(
+            judge(at, deviceCreatedAgo: 100, publish(finishedAgo: nil, targetsDevice: false)),
+            .ignore(.notTargeted), "a running publish too")
     }
 
     func testUnknownUnstartedAndTooOldPublishesAreIgnored() {
@@ -59,8 +70,9 @@ final class ReportingPolicyTests: XCTestCase {
         XCTAssertEqual(judge(at, nil), .ignore(.unknownPublish))
         XCTAssertEqual(judge(at, publish(started: false, finishedAgo: nil)), .ignore(.publishNotStarted))
         XCTAssertEqual(judge(at, deviceCreatedAgo: 100, publish(finishedAgo: 500)), .ignore(.deviceNewerThanPublish))
-        XCTAssertEqual(judge(at, deviceCreatedAgo: 100, publish(finishedAgo: nil)),
-                       .record(at: now, userID: nil, notifyUser: false), "a running publish reaches new devices")
+        XCTAssertEqual(
+            judge(at, deviceCreatedAgo: 100, publish(finishedAgo: nil)),
+            .record(at: now, userID: nil, notifyUser: false), "a running publish reaches new devices")
     }
 
     func testTimestampAcceptsAnyFiniteNumberAndNothingElse() {

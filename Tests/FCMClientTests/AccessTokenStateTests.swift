@@ -3,8 +3,9 @@ import XCTest
 
 /// The token state machine driven by a hand-moved clock: no sleeps, no network.
 final class AccessTokenStateTests: XCTestCase {
-    private let policy = AccessTokenPolicy(refreshAhead: 225, expiryMargin: 30, initialBackoff: 1, maxBackoff: 300,
-                                           configurationBackoff: 60)
+    private let policy = AccessTokenPolicy(
+        refreshAhead: 225, expiryMargin: 30, initialBackoff: 1, maxBackoff: 300,
+        configurationBackoff: 60)
 
     private func token(_ value: String, _ expiresIn: Int = 3599) -> AccessToken {
         AccessToken(value: value, expiresIn: expiresIn)
@@ -75,7 +76,8 @@ final class AccessTokenStateTests: XCTestCase {
 
     func testRefusalBacksOffAtLeastAMinuteAndIsReportedUntilASuccess() {
         var state = AccessTokenState(policy: policy)
-        let refusal = AccessTokenError.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature.")
+        let refusal = AccessTokenError.rejected(
+            status: 400, error: "invalid_grant", description: "Invalid JWT Signature.")
         _ = state.acquire(now: 10)
         state.refreshFailed(refusal, now: 10)
         XCTAssertEqual(state.nextAttempt, 70)
@@ -105,9 +107,12 @@ final class AccessTokenStateTests: XCTestCase {
         let first = state.refreshSucceeded(token("t1"), now: 0)
         XCTAssertEqual(state.rejected(generation: first.generation, now: 100), .refresh)
         XCTAssertNil(state.current)
-        XCTAssertEqual(state.rejected(generation: first.generation, now: 100), .wait, "a second 401 for it joins the fetch")
+        XCTAssertEqual(
+            state.rejected(generation: first.generation, now: 100), .wait, "a second 401 for it joins the fetch")
         let second = state.refreshSucceeded(token("t2"), now: 101)
-        XCTAssertEqual(state.rejected(generation: first.generation, now: 102), .use(second), "an old token's 401 keeps the new one")
+        XCTAssertEqual(
+            state.rejected(generation: first.generation, now: 102), .use(second), "an old token's 401 keeps the new one"
+        )
         XCTAssertNil(state.authProblem)
         XCTAssertEqual(state.rejected(generation: second.generation, now: 103), .refresh)
         XCTAssertEqual(state.authProblem, .rejectedByFCM(count: 2), "two fresh tokens rejected in a row")

@@ -12,7 +12,9 @@ final class FCMMessageTemplateTests: XCTestCase {
     }
 
     private func pusher(displayable: Bool, data: Bool) -> JSONValue {
-        .string(#"{"instanceId":"instance-1","publishId":"pubid-42","hasDisplayableContent":\#(displayable),"hasData":\#(data)}"#)
+        .string(
+            #"{"instanceId":"instance-1","publishId":"pubid-42","hasDisplayableContent":\#(displayable),"hasData":\#(data)}"#
+        )
     }
 
     func testMapsNotificationDataAndAndroidOptionsToV1() throws {
@@ -27,38 +29,49 @@ final class FCMMessageTemplateTests: XCTestCase {
             "time_to_live": 3600, "priority": "high", "collapse_key": "c", "restricted_package_name": "com.example",
             "content_available": true, "mutable_content": false,
         ]
-        XCTAssertEqual(try body(section), [
-            "message": [
-                "token": "tok-1",
-                "notification": ["title": "Hi", "body": "There", "image": "https://example.com/i.png"],
-                "data": ["k": "v", "pusher": pusher(displayable: true, data: true)],
-                "android": [
-                    "ttl": "3600s", "priority": "HIGH", "collapse_key": "c", "restricted_package_name": "com.example",
-                    "notification": [
-                        "icon": "ic_stat", "sound": "default", "tag": "t", "color": "#00FFaa", "click_action": "OPEN",
-                        "channel_id": "news", "body_loc_key": "bk", "body_loc_args": ["a", "b"], "title_loc_key": "tk",
-                        "title_loc_args": [],
+        XCTAssertEqual(
+            try body(section),
+            [
+                "message": [
+                    "token": "tok-1",
+                    "notification": ["title": "Hi", "body": "There", "image": "https://example.com/i.png"],
+                    "data": ["k": "v", "pusher": pusher(displayable: true, data: true)],
+                    "android": [
+                        "ttl": "3600s", "priority": "HIGH", "collapse_key": "c",
+                        "restricted_package_name": "com.example",
+                        "notification": [
+                            "icon": "ic_stat", "sound": "default", "tag": "t", "color": "#00FFaa",
+                            "click_action": "OPEN",
+                            "channel_id": "news", "body_loc_key": "bk", "body_loc_args": ["a", "b"],
+                            "title_loc_key": "tk",
+                            "title_loc_args": [],
+                        ],
                     ],
-                ],
-            ],
-        ])
+                ]
+            ])
     }
 
     func testDataValuesAreStringifiedAsJSONText() throws {
-        let section: JSONValue = ["data": [
-            "s": "text", "i": 3, "f": 1.5, "t": true, "one": 1, "n": nil, "o": ["a": 1, "b": [true]], "a": [1, "x"],
-        ]]
+        let section: JSONValue = [
+            "data": [
+                "s": "text", "i": 3, "f": 1.5, "t": true, "one": 1, "n": nil, "o": ["a": 1, "b": [true]],
+                "a": [1, "x"],
+            ]
+        ]
         let data = try body(section)["message"]?["data"]
-        XCTAssertEqual(data, [
-            "s": "text", "i": "3", "f": "1.5", "t": "true", "one": "1", "n": "null",
-            "o": #"{"a":1,"b":[true]}"#, "a": #"[1,"x"]"#, "pusher": pusher(displayable: false, data: true),
-        ])
+        XCTAssertEqual(
+            data,
+            [
+                "s": "text", "i": "3", "f": "1.5", "t": "true", "one": "1", "n": "null",
+                "o": #"{"a":1,"b":[true]}"#, "a": #"[1,"x"]"#, "pusher": pusher(displayable: false, data: true),
+            ])
         // The app gets back what was published.
         XCTAssertEqual(try JSONValue(parsing: Array((data?["o"]?.stringValue ?? "").utf8)), ["a": 1, "b": [true]])
     }
 
     func testDataOnlyAndEmptySectionsStillCarryPusherMetadata() throws {
-        XCTAssertEqual(try body([:]), ["message": ["token": "tok-1", "data": ["pusher": pusher(displayable: false, data: false)]]])
+        XCTAssertEqual(
+            try body([:]), ["message": ["token": "tok-1", "data": ["pusher": pusher(displayable: false, data: false)]]])
         XCTAssertEqual(try body(["priority": "normal"])["message"]?["android"], ["priority": "NORMAL"])
         XCTAssertEqual(try body(["time_to_live": 0])["message"]?["android"], ["ttl": "0s"])
         XCTAssertEqual(try body(["time_to_live": 2_419_200])["message"]?["android"], ["ttl": "2419200s"])
@@ -87,11 +100,14 @@ final class FCMMessageTemplateTests: XCTestCase {
     }
 
     func testRejectsTargetsAndUnknownFields() {
-        for field in ["to", "registration_ids", "condition", "topic", "token", "android", "apns", "webpush", "fcm_options"] {
+        for field in [
+            "to", "registration_ids", "condition", "topic", "token", "android", "apns", "webpush", "fcm_options",
+        ] {
             XCTAssertThrowsError(try template([field: "x"]), equals: FCMPayloadError.unknownField(path: "fcm.\(field)"))
         }
-        XCTAssertThrowsError(try template(["notification": ["subtitle": "x"]]),
-                             equals: FCMPayloadError.unknownField(path: "fcm.notification.subtitle"))
+        XCTAssertThrowsError(
+            try template(["notification": ["subtitle": "x"]]),
+            equals: FCMPayloadError.unknownField(path: "fcm.notification.subtitle"))
     }
 
     func testRejectsWrongTypesAndValues() {
@@ -101,12 +117,27 @@ final class FCMMessageTemplateTests: XCTestCase {
             (["data": ["a", "b"]], .notAnObject(path: "fcm.data")),
             (["notification": ["title": 1]], .wrongType(path: "fcm.notification.title", expected: "a string")),
             (["notification": ["icon": nil]], .wrongType(path: "fcm.notification.icon", expected: "a string")),
-            (["notification": ["body_loc_args": "a"]], .wrongType(path: "fcm.notification.body_loc_args", expected: "an array of strings")),
-            (["notification": ["title_loc_args": [1]]], .wrongType(path: "fcm.notification.title_loc_args", expected: "an array of strings")),
-            (["notification": ["color": "red"]], .invalidValue(path: "fcm.notification.color", reason: "must be #rrggbb")),
-            (["notification": ["color": "#12345g"]], .invalidValue(path: "fcm.notification.color", reason: "must be #rrggbb")),
+            (
+                ["notification": ["body_loc_args": "a"]],
+                .wrongType(path: "fcm.notification.body_loc_args", expected: "an array of strings")
+            ),
+            (
+                ["notification": ["title_loc_args": [1]]],
+                .wrongType(path: "fcm.notification.title_loc_args", expected: "an array of strings")
+            ),
+            (
+                ["notification": ["color": "red"]],
+                .invalidValue(path: "fcm.notification.color", reason: "must be #rrggbb")
+            ),
+            (
+                ["notification": ["color": "#12345g"]],
+                .invalidValue(path: "fcm.notification.color", reason: "must be #rrggbb")
+            ),
             (["time_to_live": -1], .invalidValue(path: "fcm.time_to_live", reason: "must be between 0 and 2419200")),
-            (["time_to_live": 2_419_201], .invalidValue(path: "fcm.time_to_live", reason: "must be between 0 and 2419200")),
+            (
+                ["time_to_live": 2_419_201],
+                .invalidValue(path: "fcm.time_to_live", reason: "must be between 0 and 2419200")
+            ),
             (["time_to_live": 1.5], .wrongType(path: "fcm.time_to_live", expected: "a whole number of seconds")),
             (["time_to_live": "60"], .wrongType(path: "fcm.time_to_live", expected: "a whole number of seconds")),
             (["time_to_live": 1e300], .wrongType(path: "fcm.time_to_live", expected: "a whole number of seconds")),
@@ -137,8 +168,9 @@ final class FCMMessageTemplateTests: XCTestCase {
         let fits = FCMMessageTemplate.maxMessageBytes - overhead
         let built = try template(["data": ["k": .string(String(repeating: "x", count: fits))]])
         XCTAssertEqual(built.messageBytes.count, FCMMessageTemplate.maxMessageBytes)
-        XCTAssertThrowsError(try template(["data": ["k": .string(String(repeating: "x", count: fits + 1))]]),
-                             equals: FCMPayloadError.tooLarge(bytes: 4097, limit: 4096))
+        XCTAssertThrowsError(
+            try template(["data": ["k": .string(String(repeating: "x", count: fits + 1))]]),
+            equals: FCMPayloadError.tooLarge(bytes: 4097, limit: 4096))
         // A long device token does not count against the message limit.
         XCTAssertGreaterThan(built.body(token: String(repeating: "t", count: 300)).count, 4096 + 300)
     }

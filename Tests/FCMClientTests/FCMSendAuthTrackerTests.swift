@@ -1,6 +1,7 @@
-@testable import FCMClient
 import Foundation
 import XCTest
+
+@testable import FCMClient
 
 /// The send-side auth problem as a pure function of FCM's final answers.
 final class FCMSendAuthTrackerTests: XCTestCase {
@@ -14,8 +15,11 @@ final class FCMSendAuthTrackerTests: XCTestCase {
         var tracker = FCMSendAuthTracker()
         tracker.record(.authError(info(403, "PERMISSION_DENIED")), now: t0)
         tracker.record(.authError(info(403, "PERMISSION_DENIED")), now: t0 + 5)
-        XCTAssertEqual(tracker.problem, FCMAuthProblem(kind: .permissionDenied, detail: "403 PERMISSION_DENIED: m",
-                                                       since: t0, count: 2))
+        XCTAssertEqual(
+            tracker.problem,
+            FCMAuthProblem(
+                kind: .permissionDenied, detail: "403 PERMISSION_DENIED: m",
+                since: t0, count: 2))
     }
 
     func testEachAuthAnswerHasItsKind() {

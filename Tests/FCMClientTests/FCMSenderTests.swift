@@ -33,11 +33,16 @@ final class FCMSenderTests: XCTestCase {
         try ServiceAccount(json: fixture.json(["token_uri": .string(mock.tokenURI)]))
     }
 
-    private func makeSender(connections: Int = 2, streams: Int = 50, retry: FCMRetryPolicy = FCMRetryPolicy(
-        maxAttempts: 3, initialDelay: 0.05, maxDelay: 5, quotaDelay: 0, maxTotalDelay: 30)) throws -> FCMSender {
-        try FCMSender(account: account(), configuration: FCMSenderConfiguration(
-            baseURL: mock.baseURL, caFile: mock.caFile, connections: connections, streamsPerConnection: streams,
-            requestTimeout: 10, connectTimeout: 5, retryPolicy: retry))
+    private func makeSender(
+        connections: Int = 2, streams: Int = 50,
+        retry: FCMRetryPolicy = FCMRetryPolicy(
+            maxAttempts: 3, initialDelay: 0.05, maxDelay: 5, quotaDelay: 0, maxTotalDelay: 30)
+    ) throws -> FCMSender {
+        try FCMSender(
+            account: account(),
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: connections, streamsPerConnection: streams,
+                requestTimeout: 10, connectTimeout: 5, retryPolicy: retry))
     }
 
     private func template() throws -> FCMMessageTemplate {
@@ -75,7 +80,8 @@ final class FCMSenderTests: XCTestCase {
     func testExpiredTokenIsRefreshedOnceAndTheMessageResent() async throws {
         let sender = try makeSender()
         let message = try template()
-        guard case .response(.sent, attempts: 1) = await sender.send(FCMRequest(token: "before", message: message)) else {
+        guard case .response(.sent, attempts: 1) = await sender.send(FCMRequest(token: "before", message: message))
+        else {
             return XCTFail("first send")
         }
         try mock.expireTokens()
@@ -97,12 +103,16 @@ final class FCMSenderTests: XCTestCase {
             return XCTFail("first send")
         }
         let unregistered = await sender.send(FCMRequest(token: "unregistered-1", message: message))
-        guard case .response(.invalidToken(let info), attempts: 1) = unregistered else { return XCTFail("\(unregistered)") }
+        guard case .response(.invalidToken(let info), attempts: 1) = unregistered else {
+            return XCTFail("\(unregistered)")
+        }
         XCTAssertEqual(info.errorCode, "UNREGISTERED")
         let mismatch = await sender.send(FCMRequest(token: "mismatch-1", message: message))
         guard case .response(.senderMismatch, attempts: 1) = mismatch else { return XCTFail("\(mismatch)") }
         let invalid = await sender.send(FCMRequest(token: "invalid-1", message: message))
-        guard case .response(.invalidToken(let invalidInfo), attempts: 1) = invalid else { return XCTFail("\(invalid)") }
+        guard case .response(.invalidToken(let invalidInfo), attempts: 1) = invalid else {
+            return XCTFail("\(invalid)")
+        }
         XCTAssertEqual(invalidInfo.httpStatus, 400)
         for token in ["unregistered-1", "mismatch-1", "invalid-1"] {
             XCTAssertEqual(try mock.requests(token: token).count, 1, token)
@@ -159,8 +169,10 @@ final class FCMSenderTests: XCTestCase {
         let stranger = try ServiceAccountFixture()  // a key the stand-in does not know
         defer { stranger.remove() }
         let account = try ServiceAccount(json: stranger.json(["token_uri": .string(mock.tokenURI)]))
-        let sender = try FCMSender(account: account, configuration: FCMSenderConfiguration(
-            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10))
+        let sender = try FCMSender(
+            account: account,
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10))
         let result = await sender.send(FCMRequest(token: "device", message: try template()))
         guard case .failure(.accessToken(.rejected(status: 400, error: "invalid_grant", _))) = result else {
             return XCTFail("\(result)")
@@ -174,9 +186,11 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenRefusalSwitchedOnFailsEverySendWithoutRetryingTheEndpointThenClearsOnceFixed() async throws {
-        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
-            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1)))
+        let sender = try FCMSender(
+            account: account(),
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1)))
         try mock.configure(["token_refusal": .string("invalid_grant")])
         let message = try template()
         for token in ["a", "b", "c"] {
@@ -204,10 +218,13 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenEndpointUnavailableIsRetriedAndTheMessageStillSent() async throws {
-        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
-            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-            retryPolicy: FCMRetryPolicy(maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
-            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2)))
+        let sender = try FCMSender(
+            account: account(),
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+                retryPolicy: FCMRetryPolicy(
+                    maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2)))
         try mock.configure(["token_unavailable": .int(2)])
         let result = await sender.send(FCMRequest(token: "patient", message: try template()))
         guard case .response(.sent, attempts: 1) = result else { return XCTFail("\(result)") }
@@ -220,10 +237,13 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenEndpointUnavailableThroughEveryRetryFailsTheMessage() async throws {
-        let sender = try FCMSender(account: account(), configuration: FCMSenderConfiguration(
-            baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-            retryPolicy: FCMRetryPolicy(maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
-            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02)))
+        let sender = try FCMSender(
+            account: account(),
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+                retryPolicy: FCMRetryPolicy(
+                    maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02)))
         try mock.configure(["token_unavailable": .int(100)])
         let result = await sender.send(FCMRequest(token: "unlucky", message: try template()))
         guard case .failure(.accessToken(.unavailable(status: 503))) = result else { return XCTFail("\(result)") }
@@ -272,24 +292,29 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testProjectIDOverrideIsTheProjectInTheSendPath() async throws {
-        let other = try MockFCM.start(serviceAccountFile: directory + "/service-account.json",
-                                      extraArguments: ["--project", "other-project-42"])
+        let other = try MockFCM.start(
+            serviceAccountFile: directory + "/service-account.json",
+            extraArguments: ["--project", "other-project-42"])
         defer { other.stop() }
         let account = try ServiceAccount(json: fixture.json(["token_uri": .string(other.tokenURI)]))
         XCTAssertNotEqual(account.projectID, "other-project-42")
         let message = try template()
 
-        let plain = try FCMSender(account: account, configuration: FCMSenderConfiguration(
-            baseURL: other.baseURL, caFile: other.caFile, connections: 1, streamsPerConnection: 10))
+        let plain = try FCMSender(
+            account: account,
+            configuration: FCMSenderConfiguration(
+                baseURL: other.baseURL, caFile: other.caFile, connections: 1, streamsPerConnection: 10))
         let wrong = await plain.send(FCMRequest(token: "device", message: message))
         guard case .response(.configuration(let info), attempts: 1) = wrong else { return XCTFail("\(wrong)") }
         XCTAssertEqual(info.httpStatus, 404)
         XCTAssertEqual(plain.authProblem?.kind, .projectNotFound)
         _ = await plain.shutdown(gracePeriod: .seconds(1))
 
-        let overridden = try FCMSender(account: account, configuration: FCMSenderConfiguration(
-            baseURL: other.baseURL, projectID: "other-project-42", caFile: other.caFile, connections: 1,
-            streamsPerConnection: 10))
+        let overridden = try FCMSender(
+            account: account,
+            configuration: FCMSenderConfiguration(
+                baseURL: other.baseURL, projectID: "other-project-42", caFile: other.caFile, connections: 1,
+                streamsPerConnection: 10))
         XCTAssertEqual(overridden.projectID, "other-project-42")
         let result = await overridden.send(FCMRequest(token: "device", message: message))
         guard case .response(.sent(let name), _) = result else { return XCTFail("\(result)") }
@@ -301,8 +326,12 @@ final class FCMSenderTests: XCTestCase {
 
     func testProjectIDOverrideWithBytesOutsideAProjectIDIsRefused() throws {
         for bad in ["Other", "a/b", "p?x=1", "", "a b"] {
-            XCTAssertThrowsError(try FCMSender(account: account(), configuration: FCMSenderConfiguration(
-                baseURL: mock.baseURL, projectID: bad, caFile: mock.caFile))) { error in
+            XCTAssertThrowsError(
+                try FCMSender(
+                    account: account(),
+                    configuration: FCMSenderConfiguration(
+                        baseURL: mock.baseURL, projectID: bad, caFile: mock.caFile))
+            ) { error in
                 XCTAssertEqual(error as? FCMSenderError, .invalidProjectID(bad))
             }
         }
@@ -310,7 +339,8 @@ final class FCMSenderTests: XCTestCase {
 
     func testCancellingTheRunEndsAWaitingRetryAtOnceAndItIsNeverSent() async throws {
         // Without Retry-After a quota answer waits a minute; the cancel must not wait for it.
-        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        let sender = try makeSender(
+            retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
         try mock.configure(["retry_after_s": .int(-1)])
         let scope = RetryScope()
         let result = Locked<FCMResult?>(nil)
@@ -328,7 +358,8 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testARetryThatWouldGoOutAfterTheDeadlineIsNotScheduled() async throws {
-        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        let sender = try makeSender(
+            retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
         try mock.configure(["retry_after_s": .int(5)])
         let deadline = RetryDeadline(expiresAt: nil, timeToLive: 3, from: Date())
         let started = Date()
@@ -342,7 +373,8 @@ final class FCMSenderTests: XCTestCase {
 
     func testShutdownReturnsARequestWaitingForItsRetry() async throws {
         // QUOTA_EXCEEDED waits at least a minute (Firebase's advice): the request is still pending at shutdown.
-        let sender = try makeSender(retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
+        let sender = try makeSender(
+            retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 120, quotaDelay: 60))
         let request = FCMRequest(token: "quota-1", message: try template())
         let result = Locked<FCMResult?>(nil)
         await sender.submit(request) { answer in result.withLock { $0 = answer } }

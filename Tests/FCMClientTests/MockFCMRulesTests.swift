@@ -27,25 +27,31 @@ final class MockFCMRulesTests: XCTestCase {
         let request = try AccessTokenRequest(account: account, issuedAt: Int(Date().timeIntervalSince1970))
         let bodyPath = fixture.pair.directory + "/body.txt"
         try Data(request.body).write(to: URL(fileURLWithPath: bodyPath))
-        let script = prelude + """
-            account = fcm_rules.load_service_account(open(sys.argv[2], "rb").read())
-            body = open(sys.argv[3], "rb").read()
-            accounts = {account.private_key_id: account}
-            for uri in ("https://127.0.0.1:9/token", "https://oauth2.googleapis.com/token"):
-                result = fcm_rules.check_assertion_request(sys.argv[4], body, accounts, uri, time.time())
-                print("accepted" if result == account else result.body["error"])
-            """
-        let output = try TestPython.run(script, [supportDirectory, accountPath, bodyPath, AccessTokenRequest.contentType])
+        let script =
+            prelude + """
+                account = fcm_rules.load_service_account(open(sys.argv[2], "rb").read())
+                body = open(sys.argv[3], "rb").read()
+                accounts = {account.private_key_id: account}
+                for uri in ("https://127.0.0.1:9/token", "https://oauth2.googleapis.com/token"):
+                    result = fcm_rules.check_assertion_request(sys.argv[4], body, accounts, uri, time.time())
+                    print("accepted" if result == account else result.body["error"])
+                """
+        let output = try TestPython.run(
+            script, [supportDirectory, accountPath, bodyPath, AccessTokenRequest.contentType])
         XCTAssertEqual(output, "accepted\ninvalid_grant\n")
     }
 
     func testMockSendRulesAcceptOurMappedMessagesAndRejectAHandMadeBadOne() throws {
         let sections: [JSONValue] = [
             [:],
-            ["notification": ["title": "Hi", "body": "b", "icon": "i", "color": "#112233", "android_channel_id": "c",
-                              "body_loc_args": ["x"]],
-             "data": ["n": 1, "o": ["deep": [true, nil]], "s": "t"],
-             "time_to_live": 60, "priority": "normal", "collapse_key": "k", "dry_run": true],
+            [
+                "notification": [
+                    "title": "Hi", "body": "b", "icon": "i", "color": "#112233", "android_channel_id": "c",
+                    "body_loc_args": ["x"],
+                ],
+                "data": ["n": 1, "o": ["deep": [true, nil]], "s": "t"],
+                "time_to_live": 60, "priority": "normal", "collapse_key": "k", "dry_run": true,
+            ],
             ["data": ["big": .string(String(repeating: "é", count: 1800))]],
         ]
         var lines = ""
@@ -58,18 +64,21 @@ final class MockFCMRulesTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bodiesPath = directory + "/bodies.txt"
         try lines.write(toFile: bodiesPath, atomically: true, encoding: .utf8)
-        let script = prelude + """
-            import base64
-            for line in open(sys.argv[2]):
-                line = line.strip()
-                body = base64.urlsafe_b64decode(line + "=" * (-len(line) % 4))
-                message, validate_only, error = fcm_rules.check_send(body)
-                print("ok" if error is None else error.body["error"]["message"], validate_only)
-            """
+        let script =
+            prelude + """
+                import base64
+                for line in open(sys.argv[2]):
+                    line = line.strip()
+                    body = base64.urlsafe_b64decode(line + "=" * (-len(line) % 4))
+                    message, validate_only, error = fcm_rules.check_send(body)
+                    print("ok" if error is None else error.body["error"]["message"], validate_only)
+                """
         let output = try TestPython.run(script, [supportDirectory, bodiesPath])
-        XCTAssertEqual(output.split(separator: "\n"), [
-            "ok False", "ok True", "ok False",
-            "Invalid value at 'message.data[0].value': (TYPE_STRING), 1 False",
-        ])
+        XCTAssertEqual(
+            output.split(separator: "\n"),
+            [
+                "ok False", "ok True", "ok False",
+                "Invalid value at 'message.data[0].value': (TYPE_STRING), 1 False",
+            ])
     }
 }

@@ -65,7 +65,8 @@ final class CurlMultiLoopTests: XCTestCase {
     }
 
     func testStopRefusesLaterJobsAndReturnsTheSameLeftoverAgain() async throws {
-        let loop = CurlMultiLoop(name: "test-loop", multi: try CurlMulti(), driver: RecordingDriver(pollTimeout: 60_000))
+        let loop = CurlMultiLoop(
+            name: "test-loop", multi: try CurlMulti(), driver: RecordingDriver(pollTimeout: 60_000))
         loop.start()
         XCTAssertTrue(loop.submit("before"))
         let first = await loop.stop()
@@ -79,7 +80,8 @@ final class CurlMultiLoopTests: XCTestCase {
     /// Every caller of `stop()` gets the one leftover, the ones racing with the loop's exit and one whose task was
     /// cancelled before it asked (the wait ignores cancellation: what the loop left is still handed over).
     func testConcurrentStopsAndAStopFromACancelledTaskAllGetTheLeftover() async throws {
-        let loop = CurlMultiLoop(name: "test-loop", multi: try CurlMulti(), driver: RecordingDriver(pollTimeout: 60_000))
+        let loop = CurlMultiLoop(
+            name: "test-loop", multi: try CurlMulti(), driver: RecordingDriver(pollTimeout: 60_000))
         loop.start()
         XCTAssertTrue(loop.submit("job"))
         let stoppers = (0..<4).map { _ in Task { await loop.stop() } }

@@ -12,8 +12,10 @@ final class DestinationPolicyTests: XCTestCase {
     }
 
     /// The name of the range that refuses `text` under `policy`, or nil when it is allowed.
-    private func refusal(_ text: String, _ policy: DestinationPolicy = DestinationPolicy(), host: String = "hooks.example.com",
-                         file: StaticString = #filePath, line: UInt = #line) -> String? {
+    private func refusal(
+        _ text: String, _ policy: DestinationPolicy = DestinationPolicy(), host: String = "hooks.example.com",
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> String? {
         switch policy.verdict(for: address(text, file: file, line: line), host: host) {
         case .allowed: return nil
         case .refused(let range): return range.name
@@ -46,10 +48,12 @@ final class DestinationPolicyTests: XCTestCase {
     }
 
     func testAllowsPublicIPv4NextToTheSpecialRanges() {
-        for text in ["8.8.8.8", "1.1.1.1", "9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0",
-                     "126.255.255.255", "128.0.0.0", "169.253.255.255", "169.255.0.0", "172.15.255.255",
-                     "172.32.0.0", "192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0",
-                     "223.255.255.255"] {
+        for text in [
+            "8.8.8.8", "1.1.1.1", "9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0",
+            "126.255.255.255", "128.0.0.0", "169.253.255.255", "169.255.0.0", "172.15.255.255",
+            "172.32.0.0", "192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0",
+            "223.255.255.255",
+        ] {
             XCTAssertNil(refusal(text), text)
         }
     }
@@ -67,7 +71,8 @@ final class DestinationPolicyTests: XCTestCase {
             XCTAssertNotNil(reason, text)
             XCTAssertTrue(reason?.contains(name) ?? false, "\(text): \(reason ?? "allowed")")
         }
-        for text in ["2606:4700:4700::1111", "2a00:1450:4001::200e", "2001:4860:4860::8888", "fbff::1", "100:0:0:1::1"] {
+        for text in ["2606:4700:4700::1111", "2a00:1450:4001::200e", "2001:4860:4860::8888", "fbff::1", "100:0:0:1::1"]
+        {
             XCTAssertNil(refusal(text), text)
         }
     }
@@ -127,13 +132,15 @@ final class DestinationPolicyTests: XCTestCase {
         for range in SpecialAddressRange.all {
             XCTAssertEqual(try? IPNetwork(parsing: range.network.description), range.network, range.description)
         }
-        XCTAssertEqual(SpecialAddressRange.containing(address("169.254.169.254"))?.description,
-                       "link-local (cloud metadata endpoints live here) (169.254.0.0/16)")
+        XCTAssertEqual(
+            SpecialAddressRange.containing(address("169.254.169.254"))?.description,
+            "link-local (cloud metadata endpoints live here) (169.254.0.0/16)")
     }
 
     func testParsesAllowances() throws {
-        XCTAssertEqual(try DestinationPolicy.Allowance(parsing: "10.0.0.0/8"),
-                       .network(try IPNetwork(parsing: "10.0.0.0/8")))
+        XCTAssertEqual(
+            try DestinationPolicy.Allowance(parsing: "10.0.0.0/8"),
+            .network(try IPNetwork(parsing: "10.0.0.0/8")))
         XCTAssertEqual(try DestinationPolicy.Allowance(parsing: "::1"), .network(try IPNetwork(parsing: "::1/128")))
         XCTAssertEqual(try DestinationPolicy.Allowance(parsing: "Hooks-1.Example.COM."), .host("hooks-1.example.com"))
         for bad in ["", ".", "bad host", "hooks..internal", ".hooks", "hooks/x", "bücher.de", "*.internal", "a_b"] {

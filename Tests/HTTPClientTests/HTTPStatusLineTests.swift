@@ -1,6 +1,5 @@
-import XCTest
-
 import HTTPClient
+import XCTest
 
 final class HTTPStatusLineTests: XCTestCase {
     private func code(_ line: String) -> Int? {

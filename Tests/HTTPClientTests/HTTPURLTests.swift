@@ -22,8 +22,10 @@ final class HTTPURLTests: XCTestCase {
     }
 
     func testRefusesOtherSchemes() {
-        for text in ["ftp://example.com/x", "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO", "dict://x:11211/",
-                     "ldap://x", "javascript:alert(1)", "smb://x/y"] {
+        for text in [
+            "ftp://example.com/x", "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO", "dict://x:11211/",
+            "ldap://x", "javascript:alert(1)", "smb://x/y",
+        ] {
             XCTAssertThrowsError(try HTTPURL(text), text) { error in
                 XCTAssertEqual(error as? HTTPURL.ParseError, .unsupportedScheme, text)
             }
@@ -31,11 +33,14 @@ final class HTTPURLTests: XCTestCase {
     }
 
     func testRefusesMalformedURLs() {
-        for text in ["", "example.com/hook", "http://", "http://a:b@c@d/x", "http://exa mple.com/", "http://example.com:99999/",
-                     "http://example.com:port/", "http://[::1/", "http://a\r\nHost: b/", " http://example.com"] {
+        for text in [
+            "", "example.com/hook", "http://", "http://a:b@c@d/x", "http://exa mple.com/", "http://example.com:99999/",
+            "http://example.com:port/", "http://[::1/", "http://a\r\nHost: b/", " http://example.com",
+        ] {
             XCTAssertThrowsError(try HTTPURL(text), text)
         }
-        XCTAssertThrowsError(try HTTPURL("http://example.com/" + String(repeating: "a", count: HTTPURL.maxLength))) { error in
+        XCTAssertThrowsError(try HTTPURL("http://example.com/" + String(repeating: "a", count: HTTPURL.maxLength))) {
+            error in
             XCTAssertEqual(error as? HTTPURL.ParseError, .tooLong)
         }
     }

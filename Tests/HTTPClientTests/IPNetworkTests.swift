@@ -27,8 +27,10 @@ final class IPNetworkTests: XCTestCase {
     }
 
     func testRefusesBadPrefixLengths() {
-        for text in ["10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/8", "10.0.0.0/ 8",
-                     "10.0.0.0/0008", "::/129", "::/999999999999999999999"] {
+        for text in [
+            "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/8", "10.0.0.0/ 8",
+            "10.0.0.0/0008", "::/129", "::/999999999999999999999",
+        ] {
             XCTAssertThrowsError(try IPNetwork(parsing: text), text) { error in
                 guard case .badPrefixLength = error as? IPNetwork.ParseError else {
                     return XCTFail("\(text): \(error)")
@@ -39,8 +41,10 @@ final class IPNetworkTests: XCTestCase {
 
     func testRefusesAmbiguousAddressForms() {
         // inet_aton would read these as 127.0.0.1: a classic way around string-based SSRF filters.
-        for text in ["127.1", "0x7f.0.0.1", "2130706433", "017700000001", "127.0.0.1 ", " 127.0.0.1", "127.0.0.1.",
-                     "[::1]", "fe80::1%eth0", "1.2.3.256", "", "::1::", "hooks.internal"] {
+        for text in [
+            "127.1", "0x7f.0.0.1", "2130706433", "017700000001", "127.0.0.1 ", " 127.0.0.1", "127.0.0.1.",
+            "[::1]", "fe80::1%eth0", "1.2.3.256", "", "::1::", "hooks.internal",
+        ] {
             XCTAssertNil(IPAddress(text), text)
             XCTAssertThrowsError(try IPNetwork(parsing: text), text)
         }

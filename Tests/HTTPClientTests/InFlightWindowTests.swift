@@ -12,11 +12,12 @@ final class InFlightWindowTests: XCTestCase {
         // order, and "the longest waiter" would then be the second one (the test used to hang awaiting the first).
         var waiters: [Task<Bool, Never>] = []
         for index in 1...2 {
-            waiters.append(Task {
-                let got = await window.acquire()
-                order.withLock { $0.append(index) }
-                return got
-            })
+            waiters.append(
+                Task {
+                    let got = await window.acquire()
+                    order.withLock { $0.append(index) }
+                    return got
+                })
             // Parked waiters are counted under the window's lock; bounded, so a waiter that never parks fails the
             // assertion below instead of hanging the test.
             for _ in 0..<1_000_000 where window.waiting < index { await Task.yield() }

@@ -6,8 +6,10 @@ import XCTest
 /// The per-destination share of a sender's window (`KeyedShares`, an `AdmissionWindow` per busy key): no sockets.
 final class KeyedSharesTests: XCTestCase {
     /// Starts `acquire(key)` in a task and returns once it waits in line (bounded: a waiter that never parks fails).
-    private func waiter(_ shares: KeyedShares, _ key: String, order: Locked<[Int]>, id: Int,
-                        scope: RetryScope? = nil) async throws -> Task<Bool, Never> {
+    private func waiter(
+        _ shares: KeyedShares, _ key: String, order: Locked<[Int]>, id: Int,
+        scope: RetryScope? = nil
+    ) async throws -> Task<Bool, Never> {
         let before = shares.waiting
         let task = Task {
             let got = await shares.acquire(key, cancelledBy: scope)

@@ -22,22 +22,29 @@ final class WebhookExchangeTests: XCTestCase {
         return receiver
     }
 
-    private func client(allowing entries: [String] = [], timeout: Duration = .seconds(5),
-                        maxResponseBytes: Int = 64 * 1024) throws -> HTTPExchangeClient {
+    private func client(
+        allowing entries: [String] = [], timeout: Duration = .seconds(5),
+        maxResponseBytes: Int = 64 * 1024
+    ) throws -> HTTPExchangeClient {
         let policy = DestinationPolicy(allowances: try entries.map { try DestinationPolicy.Allowance(parsing: $0) })
-        let client = try HTTPExchangeClient(configuration: .webhooks(
-            policy: policy, timeout: timeout, connectTimeout: .seconds(2), maxResponseBytes: maxResponseBytes))
+        let client = try HTTPExchangeClient(
+            configuration: .webhooks(
+                policy: policy, timeout: timeout, connectTimeout: .seconds(2), maxResponseBytes: maxResponseBytes))
         clients.append(client)
         return client
     }
 
-    private static func post(_ url: String, headers: [String] = [], body: [UInt8] = Array("{}".utf8)) throws -> HTTPExchange {
+    private static func post(_ url: String, headers: [String] = [], body: [UInt8] = Array("{}".utf8)) throws
+        -> HTTPExchange
+    {
         HTTPExchange(url: try HTTPURL(url), headers: headers, body: body)
     }
 
     /// The error `send` threw, or a test failure if it answered.
-    private func failure(_ client: HTTPExchangeClient, _ url: String, file: StaticString = #filePath,
-                         line: UInt = #line) async throws -> HTTPExchangeError? {
+    private func failure(
+        _ client: HTTPExchangeClient, _ url: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) async throws -> HTTPExchangeError? {
         let exchange = try Self.post(url)
         do {
             let status = try await client.send(exchange).status
@@ -54,8 +61,11 @@ final class WebhookExchangeTests: XCTestCase {
         let hook = try receiver(.respond(Self.noContent))
         let client = try client(allowing: ["127.0.0.1"])
         let body = Array(String(repeating: "x", count: 5000).utf8)  // > 1 KiB: no Expect: 100-continue wait
-        let status = try await client.send(Self.post(hook.url("/hook?a=1", credentials: "user:p%40ss@"),
-                                                      headers: ["Content-Type: application/json", "X-Test: 1"], body: body)).status
+        let status = try await client.send(
+            Self.post(
+                hook.url("/hook?a=1", credentials: "user:p%40ss@"),
+                headers: ["Content-Type: application/json", "X-Test: 1"], body: body)
+        ).status
         XCTAssertEqual(status, 204)
         let request = try XCTUnwrap(hook.received.first)
         XCTAssertTrue(request.head.hasPrefix("POST /hook?a=1 HTTP/1.1\r\n"), request.head)
@@ -107,8 +117,9 @@ final class WebhookExchangeTests: XCTestCase {
 
     func testDoesNotFollowRedirects() async throws {
         let target = try receiver(.respond(Self.noContent))
-        let redirecting = try receiver(.respond(
-            "HTTP/1.1 302 Found\r\nLocation: \(target.url("/elsewhere"))\r\nContent-Length: 0\r\n\r\n"))
+        let redirecting = try receiver(
+            .respond(
+                "HTTP/1.1 302 Found\r\nLocation: \(target.url("/elsewhere"))\r\nContent-Length: 0\r\n\r\n"))
         let client = try client(allowing: ["127.0.0.1"])
         let status = try await client.send(Self.post(redirecting.url())).status
         XCTAssertEqual(status, 302)
@@ -145,7 +156,9 @@ final class WebhookExchangeTests: XCTestCase {
     }
 
     func testOtherSchemesAndMalformedURLsNeverBecomeAnExchange() throws {
-        for url in ["ftp://127.0.0.1/x", "file:///etc/passwd", "gopher://127.0.0.1:70/", "http://exa mple/", "not a url"] {
+        for url in [
+            "ftp://127.0.0.1/x", "file:///etc/passwd", "gopher://127.0.0.1:70/", "http://exa mple/", "not a url",
+        ] {
             XCTAssertThrowsError(try Self.post(url), url)
         }
     }

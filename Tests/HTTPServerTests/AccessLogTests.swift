@@ -1,24 +1,28 @@
 import Foundation
-@testable import HTTPServer
 import Locking
 import Logging
 import TestSupport
 import XCTest
 
+@testable import HTTPServer
+
 /// The cheap access log: byte-identical lines from the fast encoder, batches through the buffered sink, and no
 /// line lost when the server and the sink stop cleanly.
 final class AccessLogTests: XCTestCase {
-    private let hostile = ["plain", "", "a b", "k=v", "x\nlevel=error", "quote\"d", "back\\slash", "tab\there",
-                           "\u{7F}del", "\u{1}ctl", "ünïcødé", "emoji 🎉", "/items/:id", "127.0.0.1:5000", "0.042"]
+    private let hostile = [
+        "plain", "", "a b", "k=v", "x\nlevel=error", "quote\"d", "back\\slash", "tab\there",
+        "\u{7F}del", "\u{1}ctl", "ünïcødé", "emoji 🎉", "/items/:id", "127.0.0.1:5000", "0.042",
+    ]
 
     func testEncoderWritesExactlyWhatLogFormatWrites() {
         for journal in [false, true] {
             var encoder = LogLineEncoder(journal: journal)
             for (i, value) in hostile.enumerated() {
                 let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
-                let record = LogRecord(level: LogLevel.allCases[i % LogLevel.allCases.count], label: value,
-                                       message: "Request completed", metadata: [("k", value), ("n", String(i))],
-                                       date: date)
+                let record = LogRecord(
+                    level: LogLevel.allCases[i % LogLevel.allCases.count], label: value,
+                    message: "Request completed", metadata: [("k", value), ("n", String(i))],
+                    date: date)
                 var bytes: [UInt8] = []
                 encoder.append(record, to: &bytes)
                 XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(record, journal: journal))
@@ -39,8 +43,9 @@ final class AccessLogTests: XCTestCase {
                     peer: value, isTLS: false)
                 let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(i) * 0.377)
                 var bytes: [UInt8] = []
-                AccessLog.render(record, date: date, head: AccessLog.head(label: logger.label, metadata: logger.metadata),
-                                 encoder: &encoder, into: &bytes)
+                AccessLog.render(
+                    record, date: date, head: AccessLog.head(label: logger.label, metadata: logger.metadata),
+                    encoder: &encoder, into: &bytes)
                 var expected = try XCTUnwrap(logger.record(.info, AccessLog.message, AccessLog.fields(record)))
                 expected.date = date
                 XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(expected, journal: journal))
@@ -59,8 +64,9 @@ final class AccessLogTests: XCTestCase {
     func testEncoderTimestampsBeforeEpochAndOutOfRangeMatchTheSlowFormatter() {
         var encoder = LogLineEncoder(journal: false)
         for seconds in [-0.25, -86_400, 0, 59.999, 60, 1e16, -1e300] {
-            let record = LogRecord(level: .info, label: "t", message: "m", metadata: [],
-                                   date: Date(timeIntervalSince1970: seconds))
+            let record = LogRecord(
+                level: .info, label: "t", message: "m", metadata: [],
+                date: Date(timeIntervalSince1970: seconds))
             var bytes: [UInt8] = []
             encoder.append(record, to: &bytes)
             XCTAssertEqual(String(decoding: bytes, as: UTF8.self), LogFormat.line(record, journal: false), "\(seconds)")
@@ -81,7 +87,9 @@ final class AccessLogTests: XCTestCase {
         let logger = Logger(label: "http", level: .info, sink: sink)
         // The writer thread may take the first batch at once; the second then fits or is dropped whole, and
         // every record is either written or counted.
-        let batches = (0..<3).map { b in (0..<8).compactMap { logger.record(.info, "Request completed", ["n": "\(b * 8 + $0)"]) } }
+        let batches = (0..<3).map { b in
+            (0..<8).compactMap { logger.record(.info, "Request completed", ["n": "\(b * 8 + $0)"]) }
+        }
         for batch in batches { logger.write(batch) }
         sink.closeNow()
         close(w)
@@ -114,8 +122,9 @@ final class AccessLogTests: XCTestCase {
         var router = Router()
         router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
         router.get("/task") { _ in .text("t") }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
-                                logger: Logger(label: "http", level: .info, sink: sink))
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
+            logger: Logger(label: "http", level: .info, sink: sink))
         let port = try server.start()
         let clients = try (0..<4).map { _ in try RawHTTPClient(port: port, timeout: 5) }
         for i in 0..<200 {
@@ -142,16 +151,18 @@ final class AccessLogTests: XCTestCase {
         var router = Router()
         router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
         router.get("/task") { _ in .text("t") }
-        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
-                                onRequestsCompleted: { batch in batches.withLock { $0.append(batch) } })
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0, eventLoopCount: 2), router: router,
+            onRequestsCompleted: { batch in batches.withLock { $0.append(batch) } })
         let port = try server.start()
         var sent: [String] = []
         let clients = try (0..<4).map { _ in try RawHTTPClient(port: port, timeout: 5) }
         for i in 0..<120 {
             let id = "one-\(i)"
             sent.append(id)
-            let response = try clients[i % 4].request("GET", i % 3 == 0 ? "/task" : "/health",
-                                                      headers: [("X-Request-ID", id)])
+            let response = try clients[i % 4].request(
+                "GET", i % 3 == 0 ? "/task" : "/health",
+                headers: [("X-Request-ID", id)])
             XCTAssertEqual(response.status, 200)
         }
         // Pipelined: ten requests in one write are answered in one loop iteration, so they arrive as one batch.
@@ -168,8 +179,9 @@ final class AccessLogTests: XCTestCase {
         let received = batches.withLock { $0 }
         XCTAssertEqual(received.flatMap { $0 }.map(\.requestID).sorted(), sent.sorted(), "each request exactly once")
         XCTAssertTrue(received.allSatisfy { !$0.isEmpty && $0.count <= AccessLog.batchSize })
-        XCTAssertTrue(received.contains { batch in batch.filter { $0.requestID.hasPrefix("piped-") }.count == 10 },
-                      "\(received.map(\.count))")
+        XCTAssertTrue(
+            received.contains { batch in batch.filter { $0.requestID.hasPrefix("piped-") }.count == 10 },
+            "\(received.map(\.count))")
         let piped = received.flatMap { $0 }.filter { $0.requestID.hasPrefix("piped-") }.map(\.requestID)
         XCTAssertEqual(piped, pipelined, "in order")
     }

@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import XCTest
+
+@testable import HTTPServer
 
 /// The per-address rules without sockets: what an address is counted as (`PeerAddress.key`), the connection cap
 /// per address, and the body budget with its per-address share (`AddressTable`).
@@ -22,7 +23,8 @@ final class AddressTableTests: XCTestCase {
         XCTAssertEqual(a.key, b.key)
         XCTAssertNotEqual(a.key, other.key)
         XCTAssertFalse(a.isV4)
-        XCTAssertEqual(PeerAddress(bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2] + [UInt8](repeating: 0, count: 7) + [1]), a)
+        XCTAssertEqual(
+            PeerAddress(bytes: [0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2] + [UInt8](repeating: 0, count: 7) + [1]), a)
     }
 
     func testTextThatIsNotAnAddressIsNil() {

@@ -16,11 +16,14 @@ final class AdmissionTests: XCTestCase {
         let handled = self.handled
         let admitted = self.admitted
         server = try TestServer { router in
-            router.post("/guarded/:who", admission: { request in
-                admitted.withLock { $0 += 1 }
-                if request.parameters["who"] == "abuser" { throw SlowDown() }
-                if request.parameters["who"] == "broken" { throw SecretFailure() }
-            }) { request in
+            router.post(
+                "/guarded/:who",
+                admission: { request in
+                    admitted.withLock { $0 += 1 }
+                    if request.parameters["who"] == "abuser" { throw SlowDown() }
+                    if request.parameters["who"] == "broken" { throw SecretFailure() }
+                }
+            ) { request in
                 handled.withLock { $0 += 1 }
                 return .text("handled \(request.body.count)")
             }
@@ -53,7 +56,8 @@ final class AdmissionTests: XCTestCase {
         let client = try server.client()
         var batch = ""
         for i in 0..<50 {
-            batch += "POST /guarded/\(i % 2 == 0 ? "abuser" : "friend") HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi"
+            batch +=
+                "POST /guarded/\(i % 2 == 0 ? "abuser" : "friend") HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi"
         }
         try client.send(batch)
         for i in 0..<50 {

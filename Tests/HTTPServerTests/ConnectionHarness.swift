@@ -32,11 +32,13 @@ struct ConnectionHarness {
         router.get("/fail", onEventLoop: { _ in throw HTTPError(.badRequest, detail: "Nope") })
         // With an admission check (what it answers is the harness's `admissionRefusal`), and no body.
         router.add(.get, "/guarded", admission: { _ in }, onEventLoop: { _ in .text("guarded") })
-        let env = ConnectionEnvironment(router: router, limits: limits, serverName: nil, requestIDPrefix: "t",
-                                        readBufferSize: Self.bufferSize, lingerNanos: 2_000_000_000,
-                                        tickNanos: 100_000_000, fixedDate: Self.date)
-        machine = HTTPConnectionStateMachine(env: env, peer: "192.0.2.1:5000", address: "192.0.2.1", isTLS: tls,
-                                             now: now)
+        let env = ConnectionEnvironment(
+            router: router, limits: limits, serverName: nil, requestIDPrefix: "t",
+            readBufferSize: Self.bufferSize, lingerNanos: 2_000_000_000,
+            tickNanos: 100_000_000, fixedDate: Self.date)
+        machine = HTTPConnectionStateMachine(
+            env: env, peer: "192.0.2.1:5000", address: "192.0.2.1", isTLS: tls,
+            now: now)
     }
 
     static var limits: HTTPLimits {

@@ -20,8 +20,10 @@ final class ErrorResponseTests: XCTestCase {
             router: router, logger: Logger(label: "http", level: .debug, sink: logs),
             errorResponse: { error in
                 guard error is BackendDown else { return nil }
-                var response = HTTPResponse(error: HTTPError(.serviceUnavailable, title: "Service Unavailable",
-                                                             detail: "Try again later"))
+                var response = HTTPResponse(
+                    error: HTTPError(
+                        .serviceUnavailable, title: "Service Unavailable",
+                        detail: "Try again later"))
                 response.headers.add("Retry-After", "30")
                 return response
             })

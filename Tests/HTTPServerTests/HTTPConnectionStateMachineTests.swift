@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import XCTest
+
+@testable import HTTPServer
 
 /// The connection's protocol rules, driven without sockets (`ConnectionHarness` plays the loop).
 final class HTTPConnectionStateMachineTests: XCTestCase {
@@ -31,7 +32,9 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
 
     func testPipelinedRequestsRunOneAtATimeAndAreAnsweredInOrder() {
         var c = ConnectionHarness()
-        c.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\naPOST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nb")
+        c.send(
+            "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\naPOST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nb"
+        )
         XCTAssertEqual(c.handling.count, 1, "the second request waits in the buffer")
         c.respond(.text("first"))
         XCTAssertEqual(c.handling.map { String(decoding: $0.body, as: UTF8.self) }, ["b"])

@@ -61,7 +61,9 @@ final class HTTPServerBehaviourTests: XCTestCase {
         let sender = Thread {
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                let n = bytes.withUnsafeBytes {
+                    send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                }
                 if n <= 0 { return }
                 offset += n
             }
@@ -143,8 +145,9 @@ final class HTTPServerBehaviourTests: XCTestCase {
 
     func testChunkedRequestWithTrailersReachesHandler() throws {
         let client = try server.client()
-        try client.send("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Sum: 7\r\n\r\n")
+        try client.send(
+            "POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Sum: 7\r\n\r\n")
         let response = try client.readResponse()
         XCTAssertEqual(response.bodyText, "abcdefg")
         XCTAssertEqual(response.header("x-trailer-x-sum"), "7")
@@ -249,8 +252,9 @@ final class HTTPServerBehaviourTests: XCTestCase {
 
     func testZeroBodyLimitAcceptsEmptyBodiesAndRefusesAnyByte() throws {
         XCTAssertEqual(try server.client().request("DELETE", "/no-body").bodyText, "deleted")
-        XCTAssertEqual(try server.client().request("DELETE", "/no-body", headers: [("Content-Length", "0")]).bodyText,
-                       "deleted")
+        XCTAssertEqual(
+            try server.client().request("DELETE", "/no-body", headers: [("Content-Length", "0")]).bodyText,
+            "deleted")
         let refused = try server.client().request("DELETE", "/no-body", body: [1])
         XCTAssertEqual(refused.status, 400)
         XCTAssertEqual(refused.jsonObject?["description"]?.stringValue, "No body")

@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import XCTest
+
+@testable import HTTPServer
 
 /// Admission is decided when the request head arrives (`.admit`), before the body is read or `100 Continue` is
 /// sent; and the idle keep-alive state that eviction and the short idle timeout under pressure look at. Without
@@ -81,7 +82,8 @@ final class HeadAdmissionTests: XCTestCase {
         limits.maxBodyBytes = 1 << 20
         var h = ConnectionHarness(limits: limits)
         h.admissionRefusal = Self.refusal
-        h.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 200000\r\n\r\n" + String(repeating: "x", count: 200_000))
+        h.send(
+            "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 200000\r\n\r\n" + String(repeating: "x", count: 200_000))
         XCTAssertEqual(h.statusLines(429), 1)
         XCTAssertLessThan(h.machine.parser.bufferedBytes, 100_000, "reading stopped once a head's worth was in")
     }

@@ -15,8 +15,12 @@ final class MalformedRequestBatteryTests: XCTestCase {
 
     static func cases() -> [Case] {
         var all: [Case] = []
-        func add(_ name: String, _ text: String, _ status: Int) { all.append(Case(name: name, bytes: Array(text.utf8), status: status)) }
-        func addBytes(_ name: String, _ bytes: [UInt8], _ status: Int) { all.append(Case(name: name, bytes: bytes, status: status)) }
+        func add(_ name: String, _ text: String, _ status: Int) {
+            all.append(Case(name: name, bytes: Array(text.utf8), status: status))
+        }
+        func addBytes(_ name: String, _ bytes: [UInt8], _ status: Int) {
+            all.append(Case(name: name, bytes: bytes, status: status))
+        }
         let post = "POST /echo HTTP/1.1\r\nHost: h\r\n"
 
         // Request smuggling: Content-Length together with Transfer-Encoding, in every order and spelling.
@@ -24,14 +28,20 @@ final class MalformedRequestBatteryTests: XCTestCase {
         add("TE then CL", post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 400)
         add("CL 0 with TE", post + "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400)
         add("lowercase names", post + "content-length: 3\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n", 400)
-        add("mixed case TE value with CL", post + "Content-Length: 3\r\nTransfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n", 400)
+        add(
+            "mixed case TE value with CL", post + "Content-Length: 3\r\nTransfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n",
+            400)
         add("TE with tab and CL", post + "Content-Length: 3\r\nTransfer-Encoding:\tchunked\r\n\r\n0\r\n\r\n", 400)
-        add("TE identity,chunked with CL", post + "Content-Length: 3\r\nTransfer-Encoding: identity, chunked\r\n\r\n", 400)
+        add(
+            "TE identity,chunked with CL", post + "Content-Length: 3\r\nTransfer-Encoding: identity, chunked\r\n\r\n",
+            400)
         add("duplicate CL different", post + "Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400)
         add("CL list different", post + "Content-Length: 3,4\r\n\r\nabcd", 400)
         add("CL list with empty element", post + "Content-Length: 3,\r\n\r\nabc", 400)
         // Malformed Content-Length values.
-        for (i, value) in ["abc", "-1", "+3", "3 3", "0x3", "3.0", "", " ", "1e3", "３", "99999999999999999999999999"].enumerated() {
+        for (i, value) in ["abc", "-1", "+3", "3 3", "0x3", "3.0", "", " ", "1e3", "３", "99999999999999999999999999"]
+            .enumerated()
+        {
             add("bad CL #\(i) \(value)", post + "Content-Length: \(value)\r\n\r\nabc", 400)
         }
         // Transfer-Encoding whose final coding is not chunked, or unknown codings.
@@ -73,9 +83,13 @@ final class MalformedRequestBatteryTests: XCTestCase {
         add("CR CR LF", "GET /health HTTP/1.1\r\r\nHost: h\r\n\r\n", 400)
         // NUL and other control characters in header values.
         for c in (UInt8(0)...UInt8(31)).filter({ $0 != 9 }) + [127] {
-            addBytes("control \(c) in value", Array("GET /health HTTP/1.1\r\nHost: h\r\nX-A: a".utf8) + [c] + Array("b\r\n\r\n".utf8), 400)
+            addBytes(
+                "control \(c) in value",
+                Array("GET /health HTTP/1.1\r\nHost: h\r\nX-A: a".utf8) + [c] + Array("b\r\n\r\n".utf8), 400)
         }
-        addBytes("NUL in header name", Array("GET /health HTTP/1.1\r\nHost: h\r\nX".utf8) + [0] + Array("A: b\r\n\r\n".utf8), 400)
+        addBytes(
+            "NUL in header name", Array("GET /health HTTP/1.1\r\nHost: h\r\nX".utf8) + [0] + Array("A: b\r\n\r\n".utf8),
+            400)
         // Whitespace before the colon.
         add("space before colon", "GET /health HTTP/1.1\r\nHost : h\r\n\r\n", 400)
         add("tab before colon", "GET /health HTTP/1.1\r\nHost\t: h\r\n\r\n", 400)
@@ -86,7 +100,9 @@ final class MalformedRequestBatteryTests: XCTestCase {
         }
         add("empty header name", "GET /health HTTP/1.1\r\nHost: h\r\n: v\r\n\r\n", 400)
         add("header without colon", "GET /health HTTP/1.1\r\nHost: h\r\nJunk\r\n\r\n", 400)
-        addBytes("non-ASCII header name", Array("GET /health HTTP/1.1\r\nHost: h\r\nX".utf8) + [0xC3, 0xA9] + Array(": v\r\n\r\n".utf8), 400)
+        addBytes(
+            "non-ASCII header name",
+            Array("GET /health HTTP/1.1\r\nHost: h\r\nX".utf8) + [0xC3, 0xA9] + Array(": v\r\n\r\n".utf8), 400)
         // Methods that are not tokens.
         for (i, method) in ["G(ET", "GE:T", "\"GET\"", "GET\u{1}", "{GET}", "G/T"].enumerated() {
             add("bad method #\(i)", "\(method) /health HTTP/1.1\r\nHost: h\r\n\r\n", 400)
@@ -104,7 +120,8 @@ final class MalformedRequestBatteryTests: XCTestCase {
         add("leading space", " GET /health HTTP/1.1\r\nHost: h\r\n\r\n", 400)
         add("relative target", "GET health HTTP/1.1\r\nHost: h\r\n\r\n", 400)
         add("asterisk on GET", "GET * HTTP/1.1\r\nHost: h\r\n\r\n", 400)
-        addBytes("non-ASCII target", Array("GET /h".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: h\r\n\r\n".utf8), 400)
+        addBytes(
+            "non-ASCII target", Array("GET /h".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: h\r\n\r\n".utf8), 400)
         add("DEL in target", "GET /he\u{7F}alth HTTP/1.1\r\nHost: h\r\n\r\n", 400)
         add("bad percent escape", "GET /items/%zz HTTP/1.1\r\nHost: h\r\n\r\n", 400)
         add("truncated percent escape", "GET /items/% HTTP/1.1\r\nHost: h\r\n\r\n", 400)
@@ -116,9 +133,16 @@ final class MalformedRequestBatteryTests: XCTestCase {
         add("unknown expectation", post + "Expect: 200-ok\r\nContent-Length: 1\r\n\r\na", 417)
         // Limits (test server: request line 1 KiB, headers 4 KiB, 30 fields, body 64 KiB).
         add("request line too long", "GET /\(String(repeating: "a", count: 2000)) HTTP/1.1\r\nHost: h\r\n\r\n", 414)
-        add("header section too large", "GET /health HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 5000))\r\n\r\n", 431)
-        add("many mid-size headers", "GET /health HTTP/1.1\r\nHost: h\r\n" + (0..<25).map { "X\($0): \(String(repeating: "c", count: 200))\r\n" }.joined() + "\r\n", 431)
-        add("too many headers", "GET /health HTTP/1.1\r\nHost: h\r\n" + (0..<40).map { "X\($0): v\r\n" }.joined() + "\r\n", 431)
+        add(
+            "header section too large",
+            "GET /health HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "b", count: 5000))\r\n\r\n", 431)
+        add(
+            "many mid-size headers",
+            "GET /health HTTP/1.1\r\nHost: h\r\n"
+                + (0..<25).map { "X\($0): \(String(repeating: "c", count: 200))\r\n" }.joined() + "\r\n", 431)
+        add(
+            "too many headers",
+            "GET /health HTTP/1.1\r\nHost: h\r\n" + (0..<40).map { "X\($0): v\r\n" }.joined() + "\r\n", 431)
         add("body too large", post + "Content-Length: 70000\r\n\r\n", 413)
         add("body far too large", post + "Content-Length: 999999999999\r\n\r\n", 413)
         add("route body too large", "POST /publish HTTP/1.1\r\nHost: h\r\nContent-Length: 20000\r\n\r\n", 400)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HTTPServer
 import TestSupport
 import XCTest
+
+@testable import HTTPServer
 
 /// Randomized mutations of valid requests: byte flips, truncations, insertions, deletions, duplications, and
 /// random read sizes. The parser must never crash or loop; the server must answer or close cleanly, in bounded
@@ -35,9 +36,10 @@ final class MutationFuzzTests: XCTestCase {
                 let n = Int.random(in: 1...min(32, bytes.count - i), using: &rng)
                 bytes.insert(contentsOf: bytes[i..<i + n], at: i)
             default:
-                bytes.insert(contentsOf: (0..<Int.random(in: 1...8, using: &rng)).map { _ in
-                    UInt8.random(in: 0...255, using: &rng)
-                }, at: i)
+                bytes.insert(
+                    contentsOf: (0..<Int.random(in: 1...8, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }, at: i)
             }
         }
         return bytes
@@ -93,10 +95,13 @@ final class MutationFuzzTests: XCTestCase {
                     closedSilently += 1
                 } else {
                     answered += 1
-                    XCTAssertTrue(rest.starts(with: Array("HTTP/1.1 ".utf8)), "iteration \(iteration): not an HTTP response")
+                    XCTAssertTrue(
+                        rest.starts(with: Array("HTTP/1.1 ".utf8)), "iteration \(iteration): not an HTTP response")
                 }
             } catch {
-                XCTFail("iteration \(iteration): no response or close within 3 s (\(error)); input \(String(decoding: mutated, as: UTF8.self).debugDescription)")
+                XCTFail(
+                    "iteration \(iteration): no response or close within 3 s (\(error)); input \(String(decoding: mutated, as: UTF8.self).debugDescription)"
+                )
                 return
             }
             client.close()

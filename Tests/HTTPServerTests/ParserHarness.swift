@@ -12,14 +12,18 @@ struct ParseOutcome {
     var status: Int? { error?.status.code }
 }
 
-func parse(_ text: String, bodyLimit: Int = 1 << 20, limits: RequestParser.Limits = .init(),
-           chunkSizes: [Int]? = nil) -> ParseOutcome {
+func parse(
+    _ text: String, bodyLimit: Int = 1 << 20, limits: RequestParser.Limits = .init(),
+    chunkSizes: [Int]? = nil
+) -> ParseOutcome {
     parse(Array(text.utf8), bodyLimit: bodyLimit, limits: limits, chunkSizes: chunkSizes)
 }
 
 /// - Parameter chunkSizes: feed the bytes in pieces of these sizes (cycled) instead of all at once.
-func parse(_ bytes: [UInt8], bodyLimit: Int = 1 << 20, limits: RequestParser.Limits = .init(),
-           chunkSizes: [Int]? = nil) -> ParseOutcome {
+func parse(
+    _ bytes: [UInt8], bodyLimit: Int = 1 << 20, limits: RequestParser.Limits = .init(),
+    chunkSizes: [Int]? = nil
+) -> ParseOutcome {
     var parser = RequestParser(limits: limits)
     var outcome = ParseOutcome()
     var offset = 0

@@ -11,9 +11,13 @@ final class RawHTTPClientTests: XCTestCase {
         address.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         listen(fd, 1)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         let bytes = Array(reply.utf8)
         Thread {
             let conn = accept(fd, nil, nil)
@@ -27,8 +31,9 @@ final class RawHTTPClientTests: XCTestCase {
     }
 
     func testParsesChunkedResponseWithTrailers() throws {
-        let port = try serveOnce("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n"
-            + "5;ext\r\nhello\r\n6\r\n world\r\n0\r\nT: v\r\n\r\n")
+        let port = try serveOnce(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n"
+                + "5;ext\r\nhello\r\n6\r\n world\r\n0\r\nT: v\r\n\r\n")
         let response = try RawHTTPClient.request(port: port, "GET", "/")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.bodyText, "hello world")
@@ -56,9 +61,13 @@ final class RawHTTPClientTests: XCTestCase {
         address.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         listen(fd, 1)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         let client = try RawHTTPClient(port: Int(UInt16(bigEndian: address.sin_port)), timeout: 0.3)
         try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertThrowsError(try client.readResponse()) { error in

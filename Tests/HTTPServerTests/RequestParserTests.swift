@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import HTTPServer
 
 final class RequestParserTests: XCTestCase {
@@ -31,8 +32,9 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testReadsChunkedBodyWithExtensionsAndTrailers() {
-        let o = parse("POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5;name=value\r\nhello\r\n6 ; x=\"q\"\r\n world\r\n0;last\r\nX-Trailer: t1\r\nX-Other: t2\r\n\r\n")
+        let o = parse(
+            "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;name=value\r\nhello\r\n6 ; x=\"q\"\r\n world\r\n0;last\r\nX-Trailer: t1\r\nX-Other: t2\r\n\r\n")
         XCTAssertNil(o.error)
         XCTAssertEqual(o.heads.first?.framing, .chunked)
         XCTAssertEqual(o.bodies, [Array("hello world".utf8)])
@@ -46,7 +48,8 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testByteByByteFeedingGivesTheSameResult() {
-        let text = "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n"
+        let text =
+            "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\n"
             + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
         for sizes in [[1], [2], [3, 7], [13]] {
             let o = parse(text, chunkSizes: sizes)
@@ -57,7 +60,9 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testPipelinedRequestsAreParsedInOrder() {
-        let o = parse("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\nHost: h\r\n\r\n")
+        let o = parse(
+            "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\nHost: h\r\n\r\n"
+        )
         XCTAssertNil(o.error)
         XCTAssertEqual(o.heads.map(\.target), ["/1", "/2", "/3"])
         XCTAssertEqual(o.bodies, [[], Array("hi".utf8), []])
@@ -72,7 +77,8 @@ final class RequestParserTests: XCTestCase {
     func testKeepAliveDefaultsFollowTheVersion() {
         XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\n\r\n").heads.first?.keepAlive, true)
         XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").heads.first?.keepAlive, false)
-        XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, Close\r\n\r\n").heads.first?.keepAlive, false)
+        XCTAssertEqual(
+            parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, Close\r\n\r\n").heads.first?.keepAlive, false)
         XCTAssertEqual(parse("GET / HTTP/1.0\r\n\r\n").heads.first?.keepAlive, false)
         XCTAssertEqual(parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").heads.first?.keepAlive, true)
     }
@@ -82,8 +88,11 @@ final class RequestParserTests: XCTestCase {
         XCTAssertEqual(o.heads.first?.expectsContinue, true)
         XCTAssertEqual(o.continueSent, 1)
         XCTAssertEqual(o.bodies, [Array("abc".utf8)])
-        XCTAssertEqual(parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\na").heads.first?.expectsContinue, false)
-        XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n").heads.first?.expectsContinue, false)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\na").heads.first?.expectsContinue,
+            false)
+        XCTAssertEqual(
+            parse("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n").heads.first?.expectsContinue, false)
     }
 
     func testRejectsUnknownExpectationWith417() {
@@ -91,14 +100,17 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testExpectContinueWithTooLargeBodyIsRejectedWithoutReading() {
-        let o = parse("POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n", bodyLimit: 10)
+        let o = parse(
+            "POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n", bodyLimit: 10)
         XCTAssertEqual(o.status, 413)
         XCTAssertEqual(o.continueSent, 0)
         XCTAssertEqual(o.error?.isBodyTooLarge, true)
     }
 
     func testAcceptsRepeatedIdenticalContentLength() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab").bodies, [Array("ab".utf8)])
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab").bodies,
+            [Array("ab".utf8)])
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\nab").bodies, [Array("ab".utf8)])
     }
 
@@ -131,12 +143,17 @@ final class RequestParserTests: XCTestCase {
     // MARK: Smuggling and framing errors
 
     func testRejectsChunkedBodyWithContentLength() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n").status, 400)
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse(
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+            ).status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n").status, 400)
     }
 
     func testRejectsConflictingContentLengths() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd").status, 400)
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabcd").status, 400)
     }
 
@@ -147,14 +164,17 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testRejectsContentLengthOverflow() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n").status, 400)
     }
 
     func testRejectsTransferEncodingNotEndingInChunked() {
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n").status, 400)
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n").status, 400)
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n").status, 400)
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n").status,
+            400)
     }
 
     func testRejectsChunkedAppliedTwice() {
@@ -163,7 +183,9 @@ final class RequestParserTests: XCTestCase {
 
     func testRejectsUnimplementedCodingBeforeChunkedWith501() {
         XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").status, 501)
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: foo\r\nTransfer-Encoding: chunked\r\n\r\n").status, 501)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: foo\r\nTransfer-Encoding: chunked\r\n\r\n").status,
+            501)
     }
 
     func testRejectsEmptyTransferEncoding() {
@@ -177,24 +199,33 @@ final class RequestParserTests: XCTestCase {
 
     func testRejectsInvalidChunkSize() {
         for size in ["x", "", "-1", " 5", "5x", "0x5"] {
-            XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nhello\r\n0\r\n\r\n").status, 400, size)
+            XCTAssertEqual(
+                parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nhello\r\n0\r\n\r\n")
+                    .status, 400, size)
         }
     }
 
     func testRejectsChunkSizeOverflow() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\n").status,
+            400)
     }
 
     func testRejectsChunkDataWithoutTrailingCRLF() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n").status, 400)
     }
 
     func testRejectsControlCharactersInChunkExtension() {
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\u{01}\r\nabc\r\n0\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\u{01}\r\nabc\r\n0\r\n\r\n")
+                .status, 400)
     }
 
     func testRejectsChunkedBodyOverLimitWith413() {
-        let o = parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n", bodyLimit: 10)
+        let o = parse(
+            "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n",
+            bodyLimit: 10)
         XCTAssertEqual(o.status, 413)
         XCTAssertEqual(o.error?.isBodyTooLarge, true)
     }
@@ -210,7 +241,8 @@ final class RequestParserTests: XCTestCase {
         XCTAssertEqual(parse("GET / HTTP/1.1\nHost: h\r\n\r\n").status, 400)
         XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\n\r\n").status, 400)
         XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\n\n").status, 400)
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n").status, 400)
+        XCTAssertEqual(
+            parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n").status, 400)
     }
 
     func testRejectsBareCR() {
@@ -268,8 +300,10 @@ final class RequestParserTests: XCTestCase {
     }
 
     func testRejectsBinaryAndNonTokenBytesBeforeTheLineEnds() {
-        for bytes: [UInt8] in [[0x00], [0x80], [0xFF], Array("GE".utf8) + [0x01], Array("PO".utf8) + [0xC3, 0xA9],
-                               Array("GET\t".utf8), Array("{\"a\":1}".utf8), Array("GET(".utf8), Array(" GET".utf8)] {
+        for bytes: [UInt8] in [
+            [0x00], [0x80], [0xFF], Array("GE".utf8) + [0x01], Array("PO".utf8) + [0xC3, 0xA9],
+            Array("GET\t".utf8), Array("{\"a\":1}".utf8), Array("GET(".utf8), Array(" GET".utf8),
+        ] {
             XCTAssertEqual(verdict(bytes).status, 400, "\(bytes)")
         }
     }
@@ -313,8 +347,9 @@ final class RequestParserTests: XCTestCase {
     /// then a byte no method holds. Fed whole it got 400 (the method check saw the byte first), in reads that crossed
     /// the limit before the byte came it got 414. Where the stream is split must not change the answer.
     func testOverlongMethodWithANonTokenByteGetsTheSameAnswerHoweverItIsSplit() {
-        let limits = RequestParser.Limits(maxRequestLineBytes: 64, maxHeaderBytes: 256, maxHeaderCount: 8,
-                                          maxChunkLineBytes: 32)
+        let limits = RequestParser.Limits(
+            maxRequestLineBytes: 64, maxHeaderBytes: 256, maxHeaderCount: 8,
+            maxChunkLineBytes: 32)
         let bytes = Array(String(repeating: "N", count: 75).utf8) + [0x80] + Array("NN".utf8)
         let whole = parse(bytes, limits: limits)
         XCTAssertEqual(whole.error, .requestLineTooLong)
@@ -327,15 +362,18 @@ final class RequestParserTests: XCTestCase {
         XCTAssertEqual(parse(short, limits: limits, chunkSizes: [1]).error, .bad("Invalid method"))
         // The fuzzer's own input (its first two bytes chose 15- and 5-byte reads and these limits).
         func n(_ count: Int) -> String { String(repeating: "N", count: count) }
-        let found = Array("NNN%NNNNNeRa\(n(35))feRa\(n(8))c\(n(7))UnsafeRa".utf8) + Array(repeating: 0x80, count: 53)
+        let found =
+            Array("NNN%NNNNNeRa\(n(35))feRa\(n(8))c\(n(7))UnsafeRa".utf8) + Array(repeating: 0x80, count: 53)
             + Array("\(n(35))feRa\(n(8))c".utf8)
         XCTAssertEqual(found.count, 176)
         XCTAssertEqual(parse(found, limits: limits, chunkSizes: [15, 5]).error, parse(found, limits: limits).error)
     }
 
     func testRejectsMalformedRequestLines() {
-        for line in ["GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1", "GET / / HTTP/1.1", "GET", "/ HTTP/1.1",
-                     "GET x HTTP/1.1", "GET /\u{7F} HTTP/1.1", "GET /é HTTP/1.1"] {
+        for line in [
+            "GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1", "GET / / HTTP/1.1", "GET", "/ HTTP/1.1",
+            "GET x HTTP/1.1", "GET /\u{7F} HTTP/1.1", "GET /é HTTP/1.1",
+        ] {
             XCTAssertEqual(parse("\(line)\r\nHost: h\r\n\r\n").status, 400, line)
         }
     }
@@ -361,16 +399,21 @@ final class RequestParserTests: XCTestCase {
 
     func testRejectsOversizedRequestLineWith414() {
         let limits = RequestParser.Limits(maxRequestLineBytes: 100)
-        XCTAssertEqual(parse("GET /\(String(repeating: "a", count: 200)) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits).status, 414)
+        XCTAssertEqual(
+            parse("GET /\(String(repeating: "a", count: 200)) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits).status, 414)
         // Detected before the line ends.
         XCTAssertEqual(parse("GET /\(String(repeating: "a", count: 200))", limits: limits).status, 414)
-        XCTAssertNil(parse("GET /\(String(repeating: "a", count: 80)) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits).error)
+        XCTAssertNil(
+            parse("GET /\(String(repeating: "a", count: 80)) HTTP/1.1\r\nHost: h\r\n\r\n", limits: limits).error)
     }
 
     func testRejectsOversizedHeadersWith431() {
         let limits = RequestParser.Limits(maxHeaderBytes: 100)
-        XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "a", count: 200))\r\n\r\n", limits: limits).status, 431)
-        XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "a", count: 200))", limits: limits).status, 431)
+        XCTAssertEqual(
+            parse("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "a", count: 200))\r\n\r\n", limits: limits)
+                .status, 431)
+        XCTAssertEqual(
+            parse("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "a", count: 200))", limits: limits).status, 431)
         let many = (0..<10).map { "X\($0): \(String(repeating: "b", count: 10))\r\n" }.joined()
         XCTAssertEqual(parse("GET / HTTP/1.1\r\nHost: h\r\n\(many)\r\n", limits: limits).status, 431)
     }
@@ -386,7 +429,10 @@ final class RequestParserTests: XCTestCase {
     func testRejectsTooManyTrailersWith431() {
         let limits = RequestParser.Limits(maxHeaderCount: 3)
         let trailers = (0..<4).map { "T\($0): v\r\n" }.joined()
-        XCTAssertEqual(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\(trailers)\r\n", limits: limits).status, 431)
+        XCTAssertEqual(
+            parse(
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\(trailers)\r\n", limits: limits
+            ).status, 431)
     }
 
     func testErrorIsSticky() {

@@ -56,7 +56,8 @@ final class ResilienceTests: XCTestCase {
         guard let closedAfter else { return XCTFail("slowloris connection was never closed") }
         XCTAssertGreaterThan(closedAfter, 0.6)
         XCTAssertLessThan(closedAfter, 2.0)
-        XCTAssertTrue(slow.buffered.starts(with: Array("HTTP/1.1 408".utf8)), String(decoding: slow.buffered, as: UTF8.self))
+        XCTAssertTrue(
+            slow.buffered.starts(with: Array("HTTP/1.1 408".utf8)), String(decoding: slow.buffered, as: UTF8.self))
         XCTAssertGreaterThan(served, 3)
     }
 
@@ -210,13 +211,15 @@ final class ResilienceTests: XCTestCase {
         let random = (0..<32).map { UInt8(0x20 + $0 * 3) }
         let session = (0..<32).map { UInt8(0xB0 + ($0 % 16)) }
         let name = Array("localhost".utf8)
-        let extensions = extensionField(0x0000, vector16([0x00] + vector16(name)))  // server_name
+        let extensions =
+            extensionField(0x0000, vector16([0x00] + vector16(name)))  // server_name
             + extensionField(0x000A, vector16(u16(0x001D) + u16(0x0017)))  // supported_groups
             + extensionField(0x000D, vector16(u16(0x0403) + u16(0x0804) + u16(0x0401)))  // signature_algorithms
             + extensionField(0x0010, vector16(vector8(Array("http/1.1".utf8))))  // ALPN
             + extensionField(0x002B, vector8(u16(0x0304) + u16(0x0303)))  // supported_versions
             + extensionField(0x0033, vector16(u16(0x001D) + vector16((0..<32).map { UInt8(0x41 + $0) })))  // key_share
-        let body = u16(0x0303) + random + vector8(session) + vector16(u16(0x1301) + u16(0x1302) + u16(0x1303))
+        let body =
+            u16(0x0303) + random + vector8(session) + vector16(u16(0x1301) + u16(0x1302) + u16(0x1303))
             + vector8([0x00]) + vector16(extensions)
         let handshake = [0x01, 0x00] + u16(body.count) + body
         return [0x16, 0x03, 0x01] + u16(handshake.count) + handshake

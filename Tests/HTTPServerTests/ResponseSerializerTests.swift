@@ -1,14 +1,17 @@
 import Foundation
 import JSON
 import XCTest
+
 @testable import HTTPServer
 
 final class ResponseSerializerTests: XCTestCase {
-    private func render(_ response: HTTPResponse, head: Bool = false, keepAlive: Bool = true, minor: Int = 1) -> String {
+    private func render(_ response: HTTPResponse, head: Bool = false, keepAlive: Bool = true, minor: Int = 1) -> String
+    {
         var out: [UInt8] = []
-        ResponseSerializer.serialize(response, into: &out, date: Array("Mon, 30 Nov 2026 10:00:00 GMT".utf8),
-                                     omitBody: head, keepAlive: keepAlive, minorVersion: minor, requestID: "rid",
-                                     serverName: nil)
+        ResponseSerializer.serialize(
+            response, into: &out, date: Array("Mon, 30 Nov 2026 10:00:00 GMT".utf8),
+            omitBody: head, keepAlive: keepAlive, minorVersion: minor, requestID: "rid",
+            serverName: nil)
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -61,10 +64,12 @@ final class ResponseSerializerTests: XCTestCase {
     }
 
     func testErrorResponsesAreJSONWithEscaping() {
-        let response = HTTPResponse(error: HTTPError(.badRequest, title: "Bad request", detail: "quote \" and \\ and \n"))
+        let response = HTTPResponse(
+            error: HTTPError(.badRequest, title: "Bad request", detail: "quote \" and \\ and \n"))
         XCTAssertEqual(response.status.code, 400)
-        XCTAssertEqual(String(decoding: response.body, as: UTF8.self),
-                       #"{"error":"Bad request","description":"quote \" and \\ and \n"}"#, "member order and escapes")
+        XCTAssertEqual(
+            String(decoding: response.body, as: UTF8.self),
+            #"{"error":"Bad request","description":"quote \" and \\ and \n"}"#, "member order and escapes")
         let object = JSONValue.parse(response.body)
         XCTAssertEqual(object?["error"], "Bad request")
         XCTAssertEqual(object?["description"], "quote \" and \\ and \n")

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import HTTPServer
 
 final class RouterTests: XCTestCase {
@@ -13,14 +14,17 @@ final class RouterTests: XCTestCase {
     private func resolve(_ r: Router, _ method: HTTPMethod, _ target: String) -> (String, [String: String])? {
         let (path, _) = PercentDecoding.split(target: target)
         guard let segments = PercentDecoding.segments(path: path),
-              case .found(let route, let parameters) = r.match(method, segments) else { return nil }
+            case .found(let route, let parameters) = r.match(method, segments)
+        else { return nil }
         return (route.pattern, parameters)
     }
 
     func testLiteralPathShortcutAgreesWithTheTreeWalk() {
-        let r = router([(.get, "/health"), (.post, "/health"), (.get, "/items/:id"), (.get, "/items/new"),
-                        (.put, "/a/b"), (.get, "/a/:x"), (.get, "/"), (.get, "/files/*rest"), (.delete, "/files/x"),
-                        (.get, "/x//y")])
+        let r = router([
+            (.get, "/health"), (.post, "/health"), (.get, "/items/:id"), (.get, "/items/new"),
+            (.put, "/a/b"), (.get, "/a/:x"), (.get, "/"), (.get, "/files/*rest"), (.delete, "/files/x"),
+            (.get, "/x//y"),
+        ])
         let cases: [(HTTPMethod, String)] = [
             (.get, "/health"), (.head, "/health"), (.post, "/health"), (.put, "/health"), (.get, "/items/new"),
             (.get, "/items/7"), (.put, "/a/b"), (.get, "/a/b"), (.get, "/"), (.get, "/files/x"), (.delete, "/files/x"),

@@ -81,7 +81,9 @@ final class ShutdownTests: XCTestCase {
     }
 
     func testStartStopCyclesLeakNoDescriptors() throws {
-        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+        }
         // One warm-up cycle: lazily opened process-wide files (e.g. /dev/urandom) are not leaks.
         let warm = try TestServer()
         _ = try warm.client().request("GET", "/health")
@@ -109,7 +111,9 @@ final class ShutdownTests: XCTestCase {
         address.sin_port = 0
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         listen(fd, 1)
         var bound = sockaddr_in()

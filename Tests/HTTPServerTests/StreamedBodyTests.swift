@@ -49,8 +49,10 @@ final class StreamedBodyTests: XCTestCase {
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("transfer-encoding"), "chunked")
         XCTAssertNil(response.header("content-length"))
-        XCTAssertEqual(response.bodyText, String(repeating: "a", count: 10) + String(repeating: "b", count: 10)
-            + String(repeating: "c", count: 10))
+        XCTAssertEqual(
+            response.bodyText,
+            String(repeating: "a", count: 10) + String(repeating: "b", count: 10)
+                + String(repeating: "c", count: 10))
         XCTAssertEqual(try client.request("GET", "/health").status, 200, "the connection goes on after the last chunk")
     }
 

@@ -28,8 +28,11 @@ final class TestServer: Sendable {
     /// request in flight.
     let slowRequestsStarted = Locked(0)
 
-    init(limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil, host: String = "127.0.0.1",
-         extraRoutes: (inout Router) -> Void = { _ in }) throws {
+    init(
+        limits: HTTPLimits = TestServer.fastLimits, loops: Int = 2, tls: TLSConfiguration? = nil,
+        host: String = "127.0.0.1",
+        extraRoutes: (inout Router) -> Void = { _ in }
+    ) throws {
         var router = Router()
         router.get("/health") { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) }
         router.post("/echo") { request in
@@ -38,13 +41,19 @@ final class TestServer: Sendable {
             for trailer in request.trailers { response.headers.add("X-Trailer-" + trailer.name, trailer.value) }
             return response
         }
-        router.post("/publish", bodyLimit: BodyLimit(
-            maxBytes: 10 * 1024,
-            error: HTTPError(.badRequest, title: "Bad request", detail: "Request body size is too large (max 10KiB)"))
+        router.post(
+            "/publish",
+            bodyLimit: BodyLimit(
+                maxBytes: 10 * 1024,
+                error: HTTPError(
+                    .badRequest, title: "Bad request", detail: "Request body size is too large (max 10KiB)"))
         ) { request in .text("got \(request.body.count)") }
         router.get("/items/:id") { request in
-            .json(.object(["id": .string(request.parameters["id"] ?? ""), "q": .string(request.queryValue("q") ?? ""),
-                           "route": .string(request.routePattern)]))
+            .json(
+                .object([
+                    "id": .string(request.parameters["id"] ?? ""), "q": .string(request.queryValue("q") ?? ""),
+                    "route": .string(request.routePattern),
+                ]))
         }
         router.get("/users/*userId") { request in .text(request.parameters["userId"] ?? "") }
         let slowRequestsStarted = self.slowRequestsStarted
@@ -62,9 +71,12 @@ final class TestServer: Sendable {
         }
         router.get("/teapot") { _ in throw HTTPError(HTTPStatus(418), title: "Teapot", detail: "Short and stout") }
         router.get("/info") { request in
-            .json(.object(["requestID": .string(request.requestID), "peer": .string(request.peer),
-                           "tls": .string(request.isTLS ? "yes" : "no"), "route": .string(request.routePattern),
-                           "path": .string(request.path), "address": .string(request.clientAddress)]))
+            .json(
+                .object([
+                    "requestID": .string(request.requestID), "peer": .string(request.peer),
+                    "tls": .string(request.isTLS ? "yes" : "no"), "route": .string(request.routePattern),
+                    "path": .string(request.path), "address": .string(request.clientAddress),
+                ]))
         }
         router.get("/slow-down") { _ in throw SlowDown() }
         router.get("/form/*rest") { request in
@@ -74,13 +86,15 @@ final class TestServer: Sendable {
             _ in .text("deleted")
         }
         extraRoutes(&router)
-        var configuration = HTTPServerConfiguration(host: host, port: 0, tls: tls, eventLoopCount: loops,
-                                                    limits: limits)
+        var configuration = HTTPServerConfiguration(
+            host: host, port: 0, tls: tls, eventLoopCount: loops,
+            limits: limits)
         configuration.serverName = "beams-test"
         let records = self.records
-        server = HTTPServer(configuration: configuration, router: router,
-                            logger: Logger(label: "http", level: .debug, sink: logs),
-                            onRequestsCompleted: { batch in records.append(contentsOf: batch) })
+        server = HTTPServer(
+            configuration: configuration, router: router,
+            logger: Logger(label: "http", level: .debug, sink: logs),
+            onRequestsCompleted: { batch in records.append(contentsOf: batch) })
         port = try server.start()
     }
 

@@ -27,7 +27,9 @@ final class JSONValueTests: XCTestCase {
     }
 
     func testRejectsTrailingData() {
-        XCTAssertThrowsError(try parse(#"{"a":1} x"#)) { XCTAssertEqual(($0 as? JSONParseError)?.reason, "data after the JSON value") }
+        XCTAssertThrowsError(try parse(#"{"a":1} x"#)) {
+            XCTAssertEqual(($0 as? JSONParseError)?.reason, "data after the JSON value")
+        }
         XCTAssertThrowsError(try parse("01"))
     }
 

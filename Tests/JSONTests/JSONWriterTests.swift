@@ -44,10 +44,12 @@ final class JSONWriterTests: XCTestCase {
     }
 
     func testNonFiniteDoublesAreWrittenAsNullNotATrap() {
-        XCTAssertEqual(JSONValue.array([.double(.nan), .double(.infinity), .double(-.infinity)]).jsonText, "[null,null,null]")
+        XCTAssertEqual(
+            JSONValue.array([.double(.nan), .double(.infinity), .double(-.infinity)]).jsonText, "[null,null,null]")
     }
 
     func testNestedContainersAndLiterals() {
-        XCTAssertEqual(JSONValue.array([[], [:], nil, true, false, "s", 1, 0.5]).jsonText, #"[[],{},null,true,false,"s",1,0.5]"#)
+        XCTAssertEqual(
+            JSONValue.array([[], [:], nil, true, false, "s", 1, 0.5]).jsonText, #"[[],{},null,true,false,"s",1,0.5]"#)
     }
 }

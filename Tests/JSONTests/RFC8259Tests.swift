@@ -7,7 +7,8 @@ final class RFC8259Tests: XCTestCase {
         try JSONValue(parsing: Array(text.utf8))
     }
 
-    private func assertRejects(_ bytes: [UInt8], _ message: String, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRejects(_ bytes: [UInt8], _ message: String, file: StaticString = #filePath, line: UInt = #line)
+    {
         XCTAssertThrowsError(try JSONValue(parsing: bytes), message, file: file, line: line)
     }
 
@@ -147,7 +148,9 @@ final class RFC8259Tests: XCTestCase {
 
     func testNestingLimitIsConfigurable() throws {
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
-        XCTAssertThrowsError(try parse(deep)) { XCTAssertEqual(($0 as? JSONParseError)?.reason, "nesting deeper than 32") }
+        XCTAssertThrowsError(try parse(deep)) {
+            XCTAssertEqual(($0 as? JSONParseError)?.reason, "nesting deeper than 32")
+        }
         XCTAssertNoThrow(try JSONValue(parsing: Array(deep.utf8), limits: JSONLimits(maxDepth: 40)))
         let objects = String(repeating: #"{"a":"#, count: 33) + "1" + String(repeating: "}", count: 33)
         XCTAssertThrowsError(try parse(objects), "objects count toward the depth too")
@@ -165,12 +168,14 @@ final class RFC8259Tests: XCTestCase {
 
     func testAnArrayLongerThanTheLimitIsRejectedAtItsFirstSurplusElement() throws {
         let limits = JSONLimits(maxArrayCount: 3)
-        XCTAssertEqual(try JSONValue(parsing: Array(#"{"a":[1,2,3],"b":[[],[],[]]}"#.utf8), limits: limits)["a"],
-                       [1, 2, 3])
+        XCTAssertEqual(
+            try JSONValue(parsing: Array(#"{"a":[1,2,3],"b":[[],[],[]]}"#.utf8), limits: limits)["a"],
+            [1, 2, 3])
         // The fourth element is never parsed: what follows it, even broken, does not matter.
         XCTAssertThrowsError(try JSONValue(parsing: Array(#"{"a":[1,2,3,tru"#.utf8), limits: limits)) {
-            XCTAssertEqual($0 as? JSONParseError,
-                           JSONParseError(offset: 12, reason: "array longer than 3 elements", kind: .arrayTooLong))
+            XCTAssertEqual(
+                $0 as? JSONParseError,
+                JSONParseError(offset: 12, reason: "array longer than 3 elements", kind: .arrayTooLong))
         }
         XCTAssertThrowsError(try JSONValue(parsing: Array("[[1,2,3,4]]".utf8), limits: limits), "nested arrays too") {
             XCTAssertEqual(($0 as? JSONParseError)?.kind, .arrayTooLong)

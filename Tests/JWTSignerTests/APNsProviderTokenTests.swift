@@ -7,12 +7,15 @@ final class APNsProviderTokenTests: XCTestCase {
         let pair = try TestKeys.makeP256()
         defer { TestKeys.remove(pair) }
         let key = try ES256PrivateKey(pem: pair.privateKeyPEM)
-        let token = try APNsProviderToken.make(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: 1_700_000_000, key: key)
+        let token = try APNsProviderToken.make(
+            keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: 1_700_000_000, key: key)
 
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
-        XCTAssertEqual(String(decoding: try Base64URL.decode(parts[0]), as: UTF8.self), #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
-        XCTAssertEqual(String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self), #"{"iss":"DEF123GHIJ","iat":1700000000}"#)
+        XCTAssertEqual(
+            String(decoding: try Base64URL.decode(parts[0]), as: UTF8.self), #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
+        XCTAssertEqual(
+            String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self), #"{"iss":"DEF123GHIJ","iat":1700000000}"#)
 
         let header = try TokenForge.object(token, segment: 0)
         let claims = try TokenForge.object(token, segment: 1)

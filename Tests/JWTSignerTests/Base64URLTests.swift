@@ -3,7 +3,9 @@ import XCTest
 
 final class Base64URLTests: XCTestCase {
     func testEncodesRFC4648VectorsWithoutPadding() {
-        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(Base64URL.encode(plain), encoded)
             XCTAssertEqual(try Base64URL.decode(encoded), Array(plain.utf8))

@@ -34,15 +34,17 @@ final class ES256KeyLoadingTests: XCTestCase {
 
     func testMissingFileReportsPathAndSystemReason() {
         let path = "/nonexistent-\(UUID().uuidString)/AuthKey.p8"
-        XCTAssertThrowsError(try ES256PrivateKey(contentsOfFile: path),
-                             equals: .unreadableFile(path: path, reason: "No such file or directory"))
+        XCTAssertThrowsError(
+            try ES256PrivateKey(contentsOfFile: path),
+            equals: .unreadableFile(path: path, reason: "No such file or directory"))
     }
 
     func testDirectoryIsAnUnreadableKeyFile() throws {
         let directory = try TestKeys.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        XCTAssertThrowsError(try ES256PrivateKey(contentsOfFile: directory),
-                             equals: .unreadableFile(path: directory, reason: "Is a directory"))
+        XCTAssertThrowsError(
+            try ES256PrivateKey(contentsOfFile: directory),
+            equals: .unreadableFile(path: directory, reason: "Is a directory"))
     }
 
     func testGarbageIsNotPEM() throws {
@@ -70,7 +72,9 @@ final class ES256KeyLoadingTests: XCTestCase {
         let pair = try TestKeys.makeP256()
         defer { TestKeys.remove(pair) }
         let certificate = pair.directory + "/cert.pem"
-        try TestKeys.runOpenSSL(["req", "-x509", "-key", pair.privateKeyPath, "-subj", "/CN=test", "-days", "1", "-out", certificate])
+        try TestKeys.runOpenSSL([
+            "req", "-x509", "-key", pair.privateKeyPath, "-subj", "/CN=test", "-days", "1", "-out", certificate,
+        ])
         XCTAssertThrowsError(try ES256PrivateKey(contentsOfFile: certificate)) { error in
             guard case .undecodable(label: "CERTIFICATE", _)? = error as? KeyLoadError else {
                 return XCTFail("unexpected \(error)")
@@ -109,7 +113,9 @@ final class ES256KeyLoadingTests: XCTestCase {
         let pair = try TestKeys.makeP256()
         defer { TestKeys.remove(pair) }
         let path = pair.directory + "/encrypted-sec1.pem"
-        try TestKeys.runOpenSSL(["ec", "-in", pair.privateKeyPath, "-aes-256-cbc", "-passout", "pass:secret", "-out", path])
+        try TestKeys.runOpenSSL([
+            "ec", "-in", pair.privateKeyPath, "-aes-256-cbc", "-passout", "pass:secret", "-out", path,
+        ])
         let pem = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(pem.contains("Proc-Type: 4,ENCRYPTED"))
         XCTAssertThrowsError(try ES256PrivateKey(pem: pem), equals: .encrypted)
@@ -125,11 +131,14 @@ final class ES256KeyLoadingTests: XCTestCase {
     }
 
     func testPublicKeyFromCoordinatesMustBeOnCurve() {
-        XCTAssertThrowsError(try ES256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))) { error in
+        XCTAssertThrowsError(
+            try ES256PublicKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))
+        ) { error in
             guard case .invalidPublicKey? = error as? KeyLoadError else { return XCTFail("unexpected \(error)") }
         }
-        XCTAssertThrowsError(try ES256PublicKey(x: [1], y: [2]),
-                             equals: .invalidPublicKey("x and y must be 32 bytes each, got 1 and 1"))
+        XCTAssertThrowsError(
+            try ES256PublicKey(x: [1], y: [2]),
+            equals: .invalidPublicKey("x and y must be 32 bytes each, got 1 and 1"))
     }
 
     func testDescriptionsNeverContainKeyMaterial() throws {

@@ -136,7 +136,8 @@ final class ES256SignatureTests: XCTestCase {
             let parts = line.split(separator: " ")
             let message = try XCTUnwrap([UInt8](hex: parts[0]))
             let signature = try XCTUnwrap([UInt8](hex: parts[1]))
-            XCTAssertTrue(publicKey.verify(signature: signature, message: message), "python signature \(count) rejected")
+            XCTAssertTrue(
+                publicKey.verify(signature: signature, message: message), "python signature \(count) rejected")
             XCTAssertFalse(publicKey.verify(signature: signature, message: message + [0]))
             count += 1
         }
@@ -151,7 +152,8 @@ final class ES256SignatureTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for index in 0..<100 {
                 let message = Array("thread \(thread) message \(index)".utf8)
-                guard let signature = try? key.sign(message), key.publicKey.verify(signature: signature, message: message)
+                guard let signature = try? key.sign(message),
+                    key.publicKey.verify(signature: signature, message: message)
                 else { failures.increment(); continue }
             }
         }

@@ -6,10 +6,12 @@ import XCTest
 
 final class HS256Tests: XCTestCase {
     func testMatchesRFC4231TestCases() throws {
-        XCTAssertEqual(try HS256.authenticationCode(Array("Hi There".utf8), key: [UInt8](repeating: 0x0B, count: 20)).hex,
-                       "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
-        XCTAssertEqual(try HS256.authenticationCode(Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8)).hex,
-                       "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        XCTAssertEqual(
+            try HS256.authenticationCode(Array("Hi There".utf8), key: [UInt8](repeating: 0x0B, count: 20)).hex,
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        XCTAssertEqual(
+            try HS256.authenticationCode(Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8)).hex,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
     func testMatchesOpenSSLCommandLineHMACForShortAndLongKeys() throws {
@@ -25,24 +27,31 @@ final class HS256Tests: XCTestCase {
 
     func testEmptyKeyWorks() throws {
         // The openssl CLI refuses an empty HMAC key; expected value from Python: hmac.new(b"", msg, sha256).
-        XCTAssertEqual(try HS256.authenticationCode(Array("beams token signing input".utf8), key: []).hex,
-                       "fdce111034763c67845bf4260d76dc079f34bc313b40319b4afa0e823879f632")
+        XCTAssertEqual(
+            try HS256.authenticationCode(Array("beams token signing input".utf8), key: []).hex,
+            "fdce111034763c67845bf4260d76dc079f34bc313b40319b4afa0e823879f632")
     }
 
     func testTokenHasBeamsHeaderAndSortedCompactClaims() throws {
-        let claims: [String: JSONValue] = ["sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000]
+        let claims: [String: JSONValue] = [
+            "sub": "alice", "iss": "https://x.pushnotifications.pusher.com", "exp": 1_700_000_000,
+        ]
         let token = try HS256.sign(claims: claims, secret: "s3cret")
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
         XCTAssertEqual(String(decoding: try Base64URL.decode(parts[0]), as: UTF8.self), #"{"alg":"HS256","typ":"JWT"}"#)
-        XCTAssertEqual(String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self),
-                       #"{"exp":1700000000,"iss":"https://x.pushnotifications.pusher.com","sub":"alice"}"#)
+        XCTAssertEqual(
+            String(decoding: try Base64URL.decode(parts[1]), as: UTF8.self),
+            #"{"exp":1700000000,"iss":"https://x.pushnotifications.pusher.com","sub":"alice"}"#)
     }
 
     func testSignedTokenVerifiesAndReturnsClaims() throws {
-        let claims: [String: JSONValue] = ["sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2]]
+        let claims: [String: JSONValue] = [
+            "sub": "alice", "iss": "issuer", "exp": 2_000, "iat": 1_000, "custom": [1, 2],
+        ]
         let token = try HS256.sign(claims: claims, secret: "s3cret")
-        let verified = try JWTVerifier.verify(token, key: .hs256(secret: "s3cret"), expectedAlgorithm: .hs256, now: 1_500)
+        let verified = try JWTVerifier.verify(
+            token, key: .hs256(secret: "s3cret"), expectedAlgorithm: .hs256, now: 1_500)
         XCTAssertEqual(verified.sub, "alice")
         XCTAssertEqual(verified.iss, "issuer")
         XCTAssertEqual(verified.exp, 2_000)

@@ -48,7 +48,8 @@ final class RS256Tests: XCTestCase {
         let pair = try TestKeys.makeRSA(bits: 2048)
         defer { TestKeys.remove(pair) }
         let key = try RS256PrivateKey(pem: pair.privateKeyPEM)
-        let token = try JWS.rs256(header: [("alg", "RS256"), ("typ", "JWT")], claims: [("iss", "a@b"), ("iat", 1)], key: key)
+        let token = try JWS.rs256(
+            header: [("alg", "RS256"), ("typ", "JWT")], claims: [("iss", "a@b"), ("iat", 1)], key: key)
         let script = """
             import base64
             from cryptography.exceptions import InvalidSignature
@@ -118,16 +119,21 @@ final class RS256Tests: XCTestCase {
         defer { TestKeys.remove(ec); TestKeys.remove(short) }
         XCTAssertThrowsError(try RS256PrivateKey(pem: ec.privateKeyPEM), equals: .unsuitableRSAKey(found: "EC P-256"))
         XCTAssertThrowsError(try RS256PublicKey(pem: ec.publicKeyPEM), equals: .unsuitableRSAKey(found: "EC P-256"))
-        XCTAssertThrowsError(try RS256PrivateKey(pem: short.privateKeyPEM), equals: .unsuitableRSAKey(found: "RSA 1024-bit"))
-        XCTAssertThrowsError(try RS256PublicKey(pem: short.publicKeyPEM), equals: .unsuitableRSAKey(found: "RSA 1024-bit"))
+        XCTAssertThrowsError(
+            try RS256PrivateKey(pem: short.privateKeyPEM), equals: .unsuitableRSAKey(found: "RSA 1024-bit"))
+        XCTAssertThrowsError(
+            try RS256PublicKey(pem: short.publicKeyPEM), equals: .unsuitableRSAKey(found: "RSA 1024-bit"))
         XCTAssertThrowsError(try RS256PrivateKey(pem: "not a key"), equals: .notPEM)
         XCTAssertThrowsError(try RS256PublicKey(spkiDER: [0x30, 0x03, 0x02, 0x01, 0x00]))
         let encryptedPath = short.directory + "/encrypted.pem"
         let rsa = try TestKeys.makeRSA(bits: 2048)
         defer { TestKeys.remove(rsa) }
-        try TestKeys.runOpenSSL(["pkcs8", "-topk8", "-in", rsa.privateKeyPath, "-out", encryptedPath, "-passout", "pass:x"])
-        XCTAssertThrowsError(try RS256PrivateKey(pem: try String(contentsOfFile: encryptedPath, encoding: .utf8)),
-                             equals: .encrypted)
+        try TestKeys.runOpenSSL([
+            "pkcs8", "-topk8", "-in", rsa.privateKeyPath, "-out", encryptedPath, "-passout", "pass:x",
+        ])
+        XCTAssertThrowsError(
+            try RS256PrivateKey(pem: try String(contentsOfFile: encryptedPath, encoding: .utf8)),
+            equals: .encrypted)
         XCTAssertThrowsError(try RS256PrivateKey(contentsOfFile: short.directory + "/missing.pem"))
     }
 

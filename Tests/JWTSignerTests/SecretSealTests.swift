@@ -4,8 +4,9 @@ import XCTest
 final class SecretSealTests: XCTestCase {
     func testSHA256MatchesTheKnownDigestOfABC() throws {
         // FIPS 180-2, appendix B.1.
-        XCTAssertEqual(try SHA256.hex(Array("abc".utf8)),
-                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            try SHA256.hex(Array("abc".utf8)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     func testSealedSecretOpensWithTheSameKeyAndAssociatedData() throws {

@@ -32,13 +32,15 @@ func XCTAssertThrowsError<T>(
 }
 
 func XCTAssertThrowsError<T>(
-    _ body: @autoclosure () throws -> T, equals expected: KeyLoadError, file: StaticString = #filePath, line: UInt = #line
+    _ body: @autoclosure () throws -> T, equals expected: KeyLoadError, file: StaticString = #filePath,
+    line: UInt = #line
 ) {
     assertThrows(try body(), expected, file, line)
 }
 
 func XCTAssertThrowsError<T>(
-    _ body: @autoclosure () throws -> T, equals expected: Base64URLError, file: StaticString = #filePath, line: UInt = #line
+    _ body: @autoclosure () throws -> T, equals expected: Base64URLError, file: StaticString = #filePath,
+    line: UInt = #line
 ) {
     assertThrows(try body(), expected, file, line)
 }
@@ -64,7 +66,9 @@ extension Array where Element == UInt8 {
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             bytes.append(byte)
         }
         self = bytes

@@ -15,7 +15,8 @@ final class ServiceGroupTests: XCTestCase {
     }
 
     func testShutdownCancelsInGivenOrderAndAwaitsEachReturnBeforeTheNext() async {
-        let drainA = Gate(), drainB = Gate()
+        let drainA = Gate()
+        let drainB = Gate()
         var services = fakes("a", "b", "c")
         services[0].drain = drainA
         services[1].drain = drainB
@@ -35,9 +36,11 @@ final class ServiceGroupTests: XCTestCase {
         XCTAssertEqual(report.stopped, ["a", "b", "c"])
         XCTAssertEqual(report.unfinished, [])
         XCTAssertTrue(report.failures.isEmpty)
-        XCTAssertEqual(journal.entries.filter { !$0.hasSuffix("started") }, [
-            "a cancelled", "a returned", "b cancelled", "b returned", "c cancelled", "c returned",
-        ])
+        XCTAssertEqual(
+            journal.entries.filter { !$0.hasSuffix("started") },
+            [
+                "a cancelled", "a returned", "b cancelled", "b returned", "c cancelled", "c returned",
+            ])
     }
 
     func testCancellingTheTaskRunningTheGroupStopsItInOrder() async {
@@ -49,7 +52,9 @@ final class ServiceGroupTests: XCTestCase {
         let report = await running.value
 
         XCTAssertEqual(report.stopped, ["http", "engine", "ops"])
-        XCTAssertEqual(journal.entries.filter { $0.hasSuffix("cancelled") }, ["http cancelled", "engine cancelled", "ops cancelled"])
+        XCTAssertEqual(
+            journal.entries.filter { $0.hasSuffix("cancelled") },
+            ["http cancelled", "engine cancelled", "ops cancelled"])
     }
 
     func testGracePeriodExpiryStopsWaitingAndNamesTheServicesThatDidNotReturn() async {
@@ -105,7 +110,8 @@ final class ServiceGroupTests: XCTestCase {
         let report = await group.run()
 
         XCTAssertEqual(report.stopped, ["a", "b", "c"])
-        XCTAssertEqual(journal.entries.filter { $0.hasSuffix("cancelled") }, ["a cancelled", "b cancelled", "c cancelled"])
+        XCTAssertEqual(
+            journal.entries.filter { $0.hasSuffix("cancelled") }, ["a cancelled", "b cancelled", "c cancelled"])
     }
 
     func testCancellationBeforeRunStartsEveryServiceAndStopsItAtOnceInOrder() async {
@@ -131,8 +137,9 @@ final class ServiceGroupTests: XCTestCase {
 
     func testOnStoppingIsCalledOnceBeforeTheFirstServiceIsCancelled() async {
         let journal = self.journal
-        let group = ServiceGroup(services: fakes("http", "ops"), gracePeriod: .seconds(30), logger: .disabled,
-                                 onStopping: { journal.append("stopping") })
+        let group = ServiceGroup(
+            services: fakes("http", "ops"), gracePeriod: .seconds(30), logger: .disabled,
+            onStopping: { journal.append("stopping") })
         let running = Task { await group.run() }
         await journal.wait(for: "ops started")
         XCTAssertFalse(journal.entries.contains("stopping"))
@@ -140,29 +147,35 @@ final class ServiceGroupTests: XCTestCase {
         group.shutdown()
         running.cancel()
         _ = await running.value
-        XCTAssertEqual(journal.entries.filter { !$0.hasSuffix("started") }, [
-            "stopping", "http cancelled", "http returned", "ops cancelled", "ops returned",
-        ])
+        XCTAssertEqual(
+            journal.entries.filter { !$0.hasSuffix("started") },
+            [
+                "stopping", "http cancelled", "http returned", "ops cancelled", "ops returned",
+            ])
     }
 
     func testTheLogNamesEachServiceAsItStopsAndTheOrderAtTheEnd() async {
         let sink = MemorySink()
-        let group = ServiceGroup(services: fakes("http", "engine"), gracePeriod: .seconds(30),
-                                 logger: Logger(label: "server", sink: sink))
+        let group = ServiceGroup(
+            services: fakes("http", "engine"), gracePeriod: .seconds(30),
+            logger: Logger(label: "server", sink: sink))
         group.shutdown()
         _ = await group.run()
 
         let lines = sink.records.map { record in
-            record.message + " " + record.metadata.filter { $0.0 != "ms" }.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            record.message + " "
+                + record.metadata.filter { $0.0 != "ms" }.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
         }
-        XCTAssertEqual(lines, [
-            "Stopping services reason=requested order=http,engine grace=30.0 seconds",
-            "Stopping service service=http",
-            "Service stopped service=http",
-            "Stopping service service=engine",
-            "Service stopped service=engine",
-            "Services stopped order=http,engine",
-        ])
+        XCTAssertEqual(
+            lines,
+            [
+                "Stopping services reason=requested order=http,engine grace=30.0 seconds",
+                "Stopping service service=http",
+                "Service stopped service=http",
+                "Stopping service service=engine",
+                "Service stopped service=engine",
+                "Services stopped order=http,engine",
+            ])
     }
 }
 

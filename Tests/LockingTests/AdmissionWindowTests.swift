@@ -56,9 +56,10 @@ final class AdmissionWindowTests: XCTestCase {
         let order = Locked<[String]>([])
         var tasks: [Task<Void, Never>] = []
         for name in ["a", "b", "c"] {
-            tasks.append(Task {
-                if case .admitted = await window.acquire(name) { order.withLock { $0.append(name) } }
-            })
+            tasks.append(
+                Task {
+                    if case .admitted = await window.acquire(name) { order.withLock { $0.append(name) } }
+                })
             try await waiting(window, tasks.count)
         }
         for _ in 0..<3 {

@@ -35,8 +35,9 @@ final class ThreadWakeupTests: XCTestCase {
         XCTAssertEqual(write(ends[1], "x", 1), 1)
         XCTAssertEqual(wakeup.wait(orReadable: ends[0], timeout: .seconds(10)), .readable)
         wakeup.signal()
-        XCTAssertEqual(wakeup.wait(orReadable: ends[0], timeout: .seconds(10)), .signalled,
-                       "a stopping thread stops even while its socket has data")
+        XCTAssertEqual(
+            wakeup.wait(orReadable: ends[0], timeout: .seconds(10)), .signalled,
+            "a stopping thread stops even while its socket has data")
     }
 
     func testTimeoutsRoundUpToWholeMillisecondsAndSaturate() {

@@ -53,10 +53,12 @@ final class StoreWriteStateTests: XCTestCase {
             if let report = state.record(.failed(full), at: at(Double(second))) { lines.append(report) }
             if let report = state.record(.wrote, at: at(Double(second) + 0.5)) { lines.append(report) }
         }
-        XCTAssertEqual(lines, [
-            .failing(full), .recovered(since: at(0), failures: 1),
-            .failing(full), .recovered(since: at(61), failures: 1),
-        ])
+        XCTAssertEqual(
+            lines,
+            [
+                .failing(full), .recovered(since: at(0), failures: 1),
+                .failing(full), .recovered(since: at(61), failures: 1),
+            ])
     }
 
     func testAnOutageStartedSilentlyIsReportedOnceTheIntervalPassesAndCountsFromItsStart() {

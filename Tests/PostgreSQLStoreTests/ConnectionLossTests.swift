@@ -33,13 +33,16 @@ final class ConnectionLossTests: PostgreSQLTestCase {
         configuration.healthEvents = { health.record($0) }
         let store = try await PostgreSQLPushStore.open(configuration)
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "before", kind: .interests, targets: ["a"], payload: Data(), createdAt: now))
+            PublishJob(
+                instanceID: instance, publishID: "before", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: now))
 
         try own.stopServer()
         do {
             _ = try await store.enqueuePublish(
-                PublishJob(instanceID: instance, publishID: "during", kind: .interests, targets: ["a"], payload: Data(),
-                           createdAt: now))
+                PublishJob(
+                    instanceID: instance, publishID: "during", kind: .interests, targets: ["a"], payload: Data(),
+                    createdAt: now))
             XCTFail("a publish was accepted while the database was down")
         } catch let error as StoreUnavailableError {
             XCTAssertEqual(error.reason, .unreachable)

@@ -32,15 +32,18 @@ final class ConnectionTests: PostgreSQLTestCase {
         let hostile = "quote\" back\\slash {brace} , comma 'single' ünïcode"
         let result = try connection.query(
             "SELECT $1::text, $2::bytea, array_to_json($3::text[])::text, array_length($4::bigint[], 1), $5::bigint",
-            [.text(hostile), .bytes(Data([0, 1, 0xfe, 0xff])), .textArray([hostile, nil, ""]),
-             .integerArray([1, nil, Int64.max]), .integer(Int64.min)])
+            [
+                .text(hostile), .bytes(Data([0, 1, 0xfe, 0xff])), .textArray([hostile, nil, ""]),
+                .integerArray([1, nil, Int64.max]), .integer(Int64.min),
+            ])
         XCTAssertEqual(result.text(0, 0), hostile)
         XCTAssertEqual(result.bytes(0, 1), Data([0, 1, 0xfe, 0xff]))
         XCTAssertEqual(result.text(0, 2), #"["quote\" back\\slash {brace} , comma 'single' ünïcode",null,""]"#)
         XCTAssertEqual(result.int64(0, 3), 3)
         XCTAssertEqual(result.int64(0, 4), Int64.min)
-        let nul = try connection.query("SELECT $1::text, array_to_json($2::text[])::text",
-                                       [.text("a\u{0}b"), .textArray(["c\u{0}"])])
+        let nul = try connection.query(
+            "SELECT $1::text, array_to_json($2::text[])::text",
+            [.text("a\u{0}b"), .textArray(["c\u{0}"])])
         XCTAssertEqual(nul.text(0, 0), "a\u{FFFD}b", "not cut off at the NUL")
         XCTAssertEqual(nul.text(0, 1), "[\"c\u{FFFD}\"]")
     }
@@ -63,7 +66,9 @@ final class ConnectionTests: PostgreSQLTestCase {
         let setup = try PGConnection(connectionString: connectionString)
         defer { setup.close() }
         try setup.execute("CREATE TABLE c (id int PRIMARY KEY, n int NOT NULL); INSERT INTO c VALUES (1, 0)")
-        let session = PGSession(maxAttempts: 3) { [connectionString] in try PGConnection(connectionString: connectionString) }
+        let session = PGSession(maxAttempts: 3) { [connectionString] in
+            try PGConnection(connectionString: connectionString)
+        }
         var runs = 0
         try session.transaction { connection in
             runs += 1

@@ -12,7 +12,8 @@ final class PostgreSQLDeviceExportSnapshotTests: PostgreSQLTestCase {
         let store = try await openNode()
         var registered: [String] = []
         for n in 1...3 {
-            registered.append(try await store.registerDevice(DeviceRegistration(instanceID: instance, token: token(n))).device.id)
+            registered.append(
+                try await store.registerDevice(DeviceRegistration(instanceID: instance, token: token(n))).device.id)
         }
         let ids = registered
         let (instance, doomed, fourth) = (self.instance, ids[2], token(4))

@@ -9,14 +9,17 @@ final class PostgreSQLGroupCommitTests: PostgreSQLTestCase {
     func testConcurrentWritesShareTransactionsAndAFailureUndoesOnlyItself() async throws {
         let store = try await openNode(poolSize: 1)
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "dup", kind: .interests, targets: ["a"], payload: Data(), createdAt: now))
+            PublishJob(
+                instanceID: instance, publishID: "dup", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: now))
         let now = self.now
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for n in 0..<300 {
                 // Every 50th is the duplicate: refused, while the others in its transaction commit.
                 let id = n % 50 == 0 ? "dup" : "p\(n)"
-                let job = PublishJob(instanceID: instance, publishID: id, kind: .interests, targets: ["a"], payload: Data(),
-                                     createdAt: now)
+                let job = PublishJob(
+                    instanceID: instance, publishID: id, kind: .interests, targets: ["a"], payload: Data(),
+                    createdAt: now)
                 group.addTask { (try? await store.enqueuePublish(job)) != nil }
             }
             return await group.reduce(into: [Bool]()) { $0.append($1) }

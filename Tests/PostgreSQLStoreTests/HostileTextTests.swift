@@ -11,12 +11,14 @@ final class HostileTextTests: PostgreSQLTestCase {
         let registered = try await store.registerDevice(
             DeviceRegistration(instanceID: instance, token: token(1), bundleID: "com.example\u{0}app"))
         XCTAssertEqual(registered.device.bundleID, "com.example\u{FFFD}app")
-        let facts = try await store.reportFacts(instanceID: instance, deviceID: registered.device.id + "\u{0}",
-                                                publishID: "p\u{0}")
+        let facts = try await store.reportFacts(
+            instanceID: instance, deviceID: registered.device.id + "\u{0}",
+            publishID: "p\u{0}")
         XCTAssertEqual(facts, ReportFacts(device: nil, publish: nil))
         let recorded = try await store.recordEvents([
-            ReportingEvent(instanceID: instance, publishID: "p\u{0}", deviceID: registered.device.id, userID: "u\u{0}",
-                           kind: .open, at: now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p\u{0}", deviceID: registered.device.id, userID: "u\u{0}",
+                kind: .open, at: now)
         ])
         XCTAssertEqual(recorded, 1)
         try await store.close()

@@ -21,8 +21,9 @@ final class LockOrderTests: PostgreSQLTestCase {
         let nodeA = try await openNodeFailingOnDeadlock()
         let nodeB = try await openNodeFailingOnDeadlock()
         for n in 0..<120 {
-            _ = try await nodeA.registerDevice(DeviceRegistration(instanceID: instance, token: token(n)),
-                                               maxDevicesPerInstance: 1000)
+            _ = try await nodeA.registerDevice(
+                DeviceRegistration(instanceID: instance, token: token(n)),
+                maxDevicesPerInstance: 1000)
         }
         let devices = try scalar("SELECT string_agg(id::text, ',') FROM devices").split(separator: ",")
             .compactMap { Int64($0) }
@@ -33,8 +34,9 @@ final class LockOrderTests: PostgreSQLTestCase {
         for (node, worker) in [(nodeA, "node-a"), (nodeB, "node-b")] {
             for n in 0..<4 {
                 _ = try await node.enqueuePublish(
-                    PublishJob(instanceID: instance, publishID: "\(worker)-\(n)", kind: .interests, targets: ["news"],
-                               payload: Data(), createdAt: now))
+                    PublishJob(
+                        instanceID: instance, publishID: "\(worker)-\(n)", kind: .interests, targets: ["news"],
+                        payload: Data(), createdAt: now))
                 let claimed = try await node.claimJob(workerID: worker, leaseDuration: .seconds(600), now: now)
                 runs.append((node, worker, try XCTUnwrap(claimed).id))
             }
@@ -47,12 +49,14 @@ final class LockOrderTests: PostgreSQLTestCase {
                     var failures: [String] = []
                     for round in 1...8 {
                         let results = devices.shuffled(using: &random).map {
-                            DeviceResult(device: $0, status: round % 3 == 0 ? 400 : 200,
-                                         reason: round % 3 == 0 ? "BadDeviceToken" : nil, at: at)
+                            DeviceResult(
+                                device: $0, status: round % 3 == 0 ? 400 : 200,
+                                reason: round % 3 == 0 ? "BadDeviceToken" : nil, at: at)
                         }
                         do {
-                            try await node.checkpoint(job, workerID: worker, cursor: Int64(round), counters: [.targets: 1],
-                                                      deviceResults: results)
+                            try await node.checkpoint(
+                                job, workerID: worker, cursor: Int64(round), counters: [.targets: 1],
+                                deviceResults: results)
                         } catch {
                             failures.append("\(error)")
                         }

@@ -12,8 +12,9 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             for _ in 0..<4 { group.addTask { try await PostgreSQLPushStore.open(configuration) } }
             return try await group.reduce(into: [PostgreSQLPushStore]()) { $0.append($1) }
         }
-        XCTAssertEqual(try scalar("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations"),
-                       (1...PostgreSQLSchema.migrations.count).map(String.init).joined(separator: ","))
+        XCTAssertEqual(
+            try scalar("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations"),
+            (1...PostgreSQLSchema.migrations.count).map(String.init).joined(separator: ","))
         for store in stores { try await store.close() }
     }
 
@@ -26,8 +27,9 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             _ = try await openNode(poolSize: 1)
             XCTFail("opened a database from the future")
         } catch {
-            XCTAssertEqual(error as? PushStoreError,
-                           .unsupportedSchemaVersion(found: newer, newestKnown: PostgreSQLSchema.migrations.count))
+            XCTAssertEqual(
+                error as? PushStoreError,
+                .unsupportedSchemaVersion(found: newer, newestKnown: PostgreSQLSchema.migrations.count))
         }
     }
 
@@ -39,7 +41,8 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         try await first.close()
         let second = try await PostgreSQLPushStore.open(
             configuration,
-            migrator: PostgreSQLMigrator(migrations: ["CREATE TABLE step_one (a int)", "CREATE TABLE step_two (b int)"]))
+            migrator: PostgreSQLMigrator(migrations: ["CREATE TABLE step_one (a int)", "CREATE TABLE step_two (b int)"])
+        )
         try await second.close()
         XCTAssertEqual(try scalar("SELECT count(*) FROM schema_migrations"), "2")
         XCTAssertEqual(try scalar("SELECT count(*) FROM pg_tables WHERE tablename IN ('step_one', 'step_two')"), "2")
@@ -61,8 +64,9 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         let store = try await PostgreSQLPushStore.open(configuration)
         XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "4,3")
         _ = try await store.deleteDevice(instanceID: instance, id: a)
-        XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "1,1",
-                       "the triggers keep counting from there")
+        XCTAssertEqual(
+            try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "1,1",
+            "the triggers keep counting from there")
         try await store.close()
     }
 
@@ -82,8 +86,10 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             INSERT INTO device_interests (interest_id, device_id)
                 SELECT i.id, d.id FROM interests i, devices d WHERE i.instance_id = 'bulk' AND d.instance_id = 'bulk';
             """, database: database)
-        XCTAssertEqual(try scalar(
-            "SELECT devices || ',' || subscriptions || ',' || interests FROM instance_device_counts WHERE instance_id = 'bulk'"),
+        XCTAssertEqual(
+            try scalar(
+                "SELECT devices || ',' || subscriptions || ',' || interests FROM instance_device_counts WHERE instance_id = 'bulk'"
+            ),
             "50,50,1")
         // Inserted, +50 devices, +1 interest (still per row), +50 subscriptions: four versions.
         XCTAssertEqual(try scalar("SELECT ctid::text FROM instance_device_counts WHERE instance_id = 'bulk'"), "(0,4)")
@@ -98,7 +104,8 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
 
     /// Step 7 replaces the `platform` CHECK: devices of before stay, `unifiedpush` is accepted, nonsense is not.
     func testUnifiedPushMigrationWidensThePlatformCheckKeepingDevices() async throws {
-        try await assertMigrationWidensThePlatformCheck(PostgreSQLSchema.unifiedPushPlatform, to: .unifiedpush, token: "{}")
+        try await assertMigrationWidensThePlatformCheck(
+            PostgreSQLSchema.unifiedPushPlatform, to: .unifiedpush, token: "{}")
     }
 
     /// Step 9, the same for `hms`.
@@ -118,20 +125,24 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
         let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
         do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+            _ = try await old.registerDevice(
+                DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
             XCTFail("the step before refuses a \(platform) device", line: line)
         } catch {}
         try await old.close()
         let store = try await PostgreSQLPushStore.open(configuration)
         let found = try await store.device(instanceID: instance, id: kept.id)
         XCTAssertEqual(found?.token, kept.token, line: line)
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+        let added = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
         XCTAssertEqual(added.device.platform, platform, line: line)
         try await store.close()
-        XCTAssertThrowsError(try cluster.sql("""
-            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
-                VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
-            """, database: database), line: line)
+        XCTAssertThrowsError(
+            try cluster.sql(
+                """
+                INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                    VALUES ('x-1', '\(instance)', 'carrier-pigeon', 't', 'production', 0, 0)
+                """, database: database), line: line)
     }
 
     /// Step 17: a broadcast stored before (an `interests` job told apart only by its id) reads back as
@@ -144,8 +155,9 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         let old = try await PostgreSQLPushStore.open(
             configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
         func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
-            PublishJob(instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
-                       payload: Data([0]), createdAt: now)
+            PublishJob(
+                instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
+                payload: Data([0]), createdAt: now)
         }
         _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
         _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
@@ -163,10 +175,12 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         let added = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-after")
         XCTAssertEqual(added?.kind, .channels)
         try await store.close()
-        XCTAssertThrowsError(try cluster.sql("""
-            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
-                VALUES ('\(instance)', 'p', 'pigeons', '{}', '\\x00', 0)
-            """, database: database))
+        XCTAssertThrowsError(
+            try cluster.sql(
+                """
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                    VALUES ('\(instance)', 'p', 'pigeons', '{}', '\\x00', 0)
+                """, database: database))
     }
 
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
@@ -178,7 +192,8 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             configuration, migrator: PostgreSQLMigrator(migrations: [PostgreSQLSchema.version1]))
         try await old.close()
         XCTAssertEqual(try scalar("SELECT max(version) FROM schema_migrations"), "1")
-        try cluster.sql("""
+        try cluster.sql(
+            """
             INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
                 VALUES ('apns-old', '\(instance)', 'apns', '\(token(1))', 'production', 0, 0);
             INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
@@ -189,7 +204,8 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             """, database: database)
 
         let store = try await PostgreSQLPushStore.open(configuration)
-        XCTAssertEqual(try scalar("SELECT max(version) FROM schema_migrations"), String(PostgreSQLSchema.migrations.count))
+        XCTAssertEqual(
+            try scalar("SELECT max(version) FROM schema_migrations"), String(PostgreSQLSchema.migrations.count))
         let done = try await store.publishStatus(instanceID: instance, publishID: "done-before")
         XCTAssertEqual(done?.state, .finished)
         XCTAssertEqual(done?.cancelRequested, false)
@@ -203,13 +219,15 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         XCTAssertEqual(status.state, .cancelled)
         let statistics = try await store.statistics(instanceID: instance, since: Date(millisecondsSince1970: 0))
         XCTAssertEqual(statistics.publishesByState, [.finished: 1, .expired: 1, .cancelled: 1])
-        let zoned = try await store.updateTimeZone(instanceID: instance, deviceID: "apns-old", timeZone: "Europe/Vienna")
+        let zoned = try await store.updateTimeZone(
+            instanceID: instance, deviceID: "apns-old", timeZone: "Europe/Vienna")
         XCTAssertTrue(zoned)
         let device = try await store.device(instanceID: instance, id: "apns-old")
         XCTAssertEqual(device?.timeZone, "Europe/Vienna")
         try await store.close()
         // The widened check still refuses a state nobody defined.
-        XCTAssertThrowsError(try cluster.sql(
-            "UPDATE publish_jobs SET state = 'paused' WHERE publish_id = 'done-before'", database: database))
+        XCTAssertThrowsError(
+            try cluster.sql(
+                "UPDATE publish_jobs SET state = 'paused' WHERE publish_id = 'done-before'", database: database))
     }
 }

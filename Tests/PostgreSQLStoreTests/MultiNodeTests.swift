@@ -53,7 +53,8 @@ final class MultiNodeTests: PostgreSQLTestCase {
         let nodeB = try await openNode()
         var ids: [String] = []
         for n in 0..<40 {
-            ids.append(try await nodeA.registerDevice(DeviceRegistration(instanceID: instance, token: token(n))).device.id)
+            ids.append(
+                try await nodeA.registerDevice(DeviceRegistration(instanceID: instance, token: token(n))).device.id)
         }
         // 40 devices each ask for 3 names of their own (120 subscriptions, 120 names) against caps of 60 and 45.
         let limits = InterestLimits(maxSubscriptionsPerInstance: 60, maxInterestsPerInstance: 45)
@@ -62,16 +63,18 @@ final class MultiNodeTests: PostgreSQLTestCase {
             for (n, id) in ids.enumerated() {
                 let node = n % 2 == 0 ? nodeA : nodeB
                 group.addTask {
-                    (try? await node.setInterests(instanceID: instance, deviceID: id,
-                                                  interests: ["n\(n)-a", "n\(n)-b", "n\(n)-c"], limits: limits)) != nil
+                    (try? await node.setInterests(
+                        instanceID: instance, deviceID: id,
+                        interests: ["n\(n)-a", "n\(n)-b", "n\(n)-c"], limits: limits)) != nil
                 }
             }
             return await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         XCTAssertEqual(outcomes.filter { $0 }.count, 15, "45 names / 3 per device")
         XCTAssertEqual(try scalar("SELECT count(*) FROM interests"), "45")
-        XCTAssertEqual(try scalar("SELECT interests || ',' || subscriptions FROM instance_device_counts"), "45,45",
-                       "the caps' counts stay exact")
+        XCTAssertEqual(
+            try scalar("SELECT interests || ',' || subscriptions FROM instance_device_counts"), "45,45",
+            "the caps' counts stay exact")
         try await nodeA.close()
         try await nodeB.close()
     }
@@ -81,9 +84,11 @@ final class MultiNodeTests: PostgreSQLTestCase {
         let nodeB = try await openNode()
         var enqueued: Set<PublishJobID> = []
         for n in 0..<60 {
-            enqueued.insert(try await nodeA.enqueuePublish(
-                PublishJob(instanceID: instance, publishID: "p\(n)", kind: .interests, targets: ["news"],
-                           payload: Data([UInt8(n)]), createdAt: now)))
+            enqueued.insert(
+                try await nodeA.enqueuePublish(
+                    PublishJob(
+                        instanceID: instance, publishID: "p\(n)", kind: .interests, targets: ["news"],
+                        payload: Data([UInt8(n)]), createdAt: now)))
         }
         let now = self.now
         // Eight claimers per node, each claiming until the queue is empty.
@@ -92,7 +97,9 @@ final class MultiNodeTests: PostgreSQLTestCase {
                 let node = worker % 2 == 0 ? nodeA : nodeB
                 group.addTask {
                     var mine: [PublishJobID] = []
-                    while let claimed = try await node.claimJob(workerID: "w\(worker)", leaseDuration: .seconds(60), now: now) {
+                    while let claimed = try await node.claimJob(
+                        workerID: "w\(worker)", leaseDuration: .seconds(60), now: now)
+                    {
                         mine.append(claimed.id)
                     }
                     return mine
@@ -113,32 +120,42 @@ final class MultiNodeTests: PostgreSQLTestCase {
         let nodeA = try await openNode()
         let nodeB = try await openNode()
         let id = try await nodeA.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["news"], payload: Data(), createdAt: now))
+            PublishJob(
+                instanceID: instance, publishID: "p", kind: .interests, targets: ["news"], payload: Data(),
+                createdAt: now))
         let first = try await nodeA.claimJob(workerID: "node-a", leaseDuration: .seconds(5), now: now)
         XCTAssertEqual(first?.id, id)
-        try await nodeA.checkpoint(id, workerID: "node-a", cursor: 40, counters: [.accepted(.apns): 40], deviceResults: [])
-        let early = try await nodeB.claimJob(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
+        try await nodeA.checkpoint(
+            id, workerID: "node-a", cursor: 40, counters: [.accepted(.apns): 40], deviceResults: [])
+        let early = try await nodeB.claimJob(
+            workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
         XCTAssertNil(early, "a live lease is skipped")
         // Node A stops renewing (killed, partitioned): after the lease node B takes over at A's checkpoint.
-        let takeover = try await nodeB.claimJob(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
+        let takeover = try await nodeB.claimJob(
+            workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
         XCTAssertEqual(takeover?.id, id)
         XCTAssertEqual(takeover?.attempt, 2)
         XCTAssertEqual(takeover?.cursor, 40)
         XCTAssertEqual(takeover?.counters, [.accepted(.apns): 40])
         // Node A comes back: every write it tries is refused, so it stops sending.
         await assertLeaseLost(id) {
-            try await nodeA.checkpoint(id, workerID: "node-a", cursor: 90, counters: [.accepted(.apns): 50], deviceResults: [])
+            try await nodeA.checkpoint(
+                id, workerID: "node-a", cursor: 90, counters: [.accepted(.apns): 50], deviceResults: [])
         }
         await assertLeaseLost(id) {
-            try await nodeA.renewLease(id, workerID: "node-a", leaseDuration: .seconds(5), now: self.now.addingTimeInterval(6))
+            try await nodeA.renewLease(
+                id, workerID: "node-a", leaseDuration: .seconds(5), now: self.now.addingTimeInterval(6))
         }
         await assertLeaseLost(id) {
-            try await nodeA.finishJob(id, workerID: "node-a", state: .finished, targetsTotal: 90, summary: nil,
-                                      now: self.now.addingTimeInterval(6))
+            try await nodeA.finishJob(
+                id, workerID: "node-a", state: .finished, targetsTotal: 90, summary: nil,
+                now: self.now.addingTimeInterval(6))
         }
-        try await nodeB.checkpoint(id, workerID: "node-b", cursor: 100, counters: [.accepted(.apns): 60], deviceResults: [])
-        try await nodeB.finishJob(id, workerID: "node-b", state: .finished, targetsTotal: 100, summary: nil,
-                                  now: now.addingTimeInterval(7))
+        try await nodeB.checkpoint(
+            id, workerID: "node-b", cursor: 100, counters: [.accepted(.apns): 60], deviceResults: [])
+        try await nodeB.finishJob(
+            id, workerID: "node-b", state: .finished, targetsTotal: 100, summary: nil,
+            now: now.addingTimeInterval(7))
         let status = try await nodeA.publishStatus(instanceID: instance, publishID: "p")
         XCTAssertEqual(status?.counters, [.accepted(.apns): 100], "the fenced writes changed nothing")
         XCTAssertEqual(status?.state, .finished)

@@ -1,6 +1,6 @@
 import Foundation
-import PushStore
 import Locking
+import PushStore
 import XCTest
 
 @testable import PostgreSQLStore
@@ -18,8 +18,9 @@ final class NodeIdentityTests: PostgreSQLTestCase {
     }
 
     func job(_ publishID: String) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: publishID, kind: .interests, targets: ["news"], payload: Data(),
-                   createdAt: now)
+        PublishJob(
+            instanceID: instance, publishID: publishID, kind: .interests, targets: ["news"], payload: Data(),
+            createdAt: now)
     }
 
     func testASecondStoreUnderALiveIdentityFailsBusyAndOpensOnceTheFirstCloses() async throws {

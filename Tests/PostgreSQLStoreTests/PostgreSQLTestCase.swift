@@ -49,8 +49,10 @@ class PostgreSQLTestCase: XCTestCase {
     }
 
     /// Asserts that `body` throws `PushStoreError.leaseLost(id)`: the write of a holder that lost its lease.
-    func assertLeaseLost(_ id: PublishJobID, file: StaticString = #filePath, line: UInt = #line,
-                         _ body: () async throws -> Void) async {
+    func assertLeaseLost(
+        _ id: PublishJobID, file: StaticString = #filePath, line: UInt = #line,
+        _ body: () async throws -> Void
+    ) async {
         do {
             try await body()
             XCTFail("expected leaseLost", file: file, line: line)

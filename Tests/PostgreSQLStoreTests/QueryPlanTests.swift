@@ -17,7 +17,8 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
         // `device_interests_by_device` filtering on the interest, would show in the plan. Loaded with triggers off
         // (`session_replication_role`): the per-row count triggers, which no plan below reads, made this load take
         // minutes, one update of the same count row per inserted row.
-        try connection.execute("""
+        try connection.execute(
+            """
             SET session_replication_role = replica;
             INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
             SELECT 'apns-' || g, 'i', 'apns', lpad(to_hex(g), 64, '0'), 'production', 0, 0 FROM generate_series(1, 20000) g;
@@ -30,8 +31,12 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
             ANALYZE
             """)
         for (interest, cursor) in [("news", 10_000), ("sparse", 10_000), ("sparse", 0)] {
-            let sql = "EXPLAIN " + PostgreSQLPushStore.interestPageSQL
-                .replacingOccurrences(of: "$1::bigint[]", with: "ARRAY(SELECT id FROM interests WHERE name = '\(interest)')")
+            let sql =
+                "EXPLAIN "
+                + PostgreSQLPushStore.interestPageSQL
+                .replacingOccurrences(
+                    of: "$1::bigint[]", with: "ARRAY(SELECT id FROM interests WHERE name = '\(interest)')"
+                )
                 .replacingOccurrences(of: "$2", with: String(cursor)).replacingOccurrences(of: "$3", with: "1001")
             for mode in ["force_custom_plan", "force_generic_plan"] {
                 try connection.execute("SET plan_cache_mode = \(mode)")
@@ -40,7 +45,9 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
                 let context = "\(interest) after \(cursor), \(mode):\n\(text)"
                 XCTAssertFalse(text.contains("Seq Scan on devices"), context)
                 XCTAssertFalse(text.contains("Seq Scan on device_interests"), context)
-                XCTAssertTrue(text.contains("Index Cond: ((id > \(cursor)) AND (id <= "), "devices bounded on both sides: \(context)")
+                XCTAssertTrue(
+                    text.contains("Index Cond: ((id > \(cursor)) AND (id <= "),
+                    "devices bounded on both sides: \(context)")
                 if interest == "sparse" { XCTAssertTrue(text.contains("device_interests_pkey"), context) }
             }
         }
@@ -55,14 +62,16 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
         let connection = try PGConnection(connectionString: connectionString)
         defer { connection.close() }
         // 20,000 finished jobs of five instances and 50 queued ones, statistics gathered.
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at, state, finished_at)
             SELECT 'i' || (g % 5), 'p' || g, 'interests', ARRAY['news'], '\\x00'::bytea, g,
                 CASE WHEN g > 19950 THEN 'queued' ELSE 'finished' END, CASE WHEN g > 19950 THEN NULL ELSE g END
             FROM generate_series(1, 20000) g;
             ANALYZE
             """)
-        try connection.execute("""
+        try connection.execute(
+            """
             PREPARE claim(bigint, text, bigint, text[], bigint[], bigint) AS \(PostgreSQLPushStore.claimSQL)
             """)
         for only in [0, 1] {

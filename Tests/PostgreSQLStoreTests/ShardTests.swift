@@ -22,15 +22,17 @@ final class ShardTests: PostgreSQLTestCase {
     }
 
     private func enqueueAndClaim(_ store: PostgreSQLPushStore, publishID: String = "p") async throws -> ClaimedJob {
-        _ = try await store.enqueuePublish(PublishJob(
-            instanceID: instance, publishID: publishID, kind: .interests, targets: ["news", "sports"],
-            payload: Data("{}".utf8), createdAt: now))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: publishID, kind: .interests, targets: ["news", "sports"],
+                payload: Data("{}".utf8), createdAt: now))
         let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: now)
         return try XCTUnwrap(claimed)
     }
 
     /// Every target of the shard, read in pages of `limit`.
-    private func allTargets(_ store: PostgreSQLPushStore, _ claimed: ClaimedJob, limit: Int = 3) async throws -> [Int64] {
+    private func allTargets(_ store: PostgreSQLPushStore, _ claimed: ClaimedJob, limit: Int = 3) async throws -> [Int64]
+    {
         let shard = try XCTUnwrap(claimed.shard)
         var refs: [Int64] = []
         var cursor = claimed.cursor
@@ -47,8 +49,9 @@ final class ShardTests: PostgreSQLTestCase {
         let store = try await openNode()
         _ = try await seed(store, count: 50)
         let job = try await enqueueAndClaim(store)
-        let shards = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10,
-                                                  targetsCounter: .estimateRemaining, now: now)
+        let shards = try await store.splitPublish(
+            job.id, workerID: "planner", shardSize: 10,
+            targetsCounter: .estimateRemaining, now: now)
         XCTAssertEqual(shards, 5)
         let status = try await store.publishStatus(instanceID: job.job.instanceID, publishID: job.job.publishID)
         XCTAssertEqual(status?.counters[.estimateRemaining], 50, "five unclaimed shards of ten: summed by the status")
@@ -75,7 +78,8 @@ final class ShardTests: PostgreSQLTestCase {
         var claimedShards: [Int] = []
         for turn in 0..<6 {
             let node = turn % 2 == 0 ? nodeA : nodeB
-            guard let shard = try await node.claimShard(workerID: "w\(turn)", leaseDuration: .seconds(30), now: now) else {
+            guard let shard = try await node.claimShard(workerID: "w\(turn)", leaseDuration: .seconds(30), now: now)
+            else {
                 break
             }
             XCTAssertEqual(shard.id, job.id)
@@ -96,8 +100,10 @@ final class ShardTests: PostgreSQLTestCase {
         let shards = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10, now: now)
         XCTAssertEqual(shards, 0, "fewer followers than one shard")
         try await store.renewLease(job.id, workerID: "planner", leaseDuration: .seconds(30), now: now)
-        _ = try await store.enqueuePublish(PublishJob(
-            instanceID: instance, publishID: "u", kind: .users, targets: ["alice"], payload: Data(), createdAt: now))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "u", kind: .users, targets: ["alice"], payload: Data(), createdAt: now)
+        )
         let users = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: now)
         let usersID = try XCTUnwrap(users?.id)
         let usersShards = try await store.splitPublish(usersID, workerID: "planner", shardSize: 1, now: now)
@@ -115,15 +121,18 @@ final class ShardTests: PostgreSQLTestCase {
         _ = try await store.splitPublish(job.id, workerID: "planner", shardSize: 10, now: now)
         let claimed = try await store.claimShard(workerID: "w", leaseDuration: .seconds(30), now: now)
         let shard = try XCTUnwrap(claimed?.shard)
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
-                                        deviceResults: [], answered: [])
+        try await store.checkpointShard(
+            job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
+            deviceResults: [], answered: [])
         // The same checkpoint again: its COMMIT succeeded but the answer was lost (a dying connection).
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
-                                        deviceResults: [], answered: [])
+        try await store.checkpointShard(
+            job.id, shard: shard, workerID: "w", cursor: 3, totals: [.accepted(.apns): 3],
+            deviceResults: [], answered: [])
         var status = try await store.publishStatus(instanceID: instance, publishID: "p")
         XCTAssertEqual(status?.counters[.accepted(.apns)], 3, "not 6")
-        try await store.checkpointShard(job.id, shard: shard, workerID: "w", cursor: 5, totals: [.accepted(.apns): 5],
-                                        deviceResults: [], answered: [])
+        try await store.checkpointShard(
+            job.id, shard: shard, workerID: "w", cursor: 5, totals: [.accepted(.apns): 5],
+            deviceResults: [], answered: [])
         status = try await store.publishStatus(instanceID: instance, publishID: "p")
         XCTAssertEqual(status?.counters[.accepted(.apns)], 5)
         XCTAssertEqual(status?.state, .running)
@@ -140,12 +149,15 @@ final class ShardTests: PostgreSQLTestCase {
         let shardA = try XCTUnwrap(first?.shard)
         XCTAssertEqual(shardA.number, 0)
         let answeredAbove = refs[5]
-        try await nodeA.checkpointShard(job.id, shard: shardA, workerID: "node-a", cursor: refs[2],
-                                        totals: [.accepted(.apns): 4], deviceResults: [], answered: [answeredAbove])
+        try await nodeA.checkpointShard(
+            job.id, shard: shardA, workerID: "node-a", cursor: refs[2],
+            totals: [.accepted(.apns): 4], deviceResults: [], answered: [answeredAbove])
         // Node A dies: after the lease, node B takes the shard over where A's checkpoint left it.
-        let second = try await nodeB.claimShard(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
+        let second = try await nodeB.claimShard(
+            workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
         XCTAssertEqual(second?.shard?.number, 1, "a live shard is skipped; the next one is claimed")
-        let takeover = try await nodeB.claimShard(workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
+        let takeover = try await nodeB.claimShard(
+            workerID: "node-b", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
         let shardB = try XCTUnwrap(takeover?.shard)
         XCTAssertEqual(shardB.number, 0)
         XCTAssertGreaterThan(shardB.epoch, shardA.epoch)
@@ -156,23 +168,28 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertEqual(skipped, [answeredAbove])
         // Node A comes back: every write it tries is refused.
         await assertLeaseLost(job.id) {
-            try await nodeA.checkpointShard(job.id, shard: shardA, workerID: "node-a", cursor: refs[8],
-                                            totals: [.accepted(.apns): 9], deviceResults: [], answered: [])
+            try await nodeA.checkpointShard(
+                job.id, shard: shardA, workerID: "node-a", cursor: refs[8],
+                totals: [.accepted(.apns): 9], deviceResults: [], answered: [])
         }
         await assertLeaseLost(job.id) {
-            try await nodeA.renewShardLease(job.id, shard: shardA, workerID: "node-a", leaseDuration: .seconds(5),
-                                            now: self.now.addingTimeInterval(6))
+            try await nodeA.renewShardLease(
+                job.id, shard: shardA, workerID: "node-a", leaseDuration: .seconds(5),
+                now: self.now.addingTimeInterval(6))
         }
         await assertLeaseLost(job.id) {
-            _ = try await nodeA.finishShard(job.id, shard: shardA, workerID: "node-a", state: .finished,
-                                            targetsTotal: 9, leaseDuration: .seconds(5), now: self.now.addingTimeInterval(6))
+            _ = try await nodeA.finishShard(
+                job.id, shard: shardA, workerID: "node-a", state: .finished,
+                targetsTotal: 9, leaseDuration: .seconds(5), now: self.now.addingTimeInterval(6))
         }
         // The same worker name is fenced too once its shard was claimed again (a stalled node reclaiming its own).
-        let stale = PublishShard(number: shardB.number, after: shardB.after, through: shardB.through,
-                                 epoch: shardB.epoch - 1)
+        let stale = PublishShard(
+            number: shardB.number, after: shardB.after, through: shardB.through,
+            epoch: shardB.epoch - 1)
         await assertLeaseLost(job.id) {
-            try await nodeB.renewShardLease(job.id, shard: stale, workerID: "node-b", leaseDuration: .seconds(5),
-                                            now: self.now.addingTimeInterval(6))
+            try await nodeB.renewShardLease(
+                job.id, shard: stale, workerID: "node-b", leaseDuration: .seconds(5),
+                now: self.now.addingTimeInterval(6))
         }
         let status = try await nodeA.publishStatus(instanceID: instance, publishID: "p")
         XCTAssertEqual(status?.counters[.accepted(.apns)], 4, "the fenced writes changed nothing")
@@ -196,12 +213,15 @@ final class ShardTests: PostgreSQLTestCase {
         var ends: [ShardedPublishEnd?] = []
         for (n, (node, worker, claimed)) in claims.enumerated() {
             let shard = try XCTUnwrap(claimed.shard)
-            try await node.checkpointShard(job.id, shard: shard, workerID: worker, cursor: 0,
-                                           totals: [.accepted(.apns): Int64(n + 10), .targets: 10],
-                                           deviceResults: [], answered: [])
-            ends.append(try await node.finishShard(job.id, shard: shard, workerID: worker,
-                                                   state: n == 1 ? .expired : .finished, targetsTotal: 10,
-                                                   leaseDuration: .seconds(30), now: now))
+            try await node.checkpointShard(
+                job.id, shard: shard, workerID: worker, cursor: 0,
+                totals: [.accepted(.apns): Int64(n + 10), .targets: 10],
+                deviceResults: [], answered: [])
+            ends.append(
+                try await node.finishShard(
+                    job.id, shard: shard, workerID: worker,
+                    state: n == 1 ? .expired : .finished, targetsTotal: 10,
+                    leaseDuration: .seconds(30), now: now))
         }
         XCTAssertEqual(ends.dropLast().compactMap { $0 }, [], "only the last shard ends the publish")
         XCTAssertEqual(ends.last, ShardedPublishEnd(state: .expired, targetsTotal: 30))
@@ -224,13 +244,15 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertEqual(shards, 2)
         for n in 0..<2 {
             let claimed = try await store.claimShard(workerID: "w", leaseDuration: .seconds(5), now: now)
-            let end = try await store.finishShard(job.id, shard: try XCTUnwrap(claimed?.shard), workerID: "w",
-                                                  state: .finished, targetsTotal: 10, leaseDuration: .seconds(5), now: now)
+            let end = try await store.finishShard(
+                job.id, shard: try XCTUnwrap(claimed?.shard), workerID: "w",
+                state: .finished, targetsTotal: 10, leaseDuration: .seconds(5), now: now)
             XCTAssertEqual(end != nil, n == 1)
         }
         let early = try await store.claimJob(workerID: "x", leaseDuration: .seconds(5), now: now.addingTimeInterval(4))
         XCTAssertNil(early, "the finisher's lease is live")
-        let claimed = try await store.claimJob(workerID: "x", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
+        let claimed = try await store.claimJob(
+            workerID: "x", leaseDuration: .seconds(5), now: now.addingTimeInterval(5))
         XCTAssertEqual(claimed?.shardsEnded, ShardedPublishEnd(state: .finished, targetsTotal: 20))
         try await store.close()
     }
@@ -254,8 +276,9 @@ final class ShardTests: PostgreSQLTestCase {
         XCTAssertEqual(cancellation, .running(job.id))
         let heardCancel = await awaitNotice(.cancelled(job.id), on: notices)
         XCTAssertTrue(heardCancel, "the cancel was announced")
-        let renewed = try await nodeA.renewShardLease(job.id, shard: shard, workerID: "a", leaseDuration: .seconds(30),
-                                                      now: now)
+        let renewed = try await nodeA.renewShardLease(
+            job.id, shard: shard, workerID: "a", leaseDuration: .seconds(30),
+            now: now)
         XCTAssertTrue(renewed, "the running shard's holder learns of the cancel")
         let queued = try await nodeB.claimShard(workerID: "b", leaseDuration: .seconds(30), now: now)
         XCTAssertEqual(queued?.cancelRequested, true, "a shard claimed after the cancel ends without sending")
@@ -273,11 +296,14 @@ final class ShardTests: PostgreSQLTestCase {
         let at = now.addingTimeInterval(1)
         try await store.checkpointShard(
             job.id, shard: shard, workerID: "w", cursor: refs[1], totals: [:],
-            deviceResults: [DeviceResult(device: refs[0], status: 200, at: at),
-                            DeviceResult(device: refs[1], status: 400, reason: "BadDeviceToken", at: at)],
+            deviceResults: [
+                DeviceResult(device: refs[0], status: 200, at: at),
+                DeviceResult(device: refs[1], status: 400, reason: "BadDeviceToken", at: at),
+            ],
             answered: [])
-        XCTAssertEqual(try scalar("SELECT count(*) FROM devices WHERE last_status IS NOT NULL"), "1",
-                       "the success wrote no row")
+        XCTAssertEqual(
+            try scalar("SELECT count(*) FROM devices WHERE last_status IS NOT NULL"), "1",
+            "the success wrote no row")
         XCTAssertEqual(try scalar("SELECT last_reason FROM devices WHERE id = \(refs[1])"), "BadDeviceToken")
         // A later success on the failed device clears the failure it shows.
         try await store.checkpointShard(
@@ -292,8 +318,9 @@ final class ShardTests: PostgreSQLTestCase {
         let nodeB = try await openNode()
         let first = try await nodeA.heartbeat(nodeID: "a", version: "1", now: now, liveWithin: .seconds(30))
         let second = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now, liveWithin: .seconds(30))
-        let later = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now.addingTimeInterval(31),
-                                              liveWithin: .seconds(30))
+        let later = try await nodeB.heartbeat(
+            nodeID: "b", version: "1", now: now.addingTimeInterval(31),
+            liveWithin: .seconds(30))
         XCTAssertEqual([first, second, later], [1, 2, 1], "node a went silent")
         try await nodeA.close()
         try await nodeB.close()
@@ -305,8 +332,9 @@ final class ShardTests: PostgreSQLTestCase {
         _ = try await nodeA.heartbeat(nodeID: "a", version: "1", now: now, liveWithin: .seconds(30))
         let both = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now, liveWithin: .seconds(30))
         try await nodeA.leave(nodeID: "a")
-        let after = try await nodeB.heartbeat(nodeID: "b", version: "1", now: now.addingTimeInterval(1),
-                                              liveWithin: .seconds(30))
+        let after = try await nodeB.heartbeat(
+            nodeID: "b", version: "1", now: now.addingTimeInterval(1),
+            liveWithin: .seconds(30))
         XCTAssertEqual([both, after], [2, 1], "a clean stop is not a silence of 30 s")
         try await nodeA.close()
         try await nodeB.close()
@@ -316,10 +344,12 @@ final class ShardTests: PostgreSQLTestCase {
         let nodeA = try await openNode()
         let nodeB = try await openNode()
         _ = try await nodeA.heartbeat(nodeID: "a", version: "1.0", now: now, liveWithin: .seconds(30))
-        _ = try await nodeB.heartbeat(nodeID: "b", version: "1.1", now: now.addingTimeInterval(5),
-                                      liveWithin: .seconds(30))
-        _ = try await nodeA.heartbeat(nodeID: "a", version: "1.0", now: now.addingTimeInterval(10),
-                                      liveWithin: .seconds(30))
+        _ = try await nodeB.heartbeat(
+            nodeID: "b", version: "1.1", now: now.addingTimeInterval(5),
+            liveWithin: .seconds(30))
+        _ = try await nodeA.heartbeat(
+            nodeID: "a", version: "1.0", now: now.addingTimeInterval(10),
+            liveWithin: .seconds(30))
         let both = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(30), limit: 10)
         XCTAssertEqual(both.map(\.nodeID), ["a", "b"], "a's heartbeat is the newer")
         XCTAssertEqual(both.map(\.version), ["1.0", "1.1"])
@@ -333,8 +363,9 @@ final class ShardTests: PostgreSQLTestCase {
         // at `now` itself counts), a huge one is a day, a negative limit lists nothing.
         let noWindow = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(-5), limit: 10)
         XCTAssertEqual(noWindow.map(\.nodeID), ["a"], "b's heartbeat is 5 s before now")
-        let huge = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(Int64.max),
-                                             limit: 10)
+        let huge = try await nodeB.liveNodes(
+            now: now.addingTimeInterval(10), liveWithin: .seconds(Int64.max),
+            limit: 10)
         XCTAssertEqual(huge.map(\.nodeID), ["a", "b"])
         let noLimit = try await nodeB.liveNodes(now: now.addingTimeInterval(10), liveWithin: .seconds(30), limit: -1)
         XCTAssertEqual(noLimit, [], "a negative limit lists nothing")

@@ -10,8 +10,9 @@ import XCTest
 
 /// FCM and Web Push results → publish counters and device effects, without sockets.
 final class DeliveryOutcomePlatformTests: XCTestCase {
-    private let target = Target(ref: 7, deviceID: "d", platform: .fcm, token: "t", environment: .production,
-                                environmentDeclared: true, lastRegisteredAt: Date(timeIntervalSince1970: 0), userID: nil)
+    private let target = Target(
+        ref: 7, deviceID: "d", platform: .fcm, token: "t", environment: .production,
+        environmentDeclared: true, lastRegisteredAt: Date(timeIntervalSince1970: 0), userID: nil)
     private let now = Date(timeIntervalSince1970: 1000)
 
     private func info(_ status: Int, _ code: String?, canonical: String? = nil) -> FCMErrorInfo {
@@ -29,8 +30,11 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
     }
 
     func testFCMDeadTokensInvalidateTheDeviceAndCountPerPlatform() throws {
-        for result in [FCMSendResult.invalidToken(info(404, "UNREGISTERED")), .senderMismatch(info(403, "SENDER_ID_MISMATCH"))] {
-            let (counters, device) = try XCTUnwrap(final(.classify(FCMResult.response(result, attempts: 1), target: target, now: now)))
+        for result in [
+            FCMSendResult.invalidToken(info(404, "UNREGISTERED")), .senderMismatch(info(403, "SENDER_ID_MISMATCH")),
+        ] {
+            let (counters, device) = try XCTUnwrap(
+                final(.classify(FCMResult.response(result, attempts: 1), target: target, now: now)))
             XCTAssertEqual(device.effect, .badToken)
             XCTAssertEqual(counters[.devicesRemoved], 1)
             XCTAssertEqual(counters[.devicesRemovedOn(.fcm)], 1)
@@ -49,11 +53,17 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             (.failure(.transport(HTTPExchangeError(.timeout, "t"), attempts: 3)), "TransportError"),
             (.failure(.accessToken(.unavailable(status: 503))), "AccessTokenUnavailable"),
             (.failure(.accessToken(.transport("refused"))), "AccessTokenUnavailable"),
-            (.failure(.accessToken(.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature."))),
-             "AccessTokenRefused"),
+            (
+                .failure(
+                    .accessToken(.rejected(status: 400, error: "invalid_grant", description: "Invalid JWT Signature."))),
+                "AccessTokenRefused"
+            ),
             (.response(.authError(info(403, nil, canonical: "PERMISSION_DENIED")), attempts: 1), "PERMISSION_DENIED"),
             (.response(.authError(info(403, "SENDER_ID_MISMATCH")), attempts: 1), "SENDER_ID_MISMATCH"),
-            (.response(.accessTokenRejected(info(401, nil, canonical: "UNAUTHENTICATED")), attempts: 2), "UNAUTHENTICATED"),
+            (
+                .response(.accessTokenRejected(info(401, nil, canonical: "UNAUTHENTICATED")), attempts: 2),
+                "UNAUTHENTICATED"
+            ),
         ]
         for (result, reason) in cases {
             let (counters, device) = try XCTUnwrap(final(.classify(result, target: target, now: now)))
@@ -83,8 +93,11 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
 
     func testWebGoneSubscriptionsInvalidateAndOtherAnswersKeepTheDevice() throws {
         for status in [404, 410] {
-            let (counters, device) = try XCTUnwrap(final(.classify(WebPushResult.response(.subscriptionGone(status: status), attempts: 1),
-                                                                   target: target, now: now)))
+            let (counters, device) = try XCTUnwrap(
+                final(
+                    .classify(
+                        WebPushResult.response(.subscriptionGone(status: status), attempts: 1),
+                        target: target, now: now)))
             XCTAssertEqual(device.effect, .badToken)
             XCTAssertEqual(device.status, status)
             XCTAssertEqual(counters[.failed(.web, reason: "SubscriptionGone")], 1)
@@ -97,7 +110,10 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             (.response(.retry(status: 429, after: 9), attempts: 4), "TooManyRequests"),
             (.response(.retry(status: 503, after: nil), attempts: 4), "PushServiceUnavailable"),
             (.failure(.hostNotAllowed("evil.example")), "DestinationRefused"),
-            (.failure(.transport(HTTPExchangeError(.refusedDestination, "10.0.0.1"), attempts: 1)), "DestinationRefused"),
+            (
+                .failure(.transport(HTTPExchangeError(.refusedDestination, "10.0.0.1"), attempts: 1)),
+                "DestinationRefused"
+            ),
             (.failure(.transport(HTTPExchangeError(.connection, "reset"), attempts: 3)), "TransportError"),
         ]
         for (result, reason) in cases {
@@ -106,21 +122,27 @@ final class DeliveryOutcomePlatformTests: XCTestCase {
             XCTAssertEqual(counters, [.failed(.web, reason: reason): 1])
             XCTAssertTrue(MetricLabel.reasons.contains(reason), reason)
         }
-        let (accepted, device) = try XCTUnwrap(final(.classify(WebPushResult.response(.accepted(status: 201), attempts: 1),
-                                                               target: target, now: now)))
+        let (accepted, device) = try XCTUnwrap(
+            final(
+                .classify(
+                    WebPushResult.response(.accepted(status: 201), attempts: 1),
+                    target: target, now: now)))
         XCTAssertEqual(accepted, [.accepted(.web): 1])
         XCTAssertTrue(device.isAccepted)
-        XCTAssertEqual(DeliveryOutcome.classify(WebPushResult.failure(.shutdown), target: target, now: now), .unfinished)
+        XCTAssertEqual(
+            DeliveryOutcome.classify(WebPushResult.failure(.shutdown), target: target, now: now), .unfinished)
     }
 
     func testAnHMSResultCodeOnHTTP200IsAFailureForTheChartAndTheUserNotAnAcceptance() throws {
         for delivery in [HMSDelivery.invalidToken(reason: "80100000"), .failed(reason: "80300002", status: 200)] {
-            let (counters, device) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(delivery), on: .hms, target: target, now: now)))
+            let (counters, device) = try XCTUnwrap(
+                final(DeliveryOutcome(HMSDispatch.verdict(delivery), on: .hms, target: target, now: now)))
             XCTAssertEqual(device.status, 200)
             XCTAssertFalse(device.isAccepted, "\(delivery)")
             XCTAssertNil(counters[.accepted(.hms)])
         }
-        let (_, accepted) = try XCTUnwrap(final(DeliveryOutcome(HMSDispatch.verdict(.accepted), on: .hms, target: target, now: now)))
+        let (_, accepted) = try XCTUnwrap(
+            final(DeliveryOutcome(HMSDispatch.verdict(.accepted), on: .hms, target: target, now: now)))
         XCTAssertTrue(accepted.isAccepted)
     }
 }

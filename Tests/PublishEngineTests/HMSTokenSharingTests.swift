@@ -1,9 +1,10 @@
 import Foundation
 import InMemoryStore
 import Locking
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
 
 /// The HMS OAuth token shared by nodes through the store: the pure rules (`HMSTokenState`) by moving the clock, and
 /// `HMSAccessTokens` instances standing for nodes on one in-memory store (no sockets; the fetch is counted).
@@ -19,25 +20,30 @@ final class HMSTokenSharingTests: XCTestCase {
         let stored = token("t1", issuedAt: t0)
         XCTAssertEqual(state.need(now: t0), .consultStore, "nothing held yet")
         XCTAssertEqual(state.next(stored: stored, now: t0 + 3299), .adopt(stored))
-        XCTAssertEqual(state.next(stored: stored, now: t0 + 3300), .claim(.claim(owner: "a", since: t0 + 3300)),
-                       "5 minutes before expiry the token is due: fetch rather than adopt")
+        XCTAssertEqual(
+            state.next(stored: stored, now: t0 + 3300), .claim(.claim(owner: "a", since: t0 + 3300)),
+            "5 minutes before expiry the token is due: fetch rather than adopt")
         let short = token("t2", issuedAt: t0, lifetime: 60)
         XCTAssertEqual(state.next(stored: short, now: t0 + 29), .adopt(short), "a short-lived token: half its life")
         XCTAssertEqual(state.next(stored: short, now: t0 + 30), .claim(.claim(owner: "a", since: t0 + 30)))
         XCTAssertEqual(state.next(stored: nil, now: t0), .claim(.claim(owner: "a", since: t0)))
-        XCTAssertEqual(state.next(stored: token("future", issuedAt: t0 + 600), now: t0),
-                       .claim(.claim(owner: "a", since: t0)), "a token issued in the future is not trusted")
+        XCTAssertEqual(
+            state.next(stored: token("future", issuedAt: t0 + 600), now: t0),
+            .claim(.claim(owner: "a", since: t0)), "a token issued in the future is not trusted")
     }
 
     func testAnotherNodesLiveClaimIsWaitedForAndALapsedOrReleasedOneIsTakenOver() {
         let state = HMSTokenState(owner: "a")
         XCTAssertEqual(state.next(stored: .claim(owner: "b", since: t0), now: t0 + 14), .wait(until: t0 + 15))
-        XCTAssertEqual(state.next(stored: .claim(owner: "b", since: t0), now: t0 + 15),
-                       .claim(.claim(owner: "a", since: t0 + 15)), "a node that died mid-fetch blocks for 15 s at most")
-        XCTAssertEqual(state.next(stored: .claim(owner: "released", since: 0), now: t0),
-                       .claim(.claim(owner: "a", since: t0)))
-        XCTAssertEqual(state.next(stored: .claim(owner: "a", since: t0), now: t0 + 1),
-                       .claim(.claim(owner: "a", since: t0 + 1)), "our own leftover claim never makes us wait")
+        XCTAssertEqual(
+            state.next(stored: .claim(owner: "b", since: t0), now: t0 + 15),
+            .claim(.claim(owner: "a", since: t0 + 15)), "a node that died mid-fetch blocks for 15 s at most")
+        XCTAssertEqual(
+            state.next(stored: .claim(owner: "released", since: 0), now: t0),
+            .claim(.claim(owner: "a", since: t0)))
+        XCTAssertEqual(
+            state.next(stored: .claim(owner: "a", since: t0), now: t0 + 1),
+            .claim(.claim(owner: "a", since: t0 + 1)), "our own leftover claim never makes us wait")
     }
 
     func testRejectedTokenIsNeverUsedOrAdoptedAgainButANewerStoredOneIs() {
@@ -48,8 +54,9 @@ final class HMSTokenSharingTests: XCTestCase {
         XCTAssertEqual(state.need(now: t0 + 10), .use(first), "a rejection of another generation changes nothing")
         state.reject(generation: first.generation)
         XCTAssertEqual(state.need(now: t0 + 10), .consultStore)
-        XCTAssertEqual(state.next(stored: token("old", issuedAt: t0), now: t0 + 10),
-                       .claim(.claim(owner: "a", since: t0 + 10)), "the stored copy of the rejected token is replaced")
+        XCTAssertEqual(
+            state.next(stored: token("old", issuedAt: t0), now: t0 + 10),
+            .claim(.claim(owner: "a", since: t0 + 10)), "the stored copy of the rejected token is replaced")
         let newer = token("new", issuedAt: t0 + 5)
         XCTAssertEqual(state.next(stored: newer, now: t0 + 10), .adopt(newer), "another node replaced it already")
         XCTAssertEqual(state.adopt(newer)?.generation, first.generation + 1)
@@ -76,8 +83,9 @@ final class HMSTokenSharingTests: XCTestCase {
         XCTAssertEqual(key.teamID, "hms:104433211", "outside the APNs team ID shape (10 letters and digits)")
         XCTAssertTrue(key.keyID.hasPrefix("oauth-") && key.keyID.count == 22, key.keyID)
         XCTAssertFalse(key.keyID.contains("secret"))
-        XCTAssertNotEqual(HMSSharedToken.key(clientID: "104433211", clientSecret: "other").keyID, key.keyID,
-                          "a wrong or rotated secret never shares the right secret's token")
+        XCTAssertNotEqual(
+            HMSSharedToken.key(clientID: "104433211", clientSecret: "other").keyID, key.keyID,
+            "a wrong or rotated secret never shares the right secret's token")
     }
 
     // MARK: Nodes on one store
@@ -93,7 +101,9 @@ final class HMSTokenSharingTests: XCTestCase {
         var requests: Int { issued.withLock { $0 } }
         func node(_ store: InMemoryPushStore?, secret: String = "secret") -> HMSAccessTokens {
             let tokens = HMSAccessTokens(clientID: "104433211", clientSecret: secret, pollInterval: 0.01) { [self] in
-                let n = issued.withLock { $0 += 1; return $0 }
+                let n = issued.withLock {
+                    $0 += 1; return $0
+                }
                 try? await Task.sleep(nanoseconds: delay)
                 return refuse ? .failure(.refused("invalid client_secret")) : .success(("token-\(n)", 3600))
             }
@@ -109,7 +119,9 @@ final class HMSTokenSharingTests: XCTestCase {
         let values = Locked<Set<String>>([])
         await withTaskGroup(of: Void.self) { group in
             for node in [a, b, a, b, a, b, a, b] {
-                group.addTask { if case .success(let t) = await node.token() { values.withLock { _ = $0.insert(t.value) } } }
+                group.addTask {
+                    if case .success(let t) = await node.token() { values.withLock { _ = $0.insert(t.value) } }
+                }
             }
         }
         XCTAssertEqual(huawei.requests, 1)
@@ -160,8 +172,9 @@ final class HMSTokenSharingTests: XCTestCase {
         XCTAssertEqual(refusal, .refused("invalid client_secret"))
         let key = HMSSharedToken.key(clientID: "104433211", clientSecret: "secret")
         let row = try await store.providerToken(teamID: key.teamID, keyID: key.keyID)
-        XCTAssertEqual(row.flatMap(HMSSharedToken.init(record:)), .claim(owner: "released", since: 0),
-                       "no live claim left for other nodes to wait on")
+        XCTAssertEqual(
+            row.flatMap(HMSSharedToken.init(record:)), .claim(owner: "released", since: 0),
+            "no live claim left for other nodes to wait on")
         let other = try await huawei.node(store).token().get()
         XCTAssertEqual(other.value, "token-1")
     }

@@ -10,15 +10,21 @@ final class LiveActivityOutcomeTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_700_001_000)
 
     private func outcome(_ response: APNsResponse) -> DeliveryOutcome {
-        let target = Target(ref: 42, deviceID: "apns-x", platform: .apns, token: "ab", environment: .sandbox,
-                            environmentDeclared: true, lastRegisteredAt: stored, userID: nil)
-        return DeliveryOutcome.classify(.response(response), target: target, environment: .sandbox,
-                                        isEnvironmentRetry: false, now: now).forLiveActivityToken()
+        let target = Target(
+            ref: 42, deviceID: "apns-x", platform: .apns, token: "ab", environment: .sandbox,
+            environmentDeclared: true, lastRegisteredAt: stored, userID: nil)
+        return DeliveryOutcome.classify(
+            .response(response), target: target, environment: .sandbox,
+            isEnvironmentRetry: false, now: now
+        ).forLiveActivityToken()
     }
 
     func testUnregisteredRemovesTheTokenNotTheDevice() throws {
         let since = stored.addingTimeInterval(10)
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 410, reason: .unregistered, timestamp: since)) else {
+        guard
+            case .final(let counters, let result) = outcome(
+                APNsResponse(status: 410, reason: .unregistered, timestamp: since))
+        else {
             return XCTFail("expected a final outcome")
         }
         XCTAssertEqual(counters, [.failed(.apns, reason: "Unregistered"): 1, .liveActivityTokensRemoved: 1])
@@ -34,7 +40,9 @@ final class LiveActivityOutcomeTests: XCTestCase {
     }
 
     func testDeviceTokenNotForTopicKeepsTheToken() throws {
-        guard case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .deviceTokenNotForTopic)) else {
+        guard
+            case .final(let counters, let result) = outcome(APNsResponse(status: 400, reason: .deviceTokenNotForTopic))
+        else {
             return XCTFail("expected a final outcome")
         }
         XCTAssertEqual(counters, [.failed(.apns, reason: "DeviceTokenNotForTopic"): 1])

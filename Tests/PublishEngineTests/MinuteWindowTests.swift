@@ -1,6 +1,5 @@
-import XCTest
-
 import PublishEngine
+import XCTest
 
 /// The last minute's count behind a provider budget's usage in the console: events of the 60 seconds up to now,
 /// older ones forgotten, a reused bucket restarted.

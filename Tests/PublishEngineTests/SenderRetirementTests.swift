@@ -66,8 +66,9 @@ final class SenderRetirementTests: XCTestCase {
 
     private func entry(_ fingerprint: String) throws -> InstanceDirectory.Entry {
         let config = InstanceConfig(id: id, secretKey: String(repeating: "s", count: 32), apns: nil, webhook: nil)
-        return InstanceDirectory.Entry(config: config, runtime: try InstanceRuntime(config: config), source: .store,
-                                       fingerprint: fingerprint)
+        return InstanceDirectory.Entry(
+            config: config, runtime: try InstanceRuntime(config: config), source: .store,
+            fingerprint: fingerprint)
     }
 
     func testARunKeepsTheRuntimeItStartedWithAndTheRetiredOneClosesWhenTheRunEnds() async throws {

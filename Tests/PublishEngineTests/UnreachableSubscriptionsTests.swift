@@ -32,12 +32,15 @@ final class UnreachableSubscriptionsTests: XCTestCase {
     func testOnlyUnansweredVerdictsCountAndTheLastOneInvalidatesWithItsReason() {
         let unreachable = UnreachableSubscriptions(failures: 2, seconds: 0)
         XCTAssertEqual(unreachable.judge(.failed("TransportError"), device: 1, now: 0), .failed("TransportError"))
-        XCTAssertEqual(unreachable.judge(.unfinished, device: 1, now: 1), .unfinished, "a shutdown neither counts nor resets")
-        XCTAssertEqual(unreachable.judge(.failed("DestinationRefused"), device: 1, now: 2),
-                       .failed("SubscriptionUnreachable", status: 0, effect: .badToken))
+        XCTAssertEqual(
+            unreachable.judge(.unfinished, device: 1, now: 1), .unfinished, "a shutdown neither counts nor resets")
+        XCTAssertEqual(
+            unreachable.judge(.failed("DestinationRefused"), device: 1, now: 2),
+            .failed("SubscriptionUnreachable", status: 0, effect: .badToken))
         XCTAssertEqual(unreachable.judge(.failed("TransportError"), device: 2, now: 0), .failed("TransportError"))
-        XCTAssertEqual(unreachable.judge(.failed("TooManyRequests", status: 429), device: 2, now: 1),
-                       .failed("TooManyRequests", status: 429), "the push service answered")
+        XCTAssertEqual(
+            unreachable.judge(.failed("TooManyRequests", status: 429), device: 2, now: 1),
+            .failed("TooManyRequests", status: 429), "the push service answered")
         XCTAssertEqual(unreachable.judge(.failed("TransportError"), device: 2, now: 2), .failed("TransportError"))
     }
 }

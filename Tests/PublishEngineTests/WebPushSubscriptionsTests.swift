@@ -1,5 +1,5 @@
-import PublishEngine
 import JWTSigner
+import PublishEngine
 import WebPush
 import XCTest
 
@@ -9,7 +9,8 @@ final class WebPushSubscriptionsTests: XCTestCase {
     private func token(_ n: Int) throws -> String {
         let point = try P256KeyPair.generate().publicPoint
         let auth = Array(repeating: UInt8(n & 0xFF), count: 16)
-        return #"{"endpoint":"https://push.example.net/s/\#(n)","keys":{"auth":"\#(Base64URL.encode(auth))","p256dh":"\#(Base64URL.encode(point))"}}"#
+        return
+            #"{"endpoint":"https://push.example.net/s/\#(n)","keys":{"auth":"\#(Base64URL.encode(auth))","p256dh":"\#(Base64URL.encode(point))"}}"#
     }
 
     func testARepeatedTokenIsParsedOnceAndGivesTheSameKeys() throws {

@@ -1,15 +1,16 @@
 import Foundation
 import HTTPClient
 import HTTPServer
+import JSON
 import Locking
 import Logging
 import Observability
-@testable import PublishEngine
-import JSON
 import PushStore
 import SQLiteStore
 import TestSupport
 import XCTest
+
+@testable import PublishEngine
 
 /// The webhook outbox as a service, over real sockets to a local receiver: it wakes when a webhook is queued (it
 /// never polls: with nothing due it waits for a wake-up or the next due time), and cancellation aborts the attempt
@@ -43,8 +44,9 @@ final class WebhookOutboxServiceTests: XCTestCase {
     }
 
     private func outbox(_ store: SQLitePushStore) throws -> WebhookOutbox {
-        let client = try HTTPExchangeClient(configuration: .webhooks(
-            policy: DestinationPolicy(allowances: [try DestinationPolicy.Allowance(parsing: "127.0.0.1")])))
+        let client = try HTTPExchangeClient(
+            configuration: .webhooks(
+                policy: DestinationPolicy(allowances: [try DestinationPolicy.Allowance(parsing: "127.0.0.1")])))
         return WebhookOutbox(store: store, client: client, metrics: Metrics(), logger: .disabled)
     }
 
@@ -56,14 +58,17 @@ final class WebhookOutboxServiceTests: XCTestCase {
     func testDeliversWhatAnEarlierRunQueuedThenWakesForAWebhookQueuedWhileIdle() async throws {
         let store = try await openStore()
         let bodies = Locked<[String]>([])
-        let first = expectation(description: "the webhook queued before the run"),
-            second = expectation(description: "the webhook queued while idle")
+        let first = expectation(description: "the webhook queued before the run")
+        let second = expectation(description: "the webhook queued while idle")
         let url = try startReceiver { body in
-            let count = bodies.withLock { $0.append(body); return $0.count }
+            let count = bodies.withLock {
+                $0.append(body); return $0.count
+            }
             (count == 1 ? first : second).fulfill()
         }
         // As a previous process left it: queued, not delivered.
-        _ = try await store.enqueueWebhook(WebhookRequest(url: url, body: Data(#"{"queued":"earlier"}"#.utf8)), now: Date())
+        _ = try await store.enqueueWebhook(
+            WebhookRequest(url: url, body: Data(#"{"queued":"earlier"}"#.utf8)), now: Date())
         let outbox = try outbox(store)
         let running = Task { await outbox.run() }
 
@@ -112,9 +117,10 @@ final class WebhookOutboxServiceTests: XCTestCase {
 /// How a stored webhook becomes an `HTTPExchange` (the one outbound HTTP stack).
 final class WebhookExchangeBuildingTests: XCTestCase {
     func testStoredHeadersAreSentInNameOrder() throws {
-        let exchange = try WebhookOutbox.exchange(url: "https://hooks.example.com/b?x=1",
-                                                  headers: ["X-B": "2", "Content-Type": "application/json", "A": "1"],
-                                                  body: Array("{}".utf8))
+        let exchange = try WebhookOutbox.exchange(
+            url: "https://hooks.example.com/b?x=1",
+            headers: ["X-B": "2", "Content-Type": "application/json", "A": "1"],
+            body: Array("{}".utf8))
         XCTAssertEqual(exchange.url.text, "https://hooks.example.com/b?x=1")
         XCTAssertEqual(exchange.headers, ["A: 1", "Content-Type: application/json", "X-B: 2"])
         XCTAssertEqual(exchange.method, .post)

@@ -5,8 +5,10 @@ import XCTest
 final class WebhookSchedulerTests: XCTestCase {
     private typealias Scheduler = WebhookScheduler<Int>
 
-    private func settings(concurrency: Int = 8, perDestination: Int = 2, held: Int = 4, threshold: Int = 3,
-                          open: Double = 30) -> Scheduler.Settings {
+    private func settings(
+        concurrency: Int = 8, perDestination: Int = 2, held: Int = 4, threshold: Int = 3,
+        open: Double = 30
+    ) -> Scheduler.Settings {
         var settings = Scheduler.Settings()
         settings.concurrency = concurrency
         settings.perDestination = perDestination
@@ -26,7 +28,9 @@ final class WebhookSchedulerTests: XCTestCase {
 
     func testOneDestinationGetsAtMostItsShareAndAnotherInstancesWebhookStartsAtOnce() {
         var scheduler = Scheduler(settings: settings(held: 10))
-        for item in 1...6 { XCTAssertEqual(scheduler.add(item, instance: "A", destination: "slow", order: "#\(item)"), .queued) }
+        for item in 1...6 {
+            XCTAssertEqual(scheduler.add(item, instance: "A", destination: "slow", order: "#\(item)"), .queued)
+        }
         XCTAssertEqual(sent(scheduler.next(now: 0)), [1, 2], "two at a time to one destination")
         XCTAssertEqual(scheduler.add(100, instance: "B", destination: "fast", order: "#100"), .queued)
         XCTAssertEqual(sent(scheduler.next(now: 0)), [100], "B's webhook does not wait for A's destination")
@@ -36,9 +40,12 @@ final class WebhookSchedulerTests: XCTestCase {
 
     func testPastItsHeldShareADestinationsWebhooksAreDeferredNotQueued() {
         var scheduler = Scheduler(settings: settings(held: 3))
-        for item in 1...3 { XCTAssertEqual(scheduler.add(item, instance: "A", destination: "d", order: "#\(item)"), .queued) }
+        for item in 1...3 {
+            XCTAssertEqual(scheduler.add(item, instance: "A", destination: "d", order: "#\(item)"), .queued)
+        }
         XCTAssertEqual(scheduler.add(4, instance: "A", destination: "d", order: "#4"), .deferred)
-        XCTAssertEqual(scheduler.add(5, instance: "A", destination: "e", order: "#5"), .queued, "another destination has room")
+        XCTAssertEqual(
+            scheduler.add(5, instance: "A", destination: "e", order: "#5"), .queued, "another destination has room")
         XCTAssertEqual(scheduler.heldCount, 4)
     }
 

@@ -2,16 +2,18 @@ import ConfigModel
 import Foundation
 import InMemoryStore
 import JWTSigner
-@testable import PushServer
 import PushStore
 import TestSupport
 import XCTest
 
+@testable import PushServer
+
 /// Scoped keys and Beams-secret rotation without sockets: key text, the verdict on a presented key, which Beams
 /// secrets are accepted during a roll's overlap, and `KeyRing` over the in-memory store with a test clock.
 final class APIKeyTests: XCTestCase {
-    let instance = InstanceConfig(id: "8d2b7a3c-0f4e-4a51-9b6d-2c1e3f4a5b6c", secretKey: String(repeating: "s", count: 40),
-                                  apns: nil, webhook: nil)
+    let instance = InstanceConfig(
+        id: "8d2b7a3c-0f4e-4a51-9b6d-2c1e3f4a5b6c", secretKey: String(repeating: "s", count: 40),
+        apns: nil, webhook: nil)
     let at = Date(timeIntervalSince1970: 1_800_000_000)
 
     // MARK: Key text
@@ -37,25 +39,32 @@ final class APIKeyTests: XCTestCase {
 
     // MARK: Verdict
 
-    func scoped(_ text: ScopedKeyText, scopes: [APIKeyScope], notBefore: Date? = nil, expiresAt: Date? = nil,
-                revokedAt: Date? = nil) throws -> APIKeyRecord {
-        APIKeyRecord(instanceID: instance.id, id: text.id, kind: .scoped, label: "test", scopes: scopes.map(\.rawValue),
-                     secretDigest: try text.digest, notBefore: notBefore, expiresAt: expiresAt, createdAt: at,
-                     revokedAt: revokedAt)
+    func scoped(
+        _ text: ScopedKeyText, scopes: [APIKeyScope], notBefore: Date? = nil, expiresAt: Date? = nil,
+        revokedAt: Date? = nil
+    ) throws -> APIKeyRecord {
+        APIKeyRecord(
+            instanceID: instance.id, id: text.id, kind: .scoped, label: "test", scopes: scopes.map(\.rawValue),
+            secretDigest: try text.digest, notBefore: notBefore, expiresAt: expiresAt, createdAt: at,
+            revokedAt: revokedAt)
     }
 
-    func judge(_ presented: String, _ scope: APIKeyScope, _ keys: [APIKeyRecord],
-               beamsScopes: Set<APIKeyScope> = APIKeyScope.all, now: Date? = nil) -> KeyVerdict {
-        KeyVerdict.judge(presented, required: scope, keys: keys,
-                         beamsSecrets: [AcceptedBeamsSecret(keyID: nil, secret: instance.secretKey)],
-                         beamsScopes: beamsScopes, now: now ?? at)
+    func judge(
+        _ presented: String, _ scope: APIKeyScope, _ keys: [APIKeyRecord],
+        beamsScopes: Set<APIKeyScope> = APIKeyScope.all, now: Date? = nil
+    ) -> KeyVerdict {
+        KeyVerdict.judge(
+            presented, required: scope, keys: keys,
+            beamsSecrets: [AcceptedBeamsSecret(keyID: nil, secret: instance.secretKey)],
+            beamsScopes: beamsScopes, now: now ?? at)
     }
 
     func testKeyWithTheScopeIsAllowedAndOneWithoutGetsTheMissingScope() throws {
         let text = try ScopedKeyText.generate()
         let keys = [try scoped(text, scopes: [.publish])]
-        XCTAssertEqual(judge(text.text, .publish, keys),
-                       .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
+        XCTAssertEqual(
+            judge(text.text, .publish, keys),
+            .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
         XCTAssertEqual(judge(text.text, .publishRead, keys), .missingScope(.publishRead))
         XCTAssertEqual(judge(text.text, .customer, keys), .missingScope(.customer))
     }
@@ -75,59 +84,78 @@ final class APIKeyTests: XCTestCase {
     func testExpiryNotBeforeAndRevocationAreJudgedAfterTheSecretMatched() throws {
         let text = try ScopedKeyText.generate()
         let expiring = [try scoped(text, scopes: [.publish], expiresAt: at.addingTimeInterval(60))]
-        XCTAssertEqual(judge(text.text, .publish, expiring, now: at.addingTimeInterval(59.9)),
-                       .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
+        XCTAssertEqual(
+            judge(text.text, .publish, expiring, now: at.addingTimeInterval(59.9)),
+            .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
         XCTAssertEqual(judge(text.text, .publish, expiring, now: at.addingTimeInterval(60)), .expired)
         let later = [try scoped(text, scopes: [.publish], notBefore: at.addingTimeInterval(10))]
         XCTAssertEqual(judge(text.text, .publish, later, now: at), .notYetValid)
-        XCTAssertEqual(judge(text.text, .publish, later, now: at.addingTimeInterval(10)),
-                       .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
+        XCTAssertEqual(
+            judge(text.text, .publish, later, now: at.addingTimeInterval(10)),
+            .allowed(Credential(keyID: text.id, isBeamsSecret: false, scopes: [.publish])))
         let revoked = [try scoped(text, scopes: [.publish], revokedAt: at)]
         XCTAssertEqual(judge(text.text, .publish, revoked), .revoked)
         // A wrong secret for an expired key says nothing about the key.
-        XCTAssertEqual(judge(ScopedKeyText(id: text.id, secret: String(repeating: "A", count: 43)).text, .publish,
-                             expiring, now: at.addingTimeInterval(120)), .unknown)
+        XCTAssertEqual(
+            judge(
+                ScopedKeyText(id: text.id, secret: String(repeating: "A", count: 43)).text, .publish,
+                expiring, now: at.addingTimeInterval(120)), .unknown)
     }
 
     func testBeamsSecretHoldsEveryScopeUnlessNarrowed() {
-        XCTAssertEqual(judge(instance.secretKey, .instanceAdmin, []),
-                       .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: APIKeyScope.all)))
+        XCTAssertEqual(
+            judge(instance.secretKey, .instanceAdmin, []),
+            .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: APIKeyScope.all)))
         let narrowed = APIKeyScope.all.subtracting([.instanceAdmin])
-        XCTAssertEqual(judge(instance.secretKey, .instanceAdmin, [], beamsScopes: narrowed), .missingScope(.instanceAdmin))
-        XCTAssertEqual(judge(instance.secretKey, .publish, [], beamsScopes: narrowed),
-                       .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: narrowed)))
+        XCTAssertEqual(
+            judge(instance.secretKey, .instanceAdmin, [], beamsScopes: narrowed), .missingScope(.instanceAdmin))
+        XCTAssertEqual(
+            judge(instance.secretKey, .publish, [], beamsScopes: narrowed),
+            .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: narrowed)))
     }
 
     func testConfigSecretThatLooksLikeAScopedKeyStillAuthenticates() throws {
         let lookalike = "psk_abcdefghijkl_" + String(repeating: "Z", count: 43)
-        let verdict = KeyVerdict.judge(lookalike, required: .publish, keys: [],
-                                       beamsSecrets: [AcceptedBeamsSecret(keyID: nil, secret: lookalike)],
-                                       beamsScopes: APIKeyScope.all, now: at)
+        let verdict = KeyVerdict.judge(
+            lookalike, required: .publish, keys: [],
+            beamsSecrets: [AcceptedBeamsSecret(keyID: nil, secret: lookalike)],
+            beamsScopes: APIKeyScope.all, now: at)
         XCTAssertEqual(verdict, .allowed(Credential(keyID: nil, isBeamsSecret: true, scopes: APIKeyScope.all)))
     }
 
     // MARK: Rotation window
 
     func beamsRow(_ id: String, created: Double, expires: Double? = nil, revoked: Bool = false) -> APIKeyRecord {
-        APIKeyRecord(instanceID: instance.id, id: id, kind: .beams, label: "b", scopes: [],
-                     expiresAt: expires.map { at.addingTimeInterval($0) }, createdAt: at.addingTimeInterval(created),
-                     revokedAt: revoked ? at : nil)
+        APIKeyRecord(
+            instanceID: instance.id, id: id, kind: .beams, label: "b", scopes: [],
+            expiresAt: expires.map { at.addingTimeInterval($0) }, createdAt: at.addingTimeInterval(created),
+            revokedAt: revoked ? at : nil)
     }
 
     func testConfigSecretIsAcceptedUntilTheFirstRollThenOnlyStoredOnes() {
-        XCTAssertEqual(BeamsSecrets.accepted(config: "config", stored: [], anyStored: false, now: at),
-                       [AcceptedBeamsSecret(keyID: nil, secret: "config")])
-        XCTAssertEqual(BeamsSecrets.accepted(config: "config", stored: [], anyStored: true, now: at), [],
-                       "a stored row that did not open does not bring the config secret back")
+        XCTAssertEqual(
+            BeamsSecrets.accepted(config: "config", stored: [], anyStored: false, now: at),
+            [AcceptedBeamsSecret(keyID: nil, secret: "config")])
+        XCTAssertEqual(
+            BeamsSecrets.accepted(config: "config", stored: [], anyStored: true, now: at), [],
+            "a stored row that did not open does not bring the config secret back")
     }
 
     func testRolledSecretIsCurrentAndTheOldOneAcceptedUntilItsExpiry() {
-        let stored = [(beamsRow("beams-initial", created: 0, expires: 3600), "old"),
-                      (beamsRow("beams-new", created: 1), "new")]
-        let during = BeamsSecrets.accepted(config: "config", stored: stored, anyStored: true, now: at.addingTimeInterval(3599))
-        XCTAssertEqual(during, [AcceptedBeamsSecret(keyID: "beams-new", secret: "new"),
-                                AcceptedBeamsSecret(keyID: "beams-initial", secret: "old")])
-        let after = BeamsSecrets.accepted(config: "config", stored: stored, anyStored: true, now: at.addingTimeInterval(3600))
+        let stored = [
+            (beamsRow("beams-initial", created: 0, expires: 3600), "old"),
+            (beamsRow("beams-new", created: 1), "new"),
+        ]
+        let during = BeamsSecrets.accepted(
+            config: "config", stored: stored, anyStored: true, now: at.addingTimeInterval(3599))
+        XCTAssertEqual(
+            during,
+            [
+                AcceptedBeamsSecret(keyID: "beams-new", secret: "new"),
+                AcceptedBeamsSecret(keyID: "beams-initial", secret: "old"),
+            ])
+        let after = BeamsSecrets.accepted(
+            config: "config", stored: stored, anyStored: true, now: at.addingTimeInterval(3600))
         XCTAssertEqual(after, [AcceptedBeamsSecret(keyID: "beams-new", secret: "new")])
     }
 
@@ -149,30 +177,37 @@ final class APIKeyTests: XCTestCase {
     let tester = AuditActor(actor: "cli:tester", source: "cli", requestID: "cli-run-1")
 
     func ring(_ store: InMemoryPushStore, _ clock: TestClock, encryptionKey: String? = "kek for tests") -> KeyRing {
-        KeyRing(store: store, seal: encryptionKey.map { try! SecretSeal(deriving: $0) }, logger: .disabled,
-                now: { clock.now }, freshness: .zero)
+        KeyRing(
+            store: store, seal: encryptionKey.map { try! SecretSeal(deriving: $0) }, logger: .disabled,
+            now: { clock.now }, freshness: .zero)
     }
 
     func testRolledScopedKeyWorksUntilItsOverlapEnds() async throws {
         let clock = TestClock(at)
         let keys = ring(InMemoryPushStore(clock: { clock.now }), clock)
-        let created = try await keys.create(instance, label: "backend", scopes: [.publish], notBefore: nil, expiresAt: nil,
-                                            by: tester)
+        let created = try await keys.create(
+            instance, label: "backend", scopes: [.publish], notBefore: nil, expiresAt: nil,
+            by: tester)
         let (rolled, retiredAt) = try await keys.roll(instance, keyID: created.record.id, overlap: 3600, by: tester)
         XCTAssertEqual(retiredAt, clock.now.addingTimeInterval(3600))
         XCTAssertEqual(rolled.record.rotatedFrom, created.record.id)
         XCTAssertEqual(rolled.record.scopes, ["publish"])
         func verdict(_ text: String) async throws -> KeyVerdict {
             let snapshot = try await keys.snapshot(instance)
-            return KeyVerdict.judge(text, required: .publish, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
-                                    beamsScopes: APIKeyScope.all, now: clock.now)
+            return KeyVerdict.judge(
+                text, required: .publish, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
+                beamsScopes: APIKeyScope.all, now: clock.now)
         }
-        guard case .allowed = try await verdict(created.text) else { return XCTFail("old key refused during the overlap") }
+        guard case .allowed = try await verdict(created.text) else {
+            return XCTFail("old key refused during the overlap")
+        }
         guard case .allowed = try await verdict(rolled.text) else { return XCTFail("new key refused") }
         clock.advance(3600)
         let old = try await verdict(created.text)
         XCTAssertEqual(old, .expired)
-        guard case .allowed = try await verdict(rolled.text) else { return XCTFail("new key refused after the overlap") }
+        guard case .allowed = try await verdict(rolled.text) else {
+            return XCTFail("new key refused after the overlap")
+        }
         do {
             _ = try await keys.roll(instance, keyID: created.record.id, overlap: 60, by: tester)
             XCTFail("an expired key was rolled back to life")
@@ -195,7 +230,8 @@ final class APIKeyTests: XCTestCase {
         XCTAssertEqual(rows.count, 2)
         for row in rows {
             let sealed = try XCTUnwrap(row.sealedSecret)
-            XCTAssertFalse(sealed.contains(issued.text) || sealed.contains(instance.secretKey), "stored sealed, not plain")
+            XCTAssertFalse(
+                sealed.contains(issued.text) || sealed.contains(instance.secretKey), "stored sealed, not plain")
         }
         clock.advance(86_400)
         accepted = try await keys.beamsSecrets(instance).map(\.secret)
@@ -233,8 +269,9 @@ final class APIKeyTests: XCTestCase {
         let clock = TestClock(at)
         let store = InMemoryPushStore(clock: { clock.now })
         let keys = ring(store, clock)
-        let created = try await keys.create(instance, label: "backend", scopes: [.publish], notBefore: nil,
-                                            expiresAt: nil, by: tester)
+        let created = try await keys.create(
+            instance, label: "backend", scopes: [.publish], notBefore: nil,
+            expiresAt: nil, by: tester)
         let (rolled, _) = try await keys.roll(instance, keyID: created.record.id, overlap: 60, by: tester)
         _ = try await keys.revoke(instance, keyID: rolled.record.id, by: tester)
         _ = try await keys.rollBeamsSecret(instance, overlap: 60, by: tester)
@@ -246,8 +283,10 @@ final class APIKeyTests: XCTestCase {
         }
         let entries = try await store.auditEntries(instanceID: instance.id, after: 0, limit: 100)
         XCTAssertEqual(entries.map(\.action), ["key.create", "key.roll", "key.revoke", "beams_secret.roll"])
-        XCTAssertEqual(entries.map(\.target), [created.record.id, created.record.id, rolled.record.id, "beams-initial"])
-        XCTAssertTrue(entries.allSatisfy { $0.actor == "cli:tester" && $0.source == "cli" && $0.requestID == "cli-run-1" })
+        XCTAssertEqual(
+            entries.map(\.target), [created.record.id, created.record.id, rolled.record.id, "beams-initial"])
+        XCTAssertTrue(
+            entries.allSatisfy { $0.actor == "cli:tester" && $0.source == "cli" && $0.requestID == "cli-run-1" })
         XCTAssertEqual(entries.map(\.seq), [1, 2, 3, 4])
     }
 }

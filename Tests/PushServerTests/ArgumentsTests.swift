@@ -1,5 +1,6 @@
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 final class ArgumentsTests: XCTestCase {
     func testParsesOptionsFlagsAndPositionals() throws {
@@ -11,8 +12,12 @@ final class ArgumentsTests: XCTestCase {
     }
 
     func testRejectsMissingValuesRepeatsAndUnknownOptions() {
-        XCTAssertThrowsError(try Arguments(["--config"])) { XCTAssertEqual($0 as? UsageError, UsageError("--config needs a value")) }
-        XCTAssertThrowsError(try Arguments(["--a", "1", "--a", "2"])) { XCTAssertEqual($0 as? UsageError, UsageError("--a given twice")) }
+        XCTAssertThrowsError(try Arguments(["--config"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError("--config needs a value"))
+        }
+        XCTAssertThrowsError(try Arguments(["--a", "1", "--a", "2"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError("--a given twice"))
+        }
         XCTAssertThrowsError(try Arguments(["--typo", "1"]).allowOnly(["config"])) {
             XCTAssertEqual($0 as? UsageError, UsageError("unknown option --typo"))
         }
@@ -24,7 +29,9 @@ final class ArgumentsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         let status = await CLI.run(["check-config", file.path])
         XCTAssertEqual(status, 2)
-        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../config.example.json").path
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../config.example.json"
+        ).path
         let ok = await CLI.run(["check-config", example])
         XCTAssertEqual(ok, 0)
         let unknown = await CLI.run(["frobnicate"])

@@ -25,8 +25,9 @@ final class BufferedLogSinkTests: XCTestCase {
     }
 
     private func record(_ i: Int) -> LogRecord {
-        LogRecord(level: .info, label: "http", message: "Request completed", metadata: [("n", String(i))],
-                  date: Date(timeIntervalSince1970: 1_700_000_000))
+        LogRecord(
+            level: .info, label: "http", message: "Request completed", metadata: [("n", String(i))],
+            date: Date(timeIntervalSince1970: 1_700_000_000))
     }
 
     func testFlushReturnsOnlyAfterEveryEarlierLineIsWrittenInOrder() {

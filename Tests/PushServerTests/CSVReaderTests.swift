@@ -1,11 +1,14 @@
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 /// The strict RFC 4180 reader: quoted fields with commas, doubled quotes and line breaks, CRLF and LF endings,
 /// records that break the rules reported with their line and skipped, and chunk boundaries anywhere.
 final class CSVReaderTests: XCTestCase {
     /// Every record of `text`, fed in chunks of `chunkSize` bytes.
-    private func records(_ text: String, chunkSize: Int = 1 << 16, maxRecordBytes: Int = 1 << 20) throws -> [CSVReader.Record] {
+    private func records(_ text: String, chunkSize: Int = 1 << 16, maxRecordBytes: Int = 1 << 20) throws -> [CSVReader
+        .Record]
+    {
         var bytes = ArraySlice(Array(text.utf8))
         var reader = CSVReader(maxRecordBytes: maxRecordBytes) {
             guard !bytes.isEmpty else { return nil }
@@ -26,8 +29,9 @@ final class CSVReaderTests: XCTestCase {
         let text = "a,b,c\r\n\"x, y\",\"say \"\"hi\"\"\",\"two\r\nlines\"\r\nplain,,last\r\n"
         for chunkSize in [1, 2, 3, 7, 1 << 16] {
             let all = try records(text, chunkSize: chunkSize)
-            XCTAssertEqual(fields(all), [["a", "b", "c"], ["x, y", "say \"hi\"", "two\r\nlines"], ["plain", "", "last"]],
-                           "chunk size \(chunkSize)")
+            XCTAssertEqual(
+                fields(all), [["a", "b", "c"], ["x, y", "say \"hi\"", "two\r\nlines"], ["plain", "", "last"]],
+                "chunk size \(chunkSize)")
             XCTAssertEqual(all.map(\.line), [1, 2, 4], "a record's line is where it starts")
         }
     }

@@ -1,11 +1,13 @@
 import HTTPServer
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 final class ClientAddressTests: XCTestCase {
     private func request(peer: String, forwardedFor: [String] = []) -> HTTPRequest {
-        HTTPRequest(method: .post, rawTarget: "/", path: "/",
-                    headers: HTTPHeaders(forwardedFor.map { ("X-Forwarded-For", $0) }), clientAddress: peer)
+        HTTPRequest(
+            method: .post, rawTarget: "/", path: "/",
+            headers: HTTPHeaders(forwardedFor.map { ("X-Forwarded-For", $0) }), clientAddress: peer)
     }
 
     func testIPv4AddressesCountOneByOne() {

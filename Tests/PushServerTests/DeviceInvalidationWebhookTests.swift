@@ -1,8 +1,8 @@
 import Foundation
-@testable import PublishEngine
+import PushStore
 import XCTest
 
-import PushStore
+@testable import PublishEngine
 @testable import PushServer
 
 final class DeviceInvalidationWebhookTests: XCTestCase {
@@ -24,7 +24,8 @@ final class DeviceInvalidationWebhookTests: XCTestCase {
     func testMaskKeepsSixCharactersOfAnAPNsTokenAndTheHostOfAWebEndpoint() {
         let apns = String(repeating: "ab", count: 32)
         XCTAssertEqual(DeviceInvalidation.mask(token: apns), "…" + String(apns.suffix(6)))
-        let web = #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abcdefghijklmnop123456","keys":{"auth":"x","p256dh":"y"}}"#
+        let web =
+            #"{"endpoint":"https://fcm.googleapis.com/fcm/send/abcdefghijklmnop123456","keys":{"auth":"x","p256dh":"y"}}"#
         XCTAssertEqual(DeviceInvalidation.mask(token: web), "fcm.googleapis.com/…123456")
         XCTAssertEqual(DeviceInvalidation.mask(token: "short"), "…", "a token too short to mask keeps nothing")
     }

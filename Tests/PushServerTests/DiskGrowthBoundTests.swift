@@ -1,9 +1,10 @@
 import BeamsModel
 import Foundation
-@testable import PushServer
 import PushStore
-@testable import SQLiteStore
 import XCTest
+
+@testable import PushServer
+@testable import SQLiteStore
 
 /// docs/SECURITY.md "Disk": the most one client address can add to the database in an hour under the default
 /// limits. The bytes a row costs are measured here on SQLite at the largest sizes the device API accepts, and the
@@ -19,7 +20,9 @@ final class DiskGrowthBoundTests: XCTestCase {
     /// Upper bound: each kind of row can be no more than its per-instance cap and no more than all of the
     /// address's tokens for the hour could buy (a new device costs 1 token; a `PUT …/interests` 1 per 10 elements,
     /// so at most 5000 names or subscriptions per 500 tokens).
-    static func worstBytesPerAddressHour(_ limits: ServerConfig.Limits, device: Int, name: Int, subscription: Int) -> Int64 {
+    static func worstBytesPerAddressHour(_ limits: ServerConfig.Limits, device: Int, name: Int, subscription: Int)
+        -> Int64
+    {
         let tokens = Int64(limits.ipBurst) + 3600 * Int64(limits.ipRequestsPerSecond)
         let perPut = Int64(DeviceAPI.maxInterestsPerDevice)
         let putCost = Int64(1 + DeviceAPI.interestsCost(elements: Int(perPut), burst: limits.ipBurst))
@@ -52,22 +55,29 @@ final class DiskGrowthBoundTests: XCTestCase {
         var ids: [String] = []
         for n in 0..<deviceCount {
             let token = String(format: "%08d", n) + String(repeating: "t", count: DeviceToken.maxFCMTokenBytes - 8)
-            let registration = DeviceRegistration(instanceID: instance, platform: .fcm, token: token,
-                                                  bundleID: "com.example.app", metadata: metadata)
+            let registration = DeviceRegistration(
+                instanceID: instance, platform: .fcm, token: token,
+                bundleID: "com.example.app", metadata: metadata)
             ids.append(try await store.registerDevice(registration).device.id)
         }
         let afterDevices = try await bytes()
         // Distinct 164-byte names, one follower each: 25 per device.
         let namesPerDevice = 25
         for (n, id) in ids.enumerated() {
-            let names = (0..<namesPerDevice).map { String(format: "%06d-%03d-", n, $0) + String(repeating: "n", count: 164 - 11) }
+            let names = (0..<namesPerDevice).map {
+                String(format: "%06d-%03d-", n, $0) + String(repeating: "n", count: 164 - 11)
+            }
             _ = try await store.setInterests(instanceID: instance, deviceID: id, interests: names)
         }
         let afterNames = try await bytes()
         // Subscriptions to names that exist already: every device follows 25 of device 0's names too.
-        let shared = (0..<namesPerDevice).map { String(format: "%06d-%03d-", 0, $0) + String(repeating: "n", count: 164 - 11) }
+        let shared = (0..<namesPerDevice).map {
+            String(format: "%06d-%03d-", 0, $0) + String(repeating: "n", count: 164 - 11)
+        }
         for (n, id) in ids.enumerated() where n > 0 {
-            let own = (0..<namesPerDevice).map { String(format: "%06d-%03d-", n, $0) + String(repeating: "n", count: 164 - 11) }
+            let own = (0..<namesPerDevice).map {
+                String(format: "%06d-%03d-", n, $0) + String(repeating: "n", count: 164 - 11)
+            }
             _ = try await store.setInterests(instanceID: instance, deviceID: id, interests: own + shared)
         }
         let afterSubscriptions = try await bytes()
@@ -82,9 +92,10 @@ final class DiskGrowthBoundTests: XCTestCase {
         XCTAssertLessThanOrEqual(perSubscription, Self.documentedBytesPerSubscription)
 
         let defaults = ServerConfig.Limits()
-        let bound = Self.worstBytesPerAddressHour(defaults, device: Self.documentedBytesPerDevice,
-                                                  name: Self.documentedBytesPerInterestName,
-                                                  subscription: Self.documentedBytesPerSubscription)
+        let bound = Self.worstBytesPerAddressHour(
+            defaults, device: Self.documentedBytesPerDevice,
+            name: Self.documentedBytesPerInterestName,
+            subscription: Self.documentedBytesPerSubscription)
         print("worst bytes per address-hour under the defaults: \(bound)")
         XCTAssertLessThanOrEqual(bound, Self.documentedBytesPerAddressHour)
         // Without the per-instance interest caps the same hour could store 1.8 million names (at one token per
@@ -92,9 +103,11 @@ final class DiskGrowthBoundTests: XCTestCase {
         var uncapped = defaults
         uncapped.maxInterestsPerInstance = .max
         uncapped.maxSubscriptionsPerInstance = .max
-        XCTAssertGreaterThan(Self.worstBytesPerAddressHour(uncapped, device: Self.documentedBytesPerDevice,
-                                                           name: Self.documentedBytesPerInterestName,
-                                                           subscription: Self.documentedBytesPerSubscription),
-                             bound)
+        XCTAssertGreaterThan(
+            Self.worstBytesPerAddressHour(
+                uncapped, device: Self.documentedBytesPerDevice,
+                name: Self.documentedBytesPerInterestName,
+                subscription: Self.documentedBytesPerSubscription),
+            bound)
     }
 }

@@ -2,10 +2,11 @@ import BeamsModel
 import Foundation
 import JSON
 import Locking
-@testable import PushServer
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
+@testable import PushServer
 
 /// Huawei Push Kit without sockets: the publish section's mapping and limits, the answers' meaning, the token
 /// answer, the device token rule, the stored plan.
@@ -24,10 +25,12 @@ final class HMSTests: XCTestCase {
     }
 
     func testSectionMapsDataToAStringAndAddsOpenAppClickActionToANotification() throws {
-        let template = try section(#"{"notification":{"title":"T","body":"B"},"data":{"k":1},"android":{"urgency":"HIGH"}}"#)
+        let template = try section(
+            #"{"notification":{"title":"T","body":"B"},"data":{"k":1},"android":{"urgency":"HIGH"}}"#)
         XCTAssertEqual(template.message["notification"], .object(["title": "T", "body": "B"]))
         let data = try XCTUnwrap(template.message["data"]?.stringValue)
-        XCTAssertEqual(JSONValue.parse(Array(data.utf8)), .object(["k": 1, "pusher": ["instanceId": "i", "publishId": "p"]]))
+        XCTAssertEqual(
+            JSONValue.parse(Array(data.utf8)), .object(["k": 1, "pusher": ["instanceId": "i", "publishId": "p"]]))
         let android = try XCTUnwrap(template.message["android"]?.objectValue)
         XCTAssertEqual(android["urgency"], "HIGH")
         XCTAssertEqual(android["notification"], .object(["click_action": ["type": 3]]))
@@ -93,15 +96,19 @@ final class HMSTests: XCTestCase {
     }
 
     func testTokenAnswer() {
-        let good = HMSSenderConfiguration.parseToken(status: 200, body: Array(#"{"access_token":"CF\/x","expires_in":3600,"token_type":"Bearer"}"#.utf8))
+        let good = HMSSenderConfiguration.parseToken(
+            status: 200, body: Array(#"{"access_token":"CF\/x","expires_in":3600,"token_type":"Bearer"}"#.utf8))
         guard case .success(let token) = good else { return XCTFail("\(good)") }
         XCTAssertEqual(token.token, "CF/x")
         XCTAssertEqual(token.expiresIn, 3600)
-        let refused = HMSSenderConfiguration.parseToken(status: 400, body: Array(#"{"error":1101,"sub_error":12304,"error_description":"invalid client_secret"}"#.utf8))
+        let refused = HMSSenderConfiguration.parseToken(
+            status: 400,
+            body: Array(#"{"error":1101,"sub_error":12304,"error_description":"invalid client_secret"}"#.utf8))
         XCTAssertEqual(refused.failureValue, .refused("invalid client_secret"))
         XCTAssertEqual(HMSSenderConfiguration.parseToken(status: 503, body: []).failureValue, .unavailable("HTTP 503"))
-        XCTAssertEqual(String(decoding: HMSSenderConfiguration.formBody(clientID: "1", clientSecret: "a+b/c=&d"), as: UTF8.self),
-                       "grant_type=client_credentials&client_id=1&client_secret=a%2Bb%2Fc%3D%26d")
+        XCTAssertEqual(
+            String(decoding: HMSSenderConfiguration.formBody(clientID: "1", clientSecret: "a+b/c=&d"), as: UTF8.self),
+            "grant_type=client_credentials&client_id=1&client_secret=a%2Bb%2Fc%3D%26d")
     }
 
     func testDeviceTokenRule() throws {
@@ -119,7 +126,9 @@ final class HMSTests: XCTestCase {
         let secretFile = directory + "/hms-secret"
         try "file-secret\n".write(toFile: secretFile, atomically: true, encoding: .utf8)
         func config(_ section: String) -> Data {
-            Data(#"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","hms":\#(section)}]}"#.utf8)
+            Data(
+                #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","hms":\#(section)}]}"#
+                    .utf8)
         }
         let (inline, _) = try ServerConfig.parse(config(#"{"appId":"104433211","clientSecret":"inline"}"#))
         let settings = try XCTUnwrap(inline.instances.first?.hms)
@@ -127,13 +136,18 @@ final class HMSTests: XCTestCase {
         XCTAssertEqual(settings.clientID, "104433211", "the client ID defaults to the app ID")
         XCTAssertEqual(settings.clientSecret, "inline")
         XCTAssertFalse("\(settings)".contains("inline"), "the secret never appears in a description")
-        let (fromFile, _) = try ServerConfig.parse(config(#"{"appId":"1","clientId":"9","clientSecretFile":"\#(secretFile)","endpointOverride":"https://127.0.0.1:1"}"#))
+        let (fromFile, _) = try ServerConfig.parse(
+            config(
+                #"{"appId":"1","clientId":"9","clientSecretFile":"\#(secretFile)","endpointOverride":"https://127.0.0.1:1"}"#
+            ))
         XCTAssertEqual(fromFile.instances.first?.hms?.clientSecret, "file-secret")
         XCTAssertEqual(fromFile.instances.first?.hms?.clientID, "9")
         XCTAssertEqual(fromFile.instances.first?.hms?.endpointOverride, "https://127.0.0.1:1")
-        for (section, path) in [(#"{"clientSecret":"x"}"#, "hms.appId"), (#"{"appId":"12/../x","clientSecret":"x"}"#, "hms.appId"),
-                                (#"{"appId":"1"}"#, "hms.clientSecret"),
-                                (#"{"appId":"1","clientSecret":"x","endpointOverride":"http://h"}"#, "hms.endpointOverride")] {
+        for (section, path) in [
+            (#"{"clientSecret":"x"}"#, "hms.appId"), (#"{"appId":"12/../x","clientSecret":"x"}"#, "hms.appId"),
+            (#"{"appId":"1"}"#, "hms.clientSecret"),
+            (#"{"appId":"1","clientSecret":"x","endpointOverride":"http://h"}"#, "hms.endpointOverride"),
+        ] {
             XCTAssertThrowsError(try ServerConfig.parse(config(section)), section) { error in
                 XCTAssertTrue("\(error)".contains(path), "\(section): \(error)")
             }

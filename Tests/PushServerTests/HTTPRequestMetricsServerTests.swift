@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-@testable import PushServer
 import TestSupport
 import XCTest
+
+@testable import PushServer
 
 /// The request metrics of the whole server over real sockets: with two event loops counting in batches, every
 /// request answered is counted once.
@@ -24,8 +25,11 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
         config.listen.port = 0
         config.listen.eventLoops = 2
         config.storage.path = directory.appendingPathComponent("push.sqlite").path
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .warning,
-                                                                        sink: CapturingLogSink()), gracePeriod: .seconds(1))
+        let app = try await Application(
+            config: config,
+            logger: Logger(
+                label: "server", level: .warning,
+                sink: CapturingLogSink()), gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 
@@ -61,16 +65,25 @@ final class HTTPRequestMetricsServerTests: XCTestCase {
             return text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n")
                 && text.contains(#"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#)
         }
-        XCTAssertTrue(text.contains(#"push_http_requests_total{route="/health",method="GET",status="200"} \#(Int(gets))"#
-                                    + "\n"), text)
-        XCTAssertTrue(text.contains(#"push_http_requests_total{route="/health",method="HEAD",status="200"} \#(Int(heads))"#
-                                    + "\n"), text)
-        XCTAssertTrue(text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n"),
-                      text)
-        XCTAssertTrue(text.contains(#"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#
-                                    + "\n"), text)
-        XCTAssertTrue(text.contains(#"push_http_request_duration_seconds_bucket{route="/health",le="+Inf"} \#(clients * perClient)"#
-                                    + "\n"), text)
+        XCTAssertTrue(
+            text.contains(
+                #"push_http_requests_total{route="/health",method="GET",status="200"} \#(Int(gets))"#
+                    + "\n"), text)
+        XCTAssertTrue(
+            text.contains(
+                #"push_http_requests_total{route="/health",method="HEAD",status="200"} \#(Int(heads))"#
+                    + "\n"), text)
+        XCTAssertTrue(
+            text.contains("push_http_requests_total{route=\"-\",method=\"GET\",status=\"404\"} \(clients)\n"),
+            text)
+        XCTAssertTrue(
+            text.contains(
+                #"push_http_request_duration_seconds_count{route="/health"} \#(clients * perClient)"#
+                    + "\n"), text)
+        XCTAssertTrue(
+            text.contains(
+                #"push_http_request_duration_seconds_bucket{route="/health",le="+Inf"} \#(clients * perClient)"#
+                    + "\n"), text)
 
         app.shutdown()
         _ = await running.value

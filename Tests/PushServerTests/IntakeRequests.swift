@@ -1,7 +1,8 @@
 import ConfigModel
 import Foundation
-@testable import PushServer
 import TestSupport
+
+@testable import PushServer
 
 /// The writes the store-outage tests make over real sockets, for one instance: a device registration (device API)
 /// and a publish to the interest "news" (publish API, with the secret), plus the server config that serves them.
@@ -34,8 +35,9 @@ struct IntakeRequests {
 
     /// GETs the instance's recent publishes from the server on `port`.
     func recentPublishes(on port: Int) async throws -> RawHTTPResponse {
-        try await rawRequest(port, "GET", "/publish_api/v1/instances/\(instanceID)/publishes",
-                             headers: [("Authorization", "Bearer \(secret)")])
+        try await rawRequest(
+            port, "GET", "/publish_api/v1/instances/\(instanceID)/publishes",
+            headers: [("Authorization", "Bearer \(secret)")])
     }
 
     /// POSTs the publish to the server on `port`.

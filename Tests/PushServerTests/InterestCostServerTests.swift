@@ -2,9 +2,10 @@ import BeamsModel
 import Foundation
 import JSON
 import Logging
-@testable import PushServer
 import TestSupport
 import XCTest
+
+@testable import PushServer
 
 /// What a `PUT …/interests` costs, over real sockets: every array element is charged to the client's address, and
 /// an array longer than the per-device cap is refused where its surplus starts (issue 25: 229,000 copies of one
@@ -23,14 +24,17 @@ final class InterestCostServerTests: XCTestCase {
         super.tearDown()
     }
 
-    private func withServer(ipBurst: Int, configure: (inout ServerConfig) -> Void = { _ in },
-                            _ body: (Int, String) async throws -> Void) async throws {
+    private func withServer(
+        ipBurst: Int, configure: (inout ServerConfig) -> Void = { _ in },
+        _ body: (Int, String) async throws -> Void
+    ) async throws {
         var config = intake.serverConfig()
         configure(&config)
         config.storage.path = directory.appendingPathComponent("push.sqlite").path
         config.limits.ipRequestsPerSecond = 1
         config.limits.ipBurst = ipBurst
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .error), gracePeriod: .seconds(1))
+        let app = try await Application(
+            config: config, logger: Logger(label: "server", level: .error), gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
         let registered = try await intake.register(on: port)
@@ -96,10 +100,13 @@ final class InterestCostServerTests: XCTestCase {
     }
 
     func testInterestWritesBeyondTheInstanceCapsAreRefusedWith400AndCounted() async throws {
-        try await withServer(ipBurst: 500, configure: {
-            $0.limits.maxInterestsPerInstance = 3
-            $0.limits.maxSubscriptionsPerInstance = 4
-        }) { port, path in
+        try await withServer(
+            ipBurst: 500,
+            configure: {
+                $0.limits.maxInterestsPerInstance = 3
+                $0.limits.maxSubscriptionsPerInstance = 4
+            }
+        ) { port, path in
             let first = try await put(port, path, body(["a", "b", "c"]))
             XCTAssertEqual(first.status, 200, first.bodyText)
             let names = try await put(port, path, body(["a", "b", "c", "d"]))
@@ -116,8 +123,9 @@ final class InterestCostServerTests: XCTestCase {
             let otherPath = "\(intake.registerPath)/\(otherID)/interests"
             let subscriptions = try await put(port, otherPath, body(["a", "b"]))
             XCTAssertEqual(subscriptions.status, 400, subscriptions.bodyText)
-            XCTAssertEqual(subscriptions.jsonObject?["description"]?.stringValue,
-                           BeamsError.instanceSubscriptionLimit.detail)
+            XCTAssertEqual(
+                subscriptions.jsonObject?["description"]?.stringValue,
+                BeamsError.instanceSubscriptionLimit.detail)
             let one = try await put(port, otherPath, body(["a"]))
             XCTAssertEqual(one.status, 200, one.bodyText)
             let stored = try await rawRequest(port, "GET", path)

@@ -1,10 +1,13 @@
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 /// The streaming row splitter for JSON exports: NDJSON, a top-level array, a container object's array member,
 /// strings holding brackets, line numbers, chunk boundaries, and files that are not JSON rows.
 final class JSONRowScannerTests: XCTestCase {
-    private func rows(_ text: String, chunkSize: Int = 1 << 16, maxRowBytes: Int = 1 << 20) throws -> [(line: Int, text: String, tooLong: Bool)] {
+    private func rows(_ text: String, chunkSize: Int = 1 << 16, maxRowBytes: Int = 1 << 20) throws -> [(
+        line: Int, text: String, tooLong: Bool
+    )] {
         var bytes = ArraySlice(Array(text.utf8))
         var scanner = JSONRowScanner(maxRowBytes: maxRowBytes) {
             guard !bytes.isEmpty else { return nil }
@@ -13,7 +16,9 @@ final class JSONRowScannerTests: XCTestCase {
             return chunk
         }
         var all: [(Int, String, Bool)] = []
-        while let (line, row, tooLong) = try scanner.next() { all.append((line, String(decoding: row, as: UTF8.self), tooLong)) }
+        while let (line, row, tooLong) = try scanner.next() {
+            all.append((line, String(decoding: row, as: UTF8.self), tooLong))
+        }
         return all
     }
 
@@ -32,14 +37,17 @@ final class JSONRowScannerTests: XCTestCase {
     }
 
     func testAContainerObjectsArrayOfObjectsGivesItsElements() throws {
-        let text = "{\"results\": [\n{\"objectId\":\"a\",\"channels\":[\"x\"]},\n{\"objectId\":\"b\"}\n], \"count\": 2}\n"
-        XCTAssertEqual(try rows(text).map(\.text), ["{\"objectId\":\"a\",\"channels\":[\"x\"]}", "{\"objectId\":\"b\"}"])
+        let text =
+            "{\"results\": [\n{\"objectId\":\"a\",\"channels\":[\"x\"]},\n{\"objectId\":\"b\"}\n], \"count\": 2}\n"
+        XCTAssertEqual(
+            try rows(text).map(\.text), ["{\"objectId\":\"a\",\"channels\":[\"x\"]}", "{\"objectId\":\"b\"}"])
         XCTAssertEqual(try rows(text, chunkSize: 3).map(\.line), [2, 3])
     }
 
     func testATopLevelObjectWhoseArraysHoldNoObjectsIsARow() throws {
-        XCTAssertEqual(try rows("{\"channels\":[\"a\",\"b\"],\"ACL\":{\"*\":{}}}").map(\.text),
-                       ["{\"channels\":[\"a\",\"b\"],\"ACL\":{\"*\":{}}}"])
+        XCTAssertEqual(
+            try rows("{\"channels\":[\"a\",\"b\"],\"ACL\":{\"*\":{}}}").map(\.text),
+            ["{\"channels\":[\"a\",\"b\"],\"ACL\":{\"*\":{}}}"])
     }
 
     func testARowLongerThanTheLimitIsMarkedAndTheNextRead() throws {

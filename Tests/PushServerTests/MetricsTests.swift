@@ -1,9 +1,10 @@
-import Observability
-@testable import PushServer
 import APNsClient
 import HTTPServer
-@testable import PublishEngine
+import Observability
 import XCTest
+
+@testable import PublishEngine
+@testable import PushServer
 
 /// Families of these tests only (the server's are in Sources/Observability/MetricCatalogue.swift).
 extension CounterMetric {
@@ -26,7 +27,8 @@ extension HistogramMetric {
     static let h1 = HistogramMetric("h", help: "H.", labels: ["route"], buckets: [1])
     static let hLatency = HistogramMetric("h", help: "H.", labels: ["route"])
     static let hPlain = HistogramMetric("h", help: "H.", buckets: [1])
-    static let hInstance = HistogramMetric("h_instance", help: "H.", labels: ["platform", "beams_instance"], buckets: [1])
+    static let hInstance = HistogramMetric(
+        "h_instance", help: "H.", labels: ["platform", "beams_instance"], buckets: [1])
 }
 
 final class MetricsTests: XCTestCase {
@@ -42,7 +44,8 @@ final class MetricsTests: XCTestCase {
         metrics.observe(.latency, ["route": "/a"], 0.5)
         metrics.observe(.latency, ["route": "/a"], 5)
         let text = metrics.render()
-        XCTAssertTrue(text.contains("# TYPE http_requests_total counter\nhttp_requests_total{route=\"/a\",status=\"200\"} 3\n"))
+        XCTAssertTrue(
+            text.contains("# TYPE http_requests_total counter\nhttp_requests_total{route=\"/a\",status=\"200\"} 3\n"))
         XCTAssertTrue(text.contains("queue_depth 7\n"))
         XCTAssertTrue(text.contains("latency_seconds_bucket{route=\"/a\",le=\"0.1\"} 1\n"))
         XCTAssertTrue(text.contains("latency_seconds_bucket{route=\"/a\",le=\"1\"} 2\n"))
@@ -57,7 +60,8 @@ final class MetricsTests: XCTestCase {
 
     func testLabelValuesReadBackWhatLabelStringWrote() {
         let key = Metrics.labelString(["beams_instance": "a\"b\\c\nd,quota=\"x\"", "quota": "devices"])
-        XCTAssertEqual(Metrics.labelValues(key, names: ["beams_instance", "quota"]), ["a\"b\\c\nd,quota=\"x\"", "devices"])
+        XCTAssertEqual(
+            Metrics.labelValues(key, names: ["beams_instance", "quota"]), ["a\"b\\c\nd,quota=\"x\"", "devices"])
         XCTAssertNil(Metrics.labelValues(key, names: ["quota", "beams_instance"]))
         XCTAssertNil(Metrics.labelValues(key, names: ["beams_instance"]))
         XCTAssertEqual(Metrics.labelValues("", names: []), [])
@@ -131,7 +135,9 @@ final class MetricsTests: XCTestCase {
         metrics.increment(.cRoute, ["route": "/b"])
         metrics.observe(.hPlain, [:], 0.5)
         metrics.set(.gPlain, to: 3)
-        XCTAssertEqual(metrics.render(), """
+        XCTAssertEqual(
+            metrics.render(),
+            """
             # HELP c C.
             # TYPE c counter
             c{route="/b"} 1
@@ -289,10 +295,12 @@ final class MetricsBatchTests: XCTestCase {
         Application.declareMetrics(metrics)
         let requests = HTTPRequestMetrics(metrics: metrics)
         func record(_ route: String, _ method: String, _ status: Int, micros: Int64) -> AccessLogRecord {
-            AccessLogRecord(method: method, route: route, status: status, bytesIn: 10, bytesOut: 20,
-                            duration: .microseconds(micros), requestID: "r", peer: "127.0.0.1:1", isTLS: false)
+            AccessLogRecord(
+                method: method, route: route, status: status, bytesIn: 10, bytesOut: 20,
+                duration: .microseconds(micros), requestID: "r", peer: "127.0.0.1:1", isTLS: false)
         }
-        let batch = (0..<100).map { _ in record("/health", "GET", 200, micros: 300) }
+        let batch =
+            (0..<100).map { _ in record("/health", "GET", 200, micros: 300) }
             + (0..<7).map { _ in record("-", "BREW", 404, micros: 250_000) }
             + [record("/health", "GET", 503, micros: 20_000_000), record("/health", "HEAD", 200, micros: 700)]
         requests.record(batch)

@@ -10,7 +10,11 @@ func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async 
 }
 
 /// One request on a fresh connection to 127.0.0.1:`port`, made on its own thread (`onOwnThread`).
-func rawRequest(_ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                body: String = "") async throws -> RawHTTPResponse {
-    try await onOwnThread { try RawHTTPClient.request(port: port, method, target, headers: headers, body: Array(body.utf8)) }
+func rawRequest(
+    _ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+    body: String = ""
+) async throws -> RawHTTPResponse {
+    try await onOwnThread {
+        try RawHTTPClient.request(port: port, method, target, headers: headers, body: Array(body.utf8))
+    }
 }

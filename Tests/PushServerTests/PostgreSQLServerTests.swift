@@ -1,9 +1,10 @@
 import Foundation
 import JSON
 import Logging
-@testable import PushServer
 import TestSupport
 import XCTest
+
+@testable import PushServer
 
 /// The whole server over real sockets on `storage.backend: "postgresql"`, with the database server stopped and
 /// started under it: intake answers 503 and stores nothing while it is down, `/ready` says so, and both come back
@@ -21,10 +22,12 @@ final class PostgreSQLServerTests: XCTestCase {
         let database = try cluster.createDatabase()
         var config = intake.serverConfig()
         config.storage.backend = .postgresql
-        config.storage.postgresql = ServerConfig.PostgreSQLStorage(connectionString: cluster.connectionString(database: database))
+        config.storage.postgresql = ServerConfig.PostgreSQLStorage(
+            connectionString: cluster.connectionString(database: database))
         config.storage.outageRetryAfterSeconds = 7
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .warning, sink: CapturingLogSink()),
-                                        gracePeriod: .seconds(1))
+        let app = try await Application(
+            config: config, logger: Logger(label: "server", level: .warning, sink: CapturingLogSink()),
+            gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 
@@ -54,7 +57,9 @@ final class PostgreSQLServerTests: XCTestCase {
         let accepted = try await intake.publish(on: port)
         XCTAssertEqual(accepted.status, 200, accepted.bodyText)
         let recent = try await intake.recentPublishes(on: port)
-        XCTAssertEqual(recent.jsonObject?["publishes"]?.arrayValue?.count, 1, "only the accepted publish exists: \(recent.bodyText)")
+        XCTAssertEqual(
+            recent.jsonObject?["publishes"]?.arrayValue?.count, 1,
+            "only the accepted publish exists: \(recent.bodyText)")
 
         app.shutdown()
         _ = await running.value

@@ -1,10 +1,11 @@
 import ConfigModel
-import Observability
-@testable import PushServer
 import Foundation
-@testable import PublishEngine
+import Observability
 import PushStore
 import XCTest
+
+@testable import PublishEngine
+@testable import PushServer
 
 /// `instances[].quotas` (defaults, bounds, errors) and the provider budget's arithmetic as pure values: the
 /// nodes' shares and the rate a shared pacer holds over budget windows, on a simulated clock.
@@ -13,7 +14,8 @@ final class QuotaTests: XCTestCase {
 
     private func config(_ quotas: String?) throws -> InstanceConfig {
         let extra = quotas.map { #","quotas":\#($0)"# } ?? ""
-        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"\#(extra)}]}"#
+        let json =
+            #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"\#(extra)}]}"#
         return try ServerConfig.parse(Data(json.utf8), environment: [:]).0.instances[0]
     }
 
@@ -35,21 +37,28 @@ final class QuotaTests: XCTestCase {
     }
 
     func testReadsEveryQuota() throws {
-        let quotas = try config(#"{"devices":1000,"publishesPerDay":50,"notificationsPerMinute":{"fcm":600000,"apns":1200}}"#).quotas
-        XCTAssertEqual(quotas, InstanceQuotas(devices: 1000, publishesPerDay: 50,
-                                              notificationsPerMinute: [.fcm: 600_000, .apns: 1200]))
+        let quotas = try config(
+            #"{"devices":1000,"publishesPerDay":50,"notificationsPerMinute":{"fcm":600000,"apns":1200}}"#
+        ).quotas
+        XCTAssertEqual(
+            quotas,
+            InstanceQuotas(
+                devices: 1000, publishesPerDay: 50,
+                notificationsPerMinute: [.fcm: 600_000, .apns: 1200]))
     }
 
     func testOutOfRangeValuesAreErrorsNamingTheField() {
         XCTAssertEqual(errors(#"{"devices":0}"#).count, 1)
         XCTAssertTrue(errors(#"{"devices":0}"#)[0].contains("quotas.devices"), "\(errors(#"{"devices":0}"#))")
         XCTAssertTrue(errors(#"{"publishesPerDay":-1}"#).first?.contains("quotas.publishesPerDay") ?? false)
-        XCTAssertTrue(errors(#"{"notificationsPerMinute":{"fcm":0}}"#).first?.contains("notificationsPerMinute.fcm") ?? false)
+        XCTAssertTrue(
+            errors(#"{"notificationsPerMinute":{"fcm":0}}"#).first?.contains("notificationsPerMinute.fcm") ?? false)
         XCTAssertTrue(errors(#"{"notificationsPerMinute":[600]}"#).first?.contains("notificationsPerMinute") ?? false)
     }
 
     func testUnknownKeysAndPlatformsAreWarningsAsEverywhereInTheConfig() throws {
-        let json = #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","quotas":{"publishesPerHour":3,"notificationsPerMinute":{"sms":10}}}]}"#
+        let json =
+            #"{"instances":[{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef","quotas":{"publishesPerHour":3,"notificationsPerMinute":{"sms":10}}}]}"#
         let (config, warnings) = try ServerConfig.parse(Data(json.utf8), environment: [:])
         XCTAssertEqual(config.instances[0].quotas, InstanceQuotas())
         let text = warnings.map(\.description).joined(separator: "\n")
@@ -89,7 +98,8 @@ final class QuotaTests: XCTestCase {
         for nodes in [1, 3] {
             let minutes = sendGreedily(budget: 60_000, nodes: nodes, minutes: 2)
             for (index, count) in minutes.enumerated() {
-                XCTAssertLessThanOrEqual(count, 60_000 + nodes * 100, "\(nodes) nodes, minute \(index): at most a burst over")
+                XCTAssertLessThanOrEqual(
+                    count, 60_000 + nodes * 100, "\(nodes) nodes, minute \(index): at most a burst over")
                 XCTAssertGreaterThan(count, 59_800, "\(nodes) nodes, minute \(index): the budget is used")
             }
         }
@@ -121,10 +131,12 @@ final class QuotaTests: XCTestCase {
         var instance = try config(#"{"notificationsPerMinute":{"fcm":600000,"apns":90}}"#)
         instance.id = instance.id.uppercased()
         let metrics = Metrics()
-        let budgets = DeliveryBudgets(instances: [try InstanceRuntime(config: instance)], slots: nil,
-                                      parkAfter: .milliseconds(20), metrics: metrics)
-        let fcm = try XCTUnwrap(budgets.budget(instanceID: instance.id.lowercased(), platform: .fcm),
-                                "looked up by id whatever its case")
+        let budgets = DeliveryBudgets(
+            instances: [try InstanceRuntime(config: instance)], slots: nil,
+            parkAfter: .milliseconds(20), metrics: metrics)
+        let fcm = try XCTUnwrap(
+            budgets.budget(instanceID: instance.id.lowercased(), platform: .fcm),
+            "looked up by id whatever its case")
         XCTAssertNil(budgets.budget(instanceID: instance.id, platform: .web), "no budget: not paced")
         XCTAssertEqual(fcm.pacer.perMinute, 600_000)
         let labels: KeyValuePairs<String, String> = ["beams_instance": instance.id, "platform": "fcm"]
@@ -143,17 +155,20 @@ final class QuotaTests: XCTestCase {
         let first = try config(#"{"notificationsPerMinute":{"fcm":600,"apns":90}}"#)
         var second = try config(#"{"notificationsPerMinute":{"web":60}}"#)
         second.id = "0d6e4b7a-93c1-4f25-b1aa-5c2f0e8d7a61"
-        let budgets = DeliveryBudgets(instances: [try InstanceRuntime(config: first)], slots: nil,
-                                      parkAfter: .milliseconds(20), metrics: Metrics())
+        let budgets = DeliveryBudgets(
+            instances: [try InstanceRuntime(config: first)], slots: nil,
+            parkAfter: .milliseconds(20), metrics: Metrics())
         budgets.setLiveNodes(2)
         let apns = try XCTUnwrap(budgets.budget(instanceID: first.id, platform: .apns))
         var changed = first
         changed.quotas.notificationsPerMinute = [.apns: 90, .fcm: 1200]
         budgets.follow([changed, second])
-        XCTAssertTrue(budgets.budget(instanceID: first.id, platform: .apns) === apns, "an unchanged budget keeps its pacer")
+        XCTAssertTrue(
+            budgets.budget(instanceID: first.id, platform: .apns) === apns, "an unchanged budget keeps its pacer")
         XCTAssertEqual(budgets.budget(instanceID: first.id, platform: .fcm)?.perMinute, 1200)
-        XCTAssertEqual(budgets.budget(instanceID: first.id, platform: .fcm)?.pacer.perMinute, 600,
-                       "a new budget starts at this node's share")
+        XCTAssertEqual(
+            budgets.budget(instanceID: first.id, platform: .fcm)?.pacer.perMinute, 600,
+            "a new budget starts at this node's share")
         XCTAssertEqual(budgets.budget(instanceID: second.id, platform: .web)?.perMinute, 60)
         budgets.follow([second])
         XCTAssertNil(budgets.budget(instanceID: first.id, platform: .apns), "a removed instance's budgets go")

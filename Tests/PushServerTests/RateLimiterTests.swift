@@ -1,7 +1,8 @@
 import Foundation
 import Locking
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 /// The limiters' pure logic, with time passed in: nothing sleeps.
 final class RateLimiterTests: XCTestCase {
@@ -32,8 +33,9 @@ final class RateLimiterTests: XCTestCase {
 
     func testBucketAllowsBurstThenRefillsWithTime() {
         var buckets = TokenBuckets(rate: 3, burst: 3, capacity: 10)
-        XCTAssertEqual((0..<4).map { _ in buckets.take("i", now: 100) },
-                       [.allowed, .allowed, .allowed, .limited(retryAfter: 1)])
+        XCTAssertEqual(
+            (0..<4).map { _ in buckets.take("i", now: 100) },
+            [.allowed, .allowed, .allowed, .limited(retryAfter: 1)])
         XCTAssertEqual(buckets.take("other", now: 100), .allowed, "buckets are per key")
         XCTAssertEqual(buckets.take("i", now: 100.2), .limited(retryAfter: 1))
         XCTAssertEqual(buckets.take("i", now: 100.34), .allowed, "one token refills after 1/3 s")
@@ -98,7 +100,9 @@ final class RateLimiterTests: XCTestCase {
     func testFullTableIsNotSweptOnEveryRequestOfAFlood() {
         var table = ClientTable<Int>(capacity: 2, sweepInterval: 60)
         var sweeps = 0
-        let idle = { (_: Int) -> Bool in sweeps += 1; return false }
+        let idle = { (_: Int) -> Bool in
+            sweeps += 1; return false
+        }
         _ = table.update("a", now: 0, isIdle: idle, create: { 0 }) { _ in }
         _ = table.update("b", now: 0, isIdle: idle, create: { 0 }) { _ in }
         let before = sweeps
@@ -167,8 +171,9 @@ final class RateLimiterTests: XCTestCase {
 
     func testFailureThrottleReadsTheInjectedClock() {
         let time = Locked(0.0)
-        let throttle = FailureThrottle(maxFailures: 2, windowSeconds: 60, lockoutSeconds: 30, maxKeys: 10,
-                                       clock: { time.withLock { $0 } })
+        let throttle = FailureThrottle(
+            maxFailures: 2, windowSeconds: 60, lockoutSeconds: 30, maxKeys: 10,
+            clock: { time.withLock { $0 } })
         throttle.recordFailure("ip")
         XCTAssertEqual(throttle.recordFailure("ip"), .limited(retryAfter: 30))
         time.withLock { $0 = 29 }

@@ -2,10 +2,11 @@ import Foundation
 import InMemoryStore
 import Locking
 import Logging
-@testable import PushServer
 import PushStore
 import SQLiteStore
 import XCTest
+
+@testable import PushServer
 
 final class RetentionJanitorTests: XCTestCase {
     func testPurgesEndedPublishesOlderThanTheRetentionAndKeepsNewerOnes() async throws {
@@ -16,11 +17,14 @@ final class RetentionJanitorTests: XCTestCase {
         let day: TimeInterval = 86_400
         let old = Date(timeIntervalSince1970: 1_700_000_000)
         for (index, created) in [old, old.addingTimeInterval(20 * day)].enumerated() {
-            _ = try await store.enqueuePublish(PublishJob(instanceID: "i", publishID: "p\(index)", kind: .interests,
-                                                          targets: ["a"], payload: Data(), createdAt: created))
+            _ = try await store.enqueuePublish(
+                PublishJob(
+                    instanceID: "i", publishID: "p\(index)", kind: .interests,
+                    targets: ["a"], payload: Data(), createdAt: created))
             let claim = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: created)
             let claimed = try XCTUnwrap(claim)
-            try await store.finishJob(claimed.id, workerID: "w", state: .finished, targetsTotal: 0, summary: nil, now: created)
+            try await store.finishJob(
+                claimed.id, workerID: "w", state: .finished, targetsTotal: 0, summary: nil, now: created)
         }
         let sink = CapturingLogSink()
         let janitor = RetentionJanitor(store: store, retentionDays: 30, logger: Logger(label: "t", sink: sink))
@@ -37,20 +41,24 @@ final class RetentionJanitorTests: XCTestCase {
     func testDeletesExpiredLiveActivityTokensEvenWithoutHistoryRetention() async throws {
         let store = InMemoryPushStore()
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let device = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32))).device
+        let device = try await store.registerDevice(
+            DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32))
+        ).device
         for (id, hours) in [("old", 1.0), ("live", 12.0)] {
             _ = try await store.putLiveActivityUpdateToken(
                 instanceID: "i", deviceID: device.id, activityID: id, attributesType: "Match", token: "abcd",
                 reference: nil, expiresAt: now.addingTimeInterval(hours * 3600), limits: LiveActivityLimits(), now: now)
         }
         let sink = CapturingLogSink()
-        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
-                                       liveActivities: store)
+        let janitor = RetentionJanitor(
+            store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
+            liveActivities: store)
         let purged = await janitor.purgeExpiredLiveActivityTokens(now: now.addingTimeInterval(2 * 3600))
         XCTAssertEqual(purged, 1)
         let left = try await store.liveActivityTokens(instanceID: "i", deviceID: device.id)
         XCTAssertEqual(left?.map(\.activityID), ["live"])
-        XCTAssertTrue(sink.lines.contains { $0.contains("Purged expired Live Activity tokens") && $0.contains("tokens=1") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("Purged expired Live Activity tokens") && $0.contains("tokens=1") })
     }
 
     func testExpiresDevicesNobodyDeliveredToAfterTheConfiguredDaysWithoutRegistration() async throws {
@@ -58,12 +66,15 @@ final class RetentionJanitorTests: XCTestCase {
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         let clock = Locked(start)
         let store = InMemoryPushStore(clock: { clock.withLock { $0 } })
-        let junk = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32)))
+        let junk = try await store.registerDevice(
+            DeviceRegistration(instanceID: "i", token: String(repeating: "ab", count: 32)))
         clock.withLock { $0 = start.addingTimeInterval(50 * day) }
-        let fresh = try await store.registerDevice(DeviceRegistration(instanceID: "i", token: String(repeating: "cd", count: 32)))
+        let fresh = try await store.registerDevice(
+            DeviceRegistration(instanceID: "i", token: String(repeating: "cd", count: 32)))
         let sink = CapturingLogSink()
-        let janitor = RetentionJanitor(store: store, retentionDays: 0, undeliveredDeviceDays: 90,
-                                       logger: Logger(label: "t", sink: sink))
+        let janitor = RetentionJanitor(
+            store: store, retentionDays: 0, undeliveredDeviceDays: 90,
+            logger: Logger(label: "t", sink: sink))
         let early = await janitor.purgeOnce(now: start.addingTimeInterval(89 * day))
         XCTAssertEqual(early.undeliveredDevices, 0)
         let due = await janitor.purgeOnce(now: start.addingTimeInterval(91 * day))
@@ -72,7 +83,8 @@ final class RetentionJanitorTests: XCTestCase {
         XCTAssertNil(gone)
         let kept = try await store.device(instanceID: "i", id: fresh.device.id)
         XCTAssertNotNil(kept)
-        XCTAssertTrue(sink.lines.contains { $0.contains("Expired devices nobody delivered to") && $0.contains("devices=1") })
+        XCTAssertTrue(
+            sink.lines.contains { $0.contains("Expired devices nobody delivered to") && $0.contains("devices=1") })
         let off = RetentionJanitor(store: store, retentionDays: 0, undeliveredDeviceDays: 0, logger: Logger(label: "t"))
         let none = await off.purgeOnce(now: start.addingTimeInterval(1000 * day))
         XCTAssertEqual(none.undeliveredDevices, 0, "0 keeps them")
@@ -85,11 +97,14 @@ final class RetentionJanitorTests: XCTestCase {
         let start = Date(millisecondsSince1970: Date().addingTimeInterval(60).millisecondsSince1970)
         var refs: [Int64] = []
         for n in 0..<2 {
-            let device = try await store.registerDevice(DeviceRegistration(
-                instanceID: "i", token: String(repeating: "ab", count: 31) + "0\(n)")).device
+            let device = try await store.registerDevice(
+                DeviceRegistration(
+                    instanceID: "i", token: String(repeating: "ab", count: 31) + "0\(n)")
+            ).device
             _ = try await store.setUser(instanceID: "i", deviceID: device.id, userID: "u\(n)", maxDevicesPerUser: 10)
-            let job = PublishJob(instanceID: "i", publishID: "p\(n)", kind: .users, targets: ["u\(n)"], payload: Data(),
-                                 createdAt: start)
+            let job = PublishJob(
+                instanceID: "i", publishID: "p\(n)", kind: .users, targets: ["u\(n)"], payload: Data(),
+                createdAt: start)
             let page = try await store.targets(for: job, after: 0, limit: 10)
             refs.append(try XCTUnwrap(page.targets.first).ref)
         }
@@ -98,8 +113,9 @@ final class RetentionJanitorTests: XCTestCase {
             try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, at: at, effect: .badToken)])
         }
         let sink = CapturingLogSink()
-        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
-                                       invalidations: store, invalidationRetentionDays: 7)
+        let janitor = RetentionJanitor(
+            store: store, retentionDays: 0, logger: Logger(label: "t", sink: sink),
+            invalidations: store, invalidationRetentionDays: 7)
         await janitor.purgeOnce(now: start.addingTimeInterval(10 * day))
         let left = try await store.invalidations(instanceID: "i", after: 0, limit: 10)
         XCTAssertEqual(left.map(\.at), [invalidatedAt[1]], "only the event older than 7 days goes")
@@ -110,18 +126,21 @@ final class RetentionJanitorTests: XCTestCase {
         let store = InMemoryPushStore()
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         for (target, age) in [("old", 91.0), ("recent", 89.0)] {
-            try await store.appendAudit(AuditEntry(
-                at: now.addingTimeInterval(-age * 86_400), instanceID: "i", actor: "k", source: "127.0.0.1",
-                action: "key.create", target: target, requestID: "r"))
+            try await store.appendAudit(
+                AuditEntry(
+                    at: now.addingTimeInterval(-age * 86_400), instanceID: "i", actor: "k", source: "127.0.0.1",
+                    action: "key.create", target: target, requestID: "r"))
         }
-        let janitor = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
-                                       auditRetentionDays: 90)
+        let janitor = RetentionJanitor(
+            store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
+            auditRetentionDays: 90)
         let pruned = await janitor.purgeAudit(now: now)
         XCTAssertEqual(pruned, 1)
         let left = try await store.auditEntries(instanceID: "i", after: 0, limit: 10)
         XCTAssertEqual(left.map(\.target), ["recent"])
-        let keepForever = RetentionJanitor(store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
-                                           auditRetentionDays: 0)
+        let keepForever = RetentionJanitor(
+            store: store, retentionDays: 0, logger: Logger(label: "t"), audit: store,
+            auditRetentionDays: 0)
         let none = await keepForever.purgeAudit(now: now.addingTimeInterval(1000 * 86_400))
         XCTAssertEqual(none, 0)
     }

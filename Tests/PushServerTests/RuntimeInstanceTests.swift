@@ -5,10 +5,11 @@ import InMemoryStore
 import JSON
 import JWTSigner
 import Locking
-@testable import PushServer
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
+@testable import PushServer
 
 /// The pure pieces of run-time instances: one reader validates a config-file instance and a stored definition;
 /// definitions are masked, merged and sealed; server-admin keys come from the file and the environment; a set of
@@ -35,24 +36,30 @@ final class RuntimeInstanceTests: XCTestCase {
     // MARK: Validation: the config file's reader
 
     func testAStoredDefinitionIsHeldToTheConfigFilesRulesWithEveryProblemNamed() {
-        let bad = definition(["publishWeight": .int(0), "quotas": .object(["devices": .string("ten")]),
-                              "secretKey": .string("short")])
-        XCTAssertEqual(Set(errors(validate(bad))), [
-            "instance.publishWeight: must be between 1 and 100, got 0",
-            "instance.quotas.devices: must be an integer, got string",
-            "instance.secretKey: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+        let bad = definition([
+            "publishWeight": .int(0), "quotas": .object(["devices": .string("ten")]),
+            "secretKey": .string("short"),
         ])
+        XCTAssertEqual(
+            Set(errors(validate(bad))),
+            [
+                "instance.publishWeight: must be between 1 and 100, got 0",
+                "instance.quotas.devices: must be an integer, got string",
+                "instance.secretKey: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+            ])
         // The same object in a config file gives the same messages under its file path.
         let file = #"{"instances":[{"id":"\#(id)","secretKey":"short","publishWeight":0,"quotas":{"devices":"ten"}}]}"#
         do {
             _ = try ServerConfig.parse(Data(file.utf8), environment: [:])
             XCTFail("the file has errors")
         } catch {
-            XCTAssertEqual(Set(error.issues.filter { $0.severity == .error }.map(\.description)), [
-                "instances[0].publishWeight: must be between 1 and 100, got 0",
-                "instances[0].quotas.devices: must be an integer, got string",
-                "instances[0].secretKey: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
-            ])
+            XCTAssertEqual(
+                Set(error.issues.filter { $0.severity == .error }.map(\.description)),
+                [
+                    "instances[0].publishWeight: must be between 1 and 100, got 0",
+                    "instances[0].quotas.devices: must be an integer, got string",
+                    "instances[0].secretKey: the secret must be at least 32 bytes; generate one with `head -c 32 /dev/urandom | base64`",
+                ])
         }
     }
 
@@ -66,8 +73,11 @@ final class RuntimeInstanceTests: XCTestCase {
     }
 
     func testTheIdCannotChangeAndTheMaskIsNeverASecret() {
-        XCTAssertEqual(errors(validate(definition(), id: "00000000-0000-4000-8000-000000000000")),
-                       ["instance.id: must be 00000000-0000-4000-8000-000000000000, the instance the request names (an id cannot change)"])
+        XCTAssertEqual(
+            errors(validate(definition(), id: "00000000-0000-4000-8000-000000000000")),
+            [
+                "instance.id: must be 00000000-0000-4000-8000-000000000000, the instance the request names (an id cannot change)"
+            ])
         let masked = definition(["secretKey": .string(InstanceDefinition.maskedValue)])
         XCTAssertTrue(errors(validate(masked)).contains("instance.secretKey: is the mask ********, not a secret"))
     }
@@ -75,8 +85,12 @@ final class RuntimeInstanceTests: XCTestCase {
     // MARK: Masking, merging, sealing
 
     func testSecretsAreMaskedWhereverTheyAre() {
-        let shown = definition(["webhook": .object(["url": .string("https://example.com/hook"),
-                                                    "secret": .string("webhook-secret")])]).masked
+        let shown = definition([
+            "webhook": .object([
+                "url": .string("https://example.com/hook"),
+                "secret": .string("webhook-secret"),
+            ])
+        ]).masked
         XCTAssertEqual(shown.objectValue?["secretKey"], .string("********"))
         XCTAssertEqual(shown.objectValue?["webhook"]?.objectValue?["secret"], .string("********"))
         XCTAssertEqual(shown.objectValue?["webhook"]?.objectValue?["url"], .string("https://example.com/hook"))
@@ -84,9 +98,13 @@ final class RuntimeInstanceTests: XCTestCase {
     }
 
     func testAMergePatchChangesWhatItNamesRemovesNullsAndKeepsAMaskedSecret() {
-        let stored = definition(["publishWeight": .int(2), "quotas": .object(["devices": .int(5), "publishesPerDay": .int(9)])])
-        let merged = stored.merging(["secretKey": .string("********"), "publishWeight": .null,
-                                     "quotas": .object(["devices": .int(6)])])
+        let stored = definition([
+            "publishWeight": .int(2), "quotas": .object(["devices": .int(5), "publishesPerDay": .int(9)]),
+        ])
+        let merged = stored.merging([
+            "secretKey": .string("********"), "publishWeight": .null,
+            "quotas": .object(["devices": .int(6)]),
+        ])
         XCTAssertEqual(merged.object["secretKey"], .string(secret))
         XCTAssertNil(merged.object["publishWeight"])
         XCTAssertEqual(merged.object["quotas"], .object(["devices": .int(6), "publishesPerDay": .int(9)]))
@@ -110,8 +128,9 @@ final class RuntimeInstanceTests: XCTestCase {
 
     func testAdminKeysComeFromTheFileAndTheEnvironmentAndAreNeverPrinted() throws {
         let file = #"{"admin":{"keys":[{"id":"ops","key":"\#(secret)"}]},"instances":[]}"#
-        let (config, _) = try ServerConfig.parse(Data(file.utf8),
-                                                 environment: ["PUSH_SERVER_ADMIN_KEYS": "ci:ci-key-0123456789abcdef0123456789"])
+        let (config, _) = try ServerConfig.parse(
+            Data(file.utf8),
+            environment: ["PUSH_SERVER_ADMIN_KEYS": "ci:ci-key-0123456789abcdef0123456789"])
         XCTAssertEqual(config.admin.keys.map(\.id), ["ops", "ci"])
         XCTAssertEqual(config.admin.keys.last?.secret, "ci-key-0123456789abcdef0123456789")
         XCTAssertFalse("\(config.admin.keys)".contains(secret))
@@ -125,20 +144,28 @@ final class RuntimeInstanceTests: XCTestCase {
             XCTFail("errors expected")
         } catch {
             let messages = error.issues.filter { $0.severity == .error }.map(\.description)
-            XCTAssertTrue(messages.contains { $0.hasPrefix("admin.keys[0].key: the secret must be at least 32 bytes") }, "\(messages)")
-            XCTAssertTrue(messages.contains("admin.keys: key id \"x y\" must be 1 to 64 letters, digits, '.', '_' or '-'"), "\(messages)")
-            XCTAssertTrue(messages.contains("PUSH_SERVER_ADMIN_KEYS: each entry must be id:key (entries separated by commas)"), "\(messages)")
+            XCTAssertTrue(
+                messages.contains { $0.hasPrefix("admin.keys[0].key: the secret must be at least 32 bytes") },
+                "\(messages)")
+            XCTAssertTrue(
+                messages.contains("admin.keys: key id \"x y\" must be 1 to 64 letters, digits, '.', '_' or '-'"),
+                "\(messages)")
+            XCTAssertTrue(
+                messages.contains("PUSH_SERVER_ADMIN_KEYS: each entry must be id:key (entries separated by commas)"),
+                "\(messages)")
             XCTAssertFalse(messages.joined().contains("nocolon"), "a value that may be a key is never echoed")
         }
-        XCTAssertThrowsError(try ServerConfig.parse(Data(#"{"instances":[]}"#.utf8), environment: [:]),
-                             "without admin keys an instance is still required")
+        XCTAssertThrowsError(
+            try ServerConfig.parse(Data(#"{"instances":[]}"#.utf8), environment: [:]),
+            "without admin keys an instance is still required")
     }
 
     // MARK: The set: diff and merge
 
     func testThePlanNamesWhatIsAddedChangedAndRemovedByFingerprint() {
-        let plan = InstanceSetPlan(current: ["a": "config:1", "b": "store:3", "c": "store:4"],
-                                   wanted: ["a": "config:1", "b": "store:5", "d": "store:6"])
+        let plan = InstanceSetPlan(
+            current: ["a": "config:1", "b": "store:3", "c": "store:4"],
+            wanted: ["a": "config:1", "b": "store:5", "d": "store:6"])
         XCTAssertEqual(plan, InstanceSetPlan(added: ["d"], changed: ["b"], removed: ["c"], unchanged: ["a"]))
         XCTAssertTrue(InstanceSetPlan(current: ["a": "x"], wanted: ["a": "x"]).isEmpty)
     }
@@ -171,8 +198,10 @@ final class RuntimeInstanceTests: XCTestCase {
 
     func testTheDirectoryListsTheConfigFilesInstancesInFileOrderThenTheStoresById() {
         // `/ready` and the console list in this order; before, a dictionary's order put any instance first.
-        let ids = ["f0000000-0000-4000-8000-000000000001", "10000000-0000-4000-8000-000000000002",
-                   "a0000000-0000-4000-8000-000000000003"]
+        let ids = [
+            "f0000000-0000-4000-8000-000000000001", "10000000-0000-4000-8000-000000000002",
+            "a0000000-0000-4000-8000-000000000003",
+        ]
         let configs = ids.map { InstanceConfig(id: $0, secretKey: secret, apns: nil, webhook: nil) }
         let directory = InstanceDirectory(configs: configs)
         XCTAssertEqual(directory.configs.map(\.id), ids)
@@ -183,17 +212,22 @@ final class RuntimeInstanceTests: XCTestCase {
                 source: .store, fingerprint: "store:1", version: 1)
         }
         directory.install(entries, storedVersion: 1)
-        XCTAssertEqual(directory.configs.map(\.id), ids + ["00000000-0000-4000-8000-000000000005",
-                                                          "e0000000-0000-4000-8000-000000000004"])
+        XCTAssertEqual(
+            directory.configs.map(\.id),
+            ids + [
+                "00000000-0000-4000-8000-000000000005",
+                "e0000000-0000-4000-8000-000000000004",
+            ])
     }
 
     // MARK: Through the store (in memory)
 
     func testARefusedChangeWritesOnlyItsAuditEntryAndAConfigInstanceIsReadOnly() async throws {
         let store = InMemoryPushStore()
-        let admin = InstanceAdmin(store: store, seal: try SecretSeal(deriving: "encryption-key-0123456789abcdef"),
-                                  policy: DestinationPolicy(), environment: [:], validateKey: { _ in nil },
-                                  configIDs: ["00000000-0000-4000-8000-000000000000"], now: { Date() })
+        let admin = InstanceAdmin(
+            store: store, seal: try SecretSeal(deriving: "encryption-key-0123456789abcdef"),
+            policy: DestinationPolicy(), environment: [:], validateKey: { _ in nil },
+            configIDs: ["00000000-0000-4000-8000-000000000000"], now: { Date() })
         let actor = AuditActor(actor: "admin:ops", source: "127.0.0.1", requestID: "r1")
         let created = try await admin.create(definition().object, actor: actor)
         XCTAssertEqual(created.version, 1)
@@ -212,8 +246,9 @@ final class RuntimeInstanceTests: XCTestCase {
         let version = try await store.storedInstancesVersion()
         XCTAssertEqual(version, 1, "refused changes change nothing")
         let entries = try await store.auditEntries(instanceID: nil, action: nil, after: 0, limit: 10)
-        XCTAssertEqual(entries.map { "\($0.action) \($0.outcome)" },
-                       ["instance.create success", "instance.update refused:invalid", "instance.delete refused:read_only"])
+        XCTAssertEqual(
+            entries.map { "\($0.action) \($0.outcome)" },
+            ["instance.create success", "instance.update refused:invalid", "instance.delete refused:read_only"])
         XCTAssertTrue(entries.allSatisfy { $0.actor == "admin:ops" })
     }
 }

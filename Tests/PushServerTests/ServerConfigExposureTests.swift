@@ -1,6 +1,7 @@
 import Foundation
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 /// `ServerConfig.exposureIssues` and `exposureVerdict` on real files: which modes and groups count, systemd's
 /// credentials directory, inline secrets, shared and example secrets, and the loopback rule.
@@ -56,21 +57,27 @@ final class ServerConfigExposureTests: XCTestCase {
     func testSystemdCredentialsAreNotJudgedByTheirMode() throws {
         let credentials = directory.appendingPathComponent("credentials")
         try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
-        let shown = try file("instance-secret", "credential-secret-0123456789abcdef0123456789", mode: 0o440, in: credentials)
+        let shown = try file(
+            "instance-secret", "credential-secret-0123456789abcdef0123456789", mode: 0o440, in: credentials)
         let (config, path) = try load(secrets: [shown])
-        XCTAssertEqual(config.exposureIssues(configPath: path, environment: ["CREDENTIALS_DIRECTORY": credentials.path],
-                                             serviceGroup: getegid() &+ 1), [])
+        XCTAssertEqual(
+            config.exposureIssues(
+                configPath: path, environment: ["CREDENTIALS_DIRECTORY": credentials.path],
+                serviceGroup: getegid() &+ 1), [])
         // A sibling whose name merely starts like the directory is judged.
         let sibling = directory.appendingPathComponent("credentials-old")
         try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
-        let other = try file("instance-secret", "credential-secret-0123456789abcdef0123456789", mode: 0o644, in: sibling)
+        let other = try file(
+            "instance-secret", "credential-secret-0123456789abcdef0123456789", mode: 0o644, in: sibling)
         let (config2, path2) = try load(secrets: [other])
-        XCTAssertEqual(config2.exposureIssues(configPath: path2, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
-            .map(\.path), ["instances[0].secretKeyFile"])
+        XCTAssertEqual(
+            config2.exposureIssues(configPath: path2, environment: ["CREDENTIALS_DIRECTORY": credentials.path])
+                .map(\.path), ["instances[0].secretKeyFile"])
     }
 
     func testAnInlineSecretCountsOnlyInAReadableConfiguration() throws {
-        let webhook = #""webhooks":{"allowedDestinations":["127.0.0.1"]},"ops":{"token":"ops-token-0123456789abcdef0123456789ab"},"#
+        let webhook =
+            #""webhooks":{"allowedDestinations":["127.0.0.1"]},"ops":{"token":"ops-token-0123456789abcdef0123456789ab"},"#
         let (readable, path) = try load(secrets: [try secret(0)], extra: webhook, configMode: 0o644)
         XCTAssertEqual(readable.exposureIssues(configPath: path, environment: [:]).map(\.path), ["ops.token"])
         let (private_, privatePath) = try load(secrets: [try secret(0)], extra: webhook, configMode: 0o600)
@@ -86,8 +93,10 @@ final class ServerConfigExposureTests: XCTestCase {
     }
 
     func testOnlyLoopbackTurnsTheIssuesIntoWarnings() throws {
-        for (host, loopback) in [("127.0.0.1", true), ("127.1.2.3", true), ("::1", true), ("localhost", true),
-                                 ("0.0.0.0", false), ("::", false), ("10.0.0.1", false), ("127.0.0.1.example", false)] {
+        for (host, loopback) in [
+            ("127.0.0.1", true), ("127.1.2.3", true), ("::1", true), ("localhost", true),
+            ("0.0.0.0", false), ("::", false), ("10.0.0.1", false), ("127.0.0.1.example", false),
+        ] {
             var config = ServerConfig()
             config.listen.host = host
             XCTAssertEqual(config.listensOnLoopbackOnly, loopback, host)

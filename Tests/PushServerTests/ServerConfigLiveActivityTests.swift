@@ -1,15 +1,18 @@
 import Foundation
-@testable import PushServer
 import XCTest
+
+@testable import PushServer
 
 /// `limits.maxLiveActivityStartTokensPerDevice` and `limits.maxLiveActivitiesPerDevice`: defaults, bounds and
 /// field-precise errors.
 final class ServerConfigLiveActivityTests: XCTestCase {
-    private let instance = #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"}"#
+    private let instance =
+        #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"}"#
 
     private func errors(_ limits: String) -> [String] {
         do {
-            _ = try ServerConfig.parse(Data(#"{"limits":\#(limits),"instances":[\#(instance)]}"#.utf8), environment: [:])
+            _ = try ServerConfig.parse(
+                Data(#"{"limits":\#(limits),"instances":[\#(instance)]}"#.utf8), environment: [:])
             return []
         } catch {
             return error.issues.filter { $0.severity == .error }.map(\.description)
@@ -23,16 +26,19 @@ final class ServerConfigLiveActivityTests: XCTestCase {
     }
 
     func testReadsBothKeys() throws {
-        let json = #"{"limits":{"maxLiveActivityStartTokensPerDevice":2,"maxLiveActivitiesPerDevice":5},"instances":[\#(instance)]}"#
+        let json =
+            #"{"limits":{"maxLiveActivityStartTokensPerDevice":2,"maxLiveActivitiesPerDevice":5},"instances":[\#(instance)]}"#
         let (config, _) = try ServerConfig.parse(Data(json.utf8), environment: [:])
         XCTAssertEqual(config.limits.maxLiveActivityStartTokensPerDevice, 2)
         XCTAssertEqual(config.limits.maxLiveActivitiesPerDevice, 5)
     }
 
     func testNamesEachBadKey() {
-        XCTAssertEqual(Set(errors(#"{"maxLiveActivityStartTokensPerDevice":0,"maxLiveActivitiesPerDevice":1001}"#)), [
-            "limits.maxLiveActivityStartTokensPerDevice: must be between 1 and 1000, got 0",
-            "limits.maxLiveActivitiesPerDevice: must be between 1 and 1000, got 1001",
-        ])
+        XCTAssertEqual(
+            Set(errors(#"{"maxLiveActivityStartTokensPerDevice":0,"maxLiveActivitiesPerDevice":1001}"#)),
+            [
+                "limits.maxLiveActivityStartTokensPerDevice: must be between 1 and 1000, got 0",
+                "limits.maxLiveActivitiesPerDevice: must be between 1 and 1000, got 1001",
+            ])
     }
 }

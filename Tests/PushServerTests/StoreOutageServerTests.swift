@@ -1,11 +1,12 @@
 import Foundation
 import JSON
 import Logging
+import TestSupport
+import XCTest
+
 @testable import PushServer
 @testable import PushStore
 @testable import SQLiteStore
-import TestSupport
-import XCTest
 
 /// The whole server over real sockets while its store cannot write. The seam is SQLite's `PRAGMA query_only` on the
 /// store's live writer connection: from then on every write transaction is refused with SQLITE_READONLY, exactly as
@@ -30,8 +31,9 @@ final class StoreOutageServerTests: XCTestCase {
         config.storage.path = directory.appendingPathComponent("data/push.sqlite").path
         config.storage.outageRetryAfterSeconds = 9
         let sink = CapturingLogSink()
-        let app = try await Application(config: config, logger: Logger(label: "server", level: .info, sink: sink),
-                                        gracePeriod: .seconds(1))
+        let app = try await Application(
+            config: config, logger: Logger(label: "server", level: .info, sink: sink),
+            gracePeriod: .seconds(1))
         let port = try app.start()
         let running = Task { await app.run() }
 
@@ -44,13 +46,16 @@ final class StoreOutageServerTests: XCTestCase {
 
         for attempt in 0..<10 {
             let other = intake.registration.replacingOccurrences(of: "abab", with: String(format: "%04x", attempt))
-            for response in [try await intake.register(on: port, body: other),
-                             try await intake.publish(on: port)] {
+            for response in [
+                try await intake.register(on: port, body: other),
+                try await intake.publish(on: port),
+            ] {
                 XCTAssertEqual(response.status, 503, response.bodyText)
                 XCTAssertEqual(response.header("Retry-After"), "9")
                 XCTAssertEqual(response.jsonObject?["error"]?.stringValue, "Service Unavailable")
-                XCTAssertEqual(response.jsonObject?["description"]?.stringValue,
-                               "The server cannot store data right now; nothing was stored. Retry later")
+                XCTAssertEqual(
+                    response.jsonObject?["description"]?.stringValue,
+                    "The server cannot store data right now; nothing was stored. Retry later")
             }
         }
         // Reads go on: the device registered before the outage is still served.
@@ -69,20 +74,31 @@ final class StoreOutageServerTests: XCTestCase {
         let metrics = try await rawRequest(port, "GET", "/metrics").bodyText
         XCTAssertTrue(metrics.contains("\npush_store_writable 0\n"), metrics)
         XCTAssertTrue(metrics.contains(#"push_store_unavailable_total{reason="read_only"}"#), metrics)
-        XCTAssertTrue(metrics.contains(#"route="/device_api/v1/instances/:instance/devices/:platform",method="POST",status="503"} 10"#), metrics)
-        XCTAssertTrue(metrics.contains(#"route="/publish_api/v1/instances/:instance/publishes/interests",method="POST",status="503"} 10"#), metrics)
+        XCTAssertTrue(
+            metrics.contains(
+                #"route="/device_api/v1/instances/:instance/devices/:platform",method="POST",status="503"} 10"#),
+            metrics)
+        XCTAssertTrue(
+            metrics.contains(
+                #"route="/publish_api/v1/instances/:instance/publishes/interests",method="POST",status="503"} 10"#),
+            metrics)
 
         let lines = sink.lines
         XCTAssertEqual(lines.filter { $0.contains("Store cannot write") }.count, 1, "\(lines)")
         XCTAssertTrue(lines.contains { $0.contains("Store cannot write") && $0.contains("reason=read_only") })
-        XCTAssertFalse(lines.contains { $0.contains("Handler failed") || $0.contains("Group commit failed") },
-                       "an outage is not an error line per request: \(lines)")
+        XCTAssertFalse(
+            lines.contains { $0.contains("Handler failed") || $0.contains("Group commit failed") },
+            "an outage is not an error line per request: \(lines)")
         XCTAssertFalse(lines.contains { $0.contains("publish=") && $0.contains("Publish accepted") })
 
         app.shutdown()
         let report = await running.value
-        XCTAssertEqual(report.stopped, ["http", "engine", "instances", "invalidations", "webhooks", "beams-bridge",
-                                         "janitor", "store-watchdog", "certificate-expiry"])
+        XCTAssertEqual(
+            report.stopped,
+            [
+                "http", "engine", "instances", "invalidations", "webhooks", "beams-bridge",
+                "janitor", "store-watchdog", "certificate-expiry",
+            ])
         XCTAssertEqual(report.unfinished, [])
         await app.close()
     }

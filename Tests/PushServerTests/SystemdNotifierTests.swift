@@ -1,6 +1,7 @@
-@testable import PushServer
 import Foundation
 import XCTest
+
+@testable import PushServer
 
 final class SystemdNotifierTests: XCTestCase {
     /// A datagram socket of our own standing in for systemd's notify socket.
@@ -8,13 +9,17 @@ final class SystemdNotifierTests: XCTestCase {
         let fd: Int32
         let path: String
         init() throws {
-            path = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString.prefix(8))").path
+            path =
+                FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString.prefix(8))")
+                .path
             fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
             let rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             guard rc == 0 else { throw POSIXError(.EADDRINUSE) }
             var timeout = timeval(tv_sec: 2, tv_usec: 0)
@@ -52,7 +57,9 @@ final class SystemdNotifierTests: XCTestCase {
     }
 
     func testIgnoresWatchdogMeantForAnotherProcess() {
-        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": "/x", "WATCHDOG_USEC": "1000", "WATCHDOG_PID": "1"])
+        let notifier = SystemdNotifier(environment: [
+            "NOTIFY_SOCKET": "/x", "WATCHDOG_USEC": "1000", "WATCHDOG_PID": "1",
+        ])
         XCTAssertNil(notifier.watchdogInterval)
     }
 }

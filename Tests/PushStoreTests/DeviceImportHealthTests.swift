@@ -7,22 +7,25 @@ import XCTest
 /// counts a device that was sent to as updated nor revives one invalidated here.
 final class DeviceImportHealthTests: XCTestCase {
     let instance = "i1"
-    let planner = DeviceImportPlanner(caps: DeviceImportCaps(
-        maxDevicesPerInstance: 10, maxDevicesPerUser: 10,
-        interests: InterestLimits(maxSubscriptionsPerInstance: 10, maxInterestsPerInstance: 10)),
+    let planner = DeviceImportPlanner(
+        caps: DeviceImportCaps(
+            maxDevicesPerInstance: 10, maxDevicesPerUser: 10,
+            interests: InterestLimits(maxSubscriptionsPerInstance: 10, maxInterestsPerInstance: 10)),
         makeID: { "\($0.rawValue)-fresh" })
 
     func record(result: DeliveryResult?, invalidatedAt: Date?) -> DeviceRecord {
-        DeviceRecord(device: Device(
-            id: "fcm-stored", instanceID: instance, platform: .fcm, token: "t1", environment: .production,
-            environmentDeclared: false, bundleID: nil, metadata: "{}", userID: nil,
-            createdAt: Date(millisecondsSince1970: 1000), lastRegisteredAt: Date(millisecondsSince1970: 1000),
-            lastResult: result, invalidatedAt: invalidatedAt), interests: ["a"])
+        DeviceRecord(
+            device: Device(
+                id: "fcm-stored", instanceID: instance, platform: .fcm, token: "t1", environment: .production,
+                environmentDeclared: false, bundleID: nil, metadata: "{}", userID: nil,
+                createdAt: Date(millisecondsSince1970: 1000), lastRegisteredAt: Date(millisecondsSince1970: 1000),
+                lastResult: result, invalidatedAt: invalidatedAt), interests: ["a"])
     }
 
     func testARecordWithoutHealthKeepsTheStoredHealthOfAnInvalidatedDevice() {
         let died = Date(millisecondsSince1970: 5000)
-        let existing = record(result: DeliveryResult(status: 404, reason: "UNREGISTERED", at: died), invalidatedAt: died)
+        let existing = record(
+            result: DeliveryResult(status: 404, reason: "UNREGISTERED", at: died), invalidatedAt: died)
         var facts = DeviceImportPlanner.Facts()
         facts.existing[existing.key] = (7, existing)
         facts.devices = 1

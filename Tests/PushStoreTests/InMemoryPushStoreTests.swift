@@ -17,7 +17,9 @@ final class InMemoryPushStoreTests: XCTestCase {
         _ = try await store.registerDevice(registration(2))
         let full = StoreUnavailableError(.diskFull, detail: "in-memory store holds its capacity of 2 rows")
         await XCTAssertThrowsAsync(full) { _ = try await store.registerDevice(self.registration(3)) }
-        await XCTAssertThrowsAsync(full) { _ = try await store.registerDevices([self.registration(1), self.registration(4)]) }
+        await XCTAssertThrowsAsync(full) {
+            _ = try await store.registerDevices([self.registration(1), self.registration(4)])
+        }
         let kept = try await store.device(instanceID: instance, platform: .apns, token: registration(1).token)
         XCTAssertNotNil(kept, "a known token re-registers without a new row")
         let refused = try await store.device(instanceID: instance, platform: .apns, token: registration(4).token)

@@ -23,7 +23,10 @@ final class PublishCountersTests: XCTestCase {
         ("broadcast.failed.ChannelNotRegistered", .channelsFailed(reason: "ChannelNotRegistered")),
         ("broadcast.channel.dGVzdA==.attempts", .channelAttempts(channel: "dGVzdA==")),
         ("broadcast.channel.dGVzdA==.accepted", .channelAccepted(channel: "dGVzdA==")),
-        ("broadcast.channel.dGVzdA==.failed.TransportError", .channelFailed(channel: "dGVzdA==", reason: "TransportError")),
+        (
+            "broadcast.channel.dGVzdA==.failed.TransportError",
+            .channelFailed(channel: "dGVzdA==", reason: "TransportError")
+        ),
     ]
 
     func testEveryStoredNameReadsAsItsCounterAndIsWrittenBackUnchanged() {
@@ -38,8 +41,10 @@ final class PublishCountersTests: XCTestCase {
     /// A newer server's counter, a name that only looks like one, and one whose parse would not give the name
     /// back (a channel id with a `.`) are kept as they were stored, never renamed.
     func testNamesThisVersionDoesNotKnowAreKeptAsStored() {
-        for name in ["sent", "apns.delivered", "pigeon.failed.Lost", "broadcast.channel.a.b.accepted",
-                     "broadcast.channel.nodot", "broadcast.channel.x.opened", "", "targets.extra", "apns.failed"] {
+        for name in [
+            "sent", "apns.delivered", "pigeon.failed.Lost", "broadcast.channel.a.b.accepted",
+            "broadcast.channel.nodot", "broadcast.channel.x.opened", "", "targets.extra", "apns.failed",
+        ] {
             XCTAssertEqual(PublishCounters.Counter(storedName: name), .unrecognised(name), name)
             XCTAssertEqual(PublishCounters(storedNames: [name: 7]).storedNames, [name: 7], name)
         }

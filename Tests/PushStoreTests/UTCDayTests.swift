@@ -35,8 +35,9 @@ final class UTCDayTests: XCTestCase {
         XCTAssertEqual(UTCDay.secondsUntilNextDay(after: date("2026-12-06T23:00:00Z")), 3600)
         XCTAssertEqual(UTCDay.secondsUntilNextDay(after: date("2026-12-06T23:59:59.250Z")), 1, "0.75 s rounds up")
         XCTAssertEqual(UTCDay.secondsUntilNextDay(after: date("2026-12-06T23:59:58.500Z")), 2)
-        XCTAssertEqual(UTCDay.secondsUntilNextDay(after: date("2026-12-07T00:00:00Z")), 86_400,
-                       "at midnight the new day has just begun")
+        XCTAssertEqual(
+            UTCDay.secondsUntilNextDay(after: date("2026-12-07T00:00:00Z")), 86_400,
+            "at midnight the new day has just begun")
         XCTAssertEqual(UTCDay.secondsUntilNextDay(after: date("2026-12-06T12:00:00Z")), 43_200)
     }
 }

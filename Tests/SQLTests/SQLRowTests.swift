@@ -39,11 +39,13 @@ final class SQLRowTests: XCTestCase {
 
     func testAValueOfAnotherKindIsATypeMismatchEvenForAnOptional() {
         XCTAssertThrowsError(try row.decode("seq", as: String.self)) { error in
-            XCTAssertEqual(error as? SQLDecodingError, .typeMismatch(column: "seq", expected: "String", found: .integer))
+            XCTAssertEqual(
+                error as? SQLDecodingError, .typeMismatch(column: "seq", expected: "String", found: .integer))
         }
         XCTAssertThrowsError(try row.decode("label", as: Int64?.self)) { error in
-            XCTAssertEqual(error as? SQLDecodingError,
-                           .typeMismatch(column: "label", expected: "Optional<Int64>", found: .text))
+            XCTAssertEqual(
+                error as? SQLDecodingError,
+                .typeMismatch(column: "label", expected: "Optional<Int64>", found: .text))
         }
         XCTAssertThrowsError(try row.decode("seq", as: Bool.self))
     }

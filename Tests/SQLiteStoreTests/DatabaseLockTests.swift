@@ -29,8 +29,10 @@ final class DatabaseLockTests: StoreTestCase {
 
     func testExclusiveOpenMakesALeaseLeftRunningClaimableAtOnce() async throws {
         let dead = try await openStore()
-        let id = try await dead.enqueuePublish(PublishJob(instanceID: instance, publishID: "p", kind: .interests,
-                                                          targets: ["news"], payload: Data(), createdAt: clock.now))
+        let id = try await dead.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "p", kind: .interests,
+                targets: ["news"], payload: Data(), createdAt: clock.now))
         let held = try await dead.claimJob(workerID: "node-dead-1", leaseDuration: .seconds(30), now: clock.now)
         XCTAssertEqual(held?.id, id)
         try await dead.close()
@@ -46,8 +48,10 @@ final class DatabaseLockTests: StoreTestCase {
 
     func testAStoreThatIsNotExclusiveLeavesLeasesAlone() async throws {
         let dead = try await openStore()
-        _ = try await dead.enqueuePublish(PublishJob(instanceID: instance, publishID: "p", kind: .interests,
-                                                     targets: ["news"], payload: Data(), createdAt: clock.now))
+        _ = try await dead.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "p", kind: .interests,
+                targets: ["news"], payload: Data(), createdAt: clock.now))
         _ = try await dead.claimJob(workerID: "node-dead-1", leaseDuration: .seconds(30), now: clock.now)
         try await dead.close()
         clock.advance(1)

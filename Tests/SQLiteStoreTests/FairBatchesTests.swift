@@ -15,7 +15,9 @@ final class FairBatchesTests: XCTestCase {
     }
 
     private func push(_ batches: inout FairBatches<Write>, _ tenant: String, _ count: Int, cost: Int, weight: Int = 1) {
-        for n in 0..<count { batches.push(Write(tenant: tenant, n: n, cost: cost), tenant: tenant, cost: cost, weight: weight) }
+        for n in 0..<count {
+            batches.push(Write(tenant: tenant, n: n, cost: cost), tenant: tenant, cost: cost, weight: weight)
+        }
     }
 
     func testACheapWriteQueuedBehindEightDearOnesOfAnotherTenantGoesIntoTheNextBatch() {
@@ -40,7 +42,8 @@ final class FairBatchesTests: XCTestCase {
         for _ in 0..<50 {
             for write in batches.takeBatch(maxCount: 512, maxCost: 1_000) { rows[write.tenant]! += write.cost }
         }
-        let a = Double(rows["A"]!), b = Double(rows["B"]!)
+        let a = Double(rows["A"]!)
+        let b = Double(rows["B"]!)
         XCTAssertGreaterThan(a + b, 40_000)
         XCTAssertEqual(a / b, 1, accuracy: 0.1, "rows written: \(rows)")
     }
@@ -112,8 +115,9 @@ final class FairBatchesTests: XCTestCase {
         let batch = batches.takeBatch(maxCount: 50, maxCost: 1_000)
         XCTAssertEqual(batch.prefix(10).map(\.tenant), Array(repeating: "B", count: 10))
         let rest = batch.dropFirst(10).map(\.tenant)
-        XCTAssertEqual(rest.filter { $0 == "A" }.count, rest.filter { $0 == "B" }.count,
-                       "after the newcomer's quantum: \(rest)")
+        XCTAssertEqual(
+            rest.filter { $0 == "A" }.count, rest.filter { $0 == "B" }.count,
+            "after the newcomer's quantum: \(rest)")
     }
 
     func testAnIdleTenantKeepsNoCredit() {
@@ -135,8 +139,11 @@ final class FairWriterTests: StoreTestCase {
         let other = "5b7f0c1e-8d2a-4c3b-9e6f-1a2b3c4d5e6f"
         var devices: [String] = []
         for n in 0..<8 {
-            devices.append(try await store.registerDevice(DeviceRegistration(
-                instanceID: other, token: token(n), bundleID: "com.example.app", metadata: "{}")).device.id)
+            devices.append(
+                try await store.registerDevice(
+                    DeviceRegistration(
+                        instanceID: other, token: token(n), bundleID: "com.example.app", metadata: "{}")
+                ).device.id)
         }
         // Hold the writer so the writes queued next pile up behind it.
         let hold = try await holdWriter(store)
@@ -144,15 +151,17 @@ final class FairWriterTests: StoreTestCase {
         defer { hold.gate.signal() }
         let order = Locked([String]())
         let targets = devices
-        let registration = DeviceRegistration(instanceID: instance, token: token(100), bundleID: "com.example.app",
-                                              metadata: "{}")
+        let registration = DeviceRegistration(
+            instanceID: instance, token: token(100), bundleID: "com.example.app",
+            metadata: "{}")
         let writes = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (n, device) in targets.enumerated() {
                     let names = (0..<5_000).map { "junk-\(n)-\($0)" }
                     group.addTask {
-                        _ = try await store.setInterests(instanceID: other, deviceID: device, interests: names,
-                                                         limits: .unlimited)
+                        _ = try await store.setInterests(
+                            instanceID: other, deviceID: device, interests: names,
+                            limits: .unlimited)
                         order.withLock { $0.append("A") }
                     }
                 }

@@ -9,8 +9,9 @@ import XCTest
 /// Group commit: queued writes share one transaction and resume only after it commits.
 final class GroupCommitTests: StoreTestCase {
     func publish(_ id: String) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: id, kind: .interests, targets: ["news"], payload: Data(id.utf8),
-                   createdAt: clock.now)
+        PublishJob(
+            instanceID: instance, publishID: id, kind: .interests, targets: ["news"], payload: Data(id.utf8),
+            createdAt: clock.now)
     }
 
     func testConcurrentEnqueuesAreBatchedIntoGroupTransactions() async throws {

@@ -12,8 +12,10 @@ final class InterestStepsTests: StoreTestCase {
     private let other = "5b7f0c1e-8d2a-4c3b-9e6f-1a2b3c4d5e6f"
 
     private func device(_ store: SQLitePushStore, _ n: Int, in instanceID: String? = nil) async throws -> String {
-        try await store.registerDevice(DeviceRegistration(
-            instanceID: instanceID ?? instance, token: token(n), bundleID: "com.example.app", metadata: "{}")).device.id
+        try await store.registerDevice(
+            DeviceRegistration(
+                instanceID: instanceID ?? instance, token: token(n), bundleID: "com.example.app", metadata: "{}")
+        ).device.id
     }
 
     private func names(_ store: SQLitePushStore, _ id: String, in instanceID: String? = nil) async throws -> [String] {
@@ -22,18 +24,24 @@ final class InterestStepsTests: StoreTestCase {
     }
 
     /// The trigger-kept counts against the rows they count.
-    private func assertCountsMatchRows(_ store: SQLitePushStore, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertCountsMatchRows(_ store: SQLitePushStore, file: StaticString = #filePath, line: UInt = #line)
+        throws
+    {
         let connection = try SQLiteConnection(path: databasePath, readOnly: true)
         defer { try? connection.close() }
-        let kept = try connection.first(
-            "SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = ?", [.text(instance)]
-        ) { row -> [Int64] in [row.int64(0), row.int64(1)] } ?? [0, 0]
-        let subscriptions = try connection.first(
-            "SELECT count(*) FROM device_interests di JOIN interests i ON i.id = di.interest_id WHERE i.instance_id = ?",
-            [.text(instance)]) { $0.int64(0) } ?? -1
-        let interests = try connection.first("SELECT count(*) FROM interests WHERE instance_id = ?", [.text(instance)]) {
-            $0.int64(0)
-        } ?? -1
+        let kept =
+            try connection.first(
+                "SELECT subscriptions, interests FROM instance_interest_counts WHERE instance_id = ?", [.text(instance)]
+            ) { row -> [Int64] in [row.int64(0), row.int64(1)] } ?? [0, 0]
+        let subscriptions =
+            try connection.first(
+                "SELECT count(*) FROM device_interests di JOIN interests i ON i.id = di.interest_id WHERE i.instance_id = ?",
+                [.text(instance)]
+            ) { $0.int64(0) } ?? -1
+        let interests =
+            try connection.first("SELECT count(*) FROM interests WHERE instance_id = ?", [.text(instance)]) {
+                $0.int64(0)
+            } ?? -1
         XCTAssertEqual(kept, [subscriptions, interests], "kept counts against the rows", file: file, line: line)
     }
 
@@ -43,8 +51,9 @@ final class InterestStepsTests: StoreTestCase {
         let big = try await device(store, 1, in: other)
         let order = Locked([String]())
         let writeA = Task {
-            _ = try await store.setInterests(instanceID: other, deviceID: big,
-                                             interests: (0..<5_000).map { "junk-\($0)" }, limits: .unlimited)
+            _ = try await store.setInterests(
+                instanceID: other, deviceID: big,
+                interests: (0..<5_000).map { "junk-\($0)" }, limits: .unlimited)
             order.withLock { $0.append("A") }
         }
         // The first step is committed (visible to a reader) before B's registration is even queued; written in one
@@ -75,7 +84,8 @@ final class InterestStepsTests: StoreTestCase {
         let after = try await names(store, id)
         XCTAssertEqual(after, Set(new).sorted())
         XCTAssertEqual(try scalar("SELECT id FROM interests WHERE name = 'n2500'"), keptRow)
-        XCTAssertEqual(try scalar("SELECT count(*) FROM interests"), 5_000, "the removed names went with their follower")
+        XCTAssertEqual(
+            try scalar("SELECT count(*) FROM interests"), 5_000, "the removed names went with their follower")
         try assertCountsMatchRows(store)
         XCTAssertEqual(store.interestTurns.activeKeys, 0)
         try await store.close()
@@ -107,8 +117,12 @@ final class InterestStepsTests: StoreTestCase {
         let setA = (0..<1_000).map { "a\($0)" }
         let setB = (0..<1_000).map { "b\($0)" }
         let instance = self.instance
-        async let resultA = Self.attempt { try await store.setInterests(instanceID: instance, deviceID: a, interests: setA, limits: limits) }
-        async let resultB = Self.attempt { try await store.setInterests(instanceID: instance, deviceID: b, interests: setB, limits: limits) }
+        async let resultA = Self.attempt {
+            try await store.setInterests(instanceID: instance, deviceID: a, interests: setA, limits: limits)
+        }
+        async let resultB = Self.attempt {
+            try await store.setInterests(instanceID: instance, deviceID: b, interests: setB, limits: limits)
+        }
         let results = await [resultA, resultB]
         let refused = results.filter { if case .failure = $0 { true } else { false } }
         XCTAssertGreaterThanOrEqual(refused.count, 1)

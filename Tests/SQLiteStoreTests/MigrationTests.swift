@@ -40,8 +40,10 @@ final class MigrationTests: StoreTestCase {
 
     func testInterestCountsMigrationCountsTheRowsAlreadyThere() async throws {
         let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.interestCounts))
-        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
-        let a = try await register(old, 1), b = try await register(old, 2)
+        let old = try await SQLitePushStore.open(
+            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let a = try await register(old, 1)
+        let b = try await register(old, 2)
         _ = try await old.setInterests(instanceID: instance, deviceID: a.id, interests: ["x", "y", "z"])
         _ = try await old.setInterests(instanceID: instance, deviceID: b.id, interests: ["x"])
         try await old.close()
@@ -62,10 +64,12 @@ final class MigrationTests: StoreTestCase {
     /// `channels` job and the step takes one; an unknown kind is still refused.
     func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
         let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.channelPublishes))
-        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await SQLitePushStore.open(
+            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
         func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
-            PublishJob(instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
-                       payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000))
+            PublishJob(
+                instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
+                payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000))
         }
         _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
         _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
@@ -85,16 +89,19 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }
-        XCTAssertThrowsError(try connection.run("""
-            INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
-                VALUES ('i', 'p', 'pigeons', '[]', x'00', 0)
-            """))
+        XCTAssertThrowsError(
+            try connection.run(
+                """
+                INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
+                    VALUES ('i', 'p', 'pigeons', '[]', x'00', 0)
+                """))
         XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok")
     }
 
     /// Step 11 widens the `platform` CHECK for `hms` the same way; a `unifiedpush` device of before is kept too.
     func testHMSMigrationWidensThePlatformCheckKeepingDevices() async throws {
-        try await assertMigrationWidensThePlatformCheck(Schema.hmsPlatform, to: .hms, token: "h", alsoKeeping: .unifiedpush)
+        try await assertMigrationWidensThePlatformCheck(
+            Schema.hmsPlatform, to: .hms, token: "h", alsoKeeping: .unifiedpush)
     }
 
     /// Step 9 widens the `platform` CHECK in place: a database of step 8 keeps its devices, takes `unifiedpush`
@@ -111,13 +118,17 @@ final class MigrationTests: StoreTestCase {
         line: UInt = #line
     ) async throws {
         let index = try XCTUnwrap(Schema.migrations.firstIndex(of: migration), line: line)
-        let old = try await SQLitePushStore.open(configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await SQLitePushStore.open(
+            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
         var kept = [try await register(old, 1)]
         if let earlier {
-            kept.append(try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: earlier, token: "{}")).device)
+            kept.append(
+                try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: earlier, token: "{}"))
+                    .device)
         }
         do {
-            _ = try await old.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+            _ = try await old.registerDevice(
+                DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
             XCTFail("the step before refuses a \(platform) device", line: line)
         } catch {}
         try await old.close()
@@ -126,15 +137,18 @@ final class MigrationTests: StoreTestCase {
             let found = try await store.device(instanceID: instance, id: device.id)
             XCTAssertEqual(found, device, line: line)
         }
-        let added = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
+        let added = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: platform, token: newToken))
         XCTAssertEqual(added.device.platform, platform, line: line)
         try await store.close()
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }
-        XCTAssertThrowsError(try connection.run("""
-            INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
-                VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
-            """), line: line)
+        XCTAssertThrowsError(
+            try connection.run(
+                """
+                INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
+                    VALUES ('x-1', 'i', 'carrier-pigeon', 't', 'production', 0, 0)
+                """), line: line)
         XCTAssertEqual(try connection.first("PRAGMA integrity_check") { $0.text(0) }, "ok", line: line)
     }
 
@@ -154,7 +168,8 @@ final class MigrationTests: StoreTestCase {
         try connection.execute("PRAGMA user_version = \(Schema.migrations.count + 1)")
         try connection.close()
         await XCTAssertThrowsAsync(
-            PushStoreError.unsupportedSchemaVersion(found: Schema.migrations.count + 1, newestKnown: Schema.migrations.count)
+            PushStoreError.unsupportedSchemaVersion(
+                found: Schema.migrations.count + 1, newestKnown: Schema.migrations.count)
         ) {
             _ = try await self.openStore()
         }

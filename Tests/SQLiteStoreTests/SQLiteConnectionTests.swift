@@ -31,7 +31,8 @@ final class SQLiteConnectionTests: StoreTestCase {
     }
 
     func testOpeningAFileInAMissingDirectoryFails() {
-        XCTAssertThrowsError(try SQLiteConnection(path: directory.appendingPathComponent("missing/x.sqlite").path)) { error in
+        XCTAssertThrowsError(try SQLiteConnection(path: directory.appendingPathComponent("missing/x.sqlite").path)) {
+            error in
             XCTAssertEqual((error as? SQLiteError)?.code, SQLITE_CANTOPEN)
         }
     }

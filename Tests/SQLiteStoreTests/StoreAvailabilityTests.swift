@@ -36,7 +36,9 @@ extension StoreHealthEvent {
 /// makes it answer SQLITE_FULL exactly as a full disk does, `PRAGMA query_only` makes it answer SQLITE_READONLY.
 /// (The real full file system is exercised end to end in Tests/sdk/test_store_outage.py.)
 final class StoreAvailabilityTests: StoreTestCase {
-    private func openObserved(_ recorder: HealthEventRecorder, logger: Logger = .disabled) async throws -> SQLitePushStore {
+    private func openObserved(_ recorder: HealthEventRecorder, logger: Logger = .disabled) async throws
+        -> SQLitePushStore
+    {
         var configuration = configuration()
         configuration.healthEvents = { recorder.record($0) }
         configuration.logger = logger
@@ -73,7 +75,8 @@ final class StoreAvailabilityTests: StoreTestCase {
         XCTAssertEqual(error.detail, "database or disk is full")
         let missing = try await store.device(instanceID: instance, platform: .apns, token: token(n))
         XCTAssertNil(missing, "a refused registration stored nothing")
-        XCTAssertEqual(recorder.events.last, .failed(StoreUnavailableError(.diskFull, detail: "database or disk is full")))
+        XCTAssertEqual(
+            recorder.events.last, .failed(StoreUnavailableError(.diskFull, detail: "database or disk is full")))
 
         try await store.write { try $0.execute("PRAGMA max_page_count = 1073741823") }
         _ = try await register(store, n)
@@ -184,7 +187,8 @@ final class StoreAvailabilityTests: StoreTestCase {
         ]
         for (code, reason) in cases {
             let error = SQLiteError(code: code, extendedCode: code | 0x100, message: "m", sql: "INSERT")
-            XCTAssertEqual(StoreUnavailableError(sqlite: error), StoreUnavailableError(reason, detail: "m"), "code \(code)")
+            XCTAssertEqual(
+                StoreUnavailableError(sqlite: error), StoreUnavailableError(reason, detail: "m"), "code \(code)")
         }
     }
 
@@ -222,10 +226,15 @@ final class StoreAvailabilityTests: StoreTestCase {
         let store = try await SQLitePushStore.open(configuration)
         XCTAssertEqual(DatabaseFiles.permissions(databasePath), 0o600)
         XCTAssertEqual(DatabaseFiles.permissions(wal), 0o600)
-        XCTAssertEqual(DatabaseFiles.permissions(directory.path), 0o755, "an existing directory may be shared: only warned about")
+        XCTAssertEqual(
+            DatabaseFiles.permissions(directory.path), 0o755, "an existing directory may be shared: only warned about")
         let lines = sink.lines
-        XCTAssertTrue(lines.contains { $0.contains("Tightened database file permissions") && $0.contains("was=0644") }, "\(lines)")
-        XCTAssertTrue(lines.contains { $0.contains("Tightened database file permissions") && $0.contains("was=0666") }, "\(lines)")
+        XCTAssertTrue(
+            lines.contains { $0.contains("Tightened database file permissions") && $0.contains("was=0644") }, "\(lines)"
+        )
+        XCTAssertTrue(
+            lines.contains { $0.contains("Tightened database file permissions") && $0.contains("was=0666") }, "\(lines)"
+        )
         XCTAssertTrue(lines.contains { $0.contains("The database directory is open to other users") }, "\(lines)")
         let device = try await store.device(instanceID: instance, platform: .apns, token: token(1))
         XCTAssertNotNil(device, "tightening keeps the data")

@@ -9,9 +9,12 @@ import XCTest
 /// and no interest rows without a follower.
 final class StoreBoundsTests: StoreTestCase {
     /// A registration of token `n` in `instanceID`, capped at `cap` devices.
-    private func register(_ store: SQLitePushStore, _ n: Int, cap: Int, in instanceID: String? = nil) async throws -> RegisteredDevice {
-        try await store.registerDevice(DeviceRegistration(instanceID: instanceID ?? instance, token: token(n)),
-                                       maxDevicesPerInstance: cap)
+    private func register(_ store: SQLitePushStore, _ n: Int, cap: Int, in instanceID: String? = nil) async throws
+        -> RegisteredDevice
+    {
+        try await store.registerDevice(
+            DeviceRegistration(instanceID: instanceID ?? instance, token: token(n)),
+            maxDevicesPerInstance: cap)
     }
 
     /// Reads the database file directly (a second connection sees committed writes in WAL mode).
@@ -64,8 +67,11 @@ final class StoreBoundsTests: StoreTestCase {
         let dead = try await register(store, 4, cap: 3)
         let ref = try scalar("SELECT id FROM devices WHERE public_id = ?", [.text(dead.device.id)]) ?? 0
         clock.advance(1)  // a bad-token answer after the last registration invalidates the device
-        try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
-                                                          effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(
+                device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
+                effect: .badToken)
+        ])
         clock.advance(10)
         let purged = try await store.purge(before: clock.now, limit: 10)
         XCTAssertEqual(purged.devices, 1)
@@ -89,7 +95,8 @@ final class StoreBoundsTests: StoreTestCase {
         let store = try await openStore()
         let a = try await register(store, 1, cap: 10).device
         let b = try await register(store, 2, cap: 10).device
-        _ = try await store.setInterests(instanceID: instance, deviceID: a.id, interests: ["shared", "a-only", "junk-1"])
+        _ = try await store.setInterests(
+            instanceID: instance, deviceID: a.id, interests: ["shared", "a-only", "junk-1"])
         _ = try await store.setInterests(instanceID: instance, deviceID: b.id, interests: ["shared", "b-only"])
         XCTAssertEqual(try interestRows(), 4)
         // Replacing the set drops the names no one else follows.
@@ -145,8 +152,10 @@ final class StoreBoundsTests: StoreTestCase {
             INSERT INTO devices (public_id, instance_id, platform, token, environment, created_at, last_registered_at)
             VALUES ('apns-1', ?1, 'apns', 'aa', 'production', 0, 0), ('apns-2', ?1, 'apns', 'bb', 'production', 0, 0)
             """, [.text(instance)])
-        try connection.run("INSERT INTO interests (instance_id, name) VALUES (?1, 'followed'), (?1, 'orphan')", [.text(instance)])
-        try connection.run("INSERT INTO device_interests SELECT i.id, d.id FROM interests i, devices d WHERE i.name = 'followed'")
+        try connection.run(
+            "INSERT INTO interests (instance_id, name) VALUES (?1, 'followed'), (?1, 'orphan')", [.text(instance)])
+        try connection.run(
+            "INSERT INTO device_interests SELECT i.id, d.id FROM interests i, devices d WHERE i.name = 'followed'")
         try connection.close()
 
         let store = try await openStore()

@@ -14,15 +14,19 @@ final class APNsTopicsExtensionTests: XCTestCase {
     private func sequence(_ parts: [[UInt8]]) -> [UInt8] { tlv(0x30, parts.flatMap { $0 }) }
 
     func testParsesTopicsWithTheirKindsInOrder() throws {
-        let der = sequence([utf8("com.example.app"), sequence([utf8("app")]),
-                            utf8("com.example.app.voip"), sequence([utf8("voip")]),
-                            utf8("com.example.app.complication"), sequence([utf8("complication")])])
-        let parsed = try APNsTopicsExtension(der: der)
-        XCTAssertEqual(parsed.entries, [
-            .init(topic: "com.example.app", kinds: ["app"]),
-            .init(topic: "com.example.app.voip", kinds: ["voip"]),
-            .init(topic: "com.example.app.complication", kinds: ["complication"]),
+        let der = sequence([
+            utf8("com.example.app"), sequence([utf8("app")]),
+            utf8("com.example.app.voip"), sequence([utf8("voip")]),
+            utf8("com.example.app.complication"), sequence([utf8("complication")]),
         ])
+        let parsed = try APNsTopicsExtension(der: der)
+        XCTAssertEqual(
+            parsed.entries,
+            [
+                .init(topic: "com.example.app", kinds: ["app"]),
+                .init(topic: "com.example.app.voip", kinds: ["voip"]),
+                .init(topic: "com.example.app.complication", kinds: ["complication"]),
+            ])
         XCTAssertEqual(parsed.topics, ["com.example.app", "com.example.app.voip", "com.example.app.complication"])
     }
 

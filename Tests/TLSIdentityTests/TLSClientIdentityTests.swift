@@ -42,8 +42,10 @@ final class TLSClientIdentityTests: XCTestCase {
 
     func testSingleTopicCertificateWithoutTheExtensionHasItsUIDAsOnlyTopic() throws {
         let certs = try certs
-        let info = try TLSClientIdentity.pem(certificateFile: certs["single_cert"], keyFile: certs["single_key"],
-                                             password: nil).certificate
+        let info = try TLSClientIdentity.pem(
+            certificateFile: certs["single_cert"], keyFile: certs["single_key"],
+            password: nil
+        ).certificate
         XCTAssertNil(info.topicsExtension)
         XCTAssertEqual(info.topics, ["com.example.single"])
         XCTAssertEqual(info.environments, .sandbox)
@@ -54,8 +56,10 @@ final class TLSClientIdentityTests: XCTestCase {
     func testReadsEachEnvironmentMarkerSetFromGeneratedCertificates() throws {
         let certs = try certs
         func environments(_ name: String) throws -> APNsCertificateEnvironments {
-            try TLSClientIdentity.pem(certificateFile: certs["\(name)_cert"], keyFile: certs["\(name)_key"],
-                                      password: nil).certificate.environments
+            try TLSClientIdentity.pem(
+                certificateFile: certs["\(name)_cert"], keyFile: certs["\(name)_key"],
+                password: nil
+            ).certificate.environments
         }
         XCTAssertEqual(try environments("single"), .sandbox)
         XCTAssertEqual(try environments("production"), .production)
@@ -64,8 +68,11 @@ final class TLSClientIdentityTests: XCTestCase {
         XCTAssertEqual("\(try environments("unmarked"))", "none")
         XCTAssertEqual(try environments("production").names, ["production"])
         // The topics extension is still read next to the markers.
-        XCTAssertEqual(try TLSClientIdentity.pem(certificateFile: certs["production_cert"], keyFile: certs["production_key"],
-                                                 password: nil).certificate.topics.count, 3)
+        XCTAssertEqual(
+            try TLSClientIdentity.pem(
+                certificateFile: certs["production_cert"], keyFile: certs["production_key"],
+                password: nil
+            ).certificate.topics.count, 3)
     }
 
     func testExpiredAndNotYetValidCertificatesLoadButReportTheirValidity() throws {
@@ -73,8 +80,10 @@ final class TLSClientIdentityTests: XCTestCase {
         let expired = try TLSClientIdentity.pkcs12(file: certs["expired_p12"], password: certs["password"]).certificate
         XCTAssertEqual(expired.validity(at: Date()), .expired)
         XCTAssertLessThan(expired.daysLeft(at: Date()), 0)
-        let future = try TLSClientIdentity.pem(certificateFile: certs["future_cert"], keyFile: certs["future_key"],
-                                               password: nil).certificate
+        let future = try TLSClientIdentity.pem(
+            certificateFile: certs["future_cert"], keyFile: certs["future_key"],
+            password: nil
+        ).certificate
         XCTAssertEqual(future.validity(at: Date()), .notYetValid)
     }
 
@@ -88,7 +97,8 @@ final class TLSClientIdentityTests: XCTestCase {
 
     func testLegacyRC2EncryptionGetsTheReexportAdvice() throws {
         let certs = try certs
-        XCTAssertThrowsError(try TLSClientIdentity.pkcs12(file: certs["legacy_p12"], password: certs["password"])) { error in
+        XCTAssertThrowsError(try TLSClientIdentity.pkcs12(file: certs["legacy_p12"], password: certs["password"])) {
+            error in
             guard case .legacyEncryption = error as? TLSIdentityError else { return XCTFail("\(error)") }
             XCTAssertTrue("\(error)".contains("openssl pkcs12 -legacy"), "\(error)")
         }
@@ -96,35 +106,51 @@ final class TLSClientIdentityTests: XCTestCase {
 
     func testKeyOfAnotherCertificateIsRefused() throws {
         let certs = try certs
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificateFile: certs["cert"], keyFile: certs["other_key"],
-                                                       password: nil)) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificateFile: certs["cert"], keyFile: certs["other_key"],
+                password: nil)
+        ) { error in
             XCTAssertEqual(error as? TLSIdentityError, .keyDoesNotMatchCertificate)
         }
     }
 
     func testEncryptedKeyNeedsItsPassword() throws {
         let certs = try certs
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificateFile: certs["encrypted_cert"],
-                                                       keyFile: certs["encrypted_key"], password: nil)) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificateFile: certs["encrypted_cert"],
+                keyFile: certs["encrypted_key"], password: nil)
+        ) { error in
             XCTAssertEqual(error as? TLSIdentityError, .keyNeedsPassword)
         }
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificateFile: certs["encrypted_cert"],
-                                                       keyFile: certs["encrypted_key"], password: "wrong")) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificateFile: certs["encrypted_cert"],
+                keyFile: certs["encrypted_key"], password: "wrong")
+        ) { error in
             XCTAssertEqual(error as? TLSIdentityError, .badKey("wrong password"))
         }
-        let identity = try TLSClientIdentity.pem(certificateFile: certs["encrypted_cert"], keyFile: certs["encrypted_key"],
-                                                 password: certs["key_password"])
+        let identity = try TLSClientIdentity.pem(
+            certificateFile: certs["encrypted_cert"], keyFile: certs["encrypted_key"],
+            password: certs["key_password"])
         XCTAssertEqual(identity.certificate.uid, "com.example.app")
     }
 
     func testAKeyOrGarbageIsNotACertificate() throws {
         let certs = try certs
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificate: try certs.bytes("key"), key: try certs.bytes("key"),
-                                                       password: nil)) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificate: try certs.bytes("key"), key: try certs.bytes("key"),
+                password: nil)
+        ) { error in
             guard case .notACertificate = error as? TLSIdentityError else { return XCTFail("\(error)") }
         }
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificate: Array("hello".utf8), key: try certs.bytes("key"),
-                                                       password: nil)) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificate: Array("hello".utf8), key: try certs.bytes("key"),
+                password: nil)
+        ) { error in
             XCTAssertEqual(error as? TLSIdentityError, .notACertificate(nil))
         }
         XCTAssertThrowsError(try TLSClientIdentity.pkcs12(try certs.bytes("cert"), password: "x")) { error in
@@ -137,7 +163,8 @@ final class TLSClientIdentityTests: XCTestCase {
         let der = try certs.bytes("p12")
         // Every prefix in steps (each a fresh parse of hostile bytes): a typed error, never a trap or a success.
         for length in stride(from: 0, to: der.count, by: 7) {
-            XCTAssertThrowsError(try TLSClientIdentity.pkcs12(Array(der.prefix(length)), password: "p12-secret")) { error in
+            XCTAssertThrowsError(try TLSClientIdentity.pkcs12(Array(der.prefix(length)), password: "p12-secret")) {
+                error in
                 XCTAssertNotNil(error as? TLSIdentityError, "prefix \(length): \(error)")
             }
         }
@@ -148,16 +175,20 @@ final class TLSClientIdentityTests: XCTestCase {
 
     func testTruncatedPEMCertificateIsRefused() throws {
         let pem = try certs.bytes("cert")
-        XCTAssertThrowsError(try TLSClientIdentity.pem(certificate: Array(pem.prefix(pem.count / 2)),
-                                                       key: try certs.bytes("key"), password: nil)) { error in
+        XCTAssertThrowsError(
+            try TLSClientIdentity.pem(
+                certificate: Array(pem.prefix(pem.count / 2)),
+                key: try certs.bytes("key"), password: nil)
+        ) { error in
             guard case .notACertificate = error as? TLSIdentityError else { return XCTFail("\(error)") }
         }
     }
 
     func testMissingFileNamesThePath() {
         XCTAssertThrowsError(try TLSClientIdentity.pkcs12(file: "/nonexistent/a.p12", password: "x")) { error in
-            XCTAssertEqual(error as? TLSIdentityError,
-                           .unreadableFile(path: "/nonexistent/a.p12", reason: "No such file or directory"))
+            XCTAssertEqual(
+                error as? TLSIdentityError,
+                .unreadableFile(path: "/nonexistent/a.p12", reason: "No such file or directory"))
         }
     }
 }

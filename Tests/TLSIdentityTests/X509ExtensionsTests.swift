@@ -49,7 +49,8 @@ final class X509ExtensionsTests: XCTestCase {
     /// A certificate shaped like RFC 5280's (version, serial, algorithm, names, validity, key are placeholders: the
     /// reader skips them), with `extensions` as the [3] field, or none.
     private func certificate(_ extensions: [[UInt8]]?) -> [UInt8] {
-        var tbs = tlv(0xA0, [0x02, 0x01, 0x02]) + [0x02, 0x01, 0x01] + tlv(0x30, oid("1.2.840.113549.1.1.11"))
+        var tbs =
+            tlv(0xA0, [0x02, 0x01, 0x02]) + [0x02, 0x01, 0x01] + tlv(0x30, oid("1.2.840.113549.1.1.11"))
             + tlv(0x30, []) + tlv(0x30, [0x17, 0x00, 0x17, 0x00]) + tlv(0x30, []) + tlv(0x30, [])
         if let extensions { tbs += tlv(0xA3, tlv(0x30, extensions.flatMap { $0 })) }
         return tlv(0x30, tlv(0x30, tbs) + tlv(0x30, oid("1.2.840.113549.1.1.11")) + tlv(0x03, [0x00]))
@@ -72,7 +73,8 @@ final class X509ExtensionsTests: XCTestCase {
     }
 
     func testHandBuiltCertificatesWithAndWithoutMarkers() throws {
-        let sandbox = APNsCertificateEnvironments.sandboxOID, production = APNsCertificateEnvironments.productionOID
+        let sandbox = APNsCertificateEnvironments.sandboxOID
+        let production = APNsCertificateEnvironments.productionOID
         XCTAssertEqual(try environments(certificate([ext(sandbox), ext(production, critical: true)])), .both)
         XCTAssertEqual(try environments(certificate([ext("2.5.29.19", critical: true), ext(production)])), .production)
         XCTAssertEqual(try environments(certificate([ext("1.2.840.113635.100.6.3.6")])), .none)
@@ -91,7 +93,10 @@ final class X509ExtensionsTests: XCTestCase {
             ("an empty identifier", certificate([tlv(0x30, [0x06, 0x00, 0x04, 0x00])])),
             ("a padded arc", certificate([tlv(0x30, [0x06, 0x03, 0x2A, 0x80, 0x01, 0x04, 0x00])])),
             ("a cut arc", certificate([tlv(0x30, [0x06, 0x02, 0x2A, 0x86, 0x04, 0x00])])),
-            ("an arc of 70 bits", certificate([tlv(0x30, [0x06, 0x0B, 0x2A] + Array(repeating: 0xFF, count: 9) + [0x7F, 0x04, 0x00])])),
+            (
+                "an arc of 70 bits",
+                certificate([tlv(0x30, [0x06, 0x0B, 0x2A] + Array(repeating: 0xFF, count: 9) + [0x7F, 0x04, 0x00])])
+            ),
             ("extensions not a SEQUENCE", tlv(0x30, tlv(0x30, tlv(0xA3, tlv(0x04, []))))),
             ("bytes after the certificate", certificate([ext(sandbox)]) + [0x00]),
             ("a five-byte length", [0x30, 0x85, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00]),

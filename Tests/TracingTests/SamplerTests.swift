@@ -8,7 +8,8 @@ final class SamplerTests: XCTestCase {
         XCTAssertEqual(Sampler(name: "always_on", argument: nil), .alwaysOn)
         XCTAssertEqual(Sampler(name: "always_off", argument: nil), .alwaysOff)
         XCTAssertEqual(Sampler(name: "traceidratio", argument: "0.25"), .traceIDRatio(0.25))
-        XCTAssertEqual(Sampler(name: "parentbased_traceidratio", argument: "0.5"), .parentBased(root: .traceIDRatio(0.5)))
+        XCTAssertEqual(
+            Sampler(name: "parentbased_traceidratio", argument: "0.5"), .parentBased(root: .traceIDRatio(0.5)))
         XCTAssertEqual(Sampler(name: "parentbased_always_off", argument: nil), .parentBased(root: .alwaysOff))
         XCTAssertNil(Sampler(name: "traceidratio", argument: "1.5"))
         XCTAssertNil(Sampler(name: "jaeger_remote", argument: nil))
@@ -21,15 +22,18 @@ final class SamplerTests: XCTestCase {
         XCTAssertGreaterThan(sampled, 4_000)
         XCTAssertLessThan(sampled, 6_000)
         for id in all.prefix(100) {
-            XCTAssertEqual(sampler.shouldSample(parent: nil, traceID: id), sampler.shouldSample(parent: nil, traceID: id))
+            XCTAssertEqual(
+                sampler.shouldSample(parent: nil, traceID: id), sampler.shouldSample(parent: nil, traceID: id))
         }
         XCTAssertTrue(ids(1000).allSatisfy { Sampler.traceIDRatio(1).shouldSample(parent: nil, traceID: $0) })
         XCTAssertFalse(ids(1000).contains { Sampler.traceIDRatio(0).shouldSample(parent: nil, traceID: $0) })
     }
 
     func testParentBasedFollowsTheParentsFlagAndTheRootSamplerWithoutParent() throws {
-        let sampled = try XCTUnwrap(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
-        let unsampled = try XCTUnwrap(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"))
+        let sampled = try XCTUnwrap(
+            TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        let unsampled = try XCTUnwrap(
+            TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"))
         let sampler = Sampler.parentBased(root: .alwaysOff)
         XCTAssertTrue(sampler.shouldSample(parent: sampled, traceID: sampled.traceID))
         XCTAssertFalse(Sampler.parentBased(root: .alwaysOn).shouldSample(parent: unsampled, traceID: unsampled.traceID))
@@ -39,8 +43,10 @@ final class SamplerTests: XCTestCase {
 
     func testTracerChildKeepsTraceIDAndUnsampledSpanStillCarriesContext() throws {
         let recorder = Recorder()
-        let parent = try XCTUnwrap(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
-                                                tracestate: "a=1"))
+        let parent = try XCTUnwrap(
+            TraceContext(
+                traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+                tracestate: "a=1"))
         let tracer = Tracer(sampler: .default, sink: recorder)
         let unsampled = tracer.startSpan("x", parent: parent)
         unsampled.end()

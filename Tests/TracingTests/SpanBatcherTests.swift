@@ -4,8 +4,9 @@ import XCTest
 final class SpanBatcherTests: XCTestCase {
     private func span(_ name: String = "s") -> SpanData {
         let context = TraceContext(traceID: TraceID.random(), spanID: SpanID.random(), flags: 1)
-        return SpanData(context: context, parentSpanID: nil, name: name, kind: .internal, startTimeUnixNano: 1,
-                        endTimeUnixNano: 2)
+        return SpanData(
+            context: context, parentSpanID: nil, name: name, kind: .internal, startTimeUnixNano: 1,
+            endTimeUnixNano: 2)
     }
 
     func testDefaultsAreTheOpenTelemetryOnes() {
@@ -59,11 +60,12 @@ final class SpanBatcherTests: XCTestCase {
 
     func testTheProcessorExportsALoneSpanAfterTheScheduleDelay() {
         let exported = DispatchSemaphore(value: 0)
-        let processor = BatchSpanProcessor(settings: SpanBatcher.Settings(scheduleDelay: .milliseconds(50)),
-                                           export: { _, done in
-            exported.signal()
-            done()
-        }, onDrop: { _ in })
+        let processor = BatchSpanProcessor(
+            settings: SpanBatcher.Settings(scheduleDelay: .milliseconds(50)),
+            export: { _, done in
+                exported.signal()
+                done()
+            }, onDrop: { _ in })
         // Let the export thread reach its wait on an empty queue (the span must wake it, not find it running).
         Thread.sleep(forTimeInterval: 0.2)
         processor.enqueue(span())
@@ -74,7 +76,9 @@ final class SpanBatcherTests: XCTestCase {
     func testFlushingExportsWithoutWaiting() {
         var batcher = SpanBatcher(now: 0)
         _ = batcher.add(span("a"), now: 0)
-        guard case .export(let spans) = batcher.next(now: 1, flushing: true) else { return XCTFail("expected an export") }
+        guard case .export(let spans) = batcher.next(now: 1, flushing: true) else {
+            return XCTFail("expected an export")
+        }
         XCTAssertEqual(spans.count, 1)
     }
 
@@ -83,15 +87,16 @@ final class SpanBatcherTests: XCTestCase {
         let exportedCount = Counter()
         let droppedCount = Counter()
         let started = DispatchSemaphore(value: 0)
-        let processor = BatchSpanProcessor(settings: SpanBatcher.Settings(maxQueueSize: 8, maxExportBatchSize: 4),
-                                           export: { spans, done in
-            exportedCount.add(spans.count)
-            started.signal()
-            DispatchQueue.global().async {
-                release.wait()
-                done()
-            }
-        }, onDrop: { droppedCount.add($0) })
+        let processor = BatchSpanProcessor(
+            settings: SpanBatcher.Settings(maxQueueSize: 8, maxExportBatchSize: 4),
+            export: { spans, done in
+                exportedCount.add(spans.count)
+                started.signal()
+                DispatchQueue.global().async {
+                    release.wait()
+                    done()
+                }
+            }, onDrop: { droppedCount.add($0) })
         for _ in 0..<4 { processor.enqueue(span()) }
         XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
         // The first export hangs: 8 more fit, the rest are dropped, and enqueue returns at once all the same.

@@ -15,13 +15,15 @@ final class TraceContextTests: XCTestCase {
     }
 
     func testUnsampledFlagsAreKept() throws {
-        let context = try XCTUnwrap(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"))
+        let context = try XCTUnwrap(
+            TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"))
         XCTAssertFalse(context.isSampled)
         XCTAssertEqual(context.traceparent.suffix(2), "00")
     }
 
     func testUnknownFlagBitsAreClearedWhenPassedOn() throws {
-        let context = try XCTUnwrap(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff"))
+        let context = try XCTUnwrap(
+            TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff"))
         XCTAssertEqual(context.flags, 0x03)
     }
 
@@ -42,7 +44,8 @@ final class TraceContextTests: XCTestCase {
     }
 
     func testHigherVersionIsReadByItsPrefix() throws {
-        let context = try XCTUnwrap(TraceContext(traceparent: "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds"))
+        let context = try XCTUnwrap(
+            TraceContext(traceparent: "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds"))
         XCTAssertEqual(context.spanID.hex, "00f067aa0ba902b7")
         XCTAssertNil(TraceContext(traceparent: "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x"))
     }

@@ -13,10 +13,13 @@ final class TracingConfigurationTests: XCTestCase {
     }
 
     func testBaseEndpointGetsTheTracesPathAndTheTracesEndpointIsUsedAsIs() throws {
-        let base = try TracingConfiguration().applying(environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/otel/"])
+        let base = try TracingConfiguration().applying(environment: [
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/otel/"
+        ])
         XCTAssertEqual(base.endpoint.text, "http://127.0.0.1:9/otel/v1/traces")
         let traces = try TracingConfiguration().applying(environment: [
-            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:8/t",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:8/t",
         ])
         XCTAssertEqual(traces.endpoint.text, "http://127.0.0.1:8/t")
     }
@@ -32,7 +35,8 @@ final class TracingConfigurationTests: XCTestCase {
         ])
         XCTAssertTrue(configuration.enabled)
         XCTAssertEqual(configuration.headers.map { "\($0.name)=\($0.value)" }, ["api-key=s=cret", "x-team=push"])
-        XCTAssertEqual(configuration.resourceAttributes.map { "\($0.key)=\($0.value)" }, ["deployment.environment=prod,eu"])
+        XCTAssertEqual(
+            configuration.resourceAttributes.map { "\($0.key)=\($0.value)" }, ["deployment.environment=prod,eu"])
         XCTAssertEqual(configuration.serviceName, "beams")
         XCTAssertEqual(configuration.sampler, .parentBased(root: .traceIDRatio(0.1)))
         XCTAssertEqual(configuration.batch.maxQueueSize, 100)
@@ -43,11 +47,13 @@ final class TracingConfigurationTests: XCTestCase {
     func testSDKDisabledWinsAndBadValuesNameTheirVariable() throws {
         var on = TracingConfiguration()
         on.enabled = true
-        XCTAssertFalse(try on.applying(environment: ["OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"]).enabled)
+        XCTAssertFalse(
+            try on.applying(environment: ["OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"]).enabled)
         XCTAssertThrowsError(try on.applying(environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"])) {
             XCTAssertEqual(($0 as? TracingConfiguration.EnvironmentError)?.variable, "OTEL_EXPORTER_OTLP_PROTOCOL")
         }
-        XCTAssertThrowsError(try on.applying(environment: ["OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"]))
+        XCTAssertThrowsError(
+            try on.applying(environment: ["OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"]))
         XCTAssertThrowsError(try on.applying(environment: ["OTEL_EXPORTER_OTLP_HEADERS": "novalue"]))
         XCTAssertThrowsError(try on.applying(environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://x"]))
     }

@@ -12,7 +12,8 @@ final class RFC8291VectorTests: XCTestCase {
     let authSecret = "BTBZMqHH6r4Tts7J_aSIgg"
     let salt = "DGv6ra1nlYgDCS1FRnbzlw"
     let ecdhSecret = "kyrL1jIIOHEzg3sM2ZWRHDRB62YACZhhSlknJ672kSs"
-    let body = "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK"
+    let body =
+        "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK"
         + "6PBru3jl7A_yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulcy4a-fN"
 
     func testSenderKeyFromPrivateScalarHasTheVectorsPublicKey() throws {
@@ -24,12 +25,14 @@ final class RFC8291VectorTests: XCTestCase {
         let sender = try P256KeyPair(privateScalar: b64(asPrivate))
         let receiver = try P256KeyPair(privateScalar: b64(uaPrivate))
         XCTAssertEqual(try sender.sharedSecret(with: ES256PublicKey(uncompressedPoint: b64(uaPublic))), b64(ecdhSecret))
-        XCTAssertEqual(try receiver.sharedSecret(with: ES256PublicKey(uncompressedPoint: b64(asPublic))), b64(ecdhSecret))
+        XCTAssertEqual(
+            try receiver.sharedSecret(with: ES256PublicKey(uncompressedPoint: b64(asPublic))), b64(ecdhSecret))
     }
 
     func testKeyScheduleMatchesEveryIntermediate() throws {
-        let schedule = try WebPushKeySchedule(ecdhSecret: b64(ecdhSecret), authSecret: b64(authSecret),
-                                              subscriberPoint: b64(uaPublic), senderPoint: b64(asPublic), salt: b64(salt))
+        let schedule = try WebPushKeySchedule(
+            ecdhSecret: b64(ecdhSecret), authSecret: b64(authSecret),
+            subscriberPoint: b64(uaPublic), senderPoint: b64(asPublic), salt: b64(salt))
         XCTAssertEqual(schedule.authPseudorandomKey, b64("Snr3JMxaHVDXHWJn5wdC52WjpCtd2EIEGBykDcZW32k"))
         XCTAssertEqual(schedule.inputKeyMaterial, b64("S4lYMb_L0FxCeq0WhDx813KgSYqU26kOyzWUdsXYyrg"))
         XCTAssertEqual(schedule.pseudorandomKey, b64("09_eUZGrsvxChDCGRCdkLiDXrReGOEVeSCdCcPBSJSc"))
@@ -39,15 +42,17 @@ final class RFC8291VectorTests: XCTestCase {
 
     func testEncryptedBodyIsTheVectorByteForByte() throws {
         let keys = try WebPushSubscriberKeys(p256dh: b64(uaPublic), auth: b64(authSecret))
-        let encrypted = try WebPushEncryption.encrypt(plaintext, for: keys, senderKey: P256KeyPair(privateScalar: b64(asPrivate)),
-                                                      salt: b64(salt))
+        let encrypted = try WebPushEncryption.encrypt(
+            plaintext, for: keys, senderKey: P256KeyPair(privateScalar: b64(asPrivate)),
+            salt: b64(salt))
         XCTAssertEqual(encrypted.body.count, 144)
         XCTAssertEqual(Base64URL.encode(encrypted.body), body)
         XCTAssertEqual(encrypted.headers, [WebPushHeader(name: "Content-Encoding", value: "aes128gcm")])
     }
 
     func testReferenceImplementationDecryptsTheVectorBody() throws {
-        let info = try ReferenceWebPush.run(["decrypt", "--private-scalar", uaPrivate, "--auth", authSecret], input: body)
+        let info = try ReferenceWebPush.run(
+            ["decrypt", "--private-scalar", uaPrivate, "--auth", authSecret], input: body)
         XCTAssertEqual(try Base64URL.decode(info["plaintext"] as? String ?? "?"), plaintext)
     }
 

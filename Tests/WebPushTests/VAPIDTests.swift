@@ -46,9 +46,11 @@ final class VAPIDTests: XCTestCase {
 
     func testTokenVerifiesWithThePublicKeyAndCarriesTheClaims() throws {
         let (pair, _) = try VAPIDKeyPair.generate()
-        let jwt = try VAPIDToken.make(audience: "https://fcm.googleapis.com", subject: try subject, expiresAt: 1_700_043_200,
-                                      key: pair.privateKey)
-        let verifier = JWTVerifier(key: .es256(try ES256PublicKey(uncompressedPoint: pair.publicKey)), expectedAlgorithm: .es256)
+        let jwt = try VAPIDToken.make(
+            audience: "https://fcm.googleapis.com", subject: try subject, expiresAt: 1_700_043_200,
+            key: pair.privateKey)
+        let verifier = JWTVerifier(
+            key: .es256(try ES256PublicKey(uncompressedPoint: pair.publicKey)), expectedAlgorithm: .es256)
         let claims = try verifier.verify(jwt, now: 1_700_000_000)
         XCTAssertEqual(claims["aud"], "https://fcm.googleapis.com")
         XCTAssertEqual(claims.exp, 1_700_043_200)
@@ -58,8 +60,11 @@ final class VAPIDTests: XCTestCase {
         XCTAssertEqual(header, ["alg": "ES256", "typ": "JWT"])
         // Another key must not verify it.
         let other = try VAPIDKeyPair.generate().keyPair
-        let stranger = JWTVerifier(key: .es256(try ES256PublicKey(uncompressedPoint: other.publicKey)), expectedAlgorithm: .es256)
-        XCTAssertThrowsError(try stranger.verify(jwt, now: 1_700_000_000)) { XCTAssertEqual($0 as? JWTError, .badSignature) }
+        let stranger = JWTVerifier(
+            key: .es256(try ES256PublicKey(uncompressedPoint: other.publicKey)), expectedAlgorithm: .es256)
+        XCTAssertThrowsError(try stranger.verify(jwt, now: 1_700_000_000)) {
+            XCTAssertEqual($0 as? JWTError, .badSignature)
+        }
     }
 
     func testReferenceVerifierAcceptsTheAuthorizationHeader() throws {
@@ -69,18 +74,27 @@ final class VAPIDTests: XCTestCase {
         let header = try authorizer.authorization(audience: "https://updates.push.services.mozilla.com").headerValue
         XCTAssertTrue(header.hasPrefix("vapid t="))
         XCTAssertTrue(header.hasSuffix(", k=\(pair.publicKeyBase64URL)"))
-        let info = try ReferenceWebPush.run(["vapid", "--audience", "https://updates.push.services.mozilla.com",
-                                             "--key", pair.publicKeyBase64URL], input: header)
+        let info = try ReferenceWebPush.run(
+            [
+                "vapid", "--audience", "https://updates.push.services.mozilla.com",
+                "--key", pair.publicKeyBase64URL,
+            ], input: header)
         let claims = try XCTUnwrap(info["claims"] as? [String: Any])
         let exp = try XCTUnwrap(claims["exp"] as? Int)
         XCTAssertEqual(exp - now, 12 * 3600, accuracy: 5)
         // The reference refuses the same header for another origin and for another key.
-        XCTAssertThrowsError(try ReferenceWebPush.run(["vapid", "--audience", "https://fcm.googleapis.com"], input: header)) {
+        XCTAssertThrowsError(
+            try ReferenceWebPush.run(["vapid", "--audience", "https://fcm.googleapis.com"], input: header)
+        ) {
             XCTAssertTrue("\($0)".contains("aud"), "\($0)")
         }
         let other = try VAPIDKeyPair.generate().keyPair
-        XCTAssertThrowsError(try ReferenceWebPush.run(["vapid", "--audience", "https://updates.push.services.mozilla.com",
-                                                       "--key", other.publicKeyBase64URL], input: header))
+        XCTAssertThrowsError(
+            try ReferenceWebPush.run(
+                [
+                    "vapid", "--audience", "https://updates.push.services.mozilla.com",
+                    "--key", other.publicKeyBase64URL,
+                ], input: header))
     }
 
     func testSubjectAcceptsContactsAndRefusesPlaceholders() {
@@ -89,13 +103,16 @@ final class VAPIDTests: XCTestCase {
         }
         let bad: [(String, VAPIDSubjectError)] = [
             ("", .empty), ("ops@example.com", .unsupportedScheme), ("http://example.com", .unsupportedScheme),
-            ("mailto:ops@localhost", .localhost), ("mailto:ops@example", .invalidEmail), ("mailto:@example.com", .invalidEmail),
+            ("mailto:ops@localhost", .localhost), ("mailto:ops@example", .invalidEmail),
+            ("mailto:@example.com", .invalidEmail),
             ("mailto:a@b@example.com", .invalidEmail), ("mailto:ops @example.com", .invalidCharacters),
             ("https://localhost/x", .localhost), ("https://", .invalidURL), ("mailto:x@e.com\n", .invalidCharacters),
             ("mailto:" + String(repeating: "a", count: 250) + "@e.com", .tooLong(maxBytes: 256)),
         ]
         for (text, expected) in bad {
-            XCTAssertThrowsError(try VAPIDSubject(text), text) { XCTAssertEqual($0 as? VAPIDSubjectError, expected, text) }
+            XCTAssertThrowsError(try VAPIDSubject(text), text) {
+                XCTAssertEqual($0 as? VAPIDSubjectError, expected, text)
+            }
         }
     }
 }

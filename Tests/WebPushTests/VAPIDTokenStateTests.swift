@@ -1,7 +1,7 @@
 import JWTSigner
+import TestSupport
 import WebPush
 import XCTest
-import TestSupport
 
 final class VAPIDTokenStateTests: XCTestCase {
     let fcm = "https://fcm.googleapis.com"
@@ -39,7 +39,8 @@ final class VAPIDTokenStateTests: XCTestCase {
     func testCacheStaysWithinMaxOriginsDroppingTheTokenClosestToExpiry() {
         var state = VAPIDTokenState(policy: VAPIDTokenPolicy(lifetime: 7200, renewBefore: 600, maxOrigins: 3))
         for index in 0..<3 {
-            state.install(VAPIDTokenState.Token(jwt: "t\(index)", expiresAt: 8200 + index), for: "https://h\(index)", now: 1000)
+            state.install(
+                VAPIDTokenState.Token(jwt: "t\(index)", expiresAt: 8200 + index), for: "https://h\(index)", now: 1000)
         }
         state.install(VAPIDTokenState.Token(jwt: "new", expiresAt: 8300), for: "https://h9", now: 1100)
         XCTAssertEqual(state.tokens.count, 3)
@@ -54,8 +55,9 @@ final class VAPIDTokenStateTests: XCTestCase {
     func testAuthorizerSignsOncePerOriginAndRenewsWhenTheClockMoves() throws {
         let clock = TestClock(Date(timeIntervalSince1970: 1_700_000_000))
         let (pair, _) = try VAPIDKeyPair.generate()
-        let authorizer = VAPIDAuthorizer(keyPair: pair, subject: try VAPIDSubject("https://example.com"),
-                                         policy: VAPIDTokenPolicy(lifetime: 3600, renewBefore: 300), clock: { clock.now })
+        let authorizer = VAPIDAuthorizer(
+            keyPair: pair, subject: try VAPIDSubject("https://example.com"),
+            policy: VAPIDTokenPolicy(lifetime: 3600, renewBefore: 300), clock: { clock.now })
         let first = try authorizer.authorization(audience: fcm)
         XCTAssertEqual(try authorizer.authorization(audience: fcm), first)
         XCTAssertEqual(authorizer.signCount, 1)
@@ -66,7 +68,8 @@ final class VAPIDTokenStateTests: XCTestCase {
         let renewed = try authorizer.authorization(audience: fcm)
         XCTAssertNotEqual(renewed.token, first.token)
         XCTAssertEqual(authorizer.signCount, 3)
-        let verifier = JWTVerifier(key: .es256(try ES256PublicKey(uncompressedPoint: pair.publicKey)), expectedAlgorithm: .es256)
+        let verifier = JWTVerifier(
+            key: .es256(try ES256PublicKey(uncompressedPoint: pair.publicKey)), expectedAlgorithm: .es256)
         XCTAssertEqual(try verifier.verify(renewed.token, now: 1_700_003_300).exp, 1_700_003_300 + 3600)
     }
 }

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import Locking
-@testable import WebPush
 import XCTest
+
+@testable import WebPush
 
 /// The encryption workers' hand-off: FIFO per worker (so one subscription's messages keep their order), a fixed
 /// worker per endpoint, work on the workers' own threads, and nothing dropped after `stop()`.

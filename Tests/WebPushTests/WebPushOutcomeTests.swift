@@ -55,17 +55,21 @@ final class WebPushOutcomeTests: XCTestCase {
         XCTAssertEqual(RetryAfter.seconds("120", now: now), 120)
         XCTAssertEqual(RetryAfter.seconds(" 7 ", now: now), 7)
         XCTAssertEqual(RetryAfter.seconds("0", now: now), 0)
-        XCTAssertEqual(RetryAfter.seconds("99999999999999999999999", now: now), RetryAfter.maxSeconds, "capped, no overflow")
+        XCTAssertEqual(
+            RetryAfter.seconds("99999999999999999999999", now: now), RetryAfter.maxSeconds, "capped, no overflow")
         XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: now), 0)
         XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:00:00 GMT", now: now), 0, "past date: now")
         XCTAssertEqual(RetryAfter.seconds("Mon, 07 Nov 1994 08:49:37 GMT", now: now), 86_400)
         XCTAssertEqual(RetryAfter.seconds("Fri, 31 Dec 9999 23:59:59 GMT", now: now), RetryAfter.maxSeconds)
-        XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: Int.min), RetryAfter.maxSeconds, "no overflow")
+        XCTAssertEqual(
+            RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: Int.min), RetryAfter.maxSeconds, "no overflow")
         XCTAssertEqual(RetryAfter.seconds("Sun, 06 Nov 1994 08:49:37 GMT", now: Int.max), 0, "no overflow")
         XCTAssertEqual(RetryAfter.imfFixdate("Thu, 01 Jan 1970 00:00:00 GMT"), 0)
         XCTAssertEqual(RetryAfter.imfFixdate("Tue, 29 Feb 2000 12:00:00 GMT"), 951_825_600)
-        for bad in ["", "-5", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Foo 1994 08:49:37 GMT",
-                    "Sun, 36 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT"] {
+        for bad in [
+            "", "-5", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 36 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+        ] {
             XCTAssertNil(RetryAfter.seconds(bad, now: now), bad)
         }
     }

@@ -10,7 +10,8 @@ final class WebPushRoundTripTests: XCTestCase {
             let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
             let encrypted = try WebPushEncryption.encrypt(payload, for: subscriber.subscription.keys)
             XCTAssertEqual(encrypted.body.count, WebPushEncryption.headerSize + size + 1 + 16)
-            let (plaintext, info) = try ReferenceWebPush.decrypt(encrypted.body, subscriber: subscriber.key, auth: subscriber.auth)
+            let (plaintext, info) = try ReferenceWebPush.decrypt(
+                encrypted.body, subscriber: subscriber.key, auth: subscriber.auth)
             XCTAssertEqual(plaintext, payload, "size \(size)")
             XCTAssertEqual(info["rs"] as? Int, 4096)
             XCTAssertEqual(info["idlen"] as? Int, 65)
@@ -19,12 +20,15 @@ final class WebPushRoundTripTests: XCTestCase {
 
     func testMaximumPayloadMakesA4096ByteBody() throws {
         let subscriber = try TestSubscriber()
-        let message = try WebPushMessage(payload: [UInt8](repeating: 0x41, count: WebPushMessage.maxPayloadSize), ttl: 60)
-        let request = try WebPushRequest(subscription: subscriber.subscription, message: message,
-                                         authorization: VAPIDAuthorization(token: "t", publicKey: "k"))
+        let message = try WebPushMessage(
+            payload: [UInt8](repeating: 0x41, count: WebPushMessage.maxPayloadSize), ttl: 60)
+        let request = try WebPushRequest(
+            subscription: subscriber.subscription, message: message,
+            authorization: VAPIDAuthorization(token: "t", publicKey: "k"))
         XCTAssertEqual(request.body.count, 4096)
-        XCTAssertEqual(try ReferenceWebPush.decrypt(request.body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
-                       message.payload)
+        XCTAssertEqual(
+            try ReferenceWebPush.decrypt(request.body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
+            message.payload)
     }
 
     func testPaddingIsStrippedByTheReceiver() throws {
@@ -32,8 +36,9 @@ final class WebPushRoundTripTests: XCTestCase {
         let payload = Array(#"{"notification":{"title":"Hi"}}"#.utf8)
         let encrypted = try WebPushEncryption.encrypt(payload, for: subscriber.subscription.keys, paddingLength: 300)
         XCTAssertEqual(encrypted.body.count, 86 + payload.count + 1 + 300 + 16)
-        XCTAssertEqual(try ReferenceWebPush.decrypt(encrypted.body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
-                       payload)
+        XCTAssertEqual(
+            try ReferenceWebPush.decrypt(encrypted.body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
+            payload)
     }
 
     func testReferenceRefusesATamperedBodyAndAWrongAuthSecret() throws {
@@ -41,22 +46,28 @@ final class WebPushRoundTripTests: XCTestCase {
         let encrypted = try WebPushEncryption.encrypt(Array("secret".utf8), for: subscriber.subscription.keys)
         var tampered = encrypted.body
         tampered[100] ^= 0x01
-        XCTAssertThrowsError(try ReferenceWebPush.decrypt(tampered, subscriber: subscriber.key, auth: subscriber.auth)) {
+        XCTAssertThrowsError(try ReferenceWebPush.decrypt(tampered, subscriber: subscriber.key, auth: subscriber.auth))
+        {
             XCTAssertEqual(($0 as? ReferenceWebPush.Failure)?.status, 2, "\($0)")
         }
         var wrongAuth = subscriber.auth
         wrongAuth[0] ^= 0xFF
-        XCTAssertThrowsError(try ReferenceWebPush.decrypt(encrypted.body, subscriber: subscriber.key, auth: wrongAuth)) {
+        XCTAssertThrowsError(try ReferenceWebPush.decrypt(encrypted.body, subscriber: subscriber.key, auth: wrongAuth))
+        {
             XCTAssertEqual(($0 as? ReferenceWebPush.Failure)?.status, 2, "\($0)")
         }
     }
 
     func testRefusesRecordsThatDoNotFitOneRecordOr4096Bytes() throws {
         let keys = try TestSubscriber().subscription.keys
-        XCTAssertThrowsError(try WebPushEncryption.encrypt([UInt8](repeating: 0, count: 100), for: keys, recordSize: 100)) {
+        XCTAssertThrowsError(
+            try WebPushEncryption.encrypt([UInt8](repeating: 0, count: 100), for: keys, recordSize: 100)
+        ) {
             XCTAssertEqual($0 as? WebPushEncryptionError, .recordTooLarge(needed: 117, recordSize: 100))
         }
-        XCTAssertThrowsError(try WebPushEncryption.encrypt([UInt8](repeating: 0, count: 3993), for: keys, paddingLength: 1)) {
+        XCTAssertThrowsError(
+            try WebPushEncryption.encrypt([UInt8](repeating: 0, count: 3993), for: keys, paddingLength: 1)
+        ) {
             XCTAssertEqual($0 as? WebPushEncryptionError, .bodyTooLarge(4097))
         }
         XCTAssertThrowsError(try WebPushEncryption.encrypt([1], for: keys, paddingLength: Int.max)) {

@@ -24,26 +24,34 @@ final class WebPushSenderTests: XCTestCase {
     }
 
     /// Only the stand-in's host on the allowlist, and only its loopback address allowed by the address policy.
-    private func standInConfiguration(retry: WebPushRetryPolicy = WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01))
+    private func standInConfiguration(
+        retry: WebPushRetryPolicy = WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01)
+    )
         throws -> WebPushSenderConfiguration
     {
         WebPushSenderConfiguration(
             allowedHosts: try WebPushHostAllowlist(parsing: [String(mock.origin.dropFirst("https://".count))]),
             policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]),
-            caFile: mock.caFile, connections: 1, connectionsPerHost: 4, window: 16, requestTimeout: 10, connectTimeout: 5,
+            caFile: mock.caFile, connections: 1, connectionsPerHost: 4, window: 16, requestTimeout: 10,
+            connectTimeout: 5,
             retryPolicy: retry)
     }
 
-    private func makeSender(_ configuration: WebPushSenderConfiguration, key: VAPIDKeyPair? = nil) throws -> WebPushSender {
+    private func makeSender(_ configuration: WebPushSenderConfiguration, key: VAPIDKeyPair? = nil) throws
+        -> WebPushSender
+    {
         let vapid = VAPIDAuthorizer(keyPair: key ?? keyPair, subject: try VAPIDSubject("mailto:ops@example.com"))
         return try WebPushSender(vapid: vapid, configuration: configuration)
     }
 
-    private func notification(_ subscription: MockPushService.Subscription, payload: String = #"{"notification":{"title":"Hi"}}"#)
+    private func notification(
+        _ subscription: MockPushService.Subscription, payload: String = #"{"notification":{"title":"Hi"}}"#
+    )
         throws -> WebPushNotification
     {
         WebPushNotification(
-            subscription: try WebPushSubscription(endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth),
+            subscription: try WebPushSubscription(
+                endpoint: subscription.endpoint, p256dh: subscription.p256dh, auth: subscription.auth),
             message: try WebPushMessage(payload: Array(payload.utf8), ttl: 3600, urgency: .high, topic: "news"))
     }
 
@@ -78,9 +86,12 @@ final class WebPushSenderTests: XCTestCase {
             }
         }
         try await eventually("every message answered") { results.withLock { $0.count } == 30 }
-        XCTAssertEqual(results.withLock { $0 }, Array(repeating: .response(.accepted(status: 201), attempts: 1), count: 30))
+        XCTAssertEqual(
+            results.withLock { $0 }, Array(repeating: .response(.accepted(status: 201), attempts: 1), count: 30))
         for (offset, subscription) in subscriptions.enumerated() {
-            let plaintexts = try mock.messages(subscription: subscription.id).compactMap { $0["plaintext"]?.stringValue }
+            let plaintexts = try mock.messages(subscription: subscription.id).compactMap {
+                $0["plaintext"]?.stringValue
+            }
             XCTAssertEqual(Set(plaintexts), Set(stride(from: offset, to: 30, by: 3).map { #"{"n":\#($0)}"# }))
         }
         XCTAssertEqual(sender.stats().requestsInFlight, 0)
@@ -130,13 +141,15 @@ final class WebPushSenderTests: XCTestCase {
     }
 
     func testRateLimitedMessageIsRetriedNoSoonerThanRetryAfter() async throws {
-        let sender = try makeSender(try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01)))
+        let sender = try makeSender(
+            try standInConfiguration(retry: WebPushRetryPolicy(maxAttempts: 2, initialDelay: 0.01)))
         let subscription = try mock.createSubscription(marker: "rate-limited", retryAfter: "1")
         let started = MonotonicClock.now()
         let result = await sender.send(try notification(subscription))
         let elapsed = MonotonicClock.elapsed(since: started)
         XCTAssertEqual(result, .response(.retry(status: 429, after: 1), attempts: 2))
-        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(990), "the retry waited for Retry-After (1 s), not the policy's 10 ms")
+        XCTAssertGreaterThanOrEqual(
+            elapsed, .milliseconds(990), "the retry waited for Retry-After (1 s), not the policy's 10 ms")
         XCTAssertEqual(try mock.requests().filter { $0["status"]?.intValue == 429 }.count, 2)
         XCTAssertEqual(sender.stats().retries, 1)
         _ = await sender.shutdown(gracePeriod: .seconds(1))
@@ -147,7 +160,8 @@ final class WebPushSenderTests: XCTestCase {
         configuration.allowedHosts = .knownPushServices  // the default: 127.0.0.1 is no push service
         let sender = try makeSender(configuration)
         let result = await sender.send(try notification(try mock.createSubscription()))
-        XCTAssertEqual(result, .failure(.hostNotAllowed(String(mock.origin.dropFirst("https://".count)))), "named with its port")
+        XCTAssertEqual(
+            result, .failure(.hostNotAllowed(String(mock.origin.dropFirst("https://".count)))), "named with its port")
         XCTAssertEqual(try mock.requests().count, 0)
         XCTAssertEqual(sender.stats().connectionsOpened, 0)
         XCTAssertEqual(sender.stats().refusedDestinations, 1)
@@ -248,7 +262,9 @@ final class WebPushSenderTests: XCTestCase {
     func testRequestSignedWithAnotherVAPIDKeyIsAConfigurationError() async throws {
         let sender = try makeSender(try standInConfiguration(), key: try VAPIDKeyPair.generate().keyPair)
         let result = await sender.send(try notification(try mock.createSubscription()))
-        guard case .response(.configurationError(status: 403, _), attempts: 1) = result else { return XCTFail("\(result)") }
+        guard case .response(.configurationError(status: 403, _), attempts: 1) = result else {
+            return XCTFail("\(result)")
+        }
         XCTAssertEqual(try mock.messages().count, 0)
         _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
@@ -268,11 +284,14 @@ final class WebPushSenderTests: XCTestCase {
     }
 
     func testAnEndpointMustUsePort443UnlessItsPatternNamesAnother() throws {
-        let list = try WebPushHostAllowlist(parsing: ["fcm.googleapis.com", "push.internal:8443", "*.push.example:9443",
-                                                      "other.example:443"])
+        let list = try WebPushHostAllowlist(parsing: [
+            "fcm.googleapis.com", "push.internal:8443", "*.push.example:9443",
+            "other.example:443",
+        ])
         func pattern(_ url: String) throws -> String? { list.pattern(for: try HTTPURL(url))?.description }
         XCTAssertEqual(try pattern("https://fcm.googleapis.com/x"), "fcm.googleapis.com")
-        XCTAssertNil(try pattern("https://fcm.googleapis.com:8443/x"), "a push service's host on a port that drops connections")
+        XCTAssertNil(
+            try pattern("https://fcm.googleapis.com:8443/x"), "a push service's host on a port that drops connections")
         XCTAssertEqual(try pattern("https://push.internal:8443/x"), "push.internal:8443")
         XCTAssertNil(try pattern("https://push.internal/x"))
         XCTAssertEqual(try pattern("https://a.push.example:9443/x"), "*.push.example:9443")
@@ -291,11 +310,14 @@ final class WebPushSenderTests: XCTestCase {
         XCTAssertEqual(policy.delay(attempts: 1, elapsed: 0, retryAfter: 7), 7, "never sooner than Retry-After")
         XCTAssertNil(policy.delay(attempts: 3, elapsed: 0, retryAfter: nil), "attempts used up")
         XCTAssertNil(policy.delay(attempts: 1, elapsed: 5, retryAfter: 6), "total delay bound")
-        XCTAssertEqual(policy.delay(attempts: 2, elapsed: 0, retryAfter: 1), 1, "Retry-After honoured as sent, below the backoff")
-        XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 30, secondsLeft: 5), .expire, "TTL 5: not past it")
+        XCTAssertEqual(
+            policy.delay(attempts: 2, elapsed: 0, retryAfter: 1), 1, "Retry-After honoured as sent, below the backoff")
+        XCTAssertEqual(
+            policy.decide(attempts: 1, elapsed: 0, retryAfter: 30, secondsLeft: 5), .expire, "TTL 5: not past it")
         XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: nil, secondsLeft: 0.5), .expire)
         XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 2, secondsLeft: 5), .retry(after: 2))
-        XCTAssertEqual(policy.decide(attempts: 3, elapsed: 0, retryAfter: 1, secondsLeft: 0), .finish, "attempts used up")
+        XCTAssertEqual(
+            policy.decide(attempts: 3, elapsed: 0, retryAfter: 1, secondsLeft: 0), .finish, "attempts used up")
         XCTAssertEqual(policy.decide(attempts: 1, elapsed: 0, retryAfter: 1, secondsLeft: nil), .retry(after: 1))
     }
 }

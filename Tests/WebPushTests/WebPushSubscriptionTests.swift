@@ -53,8 +53,10 @@ final class WebPushSubscriptionTests: XCTestCase {
 
     func testRejectsHostileKeys() throws {
         // (x, y) = (1, 1) is not on P-256; a compressed point (0x02 ‖ x) is not what RFC 8291 sends.
-        let offCurve = Base64URL.encode([0x04] + [UInt8](repeating: 0, count: 31) + [1] + [UInt8](repeating: 0, count: 31) + [1])
-        let compressed = Base64URL.encode(Array(b64(p256dh)[0..<33]).enumerated().map { $0.offset == 0 ? 0x02 : $0.element })
+        let offCurve = Base64URL.encode(
+            [0x04] + [UInt8](repeating: 0, count: 31) + [1] + [UInt8](repeating: 0, count: 31) + [1])
+        let compressed = Base64URL.encode(
+            Array(b64(p256dh)[0..<33]).enumerated().map { $0.offset == 0 ? 0x02 : $0.element })
         let prefix02 = Base64URL.encode([0x02] + Array(b64(p256dh)[1...]))
         let cases: [(String, String, WebPushSubscriptionError)] = [
             (offCurve, auth, .notOnCurve),
@@ -63,7 +65,10 @@ final class WebPushSubscriptionTests: XCTestCase {
             ("", auth, .wrongLength(.p256dh, expected: 65, found: 0)),
             (p256dh + "AAAA", auth, .tooLong(.p256dh, maxBytes: 88)),
             (String(repeating: "A", count: 100_000), auth, .tooLong(.p256dh, maxBytes: 88)),
-            ("B+Vxsr7N/eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4", auth, .notBase64URL(.p256dh)),
+            (
+                "B+Vxsr7N/eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4", auth,
+                .notBase64URL(.p256dh)
+            ),
             (p256dh, "BTBZMqHH6r4Tts7J_aSI", .wrongLength(.auth, expected: 16, found: 15)),
             (p256dh, "BTBZMqHH6r4Tts7J_aSIggAA", .wrongLength(.auth, expected: 16, found: 18)),
             (p256dh, "BTBZMqHH6r4Tts7J_aSIgg=", .notBase64URL(.auth)),
@@ -71,15 +76,18 @@ final class WebPushSubscriptionTests: XCTestCase {
             (p256dh, String(repeating: "A", count: 25), .tooLong(.auth, maxBytes: 24)),
         ]
         for (key, secret, expected) in cases {
-            XCTAssertThrowsError(try WebPushSubscription(endpoint: endpoint, p256dh: key, auth: secret), "\(expected)") {
+            XCTAssertThrowsError(try WebPushSubscription(endpoint: endpoint, p256dh: key, auth: secret), "\(expected)")
+            {
                 XCTAssertEqual($0 as? WebPushSubscriptionError, expected)
             }
         }
     }
 
     func testErrorDescriptionsNameTheFieldWithoutEchoingInput() {
-        XCTAssertEqual(WebPushSubscriptionError.wrongLength(.auth, expected: 16, found: 3).description,
-                       "auth must decode to 16 bytes, got 3")
-        XCTAssertEqual(WebPushSubscriptionError.endpointHasCredentials.description, "endpoint must not carry credentials")
+        XCTAssertEqual(
+            WebPushSubscriptionError.wrongLength(.auth, expected: 16, found: 3).description,
+            "auth must decode to 16 bytes, got 3")
+        XCTAssertEqual(
+            WebPushSubscriptionError.endpointHasCredentials.description, "endpoint must not carry credentials")
     }
 }

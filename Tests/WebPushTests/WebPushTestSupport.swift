@@ -59,14 +59,17 @@ enum ReferenceWebPush {
     }
 
     /// Decrypts `body` for the subscriber whose private key is `subscriber`; returns the plaintext.
-    static func decrypt(_ body: [UInt8], subscriber: P256KeyPair, auth: [UInt8]) throws -> (plaintext: [UInt8], info: [String: Any]) {
+    static func decrypt(_ body: [UInt8], subscriber: P256KeyPair, auth: [UInt8]) throws -> (
+        plaintext: [UInt8], info: [String: Any]
+    ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webpush-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("subscriber.pem")
         try subscriber.pkcs8PEM().write(to: keyFile, atomically: true, encoding: .utf8)
-        let info = try run(["decrypt", "--private-key", keyFile.path, "--auth", Base64URL.encode(auth)],
-                           input: Base64URL.encode(body))
+        let info = try run(
+            ["decrypt", "--private-key", keyFile.path, "--auth", Base64URL.encode(auth)],
+            input: Base64URL.encode(body))
         let plaintext = try Base64URL.decode(info["plaintext"] as? String ?? "?")
         return (plaintext, info)
     }
@@ -81,7 +84,8 @@ struct TestSubscriber {
     init(endpoint: String = "https://push.example.net/wpush/v2/abc") throws {
         key = try P256KeyPair.generate()
         auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        subscription = try WebPushSubscription(endpoint: endpoint, p256dh: Base64URL.encode(key.publicPoint),
-                                               auth: Base64URL.encode(auth))
+        subscription = try WebPushSubscription(
+            endpoint: endpoint, p256dh: Base64URL.encode(key.publicPoint),
+            auth: Base64URL.encode(auth))
     }
 }

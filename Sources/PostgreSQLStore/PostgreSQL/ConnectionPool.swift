@@ -36,8 +36,11 @@ final class ConnectionPool: Sendable {
 
     /// Starts `size` threads; each opens its connection on first use. `finished` runs once per thread at exit;
     /// `committed` after each group transaction that committed.
-    init(size: Int, name: String, maxAttempts: Int, maxBatch: Int, connect: @escaping @Sendable () throws -> PGConnection,
-         finished: @escaping @Sendable () -> Void) {
+    init(
+        size: Int, name: String, maxAttempts: Int, maxBatch: Int,
+        connect: @escaping @Sendable () throws -> PGConnection,
+        finished: @escaping @Sendable () -> Void
+    ) {
         for index in 0..<max(1, size) {
             let thread = Thread { [queue] in
                 let session = PGSession(maxAttempts: maxAttempts, connect: connect)

@@ -143,8 +143,9 @@ package final class PGConnection {
     func check(_ result: OpaquePointer?, sql: String, accepting: ExecStatusType? = nil) throws -> PGResult {
         guard let result else {
             // No result at all: out of memory or the connection is gone.
-            throw PostgreSQLError(sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
-                                  connectionLost: PQstatus(conn) != CONNECTION_OK)
+            throw PostgreSQLError(
+                sqlstate: nil, message: Self.trimmed(PQerrorMessage(conn)), sql: sql,
+                connectionLost: PQstatus(conn) != CONNECTION_OK)
         }
         let owned = PGResult(result)
         switch PQresultStatus(result) {

@@ -11,8 +11,10 @@ final class PGListener: Sendable {
     private let thread: PGConnectionThread
 
     /// Starts the thread. `onPayload` runs on it; keep it cheap.
-    init(connectionString: String, channel: String, logger: Logger, connected: String,
-         onPayload: @escaping @Sendable (String) -> Void) {
+    init(
+        connectionString: String, channel: String, logger: Logger, connected: String,
+        onPayload: @escaping @Sendable (String) -> Void
+    ) {
         thread = PGConnectionThread(name: "store-pg-listen", interval: Self.retryInterval) { thread in
             thread.connectAgainUntilStopped(connectionString: connectionString) { connection in
                 // The channel is a constant of this program, not input: quoting it as an identifier suffices.

@@ -32,10 +32,12 @@ final class PGNodeLock: Sendable {
         onHeld: @escaping @Sendable (PGConnection) throws -> Void
     ) async throws -> PGNodeLock {
         let ready = CountdownLatch(count: 1)
-        let lock = PGNodeLock(thread: PGConnectionThread(name: "store-pg-node", interval: checkInterval) { thread in
-            hold(on: thread, connectionString: connectionString, nodeID: nodeID, wait: wait, logger: logger,
-                 onHeld: onHeld, ready: { ready.arrive($0) })
-        })
+        let lock = PGNodeLock(
+            thread: PGConnectionThread(name: "store-pg-node", interval: checkInterval) { thread in
+                hold(
+                    on: thread, connectionString: connectionString, nodeID: nodeID, wait: wait, logger: logger,
+                    onHeld: onHeld, ready: { ready.arrive($0) })
+            })
         if let error = await ready.wait().first {
             await lock.stopAndWait()
             throw error
@@ -57,14 +59,18 @@ final class PGNodeLock: Sendable {
             while !(try tryLock(connection, nodeID: nodeID)) {
                 if !reported && deadline.hasPassed {
                     reported = true
-                    ready(StoreUnavailableError(.busy, detail: "another live process runs as node \"\(nodeID)\" "
-                        + "(engine.nodeId); two processes must never share one node identity"))
+                    ready(
+                        StoreUnavailableError(
+                            .busy,
+                            detail: "another live process runs as node \"\(nodeID)\" "
+                                + "(engine.nodeId); two processes must never share one node identity"))
                     return false
                 }
                 if reported && !warned {
                     warned = true
-                    logger.error("Another process took this node's identity while its connection was down; "
-                                 + "stop one of them", ["node": nodeID])
+                    logger.error(
+                        "Another process took this node's identity while its connection was down; "
+                            + "stop one of them", ["node": nodeID])
                 }
                 thread.sleep(reported ? checkInterval : .milliseconds(200))
                 if thread.isStopped { return false }
@@ -85,8 +91,9 @@ final class PGNodeLock: Sendable {
                 return false
             }
             // The connection broke (a database restart): connect again and take the lock again.
-            logger.warning("The node identity's connection broke; taking the identity again",
-                           ["node": nodeID, "error": "\(error)"])
+            logger.warning(
+                "The node identity's connection broke; taking the identity again",
+                ["node": nodeID, "error": "\(error)"])
             return true
         }
     }
@@ -98,8 +105,9 @@ final class PGNodeLock: Sendable {
     func stopAndWait() async { await thread.stopAndWait() }
 
     private static func tryLock(_ connection: PGConnection, nodeID: String) throws -> Bool {
-        let result = try connection.query("SELECT pg_try_advisory_lock($1::int, hashtext($2))",
-                                          [.integer(Int64(lockClass)), .text(nodeID)])
+        let result = try connection.query(
+            "SELECT pg_try_advisory_lock($1::int, hashtext($2))",
+            [.integer(Int64(lockClass)), .text(nodeID)])
         return result.bool(0, 0)
     }
 }

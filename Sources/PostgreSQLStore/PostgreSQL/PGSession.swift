@@ -62,7 +62,8 @@ final class PGSession {
                     drop()
                 }
                 guard let failure = error as? PostgreSQLError, attempt < maxAttempts else { throw error }
-                let replay = failure.isTransientConflict || retryable(failure) || (failure.connectionLost && !committing)
+                let replay =
+                    failure.isTransientConflict || retryable(failure) || (failure.connectionLost && !committing)
                 guard replay else { throw error }
                 backoff(attempt)
             }
@@ -96,7 +97,9 @@ final class PGSession {
                         if let failure = error as? PostgreSQLError, failure.connectionLost { throw failure }
                         try open.execute("ROLLBACK TO SAVEPOINT w")
                         try open.execute("RELEASE SAVEPOINT w")
-                        if let failure = error as? PostgreSQLError, failure.isTransientConflict || write.retryable(failure) {
+                        if let failure = error as? PostgreSQLError,
+                            failure.isTransientConflict || write.retryable(failure)
+                        {
                             again.append(write)
                         } else {
                             failed.append((write, error))
@@ -112,7 +115,9 @@ final class PGSession {
                     drop()
                 }
                 let failure = error as? PostgreSQLError
-                if let failure, attempt < maxAttempts, (failure.connectionLost && !committing) || failure.isTransientConflict {
+                if let failure, attempt < maxAttempts,
+                    (failure.connectionLost && !committing) || failure.isTransientConflict
+                {
                     backoff(attempt)
                     continue
                 }

@@ -14,7 +14,9 @@ public struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConvertib
     /// Whether the connection was unusable afterwards (`CONNECTION_BAD`): it must be dropped and opened again.
     public let connectionLost: Bool
 
-    public init(sqlstate: String?, message: String, detail: String? = nil, sql: String? = nil, connectionLost: Bool = false) {
+    public init(
+        sqlstate: String?, message: String, detail: String? = nil, sql: String? = nil, connectionLost: Bool = false
+    ) {
         self.sqlstate = sqlstate
         self.message = message
         self.detail = detail

@@ -53,8 +53,11 @@ package final class HMSAccessTokens: Sendable {
     ///     fingerprint of the secret, `HMSSharedToken.key`).
     ///   - clock: the wall clock (tokens are compared across nodes); tests pass a movable one.
     ///   - pollInterval: seconds between store reads while another node fetches.
-    init(clientID: String, clientSecret: String, retryAfterFailure: Int = 10, clock: @escaping @Sendable () -> Date = { Date() },
-         pollInterval: Double = 0.1, logger: Logger = .disabled, fetch: @escaping Fetch) {
+    init(
+        clientID: String, clientSecret: String, retryAfterFailure: Int = 10,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        pollInterval: Double = 0.1, logger: Logger = .disabled, fetch: @escaping Fetch
+    ) {
         self.clientID = clientID
         key = HMSSharedToken.key(clientID: clientID, clientSecret: clientSecret)
         self.fetch = fetch
@@ -90,8 +93,11 @@ package final class HMSAccessTokens: Sendable {
     /// for refresh, or it is the one a send saw rejected (`rejecting`: its generation).
     func token(rejecting generation: Int? = nil) async -> Result<HMSAccessToken, HMSTokenError> {
         let now = self.now
-        let outcome = state.withLock { state -> Result<Task<Result<HMSAccessToken, HMSTokenError>, Never>,
-                                                           HMSTokenError>? in
+        let outcome = state.withLock {
+            state -> Result<
+                Task<Result<HMSAccessToken, HMSTokenError>, Never>,
+                HMSTokenError
+            >? in
             state.core.reject(generation: generation)
             switch state.core.need(now: now) {
             case .use: return nil
@@ -127,8 +133,12 @@ package final class HMSAccessTokens: Sendable {
             do {
                 record = try await store.providerToken(teamID: key.teamID, keyID: key.keyID)
             } catch {
-                logger.warning("Reading the stored HMS access token failed", ["client": clientID,
-                                                                             "error": String(describing: error)])
+                logger.warning(
+                    "Reading the stored HMS access token failed",
+                    [
+                        "client": clientID,
+                        "error": String(describing: error),
+                    ])
                 return await fetchAndStore(claim: nil, in: nil)
             }
             let now = self.now
@@ -146,8 +156,12 @@ package final class HMSAccessTokens: Sendable {
                     // Lost: another node claimed or stored first; the next read shows which.
                     if winner == claim.record { return await fetchAndStore(claim: claim, in: store) }
                 } catch {
-                    logger.warning("Claiming the HMS access token fetch failed", ["client": clientID,
-                                                                                 "error": String(describing: error)])
+                    logger.warning(
+                        "Claiming the HMS access token fetch failed",
+                        [
+                            "client": clientID,
+                            "error": String(describing: error),
+                        ])
                     return await fetchAndStore(claim: nil, in: nil)
                 }
             }
@@ -183,8 +197,12 @@ package final class HMSAccessTokens: Sendable {
                     logger.info("Another node stored an HMS access token first", ["client": clientID])
                 }
             } catch {
-                logger.warning("Storing the HMS access token failed", ["client": clientID,
-                                                                      "error": String(describing: error)])
+                logger.warning(
+                    "Storing the HMS access token failed",
+                    [
+                        "client": clientID,
+                        "error": String(describing: error),
+                    ])
             }
         }
         return outcome

@@ -43,16 +43,24 @@ package final class HMSSender: Sendable {
         while base.hasSuffix("/") { base.removeLast() }
         sendURL = try HTTPURL(base + "/v1/\(configuration.appID)/messages:send")
         let tokenURL = try HTTPURL(configuration.oauthURL)
-        let client = try HTTPExchangeClient(configuration: HTTPExchangeConfiguration(
-            name: "hms", connections: 1, streamsPerConnection: 100, http2: true, httpsOnly: true,
-            caFile: configuration.caFile, timeout: .seconds(configuration.requestTimeout)))
+        let client = try HTTPExchangeClient(
+            configuration: HTTPExchangeConfiguration(
+                name: "hms", connections: 1, streamsPerConnection: 100, http2: true, httpsOnly: true,
+                caFile: configuration.caFile, timeout: .seconds(configuration.requestTimeout)))
         self.client = client
-        let form = HMSSenderConfiguration.formBody(clientID: configuration.clientID, clientSecret: configuration.clientSecret)
+        let form = HMSSenderConfiguration.formBody(
+            clientID: configuration.clientID, clientSecret: configuration.clientSecret)
         let logger = configuration.logger
-        accessTokens = HMSAccessTokens(clientID: configuration.clientID, clientSecret: configuration.clientSecret,
-                                       logger: logger) { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
-            let exchange = HTTPExchange(url: tokenURL, headers: ["Content-Type: application/x-www-form-urlencoded",
-                                                                 "Accept: application/json"], body: form)
+        accessTokens = HMSAccessTokens(
+            clientID: configuration.clientID, clientSecret: configuration.clientSecret,
+            logger: logger
+        ) { () async -> Result<(token: String, expiresIn: Double), HMSTokenError> in
+            let exchange = HTTPExchange(
+                url: tokenURL,
+                headers: [
+                    "Content-Type: application/x-www-form-urlencoded",
+                    "Accept: application/json",
+                ], body: form)
             let response: HTTPExchangeResponse
             do throws(HTTPExchangeError) {
                 response = try await client.send(exchange)
@@ -60,7 +68,9 @@ package final class HMSSender: Sendable {
                 return .failure(.unavailable(error.description))
             }
             let result = HMSSenderConfiguration.parseToken(status: response.status, body: response.body)
-            if case .failure(let error) = result { logger.warning("HMS access token not issued", ["error": error.description]) }
+            if case .failure(let error) = result {
+                logger.warning("HMS access token not issued", ["error": error.description])
+            }
             return result
         }
     }
@@ -71,12 +81,15 @@ package final class HMSSender: Sendable {
 
     /// Sends `message` (the publish's `message` object without a target) to `tokens` (at most 1,000) and returns
     /// each token's fate. Never resends a token Huawei accepted.
-    func send(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async -> [String: HMSDelivery] {
+    func send(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async -> [String:
+        HMSDelivery]
+    {
         await sendCounting(tokens: tokens, message: message, deadline: deadline, retries: retries).results
     }
 
     /// `send`, with the number of requests it took (the console's test push shows them as attempts).
-    package func sendCounting(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?) async
+    package func sendCounting(tokens: [String], message: [String: JSONValue], deadline: Date?, retries: RetryScope?)
+        async
         -> (results: [String: HMSDelivery], requests: Int)
     {
         var results: [String: HMSDelivery] = [:]
@@ -99,8 +112,12 @@ package final class HMSSender: Sendable {
             var object = message
             object["token"] = .array(pending.map(JSONValue.string))
             let body = JSONValue.object(["validate_only": .bool(false), "message": .object(object)]).serialized()
-            let exchange = HTTPExchange(url: sendURL, headers: ["Authorization: Bearer \(token.value)",
-                                                                "Content-Type: application/json;charset=utf-8"], body: body)
+            let exchange = HTTPExchange(
+                url: sendURL,
+                headers: [
+                    "Authorization: Bearer \(token.value)",
+                    "Content-Type: application/json;charset=utf-8",
+                ], body: body)
             counters.withLock { $0.requests += 1 }
             requests += 1
             let answer: HMSAnswer
@@ -108,8 +125,9 @@ package final class HMSSender: Sendable {
             do throws(HTTPExchangeError) {
                 let response = try await client.send(exchange)
                 status = response.status
-                answer = HMSAnswer.classify(status: response.status, body: response.body, retryAfter: response.retryAfter)
-            } catch where error.kind == .shutdown {
+                answer = HMSAnswer.classify(
+                    status: response.status, body: response.body, retryAfter: response.retryAfter)
+            } catch  where error.kind == .shutdown {
                 for token in pending { results[token] = .unfinished }
                 pending = []
                 continue
@@ -177,14 +195,17 @@ package struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
     var logger = Logger(label: "hms")
 
     /// Without the secret, for logs.
-    package var description: String { "HMSSenderConfiguration(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)" }
+    package var description: String {
+        "HMSSenderConfiguration(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)"
+    }
 
     /// `grant_type=client_credentials&client_id=…&client_secret=…`, each value form-encoded.
     static func formBody(clientID: String, clientSecret: String) -> [UInt8] {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
-        return Array("grant_type=client_credentials&client_id=\(encode(clientID))&client_secret=\(encode(clientSecret))".utf8)
+        return Array(
+            "grant_type=client_credentials&client_id=\(encode(clientID))&client_secret=\(encode(clientSecret))".utf8)
     }
 
     /// A token answer: 200 with `access_token` and `expires_in`; anything else is a refusal (5xx: unavailable).
@@ -195,8 +216,8 @@ package struct HMSSenderConfiguration: Sendable, CustomStringConvertible {
             return status >= 500 ? .failure(.unavailable(detail)) : .failure(.refused(String(detail.prefix(200))))
         }
         guard let token = object?["access_token"]?.stringValue, !token.isEmpty,
-              token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
-              let expiresIn = object?["expires_in"]?.doubleValue, expiresIn > 0
+            token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
+            let expiresIn = object?["expires_in"]?.doubleValue, expiresIn > 0
         else { return .failure(.refused("the answer lacks access_token or expires_in")) }
         return .success((token, expiresIn))
     }

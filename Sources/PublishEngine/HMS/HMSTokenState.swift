@@ -19,7 +19,9 @@ package enum HMSSharedToken: Sendable, Equatable {
     /// HMAC-SHA256 of the secret under a fixed label, which tells secrets apart without storing anything that helps
     /// to guess one.
     static func key(clientID: String, clientSecret: String) -> (teamID: String, keyID: String) {
-        let mac = (try? HS256.authenticationCode(Array(clientSecret.utf8), key: Array("push-server hms client secret".utf8))) ?? []
+        let mac =
+            (try? HS256.authenticationCode(Array(clientSecret.utf8), key: Array("push-server hms client secret".utf8)))
+            ?? []
         return ("hms:\(clientID)", "oauth-" + mac.prefix(8).map { String(format: "%02x", $0) }.joined())
     }
 
@@ -124,7 +126,9 @@ package struct HMSTokenState: Sendable {
 
     func need(now: Int) -> Need {
         if let current, now < current.refreshAt { return .use(current) }
-        if let failure = lastFailure, now - failure.at < retryAfterFailure, now >= failure.at { return .fail(failure.error) }
+        if let failure = lastFailure, now - failure.at < retryAfterFailure, now >= failure.at {
+            return .fail(failure.error)
+        }
         return .consultStore
     }
 
@@ -132,10 +136,11 @@ package struct HMSTokenState: Sendable {
     func next(stored: HMSSharedToken?, now: Int) -> Step {
         switch stored {
         case .token(let value, let issuedAt, let lifetime)
-            where now < Self.refreshAt(issuedAt: issuedAt, lifetime: lifetime) && value != rejected
-                && issuedAt <= now + 60:  // a minute of clock skew between nodes
+        where now < Self.refreshAt(issuedAt: issuedAt, lifetime: lifetime) && value != rejected
+            && issuedAt <= now + 60:  // a minute of clock skew between nodes
             return .adopt(stored!)
-        case .claim(let owner, let since) where owner != self.owner && now < since + Self.claimSeconds && since <= now + 60:
+        case .claim(let owner, let since)
+        where owner != self.owner && now < since + Self.claimSeconds && since <= now + 60:
             return .wait(until: since + Self.claimSeconds)
         default:
             return .claim(.claim(owner: owner, since: now))

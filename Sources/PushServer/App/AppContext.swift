@@ -49,9 +49,10 @@ public final class AppContext: Sendable {
         liveNodes: Locked<Int> = Locked(1), beamsForwardQueued: @escaping @Sendable () -> Void = {},
         tracer: Tracer = .disabled
     ) {
-        self.init(config: config, store: store, metrics: metrics, logger: logger, now: now,
-                  publishEnqueued: publishEnqueued, cancelRun: cancelRun, liveNodes: liveNodes,
-                  beamsForwardQueued: beamsForwardQueued, tracer: tracer, instanceSync: nil)
+        self.init(
+            config: config, store: store, metrics: metrics, logger: logger, now: now,
+            publishEnqueued: publishEnqueued, cancelRun: cancelRun, liveNodes: liveNodes,
+            beamsForwardQueued: beamsForwardQueued, tracer: tracer, instanceSync: nil)
     }
 
     /// - Parameter instanceSync: what keeps the served instances current; nil: one of its own over `store`, never
@@ -66,13 +67,15 @@ public final class AppContext: Sendable {
         self.config = config
         // SHA-256 of a text cannot fail short of a broken OpenSSL; then rolling the Beams secret is refused.
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
-        let sync = instanceSync ?? InstanceSync(
-            store: store, directory: InstanceDirectory(configs: config.instances), seal: seal, senders: nil,
-            providerTokens: nil, policy: config.webhooks.policy, environment: ProcessInfo.processInfo.environment,
-            validateKey: { APNsKeyCheck.problem($0) }, configInstances: config.instances,
-            // Unfingerprinted, as the directory's entries: a refresh keeps them (this sync builds no senders).
-            fingerprints: [:], logger: logger.named("instances"), metrics: metrics,
-            pollInterval: .seconds(1))
+        let sync =
+            instanceSync
+            ?? InstanceSync(
+                store: store, directory: InstanceDirectory(configs: config.instances), seal: seal, senders: nil,
+                providerTokens: nil, policy: config.webhooks.policy, environment: ProcessInfo.processInfo.environment,
+                validateKey: { APNsKeyCheck.problem($0) }, configInstances: config.instances,
+                // Unfingerprinted, as the directory's entries: a refresh keeps them (this sync builds no senders).
+                fingerprints: [:], logger: logger.named("instances"), metrics: metrics,
+                pollInterval: .seconds(1))
         self.instanceSync = sync
         self.directory = sync.directory
         self.store = store
@@ -89,10 +92,11 @@ public final class AppContext: Sendable {
 
     /// What `instance`'s publishes may ask for in `x_delivery`.
     func deliveryLimits(_ instance: InstanceConfig) -> DeliveryOptions.Limits {
-        DeliveryOptions.Limits(maxScheduleDays: config.engine.maxScheduleDays,
-                               defaultTimeZone: instance.delivery.defaultTimeZone,
-                               defaultThrottlePerMinute: instance.delivery.defaultThrottlePerMinute,
-                               maxThrottlePerMinute: instance.delivery.maxThrottlePerMinute)
+        DeliveryOptions.Limits(
+            maxScheduleDays: config.engine.maxScheduleDays,
+            defaultTimeZone: instance.delivery.defaultTimeZone,
+            defaultThrottlePerMinute: instance.delivery.defaultThrottlePerMinute,
+            maxThrottlePerMinute: instance.delivery.maxThrottlePerMinute)
     }
 
     /// The device APIs' role of the store: devices, interests, users.
@@ -129,7 +133,8 @@ public final class AppContext: Sendable {
         do {
             snapshot = try await keys.snapshot(instance)
         } catch {
-            logger.warning("Keys cannot be read: request refused", ["instance": instance.id, "error": error.underlying])
+            logger.warning(
+                "Keys cannot be read: request refused", ["instance": instance.id, "error": error.underlying])
             throw .storeUnavailable
         }
         return try settle(request, instance, scope, snapshot, client: client)
@@ -161,10 +166,12 @@ public final class AppContext: Sendable {
         client: String
     ) throws(BeamsError) -> Credential {
         let presented = BearerToken.parse(request.headers.first("authorization") ?? "")
-        let verdict = presented.map {
-            KeyVerdict.judge($0, required: scope, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
-                             beamsScopes: instance.beamsSecretScopes, now: now())
-        } ?? .unknown
+        let verdict =
+            presented.map {
+                KeyVerdict.judge(
+                    $0, required: scope, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
+                    beamsScopes: instance.beamsSecretScopes, now: now())
+            } ?? .unknown
         switch verdict {
         case .allowed(let credential):
             if let id = credential.keyID { keys.noteUse(instance, keyID: id) }
@@ -174,8 +181,9 @@ public final class AppContext: Sendable {
         case .unknown, .revoked, .expired, .notYetValid:
             switch limiters.authFailures?.recordFailure(client) {
             case .limited?:
-                logger.warning("Address locked out after repeated wrong secret keys",
-                               ["client": client, "instance": instance.id, "request": request.requestID])
+                logger.warning(
+                    "Address locked out after repeated wrong secret keys",
+                    ["client": client, "instance": instance.id, "request": request.requestID])
             case .untracked?:
                 metrics.increment(.rateLimitUntracked)
             case .allowed?, nil:
@@ -200,8 +208,9 @@ public final class AppContext: Sendable {
         var firstError: BeamsError?
         for accepted in secrets {
             do {
-                return try BeamsUserToken.verify(authorization: authorization, instanceID: instance.id,
-                                                 secret: accepted.secret, now: now)
+                return try BeamsUserToken.verify(
+                    authorization: authorization, instanceID: instance.id,
+                    secret: accepted.secret, now: now)
             } catch {
                 firstError = firstError ?? error
             }
@@ -211,8 +220,9 @@ public final class AppContext: Sendable {
 
     /// The secret-key APIs' rate limit (Beams: 100 requests per second per instance). - Throws: 429.
     func checkRateLimit(_ instance: InstanceConfig) throws(BeamsError) {
-        try limit(limiters.secretAPI, instance.id.lowercased(), cost: limiters.instanceCost(limiters.secretAPI),
-                  label: "instance")
+        try limit(
+            limiters.secretAPI, instance.id.lowercased(), cost: limiters.instanceCost(limiters.secretAPI),
+            label: "instance")
     }
 
     /// A JSON-object body. - Throws: 400 "Failed to read body as a JSON object".
@@ -230,7 +240,9 @@ public final class AppContext: Sendable {
             if missingAllowed { return }
             throw .invalidContentType
         }
-        let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let media = type.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
         guard media == "application/json" else { throw .invalidContentType }
     }
 }

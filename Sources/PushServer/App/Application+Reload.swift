@@ -1,8 +1,8 @@
-import Observability
 import BeamsModel
 import Foundation
 import Locking
 import Logging
+import Observability
 
 extension Application {
     /// Re-reads the config file (SIGHUP; docs/OPERATIONS.md, "Reloading the config file"). The whole file is read
@@ -23,8 +23,9 @@ extension Application {
             guard exposure.errors.isEmpty else { throw ConfigError(issues: exposure.errors) }
         } catch {
             for issue in error.issues where issue.severity == .error {
-                logger.error("Config reload refused; the running config stays",
-                             ["field": issue.path, "problem": issue.message])
+                logger.error(
+                    "Config reload refused; the running config stays",
+                    ["field": issue.path, "problem": issue.message])
             }
             metrics.set(.configReloadSuccess, to: 0)
             return false
@@ -34,8 +35,9 @@ extension Application {
         }
         let running = context.config
         for section in Self.restartOnlyChanges(running, loaded) {
-            logger.warning("Config reload: this section changed but takes effect only after a restart",
-                           ["section": section])
+            logger.warning(
+                "Config reload: this section changed but takes effect only after a restart",
+                ["section": section])
         }
         // Each reload rebuilds the file's instances' senders (a replaced key file keeps its path), once.
         let generation = reloads.withLock { count -> Int in
@@ -47,8 +49,9 @@ extension Application {
             try await instanceSync.replaceConfigInstances(loaded.instances, fingerprints: fingerprints)
         } catch {
             // The file's instances are installed at the next refresh that reads the store.
-            logger.warning("Config reload: the store could not be read; the file's instances are applied once it answers",
-                           ["error": "\(error)"])
+            logger.warning(
+                "Config reload: the store could not be read; the file's instances are applied once it answers",
+                ["error": "\(error)"])
         }
         metrics.set(.configReloadSuccess, to: 1)
         logger.notice("Config reloaded", ["path": path, "instances": String(loaded.instances.count)])

@@ -30,7 +30,9 @@ extension Application {
         case .postgresql:
             guard let settings = storage.postgresql else {
                 // Config loading refuses this; a config built in code may not have.
-                throw ConfigError(issues: [ConfigIssue("storage.postgresql", "is required when storage.backend is \"postgresql\"")])
+                throw ConfigError(issues: [
+                    ConfigIssue("storage.postgresql", "is required when storage.backend is \"postgresql\"")
+                ])
             }
             var configuration = PostgreSQLPushStore.Configuration(connectionString: settings.connectionString)
             configuration.poolSize = settings.poolSize

@@ -1,5 +1,5 @@
-import BeamsModel
 import APNsClient
+import BeamsModel
 import Foundation
 import HTTPClient
 import HTTPServer
@@ -54,7 +54,9 @@ public final class Application: Sendable {
     ///   - gracePeriod: how long the engine's drain may take (half for answers in flight, half for the APNs client).
     ///   - stopLast: services run with the others and stopped after them (the systemd watchdog).
     /// - Throws: a store or key error, described for the operator.
-    public init(config: ServerConfig, logger: Logger, gracePeriod: Duration = .seconds(20), stopLast: [any Service] = []) async throws {
+    public init(
+        config: ServerConfig, logger: Logger, gracePeriod: Duration = .seconds(20), stopLast: [any Service] = []
+    ) async throws {
         self.logger = logger
         let metrics = Metrics()
         Self.declareMetrics(metrics)
@@ -69,8 +71,9 @@ public final class Application: Sendable {
         let instances = try config.instances.map { try InstanceRuntime(config: $0, senders: senders) }
         let directory = InstanceDirectory(runtimes: instances, fingerprints: config.instanceFingerprints)
         self.directory = directory
-        let tracing = try TracingExport.make(config.tracing, nodeID: config.engine.nodeID ?? PublishEngine.Settings().workerID,
-                                             metrics: metrics, logger: logger.named("tracing"))
+        let tracing = try TracingExport.make(
+            config.tracing, nodeID: config.engine.nodeID ?? PublishEngine.Settings().workerID,
+            metrics: metrics, logger: logger.named("tracing"))
         self.tracing = tracing
         let tracer = tracing?.pipeline.tracer ?? .disabled
 
@@ -78,8 +81,9 @@ public final class Application: Sendable {
             logInterval: TimeInterval(config.storage.outageLogIntervalSeconds),
             retryAfterSeconds: config.storage.outageRetryAfterSeconds, metrics: metrics, logger: logger.named("store"))
         self.storeHealth = storeHealth
-        let store = try await Self.openStore(config.storage, nodeID: config.engine.nodeID, logger: logger.named("store"),
-                                             healthEvents: { storeHealth.record($0) })
+        let store = try await Self.openStore(
+            config.storage, nodeID: config.engine.nodeID, logger: logger.named("store"),
+            healthEvents: { storeHealth.record($0) })
 
         // One HMS OAuth token per client for every node on this database and across restarts (Huawei blocks an app
         // asking for more than 1,000 tokens in 5 minutes).
@@ -87,22 +91,27 @@ public final class Application: Sendable {
 
         // One provider token per APNs key for the whole process: device pools (sandbox and production) and
         // broadcast calls share these managers, so Apple's per-key refresh floor is met here, not through the store.
-        let tokenManagers = ProviderTokenManagers(store: PushStoreProviderTokens(store: store),
-                                                  logger: logger.named("apns"))
-        apns = try APNsClient(configuration: APNsClientConfiguration(
-            connectionsPerPool: config.apns.connectionsPerPool, streamsPerConnection: config.apns.streamsPerConnection,
-            requestTimeout: Double(config.apns.requestTimeoutSeconds),
-            retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
-            tokenManagers: tokenManagers, logger: logger.named("apns")))
-        webhooks = WebhookOutbox(store: store, client: try HTTPExchangeClient(configuration: config.webhooks.client),
-                                 metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler,
-                                 tracer: tracer)
-        janitor = RetentionJanitor(store: store, retentionDays: config.storage.retentionDays,
-                                   undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
-                                   logger: logger.named("store"), liveActivities: store, invalidations: store,
-                                   invalidationRetentionDays: config.storage.invalidationRetentionDays,
-                                   invalidationsPerInstance: config.storage.invalidationsPerInstance,
-                                   audit: store, auditRetentionDays: config.storage.auditRetentionDays)
+        let tokenManagers = ProviderTokenManagers(
+            store: PushStoreProviderTokens(store: store),
+            logger: logger.named("apns"))
+        apns = try APNsClient(
+            configuration: APNsClientConfiguration(
+                connectionsPerPool: config.apns.connectionsPerPool,
+                streamsPerConnection: config.apns.streamsPerConnection,
+                requestTimeout: Double(config.apns.requestTimeoutSeconds),
+                retryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
+                tokenManagers: tokenManagers, logger: logger.named("apns")))
+        webhooks = WebhookOutbox(
+            store: store, client: try HTTPExchangeClient(configuration: config.webhooks.client),
+            metrics: metrics, logger: logger.named("webhooks"), settings: config.webhooks.scheduler,
+            tracer: tracer)
+        janitor = RetentionJanitor(
+            store: store, retentionDays: config.storage.retentionDays,
+            undeliveredDeviceDays: config.storage.undeliveredDeviceDays,
+            logger: logger.named("store"), liveActivities: store, invalidations: store,
+            invalidationRetentionDays: config.storage.invalidationRetentionDays,
+            invalidationsPerInstance: config.storage.invalidationsPerInstance,
+            audit: store, auditRetentionDays: config.storage.auditRetentionDays)
         var broadcastConfiguration = APNsBroadcastClient.Configuration()
         broadcastConfiguration.timeout = .seconds(config.apns.requestTimeoutSeconds)
         broadcastConfiguration.tokenManagers = tokenManagers
@@ -121,16 +130,18 @@ public final class Application: Sendable {
         if let nodeID = config.engine.nodeID { settings.workerID = nodeID }
         let liveNodes = Locked(1)
         settings.liveNodesChanged = { count in liveNodes.withLock { $0 = count } }
-        let engine = PublishEngine(store: store, apns: apns, instances: instances, settings: settings,
-                                   metrics: metrics, logger: logger.named("engine"), webhooks: webhooks,
-                                   broadcaster: broadcaster,
-                                   broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
-                                   directory: directory)
+        let engine = PublishEngine(
+            store: store, apns: apns, instances: instances, settings: settings,
+            metrics: metrics, logger: logger.named("engine"), webhooks: webhooks,
+            broadcaster: broadcaster,
+            broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: config.apns.maxAttempts),
+            directory: directory)
         self.engine = engine
         // Per-instance budgets, weights and the console's chart follow the served set.
         directory.observe { [engine] snapshot in engine.follow(snapshot.entries.values.map(\.config)) }
         let instanceSync = InstanceSync(
-            store: store, directory: directory, seal: config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) },
+            store: store, directory: directory,
+            seal: config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) },
             senders: senders, providerTokens: store, policy: config.webhooks.policy,
             environment: ProcessInfo.processInfo.environment, validateKey: { APNsKeyCheck.problem($0) },
             configInstances: config.instances, fingerprints: config.instanceFingerprints,
@@ -142,23 +153,29 @@ public final class Application: Sendable {
         // Runs whenever the backend keeps the outbox: an instance with `beamsBridge` may come at run time or with a
         // reload (idle, it reads the outbox's next due time and sleeps until a forward is queued).
         let bridge = (store as? any BeamsForwardQueue).map {
-            BeamsBridge(store: $0, publishes: store, instance: { directory.config($0) }, metrics: metrics,
-                        logger: logger.named("beams-bridge"))
+            BeamsBridge(
+                store: $0, publishes: store, instance: { directory.config($0) }, metrics: metrics,
+                logger: logger.named("beams-bridge"))
         }
         if let bridge { directory.observe { _ in bridge.instancesChanged() } }
         if config.instances.contains(where: { $0.beamsBridge != nil }) { metrics.declare(.beamsBridge) }
         beamsBridge = bridge
-        context = AppContext(config: config, store: store, metrics: metrics, logger: logger.named("api"),
-                             now: { Date() }, publishEnqueued: { engine.wake(); bridge?.forwardQueued() },
-                             cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
-                             beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer,
-                             instanceSync: instanceSync)
+        context = AppContext(
+            config: config, store: store, metrics: metrics, logger: logger.named("api"),
+            now: { Date() },
+            publishEnqueued: {
+                engine.wake(); bridge?.forwardQueued()
+            },
+            cancelRun: { await engine.cancel($0) }, liveNodes: liveNodes,
+            beamsForwardQueued: { bridge?.forwardQueued() }, tracer: tracer,
+            instanceSync: instanceSync)
         // Stored instances are served from the first request.
         do {
             try await instanceSync.refresh()
         } catch {
-            logger.warning("Stored instances could not be read at start; they are served once the store answers",
-                           ["error": "\(error)"])
+            logger.warning(
+                "Stored instances could not be read at start; they are served once the store answers",
+                ["error": "\(error)"])
         }
         // Read every instance's keys once now, so the first requests (and the import route's admission check,
         // which cannot wait for the store) find them.
@@ -183,17 +200,20 @@ public final class Application: Sendable {
         ServerAdminAPI(app: context).register(into: &router)
         ChannelAPI(app: context, instances: directory, broadcaster: broadcaster).register(into: &router)
         let draining = Locked(false)
-        let ops = OpsAPI(app: context, directory: directory, apns: apns, apnsHealth: engine.apnsHealth,
-                         storeHealth: storeHealth,
-                         access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
-                         draining: { draining.withLock { $0 } },
-                         nodes: store.sharding.map {
-                             SharedNodes(store: $0, selfID: settings.workerID, liveWithin: settings.nodeLiveWindow)
-                         })
+        let ops = OpsAPI(
+            app: context, directory: directory, apns: apns, apnsHealth: engine.apnsHealth,
+            storeHealth: storeHealth,
+            access: OpsAccess(token: config.ops.token, hasOpsListener: config.ops.listen != nil),
+            draining: { draining.withLock { $0 } },
+            nodes: store.sharding.map {
+                SharedNodes(store: $0, selfID: settings.workerID, liveWithin: settings.nodeLiveWindow)
+            })
         ops.register(into: &router, on: .main)
         if config.console.enabled {
-            ConsoleAPI(app: context, instances: directory, apns: apns, apnsHealth: engine.apnsHealth,
-                       activity: engine.activity, budgets: engine.budgets).register(into: &router)
+            ConsoleAPI(
+                app: context, instances: directory, apns: apns, apnsHealth: engine.apnsHealth,
+                activity: engine.activity, budgets: engine.budgets
+            ).register(into: &router)
         }
 
         var limits = HTTPLimits()
@@ -204,8 +224,10 @@ public final class Application: Sendable {
         limits.maxConnectionsPerAddress = config.limits.maxConnectionsPerAddress
         limits.maxBodyBytesInFlight = config.limits.maxBodyBytesInFlight
         // Never longer than the idle timeout itself.
-        limits.idleTimeoutUnderPressure = .seconds(min(config.limits.idleTimeoutUnderPressureSeconds,
-                                                       config.limits.idleTimeoutSeconds))
+        limits.idleTimeoutUnderPressure = .seconds(
+            min(
+                config.limits.idleTimeoutUnderPressureSeconds,
+                config.limits.idleTimeoutSeconds))
         // A reverse proxy carries many clients: exempt from the per-address connection limit.
         limits.connectionLimitExemptAddresses = config.limits.trustedProxies
         limits.headerReadTimeout = .seconds(config.limits.headerTimeoutSeconds)
@@ -225,14 +247,16 @@ public final class Application: Sendable {
         let errorResponse: @Sendable (any Error) -> HTTPResponse? = { error in
             (error as? StoreUnavailableError).map(storeHealth.response(for:))
         }
-        http = HTTPServer(configuration: httpConfig, router: router, logger: logger.named("http"),
-                          onRequestsCompleted: recordRequests, errorResponse: errorResponse)
+        http = HTTPServer(
+            configuration: httpConfig, router: router, logger: logger.named("http"),
+            onRequestsCompleted: recordRequests, errorResponse: errorResponse)
         opsHTTP = config.ops.listen.map { endpoint in
             var opsRouter = Router()
             ops.register(into: &opsRouter, on: .ops)
             return HTTPServer(
-                configuration: HTTPServerConfiguration(host: endpoint.host, port: endpoint.port, eventLoopCount: 1,
-                                                       limits: limits),
+                configuration: HTTPServerConfiguration(
+                    host: endpoint.host, port: endpoint.port, eventLoopCount: 1,
+                    limits: limits),
                 router: opsRouter, logger: logger.named("ops-http"), onRequestsCompleted: recordRequests,
                 errorResponse: errorResponse)
         }
@@ -271,24 +295,27 @@ public final class Application: Sendable {
         let certificateWatch = CertificateExpiryWatch(instances: { directory.runtimes }, logger: logger.named("apns"))
         directory.observe { _ in certificateWatch.follow() }
         let quotaWatch = (store as? any QuotaUsageReading).map {
-            QuotaWatch(store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
-                       metrics: metrics, logger: logger.named("quotas"))
+            QuotaWatch(
+                store: $0, instances: { directory.configs }, watchAlways: !config.admin.keys.isEmpty,
+                metrics: metrics, logger: logger.named("quotas"))
         }
-        let running: [any Service] = [
-            http,
-            engine,
-            instanceSync,
-            InvalidationNotifier(store: store, lookup: { directory.config($0) }, logger: logger.named("webhooks")) {
-                [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
-            },
-            webhooks,
-        ] + (bridge.map { [$0] } ?? []) + [
-            janitor,
-            StoreWatchdog(health: storeHealth, store: store),
-        ] + (tracing.map { [$0] } ?? []) + [certificateWatch]
+        let running: [any Service] =
+            [
+                http,
+                engine,
+                instanceSync,
+                InvalidationNotifier(store: store, lookup: { directory.config($0) }, logger: logger.named("webhooks")) {
+                    [webhooks] instance, event in await webhooks.deviceInvalidated(instance, event)
+                },
+                webhooks,
+            ] + (bridge.map { [$0] } ?? []) + [
+                janitor,
+                StoreWatchdog(health: storeHealth, store: store),
+            ] + (tracing.map { [$0] } ?? []) + [certificateWatch]
             + (quotaWatch.flatMap { $0.isWatching ? [$0] : nil } ?? []) + (opsHTTP.map { [$0] } ?? []) + stopLast
-        services = ServiceGroup(services: running, gracePeriod: max(.zero, gracePeriod) + Self.drainMargin,
-                                logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
+        services = ServiceGroup(
+            services: running, gracePeriod: max(.zero, gracePeriod) + Self.drainMargin,
+            logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
 
     static func declareMetrics(_ metrics: Metrics) {
@@ -336,16 +363,22 @@ public final class Application: Sendable {
     public func start() throws -> Int {
         if let opsHTTP {
             let port = try opsHTTP.start()
-            logger.info("Ops listener serving /health, /ready and /metrics",
-                        ["host": opsHTTP.configuration.host, "port": String(port)])
+            logger.info(
+                "Ops listener serving /health, /ready and /metrics",
+                ["host": opsHTTP.configuration.host, "port": String(port)])
         }
         let port = try http.start()
-        logger.info("Listening", ["host": context.config.listen.host, "port": String(port),
-                                  "tls": String(context.config.listen.tls != nil), "version": BuildInfo.version,
-                                  "commit": BuildInfo.commit])
+        logger.info(
+            "Listening",
+            [
+                "host": context.config.listen.host, "port": String(port),
+                "tls": String(context.config.listen.tls != nil), "version": BuildInfo.version,
+                "commit": BuildInfo.commit,
+            ])
         for instance in directory.runtimes where instance.credentials == nil {
-            logger.warning("Instance has no APNs credentials: deliveries are recorded as not sent",
-                           ["instance": instance.config.id])
+            logger.warning(
+                "Instance has no APNs credentials: deliveries are recorded as not sent",
+                ["instance": instance.config.id])
         }
         return port
     }

@@ -24,20 +24,28 @@ final class Limiters: Sendable {
     /// Nodes sharing the per-instance limits, this one included (1 without a shared database).
     let liveNodes: Locked<Int>
 
-    init(_ limits: ServerConfig.Limits, liveNodes: Locked<Int> = Locked(1),
-         clock: @escaping MonotonicSeconds = monotonicSeconds) {
+    init(
+        _ limits: ServerConfig.Limits, liveNodes: Locked<Int> = Locked(1),
+        clock: @escaping MonotonicSeconds = monotonicSeconds
+    ) {
         self.liveNodes = liveNodes
         let keys = limits.maxTrackedClients
         secretAPI = RateLimiter(perSecond: limits.requestsPerSecondPerInstance, clock: clock)
-        perAddress = limits.ipRequestsPerSecond > 0
-            ? RateLimiter(perSecond: limits.ipRequestsPerSecond, burst: limits.ipBurst, maxKeys: keys, clock: clock) : nil
-        deviceAPI = limits.deviceRequestsPerSecondPerInstance > 0
+        perAddress =
+            limits.ipRequestsPerSecond > 0
+            ? RateLimiter(perSecond: limits.ipRequestsPerSecond, burst: limits.ipBurst, maxKeys: keys, clock: clock)
+            : nil
+        deviceAPI =
+            limits.deviceRequestsPerSecondPerInstance > 0
             ? RateLimiter(perSecond: limits.deviceRequestsPerSecondPerInstance, clock: clock) : nil
-        reporting = limits.reportsPerSecondPerInstance > 0
+        reporting =
+            limits.reportsPerSecondPerInstance > 0
             ? RateLimiter(perSecond: limits.reportsPerSecondPerInstance, clock: clock) : nil
-        authFailures = limits.authFailuresPerIP > 0
-            ? FailureThrottle(maxFailures: limits.authFailuresPerIP, windowSeconds: limits.authFailureWindowSeconds,
-                              lockoutSeconds: limits.authLockoutSeconds, maxKeys: keys, clock: clock) : nil
+        authFailures =
+            limits.authFailuresPerIP > 0
+            ? FailureThrottle(
+                maxFailures: limits.authFailuresPerIP, windowSeconds: limits.authFailureWindowSeconds,
+                lockoutSeconds: limits.authLockoutSeconds, maxKeys: keys, clock: clock) : nil
         trustedProxies = Set(limits.trustedProxies.compactMap(ClientAddress.canonical))
     }
 

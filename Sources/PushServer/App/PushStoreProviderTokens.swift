@@ -46,7 +46,7 @@ struct PushStoreProviderTokens: ProviderTokenStore {
             outcome.update { $0 = result }
         }
         guard await outcome.wait(until: { $0 != nil }, timeout: timeout),
-              let result = outcome.read({ $0 })
+            let result = outcome.read({ $0 })
         else { throw TimedOut() }
         return try result.get()
     }

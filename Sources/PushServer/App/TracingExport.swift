@@ -28,10 +28,15 @@ struct TracingExport: Service {
             failure: { metrics.increment(.otlpExportFailures, ["reason": $0]) },
             retry: { metrics.increment(.otlpExportRetries, ["reason": $0]) })
         let resource = [Attribute("service.version", BuildInfo.version), Attribute("service.instance.id", nodeID)]
-        let pipeline = try TracingPipeline(configuration: configuration, version: BuildInfo.version, resource: resource,
-                                           counters: counters, logger: logger)
-        logger.info("Exporting traces", ["endpoint": configuration.endpoint.redacted,
-                                         "sampler": "\(configuration.sampler)", "node": nodeID])
+        let pipeline = try TracingPipeline(
+            configuration: configuration, version: BuildInfo.version, resource: resource,
+            counters: counters, logger: logger)
+        logger.info(
+            "Exporting traces",
+            [
+                "endpoint": configuration.endpoint.redacted,
+                "sampler": "\(configuration.sampler)", "node": nodeID,
+            ])
         return TracingExport(pipeline: pipeline)
     }
 

@@ -23,15 +23,17 @@ struct AuditAPI: Sendable {
         let action = request.queryValue("action").flatMap { $0.isEmpty ? nil : $0 }
         let entries: [AuditEntry]
         do {
-            entries = try await app.store.auditEntries(instanceID: instance.id, action: action, after: page.since,
-                                                       limit: page.limit)
+            entries = try await app.store.auditEntries(
+                instanceID: instance.id, action: action, after: page.since,
+                limit: page.limit)
         } catch {
             throw BeamsError.storeUnavailable
         }
-        return .json(.object([
-            "entries": .array(entries.map(Self.render)),
-            "next": entries.count == page.limit ? .string(String(entries.last?.seq ?? page.since)) : .null,
-        ]))
+        return .json(
+            .object([
+                "entries": .array(entries.map(Self.render)),
+                "next": entries.count == page.limit ? .string(String(entries.last?.seq ?? page.since)) : .null,
+            ]))
     }
 
     static func render(_ entry: AuditEntry) -> JSONValue {

@@ -38,7 +38,8 @@ public struct AuditActor: Sendable, Equatable {
     public func entry(_ instanceID: String, _ action: String, _ target: String, at: Date, outcome: String = "success")
         -> AuditEntry
     {
-        AuditEntry(at: at, instanceID: instanceID, actor: actor, source: source, action: action, target: target,
-                   outcome: outcome, requestID: requestID)
+        AuditEntry(
+            at: at, instanceID: instanceID, actor: actor, source: source, action: action, target: target,
+            outcome: outcome, requestID: requestID)
     }
 }

@@ -22,7 +22,10 @@ struct AdminAPI: Sendable {
 
     func device(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try await authorized(request)
-        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: request.parameters["device"] ?? "") else {
+        guard
+            let device = try await app.deviceRegistry.device(
+                instanceID: instance.id, id: request.parameters["device"] ?? "")
+        else {
             throw BeamsError.deviceNotFound
         }
         return .json(try await render(device, withInterests: true))
@@ -42,7 +45,9 @@ struct AdminAPI: Sendable {
         case .web, .unifiedpush: token = try DeviceToken.subscriptionLookupKey(raw)
         case .fcm, .hms: token = raw
         }
-        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, platform: platform, token: token) else {
+        guard
+            let device = try await app.deviceRegistry.device(instanceID: instance.id, platform: platform, token: token)
+        else {
             throw BeamsError(404, "Device not found", "No device with this token is registered")
         }
         return .json(try await render(device, withInterests: true))
@@ -94,7 +99,9 @@ struct AdminAPI: Sendable {
             } ?? .null,
         ]
         if withInterests,
-           let page = try await app.deviceRegistry.interests(instanceID: device.instanceID, deviceID: device.id, limit: 100, cursor: nil) {
+            let page = try await app.deviceRegistry.interests(
+                instanceID: device.instanceID, deviceID: device.id, limit: 100, cursor: nil)
+        {
             object["interests"] = .array(page.interests.map(JSONValue.string))
             object["moreInterests"] = .bool(page.nextCursor != nil)
         }

@@ -16,10 +16,13 @@ extension BodyLimit {
     /// 400, never 413: the iOS SDK retries any status but 400/401/403/404 forever.
     static func beams(maxKiB: Int) -> BodyLimit {
         let error = BeamsError.bodyTooLarge(maxKiB: maxKiB)
-        return BodyLimit(maxBytes: maxKiB * 1024, error: HTTPError(.badRequest, title: error.title, detail: error.detail))
+        return BodyLimit(
+            maxBytes: maxKiB * 1024, error: HTTPError(.badRequest, title: error.title, detail: error.detail))
     }
 
     /// For routes that take no body: any body byte is a 400.
-    static let noBody = BodyLimit(maxBytes: 0, error: HTTPError(
-        .badRequest, title: BeamsError.unexpectedBody.title, detail: BeamsError.unexpectedBody.detail))
+    static let noBody = BodyLimit(
+        maxBytes: 0,
+        error: HTTPError(
+            .badRequest, title: BeamsError.unexpectedBody.title, detail: BeamsError.unexpectedBody.detail))
 }

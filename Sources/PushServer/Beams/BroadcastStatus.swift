@@ -1,6 +1,6 @@
 import JSON
-import PushStore
 import PublishEngine
+import PushStore
 
 /// The `broadcast` object of a broadcast publish's status: totals and each channel's outcome, read back from the
 /// counters `BroadcastFeeder` records.

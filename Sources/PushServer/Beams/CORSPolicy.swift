@@ -31,7 +31,9 @@ struct CORSPolicy: Sendable {
             // The answer depends on the Origin header: caches must key on it.
             response.headers.replaceOrAdd("Vary", "Origin")
             // Only a configured value is ever echoed, never the client's bytes.
-            if let origin = request.headers.first("origin")?.lowercased(), let match = allowed.first(where: { $0 == origin }) {
+            if let origin = request.headers.first("origin")?.lowercased(),
+                let match = allowed.first(where: { $0 == origin })
+            {
                 response.headers.replaceOrAdd("Access-Control-Allow-Origin", match)
             } else {
                 response.headers.remove("Access-Control-Allow-Origin")
@@ -45,7 +47,9 @@ struct CORSPolicy: Sendable {
     /// `POST` is a "simple" request that the browser sends without a preflight, so the write would happen anyway.
     /// Native SDKs send no `Origin` and pass; so does every request to an instance that allows any origin.
     static func checkOrigin(_ request: HTTPRequest, _ instance: InstanceConfig) throws(BeamsError) {
-        guard case .only(let allowed) = instance.allowedOrigins, let origin = request.headers.first("origin") else { return }
+        guard case .only(let allowed) = instance.allowedOrigins, let origin = request.headers.first("origin") else {
+            return
+        }
         let lowered = origin.lowercased()
         guard allowed.contains(where: { $0 == lowered }) else { throw .originNotAllowed }
     }

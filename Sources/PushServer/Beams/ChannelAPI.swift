@@ -54,8 +54,10 @@ struct ChannelAPI: Sendable {
         var policy = APNsMessageStoragePolicy.noMessageStored
         if let value = object["messageStoragePolicy"], !value.isNull {
             guard case .int(let int) = value, let parsed = APNsMessageStoragePolicy(rawValue: int) else {
-                throw BeamsError.schema("messageStoragePolicy",
-                                        "messageStoragePolicy must be one of the following: 0 (no message stored), 1 (most recent message stored)")
+                throw BeamsError.schema(
+                    "messageStoragePolicy",
+                    "messageStoragePolicy must be one of the following: 0 (no message stored), 1 (most recent message stored)"
+                )
             }
             policy = parsed
         }
@@ -63,8 +65,12 @@ struct ChannelAPI: Sendable {
         guard let id = response.createdChannel else {
             throw BeamsError(502, "Bad Gateway", "APNs created a channel but sent no valid apns-channel-id header")
         }
-        app.logger.info("Broadcast channel created", ["instance": instance.id, "channel": id.rawValue,
-                                                      "policy": String(policy.rawValue), "request": request.requestID])
+        app.logger.info(
+            "Broadcast channel created",
+            [
+                "instance": instance.id, "channel": id.rawValue,
+                "policy": String(policy.rawValue), "request": request.requestID,
+            ])
         return .json(Self.render(id, policy: policy), status: .created)
     }
 
@@ -93,8 +99,12 @@ struct ChannelAPI: Sendable {
         let (instance, target) = try await authorize(request, .publish)
         let id = try channelID(request)
         _ = try await call(.delete(id), target, request)
-        app.logger.info("Broadcast channel deleted", ["instance": instance.id, "channel": id.rawValue,
-                                                      "request": request.requestID])
+        app.logger.info(
+            "Broadcast channel deleted",
+            [
+                "instance": instance.id, "channel": id.rawValue,
+                "request": request.requestID,
+            ])
         return .empty(status: .noContent)
     }
 
@@ -107,23 +117,28 @@ struct ChannelAPI: Sendable {
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
         try Self.requireTokenAuthentication(instance)
-        let maxChannels = instance.apns?.broadcast?.maxChannelsPerPublish ?? APNsBroadcastConfig.defaultMaxChannelsPerPublish
+        let maxChannels =
+            instance.apns?.broadcast?.maxChannelsPerPublish ?? APNsBroadcastConfig.defaultMaxChannelsPerPublish
         let now = app.now()
-        let parsed = try BroadcastPublishRequest.parse(request.body, timestamp: Int(now.timeIntervalSince1970.rounded(.down)),
-                                                       maxChannels: maxChannels)
+        let parsed = try BroadcastPublishRequest.parse(
+            request.body, timestamp: Int(now.timeIntervalSince1970.rounded(.down)),
+            maxChannels: maxChannels)
         let publishID = Self.publishIDPrefix + UUID().uuidString.lowercased()
         let plan = PublishPlan(broadcast: BroadcastPlan(parsed), body: request.body)
         // A broadcast resolves no devices: the job has no targets, the plan carries the channels.
-        let job = PublishJob(instanceID: instance.id, publishID: publishID, kind: .channels, targets: [],
-                             payload: plan.encoded(), createdAt: now)
+        let job = PublishJob(
+            instanceID: instance.id, publishID: publishID, kind: .channels, targets: [],
+            payload: plan.encoded(), createdAt: now)
         // The answer waits for the commit: an acknowledged publish survives a crash.
         _ = try await app.publishQueue.enqueuePublish(job)
         app.publishEnqueued()
         app.metrics.increment(.publishes, ["kind": "channels"])
-        app.logger.info("Broadcast publish accepted", [
-            "publish": publishID, "channels": String(parsed.channels.count), "event": parsed.event.rawValue,
-            "priority": String(parsed.priority), "request": request.requestID,
-        ])
+        app.logger.info(
+            "Broadcast publish accepted",
+            [
+                "publish": publishID, "channels": String(parsed.channels.count), "event": parsed.event.rawValue,
+                "priority": String(parsed.priority), "request": request.requestID,
+            ])
         return .json(.object(["publishId": .string(publishID)]))
     }
 
@@ -144,9 +159,10 @@ struct ChannelAPI: Sendable {
         try app.checkRateLimit(instance)
         try Self.requireTokenAuthentication(instance)
         guard let runtime = instances.runtime(instance.id), let credentials = runtime.credentials,
-              let bundleID = runtime.broadcastBundleID, let endpoints = runtime.broadcastEndpoints
+            let bundleID = runtime.broadcastBundleID, let endpoints = runtime.broadcastEndpoints
         else {
-            throw BeamsError(409, "Conflict", "The instance has no APNs credentials: broadcast channels need its .p8 key and topic")
+            throw BeamsError(
+                409, "Conflict", "The instance has no APNs credentials: broadcast channels need its .p8 key and topic")
         }
         return (instance, Target(credentials: credentials, bundleID: bundleID, endpoints: endpoints))
     }
@@ -155,14 +171,17 @@ struct ChannelAPI: Sendable {
     /// channel management), so a certificate instance gets a clear 409 instead of an upstream failure.
     private static func requireTokenAuthentication(_ instance: InstanceConfig) throws(BeamsError) {
         if instance.apns?.supportsTokenOnlyPushTypes == false {
-            throw BeamsError(409, "Conflict", "Broadcast channels need token authentication (a .p8 key); this instance "
-                + "authenticates with a certificate")
+            throw BeamsError(
+                409, "Conflict",
+                "Broadcast channels need token authentication (a .p8 key); this instance "
+                    + "authenticates with a certificate")
         }
     }
 
     private func channelID(_ request: HTTPRequest) throws(BeamsError) -> APNsChannelID {
         guard let id = request.parameters["channel"].flatMap(APNsChannelID.init) else {
-            throw BeamsError(400, "Bad request", "`channelId`: \(BroadcastChannelID.rule); percent-encode / + = in a path")
+            throw BeamsError(
+                400, "Bad request", "`channelId`: \(BroadcastChannelID.rule); percent-encode / + = in a path")
         }
         return id
     }
@@ -171,26 +190,36 @@ struct ChannelAPI: Sendable {
     private func call(_ call: APNsChannelRequest, _ target: Target, _ request: HTTPRequest) async throws(BeamsError)
         -> APNsBroadcastResponse
     {
-        let result = await broadcaster.manage(call, bundleID: target.bundleID, endpoints: target.endpoints,
-                                              credentials: target.credentials, requestID: nil)
+        let result = await broadcaster.manage(
+            call, bundleID: target.bundleID, endpoints: target.endpoints,
+            credentials: target.credentials, requestID: nil)
         switch result {
         case .response(let response) where response.status == call.successStatus:
             return response
         case .response(let response):
             let reason = response.reason ?? .unknown("HTTP\(response.status)")
-            app.logger.notice("APNs refused a channel call", ["method": call.method, "status": String(response.status),
-                                                              "reason": reason.rawValue, "request": request.requestID])
+            app.logger.notice(
+                "APNs refused a channel call",
+                [
+                    "method": call.method, "status": String(response.status),
+                    "reason": reason.rawValue, "request": request.requestID,
+                ])
             if reason == .channelNotRegistered || (response.status == 404 && reason != .badPath) {
                 throw BeamsError(404, "Channel not found", "APNs: \(reason.rawValue): \(reason.meaning)")
             }
             if response.status == 429 {
                 throw BeamsError(429, "Rate Limited", "APNs: \(reason.rawValue): throttled; retry later", retryAfter: 1)
             }
-            throw BeamsError(502, "Bad Gateway", "APNs refused the request (\(response.status) \(reason.rawValue)): \(reason.meaning)")
+            throw BeamsError(
+                502, "Bad Gateway",
+                "APNs refused the request (\(response.status) \(reason.rawValue)): \(reason.meaning)")
         case .failure(.transport(let error)):
-            app.logger.warning("APNs unreachable for a channel call", ["error": error.message, "request": request.requestID])
-            throw BeamsError(503, "Service Unavailable", "APNs could not be reached (\(error.kind.rawValue)); nothing was changed. Retry later",
-                             retryAfter: 5)
+            app.logger.warning(
+                "APNs unreachable for a channel call", ["error": error.message, "request": request.requestID])
+            throw BeamsError(
+                503, "Service Unavailable",
+                "APNs could not be reached (\(error.kind.rawValue)); nothing was changed. Retry later",
+                retryAfter: 5)
         case .failure(.shutdown):
             throw BeamsError(503, "Service Unavailable", "The server is shutting down; retry later", retryAfter: 5)
         case .failure(.configuration(let fault)):

@@ -10,15 +10,18 @@ struct CustomerAPI: Sendable {
 
     func register(into router: inout Router) {
         // The user id is the rest of the path: the Python SDK leaves `/` unescaped (docs/BEAMS-PROTOCOL.md §3).
-        router.delete("/customer_api/v1/instances/:instance/users/*user", bodyLimit: .noBody) { try await deleteUser($0) }
+        router.delete("/customer_api/v1/instances/:instance/users/*user", bodyLimit: .noBody) {
+            try await deleteUser($0)
+        }
         router.delete("/user_api/v1/instances/:instance/users/*user", bodyLimit: .noBody) { try await deleteUser($0) }
     }
 
     func deleteUser(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         let user = Self.userID(request)
-        let actor = try await app.authorizeChange(request, instance, .customer, action: "user.delete",
-                                                  target: String(user.prefix(PublishRequest.maxUserIDBytes)))
+        let actor = try await app.authorizeChange(
+            request, instance, .customer, action: "user.delete",
+            target: String(user.prefix(PublishRequest.maxUserIDBytes)))
         try app.checkRateLimit(instance)
         guard user.utf8.count <= PublishRequest.maxUserIDBytes else {
             throw BeamsError(400, "Bad request", "'User id' is too long, max length is 164")
@@ -40,8 +43,9 @@ struct CustomerAPI: Sendable {
     static func userID(_ request: HTTPRequest) -> String {
         let library = request.headers.first("x-pusher-library")?.lowercased() ?? ""
         if formEncodingLibraries.contains(where: { library.hasPrefix($0) }),
-           // `/{family}/v1/instances/{id}/users/` is five segments; the route matched, so a sixth exists.
-           let decoded = request.formDecodedPath(fromSegment: 5) {
+            // `/{family}/v1/instances/{id}/users/` is five segments; the route matched, so a sixth exists.
+            let decoded = request.formDecodedPath(fromSegment: 5)
+        {
             return decoded
         }
         return request.parameters["user"] ?? ""

@@ -24,8 +24,10 @@ struct DeviceAPI: Sendable {
     static let timeZoneBody = BodyLimit.beams(maxKiB: 1)
     /// 5000 interests of up to 164 bytes, quoted and comma-separated, fit; a larger body of valid names has more
     /// than 5000, so it gets the same 400 as a counted set (a 413 would make the iOS SDK retry it forever).
-    static let interestsBody = BodyLimit(maxBytes: 900 * 1024, error: HTTPError(
-        .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
+    static let interestsBody = BodyLimit(
+        maxBytes: 900 * 1024,
+        error: HTTPError(
+            .badRequest, title: BeamsError.tooManyInterests.title, detail: BeamsError.tooManyInterests.detail))
     /// A `PUT …/interests` costs one request per 10 array elements against the address's rate limit (at least the
     /// one its admission took), so that replacing 5000 interests again and again is as expensive as the writes it
     /// causes: each new name is a random insert into two indexes, about a page of WAL, where a registration is a few.
@@ -38,12 +40,14 @@ struct DeviceAPI: Sendable {
         let base = "\(instanceBase)/devices/:platform"
         let cors = CORSPolicy(instances: app.directory)
         let app = self.app
-        router.add(.get, "\(instanceBase)/web-vapid-public-key", bodyLimit: .noBody, admission: { request throws(BeamsError) in
-            try app.checkClientLimit(request)
-            let instance = try app.instance(request)
-            try CORSPolicy.checkOrigin(request, instance)
-            try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
-        }, responseHook: cors.decorate, onEventLoop: { try vapidPublicKey($0) })
+        router.add(
+            .get, "\(instanceBase)/web-vapid-public-key", bodyLimit: .noBody,
+            admission: { request throws(BeamsError) in
+                try app.checkClientLimit(request)
+                let instance = try app.instance(request)
+                try CORSPolicy.checkOrigin(request, instance)
+                try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
+            }, responseHook: cors.decorate, onEventLoop: { try vapidPublicKey($0) })
         route(&router, .post, base, Self.registerBody) { try await registerDevice($0) }
         route(&router, .put, "\(base)/:device/token", Self.registerBody) { try await putToken($0) }
         // Beyond Beams: a UnifiedPush distributor's NEW_ENDPOINT (endpoint and keys), the same handler.
@@ -64,28 +68,34 @@ struct DeviceAPI: Sendable {
             route(&router, method, pattern, limit) { try await handler(liveActivity, $0) }
         }
         cors.registerPreflights(Array(Set(liveActivityRoutes.map { $0.1 })).sorted(), into: &router)
-        cors.registerPreflights([
-            "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
-            "\(base)/:device/endpoint", "\(base)/:device/metadata", "\(base)/:device/time-zone", "\(base)/:device/interests", "\(base)/:device/interests/:interest",
-            "\(base)/:device/user",
-        ], into: &router)
+        cors.registerPreflights(
+            [
+                "\(instanceBase)/web-vapid-public-key", base, "\(base)/:device", "\(base)/:device/token",
+                "\(base)/:device/endpoint", "\(base)/:device/metadata", "\(base)/:device/time-zone",
+                "\(base)/:device/interests", "\(base)/:device/interests/:interest",
+                "\(base)/:device/user",
+            ], into: &router)
     }
 
     /// Every device route is charged to the client's address first (even for an unknown instance), then checked
     /// against the instance's allowed origins and, when it takes a body, for `Content-Type: application/json`
     /// (`CORSPolicy.checkOrigin`, docs/SECURITY.md), then charged to the instance. All of it runs on the event loop
     /// when the head arrives (`HTTPAdmission`), so a refused request never costs a task or a body read.
-    private func route(_ router: inout Router, _ method: HTTPMethod, _ pattern: String, _ limit: BodyLimit,
-                       _ handler: @escaping HTTPHandler) {
+    private func route(
+        _ router: inout Router, _ method: HTTPMethod, _ pattern: String, _ limit: BodyLimit,
+        _ handler: @escaping HTTPHandler
+    ) {
         let app = self.app
         let takesBody = limit.maxBytes > 0
-        router.add(method, pattern, bodyLimit: limit, admission: { request throws(BeamsError) in
-            try app.checkClientLimit(request)
-            let instance = try app.instance(request)
-            try CORSPolicy.checkOrigin(request, instance)
-            if takesBody { try app.requireJSONContentType(request, missingAllowed: false) }
-            try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
-        }, responseHook: CORSPolicy(instances: app.directory).decorate, handler: handler)
+        router.add(
+            method, pattern, bodyLimit: limit,
+            admission: { request throws(BeamsError) in
+                try app.checkClientLimit(request)
+                let instance = try app.instance(request)
+                try CORSPolicy.checkOrigin(request, instance)
+                if takesBody { try app.requireJSONContentType(request, missingAllowed: false) }
+                try app.checkInstanceLimit(app.limiters.deviceAPI, instance)
+            }, responseHook: CORSPolicy(instances: app.directory).decorate, handler: handler)
     }
 
     // MARK: Handlers
@@ -133,26 +143,32 @@ struct DeviceAPI: Sendable {
             app.metrics.increment(.deviceLimitRefusals)
             throw BeamsError.instanceDeviceLimit
         }
-        app.metrics.increment(.deviceRegistrations,
-                              ["platform": platform.rawValue, "result": registered.created ? "created" : "updated"])
-        app.logger.info("Device registered", [
-            "device": registered.device.id, "token": Redact.token(token), "platform": platform.rawValue,
-            "environment": registered.device.environment.rawValue, "created": String(registered.created),
-        ])
+        app.metrics.increment(
+            .deviceRegistrations,
+            ["platform": platform.rawValue, "result": registered.created ? "created" : "updated"])
+        app.logger.info(
+            "Device registered",
+            [
+                "device": registered.device.id, "token": Redact.token(token), "platform": platform.rawValue,
+                "environment": registered.device.environment.rawValue, "created": String(registered.created),
+            ])
         await retireAtBeams(body["beamsDeviceId"], platform: platform, instance: instance, device: registered.device.id)
-        return .json(.object([
-            "id": .string(registered.device.id),
-            "initialInterestSet": .array(registered.interests.map(JSONValue.string)),
-        ]))
+        return .json(
+            .object([
+                "id": .string(registered.device.id),
+                "initialInterestSet": .array(registered.interests.map(JSONValue.string)),
+            ]))
     }
 
     /// A Beams device id as the Beams SDKs make them (`apns-`, `fcm-` or `web-` and a UUID): letters, digits, `-`,
     /// `_`, `.`, `:`, 1 to 128 of them. Anything else is ignored (a 400 would stop the SDK registering at all).
     static func isBeamsDeviceID(_ text: String) -> Bool {
-        (1...128).contains(text.utf8.count) && text.utf8.allSatisfy {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "-_.:".utf8.contains($0)
-        }
+        (1...128).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "-_.:".utf8.contains($0)
+            }
     }
 
     /// Beyond Beams (docs/MIGRATING.md): a registration carrying `beamsDeviceId`, the device's id at Pusher Beams
@@ -163,7 +179,7 @@ struct DeviceAPI: Sendable {
     func retireAtBeams(_ value: JSONValue?, platform: Platform, instance: InstanceConfig, device: String) async {
         guard let value, let beamsID = value.stringValue else { return }
         guard let bridge = instance.beamsBridge, bridge.enabled, bridge.retireDevices, let queue = app.beamsForwards,
-              [.apns, .fcm, .web].contains(platform)
+            [.apns, .fcm, .web].contains(platform)
         else { return }
         guard Self.isBeamsDeviceID(beamsID) else {
             app.logger.notice("Ignored a malformed beamsDeviceId", ["device": device, "platform": platform.rawValue])
@@ -201,18 +217,21 @@ struct DeviceAPI: Sendable {
         }
         let updated: Bool
         do {
-            updated = try await app.deviceRegistry.updateToken(instanceID: instance.id, deviceID: id, platform: platform, token: token)
+            updated = try await app.deviceRegistry.updateToken(
+                instanceID: instance.id, deviceID: id, platform: platform, token: token)
         } catch PushStoreError.tokenHeldByAnotherUser {
             // 400: the Android SDK drops the refresh job instead of retrying it forever; the phone stays reachable
             // through the device that holds the token.
             app.metrics.increment(.deviceTokenConflicts, ["platform": platform.rawValue])
-            app.logger.warning("Token refresh refused: the token belongs to a device bound to another user",
-                               ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
+            app.logger.warning(
+                "Token refresh refused: the token belongs to a device bound to another user",
+                ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
             throw BeamsError.tokenHeldByAnotherUser
         }
         guard updated else { throw BeamsError.deviceNotFound }
         app.metrics.increment(.deviceTokenUpdates, ["platform": platform.rawValue])
-        app.logger.info("Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
+        app.logger.info(
+            "Device token updated", ["device": id, "token": Redact.token(token), "platform": platform.rawValue])
         return .emptyOK
     }
 
@@ -254,7 +273,9 @@ struct DeviceAPI: Sendable {
 
     func getDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
-        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: id) else { throw BeamsError.deviceNotFound }
+        guard let device = try await app.deviceRegistry.device(instanceID: instance.id, id: id) else {
+            throw BeamsError.deviceNotFound
+        }
         var object: [String: JSONValue] = [
             "id": .string(device.id),
             "userId": .string(device.userID ?? ""),
@@ -271,7 +292,8 @@ struct DeviceAPI: Sendable {
         let (instance, id) = try deviceRef(request)
         let body = try app.jsonObject(request)
         if let unknown = body.keys.sorted().first(where: { $0 != "timeZone" }) {
-            throw BeamsError(400, "Bad request", "Unknown member `\(unknown.prefix(64))`: the body is {\"timeZone\": name}")
+            throw BeamsError(
+                400, "Bad request", "Unknown member `\(unknown.prefix(64))`: the body is {\"timeZone\": name}")
         }
         var zone: String?
         switch body["timeZone"] {
@@ -280,7 +302,9 @@ struct DeviceAPI: Sendable {
         case .null?:
             zone = nil
         case .string(let name)?:
-            if let problem = TimeZoneName.problem(name) { throw BeamsError(400, "Bad request", "`timeZone` \(problem)") }
+            if let problem = TimeZoneName.problem(name) {
+                throw BeamsError(400, "Bad request", "`timeZone` \(problem)")
+            }
             zone = name
         case let other?:
             throw BeamsError(400, "Bad request", "`timeZone` must be a string or null, got \(other.typeName)")
@@ -303,7 +327,8 @@ struct DeviceAPI: Sendable {
     func putMetadata(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let metadata = try DeviceMetadata.text(.object(try app.jsonObject(request)))
-        guard try await app.deviceRegistry.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata) else {
+        guard try await app.deviceRegistry.updateMetadata(instanceID: instance.id, deviceID: id, metadata: metadata)
+        else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -323,12 +348,15 @@ struct DeviceAPI: Sendable {
         if let cursor, !InterestName.isValid(cursor) {
             throw BeamsError(400, "Bad request", "`cursor` is not valid: pass the `nextCursor` of the previous page")
         }
-        guard let page = try await app.deviceRegistry.interests(instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
+        guard
+            let page = try await app.deviceRegistry.interests(
+                instanceID: instance.id, deviceID: id, limit: limit, cursor: cursor)
         else { throw BeamsError.deviceNotFound }
-        return .json(.object([
-            "interests": .array(page.interests.map(JSONValue.string)),
-            "responseMetadata": .object(["nextCursor": page.nextCursor.map(JSONValue.string) ?? .null]),
-        ]))
+        return .json(
+            .object([
+                "interests": .array(page.interests.map(JSONValue.string)),
+                "responseMetadata": .object(["nextCursor": page.nextCursor.map(JSONValue.string) ?? .null]),
+            ]))
     }
 
     /// `PUT …/interests` `{"interests": [...]}`: replaces the device's set. What a request costs follows what it
@@ -340,7 +368,8 @@ struct DeviceAPI: Sendable {
         guard let list = body["interests"]?.arrayValue else {
             throw BeamsError(400, "Bad request", "`interests` must be an array of interest names")
         }
-        try app.checkClientLimit(request, cost: Self.interestsCost(elements: list.count, burst: app.config.limits.ipBurst))
+        try app.checkClientLimit(
+            request, cost: Self.interestsCost(elements: list.count, burst: app.config.limits.ipBurst))
         var names: [String] = []
         names.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
@@ -351,8 +380,9 @@ struct DeviceAPI: Sendable {
             if seen.insert(name).inserted { names.append(name) }
         }
         let written = try await capped {
-            try await app.deviceRegistry.setInterests(instanceID: instance.id, deviceID: id, interests: names,
-                                                      limits: app.config.limits.interestLimits)
+            try await app.deviceRegistry.setInterests(
+                instanceID: instance.id, deviceID: id, interests: names,
+                limits: app.config.limits.interestLimits)
         }
         guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
@@ -397,15 +427,17 @@ struct DeviceAPI: Sendable {
         let interest = try Self.interest(request)
         // The 5000 cap holds for single adds too. Not atomic with the insert: two concurrent adds at 4999 may both
         // pass, which only the device's own (serialised) SDK could do.
-        guard let current = try await app.deviceRegistry.interests(
-            instanceID: instance.id, deviceID: id, limit: Self.maxInterestsPerDevice, cursor: nil)
+        guard
+            let current = try await app.deviceRegistry.interests(
+                instanceID: instance.id, deviceID: id, limit: Self.maxInterestsPerDevice, cursor: nil)
         else { throw BeamsError.deviceNotFound }
         if current.interests.count >= Self.maxInterestsPerDevice && !current.interests.contains(interest) {
             throw BeamsError.tooManyInterests
         }
         let written = try await capped {
-            try await app.deviceRegistry.addInterest(instanceID: instance.id, deviceID: id, interest: interest,
-                                                     limits: app.config.limits.interestLimits)
+            try await app.deviceRegistry.addInterest(
+                instanceID: instance.id, deviceID: id, interest: interest,
+                limits: app.config.limits.interestLimits)
         }
         guard written else { throw BeamsError.deviceNotFound }
         return .emptyOK
@@ -414,7 +446,8 @@ struct DeviceAPI: Sendable {
     func removeInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let interest = try Self.interest(request)
-        guard try await app.deviceRegistry.removeInterest(instanceID: instance.id, deviceID: id, interest: interest) else {
+        guard try await app.deviceRegistry.removeInterest(instanceID: instance.id, deviceID: id, interest: interest)
+        else {
             throw BeamsError.deviceNotFound
         }
         return .emptyOK
@@ -424,7 +457,9 @@ struct DeviceAPI: Sendable {
         let (instance, id) = try deviceRef(request)
         let userID = try await app.verifyUserToken(request, instance)
         let limit = app.config.limits.maxDevicesPerUser
-        switch try await app.deviceRegistry.setUser(instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit) {
+        switch try await app.deviceRegistry.setUser(
+            instanceID: instance.id, deviceID: id, userID: userID, maxDevicesPerUser: limit)
+        {
         case .ok:
             app.logger.info("Device bound to user", ["device": id])
             return .emptyOK
@@ -463,9 +498,12 @@ struct DeviceAPI: Sendable {
 
     /// The token in the form the store keys devices by (see `DeviceToken`); a web subscription's endpoint must be
     /// one the instance's Web Push sender would send to (`web`: its push-service hosts and address allowances).
-    static func normalizedToken(_ token: String, platform: Platform, web: WebInstanceConfig? = nil) throws(BeamsError) -> String {
-        try DeviceToken.normalized(token, platform: platform, pushServiceHosts: web?.pushServiceHosts ?? [],
-                                   allowedDestinations: web?.allowedDestinations ?? [])
+    static func normalizedToken(_ token: String, platform: Platform, web: WebInstanceConfig? = nil) throws(BeamsError)
+        -> String
+    {
+        try DeviceToken.normalized(
+            token, platform: platform, pushServiceHosts: web?.pushServiceHosts ?? [],
+            allowedDestinations: web?.allowedDestinations ?? [])
     }
 }
 

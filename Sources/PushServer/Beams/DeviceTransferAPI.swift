@@ -30,10 +30,14 @@ struct DeviceTransferAPI: Sendable {
         let app = self.app
         router.get("\(base)/export", bodyLimit: .noBody) { try await export($0) }
         // The key is checked before a 16 MiB body is read (against the keys last read: admission cannot wait).
-        router.post("\(base)/import", bodyLimit: Self.importBody, admission: { request throws(BeamsError) in
-            let instance = try app.instance(request)
-            try app.admitChange(request, instance, .instanceAdmin, action: DeviceImportAudit.action, target: instance.id)
-        }) { try await importDevices($0) }
+        router.post(
+            "\(base)/import", bodyLimit: Self.importBody,
+            admission: { request throws(BeamsError) in
+                let instance = try app.instance(request)
+                try app.admitChange(
+                    request, instance, .instanceAdmin, action: DeviceImportAudit.action, target: instance.id)
+            }
+        ) { try await importDevices($0) }
     }
 
     func export(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -59,7 +63,8 @@ struct DeviceTransferAPI: Sendable {
             exporter.pageSize = limit
             exporter.limit = limit
             let body = Locked<[UInt8]>([])
-            _ = try await exporter.run(now: app.now(), write: { chunk in body.withLock { $0.append(contentsOf: chunk) } })
+            _ = try await exporter.run(
+                now: app.now(), write: { chunk in body.withLock { $0.append(contentsOf: chunk) } })
             return HTTPResponse(status: .ok, headers: headers, body: body.withLock { $0 })
         }
         // The whole instance: the store's export thread writes into the stream and waits while the client reads.
@@ -81,8 +86,9 @@ struct DeviceTransferAPI: Sendable {
 
     func importDevices(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
-        let actor = try await app.authorizeChange(request, instance, .instanceAdmin, action: DeviceImportAudit.action,
-                                                  target: instance.id)
+        let actor = try await app.authorizeChange(
+            request, instance, .instanceAdmin, action: DeviceImportAudit.action,
+            target: instance.id)
         let store: any DeviceTransfer
         let dryRun: Bool
         let provider: (Provider, ProviderImportOptions)?
@@ -96,23 +102,33 @@ struct DeviceTransferAPI: Sendable {
             provider = try providerOptions(request)
         } catch {
             // Refused before it began: recorded with the answer's reason, as a failure after it began is.
-            let entry = actor.entry(instance.id, DeviceImportAudit.action, instance.id, at: app.now(),
-                                    outcome: DeviceImportAudit.failure(error, DeviceImportReport(dryRun: false)))
+            let entry = actor.entry(
+                instance.id, DeviceImportAudit.action, instance.id, at: app.now(),
+                outcome: DeviceImportAudit.failure(error, DeviceImportReport(dryRun: false)))
             try? await app.store.appendAudit(entry)
             throw error
         }
         let limits = app.config.limits
         var importer = DeviceImporter(
-            store: store, parser: DeviceLineParser(instance: instance, now: app.now(), liveActivityLimits: LiveActivityLimits(
-                maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
-                maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
-            caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(limits),
-                                   maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
+            store: store,
+            parser: DeviceLineParser(
+                instance: instance, now: app.now(),
+                liveActivityLimits: LiveActivityLimits(
+                    maxStartTokensPerDevice: limits.maxLiveActivityStartTokensPerDevice,
+                    maxActivitiesPerDevice: limits.maxLiveActivitiesPerDevice)),
+            caps: DeviceImportCaps(
+                maxDevicesPerInstance: instance.deviceCap(limits),
+                maxDevicesPerUser: limits.maxDevicesPerUser, interests: limits.interestLimits),
             dryRun: dryRun)
-        importer.audit = DeviceImportAudit(log: app.store, actor: actor, instanceID: instance.id, from: provider?.0,
-                                           now: { [app] in app.now() })
+        importer.audit = DeviceImportAudit(
+            log: app.store, actor: actor, instanceID: instance.id, from: provider?.0,
+            now: { [app] in app.now() })
         let body = Locked<[UInt8]?>(request.body)
-        let nextChunk: @Sendable () -> [UInt8]? = { body.withLock { chunk in defer { chunk = nil }; return chunk } }
+        let nextChunk: @Sendable () -> [UInt8]? = {
+            body.withLock { chunk in
+                defer { chunk = nil }; return chunk
+            }
+        }
         do {
             let report: DeviceImportReport
             var notes: [String: Int] = [:]
@@ -122,11 +138,13 @@ struct DeviceTransferAPI: Sendable {
                 var lines = LineSplitter(maxLineBytes: DeviceLineParser.maxLineBytes, nextChunk: nextChunk)
                 report = try await importer.run(&lines)
             }
-            app.logger.info("Devices imported", [
-                "instance": instance.id, "created": String(report.created), "updated": String(report.updated),
-                "unchanged": String(report.unchanged), "refused": String(report.refused), "dry_run": String(dryRun),
-                "from": provider?.0.rawValue ?? "device file",
-            ])
+            app.logger.info(
+                "Devices imported",
+                [
+                    "instance": instance.id, "created": String(report.created), "updated": String(report.updated),
+                    "unchanged": String(report.unchanged), "refused": String(report.refused), "dry_run": String(dryRun),
+                    "from": provider?.0.rawValue ?? "device file",
+                ])
             return .json(report.json(notes: notes))
         } catch let error as DeviceLineParser.HeaderError {
             throw BeamsError(400, "Bad request", "Not a device file: \(error.description)")
@@ -147,13 +165,18 @@ struct DeviceTransferAPI: Sendable {
             throw BeamsError(400, "Bad request", "`from` must be parse, onesignal or sns")
         }
         do {
-            return (provider, try ProviderImportOptions.parse(
-                map: request.queryValue("map"), snsPlatform: request.queryValue("snsPlatform"), for: provider))
+            return (
+                provider,
+                try ProviderImportOptions.parse(
+                    map: request.queryValue("map"), snsPlatform: request.queryValue("snsPlatform"), for: provider)
+            )
         } catch {
             // The options' messages name the command-line flags; the route's parameters are named here.
-            throw BeamsError(400, "Bad request", error.message
-                .replacingOccurrences(of: "--sns-platform", with: "`snsPlatform`")
-                .replacingOccurrences(of: "--map", with: "`map`"))
+            throw BeamsError(
+                400, "Bad request",
+                error.message
+                    .replacingOccurrences(of: "--sns-platform", with: "`snsPlatform`")
+                    .replacingOccurrences(of: "--map", with: "`map`"))
         }
     }
 

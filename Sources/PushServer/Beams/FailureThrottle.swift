@@ -34,8 +34,10 @@ struct FailureWindows {
     mutating func recordFailure(_ key: String, now: Double) -> RateDecision {
         let (length, limit, lockout) = (window, maxFailures, self.lockout)
         let isIdle = { (window: Window) in window.lockedUntil <= now && now - window.start >= length }
-        let decision = table.update(key, now: now, isIdle: isIdle,
-                                    create: { Window(start: now, failures: 0, lockedUntil: 0) }) { window -> RateDecision in
+        let decision = table.update(
+            key, now: now, isIdle: isIdle,
+            create: { Window(start: now, failures: 0, lockedUntil: 0) }
+        ) { window -> RateDecision in
             if now - window.start >= length {
                 window.start = now
                 window.failures = 0
@@ -57,10 +59,14 @@ public final class FailureThrottle: Sendable {
     private let state: Locked<FailureWindows>
     private let clock: MonotonicSeconds
 
-    public init(maxFailures: Int, windowSeconds: Int, lockoutSeconds: Int, maxKeys: Int = 100_000,
-                clock: @escaping MonotonicSeconds = monotonicSeconds) {
-        state = Locked(FailureWindows(maxFailures: maxFailures, window: Double(windowSeconds),
-                                      lockout: Double(lockoutSeconds), capacity: maxKeys))
+    public init(
+        maxFailures: Int, windowSeconds: Int, lockoutSeconds: Int, maxKeys: Int = 100_000,
+        clock: @escaping MonotonicSeconds = monotonicSeconds
+    ) {
+        state = Locked(
+            FailureWindows(
+                maxFailures: maxFailures, window: Double(windowSeconds),
+                lockout: Double(lockoutSeconds), capacity: maxKeys))
         self.clock = clock
     }
 

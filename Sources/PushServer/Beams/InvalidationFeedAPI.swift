@@ -11,7 +11,9 @@ struct InvalidationFeedAPI: Sendable {
     let app: AppContext
 
     func register(into router: inout Router) {
-        router.get("/customer_api/v1/instances/:instance/devices/invalidations", bodyLimit: .noBody) { try await feed($0) }
+        router.get("/customer_api/v1/instances/:instance/devices/invalidations", bodyLimit: .noBody) {
+            try await feed($0)
+        }
     }
 
     func feed(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -21,9 +23,10 @@ struct InvalidationFeedAPI: Sendable {
         // `since`: the `next_cursor` of an earlier page; none: from the oldest event still retained.
         let page = try PageQuery(request)
         let events = try await app.store.invalidations(instanceID: instance.id, after: page.since, limit: page.limit)
-        return .json(.object([
-            "events": .array(events.map(DeviceInvalidationEvent.render)),
-            "next_cursor": .string(String(events.last?.id ?? page.since)),
-        ]))
+        return .json(
+            .object([
+                "events": .array(events.map(DeviceInvalidationEvent.render)),
+                "next_cursor": .string(String(events.last?.id ?? page.since)),
+            ]))
     }
 }

@@ -15,15 +15,21 @@ struct LiveActivityAPI: Sendable {
     let app: AppContext
 
     /// `{"token": 400 hex digits}` fits many times over.
-    static let startTokenBody = BodyLimit(maxBytes: 2048, error: HTTPError(
-        .payloadTooLarge, title: "Payload Too Large", detail: "Request body size is too large (max 2KiB)"))
+    static let startTokenBody = BodyLimit(
+        maxBytes: 2048,
+        error: HTTPError(
+            .payloadTooLarge, title: "Payload Too Large", detail: "Request body size is too large (max 2KiB)"))
     /// Token, attributes type, reference and expiry.
-    static let activityBody = BodyLimit(maxBytes: 4096, error: HTTPError(
-        .payloadTooLarge, title: "Payload Too Large", detail: "Request body size is too large (max 4KiB)"))
+    static let activityBody = BodyLimit(
+        maxBytes: 4096,
+        error: HTTPError(
+            .payloadTooLarge, title: "Payload Too Large", detail: "Request body size is too large (max 4KiB)"))
 
     /// The routes under `deviceBase` (`…/devices/:platform/:device`): method, pattern, body limit and handler. The
     /// device API registers them through its own `route`, so they share its rate limits and CORS.
-    static func routes(deviceBase base: String) -> [(HTTPMethod, String, BodyLimit, @Sendable (LiveActivityAPI, HTTPRequest) async throws -> HTTPResponse)] {
+    static func routes(deviceBase base: String) -> [(
+        HTTPMethod, String, BodyLimit, @Sendable (LiveActivityAPI, HTTPRequest) async throws -> HTTPResponse
+    )] {
         let start = "\(base)/live-activity/start-tokens/:attributesType"
         let activity = "\(base)/live-activity/activities/:activity"
         return [
@@ -36,8 +42,9 @@ struct LiveActivityAPI: Sendable {
     }
 
     private var limits: LiveActivityLimits {
-        LiveActivityLimits(maxStartTokensPerDevice: app.config.limits.maxLiveActivityStartTokensPerDevice,
-                           maxActivitiesPerDevice: app.config.limits.maxLiveActivitiesPerDevice)
+        LiveActivityLimits(
+            maxStartTokensPerDevice: app.config.limits.maxLiveActivityStartTokensPerDevice,
+            maxActivitiesPerDevice: app.config.limits.maxLiveActivitiesPerDevice)
     }
 
     private var registry: any LiveActivityRegistry { app.store }
@@ -51,11 +58,14 @@ struct LiveActivityAPI: Sendable {
         let body = try object(request, allowed: ["token"])
         let token = try LiveActivityTokenBody.token(body)
         let result = try await registry.putLiveActivityStartToken(
-            instanceID: instance.id, deviceID: deviceID, attributesType: type, token: token, limits: limits, now: app.now())
-        try check(result, bound: "attributes types with a push-to-start token",
-                  setting: "limits.maxLiveActivityStartTokensPerDevice")
-        app.logger.info("Live Activity start token stored",
-                        ["device": deviceID, "attributesType": type, "token": Redact.token(token)])
+            instanceID: instance.id, deviceID: deviceID, attributesType: type, token: token, limits: limits,
+            now: app.now())
+        try check(
+            result, bound: "attributes types with a push-to-start token",
+            setting: "limits.maxLiveActivityStartTokensPerDevice")
+        app.logger.info(
+            "Live Activity start token stored",
+            ["device": deviceID, "attributesType": type, "token": Redact.token(token)])
         return .emptyOK
     }
 
@@ -74,7 +84,8 @@ struct LiveActivityAPI: Sendable {
         var reference: String?
         if let value = body["reference"], !value.isNull {
             guard let text = value.stringValue,
-                  LiveActivityToken.isValidPrintable(text, maxBytes: LiveActivityToken.maxReferenceBytes) else {
+                LiveActivityToken.isValidPrintable(text, maxBytes: LiveActivityToken.maxReferenceBytes)
+            else {
                 throw BeamsError.schema(
                     "reference", "Must be 1-\(LiveActivityToken.maxReferenceBytes) printable ASCII characters")
             }
@@ -86,8 +97,9 @@ struct LiveActivityAPI: Sendable {
             instanceID: instance.id, deviceID: deviceID, activityID: activityID, attributesType: type, token: token,
             reference: reference, expiresAt: expiresAt, limits: limits, now: now)
         try check(result, bound: "running Live Activities", setting: "limits.maxLiveActivitiesPerDevice")
-        app.logger.info("Live Activity update token stored",
-                        ["device": deviceID, "attributesType": type, "token": Redact.token(token)])
+        app.logger.info(
+            "Live Activity update token stored",
+            ["device": deviceID, "attributesType": type, "token": Redact.token(token)])
         return .emptyOK
     }
 
@@ -96,8 +108,9 @@ struct LiveActivityAPI: Sendable {
     func delete(_ request: HTTPRequest, kind: LiveActivityToken.Kind) async throws -> HTTPResponse {
         let (instance, deviceID) = try deviceRef(request)
         let name = kind == .start ? try attributesType(request) : try Self.activityID(request)
-        guard let existed = try await registry.deleteLiveActivityToken(
-            instanceID: instance.id, deviceID: deviceID, kind: kind, name: name)
+        guard
+            let existed = try await registry.deleteLiveActivityToken(
+                instanceID: instance.id, deviceID: deviceID, kind: kind, name: name)
         else { throw BeamsError.deviceNotFound }
         if existed { app.logger.info("Live Activity token deleted", ["device": deviceID, "kind": kind.rawValue]) }
         return .emptyOK
@@ -145,7 +158,8 @@ struct LiveActivityAPI: Sendable {
     private func attributesType(_ request: HTTPRequest) throws(BeamsError) -> String {
         let name = request.parameters["attributesType"] ?? ""
         guard LiveActivityToken.isValidAttributesType(name) else {
-            throw BeamsError(400, "Bad request", "Invalid attributes type in the path: \(LiveActivityPayload.attributesTypeRule)")
+            throw BeamsError(
+                400, "Bad request", "Invalid attributes type in the path: \(LiveActivityPayload.attributesTypeRule)")
         }
         return name
     }
@@ -153,7 +167,8 @@ struct LiveActivityAPI: Sendable {
     static func activityID(_ request: HTTPRequest) throws(BeamsError) -> String {
         let id = request.parameters["activity"] ?? ""
         guard LiveActivityToken.isValidPrintable(id, maxBytes: LiveActivityToken.maxNameBytes) else {
-            throw BeamsError(400, "Bad request", "Invalid activity id in the path: \(LiveActivityPayload.activityIDRule)")
+            throw BeamsError(
+                400, "Bad request", "Invalid activity id in the path: \(LiveActivityPayload.activityIDRule)")
         }
         return id
     }
@@ -161,7 +176,8 @@ struct LiveActivityAPI: Sendable {
     private func object(_ request: HTTPRequest, allowed: Set<String>) throws(BeamsError) -> [String: JSONValue] {
         let body = try app.jsonObject(request)
         if let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw BeamsError.schema(String(unknown.prefix(64)), "Unknown member; allowed: \(allowed.sorted().joined(separator: ", "))")
+            throw BeamsError.schema(
+                String(unknown.prefix(64)), "Unknown member; allowed: \(allowed.sorted().joined(separator: ", "))")
         }
         return body
     }
@@ -171,8 +187,9 @@ struct LiveActivityAPI: Sendable {
         case .stored: return
         case .deviceNotFound: throw BeamsError.deviceNotFound
         case .limitReached(let limit):
-            throw BeamsError(422, "Unprocessable Entity",
-                             "The device already has \(limit) \(bound) (\(setting)); delete one first")
+            throw BeamsError(
+                422, "Unprocessable Entity",
+                "The device already has \(limit) \(bound) (\(setting)); delete one first")
         }
     }
 }

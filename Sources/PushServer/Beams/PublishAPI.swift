@@ -32,15 +32,17 @@ struct PublishAPI: Sendable {
         let parent = request.headers.first("traceparent").flatMap {
             TraceContext(traceparent: $0, tracestate: request.headers.first("tracestate"))
         }
-        let span = app.tracer.startSpan(Self.spanName(request), kind: .server, parent: parent, attributes: [
-            Attribute("http.request.method", request.method.rawValue),
-            Attribute("http.route", Self.route(request.routePattern)),
-            Attribute("url.path", request.path),
-            Attribute("url.scheme", request.isTLS ? "https" : "http"),
-            Attribute("client.address", request.clientAddress),
-            Attribute("beams.instance_id", instance.id),
-            Attribute("beams.publish_kind", audience.kind.rawValue),
-        ])
+        let span = app.tracer.startSpan(
+            Self.spanName(request), kind: .server, parent: parent,
+            attributes: [
+                Attribute("http.request.method", request.method.rawValue),
+                Attribute("http.route", Self.route(request.routePattern)),
+                Attribute("url.path", request.path),
+                Attribute("url.scheme", request.isTLS ? "https" : "http"),
+                Attribute("client.address", request.clientAddress),
+                Attribute("beams.instance_id", instance.id),
+                Attribute("beams.publish_kind", audience.kind.rawValue),
+            ])
         defer { span.end() }
         do {
             let response = try await TraceContext.$current.withValue(span.context) {
@@ -72,9 +74,10 @@ struct PublishAPI: Sendable {
 
     /// Validates, plans and commits one publish; `trace` (the request's span, when tracing is on) is stored with
     /// the job so the node that runs it continues the trace.
-    private func accept(_ request: HTTPRequest, _ audience: PublishRequest.Audience, _ instance: InstanceConfig,
-                        trace: Span?) async throws -> HTTPResponse
-    {
+    private func accept(
+        _ request: HTTPRequest, _ audience: PublishRequest.Audience, _ instance: InstanceConfig,
+        trace: Span?
+    ) async throws -> HTTPResponse {
         let kind = audience.kind
         try app.checkRateLimit(instance)
         try app.requireJSONContentType(request)
@@ -84,26 +87,32 @@ struct PublishAPI: Sendable {
         let body = bridge == nil ? request.body : BeamsBridgeBody.withCollapseIDs(request.body, publishID: publishID)
         let parsed = try PublishRequest.parse(body, kind: audience)
         let now = app.now()
-        let delivery = try DeliveryOptions.resolve(member: parsed.deliveryMember,
-                                                   header: request.headers.first(DeliveryOptions.header), now: now,
-                                                   limits: app.deliveryLimits(instance))
+        let delivery = try DeliveryOptions.resolve(
+            member: parsed.deliveryMember,
+            header: request.headers.first(DeliveryOptions.header), now: now,
+            limits: app.deliveryLimits(instance))
         let liveActivity = try parsed.liveActivity(delivery: delivery, now: now)
         if liveActivity != nil, instance.apns?.supportsTokenOnlyPushTypes == false {
             // APNs takes `liveactivity` pushes on token-authenticated connections only (docs/APNS.md §4).
-            throw BeamsError.schema("x_live_activity", "Live Activity pushes need token authentication (a .p8 key); this "
-                + "instance authenticates with a certificate")
+            throw BeamsError.schema(
+                "x_live_activity",
+                "Live Activity pushes need token authentication (a .p8 key); this "
+                    + "instance authenticates with a certificate")
         }
-        var plan = try PublishPlan(request: parsed, body: body, instanceID: instance.id, publishID: publishID,
-                                   delivery: delivery)
+        var plan = try PublishPlan(
+            request: parsed, body: body, instanceID: instance.id, publishID: publishID,
+            delivery: delivery)
         if let liveActivity { plan.useLiveActivity(liveActivity) }
         // A local-time publish's first round runs at its start moment and finds the zones' due moments.
         let notBefore = delivery?.localTimeFrom ?? delivery?.sendAt
-        var job = PublishJob(instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
-                             payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
-                             notBefore: notBefore,
-                             beamsForward: Self.beamsForward(bridge: bridge, liveActivity: liveActivity != nil, body: body,
-                                                             instance: instance, kind: kind, publishID: publishID),
-                             dailyPublishQuota: instance.quotas.publishesPerDay)
+        var job = PublishJob(
+            instanceID: instance.id, publishID: publishID, kind: kind, targets: parsed.targets,
+            payload: plan.encoded(), webhookURL: parsed.webhookURL, createdAt: now,
+            notBefore: notBefore,
+            beamsForward: Self.beamsForward(
+                bridge: bridge, liveActivity: liveActivity != nil, body: body,
+                instance: instance, kind: kind, publishID: publishID),
+            dailyPublishQuota: instance.quotas.publishesPerDay)
         if let trace {
             trace.set("beams.publish_id", publishID)
             trace.set("beams.publish.targets", parsed.targets.count)
@@ -111,9 +120,13 @@ struct PublishAPI: Sendable {
             job.traceState = trace.context.traceState.isEmpty ? nil : trace.context.traceState
         }
         // The answer waits for the commit: an acknowledged publish survives a crash.
-        let commit = trace.map { app.tracer.startSpan("publish commit", parent: $0.context, attributes: [
-            Attribute("beams.publish_id", publishID), Attribute("db.operation.name", "enqueuePublish"),
-        ]) }
+        let commit = trace.map {
+            app.tracer.startSpan(
+                "publish commit", parent: $0.context,
+                attributes: [
+                    Attribute("beams.publish_id", publishID), Attribute("db.operation.name", "enqueuePublish"),
+                ])
+        }
         do {
             _ = try await app.publishQueue.enqueuePublish(job)
             commit?.end()
@@ -122,9 +135,10 @@ struct PublishAPI: Sendable {
             commit?.end()
             // Counted in the store with the job, so the quota holds across nodes; nothing of this publish is stored.
             app.quotaRefused(instance, .publishesPerDay)
-            throw BeamsError.publishQuota(instance.quotas.publishesPerDay ?? 0,
-                                          retryAfter: UTCDay.secondsUntilNextDay(after: now),
-                                          resetsAt: UTCDay(containing: now).next.start.iso8601)
+            throw BeamsError.publishQuota(
+                instance.quotas.publishesPerDay ?? 0,
+                retryAfter: UTCDay.secondsUntilNextDay(after: now),
+                resetsAt: UTCDay(containing: now).next.start.iso8601)
         } catch {
             commit?.setStatus(.error, "\(error)")
             commit?.end()
@@ -132,11 +146,13 @@ struct PublishAPI: Sendable {
         }
         app.publishEnqueued()
         app.metrics.increment(.publishes, ["kind": kind.rawValue])
-        app.logger.info("Publish accepted", [
-            "publish": publishID, "kind": kind.rawValue, "targets": String(parsed.targets.count),
-            "request": request.requestID, "notBefore": notBefore?.iso8601 ?? "",
-            "throttlePerMinute": delivery?.throttlePerMinute.map(String.init) ?? "",
-        ])
+        app.logger.info(
+            "Publish accepted",
+            [
+                "publish": publishID, "kind": kind.rawValue, "targets": String(parsed.targets.count),
+                "request": request.requestID, "notBefore": notBefore?.iso8601 ?? "",
+                "throttlePerMinute": delivery?.throttlePerMinute.map(String.init) ?? "",
+            ])
         var answer: [String: JSONValue] = ["publishId": .string(publishID)]
         // Beyond Beams, and harmless to its SDKs (they decode `publishId` only, or return the whole object).
         if let sendAt = delivery?.sendAt { answer["scheduledFor"] = .string(sendAt.iso8601) }
@@ -146,11 +162,14 @@ struct PublishAPI: Sendable {
     /// The copy of a publish for the Beams bridge (docs/MIGRATING.md): none without a bridge, for a Live Activity
     /// publish (Beams has none) or when nothing for Beams' platforms is left (`BeamsBridgeBody.forBeams`). A
     /// scheduled publish's copy is due at the publish's start moment (the store queues it at `notBefore`).
-    static func beamsForward(bridge: BeamsBridgeConfig?, liveActivity: Bool, body: [UInt8], instance: InstanceConfig,
-                             kind: PublishKind, publishID: String) -> BeamsForward? {
+    static func beamsForward(
+        bridge: BeamsBridgeConfig?, liveActivity: Bool, body: [UInt8], instance: InstanceConfig,
+        kind: PublishKind, publishID: String
+    ) -> BeamsForward? {
         guard bridge != nil, !liveActivity, let forwarded = BeamsBridgeBody.forBeams(body) else { return nil }
-        return BeamsForward(instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
-                            key: publishID, body: Data(forwarded))
+        return BeamsForward(
+            instanceID: instance.id, kind: kind == .users ? .publishUsers : .publishInterests,
+            key: publishID, body: Data(forwarded))
     }
 
     /// `DELETE …/publishes/{publishId}` (beyond Beams): cancels a scheduled or running publish. A running one has
@@ -160,8 +179,9 @@ struct PublishAPI: Sendable {
     func cancel(_ request: HTTPRequest) async throws -> HTTPResponse {
         let instance = try app.instance(request)
         let publishID = request.parameters["publish"] ?? ""
-        let actor = try await app.authorizeChange(request, instance, .publish, action: "publish.cancel",
-                                                  target: String(publishID.prefix(200)))
+        let actor = try await app.authorizeChange(
+            request, instance, .publish, action: "publish.cancel",
+            target: String(publishID.prefix(200)))
         try app.checkRateLimit(instance)
         let outcome = try await app.publishQueue.cancelPublish(
             instanceID: instance.id, publishID: publishID, now: app.now(),
@@ -181,11 +201,16 @@ struct PublishAPI: Sendable {
             // It ended on its own between the store's answer and the stop: nothing was cancelled.
             if current.state.isFinal && current.state != .cancelled { throw Self.alreadyEnded(current) }
             status = current
-            app.logger.info("Publish cancel requested while running",
-                            ["publish": publishID, "stoppedHere": String(stoppedHere), "request": request.requestID])
+            app.logger.info(
+                "Publish cancel requested while running",
+                ["publish": publishID, "stoppedHere": String(stoppedHere), "request": request.requestID])
         }
-        app.logger.info("Publish cancelled", ["publish": publishID, "state": status.state.rawValue,
-                                              "request": request.requestID])
+        app.logger.info(
+            "Publish cancelled",
+            [
+                "publish": publishID, "state": status.state.rawValue,
+                "request": request.requestID,
+            ])
         return .json(Self.render(status, now: app.now()))
     }
 
@@ -207,11 +232,12 @@ struct PublishAPI: Sendable {
         let instance = try app.instance(request)
         try await app.authorize(request, instance, .publishRead)
         let publishID = request.parameters["publish"] ?? ""
-        guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID) else {
+        guard let status = try await app.publishQueue.publishStatus(instanceID: instance.id, publishID: publishID)
+        else {
             throw BeamsError(404, "Publish not found", "Could not find the publish")
         }
         guard let forward = try await app.beamsForwards?.beamsForward(instanceID: instance.id, publishID: publishID),
-              case .object(var object) = Self.render(status, now: app.now())
+            case .object(var object) = Self.render(status, now: app.now())
         else { return .json(Self.render(status, now: app.now())) }
         object["beamsBridge"] = Self.renderBeamsForward(forward)
         return .json(.object(object))
@@ -284,7 +310,9 @@ struct PublishAPI: Sendable {
             object["durationMs"] = .int(Int(saturating: (end.timeIntervalSince(started) * 1000).rounded()))
         }
         if let finished = status.finishedAt { object["finishedAt"] = .string(finished.iso8601) }
-        if status.state == .queued, let notBefore = status.notBefore { object["scheduledFor"] = .string(notBefore.iso8601) }
+        if status.state == .queued, let notBefore = status.notBefore {
+            object["scheduledFor"] = .string(notBefore.iso8601)
+        }
         if let summary = status.summary { object["summary"] = .string(summary) }
         if let estimate = PublishEstimate(status, now: now) { object.merge(estimate.members) { _, new in new } }
         if let removed = status.counters[.liveActivityTokensRemoved] {

@@ -29,8 +29,10 @@ struct PublishEstimate: Sendable, Equatable {
     /// The status members: `estimatedCompletionAt`, `estimateRatePerSecond` (to the thousandth, as stored: a pace
     /// of one a minute is 0.017), `remainingTargets`.
     var members: [String: JSONValue] {
-        ["estimatedCompletionAt": .string(completionAt.iso8601),
-         "estimateRatePerSecond": .double(ratePerSecond),
-         "remainingTargets": .int(Int(remaining))]
+        [
+            "estimatedCompletionAt": .string(completionAt.iso8601),
+            "estimateRatePerSecond": .double(ratePerSecond),
+            "remainingTargets": .int(Int(remaining)),
+        ]
     }
 }

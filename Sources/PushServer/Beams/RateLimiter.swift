@@ -80,7 +80,9 @@ public final class RateLimiter: Sendable {
     ///   - burst: bucket size; defaults to one second's worth.
     ///   - maxKeys: keys tracked at once (see `ClientTable` for what happens beyond).
     ///   - clock: monotonic seconds; tests pass their own.
-    public init(perSecond: Int, burst: Int? = nil, maxKeys: Int = 100_000, clock: @escaping MonotonicSeconds = monotonicSeconds) {
+    public init(
+        perSecond: Int, burst: Int? = nil, maxKeys: Int = 100_000, clock: @escaping MonotonicSeconds = monotonicSeconds
+    ) {
         state = Locked(TokenBuckets(rate: Double(perSecond), burst: Double(burst ?? perSecond), capacity: maxKeys))
         self.clock = clock
         self.perSecond = perSecond

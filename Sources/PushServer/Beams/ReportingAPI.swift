@@ -26,12 +26,17 @@ struct ReportingAPI: Sendable {
         let app = self.app
         let cors = CORSPolicy(instances: app.directory)
         let events = "/reporting_api/v2/instances/:instance/events"
-        router.add(.post, events, bodyLimit: Self.bodyLimit, admission: { try admit($0) },
-                   responseHook: cors.decorate) { try await report($0) }
-        router.add(.post, "/reporting_api/*rest", bodyLimit: Self.bodyLimit,
-                   admission: { request throws(BeamsError) in try app.checkClientLimit(request) },
-                   responseHook: cors.decorate) { _ in
-            throw BeamsError(400, "Bad request", "Unknown reporting API path: use /reporting_api/v2/instances/{instance}/events")
+        router.add(
+            .post, events, bodyLimit: Self.bodyLimit, admission: { try admit($0) },
+            responseHook: cors.decorate
+        ) { try await report($0) }
+        router.add(
+            .post, "/reporting_api/*rest", bodyLimit: Self.bodyLimit,
+            admission: { request throws(BeamsError) in try app.checkClientLimit(request) },
+            responseHook: cors.decorate
+        ) { _ in
+            throw BeamsError(
+                400, "Bad request", "Unknown reporting API path: use /reporting_api/v2/instances/{instance}/events")
         }
         cors.registerPreflights([events, "/reporting_api/*rest"], into: &router)
     }
@@ -51,8 +56,9 @@ struct ReportingAPI: Sendable {
     func instance(_ request: HTTPRequest) throws(BeamsError) -> InstanceConfig {
         let rawID = request.parameters["instance"] ?? ""
         guard UUID(uuidString: rawID) != nil else {
-            throw BeamsError(400, "Bad request",
-                             "Invalid instance id, expected to be in this format: 426abfc7-41fe-492f-bcf1-27586fa9bd3f")
+            throw BeamsError(
+                400, "Bad request",
+                "Invalid instance id, expected to be in this format: 426abfc7-41fe-492f-bcf1-27586fa9bd3f")
         }
         guard let instance = app.directory.config(rawID) else {
             throw BeamsError(400, "Bad request", "Could not find the instance")
@@ -77,7 +83,9 @@ struct ReportingAPI: Sendable {
         }
         let publishID = try required("publishId")
         let deviceID = try required("deviceId")
-        guard body["timestampSecs"] != nil else { throw BeamsError(400, "Bad request", "Missing required field `timestampSecs`") }
+        guard body["timestampSecs"] != nil else {
+            throw BeamsError(400, "Bad request", "Missing required field `timestampSecs`")
+        }
         guard let seconds = ReportingPolicy.timestamp(body["timestampSecs"]) else {
             throw BeamsError(400, "Bad request", "`timestampSecs` must be a number of seconds since 1970")
         }
@@ -86,17 +94,21 @@ struct ReportingAPI: Sendable {
             throw BeamsError(400, "Bad request", "`publishId` and `deviceId` must be at most 200 bytes")
         }
 
-        let facts = try await app.eventStore.reportFacts(instanceID: instance.id, deviceID: deviceID, publishID: publishID)
+        let facts = try await app.eventStore.reportFacts(
+            instanceID: instance.id, deviceID: deviceID, publishID: publishID)
         guard let device = facts.device else { throw BeamsError(400, "Bad request", "Could not find the device") }
         let eventLabel = kind == .delivery ? "delivery" : "open"
-        switch ReportingPolicy.judge(timestampSecs: seconds, deviceCreatedAt: device.createdAt,
-                                     deviceUserID: device.userID, publish: facts.publish, now: app.now()) {
+        switch ReportingPolicy.judge(
+            timestampSecs: seconds, deviceCreatedAt: device.createdAt,
+            deviceUserID: device.userID, publish: facts.publish, now: app.now())
+        {
         case .ignore(let reason):
             app.metrics.increment(.reportedEventsIgnored, ["reason": reason.rawValue])
             return .emptyOK
         case .record(let at, let userID, let notifyUser):
-            let event = ReportingEvent(instanceID: instance.id, publishID: publishID, deviceID: device.id,
-                                       userID: userID, kind: kind, at: at)
+            let event = ReportingEvent(
+                instanceID: instance.id, publishID: publishID, deviceID: device.id,
+                userID: userID, kind: kind, at: at)
             let new = try await app.eventStore.recordEvents([event])
             app.metrics.increment(.reportedEvents, ["event": eventLabel])
             if new > 0 && notifyUser && userID != nil { onUserEvent(event) }

@@ -7,14 +7,14 @@ import PushStore
 /// then names its `instanceId`). Read-only: the log cannot be changed from here either.
 enum AuditCommand: Command {
     static let usage = """
-    Usage: push-server audit list --config FILE [--instance ID] [--action ACTION] [--since SEQ] [--limit N]
+        Usage: push-server audit list --config FILE [--instance ID] [--action ACTION] [--since SEQ] [--limit N]
 
-    Prints the audit log, one JSON line per entry (seq, time, actor, source, action, target, outcome, requestId),
-    oldest first: the instance's with --instance; without it every instance's (the server-wide log, each line
-    with its instanceId). --action keeps one action (key.create, devices.import, …). Entries after SEQ (default
-    0), at most N (default 1000, at most 100000).
-    Exit 0 on success, 1 when the store cannot be read, 2 for usage errors.
-    """
+        Prints the audit log, one JSON line per entry (seq, time, actor, source, action, target, outcome, requestId),
+        oldest first: the instance's with --instance; without it every instance's (the server-wide log, each line
+        with its instanceId). --action keeps one action (key.create, devices.import, …). Entries after SEQ (default
+        0), at most N (default 1000, at most 100000).
+        Exit 0 on success, 1 when the store cannot be read, 2 for usage errors.
+        """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly(["config", "instance", "action", "since", "limit"])
@@ -36,8 +36,9 @@ enum AuditCommand: Command {
             }
             limit = value
         }
-        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled,
-                                                    healthEvents: { _ in })
+        let store = try await Application.openStore(
+            config.storage, exclusive: false, logger: .disabled,
+            healthEvents: { _ in })
         var instanceID: String?
         if let id = arguments["instance"] {
             instanceID = try await CommandInstance.find(id, config: config, closingOnFailure: store).id
@@ -48,7 +49,8 @@ enum AuditCommand: Command {
             var left = limit
             while left > 0 {
                 let size = min(left, PageQuery.maxLimit)
-                let page = try await store.auditEntries(instanceID: instanceID, action: action, after: cursor, limit: size)
+                let page = try await store.auditEntries(
+                    instanceID: instanceID, action: action, after: cursor, limit: size)
                 for entry in page { Console.out(line(entry, serverWide: instanceID == nil).jsonText) }
                 guard let last = page.last, page.count == size else { break }
                 cursor = last.seq

@@ -4,35 +4,35 @@
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
 public enum CLI {
     static let usage = """
-    push-server \(BuildInfo.version): a self-hosted push provider speaking the Pusher Beams APIs.
+        push-server \(BuildInfo.version): a self-hosted push provider speaking the Pusher Beams APIs.
 
-    Usage: push-server <command> [options]
+        Usage: push-server <command> [options]
 
-    Commands:
-      serve --config FILE          run the server (systemd: Type=notify)
-      check-config FILE            validate a config file; prints OK or every problem
-      token --config FILE --instance ID --user USER
-                                   print a Beams user token (HS256) for testing PUT …/user
-      send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
-                                   push one payload to one device and print Apple's whole answer
-      export --config FILE [--instance ID] [--output FILE|-] [--after CURSOR]
-                                   write devices as NDJSON (docs/DATA-FORMAT.md)
-      import --config FILE --instance ID [--dry-run] FILE|-
-                                   import a device file; idempotent by (platform, token)
-      copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
-                                   copy every table between SQLite and PostgreSQL, then verify it
-      keys ACTION --config FILE --instance ID
-                                   list, create, roll or revoke an instance's keys; roll its Beams secret
-      instances ACTION --config FILE
-                                   list, show, create, update or delete run-time instances
-      audit list --config FILE --instance ID [--since SEQ] [--limit N]
-                                   print an instance's audit log, one JSON line per entry
-      vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
-      version                      print the version, git commit and build date
+        Commands:
+          serve --config FILE          run the server (systemd: Type=notify)
+          check-config FILE            validate a config file; prints OK or every problem
+          token --config FILE --instance ID --user USER
+                                       print a Beams user token (HS256) for testing PUT …/user
+          send --config FILE --instance ID --device-token HEX [--environment sandbox|production]
+                                       push one payload to one device and print Apple's whole answer
+          export --config FILE [--instance ID] [--output FILE|-] [--after CURSOR]
+                                       write devices as NDJSON (docs/DATA-FORMAT.md)
+          import --config FILE --instance ID [--dry-run] FILE|-
+                                       import a device file; idempotent by (platform, token)
+          copy-store --from CONFIG|SQLITE-FILE --to CONFIG [--replace]
+                                       copy every table between SQLite and PostgreSQL, then verify it
+          keys ACTION --config FILE --instance ID
+                                       list, create, roll or revoke an instance's keys; roll its Beams secret
+          instances ACTION --config FILE
+                                       list, show, create, update or delete run-time instances
+          audit list --config FILE --instance ID [--since SEQ] [--limit N]
+                                       print an instance's audit log, one JSON line per entry
+          vapid-keygen FILE            write a new VAPID key (web push) to FILE (mode 0600), print its public key
+          version                      print the version, git commit and build date
 
-    Run `push-server <command> --help` for a command's options.
-    Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
-    """
+        Run `push-server <command> --help` for a command's options.
+        Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
+        """
 
     /// Runs a command; `arguments` excludes the program name.
     public static func run(_ arguments: [String]) async -> Int32 {
@@ -97,11 +97,11 @@ extension Command {
 
 enum VersionCommand: Command {
     static let usage = """
-    Usage: push-server version
+        Usage: push-server version
 
-    Prints the version (first line: `push-server VERSION`), the git commit and the build date; the last two are
-    "unknown" in a binary built without make.
-    """
+        Prints the version (first line: `push-server VERSION`), the git commit and the build date; the last two are
+        "unknown" in a binary built without make.
+        """
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly([])
         Console.out("push-server \(BuildInfo.version)\ncommit \(BuildInfo.commit)\nbuilt \(BuildInfo.date)")

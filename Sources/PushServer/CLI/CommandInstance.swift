@@ -12,9 +12,10 @@ enum CommandInstance {
     /// The instance `id` from the config file, else from `store`. - Throws: `UsageError` naming why when neither
     /// has it usable here (unknown, sealed with another key, not valid on this node); the store's error when it
     /// cannot be read.
-    static func find(_ id: String, config: ServerConfig, store: any InstanceDefinitionStore,
-                     validateKey: @escaping @Sendable (String) -> String? = { _ in nil }) async throws -> InstanceConfig
-    {
+    static func find(
+        _ id: String, config: ServerConfig, store: any InstanceDefinitionStore,
+        validateKey: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) async throws -> InstanceConfig {
         if let instance = config.instance(id) { return instance }
         let (_, rows) = try await store.storedInstances()
         guard let row = rows.first(where: { $0.id == id.lowercased() }) else {
@@ -27,8 +28,9 @@ enum CommandInstance {
         guard let definition = InstanceDefinition.open(row, with: seal) else {
             throw UsageError("instance \(row.id) does not open with this config's keys.encryptionKey")
         }
-        switch definition.validate(id: row.id, policy: config.webhooks.policy,
-                                   environment: ProcessInfo.processInfo.environment, validateKey: validateKey)
+        switch definition.validate(
+            id: row.id, policy: config.webhooks.policy,
+            environment: ProcessInfo.processInfo.environment, validateKey: validateKey)
         {
         case .valid(let instance, _):
             return instance
@@ -39,9 +41,10 @@ enum CommandInstance {
     }
 
     /// `find` in the command's open store, which is closed before the error is thrown (the command stops there).
-    static func find(_ id: String, config: ServerConfig, closingOnFailure store: any PushStorage,
-                     validateKey: @escaping @Sendable (String) -> String? = { _ in nil }) async throws -> InstanceConfig
-    {
+    static func find(
+        _ id: String, config: ServerConfig, closingOnFailure store: any PushStorage,
+        validateKey: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) async throws -> InstanceConfig {
         do {
             return try await find(id, config: config, store: store, validateKey: validateKey)
         } catch {
@@ -52,12 +55,14 @@ enum CommandInstance {
 
     /// `find` for a command that needs no store for a config-file instance (`send`, `token`): the store is opened
     /// only when the config file does not list `id`, and closed before returning.
-    static func find(_ id: String, config: ServerConfig,
-                     validateKey: @escaping @Sendable (String) -> String? = { _ in nil }) async throws -> InstanceConfig
-    {
+    static func find(
+        _ id: String, config: ServerConfig,
+        validateKey: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) async throws -> InstanceConfig {
         if let instance = config.instance(id) { return instance }
-        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled,
-                                                    healthEvents: { _ in })
+        let store = try await Application.openStore(
+            config.storage, exclusive: false, logger: .disabled,
+            healthEvents: { _ in })
         let instance = try await find(id, config: config, closingOnFailure: store, validateKey: validateKey)
         try? await store.close()
         return instance

@@ -6,28 +6,28 @@ import PushStore
 /// `push-server import`: a device file (docs/DATA-FORMAT.md) into one instance of the configured store.
 enum ImportCommand: Command {
     static let usage = """
-    Usage: push-server import --config FILE --instance ID [--dry-run] [--json] [--batch N]
-                              [--from parse|onesignal|sns [--map RULES] [--sns-platform APNS|APNS_SANDBOX|GCM]] FILE|-
+        Usage: push-server import --config FILE --instance ID [--dry-run] [--json] [--batch N]
+                                  [--from parse|onesignal|sns [--map RULES] [--sns-platform APNS|APNS_SANDBOX|GCM]] FILE|-
 
-    Imports a device file (docs/DATA-FORMAT.md; what `push-server export` writes) into the instance, in the store
-    the config names, beside a running server (every node sees the devices at once). Devices are keyed by
-    (platform, token): a new one is created, a known one takes the file's data and keeps its id, an identical one
-    is left alone, so importing a file again changes nothing. Every line gets the device API's checks and caps
-    (limits.maxDevicesPerInstance, maxDevicesPerUser, maxSubscriptionsPerInstance, maxInterestsPerInstance); a
-    refused line is reported with its line number, reason and masked token and never stops the rest. Writes in
-    batches of --batch devices (default 2000), one transaction each. Into a SQLite store no server is writing
-    to, --batch 20000 is faster (each batch holds the database's write lock for seconds, too long beside a server).
-    --dry-run writes nothing and reports what would happen. Each run is one entry (devices.import) in the
-    instance's audit log, actor cli:USER, outcome its counts (docs/OPERATIONS.md, "Many apps: audit log"). Prints a summary and each refused line (--json: the
-    report as JSON) on standard output; progress on standard error when it is a terminal.
-    Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
-    a device file.
-    --from reads another provider's export instead (Parse Server _Installation JSON, OneSignal's players CSV, the
-    JSON of `aws sns list-endpoints-by-platform-application`), each row converted to a device line and imported
-    the same way; refused rows are reported with their line in that file. --map (space-separated rules):
-    tag:KEY=INTEREST (OneSignal: the tag KEY gives the interest INTEREST, `{value}` in it replaced by the tag's
-    value) and CustomUserData=user (SNS). Mappings and what is dropped: docs/OPERATIONS.md.
-    """
+        Imports a device file (docs/DATA-FORMAT.md; what `push-server export` writes) into the instance, in the store
+        the config names, beside a running server (every node sees the devices at once). Devices are keyed by
+        (platform, token): a new one is created, a known one takes the file's data and keeps its id, an identical one
+        is left alone, so importing a file again changes nothing. Every line gets the device API's checks and caps
+        (limits.maxDevicesPerInstance, maxDevicesPerUser, maxSubscriptionsPerInstance, maxInterestsPerInstance); a
+        refused line is reported with its line number, reason and masked token and never stops the rest. Writes in
+        batches of --batch devices (default 2000), one transaction each. Into a SQLite store no server is writing
+        to, --batch 20000 is faster (each batch holds the database's write lock for seconds, too long beside a server).
+        --dry-run writes nothing and reports what would happen. Each run is one entry (devices.import) in the
+        instance's audit log, actor cli:USER, outcome its counts (docs/OPERATIONS.md, "Many apps: audit log"). Prints a summary and each refused line (--json: the
+        report as JSON) on standard output; progress on standard error when it is a terminal.
+        Exit 0 when no line was refused, 1 when some were (or on a failure), 2 for usage errors or a file that is not
+        a device file.
+        --from reads another provider's export instead (Parse Server _Installation JSON, OneSignal's players CSV, the
+        JSON of `aws sns list-endpoints-by-platform-application`), each row converted to a device line and imported
+        the same way; refused rows are reported with their line in that file. --map (space-separated rules):
+        tag:KEY=INTEREST (OneSignal: the tag KEY gives the interest INTEREST, `{value}` in it replaced by the tag's
+        value) and CustomUserData=user (SNS). Mappings and what is dropped: docs/OPERATIONS.md.
+        """
 
     static let booleanFlags: Set<String> = ["dry-run", "json"]
 
@@ -45,25 +45,32 @@ enum ImportCommand: Command {
         guard arguments.positionals.count == 1 else { throw UsageError("give one FILE (or - for standard input)") }
         let (config, _) = try ServerConfig.load(path: try arguments.require("config"))
         let instanceID = try arguments.require("instance")
-        let batchSize = try arguments["batch"].map { text throws(UsageError) in
-            guard let value = Int(text), (1...50_000).contains(value) else { throw UsageError("--batch must be 1-50000") }
-            return value
-        } ?? Self.defaultBatch
+        let batchSize =
+            try arguments["batch"].map { text throws(UsageError) in
+                guard let value = Int(text), (1...50_000).contains(value) else {
+                    throw UsageError("--batch must be 1-50000")
+                }
+                return value
+            } ?? Self.defaultBatch
         let provider = try arguments["from"].map { name throws(UsageError) in
-            guard let provider = Provider(rawValue: name) else { throw UsageError("--from must be parse, onesignal or sns") }
+            guard let provider = Provider(rawValue: name) else {
+                throw UsageError("--from must be parse, onesignal or sns")
+            }
             return provider
         }
         guard provider != nil || (arguments["map"] == nil && arguments["sns-platform"] == nil) else {
             throw UsageError("--map and --sns-platform go with --from")
         }
         let providerOptions = try provider.map { provider throws(UsageError) in
-            try ProviderImportOptions.parse(map: arguments["map"], snsPlatform: arguments["sns-platform"], for: provider)
+            try ProviderImportOptions.parse(
+                map: arguments["map"], snsPlatform: arguments["sns-platform"], for: provider)
         }
         let path = arguments.positionals[0]
         let input: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw UsageError("cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { if input != 0 { close(input) } }
-        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        let store = try await Application.openStore(
+            config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         guard let transfer = store as? any DeviceTransfer else {
             try? await store.close()
@@ -71,17 +78,22 @@ enum ImportCommand: Command {
         }
         let meter = ProgressMeter(verb: arguments.has("dry-run") ? "checked" : "imported")
         var importer = DeviceImporter(
-            store: transfer, parser: DeviceLineParser(instance: instance, now: Date(), liveActivityLimits: LiveActivityLimits(
-                maxStartTokensPerDevice: config.limits.maxLiveActivityStartTokensPerDevice,
-                maxActivitiesPerDevice: config.limits.maxLiveActivitiesPerDevice)),
-            caps: DeviceImportCaps(maxDevicesPerInstance: instance.deviceCap(config.limits),
-                                   maxDevicesPerUser: config.limits.maxDevicesPerUser,
-                                   interests: config.limits.interestLimits),
+            store: transfer,
+            parser: DeviceLineParser(
+                instance: instance, now: Date(),
+                liveActivityLimits: LiveActivityLimits(
+                    maxStartTokensPerDevice: config.limits.maxLiveActivityStartTokensPerDevice,
+                    maxActivitiesPerDevice: config.limits.maxLiveActivitiesPerDevice)),
+            caps: DeviceImportCaps(
+                maxDevicesPerInstance: instance.deviceCap(config.limits),
+                maxDevicesPerUser: config.limits.maxDevicesPerUser,
+                interests: config.limits.interestLimits),
             dryRun: arguments.has("dry-run"))
         importer.batchSize = batchSize
         importer.progress = { meter.update($0.devices) }
-        importer.audit = DeviceImportAudit(log: store, actor: AuditActor.commandLine(), instanceID: instance.id,
-                                           from: provider, now: { Date() })
+        importer.audit = DeviceImportAudit(
+            log: store, actor: AuditActor.commandLine(), instanceID: instance.id,
+            from: provider, now: { Date() })
         let readChunk: () throws -> [UInt8]? = {
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             while true {

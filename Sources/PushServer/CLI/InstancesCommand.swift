@@ -1,9 +1,9 @@
-import Observability
 import BeamsModel
 import Foundation
 import JSON
 import JWTSigner
 import Logging
+import Observability
 import PushStore
 
 /// `push-server instances`: run-time instances in the store the config names, beside running servers (each node
@@ -11,24 +11,24 @@ import PushStore
 /// config file's instances are, config-file instances read-only, every change audited as `cli:<user>`.
 enum InstancesCommand: Command {
     static let usage = """
-    Usage: push-server instances ACTION --config FILE [options]
+        Usage: push-server instances ACTION --config FILE [options]
 
-    Actions:
-      list                         one JSON line per instance (config-file and stored; secrets masked)
-      show --instance ID           one stored instance's definition (secrets masked)
-      create --definition FILE|-   create an instance from a JSON object (an entry of the config file's
-                                   instances); without an id or secretKey, both are made and the secret is
-                                   printed once
-      update --instance ID --definition FILE|- [--replace] [--if-version N]
-                                   merge the JSON object into the stored definition (RFC 7396: null removes a
-                                   field), or replace it whole with --replace; "********" keeps a stored secret
-      delete --instance ID [--if-version N]
-                                   stop serving the instance on every node and delete its definition
+        Actions:
+          list                         one JSON line per instance (config-file and stored; secrets masked)
+          show --instance ID           one stored instance's definition (secrets masked)
+          create --definition FILE|-   create an instance from a JSON object (an entry of the config file's
+                                       instances); without an id or secretKey, both are made and the secret is
+                                       printed once
+          update --instance ID --definition FILE|- [--replace] [--if-version N]
+                                       merge the JSON object into the stored definition (RFC 7396: null removes a
+                                       field), or replace it whole with --replace; "********" keeps a stored secret
+          delete --instance ID [--if-version N]
+                                       stop serving the instance on every node and delete its definition
 
-    Needs keys.encryptionKey in the config (definitions are stored sealed with it). A definition with errors
-    changes nothing; each error is printed. Exit 0 on success, 1 on a refused change or failure, 2 for usage
-    errors.
-    """
+        Needs keys.encryptionKey in the config (definitions are stored sealed with it). A definition with errors
+        changes nothing; each error is printed. Exit 0 on success, 1 on a refused change or failure, 2 for usage
+        errors.
+        """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly(["config", "instance", "definition", "replace", "if-version"])
@@ -38,7 +38,8 @@ enum InstancesCommand: Command {
         guard ["list", "show", "create", "update", "delete"].contains(action) else {
             throw UsageError("unknown action '\(action)'")
         }
-        let (config, _) = try ServerConfig.load(path: try arguments.require("config"), validateKey: APNsKeyCheck.problem)
+        let (config, _) = try ServerConfig.load(
+            path: try arguments.require("config"), validateKey: APNsKeyCheck.problem)
         let expected = try arguments["if-version"].map { text throws(UsageError) in
             guard let version = Int64(text) else { throw UsageError("--if-version must be a version number") }
             return version
@@ -46,7 +47,8 @@ enum InstancesCommand: Command {
         let definition: [String: JSONValue]? = try arguments["definition"].map { path throws(UsageError) in
             try readDefinition(path)
         }
-        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        let store = try await Application.openStore(
+            config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let admin = InstanceAdmin(
             store: store, seal: config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) },
             policy: config.webhooks.policy, environment: ProcessInfo.processInfo.environment,
@@ -85,15 +87,18 @@ enum InstancesCommand: Command {
             report(applied)
             if let secret = applied.generatedSecret {
                 Console.out(secret)
-                Console.err("Created instance \(applied.id) (version \(applied.version)); its Beams secret, above, is shown only now.")
+                Console.err(
+                    "Created instance \(applied.id) (version \(applied.version)); its Beams secret, above, is shown only now."
+                )
             } else {
                 Console.err("Created instance \(applied.id) (version \(applied.version)).")
             }
         case "update":
             guard let definition else { throw UsageError("--definition FILE|- is required") }
             let id = try arguments.require("instance")
-            let applied = try await admin.update(id, arguments.has("replace") ? .replace(definition) : .merge(definition),
-                                                 expectedVersion: expected, actor: actor)
+            let applied = try await admin.update(
+                id, arguments.has("replace") ? .replace(definition) : .merge(definition),
+                expectedVersion: expected, actor: actor)
             report(applied)
             Console.err("Changed instance \(applied.id) (version \(applied.version)).")
         default:  // delete
@@ -131,7 +136,8 @@ enum InstancesCommand: Command {
 
     static func describe(_ error: InstanceAdmin.Failure) -> [String] {
         switch error {
-        case .invalid(let issues): return ["the definition is not valid; nothing changed"] + issues.map { "\($0.path): \($0.message)" }
+        case .invalid(let issues):
+            return ["the definition is not valid; nothing changed"] + issues.map { "\($0.path): \($0.message)" }
         case .readOnly(let id): return ["\(id) is defined in the config file: edit the file and reload (SIGHUP)"]
         case .exists(let id, let configured):
             return [configured ? "\(id) is defined in the config file: pick another id" : "\(id) already exists"]

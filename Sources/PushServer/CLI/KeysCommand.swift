@@ -10,26 +10,28 @@ import PushStore
 /// running server; every node sees a change within about a second).
 enum KeysCommand: Command {
     static let usage = """
-    Usage: push-server keys ACTION --config FILE --instance ID [options]
+        Usage: push-server keys ACTION --config FILE --instance ID [options]
 
-    Actions:
-      list                         one JSON line per key (never a secret), the Beams secret's rows included
-      create --label TEXT --scopes LIST [--expires-in DURATION] [--not-before TIME] [--expires-at TIME]
-                                   create a scoped key; prints the key (psk_…) once on standard output
-      roll --key ID [--expires-in DURATION]
-                                   replace a key; the old one keeps working for DURATION (default 24h)
-      revoke --key ID              stop a key at once
-      roll-beams-secret [--expires-in DURATION]
-                                   replace the Beams secret (needs keys.encryptionKey); prints the new secret once;
-                                   the old one keeps working, for Bearer and user tokens, for DURATION (default 24h)
+        Actions:
+          list                         one JSON line per key (never a secret), the Beams secret's rows included
+          create --label TEXT --scopes LIST [--expires-in DURATION] [--not-before TIME] [--expires-at TIME]
+                                       create a scoped key; prints the key (psk_…) once on standard output
+          roll --key ID [--expires-in DURATION]
+                                       replace a key; the old one keeps working for DURATION (default 24h)
+          revoke --key ID              stop a key at once
+          roll-beams-secret [--expires-in DURATION]
+                                       replace the Beams secret (needs keys.encryptionKey); prints the new secret once;
+                                       the old one keeps working, for Bearer and user tokens, for DURATION (default 24h)
 
-    LIST: comma-separated scopes among publish, publish:read, customer, devices:read, console, instance:admin.
-    DURATION: now, or a number with s, m, h or d (1h, 24h, 7d; at most 30d). TIME: RFC 3339.
-    Exit 0 on success, 1 on a failure, 2 for usage errors (an unknown key is 1).
-    """
+        LIST: comma-separated scopes among publish, publish:read, customer, devices:read, console, instance:admin.
+        DURATION: now, or a number with s, m, h or d (1h, 24h, 7d; at most 30d). TIME: RFC 3339.
+        Exit 0 on success, 1 on a failure, 2 for usage errors (an unknown key is 1).
+        """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
-        try arguments.allowOnly(["config", "instance", "label", "scopes", "expires-in", "expires-at", "not-before", "key"])
+        try arguments.allowOnly([
+            "config", "instance", "label", "scopes", "expires-in", "expires-at", "not-before", "key",
+        ])
         guard arguments.positionals.count == 1, let action = arguments.positionals.first else {
             throw UsageError("give one action: list, create, roll, revoke or roll-beams-secret")
         }
@@ -44,7 +46,8 @@ enum KeysCommand: Command {
             }
             return seconds
         }
-        let store = try await Application.openStore(config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
+        let store = try await Application.openStore(
+            config.storage, exclusive: false, logger: .disabled, healthEvents: { _ in })
         let seal = config.keys.encryptionKey.flatMap { try? SecretSeal(deriving: $0) }
         let instance = try await CommandInstance.find(instanceID, config: config, closingOnFailure: store)
         let ring = KeyRing(store: store, seal: seal, logger: .disabled, now: { Date() })
@@ -89,23 +92,30 @@ enum KeysCommand: Command {
             let notBefore = try time(arguments, "not-before")
             var expiresAt = try time(arguments, "expires-at")
             if let overlap {
-                guard expiresAt == nil, overlap > 0 else { throw UsageError("give --expires-at or a non-zero --expires-in") }
+                guard expiresAt == nil, overlap > 0 else {
+                    throw UsageError("give --expires-at or a non-zero --expires-in")
+                }
                 expiresAt = Date().addingTimeInterval(overlap)
             }
-            let issued = try await ring.create(instance, label: label, scopes: scopes, notBefore: notBefore,
-                                               expiresAt: expiresAt, by: actor)
+            let issued = try await ring.create(
+                instance, label: label, scopes: scopes, notBefore: notBefore,
+                expiresAt: expiresAt, by: actor)
             Console.out(issued.text)
-            Console.err("Created key \(issued.record.id) (\(issued.record.scopes.joined(separator: " "))); the key is shown only now.")
+            Console.err(
+                "Created key \(issued.record.id) (\(issued.record.scopes.joined(separator: " "))); the key is shown only now."
+            )
         case "roll":
-            let (issued, retiredAt) = try await ring.roll(instance, keyID: try arguments.require("key"),
-                                                          overlap: overlap ?? defaultOverlap, by: actor)
+            let (issued, retiredAt) = try await ring.roll(
+                instance, keyID: try arguments.require("key"),
+                overlap: overlap ?? defaultOverlap, by: actor)
             Console.out(issued.text)
             Console.err("New key \(issued.record.id); the old one works until \(retiredAt.iso8601).")
         case "revoke":
             let record = try await ring.revoke(instance, keyID: try arguments.require("key"), by: actor)
             Console.err("Revoked key \(record.id).")
         default:  // roll-beams-secret
-            let (issued, retiredAt) = try await ring.rollBeamsSecret(instance, overlap: overlap ?? defaultOverlap, by: actor)
+            let (issued, retiredAt) = try await ring.rollBeamsSecret(
+                instance, overlap: overlap ?? defaultOverlap, by: actor)
             Console.out(issued.text)
             Console.err("New Beams secret \(issued.record.id); the old one is accepted until \(retiredAt.iso8601).")
         }

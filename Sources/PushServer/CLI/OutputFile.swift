@@ -13,7 +13,9 @@ final class OutputFile: Sendable {
             owned = false
         } else {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw OutputFileError(message: "cannot create \(path): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw OutputFileError(message: "cannot create \(path): \(String(cString: strerror(errno)))")
+            }
             descriptor = fd
             owned = true
         }
@@ -40,7 +42,9 @@ final class OutputFile: Sendable {
     func close() throws {
         guard owned else { return }
         defer { Glibc.close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw OutputFileError(message: "fsync failed: \(String(cString: strerror(errno)))") }
+        guard fsync(descriptor) == 0 else {
+            throw OutputFileError(message: "fsync failed: \(String(cString: strerror(errno)))")
+        }
     }
 }
 

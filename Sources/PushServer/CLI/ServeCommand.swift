@@ -1,23 +1,23 @@
 import Dispatch
 import Foundation
-import Logging
 import Locking
+import Logging
 
 /// `push-server serve --config FILE`: runs until SIGTERM/SIGINT, then drains and exits 0.
 enum ServeCommand: Command {
     static let usage = """
-    Usage: push-server serve --config FILE
+        Usage: push-server serve --config FILE
 
-    Runs the server. Logs go to standard error (the journal under systemd). Under systemd (Type=notify) it sends
-    READY=1 once it accepts requests, WATCHDOG=1 while healthy, and STOPPING=1 on SIGTERM.
+        Runs the server. Logs go to standard error (the journal under systemd). Under systemd (Type=notify) it sends
+        READY=1 once it accepts requests, WATCHDOG=1 while healthy, and STOPPING=1 on SIGTERM.
 
-    SIGTERM or SIGINT drains: new connections are refused, in-flight requests finish, running publishes
-    checkpoint and unanswered notifications return to the queue (resumed on the next start). A second signal
-    exits at once.
+        SIGTERM or SIGINT drains: new connections are refused, in-flight requests finish, running publishes
+        checkpoint and unanswered notifications return to the queue (resumed on the next start). A second signal
+        exits at once.
 
-    SIGHUP re-reads the config file: a file with errors changes nothing (each error is logged); a good one applies
-    its instances at once and logs the sections that need a restart.
-    """
+        SIGHUP re-reads the config file: a file with errors changes nothing (each error is logged); a good one applies
+        its instances at once and logs the sections that need a restart.
+        """
 
     /// Seconds the engine's drain may take; the whole drain gets `Application.drainMargin` (5 s) more, and systemd's
     /// TimeoutStopSec (30 s in deploy/push-server.service) must exceed that sum.
@@ -36,8 +36,9 @@ enum ServeCommand: Command {
         // Lines are written off the event loops, many per write(2) (BufferedLogSink); closed once the server
         // stopped, so a clean stop loses none.
         let sink = BufferedLogSink()
-        let code = await serve(config: config, path: path, warnings: warnings,
-                               logger: Logger(label: "server", level: config.logLevel, sink: sink))
+        let code = await serve(
+            config: config, path: path, warnings: warnings,
+            logger: Logger(label: "server", level: config.logLevel, sink: sink))
         await sink.close()
         return code
     }

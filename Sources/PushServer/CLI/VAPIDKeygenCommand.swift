@@ -2,18 +2,18 @@ import Foundation
 import WebPush
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `push-server vapid-keygen FILE`: writes a new VAPID key pair for an instance's `web.vapidKeyFile`.
 enum VAPIDKeygenCommand: Command {
     static let usage = """
-    Usage: push-server vapid-keygen FILE
+        Usage: push-server vapid-keygen FILE
 
-    Writes a new P-256 private key (PKCS#8 PEM) to FILE with mode 0600 and prints its public key (base64url),
-    which is what GET /device_api/v1/instances/ID/web-vapid-public-key will answer. Refuses to overwrite an
-    existing file: every browser subscribed with the old key would silently stop receiving pushes.
-    """
+        Writes a new P-256 private key (PKCS#8 PEM) to FILE with mode 0600 and prints its public key (base64url),
+        which is what GET /device_api/v1/instances/ID/web-vapid-public-key will answer. Refuses to overwrite an
+        existing file: every browser subscribed with the old key would silently stop receiving pushes.
+        """
 
     static func run(_ arguments: Arguments) async throws -> ExitCode {
         try arguments.allowOnly([])

@@ -66,11 +66,13 @@ enum CertificateEnvironmentFit: Equatable {
                 + "\(APNsCertificateEnvironments.productionOID) production), as self-made certificates; Apple's carry "
                 + "one or both, and APNs may answer 403 BadCertificateEnvironment"
         case .partial(let missing):
-            return "the certificate is marked for \(Self.other(missing)) only: deliveries to \(missing) (devices registered "
+            return
+                "the certificate is marked for \(Self.other(missing)) only: deliveries to \(missing) (devices registered "
                 + "with environment \"\(missing)\", and the retry there after BadDeviceToken) fail with 403 "
                 + "BadCertificateEnvironment; \(both)"
         case .mismatch(let defaultEnvironment):
-            return "the certificate is marked for \(Self.other(defaultEnvironment)) only, but the instance sends to \(defaultEnvironment) "
+            return
+                "the certificate is marked for \(Self.other(defaultEnvironment)) only, but the instance sends to \(defaultEnvironment) "
                 + "(defaultEnvironment: every device registered without an environment): APNs would answer 403 "
                 + "BadCertificateEnvironment there; use a certificate for \(defaultEnvironment) (\(both)) or change "
                 + "defaultEnvironment"

@@ -8,7 +8,9 @@ struct ConfigReader {
     private(set) var secretSources: [SecretSource] = []
 
     /// Records a secret read from `file` (nil: inline in the configuration file).
-    mutating func secret(_ field: String, file: String?) { secretSources.append(SecretSource(field: field, file: file)) }
+    mutating func secret(_ field: String, file: String?) {
+        secretSources.append(SecretSource(field: field, file: file))
+    }
 
     mutating func error(_ path: String, _ message: String) { issues.append(ConfigIssue(path, message)) }
     mutating func warning(_ path: String, _ message: String) {
@@ -60,10 +62,13 @@ struct ConfigReader {
     }
 
     /// An integer within `range`; fractional numbers, booleans and strings are errors.
-    mutating func int(_ object: [String: JSONValue], _ key: String, _ path: String, in range: ClosedRange<Int>) -> Int? {
+    mutating func int(_ object: [String: JSONValue], _ key: String, _ path: String, in range: ClosedRange<Int>) -> Int?
+    {
         guard let value = object[key], !value.isNull else { return nil }
         guard let int = value.intValue else {
-            error(join(path, key), "must be an integer, got \(value.typeName == "number" ? "a fraction" : value.typeName)")
+            error(
+                join(path, key), "must be an integer, got \(value.typeName == "number" ? "a fraction" : value.typeName)"
+            )
             return nil
         }
         guard range.contains(int) else {

@@ -1,7 +1,7 @@
-import Observability
 import BeamsModel
 import Foundation
 import JSON
+import Observability
 
 /// A server-admin key: the only credential of the server's own admin API (run-time instances, the server-wide
 /// audit log). It comes from the config file (`admin.keys`) or the environment (`PUSH_SERVER_ADMIN_KEYS`), never
@@ -64,7 +64,8 @@ extension ServerConfig {
                     continue
                 }
                 if parts[1].utf8.count < minimumSecretBytes {
-                    reader.error(adminKeysVariable, "the key of \(parts[0]) must be at least \(minimumSecretBytes) bytes")
+                    reader.error(
+                        adminKeysVariable, "the key of \(parts[0]) must be at least \(minimumSecretBytes) bytes")
                     continue
                 }
                 keys.append(AdminKey(id: parts[0], secret: parts[1]))

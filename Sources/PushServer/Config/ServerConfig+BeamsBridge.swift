@@ -4,16 +4,23 @@ import HTTPClient
 import JSON
 
 extension ServerConfig {
-    static let beamsBridgeSecret = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile",
-                                              minimumBytes: 1)
+    static let beamsBridgeSecret = SecretKeys(
+        inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile",
+        minimumBytes: 1)
 
     /// `instances[].beamsBridge`: `instanceId` (default: the instance's id), the Beams secret (`secretKey`,
     /// `secretKeyEnv` or `secretKeyFile`), `enabled` (default true), `retireDevices` (default true), and for tests
     /// `baseURL` and `caFile`.
-    static func readBeamsBridge(_ object: [String: JSONValue], _ p: String, localID: String?, _ reader: inout ConfigReader,
-                                environment: [String: String]) -> BeamsBridgeConfig? {
-        reader.checkKeys(object, p, allowed: ["instanceId", "secretKey", "secretKeyEnv", "secretKeyFile", "enabled",
-                                              "retireDevices", "baseURL", "caFile"])
+    static func readBeamsBridge(
+        _ object: [String: JSONValue], _ p: String, localID: String?, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> BeamsBridgeConfig? {
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "instanceId", "secretKey", "secretKeyEnv", "secretKeyFile", "enabled",
+                "retireDevices", "baseURL", "caFile",
+            ])
         let id = reader.string(object, "instanceId", p) ?? localID
         if let id, UUID(uuidString: id) == nil {
             reader.error("\(p).instanceId", "must be a UUID (a Beams instance id)")

@@ -11,8 +11,9 @@ extension ServerConfig {
     /// A certificate with this little validity left is reported (check-config, the log, `/ready`).
     static let certificateWarningDays = 30
 
-    static let passwordKeys = SecretKeys(inline: "password", env: "passwordEnv", file: "passwordFile", required: false,
-                                         minimumBytes: 1)
+    static let passwordKeys = SecretKeys(
+        inline: "password", env: "passwordEnv", file: "passwordFile", required: false,
+        minimumBytes: 1)
 
     /// Reads and loads the certificate; nil (with errors recorded) when it cannot be used.
     static func readAPNsCertificate(
@@ -24,7 +25,10 @@ extension ServerConfig {
         let certificate = reader.string(object, "certificateFile", p).map { expandVariables($0, environment) }
         let key = reader.string(object, "keyFile", p).map { expandVariables($0, environment) }
         if object["password"] != nil {
-            reader.error("\(p).password", "put the password in a file (passwordFile) or an environment variable (passwordEnv), not in the configuration")
+            reader.error(
+                "\(p).password",
+                "put the password in a file (passwordFile) or an environment variable (passwordEnv), not in the configuration"
+            )
             return nil
         }
         let password = readSecret(object, p, passwordKeys, &reader, environment: environment)
@@ -58,14 +62,16 @@ extension ServerConfig {
                 reader.error("\(p).keyFile", "is required with certificateFile: the certificate's PEM private key")
                 return nil
             }
-            guard checkReadable(certificate, "\(p).certificateFile", &reader), checkReadable(key, "\(p).keyFile", &reader)
+            guard checkReadable(certificate, "\(p).certificateFile", &reader),
+                checkReadable(key, "\(p).keyFile", &reader)
             else { return nil }
             if password == nil && (object["passwordFile"] != nil || object["passwordEnv"] != nil) { return nil }
             do throws(TLSIdentityError) {
                 loaded = try TLSClientIdentity.pem(certificateFile: certificate, keyFile: key, password: password)
             } catch {
                 switch error {
-                case .notACertificate, .invalidExtensions, .invalidTopicsExtension: reader.error("\(p).certificateFile", error.description)
+                case .notACertificate, .invalidExtensions, .invalidTopicsExtension:
+                    reader.error("\(p).certificateFile", error.description)
                 case .badKey("wrong password"): reader.error(passwordField, error.description)
                 case .unreadableFile(let path, _) where path == certificate:
                     reader.error("\(p).certificateFile", error.description)
@@ -77,8 +83,10 @@ extension ServerConfig {
         let info = loaded.certificate
         switch info.validity(at: now) {
         case .expired:
-            reader.error(p, "the certificate expired on \(info.notAfter.iso8601) (\(info.subject)): create a new one "
-                + "in the Apple developer account and export it; APNs refuses expired certificates")
+            reader.error(
+                p,
+                "the certificate expired on \(info.notAfter.iso8601) (\(info.subject)): create a new one "
+                    + "in the Apple developer account and export it; APNs refuses expired certificates")
             return nil
         case .notYetValid:
             reader.error(p, "the certificate is not valid before \(info.notBefore.iso8601) (\(info.subject))")
@@ -86,7 +94,10 @@ extension ServerConfig {
         case .valid:
             let days = info.daysLeft(at: now)
             if days <= certificateWarningDays {
-                reader.warning(p, "the certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it")
+                reader.warning(
+                    p,
+                    "the certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it"
+                )
             }
         }
         if let p12 { reader.secret("\(p).p12File", file: p12) }
@@ -95,8 +106,10 @@ extension ServerConfig {
     }
 
     /// The topic of a certificate instance: the configured one, which the certificate must cover, else its UID.
-    static func certificateTopic(_ configured: String, _ certificate: APNsCertificateConfig, _ p: String,
-                                 _ reader: inout ConfigReader) -> String {
+    static func certificateTopic(
+        _ configured: String, _ certificate: APNsCertificateConfig, _ p: String,
+        _ reader: inout ConfigReader
+    ) -> String {
         let info = certificate.identity.certificate
         if configured.isEmpty {
             guard let uid = info.uid, !uid.isEmpty else {
@@ -106,20 +119,27 @@ extension ServerConfig {
             return uid
         }
         if !info.covers(configured) {
-            reader.error("\(p).topic", "\(configured) is not in the certificate (it covers: "
-                + "\(info.topics.isEmpty ? "no topic" : info.topics.joined(separator: ", "))); APNs would answer BadTopic")
+            reader.error(
+                "\(p).topic",
+                "\(configured) is not in the certificate (it covers: "
+                    + "\(info.topics.isEmpty ? "no topic" : info.topics.joined(separator: ", "))); APNs would answer BadTopic"
+            )
         }
         return configured
     }
 
     /// Refuses a certificate not marked for the default environment and warns about one marked for it alone
     /// (`CertificateEnvironmentFit`); an unmarked one is a note that check-config and the log print, not an issue.
-    static func checkCertificateEnvironments(_ certificate: APNsCertificateConfig, _ defaultEnvironment: PushEnvironment,
-                                             endpointOverride: Bool, _ p: String, _ reader: inout ConfigReader) {
-        let fit = CertificateEnvironmentFit(certificate.identity.certificate.environments,
-                                            defaultEnvironment: defaultEnvironment)
+    static func checkCertificateEnvironments(
+        _ certificate: APNsCertificateConfig, _ defaultEnvironment: PushEnvironment,
+        endpointOverride: Bool, _ p: String, _ reader: inout ConfigReader
+    ) {
+        let fit = CertificateEnvironmentFit(
+            certificate.identity.certificate.environments,
+            defaultEnvironment: defaultEnvironment)
         guard let severity = fit.severity(endpointOverride: endpointOverride),
-              let message = fit.message(endpointOverride: endpointOverride) else { return }
+            let message = fit.message(endpointOverride: endpointOverride)
+        else { return }
         if severity == .error { reader.error(p, message) } else { reader.warning(p, message) }
     }
 }

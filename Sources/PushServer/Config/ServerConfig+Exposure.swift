@@ -39,8 +39,10 @@ extension ServerConfig {
     /// Files under `$CREDENTIALS_DIRECTORY` are systemd's copies (`LoadCredential=`): their directory admits only
     /// the service, and their mode shows the ACL mask that grants the service user access, so they are skipped.
     /// - Parameter configPath: the configuration file, for inline secrets.
-    public func exposureIssues(configPath: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                               serviceGroup: UInt32 = getegid()) -> [ConfigIssue] {
+    public func exposureIssues(
+        configPath: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        serviceGroup: UInt32 = getegid()
+    ) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
         let credentials = environment["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
         var checked: [String: String?] = [:]
@@ -50,7 +52,8 @@ extension ServerConfig {
             if let credentials, (file + "/").hasPrefix(credentials.hasSuffix("/") ? credentials : credentials + "/") {
                 result = nil
             } else if let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-                      let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value {
+                let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value
+            {
                 let group = (attributes[.groupOwnerAccountID] as? NSNumber)?.uint32Value
                 let octal = "0" + String(mode & 0o777, radix: 8)
                 if mode & 0o004 != 0 {
@@ -66,25 +69,39 @@ extension ServerConfig {
         for source in secretSources {
             if let file = source.file {
                 if let problem = exposure(of: file) {
-                    issues.append(ConfigIssue(source.field, "holds a secret, but \(problem): "
-                        + "`chmod 600` it (640 with the service's own group), or use systemd's LoadCredential="))
+                    issues.append(
+                        ConfigIssue(
+                            source.field,
+                            "holds a secret, but \(problem): "
+                                + "`chmod 600` it (640 with the service's own group), or use systemd's LoadCredential=")
+                    )
                 }
             } else if let problem = exposure(of: configPath) {
-                issues.append(ConfigIssue(source.field, "is a secret inline in the configuration, and \(problem): "
-                    + "move it to a file only the service reads (…File) or an environment variable (…Env), "
-                    + "or `chmod 600` the configuration"))
+                issues.append(
+                    ConfigIssue(
+                        source.field,
+                        "is a secret inline in the configuration, and \(problem): "
+                            + "move it to a file only the service reads (…File) or an environment variable (…Env), "
+                            + "or `chmod 600` the configuration"))
             }
         }
 
         var firstWithSecret: [String: Int] = [:]
         for (index, instance) in instances.enumerated() {
             if Self.exampleSecrets.contains(instance.secretKey) {
-                issues.append(ConfigIssue("instances[\(index)]", "uses the example secret published in the README and "
-                    + "config.example.json: anyone can publish with it; generate one with `head -c 32 /dev/urandom | base64`"))
+                issues.append(
+                    ConfigIssue(
+                        "instances[\(index)]",
+                        "uses the example secret published in the README and "
+                            + "config.example.json: anyone can publish with it; generate one with `head -c 32 /dev/urandom | base64`"
+                    ))
             }
             if let first = firstWithSecret[instance.secretKey] {
-                issues.append(ConfigIssue("instances[\(index)]", "has the same secret as instances[\(first)]: either "
-                    + "could publish, read and sign user tokens as the other; give each instance its own"))
+                issues.append(
+                    ConfigIssue(
+                        "instances[\(index)]",
+                        "has the same secret as instances[\(first)]: either "
+                            + "could publish, read and sign user tokens as the other; give each instance its own"))
             } else {
                 firstWithSecret[instance.secretKey] = index
             }

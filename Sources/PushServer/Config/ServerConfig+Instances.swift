@@ -15,7 +15,9 @@ extension ServerConfig {
         // With server-admin keys, every instance may be created at run time: the file may name none.
         let required = config.admin.keys.isEmpty
         guard let value, !(value.isNull) else {
-            if required { reader.error("instances", "at least one instance is required (or server-admin keys, admin.keys)") }
+            if required {
+                reader.error("instances", "at least one instance is required (or server-admin keys, admin.keys)")
+            }
             return
         }
         guard let list = value.arrayValue else {
@@ -35,8 +37,10 @@ extension ServerConfig {
             if let id = object["id"]?.stringValue, UUID(uuidString: id) != nil, !seen.insert(id.lowercased()).inserted {
                 reader.error("\(p).id", "duplicate instance id \(id)")
             }
-            if let instance = readInstance(object, p, policy: config.webhooks.policy, &reader, environment: environment,
-                                           validateKey: validateKey) {
+            if let instance = readInstance(
+                object, p, policy: config.webhooks.policy, &reader, environment: environment,
+                validateKey: validateKey)
+            {
                 config.instances.append(instance)
                 config.instanceFingerprints[instance.id.lowercased()] = "config:" + JSONValue.object(object).jsonText
             }
@@ -51,10 +55,14 @@ extension ServerConfig {
         environment: [String: String], validateKey: (String) -> String?
     ) -> InstanceConfig? {
         let errorsBefore = reader.issues.count { $0.severity == .error }
-        reader.checkKeys(object, p, allowed: ["id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
-                                             "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
-                                             "beamsBridge", "quotas",
-                                             "beamsSecretScopes"])
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "id", "secretKey", "secretKeyEnv", "secretKeyFile", "apns", "fcm", "web",
+                "unifiedpush", "hms", "webhook", "delivery", "publishWeight",
+                "beamsBridge", "quotas",
+                "beamsSecretScopes",
+            ])
         let id = reader.string(object, "id", p)
         if let id {
             if UUID(uuidString: id) == nil {
@@ -68,7 +76,9 @@ extension ServerConfig {
             readAPNs($0, "\(p).apns", &reader, environment: environment, validateKey: validateKey)
         }
         if object["apns"] == nil || object["apns"]!.isNull {
-            reader.warning("\(p).apns", "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
+            reader.warning(
+                "\(p).apns",
+                "no APNs credentials: devices and publishes are accepted, deliveries are reported as not sent")
         }
         let fcm = reader.object(object["fcm"], "\(p).fcm").flatMap {
             readFCM($0, "\(p).fcm", &reader, environment: environment)
@@ -77,8 +87,9 @@ extension ServerConfig {
             readWeb($0, "\(p).web", &reader, environment: environment)
         }
         let unifiedpush = reader.object(object["unifiedpush"], "\(p).unifiedpush").flatMap {
-            readUnifiedPush($0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
-                            environment: environment)
+            readUnifiedPush(
+                $0, "\(p).unifiedpush", hasWeb: object["web"].map { !$0.isNull } ?? false, &reader,
+                environment: environment)
         }
         let hms = reader.object(object["hms"], "\(p).hms").flatMap {
             readHMS($0, "\(p).hms", &reader, environment: environment)
@@ -87,7 +98,9 @@ extension ServerConfig {
         if let hook = reader.object(object["webhook"], "\(p).webhook") {
             webhook = readWebhook(hook, "\(p).webhook", policy: policy, &reader, environment: environment)
         }
-        let delivery = reader.object(object["delivery"], "\(p).delivery").map { readDelivery($0, "\(p).delivery", &reader) }
+        let delivery = reader.object(object["delivery"], "\(p).delivery").map {
+            readDelivery($0, "\(p).delivery", &reader)
+        }
         let bridge = reader.object(object["beamsBridge"], "\(p).beamsBridge").flatMap {
             readBeamsBridge($0, "\(p).beamsBridge", localID: id, &reader, environment: environment)
         }
@@ -140,7 +153,8 @@ extension ServerConfig {
         delivery.maxThrottlePerMinute = reader.int(object, "maxThrottlePerMinute", p, in: range)
         delivery.defaultThrottlePerMinute = reader.int(object, "defaultThrottlePerMinute", p, in: range)
         if let rate = delivery.defaultThrottlePerMinute, let maximum = delivery.maxThrottlePerMinute, rate > maximum {
-            reader.error("\(p).defaultThrottlePerMinute", "must not exceed maxThrottlePerMinute (\(maximum)), got \(rate)")
+            reader.error(
+                "\(p).defaultThrottlePerMinute", "must not exceed maxThrottlePerMinute (\(maximum)), got \(rate)")
         }
         return delivery
     }
@@ -172,8 +186,11 @@ extension ServerConfig {
         do {
             let parsed = try HTTPURL(text)
             if let address = parsed.literalAddress,
-               case .refused(let range) = policy.verdict(for: address, host: parsed.host) {
-                reader.error("\(p).\(key)", "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
+                case .refused(let range) = policy.verdict(for: address, host: parsed.host)
+            {
+                reader.error(
+                    "\(p).\(key)",
+                    "\(address) is \(range): list it in webhooks.allowedDestinations to send webhooks there")
                 return nil
             }
         } catch {
@@ -187,8 +204,12 @@ extension ServerConfig {
         _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
         environment: [String: String], validateKey: (String) -> String?
     ) -> APNsInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["teamId", "keyId", "keyPath", "topic", "defaultEnvironment",
-                                              "endpointOverride", "caFile", "certificate", "broadcast"])
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "teamId", "keyId", "keyPath", "topic", "defaultEnvironment",
+                "endpointOverride", "caFile", "certificate", "broadcast",
+            ])
         let team = reader.string(object, "teamId", p) ?? ""
         let keyID = reader.string(object, "keyId", p) ?? ""
         let keyPath = expandVariables(reader.string(object, "keyPath", p) ?? "", environment)
@@ -209,20 +230,24 @@ extension ServerConfig {
         var certificate: APNsCertificateConfig?
         let certificateGiven = !(object["certificate"]?.isNull ?? true)
         if certificateGiven && !credentials.allSatisfy(\.isEmpty) {
-            reader.error("\(p).certificate", "give either the .p8 key (teamId, keyId, keyPath) or certificate, not both")
+            reader.error(
+                "\(p).certificate", "give either the .p8 key (teamId, keyId, keyPath) or certificate, not both")
         } else if let certificateObject = reader.object(object["certificate"], "\(p).certificate") {
-            certificate = readAPNsCertificate(certificateObject, "\(p).certificate", &reader, environment: environment,
-                                              now: Date())
+            certificate = readAPNsCertificate(
+                certificateObject, "\(p).certificate", &reader, environment: environment,
+                now: Date())
             if let certificate {
                 topic = certificateTopic(topic, certificate, p, &reader)
-                checkCertificateEnvironments(certificate, env, endpointOverride: endpoint != nil, "\(p).certificate",
-                                             &reader)
+                checkCertificateEnvironments(
+                    certificate, env, endpointOverride: endpoint != nil, "\(p).certificate",
+                    &reader)
             }
         }
         if certificateGiven {
             // Checked above (the certificate's topics decide, and its UID is the default).
         } else if credentials.allSatisfy(\.isEmpty) {
-            reader.warning(p, "teamId, keyId and keyPath are empty: deliveries are reported as not sent (no APNs credentials)")
+            reader.warning(
+                p, "teamId, keyId and keyPath are empty: deliveries are reported as not sent (no APNs credentials)")
         } else {
             if team.isEmpty { reader.error("\(p).teamId", "is required when keyId or keyPath is set") }
             if keyID.isEmpty { reader.error("\(p).keyId", "is required when teamId or keyPath is set") }
@@ -249,9 +274,12 @@ extension ServerConfig {
             }
         }
         if let caFile { checkReadable(caFile, "\(p).caFile", &reader) }
-        var apns = APNsInstanceConfig(teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
-                                      endpointOverride: endpoint, caFile: caFile, certificate: certificate)
-        apns.broadcast = reader.object(object["broadcast"], "\(p).broadcast").map { readBroadcast($0, "\(p).broadcast", &reader) }
+        var apns = APNsInstanceConfig(
+            teamID: team, keyID: keyID, keyPath: keyPath, topic: topic, defaultEnvironment: env,
+            endpointOverride: endpoint, caFile: caFile, certificate: certificate)
+        apns.broadcast = reader.object(object["broadcast"], "\(p).broadcast").map {
+            readBroadcast($0, "\(p).broadcast", &reader)
+        }
         return apns
     }
 

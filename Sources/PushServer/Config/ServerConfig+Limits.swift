@@ -8,16 +8,18 @@ import PushStore
 extension ServerConfig {
     static func readLimits(_ limits: [String: JSONValue], into out: inout Limits, _ reader: inout ConfigReader) {
         let p = "limits"
-        reader.checkKeys(limits, p, allowed: [
-            "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
-            "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
-            "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
-            "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
-            "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
-            "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice", "maxConnectionsPerAddress",
-            "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds", "maxSubscriptionsPerInstance",
-            "maxInterestsPerInstance",
-        ])
+        reader.checkKeys(
+            limits, p,
+            allowed: [
+                "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
+                "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
+                "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
+                "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
+                "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
+                "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice", "maxConnectionsPerAddress",
+                "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds", "maxSubscriptionsPerInstance",
+                "maxInterestsPerInstance",
+            ])
         if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
         if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
         if let v = reader.int(limits, "maxBodyBytes", p, in: 1024...(64 << 20)) { out.maxBodyBytes = v }
@@ -36,8 +38,9 @@ extension ServerConfig {
         if let v = reader.int(limits, "idleTimeoutSeconds", p, in: 1...86400) { out.idleTimeoutSeconds = v }
         if let v = reader.int(limits, "writeTimeoutSeconds", p, in: 1...3600) { out.writeTimeoutSeconds = v }
         if out.maxBodyBytesInFlight < out.maxBodyBytes {
-            reader.error("\(p).maxBodyBytesInFlight",
-                         "must be at least maxBodyBytes (\(out.maxBodyBytes)), or no request of that size could pass")
+            reader.error(
+                "\(p).maxBodyBytesInFlight",
+                "must be at least maxBodyBytes (\(out.maxBodyBytes)), or no request of that size could pass")
         }
         if let v = reader.int(limits, "requestsPerSecondPerInstance", p, in: 1...1_000_000) {
             out.requestsPerSecondPerInstance = v
@@ -51,7 +54,9 @@ extension ServerConfig {
         if let v = reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000) {
             out.reportsPerSecondPerInstance = v
         }
-        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) { out.maxDevicesPerInstance = v }
+        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) {
+            out.maxDevicesPerInstance = v
+        }
         if let v = reader.int(limits, "maxSubscriptionsPerInstance", p, in: 1...1_000_000_000) {
             out.maxSubscriptionsPerInstance = v
         }
@@ -60,12 +65,16 @@ extension ServerConfig {
         }
         if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
         if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
-        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) { out.authFailureWindowSeconds = v }
+        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) {
+            out.authFailureWindowSeconds = v
+        }
         if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
         if let v = reader.int(limits, "maxLiveActivityStartTokensPerDevice", p, in: 1...1000) {
             out.maxLiveActivityStartTokensPerDevice = v
         }
-        if let v = reader.int(limits, "maxLiveActivitiesPerDevice", p, in: 1...1000) { out.maxLiveActivitiesPerDevice = v }
+        if let v = reader.int(limits, "maxLiveActivitiesPerDevice", p, in: 1...1000) {
+            out.maxLiveActivitiesPerDevice = v
+        }
         if let value = limits["trustedProxies"], !value.isNull {
             if let list = value.arrayValue {
                 var proxies: [String] = []
@@ -73,7 +82,8 @@ extension ServerConfig {
                     if let text = element.stringValue, let address = ClientAddress.canonical(text) {
                         proxies.append(address)
                     } else {
-                        reader.error("\(p).trustedProxies[\(index)]", "must be an IPv4 or IPv6 address, got \(element.jsonText)")
+                        reader.error(
+                            "\(p).trustedProxies[\(index)]", "must be an IPv4 or IPv6 address, got \(element.jsonText)")
                     }
                 }
                 out.trustedProxies = proxies
@@ -85,11 +95,17 @@ extension ServerConfig {
 
     static func readWebhooks(_ object: [String: JSONValue], into out: inout Webhooks, _ reader: inout ConfigReader) {
         let p = "webhooks"
-        reader.checkKeys(object, p, allowed: ["allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
-                                              "maxResponseBytes", "concurrency", "maxConcurrentPerDestination",
-                                              "circuitBreakerTimeouts", "circuitBreakerSeconds"])
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "allowedDestinations", "timeoutSeconds", "connectTimeoutSeconds",
+                "maxResponseBytes", "concurrency", "maxConcurrentPerDestination",
+                "circuitBreakerTimeouts", "circuitBreakerSeconds",
+            ])
         if let v = reader.int(object, "concurrency", p, in: 1...1024) { out.concurrency = v }
-        if let v = reader.int(object, "maxConcurrentPerDestination", p, in: 1...1024) { out.maxConcurrentPerDestination = v }
+        if let v = reader.int(object, "maxConcurrentPerDestination", p, in: 1...1024) {
+            out.maxConcurrentPerDestination = v
+        }
         if let v = reader.int(object, "circuitBreakerTimeouts", p, in: 1...100) { out.circuitBreakerTimeouts = v }
         if let v = reader.int(object, "circuitBreakerSeconds", p, in: 1...3600) { out.circuitBreakerSeconds = v }
         if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }

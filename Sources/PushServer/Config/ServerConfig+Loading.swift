@@ -22,8 +22,9 @@ extension ServerConfig {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "file not found"
             throw ConfigError(issues: [ConfigIssue(path, reason)])
         }
-        return try parse(data, baseDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-                         environment: environment, validateKey: validateKey)
+        return try parse(
+            data, baseDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().path,
+            environment: environment, validateKey: validateKey)
     }
 
     /// Parses config JSON; relative file paths inside it are resolved against `baseDirectory`'s caller cwd
@@ -42,8 +43,12 @@ extension ServerConfig {
         guard let root = document.objectValue else {
             throw ConfigError(issues: [ConfigIssue("$", "the top level must be a JSON object")])
         }
-        reader.checkKeys(root, "", allowed: ["listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
-                                             "log", "console", "keys", "instances", "tracing", "admin"])
+        reader.checkKeys(
+            root, "",
+            allowed: [
+                "listen", "ops", "storage", "limits", "apns", "webPush", "engine", "webhooks",
+                "log", "console", "keys", "instances", "tracing", "admin",
+            ])
         let expand = { (value: String) in expandVariables(value, environment) }
 
         if let listen = reader.object(root["listen"], "listen") {
@@ -76,20 +81,26 @@ extension ServerConfig {
                         config.ops.listen = endpoint
                     }
                 } else {
-                    reader.error("ops.listen", "must be an IP address and port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+                    reader.error(
+                        "ops.listen",
+                        "must be an IP address and port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
                 }
             }
             config.ops.token = readSecret(ops, "ops", .opsToken, &reader, environment: environment)
         }
 
         if let storage = reader.object(root["storage"], "storage") {
-            reader.checkKeys(storage, "storage", allowed: [
-                "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
-                "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB", "invalidationRetentionDays",
-                "invalidationsPerInstance", "auditRetentionDays",
-            ])
+            reader.checkKeys(
+                storage, "storage",
+                allowed: [
+                    "path", "synchronous", "retentionDays", "undeliveredDeviceDays", "outageLogIntervalSeconds",
+                    "outageRetryAfterSeconds", "backend", "postgresql", "sqliteCacheMiB", "invalidationRetentionDays",
+                    "invalidationsPerInstance", "auditRetentionDays",
+                ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
-            if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) { config.storage.retentionDays = days }
+            if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) {
+                config.storage.retentionDays = days
+            }
             if let days = reader.int(storage, "invalidationRetentionDays", "storage", in: 0...36500) {
                 config.storage.invalidationRetentionDays = days
             }
@@ -104,14 +115,18 @@ extension ServerConfig {
                 // "Results at scale"), so a device delivered to every day still shows no acceptance: the janitor
                 // would delete live devices.
                 if days > 0 && config.storage.backend == .postgresql {
-                    reader.error("storage.undeliveredDeviceDays", "is not available on the postgresql backend: "
-                        + "successes of sharded publishes are not recorded per device, so a device delivered to "
-                        + "cannot be told from one never delivered to; leave it at 0")
+                    reader.error(
+                        "storage.undeliveredDeviceDays",
+                        "is not available on the postgresql backend: "
+                            + "successes of sharded publishes are not recorded per device, so a device delivered to "
+                            + "cannot be told from one never delivered to; leave it at 0")
                 } else {
                     config.storage.undeliveredDeviceDays = days
                 }
             }
-            if let v = reader.int(storage, "sqliteCacheMiB", "storage", in: 1...4096) { config.storage.sqliteCacheMiB = v }
+            if let v = reader.int(storage, "sqliteCacheMiB", "storage", in: 1...4096) {
+                config.storage.sqliteCacheMiB = v
+            }
             if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
                 config.storage.outageLogIntervalSeconds = v
             }
@@ -119,7 +134,11 @@ extension ServerConfig {
                 config.storage.outageRetryAfterSeconds = v
             }
             if let path = reader.string(storage, "path", "storage").map(expand) {
-                if path.isEmpty { reader.error("storage.path", "must not be empty") } else { config.storage.path = path }
+                if path.isEmpty {
+                    reader.error("storage.path", "must not be empty")
+                } else {
+                    config.storage.path = path
+                }
             }
             if let sync = reader.string(storage, "synchronous", "storage") {
                 if let value = Synchronous(rawValue: sync.lowercased()) {
@@ -135,38 +154,69 @@ extension ServerConfig {
         }
 
         if let apns = reader.object(root["apns"], "apns") {
-            reader.checkKeys(apns, "apns", allowed: ["connectionsPerPool", "streamsPerConnection",
-                                                     "requestTimeoutSeconds", "maxAttempts"])
+            reader.checkKeys(
+                apns, "apns",
+                allowed: [
+                    "connectionsPerPool", "streamsPerConnection",
+                    "requestTimeoutSeconds", "maxAttempts",
+                ])
             if let v = reader.int(apns, "connectionsPerPool", "apns", in: 1...64) { config.apns.connectionsPerPool = v }
-            if let v = reader.int(apns, "streamsPerConnection", "apns", in: 1...2000) { config.apns.streamsPerConnection = v }
-            if let v = reader.int(apns, "requestTimeoutSeconds", "apns", in: 1...600) { config.apns.requestTimeoutSeconds = v }
+            if let v = reader.int(apns, "streamsPerConnection", "apns", in: 1...2000) {
+                config.apns.streamsPerConnection = v
+            }
+            if let v = reader.int(apns, "requestTimeoutSeconds", "apns", in: 1...600) {
+                config.apns.requestTimeoutSeconds = v
+            }
             if let v = reader.int(apns, "maxAttempts", "apns", in: 1...20) { config.apns.maxAttempts = v }
         }
 
         if let webPush = reader.object(root["webPush"], "webPush") {
             let p = "webPush"
-            reader.checkKeys(webPush, p, allowed: ["maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds",
-                                                   "unreachableAfterFailures", "unreachableAfterSeconds"])
-            if let v = reader.int(webPush, "unreachableAfterFailures", p, in: 1...1000) { config.webPush.unreachableAfterFailures = v }
+            reader.checkKeys(
+                webPush, p,
+                allowed: [
+                    "maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds",
+                    "unreachableAfterFailures", "unreachableAfterSeconds",
+                ])
+            if let v = reader.int(webPush, "unreachableAfterFailures", p, in: 1...1000) {
+                config.webPush.unreachableAfterFailures = v
+            }
             if let v = reader.int(webPush, "unreachableAfterSeconds", p, in: 0...(30 * 86_400)) {
                 config.webPush.unreachableAfterSeconds = v
             }
             if let v = reader.int(webPush, "maxInFlight", p, in: 1...100_000) { config.webPush.maxInFlight = v }
-            if let v = reader.int(webPush, "maxInFlightPerService", p, in: 1...100_000) { config.webPush.maxInFlightPerService = v }
-            if let v = reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60) { config.webPush.connectTimeoutSeconds = v }
+            if let v = reader.int(webPush, "maxInFlightPerService", p, in: 1...100_000) {
+                config.webPush.maxInFlightPerService = v
+            }
+            if let v = reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60) {
+                config.webPush.connectTimeoutSeconds = v
+            }
             if config.webPush.maxInFlightPerService > config.webPush.maxInFlight {
-                reader.error("\(p).maxInFlightPerService", "must not exceed maxInFlight (\(config.webPush.maxInFlight))")
+                reader.error(
+                    "\(p).maxInFlightPerService", "must not exceed maxInFlight (\(config.webPush.maxInFlight))")
             }
         }
 
         if let engine = reader.object(root["engine"], "engine") {
-            reader.checkKeys(engine, "engine", allowed: ["concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays",
-                                                         "nodeId", "expressPublishSlots", "maxParkedPublishes"])
-            if let v = reader.int(engine, "maxScheduleDays", "engine", in: 1...366) { config.engine.maxScheduleDays = v }
-            if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) { config.engine.concurrentPublishes = v }
+            reader.checkKeys(
+                engine, "engine",
+                allowed: [
+                    "concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays",
+                    "nodeId", "expressPublishSlots", "maxParkedPublishes",
+                ])
+            if let v = reader.int(engine, "maxScheduleDays", "engine", in: 1...366) {
+                config.engine.maxScheduleDays = v
+            }
+            if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) {
+                config.engine.concurrentPublishes = v
+            }
             if let v = reader.int(engine, "pageSize", "engine", in: 10...100_000) { config.engine.pageSize = v }
-            if let v = reader.int(engine, "expressPublishSlots", "engine", in: 0...64) { config.engine.expressPublishSlots = v }
-            if let v = reader.int(engine, "maxParkedPublishes", "engine", in: 0...10_000) { config.engine.maxParkedPublishes = v }
+            if let v = reader.int(engine, "expressPublishSlots", "engine", in: 0...64) {
+                config.engine.expressPublishSlots = v
+            }
+            if let v = reader.int(engine, "maxParkedPublishes", "engine", in: 0...10_000) {
+                config.engine.maxParkedPublishes = v
+            }
             if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
             if let v = reader.string(engine, "nodeId", "engine") {
                 let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -194,7 +244,9 @@ extension ServerConfig {
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
             if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }
-            if let v = reader.int(console, "testPushesPerSecond", "console", in: 1...1000) { config.console.testPushesPerSecond = v }
+            if let v = reader.int(console, "testPushesPerSecond", "console", in: 1...1000) {
+                config.console.testPushesPerSecond = v
+            }
         }
 
         if let log = reader.object(root["log"], "log") {
@@ -221,8 +273,8 @@ extension ServerConfig {
     /// `IPv4:port` or `[IPv6]:port`, numeric only (the listener binds addresses, it does not resolve names).
     static func parseEndpoint(_ text: String) -> Endpoint? {
         guard let (host, portText, bracketed) = IPAddress.splitHostPort(text),
-              let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+"),
-              let address = IPAddress(host), (address.family == .v6) == bracketed
+            let port = Int(portText), (0...65535).contains(port), !portText.hasPrefix("+"),
+            let address = IPAddress(host), (address.family == .v6) == bracketed
         else { return nil }
         return Endpoint(host: host, port: port)
     }

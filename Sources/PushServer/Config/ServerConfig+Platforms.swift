@@ -8,13 +8,16 @@ import WebPush
 // The `instances[].fcm` and `instances[].web` sections. Both load their key files here, so a bad file fails at
 // start-up and in `check-config` rather than at the first delivery. Key material never reaches an error message.
 extension ServerConfig {
-    static func readFCM(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
-                        environment: [String: String]) -> FCMInstanceConfig? {
+    static func readFCM(
+        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> FCMInstanceConfig? {
         reader.checkKeys(object, p, allowed: ["serviceAccountFile", "projectId", "endpointOverride", "caFile"])
         guard let path = reader.string(object, "serviceAccountFile", p).map({ expandVariables($0, environment) }),
-              !path.isEmpty
+            !path.isEmpty
         else {
-            reader.error("\(p).serviceAccountFile", "is required: the service-account JSON key file from the Firebase console")
+            reader.error(
+                "\(p).serviceAccountFile", "is required: the service-account JSON key file from the Firebase console")
             return nil
         }
         var projectOverride: String?
@@ -22,7 +25,8 @@ extension ServerConfig {
             // Goes into the request path `projects/{id}/messages:send`: Google's id alphabet only (the rule the
             // sender applies to it and to the file's `project_id`).
             if project.utf8.count > 128 || !ServiceAccount.isValidProjectID(project) {
-                reader.error("\(p).projectId", "must be a Firebase project id (lower-case letters, digits, '-', '.', ':')")
+                reader.error(
+                    "\(p).projectId", "must be a Firebase project id (lower-case letters, digits, '-', '.', ':')")
             } else {
                 projectOverride = project
             }
@@ -36,8 +40,9 @@ extension ServerConfig {
             reader.error("\(p).serviceAccountFile", error.description)
             return nil
         }
-        var config = FCMInstanceConfig(serviceAccountFile: path, serviceAccount: account,
-                                       projectID: projectOverride ?? account.projectID)
+        var config = FCMInstanceConfig(
+            serviceAccountFile: path, serviceAccount: account,
+            projectID: projectOverride ?? account.projectID)
         if let endpoint = reader.string(object, "endpointOverride", p) {
             if (try? HTTPURL(endpoint))?.scheme == "https" {
                 config.endpointOverride = endpoint
@@ -49,14 +54,22 @@ extension ServerConfig {
         return config
     }
 
-    static func readWeb(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
-                        environment: [String: String]) -> WebInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["vapidKeyFile", "subject", "allowedOrigins", "pushServiceHosts",
-                                              "allowedDestinations", "caFile"])
+    static func readWeb(
+        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> WebInstanceConfig? {
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "vapidKeyFile", "subject", "allowedOrigins", "pushServiceHosts",
+                "allowedDestinations", "caFile",
+            ])
         var keyPair: VAPIDKeyPair?
         let path = reader.string(object, "vapidKeyFile", p).map { expandVariables($0, environment) } ?? ""
         if path.isEmpty {
-            reader.error("\(p).vapidKeyFile", "is required: a P-256 private key PEM (create one with `push-server vapid-keygen FILE`)")
+            reader.error(
+                "\(p).vapidKeyFile",
+                "is required: a P-256 private key PEM (create one with `push-server vapid-keygen FILE`)")
         } else if checkReadable(path, "\(p).vapidKeyFile", &reader) {
             reader.secret("\(p).vapidKeyFile", file: path)
             do {
@@ -82,7 +95,8 @@ extension ServerConfig {
             do {
                 config.pushServiceHosts += try WebPushHostAllowlist(parsing: [text]).patterns
             } catch {
-                reader.error("\(p).pushServiceHosts[\(index)]", "\"\(text.prefix(100))\" is not a host name or *.domain")
+                reader.error(
+                    "\(p).pushServiceHosts[\(index)]", "\"\(text.prefix(100))\" is not a host name or *.domain")
             }
         }
         for (index, text) in strings(object["allowedDestinations"], "\(p).allowedDestinations", max: 100, &reader) {
@@ -98,9 +112,12 @@ extension ServerConfig {
 
     /// `instances[].unifiedpush`: ports, the distinct-host cap, the per-host share and the address allowances. An
     /// allowance is a hole in the SSRF rules for endpoints any app user can register, so each one is a warning.
-    static func readUnifiedPush(_ object: [String: JSONValue], _ p: String, hasWeb: Bool, _ reader: inout ConfigReader,
-                                environment: [String: String]) -> UnifiedPushInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["ports", "maxHosts", "maxInFlightPerHost", "allowedDestinations", "caFile"])
+    static func readUnifiedPush(
+        _ object: [String: JSONValue], _ p: String, hasWeb: Bool, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> UnifiedPushInstanceConfig? {
+        reader.checkKeys(
+            object, p, allowed: ["ports", "maxHosts", "maxInFlightPerHost", "allowedDestinations", "caFile"])
         if !hasWeb {
             reader.error(p, "needs the instance's web section: UnifiedPush messages are signed with its VAPID key")
         }
@@ -121,14 +138,17 @@ extension ServerConfig {
             config.ports = ports
         }
         if let maxHosts = reader.int(object, "maxHosts", p, in: 1...100_000) { config.maxHosts = maxHosts }
-        if let share = reader.int(object, "maxInFlightPerHost", p, in: 1...100_000) { config.maxInFlightPerHost = share }
+        if let share = reader.int(object, "maxInFlightPerHost", p, in: 1...100_000) {
+            config.maxInFlightPerHost = share
+        }
         for (index, text) in strings(object["allowedDestinations"], "\(p).allowedDestinations", max: 100, &reader) {
             do {
                 let allowance = try DestinationPolicy.Allowance(parsing: text)
                 config.allowedDestinations.append(allowance)
-                reader.warning("\(p).allowedDestinations[\(index)]",
-                               "\(allowance) lets any app user's UnifiedPush endpoint reach this address range or host "
-                               + "(tests, or a push server on your own network only)")
+                reader.warning(
+                    "\(p).allowedDestinations[\(index)]",
+                    "\(allowance) lets any app user's UnifiedPush endpoint reach this address range or host "
+                        + "(tests, or a push server on your own network only)")
             } catch {
                 reader.error("\(p).allowedDestinations[\(index)]", "\"\(text.prefix(100))\" \(error)")
             }
@@ -200,22 +220,30 @@ extension ServerConfig {
     }
 
     /// `<p>.caFile`, with `${VAR}`s expanded, when it names a readable file (else the error is recorded).
-    static func readCAFile(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
-                           environment: [String: String]) -> String? {
+    static func readCAFile(
+        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> String? {
         guard let caFile = reader.string(object, "caFile", p).map({ expandVariables($0, environment) }),
-              checkReadable(caFile, "\(p).caFile", &reader)
+            checkReadable(caFile, "\(p).caFile", &reader)
         else { return nil }
         return caFile
     }
 
     /// `instances[].hms`: the app ID, the OAuth client secret (inline or from a file) and endpoint overrides.
-    static func readHMS(_ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
-                        environment: [String: String]) -> HMSInstanceConfig? {
-        reader.checkKeys(object, p, allowed: ["appId", "clientId", "clientSecret", "clientSecretFile",
-                                              "tokenEndpointOverride", "endpointOverride", "caFile"])
+    static func readHMS(
+        _ object: [String: JSONValue], _ p: String, _ reader: inout ConfigReader,
+        environment: [String: String]
+    ) -> HMSInstanceConfig? {
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "appId", "clientId", "clientSecret", "clientSecretFile",
+                "tokenEndpointOverride", "endpointOverride", "caFile",
+            ])
         // The app ID goes into the send URL's path: digits only, as AppGallery Connect issues them.
         guard let appID = reader.string(object, "appId", p), !appID.isEmpty, appID.utf8.count <= 64,
-              appID.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+            appID.utf8.allSatisfy({ (0x30...0x39).contains($0) })
         else {
             reader.error("\(p).appId", "is required: the numeric app ID from AppGallery Connect")
             return nil
@@ -225,14 +253,17 @@ extension ServerConfig {
         if let path = reader.string(object, "clientSecretFile", p).map({ expandVariables($0, environment) }) {
             if checkReadable(path, "\(p).clientSecretFile", &reader) {
                 reader.secret("\(p).clientSecretFile", file: path)
-                secret = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                secret = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines)
             }
         } else if let value = reader.string(object, "clientSecret", p) {
             reader.secret("\(p).clientSecret", file: nil)
             secret = expandVariables(value, environment)
         }
         guard let secret, !secret.isEmpty else {
-            reader.error("\(p).clientSecret", "is required (or clientSecretFile): the OAuth 2.0 client secret from AppGallery Connect")
+            reader.error(
+                "\(p).clientSecret",
+                "is required (or clientSecretFile): the OAuth 2.0 client secret from AppGallery Connect")
             return nil
         }
         var config = HMSInstanceConfig(appID: appID, clientID: clientID, clientSecret: secret)

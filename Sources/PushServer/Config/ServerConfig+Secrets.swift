@@ -21,13 +21,15 @@ extension ServerConfig {
 
         static let instance = SecretKeys(inline: "secretKey", env: "secretKeyEnv", file: "secretKeyFile")
         static let webhook = SecretKeys(inline: "secret", env: "secretEnv", file: "secretFile", minimumBytes: 1)
-        static let keyEncryption = SecretKeys(inline: "encryptionKey", env: "encryptionKeyEnv",
-                                              file: "encryptionKeyFile", required: false)
+        static let keyEncryption = SecretKeys(
+            inline: "encryptionKey", env: "encryptionKeyEnv",
+            file: "encryptionKeyFile", required: false)
         static let adminKey = SecretKeys(inline: "key", env: "keyEnv", file: "keyFile")
         static let opsToken = SecretKeys(inline: "token", env: "tokenEnv", file: "tokenFile", required: false)
         /// The PostgreSQL connection string (it may hold a password): any length.
-        static let postgreSQL = SecretKeys(inline: "connectionString", env: "connectionStringEnv",
-                                           file: "connectionStringFile", minimumBytes: 1, secretOnlyWithPassword: true)
+        static let postgreSQL = SecretKeys(
+            inline: "connectionString", env: "connectionStringEnv",
+            file: "connectionStringFile", minimumBytes: 1, secretOnlyWithPassword: true)
     }
 
     /// Secrets shorter than this are refused: they would be guessable.
@@ -43,9 +45,11 @@ extension ServerConfig {
         let given = [inline, env, file].compactMap { $0 }.count
         if given == 0 && !fields.required { return nil }
         guard given == 1 else {
-            reader.error("\(p).\(fields.inline)", given == 0
-                ? "one of \(fields.inline), \(fields.env) or \(fields.file) is required"
-                : "give only one of \(fields.inline), \(fields.env) or \(fields.file)")
+            reader.error(
+                "\(p).\(fields.inline)",
+                given == 0
+                    ? "one of \(fields.inline), \(fields.env) or \(fields.file) is required"
+                    : "give only one of \(fields.inline), \(fields.env) or \(fields.file)")
             return nil
         }
         var secret: String
@@ -62,8 +66,12 @@ extension ServerConfig {
             secret = value
         } else if let file {
             field = "\(p).\(fields.file)"
-            guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-                reader.error(field, FileManager.default.fileExists(atPath: file) ? "cannot be read (\(file))" : "file not found (\(file))")
+            guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8)
+            else {
+                reader.error(
+                    field,
+                    FileManager.default.fileExists(atPath: file)
+                        ? "cannot be read (\(file))" : "file not found (\(file))")
                 return nil
             }
             secret = text
@@ -78,8 +86,10 @@ extension ServerConfig {
             return nil
         }
         if secret.utf8.count < fields.minimumBytes {
-            reader.error(field, "the secret must be at least \(fields.minimumBytes) bytes; generate one with "
-                + "`head -c 32 /dev/urandom | base64`")
+            reader.error(
+                field,
+                "the secret must be at least \(fields.minimumBytes) bytes; generate one with "
+                    + "`head -c 32 /dev/urandom | base64`")
             return nil
         }
         return secret

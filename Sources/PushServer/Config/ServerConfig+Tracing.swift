@@ -4,13 +4,18 @@ import Tracing
 
 // The `tracing` section: OpenTelemetry traces over OTLP/HTTP JSON (docs/OPERATIONS.md, "Traces").
 extension ServerConfig {
-    static func readTracing(_ object: [String: JSONValue], into out: inout TracingConfiguration, _ reader: inout ConfigReader) {
+    static func readTracing(
+        _ object: [String: JSONValue], into out: inout TracingConfiguration, _ reader: inout ConfigReader
+    ) {
         let p = "tracing"
-        reader.checkKeys(object, p, allowed: [
-            "enabled", "endpoint", "headers", "serviceName", "resourceAttributes", "sampler", "samplerArg",
-            "maxQueueSize", "maxExportBatchSize", "scheduleDelayMillis", "exportTimeoutMillis", "requestTimeoutSeconds",
-            "caFile",
-        ])
+        reader.checkKeys(
+            object, p,
+            allowed: [
+                "enabled", "endpoint", "headers", "serviceName", "resourceAttributes", "sampler", "samplerArg",
+                "maxQueueSize", "maxExportBatchSize", "scheduleDelayMillis", "exportTimeoutMillis",
+                "requestTimeoutSeconds",
+                "caFile",
+            ])
         if let v = reader.bool(object, "enabled", p) { out.enabled = v }
         if let v = reader.string(object, "endpoint", p) {
             do {
@@ -28,8 +33,10 @@ extension ServerConfig {
             if let sampler = Sampler(name: name, argument: argument) {
                 out.sampler = sampler
             } else {
-                reader.error("\(p).sampler", "must be always_on, always_off, traceidratio, parentbased_always_on, "
-                    + "parentbased_always_off or parentbased_traceidratio, with samplerArg a number in 0...1")
+                reader.error(
+                    "\(p).sampler",
+                    "must be always_on, always_off, traceidratio, parentbased_always_on, "
+                        + "parentbased_always_off or parentbased_traceidratio, with samplerArg a number in 0...1")
             }
         }
         for (key, field) in [("headers", true), ("resourceAttributes", false)] {
@@ -45,16 +52,23 @@ extension ServerConfig {
         var batch = out.batch
         if let v = reader.int(object, "maxQueueSize", p, in: 1...1_000_000) { batch.maxQueueSize = v }
         if let v = reader.int(object, "maxExportBatchSize", p, in: 1...1_000_000) { batch.maxExportBatchSize = v }
-        if let v = reader.int(object, "scheduleDelayMillis", p, in: 1...3_600_000) { batch.scheduleDelay = .milliseconds(v) }
-        if let v = reader.int(object, "exportTimeoutMillis", p, in: 1...3_600_000) { batch.exportTimeout = .milliseconds(v) }
-        out.batch = SpanBatcher.Settings(maxQueueSize: batch.maxQueueSize, maxExportBatchSize: batch.maxExportBatchSize,
-                                         scheduleDelay: batch.scheduleDelay, exportTimeout: batch.exportTimeout)
+        if let v = reader.int(object, "scheduleDelayMillis", p, in: 1...3_600_000) {
+            batch.scheduleDelay = .milliseconds(v)
+        }
+        if let v = reader.int(object, "exportTimeoutMillis", p, in: 1...3_600_000) {
+            batch.exportTimeout = .milliseconds(v)
+        }
+        out.batch = SpanBatcher.Settings(
+            maxQueueSize: batch.maxQueueSize, maxExportBatchSize: batch.maxExportBatchSize,
+            scheduleDelay: batch.scheduleDelay, exportTimeout: batch.exportTimeout)
         if let v = reader.int(object, "requestTimeoutSeconds", p, in: 1...600) { out.requestTimeout = .seconds(v) }
     }
 
     /// The `OTEL_*` environment variables over the file's `tracing` section (they win, as in every OpenTelemetry SDK).
-    static func applyTracingEnvironment(_ environment: [String: String], into out: inout TracingConfiguration,
-                                        _ reader: inout ConfigReader) {
+    static func applyTracingEnvironment(
+        _ environment: [String: String], into out: inout TracingConfiguration,
+        _ reader: inout ConfigReader
+    ) {
         do {
             out = try out.applying(environment: environment)
         } catch {

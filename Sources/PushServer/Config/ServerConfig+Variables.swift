@@ -16,8 +16,11 @@ extension ServerConfig {
             guard !missing.isEmpty else { return }
             let names = missing.map { "${\($0)}" }.joined(separator: " and ")
             let expanded = expandVariables(value, environment)
-            if reader.replaceErrors(at: path, with: "\(names) \(missing.count == 1 ? "is" : "are") not set "
-                + "(the path would be \"\(expanded)\")") {
+            if reader.replaceErrors(
+                at: path,
+                with: "\(names) \(missing.count == 1 ? "is" : "are") not set "
+                    + "(the path would be \"\(expanded)\")")
+            {
                 unset.formUnion(missing)
             }
         }

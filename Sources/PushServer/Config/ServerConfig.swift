@@ -132,8 +132,9 @@ public struct ServerConfig: Sendable {
         public var maxInterestsPerInstance = 1_000_000
         /// The store-side caps on interest writes.
         public var interestLimits: InterestLimits {
-            InterestLimits(maxSubscriptionsPerInstance: maxSubscriptionsPerInstance,
-                           maxInterestsPerInstance: maxInterestsPerInstance)
+            InterestLimits(
+                maxSubscriptionsPerInstance: maxSubscriptionsPerInstance,
+                maxInterestsPerInstance: maxInterestsPerInstance)
         }
         /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
         /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
@@ -242,8 +243,9 @@ public struct ServerConfig: Sendable {
 
         /// The HTTP client settings these values stand for.
         public var client: HTTPExchangeConfiguration {
-            .webhooks(policy: policy, timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
-                      maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: concurrency)
+            .webhooks(
+                policy: policy, timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
+                maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: concurrency)
         }
     }
 

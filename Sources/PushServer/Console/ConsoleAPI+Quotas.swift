@@ -20,7 +20,8 @@ extension ConsoleAPI {
                 "limit": .int(perMinute),
                 "nodeShare": .int(DeliveryBudgets.share(budget: perMinute, liveNodes: liveNodes)),
                 // The usage of a per-minute budget: what this node let through it in the last 60 seconds.
-                "sentLastMinute": .int(self.budgets?.budget(instanceID: config.id, platform: platform)?.sentLastMinute ?? 0),
+                "sentLastMinute": .int(
+                    self.budgets?.budget(instanceID: config.id, platform: platform)?.sentLastMinute ?? 0),
             ])
         }
         return .object([

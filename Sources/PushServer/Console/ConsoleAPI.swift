@@ -30,8 +30,10 @@ struct ConsoleAPI: Sendable {
     let budgets: DeliveryBudgets?
     let testPushLimiter: RateLimiter
 
-    init(app: AppContext, instances: InstanceDirectory, apns: APNsClient, apnsHealth: APNsHealth,
-         activity: DeliveryActivity, budgets: DeliveryBudgets? = nil) {
+    init(
+        app: AppContext, instances: InstanceDirectory, apns: APNsClient, apnsHealth: APNsHealth,
+        activity: DeliveryActivity, budgets: DeliveryBudgets? = nil
+    ) {
         self.app = app
         self.instances = instances
         self.apns = apns
@@ -39,8 +41,9 @@ struct ConsoleAPI: Sendable {
         self.activity = activity
         self.budgets = budgets
         // Keyed by served instance id only (after the secret check); room for instances created at run time.
-        testPushLimiter = RateLimiter(perSecond: app.config.console.testPushesPerSecond,
-                                      maxKeys: max(1024, instances.snapshot.entries.count))
+        testPushLimiter = RateLimiter(
+            perSecond: app.config.console.testPushesPerSecond,
+            maxKeys: max(1024, instances.snapshot.entries.count))
     }
 
     /// The page's headers (docs/CONSOLE.md, "Security").
@@ -97,8 +100,10 @@ struct ConsoleAPI: Sendable {
         var byState: [String: JSONValue] = [:]
         for (state, count) in statistics.publishesByState { byState[state.rawValue] = .int(count) }
         let series = activity.series(instanceID: config.id, now: now).map { minute -> JSONValue in
-            .object(["start": .string(minute.start.iso8601), "accepted": .int(minute.accepted),
-                     "failed": .int(minute.failed)])
+            .object([
+                "start": .string(minute.start.iso8601), "accepted": .int(minute.accepted),
+                "failed": .int(minute.failed),
+            ])
         }
         let body = JSONValue.object([
             // Who signed in: the page shows only the actions these scopes allow (the routes check them anyway).
@@ -133,14 +138,19 @@ struct ConsoleAPI: Sendable {
                 "failed": .int(Int(failed.values.reduce(0, +))),
                 "failedByReason": .object(failed.mapValues { .int(Int($0)) }),
                 "devicesRemoved": .int(Int(statistics.counters[.devicesRemoved] ?? 0)),
-                "byPlatform": .object(Dictionary(uniqueKeysWithValues: Platform.allCases.map { platform in
-                    let failures = statistics.counters.failures(on: platform)
-                    return (platform.rawValue, JSONValue.object([
-                        "accepted": .int(Int(statistics.counters[.accepted(platform)] ?? 0)),
-                        "failed": .int(Int(failures.values.reduce(0, +))),
-                        "failedByReason": .object(failures.mapValues { .int(Int($0)) }),
-                    ]))
-                })),
+                "byPlatform": .object(
+                    Dictionary(
+                        uniqueKeysWithValues: Platform.allCases.map { platform in
+                            let failures = statistics.counters.failures(on: platform)
+                            return (
+                                platform.rawValue,
+                                JSONValue.object([
+                                    "accepted": .int(Int(statistics.counters[.accepted(platform)] ?? 0)),
+                                    "failed": .int(Int(failures.values.reduce(0, +))),
+                                    "failedByReason": .object(failures.mapValues { .int(Int($0)) }),
+                                ])
+                            )
+                        })),
             ]),
             "apns": apnsHealth.snapshot.json(apns.stats()),
             "fcm": PlatformHealth.fcm(runtime),
@@ -182,7 +192,8 @@ struct ConsoleAPI: Sendable {
                 throw BeamsError(404, "Device not found", "No device with this id is registered on this instance")
             }
             if let given = parsed.platform, given != device.platform {
-                throw BeamsError.schema("platform", "the device is a \(device.platform.rawValue) device, not \(given.rawValue)")
+                throw BeamsError.schema(
+                    "platform", "the device is a \(device.platform.rawValue) device, not \(given.rawValue)")
             }
             platform = device.platform
             known = device
@@ -197,9 +208,13 @@ struct ConsoleAPI: Sendable {
                 }
             default: token = raw
             }
-            guard !token.isEmpty, let device = try await app.store.device(instanceID: config.id, platform: platform, token: token) else {
-                throw BeamsError(404, "Device not found", "No \(platform.rawValue) device with this token is registered "
-                    + "on this instance (a test push to \(platform.rawValue) goes to a registered device)")
+            guard !token.isEmpty,
+                let device = try await app.store.device(instanceID: config.id, platform: platform, token: token)
+            else {
+                throw BeamsError(
+                    404, "Device not found",
+                    "No \(platform.rawValue) device with this token is registered "
+                        + "on this instance (a test push to \(platform.rawValue) goes to a registered device)")
             }
             known = device
         case .token:
@@ -211,7 +226,9 @@ struct ConsoleAPI: Sendable {
             if let known {
                 options.deviceToken = known.token
                 // The device's own environment, unless the page names one.
-                if options.environment == nil, known.environmentDeclared { options.environment = known.environment.rawValue }
+                if options.environment == nil, known.environmentDeclared {
+                    options.environment = known.environment.rawValue
+                }
             }
             return try await apnsTestPush(request, config: config, runtime: runtime, options: options)
         }
@@ -220,8 +237,10 @@ struct ConsoleAPI: Sendable {
     }
 
     /// A test push through APNs (`TestPush`): any token, registered or not; nothing is written to the store.
-    private func apnsTestPush(_ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
-                              options: TestPush.Options) async throws -> HTTPResponse {
+    private func apnsTestPush(
+        _ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
+        options: TestPush.Options
+    ) async throws -> HTTPResponse {
         let plan: TestPush.Plan
         do {
             plan = try TestPush.plan(options, instance: runtime, ownTopicsOnly: true)
@@ -242,17 +261,20 @@ struct ConsoleAPI: Sendable {
             var card = try await AdminAPI(app: app).render(known, withInterests: false)
             if case .object(var fields) = card {
                 // Apple's rule for a 410: the token is dead only if it was not registered again after `timestamp`.
-                fields["registeredAfterTimestamp"] = answer.timestamp.map { .bool(known.lastRegisteredAt > $0) } ?? .null
+                fields["registeredAfterTimestamp"] =
+                    answer.timestamp.map { .bool(known.lastRegisteredAt > $0) } ?? .null
                 card = .object(fields)
             }
             device = card
         }
         let prepared = try? APNsHeaderRules.prepare(plan.request)
-        app.logger.info("Console test push", [
-            "instance": config.id, "token": Redact.token(plan.request.deviceToken),
-            "environment": plan.environment.rawValue, "status": answer.status.map(String.init) ?? "-",
-            "reason": answer.reason ?? "-", "request": request.requestID,
-        ])
+        app.logger.info(
+            "Console test push",
+            [
+                "instance": config.id, "token": Redact.token(plan.request.deviceToken),
+                "environment": plan.environment.rawValue, "status": answer.status.map(String.init) ?? "-",
+                "reason": answer.reason ?? "-", "request": request.requestID,
+            ])
         let body = JSONValue.object([
             "platform": .string(Platform.apns.rawValue),
             "environment": .string(plan.environment.rawValue),
@@ -280,8 +302,10 @@ struct ConsoleAPI: Sendable {
     /// platform. Its result is recorded as a publish's would be: the device's last result, and a dead token
     /// (`UNREGISTERED`, 404/410, Huawei's illegal token) invalidates the device with its invalidation record, which
     /// the invalidation webhook and feed then carry.
-    private func platformTestPush(_ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
-                                  device: Device, content: PlatformTestPush.Content) async throws -> HTTPResponse {
+    private func platformTestPush(
+        _ request: HTTPRequest, config: InstanceConfig, runtime: InstanceRuntime,
+        device: Device, content: PlatformTestPush.Content
+    ) async throws -> HTTPResponse {
         let platform = device.platform
         let (message, bytes) = try PlatformTestPush.message(content, platform: platform, instanceID: config.id)
         try Self.requireSender(platform, runtime)
@@ -303,16 +327,19 @@ struct ConsoleAPI: Sendable {
             let isWeb = platform == .web
             guard let sender = isWeb ? runtime.web : runtime.unifiedpush else { throw Self.notConfigured(platform) }
             let cache = isWeb ? runtime.webSubscriptions : runtime.unifiedPushSubscriptions
-            guard let subscription = cache?.subscription(device.token) ?? WebPushSubscriptions.parse(device.token) else {
-                answer = PlatformTestPush.Answer(reason: "InvalidSubscription",
-                                                 failure: "the stored subscription does not parse; nothing was sent",
-                                                 verdict: .failed("InvalidSubscription"))
+            guard let subscription = cache?.subscription(device.token) ?? WebPushSubscriptions.parse(device.token)
+            else {
+                answer = PlatformTestPush.Answer(
+                    reason: "InvalidSubscription",
+                    failure: "the stored subscription does not parse; nothing was sent",
+                    verdict: .failed("InvalidSubscription"))
                 break
             }
             // As registered (the parsed URL's description is its origin only).
             endpoint = JSONValue.parse(Array(device.token.utf8))?["endpoint"]?.stringValue
-            let notification = WebPushNotification(subscription: subscription, message: webMessage,
-                                                   deadline: RetryDeadline(at: deadline))
+            let notification = WebPushNotification(
+                subscription: subscription, message: webMessage,
+                deadline: RetryDeadline(at: deadline))
             let result = await withCheckedContinuation { (continuation: CheckedContinuation<WebPushResult, Never>) in
                 Task { await sender.submit(notification) { continuation.resume(returning: $0) } }
             }
@@ -324,17 +351,20 @@ struct ConsoleAPI: Sendable {
             answer = PlatformTestPush.answer(result, verdict: verdict)
         case .hms(let hmsMessage):
             guard let sender = runtime.hms else { throw Self.notConfigured(platform) }
-            let sent = await sender.sendCounting(tokens: [device.token], message: hmsMessage, deadline: deadline,
-                                                 retries: nil)
-            answer = PlatformTestPush.answer(sent.results[device.token] ?? .failed(reason: "UnknownError", status: 0),
-                                             requests: sent.requests)
+            let sent = await sender.sendCounting(
+                tokens: [device.token], message: hmsMessage, deadline: deadline,
+                retries: nil)
+            answer = PlatformTestPush.answer(
+                sent.results[device.token] ?? .failed(reason: "UnknownError", status: 0),
+                requests: sent.requests)
         }
         let duration = MonotonicClock.elapsed(since: started)
         let now = Date()
         if let ref {
-            let target = Target(ref: ref, deviceID: device.id, platform: platform, token: device.token,
-                                environment: device.environment, environmentDeclared: device.environmentDeclared,
-                                lastRegisteredAt: device.lastRegisteredAt, userID: device.userID)
+            let target = Target(
+                ref: ref, deviceID: device.id, platform: platform, token: device.token,
+                environment: device.environment, environmentDeclared: device.environmentDeclared,
+                lastRegisteredAt: device.lastRegisteredAt, userID: device.userID)
             if case .final(_, let result) = DeliveryOutcome(answer.verdict, on: platform, target: target, now: now) {
                 try await app.store.recordDeviceResults([result])
                 activity.record(instanceID: config.id, accepted: result.isAccepted, at: app.now())
@@ -344,11 +374,13 @@ struct ConsoleAPI: Sendable {
         let removed = answer.removesDevice && after?.invalidatedAt != nil && device.invalidatedAt == nil
         var card: JSONValue = .null
         if let after { card = try await AdminAPI(app: app).render(after, withInterests: false) }
-        app.logger.info("Console test push", [
-            "instance": config.id, "platform": platform.rawValue, "device": device.id,
-            "status": answer.status.map(String.init) ?? "-", "reason": answer.reason ?? "-",
-            "removed": removed ? "yes" : "no", "request": request.requestID,
-        ])
+        app.logger.info(
+            "Console test push",
+            [
+                "instance": config.id, "platform": platform.rawValue, "device": device.id,
+                "status": answer.status.map(String.init) ?? "-", "reason": answer.reason ?? "-",
+                "removed": removed ? "yes" : "no", "request": request.requestID,
+            ])
         let token: JSONValue = platform == .fcm || platform == .hms ? .string(device.token) : .null
         let body = JSONValue.object([
             "platform": .string(platform.rawValue),
@@ -380,16 +412,31 @@ struct ConsoleAPI: Sendable {
     /// The answer for a platform the instance has no credentials for, naming the config section to add.
     static func notConfigured(_ platform: Platform) -> BeamsError {
         switch platform {
-        case .apns: return BeamsError(422, "APNs not configured", "This instance has no APNs credentials "
-            + "(instances[].apns in the server config): nothing was sent")
-        case .fcm: return BeamsError(422, "FCM not configured", "This instance has no FCM service account "
-            + "(instances[].fcm in the server config): nothing was sent")
-        case .web: return BeamsError(422, "Web push not configured", "This instance has no VAPID key "
-            + "(instances[].web in the server config): nothing was sent")
-        case .unifiedpush: return BeamsError(422, "UnifiedPush not configured", "This instance does not send "
-            + "UnifiedPush (instances[].unifiedpush in the server config): nothing was sent")
-        case .hms: return BeamsError(422, "HMS not configured", "This instance has no Huawei Push Kit credentials "
-            + "(instances[].hms in the server config): nothing was sent")
+        case .apns:
+            return BeamsError(
+                422, "APNs not configured",
+                "This instance has no APNs credentials "
+                    + "(instances[].apns in the server config): nothing was sent")
+        case .fcm:
+            return BeamsError(
+                422, "FCM not configured",
+                "This instance has no FCM service account "
+                    + "(instances[].fcm in the server config): nothing was sent")
+        case .web:
+            return BeamsError(
+                422, "Web push not configured",
+                "This instance has no VAPID key "
+                    + "(instances[].web in the server config): nothing was sent")
+        case .unifiedpush:
+            return BeamsError(
+                422, "UnifiedPush not configured",
+                "This instance does not send "
+                    + "UnifiedPush (instances[].unifiedpush in the server config): nothing was sent")
+        case .hms:
+            return BeamsError(
+                422, "HMS not configured",
+                "This instance has no Huawei Push Kit credentials "
+                    + "(instances[].hms in the server config): nothing was sent")
         }
     }
 

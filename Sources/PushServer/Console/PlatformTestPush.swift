@@ -29,8 +29,10 @@ enum PlatformTestPush {
         /// given instead of `title`, `body` and `data`.
         var section: [String: JSONValue]?
 
-        init(title: String? = nil, body: String? = nil, data: [String: JSONValue]? = nil,
-             section: [String: JSONValue]? = nil) {
+        init(
+            title: String? = nil, body: String? = nil, data: [String: JSONValue]? = nil,
+            section: [String: JSONValue]? = nil
+        ) {
             self.title = title
             self.body = body
             self.data = data
@@ -42,7 +44,8 @@ enum PlatformTestPush {
         func publishSection() throws(BeamsError) -> [String: JSONValue] {
             if let section {
                 guard title == nil, body == nil, data == nil else {
-                    throw .schema("payload", "give title/body/data or payload (the platform's publish section), not both")
+                    throw .schema(
+                        "payload", "give title/body/data or payload (the platform's publish section), not both")
                 }
                 return section
             }
@@ -72,8 +75,9 @@ enum PlatformTestPush {
         switch platform {
         case .fcm:
             do {
-                let template = try FCMMessageTemplate(section: .object(section), instanceID: instanceID,
-                                                      publishID: publishID)
+                let template = try FCMMessageTemplate(
+                    section: .object(section), instanceID: instanceID,
+                    publishID: publishID)
                 return (.fcm(template), template.body(token: "").count)
             } catch {
                 throw .schema(error.path, error.description)
@@ -85,8 +89,9 @@ enum PlatformTestPush {
         case .unifiedpush:
             let template = try UnifiedPushTemplate.parse(section)
             let payload = try template.payload(instanceID: instanceID, publishID: publishID)
-            let message = try webPushMessage(payload, ttl: template.web.timeToLive, section: UnifiedPushTemplate.section,
-                                             urgency: template.urgency, topic: template.topic)
+            let message = try webPushMessage(
+                payload, ttl: template.web.timeToLive, section: UnifiedPushTemplate.section,
+                urgency: template.urgency, topic: template.topic)
             return (.webPush(message), payload.count)
         case .hms:
             let message = try HMSTemplate.parse(section, instanceID: instanceID, publishID: publishID).message
@@ -96,8 +101,10 @@ enum PlatformTestPush {
         }
     }
 
-    private static func webPushMessage(_ payload: [UInt8], ttl: Int, section: String, urgency: WebPushUrgency? = nil,
-                                       topic: String? = nil) throws(BeamsError) -> WebPushMessage {
+    private static func webPushMessage(
+        _ payload: [UInt8], ttl: Int, section: String, urgency: WebPushUrgency? = nil,
+        topic: String? = nil
+    ) throws(BeamsError) -> WebPushMessage {
         do {
             return try WebPushMessage(payload: payload, ttl: ttl, urgency: urgency, topic: topic)
         } catch {

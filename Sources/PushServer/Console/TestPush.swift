@@ -33,9 +33,11 @@ enum TestPush {
         /// UNIX seconds.
         var expiration: Int?
 
-        init(deviceToken: String, environment: String? = nil, alert: String? = nil, payload: [UInt8]? = nil,
-             pushType: String? = nil, priority: Int? = nil, topic: String? = nil, collapseID: String? = nil,
-             expiration: Int? = nil) {
+        init(
+            deviceToken: String, environment: String? = nil, alert: String? = nil, payload: [UInt8]? = nil,
+            pushType: String? = nil, priority: Int? = nil, topic: String? = nil, collapseID: String? = nil,
+            expiration: Int? = nil
+        ) {
             self.deviceToken = deviceToken
             self.environment = environment
             self.alert = alert
@@ -80,10 +82,12 @@ enum TestPush {
     /// - Parameter ownTopicsOnly: the console's test push, which an instance secret can call: the `.p8` key signs
     ///   for every app of the Apple team, so a topic outside the instance's own (`instanceTopics`) is refused. The
     ///   operator's `push-server send` passes false and may name any topic.
-    static func plan(_ options: Options, instance: InstanceRuntime, ownTopicsOnly: Bool = false) throws(Problem) -> Plan {
+    static func plan(_ options: Options, instance: InstanceRuntime, ownTopicsOnly: Bool = false) throws(Problem) -> Plan
+    {
         guard let credentials = instance.credentials, let apns = instance.config.apns else {
-            throw Problem(field: "instance", flag: "instance",
-                          message: "has no APNs credentials (teamId, keyId, keyPath) in the config")
+            throw Problem(
+                field: "instance", flag: "instance",
+                message: "has no APNs credentials (teamId, keyId, keyPath) in the config")
         }
         let token = try normalizedToken(options.deviceToken)
         var environment = apns.defaultEnvironment
@@ -106,8 +110,10 @@ enum TestPush {
         var pushType: APNsPushType?
         if let name = options.pushType {
             guard let value = APNsPushType(rawValue: name) else {
-                throw Problem(field: "pushType", flag: "push-type", message:
-                    "must be one of \(APNsPushType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw Problem(
+                    field: "pushType", flag: "push-type",
+                    message:
+                        "must be one of \(APNsPushType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             pushType = value
         }
@@ -126,8 +132,9 @@ enum TestPush {
             expiration = Date(timeIntervalSince1970: TimeInterval(seconds))
         }
         if let id = options.collapseID, id.utf8.count > APNsHeaderRules.maxCollapseIDBytes {
-            throw Problem(field: "collapseId", flag: "collapse-id",
-                          message: "must be at most \(APNsHeaderRules.maxCollapseIDBytes) bytes")
+            throw Problem(
+                field: "collapseId", flag: "collapse-id",
+                message: "must be at most \(APNsHeaderRules.maxCollapseIDBytes) bytes")
         }
         let topic = options.topic.flatMap { $0.isEmpty ? nil : $0 } ?? apns.topic
         if ownTopicsOnly, let given = options.topic, !given.isEmpty {
@@ -135,30 +142,39 @@ enum TestPush {
             // The header rules add the push type's suffix to a bare bundle id: what is sent must be the app's too.
             let sent = pushType.flatMap { try? APNsHeaderRules.resolveTopic(given, pushType: $0) } ?? given
             guard own.contains(given) && own.contains(sent) else {
-                throw Problem(field: "topic", flag: "topic", message: "must be one of this instance's topics "
-                    + "(\(apns.topic) and its push-type suffixes): the key signs for every app of the team, so other "
-                    + "topics are for the operator's `push-server send`")
+                throw Problem(
+                    field: "topic", flag: "topic",
+                    message: "must be one of this instance's topics "
+                        + "(\(apns.topic) and its push-type suffixes): the key signs for every app of the team, so other "
+                        + "topics are for the operator's `push-server send`")
             }
         }
-        let request = APNsRequest(deviceToken: token, payload: payload, topic: topic, pushType: pushType,
-                                  priority: priority, expiration: expiration, collapseID: options.collapseID,
-                                  apnsID: UUID().uuidString.lowercased())
-        return Plan(request: request, environment: environment, apnsEnvironment: instance.apnsEnvironment(environment),
-                    credentials: credentials)
+        let request = APNsRequest(
+            deviceToken: token, payload: payload, topic: topic, pushType: pushType,
+            priority: priority, expiration: expiration, collapseID: options.collapseID,
+            apnsID: UUID().uuidString.lowercased())
+        return Plan(
+            request: request, environment: environment, apnsEnvironment: instance.apnsEnvironment(environment),
+            credentials: credentials)
     }
 
     /// The token as APNs wants it: `<`, `>` and white space removed, lower case, then the device API's rule
     /// (an even number of hex digits, 16 to 400).
     static func normalizedToken(_ raw: String) throws(Problem) -> String {
-        let stripped = String(String.UnicodeScalarView(raw.unicodeScalars.filter {
-            $0 != "<" && $0 != ">" && !CharacterSet.whitespacesAndNewlines.contains($0)
-        }))
-        guard !stripped.isEmpty else { throw Problem(field: "deviceToken", flag: "device-token", message: "is required") }
+        let stripped = String(
+            String.UnicodeScalarView(
+                raw.unicodeScalars.filter {
+                    $0 != "<" && $0 != ">" && !CharacterSet.whitespacesAndNewlines.contains($0)
+                }))
+        guard !stripped.isEmpty else {
+            throw Problem(field: "deviceToken", flag: "device-token", message: "is required")
+        }
         do {
             return try DeviceAPI.normalizedToken(stripped, platform: .apns)
         } catch {
-            throw Problem(field: "deviceToken", flag: "device-token",
-                          message: "must be hexadecimal: an even number of digits, 16 to 400 (got \(stripped.count) characters)")
+            throw Problem(
+                field: "deviceToken", flag: "device-token",
+                message: "must be hexadecimal: an even number of digits, 16 to 400 (got \(stripped.count) characters)")
         }
     }
 
@@ -215,7 +231,9 @@ enum TestPush {
 
         /// `timestamp` as milliseconds since 1970 (nil when absent or absurd).
         var timestampMillis: Int64? {
-            guard let seconds = timestamp?.timeIntervalSince1970, seconds.isFinite, abs(seconds) < 1e12 else { return nil }
+            guard let seconds = timestamp?.timeIntervalSince1970, seconds.isFinite, abs(seconds) < 1e12 else {
+                return nil
+            }
             return Int64((seconds * 1000).rounded())
         }
 

@@ -25,9 +25,13 @@ struct TestPushRequest: Sendable, Equatable {
     /// The fields given (not null), for the checks that need the device's platform.
     var given: Set<String>
 
-    static let apnsFields: Set<String> = ["environment", "alert", "pushType", "priority", "topic", "collapseId", "expiration"]
+    static let apnsFields: Set<String> = [
+        "environment", "alert", "pushType", "priority", "topic", "collapseId", "expiration",
+    ]
     static let contentFields: Set<String> = ["title", "body", "data"]
-    static let knownFields: Set<String> = apnsFields.union(contentFields).union(["deviceToken", "deviceId", "platform", "payload"])
+    static let knownFields: Set<String> = apnsFields.union(contentFields).union([
+        "deviceToken", "deviceId", "platform", "payload",
+    ])
 
     /// Reads the body's fields. Unknown fields and wrong types are 422s naming the field.
     static func parse(_ body: [String: JSONValue]) throws(BeamsError) -> TestPushRequest {
@@ -41,7 +45,9 @@ struct TestPushRequest: Sendable, Equatable {
         }
         func integer(_ key: String) throws(BeamsError) -> Int? {
             guard let value = body[key], !value.isNull else { return nil }
-            guard case .int(let number) = value else { throw .schema(key, PublishRequest.typeMessage("integer", value)) }
+            guard case .int(let number) = value else {
+                throw .schema(key, PublishRequest.typeMessage("integer", value))
+            }
             return number
         }
         var platform: Platform?
@@ -73,7 +79,9 @@ struct TestPushRequest: Sendable, Equatable {
         }
         var data: [String: JSONValue]?
         if let value = body["data"], !value.isNull {
-            guard let object = value.objectValue else { throw .schema("data", PublishRequest.typeMessage("object", value)) }
+            guard let object = value.objectValue else {
+                throw .schema("data", PublishRequest.typeMessage("object", value))
+            }
             data = object
         }
         let apns = TestPush.Options(
@@ -81,8 +89,9 @@ struct TestPushRequest: Sendable, Equatable {
             payload: payload, pushType: try string("pushType"), priority: try integer("priority"),
             topic: try string("topic"), collapseID: try string("collapseId"), expiration: try integer("expiration"))
         let content = PlatformTestPush.Content(title: try string("title"), body: try string("body"), data: data)
-        return TestPushRequest(device: device, platform: platform, apns: apns, content: content,
-                               given: Set(body.filter { !$0.value.isNull }.keys))
+        return TestPushRequest(
+            device: device, platform: platform, apns: apns, content: content,
+            given: Set(body.filter { !$0.value.isNull }.keys))
     }
 
     /// The checks that need the device's platform (known once the device is found): fields of the other kind are
@@ -91,12 +100,14 @@ struct TestPushRequest: Sendable, Equatable {
     func content(for platform: Platform) throws(BeamsError) -> PlatformTestPush.Content {
         if platform == .apns {
             if let field = given.intersection(Self.contentFields).sorted().first {
-                throw .schema(field, "applies to fcm, web, unifiedpush and hms devices; an APNs test push takes alert or payload")
+                throw .schema(
+                    field, "applies to fcm, web, unifiedpush and hms devices; an APNs test push takes alert or payload")
             }
             return content
         }
         if let field = given.intersection(Self.apnsFields).sorted().first {
-            throw .schema(field, "applies to APNs only; a \(platform.rawValue) test push takes title, body and data, or payload")
+            throw .schema(
+                field, "applies to APNs only; a \(platform.rawValue) test push takes title, body and data, or payload")
         }
         var content = content
         if let bytes = apns.payload {

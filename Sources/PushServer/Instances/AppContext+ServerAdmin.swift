@@ -1,16 +1,17 @@
-import Observability
 import BeamsModel
 import Foundation
 import HTTPServer
+import Observability
 import PushStore
 
 extension AppContext {
     /// Run-time instance changes as this node makes them (`InstanceAdmin`).
     var instanceAdmin: InstanceAdmin {
-        InstanceAdmin(store: store, seal: keys.seal, policy: config.webhooks.policy,
-                      environment: instanceSync.environment, validateKey: instanceSync.validateKey,
-                      configIDs: instanceSync.fileIDs,
-                      now: now)
+        InstanceAdmin(
+            store: store, seal: keys.seal, policy: config.webhooks.policy,
+            environment: instanceSync.environment, validateKey: instanceSync.validateKey,
+            configIDs: instanceSync.fileIDs,
+            now: now)
     }
 
     /// Checks `Authorization: Bearer <server-admin key>` against every configured server-admin key, each compared
@@ -39,8 +40,9 @@ extension AppContext {
             return AuditActor(actor: "admin:\(matched.id)", source: request.clientAddress, requestID: request.requestID)
         }
         if case .limited? = limiters.authFailures?.recordFailure(client) {
-            logger.warning("Address locked out after repeated wrong server-admin keys",
-                           ["client": client, "request": request.requestID])
+            logger.warning(
+                "Address locked out after repeated wrong server-admin keys",
+                ["client": client, "request": request.requestID])
         }
         if let action {
             let actor = ScopedKeyText.parse(presented)?.id ?? "unknown"
@@ -53,7 +55,8 @@ extension AppContext {
             }
         }
         throw config.admin.keys.isEmpty
-            ? BeamsError(401, "Unauthorized", "No server-admin keys are configured (admin.keys or PUSH_SERVER_ADMIN_KEYS)")
+            ? BeamsError(
+                401, "Unauthorized", "No server-admin keys are configured (admin.keys or PUSH_SERVER_ADMIN_KEYS)")
             : BeamsError(401, "Unauthorized", "Incorrect server-admin key")
     }
 }

@@ -1,9 +1,9 @@
-import Observability
 import BeamsModel
 import Foundation
 import HTTPClient
 import JSON
 import JWTSigner
+import Observability
 import PushStore
 
 /// Creating, changing and deleting run-time instances: what the admin API and `push-server instances` share. A
@@ -57,7 +57,10 @@ struct InstanceAdmin: Sendable {
     func list() async throws(Failure) -> (version: Int64, instances: [Shown]) {
         do {
             let (version, rows) = try await store.storedInstances()
-            return (version, rows.map { row in Shown(row: row, definition: seal.flatMap { InstanceDefinition.open(row, with: $0) }) })
+            return (
+                version,
+                rows.map { row in Shown(row: row, definition: seal.flatMap { InstanceDefinition.open(row, with: $0) }) }
+            )
         } catch {
             throw .store("\(error)")
         }
@@ -78,7 +81,9 @@ struct InstanceAdmin: Sendable {
         if object["id"] == nil || object["id"]?.isNull == true {
             object["id"] = .string(UUID().uuidString.lowercased())
         }
-        let named = ["secretKey", "secretKeyEnv", "secretKeyFile"].contains { object[$0] != nil && object[$0]?.isNull != true }
+        let named = ["secretKey", "secretKeyEnv", "secretKeyFile"].contains {
+            object[$0] != nil && object[$0]?.isNull != true
+        }
         if !named {
             do {
                 let secret = try ScopedKeyText.randomText(48, ScopedKeyText.secretAlphabet)
@@ -100,8 +105,9 @@ struct InstanceAdmin: Sendable {
         let entry = actor.entry(id, "instance.create", id, at: now())
         switch try await change(.create(id: id, sealedDefinition: sealed), entry) {
         case .applied(let version):
-            return Applied(id: id, version: version, definition: definition, warnings: warnings,
-                           generatedSecret: generatedSecret)
+            return Applied(
+                id: id, version: version, definition: definition, warnings: warnings,
+                generatedSecret: generatedSecret)
         case .exists:
             await refused(actor, id, "instance.create", "exists")
             throw .exists(id, configured: false)
@@ -134,7 +140,9 @@ struct InstanceAdmin: Sendable {
             if case .notFound = error { await refused(actor, id, "instance.update", "not_found") }
             throw error
         }
-        guard let old = current.definition else { throw seal == nil ? .noEncryptionKey : .store("the stored definition does not open with keys.encryptionKey") }
+        guard let old = current.definition else {
+            throw seal == nil ? .noEncryptionKey : .store("the stored definition does not open with keys.encryptionKey")
+        }
         var definition: InstanceDefinition
         switch edit {
         case .merge(let patch): definition = old.merging(patch)
@@ -182,9 +190,10 @@ struct InstanceAdmin: Sendable {
 
     // MARK: Steps
 
-    private func validated(_ definition: InstanceDefinition, id: String?, actor: AuditActor, action: String,
-                           target: String) async throws(Failure) -> [ConfigIssue]
-    {
+    private func validated(
+        _ definition: InstanceDefinition, id: String?, actor: AuditActor, action: String,
+        target: String
+    ) async throws(Failure) -> [ConfigIssue] {
         switch definition.validate(id: id, policy: policy, environment: environment, validateKey: validateKey) {
         case .valid(_, let warnings):
             return warnings

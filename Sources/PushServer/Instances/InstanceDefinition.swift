@@ -1,10 +1,10 @@
-import ConfigModel
-import Observability
 import BeamsModel
+import ConfigModel
 import Foundation
 import HTTPClient
 import JSON
 import JWTSigner
+import Observability
 import PushStore
 
 /// A run-time instance's definition: the same JSON object as an entry of the config file's `instances`, validated
@@ -28,18 +28,21 @@ struct InstanceDefinition: Sendable, Equatable {
 
     /// Validates exactly as a config-file instance is (the same reader, the same destination policy), under the
     /// path `instance`. - Parameter id: the id the definition must carry (a route's), nil to take the body's.
-    func validate(id: String?, policy: DestinationPolicy, environment: [String: String],
-                  validateKey: (String) -> String?) -> Validation
-    {
+    func validate(
+        id: String?, policy: DestinationPolicy, environment: [String: String],
+        validateKey: (String) -> String?
+    ) -> Validation {
         var reader = ConfigReader()
         if let id, let given = object["id"]?.stringValue, given.lowercased() != id.lowercased() {
             reader.error("instance.id", "must be \(id), the instance the request names (an id cannot change)")
         }
-        for (path, _) in Self.secretPaths(object) where Self.value(at: path, in: object)?.stringValue == Self.maskedValue {
+        for (path, _) in Self.secretPaths(object)
+        where Self.value(at: path, in: object)?.stringValue == Self.maskedValue {
             reader.error("instance.\(path.joined(separator: "."))", "is the mask \(Self.maskedValue), not a secret")
         }
-        let instance = ServerConfig.readInstance(object, "instance", policy: policy, &reader, environment: environment,
-                                                 validateKey: validateKey)
+        let instance = ServerConfig.readInstance(
+            object, "instance", policy: policy, &reader, environment: environment,
+            validateKey: validateKey)
         let errors = reader.issues.filter { $0.severity == .error }
         guard errors.isEmpty, let instance else { return .invalid(errors) }
         return .valid(instance, warnings: reader.issues.filter { $0.severity == .warning })
@@ -132,8 +135,8 @@ struct InstanceDefinition: Sendable, Equatable {
     /// not a JSON object.
     static func open(_ stored: StoredInstance, with seal: SecretSeal) -> InstanceDefinition? {
         guard let sealed = Data(base64Encoded: stored.sealedDefinition),
-              let plain = try? seal.open(Array(sealed), associatedData: associatedData(stored.id)),
-              let object = JSONValue.parse(Data(plain))?.objectValue
+            let plain = try? seal.open(Array(sealed), associatedData: associatedData(stored.id)),
+            let object = JSONValue.parse(Data(plain))?.objectValue
         else { return nil }
         return InstanceDefinition(object: object)
     }

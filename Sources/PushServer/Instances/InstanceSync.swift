@@ -1,13 +1,13 @@
+import BeamsModel
 import Clocks
 import ConfigModel
-import Observability
-import BeamsModel
 import Foundation
 import HTTPClient
 import JWTSigner
 import Lifecycle
 import Locking
 import Logging
+import Observability
 import PublishEngine
 import PushStore
 
@@ -44,12 +44,13 @@ actor InstanceSync: Service {
     private nonisolated let fileIDsState: Locked<Set<String>>
     private nonisolated let wakeups: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
 
-    init(store: any InstanceDefinitionStore, directory: InstanceDirectory, seal: SecretSeal?,
-         senders: PlatformSenderSettings?, providerTokens: (any ProviderTokenStorage)?, policy: DestinationPolicy,
-         environment: [String: String], validateKey: @escaping @Sendable (String) -> String?,
-         configInstances: [InstanceConfig], fingerprints: [String: String], logger: Logger, metrics: Metrics,
-         pollInterval: Duration)
-    {
+    init(
+        store: any InstanceDefinitionStore, directory: InstanceDirectory, seal: SecretSeal?,
+        senders: PlatformSenderSettings?, providerTokens: (any ProviderTokenStorage)?, policy: DestinationPolicy,
+        environment: [String: String], validateKey: @escaping @Sendable (String) -> String?,
+        configInstances: [InstanceConfig], fingerprints: [String: String], logger: Logger, metrics: Metrics,
+        pollInterval: Duration
+    ) {
         self.store = store
         self.directory = directory
         self.seal = seal
@@ -116,11 +117,13 @@ actor InstanceSync: Service {
         let current = directory.snapshot
         var storedByID: [String: StoredInstance] = [:]
         for row in rows { storedByID[row.id.lowercased()] = row }
-        let merged = InstanceSetMerge.merge(config: configInstances.mapValues(\.fingerprint),
-                                            stored: storedByID.mapValues(\.version))
+        let merged = InstanceSetMerge.merge(
+            config: configInstances.mapValues(\.fingerprint),
+            stored: storedByID.mapValues(\.version))
         for id in merged.shadowed where reported.insert("shadowed \(id)").inserted {
-            logger.error("A stored instance has the id of a config-file instance: the config file's is served, the "
-                + "stored one is not (delete it, or remove the file's)", ["instance": id])
+            logger.error(
+                "A stored instance has the id of a config-file instance: the config file's is served, the "
+                    + "stored one is not (delete it, or remove the file's)", ["instance": id])
         }
         var entries: [String: InstanceDirectory.Entry] = [:]
         for (id, want) in merged.wanted {
@@ -139,7 +142,7 @@ actor InstanceSync: Service {
             case .store:
                 guard let row = storedByID[id] else { continue }
                 if let config = open(row),
-                   let entry = build(config, source: .store, fingerprint: want.fingerprint, version: row.version)
+                    let entry = build(config, source: .store, fingerprint: want.fingerprint, version: row.version)
                 {
                     entries[id] = entry
                 } else if let old = current.entries[id], old.source == .store {
@@ -147,16 +150,21 @@ actor InstanceSync: Service {
                 }
             }
         }
-        let plan = InstanceSetPlan(current: current.entries.mapValues(\.fingerprint),
-                                   wanted: entries.mapValues(\.fingerprint))
+        let plan = InstanceSetPlan(
+            current: current.entries.mapValues(\.fingerprint),
+            wanted: entries.mapValues(\.fingerprint))
         for (id, entry) in entries { entries[id]?.rank = entry.source == .config ? configRanks[id] ?? .max : .max }
         let retired = directory.install(entries, storedVersion: version)
         metrics.set(.storedInstancesVersion, to: Double(version))
         if !plan.isEmpty {
-            logger.notice("Instances changed", ["added": plan.added.joined(separator: ","),
-                                                "changed": plan.changed.joined(separator: ","),
-                                                "removed": plan.removed.joined(separator: ","),
-                                                "version": String(version)])
+            logger.notice(
+                "Instances changed",
+                [
+                    "added": plan.added.joined(separator: ","),
+                    "changed": plan.changed.joined(separator: ","),
+                    "removed": plan.removed.joined(separator: ","),
+                    "version": String(version),
+                ])
         }
         // A publish that started with a retired runtime keeps it; its senders close when the last such run ends.
         directory.retire(retired.compactMap(\.runtime))
@@ -186,9 +194,10 @@ actor InstanceSync: Service {
         let id = row.id.lowercased()
         guard let seal, let definition = InstanceDefinition.open(row, with: seal) else {
             if reported.insert("unopenable \(id) \(row.version)").inserted {
-                logger.error(seal == nil
-                    ? "A stored instance cannot be served: keys.encryptionKey is not set on this node"
-                    : "A stored instance does not open with keys.encryptionKey (another key sealed it?): not served",
+                logger.error(
+                    seal == nil
+                        ? "A stored instance cannot be served: keys.encryptionKey is not set on this node"
+                        : "A stored instance does not open with keys.encryptionKey (another key sealed it?): not served",
                     ["instance": id])
             }
             return nil
@@ -199,25 +208,29 @@ actor InstanceSync: Service {
         case .invalid(let issues):
             if reported.insert("invalid \(id) \(row.version)").inserted {
                 for issue in issues {
-                    logger.error("A stored instance is not valid on this node: not served",
-                                 ["instance": id, "field": issue.path, "problem": issue.message])
+                    logger.error(
+                        "A stored instance is not valid on this node: not served",
+                        ["instance": id, "field": issue.path, "problem": issue.message])
                 }
             }
             return nil
         }
     }
 
-    private func build(_ config: InstanceConfig, source: InstanceDirectory.Source, fingerprint: String,
-                       version: Int64?) -> InstanceDirectory.Entry?
-    {
+    private func build(
+        _ config: InstanceConfig, source: InstanceDirectory.Source, fingerprint: String,
+        version: Int64?
+    ) -> InstanceDirectory.Entry? {
         do {
             let runtime = try InstanceRuntime(config: config, senders: senders)
             if let providerTokens { runtime.hms?.accessTokens.share(through: providerTokens) }
-            return InstanceDirectory.Entry(config: config, runtime: runtime, source: source, fingerprint: fingerprint,
-                                           version: version)
+            return InstanceDirectory.Entry(
+                config: config, runtime: runtime, source: source, fingerprint: fingerprint,
+                version: version)
         } catch {
-            logger.error("An instance's senders cannot be built: not served as changed",
-                         ["instance": config.id, "error": "\(error)"])
+            logger.error(
+                "An instance's senders cannot be built: not served as changed",
+                ["instance": config.id, "error": "\(error)"])
             return nil
         }
     }

@@ -1,9 +1,9 @@
-import Logging
-import Observability
 import BeamsModel
 import Foundation
 import HTTPServer
 import JSON
+import Logging
+import Observability
 import PushStore
 
 /// The server's own admin API (docs/API.md, "Server admin API"): run-time instances and the server-wide audit
@@ -50,8 +50,11 @@ struct ServerAdminAPI: Sendable {
         _ = try await app.authorizeServerAdmin(request, action: nil, target: "")
         let id = request.parameters["id"] ?? ""
         if let entry = app.directory.entry(id), entry.source == .config {
-            return .json(.object(["id": .string(entry.config.id), "source": .string("config"),
-                                  "description": .string("Defined in the config file: read-only here")]))
+            return .json(
+                .object([
+                    "id": .string(entry.config.id), "source": .string("config"),
+                    "description": .string("Defined in the config file: read-only here"),
+                ]))
         }
         let shown = try await Self.map { () async throws(InstanceAdmin.Failure) in try await admin.show(id) }
         return .json(render(shown), headers: ["ETag": "\"\(shown.row.version)\""])
@@ -65,8 +68,12 @@ struct ServerAdminAPI: Sendable {
             try await admin.create(body, actor: actor)
         }
         await follow(applied.id)
-        app.logger.notice("Instance created", ["instance": applied.id, "actor": actor.actor,
-                                               "request": request.requestID])
+        app.logger.notice(
+            "Instance created",
+            [
+                "instance": applied.id, "actor": actor.actor,
+                "request": request.requestID,
+            ])
         var object = rendered(applied)
         if let secret = applied.generatedSecret { object["secretKey"] = .string(secret) }
         return .json(.object(object), status: .created, headers: ["ETag": "\"\(applied.version)\""])
@@ -82,8 +89,12 @@ struct ServerAdminAPI: Sendable {
             try await admin.update(id, merge ? .merge(body) : .replace(body), expectedVersion: expected, actor: actor)
         }
         await follow(applied.id)
-        app.logger.notice("Instance changed", ["instance": applied.id, "actor": actor.actor,
-                                               "request": request.requestID])
+        app.logger.notice(
+            "Instance changed",
+            [
+                "instance": applied.id, "actor": actor.actor,
+                "request": request.requestID,
+            ])
         return .json(.object(rendered(applied)), headers: ["ETag": "\"\(applied.version)\""])
     }
 
@@ -96,8 +107,11 @@ struct ServerAdminAPI: Sendable {
         }
         await follow()
         app.logger.notice("Instance deleted", ["instance": id, "actor": actor.actor, "request": request.requestID])
-        return .json(.object(["id": .string(id.lowercased()), "deleted": .bool(true),
-                              "version": .string(String(version))]))
+        return .json(
+            .object([
+                "id": .string(id.lowercased()), "deleted": .bool(true),
+                "version": .string(String(version)),
+            ]))
     }
 
     func audit(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -105,19 +119,22 @@ struct ServerAdminAPI: Sendable {
         let page = try PageQuery(request)
         let entries: [AuditEntry]
         do {
-            entries = try await app.store.auditEntries(instanceID: nil, action: request.queryValue("action").flatMap { $0.isEmpty ? nil : $0 },
-                                                       after: page.since, limit: page.limit)
+            entries = try await app.store.auditEntries(
+                instanceID: nil, action: request.queryValue("action").flatMap { $0.isEmpty ? nil : $0 },
+                after: page.since, limit: page.limit)
         } catch {
             throw BeamsError.storeUnavailable
         }
-        return .json(.object([
-            "entries": .array(entries.map { entry in
-                guard case .object(var object) = AuditAPI.render(entry) else { return AuditAPI.render(entry) }
-                object["instanceId"] = .string(entry.instanceID)
-                return .object(object)
-            }),
-            "next": entries.count == page.limit ? .string(String(entries.last?.seq ?? page.since)) : .null,
-        ]))
+        return .json(
+            .object([
+                "entries": .array(
+                    entries.map { entry in
+                        guard case .object(var object) = AuditAPI.render(entry) else { return AuditAPI.render(entry) }
+                        object["instanceId"] = .string(entry.instanceID)
+                        return .object(object)
+                    }),
+                "next": entries.count == page.limit ? .string(String(entries.last?.seq ?? page.since)) : .null,
+            ]))
     }
 
     // MARK: Helpers
@@ -130,8 +147,9 @@ struct ServerAdminAPI: Sendable {
         do {
             try await app.instanceSync.refresh()
         } catch {
-            app.logger.warning("The change is stored but not yet served here; it is picked up at the next poll",
-                               ["error": "\(error)"])
+            app.logger.warning(
+                "The change is stored but not yet served here; it is picked up at the next poll",
+                ["error": "\(error)"])
         }
         // A changed Beams secret applies here at once (other nodes re-read an instance's keys within a second).
         if let id, let instance = app.directory.config(id) { _ = try? await app.keys.reload(instance) }
@@ -166,7 +184,8 @@ struct ServerAdminAPI: Sendable {
     /// `If-Match: "<version>"` (or the bare number); `*` or absent: any version.
     static func ifMatch(_ request: HTTPRequest) throws(BeamsError) -> Int64? {
         guard let header = request.headers.first("if-match")?.trimmingCharacters(in: .whitespaces),
-              header != "*" else { return nil }
+            header != "*"
+        else { return nil }
         let bare = header.hasPrefix("W/") ? String(header.dropFirst(2)) : header
         guard let version = Int64(bare.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else {
             throw BeamsError(400, "Bad request", "If-Match must be the instance's version as its ETag gives it")
@@ -183,20 +202,27 @@ struct ServerAdminAPI: Sendable {
             case .invalid(let issues):
                 throw InvalidDefinition(issues: issues)
             case .readOnly(let id):
-                throw BeamsError(409, "Instance is read-only", "Instance \(id) is defined in the config file: change "
-                    + "it there and reload the server (SIGHUP); the admin API changes only instances it created")
+                throw BeamsError(
+                    409, "Instance is read-only",
+                    "Instance \(id) is defined in the config file: change "
+                        + "it there and reload the server (SIGHUP); the admin API changes only instances it created")
             case .exists(let id, let configured):
-                throw BeamsError(409, "Instance exists", configured
-                    ? "Instance \(id) is defined in the config file: pick another id"
-                    : "Instance \(id) already exists: change it with PUT or PATCH")
+                throw BeamsError(
+                    409, "Instance exists",
+                    configured
+                        ? "Instance \(id) is defined in the config file: pick another id"
+                        : "Instance \(id) already exists: change it with PUT or PATCH")
             case .notFound:
                 throw BeamsError.instanceNotFound
             case .versionMismatch(let current):
-                throw BeamsError(412, "Precondition Failed",
-                                 "The instance changed since (its version is now \(current)): read it again")
+                throw BeamsError(
+                    412, "Precondition Failed",
+                    "The instance changed since (its version is now \(current)): read it again")
             case .noEncryptionKey:
-                throw BeamsError(409, "Conflict", "keys.encryptionKey is not set: run-time instances are stored "
-                    + "sealed with it, so none can be created or changed")
+                throw BeamsError(
+                    409, "Conflict",
+                    "keys.encryptionKey is not set: run-time instances are stored "
+                        + "sealed with it, so none can be created or changed")
             case .store:
                 throw BeamsError.storeUnavailable
             }
@@ -217,7 +243,9 @@ struct InvalidDefinition: HTTPResponseError {
 
 extension HTTPResponse {
     /// JSON with extra headers (`ETag`).
-    static func json(_ value: JSONValue, status: HTTPStatus = .ok, headers: KeyValuePairs<String, String>) -> HTTPResponse {
+    static func json(_ value: JSONValue, status: HTTPStatus = .ok, headers: KeyValuePairs<String, String>)
+        -> HTTPResponse
+    {
         var response = HTTPResponse.json(value, status: status)
         for (name, value) in headers { response.headers.replaceOrAdd(name, value) }
         return response

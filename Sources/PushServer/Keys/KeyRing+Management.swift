@@ -30,8 +30,9 @@ extension KeyRing {
         _ instance: InstanceConfig, label: String, scopes: Set<APIKeyScope>, notBefore: Date?, expiresAt: Date?,
         by actor: AuditActor
     ) async throws(ChangeError) -> Issued {
-        let issued = try scoped(instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
-                                rotatedFrom: nil)
+        let issued = try scoped(
+            instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
+            rotatedFrom: nil)
         do {
             let audit = actor.entry(instance.id, "key.create", issued.record.id, at: now())
             guard try await store.insertAPIKey(issued.record, audit: audit) else {
@@ -54,14 +55,19 @@ extension KeyRing {
         let rows = try await rows(instance)
         // An expired key stays dead: rolling it would bring its rights back.
         let at = now()
-        guard let old = rows.first(where: { $0.id == keyID && $0.revokedAt == nil && ($0.expiresAt.map { at < $0 } ?? true) })
+        guard
+            let old = rows.first(where: {
+                $0.id == keyID && $0.revokedAt == nil && ($0.expiresAt.map { at < $0 } ?? true)
+            })
         else { throw .keyNotFound }
         if old.kind == .beams { return try await rollBeamsSecret(instance, overlap: overlap, by: actor) }
-        let issued = try scoped(instance, label: old.label, scopes: Set(old.scopes.compactMap(APIKeyScope.init)),
-                                notBefore: nil, expiresAt: nil, rotatedFrom: old.id)
+        let issued = try scoped(
+            instance, label: old.label, scopes: Set(old.scopes.compactMap(APIKeyScope.init)),
+            notBefore: nil, expiresAt: nil, rotatedFrom: old.id)
         let retireAt = now().addingTimeInterval(overlap)
-        try await roll(instance, old: old.id, retireAt: retireAt, replacement: issued.record,
-                       audit: actor.entry(instance.id, "key.roll", old.id, at: now()))
+        try await roll(
+            instance, old: old.id, retireAt: retireAt, replacement: issued.record,
+            audit: actor.entry(instance.id, "key.roll", old.id, at: now()))
         return (issued, min(old.expiresAt ?? retireAt, retireAt))
     }
 
@@ -75,15 +81,17 @@ extension KeyRing {
         guard seal != nil else { throw .noEncryptionKey }
         var rows = try await rows(instance).filter { $0.kind == .beams }
         if rows.isEmpty {
-            let initial = try beams(instance, id: "beams-initial", secret: instance.secretKey,
-                                    label: "Beams secret from the config file", rotatedFrom: nil)
+            let initial = try beams(
+                instance, id: "beams-initial", secret: instance.secretKey,
+                label: "Beams secret from the config file", rotatedFrom: nil)
             do { try await store.insertAPIKey(initial) } catch { throw .unavailable("\(error)") }
             rows = try await self.rows(instance).filter { $0.kind == .beams }
         }
         let snapshot = try await refresh(instance)
         // The current secret is the first accepted one; a current one that no longer opens is still rolled.
-        guard let currentID = snapshot.beamsSecrets.first?.keyID
-            ?? rows.filter({ $0.revokedAt == nil && $0.expiresAt == nil }).last?.id
+        guard
+            let currentID = snapshot.beamsSecrets.first?.keyID
+                ?? rows.filter({ $0.revokedAt == nil && $0.expiresAt == nil }).last?.id
         else { throw .keyNotFound }
         let secret: String
         do { secret = try ScopedKeyText.randomText(48, ScopedKeyText.secretAlphabet) } catch {
@@ -95,8 +103,9 @@ extension KeyRing {
         }
         let record = try beams(instance, id: id, secret: secret, label: "Beams secret", rotatedFrom: currentID)
         let retireAt = now().addingTimeInterval(overlap)
-        try await roll(instance, old: currentID, retireAt: retireAt, replacement: record,
-                       audit: actor.entry(instance.id, "beams_secret.roll", currentID, at: now()))
+        try await roll(
+            instance, old: currentID, retireAt: retireAt, replacement: record,
+            audit: actor.entry(instance.id, "beams_secret.roll", currentID, at: now()))
         return (Issued(record: record, text: secret), retireAt)
     }
 
@@ -147,8 +156,10 @@ extension KeyRing {
         _ instance: InstanceConfig, old: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry
     ) async throws(ChangeError) {
         do {
-            guard try await store.rollAPIKey(instanceID: instance.id, keyID: old, retireAt: retireAt,
-                                             replacement: replacement, audit: audit)
+            guard
+                try await store.rollAPIKey(
+                    instanceID: instance.id, keyID: old, retireAt: retireAt,
+                    replacement: replacement, audit: audit)
             else { throw ChangeError.keyNotFound }
         } catch let error as ChangeError {
             throw error
@@ -180,9 +191,10 @@ extension KeyRing {
         guard let seal else { throw .noEncryptionKey }
         do {
             let sealed = try seal.seal(Array(secret.utf8), associatedData: Self.associatedData(instance.id, id))
-            return APIKeyRecord(instanceID: instance.id, id: id, kind: .beams, label: label, scopes: [],
-                                sealedSecret: Data(sealed).base64EncodedString(), createdAt: now(),
-                                rotatedFrom: rotatedFrom)
+            return APIKeyRecord(
+                instanceID: instance.id, id: id, kind: .beams, label: label, scopes: [],
+                sealedSecret: Data(sealed).base64EncodedString(), createdAt: now(),
+                rotatedFrom: rotatedFrom)
         } catch {
             throw .crypto("\(error)")
         }

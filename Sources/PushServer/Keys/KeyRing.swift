@@ -73,7 +73,8 @@ public final class KeyRing: Sendable {
         } catch {
             // An outage keeps the keys last read working (nothing can be changed meanwhile either).
             guard let held else { throw error }
-            logger.debug("Keys not re-read, the last ones are used", ["instance": instance.id, "error": error.underlying])
+            logger.debug(
+                "Keys not re-read, the last ones are used", ["instance": instance.id, "error": error.underlying])
             return held
         }
     }
@@ -119,9 +120,10 @@ public final class KeyRing: Sendable {
             return String(decoding: plain, as: UTF8.self)
         }
         if unopenable.withLock({ $0.insert("\(row.instanceID.lowercased()) \(row.id)").inserted }) {
-            logger.error(seal == nil
-                ? "A rolled Beams secret is stored but keys.encryptionKey is not set: it is not accepted"
-                : "A stored Beams secret does not open with keys.encryptionKey (another key sealed it?): it is not accepted",
+            logger.error(
+                seal == nil
+                    ? "A rolled Beams secret is stored but keys.encryptionKey is not set: it is not accepted"
+                    : "A stored Beams secret does not open with keys.encryptionKey (another key sealed it?): it is not accepted",
                 ["instance": row.instanceID, "key": row.id])
         }
         return nil
@@ -142,7 +144,9 @@ public final class KeyRing: Sendable {
             return true
         }
         guard due else { return }
-        let store = self.store, logger = self.logger, use = APIKeyUse(instanceID: instance.id, id: keyID, at: at)
+        let store = self.store
+        let logger = self.logger
+        let use = APIKeyUse(instanceID: instance.id, id: keyID, at: at)
         Task {
             do { try await store.recordAPIKeyUses([use]) } catch {
                 logger.debug("Could not record a key's last use", ["key": keyID, "error": "\(error)"])

@@ -45,8 +45,9 @@ public enum KeyVerdict: Sendable, Equatable {
             if key.revokedAt != nil { return .revoked }
             if let notBefore = key.notBefore, now < notBefore { return .notYetValid }
             if let expiresAt = key.expiresAt, now >= expiresAt { return .expired }
-            credential = Credential(keyID: key.id, isBeamsSecret: false,
-                                    scopes: Set(key.scopes.compactMap(APIKeyScope.init(rawValue:))))
+            credential = Credential(
+                keyID: key.id, isBeamsSecret: false,
+                scopes: Set(key.scopes.compactMap(APIKeyScope.init(rawValue:))))
         } else {
             // Anything else is compared with the Beams secrets (a config-file secret may itself start with `psk_`).
             // Every accepted secret is compared (no early exit), so the time taken does not tell which one matched.
@@ -78,7 +79,8 @@ public enum BeamsSecrets {
         // Current: the newest without an expiry; while every live one expires (a roll is in its overlap and its
         // replacement did not open), the newest.
         let ordered = live.sorted { a, b in
-            let aOpen = a.record.expiresAt == nil, bOpen = b.record.expiresAt == nil
+            let aOpen = a.record.expiresAt == nil
+            let bOpen = b.record.expiresAt == nil
             if aOpen != bOpen { return aOpen }
             return (a.record.createdAt, a.record.id) > (b.record.createdAt, b.record.id)
         }

@@ -29,13 +29,14 @@ struct KeysAPI: Sendable {
         let (keys, fromConfig, current) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.list(instance)
         }
-        return .json(.object([
-            "keys": .array(keys.map { Self.render($0, current: current) }),
-            "beamsSecret": .object([
-                "source": .string(fromConfig ? "config" : "store"),
-                "scopes": .array(instance.beamsSecretScopes.sorted().map { .string($0.rawValue) }),
-            ]),
-        ]))
+        return .json(
+            .object([
+                "keys": .array(keys.map { Self.render($0, current: current) }),
+                "beamsSecret": .object([
+                    "source": .string(fromConfig ? "config" : "store"),
+                    "scopes": .array(instance.beamsSecretScopes.sorted().map { .string($0.rawValue) }),
+                ]),
+            ]))
     }
 
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -56,7 +57,9 @@ struct KeysAPI: Sendable {
         let notBefore = try Self.date(body, "notBefore")
         var expiresAt = try Self.date(body, "expiresAt")
         if let text = body["expiresIn"]?.stringValue {
-            guard expiresAt == nil else { throw BeamsError.schema("expiresIn", "give expiresAt or expiresIn, not both") }
+            guard expiresAt == nil else {
+                throw BeamsError.schema("expiresIn", "give expiresAt or expiresIn, not both")
+            }
             guard let seconds = RollOverlap.seconds(text), seconds > 0 else {
                 throw BeamsError.schema("expiresIn", "expiresIn must be a duration such as 1h, 24h, 7d (at most 30d)")
             }
@@ -66,10 +69,12 @@ struct KeysAPI: Sendable {
             throw BeamsError.schema("expiresAt", "expiresAt must be after notBefore")
         }
         let issued = try await Self.map { () async throws(KeyRing.ChangeError) in
-            try await app.keys.create(instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
-                                 by: actor)
+            try await app.keys.create(
+                instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
+                by: actor)
         }
-        app.logger.info("Key created", ["instance": instance.id, "key": issued.record.id, "request": request.requestID])
+        app.logger.info(
+            "Key created", ["instance": instance.id, "key": issued.record.id, "request": request.requestID])
         return .json(.object(Self.renderIssued(issued)), status: .created)
     }
 
@@ -80,8 +85,12 @@ struct KeysAPI: Sendable {
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.roll(instance, keyID: keyID, overlap: overlap, by: actor)
         }
-        app.logger.info("Key rolled", ["instance": instance.id, "key": keyID, "new_key": issued.record.id,
-                                       "request": request.requestID])
+        app.logger.info(
+            "Key rolled",
+            [
+                "instance": instance.id, "key": keyID, "new_key": issued.record.id,
+                "request": request.requestID,
+            ])
         var body = Self.renderIssued(issued)
         body["previousKeyExpiresAt"] = .string(retiredAt.iso8601)
         return .json(.object(body), status: .created)
@@ -93,13 +102,18 @@ struct KeysAPI: Sendable {
         let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.rollBeamsSecret(instance, overlap: overlap, by: actor)
         }
-        app.logger.info("Beams secret rolled", ["instance": instance.id, "new_key": issued.record.id,
-                                                "request": request.requestID])
-        return .json(.object([
-            "id": .string(issued.record.id),
-            "secretKey": .string(issued.text),
-            "previousSecretExpiresAt": .string(retiredAt.iso8601),
-        ]), status: .created)
+        app.logger.info(
+            "Beams secret rolled",
+            [
+                "instance": instance.id, "new_key": issued.record.id,
+                "request": request.requestID,
+            ])
+        return .json(
+            .object([
+                "id": .string(issued.record.id),
+                "secretKey": .string(issued.text),
+                "previousSecretExpiresAt": .string(retiredAt.iso8601),
+            ]), status: .created)
     }
 
     func revoke(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -132,7 +146,8 @@ struct KeysAPI: Sendable {
         guard let text = body["expiresIn"]?.stringValue ?? (body["expiresIn"] == nil ? Self.defaultOverlap : nil),
             let seconds = RollOverlap.seconds(text)
         else {
-            throw BeamsError.schema("expiresIn", "expiresIn must be now or a duration such as 1h, 24h, 7d (at most 30d)")
+            throw BeamsError.schema(
+                "expiresIn", "expiresIn must be now or a duration such as 1h, 24h, 7d (at most 30d)")
         }
         return seconds
     }
@@ -154,10 +169,12 @@ struct KeysAPI: Sendable {
             case .currentBeamsSecret:
                 throw BeamsError(409, "Conflict", "The current Beams secret cannot be revoked: roll it instead")
             case .noEncryptionKey:
-                throw BeamsError(409, "Conflict",
-                                 "Rolling the Beams secret needs keys.encryptionKey in the server config")
+                throw BeamsError(
+                    409, "Conflict",
+                    "Rolling the Beams secret needs keys.encryptionKey in the server config")
             case .unavailable: throw BeamsError.storeUnavailable
-            case .crypto(let message): throw BeamsError(500, "Internal Server Error", "Key generation failed: \(message)")
+            case .crypto(let message):
+                throw BeamsError(500, "Internal Server Error", "Key generation failed: \(message)")
             }
         }
     }

@@ -28,13 +28,15 @@ enum APNsCertificateHealth {
     static func warning(_ info: CertificateInfo, now: Date) -> String? {
         switch info.validity(at: now) {
         case .expired:
-            return "the APNs certificate expired on \(info.notAfter.iso8601): APNs refuses it and deliveries fail; renew it"
+            return
+                "the APNs certificate expired on \(info.notAfter.iso8601): APNs refuses it and deliveries fail; renew it"
         case .notYetValid:
             return "the APNs certificate is not valid before \(info.notBefore.iso8601)"
         case .valid:
             let days = info.daysLeft(at: now)
             guard days <= ServerConfig.certificateWarningDays else { return nil }
-            return "the APNs certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it"
+            return
+                "the APNs certificate expires in \(days) day\(days == 1 ? "" : "s") (\(info.notAfter.iso8601)): renew it"
         }
     }
 
@@ -64,8 +66,11 @@ enum APNsCertificateHealth {
     /// partial or wrong one is already a configuration warning or error).
     static func summary(_ info: CertificateInfo, _ apns: APNsInstanceConfig, now: Date) -> String {
         let fit = CertificateEnvironmentFit(info, apns)
-        let note = fit == .unmarked ? fit.message(endpointOverride: apns.endpointOverride != nil).map { " (note: \($0))" } : nil
-        return "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
+        let note =
+            fit == .unmarked
+            ? fit.message(endpointOverride: apns.endpointOverride != nil).map { " (note: \($0))" } : nil
+        return
+            "subject \(info.subject); topics \(info.topics.isEmpty ? "(none)" : info.topics.joined(separator: ", ")); "
             + "environments \(info.environments)\(note ?? ""); notAfter \(info.notAfter.iso8601) "
             + "(\(info.daysLeft(at: now)) days left)"
     }
@@ -76,14 +81,17 @@ enum APNsCertificateHealth {
 
     /// Sets the gauge at every scrape, for the instances served then (run-time ones and reloads included: the
     /// labels are bounded by the served set).
-    static func collect(into metrics: Metrics, instances: @escaping @Sendable () -> [InstanceRuntime],
-                        clock: @escaping @Sendable () -> Date) {
+    static func collect(
+        into metrics: Metrics, instances: @escaping @Sendable () -> [InstanceRuntime],
+        clock: @escaping @Sendable () -> Date
+    ) {
         metrics.addCollector { metrics in
             let now = clock()
             for instance in instances() {
                 guard let info = certificate(instance) else { continue }
                 let id = instance.config.id
-                metrics.set(.apnsCertificateExpiry, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
+                metrics.set(
+                    .apnsCertificateExpiry, ["instance": id], to: info.notAfter.timeIntervalSince(now).rounded())
             }
         }
     }

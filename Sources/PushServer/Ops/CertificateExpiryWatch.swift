@@ -20,8 +20,10 @@ final class CertificateExpiryWatch: Service {
     /// The certificates already announced (instance and certificate), so each is announced once.
     private let announced = Locked<Set<String>>([])
 
-    init(instances: @escaping @Sendable () -> [InstanceRuntime], interval: Duration = .seconds(86_400),
-         clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger) {
+    init(
+        instances: @escaping @Sendable () -> [InstanceRuntime], interval: Duration = .seconds(86_400),
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger
+    ) {
         self.instances = instances
         self.interval = interval
         self.clock = clock
@@ -64,16 +66,20 @@ final class CertificateExpiryWatch: Service {
         let now = clock()
         var new: Set<String> = []
         for (instance, info, apns) in certificates {
-            let key = [instance.lowercased(), info.subject, "\(info.notBefore.timeIntervalSince1970)",
-                       "\(info.notAfter.timeIntervalSince1970)"].joined(separator: " ")
+            let key = [
+                instance.lowercased(), info.subject, "\(info.notBefore.timeIntervalSince1970)",
+                "\(info.notAfter.timeIntervalSince1970)",
+            ].joined(separator: " ")
             guard announced.withLock({ $0.insert(key).inserted }) else { continue }
             new.insert(instance)
             let note = APNsCertificateHealth.environmentNote(info, apns) ?? "covers both environments"
-            logger.info("APNs certificate", [
-                "instance": instance, "subject": info.subject, "topics": info.topics.joined(separator: ","),
-                "environments": "\(info.environments)", "environmentNote": note, "notAfter": info.notAfter.iso8601,
-                "daysLeft": String(info.daysLeft(at: now)),
-            ])
+            logger.info(
+                "APNs certificate",
+                [
+                    "instance": instance, "subject": info.subject, "topics": info.topics.joined(separator: ","),
+                    "environments": "\(info.environments)", "environmentNote": note, "notAfter": info.notAfter.iso8601,
+                    "daysLeft": String(info.daysLeft(at: now)),
+                ])
         }
         return new
     }
@@ -87,9 +93,12 @@ final class CertificateExpiryWatch: Service {
         for (instance, info, _) in certificates where only?.contains(instance) ?? true {
             guard let warning = APNsCertificateHealth.warning(info, now: now) else { continue }
             let usable = APNsCertificateHealth.usable(info, now: now)
-            logger.log(usable ? .warning : .error, usable ? "APNs certificate expires soon" : "APNs certificate unusable",
-                       ["instance": instance, "problem": warning, "notAfter": info.notAfter.iso8601,
-                        "daysLeft": String(info.daysLeft(at: now)), "subject": info.subject])
+            logger.log(
+                usable ? .warning : .error, usable ? "APNs certificate expires soon" : "APNs certificate unusable",
+                [
+                    "instance": instance, "problem": warning, "notAfter": info.notAfter.iso8601,
+                    "daysLeft": String(info.daysLeft(at: now)), "subject": info.subject,
+                ])
             logged += 1
         }
         return logged

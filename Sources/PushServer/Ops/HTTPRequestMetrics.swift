@@ -31,7 +31,8 @@ struct HTTPRequestMetrics: Sendable {
             } else {
                 counts.append((record.route, record.method, record.status, 1))
             }
-            let seconds = Double(record.duration.components.seconds)
+            let seconds =
+                Double(record.duration.components.seconds)
                 + Double(record.duration.components.attoseconds) / 1e18
             if let i = durations.firstIndex(where: { $0.route == record.route }) {
                 durations[i].counts.record(seconds)
@@ -44,8 +45,12 @@ struct HTTPRequestMetrics: Sendable {
         var batch = MetricsBatch()
         // Route patterns come from the router (or `-`); methods and statuses from fixed sets (MetricLabel).
         for series in counts {
-            batch.increment(.httpRequests, [("route", series.route), ("method", MetricLabel.method(series.method)),
-                                            ("status", MetricLabel.status(series.status))], by: Double(series.count))
+            batch.increment(
+                .httpRequests,
+                [
+                    ("route", series.route), ("method", MetricLabel.method(series.method)),
+                    ("status", MetricLabel.status(series.status)),
+                ], by: Double(series.count))
         }
         for series in durations { batch.observe(.httpRequestDuration, [("route", series.route)], series.counts) }
         metrics.apply(batch)

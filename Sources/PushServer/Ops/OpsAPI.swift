@@ -29,14 +29,19 @@ struct OpsAPI: Sendable {
     /// Wall time, for certificate expiry (a calendar date); tests inject a movable one.
     var now: @Sendable () -> Date = { Date() }
 
-    static let metricsForbidden = HTTPError(.forbidden, title: "Forbidden", detail: "Metrics are only served to the operator")
-    static let tokenRequired = HTTPError(.unauthorized, title: "Unauthorized", detail: "Missing or incorrect operator token")
+    static let metricsForbidden = HTTPError(
+        .forbidden, title: "Forbidden", detail: "Metrics are only served to the operator")
+    static let tokenRequired = HTTPError(
+        .unauthorized, title: "Unauthorized", detail: "Missing or incorrect operator token")
 
     /// Registers the routes as served on `listener`.
     func register(into router: inout Router, on listener: OpsAccess.Listener) {
         // Built once and answered on the event loop: a liveness probe costs no task and no encoding.
-        let health = HTTPResponse.json(.object(["status": .string("ok"), "version": .string(BuildInfo.version),
-                                                "commit": .string(BuildInfo.commit)]))
+        let health = HTTPResponse.json(
+            .object([
+                "status": .string("ok"), "version": .string(BuildInfo.version),
+                "commit": .string(BuildInfo.commit),
+            ]))
         // None of them takes a body: one is refused (413) when the head arrives, never read or buffered.
         let noBody = BodyLimit(maxBytes: 0)
         router.add(.get, "/health", bodyLimit: noBody, onEventLoop: { _ in health })
@@ -66,8 +71,9 @@ struct OpsAPI: Sendable {
 
     private func decide(_ request: HTTPRequest, _ listener: OpsAccess.Listener) -> OpsAccess.Decision {
         let forwarded = OpsAccess.forwardingHeaders.contains { request.headers.first($0) != nil }
-        return access.decide(authorization: request.headers.first("authorization"), peer: request.peer,
-                             forwarded: forwarded, on: listener)
+        return access.decide(
+            authorization: request.headers.first("authorization"), peer: request.peer,
+            forwarded: forwarded, on: listener)
     }
 
     /// 200 when the store answers and can write and the server is not stopping; 503 otherwise. Only `{"ready": …}`
@@ -111,21 +117,26 @@ struct OpsAPI: Sendable {
         var list: [JSONValue] = []
         for instance in instances {
             let certificate = APNsCertificateHealth.certificate(instance)
-            let apnsCredentials = instance.credentials == nil ? "not configured"
-                : certificate.map { APNsCertificateHealth.usable($0, now: now) ? "certificate" : "certificate unusable" }
-                ?? "loaded"
-            list.append(.object([
-                "id": .string(instance.config.id),
-                "apnsCredentials": .string(apnsCredentials),
-                "apnsCertificate": APNsCertificateHealth.json(instance, now: now),
-                "fcmCredentials": .string(PlatformHealth.fcmCredentials(instance)),
-                "webCredentials": .string(PlatformHealth.webCredentials(instance)),
-                "fcm": PlatformHealth.fcm(instance),
-                "web": PlatformHealth.web(instance),
-                "unifiedpush": PlatformHealth.unifiedpush(instance),
-                "hmsCredentials": .string(PlatformHealth.hmsCredentials(instance)),
-                "hms": PlatformHealth.hms(instance),
-            ]))
+            let apnsCredentials =
+                instance.credentials == nil
+                ? "not configured"
+                : certificate.map {
+                    APNsCertificateHealth.usable($0, now: now) ? "certificate" : "certificate unusable"
+                }
+                    ?? "loaded"
+            list.append(
+                .object([
+                    "id": .string(instance.config.id),
+                    "apnsCredentials": .string(apnsCredentials),
+                    "apnsCertificate": APNsCertificateHealth.json(instance, now: now),
+                    "fcmCredentials": .string(PlatformHealth.fcmCredentials(instance)),
+                    "webCredentials": .string(PlatformHealth.webCredentials(instance)),
+                    "fcm": PlatformHealth.fcm(instance),
+                    "web": PlatformHealth.web(instance),
+                    "unifiedpush": PlatformHealth.unifiedpush(instance),
+                    "hmsCredentials": .string(PlatformHealth.hmsCredentials(instance)),
+                    "hms": PlatformHealth.hms(instance),
+                ]))
         }
         checks["instances"] = .array(list)
         checks["apns"] = apnsHealth.snapshot.json(apns.stats())

@@ -36,7 +36,8 @@ enum PlatformHealth {
             "requestsInFlight": .int(stats.requestsInFlight),
             "waitingForWindow": .int(stats.waitingForWindow),
             "connectionsOpened": .int(stats.connectionsOpened),
-            "accessTokenExpiresInSeconds": stats.accessTokenExpiresIn.map { .int(Int(saturating: $0.rounded())) } ?? .null,
+            "accessTokenExpiresInSeconds": stats.accessTokenExpiresIn.map { .int(Int(saturating: $0.rounded())) }
+                ?? .null,
             "sent": .int(stats.sent),
             "transportFailures": .int(stats.transportFailures),
             "accessTokenFailures": .int(stats.accessTokenFailures),
@@ -49,11 +50,12 @@ enum PlatformHealth {
         guard let sender = instance.unifiedpush, let settings = instance.config.unifiedpush else {
             return .object(["state": .string("not configured")])
         }
-        return .object(webPushStats(sender.stats()).merging([
-            "state": .string("configured"),
-            "ports": .array(settings.ports.sorted().map { .int($0) }),
-            "maxHosts": .int(settings.maxHosts),
-        ]) { first, _ in first })
+        return .object(
+            webPushStats(sender.stats()).merging([
+                "state": .string("configured"),
+                "ports": .array(settings.ports.sorted().map { .int($0) }),
+                "maxHosts": .int(settings.maxHosts),
+            ]) { first, _ in first })
     }
 
     /// `"loaded"` (a token was issued, or none asked for yet), `"not configured"` or `"refused"` (Huawei's OAuth
@@ -85,11 +87,12 @@ enum PlatformHealth {
     static func web(_ instance: InstanceRuntime) -> JSONValue {
         guard let sender = instance.web else { return .object(["credentials": .string("not configured")]) }
         let problems = sender.credentialProblems
-        return .object(webPushStats(sender.stats()).merging([
-            "credentials": .string(problems.isEmpty ? "loaded" : "refused"),
-            "vapidPublicKey": instance.config.web.map { .string($0.keyPair.publicKeyBase64URL) } ?? .null,
-            "problems": .array(problems.map(json)),
-        ]) { first, _ in first })
+        return .object(
+            webPushStats(sender.stats()).merging([
+                "credentials": .string(problems.isEmpty ? "loaded" : "refused"),
+                "vapidPublicKey": instance.config.web.map { .string($0.keyPair.publicKeyBase64URL) } ?? .null,
+                "problems": .array(problems.map(json)),
+            ]) { first, _ in first })
     }
 
     static func json(_ problem: FCMAuthProblem) -> JSONValue {
@@ -113,8 +116,10 @@ enum PlatformHealth {
 
     /// What a Web Push sender (the `web` one, or UnifiedPush's) reports about its window and answers.
     private static func webPushStats(_ stats: WebPushSenderStats) -> [String: JSONValue] {
-        ["requestsInFlight": .int(stats.requestsInFlight), "waitingForWindow": .int(stats.waitingForWindow),
-         "connectionsOpened": .int(stats.connectionsOpened), "accepted": .int(stats.accepted),
-         "transportFailures": .int(stats.transportFailures), "refusedDestinations": .int(stats.refusedDestinations)]
+        [
+            "requestsInFlight": .int(stats.requestsInFlight), "waitingForWindow": .int(stats.waitingForWindow),
+            "connectionsOpened": .int(stats.connectionsOpened), "accepted": .int(stats.accepted),
+            "transportFailures": .int(stats.transportFailures), "refusedDestinations": .int(stats.refusedDestinations),
+        ]
     }
 }

@@ -30,7 +30,8 @@ struct ProcessMemory: Equatable {
     }
 
     /// The second field of `/proc/self/statm`; nil where there is no procfs.
-    static func residentPages(statm: String? = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) -> Int? {
+    static func residentPages(statm: String? = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) -> Int?
+    {
         guard let statm else { return nil }
         let fields = statm.split(separator: " ")
         return fields.count > 1 ? Int(fields[1]) : nil

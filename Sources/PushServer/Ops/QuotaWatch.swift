@@ -23,9 +23,11 @@ final class QuotaWatch: Service {
     private let clock: @Sendable () -> Date
     private let logger: Logger
 
-    init(store: any QuotaUsageReading, instances: @escaping @Sendable () -> [InstanceConfig], watchAlways: Bool = false,
-         metrics: Metrics, interval: Duration = .seconds(5), clock: @escaping @Sendable () -> Date = { Date() },
-         logger: Logger) {
+    init(
+        store: any QuotaUsageReading, instances: @escaping @Sendable () -> [InstanceConfig], watchAlways: Bool = false,
+        metrics: Metrics, interval: Duration = .seconds(5), clock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger
+    ) {
         self.store = store
         served = instances
         self.watchAlways = watchAlways
@@ -73,12 +75,14 @@ final class QuotaWatch: Service {
             do {
                 let usage = try await store.quotaUsage(instanceID: instance.id, day: day)
                 for kind in QuotaKind.allCases where kind.limit(instance.quotas) != nil {
-                    metrics.set(.quotaUsage, ["beams_instance": instance.id, "quota": kind.rawValue],
-                                to: Double(kind.used(usage)))
+                    metrics.set(
+                        .quotaUsage, ["beams_instance": instance.id, "quota": kind.rawValue],
+                        to: Double(kind.used(usage)))
                 }
             } catch {
-                logger.debug("Reading quota usage failed; the gauges keep their last values",
-                             ["instance": instance.id, "error": "\(error)"])
+                logger.debug(
+                    "Reading quota usage failed; the gauges keep their last values",
+                    ["instance": instance.id, "error": "\(error)"])
             }
         }
     }

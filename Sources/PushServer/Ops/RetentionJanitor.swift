@@ -28,10 +28,12 @@ final class RetentionJanitor: Service {
     private let audit: (any AuditLog)?
     private let auditRetention: TimeInterval
 
-    init(store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
-         interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil,
-         invalidations: (any InvalidationLog)? = nil, invalidationRetentionDays: Int = 7,
-         invalidationsPerInstance: Int = 100_000, audit: (any AuditLog)? = nil, auditRetentionDays: Int = 90) {
+    init(
+        store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
+        interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil,
+        invalidations: (any InvalidationLog)? = nil, invalidationRetentionDays: Int = 7,
+        invalidationsPerInstance: Int = 100_000, audit: (any AuditLog)? = nil, auditRetentionDays: Int = 90
+    ) {
         self.audit = audit
         self.auditRetention = TimeInterval(auditRetentionDays) * 86_400
         self.invalidations = invalidations
@@ -48,8 +50,10 @@ final class RetentionJanitor: Service {
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
     func run() async {
-        guard retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil
-            || audit != nil else { return }
+        guard
+            retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil
+                || audit != nil
+        else { return }
         while !Task.isCancelled {
             await purgeOnce(now: Date())
             do {
@@ -74,17 +78,21 @@ final class RetentionJanitor: Service {
                 total.webhooks += slice.webhooks
                 total.devices += slice.devices
                 // `webhooks` sums two tables (webhooks and Beams bridge forwards), so it can pass the slice size.
-                let full = [slice.publishes, slice.events, slice.webhooks, slice.devices].contains { $0 >= Self.sliceSize }
+                let full = [slice.publishes, slice.events, slice.webhooks, slice.devices].contains {
+                    $0 >= Self.sliceSize
+                }
                 if !full || Task.isCancelled { break }
             }
         } catch {
             logger.error("Purging old history failed", ["error": "\(error)"])
         }
         if total != PurgeResult() {
-            logger.info("Purged old history", [
-                "publishes": String(total.publishes), "events": String(total.events),
-                "webhooks": String(total.webhooks), "devices": String(total.devices),
-            ])
+            logger.info(
+                "Purged old history",
+                [
+                    "publishes": String(total.publishes), "events": String(total.events),
+                    "webhooks": String(total.webhooks), "devices": String(total.devices),
+                ])
         }
         total.undeliveredDevices = await purgeUndeliveredDevices(now: now)
         await purgeExpiredLiveActivityTokens(now: now)
@@ -100,8 +108,9 @@ final class RetentionJanitor: Service {
         var deleted = 0
         do {
             while !Task.isCancelled {
-                let slice = try await audit.pruneAudit(before: now.addingTimeInterval(-auditRetention),
-                                                       limit: Self.sliceSize)
+                let slice = try await audit.pruneAudit(
+                    before: now.addingTimeInterval(-auditRetention),
+                    limit: Self.sliceSize)
                 deleted += slice
                 if slice < Self.sliceSize { break }
             }

@@ -20,13 +20,15 @@ enum SenderMetrics {
     }
 
     /// Registers the collector that copies the gauges at every scrape.
-    static func collect(into metrics: Metrics, apns: APNsClient, instances: @escaping @Sendable () -> [InstanceRuntime]) {
+    static func collect(into metrics: Metrics, apns: APNsClient, instances: @escaping @Sendable () -> [InstanceRuntime])
+    {
         metrics.addCollector { metrics in
             var gauges: [Platform: Gauges] = [:]
             let apnsStats = apns.stats()
-            gauges[.apns] = Gauges(requestsInFlight: apnsStats.requestsInFlight, waiting: apnsStats.waitingForWindow,
-                                   transfers: apnsStats.streamsInFlight, connectionsOpened: apnsStats.connectionsOpened,
-                                   retries: apnsStats.retries, problems: 0)
+            gauges[.apns] = Gauges(
+                requestsInFlight: apnsStats.requestsInFlight, waiting: apnsStats.waitingForWindow,
+                transfers: apnsStats.streamsInFlight, connectionsOpened: apnsStats.connectionsOpened,
+                retries: apnsStats.retries, problems: 0)
             var fcm = Gauges()
             var web = Gauges()
             var unifiedpush = Gauges()
@@ -34,15 +36,19 @@ enum SenderMetrics {
             for instance in served {
                 if let sender = instance.unifiedpush {
                     let stats = sender.stats()
-                    unifiedpush.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                                           transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                                           retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                    unifiedpush.add(
+                        Gauges(
+                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                            retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
                 }
                 if let sender = instance.fcm {
                     let stats = sender.stats()
-                    fcm.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                                   transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                                   retries: stats.retries, problems: sender.authProblem == nil ? 0 : 1))
+                    fcm.add(
+                        Gauges(
+                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                            retries: stats.retries, problems: sender.authProblem == nil ? 0 : 1))
                     let labels: KeyValuePairs<String, String> = ["instance": instance.config.id]
                     if let age = stats.accessTokenAge, let left = stats.accessTokenExpiresIn {
                         metrics.set(.fcmAccessTokenAge, labels, to: age.rounded())
@@ -51,9 +57,11 @@ enum SenderMetrics {
                 }
                 if let sender = instance.web {
                     let stats = sender.stats()
-                    web.add(Gauges(requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                                   transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                                   retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                    web.add(
+                        Gauges(
+                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+                            retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
                 }
             }
             gauges[.fcm] = fcm

@@ -32,14 +32,15 @@ struct SharedNodes: Sendable {
             "live": .int(listed.count),
             "liveWithinSeconds": .int(Int(liveWithin.components.seconds)),
             "truncated": .bool(nodes.count > Self.listLimit),
-            "list": .array(listed.map { node in
-                .object([
-                    "id": .string(node.nodeID),
-                    "version": .string(node.version),
-                    "startedAt": .string(node.startedAt.iso8601),
-                    "lastSeen": .string(node.lastSeen.iso8601),
-                ])
-            }),
+            "list": .array(
+                listed.map { node in
+                    .object([
+                        "id": .string(node.nodeID),
+                        "version": .string(node.version),
+                        "startedAt": .string(node.startedAt.iso8601),
+                        "lastSeen": .string(node.lastSeen.iso8601),
+                    ])
+                }),
         ])
     }
 }

@@ -14,7 +14,8 @@ public struct SystemdNotifier: Sendable {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         socketPath = path
         if let usec = environment["WATCHDOG_USEC"].flatMap(UInt64.init), usec > 0, path != nil,
-           environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true {
+            environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true
+        {
             watchdogInterval = .microseconds(Int64(usec / 2))
         } else {
             watchdogInterval = nil

@@ -22,7 +22,8 @@ struct PageQuery: Sendable, Equatable {
         if let since {
             // Digits only (no sign, no spaces), at most an Int64's.
             guard !since.isEmpty, since.utf8.count <= 19, since.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = Int64(since) else {
+                let value = Int64(since)
+            else {
                 throw BeamsError(400, "Bad request", "`since` must be a cursor from an earlier page")
             }
             self.since = value

@@ -11,24 +11,26 @@ enum DeviceDataFormat {
 
     /// The first line: what the file is, which instance, when it was read and where it started.
     static func header(instanceID: String?, after: DeviceExportCursor?, exportedAt: Date) -> [UInt8] {
-        line(.object([
-            "format": .string(name),
-            "version": .int(version),
-            "instance": instanceID.map(JSONValue.string) ?? .null,
-            "exportedAt": .string(timestamp(exportedAt)),
-            "after": after.map { .string($0.text) } ?? .null,
-        ]))
+        line(
+            .object([
+                "format": .string(name),
+                "version": .int(version),
+                "instance": instanceID.map(JSONValue.string) ?? .null,
+                "exportedAt": .string(timestamp(exportedAt)),
+                "after": after.map { .string($0.text) } ?? .null,
+            ]))
     }
 
     /// The last line: its absence tells a reader the export was cut short (resume with the last line's cursor).
     /// `more`: the export stopped at a page's size (the admin API) and devices may follow `cursor`.
     static func end(devices: Int, cursor: DeviceExportCursor?, more: Bool = false) -> [UInt8] {
-        line(.object([
-            "end": .bool(true),
-            "devices": .int(devices),
-            "cursor": cursor.map { .string($0.text) } ?? .null,
-            "more": .bool(more),
-        ]))
+        line(
+            .object([
+                "end": .bool(true),
+                "devices": .int(devices),
+                "cursor": cursor.map { .string($0.text) } ?? .null,
+                "more": .bool(more),
+            ]))
     }
 
     /// One device line.
@@ -56,18 +58,19 @@ enum DeviceDataFormat {
                 ])
             } ?? .null,
             "invalidatedAt": device.invalidatedAt.map { .string(timestamp($0)) } ?? .null,
-            "liveActivities": .array(record.liveActivityTokens.map { token in
-                .object([
-                    "kind": .string(token.kind.rawValue),
-                    "token": .string(token.token),
-                    "attributesType": .string(token.attributesType),
-                    "activityId": token.activityID.map(JSONValue.string) ?? .null,
-                    "reference": token.reference.map(JSONValue.string) ?? .null,
-                    "expiresAt": token.expiresAt.map { .string(timestamp($0)) } ?? .null,
-                    "createdAt": .string(timestamp(token.createdAt)),
-                    "updatedAt": .string(timestamp(token.updatedAt)),
-                ])
-            }),
+            "liveActivities": .array(
+                record.liveActivityTokens.map { token in
+                    .object([
+                        "kind": .string(token.kind.rawValue),
+                        "token": .string(token.token),
+                        "attributesType": .string(token.attributesType),
+                        "activityId": token.activityID.map(JSONValue.string) ?? .null,
+                        "reference": token.reference.map(JSONValue.string) ?? .null,
+                        "expiresAt": token.expiresAt.map { .string(timestamp($0)) } ?? .null,
+                        "createdAt": .string(timestamp(token.createdAt)),
+                        "updatedAt": .string(timestamp(token.updatedAt)),
+                    ])
+                }),
         ]
         switch device.platform {
         case .web, .unifiedpush:

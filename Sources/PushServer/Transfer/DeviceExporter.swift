@@ -28,8 +28,10 @@ struct DeviceExporter {
     /// - Parameters:
     ///   - write: takes each chunk of output, in order; called on the store's export thread.
     ///   - progress: devices written so far, after each page.
-    func run(now: Date, write: @escaping @Sendable ([UInt8]) throws -> Void,
-             progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Summary {
+    func run(
+        now: Date, write: @escaping @Sendable ([UInt8]) throws -> Void,
+        progress: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws -> Summary {
         try write(DeviceDataFormat.header(instanceID: instanceID, after: after, exportedAt: now))
         let state = Locked(Summary(devices: 0, last: nil))
         let instanceID = self.instanceID

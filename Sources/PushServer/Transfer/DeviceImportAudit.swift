@@ -16,7 +16,8 @@ struct DeviceImportAudit: Sendable {
     static let action = "devices.import"
 
     /// An entry made by `actor` for an import into `instanceID`; `from` names another provider's export.
-    init(log: any AuditLog, actor: AuditActor, instanceID: String, from: Provider?, now: @escaping @Sendable () -> Date) {
+    init(log: any AuditLog, actor: AuditActor, instanceID: String, from: Provider?, now: @escaping @Sendable () -> Date)
+    {
         self.log = log
         let suffix = from.map { "; from \($0.rawValue)" } ?? ""
         entry = { outcome in actor.entry(instanceID, Self.action, instanceID, at: now(), outcome: outcome + suffix) }

@@ -63,13 +63,14 @@ struct DeviceImportReport: Equatable {
             "unchanged": .int(unchanged),
             "refused": .int(refused),
             "lines": .int(lines),
-            "refusedLines": .array(refusedLines.map { entry in
-                .object([
-                    "line": .int(entry.line),
-                    "reason": .string(entry.reason),
-                    "token": entry.maskedToken.map(JSONValue.string) ?? .null,
-                ])
-            }),
+            "refusedLines": .array(
+                refusedLines.map { entry in
+                    .object([
+                        "line": .int(entry.line),
+                        "reason": .string(entry.reason),
+                        "token": entry.maskedToken.map(JSONValue.string) ?? .null,
+                    ])
+                }),
             "refusedNotListed": .int(refused - refusedLines.count),
         ])
     }

@@ -35,8 +35,12 @@ struct DeviceImporter {
             guard let (bytes, truncated) = try lines.next() else { return nil }
             number += 1
             if truncated {
-                return (number, .failure(DeviceLineParser.Refusal(
-                    reason: "the line is longer than \(maxLineBytes) bytes", maskedToken: nil)))
+                return (
+                    number,
+                    .failure(
+                        DeviceLineParser.Refusal(
+                            reason: "the line is longer than \(maxLineBytes) bytes", maskedToken: nil))
+                )
             }
             return (number, .success(bytes))
         }
@@ -73,7 +77,9 @@ struct DeviceImporter {
                 record(try await previous.task.value, previous.batch, previous.lines, into: &report)
             }
             guard !batch.isEmpty else { return }
-            let (store, records, instanceID, caps, dryRun) = (self.store, batch, parser.instance.id, self.caps, self.dryRun)
+            let (store, records, instanceID, caps, dryRun) = (
+                self.store, batch, parser.instance.id, self.caps, self.dryRun
+            )
             var entry: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
             if last, !dryRun, let audit {
                 let before = report
@@ -84,9 +90,11 @@ struct DeviceImporter {
                 }
                 auditedInBatch = true
             }
-            pending = (Task { [entry] in
-                try await store.importDevices(records, into: instanceID, caps: caps, dryRun: dryRun, audit: entry)
-            }, batch, batchLines)
+            pending = (
+                Task { [entry] in
+                    try await store.importDevices(records, into: instanceID, caps: caps, dryRun: dryRun, audit: entry)
+                }, batch, batchLines
+            )
             batch.removeAll(keepingCapacity: true)
             batchLines.removeAll(keepingCapacity: true)
         }
@@ -132,10 +140,13 @@ struct DeviceImporter {
         try? await audit.log.appendAudit(audit.entry(DeviceImportAudit.failure(error, report)))
     }
 
-    private func record(_ outcomes: [DeviceImportOutcome], _ batch: [DeviceRecord], _ lines: [Int],
-                        into report: inout DeviceImportReport) {
+    private func record(
+        _ outcomes: [DeviceImportOutcome], _ batch: [DeviceRecord], _ lines: [Int],
+        into report: inout DeviceImportReport
+    ) {
         for (index, outcome) in outcomes.enumerated() {
-            report.record(outcome, line: lines[index], maskedToken: DeviceInvalidation.mask(token: batch[index].device.token))
+            report.record(
+                outcome, line: lines[index], maskedToken: DeviceInvalidation.mask(token: batch[index].device.token))
         }
         progress(report)
     }

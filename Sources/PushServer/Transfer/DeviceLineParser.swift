@@ -50,14 +50,16 @@ struct DeviceLineParser {
     /// Checks the first line. - Throws: `HeaderError` for anything but a version-1 header.
     static func header(_ bytes: some Collection<UInt8>) throws(HeaderError) {
         guard let object = JSONValue.parse(bytes, limits: JSONLimits(maxDepth: 4, maxBytes: 4096))?.objectValue,
-              object["format"]?.stringValue == DeviceDataFormat.name
+            object["format"]?.stringValue == DeviceDataFormat.name
         else {
-            throw HeaderError(description: "the first line is not a \(DeviceDataFormat.name) header "
-                + "({\"format\":\"\(DeviceDataFormat.name)\",\"version\":1,…})")
+            throw HeaderError(
+                description: "the first line is not a \(DeviceDataFormat.name) header "
+                    + "({\"format\":\"\(DeviceDataFormat.name)\",\"version\":1,…})")
         }
         guard object["version"]?.intValue == DeviceDataFormat.version else {
-            throw HeaderError(description: "format version \(object["version"]?.jsonText ?? "null") is not one this "
-                + "program reads (it reads version \(DeviceDataFormat.version))")
+            throw HeaderError(
+                description: "format version \(object["version"]?.jsonText ?? "null") is not one this "
+                    + "program reads (it reads version \(DeviceDataFormat.version))")
         }
     }
 
@@ -71,8 +73,9 @@ struct DeviceLineParser {
         }
         let object: [String: JSONValue]
         do {
-            guard let parsed = try JSONValue(parsing: bytes, limits: JSONLimits(maxDepth: 8, maxBytes: Self.maxLineBytes))
-                .objectValue
+            guard
+                let parsed = try JSONValue(parsing: bytes, limits: JSONLimits(maxDepth: 8, maxBytes: Self.maxLineBytes))
+                    .objectValue
             else { throw Refusal(reason: "the line is not a JSON object", maskedToken: nil) }
             object = parsed
         } catch let refusal as Refusal {
@@ -98,7 +101,8 @@ struct DeviceLineParser {
         var id = ""
         if let value = object["id"], !value.isNull {
             guard let text = value.stringValue, Self.isDeviceID(text, platform: platform) else {
-                throw refuse("`id` must be \(platform.rawValue)- followed by up to 100 lower-case letters, digits and -")
+                throw refuse(
+                    "`id` must be \(platform.rawValue)- followed by up to 100 lower-case letters, digits and -")
             }
             id = text
         }
@@ -145,21 +149,26 @@ struct DeviceLineParser {
         var lastResult: DeliveryResult?
         if let value = object["lastResult"], !value.isNull {
             guard let result = value.objectValue, let status = result["status"]?.intValue, (0...999).contains(status),
-                  let at = try date(result["at"], "lastResult.at", masked)
+                let at = try date(result["at"], "lastResult.at", masked)
             else { throw refuse("`lastResult` must be {\"status\": 0-999, \"reason\": string or null, \"at\": time}") }
-            lastResult = DeliveryResult(status: status, reason: try text(result["reason"], "lastResult.reason",
-                                                                        maxBytes: 255, masked), at: at)
+            lastResult = DeliveryResult(
+                status: status,
+                reason: try text(
+                    result["reason"], "lastResult.reason",
+                    maxBytes: 255, masked), at: at)
         }
         let invalidatedAt = try date(object["invalidatedAt"], "invalidatedAt", masked)
         // Both members absent (not null): the source knows nothing of deliveries; a known device keeps its health.
         if object["lastResult"] == nil && object["invalidatedAt"] == nil { omitted.insert(.health) }
-        let (tokens, tokenTimesOmitted) = try liveActivities(object["liveActivities"], platform: platform, deviceID: id, masked)
+        let (tokens, tokenTimesOmitted) = try liveActivities(
+            object["liveActivities"], platform: platform, deviceID: id, masked)
         if tokenTimesOmitted { omitted.insert(.liveActivityTimes) }
         return DeviceRecord(
-            device: Device(id: id, instanceID: instance.id, platform: platform, token: token, environment: environment,
-                           environmentDeclared: declared, bundleID: bundleID, metadata: metadata, userID: userID,
-                           createdAt: createdAt, lastRegisteredAt: lastRegisteredAt, lastResult: lastResult,
-                           invalidatedAt: invalidatedAt, timeZone: timeZone),
+            device: Device(
+                id: id, instanceID: instance.id, platform: platform, token: token, environment: environment,
+                environmentDeclared: declared, bundleID: bundleID, metadata: metadata, userID: userID,
+                createdAt: createdAt, lastRegisteredAt: lastRegisteredAt, lastResult: lastResult,
+                invalidatedAt: invalidatedAt, timeZone: timeZone),
             interests: interests, liveActivityTokens: tokens, omittedTimes: omitted)
     }
 
@@ -178,8 +187,9 @@ struct DeviceLineParser {
             }
         case .web, .unifiedpush:
             guard let subscription = object["subscription"]?.objectValue else {
-                throw Refusal(reason: "`subscription` ({\"endpoint\", \"keys\"}) is required for \(platform.rawValue)",
-                              maskedToken: nil)
+                throw Refusal(
+                    reason: "`subscription` ({\"endpoint\", \"keys\"}) is required for \(platform.rawValue)",
+                    maskedToken: nil)
             }
             let masked = DeviceInvalidation.mask(token: JSONValue.object(subscription).jsonText)
             do {
@@ -193,8 +203,11 @@ struct DeviceLineParser {
                 let (token, url) = try DeviceToken.unifiedPush(subscription, ports: settings.ports)
                 // An address literal is judged here; a host name is judged at every send (an import resolves no names).
                 let policy = DestinationPolicy(allowances: settings.allowedDestinations)
-                if let address = url.literalAddress, case .refused(let range) = policy.verdict(for: address, host: url.host) {
-                    throw BeamsError.invalidUnifiedPushEndpoint("the endpoint's address is \(range) (unifiedpush.allowedDestinations)")
+                if let address = url.literalAddress,
+                    case .refused(let range) = policy.verdict(for: address, host: url.host)
+                {
+                    throw BeamsError.invalidUnifiedPushEndpoint(
+                        "the endpoint's address is \(range) (unifiedpush.allowedDestinations)")
                 }
                 return token
             } catch let error as BeamsError {
@@ -217,36 +230,45 @@ struct DeviceLineParser {
         var timesOmitted = false
         for element in list {
             guard let item = element.objectValue, let kindName = item["kind"]?.stringValue,
-                  let kind = LiveActivityToken.Kind(rawValue: kindName)
+                let kind = LiveActivityToken.Kind(rawValue: kindName)
             else { throw refuse("a Live Activity token needs `kind` start or update") }
-            guard let raw = item["token"]?.stringValue, raw.utf8.count <= 400, let token = try? DeviceToken.apns(raw) else {
+            guard let raw = item["token"]?.stringValue, raw.utf8.count <= 400, let token = try? DeviceToken.apns(raw)
+            else {
                 throw refuse("a Live Activity `token` must be 16-400 hexadecimal digits")
             }
             guard let type = item["attributesType"]?.stringValue, LiveActivityToken.isValidAttributesType(type) else {
                 throw refuse("a Live Activity `attributesType`: \(LiveActivityPayload.attributesTypeRule)")
             }
-            let activityID = try text(item["activityId"], "activityId", maxBytes: LiveActivityToken.maxNameBytes, masked)
+            let activityID = try text(
+                item["activityId"], "activityId", maxBytes: LiveActivityToken.maxNameBytes, masked)
             guard (kind == .update) == (activityID != nil),
-                  activityID.map({ LiveActivityToken.isValidPrintable($0, maxBytes: LiveActivityToken.maxNameBytes) }) ?? true
+                activityID.map({ LiveActivityToken.isValidPrintable($0, maxBytes: LiveActivityToken.maxNameBytes) })
+                    ?? true
             else { throw refuse("an update token needs `activityId` (1-128 printable ASCII), a start token none") }
-            let reference = try text(item["reference"], "reference", maxBytes: LiveActivityToken.maxReferenceBytes, masked)
+            let reference = try text(
+                item["reference"], "reference", maxBytes: LiveActivityToken.maxReferenceBytes, masked)
             let created = try date(item["createdAt"], "liveActivities.createdAt", masked)
             let updated = try date(item["updatedAt"], "liveActivities.updatedAt", masked)
             if created == nil || updated == nil { timesOmitted = true }
-            tokens.append(LiveActivityToken(
-                deviceID: deviceID, kind: kind, token: token, attributesType: type, activityID: activityID,
-                reference: reference, expiresAt: try date(item["expiresAt"], "liveActivities.expiresAt", masked),
-                createdAt: created ?? now, updatedAt: updated ?? created ?? now))
+            tokens.append(
+                LiveActivityToken(
+                    deviceID: deviceID, kind: kind, token: token, attributesType: type, activityID: activityID,
+                    reference: reference, expiresAt: try date(item["expiresAt"], "liveActivities.expiresAt", masked),
+                    createdAt: created ?? now, updatedAt: updated ?? created ?? now))
         }
         tokens.sort(by: DeviceRecord.order)
         for (a, b) in zip(tokens, tokens.dropFirst())
-        where a.kind == b.kind && (a.kind == .start ? a.attributesType == b.attributesType : a.activityID == b.activityID) {
+        where a.kind == b.kind
+            && (a.kind == .start ? a.attributesType == b.attributesType : a.activityID == b.activityID)
+        {
             throw refuse("two Live Activity tokens for the same \(a.kind == .start ? "attributes type" : "activity")")
         }
         if tokens.filter({ $0.kind == .start }).count > limits.maxStartTokensPerDevice
-            || tokens.filter({ $0.kind == .update }).count > limits.maxActivitiesPerDevice {
-            throw refuse("more Live Activity tokens than a device may hold (\(limits.maxStartTokensPerDevice) start, "
-                + "\(limits.maxActivitiesPerDevice) update)")
+            || tokens.filter({ $0.kind == .update }).count > limits.maxActivitiesPerDevice
+        {
+            throw refuse(
+                "more Live Activity tokens than a device may hold (\(limits.maxStartTokensPerDevice) start, "
+                    + "\(limits.maxActivitiesPerDevice) update)")
         }
         return (tokens, timesOmitted)
     }
@@ -256,9 +278,10 @@ struct DeviceLineParser {
         let prefix = platform.rawValue + "-"
         guard text.hasPrefix(prefix) else { return false }
         let rest = text.utf8.dropFirst(prefix.utf8.count)
-        return (1...100).contains(rest.count) && rest.allSatisfy {
-            (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-")
-        }
+        return (1...100).contains(rest.count)
+            && rest.allSatisfy {
+                (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-")
+            }
     }
 
     private func text(_ value: JSONValue?, _ name: String, maxBytes: Int, _ masked: String) throws(Refusal) -> String? {
@@ -271,15 +294,19 @@ struct DeviceLineParser {
 
     private func flag(_ value: JSONValue?, _ name: String, _ masked: String) throws(Refusal) -> Bool? {
         guard let value, !value.isNull else { return nil }
-        guard let flag = value.boolValue else { throw Refusal(reason: "`\(name)` must be true or false", maskedToken: masked) }
+        guard let flag = value.boolValue else {
+            throw Refusal(reason: "`\(name)` must be true or false", maskedToken: masked)
+        }
         return flag
     }
 
     /// An RFC 3339 time with an offset, to the millisecond (the store's precision).
     private func date(_ value: JSONValue?, _ name: String, _ masked: String) throws(Refusal) -> Date? {
         guard let value, !value.isNull else { return nil }
-        guard let text = value.stringValue, text.utf8.count <= RFC3339.maxLength, let parsed = RFC3339.parse(text) else {
-            throw Refusal(reason: "`\(name)` must be an RFC 3339 time (2026-01-02T03:04:05.678Z) or null", maskedToken: masked)
+        guard let text = value.stringValue, text.utf8.count <= RFC3339.maxLength, let parsed = RFC3339.parse(text)
+        else {
+            throw Refusal(
+                reason: "`\(name)` must be an RFC 3339 time (2026-01-02T03:04:05.678Z) or null", maskedToken: masked)
         }
         return Date(millisecondsSince1970: Int64((parsed.timeIntervalSince1970 * 1000).rounded()))
     }

@@ -75,7 +75,9 @@ public struct BeamsForwardRecord: Sendable, Equatable {
     public var createdAt: Date
     public var finishedAt: Date?
 
-    public init(state: State, attempts: Int, upstreamID: String?, lastError: String?, createdAt: Date, finishedAt: Date?) {
+    public init(
+        state: State, attempts: Int, upstreamID: String?, lastError: String?, createdAt: Date, finishedAt: Date?
+    ) {
         self.state = state
         self.attempts = attempts
         self.upstreamID = upstreamID

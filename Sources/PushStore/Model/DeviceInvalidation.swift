@@ -24,8 +24,10 @@ public struct DeviceInvalidation: Sendable, Equatable {
     public var at: Date
 
     /// Backends build these; so do tests.
-    public init(id: Int64, instanceID: String, deviceID: String, platform: String, maskedToken: String,
-                userID: String?, reason: String, status: Int, providerTimestamp: Date?, at: Date) {
+    public init(
+        id: Int64, instanceID: String, deviceID: String, platform: String, maskedToken: String,
+        userID: String?, reason: String, status: Int, providerTimestamp: Date?, at: Date
+    ) {
         self.id = id
         self.instanceID = instanceID
         self.deviceID = deviceID
@@ -71,11 +73,16 @@ extension DeviceInvalidation {
     public var isRemoval: Bool { status == 0 }
 
     /// The record of `device`, deleted through the API for `reason`, at `at`.
-    public static func removal(of device: (instanceID: String, id: String, platform: String, token: String,
-                                           userID: String?), reason: String, at: Date) -> DeviceInvalidation {
-        DeviceInvalidation(id: 0, instanceID: device.instanceID, deviceID: device.id, platform: device.platform,
-                           maskedToken: mask(token: device.token), userID: device.userID, reason: reason, status: 0,
-                           providerTimestamp: nil, at: at)
+    public static func removal(
+        of device: (
+            instanceID: String, id: String, platform: String, token: String,
+            userID: String?
+        ), reason: String, at: Date
+    ) -> DeviceInvalidation {
+        DeviceInvalidation(
+            id: 0, instanceID: device.instanceID, deviceID: device.id, platform: device.platform,
+            maskedToken: mask(token: device.token), userID: device.userID, reason: reason, status: 0,
+            providerTimestamp: nil, at: at)
     }
 }
 

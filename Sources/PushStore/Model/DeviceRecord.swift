@@ -25,8 +25,10 @@ public struct DeviceRecord: Sendable, Equatable {
         public static let health = OmittedTimes(rawValue: 8)
     }
 
-    public init(device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = [],
-                omittedTimes: OmittedTimes = []) {
+    public init(
+        device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = [],
+        omittedTimes: OmittedTimes = []
+    ) {
         self.device = device
         self.interests = interests
         self.liveActivityTokens = liveActivityTokens
@@ -46,7 +48,8 @@ public struct DeviceRecord: Sendable, Equatable {
             for index in record.liveActivityTokens.indices {
                 let token = record.liveActivityTokens[index]
                 if let same = stored.liveActivityTokens.first(where: {
-                    $0.kind == token.kind && $0.attributesType == token.attributesType && $0.activityID == token.activityID
+                    $0.kind == token.kind && $0.attributesType == token.attributesType
+                        && $0.activityID == token.activityID
                         && $0.token == token.token
                 }) {
                     record.liveActivityTokens[index].createdAt = same.createdAt
@@ -119,6 +122,7 @@ public struct DeviceImportCaps: Sendable, Equatable {
     }
 
     /// No cap: tests and tools.
-    public static let unlimited = DeviceImportCaps(maxDevicesPerInstance: .max, maxDevicesPerUser: .max,
-                                                   interests: .unlimited)
+    public static let unlimited = DeviceImportCaps(
+        maxDevicesPerInstance: .max, maxDevicesPerUser: .max,
+        interests: .unlimited)
 }

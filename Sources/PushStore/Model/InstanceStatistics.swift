@@ -12,8 +12,10 @@ public struct InstanceStatistics: Sendable, Equatable {
     /// The outcome counters of those publishes, summed.
     public var counters: PublishCounters
 
-    public init(devicesByPlatform: [Platform: Int] = [:], invalidDevices: Int = 0,
-                publishesByState: [PublishState: Int] = [:], counters: PublishCounters = [:]) {
+    public init(
+        devicesByPlatform: [Platform: Int] = [:], invalidDevices: Int = 0,
+        publishesByState: [PublishState: Int] = [:], counters: PublishCounters = [:]
+    ) {
         self.devicesByPlatform = devicesByPlatform
         self.invalidDevices = invalidDevices
         self.publishesByState = publishesByState

@@ -29,8 +29,10 @@ public struct LiveActivityToken: Sendable, Equatable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(deviceID: String, kind: Kind, token: String, attributesType: String, activityID: String? = nil,
-                reference: String? = nil, expiresAt: Date? = nil, createdAt: Date, updatedAt: Date) {
+    public init(
+        deviceID: String, kind: Kind, token: String, attributesType: String, activityID: String? = nil,
+        reference: String? = nil, expiresAt: Date? = nil, createdAt: Date, updatedAt: Date
+    ) {
         self.deviceID = deviceID
         self.kind = kind
         self.token = token
@@ -59,7 +61,8 @@ public struct LiveActivityToken: Sendable, Equatable {
         return bytes.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                true
             default: false
             }
         }

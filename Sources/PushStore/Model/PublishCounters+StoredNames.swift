@@ -38,9 +38,11 @@ extension PublishCounters.Counter {
     }
 
     private static let fixed: [String: Self] = Dictionary(
-        uniqueKeysWithValues: ([.targets, .devicesRemoved, .liveActivityTokensRemoved, .environmentRetries,
-                                .environmentCorrected, .estimateRemaining, .estimateRateMilli, .channelsAccepted]
-                               + Platform.allCases.flatMap { [Self.accepted($0), .devicesRemovedOn($0)] })
+        uniqueKeysWithValues: ([
+            .targets, .devicesRemoved, .liveActivityTokensRemoved, .environmentRetries,
+            .environmentCorrected, .estimateRemaining, .estimateRateMilli, .channelsAccepted,
+        ]
+            + Platform.allCases.flatMap { [Self.accepted($0), .devicesRemovedOn($0)] })
             .map { ($0.storedName, $0) })
 
     private static func parse(_ name: String) -> Self {

@@ -137,8 +137,10 @@ public struct Target: Sendable, Equatable {
     public var timeZone: String?
 
     /// Store backends build targets; so do engine tests.
-    public init(ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
-                environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?, timeZone: String? = nil) {
+    public init(
+        ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
+        environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?, timeZone: String? = nil
+    ) {
         self.ref = ref
         self.deviceID = deviceID
         self.platform = platform

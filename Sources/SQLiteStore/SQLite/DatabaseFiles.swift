@@ -22,14 +22,17 @@ enum DatabaseFiles {
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StoreUnavailableError(.cannotOpen, detail: "cannot create the database directory \(directory): \(error)")
+                throw StoreUnavailableError(
+                    .cannotOpen, detail: "cannot create the database directory \(directory): \(error)")
             }
         } else if !isDirectory.boolValue {
             throw StoreUnavailableError(.cannotOpen, detail: "the database directory \(directory) is not a directory")
         } else if let mode = permissions(directory), mode & 0o077 != 0 {
-            logger.warning("The database directory is open to other users; make it 0700", [
-                "directory": directory, "mode": octal(mode),
-            ])
+            logger.warning(
+                "The database directory is open to other users; make it 0700",
+                [
+                    "directory": directory, "mode": octal(mode),
+                ])
         }
 
         if access(path, F_OK) != 0 {
@@ -47,9 +50,11 @@ enum DatabaseFiles {
             if chmod(file, 0o600) == 0 {
                 logger.warning("Tightened database file permissions to 0600", ["file": file, "was": octal(mode)])
             } else {
-                logger.warning("Database file is open to other users and cannot be tightened; make it 0600", [
-                    "file": file, "mode": octal(mode), "error": String(cString: strerror(errno)),
-                ])
+                logger.warning(
+                    "Database file is open to other users and cannot be tightened; make it 0600",
+                    [
+                        "file": file, "mode": octal(mode), "error": String(cString: strerror(errno)),
+                    ])
             }
         }
     }

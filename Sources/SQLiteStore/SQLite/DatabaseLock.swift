@@ -25,17 +25,21 @@ final class DatabaseLock: Sendable {
         if fd < 0 && (errno == EROFS || errno == EACCES) { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             let reason = errno
-            throw StoreUnavailableError(reason == EROFS ? .readOnly : .cannotOpen,
-                                        detail: "cannot open the lock file \(path): \(String(cString: strerror(reason)))")
+            throw StoreUnavailableError(
+                reason == EROFS ? .readOnly : .cannotOpen,
+                detail: "cannot open the lock file \(path): \(String(cString: strerror(reason)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
             close(fd)
             if reason == EWOULDBLOCK {
-                throw StoreUnavailableError(.busy, detail: "another push-server process has the database open "
-                    + "(it holds \(path)); one database serves one process")
+                throw StoreUnavailableError(
+                    .busy,
+                    detail: "another push-server process has the database open "
+                        + "(it holds \(path)); one database serves one process")
             }
-            throw StoreUnavailableError(.cannotOpen, detail: "cannot lock \(path): \(String(cString: strerror(reason)))")
+            throw StoreUnavailableError(
+                .cannotOpen, detail: "cannot lock \(path): \(String(cString: strerror(reason)))")
         }
         descriptor = Locked(fd)
     }

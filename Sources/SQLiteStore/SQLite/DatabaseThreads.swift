@@ -91,8 +91,9 @@ final class WriterThread: Sendable {
                 let first = queue.takeSlice(
                     waiting: true, maxCount: min(maxBatch, Self.sliceCount), maxCost: min(maxBatchCost, Self.sliceCost))
                 if first.items.isEmpty { break }
-                self.runBatch(first.items, newcomer: first.newcomer, limits: limits, on: connection, logger: logger,
-                              gate: &gate)
+                self.runBatch(
+                    first.items, newcomer: first.newcomer, limits: limits, on: connection, logger: logger,
+                    gate: &gate)
                 betweenTransactions(connection)
             }
             do {
@@ -211,10 +212,13 @@ final class WriterThread: Sendable {
             _ = try? connection.run("ROLLBACK")
             if let reason = StoreUnavailableError(sqlite: error) ?? unavailable {
                 // An outage is logged once per interval by whoever watches `health`, not once per batch.
-                logger.debug("Group commit failed: store unavailable", ["operations": String(batch.count), "error": reason.description])
+                logger.debug(
+                    "Group commit failed: store unavailable",
+                    ["operations": String(batch.count), "error": reason.description])
                 gate.report(.failed(reason))
             } else {
-                logger.error("Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
+                logger.error(
+                    "Group commit failed", ["operations": String(batch.count), "error": String(describing: error)])
             }
             // Nothing in this batch is durable, so every caller hears about it; none is resumed twice because
             // `completions` are dropped.

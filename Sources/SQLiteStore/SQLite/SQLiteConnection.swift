@@ -30,7 +30,8 @@ public final class SQLiteConnection {
     public init(path: String, readOnly: Bool = false) throws {
         self.path = path
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         do {
             try SQLiteConnection.check(rc, db: db, sql: nil)
@@ -39,7 +40,9 @@ public final class SQLiteConnection {
             sqlite3_close_v2(db)
             throw error
         }
-        guard let db else { throw SQLiteError(code: SQLITE_NOMEM, extendedCode: SQLITE_NOMEM, message: "out of memory", sql: nil) }
+        guard let db else {
+            throw SQLiteError(code: SQLITE_NOMEM, extendedCode: SQLITE_NOMEM, message: "out of memory", sql: nil)
+        }
         sqlite3_extended_result_codes(db, 1)
         self.handle = db
     }
@@ -117,7 +120,9 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` with the cached statement for `sql` bound to `bindings`, resetting it afterwards.
-    public func withStatement<T>(_ sql: String, _ bindings: [SQLValue] = [], _ body: (Statement) throws -> T) throws -> T {
+    public func withStatement<T>(_ sql: String, _ bindings: [SQLValue] = [], _ body: (Statement) throws -> T) throws
+        -> T
+    {
         let statement = try cached(sql)
         defer { statement.reset() }
         try statement.bind(bindings)
@@ -166,10 +171,12 @@ public final class SQLiteConnection {
     func onWALCommit(_ onCommit: @escaping (Int) -> Void) {
         let hook = WALHook(onCommit)
         walHook = hook
-        sqlite3_wal_hook(db, { context, _, _, frames in
-            if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().onCommit(Int(frames)) }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(hook).toOpaque())
+        sqlite3_wal_hook(
+            db,
+            { context, _, _, frames in
+                if let context { Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().onCommit(Int(frames)) }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(hook).toOpaque())
     }
 
     /// Copies the WAL into the database. PASSIVE copies what it can without waiting for, or blocking, other
@@ -178,8 +185,9 @@ public final class SQLiteConnection {
     /// - Throws: `SQLiteError` (SQLITE_BUSY when another checkpoint runs, or the wait timed out).
     func checkpoint(restart: Bool) throws {
         let mode = restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE
-        try check(sqlite3_wal_checkpoint_v2(db, nil, mode, nil, nil),
-                  sql: restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)")
+        try check(
+            sqlite3_wal_checkpoint_v2(db, nil, mode, nil, nil),
+            sql: restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)")
     }
 
     /// Sets the per-connection pragmas every store connection uses.

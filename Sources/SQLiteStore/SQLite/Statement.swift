@@ -89,7 +89,8 @@ public final class Statement {
                 try check(sqlite3_bind_zeroblob(stmt, index, 0))
             } else {
                 try v.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Void in
-                    try check(sqlite3_bind_blob(stmt, index, bytes.baseAddress, try length(bytes.count), csqlite_transient()))
+                    try check(
+                        sqlite3_bind_blob(stmt, index, bytes.baseAddress, try length(bytes.count), csqlite_transient()))
                 }
             }
         }
@@ -98,7 +99,8 @@ public final class Statement {
     /// A bind length as SQLite's `Int32`; past it SQLite's own "string or blob too big" error, never a trap.
     private func length(_ count: Int) throws -> Int32 {
         guard let length = Int32(exactly: count) else {
-            throw SQLiteError(code: SQLITE_TOOBIG, extendedCode: SQLITE_TOOBIG, message: "string or blob too big", sql: sql)
+            throw SQLiteError(
+                code: SQLITE_TOOBIG, extendedCode: SQLITE_TOOBIG, message: "string or blob too big", sql: sql)
         }
         return length
     }

@@ -55,8 +55,9 @@ final class WALCheckpointer: Sendable {
             do {
                 connection = try open()
             } catch {
-                logger.warning("The checkpoint connection cannot open; the WAL is copied when the store closes",
-                               ["error": "\(error)"])
+                logger.warning(
+                    "The checkpoint connection cannot open; the WAL is copied when the store closes",
+                    ["error": "\(error)"])
                 finished(nil)
                 return
             }

@@ -7,8 +7,9 @@ import XCTest
 /// The engine's local-time rounds, built on `LocalTime.nextOccurrence` (tested in BeamsModelTests' LocalTimeTests).
 final class LocalTimeRoundTests: XCTestCase {
     private func target(_ ref: Int64, _ zone: String?) -> Target {
-        Target(ref: ref, deviceID: "d\(ref)", platform: .apns, token: "t", environment: .production,
-               environmentDeclared: false, lastRegisteredAt: Date(timeIntervalSince1970: 0), userID: nil, timeZone: zone)
+        Target(
+            ref: ref, deviceID: "d\(ref)", platform: .apns, token: "t", environment: .production,
+            environmentDeclared: false, lastRegisteredAt: Date(timeIntervalSince1970: 0), userID: nil, timeZone: zone)
     }
 
     func testARoundSendsTheZonesDueAtItsMomentAndNamesTheNextRound() throws {
@@ -17,8 +18,10 @@ final class LocalTimeRoundTests: XCTestCase {
         delivery.localTimeFrom = RFC3339.parse("2026-06-01T07:30:00Z")
         delivery.defaultTimeZone = "America/New_York"
         let first = try XCTUnwrap(LocalTimeRound(delivery: delivery, roundAt: delivery.localTimeFrom))
-        let targets = [target(1, "UTC"), target(2, nil), target(3, "Europe/Paris"), target(4, "Not/AZone"),
-                       target(5, "Etc/UTC")]
+        let targets = [
+            target(1, "UTC"), target(2, nil), target(3, "Europe/Paris"), target(4, "Not/AZone"),
+            target(5, "Etc/UTC"),
+        ]
         XCTAssertEqual(targets.filter(first.isDue).map(\.ref), [], "nobody's 09:00 is at 07:30 UTC")
         XCTAssertEqual(first.nextRound, RFC3339.parse("2026-06-01T09:00:00Z"))
 

@@ -3,9 +3,10 @@ import BeamsModel
 import Foundation
 import Locking
 import Logging
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
 
 /// Broadcast publishes through the engine with a scripted broadcaster: one send per channel, retries by the APNs
 /// retry policy, Apple's reason recorded per channel, and a run that dies resumed at the first unanswered channel.
@@ -14,19 +15,28 @@ final class EngineBroadcastTests: XCTestCase {
         .map { APNsChannelID($0)! }
 
     private func enqueue(_ fixture: EngineFixture, _ publishID: String) async throws {
-        let plan = PublishPlan(broadcast: BroadcastPlan(channels: channels, payload: Array(#"{"aps":{"event":"end","timestamp":1}}"#.utf8),
-                                                        priority: 5, expiration: 0),
-                               body: Array("{}".utf8))
+        let plan = PublishPlan(
+            broadcast: BroadcastPlan(
+                channels: channels, payload: Array(#"{"aps":{"event":"end","timestamp":1}}"#.utf8),
+                priority: 5, expiration: 0),
+            body: Array("{}".utf8))
         try await fixture.enqueue(publishID, targets: [], payload: plan.encoded(), webhookURL: nil)
     }
 
-    private func engine(_ fixture: EngineFixture, store: ScriptedStore, broadcaster: FakeBroadcaster,
-                        settings: PublishEngine.Settings = EngineFixture.settings()) -> PublishEngine {
-        PublishEngine(store: store, apns: FakeSender(), instances: [InstanceRuntime(config: fixture.instanceConfig,
-                                                                                    credentials: fixture.credentials)],
-                      settings: settings, metrics: fixture.metrics, logger: Logger(label: "engine-test", level: .critical),
-                      webhooks: fixture.webhooks, broadcaster: broadcaster,
-                      broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: 3, baseDelay: 0.001, maxDelay: 0.01))
+    private func engine(
+        _ fixture: EngineFixture, store: ScriptedStore, broadcaster: FakeBroadcaster,
+        settings: PublishEngine.Settings = EngineFixture.settings()
+    ) -> PublishEngine {
+        PublishEngine(
+            store: store, apns: FakeSender(),
+            instances: [
+                InstanceRuntime(
+                    config: fixture.instanceConfig,
+                    credentials: fixture.credentials)
+            ],
+            settings: settings, metrics: fixture.metrics, logger: Logger(label: "engine-test", level: .critical),
+            webhooks: fixture.webhooks, broadcaster: broadcaster,
+            broadcastRetryPolicy: APNsRetryPolicy(maxAttempts: 3, baseDelay: 0.001, maxDelay: 0.01))
     }
 
     func testEachChannelIsSentOnceRetriedOn500AndItsReasonRecorded() async throws {
@@ -48,7 +58,8 @@ final class EngineBroadcastTests: XCTestCase {
         XCTAssertEqual(status.counters[.channelsAccepted], 2)
         XCTAssertEqual(status.counters[.channelsFailed(reason: "ChannelNotRegistered")], 1)
         XCTAssertEqual(status.counters[.channelAttempts(channel: channels[0].rawValue)], 2)
-        XCTAssertEqual(status.counters[.channelFailed(channel: channels[2].rawValue, reason: "ChannelNotRegistered")], 1)
+        XCTAssertEqual(
+            status.counters[.channelFailed(channel: channels[2].rawValue, reason: "ChannelNotRegistered")], 1)
         XCTAssertEqual(status.accepted, 0, "no device was sent to")
     }
 
@@ -81,8 +92,10 @@ final class EngineBroadcastTests: XCTestCase {
 
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let broadcasterB = FakeBroadcaster()
-        let nodeB = RunningEngine(engine(fixture, store: storeB, broadcaster: broadcasterB,
-                                         settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            engine(
+                fixture, store: storeB, broadcaster: broadcasterB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
         XCTAssertEqual(broadcasterB.sent, [channels[1], channels[2]])
         let stored = try await fixture.status("bc-3")
@@ -116,13 +129,17 @@ final class FakeBroadcaster: BroadcastSending {
     func script(_ channel: APNsChannelID, _ steps: [Step]) { state.update { $0.scripts[channel] = steps } }
     var sent: [APNsChannelID] { state.read(\.sent) }
 
-    func manage(_ request: APNsChannelRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
-                credentials: APNsCredentials, requestID: String?) async -> APNsBroadcastResult {
+    func manage(
+        _ request: APNsChannelRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
+        credentials: APNsCredentials, requestID: String?
+    ) async -> APNsBroadcastResult {
         .failure(.shutdown)
     }
 
-    func broadcast(_ request: APNsBroadcastRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
-                   credentials: APNsCredentials) async -> APNsBroadcastResult {
+    func broadcast(
+        _ request: APNsBroadcastRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
+        credentials: APNsCredentials
+    ) async -> APNsBroadcastResult {
         let step = state.update { state -> Step in
             state.sent.append(request.channelID)
             guard var steps = state.scripts[request.channelID], !steps.isEmpty else { return .answer(200, nil) }
@@ -133,7 +150,8 @@ final class FakeBroadcaster: BroadcastSending {
         }
         switch step {
         case .answer(let status, let reason): return .response(APNsBroadcastResponse(status: status, reason: reason))
-        case .connectionLost: return .failure(.transport(APNsTransportError(kind: .connection, code: 7, message: "reset")))
+        case .connectionLost:
+            return .failure(.transport(APNsTransportError(kind: .connection, code: 7, message: "reset")))
         case .hold:
             await state.wait { $0.shutDown }
             return .failure(.shutdown)

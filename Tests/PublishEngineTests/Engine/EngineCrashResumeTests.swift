@@ -26,8 +26,10 @@ final class EngineCrashResumeTests: XCTestCase {
         // Node B's clock is past node A's lease.
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
 
         XCTAssertEqual(senderB.sentTokens, Array(tokens[3...]))
@@ -37,9 +39,12 @@ final class EngineCrashResumeTests: XCTestCase {
         XCTAssertEqual(status?.accepted, 10)
         XCTAssertEqual(status?.counters[.targets], 10)
         XCTAssertEqual(status?.targetsTotal, 10)
-        await waitForState("FINISHED webhook", fixture.webhooks.calls) { $0.contains(.finished(publishID: "crash-1", accepted: 10, failed: 0)) }
-        XCTAssertEqual(fixture.webhooks.calls.read { $0.filter { $0 == .started(publishID: "crash-1") }.count }, 1,
-                       "STARTED goes out on the first attempt only")
+        await waitForState("FINISHED webhook", fixture.webhooks.calls) {
+            $0.contains(.finished(publishID: "crash-1", accepted: 10, failed: 0))
+        }
+        XCTAssertEqual(
+            fixture.webhooks.calls.read { $0.filter { $0 == .started(publishID: "crash-1") }.count }, 1,
+            "STARTED goes out on the first attempt only")
         await nodeA.stop()
         await nodeB.stop()
         XCTAssertEqual(storeA.events.finishedCount, 0)
@@ -66,8 +71,10 @@ final class EngineCrashResumeTests: XCTestCase {
 
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
 
         XCTAssertEqual(senderB.sentTokens, [tokens[1]], "only the target without an answer is sent again")

@@ -13,16 +13,21 @@ final class EngineDeliveryOptionsTests: XCTestCase {
     private func plan(_ delivery: DeliveryOptions?) throws -> Data {
         let body = #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}}}"#
         let request = try PublishRequest.parse(Array(body.utf8), kind: .interests)
-        return try PublishPlan(request: request, body: Array(body.utf8), instanceID: "inst", publishID: "pub",
-                               delivery: delivery).encoded()
+        return try PublishPlan(
+            request: request, body: Array(body.utf8), instanceID: "inst", publishID: "pub",
+            delivery: delivery
+        ).encoded()
     }
 
-    private func enqueue(_ fixture: EngineFixture, _ publishID: String, interest: String = "news",
-                         delivery: DeliveryOptions?, notBefore: Date?) async throws -> PublishJobID {
-        try await fixture.base.enqueuePublish(PublishJob(
-            instanceID: fixture.instanceID, publishID: publishID, kind: .interests, targets: [interest],
-            payload: try plan(delivery), webhookURL: "https://hooks.example/publish", createdAt: Date(),
-            notBefore: notBefore))
+    private func enqueue(
+        _ fixture: EngineFixture, _ publishID: String, interest: String = "news",
+        delivery: DeliveryOptions?, notBefore: Date?
+    ) async throws -> PublishJobID {
+        try await fixture.base.enqueuePublish(
+            PublishJob(
+                instanceID: fixture.instanceID, publishID: publishID, kind: .interests, targets: [interest],
+                payload: try plan(delivery), webhookURL: "https://hooks.example/publish", createdAt: Date(),
+                notBefore: notBefore))
     }
 
     func testScheduledPublishStartsWhenItsTimerFiresWithoutAPoll() async throws {
@@ -52,8 +57,9 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         let eastDevices = try await fixture.addDevices(3...4)
         for token in eastDevices {
             let device = try await fixture.device(token)
-            _ = try await fixture.base.updateTimeZone(instanceID: fixture.instanceID, deviceID: try XCTUnwrap(device).id,
-                                                      timeZone: "Etc/GMT-1")
+            _ = try await fixture.base.updateTimeZone(
+                instanceID: fixture.instanceID, deviceID: try XCTUnwrap(device).id,
+                timeZone: "Etc/GMT-1")
         }
         // The UTC clock one second from now (whole seconds): the UTC devices' round; UTC+1 reaches that clock
         // time again 23 hours later.
@@ -104,7 +110,8 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         let stale = try await fixture.status("stale")
         XCTAssertEqual(stale?.state, .expired)
         XCTAssertEqual(sender.sent.count, 0)
-        XCTAssertTrue(fixture.webhooks.calls.read { $0.contains(.finished(publishID: "stale", accepted: 0, failed: 0)) })
+        XCTAssertTrue(
+            fixture.webhooks.calls.read { $0.contains(.finished(publishID: "stale", accepted: 0, failed: 0)) })
     }
 
     func testCancelReturnsOnlyAfterTheRunStoppedSubmitting() async throws {
@@ -150,8 +157,9 @@ final class EngineDeliveryOptionsTests: XCTestCase {
             $0.held.count == 2 && $0.slotWaiters.count == 1
         }
         // Another node's API marks the job; this engine is never told (no `engine.cancel`), only the store knows.
-        let marked = try await fixture.base.cancelPublish(instanceID: fixture.instanceID, publishID: "elsewhere",
-                                                          now: Date())
+        let marked = try await fixture.base.cancelPublish(
+            instanceID: fixture.instanceID, publishID: "elsewhere",
+            now: Date())
         XCTAssertEqual(marked, .running(id))
         // Two renewals: the first one recorded after the cancel may have read the row before the cancel committed
         // (the event is recorded when the call returns); the second began after it, so it saw the mark.
@@ -176,7 +184,8 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         _ = try await enqueue(fixture, "orphan", delivery: nil, notBefore: nil)
         // A node claimed it and died; the cancel finds it running, with no run here to stop.
         _ = try await fixture.base.claimJob(workerID: "dead-node", leaseDuration: .milliseconds(300), now: Date())
-        let marked = try await fixture.base.cancelPublish(instanceID: fixture.instanceID, publishID: "orphan", now: Date())
+        let marked = try await fixture.base.cancelPublish(
+            instanceID: fixture.instanceID, publishID: "orphan", now: Date())
         guard case .running? = marked else { return XCTFail("\(String(describing: marked))") }
         var settings = EngineFixture.settings()
         settings.pollInterval = .milliseconds(100)

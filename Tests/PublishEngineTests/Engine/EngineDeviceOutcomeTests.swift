@@ -26,7 +26,8 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         sender.script(token, .respond(.rejected(400, .badDeviceToken)))
         let status = try await deliver(fixture, sender)
 
-        XCTAssertEqual(sender.sent, [.init(token: token, environment: .production), .init(token: token, environment: .sandbox)])
+        XCTAssertEqual(
+            sender.sent, [.init(token: token, environment: .production), .init(token: token, environment: .sandbox)])
         XCTAssertEqual(status?.counters[.environmentRetries], 1)
         XCTAssertEqual(status?.counters[.environmentCorrected], 1)
         XCTAssertEqual(status?.accepted, 1)
@@ -43,7 +44,8 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         sender.script(token, .respond(.rejected(400, .badDeviceToken)), .respond(.rejected(400, .badDeviceToken)))
         let status = try await deliver(fixture, sender)
 
-        XCTAssertEqual(sender.sent, [.init(token: token, environment: .sandbox), .init(token: token, environment: .production)])
+        XCTAssertEqual(
+            sender.sent, [.init(token: token, environment: .sandbox), .init(token: token, environment: .production)])
         XCTAssertEqual(status?.failedByReason, ["BadDeviceToken": 1])
         XCTAssertEqual(status?.counters[.devicesRemoved], 1)
         XCTAssertEqual(status?.counters[.environmentRetries], 1)
@@ -123,8 +125,13 @@ final class EngineDeviceOutcomeTests: XCTestCase {
         let fixture = EngineFixture()
         let token = try await fixture.addDevices(1...1)[0]
         let sender = FakeSender()
-        sender.script(token, .respond(.failure(.transport(APNsTransportError(kind: .timeout, code: 28, message: "timeout"),
-                                                         attempts: 3))))
+        sender.script(
+            token,
+            .respond(
+                .failure(
+                    .transport(
+                        APNsTransportError(kind: .timeout, code: 28, message: "timeout"),
+                        attempts: 3))))
         let status = try await deliver(fixture, sender)
 
         XCTAssertEqual(status?.state, .finished)

@@ -1,7 +1,7 @@
-import BeamsModel
-import JSON
 import APNsClient
+import BeamsModel
 import Foundation
+import JSON
 import PublishEngine
 import PushStore
 import XCTest
@@ -26,7 +26,8 @@ final class EngineFinishTests: XCTestCase {
         await run(fixture, sender)
 
         await waitForState("users webhook", fixture.webhooks.calls) { calls in
-            calls.contains(.usersAttempt(publishID: "users-1", delivered: ["alice"], failed: ["bob"], noDevices: ["carol"]))
+            calls.contains(
+                .usersAttempt(publishID: "users-1", delivered: ["alice"], failed: ["bob"], noDevices: ["carol"]))
         }
         let status = try await fixture.status("users-1")
         XCTAssertEqual(status?.accepted, 1)
@@ -48,8 +49,10 @@ final class EngineFinishTests: XCTestCase {
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
         senderB.script(bob, .respond(.rejected(400, .badDeviceToken)))
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("finished") { $0.finishedCount == 1 }
         XCTAssertEqual(senderB.sentTokens, [bob])
         XCTAssertEqual(senderA.sentTokens, [alice, bob])
@@ -78,8 +81,9 @@ final class EngineFinishTests: XCTestCase {
 
     func testPublishForAnInstanceNoLongerConfiguredFails() async throws {
         let fixture = EngineFixture()
-        let job = PublishJob(instanceID: "0a0b0c0d-0000-4000-8000-000000000000", publishID: "orphan", kind: .interests,
-                             targets: ["news"], payload: EngineFixture.plan(), createdAt: Date())
+        let job = PublishJob(
+            instanceID: "0a0b0c0d-0000-4000-8000-000000000000", publishID: "orphan", kind: .interests,
+            targets: ["news"], payload: EngineFixture.plan(), createdAt: Date())
         _ = try await fixture.base.enqueuePublish(job)
         await run(fixture)
         let status = try await fixture.base.publishStatus(instanceID: job.instanceID, publishID: "orphan")
@@ -123,16 +127,19 @@ final class EngineFinishTests: XCTestCase {
         try await fixture.enqueue("hooks")
         await run(fixture)
         await waitForState("FINISHED webhook", fixture.webhooks.calls) { $0.count == 2 }
-        XCTAssertEqual(fixture.webhooks.calls.read { $0 },
-                       [.started(publishID: "hooks"), .finished(publishID: "hooks", accepted: 2, failed: 0)])
+        XCTAssertEqual(
+            fixture.webhooks.calls.read { $0 },
+            [.started(publishID: "hooks"), .finished(publishID: "hooks", accepted: 2, failed: 0)])
     }
 
     func testRequestCarriesThePlansHeaders() async throws {
         let fixture = EngineFixture()
         try await fixture.addDevices(1...1)
-        var object: [String: JSONValue] = ["v": .int(PublishPlan.version), "platforms": .array([.string("apns")]),
-                                           "requestBody": .null, "apnsPayload": .string(#"{"aps":{"content-available":1}}"#),
-                                           "priority": .int(10), "collapseId": .string("c-1")]
+        var object: [String: JSONValue] = [
+            "v": .int(PublishPlan.version), "platforms": .array([.string("apns")]),
+            "requestBody": .null, "apnsPayload": .string(#"{"aps":{"content-available":1}}"#),
+            "priority": .int(10), "collapseId": .string("c-1"),
+        ]
         object["expiration"] = .int(2_000_000_000)
         try await fixture.enqueue("headers", payload: Data(JSONValue.object(object).serialized()))
         let sender = FakeSender(defaultAnswer: .hold)

@@ -1,18 +1,19 @@
+import APNsClient
 import BeamsModel
 import Clocks
 import ConfigModel
+import Foundation
+import InMemoryStore
 import JSON
 import JWTSigner
-import APNsClient
-import Observability
-import WebPush
-import Foundation
 import Locking
-import InMemoryStore
 import Logging
-@testable import PublishEngine
+import Observability
 import PushStore
+import WebPush
 import XCTest
+
+@testable import PublishEngine
 
 /// Waits until `condition` holds on `state`; a generous safety deadline fails the test instead of hanging it
 /// (never a pause: the wait ends at the update that makes the condition true).
@@ -40,14 +41,20 @@ final class RecordingWebhooks: PublishWebhooks {
     }
 
     func publishFinished(url: String, status: PublishStatus, requestBody: JSONValue) async {
-        calls.update { $0.append(.finished(publishID: status.publishID, accepted: status.accepted, failed: status.failed)) }
+        calls.update {
+            $0.append(.finished(publishID: status.publishID, accepted: status.accepted, failed: status.failed))
+        }
     }
 
-    func publishToUsersAttempt(instance: InstanceConfig, publishID: String, requested: [String],
-                               delivered: Set<String>, failed: Set<String>, seen: Set<String>) async {
+    func publishToUsersAttempt(
+        instance: InstanceConfig, publishID: String, requested: [String],
+        delivered: Set<String>, failed: Set<String>, seen: Set<String>
+    ) async {
         calls.update {
-            $0.append(.usersAttempt(publishID: publishID, delivered: delivered, failed: failed,
-                                    noDevices: requested.filter { !seen.contains($0) }))
+            $0.append(
+                .usersAttempt(
+                    publishID: publishID, delivered: delivered, failed: failed,
+                    noDevices: requested.filter { !seen.contains($0) }))
         }
     }
 }
@@ -87,7 +94,8 @@ final class EngineFixture: @unchecked Sendable {
     let base = InMemoryPushStore(clock: { Date().addingTimeInterval(-60) })
     let webhooks = RecordingWebhooks()
     let metrics = Metrics()
-    var credentials: APNsCredentials? = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: UnusedSigningKey())
+    var credentials: APNsCredentials? = APNsCredentials(
+        teamID: "TEAM123456", keyID: "KEY1234567", key: UnusedSigningKey())
     var instanceWebhook: WebhookConfig? = WebhookConfig(url: "https://hooks.example/users", secret: "s")
     /// The instance's FCM and Web Push senders; nil: the instance has no `fcm`/`web` configuration.
     var fcmSender: FakeFCMSender?
@@ -95,10 +103,12 @@ final class EngineFixture: @unchecked Sendable {
     private(set) var tokens: [String] = []
 
     var instanceConfig: InstanceConfig {
-        InstanceConfig(id: instanceID, secretKey: "secret",
-                       apns: APNsInstanceConfig(teamID: "TEAM123456", keyID: "KEY1234567", keyPath: "/unused.p8",
-                                                topic: "com.example.app", defaultEnvironment: .production),
-                       webhook: instanceWebhook)
+        InstanceConfig(
+            id: instanceID, secretKey: "secret",
+            apns: APNsInstanceConfig(
+                teamID: "TEAM123456", keyID: "KEY1234567", keyPath: "/unused.p8",
+                topic: "com.example.app", defaultEnvironment: .production),
+            webhook: instanceWebhook)
     }
 
     static func token(_ index: Int) -> String { String(format: "%064x", index) }
@@ -114,8 +124,10 @@ final class EngineFixture: @unchecked Sendable {
             let key = try P256KeyPair.generate()
             return JSONValue.object([
                 "endpoint": .string(webEndpoint(index)),
-                "keys": .object(["auth": .string(Base64URL.encode(Array(repeating: UInt8(index & 0xFF), count: 16))),
-                                 "p256dh": .string(Base64URL.encode(key.publicPoint))]),
+                "keys": .object([
+                    "auth": .string(Base64URL.encode(Array(repeating: UInt8(index & 0xFF), count: 16))),
+                    "p256dh": .string(Base64URL.encode(key.publicPoint)),
+                ]),
             ]).jsonText
         }
     }
@@ -124,9 +136,11 @@ final class EngineFixture: @unchecked Sendable {
 
     /// Registers devices `range` (token `token(i)`) following `interest`, optionally bound to `user`.
     @discardableResult
-    func addDevices(_ range: ClosedRange<Int>, interest: String? = "news", user: String? = nil,
-                    environment: PushEnvironment = .production, declared: Bool = true,
-                    platform: Platform = .apns) async throws -> [String] {
+    func addDevices(
+        _ range: ClosedRange<Int>, interest: String? = "news", user: String? = nil,
+        environment: PushEnvironment = .production, declared: Bool = true,
+        platform: Platform = .apns
+    ) async throws -> [String] {
         var added: [String] = []
         for index in range {
             let token = try Self.token(index, platform: platform)
@@ -135,11 +149,13 @@ final class EngineFixture: @unchecked Sendable {
             registration.platform = platform
             let registered = try await base.registerDevice(registration)
             if let interest {
-                _ = try await base.setInterests(instanceID: instanceID, deviceID: registered.device.id, interests: [interest])
+                _ = try await base.setInterests(
+                    instanceID: instanceID, deviceID: registered.device.id, interests: [interest])
             }
             if let user {
-                _ = try await base.setUser(instanceID: instanceID, deviceID: registered.device.id, userID: user,
-                                           maxDevicesPerUser: 100)
+                _ = try await base.setUser(
+                    instanceID: instanceID, deviceID: registered.device.id, userID: user,
+                    maxDevicesPerUser: 100)
             }
             added.append(token)
         }
@@ -148,27 +164,37 @@ final class EngineFixture: @unchecked Sendable {
     }
 
     static func plan(apnsPayload: String? = #"{"aps":{"alert":"hi"}}"#, platforms: [String] = ["apns"]) -> Data {
-        var object: [String: JSONValue] = ["v": .int(PublishPlan.version), "platforms": .array(platforms.map(JSONValue.string)),
-                                           "requestBody": .object(["interests": .array([.string("news")])])]
+        var object: [String: JSONValue] = [
+            "v": .int(PublishPlan.version), "platforms": .array(platforms.map(JSONValue.string)),
+            "requestBody": .object(["interests": .array([.string("news")])]),
+        ]
         if let apnsPayload { object["apnsPayload"] = .string(apnsPayload) }
         return Data(JSONValue.object(object).serialized())
     }
 
     /// A plan built as the publish API builds it, from a Beams body (all three platforms by default).
-    static func mixedPlan(_ body: String = #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}},"fcm":{"notification":{"title":"hi"}},"web":{"notification":{"title":"hi"}}}"#) throws -> Data {
+    static func mixedPlan(
+        _ body: String =
+            #"{"interests":["news"],"apns":{"aps":{"alert":"hi"}},"fcm":{"notification":{"title":"hi"}},"web":{"notification":{"title":"hi"}}}"#
+    ) throws -> Data {
         let request = try PublishRequest.parse(Array(body.utf8), kind: .interests)
-        return try PublishPlan(request: request, body: Array(body.utf8), instanceID: "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14",
-                               publishID: "pub").encoded()
+        return try PublishPlan(
+            request: request, body: Array(body.utf8), instanceID: "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14",
+            publishID: "pub"
+        ).encoded()
     }
 
     /// Queues a publish. - Returns: the job as the engine will see it.
     @discardableResult
-    func enqueue(_ publishID: String, kind: PublishKind = .interests, targets: [String] = ["news"],
-                 payload: Data = EngineFixture.plan(), webhookURL: String? = "https://hooks.example/publish")
+    func enqueue(
+        _ publishID: String, kind: PublishKind = .interests, targets: [String] = ["news"],
+        payload: Data = EngineFixture.plan(), webhookURL: String? = "https://hooks.example/publish"
+    )
         async throws -> PublishJob
     {
-        let job = PublishJob(instanceID: instanceID, publishID: publishID, kind: kind, targets: targets,
-                             payload: payload, webhookURL: webhookURL, createdAt: Date())
+        let job = PublishJob(
+            instanceID: instanceID, publishID: publishID, kind: kind, targets: targets,
+            payload: payload, webhookURL: webhookURL, createdAt: Date())
         _ = try await base.enqueuePublish(job)
         return job
     }
@@ -200,14 +226,20 @@ final class EngineFixture: @unchecked Sendable {
         return settings
     }
 
-    func makeEngine(store: ScriptedStore, sender: FakeSender, settings: PublishEngine.Settings = EngineFixture.settings())
+    func makeEngine(
+        store: ScriptedStore, sender: FakeSender, settings: PublishEngine.Settings = EngineFixture.settings()
+    )
         -> PublishEngine
     {
-        PublishEngine(store: store, apns: sender,
-                      instances: [InstanceRuntime(config: instanceConfig, credentials: credentials, fcm: fcmSender,
-                                                  web: webSender)],
-                      settings: settings, metrics: metrics, logger: Logger(label: "engine-test", level: .critical),
-                      webhooks: webhooks)
+        PublishEngine(
+            store: store, apns: sender,
+            instances: [
+                InstanceRuntime(
+                    config: instanceConfig, credentials: credentials, fcm: fcmSender,
+                    web: webSender)
+            ],
+            settings: settings, metrics: metrics, logger: Logger(label: "engine-test", level: .critical),
+            webhooks: webhooks)
     }
 }
 

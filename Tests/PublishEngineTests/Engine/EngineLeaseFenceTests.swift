@@ -1,8 +1,9 @@
 import APNsClient
 import Foundation
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
 
 /// A node cut off from the store (its renewals fail, or hang on a stalled connection) stops sending before its
 /// lease can run out, keeps the answers in flight for its last checkpoint, and leaves the rest to the node that
@@ -14,8 +15,10 @@ final class EngineLeaseFenceTests: XCTestCase {
     /// Runs a 6-device publish (2 per page) on node A, the second page's read held until the test opens it and
     /// the first page's answers held; cuts node A off (`cutOff`) after a successful renewal, opens the page once
     /// the fence's deadline passed, then lets node B, whose clock is past A's lease, take the job over.
-    private func assertCutOffNodeStopsSending(cutOff: (ScriptedStore) -> Void, reconnect: (ScriptedStore) -> Void,
-                                              file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func assertCutOffNodeStopsSending(
+        cutOff: (ScriptedStore) -> Void, reconnect: (ScriptedStore) -> Void,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let fixture = EngineFixture()
         let tokens = try await fixture.addDevices(1...6)
         let job = try await fixture.enqueue("fence-1")
@@ -38,8 +41,9 @@ final class EngineLeaseFenceTests: XCTestCase {
         let cut = ContinuousClock.now
         // Every renewal sent from now on fails or hangs, so the run's deadline is at most lease - margin away,
         // before the store's lease (counted from the same renewal, without the margin) runs out.
-        try await Task.sleep(until: cut + Self.lease - LeaseClock.margin(for: Self.lease) + .milliseconds(20),
-                             clock: .continuous)
+        try await Task.sleep(
+            until: cut + Self.lease - LeaseClock.margin(for: Self.lease) + .milliseconds(20),
+            clock: .continuous)
         storeA.open(after: secondPage)
         await storeA.waitFor("the second page was read") { $0.contains(.pageRead(after: secondPage)) }
         // The answers in flight when the run fenced itself are kept and written by its last checkpoint.
@@ -49,14 +53,17 @@ final class EngineLeaseFenceTests: XCTestCase {
 
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
         await nodeB.stop()
         await nodeA.stop()
 
-        XCTAssertEqual(senderA.sentTokens, Array(tokens.prefix(2)), "node A sent nothing after its deadline",
-                       file: file, line: line)
+        XCTAssertEqual(
+            senderA.sentTokens, Array(tokens.prefix(2)), "node A sent nothing after its deadline",
+            file: file, line: line)
         XCTAssertEqual(senderB.sentTokens, Array(tokens[2...]), file: file, line: line)
         XCTAssertEqual(storeA.events.finishedCount, 0, file: file, line: line)
         let status = try await fixture.status("fence-1")

@@ -25,8 +25,9 @@ final class EngineLeaseTests: XCTestCase {
     }
 
     private func takeOver(_ fixture: EngineFixture) async throws {
-        let claimed = try await fixture.base.claimJob(workerID: "node-b", leaseDuration: .seconds(30),
-                                                      now: Date().addingTimeInterval(3600))
+        let claimed = try await fixture.base.claimJob(
+            workerID: "node-b", leaseDuration: .seconds(30),
+            now: Date().addingTimeInterval(3600))
         XCTAssertEqual(claimed?.attempt, 2)
     }
 

@@ -58,7 +58,8 @@ final class EngineMultiPlatformTests: XCTestCase {
 
     func testPublishWithOnlyAnFCMPartReachesOnlyAndroidDevices() async throws {
         let (fixture, _, fcm, _) = try await mixedFixture()
-        try await fixture.enqueue("fcm-only", payload: try EngineFixture.mixedPlan(#"{"interests":["news"],"fcm":{"data":{"k":"v"}}}"#))
+        try await fixture.enqueue(
+            "fcm-only", payload: try EngineFixture.mixedPlan(#"{"interests":["news"],"fcm":{"data":{"k":"v"}}}"#))
         let sender = FakeSender()
         await runToEnd(fixture, sender, "fcm-only")
 
@@ -73,7 +74,8 @@ final class EngineMultiPlatformTests: XCTestCase {
         let (fixture, _, fcm, web) = try await mixedFixture()
         fixture.fcmSender?.script(fcm[0], .respond(.fcmError("UNREGISTERED", status: 404)))
         fixture.fcmSender?.script(fcm[1], .respond(.fcmError("THIRD_PARTY_AUTH_ERROR", status: 401)))
-        fixture.webSender?.script(EngineFixture.webEndpoint(7), .respond(.response(.subscriptionGone(status: 410), attempts: 1)))
+        fixture.webSender?.script(
+            EngineFixture.webEndpoint(7), .respond(.response(.subscriptionGone(status: 410), attempts: 1)))
         fixture.webSender?.script(EngineFixture.webEndpoint(8), .respond(.response(.payloadTooLarge, attempts: 1)))
         try await fixture.enqueue("prune-1", payload: try EngineFixture.mixedPlan())
         await runToEnd(fixture, FakeSender(), "prune-1")
@@ -94,8 +96,10 @@ final class EngineMultiPlatformTests: XCTestCase {
         XCTAssertNil(authFailedAndroid?.invalidatedAt, "an auth error is the configuration's, not the device's")
         XCTAssertNotNil(goneBrowser?.invalidatedAt, "410 removes the subscription")
         XCTAssertNil(tooLargeBrowser?.invalidatedAt)
-        XCTAssertEqual(fixture.metrics.value(.notifications,
-                                             ["platform": "fcm", "status": "404", "reason": "UNREGISTERED"]), 1)
+        XCTAssertEqual(
+            fixture.metrics.value(
+                .notifications,
+                ["platform": "fcm", "status": "404", "reason": "UNREGISTERED"]), 1)
     }
 
     func testInstanceWithoutFCMOrWebConfigRecordsThoseDevicesAsNotSent() async throws {
@@ -114,8 +118,10 @@ final class EngineMultiPlatformTests: XCTestCase {
         XCTAssertEqual(status.accepted(on: .apns), 3)
         XCTAssertEqual(status.failedByReason(on: .fcm), ["NoFCMCredentials": 3])
         XCTAssertEqual(status.failedByReason(on: .web), ["NoWebPushCredentials": 3])
-        XCTAssertEqual(status.summary, "no FCM credentials configured: nothing was sent to Android devices; "
-                       + "no Web Push (VAPID) key configured: nothing was sent to browsers")
+        XCTAssertEqual(
+            status.summary,
+            "no FCM credentials configured: nothing was sent to Android devices; "
+                + "no Web Push (VAPID) key configured: nothing was sent to browsers")
     }
 
     func testSlowFCMDoesNotHoldBackAPNsOrWebBeyondItsWindow() async throws {
@@ -176,8 +182,10 @@ final class EngineMultiPlatformTests: XCTestCase {
         fixture.webSender = webB
         let senderB = FakeSender()
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("node B finished") { $0.finishedCount == 1 }
 
         XCTAssertEqual(senderB.sentTokens, [], "APNs devices below the cursor are not sent again: \(apns)")

@@ -1,8 +1,9 @@
 import BeamsModel
 import Foundation
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
 
 /// A platform without credentials is named in a publish's summary only when the publish had devices on it.
 final class EnginePlatformSummaryTests: XCTestCase {
@@ -28,16 +29,24 @@ final class EnginePlatformSummaryTests: XCTestCase {
 
     func testNotesFollowTheNotConfiguredCountersOnly() {
         XCTAssertNil(PublishSummary.notes(counters: [:]))
-        XCTAssertNil(PublishSummary.notes(counters: [.accepted(.fcm): 4,
-                                                     .failed(.fcm, reason: "UNREGISTERED"): 1]))
-        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.web, reason: "NoWebPushCredentials"): 2]),
-                       "no Web Push (VAPID) key configured: nothing was sent to browsers")
-        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.apns, reason: "NoAPNsCredentials"): 1,
-                                                       .failed(.fcm, reason: "NoFCMCredentials"): 1]),
-                       "no APNs credentials configured: nothing was sent; "
-                           + "no FCM credentials configured: nothing was sent to Android devices")
+        XCTAssertNil(
+            PublishSummary.notes(counters: [
+                .accepted(.fcm): 4,
+                .failed(.fcm, reason: "UNREGISTERED"): 1,
+            ]))
+        XCTAssertEqual(
+            PublishSummary.notes(counters: [.failed(.web, reason: "NoWebPushCredentials"): 2]),
+            "no Web Push (VAPID) key configured: nothing was sent to browsers")
+        XCTAssertEqual(
+            PublishSummary.notes(counters: [
+                .failed(.apns, reason: "NoAPNsCredentials"): 1,
+                .failed(.fcm, reason: "NoFCMCredentials"): 1,
+            ]),
+            "no APNs credentials configured: nothing was sent; "
+                + "no FCM credentials configured: nothing was sent to Android devices")
         XCTAssertNil(PublishSummary.notes(counters: [.failed(.fcm, reason: "NoFCMCredentials"): 0]))
-        XCTAssertEqual(PublishSummary.notes(counters: [.failed(.unifiedpush, reason: "NoUnifiedPushConfig"): 1]),
-                       "no unifiedpush section configured: nothing was sent to UnifiedPush devices")
+        XCTAssertEqual(
+            PublishSummary.notes(counters: [.failed(.unifiedpush, reason: "NoUnifiedPushConfig"): 1]),
+            "no unifiedpush section configured: nothing was sent to UnifiedPush devices")
     }
 }

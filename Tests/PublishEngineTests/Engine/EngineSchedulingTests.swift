@@ -16,7 +16,9 @@ final class EngineSchedulingTests: XCTestCase {
         let sender = FakeSender(window: 4, defaultAnswer: .hold)
         sender.script(small, .respond(.accepted))
         let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await waitForState("the huge publish fills the window", sender.state) { $0.held.count == 4 && $0.slotWaiters.count == 1 }
+        await waitForState("the huge publish fills the window", sender.state) {
+            $0.held.count == 4 && $0.slotWaiters.count == 1
+        }
 
         try await fixture.enqueue("small", targets: ["few"])
         node.engine.wake()

@@ -1,8 +1,9 @@
 import APNsClient
 import Foundation
-@testable import PublishEngine
 import PushStore
 import XCTest
+
+@testable import PublishEngine
 
 /// Stopping the engine (cancelling its task, or `shutdown`) mid-publish: nothing answered is sent again, nothing
 /// unanswered is lost.
@@ -20,7 +21,9 @@ final class EngineShutdownTests: XCTestCase {
         for token in tokens.prefix(3) { senderA.script(token, .respond(.accepted)) }
         let nodeA = RunningEngine(fixture.makeEngine(store: storeA, sender: senderA, settings: settings))
         // Tokens 4–8 fill the window; token 9 (third page) waits for a slot.
-        await waitForState("window full, one waiting", senderA.state) { $0.held.count == 5 && $0.slotWaiters.count == 1 }
+        await waitForState("window full, one waiting", senderA.state) {
+            $0.held.count == 5 && $0.slotWaiters.count == 1
+        }
         await storeA.waitFor("three answers checkpointed") { $0.checkpointedResults == 3 }
         await nodeA.stop()
 
@@ -35,8 +38,10 @@ final class EngineShutdownTests: XCTestCase {
         // The lease was handed back: the next node claims at once, without waiting for it to expire.
         let storeB = ScriptedStore(fixture.base)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("finished") { $0.finishedCount == 1 }
         await nodeB.stop()
 

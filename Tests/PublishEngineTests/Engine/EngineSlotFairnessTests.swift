@@ -12,8 +12,10 @@ final class EngineSlotFairnessTests: XCTestCase {
         let request = try PublishRequest.parse(Array(body.utf8), kind: .interests)
         var delivery = DeliveryOptions()
         delivery.throttlePerMinute = perMinute
-        return try PublishPlan(request: request, body: Array(body.utf8), instanceID: "inst", publishID: "pub",
-                               delivery: delivery).encoded()
+        return try PublishPlan(
+            request: request, body: Array(body.utf8), instanceID: "inst", publishID: "pub",
+            delivery: delivery
+        ).encoded()
     }
 
     func testPacedPublishGivesItsOnlySlotUpBetweenTokensAndStillSendsEachDeviceOnce() async throws {
@@ -63,8 +65,10 @@ final class EngineSlotFairnessTests: XCTestCase {
         // Handed back with its lease: another node claims it at once and sends the rest, each device once.
         let storeB = ScriptedStore(fixture.base)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await waitForState("node B's first delivery", senderB.state) { $0.sent.count == 1 }
         await nodeB.stop()
         XCTAssertEqual(senderB.sentTokens, [tokens[1]], "resumed after the checkpoint, at its pace")

@@ -109,8 +109,10 @@ final class EngineStoreOutageTests: XCTestCase {
         // What was answered but never written is sent again: repeated, never lost.
         let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(fixture.makeEngine(store: storeB, sender: senderB,
-                                                     settings: EngineFixture.settings(workerID: "node-b")))
+        let nodeB = RunningEngine(
+            fixture.makeEngine(
+                store: storeB, sender: senderB,
+                settings: EngineFixture.settings(workerID: "node-b")))
         await storeB.waitFor("finished") { $0.finishedCount == 1 }
         await nodeB.stop()
         XCTAssertEqual(senderB.sentTokens, tokens)

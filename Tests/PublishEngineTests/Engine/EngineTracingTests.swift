@@ -23,8 +23,9 @@ final class EngineTracingTests: XCTestCase {
     func testARunContinuesTheStoredTraceWithOneBatchSpanPerCheckpointAndItsOutcomes() async throws {
         let fixture = EngineFixture()
         let devices = try await fixture.addDevices(1...3)
-        var job = PublishJob(instanceID: fixture.instanceID, publishID: "traced", kind: .interests, targets: ["news"],
-                             payload: EngineFixture.plan(), createdAt: Date())
+        var job = PublishJob(
+            instanceID: fixture.instanceID, publishID: "traced", kind: .interests, targets: ["news"],
+            payload: EngineFixture.plan(), createdAt: Date())
         job.traceParent = parent
         job.traceState = "vendor=x"
         _ = try await fixture.base.enqueuePublish(job)
@@ -47,7 +48,11 @@ final class EngineTracingTests: XCTestCase {
         XCTAssertTrue(batches.allSatisfy { $0.kind == .client && $0.parentSpanID == run.context.spanID })
         func total(_ key: String) -> Int {
             batches.reduce(0) { sum, span in
-                if case .int(let value)? = span.attributes.first(where: { $0.key == key })?.value { sum + value } else { sum }
+                if case .int(let value)? = span.attributes.first(where: { $0.key == key })?.value {
+                    sum + value
+                } else {
+                    sum
+                }
             }
         }
         XCTAssertEqual(total("messaging.batch.message_count"), 3, "every result in exactly one batch")
@@ -62,8 +67,9 @@ final class EngineTracingTests: XCTestCase {
     func testAnAlwaysOffSamplerRecordsNothingEvenUnderASampledParent() async throws {
         let fixture = EngineFixture()
         _ = try await fixture.addDevices(1...2)
-        var job = PublishJob(instanceID: fixture.instanceID, publishID: "untraced", kind: .interests, targets: ["news"],
-                             payload: EngineFixture.plan(), createdAt: Date())
+        var job = PublishJob(
+            instanceID: fixture.instanceID, publishID: "untraced", kind: .interests, targets: ["news"],
+            payload: EngineFixture.plan(), createdAt: Date())
         job.traceParent = parent
         _ = try await fixture.base.enqueuePublish(job)
         let spans = SpanRecorder()

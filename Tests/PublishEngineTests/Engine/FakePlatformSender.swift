@@ -1,8 +1,9 @@
 import FCMClient
 import Foundation
 import Locking
-@testable import PublishEngine
 import WebPush
+
+@testable import PublishEngine
 
 /// A scripted sender for engine tests (FCM and Web Push directly, APNs through `FakeSender`): answers per token from
 /// a script (or holds the answer, a request in flight, until the test releases it), records every request in order,
@@ -37,7 +38,10 @@ final class FakePlatformSender<Request: Sendable, Result: Sendable>: Sendable {
     private let shutdownResult: Result
     private let token: @Sendable (Request) -> String
 
-    init(window: Int? = nil, defaultAnswer: Answer, shutdownResult: Result, token: @escaping @Sendable (Request) -> String) {
+    init(
+        window: Int? = nil, defaultAnswer: Answer, shutdownResult: Result,
+        token: @escaping @Sendable (Request) -> String
+    ) {
         self.window = window
         self.state = WaitableState(State(defaultAnswer: defaultAnswer))
         self.shutdownResult = shutdownResult
@@ -145,9 +149,12 @@ extension FakePlatformSender: FCMSending where Request == FCMRequest, Result == 
 }
 
 extension FakePlatformSender: WebPushSending where Request == WebPushNotification, Result == WebPushResult {
-    convenience init(window: Int? = nil, defaultAnswer: Answer = .respond(.response(.accepted(status: 201), attempts: 1))) {
-        self.init(window: window, defaultAnswer: defaultAnswer, shutdownResult: .failure(.shutdown),
-                  token: { $0.subscription.endpoint.text })
+    convenience init(
+        window: Int? = nil, defaultAnswer: Answer = .respond(.response(.accepted(status: 201), attempts: 1))
+    ) {
+        self.init(
+            window: window, defaultAnswer: defaultAnswer, shutdownResult: .failure(.shutdown),
+            token: { $0.subscription.endpoint.text })
     }
 
     func shutdown(gracePeriod: Duration) async -> [WebPushNotification] { shutdownHeld() }

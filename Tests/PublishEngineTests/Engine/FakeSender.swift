@@ -25,8 +25,9 @@ final class FakeSender: APNsSending {
     var state: WaitableState<Core.State> { core.state }
 
     init(window: Int? = nil, defaultAnswer: Answer = .respond(.accepted)) {
-        core = Core(window: window, defaultAnswer: defaultAnswer, shutdownResult: .failure(.shutdown),
-                    token: \.token)
+        core = Core(
+            window: window, defaultAnswer: defaultAnswer, shutdownResult: .failure(.shutdown),
+            token: \.token)
     }
 
     /// Queues `answers` for the next requests to `token` (then the default answer).
@@ -39,8 +40,10 @@ final class FakeSender: APNsSending {
     var heldTokens: [String] { core.heldTokens }
     var heldRequests: [APNsRequest] { state.read { $0.held.map(\.request.request) } }
 
-    func submit(_ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment,
-                onResult: @escaping @Sendable (APNsResult) -> Void) async {
+    func submit(
+        _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment,
+        onResult: @escaping @Sendable (APNsResult) -> Void
+    ) async {
         await core.submit(Submission(request: request, environment: environment), onResult: onResult)
     }
 

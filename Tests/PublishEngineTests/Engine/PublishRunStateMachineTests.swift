@@ -1,5 +1,6 @@
-@testable import PublishEngine
 import XCTest
+
+@testable import PublishEngine
 
 /// Every ending of a publish run, driven without a store, a sender or a socket: the runner's steps and the events
 /// that arrive meanwhile go in, the runner's next step comes out.
@@ -26,14 +27,16 @@ final class PublishRunStateMachineTests: XCTestCase {
     func testACancelThatArrivedBeforeTheStartEndsCancelled() {
         var machine = Machine()
         machine.cancelled()
-        XCTAssertEqual(machine.started(cancelRequested: false, windowClosed: true), .finish(.cancelled, .cancelled),
-                       "cancelled wins over a closed window")
+        XCTAssertEqual(
+            machine.started(cancelRequested: false, windowClosed: true), .finish(.cancelled, .cancelled),
+            "cancelled wins over a closed window")
     }
 
     func testAWindowThatClosedBeforeTheStartEndsExpiredWithoutSending() {
         var machine = Machine()
-        XCTAssertEqual(machine.started(cancelRequested: false, windowClosed: true),
-                       .finish(.expired, .windowClosedBeforeStart))
+        XCTAssertEqual(
+            machine.started(cancelRequested: false, windowClosed: true),
+            .finish(.expired, .windowClosedBeforeStart))
     }
 
     // MARK: Delivery ends
@@ -65,8 +68,9 @@ final class PublishRunStateMachineTests: XCTestCase {
         _ = machine.fed(complete: true)
         XCTAssertEqual(machine.checkpointed(.storeUnavailable), .checkpointAfterPause)
         machine.engineStopped()
-        XCTAssertEqual(machine.checkpointed(.storeUnavailable), .handBack(.paused),
-                       "finishing would drop the unwritten results from the counts")
+        XCTAssertEqual(
+            machine.checkpointed(.storeUnavailable), .handBack(.paused),
+            "finishing would drop the unwritten results from the counts")
     }
 
     func testAnIncompleteDeliveryStoppedByTheEngineIsHandedBack() {
@@ -116,8 +120,9 @@ final class PublishRunStateMachineTests: XCTestCase {
         var refused = delivering()
         _ = refused.fenced()
         _ = refused.fed(complete: false)
-        XCTAssertEqual(refused.checkpointed(.failed), .handBack(.fenced(releaseLease: false)),
-                       "another node may hold the lease: it runs out instead")
+        XCTAssertEqual(
+            refused.checkpointed(.failed), .handBack(.fenced(releaseLease: false)),
+            "another node may hold the lease: it runs out instead")
     }
 
     func testAFencedRunKeepsRetryingItsLastCheckpointThroughAnOutage() {

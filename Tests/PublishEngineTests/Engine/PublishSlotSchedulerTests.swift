@@ -115,8 +115,9 @@ final class PublishSlotSchedulerTests: XCTestCase {
         XCTAssertEqual(slots.admit("big2", instance: "b", lane: .bulk), [])
         XCTAssertEqual(slots.expressHeld, 0)
         XCTAssertFalse(slots.wantsClaim, "one claimed run that cannot send is enough")
-        XCTAssertEqual(slots.admit("small", instance: "c", lane: .small), ["small"],
-                       "a small run passes the waiting bulk one into the express slot")
+        XCTAssertEqual(
+            slots.admit("small", instance: "c", lane: .small), ["small"],
+            "a small run passes the waiting bulk one into the express slot")
         XCTAssertEqual(slots.remove("big1"), ["big2"])
     }
 
@@ -214,7 +215,8 @@ final class PublishSlotSchedulerTests: XCTestCase {
                 switch Int.random(in: 0..<4, using: &generator) {
                 case 0:
                     let instance = "i\(Int.random(in: 0..<3, using: &generator))"
-                    granted = slots.admit(key, instance: instance, lane: Bool.random(using: &generator) ? .small : .bulk)
+                    granted = slots.admit(
+                        key, instance: instance, lane: Bool.random(using: &generator) ? .small : .bulk)
                     if places[key] == nil {
                         places[key] = .waiting
                         instances[key] = instance
@@ -238,8 +240,9 @@ final class PublishSlotSchedulerTests: XCTestCase {
                 XCTAssertLessThanOrEqual(slots.regularHeld, 3)
                 XCTAssertLessThanOrEqual(slots.expressHeld, 1)
                 XCTAssertLessThanOrEqual(slots.parkedCount, 2)
-                XCTAssertEqual(slots.regularHeld + slots.expressHeld + slots.floorHeld,
-                               places.values.filter { $0 == .holding }.count)
+                XCTAssertEqual(
+                    slots.regularHeld + slots.expressHeld + slots.floorHeld,
+                    places.values.filter { $0 == .holding }.count)
                 XCTAssertEqual(slots.waitingCount, places.values.filter { $0 == .waiting }.count)
                 XCTAssertEqual(slots.parkedCount, places.values.filter { $0 == .parked }.count)
                 // Work conservation: nobody waits while a slot they could use is free.
@@ -249,8 +252,9 @@ final class PublishSlotSchedulerTests: XCTestCase {
                 XCTAssertEqual(Set(floors).count, floors.count, "step \(step): one floor slot per instance")
                 if !floor { XCTAssertEqual(slots.floorHeld, 0) }
                 for key in live where floor && places[key] == .waiting {
-                    XCTAssertTrue(live.contains { places[$0] == .holding && instances[$0] == instances[key] },
-                                  "step \(step): \(key) waits although its instance holds nothing")
+                    XCTAssertTrue(
+                        live.contains { places[$0] == .holding && instances[$0] == instances[key] },
+                        "step \(step): \(key) waits although its instance holds nothing")
                 }
             }
         }

@@ -5,10 +5,12 @@ import PushStore
 /// The engine's store role includes the Live Activity registry: forwarded to the shared in-memory store unscripted.
 extension ScriptedStore: LiveActivityRegistry {
     func putLiveActivityStartToken(
-        instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits, now: Date
+        instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits,
+        now: Date
     ) async throws -> LiveActivityPutResult {
-        try await base.putLiveActivityStartToken(instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
-                                                 token: token, limits: limits, now: now)
+        try await base.putLiveActivityStartToken(
+            instanceID: instanceID, deviceID: deviceID, attributesType: attributesType,
+            token: token, limits: limits, now: now)
     }
 
     func putLiveActivityUpdateToken(
@@ -30,8 +32,10 @@ extension ScriptedStore: LiveActivityRegistry {
         try await base.liveActivityTokens(instanceID: instanceID, deviceID: deviceID)
     }
 
-    func liveActivityTargets(for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
-                             now: Date) async throws -> TargetPage {
+    func liveActivityTargets(
+        for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int,
+        now: Date
+    ) async throws -> TargetPage {
         try await base.liveActivityTargets(for: job, selector: selector, after: cursor, limit: limit, now: now)
     }
 

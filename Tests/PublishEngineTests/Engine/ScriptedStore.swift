@@ -1,6 +1,6 @@
 import Foundation
-import Locking
 import InMemoryStore
+import Locking
 import PublishEngine
 import PushStore
 
@@ -86,8 +86,10 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     func record(_ event: Event) { state.update { $0.events.append(event) } }
 
     /// Waits until an event matches (a generous safety deadline fails the test instead of hanging it).
-    func waitFor(_ description: String, file: StaticString = #filePath, line: UInt = #line,
-                 _ condition: @escaping @Sendable ([Event]) -> Bool) async {
+    func waitFor(
+        _ description: String, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: @escaping @Sendable ([Event]) -> Bool
+    ) async {
         await waitForState(description, state, file: file, line: line) { condition($0.events) }
     }
 
@@ -121,8 +123,9 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     {
         record(.claimAttempted)
         try check(.claim)
-        let claimed = try await base.claimJob(workerID: workerID, leaseDuration: leaseDuration, now: shifted(now),
-                                              preference: preference)
+        let claimed = try await base.claimJob(
+            workerID: workerID, leaseDuration: leaseDuration, now: shifted(now),
+            preference: preference)
         if let claimed { record(.claimed(attempt: claimed.attempt)) }
         return claimed
     }
@@ -132,8 +135,9 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         await passStall(.renew)
         do {
             try check(.renew)
-            let cancelRequested = try await base.renewLease(job, workerID: workerID, leaseDuration: leaseDuration,
-                                                            now: shifted(now))
+            let cancelRequested = try await base.renewLease(
+                job, workerID: workerID, leaseDuration: leaseDuration,
+                now: shifted(now))
             record(.renewed)
             return cancelRequested
         } catch {
@@ -157,12 +161,15 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         return page
     }
 
-    func checkpoint(_ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters,
-                    deviceResults: [DeviceResult], answered: [Int64]) async throws {
+    func checkpoint(
+        _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters,
+        deviceResults: [DeviceResult], answered: [Int64]
+    ) async throws {
         do {
             try check(.checkpoint)
-            try await base.checkpoint(job, workerID: workerID, cursor: cursor, counters: counters,
-                                      deviceResults: deviceResults, answered: answered)
+            try await base.checkpoint(
+                job, workerID: workerID, cursor: cursor, counters: counters,
+                deviceResults: deviceResults, answered: answered)
             record(.checkpointed(cursor: cursor, results: deviceResults.count, answered: answered.sorted()))
         } catch {
             record(.checkpointFailed(leaseLost: Self.isLeaseLost(error)))
@@ -175,11 +182,14 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
         return try await base.answeredTargets(job)
     }
 
-    func finishJob(_ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?,
-                   now: Date) async throws {
+    func finishJob(
+        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?,
+        now: Date
+    ) async throws {
         try check(.finish)
-        try await base.finishJob(job, workerID: workerID, state: state, targetsTotal: targetsTotal, summary: summary,
-                                 now: shifted(now))
+        try await base.finishJob(
+            job, workerID: workerID, state: state, targetsTotal: targetsTotal, summary: summary,
+            now: shifted(now))
         record(.finished(state))
     }
 
@@ -211,7 +221,8 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
 
     // MARK: DeviceRegistry (passed through)
 
-    func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws -> RegisteredDevice {
+    func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws -> RegisteredDevice
+    {
         try await base.registerDevice(registration, maxDevicesPerInstance: maxDevicesPerInstance)
     }
 
@@ -274,8 +285,9 @@ final class ScriptedStore: PublishQueue, DeviceRegistry {
     func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws
         -> SetUserResult
     {
-        try await base.setUser(instanceID: instanceID, deviceID: deviceID, userID: userID,
-                               maxDevicesPerUser: maxDevicesPerUser)
+        try await base.setUser(
+            instanceID: instanceID, deviceID: deviceID, userID: userID,
+            maxDevicesPerUser: maxDevicesPerUser)
     }
 
     func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {

@@ -1,5 +1,6 @@
-@testable import PublishEngine
 import XCTest
+
+@testable import PublishEngine
 
 /// The feed's decision after a page was handed to the lanes. A stop that arrives once the last page is handed over
 /// must not turn a delivered publish into one handed back (`EngineShutdownTests` met this under load).

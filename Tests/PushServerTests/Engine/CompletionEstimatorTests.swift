@@ -1,15 +1,18 @@
 import BeamsModel
-@testable import PushServer
-@testable import PublishEngine
 import Foundation
 import PushStore
 import XCTest
 
+@testable import PublishEngine
+@testable import PushServer
+
 /// The completion estimate as a pure value: observations at chosen moments, no clock, no sockets.
 final class CompletionEstimatorTests: XCTestCase {
     /// Feeds `rate` answers per second from `start` for `seconds`, one observation every `step` seconds.
-    private func feed(_ estimator: inout CompletionEstimator, done: inout Int64, rate: Double, from start: Double,
-                      for seconds: Double, step: Double = 2) -> Double {
+    private func feed(
+        _ estimator: inout CompletionEstimator, done: inout Int64, rate: Double, from start: Double,
+        for seconds: Double, step: Double = 2
+    ) -> Double {
         var now = start
         while now < start + seconds - 1e-9 {
             now += step
@@ -25,7 +28,8 @@ final class CompletionEstimatorTests: XCTestCase {
         estimator.start(done: 0, at: 100)
         let now = feed(&estimator, done: &done, rate: 500, from: 100, for: 20)
         let estimate = try XCTUnwrap(estimator.estimate(remaining: 10_000, at: now))
-        XCTAssertEqual(estimate.ratePerSecond, 500, accuracy: 0.001, "bias correction: a constant rate reads as itself at once")
+        XCTAssertEqual(
+            estimate.ratePerSecond, 500, accuracy: 0.001, "bias correction: a constant rate reads as itself at once")
         XCTAssertEqual(estimate.secondsRemaining, 20, accuracy: 0.01)
         XCTAssertEqual(estimate.basis, .observed)
     }
@@ -34,8 +38,9 @@ final class CompletionEstimatorTests: XCTestCase {
         var estimator = CompletionEstimator()
         estimator.start(done: 0, at: 0)
         XCTAssertTrue(estimator.observe(done: 200, at: 2))
-        XCTAssertEqual(try XCTUnwrap(estimator.observedRate), 100, accuracy: 0.001,
-                       "an EMA starting at 0 would read 30 after one observation")
+        XCTAssertEqual(
+            try XCTUnwrap(estimator.observedRate), 100, accuracy: 0.001,
+            "an EMA starting at 0 would read 30 after one observation")
     }
 
     func testRateChangeMovesTheEstimateTowardsTheNewRate() throws {
@@ -48,7 +53,8 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertLessThan(partway, 1000, "the drop shows after two observations")
         XCTAssertGreaterThan(partway, 250, "smoothed, not instantaneous")
         now = feed(&estimator, done: &done, rate: 250, from: now, for: 30)
-        XCTAssertEqual(try XCTUnwrap(estimator.observedRate), 250, accuracy: 5, "fifteen observations later it is the new rate")
+        XCTAssertEqual(
+            try XCTUnwrap(estimator.observedRate), 250, accuracy: 5, "fifteen observations later it is the new rate")
         let estimate = try XCTUnwrap(estimator.estimate(remaining: 2500, at: now))
         XCTAssertEqual(estimate.secondsRemaining, 10, accuracy: 0.3)
     }
@@ -72,8 +78,10 @@ final class CompletionEstimatorTests: XCTestCase {
         let estimate = try XCTUnwrap(estimator.estimate(remaining: 6000, at: now, bounds: bounds))
         XCTAssertEqual(estimate.ratePerSecond, 100, accuracy: 0.001)
         XCTAssertEqual(estimate.secondsRemaining, 60, accuracy: 0.001)
-        let slower = try XCTUnwrap(estimator.estimate(remaining: 6000, at: now,
-                                                      bounds: .init(pacingPerSecond: 1000, budgetPerSecond: 50)))
+        let slower = try XCTUnwrap(
+            estimator.estimate(
+                remaining: 6000, at: now,
+                bounds: .init(pacingPerSecond: 1000, budgetPerSecond: 50)))
         XCTAssertEqual(slower.ratePerSecond, 50, accuracy: 0.001, "the tighter of pacing and budget")
     }
 
@@ -83,7 +91,8 @@ final class CompletionEstimatorTests: XCTestCase {
         estimator.start(done: 0, at: 0)
         let now = feed(&estimator, done: &done, rate: 40, from: 0, for: 10)
         let estimate = try XCTUnwrap(estimator.estimate(remaining: 400, at: now, bounds: .init(pacingPerSecond: 100)))
-        XCTAssertEqual(estimate.ratePerSecond, 40, accuracy: 0.001, "senders slower than the pace: the pace does not help")
+        XCTAssertEqual(
+            estimate.ratePerSecond, 40, accuracy: 0.001, "senders slower than the pace: the pace does not help")
     }
 
     func testBeforeAnyObservationPacingAloneOrNothing() throws {
@@ -93,8 +102,9 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(paced.basis, .pacing)
         XCTAssertEqual(paced.secondsRemaining, 60, accuracy: 0.001)
         XCTAssertNil(estimator.estimate(remaining: 1200, at: 0), "unpaced, nothing observed: no guess")
-        XCTAssertNil(estimator.estimate(remaining: 1200, at: 0, bounds: .init(budgetPerSecond: 20)),
-                     "a budget is a ceiling, not a pace: alone it says nothing about the rate")
+        XCTAssertNil(
+            estimator.estimate(remaining: 1200, at: 0, bounds: .init(budgetPerSecond: 20)),
+            "a budget is a ceiling, not a pace: alone it says nothing about the rate")
     }
 
     func testZeroProgressGivesNoEstimate() {
@@ -103,8 +113,9 @@ final class CompletionEstimatorTests: XCTestCase {
         estimator.observe(done: 500, at: 2)
         estimator.observe(done: 500, at: 4)
         XCTAssertEqual(estimator.observedRate, 0)
-        XCTAssertNil(estimator.estimate(remaining: 100, at: 4, bounds: .init(pacingPerSecond: 10)),
-                     "stalled (an open breaker): no estimate rather than an infinite or paced one")
+        XCTAssertNil(
+            estimator.estimate(remaining: 100, at: 4, bounds: .init(pacingPerSecond: 10)),
+            "stalled (an open breaker): no estimate rather than an infinite or paced one")
     }
 
     func testFinishedGivesNoEstimate() {
@@ -130,8 +141,10 @@ final class CompletionEstimatorTests: XCTestCase {
         // Two shards on two nodes: 6,000 and 4,000 left, at 100/s and 150/s: together 10,000 at 250/s = 40 s.
         var status = PublishStatus(
             id: PublishJobID(rawValue: 1), instanceID: "i", publishID: "p", kind: .interests, state: .running,
-            counters: [.estimateRemaining: 10_000, .estimateRateMilli: 250_000,
-                       .targets: 5000],
+            counters: [
+                .estimateRemaining: 10_000, .estimateRateMilli: 250_000,
+                .targets: 5000,
+            ],
             targetsTotal: nil, summary: nil, attempts: 1, createdAt: now, startedAt: now, finishedAt: nil,
             delivered: 0, opened: 0)
         let estimate = try XCTUnwrap(PublishEstimate(status, now: now))
@@ -140,8 +153,9 @@ final class CompletionEstimatorTests: XCTestCase {
         XCTAssertEqual(estimate.members["estimateRatePerSecond"], .double(250))
         XCTAssertEqual(estimate.members["remainingTargets"], .int(10_000))
         status.counters[.estimateRateMilli] = 17
-        XCTAssertEqual(try XCTUnwrap(PublishEstimate(status, now: now)).members["estimateRatePerSecond"], .double(0.017),
-                       "a pace of one a minute is not rounded to 0")
+        XCTAssertEqual(
+            try XCTUnwrap(PublishEstimate(status, now: now)).members["estimateRatePerSecond"], .double(0.017),
+            "a pace of one a minute is not rounded to 0")
         status.cancelRequested = true
         XCTAssertNil(PublishEstimate(status, now: now), "being cancelled: no completion to expect")
         status.cancelRequested = false
@@ -153,13 +167,17 @@ final class CompletionEstimatorTests: XCTestCase {
     }
 
     func testRunQueuesTheEstimateAsCounterDifferencesAndZeroesThemWhenItStops() throws {
-        let job = PublishJob(instanceID: "i", publishID: "p", kind: .interests, targets: ["news"], payload: Data(),
-                             createdAt: Date())
+        let job = PublishJob(
+            instanceID: "i", publishID: "p", kind: .interests, targets: ["news"], payload: Data(),
+            createdAt: Date())
         // A resumed run: its claim's counters hold the estimate of the run before it.
-        let claimed = ClaimedJob(id: PublishJobID(rawValue: 7), job: job, cursor: 0,
-                                 counters: [.targets: 100, .estimateRemaining: 900,
-                                            .estimateRateMilli: 50_000], attempt: 2,
-                                 leaseExpiresAt: Date())
+        let claimed = ClaimedJob(
+            id: PublishJobID(rawValue: 7), job: job, cursor: 0,
+            counters: [
+                .targets: 100, .estimateRemaining: 900,
+                .estimateRateMilli: 50_000,
+            ], attempt: 2,
+            leaseExpiresAt: Date())
         let run = PublishRun(claimed: claimed)
         let bounds = CompletionEstimator.Bounds(pacingPerSecond: 25)
         let first = try XCTUnwrap(run.observeProgress(total: 1000, done: 100, bounds: bounds, at: 0))
@@ -183,8 +201,9 @@ final class CompletionEstimatorTests: XCTestCase {
         batch = run.drain()
         XCTAssertEqual(batch.counters[.estimateRemaining], -850)
         XCTAssertEqual(batch.counters[.estimateRateMilli], -25_000)
-        XCTAssertNil(run.observeProgress(total: 1000, done: 100, bounds: bounds, at: 10),
-                     "a run that stopped sending makes no estimate again")
+        XCTAssertNil(
+            run.observeProgress(total: 1000, done: 100, bounds: bounds, at: 10),
+            "a run that stopped sending makes no estimate again")
         XCTAssertNil(run.estimate)
     }
 }

@@ -8,13 +8,15 @@ final class AuditLogContract: StoreContract {
     let at = Date(millisecondsSince1970: 1_800_000_000_000)
 
     func key(_ id: String) -> APIKeyRecord {
-        APIKeyRecord(instanceID: instance, id: id, kind: .scoped, label: "backend", scopes: ["publish"],
-                     secretDigest: String(repeating: "ab", count: 32), createdAt: at)
+        APIKeyRecord(
+            instanceID: instance, id: id, kind: .scoped, label: "backend", scopes: ["publish"],
+            secretDigest: String(repeating: "ab", count: 32), createdAt: at)
     }
 
     func entry(_ action: String, _ target: String, instance: String? = nil, at: Date? = nil) -> AuditEntry {
-        AuditEntry(at: at ?? self.at, instanceID: instance ?? self.instance, actor: "psk-admin0001",
-                   source: "127.0.0.1", action: action, target: target, requestID: "req-\(action)-\(target)")
+        AuditEntry(
+            at: at ?? self.at, instanceID: instance ?? self.instance, actor: "psk-admin0001",
+            source: "127.0.0.1", action: action, target: target, requestID: "req-\(action)-\(target)")
     }
 
     @Test(arguments: ContractBackend.selected)
@@ -25,19 +27,23 @@ final class AuditLogContract: StoreContract {
         // A taken id stores nothing, so its entry is not written either.
         let duplicate = try await store.insertAPIKey(key("aaaaaaaaaaaa"), audit: entry("key.create", "again"))
         #expect(!duplicate)
-        let rolled = try await store.rollAPIKey(instanceID: instance, keyID: "aaaaaaaaaaaa", retireAt: at,
-                                                replacement: key("bbbbbbbbbbbb"),
-                                                audit: entry("key.roll", "aaaaaaaaaaaa"))
+        let rolled = try await store.rollAPIKey(
+            instanceID: instance, keyID: "aaaaaaaaaaaa", retireAt: at,
+            replacement: key("bbbbbbbbbbbb"),
+            audit: entry("key.roll", "aaaaaaaaaaaa"))
         #expect(rolled)
-        let rolledUnknown = try await store.rollAPIKey(instanceID: instance, keyID: "zzzzzzzzzzzz", retireAt: at,
-                                                       replacement: key("cccccccccccc"),
-                                                       audit: entry("key.roll", "zzzzzzzzzzzz"))
+        let rolledUnknown = try await store.rollAPIKey(
+            instanceID: instance, keyID: "zzzzzzzzzzzz", retireAt: at,
+            replacement: key("cccccccccccc"),
+            audit: entry("key.roll", "zzzzzzzzzzzz"))
         #expect(!rolledUnknown)
-        let revoked = try await store.revokeAPIKey(instanceID: instance, keyID: "bbbbbbbbbbbb", at: at,
-                                                   audit: entry("key.revoke", "bbbbbbbbbbbb"))
+        let revoked = try await store.revokeAPIKey(
+            instanceID: instance, keyID: "bbbbbbbbbbbb", at: at,
+            audit: entry("key.revoke", "bbbbbbbbbbbb"))
         #expect(revoked)
-        let revokedUnknown = try await store.revokeAPIKey(instanceID: instance, keyID: "zzzzzzzzzzzz", at: at,
-                                                          audit: entry("key.revoke", "zzzzzzzzzzzz"))
+        let revokedUnknown = try await store.revokeAPIKey(
+            instanceID: instance, keyID: "zzzzzzzzzzzz", at: at,
+            audit: entry("key.revoke", "zzzzzzzzzzzz"))
         #expect(!revokedUnknown)
         try await store.appendAudit(entry("key.create", "denied", instance: "other"))
         let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
@@ -73,24 +79,33 @@ final class AuditLogContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone(_ backend: ContractBackend) async throws {
+    func testAUserDeletionAndACancelWriteTheirEntryAndACancelOfNothingWritesNone(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let device = try await register(store, 1)
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
-        let removed = try await store.deleteUser(instanceID: instance, userID: "alice",
-                                                 audit: entry("user.delete", "alice"))
+        let removed = try await store.deleteUser(
+            instanceID: instance, userID: "alice",
+            audit: entry("user.delete", "alice"))
         #expect(removed == 1)
-        _ = try await store.enqueuePublish(PublishJob(
-            instanceID: instance, publishID: "later", kind: .interests, targets: ["news"], payload: Data("p".utf8),
-            createdAt: clock.now, notBefore: clock.now.addingTimeInterval(60)))
-        let cancelled = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
-                                                      audit: entry("publish.cancel", "later"))
-        guard case .cancelled? = cancelled else { Issue.record("expected .cancelled, got \(String(describing: cancelled))"); return }
-        let unknown = try await store.cancelPublish(instanceID: instance, publishID: "nothing", now: clock.now,
-                                                    audit: entry("publish.cancel", "nothing"))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "later", kind: .interests, targets: ["news"], payload: Data("p".utf8),
+                createdAt: clock.now, notBefore: clock.now.addingTimeInterval(60)))
+        let cancelled = try await store.cancelPublish(
+            instanceID: instance, publishID: "later", now: clock.now,
+            audit: entry("publish.cancel", "later"))
+        guard case .cancelled? = cancelled else {
+            Issue.record("expected .cancelled, got \(String(describing: cancelled))"); return
+        }
+        let unknown = try await store.cancelPublish(
+            instanceID: instance, publishID: "nothing", now: clock.now,
+            audit: entry("publish.cancel", "nothing"))
         #expect(unknown == nil)
-        let again = try await store.cancelPublish(instanceID: instance, publishID: "later", now: clock.now,
-                                                  audit: entry("publish.cancel", "again"))
+        let again = try await store.cancelPublish(
+            instanceID: instance, publishID: "later", now: clock.now,
+            audit: entry("publish.cancel", "again"))
         guard case .alreadyEnded? = again else { Issue.record("expected .alreadyEnded"); return }
         let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
         #expect(entries.map(\.target) == ["alice", "later"])
@@ -123,10 +138,11 @@ final class AuditLogContract: StoreContract {
             try Test.cancel("\(backend) has no bulk import (DeviceTransfer)")
         }
         func record(_ token: String) -> DeviceRecord {
-            DeviceRecord(device: Device(
-                id: "", instanceID: instance, platform: .apns, token: token, environment: .production,
-                environmentDeclared: false, bundleID: nil, metadata: "{}", userID: nil, createdAt: at,
-                lastRegisteredAt: at, lastResult: nil, invalidatedAt: nil), interests: [])
+            DeviceRecord(
+                device: Device(
+                    id: "", instanceID: instance, platform: .apns, token: token, environment: .production,
+                    environmentDeclared: false, bundleID: nil, metadata: "{}", userID: nil, createdAt: at,
+                    lastRegisteredAt: at, lastResult: nil, invalidatedAt: nil), interests: [])
         }
         let base = entry("devices.import", instance)
         let audit: @Sendable ([DeviceImportOutcome]) -> AuditEntry = { outcomes in
@@ -134,11 +150,13 @@ final class AuditLogContract: StoreContract {
             made.outcome = "created \(outcomes.filter { $0 == .created }.count)"
             return made
         }
-        let dry = try await transfer.importDevices([record("aa01")], into: instance, caps: .unlimited, dryRun: true,
-                                                   audit: audit)
+        let dry = try await transfer.importDevices(
+            [record("aa01")], into: instance, caps: .unlimited, dryRun: true,
+            audit: audit)
         #expect(dry == [.created])
-        let written = try await transfer.importDevices([record("aa01"), record("aa02")], into: instance,
-                                                       caps: .unlimited, dryRun: false, audit: audit)
+        let written = try await transfer.importDevices(
+            [record("aa01"), record("aa02")], into: instance,
+            caps: .unlimited, dryRun: false, audit: audit)
         #expect(written == [.created, .created])
         let entries = try await store.auditEntries(instanceID: instance, after: 0, limit: 100)
         #expect(entries.map(\.outcome) == ["created 2"], "the entry counts the batch's outcomes; a dry run writes none")

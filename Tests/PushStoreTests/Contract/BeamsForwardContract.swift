@@ -14,14 +14,17 @@ final class BeamsForwardContract: StoreContract {
     }
 
     private func job(_ publishID: String, body: String = #"{"interests":["a"]}"#) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: publishID, kind: .interests, targets: ["a"], payload: Data(),
-                   createdAt: clock.now,
-                   beamsForward: BeamsForward(instanceID: instance, kind: .publishInterests, key: publishID,
-                                              body: Data(body.utf8)))
+        PublishJob(
+            instanceID: instance, publishID: publishID, kind: .interests, targets: ["a"], payload: Data(),
+            createdAt: clock.now,
+            beamsForward: BeamsForward(
+                instanceID: instance, kind: .publishInterests, key: publishID,
+                body: Data(body.utf8)))
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds(_ backend: ContractBackend) async throws {
+    func testAPublishForwardCommitsWithItsJobAndIsClaimedOnceUntilItsLeaseEnds(_ backend: ContractBackend) async throws
+    {
         let store = try await openStore(backend)
         guard let queue = queue(store, on: backend) else { return try await store.close() }
         _ = try await store.enqueuePublish(job("p1", body: #"{"interests":["a"],"apns":{}}"#))
@@ -29,8 +32,12 @@ final class BeamsForwardContract: StoreContract {
         #expect(record?.state == .pending)
         #expect(record?.attempts == 0)
         let due = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
-        #expect(due.map(\.forward) == [BeamsForward(instanceID: instance, kind: .publishInterests, key: "p1",
-                                                         body: Data(#"{"interests":["a"],"apns":{}}"#.utf8))])
+        #expect(
+            due.map(\.forward) == [
+                BeamsForward(
+                    instanceID: instance, kind: .publishInterests, key: "p1",
+                    body: Data(#"{"interests":["a"],"apns":{}}"#.utf8))
+            ])
         let claimedAgain = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
         #expect(claimedAgain == [], "hidden while leased")
         let next = try await queue.nextBeamsForwardDue()
@@ -40,8 +47,11 @@ final class BeamsForwardContract: StoreContract {
         #expect(afterLease.map(\.id) == due.map(\.id), "an unrecorded attempt is made again")
         try await queue.markBeamsForward(due[0].id, outcome: .delivered(upstreamID: "pubid-upstream"), now: clock.now)
         let delivered = try await queue.beamsForward(instanceID: instance, publishID: "p1")
-        #expect(delivered == BeamsForwardRecord(state: .delivered, attempts: 1, upstreamID: "pubid-upstream",
-                                                     lastError: nil, createdAt: delivered!.createdAt, finishedAt: clock.now))
+        #expect(
+            delivered
+                == BeamsForwardRecord(
+                    state: .delivered, attempts: 1, upstreamID: "pubid-upstream",
+                    lastError: nil, createdAt: delivered!.createdAt, finishedAt: clock.now))
         let none = try await queue.nextBeamsForwardDue()
         #expect(none == nil)
         await #expect(throws: PushStoreError.notFound) {
@@ -51,15 +61,19 @@ final class BeamsForwardContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone(_ backend: ContractBackend) async throws {
+    func testADuplicatePublishQueuesNoSecondForwardAndAPublishWithoutOneQueuesNone(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         guard let queue = queue(store, on: backend) else { return try await store.close() }
         _ = try await store.enqueuePublish(job("p1"))
         await #expect(throws: PushStoreError.duplicatePublish(publishID: "p1")) {
             _ = try await store.enqueuePublish(self.job("p1", body: "second"))
         }
-        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "p2", kind: .interests,
-                                                      targets: ["a"], payload: Data(), createdAt: clock.now))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "p2", kind: .interests,
+                targets: ["a"], payload: Data(), createdAt: clock.now))
         let due = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
         #expect(due.map(\.forward.key) == ["p1"])
         #expect(due.first?.forward.body == Data(#"{"interests":["a"]}"#.utf8))
@@ -79,14 +93,16 @@ final class BeamsForwardContract: StoreContract {
         var due = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
         #expect(due.map(\.forward) == [retire])
         #expect(due.first?.attempts == 0)
-        try await queue.markBeamsForward(due[0].id, outcome: .retry(at: clock.now.addingTimeInterval(5), error: "HTTP 503"),
-                                         now: clock.now)
+        try await queue.markBeamsForward(
+            due[0].id, outcome: .retry(at: clock.now.addingTimeInterval(5), error: "HTTP 503"),
+            now: clock.now)
         let next = try await queue.nextBeamsForwardDue()
         #expect(next == clock.now.addingTimeInterval(5))
         clock.advance(5)
         due = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
         #expect(due.first?.attempts == 1)
-        try await queue.markBeamsForward(due[0].id, outcome: .deferred(until: clock.now.addingTimeInterval(1)), now: clock.now)
+        try await queue.markBeamsForward(
+            due[0].id, outcome: .deferred(until: clock.now.addingTimeInterval(1)), now: clock.now)
         clock.advance(1)
         due = try await queue.dueBeamsForwards(now: clock.now, limit: 10, leaseDuration: .seconds(60))
         #expect(due.first?.attempts == 1, "a deferral spends no attempt")

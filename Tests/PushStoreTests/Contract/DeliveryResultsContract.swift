@@ -4,14 +4,17 @@ import Testing
 
 final class DeliveryResultsContract: StoreContract {
     func ref(_ store: any PushStorage, _ device: Device) async throws -> Int64 {
-        let job = PublishJob(instanceID: instance, publishID: "p", kind: .users, targets: [device.userID!], payload: Data(), createdAt: clock.now)
+        let job = PublishJob(
+            instanceID: instance, publishID: "p", kind: .users, targets: [device.userID!], payload: Data(),
+            createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
         return try #require(page.targets.first { $0.deviceID == device.id }).ref
     }
 
     func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
         let device = try await register(store, n)
-        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
         let withUser = try await store.device(instanceID: instance, id: device.id)!
         return (withUser, try await ref(store, withUser))
     }
@@ -23,8 +26,9 @@ final class DeliveryResultsContract: StoreContract {
         let registeredAt = device.lastRegisteredAt
         clock.advance(5)
         try await store.recordDeviceResults([
-            DeviceResult(device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                         effect: .unregistered(since: registeredAt.addingTimeInterval(-1)))
+            DeviceResult(
+                device: ref, status: 410, reason: "Unregistered", at: clock.now,
+                effect: .unregistered(since: registeredAt.addingTimeInterval(-1)))
         ])
         var stored = try await store.device(instanceID: instance, id: device.id)!
         #expect(stored.invalidatedAt == nil, "a token re-registered after APNs' timestamp stays valid")
@@ -32,7 +36,9 @@ final class DeliveryResultsContract: StoreContract {
 
         // Same instant as the registration: still not later, still valid.
         try await store.recordDeviceResults([
-            DeviceResult(device: ref, status: 410, reason: "Unregistered", at: clock.now, effect: .unregistered(since: registeredAt))
+            DeviceResult(
+                device: ref, status: 410, reason: "Unregistered", at: clock.now,
+                effect: .unregistered(since: registeredAt))
         ])
         stored = try await store.device(instanceID: instance, id: device.id)!
         #expect(stored.invalidatedAt == nil)
@@ -40,13 +46,16 @@ final class DeliveryResultsContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testUnregisteredLaterThanLastRegistrationInvalidatesUntilReRegistration(_ backend: ContractBackend) async throws {
+    func testUnregisteredLaterThanLastRegistrationInvalidatesUntilReRegistration(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         try await store.recordDeviceResults([
-            DeviceResult(device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                         effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(1)))
+            DeviceResult(
+                device: ref, status: 410, reason: "Unregistered", at: clock.now,
+                effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(1)))
         ])
         let invalidated = try await store.device(instanceID: instance, id: device.id)!
         #expect(invalidated.invalidatedAt == clock.now)
@@ -103,16 +112,23 @@ final class DeliveryResultsContract: StoreContract {
     func testReportingEventsCountOncePerDeviceAndKind(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         let events = [
-            ReportingEvent(instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .delivery, at: clock.now),
-            ReportingEvent(instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .delivery, at: clock.now),
-            ReportingEvent(instanceID: instance, publishID: "p1", deviceID: "d2", userID: "u", kind: .delivery, at: clock.now),
-            ReportingEvent(instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .open, at: clock.now),
-            ReportingEvent(instanceID: instance, publishID: "p2", deviceID: "d1", userID: nil, kind: .open, at: clock.now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .delivery, at: clock.now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .delivery, at: clock.now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p1", deviceID: "d2", userID: "u", kind: .delivery, at: clock.now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p1", deviceID: "d1", userID: nil, kind: .open, at: clock.now),
+            ReportingEvent(
+                instanceID: instance, publishID: "p2", deviceID: "d1", userID: nil, kind: .open, at: clock.now),
         ]
         let recorded = try await store.recordEvents(events)
         #expect(recorded == 4)
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "p1", kind: .interests, targets: ["a"], payload: Data(), createdAt: clock.now))
+            PublishJob(
+                instanceID: instance, publishID: "p1", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: clock.now))
         let status = try await store.publishStatus(instanceID: instance, publishID: "p1")
         #expect(status?.delivered == 2)
         #expect(status?.opened == 1)

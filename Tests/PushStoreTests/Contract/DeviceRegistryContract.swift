@@ -36,7 +36,8 @@ final class DeviceRegistryContract: StoreContract {
             #expect("89ab".contains(Array(uuid)[19]), Comment(rawValue: id))
         }
         let prefix = String(ids[0].dropFirst(5).prefix(8) + ids[0].dropFirst(5).dropFirst(9).prefix(4))
-        #expect(UInt64(prefix, radix: 16) == UInt64(Date(millisecondsSince1970: 1_700_000_000_000).millisecondsSince1970))
+        #expect(
+            UInt64(prefix, radix: 16) == UInt64(Date(millisecondsSince1970: 1_700_000_000_000).millisecondsSince1970))
         try await store.close()
     }
 
@@ -46,11 +47,13 @@ final class DeviceRegistryContract: StoreContract {
         let first = try await register(store, 1)
         let value1 = try await store.setInterests(instanceID: instance, deviceID: first.id, interests: ["b", "a"])
         #expect(value1)
-        let value2 = try await store.setUser(instanceID: instance, deviceID: first.id, userID: "u1", maxDevicesPerUser: 100)
+        let value2 = try await store.setUser(
+            instanceID: instance, deviceID: first.id, userID: "u1", maxDevicesPerUser: 100)
         #expect(value2 == .ok)
         clock.advance(60)
         let again = try await store.registerDevice(
-            DeviceRegistration(instanceID: instance, token: token(1), bundleID: "com.example.other", metadata: #"{"v":2}"#))
+            DeviceRegistration(
+                instanceID: instance, token: token(1), bundleID: "com.example.other", metadata: #"{"v":2}"#))
         #expect(!again.created)
         #expect(again.device.id == first.id)
         #expect(again.interests == ["a", "b"])
@@ -118,8 +121,11 @@ final class DeviceRegistryContract: StoreContract {
         let elsewhere = try await store.deviceRef(instanceID: "another-instance", id: device.id)
         #expect(elsewhere == nil, "a device id of one instance names nothing in another")
         clock.advance(1)
-        try await store.recordDeviceResults([DeviceResult(device: unwrapped, status: 400, reason: "BadDeviceToken",
-                                                          at: clock.now, effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(
+                device: unwrapped, status: 400, reason: "BadDeviceToken",
+                at: clock.now, effect: .badToken)
+        ])
         let after = try await store.device(instanceID: instance, id: device.id)
         #expect(after?.lastResult?.reason == "BadDeviceToken")
         #expect(after?.invalidatedAt != nil, "the ref is the key results are recorded under")
@@ -167,11 +173,13 @@ final class DeviceRegistryContract: StoreContract {
     func testUpdateTokenKeepsDeviceInterestsAndUserAndRevalidates(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         let device = try await store.registerDevice(
-            DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old")).device
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old")
+        ).device
         _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["news"])
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u", maxDevicesPerUser: 100)
         clock.advance(30)
-        let updated = try await store.updateToken(instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
+        let updated = try await store.updateToken(
+            instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
         #expect(updated)
         let stored = try await store.device(instanceID: instance, id: device.id)
         #expect(stored?.token == "fcm-new")
@@ -184,9 +192,11 @@ final class DeviceRegistryContract: StoreContract {
         let count = try await store.subscriberCount(instanceID: instance, interest: "news")
         #expect(count == 1)
         // The old token registers as a new device now; the same token again is a no-op that still succeeds.
-        let again = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old"))
+        let again = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "fcm-old"))
         #expect(again.created)
-        let same = try await store.updateToken(instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
+        let same = try await store.updateToken(
+            instanceID: instance, deviceID: device.id, platform: .fcm, token: "fcm-new")
         #expect(same)
         try await store.close()
     }
@@ -194,15 +204,23 @@ final class DeviceRegistryContract: StoreContract {
     @Test(arguments: ContractBackend.selected)
     func testUpdateTokenDeletesTheOtherDeviceHoldingTheToken(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
-        let old = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-1")).device
-        let reinstalled = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-2")).device
+        let old = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-1"))
+            .device
+        let reinstalled = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "t-2")
+        ).device
         _ = try await store.setInterests(instanceID: instance, deviceID: reinstalled.id, interests: ["only-other"])
         // The same user on both (a phone reinstalled and restored): the move is allowed.
         _ = try await store.setUser(instanceID: instance, deviceID: old.id, userID: "u2", maxDevicesPerUser: 100)
-        _ = try await store.setUser(instanceID: instance, deviceID: reinstalled.id, userID: "u2", maxDevicesPerUser: 100)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: reinstalled.id, userID: "u2", maxDevicesPerUser: 100)
         // Same token on another platform and in another instance: not touched.
-        let apns = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .apns, token: "t-2")).device
-        let elsewhere = try await store.registerDevice(DeviceRegistration(instanceID: "other-instance", platform: .fcm, token: "t-2")).device
+        let apns = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .apns, token: "t-2")
+        ).device
+        let elsewhere = try await store.registerDevice(
+            DeviceRegistration(instanceID: "other-instance", platform: .fcm, token: "t-2")
+        ).device
         let updated = try await store.updateToken(instanceID: instance, deviceID: old.id, platform: .fcm, token: "t-2")
         #expect(updated)
         let gone = try await store.device(instanceID: instance, id: reinstalled.id)
@@ -227,15 +245,24 @@ final class DeviceRegistryContract: StoreContract {
     @Test(arguments: ContractBackend.selected)
     func testUpdateTokenRefusesATokenOfALiveDeviceBoundToAnotherUser(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
-        let victim = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "victim")).device
+        let victim = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "victim")
+        ).device
         _ = try await store.setInterests(instanceID: instance, deviceID: victim.id, interests: ["private"])
-        _ = try await store.setUser(instanceID: instance, deviceID: victim.id, userID: "victim-user", maxDevicesPerUser: 100)
-        let attacker = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-1")).device
-        let anonymous = try await store.registerDevice(DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-2")).device
-        _ = try await store.setUser(instanceID: instance, deviceID: attacker.id, userID: "attacker-user", maxDevicesPerUser: 100)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: victim.id, userID: "victim-user", maxDevicesPerUser: 100)
+        let attacker = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-1")
+        ).device
+        let anonymous = try await store.registerDevice(
+            DeviceRegistration(instanceID: instance, platform: .fcm, token: "a-2")
+        ).device
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: attacker.id, userID: "attacker-user", maxDevicesPerUser: 100)
         for thief in [attacker, anonymous] {
             do {
-                _ = try await store.updateToken(instanceID: instance, deviceID: thief.id, platform: .fcm, token: "victim")
+                _ = try await store.updateToken(
+                    instanceID: instance, deviceID: thief.id, platform: .fcm, token: "victim")
                 Issue.record("the token of a device bound to another user must not move")
             } catch PushStoreError.tokenHeldByAnotherUser {}
             let kept = try await store.device(instanceID: instance, id: thief.id)
@@ -247,14 +274,18 @@ final class DeviceRegistryContract: StoreContract {
         let followers = try await store.subscriberCount(instanceID: instance, interest: "private")
         #expect(followers == 1)
         // Once the provider invalidated the victim's device, the token is free to move.
-        let job = PublishJob(instanceID: instance, publishID: "p", kind: .users, targets: ["victim-user"], payload: Data(),
-                             createdAt: clock.now)
+        let job = PublishJob(
+            instanceID: instance, publishID: "p", kind: .users, targets: ["victim-user"], payload: Data(),
+            createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
         let target = try #require(page.targets.first)
         clock.advance(1)
-        try await store.recordDeviceResults([DeviceResult(
-            device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
-        let moved = try await store.updateToken(instanceID: instance, deviceID: attacker.id, platform: .fcm, token: "victim")
+        try await store.recordDeviceResults([
+            DeviceResult(
+                device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)
+        ])
+        let moved = try await store.updateToken(
+            instanceID: instance, deviceID: attacker.id, platform: .fcm, token: "victim")
         #expect(moved)
         let gone = try await store.device(instanceID: instance, id: victim.id)
         #expect(gone == nil)
@@ -264,12 +295,15 @@ final class DeviceRegistryContract: StoreContract {
     @Test(arguments: ContractBackend.selected)
     func testUpdateTokenReportsUnknownDeviceOrWrongPlatform(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
-        let missing = try await store.updateToken(instanceID: instance, deviceID: "fcm-missing", platform: .fcm, token: "x")
+        let missing = try await store.updateToken(
+            instanceID: instance, deviceID: "fcm-missing", platform: .fcm, token: "x")
         #expect(!missing)
         let apns = try await register(store, 1)
-        let wrongPlatform = try await store.updateToken(instanceID: instance, deviceID: apns.id, platform: .fcm, token: "x")
+        let wrongPlatform = try await store.updateToken(
+            instanceID: instance, deviceID: apns.id, platform: .fcm, token: "x")
         #expect(!wrongPlatform)
-        let otherInstance = try await store.updateToken(instanceID: "other-instance", deviceID: apns.id, platform: .apns, token: token(2))
+        let otherInstance = try await store.updateToken(
+            instanceID: "other-instance", deviceID: apns.id, platform: .apns, token: token(2))
         #expect(!otherInstance)
         let unchanged = try await store.device(instanceID: instance, id: apns.id)
         #expect(unchanged?.token == token(1))
@@ -306,7 +340,8 @@ final class DeviceRegistryContract: StoreContract {
         #expect(value17)
         var page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 100, cursor: nil)
         #expect(page?.interests == ["a"])
-        let value18 = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["z", "y", "z"])
+        let value18 = try await store.setInterests(
+            instanceID: instance, deviceID: device.id, interests: ["z", "y", "z"])
         #expect(value18)
         page = try await store.interests(instanceID: instance, deviceID: device.id, limit: 100, cursor: nil)
         #expect(page?.interests == ["y", "z"])
@@ -352,13 +387,15 @@ final class DeviceRegistryContract: StoreContract {
         #expect(value20 == .ok)
         let value21 = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "u", maxDevicesPerUser: 2)
         #expect(value21 == .ok)
-        let result1 = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "other", maxDevicesPerUser: 2)
+        let result1 = try await store.setUser(
+            instanceID: instance, deviceID: a.id, userID: "other", maxDevicesPerUser: 2)
         #expect(result1 == .differentUserAlreadySet)
         let value22 = try await store.setUser(instanceID: instance, deviceID: b.id, userID: "u", maxDevicesPerUser: 2)
         #expect(value22 == .ok)
         let result2 = try await store.setUser(instanceID: instance, deviceID: c.id, userID: "u", maxDevicesPerUser: 2)
         #expect(result2 == .userHasTooManyDevices)
-        let result3 = try await store.setUser(instanceID: instance, deviceID: "apns-missing", userID: "u", maxDevicesPerUser: 2)
+        let result3 = try await store.setUser(
+            instanceID: instance, deviceID: "apns-missing", userID: "u", maxDevicesPerUser: 2)
         #expect(result3 == .deviceNotFound)
         let value23 = try await store.devices(instanceID: instance, userID: "u").map(\.id)
         #expect(value23 == [a.id, b.id])

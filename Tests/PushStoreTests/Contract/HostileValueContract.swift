@@ -11,17 +11,22 @@ final class HostileValueContract: StoreContract {
     func testReportingEventDatedFarPastInt64MillisecondsIsStored(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         let events = [
-            ReportingEvent(instanceID: instance, publishID: "p", deviceID: "d1", userID: nil, kind: .delivery,
-                           at: Date(timeIntervalSince1970: 1e16)),
-            ReportingEvent(instanceID: instance, publishID: "p", deviceID: "d2", userID: "u", kind: .open,
-                           at: Date(timeIntervalSince1970: -1e300)),
-            ReportingEvent(instanceID: instance, publishID: "p", deviceID: "d3", userID: nil, kind: .open,
-                           at: Date(timeIntervalSince1970: .nan)),
+            ReportingEvent(
+                instanceID: instance, publishID: "p", deviceID: "d1", userID: nil, kind: .delivery,
+                at: Date(timeIntervalSince1970: 1e16)),
+            ReportingEvent(
+                instanceID: instance, publishID: "p", deviceID: "d2", userID: "u", kind: .open,
+                at: Date(timeIntervalSince1970: -1e300)),
+            ReportingEvent(
+                instanceID: instance, publishID: "p", deviceID: "d3", userID: nil, kind: .open,
+                at: Date(timeIntervalSince1970: .nan)),
         ]
         let recorded = try await store.recordEvents(events)
         #expect(recorded == 3)
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["a"], payload: Data(), createdAt: clock.now))
+            PublishJob(
+                instanceID: instance, publishID: "p", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: clock.now))
         let status = try await store.publishStatus(instanceID: instance, publishID: "p")
         #expect(status?.delivered == 1)
         #expect(status?.opened == 2)
@@ -34,12 +39,15 @@ final class HostileValueContract: StoreContract {
         let device = try await register(store, 1)
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u", maxDevicesPerUser: 10)
         let page = try await store.targets(
-            for: PublishJob(instanceID: instance, publishID: "x", kind: .users, targets: ["u"], payload: Data(), createdAt: clock.now),
+            for: PublishJob(
+                instanceID: instance, publishID: "x", kind: .users, targets: ["u"], payload: Data(),
+                createdAt: clock.now),
             after: 0, limit: 10)
         let key = try #require(page.targets.first?.ref)
         try await store.recordDeviceResults([
-            DeviceResult(device: key, status: 410, reason: "Unregistered", at: clock.now,
-                         effect: .unregistered(since: Date(timeIntervalSince1970: .infinity))),
+            DeviceResult(
+                device: key, status: 410, reason: "Unregistered", at: clock.now,
+                effect: .unregistered(since: Date(timeIntervalSince1970: .infinity)))
         ])
         let stored = try await store.device(instanceID: instance, id: device.id)
         #expect(stored?.lastResult?.status == 410)
@@ -63,7 +71,9 @@ final class HostileValueContract: StoreContract {
         let store = try await openStore(backend)
         let forever = Duration.seconds(Int64.max)
         let id = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["a"], payload: Data(), createdAt: clock.now))
+            PublishJob(
+                instanceID: instance, publishID: "p", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: clock.now))
         let claimed = try await store.claimJob(workerID: "w1", leaseDuration: forever, now: clock.now)
         #expect(claimed?.id == id)
         try await store.renewLease(id, workerID: "w1", leaseDuration: forever, now: clock.now)
@@ -73,7 +83,8 @@ final class HostileValueContract: StoreContract {
         _ = try await store.enqueueWebhook(WebhookRequest(url: "http://127.0.0.1:1/", body: Data()), now: clock.now)
         let due = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: forever)
         #expect(due.count == 1)
-        let again = try await store.dueWebhooks(now: clock.now.addingTimeInterval(1e9), limit: 10, leaseDuration: .seconds(1))
+        let again = try await store.dueWebhooks(
+            now: clock.now.addingTimeInterval(1e9), limit: 10, leaseDuration: .seconds(1))
         #expect(again == [], "hidden until the end of time")
         try await store.close()
     }

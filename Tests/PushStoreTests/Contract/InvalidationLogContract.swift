@@ -5,9 +5,11 @@ import Testing
 final class InvalidationLogContract: StoreContract {
     func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
         let device = try await register(store, n)
-        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
-        let job = PublishJob(instanceID: instance, publishID: "p\(n)", kind: .users, targets: ["user-\(n)"], payload: Data(),
-                             createdAt: clock.now)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
+        let job = PublishJob(
+            instanceID: instance, publishID: "p\(n)", kind: .users, targets: ["user-\(n)"], payload: Data(),
+            createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
         let ref = try #require(page.targets.first { $0.deviceID == device.id }).ref
         return (try await store.device(instanceID: instance, id: device.id)!, ref)
@@ -19,8 +21,9 @@ final class InvalidationLogContract: StoreContract {
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         let since = device.lastRegisteredAt.addingTimeInterval(2)
-        let dead = DeviceResult(device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                                effect: .unregistered(since: since))
+        let dead = DeviceResult(
+            device: ref, status: 410, reason: "Unregistered", at: clock.now,
+            effect: .unregistered(since: since))
         try await store.recordDeviceResults([dead])
         // The same answer again (a resumed publish) invalidates nothing new: logged once.
         try await store.recordDeviceResults([dead])
@@ -50,8 +53,9 @@ final class InvalidationLogContract: StoreContract {
         clock.advance(5)
         // APNs' timestamp before the last registration: the device stays valid.
         try await store.recordDeviceResults([
-            DeviceResult(device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                         effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(-1))),
+            DeviceResult(
+                device: ref, status: 410, reason: "Unregistered", at: clock.now,
+                effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(-1))),
             DeviceResult(device: ref, status: 200, at: clock.now),
         ])
         let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
@@ -86,12 +90,15 @@ final class InvalidationLogContract: StoreContract {
         var refs: [Int64] = []
         for n in 1...4 { refs.append(try await registeredWithRef(store, n).1) }
         clock.advance(5)
-        try await store.recordDeviceResults([DeviceResult(device: refs[0], status: 400, at: clock.now, effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(device: refs[0], status: 400, at: clock.now, effect: .badToken)
+        ])
         let cutoff = clock.now.addingTimeInterval(1)
         clock.advance(10)
-        try await store.recordDeviceResults(refs[1...].map {
-            DeviceResult(device: $0, status: 400, at: clock.now, effect: .badToken)
-        })
+        try await store.recordDeviceResults(
+            refs[1...].map {
+                DeviceResult(device: $0, status: 400, at: clock.now, effect: .badToken)
+            })
         let all = try await store.invalidations(instanceID: instance, after: 0, limit: 10)
         #expect(all.count == 4)
         let purged = try await store.purgeInvalidations(before: cutoff, keepPerInstance: 2, limit: 100)

@@ -63,7 +63,8 @@ final class ProviderTokensContract: StoreContract {
             for n in 0..<16 {
                 group.addTask {
                     try await store.swapProviderToken(
-                        teamID: "T", keyID: "K", expectedJWT: nil, new: ProviderTokenRecord(jwt: "n\(n)", issuedAt: Int64(n)))
+                        teamID: "T", keyID: "K", expectedJWT: nil,
+                        new: ProviderTokenRecord(jwt: "n\(n)", issuedAt: Int64(n)))
                 }
             }
             return try await group.reduce(into: [ProviderTokenRecord]()) { $0.append($1) }

@@ -134,7 +134,8 @@ final class PublishQueueContract: StoreContract {
         let id = try await store.enqueuePublish(publish("p1"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
         await #expect(throws: PushStoreError.leaseLost(id)) {
-            try await store.checkpoint(id, workerID: "w2", cursor: 5, counters: [.accepted(.apns): 1], deviceResults: [])
+            try await store.checkpoint(
+                id, workerID: "w2", cursor: 5, counters: [.accepted(.apns): 1], deviceResults: [])
         }
         await #expect(throws: PushStoreError.leaseLost(id)) {
             try await store.renewLease(id, workerID: "w2", leaseDuration: self.lease, now: self.clock.now)
@@ -144,10 +145,12 @@ final class PublishQueueContract: StoreContract {
         let takeover = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
         #expect(takeover?.attempt == 2)
         await #expect(throws: PushStoreError.leaseLost(id)) {
-            try await store.finishJob(id, workerID: "w1", state: .finished, targetsTotal: 0, summary: nil, now: self.clock.now)
+            try await store.finishJob(
+                id, workerID: "w1", state: .finished, targetsTotal: 0, summary: nil, now: self.clock.now)
         }
         try await store.renewLease(id, workerID: "w2", leaseDuration: lease, now: clock.now)
-        try await store.finishJob(id, workerID: "w2", state: .finished, targetsTotal: 0, summary: "done", now: clock.now)
+        try await store.finishJob(
+            id, workerID: "w2", state: .finished, targetsTotal: 0, summary: "done", now: clock.now)
         await #expect(throws: PushStoreError.leaseLost(id)) {
             try await store.checkpoint(id, workerID: "w2", cursor: 9, counters: [:], deviceResults: [])
         }
@@ -174,11 +177,13 @@ final class PublishQueueContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testAnsweredTargetsAboveTheCursorAreRememberedUntilTheCursorPassesThem(_ backend: ContractBackend) async throws {
+    func testAnsweredTargetsAboveTheCursorAreRememberedUntilTheCursorPassesThem(_ backend: ContractBackend) async throws
+    {
         let store = try await openStore(backend)
         let id = try await store.enqueuePublish(publish("p1"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(id, workerID: "w1", cursor: 3, counters: [:], deviceResults: [], answered: [2, 5, 9])
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: 3, counters: [:], deviceResults: [], answered: [2, 5, 9])
         var answered = try await store.answeredTargets(id)
         #expect(answered == [5, 9], "refs at or below the cursor need no memory")
         try await store.checkpoint(id, workerID: "w1", cursor: 6, counters: [:], deviceResults: [], answered: [12])
@@ -206,9 +211,14 @@ final class PublishQueueContract: StoreContract {
         let target = try await store.targets(for: claimed.job, after: claimed.cursor, limit: 10).targets[0]
         clock.advance(1)
         try await store.checkpoint(
-            id, workerID: "w1", cursor: 10, counters: [.accepted(.apns): 3, .failed(.apns, reason: "BadDeviceToken"): 1],
-            deviceResults: [DeviceResult(device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
-        try await store.checkpoint(id, workerID: "w1", cursor: 4, counters: [.accepted(.apns): 2, .environmentRetries: 0], deviceResults: [])
+            id, workerID: "w1", cursor: 10,
+            counters: [.accepted(.apns): 3, .failed(.apns, reason: "BadDeviceToken"): 1],
+            deviceResults: [
+                DeviceResult(
+                    device: target.ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)
+            ])
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: 4, counters: [.accepted(.apns): 2, .environmentRetries: 0], deviceResults: [])
         clock.advance(31)
         let resumed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
         #expect(resumed?.cursor == 10)
@@ -230,7 +240,8 @@ final class PublishQueueContract: StoreContract {
         let id = try await store.enqueuePublish(publish("p1", targets: ["a", "b"]))
         let claimed = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)!
         let page = try await store.targets(for: claimed.job, after: claimed.cursor, limit: 10)
-        try await store.checkpoint(id, workerID: "w1", cursor: page.cursor, counters: [.accepted(.apns): 10], deviceResults: [])
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: page.cursor, counters: [.accepted(.apns): 10], deviceResults: [])
         // Worker w1 dies here: the store goes away without finishing the job.
         try await store.close()
 
@@ -253,7 +264,8 @@ final class PublishQueueContract: StoreContract {
             if next.isLast { break }
         }
         #expect(page.targets.map(\.token) + rest == expected, "resumed without skipping or repeating a device")
-        try await store.checkpoint(id, workerID: "w2", cursor: cursor, counters: [.accepted(.apns): 15], deviceResults: [])
+        try await store.checkpoint(
+            id, workerID: "w2", cursor: cursor, counters: [.accepted(.apns): 15], deviceResults: [])
         try await store.finishJob(id, workerID: "w2", state: .finished, targetsTotal: 25, summary: nil, now: clock.now)
         let status = try await store.publishStatus(instanceID: instance, publishID: "p1")
         #expect(status?.state == .finished)

@@ -6,8 +6,9 @@ import Testing
 /// transaction, per instance and UTC day, a refused publish storing nothing.
 final class QuotaContract: StoreContract {
     private func quotaPublish(_ id: String, quota: Int?, instanceID: String? = nil) -> PublishJob {
-        PublishJob(instanceID: instanceID ?? instance, publishID: id, kind: .interests, targets: ["news"],
-                   payload: Data("payload-\(id)".utf8), createdAt: clock.now, dailyPublishQuota: quota)
+        PublishJob(
+            instanceID: instanceID ?? instance, publishID: id, kind: .interests, targets: ["news"],
+            payload: Data("payload-\(id)".utf8), createdAt: clock.now, dailyPublishQuota: quota)
     }
 
     private func usage(_ store: any PushStorage, _ instanceID: String? = nil) async throws -> QuotaUsage {
@@ -16,7 +17,9 @@ final class QuotaContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC(_ backend: ContractBackend) async throws {
+    func testTheDailyQuotaRefusesThePublishPastItStoringNothingAndResetsAtMidnightUTC(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         // The test clock stands at 22:13:20 UTC.
         for n in 1...3 { _ = try await store.enqueuePublish(quotaPublish("p\(n)", quota: 3)) }

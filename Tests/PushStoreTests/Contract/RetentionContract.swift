@@ -7,15 +7,19 @@ final class RetentionContract: StoreContract {
     func testDevicesNobodyDeliveredToExpireWhenTheyHaveNotRegisteredAgain(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         let start = clock.now
-        let never = try await register(store, 1), delivered = try await register(store, 2)
-        let failed = try await register(store, 3), returning = try await register(store, 5)
+        let never = try await register(store, 1)
+        let delivered = try await register(store, 2)
+        let failed = try await register(store, 3)
+        let returning = try await register(store, 5)
         for device in [never, delivered, failed, returning] {
             _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "a")
         }
         _ = try await store.setUser(instanceID: instance, deviceID: never.id, userID: "u", maxDevicesPerUser: 10)
         let refs = try await store.targets(
-            for: PublishJob(instanceID: instance, publishID: "x", kind: .interests, targets: ["a"], payload: Data(),
-                            createdAt: start), after: 0, limit: 10).targets.map(\.ref)
+            for: PublishJob(
+                instanceID: instance, publishID: "x", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: start), after: 0, limit: 10
+        ).targets.map(\.ref)
         #expect(refs.count == 4)
         clock.advance(1)
         // Targets come in registration order: never, delivered, failed, returning.
@@ -41,8 +45,10 @@ final class RetentionContract: StoreContract {
         let followers = try await store.subscriberCount(instanceID: instance, interest: "a")
         #expect(followers == 2, "the expired devices' interests went with them")
         let bound = try await store.targets(
-            for: PublishJob(instanceID: instance, publishID: "y", kind: .users, targets: ["u"], payload: Data(),
-                            createdAt: start), after: 0, limit: 10).targets
+            for: PublishJob(
+                instanceID: instance, publishID: "y", kind: .users, targets: ["u"], payload: Data(),
+                createdAt: start), after: 0, limit: 10
+        ).targets
         #expect(bound.count == 0, "and their user binding")
         try await store.close()
     }
@@ -53,12 +59,15 @@ final class RetentionContract: StoreContract {
         let start = clock.now
         // Old history: a finished publish with counters, events, a delivered webhook, an invalidated device.
         let old = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "old", kind: .interests, targets: ["a"], payload: Data(), createdAt: start))
+            PublishJob(
+                instanceID: instance, publishID: "old", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: start))
         _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: start)
         try await store.checkpoint(old, workerID: "w", cursor: 1, counters: [.accepted(.apns): 1], deviceResults: [])
         try await store.finishJob(old, workerID: "w", state: .finished, targetsTotal: 1, summary: nil, now: start)
         let events = (0..<3).map {
-            ReportingEvent(instanceID: instance, publishID: "old", deviceID: "d\($0)", userID: nil, kind: .delivery, at: start)
+            ReportingEvent(
+                instanceID: instance, publishID: "old", deviceID: "d\($0)", userID: nil, kind: .delivery, at: start)
         }
         _ = try await store.recordEvents(events)
         let hook = try await store.enqueueWebhook(WebhookRequest(url: "http://h", body: Data()), now: start)
@@ -67,17 +76,22 @@ final class RetentionContract: StoreContract {
         _ = try await store.addInterest(instanceID: instance, deviceID: dead.id, interest: "a")
         _ = try await store.setUser(instanceID: instance, deviceID: dead.id, userID: "u", maxDevicesPerUser: 10)
         let deadRef = try await store.targets(
-            for: PublishJob(instanceID: instance, publishID: "x", kind: .users, targets: ["u"], payload: Data(), createdAt: start),
+            for: PublishJob(
+                instanceID: instance, publishID: "x", kind: .users, targets: ["u"], payload: Data(), createdAt: start),
             after: 0, limit: 1
         ).targets[0].ref
         clock.advance(1)
-        try await store.recordDeviceResults([DeviceResult(device: deadRef, status: 410, at: clock.now, effect: .unregistered(since: clock.now))])
+        try await store.recordDeviceResults([
+            DeviceResult(device: deadRef, status: 410, at: clock.now, effect: .unregistered(since: clock.now))
+        ])
 
         // Recent or live state that must survive.
         clock.advance(100)
         let live = try await register(store, 2)
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "queued", kind: .interests, targets: ["a"], payload: Data(), createdAt: start))
+            PublishJob(
+                instanceID: instance, publishID: "queued", kind: .interests, targets: ["a"], payload: Data(),
+                createdAt: start))
         _ = try await store.enqueueWebhook(WebhookRequest(url: "http://pending", body: Data()), now: start)
 
         let cutoff = clock.now.addingTimeInterval(-10)

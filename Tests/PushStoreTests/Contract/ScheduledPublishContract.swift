@@ -8,8 +8,9 @@ final class ScheduledPublishContract: StoreContract {
     let lease = Duration.seconds(30)
 
     func publish(_ id: String, notBefore: Date? = nil) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: id, kind: .interests, targets: ["news"],
-                   payload: Data("payload-\(id)".utf8), createdAt: clock.now, notBefore: notBefore)
+        PublishJob(
+            instanceID: instance, publishID: id, kind: .interests, targets: ["news"],
+            payload: Data("payload-\(id)".utf8), createdAt: clock.now, notBefore: notBefore)
     }
 
     @Test(arguments: ContractBackend.selected)
@@ -61,7 +62,9 @@ final class ScheduledPublishContract: StoreContract {
         let store = try await openStore(backend)
         _ = try await store.enqueuePublish(publish("scheduled", notBefore: clock.now.addingTimeInterval(60)))
         let cancelled = try await store.cancelPublish(instanceID: instance, publishID: "scheduled", now: clock.now)
-        guard case .cancelled(let status)? = cancelled else { Issue.record("expected .cancelled, got \(String(describing: cancelled))"); return }
+        guard case .cancelled(let status)? = cancelled else {
+            Issue.record("expected .cancelled, got \(String(describing: cancelled))"); return
+        }
         #expect(status.state == .cancelled)
         #expect(status.finishedAt == clock.now)
         clock.advance(120)
@@ -74,7 +77,8 @@ final class ScheduledPublishContract: StoreContract {
 
         let running = try await store.enqueuePublish(publish("running"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(running, workerID: "w1", cursor: 3, counters: [.accepted(.apns): 3], deviceResults: [])
+        try await store.checkpoint(
+            running, workerID: "w1", cursor: 3, counters: [.accepted(.apns): 3], deviceResults: [])
         let marked = try await store.cancelPublish(instanceID: instance, publishID: "running", now: clock.now)
         #expect(marked == .running(running))
         let whileRunning = try await store.publishStatus(instanceID: instance, publishID: "running")
@@ -85,16 +89,20 @@ final class ScheduledPublishContract: StoreContract {
         let reclaimed = try await store.claimJob(workerID: "w2", leaseDuration: lease, now: clock.now)
         #expect(reclaimed?.id == running)
         #expect(reclaimed?.cancelRequested == true)
-        try await store.finishJob(running, workerID: "w2", state: .cancelled, targetsTotal: 3, summary: nil, now: clock.now)
+        try await store.finishJob(
+            running, workerID: "w2", state: .cancelled, targetsTotal: 3, summary: nil, now: clock.now)
         let ended = try await store.cancelPublish(instanceID: instance, publishID: "running", now: clock.now)
-        guard case .alreadyEnded(let final)? = ended else { Issue.record("expected .alreadyEnded, got \(String(describing: ended))"); return }
+        guard case .alreadyEnded(let final)? = ended else {
+            Issue.record("expected .alreadyEnded, got \(String(describing: ended))"); return
+        }
         #expect(final.state == .cancelled)
         #expect(final.counters[.accepted(.apns)] == 3)
         #expect(final.targetsTotal == 3)
 
         let unknown = try await store.cancelPublish(instanceID: instance, publishID: "never-made", now: clock.now)
         #expect(unknown == nil)
-        let otherInstance = try await store.cancelPublish(instanceID: "another-instance", publishID: "running", now: clock.now)
+        let otherInstance = try await store.cancelPublish(
+            instanceID: "another-instance", publishID: "running", now: clock.now)
         #expect(otherInstance == nil, "publishes are scoped by instance")
         try await store.close()
     }
@@ -130,8 +138,9 @@ final class ScheduledPublishContract: StoreContract {
         let store = try await openStore(backend)
         let id = try await store.enqueuePublish(publish("rounds"))
         _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(id, workerID: "w1", cursor: 10, counters: [.targets: 4], deviceResults: [],
-                                   answered: [12, 15])
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: 10, counters: [.targets: 4], deviceResults: [],
+            answered: [12, 15])
         await #expect(throws: PushStoreError.leaseLost(id)) {
             try await store.rescheduleJob(id, workerID: "w2", notBefore: self.clock.now)
         }
@@ -167,8 +176,9 @@ final class ScheduledPublishContract: StoreContract {
         for state in [PublishState.expired, .cancelled, .finished] {
             let claimed = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
             let job = try #require(claimed)
-            try await store.finishJob(job.id, workerID: "w1", state: state, targetsTotal: 0,
-                                      summary: state == .expired ? "window closed" : nil, now: clock.now)
+            try await store.finishJob(
+                job.id, workerID: "w1", state: state, targetsTotal: 0,
+                summary: state == .expired ? "window closed" : nil, now: clock.now)
         }
         try await store.close()
         let reopened = try await openStore(backend)
@@ -191,14 +201,17 @@ final class ScheduledPublishContract: StoreContract {
         let plain = try await register(store, 2)
         for device in [zoned, plain] {
             _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["news"])
-            _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u-\(device.id)",
-                                        maxDevicesPerUser: 10)
+            _ = try await store.setUser(
+                instanceID: instance, deviceID: device.id, userID: "u-\(device.id)",
+                maxDevicesPerUser: 10)
         }
-        let value12 = try await store.updateTimeZone(instanceID: instance, deviceID: zoned.id, timeZone: "Asia/Kathmandu")
+        let value12 = try await store.updateTimeZone(
+            instanceID: instance, deviceID: zoned.id, timeZone: "Asia/Kathmandu")
         #expect(value12)
         let value13 = try await store.updateTimeZone(instanceID: instance, deviceID: "apns-unknown", timeZone: "UTC")
         #expect(!value13)
-        let value14 = try await store.updateTimeZone(instanceID: "another-instance", deviceID: zoned.id, timeZone: "UTC")
+        let value14 = try await store.updateTimeZone(
+            instanceID: "another-instance", deviceID: zoned.id, timeZone: "UTC")
         #expect(!value14)
         _ = try await register(store, 1)
         let value15 = try await store.device(instanceID: instance, id: zoned.id)?.timeZone
@@ -208,8 +221,9 @@ final class ScheduledPublishContract: StoreContract {
 
         let interests = try await store.targets(for: publish("p"), after: 0, limit: 10)
         #expect(interests.targets.map(\.timeZone) == ["Asia/Kathmandu", nil])
-        let users = PublishJob(instanceID: instance, publishID: "u", kind: .users,
-                               targets: ["u-\(zoned.id)", "u-\(plain.id)"], payload: Data(), createdAt: clock.now)
+        let users = PublishJob(
+            instanceID: instance, publishID: "u", kind: .users,
+            targets: ["u-\(zoned.id)", "u-\(plain.id)"], payload: Data(), createdAt: clock.now)
         let userTargets = try await store.targets(for: users, after: 0, limit: 10)
         #expect(userTargets.targets.map(\.timeZone) == ["Asia/Kathmandu", nil])
 

@@ -16,9 +16,10 @@ final class ShardedQueueContract: StoreContract {
             if n % 4 == 0 || n % 6 == 5 { follows.append("small") }
             _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: follows)
         }
-        let job = PublishJob(instanceID: instance, publishID: "p", kind: .interests, targets: ["big", "small"],
-                             payload: Data(), createdAt: clock.now,
-                             traceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", traceState: "v=1")
+        let job = PublishJob(
+            instanceID: instance, publishID: "p", kind: .interests, targets: ["big", "small"],
+            payload: Data(), createdAt: clock.now,
+            traceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", traceState: "v=1")
         _ = try await store.enqueuePublish(job)
         return job
     }
@@ -46,8 +47,11 @@ final class ShardedQueueContract: StoreContract {
     func testLargePublishReachesEachDeviceOnceWhetherSplitOrWhole(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         let job = try await seed(store)
-        let whole = try await read(store, ClaimedJob(id: PublishJobID(rawValue: 0), job: job, cursor: 0, counters: [:],
-                                                     attempt: 1, leaseExpiresAt: clock.now))
+        let whole = try await read(
+            store,
+            ClaimedJob(
+                id: PublishJobID(rawValue: 0), job: job, cursor: 0, counters: [:],
+                attempt: 1, leaseExpiresAt: clock.now))
         #expect(whole.count == 60)
         let claimed = try await store.claimJob(workerID: "planner", leaseDuration: .seconds(30), now: clock.now)
         let planned = try #require(claimed)
@@ -63,8 +67,10 @@ final class ShardedQueueContract: StoreContract {
         #expect(shards == 6, "\"big\" has 50 followers: a boundary every 10th")
         var refs: [Int64] = []
         var numbers: [Int] = []
-        while let shard = try await sharded.claimShard(workerID: "w\(numbers.count % 2)", leaseDuration: .seconds(30),
-                                                       now: clock.now) {
+        while let shard = try await sharded.claimShard(
+            workerID: "w\(numbers.count % 2)", leaseDuration: .seconds(30),
+            now: clock.now)
+        {
             numbers.append(try #require(shard.shard).number)
             #expect(shard.job.traceParent == job.traceParent, "a shard continues the publish's trace")
             #expect(shard.job.traceState == "v=1")
@@ -91,22 +97,25 @@ final class ShardedQueueContract: StoreContract {
         let refs = try await read(store, try #require(first))
         // Written twice, as after a COMMIT whose answer was lost: the totals count once.
         for _ in 0..<2 {
-            try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[3],
-                                              totals: [.targets: 5, .accepted(.apns): 5], deviceResults: [],
-                                              answered: [refs[5]])
+            try await sharded.checkpointShard(
+                jobID, shard: shard, workerID: "a", cursor: refs[3],
+                totals: [.targets: 5, .accepted(.apns): 5], deviceResults: [],
+                answered: [refs[5]])
         }
         let running = try await store.publishStatus(instanceID: instance, publishID: "p")
         #expect(running?.counters[.accepted(.apns)] == 5)
-        let takeover = try await sharded.claimShard(workerID: "b", leaseDuration: .seconds(5),
-                                                    now: clock.now.addingTimeInterval(5))
+        let takeover = try await sharded.claimShard(
+            workerID: "b", leaseDuration: .seconds(5),
+            now: clock.now.addingTimeInterval(5))
         #expect(takeover?.shard?.number == shard.number)
         #expect(takeover?.cursor == refs[3])
         #expect(takeover?.counters == [.targets: 5, .accepted(.apns): 5])
         let answered = try await sharded.answeredTargets(jobID, shard: try #require(takeover?.shard))
         #expect(answered == [refs[5]])
         do {
-            try await sharded.checkpointShard(jobID, shard: shard, workerID: "a", cursor: refs[6],
-                                              totals: [.accepted(.apns): 99], deviceResults: [], answered: [])
+            try await sharded.checkpointShard(
+                jobID, shard: shard, workerID: "a", cursor: refs[6],
+                totals: [.accepted(.apns): 99], deviceResults: [], answered: [])
             Issue.record("the former holder is fenced")
         } catch {
             #expect((error as? PushStoreError) == .leaseLost(jobID))

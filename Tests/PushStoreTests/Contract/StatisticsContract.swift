@@ -10,16 +10,20 @@ final class StatisticsContract: StoreContract {
     func testCountsDevicesInvalidOnesAndTheInstanceOnly(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
         for n in 1...3 { _ = try await register(store, n) }
-        _ = try await store.registerDevice(DeviceRegistration(
-            instanceID: instance, platform: .fcm, token: "fcm-token", environment: .production,
-            environmentDeclared: false, bundleID: nil, metadata: "{}"))
-        _ = try await store.registerDevice(DeviceRegistration(
-            instanceID: "another-instance", token: token(9), environment: .production, environmentDeclared: false,
-            bundleID: "com.example.app", metadata: "{}"))
+        _ = try await store.registerDevice(
+            DeviceRegistration(
+                instanceID: instance, platform: .fcm, token: "fcm-token", environment: .production,
+                environmentDeclared: false, bundleID: nil, metadata: "{}"))
+        _ = try await store.registerDevice(
+            DeviceRegistration(
+                instanceID: "another-instance", token: token(9), environment: .production, environmentDeclared: false,
+                bundleID: "com.example.app", metadata: "{}"))
         let dead = try await register(store, 1)
         let ref = try await refOf(store, dead)
         clock.advance(1)
-        try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)
+        ])
 
         let statistics = try await store.statistics(instanceID: instance, since: clock.now)
         #expect(statistics.devicesByPlatform == [.apns: 3, .fcm: 1])
@@ -44,8 +48,9 @@ final class StatisticsContract: StoreContract {
         let midnight = clock.now
         let first = try await store.enqueuePublish(publish("first"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
-        try await store.checkpoint(first, workerID: "w", cursor: 1,
-                                   counters: [.accepted(.apns): 5, .failed(.apns, reason: "Unregistered"): 2], deviceResults: [])
+        try await store.checkpoint(
+            first, workerID: "w", cursor: 1,
+            counters: [.accepted(.apns): 5, .failed(.apns, reason: "Unregistered"): 2], deviceResults: [])
         try await store.finishJob(first, workerID: "w", state: .finished, targetsTotal: 7, summary: nil, now: clock.now)
         let second = try await store.enqueuePublish(publish("second"))
         _ = try await store.claimJob(workerID: "w", leaseDuration: lease, now: clock.now)
@@ -60,14 +65,17 @@ final class StatisticsContract: StoreContract {
     }
 
     private func publish(_ id: String) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: id, kind: .interests, targets: ["news"], payload: Data("{}".utf8),
-                   createdAt: clock.now)
+        PublishJob(
+            instanceID: instance, publishID: id, kind: .interests, targets: ["news"], payload: Data("{}".utf8),
+            createdAt: clock.now)
     }
 
     private func refOf(_ store: any PushStorage, _ device: Device) async throws -> Int64 {
-        _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "u-\(device.id)", maxDevicesPerUser: 100)
-        let job = PublishJob(instanceID: instance, publishID: "ref", kind: .users, targets: ["u-\(device.id)"],
-                             payload: Data(), createdAt: clock.now)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: device.id, userID: "u-\(device.id)", maxDevicesPerUser: 100)
+        let job = PublishJob(
+            instanceID: instance, publishID: "ref", kind: .users, targets: ["u-\(device.id)"],
+            payload: Data(), createdAt: clock.now)
         let page = try await store.targets(for: job, after: 0, limit: 10)
         return try #require(page.targets.first { $0.deviceID == device.id }).ref
     }

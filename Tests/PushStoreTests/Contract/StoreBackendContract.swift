@@ -25,7 +25,8 @@ final class StoreBackendContract: StoreContract {
         await #expect(throws: PushStoreError.closed) { _ = try await store.queueDepth() }
         await #expect(throws: PushStoreError.closed) { try await store.probeWrite() }
         await #expect(throws: PushStoreError.closed) {
-            _ = try await store.enqueueWebhook(WebhookRequest(url: "http://127.0.0.1:1/", body: Data()), now: self.clock.now)
+            _ = try await store.enqueueWebhook(
+                WebhookRequest(url: "http://127.0.0.1:1/", body: Data()), now: self.clock.now)
         }
     }
 
@@ -35,8 +36,9 @@ final class StoreBackendContract: StoreContract {
         let device = try await register(store, 1)
         _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["news"])
         _ = try await store.enqueuePublish(
-            PublishJob(instanceID: instance, publishID: "p1", kind: .interests, targets: ["news"], payload: Data("x".utf8),
-                       createdAt: clock.now))
+            PublishJob(
+                instanceID: instance, publishID: "p1", kind: .interests, targets: ["news"], payload: Data("x".utf8),
+                createdAt: clock.now))
         try await store.close()
         let reopened = try await openStore(backend)
         let kept = try await reopened.device(instanceID: instance, id: device.id)

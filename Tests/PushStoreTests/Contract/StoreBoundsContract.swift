@@ -9,14 +9,17 @@ final class StoreBoundsContract: StoreContract {
     private func register(_ store: any PushStorage, _ n: Int, cap: Int, in instanceID: String? = nil) async throws
         -> RegisteredDevice
     {
-        try await store.registerDevice(DeviceRegistration(instanceID: instanceID ?? instance, token: token(n)),
-                                       maxDevicesPerInstance: cap)
+        try await store.registerDevice(
+            DeviceRegistration(instanceID: instanceID ?? instance, token: token(n)),
+            maxDevicesPerInstance: cap)
     }
 
     // MARK: Devices per instance
 
     @Test(arguments: ContractBackend.selected)
-    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister(_ backend: ContractBackend) async throws {
+    func testNewTokenBeyondTheInstanceCapIsRefusedWhileKnownTokensStillReRegister(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let first = try await register(store, 1, cap: 2)
         _ = try await register(store, 2, cap: 2)
@@ -51,14 +54,19 @@ final class StoreBoundsContract: StoreContract {
         // Retention deletes an invalidated device.
         let dead = try await register(store, 5, cap: 3)  // the deleted user's place
         await #expect(throws: PushStoreError.deviceLimitReached) { _ = try await self.register(store, 9, cap: 3) }
-        _ = try await store.setUser(instanceID: instance, deviceID: dead.device.id, userID: "dead", maxDevicesPerUser: 10)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: dead.device.id, userID: "dead", maxDevicesPerUser: 10)
         let page = try await store.targets(
-            for: PublishJob(instanceID: instance, publishID: "ref", kind: .users, targets: ["dead"], payload: Data(),
-                            createdAt: clock.now), after: 0, limit: 10)
+            for: PublishJob(
+                instanceID: instance, publishID: "ref", kind: .users, targets: ["dead"], payload: Data(),
+                createdAt: clock.now), after: 0, limit: 10)
         let ref = try #require(page.targets.first?.ref)
         clock.advance(1)  // a bad-token answer after the last registration invalidates the device
-        try await store.recordDeviceResults([DeviceResult(device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
-                                                          effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(
+                device: ref, status: 400, reason: "BadDeviceToken", at: clock.now,
+                effect: .badToken)
+        ])
         await #expect(throws: PushStoreError.deviceLimitReached, "an invalidated device still counts") {
             _ = try await self.register(store, 9, cap: 3)
         }
@@ -89,19 +97,25 @@ final class StoreBoundsContract: StoreContract {
         return ids
     }
 
-    private func names(_ store: any PushStorage, _ device: String, in instanceID: String? = nil) async throws -> [String] {
+    private func names(_ store: any PushStorage, _ device: String, in instanceID: String? = nil) async throws
+        -> [String]
+    {
         try await store.interests(instanceID: instanceID ?? instance, deviceID: device, limit: 100, cursor: nil)?
             .interests ?? []
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing(_ backend: ContractBackend) async throws {
+    func testInterestWritesBeyondTheInstanceSubscriptionCapAreRefusedAndStoreNothing(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let limits = InterestLimits(maxSubscriptionsPerInstance: 4, maxInterestsPerInstance: 1000)
         let d = try await devices(store, 1...3)
-        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
+        _ = try await store.setInterests(
+            instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
         await #expect(throws: PushStoreError.subscriptionLimitReached, "3 + 2 > 4") {
-            _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
+            _ = try await store.setInterests(
+                instanceID: self.instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
         }
         let refusedSet = try await names(store, d[1])
         #expect(refusedSet == [], "a refused write stores nothing")
@@ -124,20 +138,25 @@ final class StoreBoundsContract: StoreContract {
         #expect(kept == ["a", "b", "c"])
         // Another instance has its own count.
         let other = try await devices(store, 4...4, in: "another-instance")
-        _ = try await store.setInterests(instanceID: "another-instance", deviceID: other[0], interests: ["a", "b", "c", "d"],
-                                         limits: limits)
+        _ = try await store.setInterests(
+            instanceID: "another-instance", deviceID: other[0], interests: ["a", "b", "c", "d"],
+            limits: limits)
         try await store.close()
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace(_ backend: ContractBackend) async throws {
+    func testDistinctInterestNamesBeyondTheInstanceCapAreRefusedAndUnfollowedNamesFreeTheirPlace(
+        _ backend: ContractBackend
+    ) async throws {
         let store = try await openStore(backend)
         let limits = InterestLimits(maxSubscriptionsPerInstance: 1000, maxInterestsPerInstance: 3)
         let d = try await devices(store, 1...2)
-        _ = try await store.setInterests(instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
+        _ = try await store.setInterests(
+            instanceID: instance, deviceID: d[0], interests: ["a", "b", "c"], limits: limits)
         _ = try await store.setInterests(instanceID: instance, deviceID: d[1], interests: ["a", "b"], limits: limits)
         await #expect(throws: PushStoreError.interestLimitReached, "a, b, c are still followed: d is a fourth") {
-            _ = try await store.setInterests(instanceID: self.instance, deviceID: d[1], interests: ["d"], limits: limits)
+            _ = try await store.setInterests(
+                instanceID: self.instance, deviceID: d[1], interests: ["d"], limits: limits)
         }
         let unchanged = try await names(store, d[1])
         #expect(unchanged == ["a", "b"])
@@ -169,7 +188,9 @@ final class StoreBoundsContract: StoreContract {
     // MARK: Reporting facts
 
     @Test(arguments: ContractBackend.selected)
-    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser(_ backend: ContractBackend) async throws {
+    func testReportFactsNameTheDeviceThePublishAndWhetherItTargetedTheDevicesUser(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let device = try await register(store, 1, cap: 10).device
         _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: "alice", maxDevicesPerUser: 10)
@@ -177,22 +198,33 @@ final class StoreBoundsContract: StoreContract {
         _ = try await store.setInterests(instanceID: instance, deviceID: follower.id, interests: ["sport", "weather"])
         _ = try await store.setInterests(instanceID: instance, deviceID: device.id, interests: ["other"])
         let created = clock.now
-        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "to-alice", kind: .users,
-                                                      targets: ["bob", "alice"], payload: Data(), createdAt: created))
-        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "to-bob", kind: .users,
-                                                      targets: ["bob"], payload: Data(), createdAt: created))
-        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "news", kind: .interests,
-                                                      targets: ["alice"], payload: Data(), createdAt: created))
-        _ = try await store.enqueuePublish(PublishJob(instanceID: instance, publishID: "sport", kind: .interests,
-                                                      targets: ["news", "weather"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "to-alice", kind: .users,
+                targets: ["bob", "alice"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "to-bob", kind: .users,
+                targets: ["bob"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "news", kind: .interests,
+                targets: ["alice"], payload: Data(), createdAt: created))
+        _ = try await store.enqueuePublish(
+            PublishJob(
+                instanceID: instance, publishID: "sport", kind: .interests,
+                targets: ["news", "weather"], payload: Data(), createdAt: created))
         clock.advance(5)
         _ = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: clock.now)
 
         let facts = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-alice")
         #expect(facts.device?.id == device.id)
         #expect(facts.device?.userID == "alice")
-        #expect(facts.publish == ReportedPublish(kind: .users, createdAt: created, startedAt: clock.now,
-                                                      finishedAt: nil, targetsDevice: true))
+        #expect(
+            facts.publish
+                == ReportedPublish(
+                    kind: .users, createdAt: created, startedAt: clock.now,
+                    finishedAt: nil, targetsDevice: true))
         let other = try await store.reportFacts(instanceID: instance, deviceID: device.id, publishID: "to-bob")
         #expect(other.publish?.targetsDevice == false)
         #expect(other.publish?.startedAt == nil, "still queued")
@@ -207,7 +239,8 @@ final class StoreBoundsContract: StoreContract {
 
         let unknown = try await store.reportFacts(instanceID: instance, deviceID: "apns-nope", publishID: "pubid-nope")
         #expect(unknown == ReportFacts(device: nil, publish: nil))
-        let otherInstance = try await store.reportFacts(instanceID: "another-instance", deviceID: device.id, publishID: "to-alice")
+        let otherInstance = try await store.reportFacts(
+            instanceID: "another-instance", deviceID: device.id, publishID: "to-alice")
         #expect(otherInstance == ReportFacts(device: nil, publish: nil), "both lookups are scoped by instance")
         try await store.close()
     }

@@ -83,7 +83,8 @@ class StoreContract {
         switch backend {
         case .sqlite:
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            var configuration = SQLitePushStore.Configuration(path: directory.appendingPathComponent("store.sqlite").path)
+            var configuration = SQLitePushStore.Configuration(
+                path: directory.appendingPathComponent("store.sqlite").path)
             let clock = self.clock
             configuration.clock = { clock.now }
             return try await SQLitePushStore.open(configuration)
@@ -107,7 +108,8 @@ class StoreContract {
                 }
                 database = name
             }
-            var configuration = PostgreSQLPushStore.Configuration(connectionString: cluster.connectionString(database: name))
+            var configuration = PostgreSQLPushStore.Configuration(
+                connectionString: cluster.connectionString(database: name))
             let clock = self.clock
             configuration.clock = { clock.now }
             return try await PostgreSQLPushStore.open(configuration)

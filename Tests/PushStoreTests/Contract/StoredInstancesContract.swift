@@ -10,8 +10,9 @@ final class StoredInstancesContract: StoreContract {
     let id = "5b1c0d8e-7a2f-4e61-9c3d-0f4a2b6e8d17"
 
     func entry(_ action: String) -> AuditEntry {
-        AuditEntry(at: at, instanceID: id, actor: "admin:ops", source: "127.0.0.1", action: action, target: id,
-                   requestID: "req-\(action)")
+        AuditEntry(
+            at: at, instanceID: id, actor: "admin:ops", source: "127.0.0.1", action: action, target: id,
+            requestID: "req-\(action)")
     }
 
     @Test(arguments: ContractBackend.selected)
@@ -21,20 +22,26 @@ final class StoredInstancesContract: StoreContract {
         #expect(empty.version == 0)
         #expect(empty.instances == [])
 
-        let created = try await store.changeInstance(.create(id: id.uppercased(), sealedDefinition: "sealed-1"),
-                                                     at: at, audit: entry("instance.create"))
+        let created = try await store.changeInstance(
+            .create(id: id.uppercased(), sealedDefinition: "sealed-1"),
+            at: at, audit: entry("instance.create"))
         #expect(created == .applied(version: 1))
-        let taken = try await store.changeInstance(.create(id: id, sealedDefinition: "other"), at: at,
-                                                   audit: entry("instance.create"))
+        let taken = try await store.changeInstance(
+            .create(id: id, sealedDefinition: "other"), at: at,
+            audit: entry("instance.create"))
         #expect(taken == .exists)
-        let stale = try await store.changeInstance(.update(id: id, sealedDefinition: "sealed-x", expectedVersion: 7),
-                                                   at: at, audit: entry("instance.update"))
+        let stale = try await store.changeInstance(
+            .update(id: id, sealedDefinition: "sealed-x", expectedVersion: 7),
+            at: at, audit: entry("instance.update"))
         #expect(stale == .versionMismatch(current: 1))
-        let updated = try await store.changeInstance(.update(id: id, sealedDefinition: "sealed-2", expectedVersion: 1),
-                                                     at: at.addingTimeInterval(1), audit: entry("instance.update"))
+        let updated = try await store.changeInstance(
+            .update(id: id, sealedDefinition: "sealed-2", expectedVersion: 1),
+            at: at.addingTimeInterval(1), audit: entry("instance.update"))
         #expect(updated == .applied(version: 2))
-        let unknown = try await store.changeInstance(.delete(id: "00000000-0000-4000-8000-000000000000",
-                                                             expectedVersion: nil), at: at, audit: entry("instance.delete"))
+        let unknown = try await store.changeInstance(
+            .delete(
+                id: "00000000-0000-4000-8000-000000000000",
+                expectedVersion: nil), at: at, audit: entry("instance.delete"))
         #expect(unknown == .notFound)
 
         let (version, rows) = try await store.storedInstances()
@@ -47,20 +54,25 @@ final class StoredInstancesContract: StoreContract {
         let versionAlone = try await store.storedInstancesVersion()
         #expect(versionAlone == 2)
         let audited = try await store.auditEntries(instanceID: nil, action: nil, after: 0, limit: 100)
-        #expect(audited.map(\.action) == ["instance.create", "instance.update"], "only applied changes write their entry")
+        #expect(
+            audited.map(\.action) == ["instance.create", "instance.update"], "only applied changes write their entry")
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain(_ backend: ContractBackend) async throws {
+    func testADeletedInstanceLeavesTheSetButTheVersionNeverGoesBackAndItsIdCanBeUsedAgain(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         _ = try await store.changeInstance(.create(id: id, sealedDefinition: "one"), at: at, audit: nil)
-        let deleted = try await store.changeInstance(.delete(id: id, expectedVersion: 1), at: at, audit: entry("instance.delete"))
+        let deleted = try await store.changeInstance(
+            .delete(id: id, expectedVersion: 1), at: at, audit: entry("instance.delete"))
         #expect(deleted == .applied(version: 2))
         let afterDelete = try await store.storedInstances()
         #expect(afterDelete.version == 2)
         #expect(afterDelete.instances == [])
-        let updateGone = try await store.changeInstance(.update(id: id, sealedDefinition: "x", expectedVersion: nil),
-                                                        at: at, audit: nil)
+        let updateGone = try await store.changeInstance(
+            .update(id: id, sealedDefinition: "x", expectedVersion: nil),
+            at: at, audit: nil)
         #expect(updateGone == .notFound)
         let again = try await store.changeInstance(.create(id: id, sealedDefinition: "two"), at: at, audit: nil)
         #expect(again == .applied(version: 3))

@@ -4,11 +4,14 @@ import Testing
 
 final class TargetStreamContract: StoreContract {
     func job(_ kind: PublishKind, _ targets: [String]) -> PublishJob {
-        PublishJob(instanceID: instance, publishID: "p", kind: kind, targets: targets, payload: Data(), createdAt: clock.now)
+        PublishJob(
+            instanceID: instance, publishID: "p", kind: kind, targets: targets, payload: Data(), createdAt: clock.now)
     }
 
     /// Reads every page and fails on any repeat or out-of-order target.
-    func drain(_ store: any PushStorage, _ job: PublishJob, pageSize: Int, after start: Int64 = 0) async throws -> [Target] {
+    func drain(_ store: any PushStorage, _ job: PublishJob, pageSize: Int, after start: Int64 = 0) async throws
+        -> [Target]
+    {
         var all: [Target] = []
         var cursor = start
         var pages = 0
@@ -59,11 +62,15 @@ final class TargetStreamContract: StoreContract {
         let a = try await register(store, 1, declared: .sandbox)
         let b = try await register(store, 2)
         let c = try await register(store, 3)
-        for device in [a, b, c] { _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "news") }
+        for device in [a, b, c] {
+            _ = try await store.addInterest(instanceID: instance, deviceID: device.id, interest: "news")
+        }
         _ = try await store.setUser(instanceID: instance, deviceID: a.id, userID: "alice", maxDevicesPerUser: 100)
         let bRef = try await drain(store, job(.interests, ["news"]), pageSize: 10)[1].ref
         clock.advance(1)
-        try await store.recordDeviceResults([DeviceResult(device: bRef, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)])
+        try await store.recordDeviceResults([
+            DeviceResult(device: bRef, status: 400, reason: "BadDeviceToken", at: clock.now, effect: .badToken)
+        ])
         let targets = try await drain(store, job(.interests, ["news"]), pageSize: 1)
         #expect(targets.map(\.deviceID) == [a.id, c.id])
         let first = targets[0]
@@ -108,7 +115,8 @@ final class TargetStreamContract: StoreContract {
             let device = try await register(store, n)
             let user = ["u1", "u2", "u3", "nobody"][n % 4]
             if user != "nobody" {
-                _ = try await store.setUser(instanceID: instance, deviceID: device.id, userID: user, maxDevicesPerUser: 100)
+                _ = try await store.setUser(
+                    instanceID: instance, deviceID: device.id, userID: user, maxDevicesPerUser: 100)
                 byUser[user, default: []].append(device.id)
             }
         }

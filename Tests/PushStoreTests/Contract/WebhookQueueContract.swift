@@ -8,7 +8,8 @@ final class WebhookQueueContract: StoreContract {
     @Test(arguments: ContractBackend.selected)
     func testDueWebhookIsClaimedThenHiddenUntilItsLeaseEnds(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
-        let request = WebhookRequest(url: "http://127.0.0.1:9/hook", body: Data(#"{"a":1}"#.utf8), headers: ["X-A": "1"])
+        let request = WebhookRequest(
+            url: "http://127.0.0.1:9/hook", body: Data(#"{"a":1}"#.utf8), headers: ["X-A": "1"])
         let id = try await store.enqueueWebhook(request, now: clock.now)
         let due = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: lease)
         #expect(due == [PendingWebhook(id: id, request: request, attempts: 0, createdAt: clock.now)])
@@ -27,7 +28,8 @@ final class WebhookQueueContract: StoreContract {
         let c = try await store.enqueueWebhook(WebhookRequest(url: "http://c", body: Data()), now: clock.now)
         let firstTwo = try await store.dueWebhooks(now: clock.now, limit: 2, leaseDuration: lease)
         #expect(firstTwo.map(\.id) == [a, b])
-        try await store.markWebhook(a, outcome: .retry(at: clock.now.addingTimeInterval(30), error: "HTTP 500"), now: clock.now)
+        try await store.markWebhook(
+            a, outcome: .retry(at: clock.now.addingTimeInterval(30), error: "HTTP 500"), now: clock.now)
         try await store.markWebhook(b, outcome: .delivered, now: clock.now)
         let third = try await store.dueWebhooks(now: clock.now, limit: 10, leaseDuration: lease)
         #expect(third.map(\.id) == [c])
@@ -63,7 +65,9 @@ final class WebhookQueueContract: StoreContract {
     }
 
     @Test(arguments: ContractBackend.selected)
-    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending(_ backend: ContractBackend) async throws {
+    func testNextDueIsTheEarliestPendingRetryOrLeaseEndAndNilWhenNothingIsPending(_ backend: ContractBackend)
+        async throws
+    {
         let store = try await openStore(backend)
         let none = try await store.nextWebhookDue()
         #expect(none == nil)
@@ -77,11 +81,13 @@ final class WebhookQueueContract: StoreContract {
         let leased = try await store.nextWebhookDue()
         #expect(leased == clock.now.addingTimeInterval(60), "a claimed webhook is due again when its lease ends")
 
-        try await store.markWebhook(a, outcome: .retry(at: clock.now.addingTimeInterval(10), error: "HTTP 500"), now: clock.now)
+        try await store.markWebhook(
+            a, outcome: .retry(at: clock.now.addingTimeInterval(10), error: "HTTP 500"), now: clock.now)
         let retry = try await store.nextWebhookDue()
         #expect(retry == clock.now.addingTimeInterval(10))
 
-        let b = try await store.enqueueWebhook(WebhookRequest(url: "http://b", body: Data()), now: clock.now.addingTimeInterval(5))
+        let b = try await store.enqueueWebhook(
+            WebhookRequest(url: "http://b", body: Data()), now: clock.now.addingTimeInterval(5))
         let earliest = try await store.nextWebhookDue()
         #expect(earliest == clock.now.addingTimeInterval(5))
 

@@ -73,7 +73,9 @@ struct CSVReader {
         }
         while true {
             guard let byte = try nextByte() else {
-                if state == .quoted { problem = problem ?? "a quoted field opened here is not closed before the end of the file" }
+                if state == .quoted {
+                    problem = problem ?? "a quoted field opened here is not closed before the end of the file"
+                }
                 break
             }
             size += 1
@@ -113,7 +115,8 @@ struct CSVReader {
             case (.afterQuote, _):
                 problem = "field \(fields.count + 1): only a comma or a line end may follow a closing quote"
             case (_, UInt8(ascii: "\"")):
-                problem = "field \(fields.count + 1): a quote inside an unquoted field (quote the field and double the quote)"
+                problem =
+                    "field \(fields.count + 1): a quote inside an unquoted field (quote the field and double the quote)"
             case (_, UInt8(ascii: "\r")):
                 problem = "field \(fields.count + 1): a carriage return outside quotes not followed by a line feed"
             default:

@@ -35,7 +35,8 @@ struct JSONRowScanner {
                 guard !ended, let more = try nextChunk(), !more.isEmpty else {
                     ended = true
                     if !stack.isEmpty || inString {
-                        throw ProviderFileError(description: "the JSON ends inside a value opened on or before line \(line)")
+                        throw ProviderFileError(
+                            description: "the JSON ends inside a value opened on or before line \(line)")
                     }
                     return nil
                 }
@@ -63,7 +64,8 @@ struct JSONRowScanner {
                 guard !stack.isEmpty else { throw stray(byte) }
                 inString = true
             case UInt8(ascii: "{"):
-                let rowPlace = stack.isEmpty || stack == [UInt8(ascii: "[")] || stack == [UInt8(ascii: "{"), UInt8(ascii: "[")]
+                let rowPlace =
+                    stack.isEmpty || stack == [UInt8(ascii: "[")] || stack == [UInt8(ascii: "{"), UInt8(ascii: "[")]
                 // rowDepth 0 here: the top-level object holds an array of objects, so it was a container.
                 if rowPlace && (rowDepth < 0 || (rowDepth == 0 && stack.count == 2)) {
                     row = [byte]
@@ -75,8 +77,11 @@ struct JSONRowScanner {
             case UInt8(ascii: "["):
                 stack.append(byte)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard let open = stack.popLast(), open == (byte == UInt8(ascii: "}") ? UInt8(ascii: "{") : UInt8(ascii: "[")) else {
-                    throw ProviderFileError(description: "line \(line): `\(Character(Unicode.Scalar(byte)))` closes nothing open")
+                guard let open = stack.popLast(),
+                    open == (byte == UInt8(ascii: "}") ? UInt8(ascii: "{") : UInt8(ascii: "["))
+                else {
+                    throw ProviderFileError(
+                        description: "line \(line): `\(Character(Unicode.Scalar(byte)))` closes nothing open")
                 }
                 if rowDepth == stack.count {
                     let finished = (rowLine, row, rowTooLong)
@@ -89,13 +94,16 @@ struct JSONRowScanner {
             default:
                 // Numbers, literals, commas and colons inside a value; at the top level only commas (tolerated
                 // between concatenated rows) and a byte-order mark.
-                if stack.isEmpty, byte != UInt8(ascii: ","), ![0xEF, 0xBB, 0xBF].contains(byte) || line > 1 { throw stray(byte) }
+                if stack.isEmpty, byte != UInt8(ascii: ","), ![0xEF, 0xBB, 0xBF].contains(byte) || line > 1 {
+                    throw stray(byte)
+                }
             }
         }
     }
 
     private func stray(_ byte: UInt8) -> ProviderFileError {
-        ProviderFileError(description: "line \(line): byte 0x\(String(byte, radix: 16)) outside any JSON value; "
-            + "expected rows as JSON objects")
+        ProviderFileError(
+            description: "line \(line): byte 0x\(String(byte, radix: 16)) outside any JSON value; "
+                + "expected rows as JSON objects")
     }
 }

@@ -10,9 +10,12 @@ struct OneSignalConverter {
 
     /// - Throws: when the header lacks `identifier` or `device_type`, or names a column twice.
     init(header: [String], options: ProviderImportOptions) throws(ProviderFileError) {
-        guard Set(header).count == header.count else { throw ProviderFileError(description: "the CSV header names a column twice") }
+        guard Set(header).count == header.count else {
+            throw ProviderFileError(description: "the CSV header names a column twice")
+        }
         for required in ["identifier", "device_type"] where !header.contains(required) {
-            throw ProviderFileError(description: "the CSV header has no `\(required)` column (is this OneSignal's players export?)")
+            throw ProviderFileError(
+                description: "the CSV header has no `\(required)` column (is this OneSignal's players export?)")
         }
         columns = header
         self.options = options
@@ -20,7 +23,8 @@ struct OneSignalConverter {
 
     /// OneSignal's `device_type` codes push-server has no platform for.
     static let unsupported: [String: String] = [
-        "2": "Amazon", "3": "Windows Phone", "4": "Chrome app or extension", "6": "Windows", "7": "Safari (legacy web push)",
+        "2": "Amazon", "3": "Windows Phone", "4": "Chrome app or extension", "6": "Windows",
+        "7": "Safari (legacy web push)",
         "9": "macOS", "10": "Alexa", "11": "email", "12": "unknown", "14": "SMS",
     ]
 
@@ -55,10 +59,14 @@ struct OneSignalConverter {
                 return refuse("a web subscription needs the web_auth and web_p256 columns (export with extra_fields)")
             }
             line["platform"] = .string("web")
-            line["subscription"] = .object(["endpoint": .string(token),
-                                            "keys": .object(["auth": .string(auth), "p256dh": .string(p256dh)])])
+            line["subscription"] = .object([
+                "endpoint": .string(token),
+                "keys": .object(["auth": .string(auth), "p256dh": .string(p256dh)]),
+            ])
         default:
-            return refuse("device_type \(type.prefix(8)) (\(Self.unsupported[type] ?? "unknown")) is not one push-server sends to")
+            return refuse(
+                "device_type \(type.prefix(8)) (\(Self.unsupported[type] ?? "unknown")) is not one push-server sends to"
+            )
         }
         if let user = row["external_user_id"], !user.isEmpty { line["userId"] = .string(user) }
         if let zone = row["timezone"], !zone.isEmpty {
@@ -66,7 +74,9 @@ struct OneSignalConverter {
             notes.append("time zones given only as a UTC offset left out")
         }
         if !options.tagInterests.isEmpty, let text = row["tags"], !text.isEmpty {
-            guard let tags = JSONValue.parse(Array(text.utf8))?.objectValue else { return refuse("`tags` is not a JSON object") }
+            guard let tags = JSONValue.parse(Array(text.utf8))?.objectValue else {
+                return refuse("`tags` is not a JSON object")
+            }
             var interests: [JSONValue] = []
             for (key, template) in options.tagInterests {
                 guard let tag = tags[key] else { continue }

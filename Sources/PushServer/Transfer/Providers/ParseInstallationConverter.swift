@@ -10,7 +10,9 @@ enum ParseInstallationConverter {
         "ios": "apns", "osx": "apns", "tvos": "apns", "watchos": "apns", "android": "fcm", "fcm": "fcm", "web": "web",
     ]
 
-    static func convert(_ row: [String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]) {
+    static func convert(_ row: [String: JSONValue]) -> (
+        device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]
+    ) {
         let rawToken = row["deviceToken"]?.stringValue
         func refuse(_ reason: String) -> (Result<JSONValue, DeviceLineParser.Refusal>, [String]) {
             (.failure(.row(reason, token: rawToken)), [])
@@ -22,18 +24,21 @@ enum ParseInstallationConverter {
         }
         // A pushType Parse's adapter does not know (`gcm`, `ppns`) leaves the choice to deviceType.
         guard let type = [pushType, deviceType].compactMap({ $0 }).first(where: { platforms[$0] != nil }),
-              let platform = platforms[type]
+            let platform = platforms[type]
         else {
             let named = deviceType ?? pushType
-            return refuse(named.map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
+            return refuse(
+                named.map { "deviceType \($0.prefix(32)) is not one push-server sends to" } ?? "no deviceType")
         }
-        guard let rawToken, !rawToken.isEmpty else { return refuse("no deviceToken (the installation never registered for push)") }
+        guard let rawToken, !rawToken.isEmpty else {
+            return refuse("no deviceToken (the installation never registered for push)")
+        }
         var line: [String: JSONValue] = ["platform": .string(platform)]
         var notes: [String] = []
         if platform == "web" {
             // Parse keeps a browser's PushSubscription as a JSON string.
             guard let subscription = JSONValue.parse(Array(rawToken.utf8))?.objectValue,
-                  let endpoint = subscription["endpoint"], let keys = subscription["keys"]
+                let endpoint = subscription["endpoint"], let keys = subscription["keys"]
             else { return refuse("a web deviceToken must be a PushSubscription JSON string") }
             line["subscription"] = .object(["endpoint": endpoint, "keys": keys])
         } else if platform == "apns" {
@@ -80,7 +85,8 @@ enum ParseInstallationConverter {
     /// (`"_User$<objectId>"`).
     static func userID(_ row: [String: JSONValue]) -> String? {
         if let pointer = row["user"]?.objectValue, pointer["className"]?.stringValue == "_User",
-           let id = pointer["objectId"]?.stringValue, !id.isEmpty {
+            let id = pointer["objectId"]?.stringValue, !id.isEmpty
+        {
             return id
         }
         if let stored = row["_p_user"]?.stringValue, stored.hasPrefix("_User$"), stored.count > 6 {

@@ -5,8 +5,11 @@ struct JSONProviderRows: ProviderRows {
     private var scanner: JSONRowScanner
     private let convert: ([String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
 
-    init(scanner: JSONRowScanner,
-         convert: @escaping ([String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])) {
+    init(
+        scanner: JSONRowScanner,
+        convert:
+            @escaping ([String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
+    ) {
         self.scanner = scanner
         self.convert = convert
     }
@@ -14,9 +17,13 @@ struct JSONProviderRows: ProviderRows {
     mutating func next() throws -> ProviderRow? {
         guard let (line, bytes, tooLong) = try scanner.next() else { return nil }
         if tooLong {
-            return ProviderRow(line: line, device: .failure(.row("the row is longer than \(scanner.maxRowBytes) bytes", token: nil)))
+            return ProviderRow(
+                line: line, device: .failure(.row("the row is longer than \(scanner.maxRowBytes) bytes", token: nil)))
         }
-        guard let object = JSONValue.parse(bytes, limits: JSONLimits(maxDepth: 16, maxBytes: scanner.maxRowBytes))?.objectValue else {
+        guard
+            let object = JSONValue.parse(bytes, limits: JSONLimits(maxDepth: 16, maxBytes: scanner.maxRowBytes))?
+                .objectValue
+        else {
             return ProviderRow(line: line, device: .failure(.row("the row is not a valid JSON object", token: nil)))
         }
         let (device, notes) = convert(object)
@@ -46,9 +53,12 @@ struct OneSignalRows: ProviderRows {
         guard let converter, let record = try reader.next() else { return nil }
         switch record.fields {
         case .failure(let problem):
-            return ProviderRow(line: record.line, device: .failure(.row("not RFC 4180 CSV: \(problem.reason)", token: nil)))
+            return ProviderRow(
+                line: record.line, device: .failure(.row("not RFC 4180 CSV: \(problem.reason)", token: nil)))
         case .success(let fields):
-            if fields == [""] { return ProviderRow(line: record.line, device: .failure(.row("an empty line", token: nil))) }
+            if fields == [""] {
+                return ProviderRow(line: record.line, device: .failure(.row("an empty line", token: nil)))
+            }
             let (device, notes) = converter.convert(fields)
             return ProviderRow(line: record.line, device: device, notes: notes)
         }

@@ -52,7 +52,9 @@ struct ProviderImportOptions: Equatable {
                 guard provider == .onesignal else { throw UsageError("--map tag:… is for --from onesignal") }
                 let key = String(rule[rule.index(rule.startIndex, offsetBy: 4)..<equals])
                 let template = String(rule[rule.index(after: equals)...])
-                guard !key.isEmpty, !template.isEmpty else { throw UsageError("--map tag:KEY=INTEREST, both non-empty") }
+                guard !key.isEmpty, !template.isEmpty else {
+                    throw UsageError("--map tag:KEY=INTEREST, both non-empty")
+                }
                 options.tagInterests.append((key, template))
             } else if rule == "CustomUserData=user" {
                 guard provider == .sns else { throw UsageError("--map CustomUserData=user is for --from sns") }

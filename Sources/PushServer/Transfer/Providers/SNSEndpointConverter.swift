@@ -9,14 +9,16 @@ enum SNSEndpointConverter {
     ]
 
     static func convert(_ endpoint: [String: JSONValue], options: ProviderImportOptions)
-        -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]) {
+        -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
+    {
         let attributes = endpoint["Attributes"]?.objectValue ?? [:]
         let token = attributes["Token"]?.stringValue
         func refuse(_ reason: String) -> (Result<JSONValue, DeviceLineParser.Refusal>, [String]) {
             (.failure(.row(reason, token: token)), [])
         }
         // arn:aws:sns:REGION:ACCOUNT:endpoint/PLATFORM/APPLICATION/ID
-        let arnParts = endpoint["EndpointArn"]?.stringValue?.split(separator: ":", maxSplits: 5).last?.split(separator: "/")
+        let arnParts = endpoint["EndpointArn"]?.stringValue?.split(separator: ":", maxSplits: 5).last?.split(
+            separator: "/")
         let fromArn = arnParts.flatMap { $0.count == 4 && $0[0] == "endpoint" ? String($0[1]) : nil }
         guard let name = options.snsPlatform ?? fromArn else {
             return refuse("no platform: the EndpointArn is not arn:…:endpoint/PLATFORM/APP/ID (give --sns-platform)")
@@ -26,9 +28,12 @@ enum SNSEndpointConverter {
         }
         guard let token, !token.isEmpty else { return refuse("no Attributes.Token") }
         if attributes["Enabled"]?.stringValue == "false" {
-            return refuse("disabled at SNS (Enabled = false: the push service reported the token invalid, or it was turned off)")
+            return refuse(
+                "disabled at SNS (Enabled = false: the push service reported the token invalid, or it was turned off)")
         }
-        var line: [String: JSONValue] = ["platform": .string(platform), "token": .string(platform == "apns" ? token.lowercased() : token)]
+        var line: [String: JSONValue] = [
+            "platform": .string(platform), "token": .string(platform == "apns" ? token.lowercased() : token),
+        ]
         if let environment {
             // The platform application is bound to one APNs environment: known, as if the app had declared it.
             line["environment"] = .string(environment)
