@@ -92,21 +92,8 @@ public struct FairBatches<Item> {
         // Newcomers first, each up to the quantum it was credited with on arrival.
         while batch.count < maxCount, let name = newcomers.first {
             var tenant = tenants.removeValue(forKey: name)!
-            var full = false
-            while !tenant.isEmpty, batch.count < maxCount {
-                let next = tenant.items.first!
-                guard next.cost <= tenant.deficit else { break }
-                guard batch.isEmpty || cost + next.cost <= maxCost else {
-                    full = true
-                    break
-                }
-                batch.append(tenant.items.popFirst()!.item)
-                tenant.deficit -= next.cost
-                cost += next.cost
-                count -= 1
-                tookNewcomer = true
-            }
-            if batch.count >= maxCount && !tenant.isEmpty { full = true }
+            let (took, full) = take(from: &tenant, into: &batch, cost: &cost, maxCount: maxCount, maxCost: maxCost)
+            if took { tookNewcomer = true }
             if tenant.isEmpty {
                 // Gone idle: it keeps no credit (deficit round robin's rule) and comes back as a newcomer.
                 newcomers.removeFirst()
@@ -133,21 +120,8 @@ public struct FairBatches<Item> {
                 var tenant = tenants.removeValue(forKey: name)!
                 if !midTurn { tenant.deficit += quantum * tenant.weight }
                 midTurn = false
-                var full = false
-                while !tenant.isEmpty, batch.count < maxCount {
-                    let next = tenant.items.first!
-                    guard next.cost <= tenant.deficit else { break }
-                    guard batch.isEmpty || cost + next.cost <= maxCost else {
-                        full = true
-                        break
-                    }
-                    batch.append(tenant.items.popFirst()!.item)
-                    tenant.deficit -= next.cost
-                    cost += next.cost
-                    count -= 1
-                    tookAny = true
-                }
-                if batch.count >= maxCount && !tenant.isEmpty { full = true }
+                let (took, full) = take(from: &tenant, into: &batch, cost: &cost, maxCount: maxCount, maxCost: maxCost)
+                if took { tookAny = true }
                 if tenant.isEmpty {
                     // An idle tenant keeps no credit: deficit round robin's rule, so saving up cannot buy a burst.
                     ring.remove(at: cursor)
@@ -165,5 +139,26 @@ public struct FairBatches<Item> {
             if !tookAny && !batch.isEmpty { break }
         }
         return batch
+    }
+
+    /// Moves `tenant`'s writes into `batch` while its credit covers the next one and the batch has room (a batch
+    /// always takes one write, whatever its cost). - Returns: whether it took any, and whether the batch is full
+    /// with writes of the tenant left (it goes on first in the next batch).
+    private mutating func take(
+        from tenant: inout Tenant, into batch: inout [Item], cost: inout Int, maxCount: Int,
+        maxCost: Int
+    ) -> (took: Bool, full: Bool) {
+        var took = false
+        while !tenant.isEmpty, batch.count < maxCount {
+            let next = tenant.items.first!
+            guard next.cost <= tenant.deficit else { break }
+            guard batch.isEmpty || cost + next.cost <= maxCost else { return (took, true) }
+            batch.append(tenant.items.popFirst()!.item)
+            tenant.deficit -= next.cost
+            cost += next.cost
+            count -= 1
+            took = true
+        }
+        return (took, batch.count >= maxCount && !tenant.isEmpty)
     }
 }

@@ -64,10 +64,11 @@ final class TestReceiver: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting (wakes the blocked `accept`).
+    /// Stops accepting: wakes the blocked `accept`, whose thread then closes the socket. Closed here instead, its
+    /// descriptor number could go to the next test's listener while this thread was still about to call `accept`
+    /// on it, and this receiver would answer that test's request (seen: a 204 where an endless answer was due).
     func close() {
         shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
     }
 
     func url(_ path: String = "/hook", credentials: String = "") -> String {
@@ -102,6 +103,7 @@ final class TestReceiver: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                Glibc.close(listener)
                 return
             }
             condition.lock()
