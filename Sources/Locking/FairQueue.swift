@@ -48,13 +48,8 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
         takeSlice(waiting: true, maxCount: maxCount, maxCost: maxCost).items
     }
 
-    /// The next batch if anything is queued, else `[]` at once: how a thread adds more to a transaction it has
-    /// already opened without waiting for work.
-    public func takeMore(maxCount: Int, maxCost: Int) -> [Item] {
-        takeSlice(waiting: false, maxCount: maxCount, maxCost: maxCost).items
-    }
-
-    /// `takeBatch` (`waiting`) or `takeMore`, also saying whether the batch holds a write of a tenant that had
+    /// `takeBatch` (`waiting`), or without waiting (`[]` at once when nothing is queued: how a thread adds more to
+    /// a transaction it has already opened), also saying whether the batch holds a write of a tenant that had
     /// nothing queued (`FairBatches.tookNewcomer`). SQLite's writer then adds only newcomers' writes
     /// (`newcomersOnly`) and commits, instead of filling the transaction to its budget from a backlog: a sparse
     /// tenant waits for one slice of a busy one, not for the rest of its transaction.
