@@ -9,9 +9,6 @@ struct Migrator {
 
     init(migrations: [String] = Schema.migrations) { self.migrations = migrations }
 
-    /// The schema version this program writes.
-    var newestVersion: Int { migrations.count }
-
     /// Applies the missing steps, each in its own transaction with its version bump.
     /// - Returns: the version found before migrating.
     /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database from a newer program, `SQLiteError`.
