@@ -215,7 +215,7 @@ let package = Package(
             name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(
             name: "StoreCopyTests",
-            dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "TestSupport"]),
+            dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "TestSupport"]),
         .testTarget(
             name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
         .testTarget(

@@ -1,8 +1,9 @@
 import Logging
 import PushStore
+import SQL
 
-/// Brings a database to the newest schema this program knows, one migration per transaction, recorded in
-/// `schema_migrations`.
+/// Brings a database to the newest schema this program knows with the shared `SchemaMigrator`, one migration per
+/// transaction, recorded in `schema_migrations`.
 ///
 /// Each step first takes a transaction-scoped advisory lock, so nodes starting together apply it once (the others
 /// wait, then find it recorded); the lock ends with the transaction, so it also works through a pooler. A
@@ -21,38 +22,42 @@ struct PostgreSQLMigrator {
     ///   `PostgreSQLError`.
     @discardableResult
     func migrate(_ session: PGSession, logger: Logger) throws -> Int {
-        var found: Int?
-        while true {
-            let applied: Int? = try session.transaction { connection in
-                try connection.execute("SET LOCAL lock_timeout = '5s'; SET LOCAL client_min_messages = warning")
-                try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Self.lockKey)])
-                try connection.execute(
-                    """
-                    CREATE TABLE IF NOT EXISTS schema_migrations (
-                        version integer PRIMARY KEY,
-                        applied_at timestamptz NOT NULL DEFAULT now()
-                    )
-                    """)
-                let current = try Self.version(connection)
-                if found == nil { found = current }
-                guard current <= newestVersion else {
-                    throw PushStoreError.unsupportedSchemaVersion(found: current, newestKnown: newestVersion)
-                }
-                guard current < newestVersion else { return nil }
-                try connection.execute(migrations[current])
-                try connection.run(
-                    "INSERT INTO schema_migrations (version) VALUES ($1::integer)", [.integer(Int64(current + 1))])
-                return current + 1
-            }
-            guard let applied else { break }
-            logger.info("Applied schema migration", ["version": String(applied), "backend": "postgresql"])
-        }
-        return found ?? 0
+        try SchemaMigrator(steps: migrations).migrate(
+            session, refuse: PushStoreError.unsupportedSchemaVersion,
+            applied: {
+                logger.info("Applied schema migration", ["version": String($0), "backend": "postgresql"])
+            })
     }
 
     /// The newest applied version (0 for an empty database).
     static func version(_ connection: PGConnection) throws -> Int {
         let result = try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations")
         return Int(result.int64(0, 0))
+    }
+}
+
+/// PostgreSQL's side of a migration: the step's transaction takes the migration lock and creates the version table
+/// before the version is read.
+extension PGSession: SchemaHistory {
+    func step<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try transaction { connection in
+            try connection.execute("SET LOCAL lock_timeout = '5s'; SET LOCAL client_min_messages = warning")
+            try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(PostgreSQLMigrator.lockKey)])
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """)
+            return try body(connection)
+        }
+    }
+
+    func appliedVersion(_ connection: PGConnection) throws -> Int { try PostgreSQLMigrator.version(connection) }
+
+    func apply(_ sql: String, as version: Int, _ connection: PGConnection) throws {
+        try connection.execute(sql)
+        try connection.run("INSERT INTO schema_migrations (version) VALUES ($1::integer)", [.integer(Int64(version))])
     }
 }

@@ -1,5 +1,7 @@
 /// The PostgreSQL schema as an ordered list of migrations; migration `n` (1-based) is recorded as version `n` in
 /// `schema_migrations`. Append new steps; never edit a released one. Versions count separately from SQLite's.
+/// A new step is declared once for both backends, in `StoreSQL`, as a `SchemaStep` where its vocabulary suffices, and
+/// appended here as `step.sql(in: .postgresql)`; `SchemaMigrator` runs the list.
 ///
 /// Times are bigint milliseconds since 1970, as on SQLite, so both backends store and compare the same values
 /// (saturated at `Int64`'s range). `devices.id` is the internal key targets are ordered by and the page cursor.

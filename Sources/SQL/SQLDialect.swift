@@ -70,6 +70,26 @@ public enum SQLDialect: String, Sendable, CaseIterable {
         "RETURNING " + columns.joined(separator: ", ")
     }
 
+    /// `value` as an SQL literal, for the trusted constants of a schema step (a column's default). A value a statement
+    /// runs with is bound instead (`SQLQuery`), never spliced.
+    public func literal(_ value: SQLValue) -> String {
+        switch (value, self) {
+        case (.null, _): return "NULL"
+        case (.integer(let number), _): return String(number)
+        case (.real(let number), _): return String(number)
+        case (.text(let text), _): return "'" + String(text.flatMap { $0 == "'" ? ["'", "'"] : [$0] }) + "'"
+        case (.blob(let bytes), .sqlite): return "X'" + hex(bytes) + "'"
+        case (.blob(let bytes), .postgresql): return "'\\x" + hex(bytes) + "'"
+        case (.bool(let flag), .sqlite): return flag ? "1" : "0"
+        case (.bool(let flag), .postgresql): return flag ? "true" : "false"
+        }
+    }
+
+    private func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
+    }
+
     private func postgresqlTypeName(_ type: SQLType) -> String {
         switch type {
         case .integer: return "bigint"

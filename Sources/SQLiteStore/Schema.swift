@@ -2,6 +2,8 @@ import PushStore
 
 /// The SQLite schema as an ordered list of migrations; migration `n` (1-based) brings `PRAGMA user_version`
 /// from `n - 1` to `n`. Append new steps; never edit a released one.
+/// A new step is declared once for both backends, in `StoreSQL`, as a `SchemaStep` where its vocabulary suffices, and
+/// appended here as `step.sql(in: .sqlite)`; `SchemaMigrator` runs the list.
 enum Schema {
     static let migrations: [String] = [
         version1, version2, deviceCountsAndInterestCleanup, providerTokens,
