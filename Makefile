@@ -125,11 +125,13 @@ XCTEST_WORKERS ?= 3
 RUN_XCTEST = python3 Tests/run_xctest.py $(XCTEST_BUNDLE) --workers $(XCTEST_WORKERS)
 # pytest-xdist workers for the end-to-end suites; --dist loadfile keeps each test file (its module-scoped servers,
 # mocks and environment) in one worker, and --no-loadscope-reorder hands the files out in collection order, which
-# Tests/sdk/conftest.py sorts longest first. PYTEST_WORKERS=0 runs them in one process. Three on two cores: the
-# end-to-end tests mostly wait (mock delays, leases, pacing, child processes), see docs/CONTRIBUTING.md.
-PYTEST_WORKERS ?= 3
-PYTEST_XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
-PYTEST = $(VENV)/bin/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,$(PYTEST_XDIST))
+# Tests/sdk/conftest.py sorts longest first. PYTEST_WORKERS=0 runs them in one process. Tests/sdk, the longest tier
+# of make test, gets SDK_WORKERS (3 on two cores: its tests mostly wait on mock delays, leases, pacing and restarts,
+# see docs/CONTRIBUTING.md); the others finish beside it on two.
+PYTEST_WORKERS ?= 2
+SDK_WORKERS ?= $(if $(filter 0,$(PYTEST_WORKERS)),0,3)
+pytest_on = $(VENV)/bin/pytest -q $(if $(filter 0,$(1)),,-n $(1) --dist loadfile --no-loadscope-reorder)
+PYTEST = $(call pytest_on,$(PYTEST_WORKERS))
 # Each tier prints its wall time, and appends it to TIER_TIMES for make test's summary.
 TIER_TIMES := $(abspath .build/tier-times)
 TIER = TIER_TIMES=$(TIER_TIMES) bash Tests/tier.sh
@@ -161,11 +163,13 @@ check-rules:
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
 
 # Everything. The two builds first (from a warm tree they cost seconds), then every tier side by side, TEST_JOBS at
-# once, the longest first (Tests/sdk, then XCTest, PostgreSQL, the console; the short ones fill in): most of their
-# time is waiting (timers, mock delays, leases, child processes), so on two cores they overlap well; each tier's
-# line shows its CPU time beside its wall time. Then the tests marked `timing`, alone.
+# once, the longest first (Tests/sdk, XCTest and PostgreSQL; the shorter ones follow in the first free slot): most
+# of their time is waiting (timers, mock delays, leases, child processes), so on two cores they overlap well; each
+# tier's line shows its CPU time beside its wall time. Three, not more: the tiers after the first three fit beside
+# Tests/sdk anyway, and a fourth at once only adds CPU contention to tests with time bounds. Then the tests marked
+# `timing`, alone.
 # -k: a failing tier does not stop the others, so one run reports every failure; the summary comes either way.
-TEST_JOBS ?= 4
+TEST_JOBS ?= 3
 TEST_TIERS := test-sdk-sqlite test-swift test-sdk-postgresql test-console test-support test-deb test-clients test-lint
 test: deps-test
 	@rm -f $(TIER_TIMES); start=$$(date +%s); \
@@ -195,7 +199,7 @@ test-support:
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
 
 test-sdk-sqlite: $(BINARY_DEP)
-	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(PYTEST) -m "not timing" Tests/sdk
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(call pytest_on,$(SDK_WORKERS)) -m "not timing" Tests/sdk
 
 test-timing: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk (timing, alone)" $(VENV)/bin/pytest -q -m timing Tests/sdk
