@@ -5,8 +5,8 @@
 #                store contract suite on SQLite and in memory, and the strict mocks' own rules (pytest Tests/Support)
 #   make test    everything, what CI runs: Swift tests (XCTest, in concurrent groups), the end-to-end SDK tests and
 #                the console in Chromium (pytest, PYTEST_WORKERS workers), the Swift client (Clients/PushClient)
-#                against the release binary, and the Debian package checks; the Swift tests and the end-to-end lane
-#                run side by side, and each tier prints its wall time (summary at the end)
+#                against the release binary, and the Debian package checks; the tiers run side by side
+#                (TEST_JOBS at once), and each prints its wall and CPU time (summary and total at the end)
 #   make tsan    the in-process tier under ThreadSanitizer (CI runs it after make test; TSAN_ALL=1 for all)
 #   make format  swift format on the tree with .swift-format; make format-check fails when it would change a file
 #   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
@@ -43,6 +43,7 @@ APT_IMAGE := mmdebstrap umoci
 APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-server sqlite3 linux-perf
 
 .PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
+	test-support test-sdk-sqlite test-lint \
 	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb image test-image console console-demo bench \
 	fuzz tsan format format-check deps deps-build deps-test deps-deb deps-image deps-bench venv clean
 
@@ -123,9 +124,14 @@ XCTEST_BUNDLE := $(abspath .build/debug/PushServerPackageTests.xctest)
 XCTEST_WORKERS ?= 3
 RUN_XCTEST = python3 Tests/run_xctest.py $(XCTEST_BUNDLE) --workers $(XCTEST_WORKERS)
 # pytest-xdist workers for the end-to-end suites; --dist loadfile keeps each test file (its module-scoped servers,
-# mocks and environment) in one worker. PYTEST_WORKERS=0 runs them in one process.
+# mocks and environment) in one worker, and --no-loadscope-reorder hands the files out in collection order, which
+# Tests/sdk/conftest.py sorts longest first. PYTEST_WORKERS=0 runs them in one process. Tests/sdk, the longest tier
+# of make test, gets SDK_WORKERS (3 on two cores: its tests mostly wait on mock delays, leases, pacing and restarts,
+# see docs/CONTRIBUTING.md); the others finish beside it on two.
 PYTEST_WORKERS ?= 2
-PYTEST = $(VENV)/bin/pytest -q $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
+SDK_WORKERS ?= $(if $(filter 0,$(PYTEST_WORKERS)),0,3)
+pytest_on = $(VENV)/bin/pytest -q $(if $(filter 0,$(1)),,-n $(1) --dist loadfile --no-loadscope-reorder)
+PYTEST = $(call pytest_on,$(PYTEST_WORKERS))
 # Each tier prints its wall time, and appends it to TIER_TIMES for make test's summary.
 TIER_TIMES := $(abspath .build/tier-times)
 TIER = TIER_TIMES=$(TIER_TIMES) bash Tests/tier.sh
@@ -156,41 +162,53 @@ check-rules:
 	@$(TIER) "swift format lint" $(MAKE) --no-print-directory -s format-check
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
 
-# Everything. The two builds first (from a warm tree they cost seconds), then the Swift tests beside the end-to-end
-# lane: most of either's time is waiting (timers, sockets, child processes), so on two cores they overlap well.
+# Everything. The two builds first (from a warm tree they cost seconds), then every tier side by side, TEST_JOBS at
+# once, the longest first (Tests/sdk, XCTest and PostgreSQL; the shorter ones follow in the first free slot): most
+# of their time is waiting (timers, mock delays, leases, child processes), so on two cores they overlap well; each
+# tier's line shows its CPU time beside its wall time. Three, not more: the tiers after the first three fit beside
+# Tests/sdk anyway, and a fourth at once only adds CPU contention to tests with time bounds. Then the tests marked
+# `timing`, alone.
 # -k: a failing tier does not stop the others, so one run reports every failure; the summary comes either way.
+TEST_JOBS ?= 3
+TEST_TIERS := test-sdk-sqlite test-swift test-sdk-postgresql test-console test-support test-deb test-clients test-lint
 test: deps-test
-	@rm -f $(TIER_TIMES); \
+	@rm -f $(TIER_TIMES); start=$$(date +%s); \
 	$(TIER) "build (tests, release)" $(MAKE) --no-print-directory test-build || exit $$?; \
-	$(TIER) "swift format lint" $(MAKE) --no-print-directory -s format-check; lint=$$?; \
-	$(MAKE) --no-print-directory -k -j2 --output-sync=target BINARY_DEP= test-swift test-e2e; status=$$?; \
+	$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target BINARY_DEP= $(TEST_TIERS); status=$$?; \
 	$(MAKE) --no-print-directory BINARY_DEP= test-timing || status=$$?; \
-	[ $$status -ne 0 ] || status=$$lint; \
-	echo "== make test, wall time per tier:"; cat $(TIER_TIMES); exit $$status
+	echo "== make test, wall time per tier:"; cat $(TIER_TIMES); \
+	echo "  total (make test)                  $$(( $$(date +%s) - start )) s"; exit $$status
 
 test-build: release-binary
 	$(SWIFT_TEST_BUILD)
 
 test-e2e: test-sdk test-sdk-postgresql test-console test-clients test-deb
 
+test-lint:
+	@$(TIER) "swift format lint" $(MAKE) --no-print-directory -s format-check
+
 test-swift:
 	$(SWIFT_TEST_BUILD)
 	@$(TIER) "swift tests (all)" $(RUN_XCTEST)
 
-# The strict mock's own rules (Tests/Support), then the release binary end to end (Tests/sdk); the tests marked
-# `timing` (rates compared within one test) run after the parallel lanes, alone (test-timing).
-test-sdk: $(BINARY_DEP)
+# The strict mock's own rules (Tests/Support) and the release binary end to end (Tests/sdk), two tiers; the tests
+# marked `timing` (rates compared within one test) run after the parallel tiers, alone (test-timing).
+test-sdk: test-support test-sdk-sqlite
+
+test-support:
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
-	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(PYTEST) -m "not timing" Tests/sdk
+
+test-sdk-sqlite: $(BINARY_DEP)
+	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk" $(call pytest_on,$(SDK_WORKERS)) -m "not timing" Tests/sdk
 
 test-timing: $(BINARY_DEP)
 	@PUSH_SERVER_BIN=$(abspath $(BIN)) $(TIER) "pytest Tests/sdk (timing, alone)" $(VENV)/bin/pytest -q -m timing Tests/sdk
 
 # The core end-to-end suites (publish, kill -9 durability, the Beams Python SDK) with the server on PostgreSQL: each
 # server gets a database of its own in a throwaway PostgreSQL 15 cluster (Tests/Support/postgresql_cluster.py).
-# (test_postgresql_nodes.py, two nodes on one database, test_postgresql_restart.py, the database restarted mid
-# fan-out, test_postgresql_partition.py, one node cut off from the database mid fan-out, and test_hms_nodes.py, one
-# HMS OAuth token for two nodes and a restart, run in test-sdk already;
+# (test_postgresql_nodes.py and test_postgresql_shards.py, two nodes on one database, test_postgresql_restart.py,
+# the database restarted mid fan-out, test_postgresql_partition.py, one node cut off from the database mid fan-out,
+# and test_hms_nodes.py, one HMS OAuth token for two nodes and a restart, run in test-sdk already;
 # test-postgresql adds them.)
 SDK_POSTGRESQL := Tests/sdk/test_publish_intake.py Tests/sdk/test_publish_fanout.py Tests/sdk/test_publish_durability.py \
 	Tests/sdk/test_beams_python_sdk.py Tests/sdk/test_device_concurrency.py
@@ -229,8 +247,8 @@ test-postgresql: deps-test
 	$(SWIFT_TEST_BUILD)
 	PUSH_TEST_BACKENDS=postgresql $(RUN_XCTEST) --only 'Contract/|OnPostgreSQL|PostgreSQLStoreTests|PostgreSQLServerTests'
 	@$(MAKE) --no-print-directory test-sdk-postgresql
-	PUSH_SERVER_BIN=$(abspath $(BIN)) $(PYTEST) Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_restart.py \
-		Tests/sdk/test_postgresql_partition.py Tests/sdk/test_hms_nodes.py
+	PUSH_SERVER_BIN=$(abspath $(BIN)) $(PYTEST) Tests/sdk/test_postgresql_nodes.py Tests/sdk/test_postgresql_shards.py \
+		Tests/sdk/test_postgresql_restart.py Tests/sdk/test_postgresql_partition.py Tests/sdk/test_hms_nodes.py
 
 # The console in a real browser: Debian's headless Chromium driven by Selenium through /usr/bin/chromedriver.
 # Screenshots land in .build/console-screenshots (docs/console keeps one of each).
