@@ -29,10 +29,16 @@ final class HTTPExchangeDriver: CurlMultiDriver {
     private let gauges: Gauges
     private var running = AttachedTransfers<HTTPExchangeTransfer>()
     private var delayed: [Job] = []
+    /// Handles of transfers that ended well, for the next exchanges (at most `maxSpareHandles`): a new handle per
+    /// request cost FCM about a tenth more CPU per message than APNs, which reuses its handles (docs/BENCHMARKS.md,
+    /// issue 27).
+    private var spare: [CurlEasy] = []
+    private let maxSpareHandles: Int
 
     init(configuration: HTTPExchangeConfiguration, gauges: Gauges) {
         self.configuration = configuration
         self.gauges = gauges
+        maxSpareHandles = min(max(configuration.streamsPerConnection, 1), 256)
     }
 
     func prepare(_ jobs: [Job], multi: CurlMulti) {
@@ -57,7 +63,10 @@ final class HTTPExchangeDriver: CurlMultiDriver {
         gauges.attached.subtract(1, ordering: .relaxed)
         let opened = transfer.curl.connectionsOpened
         if opened > 0 { gauges.opened.add(opened, ordering: .relaxed) }
-        transfer.finish(transfer.result(code))
+        let result = transfer.result(code)
+        // Only a handle whose transfer succeeded goes back: after a failure it is freed, like any other before.
+        if code == CURLE_OK && spare.count < maxSpareHandles { spare.append(transfer.handOverHandle()) }
+        transfer.finish(result)
     }
 
     /// Until the next scheduled job is due (a real deadline), at most a second; curl's own timers and
@@ -75,6 +84,8 @@ final class HTTPExchangeDriver: CurlMultiDriver {
 
     func abort(unstarted: [Job], multi: CurlMulti) {
         running.abortAll(multi: multi)
+        for handle in spare { handle.close() }
+        spare = []
         gauges.attached.store(0, ordering: .relaxed)
         let waiting = delayed + unstarted
         delayed = []
@@ -86,7 +97,8 @@ final class HTTPExchangeDriver: CurlMultiDriver {
     private func start(_ job: Job, multi: CurlMulti) {
         let transfer: HTTPExchangeTransfer
         do {
-            transfer = try HTTPExchangeTransfer(job.exchange, configuration: configuration, completion: job.completion)
+            transfer = try HTTPExchangeTransfer(
+                job.exchange, configuration: configuration, reusing: spare.popLast(), completion: job.completion)
         } catch {
             job.completion(.failure(error))
             return

@@ -19,11 +19,14 @@ final class HTTPExchangeTransfer: OneShotTransfer {
     private var captured: [String: String] = [:]
     private var body: [UInt8] = []
     private var finished = false
+    /// The driver took the handle back for the next exchange (`handOverHandle`): `finish` must not free it.
+    private var handedOver = false
 
-    /// Prepares the handle; the caller attaches it to its multi.
+    /// Prepares the handle (`reusing` one an earlier exchange of the same driver ended with, else a new one); the
+    /// caller attaches it to its multi.
     /// - Throws: `HTTPExchangeError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(
-        _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
+        _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration, reusing spare: CurlEasy? = nil,
         completion: @escaping @Sendable (HTTPExchangeResult) -> Void
     ) throws(HTTPExchangeError) {
         checks = TransferChecks(
@@ -40,7 +43,12 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         // "Expect:" stops curl from waiting a second for `100 Continue` before bodies > 1 KiB.
         do {
             headers = try CurlHeaderList(exchange.headers + ["Expect:"])
-            curl = try CurlEasy()
+            if let spare {
+                try spare.reset()
+                curl = spare
+            } else {
+                curl = try CurlEasy()
+            }
         } catch {
             throw HTTPExchangeError(.internalError, error.description)
         }
@@ -112,12 +120,21 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         try curlCheck(copied, "CURLOPT_COPYPOSTFIELDS")
     }
 
-    /// Reports the outcome once and frees the handle (already removed from the multi).
+    /// Reports the outcome once and frees the handle (already removed from the multi) unless the driver took it
+    /// back (`handOverHandle`).
     func finish(_ result: HTTPExchangeResult) {
         guard !finished else { return }
         finished = true
-        curl.close()
+        if !handedOver { curl.close() }
         completion(result)
+    }
+
+    /// Gives the handle (detached from the multi, its transfer over) to the driver for a later exchange instead of
+    /// freeing it in `finish`: a reused handle keeps libcurl's per-handle buffers, which a new one allocates and
+    /// frees per request. The next user resets it first (`CurlEasy.reset`).
+    func handOverHandle() -> CurlEasy {
+        handedOver = true
+        return curl
     }
 
     /// The outcome of a transfer curl reported done with `code`.
