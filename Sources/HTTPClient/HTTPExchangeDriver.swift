@@ -34,6 +34,10 @@ final class HTTPExchangeDriver: CurlMultiDriver {
     /// issue 27).
     private var spare: [CurlEasy] = []
     private let maxSpareHandles: Int
+    /// The header list of the last exchange that had header lines of its own, reused while the next ones carry the
+    /// same lines (an FCM sender sends one set per access token): one list instead of one per request. Each
+    /// transfer holds the list it was given, so replacing it here never frees one curl still reads.
+    private var lastHeaders: (lines: [String], list: CurlHeaderList)?
 
     init(configuration: HTTPExchangeConfiguration, gauges: Gauges) {
         self.configuration = configuration
@@ -94,11 +98,21 @@ final class HTTPExchangeDriver: CurlMultiDriver {
         for job in waiting { job.completion(.failure(shutdown)) }
     }
 
+    /// The shared list for `lines` when the last one was built from equal lines, else a new one that becomes the
+    /// shared one; nil when the lines are refused (the transfer builds them itself and reports why).
+    private func headerList(for lines: [String]) -> CurlHeaderList? {
+        if let lastHeaders, lastHeaders.lines == lines { return lastHeaders.list }
+        guard let list = try? HTTPExchangeTransfer.headerList(lines) else { return nil }
+        lastHeaders = (lines, list)
+        return list
+    }
+
     private func start(_ job: Job, multi: CurlMulti) {
         let transfer: HTTPExchangeTransfer
         do {
             transfer = try HTTPExchangeTransfer(
-                job.exchange, configuration: configuration, reusing: spare.popLast(), completion: job.completion)
+                job.exchange, configuration: configuration, reusing: spare.popLast(),
+                headerList: headerList(for: job.exchange.headers), completion: job.completion)
         } catch {
             job.completion(.failure(error))
             return

@@ -23,11 +23,12 @@ final class HTTPExchangeTransfer: OneShotTransfer {
     private var handedOver = false
 
     /// Prepares the handle (`reusing` one an earlier exchange of the same driver ended with, else a new one); the
-    /// caller attaches it to its multi.
+    /// caller attaches it to its multi. `headerList`, when given, is `exchange.headers` plus `Expect:` already
+    /// built (the driver shares one list among exchanges with the same lines; curl only reads it).
     /// - Throws: `HTTPExchangeError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(
         _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration, reusing spare: CurlEasy? = nil,
-        completion: @escaping @Sendable (HTTPExchangeResult) -> Void
+        headerList: CurlHeaderList? = nil, completion: @escaping @Sendable (HTTPExchangeResult) -> Void
     ) throws(HTTPExchangeError) {
         checks = TransferChecks(
             target: exchange.url, policy: configuration.policy,
@@ -42,7 +43,8 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         }
         // "Expect:" stops curl from waiting a second for `100 Continue` before bodies > 1 KiB.
         do {
-            headers = try CurlHeaderList(exchange.headers + ["Expect:"])
+            // `??` takes an untyped-throwing autoclosure: `if let` keeps the error type.
+            if let headerList { headers = headerList } else { headers = try Self.headerList(exchange.headers) }
             if let spare {
                 try spare.reset()
                 curl = spare
@@ -58,6 +60,12 @@ final class HTTPExchangeTransfer: OneShotTransfer {
             curl.close()
             throw HTTPExchangeError(.internalError, error.description)
         }
+    }
+
+    /// The request's header list: `lines` plus `Expect:`.
+    /// - Throws: `CurlError` for a line holding CR, LF or NUL, or when curl is out of memory.
+    static func headerList(_ lines: [String]) throws(CurlError) -> CurlHeaderList {
+        try CurlHeaderList(lines + ["Expect:"])
     }
 
     private func configure(_ exchange: HTTPExchange, _ configuration: HTTPExchangeConfiguration) throws(CurlError) {
