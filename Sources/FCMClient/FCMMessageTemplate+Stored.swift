@@ -7,5 +7,6 @@ extension FCMMessageTemplate {
         message = storedMessage
         self.validateOnly = validateOnly
         messageBytes = JSONValue.object(storedMessage).serialized()
+        bodyParts = Self.bodyParts(messageBytes: messageBytes, validateOnly: validateOnly)
     }
 }

@@ -31,6 +31,14 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     public let validateOnly: Bool
     /// The serialized `message` without `token`: what the size limit applies to.
     public let messageBytes: [UInt8]
+    /// The body around the token (`body(token:)`), derived from `messageBytes` and `validateOnly`.
+    let bodyParts: BodyParts
+
+    /// The bytes before and after the escaped token in every device's body.
+    struct BodyParts: Sendable, Equatable {
+        var prefix: [UInt8]
+        var suffix: [UInt8]
+    }
 
     /// `android.ttl` in seconds (from `time_to_live`), nil when the message has none (FCM's default: 4 weeks).
     public var timeToLive: Int? {
@@ -144,23 +152,35 @@ public struct FCMMessageTemplate: Sendable, Equatable {
         self.message = message
         self.validateOnly = validateOnly
         self.messageBytes = bytes
+        bodyParts = Self.bodyParts(messageBytes: bytes, validateOnly: validateOnly)
     }
 
     /// The `messages:send` body for one device: `{"message":{…,"token":…}}` plus `"validate_only":true` for a
-    /// dry run. The token is JSON-escaped, so whatever a device registered cannot change the message's shape.
+    /// dry run. The token is JSON-escaped, so whatever a device registered cannot change the message's shape. Built
+    /// as the publish's `bodyParts` (made once per template) around the escaped token, in one allocation.
     public func body(token: String) -> [UInt8] {
-        var output = Array(#"{"message":"#.utf8)
-        // `messageBytes` is a non-empty object; splice the token in before its closing brace. Member order does not
-        // matter to FCM, and this avoids re-serializing the whole message per device.
-        output += messageBytes.dropLast()
-        if messageBytes.count > 2 { output.append(UInt8(ascii: ",")) }
-        JSONWriter.writeString("token", to: &output)
-        output.append(UInt8(ascii: ":"))
+        var output: [UInt8] = []
+        output.reserveCapacity(bodyParts.prefix.count + token.utf8.count + 8 + bodyParts.suffix.count)
+        output += bodyParts.prefix
         JSONWriter.writeString(token, to: &output)
-        output.append(UInt8(ascii: "}"))
-        if validateOnly { output += Array(#","validate_only":true"#.utf8) }
-        output.append(UInt8(ascii: "}"))
+        output += bodyParts.suffix
         return output
+    }
+
+    /// What surrounds the token in every device's body: `{"message":` + the message without its closing brace +
+    /// `,"token":`, then `}` (+ `,"validate_only":true`) + `}`. Member order does not matter to FCM, and this
+    /// avoids re-serializing (or re-copying in pieces) the whole message per device.
+    static func bodyParts(messageBytes: [UInt8], validateOnly: Bool) -> BodyParts {
+        // `messageBytes` is a non-empty object; the token goes in before its closing brace.
+        var prefix = Array(#"{"message":"#.utf8)
+        prefix += messageBytes.dropLast()
+        if messageBytes.count > 2 { prefix.append(UInt8(ascii: ",")) }
+        JSONWriter.writeString("token", to: &prefix)
+        prefix.append(UInt8(ascii: ":"))
+        var suffix: [UInt8] = [UInt8(ascii: "}")]
+        if validateOnly { suffix += Array(#","validate_only":true"#.utf8) }
+        suffix.append(UInt8(ascii: "}"))
+        return BodyParts(prefix: prefix, suffix: suffix)
     }
 
     private static func string(_ value: JSONValue, _ path: String) throws(FCMPayloadError) -> String {

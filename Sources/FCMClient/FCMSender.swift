@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPClient
+import Locking
 import Logging
 
 /// Sends FCM HTTP v1 `messages:send` requests for one service account over HTTP/2 (libcurl, multiplexed on a
@@ -62,6 +63,14 @@ public final class FCMSender: Sendable {
     private let tokens: AccessTokenManager
     private let ledger: SenderLedger<Job, State>
     private let sendURL: HTTPURL
+    /// The header lines of the current access token (`headerLines(for:)`).
+    private let headerCache = Locked<HeaderLines?>(nil)
+
+    private struct HeaderLines: Sendable {
+        var generation: Int
+        var value: String
+        var lines: [String]
+    }
 
     /// - Throws: `FCMSenderError` when the base URL is not an https URL or libcurl cannot be set up.
     public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration())
@@ -220,16 +229,24 @@ public final class FCMSender: Sendable {
             case .success(let token):
                 job.generation = token.generation
                 job.attempts += 1
-                let exchange = HTTPExchange(
-                    url: sendURL,
-                    headers: [
-                        "Authorization: Bearer \(token.value)", "Content-Type: application/json",
-                        "Accept: application/json",
-                    ],
-                    body: job.body)
+                let exchange = HTTPExchange(url: sendURL, headers: headerLines(for: token), body: job.body)
                 client.submit(exchange) { [self] result in answered(job, result) }
             }
         }
+    }
+
+    /// The request's header lines with `token`, built once per access token rather than once per message.
+    private func headerLines(for token: AccessTokenState.Token) -> [String] {
+        if let cached = headerCache.withLock({ $0 }), cached.generation == token.generation,
+            cached.value == token.value
+        {
+            return cached.lines
+        }
+        let lines = [
+            "Authorization: Bearer \(token.value)", "Content-Type: application/json", "Accept: application/json",
+        ]
+        headerCache.withLock { $0 = HeaderLines(generation: token.generation, value: token.value, lines: lines) }
+        return lines
     }
 
     private func answered(_ job: Job, _ result: HTTPExchangeResult) {

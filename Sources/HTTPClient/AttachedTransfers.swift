@@ -1,11 +1,12 @@
 import CLibCurl
 
 /// A transfer made for one job and done when curl ends it (`HTTPExchangeTransfer`): its easy
-/// handle, and the one way it ends, which reports the result and frees the handle.
+/// handle, and the one way it ends, which reports the result and frees the handle (unless its driver took the
+/// handle back for the next job: `HTTPExchangeTransfer.handOverHandle`).
 protocol OneShotTransfer: AnyObject {
     associatedtype Success
     var curl: CurlEasy { get }
-    /// Reports `result` once and frees the handle (already detached from the multi).
+    /// Reports `result` once and frees the handle (already detached from the multi) unless the driver kept it.
     func finish(_ result: Result<Success, HTTPExchangeError>)
 }
 

@@ -32,6 +32,18 @@ public final class CurlEasy {
 
     deinit { close() }
 
+    /// Makes a handle whose transfer ended ready for another: every option back to libcurl's default
+    /// (`curl_easy_reset`, so nothing of the previous request — body, headers, callbacks and their userdata —
+    /// carries over), then this type's own options again. The buffers libcurl allocated for the handle stay, which
+    /// is what reusing a handle saves over a fresh one (docs/BENCHMARKS.md, issue 27). Not attached to a multi.
+    /// - Throws: `CurlError` when curl refuses an option (it has accepted them once on this handle).
+    public func reset() throws(CurlError) {
+        curl_easy_reset(handle)
+        clearError()
+        try curlCheck(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        try curlCheck(ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+    }
+
     /// Forgets the previous transfer's detailed error message.
     public func clearError() { errorBuffer[0] = 0 }
 

@@ -19,12 +19,16 @@ final class HTTPExchangeTransfer: OneShotTransfer {
     private var captured: [String: String] = [:]
     private var body: [UInt8] = []
     private var finished = false
+    /// The driver took the handle back for the next exchange (`handOverHandle`): `finish` must not free it.
+    private var handedOver = false
 
-    /// Prepares the handle; the caller attaches it to its multi.
+    /// Prepares the handle (`reusing` one an earlier exchange of the same driver ended with, else a new one); the
+    /// caller attaches it to its multi. `headerList`, when given, is `exchange.headers` plus `Expect:` already
+    /// built (the driver shares one list among exchanges with the same lines; curl only reads it).
     /// - Throws: `HTTPExchangeError` (`invalidURL`, `internalError`) when the request cannot even be set up.
     init(
-        _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration,
-        completion: @escaping @Sendable (HTTPExchangeResult) -> Void
+        _ exchange: HTTPExchange, configuration: HTTPExchangeConfiguration, reusing spare: CurlEasy? = nil,
+        headerList: CurlHeaderList? = nil, completion: @escaping @Sendable (HTTPExchangeResult) -> Void
     ) throws(HTTPExchangeError) {
         checks = TransferChecks(
             target: exchange.url, policy: configuration.policy,
@@ -39,8 +43,14 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         }
         // "Expect:" stops curl from waiting a second for `100 Continue` before bodies > 1 KiB.
         do {
-            headers = try CurlHeaderList(exchange.headers + ["Expect:"])
-            curl = try CurlEasy()
+            // `??` takes an untyped-throwing autoclosure: `if let` keeps the error type.
+            if let headerList { headers = headerList } else { headers = try Self.headerList(exchange.headers) }
+            if let spare {
+                try spare.reset()
+                curl = spare
+            } else {
+                curl = try CurlEasy()
+            }
         } catch {
             throw HTTPExchangeError(.internalError, error.description)
         }
@@ -50,6 +60,12 @@ final class HTTPExchangeTransfer: OneShotTransfer {
             curl.close()
             throw HTTPExchangeError(.internalError, error.description)
         }
+    }
+
+    /// The request's header list: `lines` plus `Expect:`.
+    /// - Throws: `CurlError` for a line holding CR, LF or NUL, or when curl is out of memory.
+    static func headerList(_ lines: [String]) throws(CurlError) -> CurlHeaderList {
+        try CurlHeaderList(lines + ["Expect:"])
     }
 
     private func configure(_ exchange: HTTPExchange, _ configuration: HTTPExchangeConfiguration) throws(CurlError) {
@@ -112,12 +128,21 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         try curlCheck(copied, "CURLOPT_COPYPOSTFIELDS")
     }
 
-    /// Reports the outcome once and frees the handle (already removed from the multi).
+    /// Reports the outcome once and frees the handle (already removed from the multi) unless the driver took it
+    /// back (`handOverHandle`).
     func finish(_ result: HTTPExchangeResult) {
         guard !finished else { return }
         finished = true
-        curl.close()
+        if !handedOver { curl.close() }
         completion(result)
+    }
+
+    /// Gives the handle (detached from the multi, its transfer over) to the driver for a later exchange instead of
+    /// freeing it in `finish`: a reused handle keeps libcurl's per-handle buffers, which a new one allocates and
+    /// frees per request. The next user resets it first (`CurlEasy.reset`).
+    func handOverHandle() -> CurlEasy {
+        handedOver = true
+        return curl
     }
 
     /// The outcome of a transfer curl reported done with `code`.

@@ -42,12 +42,16 @@ public final class MockPushService: Sendable {
 
     /// A new subscription; `marker` scripts its answers (`gone-404`, `gone-410`, `too-large`, `rate-limited`,
     /// `unavailable`), `retryAfter` the `Retry-After` sent with 429/503.
-    /// - Parameter flavour: the push server the subscription's endpoint belongs to: `webpush` (default), or the
-    ///   UnifiedPush servers `ntfy`, `nextpush`, `autopush` (Tests/Support/README.md).
-    public func createSubscription(marker: String? = nil, retryAfter: String? = nil, flavour: String? = nil)
-        throws(MockAPNsError) -> Subscription
-    {
+    /// - Parameters:
+    ///   - flavour: the push server the subscription's endpoint belongs to: `webpush` (default), or the
+    ///     UnifiedPush servers `ntfy`, `nextpush`, `autopush` (Tests/Support/README.md).
+    ///   - applicationServerKey: the VAPID public key (base64url) this subscription's requests must be signed with,
+    ///     instead of the one given to `start` (several instances, each with its own key, on one stand-in).
+    public func createSubscription(
+        marker: String? = nil, retryAfter: String? = nil, flavour: String? = nil, applicationServerKey: String? = nil
+    ) throws(MockAPNsError) -> Subscription {
         var body: [String: JSONValue] = [:]
+        if let applicationServerKey { body["application_server_key"] = .string(applicationServerKey) }
         if let flavour { body["flavour"] = .string(flavour) }
         if let marker { body["marker"] = .string(marker) }
         if let retryAfter { body["retry_after"] = .string(retryAfter) }

@@ -18,7 +18,12 @@ enum AES128GCM {
         let context = try check(EVP_CIPHER_CTX_new(), "EVP_CIPHER_CTX_new")
         defer { EVP_CIPHER_CTX_free(context) }
         // The default GCM IV length is 12 bytes, the nonce size RFC 8188 derives.
-        try check(EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce), "EVP_EncryptInit_ex")
+        // The fetched cipher when there is one (`FetchedAlgorithms`: no lookup by name per message).
+        if let cipher = FetchedAlgorithms.shared.aes128GCM {
+            try check(EVP_EncryptInit_ex2(context, cipher, key, nonce, nil), "EVP_EncryptInit_ex2")
+        } else {
+            try check(EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce), "EVP_EncryptInit_ex")
+        }
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
         var written: Int32 = 0
         try check(

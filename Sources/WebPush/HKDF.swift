@@ -1,11 +1,12 @@
 import JWTSigner
 
 /// HKDF with SHA-256 (RFC 5869), limited to outputs of at most one hash block, which is all RFC 8291 needs
-/// (32-byte IKM, 16-byte key, 12-byte nonce): expand is then a single HMAC over `info ‖ 0x01`.
+/// (32-byte IKM, 16-byte key, 12-byte nonce): expand is then a single HMAC over `info ‖ 0x01`. The HMACs run on
+/// the process's fetched HMAC (`FetchedAlgorithms`), not OpenSSL's by-name one-shot `HMAC()`.
 public enum HKDF {
     /// `HKDF-Extract(salt, IKM)` = HMAC-SHA256(key: salt, message: IKM).
     public static func extract(salt: [UInt8], inputKeyMaterial: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try HS256.authenticationCode(inputKeyMaterial, key: salt)
+        try FetchedAlgorithms.shared.hmacSHA256(inputKeyMaterial, key: salt)
     }
 
     /// `HKDF-Expand(PRK, info, L)` for `L` in 1...32: the first `L` bytes of HMAC-SHA256(PRK, info ‖ 0x01).
@@ -13,6 +14,6 @@ public enum HKDF {
         guard (1...32).contains(length) else {
             throw CryptoError(operation: "HKDF.expand", messages: ["length \(length) outside 1...32"])
         }
-        return Array(try HS256.authenticationCode(info + [0x01], key: pseudorandomKey).prefix(length))
+        return Array(try FetchedAlgorithms.shared.hmacSHA256(info + [0x01], key: pseudorandomKey).prefix(length))
     }
 }

@@ -76,6 +76,39 @@ final class WebhookExchangeTests: XCTestCase {
         XCTAssertEqual(request.body, body)
     }
 
+    /// The driver reuses the easy handle of an exchange that ended well (one loop here, so every exchange after the
+    /// first runs on the previous one's handle): nothing of the previous request may carry over, neither its
+    /// method, body, headers nor response.
+    func testAnExchangeOnAReusedHandleCarriesNothingOfThePreviousOne() async throws {
+        let hook = try receiver(.respond("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nRetry-After: 7\r\n\r\nfirst"))
+        let plain = try receiver(.respond(Self.noContent))
+        let client = try client(allowing: ["127.0.0.1"])
+        let body = Array(String(repeating: "y", count: 3000).utf8)
+        let first = try await client.send(
+            Self.post(hook.url("/one"), headers: ["X-First: 1", "Content-Type: text/plain"], body: body))
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(first.body, Array("first".utf8))
+        var get = try Self.post(plain.url("/two"), headers: ["X-Second: 2"], body: [])
+        get.method = .get
+        let second = try await client.send(get)
+        XCTAssertEqual(second, HTTPExchangeResponse(status: 204))
+        var delete = try Self.post(plain.url("/three"), headers: ["X-Third: 3"], body: [])
+        delete.method = .delete
+        let third = try await client.send(delete)
+        XCTAssertEqual(third.status, 204)
+        let fourth = try await client.send(Self.post(plain.url("/four"), body: Array("{}".utf8)))
+        XCTAssertEqual(fourth.status, 204)
+        let requests = plain.received
+        XCTAssertEqual(requests.count, 3)
+        XCTAssertTrue(requests[0].head.hasPrefix("GET /two HTTP/1.1\r\n"), requests[0].head)
+        XCTAssertTrue(requests[1].head.hasPrefix("DELETE /three HTTP/1.1\r\n"), requests[1].head)
+        XCTAssertTrue(requests[2].head.hasPrefix("POST /four HTTP/1.1\r\n"), requests[2].head)
+        XCTAssertEqual(requests.map { $0.header("X-First") }, [nil, nil, nil])
+        XCTAssertEqual(requests.map { $0.header("X-Second") }, ["2", nil, nil])
+        XCTAssertEqual(requests.map { $0.header("Content-Length") }, [nil, nil, "2"])
+        XCTAssertEqual(requests.map(\.body), [[], [], Array("{}".utf8)])
+    }
+
     func testRefusesLoopbackByDefaultWithoutConnecting() async throws {
         let hook = try receiver(.respond(Self.noContent))
         let client = try client()

@@ -98,6 +98,62 @@ final class WebPushSenderTests: XCTestCase {
         _ = await sender.shutdown(gracePeriod: .seconds(1))
     }
 
+    /// Several instances (one sender and VAPID key each, as the server runs them) publishing at once share the
+    /// process's encryption workers: every message must still be encrypted for its own subscription and signed by
+    /// its own instance (each subscription pins its instance's key at the stand-in, which decrypts each body).
+    func testSeveralInstancesPublishingAtOnceThroughTheSharedWorkersEachReachOnlyTheirSubscriptionsDecrypted()
+        async throws
+    {
+        let instances = 3
+        let perInstance = 40
+        var senders: [WebPushSender] = []
+        var keys: [String] = []
+        var batches: [[WebPushNotification]] = []
+        var subscriptions: [[MockPushService.Subscription]] = []
+        for instance in 0..<instances {
+            let key = try VAPIDKeyPair.generate().keyPair
+            var configuration = try standInConfiguration()
+            configuration.encryptsOnWorkers = true
+            senders.append(try makeSender(configuration, key: key))
+            keys.append(key.publicKeyBase64URL)
+            let own = try (0..<4).map { _ in
+                try mock.createSubscription(applicationServerKey: key.publicKeyBase64URL)
+            }
+            subscriptions.append(own)
+            batches.append(
+                try (0..<perInstance).map { index in
+                    try notification(own[index % own.count], payload: #"{"i":\#(instance),"n":\#(index)}"#)
+                })
+        }
+        let results = Locked<[WebPushResult]>([])
+        let all = batches
+        let running = senders
+        await withTaskGroup(of: Void.self) { group in
+            for instance in 0..<instances {
+                group.addTask {
+                    for message in all[instance] {
+                        await running[instance].submit(message) { result in results.withLock { $0.append(result) } }
+                    }
+                }
+            }
+        }
+        try await eventually("every message answered") { results.withLock { $0.count } == instances * perInstance }
+        XCTAssertEqual(
+            results.withLock { $0 },
+            Array(repeating: .response(.accepted(status: 201), attempts: 1), count: instances * perInstance))
+        for instance in 0..<instances {
+            for (offset, subscription) in subscriptions[instance].enumerated() {
+                let messages = try mock.messages(subscription: subscription.id)
+                XCTAssertEqual(
+                    Set(messages.compactMap { $0["plaintext"]?.stringValue }),
+                    Set(stride(from: offset, to: perInstance, by: 4).map { #"{"i":\#(instance),"n":\#($0)}"# }))
+                XCTAssertEqual(Set(messages.compactMap { $0["vapid"]?["k"]?.stringValue }), [keys[instance]])
+            }
+            XCTAssertEqual(senders[instance].stats().accepted, perInstance)
+            _ = await senders[instance].shutdown(gracePeriod: .seconds(1))
+        }
+    }
+
     func testGoneSubscriptionsAreReportedForRemoval() async throws {
         let sender = try makeSender(try standInConfiguration())
         for (marker, status) in [("gone-404", 404), ("gone-410", 410)] {

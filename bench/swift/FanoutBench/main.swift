@@ -1,7 +1,8 @@
 // FanoutBench: one fan-out per platform through its sender, in one process against one local HTTP/2 sink
 // (bench/apns/nginx-sink.sh), so the three rates and CPU costs are comparable side by side.
 //
-//   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000] [--platforms apns,fcm,webpush,unifiedpush]
+//   FanoutBench --url https://127.0.0.1:18443 --ca cert.pem [-n 20000]
+//               [--platforms apns,fcm,webpush,unifiedpush,webpush-instances] [--instances 3]
 //               [--webpush-encryption caller,workers]
 //
 // Method: per platform, a single task submits N notifications with backpressure (`submit` suspends while the
@@ -33,6 +34,8 @@ struct Options {
     var warmup = 1_000
     /// `WebPushSenderConfiguration.encryptsOnWorkers` values to run; nil: the default only.
     var webPushOnWorkers: [Bool]?
+    /// Senders publishing at once for `webpush-instances`.
+    var instances = 3
 }
 
 @MainActor
@@ -47,6 +50,7 @@ func parseOptions() -> Options {
         case "-n": options.count = Int(value) ?? options.count
         case "--warmup": options.warmup = Int(value) ?? options.warmup
         case "--platforms": options.platforms = value.split(separator: ",").map(String.init)
+        case "--instances": options.instances = Int(value) ?? options.instances
         case "--webpush-encryption": options.webPushOnWorkers = value.split(separator: ",").map { $0 == "workers" }
         default:
             print("unknown option \(argument)")
@@ -90,6 +94,12 @@ final class Tally: Sendable {
     }
 
     var summary: String { state.withLock { $0.outcomes.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",") } }
+}
+
+/// A value behind a lock that escaping closures can share.
+final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
 }
 
 func cpuSeconds() -> Double {
@@ -249,6 +259,69 @@ if options.platforms.contains("webpush") { for (onWorkers, suffix) in workerRuns
     print("Web Push stats: \(sender.stats())")
     _ = await sender.shutdown(gracePeriod: .seconds(5))
 } }
+
+// MARK: Web Push from several instances at once (`--platforms webpush-instances`, `--instances K`): K senders, each
+// with its own VAPID key and 100 subscriptions, as K instances of the server are, submit N/K messages each at the
+// same time through the one shared encryption pool. Prints the overall RESULT and, per instance, when its last
+// message was answered: the pool is fair when those times are close (the spread is max/min).
+if options.platforms.contains("webpush-instances") {
+    let instances = max(1, options.instances)
+    var senders: [WebPushSender] = []
+    var subscriptionsByInstance: [[WebPushSubscription]] = []
+    for _ in 0..<instances {
+        let configuration = WebPushSenderConfiguration(
+            allowedHosts: try WebPushHostAllowlist(parsing: [String(options.url.dropFirst("https://".count))]),
+            policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
+        let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
+        senders.append(try WebPushSender(vapid: vapid, configuration: configuration))
+        var subscriptions: [WebPushSubscription] = []
+        for i in 0..<100 {
+            let key = try P256KeyPair.generate()
+            let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            subscriptions.append(try WebPushSubscription(endpoint: options.url + "/push/i\(senders.count)-sub-\(i)",
+                                                         p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
+        }
+        subscriptionsByInstance.append(subscriptions)
+    }
+    let message = try WebPushMessage(
+        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
+        ttl: 3600)
+    let all = subscriptionsByInstance
+    let running = senders
+    let finishedAt = Shared<[Int: Double]>([:])
+    var start = 0.0
+    await measure("webpush-\(instances)-instances", count: options.count / instances * instances, warmup: options.warmup / instances * instances) { count, offset, tally in
+        let share = count / instances
+        let remaining = Shared([Int](repeating: share, count: instances))
+        if offset == 0 { start = MonotonicClock.seconds() }
+        await withTaskGroup(of: Void.self) { group in
+            for instance in 0..<instances {
+                group.addTask {
+                    for i in 0..<share {
+                        let subscription = all[instance][i % all[instance].count]
+                        await running[instance].submit(WebPushNotification(subscription: subscription, message: message)) { result in
+                            switch result {
+                            case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
+                            case .failure(let failure): tally.record("\(failure)".prefix(40).description)
+                            }
+                            let last = remaining.value.withLock { left -> Bool in
+                                left[instance] -= 1
+                                return left[instance] == 0
+                            }
+                            if last && offset == 0 { finishedAt.value.withLock { $0[instance] = MonotonicClock.seconds() } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let times = finishedAt.value.withLock { $0 }.sorted { $0.key < $1.key }.map { $0.value - start }
+    if let first = times.min(), let last = times.max(), first > 0 {
+        print("INSTANCES n=\(instances) finished_s=\(times.map { String(format: "%.3f", $0) }.joined(separator: ",")) "
+              + "spread=\(String(format: "%.2f", last / first))")
+    }
+    for sender in senders { _ = await sender.shutdown(gracePeriod: .seconds(5)) }
+}
 
 // MARK: UnifiedPush: the Web Push sender with open endpoints (any host on an allowed port, a share per host), to
 // ntfy-shaped endpoints (`/up…?up=1`), which the sink answers 200 as ntfy does.
