@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 import StoreSQL
 
 extension PostgreSQLPushStore {
@@ -30,27 +31,16 @@ extension PostgreSQLPushStore {
             var evidence: [Int64?] = []
             var environments: [String?] = []
             for result in round {
-                switch result.effect {
-                case .none:
-                    evidence.append(nil)
-                    environments.append(nil)
-                case .unregistered(let since):
-                    evidence.append(since.millisecondsSince1970)
-                    environments.append(nil)
-                case .badToken:
-                    evidence.append(result.at.millisecondsSince1970)
-                    environments.append(nil)
-                case .environment(let corrected):
-                    evidence.append(nil)
-                    environments.append(corrected.rawValue)
-                }
+                let effect = DeliveryResultSQL.effect(of: result)
+                evidence.append(effect.evidence?.millisecondsSince1970)
+                environments.append(effect.environment?.rawValue)
             }
             // The devices this round invalidates, read before the UPDATE (their rows are locked): each is logged.
             var dying: [DeviceInvalidation] = []
             if evidence.contains(where: { $0 != nil }) {
                 let found = try connection.query(
                     """
-                    SELECT d.instance_id, d.public_id, d.platform, d.token, d.user_id, r.n
+                    SELECT \(DeliveryResultSQL.dyingColumns), r.n
                     FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS r(id, evidence, n)
                     JOIN devices d ON d.id = r.id
                     WHERE r.evidence IS NOT NULL AND d.invalidated_at IS NULL AND d.last_registered_at < r.evidence
@@ -58,13 +48,7 @@ extension PostgreSQLPushStore {
                 for row in 0..<found.rowCount {
                     let result = round[Int(found.int64(row, 5)) - 1]
                     dying.append(
-                        DeviceInvalidation(
-                            id: 0, instanceID: found.text(row, 0), deviceID: found.text(row, 1),
-                            platform: found.text(row, 2),
-                            maskedToken: DeviceInvalidation.mask(token: found.text(row, 3)),
-                            userID: found.optionalText(row, 4), reason: result.invalidationReason,
-                            status: result.status,
-                            providerTimestamp: result.providerTimestamp, at: result.at))
+                        try DeliveryResultSQL.invalidation(PGRow(result: found, row: row), of: result))
                 }
             }
             try connection.run(
@@ -146,33 +130,22 @@ extension PostgreSQLPushStore {
 
     public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
-            let found = try DeviceSQL.find(instanceID: instanceID, id: deviceID, on: connection)
             // A users publish names at most 1000 users (`= ANY` stops at the first match), an interests publish at
             // most 100 interests, each looked up by (instance, name) and then (interest, device).
-            let publishRow = try connection.query(
+            try DeliveryResultSQL.reportFacts(
+                instanceID: instanceID, deviceID: deviceID, publishID: publishID, on: connection
+            ) { userID, ref in
                 """
-                SELECT kind, created_at, started_at, finished_at,
-                       CASE WHEN kind = 'users' THEN
-                           $1::text IS NOT NULL AND $1::text = ANY(targets)
-                       ELSE
-                           $4::bigint IS NOT NULL AND EXISTS (
-                               SELECT 1 FROM interests i
-                               JOIN device_interests di ON di.interest_id = i.id AND di.device_id = $4::bigint
-                               WHERE i.instance_id = $2 AND i.name = ANY(publish_jobs.targets))
-                       END
-                FROM publish_jobs WHERE instance_id = $2 AND publish_id = $3
-                """,
-                [
-                    .text(found?.device.userID), .text(instanceID), .text(publishID),
-                    found.map { PGValue.integer($0.ref) } ?? PGValue.null,
-                ])
-            let publish = publishRow.first { row in
-                ReportedPublish(
-                    kind: PublishKind(rawValue: publishRow.text(row, 0)) ?? .interests,
-                    createdAt: publishRow.date(row, 1), startedAt: publishRow.optionalDate(row, 2),
-                    finishedAt: publishRow.optionalDate(row, 3), targetsDevice: publishRow.bool(row, 4))
+                CASE WHEN kind = 'users' THEN
+                    \(userID)::text IS NOT NULL AND \(userID)::text = ANY(targets)
+                ELSE
+                    \(ref) IS NOT NULL AND EXISTS (
+                        SELECT 1 FROM interests i
+                        JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref)
+                        WHERE i.instance_id = \(instanceID) AND i.name = ANY(publish_jobs.targets))
+                END
+                """
             }
-            return ReportFacts(device: found?.device, publish: publish)
         }
     }
 }

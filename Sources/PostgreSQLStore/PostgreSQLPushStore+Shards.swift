@@ -1,5 +1,7 @@
 import Foundation
 import PushStore
+import SQL
+import StoreSQL
 
 /// Shards of a large publish (`ShardedPublishQueue`): ranges of device refs that every node claims with
 /// `FOR UPDATE SKIP LOCKED`, each with its own lease, fencing epoch, cursor and absolute counters.
@@ -41,7 +43,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             guard found.text(0, 0) == PublishKind.interests.rawValue, found.int64(0, 1) == 0, !found.bool(0, 2) else {
                 return 0
             }
-            let names = try Self.readTargets(found, 0, 4)
+            let names = try PublishQueueSQL.decodeTargets(found.text(0, 4))
             // The largest interest sets the boundaries: every `step`-th of its followers. The shards cover every ref
             // (the first starts at 0, the last has no end), so followers of the other interests fall in one each.
             // Counting stops at 8 shards' worth per interest (a publish names up to 100 interests): any interest that
@@ -123,13 +125,11 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             let shard = PublishShard(
                 number: Int(clamping: claimed.int64(0, 1)), after: claimed.int64(0, 2),
                 through: claimed.optionalInt64(0, 3), epoch: claimed.int64(0, 4))
-            let jobRow = try connection.query(
-                """
-                SELECT id, instance_id, publish_id, kind, array_to_json(targets)::text, payload, webhook_url, created_at,
-                    cursor, attempts, lease_expires_at, not_before, cancel_requested, trace_parent, trace_state
-                FROM publish_jobs WHERE id = $1
-                """, [.integer(jobID)])
-            guard let job = try jobRow.first({ try Self.readJob(jobRow, $0) }) else { return nil }
+            guard
+                let job = try connection.fetchOne(
+                    "SELECT \(raw: PublishQueueSQL.jobColumns(.postgresql)) FROM publish_jobs WHERE id = \(jobID)",
+                    PublishQueueSQL.job)
+            else { return nil }
             var result = ClaimedJob(
                 id: job.id, job: job.job, cursor: claimed.int64(0, 5),
                 counters: try Self.shardCounters(connection, job: jobID, shard: shard.number),

@@ -1,12 +1,10 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension PostgreSQLPushStore {
-    /// The target columns, after the candidate's ref: the device fields and whether it is valid.
-    static let targetColumns = """
-        d.public_id, d.platform, d.token, d.environment, d.environment_declared, d.last_registered_at, d.user_id, \
-        d.time_zone
-        """
+    /// The target columns (`TargetSQL`'s) of the device `d`.
+    static let targetColumns = TargetSQL.columns(of: "d")
 
     /// One keyset page over the union of interests: per interest, the first `$3` followers after the cursor from the
     /// `(interest_id, device_id)` primary key (an index-only scan that stops after `$3` rows; `ORDER BY interest_id,
@@ -58,16 +56,6 @@ extension PostgreSQLPushStore {
         }
     }
 
-    static func readTarget(_ result: PGResult, _ row: Int, ref: Int64, offset: Int) -> Target {
-        Target(
-            ref: ref, deviceID: result.text(row, offset),
-            platform: Platform(rawValue: result.text(row, offset + 1)) ?? .apns,
-            token: result.text(row, offset + 2),
-            environment: PushEnvironment(rawValue: result.text(row, offset + 3)) ?? .production,
-            environmentDeclared: result.bool(row, offset + 4), lastRegisteredAt: result.date(row, offset + 5),
-            userID: result.optionalText(row, offset + 6), timeZone: result.optionalText(row, offset + 7))
-    }
-
     /// The union of the interests' valid followers after `cursor`, each once, in ref order. The page's cursor is the
     /// greatest ref it examined (invalidated or deleted devices included), so they are not read again.
     static func interestTargets(
@@ -89,7 +77,9 @@ extension PostgreSQLPushStore {
         for row in 0..<min(limit, rows.rowCount) {
             let ref = rows.int64(row, 0)
             examined = ref
-            if rows.bool(row, 1) { targets.append(readTarget(rows, row, ref: ref, offset: 2)) }
+            if rows.bool(row, 1) {
+                targets.append(try TargetSQL.target(PGRow(result: rows, row: row), ref: ref, from: 2))
+            }
         }
         return TargetPage(targets: targets, cursor: examined, isLast: rows.rowCount <= limit)
     }
@@ -105,7 +95,9 @@ extension PostgreSQLPushStore {
             WHERE d.instance_id = $1 AND d.user_id = ANY($2::text[]) AND d.id > $3 AND d.invalidated_at IS NULL
             ORDER BY d.id LIMIT $4
             """, [.text(instanceID), .textArray(users), .integer(cursor), .integer(Int64(limit) + 1)])
-        let targets = (0..<min(limit, rows.rowCount)).map { readTarget(rows, $0, ref: rows.int64($0, 0), offset: 1) }
+        let targets = try (0..<min(limit, rows.rowCount)).map {
+            try TargetSQL.target(PGRow(result: rows, row: $0), ref: rows.int64($0, 0), from: 1)
+        }
         return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: rows.rowCount <= limit)
     }
 }

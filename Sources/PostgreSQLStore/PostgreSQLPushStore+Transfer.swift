@@ -16,14 +16,9 @@ extension PostgreSQLPushStore: DeviceTransfer {
                     let connection = try PGConnection(connectionString: connectionString)
                     defer { connection.close() }
                     try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    var cursor = after
-                    while true {
-                        let records = try Self.exportPage(
-                            connection, instanceID: instanceID, after: cursor, limit: limit)
-                        guard let last = records.last else { break }
-                        guard try page(records), records.count == limit else { break }
-                        cursor = last.position
-                    }
+                    try TransferSQL.export(
+                        instanceID: instanceID, after: after, limit: limit, on: connection,
+                        extras: { refs in try Self.extras(connection, refs: refs) }, page: page)
                     try connection.execute("COMMIT")
                     continuation.resume()
                 } catch {
@@ -35,37 +30,8 @@ extension PostgreSQLPushStore: DeviceTransfer {
         }
     }
 
-    /// Up to `limit` devices above `after` in key order, with their interests and Live Activity tokens.
-    static func exportPage(_ connection: PGConnection, instanceID: String?, after: Int64, limit: Int) throws
-        -> [ExportedDevice]
-    {
-        let rows =
-            instanceID == nil
-            ? try connection.fetchAll(
-                "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
-                DeviceSQL.device)
-            // `instance_id || ''`: walk the primary key and filter, never fetch the instance's devices through the
-            // (instance, platform, token) index and sort them all for each page.
-            : try connection.fetchAll(
-                """
-                SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND instance_id || '' = \(instanceID)
-                ORDER BY id LIMIT \(limit)
-                """, DeviceSQL.device)
-        guard !rows.isEmpty else { return [] }
-        let (interests, tokens) = try extras(connection, refs: rows.map(\.ref))
-        return rows.map { row in
-            ExportedDevice(
-                position: row.ref,
-                record: DeviceRecord(
-                    device: row.device, interests: (interests[row.ref] ?? []).sorted(),
-                    liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
-        }
-    }
-
     /// The interests and Live Activity tokens of the devices `refs`, by device key (two queries for any number).
-    static func extras(_ connection: PGConnection, refs: [Int64]) throws
-        -> (interests: [Int64: [String]], tokens: [Int64: [LiveActivityToken]])
-    {
+    static func extras(_ connection: PGConnection, refs: [Int64]) throws -> TransferSQL.Extras {
         var interests: [Int64: [String]] = [:]
         var tokens: [Int64: [LiveActivityToken]] = [:]
         guard !refs.isEmpty else { return ([:], [:]) }

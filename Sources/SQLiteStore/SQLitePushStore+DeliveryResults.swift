@@ -11,28 +11,15 @@ extension SQLitePushStore {
     /// working, because the app has re-sent the token since.
     static func applyDeviceResults(_ results: [DeviceResult], connection: SQLiteConnection) throws {
         for result in results {
-            var evidence: Date?
-            var environment: PushEnvironment?
-            switch result.effect {
-            case .none: break
-            case .unregistered(let since): evidence = since
-            case .badToken: evidence = result.at
-            case .environment(let corrected): environment = corrected
-            }
+            let (evidence, environment) = DeliveryResultSQL.effect(of: result)
             // The device this result invalidates, read before the UPDATE: its invalidation is logged with it.
             let dying = try evidence.flatMap { evidence in
-                try connection.first(
+                try connection.fetchOne(
                     """
-                    SELECT instance_id, public_id, platform, token, user_id FROM devices
-                    WHERE id = ? AND invalidated_at IS NULL AND last_registered_at < ?
-                    """, [.integer(result.device), .millis(evidence)]
-                ) { row in
-                    DeviceInvalidation(
-                        id: 0, instanceID: row.text(0), deviceID: row.text(1), platform: row.text(2),
-                        maskedToken: DeviceInvalidation.mask(token: row.text(3)), userID: row.optionalText(4),
-                        reason: result.invalidationReason, status: result.status,
-                        providerTimestamp: result.providerTimestamp, at: result.at)
-                }
+                    SELECT \(raw: DeliveryResultSQL.dyingColumns) FROM devices
+                    WHERE id = \(result.device) AND invalidated_at IS NULL AND last_registered_at < \(evidence)
+                    """
+                ) { row in try DeliveryResultSQL.invalidation(row, of: result) }
             }
             try connection.run(
                 """
@@ -91,33 +78,22 @@ extension SQLitePushStore {
 
     public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
-            let found = try DeviceSQL.find(instanceID: instanceID, id: deviceID, on: connection)
             // json_each stops at the first match; a users publish names at most 1000 users, an interests publish
             // at most 100 interests, each looked up by (instance, name) and then (interest, device).
-            let publish = try connection.first(
+            try DeliveryResultSQL.reportFacts(
+                instanceID: instanceID, deviceID: deviceID, publishID: publishID, on: connection
+            ) { userID, ref in
                 """
-                SELECT kind, created_at, started_at, finished_at,
-                       CASE WHEN kind = 'users' THEN
-                           ?1 IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = ?1)
-                       ELSE
-                           ?4 IS NOT NULL AND EXISTS (
-                               SELECT 1 FROM json_each(publish_jobs.targets) t
-                               JOIN interests i ON i.instance_id = ?2 AND i.name = t.value
-                               JOIN device_interests di ON di.interest_id = i.id AND di.device_id = ?4)
-                       END
-                FROM publish_jobs WHERE instance_id = ?2 AND publish_id = ?3
-                """,
-                [
-                    .text(found?.device.userID), .text(instanceID), .text(publishID),
-                    found.map { SQLValue.integer($0.ref) } ?? SQLValue.null,
-                ]
-            ) { row in
-                ReportedPublish(
-                    kind: PublishKind(rawValue: row.text(0)) ?? .interests, createdAt: row.date(1),
-                    startedAt: row.optionalDate(2), finishedAt: row.optionalDate(3),
-                    targetsDevice: row.int64(4) != 0)
+                CASE WHEN kind = 'users' THEN
+                    \(userID) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = \(userID))
+                ELSE
+                    \(ref) IS NOT NULL AND EXISTS (
+                        SELECT 1 FROM json_each(publish_jobs.targets) t
+                        JOIN interests i ON i.instance_id = \(instanceID) AND i.name = t.value
+                        JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref))
+                END
+                """
             }
-            return ReportFacts(device: found?.device, publish: publish)
         }
     }
 }

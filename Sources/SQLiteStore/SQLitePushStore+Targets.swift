@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import StoreSQL
 
 extension SQLitePushStore {
     /// One per-interest cursor over `device_interests`' primary key, so each stream reads
@@ -10,11 +11,8 @@ extension SQLitePushStore {
         "SELECT device_id FROM device_interests WHERE interest_id = ? AND device_id > ? ORDER BY device_id /* \(index) */"
     }
 
-    static let targetLookupSQL = """
-        SELECT public_id, platform, token, environment, environment_declared, last_registered_at, user_id, invalidated_at,
-            time_zone
-        FROM devices WHERE id = ?
-        """
+    /// Whether the device is invalidated, then `TargetSQL`'s columns.
+    static let targetLookupSQL = "SELECT invalidated_at, \(TargetSQL.columns(of: "devices")) FROM devices WHERE id = ?"
 
     public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         let limit = max(1, limit)
@@ -73,13 +71,8 @@ extension SQLitePushStore {
             examined = ref
             defer { lookup.reset() }
             try lookup.bind([.integer(ref)])
-            guard try lookup.step(), lookup.isNull(7) else { continue }  // deleted or invalidated
-            targets.append(
-                Target(
-                    ref: ref, deviceID: lookup.text(0), platform: Platform(rawValue: lookup.text(1)) ?? .apns,
-                    token: lookup.text(2), environment: PushEnvironment(rawValue: lookup.text(3)) ?? .production,
-                    environmentDeclared: lookup.int64(4) != 0, lastRegisteredAt: lookup.date(5),
-                    userID: lookup.optionalText(6), timeZone: lookup.optionalText(8)))
+            guard try lookup.step(), lookup.isNull(0) else { continue }  // deleted or invalidated
+            targets.append(try TargetSQL.target(SQLiteRow(statement: lookup), ref: ref, from: 1))
         }
         let isLast = heads.allSatisfy { $0 == nil }
         return TargetPage(targets: targets, cursor: examined, isLast: isLast)
@@ -96,9 +89,7 @@ extension SQLitePushStore {
         var more = false
         try connection.query(
             """
-            SELECT id, public_id, platform, token, environment, environment_declared, last_registered_at, user_id,
-                time_zone
-            FROM devices
+            SELECT id, \(TargetSQL.columns(of: "devices")) FROM devices
             WHERE instance_id = ? AND user_id IN (SELECT value FROM json_each(?)) AND id > ? AND invalidated_at IS NULL
             ORDER BY id LIMIT ?
             """,
@@ -108,12 +99,7 @@ extension SQLitePushStore {
                 more = true
                 return
             }
-            targets.append(
-                Target(
-                    ref: row.int64(0), deviceID: row.text(1), platform: Platform(rawValue: row.text(2)) ?? .apns,
-                    token: row.text(3), environment: PushEnvironment(rawValue: row.text(4)) ?? .production,
-                    environmentDeclared: row.int64(5) != 0, lastRegisteredAt: row.date(6), userID: row.optionalText(7),
-                    timeZone: row.optionalText(8)))
+            targets.append(try TargetSQL.target(SQLiteRow(statement: row), ref: row.int64(0), from: 1))
         }
         return TargetPage(targets: targets, cursor: targets.last?.ref ?? cursor, isLast: !more)
     }

@@ -20,14 +20,9 @@ extension SQLitePushStore: DeviceTransfer {
                         try connection.configure(busyTimeout: busyTimeout, synchronous: .normal, cacheSizeKiB: nil)
                         // One read transaction: every page comes from the snapshot of its first read.
                         try connection.execute("BEGIN")
-                        var cursor = after
-                        while true {
-                            let records = try Self.exportPage(
-                                connection, instanceID: instanceID, after: cursor, limit: limit)
-                            guard let last = records.last else { break }
-                            guard try page(records), records.count == limit else { break }
-                            cursor = last.position
-                        }
+                        try TransferSQL.export(
+                            instanceID: instanceID, after: after, limit: limit, on: connection,
+                            extras: { refs in try Self.exportExtras(connection, refs: refs) }, page: page)
                         try connection.execute("COMMIT")
                         try connection.close()
                     } catch {
@@ -44,26 +39,10 @@ extension SQLitePushStore: DeviceTransfer {
         }
     }
 
-    /// Up to `limit` devices above `after` in key order, with their interests and Live Activity tokens (read by
-    /// key range: two more queries per page, not per device).
-    static func exportPage(
-        _ connection: SQLiteConnection, instanceID: String?, after: Int64, limit: Int
-    ) throws -> [ExportedDevice] {
-        var rows: [(ref: Int64, device: Device)] = []
-        if let instanceID {
-            // `+instance_id`: walk the primary key and filter. On the (instance, platform, token) index SQLite would
-            // sort every device of the instance for each page (a temporary B-tree): quadratic in the export.
-            rows = try connection.fetchAll(
-                """
-                SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) AND +instance_id = \(instanceID)
-                ORDER BY id LIMIT \(limit)
-                """, DeviceSQL.device)
-        } else {
-            rows = try connection.fetchAll(
-                "SELECT \(raw: DeviceSQL.columns) FROM devices WHERE id > \(after) ORDER BY id LIMIT \(limit)",
-                DeviceSQL.device)
-        }
-        guard let first = rows.first?.ref, let last = rows.last?.ref else { return [] }
+    /// The interests and Live Activity tokens of an export page's devices `refs` (in key order), read by key range:
+    /// two queries per page, not per device.
+    static func exportExtras(_ connection: SQLiteConnection, refs: [Int64]) throws -> TransferSQL.Extras {
+        guard let first = refs.first, let last = refs.last else { return ([:], [:]) }
         var interests: [Int64: [String]] = [:]
         try connection.query(
             """
@@ -71,14 +50,7 @@ extension SQLitePushStore: DeviceTransfer {
             WHERE di.device_id BETWEEN ? AND ?
             """, [.integer(first), .integer(last)]
         ) { interests[$0.int64(0), default: []].append($0.text(1)) }
-        let tokens = try liveActivityTokens(connection, from: first, through: last)
-        return rows.map { row in
-            ExportedDevice(
-                position: row.ref,
-                record: DeviceRecord(
-                    device: row.device, interests: (interests[row.ref] ?? []).sorted(),
-                    liveActivityTokens: (tokens[row.ref] ?? []).sorted(by: DeviceRecord.order)))
-        }
+        return (interests, try liveActivityTokens(connection, from: first, through: last))
     }
 
     /// The Live Activity tokens of the devices with keys `from...through`, by device key.
