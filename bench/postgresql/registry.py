@@ -9,7 +9,7 @@ Method:
 2. `--devices` APNs devices are loaded with COPY (benchdb.bulk_load: secondary indexes dropped and rebuilt from
    their migration definitions, triggers off during COPY), every (devices/subscribers)th device follows "bench",
    every device one of `--topics` other interests, every 5th device belongs to a user; then VACUUM ANALYZE.
-3. The target page the engine reads (`interestPageSQL`, taken verbatim from
+3. The target page the engine reads (`pageSQL(boundedByShard:)`, taken verbatim from
    Sources/PostgreSQLStore/PostgreSQLPushStore+Targets.swift) is prepared in one psql session as the store prepares
    it (PQprepare, untyped parameters, plan_cache_mode auto: custom plans for 5 runs, then the plan cache decides)
    and executed 100 times with psql's \\timing (client-side, loopback round trip included), page size 1000
@@ -33,27 +33,27 @@ import benchdb
 from benchdb import ROOT, log
 
 TARGETS_SWIFT = ROOT / "Sources/PostgreSQLStore/PostgreSQLPushStore+Targets.swift"
+TARGET_SQL_SWIFT = ROOT / "Sources/StoreSQL/TargetSQL.swift"
 
 
-def swift_string(source, name):
-    """The value of a Swift multi-line string constant `static let <name>`: the closing quotes' indentation
-    removed from every line, backslash line continuations joined."""
-    match = re.search(r'static let ' + name + r' = """\n(.*?)\n( *)"""', source, re.S)
+def swift_string(source, opening):
+    """The value of the Swift multi-line string literal that follows the first match of `opening`: the closing
+    quotes' indentation removed from every line, backslash line continuations joined."""
+    match = re.search(opening + r'\s*"""\n(.*?)\n( *)"""', source, re.S)
     body, indent = match.group(1), match.group(2)
     lines = [line[len(indent):] if line.startswith(indent) else line for line in body.split("\n")]
     return re.sub(r"\\\n", "", "\n".join(lines))
 
 
 def page_sql():
-    """The engine's page of an interests publish and, when the build splits publishes into shards, the page of a
-    shard (`shardPageSQL`: the same query bounded above by the shard's end, `$4`), or None."""
+    """The engine's page of an interests publish and the page of a shard (`shardPageSQL`: the same query bounded
+    above by the shard's end, `$4`), both read from the one text `pageSQL(boundedByShard:)` writes."""
     source = TARGETS_SWIFT.read_text()
-    sql = swift_string(source, "interestPageSQL").replace(r"\(targetColumns)", swift_string(source, "targetColumns"))
-    assert "\\(" not in sql and "$3" in sql, sql
-    shard = re.search(r'static let shardPageSQL = interestPageSQL\.replacingOccurrences\(\s*of: "(.*?)",\s*'
-                      r'with: "(.*?)"\)', source, re.S)
-    shard_sql = sql.replace(shard.group(1), shard.group(2)) if shard else None
-    assert shard_sql is None or shard_sql != sql
+    columns = swift_string(TARGET_SQL_SWIFT.read_text(), r"let d = table\s*return").replace(r"\(d)", "d")
+    text = swift_string(source, r"let shardBound = .*?\n\s*return").replace(r"\(targetColumns)", columns)
+    bound = re.search(r'let shardBound = boundedByShard \? "(.*?)" : ""', source).group(1)
+    sql, shard_sql = text.replace(r"\(shardBound)", ""), text.replace(r"\(shardBound)", bound)
+    assert "\\(" not in sql and "$3" in sql and "$4" in shard_sql, sql
     return sql, shard_sql
 
 
