@@ -35,19 +35,13 @@ public struct APNsClientConfiguration: Sendable {
     public var tokenManagers: ProviderTokenManagers?
     /// Where the client logs (connection events, configuration faults). Tokens are masked, JWTs never logged.
     public var logger: Logger
-    /// The least time between two turns of a busy connection's curl loop (`CurlMultiLoop`'s `turnInterval`): a
-    /// connection woken by an answer sooner than this after its previous turn waits out the rest, so one
-    /// `curl_multi_perform`, which walks every stream of the connection, takes all the answers of the interval
-    /// instead of one or two. It delays answers of a busy connection by at most this, never an idle one's.
-    /// Default 1 ms (docs/BENCHMARKS.md, issue 27); zero turns at every wake-up.
-    public var turnInterval: Duration
 
     public init(
         connectionsPerPool: Int = 6, streamsPerConnection: Int = 200, requestTimeout: Double = 30,
         connectTimeout: Double = 10, maxIdleSeconds: Int = 900, retryPolicy: APNsRetryPolicy = APNsRetryPolicy(),
         tokenPolicy: ProviderTokenPolicy = ProviderTokenPolicy(), tokenStore: (any ProviderTokenStore)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }, tokenManagers: ProviderTokenManagers? = nil,
-        logger: Logger = .disabled, turnInterval: Duration = .milliseconds(1)
+        logger: Logger = .disabled
     ) {
         precondition(connectionsPerPool >= 1 && streamsPerConnection >= 1)
         self.connectionsPerPool = connectionsPerPool
@@ -61,6 +55,5 @@ public struct APNsClientConfiguration: Sendable {
         self.clock = clock
         self.tokenManagers = tokenManagers
         self.logger = logger
-        self.turnInterval = turnInterval
     }
 }

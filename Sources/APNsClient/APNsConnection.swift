@@ -58,8 +58,7 @@ final class APNsConnection: Sendable {
             index: index, key: key, tokens: tokens, identity: identity, configuration: configuration, logger: logger,
             gauges: gauges,
             report: report, awayForToken: { job, work in errands.run(job, work) })
-        let loop = CurlMultiLoop(
-            name: "apns-conn-\(index)", multi: multi, driver: driver, turnInterval: configuration.turnInterval)
+        let loop = CurlMultiLoop(name: "apns-conn-\(index)", multi: multi, driver: driver)
         errands.loop.withLock { $0 = loop }
         self.loop = loop
         tokenErrands = errands

@@ -1,5 +1,4 @@
 import CLibCurl
-import Clocks
 import Foundation
 import Locking
 
@@ -53,25 +52,15 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
     private let name: String
     private let multi: CurlMulti
     private let driver: Driver
-    /// The least time between two turns that follow a wait for the network, in nanoseconds (0: none).
-    private let turnIntervalNanos: UInt64
     private let inbox = Locked(Inbox())
     /// The driver's leftover, set once the thread has exited; `stop()` callers wait for it.
     private let finished = WaitableState<Driver.Leftover?>(nil)
 
     /// Takes ownership of `multi` and `driver`; nothing runs until `start()`.
-    ///
-    /// - Parameter turnInterval: when a wait for the network ends sooner than this after the previous turn began,
-    ///   the loop sleeps out the rest before its next turn. Each `curl_multi_perform` walks every transfer on the
-    ///   multi (libcurl 7.88), so a busy loop woken for every answer pays that walk per answer; waiting lets one
-    ///   turn take the answers of the whole interval. It delays a busy loop's answers by at most the interval and
-    ///   an idle loop's not at all (its last turn is long past). Zero (the default): every wake-up is a turn.
-    public init(name: String, multi: CurlMulti, driver: Driver, turnInterval: Duration = .zero) {
+    public init(name: String, multi: CurlMulti, driver: Driver) {
         self.name = name
         self.multi = multi
         self.driver = driver
-        let (seconds, attoseconds) = turnInterval.components
-        turnIntervalNanos = UInt64(clamping: max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000)
     }
 
     /// Starts the loop thread. Call once.
@@ -115,15 +104,8 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
 
     // MARK: - Loop thread
 
-    private static func sleep(nanoseconds: UInt64) {
-        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
-    }
-
     private func run() {
         var unstarted: [Driver.Job] = []
-        var turnStartedAt: UInt64 = 0
         while true {
             let (jobs, stop) = inbox.withLock { inbox -> ([Driver.Job], Bool) in
                 let jobs = inbox.jobs
@@ -135,7 +117,6 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
                 unstarted = jobs
                 break
             }
-            if turnIntervalNanos > 0 { turnStartedAt = MonotonicClock.now() }
             driver.prepare(jobs, multi: multi)
             var failure: CurlError?
             do { try multi.perform() } catch { failure = error }
@@ -147,12 +128,7 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
             }
             let timeout = driver.pollTimeout()
             // A failed poll (out of memory) returns at once; the next turn tries again.
-            guard timeout > 0 else { continue }
-            try? multi.poll(timeoutMilliseconds: timeout)
-            if turnIntervalNanos > 0 {
-                let since = MonotonicClock.now() &- turnStartedAt
-                if since < turnIntervalNanos { Self.sleep(nanoseconds: turnIntervalNanos - since) }
-            }
+            if timeout > 0 { try? multi.poll(timeoutMilliseconds: timeout) }
         }
         let leftover = driver.abort(unstarted: unstarted, multi: multi)
         multi.close()

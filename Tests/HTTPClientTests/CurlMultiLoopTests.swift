@@ -1,7 +1,5 @@
 import CLibCurl
-import Foundation
 import HTTPClient
-import Synchronization
 import XCTest
 
 /// The curl loop itself, with a driver that starts no transfers: hand-over order, wake-ups and stopping.
@@ -11,20 +9,14 @@ final class CurlMultiLoopTests: XCTestCase {
     private final class RecordingDriver: CurlMultiDriver {
         private let timeout: Int32
         private let onJob: @Sendable (String) -> Void
-        private let onTurn: @Sendable ([String]) -> Void
         private var log: [String] = []
 
-        init(
-            pollTimeout: Int32, onJob: @escaping @Sendable (String) -> Void = { _ in },
-            onTurn: @escaping @Sendable ([String]) -> Void = { _ in }
-        ) {
+        init(pollTimeout: Int32, onJob: @escaping @Sendable (String) -> Void = { _ in }) {
             timeout = pollTimeout
             self.onJob = onJob
-            self.onTurn = onTurn
         }
 
         func prepare(_ jobs: [String], multi: CurlMulti) {
-            onTurn(jobs)
             for job in jobs {
                 log.append(job)
                 onJob(job)
@@ -102,35 +94,5 @@ final class CurlMultiLoopTests: XCTestCase {
         leftovers.append(await cancelled.value)
         XCTAssertEqual(leftovers.first?.last, "abort")
         XCTAssertTrue(leftovers.allSatisfy { $0 == leftovers[0] }, "\(leftovers)")
-    }
-
-    /// A loop woken far more often than its turn interval turns at most once per interval (plus the first turn and
-    /// the one that may be under way when the wake-ups stop): the jobs of an interval reach the driver together.
-    func testLoopWokenEveryTwoMillisecondsTurnsAtMostOncePerTurnInterval() async throws {
-        final class Turns: Sendable { let withJobs = Atomic<Int>(0) }
-        let turns = Turns()
-        let driver = RecordingDriver(
-            pollTimeout: 60_000,
-            onTurn: { jobs in
-                if !jobs.isEmpty { turns.withJobs.add(1, ordering: .relaxed) }
-            })
-        let loop = CurlMultiLoop(
-            name: "test-loop", multi: try CurlMulti(), driver: driver, turnInterval: .milliseconds(200))
-        loop.start()
-        let started = Date()
-        var submitted = 0
-        while Date().timeIntervalSince(started) < 0.6 {
-            XCTAssertTrue(loop.submit(String(submitted)))
-            submitted += 1
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        let elapsed = Date().timeIntervalSince(started)
-        let leftover = await loop.stop()
-        // Every job arrived once, in order, whatever the turns.
-        let seen = leftover.dropLast().map { $0.hasPrefix("unstarted ") ? String($0.dropFirst(10)) : $0 }
-        XCTAssertEqual(seen, (0..<submitted).map { String($0) })
-        // Without the interval every submission after a drained inbox is a turn (about one per job here).
-        let bound = Int(elapsed / 0.2) + 2
-        XCTAssertLessThanOrEqual(turns.withJobs.load(ordering: .relaxed), bound, "\(submitted) jobs in \(elapsed) s")
     }
 }

@@ -23,7 +23,6 @@ struct Options {
     var key: String?
     var label = "APNsClient"
     var warmup = 2_000
-    var turnIntervalMicros: Int?
 }
 
 @MainActor
@@ -41,7 +40,6 @@ func parseOptions() -> Options {
         case "--key": options.key = value
         case "--label": options.label = value
         case "--warmup": options.warmup = Int(value) ?? options.warmup
-        case "--turn-interval-us": options.turnIntervalMicros = Int(value)
         default:
             print("unknown option \(argument)")
             exit(2)
@@ -66,8 +64,7 @@ final class Tally: Sendable {
             state.done += 1
             switch result {
             case .response(let response): state.byStatus[response.status, default: 0] += 1
-            case .failure(let failure):
-                state.failures[String(describing: failure).prefix(60).description, default: 0] += 1
+            case .failure(let failure): state.failures[String(describing: failure).prefix(60).description, default: 0] += 1
             }
             if state.done >= state.expected, let waiter = state.waiter {
                 state.waiter = nil
@@ -122,14 +119,11 @@ if let path = options.key {
 }
 let credentials = APNsCredentials(teamID: "TEAM123456", keyID: "KEY1234567", key: try ES256PrivateKey(pem: pem))
 let environment = APNsEnvironment.custom(url: options.url, caFile: options.ca)
-var configuration = APNsClientConfiguration(
-    connectionsPerPool: options.connections, streamsPerConnection: options.streams)
-if let micros = options.turnIntervalMicros { configuration.turnInterval = .microseconds(micros) }
-let client = try APNsClient(configuration: configuration)
+let client = try APNsClient(
+    configuration: APNsClientConfiguration(
+        connectionsPerPool: options.connections, streamsPerConnection: options.streams))
 // The same 130-byte alert payload as bench/apns/h2load.sh and curl_multi_loop.c.
-let payload = Array(
-    #"{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size for APNs pushes."},"sound":"default"},"id":123}"#
-        .utf8)
+let payload = Array(#"{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size for APNs pushes."},"sound":"default"},"id":123}"#.utf8)
 precondition(payload.count == 130)
 
 /// Device tokens are made before the clock starts: the publish engine reads them from the store, and the C loop
