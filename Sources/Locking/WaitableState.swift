@@ -89,10 +89,15 @@ public final class WaitableState<State: Sendable>: Sendable {
         until condition: @escaping @Sendable (State) -> Bool, timer: (@Sendable () async throws -> Void)?,
         cancellable: Bool
     ) async -> Bool {
-        let id = box.withLock { box -> UInt64 in
-            box.nextID &+= 1
-            return box.nextID
-        }
+        // Already true: no continuation, no timer, no suspension (a lane or window with room is the common case,
+        // once per notification on the publish path).
+        guard
+            let id = box.withLock({ box -> UInt64? in
+                if condition(box.state) { return nil }
+                box.nextID &+= 1
+                return box.nextID
+            })
+        else { return true }
         let timerTask = timer.map { timer in
             Task { [self] in
                 guard (try? await timer()) != nil else { return }

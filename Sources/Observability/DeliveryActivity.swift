@@ -51,11 +51,15 @@ package final class DeliveryActivity: Sendable {
     package func record(instanceID: String, accepted: Bool, at now: Date = Date()) {
         let minute = Self.minute(of: now)
         let slot = Self.slot(minute, count: minutes)
+        // Instance ids are lowercase UUIDs already: no lowercased copy (an allocation) per result unless needed.
+        let key =
+            instanceID.utf8.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 })
+            ? instanceID.lowercased() : instanceID
         rings.withLock { rings in
-            let key = instanceID.lowercased()
-            guard rings[key] != nil else { return }
-            if rings[key]![slot].minute != minute { rings[key]![slot] = Bucket(minute: minute) }
-            if accepted { rings[key]![slot].accepted += 1 } else { rings[key]![slot].failed += 1 }
+            guard let index = rings.index(forKey: key) else { return }
+            // One lookup, and the ring is modified in place (no copy of it).
+            if rings.values[index][slot].minute != minute { rings.values[index][slot] = Bucket(minute: minute) }
+            if accepted { rings.values[index][slot].accepted += 1 } else { rings.values[index][slot].failed += 1 }
         }
     }
 

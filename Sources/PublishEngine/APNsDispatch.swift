@@ -30,7 +30,11 @@ struct APNsDispatch: PlatformDispatch {
         var request = template.request(token: target.token)
         // `expiration` 0 is APNs' "do not store", not a deadline here: a request lost to a GOAWAY is still re-sent.
         let lifetime = template.expiration.flatMap { $0.timeIntervalSince1970 > 0 ? $0 : nil }
-        request.retryDeadline = [expiresAt, lifetime].compactMap { $0 }.min()
+        // The earlier of the two, without building an array per target.
+        switch (expiresAt, lifetime) {
+        case (let window?, let lifetime?): request.retryDeadline = min(window, lifetime)
+        case (let window, let lifetime): request.retryDeadline = window ?? lifetime
+        }
         request.retries = recorder.run.retries
         let deadline = request.retryDeadline
         let window = expiresAt

@@ -13,6 +13,8 @@ final class PlatformLane: Sendable {
     struct State {
         var queue = FIFO<Target>()
         var closed = false
+        /// The queue reached `capacity`: the feeder waits until the pump has taken it down to half (see `enqueue`).
+        var full = false
         var count: Int { queue.count }
     }
 
@@ -45,8 +47,11 @@ final class PlatformLane: Sendable {
     /// Queues `target` (already `submitted` to the run), waiting while the queue is full.
     func enqueue(_ target: Target) async {
         let capacity = capacity
-        await state.wait { $0.count < capacity }
-        state.update { $0.queue.append(target) }
+        await state.wait { !$0.full }
+        state.update { state in
+            state.queue.append(target)
+            if state.count >= capacity { state.full = true }
+        }
     }
 
     /// No more targets: the pump ends once the queue is empty.
@@ -59,7 +64,14 @@ final class PlatformLane: Sendable {
     func pump() async {
         while true {
             await state.wait { $0.count > 0 || $0.closed }
-            let next = state.update { $0.queue.popFirst() }
+            // A full queue lets the feeder go on only once half of it is gone: while the sender's window is full,
+            // the feeder then wakes once per half a queue instead of once per target the pump takes.
+            let resumeAt = capacity / 2
+            let next = state.update { state in
+                let target = state.queue.popFirst()
+                if state.full && state.count <= resumeAt { state.full = false }
+                return target
+            }
             guard let target = next else { return }
             // Sending pauses while too many results wait for a checkpoint (the store cannot write, say), and for
             // the pacer's token right before the sender: paced here, a stalled sender cannot leave a backlog that

@@ -8,6 +8,9 @@
  * Write-shape knobs (issue 27; unset: libcurl's defaults): CURL_LOOP_NODELAY=0|1 (CURLOPT_TCP_NODELAY, libcurl's
  * default 1), CURL_LOOP_BUFFERSIZE=bytes (CURLOPT_BUFFERSIZE), CURL_LOOP_UPLOAD_BUFFERSIZE=bytes
  * (CURLOPT_UPLOAD_BUFFERSIZE). bench/apns/sink-syscalls.sh shows what each does to the sink's reads per request.
+ * CURL_LOOP_COALESCE_US=µs: after a poll returns, wait until that long has passed since the previous turn, so one
+ * curl_multi_perform (which walks every transfer on the multi) would handle more answers (issue 27; measured: it
+ * changes nothing here, each turn already takes tens of answers, docs/BENCHMARKS.md).
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -24,6 +27,49 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
     (void)ptr;
     (void)userdata;
     return size * nmemb; /* error bodies ({"reason":…}) are tiny; the sink sends none */
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata) {
+    (void)ptr;
+    (void)userdata;
+    return size * nmemb;
+}
+
+static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+                     int conn_local_port) {
+    (void)userdata, (void)conn_primary_ip, (void)conn_local_ip, (void)conn_primary_port, (void)conn_local_port;
+    return CURL_PREREQFUNC_OK;
+}
+
+/* The options push-server's APNsTransfer sets that this loop does not by default, one knob each (issue 27: what
+ * each costs per request). CURL_LOOP_OPTS is a comma-separated list of: timeouts, keepalive, maxage, dnscache,
+ * protocols, sslversion, callbacks, url (CURLOPT_URL set again before each request, as the server does for each
+ * device), all. */
+static int has_opt(const char *name) {
+    const char *opts = getenv("CURL_LOOP_OPTS");
+    if (!opts) return 0;
+    if (strstr(opts, "all")) return 1;
+    return strstr(opts, name) != NULL;
+}
+
+static void server_options(CURL *e) {
+    if (has_opt("timeouts")) {
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 30000L);
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    }
+    if (has_opt("keepalive")) {
+        curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 60L);
+        curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 30L);
+    }
+    if (has_opt("maxage")) curl_easy_setopt(e, CURLOPT_MAXAGE_CONN, 900L);
+    if (has_opt("dnscache")) curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
+    if (has_opt("protocols")) curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
+    if (has_opt("sslversion")) curl_easy_setopt(e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    if (has_opt("callbacks")) {
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    }
 }
 
 static double now_s(void) {
@@ -91,10 +137,14 @@ int main(int argc, char **argv) {
         if (getenv("CURL_LOOP_BUFFERSIZE")) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, atol(getenv("CURL_LOOP_BUFFERSIZE")));
         if (getenv("CURL_LOOP_UPLOAD_BUFFERSIZE"))
             curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, atol(getenv("CURL_LOOP_UPLOAD_BUFFERSIZE")));
+        server_options(e);
         easy[i] = e;
     }
+    int set_url = has_opt("url");
 
     long started = 0, done = 0, ok = 0, failed = 0, other_status = 0, connects = 0;
+    long coalesce_us = getenv("CURL_LOOP_COALESCE_US") ? atol(getenv("CURL_LOOP_COALESCE_US")) : 0;
+    double turn_at = 0;
     double t0 = now_s(), c0 = cpu_s();
     for (long i = 0; i < handles; i++, started++) CHECK_MULTI(curl_multi_add_handle(multi, easy[i]));
 
@@ -121,11 +171,22 @@ int main(int argc, char **argv) {
             done++;
             CHECK_MULTI(curl_multi_remove_handle(multi, e));
             if (started < n) { /* reuse the easy handle for the next notification */
+                if (set_url) curl_easy_setopt(e, CURLOPT_URL, url);
                 CHECK_MULTI(curl_multi_add_handle(multi, e));
                 started++;
             }
         }
-        if (done < n) CHECK_MULTI(curl_multi_poll(multi, NULL, 0, 1000, NULL));
+        if (done < n) {
+            CHECK_MULTI(curl_multi_poll(multi, NULL, 0, 1000, NULL));
+            if (coalesce_us > 0) { /* let more answers arrive before the next turn walks every transfer */
+                double since = now_s() - turn_at, want = (double)coalesce_us / 1e6;
+                if (since < want) {
+                    struct timespec ts = {0, (long)((want - since) * 1e9)};
+                    nanosleep(&ts, NULL);
+                }
+            }
+            turn_at = now_s();
+        }
     }
     double wall = now_s() - t0, cpu = cpu_s() - c0;
 

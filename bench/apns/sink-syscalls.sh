@@ -26,7 +26,13 @@ start)
     perf stat -x, -o "$state.sink" -e "$EVENTS" -p "$(echo $workers | tr ' ' ',')" &
     echo "sink_perf=$! workers='$workers' ticks=$(ticks "$workers")" > "$state"
     if [[ -n $sender ]]; then
-        perf stat -x, -o "$state.sender" -e "$EVENTS" -p "$sender" &
+        sender_events=$EVENTS
+        if [[ ${PROBES:-0} != 0 ]]; then
+            for probe in probe_libc:malloc probe_libcurl:curl_multi_perform; do
+                perf probe -l 2>/dev/null | grep -q "$probe " && sender_events=$sender_events,$probe
+            done
+        fi
+        perf stat -x, -o "$state.sender" -e "$sender_events" -p "$sender" &
         echo "sender_perf=$!" >> "$state"
     fi
     sleep 0.3  # perf attaches
@@ -44,7 +50,12 @@ stop)
         'BEGIN { printf "sink %.2f reads/request, %.1f us CPU/request", r / n, dt / hz * 1e6 / n }')
     if [[ -n $sender_perf ]]; then
         writes=$(count "$state.sender" 'sys_enter_(write|writev|sendto|sendmsg)$')
-        line="$(awk -v n="$n" -v w="$writes" 'BEGIN { printf "sender %.2f writes/request; ", w / n }')$line"
+        mallocs=$(count "$state.sender" 'probe_libc:malloc$')
+        performs=$(count "$state.sender" 'probe_libcurl:curl_multi_perform$')
+        line="$(awk -v n="$n" -v w="$writes" -v m="$mallocs" -v p="$performs" 'BEGIN {
+            printf "sender %.2f writes/request", w / n
+            if (m > 0) printf ", %.1f mallocs/request, %.3f curl_multi_perform/request", m / n, p / n
+            printf "; " }')$line"
     fi
     echo "$line"
     ;;

@@ -8,6 +8,9 @@
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
 #   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
+#   PROBES=1 bench/publish/run.sh N     also counts each sender's malloc and curl_multi_perform calls per request
+#                                       (uprobes on libc and libcurl, set up here and removed at the end; each call
+#                                       then traps, so the CPU figures of such a run are inflated: read the counts)
 #
 # Method: the registry is bulk-loaded with SeedDevices (the store's own API), the server is started on it with the
 # instance's APNs endpoint overridden to the sink, one publish is POSTed, and its status is polled every 50 ms.
@@ -26,12 +29,23 @@ SINK_PORT=${SINK_PORT:-28543}
 HTTP_PORT=${HTTP_PORT:-28580}
 CLK_TCK=$(getconf CLK_TCK)
 
-[[ -n ${SERVER_BIN:-} ]] || swift build -c release --product push-server >/dev/null
-swift build -c release --product SeedDevices >/dev/null
+if [[ -z ${SKIP_BUILD:-} ]]; then  # SKIP_BUILD=1: use the release binaries as they are (another build may hold .build)
+    [[ -n ${SERVER_BIN:-} ]] || swift build -c release --product push-server >/dev/null
+    swift build -c release --product SeedDevices >/dev/null
+fi
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
 SYSCALLS=bench/apns/sink-syscalls.sh
 [[ $(id -u) == 0 ]] && command -v perf >/dev/null || SYSCALLS=true  # the syscall counts need perf and root
+ADDED_PROBES=
+if [[ ${PROBES:-0} != 0 && $SYSCALLS != true ]]; then
+    lib() { ldconfig -p | awk -v name="$1" '$1 == name { print $NF; exit }'; }
+    for probe in "libc.so.6 malloc probe_libc:malloc" "libcurl.so.4 curl_multi_perform probe_libcurl:curl_multi_perform"; do
+        set -- $probe
+        perf probe -l 2>/dev/null | grep -q "$3 " && continue
+        perf probe -q -x "$(lib "$1")" --add "$2" && ADDED_PROBES="$ADDED_PROBES $3"
+    done
+fi
 BIN=$ROOT/.build/release
 source bench/sink-server.sh
 
@@ -86,3 +100,4 @@ PY
 echo "== publish fan-out, N=$N, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 run_case 0 fast
 run_case 50 delay50ms
+for probe in $ADDED_PROBES; do perf probe -q -d "$probe"; done
