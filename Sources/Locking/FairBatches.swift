@@ -17,7 +17,11 @@
 /// commit. Round robin alone put another instance's one registration behind the rest of the backlogged tenant's turn
 /// and the rest of the transaction: 3–11 times its quiet latency under an interest flood (`bench/noisy/run.sh`). A
 /// tenant is new only after all its writes were taken, so a backlog never is, and a sparse tenant gains one quantum
-/// per idle spell, not a larger share.
+/// per idle spell, not a larger share. A write that continues a larger one (`continuing`: the next step of a
+/// 5,000-name interest set, queued only once the previous step committed) never makes its tenant new: between two
+/// steps such a tenant has nothing queued for a moment, and as a newcomer each of its steps went into the other
+/// newcomers' transaction, so a registration waited for up to three of another instance's steps after its own
+/// (`bench/noisy/run.sh`, a log of every transaction, docs/BENCHMARKS.md "Noisy neighbour").
 ///
 /// Urgent writes (lease renewals) bypass the tenants and go first. A pure value: no locks, no threads
 /// (`FairQueue` wraps it), tested without a database.
@@ -58,13 +62,20 @@ public struct FairBatches<Item> {
     }
 
     /// Queues a write for `tenant`. `cost` is at least 1; `weight` (at least 1) multiplies the tenant's quantum and
-    /// is taken from its latest write.
-    public mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1) {
+    /// is taken from its latest write. A `continuing` write (the next step of a larger write) joins the backlog's
+    /// turns even when nothing of its tenant is queued: it is never a newcomer's.
+    public mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1, continuing: Bool = false) {
         var queue = tenants.removeValue(forKey: tenant) ?? Tenant()
         // A tenant is in `newcomers` or `ring` exactly while it has queued writes.
         if queue.isEmpty {
-            newcomers.append(tenant)
-            queue.deficit = quantum * max(1, weight)
+            if continuing {
+                // No credit: it gets its quantum when its turn comes, like any backlogged tenant.
+                ring.append(tenant)
+                queue.deficit = 0
+            } else {
+                newcomers.append(tenant)
+                queue.deficit = quantum * max(1, weight)
+            }
         }
         queue.items.append(Queued(item: item, cost: max(1, cost)))
         queue.weight = max(1, weight)

@@ -20,14 +20,14 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
         self.ownWeight = max(1, ownWeight)
     }
 
-    /// Queues work for `tenant` (`cost` at least 1; tenant `""` weighs `ownWeight`); `false` (and dropped) once the
-    /// queue is closed.
+    /// Queues work for `tenant` (`cost` at least 1; tenant `""` weighs `ownWeight`; `continuing`: the next step of
+    /// a larger write, never a newcomer's, `FairBatches.push`); `false` (and dropped) once the queue is closed.
     @discardableResult
-    public func push(_ item: Item, tenant: String, cost: Int) -> Bool {
+    public func push(_ item: Item, tenant: String, cost: Int, continuing: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
-        batches.push(item, tenant: tenant, cost: cost, weight: tenant.isEmpty ? ownWeight : 1)
+        batches.push(item, tenant: tenant, cost: cost, weight: tenant.isEmpty ? ownWeight : 1, continuing: continuing)
         condition.signal()
         return true
     }

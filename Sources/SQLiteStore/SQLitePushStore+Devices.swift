@@ -168,7 +168,8 @@ extension SQLitePushStore {
             while !change.isFinished {
                 let progress: InterestChange.Progress?
                 do {
-                    progress = try await write(tenant: instanceID, cost: Self.interestStep) { [change] connection in
+                    progress = try await write(tenant: instanceID, cost: Self.interestStep, continuing: true) {
+                        [change] connection in
                         // The device may have been deleted (or its token moved) between steps.
                         guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == change.ref
                         else {
@@ -210,7 +211,7 @@ extension SQLitePushStore {
     private func undoInterestSteps(_ undo: InterestChange, instanceID: String, deviceID: String) async throws {
         var undo = undo
         while !undo.isFinished {
-            let progress = try await write(tenant: instanceID, cost: Self.interestStep) {
+            let progress = try await write(tenant: instanceID, cost: Self.interestStep, continuing: true) {
                 [undo] connection -> InterestChange.Progress? in
                 guard try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) == undo.ref else {
                     return nil

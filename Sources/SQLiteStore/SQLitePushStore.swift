@@ -265,9 +265,11 @@ public final class SQLitePushStore: PushStorage {
     ///   - tenant: the instance the write is for; writes of different instances share the writer fairly
     ///     (`FairBatches`). `nil`: the publish engine and housekeeping, one tenant of their own.
     ///   - cost: about how many rows `body` writes (at least 1), charged to the tenant's share.
+    ///   - continuing: the next step of a larger write of the tenant: it waits for the tenant's turn even when
+    ///     nothing else of the tenant is queued, instead of going first as a newcomer's write (`FairBatches`).
     /// - Throws: what `body` threw, or `StoreUnavailableError` when the store cannot write (nothing was stored).
     func write<T: Sendable>(
-        isProbe: Bool = false, urgent: Bool = false, tenant: String? = nil, cost: Int = 1,
+        isProbe: Bool = false, urgent: Bool = false, tenant: String? = nil, cost: Int = 1, continuing: Bool = false,
         _ body: @escaping @Sendable (SQLiteConnection) throws -> T
     ) async throws -> T {
         do {
@@ -286,6 +288,7 @@ public final class SQLitePushStore: PushStorage {
                 // An instance ID is never empty, so "" is the engine's own.
                 operation.tenant = tenant ?? ""
                 operation.cost = max(1, cost)
+                operation.continuing = continuing
                 if !writer.submit(operation, urgent: urgent) { continuation.resume(throwing: PushStoreError.closed) }
             }
         } catch {

@@ -15,11 +15,12 @@ final class DiskGrowthBoundTests: XCTestCase {
     static let documentedBytesPerInterestName = 600
     static let documentedBytesPerSubscription = 40
     /// docs/SECURITY.md: at most this many bytes from one address in its first hour under the default limits.
-    static let documentedBytesPerAddressHour: Int64 = 3_200_000_000
+    static let documentedBytesPerAddressHour: Int64 = 2_800_000_000
 
     /// Upper bound: each kind of row can be no more than its per-instance cap and no more than all of the
     /// address's tokens for the hour could buy (a new device costs 1 token; a `PUT …/interests` 1 per 10 elements,
-    /// so at most 5000 names or subscriptions per 500 tokens).
+    /// so at most 5000 names or subscriptions per 500 tokens), nor, for names and subscriptions, more than the
+    /// address's interest budget for the hour (`ipInterestsPerSecond` on a bucket of 5,000).
     static func worstBytesPerAddressHour(_ limits: ServerConfig.Limits, device: Int, name: Int, subscription: Int)
         -> Int64
     {
@@ -27,7 +28,11 @@ final class DiskGrowthBoundTests: XCTestCase {
         let perPut = Int64(DeviceAPI.maxInterestsPerDevice)
         let putCost = Int64(1 + DeviceAPI.interestsCost(elements: Int(perPut), burst: limits.ipBurst))
         // Smaller PUTs buy elements at the same rate; the remainder tokens buy `interestsPerRequestCost` each.
-        let elements = tokens / putCost * perPut + (tokens % putCost) * Int64(DeviceAPI.interestsPerRequestCost)
+        let bought = tokens / putCost * perPut + (tokens % putCost) * Int64(DeviceAPI.interestsPerRequestCost)
+        let budget =
+            limits.ipInterestsPerSecond > 0
+            ? Int64(Limiters.interestBurst) + 3600 * Int64(limits.ipInterestsPerSecond) : Int64.max
+        let elements = min(bought, budget)
         let devices = min(Int64(limits.maxDevicesPerInstance), tokens)
         let names = min(Int64(limits.maxInterestsPerInstance), elements)
         let subscriptions = min(Int64(limits.maxSubscriptionsPerInstance), elements)
@@ -98,16 +103,19 @@ final class DiskGrowthBoundTests: XCTestCase {
             subscription: Self.documentedBytesPerSubscription)
         print("worst bytes per address-hour under the defaults: \(bound)")
         XCTAssertLessThanOrEqual(bound, Self.documentedBytesPerAddressHour)
-        // Without the per-instance interest caps the same hour could store 1.8 million names (at one token per
-        // 100 elements it was 17.7 million, about 14 GB in all): the caps still bind, the charge binds first.
+        // The address's interest budget binds first: 365,000 names in the hour, under the per-instance caps. Without
+        // it the request budget alone bought 1.8 million elements, which only the caps (1,000,000 names) bounded.
         var uncapped = defaults
         uncapped.maxInterestsPerInstance = .max
         uncapped.maxSubscriptionsPerInstance = .max
-        XCTAssertGreaterThan(
+        func worst(_ limits: ServerConfig.Limits) -> Int64 {
             Self.worstBytesPerAddressHour(
-                uncapped, device: Self.documentedBytesPerDevice,
-                name: Self.documentedBytesPerInterestName,
-                subscription: Self.documentedBytesPerSubscription),
-            bound)
+                limits, device: Self.documentedBytesPerDevice, name: Self.documentedBytesPerInterestName,
+                subscription: Self.documentedBytesPerSubscription)
+        }
+        XCTAssertEqual(worst(uncapped), bound)
+        var unbudgeted = uncapped
+        unbudgeted.ipInterestsPerSecond = 0
+        XCTAssertGreaterThan(worst(unbudgeted), bound)
     }
 }

@@ -76,6 +76,28 @@ final class InterestCostServerTests: XCTestCase {
         }
     }
 
+    func testAnAddressThatSentAFullSetWaitsForNewNamesButNotForOtherRequests() async throws {
+        // A request budget large enough for three full sets: what refuses the second set is the address's interest
+        // budget (`ipInterestsPerSecond`, default 100 a second on a bucket of one full set), not the request one.
+        try await withServer(ipBurst: 20_000) { port, path in
+            let first = try await put(port, path, body((0..<5000).map { "first-\($0)" }))
+            XCTAssertEqual(first.status, 200, first.bodyText)
+            let second = try await put(port, path, body((0..<5000).map { "second-\($0)" }))
+            XCTAssertEqual(second.status, 429, "a second set of 5,000 new names must wait for the interest budget")
+            XCTAssertEqual(second.jsonObject?["error"]?.stringValue, "Rate Limited")
+            let retryAfter = try XCTUnwrap(second.header("Retry-After").flatMap { Int($0) }, second.bodyText)
+            XCTAssertGreaterThanOrEqual(retryAfter, 40, "5,000 names at 100 a second")
+            // The address's other requests still pass: reading the set, a registration.
+            let stored = try await rawRequest(port, "GET", path)
+            XCTAssertEqual(stored.status, 200, stored.bodyText)
+            let other = try await intake.register(
+                on: port, body: intake.registration.replacingOccurrences(of: "abab", with: "cdcd"))
+            XCTAssertEqual(other.status, 200, other.bodyText)
+            let metrics = try await rawRequest(port, "GET", "/metrics").bodyText
+            XCTAssertTrue(metrics.contains(#"push_rate_limited_total{limit="ip_interests"} 1"#), metrics)
+        }
+    }
+
     func testAnArrayLongerThanThePerDeviceCapIsRefusedBeforeTheRestIsRead() async throws {
         try await withServer(ipBurst: 1_000) { port, path in
             // 229,000 copies of one name, 916 KB: within the body limit, one distinct name.

@@ -487,6 +487,7 @@ final class ServerConfigTests: XCTestCase {
         let limits = try parse(#"{"instances":[\#(validInstance)]}"#).0.limits
         XCTAssertEqual(limits.ipRequestsPerSecond, 50)
         XCTAssertEqual(limits.ipBurst, 500)
+        XCTAssertEqual(limits.ipInterestsPerSecond, 100)
         XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 5000)
         XCTAssertEqual(limits.reportsPerSecondPerInstance, 5000)
         XCTAssertEqual(limits.maxDevicesPerInstance, 1_000_000)
@@ -501,7 +502,7 @@ final class ServerConfigTests: XCTestCase {
 
     func testReadsAbuseLimitsAndCanonicalTrustedProxies() throws {
         let json = #"""
-            {"limits":{"ipRequestsPerSecond":0,"ipBurst":7,"deviceRequestsPerSecondPerInstance":0,
+            {"limits":{"ipRequestsPerSecond":0,"ipBurst":7,"ipInterestsPerSecond":11,"deviceRequestsPerSecondPerInstance":0,
                        "reportsPerSecondPerInstance":9,"maxDevicesPerInstance":3,"maxTrackedClients":1000,
                        "maxSubscriptionsPerInstance":40,"maxInterestsPerInstance":4,
                        "authFailuresPerIP":0,"authFailureWindowSeconds":5,"authLockoutSeconds":6,
@@ -511,6 +512,7 @@ final class ServerConfigTests: XCTestCase {
         let limits = try parse(json).0.limits
         XCTAssertEqual(limits.ipRequestsPerSecond, 0, "0 turns the limit off")
         XCTAssertEqual(limits.ipBurst, 7)
+        XCTAssertEqual(limits.ipInterestsPerSecond, 11)
         XCTAssertEqual(limits.deviceRequestsPerSecondPerInstance, 0)
         XCTAssertEqual(limits.reportsPerSecondPerInstance, 9)
         XCTAssertEqual(limits.maxDevicesPerInstance, 3)

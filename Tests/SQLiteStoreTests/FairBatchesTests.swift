@@ -106,6 +106,28 @@ final class FairBatchesTests: XCTestCase {
         XCTAssertFalse(batches.tookNewcomer)
     }
 
+    func testTheNextStepOfALargerWriteIsNotANewcomerEvenWithNothingOfItsTenantQueued() {
+        var batches = FairBatches<Write>(quantum: 256)
+        // A's interest set in steps: each step is queued once the previous one committed, so between two steps
+        // nothing of A's is queued. B registers at that moment, then A's next step arrives.
+        batches.push(Write(tenant: "A", n: 0, cost: 33), tenant: "A", cost: 33)
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 32).map(\.tenant), ["A"])
+        push(&batches, "B", 1, cost: 1)
+        batches.push(Write(tenant: "A", n: 1, cost: 32), tenant: "A", cost: 32, continuing: true)
+        // B's write goes alone, and the transaction that holds it (newcomers only) takes none of A's steps.
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 32).map(\.tenant), ["B"])
+        XCTAssertTrue(batches.tookNewcomer)
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 32, newcomersOnly: true), [])
+        // The step is not lost: it is A's turn next.
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 32), [Write(tenant: "A", n: 1, cost: 32)])
+        XCTAssertFalse(batches.tookNewcomer)
+        XCTAssertEqual(batches.count, 0)
+        // A later write of A that starts something new (not `continuing`) is a newcomer's again.
+        push(&batches, "A", 1, cost: 1)
+        XCTAssertEqual(batches.takeBatch(maxCount: 16, maxCost: 32).map(\.tenant), ["A"])
+        XCTAssertTrue(batches.tookNewcomer)
+    }
+
     func testANewcomerGetsOneQuantumAheadThenTakesTurnsWithTheBacklog() {
         var batches = FairBatches<Write>(quantum: 10)
         push(&batches, "A", 1_000, cost: 1)

@@ -15,7 +15,8 @@ kind per phase and then all at once:
 - `connections`: the attacker holds 128 keep-alive connections from each of 40 addresses (127.0.1.x; each IPv6 /64
   is another address) and sends `GET /health` on each every 30 s.
 - `interests`: the attacker registers devices on A and sends `PUT …/interests` with 5,000 distinct 164-byte names,
-  from 8 addresses, obeying every 429's `Retry-After`.
+  from 8 addresses, obeying every 429's `Retry-After` (under the default `limits.ipInterestsPerSecond`, 100 names/s on
+  a bucket of 5,000, each address gets one set at once and then a 429 of about 50 s).
 - `blackhole`: the attacker registers 600 Web Push subscriptions on A whose endpoint is on an allowed push-service
   host (127.0.0.9) but a port that drops connection attempts (a full accept queue), following A's `campaign`
   interest; A publishes to `campaign` every 5 s.

@@ -10,6 +10,14 @@ extension AppContext {
         try limit(limiter, limiters.clientKey(request), cost: cost, label: "ip")
     }
 
+    /// Charges `names` interest names (array elements as received, at most one device's largest set) to the
+    /// request's client address (`limits.ipInterestsPerSecond`). - Throws: 429.
+    func checkClientInterestLimit(_ request: HTTPRequest, names: Int) throws(BeamsError) {
+        guard let limiter = limiters.perAddressInterests, names > 0 else { return }
+        let cost = Double(min(names, Limiters.interestBurst))
+        try limit(limiter, limiters.clientKey(request), cost: cost, label: "ip_interests")
+    }
+
     /// Charges one request to `instance` on `limiter` (nil: unlimited). - Throws: 429.
     func checkInstanceLimit(_ limiter: RateLimiter?, _ instance: InstanceConfig) throws(BeamsError) {
         guard let limiter else { return }

@@ -6,6 +6,10 @@ import Locking
 /// - `secretAPI`: publish and customer API requests per instance (Beams: 100 per second).
 /// - `perAddress`: device and reporting API requests per client address, shared by both APIs, so one address
 ///   cannot flood the one and then the other.
+/// - `perAddressInterests`: interest names per client address (`ipInterestsPerSecond`), beside `perAddress`: each new
+///   name costs the store a random index page, so names have a budget of their own, whose bucket holds one device's
+///   largest set (`DeviceAPI.maxInterestsPerDevice`). `ipRequestsPerSecond` 0 turns every per-address limit off
+///   (clients behind an untrusted proxy share one address), this one included.
 /// - `deviceAPI` / `reporting`: the same APIs per instance, from all addresses together. They bound the write load
 ///   the open internet can put on the store; the SDKs retry a 429 with back-off, so a storm is spread, not lost.
 /// - `authFailures`: wrong secret keys per client address.
@@ -17,6 +21,7 @@ import Locking
 final class Limiters: Sendable {
     let secretAPI: RateLimiter
     let perAddress: RateLimiter?
+    let perAddressInterests: RateLimiter?
     let deviceAPI: RateLimiter?
     let reporting: RateLimiter?
     let authFailures: FailureThrottle?
@@ -35,6 +40,11 @@ final class Limiters: Sendable {
             limits.ipRequestsPerSecond > 0
             ? RateLimiter(perSecond: limits.ipRequestsPerSecond, burst: limits.ipBurst, maxKeys: keys, clock: clock)
             : nil
+        perAddressInterests =
+            limits.ipInterestsPerSecond > 0 && limits.ipRequestsPerSecond > 0
+            ? RateLimiter(
+                perSecond: limits.ipInterestsPerSecond, burst: Self.interestBurst, maxKeys: keys, clock: clock)
+            : nil
         deviceAPI =
             limits.deviceRequestsPerSecondPerInstance > 0
             ? RateLimiter(perSecond: limits.deviceRequestsPerSecondPerInstance, clock: clock) : nil
@@ -48,6 +58,10 @@ final class Limiters: Sendable {
                 lockoutSeconds: limits.authLockoutSeconds, maxKeys: keys, clock: clock) : nil
         trustedProxies = Set(limits.trustedProxies.compactMap(ClientAddress.canonical))
     }
+
+    /// The per-address interest bucket: one device's largest set (`DeviceAPI.maxInterestsPerDevice`), so it always
+    /// passes from a full bucket (an SDK answered 429 retries, and a set that could never pass would retry forever).
+    static let interestBurst = 5000
 
     /// What one request costs on a per-instance `limiter`: this node's share of the rate. At most the limiter's
     /// burst, so a request can always pass once its bucket is full.

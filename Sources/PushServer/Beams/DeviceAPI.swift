@@ -370,6 +370,7 @@ struct DeviceAPI: Sendable {
         }
         try app.checkClientLimit(
             request, cost: Self.interestsCost(elements: list.count, burst: app.config.limits.ipBurst))
+        try app.checkClientInterestLimit(request, names: list.count)
         var names: [String] = []
         names.reserveCapacity(list.count)
         var seen = Set<String>(minimumCapacity: list.count)
@@ -425,6 +426,7 @@ struct DeviceAPI: Sendable {
     func addInterest(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, id) = try deviceRef(request)
         let interest = try Self.interest(request)
+        try app.checkClientInterestLimit(request, names: 1)
         // The 5000 cap holds for single adds too. Not atomic with the insert: two concurrent adds at 4999 may both
         // pass, which only the device's own (serialised) SDK could do.
         guard

@@ -13,7 +13,8 @@ extension ServerConfig {
             allowed: [
                 "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConnections", "headerTimeoutSeconds",
                 "bodyTimeoutSeconds", "idleTimeoutSeconds", "writeTimeoutSeconds", "requestsPerSecondPerInstance",
-                "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "deviceRequestsPerSecondPerInstance",
+                "maxDevicesPerUser", "ipRequestsPerSecond", "ipBurst", "ipInterestsPerSecond",
+                "deviceRequestsPerSecondPerInstance",
                 "reportsPerSecondPerInstance", "maxDevicesPerInstance", "maxTrackedClients", "authFailuresPerIP",
                 "authFailureWindowSeconds", "authLockoutSeconds", "trustedProxies",
                 "maxLiveActivityStartTokensPerDevice", "maxLiveActivitiesPerDevice", "maxConnectionsPerAddress",
@@ -48,6 +49,7 @@ extension ServerConfig {
         if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
         if let v = reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000) { out.ipRequestsPerSecond = v }
         if let v = reader.int(limits, "ipBurst", p, in: 1...10_000_000) { out.ipBurst = v }
+        if let v = reader.int(limits, "ipInterestsPerSecond", p, in: 0...1_000_000) { out.ipInterestsPerSecond = v }
         if let v = reader.int(limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000) {
             out.deviceRequestsPerSecondPerInstance = v
         }

@@ -117,6 +117,14 @@ public struct ServerConfig: Sendable {
         public var ipRequestsPerSecond = 50
         /// The per-address bucket: this many requests may arrive at once (an app launch sends several).
         public var ipBurst = 500
+        /// Interest names per second one client address may send (IPv6: one /64), every element of a
+        /// `PUT …/interests` array and each `POST …/interests/{name}`; 0 = no limit (and none while `ipRequestsPerSecond` is 0,
+        /// which turns off every per-address limit). The bucket holds
+        /// `maxInterestsPerDevice` (5,000), so a device's largest set always passes from a full bucket. Each new name
+        /// is a random page of the name index (about 14 KB of WAL and checkpoint writes and 50 µs of the writer,
+        /// `bench/abuse/distinct_names.py`), where a registration is a few sequential pages: at the request budget
+        /// alone (1 per 10 names) one address could make 500 new names a second (docs/SECURITY.md "Disk").
+        public var ipInterestsPerSecond = 100
         /// Device API requests per second per instance, from all addresses together; 0 = no limit.
         public var deviceRequestsPerSecondPerInstance = 5000
         /// Reporting API events per second per instance, from all addresses together; 0 = no limit.

@@ -17,6 +17,9 @@ struct WriteOperation: Sendable {
     var tenant = ""
     /// Roughly the rows it writes (at least 1): what it costs the tenant's share and the batch.
     var cost = 1
+    /// The next step of a larger write (an interest set written in steps): it takes turns with the backlog, never
+    /// a newcomer's place (`FairBatches`).
+    var continuing = false
 }
 
 /// Work for a reader thread.
@@ -112,7 +115,7 @@ final class WriterThread: Sendable {
     /// ones: it waits only for the group transaction in progress.
     func submit(_ operation: WriteOperation, urgent: Bool = false) -> Bool {
         if urgent { return queue.pushUrgent(operation) }
-        return queue.push(operation, tenant: operation.tenant, cost: operation.cost)
+        return queue.push(operation, tenant: operation.tenant, cost: operation.cost, continuing: operation.continuing)
     }
 
     /// Stops accepting work; queued operations still run before the thread exits.
