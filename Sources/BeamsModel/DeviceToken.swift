@@ -217,12 +217,19 @@ public enum DeviceToken {
         return token
     }
 
+    /// The token in the form the store keys devices by, by platform, with no web push service or destination
+    /// allowed beyond the defaults: the call of code outside the package (fuzz/Sources/DeviceBodyFuzz), whose public
+    /// signature cannot name the package's allowance types.
+    public static func normalized(_ token: String, platform: Platform) throws(BeamsError) -> String {
+        try normalized(token, platform: platform, pushServiceHosts: [], allowedDestinations: [])
+    }
+
     /// The token in the form the store keys devices by, by platform; a web subscription's endpoint must be on a known
     /// push service or one of `pushServiceHosts`, at an address `allowedDestinations` permits (the instance's
     /// `web` section, read by `DeviceAPI.normalizedToken`).
     public static func normalized(
-        _ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern] = [],
-        allowedDestinations: [DestinationPolicy.Allowance] = []
+        _ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern],
+        allowedDestinations: [DestinationPolicy.Allowance]
     ) throws(BeamsError) -> String {
         switch platform {
         case .apns: return try apns(token)

@@ -23,15 +23,15 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The one place easy-handle return codes are checked.
-@inlinable
+/// The one place easy-handle return codes are checked. Not `@inlinable`: an inlinable body may reference only
+/// `public` or `@usableFromInline` declarations, and `CurlError` is `package` (scripts/public-api.txt); a call
+/// beside a libcurl call costs nothing measurable.
 public func curlCheck(_ code: CURLcode, _ call: @autoclosure () -> String) throws(CurlError) {
     guard code != CURLE_OK else { return }
     throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_easy_strerror(code)))
 }
 
-/// The one place multi-handle return codes are checked.
-@inlinable
+/// The one place multi-handle return codes are checked (not `@inlinable`, see `curlCheck`).
 public func curlMultiCheck(_ code: CURLMcode, _ call: @autoclosure () -> String) throws(CurlError) {
     guard code != CURLM_OK else { return }
     throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_multi_strerror(code)))

@@ -38,7 +38,7 @@ public func fuzzPublish(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 /// `PublishAPI.publish` from the body to the plan, with an instance that allows a throttle and authenticates APNs
 /// with a token.
-func publishPlan(_ body: [UInt8], kind: PublishKind, header: String?) throws -> PublishPlan {
+func publishPlan(_ body: [UInt8], kind: PublishRequest.Audience, header: String?) throws -> PublishPlan {
     let parsed = try PublishRequest.parse(body, kind: kind)
     let limits = DeliveryOptions.Limits(maxScheduleDays: 30, defaultTimeZone: "UTC", defaultThrottlePerMinute: nil,
                                         maxThrottlePerMinute: 100_000)
