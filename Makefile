@@ -9,6 +9,7 @@
 #                (TEST_JOBS at once), and each prints its wall and CPU time (summary and total at the end)
 #   make tsan    the in-process tier under ThreadSanitizer (CI runs it after make test; TSAN_ALL=1 for all)
 #   make format  swift format on the tree with .swift-format; make format-check fails when it would change a file
+#                or when Sources declares a `public` outside scripts/public-api.txt (make access-check)
 #   make test-postgresql  only what runs on PostgreSQL (contract suite, PostgreSQL tests, end-to-end core)
 #   make console-demo  the web console against local strict APNs, FCM and Web Push stand-ins (no keys needed)
 #   make deb     dist/push-server_<version>_amd64.deb (see docs/OPERATIONS.md)
@@ -45,7 +46,7 @@ APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-serve
 .PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
 	test-support test-sdk-sqlite test-lint \
 	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb image test-image console console-demo bench \
-	fuzz tsan format format-check deps deps-build deps-test deps-deb deps-image deps-bench venv clean
+	fuzz tsan format format-check access-check deps deps-build deps-test deps-deb deps-image deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
 # Debian's libcurl, OpenSSL and SQLite; no $ORIGIN run path; full RELRO; and the version, git commit and build date
@@ -305,10 +306,16 @@ FILES ?= Sources Tests Package.swift
 format:
 	$(SWIFT) format format --parallel --in-place --recursive --configuration .swift-format $(FILES)
 
-# Fails when make format would change a file or a lint rule of .swift-format is broken (swift format lint --strict).
+# Fails when make format would change a file or a lint rule of .swift-format is broken (swift format lint --strict),
+# or (access-check first) when Sources declares a `public` not listed in scripts/public-api.txt.
 # make check and make test (so CI) run it: run make format before committing.
-format-check:
+format-check: access-check
 	$(SWIFT) format lint --strict --parallel --recursive --configuration .swift-format $(FILES)
+
+# `package` is the access level inside the package; `public` only for what fuzz/ calls (scripts/public-api.txt).
+# `python3 scripts/access-level.py --write` demotes every other `public`.
+access-check:
+	@python3 scripts/access-level.py --check
 
 bench: deps-bench
 	bash bench/run-all.sh
