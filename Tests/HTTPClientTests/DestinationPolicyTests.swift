@@ -1,6 +1,5 @@
+import HTTPClient
 import XCTest
-
-@testable import HTTPClient
 
 final class DestinationPolicyTests: XCTestCase {
     private func address(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> IPAddress {

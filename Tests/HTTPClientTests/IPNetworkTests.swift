@@ -1,6 +1,5 @@
+import HTTPClient
 import XCTest
-
-@testable import HTTPClient
 
 final class IPNetworkTests: XCTestCase {
     func testParsesCIDRAndSingleAddresses() throws {

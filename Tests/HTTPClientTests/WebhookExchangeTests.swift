@@ -1,7 +1,6 @@
 import Foundation
+import HTTPClient
 import XCTest
-
-@testable import HTTPClient
 
 /// `HTTPExchangeClient` as the webhook outbox configures it (`HTTPExchangeConfiguration.webhooks`), against real
 /// local receivers: what is sent, what is refused before any connection, and every cut.

@@ -1,8 +1,7 @@
 import Foundation
+import HTTPServer
 import TestSupport
 import XCTest
-
-@testable import HTTPServer
 
 /// Randomized mutations of valid requests: byte flips, truncations, insertions, deletions, duplications, and
 /// random read sizes. The parser must never crash or loop; the server must answer or close cleanly, in bounded

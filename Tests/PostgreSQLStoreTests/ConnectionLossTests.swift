@@ -1,9 +1,8 @@
 import Foundation
+import PostgreSQLStore
 import PushStore
 import TestSupport
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// What a node does when its connections break or the server goes away.
 final class ConnectionLossTests: PostgreSQLTestCase {

@@ -1,9 +1,8 @@
 import Foundation
 import Locking
+import PostgreSQLStore
 import PushStore
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// An export reads one snapshot (REPEATABLE READ): devices registered or deleted while it runs (between its pages)
 /// do not change what it writes.

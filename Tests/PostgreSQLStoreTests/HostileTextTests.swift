@@ -1,8 +1,7 @@
 import Foundation
+import PostgreSQLStore
 import PushStore
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// Text PostgreSQL cannot hold, arriving from the internet-facing APIs: answered, never a failure.
 final class HostileTextTests: PostgreSQLTestCase {

@@ -1,9 +1,8 @@
 import Foundation
+import PostgreSQLStore
 import PushStore
 import TestSupport
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// Writes of two nodes over the same device rows at once (issue #24): answers arrive in any order, so two
 /// checkpoints name the same devices in different orders; the store must lock them in one order, never deadlock.

@@ -1,8 +1,7 @@
 import Foundation
+import PostgreSQLStore
 import PushStore
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// Several stores ("nodes") on one database: the conflicts the database settles.
 final class MultiNodeTests: PostgreSQLTestCase {

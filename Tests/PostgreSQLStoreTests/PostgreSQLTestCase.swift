@@ -1,10 +1,9 @@
 import Foundation
 import Locking
+import PostgreSQLStore
 import PushStore
 import TestSupport
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// A database of its own per test in the test process's throwaway cluster, dropped afterwards. Skips without
 /// PostgreSQL installed, except in CI (`CI=true`).

@@ -1,8 +1,7 @@
 import Foundation
+import PostgreSQLStore
 import PushStore
 import XCTest
-
-@testable import PostgreSQLStore
 
 /// A large publish split into shards that several nodes claim, checkpoint, take over and end (`ShardedPublishQueue`).
 final class ShardTests: PostgreSQLTestCase {

@@ -1,6 +1,5 @@
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 final class ArgumentsTests: XCTestCase {
     func testParsesOptionsFlagsAndPositionals() throws {

@@ -1,9 +1,8 @@
 import Foundation
 import Logging
+import PushServer
 import TestSupport
 import XCTest
-
-@testable import PushServer
 
 /// The request metrics of the whole server over real sockets: with two event loops counting in batches, every
 /// request answered is counted once.

@@ -1,8 +1,7 @@
 import ConfigModel
 import Foundation
+import PushServer
 import TestSupport
-
-@testable import PushServer
 
 /// The writes the store-outage tests make over real sockets, for one instance: a device registration (device API)
 /// and a publish to the interest "news" (publish API, with the secret), plus the server config that serves them.

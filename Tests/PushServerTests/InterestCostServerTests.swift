@@ -2,10 +2,9 @@ import BeamsModel
 import Foundation
 import JSON
 import Logging
+import PushServer
 import TestSupport
 import XCTest
-
-@testable import PushServer
 
 /// What a `PUT …/interests` costs, over real sockets: every array element is charged to the client's address, and
 /// an array longer than the per-device cap is refused where its surplus starts (issue 25: 229,000 copies of one

@@ -1,9 +1,8 @@
 import Foundation
+import PushServer
 import TestSupport
 import WebPush
 import XCTest
-
-@testable import PushServer
 
 /// `instances[].fcm` and `instances[].web`: key files loaded at config time, every problem named by its field.
 final class PlatformConfigTests: XCTestCase {

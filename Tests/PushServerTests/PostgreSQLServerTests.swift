@@ -1,10 +1,9 @@
 import Foundation
 import JSON
 import Logging
+import PushServer
 import TestSupport
 import XCTest
-
-@testable import PushServer
 
 /// The whole server over real sockets on `storage.backend: "postgresql"`, with the database server stopped and
 /// started under it: intake answers 503 and stores nothing while it is down, `/ready` says so, and both come back

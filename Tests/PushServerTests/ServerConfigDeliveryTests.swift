@@ -1,7 +1,6 @@
 import ConfigModel
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// `engine.maxScheduleDays`, `engine.nodeId`, the publish slot keys and `instances[].delivery`: defaults, bounds and field-precise errors.
 final class ServerConfigDeliveryTests: XCTestCase {

@@ -1,7 +1,6 @@
 import Foundation
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// `limits.maxLiveActivityStartTokensPerDevice` and `limits.maxLiveActivitiesPerDevice`: defaults, bounds and
 /// field-precise errors.

@@ -1,7 +1,6 @@
+import PushServer
 import Tracing
 import XCTest
-
-@testable import PushServer
 
 /// The `tracing` section and the `OTEL_*` variables over it: off by default, every key read, the environment wins,
 /// and a bad value is an error naming its field or variable.

@@ -1,7 +1,6 @@
 import Foundation
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 final class SystemdNotifierTests: XCTestCase {
     /// A datagram socket of our own standing in for systemd's notify socket.

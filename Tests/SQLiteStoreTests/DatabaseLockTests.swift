@@ -1,8 +1,7 @@
 import Foundation
 import PushStore
+import SQLiteStore
 import XCTest
-
-@testable import SQLiteStore
 
 /// The exclusive store (`Configuration.exclusive`, what the server opens): one holder per database file, and the
 /// leases found at open belong to a process that is gone.

@@ -1,9 +1,8 @@
 import Foundation
 import Locking
 import PushStore
+import SQLiteStore
 import XCTest
-
-@testable import SQLiteStore
 
 /// An export reads one snapshot: devices registered or deleted while it runs (between its pages) do not change
 /// what it writes.

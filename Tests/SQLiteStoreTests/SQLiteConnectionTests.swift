@@ -1,9 +1,8 @@
 import CSQLite
 import Foundation
 import PushStore
+import SQLiteStore
 import XCTest
-
-@testable import SQLiteStore
 
 final class SQLiteConnectionTests: StoreTestCase {
     func testSyntaxErrorThrowsSQLiteErrorWithMessageAndSQL() throws {

@@ -1,6 +1,5 @@
+import StoreCopy
 import XCTest
-
-@testable import StoreCopy
 
 /// Every table and column of `side`'s schema is copied or deliberately skipped by `CopyPlan`, and every planned
 /// table and column exists there.

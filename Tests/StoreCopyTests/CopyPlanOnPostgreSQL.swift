@@ -1,9 +1,8 @@
 import Foundation
 import PostgreSQLStore
+import StoreCopy
 import TestSupport
 import XCTest
-
-@testable import StoreCopy
 
 /// `CopyPlanTests`' schema check against the schema PostgreSQL's migrator creates (a throwaway cluster; the class
 /// name puts it in the PostgreSQL tier of `make test`).

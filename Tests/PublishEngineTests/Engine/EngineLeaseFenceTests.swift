@@ -1,9 +1,8 @@
 import APNsClient
 import Foundation
+import PublishEngine
 import PushStore
 import XCTest
-
-@testable import PublishEngine
 
 /// A node cut off from the store (its renewals fail, or hang on a stalled connection) stops sending before its
 /// lease can run out, keeps the answers in flight for its last checkpoint, and leaves the rest to the node that
