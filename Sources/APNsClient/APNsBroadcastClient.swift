@@ -17,23 +17,23 @@ import Logging
 /// Provider tokens come from `ProviderTokenManagers`, one manager per (team, key): given the device client's
 /// (`Configuration.tokenManagers`), broadcast calls and device pools hold one token per key between them; the
 /// `ProviderTokenStore` keeps a restart or another node from signing a second one within APNs' refresh floor.
-public final class APNsBroadcastClient: Sendable {
+package final class APNsBroadcastClient: Sendable {
     /// Settings shared by every call.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// One call, from DNS lookup to the last byte.
-        public var timeout: Duration = .seconds(30)
-        public var connectTimeout: Duration = .seconds(10)
+        package var timeout: Duration = .seconds(30)
+        package var connectTimeout: Duration = .seconds(10)
         /// Largest answer accepted (a list of 10,000 channel ids is ~300 KB).
-        public var maxResponseBytes = 1 << 20
-        public var tokenPolicy = ProviderTokenPolicy()
-        public var tokenStore: (any ProviderTokenStore)?
-        public var clock: @Sendable () -> Date = { Date() }
+        package var maxResponseBytes = 1 << 20
+        package var tokenPolicy = ProviderTokenPolicy()
+        package var tokenStore: (any ProviderTokenStore)?
+        package var clock: @Sendable () -> Date = { Date() }
         /// The process's token managers, shared with the `APNsClient` (its `APNsClientConfiguration.tokenManagers`)
         /// so both use one token per key. When set, it replaces `tokenPolicy`, `tokenStore` and `clock` for tokens.
         /// Default nil: the client creates its own from those three.
-        public var tokenManagers: ProviderTokenManagers?
-        public var logger: Logger = .disabled
-        public init() {}
+        package var tokenManagers: ProviderTokenManagers?
+        package var logger: Logger = .disabled
+        package init() {}
     }
 
     private struct State {
@@ -46,7 +46,7 @@ public final class APNsBroadcastClient: Sendable {
     private let tokenManagers: ProviderTokenManagers
     private let state = Locked(State())
 
-    public init(configuration: Configuration = Configuration()) throws(CurlError) {
+    package init(configuration: Configuration = Configuration()) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         self.configuration = configuration
         tokenManagers =
@@ -57,7 +57,7 @@ public final class APNsBroadcastClient: Sendable {
     }
 
     /// One channel management call to `endpoints.managementURL`.
-    public func manage(
+    package func manage(
         _ request: APNsChannelRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
         credentials: APNsCredentials, requestID: String? = nil
     ) async -> APNsBroadcastResult {
@@ -69,7 +69,7 @@ public final class APNsBroadcastClient: Sendable {
     }
 
     /// One broadcast push to `endpoints.sendURL`.
-    public func broadcast(
+    package func broadcast(
         _ request: APNsBroadcastRequest, bundleID: APNsBundleID, endpoints: APNsBroadcastEndpoints,
         credentials: APNsCredentials
     ) async -> APNsBroadcastResult {
@@ -85,7 +85,7 @@ public final class APNsBroadcastClient: Sendable {
     }
 
     /// Aborts calls in flight (they end `.shutdown`) and stops the curl threads. Idempotent.
-    public func shutdown() async {
+    package func shutdown() async {
         let clients = state.withLock { state -> [HTTPExchangeClient] in
             state.shuttingDown = true
             return Array(state.clients.values)

@@ -2,15 +2,15 @@
 ///
 /// Apple documents the management hosts; the send host is uncertain (Apple's samples use `api-broadcast…`, other
 /// Apple pages and libraries the ordinary `api…push.apple.com`), so both are configurable per instance.
-public struct APNsBroadcastEndpoints: Sendable, Hashable {
+package struct APNsBroadcastEndpoints: Sendable, Hashable {
     /// `https://host:port` of the channel management API, without a trailing slash.
-    public var managementURL: String
+    package var managementURL: String
     /// `https://host:port` that takes `POST /4/broadcasts/apps/<bundle>`.
-    public var sendURL: String
+    package var sendURL: String
     /// A PEM CA bundle to trust instead of the system's (tests with a self-signed mock); nil for Apple.
-    public var caFile: String?
+    package var caFile: String?
 
-    public init(managementURL: String, sendURL: String, caFile: String? = nil) {
+    package init(managementURL: String, sendURL: String, caFile: String? = nil) {
         self.managementURL = Self.trimmed(managementURL)
         self.sendURL = Self.trimmed(sendURL)
         self.caFile = caFile
@@ -18,11 +18,11 @@ public struct APNsBroadcastEndpoints: Sendable, Hashable {
 
     /// Apple's development hosts: `api-manage-broadcast.sandbox.push.apple.com:2195` and
     /// `api-broadcast.sandbox.push.apple.com`.
-    public static let sandbox = APNsBroadcastEndpoints(
+    package static let sandbox = APNsBroadcastEndpoints(
         managementURL: "https://api-manage-broadcast.sandbox.push.apple.com:2195",
         sendURL: "https://api-broadcast.sandbox.push.apple.com:443")
     /// Apple's production hosts: `api-manage-broadcast.push.apple.com:2196` and `api-broadcast.push.apple.com`.
-    public static let production = APNsBroadcastEndpoints(
+    package static let production = APNsBroadcastEndpoints(
         managementURL: "https://api-manage-broadcast.push.apple.com:2196",
         sendURL: "https://api-broadcast.push.apple.com:443")
 

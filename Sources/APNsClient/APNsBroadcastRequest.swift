@@ -2,22 +2,22 @@ import Foundation
 
 /// One broadcast push to a channel (`POST /4/broadcasts/apps/<bundle>`), transport-agnostic: APNs fans it out to
 /// every Live Activity subscribed to the channel. No `apns-topic` and no device token, unlike `/3/device`.
-public struct APNsBroadcastRequest: Sendable, Equatable {
+package struct APNsBroadcastRequest: Sendable, Equatable {
     /// The largest body APNs accepts for a broadcast: 5 KB.
-    public static let maxPayloadBytes = 5120
+    package static let maxPayloadBytes = 5120
 
-    public var channelID: APNsChannelID
+    package var channelID: APNsChannelID
     /// The JSON payload (`{"aps":{"event":"update",…}}`), sent as is.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// `apns-priority`: 5 (the default: no draw on the activity's update budget) or 10.
-    public var priority: APNsPriority
+    package var priority: APNsPriority
     /// `apns-expiration`, epoch seconds; 0 ("deliver once, do not store") is the default and the only value a
     /// no-storage channel accepts.
-    public var expiration: Int
+    package var expiration: Int
     /// `apns-request-id`, a canonical UUID; nil lets APNs generate one (returned in the response).
-    public var requestID: String?
+    package var requestID: String?
 
-    public init(
+    package init(
         channelID: APNsChannelID, payload: [UInt8], priority: APNsPriority = .powerConsidered,
         expiration: Int = 0, requestID: String? = nil
     ) {
@@ -28,10 +28,10 @@ public struct APNsBroadcastRequest: Sendable, Equatable {
         self.requestID = requestID
     }
 
-    public func path(bundleID: APNsBundleID) -> String { "/4/broadcasts/apps/\(bundleID.rawValue)" }
+    package func path(bundleID: APNsBundleID) -> String { "/4/broadcasts/apps/\(bundleID.rawValue)" }
 
     /// `name: value` lines besides `authorization`.
-    public var headers: [String] {
+    package var headers: [String] {
         var lines = [
             "apns-channel-id: " + channelID.rawValue,
             "apns-push-type: liveactivity",
@@ -44,7 +44,7 @@ public struct APNsBroadcastRequest: Sendable, Equatable {
     }
 
     /// Checks what APNs would refuse, before anything is sent.
-    public func validate() throws(APNsBroadcastViolation) {
+    package func validate() throws(APNsBroadcastViolation) {
         if payload.isEmpty { throw .emptyPayload }
         if payload.count > Self.maxPayloadBytes { throw .payloadTooLarge(bytes: payload.count) }
         if expiration < 0 { throw .invalidExpiration }
@@ -53,7 +53,7 @@ public struct APNsBroadcastRequest: Sendable, Equatable {
 }
 
 /// A broadcast or channel request refused locally, before anything is sent.
-public enum APNsBroadcastViolation: Error, Sendable, Hashable, CustomStringConvertible {
+package enum APNsBroadcastViolation: Error, Sendable, Hashable, CustomStringConvertible {
     case emptyPayload
     /// Over `APNsBroadcastRequest.maxPayloadBytes`.
     case payloadTooLarge(bytes: Int)
@@ -64,7 +64,7 @@ public enum APNsBroadcastViolation: Error, Sendable, Hashable, CustomStringConve
     /// The management or send base URL cannot be used.
     case invalidURL(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .emptyPayload: return "empty_payload"
         case .payloadTooLarge(let bytes):

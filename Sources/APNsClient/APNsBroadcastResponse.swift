@@ -1,20 +1,20 @@
 import JSON
 
 /// What APNs answered to a channel management call or a broadcast send.
-public struct APNsBroadcastResponse: Sendable, Equatable {
+package struct APNsBroadcastResponse: Sendable, Equatable {
     /// The HTTP status (201 create, 200 read/list/send, 204 delete on success).
-    public var status: Int
+    package var status: Int
     /// The error body's `reason`; nil on success.
-    public var reason: APNsReason?
+    package var reason: APNsReason?
     /// `apns-channel-id`: the new channel's id after a create (or the one the call named).
-    public var channelID: String?
+    package var channelID: String?
     /// `apns-request-id`: the one sent, or the one APNs generated.
-    public var requestID: String?
+    package var requestID: String?
     /// The JSON body on success (a read's channel configuration, a list's `{"channels":[…]}`); nil when empty or
     /// not JSON.
-    public var body: JSONValue?
+    package var body: JSONValue?
 
-    public init(
+    package init(
         status: Int, reason: APNsReason? = nil, channelID: String? = nil, requestID: String? = nil,
         body: JSONValue? = nil
     ) {
@@ -26,10 +26,10 @@ public struct APNsBroadcastResponse: Sendable, Equatable {
     }
 
     /// The response headers the client keeps.
-    public static let headerNames = ["apns-channel-id", "apns-request-id"]
+    package static let headerNames = ["apns-channel-id", "apns-request-id"]
 
     /// Builds the response from the raw answer: an error body's `reason`, or a success body as JSON.
-    public static func parse(status: Int, headers: [String: String], body: [UInt8]) -> APNsBroadcastResponse {
+    package static func parse(status: Int, headers: [String: String], body: [UInt8]) -> APNsBroadcastResponse {
         var response = APNsBroadcastResponse(
             status: status, channelID: headers["apns-channel-id"],
             requestID: headers["apns-request-id"])
@@ -42,26 +42,26 @@ public struct APNsBroadcastResponse: Sendable, Equatable {
     }
 
     /// Whether APNs accepted the call (any 2xx).
-    public var isSuccess: Bool { (200...299).contains(status) }
+    package var isSuccess: Bool { (200...299).contains(status) }
 
     /// A list's channel ids (`{"channels":[…]}`): the valid ones, in APNs' order; nil when the body has no list.
-    public var channels: [APNsChannelID]? {
+    package var channels: [APNsChannelID]? {
         guard let list = body?.objectValue?["channels"]?.arrayValue else { return nil }
         return list.compactMap { $0.stringValue.flatMap(APNsChannelID.init) }
     }
 
     /// A create's new channel id, when the header holds a valid one.
-    public var createdChannel: APNsChannelID? { channelID.flatMap(APNsChannelID.init) }
+    package var createdChannel: APNsChannelID? { channelID.flatMap(APNsChannelID.init) }
 }
 
 /// The outcome of a channel call or a broadcast send: an answer, or why none arrived.
-public enum APNsBroadcastResult: Sendable, Equatable {
+package enum APNsBroadcastResult: Sendable, Equatable {
     case response(APNsBroadcastResponse)
     case failure(APNsBroadcastFailure)
 }
 
 /// Why a channel call or broadcast got no usable answer.
-public enum APNsBroadcastFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum APNsBroadcastFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// Refused locally; nothing was sent.
     case invalidRequest(APNsBroadcastViolation)
     /// No answer: the connection failed or timed out (`isRetryable`), or a fatal transport problem (TLS).
@@ -72,12 +72,12 @@ public enum APNsBroadcastFailure: Error, Sendable, Equatable, CustomStringConver
     case shutdown
 
     /// Whether sending again later may succeed (connection loss, timeout).
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         if case .transport(let error) = self { return error.kind != .fatal }
         return false
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidRequest(let violation): return "invalid_request(\(violation))"
         case .transport(let error): return "transport(\(error))"

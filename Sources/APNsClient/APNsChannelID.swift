@@ -5,17 +5,17 @@ import Foundation
 ///
 /// Ids reach the server inside URL paths, where `/` would split a segment: callers may send the id
 /// percent-encoded or as base64url (`-` and `_`, padding optional), and both become the standard form here.
-public struct APNsChannelID: Sendable, Hashable, CustomStringConvertible {
+package struct APNsChannelID: Sendable, Hashable, CustomStringConvertible {
     /// Longest accepted id, in characters (ids seen are 24; the bound only keeps hostile input small).
-    public static let maxLength = 256
+    package static let maxLength = 256
 
     /// The standard, padded base64 text APNs expects back in `apns-channel-id`.
-    public let rawValue: String
+    package let rawValue: String
 
     /// Parses standard base64 or base64url, with or without padding; nil for anything else: empty, too long, a
     /// character outside both alphabets, padding inside the text, a length no base64 text can have, or the two
     /// alphabets mixed.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty, bytes.count <= Self.maxLength else { return nil }
         var body = bytes
@@ -57,17 +57,17 @@ public struct APNsChannelID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The id in base64url without padding: safe in a URL path segment as is.
-    public var urlSafe: String {
+    package var urlSafe: String {
         var text = rawValue.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         while text.hasSuffix("=") { text.removeLast() }
         return text
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// How a channel keeps messages (`message-storage-policy`), fixed when the channel is created.
-public enum APNsMessageStoragePolicy: Int, Sendable, Hashable {
+package enum APNsMessageStoragePolicy: Int, Sendable, Hashable {
     /// `0`, no message stored: a device that is offline misses the update; a higher publishing budget, and
     /// sends must carry `apns-expiration: 0` (APNs answers `BadExpirationDate` otherwise).
     case noMessageStored = 0

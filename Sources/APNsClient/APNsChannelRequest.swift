@@ -7,14 +7,14 @@
 /// | read | `GET /1/apps/<bundle>/channels` + `apns-channel-id` | 200, the channel's configuration |
 /// | delete | `DELETE /1/apps/<bundle>/channels` + `apns-channel-id` | 204 |
 /// | list | `GET /1/apps/<bundle>/all-channels` | 200, `{"channels":[…]}` |
-public enum APNsChannelRequest: Sendable, Hashable {
+package enum APNsChannelRequest: Sendable, Hashable {
     case create(APNsMessageStoragePolicy)
     case read(APNsChannelID)
     case delete(APNsChannelID)
     case list
 
     /// `POST`, `GET` or `DELETE`.
-    public var method: String {
+    package var method: String {
         switch self {
         case .create: return "POST"
         case .read, .list: return "GET"
@@ -23,7 +23,7 @@ public enum APNsChannelRequest: Sendable, Hashable {
     }
 
     /// The status APNs answers on success.
-    public var successStatus: Int {
+    package var successStatus: Int {
         switch self {
         case .create: return 201
         case .read, .list: return 200
@@ -32,7 +32,7 @@ public enum APNsChannelRequest: Sendable, Hashable {
     }
 
     /// The request path for the app `bundleID` (checked by `APNsBundleID`).
-    public func path(bundleID: APNsBundleID) -> String {
+    package func path(bundleID: APNsBundleID) -> String {
         switch self {
         case .list: return "/1/apps/\(bundleID.rawValue)/all-channels"
         default: return "/1/apps/\(bundleID.rawValue)/channels"
@@ -41,7 +41,7 @@ public enum APNsChannelRequest: Sendable, Hashable {
 
     /// `name: value` lines besides `authorization`: the channel id for read and delete, the optional
     /// `apns-request-id` (a canonical UUID).
-    public func headers(requestID: String? = nil) -> [String] {
+    package func headers(requestID: String? = nil) -> [String] {
         var lines: [String] = []
         switch self {
         case .read(let id), .delete(let id): lines.append("apns-channel-id: " + id.rawValue)
@@ -53,7 +53,7 @@ public enum APNsChannelRequest: Sendable, Hashable {
     }
 
     /// The JSON body (create only; empty otherwise).
-    public var body: [UInt8] {
+    package var body: [UInt8] {
         guard case .create(let policy) = self else { return [] }
         return Array(#"{"message-storage-policy":\#(policy.rawValue),"push-type":"LiveActivity"}"#.utf8)
     }
@@ -61,10 +61,10 @@ public enum APNsChannelRequest: Sendable, Hashable {
 
 /// An app's bundle id as it goes into a broadcast path: letters, digits, `.` and `-` only, at most 155 bytes
 /// (Apple's bundle id alphabet), so it can never change the path's shape.
-public struct APNsBundleID: Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: String
+package struct APNsBundleID: Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: String
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let bytes = text.utf8
         guard !bytes.isEmpty, bytes.count <= 155,
             bytes.allSatisfy({
@@ -75,5 +75,5 @@ public struct APNsBundleID: Sendable, Hashable, CustomStringConvertible {
         rawValue = text
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

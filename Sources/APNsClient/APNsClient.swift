@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// One pool of connections per (team, key or client certificate, environment); connections open lazily on the first request. Result
 /// callbacks run on the curl threads: keep them short (record and return) and never block in them.
-public final class APNsClient: Sendable {
+package final class APNsClient: Sendable {
     private struct Pools {
         var byKey: [APNsPoolKey: APNsPool] = [:]
         var shuttingDown = false
@@ -34,7 +34,7 @@ public final class APNsClient: Sendable {
     private let invalidRequests = Atomic<Int>(0)
 
     /// - Throws: `CurlError` when libcurl cannot be initialised or lacks HTTP/2.
-    public init(configuration: APNsClientConfiguration = APNsClientConfiguration()) throws(CurlError) {
+    package init(configuration: APNsClientConfiguration = APNsClientConfiguration()) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         guard CurlGlobal.supportsHTTP2 else {
             throw CurlError(code: -1, call: "curl_version_info", message: "libcurl lacks HTTP/2: \(CurlGlobal.version)")
@@ -48,7 +48,7 @@ public final class APNsClient: Sendable {
     }
 
     /// Sends one notification and waits for its final result (retries included).
-    public func send(
+    package func send(
         _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment
     ) async -> APNsResult {
         let result = WaitableState<APNsResult?>(nil)
@@ -64,7 +64,7 @@ public final class APNsClient: Sendable {
     /// as soon as it is accepted. `onResult` fires exactly once with the final result (after retries): on a curl
     /// thread, or on the caller's thread before `submit` returns for a request that breaks a header rule or
     /// arrives after shutdown.
-    public func submit(
+    package func submit(
         _ request: APNsRequest, credentials: APNsCredentials, environment: APNsEnvironment,
         onResult: @escaping @Sendable (APNsResult) -> Void
     ) async {
@@ -105,7 +105,7 @@ public final class APNsClient: Sendable {
 
     /// A snapshot of the counters across pools. Token counts are per key: the sandbox and production pools of a
     /// key share one manager (with the broadcast client too when it shares `tokenManagers`), counted once.
-    public func stats() -> APNsClientStats {
+    package func stats() -> APNsClientStats {
         let all = pools.withLock { Array($0.byKey.values) }
         var stats = APNsClientStats()
         var counted = Set<ObjectIdentifier>()
@@ -123,7 +123,7 @@ public final class APNsClient: Sendable {
     /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then aborts the rest
     /// and closes every connection. Every request still unfinished gets `.failure(.shutdown)` through its callback
     /// and is returned here (unsent, waiting for a retry, or sent but unanswered), so the caller can re-queue it.
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [APNsRequest] {
+    package func shutdown(gracePeriod: Duration = .seconds(10)) async -> [APNsRequest] {
         let all = pools.withLock { pools -> [APNsPool] in
             pools.shuttingDown = true
             return Array(pools.byKey.values)

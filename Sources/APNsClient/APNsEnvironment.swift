@@ -1,34 +1,34 @@
 import Foundation
 
 /// Where notifications go: Apple's production or sandbox hosts, or a local server in tests.
-public struct APNsEnvironment: Sendable, Hashable, CustomStringConvertible {
+package struct APNsEnvironment: Sendable, Hashable, CustomStringConvertible {
     /// `https://host:port`, without a trailing slash.
-    public let baseURL: String
+    package let baseURL: String
     /// A PEM CA bundle to trust instead of the system store (tests with a self-signed mock); `nil` for Apple.
-    public let caFile: String?
+    package let caFile: String?
 
     /// `api.push.apple.com`; `port` is 443 or 2197 (Apple's firewall-friendly alternative).
-    public static func production(port: Int = 443) -> APNsEnvironment {
+    package static func production(port: Int = 443) -> APNsEnvironment {
         APNsEnvironment(baseURL: "https://api.push.apple.com:\(port)", caFile: nil)
     }
 
     /// `api.sandbox.push.apple.com` (development builds); `port` is 443 or 2197.
-    public static func sandbox(port: Int = 443) -> APNsEnvironment {
+    package static func sandbox(port: Int = 443) -> APNsEnvironment {
         APNsEnvironment(baseURL: "https://api.sandbox.push.apple.com:\(port)", caFile: nil)
     }
 
     /// Production on port 443.
-    public static let production = APNsEnvironment.production()
+    package static let production = APNsEnvironment.production()
     /// Sandbox on port 443.
-    public static let sandbox = APNsEnvironment.sandbox()
+    package static let sandbox = APNsEnvironment.sandbox()
 
     /// Any HTTPS server speaking the APNs protocol, e.g. `custom(url: "https://127.0.0.1:8443", caFile: mock.caFile)`.
     /// TLS stays verified; `caFile` names the CA that signed the server's certificate.
-    public static func custom(url: String, caFile: String? = nil) -> APNsEnvironment {
+    package static func custom(url: String, caFile: String? = nil) -> APNsEnvironment {
         var trimmed = url
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         return APNsEnvironment(baseURL: trimmed, caFile: caFile)
     }
 
-    public var description: String { baseURL }
+    package var description: String { baseURL }
 }

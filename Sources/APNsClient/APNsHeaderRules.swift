@@ -2,21 +2,21 @@ import Foundation
 import JSON
 
 /// A request that passed `APNsHeaderRules`: every header value resolved, ready for any transport.
-public struct APNsPreparedRequest: Sendable, Equatable {
+package struct APNsPreparedRequest: Sendable, Equatable {
     /// `:path`, `/3/device/<token>`.
-    public var path: String
+    package var path: String
     /// The device token as given (hex).
-    public var deviceToken: String
-    public var topic: String
-    public var pushType: APNsPushType
+    package var deviceToken: String
+    package var topic: String
+    package var pushType: APNsPushType
     /// `nil` omits `apns-priority` (APNs then uses 10).
-    public var priority: APNsPriority?
+    package var priority: APNsPriority?
     /// UNIX seconds for `apns-expiration`, or `nil` to omit it.
-    public var expiration: Int?
-    public var collapseID: String?
+    package var expiration: Int?
+    package var collapseID: String?
     /// Lowercased canonical UUID, or `nil` to let APNs generate one.
-    public var apnsID: String?
-    public var payload: [UInt8]
+    package var apnsID: String?
+    package var payload: [UInt8]
 }
 
 /// Apple's header and payload rules (docs/APNS.md §2), checked before sending so a bad request costs no round trip.
@@ -29,13 +29,13 @@ public struct APNsPreparedRequest: Sendable, Equatable {
 /// - The topic may be the bundle ID (the push type's suffix is appended) or already end with that suffix. A topic
 ///   ending with a *different* push type's suffix is rejected.
 /// - Device tokens: non-empty, even-length hex of any length (Apple: don't assume a size).
-public enum APNsHeaderRules {
+package enum APNsHeaderRules {
     /// `apns-collapse-id` limit in bytes.
-    public static let maxCollapseIDBytes = 64
+    package static let maxCollapseIDBytes = 64
 
     /// Checks `request` and resolves its headers.
     /// - Throws: the first `APNsViolation` found.
-    public static func prepare(_ request: APNsRequest) throws(APNsViolation) -> APNsPreparedRequest {
+    package static func prepare(_ request: APNsRequest) throws(APNsViolation) -> APNsPreparedRequest {
         try checkDeviceToken(request.deviceToken)
         if request.payload.isEmpty { throw .emptyPayload }
 
@@ -83,7 +83,7 @@ public enum APNsHeaderRules {
     }
 
     /// Non-empty, even-length hexadecimal.
-    public static func checkDeviceToken(_ token: String) throws(APNsViolation) {
+    package static func checkDeviceToken(_ token: String) throws(APNsViolation) {
         let utf8 = token.utf8
         if utf8.isEmpty { throw .emptyDeviceToken }
         for byte in utf8 where !isHexDigit(byte) { throw .deviceTokenNotHex }
@@ -91,7 +91,7 @@ public enum APNsHeaderRules {
     }
 
     /// `background` only for a silent content-available payload; `alert` otherwise.
-    public static func inferPushType(_ payload: [UInt8]) throws(APNsViolation) -> APNsPushType {
+    package static func inferPushType(_ payload: [UInt8]) throws(APNsViolation) -> APNsPushType {
         guard let object = JSONValue.parse(payload)?.objectValue else { throw .payloadNotJSONObject }
         guard let aps = object["aps"]?.objectValue else { return .alert }
         // Apple documents `1`; `true` is accepted as well, as this rule always has (it used to read both through
@@ -107,7 +107,7 @@ public enum APNsHeaderRules {
     }
 
     /// The bundle ID plus the push type's suffix, or the topic as given when it already carries the suffix.
-    public static func resolveTopic(_ topic: String, pushType: APNsPushType) throws(APNsViolation) -> String {
+    package static func resolveTopic(_ topic: String, pushType: APNsPushType) throws(APNsViolation) -> String {
         if topic.isEmpty { throw .emptyTopic }
         let suffix = pushType.topicSuffix
         if pushType == .mdm { return topic }
@@ -123,7 +123,7 @@ public enum APNsHeaderRules {
     }
 
     /// 8-4-4-4-12 hex digits with dashes, either case.
-    public static func isCanonicalUUID(_ value: String) -> Bool {
+    package static func isCanonicalUUID(_ value: String) -> Bool {
         let bytes = Array(value.utf8)
         guard bytes.count == 36 else { return false }
         for (index, byte) in bytes.enumerated() {

@@ -1,8 +1,8 @@
 /// The `apns-priority` header.
-public struct APNsPriority: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: Int
+package struct APNsPriority: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    package let rawValue: Int
 
-    public init?(rawValue: Int) {
+    package init?(rawValue: Int) {
         guard rawValue == 10 || rawValue == 5 || rawValue == 1 else { return nil }
         self.rawValue = rawValue
     }
@@ -10,11 +10,11 @@ public struct APNsPriority: RawRepresentable, Sendable, Hashable, CustomStringCo
     private init(checked: Int) { self.rawValue = checked }
 
     /// `10`: deliver now (APNs' default when the header is absent). Never valid for `background` pushes.
-    public static let immediate = APNsPriority(checked: 10)
+    package static let immediate = APNsPriority(checked: 10)
     /// `5`: deliver considering the device's power; may be grouped. Required for `background` pushes.
-    public static let powerConsidered = APNsPriority(checked: 5)
+    package static let powerConsidered = APNsPriority(checked: 5)
     /// `1`: prioritise the device's power over delivery; prevents waking the device.
-    public static let powerPrioritized = APNsPriority(checked: 1)
+    package static let powerPrioritized = APNsPriority(checked: 1)
 
-    public var description: String { String(rawValue) }
+    package var description: String { String(rawValue) }
 }

@@ -1,6 +1,6 @@
 /// The `apns-push-type` header: what the notification is, which decides the topic suffix and the priorities APNs
 /// accepts (docs/APNS.md §2.2).
-public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
+package enum APNsPushType: String, Sendable, Hashable, CaseIterable {
     case alert
     case background
     case complication
@@ -15,7 +15,7 @@ public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
 
     /// What Apple requires after the bundle ID in `apns-topic` for this push type. `mdm` has none: its topic is
     /// the UID from the MDM certificate, taken as given.
-    public var topicSuffix: String {
+    package var topicSuffix: String {
         switch self {
         case .alert, .background, .mdm: return ""
         case .complication: return ".complication"
@@ -31,8 +31,8 @@ public enum APNsPushType: String, Sendable, Hashable, CaseIterable {
 
     /// Whether APNs accepts this push type only with token authentication (Apple: certificate-based connections
     /// support "only a subset of push types"; `liveactivity` and `location` are documented token-only).
-    public var requiresTokenAuthentication: Bool { self == .liveactivity || self == .location }
+    package var requiresTokenAuthentication: Bool { self == .liveactivity || self == .location }
 
     /// The largest payload APNs accepts for this push type, in bytes: 5120 for VoIP, 4096 otherwise.
-    public var maxPayloadBytes: Int { self == .voip ? 5120 : 4096 }
+    package var maxPayloadBytes: Int { self == .voip ? 5120 : 4096 }
 }

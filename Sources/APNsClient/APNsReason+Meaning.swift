@@ -1,7 +1,7 @@
 extension APNsReason {
     /// What the reason means for the sender, in one line (Apple's table, with the developer's usual cause), for
     /// people reading an answer: the console and `push-server send`.
-    public var meaning: String {
+    package var meaning: String {
         switch self {
         case .badCollapseId: return "apns-collapse-id is longer than 64 bytes."
         case .badDeviceToken:

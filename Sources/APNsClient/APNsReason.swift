@@ -1,5 +1,5 @@
 /// The `reason` in an APNs error body (docs/APNS.md §5), with unknown values kept verbatim.
-public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
+package enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case badCollapseId
     case badDeviceToken
     case badExpirationDate
@@ -47,7 +47,7 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case unknown(String)
 
     /// Every known reason, in Apple's order (docs/APNS.md §5).
-    public static let known: [APNsReason] = [
+    package static let known: [APNsReason] = [
         .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
         .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
         .missingTopic, .payloadEmpty, .topicDisallowed, .badCertificate, .badCertificateEnvironment,
@@ -62,12 +62,12 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         uniqueKeysWithValues: known.map { ($0.rawValue, $0) })
 
     /// Parses Apple's spelling (`"BadDeviceToken"`); anything else becomes `.unknown`.
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self = Self.byRawValue[rawValue] ?? .unknown(rawValue)
     }
 
     /// Apple's spelling, exactly as it appears in the JSON body.
-    public var rawValue: String {
+    package var rawValue: String {
         switch self {
         case .badCollapseId: return "BadCollapseId"
         case .badDeviceToken: return "BadDeviceToken"
@@ -116,7 +116,7 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
 
     /// Reasons that mean the credentials or the connection's team binding are wrong, not the notification:
     /// every later request with the same credentials fails the same way.
-    public var isCredentialFault: Bool {
+    package var isCredentialFault: Bool {
         switch self {
         case .badCertificate, .badCertificateEnvironment, .invalidProviderToken, .missingProviderToken,
             .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .tooManyProviderTokenUpdates,
@@ -127,5 +127,5 @@ public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

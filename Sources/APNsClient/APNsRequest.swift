@@ -3,32 +3,32 @@ import HTTPClient
 
 /// One notification to one device, transport-agnostic. Header rules are checked by `APNsHeaderRules` before any
 /// byte is sent.
-public struct APNsRequest: Sendable {
+package struct APNsRequest: Sendable {
     /// The device token as hex (`:path` is `/3/device/<token>`). Any non-empty even length: Apple says not to
     /// assume 32 bytes.
-    public var deviceToken: String
+    package var deviceToken: String
     /// The JSON payload, sent as is (uncompressed).
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// The app's bundle ID, or the full topic. The push type's suffix (`.voip`, …) is appended when missing.
-    public var topic: String
+    package var topic: String
     /// `nil` infers `alert` or `background` from the payload (see `APNsHeaderRules`).
-    public var pushType: APNsPushType?
+    package var pushType: APNsPushType?
     /// `nil` sends APNs' default (10), or 5 when the push type is `background`.
-    public var priority: APNsPriority?
+    package var priority: APNsPriority?
     /// `nil` omits `apns-expiration` (APNs' storage policy applies); `Date(timeIntervalSince1970: 0)` means
     /// "deliver once, do not store".
-    public var expiration: Date?
+    package var expiration: Date?
     /// `apns-collapse-id`, at most 64 bytes.
-    public var collapseID: String?
+    package var collapseID: String?
     /// `apns-id`, a canonical UUID; `nil` lets APNs generate one (returned in the response).
-    public var apnsID: String?
+    package var apnsID: String?
     /// No retry is scheduled past this moment (the publish's `expiresAt`, the `expiration`): one that would go out
     /// later ends `.expired`. Not a header. `nil`: only the retry policy's own bounds apply.
-    public var retryDeadline: Date?
+    package var retryDeadline: Date?
     /// The run the request belongs to: once it is cancelled, a retry ends `.cancelled` instead of going out.
-    public var retries: RetryScope?
+    package var retries: RetryScope?
 
-    public init(
+    package init(
         deviceToken: String, payload: [UInt8], topic: String, pushType: APNsPushType? = nil,
         priority: APNsPriority? = nil, expiration: Date? = nil, collapseID: String? = nil, apnsID: String? = nil
     ) {

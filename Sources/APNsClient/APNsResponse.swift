@@ -2,22 +2,22 @@ import Foundation
 import JSON
 
 /// What APNs answered to one request.
-public struct APNsResponse: Sendable, Equatable {
+package struct APNsResponse: Sendable, Equatable {
     /// The HTTP status: 200 on success.
-    public var status: Int
+    package var status: Int
     /// `apns-id`: the one sent, or the one APNs generated.
-    public var apnsID: String?
+    package var apnsID: String?
     /// `apns-unique-id` (sandbox only): looks the notification up in the Push Notifications Console.
-    public var apnsUniqueID: String?
+    package var apnsUniqueID: String?
     /// The error body's `reason`; `nil` on success.
-    public var reason: APNsReason?
+    package var reason: APNsReason?
     /// With 410 only: when APNs learnt the token was no longer valid (the body's `timestamp`, ms since epoch).
     /// Keep the token only if the device re-registered it after this moment.
-    public var timestamp: Date?
+    package var timestamp: Date?
     /// How many times the request was sent, including retries (1 when answered first time).
-    public var attempts: Int
+    package var attempts: Int
 
-    public init(
+    package init(
         status: Int, apnsID: String? = nil, apnsUniqueID: String? = nil, reason: APNsReason? = nil,
         timestamp: Date? = nil, attempts: Int = 1
     ) {
@@ -30,10 +30,10 @@ public struct APNsResponse: Sendable, Equatable {
     }
 
     /// Whether APNs accepted the notification.
-    public var isSuccess: Bool { status == 200 }
+    package var isSuccess: Bool { status == 200 }
 
     /// Parses an error body `{"reason":"…","timestamp":…}`; an empty or unreadable body gives `(nil, nil)`.
-    public static func parseBody(_ body: [UInt8]) -> (reason: APNsReason?, timestamp: Date?) {
+    package static func parseBody(_ body: [UInt8]) -> (reason: APNsReason?, timestamp: Date?) {
         guard !body.isEmpty, let object = JSONValue.parse(body)?.objectValue else { return (nil, nil) }
         let reason = object["reason"]?.stringValue.map(APNsReason.init(rawValue:))
         var millis: Double?

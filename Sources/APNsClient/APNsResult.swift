@@ -1,7 +1,7 @@
 import Logging
 
 /// The final outcome of one request, after any retries.
-public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
+package enum APNsResult: Sendable, Equatable, CustomStringConvertible {
     /// APNs answered: 200, or an error about this notification or device (400, 410, …). Responses that indict
     /// the credentials instead arrive as `.failure(.configuration)`.
     case response(APNsResponse)
@@ -9,12 +9,12 @@ public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
     case failure(APNsFailure)
 
     /// The response, if APNs answered.
-    public var response: APNsResponse? {
+    package var response: APNsResponse? {
         if case .response(let response) = self { return response }
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .response(let r):
             var text = "status=\(r.status) attempts=\(r.attempts)"
@@ -32,7 +32,7 @@ public enum APNsResult: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Why a request got no usable answer from APNs.
-public enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// A header rule was broken; nothing was sent.
     case invalidRequest(APNsViolation)
     /// The transfer kept failing (connection loss, timeout, TLS) until the retry policy gave up.
@@ -47,7 +47,7 @@ public enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The next retry would have gone out after `APNsRequest.retryDeadline`: not scheduled.
     case expired(attempts: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidRequest(let violation): return "invalid_request(\(violation))"
         case .transport(let error, let attempts): return "transport(\(error), attempts: \(attempts))"
@@ -60,7 +60,7 @@ public enum APNsFailure: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A credentials problem, reported instead of retried.
-public enum APNsConfigurationFault: Sendable, Hashable, CustomStringConvertible {
+package enum APNsConfigurationFault: Sendable, Hashable, CustomStringConvertible {
     /// APNs rejected the credentials (`InvalidProviderToken`, `TooManyProviderTokenUpdates`,
     /// `BadEnvironmentKeyIdInToken`, …).
     case rejected(status: Int, reason: APNsReason)
@@ -70,7 +70,7 @@ public enum APNsConfigurationFault: Sendable, Hashable, CustomStringConvertible 
     /// The key could not sign a provider token.
     case signingFailed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .rejected(let status, let reason): return "rejected status=\(status) reason=\(reason.rawValue)"
         case .expiredTokenBeforeRefreshFloor(let age): return "expired_token_before_refresh_floor age=\(age)s"
@@ -80,9 +80,9 @@ public enum APNsConfigurationFault: Sendable, Hashable, CustomStringConvertible 
 }
 
 /// A transfer that ended without an HTTP response, curl-free.
-public struct APNsTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct APNsTransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure, which decides retries.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         /// The connection failed or went away (GOAWAY, reset, refused, HTTP/2 framing): nothing was answered,
         /// re-sending is safe.
         case connection
@@ -92,17 +92,17 @@ public struct APNsTransportError: Error, Sendable, Hashable, CustomStringConvert
         case fatal
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// The transport's own code (a `CURLcode`).
-    public var code: Int
+    package var code: Int
     /// The transport's message.
-    public var message: String
+    package var message: String
 
-    public init(kind: Kind, code: Int, message: String) {
+    package init(kind: Kind, code: Int, message: String) {
         self.kind = kind
         self.code = code
         self.message = message
     }
 
-    public var description: String { "\(kind.rawValue) code=\(code) \(message)" }
+    package var description: String { "\(kind.rawValue) code=\(code) \(message)" }
 }

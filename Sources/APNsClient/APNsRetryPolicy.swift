@@ -13,29 +13,29 @@
 ///   `tokenUpdateRejectedWindow` seconds, long enough for the 20-minute refresh floor to pass, so the notification
 ///   is delayed, never lost. These attempts do not count against `maxAttempts`.
 /// - Other credential rejections (`InvalidProviderToken`, …): a configuration fault, never a loop.
-public struct APNsRetryPolicy: Sendable, Hashable {
+package struct APNsRetryPolicy: Sendable, Hashable {
     /// Attempts in total, the first included. Default 5.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Delay before the first backoff retry, seconds; doubles per attempt. Default 0.2.
-    public var baseDelay: Double
+    package var baseDelay: Double
     /// Cap on one delay, seconds. Default 10.
-    public var maxDelay: Double
+    package var maxDelay: Double
     /// No retry is scheduled past this many seconds after the first send. Default 60.
-    public var maxTotalDelay: Double
+    package var maxTotalDelay: Double
     /// `429 TooManyRequests` (one device flooded) waits at least this long, seconds. Default 1.
-    public var tooManyRequestsDelay: Double
+    package var tooManyRequestsDelay: Double
     /// Fraction of each delay that is randomised (0 = none, 1 = full jitter). Default 0.5.
-    public var jitter: Double
+    package var jitter: Double
     /// Whether a timed-out request is re-sent (APNs may have delivered it: at-least-once). Default true.
-    public var retryTimeouts: Bool
+    package var retryTimeouts: Bool
     /// `429 TooManyProviderTokenUpdates` waits at least this long before the request is re-sent, seconds.
     /// Default 1.
-    public var tokenUpdateRejectedDelay: Double
+    package var tokenUpdateRejectedDelay: Double
     /// A request rejected with `TooManyProviderTokenUpdates` is re-sent until this many seconds after its first
     /// send; then it fails as a configuration fault. Default 1500 (25 minutes: the 20-minute floor plus margin).
-    public var tokenUpdateRejectedWindow: Double
+    package var tokenUpdateRejectedWindow: Double
 
-    public init(
+    package init(
         maxAttempts: Int = 5, baseDelay: Double = 0.2, maxDelay: Double = 10, maxTotalDelay: Double = 60,
         tooManyRequestsDelay: Double = 1, jitter: Double = 0.5, retryTimeouts: Bool = true,
         tokenUpdateRejectedDelay: Double = 1, tokenUpdateRejectedWindow: Double = 25 * 60
@@ -52,13 +52,13 @@ public struct APNsRetryPolicy: Sendable, Hashable {
     }
 
     /// The result of one attempt.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case response(status: Int, reason: APNsReason?)
         case transport(APNsTransportError.Kind)
     }
 
     /// What to do next.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// The outcome is final.
         case finish
         /// Send again after this many seconds.
@@ -79,7 +79,7 @@ public struct APNsRetryPolicy: Sendable, Hashable {
     ///   - random: a number in `0..<1` for jitter.
     ///   - tokenUpdateRejections: how many `TooManyProviderTokenUpdates` answers this request got so far (this one
     ///     included); they are not counted in `attempts`.
-    public func decide(
+    package func decide(
         _ outcome: Outcome, attempts: Int, elapsed: Double, tokenRefreshed: Bool, random: Double,
         tokenUpdateRejections: Int = 0
     ) -> Decision {
@@ -117,7 +117,7 @@ public struct APNsRetryPolicy: Sendable, Hashable {
 
     /// The delay before retry number `attempts` (1-based): `base·2^(attempts-1)`, capped, with its upper `jitter`
     /// share randomised, never below `floor`.
-    public func delay(attempts: Int, random: Double, floor: Double = 0) -> Double {
+    package func delay(attempts: Int, random: Double, floor: Double = 0) -> Double {
         let exponent = Double(max(0, min(attempts - 1, 30)))
         let raw = min(maxDelay, baseDelay * pow2(exponent))
         let jittered = raw * (1 - jitter * min(max(random, 0), 1))

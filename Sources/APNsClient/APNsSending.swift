@@ -3,7 +3,7 @@
 ///
 /// Backpressure is part of the contract: `submit` suspends while the sender cannot take another request (the
 /// client's in-flight window is full), which is what paces a publish's fan-out.
-public protocol APNsSending: Sendable {
+package protocol APNsSending: Sendable {
     /// Accepts `request`, suspending while the sender is full; returns once it is accepted. `onResult` fires
     /// exactly once with the final result (retries included), possibly before `submit` returns, and from any
     /// thread: keep it short and non-blocking.

@@ -1,5 +1,5 @@
 /// A header or payload rule broken by a request, found locally before anything is sent.
-public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
+package enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
     /// The device token is empty.
     case emptyDeviceToken
     /// The device token has a character outside `0-9a-fA-F`.
@@ -31,7 +31,7 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
     case pushTypeNeedsTokenAuthentication(APNsPushType)
 
     /// A short, bounded name for logs and metric labels.
-    public var code: String {
+    package var code: String {
         switch self {
         case .emptyDeviceToken: return "empty_device_token"
         case .deviceTokenNotHex: return "device_token_not_hex"
@@ -50,7 +50,7 @@ public enum APNsViolation: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .topicDoesNotMatchPushType(let topic, let pushType):
             return "\(code): topic \(topic) does not fit push type \(pushType.rawValue)"

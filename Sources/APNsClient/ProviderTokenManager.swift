@@ -10,7 +10,7 @@ import Logging
 /// most once a second while APNs answers `TooManyProviderTokenUpdates`, always from a task: a connection thread
 /// hands the request that needs a token to a task and carries on with its other streams meanwhile. A call may
 /// take a database round trip. Errors are logged and the client carries on with its own token.
-public protocol ProviderTokenStore: Sendable {
+package protocol ProviderTokenStore: Sendable {
     /// The stored token for (`teamID`, `keyID`), if any.
     func load(teamID: String, keyID: String) async throws -> StoredProviderToken?
     /// Stores `new` unless a token other than `expected` (what the caller read; nil: none) is stored, atomically.
@@ -29,9 +29,9 @@ public protocol ProviderTokenStore: Sendable {
 /// without waiting (`readyToken`); whatever may sign or call the store runs in turns (`KeyedTurns`, suspended
 /// callers, no blocked thread), one at a time, which keeps two callers from minting twice (what
 /// `TooManyProviderTokenUpdates` punishes). The lock is held only between the turn's awaits.
-public final class ProviderTokenManager: Sendable {
+package final class ProviderTokenManager: Sendable {
     /// What to do with a request APNs answered `429 TooManyProviderTokenUpdates`.
-    public enum UpdateRejectedOutcome: Sendable, Equatable {
+    package enum UpdateRejectedOutcome: Sendable, Equatable {
         /// Re-send now with this token (adopted from the store, newer, or freshly signed past the floor).
         case retryNow(ProviderTokenState.Token)
         /// Re-send later with the current token (nothing newer exists; signing would break the floor).
@@ -49,7 +49,7 @@ public final class ProviderTokenManager: Sendable {
     /// - Parameters:
     ///   - store: where tokens are shared with restarted processes and other nodes; nil keeps them in memory.
     ///   - clock: the wall clock for `iat`; tests pass a movable one.
-    public init(
+    package init(
         credentials: APNsCredentials, policy: ProviderTokenPolicy = ProviderTokenPolicy(),
         store: (any ProviderTokenStore)? = nil, clock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = .disabled
@@ -62,15 +62,15 @@ public final class ProviderTokenManager: Sendable {
     }
 
     /// How many tokens this process signed.
-    public var mintCount: Int { state.withLock { $0.mintCount } }
+    package var mintCount: Int { state.withLock { $0.mintCount } }
     /// How many tokens this process took over from the store instead of signing.
-    public var adoptCount: Int { state.withLock { $0.adoptCount } }
+    package var adoptCount: Int { state.withLock { $0.adoptCount } }
 
     private var now: Int { Int(clock().timeIntervalSince1970) }
 
     /// The current token when it is fresh: no signing, no store, no waiting (a connection thread calls it for
     /// every request). nil: one is due, get it from `currentToken()` in a task.
-    public func readyToken() -> ProviderTokenState.Token? {
+    package func readyToken() -> ProviderTokenState.Token? {
         let now = self.now
         return state.withLock { state -> ProviderTokenState.Token? in
             if case .use(let token) = state.token(now: now) { return token }
@@ -80,7 +80,7 @@ public final class ProviderTokenManager: Sendable {
 
     /// The token to send now: the current one, or (when none or due) one adopted from the store or newly signed.
     /// - Throws: `APNsConfigurationFault.signingFailed` when the key cannot sign.
-    public func currentToken() async throws(APNsFailure) -> ProviderTokenState.Token {
+    package func currentToken() async throws(APNsFailure) -> ProviderTokenState.Token {
         if let ready = readyToken() { return ready }
         return try await inTurn { () async throws(APNsFailure) -> ProviderTokenState.Token in
             // Another caller's turn may have refreshed it meanwhile.
@@ -94,7 +94,7 @@ public final class ProviderTokenManager: Sendable {
 
     /// After `403 ExpiredProviderToken` for a request sent with `generation`: the token to retry with, or a
     /// configuration failure when the token is too young to replace and no newer one is stored.
-    public func tokenAfterExpiry(generation: Int) async throws(APNsFailure) -> ProviderTokenState.Token {
+    package func tokenAfterExpiry(generation: Int) async throws(APNsFailure) -> ProviderTokenState.Token {
         try await inTurn { () async throws(APNsFailure) -> ProviderTokenState.Token in
             let now = self.now
             let action = self.state.withLock { $0.expired(generation: generation, now: now) }
@@ -116,7 +116,7 @@ public final class ProviderTokenManager: Sendable {
     /// this key. Adopts a newer or stored token when there is one, signs a new one once the rejected token is past
     /// the 20-minute floor, and otherwise tells the caller to re-send later. Never signs within the floor.
     /// - Throws: `APNsConfigurationFault.signingFailed` when the key cannot sign.
-    public func tokenAfterUpdateRejected(generation: Int) async throws(APNsFailure) -> UpdateRejectedOutcome {
+    package func tokenAfterUpdateRejected(generation: Int) async throws(APNsFailure) -> UpdateRejectedOutcome {
         try await inTurn { () async throws(APNsFailure) -> UpdateRejectedOutcome in
             let now = self.now
             var storeChecked = false

@@ -12,7 +12,7 @@ import Logging
 ///
 /// The map holds one entry per key the configuration names (apps' credentials), so it is bounded by configuration,
 /// not by input. The first credentials seen for a (team, key) provide the signer.
-public final class ProviderTokenManagers: Sendable {
+package final class ProviderTokenManagers: Sendable {
     private struct Key: Hashable {
         var teamID: String
         var keyID: String
@@ -27,7 +27,7 @@ public final class ProviderTokenManagers: Sendable {
     /// - Parameters:
     ///   - store: where tokens are shared with restarted processes and other nodes; nil keeps them in memory.
     ///   - clock: the wall clock for `iat`; tests pass a movable one.
-    public init(
+    package init(
         policy: ProviderTokenPolicy = ProviderTokenPolicy(), store: (any ProviderTokenStore)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = .disabled
     ) {
@@ -39,7 +39,7 @@ public final class ProviderTokenManagers: Sendable {
 
     /// The manager for the (team, key) of `credentials`, created on first use; nil for certificate credentials
     /// (trust comes with the TLS handshake: no token is ever signed).
-    public func manager(for credentials: APNsCredentials) -> ProviderTokenManager? {
+    package func manager(for credentials: APNsCredentials) -> ProviderTokenManager? {
         guard credentials.kind == .token else { return nil }
         let key = Key(teamID: credentials.teamID, keyID: credentials.keyID)
         return managers.withLock { managers in
@@ -52,5 +52,5 @@ public final class ProviderTokenManagers: Sendable {
     }
 
     /// How many keys have a manager.
-    public var count: Int { managers.withLock { $0.count } }
+    package var count: Int { managers.withLock { $0.count } }
 }

@@ -1,12 +1,12 @@
 /// When to mint a provider token (docs/APNS.md §3): Apple rejects tokens over 60 minutes old and answers
 /// `TooManyProviderTokenUpdates` to tokens changed more than once per 20 minutes on a connection.
-public struct ProviderTokenPolicy: Sendable, Hashable {
+package struct ProviderTokenPolicy: Sendable, Hashable {
     /// A token this old (seconds) is replaced before use. Default 50 minutes, like sideshow/apns2.
-    public var refreshAge: Int
+    package var refreshAge: Int
     /// Never mint a token less than this many seconds after the previous one. Default 20 minutes (Apple's rule).
-    public var minimumRefreshInterval: Int
+    package var minimumRefreshInterval: Int
 
-    public init(refreshAge: Int = 50 * 60, minimumRefreshInterval: Int = 20 * 60) {
+    package init(refreshAge: Int = 50 * 60, minimumRefreshInterval: Int = 20 * 60) {
         precondition(refreshAge >= minimumRefreshInterval && refreshAge < 60 * 60, "refresh between 20 and 60 min")
         self.refreshAge = refreshAge
         self.minimumRefreshInterval = minimumRefreshInterval
@@ -14,13 +14,13 @@ public struct ProviderTokenPolicy: Sendable, Hashable {
 }
 
 /// A signed provider token as it is shared through a `ProviderTokenStore`.
-public struct StoredProviderToken: Sendable, Hashable {
+package struct StoredProviderToken: Sendable, Hashable {
     /// The compact JWT (no `bearer ` prefix).
-    public var jwt: String
+    package var jwt: String
     /// Its `iat`, UNIX seconds.
-    public var issuedAt: Int
+    package var issuedAt: Int
 
-    public init(jwt: String, issuedAt: Int) {
+    package init(jwt: String, issuedAt: Int) {
         self.jwt = jwt
         self.issuedAt = issuedAt
     }
@@ -33,22 +33,22 @@ public struct StoredProviderToken: Sendable, Hashable {
 /// Tokens are shared through a store (a restarted process or another node finds the token APNs already knows)
 /// because APNs has been seen enforcing the 20-minute refresh floor per key, not only per connection: a process
 /// that signs a new token on every start gets `429 TooManyProviderTokenUpdates`.
-public struct ProviderTokenState: Sendable, Equatable {
+package struct ProviderTokenState: Sendable, Equatable {
     /// A token in use and its issue time.
-    public struct Token: Sendable, Equatable {
-        public var jwt: String
+    package struct Token: Sendable, Equatable {
+        package var jwt: String
         /// `iat`, UNIX seconds.
-        public var issuedAt: Int
+        package var issuedAt: Int
         /// Increments with every token taken into use (minted or adopted), so a failure can be tied to the token
         /// it was sent with.
-        public var generation: Int
+        package var generation: Int
 
         /// The token as the store keeps it.
-        public var stored: StoredProviderToken { StoredProviderToken(jwt: jwt, issuedAt: issuedAt) }
+        package var stored: StoredProviderToken { StoredProviderToken(jwt: jwt, issuedAt: issuedAt) }
     }
 
     /// What the caller must do to get a token.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case use(Token)
         /// A new token is due: look in the store (`refresh(stored:now:)`), sign with this `iat` only if it holds
         /// nothing newer.
@@ -56,7 +56,7 @@ public struct ProviderTokenState: Sendable, Equatable {
     }
 
     /// What to do once the store was read because a new token is due.
-    public enum RefreshAction: Sendable, Equatable {
+    package enum RefreshAction: Sendable, Equatable {
         /// Another process or node already stored a fresh token: `adopt` it, sign nothing.
         case adopt(StoredProviderToken)
         /// Sign with this `iat`, then store it with a compare-and-swap against what was read; the winner's token
@@ -65,7 +65,7 @@ public struct ProviderTokenState: Sendable, Equatable {
     }
 
     /// What to do after APNs answered `403 ExpiredProviderToken` to a request signed with some generation.
-    public enum ExpiredAction: Sendable, Equatable {
+    package enum ExpiredAction: Sendable, Equatable {
         /// A newer token already exists: re-send with it.
         case retryWith(Token)
         /// Sign a new token with this `iat` (after looking in the store), `install` it, then re-send.
@@ -76,7 +76,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// What to do after APNs answered `429 TooManyProviderTokenUpdates` to a request signed with some generation:
     /// APNs holds another token for this key, less than 20 minutes old. The notification is never dropped for it.
-    public enum UpdateRejectedAction: Sendable, Equatable {
+    package enum UpdateRejectedAction: Sendable, Equatable {
         /// A newer token than the rejected one is in use already: re-send with it at once.
         case retryWith(Token)
         /// Read the store (at most once per `storeCheckInterval`): another node may hold the token APNs knows.
@@ -90,7 +90,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// What an APNs answer about the provider token calls for. One rule for device connections (through
     /// `APNsRetryPolicy`) and broadcast calls (`APNsBroadcastClient`); how long each waits is theirs.
-    public enum Recovery: Sendable, Equatable {
+    package enum Recovery: Sendable, Equatable {
         /// `403 ExpiredProviderToken`, the request's first: get a new token
         /// (`ProviderTokenManager.tokenAfterExpiry`) and re-send at once.
         case refresh
@@ -104,7 +104,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// The recovery APNs' `reason` calls for, for a request that already had its one refresh (`refreshed`) or not;
     /// nil when the reason is not about the credentials.
-    public static func recovery(after reason: APNsReason?, refreshed: Bool) -> Recovery? {
+    package static func recovery(after reason: APNsReason?, refreshed: Bool) -> Recovery? {
         guard let reason, reason.isCredentialFault else { return nil }
         if reason == .expiredProviderToken { return refreshed ? .credentialFault : .refresh }
         if reason == .tooManyProviderTokenUpdates { return .resolveRejected }
@@ -112,24 +112,24 @@ public struct ProviderTokenState: Sendable, Equatable {
     }
 
     /// Seconds between store reads caused by `TooManyProviderTokenUpdates` (every rejected request asks).
-    public static let storeCheckInterval = 1
+    package static let storeCheckInterval = 1
 
-    public let policy: ProviderTokenPolicy
-    public private(set) var current: Token?
+    package let policy: ProviderTokenPolicy
+    package private(set) var current: Token?
     /// How many tokens this process signed.
-    public private(set) var mintCount = 0
+    package private(set) var mintCount = 0
     /// How many stored tokens this process took over instead of signing.
-    public private(set) var adoptCount = 0
+    package private(set) var adoptCount = 0
     /// When the store was last read after `TooManyProviderTokenUpdates`.
-    public private(set) var lastStoreCheck: Int?
+    package private(set) var lastStoreCheck: Int?
     private var generations = 0
 
-    public init(policy: ProviderTokenPolicy = ProviderTokenPolicy()) {
+    package init(policy: ProviderTokenPolicy = ProviderTokenPolicy()) {
         self.policy = policy
     }
 
     /// The token to send at `now` (UNIX seconds), or an instruction to get a new one.
-    public func token(now: Int) -> Action {
+    package func token(now: Int) -> Action {
         guard let current else { return .mint(issuedAt: now) }
         let age = now - current.issuedAt
         // A clock stepping backwards gives a negative age; the token is then still fresh by Apple's measure too.
@@ -139,21 +139,21 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// A new token is due (`token(now:)` said `.mint`) and the store holds `stored`: adopt it when it is fresh
     /// and not older than ours, else sign.
-    public func refresh(stored: StoredProviderToken?, now: Int) -> RefreshAction {
+    package func refresh(stored: StoredProviderToken?, now: Int) -> RefreshAction {
         if let stored, adoptable(stored, now: now, maxAge: policy.refreshAge) { return .adopt(stored) }
         return .sign(issuedAt: now)
     }
 
     /// Records a token this process signed (and won the store with) and returns it.
     @discardableResult
-    public mutating func install(jwt: String, issuedAt: Int) -> Token {
+    package mutating func install(jwt: String, issuedAt: Int) -> Token {
         mintCount += 1
         return use(StoredProviderToken(jwt: jwt, issuedAt: issuedAt))
     }
 
     /// Takes over a token another process or node signed and returns it.
     @discardableResult
-    public mutating func adopt(_ stored: StoredProviderToken) -> Token {
+    package mutating func adopt(_ stored: StoredProviderToken) -> Token {
         if let current, current.jwt == stored.jwt { return current }
         adoptCount += 1
         return use(stored)
@@ -161,7 +161,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// After a compare-and-swap of our signed token `ours`: the store now holds `winner`.
     @discardableResult
-    public mutating func settle(signed ours: StoredProviderToken, winner: StoredProviderToken) -> Token {
+    package mutating func settle(signed ours: StoredProviderToken, winner: StoredProviderToken) -> Token {
         winner == ours ? install(jwt: ours.jwt, issuedAt: ours.issuedAt) : adopt(winner)
     }
 
@@ -173,7 +173,7 @@ public struct ProviderTokenState: Sendable, Equatable {
     }
 
     /// Decides how to recover from `ExpiredProviderToken` for a request sent with `generation`.
-    public func expired(generation: Int, now: Int) -> ExpiredAction {
+    package func expired(generation: Int, now: Int) -> ExpiredAction {
         guard let current else { return .mint(issuedAt: now) }
         if current.generation > generation { return .retryWith(current) }
         let age = now - current.issuedAt
@@ -182,7 +182,7 @@ public struct ProviderTokenState: Sendable, Equatable {
     }
 
     /// After `ExpiredProviderToken`: a stored token that another process refreshed meanwhile, if any.
-    public func newerAfterExpiry(stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
+    package func newerAfterExpiry(stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
         guard let stored, adoptable(stored, now: now, maxAge: policy.refreshAge),
             stored.issuedAt > (current?.issuedAt ?? Int.min)
         else { return nil }
@@ -191,7 +191,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// Decides how to recover from `TooManyProviderTokenUpdates` for a request sent with `generation`.
     /// `storeChecked` is true once the caller has read the store for this decision (and found nothing to adopt).
-    public func updateRejected(generation: Int, now: Int, storeChecked: Bool) -> UpdateRejectedAction {
+    package func updateRejected(generation: Int, now: Int, storeChecked: Bool) -> UpdateRejectedAction {
         guard let current else { return .mint(issuedAt: now) }
         if current.generation > generation { return .retryWith(current) }
         if !storeChecked, lastStoreCheck.map({ now - $0 >= Self.storeCheckInterval || now < $0 }) ?? true {
@@ -204,7 +204,7 @@ public struct ProviderTokenState: Sendable, Equatable {
 
     /// After `TooManyProviderTokenUpdates`, the store was read at `now` and holds `stored`: the token to adopt
     /// (APNs may know it: it is another node's), or nil.
-    public mutating func storeChecked(_ stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
+    package mutating func storeChecked(_ stored: StoredProviderToken?, now: Int) -> StoredProviderToken? {
         lastStoreCheck = now
         guard let stored, stored.jwt != current?.jwt, now - stored.issuedAt < 60 * 60 else { return nil }
         return stored

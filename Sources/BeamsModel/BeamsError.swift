@@ -6,7 +6,7 @@
 public struct BeamsError: Error, Sendable, Equatable {
     /// The HTTP status code (exposed to the HTTP layer as `status`).
     package var statusCode: Int
-    public var title: String
+    package var title: String
     package var detail: String
     /// Seconds for a `Retry-After` header (429 answers).
     package var retryAfter: Int?

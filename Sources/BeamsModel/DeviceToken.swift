@@ -227,7 +227,7 @@ public enum DeviceToken {
     /// The token in the form the store keys devices by, by platform; a web subscription's endpoint must be on a known
     /// push service or one of `pushServiceHosts`, at an address `allowedDestinations` permits (the instance's
     /// `web` section, read by `DeviceAPI.normalizedToken`).
-    public static func normalized(
+    package static func normalized(
         _ token: String, platform: Platform, pushServiceHosts: [WebPushHostAllowlist.Pattern],
         allowedDestinations: [DestinationPolicy.Allowance]
     ) throws(BeamsError) -> String {

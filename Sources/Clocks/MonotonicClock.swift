@@ -16,21 +16,21 @@
 /// Wall time (`Date`) is still right for timestamps that leave the process (token `iat`, stored `created_at`);
 /// pure state machines take "now" as an argument, and their owners pass a reading of this clock or inject a
 /// test clock (the model: `ProviderTokenState`, `TokenBuckets`).
-public enum MonotonicClock {
+package enum MonotonicClock {
     /// Nanoseconds since an arbitrary start (boot); never decreases.
-    public static func now() -> UInt64 {
+    package static func now() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     /// `now()` in seconds, for code that measures time as a `Double` (the rate limiters).
-    public static func seconds() -> Double {
+    package static func seconds() -> Double {
         Double(now()) / 1e9
     }
 
     /// The time since `start`, a reading of `now()`; zero if `start` is in the future.
-    public static func elapsed(since start: UInt64) -> Duration {
+    package static func elapsed(since start: UInt64) -> Duration {
         let current = now()
         return .nanoseconds(Int64(clamping: current >= start ? current - start : 0))
     }
@@ -38,7 +38,7 @@ public enum MonotonicClock {
 
 extension Duration {
     /// Whole nanoseconds, saturating at zero for negative durations and at `UInt64.max` for huge ones.
-    public var nanoseconds: UInt64 {
+    package var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         // Both parts carry the sign (-0.5 s is (0, -5e17)), so either being negative means "negative".
         if seconds < 0 || attoseconds < 0 { return 0 }

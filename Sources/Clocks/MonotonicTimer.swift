@@ -7,14 +7,14 @@ import Dispatch
 /// Both take the time left until the deadline from `MonotonicClock` and hand it to the platform's timer as a
 /// relative delay (the concurrency runtime's for `sleep`, Dispatch's for `schedule`), so no other clock's
 /// instants appear in any signature, and the timers' own epochs never mix with this clock's readings.
-public enum MonotonicTimer {
+package enum MonotonicTimer {
     /// Suspends until `deadline`. Throws `CancellationError` as soon as the task is cancelled.
-    public static func sleep(until deadline: MonotonicInstant) async throws {
+    package static func sleep(until deadline: MonotonicInstant) async throws {
         try await sleep(for: deadline.remaining)
     }
 
     /// Suspends for `duration` (a negative one as zero). Throws `CancellationError` as soon as the task is cancelled.
-    public static func sleep(for duration: Duration) async throws {
+    package static func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         try await Task.sleep(for: max(.zero, duration))
     }
@@ -22,7 +22,7 @@ public enum MonotonicTimer {
     /// Runs `body` once, on a Dispatch worker, after `delay` (a negative one as zero; capped at a day). Nothing
     /// cancels it: its owner decides when it fires whether there is still something to do (a sender's retry asks
     /// its run's `RetryScope`, a lookup's timeout finds the answer taken).
-    public static func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
+    package static func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
         let capped = min(max(.zero, delay), .seconds(86_400))
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(capped.nanoseconds)), execute: body)
     }

@@ -1,6 +1,6 @@
 /// What a key may do on its instance (docs/OPERATIONS.md, "Many apps: keys and rotation"). Every authenticated route
 /// names exactly one scope; a key holding it passes, any other valid key gets 403 naming it.
-public enum APIKeyScope: String, Sendable, CaseIterable, Comparable {
+package enum APIKeyScope: String, Sendable, CaseIterable, Comparable {
     /// Publishing: `POST …/publishes`, `…/interests`, `…/users`, `…/channels`; cancelling a publish; creating and
     /// deleting APNs broadcast channels; a console test push (with `console`).
     case publish
@@ -16,15 +16,15 @@ public enum APIKeyScope: String, Sendable, CaseIterable, Comparable {
     /// Managing the instance: its keys and Beams secret, device export and import.
     case instanceAdmin = "instance:admin"
 
-    public static func < (lhs: Self, rhs: Self) -> Bool {
+    package static func < (lhs: Self, rhs: Self) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 
     /// Every scope, sorted as declared.
-    public static let all = Set(allCases)
+    package static let all = Set(allCases)
 
     /// Parses scope names. - Returns: the unknown names instead, when any.
-    public static func parse(_ names: [String]) -> Result<Set<APIKeyScope>, UnknownScopes> {
+    package static func parse(_ names: [String]) -> Result<Set<APIKeyScope>, UnknownScopes> {
         var scopes: Set<APIKeyScope> = []
         var unknown: [String] = []
         for name in names {
@@ -34,9 +34,9 @@ public enum APIKeyScope: String, Sendable, CaseIterable, Comparable {
     }
 
     /// Names that are not scopes.
-    public struct UnknownScopes: Error, Sendable, CustomStringConvertible {
-        public var names: [String]
-        public var description: String {
+    package struct UnknownScopes: Error, Sendable, CustomStringConvertible {
+        package var names: [String]
+        package var description: String {
             "unknown scope \(names.map { "`\($0)`" }.joined(separator: ", ")); the scopes are "
                 + APIKeyScope.allCases.map(\.rawValue).joined(separator: ", ")
         }

@@ -1,21 +1,21 @@
 /// An instance's Beams bridge (`instances[].beamsBridge`, docs/MIGRATING.md): while its devices move from Pusher
 /// Beams to this server, every publish accepted here is also sent to the Beams instance for the devices still
 /// there, and devices that moved can be retired at Beams.
-public struct BeamsBridgeConfig: Sendable {
+package struct BeamsBridgeConfig: Sendable {
     /// The Beams instance id (a UUID); by default the local instance's own id (docs/MIGRATING.md, "From Pusher
     /// Beams", recommends keeping it, so the apps' SDK configuration does not change).
-    public var instanceID: String
+    package var instanceID: String
     /// The Beams instance's secret key, sent as `Authorization: Bearer …` to the publish API.
-    public var secretKey: String
+    package var secretKey: String
     /// Off: nothing more is queued, and forwards still queued are recorded as failed (`bridge switched off`)
     /// instead of sent.
-    public var enabled = true
+    package var enabled = true
     /// Retire at Beams the Beams device a registration here names (`beamsDeviceId`).
-    public var retireDevices = true
+    package var retireDevices = true
     /// Where the Beams APIs are: `https://{instanceID}.pushnotifications.pusher.com` unless overridden (tests).
-    public var baseURL: String
+    package var baseURL: String
     /// A CA bundle for `baseURL` (the test stand-in's throw-away CA).
-    public var caFile: String?
+    package var caFile: String?
 
     package init(
         instanceID: String, secretKey: String, enabled: Bool = true, retireDevices: Bool = true,

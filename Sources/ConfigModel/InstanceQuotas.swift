@@ -10,17 +10,17 @@ import PushStore
 /// - `notificationsPerMinute`: a provider budget per platform (FCM allows a project 600,000 messages a minute).
 ///   Not a refusal: the engine paces the instance's deliveries to that platform. Each node takes an equal share
 ///   (budget ÷ live nodes), so together they stay within it.
-public struct InstanceQuotas: Sendable, Equatable {
-    public var devices: Int?
-    public var publishesPerDay: Int?
-    public var notificationsPerMinute: [Platform: Int] = [:]
+package struct InstanceQuotas: Sendable, Equatable {
+    package var devices: Int?
+    package var publishesPerDay: Int?
+    package var notificationsPerMinute: [Platform: Int] = [:]
 
-    public init(devices: Int? = nil, publishesPerDay: Int? = nil, notificationsPerMinute: [Platform: Int] = [:]) {
+    package init(devices: Int? = nil, publishesPerDay: Int? = nil, notificationsPerMinute: [Platform: Int] = [:]) {
         self.devices = devices
         self.publishesPerDay = publishesPerDay
         self.notificationsPerMinute = notificationsPerMinute
     }
 
     /// Whether any quota is set.
-    public var isEmpty: Bool { devices == nil && publishesPerDay == nil && notificationsPerMinute.isEmpty }
+    package var isEmpty: Bool { devices == nil && publishesPerDay == nil && notificationsPerMinute.isEmpty }
 }

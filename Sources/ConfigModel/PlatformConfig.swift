@@ -4,18 +4,18 @@ import WebPush
 
 /// An instance's FCM HTTP v1 credentials (`instances[].fcm`). Without them the instance still accepts Android
 /// devices; deliveries to them are reported as not sent, as for APNs without credentials.
-public struct FCMInstanceConfig: Sendable {
+package struct FCMInstanceConfig: Sendable {
     /// The Google service-account JSON key file (Firebase console: Project settings, Service accounts).
-    public var serviceAccountFile: String
+    package var serviceAccountFile: String
     /// The parsed file; its private key never appears in a description or log line.
-    public var serviceAccount: ServiceAccount
+    package var serviceAccount: ServiceAccount
     /// The project to send to: `projectId` from the config, else the file's `project_id`.
-    public var projectID: String
+    package var projectID: String
     /// `endpointOverride`: where `messages:send` goes instead of `https://fcm.googleapis.com` (a staging proxy,
     /// the tests' stand-in). The access token still comes from the file's `token_uri`.
-    public var endpointOverride: String? = nil
+    package var endpointOverride: String? = nil
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for FCM and the token endpoint.
-    public var caFile: String? = nil
+    package var caFile: String? = nil
 
     package init(
         serviceAccountFile: String, serviceAccount: ServiceAccount, projectID: String,
@@ -31,24 +31,24 @@ public struct FCMInstanceConfig: Sendable {
 
 /// An instance's Web Push settings (`instances[].web`): the VAPID key pair (RFC 8292) browsers subscribe with,
 /// the contact sent as the VAPID `sub`, and the origins whose pages may call the device and reporting APIs.
-public struct WebInstanceConfig: Sendable {
+package struct WebInstanceConfig: Sendable {
     /// PEM file of the P-256 private key (`push-server vapid-keygen FILE` writes one).
-    public var vapidKeyFile: String
+    package var vapidKeyFile: String
     /// The loaded key pair; `keyPair.publicKeyBase64URL` is what `GET …/web-vapid-public-key` answers.
-    public var keyPair: VAPIDKeyPair
+    package var keyPair: VAPIDKeyPair
     /// `mailto:` or `https:` contact, validated at start-up (Apple refuses placeholders).
-    public var subject: VAPIDSubject
+    package var subject: VAPIDSubject
     /// Who may call the anonymous device and reporting APIs from a browser.
-    public var allowedOrigins: CORSOrigins
+    package var allowedOrigins: CORSOrigins
     /// `pushServiceHosts`: hosts subscriptions may point at besides the known push services (FCM, Mozilla,
     /// Apple, Microsoft); `*.example.com` allows its subdomains. Endpoints come from anonymous browsers: any other
     /// host is refused (`DestinationRefused`) without a connection.
-    public var pushServiceHosts: [WebPushHostAllowlist.Pattern] = []
+    package var pushServiceHosts: [WebPushHostAllowlist.Pattern] = []
     /// `allowedDestinations`: loopback, private, … addresses push requests may reach anyway (the webhooks'
     /// SSRF rules otherwise refuse them). Empty by default.
-    public var allowedDestinations: [DestinationPolicy.Allowance] = []
+    package var allowedDestinations: [DestinationPolicy.Allowance] = []
     /// `caFile`: a PEM CA bundle trusted instead of the system's for push services.
-    public var caFile: String? = nil
+    package var caFile: String? = nil
 
     package init(
         vapidKeyFile: String, keyPair: VAPIDKeyPair, subject: VAPIDSubject, allowedOrigins: CORSOrigins,
@@ -68,38 +68,38 @@ public struct WebInstanceConfig: Sendable {
 /// An instance's UnifiedPush settings (`instances[].unifiedpush`; docs/API.md "UnifiedPush", docs/SECURITY.md
 /// "UnifiedPush endpoints"). Messages are signed with the instance's `web` VAPID key, which the app fetches from
 /// `GET …/web-vapid-public-key` before it registers with its distributor; so `web` is required.
-public struct UnifiedPushInstanceConfig: Sendable {
+package struct UnifiedPushInstanceConfig: Sendable {
     /// `ports`: ports endpoints may use; 443 only by default.
-    public var ports: Set<Int> = [443]
+    package var ports: Set<Int> = [443]
     /// `maxHosts`: distinct push-server hosts contacted within an hour, at most.
-    public var maxHosts = 1000
+    package var maxHosts = 1000
     /// `maxInFlightPerHost`: notifications in flight to one host: what a slow or black-holed push server can hold
     /// of the instance's UnifiedPush window (`webPush.maxInFlight`).
-    public var maxInFlightPerHost = 64
+    package var maxInFlightPerHost = 64
     /// `allowedDestinations`: loopback, private, … addresses endpoints may reach anyway. Empty by default; meant for
     /// tests and a push server on the operator's own network only (`check-config` warns while it is set).
-    public var allowedDestinations: [DestinationPolicy.Allowance] = []
+    package var allowedDestinations: [DestinationPolicy.Allowance] = []
     /// `caFile`: a PEM CA bundle trusted instead of the system's for push servers (tests).
-    public var caFile: String? = nil
+    package var caFile: String? = nil
 
     package init() {}
 }
 
 /// An instance's Huawei Push Kit credentials (`instances[].hms`; docs/OPERATIONS.md "Huawei Push Kit"). Without
 /// them the instance still accepts HMS devices; deliveries to them are reported as not sent (`NoHMSCredentials`).
-public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
+package struct HMSInstanceConfig: Sendable, CustomStringConvertible {
     /// `appId`: the app ID of AppGallery Connect, the `{id}` of the send URL.
-    public var appID: String
+    package var appID: String
     /// `clientId`: the OAuth 2.0 client ID; by default the app ID (apps created before separate OAuth credentials).
-    public var clientID: String
+    package var clientID: String
     /// `clientSecret` or the contents of `clientSecretFile`; never logged.
-    public var clientSecret: String
+    package var clientSecret: String
     /// `tokenEndpointOverride`: where the OAuth token is asked for instead of Huawei's (the tests' stand-in).
-    public var tokenEndpointOverride: String? = nil
+    package var tokenEndpointOverride: String? = nil
     /// `endpointOverride`: where `messages:send` goes instead of `https://push-api.cloud.huawei.com`.
-    public var endpointOverride: String? = nil
+    package var endpointOverride: String? = nil
     /// `caFile`: a PEM CA bundle trusted instead of the system's, for both endpoints.
-    public var caFile: String? = nil
+    package var caFile: String? = nil
 
     package init(
         appID: String, clientID: String, clientSecret: String, tokenEndpointOverride: String? = nil,
@@ -114,13 +114,13 @@ public struct HMSInstanceConfig: Sendable, CustomStringConvertible {
     }
 
     /// The settings without the secret, for logs and dumps.
-    public var description: String {
+    package var description: String {
         "HMSInstanceConfig(appId: \(appID), clientId: \(clientID), clientSecret: <redacted>)"
     }
 }
 
 /// The origins a browser may call an instance's anonymous APIs from (`web.allowedOrigins`).
-public enum CORSOrigins: Sendable, Equatable {
+package enum CORSOrigins: Sendable, Equatable {
     /// `["*"]`, the default: any page. The SDK sends no cookies (`credentials: 'same-origin'` on another
     /// origin), so `Access-Control-Allow-Origin: *` grants nothing a non-browser client does not have anyway.
     case any

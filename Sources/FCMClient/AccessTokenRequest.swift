@@ -3,29 +3,29 @@ import JWTSigner
 
 /// The OAuth2 JWT-bearer grant (RFC 7523) that trades a service account's signed assertion for an access token,
 /// as Google documents it in "Using OAuth 2.0 for Server to Server Applications".
-public struct AccessTokenRequest: Sendable, Equatable {
+package struct AccessTokenRequest: Sendable, Equatable {
     /// The scope FCM HTTP v1 needs.
-    public static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+    package static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
     /// RFC 7523's grant type.
-    public static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    package static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     /// Google refuses assertions valid for longer than an hour ("Token must be a short-lived token (60 minutes)").
-    public static let maxLifetime = 3600
+    package static let maxLifetime = 3600
     /// The `Content-Type` of the body.
-    public static let contentType = "application/x-www-form-urlencoded"
+    package static let contentType = "application/x-www-form-urlencoded"
 
     /// Where to POST: the service account's `token_uri`.
-    public let url: String
+    package let url: String
     /// The signed assertion (an RS256 JWT).
-    public let assertion: String
+    package let assertion: String
     /// `grant_type=…&assertion=…`, form-encoded.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// Signs an assertion for `account`, issued at `issuedAt` (UNIX seconds, wall time: Google compares it with
     /// its own clock) and valid for `lifetime` seconds (clamped to 1…3600).
     ///
     /// Header `{"alg":"RS256","typ":"JWT","kid":private_key_id}`; claims `iss` = client_email, `scope`, `aud` =
     /// token_uri, `iat`, `exp`, all NumericDates as JSON integers.
-    public init(account: ServiceAccount, issuedAt: Int, lifetime: Int = AccessTokenRequest.maxLifetime)
+    package init(account: ServiceAccount, issuedAt: Int, lifetime: Int = AccessTokenRequest.maxLifetime)
         throws(CryptoError)
     {
         let lifetime = min(max(lifetime, 1), Self.maxLifetime)

@@ -1,23 +1,23 @@
 import JSON
 
 /// An OAuth2 access token as the token endpoint issued it.
-public struct AccessToken: Sendable, Equatable, CustomStringConvertible {
+package struct AccessToken: Sendable, Equatable, CustomStringConvertible {
     /// The opaque token, sent as `Authorization: Bearer <value>`. Checked to be a visible-ASCII header value.
-    public let value: String
+    package let value: String
     /// Seconds it stays valid from the moment it was issued (Google: 3599).
-    public let expiresIn: Int
+    package let expiresIn: Int
 
-    public init(value: String, expiresIn: Int) {
+    package init(value: String, expiresIn: Int) {
         self.value = value
         self.expiresIn = expiresIn
     }
 
     /// Never shows the token.
-    public var description: String { "AccessToken(\(value.utf8.count) bytes, expires in \(expiresIn) s)" }
+    package var description: String { "AccessToken(\(value.utf8.count) bytes, expires in \(expiresIn) s)" }
 }
 
 /// Why the token endpoint gave no usable token.
-public enum AccessTokenError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum AccessTokenError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A 4xx OAuth2 error (RFC 6749 §5.2), e.g. `invalid_grant` "Invalid JWT Signature." (the key was deleted or
     /// rotated) or "Token must be a short-lived token (60 minutes) and in a reasonable timeframe" (clock skew).
     /// Retrying without an operator's fix does not help.
@@ -30,12 +30,12 @@ public enum AccessTokenError: Error, Equatable, Sendable, CustomStringConvertibl
     case malformedResponse(String)
 
     /// Whether an operator must act (wrong key, clock, account): `/ready` reports these.
-    public var isConfigurationError: Bool {
+    package var isConfigurationError: Bool {
         if case .rejected = self { return true }
         return false
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .rejected(let status, let error, let description):
             return "token endpoint refused the service account (\(status) \(error)): \(description)"
@@ -48,15 +48,15 @@ public enum AccessTokenError: Error, Equatable, Sendable, CustomStringConvertibl
 
 extension AccessToken {
     /// Longest token accepted; Google's are about 1 KB, and the value becomes a request header.
-    public static let maxLength = 8 * 1024
+    package static let maxLength = 8 * 1024
     /// Longest lifetime believed; a longer `expires_in` is clamped to it (Google's is an hour).
-    public static let maxExpiresIn = 24 * 60 * 60
+    package static let maxExpiresIn = 24 * 60 * 60
     /// Longest error text kept from a refusal.
     static let maxDescriptionLength = 512
 
     /// Reads the token endpoint's answer: 200 `{"access_token","expires_in","token_type":"Bearer"}`, else an error
     /// body `{"error","error_description"}`.
-    public static func parse(status: Int, body: [UInt8]) throws(AccessTokenError) -> AccessToken {
+    package static func parse(status: Int, body: [UInt8]) throws(AccessTokenError) -> AccessToken {
         let object = (try? JSONValue(parsing: body, limits: JSONLimits(maxDepth: 8, maxBytes: 64 * 1024)))?.objectValue
         guard status == 200 else {
             if (400..<500).contains(status), status != 429 {

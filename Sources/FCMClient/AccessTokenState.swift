@@ -1,20 +1,20 @@
 /// When to refresh the FCM access token and how to back off after failures.
-public struct AccessTokenPolicy: Sendable, Hashable {
+package struct AccessTokenPolicy: Sendable, Hashable {
     /// Refresh this many seconds before expiry. Default 225 s (3 min 45 s, google-auth-library-python's
     /// `REFRESH_THRESHOLD`), so requests keep using the old token while one caller fetches the next.
-    public var refreshAhead: Double
+    package var refreshAhead: Double
     /// A token this close to expiry (seconds) is no longer handed out at all: a request must reach FCM before
     /// the token runs out. Default 30 s.
-    public var expiryMargin: Double
+    package var expiryMargin: Double
     /// Delay before retrying after the first failed refresh; doubles per consecutive failure. Default 1 s.
-    public var initialBackoff: Double
+    package var initialBackoff: Double
     /// Largest delay between refresh attempts. Default 300 s.
-    public var maxBackoff: Double
+    package var maxBackoff: Double
     /// Smallest delay after the token endpoint refused the account (a configuration error that needs an
     /// operator, so hammering Google helps nobody). Default 60 s.
-    public var configurationBackoff: Double
+    package var configurationBackoff: Double
 
-    public init(
+    package init(
         refreshAhead: Double = 225, expiryMargin: Double = 30, initialBackoff: Double = 1, maxBackoff: Double = 300,
         configurationBackoff: Double = 60
     ) {
@@ -32,21 +32,21 @@ public struct AccessTokenPolicy: Sendable, Hashable {
 /// token to send, when to fetch a new one, who fetches it (exactly one caller at a time) and how long to back off
 /// after failures. No clock, no network, no locks: the owner holds it under its lock, passes `now` (seconds on
 /// a monotonic clock) and performs the fetch the state asks for, so every rule is tested by moving `now`.
-public struct AccessTokenState: Sendable, Equatable {
+package struct AccessTokenState: Sendable, Equatable {
     /// A token in use.
-    public struct Token: Sendable, Equatable {
+    package struct Token: Sendable, Equatable {
         /// The bearer value.
-        public var value: String
+        package var value: String
         /// When it expires, on the owner's monotonic clock (seconds).
-        public var expiresAt: Double
+        package var expiresAt: Double
         /// When it was installed, on the same clock (its age for `/metrics`).
-        public var obtainedAt: Double
+        package var obtainedAt: Double
         /// Increments with every token taken into use, so a `401` can be tied to the token it was sent with.
-        public var generation: Int
+        package var generation: Int
     }
 
     /// What a caller that needs a token must do.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Send with this token.
         case use(Token)
         /// Send with this token, and fetch the next one (this caller is the one fetcher; report the outcome with
@@ -61,7 +61,7 @@ public struct AccessTokenState: Sendable, Equatable {
     }
 
     /// The authentication problem `/ready` reports, if any.
-    public enum AuthProblem: Sendable, Equatable {
+    package enum AuthProblem: Sendable, Equatable {
         /// The token endpoint refused the account (a configuration error), since `since`.
         case refused(AccessTokenError, since: Double)
         /// FCM answered `401` to consecutive freshly fetched tokens: the account may lack the FCM role or the
@@ -69,32 +69,32 @@ public struct AccessTokenState: Sendable, Equatable {
         case rejectedByFCM(count: Int)
     }
 
-    public let policy: AccessTokenPolicy
+    package let policy: AccessTokenPolicy
     /// The token in use, even one near expiry.
-    public private(set) var current: Token?
+    package private(set) var current: Token?
     /// Whether a caller is fetching a token right now.
-    public private(set) var refreshing = false
+    package private(set) var refreshing = false
     /// Consecutive failed fetches.
-    public private(set) var failures = 0
+    package private(set) var failures = 0
     /// The last fetch failure, cleared by a success.
-    public private(set) var lastFailure: AccessTokenError?
+    package private(set) var lastFailure: AccessTokenError?
     /// No fetch before this time after a failure.
-    public private(set) var nextAttempt: Double?
+    package private(set) var nextAttempt: Double?
     /// When the current run of configuration refusals began.
     private var refusedSince: Double?
     /// Consecutive tokens FCM answered `401` to.
-    public private(set) var consecutiveRejections = 0
+    package private(set) var consecutiveRejections = 0
     /// How many tokens were fetched successfully.
-    public private(set) var fetchCount = 0
+    package private(set) var fetchCount = 0
     private var generations = 0
 
-    public init(policy: AccessTokenPolicy = AccessTokenPolicy()) {
+    package init(policy: AccessTokenPolicy = AccessTokenPolicy()) {
         self.policy = policy
     }
 
     /// The token to send at `now`, or what to do to get one. Mutating: a `.refresh` or `.useAndRefresh` answer
     /// makes this caller the one fetcher until it reports back.
-    public mutating func acquire(now: Double) -> Action {
+    package mutating func acquire(now: Double) -> Action {
         let inBackoff = nextAttempt.map { now < $0 } ?? false
         if let token = current, now < token.expiresAt - policy.expiryMargin {
             if refreshing || inBackoff || now < token.expiresAt - policy.refreshAhead { return .use(token) }
@@ -109,7 +109,7 @@ public struct AccessTokenState: Sendable, Equatable {
 
     /// The fetcher got `token` at `now`: it becomes the current token, failures and refusals are forgotten.
     @discardableResult
-    public mutating func refreshSucceeded(_ token: AccessToken, now: Double) -> Token {
+    package mutating func refreshSucceeded(_ token: AccessToken, now: Double) -> Token {
         refreshing = false
         failures = 0
         lastFailure = nil
@@ -125,7 +125,7 @@ public struct AccessTokenState: Sendable, Equatable {
     }
 
     /// The fetcher failed at `now`: back off exponentially (at least `configurationBackoff` after a refusal).
-    public mutating func refreshFailed(_ error: AccessTokenError, now: Double) {
+    package mutating func refreshFailed(_ error: AccessTokenError, now: Double) {
         refreshing = false
         failures += 1
         lastFailure = error
@@ -143,7 +143,7 @@ public struct AccessTokenState: Sendable, Equatable {
 
     /// FCM answered `401 UNAUTHENTICATED` to a request sent with token `generation`: drop that token (unless a
     /// newer one is already in use) and say how to get another. The caller re-sends that message once.
-    public mutating func rejected(generation: Int, now: Double) -> Action {
+    package mutating func rejected(generation: Int, now: Double) -> Action {
         if let current, current.generation > generation { return acquire(now: now) }
         if let current, current.generation == generation {
             consecutiveRejections += 1
@@ -155,12 +155,12 @@ public struct AccessTokenState: Sendable, Equatable {
     }
 
     /// FCM accepted a request sent with token `generation`: it authenticates, so earlier rejections are over.
-    public mutating func accepted(generation: Int) {
+    package mutating func accepted(generation: Int) {
         if current?.generation == generation { consecutiveRejections = 0 }
     }
 
     /// The problem to report in `/ready`: a refused account, or FCM rejecting two tokens in a row.
-    public var authProblem: AuthProblem? {
+    package var authProblem: AuthProblem? {
         if let refusedSince, let lastFailure, lastFailure.isConfigurationError {
             return .refused(lastFailure, since: refusedSince)
         }

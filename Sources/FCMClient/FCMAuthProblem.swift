@@ -3,8 +3,8 @@ import Foundation
 /// Why FCM cannot be used with an instance's credentials right now: what `/ready` and the console show for the
 /// instance. Each kind needs an operator (a new key, an IAM role, the right project), not a retry; the sender
 /// keeps the devices and records every affected delivery as failed with its reason.
-public struct FCMAuthProblem: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct FCMAuthProblem: Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable, CaseIterable {
         /// The token endpoint refused the service account (`invalid_grant`: the key was deleted or rotated, or
         /// the clock is off by minutes; `invalid_client`, …). Cleared by the next token it issues.
         case accessTokenRefused
@@ -23,22 +23,22 @@ public struct FCMAuthProblem: Sendable, Equatable, CustomStringConvertible {
         case projectNotFound
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// What the token endpoint or FCM said (bounded: their messages are capped at 512 bytes).
-    public var detail: String
+    package var detail: String
     /// When this run of failures began (wall clock).
-    public var since: Date
+    package var since: Date
     /// Consecutive failures of this kind (token fetches refused, or deliveries answered so).
-    public var count: Int
+    package var count: Int
 
-    public init(kind: Kind, detail: String, since: Date, count: Int) {
+    package init(kind: Kind, detail: String, since: Date, count: Int) {
         self.kind = kind
         self.detail = detail
         self.since = since
         self.count = count
     }
 
-    public var description: String { "\(kind.rawValue) ×\(count) since \(since): \(detail)" }
+    package var description: String { "\(kind.rawValue) ×\(count) since \(since): \(detail)" }
 }
 
 /// The send-side half of `FCMAuthProblem` (token refusals live in `AccessTokenState`): the current run of

@@ -19,18 +19,18 @@ import JSON
 /// Everything else is refused with `FCMPayloadError`, at publish time, rather than becoming one FCM `400` per
 /// device: targets (`to`, `registration_ids`, `condition`, `topic`, `token`) because the server chooses them,
 /// unknown members because FCM rejects them.
-public struct FCMMessageTemplate: Sendable, Equatable {
+package struct FCMMessageTemplate: Sendable, Equatable {
     /// FCM's size limit on a message, checked on the message without the token.
-    public static let maxMessageBytes = 4096
+    package static let maxMessageBytes = 4096
     /// FCM's longest `ttl`: 28 days.
-    public static let maxTimeToLive = 2_419_200
+    package static let maxTimeToLive = 2_419_200
 
     /// The `message` object without `token`.
-    public let message: [String: JSONValue]
+    package let message: [String: JSONValue]
     /// `dry_run`: FCM validates but delivers nothing.
-    public let validateOnly: Bool
+    package let validateOnly: Bool
     /// The serialized `message` without `token`: what the size limit applies to.
-    public let messageBytes: [UInt8]
+    package let messageBytes: [UInt8]
     /// The body around the token (`body(token:)`), derived from `messageBytes` and `validateOnly`.
     let bodyParts: BodyParts
 
@@ -41,7 +41,7 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     }
 
     /// `android.ttl` in seconds (from `time_to_live`), nil when the message has none (FCM's default: 4 weeks).
-    public var timeToLive: Int? {
+    package var timeToLive: Int? {
         guard case .string(let text)? = message["android"]?.objectValue?["ttl"], text.hasSuffix("s") else { return nil }
         return Int(text.dropLast())
     }
@@ -63,7 +63,7 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     /// - Parameters:
     ///   - section: the `fcm` member of the publish body.
     ///   - instanceID, publishID: written into `data.pusher` for the Android SDK's reports.
-    public init(section: JSONValue, instanceID: String, publishID: String) throws(FCMPayloadError) {
+    package init(section: JSONValue, instanceID: String, publishID: String) throws(FCMPayloadError) {
         guard let fcm = section.objectValue else { throw .notAnObject(path: "fcm") }
         for key in fcm.keys.sorted() where !Self.sectionFields.contains(key) {
             throw .unknownField(path: "fcm.\(key)")
@@ -158,7 +158,7 @@ public struct FCMMessageTemplate: Sendable, Equatable {
     /// The `messages:send` body for one device: `{"message":{…,"token":…}}` plus `"validate_only":true` for a
     /// dry run. The token is JSON-escaped, so whatever a device registered cannot change the message's shape. Built
     /// as the publish's `bodyParts` (made once per template) around the escaped token, in one allocation.
-    public func body(token: String) -> [UInt8] {
+    package func body(token: String) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bodyParts.prefix.count + token.utf8.count + 8 + bodyParts.suffix.count)
         output += bodyParts.prefix

@@ -1,6 +1,6 @@
 /// Why a publish's `fcm` section cannot become an FCM HTTP v1 message. `path` names the member, e.g.
 /// `fcm.notification.color`, so the publisher's error can point at it.
-public enum FCMPayloadError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum FCMPayloadError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The member should be a JSON object.
     case notAnObject(path: String)
     /// A member FCM does not know (or one the server sets itself); FCM answers `400 Unknown name` to those.
@@ -14,7 +14,7 @@ public enum FCMPayloadError: Error, Equatable, Sendable, CustomStringConvertible
     /// The message (without the device token) is larger than FCM's 4096-byte limit.
     case tooLarge(bytes: Int, limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAnObject(let path): return "\(path) must be an object"
         case .unknownField(let path): return "\(path) is not a field FCM accepts"

@@ -1,18 +1,19 @@
 import HTTPClient
 
 /// One FCM message for one device: the publish's message (shared by every device) and the device's token.
-public struct FCMRequest: Sendable, Equatable {
+package struct FCMRequest: Sendable, Equatable {
     /// The registration token the device reported (opaque; JSON-escaped into the body).
-    public var token: String
-    public var message: FCMMessageTemplate
+    package var token: String
+    package var message: FCMMessageTemplate
     /// No retry is scheduled past this (the publish's `expiresAt`, the message's `time_to_live`): one that would
     /// go out later ends `.expired` at once.
-    public var deadline: RetryDeadline
+    package var deadline: RetryDeadline
     /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
-    public var retries: RetryScope?
+    package var retries: RetryScope?
 
-    public init(token: String, message: FCMMessageTemplate, deadline: RetryDeadline = .none, retries: RetryScope? = nil)
-    {
+    package init(
+        token: String, message: FCMMessageTemplate, deadline: RetryDeadline = .none, retries: RetryScope? = nil
+    ) {
         self.token = token
         self.message = message
         self.deadline = deadline
@@ -21,7 +22,7 @@ public struct FCMRequest: Sendable, Equatable {
 }
 
 /// Why a request got no answer from FCM worth classifying.
-public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// No HTTP answer after the retries (connection, TLS, timeout): the last transport error.
     case transport(HTTPExchangeError, attempts: Int)
     /// No access token to send with: the token endpoint refused the account (a configuration error, at once;
@@ -34,7 +35,7 @@ public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The next retry would have gone out after the message's deadline (`FCMRequest.deadline`): not scheduled.
     case expired(attempts: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cancelled(let attempts): return "cancelled after \(attempts) attempt(s)"
         case .expired(let attempts): return "expired after \(attempts) attempt(s): the next retry would come too late"
@@ -46,7 +47,7 @@ public enum FCMFailure: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The final result of one `FCMRequest`, retries included.
-public enum FCMResult: Sendable, Equatable {
+package enum FCMResult: Sendable, Equatable {
     /// FCM's final answer, classified (`.sent`, `.invalidToken`, `.retry` once the retries are used up, …), and
     /// how many sends it took.
     case response(FCMSendResult, attempts: Int)

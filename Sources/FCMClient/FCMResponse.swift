@@ -2,7 +2,7 @@ import HTTPClient
 import JSON
 
 /// Classifies FCM HTTP v1 answers to `messages:send`.
-public enum FCMResponse {
+package enum FCMResponse {
     /// Longest `error.message` kept.
     static let maxMessageLength = 512
     /// The `@type` of the detail that carries FCM's own code.
@@ -17,7 +17,7 @@ public enum FCMResponse {
     ///   - retryAfter: the `Retry-After` header, if any.
     ///   - body: the response body.
     ///   - now: wall-clock UNIX seconds, for a `Retry-After` given as an HTTP date.
-    public static func classify(status: Int, retryAfter: String?, body: [UInt8], now: Int) -> FCMSendResult {
+    package static func classify(status: Int, retryAfter: String?, body: [UInt8], now: Int) -> FCMSendResult {
         let json = try? JSONValue(parsing: body, limits: JSONLimits(maxDepth: 16, maxBytes: 64 * 1024))
         if status == 200 {
             guard let name = json?["name"]?.stringValue, !name.isEmpty else {

@@ -5,19 +5,19 @@ import HTTPClient
 /// jitter, at least `quotaDelay` (a minute) after a `429` without `Retry-After` (Firebase's advice for 429,
 /// docs/API.md "Retries"); bounded by attempts, total delay, and the message's deadline (`RetryDeadline`: the
 /// publish's `expiresAt` or the message's `time_to_live`), past which no retry is scheduled.
-public struct FCMRetryPolicy: Sendable, Hashable {
+package struct FCMRetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first send included. Default 5 (firebase-admin retries 4 times).
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Delay before the first retry, seconds; doubles per attempt. Default 1.
-    public var initialDelay: Double
+    package var initialDelay: Double
     /// Longest single delay, seconds. Default 120 (firebase-admin-go's cap).
-    public var maxDelay: Double
+    package var maxDelay: Double
     /// Smallest delay after `QUOTA_EXCEEDED` (or any 429) that came without `Retry-After`, seconds. Default 60.
-    public var quotaDelay: Double
+    package var quotaDelay: Double
     /// Give up when the delays so far plus the next one would exceed this, seconds. Default 600.
-    public var maxTotalDelay: Double
+    package var maxTotalDelay: Double
 
-    public init(
+    package init(
         maxAttempts: Int = 5, initialDelay: Double = 1, maxDelay: Double = 120, quotaDelay: Double = 60,
         maxTotalDelay: Double = 600
     ) {
@@ -31,7 +31,7 @@ public struct FCMRetryPolicy: Sendable, Hashable {
     }
 
     /// What to do after a send answered `result`.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Re-send after this many seconds.
         case retry(after: Double)
         /// Stop: the result is final.
@@ -45,7 +45,7 @@ public struct FCMRetryPolicy: Sendable, Hashable {
     ///   - elapsed: seconds of delay already spent on retries of this message.
     ///   - random: a number in 0..<1 for jitter (injected so tests are exact).
     ///   - secondsLeft: seconds until the message's deadline (`RetryDeadline.secondsLeft`), nil when it has none.
-    public func decide(
+    package func decide(
         _ result: FCMSendResult, attempts: Int, elapsed: Double, random: Double,
         secondsLeft: Double? = nil
     ) -> Decision {

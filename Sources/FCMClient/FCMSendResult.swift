@@ -1,29 +1,29 @@
 /// What FCM said about one error, as far as the server needs it (FCM v1's `google.rpc.Status` error body).
-public struct FCMErrorInfo: Sendable, Equatable, CustomStringConvertible {
+package struct FCMErrorInfo: Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status.
-    public var httpStatus: Int
+    package var httpStatus: Int
     /// The canonical status (`error.status`), e.g. `NOT_FOUND`, `UNAUTHENTICATED`.
-    public var status: String?
+    package var status: String?
     /// The FCM code from the `google.firebase.fcm.v1.FcmError` detail, e.g. `UNREGISTERED`.
-    public var errorCode: String?
+    package var errorCode: String?
     /// `error.message`, at most 512 bytes; FCM's messages never contain the token.
-    public var message: String
+    package var message: String
 
-    public init(httpStatus: Int, status: String?, errorCode: String?, message: String) {
+    package init(httpStatus: Int, status: String?, errorCode: String?, message: String) {
         self.httpStatus = httpStatus
         self.status = status
         self.errorCode = errorCode
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         "\(httpStatus) \(errorCode ?? status ?? "no status")\(message.isEmpty ? "" : ": \(message)")"
     }
 }
 
 /// The outcome of one `messages:send`, per FCM v1's error table (Firebase reference "ErrorCode" and
 /// "FCM error codes"). What to do with each is in its comment.
-public enum FCMSendResult: Sendable, Equatable {
+package enum FCMSendResult: Sendable, Equatable {
     /// 200: accepted; `name` is `projects/{project}/messages/{id}`.
     case sent(name: String)
     /// `UNREGISTERED` (404), `NOT_FOUND` naming the token, or `INVALID_ARGUMENT` about the token: the token is

@@ -22,7 +22,7 @@ import Logging
 /// deadline). A retry is never scheduled past the request's `deadline` (it ends `.expired` at once), and cancelling
 /// the request's `RetryScope` ends a waiting retry at once (`.cancelled`): retries belong to their publish run.
 /// Result callbacks run on the curl loop threads (or a timer thread): keep them short and never block in them.
-public final class FCMSender: Sendable {
+package final class FCMSender: Sendable {
     /// One accepted request; owned by whichever thread handles its current step (steps never overlap).
     private final class Job: @unchecked Sendable {
         // @unchecked Sendable: the mutable fields are touched by one step at a time (submit, then the completion
@@ -55,10 +55,10 @@ public final class FCMSender: Sendable {
         var random: UInt64 = UInt64.random(in: 1...UInt64.max)
     }
 
-    public let account: ServiceAccount
-    public let configuration: FCMSenderConfiguration
+    package let account: ServiceAccount
+    package let configuration: FCMSenderConfiguration
     /// The project messages go to: `configuration.projectID`, else the account's `project_id`.
-    public let projectID: String
+    package let projectID: String
     private let client: HTTPExchangeClient
     private let tokens: AccessTokenManager
     private let ledger: SenderLedger<Job, State>
@@ -73,7 +73,7 @@ public final class FCMSender: Sendable {
     }
 
     /// - Throws: `FCMSenderError` when the base URL is not an https URL or libcurl cannot be set up.
-    public init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration())
+    package init(account: ServiceAccount, configuration: FCMSenderConfiguration = FCMSenderConfiguration())
         throws(FCMSenderError)
     {
         self.account = account
@@ -132,7 +132,7 @@ public final class FCMSender: Sendable {
     }
 
     /// Sends one message and waits for its final result (retries included).
-    public func send(_ request: FCMRequest) async -> FCMResult {
+    package func send(_ request: FCMRequest) async -> FCMResult {
         await withCheckedContinuation { continuation in
             Task { await submit(request) { continuation.resume(returning: $0) } }
         }
@@ -141,7 +141,7 @@ public final class FCMSender: Sendable {
     /// Accepts `request` into the in-flight window, suspending while it is full; returns once it is accepted.
     /// `onResult` fires exactly once with the final result: on a curl loop or timer thread, or on the caller's
     /// thread (`.shutdown`) when the sender is stopping.
-    public func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
+    package func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async {
         guard
             let job = await ledger.admit(
                 cancelledBy: request.retries,
@@ -164,7 +164,7 @@ public final class FCMSender: Sendable {
     /// consecutive fresh tokens, or FCM's last answers were `PERMISSION_DENIED`, `THIRD_PARTY_AUTH_ERROR`,
     /// `SENDER_ID_MISMATCH` (before any message was accepted) or a `404` for the project. Nil when sending works
     /// (or has not been tried); a send-side problem lasts until FCM accepts a message.
-    public var authProblem: FCMAuthProblem? {
+    package var authProblem: FCMAuthProblem? {
         let now = configuration.clock()
         if let (problem, failures) = tokens.authProblem {
             switch problem {
@@ -185,7 +185,7 @@ public final class FCMSender: Sendable {
     }
 
     /// A snapshot of the counters.
-    public func stats() -> FCMSenderStats {
+    package func stats() -> FCMSenderStats {
         var stats = ledger.stats({ $0.counters }, client: client)
         stats.tokenFetches = tokens.fetchCount
         if let token = tokens.current {
@@ -199,7 +199,7 @@ public final class FCMSender: Sendable {
     /// Stops accepting requests, lets in-flight ones finish for up to `gracePeriod`, then gives every
     /// unfinished one `.failure(.shutdown)` through its callback, closes the connections, and returns those
     /// requests (unsent, waiting for a retry, or sent but unanswered) so the caller can re-queue them.
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [FCMRequest] {
+    package func shutdown(gracePeriod: Duration = .seconds(10)) async -> [FCMRequest] {
         let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) {
             job in
             job.onResult(.failure(.shutdown))
@@ -385,14 +385,14 @@ public final class FCMSender: Sendable {
 }
 
 /// Why an `FCMSender` could not be created.
-public enum FCMSenderError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum FCMSenderError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidBaseURL(String)
     case invalidTokenURI(String)
     /// The configured project id has bytes a project id cannot have.
     case invalidProjectID(String)
     case curl(CurlError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidBaseURL(let reason): return "the FCM base URL \(reason)"
         case .invalidTokenURI(let reason): return "the service account's token_uri \(reason)"

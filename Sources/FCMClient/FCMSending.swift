@@ -3,7 +3,7 @@
 /// real one; engine unit tests may script a fake.
 ///
 /// Backpressure is part of the contract: `submit` suspends while the sender's in-flight window is full.
-public protocol FCMSending: Sendable {
+package protocol FCMSending: Sendable {
     /// Accepts `request`, suspending while the sender is full; `onResult` fires exactly once with the final
     /// result (retries included), possibly before `submit` returns, from any thread: keep it short.
     func submit(_ request: FCMRequest, onResult: @escaping @Sendable (FCMResult) -> Void) async
@@ -21,9 +21,9 @@ public protocol FCMSending: Sendable {
 
 extension FCMSending {
     /// A scripted sender has no counters.
-    public func stats() -> FCMSenderStats { FCMSenderStats() }
+    package func stats() -> FCMSenderStats { FCMSenderStats() }
     /// A scripted sender has no credentials to refuse.
-    public var authProblem: FCMAuthProblem? { nil }
+    package var authProblem: FCMAuthProblem? { nil }
 }
 
 extension FCMSender: FCMSending {}

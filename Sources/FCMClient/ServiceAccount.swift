@@ -6,25 +6,25 @@ import JWTSigner
 /// (`project_id`). Other members of the file (`client_id`, `auth_uri`, certificate URLs, …) are ignored.
 ///
 /// The private key is parsed once; `description` never shows it.
-public struct ServiceAccount: Sendable, CustomStringConvertible {
+package struct ServiceAccount: Sendable, CustomStringConvertible {
     /// The Firebase/Google Cloud project id: the `{project}` of `projects/{project}/messages:send`.
-    public let projectID: String
+    package let projectID: String
     /// The key's id, sent as the assertion's `kid` so Google picks the right public key.
-    public let privateKeyID: String
+    package let privateKeyID: String
     /// The account's e-mail address: the assertion's `iss`.
-    public let clientEmail: String
+    package let clientEmail: String
     /// The OAuth2 token endpoint, normally `https://oauth2.googleapis.com/token`: the assertion's `aud`.
-    public let tokenURI: String
+    package let tokenURI: String
     /// The RSA signing key.
-    public let privateKey: RS256PrivateKey
+    package let privateKey: RS256PrivateKey
 
     /// Largest file read: a real one is about 2.3 KB.
-    public static let maxFileSize = 64 * 1024
+    package static let maxFileSize = 64 * 1024
     /// Longest accepted `project_id`, `private_key_id`, `client_email` or `token_uri`.
     static let maxFieldLength = 512
 
     /// Parses the JSON text of a service-account key file.
-    public init(json bytes: [UInt8]) throws(ServiceAccountError) {
+    package init(json bytes: [UInt8]) throws(ServiceAccountError) {
         let value: JSONValue
         do {
             value = try JSONValue(parsing: bytes, limits: JSONLimits(maxDepth: 8, maxBytes: Self.maxFileSize))
@@ -78,14 +78,14 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
 
     /// Whether `text` can be a project id: Google's are lower-case letters, digits and hyphens; old
     /// "domain.com:project" ids add '.' and ':'. Nothing else may reach the request path.
-    public static func isValidProjectID(_ text: String) -> Bool {
+    package static func isValidProjectID(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= maxFieldLength && text.utf8.allSatisfy(projectIDBytes.contains)
     }
 
     private static let projectIDBytes = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:".utf8)
 
     /// Reads and parses a service-account key file.
-    public init(contentsOfFile path: String) throws(ServiceAccountError) {
+    package init(contentsOfFile path: String) throws(ServiceAccountError) {
         let bytes: [UInt8]
         do {
             bytes = try KeyFile.read(path, maxSize: Self.maxFileSize, kind: "a service-account file")
@@ -99,7 +99,7 @@ public struct ServiceAccount: Sendable, CustomStringConvertible {
     }
 
     /// Never shows the key.
-    public var description: String {
+    package var description: String {
         "ServiceAccount(project: \(projectID), client: \(clientEmail), key id: \(privateKeyID))"
     }
 }

@@ -2,7 +2,7 @@ import JSON
 import JWTSigner
 
 /// Why a Google service-account file was refused. Each case names the field to fix; none carries key material.
-public enum ServiceAccountError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ServiceAccountError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be read: its path and the system's reason.
     case unreadableFile(path: String, reason: String)
     /// The text is not JSON.
@@ -20,7 +20,7 @@ public enum ServiceAccountError: Error, Equatable, Sendable, CustomStringConvert
     /// `private_key` is not an unencrypted RSA key of at least 2048 bits.
     case privateKey(KeyLoadError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadableFile(let path, let reason): return "cannot read service-account file \(path): \(reason)"
         case .notJSON(let error): return "service-account file is not JSON: \(error)"

@@ -5,9 +5,9 @@ import CLibCurl
 /// Not Sendable: a handle is used by one thread at a time (curl's rule), the thread of whoever owns this object.
 /// `close()` frees it explicitly (a handle attached to a multi must be removed first); `deinit` frees it too if
 /// the owner forgot, so a handle never leaks.
-public final class CurlEasy {
+package final class CurlEasy {
     /// The `CURL *`, for `curl_multi_add_handle` and the typed `ccurl_*` setters.
-    public let handle: UnsafeMutableRawPointer
+    package let handle: UnsafeMutableRawPointer
     /// `CURLOPT_ERRORBUFFER` is borrowed by curl for the handle's lifetime, so it lives exactly as long.
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var closed = false
@@ -15,7 +15,7 @@ public final class CurlEasy {
     /// Creates a handle with the options every user of this process needs: no signals (timeouts must not use
     /// SIGALRM in a multi-threaded process) and the detailed error buffer.
     /// - Throws: `CurlError` when curl is out of memory or refuses an option.
-    public init() throws(CurlError) {
+    package init() throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         guard let handle = curl_easy_init() else { throw .outOfMemory("curl_easy_init") }
         self.handle = handle
@@ -37,7 +37,7 @@ public final class CurlEasy {
     /// carries over), then this type's own options again. The buffers libcurl allocated for the handle stay, which
     /// is what reusing a handle saves over a fresh one (docs/BENCHMARKS.md, issue 27). Not attached to a multi.
     /// - Throws: `CurlError` when curl refuses an option (it has accepted them once on this handle).
-    public func reset() throws(CurlError) {
+    package func reset() throws(CurlError) {
         curl_easy_reset(handle)
         clearError()
         try curlCheck(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
@@ -45,16 +45,16 @@ public final class CurlEasy {
     }
 
     /// Forgets the previous transfer's detailed error message.
-    public func clearError() { errorBuffer[0] = 0 }
+    package func clearError() { errorBuffer[0] = 0 }
 
     /// curl's detailed message for the last failure, or its generic one for `code`.
-    public func errorMessage(_ code: CURLcode) -> String {
+    package func errorMessage(_ code: CURLcode) -> String {
         if errorBuffer[0] != 0 { return String(cString: errorBuffer) }
         return String(cString: curl_easy_strerror(code))
     }
 
     /// The response status of the finished transfer (0 if none arrived).
-    public var responseCode: Int {
+    package var responseCode: Int {
         var code = 0
         // 0 if unknown.
         try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code), "CURLINFO_RESPONSE_CODE")
@@ -62,7 +62,7 @@ public final class CurlEasy {
     }
 
     /// New connections the finished transfer had to open (0 when it reused one).
-    public var connectionsOpened: Int {
+    package var connectionsOpened: Int {
         var count = 0
         // 0 if unknown.
         try? curlCheck(ccurl_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count), "CURLINFO_NUM_CONNECTS")
@@ -70,7 +70,7 @@ public final class CurlEasy {
     }
 
     /// Frees the handle and its buffer; idempotent. The handle must not be attached to a multi.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         curl_easy_cleanup(handle)

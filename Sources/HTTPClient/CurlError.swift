@@ -1,24 +1,24 @@
 import CLibCurl
 
 /// A libcurl call that failed, with curl's own message.
-public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `CURLcode`, `CURLMcode` or `CURLUcode` value (-1 when curl returned no handle: out of memory).
-    public var code: Int
+    package var code: Int
     /// Which call failed.
-    public var call: String
+    package var call: String
     /// `curl_easy_strerror` / `curl_multi_strerror`.
-    public var message: String
+    package var message: String
 
-    public init(code: Int, call: String, message: String) {
+    package init(code: Int, call: String, message: String) {
         self.code = code
         self.call = call
         self.message = message
     }
 
-    public var description: String { "\(call) failed (\(code)): \(message)" }
+    package var description: String { "\(call) failed (\(code)): \(message)" }
 
     /// A constructor returned NULL: curl's only documented reason is memory.
-    public static func outOfMemory(_ call: String) -> CurlError {
+    package static func outOfMemory(_ call: String) -> CurlError {
         CurlError(code: -1, call: call, message: "out of memory")
     }
 }
@@ -26,13 +26,13 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 /// The one place easy-handle return codes are checked. Not `@inlinable`: an inlinable body may reference only
 /// `public` or `@usableFromInline` declarations, and `CurlError` is `package` (scripts/public-api.txt); a call
 /// beside a libcurl call costs nothing measurable.
-public func curlCheck(_ code: CURLcode, _ call: @autoclosure () -> String) throws(CurlError) {
+package func curlCheck(_ code: CURLcode, _ call: @autoclosure () -> String) throws(CurlError) {
     guard code != CURLE_OK else { return }
     throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_easy_strerror(code)))
 }
 
 /// The one place multi-handle return codes are checked (not `@inlinable`, see `curlCheck`).
-public func curlMultiCheck(_ code: CURLMcode, _ call: @autoclosure () -> String) throws(CurlError) {
+package func curlMultiCheck(_ code: CURLMcode, _ call: @autoclosure () -> String) throws(CurlError) {
     guard code != CURLM_OK else { return }
     throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_multi_strerror(code)))
 }

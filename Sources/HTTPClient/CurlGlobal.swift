@@ -1,7 +1,7 @@
 import CLibCurl
 
 /// Process-wide libcurl setup, done once before any handle exists (curl_global_init is not thread-safe).
-public enum CurlGlobal {
+package enum CurlGlobal {
     private static let initialised: Result<Void, CurlError> = {
         let code = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         if code != CURLE_OK {
@@ -14,16 +14,16 @@ public enum CurlGlobal {
     }()
 
     /// Initialises libcurl on first call; later calls return the first result.
-    public static func ensureInitialised() throws(CurlError) {
+    package static func ensureInitialised() throws(CurlError) {
         if case .failure(let error) = initialised { throw error }
     }
 
     /// Whether this libcurl was built with HTTP/2 (nghttp2).
-    public static var supportsHTTP2: Bool {
+    package static var supportsHTTP2: Bool {
         guard let info = ccurl_version_info_now() else { return false }
         return info.pointee.features & CURL_VERSION_HTTP2 != 0
     }
 
     /// `libcurl/7.88.1 OpenSSL/3.0 nghttp2/1.52.0`-style version string.
-    public static var version: String { String(cString: curl_version()) }
+    package static var version: String { String(cString: curl_version()) }
 }

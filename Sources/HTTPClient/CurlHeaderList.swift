@@ -4,14 +4,14 @@ import CLibCurl
 ///
 /// curl does not copy `CURLOPT_HTTPHEADER`: keep the list alive while any handle uses it, and unset the option
 /// before the list goes away.
-public final class CurlHeaderList {
+package final class CurlHeaderList {
     /// The list for `CURLOPT_HTTPHEADER`.
-    public let pointer: UnsafeMutablePointer<curl_slist>
+    package let pointer: UnsafeMutablePointer<curl_slist>
 
     /// Builds the list in order.
     /// - Throws: `CurlError` when `lines` is empty, a line contains CR, LF or NUL (it would split into another
     ///   header: request smuggling), or curl is out of memory.
-    public init(_ lines: [String]) throws(CurlError) {
+    package init(_ lines: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
             guard !line.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {

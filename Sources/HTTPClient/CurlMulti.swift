@@ -6,13 +6,13 @@ import CLibCurl
 /// `curl_multi_wakeup`, which curl documents as callable from any thread; the loop calls `wakeUp()` only while
 /// the handle is alive (see `CurlMultiLoop.submit`). `close()` frees it; `deinit` frees it too if the owner
 /// forgot. Every return code goes through `curlMultiCheck`.
-public final class CurlMulti {
+package final class CurlMulti {
     private let handle: UnsafeMutableRawPointer
     private var closed = false
 
     /// Creates a multi handle and sets `options` (`CURLMOPT_*` taking a `long`).
     /// - Throws: `CurlError` when curl is out of memory or refuses an option.
-    public init(options: [(option: CURLMoption, value: Int, name: String)] = []) throws(CurlError) {
+    package init(options: [(option: CURLMoption, value: Int, name: String)] = []) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         guard let handle = curl_multi_init() else { throw .outOfMemory("curl_multi_init") }
         self.handle = handle
@@ -29,12 +29,12 @@ public final class CurlMulti {
     deinit { close() }
 
     /// Attaches `easy`; curl starts its transfer on the next `perform()`.
-    public func add(_ easy: CurlEasy) throws(CurlError) {
+    package func add(_ easy: CurlEasy) throws(CurlError) {
         try curlMultiCheck(curl_multi_add_handle(handle, easy.handle), "curl_multi_add_handle")
     }
 
     /// Detaches `easy` (finished or aborted); it may be reused or closed afterwards.
-    public func remove(_ easy: CurlEasy) throws(CurlError) {
+    package func remove(_ easy: CurlEasy) throws(CurlError) {
         try curlMultiCheck(curl_multi_remove_handle(handle, easy.handle), "curl_multi_remove_handle")
     }
 
@@ -44,7 +44,7 @@ public final class CurlMulti {
     }
 
     /// Moves every attached transfer forward as far as it can go without waiting.
-    public func perform() throws(CurlError) {
+    package func perform() throws(CurlError) {
         var running: Int32 = 0
         try curlMultiCheck(curl_multi_perform(handle, &running), "curl_multi_perform")
     }
@@ -71,7 +71,7 @@ public final class CurlMulti {
     }
 
     /// Frees the handle; idempotent. Every easy handle must have been removed first.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         _ = try? curlMultiCheck(curl_multi_cleanup(handle), "curl_multi_cleanup")  // nothing left to undo on failure

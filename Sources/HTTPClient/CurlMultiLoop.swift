@@ -5,7 +5,7 @@ import Locking
 /// The loop-thread side of a `CurlMultiLoop`: what to do with handed-over jobs and finished transfers. Every
 /// method runs on the loop's thread, one at a time; the driver owns its easy handles and attaches them to `multi`.
 /// (`SendableMetatype`: the loop thread's closure captures the driver's type, never an instance from elsewhere.)
-public protocol CurlMultiDriver: AnyObject, SendableMetatype {
+package protocol CurlMultiDriver: AnyObject, SendableMetatype {
     /// A unit of work handed over from other threads.
     associatedtype Job: Sendable
     /// What `stop()` returns once the loop has exited (say, the requests left unanswered).
@@ -40,7 +40,7 @@ public protocol CurlMultiDriver: AnyObject, SendableMetatype {
 /// @unchecked Sendable: `multi` and `driver` are touched only by the loop thread once `start()` ran (and by
 /// nobody after it exited), except `multi.wakeUp()`, which curl allows from any thread and which is only called
 /// under the inbox lock while `stopping` is false (the loop sets it under the same lock before it frees the multi).
-public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
+package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
     private struct Inbox {
         var jobs: [Driver.Job] = []
         /// `stop()` was called: refuse new jobs.
@@ -57,21 +57,21 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
     private let finished = WaitableState<Driver.Leftover?>(nil)
 
     /// Takes ownership of `multi` and `driver`; nothing runs until `start()`.
-    public init(name: String, multi: CurlMulti, driver: Driver) {
+    package init(name: String, multi: CurlMulti, driver: Driver) {
         self.name = name
         self.multi = multi
         self.driver = driver
     }
 
     /// Starts the loop thread. Call once.
-    public func start() {
+    package func start() {
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
     }
 
     /// Hands `job` to the loop thread. Returns false (the job was not taken) once `stop()` was called.
-    public func submit(_ job: Driver.Job) -> Bool {
+    package func submit(_ job: Driver.Job) -> Bool {
         inbox.withLock { inbox -> Bool in
             if inbox.stop { return false }
             // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
@@ -84,7 +84,7 @@ public final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable {
     /// Stops the loop (the driver aborts what is running) and waits for its thread to exit; returns the driver's
     /// leftover. Idempotent: later calls return the same leftover.
     /// The wait ignores cancellation: the thread exits promptly, and the caller needs what it left.
-    public func stop() async -> Driver.Leftover {
+    package func stop() async -> Driver.Leftover {
         inbox.withLock { inbox in
             if !inbox.stop { wakeUp(inbox) }
             inbox.stop = true

@@ -2,18 +2,18 @@
 ///
 /// Judged on the address a socket is about to connect to, after DNS resolution (`HTTPExchangeConfiguration.policy`), so a
 /// name that resolves to 127.0.0.1 or rebinds between a check and the connect cannot reach internal services.
-public struct DestinationPolicy: Sendable, Equatable {
+package struct DestinationPolicy: Sendable, Equatable {
     /// One operator allowance: a host name (exact, case-insensitive) or an address range.
-    public enum Allowance: Sendable, Hashable, CustomStringConvertible {
+    package enum Allowance: Sendable, Hashable, CustomStringConvertible {
         case host(String)
         case network(IPNetwork)
 
         /// Why an allowance text was refused.
-        public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
             case network(IPNetwork.ParseError)
             case notAHostName
 
-            public var description: String {
+            package var description: String {
                 switch self {
                 case .network(let error): return "\(error)"
                 case .notAHostName:
@@ -24,7 +24,7 @@ public struct DestinationPolicy: Sendable, Equatable {
         }
 
         /// Parses `10.0.0.0/8`, `127.0.0.1`, `::1`, `fd00::/8` or `hooks.internal`.
-        public init(parsing text: String) throws(ParseError) {
+        package init(parsing text: String) throws(ParseError) {
             if text.contains("/") || IPAddress(text) != nil {
                 do {
                     self = .network(try IPNetwork(parsing: text))
@@ -44,7 +44,7 @@ public struct DestinationPolicy: Sendable, Equatable {
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .host(let host): return host
             case .network(let network): return network.description
@@ -53,16 +53,16 @@ public struct DestinationPolicy: Sendable, Equatable {
     }
 
     /// The verdict on one address.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         case allowed
         /// Refused, with the range that explains why.
         case refused(SpecialAddressRange)
     }
 
-    public var allowances: [Allowance]
+    package var allowances: [Allowance]
 
     /// The default refuses every special-purpose range.
-    public init(allowances: [Allowance] = []) {
+    package init(allowances: [Allowance] = []) {
         self.allowances = allowances
     }
 
@@ -70,7 +70,7 @@ public struct DestinationPolicy: Sendable, Equatable {
     /// - Parameters:
     ///   - address: the resolved address (IPv4-mapped IPv6 is judged as the IPv4 address it reaches).
     ///   - host: the URL's host name as the request names it, for host allowances.
-    public func verdict(for address: IPAddress, host: String) -> Verdict {
+    package func verdict(for address: IPAddress, host: String) -> Verdict {
         let address = address.mappedIPv4 ?? address
         guard let special = SpecialAddressRange.containing(address) else { return .allowed }
         if special.treatment == .neverAllowed { return .refused(special) }

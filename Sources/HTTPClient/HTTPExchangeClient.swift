@@ -18,14 +18,14 @@ import Locking
 /// The outbound HTTP client of everything but APNs pushes (`APNsClient` drives its own pools on `CurlMultiLoop`):
 /// FCM, Web Push, APNs broadcast calls and webhooks each have one (its own configuration and threads). The senders built on it (FCM, Web Push) bound what is in flight with an
 /// `InFlightWindow`, the webhook outbox with its scheduler; this client queues whatever it is given.
-public final class HTTPExchangeClient: Sendable {
-    public let configuration: HTTPExchangeConfiguration
+package final class HTTPExchangeClient: Sendable {
+    package let configuration: HTTPExchangeConfiguration
     private let loops: [CurlMultiLoop<HTTPExchangeDriver>]
     private let gauges: [HTTPExchangeDriver.Gauges]
 
     /// Creates the multis and starts their threads.
     /// - Throws: `CurlError` when libcurl cannot be initialised or refuses an option.
-    public init(configuration: HTTPExchangeConfiguration) throws(CurlError) {
+    package init(configuration: HTTPExchangeConfiguration) throws(CurlError) {
         try CurlGlobal.ensureInitialised()
         self.configuration = configuration
         var loops: [CurlMultiLoop<HTTPExchangeDriver>] = []
@@ -56,7 +56,7 @@ public final class HTTPExchangeClient: Sendable {
     /// Hands `exchange` to the least busy loop, to start at once or `after` seconds from now. `completion` fires
     /// exactly once, on a loop thread (or on the caller's thread with `.shutdown` once the client is stopping);
     /// keep it short and never block in it.
-    public func submit(
+    package func submit(
         _ exchange: HTTPExchange, after delay: Double = 0,
         completion: @escaping @Sendable (HTTPExchangeResult) -> Void
     ) {
@@ -87,7 +87,7 @@ public final class HTTPExchangeClient: Sendable {
     /// - Returns: the answer, whatever its status (3xx included: redirects are never followed).
     /// - Throws: `HTTPExchangeError` when no answer arrived: refused destination, invalid URL, timeout, response
     ///   too large, connection failure, or shutdown.
-    public func send(_ exchange: HTTPExchange) async throws(HTTPExchangeError) -> HTTPExchangeResponse {
+    package func send(_ exchange: HTTPExchange) async throws(HTTPExchangeError) -> HTTPExchangeResponse {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPExchangeResult, Never>) in
             submit(exchange) { continuation.resume(returning: $0) }
         }
@@ -95,15 +95,15 @@ public final class HTTPExchangeClient: Sendable {
     }
 
     /// Exchanges attached to curl right now (HTTP/2 streams open or about to open), across loops.
-    public var transfersInFlight: Int { gauges.reduce(0) { $0 + $1.attached.load(ordering: .relaxed) } }
+    package var transfersInFlight: Int { gauges.reduce(0) { $0 + $1.attached.load(ordering: .relaxed) } }
     /// Exchanges waiting for their start time (scheduled retries), across loops.
-    public var scheduled: Int { gauges.reduce(0) { $0 + $1.delayed.load(ordering: .relaxed) } }
+    package var scheduled: Int { gauges.reduce(0) { $0 + $1.delayed.load(ordering: .relaxed) } }
     /// TCP/TLS connections opened so far, across loops.
-    public var connectionsOpened: Int { gauges.reduce(0) { $0 + $1.opened.load(ordering: .relaxed) } }
+    package var connectionsOpened: Int { gauges.reduce(0) { $0 + $1.opened.load(ordering: .relaxed) } }
 
     /// Aborts every exchange still running or scheduled (each ends with `.shutdown`), frees the curl handles and
     /// waits for the loop threads to exit. Idempotent.
-    public func shutdown() async {
+    package func shutdown() async {
         for loop in loops { await loop.stop() }
     }
 }

@@ -1,39 +1,39 @@
 /// How an `HTTPExchangeClient` connects. Every limit is explicit; its users (FCM, Web Push, APNs broadcast calls,
 /// webhooks) set their own defaults.
-public struct HTTPExchangeConfiguration: Sendable, Equatable {
+package struct HTTPExchangeConfiguration: Sendable, Equatable {
     /// Names the loop threads (`<name>-0`, `<name>-1`, …).
-    public var name: String
+    package var name: String
     /// Curl multis, each on its own `CurlMultiLoop` thread: the connection pool. Exchanges go to the least loaded.
-    public var connections: Int
+    package var connections: Int
     /// Connections one multi may open to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`): 1 for an HTTP/2 service,
     /// where streams multiplex on it; more for HTTP/1.1 push services, one request per connection at a time.
-    public var maxConnectionsPerHost: Int
+    package var maxConnectionsPerHost: Int
     /// Streams one HTTP/2 connection carries at once (`CURLMOPT_MAX_CONCURRENT_STREAMS`); the server's own
     /// `MAX_CONCURRENT_STREAMS` still applies.
-    public var streamsPerConnection: Int
+    package var streamsPerConnection: Int
     /// Ask for HTTP/2 over TLS (ALPN), falling back to HTTP/1.1 when the server does not offer it.
-    public var http2: Bool
+    package var http2: Bool
     /// Only `https` URLs (never plain http).
-    public var httpsOnly: Bool
+    package var httpsOnly: Bool
     /// A CA bundle (PEM) to trust instead of the system's: the test stand-ins' throw-away CA.
-    public var caFile: String?
+    package var caFile: String?
     /// Judges the address of every socket curl opens, after DNS resolution (so no DNS-rebinding window between
     /// check and use); nil: none (the URL is the operator's own configuration, such as FCM's base URL). Webhooks,
     /// whose URLs come from API callers, always have one.
-    public var policy: DestinationPolicy?
+    package var policy: DestinationPolicy?
     /// One exchange, from DNS lookup to the last response byte (queueing for a stream included).
-    public var timeout: Duration
+    package var timeout: Duration
     /// DNS lookup plus TCP and TLS connect.
-    public var connectTimeout: Duration
+    package var connectTimeout: Duration
     /// Response headers plus body; a larger answer aborts the exchange (`responseTooLarge`).
-    public var maxResponseBytes: Int
+    package var maxResponseBytes: Int
     /// An idle connection older than this is replaced rather than reused.
-    public var maxIdleSeconds: Int
+    package var maxIdleSeconds: Int
     /// Idle connections each multi keeps for reuse (`CURLMOPT_MAXCONNECTS`); nil: curl's default (four times the
     /// transfers it has run at once). Webhooks, which reach many hosts, bound it.
-    public var maxIdleConnections: Int?
+    package var maxIdleConnections: Int?
 
-    public init(
+    package init(
         name: String, connections: Int = 2, maxConnectionsPerHost: Int = 1, streamsPerConnection: Int = 100,
         http2: Bool = true, httpsOnly: Bool = true, caFile: String? = nil, policy: DestinationPolicy? = nil,
         timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
@@ -72,7 +72,7 @@ extension HTTPExchangeConfiguration {
     /// thread (`webhooks-0`) runs every transfer side by side; connections to a host are bounded only by what the
     /// outbox runs at once (`maxConnectionsPerHost`, its concurrency); HTTP/2 is used where TLS offers it, as
     /// curl does by default; an idle connection is kept up to 118 s (curl's default) and at most 16 of them.
-    public static func webhooks(
+    package static func webhooks(
         policy: DestinationPolicy, timeout: Duration = .seconds(3),
         connectTimeout: Duration = .seconds(2), maxResponseBytes: Int = 64 * 1024,
         maxConnectionsPerHost: Int = 16

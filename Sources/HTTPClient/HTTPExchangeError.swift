@@ -2,8 +2,8 @@
 /// one error type of the one outbound HTTP stack. Small and typed: `kind` is a bounded metric label (the webhook
 /// failure reasons of docs/OPERATIONS.md), `message` says what happened without credentials (URLs appear only as
 /// `HTTPURL.redacted`).
-public struct HTTPExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
+package struct HTTPExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable, CaseIterable {
         /// Not an http or https URL libcurl accepts.
         case invalidURL = "invalid_url"
         /// Every address the host resolved to is refused by the `DestinationPolicy`: nothing was sent.
@@ -20,13 +20,13 @@ public struct HTTPExchangeError: Error, Sendable, Equatable, CustomStringConvert
         case internalError = "internal"
     }
 
-    public var kind: Kind
-    public var message: String
+    package var kind: Kind
+    package var message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { "\(kind.rawValue): \(message)" }
+    package var description: String { "\(kind.rawValue): \(message)" }
 }

@@ -3,25 +3,25 @@ import CLibCurl
 /// An absolute `http` or `https` URL, validated by libcurl's own parser.
 public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     /// Longer URLs are refused: no receiver needs one, and each is stored and logged (redacted).
-    public static let maxLength = 8192
+    package static let maxLength = 8192
 
     /// The URL as given (may hold basic-auth credentials: never log it; use `redacted`).
-    public let text: String
+    package let text: String
     /// `http` or `https`.
-    public let scheme: String
+    package let scheme: String
     /// The host as curl reads it, lower case (IPv6 literals in brackets).
-    public let host: String
+    package let host: String
     /// The port, the scheme's default when the URL has none.
-    public let port: Int
+    package let port: Int
 
     /// Why a URL was refused.
-    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         case tooLong
         case malformed(String)
         case unsupportedScheme
         case missingHost
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .tooLong: return "is longer than \(HTTPURL.maxLength) bytes"
             case .malformed(let reason): return "is not a valid URL (\(reason))"
@@ -33,7 +33,7 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses and checks `text`.
     /// - Throws: `ParseError` naming what is wrong.
-    public init(_ text: String) throws(ParseError) {
+    package init(_ text: String) throws(ParseError) {
         guard text.utf8.count <= Self.maxLength else { throw .tooLong }
         let url: CurlURL
         do {
@@ -58,13 +58,13 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The host when it is an IP address literal (`127.0.0.1`, `[::1]`), nil for a name.
-    public var literalAddress: IPAddress? {
+    package var literalAddress: IPAddress? {
         if host.hasPrefix("["), host.hasSuffix("]") { return IPAddress(String(host.dropFirst().dropLast())) }
         return IPAddress(host)
     }
 
     /// `scheme://host:port`: no credentials, path or query, so it is safe for logs, metrics and stored errors.
-    public var redacted: String { "\(scheme)://\(host):\(port)" }
+    package var redacted: String { "\(scheme)://\(host):\(port)" }
 
     public var description: String { redacted }
 }

@@ -14,16 +14,16 @@ import Locking
 ///
 /// For a cheap refusal at registration only: what a request finally connects to is judged again on the socket
 /// (`TransferChecks.openSocket`), so a name that resolves differently later (DNS rebinding) gains nothing.
-public enum HostResolver {
+package enum HostResolver {
     /// Why no address came back.
-    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// `getaddrinfo` failed (no such name, no address, resolver failure) with this `gai_strerror` text.
         case notResolved(String)
         case timedOut
         /// `maxConcurrentLookups` lookups are running; nothing was asked.
         case busy
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notResolved(let reason): return "does not resolve (\(reason))"
             case .timedOut: return "did not resolve in time"
@@ -33,12 +33,12 @@ public enum HostResolver {
     }
 
     /// Lookups blocking a thread at most, process-wide.
-    public static let maxConcurrentLookups = 16
+    package static let maxConcurrentLookups = 16
     private static let running = Locked(0)
     private static let queue = DispatchQueue(label: "host-resolver", attributes: .concurrent)
 
     /// Every address of `host` (a name, or an address literal without brackets), de-duplicated, in resolver order.
-    public static func resolve(_ host: String, timeout: Duration = .seconds(3)) async -> Result<[IPAddress], Failure> {
+    package static func resolve(_ host: String, timeout: Duration = .seconds(3)) async -> Result<[IPAddress], Failure> {
         let admitted = running.withLock { count -> Bool in
             guard count < maxConcurrentLookups else { return false }
             count += 1

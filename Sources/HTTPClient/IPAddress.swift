@@ -2,21 +2,21 @@ import Glibc
 
 /// An IPv4 or IPv6 address: 4 or 16 bytes in network order. A plain value, so the destination policy is tested
 /// without sockets.
-public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
-    public enum Family: Sendable { case v4, v6 }
+package struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    package enum Family: Sendable { case v4, v6 }
 
     /// 4 bytes (IPv4) or 16 bytes (IPv6), most significant first.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
-    public var family: Family { bytes.count == 4 ? .v4 : .v6 }
+    package var family: Family { bytes.count == 4 ? .v4 : .v6 }
 
     /// An IPv4 address from its four octets.
-    public init(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
+    package init(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) {
         bytes = [a, b, c, d]
     }
 
     /// Raw bytes; nil unless there are exactly 4 or 16.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         guard bytes.count == 4 || bytes.count == 16 else { return nil }
         self.bytes = bytes
     }
@@ -24,7 +24,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Parses the textual forms `inet_pton` accepts: dotted decimal IPv4 (no octal, hex or shortened forms
     /// such as `127.1`, which `inet_aton` would read) and RFC 4291 IPv6, including `::ffff:1.2.3.4`. No zone
     /// ids, no brackets.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         // The longest IPv6 text (with an embedded IPv4) is 45 bytes; anything longer is not an address.
         guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 16)
@@ -39,7 +39,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), which a dual-stack socket
     /// connects to as plain IPv4; nil for anything else.
-    public var mappedIPv4: IPAddress? {
+    package var mappedIPv4: IPAddress? {
         guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF
         else { return nil }
         return IPAddress(bytes[12], bytes[13], bytes[14], bytes[15])
@@ -47,7 +47,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Splits `host:port` or `[host]:port` (the form sockets are reported and listeners configured in) at the port
     /// separator; nil when there is none. `bracketed` tells the IPv6 form, whose host is returned without brackets.
-    public static func splitHostPort(_ text: String) -> (host: String, port: Substring, bracketed: Bool)? {
+    package static func splitHostPort(_ text: String) -> (host: String, port: Substring, bracketed: Bool)? {
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
                 return nil
@@ -61,10 +61,10 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The address a connection really has: the IPv4 address for an IPv4-mapped one, else itself.
-    public var unmapped: IPAddress { mappedIPv4 ?? self }
+    package var unmapped: IPAddress { mappedIPv4 ?? self }
 
     /// 127.0.0.0/8 or `::1` (an IPv4-mapped loopback address counts too).
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         let address = unmapped
         if address.bytes.count == 4 { return address.bytes[0] == 127 }
         return address.bytes == [UInt8](repeating: 0, count: 15) + [1]
@@ -77,7 +77,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `inet_ntop`'s canonical text (`127.0.0.1`, `::1`, `::ffff:10.0.0.1`).
-    public var description: String {
+    package var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = bytes.count == 4 ? AF_INET : AF_INET6
         guard inet_ntop(family, bytes, &text, socklen_t(text.count)) != nil else { return "?" }

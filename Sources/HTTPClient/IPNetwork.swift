@@ -1,17 +1,17 @@
 /// An address range in CIDR notation (`10.0.0.0/8`, `fd00::/8`); a single address is a /32 or /128.
-public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
+package struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
     /// The first address of the range (host bits zero).
-    public let address: IPAddress
+    package let address: IPAddress
     /// Leading bits that must match: 0...32 for IPv4, 0...128 for IPv6.
-    public let prefixLength: Int
+    package let prefixLength: Int
 
     /// Why a CIDR text was refused, worded for the operator reading `check-config`.
-    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         case notAnAddress
         case badPrefixLength(max: Int)
         case hostBitsSet(suggestion: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notAnAddress: return "not an IP address or CIDR network"
             case .badPrefixLength(let max): return "the prefix length must be an integer from 0 to \(max)"
@@ -22,7 +22,7 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `address` or `address/prefix`. Host bits after the prefix are an error, not silently cleared: a
     /// typo such as `10.1.0.0/8` would otherwise allow far more than meant.
-    public init(parsing text: String) throws(ParseError) {
+    package init(parsing text: String) throws(ParseError) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = IPAddress(String(parts[0])) else { throw .notAnAddress }
         let max = address.bytes.count * 8
@@ -53,10 +53,10 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `candidate` is in this range; an address of the other family never is.
-    public func contains(_ candidate: IPAddress) -> Bool {
+    package func contains(_ candidate: IPAddress) -> Bool {
         guard candidate.bytes.count == address.bytes.count else { return false }
         return IPNetwork(masking: candidate, prefixLength: prefixLength).address == address
     }
 
-    public var description: String { "\(address)/\(prefixLength)" }
+    package var description: String { "\(address)/\(prefixLength)" }
 }

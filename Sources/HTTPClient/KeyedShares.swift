@@ -6,7 +6,7 @@ import Locking
 /// while the key's share is full and is woken, in order, by `release` of the same key; a waiter leaves when its
 /// task or run is cancelled; `close` wakes every waiter with false. A key holding nothing, with nobody asking for
 /// it, is forgotten, so the shares grow only with busy keys.
-public final class KeyedShares: Sendable {
+package final class KeyedShares: Sendable {
     /// One key's count of slots.
     struct Share: AdmissionPolicy {
         let limit: Int
@@ -32,17 +32,17 @@ public final class KeyedShares: Sendable {
         var closed = false
     }
 
-    public let limit: Int
+    package let limit: Int
     /// Lock order: this lock, then a window's (never the other way round).
     private let state = Locked(State())
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     /// Takes a slot of `key`, suspending while the key holds `limit`. Returns false (nothing taken) once closed,
     /// or when the calling task or `scope` (the request's run) is cancelled while it waits.
-    public func acquire(_ key: String, cancelledBy scope: RetryScope? = nil) async -> Bool {
+    package func acquire(_ key: String, cancelledBy scope: RetryScope? = nil) async -> Bool {
         let window = state.withLock { state -> Window? in
             if state.closed { return nil }
             var entry = state.entries[key] ?? Entry(window: Window(Share(limit: limit)))
@@ -61,7 +61,7 @@ public final class KeyedShares: Sendable {
     }
 
     /// Frees a slot of `key`: its longest waiter takes it over.
-    public func release(_ key: String) {
+    package func release(_ key: String) {
         let waiter = state.withLock { state -> Window.Waiter? in
             guard let window = state.entries[key]?.window else { return nil }
             let waiter = window.withState { share -> Window.Waiter? in
@@ -76,7 +76,7 @@ public final class KeyedShares: Sendable {
     }
 
     /// Refuses new slots and wakes every waiter with false.
-    public func close() {
+    package func close() {
         let windows = state.withLock { state -> [Window] in
             state.closed = true
             return state.entries.values.map(\.window)
@@ -85,12 +85,12 @@ public final class KeyedShares: Sendable {
     }
 
     /// `acquire` calls suspended, every key together.
-    public var waiting: Int {
+    package var waiting: Int {
         state.withLock { state in state.entries.values.reduce(0) { $0 + $1.window.withState { $0.waiting } } }
     }
 
     /// Slots `key` holds now.
-    public func held(_ key: String) -> Int {
+    package func held(_ key: String) -> Int {
         state.withLock { $0.entries[key]?.window.withState { $0.policy.held } ?? 0 }
     }
 

@@ -2,13 +2,13 @@ import Clocks
 
 /// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an IMF-fixdate. The one parser for every sender that reads
 /// the header (FCM, Web Push).
-public enum RetryAfter {
+package enum RetryAfter {
     /// Delays above this are capped: a push service asking for more than a day is treated as asking for a day,
     /// and longer digit strings cannot overflow.
-    public static let maxSeconds = 86_400
+    package static let maxSeconds = 86_400
 
     /// The delay in seconds from `now` (UNIX seconds), 0 for a date in the past, nil when unparseable.
-    public static func seconds(_ value: String, now: Int) -> Int? {
+    package static func seconds(_ value: String, now: Int) -> Int? {
         let text = value.trimmingASCIISpaces
         guard !text.isEmpty else { return nil }
         if text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
@@ -23,7 +23,7 @@ public enum RetryAfter {
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` → UNIX seconds. Parsed by hand: the format is fixed-width, and libc's
     /// `strptime` depends on the locale.
-    public static func imfFixdate(_ text: String) -> Int? {
+    package static func imfFixdate(_ text: String) -> Int? {
         let b = Array(text.utf8)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
             b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,

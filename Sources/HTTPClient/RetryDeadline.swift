@@ -4,15 +4,15 @@ import Foundation
 /// it: the earlier of the publish's delivery window (`x_delivery.expiresAt`) and the message's own lifetime (FCM
 /// `time_to_live`, Web Push `TTL`, APNs `apns-expiration`), counted from the notification's first hand-over to the
 /// sender. A pure value: the senders pass `secondsLeft(at:)` to their retry policies, tested without clocks.
-public struct RetryDeadline: Sendable, Hashable {
+package struct RetryDeadline: Sendable, Hashable {
     /// The deadline; nil when neither bound applies.
-    public var at: Date?
+    package var at: Date?
 
     /// - Parameters:
     ///   - expiresAt: the publish's delivery window, if any.
     ///   - timeToLive: the message's lifetime in seconds, if it has one (`0`: now or never, so no retry at all).
     ///   - start: when the message was first handed to the sender.
-    public init(expiresAt: Date?, timeToLive: Double?, from start: Date) {
+    package init(expiresAt: Date?, timeToLive: Double?, from start: Date) {
         let lifetime = timeToLive.map { start.addingTimeInterval(max(0, $0)) }
         switch (expiresAt, lifetime) {
         case (let window?, let life?): at = min(window, life)
@@ -23,21 +23,21 @@ public struct RetryDeadline: Sendable, Hashable {
     }
 
     /// A deadline at `at` (nil: none).
-    public init(at: Date?) {
+    package init(at: Date?) {
         self.at = at
     }
 
     /// No deadline.
-    public static let none = RetryDeadline(at: nil)
+    package static let none = RetryDeadline(at: nil)
 
     /// Seconds from `now` until the deadline (negative once it passed); nil when there is none.
-    public func secondsLeft(at now: Date) -> Double? {
+    package func secondsLeft(at now: Date) -> Double? {
         at.map { $0.timeIntervalSince(now) }
     }
 
     /// Whether a retry `delay` seconds after a moment `secondsLeft` before the deadline would go out past it.
     /// A retry landing exactly on the deadline still goes out; with no deadline (`secondsLeft` nil) none is late.
-    public static func isLate(delay: Double, secondsLeft: Double?) -> Bool {
+    package static func isLate(delay: Double, secondsLeft: Double?) -> Bool {
         guard let secondsLeft else { return false }
         return delay > secondsLeft
     }

@@ -7,7 +7,7 @@ import Locking
 /// slot. A retry that `resume`d first goes out; one cancelled first is never sent: exactly one of the two wins.
 ///
 /// Compared by identity, so requests that carry one stay `Equatable`.
-public final class RetryScope: Sendable, Hashable {
+package final class RetryScope: Sendable, Hashable {
     private struct State {
         var cancelled = false
         var nextTicket = 0
@@ -16,18 +16,18 @@ public final class RetryScope: Sendable, Hashable {
 
     private let state = Locked(State())
 
-    public init() {}
+    package init() {}
 
     /// Whether `cancel` was called: nothing more may be sent for this scope.
-    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Retries waiting right now.
-    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+    package var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Registers a retry about to wait. `onCancel` runs once, on the cancelling thread, if the scope is cancelled
     /// before `resume` is called with the returned ticket.
     /// - Returns: the ticket, or nil when the scope is cancelled already (nothing registered: end the retry now).
-    public func wait(onCancel: @escaping @Sendable () -> Void) -> Int? {
+    package func wait(onCancel: @escaping @Sendable () -> Void) -> Int? {
         state.withLock { state -> Int? in
             guard !state.cancelled else { return nil }
             state.nextTicket += 1
@@ -38,12 +38,12 @@ public final class RetryScope: Sendable, Hashable {
 
     /// The retry's wait is over. - Returns: false when the scope was cancelled first (its handler ran or is
     /// running): the retry must not be sent.
-    public func resume(_ ticket: Int) -> Bool {
+    package func resume(_ ticket: Int) -> Bool {
         state.withLock { $0.waiting.removeValue(forKey: ticket) != nil }
     }
 
     /// Ends every waiting retry now (their handlers run here, outside the lock) and refuses later ones.
-    public func cancel() {
+    package func cancel() {
         let handlers = state.withLock { state -> [@Sendable () -> Void] in
             state.cancelled = true
             defer { state.waiting.removeAll() }
@@ -52,12 +52,12 @@ public final class RetryScope: Sendable, Hashable {
         for handler in handlers { handler() }
     }
 
-    public static func == (lhs: RetryScope, rhs: RetryScope) -> Bool { lhs === rhs }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    package static func == (lhs: RetryScope, rhs: RetryScope) -> Bool { lhs === rhs }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 /// A run's cancellation ends its requests' waits in admission windows too (`AdmissionWindow`).
 extension RetryScope: CancellationSource {
-    public func register(onCancel: @escaping @Sendable () -> Void) -> Int? { wait(onCancel: onCancel) }
-    public func unregister(_ registration: Int) { _ = resume(registration) }
+    package func register(onCancel: @escaping @Sendable () -> Void) -> Int? { wait(onCancel: onCancel) }
+    package func unregister(_ registration: Int) { _ = resume(registration) }
 }

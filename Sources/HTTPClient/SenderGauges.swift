@@ -1,6 +1,6 @@
 /// The gauges every sender built on `SenderLedger` and `HTTPExchangeClient` reports (FCM, Web Push): its stats
 /// type conforms, and `SenderLedger.stats(_:client:)` fills them in the one way.
-public protocol SenderGauges {
+package protocol SenderGauges {
     /// Jobs admitted and not final yet (in transfer, or waiting for a token or a retry).
     var requestsInFlight: Int { get set }
     /// `submit` calls suspended because the window, or their destination's share of it, is full.
@@ -13,7 +13,7 @@ public protocol SenderGauges {
 
 extension SenderLedger {
     /// The counters `read` takes from the state under the lock, with the window's gauges and `client`'s set.
-    public func stats<Stats: SenderGauges>(_ read: (State) -> Stats, client: HTTPExchangeClient) -> Stats {
+    package func stats<Stats: SenderGauges>(_ read: (State) -> Stats, client: HTTPExchangeClient) -> Stats {
         var stats = withState { read($0) }
         stats.requestsInFlight = window.inUse
         stats.waitingForWindow = window.waiting + shares.waiting

@@ -11,7 +11,7 @@ import Locking
 /// if ledger.claim(job.id, count: { $0.sent += 1 }) { job.onResult(result) }
 /// let left = await ledger.shutdown(gracePeriod: .seconds(10), count: { $0.shutdownFailures += $1 }) { $0.onResult(.shutdown) }
 /// ```
-public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
+package final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     private struct Book: Sendable {
         var pending = PendingJobs<Job>()
         /// The destination share each pending job holds (jobs admitted with a key).
@@ -20,23 +20,23 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     }
 
     /// Backpressure: one slot per admitted job until it is claimed.
-    public let window: InFlightWindow
+    package let window: InFlightWindow
     /// Each destination's bounded share of the window (jobs admitted with a key take a slot of both).
-    public let shares: KeyedShares
+    package let shares: KeyedShares
     private let book: Locked<Book>
 
     /// - Parameters:
     ///   - capacity: jobs in flight at most (retries and their delays included).
     ///   - perKey: jobs in flight at most to one destination key; at most `capacity` (the default: no share).
     ///   - state: the sender's own counters and trackers, kept under the same lock as the pending jobs.
-    public init(capacity: Int, perKey: Int? = nil, state: State) {
+    package init(capacity: Int, perKey: Int? = nil, state: State) {
         window = InFlightWindow(capacity: capacity)
         shares = KeyedShares(limit: min(perKey ?? capacity, capacity))
         book = Locked(Book(state: state))
     }
 
     /// Runs `body` on the sender's state under the lock.
-    public func withState<Result>(_ body: (inout State) -> Result) -> Result {
+    package func withState<Result>(_ body: (inout State) -> Result) -> Result {
         book.withLock { body(&$0.state) }
     }
 
@@ -46,7 +46,7 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// A wait for the window ends early when the calling task or `scope` (the job's run) is cancelled.
     /// - Returns: nil (no slot taken, nothing registered) once the window is closed for shutdown, or when the wait
     ///   was cancelled (`scope.isCancelled` tells which).
-    public func admit(key: String? = nil, cancelledBy scope: RetryScope? = nil, _ make: (Int) -> Job) async -> Job? {
+    package func admit(key: String? = nil, cancelledBy scope: RetryScope? = nil, _ make: (Int) -> Job) async -> Job? {
         if let key {
             guard await shares.acquire(key, cancelledBy: scope) else { return nil }
         }
@@ -62,13 +62,13 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     }
 
     /// Whether job `id` is still unreported (a retry timer checks before sending again).
-    public func isPending(_ id: Int) -> Bool {
+    package func isPending(_ id: Int) -> Bool {
         book.withLock { $0.pending.contains(id) }
     }
 
     /// Claims job `id`, runs `count` on the state in the same critical section, then frees the job's slot.
     /// - Returns: false (nothing counted) when the job was claimed already: shutdown reported it.
-    public func claim(_ id: Int, count: (inout State) -> Void) -> Bool {
+    package func claim(_ id: Int, count: (inout State) -> Void) -> Bool {
         let (claimed, key) = book.withLock { book -> (Bool, String?) in
             guard book.pending.claim(id) else { return (false, nil) }
             count(&book.state)
@@ -84,7 +84,8 @@ public final class SenderLedger<Job: Sendable, State: Sendable>: Sendable {
     /// Refuses new jobs, waits up to `gracePeriod` for the admitted ones to be claimed, then claims every
     /// one left (`count` gets the state and how many), frees each one's slot and hands it to `report`.
     /// - Returns: the jobs claimed here, in the order they were admitted.
-    public func shutdown(gracePeriod: Duration, count: (inout State, Int) -> Void, report: (Job) -> Void) async -> [Job]
+    package func shutdown(gracePeriod: Duration, count: (inout State, Int) -> Void, report: (Job) -> Void) async
+        -> [Job]
     {
         window.close()
         shares.close()

@@ -1,8 +1,8 @@
 /// An address range that is not an ordinary public unicast destination (IANA's IPv4 and IPv6 Special-Purpose
 /// Address Registries, RFC 6890 and updates), with what a request to it could reach.
-public struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible {
+package struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible {
     /// How the destination policy treats the range.
-    public enum Treatment: Sendable, Equatable {
+    package enum Treatment: Sendable, Equatable {
         /// Refused unless the operator allows the network or host (loopback, private, link-local, …).
         case refused
         /// Refused even when allowed: no webhook receiver can live there, and some of these reach this host
@@ -13,15 +13,15 @@ public struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible 
         case embedsIPv4(offset: Int)
     }
 
-    public let network: IPNetwork
+    package let network: IPNetwork
     /// What the range is, for the refusal reason (`loopback`, `private`, `link-local (cloud metadata)`).
-    public let name: String
-    public let treatment: Treatment
+    package let name: String
+    package let treatment: Treatment
 
-    public var description: String { "\(name) (\(network))" }
+    package var description: String { "\(name) (\(network))" }
 
     /// Most specific first: the first range containing an address names it.
-    public static let all: [SpecialAddressRange] = [
+    package static let all: [SpecialAddressRange] = [
         // IPv4
         range("0.0.0.0/8", "unspecified (\"this network\")", .neverAllowed),
         range("10.0.0.0/8", "private"),
@@ -57,7 +57,7 @@ public struct SpecialAddressRange: Sendable, Equatable, CustomStringConvertible 
     ]
 
     /// The first range containing `address`, if any.
-    public static func containing(_ address: IPAddress) -> SpecialAddressRange? {
+    package static func containing(_ address: IPAddress) -> SpecialAddressRange? {
         all.first { $0.network.contains(address) }
     }
 

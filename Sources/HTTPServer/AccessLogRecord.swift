@@ -1,19 +1,19 @@
 /// One completed request, for access logs and metrics.
-public struct AccessLogRecord: Sendable {
-    public var method: String
+package struct AccessLogRecord: Sendable {
+    package var method: String
     /// The matched route pattern, or `-` when no route matched (404, protocol errors): never the raw URI, so it
     /// is safe as a metric label.
-    public var route: String
-    public var status: Int
-    public var bytesIn: Int
-    public var bytesOut: Int
+    package var route: String
+    package var status: Int
+    package var bytesIn: Int
+    package var bytesOut: Int
     /// From the first byte of the request to the response being fully written.
-    public var duration: Duration
-    public var requestID: String
-    public var peer: String
-    public var isTLS: Bool
+    package var duration: Duration
+    package var requestID: String
+    package var peer: String
+    package var isTLS: Bool
 
-    public init(
+    package init(
         method: String, route: String, status: Int, bytesIn: Int, bytesOut: Int, duration: Duration,
         requestID: String, peer: String, isTLS: Bool
     ) {

@@ -5,9 +5,9 @@ import Locking
 /// a producer (any thread, typically one that reads a database snapshot) writes chunks into it. The server sends
 /// them with `Transfer-Encoding: chunked` as the socket takes them; `write` blocks the producer while more than
 /// `maxBuffered` bytes wait, so a slow client slows the producer instead of filling memory.
-public final class HTTPBodyStream: Sendable {
+package final class HTTPBodyStream: Sendable {
     /// Why `write` failed: the connection is gone (closed by the client, timed out, server shutting down).
-    public struct Closed: Error, Sendable {}
+    package struct Closed: Error, Sendable {}
 
     private struct State {
         var chunks: [[UInt8]] = []
@@ -25,11 +25,11 @@ public final class HTTPBodyStream: Sendable {
     let maxBuffered: Int
 
     /// - Parameter maxBuffered: bytes written but not yet taken by the server before `write` blocks. Default 1 MiB.
-    public init(maxBuffered: Int = 1 << 20) { self.maxBuffered = max(1, maxBuffered) }
+    package init(maxBuffered: Int = 1 << 20) { self.maxBuffered = max(1, maxBuffered) }
 
     /// Appends `bytes` to the body; blocks while more than `maxBuffered` bytes wait to be sent.
     /// - Throws: `Closed` when the connection went away (nothing more will be sent).
-    public func write(_ bytes: [UInt8]) throws(Closed) {
+    package func write(_ bytes: [UInt8]) throws(Closed) {
         guard !bytes.isEmpty else { return }
         while true {
             let (accepted, wake) = state.withLock { state -> (Bool?, (@Sendable () -> Void)?) in
@@ -54,7 +54,7 @@ public final class HTTPBodyStream: Sendable {
 
     /// Ends the body. `failed`: the producer could not finish; the server closes the connection without the last
     /// chunk, so the client sees an incomplete response rather than a short one that looks whole.
-    public func finish(failed: Bool = false) {
+    package func finish(failed: Bool = false) {
         let wake = state.withLock { state -> (@Sendable () -> Void)? in
             guard !state.finished else { return nil }
             state.finished = true

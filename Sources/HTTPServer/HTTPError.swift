@@ -1,20 +1,20 @@
 /// A concrete `HTTPResponseError`.
-public struct HTTPError: HTTPResponseError, Hashable, Sendable {
-    public var status: HTTPStatus
-    public var title: String
-    public var detail: String
+package struct HTTPError: HTTPResponseError, Hashable, Sendable {
+    package var status: HTTPStatus
+    package var title: String
+    package var detail: String
 
-    public var description: String { detail }
+    package var description: String { detail }
 
     /// An error with an explicit title (`"Bad request"`) and description.
-    public init(_ status: HTTPStatus, title: String, detail: String) {
+    package init(_ status: HTTPStatus, title: String, detail: String) {
         self.status = status
         self.title = title
         self.detail = detail
     }
 
     /// An error titled with the status's usual wording (`400` → "Bad request").
-    public init(_ status: HTTPStatus, detail: String) {
+    package init(_ status: HTTPStatus, detail: String) {
         self.init(status, title: HTTPError.defaultTitle(status), detail: detail)
     }
 
@@ -27,11 +27,11 @@ public struct HTTPError: HTTPResponseError, Hashable, Sendable {
     }
 
     /// `400 {"error":"Bad request","description":detail}`.
-    public static func badRequest(_ detail: String) -> HTTPError { HTTPError(.badRequest, detail: detail) }
+    package static func badRequest(_ detail: String) -> HTTPError { HTTPError(.badRequest, detail: detail) }
     /// `404 {"error":"Not found","description":detail}`.
-    public static func notFound(_ detail: String) -> HTTPError { HTTPError(.notFound, detail: detail) }
+    package static func notFound(_ detail: String) -> HTTPError { HTTPError(.notFound, detail: detail) }
     /// `401 {"error":"Unauthorized","description":detail}`.
-    public static func unauthorized(_ detail: String) -> HTTPError { HTTPError(.unauthorized, detail: detail) }
+    package static func unauthorized(_ detail: String) -> HTTPError { HTTPError(.unauthorized, detail: detail) }
     static let internalError = HTTPError(
         .internalServerError, title: "Something went wrong",
         detail: "Internal server error")

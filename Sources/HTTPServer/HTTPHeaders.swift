@@ -2,49 +2,49 @@
 ///
 /// Names keep the spelling they arrived with; repeated fields are kept as separate entries.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    public private(set) var fields: [(name: String, value: String)]
+    package private(set) var fields: [(name: String, value: String)]
 
     /// No fields.
-    public init() { fields = [] }
+    package init() { fields = [] }
 
     /// Fields from (name, value) pairs, in order.
-    public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+    package init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
 
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
     /// Appends a field, keeping any existing fields of the same name.
-    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+    package mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
     /// Replaces every field named `name` with one field.
-    public mutating func replaceOrAdd(_ name: String, _ value: String) {
+    package mutating func replaceOrAdd(_ name: String, _ value: String) {
         remove(name)
         add(name, value)
     }
 
     /// Removes every field named `name`.
-    public mutating func remove(_ name: String) {
+    package mutating func remove(_ name: String) {
         fields.removeAll { HTTPHeaders.equalsIgnoringCase($0.name, name) }
     }
 
     /// The first value of `name`, or nil.
-    public subscript(_ name: String) -> String? { first(name) }
+    package subscript(_ name: String) -> String? { first(name) }
 
     /// The first value of `name`, or nil.
-    public func first(_ name: String) -> String? {
+    package func first(_ name: String) -> String? {
         for field in fields where HTTPHeaders.equalsIgnoringCase(field.name, name) { return field.value }
         return nil
     }
 
     /// Every value of `name`, in arrival order.
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         fields.filter { HTTPHeaders.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 
     /// Whether any field is named `name`.
-    public func contains(_ name: String) -> Bool { first(name) != nil }
+    package func contains(_ name: String) -> Bool { first(name) != nil }
 
     /// Comma-separated list elements of every `name` field, trimmed and lowercased (for `Connection`, etc.).
-    public func tokens(_ name: String) -> [String] { Self.listTokens(values(name)) }
+    package func tokens(_ name: String) -> [String] { Self.listTokens(values(name)) }
 
     /// `tokens(_:)` of the given field values.
     static func listTokens(_ values: [String]) -> [String] {
@@ -54,7 +54,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     }
 
     /// Number of fields (repeated names count separately).
-    public var count: Int { fields.count }
+    package var count: Int { fields.count }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 

@@ -4,10 +4,10 @@
 /// Every parse error is fatal to the connection: the server answers with `Connection: close` and closes, because
 /// after a framing error it cannot know where the next request would start (RFC 9112 §11.2).
 public struct HTTPParseError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let status: HTTPStatus
-    public let reason: String
+    package let status: HTTPStatus
+    package let reason: String
     /// The body exceeds the limit in force; routes may replace the response (see `BodyLimit`).
-    public let isBodyTooLarge: Bool
+    package let isBodyTooLarge: Bool
 
     init(_ status: HTTPStatus, _ reason: String, isBodyTooLarge: Bool = false) {
         self.status = status

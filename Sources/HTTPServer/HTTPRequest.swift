@@ -1,35 +1,35 @@
 /// A complete request as handed to a route handler.
-public struct HTTPRequest: Sendable {
-    public var method: HTTPMethod
+package struct HTTPRequest: Sendable {
+    package var method: HTTPMethod
     /// The request target exactly as received (`/a%2Fb?x=1`).
-    public var rawTarget: String
+    package var rawTarget: String
     /// The path part of the target, still percent-encoded (`/a%2Fb`).
-    public var path: String
+    package var path: String
     /// Route parameters, percent-decoded (`:instance` → `parameters["instance"]`).
-    public var parameters: [String: String]
+    package var parameters: [String: String]
     /// Query items in order, percent-decoded with `+` as space.
-    public var query: [(name: String, value: String)]
-    public var headers: HTTPHeaders
+    package var query: [(name: String, value: String)]
+    package var headers: HTTPHeaders
     /// Trailer fields of a chunked body (usually empty).
-    public var trailers: HTTPHeaders
-    public var body: [UInt8]
+    package var trailers: HTTPHeaders
+    package var body: [UInt8]
     /// `ip:port` of the client.
-    public var peer: String
+    package var peer: String
     /// The IP address of the accepted socket's peer, without the port (`192.0.2.7`, `2001:db8::1`). Behind a
     /// reverse proxy this is the proxy's address for every client; the application decides whether to trust a
     /// forwarding header.
-    public var clientAddress: String
+    package var clientAddress: String
     /// The pattern of the route that matched (`/v1/items/:id`), for logs and metrics.
-    public var routePattern: String
+    package var routePattern: String
     /// The incoming `X-Request-ID` when it is sane, else a generated one; echoed in the response.
-    public var requestID: String
+    package var requestID: String
     /// Whether the request arrived over TLS.
-    public var isTLS: Bool
+    package var isTLS: Bool
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    public var minorVersion: Int
+    package var minorVersion: Int
 
     /// Builds a request; the server does this, tests of handlers may too.
-    public init(
+    package init(
         method: HTTPMethod, rawTarget: String, path: String, parameters: [String: String] = [:],
         query: [(name: String, value: String)] = [], headers: HTTPHeaders = HTTPHeaders(),
         trailers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], peer: String = "",
@@ -53,8 +53,8 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The first value of query item `name`.
-    public func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    package func queryValue(_ name: String) -> String? { query.first { $0.name == name }?.value }
 
     /// Every value of query item `name` (`?a=1&a=2`).
-    public func queryValues(_ name: String) -> [String] { query.filter { $0.name == name }.map(\.value) }
+    package func queryValues(_ name: String) -> [String] { query.filter { $0.name == name }.map(\.value) }
 }

@@ -5,7 +5,7 @@ import JSON
 ///
 /// Errors not conforming to this protocol become `500 {"error":"Something went wrong",
 /// "description":"Internal server error"}`; their details are only logged.
-public protocol HTTPResponseError: Error {
+package protocol HTTPResponseError: Error {
     var status: HTTPStatus { get }
     /// A short title (`"Bad request"`).
     var title: String { get }
@@ -16,12 +16,12 @@ public protocol HTTPResponseError: Error {
 }
 
 extension HTTPResponseError {
-    public var responseHeaders: HTTPHeaders { HTTPHeaders() }
+    package var responseHeaders: HTTPHeaders { HTTPHeaders() }
 }
 
 extension HTTPResponse {
     /// The JSON rendering of any `HTTPResponseError`, with its extra header fields.
-    public init(error: any HTTPResponseError) {
+    package init(error: any HTTPResponseError) {
         // Written in Beams' member order, `error` first, rather than sorted.
         self = HTTPResponse.json(
             status: error.status,

@@ -2,7 +2,7 @@ import Lifecycle
 
 extension HTTPServer: Service {
     /// The logger's label (`http`, `ops-http`).
-    public var name: String { label }
+    package var name: String { label }
 
     /// Serves until the calling task is cancelled, then stops accepting, lets in-flight requests finish within
     /// `HTTPLimits.shutdownGracePeriod` (their responses carry `Connection: close`), closes the rest and returns.
@@ -10,7 +10,7 @@ extension HTTPServer: Service {
     /// Binds first unless `start()` already did (callers that need the port before serving call `start()`, then
     /// `run()`). Also returns when `shutdown()` stopped the server.
     /// - Throws: `HTTPServerError` when binding fails.
-    public func run() async throws {
+    package func run() async throws {
         if isIdle { try start() }
         await withTaskCancellationHandler {
             await waitUntilStopped()

@@ -30,7 +30,7 @@ private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 /// }
 /// await server.waitUntilStopped()   // returns once every loop thread has exited
 /// ```
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     private enum State {
         case idle
         /// `start()` is binding; a concurrent `start()` fails, a concurrent `shutdown()` waits.
@@ -48,7 +48,7 @@ public final class HTTPServer: Sendable {
         var shutdownRequested = false
     }
 
-    public let configuration: HTTPServerConfiguration
+    package let configuration: HTTPServerConfiguration
     private let router: Router
     private let logger: Logger
     private let onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)?
@@ -63,7 +63,7 @@ public final class HTTPServer: Sendable {
     ///     loop exits. Keep it cheap (feed metrics): it runs between the loop's socket events.
     ///   - errorResponse: turns an error a handler threw that is not an `HTTPResponseError` into a response (say,
     ///     503 with `Retry-After` while a backend is down); nil from it keeps the default: 500, error logged.
-    public init(
+    package init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger = .disabled,
         onRequestsCompleted: (@Sendable ([AccessLogRecord]) -> Void)? = nil,
         errorResponse: (@Sendable (any Error) -> HTTPResponse?)? = nil
@@ -79,7 +79,7 @@ public final class HTTPServer: Sendable {
     /// - Returns: the bound port (useful with `port: 0`).
     /// - Throws: `HTTPServerError` when binding or loading the TLS files fails; nothing is left running then.
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         _ = ignoreSIGPIPE
         let alreadyStarted = shared.withLock { shared -> Bool in
             guard case .idle = shared.state else { return true }
@@ -157,7 +157,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// The bound port while running.
-    public var port: Int? {
+    package var port: Int? {
         shared.withLock { shared in
             switch shared.state {
             case .running(_, let port), .stopping(_, let port): return port
@@ -167,18 +167,18 @@ public final class HTTPServer: Sendable {
     }
 
     /// Connections currently open (for metrics).
-    public var openConnections: Int { context.withLock { $0?.openConnections.load(ordering: .relaxed) ?? 0 } }
+    package var openConnections: Int { context.withLock { $0?.openConnections.load(ordering: .relaxed) ?? 0 } }
 
     /// Requests answered since start (for metrics).
-    public var completedRequests: Int { context.withLock { $0?.completedRequests.load(ordering: .relaxed) ?? 0 } }
+    package var completedRequests: Int { context.withLock { $0?.completedRequests.load(ordering: .relaxed) ?? 0 } }
 
     /// Connections accepted since start (for metrics).
-    public var acceptedConnections: Int { context.withLock { $0?.acceptedConnections.load(ordering: .relaxed) ?? 0 } }
+    package var acceptedConnections: Int { context.withLock { $0?.acceptedConnections.load(ordering: .relaxed) ?? 0 } }
 
     /// Stops accepting, closes idle keep-alive connections at once, lets in-flight requests finish (their
     /// responses carry `Connection: close`) for up to `HTTPLimits.shutdownGracePeriod`, closes the rest, and
     /// returns when every loop thread has exited. Safe to call more than once and concurrently.
-    public func shutdown() async {
+    package func shutdown() async {
         let began = beginShutdown()
         await waitUntilStopped()
         if began { logger.info("HTTP server stopped") }
@@ -220,7 +220,7 @@ public final class HTTPServer: Sendable {
     var label: String { logger.label }
 
     /// Returns once the server has stopped (immediately if it never started or already stopped).
-    public func waitUntilStopped() async {
+    package func waitUntilStopped() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = shared.withLock { shared -> Bool in
                 switch shared.state {

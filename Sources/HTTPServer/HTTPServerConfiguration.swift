@@ -1,21 +1,21 @@
 import Glibc
 
 /// Everything the server needs to start.
-public struct HTTPServerConfiguration: Sendable {
+package struct HTTPServerConfiguration: Sendable {
     /// IPv4 or IPv6 address to bind (`0.0.0.0`, `::`, `::1`). Default `127.0.0.1` (loopback only).
-    public var host: String = "127.0.0.1"
+    package var host: String = "127.0.0.1"
     /// TCP port; 0 picks an ephemeral port (returned by `start()`). Default 8080.
-    public var port: Int = 8080
+    package var port: Int = 8080
     /// When set, the listener speaks HTTPS only.
-    public var tls: TLSConfiguration? = nil
+    package var tls: TLSConfiguration? = nil
     /// Event-loop threads, each with its own `SO_REUSEPORT` listener. Default: the number of active cores.
-    public var eventLoopCount: Int = ProcessInfoCores.active
-    public var limits = HTTPLimits()
+    package var eventLoopCount: Int = ProcessInfoCores.active
+    package var limits = HTTPLimits()
     /// Sent as the `Server` header when set. Default nil (no header).
-    public var serverName: String? = nil
+    package var serverName: String? = nil
 
     /// - Parameter eventLoopCount: nil means one loop per active core.
-    public init(
+    package init(
         host: String = "127.0.0.1", port: Int = 8080, tls: TLSConfiguration? = nil,
         eventLoopCount: Int? = nil, limits: HTTPLimits = HTTPLimits(), serverName: String? = nil
     ) {

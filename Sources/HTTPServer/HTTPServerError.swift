@@ -1,14 +1,14 @@
 import Glibc
 
 /// A failure to start or run the server, carrying the system's or OpenSSL's message.
-public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+package struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     /// The failed call (`bind`, `SSL_CTX_use_PrivateKey_file`, …).
-    public let operation: String
+    package let operation: String
     /// `errno` for system calls, 0 for OpenSSL.
-    public let code: Int32
-    public let message: String
+    package let code: Int32
+    package let message: String
 
-    public var description: String { "\(operation): \(message)" }
+    package var description: String { "\(operation): \(message)" }
 
     static func posix(_ operation: String, _ code: Int32 = errno) -> HTTPServerError {
         HTTPServerError(operation: operation, code: code, message: String(cString: strerror(code)))

@@ -1,44 +1,44 @@
 /// An HTTP response status code with its reason phrase.
-public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
-    public let code: Int
-    public let reasonPhrase: String
+package struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
+    package let code: Int
+    package let reasonPhrase: String
 
     /// A status with the standard reason phrase for `code` (or `"Status"` for unknown codes).
-    public init(_ code: Int) {
+    package init(_ code: Int) {
         self.code = code
         self.reasonPhrase = HTTPStatus.standardPhrase(code)
     }
 
     /// A status with a custom reason phrase.
-    public init(code: Int, reasonPhrase: String) {
+    package init(code: Int, reasonPhrase: String) {
         self.code = code
         self.reasonPhrase = reasonPhrase
     }
 
-    public var description: String { "\(code) \(reasonPhrase)" }
+    package var description: String { "\(code) \(reasonPhrase)" }
 
     // Named statuses (RFC 9110 §15).
-    public static let `continue` = HTTPStatus(100)
-    public static let ok = HTTPStatus(200)
-    public static let created = HTTPStatus(201)
-    public static let accepted = HTTPStatus(202)
-    public static let noContent = HTTPStatus(204)
-    public static let badRequest = HTTPStatus(400)
-    public static let unauthorized = HTTPStatus(401)
-    public static let forbidden = HTTPStatus(403)
-    public static let notFound = HTTPStatus(404)
-    public static let methodNotAllowed = HTTPStatus(405)
-    public static let requestTimeout = HTTPStatus(408)
-    public static let payloadTooLarge = HTTPStatus(413)
-    public static let uriTooLong = HTTPStatus(414)
-    public static let expectationFailed = HTTPStatus(417)
-    public static let unprocessableEntity = HTTPStatus(422)
-    public static let tooManyRequests = HTTPStatus(429)
-    public static let requestHeaderFieldsTooLarge = HTTPStatus(431)
-    public static let internalServerError = HTTPStatus(500)
-    public static let notImplemented = HTTPStatus(501)
-    public static let serviceUnavailable = HTTPStatus(503)
-    public static let httpVersionNotSupported = HTTPStatus(505)
+    package static let `continue` = HTTPStatus(100)
+    package static let ok = HTTPStatus(200)
+    package static let created = HTTPStatus(201)
+    package static let accepted = HTTPStatus(202)
+    package static let noContent = HTTPStatus(204)
+    package static let badRequest = HTTPStatus(400)
+    package static let unauthorized = HTTPStatus(401)
+    package static let forbidden = HTTPStatus(403)
+    package static let notFound = HTTPStatus(404)
+    package static let methodNotAllowed = HTTPStatus(405)
+    package static let requestTimeout = HTTPStatus(408)
+    package static let payloadTooLarge = HTTPStatus(413)
+    package static let uriTooLong = HTTPStatus(414)
+    package static let expectationFailed = HTTPStatus(417)
+    package static let unprocessableEntity = HTTPStatus(422)
+    package static let tooManyRequests = HTTPStatus(429)
+    package static let requestHeaderFieldsTooLarge = HTTPStatus(431)
+    package static let internalServerError = HTTPStatus(500)
+    package static let notImplemented = HTTPStatus(501)
+    package static let serviceUnavailable = HTTPStatus(503)
+    package static let httpVersionNotSupported = HTTPStatus(505)
 
     static func standardPhrase(_ code: Int) -> String {
         switch code {

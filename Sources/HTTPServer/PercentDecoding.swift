@@ -121,7 +121,7 @@ extension HTTPRequest {
     /// (Java's `URLEncoder`, PHP's `urlencode`, Ruby's `CGI.escape`). Route parameters keep `+` literal (RFC 3986);
     /// this is for a handler that knows its client form-encoded the path.
     /// - Returns: nil when the path has no segment `index` or holds a malformed escape.
-    public func formDecodedPath(fromSegment index: Int) -> String? {
+    package func formDecodedPath(fromSegment index: Int) -> String? {
         let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
         guard index >= 0, index < parts.count else { return nil }
         var decoded: [String] = []

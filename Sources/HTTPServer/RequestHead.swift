@@ -17,5 +17,5 @@ public struct RequestHead: Sendable {
     /// Whether the connection may carry another request after this one (1.1 default; 1.0 only when asked).
     public var keepAlive: Bool
     /// `Expect: 100-continue` on an HTTP/1.1 request with a body.
-    public var expectsContinue: Bool
+    package var expectsContinue: Bool
 }

@@ -36,11 +36,11 @@ public struct RequestParser: Sendable {
 
     /// The byte limits the parser enforces itself; body limits come per request through `beginBody`.
     public struct Limits: Sendable {
-        public var maxRequestLineBytes: Int
-        public var maxHeaderBytes: Int
-        public var maxHeaderCount: Int
+        package var maxRequestLineBytes: Int
+        package var maxHeaderBytes: Int
+        package var maxHeaderCount: Int
         /// A chunk-size line including extensions.
-        public var maxChunkLineBytes: Int
+        package var maxChunkLineBytes: Int
 
         /// Defaults match `HTTPLimits`.
         public init(
@@ -91,19 +91,19 @@ public struct RequestParser: Sendable {
     private var trailerBytes = 0
 
     /// Total bytes consumed (for access-log byte counts).
-    public private(set) var consumedBytes = 0
+    package private(set) var consumedBytes = 0
 
     /// A parser waiting for the first request line.
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     /// Whether no byte of a next request has arrived (between requests on a keep-alive connection).
-    public var isIdle: Bool {
+    package var isIdle: Bool {
         if case .requestLine = state { return readIndex == buffer.count }
         return false
     }
 
     /// Bytes received but not parsed yet.
-    public var bufferedBytes: Int { buffer.count - readIndex }
+    package var bufferedBytes: Int { buffer.count - readIndex }
 
     /// The largest buffer kept for the next bytes once everything in it was parsed.
     static let keptBufferCapacity = 128 * 1024
@@ -162,7 +162,7 @@ public struct RequestParser: Sendable {
 
     /// The declared body was admitted (its bytes are budgeted): one allocation for all of it rather than doubling
     /// copies as it arrives. Pages not yet written stay unbacked, so a body that never comes costs little.
-    public mutating func reserveDeclaredBody() {
+    package mutating func reserveDeclaredBody() {
         if case .fixedBody(let remaining) = state, body.isEmpty { body.reserveCapacity(remaining) }
     }
 

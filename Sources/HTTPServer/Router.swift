@@ -1,11 +1,11 @@
 /// A route handler. It runs as a Swift task, never on an event-loop thread.
-public typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+package typealias HTTPHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
 
 /// A route handler that runs on the event-loop thread, right after the request is read: no task, no hop to the
 /// Swift concurrency pool and back (two thread wake-ups per request, the main cost of a trivial route; see
 /// docs/BENCHMARKS.md, HTTP). Only for answers computed at once from the request and memory: it must not block,
 /// wait or do I/O, and may hold a lock only for a moment — every other connection of the loop waits for it.
-public typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
+package typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPResponse
 
 /// A route's admission check: runs on the event-loop thread as soon as the request head is in, before the body is
 /// read or `100 Continue` sent, so it sees the request without its body. Throwing an `HTTPResponseError` answers
@@ -16,13 +16,13 @@ public typealias HTTPLoopHandler = @Sendable (HTTPRequest) throws -> HTTPRespons
 /// concurrency pool and back (thread wake-ups on both sides). An abusive client whose requests are refused thus
 /// cannot take the CPU that legitimate requests need (docs/BENCHMARKS.md, soak). It must not block: no I/O, no
 /// waiting, only locks held for a moment.
-public typealias HTTPAdmission = @Sendable (HTTPRequest) throws -> Void
+package typealias HTTPAdmission = @Sendable (HTTPRequest) throws -> Void
 
 /// A route's last word on each of its responses, whoever produced it: the handler, a refusing admission check,
 /// the error path (500, or the server's `errorResponse` such as a 503) or the route's body-limit error. Used for
 /// header fields every answer of a route needs, such as CORS headers, which a browser needs on errors too to let
 /// the page read them. Runs on the loop or in the handler's task: it must be cheap and must not block.
-public typealias HTTPResponseHook = @Sendable (HTTPRequest, inout HTTPResponse) -> Void
+package typealias HTTPResponseHook = @Sendable (HTTPRequest, inout HTTPResponse) -> Void
 
 /// Maps method + path to handlers.
 ///
@@ -30,7 +30,7 @@ public typealias HTTPResponseHook = @Sendable (HTTPRequest, inout HTTPResponse) 
 /// path, at least one segment, segments joined with `/`). Each segment is percent-decoded before matching, so
 /// `%2F` never splits a segment and `; , = @` are ordinary characters. Literal segments win over `:name`, which
 /// wins over `*name`. HEAD is served by the GET route (without a body) unless a HEAD route exists.
-public struct Router: Sendable {
+package struct Router: Sendable {
     /// A class: a match, the connection's request state and the loop's handler call each hold the route, and a
     /// reference is one retain where this struct's six fields were six (measured on the per-request path).
     final class Route: Sendable {
@@ -96,14 +96,14 @@ public struct Router: Sendable {
     private var nodes: [Node] = [Node()]
 
     /// An empty router (every request gets 404).
-    public init() {}
+    package init() {}
 
     /// Registers `handler` for `method` on `pattern`.
     /// - Parameters:
     ///   - bodyLimit: overrides the server-wide `HTTPLimits.maxBodyBytes` (and its error) for this route.
     ///   - admission: a cheap check run on the event loop before `handler` (see `HTTPAdmission`).
     ///   - responseHook: applied to every response of the route, errors included (see `HTTPResponseHook`).
-    public mutating func add(
+    package mutating func add(
         _ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
         admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
         handler: @escaping HTTPHandler
@@ -116,7 +116,7 @@ public struct Router: Sendable {
     }
 
     /// Registers `handler` to run on the event loop (see `HTTPLoopHandler`) for `method` on `pattern`.
-    public mutating func add(
+    package mutating func add(
         _ method: HTTPMethod, _ pattern: String, bodyLimit: BodyLimit? = nil,
         admission: HTTPAdmission? = nil, responseHook: HTTPResponseHook? = nil,
         onEventLoop handler: @escaping HTTPLoopHandler
@@ -129,7 +129,7 @@ public struct Router: Sendable {
     }
 
     /// `add(.get, pattern, onEventLoop:)`: a cheap GET answered on the loop (health checks, static documents).
-    public mutating func get(_ pattern: String, onEventLoop handler: @escaping HTTPLoopHandler) {
+    package mutating func get(_ pattern: String, onEventLoop handler: @escaping HTTPLoopHandler) {
         add(.get, pattern, onEventLoop: handler)
     }
 
@@ -168,28 +168,28 @@ public struct Router: Sendable {
     }
 
     /// `add(.get, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func get(
+    package mutating func get(
         _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
         handler: @escaping HTTPHandler
     ) {
         add(.get, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.post, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func post(
+    package mutating func post(
         _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
         handler: @escaping HTTPHandler
     ) {
         add(.post, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.put, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func put(
+    package mutating func put(
         _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
         handler: @escaping HTTPHandler
     ) {
         add(.put, pattern, bodyLimit: bodyLimit, admission: admission, handler: handler)
     }
     /// `add(.delete, pattern, bodyLimit:, admission:, handler:)`.
-    public mutating func delete(
+    package mutating func delete(
         _ pattern: String, bodyLimit: BodyLimit? = nil, admission: HTTPAdmission? = nil,
         handler: @escaping HTTPHandler
     ) {

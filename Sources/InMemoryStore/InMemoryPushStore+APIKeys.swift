@@ -2,12 +2,12 @@ import Foundation
 import PushStore
 
 extension InMemoryPushStore {
-    public func apiKeys(instanceID: String) async throws -> [APIKeyRecord] {
+    package func apiKeys(instanceID: String) async throws -> [APIKeyRecord] {
         try access { $0.apiKeys[instanceID] ?? [] }
     }
 
     @discardableResult
-    public func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
+    package func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
         try access { state in
             guard try state.insertAPIKey(key) else { return false }
             state.appendAudit(audit)
@@ -15,7 +15,7 @@ extension InMemoryPushStore {
         }
     }
 
-    public func rollAPIKey(
+    package func rollAPIKey(
         instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
     ) async throws -> Bool {
         try access { state in
@@ -30,7 +30,7 @@ extension InMemoryPushStore {
         }
     }
 
-    public func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
+    package func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
         try access { state in
             guard let index = state.apiKeys[instanceID]?.firstIndex(where: { $0.id == keyID }) else { return false }
             if state.apiKeys[instanceID]?[index].revokedAt == nil {
@@ -41,7 +41,7 @@ extension InMemoryPushStore {
         }
     }
 
-    public func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws {
+    package func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws {
         try access { state in
             for use in uses {
                 guard let index = state.apiKeys[use.instanceID]?.firstIndex(where: { $0.id == use.id }) else {

@@ -2,11 +2,11 @@ import Foundation
 import PushStore
 
 extension InMemoryPushStore {
-    public func appendAudit(_ entry: AuditEntry) async throws {
+    package func appendAudit(_ entry: AuditEntry) async throws {
         try access { $0.appendAudit(entry) }
     }
 
-    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
+    package func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
         -> [AuditEntry]
     {
         try access { state in
@@ -18,7 +18,7 @@ extension InMemoryPushStore {
         }
     }
 
-    public func pruneAudit(before: Date, limit: Int) async throws -> Int {
+    package func pruneAudit(before: Date, limit: Int) async throws -> Int {
         try access { state in
             let cutoff = before.stored
             var removed = 0

@@ -2,7 +2,7 @@ import Foundation
 import PushStore
 
 extension InMemoryPushStore {
-    public func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
+    package func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
         try access { state in
             let live = state.storedInstances.values.filter { !$0.deleted }.map(\.row)
                 .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -10,11 +10,11 @@ extension InMemoryPushStore {
         }
     }
 
-    public func storedInstancesVersion() async throws -> Int64 {
+    package func storedInstancesVersion() async throws -> Int64 {
         try access { $0.storedInstancesVersion }
     }
 
-    public func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
+    package func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
         -> InstanceChangeOutcome
     {
         try access { state in

@@ -13,7 +13,7 @@ import PushStore
 /// It is bounded: it holds at most `capacity` rows (devices, publishes, events, webhooks, provider tokens) and
 /// refuses more with `StoreUnavailableError(.diskFull)`, like a full disk; `purge` frees history. Tests can also
 /// make it unavailable on purpose (`setUnavailable`) to exercise outage handling without a file system.
-public final class InMemoryPushStore: PushStorage {
+package final class InMemoryPushStore: PushStorage {
     /// What survives a "restart": the data and the injected outage, shared by `reopened()` stores like a database
     /// file is shared by the processes that open it.
     private struct Shared {
@@ -29,7 +29,7 @@ public final class InMemoryPushStore: PushStorage {
     ///   - clock: the time source for registration times (as `SQLitePushStore.Configuration.clock`). Default: the
     ///     system clock.
     ///   - capacity: rows held at most. Default 1 000 000.
-    public convenience init(clock: @escaping @Sendable () -> Date = { Date() }, capacity: Int = 1_000_000) {
+    package convenience init(clock: @escaping @Sendable () -> Date = { Date() }, capacity: Int = 1_000_000) {
         self.init(shared: Locked(Shared(data: InMemoryState(capacity: capacity))), clock: clock)
     }
 
@@ -40,13 +40,13 @@ public final class InMemoryPushStore: PushStorage {
 
     /// A new, open store over this one's data: what a restarted process sees when it opens the same database. This
     /// store may be closed already (a clean restart) or not (a crashed worker whose leases are still held).
-    public func reopened() -> InMemoryPushStore {
+    package func reopened() -> InMemoryPushStore {
         InMemoryPushStore(shared: shared, clock: clock)
     }
 
     /// Makes every later call (of this store and of every `reopened()` one) throw `error`, storing nothing, until
     /// called again with `nil`: a disk that filled up or failed, for outage tests.
-    public func setUnavailable(_ error: StoreUnavailableError?) {
+    package func setUnavailable(_ error: StoreUnavailableError?) {
         shared.withLock { $0.unavailable = error }
     }
 
@@ -61,54 +61,54 @@ public final class InMemoryPushStore: PushStorage {
 
     // MARK: StoreBackend
 
-    public func probeWrite() async throws {
+    package func probeWrite() async throws {
         try access { _ in }
     }
 
     /// Idempotent; later calls of anything else throw `PushStoreError.closed`.
-    public func close() async throws {
+    package func close() async throws {
         closed.withLock { $0 = true }
     }
 
     // MARK: DeviceRegistry
 
-    public func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws
+    package func registerDevice(_ registration: DeviceRegistration, maxDevicesPerInstance: Int) async throws
         -> RegisteredDevice
     {
         let now = clock()
         return try access { try $0.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance) }
     }
 
-    public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
+    package func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
         let now = clock()
         return try access { try $0.register(registrations, now: now) }
     }
 
-    public func device(instanceID: String, id: String) async throws -> Device? {
+    package func device(instanceID: String, id: String) async throws -> Device? {
         try access { $0.device(instanceID: instanceID, id: id) }
     }
 
-    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+    package func deviceRef(instanceID: String, id: String) async throws -> Int64? {
         try access { $0.ref(instanceID: instanceID, deviceID: id) }
     }
 
-    public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
+    package func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try access { $0.device(instanceID: instanceID, platform: platform, token: token) }
     }
 
-    public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
+    package func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         try access { $0.deleteDevice(instanceID: instanceID, id: id) }
     }
 
-    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+    package func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
         try access { $0.updateTimeZone(instanceID: instanceID, deviceID: deviceID, timeZone: timeZone) }
     }
 
-    public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
+    package func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
         try access { $0.updateMetadata(instanceID: instanceID, deviceID: deviceID, metadata: metadata) }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+    package func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
         -> Bool
     {
         let now = clock()
@@ -117,13 +117,13 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+    package func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
         -> InterestPage?
     {
         try access { $0.interests(instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor) }
     }
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+    package func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
         try access {
@@ -131,7 +131,7 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+    package func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
         try access {
@@ -139,15 +139,15 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    package func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try access { $0.removeInterest(instanceID: instanceID, deviceID: deviceID, interest: interest) }
     }
 
-    public func subscriberCount(instanceID: String, interest: String) async throws -> Int {
+    package func subscriberCount(instanceID: String, interest: String) async throws -> Int {
         try access { $0.subscriberCount(instanceID: instanceID, interest: interest) }
     }
 
-    public func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws
+    package func setUser(instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int) async throws
         -> SetUserResult
     {
         try access {
@@ -155,7 +155,7 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
+    package func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try access { state in
             let removed = state.deleteUser(instanceID: instanceID, userID: userID)
             state.appendAudit(audit)
@@ -163,34 +163,35 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func devices(instanceID: String, userID: String) async throws -> [Device] {
+    package func devices(instanceID: String, userID: String) async throws -> [Device] {
         try access { $0.devices(instanceID: instanceID, userID: userID) }
     }
 
     // MARK: PublishQueue
 
-    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+    package func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         try access { try $0.enqueue(job) }
     }
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+    package func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference)
+        async throws
         -> ClaimedJob?
     {
         try access { $0.claim(workerID: workerID, leaseDuration: leaseDuration, now: now, preference: preference) }
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+    package func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
         -> Bool
     {
         try access { try $0.renewLease(job, workerID: workerID, leaseDuration: leaseDuration, now: now) }
     }
 
-    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+    package func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         try access { $0.targets(for: job, after: cursor, limit: limit) }
     }
 
-    public func checkpoint(
+    package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
@@ -201,11 +202,11 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+    package func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
         try access { $0.answeredTargets(job) }
     }
 
-    public func finishJob(
+    package func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws {
         try access {
@@ -213,27 +214,27 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+    package func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
         try access { $0.publishStatus(instanceID: instanceID, publishID: publishID) }
     }
 
-    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+    package func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
         try access { $0.recentPublishes(instanceID: instanceID, limit: limit) }
     }
 
-    public func queueDepth() async throws -> Int {
+    package func queueDepth() async throws -> Int {
         try access { $0.queueDepth }
     }
 
-    public func nextPublishDue(now: Date) async throws -> Date? {
+    package func nextPublishDue(now: Date) async throws -> Date? {
         try access { $0.nextPublishDue(now: now) }
     }
 
-    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+    package func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
         try access { try $0.reschedule(job, workerID: workerID, notBefore: notBefore) }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+    package func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
         -> PublishCancellation?
     {
         try access { state in
@@ -248,63 +249,63 @@ public final class InMemoryPushStore: PushStorage {
 
     // MARK: DeliveryResultStore, EventStore
 
-    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+    package func recordDeviceResults(_ results: [DeviceResult]) async throws {
         try access { $0.apply(results) }
     }
 
-    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+    package func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
         try access { try $0.record(events) }
     }
 
-    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+    package func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try access { $0.reportFacts(instanceID: instanceID, deviceID: deviceID, publishID: publishID) }
     }
 
-    public func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics {
+    package func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics {
         try access { $0.statistics(instanceID: instanceID, since: since) }
     }
 
     // MARK: WebhookQueue
 
-    public func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
+    package func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
         try access { try $0.enqueue(request, now: now) }
     }
 
-    public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
+    package func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         try access { $0.due(now: now, limit: limit, leaseDuration: leaseDuration) }
     }
 
-    public func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
+    package func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
         try access { try $0.mark(id, outcome: outcome, now: now) }
     }
 
-    public func nextWebhookDue() async throws -> Date? {
+    package func nextWebhookDue() async throws -> Date? {
         try access { $0.nextWebhookDue() }
     }
 
     // MARK: ProviderTokenStorage, RetentionStore
 
-    public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+    package func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
         try access { $0.providerTokens[InMemoryState.ProviderTokenKey(teamID: teamID, keyID: keyID)] }
     }
 
-    public func swapProviderToken(
+    package func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
     ) async throws -> ProviderTokenRecord {
         try access { try $0.swapProviderToken(teamID: teamID, keyID: keyID, expectedJWT: expectedJWT, new: new) }
     }
 
-    public func purge(before: Date, limit: Int) async throws -> PurgeResult {
+    package func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try access { $0.purge(before: before, limit: limit) }
     }
 
-    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+    package func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
         try access { $0.purgeUndeliveredDevices(registeredBefore: registeredBefore, limit: limit) }
     }
 
     // MARK: Live Activities
 
-    public func putLiveActivityStartToken(
+    package func putLiveActivityStartToken(
         instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits,
         now: Date
     ) async throws -> LiveActivityPutResult {
@@ -318,7 +319,7 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func putLiveActivityUpdateToken(
+    package func putLiveActivityUpdateToken(
         instanceID: String, deviceID: String, activityID: String, attributesType: String, token: String,
         reference: String?, expiresAt: Date, limits: LiveActivityLimits, now: Date
     ) async throws -> LiveActivityPutResult {
@@ -333,33 +334,33 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func deleteLiveActivityToken(
+    package func deleteLiveActivityToken(
         instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String
     ) async throws -> Bool? {
         try access { $0.deleteLiveActivity(instanceID: instanceID, deviceID: deviceID, kind: kind, name: name) }
     }
 
-    public func liveActivityTokens(instanceID: String, deviceID: String) async throws -> [LiveActivityToken]? {
+    package func liveActivityTokens(instanceID: String, deviceID: String) async throws -> [LiveActivityToken]? {
         try access { $0.liveActivityTokens(instanceID: instanceID, deviceID: deviceID) }
     }
 
-    public func liveActivityTargets(
+    package func liveActivityTargets(
         for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int, now: Date
     ) async throws -> TargetPage {
         try access { $0.liveActivityTargets(for: job, selector: selector, after: cursor, limit: limit, now: now) }
     }
 
-    public func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int {
+    package func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int {
         try access { $0.deleteDeadLiveActivities(deaths) }
     }
 
-    public func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
+    package func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
         try access { $0.purgeExpiredLiveActivities(before: before, limit: limit) }
     }
 
     // MARK: Invalidation log
 
-    public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
+    package func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
         try access { state in
             Array(
                 state.invalidations.lazy.map(\.record)
@@ -367,13 +368,13 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
+    package func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try access { state in
             Array(state.invalidations.lazy.filter { !$0.notified }.map(\.record).prefix(max(0, limit)))
         }
     }
 
-    public func markInvalidationsNotified(_ ids: [Int64]) async throws {
+    package func markInvalidationsNotified(_ ids: [Int64]) async throws {
         let marked = Set(ids)
         try access { state in
             for index in state.invalidations.indices where marked.contains(state.invalidations[index].record.id) {
@@ -382,7 +383,7 @@ public final class InMemoryPushStore: PushStorage {
         }
     }
 
-    public func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int {
+    package func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int {
         try access { state in
             var kept: [String: Int] = [:]
             var removed = Set<Int64>()
@@ -399,7 +400,7 @@ public final class InMemoryPushStore: PushStorage {
 }
 
 extension InMemoryPushStore: QuotaUsageReading {
-    public func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
+    package func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
         try access {
             QuotaUsage(
                 devices: Int64($0.devicesPerInstance[instanceID, default: 0]),

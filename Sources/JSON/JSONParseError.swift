@@ -1,14 +1,14 @@
 /// Why a JSON text was rejected, and where.
-public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Byte offset in the input where the problem was found.
-    public let offset: Int
+    package let offset: Int
     /// What is wrong, e.g. `duplicate key "sub"`.
-    public let reason: String
+    package let reason: String
     /// Which rule the text broke, for callers that answer a broken bound differently from bad syntax.
-    public let kind: Kind
+    package let kind: Kind
 
     /// The rule a rejected text broke.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Not RFC 8259 JSON, or outside the parser's strictness rules (duplicate keys, bad UTF-8, …).
         case syntax
         /// Longer than `JSONLimits.maxBytes` or nested deeper than `JSONLimits.maxDepth`.
@@ -17,11 +17,11 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
         case arrayTooLong
     }
 
-    public init(offset: Int, reason: String, kind: Kind = .syntax) {
+    package init(offset: Int, reason: String, kind: Kind = .syntax) {
         self.offset = offset
         self.reason = reason
         self.kind = kind
     }
 
-    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    package var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }

@@ -18,7 +18,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Parses one JSON text strictly; see `JSONParser` for every rule and `JSONLimits` for the bounds.
-    public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(JSONParseError) {
+    package init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(JSONParseError) {
         self = try JSONParser.parse(Array(bytes), limits: limits)
     }
 
@@ -60,14 +60,14 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The flag, if this is `true` or `false` (never for the numbers `1` and `0`).
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let flag) = self { return flag }
         return nil
     }
 
     /// The number as an `Int` when it is a whole number that fits: `.int`, or a `.double` such as `1.7e9` or
     /// `2.0`. Nil for fractions, for doubles outside `Int`'s range, and for every other type.
-    public var intValue: Int? {
+    package var intValue: Int? {
         switch self {
         case .int(let value): return value
         case .double(let value): return Int(exactly: value)
@@ -76,7 +76,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The number as a `Double` (an `.int` converted, possibly rounded past 2^53), nil for other types.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .int(let value): return Double(value)
         case .double(let value): return value
@@ -85,13 +85,13 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Whether this is `null`.
-    public var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 
     /// The member `key` of an object; nil for a missing key and for other values.
-    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+    package subscript(key: String) -> JSONValue? { objectValue?[key] }
 
     /// A short name of the JSON type, for error messages ("expected object, got string").
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "boolean"

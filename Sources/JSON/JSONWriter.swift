@@ -4,9 +4,9 @@
 /// `\u00XX`) and nothing else: `/` stays `/` (Foundation's encoders write `\/`), non-ASCII stays UTF-8.
 /// Integers are written in decimal, doubles in Swift's shortest round-trip form (`1.5`, `1e-05`, `1e+308`, `-0.0`),
 /// which is a valid JSON number for every finite value and parses back to the same `Double`.
-public enum JSONWriter {
+package enum JSONWriter {
     /// Appends `value` (objects with sorted keys) to `output`.
-    public static func write(_ value: JSONValue, to output: inout [UInt8]) {
+    package static func write(_ value: JSONValue, to output: inout [UInt8]) {
         switch value {
         case .null: output += Array("null".utf8)
         case .bool(let flag): output += Array((flag ? "true" : "false").utf8)
@@ -34,7 +34,7 @@ public enum JSONWriter {
     /// Writes members in the given order, for formats whose member order is part of what readers expect (a JWT
     /// header's `alg` before `kid` as in Apple's and Beams' examples, Beams' `error` before `description`).
     /// The caller keeps the keys distinct.
-    public static func writeObject(_ members: [(key: String, value: JSONValue)], to output: inout [UInt8]) {
+    package static func writeObject(_ members: [(key: String, value: JSONValue)], to output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
         for (index, member) in members.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -46,7 +46,7 @@ public enum JSONWriter {
     }
 
     /// `writeObject` returning the bytes.
-    public static func object(_ members: [(key: String, value: JSONValue)]) -> [UInt8] {
+    package static func object(_ members: [(key: String, value: JSONValue)]) -> [UInt8] {
         var output: [UInt8] = []
         writeObject(members, to: &output)
         return output
@@ -55,7 +55,7 @@ public enum JSONWriter {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `text` as a quoted, escaped JSON string.
-    public static func writeString(_ text: String, to output: inout [UInt8]) {
+    package static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

@@ -1,5 +1,5 @@
 /// Why a base64url text was rejected.
-public enum Base64URLError: Error, Equatable, Sendable {
+package enum Base64URLError: Error, Equatable, Sendable {
     /// A byte outside `A–Z a–z 0–9 - _` (padding `=` included: JOSE forbids it) at this UTF-8 offset.
     case invalidCharacter(offset: Int)
     /// A length of 4n+1 characters, which no byte string encodes to.
@@ -10,7 +10,7 @@ public enum Base64URLError: Error, Equatable, Sendable {
 }
 
 /// Base64url without padding (RFC 4648 §5, as JOSE uses it: RFC 7515 §2).
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Maps a byte to its 6-bit value, or 0xFF when it is not in the alphabet.
@@ -21,7 +21,7 @@ public enum Base64URL {
     }()
 
     /// Encodes bytes without padding.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var iterator = bytes.makeIterator()
@@ -39,17 +39,17 @@ public enum Base64URL {
     }
 
     /// Encodes the UTF-8 bytes of a string without padding.
-    public static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         encode(Array(text.utf8))
     }
 
     /// Decodes strictly: only the URL-safe alphabet, no padding, no whitespace, canonical final character.
-    public static func decode(_ text: some StringProtocol) throws(Base64URLError) -> [UInt8] {
+    package static func decode(_ text: some StringProtocol) throws(Base64URLError) -> [UInt8] {
         try decode(utf8: Array(text.utf8))
     }
 
     /// Decodes the UTF-8 bytes of a base64url text (see `decode(_:)`).
-    public static func decode(utf8 text: some Collection<UInt8>) throws(Base64URLError) -> [UInt8] {
+    package static func decode(utf8 text: some Collection<UInt8>) throws(Base64URLError) -> [UInt8] {
         let count = text.count
         var output: [UInt8] = []
         output.reserveCapacity(count * 3 / 4)

@@ -1,18 +1,18 @@
 import COpenSSL
 
 /// A failed cryptographic operation: what was attempted, plus every message OpenSSL queued for it.
-public struct CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The OpenSSL function or conversion step that failed, e.g. `EVP_DigestSign`.
-    public let operation: String
+    package let operation: String
     /// OpenSSL's error-queue entries (oldest first), or our own explanation when the failure is not OpenSSL's.
-    public let messages: [String]
+    package let messages: [String]
 
-    public init(operation: String, messages: [String]) {
+    package init(operation: String, messages: [String]) {
         self.operation = operation
         self.messages = messages
     }
 
-    public var description: String {
+    package var description: String {
         messages.isEmpty ? "\(operation) failed" : "\(operation) failed: \(messages.joined(separator: "; "))"
     }
 

@@ -3,7 +3,7 @@ import COpenSSL
 /// An EC P-256 public key for verifying ES256 signatures.
 ///
 /// Its `EVPKey` owns the OpenSSL handle; immutable, so shared across threads without a lock.
-public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible {
+package final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible {
     /// `package`: WebPush derives ECDH secrets with it (read-only use; this object stays its only owner).
     package let key: EVPKey
 
@@ -15,12 +15,12 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Loads a SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`, what `openssl pkey -pubout` writes).
-    public convenience init(pem: String) throws(KeyLoadError) {
+    package convenience init(pem: String) throws(KeyLoadError) {
         try self.init(EVPKey.publicKey(pem: pem))
     }
 
     /// Loads a public-key PEM file (see `init(pem:)`).
-    public convenience init(contentsOfFile path: String) throws(KeyLoadError) {
+    package convenience init(contentsOfFile path: String) throws(KeyLoadError) {
         try self.init(pem: try PEMKeyReader.readFile(path))
     }
 
@@ -29,7 +29,7 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     /// The uncompressed point `04‖x‖y` is wrapped in the fixed DER prefix of a P-256 SubjectPublicKeyInfo
     /// (SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING }), so OpenSSL's own decoder, which checks
     /// that the point is on the curve, does the work and no deprecated EC_KEY call is needed.
-    public convenience init(x: [UInt8], y: [UInt8]) throws(KeyLoadError) {
+    package convenience init(x: [UInt8], y: [UInt8]) throws(KeyLoadError) {
         guard x.count == 32, y.count == 32 else {
             throw .invalidPublicKey("x and y must be 32 bytes each, got \(x.count) and \(y.count)")
         }
@@ -38,7 +38,7 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Loads a DER SubjectPublicKeyInfo.
-    public convenience init(spkiDER der: [UInt8]) throws(KeyLoadError) {
+    package convenience init(spkiDER der: [UInt8]) throws(KeyLoadError) {
         try self.init(EVPKey.publicKey(spkiDER: der))
     }
 
@@ -49,17 +49,17 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     ]
 
     /// The DER SubjectPublicKeyInfo.
-    public func spkiDER() throws(CryptoError) -> [UInt8] {
+    package func spkiDER() throws(CryptoError) -> [UInt8] {
         try key.spkiDER()
     }
 
     /// The key as `-----BEGIN PUBLIC KEY-----` PEM.
-    public func pem() throws(CryptoError) -> String {
+    package func pem() throws(CryptoError) -> String {
         try key.pem("PEM_write_bio_PUBKEY") { bio, pkey in PEM_write_bio_PUBKEY(bio, pkey) }
     }
 
     /// Checks a JOSE signature (64-byte R‖S) over `message`. Any malformed input is simply `false`.
-    public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+    package func verify(signature: [UInt8], message: [UInt8]) -> Bool {
         guard signature.count == ES256Signature.rawSize,
             let der = try? ES256Signature.der(fromRaw: signature)
         else {
@@ -70,13 +70,13 @@ public final class ES256PublicKey: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Checks a DER ECDSA signature over `message` with SHA-256.
-    public func verify(derSignature: [UInt8], message: [UInt8]) -> Bool {
+    package func verify(derSignature: [UInt8], message: [UInt8]) -> Bool {
         key.verifySHA256(signature: derSignature, message: message)
     }
 
-    public static func == (lhs: ES256PublicKey, rhs: ES256PublicKey) -> Bool {
+    package static func == (lhs: ES256PublicKey, rhs: ES256PublicKey) -> Bool {
         lhs.key.isEqual(to: rhs.key)
     }
 
-    public var description: String { "ES256PublicKey(P-256)" }
+    package var description: String { "ES256PublicKey(P-256)" }
 }

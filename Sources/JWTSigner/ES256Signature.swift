@@ -1,15 +1,15 @@
 import COpenSSL
 
 /// Conversions between OpenSSL's DER ECDSA signatures and JOSE's fixed 64-byte R‖S form (RFC 7518 §3.4).
-public enum ES256Signature {
+package enum ES256Signature {
     /// Size of a JOSE ES256 signature: R and S, each left-padded to 32 bytes.
-    public static let rawSize = 64
+    package static let rawSize = 64
 
     /// DER `SEQUENCE { r INTEGER, s INTEGER }` (70–72 bytes, sometimes fewer) → R‖S.
     ///
     /// R or S can be shorter than 32 bytes (a leading zero byte is dropped in DER about once in 128 signatures);
     /// `BN_bn2binpad` restores the left padding. Trailing bytes after the DER structure are rejected.
-    public static func raw(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func raw(fromDER der: [UInt8]) throws(CryptoError) -> [UInt8] {
         var consumed = 0
         let signature = der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             var cursor = buffer.baseAddress
@@ -38,7 +38,7 @@ public enum ES256Signature {
     }
 
     /// R‖S (exactly 64 bytes) → DER, for OpenSSL's verifier.
-    public static func der(fromRaw raw: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func der(fromRaw raw: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard raw.count == rawSize else {
             throw CryptoError(
                 operation: "ES256Signature.der(fromRaw:)", messages: ["expected 64 bytes, got \(raw.count)"])

@@ -7,5 +7,5 @@ extension JSONValue {
     /// allows any JSON number, and Go/Node/Python JWT libraries (the Beams service among them) read NumericDates
     /// as floats, so a token they accept must not fail here. Fractional values are refused: the Beams service
     /// rejected them (server-Swift SDK changelog 1.0.2), and rounding would move an expiry.
-    public var numericDate: Int? { intValue }
+    package var numericDate: Int? { intValue }
 }

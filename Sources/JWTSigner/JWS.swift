@@ -1,9 +1,9 @@
 import JSON
 
 /// Compact JWS serialization (RFC 7515 §7.1) of a header and claims whose member order is the caller's.
-public enum JWS {
+package enum JWS {
     /// `base64url(header).base64url(claims).base64url(signature)`, signed with RS256.
-    public static func rs256(
+    package static func rs256(
         header: [(key: String, value: JSONValue)], claims: [(key: String, value: JSONValue)], key: RS256PrivateKey
     ) throws(CryptoError) -> String {
         let signingInput =

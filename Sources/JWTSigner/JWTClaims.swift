@@ -4,19 +4,19 @@ import JSON
 ///
 /// The verifier has already checked the registered claims' types, so `nil` always means "absent": a caller that
 /// requires `sub` writes `guard let sub = claims.sub` and reports the claim as missing.
-public struct JWTClaims: Sendable, Equatable {
+package struct JWTClaims: Sendable, Equatable {
     /// Every claim, as parsed.
-    public let all: [String: JSONValue]
+    package let all: [String: JSONValue]
     /// `sub` (subject; the Beams user id).
-    public let sub: String?
+    package let sub: String?
     /// `iss` (issuer).
-    public let iss: String?
+    package let iss: String?
     /// `exp` (expiry, seconds since the epoch).
-    public let exp: Int?
+    package let exp: Int?
     /// `iat` (issued at, seconds since the epoch).
-    public let iat: Int?
+    package let iat: Int?
     /// `nbf` (not before, seconds since the epoch).
-    public let nbf: Int?
+    package let nbf: Int?
 
     /// Checks the registered claims' types and extracts them.
     init(validating all: [String: JSONValue]) throws(JWTError) {
@@ -39,10 +39,10 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// A claim by name.
-    public subscript(name: String) -> JSONValue? { all[name] }
+    package subscript(name: String) -> JSONValue? { all[name] }
 
     /// The names among `required` that the token does not carry, in the given order.
-    public func missing(_ required: [String]) -> [String] {
+    package func missing(_ required: [String]) -> [String] {
         required.filter { all[$0] == nil }
     }
 }

@@ -2,14 +2,14 @@ import JSON
 
 /// Why a token was rejected. Cases are specific so callers can map them to their own responses (Beams answers
 /// `401 Invalid JWT claims: Token used before issued`, for instance).
-public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One of the three dot-separated parts of a compact JWS.
-    public enum Segment: String, Sendable, Equatable {
+    package enum Segment: String, Sendable, Equatable {
         case header, claims, signature
     }
 
     /// How the token's structure is broken.
-    public enum Malformed: Sendable, Equatable {
+    package enum Malformed: Sendable, Equatable {
         /// Not `header.claims.signature`; the number of segments found.
         case segmentCount(Int)
         /// A segment that is not strict base64url.
@@ -42,7 +42,7 @@ public enum JWTError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `nbf` - leeway > now.
     case notYetValid(nbf: Int, now: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(.segmentCount(let count)): return "malformed token: \(count) segments, expected 3"
         case .malformed(.invalidBase64URL(let segment, let error)):

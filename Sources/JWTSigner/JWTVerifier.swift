@@ -5,16 +5,16 @@ import JSON
 /// Order of checks: structure (three base64url segments, header a JSON object with a string `alg`, no `crit`),
 /// algorithm (must equal `expectedAlgorithm`; `none` and anything else unsupported is refused before any key is
 /// touched), signature, claims (a JSON object whose registered claims have the right types), then time.
-public struct JWTVerifier: Sendable {
+package struct JWTVerifier: Sendable {
     /// The verification key; its kind must match `expectedAlgorithm`.
-    public var key: JWTVerificationKey
+    package var key: JWTVerificationKey
     /// The only algorithm accepted. Fixed by the caller, never taken from the token, which is what defeats
     /// algorithm confusion.
-    public var expectedAlgorithm: JWTAlgorithm
+    package var expectedAlgorithm: JWTAlgorithm
     /// Seconds of clock skew tolerated on `exp`, `iat` and `nbf`. Default 0.
-    public var leeway: Int
+    package var leeway: Int
 
-    public init(key: JWTVerificationKey, expectedAlgorithm: JWTAlgorithm, leeway: Int = 0) {
+    package init(key: JWTVerificationKey, expectedAlgorithm: JWTAlgorithm, leeway: Int = 0) {
         precondition(leeway >= 0, "leeway must not be negative")
         self.key = key
         self.expectedAlgorithm = expectedAlgorithm
@@ -22,12 +22,12 @@ public struct JWTVerifier: Sendable {
     }
 
     /// Verifies `token` at time `now` (seconds since the epoch) and returns its claims.
-    public func verify(_ token: String, now: Int) throws(JWTError) -> JWTClaims {
+    package func verify(_ token: String, now: Int) throws(JWTError) -> JWTClaims {
         try Self.verify(token, key: key, expectedAlgorithm: expectedAlgorithm, now: now, leeway: leeway)
     }
 
     /// Verifies `token` at time `now` (seconds since the epoch) and returns its claims.
-    public static func verify(
+    package static func verify(
         _ token: String, key: JWTVerificationKey, expectedAlgorithm: JWTAlgorithm, now: Int, leeway: Int = 0
     ) throws(JWTError) -> JWTClaims {
         precondition(leeway >= 0, "leeway must not be negative")

@@ -4,14 +4,14 @@
 
 /// Reads small credential files (PEM keys, service-account JSON) with a size bound and the system's own reason
 /// on failure (`No such file or directory`, `Permission denied`), which Foundation's wording hides.
-public enum KeyFile {
+package enum KeyFile {
     /// The whole file.
     ///
     /// - Parameters:
     ///   - maxSize: larger files are refused: a credential is a few KB, anything bigger is the wrong file.
     ///   - kind: what the file should be, for the size error ("larger than 65536 bytes, not a PEM key").
     /// - Throws: `KeyLoadError.unreadableFile` with the path and the reason.
-    public static func read(_ path: String, maxSize: Int, kind: String) throws(KeyLoadError) -> [UInt8] {
+    package static func read(_ path: String, maxSize: Int, kind: String) throws(KeyLoadError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw .unreadableFile(path: path, reason: errnoText(errno)) }
         defer { close(fd) }

@@ -1,5 +1,5 @@
 /// Why a key could not be loaded. Each case says what to fix; none carries key material.
-public enum KeyLoadError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeyLoadError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be read: its path and the system's reason (`No such file or directory`).
     case unreadableFile(path: String, reason: String)
     /// The text has no `-----BEGIN …-----` line.
@@ -20,7 +20,7 @@ public enum KeyLoadError: Error, Equatable, Sendable, CustomStringConvertible {
     /// OpenSSL failed while handling an otherwise valid key (allocation, export).
     case crypto(CryptoError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadableFile(let path, let reason): return "cannot read key file \(path): \(reason)"
         case .notPEM: return "not a PEM key (no -----BEGIN line)"

@@ -20,14 +20,14 @@ enum MessageAuthentication {
 }
 
 /// HMAC-SHA1, which Beams webhooks use for their `Webhook-Signature` header (hex of the MAC over the raw body).
-public enum HMACSHA1 {
+package enum HMACSHA1 {
     /// The 20-byte MAC of `message`.
-    public static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
         try MessageAuthentication.code(EVP_sha1(), size: 20, message: message, key: key)
     }
 
     /// Lower-case hex of the MAC.
-    public static func hex(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> String {
+    package static func hex(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in try authenticationCode(message, key: key) {
@@ -39,9 +39,9 @@ public enum HMACSHA1 {
 }
 
 /// HMAC-SHA256, which Standard Webhooks signatures use (`webhook-signature: v1,<base64 MAC>`).
-public enum HMACSHA256 {
+package enum HMACSHA256 {
     /// The 32-byte MAC of `message`.
-    public static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func authenticationCode(_ message: [UInt8], key: [UInt8]) throws(CryptoError) -> [UInt8] {
         try MessageAuthentication.code(EVP_sha256(), size: 32, message: message, key: key)
     }
 }

@@ -4,18 +4,18 @@ import COpenSSL
 /// service account, which signs the OAuth2 JWT-bearer assertion for FCM HTTP v1.
 ///
 /// Its `EVPKey` owns the OpenSSL handle; immutable, so shared by every thread that signs without a lock.
-public final class RS256PrivateKey: Sendable, CustomStringConvertible {
+package final class RS256PrivateKey: Sendable, CustomStringConvertible {
     private let key: EVPKey
 
     /// Smallest modulus accepted: RFC 7518 §3.3 requires 2048 bits or more, and Google issues 2048-bit keys.
-    public static let minimumBits = 2048
+    package static let minimumBits = 2048
 
     /// The matching public key (derived once at load time).
-    public let publicKey: RS256PublicKey
+    package let publicKey: RS256PublicKey
 
     /// Loads a PEM private key: PKCS#8 (`-----BEGIN PRIVATE KEY-----`, the form of a service-account file's
     /// `private_key`) or PKCS#1 (`-----BEGIN RSA PRIVATE KEY-----`). Encrypted keys are refused without prompting.
-    public init(pem: String) throws(KeyLoadError) {
+    package init(pem: String) throws(KeyLoadError) {
         let key = try EVPKey.privateKey(pem: pem)
         try Self.requireRSA(key)
         // Only the public half goes to the public key object, so that it never holds the private exponent.
@@ -24,7 +24,7 @@ public final class RS256PrivateKey: Sendable, CustomStringConvertible {
     }
 
     /// Loads a PEM private key file (see `init(pem:)`).
-    public convenience init(contentsOfFile path: String) throws(KeyLoadError) {
+    package convenience init(contentsOfFile path: String) throws(KeyLoadError) {
         try self.init(pem: try PEMKeyReader.readFile(path))
     }
 
@@ -37,7 +37,7 @@ public final class RS256PrivateKey: Sendable, CustomStringConvertible {
 
     /// Signs `message` with RSASSA-PKCS1-v1_5 / SHA-256; the signature is as long as the modulus (256 bytes for
     /// 2048 bits) and is used in a JWS as it is (no DER step, unlike ES256).
-    public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         let signature = try key.signSHA256(message)
         guard signature.count == key.maxSignatureSize else {
             throw CryptoError(
@@ -48,8 +48,8 @@ public final class RS256PrivateKey: Sendable, CustomStringConvertible {
     }
 
     /// The modulus size in bits.
-    public var bits: Int { publicKey.bits }
+    package var bits: Int { publicKey.bits }
 
     /// Never prints key material.
-    public var description: String { "RS256PrivateKey(RSA \(bits)-bit)" }
+    package var description: String { "RS256PrivateKey(RSA \(bits)-bit)" }
 }

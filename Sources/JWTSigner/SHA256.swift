@@ -1,9 +1,9 @@
 import COpenSSL
 
 /// SHA-256 through OpenSSL: the digest scoped API keys are stored as (docs/SECURITY.md, "API keys").
-public enum SHA256 {
+package enum SHA256 {
     /// The 32-byte digest of `message`.
-    public static func hash(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func hash(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         try check(EVP_Digest(message, message.count, &digest, &length, EVP_sha256(), nil), "EVP_Digest")
@@ -12,7 +12,7 @@ public enum SHA256 {
     }
 
     /// The digest as 64 lower-case hex digits.
-    public static func hex(_ message: [UInt8]) throws(CryptoError) -> String {
+    package static func hex(_ message: [UInt8]) throws(CryptoError) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(64)
@@ -25,8 +25,8 @@ public enum SHA256 {
 }
 
 /// Bytes from OpenSSL's CSPRNG (`RAND_bytes`), for key material.
-public enum SecureRandom {
-    public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
+package enum SecureRandom {
+    package static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         try check(RAND_bytes(&bytes, Int32(count)), "RAND_bytes")
         return bytes

@@ -4,13 +4,13 @@ import COpenSSL
 /// with a fresh random 12-byte nonce per seal, so sealing the same secret twice gives different bytes. The
 /// associated data binds a sealed value to where it is stored (instance and key id): a value copied to another row
 /// does not open.
-public struct SecretSeal: Sendable {
+package struct SecretSeal: Sendable {
     static let nonceSize = 12
     static let tagSize = 16
     private let key: [UInt8]
 
     /// - Parameter key: 32 bytes.
-    public init(key: [UInt8]) throws(CryptoError) {
+    package init(key: [UInt8]) throws(CryptoError) {
         guard key.count == 32 else {
             throw CryptoError(operation: "SecretSeal", messages: ["the key has \(key.count) bytes, not 32"])
         }
@@ -19,11 +19,11 @@ public struct SecretSeal: Sendable {
 
     /// A key derived from a passphrase-like text: SHA-256 of its UTF-8 bytes (the operator gives `openssl rand
     /// -base64 32` or any long random text; the text itself is the secret).
-    public init(deriving text: String) throws(CryptoError) {
+    package init(deriving text: String) throws(CryptoError) {
         try self.init(key: SHA256.hash(Array(text.utf8)))
     }
 
-    public func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package func seal(_ plaintext: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
         let nonce = try SecureRandom.bytes(Self.nonceSize)
         let context = try check(EVP_CIPHER_CTX_new(), "EVP_CIPHER_CTX_new")
         defer { EVP_CIPHER_CTX_free(context) }
@@ -47,7 +47,7 @@ public struct SecretSeal: Sendable {
     }
 
     /// - Throws: `CryptoError` when the value was not sealed with this key and associated data, or was altered.
-    public func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard sealed.count >= Self.nonceSize + Self.tagSize else {
             throw CryptoError(operation: "SecretSeal.open", messages: ["sealed value too short"])
         }

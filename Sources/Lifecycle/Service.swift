@@ -5,7 +5,7 @@
 /// Cancellation is the only stop signal, so there is one way to stop anything. How long a drain may take is the
 /// service's own setting (a grace period it was configured with), not an argument: a `ServiceGroup` cancels its
 /// services in order and awaits each one's return.
-public protocol Service: Sendable {
+package protocol Service: Sendable {
     /// A short name for logs ("http", "engine", …).
     var name: String { get }
 

@@ -12,17 +12,17 @@ import Logging
 ///
 /// The whole drain has one grace period. When it runs out the group stops waiting: it cancels the rest at once,
 /// names in its report (and the log) the services that had not returned, and returns, so the process can exit.
-public final class ServiceGroup: Sendable {
+package final class ServiceGroup: Sendable {
     /// How a group's run ended.
-    public struct Report: Sendable {
+    package struct Report: Sendable {
         /// Every service that returned, in the order it did.
-        public var stopped: [String] = []
+        package var stopped: [String] = []
         /// The services that had not returned when the grace period ran out (cancelled, not awaited).
-        public var unfinished: [String] = []
+        package var unfinished: [String] = []
         /// The errors services threw, in the order they came; the first one stopped the group.
-        public var failures: [ServiceFailure] = []
+        package var failures: [ServiceFailure] = []
 
-        public init() {}
+        package init() {}
     }
 
     private enum Event: Sendable {
@@ -44,7 +44,7 @@ public final class ServiceGroup: Sendable {
     ///   - gracePeriod: how long the whole drain may take, from the first cancellation to the last return.
     ///   - onStopping: called once when the group starts stopping, for whatever reason, before it cancels the first
     ///     service (say, to make `/ready` answer 503 while the rest drains).
-    public init(
+    package init(
         services: [any Service], gracePeriod: Duration, logger: Logger,
         onStopping: @escaping @Sendable () -> Void = {}
     ) {
@@ -56,7 +56,7 @@ public final class ServiceGroup: Sendable {
 
     /// Starts the drain (returns at once; `run()` returns when it is done). Safe to call any number of times, from
     /// any thread (a signal handler's queue), before `run()` too: the services then start and are stopped at once.
-    public func shutdown() {
+    package func shutdown() {
         requestShutdown(reason: "requested")
     }
 
@@ -71,7 +71,7 @@ public final class ServiceGroup: Sendable {
 
     /// Runs the services until the group stops, then stops them in order. Call once.
     /// - Returns: what stopped, in which order, what did not, and what failed.
-    public func run() async -> Report {
+    package func run() async -> Report {
         let first = started.withLock { started -> Bool in
             defer { started = true }
             return !started
@@ -189,11 +189,11 @@ public final class ServiceGroup: Sendable {
 }
 
 /// A service's error, with the service's name.
-public struct ServiceFailure: Error, CustomStringConvertible {
-    public let service: String
-    public let error: any Error
+package struct ServiceFailure: Error, CustomStringConvertible {
+    package let service: String
+    package let error: any Error
 
-    public var description: String { "\(service): \(error)" }
+    package var description: String { "\(service): \(error)" }
 }
 
 /// Events for one consumer, delivered in order: a `FIFO` in the kit's `WaitableState`. Waiting ignores cancellation

@@ -1,6 +1,6 @@
 /// Something besides the waiting task whose cancellation ends a wait: the publish run a request belongs to
 /// (`RetryScope`), so that a cancelled publish leaves every line it waits in at once.
-public protocol CancellationSource: Sendable {
+package protocol CancellationSource: Sendable {
     /// Registers `onCancel`, run once (on the cancelling thread) if the source is cancelled before `unregister`.
     /// - Returns: the registration, or nil when the source is cancelled already (nothing registered).
     func register(onCancel: @escaping @Sendable () -> Void) -> Int?
@@ -10,7 +10,7 @@ public protocol CancellationSource: Sendable {
 
 /// How an admission window hands out slots: the part that differs between windows (a count of slots, slots per
 /// connection), kept under the window's lock.
-public protocol AdmissionPolicy: SendableMetatype {
+package protocol AdmissionPolicy: SendableMetatype {
     /// What an admitted caller gets (nothing, or the connection its slot is on).
     associatedtype Grant: Sendable
     /// Takes a slot for a caller now, or nil when none is free. Called only while nobody waits, so a newcomer
@@ -23,9 +23,9 @@ public protocol AdmissionPolicy: SendableMetatype {
 /// waiters (`withState`, `State.popWaiter`). A waiter leaves the line at once, answered `.cancelled`, when its task
 /// or its `CancellationSource` is cancelled, also before it queued (`WaiterQueue` keeps the ticket for that):
 /// a cancelled publish does not wait for slots that other publishes' requests hold. `close` refuses newcomers.
-public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: Sendable {
+package final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: Sendable {
     /// How `acquire` ended.
-    public enum Admission: Sendable {
+    package enum Admission: Sendable {
         /// A slot was taken: the policy's grant, or the grant of whoever admitted the waiter.
         case admitted(Policy.Grant)
         /// The window is closed (before or while the caller waited).
@@ -35,28 +35,28 @@ public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: 
     }
 
     /// A caller waiting in line, with what it brought (`payload`: the job an admitter may start on its behalf).
-    public struct Waiter: Sendable {
-        public let payload: Payload
+    package struct Waiter: Sendable {
+        package let payload: Payload
         fileprivate let continuation: CheckedContinuation<Admission, Never>
 
         /// Ends the wait with `grant`. Call outside `withState`.
-        public func admit(_ grant: Policy.Grant) { continuation.resume(returning: .admitted(grant)) }
+        package func admit(_ grant: Policy.Grant) { continuation.resume(returning: .admitted(grant)) }
         /// Ends the wait as refused (the window closed). Call outside `withState`.
-        public func refuse() { continuation.resume(returning: .closed) }
+        package func refuse() { continuation.resume(returning: .closed) }
     }
 
     /// The policy, the line and whether the window is closed, as `withState` lends them.
-    public struct State {
-        public var policy: Policy
+    package struct State {
+        package var policy: Policy
         fileprivate var line = WaiterQueue<Waiter>()
-        public fileprivate(set) var isClosed = false
+        package fileprivate(set) var isClosed = false
 
         /// Callers waiting now.
-        public var waiting: Int { line.count }
+        package var waiting: Int { line.count }
         /// The longest waiter, which leaves the line (admit or refuse it once the lock is released).
-        public mutating func popWaiter() -> Waiter? { line.popFirst() }
+        package mutating func popWaiter() -> Waiter? { line.popFirst() }
         /// Closes the window. - Returns: every waiter, longest first, to refuse once the lock is released.
-        public mutating func close() -> [Waiter] {
+        package mutating func close() -> [Waiter] {
             isClosed = true
             return line.removeAll()
         }
@@ -64,12 +64,12 @@ public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: 
 
     private let state: Locked<State>
 
-    public init(_ policy: Policy) {
+    package init(_ policy: Policy) {
         state = Locked(State(policy: policy))
     }
 
     /// Runs `body` under the window's lock: free slots, admit waiters (resume them after it returns), read gauges.
-    public func withState<Result>(_ body: (inout State) -> Result) -> Result {
+    package func withState<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock(body)
     }
 
@@ -77,7 +77,7 @@ public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: 
     /// - Parameters:
     ///   - payload: kept with the waiter, for whoever admits it.
     ///   - source: ends the wait when cancelled, as the task's own cancellation does.
-    public func acquire(_ payload: Payload, cancelledBy source: (any CancellationSource)? = nil) async -> Admission {
+    package func acquire(_ payload: Payload, cancelledBy source: (any CancellationSource)? = nil) async -> Admission {
         // At once, or a ticket in line (taken before the continuation exists, so a cancellation can find it).
         let first = state.withLock { state -> (answer: Admission?, ticket: WaiterQueue<Waiter>.Ticket) in
             if state.isClosed { return (.closed, 0) }
@@ -127,7 +127,7 @@ public final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>: 
 
     /// Closes the window and refuses every waiter (`.closed`). - Returns: their payloads, longest waiter first.
     @discardableResult
-    public func close() -> [Payload] {
+    package func close() -> [Payload] {
         let waiters = state.withLock { $0.close() }
         for waiter in waiters { waiter.refuse() }
         return waiters.map(\.payload)

@@ -9,7 +9,7 @@ import Foundation
 /// lock `Locked` uses; ThreadSanitizer models both.
 ///
 /// `@unchecked Sendable`: `items` and `closed` are only touched while holding `condition`.
-public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
+package final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items = FIFO<Item>(compactAfter: 4096)
     private var closed = false
@@ -18,14 +18,14 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
 
     /// - Parameter capacity: items held at most before `push` refuses (`Int.max`: unbounded, for producers that
     ///   are bounded elsewhere, like the store's callers).
-    public init(capacity: Int = .max) {
+    package init(capacity: Int = .max) {
         self.capacity = max(1, capacity)
     }
 
     /// Adds an item; returns `false` (and drops it) once the queue is closed or holds `capacity` items.
     /// - Parameter evenIfFull: adds the item past the capacity (control items such as flush markers).
     @discardableResult
-    public func push(_ item: Item, evenIfFull: Bool = false) -> Bool {
+    package func push(_ item: Item, evenIfFull: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed, evenIfFull || items.count < capacity else { return false }
@@ -38,7 +38,7 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     /// it) once the queue is closed. For the few items that must not wait behind a backlog (the SQLite writer's
     /// lease renewals); past the capacity, like a control item.
     @discardableResult
-    public func pushFirst(_ item: Item) -> Bool {
+    package func pushFirst(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
@@ -49,7 +49,7 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
 
     /// Blocks until at least one item is available and takes up to `max` of them in FIFO order.
     /// Returns an empty array only when the queue is closed and drained.
-    public func take(max: Int) -> [Item] {
+    package func take(max: Int) -> [Item] {
         condition.lock()
         defer { condition.unlock() }
         while items.isEmpty && !closed { condition.wait() }
@@ -57,14 +57,14 @@ public final class BlockingQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Items pushed and not yet taken.
-    public var count: Int {
+    package var count: Int {
         condition.lock()
         defer { condition.unlock() }
         return items.count
     }
 
     /// Refuses new items and wakes every waiting thread; items already queued are still handed out.
-    public func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()

@@ -4,7 +4,7 @@
 /// checkpoint order, the admission windows' waiters).
 ///
 /// A value without a lock: its owner keeps it under its own.
-public struct FIFO<Element> {
+package struct FIFO<Element> {
     private var items: [Element] = []
     private var head = 0
     /// Consumed slots kept before compacting (and the size below which an emptied buffer keeps its capacity).
@@ -12,25 +12,25 @@ public struct FIFO<Element> {
 
     /// - Parameter compactAfter: consumed elements kept before the front is dropped; a larger value copies less
     ///   often, a smaller one holds less memory. Default 1024.
-    public init(compactAfter: Int = 1024) {
+    package init(compactAfter: Int = 1024) {
         self.compactAfter = max(1, compactAfter)
     }
 
-    public var count: Int { items.count - head }
-    public var isEmpty: Bool { head == items.count }
+    package var count: Int { items.count - head }
+    package var isEmpty: Bool { head == items.count }
     /// The element `popFirst` would return, left in place.
-    public var first: Element? { head < items.count ? items[head] : nil }
+    package var first: Element? { head < items.count ? items[head] : nil }
     /// The element queued last.
-    public var last: Element? { head < items.count ? items.last : nil }
+    package var last: Element? { head < items.count ? items.last : nil }
 
-    public mutating func append(_ element: Element) { items.append(element) }
+    package mutating func append(_ element: Element) { items.append(element) }
 
-    public mutating func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+    package mutating func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
         items.append(contentsOf: elements)
     }
 
     /// Puts `element` ahead of every queued one (in the consumed part when there is room: O(1) then).
-    public mutating func prepend(_ element: Element) {
+    package mutating func prepend(_ element: Element) {
         if head > 0 {
             head -= 1
             items[head] = element
@@ -39,7 +39,7 @@ public struct FIFO<Element> {
         }
     }
 
-    public mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
         let element = items[head]
         head += 1
@@ -48,7 +48,7 @@ public struct FIFO<Element> {
     }
 
     /// Up to `max` elements from the front, in order.
-    public mutating func popFirst(max: Int) -> [Element] {
+    package mutating func popFirst(max: Int) -> [Element] {
         let end = Swift.min(items.count, head + Swift.max(0, max))
         let taken = Array(items[head..<end])
         head = end
@@ -57,7 +57,7 @@ public struct FIFO<Element> {
     }
 
     /// Every element, in order; the queue is left empty.
-    public mutating func removeAll() -> [Element] {
+    package mutating func removeAll() -> [Element] {
         let all = Array(items[head...])
         items.removeAll(keepingCapacity: items.count <= compactAfter)
         head = 0
@@ -79,7 +79,7 @@ extension FIFO: Sendable where Element: Sendable {}
 
 extension FIFO: Equatable where Element: Equatable {
     /// Equal when the same elements are queued in the same order (what was consumed does not count).
-    public static func == (lhs: FIFO, rhs: FIFO) -> Bool {
+    package static func == (lhs: FIFO, rhs: FIFO) -> Bool {
         lhs.items[lhs.head...].elementsEqual(rhs.items[rhs.head...])
     }
 }

@@ -25,7 +25,7 @@
 ///
 /// Urgent writes (lease renewals) bypass the tenants and go first. A pure value: no locks, no threads
 /// (`FairQueue` wraps it), tested without a database.
-public struct FairBatches<Item> {
+package struct FairBatches<Item> {
     private struct Queued {
         var item: Item
         var cost: Int
@@ -40,7 +40,7 @@ public struct FairBatches<Item> {
 
     /// Deficit added per turn, in cost units (rows). Larger: fewer rounds to build a batch of dear writes; smaller:
     /// finer sharing.
-    public let quantum: Int
+    package let quantum: Int
     private var tenants: [String: Tenant] = [:]
     /// Tenants with queued writes that had none before (credited with their quantum on arrival), served before
     /// `ring`, in arrival order; one that still has writes after its quantum joins `ring`.
@@ -52,19 +52,19 @@ public struct FairBatches<Item> {
     private var midTurn = false
     private var urgent: [Item] = []
     /// Queued writes, urgent ones included.
-    public private(set) var count = 0
+    package private(set) var count = 0
     /// Whether the latest `takeBatch` took a write of a newcomer: a write nothing of its tenant's was queued
     /// before, which the writer should commit without adding more.
-    public private(set) var tookNewcomer = false
+    package private(set) var tookNewcomer = false
 
-    public init(quantum: Int = 256) {
+    package init(quantum: Int = 256) {
         self.quantum = max(1, quantum)
     }
 
     /// Queues a write for `tenant`. `cost` is at least 1; `weight` (at least 1) multiplies the tenant's quantum and
     /// is taken from its latest write. A `continuing` write (the next step of a larger write) joins the backlog's
     /// turns even when nothing of its tenant is queued: it is never a newcomer's.
-    public mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1, continuing: Bool = false) {
+    package mutating func push(_ item: Item, tenant: String, cost: Int, weight: Int = 1, continuing: Bool = false) {
         var queue = tenants.removeValue(forKey: tenant) ?? Tenant()
         // A tenant is in `newcomers` or `ring` exactly while it has queued writes.
         if queue.isEmpty {
@@ -84,7 +84,7 @@ public struct FairBatches<Item> {
     }
 
     /// Queues a write ahead of every tenant's: the next batch takes it first.
-    public mutating func pushUrgent(_ item: Item) {
+    package mutating func pushUrgent(_ item: Item) {
         urgent.append(item)
         count += 1
     }
@@ -93,7 +93,7 @@ public struct FairBatches<Item> {
     /// at most `maxCount` writes and `maxCost` rows (but at least one write whenever any is queued). A batch that
     /// took a newcomer's write stops before the round robin, and with `newcomersOnly` it is left out anyway: what a
     /// transaction that holds a newcomer's write may still take without making it wait for a backlog.
-    public mutating func takeBatch(maxCount: Int, maxCost: Int, newcomersOnly: Bool = false) -> [Item] {
+    package mutating func takeBatch(maxCount: Int, maxCost: Int, newcomersOnly: Bool = false) -> [Item] {
         let maxCount = max(1, maxCount)
         var batch = Array(urgent.prefix(maxCount))
         urgent.removeFirst(batch.count)

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `batches` and `closed` are only touched while holding `condition` (an `NSCondition`, the
 /// waiting form of the pthread lock `Locked` uses, as in `BlockingQueue`).
-public final class FairQueue<Item: Sendable>: @unchecked Sendable {
+package final class FairQueue<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var batches: FairBatches<Item>
     private var closed = false
@@ -15,7 +15,7 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     private let ownWeight: Int
 
     /// - Parameter ownWeight: the weight of tenant `""` (every other tenant weighs 1).
-    public init(quantum: Int = 256, ownWeight: Int = 1) {
+    package init(quantum: Int = 256, ownWeight: Int = 1) {
         batches = FairBatches(quantum: quantum)
         self.ownWeight = max(1, ownWeight)
     }
@@ -23,7 +23,7 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     /// Queues work for `tenant` (`cost` at least 1; tenant `""` weighs `ownWeight`; `continuing`: the next step of
     /// a larger write, never a newcomer's, `FairBatches.push`); `false` (and dropped) once the queue is closed.
     @discardableResult
-    public func push(_ item: Item, tenant: String, cost: Int, continuing: Bool = false) -> Bool {
+    package func push(_ item: Item, tenant: String, cost: Int, continuing: Bool = false) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
@@ -34,7 +34,7 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
 
     /// Queues a write that the next batch takes before every tenant's; `false` once the queue is closed.
     @discardableResult
-    public func pushUrgent(_ item: Item) -> Bool {
+    package func pushUrgent(_ item: Item) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !closed else { return false }
@@ -44,7 +44,7 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Blocks until a write is queued, then returns the next batch; empty only once closed and drained.
-    public func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
+    package func takeBatch(maxCount: Int, maxCost: Int) -> [Item] {
         takeSlice(waiting: true, maxCount: maxCount, maxCost: maxCost).items
     }
 
@@ -53,7 +53,7 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     /// nothing queued (`FairBatches.tookNewcomer`). SQLite's writer then adds only newcomers' writes
     /// (`newcomersOnly`) and commits, instead of filling the transaction to its budget from a backlog: a sparse
     /// tenant waits for one slice of a busy one, not for the rest of its transaction.
-    public func takeSlice(waiting: Bool, newcomersOnly: Bool = false, maxCount: Int, maxCost: Int)
+    package func takeSlice(waiting: Bool, newcomersOnly: Bool = false, maxCount: Int, maxCost: Int)
         -> (items: [Item], newcomer: Bool)
     {
         condition.lock()
@@ -67,14 +67,14 @@ public final class FairQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Writes queued and not yet taken.
-    public var count: Int {
+    package var count: Int {
         condition.lock()
         defer { condition.unlock() }
         return batches.count
     }
 
     /// Refuses new writes and wakes the writer; queued writes are still handed out.
-    public func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()

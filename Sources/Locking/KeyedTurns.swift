@@ -5,21 +5,21 @@
 /// Used where one logical write is split into several store operations (SQLite's large interest sets, written in
 /// steps so another instance's writes can commit between them) and two such writes on one key must not interleave.
 /// Memory is bounded by the callers in flight: a key's entry exists only while a body for it runs.
-public final class KeyedTurns<Key: Hashable & Sendable>: Sendable {
+package final class KeyedTurns<Key: Hashable & Sendable>: Sendable {
     /// For each key whose turn is taken, the callers waiting for it, first first.
     private let waiting = Locked<[Key: [CheckedContinuation<Void, Never>]]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Runs `body` once every earlier caller for `key` has finished.
-    public func withTurn<T>(_ key: Key, _ body: () async throws -> T) async rethrows -> T {
+    package func withTurn<T>(_ key: Key, _ body: () async throws -> T) async rethrows -> T {
         await acquire(key)
         defer { release(key) }
         return try await body()
     }
 
     /// Keys whose turn is taken (for tests and metrics).
-    public var activeKeys: Int { waiting.withLock { $0.count } }
+    package var activeKeys: Int { waiting.withLock { $0.count } }
 
     private func acquire(_ key: Key) async {
         let free = waiting.withLock { map -> Bool in

@@ -7,17 +7,17 @@ import Foundation
 /// race. With a pthread mutex the sanitizer sees the happens-before edges and real races stay detectable.
 ///
 /// @unchecked Sendable: `value` is only read or written inside `withLock`, while holding `lock`.
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
     @inline(__always)
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
         lock.lock()

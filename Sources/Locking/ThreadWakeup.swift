@@ -7,12 +7,12 @@ import Glibc
 /// thread costs no wake-ups.
 ///
 /// One-shot by design (it is never drained): its users signal it once, to stop.
-public final class ThreadWakeup: Sendable {
+package final class ThreadWakeup: Sendable {
     /// The pipe's read end (polled) and write end; -1 when it could not be made (waits then only time out).
     private let descriptor: Int32
     private let writeEnd: Int32
 
-    public init() {
+    package init() {
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 {
             for end in ends {
@@ -31,14 +31,14 @@ public final class ThreadWakeup: Sendable {
 
     /// Wakes every present and future wait. Safe to call more than once: the write end is non-blocking, and a
     /// full pipe refusing a byte changes nothing, since one byte already wakes.
-    public func signal() {
+    package func signal() {
         guard writeEnd >= 0 else { return }
         var one: UInt8 = 1
         _ = write(writeEnd, &one, 1)
     }
 
     /// What ended a wait.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// `signal()` was called.
         case signalled
         /// The other descriptor is readable (or has an error or hang-up for its owner to read).
@@ -51,7 +51,7 @@ public final class ThreadWakeup: Sendable {
 
     /// Blocks until `signal()`, until `other` (when given) is readable, or until `timeout` passed (nil: no limit).
     /// A signal wins over a readable `other`, so a stopping thread stops.
-    public func wait(orReadable other: Int32? = nil, timeout: Duration? = nil) -> Outcome {
+    package func wait(orReadable other: Int32? = nil, timeout: Duration? = nil) -> Outcome {
         var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
         if let other { descriptors.append(pollfd(fd: other, events: Int16(POLLIN), revents: 0)) }
         let milliseconds: Int32 = timeout.map { Self.milliseconds($0) } ?? -1

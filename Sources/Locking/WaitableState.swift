@@ -11,7 +11,7 @@ import Clocks
 ///
 /// Conditions run under the lock on every update: keep them to a few field reads. A publish has at most a handful
 /// of waiters at a time, so an update (one per APNs answer) costs a few comparisons.
-public final class WaitableState<State: Sendable>: Sendable {
+package final class WaitableState<State: Sendable>: Sendable {
     private struct Waiter {
         let condition: @Sendable (State) -> Bool
         let continuation: CheckedContinuation<Void, Never>
@@ -27,18 +27,18 @@ public final class WaitableState<State: Sendable>: Sendable {
 
     private let box: Locked<Box>
 
-    public init(_ state: State) {
+    package init(_ state: State) {
         box = Locked(Box(state: state))
     }
 
     /// Reads the value.
-    public func read<Result>(_ body: (State) -> Result) -> Result {
+    package func read<Result>(_ body: (State) -> Result) -> Result {
         box.withLock { body($0.state) }
     }
 
     /// Changes the value, then resumes every waiter whose condition now holds.
     @discardableResult
-    public func update<Result>(_ body: (inout State) -> Result) -> Result {
+    package func update<Result>(_ body: (inout State) -> Result) -> Result {
         let (result, ready) = box.withLock { box -> (Result, [CheckedContinuation<Void, Never>]) in
             let result = body(&box.state)
             guard !box.waiters.isEmpty else { return (result, []) }
@@ -54,7 +54,7 @@ public final class WaitableState<State: Sendable>: Sendable {
     }
 
     /// Suspends until `condition` holds (checked at once, then after every update) or the task is cancelled.
-    public func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+    package func wait(until condition: @escaping @Sendable (State) -> Bool) async {
         await wait(until: condition, timer: nil, cancellable: true)
     }
 
@@ -62,7 +62,7 @@ public final class WaitableState<State: Sendable>: Sendable {
     /// Not `cancellable`: for waits a cancelled caller must still sit out, such as a shutdown's grace period.
     /// - Returns: whether the condition holds.
     @discardableResult
-    public func wait(until condition: @escaping @Sendable (State) -> Bool, timeout: Duration, cancellable: Bool = true)
+    package func wait(until condition: @escaping @Sendable (State) -> Bool, timeout: Duration, cancellable: Bool = true)
         async -> Bool
     {
         await wait(until: condition, timer: { try await MonotonicTimer.sleep(for: timeout) }, cancellable: cancellable)
@@ -71,13 +71,13 @@ public final class WaitableState<State: Sendable>: Sendable {
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled.
     /// - Returns: whether the condition holds.
     @discardableResult
-    public func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: MonotonicInstant) async -> Bool {
+    package func wait(until condition: @escaping @Sendable (State) -> Bool, deadline: MonotonicInstant) async -> Bool {
         await wait(until: condition, timer: { try await MonotonicTimer.sleep(until: deadline) }, cancellable: true)
     }
 
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
     /// a store's close waiting for its threads to have closed their connections.
-    public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
+    package func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
         await wait(until: condition, timer: nil, cancellable: false)
     }
 
@@ -154,7 +154,7 @@ public final class WaitableState<State: Sendable>: Sendable {
 /// Runs `operation` until it returns or `deadline` passes, whichever comes first (then it is cancelled: it must
 /// return promptly on cancellation), on `MonotonicTimer`: a deadline here is a real one (a checkpoint
 /// interval, a grace period), never a polling period.
-public func waitAtMost(until deadline: MonotonicInstant, _ operation: @escaping @Sendable () async -> Void) async {
+package func waitAtMost(until deadline: MonotonicInstant, _ operation: @escaping @Sendable () async -> Void) async {
     await withTaskGroup(of: Void.self) { group in
         group.addTask { await operation() }
         group.addTask { try? await MonotonicTimer.sleep(until: deadline) }
@@ -164,6 +164,6 @@ public func waitAtMost(until deadline: MonotonicInstant, _ operation: @escaping 
 }
 
 /// Runs `operation` until it returns or `timeout` has passed, whichever comes first (see `waitAtMost(until:_:)`).
-public func waitAtMost(_ timeout: Duration, _ operation: @escaping @Sendable () async -> Void) async {
+package func waitAtMost(_ timeout: Duration, _ operation: @escaping @Sendable () async -> Void) async {
     await waitAtMost(until: .now + timeout, operation)
 }

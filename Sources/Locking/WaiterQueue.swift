@@ -6,9 +6,9 @@
 /// handler first). So a waiter `reserve`s a ticket, then either `settle`s it (admitted at once), or `enqueue`s
 /// itself under it, which fails when `cancel` came first. Every set here holds only tickets of waiters that have
 /// not yet left, so nothing grows with the number of waits.
-public struct WaiterQueue<Element> {
+package struct WaiterQueue<Element> {
     /// Identifies one waiter.
-    public typealias Ticket = UInt64
+    package typealias Ticket = UInt64
 
     private var entries: [Ticket: Element] = [:]
     /// Tickets in arrival order; cancelled ones stay until they reach the front (or a clean-up drops them).
@@ -19,31 +19,31 @@ public struct WaiterQueue<Element> {
     /// Reserved tickets whose waiter was cancelled before it queued.
     private var cancelledEarly: Set<Ticket> = []
 
-    public init() {}
+    package init() {}
 
     /// Waiters queued now.
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
+    package var count: Int { entries.count }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// Tickets still in line, cancelled ones included (tests check it stays near `count`).
     package var lineLength: Int { order.count }
 
     /// A ticket for a waiter about to look for room.
-    public mutating func reserve() -> Ticket {
+    package mutating func reserve() -> Ticket {
         lastTicket &+= 1
         reserved.insert(lastTicket)
         return lastTicket
     }
 
     /// The waiter was admitted without queueing (or gave up): its ticket is forgotten.
-    public mutating func settle(_ ticket: Ticket) {
+    package mutating func settle(_ ticket: Ticket) {
         reserved.remove(ticket)
         cancelledEarly.remove(ticket)
     }
 
     /// Queues `element` under `ticket`. - Returns: false (nothing queued, ticket forgotten) when the waiter was
     /// cancelled before it got here: answer it as cancelled.
-    public mutating func enqueue(_ element: Element, ticket: Ticket) -> Bool {
+    package mutating func enqueue(_ element: Element, ticket: Ticket) -> Bool {
         reserved.remove(ticket)
         if cancelledEarly.remove(ticket) != nil { return false }
         entries[ticket] = element
@@ -52,11 +52,11 @@ public struct WaiterQueue<Element> {
     }
 
     /// Whether the waiter with this reserved ticket was cancelled before it queued (it must not take a slot).
-    public func isCancelledEarly(_ ticket: Ticket) -> Bool { cancelledEarly.contains(ticket) }
+    package func isCancelledEarly(_ ticket: Ticket) -> Bool { cancelledEarly.contains(ticket) }
 
     /// The waiter with `ticket` leaves. - Returns: its element when it was queued (the caller answers it as
     /// cancelled); nil when it is not queued yet (it will find out in `enqueue`) or left already.
-    public mutating func cancel(_ ticket: Ticket) -> Element? {
+    package mutating func cancel(_ ticket: Ticket) -> Element? {
         if let element = entries.removeValue(forKey: ticket) {
             compactIfIdle()
             return element
@@ -66,7 +66,7 @@ public struct WaiterQueue<Element> {
     }
 
     /// The longest-queued waiter, which leaves the queue.
-    public mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         while let ticket = order.popFirst() {
             if let element = entries.removeValue(forKey: ticket) {
                 compactIfIdle()
@@ -77,7 +77,7 @@ public struct WaiterQueue<Element> {
     }
 
     /// Every queued waiter, longest-queued first; the queue is left empty.
-    public mutating func removeAll() -> [Element] {
+    package mutating func removeAll() -> [Element] {
         var all: [Element] = []
         while let element = popFirst() { all.append(element) }
         return all

@@ -17,7 +17,7 @@ import Locking
 /// Nothing is lost on a clean shutdown: `flush()` returns once every record written before it is out, and
 /// `close()` flushes and stops the thread. A crash (kill -9) can lose what is still queued, at most `capacity`
 /// lines — the cost of not writing on the event loop.
-public final class BufferedLogSink: RenderedLogSink, Sendable {
+package final class BufferedLogSink: RenderedLogSink, Sendable {
     private enum Item: Sendable {
         case record(LogRecord)
         case records([LogRecord])
@@ -54,7 +54,7 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     ///   - fd: where lines go (standard error by default; tests pass a pipe).
     ///   - capacity: records that may wait before new ones are dropped.
     ///   - maxBatch: queued items (a record, or a batch handed over at once) taken per `write(2)` at most.
-    public init(
+    package init(
         environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = 2,
         capacity: Int = 65_536, maxBatch: Int = 2_048
     ) {
@@ -67,21 +67,21 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
         thread.start()
     }
 
-    public func write(_ record: LogRecord) {
+    package func write(_ record: LogRecord) {
         enqueue(.record(record), records: 1)
     }
 
     /// Queues `records` as one item: one lock round and at most one wake-up of the writer for the whole batch.
-    public func write(contentsOf records: [LogRecord]) {
+    package func write(contentsOf records: [LogRecord]) {
         guard !records.isEmpty else { return }
         enqueue(.records(records), records: records.count)
     }
 
-    public func makeLineEncoder() -> LogLineEncoder { LogLineEncoder(journal: journal) }
+    package func makeLineEncoder() -> LogLineEncoder { LogLineEncoder(journal: journal) }
 
     /// Queues lines rendered with `makeLineEncoder()`: like `write(contentsOf:)`, one queue operation per batch,
     /// and nothing left for the writer but to copy them.
-    public func write(renderedLines: [UInt8], count: Int) {
+    package func write(renderedLines: [UInt8], count: Int) {
         guard count > 0 else { return }
         enqueue(.rendered(renderedLines, count), records: count)
     }
@@ -107,7 +107,7 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
 
     /// Blocks until every record written before this call is out. Not for the event loops or the Swift
     /// concurrency pool: call it from the thread that shuts down (after the server stopped).
-    public func flush() {
+    package func flush() {
         let done = DispatchSemaphore(value: 0)
         // Refused only once closed: everything is out already.
         guard enqueue(.flush(done), records: 0) else { return }
@@ -115,7 +115,7 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     }
 
     /// Flushes, then stops the writer thread; later records are dropped. Blocking, like `flush()`.
-    public func closeNow() {
+    package func closeNow() {
         flush()
         let wakeWriter = state.withLock { state -> Bool in
             state.closed = true
@@ -127,7 +127,7 @@ public final class BufferedLogSink: RenderedLogSink, Sendable {
     }
 
     /// `closeNow()` from async code: the wait happens on a dispatch thread, not on the Swift concurrency pool.
-    public func close() async {
+    package func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 self.closeNow()

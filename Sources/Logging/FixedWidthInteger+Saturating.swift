@@ -6,7 +6,7 @@ extension FixedWidthInteger {
     /// a floating-point value that did not come from our own clock goes through here. It lives in the lowest layer
     /// that every other one imports (log timestamps need it too).
     @inlinable
-    public init<Source: BinaryFloatingPoint>(saturating value: Source) {
+    package init<Source: BinaryFloatingPoint>(saturating value: Source) {
         if value.isNaN {
             self = 0
         } else if value <= Source(Self.min) {

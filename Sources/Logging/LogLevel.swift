@@ -1,7 +1,7 @@
 /// Severity of a log line, ordered from the chattiest to the most severe.
 ///
 /// The names follow syslog/journald priorities so operators can filter with `journalctl -p`.
-public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+package enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
     case trace = 0
     case debug
     case info
@@ -11,7 +11,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
     case critical
 
     /// Parses a config value such as `"info"` or `"warning"` (case-insensitive; `warn` is accepted).
-    public init?(name: String) {
+    package init?(name: String) {
         switch name.lowercased() {
         case "trace": self = .trace
         case "debug": self = .debug
@@ -24,7 +24,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .trace: return "trace"
         case .debug: return "debug"
@@ -37,7 +37,7 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
     }
 
     /// The sd-daemon(3) priority prefix (`<6>` for info), which journald reads from a stream's line start.
-    public var syslogPriority: Int {
+    package var syslogPriority: Int {
         switch self {
         case .trace, .debug: return 7
         case .info: return 6
@@ -48,5 +48,5 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
         }
     }
 
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 }

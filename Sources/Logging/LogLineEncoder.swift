@@ -5,19 +5,19 @@ import Foundation
 /// are copied byte for byte. Used by `BufferedLogSink`'s writer thread, which renders every line of a busy server.
 ///
 /// Not thread-safe (it caches the current second); each writer owns one.
-public struct LogLineEncoder {
+package struct LogLineEncoder {
     private let journal: Bool
     private var cachedSecond = Int64.min
     /// `YYYY-MM-DDTHH:MM:SS.` for `cachedSecond`.
     private var cachedPrefix: [UInt8] = []
 
     /// - Parameter journal: sd-daemon priority prefixes and no timestamps (under systemd).
-    public init(journal: Bool) {
+    package init(journal: Bool) {
         self.journal = journal
     }
 
     /// Appends `record`'s whole line, newline included.
-    public mutating func append(_ record: LogRecord, to out: inout [UInt8]) {
+    package mutating func append(_ record: LogRecord, to out: inout [UInt8]) {
         beginLine(level: record.level, label: record.label, message: record.message, date: record.date, to: &out)
         for (key, value) in record.metadata { Self.appendField(key, value, to: &out) }
         Self.endLine(&out)
@@ -25,19 +25,20 @@ public struct LogLineEncoder {
 
     /// Starts a line (`ts=` or the priority prefix, level, label and message); `appendField` adds the metadata and
     /// `endLine` the newline. For callers that render lines without a `LogRecord` (the HTTP access log).
-    public mutating func beginLine(level: LogLevel, label: String, message: String, date: Date, to out: inout [UInt8]) {
+    package mutating func beginLine(level: LogLevel, label: String, message: String, date: Date, to out: inout [UInt8])
+    {
         appendLineStart(level: level, date: date, to: &out)
         Self.appendHead(level: level, label: label, message: message, to: &out)
     }
 
     /// The part of `beginLine` that changes from line to line: the timestamp (or the priority prefix).
-    public mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
+    package mutating func appendLineStart(level: LogLevel, date: Date, to out: inout [UInt8]) {
         appendLineStart(level: level, epochMillis: Self.epochMillis(date), to: &out)
     }
 
     /// `appendLineStart(level:date:to:)` for an instant given as milliseconds since 1970 (`epochMillis(_:)` of the
     /// date, or `nowEpochMillis()`): no `Date` on a per-request path.
-    public mutating func appendLineStart(level: LogLevel, epochMillis: Int64, to out: inout [UInt8]) {
+    package mutating func appendLineStart(level: LogLevel, epochMillis: Int64, to out: inout [UInt8]) {
         if journal {
             out.append(UInt8(ascii: "<"))
             out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority))
@@ -51,7 +52,7 @@ public struct LogLineEncoder {
 
     /// The rest of `beginLine`, the same for every line of a level, label and message: callers that write many such
     /// lines render it once and copy it after `appendLineStart`.
-    public static func appendHead(level: LogLevel, label: String, message: String, to out: inout [UInt8]) {
+    package static func appendHead(level: LogLevel, label: String, message: String, to out: inout [UInt8]) {
         out.append(contentsOf: Self.levelKey)
         Self.appendBytes(level.description, to: &out)
         out.append(contentsOf: Self.labelKey)
@@ -61,7 +62,7 @@ public struct LogLineEncoder {
     }
 
     /// ` key=value`, the value quoted as `LogFormat.quote` does.
-    public static func appendField(_ key: String, _ value: String, to out: inout [UInt8]) {
+    package static func appendField(_ key: String, _ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: " "))
         appendBytes(key, to: &out)
         out.append(UInt8(ascii: "="))
@@ -69,7 +70,7 @@ public struct LogLineEncoder {
     }
 
     /// ` key=123`: what `appendField(key, String(value))` writes, without making the string.
-    public static func appendField(_ key: String, _ value: Int, to out: inout [UInt8]) {
+    package static func appendField(_ key: String, _ value: Int, to out: inout [UInt8]) {
         out.append(UInt8(ascii: " "))
         appendBytes(key, to: &out)
         out.append(UInt8(ascii: "="))
@@ -77,12 +78,12 @@ public struct LogLineEncoder {
     }
 
     /// Ends a line begun with `beginLine`.
-    public static func endLine(_ out: inout [UInt8]) {
+    package static func endLine(_ out: inout [UInt8]) {
         out.append(UInt8(ascii: "\n"))
     }
 
     /// `value` in decimal, as `String(value)` spells it.
-    public static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         // The magnitude as UInt: Int.min has no positive Int.
         var rest = value.magnitude
@@ -115,12 +116,12 @@ public struct LogLineEncoder {
     private static let messageKey = Array(" msg=".utf8)
 
     /// Milliseconds since 1970 as `LogFormat.timestamp` reads `date` (rounded down, saturating).
-    public static func epochMillis(_ date: Date) -> Int64 {
+    package static func epochMillis(_ date: Date) -> Int64 {
         Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// The wall clock in milliseconds since 1970, read as `Date()` reads it (`CLOCK_REALTIME`) without Foundation.
-    public static func nowEpochMillis() -> Int64 {
+    package static func nowEpochMillis() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) &* 1000 &+ Int64(now.tv_nsec / 1_000_000)
@@ -153,11 +154,12 @@ public struct LogLineEncoder {
     }
 
     /// Most bytes `writeLineStart` writes.
-    public static let maxLineStartBytes = 32
+    package static let maxLineStartBytes = 32
 
     /// `appendLineStart(level:epochMillis:to:)`'s bytes written at `p` (at most `maxLineStartBytes`), for callers
     /// that render a whole line with pointer writes (the HTTP access log). Returns the byte count.
-    public mutating func writeLineStart(level: LogLevel, epochMillis: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int {
+    package mutating func writeLineStart(level: LogLevel, epochMillis: Int64, to p: UnsafeMutablePointer<UInt8>) -> Int
+    {
         if journal {
             p[0] = UInt8(ascii: "<")
             p[1] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: level.syslogPriority)
@@ -186,7 +188,7 @@ public struct LogLineEncoder {
     /// The bytes `appendQuoted(value)` writes when the value needs no escaping (it is copied as it is, in quotes
     /// when it holds a space or `=` or is empty), else nil. With `writeQuoted` it renders a value with pointer
     /// writes.
-    public static func plainQuotedCount(_ value: String) -> Int? {
+    package static func plainQuotedCount(_ value: String) -> Int? {
         var value = value
         return value.withUTF8 { bytes -> Int? in
             var needsQuotes = bytes.isEmpty
@@ -199,7 +201,7 @@ public struct LogLineEncoder {
     }
 
     /// Writes `value` at `p` as `appendQuoted` does, for a value whose `plainQuotedCount` is `count`; returns `count`.
-    public static func writeQuoted(_ value: String, count: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func writeQuoted(_ value: String, count: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
         var value = value
         value.withUTF8 { bytes in
             let quoted = count != bytes.count
@@ -216,7 +218,7 @@ public struct LogLineEncoder {
     }
 
     /// `appendDecimal(value)`'s bytes written at `p` (at most 20); returns the byte count.
-    public static func writeDecimal(_ value: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func writeDecimal(_ value: Int, to p: UnsafeMutablePointer<UInt8>) -> Int {
         var n = 0
         if value < 0 {
             p[0] = UInt8(ascii: "-")
@@ -241,7 +243,7 @@ public struct LogLineEncoder {
 
     /// `LogFormat.quote(value)`'s bytes. Values with nothing to escape (nearly all) are copied as they are, in
     /// quotes when they hold a space or `=` (or are empty).
-    public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    package static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         var value = value
         let copied = value.withUTF8 { bytes -> Bool in
             var needsQuotes = bytes.isEmpty

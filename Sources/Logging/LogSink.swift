@@ -2,14 +2,14 @@ import Foundation
 import Locking
 
 /// One structured log record: a static message plus key/value metadata (never interpolated into the message).
-public struct LogRecord: Sendable {
-    public var level: LogLevel
-    public var label: String
-    public var message: String
-    public var metadata: [(String, String)]
-    public var date: Date
+package struct LogRecord: Sendable {
+    package var level: LogLevel
+    package var label: String
+    package var message: String
+    package var metadata: [(String, String)]
+    package var date: Date
 
-    public init(level: LogLevel, label: String, message: String, metadata: [(String, String)], date: Date = Date()) {
+    package init(level: LogLevel, label: String, message: String, metadata: [(String, String)], date: Date = Date()) {
         self.level = level
         self.label = label
         self.message = message
@@ -19,14 +19,14 @@ public struct LogRecord: Sendable {
 }
 
 /// Where log records go. Implementations must be thread-safe: loggers are shared across threads.
-public protocol LogSink: Sendable {
+package protocol LogSink: Sendable {
     func write(_ record: LogRecord)
     /// Writes several records in order; sinks that queue (`BufferedLogSink`) take them in one operation.
     func write(contentsOf records: [LogRecord])
 }
 
 extension LogSink {
-    public func write(contentsOf records: [LogRecord]) {
+    package func write(contentsOf records: [LogRecord]) {
         for record in records { write(record) }
     }
 }
@@ -35,7 +35,7 @@ extension LogSink {
 ///
 /// Why: the HTTP access log writes a line per request. Rendering it on the event loop straight into bytes costs
 /// less than building a `LogRecord` (an array of string pairs) there and rendering it on the writer thread.
-public protocol RenderedLogSink: LogSink {
+package protocol RenderedLogSink: LogSink {
     /// An encoder whose lines are what this sink writes for the same records (journal prefix or timestamp).
     func makeLineEncoder() -> LogLineEncoder
     /// Queues `count` whole lines (newlines included) rendered with an encoder from `makeLineEncoder()`.
@@ -47,28 +47,28 @@ public protocol RenderedLogSink: LogSink {
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with an sd-daemon priority prefix (`<6>`) and carries no
 /// timestamp, because the journal records both itself.
-public struct StderrLogSink: LogSink {
+package struct StderrLogSink: LogSink {
     private let journal: Bool
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.journal = environment["JOURNAL_STREAM"] != nil
     }
 
-    public func write(_ record: LogRecord) {
+    package func write(_ record: LogRecord) {
         FileDescriptor.writeAll(2, LogFormat.line(record, journal: journal))
     }
 }
 
 /// Writing whole strings to a file descriptor (standard output or error).
-public enum FileDescriptor {
+package enum FileDescriptor {
     /// Writes all of `text`, retrying partial writes and EINTR; gives up silently on other errors (a closed
     /// terminal or journal must not take the server down).
-    public static func writeAll(_ fd: Int32, _ text: String) {
+    package static func writeAll(_ fd: Int32, _ text: String) {
         writeAll(fd, Array(text.utf8))
     }
 
     /// Writes all of `bytes`, like `writeAll(_:_:)` for a string.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -80,27 +80,27 @@ public enum FileDescriptor {
 }
 
 /// Keeps records in memory; for tests that assert on what was logged (and on what was *not*, e.g. secrets).
-public final class CapturingLogSink: LogSink, Sendable {
+package final class CapturingLogSink: LogSink, Sendable {
     private let stored = Locked<[LogRecord]>([])
 
-    public init() {}
+    package init() {}
 
-    public func write(_ record: LogRecord) {
+    package func write(_ record: LogRecord) {
         stored.withLock { $0.append(record) }
     }
 
     /// A snapshot of every record written so far.
-    public var records: [LogRecord] { stored.withLock { $0 } }
+    package var records: [LogRecord] { stored.withLock { $0 } }
 
     /// Every record rendered as its logfmt line, for substring assertions.
-    public var lines: [String] { records.map(LogFormat.logfmt) }
+    package var lines: [String] { records.map(LogFormat.logfmt) }
 }
 
 /// logfmt rendering shared by the sinks.
-public enum LogFormat {
+package enum LogFormat {
     /// One whole output line with its newline: under systemd an sd-daemon priority prefix (`<6>`) and no
     /// timestamp (the journal records both), elsewhere a `ts=` field first.
-    public static func line(_ record: LogRecord, journal: Bool) -> String {
+    package static func line(_ record: LogRecord, journal: Bool) -> String {
         var line = journal ? "<\(record.level.syslogPriority)>" : "ts=\(timestamp(record.date)) "
         line += logfmt(record)
         line += "\n"
@@ -108,7 +108,7 @@ public enum LogFormat {
     }
 
     /// `level=info label=http msg="Accepted connection" peer=127.0.0.1:5000`
-    public static func logfmt(_ record: LogRecord) -> String {
+    package static func logfmt(_ record: LogRecord) -> String {
         var line = "level=\(record.level) label=\(quote(record.label)) msg=\(quote(record.message))"
         for (key, value) in record.metadata {
             line += " \(key)=\(quote(value))"
@@ -121,7 +121,7 @@ public enum LogFormat {
 
     /// RFC 3339 UTC with milliseconds. Dates outside years 0000–9999 (a client-supplied timestamp can be anything)
     /// are clamped to the nearest end instead of trapping or printing a malformed year.
-    public static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         let raw = Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded(.down))
         let millis = min(max(raw, timestampMillis.lowerBound), timestampMillis.upperBound)
         // Floored division, so that instants before 1970 keep a fraction in 0...999.
@@ -143,7 +143,7 @@ public enum LogFormat {
 
     /// Quotes a value only when logfmt needs it; escapes quotes, backslashes and control characters so a
     /// hostile value can never forge a second log line.
-    public static func quote(_ value: String) -> String {
+    package static func quote(_ value: String) -> String {
         var needsQuotes = value.isEmpty
         var out = ""
         out.reserveCapacity(value.utf8.count)

@@ -10,7 +10,7 @@ import Locking
 ///
 /// `render()` copies the state under the lock (copy-on-write: constant time) and formats outside it, so the event
 /// loops that count requests never wait for a scrape.
-public final class Metrics: Sendable {
+package final class Metrics: Sendable {
     /// The per-family series cap `init()` uses. The label sets the server produces stay far below it (the largest,
     /// `push_http_requests_total`, is routes × methods × statuses actually seen).
     package static let defaultMaxSeriesPerFamily = 1000

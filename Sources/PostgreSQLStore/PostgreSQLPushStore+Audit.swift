@@ -4,11 +4,11 @@ import StoreSQL
 
 /// The audit log on PostgreSQL: the statements are `AuditLogSQL`'s.
 extension PostgreSQLPushStore {
-    public func appendAudit(_ entry: AuditEntry) async throws {
+    package func appendAudit(_ entry: AuditEntry) async throws {
         try await writeAlone { connection in try AuditLogSQL.append(entry, on: connection) }
     }
 
-    public func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
+    package func auditEntries(instanceID: String?, action: String?, after: Int64, limit: Int) async throws
         -> [AuditEntry]
     {
         try await read { connection in
@@ -16,7 +16,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func pruneAudit(before: Date, limit: Int) async throws -> Int {
+    package func pruneAudit(before: Date, limit: Int) async throws -> Int {
         try await writeAlone { connection in try AuditLogSQL.prune(before: before, limit: limit, on: connection) }
     }
 

@@ -11,7 +11,7 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
         try BeamsForwardSQL.insert(forward, now: now, due: due, on: connection)
     }
 
-    public func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {
+    package func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {
         try await write(tenant: forward.instanceID) { connection in
             try Self.insertBeamsForward(connection, forward, now: now)
         }
@@ -19,7 +19,8 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
 
     /// Claims with `FOR UPDATE SKIP LOCKED` in a MATERIALIZED CTE, as `dueWebhooks` does: each forward goes to one
     /// node, hidden for `leaseDuration`.
-    public func dueBeamsForwards(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingBeamsForward] {
+    package func dueBeamsForwards(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingBeamsForward]
+    {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
             try connection.fetchAll(
@@ -37,15 +38,15 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
         }
     }
 
-    public func markBeamsForward(_ id: Int64, outcome: BeamsForwardOutcome, now: Date) async throws {
+    package func markBeamsForward(_ id: Int64, outcome: BeamsForwardOutcome, now: Date) async throws {
         try await write { connection in try BeamsForwardSQL.mark(id, outcome: outcome, now: now, on: connection) }
     }
 
-    public func nextBeamsForwardDue() async throws -> Date? {
+    package func nextBeamsForwardDue() async throws -> Date? {
         try await read { connection in try BeamsForwardSQL.nextDue(on: connection) }
     }
 
-    public func beamsForward(instanceID: String, publishID: String) async throws -> BeamsForwardRecord? {
+    package func beamsForward(instanceID: String, publishID: String) async throws -> BeamsForwardRecord? {
         try await read { connection in
             try BeamsForwardSQL.record(instanceID: instanceID, publishID: publishID, on: connection)
         }

@@ -47,7 +47,7 @@ extension PostgreSQLPushStore {
 
     // MARK: Devices
 
-    public func registerDevice(
+    package func registerDevice(
         _ registration: DeviceRegistration, maxDevicesPerInstance: Int
     ) async throws -> RegisteredDevice {
         let now = clock()
@@ -56,28 +56,28 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
+    package func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
         let now = clock()
         return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
             try registrations.map { try Self.register($0, now: now, connection: connection) }
         }
     }
 
-    public func device(instanceID: String, id: String) async throws -> Device? {
+    package func device(instanceID: String, id: String) async throws -> Device? {
         try await read { connection in try DeviceSQL.find(instanceID: instanceID, id: id, on: connection)?.device }
     }
 
-    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+    package func deviceRef(instanceID: String, id: String) async throws -> Int64? {
         try await read { connection in try DeviceSQL.ref(instanceID: instanceID, id: id, on: connection) }
     }
 
-    public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
+    package func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try await read { connection in
             try DeviceSQL.find(instanceID: instanceID, platform: platform, token: token, on: connection)
         }
     }
 
-    public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
+    package func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             let removed = try DeviceSQL.delete(
                 .device(id: id), instanceID: instanceID, reason: DeviceInvalidation.deviceDeleted, on: connection)
@@ -86,19 +86,19 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+    package func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             try DeviceSQL.setTimeZone(timeZone, instanceID: instanceID, deviceID: deviceID, on: connection)
         }
     }
 
-    public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
+    package func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             try DeviceSQL.setMetadata(metadata, instanceID: instanceID, deviceID: deviceID, on: connection)
         }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+    package func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
         -> Bool
     {
         let now = clock()
@@ -110,7 +110,7 @@ extension PostgreSQLPushStore {
 
     // MARK: Interests
 
-    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+    package func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
         -> InterestPage?
     {
         try await read { connection in
@@ -156,7 +156,7 @@ extension PostgreSQLPushStore {
         return result
     }
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+    package func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
         try await write(retryable: Self.interestRace, tenant: instanceID, cost: interests.count + 1) { connection in
@@ -188,7 +188,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+    package func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
@@ -202,7 +202,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    package func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
                 return false
@@ -212,7 +212,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func subscriberCount(instanceID: String, interest: String) async throws -> Int {
+    package func subscriberCount(instanceID: String, interest: String) async throws -> Int {
         try await read { connection in
             try InterestSQL.subscriberCount(instanceID: instanceID, interest: interest, on: connection)
         }
@@ -220,7 +220,7 @@ extension PostgreSQLPushStore {
 
     // MARK: Users
 
-    public func setUser(
+    package func setUser(
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
     ) async throws -> SetUserResult {
         try await write(tenant: instanceID) { connection in
@@ -235,7 +235,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
+    package func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
             let removed = try DeviceSQL.delete(
                 .user(userID), instanceID: instanceID, reason: DeviceInvalidation.userDeleted, on: connection)
@@ -245,7 +245,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func devices(instanceID: String, userID: String) async throws -> [Device] {
+    package func devices(instanceID: String, userID: String) async throws -> [Device] {
         try await read { connection in try DeviceSQL.devices(instanceID: instanceID, userID: userID, on: connection) }
     }
 }

@@ -6,15 +6,15 @@ extension PostgreSQLPushStore {
     /// The channel every node LISTENs on for changes to the stored instances (the payload is the new version).
     static let instancesChannel = "push_server_instances"
 
-    public func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
+    package func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
         try await read { connection in try StoredInstanceSQL.instances(on: connection) }
     }
 
-    public func storedInstancesVersion() async throws -> Int64 {
+    package func storedInstancesVersion() async throws -> Int64 {
         try await read { connection in try StoredInstanceSQL.version(on: connection) }
     }
 
-    public func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
+    package func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
         -> InstanceChangeOutcome
     {
         try await writeAlone { connection in

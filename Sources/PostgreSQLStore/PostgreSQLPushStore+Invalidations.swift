@@ -3,13 +3,13 @@ import PushStore
 import StoreSQL
 
 extension PostgreSQLPushStore {
-    public func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
+    package func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
             try InvalidationSQL.list(instanceID: instanceID, after: after, limit: limit, on: connection)
         }
     }
 
-    public func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
+    package func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in
             try connection.fetchAll(
                 """
@@ -19,7 +19,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func markInvalidationsNotified(_ ids: [Int64]) async throws {
+    package func markInvalidationsNotified(_ ids: [Int64]) async throws {
         guard !ids.isEmpty else { return }
         try await write { connection in
             _ = try connection.run(
@@ -28,7 +28,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int {
+    package func purgeInvalidations(before: Date, keepPerInstance: Int, limit: Int) async throws -> Int {
         let limit = PGValue.integer(Int64(max(0, limit)))
         return try await write { connection in
             let old = try connection.run(

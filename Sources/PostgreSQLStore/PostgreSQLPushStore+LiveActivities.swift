@@ -4,7 +4,7 @@ import StoreSQL
 
 /// The Live Activity tokens on PostgreSQL: the statements are `LiveActivitySQL`'s but for the target page.
 extension PostgreSQLPushStore {
-    public func putLiveActivityStartToken(
+    package func putLiveActivityStartToken(
         instanceID: String, deviceID: String, attributesType: String, token: String, limits: LiveActivityLimits,
         now: Date
     ) async throws -> LiveActivityPutResult {
@@ -15,7 +15,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func putLiveActivityUpdateToken(
+    package func putLiveActivityUpdateToken(
         instanceID: String, deviceID: String, activityID: String, attributesType: String, token: String,
         reference: String?, expiresAt: Date, limits: LiveActivityLimits, now: Date
     ) async throws -> LiveActivityPutResult {
@@ -26,7 +26,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func deleteLiveActivityToken(
+    package func deleteLiveActivityToken(
         instanceID: String, deviceID: String, kind: LiveActivityToken.Kind, name: String
     ) async throws -> Bool? {
         try await write { connection in
@@ -35,14 +35,14 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func liveActivityTokens(instanceID: String, deviceID: String) async throws -> [LiveActivityToken]? {
+    package func liveActivityTokens(instanceID: String, deviceID: String) async throws -> [LiveActivityToken]? {
         try await read { connection in
             try LiveActivitySQL.tokens(instanceID: instanceID, deviceID: deviceID, on: connection)
         }
     }
 
     /// The target page stays per backend: the job's targets are compared with `= ANY` here.
-    public func liveActivityTargets(
+    package func liveActivityTargets(
         for job: PublishJob, selector: LiveActivitySelector, after cursor: Int64, limit: Int, now: Date
     ) async throws -> TargetPage {
         let limit = min(max(1, limit), Int.max - 1)
@@ -82,12 +82,12 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int {
+    package func deleteDeadLiveActivityTokens(_ deaths: [LiveActivityTokenDeath]) async throws -> Int {
         guard !deaths.isEmpty else { return 0 }
         return try await write { connection in try LiveActivitySQL.deleteDead(deaths, on: connection) }
     }
 
-    public func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
+    package func purgeExpiredLiveActivityTokens(before: Date, limit: Int) async throws -> Int {
         try await write { connection in
             try LiveActivitySQL.purgeExpired(before: before, limit: limit, on: connection)
         }

@@ -3,14 +3,14 @@ import PushStore
 import StoreSQL
 
 extension PostgreSQLPushStore {
-    public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+    package func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
         try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
     }
 
     /// Compare-and-swap in one statement: insert when no row exists, replace only the row that still holds
     /// `expectedJWT`. Two nodes swapping at once serialise on the row (or on the key, for the first insert); the
     /// second one's condition is checked against the first one's committed token, so it loses and reads that token.
-    public func swapProviderToken(
+    package func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
     ) async throws -> ProviderTokenRecord {
         let now = clock()

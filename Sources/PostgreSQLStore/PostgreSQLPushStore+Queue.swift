@@ -9,7 +9,7 @@ import StoreSQL
 extension PostgreSQLPushStore {
     // MARK: Queue
 
-    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+    package func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         try await write(tenant: job.instanceID) { connection in
             if let quota = job.dailyPublishQuota {
                 try PublishQueueSQL.countPublish(
@@ -51,7 +51,8 @@ extension PostgreSQLPushStore {
             j.trace_state, j.shards
         """
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+    package func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference)
+        async throws
         -> ClaimedJob?
     {
         let nowMillis = now.millisecondsSince1970
@@ -80,7 +81,7 @@ extension PostgreSQLPushStore {
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+    package func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
         -> Bool
     {
         let expires = now.millisecondsSince1970(after: leaseDuration)
@@ -91,7 +92,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func checkpoint(
+    package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
@@ -124,7 +125,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func finishJob(
+    package func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws {
         precondition(state.isFinal, "finishJob needs a final state")
@@ -149,40 +150,40 @@ extension PostgreSQLPushStore {
         try connection.run("DELETE FROM publish_shards WHERE job_id = $1", [.integer(job)])
     }
 
-    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+    package func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
         try await read { connection in try PublishQueueSQL.answered(job: job, on: connection) }
     }
 
-    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+    package func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
         try await read { connection in
             try PublishQueueSQL.status(
                 instanceID: instanceID, publishID: publishID, schema: .postgresql, on: connection)
         }
     }
 
-    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+    package func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
         try await read { connection in
             try PublishQueueSQL.recent(instanceID: instanceID, limit: limit, schema: .postgresql, on: connection)
         }
     }
 
-    public func queueDepth() async throws -> Int {
+    package func queueDepth() async throws -> Int {
         try await read { connection in try PublishQueueSQL.depth(on: connection) }
     }
 
     // MARK: Scheduling and cancelling
 
-    public func nextPublishDue(now: Date) async throws -> Date? {
+    package func nextPublishDue(now: Date) async throws -> Date? {
         try await read { connection in try PublishQueueSQL.nextDue(now: now, schema: .postgresql, on: connection) }
     }
 
-    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+    package func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
         try await write { connection in
             try PublishQueueSQL.reschedule(job, workerID: workerID, notBefore: notBefore, on: connection)
         }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+    package func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
         -> PublishCancellation?
     {
         try await write { connection in

@@ -105,13 +105,13 @@ extension PostgreSQLPushStore {
             [.integerArray(devices)])
     }
 
-    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+    package func recordDeviceResults(_ results: [DeviceResult]) async throws {
         guard !results.isEmpty else { return }
         // In a transaction of its own: in a group, another write's device rows would be locked out of order.
         try await writeAlone { try Self.applyDeviceResults(results, connection: $0) }
     }
 
-    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+    package func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
         guard !events.isEmpty else { return 0 }
         return try await write(tenant: events.first?.instanceID, cost: events.count) { connection in
             try connection.run(
@@ -128,7 +128,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+    package func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
             // A users publish names at most 1000 users (`= ANY` stops at the first match), an interests publish at
             // most 100 interests, each looked up by (instance, name) and then (interest, device).

@@ -4,7 +4,7 @@ import StoreSQL
 
 /// Retention on PostgreSQL: `RetentionSQL`'s purges, rows another node is purging skipped.
 extension PostgreSQLPushStore {
-    public func purge(before: Date, limit: Int) async throws -> PurgeResult {
+    package func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try await write { connection in
             try RetentionSQL.purge(
                 before: before, limit: limit,
@@ -15,7 +15,7 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+    package func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
         try await write { connection in
             try RetentionSQL.purgeUndeliveredDevices(registeredBefore: registeredBefore, limit: limit, on: connection)
         }

@@ -27,7 +27,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         if !held { throw PushStoreError.leaseLost(job) }
     }
 
-    public func splitPublish(
+    package func splitPublish(
         _ job: PublishJobID, workerID: String, shardSize: Int, targetsCounter: PublishCounters.Counter?, now: Date
     ) async throws -> Int {
         let step = Int64(max(1, shardSize))
@@ -114,7 +114,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         RETURNING s.job_id, s.shard_no, s.after_ref, s.through_ref, s.epoch, s.cursor, s.attempts
         """
 
-    public func claimShard(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+    package func claimShard(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
@@ -152,7 +152,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
     }
 
     @discardableResult
-    public func renewShardLease(
+    package func renewShardLease(
         _ job: PublishJobID, shard: PublishShard, workerID: String, leaseDuration: Duration, now: Date
     ) async throws -> Bool {
         let expires = now.millisecondsSince1970(after: leaseDuration)
@@ -175,7 +175,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    public func targets(for job: PublishJob, shard: PublishShard, after cursor: Int64, limit: Int) async throws
+    package func targets(for job: PublishJob, shard: PublishShard, after cursor: Int64, limit: Int) async throws
         -> TargetPage
     {
         let limit = min(max(1, limit), Int.max - 1)
@@ -188,7 +188,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    public func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64 {
+    package func targetCount(for job: PublishJob, shard: PublishShard) async throws -> Int64 {
         try await read { connection in
             // The shard's page query without its pages: the union of the interests' followers in the shard's range.
             let counted = try connection.query(
@@ -206,7 +206,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    public func checkpointShard(
+    package func checkpointShard(
         _ job: PublishJobID, shard: PublishShard, workerID: String, cursor: Int64, totals: PublishCounters,
         deviceResults: [DeviceResult], answered: [Int64]
     ) async throws {
@@ -276,7 +276,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
             ])
     }
 
-    public func answeredTargets(_ job: PublishJobID, shard: PublishShard) async throws -> Set<Int64> {
+    package func answeredTargets(_ job: PublishJobID, shard: PublishShard) async throws -> Set<Int64> {
         try await read { connection in
             let result = try connection.query(
                 """
@@ -287,7 +287,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    public func finishShard(
+    package func finishShard(
         _ job: PublishJobID, shard: PublishShard, workerID: String, state: PublishState, targetsTotal: Int64,
         leaseDuration: Duration, now: Date
     ) async throws -> ShardedPublishEnd? {
@@ -337,7 +337,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         return ShardedPublishEnd(state: state, targetsTotal: result.int64(0, 3))
     }
 
-    public func heartbeat(nodeID: String, version: String, now: Date, liveWithin: Duration) async throws -> Int {
+    package func heartbeat(nodeID: String, version: String, now: Date, liveWithin: Duration) async throws -> Int {
         let nowMillis = now.millisecondsSince1970
         let since = Self.liveSince(nowMillis, liveWithin)
         return try await write { connection in
@@ -354,7 +354,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         }
     }
 
-    public func liveNodes(now: Date, liveWithin: Duration, limit: Int) async throws -> [NodeRecord] {
+    package func liveNodes(now: Date, liveWithin: Duration, limit: Int) async throws -> [NodeRecord] {
         let since = Self.liveSince(now.millisecondsSince1970, liveWithin)
         return try await read { connection in
             let result = try connection.query(
@@ -376,7 +376,7 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
         nowMillis - min(max(0, liveWithin.components.seconds), 86_400) * 1000
     }
 
-    public func leave(nodeID: String) async throws {
+    package func leave(nodeID: String) async throws {
         try await write { connection in
             _ = try connection.run("DELETE FROM nodes WHERE node_id = $1", [.text(nodeID)])
         }

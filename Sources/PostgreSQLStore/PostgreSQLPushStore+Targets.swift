@@ -39,7 +39,7 @@ extension PostgreSQLPushStore {
             """
     }
 
-    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+    package func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         // One row more than the page is read to learn whether another page follows.
         let limit = min(max(1, limit), Int.max - 1)
         return try await read { connection in

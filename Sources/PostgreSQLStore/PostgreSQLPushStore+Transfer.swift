@@ -3,7 +3,7 @@ import PushStore
 import StoreSQL
 
 extension PostgreSQLPushStore: DeviceTransfer {
-    public func exportDevices(
+    package func exportDevices(
         instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Bool
     ) async throws {
         let connectionString = self.connectionString
@@ -53,7 +53,7 @@ extension PostgreSQLPushStore: DeviceTransfer {
         return (interests, tokens)
     }
 
-    public func importDevices(
+    package func importDevices(
         _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
         audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
     ) async throws -> [DeviceImportOutcome] {

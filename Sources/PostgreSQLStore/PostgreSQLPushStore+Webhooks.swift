@@ -4,13 +4,13 @@ import StoreSQL
 
 /// The webhook outbox on PostgreSQL: `WebhookSQL`'s statements, and the claim of several nodes.
 extension PostgreSQLPushStore {
-    public func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
+    package func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
         try await write { connection in try WebhookSQL.enqueue(request, now: now, on: connection) }
     }
 
     /// Claims due webhooks with `FOR UPDATE SKIP LOCKED` (in a MATERIALIZED CTE, so the LIMIT holds): each is
     /// claimed by one node, which hides it for `leaseDuration` by moving its due time.
-    public func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
+    package func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
             try connection.fetchAll(
@@ -27,11 +27,11 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func nextWebhookDue() async throws -> Date? {
+    package func nextWebhookDue() async throws -> Date? {
         try await read { connection in try WebhookSQL.nextDue(on: connection) }
     }
 
-    public func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
+    package func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
         try await write { connection in try WebhookSQL.mark(id, outcome: outcome, now: now, on: connection) }
     }
 }

@@ -12,38 +12,38 @@ import PushStore
 /// returns. Conflicts between nodes are settled by the database: unique constraints with `ON CONFLICT` for
 /// registrations, `FOR UPDATE SKIP LOCKED` plus leases for the queue and the webhook outbox, a conditional upsert for
 /// the provider token; serialization failures and deadlocks run again.
-public final class PostgreSQLPushStore: PushStorage {
+package final class PostgreSQLPushStore: PushStorage {
     /// How to connect. Every field but the connection string has a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// A libpq connection string (`host=… dbname=… user=… sslmode=verify-full …` or a `postgresql://` URI).
         /// A secret: never logged.
-        public var connectionString: String
+        package var connectionString: String
         /// Connection threads (one connection each). Default 4.
-        public var poolSize: Int = 4
+        package var poolSize: Int = 4
         /// How often one operation runs at most when it meets a serialization failure, a deadlock or a connection
         /// lost before COMMIT. Default 4.
-        public var maxAttempts: Int = 4
+        package var maxAttempts: Int = 4
         /// The most operations a connection thread takes at once; the writes among them share one transaction
         /// (group commit). Default 64.
-        public var maxBatchSize: Int = 64
+        package var maxBatchSize: Int = 64
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
-        public var clock: @Sendable () -> Date = { Date() }
+        package var clock: @Sendable () -> Date = { Date() }
         /// This process's node identity (`engine.nodeId`), held as long as the store is open (`PGNodeLock`): a
         /// second live process under the same identity fails to open, and the leases the identity holds (jobs and
         /// shards a crashed process under it left running) are expired at open, so a restarted node resumes them
         /// at once instead of after the lease. Default nil: the node's identity is per process (`node-<host>-<pid>`).
-        public var nodeID: String?
+        package var nodeID: String?
         /// How long open waits for another process's hold on `nodeID` to go (PostgreSQL drops it when that
         /// process's connection closes, at once when it died: the kernel closes its socket). Default 5 s.
-        public var nodeIDWait: Duration = .seconds(5)
+        package var nodeIDWait: Duration = .seconds(5)
         /// Default: no logging.
-        public var logger: Logger = .disabled
+        package var logger: Logger = .disabled
         /// Hears what each operation showed about the store's health: `.wrote` after a write committed, `.failed`
         /// when an operation failed because the database is unavailable. Called on the store's threads; keep it
         /// cheap. Default: ignored.
-        public var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
+        package var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
 
-        public init(connectionString: String) { self.connectionString = connectionString }
+        package init(connectionString: String) { self.connectionString = connectionString }
     }
 
     private let pool: ConnectionPool
@@ -76,7 +76,7 @@ public final class PostgreSQLPushStore: PushStorage {
     /// Connects, upgrades the schema and starts the connection threads.
     /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database migrated by a newer program;
     ///   `StoreUnavailableError` (`unreachable`) when the server cannot be reached; `PostgreSQLError` otherwise.
-    public static func open(_ configuration: Configuration) async throws -> PostgreSQLPushStore {
+    package static func open(_ configuration: Configuration) async throws -> PostgreSQLPushStore {
         try await open(configuration, migrator: PostgreSQLMigrator())
     }
 
@@ -150,7 +150,7 @@ public final class PostgreSQLPushStore: PushStorage {
     }
 
     /// Lets queued work finish, then closes every connection. Idempotent.
-    public func close() async throws {
+    package func close() async throws {
         for listener in listeners.withLock({ $0 }) { await listener.stopAndWait() }
         pool.shutdown()
         leasePool.shutdown()
@@ -161,7 +161,7 @@ public final class PostgreSQLPushStore: PushStorage {
 
     /// Commits a transaction that changes no data, to learn whether the database can write again after it could
     /// not. - Throws: `StoreUnavailableError` while it cannot.
-    public func probeWrite() async throws {
+    package func probeWrite() async throws {
         // A write transaction with a transaction id: fails on a read-only standby, a full disk or no server.
         try await perform(write: true) { session in
             try session.transaction { connection in _ = try connection.query("SELECT txid_current()") }
@@ -256,16 +256,16 @@ public final class PostgreSQLPushStore: PushStorage {
 
 extension PostgreSQLPushStore {
     /// This backend splits large publishes into shards (`PostgreSQLPushStore+Shards.swift`).
-    public var sharding: (any ShardedPublishQueue)? { self }
+    package var sharding: (any ShardedPublishQueue)? { self }
     /// This backend announces queue changes over LISTEN/NOTIFY (below).
-    public var queueNotices: (any QueueNotifying)? { self }
+    package var queueNotices: (any QueueNotifying)? { self }
 }
 
 extension PostgreSQLPushStore: QueueNotifying {
     /// LISTENs on `noticeChannel` over one more connection (the pool's are busy with transactions): a publish
     /// queued or split on any node announces `.work`, a cancel `.cancelled`. `.work` also once the LISTEN is in
     /// place, at first and after the connection was down (the database restarted, say).
-    public func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool {
+    package func listen(_ onNotice: @escaping @Sendable (QueueNotice) -> Void) -> Bool {
         let listener = PGListener(
             connectionString: connectionString, channel: Self.noticeChannel, logger: logger.named("store"),
             connected: "work"
@@ -285,7 +285,7 @@ extension PostgreSQLPushStore: QueueNotifying {
 extension PostgreSQLPushStore: InstanceChangeNotifying {
     /// LISTENs on `instancesChannel` over a connection of its own; `onChange` also runs each time the LISTEN is in
     /// place (at first, and after the connection was down: announcements made meanwhile were missed).
-    public func listenForInstanceChanges(_ onChange: @escaping @Sendable () -> Void) -> Bool {
+    package func listenForInstanceChanges(_ onChange: @escaping @Sendable () -> Void) -> Bool {
         let listener = PGListener(
             connectionString: connectionString, channel: Self.instancesChannel, logger: logger.named("store"),
             connected: "connected"

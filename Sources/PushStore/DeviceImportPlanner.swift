@@ -3,27 +3,27 @@ import Foundation
 /// Decides what importing a batch of records does, from what the store holds (pure: both backends read the same
 /// facts, hand them over and carry out the steps, so they decide alike). Caps are checked record by record against
 /// running counts, so a batch that would cross one imports up to the cap and refuses the rest with a reason.
-public struct DeviceImportPlanner: Sendable {
+package struct DeviceImportPlanner: Sendable {
     /// What the store holds that the batch's decisions depend on.
-    public struct Facts: Sendable {
+    package struct Facts: Sendable {
         /// The instance's devices with a (platform, token) of the batch: their internal key and data.
-        public var existing: [DeviceKey: (ref: Int64, record: DeviceRecord)] = [:]
+        package var existing: [DeviceKey: (ref: Int64, record: DeviceRecord)] = [:]
         /// Public ids of the batch's records that some device (of any instance) already has.
-        public var takenIDs: Set<String> = []
+        package var takenIDs: Set<String> = []
         /// The instance's devices, subscriptions ((device, interest) pairs) and distinct interest names.
-        public var devices: Int64 = 0
-        public var subscriptions: Int64 = 0
-        public var interests: Int64 = 0
+        package var devices: Int64 = 0
+        package var subscriptions: Int64 = 0
+        package var interests: Int64 = 0
         /// The batch's interest names the instance already has.
-        public var knownInterests: Set<String> = []
+        package var knownInterests: Set<String> = []
         /// Valid devices of each user the batch names.
-        public var userDevices: [String: Int64] = [:]
+        package var userDevices: [String: Int64] = [:]
 
-        public init() {}
+        package init() {}
     }
 
     /// What to do for one record.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         case create(DeviceRecord)
         /// Write the record over the device `ref` (its id kept); interests and Live Activity tokens are rewritten
         /// only when they changed.
@@ -31,7 +31,7 @@ public struct DeviceImportPlanner: Sendable {
         case unchanged
         case refused(String)
 
-        public var outcome: DeviceImportOutcome {
+        package var outcome: DeviceImportOutcome {
             switch self {
             case .create: return .created
             case .update: return .updated
@@ -41,11 +41,11 @@ public struct DeviceImportPlanner: Sendable {
         }
     }
 
-    public var caps: DeviceImportCaps
+    package var caps: DeviceImportCaps
     /// Makes the id of a new device whose record's id is taken or missing.
-    public var makeID: @Sendable (Platform) -> String
+    package var makeID: @Sendable (Platform) -> String
 
-    public init(
+    package init(
         caps: DeviceImportCaps,
         makeID: @escaping @Sendable (Platform) -> String = {
             Device.makeID(platform: $0, at: Date())
@@ -56,7 +56,7 @@ public struct DeviceImportPlanner: Sendable {
     }
 
     /// The step of each record, in order; `instanceID` replaces the records' own.
-    public func plan(_ records: [DeviceRecord], into instanceID: String, facts: Facts) -> [Step] {
+    package func plan(_ records: [DeviceRecord], into instanceID: String, facts: Facts) -> [Step] {
         var devices = facts.devices
         var subscriptions = facts.subscriptions
         var interestCount = facts.interests

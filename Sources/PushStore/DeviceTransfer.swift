@@ -2,7 +2,7 @@ import Foundation
 
 /// Bulk export and import of devices (docs/DATA-FORMAT.md): the SQLite and PostgreSQL backends implement it; the
 /// CLI (`push-server export`/`import`) and the admin API reach it with `store as? DeviceTransfer`.
-public protocol DeviceTransfer: Sendable {
+package protocol DeviceTransfer: Sendable {
     /// Reads every device of `instanceID` (every instance when nil) whose position is above `after`, in position
     /// order, inside one read snapshot (SQLite: one read transaction; PostgreSQL: REPEATABLE READ) on a connection
     /// of its own, so the export is consistent and the store's own readers are not held. Pages of up to `pageSize`
@@ -28,7 +28,7 @@ public protocol DeviceTransfer: Sendable {
 
 extension DeviceTransfer {
     /// `importDevices` without an audit entry.
-    public func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool)
+    package func importDevices(_ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool)
         async throws -> [DeviceImportOutcome]
     {
         try await importDevices(records, into: instanceID, caps: caps, dryRun: dryRun, audit: nil)

@@ -1,24 +1,24 @@
 /// Per-instance bounds on what interest writes may store, enforced by the store inside the write's transaction
 /// (on PostgreSQL across nodes: writers of one instance take turns on its count row). Anonymous clients choose
 /// both numbers, so without them a client obeying every rate limit could fill the disk (docs/SECURITY.md).
-public struct InterestLimits: Sendable, Equatable {
+package struct InterestLimits: Sendable, Equatable {
     /// (device, interest) pairs the instance may hold.
-    public var maxSubscriptionsPerInstance: Int
+    package var maxSubscriptionsPerInstance: Int
     /// Distinct interest names the instance may hold (a name lives while a device follows it).
-    public var maxInterestsPerInstance: Int
+    package var maxInterestsPerInstance: Int
 
-    public init(maxSubscriptionsPerInstance: Int, maxInterestsPerInstance: Int) {
+    package init(maxSubscriptionsPerInstance: Int, maxInterestsPerInstance: Int) {
         self.maxSubscriptionsPerInstance = maxSubscriptionsPerInstance
         self.maxInterestsPerInstance = maxInterestsPerInstance
     }
 
     /// No bound: the operator's own tools and tests.
-    public static let unlimited = InterestLimits(maxSubscriptionsPerInstance: .max, maxInterestsPerInstance: .max)
+    package static let unlimited = InterestLimits(maxSubscriptionsPerInstance: .max, maxInterestsPerInstance: .max)
 
     /// The error for a write that took the instance from `before` to `after` (subscriptions, distinct names), or
     /// nil when it may commit. A write that does not grow a count over its cap always passes, so a device can
     /// still shrink its set while the instance is full (or after the operator lowered a cap).
-    public func violation(
+    package func violation(
         before: (subscriptions: Int64, interests: Int64),
         after: (subscriptions: Int64, interests: Int64)
     ) -> PushStoreError? {

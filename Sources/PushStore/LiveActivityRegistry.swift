@@ -3,7 +3,7 @@ import Foundation
 /// Live Activity tokens of devices (docs/API.md "Live Activities"): per device, one push-to-start token per
 /// attributes type and one update token per running activity, each a row tied to the device (deleting the device
 /// deletes its rows). Publishes with `x_live_activity` stream these rows as their targets.
-public protocol LiveActivityRegistry: Sendable {
+package protocol LiveActivityRegistry: Sendable {
     /// Stores the device's push-to-start token for `attributesType`, replacing the one it had (tokens rotate).
     /// - Returns: `.deviceNotFound` unless the instance has an APNs device `deviceID`; `.limitReached` for a new
     ///   attributes type when the device has `limits.maxStartTokensPerDevice` already.
@@ -42,20 +42,20 @@ public protocol LiveActivityRegistry: Sendable {
 }
 
 /// Per-device bounds on Live Activity rows (config `limits.liveActivity…`).
-public struct LiveActivityLimits: Sendable, Equatable {
+package struct LiveActivityLimits: Sendable, Equatable {
     /// Start tokens (attributes types) one device may hold.
-    public var maxStartTokensPerDevice: Int
+    package var maxStartTokensPerDevice: Int
     /// Unexpired activity update tokens one device may hold.
-    public var maxActivitiesPerDevice: Int
+    package var maxActivitiesPerDevice: Int
 
-    public init(maxStartTokensPerDevice: Int = 16, maxActivitiesPerDevice: Int = 16) {
+    package init(maxStartTokensPerDevice: Int = 16, maxActivitiesPerDevice: Int = 16) {
         self.maxStartTokensPerDevice = maxStartTokensPerDevice
         self.maxActivitiesPerDevice = maxActivitiesPerDevice
     }
 }
 
 /// What storing a Live Activity token did.
-public enum LiveActivityPutResult: Sendable, Equatable {
+package enum LiveActivityPutResult: Sendable, Equatable {
     /// Stored; `created` is false when an existing row was replaced.
     case stored(created: Bool)
     /// The instance has no APNs device with that id.
@@ -65,14 +65,14 @@ public enum LiveActivityPutResult: Sendable, Equatable {
 }
 
 /// Which rows a Live Activity publish targets.
-public struct LiveActivitySelector: Sendable, Equatable {
+package struct LiveActivitySelector: Sendable, Equatable {
     /// `.start` for `event: start`, `.update` for update and end.
-    public var kind: LiveActivityToken.Kind
-    public var attributesType: String
+    package var kind: LiveActivityToken.Kind
+    package var attributesType: String
     /// Update and end: only this activity; nil for every running activity of the type.
-    public var activityID: String?
+    package var activityID: String?
 
-    public init(kind: LiveActivityToken.Kind, attributesType: String, activityID: String? = nil) {
+    package init(kind: LiveActivityToken.Kind, attributesType: String, activityID: String? = nil) {
         self.kind = kind
         self.attributesType = attributesType
         self.activityID = activityID
@@ -80,12 +80,12 @@ public struct LiveActivitySelector: Sendable, Equatable {
 }
 
 /// A row APNs declared dead: delete it unless it was stored again at or after `since`.
-public struct LiveActivityTokenDeath: Sendable, Equatable {
+package struct LiveActivityTokenDeath: Sendable, Equatable {
     /// `Target.ref` of the row.
-    public var ref: Int64
-    public var since: Date
+    package var ref: Int64
+    package var since: Date
 
-    public init(ref: Int64, since: Date) {
+    package init(ref: Int64, since: Date) {
         self.ref = ref
         self.since = since
     }

@@ -27,12 +27,12 @@ import Foundation
 ///
 /// Any call may throw `StoreUnavailableError` when the backend cannot work right now (a full disk, an I/O error,
 /// a read-only file system, a lock held too long): nothing of that call was stored, and it may succeed later.
-public typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
+package typealias PushStorage = DeviceRegistry & PublishQueue & DeliveryResultStore & EventStore & WebhookQueue
     & ProviderTokenStorage & RetentionStore & StoreBackend & LiveActivityRegistry & InvalidationLog
     & APIKeyStore & AuditLog & InstanceDefinitionStore
 
 /// The device registry: devices per (instance, platform, token), their interests and their user bindings.
-public protocol DeviceRegistry: Sendable {
+package protocol DeviceRegistry: Sendable {
     /// Registers a device, idempotently per (instance, platform, token): the same token keeps its device id,
     /// interests and user; `lastRegisteredAt`, bundle id and metadata are updated, the environment only if
     /// declared, and an invalidated device becomes valid again.
@@ -99,7 +99,7 @@ public protocol DeviceRegistry: Sendable {
 
 /// The durable publish queue: jobs committed before the publish is answered, leased to workers, streamed as
 /// pages of targets and checkpointed (see the loop above).
-public protocol PublishQueue: Sendable {
+package protocol PublishQueue: Sendable {
     /// Durably queues a publish: returns only after the job is committed.
     /// - Throws: `PushStoreError.duplicatePublish` when the instance already has this publish id.
     func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID
@@ -164,19 +164,19 @@ public protocol PublishQueue: Sendable {
 
 extension PublishQueue {
     /// No shards: every publish is one unit.
-    public var sharding: (any ShardedPublishQueue)? { nil }
+    package var sharding: (any ShardedPublishQueue)? { nil }
     /// No announcements.
-    public var queueNotices: (any QueueNotifying)? { nil }
+    package var queueNotices: (any QueueNotifying)? { nil }
 }
 
 /// Delivery results outside a checkpoint (a retried or late answer), with their effect on device health.
-public protocol DeliveryResultStore: Sendable {
+package protocol DeliveryResultStore: Sendable {
     /// Records delivery results and their health effects (see `DeviceEffect`) in one transaction.
     func recordDeviceResults(_ results: [DeviceResult]) async throws
 }
 
 /// Reporting API events (delivered, opened) and the statistics read from them and from the queue.
-public protocol EventStore: Sendable {
+package protocol EventStore: Sendable {
     /// Records Reporting API events; a repeated (publish, device, kind) counts once. - Returns: how many were new.
     func recordEvents(_ events: [ReportingEvent]) async throws -> Int
     /// The device and the publish a Reporting API event names, read together, for checking the event.
@@ -186,7 +186,7 @@ public protocol EventStore: Sendable {
 }
 
 /// The durable webhook outbox: requests queued with the change that caused them, claimed with a lease.
-public protocol WebhookQueue: Sendable {
+package protocol WebhookQueue: Sendable {
     /// Durably queues a webhook, due at `now`. - Returns: its id.
     func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64
     /// Claims up to `limit` webhooks due at `now`, oldest first; each is hidden from other callers for
@@ -201,7 +201,7 @@ public protocol WebhookQueue: Sendable {
 
 /// The durable record of devices the push services declared dead (`DeviceInvalidation`), written in the
 /// transaction that invalidated them: the customer's pull feed and the source of `device.invalidated` webhooks.
-public protocol InvalidationLog: Sendable {
+package protocol InvalidationLog: Sendable {
     /// The instance's invalidations with `id > after`, oldest first, at most `limit`.
     func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation]
     /// Invalidations of any instance not yet handed to the webhook outbox, oldest first, at most `limit`.
@@ -215,7 +215,7 @@ public protocol InvalidationLog: Sendable {
 
 /// APNs provider tokens shared by every process on the same database (one signature per key and period); the HMS
 /// OAuth token is kept in the same rows under team ID `hms:<client ID>` (`HMSSharedToken` in PushServer).
-public protocol ProviderTokenStorage: Sendable {
+package protocol ProviderTokenStorage: Sendable {
     /// The provider token stored for (`teamID`, `keyID`), if any.
     func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord?
     /// Stores `new` for (`teamID`, `keyID`) unless a token other than `expectedJWT` (the one the caller read; nil:
@@ -228,7 +228,7 @@ public protocol ProviderTokenStorage: Sendable {
 
 /// The instances' keys (scoped keys and rolled Beams secrets), shared by every node on the same database. Reads are
 /// cheap (a handful of rows per instance), so callers cache them for a second instead of being notified.
-public protocol APIKeyStore: Sendable {
+package protocol APIKeyStore: Sendable {
     /// Every key of the instance (revoked and expired ones included), oldest first.
     func apiKeys(instanceID: String) async throws -> [APIKeyRecord]
     /// Stores a new key. - Returns: `false` (and changes nothing) when the instance already has a key with its id.
@@ -248,14 +248,14 @@ public protocol APIKeyStore: Sendable {
 
 extension PublishQueue {
     /// `cancelPublish` without an audit entry.
-    public func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
+    package func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
         try await cancelPublish(instanceID: instanceID, publishID: publishID, now: now, audit: nil)
     }
 }
 
 extension DeviceRegistry {
     /// `deleteUser` without an audit entry.
-    public func deleteUser(instanceID: String, userID: String) async throws -> Int {
+    package func deleteUser(instanceID: String, userID: String) async throws -> Int {
         try await deleteUser(instanceID: instanceID, userID: userID, audit: nil)
     }
 }
@@ -263,15 +263,15 @@ extension DeviceRegistry {
 extension APIKeyStore {
     /// `insertAPIKey` without an audit entry (tests, the first storing of a config file's Beams secret).
     @discardableResult
-    public func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool { try await insertAPIKey(key, audit: nil) }
-    public func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
+    package func insertAPIKey(_ key: APIKeyRecord) async throws -> Bool { try await insertAPIKey(key, audit: nil) }
+    package func rollAPIKey(instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord) async throws
         -> Bool
     {
         try await rollAPIKey(
             instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement,
             audit: nil)
     }
-    public func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
+    package func revokeAPIKey(instanceID: String, keyID: String, at: Date) async throws -> Bool {
         try await revokeAPIKey(instanceID: instanceID, keyID: keyID, at: at, audit: nil)
     }
 }
@@ -279,7 +279,7 @@ extension APIKeyStore {
 /// The instances' audit log (`AuditEntry`). Entries that record a change are appended by the store method making
 /// the change, in its transaction; this protocol appends only those that record no change (a refused request),
 /// reads, and prunes past the retention period. Nothing updates an entry.
-public protocol AuditLog: Sendable {
+package protocol AuditLog: Sendable {
     /// Appends an entry that records no change of its own (a refused request).
     func appendAudit(_ entry: AuditEntry) async throws
     /// Entries with `seq` greater than `after`, oldest first, at most `limit`: of one instance (nil: of every
@@ -291,13 +291,13 @@ public protocol AuditLog: Sendable {
 
 extension AuditLog {
     /// The instance's entries with `seq` greater than `after`, oldest first, at most `limit`.
-    public func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry] {
+    package func auditEntries(instanceID: String, after: Int64, limit: Int) async throws -> [AuditEntry] {
         try await auditEntries(instanceID: instanceID, action: nil, after: after, limit: limit)
     }
 }
 
 /// Deletes history past the retention period.
-public protocol RetentionStore: Sendable {
+package protocol RetentionStore: Sendable {
     /// Deletes up to `limit` rows of each kind of history older than `before`: publishes that ended (with their
     /// counters), reporting events, webhooks that were delivered or given up, and devices invalidated (with their
     /// interests). Call again while any count equals `limit`.
@@ -311,7 +311,7 @@ public protocol RetentionStore: Sendable {
 }
 
 /// The backend's own health and lifetime.
-public protocol StoreBackend: Sendable {
+package protocol StoreBackend: Sendable {
     /// Commits a tiny write that changes no data, to learn whether the backend can write again after a
     /// `StoreUnavailableError`. - Throws: `StoreUnavailableError` while it still cannot.
     func probeWrite() async throws
@@ -322,24 +322,24 @@ public protocol StoreBackend: Sendable {
 
 extension DeviceRegistry {
     /// Registers without a per-instance device cap (seeding, tests).
-    public func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
+    package func registerDevice(_ registration: DeviceRegistration) async throws -> RegisteredDevice {
         try await registerDevice(registration, maxDevicesPerInstance: .max)
     }
 
     /// Replaces the device's interests without per-instance caps (seeding, tests).
-    public func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
+    package func setInterests(instanceID: String, deviceID: String, interests: [String]) async throws -> Bool {
         try await setInterests(instanceID: instanceID, deviceID: deviceID, interests: interests, limits: .unlimited)
     }
 
     /// Adds an interest without per-instance caps (seeding, tests).
-    public func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    package func addInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try await addInterest(instanceID: instanceID, deviceID: deviceID, interest: interest, limits: .unlimited)
     }
 }
 
 extension PublishQueue {
     /// A checkpoint with no answers above the cursor.
-    public func checkpoint(
+    package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult]
     ) async throws {
         try await checkpoint(
@@ -348,7 +348,7 @@ extension PublishQueue {
     }
 
     /// Leases the oldest claimable job, whatever its instance (`ClaimPreference.oldestFirst`).
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
+    package func claimJob(workerID: String, leaseDuration: Duration, now: Date) async throws -> ClaimedJob? {
         try await claimJob(workerID: workerID, leaseDuration: leaseDuration, now: now, preference: .oldestFirst)
     }
 }

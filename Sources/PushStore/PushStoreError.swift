@@ -1,6 +1,6 @@
 /// Failures the store reports deliberately. `StoreUnavailableError` means "not now" (a full disk, …); any other
 /// error thrown by a store is a backend failure (`SQLiteError` for SQLite), which callers answer with a 500.
-public enum PushStoreError: Error, Sendable, Equatable {
+package enum PushStoreError: Error, Sendable, Equatable {
     /// The store was closed.
     case closed
     /// The database was written by a newer version of this program.

@@ -2,16 +2,16 @@ import Foundation
 
 /// One shard of a split publish: the targets with `after < ref <= through` (no upper bound when `through` is nil),
 /// claimed, leased, checkpointed and ended on its own, by any node.
-public struct PublishShard: Sendable, Hashable {
+package struct PublishShard: Sendable, Hashable {
     /// 0-based, in ref order.
-    public var number: Int
-    public var after: Int64
-    public var through: Int64?
+    package var number: Int
+    package var after: Int64
+    package var through: Int64?
     /// The fencing token: raised by every claim of the shard, and checked by every write of its holder, so a
     /// holder whose lease expired and was claimed again (even by the same node) writes nothing more.
-    public var epoch: Int64
+    package var epoch: Int64
 
-    public init(number: Int, after: Int64, through: Int64?, epoch: Int64) {
+    package init(number: Int, after: Int64, through: Int64?, epoch: Int64) {
         self.number = number
         self.after = after
         self.through = through
@@ -19,33 +19,33 @@ public struct PublishShard: Sendable, Hashable {
     }
 
     /// Whether `ref` lies in this shard.
-    public func contains(_ ref: Int64) -> Bool { ref > after && through.map { ref <= $0 } ?? true }
+    package func contains(_ ref: Int64) -> Bool { ref > after && through.map { ref <= $0 } ?? true }
 }
 
 /// How a split publish ended once its last shard did.
-public struct ShardedPublishEnd: Sendable, Equatable {
+package struct ShardedPublishEnd: Sendable, Equatable {
     /// `.cancelled` when the publish was cancelled, else `.expired` when a shard expired, else `.failed` when one
     /// failed, else `.finished`.
-    public var state: PublishState
+    package var state: PublishState
     /// The shards' targets, summed.
-    public var targetsTotal: Int64
+    package var targetsTotal: Int64
 
-    public init(state: PublishState, targetsTotal: Int64) {
+    package init(state: PublishState, targetsTotal: Int64) {
         self.state = state
         self.targetsTotal = targetsTotal
     }
 }
 
 /// A node of a shared database, as its heartbeats recorded it (`/ready` lists them).
-public struct NodeRecord: Sendable, Equatable {
+package struct NodeRecord: Sendable, Equatable {
     /// The engine's worker id: `node-<host>-<pid>` unless configured.
-    public var nodeID: String
+    package var nodeID: String
     /// The release the node runs, so a rolling upgrade shows which nodes are still on the old one.
-    public var version: String
-    public var startedAt: Date
-    public var lastSeen: Date
+    package var version: String
+    package var startedAt: Date
+    package var lastSeen: Date
 
-    public init(nodeID: String, version: String, startedAt: Date, lastSeen: Date) {
+    package init(nodeID: String, version: String, startedAt: Date, lastSeen: Date) {
         self.nodeID = nodeID
         self.version = version
         self.startedAt = startedAt
@@ -61,7 +61,7 @@ public struct NodeRecord: Sendable, Equatable {
 /// node's `claimShard` hands out the shards, whose holders renew, checkpoint and end them with the calls below.
 /// The holder of the last shard to end gets the job's lease back and finishes the job with `finishJob` (a node
 /// that dies before that leaves the job to `claimJob`, which returns it with `shardsEnded`).
-public protocol ShardedPublishQueue: PublishQueue {
+package protocol ShardedPublishQueue: PublishQueue {
     /// Splits the job `workerID` holds into shards of about `shardSize` targets each, in one transaction, unless
     /// it is too small for two (or is not an interests publish, or has made progress already). When it splits,
     /// it releases the job's lease: the job is then delivered only through its shards.
@@ -115,7 +115,7 @@ public protocol ShardedPublishQueue: PublishQueue {
 }
 
 /// What another node announced about the queue (PostgreSQL's LISTEN/NOTIFY); a hint to look, never the truth.
-public enum QueueNotice: Sendable, Equatable {
+package enum QueueNotice: Sendable, Equatable {
     /// A publish was queued or split into shards: claim.
     case work
     /// The publish was cancelled: stop its runs here.
@@ -123,7 +123,7 @@ public enum QueueNotice: Sendable, Equatable {
 }
 
 /// A backend that can announce queue changes made by any node.
-public protocol QueueNotifying: Sendable {
+package protocol QueueNotifying: Sendable {
     /// Calls `onNotice` (on a thread of the store's) for each announcement until the store closes. `.work` is also
     /// announced each time listening starts (at first, and when the listening connection is up again after it was
     /// down, since announcements made meanwhile were missed). - Returns: false when this backend cannot listen.
@@ -132,7 +132,7 @@ public protocol QueueNotifying: Sendable {
 
 extension ShardedPublishQueue {
     /// Splits without a targets counter.
-    public func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, now: Date) async throws -> Int {
+    package func splitPublish(_ job: PublishJobID, workerID: String, shardSize: Int, now: Date) async throws -> Int {
         try await splitPublish(job, workerID: workerID, shardSize: shardSize, targetsCounter: nil, now: now)
     }
 }

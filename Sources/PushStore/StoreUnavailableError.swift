@@ -2,9 +2,9 @@
 /// failed or is read-only, another process held the database lock past the busy timeout, a database file
 /// cannot be opened, or the database server cannot be reached. Nothing of the failed operation was stored, and the same call may succeed once the condition
 /// clears, so callers answer "try again later" instead of reporting a bug.
-public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why, as a bounded set (it becomes a metric label).
-    public enum Reason: String, Sendable, CaseIterable {
+    package enum Reason: String, Sendable, CaseIterable {
         /// No space left on the device, or the store hit its size limit (SQLite: `SQLITE_FULL`).
         case diskFull = "disk_full"
         /// The operating system reported an I/O error (`SQLITE_IOERR`).
@@ -20,28 +20,28 @@ public struct StoreUnavailableError: Error, Sendable, Equatable, CustomStringCon
         case unreachable
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// The backend's own message (`database or disk is full`), for the operator's log; never sent to clients.
-    public var detail: String
+    package var detail: String
 
-    public init(_ reason: Reason, detail: String) {
+    package init(_ reason: Reason, detail: String) {
         self.reason = reason
         self.detail = detail
     }
 
     /// `error` as an unavailability, or nil when it is any other failure (a constraint, a bug). Backends convert
     /// their own errors before throwing (SQLite: `StoreUnavailableError(sqlite:)`), so callers only unwrap.
-    public init?(_ error: any Error) {
+    package init?(_ error: any Error) {
         guard let error = error as? StoreUnavailableError else { return nil }
         self = error
     }
 
-    public var description: String { "store unavailable (\(reason.rawValue)): \(detail)" }
+    package var description: String { "store unavailable (\(reason.rawValue)): \(detail)" }
 }
 
 /// What the store learned about its own health from one unit of work (see
 /// `SQLitePushStore.Configuration.healthEvents`).
-public enum StoreHealthEvent: Sendable, Equatable {
+package enum StoreHealthEvent: Sendable, Equatable {
     /// A transaction that changed data (or a probe) committed: the store can write.
     case wrote
     /// An operation failed because the store is unavailable.

@@ -1,6 +1,6 @@
 /// A backend connection that runs `SQLQuery`s, on the thread that owns it and inside whatever transaction the store
 /// opened: the one thing a store role written once over this layer needs from SQLite or PostgreSQL.
-public protocol SQLConnection {
+package protocol SQLConnection {
     /// The backend's row while it is being read (valid only inside the closure it is passed to).
     associatedtype Row: SQLRow
 
@@ -20,7 +20,7 @@ public protocol SQLConnection {
 
 extension SQLConnection {
     /// Every result row mapped by `transform`.
-    public func fetchAll<T>(_ query: SQLQuery, _ transform: (Row) throws -> T) throws -> [T] {
+    package func fetchAll<T>(_ query: SQLQuery, _ transform: (Row) throws -> T) throws -> [T] {
         var values: [T] = []
         try forEachRow(query) { values.append(try transform($0)) }
         return values

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A Swift type a column value converts to; `nil` when the value does not fit.
-public protocol SQLDecodable {
+package protocol SQLDecodable {
     init?(sqlValue: SQLValue)
 }
 
 extension Optional: SQLDecodable where Wrapped: SQLDecodable {
     /// `nil` for NULL, else the wrapped type's reading (which may refuse).
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         if case .null = sqlValue {
             self = .none
             return
@@ -20,7 +20,7 @@ extension Optional: SQLDecodable where Wrapped: SQLDecodable {
 extension Int64: SQLDecodable {
     /// An integer; also integer text (PostgreSQL's `numeric`, such as the sum of a bigint column) and a boolean as
     /// 0/1.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         switch sqlValue {
         case .integer(let value): self = value
         case .text(let text): guard let value = Int64(text) else { return nil }; self = value
@@ -32,7 +32,7 @@ extension Int64: SQLDecodable {
 
 extension Int: SQLDecodable {
     /// As `Int64`.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         guard let value = Int64(sqlValue: sqlValue), let int = Int(exactly: value) else { return nil }
         self = int
     }
@@ -40,7 +40,7 @@ extension Int: SQLDecodable {
 
 extension Double: SQLDecodable {
     /// A real or an integer.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         switch sqlValue {
         case .real(let value): self = value
         case .integer(let value): self = Double(value)
@@ -51,7 +51,7 @@ extension Double: SQLDecodable {
 
 extension String: SQLDecodable {
     /// Text only: a number is not silently read as its digits.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         guard case .text(let text) = sqlValue else { return nil }
         self = text
     }
@@ -59,7 +59,7 @@ extension String: SQLDecodable {
 
 extension Data: SQLDecodable {
     /// A blob only.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         guard case .blob(let data) = sqlValue else { return nil }
         self = data
     }
@@ -67,7 +67,7 @@ extension Data: SQLDecodable {
 
 extension Bool: SQLDecodable {
     /// A boolean, or SQLite's integer 0/1.
-    public init?(sqlValue: SQLValue) {
+    package init?(sqlValue: SQLValue) {
         switch sqlValue {
         case .bool(let value): self = value
         case .integer(0): self = false

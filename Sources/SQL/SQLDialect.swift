@@ -3,7 +3,7 @@
 /// PostgreSQL has. Everything else
 /// that the stores use (`ON CONFLICT … DO NOTHING / DO UPDATE SET … = excluded.…`, `RETURNING`, `coalesce`) is
 /// spelt the same on SQLite 3.35+ and PostgreSQL, and `upsert`/`returning` render it once for both.
-public enum SQLDialect: String, Sendable, CaseIterable {
+package enum SQLDialect: String, Sendable, CaseIterable {
     /// Parameters `?` bound in order; integers, reals, text and blobs as themselves, booleans as 0/1.
     case sqlite
     /// Parameters `$1`, `$2`, … sent in text form, so each typed parameter carries a cast that fixes its type when
@@ -11,7 +11,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     case postgresql
 
     /// The placeholder of the 1-based parameter `index` declared as `type` (nil: an untyped NULL).
-    public func placeholder(_ index: Int, type: SQLType?) -> String {
+    package func placeholder(_ index: Int, type: SQLType?) -> String {
         switch self {
         case .sqlite:
             return "?"
@@ -22,7 +22,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     }
 
     /// `expression` converted to `type`: `CAST(… AS INTEGER)` on SQLite, `(…)::bigint` on PostgreSQL.
-    public func cast(_ expression: String, to type: SQLType) -> String {
+    package func cast(_ expression: String, to type: SQLType) -> String {
         switch self {
         case .sqlite: return "CAST(\(expression) AS \(sqliteTypeName(type)))"
         case .postgresql: return "(\(expression))::\(postgresqlTypeName(type))"
@@ -31,7 +31,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
 
     /// The clause that locks the rows a SELECT reads until the transaction ends. Empty on SQLite, where the one
     /// writer already holds the database for the whole transaction.
-    public func clause(_ lock: SQLLock) -> String {
+    package func clause(_ lock: SQLLock) -> String {
         switch self {
         case .sqlite: return ""
         case .postgresql: return lock.rawValue
@@ -40,7 +40,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
 
     /// The name of a scalar function whose name differs (`min`/`least`, `max`/`greatest` with two or more
     /// arguments).
-    public func name(_ function: SQLFunction) -> String {
+    package func name(_ function: SQLFunction) -> String {
         switch (self, function) {
         case (.sqlite, .least): return "min"
         case (.sqlite, .greatest): return "max"
@@ -51,7 +51,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
 
     /// `expression` (text) compared and sorted byte by byte, whatever the database's locale: as it is on SQLite (whose
     /// default collation is BINARY), with `COLLATE "C"` on PostgreSQL. For an order a cursor must keep on both.
-    public func byteOrder(_ expression: String) -> String {
+    package func byteOrder(_ expression: String) -> String {
         switch self {
         case .sqlite: return expression
         case .postgresql: return expression + " COLLATE \"C\""
@@ -59,20 +59,20 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     }
 
     /// `ON CONFLICT (conflict…) DO NOTHING`, or `DO UPDATE SET c = excluded.c` for each of `update`.
-    public func upsert(conflict: [String], update: [String] = []) -> String {
+    package func upsert(conflict: [String], update: [String] = []) -> String {
         let target = "ON CONFLICT (\(conflict.joined(separator: ", ")))"
         guard !update.isEmpty else { return target + " DO NOTHING" }
         return target + " DO UPDATE SET " + update.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
     }
 
     /// `RETURNING columns…` (SQLite has it since 3.35).
-    public func returning(_ columns: [String]) -> String {
+    package func returning(_ columns: [String]) -> String {
         "RETURNING " + columns.joined(separator: ", ")
     }
 
     /// `value` as an SQL literal, for the trusted constants of a schema step (a column's default). A value a statement
     /// runs with is bound instead (`SQLQuery`), never spliced.
-    public func literal(_ value: SQLValue) -> String {
+    package func literal(_ value: SQLValue) -> String {
         switch (value, self) {
         case (.null, _): return "NULL"
         case (.integer(let number), _): return String(number)
@@ -111,7 +111,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
 }
 
 /// A row lock taken by a SELECT inside a write transaction (PostgreSQL only; see `SQLDialect.clause(_:)`).
-public enum SQLLock: String, Sendable, CaseIterable {
+package enum SQLLock: String, Sendable, CaseIterable {
     /// Concurrent writers of the same rows wait for this transaction.
     case forUpdate = "FOR UPDATE"
     /// Rows another transaction holds are passed over: the claim of queued work by several nodes.
@@ -119,7 +119,7 @@ public enum SQLLock: String, Sendable, CaseIterable {
 }
 
 /// A scalar function spelt differently by the two dialects.
-public enum SQLFunction: Sendable, CaseIterable {
+package enum SQLFunction: Sendable, CaseIterable {
     /// The smallest argument.
     case least
     /// The largest argument.

@@ -6,7 +6,7 @@
 /// A value never becomes SQL text, so there is nothing to escape; trusted text (a column list kept in a constant) goes
 /// in with `\(raw:)`. The parts that differ between SQLite and PostgreSQL (placeholders and casts, `least`/`min`,
 /// row-lock clauses) are kept as such and spelt by `SQLDialect` when rendered.
-public struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
+package struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
     enum Piece: Sendable {
         case text(String)
         case parameter(SQLValue, SQLType?)
@@ -16,24 +16,24 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
     private(set) var pieces: [Piece]
 
     /// Trusted SQL text with no parameters.
-    public init(raw text: String) { pieces = [.text(text)] }
+    package init(raw text: String) { pieces = [.text(text)] }
 
-    public init(stringLiteral value: String) { pieces = [.text(value)] }
+    package init(stringLiteral value: String) { pieces = [.text(value)] }
 
-    public init(stringInterpolation: StringInterpolation) { pieces = stringInterpolation.pieces }
+    package init(stringInterpolation: StringInterpolation) { pieces = stringInterpolation.pieces }
 
     /// Appends `other`, its parameters numbered after this query's.
-    public mutating func append(_ other: SQLQuery) { pieces += other.pieces }
+    package mutating func append(_ other: SQLQuery) { pieces += other.pieces }
 
     /// `lhs` followed by `rhs`.
-    public static func + (lhs: SQLQuery, rhs: SQLQuery) -> SQLQuery {
+    package static func + (lhs: SQLQuery, rhs: SQLQuery) -> SQLQuery {
         var query = lhs
         query.append(rhs)
         return query
     }
 
     /// The text for `dialect` with its parameters in the order they are numbered.
-    public func rendered(in dialect: SQLDialect) -> (text: String, values: [SQLValue]) {
+    package func rendered(in dialect: SQLDialect) -> (text: String, values: [SQLValue]) {
         var text = ""
         var values: [SQLValue] = []
         for piece in pieces {
@@ -51,31 +51,31 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
     }
 
     /// Collects the pieces of an interpolated literal.
-    public struct StringInterpolation: StringInterpolationProtocol {
+    package struct StringInterpolation: StringInterpolationProtocol {
         var pieces: [Piece] = []
 
-        public init(literalCapacity: Int, interpolationCount: Int) {
+        package init(literalCapacity: Int, interpolationCount: Int) {
             pieces.reserveCapacity(2 * interpolationCount + 1)
         }
 
-        public mutating func appendLiteral(_ literal: String) {
+        package mutating func appendLiteral(_ literal: String) {
             guard !literal.isEmpty else { return }
             pieces.append(.text(literal))
         }
 
         /// A parameter of `T`'s type, NULL when `value` is nil.
-        public mutating func appendInterpolation<T: SQLBindable>(_ value: T?) {
+        package mutating func appendInterpolation<T: SQLBindable>(_ value: T?) {
             pieces.append(.parameter(value?.sqlValue ?? .null, T.sqlType))
         }
 
         /// A parameter typed by its value (an untyped NULL for `.null`).
-        public mutating func appendInterpolation(_ value: SQLValue) {
+        package mutating func appendInterpolation(_ value: SQLValue) {
             pieces.append(.parameter(value, value.type))
         }
 
         /// One parameter per element, separated by commas, for `IN (…)`; `NULL` for an empty list, which matches
         /// nothing.
-        public mutating func appendInterpolation<T: SQLBindable>(list values: [T]) {
+        package mutating func appendInterpolation<T: SQLBindable>(list values: [T]) {
             guard !values.isEmpty else { return pieces.append(.text("NULL")) }
             for (index, value) in values.enumerated() {
                 if index > 0 { pieces.append(.text(", ")) }
@@ -84,42 +84,42 @@ public struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
         }
 
         /// Trusted SQL text, such as a column list kept in a constant. Never a value from outside.
-        public mutating func appendInterpolation(raw text: String) {
+        package mutating func appendInterpolation(raw text: String) {
             pieces.append(.text(text))
         }
 
         /// Another query, its parameters numbered in place.
-        public mutating func appendInterpolation(_ query: SQLQuery) {
+        package mutating func appendInterpolation(_ query: SQLQuery) {
             pieces += query.pieces
         }
 
         /// A row-lock clause (nothing on SQLite).
-        public mutating func appendInterpolation(lock: SQLLock) {
+        package mutating func appendInterpolation(lock: SQLLock) {
             pieces.append(.dialect { $0.clause(lock) })
         }
 
         /// The dialect's name of `function`.
-        public mutating func appendInterpolation(function: SQLFunction) {
+        package mutating func appendInterpolation(function: SQLFunction) {
             pieces.append(.dialect { $0.name(function) })
         }
 
         /// `expression` (trusted SQL text) cast to `type`.
-        public mutating func appendInterpolation(cast expression: String, to type: SQLType) {
+        package mutating func appendInterpolation(cast expression: String, to type: SQLType) {
             pieces.append(.dialect { $0.cast(expression, to: type) })
         }
 
         /// `expression` (trusted SQL text) compared and sorted byte by byte.
-        public mutating func appendInterpolation(byteOrder expression: String) {
+        package mutating func appendInterpolation(byteOrder expression: String) {
             pieces.append(.dialect { $0.byteOrder(expression) })
         }
 
         /// `ON CONFLICT (…) DO NOTHING`, or `DO UPDATE SET c = excluded.c` for each column of `update`.
-        public mutating func appendInterpolation(upsert conflict: [String], update: [String] = []) {
+        package mutating func appendInterpolation(upsert conflict: [String], update: [String] = []) {
             pieces.append(.dialect { $0.upsert(conflict: conflict, update: update) })
         }
 
         /// `RETURNING columns…`.
-        public mutating func appendInterpolation(returning columns: [String]) {
+        package mutating func appendInterpolation(returning columns: [String]) {
             pieces.append(.dialect { $0.returning(columns) })
         }
     }

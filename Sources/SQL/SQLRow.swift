@@ -2,7 +2,7 @@
 ///
 /// A backend supplies the columns' names and values (SQLite by its storage classes, PostgreSQL by each column's type);
 /// `decode` is written once here, so both read a row the same way and fail the same way.
-public protocol SQLRow {
+package protocol SQLRow {
     /// How many columns the row has.
     var columnCount: Int { get }
     /// The name of column `index` (0-based), as the SELECT list gave it.
@@ -15,7 +15,7 @@ extension SQLRow {
     /// Column `index` as `T`.
     /// - Throws: `SQLDecodingError` when there is no such column, it is NULL and `T` is not optional, or its value
     ///   does not fit `T`.
-    public func decode<T: SQLDecodable>(_ index: Int, as type: T.Type = T.self) throws(SQLDecodingError) -> T {
+    package func decode<T: SQLDecodable>(_ index: Int, as type: T.Type = T.self) throws(SQLDecodingError) -> T {
         guard index >= 0, index < columnCount else { throw .noSuchColumn(String(index)) }
         let value = value(at: index)
         if let decoded = T(sqlValue: value) { return decoded }
@@ -26,7 +26,7 @@ extension SQLRow {
 
     /// The column named `name` as `T` (the first such column).
     /// - Throws: `SQLDecodingError` as `decode(_:as:)` does.
-    public func decode<T: SQLDecodable>(_ name: String, as type: T.Type = T.self) throws(SQLDecodingError) -> T {
+    package func decode<T: SQLDecodable>(_ name: String, as type: T.Type = T.self) throws(SQLDecodingError) -> T {
         guard let index = (0..<columnCount).first(where: { columnName(at: $0) == name }) else {
             throw .noSuchColumn(name)
         }
@@ -35,7 +35,7 @@ extension SQLRow {
 }
 
 /// Why a column could not be read as the type asked for.
-public enum SQLDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SQLDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No column has that index or name.
     case noSuchColumn(String)
     /// The column is NULL and the type asked for is not optional.
@@ -43,7 +43,7 @@ public enum SQLDecodingError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The column's value is of another kind.
     case typeMismatch(column: String, expected: String, found: SQLType)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSuchColumn(let column): return "no column \(column) in the result"
         case .unexpectedNull(let column): return "column \(column) is NULL"

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// The same five kinds on every backend, plus `bool`: SQLite keeps a boolean as the integer 0 or 1 and PostgreSQL as
 /// `boolean`, so a backend maps it where it binds (see `SQLDialect`).
-public enum SQLValue: Sendable, Hashable {
+package enum SQLValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)
@@ -13,7 +13,7 @@ public enum SQLValue: Sendable, Hashable {
     case bool(Bool)
 
     /// The kind of a non-null value; nil for `.null`.
-    public var type: SQLType? {
+    package var type: SQLType? {
         switch self {
         case .null: return nil
         case .integer: return .integer
@@ -27,7 +27,7 @@ public enum SQLValue: Sendable, Hashable {
 
 /// The declared kind of a parameter: what a Swift type interpolated into an `SQLQuery` says, even when its value is
 /// nil, so that a statement's text (and so its prepared form) does not change with the values bound to it.
-public enum SQLType: String, Sendable, Hashable, CaseIterable {
+package enum SQLType: String, Sendable, Hashable, CaseIterable {
     case integer
     case real
     case text

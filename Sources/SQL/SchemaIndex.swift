@@ -1,17 +1,17 @@
 /// An index a schema step creates, written once and rendered for each dialect by `SchemaChange`.
-public struct SchemaIndex: Sendable, Equatable {
+package struct SchemaIndex: Sendable, Equatable {
     /// The index's name.
-    public var name: String
+    package var name: String
     /// The table it indexes.
-    public var table: String
+    package var table: String
     /// The indexed columns (or expressions), in order.
-    public var columns: [String]
+    package var columns: [String]
     /// `CREATE UNIQUE INDEX`.
-    public var unique: Bool
+    package var unique: Bool
     /// A partial index's condition (only the rows it holds are indexed).
-    public var condition: SchemaCondition?
+    package var condition: SchemaCondition?
 
-    public init(
+    package init(
         _ name: String, on table: String, _ columns: [String], unique: Bool = false,
         where condition: SchemaCondition? = nil
     ) {
@@ -23,7 +23,7 @@ public struct SchemaIndex: Sendable, Equatable {
     }
 
     /// `CREATE [UNIQUE] INDEX name ON table (columns) [WHERE …];` in `dialect`.
-    public func createStatement(in dialect: SQLDialect) -> String {
+    package func createStatement(in dialect: SQLDialect) -> String {
         let head = "CREATE " + (unique ? "UNIQUE INDEX " : "INDEX ")
         let filter = condition.map { " WHERE " + $0.rendered(in: dialect) } ?? ""
         return head + "\(name) ON \(table) (\(columns.joined(separator: ", ")))\(filter);"
@@ -32,7 +32,7 @@ public struct SchemaIndex: Sendable, Equatable {
 
 /// A partial index's condition: SQL text that is the same on both backends, or a test of a boolean column, which
 /// SQLite keeps as an integer.
-public enum SchemaCondition: Sendable, Equatable, ExpressibleByStringLiteral {
+package enum SchemaCondition: Sendable, Equatable, ExpressibleByStringLiteral {
     /// Written the same on both backends (`finished_at IS NOT NULL`, `state = 'pending'`).
     case sql(String)
     /// The boolean column is false: `column = 0` on SQLite, `NOT column` on PostgreSQL.
@@ -40,10 +40,10 @@ public enum SchemaCondition: Sendable, Equatable, ExpressibleByStringLiteral {
     /// The boolean column is true: `column = 1` on SQLite, `column` on PostgreSQL.
     case isTrue(String)
 
-    public init(stringLiteral value: String) { self = .sql(value) }
+    package init(stringLiteral value: String) { self = .sql(value) }
 
     /// The condition in `dialect`.
-    public func rendered(in dialect: SQLDialect) -> String {
+    package func rendered(in dialect: SQLDialect) -> String {
         switch (self, dialect) {
         case (.sql(let text), _): return text
         case (.isFalse(let column), .sqlite): return column + " = 0"

@@ -2,7 +2,7 @@
 /// applied. SQLite keeps the count in `PRAGMA user_version` (in the file's header, committed with the step);
 /// PostgreSQL keeps one row per step in `schema_migrations` and serialises migrating nodes with an advisory lock
 /// taken in `step`.
-public protocol SchemaHistory {
+package protocol SchemaHistory {
     /// The connection a step's statements run on, inside the transaction `step` opened.
     associatedtype Connection
 
@@ -22,15 +22,15 @@ public protocol SchemaHistory {
 /// the database from version `n - 1` to `n`. Each step runs in its own transaction, which first reads the version
 /// again (so a migrator that waited behind another finds its work done); a database newer than the list is refused
 /// before anything is written. Steps are appended, never edited: databases in the field have applied them.
-public struct SchemaMigrator: Sendable {
+package struct SchemaMigrator: Sendable {
     /// The SQL text of each step, in order.
-    public let steps: [String]
+    package let steps: [String]
 
     /// - Parameter steps: the SQL text of each step, in order.
-    public init(steps: [String]) { self.steps = steps }
+    package init(steps: [String]) { self.steps = steps }
 
     /// The version the last step leaves a database at.
-    public var newestVersion: Int { steps.count }
+    package var newestVersion: Int { steps.count }
 
     /// Applies the steps `history`'s database lacks, one transaction each.
     /// - Parameters:
@@ -39,7 +39,7 @@ public struct SchemaMigrator: Sendable {
     /// - Returns: the version found before migrating.
     /// - Throws: what `refuse` returns; what `history` throws (the failed step is rolled back, those before it stay).
     @discardableResult
-    public func migrate<History: SchemaHistory>(
+    package func migrate<History: SchemaHistory>(
         _ history: History, refuse: (_ found: Int, _ newestKnown: Int) -> any Error,
         applied: (Int) -> Void = { _ in }
     ) throws -> Int {

@@ -7,20 +7,20 @@
 ///         .createIndex(SchemaIndex("notes_by_body", on: "notes", ["body"])))
 ///     step.sql(in: .sqlite)       // "CREATE TABLE notes (\n    id INTEGER PRIMARY KEY,\n    body BLOB NOT NULL\n);\n…"
 ///     step.sql(in: .postgresql)   // "…id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n    body bytea NOT NULL…"
-public struct SchemaStep: Sendable, Equatable {
+package struct SchemaStep: Sendable, Equatable {
     /// The changes, applied in order.
-    public var changes: [SchemaChange]
+    package var changes: [SchemaChange]
 
-    public init(_ changes: SchemaChange...) { self.changes = changes }
+    package init(_ changes: SchemaChange...) { self.changes = changes }
 
     /// The step's SQL text in `dialect`: each change's statements, one after another on lines of their own.
-    public func sql(in dialect: SQLDialect) -> String {
+    package func sql(in dialect: SQLDialect) -> String {
         changes.map { $0.sql(in: dialect) }.joined(separator: "\n")
     }
 }
 
 /// One change of a `SchemaStep`.
-public enum SchemaChange: Sendable, Equatable {
+package enum SchemaChange: Sendable, Equatable {
     /// `CREATE TABLE`.
     case createTable(SchemaTable)
     /// `CREATE [UNIQUE] INDEX`.
@@ -30,7 +30,7 @@ public enum SchemaChange: Sendable, Equatable {
     case addColumns(table: String, [SchemaColumn])
 
     /// The change's statements in `dialect`.
-    public func sql(in dialect: SQLDialect) -> String {
+    package func sql(in dialect: SQLDialect) -> String {
         switch self {
         case .createTable(let table):
             return table.createStatement(in: dialect)

@@ -2,21 +2,21 @@
 ///
 /// Columns keep their order; constraints over several columns follow them, in the order `primaryKey`, `unique`,
 /// `checks`, as the step lists write them.
-public struct SchemaTable: Sendable, Equatable {
+package struct SchemaTable: Sendable, Equatable {
     /// The table's name.
-    public var name: String
+    package var name: String
     /// The columns, in order.
-    public var columns: [SchemaColumn]
+    package var columns: [SchemaColumn]
     /// A primary key over several columns (`PRIMARY KEY (a, b)`); empty when a column is the key or there is none.
-    public var primaryKey: [String]
+    package var primaryKey: [String]
     /// Each `UNIQUE (a, b)` over several columns.
-    public var unique: [[String]]
+    package var unique: [[String]]
     /// Each table-level `CHECK (…)`, its condition as it is written on both backends.
-    public var checks: [String]
+    package var checks: [String]
     /// SQLite's `WITHOUT ROWID` (a table clustered on its primary key); PostgreSQL has no such table and ignores it.
-    public var withoutRowID: Bool
+    package var withoutRowID: Bool
 
-    public init(
+    package init(
         _ name: String, columns: [SchemaColumn], primaryKey: [String] = [], unique: [[String]] = [],
         checks: [String] = [], withoutRowID: Bool = false
     ) {
@@ -29,7 +29,7 @@ public struct SchemaTable: Sendable, Equatable {
     }
 
     /// `CREATE TABLE name (…);` in `dialect`, one column or constraint per line indented by four spaces.
-    public func createStatement(in dialect: SQLDialect) -> String {
+    package func createStatement(in dialect: SQLDialect) -> String {
         var lines = columns.map { $0.definition(in: dialect) }
         if !primaryKey.isEmpty { lines.append("PRIMARY KEY (\(primaryKey.joined(separator: ", ")))") }
         lines += unique.map { "UNIQUE (\($0.joined(separator: ", ")))" }
@@ -40,29 +40,29 @@ public struct SchemaTable: Sendable, Equatable {
 }
 
 /// One column of a `SchemaTable`, or one an `ALTER TABLE … ADD COLUMN` adds.
-public struct SchemaColumn: Sendable, Equatable {
+package struct SchemaColumn: Sendable, Equatable {
     /// The column's name.
-    public var name: String
+    package var name: String
     /// What it holds, which names its type in each dialect.
-    public var type: SchemaColumnType
+    package var type: SchemaColumnType
     /// Whether it takes NULL (`NOT NULL` when not). An identity column is never NULL and writes no `NOT NULL`.
-    public var nullable: Bool
+    package var nullable: Bool
     /// `PRIMARY KEY` on this one column.
-    public var primaryKey: Bool
+    package var primaryKey: Bool
     /// `UNIQUE` on this one column.
-    public var unique: Bool
+    package var unique: Bool
     /// The value an insert without it stores, spelt per dialect (`.bool(false)` is `0` on SQLite, `false` on
     /// PostgreSQL).
-    public var defaultValue: SQLValue?
+    package var defaultValue: SQLValue?
     /// `CHECK (…)` on this column, its condition as it is written on both backends.
-    public var check: String?
+    package var check: String?
     /// `REFERENCES …` with what follows it (`devices (id) ON DELETE CASCADE`).
-    public var references: String?
+    package var references: String?
     /// Compared and sorted byte by byte whatever the database's locale (`COLLATE "C"` on PostgreSQL; SQLite's
     /// default), for a text column an index pages through in the order `SQLDialect.byteOrder` reads it.
-    public var byteOrder: Bool
+    package var byteOrder: Bool
 
-    public init(
+    package init(
         _ name: String, _ type: SchemaColumnType, nullable: Bool = false, primaryKey: Bool = false,
         unique: Bool = false, default defaultValue: SQLValue? = nil, check: String? = nil, references: String? = nil,
         byteOrder: Bool = false
@@ -79,7 +79,7 @@ public struct SchemaColumn: Sendable, Equatable {
     }
 
     /// `name TYPE [NOT NULL] [PRIMARY KEY] [UNIQUE] [DEFAULT v] [CHECK (…)] [REFERENCES …]` in `dialect`.
-    public func definition(in dialect: SQLDialect) -> String {
+    package func definition(in dialect: SQLDialect) -> String {
         var parts = [name, type.name(in: dialect)]
         if byteOrder && dialect == .postgresql { parts.append("COLLATE \"C\"") }
         if !nullable && !type.isIdentity && !primaryKey { parts.append("NOT NULL") }
@@ -94,7 +94,7 @@ public struct SchemaColumn: Sendable, Equatable {
 
 /// What a column holds. The two dialects name the same kind differently, and an id the database assigns is a
 /// different construct on each.
-public enum SchemaColumnType: Sendable, Equatable {
+package enum SchemaColumnType: Sendable, Equatable {
     /// A 64-bit integer (times in milliseconds, ids of other rows): `INTEGER`, `bigint`.
     case integer
     /// A small count or code that fits 32 bits (attempts, an HTTP status): `INTEGER`, `integer`.
@@ -118,7 +118,7 @@ public enum SchemaColumnType: Sendable, Equatable {
     var isIdentity: Bool { self == .identity || self == .identityNeverReused }
 
     /// The type (and for an identity the key clause) in `dialect`.
-    public func name(in dialect: SQLDialect) -> String {
+    package func name(in dialect: SQLDialect) -> String {
         switch (self, dialect) {
         case (.integer, .sqlite), (.int32, .sqlite), (.bool, .sqlite): return "INTEGER"
         case (.real, .sqlite): return "REAL"

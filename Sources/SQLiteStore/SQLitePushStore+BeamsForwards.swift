@@ -11,13 +11,14 @@ extension SQLitePushStore: BeamsForwardQueue {
         try BeamsForwardSQL.insert(forward, now: now, due: due, on: connection)
     }
 
-    public func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {
+    package func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {
         try await write(tenant: forward.instanceID) { connection in
             try Self.insertBeamsForward(connection, forward, now: now)
         }
     }
 
-    public func dueBeamsForwards(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingBeamsForward] {
+    package func dueBeamsForwards(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingBeamsForward]
+    {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
         return try await write { connection in
             let due = try connection.fetchAll(
@@ -34,15 +35,15 @@ extension SQLitePushStore: BeamsForwardQueue {
         }
     }
 
-    public func markBeamsForward(_ id: Int64, outcome: BeamsForwardOutcome, now: Date) async throws {
+    package func markBeamsForward(_ id: Int64, outcome: BeamsForwardOutcome, now: Date) async throws {
         try await write { connection in try BeamsForwardSQL.mark(id, outcome: outcome, now: now, on: connection) }
     }
 
-    public func nextBeamsForwardDue() async throws -> Date? {
+    package func nextBeamsForwardDue() async throws -> Date? {
         try await read { connection in try BeamsForwardSQL.nextDue(on: connection) }
     }
 
-    public func beamsForward(instanceID: String, publishID: String) async throws -> BeamsForwardRecord? {
+    package func beamsForward(instanceID: String, publishID: String) async throws -> BeamsForwardRecord? {
         try await read { connection in
             try BeamsForwardSQL.record(instanceID: instanceID, publishID: publishID, on: connection)
         }

@@ -54,11 +54,11 @@ extension SQLitePushStore {
             ])
     }
 
-    public func recordDeviceResults(_ results: [DeviceResult]) async throws {
+    package func recordDeviceResults(_ results: [DeviceResult]) async throws {
         try await write(cost: results.count) { try Self.applyDeviceResults(results, connection: $0) }
     }
 
-    public func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
+    package func recordEvents(_ events: [ReportingEvent]) async throws -> Int {
         try await write(tenant: events.first?.instanceID, cost: events.count) { connection in
             var recorded = 0
             for event in events {
@@ -76,7 +76,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
+    package func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
         try await read { connection in
             // json_each stops at the first match; a users publish names at most 1000 users, an interests publish
             // at most 100 interests, each looked up by (instance, name) and then (interest, device).

@@ -33,7 +33,7 @@ extension SQLitePushStore {
 
     // MARK: Devices
 
-    public func registerDevice(
+    package func registerDevice(
         _ registration: DeviceRegistration, maxDevicesPerInstance: Int
     ) async throws -> RegisteredDevice {
         let now = clock()
@@ -42,28 +42,28 @@ extension SQLitePushStore {
         }
     }
 
-    public func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
+    package func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
         let now = clock()
         return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
             try registrations.map { try Self.register($0, now: now, connection: connection) }
         }
     }
 
-    public func device(instanceID: String, id: String) async throws -> Device? {
+    package func device(instanceID: String, id: String) async throws -> Device? {
         try await read { connection in try DeviceSQL.find(instanceID: instanceID, id: id, on: connection)?.device }
     }
 
-    public func deviceRef(instanceID: String, id: String) async throws -> Int64? {
+    package func deviceRef(instanceID: String, id: String) async throws -> Int64? {
         try await read { connection in try DeviceSQL.ref(instanceID: instanceID, id: id, on: connection) }
     }
 
-    public func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
+    package func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
         try await read { connection in
             try DeviceSQL.find(instanceID: instanceID, platform: platform, token: token, on: connection)
         }
     }
 
-    public func deleteDevice(instanceID: String, id: String) async throws -> Bool {
+    package func deleteDevice(instanceID: String, id: String) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             let removed = try DeviceSQL.delete(
                 .device(id: id), instanceID: instanceID, reason: DeviceInvalidation.deviceDeleted, on: connection)
@@ -72,19 +72,19 @@ extension SQLitePushStore {
         }
     }
 
-    public func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
+    package func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             try DeviceSQL.setTimeZone(timeZone, instanceID: instanceID, deviceID: deviceID, on: connection)
         }
     }
 
-    public func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
+    package func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
         try await write(tenant: instanceID) { connection in
             try DeviceSQL.setMetadata(metadata, instanceID: instanceID, deviceID: deviceID, on: connection)
         }
     }
 
-    public func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
+    package func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
         -> Bool
     {
         let now = clock()
@@ -96,7 +96,7 @@ extension SQLitePushStore {
 
     // MARK: Interests
 
-    public func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
+    package func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
         -> InterestPage?
     {
         try await read { connection in
@@ -136,7 +136,7 @@ extension SQLitePushStore {
     /// `WriterThread.sliceCost`), and the writer's fair share lets other instances' writes commit between the steps.
     static let interestStep = 32
 
-    public func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
+    package func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
         async throws -> Bool
     {
         let wanted = Set(interests)
@@ -225,7 +225,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
+    package func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
         async throws -> Bool
     {
         try await interestTurns.withTurn(instanceID + "/" + deviceID) {
@@ -241,7 +241,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
+    package func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
         try await interestTurns.withTurn(instanceID + "/" + deviceID) {
             try await write(tenant: instanceID) { connection in
                 guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
@@ -253,7 +253,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func subscriberCount(instanceID: String, interest: String) async throws -> Int {
+    package func subscriberCount(instanceID: String, interest: String) async throws -> Int {
         try await read { connection in
             try InterestSQL.subscriberCount(instanceID: instanceID, interest: interest, on: connection)
         }
@@ -261,7 +261,7 @@ extension SQLitePushStore {
 
     // MARK: Users
 
-    public func setUser(
+    package func setUser(
         instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
     ) async throws -> SetUserResult {
         try await write(tenant: instanceID) { connection in
@@ -271,7 +271,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
+    package func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
         try await write(tenant: instanceID) { connection in
             let removed = try DeviceSQL.delete(
                 .user(userID), instanceID: instanceID, reason: DeviceInvalidation.userDeleted, on: connection)
@@ -281,7 +281,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func devices(instanceID: String, userID: String) async throws -> [Device] {
+    package func devices(instanceID: String, userID: String) async throws -> [Device] {
         try await read { connection in try DeviceSQL.devices(instanceID: instanceID, userID: userID, on: connection) }
     }
 }

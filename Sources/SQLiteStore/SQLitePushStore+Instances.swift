@@ -3,15 +3,15 @@ import PushStore
 import StoreSQL
 
 extension SQLitePushStore {
-    public func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
+    package func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
         try await read { connection in try StoredInstanceSQL.instances(on: connection) }
     }
 
-    public func storedInstancesVersion() async throws -> Int64 {
+    package func storedInstancesVersion() async throws -> Int64 {
         try await read { connection in try StoredInstanceSQL.version(on: connection) }
     }
 
-    public func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
+    package func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
         -> InstanceChangeOutcome
     {
         // SQLite's one writer already serialises changes: each takes the version after the last one's.

@@ -3,11 +3,11 @@ import PushStore
 import StoreSQL
 
 extension SQLitePushStore {
-    public func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
+    package func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
         try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
     }
 
-    public func swapProviderToken(
+    package func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord
     ) async throws -> ProviderTokenRecord {
         let now = clock()

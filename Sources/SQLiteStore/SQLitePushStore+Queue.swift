@@ -11,7 +11,7 @@ extension SQLitePushStore {
 
     // MARK: Queue
 
-    public func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
+    package func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
         try await write(tenant: job.instanceID) { connection in
             if let quota = job.dailyPublishQuota {
                 try PublishQueueSQL.countPublish(
@@ -27,7 +27,8 @@ extension SQLitePushStore {
         }
     }
 
-    public func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference) async throws
+    package func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference)
+        async throws
         -> ClaimedJob?
     {
         let nowMillis = now.millisecondsSince1970
@@ -77,7 +78,7 @@ extension SQLitePushStore {
     }
 
     @discardableResult
-    public func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
+    package func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
         -> Bool
     {
         let expires = now.millisecondsSince1970(after: leaseDuration)
@@ -86,7 +87,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func checkpoint(
+    package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
     ) async throws {
@@ -104,7 +105,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func finishJob(
+    package func finishJob(
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws {
         precondition(state.isFinal, "finishJob needs a final state")
@@ -115,39 +116,39 @@ extension SQLitePushStore {
         }
     }
 
-    public func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
+    package func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
         try await read { connection in try PublishQueueSQL.answered(job: job, on: connection) }
     }
 
-    public func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
+    package func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
         try await read { connection in
             try PublishQueueSQL.status(instanceID: instanceID, publishID: publishID, schema: .sqlite, on: connection)
         }
     }
 
-    public func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
+    package func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
         try await read { connection in
             try PublishQueueSQL.recent(instanceID: instanceID, limit: limit, schema: .sqlite, on: connection)
         }
     }
 
-    public func queueDepth() async throws -> Int {
+    package func queueDepth() async throws -> Int {
         try await read { connection in try PublishQueueSQL.depth(on: connection) }
     }
 
     // MARK: Scheduling and cancelling
 
-    public func nextPublishDue(now: Date) async throws -> Date? {
+    package func nextPublishDue(now: Date) async throws -> Date? {
         try await read { connection in try PublishQueueSQL.nextDue(now: now, schema: .sqlite, on: connection) }
     }
 
-    public func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
+    package func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
         try await write { connection in
             try PublishQueueSQL.reschedule(job, workerID: workerID, notBefore: notBefore, on: connection)
         }
     }
 
-    public func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
+    package func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
         -> PublishCancellation?
     {
         try await write { connection in

@@ -4,7 +4,7 @@ import StoreSQL
 
 extension SQLitePushStore: QuotaUsageReading {
     /// `QuotaSQL.usage` in one read transaction.
-    public func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
+    package func quotaUsage(instanceID: String, day: UTCDay) async throws -> QuotaUsage {
         try await read { connection in try QuotaSQL.usage(instanceID: instanceID, day: day, on: connection) }
     }
 }

@@ -4,7 +4,7 @@ import StoreSQL
 
 /// Retention on SQLite: `RetentionSQL`'s purges on the writer.
 extension SQLitePushStore {
-    public func purge(before: Date, limit: Int) async throws -> PurgeResult {
+    package func purge(before: Date, limit: Int) async throws -> PurgeResult {
         try await write { connection in
             try RetentionSQL.purge(
                 before: before, limit: limit,
@@ -16,7 +16,7 @@ extension SQLitePushStore {
         }
     }
 
-    public func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
+    package func purgeUndeliveredDevices(registeredBefore: Date, limit: Int) async throws -> Int {
         try await write { connection in
             try RetentionSQL.purgeUndeliveredDevices(registeredBefore: registeredBefore, limit: limit, on: connection)
         }

@@ -4,7 +4,7 @@ import StoreSQL
 
 extension SQLitePushStore {
     /// `StatisticsSQL.statistics` in one read transaction.
-    public func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics {
+    package func statistics(instanceID: String, since: Date) async throws -> InstanceStatistics {
         try await read { connection in
             try StatisticsSQL.statistics(instanceID: instanceID, since: since, schema: .sqlite, on: connection)
         }

@@ -14,7 +14,7 @@ extension SQLitePushStore {
     /// Whether the device is invalidated, then `TargetSQL`'s columns.
     static let targetLookupSQL = "SELECT invalidated_at, \(TargetSQL.columns(of: "devices")) FROM devices WHERE id = ?"
 
-    public func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
+    package func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
         let limit = max(1, limit)
         return try await read { connection in
             switch job.kind {

@@ -4,7 +4,7 @@ import SQL
 import StoreSQL
 
 extension SQLitePushStore: DeviceTransfer {
-    public func exportDevices(
+    package func exportDevices(
         instanceID: String?, after: Int64, pageSize: Int, page: @escaping @Sendable ([ExportedDevice]) throws -> Bool
     ) async throws {
         let path = self.path
@@ -74,7 +74,7 @@ extension SQLitePushStore: DeviceTransfer {
         return tokens
     }
 
-    public func importDevices(
+    package func importDevices(
         _ records: [DeviceRecord], into instanceID: String, caps: DeviceImportCaps, dryRun: Bool,
         audit: (@Sendable ([DeviceImportOutcome]) -> AuditEntry)?
     ) async throws -> [DeviceImportOutcome] {

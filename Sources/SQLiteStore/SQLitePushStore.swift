@@ -8,64 +8,64 @@ import PushStore
 /// One writer thread owns the only read-write connection and commits queued writes in groups; a few reader
 /// threads own read-only connections (WAL lets them read while the writer writes). Callers only see `async`
 /// functions backed by continuations, so no SQLite call ever runs on the Swift concurrency pool.
-public final class SQLitePushStore: PushStorage {
+package final class SQLitePushStore: PushStorage {
     /// How to open the store. Every field has a documented default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The database file; created when missing.
-        public var path: String
+        package var path: String
         /// `PRAGMA synchronous`. Default `.normal`: in WAL mode a committed write survives a process crash
         /// (`kill -9`) but the newest commits may be lost on power loss; `.full` also survives power loss.
-        public var synchronous: SQLiteConnection.Synchronous = .normal
+        package var synchronous: SQLiteConnection.Synchronous = .normal
         /// Reader threads (one connection each). Default 2.
-        public var readerCount: Int = 2
+        package var readerCount: Int = 2
         /// How long a connection waits for a lock held by another process. Default 5 s.
-        public var busyTimeout: Duration = .seconds(5)
+        package var busyTimeout: Duration = .seconds(5)
         /// The most write operations one group-commit transaction takes. Default 512.
-        public var maxBatchSize: Int = 512
+        package var maxBatchSize: Int = 512
         /// The most rows (as the operations estimate them) one group-commit transaction takes, unless its first
         /// operation alone is dearer. Default 4,096: what a write queued behind a batch waits for stays a few
         /// milliseconds, whoever filled it.
-        public var maxBatchCost: Int = 4096
+        package var maxBatchCost: Int = 4096
         /// How long the writer keeps adding queued writes to an open transaction. Default 2 ms: a write that
         /// arrives behind a transaction waits for about this, one write in progress and one COMMIT, whatever another
         /// tenant has queued (a newcomer's write, `FairBatches`, waits for no budget), and the COMMIT writes what the
         /// transaction changed; longer transactions buy little throughput (one COMMIT costs about as much as a few
         /// one-row writes).
-        public var maxBatchDuration: Duration = .milliseconds(2)
+        package var maxBatchDuration: Duration = .milliseconds(2)
         /// The writer's page cache in KiB. Default 64 MiB: a group transaction dirties pages all over the random-key
         /// token index, and with SQLite's 2 MiB default they spill to the WAL mid-transaction and are written
         /// again at COMMIT (StoreBench measured ~60 GB written for a 1M-device load).
-        public var writerCacheSizeKiB: Int = 65_536
+        package var writerCacheSizeKiB: Int = 65_536
         /// Copy the WAL back into the database once it holds this many pages. Default 1000 (SQLite's). A larger
         /// value lets a page changed by several commits be copied once.
-        public var walAutocheckpointPages: Int = 1000
+        package var walAutocheckpointPages: Int = 1000
         /// Whether those checkpoints run on a thread and connection of their own (`WALCheckpointer`) instead of
         /// inside the writer's COMMIT (`PRAGMA wal_autocheckpoint`), where every queued write waits for their
         /// syncs. Default true.
-        public var backgroundCheckpoints = true
+        package var backgroundCheckpoints = true
         /// Each reader's page cache in KiB; `nil` keeps SQLite's default (2 MiB). Default `nil`: reads of cold
         /// pages come from the OS page cache either way.
-        public var readerCacheSizeKiB: Int? = nil
+        package var readerCacheSizeKiB: Int? = nil
         /// The time source for `created_at`/`last_registered_at`. Default: the system clock.
-        public var clock: @Sendable () -> Date = { Date() }
+        package var clock: @Sendable () -> Date = { Date() }
         /// Holds `<path>.lock` (`DatabaseLock`) while open, so a second store on the same database fails to open;
         /// and, since no other process can then be running publishes, the leases of publishes left running are
         /// expired at open: a server restarted after a crash resumes them at once instead of after the lease.
         /// Default false (the server sets it; a tool that reads the database beside a running server must not).
-        public var exclusive = false
+        package var exclusive = false
         /// Default: no logging.
-        public var logger: Logger = .disabled
+        package var logger: Logger = .disabled
         /// Hears what each write showed about the store's health: `.wrote` after a commit that changed data,
         /// `.failed` when a write or read failed because the store is unavailable (a full disk, an I/O error, …).
         /// Called on the store's threads; keep it cheap. Default: ignored.
-        public var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
+        package var healthEvents: @Sendable (StoreHealthEvent) -> Void = { _ in }
         /// After writes failed, a commit reports the store writable again only while the database's file system
         /// has this many bytes free (`FileSystemRoom`): on a disk at the edge of full a small commit still fits
         /// where failed ones left pages allocated, and `/ready` would flap. 0 turns the check off. Default 256 KiB
         /// (64 pages).
-        public var minimumFreeBytesToRecover: Int64 = 256 * 1024
+        package var minimumFreeBytesToRecover: Int64 = 256 * 1024
 
-        public init(path: String) { self.path = path }
+        package init(path: String) { self.path = path }
     }
 
     private let writer: WriterThread
@@ -103,7 +103,7 @@ public final class SQLitePushStore: PushStorage {
     /// - Throws: `PushStoreError.unsupportedSchemaVersion` for a database written by a newer program;
     ///   `StoreUnavailableError` when the files cannot be created or the database can only be read;
     ///   `SQLiteError` when the file cannot be opened or migrated.
-    public static func open(_ configuration: Configuration) async throws -> SQLitePushStore {
+    package static func open(_ configuration: Configuration) async throws -> SQLitePushStore {
         try await open(configuration, migrator: Migrator())
     }
 
@@ -240,7 +240,7 @@ public final class SQLitePushStore: PushStorage {
 
     /// Lets queued work finish, then closes every connection. Idempotent.
     /// - Throws: the first error a connection reported while closing.
-    public func close() async throws {
+    package func close() async throws {
         writer.shutdown()
         readers.shutdown()
         checkpointer?.shutdown()
@@ -250,7 +250,7 @@ public final class SQLitePushStore: PushStorage {
     }
 
     /// Group-commit counters (for benchmarks and tests).
-    public var writerStatistics: WriterStatistics { writer.statistics }
+    package var writerStatistics: WriterStatistics { writer.statistics }
 
     /// Write operations waiting for the writer thread.
     var pendingWrites: Int { writer.pending }
@@ -299,7 +299,7 @@ public final class SQLitePushStore: PushStorage {
 
     /// Commits a one-page write that changes no data (the schema version rewritten with its own value), to learn
     /// whether the store can write again after it could not. - Throws: `StoreUnavailableError` while it cannot.
-    public func probeWrite() async throws {
+    package func probeWrite() async throws {
         try await write(isProbe: true) { connection in
             try connection.execute("PRAGMA user_version = \(try Migrator.version(of: connection))")
         }

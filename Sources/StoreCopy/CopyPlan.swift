@@ -4,9 +4,9 @@ import Foundation
 /// both schemas (`SQLiteStore/Schema.swift`, `PostgreSQLStore/PostgreSQLSchema.swift`). Every table either backend's
 /// migrator creates is either copied here or listed in `skipped` with the reason; the copy refuses a database with a
 /// table in neither (`unhandledTables`), so a future migration cannot be skipped silently.
-public enum CopyPlan {
+package enum CopyPlan {
     /// The tables in load order (parents before the rows that refer to them).
-    public static let tables: [CopyTable] = [
+    package static let tables: [CopyTable] = [
         devices, interests, deviceInterests, liveActivityTokens, publishJobs, publishCounters, publishAnswered, events,
         webhooks, beamsForwards, providerTokens, deviceInvalidations, instanceCounts, publishDayCounts, apiKeys,
         auditLog,
@@ -14,7 +14,7 @@ public enum CopyPlan {
     ]
 
     /// Tables deliberately not copied, per backend, with why.
-    public static let skipped: [Backend: [String: String]] = [
+    package static let skipped: [Backend: [String: String]] = [
         .sqlite: [
             "sqlite_sequence": "SQLite's AUTOINCREMENT counter; device_invalidations' high-water mark is carried over"
         ],
@@ -26,14 +26,14 @@ public enum CopyPlan {
     ]
 
     /// The tables in `present` (one backend's) that are neither copied nor skipped.
-    public static func unhandledTables(_ present: [String], backend: Backend) -> [String] {
+    package static func unhandledTables(_ present: [String], backend: Backend) -> [String] {
         let handled = Set(tables.flatMap { $0.storageTables(backend) }).union((skipped[backend] ?? [:]).keys)
         return present.filter { !handled.contains($0) }.sorted()
     }
 
     /// The columns in `present` of one copied storage table that the plan neither reads nor deliberately drops
     /// (a column a later migration added); `nil` when the plan does not copy `table` on `backend`.
-    public static func unhandledColumns(_ present: [String], table: String, backend: Backend) -> [String]? {
+    package static func unhandledColumns(_ present: [String], table: String, backend: Backend) -> [String]? {
         guard let copy = tables.first(where: { $0.storageTables(backend).contains(table) }),
             let known = copy.storageColumns(backend)[table]
         else { return nil }
@@ -212,20 +212,20 @@ public enum CopyPlan {
 
     /// The triggers that keep `instance_counts` on PostgreSQL: switched off while the rows go in (each would update
     /// one hot row per inserted row, millions of versions of it in one transaction), on again before COMMIT.
-    public static let postgresqlCountTriggers: [(table: String, trigger: String)] = [
+    package static let postgresqlCountTriggers: [(table: String, trigger: String)] = [
         ("devices", "devices_counted_on_insert"), ("interests", "interests_counted"),
         ("device_interests", "subscriptions_counted_on_insert"),
     ]
 }
 
 /// The two backends.
-public enum Backend: String, Sendable, Hashable, CustomStringConvertible {
+package enum Backend: String, Sendable, Hashable, CustomStringConvertible {
     case sqlite, postgresql
-    public var description: String { self == .sqlite ? "SQLite" : "PostgreSQL" }
+    package var description: String { self == .sqlite ? "SQLite" : "PostgreSQL" }
 }
 
 /// How a value is carried (`PortableValue`), whatever the backend's column type.
-public enum PortableType: Sendable {
+package enum PortableType: Sendable {
     /// SQLite INTEGER, PostgreSQL bigint/integer/smallint (times are milliseconds since 1970 on both).
     case integer
     /// TEXT / text.
@@ -239,13 +239,13 @@ public enum PortableType: Sendable {
 }
 
 /// One portable column.
-public struct CopyColumn: Sendable {
-    public let name: String
-    public let type: PortableType
+package struct CopyColumn: Sendable {
+    package let name: String
+    package let type: PortableType
     /// SQLite's expression for the value when it is not the column itself.
-    public let sqliteRead: String?
+    package let sqliteRead: String?
     /// SQLite's columns and the expressions that store the value (each `?` is the value), when not one column.
-    public let sqliteWrite: [(column: String, expression: String)]?
+    package let sqliteWrite: [(column: String, expression: String)]?
 
     init(
         _ name: String, _ type: PortableType, sqliteRead: String? = nil,
@@ -259,35 +259,35 @@ public struct CopyColumn: Sendable {
 }
 
 /// One portable table: its columns, its key, and each backend's SQL for reading it in key order and writing it.
-public struct CopyTable: Sendable {
+package struct CopyTable: Sendable {
     /// How SQLite stores the table.
-    public struct SQLiteMapping: Sendable {
+    package struct SQLiteMapping: Sendable {
         /// The storage tables.
-        public let tables: [String]
+        package let tables: [String]
         /// Reads every row, portable columns in order, in key order.
-        public let select: String
+        package let select: String
         /// Writes one row; `?N` is portable column N (1-based).
-        public let inserts: [String]
+        package let inserts: [String]
         /// Runs before the rows go in (after the tables before it were loaded).
-        public let beforeLoad: [String]
+        package let beforeLoad: [String]
         /// Each storage table's columns (every one of them read or written above).
-        public let columns: [String: Set<String>]
+        package let columns: [String: Set<String>]
     }
 
-    public let name: String
-    public let columns: [CopyColumn]
-    public let key: [String]
-    public let sqlite: SQLiteMapping
+    package let name: String
+    package let columns: [CopyColumn]
+    package let key: [String]
+    package let sqlite: SQLiteMapping
     /// PostgreSQL's table (same columns, in the same order).
-    public let postgresqlTable: String
+    package let postgresqlTable: String
     /// The key comes from an identity column (PostgreSQL) whose sequence must move past the copied ids.
-    public let identity: Bool
+    package let identity: Bool
     /// That identity column: the key's one column (`id`, or `seq` for the audit log).
-    public var identityColumn: String { key[0] }
+    package var identityColumn: String { key[0] }
     /// The id counter's high-water mark (past deleted rows) is copied too, not just the largest id present.
-    public let carriesSequence: Bool
+    package let carriesSequence: Bool
     /// PostgreSQL columns that SQLite has no place for, written as NULL/default on PostgreSQL (see the table).
-    public let postgresqlDropped: [String]
+    package let postgresqlDropped: [String]
 
     init(
         name: String, key: [String], columns: [CopyColumn], identity: Bool = false, carriesSequence: Bool = false,
@@ -305,18 +305,18 @@ public struct CopyTable: Sendable {
     }
 
     /// Each storage table's columns on `backend` that the plan knows.
-    public func storageColumns(_ backend: Backend) -> [String: Set<String>] {
+    package func storageColumns(_ backend: Backend) -> [String: Set<String>] {
         backend == .sqlite ? sqlite.columns : [postgresqlTable: Set(columns.map(\.name) + postgresqlDropped)]
     }
 
     /// The tables this portable table occupies on `backend`.
-    public func storageTables(_ backend: Backend) -> [String] {
+    package func storageTables(_ backend: Backend) -> [String] {
         backend == .sqlite ? sqlite.tables : [postgresqlTable]
     }
 
     /// The statement PostgreSQL streams the rows with: portable columns in order (bytes as hex, lists as JSON, so
     /// that every field reads as plain text), text keys compared byte by byte as SQLite does.
-    public var postgresqlCopyOut: String {
+    package var postgresqlCopyOut: String {
         let expressions = columns.map { column -> String in
             switch column.type {
             case .bytes: return "encode(\(column.name), 'hex')"
@@ -332,7 +332,7 @@ public struct CopyTable: Sendable {
     }
 
     /// The statement PostgreSQL loads the rows with (explicit ids are kept: COPY writes identity columns as given).
-    public var postgresqlCopyIn: String {
+    package var postgresqlCopyIn: String {
         "COPY \(postgresqlTable) (\(columns.map(\.name).joined(separator: ", "))) FROM STDIN"
     }
 

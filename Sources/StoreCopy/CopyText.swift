@@ -3,10 +3,10 @@ import JSON
 
 /// PostgreSQL's COPY text format (one row per line, fields separated by tabs, `\N` for NULL, backslash escapes),
 /// as the store move writes and reads it. Pure, so it is tested without a server.
-public enum CopyText {
+package enum CopyText {
     /// Appends one row to `output`: each value in the form COPY reads for `type` (booleans `t`/`f`, bytes as a
     /// `bytea` hex literal, lists as a `text[]` literal), escaped, then the line's end.
-    public static func appendRow(_ row: [PortableValue], to output: inout [UInt8]) {
+    package static func appendRow(_ row: [PortableValue], to output: inout [UInt8]) {
         for (index, value) in row.enumerated() {
             if index > 0 { output.append(0x09) }
             switch value {
@@ -62,7 +62,7 @@ public enum CopyText {
     }
 
     /// Splits one line (without its `\n`) into fields, unescaped; nil is `\N`.
-    public static func fields(_ line: UnsafeRawBufferPointer) -> [[UInt8]?] {
+    package static func fields(_ line: UnsafeRawBufferPointer) -> [[UInt8]?] {
         var fields: [[UInt8]?] = []
         var current: [UInt8] = []
         var isNull = false
@@ -122,7 +122,7 @@ public enum CopyText {
 
     /// One field read as `type` (what `CopyTable.postgresqlCopyOut` selects: bytes as hex, lists as JSON).
     /// - Throws: `StoreCopyError.unreadableValue` for a field that is not of the type.
-    public static func value(_ field: [UInt8]?, as type: PortableType, table: String, column: String) throws
+    package static func value(_ field: [UInt8]?, as type: PortableType, table: String, column: String) throws
         -> PortableValue
     {
         guard let field else { return .null }

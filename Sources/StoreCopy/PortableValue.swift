@@ -2,7 +2,7 @@ import Foundation
 
 /// One column value as the store move carries it between backends: the meaning, not either backend's storage
 /// (SQLite keeps booleans as 0/1 and a publish's targets as JSON text; PostgreSQL as `boolean` and `text[]`).
-public enum PortableValue: Sendable, Equatable {
+package enum PortableValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case text(String)
@@ -16,7 +16,7 @@ public enum PortableValue: Sendable, Equatable {
     /// same bytes exactly when they hold the same values, whichever backend they were read from, so a checksum over
     /// these bytes compares a table across backends. The layout is part of `TableChecksum`'s meaning: change it
     /// only with a new tag.
-    public func encode(into output: inout [UInt8]) {
+    package func encode(into output: inout [UInt8]) {
         switch self {
         case .null:
             output.append(0)
@@ -60,7 +60,7 @@ public enum PortableValue: Sendable, Equatable {
 
 extension PortableValue: CustomStringConvertible {
     /// A short human form for error messages (texts cut at 40 characters; never printed for tokens by the tool).
-    public var description: String {
+    package var description: String {
         switch self {
         case .null: return "NULL"
         case .integer(let value): return String(value)

@@ -8,8 +8,8 @@ import PostgreSQLStore
 /// `COPY … FROM STDIN`, the count triggers switched off meanwhile (`CopyPlan.postgresqlCountTriggers`), the counts
 /// loaded from the source instead, the foreign keys dropped and added again (one check per table instead of one per
 /// row), and the identity sequences moved past the copied ids before COMMIT.
-public final class PostgreSQLSide: StoreSide {
-    public let backend = Backend.postgresql
+package final class PostgreSQLSide: StoreSide {
+    package let backend = Backend.postgresql
     private let connection: PGConnection
     /// The foreign keys of the loaded tables, dropped during the load and added again before COMMIT:
     /// (table, constraint name, definition).
@@ -19,7 +19,7 @@ public final class PostgreSQLSide: StoreSide {
 
     /// Connects with a libpq connection string.
     /// - Throws: `StoreCopyError.unreadableSource` (as a source) or `PostgreSQLError` when it cannot connect.
-    public init(connectionString: String, asSource: Bool) throws {
+    package init(connectionString: String, asSource: Bool) throws {
         do {
             connection = try PGConnection(connectionString: connectionString)
             try connection.execute("SET client_min_messages = warning")
@@ -30,20 +30,20 @@ public final class PostgreSQLSide: StoreSide {
 
     deinit { connection.close() }
 
-    public func schemaVersion() throws -> (found: Int, newest: Int) {
+    package func schemaVersion() throws -> (found: Int, newest: Int) {
         let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").bool(0, 0)
         let found =
             exists ? try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations").int64(0, 0) : 0
         return (Int(found), PostgreSQLPushStore.newestSchemaVersion)
     }
 
-    public func tableNames() throws -> [String] {
+    package func tableNames() throws -> [String] {
         let result = try connection.query(
             "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1")
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
-    public func columnNames(_ table: String) throws -> [String] {
+    package func columnNames(_ table: String) throws -> [String] {
         let result = try connection.query(
             """
             SELECT column_name::text FROM information_schema.columns
@@ -52,19 +52,19 @@ public final class PostgreSQLSide: StoreSide {
         return (0..<result.rowCount).map { result.text($0, 0) }
     }
 
-    public func beginSnapshot() throws {
+    package func beginSnapshot() throws {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         // The snapshot is taken by the first statement, not by BEGIN.
         _ = try connection.query("SELECT 1")
     }
 
-    public func endSnapshot() throws { try connection.execute("COMMIT") }
+    package func endSnapshot() throws { try connection.execute("COMMIT") }
 
-    public func count(_ table: CopyTable) throws -> Int64 {
+    package func count(_ table: CopyTable) throws -> Int64 {
         try connection.query("SELECT count(*) FROM \(table.postgresqlTable)").int64(0, 0)
     }
 
-    public func read(_ table: CopyTable, _ row: ([PortableValue]) throws -> Void) throws {
+    package func read(_ table: CopyTable, _ row: ([PortableValue]) throws -> Void) throws {
         let columns = table.columns
         var values = [PortableValue](repeating: .null, count: columns.count)
         try connection.copyOut(table.postgresqlCopyOut) { line in
@@ -81,7 +81,7 @@ public final class PostgreSQLSide: StoreSide {
         }
     }
 
-    public func sequenceMark(_ table: CopyTable) throws -> Int64? {
+    package func sequenceMark(_ table: CopyTable) throws -> Int64? {
         let sequence = try connection.query(
             "SELECT pg_get_serial_sequence($1, $2)",
             [.text(table.postgresqlTable), .text(table.identityColumn)])
@@ -92,11 +92,11 @@ public final class PostgreSQLSide: StoreSide {
         return state.bool(0, 1) ? last : last - 1
     }
 
-    public func openShards() throws -> Int64 {
+    package func openShards() throws -> Int64 {
         try connection.query("SELECT count(*) FROM publish_shards").int64(0, 0)
     }
 
-    public func beginLoad(replace: Bool) throws {
+    package func beginLoad(replace: Bool) throws {
         try connection.execute("BEGIN")
         if replace {
             let names = CopyPlan.tables.map(\.postgresqlTable) + ["publish_shards"]
@@ -122,7 +122,8 @@ public final class PostgreSQLSide: StoreSide {
         }
     }
 
-    public func load(_ table: CopyTable, _ produce: (_ write: ([PortableValue]) throws -> Void) throws -> Void) throws {
+    package func load(_ table: CopyTable, _ produce: (_ write: ([PortableValue]) throws -> Void) throws -> Void) throws
+    {
         try connection.copyIn(table.postgresqlCopyIn) { send in
             // `send` is only called while `produce` runs; it never outlives this closure.
             try withoutActuallyEscaping(send) { send in
@@ -140,7 +141,7 @@ public final class PostgreSQLSide: StoreSide {
         }
     }
 
-    public func commitLoad(marks: [String: Int64]) throws {
+    package func commitLoad(marks: [String: Int64]) throws {
         for key in foreignKeys {
             try connection.execute("ALTER TABLE \(key.table) ADD CONSTRAINT \(key.name) \(key.definition)")
         }
@@ -162,7 +163,7 @@ public final class PostgreSQLSide: StoreSide {
         try connection.execute("COMMIT")
     }
 
-    public func rollbackLoad() {
+    package func rollbackLoad() {
         foreignKeys = []
         try? connection.execute("ROLLBACK")
     }

@@ -8,15 +8,15 @@ import SQLiteStore
 /// As a source it is opened read-only and read in one read transaction: in WAL mode that is a snapshot, so a server
 /// still running on the file goes on writing while the copy reads what was committed when it began. As a target it
 /// is written in one transaction (all or nothing) with one prepared INSERT per table.
-public final class SQLiteSide: StoreSide {
-    public let backend = Backend.sqlite
+package final class SQLiteSide: StoreSide {
+    package let backend = Backend.sqlite
     private let connection: SQLiteConnection
     /// Prepared INSERTs of the table being loaded and the highest `?N` each uses.
     private var inserts: [(statement: Statement, parameters: Int)] = []
 
     /// Opens `path`; a source must exist and is opened read-only.
     /// - Throws: `StoreCopyError.unreadableSource` for a missing or unreadable source, `SQLiteError`.
-    public init(path: String, asSource: Bool) throws {
+    package init(path: String, asSource: Bool) throws {
         if asSource {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw StoreCopyError.unreadableSource("\(path): no such file")
@@ -41,12 +41,12 @@ public final class SQLiteSide: StoreSide {
 
     deinit { try? connection.close() }
 
-    public func schemaVersion() throws -> (found: Int, newest: Int) {
+    package func schemaVersion() throws -> (found: Int, newest: Int) {
         let found = try connection.first("PRAGMA user_version") { $0.int64(0) } ?? 0
         return (Int(found), SQLitePushStore.newestSchemaVersion)
     }
 
-    public func tableNames() throws -> [String] {
+    package func tableNames() throws -> [String] {
         var names: [String] = []
         try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name") {
             names.append($0.text(0))
@@ -54,7 +54,7 @@ public final class SQLiteSide: StoreSide {
         return names
     }
 
-    public func columnNames(_ table: String) throws -> [String] {
+    package func columnNames(_ table: String) throws -> [String] {
         var names: [String] = []
         try connection.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) {
             names.append($0.text(0))
@@ -62,19 +62,19 @@ public final class SQLiteSide: StoreSide {
         return names
     }
 
-    public func beginSnapshot() throws {
+    package func beginSnapshot() throws {
         // A deferred transaction takes its snapshot at the first read, which follows at once.
         try connection.execute("BEGIN")
         _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
     }
 
-    public func endSnapshot() throws { try connection.execute("COMMIT") }
+    package func endSnapshot() throws { try connection.execute("COMMIT") }
 
-    public func count(_ table: CopyTable) throws -> Int64 {
+    package func count(_ table: CopyTable) throws -> Int64 {
         try connection.first("SELECT count(*) FROM (\(table.sqlite.select))") { $0.int64(0) } ?? 0
     }
 
-    public func read(_ table: CopyTable, _ row: ([PortableValue]) throws -> Void) throws {
+    package func read(_ table: CopyTable, _ row: ([PortableValue]) throws -> Void) throws {
         let statement = try connection.prepare(table.sqlite.select)
         defer { statement.finalize() }
         var values = [PortableValue](repeating: .null, count: table.columns.count)
@@ -101,13 +101,13 @@ public final class SQLiteSide: StoreSide {
         }
     }
 
-    public func sequenceMark(_ table: CopyTable) throws -> Int64? {
+    package func sequenceMark(_ table: CopyTable) throws -> Int64? {
         try connection.first("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(table.name)]) { $0.int64(0) }
     }
 
-    public func openShards() throws -> Int64 { 0 }
+    package func openShards() throws -> Int64 { 0 }
 
-    public func beginLoad(replace: Bool) throws {
+    package func beginLoad(replace: Bool) throws {
         try connection.execute("BEGIN IMMEDIATE")
         guard replace else { return }
         // Children first; the triggers keep the count tables, which are then emptied too.
@@ -121,7 +121,8 @@ public final class SQLiteSide: StoreSide {
         }
     }
 
-    public func load(_ table: CopyTable, _ produce: (_ write: ([PortableValue]) throws -> Void) throws -> Void) throws {
+    package func load(_ table: CopyTable, _ produce: (_ write: ([PortableValue]) throws -> Void) throws -> Void) throws
+    {
         for sql in table.sqlite.beforeLoad { try connection.execute(sql) }
         inserts = try table.sqlite.inserts.map { sql in (try connection.prepare(sql), Self.highestParameter(sql)) }
         defer {
@@ -139,7 +140,7 @@ public final class SQLiteSide: StoreSide {
         }
     }
 
-    public func commitLoad(marks: [String: Int64]) throws {
+    package func commitLoad(marks: [String: Int64]) throws {
         for (name, mark) in marks {
             // SQLite raised the counter to the largest id inserted; a higher mark (ids of deleted rows) wins.
             let changed = try connection.run(
@@ -153,7 +154,7 @@ public final class SQLiteSide: StoreSide {
         try connection.execute("COMMIT")
     }
 
-    public func rollbackLoad() { try? connection.execute("ROLLBACK") }
+    package func rollbackLoad() { try? connection.execute("ROLLBACK") }
 
     /// How SQLite stores a portable value: booleans as 0/1, lists as the JSON text the store writes
     /// (`SQLitePushStore.encodeTargets`).

@@ -7,24 +7,24 @@ import Foundation
 ///
 /// The target is all or nothing: a failure before COMMIT leaves it as it was. Writes to the source after its
 /// snapshot began are not copied (stop the servers for the final copy).
-public final class StoreCopier {
+package final class StoreCopier {
     /// One table's result.
-    public struct TableResult: Sendable, Equatable {
-        public let table: String
-        public let sourceRows: Int64
-        public let sourceChecksum: String
-        public let targetRows: Int64
-        public let targetChecksum: String
-        public var matches: Bool { sourceRows == targetRows && sourceChecksum == targetChecksum }
+    package struct TableResult: Sendable, Equatable {
+        package let table: String
+        package let sourceRows: Int64
+        package let sourceChecksum: String
+        package let targetRows: Int64
+        package let targetChecksum: String
+        package var matches: Bool { sourceRows == targetRows && sourceChecksum == targetChecksum }
     }
 
     /// What a finished copy found.
-    public struct Report: Sendable {
-        public let tables: [TableResult]
+    package struct Report: Sendable {
+        package let tables: [TableResult]
         /// Seconds spent copying (snapshot to COMMIT) and verifying.
-        public let copySeconds: Double
-        public let verifySeconds: Double
-        public var matches: Bool { tables.allSatisfy(\.matches) }
+        package let copySeconds: Double
+        package let verifySeconds: Double
+        package var matches: Bool { tables.allSatisfy(\.matches) }
     }
 
     private let source: any StoreSide
@@ -35,7 +35,7 @@ public final class StoreCopier {
     private let progressInterval: Double
 
     /// - Parameter progress: receives human-readable progress lines (the CLI writes them to stderr).
-    public init(
+    package init(
         source: any StoreSide, target: any StoreSide, replace: Bool, progressInterval: Double = 2,
         progress: @escaping (String) -> Void
     ) {
@@ -49,7 +49,7 @@ public final class StoreCopier {
     /// Runs the copy and the verification.
     /// - Throws: `StoreCopyError` when a check refuses, or the backend's error when a read or write fails (the
     ///   target is then rolled back).
-    public func run() throws -> Report {
+    package func run() throws -> Report {
         guard source.backend != target.backend else { throw StoreCopyError.sameBackend(source.backend) }
         try check(source, side: "source")
         try check(target, side: "target")

@@ -1,5 +1,5 @@
 /// Why a store move refused or stopped. Every case says what to do about it.
-public enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The source cannot be opened or read as a push-server database.
     case unreadableSource(String)
     /// A schema other than the newest this program knows (`found`, `newest`) on the source or target.
@@ -17,7 +17,7 @@ public enum StoreCopyError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Source and target are the same kind of store.
     case sameBackend(Backend)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadableSource(let reason):
             return "cannot read the source: \(reason)"

@@ -2,7 +2,7 @@
 /// one transaction. `SQLiteSide` and `PostgreSQLSide` implement it; `StoreCopier` drives two of them.
 ///
 /// Not thread-safe: one side is used by the thread running the copy.
-public protocol StoreSide: AnyObject {
+package protocol StoreSide: AnyObject {
     var backend: Backend { get }
     /// The newest schema version applied, and the newest this program knows.
     func schemaVersion() throws -> (found: Int, newest: Int)

@@ -5,13 +5,13 @@ import COpenSSL
 /// as SQLite's BINARY does), so the same rows give the same digest on either backend.
 ///
 /// Owns one OpenSSL digest context; not thread-safe, used by the one thread that reads the table.
-public final class TableChecksum {
+package final class TableChecksum {
     private let context: OpaquePointer
     private var buffer: [UInt8] = []
     /// Rows added so far.
-    public private(set) var rows: Int64 = 0
+    package private(set) var rows: Int64 = 0
 
-    public init() {
+    package init() {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
             // Only memory exhaustion makes this fail; nothing sensible can continue without a digest.
             preconditionFailure("OpenSSL could not start a SHA-256 digest")
@@ -23,7 +23,7 @@ public final class TableChecksum {
     deinit { EVP_MD_CTX_free(context) }
 
     /// Adds one row (its values in the table's column order).
-    public func add(_ row: [PortableValue]) {
+    package func add(_ row: [PortableValue]) {
         for value in row { value.encode(into: &buffer) }
         rows += 1
         if buffer.count >= 1 << 16 { flush() }
@@ -36,7 +36,7 @@ public final class TableChecksum {
     }
 
     /// The digest as 64 lowercase hex digits; the checksum takes no rows after this.
-    public func finish() -> String {
+    package func finish() -> String {
         flush()
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0

@@ -10,15 +10,15 @@ public struct APNsCertificateEnvironments: OptionSet, Sendable, Hashable, Custom
         self.rawValue = rawValue
     }
 
-    public static let sandbox = APNsCertificateEnvironments(rawValue: 1)
-    public static let production = APNsCertificateEnvironments(rawValue: 2)
-    public static let both: APNsCertificateEnvironments = [.sandbox, .production]
-    public static let none: APNsCertificateEnvironments = []
+    package static let sandbox = APNsCertificateEnvironments(rawValue: 1)
+    package static let production = APNsCertificateEnvironments(rawValue: 2)
+    package static let both: APNsCertificateEnvironments = [.sandbox, .production]
+    package static let none: APNsCertificateEnvironments = []
 
     /// The development (sandbox) marker's object identifier.
-    public static let sandboxOID = "1.2.840.113635.100.6.3.1"
+    package static let sandboxOID = "1.2.840.113635.100.6.3.1"
     /// The production marker's object identifier.
-    public static let productionOID = "1.2.840.113635.100.6.3.2"
+    package static let productionOID = "1.2.840.113635.100.6.3.2"
 
     /// The markers among a certificate's extensions (their values are not looked at: Apple's are empty).
     public init(_ extensions: X509Extensions) {
@@ -28,7 +28,7 @@ public struct APNsCertificateEnvironments: OptionSet, Sendable, Hashable, Custom
     }
 
     /// `sandbox`, `production`, in that order: the names `defaultEnvironment` uses.
-    public var names: [String] {
+    package var names: [String] {
         (contains(.sandbox) ? ["sandbox"] : []) + (contains(.production) ? ["production"] : [])
     }
 

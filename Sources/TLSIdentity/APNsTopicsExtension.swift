@@ -8,28 +8,28 @@ public struct APNsTopicsExtension: Sendable, Equatable {
     public static let oid = "1.2.840.113635.100.6.3.6"
 
     /// One topic and what kinds of push it covers.
-    public struct Entry: Sendable, Equatable {
-        public var topic: String
-        public var kinds: [String]
+    package struct Entry: Sendable, Equatable {
+        package var topic: String
+        package var kinds: [String]
 
-        public init(topic: String, kinds: [String]) {
+        package init(topic: String, kinds: [String]) {
             self.topic = topic
             self.kinds = kinds
         }
     }
 
     /// In certificate order.
-    public var entries: [Entry]
+    package var entries: [Entry]
 
     /// The topic names in certificate order.
-    public var topics: [String] { entries.map(\.topic) }
+    package var topics: [String] { entries.map(\.topic) }
 
-    public init(entries: [Entry]) {
+    package init(entries: [Entry]) {
         self.entries = entries
     }
 
     /// Entries the extension may hold before it is refused as hostile; real certificates list a handful.
-    public static let maxEntries = 256
+    package static let maxEntries = 256
 
     private static let sequenceTag: UInt8 = 0x30
     private static let utf8StringTag: UInt8 = 0x0C

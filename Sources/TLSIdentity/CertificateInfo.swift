@@ -2,23 +2,23 @@ import Foundation
 
 /// What a client certificate says, read once at load time: who it names, how long it is valid, and what Apple
 /// put in it (the bundle id as subject UID, the topics extension, the environment markers).
-public struct CertificateInfo: Sendable, Equatable {
+package struct CertificateInfo: Sendable, Equatable {
     /// The subject in OpenSSL's one-line form (`/UID=com.example.app/CN=Apple Push Services: …/OU=…`).
-    public var subject: String
+    package var subject: String
     /// The subject's `UID` (OID 0.9.2342.19200300.100.1.1): Apple's bundle id, the default topic.
-    public var uid: String?
+    package var uid: String?
     /// The subject's `OU`: Apple puts the Team ID there.
-    public var organizationalUnit: String?
-    public var notBefore: Date
-    public var notAfter: Date
+    package var organizationalUnit: String?
+    package var notBefore: Date
+    package var notAfter: Date
     /// SHA-256 of the certificate's DER, lower-case hex: tells certificates apart without naming secrets.
-    public var sha256Fingerprint: String
+    package var sha256Fingerprint: String
     /// The topics extension (`1.2.840.113635.100.6.3.6`), when present.
-    public var topicsExtension: APNsTopicsExtension?
+    package var topicsExtension: APNsTopicsExtension?
     /// The environments Apple's markers say the certificate is for.
-    public var environments: APNsCertificateEnvironments
+    package var environments: APNsCertificateEnvironments
 
-    public init(
+    package init(
         subject: String, uid: String?, organizationalUnit: String?, notBefore: Date, notAfter: Date,
         sha256Fingerprint: String, topicsExtension: APNsTopicsExtension?,
         environments: APNsCertificateEnvironments
@@ -34,30 +34,30 @@ public struct CertificateInfo: Sendable, Equatable {
     }
 
     /// Every topic the certificate covers: the UID first, then the extension's topics, without repeats.
-    public var topics: [String] {
+    package var topics: [String] {
         var seen: Set<String> = []
         return ([uid].compactMap { $0 } + (topicsExtension?.topics ?? [])).filter { seen.insert($0).inserted }
     }
 
     /// Whether APNs would accept `topic` on this certificate's connections.
-    public func covers(_ topic: String) -> Bool { topics.contains(topic) }
+    package func covers(_ topic: String) -> Bool { topics.contains(topic) }
 
     /// Where `date` falls in the validity period.
-    public enum Validity: Sendable, Equatable {
+    package enum Validity: Sendable, Equatable {
         case notYetValid
         /// Valid for this many more seconds.
         case valid(secondsLeft: Double)
         case expired
     }
 
-    public func validity(at date: Date) -> Validity {
+    package func validity(at date: Date) -> Validity {
         if date < notBefore { return .notYetValid }
         let left = notAfter.timeIntervalSince(date)
         return left > 0 ? .valid(secondsLeft: left) : .expired
     }
 
     /// Whole days until `notAfter` (negative once expired), rounded down.
-    public func daysLeft(at date: Date) -> Int {
+    package func daysLeft(at date: Date) -> Int {
         let days = (notAfter.timeIntervalSince(date) / 86_400).rounded(.down)
         // A date from an X.509 field is within years 1950…9999: far inside Int's range, but clamp anyway.
         return Int(exactly: max(-1_000_000, min(1_000_000, days))) ?? 0

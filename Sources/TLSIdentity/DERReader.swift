@@ -52,7 +52,7 @@ struct DERReader {
 public struct DERError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -9,15 +9,15 @@ import JWTSigner
 /// refuses legacy RC2-40 files), that a key and a certificate are there and belong together, and the fields of
 /// `CertificateInfo`. Every OpenSSL object lives in an `OpenSSLHandle` inside the loading call; only values leave.
 /// Expiry is not judged here: the caller compares `certificate.notAfter` with its clock.
-public struct TLSClientIdentity: Sendable, CustomStringConvertible {
+package struct TLSClientIdentity: Sendable, CustomStringConvertible {
     /// What is presented in the handshake. Holds the password: never log it (`description` does not show it).
-    public enum Material: Sendable, Equatable, CustomStringConvertible {
+    package enum Material: Sendable, Equatable, CustomStringConvertible {
         /// A PKCS#12 (`.p12`) file's DER and its password.
         case pkcs12(der: [UInt8], password: String)
         /// PEM certificate (chain) and PEM private key, and the key's password when it is encrypted.
         case pem(certificate: [UInt8], key: [UInt8], password: String?)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .pkcs12(let der, _): return "pkcs12(\(der.count) bytes)"
             case .pem(let certificate, let key, _):
@@ -26,18 +26,18 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
         }
     }
 
-    public let material: Material
-    public let certificate: CertificateInfo
+    package let material: Material
+    package let certificate: CertificateInfo
 
     /// Largest certificate or key file read: real ones are a few KB.
-    public static let maxFileSize = 256 * 1024
+    package static let maxFileSize = 256 * 1024
 
-    public var description: String { "TLSClientIdentity(\(certificate.subject), \(material))" }
+    package var description: String { "TLSClientIdentity(\(certificate.subject), \(material))" }
 
     /// Loads a PKCS#12 file's bytes.
     /// - Throws: `TLSIdentityError`: `.notPKCS12`, `.wrongPassword`, `.legacyEncryption`, `.incompletePKCS12`,
     ///   `.keyDoesNotMatchCertificate`, `.invalidExtensions`, `.invalidTopicsExtension`.
-    public static func pkcs12(_ der: [UInt8], password: String) throws(TLSIdentityError) -> TLSClientIdentity {
+    package static func pkcs12(_ der: [UInt8], password: String) throws(TLSIdentityError) -> TLSClientIdentity {
         ERR_clear_error()
         let (x509, key) = try parse(try decodePKCS12(der), password: password)
         try requireMatch(x509, key)
@@ -74,7 +74,7 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
 
     /// Loads a PEM certificate (the first block is the client certificate; a chain may follow) and its PEM key.
     /// - Parameter password: for an encrypted key; nil refuses encrypted keys with `.keyNeedsPassword`.
-    public static func pem(certificate: [UInt8], key: [UInt8], password: String?) throws(TLSIdentityError)
+    package static func pem(certificate: [UInt8], key: [UInt8], password: String?) throws(TLSIdentityError)
         -> TLSClientIdentity
     {
         ERR_clear_error()
@@ -87,12 +87,12 @@ public struct TLSClientIdentity: Sendable, CustomStringConvertible {
     }
 
     /// Reads and loads a `.p12` file.
-    public static func pkcs12(file path: String, password: String) throws(TLSIdentityError) -> TLSClientIdentity {
+    package static func pkcs12(file path: String, password: String) throws(TLSIdentityError) -> TLSClientIdentity {
         try pkcs12(try read(path, kind: "a PKCS#12 file"), password: password)
     }
 
     /// Reads and loads a PEM certificate file and a PEM key file.
-    public static func pem(certificateFile: String, keyFile: String, password: String?) throws(TLSIdentityError)
+    package static func pem(certificateFile: String, keyFile: String, password: String?) throws(TLSIdentityError)
         -> TLSClientIdentity
     {
         try pem(

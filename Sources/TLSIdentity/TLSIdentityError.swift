@@ -2,7 +2,7 @@ import JWTSigner
 
 /// Why a client certificate could not be loaded. Each case says what to fix; none carries a password or key
 /// material.
-public enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be read (missing, unreadable, too large).
     case unreadableFile(path: String, reason: String)
     /// The bytes are not a PKCS#12 file (truncated, PEM, something else).
@@ -30,11 +30,11 @@ public enum TLSIdentityError: Error, Equatable, Sendable, CustomStringConvertibl
     case crypto(CryptoError)
 
     /// How to re-export a legacy `.p12` (also in docs/OPERATIONS.md).
-    public static let reexportAdvice =
+    package static let reexportAdvice =
         "re-export it once: `openssl pkcs12 -legacy -in old.p12 -nodes -out tmp.pem`, "
         + "then `openssl pkcs12 -export -in tmp.pem -out new.p12`, then delete tmp.pem (it holds the unencrypted key)"
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadableFile(let path, let reason): return "cannot read \(path): \(reason)"
         case .notPKCS12(let error): return "not a PKCS#12 (.p12) file: \(error)"

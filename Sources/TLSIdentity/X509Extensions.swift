@@ -9,7 +9,7 @@ public struct X509Extensions: Sendable, Equatable {
     public var values: [String: [UInt8]]
 
     /// Extensions a certificate may carry before it is refused as hostile; real ones carry about ten.
-    public static let maxExtensions = 256
+    package static let maxExtensions = 256
 
     private static let sequenceTag: UInt8 = 0x30
     private static let extensionsTag: UInt8 = 0xA3
@@ -17,7 +17,7 @@ public struct X509Extensions: Sendable, Equatable {
     private static let booleanTag: UInt8 = 0x01
     private static let octetStringTag: UInt8 = 0x04
 
-    public init(values: [String: [UInt8]]) {
+    package init(values: [String: [UInt8]]) {
         self.values = values
     }
 

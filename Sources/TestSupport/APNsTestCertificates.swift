@@ -10,12 +10,12 @@ import JSON
 /// `future_cert`/`future_key` (not yet valid), `soon_p12` (10 days left), `other_key` (another certificate's key),
 /// `encrypted_cert`/`encrypted_key` (key password `key_password`), `production_cert`/`production_key` (production
 /// marker only; `single_*` has the sandbox one only), `unmarked_cert`/`unmarked_key` (no environment marker).
-public struct APNsTestCertificates: Sendable {
-    public let directory: String
-    public let paths: [String: String]
+package struct APNsTestCertificates: Sendable {
+    package let directory: String
+    package let paths: [String: String]
 
     /// Makes a set (a few seconds: RSA keys) with the venv Python.
-    public static func make() throws -> APNsTestCertificates {
+    package static func make() throws -> APNsTestCertificates {
         let directory = try TestKeys.makeTemporaryDirectory()
         let support = TestPython.packageRoot.appendingPathComponent("Tests/Support").path
         let output = try TestPython.run(
@@ -34,15 +34,15 @@ public struct APNsTestCertificates: Sendable {
     }
 
     /// The path (or value) named `name`; an unknown name is a test bug and reads as a missing file.
-    public subscript(_ name: String) -> String { paths[name] ?? "/nonexistent/\(name)" }
+    package subscript(_ name: String) -> String { paths[name] ?? "/nonexistent/\(name)" }
 
     /// The bytes of the file named `name`.
-    public func bytes(_ name: String) throws -> [UInt8] {
+    package func bytes(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: self[name])))
     }
 
     /// Deletes the directory.
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

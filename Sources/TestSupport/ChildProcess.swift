@@ -3,28 +3,29 @@ import Locking
 
 /// Runs a tool (openssl, python, pg_ctl, …) to completion for a test: the one place tests start a short-lived
 /// process and collect what it printed.
-public enum ChildProcess {
+package enum ChildProcess {
     /// What the tool left behind.
-    public struct Outcome: Sendable {
-        public let status: Int32
-        public let stdout: Data
-        public let stderr: Data
+    package struct Outcome: Sendable {
+        package let status: Int32
+        package let stdout: Data
+        package let stderr: Data
 
-        public var output: String { String(decoding: stdout, as: UTF8.self) }
-        public var errors: String { String(decoding: stderr, as: UTF8.self) }
+        package var output: String { String(decoding: stdout, as: UTF8.self) }
+        package var errors: String { String(decoding: stderr, as: UTF8.self) }
     }
 
     /// The tool could not be started, or (from `checked`) exited non-zero.
-    public struct Failure: Error, CustomStringConvertible {
-        public let status: Int32
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let status: Int32
+        package let description: String
     }
 
     /// Runs `executable` with `arguments`, `input` (if any) on stdin, else stdin is `/dev/null`.
     ///
     /// stderr is read on its own thread while stdout is read here, so a tool that fills one pipe while the test
     /// waits on the other cannot deadlock; both are read to the end before waiting for the exit.
-    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure) -> Outcome {
+    package static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure) -> Outcome
+    {
         if let refusal = TestTier.refusal(starting: executable) { throw Failure(status: -1, description: refusal) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -64,7 +65,7 @@ public enum ChildProcess {
 
     /// `run`, then a `Failure` carrying stderr when the tool exits non-zero. - Returns: stdout as text.
     @discardableResult
-    public static func checked(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure)
+    package static func checked(_ executable: String, _ arguments: [String], input: Data? = nil) throws(Failure)
         -> String
     {
         let outcome = try run(executable, arguments, input: input)

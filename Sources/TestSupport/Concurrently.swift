@@ -1,6 +1,6 @@
 /// Runs `body` over `items` with at most `width` in flight (the store benchmarks' load pattern: many concurrent
 /// callers sharing the store's group commit).
-public func concurrently<T: Sendable>(
+package func concurrently<T: Sendable>(
     _ items: [T], width: Int, _ body: @escaping @Sendable (T) async throws -> Void
 ) async throws {
     try await withThrowingTaskGroup(of: Void.self) { group in

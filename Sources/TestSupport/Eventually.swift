@@ -2,8 +2,8 @@ import Clocks
 import Foundation
 
 /// A condition a test waited for did not come true in time.
-public struct EventuallyTimeout: Error, CustomStringConvertible {
-    public let description: String
+package struct EventuallyTimeout: Error, CustomStringConvertible {
+    package let description: String
 }
 
 /// Waits until `condition` holds, checking it every `interval`, and throws `EventuallyTimeout` when it still does
@@ -19,7 +19,7 @@ public struct EventuallyTimeout: Error, CustomStringConvertible {
 /// Disfavoured, so that `try await eventually { … }` in a task picks the sleeping variant below rather than block
 /// a thread of the cooperative pool.
 @_disfavoredOverload
-public func eventually(
+package func eventually(
     _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(30),
     interval: Duration = .milliseconds(5), file: StaticString = #filePath, line: UInt = #line,
     _ condition: () throws -> Bool
@@ -34,7 +34,7 @@ public func eventually(
 }
 
 /// `eventually` for a test that waits in a task: sleeps without holding a thread of the cooperative pool.
-public func eventually(
+package func eventually(
     _ what: @autoclosure () -> String = "the condition", timeout: Duration = .seconds(30),
     interval: Duration = .milliseconds(5), file: StaticString = #filePath, line: UInt = #line,
     _ condition: () async throws -> Bool

@@ -17,17 +17,17 @@ import JSON
 /// immutable; each control call opens its own socket; the child process is a `MockProcess`.
 /// The mock exits by itself when this process dies (it watches its stdin pipe), so a crashed test run leaves
 /// no orphan.
-public final class MockAPNs: Sendable {
+package final class MockAPNs: Sendable {
     /// The HTTP/2 (TLS) port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
     /// The control API port (plain HTTP/1.1 JSON) on 127.0.0.1.
-    public let controlPort: Int
+    package let controlPort: Int
     /// The CA certificate (PEM) that signed the mock's server certificate: the client must trust it.
-    public let caFile: String
+    package let caFile: String
     /// `https://127.0.0.1:<port>`: APNs requests go to `baseURL + "/3/device/<token>"`.
-    public let baseURL: String
+    package let baseURL: String
     /// The team ID the mock expects as the provider token's `iss`.
-    public let teamID: String
+    package let teamID: String
 
     /// The child process, its start-up line and control API.
     private let process: MockProcess
@@ -46,13 +46,13 @@ public final class MockAPNs: Sendable {
     }
 
     /// The package root, found from this file's path (`<root>/Sources/TestSupport/MockAPNs.swift`).
-    public static var packageRoot: URL {
+    package static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
     }
 
     /// The Python to run the mock with: `$PUSH_TEST_PYTHON`, else `<package root>/.venv/bin/python3`.
-    public static var defaultPython: String {
+    package static var defaultPython: String {
         if let python = ProcessInfo.processInfo.environment["PUSH_TEST_PYTHON"], !python.isEmpty { return python }
         return packageRoot.appendingPathComponent(".venv/bin/python3").path
     }
@@ -69,7 +69,7 @@ public final class MockAPNs: Sendable {
     ///   - delayMs: delay for every answer (a slow APNs). Default 0.
     ///   - python: the interpreter; default `defaultPython`.
     ///   - extraArguments: more `mock_apns.py` options (e.g. `--lenient-push-type`).
-    public static func start(
+    package static func start(
         teamID: String = "TEAMID1234",
         keys: [(keyID: String, publicKeyPath: String)],
         topics: [String],
@@ -102,36 +102,36 @@ public final class MockAPNs: Sendable {
     }
 
     /// Whether the child process is still running.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Stops the mock (SIGTERM, and EOF on its stdin) and waits for it to exit. Safe to call twice.
-    public func stop() { process.stop() }
+    package func stop() { process.stop() }
 
     // MARK: Control API
 
     /// Scripts the answer for `token` (or every token starting with `prefix` when the key ends in `*`).
-    public func setBehaviour(token: String, _ behaviour: Behaviour) throws(MockAPNsError) {
+    package func setBehaviour(token: String, _ behaviour: Behaviour) throws(MockAPNsError) {
         _ = try call("PUT", "/behaviours/\(token)", body: behaviour.json)
     }
 
     /// Removes the behaviour of one token (or prefix key ending in `*`).
-    public func clearBehaviour(token: String) throws(MockAPNsError) {
+    package func clearBehaviour(token: String) throws(MockAPNsError) {
         _ = try call("DELETE", "/behaviours/\(token)")
     }
 
     /// Removes every behaviour.
-    public func clearBehaviours() throws(MockAPNsError) {
+    package func clearBehaviours() throws(MockAPNsError) {
         _ = try call("DELETE", "/behaviours")
     }
 
     /// Changes run-time switches (nil fields unchanged) and returns the whole configuration now in effect.
     @discardableResult
-    public func setConfig(_ config: Config) throws(MockAPNsError) -> Config {
+    package func setConfig(_ config: Config) throws(MockAPNsError) -> Config {
         try decode(try call("PUT", "/config", body: config.json), request: "PUT /config", Config.init(json:))
     }
 
     /// The recorded requests (oldest first), optionally only those for `token` or with `seq` above `since`.
-    public func requests(token: String? = nil, since: Int = 0) throws(MockAPNsError) -> [Request] {
+    package func requests(token: String? = nil, since: Int = 0) throws(MockAPNsError) -> [Request] {
         var path = "/requests?since=\(since)"
         if let token { path += "&token=\(token)" }
         return try decode(try call("GET", path), request: "GET /requests") { (value) throws(MockJSONError) in
@@ -142,7 +142,7 @@ public final class MockAPNs: Sendable {
 
     /// Polls `requests(token:)` until at least `count` are recorded (every 20 ms, up to `timeout` seconds) and
     /// returns them; for clients that answer before the mock has finished recording, or that send in background.
-    public func waitForRequests(count: Int, token: String? = nil, timeout: Double = 5) throws(MockAPNsError)
+    package func waitForRequests(count: Int, token: String? = nil, timeout: Double = 5) throws(MockAPNsError)
         -> [Request]
     {
         let deadline = Date().addingTimeInterval(timeout)
@@ -154,20 +154,20 @@ public final class MockAPNs: Sendable {
     }
 
     /// Counters; `includeTokens: false` leaves out the per-token counts (large after a 100k-token run).
-    public func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
+    package func stats(includeTokens: Bool = true) throws(MockAPNsError) -> Stats {
         try decode(
             try call("GET", includeTokens ? "/stats" : "/stats?tokens=0"), request: "GET /stats", Stats.init(json:))
     }
 
     /// Clears behaviours, recorded requests and counters, and restores the start-up configuration. Open
     /// connections keep their HTTP/2 and provider-token state, as APNs connections would.
-    public func reset() throws(MockAPNsError) {
+    package func reset() throws(MockAPNsError) {
         _ = try call("POST", "/reset")
     }
 
     /// Any control call answered with JSON, for the broadcast channel routes (`GET /broadcasts`, `GET /channels`,
     /// `PUT /broadcast/config`, see Tests/Support/README.md).
-    public func control(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
+    package func control(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
         try decode(try call(method, path, body: body), request: "\(method) \(path)") { $0 }
     }
 

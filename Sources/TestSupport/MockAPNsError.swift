@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why launching or driving the mock APNs failed.
-public enum MockAPNsError: Error, Equatable, CustomStringConvertible {
+package enum MockAPNsError: Error, Equatable, CustomStringConvertible {
     /// The Python interpreter or the script could not be started.
     case launchFailed(String)
     /// The mock exited or stayed silent instead of printing its start-up JSON line.
@@ -17,7 +17,7 @@ public enum MockAPNsError: Error, Equatable, CustomStringConvertible {
     /// The mock was already stopped.
     case stopped
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .launchFailed(let detail): return "mock APNs launch failed: \(detail)"
         case .noStartupLine(let detail): return "mock APNs did not start: \(detail)"

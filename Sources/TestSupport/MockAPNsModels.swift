@@ -2,13 +2,13 @@ import JSON
 
 extension MockAPNs {
     /// The environment the mock pretends to be. Only `sandbox` answers `apns-unique-id` (as Apple's does).
-    public enum Environment: String, Sendable {
+    package enum Environment: String, Sendable {
         case sandbox
         case production
     }
 
     /// What the mock does after deciding a scripted answer (see `Behaviour`).
-    public enum Action: String, Sendable {
+    package enum Action: String, Sendable {
         /// Answer normally.
         case answer
         /// Answer, then send GOAWAY carrying `{"reason":…}` as debug data and close once in-flight streams are
@@ -24,23 +24,23 @@ extension MockAPNs {
 
     /// A scripted answer for one device token (or, with a key ending in `*`, every token with that prefix).
     /// It applies only to requests that pass every APNs check: a malformed request still gets Apple's error.
-    public struct Behaviour: Sendable, Equatable {
+    package struct Behaviour: Sendable, Equatable {
         /// HTTP status to answer. Default 200.
-        public var status: Int
+        package var status: Int
         /// Apple's `reason`; required for any status other than 200.
-        public var reason: String?
+        package var reason: String?
         /// Milliseconds since the epoch for a 410 answer; the mock uses "now" when nil.
-        public var timestamp: Int64?
+        package var timestamp: Int64?
         /// Applies to the first `times` matching requests, then the token answers normally; nil: always.
-        public var times: Int?
+        package var times: Int?
         /// Delay before the answer, in milliseconds (added to the global `Config.delayMs`).
-        public var delayMs: Int
+        package var delayMs: Int
         /// What to do besides answering. Default `.answer`.
-        public var action: Action
+        package var action: Action
         /// The HTTP/2 error code of the GOAWAY for `.goaway`/`.goawayUnanswered`. Default 0 (NO_ERROR).
-        public var goawayError: Int
+        package var goawayError: Int
 
-        public init(
+        package init(
             status: Int = 200, reason: String? = nil, timestamp: Int64? = nil, times: Int? = nil,
             delayMs: Int = 0, action: Action = .answer, goawayError: Int = 0
         ) {
@@ -67,45 +67,45 @@ extension MockAPNs {
     }
 
     /// Run-time switches for `setConfig`; nil fields are left unchanged.
-    public struct Config: Sendable, Equatable {
+    package struct Config: Sendable, Equatable {
         /// Delay added to every answer, in milliseconds (a "slow APNs"). Start-up default 0.
-        public var delayMs: Int?
+        package var delayMs: Int?
         /// SETTINGS_MAX_CONCURRENT_STREAMS after the first valid token; changing it re-advertises the value to
         /// authenticated connections at once. Start-up default: `start(maxStreams:)`.
-        public var maxStreams: Int?
+        package var maxStreams: Int?
         /// Whether `requests()` records each request. Off, only the per-token counts of `stats()` are kept
         /// (for 100k-request runs). Default true.
-        public var record: Bool?
+        package var record: Bool?
         /// How many recent requests are kept. Default 10,000.
-        public var recordLimit: Int?
+        package var recordLimit: Int?
         /// Whether a missing `apns-push-type` is 400 InvalidPushType (default true) or means `alert`.
-        public var requirePushType: Bool?
+        package var requirePushType: Bool?
         /// Seconds added to the mock's clock for every time rule (token age, 20-minute refresh, 410 timestamps),
         /// to follow a client's injected clock instead of waiting. Default 0.
-        public var clockOffsetSeconds: Double?
+        package var clockOffsetSeconds: Double?
         /// Seconds without any frame from the client (PING included) after which a connection gets GOAWAY
         /// `{"reason":"IdleTimeout"}` and is closed, as APNs closes idle connections. Default 0: never.
-        public var idleTimeoutSeconds: Double?
+        package var idleTimeoutSeconds: Double?
         /// A uniformly random extra delay of 0…N ms per answer on top of `delayMs`. Default 0.
-        public var delayJitterMs: Int?
+        package var delayJitterMs: Int?
         /// After this many answers on a connection: GOAWAY `{"reason":"Shutdown"}` whose last-stream-id is the
         /// highest stream received, those streams still answered, later ones refused, then close. Default 0: never.
-        public var goawayAfter: Int?
+        package var goawayAfter: Int?
         /// After this many answers on a connection: answer nothing more and abort the TCP connection 50 ms later
         /// with the requests in flight unanswered. Default 0: never.
-        public var dropAfter: Int?
+        package var dropAfter: Int?
         /// Where the 20-minute provider-token refresh floor applies. Default `.connection`.
-        public var tokenFloorScope: TokenFloorScope?
+        package var tokenFloorScope: TokenFloorScope?
         /// Seconds a gracefully closing connection (after GOAWAY) keeps reading before closing its socket, so no
         /// answer already written is lost to a TCP reset. 0 closes at once (answers written just before may be
         /// lost, as with a careless server). Default 1.
-        public var lingerSeconds: Double?
+        package var lingerSeconds: Double?
         /// Apple's order on a new token-auth connection: one stream until the first answer to an authenticated
         /// request is written, then the SETTINGS frame raising the limit to `maxStreams` right behind that answer.
         /// Default false: the raise goes out as soon as the first token is verified, before its answer.
-        public var raiseStreamsAfterAnswer: Bool?
+        package var raiseStreamsAfterAnswer: Bool?
 
-        public init(
+        package init(
             delayMs: Int? = nil, maxStreams: Int? = nil, record: Bool? = nil, recordLimit: Int? = nil,
             requirePushType: Bool? = nil, clockOffsetSeconds: Double? = nil,
             idleTimeoutSeconds: Double? = nil, delayJitterMs: Int? = nil, goawayAfter: Int? = nil,
@@ -169,7 +169,7 @@ extension MockAPNs {
     }
 
     /// Where the mock applies Apple's 20-minute provider-token refresh floor.
-    public enum TokenFloorScope: String, Sendable {
+    package enum TokenFloorScope: String, Sendable {
         /// Per connection, as Apple documents it.
         case connection
         /// Per signing key across every connection for the mock's lifetime (client restarts included), as APNs

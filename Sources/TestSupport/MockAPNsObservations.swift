@@ -3,36 +3,36 @@ import JSON
 /// What the mock saw: requests, provider tokens, counters and connections, as the control API reports them.
 extension MockAPNs {
     /// One request as the mock received and answered it.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// Increasing sequence number (across connections), starting at 1 after each `reset()`.
-        public var seq: Int
+        package var seq: Int
         /// Seconds since the epoch when the request was complete.
-        public var time: Double
+        package var time: Double
         /// The connection's id (1, 2, … in accept order).
-        public var connection: Int
-        public var stream: Int
-        public var method: String
-        public var path: String
+        package var connection: Int
+        package var stream: Int
+        package var method: String
+        package var path: String
         /// The device token from the path (nil when the path had none).
-        public var token: String?
+        package var token: String?
         /// Header names (lower-case) to values; a repeated header has several values.
-        public var headers: [String: [String]]
+        package var headers: [String: [String]]
         /// The body parsed as JSON (nil when it is empty or not JSON), whatever the answer.
-        public var payload: JSONValue?
-        public var payloadSize: Int
+        package var payload: JSONValue?
+        package var payloadSize: Int
         /// The status and reason answered (or to be answered after a delay; `.drop` records the status too).
-        public var status: Int
-        public var reason: String?
+        package var status: Int
+        package var reason: String?
         /// The 410 `timestamp` answered, if any.
-        public var timestamp: Int64?
+        package var timestamp: Int64?
         /// The `apns-id` answered: the request's own or one the mock generated.
-        public var apnsID: String
-        public var action: Action
+        package var apnsID: String
+        package var action: Action
         /// The provider token's key ID, issuer and issued-at (nil unless its signature verified).
-        public var jwt: ProviderToken?
+        package var jwt: ProviderToken?
 
         /// The first value of a header, or nil.
-        public func header(_ name: String) -> String? { headers[name.lowercased()]?.first }
+        package func header(_ name: String) -> String? { headers[name.lowercased()]?.first }
 
         /// Reads one recorded request as the control API answers it.
         init(json: JSONValue) throws(MockJSONError) {
@@ -69,39 +69,39 @@ extension MockAPNs {
     }
 
     /// The verified claims of a provider token.
-    public struct ProviderToken: Sendable, Equatable {
-        public var kid: String
-        public var iss: String
-        public var iat: Double
+    package struct ProviderToken: Sendable, Equatable {
+        package var kid: String
+        package var iss: String
+        package var iat: Double
     }
 
     /// Counters since start-up or the last `reset()`.
-    public struct Stats: Sendable {
-        public var requests: Int
+    package struct Stats: Sendable {
+        package var requests: Int
         /// Status code (as a string, e.g. "200") to count.
-        public var byStatus: [String: Int]
-        public var byReason: [String: Int]
-        public var connectionsOpened: Int
-        public var connectionsOpen: Int
+        package var byStatus: [String: Int]
+        package var byReason: [String: Int]
+        package var connectionsOpened: Int
+        package var connectionsOpen: Int
         /// Streams refused with RST_STREAM REFUSED_STREAM (over the advertised limit, or after GOAWAY).
-        public var refusedStreams: Int
-        public var goawaysSent: Int
-        public var connectionsDropped: Int
+        package var refusedStreams: Int
+        package var goawaysSent: Int
+        package var connectionsDropped: Int
         /// Requests decided but never answered: dropped, above a GOAWAY's last-stream-id, reset by the client, or
         /// their connection closed before the delayed answer.
-        public var unanswered: Int
+        package var unanswered: Int
         /// The most streams any connection had in flight at once.
-        public var maxConcurrentStreamsObserved: Int
+        package var maxConcurrentStreamsObserved: Int
         /// The connections open now.
-        public var connections: [Connection]
+        package var connections: [Connection]
         /// Device token to (status → count) of the answers decided; empty when fetched with
         /// `stats(includeTokens: false)`. Includes answers never sent (see `sentPerToken`).
-        public var perToken: [String: [String: Int]]
+        package var perToken: [String: [String: Int]]
         /// Device token to (status → count) of the answers actually written to a connection.
-        public var sentPerToken: [String: [String: Int]]
+        package var sentPerToken: [String: [String: Int]]
 
         /// How many requests were answered with `status`.
-        public func count(status: Int) -> Int { byStatus[String(status)] ?? 0 }
+        package func count(status: Int) -> Int { byStatus[String(status)] ?? 0 }
 
         /// Reads the counters as the control API answers them.
         init(json: JSONValue) throws(MockJSONError) {
@@ -123,16 +123,16 @@ extension MockAPNs {
     }
 
     /// One open connection as the mock sees it.
-    public struct Connection: Sendable {
-        public var id: Int
-        public var requests: Int
+    package struct Connection: Sendable {
+        package var id: Int
+        package var requests: Int
         /// Distinct provider tokens accepted on this connection.
-        public var tokensSeen: Int
+        package var tokensSeen: Int
         /// The key ID bound on the first valid push (nil before it).
-        public var boundKid: String?
-        public var advertisedMaxStreams: Int
-        public var maxConcurrentStreamsObserved: Int
-        public var inFlight: Int
+        package var boundKid: String?
+        package var advertisedMaxStreams: Int
+        package var maxConcurrentStreamsObserved: Int
+        package var inFlight: Int
 
         /// Reads one connection as the control API answers it.
         init(json: JSONValue) throws(MockJSONError) {

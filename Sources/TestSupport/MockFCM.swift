@@ -10,14 +10,14 @@ import JSON
 /// // the client's service account needs token_uri = mock.tokenURI; base URL mock.baseURL, CA mock.caFile
 /// try mock.setBehaviour(token: "flaky-1", answer: "unavailable", times: 1)
 /// ```
-public final class MockFCM: Sendable {
-    public let process: MockProcess
+package final class MockFCM: Sendable {
+    package let process: MockProcess
     /// `https://127.0.0.1:<port>`.
-    public let baseURL: String
+    package let baseURL: String
     /// The token endpoint: the assertion's `aud` must equal it.
-    public let tokenURI: String
-    public let caFile: String
-    public let project: String
+    package let tokenURI: String
+    package let caFile: String
+    package let project: String
 
     private init(process: MockProcess) {
         self.process = process
@@ -29,7 +29,7 @@ public final class MockFCM: Sendable {
 
     /// Starts the stand-in trusting the key in `serviceAccountFile`; `extraArguments` such as `["--project", "p"]`
     /// (the only project `messages:send` accepts; default the account's).
-    public static func start(
+    package static func start(
         serviceAccountFile: String, retryAfterSeconds: Int = 1, tokenLifetimeSeconds: Int = 3599,
         extraArguments: [String] = []
     ) throws(MockAPNsError) -> MockFCM {
@@ -44,7 +44,7 @@ public final class MockFCM: Sendable {
 
     /// Scripts `answer` (a marker kind such as `quota`, or `ok`) for `token` (or a prefix ending in `*`), for the
     /// next `times` sends (nil: every send).
-    public func setBehaviour(token: String, answer: String, times: Int? = nil) throws(MockAPNsError) {
+    package func setBehaviour(token: String, answer: String, times: Int? = nil) throws(MockAPNsError) {
         var body: [String: JSONValue] = ["answer": .string(answer)]
         if let times { body["times"] = .int(times) }
         _ = try process.call("PUT", "/behaviours/\(token)", body: .object(body))
@@ -52,25 +52,25 @@ public final class MockFCM: Sendable {
 
     /// Changes run-time switches (`PUT /config`), e.g. `["token_refusal": "invalid_grant"]` to make the token
     /// endpoint refuse every assertion, `["token_refusal": ""]` to stop.
-    public func configure(_ switches: [String: JSONValue]) throws(MockAPNsError) {
+    package func configure(_ switches: [String: JSONValue]) throws(MockAPNsError) {
         _ = try process.call("PUT", "/config", body: .object(switches))
     }
 
     /// Every issued access token expires now: the next send with one gets `401`.
-    public func expireTokens() throws(MockAPNsError) {
+    package func expireTokens() throws(MockAPNsError) {
         _ = try process.call("POST", "/expire-tokens")
     }
 
     /// `token_requests`, `tokens_issued`, `sends`, `by_status`, `connections_opened`, `protocols`, …
-    public func stats() throws(MockAPNsError) -> JSONValue {
+    package func stats() throws(MockAPNsError) -> JSONValue {
         try process.call("GET", "/stats")
     }
 
     /// Recorded `messages:send` requests (`seq, time, token, status, error_code, …`), oldest first.
-    public func requests(token: String? = nil) throws(MockAPNsError) -> [JSONValue] {
+    package func requests(token: String? = nil) throws(MockAPNsError) -> [JSONValue] {
         let path = token.map { "/requests?token=\($0)" } ?? "/requests"
         return try process.call("GET", path).arrayValue ?? []
     }
 
-    public func stop() { process.stop() }
+    package func stop() { process.stop() }
 }

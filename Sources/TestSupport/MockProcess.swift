@@ -6,9 +6,9 @@ import Locking
 /// JSON line read (with a deadline), stopped with SIGTERM and EOF on its stdin (the stand-ins also exit when
 /// this process dies, since they watch stdin), and its JSON control API called over plain HTTP/1.1.
 /// `MockAPNs`, `MockFCM` and `MockPushService` are built on it.
-public final class MockProcess: Sendable {
+package final class MockProcess: Sendable {
     /// The start-up line's members (`port`, `control_port`, `ca_file`, …).
-    public let startup: [String: JSONValue]
+    package let startup: [String: JSONValue]
     private let control: MockAPNsControlClient
     private struct Child {
         var process: Process?
@@ -19,7 +19,7 @@ public final class MockProcess: Sendable {
 
     /// Starts `Tests/Support/<script>` with `arguments` under `python` (default `MockAPNs.defaultPython`) and waits
     /// up to `startupTimeout` seconds for its line. stderr is inherited: a Python traceback shows up in the test log.
-    public init(script: String, arguments: [String], python: String? = nil, startupTimeout: Double = 20)
+    package init(script: String, arguments: [String], python: String? = nil, startupTimeout: Double = 20)
         throws(MockAPNsError)
     {
         let path = MockAPNs.packageRoot.appendingPathComponent("Tests/Support/\(script)").path
@@ -61,21 +61,21 @@ public final class MockProcess: Sendable {
     deinit { stop() }
 
     /// A string member of the start-up line, or "" when missing.
-    public func string(_ name: String) -> String { startup[name]?.stringValue ?? "" }
+    package func string(_ name: String) -> String { startup[name]?.stringValue ?? "" }
 
     /// Whether the child process is still running.
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         child.withLock { $0.process?.isRunning ?? false }
     }
 
     /// Calls the control API; returns the body of a 2xx as sent.
-    public func callRaw(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
+    package func callRaw(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> Data {
         guard isRunning else { throw .stopped }
         return try control.call(method, path, body: body.map { Data($0.serialized()) })
     }
 
     /// Calls the control API; returns the parsed answer of a 2xx.
-    public func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
+    package func call(_ method: String, _ path: String, body: JSONValue? = nil) throws(MockAPNsError) -> JSONValue {
         let data = try callRaw(method, path, body: body)
         if data.isEmpty { return .null }
         do {
@@ -86,7 +86,7 @@ public final class MockProcess: Sendable {
     }
 
     /// Stops the child and waits for it to exit. Safe to call twice.
-    public func stop() {
+    package func stop() {
         let (process, stdinPipe) = child.withLock { child in
             defer { child = Child() }
             return (child.process, child.stdinPipe)

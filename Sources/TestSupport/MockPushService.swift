@@ -11,19 +11,19 @@ import JSON
 /// // … send; then:
 /// let messages = try mock.messages(subscription: subscription.id)   // plaintext the "browser" read
 /// ```
-public final class MockPushService: Sendable {
+package final class MockPushService: Sendable {
     /// A subscription the stand-in created (its browser side holds the private key).
-    public struct Subscription: Sendable {
-        public let id: String
-        public let endpoint: String
-        public let p256dh: String
-        public let auth: String
+    package struct Subscription: Sendable {
+        package let id: String
+        package let endpoint: String
+        package let p256dh: String
+        package let auth: String
     }
 
-    public let process: MockProcess
+    package let process: MockProcess
     /// `https://127.0.0.1:<port>`: the VAPID `aud` the stand-in demands.
-    public let origin: String
-    public let caFile: String
+    package let origin: String
+    package let caFile: String
 
     private init(process: MockProcess) {
         self.process = process
@@ -32,7 +32,7 @@ public final class MockPushService: Sendable {
     }
 
     /// Starts the stand-in; `vapidKey` (base64url public key) pins the key every request must be signed with.
-    public static func start(vapidKey: String? = nil, extraArguments: [String] = []) throws(MockAPNsError)
+    package static func start(vapidKey: String? = nil, extraArguments: [String] = []) throws(MockAPNsError)
         -> MockPushService
     {
         var arguments = extraArguments
@@ -47,7 +47,7 @@ public final class MockPushService: Sendable {
     ///     UnifiedPush servers `ntfy`, `nextpush`, `autopush` (Tests/Support/README.md).
     ///   - applicationServerKey: the VAPID public key (base64url) this subscription's requests must be signed with,
     ///     instead of the one given to `start` (several instances, each with its own key, on one stand-in).
-    public func createSubscription(
+    package func createSubscription(
         marker: String? = nil, retryAfter: String? = nil, flavour: String? = nil, applicationServerKey: String? = nil
     ) throws(MockAPNsError) -> Subscription {
         var body: [String: JSONValue] = [:]
@@ -63,15 +63,15 @@ public final class MockPushService: Sendable {
     }
 
     /// Accepted (decrypted) messages, oldest first: `seq, subscription, plaintext, ttl, urgency, topic, vapid, …`.
-    public func messages(subscription: String? = nil) throws(MockAPNsError) -> [JSONValue] {
+    package func messages(subscription: String? = nil) throws(MockAPNsError) -> [JSONValue] {
         let path = subscription.map { "/messages?subscription=\($0)" } ?? "/messages"
         return try process.call("GET", path).arrayValue ?? []
     }
 
     /// Every request with its `status` and `reason`, oldest first.
-    public func requests() throws(MockAPNsError) -> [JSONValue] {
+    package func requests() throws(MockAPNsError) -> [JSONValue] {
         try process.call("GET", "/requests").arrayValue ?? []
     }
 
-    public func stop() { process.stop() }
+    package func stop() { process.stop() }
 }

@@ -9,40 +9,40 @@ import Locking
 /// `initdb`/`pg_ctl` run through `runuser -u postgres`; otherwise they run as the current user. Tests connect over
 /// TCP as the `postgres` role. Binaries come from `PUSH_TEST_PG_BIN`, default `/usr/lib/postgresql/15/bin`
 /// (Debian's `postgresql-15`).
-public final class PostgreSQLCluster: Sendable {
+package final class PostgreSQLCluster: Sendable {
     /// Why a cluster could not be used.
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let directory: URL
-    public let port: Int
+    package let directory: URL
+    package let port: Int
     /// The server's `postgres` binary directory.
-    public let binDirectory: String
+    package let binDirectory: String
     /// Whether the server fsyncs (benchmarks); tests run without.
-    public let fsync: Bool
+    package let fsync: Bool
     private let stopped = Locked(false)
 
     /// `PUSH_TEST_PG_BIN`, else Debian's PostgreSQL 15.
-    public static var defaultBinDirectory: String {
+    package static var defaultBinDirectory: String {
         if let path = ProcessInfo.processInfo.environment["PUSH_TEST_PG_BIN"], !path.isEmpty { return path }
         return "/usr/lib/postgresql/15/bin"
     }
 
     /// Whether `initdb` and `pg_ctl` are installed.
-    public static var isInstalled: Bool {
+    package static var isInstalled: Bool {
         FileManager.default.isExecutableFile(atPath: defaultBinDirectory + "/initdb")
             && FileManager.default.isExecutableFile(atPath: defaultBinDirectory + "/pg_ctl")
     }
 
     /// Whether a missing PostgreSQL must fail the tests instead of skipping them: in CI (`CI=true`), so that CI can
     /// never silently test one backend.
-    public static var isRequired: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    package static var isRequired: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
     private static let sharedCluster = Locked<Result<PostgreSQLCluster, Failure>?>(nil)
 
     /// The test process's one cluster, started on first use (about 3 s) and stopped at exit.
-    public static func shared() throws -> PostgreSQLCluster {
+    package static func shared() throws -> PostgreSQLCluster {
         try sharedCluster.withLock { cached in
             if let cached { return try cached.get() }
             let result = Result<PostgreSQLCluster, Failure> { () throws(Failure) -> PostgreSQLCluster in try start() }
@@ -59,7 +59,7 @@ public final class PostgreSQLCluster: Sendable {
     /// Starts a new cluster. - Throws: `Failure` with the tools' output.
     /// - Parameter fsync: `true` for benchmarks (a durable commit costs an fsync, as in production); tests leave it
     ///   off, trading durability against power loss for speed.
-    public static func start(binDirectory: String = defaultBinDirectory, fsync: Bool = false) throws(Failure)
+    package static func start(binDirectory: String = defaultBinDirectory, fsync: Bool = false) throws(Failure)
         -> PostgreSQLCluster
     {
         guard FileManager.default.isExecutableFile(atPath: binDirectory + "/initdb") else {
@@ -96,7 +96,7 @@ public final class PostgreSQLCluster: Sendable {
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
 
     /// Starts the server (again, after `stopServer`), waiting until it accepts connections.
-    public func startServer() throws(Failure) {
+    package func startServer() throws(Failure) {
         // fsync off for tests: durability against power loss traded for speed (never for benchmarks, which get
         // the settings docs/BENCHMARKS.md names instead); commits still reach the WAL before they are acknowledged,
         // so a server crash (`stopServer`) loses none.
@@ -114,7 +114,7 @@ public final class PostgreSQLCluster: Sendable {
 
     /// Stops the server the way a crash or a failover would (`-m immediate`: sessions cut, no shutdown
     /// checkpoint); the data stays for `startServer`.
-    public func stopServer() throws(Failure) {
+    package func stopServer() throws(Failure) {
         try runServerTool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
     }
 
@@ -126,7 +126,7 @@ public final class PostgreSQLCluster: Sendable {
     }
 
     /// Stops the server at once (`-m immediate`) and removes its directory. Idempotent.
-    public func stop() {
+    package func stop() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
@@ -137,25 +137,25 @@ public final class PostgreSQLCluster: Sendable {
     }
 
     /// A libpq connection string for `database`.
-    public func connectionString(database: String) -> String {
+    package func connectionString(database: String) -> String {
         "host=127.0.0.1 port=\(port) user=postgres dbname=\(database) sslmode=disable"
     }
 
     /// Creates a database with a fresh random name. - Returns: its name.
-    public func createDatabase(prefix: String = "t") throws(Failure) -> String {
+    package func createDatabase(prefix: String = "t") throws(Failure) -> String {
         let name = "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
         _ = try sql("CREATE DATABASE \(name)", database: "postgres")
         return name
     }
 
     /// Drops `database`, ending its sessions first.
-    public func dropDatabase(_ database: String) throws(Failure) {
+    package func dropDatabase(_ database: String) throws(Failure) {
         _ = try sql("DROP DATABASE IF EXISTS \(database) WITH (FORCE)", database: "postgres")
     }
 
     /// Runs SQL with `psql` (unaligned, tuples only). - Returns: its output.
     @discardableResult
-    public func sql(_ statement: String, database: String) throws(Failure) -> String {
+    package func sql(_ statement: String, database: String) throws(Failure) -> String {
         try Self.run(
             binDirectory + "/psql",
             [
@@ -168,7 +168,7 @@ public final class PostgreSQLCluster: Sendable {
     /// Ends every session of `database` whose `application_name` is `application` (a lost connection, as the
     /// server's crash or an administrator would cause). - Returns: how many were ended.
     @discardableResult
-    public func terminateSessions(database: String, application: String = "push-server") throws(Failure) -> Int {
+    package func terminateSessions(database: String, application: String = "push-server") throws(Failure) -> Int {
         let output = try sql(
             """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity

@@ -6,7 +6,7 @@ import JSON
 #endif
 
 /// Errors from `RawHTTPClient`.
-public enum RawHTTPClientError: Error, Equatable, CustomStringConvertible {
+package enum RawHTTPClientError: Error, Equatable, CustomStringConvertible {
     case connectFailed(Int32)
     case sendFailed(Int32)
     case timedOut
@@ -14,7 +14,7 @@ public enum RawHTTPClientError: Error, Equatable, CustomStringConvertible {
     case closedBeforeResponse
     case malformedResponse(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .connectFailed(let e): return "connect failed: \(String(cString: strerror(e)))"
         case .sendFailed(let e): return "send failed: \(String(cString: strerror(e)))"
@@ -35,17 +35,17 @@ public enum RawHTTPClientError: Error, Equatable, CustomStringConvertible {
 /// try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 /// let raw = try client.readResponse()
 /// ```
-public final class RawHTTPClient {
-    public let fd: Int32
+package final class RawHTTPClient {
+    package let fd: Int32
     /// Seconds any single wait may take.
-    public var timeout: Double
+    package var timeout: Double
     /// Bytes received but not yet consumed by a parsed response.
-    public private(set) var buffered: [UInt8] = []
+    package private(set) var buffered: [UInt8] = []
     private var sawEOF = false
 
     /// Connects to `host:port` (IPv4).
     /// - Throws: `RawHTTPClientError.connectFailed`.
-    public init(host: String = "127.0.0.1", port: Int, timeout: Double = 5) throws {
+    package init(host: String = "127.0.0.1", port: Int, timeout: Double = 5) throws {
         self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPClientError.connectFailed(errno) }
@@ -72,7 +72,7 @@ public final class RawHTTPClient {
     private var isClosed = false
 
     /// Closes the socket (idempotent).
-    public func close() {
+    package func close() {
         if !isClosed {
             isClosed = true
             Glibc.close(fd)
@@ -80,10 +80,10 @@ public final class RawHTTPClient {
     }
 
     /// Half-closes: the server sees EOF, we can still read.
-    public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    package func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
     /// Sends all of `bytes`.
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes {
@@ -98,10 +98,10 @@ public final class RawHTTPClient {
     }
 
     /// Sends the UTF-8 bytes of `text`.
-    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+    package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Sends a request built from parts; adds `Host` and `Content-Length` (when there is a body) unless given.
-    public func sendRequest(
+    package func sendRequest(
         _ method: String, _ target: String, headers: [(String, String)] = [],
         body: [UInt8] = [], version: String = "HTTP/1.1"
     ) throws {
@@ -115,7 +115,7 @@ public final class RawHTTPClient {
     }
 
     /// Sends a request and reads its response (skipping `100 Continue`).
-    public func request(
+    package func request(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
         version: String = "HTTP/1.1"
     ) throws -> RawHTTPResponse {
@@ -126,7 +126,7 @@ public final class RawHTTPClient {
     }
 
     /// One request on a fresh connection, closed afterwards.
-    public static func request(
+    package static func request(
         port: Int, host: String = "127.0.0.1", _ method: String, _ target: String,
         headers: [(String, String)] = [], body: [UInt8] = [],
         timeout: Double = 5
@@ -139,7 +139,7 @@ public final class RawHTTPClient {
     /// Reads one complete response. Interim (1xx) responses are returned too.
     /// - Parameter isHead: the request was HEAD, so no body follows whatever Content-Length says.
     /// - Throws: `.timedOut`, `.closedBeforeResponse`, `.malformedResponse`.
-    public func readResponse(isHead: Bool = false) throws -> RawHTTPResponse {
+    package func readResponse(isHead: Bool = false) throws -> RawHTTPResponse {
         let deadline = Date().addingTimeInterval(timeout)
         var headEnd: Int?
         while true {
@@ -239,7 +239,7 @@ public final class RawHTTPClient {
 
     /// Reads more bytes into `buffered`; false on EOF (or reset). Throws `.timedOut` at the deadline.
     @discardableResult
-    public func fill(until deadline: Date) throws -> Bool {
+    package func fill(until deadline: Date) throws -> Bool {
         if sawEOF { return false }
         while true {
             let remaining = deadline.timeIntervalSinceNow
@@ -265,7 +265,7 @@ public final class RawHTTPClient {
 
     /// Reads until the server closes the connection; returns everything not yet consumed.
     /// - Throws: `.timedOut` if the server keeps the connection open past `timeout`.
-    public func readUntilClose() throws -> [UInt8] {
+    package func readUntilClose() throws -> [UInt8] {
         let deadline = Date().addingTimeInterval(timeout)
         while try fill(until: deadline) {}
         let out = buffered
@@ -274,7 +274,7 @@ public final class RawHTTPClient {
     }
 
     /// Whether the server closes the connection within `seconds` (bytes arriving meanwhile are kept).
-    public func waitForClose(within seconds: Double) -> Bool {
+    package func waitForClose(within seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         do {
             while try fill(until: deadline) {}

@@ -1,11 +1,11 @@
 /// A seeded userspace PRNG for bulk test data. `SystemRandomNumberGenerator` makes one `getrandom()` syscall per
 /// value, which doubled the bulk-load time in the feasibility study.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,7 +16,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A lower-case 64-hex APNs-style token.
-    public mutating func token() -> String {
+    package mutating func token() -> String {
         var bytes = [UInt8]()
         bytes.reserveCapacity(64)
         for _ in 0..<4 {

@@ -1,45 +1,45 @@
 import Foundation
 
 /// A throwaway key made with the `openssl` CLI: file paths plus the PEM texts.
-public struct TestKeyPair: Sendable {
+package struct TestKeyPair: Sendable {
     /// The temporary directory holding both files (delete it with `TestKeys.remove(_:)`).
-    public let directory: String
+    package let directory: String
     /// The private key file (PKCS#8 `BEGIN PRIVATE KEY`, or `BEGIN ENCRYPTED PRIVATE KEY` for encrypted keys).
-    public let privateKeyPath: String
+    package let privateKeyPath: String
     /// The public key file (SPKI `BEGIN PUBLIC KEY`).
-    public let publicKeyPath: String
-    public let privateKeyPEM: String
-    public let publicKeyPEM: String
+    package let publicKeyPath: String
+    package let privateKeyPEM: String
+    package let publicKeyPEM: String
 }
 
 /// `openssl` failed: the command, its exit status and what it wrote to stderr.
-public struct TestKeyError: Error, CustomStringConvertible {
-    public let command: String
-    public let status: Int32
-    public let stderr: String
-    public var description: String { "`\(command)` exited with \(status): \(stderr)" }
+package struct TestKeyError: Error, CustomStringConvertible {
+    package let command: String
+    package let status: Int32
+    package let stderr: String
+    package var description: String { "`\(command)` exited with \(status): \(stderr)" }
 }
 
 /// Generates keys for tests with the system `openssl` CLI, so the keys come from an implementation independent of
 /// the code under test. Every call makes a fresh temporary directory.
-public enum TestKeys {
+package enum TestKeys {
     /// A P-256 key pair, the kind Apple issues as `.p8`.
-    public static func makeP256() throws -> TestKeyPair {
+    package static func makeP256() throws -> TestKeyPair {
         try makeEC(curve: "P-256")
     }
 
     /// An EC key pair on `curve` (`P-256`, `P-384`, `secp256k1`, … as `openssl genpkey` names them).
-    public static func makeEC(curve: String) throws -> TestKeyPair {
+    package static func makeEC(curve: String) throws -> TestKeyPair {
         try make(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)"], name: "ec-\(curve)")
     }
 
     /// An RSA key pair, for tests that must refuse non-EC keys.
-    public static func makeRSA(bits: Int = 2048) throws -> TestKeyPair {
+    package static func makeRSA(bits: Int = 2048) throws -> TestKeyPair {
         try make(["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)"], name: "rsa-\(bits)")
     }
 
     /// A P-256 key whose private half is passphrase-protected PKCS#8 (`BEGIN ENCRYPTED PRIVATE KEY`).
-    public static func makeEncryptedP256(passphrase: String = "test-passphrase") throws -> TestKeyPair {
+    package static func makeEncryptedP256(passphrase: String = "test-passphrase") throws -> TestKeyPair {
         try make(
             ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes-256-cbc", "-pass", "pass:\(passphrase)"],
             name: "ec-encrypted",
@@ -48,14 +48,14 @@ public enum TestKeys {
     }
 
     /// The SEC1 form (`BEGIN EC PRIVATE KEY`) of an EC key pair's private key, written next to it.
-    public static func sec1PrivateKey(of pair: TestKeyPair) throws -> (path: String, pem: String) {
+    package static func sec1PrivateKey(of pair: TestKeyPair) throws -> (path: String, pem: String) {
         let path = pair.directory + "/sec1.pem"
         try runOpenSSL(["ec", "-in", pair.privateKeyPath, "-out", path])
         return (path, try String(contentsOfFile: path, encoding: .utf8))
     }
 
     /// A fresh empty directory under the system temporary directory.
-    public static func makeTemporaryDirectory() throws -> String {
+    package static func makeTemporaryDirectory() throws -> String {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("push-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -63,13 +63,13 @@ public enum TestKeys {
     }
 
     /// Deletes a key pair's directory.
-    public static func remove(_ pair: TestKeyPair) {
+    package static func remove(_ pair: TestKeyPair) {
         try? FileManager.default.removeItem(atPath: pair.directory)
     }
 
     /// Runs `openssl` with `arguments` and returns its standard output; throws `TestKeyError` on a non-zero exit.
     @discardableResult
-    public static func runOpenSSL(_ arguments: [String], input: Data? = nil) throws -> Data {
+    package static func runOpenSSL(_ arguments: [String], input: Data? = nil) throws -> Data {
         if let refusal = TestTier.refusal(starting: "openssl") {
             throw TestKeyError(command: "openssl", status: -1, stderr: refusal)
         }

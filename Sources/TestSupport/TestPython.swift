@@ -1,24 +1,24 @@
 import Foundation
 
 /// The venv Python with `cryptography`, an implementation independent of ours.
-public enum TestPython {
+package enum TestPython {
     /// The package root, three levels above this file (`Sources/TestSupport/TestPython.swift`).
-    public static let packageRoot = URL(fileURLWithPath: #filePath)
+    package static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// `PUSH_TEST_PYTHON` (set by `make test`), else `<package root>/.venv/bin/python3`.
-    public static var executable: String {
+    package static var executable: String {
         if let path = ProcessInfo.processInfo.environment["PUSH_TEST_PYTHON"], !path.isEmpty { return path }
         return packageRoot.appendingPathComponent(".venv/bin/python3").path
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Runs `script` (Python source) with `arguments`; returns stdout. A missing interpreter or a missing
     /// `cryptography` module is a test failure with instructions, never a skip: `make test` always provides both.
-    public static func run(_ script: String, _ arguments: [String]) throws -> String {
+    package static func run(_ script: String, _ arguments: [String]) throws -> String {
         let python = executable
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw Failure(

@@ -7,12 +7,12 @@ import Foundation
 /// python). Every way TestSupport starts a child asks `refusal(starting:)` first, so a test added to a class of the
 /// fast tier that starts one fails there with the fix in its message, instead of slowly turning the fast tier into
 /// the full one.
-public enum TestTier {
+package enum TestTier {
     /// Whether this process runs the in-process tier (`PUSH_TEST_TIER=check`).
-    public static var isInProcessOnly: Bool { ProcessInfo.processInfo.environment["PUSH_TEST_TIER"] == "check" }
+    package static var isInProcessOnly: Bool { ProcessInfo.processInfo.environment["PUSH_TEST_TIER"] == "check" }
 
     /// The reason starting `what` is refused in this tier, or nil when it may start.
-    public static func refusal(starting what: String) -> String? {
+    package static func refusal(starting what: String) -> String? {
         guard isInProcessOnly else { return nil }
         return "make check runs only in-process tests, but this test starts \(what): add its class to CHECK_SKIP "
             + "in the Makefile (it then runs in make test)"

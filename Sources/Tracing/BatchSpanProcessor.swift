@@ -6,9 +6,9 @@ import Locking
 /// Queues ended spans and exports them in batches on one dedicated thread (`otlp-export`), one export at a time,
 /// by the rules of `SpanBatcher`. `enqueue` only takes a lock and appends: the publish path never waits for the
 /// collector, and when the collector falls behind the queue fills and new spans are dropped (counted).
-public final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
+package final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
     /// Sends one batch and reports when it is done, successfully or not (its retries included).
-    public typealias Export = @Sendable ([SpanData], _ done: @escaping @Sendable () -> Void) -> Void
+    package typealias Export = @Sendable ([SpanData], _ done: @escaping @Sendable () -> Void) -> Void
 
     private let condition = NSCondition()
     // `batcher` and `stopping` are only touched while holding `condition` (hence @unchecked Sendable).
@@ -23,7 +23,7 @@ public final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
     /// - Parameters:
     ///   - export: sends a batch; called on the export thread, which waits for `done` before the next batch.
     ///   - onDrop: told of each span dropped by a full queue (the `/metrics` counter).
-    public init(settings: SpanBatcher.Settings, export: @escaping Export, onDrop: @escaping @Sendable (Int) -> Void) {
+    package init(settings: SpanBatcher.Settings, export: @escaping Export, onDrop: @escaping @Sendable (Int) -> Void) {
         batcher = SpanBatcher(settings: settings, now: MonotonicClock.now())
         self.export = export
         self.onDrop = onDrop
@@ -33,7 +33,7 @@ public final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
         thread.start()
     }
 
-    public func enqueue(_ span: SpanData) {
+    package func enqueue(_ span: SpanData) {
         condition.lock()
         let added = batcher.add(span, now: MonotonicClock.now())
         // The thread waits without a deadline while the queue is empty, and for the schedule otherwise: the first
@@ -45,14 +45,14 @@ public final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
     }
 
     /// Spans waiting for export now.
-    public var queued: Int {
+    package var queued: Int {
         condition.lock()
         defer { condition.unlock() }
         return batcher.queued
     }
 
     /// Exports what is queued and stops the thread; waits at most `timeout` for the last exports.
-    public func shutdown(timeout: Duration) {
+    package func shutdown(timeout: Duration) {
         condition.lock()
         let first = !stopping
         stopping = true

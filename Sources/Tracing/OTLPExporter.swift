@@ -7,18 +7,18 @@ import Logging
 /// (`HTTPExchangeClient`, its own loop thread `otlp-0`), retrying as `OTLPRetryPolicy` says. Retries are
 /// scheduled on the client's loop (no thread sleeps); the batch processor waits for the outcome before it sends
 /// the next batch, so exports are never concurrent.
-public final class OTLPExporter: Sendable {
+package final class OTLPExporter: Sendable {
     /// Told what happened to every batch: the `/metrics` counters.
-    public struct Counters: Sendable {
-        public var exported: @Sendable (Int) -> Void
+    package struct Counters: Sendable {
+        package var exported: @Sendable (Int) -> Void
         /// Spans not delivered, by reason (`export_failed`, `rejected`).
-        public var dropped: @Sendable (_ reason: String, _ count: Int) -> Void
+        package var dropped: @Sendable (_ reason: String, _ count: Int) -> Void
         /// An export that failed for good (after its retries), by reason (`http_400`, `http_503`, `connection`, …).
-        public var failure: @Sendable (_ reason: String) -> Void
+        package var failure: @Sendable (_ reason: String) -> Void
         /// An attempt answered with a retryable failure and sent again, by the same reasons.
-        public var retry: @Sendable (_ reason: String) -> Void
+        package var retry: @Sendable (_ reason: String) -> Void
 
-        public init(
+        package init(
             exported: @escaping @Sendable (Int) -> Void, dropped: @escaping @Sendable (String, Int) -> Void,
             failure: @escaping @Sendable (String) -> Void, retry: @escaping @Sendable (String) -> Void
         ) {
@@ -28,7 +28,7 @@ public final class OTLPExporter: Sendable {
             self.retry = retry
         }
 
-        public static let none = Counters(exported: { _ in }, dropped: { _, _ in }, failure: { _ in }, retry: { _ in })
+        package static let none = Counters(exported: { _ in }, dropped: { _, _ in }, failure: { _ in }, retry: { _ in })
     }
 
     private let client: HTTPExchangeClient
@@ -40,7 +40,7 @@ public final class OTLPExporter: Sendable {
     private let logger: Logger
 
     /// - Throws: `CurlError` when libcurl cannot start its loop.
-    public init(configuration: TracingConfiguration, encoder: OTLPJSONEncoder, counters: Counters, logger: Logger)
+    package init(configuration: TracingConfiguration, encoder: OTLPJSONEncoder, counters: Counters, logger: Logger)
         throws(CurlError)
     {
         client = try HTTPExchangeClient(
@@ -60,7 +60,7 @@ public final class OTLPExporter: Sendable {
     }
 
     /// Sends `spans`, retrying within the export timeout; `done` runs once, on a loop thread, when it ended.
-    public func export(_ spans: [SpanData], done: @escaping @Sendable () -> Void) {
+    package func export(_ spans: [SpanData], done: @escaping @Sendable () -> Void) {
         guard !spans.isEmpty else { return done() }
         let exchange = HTTPExchange(url: url, headers: headers, body: encoder.encode(spans))
         let deadline = MonotonicClock.now() &+ exportTimeout.nanoseconds
@@ -108,5 +108,5 @@ public final class OTLPExporter: Sendable {
     }
 
     /// Aborts a waiting retry and stops the loop thread.
-    public func shutdown() async { await client.shutdown() }
+    package func shutdown() async { await client.shutdown() }
 }

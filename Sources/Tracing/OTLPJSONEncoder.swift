@@ -3,21 +3,21 @@ import JSON
 /// Writes spans as an OTLP/HTTP JSON `ExportTraceServiceRequest` (the OTLP specification's JSON mapping): ids as
 /// lower-case hex (not base64), enums as numbers, 64-bit integers (`…UnixNano`, `intValue`) as decimal strings,
 /// lowerCamelCase keys, one `resourceSpans` entry with the process's resource and one scope.
-public struct OTLPJSONEncoder: Sendable {
+package struct OTLPJSONEncoder: Sendable {
     /// The process's resource attributes (`service.name`, `service.instance.id`, …).
-    public var resource: [Attribute]
+    package var resource: [Attribute]
     /// The instrumentation scope: this server's name and version.
-    public var scopeName: String
-    public var scopeVersion: String
+    package var scopeName: String
+    package var scopeVersion: String
 
-    public init(resource: [Attribute], scopeName: String, scopeVersion: String) {
+    package init(resource: [Attribute], scopeName: String, scopeVersion: String) {
         self.resource = resource
         self.scopeName = scopeName
         self.scopeVersion = scopeVersion
     }
 
     /// The request body for `spans`.
-    public func encode(_ spans: [SpanData]) -> [UInt8] {
+    package func encode(_ spans: [SpanData]) -> [UInt8] {
         let scope: JSONValue = ["name": .string(scopeName), "version": .string(scopeVersion)]
         let body: JSONValue = [
             "resourceSpans": [

@@ -5,8 +5,8 @@ import JSON
 /// the spans a `partialSuccess` says were rejected, never retried); 429, 502, 503 and 504 and a lost connection
 /// or timeout are retried after `Retry-After` (seconds or an HTTP date) or an exponential backoff; every other
 /// status is final. A retry that would end past the export's deadline is not made. Pure: the exporter performs it.
-public enum OTLPRetryPolicy {
-    public enum Decision: Sendable, Equatable {
+package enum OTLPRetryPolicy {
+    package enum Decision: Sendable, Equatable {
         /// Accepted; `rejected` spans were refused by the receiver (partial success) and are dropped.
         case done(rejected: Int)
         /// Send the same body again after this many seconds.
@@ -16,17 +16,17 @@ public enum OTLPRetryPolicy {
     }
 
     /// The statuses worth another attempt.
-    public static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
+    package static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
     /// The first backoff without `Retry-After`; doubles per attempt up to `maxBackoff`.
-    public static let initialBackoff = 1.0
-    public static let maxBackoff = 5.0
+    package static let initialBackoff = 1.0
+    package static let maxBackoff = 5.0
 
     /// - Parameters:
     ///   - attempt: 1 for the first attempt.
     ///   - remaining: seconds left before the export's deadline.
     ///   - nowUnix: wall time, for a `Retry-After` date.
     ///   - jitter: 0..<1, spreads the backoff (0.5 to 1 times the nominal delay).
-    public static func decide(
+    package static func decide(
         _ result: HTTPExchangeResult, attempt: Int, remaining: Double, nowUnix: Int,
         jitter: Double
     ) -> Decision {

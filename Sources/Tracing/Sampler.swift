@@ -1,7 +1,7 @@
 /// Which new spans are recorded and exported (head sampling, decided when a span starts). The OpenTelemetry
 /// samplers named by `OTEL_TRACES_SAMPLER`: `always_on`, `always_off`, `traceidratio` and their parent-based forms.
 /// Unsampled spans still carry their context, so the trace id reaches other nodes and webhooks either way.
-public enum Sampler: Sendable, Equatable {
+package enum Sampler: Sendable, Equatable {
     case alwaysOn
     case alwaysOff
     /// Samples a root when its trace id falls under the ratio (0...1). The decision depends on the trace id alone,
@@ -11,11 +11,11 @@ public enum Sampler: Sendable, Equatable {
     indirect case parentBased(root: Sampler)
 
     /// The default of the OpenTelemetry SDKs: `parentbased_always_on`.
-    public static let `default` = Sampler.parentBased(root: .alwaysOn)
+    package static let `default` = Sampler.parentBased(root: .alwaysOn)
 
     /// Reads `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (the ratio, default 1.0). nil for an unknown name
     /// or a ratio outside 0...1.
-    public init?(name: String, argument: String?) {
+    package init?(name: String, argument: String?) {
         let ratio: Double?
         if let argument, !argument.isEmpty {
             guard let value = Double(argument), (0...1).contains(value) else { return nil }
@@ -35,7 +35,7 @@ public enum Sampler: Sendable, Equatable {
     }
 
     /// Whether a span of `traceID` with this parent (nil: a root) is sampled.
-    public func shouldSample(parent: TraceContext?, traceID: TraceID) -> Bool {
+    package func shouldSample(parent: TraceContext?, traceID: TraceID) -> Bool {
         switch self {
         case .alwaysOn: return true
         case .alwaysOff: return false

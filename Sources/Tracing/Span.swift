@@ -5,9 +5,9 @@ import Locking
 /// A span in progress. Cheap to hand around (a class behind one lock); `end()` records it once, later calls do
 /// nothing. A span that is not sampled (or from a disabled tracer) records nothing but still has a context, so
 /// what it propagates (`traceparent`, a stored job) keeps the trace id.
-public final class Span: Sendable {
-    public let context: TraceContext
-    public let isRecording: Bool
+package final class Span: Sendable {
+    package let context: TraceContext
+    package let isRecording: Bool
     private let parentSpanID: SpanID?
     private let parentIsRemote: Bool
     private let kind: SpanKind
@@ -46,7 +46,7 @@ public final class Span: Sendable {
     }
 
     /// Sets (or replaces) an attribute.
-    public func set(_ attribute: Attribute) {
+    package func set(_ attribute: Attribute) {
         guard isRecording else { return }
         state.withLock { state in
             if let index = state.attributes.firstIndex(where: { $0.key == attribute.key }) {
@@ -59,11 +59,11 @@ public final class Span: Sendable {
         }
     }
 
-    public func set(_ key: String, _ value: String) { set(Attribute(key, value)) }
-    public func set(_ key: String, _ value: Int) { set(Attribute(key, value)) }
+    package func set(_ key: String, _ value: String) { set(Attribute(key, value)) }
+    package func set(_ key: String, _ value: Int) { set(Attribute(key, value)) }
 
     /// Adds an event at the current time.
-    public func addEvent(_ name: String, _ attributes: [Attribute] = []) {
+    package func addEvent(_ name: String, _ attributes: [Attribute] = []) {
         guard isRecording else { return }
         let event = SpanEvent(name: name, timeUnixNano: nowNanos(), attributes: attributes)
         state.withLock { state in
@@ -72,7 +72,7 @@ public final class Span: Sendable {
     }
 
     /// Sets the status; an `ok` is final (later calls cannot turn it into an error), as the specification asks.
-    public func setStatus(_ code: SpanStatusCode, _ message: String = "") {
+    package func setStatus(_ code: SpanStatusCode, _ message: String = "") {
         guard isRecording else { return }
         state.withLock { state in
             guard state.statusCode != .ok else { return }
@@ -82,13 +82,13 @@ public final class Span: Sendable {
     }
 
     /// Renames the span (an HTTP server span learns its route late).
-    public func rename(_ name: String) {
+    package func rename(_ name: String) {
         guard isRecording else { return }
         state.withLock { $0.name = name }
     }
 
     /// Ends the span and hands it to the exporter's queue; never blocks (a full queue drops it).
-    public func end() {
+    package func end() {
         guard let sink else { return }
         let end = nowNanos()
         let data: SpanData? = state.withLock { state in
@@ -118,7 +118,7 @@ public final class Span: Sendable {
 }
 
 /// Where ended spans go: the batch processor (or a test's recorder).
-public protocol SpanSink: Sendable {
+package protocol SpanSink: Sendable {
     /// Takes a finished span without blocking.
     func enqueue(_ span: SpanData)
 }

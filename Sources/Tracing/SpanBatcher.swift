@@ -5,19 +5,19 @@ import Locking
 /// passed since the last export (or, after an idle spell, since the first span arrived: a lone span waits for
 /// company rather than leaving alone); a full queue drops the new span and counts it. Times are `MonotonicClock`
 /// nanoseconds passed in, so tests drive it without threads or sleeps.
-public struct SpanBatcher: Sendable {
+package struct SpanBatcher: Sendable {
     /// The limits, by default those of the OpenTelemetry specification (`OTEL_BSP_*`).
-    public struct Settings: Sendable, Equatable {
+    package struct Settings: Sendable, Equatable {
         /// Spans held at most (`OTEL_BSP_MAX_QUEUE_SIZE`, 2048); more are dropped.
-        public var maxQueueSize: Int
+        package var maxQueueSize: Int
         /// Spans per export at most (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512).
-        public var maxExportBatchSize: Int
+        package var maxExportBatchSize: Int
         /// Longest wait between exports while spans wait (`OTEL_BSP_SCHEDULE_DELAY`, 5000 ms).
-        public var scheduleDelay: Duration
+        package var scheduleDelay: Duration
         /// Longest time one export (with its retries) may take (`OTEL_BSP_EXPORT_TIMEOUT`, 30000 ms).
-        public var exportTimeout: Duration
+        package var exportTimeout: Duration
 
-        public init(
+        package init(
             maxQueueSize: Int = 2048, maxExportBatchSize: Int = 512, scheduleDelay: Duration = .seconds(5),
             exportTimeout: Duration = .seconds(30)
         ) {
@@ -29,29 +29,29 @@ public struct SpanBatcher: Sendable {
     }
 
     /// What the export thread does next.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// Export these spans (then report `exported(now:)`).
         case export([SpanData])
         /// Wait until this monotonic time (nil: until a span arrives), then ask again.
         case wait(until: UInt64?)
     }
 
-    public let settings: Settings
+    package let settings: Settings
     private var queue = FIFO<SpanData>(compactAfter: 1024)
     private var lastExport: UInt64
     /// Spans refused because the queue was full, since the start.
-    public private(set) var dropped = 0
+    package private(set) var dropped = 0
 
-    public init(settings: Settings = Settings(), now: UInt64) {
+    package init(settings: Settings = Settings(), now: UInt64) {
         self.settings = settings
         lastExport = now
     }
 
-    public var queued: Int { queue.count }
+    package var queued: Int { queue.count }
 
     /// Queues an ended span at `now`. - Returns: false when the queue is full and the span was dropped (and
     /// counted).
-    public mutating func add(_ span: SpanData, now: UInt64) -> Bool {
+    package mutating func add(_ span: SpanData, now: UInt64) -> Bool {
         guard queue.count < settings.maxQueueSize else {
             dropped += 1
             return false
@@ -65,10 +65,10 @@ public struct SpanBatcher: Sendable {
     }
 
     /// Whether adding made a full batch wait: the moment to wake the export thread (once per batch, not per span).
-    public var hasFullBatch: Bool { queue.count >= settings.maxExportBatchSize }
+    package var hasFullBatch: Bool { queue.count >= settings.maxExportBatchSize }
 
     /// The next step at `now`. `flushing` (shutdown) exports whatever waits without waiting for the schedule.
-    public mutating func next(now: UInt64, flushing: Bool = false) -> Step {
+    package mutating func next(now: UInt64, flushing: Bool = false) -> Step {
         if queue.isEmpty { return .wait(until: nil) }
         let due = lastExport &+ settings.scheduleDelay.nanoseconds
         if flushing || queue.count >= settings.maxExportBatchSize || now >= due {

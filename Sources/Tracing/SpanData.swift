@@ -1,5 +1,5 @@
 /// What a span does, as OTLP numbers it (`SpanKind` in trace.proto; JSON carries the number, never the name).
-public enum SpanKind: Int, Sendable {
+package enum SpanKind: Int, Sendable {
     case `internal` = 1
     case server = 2
     case client = 3
@@ -8,14 +8,14 @@ public enum SpanKind: Int, Sendable {
 }
 
 /// How a span ended (`Status.StatusCode`: 0 unset, 1 ok, 2 error).
-public enum SpanStatusCode: Int, Sendable {
+package enum SpanStatusCode: Int, Sendable {
     case unset = 0
     case ok = 1
     case error = 2
 }
 
 /// An attribute's value: the scalar kinds OTLP's `AnyValue` has and this server uses.
-public enum AttributeValue: Sendable, Equatable {
+package enum AttributeValue: Sendable, Equatable {
     case string(String)
     case bool(Bool)
     case int(Int)
@@ -23,27 +23,27 @@ public enum AttributeValue: Sendable, Equatable {
 }
 
 /// One attribute, in the order it was set.
-public struct Attribute: Sendable, Equatable {
-    public var key: String
-    public var value: AttributeValue
+package struct Attribute: Sendable, Equatable {
+    package var key: String
+    package var value: AttributeValue
 
-    public init(_ key: String, _ value: AttributeValue) {
+    package init(_ key: String, _ value: AttributeValue) {
         self.key = key
         self.value = value
     }
 
-    public init(_ key: String, _ value: String) { self.init(key, .string(value)) }
-    public init(_ key: String, _ value: Int) { self.init(key, .int(value)) }
-    public init(_ key: String, _ value: Bool) { self.init(key, .bool(value)) }
+    package init(_ key: String, _ value: String) { self.init(key, .string(value)) }
+    package init(_ key: String, _ value: Int) { self.init(key, .int(value)) }
+    package init(_ key: String, _ value: Bool) { self.init(key, .bool(value)) }
 }
 
 /// A point in a span's life with a name and attributes (`Span.Event`).
-public struct SpanEvent: Sendable, Equatable {
-    public var name: String
-    public var timeUnixNano: UInt64
-    public var attributes: [Attribute]
+package struct SpanEvent: Sendable, Equatable {
+    package var name: String
+    package var timeUnixNano: UInt64
+    package var attributes: [Attribute]
 
-    public init(name: String, timeUnixNano: UInt64, attributes: [Attribute] = []) {
+    package init(name: String, timeUnixNano: UInt64, attributes: [Attribute] = []) {
         self.name = name
         self.timeUnixNano = timeUnixNano
         self.attributes = attributes
@@ -51,25 +51,25 @@ public struct SpanEvent: Sendable, Equatable {
 }
 
 /// A finished, sampled span as it is queued for export: immutable, everything the OTLP encoder needs.
-public struct SpanData: Sendable, Equatable {
-    public var context: TraceContext
+package struct SpanData: Sendable, Equatable {
+    package var context: TraceContext
     /// nil for a root span.
-    public var parentSpanID: SpanID?
+    package var parentSpanID: SpanID?
     /// The parent came from another process (OTLP `flags` bit 9).
-    public var parentIsRemote: Bool
-    public var name: String
-    public var kind: SpanKind
-    public var startTimeUnixNano: UInt64
-    public var endTimeUnixNano: UInt64
-    public var attributes: [Attribute]
-    public var events: [SpanEvent]
-    public var statusCode: SpanStatusCode
-    public var statusMessage: String
+    package var parentIsRemote: Bool
+    package var name: String
+    package var kind: SpanKind
+    package var startTimeUnixNano: UInt64
+    package var endTimeUnixNano: UInt64
+    package var attributes: [Attribute]
+    package var events: [SpanEvent]
+    package var statusCode: SpanStatusCode
+    package var statusMessage: String
     /// Attributes and events refused past the limits (`SpanLimits`).
-    public var droppedAttributes: Int
-    public var droppedEvents: Int
+    package var droppedAttributes: Int
+    package var droppedEvents: Int
 
-    public init(
+    package init(
         context: TraceContext, parentSpanID: SpanID?, parentIsRemote: Bool = false, name: String, kind: SpanKind,
         startTimeUnixNano: UInt64, endTimeUnixNano: UInt64, attributes: [Attribute] = [],
         events: [SpanEvent] = [], statusCode: SpanStatusCode = .unset, statusMessage: String = "",
@@ -93,7 +93,7 @@ public struct SpanData: Sendable, Equatable {
 
 /// The OpenTelemetry default limits per span (`OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`, `…_EVENT_COUNT_LIMIT`): beyond
 /// them a span counts what it dropped instead of growing.
-public enum SpanLimits {
-    public static let attributes = 128
-    public static let events = 128
+package enum SpanLimits {
+    package static let attributes = 128
+    package static let events = 128
 }

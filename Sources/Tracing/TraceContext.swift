@@ -1,17 +1,17 @@
 /// The part of a span that crosses process boundaries (W3C Trace Context): trace id, span id, flags and the vendors'
 /// `tracestate`. Carried in `traceparent`/`tracestate` headers, stored with a publish job so that the node that
 /// claims it continues the trace, and held in `TraceContext.current` while a task works for a span.
-public struct TraceContext: Hashable, Sendable {
-    public var traceID: TraceID
-    public var spanID: SpanID
+package struct TraceContext: Hashable, Sendable {
+    package var traceID: TraceID
+    package var spanID: SpanID
     /// W3C trace flags: bit 0 sampled, bit 1 random trace id (level 2); the other bits are sent as 0.
-    public var flags: UInt8
+    package var flags: UInt8
     /// The `tracestate` list as received (validated, at most 32 members and 512 characters), or "".
-    public var traceState: String
+    package var traceState: String
     /// Came from another process (a header, a stored job), not from a span of this one.
-    public var isRemote: Bool
+    package var isRemote: Bool
 
-    public init(traceID: TraceID, spanID: SpanID, flags: UInt8, traceState: String = "", isRemote: Bool = false) {
+    package init(traceID: TraceID, spanID: SpanID, flags: UInt8, traceState: String = "", isRemote: Bool = false) {
         self.traceID = traceID
         self.spanID = spanID
         self.flags = flags
@@ -19,17 +19,17 @@ public struct TraceContext: Hashable, Sendable {
         self.isRemote = isRemote
     }
 
-    public var isSampled: Bool { flags & TraceFlags.sampled != 0 }
+    package var isSampled: Bool { flags & TraceFlags.sampled != 0 }
 
     /// The context of the span a task is working for right now, if any: what a child span, an outgoing
     /// `traceparent` or a stored job takes as its parent.
-    @TaskLocal public static var current: TraceContext?
+    @TaskLocal package static var current: TraceContext?
 
     /// Parses a `traceparent` header (W3C Trace Context §3.2) and its `tracestate`. nil, with the `tracestate`
     /// ignored too, for anything malformed: wrong lengths or separators, upper-case or non-hex digits, version
     /// `ff`, an all-zero trace or parent id, version 00 with trailing data. A higher version is read by its
     /// version-00 prefix, as the specification asks, when what follows it starts with `-`.
-    public init?(traceparent: String, tracestate: String? = nil) {
+    package init?(traceparent: String, tracestate: String? = nil) {
         let b = Array(traceparent.utf8.prefix(512))
         guard b.count >= 55, b[2] == UInt8(ascii: "-"), b[35] == UInt8(ascii: "-"), b[52] == UInt8(ascii: "-"),
             b[0..<55].enumerated().allSatisfy({ index, byte in [2, 35, 52].contains(index) || Self.isLowerHex(byte) }),
@@ -49,7 +49,7 @@ public struct TraceContext: Hashable, Sendable {
     }
 
     /// `00-<trace id>-<span id>-<flags>`, lower-case: the header for an outgoing request made within this span.
-    public var traceparent: String { "00-\(traceID.hex)-\(spanID.hex)-\(Hex.byte(flags))" }
+    package var traceparent: String { "00-\(traceID.hex)-\(spanID.hex)-\(Hex.byte(flags))" }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
@@ -57,22 +57,22 @@ public struct TraceContext: Hashable, Sendable {
 }
 
 /// The W3C trace flags this implementation knows.
-public enum TraceFlags {
-    public static let sampled: UInt8 = 0x01
+package enum TraceFlags {
+    package static let sampled: UInt8 = 0x01
     /// Level 2: the trace id's low 7 bytes are random. Kept as received when continuing a trace.
-    public static let randomTraceID: UInt8 = 0x02
+    package static let randomTraceID: UInt8 = 0x02
 }
 
 /// `tracestate` (W3C Trace Context §3.3): a list of up to 32 `key=value` members.
-public enum TraceState {
+package enum TraceState {
     /// Most members a list may hold; a longer one is invalid and ignored.
-    public static let maxMembers = 32
+    package static let maxMembers = 32
     /// Characters propagated at least; a longer list loses whole members, those over 128 characters first.
-    public static let maxLength = 512
+    package static let maxLength = 512
 
     /// The list with empty members removed and spaces around members trimmed, cut to `maxLength`; nil when a
     /// member is malformed or there are too many (the header is then ignored, as the specification asks).
-    public static func normalized(_ header: String) -> String? {
+    package static func normalized(_ header: String) -> String? {
         var members: [Substring] = []
         for raw in header.split(separator: ",", omittingEmptySubsequences: false) {
             let member = raw.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }

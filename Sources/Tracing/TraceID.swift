@@ -1,18 +1,18 @@
 /// A W3C / OpenTelemetry trace id: 16 bytes, never all zero (an all-zero id is invalid everywhere it appears).
-public struct TraceID: Hashable, Sendable, CustomStringConvertible {
+package struct TraceID: Hashable, Sendable, CustomStringConvertible {
     /// The first and last 8 bytes, big-endian: `high` is bytes 0-7, `low` bytes 8-15.
-    public let high: UInt64
-    public let low: UInt64
+    package let high: UInt64
+    package let low: UInt64
 
     /// nil for the all-zero id.
-    public init?(high: UInt64, low: UInt64) {
+    package init?(high: UInt64, low: UInt64) {
         guard high != 0 || low != 0 else { return nil }
         self.high = high
         self.low = low
     }
 
     /// 32 hex digits (either case), not all zero.
-    public init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         let bytes = Array(hex.utf8)
         guard bytes.count == 32, let high = Hex.uint64(bytes[0..<16]), let low = Hex.uint64(bytes[16..<32]) else {
             return nil
@@ -21,7 +21,7 @@ public struct TraceID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A new random id. All 16 bytes are random, so W3C level 2's "random-trace-id" flag may be set.
-    public static func random() -> TraceID {
+    package static func random() -> TraceID {
         var generator = SystemRandomNumberGenerator()
         while true {
             if let id = TraceID(high: generator.next(), low: generator.next()) { return id }
@@ -29,28 +29,28 @@ public struct TraceID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 32 lower-case hex digits: the form of `traceparent` and of OTLP JSON.
-    public var hex: String { Hex.string(high) + Hex.string(low) }
-    public var description: String { hex }
+    package var hex: String { Hex.string(high) + Hex.string(low) }
+    package var description: String { hex }
 }
 
 /// A span id: 8 bytes, never all zero.
-public struct SpanID: Hashable, Sendable, CustomStringConvertible {
-    public let value: UInt64
+package struct SpanID: Hashable, Sendable, CustomStringConvertible {
+    package let value: UInt64
 
     /// nil for the all-zero id.
-    public init?(_ value: UInt64) {
+    package init?(_ value: UInt64) {
         guard value != 0 else { return nil }
         self.value = value
     }
 
     /// 16 hex digits (either case), not all zero.
-    public init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         let bytes = Array(hex.utf8)
         guard bytes.count == 16, let value = Hex.uint64(bytes[...]) else { return nil }
         self.init(value)
     }
 
-    public static func random() -> SpanID {
+    package static func random() -> SpanID {
         var generator = SystemRandomNumberGenerator()
         while true {
             if let id = SpanID(generator.next()) { return id }
@@ -58,8 +58,8 @@ public struct SpanID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 16 lower-case hex digits.
-    public var hex: String { Hex.string(value) }
-    public var description: String { hex }
+    package var hex: String { Hex.string(value) }
+    package var description: String { hex }
 }
 
 /// Fixed-width hex without Foundation's formatting (which is slow and locale-free only by convention).

@@ -1,24 +1,24 @@
 /// Starts spans: decides sampling, makes ids, and hands ended spans to its sink (the batch processor). One per
 /// process; `Tracer.disabled` (tracing off, the default) makes spans that record nothing but still carry a context,
 /// so a caller's `traceparent` is still passed on to the job and the webhooks.
-public struct Tracer: Sendable {
-    public let sampler: Sampler
+package struct Tracer: Sendable {
+    package let sampler: Sampler
     private let sink: (any SpanSink)?
 
     /// - Parameter sink: where sampled spans go when they end; nil: nothing is recorded.
-    public init(sampler: Sampler, sink: (any SpanSink)?) {
+    package init(sampler: Sampler, sink: (any SpanSink)?) {
         self.sampler = sampler
         self.sink = sink
     }
 
     /// Records nothing.
-    public static let disabled = Tracer(sampler: .alwaysOff, sink: nil)
+    package static let disabled = Tracer(sampler: .alwaysOff, sink: nil)
 
-    public var isEnabled: Bool { sink != nil }
+    package var isEnabled: Bool { sink != nil }
 
     /// Starts a span, a child of `parent` (by default the task's `TraceContext.current`), or a new trace's root
     /// when there is none. The child keeps the parent's trace id, `tracestate` and random-trace-id flag.
-    public func startSpan(
+    package func startSpan(
         _ name: String, kind: SpanKind = .internal, parent: TraceContext? = TraceContext.current,
         attributes: [Attribute] = []
     ) -> Span {

@@ -3,25 +3,25 @@ import HTTPClient
 
 /// Where and how spans are exported: the `tracing` config section, then the standard `OTEL_*` environment
 /// variables on top (docs/OPERATIONS.md, "Traces"). Off unless `enabled`.
-public struct TracingConfiguration: Sendable, Equatable {
+package struct TracingConfiguration: Sendable, Equatable {
     /// The traces URL as is (`…/v1/traces`); default `http://localhost:4318/v1/traces`.
-    public var endpoint: HTTPURL
+    package var endpoint: HTTPURL
     /// Extra request headers (an API key of a hosted collector), in order.
-    public var headers: [(name: String, value: String)]
-    public var serviceName: String
+    package var headers: [(name: String, value: String)]
+    package var serviceName: String
     /// `OTEL_RESOURCE_ATTRIBUTES` and the config's `resourceAttributes`; `service.name` is `serviceName`.
-    public var resourceAttributes: [(key: String, value: String)]
-    public var sampler: Sampler
-    public var batch: SpanBatcher.Settings
+    package var resourceAttributes: [(key: String, value: String)]
+    package var sampler: Sampler
+    package var batch: SpanBatcher.Settings
     /// One HTTP attempt (`OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s).
-    public var requestTimeout: Duration
+    package var requestTimeout: Duration
     /// A CA bundle (PEM) for an https collector with a private CA.
-    public var caFile: String?
-    public var enabled: Bool
+    package var caFile: String?
+    package var enabled: Bool
 
-    public static let defaultEndpoint = "http://localhost:4318/v1/traces"
+    package static let defaultEndpoint = "http://localhost:4318/v1/traces"
 
-    public init(
+    package init(
         enabled: Bool = false, endpoint: HTTPURL? = nil, headers: [(name: String, value: String)] = [],
         serviceName: String = "push-server", resourceAttributes: [(key: String, value: String)] = [],
         sampler: Sampler = .default, batch: SpanBatcher.Settings = SpanBatcher.Settings(),
@@ -39,7 +39,7 @@ public struct TracingConfiguration: Sendable, Equatable {
         self.caFile = caFile
     }
 
-    public static func == (lhs: TracingConfiguration, rhs: TracingConfiguration) -> Bool {
+    package static func == (lhs: TracingConfiguration, rhs: TracingConfiguration) -> Bool {
         lhs.enabled == rhs.enabled && lhs.endpoint == rhs.endpoint && lhs.headers.elementsEqual(rhs.headers, by: ==)
             && lhs.serviceName == rhs.serviceName
             && lhs.resourceAttributes.elementsEqual(rhs.resourceAttributes, by: ==) && lhs.sampler == rhs.sampler
@@ -47,10 +47,10 @@ public struct TracingConfiguration: Sendable, Equatable {
     }
 
     /// A variable that cannot be used; names the variable.
-    public struct EnvironmentError: Error, Sendable, Equatable, CustomStringConvertible {
-        public var variable: String
-        public var message: String
-        public var description: String { "\(variable): \(message)" }
+    package struct EnvironmentError: Error, Sendable, Equatable, CustomStringConvertible {
+        package var variable: String
+        package var message: String
+        package var description: String { "\(variable): \(message)" }
     }
 
     /// This configuration with the OpenTelemetry environment variables applied (they win over the file):
@@ -59,7 +59,7 @@ public struct TracingConfiguration: Sendable, Equatable {
     /// appended; `…_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES` are `k=v,…` lists with percent-encoding;
     /// `OTEL_SERVICE_NAME` wins over a `service.name` in the attributes; `OTEL_TRACES_SAMPLER`/`_ARG`;
     /// `OTEL_BSP_*`; `OTEL_EXPORTER_OTLP_PROTOCOL` must be `http/json` when set.
-    public func applying(environment env: [String: String]) throws(EnvironmentError) -> TracingConfiguration {
+    package func applying(environment env: [String: String]) throws(EnvironmentError) -> TracingConfiguration {
         var out = self
         func value(_ name: String) -> String? {
             guard let text = env[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }

@@ -4,10 +4,10 @@ import Logging
 
 /// The running trace export of the process: `tracer` for the instrumented code, the batch processor and the OTLP
 /// exporter behind it. Built once at start-up when tracing is enabled; `shutdown` exports what is queued.
-public final class TracingPipeline: Sendable {
-    public let tracer: Tracer
+package final class TracingPipeline: Sendable {
+    package let tracer: Tracer
     /// The longest wait for the last exports at shutdown.
-    public static let longestFlush = Duration.seconds(5)
+    package static let longestFlush = Duration.seconds(5)
     private let processor: BatchSpanProcessor
     private let exporter: OTLPExporter
     private let shutdownTimeout: Duration
@@ -17,7 +17,7 @@ public final class TracingPipeline: Sendable {
     ///     `service.instance.id` (the node), …
     ///   - dropped: told of spans dropped by a full queue (counted as `queue_full`).
     /// - Throws: `CurlError` when the HTTP client cannot start.
-    public init(
+    package init(
         configuration: TracingConfiguration, version: String, resource: [Attribute],
         counters: OTLPExporter.Counters, logger: Logger
     ) throws(CurlError) {
@@ -45,11 +45,11 @@ public final class TracingPipeline: Sendable {
     }
 
     /// Spans waiting for export.
-    public var queued: Int { processor.queued }
+    package var queued: Int { processor.queued }
 
     /// Exports what is queued (waiting at most the export timeout or `longestFlush`, off the cooperative pool),
     /// then stops.
-    public func shutdown() async {
+    package func shutdown() async {
         let processor = processor
         let timeout = shutdownTimeout
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

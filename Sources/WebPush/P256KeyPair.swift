@@ -4,11 +4,11 @@ import JWTSigner
 /// A P-256 key pair for ECDH: the per-message sender key of RFC 8291 §3.1, and the source of new VAPID keys.
 ///
 /// Its `EVPKey` (Sources/JWTSigner) owns the OpenSSL handle; immutable, so shared across threads without a lock.
-public final class P256KeyPair: Sendable, CustomStringConvertible {
+package final class P256KeyPair: Sendable, CustomStringConvertible {
     private let key: EVPKey
 
     /// The public key as the 65-byte uncompressed point `04‖x‖y` (SEC 1 §2.3.3), the form RFC 8291 puts on the wire.
-    public let publicPoint: [UInt8]
+    package let publicPoint: [UInt8]
 
     /// Takes `key` if its public point can be read (freed with it otherwise).
     private init(_ key: EVPKey) throws(CryptoError) {
@@ -20,7 +20,7 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     ///
     /// The context comes from a P-256 parameters key made once (`parameters`): naming the algorithm and the group
     /// per key instead builds the group again every time, about 45 % of a key generation (bench/swift/WebPushBench).
-    public static func generate() throws(CryptoError) -> P256KeyPair {
+    package static func generate() throws(CryptoError) -> P256KeyPair {
         let context: OpaquePointer
         if let parameters {
             context = try check(EVP_PKEY_CTX_new_from_pkey(nil, parameters.pointer, nil), "EVP_PKEY_CTX_new_from_pkey")
@@ -54,7 +54,7 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     ///
     /// The scalar is wrapped in a fixed SEC 1 `ECPrivateKey` DER (version 1, the scalar, the P-256 OID, no public
     /// key) so OpenSSL's own decoder validates it and computes the public point; no deprecated EC_KEY call.
-    public convenience init(privateScalar: [UInt8]) throws(CryptoError) {
+    package convenience init(privateScalar: [UInt8]) throws(CryptoError) {
         guard privateScalar.count == 32 else {
             throw CryptoError(
                 operation: "P256KeyPair(privateScalar:)", messages: ["expected 32 bytes, got \(privateScalar.count)"])
@@ -78,7 +78,7 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     /// The peer is not validated again: an `ES256PublicKey` only exists for a point OpenSSL's decoder accepted as
     /// on the curve, and the re-check `EVP_PKEY_derive_set_peer` does would cost about as much as the derivation
     /// (bench/swift/WebPushBench).
-    public func sharedSecret(with peer: ES256PublicKey) throws(CryptoError) -> [UInt8] {
+    package func sharedSecret(with peer: ES256PublicKey) throws(CryptoError) -> [UInt8] {
         let context = try check(EVP_PKEY_CTX_new(key.pointer, nil), "EVP_PKEY_CTX_new")
         defer { EVP_PKEY_CTX_free(context) }
         try check(EVP_PKEY_derive_init(context), "EVP_PKEY_derive_init")
@@ -94,14 +94,14 @@ public final class P256KeyPair: Sendable, CustomStringConvertible {
     }
 
     /// The private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), what `VAPIDKeyPair` loads.
-    public func pkcs8PEM() throws(CryptoError) -> String {
+    package func pkcs8PEM() throws(CryptoError) -> String {
         try key.pem("PEM_write_bio_PrivateKey") { bio, pkey in
             PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil)
         }
     }
 
     /// Never prints key material.
-    public var description: String { "P256KeyPair(public: \(Base64URL.encode(publicPoint)))" }
+    package var description: String { "P256KeyPair(public: \(Base64URL.encode(publicPoint)))" }
 }
 
 /// Uncompressed P-256 points (SEC 1 §2.3.3) to and from OpenSSL keys.
@@ -130,7 +130,7 @@ extension ES256PublicKey {
     /// Imported with `EVP_PKEY_fromdata` (the P-256 group and the encoded point; OpenSSL decodes the point and
     /// refuses one off the curve), about 6× cheaper than a SubjectPublicKeyInfo through OpenSSL 3's decoder
     /// (bench/swift/WebPushBench): every Web Push delivery past the parsed-subscription cache pays it.
-    public convenience init(uncompressedPoint point: [UInt8]) throws(KeyLoadError) {
+    package convenience init(uncompressedPoint point: [UInt8]) throws(KeyLoadError) {
         guard point.count == P256Point.size, point[0] == 0x04 else {
             throw .invalidPublicKey("expected a 65-byte uncompressed point starting with 0x04")
         }
@@ -169,7 +169,7 @@ extension ES256PublicKey {
             | OSSL_KEYMGMT_SELECT_PUBLIC_KEY)
 
     /// The key as the 65-byte uncompressed point (what browsers and VAPID's `k` parameter carry).
-    public func uncompressedPoint() throws(CryptoError) -> [UInt8] {
+    package func uncompressedPoint() throws(CryptoError) -> [UInt8] {
         try P256Point.uncompressed(of: key)
     }
 }

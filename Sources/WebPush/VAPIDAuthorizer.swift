@@ -4,17 +4,17 @@ import Locking
 
 /// Hands out `Authorization: vapid …` headers per push-service origin, signing a new token only when
 /// `VAPIDTokenState` says so. Safe to share between sender threads.
-public final class VAPIDAuthorizer: Sendable {
+package final class VAPIDAuthorizer: Sendable {
     /// The key pair whose public half every subscription was created with.
-    public let keyPair: VAPIDKeyPair
+    package let keyPair: VAPIDKeyPair
     /// The `sub` claim.
-    public let subject: VAPIDSubject
+    package let subject: VAPIDSubject
     private let state: Locked<VAPIDTokenState>
     private let clock: @Sendable () -> Date
 
     /// - Parameters:
     ///   - clock: the wall clock for `exp`; tests inject a movable one.
-    public init(
+    package init(
         keyPair: VAPIDKeyPair, subject: VAPIDSubject, policy: VAPIDTokenPolicy = VAPIDTokenPolicy(),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -25,7 +25,7 @@ public final class VAPIDAuthorizer: Sendable {
     }
 
     /// The header for a request to `audience` (`WebPushSubscription.audience`).
-    public func authorization(audience: String) throws(CryptoError) -> VAPIDAuthorization {
+    package func authorization(audience: String) throws(CryptoError) -> VAPIDAuthorization {
         let now = Self.unixSeconds(clock())
         let action = state.withLock { $0.token(for: audience, now: now) }
         let token: VAPIDTokenState.Token
@@ -43,10 +43,10 @@ public final class VAPIDAuthorizer: Sendable {
     }
 
     /// How many tokens were signed so far.
-    public var signCount: Int { state.withLock { $0.signCount } }
+    package var signCount: Int { state.withLock { $0.signCount } }
 
     /// How many origins hold a cached token.
-    public var cachedOrigins: Int { state.withLock { $0.tokens.count } }
+    package var cachedOrigins: Int { state.withLock { $0.tokens.count } }
 
     /// Whole seconds since the epoch, without trapping on a nonsensical clock.
     static func unixSeconds(_ date: Date) -> Int {

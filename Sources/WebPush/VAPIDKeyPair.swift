@@ -2,26 +2,26 @@ import JWTSigner
 
 /// An application server's VAPID key pair (RFC 8292 §3.2): a P-256 private key that signs the tokens, and the
 /// public key browsers pass as `applicationServerKey` (the Web SDK fetches it from `web-vapid-public-key`).
-public struct VAPIDKeyPair: Sendable {
+package struct VAPIDKeyPair: Sendable {
     /// Signs the VAPID JWTs.
-    public let privateKey: ES256PrivateKey
+    package let privateKey: ES256PrivateKey
     /// The public key as the 65-byte uncompressed point.
-    public let publicKey: [UInt8]
+    package let publicKey: [UInt8]
     /// `publicKey` in base64url without padding: the `k` parameter and the `vapidPublicKey` the Web SDK reads.
-    public let publicKeyBase64URL: String
+    package let publicKeyBase64URL: String
 
     /// Loads a P-256 private key PEM (PKCS#8 `BEGIN PRIVATE KEY` or SEC 1 `BEGIN EC PRIVATE KEY`).
-    public init(pem: String) throws(KeyLoadError) {
+    package init(pem: String) throws(KeyLoadError) {
         try self.init(privateKey: ES256PrivateKey(pem: pem))
     }
 
     /// Loads a P-256 private key PEM file.
-    public init(contentsOfFile path: String) throws(KeyLoadError) {
+    package init(contentsOfFile path: String) throws(KeyLoadError) {
         try self.init(privateKey: ES256PrivateKey(contentsOfFile: path))
     }
 
     /// Wraps a loaded key.
-    public init(privateKey: ES256PrivateKey) throws(KeyLoadError) {
+    package init(privateKey: ES256PrivateKey) throws(KeyLoadError) {
         self.privateKey = privateKey
         do throws(CryptoError) {
             publicKey = try privateKey.publicKey.uncompressedPoint()
@@ -32,7 +32,7 @@ public struct VAPIDKeyPair: Sendable {
     }
 
     /// A new key pair and its private key as PKCS#8 PEM (to write to the configured key file with mode 0600).
-    public static func generate() throws(KeyLoadError) -> (keyPair: VAPIDKeyPair, privateKeyPEM: String) {
+    package static func generate() throws(KeyLoadError) -> (keyPair: VAPIDKeyPair, privateKeyPEM: String) {
         let pem: String
         do throws(CryptoError) {
             pem = try P256KeyPair.generate().pkcs8PEM()

@@ -1,7 +1,7 @@
 import HTTPClient
 
 /// Why a VAPID subject was refused.
-public enum VAPIDSubjectError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum VAPIDSubjectError: Error, Equatable, Sendable, CustomStringConvertible {
     case empty
     case tooLong(maxBytes: Int)
     /// A space, control or non-ASCII character.
@@ -15,7 +15,7 @@ public enum VAPIDSubjectError: Error, Equatable, Sendable, CustomStringConvertib
     /// A `localhost` address: Apple's push service answers 403 `BadJwtToken` to it.
     case localhost
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty: return "the VAPID subject is empty"
         case .tooLong(let max): return "the VAPID subject is longer than \(max) bytes"
@@ -29,13 +29,13 @@ public enum VAPIDSubjectError: Error, Equatable, Sendable, CustomStringConvertib
 }
 
 /// The `sub` claim: a contact for the push service's operator (RFC 8292 §2.1), `mailto:` or `https:`.
-public struct VAPIDSubject: Sendable, Equatable, CustomStringConvertible {
-    public static let maxLength = 256
+package struct VAPIDSubject: Sendable, Equatable, CustomStringConvertible {
+    package static let maxLength = 256
 
-    public let value: String
+    package let value: String
 
     /// Validates a configured subject, so a placeholder fails at start-up and not as 403s from Apple.
-    public init(_ text: String) throws(VAPIDSubjectError) {
+    package init(_ text: String) throws(VAPIDSubjectError) {
         let bytes = text.utf8
         guard !bytes.isEmpty else { throw .empty }
         guard bytes.count <= Self.maxLength else { throw .tooLong(maxBytes: Self.maxLength) }
@@ -60,5 +60,5 @@ public struct VAPIDSubject: Sendable, Equatable, CustomStringConvertible {
         value = text
     }
 
-    public var description: String { value }
+    package var description: String { value }
 }

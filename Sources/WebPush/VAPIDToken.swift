@@ -2,9 +2,9 @@ import JSON
 import JWTSigner
 
 /// The VAPID JWT (RFC 8292 §2): header `{"alg":"ES256","typ":"JWT"}`, claims `aud`, `exp`, `sub`.
-public enum VAPIDToken {
+package enum VAPIDToken {
     /// RFC 8292 §2: `exp` MUST NOT be more than 24 hours after the request.
-    public static let maxLifetime = 24 * 60 * 60
+    package static let maxLifetime = 24 * 60 * 60
 
     /// Signs a token. When to sign and which `exp` to give is `VAPIDTokenState`'s decision.
     ///
@@ -13,7 +13,7 @@ public enum VAPIDToken {
     ///   - subject: the operator contact.
     ///   - expiresAt: `exp`, UNIX seconds.
     ///   - key: the VAPID private key.
-    public static func make(audience: String, subject: VAPIDSubject, expiresAt: Int, key: ES256PrivateKey)
+    package static func make(audience: String, subject: VAPIDSubject, expiresAt: Int, key: ES256PrivateKey)
         throws(CryptoError) -> String
     {
         let header = JSONWriter.object([("alg", "ES256"), ("typ", "JWT")])
@@ -28,20 +28,20 @@ public enum VAPIDToken {
 }
 
 /// The `Authorization` header of RFC 8292 §3: `vapid t=<JWT>, k=<base64url public key>`.
-public struct VAPIDAuthorization: Sendable, Equatable {
+package struct VAPIDAuthorization: Sendable, Equatable {
     /// The JWT.
-    public let token: String
+    package let token: String
     /// The base64url uncompressed public key.
-    public let publicKey: String
+    package let publicKey: String
 
-    public init(token: String, publicKey: String) {
+    package init(token: String, publicKey: String) {
         self.token = token
         self.publicKey = publicKey
     }
 
     /// The header value.
-    public var headerValue: String { "vapid t=\(token), k=\(publicKey)" }
+    package var headerValue: String { "vapid t=\(token), k=\(publicKey)" }
 
     /// The whole header.
-    public var header: WebPushHeader { WebPushHeader(name: "Authorization", value: headerValue) }
+    package var header: WebPushHeader { WebPushHeader(name: "Authorization", value: headerValue) }
 }

@@ -4,19 +4,19 @@ import Foundation
 /// token, a wrong `aud`, or a key other than the one the browser subscribed with): what `/ready` and the console
 /// show per instance. The subscriptions are kept (the fault is the server's); it lasts until that push service
 /// accepts a message.
-public struct WebPushCredentialProblem: Sendable, Equatable {
+package struct WebPushCredentialProblem: Sendable, Equatable {
     /// The push service's host (`fcm.googleapis.com`, `web.push.apple.com`, …).
-    public var host: String
+    package var host: String
     /// The last refusal's status.
-    public var status: Int
+    package var status: Int
     /// The start of its body, printable ASCII (`{"reason":"BadJwtToken"}` from Apple).
-    public var detail: String
+    package var detail: String
     /// When this run of refusals began (wall clock).
-    public var since: Date
+    package var since: Date
     /// Consecutive refusals.
-    public var count: Int
+    package var count: Int
 
-    public init(host: String, status: Int, detail: String, since: Date, count: Int) {
+    package init(host: String, status: Int, detail: String, since: Date, count: Int) {
         self.host = host
         self.status = status
         self.detail = detail

@@ -1,16 +1,16 @@
 import HTTPClient
 
 /// One Web Push message for one subscription.
-public struct WebPushNotification: Sendable {
-    public var subscription: WebPushSubscription
-    public var message: WebPushMessage
+package struct WebPushNotification: Sendable {
+    package var subscription: WebPushSubscription
+    package var message: WebPushMessage
     /// No retry is scheduled past this (the publish's `expiresAt`, the message's `TTL`): one that would go out
     /// later ends `.expired` at once.
-    public var deadline: RetryDeadline
+    package var deadline: RetryDeadline
     /// The run the message belongs to: cancelling it ends a waiting retry at once (`.cancelled`).
-    public var retries: RetryScope?
+    package var retries: RetryScope?
 
-    public init(
+    package init(
         subscription: WebPushSubscription, message: WebPushMessage, deadline: RetryDeadline = .none,
         retries: RetryScope? = nil
     ) {
@@ -22,7 +22,7 @@ public struct WebPushNotification: Sendable {
 }
 
 /// Why a notification got no push-service answer worth classifying.
-public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The endpoint's host is not on the allowlist: nothing was sent, no connection attempted.
     case hostNotAllowed(String)
     /// Open endpoints only: the host is new and `WebPushOpenEndpoints.maxHosts` others were contacted recently;
@@ -40,7 +40,7 @@ public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible 
     /// The next retry would have gone out after the message's deadline (`WebPushNotification.deadline`).
     case expired(attempts: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cancelled(let attempts): return "cancelled after \(attempts) attempt(s)"
         case .expired(let attempts): return "expired after \(attempts) attempt(s): the next retry would come too late"
@@ -54,43 +54,43 @@ public enum WebPushFailure: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// The final result of one notification, retries included.
-public enum WebPushResult: Sendable, Equatable {
+package enum WebPushResult: Sendable, Equatable {
     /// The push service's final answer, classified, and how many sends it took.
     case response(WebPushOutcome, attempts: Int)
     case failure(WebPushFailure)
 }
 
 /// Counters for metrics; a snapshot.
-public struct WebPushSenderStats: Sendable, Equatable, SenderGauges {
+package struct WebPushSenderStats: Sendable, Equatable, SenderGauges {
     /// Accepted and not final (in transfer or waiting for a retry).
-    public var requestsInFlight = 0
+    package var requestsInFlight = 0
     /// `submit` calls suspended because the window is full.
-    public var waitingForWindow = 0
+    package var waitingForWindow = 0
     /// Transfers attached to curl right now.
-    public var transfersInFlight = 0
+    package var transfersInFlight = 0
     /// TCP/TLS connections opened so far.
-    public var connectionsOpened = 0
+    package var connectionsOpened = 0
     /// Sends beyond each notification's first.
-    public var retries = 0
+    package var retries = 0
     /// Final answers by HTTP status.
-    public var responsesByStatus: [Int: Int] = [:]
+    package var responsesByStatus: [Int: Int] = [:]
     /// Final `.accepted` outcomes.
-    public var accepted = 0
+    package var accepted = 0
     /// Final `.subscriptionGone` outcomes (the subscription is to be removed).
-    public var subscriptionsGone = 0
+    package var subscriptionsGone = 0
     /// Notifications refused before sending: host or port not allowed, over the distinct-host cap, or every address
     /// refused by the policy.
-    public var refusedDestinations = 0
+    package var refusedDestinations = 0
     /// Notifications that ended without an answer (other than refused destinations).
-    public var transportFailures = 0
+    package var transportFailures = 0
     /// Notifications that could not be encrypted.
-    public var encryptionFailures = 0
+    package var encryptionFailures = 0
     /// Notifications that ended because of shutdown.
-    public var shutdownFailures = 0
+    package var shutdownFailures = 0
     /// Ended because their publish run was cancelled while they waited for a retry (`RetryScope`).
-    public var cancelled = 0
+    package var cancelled = 0
     /// Ended because their next retry would have gone out after their deadline (`RetryDeadline`).
-    public var expired = 0
+    package var expired = 0
 
-    public init() {}
+    package init() {}
 }

@@ -2,27 +2,27 @@ import COpenSSL
 import JWTSigner
 
 /// The encrypted body of one push message and the header that names its content coding.
-public struct WebPushEncryptedBody: Sendable, Equatable {
+package struct WebPushEncryptedBody: Sendable, Equatable {
     /// `salt(16) ‖ rs(4, big-endian) ‖ idlen(1) = 65 ‖ as_public(65) ‖ ciphertext ‖ tag(16)` (RFC 8188 §2.1).
-    public let body: [UInt8]
+    package let body: [UInt8]
     /// `Content-Encoding: aes128gcm`.
-    public let headers: [WebPushHeader]
+    package let headers: [WebPushHeader]
 }
 
 /// Message encryption for Web Push: RFC 8291 on top of the `aes128gcm` content coding of RFC 8188.
-public enum WebPushEncryption {
+package enum WebPushEncryption {
     /// The only content coding RFC 8291 allows.
-    public static let contentEncoding = "aes128gcm"
+    package static let contentEncoding = "aes128gcm"
     /// The usual record size; with one record per message it only has to exceed the record.
-    public static let defaultRecordSize: UInt32 = 4096
+    package static let defaultRecordSize: UInt32 = 4096
     /// `salt ‖ rs ‖ idlen ‖ keyid` with a 65-byte keyid.
-    public static let headerSize = 16 + 4 + 1 + P256Point.size
+    package static let headerSize = 16 + 4 + 1 + P256Point.size
     /// The largest body every push service must accept (RFC 8291 §4).
-    public static let maxBodySize = 4096
+    package static let maxBodySize = 4096
     /// Plaintext + padding that fits `maxBodySize`: 4096 − 86 (header) − 16 (tag) − 1 (delimiter) = 3993.
-    public static let maxPlaintextSize = maxBodySize - headerSize - AES128GCM.tagSize - 1
+    package static let maxPlaintextSize = maxBodySize - headerSize - AES128GCM.tagSize - 1
     /// The salt length RFC 8188 §2.1 fixes.
-    public static let saltSize = 16
+    package static let saltSize = 16
 
     /// Encrypts `plaintext` for one subscriber.
     ///
@@ -35,7 +35,7 @@ public enum WebPushEncryption {
     ///     across messages reuses the AES-GCM key and nonce.
     ///   - salt: 16 bytes; `nil` draws them from `RAND_bytes`. Inject only in tests (see `senderKey`).
     /// - Throws: `WebPushEncryptionError`; the body is never larger than `maxBodySize`.
-    public static func encrypt(
+    package static func encrypt(
         _ plaintext: [UInt8], for keys: WebPushSubscriberKeys, paddingLength: Int = 0,
         recordSize: UInt32 = defaultRecordSize, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil
     ) throws(WebPushEncryptionError) -> WebPushEncryptedBody {

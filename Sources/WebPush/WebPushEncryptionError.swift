@@ -1,7 +1,7 @@
 import JWTSigner
 
 /// Why a message could not be encrypted.
-public enum WebPushEncryptionError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WebPushEncryptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An injected salt that is not 16 bytes.
     case invalidSaltLength(Int)
     /// Negative padding.
@@ -14,7 +14,7 @@ public enum WebPushEncryptionError: Error, Equatable, Sendable, CustomStringConv
     /// OpenSSL failed (key generation, ECDH, HMAC or AES-GCM).
     case crypto(CryptoError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidSaltLength(let count): return "salt must be 16 bytes, got \(count)"
         case .invalidPadding(let count): return "padding must not be negative, got \(count)"

@@ -8,14 +8,14 @@ import HTTPClient
 /// Port rule: an endpoint must use port 443 (every public push service does), unless its pattern names another
 /// port (`push.internal:8443`, `*.push.example:8443`): a host that answers on 443 cannot be made to hold connection
 /// attempts on a port that drops them.
-public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible {
+package struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible {
     /// One allowed host: exact (`web.push.apple.com`) or every subdomain of a suffix (`*.notify.windows.com`),
     /// each with `:port` when the port is not 443 (`127.0.0.1:8443`).
-    public enum Pattern: Sendable, Hashable, CustomStringConvertible {
+    package enum Pattern: Sendable, Hashable, CustomStringConvertible {
         case exact(String)
         case subdomains(of: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .exact(let host): return host
             case .subdomains(let suffix): return "*." + suffix
@@ -24,10 +24,10 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Why a pattern text was refused.
-    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalid(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .invalid(let text):
                 return
@@ -38,20 +38,20 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
 
     /// Chrome (FCM's Web Push endpoint), Firefox (Mozilla autopush), Safari (Apple) and Edge (Windows Push
     /// Notification Services).
-    public static let knownPushServices = WebPushHostAllowlist(patterns: [
+    package static let knownPushServices = WebPushHostAllowlist(patterns: [
         .exact("fcm.googleapis.com"), .subdomains(of: "push.services.mozilla.com"), .exact("web.push.apple.com"),
         .subdomains(of: "notify.windows.com"),
     ])
 
-    public var patterns: [Pattern]
+    package var patterns: [Pattern]
 
-    public init(patterns: [Pattern]) {
+    package init(patterns: [Pattern]) {
         self.patterns = patterns
     }
 
     /// Parses `host.example` or `*.example.com` per entry, each optionally followed by `:port` (1-65535; `:443`
     /// is the same as none).
-    public init(parsing texts: [String]) throws(ParseError) {
+    package init(parsing texts: [String]) throws(ParseError) {
         var patterns: [Pattern] = []
         for text in texts {
             var lower = text.lowercased()
@@ -75,17 +75,17 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Whether `host` (an `HTTPURL.host`: lower case) on port 443 may be sent to.
-    public func allows(_ host: String) -> Bool { pattern(matching: host) != nil }
+    package func allows(_ host: String) -> Bool { pattern(matching: host) != nil }
 
     /// The pattern that allows `url`'s host and port (see the port rule above), nil when none does.
-    public func pattern(for url: HTTPURL) -> Pattern? {
+    package func pattern(for url: HTTPURL) -> Pattern? {
         pattern(matching: url.port == 443 ? url.host : "\(url.host):\(url.port)")
     }
 
     /// The first pattern that allows `host` (with `:port` when the port is not 443): the push service it belongs
     /// to (the sender's share of its window is per service, so the many hosts of `*.notify.windows.com` share
     /// one). nil when no pattern allows it.
-    public func pattern(matching host: String) -> Pattern? {
+    package func pattern(matching host: String) -> Pattern? {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         return patterns.first { pattern in
@@ -96,7 +96,7 @@ public struct WebPushHostAllowlist: Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    public var description: String { patterns.map(\.description).joined(separator: ", ") }
+    package var description: String { patterns.map(\.description).joined(separator: ", ") }
 
     private static func isHostName(_ host: String) -> Bool {
         guard !host.isEmpty, host.utf8.count <= 253, !host.hasPrefix("."), !host.hasSuffix("."), !host.contains("..")

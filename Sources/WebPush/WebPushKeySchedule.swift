@@ -2,17 +2,17 @@ import JWTSigner
 
 /// The keys RFC 8291 §3.3-3.4 derives for one message, every intermediate kept so each step can be checked
 /// against Appendix A.
-public struct WebPushKeySchedule: Sendable, Equatable {
+package struct WebPushKeySchedule: Sendable, Equatable {
     /// `PRK_key = HMAC-SHA-256(auth_secret, ecdh_secret)`.
-    public let authPseudorandomKey: [UInt8]
+    package let authPseudorandomKey: [UInt8]
     /// `IKM = HMAC-SHA-256(PRK_key, "WebPush: info" ‖ 0x00 ‖ ua_public ‖ as_public ‖ 0x01)`.
-    public let inputKeyMaterial: [UInt8]
+    package let inputKeyMaterial: [UInt8]
     /// `PRK = HMAC-SHA-256(salt, IKM)`.
-    public let pseudorandomKey: [UInt8]
+    package let pseudorandomKey: [UInt8]
     /// The content-encryption key, 16 bytes (RFC 8188 §2.2).
-    public let contentEncryptionKey: [UInt8]
+    package let contentEncryptionKey: [UInt8]
     /// The nonce of record 0, 12 bytes (RFC 8188 §2.3; with one record the sequence number XOR is a no-op).
-    public let nonce: [UInt8]
+    package let nonce: [UInt8]
 
     /// - Parameters:
     ///   - ecdhSecret: the 32-byte ECDH shared secret.
@@ -20,7 +20,7 @@ public struct WebPushKeySchedule: Sendable, Equatable {
     ///   - subscriberPoint: `ua_public`, the subscription's 65-byte `p256dh`.
     ///   - senderPoint: `as_public`, the message's 65-byte ephemeral public key.
     ///   - salt: the message's 16-byte salt.
-    public init(
+    package init(
         ecdhSecret: [UInt8], authSecret: [UInt8], subscriberPoint: [UInt8], senderPoint: [UInt8],
         salt: [UInt8]
     ) throws(CryptoError) {

@@ -1,5 +1,5 @@
 /// RFC 8030 §5.3 `Urgency`.
-public enum WebPushUrgency: String, Sendable, CaseIterable {
+package enum WebPushUrgency: String, Sendable, CaseIterable {
     case veryLow = "very-low"
     case low
     case normal
@@ -7,7 +7,7 @@ public enum WebPushUrgency: String, Sendable, CaseIterable {
 }
 
 /// Why a message was refused before encryption.
-public enum WebPushMessageError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WebPushMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Payload bytes over `WebPushMessage.maxPayloadSize`.
     case payloadTooLarge(size: Int, maxBytes: Int)
     /// `TTL` outside 0...`WebPushMessage.maxTTL`.
@@ -15,7 +15,7 @@ public enum WebPushMessageError: Error, Equatable, Sendable, CustomStringConvert
     /// `Topic` empty, longer than 32 characters or outside the base64url alphabet (RFC 8030 §5.4).
     case invalidTopic
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .payloadTooLarge(let size, let max): return "payload is \(size) bytes, at most \(max) fit one push message"
         case .invalidTTL(let ttl): return "TTL \(ttl) is outside 0...\(WebPushMessage.maxTTL) seconds"
@@ -25,23 +25,23 @@ public enum WebPushMessageError: Error, Equatable, Sendable, CustomStringConvert
 }
 
 /// What to deliver to one subscription: the plaintext payload and the RFC 8030 headers.
-public struct WebPushMessage: Sendable, Equatable {
+package struct WebPushMessage: Sendable, Equatable {
     /// Largest TTL, seconds: 4 weeks, the Beams `web.time_to_live` maximum (push services cap lower on their own).
-    public static let maxTTL = 2_419_200
+    package static let maxTTL = 2_419_200
     /// Largest payload (RFC 8291 §4: the body must fit 4096 bytes).
-    public static let maxPayloadSize = WebPushEncryption.maxPlaintextSize
+    package static let maxPayloadSize = WebPushEncryption.maxPlaintextSize
     /// Longest `Topic` (RFC 8030 §5.4).
-    public static let maxTopicLength = 32
+    package static let maxTopicLength = 32
 
-    public let payload: [UInt8]
+    package let payload: [UInt8]
     /// Seconds the push service keeps the message for an offline browser (RFC 8030 §5.2; required).
-    public let ttl: Int
+    package let ttl: Int
     /// `nil`: no header (the push service assumes `normal`).
-    public let urgency: WebPushUrgency?
+    package let urgency: WebPushUrgency?
     /// Replaces a pending message with the same topic.
-    public let topic: String?
+    package let topic: String?
 
-    public init(payload: [UInt8], ttl: Int, urgency: WebPushUrgency? = nil, topic: String? = nil)
+    package init(payload: [UInt8], ttl: Int, urgency: WebPushUrgency? = nil, topic: String? = nil)
         throws(WebPushMessageError)
     {
         guard payload.count <= Self.maxPayloadSize else {

@@ -2,7 +2,7 @@ import HTTPClient
 
 /// What a push service's answer means for the message and the subscription (RFC 8030 §5-§8 and the push
 /// services' documented use of the codes).
-public enum WebPushOutcome: Sendable, Equatable {
+package enum WebPushOutcome: Sendable, Equatable {
     /// 201 Created (RFC 8030 §5), or another 2xx: accepted, not necessarily delivered yet.
     case accepted(status: Int)
     /// 404 (expired, RFC 8030 §7.3) or 410 (unsubscribed): remove the subscription; never retry.
@@ -19,7 +19,7 @@ public enum WebPushOutcome: Sendable, Equatable {
     case unknown(status: Int)
 
     /// Longest `detail` kept from an error body.
-    public static let maxDetailLength = 200
+    package static let maxDetailLength = 200
 
     /// Classifies an answer.
     ///
@@ -27,7 +27,7 @@ public enum WebPushOutcome: Sendable, Equatable {
     ///   - retryAfter: the `Retry-After` header value, if any (delta-seconds or an HTTP-date).
     ///   - body: the answer's body (only its first `maxDetailLength` bytes are looked at).
     ///   - now: UNIX seconds, to turn an HTTP-date into a delay.
-    public init(status: Int, retryAfter: String? = nil, body: [UInt8] = [], now: Int) {
+    package init(status: Int, retryAfter: String? = nil, body: [UInt8] = [], now: Int) {
         switch status {
         case 200...299: self = .accepted(status: status)
         case 404, 410: self = .subscriptionGone(status: status)
@@ -40,13 +40,13 @@ public enum WebPushOutcome: Sendable, Equatable {
     }
 
     /// Whether the subscription must be deleted.
-    public var removesSubscription: Bool {
+    package var removesSubscription: Bool {
         if case .subscriptionGone = self { return true }
         return false
     }
 
     /// Whether the message may be sent again later.
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         if case .retry = self { return true }
         return false
     }

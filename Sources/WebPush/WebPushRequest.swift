@@ -1,20 +1,20 @@
 import JWTSigner
 
 /// One Web Push request (RFC 8030 §5), ready for any HTTP client: POST `body` to `url` with `headers`.
-public struct WebPushRequest: Sendable, Equatable {
+package struct WebPushRequest: Sendable, Equatable {
     /// The subscription's endpoint.
-    public let url: String
+    package let url: String
     /// `TTL`, `Content-Encoding`, `Content-Type`, `Authorization`, then `Urgency` and `Topic` when set.
-    public let headers: [WebPushHeader]
+    package let headers: [WebPushHeader]
     /// The `aes128gcm` body.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// Encrypts `message` for `subscription` and assembles the request.
     ///
     /// - Parameters:
     ///   - authorization: the VAPID header for `subscription.audience`.
     ///   - paddingLength, senderKey, salt: see `WebPushEncryption.encrypt`.
-    public init(
+    package init(
         subscription: WebPushSubscription, message: WebPushMessage, authorization: VAPIDAuthorization,
         paddingLength: Int = 0, senderKey: P256KeyPair? = nil, salt: [UInt8]? = nil
     )
@@ -35,7 +35,7 @@ public struct WebPushRequest: Sendable, Equatable {
     }
 
     /// Encrypts `message` and takes the VAPID header from `vapid` (cached per origin).
-    public init(subscription: WebPushSubscription, message: WebPushMessage, vapid: VAPIDAuthorizer)
+    package init(subscription: WebPushSubscription, message: WebPushMessage, vapid: VAPIDAuthorizer)
         throws(WebPushEncryptionError)
     {
         let authorization: VAPIDAuthorization

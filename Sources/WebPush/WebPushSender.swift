@@ -22,7 +22,7 @@ import Logging
 /// of CPU, see docs/BENCHMARKS.md) and hands it to curl, so a single submitting task keeps every core busy.
 /// Messages to one subscription keep their submit order. Result callbacks run on the curl loop threads: keep them
 /// short, never block.
-public final class WebPushSender: Sendable {
+package final class WebPushSender: Sendable {
     private final class Job: @unchecked Sendable {
         // @unchecked Sendable: `exchange`, `attempts` and `delaySpent` are touched by one step at a time (submit,
         // the encryption worker, then the completion of the exchange the previous step scheduled), never
@@ -50,15 +50,15 @@ public final class WebPushSender: Sendable {
         var hosts: DistinctHostBook
     }
 
-    public let vapid: VAPIDAuthorizer
-    public let configuration: WebPushSenderConfiguration
+    package let vapid: VAPIDAuthorizer
+    package let configuration: WebPushSenderConfiguration
     private let client: HTTPExchangeClient
     private let ledger: SenderLedger<Job, State>
     /// nil: encrypt on the submitting task (`encryptsOnWorkers` false).
     private let workers: WebPushEncryptionWorkers?
 
     /// - Throws: `CurlError` when libcurl cannot be set up.
-    public init(vapid: VAPIDAuthorizer, configuration: WebPushSenderConfiguration = WebPushSenderConfiguration())
+    package init(vapid: VAPIDAuthorizer, configuration: WebPushSenderConfiguration = WebPushSenderConfiguration())
         throws(CurlError)
     {
         self.vapid = vapid
@@ -79,7 +79,7 @@ public final class WebPushSender: Sendable {
     }
 
     /// Sends one notification and waits for its final result (retries included).
-    public func send(_ notification: WebPushNotification) async -> WebPushResult {
+    package func send(_ notification: WebPushNotification) async -> WebPushResult {
         await withCheckedContinuation { continuation in
             Task { await submit(notification) { continuation.resume(returning: $0) } }
         }
@@ -89,7 +89,8 @@ public final class WebPushSender: Sendable {
     /// full); returns once it is accepted, its encryption queued on a worker (or done, with `encryptsOnWorkers`
     /// false). `onResult` fires exactly once with the final result: on a curl loop thread, an encryption worker (an
     /// encryption failure), or the caller's thread (a refused host, shutdown).
-    public func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void) async
+    package func submit(_ notification: WebPushNotification, onResult: @escaping @Sendable (WebPushResult) -> Void)
+        async
     {
         let endpoint = notification.subscription.endpoint
         // The key of the destination's share of the window: the push service (allow-list pattern), or with open
@@ -141,17 +142,17 @@ public final class WebPushSender: Sendable {
     }
 
     /// A snapshot of the counters.
-    public func stats() -> WebPushSenderStats {
+    package func stats() -> WebPushSenderStats {
         ledger.stats({ $0.counters }, client: client)
     }
 
     /// Push services refusing the VAPID credentials right now (`401`/`403` since their last accepted message),
     /// oldest first; empty when none does. For `/ready` and the console.
-    public var credentialProblems: [WebPushCredentialProblem] { ledger.withState { $0.credentials.list } }
+    package var credentialProblems: [WebPushCredentialProblem] { ledger.withState { $0.credentials.list } }
 
     /// Stops accepting notifications, lets in-flight ones finish for up to `gracePeriod`, then gives
     /// every unfinished one `.failure(.shutdown)`, closes the connections and returns those notifications.
-    public func shutdown(gracePeriod: Duration = .seconds(10)) async -> [WebPushNotification] {
+    package func shutdown(gracePeriod: Duration = .seconds(10)) async -> [WebPushNotification] {
         let left = await ledger.shutdown(gracePeriod: gracePeriod, count: { $0.counters.shutdownFailures += $1 }) {
             job in
             job.onResult(.failure(.shutdown))

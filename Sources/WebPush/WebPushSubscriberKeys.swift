@@ -2,20 +2,20 @@ import JWTSigner
 
 /// A subscription's encryption keys (the browser's `PushSubscription.getKey("p256dh")` and `getKey("auth")`),
 /// validated: the point is on P-256 and the secret is 16 bytes.
-public struct WebPushSubscriberKeys: Sendable {
+package struct WebPushSubscriberKeys: Sendable {
     /// Size of the `auth` secret (RFC 8291 §3.2).
-    public static let authSecretSize = 16
+    package static let authSecretSize = 16
 
     /// `ua_public` as an OpenSSL key, for ECDH.
-    public let publicKey: ES256PublicKey
+    package let publicKey: ES256PublicKey
     /// `ua_public`, the 65-byte uncompressed point.
-    public let publicPoint: [UInt8]
+    package let publicPoint: [UInt8]
     /// `auth_secret`.
-    public let authSecret: [UInt8]
+    package let authSecret: [UInt8]
 
     /// Validates raw key bytes.
     /// - Throws: `WebPushSubscriptionError` naming the field.
-    public init(p256dh: [UInt8], auth: [UInt8]) throws(WebPushSubscriptionError) {
+    package init(p256dh: [UInt8], auth: [UInt8]) throws(WebPushSubscriptionError) {
         guard p256dh.count == P256Point.size else {
             throw .wrongLength(.p256dh, expected: P256Point.size, found: p256dh.count)
         }

@@ -5,22 +5,22 @@ import JWTSigner
 ///
 /// Which push services may be contacted (the SSRF policy) is the sender's decision; this type only guarantees a
 /// well-formed https URL and usable keys.
-public struct WebPushSubscription: Sendable {
+package struct WebPushSubscription: Sendable {
     /// Longest endpoint accepted. Real ones are 150-450 bytes (FCM, Mozilla, Apple, Microsoft).
-    public static let maxEndpointLength = 2048
+    package static let maxEndpointLength = 2048
     /// Longest `p256dh` text: 65 bytes are 87 base64url characters, 88 with padding.
     static let maxP256DHLength = 88
     /// Longest `auth` text: 16 bytes are 22 base64url characters, 24 with padding.
     static let maxAuthLength = 24
 
     /// The push resource URL to POST to.
-    public let endpoint: HTTPURL
+    package let endpoint: HTTPURL
     /// The encryption keys.
-    public let keys: WebPushSubscriberKeys
+    package let keys: WebPushSubscriberKeys
 
     /// Validates the three strings a browser reports.
     /// - Throws: `WebPushSubscriptionError` naming the first field that is wrong.
-    public init(endpoint: String, p256dh: String, auth: String) throws(WebPushSubscriptionError) {
+    package init(endpoint: String, p256dh: String, auth: String) throws(WebPushSubscriptionError) {
         self.endpoint = try Self.validateEndpoint(endpoint)
         let point = try Self.decode(p256dh, .p256dh, maxLength: Self.maxP256DHLength)
         let secret = try Self.decode(auth, .auth, maxLength: Self.maxAuthLength)
@@ -28,7 +28,7 @@ public struct WebPushSubscription: Sendable {
     }
 
     /// The push service's origin (RFC 6454: `https://host`, plus `:port` when not 443), the VAPID `aud`.
-    public var audience: String {
+    package var audience: String {
         endpoint.port == 443 ? "https://\(endpoint.host)" : "https://\(endpoint.host):\(endpoint.port)"
     }
 

@@ -1,8 +1,8 @@
 /// Why a browser's push subscription was refused. Subscriptions come from anonymous browsers, so every case
 /// names the field and the rule, never echoing more than a length.
-public enum WebPushSubscriptionError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum WebPushSubscriptionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A subscription field.
-    public enum Field: String, Sendable, Equatable {
+    package enum Field: String, Sendable, Equatable {
         case endpoint, p256dh, auth
     }
 
@@ -27,7 +27,7 @@ public enum WebPushSubscriptionError: Error, Equatable, Sendable, CustomStringCo
     /// The endpoint carries a `#fragment`.
     case endpointHasFragment
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooLong(let field, let max): return "\(field.rawValue) is longer than \(max) bytes"
         case .notBase64URL(let field): return "\(field.rawValue) is not base64url"

@@ -173,7 +173,7 @@ extension PGConnection: Sendable {}
 
 extension PostgreSQLPushStore {
     /// Whether libpq can parse `connectionString` (key=value pairs or a URI), checked without connecting.
-    public static func isValidConnectionString(_ connectionString: String) -> Bool {
+    package static func isValidConnectionString(_ connectionString: String) -> Bool {
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &error) else {
             if let error { PQfreemem(error) }

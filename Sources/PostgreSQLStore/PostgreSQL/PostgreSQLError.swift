@@ -1,20 +1,20 @@
 import PushStore
 
 /// A failed libpq call: PostgreSQL's SQLSTATE (when the server sent one), its message and the statement.
-public struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The five-character SQLSTATE (`23505`, `40001`, `57P01`, …); nil when the failure happened on the client
     /// side (no connection, a broken socket).
-    public let sqlstate: String?
+    package let sqlstate: String?
     /// The primary message (libpq's own message when there is no SQLSTATE).
-    public let message: String
+    package let message: String
     /// The server's detail line, if any.
-    public let detail: String?
+    package let detail: String?
     /// The statement that failed, when there was one.
-    public let sql: String?
+    package let sql: String?
     /// Whether the connection was unusable afterwards (`CONNECTION_BAD`): it must be dropped and opened again.
-    public let connectionLost: Bool
+    package let connectionLost: Bool
 
-    public init(
+    package init(
         sqlstate: String?, message: String, detail: String? = nil, sql: String? = nil, connectionLost: Bool = false
     ) {
         self.sqlstate = sqlstate
@@ -25,10 +25,10 @@ public struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A serialization failure or a deadlock: the whole transaction may simply run again.
-    public var isTransientConflict: Bool { sqlstate == "40001" || sqlstate == "40P01" }
+    package var isTransientConflict: Bool { sqlstate == "40001" || sqlstate == "40P01" }
 
     /// The server is gone, shutting down, starting, or out of connections, or the socket broke: "not now".
-    public var isUnavailability: Bool {
+    package var isUnavailability: Bool {
         if connectionLost { return true }
         guard let sqlstate else { return false }
         // 08: connection exception; 57P01-57P03: admin/crash shutdown, cannot connect now; 53300: too many
@@ -37,11 +37,11 @@ public struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A unique-constraint violation.
-    public var isUniqueViolation: Bool { sqlstate == "23505" }
+    package var isUniqueViolation: Bool { sqlstate == "23505" }
     /// A foreign-key violation (a row referenced a parent another transaction deleted meanwhile).
-    public var isForeignKeyViolation: Bool { sqlstate == "23503" }
+    package var isForeignKeyViolation: Bool { sqlstate == "23503" }
 
-    public var description: String {
+    package var description: String {
         var text = "PostgreSQL error \(sqlstate ?? "(no SQLSTATE)"): \(message)"
         if let detail { text += " (\(detail))" }
         if let sql { text += " [\(sql)]" }

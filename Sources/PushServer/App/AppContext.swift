@@ -13,8 +13,8 @@ import Tracing
 
 /// What every API handler shares. Immutable after start-up (the served instances change through `directory`,
 /// which hands out whole snapshots), so handlers on any task can read it freely.
-public final class AppContext: Sendable {
-    public let config: ServerConfig
+package final class AppContext: Sendable {
+    package let config: ServerConfig
     /// The instances served now, config-file and run-time ones, by lower-cased id (instance ids are UUIDs;
     /// clients differ in case). Every look-up goes through it.
     let directory: InstanceDirectory
@@ -22,9 +22,9 @@ public final class AppContext: Sendable {
     /// each change; `Application` runs it as a service on every node).
     let instanceSync: InstanceSync
     /// Every role of the store, for the wiring; handlers use the narrow role they need (below).
-    public let store: any PushStorage
-    public let metrics: Metrics
-    public let logger: Logger
+    package let store: any PushStorage
+    package let metrics: Metrics
+    package let logger: Logger
     /// Per-client and per-instance limits (see AppContext+Limits.swift).
     let limiters: Limiters
     /// The wall clock (injectable for tests).
@@ -38,11 +38,11 @@ public final class AppContext: Sendable {
     /// `publishEnqueued`).
     let beamsForwardQueued: @Sendable () -> Void
     /// Every instance's keys and Beams secrets, read from the store at most once a second (KeyRing.swift).
-    public let keys: KeyRing
+    package let keys: KeyRing
     /// Starts the publish request's spans (`Tracer.disabled` unless `tracing` is on).
     let tracer: Tracer
 
-    public convenience init(
+    package convenience init(
         config: ServerConfig, store: any PushStorage, metrics: Metrics, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, publishEnqueued: @escaping @Sendable () -> Void = {},
         cancelRun: @escaping @Sendable (PublishJobID) async -> Bool = { _ in false },

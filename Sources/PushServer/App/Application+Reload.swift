@@ -12,7 +12,7 @@ extension Application {
     /// it. Sets `push_config_reload_success` (1 or 0) and `push_config_reload_timestamp_seconds`.
     /// - Returns: whether the file was applied.
     @discardableResult
-    public func reloadConfig(path: String) async -> Bool {
+    package func reloadConfig(path: String) async -> Bool {
         let metrics = context.metrics
         metrics.set(.configReloadTimestamp, to: Date().timeIntervalSince1970.rounded(.down))
         let loaded: ServerConfig

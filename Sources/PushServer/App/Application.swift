@@ -17,12 +17,12 @@ import Tracing
 /// `start()` binds the listeners; `run()` runs every part as one `ServiceGroup` until `shutdown()` (or its task's
 /// cancellation); the group stops them in order, each drained before the next is told (see `services`); `close()`
 /// then closes the store.
-public final class Application: Sendable {
+package final class Application: Sendable {
     /// Time the whole drain may take beyond the engine's own grace period (for the HTTP listener's in-flight
     /// requests and the rest); past it the group stops waiting and names what did not return.
     static let drainMargin: Duration = .seconds(5)
 
-    public let context: AppContext
+    package let context: AppContext
     let engine: PublishEngine
     let webhooks: WebhookOutbox
     /// The Beams bridge, when an instance has `beamsBridge` and the backend keeps its outbox.
@@ -54,7 +54,7 @@ public final class Application: Sendable {
     ///   - gracePeriod: how long the engine's drain may take (half for answers in flight, half for the APNs client).
     ///   - stopLast: services run with the others and stopped after them (the systemd watchdog).
     /// - Throws: a store or key error, described for the operator.
-    public init(
+    package init(
         config: ServerConfig, logger: Logger, gracePeriod: Duration = .seconds(20), stopLast: [any Service] = []
     ) async throws {
         self.logger = logger
@@ -360,7 +360,7 @@ public final class Application: Sendable {
 
     /// Binds the listener. - Returns: the bound port.
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         if let opsHTTP {
             let port = try opsHTTP.start()
             logger.info(
@@ -387,18 +387,18 @@ public final class Application: Sendable {
     /// stops them in order and returns.
     /// - Returns: what stopped in which order, what did not return within the grace period, what failed.
     @discardableResult
-    public func run() async -> ServiceGroup.Report {
+    package func run() async -> ServiceGroup.Report {
         await services.run()
     }
 
     /// Starts the drain: `run()` returns once every service stopped (or the grace period ran out). Returns at once;
     /// safe from any thread, any number of times.
-    public func shutdown() {
+    package func shutdown() {
         services.shutdown()
     }
 
     /// Closes the store (after `run()` returned).
-    public func close() async {
+    package func close() async {
         do {
             try await context.store.close()
         } catch {

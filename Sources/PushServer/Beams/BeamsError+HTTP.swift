@@ -3,9 +3,9 @@ import HTTPServer
 
 /// Beams errors render through the HTTP server's error protocol as `{"error","description"}`.
 extension BeamsError: HTTPResponseError {
-    public var status: HTTPStatus { HTTPStatus(statusCode) }
+    package var status: HTTPStatus { HTTPStatus(statusCode) }
     public var description: String { detail }
-    public var responseHeaders: HTTPHeaders {
+    package var responseHeaders: HTTPHeaders {
         guard let retryAfter else { return HTTPHeaders() }
         return ["Retry-After": String(retryAfter)]
     }

@@ -55,11 +55,11 @@ struct FailureWindows {
 }
 
 /// A thread-safe `FailureWindows` with its clock: failed secret checks per client address.
-public final class FailureThrottle: Sendable {
+package final class FailureThrottle: Sendable {
     private let state: Locked<FailureWindows>
     private let clock: MonotonicSeconds
 
-    public init(
+    package init(
         maxFailures: Int, windowSeconds: Int, lockoutSeconds: Int, maxKeys: Int = 100_000,
         clock: @escaping MonotonicSeconds = monotonicSeconds
     ) {
@@ -71,14 +71,14 @@ public final class FailureThrottle: Sendable {
     }
 
     /// `.limited` while `key` is locked out.
-    public func check(_ key: String) -> RateDecision {
+    package func check(_ key: String) -> RateDecision {
         let now = clock()
         return state.withLock { $0.check(key, now: now) }
     }
 
     /// Counts a failed attempt by `key`.
     @discardableResult
-    public func recordFailure(_ key: String) -> RateDecision {
+    package func recordFailure(_ key: String) -> RateDecision {
         let now = clock()
         return state.withLock { $0.recordFailure(key, now: now) }
     }

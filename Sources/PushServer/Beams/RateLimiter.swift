@@ -3,7 +3,7 @@ import Foundation
 import Locking
 
 /// What a limiter says about one request.
-public enum RateDecision: Sendable, Equatable {
+package enum RateDecision: Sendable, Equatable {
     case allowed
     /// Refused: answer 429 with `Retry-After: retryAfter` (whole seconds, at least 1).
     case limited(retryAfter: Int)
@@ -60,27 +60,27 @@ struct TokenBuckets {
 
 /// The seconds since an arbitrary start that the limiters measure time in: monotonic, so wall-clock steps (NTP,
 /// an operator's `date`) neither refill nor freeze buckets.
-public typealias MonotonicSeconds = @Sendable () -> Double
+package typealias MonotonicSeconds = @Sendable () -> Double
 
 /// The process's monotonic clock (`MonotonicClock`) in seconds.
-public let monotonicSeconds: MonotonicSeconds = { MonotonicClock.seconds() }
+package let monotonicSeconds: MonotonicSeconds = { MonotonicClock.seconds() }
 
 /// A thread-safe `TokenBuckets` with its clock.
 ///
 /// Keys are instance ids or client addresses. Beams allows 100 requests per second on the publish and customer
 /// APIs and answers 429 above it; the device and reporting APIs get per-address and per-instance buckets.
-public final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private let state: Locked<TokenBuckets>
     private let clock: MonotonicSeconds
     /// The sustained rate it was built with.
-    public let perSecond: Int
+    package let perSecond: Int
 
     /// - Parameters:
     ///   - perSecond: sustained rate.
     ///   - burst: bucket size; defaults to one second's worth.
     ///   - maxKeys: keys tracked at once (see `ClientTable` for what happens beyond).
     ///   - clock: monotonic seconds; tests pass their own.
-    public init(
+    package init(
         perSecond: Int, burst: Int? = nil, maxKeys: Int = 100_000, clock: @escaping MonotonicSeconds = monotonicSeconds
     ) {
         state = Locked(TokenBuckets(rate: Double(perSecond), burst: Double(burst ?? perSecond), capacity: maxKeys))
@@ -89,11 +89,11 @@ public final class RateLimiter: Sendable {
     }
 
     /// Takes `cost` tokens for `key`.
-    public func take(_ key: String, cost: Double = 1) -> RateDecision {
+    package func take(_ key: String, cost: Double = 1) -> RateDecision {
         let now = clock()
         return state.withLock { $0.take(key, cost: cost, now: now) }
     }
 
     /// Keys currently tracked (for tests and metrics).
-    public var trackedKeys: Int { state.withLock { $0.table.entries.count } }
+    package var trackedKeys: Int { state.withLock { $0.table.entries.count } }
 }

@@ -1,11 +1,11 @@
 /// Parsed command-line options: `--name value`, `--name=value`, boolean `--flag`, and positionals.
-public struct Arguments: Sendable {
-    public private(set) var options: [String: String] = [:]
-    public private(set) var flags: Set<String> = []
-    public private(set) var positionals: [String] = []
+package struct Arguments: Sendable {
+    package private(set) var options: [String: String] = [:]
+    package private(set) var flags: Set<String> = []
+    package private(set) var positionals: [String] = []
 
     /// - Parameter booleanFlags: options that take no value (`--help`, `--json`).
-    public init(_ arguments: [String], booleanFlags: Set<String> = ["help", "h"]) throws(UsageError) {
+    package init(_ arguments: [String], booleanFlags: Set<String> = ["help", "h"]) throws(UsageError) {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -39,17 +39,17 @@ public struct Arguments: Sendable {
         }
     }
 
-    public func has(_ flag: String) -> Bool { flags.contains(flag) }
-    public subscript(_ name: String) -> String? { options[name] }
+    package func has(_ flag: String) -> Bool { flags.contains(flag) }
+    package subscript(_ name: String) -> String? { options[name] }
 
     /// The value of a required option.
-    public func require(_ name: String) throws(UsageError) -> String {
+    package func require(_ name: String) throws(UsageError) -> String {
         guard let value = options[name], !value.isEmpty else { throw UsageError("--\(name) is required") }
         return value
     }
 
     /// Fails on options the command does not know, so a typo is never silently ignored.
-    public func allowOnly(_ names: Set<String>) throws(UsageError) {
+    package func allowOnly(_ names: Set<String>) throws(UsageError) {
         for name in options.keys.sorted() where !names.contains(name) { throw UsageError("unknown option --\(name)") }
         for flag in flags.sorted() where !names.contains(flag) && flag != "help" && flag != "h" {
             throw UsageError("unknown option --\(flag)")
@@ -58,8 +58,8 @@ public struct Arguments: Sendable {
 }
 
 /// A command-line mistake: printed with the command's usage, exit status 2.
-public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

@@ -2,7 +2,7 @@
 /// `vapid-keygen`, `keys`, `audit`, `version`.
 ///
 /// Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error.
-public enum CLI {
+package enum CLI {
     static let usage = """
         push-server \(BuildInfo.version): a self-hosted push provider speaking the Pusher Beams APIs.
 
@@ -35,7 +35,7 @@ public enum CLI {
         """
 
     /// Runs a command; `arguments` excludes the program name.
-    public static func run(_ arguments: [String]) async -> Int32 {
+    package static func run(_ arguments: [String]) async -> Int32 {
         guard let name = arguments.first else {
             Console.err(usage)
             return ExitCode.usage.rawValue

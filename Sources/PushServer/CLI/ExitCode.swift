@@ -1,5 +1,5 @@
 /// Exit statuses shared by every command (documented in `push-server --help`).
-public enum ExitCode: Int32, Sendable {
+package enum ExitCode: Int32, Sendable {
     /// Success.
     case ok = 0
     /// A runtime failure: the store could not open, APNs refused, the port is taken.

@@ -6,19 +6,19 @@ import Observability
 /// A server-admin key: the only credential of the server's own admin API (run-time instances, the server-wide
 /// audit log). It comes from the config file (`admin.keys`) or the environment (`PUSH_SERVER_ADMIN_KEYS`), never
 /// from the store, so a leaked instance key or database cannot mint one (docs/SECURITY.md, "Server-admin keys").
-public struct AdminKey: Sendable, Equatable, CustomStringConvertible {
+package struct AdminKey: Sendable, Equatable, CustomStringConvertible {
     /// Public name of the key, the audit log's actor (`admin:<id>`).
-    public var id: String
+    package var id: String
     /// The key itself; compared in constant time, never logged.
-    public var secret: String
+    package var secret: String
 
-    public init(id: String, secret: String) {
+    package init(id: String, secret: String) {
         self.id = id
         self.secret = secret
     }
 
     /// Never the secret: a key printed by mistake (a debug log of the config) shows only its id.
-    public var description: String { "AdminKey(\(id))" }
+    package var description: String { "AdminKey(\(id))" }
 }
 
 extension ServerConfig {

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Where one secret of the configuration lives, recorded while it is read (`ConfigReader.secret`).
-public struct SecretSource: Sendable, Equatable {
+package struct SecretSource: Sendable, Equatable {
     /// The field that names it (`instances[0].secretKeyFile`, `listen.tls.privateKeyPath`).
-    public var field: String
+    package var field: String
     /// The file holding it; nil when the value is inline in the configuration file.
-    public var file: String?
+    package var file: String?
 
-    public init(field: String, file: String?) {
+    package init(field: String, file: String?) {
         self.field = field
         self.file = file
     }
@@ -21,7 +21,7 @@ extension ServerConfig {
     static let exampleSecrets: Set<String> = ["example-secret-change-me-0123456789abcdef"]
 
     /// Whether `listen.host` is a loopback address (127.0.0.0/8, `::1`, `localhost`): only this machine reaches it.
-    public var listensOnLoopbackOnly: Bool {
+    package var listensOnLoopbackOnly: Bool {
         let host = listen.host.lowercased()
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
@@ -39,7 +39,7 @@ extension ServerConfig {
     /// Files under `$CREDENTIALS_DIRECTORY` are systemd's copies (`LoadCredential=`): their directory admits only
     /// the service, and their mode shows the ACL mask that grants the service user access, so they are skipped.
     /// - Parameter configPath: the configuration file, for inline secrets.
-    public func exposureIssues(
+    package func exposureIssues(
         configPath: String, environment: [String: String] = ProcessInfo.processInfo.environment,
         serviceGroup: UInt32 = getegid()
     ) -> [ConfigIssue] {
@@ -111,7 +111,7 @@ extension ServerConfig {
 
     /// What `serve` does with `exposureIssues`: on a loopback listener they are warnings (the README's one-command
     /// run, tests, a server behind a local proxy); on any other they are errors and it refuses to start.
-    public func exposureVerdict(_ issues: [ConfigIssue]) -> (errors: [ConfigIssue], warnings: [ConfigIssue]) {
+    package func exposureVerdict(_ issues: [ConfigIssue]) -> (errors: [ConfigIssue], warnings: [ConfigIssue]) {
         guard !issues.isEmpty else { return ([], []) }
         if listensOnLoopbackOnly {
             return ([], issues.map { ConfigIssue($0.path, $0.message, severity: .warning) })

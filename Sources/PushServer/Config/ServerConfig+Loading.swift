@@ -13,7 +13,7 @@ extension ServerConfig {
     ///   - validateKey: checks that a `.p8` file holds a usable key; returns a problem description or nil.
     /// - Returns: the config and any warnings.
     /// - Throws: `ConfigError` listing every error (and the warnings) when there is at least one error.
-    public static func load(
+    package static func load(
         path: String,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         validateKey: (String) -> String? = { _ in nil }
@@ -29,7 +29,7 @@ extension ServerConfig {
 
     /// Parses config JSON; relative file paths inside it are resolved against `baseDirectory`'s caller cwd
     /// semantics (left relative: the process's working directory, as documented).
-    public static func parse(
+    package static func parse(
         _ data: Data,
         baseDirectory: String = ".",
         environment: [String: String] = ProcessInfo.processInfo.environment,

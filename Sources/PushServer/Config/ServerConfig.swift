@@ -8,115 +8,115 @@ import Tracing
 
 /// The whole server configuration, loaded from one JSON file (see `config.example.json` and
 /// `docs/OPERATIONS.md`). Every field has a documented default except `instances`.
-public struct ServerConfig: Sendable {
+package struct ServerConfig: Sendable {
     /// Where the HTTP API listens.
-    public struct Listen: Sendable, Equatable {
+    package struct Listen: Sendable, Equatable {
         /// Default loopback: exposing the API is an explicit decision.
-        public var host = "127.0.0.1"
-        public var port = 8080
+        package var host = "127.0.0.1"
+        package var port = 8080
         /// PEM certificate chain and key; when set, the listener speaks only HTTPS (the Python SDK needs it).
-        public var tls: TLSFiles?
+        package var tls: TLSFiles?
         /// Event loop threads; 0 means one per core.
-        public var eventLoops = 0
-        public init() {}
+        package var eventLoops = 0
+        package init() {}
     }
 
-    public struct TLSFiles: Sendable, Equatable {
-        public var certificatePath: String
-        public var privateKeyPath: String
+    package struct TLSFiles: Sendable, Equatable {
+        package var certificatePath: String
+        package var privateKeyPath: String
     }
 
     /// The store: the embedded SQLite file (default), or a PostgreSQL database shared by several nodes.
-    public struct Storage: Sendable, Equatable {
+    package struct Storage: Sendable, Equatable {
         /// Which backend holds the data. Default `.sqlite`.
-        public var backend = StorageBackend.sqlite
+        package var backend = StorageBackend.sqlite
         /// The PostgreSQL database; set when `backend` is `.postgresql`.
-        public var postgresql: PostgreSQLStorage?
-        public var path = "./data/push.sqlite"
+        package var postgresql: PostgreSQLStorage?
+        package var path = "./data/push.sqlite"
         /// `normal` survives a process crash (kill -9) once a publish is acknowledged; `full` also survives
         /// power loss, at the cost of an fsync per commit group.
-        public var synchronous = Synchronous.normal
+        package var synchronous = Synchronous.normal
         /// Days of history kept: ended publishes, reporting events, finished webhooks and devices invalidated by
         /// APNs are deleted after this. 0 keeps everything.
-        public var retentionDays = 30
+        package var retentionDays = 30
         /// Days after which a device that was never delivered to (its latest result is not an acceptance) and has
         /// not registered again is deleted by the janitor: junk registrations do not stay forever. A real app
         /// registers again at its next launch. Default 0: kept. Opt-in, because a device whose latest result was a
         /// failure (credentials missing for a while, say) and whose app is not opened meanwhile is deleted too;
         /// SQLite only (the config refuses it on PostgreSQL, where sharded successes are not recorded per device).
-        public var undeliveredDeviceDays = 0
+        package var undeliveredDeviceDays = 0
         /// Days the invalidation log (the `devices/invalidations` feed) keeps an event; 0: until the cap.
-        public var invalidationRetentionDays = 7
+        package var invalidationRetentionDays = 7
         /// Events the invalidation log keeps per instance at most; the janitor drops the oldest beyond it.
-        public var invalidationsPerInstance = 100_000
+        package var invalidationsPerInstance = 100_000
         /// Days the audit log keeps an entry (docs/OPERATIONS.md, "Many apps: audit log"); 0: forever.
-        public var auditRetentionDays = 90
+        package var auditRetentionDays = 90
         /// SQLite only: the writer connection's page cache in MiB, the largest share of the store's memory (each
         /// reader keeps SQLite's 2 MiB). It fills with the pages the writer touches, so a node's RSS grows with its
         /// database up to this size and then stays (docs/BENCHMARKS.md, soak). Default 64: large random-key index
         /// inserts (registrations, imports) stay off the disk; 8–16 suits a small host.
-        public var sqliteCacheMiB = 64
+        package var sqliteCacheMiB = 64
         /// While the store cannot write (a full disk, …), a continuing outage is logged at most this often.
-        public var outageLogIntervalSeconds = 60
+        package var outageLogIntervalSeconds = 60
         /// The `Retry-After` of the 503 answered while the store cannot write.
-        public var outageRetryAfterSeconds = 30
-        public init() {}
+        package var outageRetryAfterSeconds = 30
+        package init() {}
     }
 
-    public enum Synchronous: String, Sendable, Equatable { case normal, full }
+    package enum Synchronous: String, Sendable, Equatable { case normal, full }
 
-    public enum StorageBackend: String, Sendable, Equatable { case sqlite, postgresql }
+    package enum StorageBackend: String, Sendable, Equatable { case sqlite, postgresql }
 
     /// `storage.postgresql`: how a node reaches the shared database.
-    public struct PostgreSQLStorage: Sendable, Equatable, CustomStringConvertible {
+    package struct PostgreSQLStorage: Sendable, Equatable, CustomStringConvertible {
         /// A libpq connection string (`host=… dbname=… user=… sslmode=verify-full …` or a `postgresql://` URI);
         /// a secret (it may hold a password), never logged.
-        public var connectionString: String
+        package var connectionString: String
         /// Connections (each owned by one thread) this node keeps. Default 4.
-        public var poolSize = 4
+        package var poolSize = 4
         /// Targets per shard of a large interests publish: a publish whose largest interest has more followers is
         /// split into shards that every node claims, so every node delivers part of it. 0 delivers every publish
         /// whole, on one node. Default 10,000.
-        public var shardSize = 10_000
+        package var shardSize = 10_000
 
-        public init(connectionString: String) { self.connectionString = connectionString }
+        package init(connectionString: String) { self.connectionString = connectionString }
 
         /// Without the connection string, which may hold a password.
-        public var description: String {
+        package var description: String {
             "PostgreSQLStorage(poolSize: \(poolSize), shardSize: \(shardSize), connectionString: <redacted>)"
         }
     }
 
     /// HTTP limits and timeouts; each is explicit so a misbehaving client cannot exhaust the server.
-    public struct Limits: Sendable, Equatable {
-        public var maxRequestLineBytes = 8 * 1024
-        public var maxHeaderBytes = 16 * 1024
-        public var maxBodyBytes = 1024 * 1024
-        public var maxConnections = 4096
+    package struct Limits: Sendable, Equatable {
+        package var maxRequestLineBytes = 8 * 1024
+        package var maxHeaderBytes = 16 * 1024
+        package var maxBodyBytes = 1024 * 1024
+        package var maxConnections = 4096
         /// Open connections from one client address (IPv6: one /64), TLS handshakes and connections waiting for
         /// their request head included; `trustedProxies` are exempt. 0 = no limit.
-        public var maxConnectionsPerAddress = 128
+        package var maxConnectionsPerAddress = 128
         /// Request-body bytes buffered at once across all connections (one address: an eighth of it); past it a
         /// request gets 503 with `Retry-After` before its body is read.
-        public var maxBodyBytesInFlight = 64 << 20
+        package var maxBodyBytesInFlight = 64 << 20
         /// With three quarters of `maxConnections` open, idle keep-alive connections close after this long (at
         /// most `idleTimeoutSeconds`).
-        public var idleTimeoutUnderPressureSeconds = 5
-        public var headerTimeoutSeconds = 10
-        public var bodyTimeoutSeconds = 30
-        public var idleTimeoutSeconds = 60
-        public var writeTimeoutSeconds = 30
+        package var idleTimeoutUnderPressureSeconds = 5
+        package var headerTimeoutSeconds = 10
+        package var bodyTimeoutSeconds = 30
+        package var idleTimeoutSeconds = 60
+        package var writeTimeoutSeconds = 30
         /// Publish and customer API requests per second per instance before 429 (Beams: 100).
-        public var requestsPerSecondPerInstance = 100
+        package var requestsPerSecondPerInstance = 100
         /// Devices one user may have (Beams: 100); binding one more is refused with 400.
-        public var maxDevicesPerUser = 100
+        package var maxDevicesPerUser = 100
 
         // MARK: The internet-facing (no secret) device and reporting APIs; see docs/OPERATIONS.md for the sizing.
 
         /// Device and reporting API requests per second from one client address (IPv6: one /64); 0 = no limit.
-        public var ipRequestsPerSecond = 50
+        package var ipRequestsPerSecond = 50
         /// The per-address bucket: this many requests may arrive at once (an app launch sends several).
-        public var ipBurst = 500
+        package var ipBurst = 500
         /// Interest names per second one client address may send (IPv6: one /64), every element of a
         /// `PUT …/interests` array and each `POST …/interests/{name}`; 0 = no limit (and none while `ipRequestsPerSecond` is 0,
         /// which turns off every per-address limit). The bucket holds
@@ -124,116 +124,116 @@ public struct ServerConfig: Sendable {
         /// is a random page of the name index (about 14 KB of WAL and checkpoint writes and 50 µs of the writer,
         /// `bench/abuse/distinct_names.py`), where a registration is a few sequential pages: at the request budget
         /// alone (1 per 10 names) one address could make 500 new names a second (docs/SECURITY.md "Disk").
-        public var ipInterestsPerSecond = 100
+        package var ipInterestsPerSecond = 100
         /// Device API requests per second per instance, from all addresses together; 0 = no limit.
-        public var deviceRequestsPerSecondPerInstance = 5000
+        package var deviceRequestsPerSecondPerInstance = 5000
         /// Reporting API events per second per instance, from all addresses together; 0 = no limit.
-        public var reportsPerSecondPerInstance = 5000
+        package var reportsPerSecondPerInstance = 5000
         /// Devices one instance may hold; registering a new token beyond it is refused with 400.
-        public var maxDevicesPerInstance = 1_000_000
+        package var maxDevicesPerInstance = 1_000_000
         /// (device, interest) pairs one instance may hold (10 per device at the device cap); an interest write
         /// beyond it is refused with 400 and stores nothing. Bounds the disk anonymous clients can fill
         /// (docs/SECURITY.md "Disk").
-        public var maxSubscriptionsPerInstance = 10_000_000
+        package var maxSubscriptionsPerInstance = 10_000_000
         /// Distinct interest names one instance may hold (one per device at the device cap), refused like
         /// `maxSubscriptionsPerInstance`.
-        public var maxInterestsPerInstance = 1_000_000
+        package var maxInterestsPerInstance = 1_000_000
         /// The store-side caps on interest writes.
-        public var interestLimits: InterestLimits {
+        package var interestLimits: InterestLimits {
             InterestLimits(
                 maxSubscriptionsPerInstance: maxSubscriptionsPerInstance,
                 maxInterestsPerInstance: maxInterestsPerInstance)
         }
         /// Client addresses each per-address limiter tracks at once; beyond it, new addresses pass unlimited
         /// (per-instance limits still apply) and `push_rate_limit_untracked_total` counts them.
-        public var maxTrackedClients = 100_000
+        package var maxTrackedClients = 100_000
         /// Wrong secret keys from one address within `authFailureWindowSeconds` before it is locked out; 0 = off.
-        public var authFailuresPerIP = 10
-        public var authFailureWindowSeconds = 60
+        package var authFailuresPerIP = 10
+        package var authFailureWindowSeconds = 60
         /// How long a locked-out address gets 429 on the secret-key APIs, whatever key it sends.
-        public var authLockoutSeconds = 300
+        package var authLockoutSeconds = 300
         /// Reverse proxies whose `X-Forwarded-For` names the client (exact addresses). Empty: the socket peer is
         /// the client, so behind a proxy all clients share one address's limits.
-        public var trustedProxies: [String] = []
+        package var trustedProxies: [String] = []
         /// Live Activity push-to-start tokens (one per attributes type) one device may hold.
-        public var maxLiveActivityStartTokensPerDevice = 16
+        package var maxLiveActivityStartTokensPerDevice = 16
         /// Running Live Activities (unexpired update tokens) one device may hold.
-        public var maxLiveActivitiesPerDevice = 16
-        public init() {}
+        package var maxLiveActivitiesPerDevice = 16
+        package init() {}
     }
 
     /// APNs client tuning (see docs/BENCHMARKS.md for how these were chosen).
-    public struct APNsTuning: Sendable, Equatable {
-        public var connectionsPerPool = 6
-        public var streamsPerConnection = 200
-        public var requestTimeoutSeconds = 30
-        public var maxAttempts = 5
-        public init() {}
+    package struct APNsTuning: Sendable, Equatable {
+        package var connectionsPerPool = 6
+        package var streamsPerConnection = 200
+        package var requestTimeoutSeconds = 30
+        package var maxAttempts = 5
+        package init() {}
     }
 
     /// Web Push sender tuning, the same for every instance (each instance has its own sender and window).
-    public struct WebPushTuning: Sendable, Equatable {
+    package struct WebPushTuning: Sendable, Equatable {
         /// Notifications in flight per instance, retries and their delays included.
-        public var maxInFlight = 1024
+        package var maxInFlight = 1024
         /// Notifications in flight per instance to one push service (one `pushServiceHosts` pattern or known
         /// service): what a slow or black-holed service can hold. At most `maxInFlight`.
-        public var maxInFlightPerService = 256
+        package var maxInFlightPerService = 256
         /// TCP + TLS connect bound per attempt.
-        public var connectTimeoutSeconds = 3
+        package var connectTimeoutSeconds = 3
         /// Deliveries to one subscription in a row that end without an answer (connection failures or timeouts
         /// after the sender's retries) which invalidate it (`SubscriptionUnreachable`), once they span at least
         /// `unreachableAfterSeconds`.
-        public var unreachableAfterFailures = 3
-        public var unreachableAfterSeconds = 3600
-        public init() {}
+        package var unreachableAfterFailures = 3
+        package var unreachableAfterSeconds = 3600
+        package init() {}
     }
 
     /// The publish engine.
-    public struct Engine: Sendable, Equatable {
+    package struct Engine: Sendable, Equatable {
         /// Publishes processed concurrently; a huge publish never holds small ones back.
-        public var concurrentPublishes = 8
+        package var concurrentPublishes = 8
         /// Slots on top of `concurrentPublishes` that only small publishes (a users publish to at most 10 users)
         /// use: a one-user publish starts while bulk publishes hold every regular slot.
-        public var expressPublishSlots = 2
+        package var expressPublishSlots = 2
         /// Most publishes parked without a slot at once (a paced publish between its deliveries; each still renews
         /// its lease); beyond it a paced publish keeps its slot while it waits. 0: paced publishes keep their slot.
-        public var maxParkedPublishes = 256
+        package var maxParkedPublishes = 256
         /// Targets read from the store per page.
-        public var pageSize = 1000
+        package var pageSize = 1000
         /// A crashed node's claimed publish is resumed by another after this long.
-        public var leaseSeconds = 30
+        package var leaseSeconds = 30
         /// How far ahead `x_delivery.sendAt` and `expiresAt` may lie, in days.
-        public var maxScheduleDays = 30
+        package var maxScheduleDays = 30
         /// This node's stable identity in a shared (PostgreSQL) database, the owner of its leases. Set, it is held
         /// exclusively while the node runs (a second process under it fails to start) and a restart resumes what
         /// the previous process under it left running at once, instead of after `leaseSeconds`. Nil:
         /// `node-<host>-<pid>`, new for every process. (SQLite needs none: one process owns the database file.)
-        public var nodeID: String?
-        public init() {}
+        package var nodeID: String?
+        package init() {}
     }
 
     /// Outbound webhooks (per-publish `webhookUrl` and instance webhooks): where they may go and how long and
     /// how much of an answer they wait for.
-    public struct Webhooks: Sendable, Equatable {
+    package struct Webhooks: Sendable, Equatable {
         /// Hosts and networks webhooks may reach although they are loopback, private, link-local, … (an
         /// internal receiver). Empty by default: only public addresses.
-        public var allowedDestinations: [DestinationPolicy.Allowance] = []
+        package var allowedDestinations: [DestinationPolicy.Allowance] = []
         /// The whole attempt, DNS to last byte (Beams: the receiver must answer within 3 s).
-        public var timeoutSeconds = 3
+        package var timeoutSeconds = 3
         /// DNS plus TCP/TLS connect; at most `timeoutSeconds`.
-        public var connectTimeoutSeconds = 2
+        package var connectTimeoutSeconds = 2
         /// Response headers plus body; a larger answer aborts the attempt (it then counts as failed).
-        public var maxResponseBytes = 64 * 1024
+        package var maxResponseBytes = 64 * 1024
         /// Attempts in flight at most, every destination together.
-        public var concurrency = 32
+        package var concurrency = 32
         /// Attempts in flight to one destination (scheme, host, port) at most.
-        public var maxConcurrentPerDestination = 4
+        package var maxConcurrentPerDestination = 4
         /// Timeouts (or connection failures) in a row that open a destination's circuit breaker.
-        public var circuitBreakerTimeouts = 3
+        package var circuitBreakerTimeouts = 3
         /// How long an open breaker records its destination's webhooks as failed attempts without sending,
         /// before one trial attempt.
-        public var circuitBreakerSeconds = 30
-        public init() {}
+        package var circuitBreakerSeconds = 30
+        package init() {}
 
         /// The outbox's scheduling settings these values stand for.
         var scheduler: WebhookScheduler<PendingWebhook>.Settings {
@@ -247,10 +247,10 @@ public struct ServerConfig: Sendable {
         }
 
         /// Where webhooks may go (`allowedDestinations` on top of the public addresses).
-        public var policy: DestinationPolicy { DestinationPolicy(allowances: allowedDestinations) }
+        package var policy: DestinationPolicy { DestinationPolicy(allowances: allowedDestinations) }
 
         /// The HTTP client settings these values stand for.
-        public var client: HTTPExchangeConfiguration {
+        package var client: HTTPExchangeConfiguration {
             .webhooks(
                 policy: policy, timeout: .seconds(timeoutSeconds), connectTimeout: .seconds(connectTimeoutSeconds),
                 maxResponseBytes: maxResponseBytes, maxConnectionsPerHost: concurrency)
@@ -260,71 +260,71 @@ public struct ServerConfig: Sendable {
     /// Who may read `/metrics` and `/ready`'s details. `/health` and `/ready`'s status code are public.
     ///
     /// With neither field set they are served to loopback peers only (and not to requests a proxy forwarded).
-    public struct Ops: Sendable, Equatable {
+    package struct Ops: Sendable, Equatable {
         /// A separate plain-HTTP listener for `/health`, `/ready` and `/metrics` (e.g. `127.0.0.1:9090`); the main
         /// listener then serves neither the metrics nor `/ready`'s details.
-        public var listen: Endpoint?
+        package var listen: Endpoint?
         /// A bearer token an operator's scraper sends (`Authorization: Bearer …`), at least 32 bytes; required on
         /// both listeners when set.
-        public var token: String?
-        public init() {}
+        package var token: String?
+        package init() {}
     }
 
     /// A numeric IPv4 or IPv6 address and a port.
-    public struct Endpoint: Sendable, Equatable {
-        public var host: String
-        public var port: Int
+    package struct Endpoint: Sendable, Equatable {
+        package var host: String
+        package var port: Int
     }
 
     /// Instance keys (docs/OPERATIONS.md, "Many apps: keys and rotation").
-    public struct Keys: Sendable, Equatable {
+    package struct Keys: Sendable, Equatable {
         /// The key-encryption key (`keys.encryptionKey`, `…Env`, `…File`): rolled Beams secrets are stored sealed
         /// with AES-256-GCM under SHA-256 of this text. Nil: the Beams secret cannot be rolled (scoped keys work).
-        public var encryptionKey: String?
-        public init() {}
+        package var encryptionKey: String?
+        package init() {}
     }
 
     /// The server's own admin API (docs/API.md, "Server admin API").
-    public struct Admin: Sendable, Equatable {
+    package struct Admin: Sendable, Equatable {
         /// Server-admin keys (`admin.keys` and `PUSH_SERVER_ADMIN_KEYS`); none: the admin API refuses every call.
-        public var keys: [AdminKey] = []
-        public init() {}
+        package var keys: [AdminKey] = []
+        package init() {}
     }
 
     /// The built-in web console at `/console` (see docs/CONSOLE.md).
-    public struct WebConsole: Sendable, Equatable {
+    package struct WebConsole: Sendable, Equatable {
         /// Off unless enabled: when off, `/console` and the console's JSON endpoints are unknown paths (404).
-        public var enabled = false
+        package var enabled = false
         /// Test pushes per second per instance before 429 (a burst of as many); each costs an APNs request.
-        public var testPushesPerSecond = 5
-        public init() {}
+        package var testPushesPerSecond = 5
+        package init() {}
     }
 
-    public var listen = Listen()
+    package var listen = Listen()
     /// Every secret the configuration names and where it lives (`exposureIssues`).
-    public var secretSources: [SecretSource] = []
-    public var ops = Ops()
-    public var storage = Storage()
-    public var limits = Limits()
-    public var apns = APNsTuning()
-    public var webPush = WebPushTuning()
-    public var engine = Engine()
-    public var webhooks = Webhooks()
-    public var console = WebConsole()
-    public var keys = Keys()
-    public var admin = Admin()
+    package var secretSources: [SecretSource] = []
+    package var ops = Ops()
+    package var storage = Storage()
+    package var limits = Limits()
+    package var apns = APNsTuning()
+    package var webPush = WebPushTuning()
+    package var engine = Engine()
+    package var webhooks = Webhooks()
+    package var console = WebConsole()
+    package var keys = Keys()
+    package var admin = Admin()
     /// OpenTelemetry traces (`tracing` section and `OTEL_*` variables); off by default.
-    public var tracing = TracingConfiguration()
-    public var logLevel = LogLevel.info
-    public var instances: [InstanceConfig] = []
+    package var tracing = TracingConfiguration()
+    package var logLevel = LogLevel.info
+    package var instances: [InstanceConfig] = []
     /// What each config-file instance was read from (its JSON object, by lower-cased id): a reload rebuilds the
     /// senders of an instance whose object changed, and only those (`InstanceSync`).
     var instanceFingerprints: [String: String] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The instance with this id (ids are compared case-insensitively: they are UUIDs).
-    public func instance(_ id: String) -> InstanceConfig? {
+    package func instance(_ id: String) -> InstanceConfig? {
         instances.first { $0.id.caseInsensitiveCompare(id) == .orderedSame }
     }
 }

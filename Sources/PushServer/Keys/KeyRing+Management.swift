@@ -8,7 +8,7 @@ import PushStore
 /// `freshness`.
 extension KeyRing {
     /// Why a change was refused.
-    public enum ChangeError: Error, Sendable, Equatable {
+    package enum ChangeError: Error, Sendable, Equatable {
         case keyNotFound
         /// The current Beams secret cannot be revoked (roll it instead).
         case currentBeamsSecret
@@ -19,14 +19,14 @@ extension KeyRing {
     }
 
     /// A new key and the only copy of its text.
-    public struct Issued: Sendable {
-        public var record: APIKeyRecord
+    package struct Issued: Sendable {
+        package var record: APIKeyRecord
         /// `psk_…` for a scoped key, the raw secret for a Beams secret.
-        public var text: String
+        package var text: String
     }
 
     /// Creates a scoped key; `by` is recorded in the audit log (`key.create`) in the same transaction.
-    public func create(
+    package func create(
         _ instance: InstanceConfig, label: String, scopes: Set<APIKeyScope>, notBefore: Date?, expiresAt: Date?,
         by actor: AuditActor
     ) async throws(ChangeError) -> Issued {
@@ -49,7 +49,7 @@ extension KeyRing {
 
     /// Rolls a scoped key or a stored Beams secret: a new one with the same label and scopes; the old one keeps
     /// working for `overlap` seconds (0: stops now). Audited as `key.roll` (or `beams_secret.roll`) on the old id.
-    public func roll(_ instance: InstanceConfig, keyID: String, overlap: TimeInterval, by actor: AuditActor)
+    package func roll(_ instance: InstanceConfig, keyID: String, overlap: TimeInterval, by actor: AuditActor)
         async throws(ChangeError) -> (issued: Issued, retiredAt: Date)
     {
         let rows = try await rows(instance)
@@ -75,7 +75,7 @@ extension KeyRing {
     /// it); the old one stays accepted, for `Authorization: Bearer` and for user-token signatures, for `overlap`
     /// seconds. The first roll stores the config file's secret as the old one, so from then on the store holds the
     /// instance's Beams secret and the file's `secretKey` is only where it started.
-    public func rollBeamsSecret(_ instance: InstanceConfig, overlap: TimeInterval, by actor: AuditActor)
+    package func rollBeamsSecret(_ instance: InstanceConfig, overlap: TimeInterval, by actor: AuditActor)
         async throws(ChangeError) -> (issued: Issued, retiredAt: Date)
     {
         guard seal != nil else { throw .noEncryptionKey }
@@ -111,7 +111,7 @@ extension KeyRing {
 
     /// Revokes a key at once. A Beams secret can be revoked only while it is not the current one (ending a roll's
     /// overlap early).
-    public func revoke(_ instance: InstanceConfig, keyID: String, by actor: AuditActor) async throws(ChangeError)
+    package func revoke(_ instance: InstanceConfig, keyID: String, by actor: AuditActor) async throws(ChangeError)
         -> APIKeyRecord
     {
         let snapshot = try await refresh(instance)
@@ -133,7 +133,7 @@ extension KeyRing {
 
     /// The instance's keys read from the store now (for listing), whether its Beams secret is still the config
     /// file's, and the id of the current stored Beams secret.
-    public func list(_ instance: InstanceConfig) async throws(ChangeError)
+    package func list(_ instance: InstanceConfig) async throws(ChangeError)
         -> (keys: [APIKeyRecord], beamsFromConfig: Bool, currentBeamsID: String?)
     {
         let snapshot = try await refresh(instance)

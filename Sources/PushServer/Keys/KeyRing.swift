@@ -10,7 +10,7 @@ import PushStore
 /// instance (a second by default), so a key created, rolled or revoked on any node takes effect everywhere within
 /// about that long, without a restart or a notification. Also writes `lastUsedAt`, at most once a minute per key and
 /// node, from a task of its own (never on the request's path).
-public final class KeyRing: Sendable {
+package final class KeyRing: Sendable {
     /// One instance's keys, as last read.
     struct Snapshot: Sendable {
         var keys: [APIKeyRecord]
@@ -21,8 +21,8 @@ public final class KeyRing: Sendable {
     }
 
     /// A store failure while reading keys: nothing was authenticated.
-    public struct Unavailable: Error, Sendable {
-        public var underlying: String
+    package struct Unavailable: Error, Sendable {
+        package var underlying: String
     }
 
     let store: any APIKeyStore
@@ -42,7 +42,7 @@ public final class KeyRing: Sendable {
     /// A stale snapshot is still served while another request refreshes it, up to this old.
     static let staleLimit = Duration.seconds(30)
 
-    public init(
+    package init(
         store: any APIKeyStore, seal: SecretSeal?, logger: Logger, now: @escaping @Sendable () -> Date,
         freshness: Duration = .seconds(1)
     ) {

@@ -3,22 +3,22 @@ import Foundation
 import PushStore
 
 /// Who a request authenticated as: a scoped key (its id and scopes) or the instance's Beams secret.
-public struct Credential: Sendable, Equatable {
+package struct Credential: Sendable, Equatable {
     /// The scoped key's id, or the stored Beams secret row's id; nil for the Beams secret from the config file.
-    public var keyID: String?
-    public var isBeamsSecret: Bool
-    public var scopes: Set<APIKeyScope>
+    package var keyID: String?
+    package var isBeamsSecret: Bool
+    package var scopes: Set<APIKeyScope>
 }
 
 /// One Beams secret an instance accepts right now, in plain text (it verifies user-token signatures).
-public struct AcceptedBeamsSecret: Sendable, Equatable {
+package struct AcceptedBeamsSecret: Sendable, Equatable {
     /// The stored row's id; nil for the config file's secret.
-    public var keyID: String?
-    public var secret: String
+    package var keyID: String?
+    package var secret: String
 }
 
 /// The decision on one presented key, without I/O: what `AppContext.authorize` answers (docs/SECURITY.md).
-public enum KeyVerdict: Sendable, Equatable {
+package enum KeyVerdict: Sendable, Equatable {
     case allowed(Credential)
     /// No such key, a wrong secret, or not a key at all: 401.
     case unknown
@@ -32,7 +32,7 @@ public enum KeyVerdict: Sendable, Equatable {
     ///   - keys: the instance's stored keys (any state).
     ///   - beamsSecrets: the Beams secrets accepted now (`BeamsSecrets.accepted`).
     ///   - beamsScopes: what the Beams secret may do (`instances[].beamsSecretScopes`).
-    public static func judge(
+    package static func judge(
         _ presented: String, required: APIKeyScope, keys: [APIKeyRecord], beamsSecrets: [AcceptedBeamsSecret],
         beamsScopes: Set<APIKeyScope>, now: Date
     ) -> KeyVerdict {
@@ -62,14 +62,14 @@ public enum KeyVerdict: Sendable, Equatable {
 
 /// Which Beams secrets an instance accepts: the config file's until the secret is first rolled; afterwards the
 /// stored ones that are neither revoked nor past their expiry (the overlap of a roll).
-public enum BeamsSecrets {
+package enum BeamsSecrets {
     /// - Parameters:
     ///   - stored: the instance's stored Beams secret rows with their opened plain text (rows that did not open are
     ///     left out by the caller).
     ///   - anyStored: whether the instance has any stored Beams secret row, open or not: then the config file's
     ///     secret is no longer the instance's (it was rolled).
     /// - Returns: the accepted secrets, the current one (the one new user tokens are signed with) first.
-    public static func accepted(
+    package static func accepted(
         config: String, stored: [(record: APIKeyRecord, secret: String)], anyStored: Bool, now: Date
     ) -> [AcceptedBeamsSecret] {
         guard anyStored else { return [AcceptedBeamsSecret(keyID: nil, secret: config)] }
@@ -90,11 +90,11 @@ public enum BeamsSecrets {
 
 /// How long a rolled key keeps working: `now`, or a duration such as `1h`, `24h`, `7d`, `90s`, `30m` (at most 30
 /// days). A bare number is seconds.
-public enum RollOverlap {
-    public static let longest: Double = 30 * 86_400
+package enum RollOverlap {
+    package static let longest: Double = 30 * 86_400
 
     /// - Returns: seconds, or nil when `text` is not a duration within 0…30 days.
-    public static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         if text == "now" { return 0 }
         guard let unit = text.last else { return nil }
         let multiplier: Double

@@ -3,24 +3,24 @@ import JWTSigner
 /// The text of a scoped key, `psk_<id>_<secret>`: a recognisable prefix (secret scanners and people spot a leaked
 /// one), a 12-character public id the server looks the key up by, and 43 base62 characters (about 256 bits from
 /// `RAND_bytes`) that only the holder knows. The server keeps SHA-256 of the secret part, never the text.
-public struct ScopedKeyText: Sendable, Equatable {
-    public static let prefix = "psk_"
+package struct ScopedKeyText: Sendable, Equatable {
+    package static let prefix = "psk_"
     static let idLength = 12
     static let secretLength = 43
     static let idAlphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
     static let secretAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
-    public var id: String
-    public var secret: String
+    package var id: String
+    package var secret: String
 
     /// The whole key, as shown once to its holder.
-    public var text: String { "\(Self.prefix)\(id)_\(secret)" }
+    package var text: String { "\(Self.prefix)\(id)_\(secret)" }
 
     /// Whether `presented` claims to be a scoped key (then it is never compared with the Beams secret).
-    public static func looksScoped(_ presented: String) -> Bool { presented.hasPrefix(prefix) }
+    package static func looksScoped(_ presented: String) -> Bool { presented.hasPrefix(prefix) }
 
     /// Splits a presented key. - Returns: nil when it is not exactly `psk_` + 12 id characters + `_` + 43 base62.
-    public static func parse(_ presented: String) -> ScopedKeyText? {
+    package static func parse(_ presented: String) -> ScopedKeyText? {
         let bytes = Array(presented.utf8)
         let idStart = prefix.utf8.count
         let separator = idStart + idLength
@@ -34,12 +34,12 @@ public struct ScopedKeyText: Sendable, Equatable {
     }
 
     /// A new key from the CSPRNG.
-    public static func generate() throws(CryptoError) -> ScopedKeyText {
+    package static func generate() throws(CryptoError) -> ScopedKeyText {
         ScopedKeyText(id: try randomText(idLength, idAlphabet), secret: try randomText(secretLength, secretAlphabet))
     }
 
     /// The stored form of the secret part: lower-case hex SHA-256.
-    public var digest: String {
+    package var digest: String {
         get throws(CryptoError) { try SHA256.hex(Array(secret.utf8)) }
     }
 

@@ -4,13 +4,13 @@ import Foundation
 /// message on an AF_UNIX socket (a leading `@` names an abstract socket).
 ///
 /// Without `NOTIFY_SOCKET` (not started by systemd) every call is a no-op.
-public struct SystemdNotifier: Sendable {
+package struct SystemdNotifier: Sendable {
     private let socketPath: String?
     /// Half of `WATCHDOG_USEC`, as sd_watchdog_enabled(3) recommends; nil when the watchdog is off or meant for
     /// another process (`WATCHDOG_PID`).
-    public let watchdogInterval: Duration?
+    package let watchdogInterval: Duration?
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         socketPath = path
         if let usec = environment["WATCHDOG_USEC"].flatMap(UInt64.init), usec > 0, path != nil,
@@ -22,20 +22,20 @@ public struct SystemdNotifier: Sendable {
         }
     }
 
-    public var isEnabled: Bool { socketPath != nil }
+    package var isEnabled: Bool { socketPath != nil }
 
     /// `READY=1` once the server accepts requests.
-    public func ready(status: String? = nil) { send("READY=1" + (status.map { "\nSTATUS=\($0)" } ?? "")) }
+    package func ready(status: String? = nil) { send("READY=1" + (status.map { "\nSTATUS=\($0)" } ?? "")) }
     /// `STOPPING=1` when draining starts.
-    public func stopping() { send("STOPPING=1") }
+    package func stopping() { send("STOPPING=1") }
     /// `WATCHDOG=1` keep-alive.
-    public func watchdog() { send("WATCHDOG=1") }
+    package func watchdog() { send("WATCHDOG=1") }
     /// `STATUS=…`, shown by `systemctl status`.
-    public func status(_ text: String) { send("STATUS=\(text)") }
+    package func status(_ text: String) { send("STATUS=\(text)") }
 
     /// Sends one datagram; returns false on failure (notification is best effort, never fatal).
     @discardableResult
-    public func send(_ message: String) -> Bool {
+    package func send(_ message: String) -> Bool {
         guard let socketPath else { return false }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }

@@ -1,11 +1,11 @@
 /// Comparison whose duration depends only on the length of the presented value, never on where it first
 /// differs from the secret: secrets must not be guessable byte by byte from response times.
-public enum ConstantTime {
-    public static func equals(_ presented: String, _ secret: String) -> Bool {
+package enum ConstantTime {
+    package static func equals(_ presented: String, _ secret: String) -> Bool {
         equals(Array(presented.utf8), Array(secret.utf8))
     }
 
-    public static func equals(_ presented: [UInt8], _ secret: [UInt8]) -> Bool {
+    package static func equals(_ presented: [UInt8], _ secret: [UInt8]) -> Bool {
         var difference = UInt(bitPattern: presented.count ^ secret.count)
         guard !secret.isEmpty else { return false }
         for index in 0..<presented.count {

@@ -3,34 +3,34 @@ import Foundation
 /// One credential of an instance, as stored (docs/OPERATIONS.md, "Many apps: keys and rotation"). Never holds a
 /// scoped key's secret: only its SHA-256 digest; a Beams secret is kept sealed (AES-256-GCM) because it is also the
 /// HS256 key of user tokens and must be recovered to verify them.
-public struct APIKeyRecord: Sendable, Equatable {
+package struct APIKeyRecord: Sendable, Equatable {
     /// A scoped key (`psk_<id>_<secret>`) or a Beams secret (raw Bearer, every Beams SDK sends it as configured).
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         case scoped
         case beams
     }
 
-    public var instanceID: String
+    package var instanceID: String
     /// The public id: the middle part of a scoped key's text; a generated name for a Beams secret.
-    public var id: String
-    public var kind: Kind
-    public var label: String
+    package var id: String
+    package var kind: Kind
+    package var label: String
     /// Scope names (`publish`, `publish:read`, …); empty for a Beams secret, whose rights come from the config.
-    public var scopes: [String]
+    package var scopes: [String]
     /// Lower-case hex SHA-256 of the secret part (scoped keys).
-    public var secretDigest: String?
+    package var secretDigest: String?
     /// The sealed secret, base64 (Beams secrets).
-    public var sealedSecret: String?
-    public var notBefore: Date?
-    public var expiresAt: Date?
-    public var createdAt: Date
+    package var sealedSecret: String?
+    package var notBefore: Date?
+    package var expiresAt: Date?
+    package var createdAt: Date
     /// Written at most about once a minute per key and node, not per request.
-    public var lastUsedAt: Date?
-    public var revokedAt: Date?
+    package var lastUsedAt: Date?
+    package var revokedAt: Date?
     /// The key this one replaced when it was rolled.
-    public var rotatedFrom: String?
+    package var rotatedFrom: String?
 
-    public init(
+    package init(
         instanceID: String, id: String, kind: Kind, label: String, scopes: [String], secretDigest: String? = nil,
         sealedSecret: String? = nil, notBefore: Date? = nil, expiresAt: Date? = nil, createdAt: Date,
         lastUsedAt: Date? = nil, revokedAt: Date? = nil, rotatedFrom: String? = nil
@@ -52,12 +52,12 @@ public struct APIKeyRecord: Sendable, Equatable {
 }
 
 /// A key that authenticated a request at `at`, for `APIKeyStore.recordAPIKeyUses`.
-public struct APIKeyUse: Sendable, Equatable {
-    public var instanceID: String
-    public var id: String
-    public var at: Date
+package struct APIKeyUse: Sendable, Equatable {
+    package var instanceID: String
+    package var id: String
+    package var at: Date
 
-    public init(instanceID: String, id: String, at: Date) {
+    package init(instanceID: String, id: String, at: Date) {
         self.instanceID = instanceID
         self.id = id
         self.at = at

@@ -4,25 +4,25 @@ import Foundation
 /// and how it ended. Written by the store in the same transaction as the change it records, so a change that
 /// committed always has its line and one that failed has none. Never holds a secret: `actor` is a key id,
 /// `beams-secret` or `cli:<user>`.
-public struct AuditEntry: Sendable, Equatable {
+package struct AuditEntry: Sendable, Equatable {
     /// The store's sequence number, increasing with every entry (0 until stored). The read cursor.
-    public var seq: Int64
-    public var at: Date
-    public var instanceID: String
+    package var seq: Int64
+    package var at: Date
+    package var instanceID: String
     /// A scoped key's id, `beams-secret` (or the stored Beams secret's id), or `cli:<user>`.
-    public var actor: String
+    package var actor: String
     /// The client's address (`cli` for the command line).
-    public var source: String
+    package var source: String
     /// What was done: `key.create`, `key.roll`, `key.revoke`, `beams_secret.roll`, ….
-    public var action: String
+    package var action: String
     /// What it was done to (a key id, a user id, a publish id); empty when the action names it.
-    public var target: String
+    package var target: String
     /// `success` or `denied`.
-    public var outcome: String
+    package var outcome: String
     /// The request's id (`X-Request-Id`), or the CLI run's.
-    public var requestID: String
+    package var requestID: String
 
-    public init(
+    package init(
         seq: Int64 = 0, at: Date, instanceID: String, actor: String, source: String, action: String, target: String,
         outcome: String = "success", requestID: String
     ) {
@@ -38,7 +38,7 @@ public struct AuditEntry: Sendable, Equatable {
     }
 
     /// The same entry for another target (a roll records the new key's id once it is made).
-    public func targeting(_ target: String) -> AuditEntry {
+    package func targeting(_ target: String) -> AuditEntry {
         var copy = self
         copy.target = target
         return copy

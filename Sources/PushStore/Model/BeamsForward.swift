@@ -2,7 +2,7 @@ import Foundation
 
 /// What the Beams bridge sends upstream (docs/MIGRATING.md): a publish replayed to the Beams publish API, or the
 /// retirement of a device that moved here (`DELETE …/device_api/v1/…/devices/{platform}/{id}` at Beams).
-public enum BeamsForwardKind: String, Sendable, CaseIterable {
+package enum BeamsForwardKind: String, Sendable, CaseIterable {
     /// `POST …/publish_api/v1/instances/{id}/publishes/interests`.
     case publishInterests = "publish_interests"
     /// `POST …/publish_api/v1/instances/{id}/publishes/users`.
@@ -11,20 +11,20 @@ public enum BeamsForwardKind: String, Sendable, CaseIterable {
     case retireDevice = "retire_device"
 
     /// A publish forward (shown in the publish's status), as opposed to a device retirement.
-    public var isPublish: Bool { self != .retireDevice }
+    package var isPublish: Bool { self != .retireDevice }
 }
 
 /// One request for the Beams bridge to make, queued durably (`BeamsForwardQueue`).
-public struct BeamsForward: Sendable, Equatable {
-    public var instanceID: String
-    public var kind: BeamsForwardKind
+package struct BeamsForward: Sendable, Equatable {
+    package var instanceID: String
+    package var kind: BeamsForwardKind
     /// What it is about, unique per (instance, kind): the local publish id of a publish forward, or
     /// `<platform>/<beamsDeviceId>` of a retirement (so a device registering again is retired once).
-    public var key: String
+    package var key: String
     /// The body to POST (empty for a retirement).
-    public var body: Data
+    package var body: Data
 
-    public init(instanceID: String, kind: BeamsForwardKind, key: String, body: Data = Data()) {
+    package init(instanceID: String, kind: BeamsForwardKind, key: String, body: Data = Data()) {
         self.instanceID = instanceID
         self.kind = kind
         self.key = key
@@ -33,15 +33,15 @@ public struct BeamsForward: Sendable, Equatable {
 }
 
 /// A forward that is due, claimed for one attempt.
-public struct PendingBeamsForward: Sendable, Equatable {
-    public var id: Int64
-    public var forward: BeamsForward
+package struct PendingBeamsForward: Sendable, Equatable {
+    package var id: Int64
+    package var forward: BeamsForward
     /// Attempts made before this one.
-    public var attempts: Int
-    public var createdAt: Date
+    package var attempts: Int
+    package var createdAt: Date
 
     /// Backends build these; so do tests.
-    public init(id: Int64, forward: BeamsForward, attempts: Int, createdAt: Date) {
+    package init(id: Int64, forward: BeamsForward, attempts: Int, createdAt: Date) {
         self.id = id
         self.forward = forward
         self.attempts = attempts
@@ -50,7 +50,7 @@ public struct PendingBeamsForward: Sendable, Equatable {
 }
 
 /// How an attempt ended.
-public enum BeamsForwardOutcome: Sendable, Equatable {
+package enum BeamsForwardOutcome: Sendable, Equatable {
     /// Beams took it; `upstreamID` is its `publishId` (nil for a retirement).
     case delivered(upstreamID: String?)
     /// Try again at `at` (429, 5xx, no answer).
@@ -63,19 +63,19 @@ public enum BeamsForwardOutcome: Sendable, Equatable {
 }
 
 /// What the store knows of a forward, for the publish status (`beamsBridge`).
-public struct BeamsForwardRecord: Sendable, Equatable {
-    public enum State: String, Sendable {
+package struct BeamsForwardRecord: Sendable, Equatable {
+    package enum State: String, Sendable {
         case pending, delivered, failed
     }
 
-    public var state: State
-    public var attempts: Int
-    public var upstreamID: String?
-    public var lastError: String?
-    public var createdAt: Date
-    public var finishedAt: Date?
+    package var state: State
+    package var attempts: Int
+    package var upstreamID: String?
+    package var lastError: String?
+    package var createdAt: Date
+    package var finishedAt: Date?
 
-    public init(
+    package init(
         state: State, attempts: Int, upstreamID: String?, lastError: String?, createdAt: Date, finishedAt: Date?
     ) {
         self.state = state
@@ -91,7 +91,7 @@ public struct BeamsForwardRecord: Sendable, Equatable {
 /// optional capability of a backend, looked up with `as?`: SQLite and PostgreSQL have it; the in-memory fake does
 /// not. A publish's forward is written by `PublishQueue.enqueuePublish` with the job (`PublishJob.beamsForward`), in
 /// the same transaction, so an accepted publish is forwarded even if the process dies before the next line runs.
-public protocol BeamsForwardQueue: Sendable {
+package protocol BeamsForwardQueue: Sendable {
     /// Durably queues `forward`, due at `now`, unless one with the same (instance, kind, key) exists.
     /// - Returns: whether it was queued (false: already there).
     func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool

@@ -20,15 +20,15 @@ public enum PushEnvironment: String, Sendable, CaseIterable {
 }
 
 /// The last answer the push service gave for a device.
-public struct DeliveryResult: Sendable, Equatable {
+package struct DeliveryResult: Sendable, Equatable {
     /// HTTP status from the push service (200, 400, 410, ...).
-    public var status: Int
+    package var status: Int
     /// The service's reason string (`BadDeviceToken`, `Unregistered`, ...), if any.
-    public var reason: String?
+    package var reason: String?
     /// When the result was received.
-    public var at: Date
+    package var at: Date
 
-    public init(status: Int, reason: String?, at: Date) {
+    package init(status: Int, reason: String?, at: Date) {
         self.status = status
         self.reason = reason
         self.at = at
@@ -36,30 +36,30 @@ public struct DeliveryResult: Sendable, Equatable {
 }
 
 /// A registered device, as stored.
-public struct Device: Sendable, Equatable {
+package struct Device: Sendable, Equatable {
     /// Public id handed to the SDK (`apns-<uuid>`).
-    public var id: String
-    public var instanceID: String
-    public var platform: Platform
+    package var id: String
+    package var instanceID: String
+    package var platform: Platform
     /// The token; APNs tokens are lower-case hex.
-    public var token: String
-    public var environment: PushEnvironment
+    package var token: String
+    package var environment: PushEnvironment
     /// `true` when the app declared `environment`; `false` when the server defaulted it.
-    public var environmentDeclared: Bool
-    public var bundleID: String?
+    package var environmentDeclared: Bool
+    package var bundleID: String?
     /// The SDK's metadata object as JSON text (the store does not parse it).
-    public var metadata: String
-    public var userID: String?
-    public var createdAt: Date
-    public var lastRegisteredAt: Date
-    public var lastResult: DeliveryResult?
+    package var metadata: String
+    package var userID: String?
+    package var createdAt: Date
+    package var lastRegisteredAt: Date
+    package var lastResult: DeliveryResult?
     /// Set when the push service said the token is dead; cleared by re-registration.
-    public var invalidatedAt: Date?
+    package var invalidatedAt: Date?
     /// The device's IANA time zone name for local-time publishes (`updateTimeZone`); nil: the instance default.
-    public var timeZone: String?
+    package var timeZone: String?
 
     /// Backends build these; so do tests.
-    public init(
+    package init(
         id: String, instanceID: String, platform: Platform, token: String, environment: PushEnvironment,
         environmentDeclared: Bool, bundleID: String?, metadata: String, userID: String?, createdAt: Date,
         lastRegisteredAt: Date, lastResult: DeliveryResult?, invalidatedAt: Date?, timeZone: String? = nil
@@ -82,19 +82,19 @@ public struct Device: Sendable, Equatable {
 }
 
 /// One registration request (`POST /devices/apns`).
-public struct DeviceRegistration: Sendable, Equatable {
-    public var instanceID: String
-    public var platform: Platform
-    public var token: String
-    public var environment: PushEnvironment
+package struct DeviceRegistration: Sendable, Equatable {
+    package var instanceID: String
+    package var platform: Platform
+    package var token: String
+    package var environment: PushEnvironment
     /// Whether the app declared `environment`. A defaulted environment never overwrites a stored one (which may
     /// have been corrected from delivery results).
-    public var environmentDeclared: Bool
-    public var bundleID: String?
+    package var environmentDeclared: Bool
+    package var bundleID: String?
     /// JSON text.
-    public var metadata: String
+    package var metadata: String
 
-    public init(
+    package init(
         instanceID: String, platform: Platform = .apns, token: String, environment: PushEnvironment = .production,
         environmentDeclared: Bool = false, bundleID: String? = nil, metadata: String = "{}"
     ) {
@@ -109,15 +109,15 @@ public struct DeviceRegistration: Sendable, Equatable {
 }
 
 /// The answer to a registration: the device (new or existing) and the interests it already follows.
-public struct RegisteredDevice: Sendable, Equatable {
-    public var device: Device
+package struct RegisteredDevice: Sendable, Equatable {
+    package var device: Device
     /// `true` when this registration created the device.
-    public var created: Bool
+    package var created: Bool
     /// Sorted interest names.
-    public var interests: [String]
+    package var interests: [String]
 
     /// Backends build these; so do tests.
-    public init(device: Device, created: Bool, interests: [String]) {
+    package init(device: Device, created: Bool, interests: [String]) {
         self.device = device
         self.created = created
         self.interests = interests
@@ -125,21 +125,21 @@ public struct RegisteredDevice: Sendable, Equatable {
 }
 
 /// A page of a device's interests.
-public struct InterestPage: Sendable, Equatable {
+package struct InterestPage: Sendable, Equatable {
     /// Sorted by name.
-    public var interests: [String]
+    package var interests: [String]
     /// Pass back to get the next page; `nil` on the last page. Opaque to callers.
-    public var nextCursor: String?
+    package var nextCursor: String?
 
     /// Backends build these; so do tests.
-    public init(interests: [String], nextCursor: String?) {
+    package init(interests: [String], nextCursor: String?) {
         self.interests = interests
         self.nextCursor = nextCursor
     }
 }
 
 /// The outcome of binding a user to a device.
-public enum SetUserResult: Sendable, Equatable {
+package enum SetUserResult: Sendable, Equatable {
     /// Bound (or it was already bound to the same user).
     case ok
     case deviceNotFound
@@ -150,7 +150,7 @@ public enum SetUserResult: Sendable, Equatable {
 }
 
 /// What a delivery result means for the device's health.
-public enum DeviceEffect: Sendable, Equatable {
+package enum DeviceEffect: Sendable, Equatable {
     /// Record the result only.
     case none
     /// APNs 410 `Unregistered`: the token stopped being valid at `since` (APNs' timestamp). Invalidates the device
@@ -164,15 +164,15 @@ public enum DeviceEffect: Sendable, Equatable {
 }
 
 /// One device's delivery result, to record.
-public struct DeviceResult: Sendable, Equatable {
+package struct DeviceResult: Sendable, Equatable {
     /// `Target.ref` of the device.
-    public var device: Int64
-    public var status: Int
-    public var reason: String?
-    public var at: Date
-    public var effect: DeviceEffect
+    package var device: Int64
+    package var status: Int
+    package var reason: String?
+    package var at: Date
+    package var effect: DeviceEffect
 
-    public init(device: Int64, status: Int, reason: String? = nil, at: Date, effect: DeviceEffect = .none) {
+    package init(device: Int64, status: Int, reason: String? = nil, at: Date, effect: DeviceEffect = .none) {
         self.device = device
         self.status = status
         self.reason = reason

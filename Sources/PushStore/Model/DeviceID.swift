@@ -2,7 +2,7 @@ import Foundation
 
 extension Device {
     /// A new public device id, `<platform>-<UUIDv7>` in lower case (`apns-0190…`), as every backend issues them.
-    public static func makeID(platform: Platform, at now: Date) -> String {
+    package static func makeID(platform: Platform, at now: Date) -> String {
         "\(platform.rawValue)-\(timeOrderedUUID(now).uuidString.lowercased())"
     }
 

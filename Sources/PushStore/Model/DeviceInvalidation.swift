@@ -3,28 +3,28 @@ import Foundation
 /// A device the push service declared dead (APNs 410 or `BadDeviceToken`, FCM `UNREGISTERED`, Web Push 404/410),
 /// recorded in the transaction that invalidated it: the pull feed (`GET …/devices/invalidations`) and the
 /// `device.invalidated` instance webhook read these rows. The token is kept masked only (docs/SECURITY.md).
-public struct DeviceInvalidation: Sendable, Equatable {
+package struct DeviceInvalidation: Sendable, Equatable {
     /// Ascending per store, never reused (the feed's cursor).
-    public var id: Int64
-    public var instanceID: String
+    package var id: Int64
+    package var instanceID: String
     /// The device's public id (`apns-<uuid>`, …).
-    public var deviceID: String
+    package var deviceID: String
     /// The platform's raw name (`apns`, `fcm`, `web`, …).
-    public var platform: String
+    package var platform: String
     /// `DeviceInvalidation.mask(token:)`: never the whole token.
-    public var maskedToken: String
-    public var userID: String?
+    package var maskedToken: String
+    package var userID: String?
     /// The provider's reason (`Unregistered`, `BadDeviceToken`, `UNREGISTERED`, `HTTP410`, …).
-    public var reason: String
+    package var reason: String
     /// The provider's HTTP status.
-    public var status: Int
+    package var status: Int
     /// When the provider says the token stopped being valid (APNs 410's `timestamp`), if it said.
-    public var providerTimestamp: Date?
+    package var providerTimestamp: Date?
     /// When the server recorded the invalidation.
-    public var at: Date
+    package var at: Date
 
     /// Backends build these; so do tests.
-    public init(
+    package init(
         id: Int64, instanceID: String, deviceID: String, platform: String, maskedToken: String,
         userID: String?, reason: String, status: Int, providerTimestamp: Date?, at: Date
     ) {
@@ -42,11 +42,11 @@ public struct DeviceInvalidation: Sendable, Equatable {
 
     /// The characters of a token a mask keeps at its end: enough for a customer to match a token they hold,
     /// too few to send to it.
-    public static let keptSuffix = 6
+    package static let keptSuffix = 6
 
     /// The token's last `keptSuffix` characters after `…`; for a Web Push / UnifiedPush subscription (JSON text),
     /// the endpoint's host and the endpoint's last characters (the keys are never kept).
-    public static func mask(token: String) -> String {
+    package static func mask(token: String) -> String {
         var tail = token
         var prefix = ""
         if token.hasPrefix("{"), let range = token.range(of: "\"endpoint\":\"") {
@@ -64,16 +64,16 @@ public struct DeviceInvalidation: Sendable, Equatable {
 
 extension DeviceInvalidation {
     /// `reason` of a device the app deleted (`DELETE /device_api/…/devices/…`).
-    public static let deviceDeleted = "DeviceDeleted"
+    package static let deviceDeleted = "DeviceDeleted"
     /// `reason` of a device deleted with its user (`DELETE /customer_api/…/users/…`).
-    public static let userDeleted = "UserDeleted"
+    package static let userDeleted = "UserDeleted"
 
     /// Whether the record is a removal through the API (status 0, no provider involved) rather than a provider's
     /// invalidation.
-    public var isRemoval: Bool { status == 0 }
+    package var isRemoval: Bool { status == 0 }
 
     /// The record of `device`, deleted through the API for `reason`, at `at`.
-    public static func removal(
+    package static func removal(
         of device: (
             instanceID: String, id: String, platform: String, token: String,
             userID: String?
@@ -90,11 +90,11 @@ extension DeviceInvalidation {
 /// provider's timestamp when there is one.
 extension DeviceResult {
     /// The provider's own time for an invalidation (APNs 410's timestamp), nil for other effects.
-    public var providerTimestamp: Date? {
+    package var providerTimestamp: Date? {
         if case .unregistered(let since) = effect { return since }
         return nil
     }
 
     /// The reason an invalidation record carries: the provider's reason, else `HTTP<status>`.
-    public var invalidationReason: String { reason ?? "HTTP\(status)" }
+    package var invalidationReason: String { reason ?? "HTTP\(status)" }
 }

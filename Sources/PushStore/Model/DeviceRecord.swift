@@ -2,30 +2,30 @@ import Foundation
 
 /// Everything the store holds for one device, as export writes it and import reads it (docs/DATA-FORMAT.md): the
 /// device row, its interests and its Live Activity tokens.
-public struct DeviceRecord: Sendable, Equatable {
-    public var device: Device
+package struct DeviceRecord: Sendable, Equatable {
+    package var device: Device
     /// Sorted, without duplicates.
-    public var interests: [String]
+    package var interests: [String]
     /// Sorted by `DeviceRecord.order`; their `deviceID` is `device.id`.
-    public var liveActivityTokens: [LiveActivityToken]
+    package var liveActivityTokens: [LiveActivityToken]
     /// Times the source did not give (a hand-made file): the parser filled them with "now", and an import of a
     /// known device keeps the stored ones instead, so importing such a file twice changes nothing.
-    public var omittedTimes: OmittedTimes
+    package var omittedTimes: OmittedTimes
 
     /// Times a record's source may leave out.
-    public struct OmittedTimes: OptionSet, Sendable, Equatable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
-        public static let createdAt = OmittedTimes(rawValue: 1)
-        public static let lastRegisteredAt = OmittedTimes(rawValue: 2)
+    package struct OmittedTimes: OptionSet, Sendable, Equatable {
+        package let rawValue: Int
+        package init(rawValue: Int) { self.rawValue = rawValue }
+        package static let createdAt = OmittedTimes(rawValue: 1)
+        package static let lastRegisteredAt = OmittedTimes(rawValue: 2)
         /// `createdAt`/`updatedAt` of the Live Activity tokens.
-        public static let liveActivityTimes = OmittedTimes(rawValue: 4)
+        package static let liveActivityTimes = OmittedTimes(rawValue: 4)
         /// `lastResult` and `invalidatedAt` (a source that knows nothing of deliveries, like another provider's
         /// export): a known device keeps its health, so a device invalidated here is not revived by an import.
-        public static let health = OmittedTimes(rawValue: 8)
+        package static let health = OmittedTimes(rawValue: 8)
     }
 
-    public init(
+    package init(
         device: Device, interests: [String], liveActivityTokens: [LiveActivityToken] = [],
         omittedTimes: OmittedTimes = []
     ) {
@@ -36,7 +36,7 @@ public struct DeviceRecord: Sendable, Equatable {
     }
 
     /// The record with the times it omits taken from `stored` (the same device as stored).
-    public func keepingTimes(of stored: DeviceRecord) -> DeviceRecord {
+    package func keepingTimes(of stored: DeviceRecord) -> DeviceRecord {
         var record = self
         if omittedTimes.contains(.createdAt) { record.device.createdAt = stored.device.createdAt }
         if omittedTimes.contains(.lastRegisteredAt) { record.device.lastRegisteredAt = stored.device.lastRegisteredAt }
@@ -63,41 +63,41 @@ public struct DeviceRecord: Sendable, Equatable {
 
     /// The order records keep their Live Activity tokens in, so two records of the same data compare equal: start
     /// tokens before update tokens, then by attributes type and activity id.
-    public static func order(_ a: LiveActivityToken, _ b: LiveActivityToken) -> Bool {
+    package static func order(_ a: LiveActivityToken, _ b: LiveActivityToken) -> Bool {
         if a.kind != b.kind { return a.kind == .start }
         if a.attributesType != b.attributesType { return a.attributesType < b.attributesType }
         return (a.activityID ?? "") < (b.activityID ?? "")
     }
 
     /// The identity import keys devices by: (platform, token) within an instance.
-    public var key: DeviceKey { DeviceKey(platform: device.platform, token: device.token) }
+    package var key: DeviceKey { DeviceKey(platform: device.platform, token: device.token) }
 }
 
 /// (platform, token): what makes a device the same device within an instance.
-public struct DeviceKey: Sendable, Hashable {
-    public var platform: Platform
-    public var token: String
+package struct DeviceKey: Sendable, Hashable {
+    package var platform: Platform
+    package var token: String
 
-    public init(platform: Platform, token: String) {
+    package init(platform: Platform, token: String) {
         self.platform = platform
         self.token = token
     }
 }
 
 /// One device as an export reads it: the record and the position to resume after it.
-public struct ExportedDevice: Sendable, Equatable {
+package struct ExportedDevice: Sendable, Equatable {
     /// The store's internal key of the device: exports run in this order, and `after:` resumes behind it.
-    public var position: Int64
-    public var record: DeviceRecord
+    package var position: Int64
+    package var record: DeviceRecord
 
-    public init(position: Int64, record: DeviceRecord) {
+    package init(position: Int64, record: DeviceRecord) {
         self.position = position
         self.record = record
     }
 }
 
 /// What importing one record did (or, in a dry run, would do).
-public enum DeviceImportOutcome: Sendable, Equatable {
+package enum DeviceImportOutcome: Sendable, Equatable {
     /// A new device.
     case created
     /// A device with the same (platform, token) existed and some of its data changed.
@@ -109,20 +109,20 @@ public enum DeviceImportOutcome: Sendable, Equatable {
 }
 
 /// The caps an import respects, the same the device API enforces.
-public struct DeviceImportCaps: Sendable, Equatable {
-    public var maxDevicesPerInstance: Int
+package struct DeviceImportCaps: Sendable, Equatable {
+    package var maxDevicesPerInstance: Int
     /// Valid devices one user may have.
-    public var maxDevicesPerUser: Int
-    public var interests: InterestLimits
+    package var maxDevicesPerUser: Int
+    package var interests: InterestLimits
 
-    public init(maxDevicesPerInstance: Int, maxDevicesPerUser: Int, interests: InterestLimits) {
+    package init(maxDevicesPerInstance: Int, maxDevicesPerUser: Int, interests: InterestLimits) {
         self.maxDevicesPerInstance = maxDevicesPerInstance
         self.maxDevicesPerUser = maxDevicesPerUser
         self.interests = interests
     }
 
     /// No cap: tests and tools.
-    public static let unlimited = DeviceImportCaps(
+    package static let unlimited = DeviceImportCaps(
         maxDevicesPerInstance: .max, maxDevicesPerUser: .max,
         interests: .unlimited)
 }

@@ -2,17 +2,17 @@ import Foundation
 
 /// One instance at a glance, for the console's overview: the device registry's size and the publishes created
 /// since a moment (usually the start of the UTC day), with their outcome counters summed.
-public struct InstanceStatistics: Sendable, Equatable {
+package struct InstanceStatistics: Sendable, Equatable {
     /// Registered devices by platform, invalidated ones included.
-    public var devicesByPlatform: [Platform: Int]
+    package var devicesByPlatform: [Platform: Int]
     /// Devices APNs declared dead (or whose token is malformed): skipped by publishes until they register again.
-    public var invalidDevices: Int
+    package var invalidDevices: Int
     /// Publishes created since the given moment, by state.
-    public var publishesByState: [PublishState: Int]
+    package var publishesByState: [PublishState: Int]
     /// The outcome counters of those publishes, summed.
-    public var counters: PublishCounters
+    package var counters: PublishCounters
 
-    public init(
+    package init(
         devicesByPlatform: [Platform: Int] = [:], invalidDevices: Int = 0,
         publishesByState: [PublishState: Int] = [:], counters: PublishCounters = [:]
     ) {
@@ -23,7 +23,7 @@ public struct InstanceStatistics: Sendable, Equatable {
     }
 
     /// Every registered device.
-    public var devices: Int { devicesByPlatform.values.reduce(0, +) }
+    package var devices: Int { devicesByPlatform.values.reduce(0, +) }
     /// Every publish counted.
-    public var publishes: Int { publishesByState.values.reduce(0, +) }
+    package var publishes: Int { publishesByState.values.reduce(0, +) }
 }

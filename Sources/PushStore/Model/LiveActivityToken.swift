@@ -5,7 +5,7 @@ import Foundation
 /// deletes them.
 public struct LiveActivityToken: Sendable, Equatable {
     /// Which ActivityKit token this is.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// `Activity<T>.pushToStartTokenUpdates`: starts a new activity of one attributes type (`event: start`).
         case start
         /// `activity.pushTokenUpdates`: updates or ends one running activity (`event: update|end`).
@@ -13,23 +13,23 @@ public struct LiveActivityToken: Sendable, Equatable {
     }
 
     /// The owning device's public id.
-    public var deviceID: String
-    public var kind: Kind
+    package var deviceID: String
+    package var kind: Kind
     /// Lower-case hex, as APNs takes it in the request path.
-    public var token: String
+    package var token: String
     /// The Swift `ActivityAttributes` type name, equal to the payload's `attributes-type`.
-    public var attributesType: String
+    package var attributesType: String
     /// The app's `Activity.id`; nil for start tokens.
-    public var activityID: String?
+    package var activityID: String?
     /// A server correlation string the app reports back (an order or match id); nil when not given.
-    public var reference: String?
+    package var reference: String?
     /// When the row stops being a target and retention may purge it; nil for start tokens (they have no
     /// documented lifetime and are replaced when they rotate).
-    public var expiresAt: Date?
-    public var createdAt: Date
-    public var updatedAt: Date
+    package var expiresAt: Date?
+    package var createdAt: Date
+    package var updatedAt: Date
 
-    public init(
+    package init(
         deviceID: String, kind: Kind, token: String, attributesType: String, activityID: String? = nil,
         reference: String? = nil, expiresAt: Date? = nil, createdAt: Date, updatedAt: Date
     ) {
@@ -45,12 +45,12 @@ public struct LiveActivityToken: Sendable, Equatable {
     }
 
     /// Longest attributes type name and activity id, in bytes.
-    public static let maxNameBytes = 128
+    package static let maxNameBytes = 128
     /// Longest `reference`, in bytes.
     public static let maxReferenceBytes = 256
     /// Activities live at most 8 h active plus 4 h on the Lock Screen, so an update token is worth nothing after
     /// 12 h (the default and the cap of `expiresAt`).
-    public static let maxUpdateTokenLifetime: TimeInterval = 12 * 3600
+    package static let maxUpdateTokenLifetime: TimeInterval = 12 * 3600
 
     /// A Swift type name as ActivityKit reports it: 1-128 ASCII letters, digits, `_` and `.` (module-qualified
     /// names), not starting with a digit or `.`.

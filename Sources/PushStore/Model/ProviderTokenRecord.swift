@@ -3,13 +3,13 @@
 ///
 /// The JWT is a bearer credential for up to an hour; the store file is already as sensitive (it holds every
 /// device token), and nothing logs it.
-public struct ProviderTokenRecord: Sendable, Hashable {
+package struct ProviderTokenRecord: Sendable, Hashable {
     /// The compact JWT (no `bearer ` prefix).
-    public var jwt: String
+    package var jwt: String
     /// Its `iat`, UNIX seconds.
-    public var issuedAt: Int64
+    package var issuedAt: Int64
 
-    public init(jwt: String, issuedAt: Int64) {
+    package init(jwt: String, issuedAt: Int64) {
         self.jwt = jwt
         self.issuedAt = issuedAt
     }

@@ -5,9 +5,9 @@
 ///
 /// It behaves like a dictionary of counters: a counter never added is absent (`self[counter]` is nil), which the
 /// status API tells apart from 0 for the few fields it shows only when counted.
-public struct PublishCounters: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+package struct PublishCounters: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// One counter of a publish.
-    public enum Counter: Hashable, Sendable {
+    package enum Counter: Hashable, Sendable {
         /// Devices (or broadcast channels) the publish was attempted for.
         case targets
         /// The platform's service accepted the notification.
@@ -44,58 +44,58 @@ public struct PublishCounters: Sendable, Equatable, ExpressibleByDictionaryLiter
         case unrecognised(String)
 
         /// The two counters of the completion estimate.
-        public static let estimate: [Counter] = [.estimateRemaining, .estimateRateMilli]
+        package static let estimate: [Counter] = [.estimateRemaining, .estimateRateMilli]
     }
 
     private var values: [Counter: Int64]
 
-    public init() { values = [:] }
+    package init() { values = [:] }
 
-    public init(_ values: [Counter: Int64]) { self.values = values }
+    package init(_ values: [Counter: Int64]) { self.values = values }
 
-    public init(dictionaryLiteral elements: (Counter, Int64)...) {
+    package init(dictionaryLiteral elements: (Counter, Int64)...) {
         values = Dictionary(elements, uniquingKeysWith: +)
     }
 
     /// The counter's value, nil when it was never counted.
-    public subscript(_ counter: Counter) -> Int64? {
+    package subscript(_ counter: Counter) -> Int64? {
         get { values[counter] }
         set { values[counter] = newValue }
     }
 
     /// The counter's value, `defaultValue` when it was never counted.
-    public subscript(_ counter: Counter, default defaultValue: Int64) -> Int64 {
+    package subscript(_ counter: Counter, default defaultValue: Int64) -> Int64 {
         get { values[counter] ?? defaultValue }
         set { values[counter] = newValue }
     }
 
-    public var isEmpty: Bool { values.isEmpty }
+    package var isEmpty: Bool { values.isEmpty }
 
     /// Every counted counter with its value, in no particular order.
-    public var all: [Counter: Int64] { values }
+    package var all: [Counter: Int64] { values }
 
     /// Adds `amount` to `counter`. Wrapping, never trapping: a hostile sum cannot crash the process (real counters
     /// never come near it).
-    public mutating func add(_ counter: Counter, _ amount: Int64 = 1) {
+    package mutating func add(_ counter: Counter, _ amount: Int64 = 1) {
         values[counter, default: 0] &+= amount
     }
 
     /// Adds every counter of `other`.
-    public mutating func add(_ other: PublishCounters) {
+    package mutating func add(_ other: PublishCounters) {
         for (counter, amount) in other.values { add(counter, amount) }
     }
 
     /// Removes the counter. - Returns: its value, nil when it was never counted.
     @discardableResult
-    public mutating func remove(_ counter: Counter) -> Int64? { values.removeValue(forKey: counter) }
+    package mutating func remove(_ counter: Counter) -> Int64? { values.removeValue(forKey: counter) }
 
     /// The counters whose value is not 0 (what a checkpoint has to write).
-    public var nonZero: PublishCounters { PublishCounters(values.filter { $0.value != 0 }) }
+    package var nonZero: PublishCounters { PublishCounters(values.filter { $0.value != 0 }) }
 
     // MARK: Reading
 
     /// `platform`'s refusals by reason.
-    public func failures(on platform: Platform) -> [String: Int64] {
+    package func failures(on platform: Platform) -> [String: Int64] {
         var out: [String: Int64] = [:]
         for (counter, value) in values {
             if case .failed(platform, let reason) = counter { out[reason] = value }
@@ -104,7 +104,7 @@ public struct PublishCounters: Sendable, Equatable, ExpressibleByDictionaryLiter
     }
 
     /// A broadcast publish's refused channels by reason.
-    public var channelFailures: [String: Int64] {
+    package var channelFailures: [String: Int64] {
         var out: [String: Int64] = [:]
         for (counter, value) in values {
             if case .channelsFailed(let reason) = counter { out[reason] = value }
@@ -113,16 +113,16 @@ public struct PublishCounters: Sendable, Equatable, ExpressibleByDictionaryLiter
     }
 
     /// How one channel of a broadcast publish fared.
-    public struct ChannelOutcome: Sendable, Equatable {
+    package struct ChannelOutcome: Sendable, Equatable {
         /// Nil while it has no answer yet; else whether it was accepted.
-        public var accepted: Bool?
+        package var accepted: Bool?
         /// The reason it was refused (set with `accepted == false`).
-        public var reason: String?
-        public var attempts: Int64?
+        package var reason: String?
+        package var attempts: Int64?
     }
 
     /// Every channel of a broadcast publish with a counter, by channel id.
-    public var channels: [String: ChannelOutcome] {
+    package var channels: [String: ChannelOutcome] {
         var out: [String: ChannelOutcome] = [:]
         for (counter, value) in values {
             switch counter {

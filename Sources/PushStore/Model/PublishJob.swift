@@ -12,7 +12,7 @@ public enum PublishKind: String, Sendable {
 }
 
 /// A publish's lifecycle.
-public enum PublishState: String, Sendable {
+package enum PublishState: String, Sendable {
     case queued
     case running
     case finished
@@ -24,47 +24,47 @@ public enum PublishState: String, Sendable {
     case expired
 
     /// The job will not run again.
-    public var isFinal: Bool { self != .queued && self != .running }
+    package var isFinal: Bool { self != .queued && self != .running }
 }
 
 /// The store's handle for a queued publish.
-public struct PublishJobID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int64
-    public init(rawValue: Int64) { self.rawValue = rawValue }
-    public var description: String { String(rawValue) }
+package struct PublishJobID: Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: Int64
+    package init(rawValue: Int64) { self.rawValue = rawValue }
+    package var description: String { String(rawValue) }
 }
 
 /// A publish to run, as the engine hands it to the queue.
-public struct PublishJob: Sendable, Equatable {
-    public var instanceID: String
+package struct PublishJob: Sendable, Equatable {
+    package var instanceID: String
     /// The id returned to the caller (`publishId`); unique per instance.
-    public var publishID: String
-    public var kind: PublishKind
+    package var publishID: String
+    package var kind: PublishKind
     /// Interest names or user ids.
-    public var targets: [String]
+    package var targets: [String]
     /// The prepared payload and header fields, in a format only the engine knows.
-    public var payload: Data
-    public var webhookURL: String?
-    public var createdAt: Date
+    package var payload: Data
+    package var webhookURL: String?
+    package var createdAt: Date
     /// A scheduled publish: not claimable before this moment (nil: at once). The engine moves it forward between
     /// the rounds of a local-time publish (`rescheduleJob`), so a claimed job carries its current round's time.
-    public var notBefore: Date?
+    package var notBefore: Date?
     /// The Beams bridge's copy of this publish (docs/MIGRATING.md), queued in the job's transaction by backends
     /// that are a `BeamsForwardQueue`, due at `notBefore` (or `createdAt`); not part of the job once stored (a
     /// claimed job has nil).
-    public var beamsForward: BeamsForward?
+    package var beamsForward: BeamsForward?
     /// The instance's publishes-per-day quota (nil: none). The store counts the publish against the UTC day of
     /// `createdAt` in the job's transaction, shared by every node, and refuses it with `publishQuotaReached` when
     /// the day already holds this many: a refused publish stores nothing. Not part of the job once stored.
-    public var dailyPublishQuota: Int?
+    package var dailyPublishQuota: Int?
     /// The W3C `traceparent` of the span that accepted the publish (docs/OPERATIONS.md, "Traces"): whichever node
     /// claims the job, or a shard of it, continues that trace. nil when the publish was not traced. Opaque to the
     /// store, which keeps it as given.
-    public var traceParent: String?
+    package var traceParent: String?
     /// The `tracestate` that goes with `traceParent` (vendors' entries), nil when none.
-    public var traceState: String?
+    package var traceState: String?
 
-    public init(
+    package init(
         instanceID: String, publishID: String, kind: PublishKind, targets: [String], payload: Data,
         webhookURL: String? = nil, createdAt: Date, notBefore: Date? = nil, beamsForward: BeamsForward? = nil,
         dailyPublishQuota: Int? = nil,
@@ -86,28 +86,28 @@ public struct PublishJob: Sendable, Equatable {
 }
 
 /// A job a worker now holds a lease on, with where to resume.
-public struct ClaimedJob: Sendable, Equatable {
-    public var id: PublishJobID
-    public var job: PublishJob
+package struct ClaimedJob: Sendable, Equatable {
+    package var id: PublishJobID
+    package var job: PublishJob
     /// Every target with `ref <= cursor` has a final result; resume with `targets(after: cursor)`.
-    public var cursor: Int64
+    package var cursor: Int64
     /// Counters accumulated by earlier checkpoints (empty on a first attempt).
-    public var counters: PublishCounters
+    package var counters: PublishCounters
     /// 1 on the first claim, 2 after one crash or lost lease, ...
-    public var attempt: Int
-    public var leaseExpiresAt: Date
+    package var attempt: Int
+    package var leaseExpiresAt: Date
     /// `cancelPublish` was called while the job ran (on a node that then died, or elsewhere): the claimant ends it
     /// as `.cancelled` without sending.
-    public var cancelRequested: Bool
+    package var cancelRequested: Bool
     /// Set when the claim is one shard of a publish split by `ShardedPublishQueue.splitPublish`: `cursor`,
     /// `counters` and `attempt` are the shard's, and every write goes through the shard's calls.
-    public var shard: PublishShard? = nil
+    package var shard: PublishShard? = nil
     /// Set when the claim is a split publish whose shards have all ended, held by a node that died before it
     /// finished the publish: the claimant finishes it as this says, without sending.
-    public var shardsEnded: ShardedPublishEnd? = nil
+    package var shardsEnded: ShardedPublishEnd? = nil
 
     /// Backends build these; so do tests.
-    public init(
+    package init(
         id: PublishJobID, job: PublishJob, cursor: Int64, counters: PublishCounters, attempt: Int,
         leaseExpiresAt: Date, cancelRequested: Bool = false
     ) {
@@ -122,22 +122,22 @@ public struct ClaimedJob: Sendable, Equatable {
 }
 
 /// One device to deliver to.
-public struct Target: Sendable, Equatable {
+package struct Target: Sendable, Equatable {
     /// The device's internal, increasing key: targets come in `ref` order and the checkpoint cursor is a `ref`.
-    public var ref: Int64
+    package var ref: Int64
     /// The public device id.
-    public var deviceID: String
-    public var platform: Platform
-    public var token: String
-    public var environment: PushEnvironment
-    public var environmentDeclared: Bool
-    public var lastRegisteredAt: Date
-    public var userID: String?
+    package var deviceID: String
+    package var platform: Platform
+    package var token: String
+    package var environment: PushEnvironment
+    package var environmentDeclared: Bool
+    package var lastRegisteredAt: Date
+    package var userID: String?
     /// The device's IANA time zone (`updateTimeZone`), nil when none was set: local-time publishes use it.
-    public var timeZone: String?
+    package var timeZone: String?
 
     /// Store backends build targets; so do engine tests.
-    public init(
+    package init(
         ref: Int64, deviceID: String, platform: Platform, token: String, environment: PushEnvironment,
         environmentDeclared: Bool, lastRegisteredAt: Date, userID: String?, timeZone: String? = nil
     ) {
@@ -154,16 +154,16 @@ public struct Target: Sendable, Equatable {
 }
 
 /// A page of targets.
-public struct TargetPage: Sendable, Equatable {
-    public var targets: [Target]
+package struct TargetPage: Sendable, Equatable {
+    package var targets: [Target]
     /// The greatest `ref` this page looked at (skipped invalidated devices included); ask for the next page
     /// `after` it.
-    public var cursor: Int64
+    package var cursor: Int64
     /// `true` when no target after `cursor` exists.
-    public var isLast: Bool
+    package var isLast: Bool
 
     /// Backends build these; so do tests.
-    public init(targets: [Target], cursor: Int64, isLast: Bool) {
+    package init(targets: [Target], cursor: Int64, isLast: Bool) {
         self.targets = targets
         self.cursor = cursor
         self.isLast = isLast
@@ -171,36 +171,36 @@ public struct TargetPage: Sendable, Equatable {
 }
 
 /// What a publish looks like from the outside (status API, recent publishes).
-public struct PublishStatus: Sendable, Equatable {
-    public var id: PublishJobID
-    public var instanceID: String
-    public var publishID: String
-    public var kind: PublishKind
-    public var state: PublishState
-    public var counters: PublishCounters
+package struct PublishStatus: Sendable, Equatable {
+    package var id: PublishJobID
+    package var instanceID: String
+    package var publishID: String
+    package var kind: PublishKind
+    package var state: PublishState
+    package var counters: PublishCounters
     /// Set by `finishJob`.
-    public var targetsTotal: Int64?
-    public var summary: String?
-    public var attempts: Int
-    public var createdAt: Date
-    public var startedAt: Date?
-    public var finishedAt: Date?
+    package var targetsTotal: Int64?
+    package var summary: String?
+    package var attempts: Int
+    package var createdAt: Date
+    package var startedAt: Date?
+    package var finishedAt: Date?
     /// Distinct devices that reported a delivery / an open (Reporting API).
-    public var delivered: Int
-    public var opened: Int
+    package var delivered: Int
+    package var opened: Int
     /// The job's `notBefore`: when a scheduled publish (or a local-time publish's next round) may start.
-    public var notBefore: Date?
+    package var notBefore: Date?
     /// `cancelPublish` was called while it ran; it ends as `.cancelled` once its run (or the next claimant) stops.
-    public var cancelRequested: Bool
+    package var cancelRequested: Bool
     /// Set when the claim is one shard of a publish split by `ShardedPublishQueue.splitPublish`: `cursor`,
     /// `counters` and `attempt` are the shard's, and every write goes through the shard's calls.
-    public var shard: PublishShard? = nil
+    package var shard: PublishShard? = nil
     /// Set when the claim is a split publish whose shards have all ended, held by a node that died before it
     /// finished the publish: the claimant finishes it as this says, without sending.
-    public var shardsEnded: ShardedPublishEnd? = nil
+    package var shardsEnded: ShardedPublishEnd? = nil
 
     /// Backends build these; so do tests.
-    public init(
+    package init(
         id: PublishJobID, instanceID: String, publishID: String, kind: PublishKind, state: PublishState,
         counters: PublishCounters, targetsTotal: Int64?, summary: String?, attempts: Int, createdAt: Date,
         startedAt: Date?, finishedAt: Date?, delivered: Int, opened: Int, notBefore: Date? = nil,
@@ -226,20 +226,20 @@ public struct PublishStatus: Sendable, Equatable {
 }
 
 /// A device-side report (Reporting API).
-public struct ReportingEvent: Sendable, Equatable {
-    public enum Kind: Int, Sendable {
+package struct ReportingEvent: Sendable, Equatable {
+    package enum Kind: Int, Sendable {
         case delivery = 1
         case open = 2
     }
 
-    public var instanceID: String
-    public var publishID: String
-    public var deviceID: String
-    public var userID: String?
-    public var kind: Kind
-    public var at: Date
+    package var instanceID: String
+    package var publishID: String
+    package var deviceID: String
+    package var userID: String?
+    package var kind: Kind
+    package var at: Date
 
-    public init(instanceID: String, publishID: String, deviceID: String, userID: String?, kind: Kind, at: Date) {
+    package init(instanceID: String, publishID: String, deviceID: String, userID: String?, kind: Kind, at: Date) {
         self.instanceID = instanceID
         self.publishID = publishID
         self.deviceID = deviceID
@@ -250,13 +250,13 @@ public struct ReportingEvent: Sendable, Equatable {
 }
 
 /// What the Reporting API checks an event against (see `PushStorage.reportFacts`).
-public struct ReportFacts: Sendable, Equatable {
+package struct ReportFacts: Sendable, Equatable {
     /// The device the event names; nil when the instance has no such device.
-    public var device: Device?
+    package var device: Device?
     /// The publish the event names; nil when unknown (never made here, or deleted by retention).
-    public var publish: ReportedPublish?
+    package var publish: ReportedPublish?
 
-    public init(device: Device?, publish: ReportedPublish?) {
+    package init(device: Device?, publish: ReportedPublish?) {
         self.device = device
         self.publish = publish
     }
@@ -264,16 +264,16 @@ public struct ReportFacts: Sendable, Equatable {
 
 /// The parts of a publish a report is checked against.
 public struct ReportedPublish: Sendable, Equatable {
-    public var kind: PublishKind
-    public var createdAt: Date
+    package var kind: PublishKind
+    package var createdAt: Date
     /// nil while it waits in the queue: no device can have received it yet.
-    public var startedAt: Date?
-    public var finishedAt: Date?
+    package var startedAt: Date?
+    package var finishedAt: Date?
     /// Whether the reported device is in the publish's audience: for a users publish, the user bound to it is one
     /// of the targets; for an interests publish, it follows one of the target interests. Checked now, not when the
     /// publish ran (no store keeps a per-device record of every publish: PostgreSQL's sharded runs do not write
     /// successes per device), with at most 1000 user or 100 interest lookups by key.
-    public var targetsDevice: Bool
+    package var targetsDevice: Bool
 
     public init(kind: PublishKind, createdAt: Date, startedAt: Date?, finishedAt: Date?, targetsDevice: Bool) {
         self.kind = kind
@@ -285,7 +285,7 @@ public struct ReportedPublish: Sendable, Equatable {
 }
 
 /// What `cancelPublish` did.
-public enum PublishCancellation: Sendable, Equatable {
+package enum PublishCancellation: Sendable, Equatable {
     /// The publish was queued (or scheduled): it is `.cancelled` now and was never claimed again.
     case cancelled(PublishStatus)
     /// The publish is running: it is marked (`cancelRequested`) and the worker holding it must stop it and end

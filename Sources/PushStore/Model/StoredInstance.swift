@@ -3,18 +3,18 @@ import Foundation
 /// An instance created at run time (the admin API or `push-server instances`), as the store keeps it: its
 /// definition (the same JSON object as an entry of the config file's `instances`) sealed with the key-encryption
 /// key, so its secrets are never stored in the clear. The store never reads the definition.
-public struct StoredInstance: Sendable, Equatable {
+package struct StoredInstance: Sendable, Equatable {
     /// The instance id, lower-cased.
-    public var id: String
+    package var id: String
     /// The sealed definition (base64 of AES-256-GCM, `InstanceDefinitionSeal`).
-    public var sealedDefinition: String
+    package var sealedDefinition: String
     /// The set's version at this instance's last change: unchanged rows keep theirs, so a node rebuilds only what
     /// changed.
-    public var version: Int64
-    public var createdAt: Date
-    public var updatedAt: Date
+    package var version: Int64
+    package var createdAt: Date
+    package var updatedAt: Date
 
-    public init(id: String, sealedDefinition: String, version: Int64 = 0, createdAt: Date, updatedAt: Date) {
+    package init(id: String, sealedDefinition: String, version: Int64 = 0, createdAt: Date, updatedAt: Date) {
         self.id = id
         self.sealedDefinition = sealedDefinition
         self.version = version
@@ -24,7 +24,7 @@ public struct StoredInstance: Sendable, Equatable {
 }
 
 /// A change to the stored instances, applied whole with its audit entry, or not at all.
-public enum InstanceChange: Sendable, Equatable {
+package enum InstanceChange: Sendable, Equatable {
     /// Stores a new instance (an id deleted earlier may be used again).
     case create(id: String, sealedDefinition: String)
     /// Replaces a live instance's definition; with `expectedVersion`, only while its version is still that one.
@@ -33,7 +33,7 @@ public enum InstanceChange: Sendable, Equatable {
     case delete(id: String, expectedVersion: Int64?)
 
     /// The instance the change is about.
-    public var id: String {
+    package var id: String {
         switch self {
         case .create(let id, _), .update(let id, _, _), .delete(let id, _): id
         }
@@ -41,7 +41,7 @@ public enum InstanceChange: Sendable, Equatable {
 }
 
 /// What became of an `InstanceChange`.
-public enum InstanceChangeOutcome: Sendable, Equatable {
+package enum InstanceChangeOutcome: Sendable, Equatable {
     /// Applied; the set is now at `version`.
     case applied(version: Int64)
     /// A create found a live instance with the id: nothing changed.
@@ -55,7 +55,7 @@ public enum InstanceChangeOutcome: Sendable, Equatable {
 /// Where run-time instances are kept, with a version counter for the whole set that every write raises in its own
 /// transaction, so a node learns of any change on any node by comparing one number (docs/OPERATIONS.md, "Many
 /// apps: run-time instances").
-public protocol InstanceDefinitionStore: Sendable {
+package protocol InstanceDefinitionStore: Sendable {
     /// The live stored instances (oldest first) and the set's version, read in one transaction.
     func storedInstances() async throws -> (version: Int64, instances: [StoredInstance])
     /// The set's version alone (0 before any change): the cheap check a node runs to know whether to read again.
@@ -67,7 +67,7 @@ public protocol InstanceDefinitionStore: Sendable {
 
 /// A backend whose nodes announce changes to the stored instances (PostgreSQL's LISTEN/NOTIFY): a hint to read
 /// the version now; the version check stays the truth.
-public protocol InstanceChangeNotifying: Sendable {
+package protocol InstanceChangeNotifying: Sendable {
     /// Calls `onChange` (on a thread of the store's) for each announcement, and each time listening (re)starts,
     /// until the store closes. - Returns: false when this backend cannot listen.
     func listenForInstanceChanges(_ onChange: @escaping @Sendable () -> Void) -> Bool

@@ -1,12 +1,12 @@
 import Foundation
 
 /// A webhook call to make, durably queued in the outbox.
-public struct WebhookRequest: Sendable, Equatable {
-    public var url: String
-    public var body: Data
-    public var headers: [String: String]
+package struct WebhookRequest: Sendable, Equatable {
+    package var url: String
+    package var body: Data
+    package var headers: [String: String]
 
-    public init(url: String, body: Data, headers: [String: String] = [:]) {
+    package init(url: String, body: Data, headers: [String: String] = [:]) {
         self.url = url
         self.body = body
         self.headers = headers
@@ -14,15 +14,15 @@ public struct WebhookRequest: Sendable, Equatable {
 }
 
 /// A webhook that is due, claimed for one attempt.
-public struct PendingWebhook: Sendable, Equatable {
-    public var id: Int64
-    public var request: WebhookRequest
+package struct PendingWebhook: Sendable, Equatable {
+    package var id: Int64
+    package var request: WebhookRequest
     /// Attempts made before this one.
-    public var attempts: Int
-    public var createdAt: Date
+    package var attempts: Int
+    package var createdAt: Date
 
     /// Backends build these; so do tests.
-    public init(id: Int64, request: WebhookRequest, attempts: Int, createdAt: Date) {
+    package init(id: Int64, request: WebhookRequest, attempts: Int, createdAt: Date) {
         self.id = id
         self.request = request
         self.attempts = attempts
@@ -31,7 +31,7 @@ public struct PendingWebhook: Sendable, Equatable {
 }
 
 /// What happened to a webhook attempt.
-public enum WebhookOutcome: Sendable, Equatable {
+package enum WebhookOutcome: Sendable, Equatable {
     case delivered
     /// Try again at `at`.
     case retry(at: Date, error: String?)
@@ -42,16 +42,17 @@ public enum WebhookOutcome: Sendable, Equatable {
 }
 
 /// Rows deleted by `PushStorage.purge`.
-public struct PurgeResult: Sendable, Equatable {
-    public var publishes: Int
-    public var events: Int
-    public var webhooks: Int
-    public var devices: Int
+package struct PurgeResult: Sendable, Equatable {
+    package var publishes: Int
+    package var events: Int
+    package var webhooks: Int
+    package var devices: Int
     /// Devices expired because nobody delivered to them (`RetentionStore.purgeUndeliveredDevices`); set by the
     /// janitor, not by `purge`.
-    public var undeliveredDevices: Int
+    package var undeliveredDevices: Int
 
-    public init(publishes: Int = 0, events: Int = 0, webhooks: Int = 0, devices: Int = 0, undeliveredDevices: Int = 0) {
+    package init(publishes: Int = 0, events: Int = 0, webhooks: Int = 0, devices: Int = 0, undeliveredDevices: Int = 0)
+    {
         self.publishes = publishes
         self.events = events
         self.webhooks = webhooks

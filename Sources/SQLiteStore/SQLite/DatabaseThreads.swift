@@ -28,11 +28,11 @@ struct ReadOperation: Sendable {
 }
 
 /// Counters that show how well group commit batches writes.
-public struct WriterStatistics: Sendable, Equatable {
+package struct WriterStatistics: Sendable, Equatable {
     /// Transactions committed (or attempted) by the writer.
-    public var transactions: Int = 0
+    package var transactions: Int = 0
     /// Write operations run inside them.
-    public var operations: Int = 0
+    package var operations: Int = 0
 }
 
 /// The single writer: one connection, one thread, group commit.

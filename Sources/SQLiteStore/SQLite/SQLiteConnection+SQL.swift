@@ -3,32 +3,32 @@ import SQL
 /// SQLite runs the shared `SQLQuery`s through the connection's cached statements: rendered with `?` placeholders,
 /// bound, stepped, and read row by row through `SQLiteRow`.
 extension SQLiteConnection: SQLConnection {
-    public var dialect: SQLDialect { .sqlite }
+    package var dialect: SQLDialect { .sqlite }
 
     @discardableResult
-    public func perform(_ query: SQLQuery) throws -> Int {
+    package func perform(_ query: SQLQuery) throws -> Int {
         let (text, values) = query.rendered(in: .sqlite)
         return try run(text, values)
     }
 
-    public func forEachRow(_ query: SQLQuery, _ body: (SQLiteRow) throws -> Void) throws {
+    package func forEachRow(_ query: SQLQuery, _ body: (SQLiteRow) throws -> Void) throws {
         let (text, values) = query.rendered(in: .sqlite)
         try self.query(text, values) { statement in try body(SQLiteRow(statement: statement)) }
     }
 
-    public func fetchOne<T>(_ query: SQLQuery, _ transform: (SQLiteRow) throws -> T) throws -> T? {
+    package func fetchOne<T>(_ query: SQLQuery, _ transform: (SQLiteRow) throws -> T) throws -> T? {
         let (text, values) = query.rendered(in: .sqlite)
         return try first(text, values) { statement in try transform(SQLiteRow(statement: statement)) }
     }
 }
 
 /// The current row of a stepped statement, its values by SQLite's storage class. Valid only until the next step.
-public struct SQLiteRow: SQLRow {
+package struct SQLiteRow: SQLRow {
     let statement: Statement
 
-    public var columnCount: Int { statement.columnCount }
-    public func columnName(at index: Int) -> String { statement.columnName(Int32(index)) }
-    public func value(at index: Int) -> SQLValue { statement.value(Int32(index)) }
+    package var columnCount: Int { statement.columnCount }
+    package func columnName(at index: Int) -> String { statement.columnName(Int32(index)) }
+    package func value(at index: Int) -> SQLValue { statement.value(Int32(index)) }
 }
 
 @available(*, unavailable, message: "A row belongs to its statement's thread")

@@ -7,9 +7,9 @@ import SQL
 ///
 /// Opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own, so a connection must be used by one
 /// thread at a time. The store gives each connection to exactly one thread for its whole life.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// How durable a COMMIT is (`PRAGMA synchronous`).
-    public enum Synchronous: String, Sendable {
+    package enum Synchronous: String, Sendable {
         /// In WAL mode a COMMIT survives a process crash (`kill -9`); the last transactions may be lost on power
         /// loss or an OS crash. SQLite's recommended setting for WAL.
         case normal = "NORMAL"
@@ -23,11 +23,11 @@ public final class SQLiteConnection {
     /// What `onWALCommit` installed, kept alive as long as the connection.
     private var walHook: WALHook?
     /// The database file.
-    public let path: String
+    package let path: String
 
     /// Opens (or creates, unless `readOnly`) the database at `path`.
     /// - Throws: `SQLiteError` when the file cannot be opened.
-    public init(path: String, readOnly: Bool = false) throws {
+    package init(path: String, readOnly: Bool = false) throws {
         self.path = path
         var db: OpaquePointer?
         let flags =
@@ -53,12 +53,12 @@ public final class SQLiteConnection {
     }
 
     /// Whether `close()` has been called.
-    public var isClosed: Bool { handle == nil }
+    package var isClosed: Bool { handle == nil }
 
     /// Finalizes cached statements and closes the connection. Idempotent.
     /// - Throws: `SQLiteError` if SQLite refuses (the handle is then released anyway by `sqlite3_close_v2`
     ///   once any outstanding statements are finalized).
-    public func close() throws {
+    package func close() throws {
         guard let db = handle else { return }
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
@@ -86,7 +86,7 @@ public final class SQLiteConnection {
 
     /// Checks a return code of this connection. - Throws: `SQLiteError` with SQLite's message.
     @discardableResult
-    public func check(_ rc: Int32, sql: String? = nil) throws -> Int32 {
+    package func check(_ rc: Int32, sql: String? = nil) throws -> Int32 {
         try SQLiteConnection.check(rc, db: handle, sql: sql)
     }
 
@@ -101,18 +101,18 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more statements without results (schema, pragmas, BEGIN/COMMIT).
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         try check(sqlite3_exec(db, sql, nil, nil, nil), sql: sql)
     }
 
     /// Prepares a statement the caller owns (and finalizes).
-    public func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         try Statement(db: db, sql: sql)
     }
 
     /// The cached prepared statement for `sql`, prepared on first use. Callers reset it after use
     /// (`withStatement` does).
-    public func cached(_ sql: String) throws -> Statement {
+    package func cached(_ sql: String) throws -> Statement {
         if let statement = cache[sql] { return statement }
         let statement = try Statement(db: db, sql: sql)
         cache[sql] = statement
@@ -120,7 +120,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` with the cached statement for `sql` bound to `bindings`, resetting it afterwards.
-    public func withStatement<T>(_ sql: String, _ bindings: [SQLValue] = [], _ body: (Statement) throws -> T) throws
+    package func withStatement<T>(_ sql: String, _ bindings: [SQLValue] = [], _ body: (Statement) throws -> T) throws
         -> T
     {
         let statement = try cached(sql)
@@ -131,7 +131,7 @@ public final class SQLiteConnection {
 
     /// Runs a statement to completion and returns the number of rows it changed.
     @discardableResult
-    public func run(_ sql: String, _ bindings: [SQLValue] = []) throws -> Int {
+    package func run(_ sql: String, _ bindings: [SQLValue] = []) throws -> Int {
         try withStatement(sql, bindings) { statement in
             while try statement.step() {}
             return Int(sqlite3_changes64(db))
@@ -139,21 +139,21 @@ public final class SQLiteConnection {
     }
 
     /// Calls `row` for each result row.
-    public func query(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> Void) throws {
+    package func query(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> Void) throws {
         try withStatement(sql, bindings) { statement in
             while try statement.step() { try row(statement) }
         }
     }
 
     /// The first row mapped by `row`, or `nil` when there is none.
-    public func first<T>(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> T? {
+    package func first<T>(_ sql: String, _ bindings: [SQLValue] = [], _ row: (Statement) throws -> T) throws -> T? {
         try withStatement(sql, bindings) { statement in
             try statement.step() ? try row(statement) : nil
         }
     }
 
     /// The rowid of the last successful INSERT on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
 
     /// Rows changed by INSERT, UPDATE and DELETE since the connection opened.
     var totalChanges: Int64 { sqlite3_total_changes64(db) }

@@ -7,12 +7,12 @@ import SQL
 ///
 /// Not thread-safe: it belongs to the connection that prepared it, which is used by one thread at a time.
 /// Cached statements are finalized by `SQLiteConnection.close()`; uncached ones by `finalize()` (or `deinit`).
-public final class Statement {
+package final class Statement {
     private var handle: OpaquePointer?
     /// Borrowed: the connection outlives its statements (sqlite3_close_v2 defers closing until they are finalized).
     private let db: OpaquePointer
     /// The SQL text, for error messages.
-    public let sql: String
+    package let sql: String
 
     init(db: OpaquePointer, sql: String) throws {
         self.db = db
@@ -35,7 +35,7 @@ public final class Statement {
     deinit { finalize() }
 
     /// Frees the statement. Idempotent.
-    public func finalize() {
+    package func finalize() {
         if let handle {
             // sqlite3_finalize only repeats the last step's error, which was already thrown by `step()`.
             sqlite3_finalize(handle)
@@ -55,14 +55,14 @@ public final class Statement {
     }
 
     /// Binds `values` to parameters 1...n.
-    public func bind(_ values: [SQLValue]) throws {
+    package func bind(_ values: [SQLValue]) throws {
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))
         }
     }
 
     /// Binds one value to the 1-based parameter `index`.
-    public func bind(_ value: SQLValue, at index: Int32) throws {
+    package func bind(_ value: SQLValue, at index: Int32) throws {
         switch value {
         case .null:
             try check(sqlite3_bind_null(stmt, index))
@@ -106,59 +106,59 @@ public final class Statement {
     }
 
     /// Advances to the next row: `true` when a row is available, `false` when the statement is done.
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         try check(sqlite3_step(stmt)) == SQLITE_ROW
     }
 
     /// Rewinds the statement and clears its bindings so it can be reused.
-    public func reset() {
+    package func reset() {
         // The return code repeats the last step's error, which `step()` already threw.
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
     }
 
     /// Whether column `index` (0-based) of the current row is NULL.
-    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(stmt, index) == SQLITE_NULL }
+    package func isNull(_ index: Int32) -> Bool { sqlite3_column_type(stmt, index) == SQLITE_NULL }
 
     /// Column `index` as an integer (NULL reads as 0).
-    public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(stmt, index) }
+    package func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(stmt, index) }
 
     /// Column `index` as an integer, or `nil` for NULL.
-    public func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
+    package func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
 
     /// Column `index` as text (NULL reads as "").
-    public func text(_ index: Int32) -> String {
+    package func text(_ index: Int32) -> String {
         guard let bytes = sqlite3_column_text(stmt, index) else { return "" }
         let count = Int(sqlite3_column_bytes(stmt, index))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// Column `index` as text, or `nil` for NULL.
-    public func optionalText(_ index: Int32) -> String? { isNull(index) ? nil : text(index) }
+    package func optionalText(_ index: Int32) -> String? { isNull(index) ? nil : text(index) }
 
     /// Column `index` as bytes (NULL reads as empty).
-    public func blob(_ index: Int32) -> Data {
+    package func blob(_ index: Int32) -> Data {
         let count = Int(sqlite3_column_bytes(stmt, index))
         guard count > 0, let bytes = sqlite3_column_blob(stmt, index) else { return Data() }
         return Data(bytes: bytes, count: count)
     }
 
     /// Column `index` as milliseconds since 1970 converted to a `Date`, or `nil` for NULL.
-    public func optionalDate(_ index: Int32) -> Date? { optionalInt64(index).map(Date.init(millisecondsSince1970:)) }
+    package func optionalDate(_ index: Int32) -> Date? { optionalInt64(index).map(Date.init(millisecondsSince1970:)) }
 
     /// Column `index` as milliseconds since 1970 converted to a `Date`.
-    public func date(_ index: Int32) -> Date { Date(millisecondsSince1970: int64(index)) }
+    package func date(_ index: Int32) -> Date { Date(millisecondsSince1970: int64(index)) }
 
     /// How many columns a row of this statement has.
-    public var columnCount: Int { Int(sqlite3_column_count(stmt)) }
+    package var columnCount: Int { Int(sqlite3_column_count(stmt)) }
 
     /// The name of column `index` as the SELECT list gave it.
-    public func columnName(_ index: Int32) -> String {
+    package func columnName(_ index: Int32) -> String {
         sqlite3_column_name(stmt, index).map { String(cString: $0) } ?? ""
     }
 
     /// Column `index` of the current row by its storage class (SQLite has no boolean: 0/1 read as integers).
-    public func value(_ index: Int32) -> SQLValue {
+    package func value(_ index: Int32) -> SQLValue {
         switch sqlite3_column_type(stmt, index) {
         case SQLITE_INTEGER: return .integer(int64(index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(stmt, index))
