@@ -10,6 +10,7 @@
 // clients: that many clients, each one http.Client over its own http2.Transport (one connection each: the sink allows
 // 1,000 streams); in_flight: pushes in flight per client (gorush's max_concurrent_pushes, default 100). Prints
 // notifications/s and CPU microseconds per notification (getrusage: user + system of this process over the sends).
+// GOPEER_PAUSE_MS=ms sleeps after the warm-up, before the clock starts (bench/apns/sink-syscalls.sh attaches then).
 package main
 
 import (
@@ -280,6 +281,9 @@ func main() {
 		}
 	}
 
+	if ms, _ := strconv.Atoi(os.Getenv("GOPEER_PAUSE_MS")); ms > 0 { // time for a syscall counter to attach
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 	var tally counts
 	var wg sync.WaitGroup
 	t0, c0 := time.Now(), cpuSeconds()
