@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every APNs benchmark peer against the nginx sink, with no delay and with a 50 ms delay, and prints one
 # line per run. Used to fill bench/apns/RESULTS.md; the Swift client's benchmark (bench/swift/APNsBench) is run
-# against the same sinks so its numbers can be read against these.
+# against the same sinks so its numbers can be read against these. The Go peer (gopeer/, a gorush-style sender on
+# golang.org/x/net/http2) runs at 1 x 100 and 6 x 200 where Go is installed.
 #
 #   bench/apns/run-peers.sh [n] [port]      (defaults: n=50000, port=28443; aioapns sends n/5)
 set -euo pipefail
@@ -10,6 +11,7 @@ n=${1:-50000}; port=${2:-28443}
 py=.venv/bin/python3
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
+gopeer=$(bench/apns/gopeer/build.sh | tail -1) || gopeer=  # the Go peer; build.sh says why when it is skipped
 url="https://127.0.0.1:$port/3/device/$(printf 'ab%.0s' $(seq 32))"
 trap 'bench/apns/nginx-sink.sh stop "$port"' EXIT
 
@@ -28,5 +30,8 @@ for delay in 0 50; do
         $py bench/apns/aioapns_bench.py --port "$port" --ca "$ca" --n $((n / 5)) --concurrency 1000
     else
         echo "aioapns not installed: .venv/bin/pip install aioapns==4.0"
+    fi
+    if [[ -n $gopeer ]]; then  # gorush's default window, then push-server's (6 x 200)
+        for shape in "1 100" "6 200"; do "$gopeer" "$url" "$ca" "$n" $shape | sed 's/ \[go.*//'; done
     fi
 done

@@ -4,10 +4,16 @@
 # the plain C libcurl multi loop (bench/apns/curl_multi_loop.c, the server's window: 6 connections x 200 streams)
 # and by aioapns 4.0 (Python) against the same sink, as the reference ratios. Each sender's write syscalls per
 # request and the sink's reads and CPU per request are printed beside it (bench/apns/sink-syscalls.sh).
+# Then the Go peer (bench/apns/gopeer: an APNs sender driven the way gorush drives apns2, on the same x/net HTTP/2
+# transport; a stand-in, not apns2 itself) sends N to N distinct tokens read from a file, at gorush's default window
+# (1 client, 100 pushes in flight) and at the server's (6 clients x 200), with ratios to push-server and the C loop;
+# skipped with a message where Go or Debian's golang-golang-x-net-dev is missing.
 #
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
 #   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
+#   GOPEER=0 bench/publish/run.sh N    skips the Go peer
+#   bench/publish/rounds.sh [rounds] [N...]   runs this several times and prints medians and ratios per sender
 #   PROBES=1 bench/publish/run.sh N     also counts each sender's malloc and curl_multi_perform calls per request
 #                                       (uprobes on libc and libcurl, set up here and removed at the end; each call
 #                                       then traps, so the CPU figures of such a run are inflated: read the counts)
@@ -35,6 +41,12 @@ if [[ -z ${SKIP_BUILD:-} ]]; then  # SKIP_BUILD=1: use the release binaries as t
 fi
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
+GOPEER_BIN=
+if [[ ${GOPEER:-1} != 0 ]]; then
+    GOPEER_BIN=$(bench/apns/gopeer/build.sh 2>"$OUT/gopeer-build.err" | tail -1) || { GOPEER_BIN=; cat "$OUT/gopeer-build.err"; }
+    [[ -n $GOPEER_BIN ]] && echo "Go peer: $(go version | cut -d' ' -f3), golang.org/x/net $(dpkg-query -W -f='${Version}' golang-golang-x-net-dev 2>/dev/null)"
+    awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "%064x\n", i }' > "$OUT/tokens.txt"
+fi
 SYSCALLS=bench/apns/sink-syscalls.sh
 [[ $(id -u) == 0 ]] && command -v perf >/dev/null || SYSCALLS=true  # the syscall counts need perf and root
 ADDED_PROBES=
@@ -73,13 +85,24 @@ wall, cpu = t1 - t0, (c1 - c0) / hz
 print(f"push-server [{label}] n={n}: accepted {accepted}, {n / wall:.0f} notifications/s, {cpu * 1e6 / n:.1f} us CPU/notification (wall {wall:.2f} s, cpu {cpu:.2f} s)")
 PY
     local url="https://127.0.0.1:$SINK_PORT/3/device/$(printf 'ab%.0s' $(seq 32))" loop
-    bench/out/curl_multi_loop "$url" "$CA" "$N" 6 200 > "$dir/curl-loop.raw" & loop=$!
+    CURL_LOOP_PAUSE_MS=1000 bench/out/curl_multi_loop "$url" "$CA" "$N" 6 200 > "$dir/curl-loop.raw" & loop=$!
     $SYSCALLS start "$dir/sink" "$dir/syscalls" "$loop"
     wait $loop || true
     sed 's/ \[libcurl.*//' "$dir/curl-loop.raw" | tee "$dir/curl-loop.txt"
-    $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /'
+    $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /' | tee "$dir/curl-loop-syscalls.txt"
     if [[ ${AIOAPNS:-1} != 0 ]]; then
         $PY bench/apns/aioapns_bench.py --port "$SINK_PORT" --ca "$CA" --n "$N" | tee "$dir/aioapns.txt"
+    fi
+    if [[ -n $GOPEER_BIN ]]; then  # gorush's default window (1 x 100), then the server's (6 x 200)
+        local shape peer
+        for shape in 1x100 6x200; do
+            GOPEER_PAUSE_MS=1000 "$GOPEER_BIN" "$url" "$CA" "$N" "${shape%x*}" "${shape#*x}" "$OUT/tokens.txt" \
+                > "$dir/gopeer-$shape.raw" & peer=$!
+            $SYSCALLS start "$dir/sink" "$dir/syscalls" "$peer"
+            wait $peer || true
+            sed 's/ \[go.*//' "$dir/gopeer-$shape.raw" | tee "$dir/gopeer-$shape.txt"
+            $SYSCALLS stop "$dir/syscalls" "$N" | sed 's/^/  /' | tee "$dir/gopeer-$shape-syscalls.txt"
+        done
     fi
     stop_sink_server "$dir"
     trap - EXIT
@@ -94,6 +117,19 @@ ours = figures("server.txt")
 for label, name in (("C libcurl loop", "curl-loop.txt"), ("aioapns", "aioapns.txt")):
     ref = figures(name)
     if ref: print(f"  push-server / {label}: rate {ours[0] / ref[0]:.2f}x, CPU per notification {ours[1] / ref[1]:.2f}x")
+PY
+    $PY - "$dir" <<'PY'
+import os, re, sys
+def figures(name):
+    path = os.path.join(sys.argv[1], name)
+    if not os.path.exists(path) or "notifications/s" not in open(path).read(): return None
+    text = open(path).read()
+    return float(re.search(r"([0-9.]+) notifications/s", text).group(1)), float(re.search(r"([0-9.]+) us CPU/notification", text).group(1))
+for peer, peer_name in (("Go peer 1 x 100", "gopeer-1x100.txt"), ("Go peer 6 x 200", "gopeer-6x200.txt")):
+    ref = figures(peer_name)
+    for label, name in (("push-server", "server.txt"), ("C libcurl loop", "curl-loop.txt")):
+        ours = figures(name)
+        if ref and ours: print(f"  {label} / {peer}: rate {ours[0] / ref[0]:.2f}x, CPU per notification {ours[1] / ref[1]:.2f}x")
 PY
 }
 
