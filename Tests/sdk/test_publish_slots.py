@@ -79,9 +79,7 @@ def test_paced_publish_parked_between_deliveries_resumes_after_kill_9(environmen
     server = two_instance_server(environment, mock, "slots-restart", {"engine": {"nodeId": "slots-restart"}})
     client = Beams(server)
     interest = unique("parked")
-    tokens = [random_token() for _ in range(6)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(6, [interest])
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert("paced"),
                                               "x_delivery": {"throttlePerMinute": 120}})
     wait_for(lambda: mock.stats()["requests"] >= 2, timeout=20, message="the first paced deliveries")
