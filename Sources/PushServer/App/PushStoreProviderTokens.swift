@@ -13,6 +13,7 @@ package struct PushStoreProviderTokens: ProviderTokenStore {
     /// How long a call waits for the store before it fails (the client then carries on with its own token).
     package var timeout: Duration = .seconds(10)
 
+    /// The token store over `store`, each call waiting for it at most `timeout`.
     package init(store: any ProviderTokenStorage, timeout: Duration = .seconds(10)) {
         self.store = store
         self.timeout = timeout
