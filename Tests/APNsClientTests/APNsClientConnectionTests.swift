@@ -14,12 +14,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         // The victim sits mid-stream, so the GOAWAY also cuts off streams opened after it.
         var requests = (1..<200).map { alert(token($0)) }
         requests.insert(alert(victim), at: 100)
-        let collector = ResultCollector(count: requests.count)
-        for (index, request) in requests.enumerated() {
-            await client.submit(request, credentials: credentials, environment: environment) {
-                collector.record(index, $0)
-            }
-        }
+        let collector = await submitEach(client, requests)
         let results = await collector.all()
         XCTAssertEqual(collector.duplicates, 0)
         XCTAssertEqual(
@@ -145,29 +140,11 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         // Answers take 5 s: the two requests on the wire hold the window long after the cancelled one has left.
         let mock = try startMock(delayMs: 5000)
         let client = try makeClient(connections: 1, streams: 2)
-        let onTheWire = ResultCollector(count: 2)
-        for index in 0..<2 {
-            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
-                onTheWire.record(index, $0)
-            }
-        }
+        let onTheWire = await submitEach(client, (0..<2).map { alert(token($0)) })
         let run = RetryScope()
         var waiting = alert(token(9))
         waiting.retries = run
-        let cancelled = ResultCollector(count: 1)
-        let (credentials, environment) = (credentials, environment)
-        let submitter = Task {
-            await client.submit(waiting, credentials: credentials, environment: environment) { cancelled.record(0, $0) }
-        }
-        try await eventually("the third submit waits for the window") { client.stats().waitingForWindow == 1 }
-        run.cancel()
-        await submitter.value
-        let results = await cancelled.all()
-        guard case .failure(.cancelled(attempts: 0)) = results[0] else {
-            return XCTFail("expected .cancelled(attempts: 0), got \(results[0])")
-        }
-        XCTAssertEqual(onTheWire.delivered, 0, "it left before the requests holding the window were answered")
-        XCTAssertEqual(client.stats().waitingForWindow, 0)
+        try await assertLeavesTheFullWindowUnsent(client, waiting, holding: onTheWire) { _ in run.cancel() }
         let answered = await onTheWire.all()
         XCTAssertEqual(answered.filter { $0.response?.status == 200 }.count, 2)
         XCTAssertEqual(try mock.requests().count, 2, "the cancelled request never went out")
@@ -177,26 +154,33 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
         // Answers take 5 s; the cancelled submit is answered `.cancelled(attempts: 0)` (never sent) long before.
         _ = try startMock(delayMs: 5000)
         let client = try makeClient(connections: 1, streams: 2)
-        let onTheWire = ResultCollector(count: 2)
-        for index in 0..<2 {
-            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
-                onTheWire.record(index, $0)
-            }
-        }
+        let onTheWire = await submitEach(client, (0..<2).map { alert(token($0)) })
+        try await assertLeavesTheFullWindowUnsent(client, alert(token(8)), holding: onTheWire) { $0.cancel() }
+    }
+
+    /// Submits `waiting` from a task of its own behind the requests of `onTheWire`, which fill the window; once it
+    /// waits for the window, `cancel` cancels it (given its task). It must leave at once: answered
+    /// `.cancelled(attempts: 0)` (never sent) before any request holding the window was answered.
+    private func assertLeavesTheFullWindowUnsent(
+        _ client: APNsClient, _ waiting: APNsRequest, holding onTheWire: ResultCollector,
+        file: StaticString = #filePath, line: UInt = #line, cancel: (Task<Void, Never>) -> Void
+    ) async throws {
         let cancelled = ResultCollector(count: 1)
-        let (credentials, environment, waiting) = (credentials, environment, alert(token(8)))
+        let (credentials, environment) = (credentials, environment)
         let submitter = Task {
             await client.submit(waiting, credentials: credentials, environment: environment) { cancelled.record(0, $0) }
         }
         try await eventually("the third submit waits for the window") { client.stats().waitingForWindow == 1 }
-        submitter.cancel()
+        cancel(submitter)
         await submitter.value
         let results = await cancelled.all()
         guard case .failure(.cancelled(attempts: 0)) = results[0] else {
-            return XCTFail("expected .cancelled(attempts: 0), got \(results[0])")
+            return XCTFail("expected .cancelled(attempts: 0), got \(results[0])", file: file, line: line)
         }
-        XCTAssertEqual(onTheWire.delivered, 0, "it left before the requests holding the window were answered")
-        XCTAssertEqual(client.stats().waitingForWindow, 0)
+        XCTAssertEqual(
+            onTheWire.delivered, 0, "it left before the requests holding the window were answered", file: file,
+            line: line)
+        XCTAssertEqual(client.stats().waitingForWindow, 0, file: file, line: line)
     }
 
     func testOneProviderTokenIsReusedAcrossRequestsAndConnections() async throws {
@@ -334,12 +318,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
     func testShutdownLetsInFlightFinishWithinGracePeriod() async throws {
         let mock = try startMock(delayMs: 200)
         let client = try makeClient(connections: 1, streams: 10)
-        let collector = ResultCollector(count: 5)
-        for index in 0..<5 {
-            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
-                collector.record(index, $0)
-            }
-        }
+        let collector = await submitEach(client, (0..<5).map { alert(token($0)) })
         let unanswered = await client.shutdown(gracePeriod: .seconds(5))
         XCTAssertTrue(unanswered.isEmpty)
         let results = await collector.all()
@@ -353,12 +332,7 @@ final class APNsClientConnectionTests: MockAPNsTestCase {
     func testShutdownReturnsWhenTheLastAnswerArrivesNotAtTheEndOfTheGracePeriod() async throws {
         _ = try startMock(delayMs: 300)
         let client = try makeClient(connections: 2, streams: 10)
-        let collector = ResultCollector(count: 8)
-        for index in 0..<8 {
-            await client.submit(alert(token(index)), credentials: credentials, environment: environment) {
-                collector.record(index, $0)
-            }
-        }
+        let collector = await submitEach(client, (0..<8).map { alert(token($0)) })
         let started = Date()
         let unanswered = await client.shutdown(gracePeriod: .seconds(120))
         // The last answer wakes the shutdown: it does not sit out the 120 s (and polls nothing meanwhile).

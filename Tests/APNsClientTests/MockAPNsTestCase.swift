@@ -79,13 +79,21 @@ class MockAPNsTestCase: XCTestCase {
     func submitAll(_ client: APNsClient, _ requests: [APNsRequest], credentials: APNsCredentials? = nil)
         async -> [APNsResult]
     {
+        await submitEach(client, requests, credentials: credentials).all()
+    }
+
+    /// Submits every request through the backpressure API without waiting for the answers.
+    /// - Returns: the collector their results arrive in (index-aligned).
+    func submitEach(_ client: APNsClient, _ requests: [APNsRequest], credentials: APNsCredentials? = nil)
+        async -> ResultCollector
+    {
         let collector = ResultCollector(count: requests.count)
         for (index, request) in requests.enumerated() {
             await client.submit(request, credentials: credentials ?? self.credentials, environment: environment) {
                 collector.record(index, $0)
             }
         }
-        return await collector.all()
+        return collector
     }
 }
 

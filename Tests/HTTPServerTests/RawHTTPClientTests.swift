@@ -4,8 +4,8 @@ import XCTest
 
 /// The shared test client must parse what real servers send, not only what our server sends.
 final class RawHTTPClientTests: XCTestCase {
-    /// A one-shot server: accepts one connection, reads the request head, writes `reply`, closes.
-    private func serveOnce(_ reply: String) throws -> Int {
+    /// A socket listening on `127.0.0.1` at a port the kernel picked. - Returns: the socket and its port.
+    private func listenOnAnyPort() -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -18,6 +18,12 @@ final class RawHTTPClientTests: XCTestCase {
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A one-shot server: accepts one connection, reads the request head, writes `reply`, closes.
+    private func serveOnce(_ reply: String) throws -> Int {
+        let (fd, port) = listenOnAnyPort()
         let bytes = Array(reply.utf8)
         Thread {
             let conn = accept(fd, nil, nil)
@@ -27,7 +33,7 @@ final class RawHTTPClientTests: XCTestCase {
             close(conn)
             close(fd)
         }.start()
-        return Int(UInt16(bigEndian: address.sin_port))
+        return port
     }
 
     func testParsesChunkedResponseWithTrailers() throws {
@@ -55,20 +61,9 @@ final class RawHTTPClientTests: XCTestCase {
     }
 
     func testSilentServerTimesOut() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = listenOnAnyPort()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        listen(fd, 1)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        let client = try RawHTTPClient(port: Int(UInt16(bigEndian: address.sin_port)), timeout: 0.3)
+        let client = try RawHTTPClient(port: port, timeout: 0.3)
         try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertThrowsError(try client.readResponse()) { error in
             XCTAssertEqual(error as? RawHTTPClientError, .timedOut)

@@ -1,7 +1,6 @@
 import Observability
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// The test binary links no build-info object (only `make` does, see Sources/CBuildInfo/shim.h): the weak symbols
 /// resolve to NULL and must read as "unknown" rather than crash. The linked-in case is checked on the packaged

@@ -1,6 +1,5 @@
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// The strict RFC 4180 reader: quoted fields with commas, doubled quotes and line breaks, CRLF and LF endings,
 /// records that break the rules reported with their line and skipped, and chunk boundaries anywhere.

@@ -1,7 +1,6 @@
 import HTTPServer
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 final class ClientAddressTests: XCTestCase {
     private func request(peer: String, forwardedFor: [String] = []) -> HTTPRequest {

@@ -1,6 +1,5 @@
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// The streaming row splitter for JSON exports: NDJSON, a top-level array, a container object's array member,
 /// strings holding brackets, line numbers, chunk boundaries, and files that are not JSON rows.

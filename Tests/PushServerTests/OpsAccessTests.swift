@@ -1,6 +1,5 @@
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// Who may read `/metrics` and `/ready`'s details.
 final class OpsAccessTests: XCTestCase {

@@ -1,10 +1,9 @@
 import ConfigModel
 import Foundation
 import JSON
+import PushServer
 import PushStore
 import XCTest
-
-@testable import PushServer
 
 /// The converters from other providers' exports (Parse `_Installation`, OneSignal's CSV, SNS endpoint listings) to
 /// device lines, without a store: each mapping, each refusal with its reason and masked token, the `--map` rules,

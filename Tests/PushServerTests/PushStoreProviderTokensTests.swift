@@ -1,12 +1,11 @@
 import APNsClient
 import Foundation
 import Locking
+import PushServer
 import PushStore
 import SQLiteStore
 import TestSupport
 import XCTest
-
-@testable import PushServer
 
 /// Two "nodes" (two token managers) on one SQLite store: two server processes on one SQLite file are not a
 /// supported deployment, so the compare-and-swap that lets only one of them sign per refresh period is checked here.

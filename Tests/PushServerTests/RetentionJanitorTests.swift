@@ -2,11 +2,10 @@ import Foundation
 import InMemoryStore
 import Locking
 import Logging
+import PushServer
 import PushStore
 import SQLiteStore
 import XCTest
-
-@testable import PushServer
 
 final class RetentionJanitorTests: XCTestCase {
     func testPurgesEndedPublishesOlderThanTheRetentionAndKeepsNewerOnes() async throws {

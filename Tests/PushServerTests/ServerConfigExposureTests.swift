@@ -1,7 +1,6 @@
 import Foundation
+import PushServer
 import XCTest
-
-@testable import PushServer
 
 /// `ServerConfig.exposureIssues` and `exposureVerdict` on real files: which modes and groups count, systemd's
 /// credentials directory, inline secrets, shared and example secrets, and the loopback rule.

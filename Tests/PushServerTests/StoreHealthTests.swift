@@ -4,10 +4,9 @@ import JSON
 import Locking
 import Logging
 import Observability
+import PushServer
 import PushStore
 import XCTest
-
-@testable import PushServer
 
 /// `StoreHealth` turns store health events into log lines, metrics and 503 answers.
 final class StoreHealthTests: XCTestCase {

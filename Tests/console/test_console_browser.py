@@ -258,9 +258,7 @@ def test_publish_shows_the_body_and_curl_then_follows_the_publish_to_the_end(pag
     server, mock = console_env
     beams = Beams(server)
     interest = unique("promo")
-    tokens = [random_token() for _ in range(3)]
-    for token in tokens:
-        beams.register(token, interests=[interest], environment="sandbox")
+    tokens = beams.register_devices(3, [interest], environment="sandbox")
     mock.behave(tokens[0], status=410, reason="Unregistered")
     page.sign_in()
     page.go("publish")
@@ -700,27 +698,9 @@ def test_overview_shows_the_instances_quotas_with_their_use(driver, quota_consol
 def reach_platforms(tmp_path_factory):
     """The server with the console, APNs, UnifiedPush and HMS (and FCM and web) against the strict stand-ins, plus
     a second instance whose HMS client secret the Huawei stand-in refuses."""
-    import subprocess
+    from test_hms import REFUSED_INSTANCE_ID, REFUSED_SECRET, build_hms_platforms
 
-    from platform_mocks import MockFCM, MockHMS, MockPushService
-    from test_hms import REFUSED_INSTANCE_ID, REFUSED_SECRET, HMSPlatforms
-    from test_unifiedpush import unifiedpush_section
-    from harness import Mock
-
-    directory = tmp_path_factory.mktemp("console-reach")
-    env = object.__new__(HMSPlatforms)
-    p8, pub = write_apns_key(directory)
-    vapid = directory / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    env.vapid_public_key = keygen.stdout.strip()
-    env.apns, env.fcm, env.push, env.hms = Mock(directory, pub), MockFCM(directory), MockPushService(directory), MockHMS(directory)
-    env.server = Server(directory, env.apns, p8, overrides={"console": {"enabled": True}}, instance_overrides={
-        "fcm": env.fcm.config(), "web": env.push.config(vapid), "unifiedpush": unifiedpush_section(env.push),
-        "hms": env.hms.config()},
-        extra_instances=[{"id": REFUSED_INSTANCE_ID, "secretKey": REFUSED_SECRET,
-                          "hms": env.hms.config(secret="not-the-secret")}])
-    env.client = Beams(env.server)
+    env = build_hms_platforms(tmp_path_factory.mktemp("console-reach"), overrides={"console": {"enabled": True}})
     env.refused = (REFUSED_INSTANCE_ID, REFUSED_SECRET)
     yield env
     env.close()

@@ -61,6 +61,13 @@ class Beams:
             self.set_user(device_id, user)
         return device_id
 
+    def register_devices(self, count, interests=(), environment=None):
+        """Registers `count` devices with fresh random tokens following `interests`; returns their tokens."""
+        tokens = [random_token() for _ in range(count)]
+        for token in tokens:
+            self.register(token, interests, environment=environment)
+        return tokens
+
     def set_user(self, device_id, user):
         from pusher_push_notifications import PushNotifications
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness import (  # noqa: F401  (re-exported: the test modules import these from conftest)
     INSTANCE_ID, KEY_ID, MOCK, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, ROOT, SECRET, TEAM_ID, TOPIC,
-    Environment, Mock, Server, free_port, write_apns_key, write_self_signed,
+    Environment, Mock, Server, free_port, write_apns_key, write_self_signed, write_vapid_key,
 )
 
 def pytest_addoption(parser):

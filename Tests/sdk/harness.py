@@ -222,6 +222,14 @@ class Server:
         self.proc.wait(timeout=10)
 
 
+def write_vapid_key(directory: Path):
+    """A VAPID key written by the binary's own `vapid-keygen`: (its PEM file, the public key it printed)."""
+    vapid = directory / "vapid.pem"
+    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
+    assert keygen.returncode == 0, keygen.stderr
+    return vapid, keygen.stdout.strip()
+
+
 class Environment:
     """Starts mock + server pairs in one directory and stops every process it started."""
 

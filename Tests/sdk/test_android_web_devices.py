@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from beams_client import HTTP, assert_empty_ok, assert_error, b64url, beams_claims, jwt_hs256
-from conftest import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, Mock, Server, write_apns_key
+from conftest import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, Mock, Server, write_apns_key, write_vapid_key
 
 ANDROID_HEADERS = {"Content-Type": "application/json; charset=UTF-8",
                    "x-pusher-library": "push-notifications-android 1.9.2"}
@@ -51,10 +51,7 @@ def btoa(value):
 def server(tmp_path_factory):
     directory = tmp_path_factory.mktemp("e2e-android-web")
     p8, pub = write_apns_key(directory)
-    vapid = directory / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    public_key = keygen.stdout.strip()
+    vapid, public_key = write_vapid_key(directory)
     assert (vapid.stat().st_mode & 0o777) == 0o600
     again = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
     assert again.returncode == 1 and "File exists" in again.stderr, again

@@ -264,9 +264,7 @@ def test_overview_counts_devices_publishes_failures_and_notifications_per_minute
 
     before = overview()
     interest = unique("ov")
-    tokens = [random_token() for _ in range(4)]
-    for token in tokens:
-        beams.register(token, interests=[interest], environment="sandbox")
+    tokens = beams.register_devices(4, [interest], environment="sandbox")
     mock.behave(tokens[0], status=410, reason="Unregistered")
     status = beams.wait_finished(beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}}))
     assert (status["apns"]["accepted"], status["apns"]["failed"]) == (3, 1)

@@ -9,19 +9,16 @@ import base64
 import concurrent.futures
 import json
 import signal
-import subprocess
 import uuid
 
 import pytest
 import requests
 
-from beams import Beams, random_token, wait_for
-from harness import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, Mock, Server, write_apns_key
-from platform_mocks import MockFCM, MockHMS, MockPushService
+from beams import random_token, wait_for
+from harness import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET
 from receiver import Receiver
-from test_hms import HMSPlatforms, hms_token
+from test_hms import build_hms_platforms, hms_token
 from test_publish_platforms import fcm_token
-from test_unifiedpush import unifiedpush_section
 
 TEST_PUSH = "/admin_api/v1/instances/{instance}/console/test-push"
 FEED = f"/customer_api/v1/instances/{INSTANCE_ID}/devices/invalidations"
@@ -32,22 +29,14 @@ WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"console-test-push-key-0123456789"
 def platforms(tmp_path_factory):
     """All five platforms on the first instance (console on), the credential-less instance beside it, and a
     webhook receiver for `device.invalidated`."""
-    directory = tmp_path_factory.mktemp("e2e-console-platforms")
-    env = object.__new__(HMSPlatforms)
-    env.hook = Receiver()
-    p8, pub = write_apns_key(directory)
-    vapid = directory / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    env.vapid_public_key = keygen.stdout.strip()
-    env.apns, env.fcm, env.push, env.hms = Mock(directory, pub), MockFCM(directory), MockPushService(directory), MockHMS(directory)
-    env.server = Server(directory, env.apns, p8, overrides={"console": {"enabled": True, "testPushesPerSecond": 1000}},
-                        instance_overrides={
-                            "fcm": env.fcm.config(), "web": env.push.config(vapid),
-                            "unifiedpush": unifiedpush_section(env.push), "hms": env.hms.config(),
-                            "webhook": {"url": env.hook.url("/publishes"), "secret": WEBHOOK_SECRET,
-                                        "invalidationsUrl": env.hook.url("/invalidations")}})
-    env.client = Beams(env.server)
+    hook = Receiver()
+    env = build_hms_platforms(
+        tmp_path_factory.mktemp("e2e-console-platforms"),
+        overrides={"console": {"enabled": True, "testPushesPerSecond": 1000}},
+        instance_overrides={"webhook": {"url": hook.url("/publishes"), "secret": WEBHOOK_SECRET,
+                                        "invalidationsUrl": hook.url("/invalidations")}},
+        refused_instance=False)
+    env.hook = hook
     yield env
     env.close()
     env.hook.close()

@@ -4,14 +4,13 @@ tokens only for the configured client ID and secret, checks the bearer token, th
 and answers every result code on demand.
 """
 import json
-import subprocess
 import uuid
 
 import pytest
 import requests
 
 from beams import Beams, random_token, unique, wait_for
-from harness import Mock, Server, write_apns_key
+from harness import Mock, Server, write_apns_key, write_vapid_key
 from platform_mocks import HMS_APP_ID, MockFCM, MockHMS, MockPushService
 from test_publish_platforms import fcm_token, publish_body
 from test_unifiedpush import UnifiedPushPlatforms, unifiedpush_section
@@ -52,22 +51,25 @@ class HMSPlatforms(UnifiedPushPlatforms):
                 process.proc.kill()
 
 
-@pytest.fixture(scope="module")
-def platforms(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("e2e-hms")
+def build_hms_platforms(directory, overrides=None, instance_overrides=None, refused_instance=True):
+    """All five platforms on the first instance against the strict stand-ins (`instance_overrides` adds sections to
+    it) and, with `refused_instance`, a second instance whose HMS client secret the Huawei stand-in refuses."""
     env = object.__new__(HMSPlatforms)
     p8, pub = write_apns_key(directory)
-    vapid = directory / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    env.vapid_public_key = keygen.stdout.strip()
+    vapid, env.vapid_public_key = write_vapid_key(directory)
     env.apns, env.fcm, env.push, env.hms = Mock(directory, pub), MockFCM(directory), MockPushService(directory), MockHMS(directory)
-    env.server = Server(directory, env.apns, p8, instance_overrides={
+    refused = [{"id": REFUSED_INSTANCE_ID, "secretKey": REFUSED_SECRET, "hms": env.hms.config(secret="not-the-secret")}]
+    env.server = Server(directory, env.apns, p8, overrides=overrides, instance_overrides={
         "fcm": env.fcm.config(), "web": env.push.config(vapid), "unifiedpush": unifiedpush_section(env.push),
-        "hms": env.hms.config()},
-        extra_instances=[{"id": REFUSED_INSTANCE_ID, "secretKey": REFUSED_SECRET,
-                          "hms": env.hms.config(secret="not-the-secret")}])
+        "hms": env.hms.config(), **(instance_overrides or {})},
+        extra_instances=refused if refused_instance else ())
     env.client = Beams(env.server)
+    return env
+
+
+@pytest.fixture(scope="module")
+def platforms(tmp_path_factory):
+    env = build_hms_platforms(tmp_path_factory.mktemp("e2e-hms"))
     yield env
     env.close()
 

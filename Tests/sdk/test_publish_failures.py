@@ -145,9 +145,8 @@ def test_internal_server_error_forever_is_bounded_and_counted_failed(beams):
 
 def test_payload_over_4096_bytes_fails_every_target_locally(beams):
     client, mock = beams
-    interest, tokens = unique("big"), [random_token() for _ in range(3)]
-    for token in tokens:
-        client.register(token, [interest])
+    interest = unique("big")
+    tokens = client.register_devices(3, [interest])
     publish_id = client.publish("interests", {"interests": [interest],
                                               "apns": {"aps": {"alert": "x"}, "data": {"blob": "b" * 5000}}})
     status = client.wait_finished(publish_id)
@@ -162,9 +161,7 @@ def test_payload_over_4096_bytes_fails_every_target_locally(beams):
 def test_connection_loss_mid_publish_still_delivers_to_every_device(beams, action):
     client, mock = beams
     interest = unique(action)
-    tokens = [random_token() for _ in range(120)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(120, [interest])
     before = mock.stats()
     # Slow answers keep many streams in flight when the connection goes away.
     mock.configure(delay_ms=20)

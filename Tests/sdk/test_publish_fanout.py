@@ -42,9 +42,7 @@ def test_overlapping_interests_across_pages_with_invalid_devices_reach_each_vali
 def test_concurrent_publishes_each_reach_every_device_once(paged):
     client, mock = paged
     interest = unique("conc")
-    tokens = [random_token() for _ in range(40)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(40, [interest])
     ids = [client.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": str(n)}}})
            for n in range(8)]
     for publish_id in ids:

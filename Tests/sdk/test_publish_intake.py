@@ -30,22 +30,22 @@ def padded(kind, target, size):
     return text
 
 
+def assert_body_limit(client, kind, target, kib):
+    """A `kind` publish body of exactly `kib` KiB is accepted; one byte more is refused with Beams' message."""
+    assert client.publish_raw(f"/{kind}", data=padded(kind, target, kib * 1024)).status_code == 200
+    body = error(client.publish_raw(f"/{kind}", data=padded(kind, target, kib * 1024 + 1)), 400)
+    assert body["description"].startswith("Request body size is too large"), body
+    assert f"{kib}KiB" in body["description"]
+
+
 def test_interests_body_limit_is_10_kib(beams):
     client, _ = beams
-    interest = unique("limit")
-    assert client.publish_raw("/interests", data=padded("interests", interest, 10 * 1024)).status_code == 200
-    body = error(client.publish_raw("/interests", data=padded("interests", interest, 10 * 1024 + 1)), 400)
-    assert body["description"].startswith("Request body size is too large"), body
-    assert "10KiB" in body["description"]
+    assert_body_limit(client, "interests", unique("limit"), 10)
 
 
 def test_users_body_limit_is_200_kib(beams):
     client, _ = beams
-    user = unique("user")
-    assert client.publish_raw("/users", data=padded("users", user, 200 * 1024)).status_code == 200
-    body = error(client.publish_raw("/users", data=padded("users", user, 200 * 1024 + 1)), 400)
-    assert body["description"].startswith("Request body size is too large"), body
-    assert "200KiB" in body["description"]
+    assert_body_limit(client, "users", unique("user"), 200)
 
 
 def test_wrong_secret_is_401(beams):

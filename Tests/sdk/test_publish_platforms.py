@@ -5,14 +5,13 @@ subscription's private key, so the assertions read what the browser's service wo
 """
 import base64
 import json
-import subprocess
 import uuid
 
 import pytest
 import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, Mock, Server, write_apns_key
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, Mock, Server, write_apns_key, write_vapid_key
 from platform_mocks import FCM_PROJECT, MockFCM, MockPushService
 
 DEVICES = f"/device_api/v1/instances/{INSTANCE_ID}/devices"
@@ -28,10 +27,7 @@ class Platforms:
 
     def __init__(self, directory, overrides=None, fcm_project=None, fcm_overrides=None, instance_overrides=None):
         p8, pub = write_apns_key(directory)
-        vapid = directory / "vapid.pem"
-        keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-        assert keygen.returncode == 0, keygen.stderr
-        self.vapid_public_key = keygen.stdout.strip()
+        vapid, self.vapid_public_key = write_vapid_key(directory)
         self.apns = Mock(directory, pub)
         self.fcm = MockFCM(directory, project=fcm_project)
         self.push = MockPushService(directory)

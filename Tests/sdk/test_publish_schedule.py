@@ -67,9 +67,7 @@ def test_publish_scheduled_two_seconds_ahead_starts_on_time_and_not_before(env):
     server, mock = env
     client = Beams(server)
     interest = unique("sched")
-    tokens = [random_token() for _ in range(5)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(5, [interest])
     send_at = time.time() + 2.0
     r = client.publish_raw("/interests", {"interests": [interest], "apns": alert("scheduled"),
                                           "x_delivery": {"sendAt": rfc3339(send_at)}})
@@ -98,9 +96,7 @@ def test_scheduled_publish_survives_kill_9_and_goes_out_once_late_within_its_win
     server = environment.server(mock, name="restart")
     client = Beams(server)
     interest = unique("restart")
-    tokens = [random_token() for _ in range(20)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(20, [interest])
     send_at = time.time() + 3.0
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert("restart"),
                                               "x_delivery": {"sendAt": rfc3339(send_at),
@@ -128,9 +124,7 @@ def test_publish_whose_window_closed_while_the_server_was_down_expires_and_is_ne
     server = environment.server(mock, name="expiry")
     client = Beams(server)
     interest = unique("expiry")
-    tokens = [random_token() for _ in range(10)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(10, [interest])
     send_at = time.time() + 1.5
     expired_id = client.publish("interests", {"interests": [interest], "apns": alert("expired"),
                                               "x_delivery": {"sendAt": rfc3339(send_at),

@@ -31,6 +31,17 @@ def cancel(client, publish_id):
     return r.json()
 
 
+def first_delivery(b, mock, token, timeout):
+    """Instance B's one-device interest publish to `token` (registered here), unpaced: (its publish ID, the seconds
+    from the publish to the mock's first request for the device)."""
+    interest_b = unique("reset")
+    b.register(token, [interest_b])
+    started = time.time()
+    publish_id = b.publish("interests", {"interests": [interest_b], "apns": alert("password reset")})
+    arrived = wait_for(lambda: mock.requests_for(token), timeout=timeout, message="instance B's publish never arrived")
+    return publish_id, arrived[0]["time"] - started
+
+
 def test_eight_campaigns_at_one_a_minute_do_not_keep_another_instances_publish_queued(environment):
     """Eight publishes of instance A with `throttlePerMinute: 1` (each sends its first device at once, the next a
     minute later) used to hold the node's eight slots (`engine.concurrentPublishes`) for that minute and more:
@@ -39,9 +50,7 @@ def test_eight_campaigns_at_one_a_minute_do_not_keep_another_instances_publish_q
     server = two_instance_server(environment, mock, "slots")
     a, b = Beams(server), Beams(server, OTHER_ID, OTHER_SECRET)
     interest = unique("campaign")
-    campaign_tokens = [random_token() for _ in range(2)]
-    for token in campaign_tokens:
-        a.register(token, [interest])
+    a.register_devices(2, [interest])
     campaigns = [a.publish("interests", {"interests": [interest], "apns": alert(f"campaign {n}"),
                                          "x_delivery": {"throttlePerMinute": 1}}) for n in range(8)]
     # Every campaign runs and has sent its first delivery; the second waits a minute.
@@ -50,13 +59,7 @@ def test_eight_campaigns_at_one_a_minute_do_not_keep_another_instances_publish_q
     wait_for(lambda: mock.stats()["requests"] >= 8, timeout=20, message="the campaigns' first deliveries")
 
     # One device of instance B, by interest: the same kind of publish as the campaigns, only unpaced.
-    token = random_token()
-    interest_b = unique("reset")
-    b.register(token, [interest_b])
-    started = time.time()
-    publish_id = b.publish("interests", {"interests": [interest_b], "apns": alert("password reset")})
-    arrived = wait_for(lambda: mock.requests_for(token), timeout=60, message="instance B's publish never arrived")
-    took = arrived[0]["time"] - started
+    publish_id, took = first_delivery(b, mock, random_token(), timeout=60)
     print(f"slots: instance B's publish to first delivery behind eight paced campaigns: {took * 1000:.0f} ms")
     assert took < 2.0, f"instance B's one-device publish took {took:.1f} s behind eight paced campaigns"
     assert b.wait_finished(publish_id, timeout=10)["apns"]["accepted"] == 1
@@ -79,9 +82,7 @@ def test_paced_publish_parked_between_deliveries_resumes_after_kill_9(environmen
     server = two_instance_server(environment, mock, "slots-restart", {"engine": {"nodeId": "slots-restart"}})
     client = Beams(server)
     interest = unique("parked")
-    tokens = [random_token() for _ in range(6)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(6, [interest])
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert("paced"),
                                               "x_delivery": {"throttlePerMinute": 120}})
     wait_for(lambda: mock.stats()["requests"] >= 2, timeout=20, message="the first paced deliveries")
@@ -123,12 +124,7 @@ def test_another_instances_publish_starts_at_once_behind_a_backlog_of_slow_publi
     token = random_token()
     while token.startswith(prefix):
         token = random_token()
-    interest_b = unique("reset")
-    b.register(token, [interest_b])
-    started = time.time()
-    publish_id = b.publish("interests", {"interests": [interest_b], "apns": alert("password reset")})
-    arrived = wait_for(lambda: mock.requests_for(token), timeout=30, message="instance B's publish never arrived")
-    took = arrived[0]["time"] - started
+    publish_id, took = first_delivery(b, mock, token, timeout=30)
     print(f"slots: instance B's publish to first delivery behind A's slow publishes and backlog: {took * 1000:.0f} ms")
     assert took < 2.0, f"instance B's one-device publish took {took:.1f} s behind instance A's backlog"
     # A's backlog waits for A's own slots (the floor slot is B's alone): nothing of it has gone out yet, since

@@ -36,9 +36,8 @@ def beams(env):
 def test_started_and_finished_reach_the_webhook_url_with_counts(beams, receiver):
     client, mock = beams
     hook = receiver()
-    interest, tokens = unique("hook"), [random_token() for _ in range(3)]
-    for token in tokens:
-        client.register(token, [interest])
+    interest = unique("hook")
+    tokens = client.register_devices(3, [interest])
     mock.behave(tokens[2], status=400, reason="DeviceTokenNotForTopic")
     request_body = {"interests": [interest], "webhookUrl": hook.url(), "apns": alert("hooked")}
     publish_id = client.publish("interests", request_body)

@@ -122,9 +122,7 @@ def test_a_platform_budget_paces_the_instances_publishes_together_without_refusi
                                 name="budget")
     client = Beams(server)
     interest = unique("budget")
-    tokens = [random_token() for _ in range(20)]
-    for token in tokens:
-        client.register(token, [interest])
+    tokens = client.register_devices(20, [interest])
     publishes = [client.publish("interests", {"interests": [interest], "apns": alert(f"p{n}")}) for n in range(2)]
     for publish_id in publishes:
         assert client.wait_finished(publish_id, timeout=60)["apns"]["accepted"] == 20

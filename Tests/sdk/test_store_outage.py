@@ -186,9 +186,7 @@ def test_checkpoints_failing_mid_publish_lose_nothing_and_resume_when_space_retu
     interest = unique("midway")
     # Enough devices that their results cannot fit in what a failed write left allocated at the end of the WAL
     # (a smaller later commit can reuse it: a disk at the edge of full lets some writes through).
-    tokens = [random_token() for _ in range(200)]
-    for token in tokens:
-        client.register(token, interests=[interest])
+    tokens = client.register_devices(200, [interest])
     mock.configure(delay_ms=1500)
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert()})
     # Every notification is in flight at the mock (answers wait 1.5 s) before the disk fills.

@@ -64,9 +64,8 @@ def metrics_text(server):
 def test_a_publish_with_a_traceparent_gives_one_trace_with_the_expected_spans_and_parents(traced, otlp, hook):
     server, _ = traced
     beams = Beams(server)
-    interest, tokens = unique("traced"), [random_token() for _ in range(3)]
-    for token in tokens:
-        beams.register(token, interests=[interest])
+    interest = unique("traced")
+    tokens = beams.register_devices(3, [interest])
     trace_id, caller_span = uuid.uuid4().hex, "00f067aa0ba902b7"
     r = beams.publish_raw("/interests", {"interests": [interest], "webhookUrl": hook.url(), "apns": alert("traced")},
                           headers={"traceparent": traceparent(caller_span, trace_id), "tracestate": "vendor=abc"})

@@ -63,17 +63,12 @@ class UnifiedPushPlatforms(Platforms):
 
 def _build(directory, overrides=None, unifiedpush=None):
     """Platforms with the `unifiedpush` section added to the first instance and a strict second instance."""
-    import subprocess
-
-    from harness import Mock, Server, write_apns_key
+    from harness import Mock, Server, write_apns_key, write_vapid_key
     from platform_mocks import MockFCM, MockPushService
 
     env = object.__new__(UnifiedPushPlatforms)
     p8, pub = write_apns_key(directory)
-    vapid = directory / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
-    env.vapid_public_key = keygen.stdout.strip()
+    vapid, env.vapid_public_key = write_vapid_key(directory)
     env.apns, env.fcm, env.push = Mock(directory, pub), MockFCM(directory), MockPushService(directory)
     web = env.push.config(vapid)
     env.server = Server(directory, env.apns, p8, overrides=overrides, instance_overrides={

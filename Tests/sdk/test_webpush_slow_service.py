@@ -11,7 +11,6 @@ import base64
 import json
 import re
 import socket
-import subprocess
 import time
 import uuid
 
@@ -21,7 +20,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from beams import Beams, unique, wait_for
-from harness import INSTANCE_ID, Mock, Server, write_apns_key
+from harness import INSTANCE_ID, Mock, Server, write_apns_key, write_vapid_key
 from platform_mocks import MockPushService
 
 DEVICES = f"/device_api/v1/instances/{INSTANCE_ID}/devices"
@@ -47,13 +46,11 @@ def peers(tmp_path, port):
     """The APNs and push-service stand-ins, the instance's `web` section allowing 127.0.0.2:`port` as a second push
     service, and the VAPID public key: (p8, apns, push, web, public key)."""
     p8, pub = write_apns_key(tmp_path)
-    vapid = tmp_path / "vapid.pem"
-    keygen = subprocess.run([Server.binary.fget(None), "vapid-keygen", str(vapid)], capture_output=True, text=True)
-    assert keygen.returncode == 0, keygen.stderr
+    vapid, public_key = write_vapid_key(tmp_path)
     apns, push = Mock(tmp_path, pub), MockPushService(tmp_path)
     web = {**push.config(vapid), "allowedDestinations": ["127.0.0.0/8"]}
     web["pushServiceHosts"] = web["pushServiceHosts"] + [f"127.0.0.2:{port}"]
-    return p8, apns, push, web, keygen.stdout.strip()
+    return p8, apns, push, web, public_key
 
 
 @pytest.fixture

@@ -12,15 +12,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10}
-OUT=${OUT:-$PWD/bench/out/intake}
-rm -rf "$OUT"; mkdir -p "$OUT"
 PORT=${HTTP_PORT:-28680}
 . bench/lib.sh
 # Lift the per-instance rate limit: this measures the server, not the Beams-compatible 100/s default.
-start_example_server "$PORT" 's/"requestsPerSecondPerInstance": 100/"requestsPerSecondPerInstance": 1000000/'
-echo "== publish intake, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
-echo "-- reference: GET /health, wrk -t2 -c64"
-wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec|Latency|errors"
+start_wrk_bench intake "publish intake" 's/"requestsPerSecondPerInstance": 100/"requestsPerSecondPerInstance": 1000000/'
+health_reference "Requests/sec|Latency|errors"
 echo "-- publishes at ~1,000/s, wrk -t1 -c10, 10 ms think time (latency)"
 DELAY_MS=10 wrk -t1 -c10 -d"${D}s" --latency -s bench/publish/publish.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|Latency|50%|90%|99%|non-2xx"
 echo "-- publishes, wrk -t2 -c64 (throughput)"

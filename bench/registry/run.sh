@@ -12,14 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10}
-OUT=${OUT:-$PWD/bench/out/registry}
-rm -rf "$OUT"; mkdir -p "$OUT"
 PORT=${HTTP_PORT:-28780}
 . bench/lib.sh
-start_example_server "$PORT" 's/"maxDevicesPerUser": 100/"maxDevicesPerUser": 100, "ipRequestsPerSecond": 1000000, "ipBurst": 10000000, "deviceRequestsPerSecondPerInstance": 1000000, "maxDevicesPerInstance": 1000000000/'
-echo "== device registrations, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), ${D}s per run"
-echo "-- reference: GET /health, wrk -t2 -c64"
-wrk -t2 -c64 -d"${D}s" "http://127.0.0.1:$PORT/health" | grep -E "Requests/sec"
+start_wrk_bench registry "device registrations" 's/"maxDevicesPerUser": 100/"maxDevicesPerUser": 100, "ipRequestsPerSecond": 1000000, "ipBurst": 10000000, "deviceRequestsPerSecondPerInstance": 1000000, "maxDevicesPerInstance": 1000000000/'
+health_reference "Requests/sec"
 echo "-- POST /device_api/v1/instances/…/devices/apns (new token each), wrk -t2 -c64"
 wrk -t2 -c64 -d"${D}s" --latency -s bench/registry/register.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|50%|99%|non-2xx"
 devices=$(sqlite3 "$OUT/push.sqlite" "select count(*) from devices" 2>/dev/null || echo "?")

@@ -318,7 +318,8 @@ package final class Application: Sendable {
             logger: logger.named("lifecycle"), onStopping: { draining.withLock { $0 = true } })
     }
 
-    static func declareMetrics(_ metrics: Metrics) {
+    /// Declares every metric the server exports on `metrics`, so each one is listed from the first scrape.
+    package static func declareMetrics(_ metrics: Metrics) {
         metrics.declare(.httpRequests)
         metrics.declare(.httpRequestDuration)
         metrics.declare(.httpOpenConnections)

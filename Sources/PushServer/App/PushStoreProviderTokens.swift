@@ -8,24 +8,30 @@ import PushStore
 ///
 /// The client calls it from tasks, a few times per hour (its connection threads hand the request that needs a
 /// token to a task and carry on); each call waits for the store's threads at most `timeout`.
-struct PushStoreProviderTokens: ProviderTokenStore {
-    let store: any ProviderTokenStorage
+package struct PushStoreProviderTokens: ProviderTokenStore {
+    package let store: any ProviderTokenStorage
     /// How long a call waits for the store before it fails (the client then carries on with its own token).
-    var timeout: Duration = .seconds(10)
+    package var timeout: Duration = .seconds(10)
 
-    /// A store call that did not answer within `timeout`.
-    struct TimedOut: Error, CustomStringConvertible {
-        var description: String { "the store did not answer in time" }
+    /// The token store over `store`, each call waiting for it at most `timeout`.
+    package init(store: any ProviderTokenStorage, timeout: Duration = .seconds(10)) {
+        self.store = store
+        self.timeout = timeout
     }
 
-    func load(teamID: String, keyID: String) async throws -> StoredProviderToken? {
+    /// A store call that did not answer within `timeout`.
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var description: String { "the store did not answer in time" }
+    }
+
+    package func load(teamID: String, keyID: String) async throws -> StoredProviderToken? {
         let store = self.store
         return try await withinTimeout { try await store.providerToken(teamID: teamID, keyID: keyID) }.map {
             StoredProviderToken(jwt: $0.jwt, issuedAt: Int($0.issuedAt))
         }
     }
 
-    func compareAndSwap(
+    package func compareAndSwap(
         teamID: String, keyID: String, expected: StoredProviderToken?, new: StoredProviderToken
     ) async throws -> StoredProviderToken {
         let store = self.store

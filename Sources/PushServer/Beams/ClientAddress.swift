@@ -12,9 +12,9 @@ import HTTPServer
 /// IPv4 addresses count one by one. IPv6 addresses count by /64, because one subscriber line or host usually gets
 /// a whole /64 and could otherwise rotate through 2^64 addresses. IPv4-mapped IPv6 (`::ffff:192.0.2.7`, what a
 /// dual-stack listener sees) counts as the IPv4 address.
-enum ClientAddress {
+package enum ClientAddress {
     /// The limiter key for `request`.
-    static func key(_ request: HTTPRequest, trustedProxies: Set<String>) -> String {
+    package static func key(_ request: HTTPRequest, trustedProxies: Set<String>) -> String {
         let peer = request.clientAddress
         guard !trustedProxies.isEmpty, let peerAddress = parse(peer), trustedProxies.contains(peerAddress.description)
         else {
@@ -32,12 +32,12 @@ enum ClientAddress {
     }
 
     /// The key of one textual address; unparsable text (never produced by the socket layer) is its own key.
-    static func key(forAddress address: String) -> String {
+    package static func key(forAddress address: String) -> String {
         parse(address).map(key) ?? address
     }
 
     /// The canonical text of an address (`0:0::1` → `::1`), or nil when it is not an IP address.
-    static func canonical(_ address: String) -> String? {
+    package static func canonical(_ address: String) -> String? {
         parse(address)?.description
     }
 

@@ -96,7 +96,7 @@ extension ServerConfig {
     }
 
     /// Whether a libpq connection string carries a password (`password=…` or `scheme://user:password@host`).
-    static func holdsPassword(_ connectionString: String) -> Bool {
+    package static func holdsPassword(_ connectionString: String) -> Bool {
         let lowered = connectionString.lowercased()
         if lowered.contains("password") { return true }
         guard let scheme = lowered.range(of: "://") else { return false }

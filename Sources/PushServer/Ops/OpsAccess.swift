@@ -10,8 +10,8 @@ import HTTPClient
 /// 3. On the ops listener (no token), everyone who can reach it may.
 /// 4. Otherwise only loopback peers, and only requests no proxy forwarded: a reverse proxy on the same host
 ///    connects from loopback for every internet client, and adds `Forwarded`/`X-Forwarded-For`/`X-Real-IP`.
-struct OpsAccess: Sendable {
-    enum Decision: Sendable, Equatable {
+package struct OpsAccess: Sendable {
+    package enum Decision: Sendable, Equatable {
         case allowed
         /// A token is configured and the request did not carry it (401).
         case tokenRequired
@@ -20,14 +20,19 @@ struct OpsAccess: Sendable {
     }
 
     /// Which listener a request arrived on.
-    enum Listener: Sendable { case main, ops }
+    package enum Listener: Sendable { case main, ops }
 
-    let token: String?
-    let hasOpsListener: Bool
+    package let token: String?
+    package let hasOpsListener: Bool
 
-    static let forwardingHeaders = ["forwarded", "x-forwarded-for", "x-real-ip"]
+    package init(token: String?, hasOpsListener: Bool) {
+        self.token = token
+        self.hasOpsListener = hasOpsListener
+    }
 
-    func decide(authorization: String?, peer: String, forwarded: Bool, on listener: Listener) -> Decision {
+    package static let forwardingHeaders = ["forwarded", "x-forwarded-for", "x-real-ip"]
+
+    package func decide(authorization: String?, peer: String, forwarded: Bool, on listener: Listener) -> Decision {
         if listener == .main && hasOpsListener { return .notServedHere }
         if let token {
             guard let presented = BearerToken.parse(authorization), ConstantTime.equals(presented, token) else {
@@ -41,7 +46,7 @@ struct OpsAccess: Sendable {
 
     /// Whether `peer` (`ip:port` or `[ipv6]:port`, as the HTTP server reports it) is a loopback address:
     /// 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6.
-    static func isLoopback(peer: String) -> Bool {
+    package static func isLoopback(peer: String) -> Bool {
         guard let (host, _, _) = IPAddress.splitHostPort(peer) else { return false }
         return IPAddress(host)?.isLoopback ?? false
     }

@@ -9,8 +9,8 @@ import PushStore
 /// Activity update tokens past their expiry (at most 12 h after they were stored), whatever the retention, and
 /// devices nobody delivered to that have not registered again for `storage.undeliveredDeviceDays` (junk an
 /// anonymous client registered; docs/SECURITY.md "Disk").
-final class RetentionJanitor: Service {
-    let name = "janitor"
+package final class RetentionJanitor: Service {
+    package let name = "janitor"
     private let store: any RetentionStore
     private let retention: TimeInterval
     private let undeliveredDeviceAge: TimeInterval
@@ -18,7 +18,7 @@ final class RetentionJanitor: Service {
     private let logger: Logger
     private let liveActivities: (any LiveActivityRegistry)?
     /// Rows of each kind deleted per transaction, so a large purge never holds the writer for long.
-    static let sliceSize = 5000
+    package static let sliceSize = 5000
 
     /// The invalidation log, its retention and its per-instance cap (`storage.invalidation*`); nil: not purged.
     private let invalidations: (any InvalidationLog)?
@@ -28,7 +28,7 @@ final class RetentionJanitor: Service {
     private let audit: (any AuditLog)?
     private let auditRetention: TimeInterval
 
-    init(
+    package init(
         store: any RetentionStore, retentionDays: Int, undeliveredDeviceDays: Int = 0,
         interval: Duration = .seconds(3600), logger: Logger, liveActivities: (any LiveActivityRegistry)? = nil,
         invalidations: (any InvalidationLog)? = nil, invalidationRetentionDays: Int = 7,
@@ -49,7 +49,7 @@ final class RetentionJanitor: Service {
 
     /// Purges at start and then every `interval` until cancelled; returns at once when retention is 0 (keep
     /// forever). A purge under way stops after its current slice.
-    func run() async {
+    package func run() async {
         guard
             retention > 0 || undeliveredDeviceAge > 0 || liveActivities != nil || invalidations != nil
                 || audit != nil
@@ -67,7 +67,7 @@ final class RetentionJanitor: Service {
 
     /// - Returns: the total rows deleted.
     @discardableResult
-    func purgeOnce(now: Date) async -> PurgeResult {
+    package func purgeOnce(now: Date) async -> PurgeResult {
         var total = PurgeResult()
         let before = now.addingTimeInterval(-retention)
         do {
@@ -103,7 +103,7 @@ final class RetentionJanitor: Service {
 
     /// Deletes, in slices, audit entries older than their retention. - Returns: how many.
     @discardableResult
-    func purgeAudit(now: Date) async -> Int {
+    package func purgeAudit(now: Date) async -> Int {
         guard let audit, auditRetention > 0 else { return 0 }
         var deleted = 0
         do {
@@ -124,7 +124,7 @@ final class RetentionJanitor: Service {
     /// Deletes, in slices, invalidation events older than their retention or beyond the per-instance cap.
     /// - Returns: how many.
     @discardableResult
-    func purgeInvalidations(now: Date) async -> Int {
+    package func purgeInvalidations(now: Date) async -> Int {
         guard let invalidations else { return 0 }
         // Retention 0 keeps events until the cap: a cutoff no event is older than.
         let before = invalidationRetention > 0 ? now.addingTimeInterval(-invalidationRetention) : .distantPast
@@ -146,7 +146,7 @@ final class RetentionJanitor: Service {
     /// Deletes, in slices, devices that were never delivered to and have not registered again for
     /// `undeliveredDeviceAge` (0: never). - Returns: how many.
     @discardableResult
-    func purgeUndeliveredDevices(now: Date) async -> Int {
+    package func purgeUndeliveredDevices(now: Date) async -> Int {
         guard undeliveredDeviceAge > 0 else { return 0 }
         var deleted = 0
         do {
@@ -165,7 +165,7 @@ final class RetentionJanitor: Service {
 
     /// Deletes expired Live Activity rows in slices. - Returns: how many.
     @discardableResult
-    func purgeExpiredLiveActivityTokens(now: Date) async -> Int {
+    package func purgeExpiredLiveActivityTokens(now: Date) async -> Int {
         guard let liveActivities else { return 0 }
         var deleted = 0
         do {

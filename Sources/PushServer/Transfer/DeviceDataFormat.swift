@@ -5,12 +5,12 @@ import PushStore
 
 /// The device data format, version 1 (docs/DATA-FORMAT.md): NDJSON, a header line, one line per device, an end
 /// line. Export writes it; import reads it (`DeviceLineParser`).
-enum DeviceDataFormat {
-    static let name = "push-server-devices"
-    static let version = 1
+package enum DeviceDataFormat {
+    package static let name = "push-server-devices"
+    package static let version = 1
 
     /// The first line: what the file is, which instance, when it was read and where it started.
-    static func header(instanceID: String?, after: DeviceExportCursor?, exportedAt: Date) -> [UInt8] {
+    package static func header(instanceID: String?, after: DeviceExportCursor?, exportedAt: Date) -> [UInt8] {
         line(
             .object([
                 "format": .string(name),
@@ -23,7 +23,7 @@ enum DeviceDataFormat {
 
     /// The last line: its absence tells a reader the export was cut short (resume with the last line's cursor).
     /// `more`: the export stopped at a page's size (the admin API) and devices may follow `cursor`.
-    static func end(devices: Int, cursor: DeviceExportCursor?, more: Bool = false) -> [UInt8] {
+    package static func end(devices: Int, cursor: DeviceExportCursor?, more: Bool = false) -> [UInt8] {
         line(
             .object([
                 "end": .bool(true),
@@ -34,7 +34,7 @@ enum DeviceDataFormat {
     }
 
     /// One device line.
-    static func deviceLine(_ record: DeviceRecord, cursor: DeviceExportCursor) -> [UInt8] {
+    package static func deviceLine(_ record: DeviceRecord, cursor: DeviceExportCursor) -> [UInt8] {
         let device = record.device
         var object: [String: JSONValue] = [
             "cursor": .string(cursor.text),
@@ -83,7 +83,7 @@ enum DeviceDataFormat {
     }
 
     /// RFC 3339 UTC with milliseconds, the store's precision.
-    static func timestamp(_ date: Date) -> String { LogFormat.timestamp(date) }
+    package static func timestamp(_ date: Date) -> String { LogFormat.timestamp(date) }
 
     private static func line(_ value: JSONValue) -> [UInt8] {
         var bytes = value.serialized()

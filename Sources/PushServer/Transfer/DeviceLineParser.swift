@@ -10,16 +10,16 @@ import WebPush
 /// Reads the lines of a device file (docs/DATA-FORMAT.md) for one instance, with the device API's own checks:
 /// token forms (`DeviceToken`), interest names (`InterestName`) and the per-device cap, metadata size, time zones,
 /// Live Activity token rules. Pure: no store, no clock but the `now` it is given.
-struct DeviceLineParser {
+package struct DeviceLineParser {
     /// A line that imports nothing, and why.
-    struct Refusal: Error, Equatable {
-        var reason: String
+    package struct Refusal: Error, Equatable {
+        package var reason: String
         /// The token masked as the invalidation log masks it (`DeviceInvalidation.mask`); nil when there was none.
-        var maskedToken: String?
+        package var maskedToken: String?
     }
 
     /// What a line is.
-    enum Line: Equatable {
+    package enum Line: Equatable {
         case header(instanceID: String?)
         case device(DeviceRecord)
         /// The export's end line.
@@ -29,26 +29,32 @@ struct DeviceLineParser {
     }
 
     /// The file's first line was not a header this program reads.
-    struct HeaderError: Error, Equatable, CustomStringConvertible {
-        var description: String
+    package struct HeaderError: Error, Equatable, CustomStringConvertible {
+        package var description: String
     }
 
-    let instance: InstanceConfig
-    let now: Date
+    package let instance: InstanceConfig
+    package let now: Date
     /// The Live Activity tokens one device may hold (`limits.maxLiveActivity…`). Default: the store's defaults.
-    var liveActivityLimits = LiveActivityLimits()
+    package var liveActivityLimits = LiveActivityLimits()
+
+    package init(instance: InstanceConfig, now: Date, liveActivityLimits: LiveActivityLimits = LiveActivityLimits()) {
+        self.instance = instance
+        self.now = now
+        self.liveActivityLimits = liveActivityLimits
+    }
 
     /// The longest line read: a device with 5,000 interests of 164 bytes and its tokens stays under it.
-    static let maxLineBytes = 1 << 20
+    package static let maxLineBytes = 1 << 20
 
-    static let deviceMembers: Set<String> = [
+    package static let deviceMembers: Set<String> = [
         "cursor", "instance", "id", "platform", "token", "subscription", "environment", "environmentDeclared",
         "bundleId", "metadata", "userId", "timeZone", "interests", "createdAt", "lastRegisteredAt", "lastResult",
         "invalidatedAt", "liveActivities",
     ]
 
     /// Checks the first line. - Throws: `HeaderError` for anything but a version-1 header.
-    static func header(_ bytes: some Collection<UInt8>) throws(HeaderError) {
+    package static func header(_ bytes: some Collection<UInt8>) throws(HeaderError) {
         guard let object = JSONValue.parse(bytes, limits: JSONLimits(maxDepth: 4, maxBytes: 4096))?.objectValue,
             object["format"]?.stringValue == DeviceDataFormat.name
         else {
@@ -64,7 +70,7 @@ struct DeviceLineParser {
     }
 
     /// Reads one line after the header.
-    func parse(_ bytes: some Collection<UInt8>) throws(Refusal) -> Line {
+    package func parse(_ bytes: some Collection<UInt8>) throws(Refusal) -> Line {
         var bytes = Array(bytes)
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
@@ -274,7 +280,7 @@ struct DeviceLineParser {
     }
 
     /// `<platform>-` and 1-100 of `[a-z0-9-]`: the ids this server issues (`Device.makeID`) and ones like them.
-    static func isDeviceID(_ text: String, platform: Platform) -> Bool {
+    package static func isDeviceID(_ text: String, platform: Platform) -> Bool {
         let prefix = platform.rawValue + "-"
         guard text.hasPrefix(prefix) else { return false }
         let rest = text.utf8.dropFirst(prefix.utf8.count)

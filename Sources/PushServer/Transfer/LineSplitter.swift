@@ -1,21 +1,21 @@
 /// Splits a byte stream into `\n`-terminated lines, reading it in chunks, so a file of any size is read in the
 /// memory of one chunk and one line. A line longer than `maxLineBytes` is returned cut at that length, with
 /// `truncated` set, and the rest of it skipped.
-struct LineSplitter {
+package struct LineSplitter {
     /// Gives the next chunk, or nil at the end of the stream.
     private let nextChunk: () throws -> [UInt8]?
     private var buffer: [UInt8] = []
     private var start = 0
     private var ended = false
-    let maxLineBytes: Int
+    package let maxLineBytes: Int
 
-    init(maxLineBytes: Int, nextChunk: @escaping () throws -> [UInt8]?) {
+    package init(maxLineBytes: Int, nextChunk: @escaping () throws -> [UInt8]?) {
         self.maxLineBytes = maxLineBytes
         self.nextChunk = nextChunk
     }
 
     /// The next line without its `\n`, nil at the end.
-    mutating func next() throws -> (bytes: ArraySlice<UInt8>, truncated: Bool)? {
+    package mutating func next() throws -> (bytes: ArraySlice<UInt8>, truncated: Bool)? {
         var truncated = false
         var searchFrom = start
         while true {

@@ -24,13 +24,8 @@ final class EngineCrashResumeTests: XCTestCase {
         storeA.crash()
 
         // Node B's clock is past node A's lease.
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
+        await fixture.finishOnSecondNode(sender: senderB)
 
         XCTAssertEqual(senderB.sentTokens, Array(tokens[3...]))
         let status = try await fixture.status("crash-1")
@@ -46,7 +41,6 @@ final class EngineCrashResumeTests: XCTestCase {
             fixture.webhooks.calls.read { $0.filter { $0 == .started(publishID: "crash-1") }.count }, 1,
             "STARTED goes out on the first attempt only")
         await nodeA.stop()
-        await nodeB.stop()
         XCTAssertEqual(storeA.events.finishedCount, 0)
     }
 
@@ -69,13 +63,8 @@ final class EngineCrashResumeTests: XCTestCase {
         XCTAssertEqual(answeredAbove, Set(tokens[2...].compactMap { refs[$0] }))
         storeA.crash()
 
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
+        await fixture.finishOnSecondNode(sender: senderB)
 
         XCTAssertEqual(senderB.sentTokens, [tokens[1]], "only the target without an answer is sent again")
         let status = try await fixture.status("gaps-1")
@@ -85,7 +74,6 @@ final class EngineCrashResumeTests: XCTestCase {
         let answeredAfter = try await fixture.base.answeredTargets(jobID)
         XCTAssertEqual(answeredAfter, [], "a finished job forgets the answers above its cursor")
         await nodeA.stop()
-        await nodeB.stop()
     }
 
     func testCheckpointedResultsUpdateDeviceHealthInTheStore() async throws {
@@ -95,9 +83,7 @@ final class EngineCrashResumeTests: XCTestCase {
         let store = ScriptedStore(fixture.base)
         let sender = FakeSender()
         sender.script(tokens[1], .respond(.rejected(400, .payloadTooLarge)))
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender)
 
         let accepted = try await fixture.device(tokens[0])
         XCTAssertEqual(accepted?.lastResult?.status, 200)

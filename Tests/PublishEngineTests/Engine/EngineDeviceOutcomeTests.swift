@@ -13,9 +13,7 @@ final class EngineDeviceOutcomeTests: XCTestCase {
     {
         try await fixture.enqueue(publishID)
         let store = ScriptedStore(fixture.base)
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender)
         return try await fixture.status(publishID)
     }
 

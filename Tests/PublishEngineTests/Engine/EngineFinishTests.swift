@@ -10,9 +10,7 @@ import XCTest
 final class EngineFinishTests: XCTestCase {
     private func run(_ fixture: EngineFixture, _ sender: FakeSender = FakeSender()) async {
         let store = ScriptedStore(fixture.base)
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender)
     }
 
     func testUsersPublishReportsDeliveredFailedAndUsersWithoutDevices() async throws {
@@ -46,21 +44,15 @@ final class EngineFinishTests: XCTestCase {
         await storeA.waitFor("alice's answer checkpointed") { $0.checkpointedResults == 1 }
         storeA.crash()
 
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
         senderB.script(bob, .respond(.rejected(400, .badDeviceToken)))
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("finished") { $0.finishedCount == 1 }
+        await fixture.finishOnSecondNode(sender: senderB)
         XCTAssertEqual(senderB.sentTokens, [bob])
         XCTAssertEqual(senderA.sentTokens, [alice, bob])
         await waitForState("users webhook", fixture.webhooks.calls) { calls in
             calls.contains(.usersAttempt(publishID: "users-2", delivered: ["alice"], failed: ["bob"], noDevices: []))
         }
         await nodeA.stop()
-        await nodeB.stop()
     }
 
     func testUnreadablePlanFailsThePublishWithoutSending() async throws {

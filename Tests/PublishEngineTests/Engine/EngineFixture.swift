@@ -243,6 +243,30 @@ final class EngineFixture: @unchecked Sendable {
     }
 }
 
+extension EngineFixture {
+    /// Runs a second node (worker `node-b`, sending through `sender`) over the same data until it finished one
+    /// publish, then stops it. `clockOffset` (seconds) puts its clock past the lease a first node still holds.
+    func finishOnSecondNode(
+        sender: FakeSender = FakeSender(), clockOffset: TimeInterval = 3600, file: StaticString = #filePath,
+        line: UInt = #line
+    ) async {
+        await runToFinish(
+            ScriptedStore(base, clockOffset: clockOffset), sender: sender, settings: Self.settings(workerID: "node-b"),
+            file: file, line: line)
+    }
+
+    /// Runs an engine over `store` until it finished one publish, then stops it.
+    func runToFinish(
+        _ store: ScriptedStore, sender: FakeSender = FakeSender(),
+        settings: PublishEngine.Settings = EngineFixture.settings(), file: StaticString = #filePath,
+        line: UInt = #line
+    ) async {
+        let node = RunningEngine(makeEngine(store: store, sender: sender, settings: settings))
+        await store.waitFor("finished", file: file, line: line) { $0.finishedCount == 1 }
+        await node.stop()
+    }
+}
+
 /// An engine running in its own task, as the service group runs it; `stop()` cancels it and waits for the drain.
 struct RunningEngine {
     let engine: PublishEngine

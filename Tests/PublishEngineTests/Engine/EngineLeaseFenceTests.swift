@@ -50,14 +50,8 @@ final class EngineLeaseFenceTests: XCTestCase {
         reconnect(storeA)
         await storeA.waitFor("the answers in flight checkpointed") { $0.checkpointedResults == 2 }
 
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("node B finished the publish") { $0.finishedCount == 1 }
-        await nodeB.stop()
+        await fixture.finishOnSecondNode(sender: senderB)
         await nodeA.stop()
 
         XCTAssertEqual(

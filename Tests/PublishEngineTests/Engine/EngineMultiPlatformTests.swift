@@ -181,12 +181,7 @@ final class EngineMultiPlatformTests: XCTestCase {
         fixture.fcmSender = fcmB
         fixture.webSender = webB
         let senderB = FakeSender()
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("node B finished") { $0.finishedCount == 1 }
+        await fixture.finishOnSecondNode(sender: senderB)
 
         XCTAssertEqual(senderB.sentTokens, [], "APNs devices below the cursor are not sent again: \(apns)")
         XCTAssertEqual(fcmB.sentTokens, [fcm[1]])
@@ -199,7 +194,6 @@ final class EngineMultiPlatformTests: XCTestCase {
         XCTAssertEqual(status.accepted(on: .fcm), 2)
         XCTAssertEqual(status.accepted(on: .web), 2)
         await nodeA.stop()
-        await nodeB.stop()
     }
 
     func testShutdownHandsUnansweredFCMAndWebDeliveriesBackToTheQueue() async throws {

@@ -57,9 +57,7 @@ final class EngineSchedulingTests: XCTestCase {
         try await fixture.addDevices(1...1)
         try await fixture.enqueue("left-from-before")
         let store = ScriptedStore(fixture.base)
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: FakeSender()))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store)
     }
 
     func testAtMostConcurrentPublishesRunAndTheNextStartsWhenOneEnds() async throws {

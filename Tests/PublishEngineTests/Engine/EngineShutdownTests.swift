@@ -36,14 +36,8 @@ final class EngineShutdownTests: XCTestCase {
         XCTAssertEqual(storeA.events.cursor, refs[tokens[2]])
 
         // The lease was handed back: the next node claims at once, without waiting for it to expire.
-        let storeB = ScriptedStore(fixture.base)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("finished") { $0.finishedCount == 1 }
-        await nodeB.stop()
+        await fixture.finishOnSecondNode(sender: senderB, clockOffset: 0)
 
         XCTAssertEqual(senderB.sentTokens, Array(tokens[3...]))
         let status = try await fixture.status("stop-1")

@@ -15,9 +15,7 @@ final class EngineStoreOutageTests: XCTestCase {
         let store = ScriptedStore(fixture.base)
         store.fail(.checkpoint, times: 3)
         let sender = FakeSender()
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender)
 
         XCTAssertEqual(store.events.checkpointFailures, 3)
         XCTAssertEqual(store.events.checkpointedResults, 5, "every result written exactly once")
@@ -60,9 +58,7 @@ final class EngineStoreOutageTests: XCTestCase {
         try await fixture.enqueue("outage-3")
         let store = ScriptedStore(fixture.base)
         store.fail(.finish, times: 4)
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: FakeSender()))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store)
         let status = try await fixture.status("outage-3")
         XCTAssertEqual(status?.state, .finished)
         XCTAssertEqual(status?.accepted, 2)
@@ -75,9 +71,7 @@ final class EngineStoreOutageTests: XCTestCase {
         let store = ScriptedStore(fixture.base)
         store.fail(.targets, times: 2)
         let sender = FakeSender()
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender)
         XCTAssertEqual(sender.sentTokens, tokens)
     }
 
@@ -107,14 +101,8 @@ final class EngineStoreOutageTests: XCTestCase {
         XCTAssertEqual(paused?.accepted ?? 0, 0, "nothing was written")
 
         // What was answered but never written is sent again: repeated, never lost.
-        let storeB = ScriptedStore(fixture.base, clockOffset: 3600)
         let senderB = FakeSender()
-        let nodeB = RunningEngine(
-            fixture.makeEngine(
-                store: storeB, sender: senderB,
-                settings: EngineFixture.settings(workerID: "node-b")))
-        await storeB.waitFor("finished") { $0.finishedCount == 1 }
-        await nodeB.stop()
+        await fixture.finishOnSecondNode(sender: senderB)
         XCTAssertEqual(senderB.sentTokens, tokens)
         let status = try await fixture.status("outage-6")
         XCTAssertEqual(status?.accepted, 3)

@@ -15,9 +15,7 @@ final class EngineTracingTests: XCTestCase {
         var settings = EngineFixture.settings()
         settings.tracer = tracer
         let store = ScriptedStore(fixture.base)
-        let node = RunningEngine(fixture.makeEngine(store: store, sender: sender, settings: settings))
-        await store.waitFor("finished") { $0.finishedCount == 1 }
-        await node.stop()
+        await fixture.runToFinish(store, sender: sender, settings: settings)
     }
 
     func testARunContinuesTheStoredTraceWithOneBatchSpanPerCheckpointAndItsOutcomes() async throws {

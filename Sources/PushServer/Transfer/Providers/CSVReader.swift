@@ -4,15 +4,15 @@
 /// anything but a comma or a line end after a closing quote, makes the record bad (reported with its line, the
 /// reader goes on at the next line end outside quotes); a quote left open at the end of the file is bad too.
 /// A UTF-8 byte-order mark before the first record is skipped.
-struct CSVReader {
+package struct CSVReader {
     /// One record: the line it starts on (1-based) and its fields, or why it cannot be read.
-    struct Record: Equatable {
-        var line: Int
-        var fields: Result<[String], Problem>
+    package struct Record: Equatable {
+        package var line: Int
+        package var fields: Result<[String], Problem>
     }
 
-    struct Problem: Error, Equatable {
-        var reason: String
+    package struct Problem: Error, Equatable {
+        package var reason: String
     }
 
     private let nextChunk: () throws -> [UInt8]?
@@ -21,9 +21,9 @@ struct CSVReader {
     private var ended = false
     private var line = 1
     private var atStart = true
-    let maxRecordBytes: Int
+    package let maxRecordBytes: Int
 
-    init(maxRecordBytes: Int = 1 << 20, nextChunk: @escaping () throws -> [UInt8]?) {
+    package init(maxRecordBytes: Int = 1 << 20, nextChunk: @escaping () throws -> [UInt8]?) {
         self.maxRecordBytes = maxRecordBytes
         self.nextChunk = nextChunk
     }
@@ -48,7 +48,7 @@ struct CSVReader {
     }
 
     /// The next record, nil at the end of the file. An empty line is an empty record with one empty field.
-    mutating func next() throws -> Record? {
+    package mutating func next() throws -> Record? {
         if atStart {
             atStart = false
             if try peek() == 0xEF {

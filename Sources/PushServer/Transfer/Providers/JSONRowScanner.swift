@@ -5,7 +5,7 @@
 /// `{"Endpoints":[…]}` from `aws sns list-endpoints-by-platform-application`). A top-level object is a container
 /// once one of its array members holds an object, and a row otherwise. Only brackets and strings are tracked: a
 /// row's own JSON is judged by the parser later, where a bad one is refused alone.
-struct JSONRowScanner {
+package struct JSONRowScanner {
     private let nextChunk: () throws -> [UInt8]?
     private var chunk: [UInt8] = []
     private var position = 0
@@ -20,16 +20,16 @@ struct JSONRowScanner {
     private var rowLine = 0
     private var rowDepth = -1
     private var rowTooLong = false
-    let maxRowBytes: Int
+    package let maxRowBytes: Int
 
-    init(maxRowBytes: Int = 1 << 20, nextChunk: @escaping () throws -> [UInt8]?) {
+    package init(maxRowBytes: Int = 1 << 20, nextChunk: @escaping () throws -> [UInt8]?) {
         self.maxRowBytes = maxRowBytes
         self.nextChunk = nextChunk
     }
 
     /// The next row's bytes and the line it starts on; `tooLong` when it passed `maxRowBytes` (its bytes are then
     /// cut). - Throws: `ProviderFileError` for bytes that cannot be JSON rows, or the reader's error.
-    mutating func next() throws -> (line: Int, bytes: [UInt8], tooLong: Bool)? {
+    package mutating func next() throws -> (line: Int, bytes: [UInt8], tooLong: Bool)? {
         while true {
             if position == chunk.count {
                 guard !ended, let more = try nextChunk(), !more.isEmpty else {

@@ -3,13 +3,13 @@ import JSON
 
 /// OneSignal's subscriptions (players) CSV export rows as device lines. Pure. The mapping and what is dropped:
 /// docs/OPERATIONS.md, "Importing from other providers".
-struct OneSignalConverter {
+package struct OneSignalConverter {
     /// The columns in the header's order.
-    let columns: [String]
-    let options: ProviderImportOptions
+    package let columns: [String]
+    package let options: ProviderImportOptions
 
     /// - Throws: when the header lacks `identifier` or `device_type`, or names a column twice.
-    init(header: [String], options: ProviderImportOptions) throws(ProviderFileError) {
+    package init(header: [String], options: ProviderImportOptions) throws(ProviderFileError) {
         guard Set(header).count == header.count else {
             throw ProviderFileError(description: "the CSV header names a column twice")
         }
@@ -22,13 +22,13 @@ struct OneSignalConverter {
     }
 
     /// OneSignal's `device_type` codes push-server has no platform for.
-    static let unsupported: [String: String] = [
+    package static let unsupported: [String: String] = [
         "2": "Amazon", "3": "Windows Phone", "4": "Chrome app or extension", "6": "Windows",
         "7": "Safari (legacy web push)",
         "9": "macOS", "10": "Alexa", "11": "email", "12": "unknown", "14": "SMS",
     ]
 
-    func convert(_ fields: [String]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]) {
+    package func convert(_ fields: [String]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]) {
         guard fields.count == columns.count else {
             return (.failure(.row("\(fields.count) fields, the header has \(columns.count)", token: nil)), [])
         }

@@ -4,13 +4,13 @@ import JSON
 
 /// Parse Server `_Installation` rows (the REST form and mongoexport's storage form) as device lines. Pure.
 /// The mapping and what is dropped: docs/OPERATIONS.md, "Importing from other providers".
-enum ParseInstallationConverter {
+package enum ParseInstallationConverter {
     /// `pushType` first, then `deviceType`, as Parse's push adapter chooses (`expo` and unknown types refused).
-    static let platforms: [String: String] = [
+    package static let platforms: [String: String] = [
         "ios": "apns", "osx": "apns", "tvos": "apns", "watchos": "apns", "android": "fcm", "fcm": "fcm", "web": "web",
     ]
 
-    static func convert(_ row: [String: JSONValue]) -> (
+    package static func convert(_ row: [String: JSONValue]) -> (
         device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String]
     ) {
         let rawToken = row["deviceToken"]?.stringValue
@@ -83,7 +83,7 @@ enum ParseInstallationConverter {
 
     /// The `user` pointer (`{"__type":"Pointer","className":"_User","objectId":…}`) or mongoexport's `_p_user`
     /// (`"_User$<objectId>"`).
-    static func userID(_ row: [String: JSONValue]) -> String? {
+    package static func userID(_ row: [String: JSONValue]) -> String? {
         if let pointer = row["user"]?.objectValue, pointer["className"]?.stringValue == "_User",
             let id = pointer["objectId"]?.stringValue, !id.isEmpty
         {
@@ -96,7 +96,7 @@ enum ParseInstallationConverter {
     }
 
     /// An ISO date as the REST API (`"…Z"` or `{"__type":"Date","iso":…}`) or mongoexport (`{"$date":…}`) writes it.
-    static func date(_ value: JSONValue?) -> String? {
+    package static func date(_ value: JSONValue?) -> String? {
         guard let value else { return nil }
         let text = value.stringValue ?? value.objectValue.flatMap { ($0["iso"] ?? $0["$date"])?.stringValue }
         guard let text, RFC3339.parse(text) != nil else { return nil }

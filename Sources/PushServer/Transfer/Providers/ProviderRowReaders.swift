@@ -1,11 +1,11 @@
 import JSON
 
 /// The rows of a JSON export (Parse `_Installation`, SNS endpoints), each converted as it is read.
-struct JSONProviderRows: ProviderRows {
+package struct JSONProviderRows: ProviderRows {
     private var scanner: JSONRowScanner
     private let convert: ([String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
 
-    init(
+    package init(
         scanner: JSONRowScanner,
         convert:
             @escaping ([String: JSONValue]) -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
@@ -14,7 +14,7 @@ struct JSONProviderRows: ProviderRows {
         self.convert = convert
     }
 
-    mutating func next() throws -> ProviderRow? {
+    package mutating func next() throws -> ProviderRow? {
         guard let (line, bytes, tooLong) = try scanner.next() else { return nil }
         if tooLong {
             return ProviderRow(
@@ -32,17 +32,17 @@ struct JSONProviderRows: ProviderRows {
 }
 
 /// The records of OneSignal's CSV export, each converted as it is read; the first record is the header.
-struct OneSignalRows: ProviderRows {
+package struct OneSignalRows: ProviderRows {
     private var reader: CSVReader
     private let options: ProviderImportOptions
     private var converter: OneSignalConverter?
 
-    init(reader: CSVReader, options: ProviderImportOptions) {
+    package init(reader: CSVReader, options: ProviderImportOptions) {
         self.reader = reader
         self.options = options
     }
 
-    mutating func next() throws -> ProviderRow? {
+    package mutating func next() throws -> ProviderRow? {
         if converter == nil {
             guard let header = try reader.next() else { throw ProviderFileError(description: "the file is empty") }
             guard case .success(let names) = header.fields else {
@@ -66,13 +66,13 @@ struct OneSignalRows: ProviderRows {
 }
 
 /// Counts the converters' notes as the rows pass (`ProviderRow.notes`) for the command's summary.
-struct NotedRows<Base: ProviderRows>: ProviderRows {
-    var base: Base
+package struct NotedRows<Base: ProviderRows>: ProviderRows {
+    package var base: Base
     private(set) var notes: [String: Int] = [:]
 
-    init(_ base: Base) { self.base = base }
+    package init(_ base: Base) { self.base = base }
 
-    mutating func next() throws -> ProviderRow? {
+    package mutating func next() throws -> ProviderRow? {
         guard let row = try base.next() else { return nil }
         if case .success = row.device { for note in Set(row.notes) { notes[note, default: 0] += 1 } }
         return row

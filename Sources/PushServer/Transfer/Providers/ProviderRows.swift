@@ -3,41 +3,50 @@ import PushStore
 
 /// One row of another provider's export, converted to a device line (docs/DATA-FORMAT.md) or refused by the
 /// converter, with its line (CSV: the line the record starts on) in the provider's file.
-struct ProviderRow: Equatable {
-    var line: Int
-    var device: Result<JSONValue, DeviceLineParser.Refusal>
+package struct ProviderRow: Equatable {
+    package var line: Int
+    package var device: Result<JSONValue, DeviceLineParser.Refusal>
     /// What the converter left out of an imported row and why (a channel that is not an interest name, a time
     /// zone given only as an offset), counted per kind in the command's summary.
-    var notes: [String] = []
+    package var notes: [String] = []
 }
 
 /// A stream of converted rows, read as the import goes (one row in memory at a time).
-protocol ProviderRows {
+package protocol ProviderRows {
     /// The next row, nil at the end. - Throws: the reader's error, or `ProviderFileError` for a file the
     ///   converter cannot read on (the import stops there, batches before it committed).
     mutating func next() throws -> ProviderRow?
 }
 
 /// The provider's file cannot be read any further (not CSV, not JSON, a missing header).
-struct ProviderFileError: Error, Equatable, CustomStringConvertible {
-    var description: String
+package struct ProviderFileError: Error, Equatable, CustomStringConvertible {
+    package var description: String
 }
 
 /// The providers `push-server import --from` reads.
-enum Provider: String, CaseIterable {
+package enum Provider: String, CaseIterable {
     case parse, onesignal, sns
 }
 
 /// What the converters need besides the rows: `--map` rules and the SNS platform. Parsed from the command line.
-struct ProviderImportOptions: Equatable {
+package struct ProviderImportOptions: Equatable {
     /// OneSignal: a tag's key and the interest it gives (`{value}` is replaced by the tag's value).
-    var tagInterests: [(key: String, template: String)] = []
+    package var tagInterests: [(key: String, template: String)] = []
     /// SNS: `CustomUserData` is the device's user id.
-    var customUserDataIsUser = false
+    package var customUserDataIsUser = false
     /// SNS: the platform application's platform (`APNS`, `APNS_SANDBOX`, `GCM`), else read from each `EndpointArn`.
-    var snsPlatform: String?
+    package var snsPlatform: String?
 
-    static func == (a: Self, b: Self) -> Bool {
+    package init(
+        tagInterests: [(key: String, template: String)] = [], customUserDataIsUser: Bool = false,
+        snsPlatform: String? = nil
+    ) {
+        self.tagInterests = tagInterests
+        self.customUserDataIsUser = customUserDataIsUser
+        self.snsPlatform = snsPlatform
+    }
+
+    package static func == (a: Self, b: Self) -> Bool {
         a.tagInterests.map { [$0.key, $0.template] } == b.tagInterests.map { [$0.key, $0.template] }
             && a.customUserDataIsUser == b.customUserDataIsUser && a.snsPlatform == b.snsPlatform
     }
@@ -45,7 +54,7 @@ struct ProviderImportOptions: Equatable {
     /// Reads `--map` rules, separated by spaces: `tag:KEY=TEMPLATE` (OneSignal tag → interest; `{value}` in the
     /// template is the tag's value, a template without it names one interest for every device with the tag set
     /// to anything but "", "0" or "false") and `CustomUserData=user` (SNS).
-    static func parse(map: String?, snsPlatform: String?, for provider: Provider) throws(UsageError) -> Self {
+    package static func parse(map: String?, snsPlatform: String?, for provider: Provider) throws(UsageError) -> Self {
         var options = Self()
         for rule in (map ?? "").split(separator: " ", omittingEmptySubsequences: true) {
             if rule.hasPrefix("tag:"), let equals = rule.firstIndex(of: "=") {
@@ -76,7 +85,7 @@ struct ProviderImportOptions: Equatable {
 
 extension DeviceLineParser.Refusal {
     /// A converter's refusal of a row whose token is known (masked like every refusal).
-    static func row(_ reason: String, token: String?) -> Self {
+    package static func row(_ reason: String, token: String?) -> Self {
         Self(reason: reason, maskedToken: token.map { DeviceInvalidation.mask(token: $0) })
     }
 }

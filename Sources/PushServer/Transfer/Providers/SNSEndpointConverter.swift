@@ -2,13 +2,13 @@ import JSON
 
 /// AWS SNS platform endpoints (`aws sns list-endpoints-by-platform-application`) as device lines. Pure. The
 /// mapping and what is dropped: docs/OPERATIONS.md, "Importing from other providers".
-enum SNSEndpointConverter {
+package enum SNSEndpointConverter {
     /// A platform application's platform → push-server's platform and APNs environment.
-    static let platforms: [String: (platform: String, environment: String?)] = [
+    package static let platforms: [String: (platform: String, environment: String?)] = [
         "APNS": ("apns", "production"), "APNS_SANDBOX": ("apns", "sandbox"), "GCM": ("fcm", nil),
     ]
 
-    static func convert(_ endpoint: [String: JSONValue], options: ProviderImportOptions)
+    package static func convert(_ endpoint: [String: JSONValue], options: ProviderImportOptions)
         -> (device: Result<JSONValue, DeviceLineParser.Refusal>, notes: [String])
     {
         let attributes = endpoint["Attributes"]?.objectValue ?? [:]

@@ -1,14 +1,19 @@
 import Foundation
 import Locking
 import PushStore
-import SQLiteStore
-import XCTest
+import Testing
 
-/// An export reads one snapshot: devices registered or deleted while it runs (between its pages) do not change
+/// Bulk export (`DeviceTransfer`), on the backends that have it: an export reads one snapshot (on PostgreSQL a
+/// REPEATABLE READ transaction), so devices registered or deleted while it runs (between its pages) do not change
 /// what it writes.
-final class DeviceExportSnapshotTests: StoreTestCase {
-    func testDevicesWrittenDuringAnExportAreNotInIt() async throws {
-        let store = try await openStore()
+final class DeviceTransferContract: StoreContract {
+    @Test(arguments: ContractBackend.selected)
+    func testDevicesWrittenDuringAnExportAreNotInIt(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
+        guard let transfer = store as? any DeviceTransfer else {
+            try await store.close()
+            try Test.cancel("\(backend) has no bulk export (DeviceTransfer)")
+        }
         var registered: [String] = []
         for n in 1...3 {
             registered.append(
@@ -18,7 +23,7 @@ final class DeviceExportSnapshotTests: StoreTestCase {
         let (instance, doomed, fourth) = (self.instance, ids[2], token(4))
         let exported = Locked<[String]>([])
         let changed = Locked(false)
-        try await store.exportDevices(instanceID: instance, after: 0, pageSize: 1) { page in
+        try await transfer.exportDevices(instanceID: instance, after: 0, pageSize: 1) { page in
             exported.withLock { $0 += page.map(\.record.device.id) }
             if !changed.withLock({ $0 }) {
                 changed.withLock { $0 = true }
@@ -33,13 +38,13 @@ final class DeviceExportSnapshotTests: StoreTestCase {
             }
             return true
         }
-        XCTAssertEqual(exported.withLock { $0 }, ids, "the snapshot of the first read: device 3 in, device 4 out")
+        #expect(exported.withLock { $0 } == ids, "the snapshot of the first read: device 3 in, device 4 out")
         let after = Locked(0)
-        try await store.exportDevices(instanceID: instance, after: 0, pageSize: 10) { page in
+        try await transfer.exportDevices(instanceID: instance, after: 0, pageSize: 10) { page in
             after.withLock { $0 += page.count }
             return true
         }
-        XCTAssertEqual(after.withLock { $0 }, 3, "a new export sees the changes")
+        #expect(after.withLock { $0 } == 3, "a new export sees the changes")
         try await store.close()
     }
 }
