@@ -11,7 +11,7 @@ package struct WebPushSubscriberKeys: Sendable {
     /// `auth_secret`.
     package let authSecret: [UInt8]
     /// `ua_public` as an `EC_POINT` for the per-message agreement (`P256Curve`), decoded here once per subscription;
-    /// nil only if OpenSSL cannot build the curve, and the encryption takes the EVP path with `publicKey`.
+    /// nil only if OpenSSL cannot build the curve, and the encryption takes the EVP path (`evpPublicKey()`).
     package let point: P256SubscriberPoint?
 
     /// Validates raw key bytes.
