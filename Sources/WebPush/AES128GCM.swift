@@ -24,20 +24,26 @@ enum AES128GCM {
         } else {
             try check(EVP_EncryptInit_ex(context, EVP_aes_128_gcm(), nil, key, nonce), "EVP_EncryptInit_ex")
         }
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
+        // One buffer: the ciphertext, then the tag behind it (GCM's final step writes nothing).
+        var sealed = [UInt8](repeating: 0, count: plaintext.count + tagSize)
         var written: Int32 = 0
-        try check(
-            EVP_EncryptUpdate(context, &ciphertext, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
-        var trailing = [UInt8](repeating: 0, count: tagSize)
         var trailingCount: Int32 = 0
-        try check(EVP_EncryptFinal_ex(context, &trailing, &trailingCount), "EVP_EncryptFinal_ex")
+        try sealed.withUnsafeMutableBufferPointer { (buffer) throws(CryptoError) in
+            guard let base = buffer.baseAddress else { return }
+            try check(
+                EVP_EncryptUpdate(context, base, &written, plaintext, Int32(plaintext.count)), "EVP_EncryptUpdate")
+            guard Int(written) == plaintext.count else { return }
+            try check(EVP_EncryptFinal_ex(context, base + plaintext.count, &trailingCount), "EVP_EncryptFinal_ex")
+            guard trailingCount == 0 else { return }
+            try check(
+                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), base + plaintext.count),
+                "EVP_CTRL_GCM_GET_TAG")
+        }
         guard Int(written) == plaintext.count, trailingCount == 0 else {
             throw CryptoError(
                 operation: "EVP_EncryptUpdate",
                 messages: ["wrote \(written)+\(trailingCount) of \(plaintext.count) bytes"])
         }
-        var tag = [UInt8](repeating: 0, count: tagSize)
-        try check(EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(tagSize), &tag), "EVP_CTRL_GCM_GET_TAG")
-        return ciphertext + tag
+        return sealed
     }
 }

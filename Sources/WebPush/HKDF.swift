@@ -14,6 +14,21 @@ package enum HKDF {
         guard (1...32).contains(length) else {
             throw CryptoError(operation: "HKDF.expand", messages: ["length \(length) outside 1...32"])
         }
-        return Array(try FetchedAlgorithms.shared.hmacSHA256(info + [0x01], key: pseudorandomKey).prefix(length))
+        var withCounter = info
+        withCounter.append(0x01)
+        return try expand(pseudorandomKey: pseudorandomKey, infoAndCounter: withCounter, length: length)
+    }
+
+    /// `expand` with `info ‖ 0x01` already assembled (the key schedule keeps its constant labels that way, so a
+    /// message pays no concatenation for them).
+    static func expand(pseudorandomKey: [UInt8], infoAndCounter: [UInt8], length: Int) throws(CryptoError)
+        -> [UInt8]
+    {
+        guard (1...32).contains(length) else {
+            throw CryptoError(operation: "HKDF.expand", messages: ["length \(length) outside 1...32"])
+        }
+        var output = try FetchedAlgorithms.shared.hmacSHA256(infoAndCounter, key: pseudorandomKey)
+        output.removeLast(32 - length)
+        return output
     }
 }

@@ -21,6 +21,8 @@ package enum WebPushEncryption {
     package static let maxBodySize = 4096
     /// Plaintext + padding that fits `maxBodySize`: 4096 − 86 (header) − 16 (tag) − 1 (delimiter) = 3993.
     package static let maxPlaintextSize = maxBodySize - headerSize - AES128GCM.tagSize - 1
+    /// `Content-Encoding: aes128gcm`, the headers of every encrypted body.
+    static let contentEncodingHeaders = [WebPushHeader(name: "Content-Encoding", value: contentEncoding)]
     /// The salt length RFC 8188 §2.1 fixes.
     package static let saltSize = 16
 
@@ -51,30 +53,35 @@ package enum WebPushEncryption {
         if let salt, salt.count != saltSize { throw .invalidSaltLength(salt.count) }
         do throws(CryptoError) {
             // `??` autoclosures are rethrows-untyped, so plain `if let` keeps the error type.
-            let sender: P256KeyPair
-            if let senderKey { sender = senderKey } else { sender = try P256KeyPair.generate() }
+            // The message key: fresh per message, at the EC_POINT level (`P256Curve`) unless a test injects one or
+            // OpenSSL could not build the curve (then an EVP key pair, the same result at a higher cost).
+            let senderPoint: [UInt8]
+            let ecdhSecret: [UInt8]
+            if senderKey == nil, let point = keys.point, let curve = P256Curve.shared {
+                (senderPoint, ecdhSecret) = try curve.agreement(with: point)
+            } else {
+                let sender: P256KeyPair
+                if let senderKey { sender = senderKey } else { sender = try P256KeyPair.generate() }
+                (senderPoint, ecdhSecret) = (sender.publicPoint, try sender.sharedSecret(with: keys.evpPublicKey()))
+            }
             let messageSalt: [UInt8]
             if let salt { messageSalt = salt } else { messageSalt = try randomBytes(saltSize) }
             let schedule = try WebPushKeySchedule(
-                ecdhSecret: try sender.sharedSecret(with: keys.publicKey), authSecret: keys.authSecret,
-                subscriberPoint: keys.publicPoint, senderPoint: sender.publicPoint, salt: messageSalt)
+                ecdhSecret: ecdhSecret, authSecret: keys.authSecret, subscriberPoint: keys.publicPoint,
+                senderPoint: senderPoint, salt: messageSalt)
             // RFC 8188 §2: the last (here: only) record ends its plaintext with the delimiter 0x02, then padding.
             var padded = plaintext
             padded.append(0x02)
             padded += [UInt8](repeating: 0, count: paddingLength)
             let sealed = try AES128GCM.seal(padded, key: schedule.contentEncryptionKey, nonce: schedule.nonce)
-            var body = messageSalt
+            var body = [UInt8]()
             body.reserveCapacity(headerSize + sealed.count)
-            body += [
-                UInt8(truncatingIfNeeded: recordSize >> 24), UInt8(truncatingIfNeeded: recordSize >> 16),
-                UInt8(truncatingIfNeeded: recordSize >> 8), UInt8(truncatingIfNeeded: recordSize),
-            ]
+            body += messageSalt
+            for shift: UInt32 in [24, 16, 8, 0] { body.append(UInt8(truncatingIfNeeded: recordSize >> shift)) }
             body.append(UInt8(P256Point.size))
-            body += sender.publicPoint
+            body += senderPoint
             body += sealed
-            return WebPushEncryptedBody(
-                body: body,
-                headers: [WebPushHeader(name: "Content-Encoding", value: contentEncoding)])
+            return WebPushEncryptedBody(body: body, headers: contentEncodingHeaders)
         } catch {
             throw .crypto(error)
         }

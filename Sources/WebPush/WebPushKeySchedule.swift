@@ -25,15 +25,27 @@ package struct WebPushKeySchedule: Sendable, Equatable {
         salt: [UInt8]
     ) throws(CryptoError) {
         authPseudorandomKey = try HKDF.extract(salt: authSecret, inputKeyMaterial: ecdhSecret)
-        let keyInfo = Array("WebPush: info".utf8) + [0x00] + subscriberPoint + senderPoint
-        inputKeyMaterial = try HKDF.expand(pseudorandomKey: authPseudorandomKey, info: keyInfo, length: 32)
+        // "WebPush: info" ‖ 0x00 ‖ ua_public ‖ as_public, and HKDF's counter 0x01, in one buffer.
+        var keyInfo = [UInt8]()
+        keyInfo.reserveCapacity(Self.keyInfoLabel.count + subscriberPoint.count + senderPoint.count + 1)
+        keyInfo += Self.keyInfoLabel
+        keyInfo += subscriberPoint
+        keyInfo += senderPoint
+        keyInfo.append(0x01)
+        inputKeyMaterial = try HKDF.expand(
+            pseudorandomKey: authPseudorandomKey, infoAndCounter: keyInfo, length: 32)
         pseudorandomKey = try HKDF.extract(salt: salt, inputKeyMaterial: inputKeyMaterial)
         contentEncryptionKey = try HKDF.expand(
-            pseudorandomKey: pseudorandomKey,
-            info: Array("Content-Encoding: aes128gcm".utf8) + [0x00],
+            pseudorandomKey: pseudorandomKey, infoAndCounter: Self.contentEncryptionKeyInfo,
             length: AES128GCM.keySize)
         nonce = try HKDF.expand(
-            pseudorandomKey: pseudorandomKey, info: Array("Content-Encoding: nonce".utf8) + [0x00],
-            length: AES128GCM.nonceSize)
+            pseudorandomKey: pseudorandomKey, infoAndCounter: Self.nonceInfo, length: AES128GCM.nonceSize)
     }
+
+    /// `"WebPush: info" ‖ 0x00`.
+    private static let keyInfoLabel = Array("WebPush: info".utf8) + [0x00]
+    /// `"Content-Encoding: aes128gcm" ‖ 0x00`, then HKDF's counter `0x01`.
+    private static let contentEncryptionKeyInfo = Array("Content-Encoding: aes128gcm".utf8) + [0x00, 0x01]
+    /// `"Content-Encoding: nonce" ‖ 0x00`, then HKDF's counter `0x01`.
+    private static let nonceInfo = Array("Content-Encoding: nonce".utf8) + [0x00, 0x01]
 }

@@ -23,15 +23,24 @@ package struct WebPushRequest: Sendable, Equatable {
         let encrypted = try WebPushEncryption.encrypt(
             message.payload, for: subscription.keys, paddingLength: paddingLength,
             senderKey: senderKey, salt: salt)
+        self.url = subscription.endpoint.text
+        self.headers = Self.headers(message: message, authorization: authorization, encoding: encrypted.headers)
+        self.body = encrypted.body
+    }
+
+    /// The headers of every request with this message and authorization, in the order `headers` documents; they do
+    /// not depend on the subscription, so a sender can build them once for many.
+    package static func headers(
+        message: WebPushMessage, authorization: VAPIDAuthorization,
+        encoding: [WebPushHeader] = WebPushEncryption.contentEncodingHeaders
+    ) -> [WebPushHeader] {
         var headers = [WebPushHeader(name: "TTL", value: String(message.ttl))]
-        headers += encrypted.headers
+        headers += encoding
         headers.append(WebPushHeader(name: "Content-Type", value: "application/octet-stream"))
         headers.append(authorization.header)
         if let urgency = message.urgency { headers.append(WebPushHeader(name: "Urgency", value: urgency.rawValue)) }
         if let topic = message.topic { headers.append(WebPushHeader(name: "Topic", value: topic)) }
-        self.url = subscription.endpoint.text
-        self.headers = headers
-        self.body = encrypted.body
+        return headers
     }
 
     /// Encrypts `message` and takes the VAPID header from `vapid` (cached per origin).

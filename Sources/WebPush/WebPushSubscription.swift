@@ -17,19 +17,19 @@ package struct WebPushSubscription: Sendable {
     package let endpoint: HTTPURL
     /// The encryption keys.
     package let keys: WebPushSubscriberKeys
+    /// The push service's origin (RFC 6454: `https://host`, plus `:port` when not 443), the VAPID `aud`; made once
+    /// here rather than per message.
+    package let audience: String
 
     /// Validates the three strings a browser reports.
     /// - Throws: `WebPushSubscriptionError` naming the first field that is wrong.
     package init(endpoint: String, p256dh: String, auth: String) throws(WebPushSubscriptionError) {
-        self.endpoint = try Self.validateEndpoint(endpoint)
+        let url = try Self.validateEndpoint(endpoint)
+        self.endpoint = url
+        audience = url.port == 443 ? "https://\(url.host)" : "https://\(url.host):\(url.port)"
         let point = try Self.decode(p256dh, .p256dh, maxLength: Self.maxP256DHLength)
         let secret = try Self.decode(auth, .auth, maxLength: Self.maxAuthLength)
         keys = try WebPushSubscriberKeys(p256dh: point, auth: secret)
-    }
-
-    /// The push service's origin (RFC 6454: `https://host`, plus `:port` when not 443), the VAPID `aud`.
-    package var audience: String {
-        endpoint.port == 443 ? "https://\(endpoint.host)" : "https://\(endpoint.host):\(endpoint.port)"
     }
 
     private static func validateEndpoint(_ text: String) throws(WebPushSubscriptionError) -> HTTPURL {

@@ -18,7 +18,8 @@ final class WebPushSubscriptionsTests: XCTestCase {
         let stored = try token(1)
         let first = try XCTUnwrap(subscriptions.subscription(stored))
         let second = try XCTUnwrap(subscriptions.subscription(stored))
-        XCTAssertTrue(first.keys.publicKey === second.keys.publicKey, "the second lookup reuses the parsed key")
+        XCTAssertNotNil(first.keys.point)
+        XCTAssertTrue(first.keys.point === second.keys.point, "the second lookup reuses the parsed key")
         XCTAssertEqual(first.endpoint.text, "https://push.example.net/s/1")
         XCTAssertEqual(subscriptions.count, 1)
     }
@@ -38,7 +39,7 @@ final class WebPushSubscriptionsTests: XCTestCase {
             _ = subscriptions.subscription(stored)
             XCTAssertLessThanOrEqual(subscriptions.count, 6)
             // Used by every "publish": never dropped, always the same parsed value.
-            XCTAssertTrue(subscriptions.subscription(tokens[0])?.keys.publicKey === hot.keys.publicKey)
+            XCTAssertTrue(subscriptions.subscription(tokens[0])?.keys.point === hot.keys.point)
         }
         // The coldest are gone: looking one up parses it again (a new key object).
         let cold = try XCTUnwrap(subscriptions.subscription(tokens[1]))

@@ -1,4 +1,6 @@
+import Dispatch
 import JWTSigner
+import Locking
 import WebPush
 import XCTest
 
@@ -15,6 +17,38 @@ final class WebPushRoundTripTests: XCTestCase {
             XCTAssertEqual(plaintext, payload, "size \(size)")
             XCTAssertEqual(info["rs"] as? Int, 4096)
             XCTAssertEqual(info["idlen"] as? Int, 65)
+        }
+    }
+
+    /// The subscriber's parsed point is reused for every message (`WebPushSubscriberKeys.point`); the message key
+    /// and salt are not.
+    func testTwoMessagesToOneSubscriptionGetTheirOwnKeyAndSaltAndBothDecrypt() throws {
+        let subscriber = try TestSubscriber()
+        let payloads = [Array("first".utf8), Array("second".utf8)]
+        let bodies = try payloads.map { try WebPushEncryption.encrypt($0, for: subscriber.subscription.keys).body }
+        XCTAssertNotEqual(Array(bodies[0][0..<16]), Array(bodies[1][0..<16]), "salt reused")
+        XCTAssertNotEqual(Array(bodies[0][21..<86]), Array(bodies[1][21..<86]), "sender key reused")
+        for (body, payload) in zip(bodies, payloads) {
+            XCTAssertEqual(
+                try ReferenceWebPush.decrypt(body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
+                payload)
+        }
+    }
+
+    /// Messages encrypted at once on several threads for one subscription (what the encryption workers do).
+    func testMessagesEncryptedConcurrentlyForOneSubscriptionAllDecrypt() throws {
+        let subscriber = try TestSubscriber()
+        let keys = subscriber.subscription.keys
+        let bodies = Locked<[Int: [UInt8]]>([:])
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let body = try? WebPushEncryption.encrypt(Array("message \(index)".utf8), for: keys).body
+            bodies.withLock { $0[index] = body }
+        }
+        for index in 0..<4 {
+            let body = try XCTUnwrap(bodies.withLock { $0[index] }, "message \(index) not encrypted")
+            XCTAssertEqual(
+                try ReferenceWebPush.decrypt(body, subscriber: subscriber.key, auth: subscriber.auth).plaintext,
+                Array("message \(index)".utf8))
         }
     }
 

@@ -56,7 +56,9 @@ let (vapidPair, _) = try VAPIDKeyPair.generate()
 let vapid = VAPIDAuthorizer(keyPair: vapidPair, subject: try VAPIDSubject("mailto:bench@example.com"))
 let message = try WebPushMessage(payload: small, ttl: 3600)
 let sender = try P256KeyPair.generate()
-let ecdh = try sender.sharedSecret(with: subscription.keys.publicKey)
+// The subscriber's key as an EVP key (what the EVP derivation takes; the sender keeps an EC_POINT instead).
+let subscriberKey = try subscription.keys.evpPublicKey()
+let ecdh = try sender.sharedSecret(with: subscriberKey)
 let salt = [UInt8](repeating: 1, count: 16)
 let schedule = try WebPushKeySchedule(ecdhSecret: ecdh, authSecret: auth, subscriberPoint: subscription.keys.publicPoint,
                                       senderPoint: sender.publicPoint, salt: salt)
@@ -72,7 +74,7 @@ let cases: [Case] = [
         sink &+= try WebPushRequest(subscription: subscription, message: message, vapid: vapid).body.count
     },
     Case(name: "  part: P-256 ephemeral keygen") { sink &+= try P256KeyPair.generate().publicPoint.count },
-    Case(name: "  part: ECDH derive") { sink &+= try sender.sharedSecret(with: subscription.keys.publicKey).count },
+    Case(name: "  part: ECDH derive") { sink &+= try sender.sharedSecret(with: subscriberKey).count },
     Case(name: "  part: HKDF key schedule (5 HMAC-SHA256)") {
         sink &+= try WebPushKeySchedule(ecdhSecret: ecdh, authSecret: auth, subscriberPoint: subscription.keys.publicPoint,
                                         senderPoint: sender.publicPoint, salt: salt).nonce.count
@@ -195,7 +197,43 @@ let sequences: [Case] = [
     Case(name: "seq: AES-128-GCM 200 B, new ctx + EVP_aes_128_gcm() (before)") { sink &+= sealFresh() },
     Case(name: "seq: AES-128-GCM 200 B, reused ctx + fetched cipher") { sink &+= sealReused() },
 ]
-let allCases = cases + [injected] + sequences
+// The message key agreement, EVP layer against the EC_POINT level (issue 27): the same two scalar multiplications.
+let hmacReused = EVP_MAC_CTX_dup(hmacTemplate)!
+@MainActor func hmacReusedContext() -> Int {
+    _ = EVP_MAC_init(hmacReused, hmacKey, hmacKey.count, nil)
+    _ = EVP_MAC_update(hmacReused, hmacMessage, hmacMessage.count)
+    var output = [UInt8](repeating: 0, count: 32)
+    var length = 0
+    _ = EVP_MAC_final(hmacReused, &output, &length, 32)
+    return length
+}
+let curve = P256Curve.shared!
+let subscriberPoint = try curve.point(subscription.keys.publicPoint)
+let agreements: [Case] = [
+    Case(name: "seq: keygen + ECDH, EVP_PKEY keygen + EVP_PKEY_derive (before)") {
+        let key = try P256KeyPair.generate()
+        sink &+= try key.sharedSecret(with: subscriberKey).count + key.publicPoint.count
+    },
+    Case(name: "seq: keygen + ECDH, EC_POINT_mul x2 (P256Curve, now)") {
+        let (point, secret) = try curve.agreement(with: subscriberPoint)
+        sink &+= point.count + secret.count
+    },
+    Case(name: "seq: 5 x HMAC-SHA256, one reused EVP_MAC_CTX (per thread)") {
+        for _ in 0..<5 { sink &+= hmacReusedContext() }
+    },
+    Case(name: "reference: encrypt 200 B, EVP key pair per message (before)") {
+        sink &+= try WebPushEncryption.encrypt(small, for: subscription.keys, senderKey: try P256KeyPair.generate())
+            .body.count
+    },
+    Case(name: "reference: subscriber keys parse (WebPushSubscriberKeys, now: EC_POINT)") {
+        sink &+= try WebPushSubscriberKeys(p256dh: subscription.keys.publicPoint, auth: auth).authSecret.count
+    },
+    Case(name: "reference: subscriber point alone (EC_POINT_oct2point)") {
+        _ = try curve.point(subscription.keys.publicPoint)
+        sink &+= 1
+    },
+]
+let allCases = cases + [injected] + sequences + agreements
 
 print("WebPushBench: \(iterations) iterations x \(rounds) rounds per case, single thread, interleaved rounds, median round")
 print("OpenSSL \(String(cString: OpenSSL_version(0)))")  // OPENSSL_VERSION
