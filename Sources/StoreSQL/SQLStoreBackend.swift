@@ -42,10 +42,12 @@ package struct StoreWrite: Sendable {
 
 /// A store backend on which the roles whose logic is the same on SQLite and PostgreSQL are written once (the
 /// `SQLStoreBackend+…` extensions): it supplies how it runs a read and a write on its connections, and the few
-/// statements that really differ (a device's cap check, the invalidation log's insert, the target pages, how a
-/// publish's targets are matched); each role method then wraps a shared statement of this target once for both.
-/// What differs in more than a statement (claims, shards, NOTIFY, checkpoints, interest writes in steps, the
-/// group-commit writers) stays in each backend.
+/// statements or locks that really differ (the device cap check, the interest counts, the invalidation log's insert,
+/// the user bindings' lock, the interest turn, the queue's announcement, a finished job's shards, the events'
+/// delete, the target pages, how a publish's targets are matched); each role method then wraps a shared statement
+/// of this target once for both. What differs in more than a statement (claims, shards, checkpoints and delivery
+/// results, interest sets in steps, the group-commit writers) stays in each backend. `package` access is enough:
+/// it crosses targets inside the package, so the backends' connection types need not be public.
 package protocol SQLStoreBackend: Sendable {
     /// The backend's connection, on which the shared statements run.
     associatedtype Connection: SQLConnection
