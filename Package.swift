@@ -162,12 +162,15 @@ let package = Package(
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         .executableTarget(
             name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
+        // What the two store benchmarks measure alike on any `PushStorage` (a publish run's writes, `[run writes]`).
+        .target(name: "StoreBenchSupport", dependencies: ["PushStore"], path: "bench/swift/StoreBenchSupport"),
         .executableTarget(
-            name: "StoreBench", dependencies: ["PushStore", "SQLiteStore", "Clocks", "TestSupport"],
+            name: "StoreBench",
+            dependencies: ["PushStore", "SQLiteStore", "StoreBenchSupport", "Clocks", "TestSupport"],
             path: "bench/swift/StoreBench"),
         // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
         .executableTarget(
-            name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport"],
+            name: "PGStoreBench", dependencies: ["PostgreSQLStore", "PushStore", "StoreBenchSupport", "TestSupport"],
             path: "bench/swift/PGStoreBench"),
         .executableTarget(
             name: "WebPushBench", dependencies: ["WebPush", "JWTSigner", "COpenSSL"], path: "bench/swift/WebPushBench"),

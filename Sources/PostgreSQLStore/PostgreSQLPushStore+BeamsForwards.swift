@@ -4,18 +4,6 @@ import StoreSQL
 
 /// The Beams bridge outbox on PostgreSQL: `BeamsForwardSQL`'s statements, and the claim of several nodes.
 extension PostgreSQLPushStore: BeamsForwardQueue {
-    /// `BeamsForwardSQL.insert` inside the caller's transaction (alone, or in `enqueuePublish`'s).
-    static func insertBeamsForward(_ connection: PGConnection, _ forward: BeamsForward, now: Date, due: Date? = nil)
-        throws -> Bool
-    {
-        try BeamsForwardSQL.insert(forward, now: now, due: due, on: connection)
-    }
-
-    package func enqueueBeamsForward(_ forward: BeamsForward, now: Date) async throws -> Bool {
-        try await write(tenant: forward.instanceID) { connection in
-            try Self.insertBeamsForward(connection, forward, now: now)
-        }
-    }
 
     /// Claims with `FOR UPDATE SKIP LOCKED` in a MATERIALIZED CTE, as `dueWebhooks` does: each forward goes to one
     /// node, hidden for `leaseDuration`.
@@ -38,17 +26,4 @@ extension PostgreSQLPushStore: BeamsForwardQueue {
         }
     }
 
-    package func markBeamsForward(_ id: Int64, outcome: BeamsForwardOutcome, now: Date) async throws {
-        try await write { connection in try BeamsForwardSQL.mark(id, outcome: outcome, now: now, on: connection) }
-    }
-
-    package func nextBeamsForwardDue() async throws -> Date? {
-        try await read { connection in try BeamsForwardSQL.nextDue(on: connection) }
-    }
-
-    package func beamsForward(instanceID: String, publishID: String) async throws -> BeamsForwardRecord? {
-        try await read { connection in
-            try BeamsForwardSQL.record(instanceID: instanceID, publishID: publishID, on: connection)
-        }
-    }
 }

@@ -26,7 +26,7 @@ extension PostgreSQLPushStore {
     /// Registers a device (`DeviceSQL.register`) after the device cap: new devices of one instance take turns on
     /// its count row (the insert trigger updates it anyway), so concurrent registrations on any number of nodes never
     /// pass the cap.
-    static func register(
+    package static func register(
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: PGConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
@@ -45,79 +45,7 @@ extension PostgreSQLPushStore {
         return try DeviceSQL.register(registration, now: now, on: connection)
     }
 
-    // MARK: Devices
-
-    package func registerDevice(
-        _ registration: DeviceRegistration, maxDevicesPerInstance: Int
-    ) async throws -> RegisteredDevice {
-        let now = clock()
-        return try await write(tenant: registration.instanceID) {
-            try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
-        }
-    }
-
-    package func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
-        let now = clock()
-        return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
-            try registrations.map { try Self.register($0, now: now, connection: connection) }
-        }
-    }
-
-    package func device(instanceID: String, id: String) async throws -> Device? {
-        try await read { connection in try DeviceSQL.find(instanceID: instanceID, id: id, on: connection)?.device }
-    }
-
-    package func deviceRef(instanceID: String, id: String) async throws -> Int64? {
-        try await read { connection in try DeviceSQL.ref(instanceID: instanceID, id: id, on: connection) }
-    }
-
-    package func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
-        try await read { connection in
-            try DeviceSQL.find(instanceID: instanceID, platform: platform, token: token, on: connection)
-        }
-    }
-
-    package func deleteDevice(instanceID: String, id: String) async throws -> Bool {
-        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            let removed = try DeviceSQL.delete(
-                .device(id: id), instanceID: instanceID, reason: DeviceInvalidation.deviceDeleted, on: connection)
-            try Self.logInvalidations(removed, connection: connection)
-            return !removed.isEmpty
-        }
-    }
-
-    package func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setTimeZone(timeZone, instanceID: instanceID, deviceID: deviceID, on: connection)
-        }
-    }
-
-    package func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setMetadata(metadata, instanceID: instanceID, deviceID: deviceID, on: connection)
-        }
-    }
-
-    package func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
-        -> Bool
-    {
-        let now = clock()
-        return try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            try DeviceSQL.updateToken(
-                instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now, on: connection)
-        }
-    }
-
     // MARK: Interests
-
-    package func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
-        -> InterestPage?
-    {
-        try await read { connection in
-            try InterestSQL.page(
-                instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
-        }
-    }
 
     /// The instance's count row (devices, subscriptions, distinct interest names), locked for the rest of the
     /// transaction (created if missing), so that capped writers of one instance take turns on every node: new devices
@@ -137,23 +65,20 @@ extension PostgreSQLPushStore {
         ) { row in (try row.decode(0), try row.decode(1), try row.decode(2)) } ?? (0, 0, 0)
     }
 
-    /// Runs `change` between two reads of the instance's locked count row and refuses (throws, rolling the write's
-    /// savepoint back) a change that breaks `limits`.
-    static func limited<T>(
-        _ connection: PGConnection, instanceID: String, _ limits: InterestLimits,
-        _ change: () throws -> T
-    ) throws -> T {
-        guard limits != .unlimited else { return try change() }
-        let before = try lockedCounts(connection, instanceID: instanceID)
-        let result = try change()
-        let after = try lockedCounts(connection, instanceID: instanceID)
-        if let violation = limits.violation(
-            before: (before.subscriptions, before.interests),
-            after: (after.subscriptions, after.interests))
-        {
-            throw violation
-        }
-        return result
+    /// At once: one transaction with array statements writes any interest set, and the count row's lock orders
+    /// capped writers.
+    package func withInterestTurn<T: Sendable>(
+        instanceID: String, deviceID: String, _ body: () async throws -> T
+    ) async throws -> T {
+        try await body()
+    }
+
+    /// The instance's (subscriptions, distinct interest names) from its locked count row (`lockedCounts`).
+    package static func interestCounts(_ connection: PGConnection, instanceID: String) throws
+        -> (subscriptions: Int64, interests: Int64)
+    {
+        let counts = try lockedCounts(connection, instanceID: instanceID)
+        return (counts.subscriptions, counts.interests)
     }
 
     package func setInterests(instanceID: String, deviceID: String, interests: [String], limits: InterestLimits)
@@ -188,64 +113,13 @@ extension PostgreSQLPushStore {
         }
     }
 
-    package func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
-        async throws -> Bool
-    {
-        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
-                return false
-            }
-            return try Self.limited(connection, instanceID: instanceID, limits) {
-                try InterestSQL.follow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
-                return true
-            }
-        }
-    }
-
-    package func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
-                return false
-            }
-            try InterestSQL.unfollow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
-            return true
-        }
-    }
-
-    package func subscriberCount(instanceID: String, interest: String) async throws -> Int {
-        try await read { connection in
-            try InterestSQL.subscriberCount(instanceID: instanceID, interest: interest, on: connection)
-        }
-    }
-
     // MARK: Users
 
-    package func setUser(
-        instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
-    ) async throws -> SetUserResult {
-        try await write(tenant: instanceID) { connection in
-            // Bindings to one user take turns (a transaction-scoped lock on the user's name), so two nodes binding
-            // devices at once cannot both pass the per-user limit.
-            try connection.query(
-                "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))",
-                [.text(instanceID), .text(userID)])
-            return try DeviceSQL.setUser(
-                instanceID: instanceID, deviceID: deviceID, userID: userID,
-                maxDevicesPerUser: maxDevicesPerUser, on: connection)
-        }
+    /// Bindings to one user take turns (a transaction-scoped lock on the user's name), so two nodes binding devices
+    /// at once cannot both pass the per-user limit.
+    package static func lockUserBindings(instanceID: String, userID: String, connection: PGConnection) throws {
+        try connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))", [.text(instanceID), .text(userID)])
     }
 
-    package func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
-        try await write(retryable: Self.interestRace, tenant: instanceID) { connection in
-            let removed = try DeviceSQL.delete(
-                .user(userID), instanceID: instanceID, reason: DeviceInvalidation.userDeleted, on: connection)
-            try Self.logInvalidations(removed, connection: connection)
-            try Self.append(audit, connection)
-            return removed.count
-        }
-    }
-
-    package func devices(instanceID: String, userID: String) async throws -> [Device] {
-        try await read { connection in try DeviceSQL.devices(instanceID: instanceID, userID: userID, on: connection) }
-    }
 }

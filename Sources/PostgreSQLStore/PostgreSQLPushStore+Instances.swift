@@ -6,14 +6,6 @@ extension PostgreSQLPushStore {
     /// The channel every node LISTENs on for changes to the stored instances (the payload is the new version).
     static let instancesChannel = "push_server_instances"
 
-    package func storedInstances() async throws -> (version: Int64, instances: [StoredInstance]) {
-        try await read { connection in try StoredInstanceSQL.instances(on: connection) }
-    }
-
-    package func storedInstancesVersion() async throws -> Int64 {
-        try await read { connection in try StoredInstanceSQL.version(on: connection) }
-    }
-
     package func changeInstance(_ change: InstanceChange, at: Date, audit: AuditEntry?) async throws
         -> InstanceChangeOutcome
     {

@@ -3,11 +3,6 @@ import PushStore
 import StoreSQL
 
 extension PostgreSQLPushStore {
-    package func invalidations(instanceID: String, after: Int64, limit: Int) async throws -> [DeviceInvalidation] {
-        try await read { connection in
-            try InvalidationSQL.list(instanceID: instanceID, after: after, limit: limit, on: connection)
-        }
-    }
 
     package func unnotifiedInvalidations(limit: Int) async throws -> [DeviceInvalidation] {
         try await read { connection in

@@ -3,9 +3,6 @@ import PushStore
 import StoreSQL
 
 extension PostgreSQLPushStore {
-    package func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
-        try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
-    }
 
     /// Compare-and-swap in one statement: insert when no row exists, replace only the row that still holds
     /// `expectedJWT`. Two nodes swapping at once serialise on the row (or on the key, for the first insert); the

@@ -7,26 +7,6 @@ import StoreSQL
 /// LOCKED` in a `MATERIALIZED` CTE), the shards, the NOTIFYs, and a checkpoint's answered refs and counters (one
 /// `unnest` insert each).
 extension PostgreSQLPushStore {
-    // MARK: Queue
-
-    package func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
-        try await write(tenant: job.instanceID) { connection in
-            if let quota = job.dailyPublishQuota {
-                try PublishQueueSQL.countPublish(
-                    instanceID: job.instanceID, day: UTCDay(containing: job.createdAt), quota: quota, on: connection)
-            }
-            let id = try PublishQueueSQL.enqueue(job, schema: .postgresql, on: connection)
-            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash. A
-            // scheduled publish's copy is due at its start moment.
-            if let forward = job.beamsForward {
-                _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt, due: job.notBefore)
-            }
-            // Idle nodes wake for it (delivered on COMMIT); a scheduled one is found by their timers and polls.
-            if job.notBefore == nil { try Self.notify(connection, "work") }
-            return id
-        }
-    }
-
     /// The claim: a claimable job of the instance with the fewest runs on the claiming node (`$4`, `$5`: the
     /// instances it runs and how many; `$6` = 1: only other instances, `ClaimPreference`), its oldest, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
     /// it instead of waiting, in a MATERIALIZED CTE so the planner cannot re-run the LIMITed subquery inside a join
@@ -80,18 +60,6 @@ extension PostgreSQLPushStore {
         }
     }
 
-    @discardableResult
-    package func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
-        -> Bool
-    {
-        let expires = now.millisecondsSince1970(after: leaseDuration)
-        return try await writeLease { connection in
-            // `lease_expires_at` is in no index: the renewal is a HOT update. `cancel_requested` tells the holder
-            // of a cancel made through another node.
-            try PublishQueueSQL.renewLease(job, workerID: workerID, expires: expires, on: connection)
-        }
-    }
-
     package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
@@ -125,20 +93,9 @@ extension PostgreSQLPushStore {
         }
     }
 
-    package func finishJob(
-        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
-    ) async throws {
-        precondition(state.isFinal, "finishJob needs a final state")
-        try await write { connection in
-            try PublishQueueSQL.finish(
-                job, workerID: workerID, state: state, targetsTotal: targetsTotal, summary: summary, now: now,
-                schema: .postgresql, on: connection)
-            try Self.rollUpShards(connection, job: job.rawValue)
-        }
-    }
-
     /// A split job's shard counters become job counters and its shards go (nothing for a job delivered whole).
-    static func rollUpShards(_ connection: PGConnection, job: Int64) throws {
+    package static func finished(_ job: PublishJobID, connection: PGConnection) throws {
+        let job = job.rawValue
         try connection.run(
             """
             INSERT INTO publish_counters (job_id, name, value)
@@ -148,52 +105,5 @@ extension PostgreSQLPushStore {
             ON CONFLICT (job_id, name) DO UPDATE SET value = publish_counters.value + excluded.value
             """, [.integer(job)])
         try connection.run("DELETE FROM publish_shards WHERE job_id = $1", [.integer(job)])
-    }
-
-    package func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
-        try await read { connection in try PublishQueueSQL.answered(job: job, on: connection) }
-    }
-
-    package func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
-        try await read { connection in
-            try PublishQueueSQL.status(
-                instanceID: instanceID, publishID: publishID, schema: .postgresql, on: connection)
-        }
-    }
-
-    package func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
-        try await read { connection in
-            try PublishQueueSQL.recent(instanceID: instanceID, limit: limit, schema: .postgresql, on: connection)
-        }
-    }
-
-    package func queueDepth() async throws -> Int {
-        try await read { connection in try PublishQueueSQL.depth(on: connection) }
-    }
-
-    // MARK: Scheduling and cancelling
-
-    package func nextPublishDue(now: Date) async throws -> Date? {
-        try await read { connection in try PublishQueueSQL.nextDue(now: now, schema: .postgresql, on: connection) }
-    }
-
-    package func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
-        try await write { connection in
-            try PublishQueueSQL.reschedule(job, workerID: workerID, notBefore: notBefore, on: connection)
-        }
-    }
-
-    package func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
-        -> PublishCancellation?
-    {
-        try await write { connection in
-            try PublishQueueSQL.cancel(
-                instanceID: instanceID, publishID: publishID, now: now, audit: audit, schema: .postgresql,
-                on: connection
-            ) { id in
-                // Every node running a part of it (a shard) stops at once instead of at its next lease renewal.
-                try Self.notify(connection, "cancel:\(id)")
-            }
-        }
     }
 }

@@ -74,7 +74,7 @@ extension PostgreSQLPushStore {
     }
 
     /// Appends `records` to the invalidation log, in the caller's transaction.
-    static func logInvalidations(_ records: [DeviceInvalidation], connection: PGConnection) throws {
+    package static func logInvalidations(_ records: [DeviceInvalidation], connection: PGConnection) throws {
         guard !records.isEmpty else { return }
         try connection.run(
             """
@@ -105,6 +105,22 @@ extension PostgreSQLPushStore {
             [.integerArray(devices)])
     }
 
+    /// Whether the publish targeted the device: a users publish names at most 1000 users (`= ANY` stops at the first
+    /// match), an interests publish at most 100 interests, each looked up by (instance, name) and then
+    /// (interest, device).
+    package static func publishTargets(userID: String?, ref: Int64?, instanceID: String) -> SQLQuery {
+        """
+        CASE WHEN kind = 'users' THEN
+            \(userID)::text IS NOT NULL AND \(userID)::text = ANY(targets)
+        ELSE
+            \(ref) IS NOT NULL AND EXISTS (
+                SELECT 1 FROM interests i
+                JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref)
+                WHERE i.instance_id = \(instanceID) AND i.name = ANY(publish_jobs.targets))
+        END
+        """
+    }
+
     package func recordDeviceResults(_ results: [DeviceResult]) async throws {
         guard !results.isEmpty else { return }
         // In a transaction of its own: in a group, another write's device rows would be locked out of order.
@@ -128,24 +144,4 @@ extension PostgreSQLPushStore {
         }
     }
 
-    package func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
-        try await read { connection in
-            // A users publish names at most 1000 users (`= ANY` stops at the first match), an interests publish at
-            // most 100 interests, each looked up by (instance, name) and then (interest, device).
-            try DeliveryResultSQL.reportFacts(
-                instanceID: instanceID, deviceID: deviceID, publishID: publishID, on: connection
-            ) { userID, ref in
-                """
-                CASE WHEN kind = 'users' THEN
-                    \(userID)::text IS NOT NULL AND \(userID)::text = ANY(targets)
-                ELSE
-                    \(ref) IS NOT NULL AND EXISTS (
-                        SELECT 1 FROM interests i
-                        JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref)
-                        WHERE i.instance_id = \(instanceID) AND i.name = ANY(publish_jobs.targets))
-                END
-                """
-            }
-        }
-    }
 }

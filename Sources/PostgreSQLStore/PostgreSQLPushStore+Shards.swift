@@ -97,6 +97,14 @@ extension PostgreSQLPushStore: ShardedPublishQueue {
 
     /// Queues a `QueueNotice` for the listening nodes; PostgreSQL delivers it when (and only if) the transaction
     /// commits.
+    package static func announce(_ notice: QueueNotice, connection: PGConnection) throws {
+        switch notice {
+        case .work: try notify(connection, "work")
+        case .cancelled(let job): try notify(connection, "cancel:\(job.rawValue)")
+        }
+    }
+
+    /// Sends `payload` on `noticeChannel` when the transaction commits.
     static func notify(_ connection: PGConnection, _ payload: String) throws {
         try connection.query("SELECT pg_notify($1, $2)", [.text(noticeChannel), .text(payload)])
     }

@@ -39,28 +39,20 @@ extension PostgreSQLPushStore {
             """
     }
 
-    package func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
-        // One row more than the page is read to learn whether another page follows.
-        let limit = min(max(1, limit), Int.max - 1)
-        return try await read { connection in
-            switch job.kind {
-            case .interests:
-                return try Self.interestTargets(
-                    connection, instanceID: job.instanceID, interests: job.targets, after: cursor, limit: limit)
-            case .users:
-                return try Self.userTargets(
-                    connection, instanceID: job.instanceID, users: job.targets, after: cursor, limit: limit)
-            case .channels:
-                return TargetPage(targets: [], cursor: cursor, isLast: true)
-            }
-        }
+    /// `interestTargets(…through:…)` over the whole subscriber set (a job delivered whole).
+    package static func interestTargets(
+        _ connection: PGConnection, instanceID: String, interests: [String], after cursor: Int64, limit: Int
+    ) throws -> TargetPage {
+        try interestTargets(
+            connection, instanceID: instanceID, interests: interests, after: cursor, through: .max, limit: limit)
     }
 
-    /// The union of the interests' valid followers after `cursor`, each once, in ref order. The page's cursor is the
-    /// greatest ref it examined (invalidated or deleted devices included), so they are not read again.
+    /// The union of the interests' valid followers after `cursor` up to `through` (a shard's end), each once, in ref
+    /// order. The page's cursor is the greatest ref it examined (invalidated or deleted devices included), so they
+    /// are not read again.
     static func interestTargets(
         _ connection: PGConnection, instanceID: String, interests: [String], after cursor: Int64,
-        through: Int64 = .max, limit: Int
+        through: Int64, limit: Int
     ) throws -> TargetPage {
         let ids = try connection.query(
             "SELECT id FROM interests WHERE instance_id = $1 AND name = ANY($2::text[])",
@@ -86,7 +78,7 @@ extension PostgreSQLPushStore {
 
     /// Every valid device of the users, in device order, from the `(instance_id, user_id, id)` index; each device
     /// has at most one user, so there is nothing to de-duplicate.
-    static func userTargets(
+    package static func userTargets(
         _ connection: PGConnection, instanceID: String, users: [String], after cursor: Int64, limit: Int
     ) throws -> TargetPage {
         let rows = try connection.query(

@@ -74,7 +74,7 @@ extension PostgreSQLPushStore: DeviceTransfer {
                 facts: try Self.importFacts(connection, records, instanceID, lock: true))
             try Self.apply(steps, instanceID: instanceID, connection)
             let outcomes = steps.map(\.outcome)
-            try Self.append(audit?(outcomes), connection)
+            try AuditLogSQL.append(audit?(outcomes), on: connection)
             return outcomes
         }
     }

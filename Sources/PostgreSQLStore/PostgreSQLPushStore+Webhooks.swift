@@ -4,9 +4,6 @@ import StoreSQL
 
 /// The webhook outbox on PostgreSQL: `WebhookSQL`'s statements, and the claim of several nodes.
 extension PostgreSQLPushStore {
-    package func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
-        try await write { connection in try WebhookSQL.enqueue(request, now: now, on: connection) }
-    }
 
     /// Claims due webhooks with `FOR UPDATE SKIP LOCKED` (in a MATERIALIZED CTE, so the LIMIT holds): each is
     /// claimed by one node, which hides it for `leaseDuration` by moving its due time.
@@ -27,11 +24,4 @@ extension PostgreSQLPushStore {
         }
     }
 
-    package func nextWebhookDue() async throws -> Date? {
-        try await read { connection in try WebhookSQL.nextDue(on: connection) }
-    }
-
-    package func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
-        try await write { connection in try WebhookSQL.mark(id, outcome: outcome, now: now, on: connection) }
-    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Locking
 import Logging
 import PushStore
+import StoreSQL
 
 /// The PostgreSQL implementation of `PushStorage`, for several stateless nodes sharing one database.
 ///
@@ -12,7 +13,7 @@ import PushStore
 /// returns. Conflicts between nodes are settled by the database: unique constraints with `ON CONFLICT` for
 /// registrations, `FOR UPDATE SKIP LOCKED` plus leases for the queue and the webhook outbox, a conditional upsert for
 /// the provider token; serialization failures and deadlocks run again.
-package final class PostgreSQLPushStore: PushStorage {
+package final class PostgreSQLPushStore: PushStorage, SQLStoreBackend, QuotaUsageReading {
     /// How to connect. Every field but the connection string has a documented default.
     package struct Configuration: Sendable {
         /// A libpq connection string (`host=… dbname=… user=… sslmode=verify-full …` or a `postgresql://` URI).
@@ -50,9 +51,11 @@ package final class PostgreSQLPushStore: PushStorage {
     /// One more connection thread, for lease renewals only (`writeLease`).
     private let leasePool: ConnectionPool
     private let threadsDone: CountdownLatch
-    let clock: @Sendable () -> Date
+    package let clock: @Sendable () -> Date
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
+    /// PostgreSQL's spelling of `publish_jobs` (the state as such, targets as a `text[]`).
+    package static var publishSchema: PublishSchema { .postgresql }
     /// For the LISTEN connection and exports, which are not the pool's.
     let connectionString: String
     /// Running LISTEN connections (`listen(_:)`), stopped by `close()`.
@@ -223,8 +226,25 @@ package final class PostgreSQLPushStore: PushStorage {
         try await perform(on: leasePool, write: true) { session in try session.transaction(body) }
     }
 
+    /// No error but serialization failures and deadlocks runs a write again.
+    private static let noRace: @Sendable (PostgreSQLError) -> Bool = { _ in false }
+
+    /// Runs a write of a role written once (`SQLStoreBackend`): grouped for its tenant and cost (run again after
+    /// `interestRace` when it races interests), alone (`writeAlone`), or on the lease connection (`writeLease`).
+    package func write<T: Sendable>(
+        _ write: StoreWrite, _ body: @escaping @Sendable (PGConnection) throws -> T
+    ) async throws -> T {
+        switch write.queue {
+        case .grouped:
+            let retryable: @Sendable (PostgreSQLError) -> Bool = write.racesInterests ? Self.interestRace : Self.noRace
+            return try await self.write(retryable: retryable, tenant: write.tenant, cost: write.cost, body)
+        case .alone: return try await writeAlone(body)
+        case .lease: return try await writeLease(body)
+        }
+    }
+
     /// Runs `body` in one read-only transaction on a connection thread.
-    func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await perform(write: false) { session in try session.transaction(readOnly: true, body) }
     }
 

@@ -39,6 +39,11 @@ extension SQLitePushStore {
         }
     }
 
+    /// Appends `records` to the invalidation log, in the caller's transaction, one by one under the one writer.
+    package static func logInvalidations(_ records: [DeviceInvalidation], connection: SQLiteConnection) throws {
+        for record in records { try logInvalidation(record, connection: connection) }
+    }
+
     /// Appends `record` to the invalidation log, in the caller's transaction.
     static func logInvalidation(_ record: DeviceInvalidation, connection: SQLiteConnection) throws {
         try connection.run(
@@ -52,6 +57,22 @@ extension SQLitePushStore {
                 .text(record.userID), .text(record.reason), .integer(Int64(record.status)),
                 .millis(record.providerTimestamp), .millis(record.at),
             ])
+    }
+
+    /// Whether the publish targeted the device: `json_each` stops at the first match; a users publish names at most
+    /// 1000 users, an interests publish at most 100 interests, each looked up by (instance, name) and then
+    /// (interest, device).
+    package static func publishTargets(userID: String?, ref: Int64?, instanceID: String) -> SQLQuery {
+        """
+        CASE WHEN kind = 'users' THEN
+            \(userID) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = \(userID))
+        ELSE
+            \(ref) IS NOT NULL AND EXISTS (
+                SELECT 1 FROM json_each(publish_jobs.targets) t
+                JOIN interests i ON i.instance_id = \(instanceID) AND i.name = t.value
+                JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref))
+        END
+        """
     }
 
     package func recordDeviceResults(_ results: [DeviceResult]) async throws {
@@ -76,24 +97,4 @@ extension SQLitePushStore {
         }
     }
 
-    package func reportFacts(instanceID: String, deviceID: String, publishID: String) async throws -> ReportFacts {
-        try await read { connection in
-            // json_each stops at the first match; a users publish names at most 1000 users, an interests publish
-            // at most 100 interests, each looked up by (instance, name) and then (interest, device).
-            try DeliveryResultSQL.reportFacts(
-                instanceID: instanceID, deviceID: deviceID, publishID: publishID, on: connection
-            ) { userID, ref in
-                """
-                CASE WHEN kind = 'users' THEN
-                    \(userID) IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(targets) WHERE value = \(userID))
-                ELSE
-                    \(ref) IS NOT NULL AND EXISTS (
-                        SELECT 1 FROM json_each(publish_jobs.targets) t
-                        JOIN interests i ON i.instance_id = \(instanceID) AND i.name = t.value
-                        JOIN device_interests di ON di.interest_id = i.id AND di.device_id = \(ref))
-                END
-                """
-            }
-        }
-    }
 }

@@ -7,7 +7,7 @@ extension SQLitePushStore {
     /// Registers a device (`DeviceSQL.register`) after the device cap: the count is kept by triggers
     /// (Schema.deviceCountsAndInterestCleanup), and the single writer makes the read exact; only a full instance pays
     /// for the token lookup that tells a re-registration from a new device.
-    static func register(
+    package static func register(
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: SQLiteConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
@@ -31,82 +31,10 @@ extension SQLitePushStore {
         return try DeviceSQL.register(registration, now: now, on: connection)
     }
 
-    // MARK: Devices
-
-    package func registerDevice(
-        _ registration: DeviceRegistration, maxDevicesPerInstance: Int
-    ) async throws -> RegisteredDevice {
-        let now = clock()
-        return try await write(tenant: registration.instanceID) {
-            try Self.register(registration, now: now, maxDevicesPerInstance: maxDevicesPerInstance, connection: $0)
-        }
-    }
-
-    package func registerDevices(_ registrations: [DeviceRegistration]) async throws -> [RegisteredDevice] {
-        let now = clock()
-        return try await write(tenant: registrations.first?.instanceID, cost: registrations.count) { connection in
-            try registrations.map { try Self.register($0, now: now, connection: connection) }
-        }
-    }
-
-    package func device(instanceID: String, id: String) async throws -> Device? {
-        try await read { connection in try DeviceSQL.find(instanceID: instanceID, id: id, on: connection)?.device }
-    }
-
-    package func deviceRef(instanceID: String, id: String) async throws -> Int64? {
-        try await read { connection in try DeviceSQL.ref(instanceID: instanceID, id: id, on: connection) }
-    }
-
-    package func device(instanceID: String, platform: Platform, token: String) async throws -> Device? {
-        try await read { connection in
-            try DeviceSQL.find(instanceID: instanceID, platform: platform, token: token, on: connection)
-        }
-    }
-
-    package func deleteDevice(instanceID: String, id: String) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            let removed = try DeviceSQL.delete(
-                .device(id: id), instanceID: instanceID, reason: DeviceInvalidation.deviceDeleted, on: connection)
-            for record in removed { try Self.logInvalidation(record, connection: connection) }
-            return !removed.isEmpty
-        }
-    }
-
-    package func updateTimeZone(instanceID: String, deviceID: String, timeZone: String?) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setTimeZone(timeZone, instanceID: instanceID, deviceID: deviceID, on: connection)
-        }
-    }
-
-    package func updateMetadata(instanceID: String, deviceID: String, metadata: String) async throws -> Bool {
-        try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setMetadata(metadata, instanceID: instanceID, deviceID: deviceID, on: connection)
-        }
-    }
-
-    package func updateToken(instanceID: String, deviceID: String, platform: Platform, token: String) async throws
-        -> Bool
-    {
-        let now = clock()
-        return try await write(tenant: instanceID) { connection in
-            try DeviceSQL.updateToken(
-                instanceID: instanceID, deviceID: deviceID, platform: platform, token: token, now: now, on: connection)
-        }
-    }
-
     // MARK: Interests
 
-    package func interests(instanceID: String, deviceID: String, limit: Int, cursor: String?) async throws
-        -> InterestPage?
-    {
-        try await read { connection in
-            try InterestSQL.page(
-                instanceID: instanceID, deviceID: deviceID, limit: limit, cursor: cursor, on: connection)
-        }
-    }
-
     /// The instance's (subscriptions, distinct interest names), from the trigger-kept count row.
-    static func interestCounts(_ connection: SQLiteConnection, instanceID: String) throws
+    package static func interestCounts(_ connection: SQLiteConnection, instanceID: String) throws
         -> (subscriptions: Int64, interests: Int64)
     {
         try connection.fetchOne(
@@ -116,18 +44,11 @@ extension SQLitePushStore {
         ) { (try $0.decode(0, as: Int64.self), try $0.decode(1, as: Int64.self)) } ?? (0, 0)
     }
 
-    /// Runs `change` and then checks the instance's counts against `limits`; a violation throws, which rolls the
-    /// operation's savepoint back (the single writer makes the two reads exact).
-    static func limited<T>(
-        _ connection: SQLiteConnection, instanceID: String, _ limits: InterestLimits,
-        _ change: () throws -> T
-    ) throws -> T {
-        guard limits != .unlimited else { return try change() }
-        let before = try interestCounts(connection, instanceID: instanceID)
-        let result = try change()
-        let after = try interestCounts(connection, instanceID: instanceID)
-        if let violation = limits.violation(before: before, after: after) { throw violation }
-        return result
+    /// In the device's turn (`interestTurns`), so no other write of its interests interleaves with a stepwise one.
+    package func withInterestTurn<T: Sendable>(
+        instanceID: String, deviceID: String, _ body: () async throws -> T
+    ) async throws -> T {
+        try await interestTurns.withTurn(instanceID + "/" + deviceID, body)
     }
 
     /// Interest changes (a name added or removed) one writer operation makes at most when a device's set changes by
@@ -225,63 +146,9 @@ extension SQLitePushStore {
         }
     }
 
-    package func addInterest(instanceID: String, deviceID: String, interest: String, limits: InterestLimits)
-        async throws -> Bool
-    {
-        try await interestTurns.withTurn(instanceID + "/" + deviceID) {
-            try await write(tenant: instanceID) { connection in
-                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
-                    return false
-                }
-                return try Self.limited(connection, instanceID: instanceID, limits) {
-                    try InterestSQL.follow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
-                    return true
-                }
-            }
-        }
-    }
-
-    package func removeInterest(instanceID: String, deviceID: String, interest: String) async throws -> Bool {
-        try await interestTurns.withTurn(instanceID + "/" + deviceID) {
-            try await write(tenant: instanceID) { connection in
-                guard let ref = try DeviceSQL.ref(instanceID: instanceID, id: deviceID, on: connection) else {
-                    return false
-                }
-                try InterestSQL.unfollow(interest, instanceID: instanceID, deviceRef: ref, on: connection)
-                return true
-            }
-        }
-    }
-
-    package func subscriberCount(instanceID: String, interest: String) async throws -> Int {
-        try await read { connection in
-            try InterestSQL.subscriberCount(instanceID: instanceID, interest: interest, on: connection)
-        }
-    }
-
     // MARK: Users
 
-    package func setUser(
-        instanceID: String, deviceID: String, userID: String, maxDevicesPerUser: Int
-    ) async throws -> SetUserResult {
-        try await write(tenant: instanceID) { connection in
-            try DeviceSQL.setUser(
-                instanceID: instanceID, deviceID: deviceID, userID: userID,
-                maxDevicesPerUser: maxDevicesPerUser, on: connection)
-        }
-    }
+    /// Nothing: the one writer already serialises every binding.
+    package static func lockUserBindings(instanceID: String, userID: String, connection: SQLiteConnection) throws {}
 
-    package func deleteUser(instanceID: String, userID: String, audit: AuditEntry?) async throws -> Int {
-        try await write(tenant: instanceID) { connection in
-            let removed = try DeviceSQL.delete(
-                .user(userID), instanceID: instanceID, reason: DeviceInvalidation.userDeleted, on: connection)
-            for record in removed { try Self.logInvalidation(record, connection: connection) }
-            try Self.append(audit, connection)
-            return removed.count
-        }
-    }
-
-    package func devices(instanceID: String, userID: String) async throws -> [Device] {
-        try await read { connection in try DeviceSQL.devices(instanceID: instanceID, userID: userID, on: connection) }
-    }
 }

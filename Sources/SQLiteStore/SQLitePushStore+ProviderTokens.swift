@@ -3,9 +3,6 @@ import PushStore
 import StoreSQL
 
 extension SQLitePushStore {
-    package func providerToken(teamID: String, keyID: String) async throws -> ProviderTokenRecord? {
-        try await read { connection in try ProviderTokenSQL.stored(teamID: teamID, keyID: keyID, on: connection) }
-    }
 
     package func swapProviderToken(
         teamID: String, keyID: String, expectedJWT: String?, new: ProviderTokenRecord

@@ -9,23 +9,11 @@ extension SQLitePushStore {
     /// `PublishQueueSQL.encodeTargets`, for the statements that hand SQLite a JSON array (`json_each`).
     static func encodeTargets(_ targets: [String]) throws -> String { PublishQueueSQL.encodeTargets(targets) }
 
-    // MARK: Queue
+    /// Nothing: a job's counters and state are all in its rows.
+    package static func finished(_ job: PublishJobID, connection: SQLiteConnection) throws {}
 
-    package func enqueuePublish(_ job: PublishJob) async throws -> PublishJobID {
-        try await write(tenant: job.instanceID) { connection in
-            if let quota = job.dailyPublishQuota {
-                try PublishQueueSQL.countPublish(
-                    instanceID: job.instanceID, day: UTCDay(containing: job.createdAt), quota: quota, on: connection)
-            }
-            let id = try PublishQueueSQL.enqueue(job, schema: .sqlite, on: connection)
-            // The Beams bridge's copy commits with the job: accepted means forwarded, even after a crash. A
-            // scheduled publish's copy is due at its start moment.
-            if let forward = job.beamsForward {
-                _ = try Self.insertBeamsForward(connection, forward, now: job.createdAt, due: job.notBefore)
-            }
-            return id
-        }
-    }
+    /// Nothing: no other node shares the database (the engine's own queue wakes this one).
+    package static func announce(_ notice: QueueNotice, connection: SQLiteConnection) throws {}
 
     package func claimJob(workerID: String, leaseDuration: Duration, now: Date, preference: ClaimPreference)
         async throws
@@ -77,16 +65,6 @@ extension SQLitePushStore {
         return (sql + " ELSE 0 END, id LIMIT 1", parameters)
     }
 
-    @discardableResult
-    package func renewLease(_ job: PublishJobID, workerID: String, leaseDuration: Duration, now: Date) async throws
-        -> Bool
-    {
-        let expires = now.millisecondsSince1970(after: leaseDuration)
-        return try await write(urgent: true) { connection in
-            try PublishQueueSQL.renewLease(job, workerID: workerID, expires: expires, on: connection)
-        }
-    }
-
     package func checkpoint(
         _ job: PublishJobID, workerID: String, cursor: Int64, counters: PublishCounters, deviceResults: [DeviceResult],
         answered: [Int64]
@@ -105,55 +83,4 @@ extension SQLitePushStore {
         }
     }
 
-    package func finishJob(
-        _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
-    ) async throws {
-        precondition(state.isFinal, "finishJob needs a final state")
-        try await write { connection in
-            try PublishQueueSQL.finish(
-                job, workerID: workerID, state: state, targetsTotal: targetsTotal, summary: summary, now: now,
-                schema: .sqlite, on: connection)
-        }
-    }
-
-    package func answeredTargets(_ job: PublishJobID) async throws -> Set<Int64> {
-        try await read { connection in try PublishQueueSQL.answered(job: job, on: connection) }
-    }
-
-    package func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus? {
-        try await read { connection in
-            try PublishQueueSQL.status(instanceID: instanceID, publishID: publishID, schema: .sqlite, on: connection)
-        }
-    }
-
-    package func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus] {
-        try await read { connection in
-            try PublishQueueSQL.recent(instanceID: instanceID, limit: limit, schema: .sqlite, on: connection)
-        }
-    }
-
-    package func queueDepth() async throws -> Int {
-        try await read { connection in try PublishQueueSQL.depth(on: connection) }
-    }
-
-    // MARK: Scheduling and cancelling
-
-    package func nextPublishDue(now: Date) async throws -> Date? {
-        try await read { connection in try PublishQueueSQL.nextDue(now: now, schema: .sqlite, on: connection) }
-    }
-
-    package func rescheduleJob(_ job: PublishJobID, workerID: String, notBefore: Date) async throws {
-        try await write { connection in
-            try PublishQueueSQL.reschedule(job, workerID: workerID, notBefore: notBefore, on: connection)
-        }
-    }
-
-    package func cancelPublish(instanceID: String, publishID: String, now: Date, audit: AuditEntry?) async throws
-        -> PublishCancellation?
-    {
-        try await write { connection in
-            try PublishQueueSQL.cancel(
-                instanceID: instanceID, publishID: publishID, now: now, audit: audit, schema: .sqlite, on: connection)
-        }
-    }
 }

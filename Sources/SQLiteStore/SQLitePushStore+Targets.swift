@@ -14,26 +14,10 @@ extension SQLitePushStore {
     /// Whether the device is invalidated, then `TargetSQL`'s columns.
     static let targetLookupSQL = "SELECT invalidated_at, \(TargetSQL.columns(of: "devices")) FROM devices WHERE id = ?"
 
-    package func targets(for job: PublishJob, after cursor: Int64, limit: Int) async throws -> TargetPage {
-        let limit = max(1, limit)
-        return try await read { connection in
-            switch job.kind {
-            case .interests:
-                return try Self.interestTargets(
-                    connection, instanceID: job.instanceID, interests: job.targets, after: cursor, limit: limit)
-            case .users:
-                return try Self.userTargets(
-                    connection, instanceID: job.instanceID, users: job.targets, after: cursor, limit: limit)
-            case .channels:
-                return TargetPage(targets: [], cursor: cursor, isLast: true)
-            }
-        }
-    }
-
     /// The union of the interests' subscribers as a k-way merge of per-interest index ranges: it reads about
     /// `limit` rows per interest stream at most and holds only the current head of each stream, never the whole
     /// subscriber set (a `DISTINCT … IN (…) ORDER BY` would sort every remaining row on every page).
-    static func interestTargets(
+    package static func interestTargets(
         _ connection: SQLiteConnection, instanceID: String, interests: [String], after cursor: Int64, limit: Int
     ) throws -> TargetPage {
         var interestIDs: [Int64] = []
@@ -81,7 +65,7 @@ extension SQLitePushStore {
     /// Every valid device of the users, in device order. Each device has at most one user, so there is nothing to
     /// de-duplicate; SQLite seeks `devices_by_user` per user and sorts only the remaining devices of these users
     /// (at most users × devices-per-user rows, bounded by the publish limits).
-    static func userTargets(
+    package static func userTargets(
         _ connection: SQLiteConnection, instanceID: String, users: [String], after cursor: Int64, limit: Int
     ) throws -> TargetPage {
         var targets: [Target] = []

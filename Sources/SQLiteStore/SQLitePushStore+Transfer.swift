@@ -92,7 +92,7 @@ extension SQLitePushStore: DeviceTransfer {
                 records, into: instanceID, facts: try Self.importFacts(connection, records, instanceID))
             try Self.apply(steps, instanceID: instanceID, connection)
             let outcomes = steps.map(\.outcome)
-            try Self.append(audit?(outcomes), connection)
+            try AuditLogSQL.append(audit?(outcomes), on: connection)
             return outcomes
         }
     }

@@ -5,9 +5,6 @@ import StoreSQL
 /// The webhook outbox on SQLite: `WebhookSQL`'s statements, and the claim, which under the one writer is a read
 /// followed by moving each claimed webhook's due time.
 extension SQLitePushStore {
-    package func enqueueWebhook(_ request: WebhookRequest, now: Date) async throws -> Int64 {
-        try await write { connection in try WebhookSQL.enqueue(request, now: now, on: connection) }
-    }
 
     package func dueWebhooks(now: Date, limit: Int, leaseDuration: Duration) async throws -> [PendingWebhook] {
         let hiddenUntil = now.millisecondsSince1970(after: leaseDuration)
@@ -25,11 +22,4 @@ extension SQLitePushStore {
         }
     }
 
-    package func nextWebhookDue() async throws -> Date? {
-        try await read { connection in try WebhookSQL.nextDue(on: connection) }
-    }
-
-    package func markWebhook(_ id: Int64, outcome: WebhookOutcome, now: Date) async throws {
-        try await write { connection in try WebhookSQL.mark(id, outcome: outcome, now: now, on: connection) }
-    }
 }

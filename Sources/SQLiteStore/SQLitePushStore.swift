@@ -2,13 +2,14 @@ import Foundation
 import Locking
 import Logging
 import PushStore
+import StoreSQL
 
 /// The SQLite implementation of `PushStorage`.
 ///
 /// One writer thread owns the only read-write connection and commits queued writes in groups; a few reader
 /// threads own read-only connections (WAL lets them read while the writer writes). Callers only see `async`
 /// functions backed by continuations, so no SQLite call ever runs on the Swift concurrency pool.
-package final class SQLitePushStore: PushStorage {
+package final class SQLitePushStore: PushStorage, SQLStoreBackend, QuotaUsageReading {
     /// How to open the store. Every field has a documented default.
     package struct Configuration: Sendable {
         /// The database file; created when missing.
@@ -73,12 +74,14 @@ package final class SQLitePushStore: PushStorage {
     private let threadsDone: CountdownLatch
     private let lock: DatabaseLock?
     private let checkpointer: WALCheckpointer?
-    let clock: @Sendable () -> Date
+    package let clock: @Sendable () -> Date
     /// For exports, which read on a connection of their own (`exportDevices`).
     let path: String
     let busyTimeout: Duration
     private let logger: Logger
     private let healthEvents: @Sendable (StoreHealthEvent) -> Void
+    /// SQLite's spelling of `publish_jobs` (an ended state kept in `ended_as`, targets as a JSON array).
+    package static var publishSchema: PublishSchema { .sqlite }
     /// Interest writes of one device take turns, so one written in steps is never interleaved with another.
     let interestTurns = KeyedTurns<String>()
 
@@ -297,6 +300,15 @@ package final class SQLitePushStore: PushStorage {
         }
     }
 
+    /// Runs a write of a role written once (`SQLStoreBackend`) in the writer's group transaction, for its tenant and
+    /// cost; a lease renewal is urgent. A write `.alone` joins the group all the same: under the one writer nothing
+    /// interleaves with it, and a write that throws rolls back only its own savepoint.
+    package func write<T: Sendable>(
+        _ write: StoreWrite, _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    ) async throws -> T {
+        try await self.write(urgent: write.queue == .lease, tenant: write.tenant, cost: write.cost, body)
+    }
+
     /// Commits a one-page write that changes no data (the schema version rewritten with its own value), to learn
     /// whether the store can write again after it could not. - Throws: `StoreUnavailableError` while it cannot.
     package func probeWrite() async throws {
@@ -307,7 +319,7 @@ package final class SQLitePushStore: PushStorage {
 
     /// Runs `body` on a reader thread inside one read transaction (one consistent snapshot).
     /// - Throws: what `body` threw, or `StoreUnavailableError` when the database cannot be read right now.
-    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         do {
             return try await readSnapshot(body)
         } catch {

@@ -25,8 +25,6 @@ enum ProcessMemory {
 /// Monotonic seconds.
 func seconds() -> Double { MonotonicClock.seconds() }
 
-func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
-
 /// Prints a line and flushes it, so progress shows when stdout is a file.
 func report(_ line: String) {
     print(line)
