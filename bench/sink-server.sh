@@ -3,7 +3,8 @@
 # release server on HTTP_PORT with the instance's APNs endpoint overridden to the sink.
 #   start_sink_server DIR N DELAY   needs INSTANCE, SECRET, SINK_PORT, HTTP_PORT and BIN (the release build
 #                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured);
-#                                   sets SERVER (the server's pid) and CA (the sink's certificate)
+#                                   sets SERVER (the server's pid) and CA (the sink's certificate); with
+#                                   SEED_CACHE=dir, N devices are seeded once into dir and copied for each case
 #   stop_sink_server DIR            stops the server (unless already stopped) and the sink
 #   publish_and_wait                POSTs one APNs publish to the interest `bench` and polls its status every
 #                                   50 ms until `finished`; sets STATUS (the last status JSON). Needs PY.

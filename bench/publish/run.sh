@@ -8,6 +8,8 @@
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
 #   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
+#   SEED_CACHE=/tmp/seed bench/publish/run.sh N   seeds N devices once and copies that database for every case and
+#                                       later run (base and branch alternated start from the same rows, minutes sooner)
 #   PROBES=1 bench/publish/run.sh N     also counts each sender's malloc and curl_multi_perform calls per request
 #                                       (uprobes on libc and libcurl, set up here and removed at the end; each call
 #                                       then traps, so the CPU figures of such a run are inflated: read the counts)
