@@ -106,8 +106,6 @@ package final class APNsClient: Sendable {
         await pool.submit(job)
     }
 
-    /// A snapshot of the counters across pools. Token counts are per key: the sandbox and production pools of a
-    /// key share one manager (with the broadcast client too when it shares `tokenManagers`), counted once.
     /// `base/3/device/<token>` in one allocation (a request's URL differs only by its device token).
     static func url(_ base: String, token: String) -> String {
         var url = ""
@@ -118,6 +116,8 @@ package final class APNsClient: Sendable {
         return url
     }
 
+    /// A snapshot of the counters across pools. Token counts are per key: the sandbox and production pools of a
+    /// key share one manager (with the broadcast client too when it shares `tokenManagers`), counted once.
     package func stats() -> APNsClientStats {
         let all = pools.withLock { Array($0.byKey.values) }
         var stats = APNsClientStats()
