@@ -3,7 +3,8 @@
 # release server on HTTP_PORT with the instance's APNs endpoint overridden to the sink.
 #   start_sink_server DIR N DELAY   needs INSTANCE, SECRET, SINK_PORT, HTTP_PORT and BIN (the release build
 #                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured);
-#                                   sets SERVER (the server's pid) and CA (the sink's certificate)
+#                                   sets SERVER (the server's pid) and CA (the sink's certificate); with
+#                                   SEED_CACHE=dir, N devices are seeded once into dir and copied for each case
 #   stop_sink_server DIR            stops the server (unless already stopped) and the sink
 #   publish_and_wait                POSTs one APNs publish to the interest `bench` and polls its status every
 #                                   50 ms until `finished`; sets STATUS (the last status JSON). Needs PY.
@@ -11,7 +12,23 @@ start_sink_server() {
     local dir=$1 n=$2 delay=$3
     CA=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/AuthKey.p8" 2>/dev/null
-    "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+    if [[ -n ${SEED_CACHE:-} ]]; then
+        # SEED_CACHE=dir: seed N devices once into dir and copy that database for each case (seeding 50,000 devices
+        # takes a minute on a loaded machine; every copy starts from the same state).
+        local seeded="$SEED_CACHE/push-$n.sqlite"
+        if [[ ! -f $seeded ]]; then
+            mkdir -p "$SEED_CACHE"
+            "$BIN/SeedDevices" --db "$seeded.tmp" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+            for suffix in "" -wal -shm; do
+                if [[ -f $seeded.tmp$suffix ]]; then mv "$seeded.tmp$suffix" "$seeded$suffix"; fi
+            done
+        fi
+        for suffix in "" -wal -shm; do
+            if [[ -f $seeded$suffix ]]; then cp "$seeded$suffix" "$dir/push.sqlite$suffix"; fi
+        done
+    else
+        "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+    fi
     cat > "$dir/config.json" <<JSON
 {"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"${LOG_LEVEL:-notice}"},
  "instances":[{"id":"$INSTANCE","secretKey":"$SECRET","apns":{"teamId":"TEAM123456","keyId":"KEY1234567",

@@ -3,8 +3,8 @@ import JSON
 
 /// A request that passed `APNsHeaderRules`: every header value resolved, ready for any transport.
 package struct APNsPreparedRequest: Sendable, Equatable {
-    /// `:path`, `/3/device/<token>`.
-    package var path: String
+    /// `:path`, `/3/device/<token>` (built when asked: the client builds the whole URL at once, `APNsClient.url`).
+    package var path: String { "/3/device/" + deviceToken }
     /// The device token as given (hex).
     package var deviceToken: String
     package var topic: String
@@ -77,7 +77,7 @@ package enum APNsHeaderRules {
         }
 
         return APNsPreparedRequest(
-            path: "/3/device/" + request.deviceToken, deviceToken: request.deviceToken, topic: topic,
+            deviceToken: request.deviceToken, topic: topic,
             pushType: pushType, priority: priority, expiration: expiration, collapseID: request.collapseID,
             apnsID: apnsID, payload: request.payload)
     }

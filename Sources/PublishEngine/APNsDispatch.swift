@@ -44,10 +44,12 @@ struct APNsDispatch: PlatformDispatch {
             environment: instance.apnsEnvironment(environment)
         ) { result in
             if case .failure(.expired) = result, let window, deadline == window { run.retryOutlivedWindow() }
-            context.apnsHealth.record(result)
+            // One clock reading per result, for the health, the device result and the activity minute.
+            let now = Date()
+            context.apnsHealth.record(result, at: now)
             var outcome = DeliveryOutcome.classify(
                 result, target: target, environment: environment,
-                isEnvironmentRetry: isRetry, now: Date())
+                isEnvironmentRetry: isRetry, now: now)
             if isLiveActivity { outcome = outcome.forLiveActivityToken() }
             if case .retryInEnvironment(let other) = outcome {
                 recorder.run.add(.environmentRetries, for: target)

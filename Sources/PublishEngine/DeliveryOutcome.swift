@@ -27,6 +27,12 @@ package enum DeliveryOutcome: Equatable {
             var counters: PublishCounters = [:]
             var effect = DeviceEffect.none
             switch (response.status, reason) {
+            case (200, _) where !isEnvironmentRetry:
+                // The common answer: shared counters and no reason, nothing built per result.
+                return .final(
+                    counters: acceptedAPNs,
+                    device: DeviceResult(
+                        device: target.ref, status: 200, reason: reason?.rawValue, at: now, effect: .none))
             case (200, _):
                 counters[.accepted(.apns)] = 1
                 if isEnvironmentRetry {
@@ -80,6 +86,9 @@ package enum DeliveryOutcome: Equatable {
                 device: DeviceResult(device: target.ref, status: 0, reason: reason, at: now))
         }
     }
+
+    /// The counters of an accepted APNs notification, built once (a dictionary per result otherwise).
+    private static let acceptedAPNs: PublishCounters = [.accepted(.apns): 1]
 
     /// Reasons the server gives itself (no APNs answer, or a local rule), besides Apple's own names: the metric
     /// label set (`MetricLabel.reasons`) is built from these.

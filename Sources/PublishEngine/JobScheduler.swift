@@ -220,6 +220,9 @@ final class JobScheduler: Sendable {
 
     private func ended(_ run: PublishRun) {
         run.markEnded()
+        // Results counted after the run's last checkpoint (a run that lost its lease): each later one goes to
+        // `/metrics` at once (`PublishRun.completed`).
+        run.takeTally().apply(to: context.metrics)
         context.slots.remove(run)
         let running = control.update { control -> Int in
             control.runs[RunKey(run.claimed)] = nil

@@ -23,16 +23,12 @@ struct DeliveryRecorder: Sendable {
     func record(_ outcome: DeliveryOutcome, for target: Target) -> Bool {
         switch outcome {
         case .final(let counters, let device):
-            run.completed(target, counters: counters, device: device)
+            // `push_notifications_total` is counted by the run and reaches `/metrics` in batches
+            // (`NotificationTally`).
+            let tally = run.completed(target, counters: counters, device: device, on: platform)
             trace?.record(platform, status: device.status, reason: device.reason)
-            context.activity.record(instanceID: instanceID, accepted: device.isAccepted)
-            context.metrics.increment(
-                .notifications,
-                [
-                    "platform": MetricLabel.platform(platform),
-                    "status": MetricLabel.status(device.status),
-                    "reason": MetricLabel.reason(device.reason),
-                ])
+            context.activity.record(instanceID: instanceID, accepted: device.isAccepted, at: device.at)
+            tally?.apply(to: context.metrics)
             return true
         case .unfinished:
             run.abandoned(target)

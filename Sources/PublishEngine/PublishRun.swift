@@ -62,6 +62,8 @@ package final class PublishRun: Sendable {
         var estimate: CompletionEstimator.Estimate?
         /// The run stopped sending: no estimate any more.
         var estimateCleared = false
+        /// `push_notifications_total` since it was last handed to `/metrics` (`NotificationTally`).
+        var tally = NotificationTally()
 
         /// Sending must end (the engine stops, the lease is gone, the publish was cancelled or expired).
         var mustStop: Bool { machine.mustStop }
@@ -104,9 +106,13 @@ package final class PublishRun: Sendable {
         state.update { $0.tracker.scanned(upTo: cursor) }
     }
 
-    /// Records a final result for `target`.
-    func completed(_ target: Target, counters: PublishCounters, device: DeviceResult) {
-        state.update { state in
+    /// Records a final result for `target` on `platform`.
+    /// - Returns: the results' metric series to add to `/metrics` now (every `NotificationTally.batch` results,
+    ///   and each one once the run has ended), nil while they wait for more.
+    func completed(_ target: Target, counters: PublishCounters, device: DeviceResult, on platform: Platform)
+        -> NotificationTally?
+    {
+        state.update { state -> NotificationTally? in
             state.tracker.completed(target.ref)
             state.outstanding -= 1
             state.passed += 1
@@ -117,8 +123,14 @@ package final class PublishRun: Sendable {
             if let user = target.userID {
                 if device.isAccepted { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
             }
+            state.tally.add(platform, status: device.status, reason: device.reason)
+            guard state.tally.count >= NotificationTally.batch || state.machine.isEnded else { return nil }
+            return state.tally.take()
         }
     }
+
+    /// The results' metric series not yet added to `/metrics` (at each checkpoint and when the run ends).
+    func takeTally() -> NotificationTally { state.update { $0.tally.take() } }
 
     /// A broadcast channel (target ref `ref`, no device) was handed to the sender.
     func submittedChannel(ref: Int64) {

@@ -354,6 +354,9 @@ struct PublishRunner: Sendable {
 
     /// Writes the run's waiting results and its watermark.
     private func checkpoint() async -> PublishRunStateMachine.CheckpointOutcome {
+        // The results counted since the last batch reach `/metrics` with each checkpoint, written or not (they
+        // count answers, not writes).
+        run.takeTally().apply(to: context.metrics)
         guard !run.isLost else { return .done }
         var batch = run.drain()
         guard !batch.isEmpty || batch.cursor > run.claimed.cursor else { return .done }

@@ -14,6 +14,8 @@
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
 #   GOPEER=0 bench/publish/run.sh N    skips the Go peer
 #   bench/publish/rounds.sh [rounds] [N...]   runs this several times and prints medians and ratios per sender
+#   SEED_CACHE=/tmp/seed bench/publish/run.sh N   seeds N devices once and copies that database for every case and
+#                                       later run (base and branch alternated start from the same rows, minutes sooner)
 #   PROBES=1 bench/publish/run.sh N     also counts each sender's malloc and curl_multi_perform calls per request
 #                                       (uprobes on libc and libcurl, set up here and removed at the end; each call
 #                                       then traps, so the CPU figures of such a run are inflated: read the counts)
