@@ -43,10 +43,13 @@ package final class CurlMulti {
         try curlMultiCheck(curl_multi_remove_handle(handle, easy), "curl_multi_remove_handle")
     }
 
-    /// Moves every attached transfer forward as far as it can go without waiting.
-    package func perform() throws(CurlError) {
+    /// Moves every attached transfer forward as far as it can go without waiting. - Returns: the transfers still
+    /// running.
+    @discardableResult
+    package func perform() throws(CurlError) -> Int {
         var running: Int32 = 0
         try curlMultiCheck(curl_multi_perform(handle, &running), "curl_multi_perform")
+        return Int(running)
     }
 
     /// Waits for socket activity, one of curl's own timers, `wakeUp()`, or `timeoutMilliseconds`.

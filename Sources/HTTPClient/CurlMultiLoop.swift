@@ -26,6 +26,13 @@ package protocol CurlMultiDriver: AnyObject, SendableMetatype {
     func abort(unstarted: [Job], multi: CurlMulti) -> Leftover
 }
 
+extension BulkPriority {
+    /// A sender's loop runs at bulk priority while it carries a fan-out's worth of transfers (32 at once) and goes
+    /// back once down to 4: one instance's campaign then yields the CPU to the request threads (issue 25), and a
+    /// connection carrying a few transactional pushes keeps normal priority.
+    package static let sender = BulkPriority(enterAt: 32, leaveAt: 4)
+}
+
 /// One curl multi handle driven by its own thread, with a locked inbox that other threads hand jobs through and
 /// `curl_multi_wakeup` to interrupt its poll: the one curl loop of the process (each APNs connection and the
 /// webhook client run one each). The driver decides what the jobs and transfers mean.
@@ -52,15 +59,21 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
     private let name: String
     private let multi: CurlMulti
     private let driver: Driver
+    /// When the loop's thread runs at bulk priority (`BulkPriority`); nil: always at normal priority.
+    private let bulkPriority: BulkPriority?
     private let inbox = Locked(Inbox())
     /// The driver's leftover, set once the thread has exited; `stop()` callers wait for it.
     private let finished = WaitableState<Driver.Leftover?>(nil)
 
-    /// Takes ownership of `multi` and `driver`; nothing runs until `start()`.
-    package init(name: String, multi: CurlMulti, driver: Driver) {
+    /// Takes ownership of `multi` and `driver`; nothing runs until `start()`. `bulkPriority`: when the thread runs
+    /// below normal OS priority (nil: never).
+    package init(
+        name: String, multi: CurlMulti, driver: Driver, bulkPriority: BulkPriority? = .sender
+    ) {
         self.name = name
         self.multi = multi
         self.driver = driver
+        self.bulkPriority = bulkPriority
     }
 
     /// Starts the loop thread. Call once.
@@ -106,6 +119,7 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
 
     private func run() {
         var unstarted: [Driver.Job] = []
+        var priority = bulkPriority
         while true {
             let (jobs, stop) = inbox.withLock { inbox -> ([Driver.Job], Bool) in
                 let jobs = inbox.jobs
@@ -119,7 +133,12 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
             }
             driver.prepare(jobs, multi: multi)
             var failure: CurlError?
-            do { try multi.perform() } catch { failure = error }
+            do {
+                let running = try multi.perform()
+                priority?.follow(load: running)
+            } catch {
+                failure = error
+            }
             driver.performed(failure, multi: multi)
             while let done = multi.nextDone() {
                 // Only fails for a handle that is not attached: it is detached either way.

@@ -18,6 +18,10 @@ final class PlatformLane: Sendable {
         var count: Int { queue.count }
     }
 
+    /// Targets a pump hands to its sender before it lets the task pool's other work run (`pump`): about half a
+    /// millisecond of submissions.
+    static let targetsPerTurn = 64
+
     let capacity: Int
     /// `Settings.maxUncheckpointedResults`.
     let maxWaitingResults: Int
@@ -62,7 +66,16 @@ final class PlatformLane: Sendable {
     /// Sends the queued targets until the lane is closed and empty. Once the run must stop, what is still queued
     /// is abandoned (not sent; it stays below the checkpoint and goes with the resumed run).
     func pump() async {
+        var sinceYield = 0
         while true {
+            // A sender with room takes a target without suspending, so a pump with a page queued would hold its
+            // task-pool thread (one of one per core) for the whole page; it yields between runs of targets, and
+            // the requests and the other publishes queued behind it run in between (issue 25).
+            if sinceYield >= Self.targetsPerTurn {
+                sinceYield = 0
+                await Task.yield()
+            }
+            sinceYield += 1
             await state.wait { $0.count > 0 || $0.closed }
             // A full queue lets the feeder go on only once half of it is gone: while the sender's window is full,
             // the feeder then wakes once per half a queue instead of once per target the pump takes.

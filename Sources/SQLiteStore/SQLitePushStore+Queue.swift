@@ -22,7 +22,11 @@ extension SQLitePushStore {
         let nowMillis = now.millisecondsSince1970
         let expires = now.millisecondsSince1970(after: leaseDuration)
         let (sql, parameters) = Self.claimQuery(now: nowMillis, preference: preference)
-        return try await write { connection in
+        // Urgent, as a lease renewal: a claim is the engine's write, as its checkpoints are, and in the engine's FIFO
+        // one instance's one-device publish waited behind another's fan-out checkpoints (500 results each) before
+        // it could start (issue 25). One claim loop per node claims one job at a time, so this cannot crowd
+        // anything out.
+        return try await write(urgent: true) { connection in
             guard let id = try connection.first(sql, parameters, { $0.int64(0) }) else { return nil }
             guard
                 let claimed = try connection.fetchOne(

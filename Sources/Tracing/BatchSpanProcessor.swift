@@ -27,7 +27,11 @@ package final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
         batcher = SpanBatcher(settings: settings, now: MonotonicClock.now())
         self.export = export
         self.onDrop = onDrop
-        let thread = Thread { self.loop() }
+        let thread = Thread {
+            // Export is background work: below the request threads (`ThreadPriority`).
+            ThreadPriority.lowerCurrentToBulk()
+            self.loop()
+        }
         thread.name = "otlp-export"
         self.thread = thread
         thread.start()

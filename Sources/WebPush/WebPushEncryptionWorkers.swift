@@ -59,6 +59,8 @@ final class WebPushEncryptionWorkers: Sendable {
             let threadName = "\(name)-enc-\(index)"
             Thread.detachNewThread {
                 Self.nameThisThread(threadName)
+                // Encryption is a fan-out's bulk work: below the request threads (`ThreadPriority`).
+                ThreadPriority.lowerCurrentToBulk()
                 worker.run()
             }
             return worker

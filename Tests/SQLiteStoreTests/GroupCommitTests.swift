@@ -95,6 +95,47 @@ final class GroupCommitTests: StoreTestCase {
         try await store.close()
     }
 
+    /// A claim waits only for the transaction in progress, not for the engine's queued checkpoints: the claim and the
+    /// checkpoints are both the engine's writes, and in the engine's own FIFO one instance's one-device publish waited
+    /// for another instance's fan-out checkpoints of 500 results each before it could start (issue 25).
+    func testAClaimGoesAheadOfTheEnginesQueuedCheckpoints() async throws {
+        let store = try await openStore()
+        _ = try await store.enqueuePublish(publish("one-device"))
+        let hold = try await holdWriter(store)
+        defer { hold.gate.signal() }
+        let ran = Counter()
+        // Twenty checkpoint-sized engine writes of 50 ms each (tenant nil: the engine's own, as checkpoints are).
+        let backlog = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let _: Void = try await store.write(cost: 501) { _ in
+                            usleep(50_000)
+                            ran.increment()
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await eventually("the checkpoints queued") { store.pendingWrites >= 20 }
+        let now = clock.now
+        let claim = Task { () -> (ClaimedJob?, Int) in
+            let claimed = try await store.claimJob(workerID: "w", leaseDuration: .seconds(30), now: now)
+            return (claimed, ran.value)
+        }
+        try await eventually("the claim queued") { store.pendingWrites >= 21 }
+        try await hold.release()
+        let (claimed, ranBefore) = try await claim.value
+        XCTAssertEqual(claimed?.job.publishID, "one-device")
+        // The claim's transaction may take one checkpoint after it (the rest of its 2 ms budget), and the next may
+        // start before the claim's caller reads the count: FIFO, all 20 ran first.
+        XCTAssertLessThanOrEqual(ranBefore, 2, "checkpoints written before the claim committed")
+        try await backlog.value
+        XCTAssertEqual(ran.value, 20)
+        try await store.close()
+    }
+
     /// A lease renewal behind a backlog of writes (checkpoints, registrations) waits only for the transaction in
     /// progress, not for the backlog: FIFO, it waited for every group before it and the lease could run out.
     func testLeaseRenewalGoesAheadOfQueuedWrites() async throws {

@@ -32,8 +32,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="running a command as 
 
 # Drop-ins (text appended to the unit, as `systemctl edit` would) for the variants below.
 AS_SHIPPED = ""
-# Any call outside the unit's list kills the process, except setpriority, which the unit refuses with EPERM: the
-# commands still pass, so nothing else they call on these paths is outside the list (and merely refused).
+# Any call outside the unit's list kills the process, except setpriority (which the unit allows; the drop-in keeps
+# it allowed whatever the unit says): the commands still pass, so nothing else they call on these paths is outside
+# the list (and merely refused).
 KILL_OUTSIDE_THE_LIST = "[Service]\nSystemCallErrorNumber=\nSystemCallFilter=setpriority\n"
 # The filter as 0.1.0 shipped it: @resources (setpriority among them) denied, and denial kills.
 FILTER_OF_0_1_0 = "[Service]\nSystemCallErrorNumber=\n"
