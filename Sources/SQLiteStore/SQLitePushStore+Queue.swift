@@ -56,8 +56,8 @@ extension SQLitePushStore {
     /// `publish_jobs_open` holds only unfinished jobs, so this never scans finished history. With runs to rank by,
     /// the instances with open jobs are listed by skipping along `publish_jobs_open_by_instance` (one seek each) and
     /// each one's oldest claimable job read there; only those candidates are sorted. Sorting every claimable job by
-    /// its instance's runs cost a read of the whole backlog per claim, on the one writer: 350 ms per claim behind
-    /// 42,000 queued publishes, and intake fell to a third (docs/BENCHMARKS.md "Publish intake").
+    /// its instance's runs cost a read of the whole backlog per claim, on the one writer: 13-23 ms per claim behind
+    /// 33,000 queued publishes (0.04 ms now), and intake fell to a third (docs/BENCHMARKS.md "Publish intake").
     static func claimQuery(now: Int64, preference: ClaimPreference) -> (String, [SQLValue]) {
         let claimable = """
             state IN ('queued', 'running')
