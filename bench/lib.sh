@@ -4,12 +4,13 @@
 #                                                      the run's header line (cores, load, $D seconds a run)
 #   health_reference PATTERN                           the same-run reference: GET /health, wrk -t2 -c64, $D s
 # The example instance (INSTANCE, SECRET) has no APNs credentials; logs go to $OUT/server.log at warning level.
+# SERVER_BIN runs another build (e.g. a base commit's, for before/after runs) and skips the build, as SKIP_BUILD=1 does.
 export INSTANCE=8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11
 export SECRET=example-secret-change-me-0123456789abcdef
 
 start_example_server() {
     local port=$1 extra=${2:-}
-    swift build -c release --product push-server >/dev/null
+    [ -n "${SERVER_BIN:-}${SKIP_BUILD:-}" ] || swift build -c release --product push-server >/dev/null
     sed -e "s/\"port\": 8080/\"port\": $port/" -e "s#./data/push.sqlite#$OUT/push.sqlite#" \
         -e 's/"level": "info"/"level": "warning"/' ${extra:+-e "$extra"} config.example.json > "$OUT/config.json"
     "${SERVER_BIN:-.build/release/push-server}" serve --config "$OUT/config.json" 2>"$OUT/server.log" &

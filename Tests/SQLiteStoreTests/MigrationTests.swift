@@ -59,6 +59,30 @@ final class MigrationTests: StoreTestCase {
         try await store.close()
     }
 
+    /// Step 19 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it.
+    func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.openJobsByInstance))
+        let old = try await SQLitePushStore.open(
+            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
+            _ = try await old.enqueuePublish(
+                PublishJob(
+                    instanceID: instanceID, publishID: publishID, kind: .interests, targets: ["news"],
+                    payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000)))
+        }
+        try await old.close()
+        let store = try await openStore()
+        let now = Date(millisecondsSince1970: 2_000)
+        let preference = ClaimPreference(runsByInstance: ["busy": 1])
+        let first = try await store.claimJob(
+            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
+        XCTAssertEqual(first?.job.publishID, "p3")
+        let second = try await store.claimJob(
+            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
+        XCTAssertEqual(second?.job.publishID, "p1")
+        try await store.close()
+    }
+
     /// Step 18 makes broadcasts a job kind of their own: a broadcast stored before (an `interests` job told apart
     /// only by its id) reads back as `channels`, an interests publish stays one, the step before refuses a
     /// `channels` job and the step takes one; an unknown kind is still refused.

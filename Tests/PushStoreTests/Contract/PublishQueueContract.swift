@@ -128,6 +128,38 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// A ranked claim takes each instance's oldest claimable job: it passes over a job running under a live lease
+    /// and one scheduled for later, and takes back a job whose lease ran out, after the instance with fewer runs.
+    @Test(arguments: ContractBackend.selected)
+    func testRankedClaimSkipsRunningAndScheduledJobsAndTakesAnExpiredLease(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
+        func enqueue(_ id: String, of instanceID: String, notBefore: Date? = nil) async throws -> PublishJobID {
+            var job = publish(id)
+            job.instanceID = instanceID
+            job.notBefore = notBefore
+            clock.advance(1)
+            return try await store.enqueuePublish(job)
+        }
+        let o1 = try await enqueue("o1", of: "other")
+        let b1 = try await enqueue("b1", of: "busy")
+        _ = try await enqueue("b2", of: "busy", notBefore: clock.now.addingTimeInterval(3_600))
+        let b3 = try await enqueue("b3", of: "busy")
+        let short = try await store.claimJob(workerID: "w2", leaseDuration: .seconds(1), now: clock.now)
+        #expect(short?.id == o1)
+        let running = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        #expect(running?.id == b1)
+        clock.advance(2)
+        let node = ClaimPreference(runsByInstance: ["busy": 1, "other": 2])
+        let first = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        #expect(first?.id == b3, "the fewer runs first: not b1 (running) nor b2 (not due yet)")
+        let second = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        #expect(second?.id == o1, "then the other instance's job whose lease ran out")
+        #expect(second?.attempt == 2)
+        let none = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now, preference: node)
+        #expect(none == nil)
+        try await store.close()
+    }
+
     @Test(arguments: ContractBackend.selected)
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
