@@ -14,13 +14,8 @@ N=${2:-10000}
 PLATFORMS=${PLATFORMS:-apns,fcm,webpush}
 PORT=${SINK_PORT:-18843}
 OUT=${OUT:-$PWD/bench/out/fanout-ratio}
-mkdir -p "$OUT"
-if [[ -z ${BINS:-} ]]; then
-    swift build -c release --product FanoutBench >/dev/null
-    BINS=$PWD/.build/release/FanoutBench
-fi
-CA=$(SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh start "$PORT" | tail -1)
-trap 'SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh stop "$PORT" >/dev/null 2>&1 || true' EXIT
+source bench/swift/fanout-sink.sh
+start_fanout_sink
 : > "$OUT/results.txt"
 echo "== FanoutBench ratios, $R runs x $N per platform, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 for run in $(seq "$R"); do

@@ -17,13 +17,8 @@ N=${2:-10000}
 WARMUP=1000
 PORT=${SINK_PORT:-18853}
 OUT=${OUT:-$PWD/bench/out/webpush-floor}
-mkdir -p "$OUT"
-if [[ -z ${BINS:-} ]]; then
-    swift build -c release --product FanoutBench >/dev/null
-    BINS=$PWD/.build/release/FanoutBench
-fi
-CA=$(SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh start "$PORT" | tail -1)
-trap 'SINK_DIR="$OUT/sink" bench/apns/nginx-sink.sh stop "$PORT" >/dev/null 2>&1 || true' EXIT
+source bench/swift/fanout-sink.sh
+start_fanout_sink
 master=$(cat "$OUT/sink/nginx.pid")
 # The sink's CPU ticks: every nginx process of this sink (its master's children).
 sink_ticks() {
