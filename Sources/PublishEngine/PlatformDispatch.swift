@@ -23,10 +23,13 @@ struct DeliveryRecorder: Sendable {
     func record(_ outcome: DeliveryOutcome, for target: Target) -> Bool {
         switch outcome {
         case .final(let counters, let device):
+            // Into the batch span first: the run's last result lets the runner end the run (and its batch spans)
+            // on another thread, so a result counted in the span after `completed` could open a batch that
+            // nothing ends.
+            trace?.record(platform, status: device.status, reason: device.reason)
             // `push_notifications_total` is counted by the run and reaches `/metrics` in batches
             // (`NotificationTally`).
             let tally = run.completed(target, counters: counters, device: device, on: platform)
-            trace?.record(platform, status: device.status, reason: device.reason)
             context.activity.record(instanceID: instanceID, accepted: device.isAccepted, at: device.at)
             tally?.apply(to: context.metrics)
             return true

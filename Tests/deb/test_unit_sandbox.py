@@ -37,7 +37,9 @@ AS_SHIPPED = ""
 # the list (and merely refused).
 KILL_OUTSIDE_THE_LIST = "[Service]\nSystemCallErrorNumber=\nSystemCallFilter=setpriority\n"
 # The filter as 0.1.0 shipped it: @resources (setpriority among them) denied, and denial kills.
-FILTER_OF_0_1_0 = "[Service]\nSystemCallErrorNumber=\n"
+# The drop-in empties the unit's list and states 0.1.0's again, without the later `SystemCallFilter=setpriority`.
+FILTER_OF_0_1_0 = ("[Service]\nSystemCallErrorNumber=\nSystemCallFilter=\nSystemCallFilter=@system-service\n"
+                   "SystemCallFilter=~@privileged @resources\n")
 
 
 class Sandbox:
@@ -209,7 +211,8 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
         "    'no_new_privs': status['NoNewPrivs'].strip(), 'seccomp': status['Seccomp'].strip(),\n"
         "    'cap_bounding': status['CapBnd'].strip(), 'cap_effective': status['CapEff'].strip(),\n"
         "    'sched_setaffinity': refused(lambda: os.sched_setaffinity(0, {0})),\n"  # @resources: EPERM
-        "    'setpriority': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),\n"  # @resources: EPERM
+        "    'setpriority': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),\n"  # allowed again: nice 1
+        "    'setpriority_below_0': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, -1)),\n"  # no CAP_SYS_NICE
         "    'af_packet': refused(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)),\n"
         "    'af_inet6': refused(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()),\n"
         "    'write_execute': refused(lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_WRITE | mmap.PROT_EXEC)),\n"
@@ -228,6 +231,6 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
         "uid": 65534, "gid": 65534, "umask": 0o077, "cwd": str(sandbox.state),
         "credentials": loaded, "credentials_mode": 0o500, "state_directory": str(sandbox.state),
         "no_new_privs": "1", "seccomp": "2", "cap_bounding": "0000000000000000", "cap_effective": "0000000000000000",
-        "sched_setaffinity": 1, "setpriority": 1, "af_packet": 97, "af_inet6": 0, "write_execute": 1,
-        "unshare": 1, "personality": 1,
+        "sched_setaffinity": 1, "setpriority": 0, "setpriority_below_0": 13, "af_packet": 97, "af_inet6": 0,
+        "write_execute": 1, "unshare": 1, "personality": 1,
     }
