@@ -7,19 +7,6 @@ import XCTest
 /// `ThreadPriority` and `BulkPriority`: which threads run below normal OS priority, and when. The rule is pure; the
 /// priority itself is read back from the kernel on plain threads of their own.
 final class ThreadPriorityTests: XCTestCase {
-    /// Runs `body` on a new thread. - Returns: its result, or nil when it did not return within 10 s.
-    private func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T? {
-        let result = Locked<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }.start()
-        guard done.wait(timeout: .now() + 10) == .success else { return nil }
-        return result.withLock { $0 }
-    }
-
     func testALoweredThreadRunsAtBulkNiceWhileOtherThreadsKeepTheProcesssPriority() throws {
         let normal = ThreadPriority.normalNice
         try XCTSkipIf(normal >= ThreadPriority.bulkNice, "the test process itself runs at nice \(normal)")

@@ -6,19 +6,6 @@ import XCTest
 
 /// `ThreadWakeup`: what ends a dedicated thread's wait. Plain threads and a pipe, no database.
 final class ThreadWakeupTests: XCTestCase {
-    /// Runs `body` on a thread of its own. - Returns: its result, or nil when it did not return within `limit`.
-    private func onThread<T: Sendable>(limit: Double = 10, _ body: @escaping @Sendable () -> T) -> T? {
-        let result = Locked<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }.start()
-        guard done.wait(timeout: .now() + limit) == .success else { return nil }
-        return result.withLock { $0 }
-    }
-
     func testASignalFromAnotherThreadEndsAWaitThatHasNoTimeout() {
         let wakeup = ThreadWakeup()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { wakeup.signal() }
