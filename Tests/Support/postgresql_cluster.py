@@ -8,7 +8,6 @@ refuses to run as root, so as root (CI) the directory belongs to `postgres` and 
 import atexit
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -20,10 +19,7 @@ def installed():
     return os.access(os.path.join(BIN, "initdb"), os.X_OK) and os.access(os.path.join(BIN, "pg_ctl"), os.X_OK)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from free_port import free_port as _free_port  # noqa: E402  (Tests/Support is on the path wherever this is imported)
 
 
 class Cluster:

@@ -19,7 +19,7 @@ import pytest
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))
-from harness import ROOT, write_apns_key  # noqa: E402
+from harness import ROOT, free_port, write_apns_key  # noqa: E402
 
 LAYOUT = Path(os.environ.get("PUSH_SERVER_IMAGE", "dist/push-server-image")).resolve()
 INSTANCE_ID = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
@@ -31,13 +31,6 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts and chroot nee
 
 def run(*args, **kwargs):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120, **kwargs)
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def blob(descriptor) -> bytes:

@@ -7,7 +7,6 @@ import datetime
 import ipaddress
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,18 +19,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests" / "Support"))
+from free_port import free_port  # noqa: E402  (re-exported: the tests import it from here)
 MOCK = ROOT / "Tests" / "Support" / "mock_apns.py"
 INSTANCE_ID = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
 SECRET = "sdk-test-secret-0123456789abcdef"
 TEAM_ID = "TEAM123456"
 KEY_ID = "KEY1234567"
 TOPIC = "com.example.sdktest"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_self_signed(directory: Path):
@@ -188,6 +183,28 @@ class Server:
         return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 
     def start(self):
+        """Starts the process and waits for /health. A port taken since it was picked (parallel workers can draw the
+        same one; Tests/Support/free_port.py) is replaced by another and the start tried again, a few times."""
+        for attempt in range(5):
+            logged = self.log_path.stat().st_size if self.log_path.exists() else 0
+            try:
+                return self._start_once()
+            except RuntimeError as failure:
+                with open(self.log_path, "rb") as log:
+                    log.seek(logged)
+                    bind_failed = b"Address already in use" in log.read()
+                if not bind_failed or attempt == 4:
+                    raise failure
+                self._move_to(free_port())
+
+    def _move_to(self, port):
+        config = json.loads(self.config_path.read_text())
+        config["listen"]["port"] = port
+        self.config_path.write_text(json.dumps(config))
+        self.base = self.base.replace(f":{self.port}", f":{port}")
+        self.port = port
+
+    def _start_once(self):
         self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
                                      stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
         deadline = time.time() + 20

@@ -347,6 +347,9 @@ def test_sighup_with_a_good_file_adds_an_instance_and_a_bad_file_keeps_the_old_c
     server.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: metric(server, "push_config_reload_success") == 0, timeout=10,
              message="a bad file never set push_config_reload_success to 0")
+    # The log is written by its own thread (Sources/Logging/BufferedLogSink.swift): the metric can be seen first.
+    wait_for(lambda: "Config reload refused" in server.log_path.read_text(), timeout=10,
+             message="the refused reload was never logged")
     log = server.log_path.read_text()
     assert "Config reload refused" in log and "instances[" in log and "storage.backend" in log, log[-3000:]
     assert server.proc.poll() is None, "a bad file must not stop the server"
