@@ -58,7 +58,7 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
     /// instance: sorting every claimable job cost 208 ms per claim behind 33,000 queued publishes. Checked on the
     /// executed plan (EXPLAIN ANALYZE, rolled back), in the generic plan as in a custom one, with and without
     /// `onlyAbsentInstances`: the backlog below is 2,000 queued jobs of five instances and one newest job of a sixth,
-    /// after 20,000 finished ones.
+    /// after 100,000 finished ones.
     func testRankedClaimSeeksEachInstanceInsteadOfSortingTheBacklog() async throws {
         let connection = try await claimDatabase()
         defer { connection.close() }
@@ -119,7 +119,7 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
             XCTAssertTrue(nodes.contains { $0["Node Type"] as? String == "LockRows" }, "SKIP LOCKED: \(mode)")
         }
         let claimed = try connection.query("EXECUTE claim(30000, 'w', 60000)")
-        XCTAssertEqual(claimed.map { claimed.text($0, 2) }, ["p20001"])
+        XCTAssertEqual(claimed.map { claimed.text($0, 2) }, ["p100001"])
     }
 
     /// Another node's claim holding an instance's oldest job (its row locked until it commits) makes this claim
@@ -149,8 +149,9 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
         try other.execute("ROLLBACK")
     }
 
-    /// A database at the newest step holding 20,000 finished jobs of five instances (`i0`...`i4`), 2,000 queued
-    /// ones of the same five after them, and one newest queued job of a sixth (`i5`), statistics gathered.
+    /// A database at the newest step holding 100,000 finished jobs of five instances (`i0`...`i4`), 2,000 queued
+    /// ones of the same five after them, and one newest queued job of a sixth (`i5`), statistics gathered: open jobs
+    /// a small share of the table, where the statistics of `state` misled the planner (`claimable`).
     private func claimDatabase() async throws -> PGConnection {
         let store = try await openNode(poolSize: 1)
         try await store.close()
@@ -159,10 +160,10 @@ final class PostgreSQLQueryPlanTests: PostgreSQLTestCase {
             """
             INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at, state, finished_at)
             SELECT 'i' || (g % 5), 'p' || g, 'interests', ARRAY['news'], '\\x00'::bytea, g,
-                CASE WHEN g > 20000 THEN 'queued' ELSE 'finished' END, CASE WHEN g > 20000 THEN NULL ELSE g END
-            FROM generate_series(1, 22000) g;
+                CASE WHEN g > 100000 THEN 'queued' ELSE 'finished' END, CASE WHEN g > 100000 THEN NULL ELSE g END
+            FROM generate_series(1, 102000) g;
             INSERT INTO publish_jobs (instance_id, publish_id, kind, targets, payload, created_at)
-                VALUES ('i5', 'i5-first', 'interests', ARRAY['news'], '\\x00'::bytea, 22001);
+                VALUES ('i5', 'i5-first', 'interests', ARRAY['news'], '\\x00'::bytea, 102001);
             ANALYZE
             """)
         return connection
