@@ -470,7 +470,8 @@ enum PostgreSQLSchema {
     /// along this index and seeks each one's oldest claimable job here, instead of sorting every open job by its
     /// instance's runs (208 ms per claim behind 33,000 queued publishes, docs/BENCHMARKS.md). Neither column changes
     /// after the insert, and `state` is already in `publish_jobs_open`'s predicate, so the updates that stayed HOT
-    /// (lease renewals, checkpoints) stay HOT. Self-contained.
+    /// (lease renewals, checkpoints) stay HOT. Backwards compatible (a node of the release before never reads it);
+    /// the build reads the whole table once and holds writes to `publish_jobs` meanwhile. Self-contained.
     static let openJobsByInstance = """
         CREATE INDEX publish_jobs_open_by_instance ON publish_jobs (instance_id, id) WHERE state IN ('queued', 'running');
         """
