@@ -8,9 +8,9 @@ statement against another revision's, alternating, on one database.
 Method: a throwaway PostgreSQL 15 cluster (benchdb: fsync on), its schema created by the release server's own
 migrations (SERVER_BIN, default .build/release/push-server: it must know every step the statements read, so it is
 this tree's build); then `--finished` finished publishes and `--queued` queued ones spread over `--instances`
-instances in id order (as one node's intake leaves them), `VACUUM ANALYZE`. The claim statements are read from the
-Swift sources (`PostgreSQLPushStore.claimSQL`, and `claimOldestSQL` where it exists) of this tree and of `--base`
-(git show), their interpolations resolved, and run by pgbench as the store runs them (`-M prepared`: a named
+instances in id order (as one node's intake leaves them), `VACUUM ANALYZE`. The ranked claim statements are read
+from the Swift sources (`PostgreSQLPushStore.claimSQL`) of this tree and of `--base` (git show), their
+interpolations resolved, and run by pgbench as the store runs them (`-M prepared`: a named
 prepared statement, which PostgreSQL may switch to its generic plan after five runs), each claim committed, with
 the claiming node's ranking: it runs publishes of two instances (8 and 1 runs), so every claim ranks. Each round
 runs `--claims` claims of each revision in turn (base first); the backlog shrinks by one job a claim, a few hundred
