@@ -7,22 +7,81 @@ import StoreSQL
 /// LOCKED` in a `MATERIALIZED` CTE), the shards, the NOTIFYs, and a checkpoint's answered refs and counters (one
 /// `unnest` insert each).
 extension PostgreSQLPushStore {
-    /// The claim: a claimable job of the instance with the fewest runs on the claiming node (`$4`, `$5`: the
-    /// instances it runs and how many; `$6` = 1: only other instances, `ClaimPreference`), its oldest, locked with `FOR UPDATE SKIP LOCKED` so claimers on other nodes skip
-    /// it instead of waiting, in a MATERIALIZED CTE so the planner cannot re-run the LIMITed subquery inside a join
-    /// and claim more rows than one; then leased in the same statement. A queued job is claimable once its
-    /// `not_before` (a scheduled publish, or a local-time publish's next round) has come.
+    /// The claim when the node ranks instances (`ClaimPreference`): a claimable job of the instance with the fewest
+    /// runs on the claiming node (`$4`, `$5`: the instances it runs and how many; `$6` = 1: only other instances),
+    /// its oldest; then leased in the same statement. Read through `publish_jobs_open_by_instance` (step 18) as
+    /// SQLite's step 19 claim reads it: `candidates` skips along the index from instance to instance, one seek each
+    /// for the next instance's oldest claimable job, and only those candidates (one per instance) are sorted, never
+    /// the backlog. Sorting every claimable job by its instance's runs, as this claim did before, took 208 ms per
+    /// claim behind 33,000 queued publishes (docs/BENCHMARKS.md "PostgreSQL: the claim behind a backlog").
+    ///
+    /// The candidates are read without locks; then, in rank order (`ranked` is sorted in a subquery, so the
+    /// nested loop over it keeps that order and the top `LIMIT` stops it at the first row), the candidate's
+    /// instance is read from its candidate on with `FOR UPDATE SKIP LOCKED`: a claimer on another node holding that
+    /// job makes this one take the same instance's next claimable job (or the next instance's) instead of waiting,
+    /// and a row locked after a wait-free check is re-checked (a job leased meanwhile is no longer claimable and is
+    /// skipped). Only one instance's rows are locked in the usual case. That seek bounds `instance_id` from both
+    /// sides (a row comparison and `<=`) instead of with `=`: with an equality the planner may read
+    /// `publish_jobs_open` in id order filtering on the instance, which walks the whole backlog to reach an instance
+    /// whose jobs are all newest. `next` is MATERIALIZED so the planner cannot re-run the LIMITed subquery inside
+    /// the join and claim more rows than one. A queued job is claimable once its `not_before` (a scheduled
+    /// publish, or a local-time publish's next round) has come; a running one once its lease has expired.
     static let claimSQL = """
-        WITH next AS MATERIALIZED (
-            SELECT id FROM publish_jobs
-            WHERE state IN ('queued', 'running')
-                AND ((state = 'queued' AND (not_before IS NULL OR not_before <= $1))
-                    OR (state = 'running' AND lease_expires_at <= $1))
-                AND ($6 = 0 OR instance_id <> ALL ($4::text[]))
-            ORDER BY COALESCE((SELECT r.runs FROM unnest($4::text[], $5::bigint[]) AS r(instance, runs)
-                               WHERE r.instance = publish_jobs.instance_id), 0), id
-            LIMIT 1 FOR UPDATE SKIP LOCKED
+        WITH RECURSIVE candidates (instance, id) AS (
+            (SELECT p.instance_id, p.id FROM publish_jobs p WHERE \(claimable)
+                ORDER BY p.instance_id, p.id LIMIT 1)
+            UNION ALL
+            SELECT n.instance_id, n.id FROM candidates c
+            CROSS JOIN LATERAL (
+                SELECT p.instance_id, p.id FROM publish_jobs p WHERE p.instance_id > c.instance AND \(claimable)
+                ORDER BY p.instance_id, p.id LIMIT 1
+            ) n
+        ),
+        next AS MATERIALIZED (
+            SELECT locked.id FROM (
+                SELECT c.instance, COALESCE(r.runs, 0) AS runs, c.id
+                FROM candidates c
+                LEFT JOIN unnest($4::text[], $5::bigint[]) AS r(instance, runs) ON r.instance = c.instance
+                WHERE $6 = 0 OR c.instance <> ALL ($4::text[])
+                ORDER BY runs, c.id
+            ) ranked
+            CROSS JOIN LATERAL (
+                SELECT p.id FROM publish_jobs p
+                WHERE (p.instance_id, p.id) >= (ranked.instance, ranked.id) AND p.instance_id <= ranked.instance
+                    AND \(claimable)
+                ORDER BY p.instance_id, p.id LIMIT 1 FOR UPDATE SKIP LOCKED
+            ) locked
+            ORDER BY ranked.runs, ranked.id LIMIT 1
         )
+        \(lease)
+        """
+
+    /// The claim when the node runs nothing yet (`ClaimPreference.oldestFirst`): the oldest claimable job, read in
+    /// id order from `publish_jobs_open`, locked with `FOR UPDATE SKIP LOCKED` (a claimer on another node holding
+    /// it makes this one take the next), leased in the same statement.
+    static let claimOldestSQL = """
+        WITH next AS MATERIALIZED (
+            SELECT p.id FROM publish_jobs p WHERE \(claimable)
+            ORDER BY p.id LIMIT 1 FOR UPDATE SKIP LOCKED
+        )
+        \(lease)
+        """
+
+    /// Whether the job `p` may be claimed at `$1`: the predicate of both open-job indexes, then queued and due, or
+    /// running under an expired lease. The second part is wrapped in a CASE so the planner estimates it at its
+    /// default (half the rows) instead of from `state`'s statistics: with open jobs a small share of the table (2,000
+    /// queued after 200,000 finished), those said almost no open job was claimable, and the planner preferred
+    /// reading every open job and sorting them to a seek that stops at the first (a 3.5x slower claim than the old
+    /// sort, bench/postgresql/claim.py), and for the lock a bitmap of `publish_jobs_recent`; `QueryPlanTests` checks
+    /// the plans on such a table.
+    private static let claimable = """
+        p.state IN ('queued', 'running')
+                AND CASE WHEN (p.state = 'queued' AND (p.not_before IS NULL OR p.not_before <= $1))
+                    OR (p.state = 'running' AND p.lease_expires_at <= $1) THEN true ELSE false END
+        """
+
+    /// The lease both claims end with: the job chosen in `next` leased to `$2` until `$3`, and its columns returned.
+    private static let lease = """
         UPDATE publish_jobs j SET state = 'running', lease_owner = $2, lease_expires_at = $3,
             started_at = COALESCE(j.started_at, $1), attempts = j.attempts + 1
         FROM next WHERE j.id = next.id
@@ -39,12 +98,15 @@ extension PostgreSQLPushStore {
         let expires = now.millisecondsSince1970(after: leaseDuration)
         let (ids, runs) = preference.rankedInstances
         return try await write { connection in
-            let result = try connection.query(
-                Self.claimSQL,
-                [
-                    .integer(nowMillis), .text(workerID), .integer(expires), .textArray(ids), .integerArray(runs),
-                    .integer(preference.onlyAbsentInstances ? 1 : 0),
-                ])
+            let result =
+                ids.isEmpty
+                ? try connection.query(Self.claimOldestSQL, [.integer(nowMillis), .text(workerID), .integer(expires)])
+                : try connection.query(
+                    Self.claimSQL,
+                    [
+                        .integer(nowMillis), .text(workerID), .integer(expires), .textArray(ids), .integerArray(runs),
+                        .integer(preference.onlyAbsentInstances ? 1 : 0),
+                    ])
             guard result.rowCount > 0 else { return nil }
             let claimed = try PublishQueueSQL.job(PGRow(result: result, row: 0))
             var job = ClaimedJob(

@@ -403,7 +403,8 @@ enum Schema {
     /// Step 19. The open jobs by instance, for a claim that prefers the instance with the fewest runs on the node
     /// (`claimQuery`): it reads each instance's oldest claimable job here instead of sorting every open job by its
     /// instance's runs, which behind the intake bench's 33,000 queued publishes took 13-23 ms per claim (0.04 ms
-    /// now), all of it on the one writer (docs/BENCHMARKS.md "Publish intake"). SQLite only: PostgreSQL's claim is one statement with SKIP LOCKED.
+    /// now), all of it on the one writer (docs/BENCHMARKS.md "Publish intake"). PostgreSQL's step 18 is the same
+    /// index.
     static let openJobsByInstance = """
         CREATE INDEX publish_jobs_open_by_instance ON publish_jobs (instance_id, id) WHERE state IN ('queued', 'running');
         """

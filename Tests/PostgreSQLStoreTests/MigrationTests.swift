@@ -183,6 +183,36 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
                 """, database: database))
     }
 
+    /// Step 18 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it, the
+    /// instance without runs first, then the busy instance's oldest.
+    func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.openJobsByInstance))
+        let old = try await PostgreSQLPushStore.open(
+            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
+            _ = try await old.enqueuePublish(
+                PublishJob(
+                    instanceID: instanceID, publishID: publishID, kind: .interests, targets: ["news"],
+                    payload: Data([0]), createdAt: now))
+        }
+        try await old.close()
+        XCTAssertEqual(
+            try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "0")
+        let store = try await PostgreSQLPushStore.open(configuration)
+        XCTAssertEqual(
+            try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "1")
+        let preference = ClaimPreference(runsByInstance: ["busy": 1])
+        let first = try await store.claimJob(
+            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
+        XCTAssertEqual(first?.job.publishID, "p3")
+        let second = try await store.claimJob(
+            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
+        XCTAssertEqual(second?.job.publishID, "p1")
+        try await store.close()
+    }
+
     func testScheduledPublishesMigrationKeepsVersion1Rows() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1

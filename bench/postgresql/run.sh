@@ -9,6 +9,8 @@
 #                                           registrations), one node vs two (bench/postgresql/mixed.py --help)
 #   bench/postgresql/run.sh registry [...]  10M devices by COPY: load time, first target page, sizes, node RSS
 #                                           (bench/postgresql/registry.py --help)
+#   bench/postgresql/run.sh claim [...]     one claim behind a backlog of queued publishes, this tree's claim
+#                                           statement against --base's (bench/postgresql/claim.py --help)
 #
 # Reduced scale: `run.sh nodes --devices 100000 --kill-devices 100000`, `run.sh registry --devices 1000000
 # --subscribers 100000`. SERVER_BIN / SEED_BIN measure other builds. Needs postgresql-15, nginx with the echo
@@ -25,6 +27,7 @@ case "${1:-all}" in
     mixed) shift; make --no-print-directory venv >/dev/null
         PUSH_SERVER_BIN="${SERVER_BIN:-$PWD/.build/release/push-server}" exec .venv/bin/python3 bench/postgresql/mixed.py "$@" ;;
     registry) shift; exec $PY bench/postgresql/registry.py "$@" ;;
+    claim) shift; exec $PY bench/postgresql/claim.py "$@" ;;
     all) $PY bench/postgresql/nodes.py; exec $PY bench/postgresql/registry.py ;;
-    *) echo "usage: $0 [nodes|mixed|registry|all] [options]" >&2; exit 2 ;;
+    *) echo "usage: $0 [nodes|mixed|registry|claim|all] [options]" >&2; exit 2 ;;
 esac
