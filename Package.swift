@@ -153,8 +153,16 @@ let package = Package(
                 "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                 "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                 "CBuildInfo", "CLinux", "TLSIdentity", "Tracing",
-            ]),
+            ],
+            plugins: ["ConsoleAssetsPlugin"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
+        // The web console's files (console/) compiled into the binary: at build time the plugin has its generator
+        // write `ConsoleAssets.swift` (string literals; the favicon as bytes) into the build directory, so console/
+        // is the one copy and the server still reads nothing from disk to serve the console.
+        .plugin(
+            name: "ConsoleAssetsPlugin", capability: .buildTool(), dependencies: ["ConsoleAssetsGenerator"],
+            path: "Plugins/ConsoleAssetsPlugin"),
+        .executableTarget(name: "ConsoleAssetsGenerator", path: "Plugins/ConsoleAssetsGenerator"),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
         .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks"]),

@@ -77,7 +77,7 @@ final class ConsoleTests: XCTestCase {
             // A Bool, not the arrays: a failure message of two whole files says less than this one.
             XCTAssertTrue(
                 asset.bytes == Array(bytes),
-                "console/\(asset.path) differs from its embedded copy: run `make console`")
+                "console/\(asset.path) differs from its embedded copy: the console plugin did not rerun")
         }
     }
 
