@@ -23,22 +23,19 @@ struct ConsoleAssetsGenerator {
                 (arguments[start], arguments[start + 1], arguments[start + 2], arguments[start + 3])
             let file = String(path.split(separator: "/").last ?? Substring(path))
             let bytes = readFile(path)
-            switch kind {
-            case "text":
-                declarations.append(
-                    "    static let \(name) = Asset(path: \"\(file)\", contentType: \"\(contentType)\", text: \(name)Text)")
+            guard kind == "text" || kind == "bytes" else { fail("unknown kind \(kind) (text or bytes)") }
+            let content = kind == "text" ? "text: \(name)Text" : "bytes: \(name)Bytes"
+            declarations.append(
+                "    static let \(name) = Asset(path: \"\(file)\", contentType: \"\(contentType)\", \(content))")
+            if kind == "text" {
                 literals.append("    private static let \(name)Text = \(rawLiteral(bytes, path: path))\n")
-            case "bytes":
-                declarations.append(
-                    "    static let \(name) = Asset(path: \"\(file)\", contentType: \"\(contentType)\", bytes: \(name)Bytes)")
+            } else {
                 literals.append("    private static let \(name)Bytes: [UInt8] = [")
                 for row in stride(from: 0, to: bytes.count, by: 16) {
                     let line = bytes[row..<min(row + 16, bytes.count)].map { hex($0) }.joined(separator: ", ")
                     literals.append("        \(line),")
                 }
                 literals.append("    ]")
-            default:
-                fail("unknown kind \(kind) (text or bytes)")
             }
         }
         let source =

@@ -25,7 +25,7 @@ struct ConsoleAssetsPlugin: BuildToolPlugin {
         }
         return [
             .buildCommand(
-                displayName: "Embedding console/ in ConsoleAssets.swift",
+                displayName: "Generating ConsoleAssets.swift from the console folder",
                 executable: try context.tool(named: "ConsoleAssetsGenerator").url,
                 arguments: arguments,
                 inputFiles: Self.assets.map { console.appending(path: $0.file) },
