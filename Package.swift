@@ -168,13 +168,18 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
+        // What every benchmark measures and prints alike: process CPU time, the load average, the fan-out tally.
+        .target(name: "BenchSupport", path: "bench/swift/BenchSupport"),
         .executableTarget(
-            name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
+            name: "APNsBench", dependencies: ["APNsClient", "BenchSupport", "Clocks", "TestSupport"],
+            path: "bench/swift/APNsBench"),
         // What the two store benchmarks measure alike on any `PushStorage` (a publish run's writes, `[run writes]`).
-        .target(name: "StoreBenchSupport", dependencies: ["PushStore"], path: "bench/swift/StoreBenchSupport"),
+        .target(
+            name: "StoreBenchSupport", dependencies: ["BenchSupport", "PushStore"],
+            path: "bench/swift/StoreBenchSupport"),
         .executableTarget(
             name: "StoreBench",
-            dependencies: ["PushStore", "SQLiteStore", "StoreBenchSupport", "Clocks", "TestSupport"],
+            dependencies: ["BenchSupport", "PushStore", "SQLiteStore", "StoreBenchSupport", "Clocks", "TestSupport"],
             path: "bench/swift/StoreBench"),
         // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
         .executableTarget(
@@ -186,7 +191,7 @@ let package = Package(
         .executableTarget(
             name: "FanoutBench",
             dependencies: [
-                "APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
+                "APNsClient", "BenchSupport", "FCMClient", "WebPush", "HTTPClient", "JSON",
                 "JWTSigner", "Clocks", "TestSupport",
             ], path: "bench/swift/FanoutBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),
