@@ -21,12 +21,7 @@ final class ConsoleTests: XCTestCase {
         .appendingPathComponent("../..").standardizedFileURL
 
     private func errors(_ json: String) -> [String] {
-        do {
-            _ = try ServerConfig.parse(Data(json.utf8))
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try ServerConfig.parse(Data(json.utf8)) }
     }
 
     // MARK: Config
