@@ -93,7 +93,7 @@ final class AccessLogTests: XCTestCase {
         for batch in batches { logger.write(batch) }
         sink.closeNow()
         close(w)
-        let lines = readAll(r).split(separator: "\n")
+        let lines = readPipe(r).split(separator: "\n")
         let written = lines.filter { $0.contains("msg=\"Request completed\"") }
         let values = written.map { Int($0.split(separator: "n=").last ?? "") ?? -1 }
         XCTAssertEqual(values, values.sorted(), "in order")
@@ -184,22 +184,5 @@ final class AccessLogTests: XCTestCase {
             "\(received.map(\.count))")
         let piped = received.flatMap { $0 }.filter { $0.requestID.hasPrefix("piped-") }.map(\.requestID)
         XCTAssertEqual(piped, pipelined, "in order")
-    }
-
-    private func makePipe() throws -> (Int32, Int32) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-        return (fds[0], fds[1])
-    }
-
-    private func readAll(_ fd: Int32) -> String {
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

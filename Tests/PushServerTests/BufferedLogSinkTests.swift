@@ -1,59 +1,41 @@
 import Foundation
 import Locking
 import Logging
+import TestSupport
 import XCTest
 
 /// The access log's sink: lines written from a thread of its own, nothing lost on flush, bounded when stuck.
 final class BufferedLogSinkTests: XCTestCase {
-    private func makePipe() -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        return (fds[0], fds[1])
-    }
-
-    /// Reads everything available on a non-blocking pipe end.
-    private func readAvailable(_ fd: Int32) -> String {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     private func record(_ i: Int) -> LogRecord {
         LogRecord(
             level: .info, label: "http", message: "Request completed", metadata: [("n", String(i))],
             date: Date(timeIntervalSince1970: 1_700_000_000))
     }
 
-    func testFlushReturnsOnlyAfterEveryEarlierLineIsWrittenInOrder() {
-        let (r, w) = makePipe()
+    func testFlushReturnsOnlyAfterEveryEarlierLineIsWrittenInOrder() throws {
+        let (r, w) = try makePipe()
         defer { close(r); close(w) }
         let sink = BufferedLogSink(environment: [:], fd: w)
         for i in 0..<500 { sink.write(record(i)) }
         sink.flush()
-        let lines = readAvailable(r).split(separator: "\n")
+        let lines = readPipe(r, waiting: false).split(separator: "\n")
         XCTAssertEqual(lines.count, 500)
         XCTAssertEqual(lines.first, "ts=2023-11-14T22:13:20.000Z level=info label=http msg=\"Request completed\" n=0")
         XCTAssertEqual(lines.map { $0.split(separator: "=").last.map(String.init) }, (0..<500).map { String($0) })
         sink.closeNow()
     }
 
-    func testJournalLinesCarryThePriorityPrefixAndNoTimestamp() {
-        let (r, w) = makePipe()
+    func testJournalLinesCarryThePriorityPrefixAndNoTimestamp() throws {
+        let (r, w) = try makePipe()
         defer { close(r); close(w) }
         let sink = BufferedLogSink(environment: ["JOURNAL_STREAM": "8:1234"], fd: w)
         sink.write(record(1))
         sink.closeNow()
-        XCTAssertEqual(readAvailable(r), "<6>level=info label=http msg=\"Request completed\" n=1\n")
+        XCTAssertEqual(readPipe(r, waiting: false), "<6>level=info label=http msg=\"Request completed\" n=1\n")
     }
 
     func testDropsAndCountsRecordsPastCapacityWhileTheOutputIsBlocked() throws {
-        let (r, w) = makePipe()
+        let (r, w) = try makePipe()
         defer { close(r) }
         // A pipe nobody reads yet (64 KiB, less than 5,000 lines): the writer thread soon blocks in write(2), as
         // on a stalled journal.
