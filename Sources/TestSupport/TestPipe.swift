@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// A pipe for a test that hands a writer (a log sink) a file descriptor and reads back what it wrote.
 package func makePipe() throws -> (read: Int32, write: Int32) {
@@ -19,4 +20,20 @@ package func readPipe(_ fd: Int32, waiting: Bool = true) -> String {
         data += buffer[0..<n]
     }
     return String(decoding: data, as: UTF8.self)
+}
+
+/// Starts a thread that reads `fd` until end of file, so that a writer never blocks on a full pipe (64 KiB); the
+/// function returned waits for the end of file and gives the text.
+package func readPipeInBackground(_ fd: Int32) -> @Sendable () -> String {
+    let text = Locked("")
+    let finished = DispatchSemaphore(value: 0)
+    Thread {
+        let read = readPipe(fd)
+        text.withLock { $0 = read }
+        finished.signal()
+    }.start()
+    return {
+        finished.wait()
+        return text.withLock { $0 }
+    }
 }

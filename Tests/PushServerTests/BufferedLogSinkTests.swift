@@ -1,5 +1,4 @@
 import Foundation
-import Locking
 import Logging
 import TestSupport
 import XCTest
@@ -42,22 +41,10 @@ final class BufferedLogSinkTests: XCTestCase {
         let sink = BufferedLogSink(environment: [:], fd: w, capacity: 100, maxBatch: 1)
         // These calls return although the writer is stuck (else the test would hang here): excess is dropped.
         for i in 0..<5_000 { sink.write(record(i)) }
-        let collected = Locked([UInt8]())
-        let finished = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            defer { finished.signal() }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = read(r, &buffer, buffer.count)
-                if n <= 0 { break }
-                collected.withLock { $0 += buffer[0..<n] }
-            }
-        }
-        reader.start()
+        let output = readPipeInBackground(r)
         sink.closeNow()
         close(w)  // EOF for the reader once everything is read
-        finished.wait()
-        let lines = String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        let lines = output().split(separator: "\n")
         // The writer reports drops whenever it catches up, so there may be several reports.
         let reports = lines.filter { $0.contains("msg=\"Log lines dropped\"") }
         let dropped = try reports.reduce(0) { sum, line in
