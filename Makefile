@@ -45,7 +45,7 @@ APT_BENCH := wrk nginx-light libnginx-mod-http-echo nghttp2-client nghttp2-serve
 
 .PHONY: all build release release-binary run check check-swift check-rules test test-build test-swift test-e2e test-sdk test-timing \
 	test-support test-sdk-sqlite test-lint \
-	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb image test-image console console-demo bench \
+	test-sdk-postgresql test-postgresql test-console test-clients test-deb deb image test-image console-demo bench \
 	fuzz tsan format format-check access-check deps deps-build deps-test deps-deb deps-image deps-bench venv clean
 
 # The release binary as shipped (docs/OPERATIONS.md): the Swift runtime and Foundation linked in, so it needs only
@@ -264,9 +264,6 @@ test-clients: $(BINARY_DEP)
 console-demo: deps-test release-binary
 	$(PYTHON) console/demo.py
 
-# Regenerates the embedded copy of console/* (Sources/PushServer/Console/ConsoleAssets.swift).
-console:
-	python3 console/embed.py
 
 # The package: built with Debian's tools from the release binary; its version is the binary's.
 deb: deps-deb $(BINARY_DEP)
@@ -302,7 +299,7 @@ tsan: deps-test
 
 # The one formatter configuration (.swift-format). The tree is not formatted yet: the one-off reformat is its own
 # commit; until then `make format` is for the files you touch (FILES=...), default the whole tree.
-FILES ?= Sources Tests Package.swift
+FILES ?= Sources Plugins Tests Package.swift
 format:
 	$(SWIFT) format format --parallel --in-place --recursive --configuration .swift-format $(FILES)
 

@@ -153,20 +153,33 @@ let package = Package(
                 "HTTPClient", "HTTPServer", "PushStore", "SQLiteStore",
                 "PostgreSQLStore", "StoreCopy", "JWTSigner", "JSON", "Logging", "Locking", "Lifecycle", "Clocks",
                 "CBuildInfo", "CLinux", "TLSIdentity", "Tracing",
-            ]),
+            ],
+            plugins: ["ConsoleAssetsPlugin"]),
         .executableTarget(name: "push-server", dependencies: ["PushServer"]),
+        // The web console's files (console/) compiled into the binary: at build time the plugin has its generator
+        // write `ConsoleAssets.swift` (string literals; the favicon as bytes) into the build directory, so console/
+        // is the one copy and the server still reads nothing from disk to serve the console.
+        .plugin(
+            name: "ConsoleAssetsPlugin", capability: .buildTool(), dependencies: ["ConsoleAssetsGenerator"],
+            path: "Plugins/ConsoleAssetsPlugin"),
+        .executableTarget(name: "ConsoleAssetsGenerator", path: "Plugins/ConsoleAssetsGenerator"),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
         .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
+        // What every benchmark measures and prints alike: process CPU time, the load average, the fan-out tally.
+        .target(name: "BenchSupport", path: "bench/swift/BenchSupport"),
         .executableTarget(
-            name: "APNsBench", dependencies: ["APNsClient", "Clocks", "TestSupport"], path: "bench/swift/APNsBench"),
+            name: "APNsBench", dependencies: ["APNsClient", "BenchSupport", "Clocks", "TestSupport"],
+            path: "bench/swift/APNsBench"),
         // What the two store benchmarks measure alike on any `PushStorage` (a publish run's writes, `[run writes]`).
-        .target(name: "StoreBenchSupport", dependencies: ["PushStore"], path: "bench/swift/StoreBenchSupport"),
+        .target(
+            name: "StoreBenchSupport", dependencies: ["BenchSupport", "PushStore"],
+            path: "bench/swift/StoreBenchSupport"),
         .executableTarget(
             name: "StoreBench",
-            dependencies: ["PushStore", "SQLiteStore", "StoreBenchSupport", "Clocks", "TestSupport"],
+            dependencies: ["BenchSupport", "PushStore", "SQLiteStore", "StoreBenchSupport", "Clocks", "TestSupport"],
             path: "bench/swift/StoreBench"),
         // The PostgreSQL store on a throwaway cluster: load, registrations, fan-out streaming, intake.
         .executableTarget(
@@ -178,7 +191,7 @@ let package = Package(
         .executableTarget(
             name: "FanoutBench",
             dependencies: [
-                "APNsClient", "FCMClient", "WebPush", "HTTPClient", "JSON",
+                "APNsClient", "BenchSupport", "FCMClient", "WebPush", "HTTPClient", "JSON",
                 "JWTSigner", "Clocks", "TestSupport",
             ], path: "bench/swift/FanoutBench"),
         .executableTarget(name: "HTTPBench", dependencies: ["HTTPServer", "JSON"], path: "bench/swift/HTTPBench"),

@@ -119,7 +119,9 @@ def read_targets(dump):
         {
             "name": t["name"],
             "type": t["type"],
-            "deps": [dependency_name(d) for d in t.get("dependencies", [])],
+            # A build-tool plugin a target uses runs before it compiles: listed with its dependencies.
+            "deps": [dependency_name(d) for d in t.get("dependencies", [])]
+            + [u["plugin"][0] for u in t.get("pluginUsages") or []],
         }
         for t in dump["targets"]
     ]
@@ -148,7 +150,7 @@ def render(dump):
     ]
     libraries = [t for t in targets if t["type"] in ("system", "regular", "binary", "plugin", "macro")]
     for t in sorted(libraries, key=lambda t: sort_key(t["name"])):
-        kind = "C module" if t["type"] == "system" else "library"
+        kind = {"system": "C module", "plugin": "build-tool plugin"}.get(t["type"], "library")
         lines.append("| %d | `%s` | %s | %s |" % (layer[t["name"]], t["name"], kind, deps_text(t)))
     for kind, label in (("executable", "executable"), ("test", "test")):
         for t in sorted((t for t in targets if t["type"] == kind), key=lambda t: sort_key(t["name"])):

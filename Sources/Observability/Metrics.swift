@@ -127,37 +127,31 @@ package final class Metrics: Sendable {
     package func increment(
         _ metric: CounterMetric, _ labels: KeyValuePairs<String, String> = [:], by amount: Double = 1
     ) {
-        metric.family.check(labels.lazy.map(\.key))
-        let key = Self.labelString(labels)
-        let cap = maxSeriesPerFamily
-        let name = metric.family.name
-        state.withLock { state in
-            state.ensure(metric.family, .counter, [])
-            state.families[name]?.add(amount, key, labels, cap: cap)
-        }
+        update(metric.family, .counter, [], labels) { $0.add(amount, $1, labels, cap: $2) }
     }
 
     /// Sets a gauge.
     package func set(_ metric: GaugeMetric, _ labels: KeyValuePairs<String, String> = [:], to value: Double) {
-        metric.family.check(labels.lazy.map(\.key))
-        let key = Self.labelString(labels)
-        let cap = maxSeriesPerFamily
-        let name = metric.family.name
-        state.withLock { state in
-            state.ensure(metric.family, .gauge, [])
-            state.families[name]?.set(value, key, labels, cap: cap)
-        }
+        update(metric.family, .gauge, [], labels) { $0.set(value, $1, labels, cap: $2) }
     }
 
     /// Records one observation in a histogram.
     package func observe(_ metric: HistogramMetric, _ labels: KeyValuePairs<String, String> = [:], _ value: Double) {
-        metric.family.check(labels.lazy.map(\.key))
+        update(metric.family, .histogram, metric.buckets, labels) { $0.observe(value, $1, labels, cap: $2) }
+    }
+
+    /// Checks `labels` against the family's names, then applies `change` to the family (declared first if it was
+    /// not) with the series key of `labels` and the per-family series cap, under the lock.
+    private func update(
+        _ family: MetricFamily, _ kind: Kind, _ buckets: [Double], _ labels: KeyValuePairs<String, String>,
+        _ change: (inout Family, String, Int) -> Void
+    ) {
+        family.check(labels.lazy.map(\.key))
         let key = Self.labelString(labels)
         let cap = maxSeriesPerFamily
-        let name = metric.family.name
         state.withLock { state in
-            state.ensure(metric.family, .histogram, metric.buckets)
-            state.families[name]?.observe(value, key, labels, cap: cap)
+            state.ensure(family, kind, buckets)
+            change(&state.families[family.name]!, key, cap)  // `ensure` just made sure it is there
         }
     }
 

@@ -93,7 +93,7 @@ final class AccessLogTests: XCTestCase {
         for batch in batches { logger.write(batch) }
         sink.closeNow()
         close(w)
-        let lines = readAll(r).split(separator: "\n")
+        let lines = readPipe(r).split(separator: "\n")
         let written = lines.filter { $0.contains("msg=\"Request completed\"") }
         let values = written.map { Int($0.split(separator: "n=").last ?? "") ?? -1 }
         XCTAssertEqual(values, values.sorted(), "in order")
@@ -107,17 +107,7 @@ final class AccessLogTests: XCTestCase {
         let (r, w) = try makePipe()
         defer { close(r) }
         // A pipe holds 64 KiB; read it while the server runs so the writer never blocks.
-        let collected = Locked([UInt8]())
-        let readerDone = DispatchSemaphore(value: 0)
-        Thread {
-            defer { readerDone.signal() }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = read(r, &buffer, buffer.count)
-                if n <= 0 { break }
-                collected.withLock { $0 += buffer[0..<n] }
-            }
-        }.start()
+        let output = readPipeInBackground(r)
         let sink = BufferedLogSink(environment: [:], fd: w)
         var router = Router()
         router.get("/health", onEventLoop: { _ in .json(raw: Array(#"{"status":"ok"}"#.utf8)) })
@@ -139,9 +129,7 @@ final class AccessLogTests: XCTestCase {
         stopped.wait()
         sink.closeNow()
         close(w)
-        readerDone.wait()
-        let text = String(decoding: collected.withLock { $0 }, as: UTF8.self)
-        let lines = text.split(separator: "\n").filter { $0.contains("msg=\"Request completed\"") }
+        let lines = output().split(separator: "\n").filter { $0.contains("msg=\"Request completed\"") }
         XCTAssertEqual(lines.count, 200)
         XCTAssertTrue(lines.allSatisfy { $0.contains("status=200") && $0.contains("peer=127.0.0.1:") })
     }
@@ -184,22 +172,5 @@ final class AccessLogTests: XCTestCase {
             "\(received.map(\.count))")
         let piped = received.flatMap { $0 }.filter { $0.requestID.hasPrefix("piped-") }.map(\.requestID)
         XCTAssertEqual(piped, pipelined, "in order")
-    }
-
-    private func makePipe() throws -> (Int32, Int32) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-        return (fds[0], fds[1])
-    }
-
-    private func readAll(_ fd: Int32) -> String {
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

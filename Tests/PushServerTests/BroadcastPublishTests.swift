@@ -150,8 +150,7 @@ final class BroadcastPublishTests: XCTestCase {
         XCTAssertThrowsError(
             try load(#"{"environment":"staging","sendUrl":"http://s","maxChannelsPerPublish":0,"x":1}"#)
         ) { error in
-            let messages = Set(
-                ((error as? ConfigError)?.issues ?? []).filter { $0.severity == .error }.map(\.description))
+            let messages = Set((error as? ConfigError)?.errorDescriptions ?? [])
             XCTAssertTrue(
                 messages.contains(
                     "instances[0].apns.broadcast.environment: must be \"sandbox\" or \"production\", got \"staging\""),

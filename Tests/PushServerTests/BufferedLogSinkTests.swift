@@ -1,81 +1,50 @@
 import Foundation
-import Locking
 import Logging
+import TestSupport
 import XCTest
 
 /// The access log's sink: lines written from a thread of its own, nothing lost on flush, bounded when stuck.
 final class BufferedLogSinkTests: XCTestCase {
-    private func makePipe() -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        return (fds[0], fds[1])
-    }
-
-    /// Reads everything available on a non-blocking pipe end.
-    private func readAvailable(_ fd: Int32) -> String {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n <= 0 { break }
-            data += buffer[0..<n]
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     private func record(_ i: Int) -> LogRecord {
         LogRecord(
             level: .info, label: "http", message: "Request completed", metadata: [("n", String(i))],
             date: Date(timeIntervalSince1970: 1_700_000_000))
     }
 
-    func testFlushReturnsOnlyAfterEveryEarlierLineIsWrittenInOrder() {
-        let (r, w) = makePipe()
+    func testFlushReturnsOnlyAfterEveryEarlierLineIsWrittenInOrder() throws {
+        let (r, w) = try makePipe()
         defer { close(r); close(w) }
         let sink = BufferedLogSink(environment: [:], fd: w)
         for i in 0..<500 { sink.write(record(i)) }
         sink.flush()
-        let lines = readAvailable(r).split(separator: "\n")
+        let lines = readPipe(r, waiting: false).split(separator: "\n")
         XCTAssertEqual(lines.count, 500)
         XCTAssertEqual(lines.first, "ts=2023-11-14T22:13:20.000Z level=info label=http msg=\"Request completed\" n=0")
         XCTAssertEqual(lines.map { $0.split(separator: "=").last.map(String.init) }, (0..<500).map { String($0) })
         sink.closeNow()
     }
 
-    func testJournalLinesCarryThePriorityPrefixAndNoTimestamp() {
-        let (r, w) = makePipe()
+    func testJournalLinesCarryThePriorityPrefixAndNoTimestamp() throws {
+        let (r, w) = try makePipe()
         defer { close(r); close(w) }
         let sink = BufferedLogSink(environment: ["JOURNAL_STREAM": "8:1234"], fd: w)
         sink.write(record(1))
         sink.closeNow()
-        XCTAssertEqual(readAvailable(r), "<6>level=info label=http msg=\"Request completed\" n=1\n")
+        XCTAssertEqual(readPipe(r, waiting: false), "<6>level=info label=http msg=\"Request completed\" n=1\n")
     }
 
     func testDropsAndCountsRecordsPastCapacityWhileTheOutputIsBlocked() throws {
-        let (r, w) = makePipe()
+        let (r, w) = try makePipe()
         defer { close(r) }
         // A pipe nobody reads yet (64 KiB, less than 5,000 lines): the writer thread soon blocks in write(2), as
         // on a stalled journal.
         let sink = BufferedLogSink(environment: [:], fd: w, capacity: 100, maxBatch: 1)
         // These calls return although the writer is stuck (else the test would hang here): excess is dropped.
         for i in 0..<5_000 { sink.write(record(i)) }
-        let collected = Locked([UInt8]())
-        let finished = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            defer { finished.signal() }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = read(r, &buffer, buffer.count)
-                if n <= 0 { break }
-                collected.withLock { $0 += buffer[0..<n] }
-            }
-        }
-        reader.start()
+        let output = readPipeInBackground(r)
         sink.closeNow()
         close(w)  // EOF for the reader once everything is read
-        finished.wait()
-        let lines = String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n")
+        let lines = output().split(separator: "\n")
         // The writer reports drops whenever it catches up, so there may be several reports.
         let reports = lines.filter { $0.contains("msg=\"Log lines dropped\"") }
         let dropped = try reports.reduce(0) { sum, line in

@@ -22,12 +22,7 @@ final class PlatformConfigTests: XCTestCase {
     }
 
     private func errors(_ json: String) -> [String] {
-        do {
-            _ = try ServerConfig.parse(Data(json.utf8))
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try ServerConfig.parse(Data(json.utf8)) }
     }
 
     private func write(_ name: String, _ text: String) throws -> String {

@@ -20,14 +20,7 @@ final class QuotaTests: XCTestCase {
     }
 
     private func errors(_ quotas: String) -> [String] {
-        do {
-            _ = try config(quotas)
-            return []
-        } catch let error as ConfigError {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        } catch {
-            return ["\(error)"]
-        }
+        configErrors { _ = try config(quotas) }
     }
 
     func testQuotasAreOffByDefault() throws {

@@ -54,7 +54,7 @@ final class RuntimeInstanceTests: XCTestCase {
             XCTFail("the file has errors")
         } catch {
             XCTAssertEqual(
-                Set(error.issues.filter { $0.severity == .error }.map(\.description)),
+                Set(error.errorDescriptions),
                 [
                     "instances[0].publishWeight: must be between 1 and 100, got 0",
                     "instances[0].quotas.devices: must be an integer, got string",
@@ -143,7 +143,7 @@ final class RuntimeInstanceTests: XCTestCase {
             _ = try ServerConfig.parse(Data(file.utf8), environment: ["PUSH_SERVER_ADMIN_KEYS": "nocolon"])
             XCTFail("errors expected")
         } catch {
-            let messages = error.issues.filter { $0.severity == .error }.map(\.description)
+            let messages = error.errorDescriptions
             XCTAssertTrue(
                 messages.contains { $0.hasPrefix("admin.keys[0].key: the secret must be at least 32 bytes") },
                 "\(messages)")

@@ -39,12 +39,7 @@ final class ServerConfigCertificateTests: XCTestCase {
     }
 
     private func errors(_ json: String) -> [String] {
-        do {
-            _ = try parse(json)
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try parse(json) }
     }
 
     func testLoadsAPKCS12WithItsPasswordFromTheEnvironmentAndTakesTheUIDAsTopic() throws {

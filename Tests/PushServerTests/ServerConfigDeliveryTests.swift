@@ -9,12 +9,7 @@ final class ServerConfigDeliveryTests: XCTestCase {
     }
 
     private func errors(_ json: String) -> [String] {
-        do {
-            _ = try ServerConfig.parse(Data(json.utf8), environment: [:])
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try ServerConfig.parse(Data(json.utf8), environment: [:]) }
     }
 
     func testDefaultsAreUTCUnthrottledAndThirtyDays() throws {

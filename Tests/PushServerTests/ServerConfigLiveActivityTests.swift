@@ -9,12 +9,9 @@ final class ServerConfigLiveActivityTests: XCTestCase {
         #"{"id":"8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11","secretKey":"0123456789abcdef0123456789abcdef"}"#
 
     private func errors(_ limits: String) -> [String] {
-        do {
+        configErrors {
             _ = try ServerConfig.parse(
                 Data(#"{"limits":\#(limits),"instances":[\#(instance)]}"#.utf8), environment: [:])
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
         }
     }
 

@@ -17,12 +17,7 @@ final class ServerConfigTests: XCTestCase {
     }
 
     private func errors(_ json: String, env: [String: String] = [:]) -> [String] {
-        do {
-            _ = try parse(json, env: env)
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try parse(json, env: env) }
     }
 
     func testExampleConfigLoadsWithoutAppleKey() throws {

@@ -16,12 +16,7 @@ final class ServerConfigTracingTests: XCTestCase {
     }
 
     private func errors(_ tracing: String, _ environment: [String: String] = [:]) -> [String] {
-        do {
-            _ = try parse(tracing, environment)
-            return []
-        } catch {
-            return error.issues.filter { $0.severity == .error }.map(\.description)
-        }
+        configErrors { _ = try parse(tracing, environment) }
     }
 
     func testTracingIsOffByDefault() throws {

@@ -46,8 +46,22 @@ class Page:
         entries = self.drv.get_log("browser")
         return [e for e in entries if e["level"] == "SEVERE" and not any(a in e["message"] for a in self.allowed)]
 
+    @classmethod
+    def wide(cls, drv, server):
+        """A page on `server` at the desktop size, the browser log drained of what earlier tests left."""
+        page = cls(drv, server)
+        page.viewport(WIDE)
+        drv.get_log("browser")
+        return page
+
     def viewport(self, metrics):
         self.drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+    def facts(self, element_id):
+        """The terms and definitions of the `<dl>` with id `element_id`, as a dict."""
+        element = self.by_id(element_id)
+        return dict(zip([e.text for e in element.find_elements(By.TAG_NAME, "dt")],
+                        [e.text for e in element.find_elements(By.TAG_NAME, "dd")]))
 
     def open(self, fresh=True):
         if fresh:
@@ -97,9 +111,7 @@ class Page:
 @pytest.fixture
 def page(request, driver, console_env, shots):
     server, _ = console_env
-    current = Page(driver, server)
-    current.viewport(WIDE)
-    driver.get_log("browser")  # drain what earlier tests left
+    current = Page.wide(driver, server)
     yield current
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed:
@@ -506,9 +518,7 @@ def test_publish_overview_and_devices_show_every_platform(driver, three_platform
     from test_publish_platforms import fcm_token, publish_body
 
     env = three_platforms
-    page = Page(driver, env.server)
-    page.viewport(WIDE)
-    driver.get_log("browser")
+    page = Page.wide(driver, env.server)
     interest = unique("split")
     env.register("apns", random_token(), [interest])
     android = [fcm_token() for _ in range(2)] + [fcm_token("unregistered-")]
@@ -633,14 +643,11 @@ def certificate_console(tmp_path_factory, console_env):
 
 def test_overview_shows_the_client_certificate_of_a_certificate_instance(driver, certificate_console, shots):
     server, client = certificate_console
-    page = Page(driver, server)
-    page.viewport(WIDE)
-    driver.get_log("browser")
+    page = Page.wide(driver, server)
     page.sign_in()
     page.go("overview")
     page.wait.until(lambda d: "Certificate subject" in page.by_id("ov-instance").text)
-    facts = dict(zip([e.text for e in page.by_id("ov-instance").find_elements(By.TAG_NAME, "dt")],
-                     [e.text for e in page.by_id("ov-instance").find_elements(By.TAG_NAME, "dd")]))
+    facts = page.facts("ov-instance")
     assert facts["APNs credentials"] == "loaded · client certificate", facts
     assert "Team id / Key id" not in facts, "a certificate instance has no .p8 key to show"
     assert facts["Certificate subject"].startswith("/UID=com.example.console/CN=Apple Push Services"), facts
@@ -675,14 +682,11 @@ def test_overview_shows_the_instances_quotas_with_their_use(driver, quota_consol
     for _ in range(2):
         beams.register(random_token(), interests=[interest])
     beams.wait_finished(beams.publish("interests", {"interests": [interest], "apns": {"aps": {"alert": "x"}}}))
-    page = Page(driver, server)
-    page.viewport(WIDE)
-    driver.get_log("browser")
+    page = Page.wide(driver, server)
     page.sign_in()
     page.go("overview")
     page.wait.until(lambda d: "of 4" in page.by_id("ov-quotas").text)
-    facts = dict(zip([e.text for e in page.by_id("ov-quotas").find_elements(By.TAG_NAME, "dt")],
-                     [e.text for e in page.by_id("ov-quotas").find_elements(By.TAG_NAME, "dd")]))
+    facts = page.facts("ov-quotas")
     assert facts["Devices"] == "2 of 10 (20 %)", facts
     assert facts["Publishes today (UTC)"] == "1 of 4 (25 %)", facts
     assert facts["Resets"].endswith(" 00:00:00 UTC"), facts
@@ -711,9 +715,7 @@ def test_unifiedpush_and_hms_devices_in_publish_overview_and_device_look_up(driv
     from test_hms import hms_token
 
     env = reach_platforms
-    page = Page(driver, env.server)
-    page.viewport(WIDE)
-    driver.get_log("browser")
+    page = Page.wide(driver, env.server)
     interest = unique("reach")
     env.register("apns", random_token(), [interest])
     phone, phone_id = env.phone([interest], "ntfy")
@@ -903,9 +905,7 @@ def keys_publish(server, key):
 
 
 def keys_page(driver, server, secret=SECRET):
-    page = Page(driver, server)
-    page.viewport(WIDE)
-    driver.get_log("browser")
+    page = Page.wide(driver, server)
     page.sign_in(secret)
     page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
     page.go("keys")
@@ -1022,10 +1022,8 @@ def test_a_console_only_key_sees_the_keys_page_without_its_actions(driver, keys_
 
 def audit_page(driver, server, secret=SECRET, timezone=""):
     """The Audit page signed in with `secret`, in the browser time zone `timezone` (empty: the machine's)."""
-    page = Page(driver, server)
-    page.viewport(WIDE)
+    page = Page.wide(driver, server)
     driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": timezone})
-    driver.get_log("browser")
     page.sign_in(secret)
     page.wait.until(EC.visibility_of_element_located((By.ID, "tp-token")))
     return page

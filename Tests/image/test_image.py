@@ -170,6 +170,18 @@ class Container:
             return self.proc.wait(timeout=10)
 
 
+def register_and_read_back(register_base, read_base, token):
+    """Registers an APNs device with `token` through the server at `register_base` and reads it back through the
+    admin API of the one at `read_base` (the same server, or another node on the same database)."""
+    registered = requests.post(f"{register_base}/device_api/v1/instances/{INSTANCE_ID}/devices/apns", timeout=10,
+                               json={"token": token, "bundleIdentifier": "com.example.app"})
+    assert registered.status_code == 200, registered.text
+    device_id = registered.json()["id"]
+    fetched = requests.get(f"{read_base}/admin_api/v1/instances/{INSTANCE_ID}/devices/{device_id}",
+                           headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
+    assert fetched.status_code == 200 and fetched.json()["id"] == device_id
+
+
 def wait_healthy(box, base):
     deadline = time.time() + 30
     while True:
@@ -237,13 +249,7 @@ def test_the_images_health_check_command_passes_inside_the_container(container, 
 
 
 def test_a_device_registers_and_lands_in_the_data_volume(container):
-    response = requests.post(f"{container.base}/device_api/v1/instances/{INSTANCE_ID}/devices/apns", timeout=10,
-                             json={"token": "c0" * 32, "bundleIdentifier": "com.example.app"})
-    assert response.status_code == 200, response.text
-    device_id = response.json()["id"]
-    fetched = requests.get(f"{container.base}/admin_api/v1/instances/{INSTANCE_ID}/devices/{device_id}",
-                           headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
-    assert fetched.status_code == 200 and fetched.json()["id"] == device_id
+    register_and_read_back(container.base, container.base, "c0" * 32)
     database = container.data_dir / "push.sqlite"
     assert (database.stat().st_uid, database.stat().st_gid) == (UID, UID)
     assert oct(database.stat().st_mode & 0o777) == "0o600"
@@ -308,13 +314,7 @@ def test_two_nodes_from_the_image_share_one_postgresql_database(bundle, tmp_path
             nodes.append(box)
             wait_healthy(box, box.base)
         first, second = nodes
-        registered = requests.post(f"{first.base}/device_api/v1/instances/{INSTANCE_ID}/devices/apns", timeout=10,
-                                   json={"token": "d1" * 32, "bundleIdentifier": "com.example.app"})
-        assert registered.status_code == 200, registered.text
-        device_id = registered.json()["id"]
-        fetched = requests.get(f"{second.base}/admin_api/v1/instances/{INSTANCE_ID}/devices/{device_id}",
-                               headers={"Authorization": f"Bearer {SECRET}"}, timeout=10)
-        assert fetched.status_code == 200 and fetched.json()["id"] == device_id
+        register_and_read_back(first.base, second.base, "d1" * 32)
         deadline = time.time() + 20
         while True:
             seen = [requests.get(f"{box.ops}/ready", timeout=5).json()["checks"]["nodes"] for box in nodes]

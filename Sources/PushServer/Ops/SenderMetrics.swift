@@ -1,7 +1,10 @@
 import APNsClient
+import FCMClient
+import HTTPClient
 import Observability
 import PublishEngine
 import PushStore
+import WebPush
 
 /// The senders' gauges in `/metrics`, one series per platform (`apns`, `fcm`, `web`: FCM and Web Push summed over
 /// the instances, each of which has its own sender), plus the FCM access token's age and remaining life per
@@ -35,20 +38,11 @@ enum SenderMetrics {
             let served = instances()
             for instance in served {
                 if let sender = instance.unifiedpush {
-                    let stats = sender.stats()
-                    unifiedpush.add(
-                        Gauges(
-                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                            retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                    unifiedpush.add(Gauges(sender.stats(), problems: sender.credentialProblems.isEmpty ? 0 : 1))
                 }
                 if let sender = instance.fcm {
                     let stats = sender.stats()
-                    fcm.add(
-                        Gauges(
-                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                            retries: stats.retries, problems: sender.authProblem == nil ? 0 : 1))
+                    fcm.add(Gauges(stats, problems: sender.authProblem == nil ? 0 : 1))
                     let labels: KeyValuePairs<String, String> = ["instance": instance.config.id]
                     if let age = stats.accessTokenAge, let left = stats.accessTokenExpiresIn {
                         metrics.set(.fcmAccessTokenAge, labels, to: age.rounded())
@@ -56,12 +50,7 @@ enum SenderMetrics {
                     }
                 }
                 if let sender = instance.web {
-                    let stats = sender.stats()
-                    web.add(
-                        Gauges(
-                            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
-                            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
-                            retries: stats.retries, problems: sender.credentialProblems.isEmpty ? 0 : 1))
+                    web.add(Gauges(sender.stats(), problems: sender.credentialProblems.isEmpty ? 0 : 1))
                 }
             }
             gauges[.fcm] = fcm
@@ -81,7 +70,7 @@ enum SenderMetrics {
         }
     }
 
-    private struct Gauges {
+    fileprivate struct Gauges {
         var requestsInFlight = 0
         var waiting = 0
         var transfers = 0
@@ -99,3 +88,21 @@ enum SenderMetrics {
         }
     }
 }
+
+extension SenderMetrics.Gauges {
+    /// The gauges of a sender on the shared HTTP stack (FCM, Web Push, UnifiedPush), with its credential problems.
+    fileprivate init(_ stats: some RetryingSenderStats, problems: Int) {
+        self.init(
+            requestsInFlight: stats.requestsInFlight, waiting: stats.waitingForWindow,
+            transfers: stats.transfersInFlight, connectionsOpened: stats.connectionsOpened,
+            retries: stats.retries, problems: problems)
+    }
+}
+
+/// The stats of the senders on the shared HTTP stack: the gauges `SenderLedger` fills, and the retries each counts.
+private protocol RetryingSenderStats: SenderGauges {
+    var retries: Int { get }
+}
+
+extension FCMSenderStats: RetryingSenderStats {}
+extension WebPushSenderStats: RetryingSenderStats {}

@@ -3,22 +3,6 @@ import PushStore
 import Testing
 
 final class DeliveryResultsContract: StoreContract {
-    func ref(_ store: any PushStorage, _ device: Device) async throws -> Int64 {
-        let job = PublishJob(
-            instanceID: instance, publishID: "p", kind: .users, targets: [device.userID!], payload: Data(),
-            createdAt: clock.now)
-        let page = try await store.targets(for: job, after: 0, limit: 10)
-        return try #require(page.targets.first { $0.deviceID == device.id }).ref
-    }
-
-    func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
-        let device = try await register(store, n)
-        _ = try await store.setUser(
-            instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
-        let withUser = try await store.device(instanceID: instance, id: device.id)!
-        return (withUser, try await ref(store, withUser))
-    }
-
     @Test(arguments: ContractBackend.selected)
     func testUnregisteredOlderThanLastRegistrationDoesNotInvalidate(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)

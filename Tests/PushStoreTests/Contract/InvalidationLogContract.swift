@@ -3,18 +3,6 @@ import PushStore
 import Testing
 
 final class InvalidationLogContract: StoreContract {
-    func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
-        let device = try await register(store, n)
-        _ = try await store.setUser(
-            instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
-        let job = PublishJob(
-            instanceID: instance, publishID: "p\(n)", kind: .users, targets: ["user-\(n)"], payload: Data(),
-            createdAt: clock.now)
-        let page = try await store.targets(for: job, after: 0, limit: 10)
-        let ref = try #require(page.targets.first { $0.deviceID == device.id }).ref
-        return (try await store.device(instanceID: instance, id: device.id)!, ref)
-    }
-
     @Test(arguments: ContractBackend.selected)
     func testInvalidationIsLoggedOnceWithMaskedTokenAndProviderTimestamp(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)

@@ -129,4 +129,22 @@ class StoreContract {
                 environmentDeclared: declared != nil, bundleID: "com.example.app", metadata: #"{"sdkVersion":"4.0.0"}"#)
         ).device
     }
+
+    /// The target ref of `device` (bound to a user) in a users publish to that user: what delivery results name.
+    func ref(_ store: any PushStorage, _ device: Device) async throws -> Int64 {
+        let job = PublishJob(
+            instanceID: instance, publishID: "p", kind: .users, targets: [device.userID!], payload: Data(),
+            createdAt: clock.now)
+        let page = try await store.targets(for: job, after: 0, limit: 10)
+        return try #require(page.targets.first { $0.deviceID == device.id }).ref
+    }
+
+    /// Device `n` registered and bound to user `user-<n>`, as stored, with its target ref.
+    func registeredWithRef(_ store: any PushStorage, _ n: Int) async throws -> (Device, Int64) {
+        let device = try await register(store, n)
+        _ = try await store.setUser(
+            instanceID: instance, deviceID: device.id, userID: "user-\(n)", maxDevicesPerUser: 100)
+        let withUser = try await store.device(instanceID: instance, id: device.id)!
+        return (withUser, try await ref(store, withUser))
+    }
 }

@@ -8,10 +8,10 @@
 // from the first submit to the last result and includes connection setup. CPU time is getrusage(RUSAGE_SELF)
 // user+sys over the same span (the whole process: submitting task, curl threads, callbacks).
 import APNsClient
+import BenchSupport
 import Clocks
 import Foundation
 import JWTSigner
-import Synchronization
 import TestSupport
 
 struct Options {
@@ -28,9 +28,7 @@ struct Options {
 @MainActor
 func parseOptions() -> Options {
     var options = Options()
-    var arguments = CommandLine.arguments.dropFirst().makeIterator()
-    while let argument = arguments.next() {
-        let value = arguments.next() ?? ""
+    forEachOption { argument, value in
         switch argument {
         case "--url": options.url = value
         case "--ca": options.ca = value
@@ -40,67 +38,11 @@ func parseOptions() -> Options {
         case "--key": options.key = value
         case "--label": options.label = value
         case "--warmup": options.warmup = Int(value) ?? options.warmup
-        default:
-            print("unknown option \(argument)")
-            exit(2)
+        default: return false
         }
+        return true
     }
     return options
-}
-
-/// Counts results and wakes the main task when the expected number arrived.
-final class Tally: Sendable {
-    private struct State {
-        var done = 0
-        var expected = Int.max
-        var byStatus: [Int: Int] = [:]
-        var failures: [String: Int] = [:]
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-    private let state = Mutex(State())
-
-    func record(_ result: APNsResult) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.done += 1
-            switch result {
-            case .response(let response): state.byStatus[response.status, default: 0] += 1
-            case .failure(let failure): state.failures[String(describing: failure).prefix(60).description, default: 0] += 1
-            }
-            if state.done >= state.expected, let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    func wait(for expected: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                state.expected = expected
-                if state.done >= expected { return true }
-                state.waiter = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    var summary: [String: Int] {
-        state.withLock { state in
-            var all = state.failures
-            for (status, count) in state.byStatus { all[String(status)] = count }
-            return all
-        }
-    }
-}
-
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 func hexToken(_ i: Int) -> String {
@@ -137,7 +79,12 @@ func run(_ tokens: [String]) async -> Tally {
         let request = APNsRequest(
             deviceToken: tokens[i], payload: payload, topic: "com.example.app", pushType: .alert,
             priority: .immediate, expiration: Date(timeIntervalSince1970: 0))
-        await client.submit(request, credentials: credentials, environment: environment) { tally.record($0) }
+        await client.submit(request, credentials: credentials, environment: environment) { result in
+            switch result {
+            case .response(let response): tally.record(String(response.status))
+            case .failure(let failure): tally.record(String(describing: failure).prefix(60).description)
+            }
+        }
     }
     await tally.wait(for: count)
     return tally
@@ -161,11 +108,5 @@ print(
     "RESULT label=\(options.label) n=\(options.count) connections=\(options.connections) streams=\(options.streams) "
         + "wall_s=\(String(format: "%.3f", wall)) rate_per_s=\(Int(rate)) "
         + "cpu_s=\(String(format: "%.3f", cpu)) cpu_us_per_req=\(String(format: "%.1f", cpu / Double(options.count) * 1e6)) "
-        + "results=\(tally.summary.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened) "
+        + "results=\(tally.counts.sorted { $0.key < $1.key }) retries=\(stats.retries) connections_opened=\(stats.connectionsOpened) "
         + "loadavg=\(loadAverage())")
-
-/// The 1-minute load average: on a shared machine it says how much to trust the rate.
-func loadAverage() -> String {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
-    return String(text.split(separator: " ").first ?? "?")
-}

@@ -16,6 +16,7 @@
 // subscriber keys are made before the clock starts. Each RESULT line splits the CPU by thread group
 // (`webpush-enc` the workers, `webpush` and `apns-…` the curl loops, the rest Swift's and Dispatch's pools).
 import APNsClient
+import BenchSupport
 import Clocks
 import FCMClient
 import Foundation
@@ -43,9 +44,7 @@ struct Options {
 @MainActor
 func parseOptions() -> Options {
     var options = Options()
-    var arguments = CommandLine.arguments.dropFirst().makeIterator()
-    while let argument = arguments.next() {
-        let value = arguments.next() ?? ""
+    forEachOption { argument, value in
         switch argument {
         case "--url": options.url = value
         case "--ca": options.ca = value
@@ -55,66 +54,17 @@ func parseOptions() -> Options {
         case "--instances": options.instances = Int(value) ?? options.instances
         case "--webpush-connections-per-host": options.webPushConnectionsPerHost = Int(value)
         case "--webpush-encryption": options.webPushOnWorkers = value.split(separator: ",").map { $0 == "workers" }
-        default:
-            print("unknown option \(argument)")
-            exit(2)
+        default: return false
         }
+        return true
     }
     return options
-}
-
-/// Counts results by label and wakes the main task when the expected number arrived.
-final class Tally: Sendable {
-    private struct State {
-        var done = 0
-        var expected = Int.max
-        var outcomes: [String: Int] = [:]
-        var waiter: CheckedContinuation<Void, Never>?
-    }
-    private let state = Mutex(State())
-
-    func record(_ label: String) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.done += 1
-            state.outcomes[label, default: 0] += 1
-            guard state.done >= state.expected, let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    func wait(for expected: Int) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                state.expected = expected
-                if state.done >= expected { return true }
-                state.waiter = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    var summary: String { state.withLock { $0.outcomes.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",") } }
 }
 
 /// A value behind a lock that escaping closures can share.
 final class Shared<Value: Sendable>: Sendable {
     let value: Mutex<Value>
     init(_ value: Value) { self.value = Mutex(value) }
-}
-
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-}
-
-func loadAverage() -> String {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
-    return String(text.split(separator: " ").first ?? "?")
 }
 
 /// CPU ticks (utime + stime, 1/CLK_TCK s) and name of each of this process's threads, by thread id.
@@ -226,6 +176,42 @@ if options.platforms.contains("fcm") {
     _ = await sender.shutdown(gracePeriod: .seconds(5))
 }
 
+/// 100 browser subscriptions with fresh keys, the i-th at `endpoint(i)`.
+func makeSubscriptions(_ endpoint: (Int) -> String) throws -> [WebPushSubscription] {
+    try (0..<100).map { i in
+        let key = try P256KeyPair.generate()
+        let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        return try WebPushSubscription(endpoint: endpoint(i), p256dh: Base64URL.encode(key.publicPoint),
+                                       auth: Base64URL.encode(auth))
+    }
+}
+
+/// The Web Push and UnifiedPush runs' message.
+let webPushMessage = try WebPushMessage(
+    payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
+    ttl: 3600)
+
+/// `measure` for one Web Push sender: the messages go to `subscriptions` in turn. The usual answer gets a fixed
+/// label, as APNs' run records its status (the bench's own formatting, reflection over the enum, is not the sender's
+/// cost).
+func measure(
+    _ label: String, _ sender: WebPushSender, _ subscriptions: [WebPushSubscription], count: Int, warmup: Int
+) async {
+    await measure(label, count: count, warmup: warmup) { count, _, tally in
+        for i in 0..<count {
+            let notification = WebPushNotification(
+                subscription: subscriptions[i % subscriptions.count], message: webPushMessage)
+            await sender.submit(notification) { result in
+                switch result {
+                case .response(.accepted(let status), _): tally.record(status == 201 ? "accepted-201" : "accepted")
+                case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
+                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
+                }
+            }
+        }
+    }
+}
+
 /// The encryption-worker settings to run Web Push and UnifiedPush with, and each run's label suffix.
 let workerRuns: [(onWorkers: Bool?, suffix: String)] =
     options.webPushOnWorkers.map { $0.map { ($0, $0 ? "-workers" : "-caller") } } ?? [(nil, "")]
@@ -239,30 +225,8 @@ if options.platforms.contains("webpush") { for (onWorkers, suffix) in workerRuns
     if let perHost = options.webPushConnectionsPerHost { configuration.connectionsPerHost = perHost }
     let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
     let sender = try WebPushSender(vapid: vapid, configuration: configuration)
-    var subscriptions: [WebPushSubscription] = []
-    for i in 0..<100 {
-        let key = try P256KeyPair.generate()
-        let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        subscriptions.append(try WebPushSubscription(endpoint: options.url + "/push/sub-\(i)",
-                                                     p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
-    }
-    let message = try WebPushMessage(
-        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
-        ttl: 3600)
-    let all = subscriptions
-    await measure("webpush" + suffix, count: options.count, warmup: options.warmup) { count, _, tally in
-        for i in 0..<count {
-            await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
-                switch result {
-                // A fixed label for the usual answer, as APNs' run records its status: the bench's own formatting
-                // (reflection over the enum) is not the sender's cost.
-                case .response(.accepted(let status), _): tally.record(status == 201 ? "accepted-201" : "accepted")
-                case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
-                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
-                }
-            }
-        }
-    }
+    let subscriptions = try makeSubscriptions { options.url + "/push/sub-\($0)" }
+    await measure("webpush" + suffix, sender, subscriptions, count: options.count, warmup: options.warmup)
     print("Web Push stats: \(sender.stats()), VAPID tokens signed: \(vapid.signCount)")
     _ = await sender.shutdown(gracePeriod: .seconds(5))
 } }
@@ -281,18 +245,9 @@ if options.platforms.contains("webpush-instances") {
             policy: DestinationPolicy(allowances: [try .init(parsing: "127.0.0.1/32")]), caFile: options.ca)
         let vapid = VAPIDAuthorizer(keyPair: try VAPIDKeyPair.generate().keyPair, subject: try VAPIDSubject("mailto:bench@example.com"))
         senders.append(try WebPushSender(vapid: vapid, configuration: configuration))
-        var subscriptions: [WebPushSubscription] = []
-        for i in 0..<100 {
-            let key = try P256KeyPair.generate()
-            let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
-            subscriptions.append(try WebPushSubscription(endpoint: options.url + "/push/i\(senders.count)-sub-\(i)",
-                                                         p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
-        }
-        subscriptionsByInstance.append(subscriptions)
+        let instance = senders.count
+        subscriptionsByInstance.append(try makeSubscriptions { options.url + "/push/i\(instance)-sub-\($0)" })
     }
-    let message = try WebPushMessage(
-        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
-        ttl: 3600)
     let all = subscriptionsByInstance
     let running = senders
     let finishedAt = Shared<[Int: Double]>([:])
@@ -306,7 +261,7 @@ if options.platforms.contains("webpush-instances") {
                 group.addTask {
                     for i in 0..<share {
                         let subscription = all[instance][i % all[instance].count]
-                        await running[instance].submit(WebPushNotification(subscription: subscription, message: message)) { result in
+                        await running[instance].submit(WebPushNotification(subscription: subscription, message: webPushMessage)) { result in
                             switch result {
                             case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
                             case .failure(let failure): tally.record("\(failure)".prefix(40).description)
@@ -341,30 +296,8 @@ if options.platforms.contains("unifiedpush") { for (onWorkers, suffix) in worker
     configuration.windowPerService = 64  // the unifiedpush.maxInFlightPerHost default
     if let onWorkers { configuration.encryptsOnWorkers = onWorkers }
     let sender = try WebPushSender(vapid: vapid, configuration: configuration)
-    var subscriptions: [WebPushSubscription] = []
-    for i in 0..<100 {
-        let key = try P256KeyPair.generate()
-        let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        subscriptions.append(try WebPushSubscription(endpoint: options.url + "/upSub\(i)?up=1",
-                                                     p256dh: Base64URL.encode(key.publicPoint), auth: Base64URL.encode(auth)))
-    }
-    let message = try WebPushMessage(
-        payload: Array(#"{"notification":{"title":"Benchmark","body":"A notification body of a typical size for web pushes."},"data":{"id":"123"}}"#.utf8),
-        ttl: 3600)
-    let all = subscriptions
-    await measure("unifiedpush" + suffix, count: options.count, warmup: options.warmup) { count, _, tally in
-        for i in 0..<count {
-            await sender.submit(WebPushNotification(subscription: all[i % all.count], message: message)) { result in
-                switch result {
-                // A fixed label for the usual answer, as APNs' run records its status: the bench's own formatting
-                // (reflection over the enum) is not the sender's cost.
-                case .response(.accepted(let status), _): tally.record(status == 201 ? "accepted-201" : "accepted")
-                case .response(let outcome, _): tally.record("\(outcome)".prefix(30).description)
-                case .failure(let failure): tally.record("\(failure)".prefix(40).description)
-                }
-            }
-        }
-    }
+    let subscriptions = try makeSubscriptions { options.url + "/upSub\($0)?up=1" }
+    await measure("unifiedpush" + suffix, sender, subscriptions, count: options.count, warmup: options.warmup)
     print("UnifiedPush stats: \(sender.stats())")
     _ = await sender.shutdown(gracePeriod: .seconds(5))
 } }

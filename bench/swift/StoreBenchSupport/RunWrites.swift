@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import PushStore
 
@@ -6,15 +7,6 @@ import PushStore
 
 /// `value` with `digits` decimals.
 package func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
-
-/// The process's CPU time (user and system, all threads) in seconds: on a loaded machine a steadier cost than the
-/// wall time.
-package func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
-}
 
 /// One job claimed and checkpointed 40 times (500 device results, 100 answered refs and two counters each, as a
 /// run of the hot interest writes them), 200 lease renewals, then 200 `publishStatus` and 50 `statistics` reads, on
