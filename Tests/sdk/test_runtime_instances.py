@@ -348,9 +348,7 @@ def test_sighup_with_a_good_file_adds_an_instance_and_a_bad_file_keeps_the_old_c
     wait_for(lambda: metric(server, "push_config_reload_success") == 0, timeout=10,
              message="a bad file never set push_config_reload_success to 0")
     # The log is written by its own thread (Sources/Logging/BufferedLogSink.swift): the metric can be seen first.
-    wait_for(lambda: "Config reload refused" in server.log_path.read_text(), timeout=10,
-             message="the refused reload was never logged")
-    log = server.log_path.read_text()
+    log = server.wait_logged("Config reload refused")
     assert "Config reload refused" in log and "instances[" in log and "storage.backend" in log, log[-3000:]
     assert server.proc.poll() is None, "a bad file must not stop the server"
     client.register(random_token())
@@ -373,7 +371,7 @@ def test_a_config_file_instance_wins_over_a_stored_one_with_its_id_which_is_repo
              timeout=10, message="the file's instance was never served")
     assert Beams(server, stored["id"], stored["secretKey"]).publish_raw(
         "/interests", {"interests": ["s"], "apns": alert("s")}).status_code == 401, "the stored one is not served"
-    assert "has the id of a config-file instance" in server.log_path.read_text()
+    server.wait_logged("has the id of a config-file instance")
     # Removed from the file, the stored definition is served again.
     server.config_path.write_text(original)
     server.proc.send_signal(signal.SIGHUP)
