@@ -87,7 +87,7 @@ package final class PostgreSQLCluster: Sendable {
                 ])
             // A port another test process took since it was picked (FreePort) is replaced by another, a few times.
             // Only here: a restart (`startServer` after `stopServer`) keeps the port the connection strings name.
-            for attempt in 1... {
+            for attempt in 1...5 {
                 let logged = cluster.serverLog().count
                 do {
                     try cluster.startServer()
