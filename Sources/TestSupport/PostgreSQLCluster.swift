@@ -78,7 +78,7 @@ package final class PostgreSQLCluster: Sendable {
         }
         var cluster = PostgreSQLCluster(
             directory: directory, port: try freePort(), binDirectory: binDirectory, fsync: fsync)
-        do {
+        do throws(Failure) {
             try cluster.runServerTool(
                 "initdb",
                 [
@@ -89,7 +89,7 @@ package final class PostgreSQLCluster: Sendable {
             // Only here: a restart (`startServer` after `stopServer`) keeps the port the connection strings name.
             for attempt in 1...5 {
                 let logged = cluster.serverLog().count
-                do {
+                do throws(Failure) {
                     try cluster.startServer()
                     return cluster
                 } catch {
