@@ -2,8 +2,8 @@ import Foundation
 import Locking
 
 /// A throwaway PostgreSQL 15 cluster for tests: `initdb` into a temporary directory, `pg_ctl start` on a free
-/// loopback port with trust authentication, one database per test (`createDatabase`), `pg_ctl -m immediate stop`
-/// and the directory removed when the test process exits.
+/// loopback port (`FreePort`; another one if it was taken meanwhile) with trust authentication, one database per
+/// test (`createDatabase`), `pg_ctl -m immediate stop` and the directory removed when the test process exits.
 ///
 /// The server refuses to run as root, so as root (CI) the directory is given to the `postgres` user and
 /// `initdb`/`pg_ctl` run through `runuser -u postgres`; otherwise they run as the current user. Tests connect over
@@ -76,21 +76,43 @@ package final class PostgreSQLCluster: Sendable {
         if getuid() == 0 {
             try run("/bin/chown", ["postgres:postgres", directory.path])
         }
-        let port = try freePort()
-        let cluster = PostgreSQLCluster(directory: directory, port: port, binDirectory: binDirectory, fsync: fsync)
-        do {
+        var cluster = PostgreSQLCluster(
+            directory: directory, port: try freePort(), binDirectory: binDirectory, fsync: fsync)
+        do throws(Failure) {
             try cluster.runServerTool(
                 "initdb",
                 [
                     "-D", cluster.dataDirectory, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
                     "--no-sync",
                 ])
-            try cluster.startServer()
+            // A port another test process took since it was picked (FreePort) is replaced by another, a few times.
+            // Only here: a restart (`startServer` after `stopServer`) keeps the port the connection strings name.
+            for attempt in 1...5 {
+                let logged = cluster.serverLog().count
+                do throws(Failure) {
+                    try cluster.startServer()
+                    return cluster
+                } catch {
+                    guard attempt < 5, cluster.serverLog().dropFirst(logged).contains(FreePort.addressInUse) else {
+                        throw error
+                    }
+                }
+                cluster = PostgreSQLCluster(
+                    directory: directory, port: try freePort(), binDirectory: binDirectory, fsync: fsync)
+            }
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
         return cluster
+    }
+
+    /// The server's log (`pg_ctl -l`), empty before it exists.
+    private func serverLog() -> String {
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("log").path) else {
+            return ""
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private var dataDirectory: String { directory.appendingPathComponent("data").path }
@@ -199,26 +221,12 @@ package final class PostgreSQLCluster: Sendable {
         }
     }
 
-    /// A loopback port nothing listens on right now (bind to port 0, read it back, close).
+    /// A loopback port below the ephemeral range that nothing listens on right now (`FreePort`).
     static func freePort() throws(Failure) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do {
+            return try FreePort.pick()
+        } catch {
+            throw Failure(description: error.description)
         }
-        guard bound == 0 else { throw Failure(description: "bind() failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw Failure(description: "getsockname() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -19,7 +19,7 @@ def installed():
     return os.access(os.path.join(BIN, "initdb"), os.X_OK) and os.access(os.path.join(BIN, "pg_ctl"), os.X_OK)
 
 
-from free_port import free_port as _free_port  # noqa: E402  (Tests/Support is on the path wherever this is imported)
+from free_port import free_port as _free_port, start_on_free_ports  # noqa: E402  (Tests/Support is on the path)
 
 
 class Cluster:
@@ -34,7 +34,9 @@ class Cluster:
         try:
             self._server_tool("initdb", "-D", self.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
                               "--no-sync")
-            self.start_server()
+            # A port another worker took since it was picked is replaced (the first start only: a restart keeps
+            # the port the servers' connection strings name).
+            start_on_free_ports(self._start_on, os.path.join(self.directory, "log"), [self.port])
         except Exception:
             shutil.rmtree(self.directory, ignore_errors=True)
             raise
@@ -47,6 +49,10 @@ class Cluster:
         # close_fds (the default) keeps the test's pipes out of the server that pg_ctl leaves running.
         subprocess.run(command, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE)
+
+    def _start_on(self, port):
+        self.port = port
+        self.start_server()
 
     def start_server(self):
         # fsync off: a test cluster trades durability against power loss for speed (never for benchmarks); commits

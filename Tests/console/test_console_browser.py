@@ -20,7 +20,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from beams import Beams, random_token, unique
-from harness import INSTANCE_ID, ROOT, SECRET, Server, free_port, write_apns_key
+from harness import INSTANCE_ID, ROOT, SECRET, Server, write_apns_key
 
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
 import apns_certificates as certs  # noqa: E402
@@ -433,9 +433,10 @@ def test_the_content_security_policy_blocks_inline_script_and_framing(page, cons
 
     # Another origin framing the console is refused (frame-ancestors 'none'), and the refusal is logged.
     (tmp_path / "frame.html").write_text(f'<!doctype html><iframe src="{server.url("/console")}"></iframe>')
-    port = free_port()
     handler = functools.partial(QuietHandler, directory=str(tmp_path))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    # Bound here, in this process: port 0 is the kernel's pick, which nothing can take between pick and bind.
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    port = httpd.server_address[1]
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))
-from harness import ROOT, free_port, write_apns_key, write_self_signed  # noqa: E402,F401  (re-exported)
+from harness import ROOT, free_port, start_on_free_ports, write_apns_key, write_self_signed  # noqa: E402,F401  (re-exported)
 
 
 @pytest.fixture(scope="session")

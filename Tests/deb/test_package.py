@@ -8,11 +8,12 @@ import re
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import requests
 
-from conftest import ROOT, free_port
+from conftest import ROOT, free_port, start_on_free_ports
 
 UNIT = "lib/systemd/system/push-server.service"
 # The sample config; postinst copies it to /etc/push-server/config.json when that file is absent (not a conffile).
@@ -233,25 +234,37 @@ def test_copyright_is_machine_readable_apache_2_0(unpacked):
 def test_packaged_binary_serves_health_and_build_info(unpacked, binary, build_info, credentials, tmp_path):
     # The shipped config with only the listeners (free loopback ports) and the database file moved.
     config = json.loads((unpacked / CONFIG).read_text())
-    port, ops_port = free_port(), free_port()
-    config["listen"].update({"host": "127.0.0.1", "port": port})
+    config["listen"]["host"] = "127.0.0.1"
     assert config["ops"]["listen"].startswith("127.0.0.1:"), "the shipped config keeps metrics on loopback"
-    config["ops"]["listen"] = f"127.0.0.1:{ops_port}"
     config["storage"]["path"] = str(tmp_path / "push.sqlite")
     config_path = tmp_path / "config.json"
-    config_path.write_text(json.dumps(config))
 
     # Started as systemd would (Type=notify): READY=1 on $NOTIFY_SOCKET says it serves.
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
-    notify.settimeout(30)
+    notify.settimeout(0.5)
     log = tmp_path / "server.log"
-    proc = subprocess.Popen([str(binary), "serve", "--config", str(config_path)], cwd=tmp_path,
-                            env={"CREDENTIALS_DIRECTORY": str(credentials), "NOTIFY_SOCKET": str(tmp_path / "notify")},
-                            stdin=subprocess.DEVNULL, stderr=open(log, "wb"))
+
+    def start(port, ops_port):
+        config["listen"]["port"], config["ops"]["listen"] = port, f"127.0.0.1:{ops_port}"
+        config_path.write_text(json.dumps(config))
+        proc = subprocess.Popen([str(binary), "serve", "--config", str(config_path)], cwd=tmp_path,
+                                env={"CREDENTIALS_DIRECTORY": str(credentials),
+                                     "NOTIFY_SOCKET": str(tmp_path / "notify")},
+                                stdin=subprocess.DEVNULL, stderr=open(log, "ab"))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if "READY=1" in notify.recv(4096).decode():
+                    return proc
+            except TimeoutError:
+                # Its port taken meanwhile (start_on_free_ports reads the log and tries others), or a failure.
+                if proc.poll() is not None:
+                    raise RuntimeError(f"serve exited: {log.read_text()[-2000:]}")
+                assert time.monotonic() < deadline, f"no READY=1 within 30 s: {log.read_text()[-2000:]}"
+
+    proc, (port, ops_port) = start_on_free_ports(start, log, [free_port(), free_port()])
     try:
-        while "READY=1" not in notify.recv(4096).decode():
-            pass
         base, ca = f"https://127.0.0.1:{port}", str(credentials / "tls-cert.pem")
         health = requests.get(f"{base}/health", verify=ca, timeout=5)
         assert health.status_code == 200

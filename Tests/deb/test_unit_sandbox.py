@@ -16,12 +16,13 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import free_port
+from conftest import free_port, start_on_free_ports
 
 UNIT = "lib/systemd/system/push-server.service"
 CONFIG = "usr/share/push-server/config.json"  # the sample postinst installs as /etc/push-server/config.json
@@ -137,14 +138,28 @@ def serve(box: Sandbox, drop_in: str, build_info: dict):
     config = json.loads(box.config.read_text())
     notify = box.notify_socket()
     log = box.root / "serve.log"
-    proc = subprocess.Popen(box.command("ExecStart", drop_in, notify=True), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
-    try:
-        messages = []
+    messages = []
+
+    def start(port, ops_port):
+        config["listen"]["port"], config["ops"]["listen"] = port, f"127.0.0.1:{ops_port}"
+        box.config.write_text(json.dumps(config))
+        proc = subprocess.Popen(box.command("ExecStart", drop_in, notify=True), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
+        deadline = time.monotonic() + 60
         while not any("READY=1" in text for text, _ in messages):
-            message = receive(notify, 60)
-            assert message is not None, f"no READY=1 within 60 s ({outcome(proc.poll() or 0)})\n{log.read_text()}"
-            messages.append(message)
+            message = receive(notify, 0.5)
+            if message is not None:
+                messages.append(message)
+            elif proc.poll() is not None:
+                # Its port taken meanwhile (start_on_free_ports reads the log and tries others), or a failure.
+                raise RuntimeError(f"serve: {outcome(proc.returncode)}\n{log.read_text()}")
+            else:
+                assert time.monotonic() < deadline, f"no READY=1 within 60 s\n{log.read_text()}"
+        return proc
+
+    ops_port = int(config["ops"]["listen"].rpartition(":")[2])
+    proc, _ = start_on_free_ports(start, log, [config["listen"]["port"], ops_port])
+    try:
         # NotifyAccess=main: READY=1 must come from the main process itself (the runner execs into it).
         assert [pid for text, pid in messages if "READY=1" in text] == [proc.pid]
 

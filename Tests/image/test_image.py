@@ -19,7 +19,7 @@ import pytest
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))
-from harness import ROOT, free_port, write_apns_key  # noqa: E402
+from harness import ROOT, free_port, start_on_free_ports, write_apns_key  # noqa: E402
 
 LAYOUT = Path(os.environ.get("PUSH_SERVER_IMAGE", "dist/push-server-image")).resolve()
 INSTANCE_ID = "8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11"
@@ -183,10 +183,11 @@ def register_and_read_back(register_base, read_base, token):
 
 
 def wait_healthy(box, base):
+    """Raises RuntimeError when the container exits first: start_on_free_ports reads its log for a taken port."""
     deadline = time.time() + 30
     while True:
         if box.proc.poll() is not None:
-            pytest.fail(f"the container exited: {box.log.read_text()[-3000:]}")
+            raise RuntimeError(f"the container exited: {box.log.read_text()[-3000:]}")
         try:
             if requests.get(f"{base}/health", timeout=1).status_code == 200:
                 return
@@ -206,23 +207,28 @@ def container(bundle, tmp_path_factory):
     config_dir, data_dir, secrets_dir = directory / "config", directory / "data", directory / "secrets"
     for path in (config_dir, data_dir, secrets_dir):
         path.mkdir()
-    port, ops_port = free_port(), free_port()
     sample = json.loads((bundle / "rootfs/etc/push-server/config.json").read_text())
-    sample["listen"] = {"host": "127.0.0.1", "port": port}
-    sample["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
     instance = sample["instances"][0]
     assert instance["id"] == INSTANCE_ID and instance["secretKeyFile"] == "/run/secrets/instance-secret"
     del instance["apns"]  # a registration needs no APNs key
-    (config_dir / "config.json").write_text(json.dumps(sample))
     (secrets_dir / "instance-secret").write_text(SECRET + "\n")
     os.chown(secrets_dir / "instance-secret", UID, UID)
     os.chmod(secrets_dir / "instance-secret", 0o400)
     os.chown(data_dir, UID, UID)
     os.chmod(data_dir, 0o700)
-    box = Container(bundle, {"/etc/push-server": config_dir, "/var/lib/push-server": data_dir,
-                             "/run/secrets": secrets_dir}, directory)
+
+    def start(port, ops_port):
+        sample["listen"] = {"host": "127.0.0.1", "port": port}
+        sample["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
+        (config_dir / "config.json").write_text(json.dumps(sample))
+        box = Container(bundle, {"/etc/push-server": config_dir, "/var/lib/push-server": data_dir,
+                                 "/run/secrets": secrets_dir}, directory)
+        wait_healthy(box, f"http://127.0.0.1:{port}")
+        return box
+
+    # Ports another worker took meanwhile are replaced.
+    box, (port, ops_port) = start_on_free_ports(start, directory / "container.log", [free_port(), free_port()])
     base = f"http://127.0.0.1:{port}"
-    wait_healthy(box, base)
     box.base, box.ops_port, box.data_dir = base, ops_port, data_dir
     yield box
     assert box.stop() == 0, box.log.read_text()[-3000:]
@@ -302,17 +308,26 @@ def test_two_nodes_from_the_image_share_one_postgresql_database(bundle, tmp_path
     try:
         for name in ["node1", "node2"]:
             config = json.loads((ROOT / "ops/compose/config/config.json").read_text())
-            port, ops_port = free_port(), free_port()
-            config["listen"] = {"host": "127.0.0.1", "port": port}
-            config["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
             (tmp_path / name / "config").mkdir(parents=True)
-            (tmp_path / name / "config" / "config.json").write_text(json.dumps(config))
-            box = Container(bundle, {"/etc/push-server": tmp_path / name / "config", "/run/secrets": secrets},
-                            tmp_path / name, env=[f"PUSH_DATABASE_URL={url}", f"PUSH_INSTANCE_SECRET={SECRET}"],
-                            hostname=name)
-            box.base, box.ops = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ops_port}"
+
+            def start(port, ops_port):
+                config["listen"] = {"host": "127.0.0.1", "port": port}
+                config["ops"] = {"listen": f"127.0.0.1:{ops_port}"}
+                (tmp_path / name / "config" / "config.json").write_text(json.dumps(config))
+                box = Container(bundle, {"/etc/push-server": tmp_path / name / "config", "/run/secrets": secrets},
+                                tmp_path / name, env=[f"PUSH_DATABASE_URL={url}", f"PUSH_INSTANCE_SECRET={SECRET}"],
+                                hostname=name)
+                box.base, box.ops = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ops_port}"
+                try:
+                    wait_healthy(box, box.base)
+                except BaseException:
+                    box.stop()
+                    raise
+                return box
+
+            # Ports another worker took meanwhile are replaced.
+            box, _ = start_on_free_ports(start, tmp_path / name / "container.log", [free_port(), free_port()])
             nodes.append(box)
-            wait_healthy(box, box.base)
         first, second = nodes
         register_and_read_back(first.base, second.base, "d1" * 32)
         deadline = time.time() + 20

@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-from free_port import free_port  # noqa: E402  (re-exported: the tests import it from here)
+from free_port import free_port, start_on_free_ports  # noqa: E402  (re-exported: the tests import them from here)
 MOCK = ROOT / "Tests" / "Support" / "mock_apns.py"
 INSTANCE_ID = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
 SECRET = "sdk-test-secret-0123456789abcdef"
@@ -62,6 +62,39 @@ def write_apns_key(directory: Path):
     p8.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     return p8, pub
+
+
+def wait_logged(log_path: Path, expected, timeout=10):
+    """The text of the log at `log_path` once it holds `expected` (a string, or a predicate on the whole text).
+
+    A running push-server writes its log from a thread of its own (Sources/Logging/BufferedLogSink.swift), so a line
+    can reach the file after the effect a test saw first (a response, a metric, a mock's request). Not needed once
+    the process has exited: it flushes the sink before it exits. - Raises: AssertionError with the log's tail."""
+    holds = expected if callable(expected) else (lambda text: expected in text)
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log_path.read_text() if log_path.exists() else ""
+        if holds(text):
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not logged within {timeout} s: {expected!r}\n{text[-3000:]}")
+        time.sleep(0.05)
+
+
+def wait_healthy(proc, url, log_path: Path, timeout=20, verify=True):
+    """Waits until `url` (a /health) answers 200. - Raises: RuntimeError when `proc` exits first (with the tail of
+    `log_path`, which `start_on_free_ports` reads for EADDRINUSE) or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"push-server exited: {log_path.read_text()[-2000:]}")
+        try:
+            if requests.get(url, verify=verify, timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"push-server did not become healthy within {timeout} s: {log_path.read_text()[-2000:]}")
 
 
 class Mock:
@@ -184,39 +217,36 @@ class Server:
 
     def start(self):
         """Starts the process and waits for /health. A port taken since it was picked (parallel workers can draw the
-        same one; Tests/Support/free_port.py) is replaced by another and the start tried again, a few times."""
-        for attempt in range(5):
-            logged = self.log_path.stat().st_size if self.log_path.exists() else 0
-            try:
-                return self._start_once()
-            except RuntimeError as failure:
-                with open(self.log_path, "rb") as log:
-                    log.seek(logged)
-                    bind_failed = b"Address already in use" in log.read()
-                if not bind_failed or attempt == 4:
-                    raise failure
-                self._move_to(free_port())
+        same one; Tests/Support/free_port.py) is replaced by another and the start tried again, a few times: the
+        listener's port and, if the config has one on loopback, the ops listener's (`ops_port`)."""
+        ports = [self.port] + ([self.ops_port] if self.ops_port else [])
+        start_on_free_ports(self._start_on, self.log_path, ports)
 
-    def _move_to(self, port):
+    @property
+    def ops_port(self):
+        """The ops listener's port when the config puts one on 127.0.0.1, else None."""
+        listen = json.loads(self.config_path.read_text()).get("ops", {}).get("listen", "")
+        return int(listen.rpartition(":")[2]) if listen.startswith("127.0.0.1:") else None
+
+    def ops_url(self, path):
+        return f"http://127.0.0.1:{self.ops_port}{path}"
+
+    def _start_on(self, port, ops_port=None):
         config = json.loads(self.config_path.read_text())
-        config["listen"]["port"] = port
-        self.config_path.write_text(json.dumps(config))
-        self.base = self.base.replace(f":{self.port}", f":{port}")
-        self.port = port
-
-    def _start_once(self):
+        if port != self.port or ops_port != self.ops_port:
+            config["listen"]["port"] = port
+            if ops_port:
+                config["ops"]["listen"] = f"127.0.0.1:{ops_port}"
+            self.config_path.write_text(json.dumps(config))
+            self.base = self.base.replace(f":{self.port}", f":{port}")
+            self.port = port
         self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
                                      stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"push-server exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                if requests.get(f"{self.base}/health", verify=self.cert or True, timeout=1).status_code == 200:
-                    return
-            except requests.RequestException:
-                time.sleep(0.1)
-        raise RuntimeError("push-server did not become healthy")
+        wait_healthy(self.proc, f"{self.base}/health", self.log_path, verify=self.cert or True)
+
+    def wait_logged(self, expected, timeout=10):
+        """The server's log once it holds `expected` (a string or a predicate on the text; see `wait_logged`)."""
+        return wait_logged(self.log_path, expected, timeout)
 
     def url(self, path):
         return f"{self.base}{path}"

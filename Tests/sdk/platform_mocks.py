@@ -9,7 +9,7 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from harness import ROOT, free_port
+from harness import ROOT, free_port, start_on_free_ports
 
 SUPPORT = ROOT / "Tests" / "Support"
 FCM_PROJECT = "push-server-e2e"
@@ -17,7 +17,7 @@ FCM_PROJECT = "push-server-e2e"
 
 def _start(args, log: Path):
     proc = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(log, "wb"))
+                            stderr=open(log, "ab"))
     line = proc.stdout.readline()
     if not line:
         raise RuntimeError(f"{args[0]} did not start: {log.read_text()[-2000:]}")
@@ -29,18 +29,24 @@ class MockFCM:
     `project`: the only project its `messages:send` accepts (default the account's own, FCM_PROJECT)."""
 
     def __init__(self, directory: Path, project: str = None):
-        port = free_port()
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption()).decode()
         self.service_account = directory / "service-account.json"
-        self.service_account.write_text(json.dumps({
-            "type": "service_account", "project_id": FCM_PROJECT, "private_key_id": "e2e-key-1", "private_key": pem,
-            "client_email": f"push@{FCM_PROJECT}.iam.gserviceaccount.com",
-            "token_uri": f"https://127.0.0.1:{port}/token"}))
-        self.proc, info = _start([str(SUPPORT / "mock_fcm.py"), "--port", str(port),
-                                  "--service-account", str(self.service_account),
-                                  *(["--project", project] if project else [])], directory / "mock_fcm.log")
+        log = directory / "mock_fcm.log"
+
+        # The port is chosen here, not by the stand-in: the service account names its token endpoint. One another
+        # worker took meanwhile is replaced (start_on_free_ports).
+        def start(port):
+            self.service_account.write_text(json.dumps({
+                "type": "service_account", "project_id": FCM_PROJECT, "private_key_id": "e2e-key-1",
+                "private_key": pem, "client_email": f"push@{FCM_PROJECT}.iam.gserviceaccount.com",
+                "token_uri": f"https://127.0.0.1:{port}/token"}))
+            return _start([str(SUPPORT / "mock_fcm.py"), "--port", str(port),
+                           "--service-account", str(self.service_account),
+                           *(["--project", project] if project else [])], log)
+
+        (self.proc, info), _ = start_on_free_ports(start, log, [free_port()])
         self.base_url, self.ca_file = info["base_url"], info["ca_file"]
         self.control = f"http://127.0.0.1:{info['control_port']}"
 

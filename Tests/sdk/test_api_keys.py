@@ -230,13 +230,13 @@ def test_keys_cli_changes_are_seen_by_the_running_server(keyed):
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
     assert key.startswith("psk_")
-    assert wait_for_status(lambda: publish(keyed, key).status_code == 200, timeout=5)
+    assert wait_for_status(lambda: publish(keyed, key).status_code == 200, timeout=20)
     listed = cli("list")
     assert listed.returncode == 0 and key not in listed.stdout and "from the cli" in listed.stdout
     key_id = key.split("_")[1]
     revoked = cli("revoke", "--key", key_id)
     assert revoked.returncode == 0, revoked.stderr
-    assert wait_for_status(lambda: publish(keyed, key).status_code == 401, timeout=5)
+    assert wait_for_status(lambda: publish(keyed, key).status_code == 401, timeout=20)
     assert cli("revoke", "--key", "nosuchkey000").returncode == 1
     assert cli("create", "--label", "x", "--scopes", "everything").returncode == 2
 

@@ -178,8 +178,8 @@ def test_production_certificate_against_the_sandbox_mock_fails_with_bad_certific
         assert status["apns"]["failedByReason"] == {"BadCertificateEnvironment": 1}, status
         assert [(r["status"], r["reason"]) for r in records] == [(403, "BadCertificateEnvironment")]
         assert records[0]["certificate"]["environments"] == ["production"]
-        log = server.log_path.read_text()
-        assert "APNs certificate" in log and "environments=production" in log, log[-2000:]
+        server.wait_logged(lambda log: any("APNs certificate" in line and "environments=production" in line
+                                           for line in log.splitlines()))
         ready = requests.get(server.url("/ready"), verify=server.cert, timeout=5).json()
         cert = ready_instance(ready)["apnsCertificate"]
         assert cert["environments"] == ["production"], cert
@@ -235,9 +235,7 @@ def test_ready_metric_and_log_warn_ahead_and_fail_readiness_once_expired(setup):
         assert cert["environments"] == ["sandbox", "production"] and cert["environmentNote"] is None, cert
         left = metric(server, "push_apns_certificate_expiry_seconds")
         assert left is not None and 0 < left <= 12, left
-        wait_for(lambda: "APNs certificate expires soon" in server.log_path.read_text(), timeout=10,
-                 message="no expiry warning in the log")
-        log = server.log_path.read_text()
+        log = server.wait_logged("APNs certificate expires soon")
         assert "daysLeft=0" in log and "Configuration warning" in log, log[-2000:]
         assert P12_PASSWORD not in log
 
@@ -277,10 +275,8 @@ def test_a_run_time_instance_with_a_certificate_is_watched_from_its_creation_to_
         assert r.status_code == 201, r.text
         left = metric(server, "push_apns_certificate_expiry_seconds", instance_id)
         assert left is not None and 9 * 86_400 < left <= 10 * 86_400, left
-        wait_for(lambda: f"instance={instance_id}" in server.log_path.read_text(), timeout=10,
-                 message="the run-time instance's certificate was never announced")
-        log = [line for line in server.log_path.read_text().splitlines() if f"instance={instance_id}" in line]
-        assert any("APNs certificate expires soon" in line for line in log), log
+        server.wait_logged(lambda log: any(f"instance={instance_id}" in line and "APNs certificate expires soon" in line
+                                           for line in log.splitlines()))
         r = requests.delete(f"{servers}/{instance_id}", headers=headers, verify=server.cert, timeout=10)
         assert r.status_code == 200, r.text
         assert metric(server, "push_apns_certificate_expiry_seconds", instance_id) is None

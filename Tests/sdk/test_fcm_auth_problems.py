@@ -178,8 +178,8 @@ def test_token_endpoint_refusal_fails_each_delivery_with_a_clear_reason_and_show
     second = env.client.wait_finished(env.client.publish("interests", publish_body(interest)))
     assert second["fcm"]["failedByReason"] == {"AccessTokenRefused": 3}, second
     assert len(env.fcm.requests()) == sent_before, "nothing is sent without an access token"
-    log = env.server.log_path.read_text()
-    assert "FCM access token refused" in log and "BEGIN PRIVATE KEY" not in log
+    log = env.server.wait_logged("FCM access token refused")
+    assert "BEGIN PRIVATE KEY" not in log
 
 
 def test_project_id_override_is_the_project_in_the_send_path(tmp_path_factory):

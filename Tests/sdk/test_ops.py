@@ -11,6 +11,7 @@ from pathlib import Path
 import requests
 
 from conftest import ROOT, free_port
+from harness import start_on_free_ports, wait_healthy
 
 BINARY = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 EXAMPLE = ROOT / "config.example.json"
@@ -71,20 +72,30 @@ def test_systemd_notify_ready_watchdog_stopping_and_clean_exit(tmp_path):
     notify_path = str(tmp_path / "notify.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(notify_path)
-    sock.settimeout(10)
-    port = free_port()
-    config = plain_config(tmp_path, port)
     env = dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="400000")
-    proc = subprocess.Popen([BINARY, "serve", "--config", str(config)], env=env,
-                            stdin=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "wb"))
+    log = tmp_path / "server.log"
+    messages = []
+
+    def start(port):
+        proc = subprocess.Popen([BINARY, "serve", "--config", str(plain_config(tmp_path, port))], env=env,
+                                stdin=subprocess.DEVNULL, stderr=open(log, "ab"))
+        # READY=1, or the process gave up (its port taken: start_on_free_ports tries another).
+        sock.settimeout(0.5)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(m.startswith("READY=1") for m in messages):
+            try:
+                messages.append(sock.recv(4096).decode())
+            except TimeoutError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"push-server exited: {log.read_text()[-2000:]}")
+        return proc
+
+    proc, (port,) = start_on_free_ports(start, log, [free_port()])
+    sock.settimeout(10)
     try:
-        messages = []
-        deadline = time.time() + 10
-        while time.time() < deadline and not any(m.startswith("READY=1") for m in messages):
-            messages.append(sock.recv(4096).decode())
         assert any(m.startswith("READY=1") for m in messages), messages
         # READY is only sent once requests are served.
-        assert requests.get(f"http://127.0.0.1:{port}/health", timeout=2).json()["status"] == "ok"
+        assert requests.get(f"http://127.0.0.1:{port}/health", timeout=10).json()["status"] == "ok"
         watchdogs = [m for m in (sock.recv(4096).decode() for _ in range(2))]
         assert all(m == "WATCHDOG=1" for m in watchdogs), watchdogs
         proc.send_signal(signal.SIGTERM)
@@ -99,27 +110,18 @@ def test_systemd_notify_ready_watchdog_stopping_and_clean_exit(tmp_path):
 
 
 def test_health_ready_and_metrics_are_served_with_bounded_labels(tmp_path):
-    port = free_port()
-    config = plain_config(tmp_path, port)
-    proc = subprocess.Popen([BINARY, "serve", "--config", str(config)], stdin=subprocess.DEVNULL,
-                            stderr=open(tmp_path / "server.log", "wb"))
+    proc, port = start_plain(tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                requests.get(f"{base}/health", timeout=1)
-                break
-            except requests.RequestException:
-                time.sleep(0.1)
-        ready = requests.get(f"{base}/ready", timeout=2)
+        ready = requests.get(f"{base}/ready", timeout=10)
         assert ready.status_code == 200
         assert ready.json()["checks"]["instances"][0]["apnsCredentials"] == "not configured"
         # SQLite is this node's own: no fleet to list.
         assert "nodes" not in ready.json()["checks"]
         # A request to a random path must not become a metric label.
-        requests.get(f"{base}/some/random/path/abc123", timeout=2)
-        requests.get(f"{base}/device_api/v1/instances/8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11/devices/apns/apns-zzz", timeout=2)
-        metrics = requests.get(f"{base}/metrics", timeout=2)
+        requests.get(f"{base}/some/random/path/abc123", timeout=10)
+        requests.get(f"{base}/device_api/v1/instances/8a0c5c1e-4b1e-4f4e-9d55-2f6f8b2b7c11/devices/apns/apns-zzz", timeout=10)
+        metrics = requests.get(f"{base}/metrics", timeout=10)
         assert metrics.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         text = metrics.text
         assert "abc123" not in text and "apns-zzz" not in text
@@ -144,33 +146,25 @@ def test_health_ready_and_metrics_are_served_with_bounded_labels(tmp_path):
 
 
 def test_logs_mask_tokens_and_never_contain_the_secret(tmp_path):
-    port = free_port()
-    config = plain_config(tmp_path, port)
     log_path = tmp_path / "server.log"
-    proc = subprocess.Popen([BINARY, "serve", "--config", str(config)], stdin=subprocess.DEVNULL,
-                            stderr=open(log_path, "wb"))
+    proc, port = start_plain(tmp_path)
     base = f"http://127.0.0.1:{port}"
     token = "ab" * 32
     secret = json.loads(EXAMPLE.read_text())["instances"][0]["secretKey"]
     instance = json.loads(EXAMPLE.read_text())["instances"][0]["id"]
     try:
-        for _ in range(100):
-            try:
-                requests.get(f"{base}/health", timeout=1)
-                break
-            except requests.RequestException:
-                time.sleep(0.1)
         requests.post(f"{base}/device_api/v1/instances/{instance}/devices/apns",
-                      json={"token": token, "bundleIdentifier": "com.example.app"}, timeout=2)
+                      json={"token": token, "bundleIdentifier": "com.example.app"}, timeout=10)
         requests.post(f"{base}/publish_api/v1/instances/{instance}/publishes/interests",
                       headers={"Authorization": f"Bearer {secret}"},
-                      json={"interests": ["x"], "apns": {"aps": {"alert": "x"}}}, timeout=2)
+                      json={"interests": ["x"], "apns": {"aps": {"alert": "x"}}}, timeout=10)
         requests.post(f"{base}/publish_api/v1/instances/{instance}/publishes/interests",
                       headers={"Authorization": "Bearer wrong-secret-guess"},
-                      json={"interests": ["x"], "apns": {"aps": {"alert": "x"}}}, timeout=2)
+                      json={"interests": ["x"], "apns": {"aps": {"alert": "x"}}}, timeout=10)
     finally:
         proc.terminate()
         proc.wait(timeout=25)
+    # Read after the exit: the server flushes its log before it exits.
     log = log_path.read_text()
     assert "Device registered" in log
     assert token not in log
@@ -181,22 +175,31 @@ def test_logs_mask_tokens_and_never_contain_the_secret(tmp_path):
 # The unit file is checked as shipped, with systemd-analyze verify, in Tests/deb/test_package.py.
 
 
-def start_plain(tmp_path, port, **changes):
-    """The example config on `port`, with top-level sections replaced by `changes`. - Returns: the process."""
-    config = json.loads(plain_config(tmp_path, port).read_text())
-    config.update(changes)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    proc = subprocess.Popen([BINARY, "serve", "--config", str(path)], stdin=subprocess.DEVNULL,
-                            stderr=open(tmp_path / "server.log", "ab"))
-    for _ in range(100):
+def start_plain(tmp_path, ops_listener=False, **changes):
+    """The example config on a free port, with top-level sections replaced by `changes` and, with `ops_listener`,
+    an ops listener on another free port; a port another worker took meanwhile is replaced (start_on_free_ports).
+    Returns: the process serving /health, its port, and the ops listener's port if asked for."""
+    log = tmp_path / "server.log"
+
+    def start(port, ops_port=None):
+        config = json.loads(plain_config(tmp_path, port).read_text())
+        config.update(changes)
+        if ops_port:
+            config["ops"] = {**config.get("ops", {}), "listen": f"127.0.0.1:{ops_port}"}
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config))
+        proc = subprocess.Popen([BINARY, "serve", "--config", str(path)], stdin=subprocess.DEVNULL,
+                                stderr=open(log, "ab"))
         try:
-            requests.get(f"http://127.0.0.1:{port}/health", timeout=1)
-            return proc
-        except requests.RequestException:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError((tmp_path / "server.log").read_text()[-2000:])
+            wait_healthy(proc, f"http://127.0.0.1:{port}/health", log)
+        except RuntimeError:
+            proc.kill()
+            proc.wait()
+            raise
+        return proc
+
+    proc, ports = start_on_free_ports(start, log, [free_port() for _ in range(2 if ops_listener else 1)])
+    return (proc, *ports)
 
 
 def stop(proc):
@@ -205,42 +208,40 @@ def stop(proc):
 
 
 def test_without_ops_settings_details_go_only_to_unforwarded_loopback_peers(tmp_path):
-    port = free_port()
-    proc = start_plain(tmp_path, port)
+    proc, port = start_plain(tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
-        assert requests.get(f"{base}/metrics", timeout=2).status_code == 200
-        assert "checks" in requests.get(f"{base}/ready", timeout=2).json()
+        assert requests.get(f"{base}/metrics", timeout=10).status_code == 200
+        assert "checks" in requests.get(f"{base}/ready", timeout=10).json()
         # A reverse proxy on this host connects from loopback for internet clients, and says so in a header.
         for header in ["X-Forwarded-For", "Forwarded", "X-Real-IP"]:
             proxied = {header: "203.0.113.7"}
-            metrics = requests.get(f"{base}/metrics", headers=proxied, timeout=2)
+            metrics = requests.get(f"{base}/metrics", headers=proxied, timeout=10)
             assert metrics.status_code == 403, header
             assert metrics.json() == {"error": "Forbidden", "description": "Metrics are only served to the operator"}
-            ready = requests.get(f"{base}/ready", headers=proxied, timeout=2)
+            ready = requests.get(f"{base}/ready", headers=proxied, timeout=10)
             assert ready.status_code == 200 and ready.json() == {"ready": True}, header
-            assert requests.get(f"{base}/health", headers=proxied, timeout=2).json()["status"] == "ok"
+            assert requests.get(f"{base}/health", headers=proxied, timeout=10).json()["status"] == "ok"
     finally:
         stop(proc)
 
 
 def test_an_ops_token_is_required_for_metrics_and_ready_details(tmp_path):
-    port = free_port()
     token = "ops-token-" + "0123456789abcdef" * 2
     (tmp_path / "ops-token").write_text(token + "\n")
-    proc = start_plain(tmp_path, port, ops={"tokenFile": str(tmp_path / "ops-token")})
+    proc, port = start_plain(tmp_path, ops={"tokenFile": str(tmp_path / "ops-token")})
     base = f"http://127.0.0.1:{port}"
     try:
         for authorization in [None, "Bearer wrong-token-guess", f"Basic {token}", f"Bearer {token}x"]:
             headers = {"Authorization": authorization} if authorization else {}
-            metrics = requests.get(f"{base}/metrics", headers=headers, timeout=2)
+            metrics = requests.get(f"{base}/metrics", headers=headers, timeout=10)
             assert metrics.status_code == 401, authorization
             assert metrics.headers["WWW-Authenticate"] == "Bearer"
             assert metrics.json()["error"] == "Unauthorized"
-            assert requests.get(f"{base}/ready", headers=headers, timeout=2).json() == {"ready": True}
+            assert requests.get(f"{base}/ready", headers=headers, timeout=10).json() == {"ready": True}
         good = {"Authorization": f"Bearer {token}"}
-        assert "# TYPE push_store_writable gauge" in requests.get(f"{base}/metrics", headers=good, timeout=2).text
-        assert requests.get(f"{base}/ready", headers=good, timeout=2).json()["checks"]["store"]["writable"] is True
+        assert "# TYPE push_store_writable gauge" in requests.get(f"{base}/metrics", headers=good, timeout=10).text
+        assert requests.get(f"{base}/ready", headers=good, timeout=10).json()["checks"]["store"]["writable"] is True
     finally:
         stop(proc)
     log = (tmp_path / "server.log").read_text()
@@ -248,31 +249,29 @@ def test_an_ops_token_is_required_for_metrics_and_ready_details(tmp_path):
 
 
 def test_an_ops_listener_serves_details_and_the_main_listener_does_not(tmp_path):
-    port, ops_port = free_port(), free_port()
-    proc = start_plain(tmp_path, port, ops={"listen": f"127.0.0.1:{ops_port}"})
+    proc, port, ops_port = start_plain(tmp_path, ops_listener=True)
     base, ops = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{ops_port}"
     try:
-        assert requests.get(f"{base}/metrics", timeout=2).status_code == 403
-        assert requests.get(f"{base}/ready", timeout=2).json() == {"ready": True}
-        assert requests.get(f"{base}/health", timeout=2).json()["status"] == "ok"
-        assert "push_http_requests_total" in requests.get(f"{ops}/metrics", timeout=2).text
-        assert requests.get(f"{ops}/ready", timeout=2).json()["checks"]["store"]["ok"] is True
-        assert requests.get(f"{ops}/health", timeout=2).json()["status"] == "ok"
+        assert requests.get(f"{base}/metrics", timeout=10).status_code == 403
+        assert requests.get(f"{base}/ready", timeout=10).json() == {"ready": True}
+        assert requests.get(f"{base}/health", timeout=10).json()["status"] == "ok"
+        assert "push_http_requests_total" in requests.get(f"{ops}/metrics", timeout=10).text
+        assert requests.get(f"{ops}/ready", timeout=10).json()["checks"]["store"]["ok"] is True
+        assert requests.get(f"{ops}/health", timeout=10).json()["status"] == "ok"
         # The ops listener serves nothing else.
-        assert requests.get(f"{ops}/publish_api/v1/instances/x/publishes", timeout=2).status_code == 404
+        assert requests.get(f"{ops}/publish_api/v1/instances/x/publishes", timeout=10).status_code == 404
     finally:
         stop(proc)
     assert f"port={ops_port}" in (tmp_path / "server.log").read_text()
 
 
 def test_a_new_data_directory_is_0700_and_the_database_files_0600(tmp_path):
-    port = free_port()
     data = tmp_path / "new" / "data"
-    proc = start_plain(tmp_path, port, storage={"path": str(data / "push.sqlite")})
+    proc, port = start_plain(tmp_path, storage={"path": str(data / "push.sqlite")})
     try:
         instance = json.loads(EXAMPLE.read_text())["instances"][0]["id"]
         requests.post(f"http://127.0.0.1:{port}/device_api/v1/instances/{instance}/devices/apns",
-                      json={"token": "cd" * 32, "bundleIdentifier": "com.example.app"}, timeout=2).raise_for_status()
+                      json={"token": "cd" * 32, "bundleIdentifier": "com.example.app"}, timeout=10).raise_for_status()
         assert oct(data.stat().st_mode & 0o777) == "0o700"
         for name in ["push.sqlite", "push.sqlite-wal", "push.sqlite-shm"]:
             assert oct((data / name).stat().st_mode & 0o777) == "0o600", name

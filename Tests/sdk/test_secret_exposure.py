@@ -7,10 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import requests
 
 from conftest import ROOT, free_port
-from harness import write_apns_key
+from harness import start_on_free_ports, wait_healthy, write_apns_key
 
 BINARY = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 EXAMPLE_SECRET = "example-secret-change-me-0123456789abcdef"
@@ -92,22 +91,26 @@ def test_serve_refuses_each_exposure_on_a_non_loopback_listener_and_starts_on_lo
     name, config, mode, field = cases[-1]
     config["listen"]["host"] = "127.0.0.1"
     directory = Path(config["storage"]["path"]).parent
-    process = subprocess.Popen([BINARY, "serve", "--config", write(directory, config, mode)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        port = config["listen"]["port"]
-        for _ in range(300):
-            try:
-                if requests.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if process.poll() is not None:
-                break
-        assert process.poll() is None, process.stderr.read()
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=30)
+    log = directory / "serve.log"
+
+    def start(port):
+        config["listen"]["port"] = port
+        process = subprocess.Popen([BINARY, "serve", "--config", write(directory, config, mode)],
+                                   stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
+        try:
+            wait_healthy(process, f"http://127.0.0.1:{port}/health", log)
+        except RuntimeError:
+            process.kill()
+            process.wait()
+            raise
+        return process
+
+    # A port another worker took meanwhile is replaced; any other exit fails the test with the log.
+    process, _ = start_on_free_ports(start, log, [config["listen"]["port"]])
+    process.terminate()
+    process.wait(timeout=30)
+    # Read after the exit: the server flushes its log before it exits.
+    stderr = log.read_text()
     assert "example secret" in stderr, stderr[-2000:]
 
 

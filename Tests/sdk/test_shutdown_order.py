@@ -13,9 +13,10 @@ from bulk import register_devices
 from harness import INSTANCE_ID, LOAD_TEST_LIMITS, free_port
 
 DEVICES = 100
-# One connection with 10 streams and a 2 s mock: the fan-out would need 20 s, so the signal lands early in it and
-# the engine's drain (waiting for the 10 answers in flight) lasts long enough to ask the ops listener meanwhile.
-CONNECTIONS, STREAMS, MOCK_DELAY_MS = 1, 10, 2000
+# One connection with 10 streams and a 4 s mock: the fan-out would need 40 s, so the signal lands early in it and
+# the engine's drain (waiting for the 10 answers in flight) lasts long enough to ask the ops listener meanwhile,
+# even on a loaded machine (with 2 s, the drain could be over before a slow /ready answered).
+CONNECTIONS, STREAMS, MOCK_DELAY_MS = 1, 10, 4000
 STOP_ORDER = ["http", "engine", "instances", "invalidations", "webhooks", "beams-bridge", "janitor", "store-watchdog",
               "certificate-expiry", "ops-http"]
 
@@ -26,15 +27,16 @@ def log_fields(line):
 
 def test_sigterm_stops_services_in_order_and_the_accepted_publish_is_delivered_after_restart(environment):
     mock = environment.mock()
-    ops = f"http://127.0.0.1:{free_port()}"
     server = environment.server(mock, {"apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
-                                       "limits": LOAD_TEST_LIMITS, "ops": {"listen": ops.removeprefix("http://")}},
+                                       "limits": LOAD_TEST_LIMITS, "ops": {"listen": f"127.0.0.1:{free_port()}"}},
                                 name="stop-order")
+    # Read once started: a port another worker took meanwhile was replaced (Server.start).
+    ops = server.ops_url("")
     client = Beams(server)
     tokens = [random_token() for _ in range(DEVICES)]
     interest = unique("stop-order")
     register_devices(server, INSTANCE_ID, tokens, interest)
-    assert requests.get(f"{ops}/ready", timeout=2).status_code == 200
+    assert requests.get(f"{ops}/ready", timeout=10).status_code == 200
     mock.configure(delay_ms=MOCK_DELAY_MS)
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert()})
     wait_for(lambda: mock.stats()["requests"] >= STREAMS, timeout=20)
@@ -42,8 +44,8 @@ def test_sigterm_stops_services_in_order_and_the_accepted_publish_is_delivered_a
     server.proc.send_signal(signal.SIGTERM)
     # While the engine waits for the answers in flight, the ops listener still answers, and says not ready.
     # (A 503 `Response` is falsy, so its body is what `wait_for` returns.)
-    draining = wait_for(lambda: (lambda r: r.json() if r.status_code == 503 else None)(requests.get(f"{ops}/ready", timeout=2)),
-                        timeout=5, interval=0.02, message="/ready never answered 503 during the drain")
+    draining = wait_for(lambda: (lambda r: r.json() if r.status_code == 503 else None)(requests.get(f"{ops}/ready", timeout=10)),
+                        timeout=10, interval=0.02, message="/ready never answered 503 during the drain")
     assert draining["ready"] is False
     assert draining["checks"]["draining"] is True, draining
     assert draining["checks"]["store"]["ok"] is True, draining
@@ -74,4 +76,4 @@ def test_sigterm_stops_services_in_order_and_the_accepted_publish_is_delivered_a
     assert status["targets"] == DEVICES and status["apns"]["accepted"] == DEVICES, status
     per_token = mock.stats()["per_token"]
     assert all(per_token.get(token, {}).get("200", 0) == 1 for token in tokens), "every device once, none twice"
-    assert requests.get(f"{ops}/ready", timeout=2).status_code == 200
+    assert requests.get(server.ops_url("/ready"), timeout=10).status_code == 200
