@@ -49,9 +49,9 @@ package enum ThreadPriority {
         return target == now || setCurrent(nice: target)
     }
 
-    /// Whether a thread of this process that was lowered may go back to `normalNice`: decided once, from the
-    /// effective capabilities and `RLIMIT_NICE` as the process started (`mayReturn(to:hasSysNice:niceLimit:)`).
-    /// Neither changes while the server runs, and asking once keeps a sender's turn free of system calls.
+    /// Whether a thread of this process that was lowered may go back to `normalNice`: decided once, at first use,
+    /// from the effective capabilities and `RLIMIT_NICE` (`mayReturn(to:hasSysNice:niceLimit:)`). Neither changes
+    /// while the server runs, and asking once keeps a sender's turn free of system calls.
     package static let mayReturnToNormal: Bool = {
         // `RLIMIT_NICE` is a macro over the enum case Swift imports as `__RLIMIT_NICE`.
         var limit = rlimit()
