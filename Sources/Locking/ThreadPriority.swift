@@ -48,14 +48,64 @@ package enum ThreadPriority {
         let target = BulkPriority.bulkTarget(current: now, bulk: bulkNice)
         return target == now || setCurrent(nice: target)
     }
+
+    /// Whether a thread of this process that was lowered may go back to `normalNice`: decided once, at first use,
+    /// from the effective capabilities and `RLIMIT_NICE` (`mayReturn(to:hasSysNice:niceLimit:)`). Neither changes
+    /// while the server runs, and asking once keeps a sender's turn free of system calls.
+    package static let mayReturnToNormal: Bool = {
+        // `RLIMIT_NICE` is a macro over the enum case Swift imports as `__RLIMIT_NICE`.
+        var limit = rlimit()
+        let niceLimit = getrlimit(__rlimit_resource_t(__RLIMIT_NICE.rawValue), &limit) == 0 ? UInt64(limit.rlim_cur) : 0
+        return mayReturn(to: normalNice, hasSysNice: hasSysNice(status: processStatus()), niceLimit: niceLimit)
+    }()
+
+    /// The kernel's rule for lowering a thread's nice value to `nice` (`setpriority(2)`, `getrlimit(2)`): allowed
+    /// with `CAP_SYS_NICE`, or when `RLIMIT_NICE`'s soft limit `niceLimit` reaches it, the limit standing for the
+    /// nice value `20 - niceLimit` (systemd's `LimitNICE=+0` is 20: back to nice 0, never below).
+    package static func mayReturn(to nice: Int32, hasSysNice: Bool, niceLimit: UInt64) -> Bool {
+        if hasSysNice { return true }
+        // 40 reaches nice -20, the lowest there is; RLIM_INFINITY is larger still.
+        return Int64(nice) >= 20 - Int64(min(niceLimit, 40))
+    }
+
+    /// Whether the `CapEff:` line of a `/proc/<pid>/status` text holds `CAP_SYS_NICE` (bit 23); false when the line
+    /// is missing or unreadable.
+    package static func hasSysNice(status: String) -> Bool {
+        for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
+            let hex = line.dropFirst("CapEff:".count).filter { !$0.isWhitespace }
+            guard let mask = UInt64(hex, radix: 16) else { return false }
+            return mask & (1 << 23) != 0
+        }
+        return false
+    }
+
+    /// This process's `/proc/self/status` (empty when it cannot be read: no capability is assumed).
+    private static func processStatus() -> String {
+        let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return "" }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
 
 /// When a thread that carries many parties' transfers (a sender connection) runs at bulk priority: once it carries
 /// `enterAt` transfers at once it is bulk work (a fan-out), and once it is down to `leaveAt` it goes back to normal
 /// priority, so a connection that carries one instance's transactional pushes is never slowed by another's
 /// campaign on other connections. The gap between the two keeps a connection from switching on every transfer.
-/// Going back needs the right to lower a nice value (`ThreadPriority`); where the system refuses, the thread stays
-/// at bulk priority, and `change(load:)` stops asking (likewise for lowering, where a sandbox refuses it).
+///
+/// Going back needs the right to lower a nice value (`ThreadPriority.mayReturnToNormal`). Without it the thread is
+/// never lowered: it would stay at bulk priority for good after its first fan-out and carry every later
+/// transactional push at a tenth of a core's weight, the very tail this protects. (Threads that do bulk work all
+/// their life, the Web Push encryption workers and the trace exporter, never come back and are lowered anyway.)
+/// Where a change is refused all the same (a sandbox without `setpriority`), `change(load:)` stops asking for it.
 package struct BulkPriority: Sendable, Equatable {
     /// A change the thread should make.
     package enum Change: Sendable, Equatable {
@@ -71,18 +121,23 @@ package struct BulkPriority: Sendable, Equatable {
     package private(set) var isLowered = false
     /// Whether it may still be lowered (false once the system refused: a sandbox without `setpriority`).
     package private(set) var canLower = true
-    /// Whether it may still go back (false once the system refused).
-    package private(set) var canRestore = true
+    /// Whether it may go back (false when the process lacks the right, or once the system refused).
+    package private(set) var canRestore: Bool
 
-    /// - Parameters: `leaveAt` is clamped below `enterAt`.
-    package init(enterAt: Int, leaveAt: Int) {
+    /// - Parameters:
+    ///   - leaveAt: clamped below `enterAt`.
+    ///   - canRestore: whether a lowered thread may go back to normal priority; without it, it is never lowered.
+    ///     The process's own answer unless a test states one.
+    package init(enterAt: Int, leaveAt: Int, canRestore: Bool = ThreadPriority.mayReturnToNormal) {
         self.enterAt = max(1, enterAt)
         self.leaveAt = min(max(0, leaveAt), self.enterAt - 1)
+        self.canRestore = canRestore
     }
 
     /// The change `load` (transfers in progress) asks for, if any; the caller applies it and reports the outcome.
     package func change(load: Int) -> Change? {
-        if !isLowered { return load >= enterAt && canLower ? .lower : nil }
+        // Lowered only where it can come back.
+        if !isLowered { return load >= enterAt && canLower && canRestore ? .lower : nil }
         return load <= leaveAt && canRestore ? .restore : nil
     }
 

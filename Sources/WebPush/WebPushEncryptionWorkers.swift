@@ -59,7 +59,8 @@ final class WebPushEncryptionWorkers: Sendable {
             let threadName = "\(name)-enc-\(index)"
             Thread.detachNewThread {
                 Self.nameThisThread(threadName)
-                // Encryption is a fan-out's bulk work: below the request threads (`ThreadPriority`).
+                // Encryption is a fan-out's bulk work: below the request threads (`ThreadPriority`), for the
+                // thread's whole life, so lowered even where it could not come back (`BulkPriority`).
                 ThreadPriority.lowerCurrentToBulk()
                 worker.run()
             }

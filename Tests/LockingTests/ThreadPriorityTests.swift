@@ -33,7 +33,7 @@ final class ThreadPriorityTests: XCTestCase {
     }
 
     func testASenderGoesToBulkPriorityAtAFanOutsLoadAndBackOnlyOnceNearlyIdle() {
-        var rule = BulkPriority(enterAt: 32, leaveAt: 4)
+        var rule = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: true)
         XCTAssertNil(rule.change(load: 1), "one transactional push keeps normal priority")
         XCTAssertNil(rule.change(load: 31))
         XCTAssertEqual(rule.change(load: 32), .lower)
@@ -48,13 +48,13 @@ final class ThreadPriorityTests: XCTestCase {
     }
 
     func testWhereTheSystemRefusesAChangeTheRuleStopsAskingForIt() {
-        var refusedRestore = BulkPriority(enterAt: 32, leaveAt: 4)
+        var refusedRestore = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: true)
         refusedRestore.applied(.lower, succeeded: true)
         refusedRestore.applied(.restore, succeeded: false)
         XCTAssertTrue(refusedRestore.isLowered, "without the right to lower a nice value, the thread stays at bulk")
         XCTAssertNil(refusedRestore.change(load: 0))
 
-        var refusedLower = BulkPriority(enterAt: 32, leaveAt: 4)
+        var refusedLower = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: true)
         refusedLower.applied(.lower, succeeded: false)
         XCTAssertFalse(refusedLower.isLowered)
         XCTAssertNil(refusedLower.change(load: 500), "a sandbox without setpriority: not asked on every turn")
@@ -68,25 +68,88 @@ final class ThreadPriorityTests: XCTestCase {
         XCTAssertEqual(BulkPriority(enterAt: 0, leaveAt: -3).leaveAt, 0)
     }
 
-    func testFollowingTheLoadMovesTheCallingThreadDownAndBack() throws {
+    func testWithoutTheRightToComeBackASenderIsNeverLowered() {
+        var rule = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: false)
+        XCTAssertNil(rule.change(load: 32), "it would stay at bulk priority after its fan-out")
+        XCTAssertNil(rule.change(load: 10_000))
+        rule.follow(load: 10_000)
+        XCTAssertFalse(rule.isLowered)
+        XCTAssertTrue(rule.canLower, "not refused by the system: never asked")
+    }
+
+    func testTheRightToComeBackFollowsCapSysNiceOrTheNiceLimit() {
+        XCTAssertTrue(ThreadPriority.mayReturn(to: 0, hasSysNice: true, niceLimit: 0), "CAP_SYS_NICE: always")
+        XCTAssertTrue(ThreadPriority.mayReturn(to: -20, hasSysNice: true, niceLimit: 0))
+        XCTAssertTrue(
+            ThreadPriority.mayReturn(to: 0, hasSysNice: false, niceLimit: 20), "LimitNICE=+0 reaches nice 0")
+        XCTAssertFalse(ThreadPriority.mayReturn(to: 0, hasSysNice: false, niceLimit: 19), "nice 1 at best")
+        XCTAssertFalse(ThreadPriority.mayReturn(to: 0, hasSysNice: false, niceLimit: 0), "the kernel's default")
+        XCTAssertFalse(
+            ThreadPriority.mayReturn(to: -5, hasSysNice: false, niceLimit: 20), "a service started at nice -5")
+        XCTAssertTrue(ThreadPriority.mayReturn(to: 5, hasSysNice: false, niceLimit: 15), "started at nice 5")
+        XCTAssertTrue(ThreadPriority.mayReturn(to: -20, hasSysNice: false, niceLimit: UInt64.max), "RLIM_INFINITY")
+    }
+
+    func testCapSysNiceIsReadFromTheEffectiveSetOnly() {
+        let status = "Name:\tpush-server\nCapInh:\t0000000000800000\nCapPrm:\t0000000000800000\n"
+        XCTAssertTrue(ThreadPriority.hasSysNice(status: status + "CapEff:\t0000000000800000\n"), "bit 23")
+        XCTAssertTrue(ThreadPriority.hasSysNice(status: status + "CapEff:\t000001fffeffffff\nCapBnd:\t0\n"))
+        XCTAssertFalse(ThreadPriority.hasSysNice(status: status + "CapEff:\t0000000000000000\n"))
+        XCTAssertFalse(ThreadPriority.hasSysNice(status: status + "CapEff:\t0000000001000000\n"), "bit 24 only")
+        XCTAssertFalse(ThreadPriority.hasSysNice(status: status), "no CapEff line")
+        XCTAssertFalse(ThreadPriority.hasSysNice(status: "CapEff:\tzz\n"))
+        XCTAssertFalse(ThreadPriority.hasSysNice(status: ""))
+    }
+
+    func testTheProcesssAnswerAgreesWithTheKernel() throws {
+        try XCTSkipIf(ThreadPriority.normalNice >= ThreadPriority.bulkNice, "the test process runs at bulk nice")
+        let back = try XCTUnwrap(
+            onThread { () -> Bool in
+                ThreadPriority.lowerCurrentToBulk()
+                return ThreadPriority.setCurrent(nice: ThreadPriority.normalNice)
+            })
+        XCTAssertEqual(back, ThreadPriority.mayReturnToNormal, "the kernel let a lowered thread back: \(back)")
+    }
+
+    func testASenderFollowingTheLoadIsAtNormalPriorityOnceNearlyIdleWhateverTheSystemAllows() throws {
         try XCTSkipIf(ThreadPriority.normalNice >= ThreadPriority.bulkNice, "the test process runs at bulk nice")
         let seen = onThread { () -> [Int32] in
             var rule = BulkPriority(enterAt: 32, leaveAt: 4)
-            var nices: [Int32] = []
             rule.follow(load: 100)
-            nices.append(ThreadPriority.currentNice)
+            let busy = ThreadPriority.currentNice
             rule.follow(load: 0)
-            nices.append(ThreadPriority.currentNice)
-            // Back at normal only where lowering a nice value is allowed (root or RLIMIT_NICE); else it stays.
-            nices.append(rule.isLowered ? 1 : 0)
-            return nices
+            return [busy, ThreadPriority.currentNice]
         }
         let values = try XCTUnwrap(seen)
-        XCTAssertEqual(values[0], ThreadPriority.bulkNice)
-        if values[2] == 0 {
-            XCTAssertEqual(values[1], ThreadPriority.normalNice)
-        } else {
-            XCTAssertEqual(values[1], ThreadPriority.bulkNice, "refused: the thread stays at bulk priority")
+        // Where the process may come back (root, CAP_SYS_NICE or LimitNICE), down and back; elsewhere never down.
+        let busy = ThreadPriority.mayReturnToNormal ? ThreadPriority.bulkNice : ThreadPriority.normalNice
+        XCTAssertEqual(values[0], busy)
+        XCTAssertEqual(values[1], ThreadPriority.normalNice, "never left at bulk priority")
+    }
+
+    func testFollowingTheLoadMovesTheCallingThreadDownAndBack() throws {
+        try XCTSkipIf(ThreadPriority.normalNice >= ThreadPriority.bulkNice, "the test process runs at bulk nice")
+        try XCTSkipUnless(ThreadPriority.mayReturnToNormal, "no CAP_SYS_NICE and RLIMIT_NICE below nice 0")
+        let seen = onThread { () -> [Int32] in
+            var rule = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: true)
+            rule.follow(load: 100)
+            let busy = ThreadPriority.currentNice
+            rule.follow(load: 0)
+            return [busy, ThreadPriority.currentNice, rule.isLowered ? 1 : 0]
         }
+        XCTAssertEqual(seen, [ThreadPriority.bulkNice, ThreadPriority.normalNice, 0])
+    }
+
+    func testAThreadToldItCannotComeBackKeepsItsPriorityUnderAnyLoad() {
+        let seen = onThread { () -> [Int32] in
+            var rule = BulkPriority(enterAt: 32, leaveAt: 4, canRestore: false)
+            let before = ThreadPriority.currentNice
+            rule.follow(load: 100)
+            let busy = ThreadPriority.currentNice
+            rule.follow(load: 0)
+            return [before, busy, ThreadPriority.currentNice, rule.isLowered ? 1 : 0]
+        }
+        let normal = ThreadPriority.normalNice
+        XCTAssertEqual(seen, [normal, normal, normal, 0])
     }
 }

@@ -7,8 +7,10 @@ in the .deb, with the @sets as `systemd-analyze syscall-filter` defines them.
 
 The service user here is `nobody` (the package's `push-server` user does not exist on a build machine); changing
 user needs root, so without root these tests are skipped, visibly."""
+import errno
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -202,11 +204,19 @@ def test_the_0_1_0_filter_kills_check_config_with_sigsys(sandbox):
     assert result.returncode == -SIGSYS, outcome(result.returncode)
 
 
+def has_cap_sys_resource():
+    """Whether this (root) process may raise a hard resource limit: CAP_SYS_RESOURCE, bit 24 of CapEff."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return int(line.split()[1], 16) >> 24 & 1 == 1
+    return False
+
+
 def test_the_sandbox_applies_the_units_restrictions(sandbox):
     """The runner applies what the unit says, seen from inside: a process started as the unit's ExecStart."""
     probe = sandbox.root / "probe.py"
     probe.write_text(
-        "import ctypes, json, mmap, os, socket\n"
+        "import ctypes, json, mmap, os, resource, socket\n"
         "def refused(call):\n"
         "    try:\n"
         "        call()\n"
@@ -227,6 +237,11 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
         "    'cap_bounding': status['CapBnd'].strip(), 'cap_effective': status['CapEff'].strip(),\n"
         "    'sched_setaffinity': refused(lambda: os.sched_setaffinity(0, {0})),\n"  # @resources: EPERM
         "    'setpriority': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),\n"  # allowed again: nice 1
+        # Back from bulk priority to nice 0 (LimitNICE=+0), as the server's senders return after a fan-out
+        # (ThreadPriority.mayReturnToNormal decides from the same limit whether to lower them at all).
+        "    'setpriority_back_to_0': refused(lambda: (os.setpriority(os.PRIO_PROCESS, 0, 10),\n"
+        "                                              os.setpriority(os.PRIO_PROCESS, 0, 0))),\n"
+        "    'nice_limit': resource.getrlimit(resource.RLIMIT_NICE)[0],\n"
         "    'setpriority_below_0': refused(lambda: os.setpriority(os.PRIO_PROCESS, 0, -1)),\n"  # no CAP_SYS_NICE
         "    'af_packet': refused(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)),\n"
         "    'af_inet6': refused(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()),\n"
@@ -240,12 +255,19 @@ def test_the_sandbox_applies_the_units_restrictions(sandbox):
     assert result.returncode == 0, f"{outcome(result.returncode)}\n{result.stderr}"
     seen = json.loads(result.stdout)
     unit = (sandbox.unit).read_text()
+    # LimitNICE=+0 is RLIMIT_NICE 20, back to nice 0 and never below; where this machine's root may not raise the
+    # hard limit (no CAP_SYS_RESOURCE), the runner sets the closest it can, as systemd does, and the way back is
+    # refused: the server then never lowers its senders (ThreadPriority.mayReturnToNormal, the same rule).
+    hard = resource.getrlimit(resource.RLIMIT_NICE)[1]
+    nice_limit = 20 if hard == resource.RLIM_INFINITY or has_cap_sys_resource() else min(20, hard)
+    back_to_0 = 0 if nice_limit >= 20 else errno.EACCES
     loaded = sorted(line.split("=", 1)[1].split(":", 1)[0] for line in unit.splitlines()
                     if line.startswith("LoadCredential="))
     assert seen == {
         "uid": 65534, "gid": 65534, "umask": 0o077, "cwd": str(sandbox.state),
         "credentials": loaded, "credentials_mode": 0o500, "state_directory": str(sandbox.state),
         "no_new_privs": "1", "seccomp": "2", "cap_bounding": "0000000000000000", "cap_effective": "0000000000000000",
-        "sched_setaffinity": 1, "setpriority": 0, "setpriority_below_0": 13, "af_packet": 97, "af_inet6": 0,
+        "sched_setaffinity": 1, "setpriority": 0, "setpriority_back_to_0": back_to_0, "nice_limit": nice_limit,
+        "setpriority_below_0": 13, "af_packet": 97, "af_inet6": 0,
         "write_execute": 1, "unshare": 1, "personality": 1,
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs one command of a systemd service unit the way systemd 252 would start it, without systemd: the unit's
-user and group, umask, credentials, state directory, working directory and environment, its capability bounding
-set and no-new-privileges, and every seccomp filter the unit asks for (SystemCallFilter= with
+user and group, umask, credentials, state directory, working directory and environment, its LimitNICE=, its
+capability bounding set and no-new-privileges, and every seccomp filter the unit asks for (SystemCallFilter= with
 SystemCallErrorNumber=, SystemCallArchitectures=, RestrictAddressFamilies=, MemoryDenyWriteExecute=,
 RestrictNamespaces=, LockPersonality=), loaded through Debian's libseccomp. Then it execs the command, so the
 caller's child *is* the service process (its signals, exit status and READY=1 are the service's).
@@ -24,6 +24,7 @@ import errno
 import grp
 import os
 import pwd
+import resource
 import shlex
 import shutil
 import subprocess
@@ -142,6 +143,17 @@ def last(settings, key, default=None):
 
 def boolean(settings, key):
     return last(settings, key, "no").lower() in {"yes", "true", "on", "1"}
+
+
+def nice_limit(value):
+    """RLIMIT_NICE for LimitNICE= (systemd.exec): `+N`/`-N` is a nice value, the limit 20 - N; a bare number is the
+    limit itself (0 counts as 1)."""
+    if value[:1] in "+-":
+        nice = int(value)
+        if not -20 <= nice <= 19:
+            raise ValueError(f"LimitNICE={value}: a nice value is -20…19")
+        return 20 - nice
+    return max(1, int(value))
 
 
 _SETS = {}
@@ -359,6 +371,18 @@ def main(argv):
     # (initgroups, setresgid, setresuid: a non-root user keeps no capability), the umask, no new privileges, and
     # last the seccomp filters.
     libc = ctypes.CDLL(None, use_errno=True)
+    # LimitNICE=: how far the service may lower its threads' nice values without CAP_SYS_NICE. Set while still
+    # root; where even root may not raise the hard limit (no CAP_SYS_RESOURCE, as in a container), as close as
+    # the hard limit allows, which is what systemd does (setrlimit_closest).
+    limit = last(settings, "LimitNICE")
+    if limit:
+        wanted = nice_limit(limit)
+        try:
+            resource.setrlimit(resource.RLIMIT_NICE, (wanted, wanted))
+        except (ValueError, OSError):
+            hard = resource.getrlimit(resource.RLIMIT_NICE)[1]
+            closest = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.setrlimit(resource.RLIMIT_NICE, (closest, hard))
     bounding = last(settings, "CapabilityBoundingSet")
     if bounding is not None:
         if bounding.strip():

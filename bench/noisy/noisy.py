@@ -30,7 +30,8 @@ A's publishes still running at the end of a phase are cancelled (`DELETE …/pub
 
 Printed per phase: B's time from publish to its notification reaching the mock (p50, p99, max; ratio of p99 to the
 quiet phase's), B's registration latency (p50, p99, ratio), the server's CPU (share of one core), its database
-growth (MiB, and per hour at that rate) and, for the attacker, requests by status. The server runs its default
+growth (MiB, and per hour at that rate) and, for the attacker, requests by status. `--dump DIR` writes each phase's
+raw samples with their start times (and when the attacker's requests were answered), to tell a burst from a stall. The server runs its default
 limits. Only loopback addresses are used; nothing touches the internet.
 """
 import argparse
@@ -123,6 +124,10 @@ class Tally:
         self.delivery, self.register, self.statuses = [], [], {}
         # (started, arrived at the mock, publish id) per delivered publish of B, for `--trace`'s hops.
         self.samples = []
+        # When each registration started (wall clock), beside `register`, for `--dump`.
+        self.register_at = []
+        # When each of the attacker's requests was answered (wall clock), for `--dump`.
+        self.noise_at = []
         self.lost = 0
 
     def status(self, who, status):
@@ -166,6 +171,7 @@ class Neighbour:
                         break
                     await asyncio.sleep(0.1)
                 print(json.dumps({"delivery": self.tally.delivery, "register": self.tally.register,
+                                  "register_at": self.tally.register_at,
                                   "lost": len(self.waiting), "statuses": self.tally.statuses,
                                   "samples": [[started, arrived, self.publish_ids.get(title)]
                                               for started, arrived, title in self.tally.samples]}), flush=True)
@@ -237,11 +243,13 @@ class Neighbour:
         http = HTTP(self.port, B_SOURCE)
         while not self.stop.is_set():
             started = time.monotonic()
+            wall = time.time()
             try:
                 status, _, _ = await http.request(
                     "POST", f"/device_api/v1/instances/{harness.INSTANCE_ID}/devices/apns",
                     {"token": secrets.token_hex(32), "bundleIdentifier": "com.example.app"})
                 self.tally.register.append(time.monotonic() - started)
+                self.tally.register_at.append(wall)
                 self.tally.status("B register", status)
             except (ConnectionError, OSError) as error:
                 self.tally.status("B register", type(error).__name__)
@@ -366,6 +374,7 @@ class Bench:
                 try:
                     status, _, _ = await http.request("GET", "/health")
                     self.tally.status("attacker health", status)
+                    self.tally.noise_at.append(time.time())
                 except (ConnectionError, OSError) as error:
                     self.tally.status("attacker health", type(error).__name__)
                 await self.sleep_until(time.time() + 30)
@@ -466,6 +475,7 @@ class Bench:
                   "slow-apns": [self.noise_slow_apns]}
         chosen = ([n for k in PHASES[1:-1] for n in noises[k]] if name == "all" else noises.get(name, []))
         cpu0, db0, t0 = cpu_seconds(self.pid), db_bytes(self.dir), time.monotonic()
+        wall0 = time.time()
         await self.tell_neighbour("start")
         tasks = [asyncio.get_running_loop().create_task(f()) for f in chosen]
         seconds = self.args.phase_seconds * (2 if name == "all" else 1)
@@ -480,6 +490,14 @@ class Bench:
             self.tally.statuses[key] = self.tally.statuses.get(key, 0) + count
         await self.cancel_a()
         hops = self.hops(b["samples"]) if self.otlp else None
+        if self.args.dump:
+            # Raw samples, seconds from the phase's start: B's publishes (start, publish → delivery), its
+            # registrations (start, latency) and when the attacker's requests were answered.
+            Path(self.args.dump).mkdir(parents=True, exist_ok=True)
+            (Path(self.args.dump) / f"{name}.json").write_text(json.dumps({
+                "delivery": [[started - wall0, arrived - started] for started, arrived, _ in b["samples"]],
+                "register": [[at - wall0, latency] for at, latency in zip(b["register_at"], b["register"])],
+                "noise": [at - wall0 for at in self.tally.noise_at]}))
         return {"name": name, "hops": hops, "seconds": t1 - t0, "cpu": (cpu1 - cpu0) / (t1 - t0), "db": db1 - db0,
                 "delivery": b["delivery"], "register": b["register"], "lost": b["lost"],
                 "statuses": dict(sorted(self.tally.statuses.items())), "load": os.getloadavg()[0]}
@@ -621,6 +639,7 @@ def main():
                     help="nice value added to the noise's own process once the server, mocks and B run (0: none)")
     ap.add_argument("--trace", action="store_true",
                     help="trace every publish to an OTLP stand-in and print where B's publishes spent their time")
+    ap.add_argument("--dump", metavar="DIR", help="write each phase's raw samples to DIR/PHASE.json")
     ap.add_argument("--neighbour", nargs=2, metavar=("PORT", "MOCK_CONTROL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.neighbour:

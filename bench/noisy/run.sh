@@ -5,6 +5,7 @@
 #
 #   bench/noisy/run.sh [--phase-seconds 30] [--fanout 100000] [--only quiet,all]    (needs `make deps-bench`)
 #                      [--publish-every 0.1] [--register-every 0.05]   (B's rates: samples for an honest p99)
+#                      [--trace] (where B's publishes spend their time) [--dump DIR] (each phase's raw samples)
 #
 # SKIP_BUILD=1 uses the release binaries as they are (PUSH_SERVER_BIN another server build to compare).
 set -euo pipefail
