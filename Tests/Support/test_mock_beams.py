@@ -5,9 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+import time
 
 import pytest
 
+import beams_rules
 from mock_process import MockProcess, _reset  # noqa: F401  (autouse fixture)
 
 INSTANCE = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
@@ -91,16 +93,34 @@ def test_bodies_over_10_kib_to_interests_or_200_kib_to_users_are_refused(mock):
     assert publish(mock, {"interests": ["a"], "apns": {}}, content_type="text/plain")[0] == 400
 
 
+def test_the_rate_window_admits_100_requests_in_any_second_and_refuses_the_101st():
+    window = beams_rules.RateWindow()
+    assert all(window.admit(10.0 + i * 0.009) for i in range(100))
+    assert not window.admit(10.95), "the 101st within one second"
+    assert window.admit(11.001), "the first request has left the window"
+    assert not window.admit(11.002)
+
+
 def test_the_101st_request_within_a_second_gets_429_with_retry_after(mock):
+    # 101 requests over one kept-alive connection: when all of them were answered within a second (timed by the
+    # client, so the mock saw them within a second too), the first 100 must pass and the 101st must get 429. A run
+    # that took longer proves nothing either way (a loaded machine); it waits for the window to empty and tries
+    # again, and only when no attempt was fast enough is the test skipped, saying so.
     context = ssl.create_default_context(cafile=mock.ca_file)
-    conn = http.client.HTTPSConnection("127.0.0.1", mock.port, context=context, timeout=10)
-    statuses = [publish(mock, {"interests": ["a"], "apns": {}}, conn=conn)[0] for _ in range(100)]
-    status, answer, headers = publish(mock, {"interests": ["a"], "apns": {}}, conn=conn)
-    conn.close()
-    # 100 requests over one kept-alive connection fit in a second on any machine this runs on; if not, the 429 is
-    # simply not reached and the test says so.
-    assert statuses == [200] * 100
-    assert status == 429 and headers.get("retry-after") == "1" and answer["error"] == "Rate Limited"
+    for _ in range(5):
+        conn = http.client.HTTPSConnection("127.0.0.1", mock.port, context=context, timeout=10)
+        conn.connect()
+        started = time.monotonic()
+        statuses = [publish(mock, {"interests": ["a"], "apns": {}}, conn=conn)[0] for _ in range(100)]
+        status, answer, headers = publish(mock, {"interests": ["a"], "apns": {}}, conn=conn)
+        elapsed = time.monotonic() - started
+        conn.close()
+        if elapsed < 1.0:
+            assert statuses == [200] * 100
+            assert status == 429 and headers.get("retry-after") == "1" and answer["error"] == "Rate Limited"
+            return
+        time.sleep(1.1)
+    pytest.skip("no attempt sent 101 requests within a second on this machine")
 
 
 def test_scripted_answers_replace_the_next_publishes_answers_after_auth(mock):
