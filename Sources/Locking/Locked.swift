@@ -7,16 +7,20 @@ import Foundation
 /// race. With a pthread mutex the sanitizer sees the happens-before edges and real races stay detectable.
 ///
 /// @unchecked Sendable: `value` is only read or written inside `withLock`, while holding `lock`.
+///
+/// `@inlinable` (with its storage `@usableFromInline`): every target takes this lock, most of them once or more per
+/// notification, and only an inlined body is specialised for the caller's value and result types; called across
+/// modules it stays generic and looks up type metadata at run time (docs/BENCHMARKS.md, issue 27).
 package final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var value: Value
 
     package init(_ value: Value) {
         self.value = value
     }
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
