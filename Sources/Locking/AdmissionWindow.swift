@@ -62,15 +62,13 @@ package final class AdmissionWindow<Policy: AdmissionPolicy, Payload: Sendable>:
         }
     }
 
-    @usableFromInline let state: Locked<State>
+    private let state: Locked<State>
 
     package init(_ policy: Policy) {
         state = Locked(State(policy: policy))
     }
 
     /// Runs `body` under the window's lock: free slots, admit waiters (resume them after it returns), read gauges.
-    /// `@inlinable`: specialised for the caller's policy (an APNs pool frees a slot per answer; see `Locked`).
-    @inlinable
     package func withState<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock(body)
     }

@@ -8,10 +8,12 @@ import Foundation
 ///
 /// @unchecked Sendable: `value` is only read or written inside `withLock`, while holding `lock`.
 ///
-/// `@inlinable` (with its storage `@usableFromInline`): every target takes this lock, most of them once or more per
-/// notification, and only an inlined body is specialised for the caller's value and result types; called across
-/// modules it stays generic and looks up type metadata at run time (docs/BENCHMARKS.md, issue 27).
-package final class Locked<Value>: @unchecked Sendable {
+/// `withLock` is `@inlinable` (the storage `@usableFromInline`) and `public` (scripts/public-api.txt): every target
+/// takes this lock, many once or more per notification, and only an inlined body is specialised for the caller's
+/// value and result types; called across modules it stays generic and looks up type metadata at run time. Swift
+/// 6.3 does not inline a `package` function into another module even when it is `@inlinable` (docs/BENCHMARKS.md,
+/// issue 27), hence `public`.
+public final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let lock = NSLock()
     @usableFromInline var value: Value
 
@@ -21,7 +23,7 @@ package final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
     @inlinable @inline(__always)
-    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
         lock.lock()

@@ -12,11 +12,12 @@ import Clocks
 /// Conditions run under the lock on every update: keep them to a few field reads. A publish has at most a handful
 /// of waiters at a time, so an update (one per APNs answer) costs a few comparisons.
 ///
-/// `read`, `update` and the waits' already-true check are `@inlinable` (their storage `@usableFromInline`), so each
-/// caller gets them specialised for its `State` and result: across modules a generic body looks the types up at run
-/// time on every call (Swift's generic metadata cache), and the publish path updates its states several times per
+/// `read`, `update` and the waits' already-true check are `@inlinable` (their storage `@usableFromInline`) and
+/// `public` (scripts/public-api.txt; Swift 6.3 inlines no `package` function into another module), so each caller
+/// gets them specialised for its `State` and result: across modules a generic body looks the types up at run time on
+/// every call (Swift's generic metadata cache), and the publish path updates its states several times per
 /// notification (docs/BENCHMARKS.md, issue 27). Registering and suspending stay out of line.
-package final class WaitableState<State: Sendable>: Sendable {
+public final class WaitableState<State: Sendable>: Sendable {
     @usableFromInline struct Waiter {
         @usableFromInline let condition: @Sendable (State) -> Bool
         @usableFromInline let continuation: CheckedContinuation<Void, Never>
@@ -42,13 +43,13 @@ package final class WaitableState<State: Sendable>: Sendable {
 
     /// Reads the value.
     @inlinable
-    package func read<Result>(_ body: (State) -> Result) -> Result {
+    public func read<Result>(_ body: (State) -> Result) -> Result {
         box.withLock { body($0.state) }
     }
 
     /// Changes the value, then resumes every waiter whose condition now holds.
     @inlinable @discardableResult
-    package func update<Result>(_ body: (inout State) -> Result) -> Result {
+    public func update<Result>(_ body: (inout State) -> Result) -> Result {
         // The resumed continuations go out through a local array, not a `(Result, [...])` tuple: a tuple of a
         // generic type is another metadata lookup.
         var ready: [CheckedContinuation<Void, Never>] = []
@@ -74,7 +75,7 @@ package final class WaitableState<State: Sendable>: Sendable {
 
     /// Suspends until `condition` holds (checked at once, then after every update) or the task is cancelled.
     @inlinable
-    package func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+    public func wait(until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
         await wait(until: condition, timer: nil, cancellable: true)
     }
@@ -99,7 +100,7 @@ package final class WaitableState<State: Sendable>: Sendable {
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
     /// a store's close waiting for its threads to have closed their connections.
     @inlinable
-    package func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
+    public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
         if holds(condition) { return }
         await wait(until: condition, timer: nil, cancellable: false)
     }
