@@ -28,6 +28,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
     /// Every transfer of the slot; attached ones are in flight, the others wait in `idle` for reuse.
     private var transfers: [APNsTransfer] = []
     private var idle: [APNsTransfer] = []
+    /// The monotonic clock read at the start of this turn's `prepare` and again after `curl_multi_perform`.
+    private var turnNow: UInt64 = 0
 
     init(
         index: Int, key: APNsPoolKey, tokens: ProviderTokenManager?, identity: TLSClientIdentity?,
@@ -76,7 +78,10 @@ final class APNsConnectionDriver: CurlMultiDriver {
                 run(machine.rejectedTokenResolved(job, result))
             }
         }
-        run(machine.tick(now: MonotonicClock.now()))
+        // One clock reading per turn, not one per job started or transfer ended (microseconds apart; the state
+        // machine's times are for timeouts and retry delays of seconds).
+        turnNow = MonotonicClock.now()
+        run(machine.tick(now: turnNow))
         // A cold connection takes one probe at a time (see `APNsStreamLedger.warm`). A failed start may hand the
         // freed slot to a waiting job, which `nextToStart` then sees too.
         while let job = machine.nextToStart() { start(job, multi: multi) }
@@ -84,7 +89,8 @@ final class APNsConnectionDriver: CurlMultiDriver {
 
     func performed(_ error: CurlError?, multi: CurlMulti) {
         if let error { logger.error("curl_multi_perform failed", ["error": error.description]) }
-        run(machine.settleAnsweredEarly(now: MonotonicClock.now()))
+        turnNow = MonotonicClock.now()
+        run(machine.settleAnsweredEarly(now: turnNow))
     }
 
     func ended(_ easy: UnsafeMutableRawPointer, code: CURLcode, multi: CurlMulti) {
@@ -107,7 +113,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
                 message: transfer.errorMessage(code))
         }
         idle.append(transfer)
-        run(machine.ended(stream: transfer.id, ending, now: MonotonicClock.now()))
+        run(machine.ended(stream: transfer.id, ending, now: turnNow))
     }
 
     func pollTimeout() -> Int32 {
@@ -248,7 +254,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
         }
         transfer.isAttached = true
         gauges.attached.add(1, ordering: .relaxed)
-        machine.started(job, stream: transfer.id, now: MonotonicClock.now())
+        machine.started(job, stream: transfer.id, now: turnNow)
     }
 
     /// A token-only answer (`ExpiredProviderToken`, `TooManyProviderTokenUpdates`) on a certificate connection,

@@ -136,6 +136,13 @@ final class APNsTransfer {
         var expiration: Int?
         var collapseID: String?
         var apnsID: String?
+
+        /// Whether `request` with `jwt` has these headers, compared in place: building a key per request to
+        /// compare copied (retained and released) its strings once per notification.
+        func matches(_ request: APNsPreparedRequest, jwt: String?) -> Bool {
+            self.jwt == jwt && topic == request.topic && pushType == request.pushType && priority == request.priority
+                && expiration == request.expiration && collapseID == request.collapseID && apnsID == request.apnsID
+        }
     }
 
     private var headerKey: HeaderKey?
@@ -149,11 +156,11 @@ final class APNsTransfer {
         status = 0
         curl.clearError()
 
-        let key = HeaderKey(
-            jwt: jwt, topic: request.topic, pushType: request.pushType, priority: request.priority,
-            expiration: request.expiration, collapseID: request.collapseID, apnsID: request.apnsID)
-        if key != headerKey || headers == nil {
+        if headers == nil || headerKey?.matches(request, jwt: jwt) != true {
             freeHeaders()
+            let key = HeaderKey(
+                jwt: jwt, topic: request.topic, pushType: request.pushType, priority: request.priority,
+                expiration: request.expiration, collapseID: request.collapseID, apnsID: request.apnsID)
             var lines: [String] = []
             func append(_ line: String) { lines.append(line) }
             if let jwt { append("authorization: bearer " + jwt) }

@@ -11,50 +11,72 @@ import Clocks
 ///
 /// Conditions run under the lock on every update: keep them to a few field reads. A publish has at most a handful
 /// of waiters at a time, so an update (one per APNs answer) costs a few comparisons.
-package final class WaitableState<State: Sendable>: Sendable {
-    private struct Waiter {
-        let condition: @Sendable (State) -> Bool
-        let continuation: CheckedContinuation<Void, Never>
+///
+/// `read`, `update` and the waits' already-true check are `@inlinable` (their storage `@usableFromInline`) and
+/// `public` (scripts/public-api.txt; Swift 6.3 inlines no `package` function into another module), so each caller
+/// gets them specialised for its `State` and result: across modules a generic body looks the types up at run time on
+/// every call (Swift's generic metadata cache), and the publish path updates its states several times per
+/// notification (docs/BENCHMARKS.md, issue 27). Registering and suspending stay out of line.
+public final class WaitableState<State: Sendable>: Sendable {
+    @usableFromInline struct Waiter {
+        @usableFromInline let condition: @Sendable (State) -> Bool
+        @usableFromInline let continuation: CheckedContinuation<Void, Never>
     }
 
-    private struct Box {
-        var state: State
-        var waiters: [UInt64: Waiter] = [:]
+    @usableFromInline struct Box {
+        @usableFromInline var state: State
+        @usableFromInline var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
         /// Waiters cancelled before they registered (the cancellation handler ran first).
         var cancelledEarly: Set<UInt64> = []
+
+        init(state: State) {
+            self.state = state
+        }
     }
 
-    private let box: Locked<Box>
+    @usableFromInline let box: Locked<Box>
 
     package init(_ state: State) {
         box = Locked(Box(state: state))
     }
 
     /// Reads the value.
-    package func read<Result>(_ body: (State) -> Result) -> Result {
+    @inlinable
+    public func read<Result>(_ body: (State) -> Result) -> Result {
         box.withLock { body($0.state) }
     }
 
     /// Changes the value, then resumes every waiter whose condition now holds.
-    @discardableResult
-    package func update<Result>(_ body: (inout State) -> Result) -> Result {
-        let (result, ready) = box.withLock { box -> (Result, [CheckedContinuation<Void, Never>]) in
+    @inlinable @discardableResult
+    public func update<Result>(_ body: (inout State) -> Result) -> Result {
+        // The resumed continuations go out through a local array, not a `(Result, [...])` tuple: a tuple of a
+        // generic type is another metadata lookup.
+        var ready: [CheckedContinuation<Void, Never>] = []
+        let result = box.withLock { box -> Result in
             let result = body(&box.state)
-            guard !box.waiters.isEmpty else { return (result, []) }
-            var ready: [CheckedContinuation<Void, Never>] = []
+            guard !box.waiters.isEmpty else { return result }
             for (id, waiter) in box.waiters where waiter.condition(box.state) {
                 box.waiters[id] = nil
                 ready.append(waiter.continuation)
             }
-            return (result, ready)
+            return result
         }
         for continuation in ready { continuation.resume() }
         return result
     }
 
+    /// Whether `condition` holds now (the waits' first look, inlined into the caller: no suspension, no
+    /// continuation when it does).
+    @inlinable
+    func holds(_ condition: (State) -> Bool) -> Bool {
+        box.withLock { condition($0.state) }
+    }
+
     /// Suspends until `condition` holds (checked at once, then after every update) or the task is cancelled.
-    package func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+    @inlinable
+    public func wait(until condition: @escaping @Sendable (State) -> Bool) async {
+        if holds(condition) { return }
         await wait(until: condition, timer: nil, cancellable: true)
     }
 
@@ -77,15 +99,17 @@ package final class WaitableState<State: Sendable>: Sendable {
 
     /// Suspends until `condition` holds, whatever happens to the task: for waits that must not end early, such as
     /// a store's close waiting for its threads to have closed their connections.
-    package func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
+    @inlinable
+    public func waitIgnoringCancellation(until condition: @escaping @Sendable (State) -> Bool) async {
+        if holds(condition) { return }
         await wait(until: condition, timer: nil, cancellable: false)
     }
 
     /// The one wait: registers under the lock `update` holds, so no update is missed between check and suspension.
     /// `timer` (if any) runs in a task of its own, which the caller's cancellation does not reach; when it returns
     /// without throwing, the wait ends as if cancelled.
-    @discardableResult
-    private func wait(
+    @usableFromInline @discardableResult
+    func wait(
         until condition: @escaping @Sendable (State) -> Bool, timer: (@Sendable () async throws -> Void)?,
         cancellable: Bool
     ) async -> Bool {

@@ -5,16 +5,32 @@ import PushStore
 
 /// Sends APNs targets: the publish's shared request with the device's token, to the device's environment, and
 /// once more to the other environment when a defaulted environment turns out wrong.
-struct APNsDispatch: PlatformDispatch {
+///
+/// A class, not a struct: each request's result callback keeps the dispatch (for an environment retry), and a
+/// struct of a dozen references would be copied into every callback, a retain and a release per reference per
+/// notification; a class is one.
+final class APNsDispatch: PlatformDispatch {
     let context: PublishContext
     let instance: InstanceRuntime
     let template: RequestTemplate
     let recorder: DeliveryRecorder
     /// The targets are Live Activity token rows: results count and delete tokens, never devices.
-    var isLiveActivity = false
+    let isLiveActivity: Bool
     /// The publish's delivery window (`x_delivery.expiresAt`), if any: with `apns-expiration`, the moment past
     /// which the APNs client schedules no retry; the run's `RetryScope` ends waiting retries when it is cancelled.
-    var expiresAt: Date? = nil
+    let expiresAt: Date?
+
+    init(
+        context: PublishContext, instance: InstanceRuntime, template: RequestTemplate, recorder: DeliveryRecorder,
+        isLiveActivity: Bool = false, expiresAt: Date? = nil
+    ) {
+        self.context = context
+        self.instance = instance
+        self.template = template
+        self.recorder = recorder
+        self.isLiveActivity = isLiveActivity
+        self.expiresAt = expiresAt
+    }
 
     func send(_ target: Target) async {
         guard let credentials = instance.credentials else {
@@ -42,7 +58,7 @@ struct APNsDispatch: PlatformDispatch {
         await context.sender.submit(
             request, credentials: credentials,
             environment: instance.apnsEnvironment(environment)
-        ) { result in
+        ) { [self] result in
             if case .failure(.expired) = result, let window, deadline == window { run.retryOutlivedWindow() }
             // One clock reading per result, for the health, the device result and the activity minute.
             let now = Date()
