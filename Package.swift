@@ -233,7 +233,8 @@ let package = Package(
             ]),
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(
-            name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
+            name: "PostgreSQLStoreTests",
+            dependencies: ["PostgreSQLStore", "PushStore", "StoreSQL", "SQL", "TestSupport", "Locking"]),
         .testTarget(
             name: "StoreCopyTests",
             dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "TestSupport"]),
