@@ -3,8 +3,8 @@ import Foundation
 import Locking
 import PostgreSQLStore
 import PushStore
-import SQL
 import StoreSQL
+import TestSupport
 import XCTest
 
 /// A read's statements see one snapshot (`SQLStoreBackend.read`): what other connections commit between two of them
@@ -57,36 +57,5 @@ final class SnapshotReadTests: PostgreSQLTestCase {
         XCTAssertEqual(after?.state, .finished)
         XCTAssertEqual(after?.counters, counters)
         try await store.close()
-    }
-}
-
-/// Forwards every statement to `base`, and runs `then` once after the first one that read rows.
-private final class AfterFirstRead<Base: SQLConnection>: SQLConnection {
-    private let base: Base
-    private var then: (() -> Void)?
-
-    init(_ base: Base, then: @escaping () -> Void) {
-        self.base = base
-        self.then = then
-    }
-
-    var dialect: SQLDialect { base.dialect }
-
-    func perform(_ query: SQLQuery) throws -> Int { try base.perform(query) }
-
-    func forEachRow(_ query: SQLQuery, _ body: (Base.Row) throws -> Void) throws {
-        try base.forEachRow(query, body)
-        ranFirst()
-    }
-
-    func fetchOne<T>(_ query: SQLQuery, _ transform: (Base.Row) throws -> T) throws -> T? {
-        defer { ranFirst() }
-        return try base.fetchOne(query, transform)
-    }
-
-    private func ranFirst() {
-        guard let then else { return }
-        self.then = nil
-        then()
     }
 }
