@@ -165,7 +165,7 @@ let package = Package(
         .executableTarget(name: "ConsoleAssetsGenerator", path: "Plugins/ConsoleAssetsGenerator"),
 
         // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
-        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks"]),
+        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks", "SQL"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         // What every benchmark measures and prints alike: process CPU time, the load average, the fan-out tally.
@@ -233,12 +233,14 @@ let package = Package(
             ]),
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(
-            name: "PostgreSQLStoreTests", dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
+            name: "PostgreSQLStoreTests",
+            dependencies: ["PostgreSQLStore", "PushStore", "StoreSQL", "TestSupport", "Locking"]),
         .testTarget(
             name: "StoreCopyTests",
             dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "TestSupport"]),
         .testTarget(
-            name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
+            name: "SQLiteStoreTests",
+            dependencies: ["SQLiteStore", "PushStore", "SQL", "StoreSQL", "TestSupport", "Locking"]),
         .testTarget(
             name: "BeamsModelTests",
             dependencies: [

@@ -243,7 +243,8 @@ package final class PostgreSQLPushStore: PushStorage, SQLStoreBackend, QuotaUsag
         }
     }
 
-    /// Runs `body` in one read-only transaction on a connection thread.
+    /// Runs `body` in one read-only `REPEATABLE READ` transaction on a connection thread: its statements see one
+    /// snapshot (see `PGSession.transaction`).
     package func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await perform(write: false) { session in try session.transaction(readOnly: true, body) }
     }

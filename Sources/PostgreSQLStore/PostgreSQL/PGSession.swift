@@ -32,7 +32,10 @@ final class PGSession {
         connection = nil
     }
 
-    /// Runs `body` in one transaction and commits it.
+    /// Runs `body` in one transaction and commits it. A read-only one is `REPEATABLE READ`: every statement of it
+    /// sees one snapshot, as `SQLStoreBackend.read` promises. (PostgreSQL's default, `READ COMMITTED`, gives each
+    /// statement a snapshot of its own: a publish's status read its counters, then its state, and between the two a
+    /// run's last checkpoint and its finish could commit, so a one-device publish showed `finished` with no counts.)
     ///
     /// Runs it again, on a fresh snapshot, after a serialization failure or deadlock (40001, 40P01), after an
     /// error `retryable` accepts, and after a lost connection as long as COMMIT had not been sent (nothing of it can
@@ -50,7 +53,7 @@ final class PGSession {
             // and the caller (an SDK's retry, the store watchdog's probe) comes back anyway.
             let connection = try connected()
             do {
-                try connection.execute(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+                try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
                 let value = try body(connection)
                 committing = true
                 try connection.execute("COMMIT")
