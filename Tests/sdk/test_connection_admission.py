@@ -84,7 +84,10 @@ def served(server, source):
 
 
 def closed_by_server(sock, wait):
-    """Whether the server closed `sock` (EOF or reset within `wait` seconds; a live idle connection stays silent)."""
+    """Whether the server closed `sock` (EOF or reset within `wait` seconds; a live idle connection stays silent).
+    The socket's own timeout comes back afterwards: a later request on it must not inherit a 5 ms one (a loaded CI
+    machine answered `health` on a held connection after more than that)."""
+    before = sock.gettimeout()
     sock.settimeout(wait)
     try:
         return sock.recv(1) == b""
@@ -92,6 +95,8 @@ def closed_by_server(sock, wait):
         return True
     except socket.timeout:
         return False
+    finally:
+        sock.settimeout(before)
 
 
 def alive(socks):

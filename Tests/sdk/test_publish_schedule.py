@@ -327,7 +327,12 @@ def test_throttled_publish_resumes_at_its_pace_after_kill_9(environment):
     """Killed mid-run, the restarted server resumes from the checkpoint with an empty bucket: the same pace, no
     catch-up burst, every device reached."""
     mock = environment.mock()
-    server = environment.server(mock, {"limits": LOAD_TEST_LIMITS}, name="throttle-restart")
+    # A window of 30 requests, as in the pacing test above: what a stalled Python mock had not yet processed
+    # arrives late, on top of a later second's count, and no more than that.
+    window = 30
+    server = environment.server(mock, {"limits": LOAD_TEST_LIMITS,
+                                       "apns": {"connectionsPerPool": 2, "streamsPerConnection": window // 2}},
+                                name="throttle-restart")
     client = Beams(server)
     interest = unique("paced")
     tokens = [random_token() for _ in range(1_000)]
@@ -346,8 +351,10 @@ def test_throttled_publish_resumes_at_its_pace_after_kill_9(environment):
     assert duplicates <= 50, duplicates  # answered since the last checkpoint (200 ms at 100/s) plus in flight
     after = [t for t in arrivals(mock)[publish_id] if t > before[-1]]
     per = per_second(after, after[0], after[-1])
-    # 100 per second, burst 5: no second after the restart carries a rush of what the outage delayed.
-    assert per and all(count <= 100 + 5 + 10 for count in per), per
+    # 100 per second, burst 5: no second after the restart carries a rush of what the outage delayed (hundreds);
+    # a second after a stall of the mock carries at most the window on top (CI once saw 77 then 139 with the
+    # default window of 200).
+    assert per and all(count <= 100 + 5 + window for count in per), per
     assert after[-1] - after[0] >= (len(after) - 1) / 100 - 1.0, (len(after), after[-1] - after[0])
 
 
