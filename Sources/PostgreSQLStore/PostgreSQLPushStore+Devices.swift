@@ -23,26 +23,23 @@ extension PostgreSQLPushStore {
     /// not see it): that unfollow runs again too, and then leaves the interest, which is followed.
     static let interestRace: @Sendable (PostgreSQLError) -> Bool = { $0.isForeignKeyViolation }
 
-    /// Registers a device (`DeviceSQL.register`) after the device cap: registrations of one instance take turns on
+    /// Registers a device (`DeviceSQL.register`) after the device cap: new devices of one instance take turns on
     /// its count row (the insert trigger updates it anyway), so concurrent registrations on any number of nodes never
-    /// pass the cap. The count row is locked before any device row, a known token's too: a group transaction that
-    /// upserted a known token (locking its row) and then waited for the count row for a new one deadlocked with a
-    /// transaction holding the count row and upserting that token (seen with one token registered four times at once
-    /// on two nodes, `MultiNodeTests`). Count row first, then device rows, in every registration.
+    /// pass the cap.
     package static func register(
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: PGConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
-            let count = try lockedCounts(connection, instanceID: registration.instanceID).devices
-            if count >= Int64(maxDevicesPerInstance) {
-                let known =
-                    try connection.fetchOne(
-                        """
-                        SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
-                        AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
-                        """
-                    ) { _ in true } ?? false
-                if !known { throw PushStoreError.deviceLimitReached }
+            let known =
+                try connection.fetchOne(
+                    """
+                    SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
+                    AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
+                    """
+                ) { _ in true } ?? false
+            if !known {
+                let count = try lockedCounts(connection, instanceID: registration.instanceID).devices
+                if count >= Int64(maxDevicesPerInstance) { throw PushStoreError.deviceLimitReached }
             }
         }
         return try DeviceSQL.register(registration, now: now, on: connection)

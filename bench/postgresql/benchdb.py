@@ -157,9 +157,10 @@ class Node:
     """One release push-server process on a written config and a free port, the instance's APNs endpoint being
     the sink."""
 
-    def __init__(self, directory, storage, sink, engine=None, apns=None, log_level="notice", server_apns=None):
+    def __init__(self, directory, storage, sink, engine=None, apns=None, log_level="notice", server_apns=None,
+                 limits=None):
         """`apns`: keys of the instance's `apns` object; `server_apns`: the server-wide `apns` object (the window:
-        `connectionsPerPool`, `streamsPerConnection`)."""
+        `connectionsPerPool`, `streamsPerConnection`); `limits`: more keys of `limits`."""
         self.directory, self.port = Path(directory), free_port()
         self.directory.mkdir(parents=True, exist_ok=True)
         key = self.directory / "AuthKey.p8"
@@ -169,7 +170,7 @@ class Node:
         config = {
             "listen": {"host": "127.0.0.1", "port": self.port}, "storage": storage, "log": {"level": log_level},
             # One client address polls status and metrics: the per-address limit is lifted, nothing else.
-            "limits": {"ipRequestsPerSecond": 0},
+            "limits": {"ipRequestsPerSecond": 0, **(limits or {})},
             "instances": [{"id": INSTANCE, "secretKey": SECRET, "apns": {
                 "teamId": "TEAM123456", "keyId": "KEY1234567", "keyPath": str(key), "topic": "com.example.bench",
                 "defaultEnvironment": "sandbox", "endpointOverride": f"https://127.0.0.1:{sink.port}",
