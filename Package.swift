@@ -228,19 +228,19 @@ let package = Package(
         .testTarget(
             name: "PushStoreTests",
             dependencies: [
-                "PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore",
+                "PushStore", "SQLiteStore", "PostgreSQLStore", "InMemoryStore", "StoreSQL",
                 "TestSupport", "Locking",
             ]),
         // What only PostgreSQL has: several nodes on one database, connection loss, migrations, query plans.
         .testTarget(
             name: "PostgreSQLStoreTests",
-            dependencies: ["PostgreSQLStore", "PushStore", "StoreSQL", "TestSupport", "Locking"]),
+            dependencies: ["PostgreSQLStore", "PushStore", "TestSupport", "Locking"]),
         .testTarget(
             name: "StoreCopyTests",
             dependencies: ["StoreCopy", "SQLiteStore", "PostgreSQLStore", "PushStore", "SQL", "TestSupport"]),
         .testTarget(
             name: "SQLiteStoreTests",
-            dependencies: ["SQLiteStore", "PushStore", "SQL", "StoreSQL", "TestSupport", "Locking"]),
+            dependencies: ["SQLiteStore", "PushStore", "SQL", "TestSupport", "Locking"]),
         .testTarget(
             name: "BeamsModelTests",
             dependencies: [
