@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import SQL
 import StoreSQL
 
 extension PostgreSQLPushStore {
@@ -25,16 +26,20 @@ extension PostgreSQLPushStore {
 
     /// Registers a device (`DeviceSQL.register`) after the device cap: new devices of one instance take turns on
     /// its count row (the insert trigger updates it anyway), so concurrent registrations on any number of nodes never
-    /// pass the cap.
+    /// pass the cap. After other writes of its group transaction (`PGConnection.followsOtherWrites`) it waits for no
+    /// row: a known token's row is locked `NOWAIT` here, as the count row is (`lockedCounts`), and a busy one sends
+    /// the registration to run alone. Two groups re-registering the same tokens in other orders, or one that holds a
+    /// token's row and wants the count row another holds while wanting that token, deadlocked (`MultiNodeTests`).
     package static func register(
         _ registration: DeviceRegistration, now: Date, maxDevicesPerInstance: Int = .max, connection: PGConnection
     ) throws -> RegisteredDevice {
         if maxDevicesPerInstance < .max {
+            let lock: SQLLock? = connection.followsOtherWrites ? .forUpdateNoWait : nil
             let known =
                 try connection.fetchOne(
                     """
                     SELECT 1 FROM devices WHERE instance_id = \(registration.instanceID) \
-                    AND platform = \(registration.platform.rawValue) AND token = \(registration.token)
+                    AND platform = \(registration.platform.rawValue) AND token = \(registration.token) \(lock: lock)
                     """
                 ) { _ in true } ?? false
             if !known {
@@ -50,6 +55,13 @@ extension PostgreSQLPushStore {
     /// The instance's count row (devices, subscriptions, distinct interest names), locked for the rest of the
     /// transaction (created if missing), so that capped writers of one instance take turns on every node: new devices
     /// for the device cap, interest changes for the interest caps (the count triggers would wait on that row anyway).
+    ///
+    /// Capped writers take the count row before the device rows they write. A group transaction whose earlier writes
+    /// already hold device rows (a known token's re-registration locks its row and never the count row) would take
+    /// it after them, and deadlock with a transaction that holds the count row and waits for one of those devices
+    /// (two nodes re-registering the same tokens, `MultiNodeTests`; docs/BENCHMARKS.md, "On PostgreSQL, one node or
+    /// two"). There the lock is asked for `NOWAIT`: when it is busy, the write is rolled back to its savepoint and
+    /// runs alone afterwards, where it waits holding nothing (`PGSession.group`).
     static func lockedCounts(_ connection: PGConnection, instanceID: String) throws
         -> (devices: Int64, subscriptions: Int64, interests: Int64)
     {
@@ -57,10 +69,11 @@ extension PostgreSQLPushStore {
             """
             INSERT INTO instance_device_counts (instance_id, devices) VALUES (\(instanceID), 0) ON CONFLICT DO NOTHING
             """)
+        let lock: SQLLock = connection.followsOtherWrites ? .forUpdateNoWait : .forUpdate
         return try connection.fetchOne(
             """
             SELECT devices, subscriptions, interests FROM instance_device_counts WHERE instance_id = \(instanceID) \
-            FOR UPDATE
+            \(lock: lock)
             """
         ) { row in (try row.decode(0), try row.decode(1), try row.decode(2)) } ?? (0, 0, 0)
     }

@@ -116,6 +116,9 @@ package enum SQLLock: String, Sendable, CaseIterable {
     case forUpdate = "FOR UPDATE"
     /// Rows another transaction holds are passed over: the claim of queued work by several nodes.
     case forUpdateSkipLocked = "FOR UPDATE SKIP LOCKED"
+    /// A row another transaction holds fails the statement at once (SQLSTATE 55P03) instead of waiting: a lock
+    /// that would be taken out of order (`PGConnection.followsOtherWrites`).
+    case forUpdateNoWait = "FOR UPDATE NOWAIT"
 }
 
 /// A scalar function spelt differently by the two dialects.

@@ -98,6 +98,11 @@ package struct SQLQuery: Sendable, ExpressibleByStringInterpolation {
             pieces.append(.dialect { $0.clause(lock) })
         }
 
+        /// `lock`'s clause, or nothing for nil.
+        package mutating func appendInterpolation(lock: SQLLock?) {
+            if let lock { appendInterpolation(lock: lock) }
+        }
+
         /// The dialect's name of `function`.
         package mutating func appendInterpolation(function: SQLFunction) {
             pieces.append(.dialect { $0.name(function) })

@@ -70,4 +70,46 @@ final class LockOrderTests: PostgreSQLTestCase {
         try await nodeA.close()
         try await nodeB.close()
     }
+
+    /// What every app launch sends, on two nodes at once: re-registrations of the same known tokens in shuffled
+    /// orders mixed with new devices, capped. A group transaction that locked a known token's row and then waited for
+    /// the count row (or another token's row) deadlocked with one that held them the other way round; after its
+    /// first write a group waits for no row now (`PGConnection.followsOtherWrites`), it runs the write alone.
+    func testReRegistrationsAndNewDevicesOfTwoNodesInShuffledOrdersNeverDeadlock() async throws {
+        let nodeA = try await openNodeFailingOnDeadlock()
+        let nodeB = try await openNodeFailingOnDeadlock()
+        let known = (0..<40).map { token($0) }
+        for token in known {
+            _ = try await nodeA.registerDevice(
+                DeviceRegistration(instanceID: instance, token: token), maxDevicesPerInstance: 1000)
+        }
+        // Every registration at once (each node groups what it has queued into shared transactions), each token
+        // through both nodes twice, in an order of its own per pass.
+        let fresh = (0..<80).map { token(1000 + $0) }
+        var random = SplitMix64(seed: 7)
+        let passes = (0..<4).map { _ in (known + fresh).shuffled(using: &random) }
+        let instance = self.instance
+        let failures = await withTaskGroup(of: String?.self) { group in
+            for (index, pass) in passes.enumerated() {
+                let node = index % 2 == 0 ? nodeA : nodeB
+                for token in pass {
+                    group.addTask {
+                        do {
+                            _ = try await node.registerDevice(
+                                DeviceRegistration(instanceID: instance, token: token), maxDevicesPerInstance: 1000)
+                            return nil
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+        }
+        XCTAssertEqual(failures, [], "a registration failed (a deadlock is not replayed by these nodes)")
+        XCTAssertEqual(try scalar("SELECT count(*) FROM devices"), "120")
+        XCTAssertEqual(try scalar("SELECT devices FROM instance_device_counts"), "120", "the cap's count stays exact")
+        try await nodeA.close()
+        try await nodeB.close()
+    }
 }

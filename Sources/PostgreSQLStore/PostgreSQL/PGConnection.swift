@@ -12,6 +12,10 @@ package final class PGConnection {
     private var handle: OpaquePointer?
     /// SQL text → prepared statement name.
     private var prepared: [String: String] = [:]
+    /// Whether the open transaction is a group transaction in which other writes ran before the current one
+    /// (`PGSession.group`): the row locks they took are held, so a lock that other transactions take before such
+    /// rows is asked for `NOWAIT` (`PostgreSQLPushStore.lockedCounts`) rather than waited for in the wrong order.
+    package var followsOtherWrites = false
 
     /// Settings that apply unless the connection string sets them: fail fast when the server is unreachable, and
     /// notice a dead peer in about 25 s (keepalives; `tcp_user_timeout` for data sent but never acknowledged)

@@ -53,6 +53,7 @@ final class PGSession {
             // and the caller (an SDK's retry, the store watchdog's probe) comes back anyway.
             let connection = try connected()
             do {
+                connection.followsOtherWrites = false
                 try connection.execute(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN")
                 let value = try body(connection)
                 committing = true
@@ -75,8 +76,8 @@ final class PGSession {
 
     /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once: a write that fails is
     /// rolled back to its savepoint without undoing the others. A write that met a serialization failure, a
-    /// deadlock or an error its `retryable` accepts runs again afterwards in a transaction of its own (with the
-    /// retries of `transaction`). A connection lost before COMMIT replays the whole group on a new connection; any
+    /// deadlock, a busy `NOWAIT` lock (`PGConnection.followsOtherWrites`) or an error its `retryable` accepts runs
+    /// again afterwards in a transaction of its own (with the retries of `transaction`). A connection lost before COMMIT replays the whole group on a new connection; any
     /// other failure of the group transaction fails every write of it. Completions run after COMMIT.
     func group(_ writes: [PGGroupedWrite]) {
         var attempt = 0
@@ -93,6 +94,8 @@ final class PGSession {
                 try open.execute("BEGIN")
                 for write in writes {
                     try open.execute("SAVEPOINT w")
+                    // The locks of a write rolled back to its savepoint are released; those of the ones kept are not.
+                    open.followsOtherWrites = !completions.isEmpty
                     do {
                         completions.append(try write.run(open))
                         try open.execute("RELEASE SAVEPOINT w")
@@ -101,7 +104,7 @@ final class PGSession {
                         try open.execute("ROLLBACK TO SAVEPOINT w")
                         try open.execute("RELEASE SAVEPOINT w")
                         if let failure = error as? PostgreSQLError,
-                            failure.isTransientConflict || write.retryable(failure)
+                            failure.isTransientConflict || failure.isLockNotAvailable || write.retryable(failure)
                         {
                             again.append(write)
                         } else {

@@ -40,6 +40,8 @@ package struct PostgreSQLError: Error, Sendable, Equatable, CustomStringConverti
     package var isUniqueViolation: Bool { sqlstate == "23505" }
     /// A foreign-key violation (a row referenced a parent another transaction deleted meanwhile).
     package var isForeignKeyViolation: Bool { sqlstate == "23503" }
+    /// A lock asked for with `NOWAIT` was held by another transaction (`PostgreSQLPushStore.lockedCounts`).
+    package var isLockNotAvailable: Bool { sqlstate == "55P03" }
 
     package var description: String {
         var text = "PostgreSQL error \(sqlstate ?? "(no SQLSTATE)"): \(message)"
