@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Support"))
 from free_port import free_port, start_on_free_ports  # noqa: E402  (re-exported: the tests import them from here)
 MOCK = ROOT / "Tests" / "Support" / "mock_apns.py"
+# A stand-in's control API answers from the same Python process that serves the server's traffic: under a loaded CI
+# machine and a fan-out of thousands it answered a /stats after more than 5 s, so its calls wait up to this.
+CONTROL_TIMEOUT = 30
 INSTANCE_ID = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
 SECRET = "sdk-test-secret-0123456789abcdef"
 TEAM_ID = "TEAM123456"
@@ -111,28 +114,28 @@ class Mock:
         self.control = f"http://127.0.0.1:{self.control_port}"
 
     def requests(self):
-        return requests.get(f"{self.control}/requests", timeout=5).json()
+        return requests.get(f"{self.control}/requests", timeout=CONTROL_TIMEOUT).json()
 
     def stats(self):
-        return requests.get(f"{self.control}/stats", timeout=5).json()
+        return requests.get(f"{self.control}/stats", timeout=CONTROL_TIMEOUT).json()
 
     def behave(self, token, **behaviour):
-        requests.put(f"{self.control}/behaviours/{token}", json=behaviour, timeout=5).raise_for_status()
+        requests.put(f"{self.control}/behaviours/{token}", json=behaviour, timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def requests_for(self, token):
-        return requests.get(f"{self.control}/requests", params={"token": token}, timeout=5).json()
+        return requests.get(f"{self.control}/requests", params={"token": token}, timeout=CONTROL_TIMEOUT).json()
 
     def configure(self, **config):
-        response = requests.put(f"{self.control}/config", json=config, timeout=5)
+        response = requests.put(f"{self.control}/config", json=config, timeout=CONTROL_TIMEOUT)
         response.raise_for_status()
         return response.json()
 
     def reset(self):
-        requests.post(f"{self.control}/reset", timeout=5).raise_for_status()
+        requests.post(f"{self.control}/reset", timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def goaway_all(self):
         """GOAWAY to every open connection: the server's next requests open new, cold ones."""
-        requests.post(f"{self.control}/connections/goaway", timeout=5).raise_for_status()
+        requests.post(f"{self.control}/connections/goaway", timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def stop(self):
         self.proc.terminate()

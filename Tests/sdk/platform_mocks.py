@@ -9,7 +9,7 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from harness import ROOT, free_port, start_on_free_ports
+from harness import CONTROL_TIMEOUT, ROOT, free_port, start_on_free_ports
 
 SUPPORT = ROOT / "Tests" / "Support"
 FCM_PROJECT = "push-server-e2e"
@@ -57,23 +57,23 @@ class MockFCM:
 
     def configure(self, **switches):
         """Run-time switches, e.g. `token_refusal="invalid_grant"` (README.md next to mock_fcm.py)."""
-        requests.put(f"{self.control}/config", json=switches, timeout=5).raise_for_status()
+        requests.put(f"{self.control}/config", json=switches, timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def behave(self, token, answer, times=None):
         """Scripts `answer` (a marker kind or `ok`) for `token`, or every token with `*`."""
         body = {"answer": answer} if times is None else {"answer": answer, "times": times}
-        requests.put(f"{self.control}/behaviours/{token}", json=body, timeout=5).raise_for_status()
+        requests.put(f"{self.control}/behaviours/{token}", json=body, timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def clear_behaviours(self):
-        requests.delete(f"{self.control}/behaviours", timeout=5).raise_for_status()
+        requests.delete(f"{self.control}/behaviours", timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def expire_tokens(self):
         """Every access token the stand-in issued expires now: the next send is answered 401."""
-        requests.post(f"{self.control}/expire-tokens", timeout=5).raise_for_status()
+        requests.post(f"{self.control}/expire-tokens", timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def requests(self, token=None):
         # Filtered here: the control API does not percent-decode its query, and registration tokens hold ':'.
-        every = requests.get(f"{self.control}/requests", timeout=5).json()
+        every = requests.get(f"{self.control}/requests", timeout=CONTROL_TIMEOUT).json()
         return [r for r in every if token is None or r["token"] == token]
 
     def stop(self):
@@ -98,16 +98,16 @@ class MockPushService:
                 "caFile": self.ca_file}
 
     def subscribe(self, **options):
-        response = requests.post(f"{self.control}/subscriptions", json=options, timeout=5)
+        response = requests.post(f"{self.control}/subscriptions", json=options, timeout=CONTROL_TIMEOUT)
         response.raise_for_status()
         return response.json()
 
     def messages(self, subscription_id=None):
         params = {"subscription": subscription_id} if subscription_id else {}
-        return requests.get(f"{self.control}/messages", params=params, timeout=5).json()
+        return requests.get(f"{self.control}/messages", params=params, timeout=CONTROL_TIMEOUT).json()
 
     def requests(self):
-        return requests.get(f"{self.control}/requests", timeout=5).json()
+        return requests.get(f"{self.control}/requests", timeout=CONTROL_TIMEOUT).json()
 
     def stop(self):
         self.proc.terminate()
@@ -134,7 +134,7 @@ class MockHMS:
                 "tokenEndpointOverride": self.token_url, "caFile": self.ca_file}
 
     def _get(self, path):
-        r = requests.get(f"{self.control}{path}", timeout=5)
+        r = requests.get(f"{self.control}{path}", timeout=CONTROL_TIMEOUT)
         r.raise_for_status()
         return r.json()
 
@@ -150,10 +150,10 @@ class MockHMS:
 
     def script(self, *answers):
         """The next requests' answers, e.g. `{"code": "80200003", "status": 401}` or `{"status": 503}`."""
-        requests.put(f"{self.control}/script", json={"answers": list(answers)}, timeout=5).raise_for_status()
+        requests.put(f"{self.control}/script", json={"answers": list(answers)}, timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def expire_tokens(self):
-        requests.post(f"{self.control}/expire-tokens", timeout=5).raise_for_status()
+        requests.post(f"{self.control}/expire-tokens", timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def stop(self):
         self.proc.terminate()

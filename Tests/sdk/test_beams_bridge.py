@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
-from harness import (INSTANCE_ID, KEY_ID, SECRET, TEAM_ID, TOPIC, Mock, Server, free_port, write_apns_key,
-                     write_self_signed)
+from harness import (CONTROL_TIMEOUT, INSTANCE_ID, KEY_ID, SECRET, TEAM_ID, TOPIC, Mock, Server, free_port,
+                     write_apns_key, write_self_signed)
 from platform_mocks import SUPPORT, _start
 
 BEAMS_SECRET = "beams-upstream-secret-key-0123456789ABCDEF"
@@ -39,12 +39,12 @@ class MockBeams:
         return {"secretKey": BEAMS_SECRET, "baseURL": self.base_url, "caFile": self.ca_file, **extra}
 
     def get(self, path):
-        r = requests.get(f"{self.control}{path}", timeout=5)
+        r = requests.get(f"{self.control}{path}", timeout=CONTROL_TIMEOUT)
         r.raise_for_status()
         return r.json()
 
     def put(self, path, body):
-        requests.put(f"{self.control}{path}", json=body, timeout=5).raise_for_status()
+        requests.put(f"{self.control}{path}", json=body, timeout=CONTROL_TIMEOUT).raise_for_status()
 
     def script(self, *answers):
         self.put("/script", {"answers": list(answers)})

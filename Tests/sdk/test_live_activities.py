@@ -9,7 +9,7 @@ import requests
 
 from beams import Beams, random_token, unique, wait_for
 from bulk import register_devices
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, SECRET, TOPIC
+from harness import CONTROL_TIMEOUT, INSTANCE_ID, LOAD_TEST_LIMITS, SECRET, TOPIC
 
 LA_TOPIC = TOPIC + ".push-type.liveactivity"
 BOUNDS = {"maxLiveActivityStartTokensPerDevice": 3, "maxLiveActivitiesPerDevice": 3}
@@ -285,7 +285,7 @@ def test_restart_mid_fanout_resumes_without_losing_or_repeating_tokens(environme
     server.start()
     status = client.wait_finished(publish_id, timeout=120)
     assert status["attempts"] == 2 and status["targets"] == 300 and status["apns"]["accepted"] == 300, status
-    per_token = control.get(f"{mock.control}/stats", timeout=10).json()["per_token"]
+    per_token = control.get(f"{mock.control}/stats", timeout=CONTROL_TIMEOUT).json()["per_token"]
     counts = [per_token.get(token, {}).get("200", 0) for token in tokens]
     assert 0 not in counts, "a token was never sent to"
     assert set(per_token) == set(tokens)  # nothing went to the device tokens
