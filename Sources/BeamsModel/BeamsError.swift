@@ -41,10 +41,13 @@ public struct BeamsError: Error, Sendable, Equatable {
     /// 403 for a browser request from an origin that the instance's `web.allowedOrigins` does not list.
     package static let originNotAllowed = BeamsError(
         403, "Forbidden", "This origin is not allowed to call this instance (web.allowedOrigins)")
-    /// 503 while the store cannot write (a full disk, …): nothing of the request was stored; sent with
-    /// `Retry-After`. SDKs retry 5xx answers.
-    package static let storeUnavailable = BeamsError(
-        503, "Service Unavailable", "The server cannot store data right now; nothing was stored. Retry later")
+    /// 503 while the store cannot write or be read (a full disk, a database that is down, …): nothing of the
+    /// request was stored; sent with `Retry-After` (`storage.outageRetryAfterSeconds`). SDKs retry 5xx answers.
+    package static func storeUnavailable(retryAfter: Int) -> BeamsError {
+        BeamsError(
+            503, "Service Unavailable", "The server cannot store data right now; nothing was stored. Retry later",
+            retryAfter: retryAfter)
+    }
 
     /// 422 with a backticked JSON path, like production: "`interests`: interests is required".
     package static func schema(_ path: String, _ message: String) -> BeamsError {

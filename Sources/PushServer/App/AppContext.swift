@@ -135,10 +135,14 @@ package final class AppContext: Sendable {
         } catch {
             logger.warning(
                 "Keys cannot be read: request refused", ["instance": instance.id, "error": error.underlying])
-            throw .storeUnavailable
+            throw storeUnavailable
         }
         return try settle(request, instance, scope, snapshot, client: client)
     }
+
+    /// The 503 of a request the store could not serve (keys, audit, instances), with the `Retry-After` every store
+    /// outage answer carries (`StoreHealth.response`): a key snapshot read during an outage once answered without it.
+    var storeUnavailable: BeamsError { .storeUnavailable(retryAfter: config.storage.outageRetryAfterSeconds) }
 
     /// `authorize` for an admission check, which runs before the body is read and cannot wait for the store: it
     /// judges against the keys last read. Without any (the store was never read), it lets the request in and the
@@ -201,7 +205,7 @@ package final class AppContext: Sendable {
         do {
             secrets = try await keys.beamsSecrets(instance)
         } catch {
-            throw .storeUnavailable
+            throw storeUnavailable
         }
         let authorization = request.headers.first("authorization")
         let now = Int(self.now().timeIntervalSince1970)

@@ -27,7 +27,7 @@ struct AuditAPI: Sendable {
                 instanceID: instance.id, action: action, after: page.since,
                 limit: page.limit)
         } catch {
-            throw BeamsError.storeUnavailable
+            throw app.storeUnavailable
         }
         return .json(
             .object([

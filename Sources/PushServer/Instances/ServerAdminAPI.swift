@@ -33,7 +33,7 @@ struct ServerAdminAPI: Sendable {
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try await app.authorizeServerAdmin(request, action: nil, target: "")
-        let stored = try await Self.map { () async throws(InstanceAdmin.Failure) in try await admin.list() }
+        let stored = try await self.map { () async throws(InstanceAdmin.Failure) in try await admin.list() }
         let snapshot = app.directory.snapshot
         var rendered: [JSONValue] = []
         for entry in snapshot.entries.values.sorted(by: { $0.config.id.lowercased() < $1.config.id.lowercased() })
@@ -56,7 +56,7 @@ struct ServerAdminAPI: Sendable {
                     "description": .string("Defined in the config file: read-only here"),
                 ]))
         }
-        let shown = try await Self.map { () async throws(InstanceAdmin.Failure) in try await admin.show(id) }
+        let shown = try await self.map { () async throws(InstanceAdmin.Failure) in try await admin.show(id) }
         return .json(render(shown), headers: ["ETag": "\"\(shown.row.version)\""])
     }
 
@@ -64,7 +64,7 @@ struct ServerAdminAPI: Sendable {
         let actor = try await app.authorizeServerAdmin(request, action: "instance.create", target: "")
         try app.requireJSONContentType(request)
         let body = try app.jsonObject(request)
-        let applied = try await Self.map { () async throws(InstanceAdmin.Failure) in
+        let applied = try await self.map { () async throws(InstanceAdmin.Failure) in
             try await admin.create(body, actor: actor)
         }
         await follow(applied.id)
@@ -85,7 +85,7 @@ struct ServerAdminAPI: Sendable {
         try app.requireJSONContentType(request)
         let body = try app.jsonObject(request)
         let expected = try Self.ifMatch(request)
-        let applied = try await Self.map { () async throws(InstanceAdmin.Failure) in
+        let applied = try await self.map { () async throws(InstanceAdmin.Failure) in
             try await admin.update(id, merge ? .merge(body) : .replace(body), expectedVersion: expected, actor: actor)
         }
         await follow(applied.id)
@@ -102,7 +102,7 @@ struct ServerAdminAPI: Sendable {
         let id = request.parameters["id"] ?? ""
         let actor = try await app.authorizeServerAdmin(request, action: "instance.delete", target: id)
         let expected = try Self.ifMatch(request)
-        let version = try await Self.map { () async throws(InstanceAdmin.Failure) in
+        let version = try await self.map { () async throws(InstanceAdmin.Failure) in
             try await admin.delete(id, expectedVersion: expected, actor: actor)
         }
         await follow()
@@ -123,7 +123,7 @@ struct ServerAdminAPI: Sendable {
                 instanceID: nil, action: request.queryValue("action").flatMap { $0.isEmpty ? nil : $0 },
                 after: page.since, limit: page.limit)
         } catch {
-            throw BeamsError.storeUnavailable
+            throw app.storeUnavailable
         }
         return .json(
             .object([
@@ -194,7 +194,7 @@ struct ServerAdminAPI: Sendable {
     }
 
     /// Turns an `InstanceAdmin` refusal into its HTTP answer.
-    static func map<T>(_ body: () async throws(InstanceAdmin.Failure) -> T) async throws -> T {
+    func map<T>(_ body: () async throws(InstanceAdmin.Failure) -> T) async throws -> T {
         do {
             return try await body()
         } catch {
@@ -224,7 +224,7 @@ struct ServerAdminAPI: Sendable {
                     "keys.encryptionKey is not set: run-time instances are stored "
                         + "sealed with it, so none can be created or changed")
             case .store:
-                throw BeamsError.storeUnavailable
+                throw app.storeUnavailable
             }
         }
     }

@@ -26,7 +26,7 @@ struct KeysAPI: Sendable {
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, _) = try await authorized(request, "key.list", "")
-        let (keys, fromConfig, current) = try await Self.map { () async throws(KeyRing.ChangeError) in
+        let (keys, fromConfig, current) = try await self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.list(instance)
         }
         return .json(
@@ -68,7 +68,7 @@ struct KeysAPI: Sendable {
         if let notBefore, let expiresAt, expiresAt <= notBefore {
             throw BeamsError.schema("expiresAt", "expiresAt must be after notBefore")
         }
-        let issued = try await Self.map { () async throws(KeyRing.ChangeError) in
+        let issued = try await self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.create(
                 instance, label: label, scopes: scopes, notBefore: notBefore, expiresAt: expiresAt,
                 by: actor)
@@ -82,7 +82,7 @@ struct KeysAPI: Sendable {
         let (instance, actor) = try await authorized(request, "key.roll", request.parameters["key"] ?? "")
         let overlap = try overlap(request)
         let keyID = request.parameters["key"] ?? ""
-        let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
+        let (issued, retiredAt) = try await self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.roll(instance, keyID: keyID, overlap: overlap, by: actor)
         }
         app.logger.info(
@@ -99,7 +99,7 @@ struct KeysAPI: Sendable {
     func rollBeamsSecret(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, actor) = try await authorized(request, "beams_secret.roll", "")
         let overlap = try overlap(request)
-        let (issued, retiredAt) = try await Self.map { () async throws(KeyRing.ChangeError) in
+        let (issued, retiredAt) = try await self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.rollBeamsSecret(instance, overlap: overlap, by: actor)
         }
         app.logger.info(
@@ -119,7 +119,7 @@ struct KeysAPI: Sendable {
     func revoke(_ request: HTTPRequest) async throws -> HTTPResponse {
         let (instance, actor) = try await authorized(request, "key.revoke", request.parameters["key"] ?? "")
         let keyID = request.parameters["key"] ?? ""
-        let record = try await Self.map { () async throws(KeyRing.ChangeError) in
+        let record = try await self.map { () async throws(KeyRing.ChangeError) in
             try await app.keys.revoke(instance, keyID: keyID, by: actor)
         }
         app.logger.info("Key revoked", ["instance": instance.id, "key": keyID, "request": request.requestID])
@@ -160,7 +160,7 @@ struct KeysAPI: Sendable {
         return date
     }
 
-    static func map<T>(_ body: () async throws(KeyRing.ChangeError) -> T) async throws(BeamsError) -> T {
+    func map<T>(_ body: () async throws(KeyRing.ChangeError) -> T) async throws(BeamsError) -> T {
         do {
             return try await body()
         } catch {
@@ -172,7 +172,7 @@ struct KeysAPI: Sendable {
                 throw BeamsError(
                     409, "Conflict",
                     "Rolling the Beams secret needs keys.encryptionKey in the server config")
-            case .unavailable: throw BeamsError.storeUnavailable
+            case .unavailable: throw app.storeUnavailable
             case .crypto(let message):
                 throw BeamsError(500, "Internal Server Error", "Key generation failed: \(message)")
             }

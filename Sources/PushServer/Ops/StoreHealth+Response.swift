@@ -8,8 +8,6 @@ extension StoreHealth {
     /// The answer to a request the store refused: 503 with `Retry-After`, in Beams' error format. The reason
     /// stays in the log and the metrics; clients only learn that nothing was stored.
     package func response(for error: StoreUnavailableError) -> HTTPResponse {
-        var response = HTTPResponse(error: BeamsError.storeUnavailable)
-        response.headers.add("Retry-After", String(retryAfterSeconds))
-        return response
+        HTTPResponse(error: BeamsError.storeUnavailable(retryAfter: retryAfterSeconds))
     }
 }
