@@ -5,6 +5,20 @@ import XCTest
 @testable import PostgreSQLStore
 
 final class PostgreSQLMigrationTests: PostgreSQLTestCase {
+    /// One connection: what the stores these tests open use.
+    private var oneConnection: PostgreSQLPushStore.Configuration {
+        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
+        configuration.poolSize = 1
+        return configuration
+    }
+
+    /// The store with the steps before `migration` applied; `migration` and the later ones wait for the next open.
+    private func openBefore(_ migration: String, line: UInt = #line) async throws -> PostgreSQLPushStore {
+        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: migration), line: line)
+        return try await PostgreSQLPushStore.open(
+            oneConnection, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+    }
+
     func testNodesStartingTogetherApplyEachMigrationOnce() async throws {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = 1
@@ -51,17 +65,13 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     /// Migration 2 (scheduled publishes) on a database that version 1 filled: the rows stay, a queued job of then
     /// is claimable at once (no `not_before`), the new end states are accepted, and a device gains a time zone.
     func testInterestCountsMigrationCountsTheRowsAlreadyThere() async throws {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.interestCounts))
-        let old = try await PostgreSQLPushStore.open(
-            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let old = try await openBefore(PostgreSQLSchema.interestCounts)
         let a = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device.id
         let b = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(2))).device.id
         _ = try await old.setInterests(instanceID: instance, deviceID: a, interests: ["x", "y", "z"])
         _ = try await old.setInterests(instanceID: instance, deviceID: b, interests: ["x"])
         try await old.close()
-        let store = try await PostgreSQLPushStore.open(configuration)
+        let store = try await PostgreSQLPushStore.open(oneConnection)
         XCTAssertEqual(try scalar("SELECT subscriptions || ',' || interests FROM instance_device_counts"), "4,3")
         _ = try await store.deleteDevice(instanceID: instance, id: a)
         XCTAssertEqual(
@@ -118,11 +128,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     private func assertMigrationWidensThePlatformCheck(
         _ migration: String, to platform: Platform, token newToken: String, line: UInt = #line
     ) async throws {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: migration), line: line)
-        let old = try await PostgreSQLPushStore.open(
-            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let old = try await openBefore(migration, line: line)
         let kept = try await old.registerDevice(DeviceRegistration(instanceID: instance, token: token(1))).device
         do {
             _ = try await old.registerDevice(
@@ -130,7 +136,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             XCTFail("the step before refuses a \(platform) device", line: line)
         } catch {}
         try await old.close()
-        let store = try await PostgreSQLPushStore.open(configuration)
+        let store = try await PostgreSQLPushStore.open(oneConnection)
         let found = try await store.device(instanceID: instance, id: kept.id)
         XCTAssertEqual(found?.token, kept.token, line: line)
         let added = try await store.registerDevice(
@@ -149,11 +155,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     /// `channels`, an interests publish stays one, the step before refuses a `channels` job and the step takes one;
     /// an unknown kind is still refused.
     func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.channelPublishes))
-        let old = try await PostgreSQLPushStore.open(
-            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let old = try await openBefore(PostgreSQLSchema.channelPublishes)
         func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
             PublishJob(
                 instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
@@ -166,7 +168,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
             XCTFail("the step before refuses a channels job")
         } catch {}
         try await old.close()
-        let store = try await PostgreSQLPushStore.open(configuration)
+        let store = try await PostgreSQLPushStore.open(oneConnection)
         let broadcast = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-before")
         XCTAssertEqual(broadcast?.kind, .channels)
         let interests = try await store.publishStatus(instanceID: instance, publishID: "pubid-interests-before")
@@ -186,11 +188,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     /// Step 18 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it, the
     /// instance without runs first, then the busy instance's oldest.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 1
-        let index = try XCTUnwrap(PostgreSQLSchema.migrations.firstIndex(of: PostgreSQLSchema.openJobsByInstance))
-        let old = try await PostgreSQLPushStore.open(
-            configuration, migrator: PostgreSQLMigrator(migrations: Array(PostgreSQLSchema.migrations[..<index])))
+        let old = try await openBefore(PostgreSQLSchema.openJobsByInstance)
         for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
             _ = try await old.enqueuePublish(
                 PublishJob(
@@ -200,7 +198,7 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
         try await old.close()
         XCTAssertEqual(
             try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "0")
-        let store = try await PostgreSQLPushStore.open(configuration)
+        let store = try await PostgreSQLPushStore.open(oneConnection)
         XCTAssertEqual(
             try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "1")
         let preference = ClaimPreference(runsByInstance: ["busy": 1])

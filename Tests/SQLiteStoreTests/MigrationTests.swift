@@ -5,6 +5,13 @@ import XCTest
 @testable import SQLiteStore
 
 final class MigrationTests: StoreTestCase {
+    /// The store with the steps before `migration` applied; `migration` and the later ones wait for the next open.
+    private func openBefore(_ migration: String, line: UInt = #line) async throws -> SQLitePushStore {
+        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: migration), line: line)
+        return try await SQLitePushStore.open(
+            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+    }
+
     func testEmptyDatabaseMigratesToNewestVersionInWALMode() async throws {
         let store = try await openStore()
         try await store.close()
@@ -39,9 +46,7 @@ final class MigrationTests: StoreTestCase {
     }
 
     func testInterestCountsMigrationCountsTheRowsAlreadyThere() async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.interestCounts))
-        let old = try await SQLitePushStore.open(
-            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await openBefore(Schema.interestCounts)
         let a = try await register(old, 1)
         let b = try await register(old, 2)
         _ = try await old.setInterests(instanceID: instance, deviceID: a.id, interests: ["x", "y", "z"])
@@ -61,9 +66,7 @@ final class MigrationTests: StoreTestCase {
 
     /// Step 19 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.openJobsByInstance))
-        let old = try await SQLitePushStore.open(
-            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await openBefore(Schema.openJobsByInstance)
         for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
             _ = try await old.enqueuePublish(
                 PublishJob(
@@ -87,9 +90,7 @@ final class MigrationTests: StoreTestCase {
     /// only by its id) reads back as `channels`, an interests publish stays one, the step before refuses a
     /// `channels` job and the step takes one; an unknown kind is still refused.
     func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: Schema.channelPublishes))
-        let old = try await SQLitePushStore.open(
-            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await openBefore(Schema.channelPublishes)
         func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
             PublishJob(
                 instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
@@ -141,9 +142,7 @@ final class MigrationTests: StoreTestCase {
         _ migration: String, to platform: Platform, token newToken: String, alsoKeeping earlier: Platform? = nil,
         line: UInt = #line
     ) async throws {
-        let index = try XCTUnwrap(Schema.migrations.firstIndex(of: migration), line: line)
-        let old = try await SQLitePushStore.open(
-            configuration(), migrator: Migrator(migrations: Array(Schema.migrations[..<index])))
+        let old = try await openBefore(migration, line: line)
         var kept = [try await register(old, 1)]
         if let earlier {
             kept.append(

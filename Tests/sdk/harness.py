@@ -84,6 +84,26 @@ def wait_logged(log_path: Path, expected, timeout=10):
         time.sleep(0.05)
 
 
+def server_binary():
+    """The push-server under test: `PUSH_SERVER_BIN`, else the release build."""
+    return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+
+
+def serve(config_path, log_path: Path, health_url, stdout=None, verify=True):
+    """Starts `push-server serve --config config_path`, its stderr appended to `log_path`, and returns the process
+    once `health_url` answers 200. - Raises: as `wait_healthy`, the process killed first (so `start_on_free_ports`
+    can try another port)."""
+    proc = subprocess.Popen([server_binary(), "serve", "--config", str(config_path)], stdin=subprocess.DEVNULL,
+                            stdout=stdout, stderr=open(log_path, "ab"))
+    try:
+        wait_healthy(proc, health_url, log_path, verify=verify)
+    except RuntimeError:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc
+
+
 def wait_healthy(proc, url, log_path: Path, timeout=20, verify=True):
     """Waits until `url` (a /health) answers 200. - Raises: RuntimeError when `proc` exits first (with the tail of
     `log_path`, which `start_on_free_ports` reads for EADDRINUSE) or `timeout` passes."""
@@ -216,7 +236,7 @@ class Server:
 
     @property
     def binary(self):
-        return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
+        return server_binary()
 
     def start(self):
         """Starts the process and waits for /health. A port taken since it was picked (parallel workers can draw the
@@ -243,9 +263,7 @@ class Server:
             self.config_path.write_text(json.dumps(config))
             self.base = self.base.replace(f":{self.port}", f":{port}")
             self.port = port
-        self.proc = subprocess.Popen([self.binary, "serve", "--config", str(self.config_path)],
-                                     stdin=subprocess.DEVNULL, stderr=open(self.log_path, "ab"))
-        wait_healthy(self.proc, f"{self.base}/health", self.log_path, verify=self.cert or True)
+        self.proc = serve(self.config_path, self.log_path, f"{self.base}/health", verify=self.cert or True)
 
     def wait_logged(self, expected, timeout=10):
         """The server's log once it holds `expected` (a string or a predicate on the text; see `wait_logged`)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import requests
 
 from conftest import ROOT, free_port
-from harness import start_on_free_ports, wait_healthy
+from harness import serve, start_on_free_ports
 
 BINARY = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 EXAMPLE = ROOT / "config.example.json"
@@ -188,15 +188,7 @@ def start_plain(tmp_path, ops_listener=False, **changes):
             config["ops"] = {**config.get("ops", {}), "listen": f"127.0.0.1:{ops_port}"}
         path = tmp_path / "config.json"
         path.write_text(json.dumps(config))
-        proc = subprocess.Popen([BINARY, "serve", "--config", str(path)], stdin=subprocess.DEVNULL,
-                                stderr=open(log, "ab"))
-        try:
-            wait_healthy(proc, f"http://127.0.0.1:{port}/health", log)
-        except RuntimeError:
-            proc.kill()
-            proc.wait()
-            raise
-        return proc
+        return serve(path, log, f"http://127.0.0.1:{port}/health")
 
     proc, ports = start_on_free_ports(start, log, [free_port() for _ in range(2 if ops_listener else 1)])
     return (proc, *ports)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, free_port
-from harness import start_on_free_ports, wait_healthy, write_apns_key
+from harness import serve, start_on_free_ports, write_apns_key
 
 BINARY = os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 EXAMPLE_SECRET = "example-secret-change-me-0123456789abcdef"
@@ -95,15 +95,8 @@ def test_serve_refuses_each_exposure_on_a_non_loopback_listener_and_starts_on_lo
 
     def start(port):
         config["listen"]["port"] = port
-        process = subprocess.Popen([BINARY, "serve", "--config", write(directory, config, mode)],
-                                   stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
-        try:
-            wait_healthy(process, f"http://127.0.0.1:{port}/health", log)
-        except RuntimeError:
-            process.kill()
-            process.wait()
-            raise
-        return process
+        return serve(write(directory, config, mode), log, f"http://127.0.0.1:{port}/health",
+                     stdout=subprocess.DEVNULL)
 
     # A port another worker took meanwhile is replaced; any other exit fails the test with the log.
     process, _ = start_on_free_ports(start, log, [config["listen"]["port"]])
