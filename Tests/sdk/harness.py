@@ -89,18 +89,27 @@ def server_binary():
     return os.environ.get("PUSH_SERVER_BIN", str(ROOT / ".build" / "release" / "push-server"))
 
 
+class StartFailed(RuntimeError):
+    """`serve` gave up: `proc` is the process that did not become healthy (exited, or killed by `serve`), so a
+    caller can still read its exit status."""
+
+    def __init__(self, message, proc):
+        super().__init__(message)
+        self.proc = proc
+
+
 def serve(config_path, log_path: Path, health_url, stdout=None, verify=True):
     """Starts `push-server serve --config config_path`, its stderr appended to `log_path`, and returns the process
-    once `health_url` answers 200. - Raises: as `wait_healthy`, the process killed first (so `start_on_free_ports`
-    can try another port)."""
+    once `health_url` answers 200. - Raises: `StartFailed` (a RuntimeError, as `wait_healthy`), the process killed
+    first (so `start_on_free_ports` can try another port)."""
     proc = subprocess.Popen([server_binary(), "serve", "--config", str(config_path)], stdin=subprocess.DEVNULL,
                             stdout=stdout, stderr=open(log_path, "ab"))
     try:
         wait_healthy(proc, health_url, log_path, verify=verify)
-    except RuntimeError:
+    except RuntimeError as failure:
         proc.kill()
         proc.wait()
-        raise
+        raise StartFailed(str(failure), proc) from failure
     return proc
 
 
@@ -263,7 +272,12 @@ class Server:
             self.config_path.write_text(json.dumps(config))
             self.base = self.base.replace(f":{self.port}", f":{port}")
             self.port = port
-        self.proc = serve(self.config_path, self.log_path, f"{self.base}/health", verify=self.cert or True)
+        try:
+            self.proc = serve(self.config_path, self.log_path, f"{self.base}/health", verify=self.cert or True)
+        except StartFailed as failure:
+            # The failed process, not the one before it: a test asserts on how a refused start exited.
+            self.proc = failure.proc
+            raise
 
     def wait_logged(self, expected, timeout=10):
         """The server's log once it holds `expected` (a string or a predicate on the text; see `wait_logged`)."""
