@@ -131,6 +131,9 @@ final class ResilienceTests: XCTestCase {
         let server = try TestServer()
         defer { server.stop() }
         server.assertHealthy()
+        // The health check's connection is closed by the server when it reads the client's close, which can come
+        // after the descriptors below are taken: the descriptor it frees would let the victim be accepted and served.
+        try eventually("the health check's connection closed") { server.server.openConnections == 0 }
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         var saved = rlimit()
         getrlimit(resource, &saved)
