@@ -164,8 +164,11 @@ let package = Package(
             path: "Plugins/ConsoleAssetsPlugin"),
         .executableTarget(name: "ConsoleAssetsGenerator", path: "Plugins/ConsoleAssetsGenerator"),
 
-        // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client).
-        .target(name: "TestSupport", dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks", "SQL"]),
+        // MARK: Test support shared by tests and benchmarks (mock APNs launcher, keys, raw HTTP client, store
+        // scenarios that two backends' own tests share).
+        .target(
+            name: "TestSupport",
+            dependencies: ["JWTSigner", "JSON", "Logging", "Locking", "Clocks", "SQL", "PushStore"]),
 
         // MARK: Benchmarks: executables that print their numbers and method (see bench/ and docs/BENCHMARKS.md).
         // What every benchmark measures and prints alike: process CPU time, the load average, the fan-out tally.

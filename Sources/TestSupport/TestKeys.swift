@@ -54,6 +54,22 @@ package enum TestKeys {
         return (path, try String(contentsOfFile: path, encoding: .utf8))
     }
 
+    /// What `openssl dgst -sha256 -verify` prints ("Verified OK\n") when it accepts `signature` (DER for EC keys)
+    /// over `message` under the pair's public key; both are written into the pair's directory first. Throws
+    /// `TestKeyError` when it refuses them.
+    package static func openSSLVerify(_ signature: [UInt8], over message: [UInt8], with pair: TestKeyPair) throws
+        -> String
+    {
+        let messagePath = pair.directory + "/message.bin"
+        let signaturePath = pair.directory + "/signature.bin"
+        try Data(message).write(to: URL(fileURLWithPath: messagePath))
+        try Data(signature).write(to: URL(fileURLWithPath: signaturePath))
+        let output = try runOpenSSL([
+            "dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath,
+        ])
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// A fresh empty directory under the system temporary directory.
     package static func makeTemporaryDirectory() throws -> String {
         let path = FileManager.default.temporaryDirectory

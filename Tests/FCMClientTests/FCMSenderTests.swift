@@ -45,6 +45,19 @@ final class FCMSenderTests: XCTestCase {
                 requestTimeout: 10, connectTimeout: 5, retryPolicy: retry))
     }
 
+    /// One connection of 10 streams to the stand-in with the configuration's timeouts, for the access-token tests:
+    /// `account` (the stand-in's own when nil) and the given retry and token policies.
+    private func oneConnectionSender(
+        account: ServiceAccount? = nil, retry: FCMRetryPolicy = FCMRetryPolicy(),
+        tokenPolicy: AccessTokenPolicy = AccessTokenPolicy()
+    ) throws -> FCMSender {
+        try FCMSender(
+            account: account ?? self.account(),
+            configuration: FCMSenderConfiguration(
+                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
+                retryPolicy: retry, tokenPolicy: tokenPolicy))
+    }
+
     private func template() throws -> FCMMessageTemplate {
         try FCMMessageTemplate(
             section: JSONValue.parse(Array(#"{"notification":{"title":"Hi","body":"there"},"data":{"k":"v"}}"#.utf8))!,
@@ -169,10 +182,7 @@ final class FCMSenderTests: XCTestCase {
         let stranger = try ServiceAccountFixture()  // a key the stand-in does not know
         defer { stranger.remove() }
         let account = try ServiceAccount(json: stranger.json(["token_uri": .string(mock.tokenURI)]))
-        let sender = try FCMSender(
-            account: account,
-            configuration: FCMSenderConfiguration(
-                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10))
+        let sender = try oneConnectionSender(account: account)
         let result = await sender.send(FCMRequest(token: "device", message: try template()))
         guard case .failure(.accessToken(.rejected(status: 400, error: "invalid_grant", _))) = result else {
             return XCTFail("\(result)")
@@ -186,11 +196,8 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenRefusalSwitchedOnFailsEverySendWithoutRetryingTheEndpointThenClearsOnceFixed() async throws {
-        let sender = try FCMSender(
-            account: account(),
-            configuration: FCMSenderConfiguration(
-                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1)))
+        let sender = try oneConnectionSender(
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.1, configurationBackoff: 1))
         try mock.configure(["token_refusal": .string("invalid_grant")])
         let message = try template()
         for token in ["a", "b", "c"] {
@@ -218,13 +225,9 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenEndpointUnavailableIsRetriedAndTheMessageStillSent() async throws {
-        let sender = try FCMSender(
-            account: account(),
-            configuration: FCMSenderConfiguration(
-                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-                retryPolicy: FCMRetryPolicy(
-                    maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
-                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2)))
+        let sender = try oneConnectionSender(
+            retry: FCMRetryPolicy(maxAttempts: 4, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.05, maxBackoff: 0.2))
         try mock.configure(["token_unavailable": .int(2)])
         let result = await sender.send(FCMRequest(token: "patient", message: try template()))
         guard case .response(.sent, attempts: 1) = result else { return XCTFail("\(result)") }
@@ -237,13 +240,9 @@ final class FCMSenderTests: XCTestCase {
     }
 
     func testTokenEndpointUnavailableThroughEveryRetryFailsTheMessage() async throws {
-        let sender = try FCMSender(
-            account: account(),
-            configuration: FCMSenderConfiguration(
-                baseURL: mock.baseURL, caFile: mock.caFile, connections: 1, streamsPerConnection: 10,
-                retryPolicy: FCMRetryPolicy(
-                    maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
-                tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02)))
+        let sender = try oneConnectionSender(
+            retry: FCMRetryPolicy(maxAttempts: 3, initialDelay: 0.05, maxDelay: 1, quotaDelay: 0, maxTotalDelay: 30),
+            tokenPolicy: AccessTokenPolicy(initialBackoff: 0.01, maxBackoff: 0.02))
         try mock.configure(["token_unavailable": .int(100)])
         let result = await sender.send(FCMRequest(token: "unlucky", message: try template()))
         guard case .failure(.accessToken(.unavailable(status: 503))) = result else { return XCTFail("\(result)") }

@@ -63,16 +63,10 @@ final class ES256SignatureTests: XCTestCase {
         defer { TestKeys.remove(pair) }
         let key = try ES256PrivateKey(contentsOfFile: pair.privateKeyPath)
         let message = Array("provider token signing input".utf8)
-        let messagePath = pair.directory + "/message.bin"
-        let signaturePath = pair.directory + "/signature.der"
-        try Data(message).write(to: URL(fileURLWithPath: messagePath))
-        try Data(try key.signDER(message)).write(to: URL(fileURLWithPath: signaturePath))
-        let command = ["dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath]
-        let output = try TestKeys.runOpenSSL(command)
-        XCTAssertEqual(String(decoding: output, as: UTF8.self), "Verified OK\n")
+        let signature = try key.signDER(message)
+        XCTAssertEqual(try TestKeys.openSSLVerify(signature, over: message, with: pair), "Verified OK\n")
         // The same command must fail for another message, or the check above proves nothing.
-        try Data(message + [0]).write(to: URL(fileURLWithPath: messagePath))
-        XCTAssertThrowsError(try TestKeys.runOpenSSL(command))
+        XCTAssertThrowsError(try TestKeys.openSSLVerify(signature, over: message + [0], with: pair))
     }
 
     func testPythonCryptographyVerifies2000OfOurSignatures() throws {

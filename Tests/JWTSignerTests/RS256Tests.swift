@@ -34,14 +34,9 @@ final class RS256Tests: XCTestCase {
         defer { TestKeys.remove(pair) }
         let key = try RS256PrivateKey(contentsOfFile: pair.privateKeyPath)
         let message = Array("service account assertion".utf8)
-        let messagePath = pair.directory + "/message.bin"
-        let signaturePath = pair.directory + "/signature.bin"
-        try Data(message).write(to: URL(fileURLWithPath: messagePath))
-        try Data(try key.sign(message)).write(to: URL(fileURLWithPath: signaturePath))
-        let command = ["dgst", "-sha256", "-verify", pair.publicKeyPath, "-signature", signaturePath, messagePath]
-        XCTAssertEqual(String(decoding: try TestKeys.runOpenSSL(command), as: UTF8.self), "Verified OK\n")
-        try Data(message + [0]).write(to: URL(fileURLWithPath: messagePath))
-        XCTAssertThrowsError(try TestKeys.runOpenSSL(command))
+        let signature = try key.sign(message)
+        XCTAssertEqual(try TestKeys.openSSLVerify(signature, over: message, with: pair), "Verified OK\n")
+        XCTAssertThrowsError(try TestKeys.openSSLVerify(signature, over: message + [0], with: pair))
     }
 
     func testPythonCryptographyVerifiesOurJWSAndItsSignaturesVerifyHere() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import PostgreSQLStore
@@ -156,26 +157,15 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     /// an unknown kind is still refused.
     func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
         let old = try await openBefore(PostgreSQLSchema.channelPublishes)
-        func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
-            PublishJob(
-                instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
-                payload: Data([0]), createdAt: now)
-        }
-        _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
-        _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
-        do {
-            _ = try await old.enqueuePublish(job("pubid-channels-refused", .channels))
-            XCTFail("the step before refuses a channels job")
-        } catch {}
+        let jobs = ChannelKindJobs(instanceID: instance, createdAt: now)
+        let refused = try await jobs.queueBeforeTheStep(on: old)
+        XCTAssertTrue(refused, "the step before refuses a channels job")
         try await old.close()
         let store = try await PostgreSQLPushStore.open(oneConnection)
-        let broadcast = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-before")
-        XCTAssertEqual(broadcast?.kind, .channels)
-        let interests = try await store.publishStatus(instanceID: instance, publishID: "pubid-interests-before")
-        XCTAssertEqual(interests?.kind, .interests)
-        _ = try await store.enqueuePublish(job("pubid-channels-after", .channels))
-        let added = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-after")
-        XCTAssertEqual(added?.kind, .channels)
+        let kinds = try await jobs.kindsAfterTheStep(on: store)
+        XCTAssertEqual(kinds.broadcastBefore, .channels)
+        XCTAssertEqual(kinds.interestsBefore, .interests)
+        XCTAssertEqual(kinds.channelsAfter, .channels)
         try await store.close()
         XCTAssertThrowsError(
             try cluster.sql(
@@ -189,25 +179,15 @@ final class PostgreSQLMigrationTests: PostgreSQLTestCase {
     /// instance without runs first, then the busy instance's oldest.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
         let old = try await openBefore(PostgreSQLSchema.openJobsByInstance)
-        for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
-            _ = try await old.enqueuePublish(
-                PublishJob(
-                    instanceID: instanceID, publishID: publishID, kind: .interests, targets: ["news"],
-                    payload: Data([0]), createdAt: now))
-        }
+        try await RankedClaimJobs.enqueue(on: old, createdAt: now)
         try await old.close()
         XCTAssertEqual(
             try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "0")
         let store = try await PostgreSQLPushStore.open(oneConnection)
         XCTAssertEqual(
             try scalar("SELECT count(*) FROM pg_indexes WHERE indexname = 'publish_jobs_open_by_instance'"), "1")
-        let preference = ClaimPreference(runsByInstance: ["busy": 1])
-        let first = try await store.claimJob(
-            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
-        XCTAssertEqual(first?.job.publishID, "p3")
-        let second = try await store.claimJob(
-            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
-        XCTAssertEqual(second?.job.publishID, "p1")
+        let claimed = try await RankedClaimJobs.claimTwice(from: store, now: now)
+        XCTAssertEqual(claimed, ["p3", "p1"])
         try await store.close()
     }
 

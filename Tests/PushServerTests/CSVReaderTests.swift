@@ -8,16 +8,20 @@ final class CSVReaderTests: XCTestCase {
     private func records(_ text: String, chunkSize: Int = 1 << 16, maxRecordBytes: Int = 1 << 20) throws -> [CSVReader
         .Record]
     {
-        var bytes = ArraySlice(Array(text.utf8))
-        var reader = CSVReader(maxRecordBytes: maxRecordBytes) {
-            guard !bytes.isEmpty else { return nil }
-            let chunk = Array(bytes.prefix(chunkSize))
-            bytes = bytes.dropFirst(chunkSize)
-            return chunk
-        }
+        var reader = CSVReader(maxRecordBytes: maxRecordBytes, nextChunk: chunks(of: text, size: chunkSize))
         var all: [CSVReader.Record] = []
         while let record = try reader.next() { all.append(record) }
         return all
+    }
+
+    /// `record` is a bad one whose reason says `reason`.
+    private func assertRefused(
+        _ record: CSVReader.Record, saying reason: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        guard case .failure(let problem) = record.fields else {
+            return XCTFail("accepted \(record)", file: file, line: line)
+        }
+        XCTAssertTrue(problem.reason.contains(reason), problem.reason, file: file, line: line)
     }
 
     private func fields(_ records: [CSVReader.Record]) -> [[String]?] {
@@ -48,15 +52,13 @@ final class CSVReaderTests: XCTestCase {
         let all = try records("a,b\r\nx\"y,z\r\nc,d\r\n")
         XCTAssertEqual(all.count, 3)
         XCTAssertEqual(all[1].line, 2)
-        guard case .failure(let problem) = all[1].fields else { return XCTFail("accepted \(all[1])") }
-        XCTAssertTrue(problem.reason.contains("field 1: a quote inside an unquoted field"), problem.reason)
+        assertRefused(all[1], saying: "field 1: a quote inside an unquoted field")
         XCTAssertEqual(try all[2].fields.get(), ["c", "d"])
     }
 
     func testTextAfterAClosingQuoteMakesTheRecordBad() throws {
         let all = try records("\"a\"b,c\r\nd,e\r\n")
-        guard case .failure(let problem) = all[0].fields else { return XCTFail("accepted \(all[0])") }
-        XCTAssertTrue(problem.reason.contains("only a comma or a line end may follow a closing quote"), problem.reason)
+        assertRefused(all[0], saying: "only a comma or a line end may follow a closing quote")
         XCTAssertEqual(try all[1].fields.get(), ["d", "e"])
     }
 
@@ -64,8 +66,7 @@ final class CSVReaderTests: XCTestCase {
         let all = try records("a,b\r\n\"never closed,\r\nx\r\n")
         XCTAssertEqual(all.count, 2)
         XCTAssertEqual(all[1].line, 2)
-        guard case .failure(let problem) = all[1].fields else { return XCTFail("accepted \(all[1])") }
-        XCTAssertTrue(problem.reason.contains("not closed before the end of the file"), problem.reason)
+        assertRefused(all[1], saying: "not closed before the end of the file")
     }
 
     func testABareCarriageReturnOutsideQuotesIsRefused() throws {
@@ -75,8 +76,7 @@ final class CSVReaderTests: XCTestCase {
 
     func testARecordLongerThanTheLimitIsRefusedAndTheNextRead() throws {
         let all = try records(String(repeating: "x", count: 100) + "\r\nshort\r\n", maxRecordBytes: 50)
-        guard case .failure(let problem) = all[0].fields else { return XCTFail("accepted \(all[0])") }
-        XCTAssertTrue(problem.reason.contains("longer than 50 bytes"), problem.reason)
+        assertRefused(all[0], saying: "longer than 50 bytes")
         XCTAssertEqual(try all[1].fields.get(), ["short"])
     }
 }

@@ -7,13 +7,7 @@ final class JSONRowScannerTests: XCTestCase {
     private func rows(_ text: String, chunkSize: Int = 1 << 16, maxRowBytes: Int = 1 << 20) throws -> [(
         line: Int, text: String, tooLong: Bool
     )] {
-        var bytes = ArraySlice(Array(text.utf8))
-        var scanner = JSONRowScanner(maxRowBytes: maxRowBytes) {
-            guard !bytes.isEmpty else { return nil }
-            let chunk = Array(bytes.prefix(chunkSize))
-            bytes = bytes.dropFirst(chunkSize)
-            return chunk
-        }
+        var scanner = JSONRowScanner(maxRowBytes: maxRowBytes, nextChunk: chunks(of: text, size: chunkSize))
         var all: [(Int, String, Bool)] = []
         while let (line, row, tooLong) = try scanner.next() {
             all.append((line, String(decoding: row, as: UTF8.self), tooLong))

@@ -1,5 +1,6 @@
 import Foundation
 import PushStore
+import TestSupport
 import XCTest
 
 @testable import SQLiteStore
@@ -67,22 +68,11 @@ final class MigrationTests: StoreTestCase {
     /// Step 19 indexes the open jobs by instance for the ranked claim: jobs queued before it are found by it.
     func testOpenJobsByInstanceMigrationIndexesTheJobsQueuedBefore() async throws {
         let old = try await openBefore(Schema.openJobsByInstance)
-        for (publishID, instanceID) in [("p1", "busy"), ("p2", "busy"), ("p3", "idle")] {
-            _ = try await old.enqueuePublish(
-                PublishJob(
-                    instanceID: instanceID, publishID: publishID, kind: .interests, targets: ["news"],
-                    payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000)))
-        }
+        try await RankedClaimJobs.enqueue(on: old, createdAt: Date(millisecondsSince1970: 1_000))
         try await old.close()
         let store = try await openStore()
-        let now = Date(millisecondsSince1970: 2_000)
-        let preference = ClaimPreference(runsByInstance: ["busy": 1])
-        let first = try await store.claimJob(
-            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
-        XCTAssertEqual(first?.job.publishID, "p3")
-        let second = try await store.claimJob(
-            workerID: "w", leaseDuration: .seconds(30), now: now, preference: preference)
-        XCTAssertEqual(second?.job.publishID, "p1")
+        let claimed = try await RankedClaimJobs.claimTwice(from: store, now: Date(millisecondsSince1970: 2_000))
+        XCTAssertEqual(claimed, ["p3", "p1"])
         try await store.close()
     }
 
@@ -91,26 +81,15 @@ final class MigrationTests: StoreTestCase {
     /// `channels` job and the step takes one; an unknown kind is still refused.
     func testChannelPublishesMigrationRelabelsStoredBroadcasts() async throws {
         let old = try await openBefore(Schema.channelPublishes)
-        func job(_ publishID: String, _ kind: PublishKind) -> PublishJob {
-            PublishJob(
-                instanceID: instance, publishID: publishID, kind: kind, targets: kind == .interests ? ["news"] : [],
-                payload: Data([0]), createdAt: Date(millisecondsSince1970: 1_000))
-        }
-        _ = try await old.enqueuePublish(job("pubid-channels-before", .interests))
-        _ = try await old.enqueuePublish(job("pubid-interests-before", .interests))
-        do {
-            _ = try await old.enqueuePublish(job("pubid-channels-refused", .channels))
-            XCTFail("the step before refuses a channels job")
-        } catch {}
+        let jobs = ChannelKindJobs(instanceID: instance, createdAt: Date(millisecondsSince1970: 1_000))
+        let refused = try await jobs.queueBeforeTheStep(on: old)
+        XCTAssertTrue(refused, "the step before refuses a channels job")
         try await old.close()
         let store = try await openStore()
-        let broadcast = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-before")
-        XCTAssertEqual(broadcast?.kind, .channels)
-        let interests = try await store.publishStatus(instanceID: instance, publishID: "pubid-interests-before")
-        XCTAssertEqual(interests?.kind, .interests)
-        _ = try await store.enqueuePublish(job("pubid-channels-after", .channels))
-        let added = try await store.publishStatus(instanceID: instance, publishID: "pubid-channels-after")
-        XCTAssertEqual(added?.kind, .channels)
+        let kinds = try await jobs.kindsAfterTheStep(on: store)
+        XCTAssertEqual(kinds.broadcastBefore, .channels)
+        XCTAssertEqual(kinds.interestsBefore, .interests)
+        XCTAssertEqual(kinds.channelsAfter, .channels)
         try await store.close()
         let connection = try SQLiteConnection(path: databasePath)
         defer { try? connection.close() }

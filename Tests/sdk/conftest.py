@@ -10,6 +10,7 @@ from harness import (  # noqa: F401  (re-exported: the test modules import these
     INSTANCE_ID, KEY_ID, MOCK, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECRET, ROOT, SECRET, TEAM_ID, TOPIC,
     Environment, Mock, Server, free_port, write_apns_key, write_self_signed, write_vapid_key,
 )
+from receiver import Receiver
 
 def pytest_addoption(parser):
     parser.addoption("--store", choices=("sqlite", "postgresql"), default=None,
@@ -54,6 +55,14 @@ def environment(tmp_path_factory):
     env = Environment(tmp_path_factory.mktemp("e2e"))
     yield env
     env.close()
+
+
+@pytest.fixture(scope="module")
+def hook():
+    """A local webhook receiver (receiver.py) for the module's servers to post to; closed at module end."""
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
 
 
 @pytest.fixture(scope="module")

@@ -15,18 +15,10 @@ import requests
 
 from beams import random_token, unique, wait_for
 from harness import INSTANCE_ID
-from receiver import Receiver
 from test_publish_platforms import Platforms, fcm_token, publish_body
 
 SECRET = "whsec_" + base64.b64encode(b"invalidation-test-key-0123456789").decode()
 FEED = f"/customer_api/v1/instances/{INSTANCE_ID}/devices/invalidations"
-
-
-@pytest.fixture(scope="module")
-def hook():
-    receiver = Receiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,6 @@ from harness import INSTANCE_ID, NO_CREDENTIALS_INSTANCE_ID, NO_CREDENTIALS_SECR
 from platform_mocks import FCM_PROJECT
 from test_publish_platforms import Platforms, fcm_token, publish_body
 
-DEVICES = "/device_api/v1/instances/{}/devices"
-
-
 def instance_ready(server, instance_id=INSTANCE_ID):
     """The instance's entry in the detailed `/ready` (the tests connect from loopback, which sees details)."""
     r = requests.get(server.url("/ready"), timeout=5)
@@ -201,25 +198,15 @@ def test_project_id_override_is_the_project_in_the_send_path(tmp_path_factory):
 
 def test_platform_without_credentials_is_reported_only_for_publishes_with_its_devices(env):
     client = Beams(env.server, instance_id=NO_CREDENTIALS_INSTANCE_ID, secret=NO_CREDENTIALS_SECRET)
-    devices = DEVICES.format(NO_CREDENTIALS_INSTANCE_ID)
     interest = unique("unconfigured")
-    r = client.session.post(env.server.url(f"{devices}/apns"), json={
-        "token": random_token(), "bundleIdentifier": "com.example.sdktest", "metadata": {}}, timeout=10)
-    assert r.status_code == 200, r.text
-    r = client.session.put(env.server.url(f"{devices}/apns/{r.json()['id']}/interests"),
-                           json={"interests": [interest]}, timeout=10)
-    assert r.status_code == 200, r.text
+    env.register("apns", random_token(), [interest], client=client)
 
     ios_only = client.wait_finished(client.publish("interests", publish_body(interest)))
     assert ios_only["apns"]["failedByReason"] == {"NoAPNsCredentials": 1}, ios_only
     for platform in ("fcm", "web"):
         assert ios_only[platform] == {"accepted": 0, "failed": 0, "failedByReason": {}, "devicesRemoved": 0}, ios_only
 
-    r = client.session.post(env.server.url(f"{devices}/fcm"), json={"token": fcm_token(), "metadata": {}}, timeout=10)
-    assert r.status_code == 200, r.text
-    r = client.session.put(env.server.url(f"{devices}/fcm/{r.json()['id']}/interests"),
-                           json={"interests": [interest]}, timeout=10)
-    assert r.status_code == 200, r.text
+    env.register("fcm", fcm_token(), [interest], client=client)
     mixed = client.wait_finished(client.publish("interests", publish_body(interest)))
     assert mixed["fcm"]["failedByReason"] == {"NoFCMCredentials": 1}, mixed
     assert mixed["web"]["failedByReason"] == {}, mixed

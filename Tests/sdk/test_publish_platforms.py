@@ -14,8 +14,6 @@ from beams import Beams, alert, random_token, unique, wait_for
 from harness import INSTANCE_ID, LOAD_TEST_LIMITS, Mock, Server, write_apns_key, write_vapid_key
 from platform_mocks import FCM_PROJECT, MockFCM, MockPushService
 
-DEVICES = f"/device_api/v1/instances/{INSTANCE_ID}/devices"
-
 
 def fcm_token(marker=""):
     """A registration token's shape; the FCM stand-in answers per marker prefix (`unregistered-` → UNREGISTERED)."""
@@ -36,16 +34,19 @@ class Platforms:
             **(instance_overrides or {})})
         self.client = Beams(self.server)
 
-    def register(self, platform, token, interests):
-        session = self.client.session
+    def register(self, platform, token, interests, client=None):
+        """Registers a device of `platform` subscribed to `interests` in the instance of `client` (a `Beams`; the
+        default instance's when None), as its SDK does; returns its id."""
+        client = client or self.client
+        devices = f"/device_api/v1/instances/{client.instance_id}/devices"
         body = {"token": token, "metadata": {}}
         if platform == "apns":
             body["bundleIdentifier"] = "com.example.sdktest"
-        r = session.post(self.server.url(f"{DEVICES}/{platform}"), json=body, timeout=10)
+        r = client.session.post(self.server.url(f"{devices}/{platform}"), json=body, timeout=10)
         assert r.status_code == 200, r.text
         device_id = r.json()["id"]
-        r = session.put(self.server.url(f"{DEVICES}/{platform}/{device_id}/interests"),
-                        json={"interests": list(interests)}, timeout=10)
+        r = client.session.put(self.server.url(f"{devices}/{platform}/{device_id}/interests"),
+                               json={"interests": list(interests)}, timeout=10)
         assert r.status_code == 200, r.text
         return device_id
 

@@ -9,18 +9,10 @@ import pytest
 
 from beams import Beams, alert, random_token, unique, wait_for
 from beams_client import HTTP, IOS_HEADERS, assert_empty_ok, assert_error
-from receiver import Receiver
 
 WEBHOOK_SECRET = "whsec-forgery"
 USER_EVENTS = ("v1.UserNotificationAcknowledgement", "v1.UserNotificationOpen")
 UNKNOWN_INSTANCE = "0b5c7e1a-93d4-4f2e-b8a6-1d2c3e4f5a6b"
-
-
-@pytest.fixture(scope="module")
-def hook():
-    receiver = Receiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture(scope="module")

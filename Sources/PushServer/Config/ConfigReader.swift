@@ -78,5 +78,18 @@ struct ConfigReader {
         return int
     }
 
+    // A field whose default stands until the file gives a valid value: each reads as above and sets `field` only
+    // when the value is there and valid (an invalid one is recorded and leaves the default).
+
+    mutating func bool(_ object: [String: JSONValue], _ key: String, _ path: String, into field: inout Bool) {
+        if let value = bool(object, key, path) { field = value }
+    }
+
+    mutating func int(
+        _ object: [String: JSONValue], _ key: String, _ path: String, in range: ClosedRange<Int>, into field: inout Int
+    ) {
+        if let value = int(object, key, path, in: range) { field = value }
+    }
+
     func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 }

@@ -38,8 +38,8 @@ extension ServerConfig {
         let caFile = readCAFile(object, p, &reader, environment: environment)
         guard let id, UUID(uuidString: id) != nil, let secret, let baseURL else { return nil }
         var config = BeamsBridgeConfig(instanceID: id, secretKey: secret, baseURL: baseURL, caFile: caFile)
-        if let enabled = reader.bool(object, "enabled", p) { config.enabled = enabled }
-        if let retire = reader.bool(object, "retireDevices", p) { config.retireDevices = retire }
+        reader.bool(object, "enabled", p, into: &config.enabled)
+        reader.bool(object, "retireDevices", p, into: &config.retireDevices)
         return config
     }
 }

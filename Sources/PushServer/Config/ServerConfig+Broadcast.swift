@@ -25,11 +25,9 @@ extension ServerConfig {
             }
             if key == "managementUrl" { broadcast.managementURL = url } else { broadcast.sendURL = url }
         }
-        if let maximum = reader.int(
-            object, "maxChannelsPerPublish", p, in: 1...APNsBroadcastConfig.maxChannelsPerPublishLimit)
-        {
-            broadcast.maxChannelsPerPublish = maximum
-        }
+        reader.int(
+            object, "maxChannelsPerPublish", p, in: 1...APNsBroadcastConfig.maxChannelsPerPublishLimit,
+            into: &broadcast.maxChannelsPerPublish)
         return broadcast
     }
 }

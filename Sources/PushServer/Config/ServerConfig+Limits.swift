@@ -21,62 +21,45 @@ extension ServerConfig {
                 "maxBodyBytesInFlight", "idleTimeoutUnderPressureSeconds", "maxSubscriptionsPerInstance",
                 "maxInterestsPerInstance",
             ])
-        if let v = reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576) { out.maxRequestLineBytes = v }
-        if let v = reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576) { out.maxHeaderBytes = v }
-        if let v = reader.int(limits, "maxBodyBytes", p, in: 1024...(64 << 20)) { out.maxBodyBytes = v }
-        if let v = reader.int(limits, "maxConnections", p, in: 1...1_000_000) { out.maxConnections = v }
-        if let v = reader.int(limits, "maxConnectionsPerAddress", p, in: 0...1_000_000) {
-            out.maxConnectionsPerAddress = v
-        }
-        if let v = reader.int(limits, "maxBodyBytesInFlight", p, in: (1 << 20)...(16 << 30)) {
-            out.maxBodyBytesInFlight = v
-        }
-        if let v = reader.int(limits, "idleTimeoutUnderPressureSeconds", p, in: 1...86400) {
-            out.idleTimeoutUnderPressureSeconds = v
-        }
-        if let v = reader.int(limits, "headerTimeoutSeconds", p, in: 1...3600) { out.headerTimeoutSeconds = v }
-        if let v = reader.int(limits, "bodyTimeoutSeconds", p, in: 1...3600) { out.bodyTimeoutSeconds = v }
-        if let v = reader.int(limits, "idleTimeoutSeconds", p, in: 1...86400) { out.idleTimeoutSeconds = v }
-        if let v = reader.int(limits, "writeTimeoutSeconds", p, in: 1...3600) { out.writeTimeoutSeconds = v }
+        reader.int(limits, "maxRequestLineBytes", p, in: 256...1_048_576, into: &out.maxRequestLineBytes)
+        reader.int(limits, "maxHeaderBytes", p, in: 1024...1_048_576, into: &out.maxHeaderBytes)
+        reader.int(limits, "maxBodyBytes", p, in: 1024...(64 << 20), into: &out.maxBodyBytes)
+        reader.int(limits, "maxConnections", p, in: 1...1_000_000, into: &out.maxConnections)
+        reader.int(limits, "maxConnectionsPerAddress", p, in: 0...1_000_000, into: &out.maxConnectionsPerAddress)
+        reader.int(limits, "maxBodyBytesInFlight", p, in: (1 << 20)...(16 << 30), into: &out.maxBodyBytesInFlight)
+        reader.int(
+            limits, "idleTimeoutUnderPressureSeconds", p, in: 1...86400, into: &out.idleTimeoutUnderPressureSeconds)
+        reader.int(limits, "headerTimeoutSeconds", p, in: 1...3600, into: &out.headerTimeoutSeconds)
+        reader.int(limits, "bodyTimeoutSeconds", p, in: 1...3600, into: &out.bodyTimeoutSeconds)
+        reader.int(limits, "idleTimeoutSeconds", p, in: 1...86400, into: &out.idleTimeoutSeconds)
+        reader.int(limits, "writeTimeoutSeconds", p, in: 1...3600, into: &out.writeTimeoutSeconds)
         if out.maxBodyBytesInFlight < out.maxBodyBytes {
             reader.error(
                 "\(p).maxBodyBytesInFlight",
                 "must be at least maxBodyBytes (\(out.maxBodyBytes)), or no request of that size could pass")
         }
-        if let v = reader.int(limits, "requestsPerSecondPerInstance", p, in: 1...1_000_000) {
-            out.requestsPerSecondPerInstance = v
-        }
-        if let v = reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000) { out.maxDevicesPerUser = v }
-        if let v = reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000) { out.ipRequestsPerSecond = v }
-        if let v = reader.int(limits, "ipBurst", p, in: 1...10_000_000) { out.ipBurst = v }
-        if let v = reader.int(limits, "ipInterestsPerSecond", p, in: 0...1_000_000) { out.ipInterestsPerSecond = v }
-        if let v = reader.int(limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000) {
-            out.deviceRequestsPerSecondPerInstance = v
-        }
-        if let v = reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000) {
-            out.reportsPerSecondPerInstance = v
-        }
-        if let v = reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000) {
-            out.maxDevicesPerInstance = v
-        }
-        if let v = reader.int(limits, "maxSubscriptionsPerInstance", p, in: 1...1_000_000_000) {
-            out.maxSubscriptionsPerInstance = v
-        }
-        if let v = reader.int(limits, "maxInterestsPerInstance", p, in: 1...1_000_000_000) {
-            out.maxInterestsPerInstance = v
-        }
-        if let v = reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000) { out.maxTrackedClients = v }
-        if let v = reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000) { out.authFailuresPerIP = v }
-        if let v = reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400) {
-            out.authFailureWindowSeconds = v
-        }
-        if let v = reader.int(limits, "authLockoutSeconds", p, in: 1...86_400) { out.authLockoutSeconds = v }
-        if let v = reader.int(limits, "maxLiveActivityStartTokensPerDevice", p, in: 1...1000) {
-            out.maxLiveActivityStartTokensPerDevice = v
-        }
-        if let v = reader.int(limits, "maxLiveActivitiesPerDevice", p, in: 1...1000) {
-            out.maxLiveActivitiesPerDevice = v
-        }
+        reader.int(
+            limits, "requestsPerSecondPerInstance", p, in: 1...1_000_000, into: &out.requestsPerSecondPerInstance)
+        reader.int(limits, "maxDevicesPerUser", p, in: 1...100_000, into: &out.maxDevicesPerUser)
+        reader.int(limits, "ipRequestsPerSecond", p, in: 0...1_000_000, into: &out.ipRequestsPerSecond)
+        reader.int(limits, "ipBurst", p, in: 1...10_000_000, into: &out.ipBurst)
+        reader.int(limits, "ipInterestsPerSecond", p, in: 0...1_000_000, into: &out.ipInterestsPerSecond)
+        reader.int(
+            limits, "deviceRequestsPerSecondPerInstance", p, in: 0...1_000_000,
+            into: &out.deviceRequestsPerSecondPerInstance)
+        reader.int(limits, "reportsPerSecondPerInstance", p, in: 0...1_000_000, into: &out.reportsPerSecondPerInstance)
+        reader.int(limits, "maxDevicesPerInstance", p, in: 1...1_000_000_000, into: &out.maxDevicesPerInstance)
+        reader.int(
+            limits, "maxSubscriptionsPerInstance", p, in: 1...1_000_000_000, into: &out.maxSubscriptionsPerInstance)
+        reader.int(limits, "maxInterestsPerInstance", p, in: 1...1_000_000_000, into: &out.maxInterestsPerInstance)
+        reader.int(limits, "maxTrackedClients", p, in: 1000...10_000_000, into: &out.maxTrackedClients)
+        reader.int(limits, "authFailuresPerIP", p, in: 0...1_000_000, into: &out.authFailuresPerIP)
+        reader.int(limits, "authFailureWindowSeconds", p, in: 1...86_400, into: &out.authFailureWindowSeconds)
+        reader.int(limits, "authLockoutSeconds", p, in: 1...86_400, into: &out.authLockoutSeconds)
+        reader.int(
+            limits, "maxLiveActivityStartTokensPerDevice", p, in: 1...1000,
+            into: &out.maxLiveActivityStartTokensPerDevice)
+        reader.int(limits, "maxLiveActivitiesPerDevice", p, in: 1...1000, into: &out.maxLiveActivitiesPerDevice)
         if let value = limits["trustedProxies"], !value.isNull {
             if let list = value.arrayValue {
                 var proxies: [String] = []
@@ -104,15 +87,13 @@ extension ServerConfig {
                 "maxResponseBytes", "concurrency", "maxConcurrentPerDestination",
                 "circuitBreakerTimeouts", "circuitBreakerSeconds",
             ])
-        if let v = reader.int(object, "concurrency", p, in: 1...1024) { out.concurrency = v }
-        if let v = reader.int(object, "maxConcurrentPerDestination", p, in: 1...1024) {
-            out.maxConcurrentPerDestination = v
-        }
-        if let v = reader.int(object, "circuitBreakerTimeouts", p, in: 1...100) { out.circuitBreakerTimeouts = v }
-        if let v = reader.int(object, "circuitBreakerSeconds", p, in: 1...3600) { out.circuitBreakerSeconds = v }
-        if let v = reader.int(object, "timeoutSeconds", p, in: 1...60) { out.timeoutSeconds = v }
-        if let v = reader.int(object, "connectTimeoutSeconds", p, in: 1...60) { out.connectTimeoutSeconds = v }
-        if let v = reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20)) { out.maxResponseBytes = v }
+        reader.int(object, "concurrency", p, in: 1...1024, into: &out.concurrency)
+        reader.int(object, "maxConcurrentPerDestination", p, in: 1...1024, into: &out.maxConcurrentPerDestination)
+        reader.int(object, "circuitBreakerTimeouts", p, in: 1...100, into: &out.circuitBreakerTimeouts)
+        reader.int(object, "circuitBreakerSeconds", p, in: 1...3600, into: &out.circuitBreakerSeconds)
+        reader.int(object, "timeoutSeconds", p, in: 1...60, into: &out.timeoutSeconds)
+        reader.int(object, "connectTimeoutSeconds", p, in: 1...60, into: &out.connectTimeoutSeconds)
+        reader.int(object, "maxResponseBytes", p, in: 1024...(16 << 20), into: &out.maxResponseBytes)
         if out.connectTimeoutSeconds > out.timeoutSeconds {
             reader.error("\(p).connectTimeoutSeconds", "must not exceed timeoutSeconds (\(out.timeoutSeconds))")
         }

@@ -56,8 +56,8 @@ extension ServerConfig {
             if let host = reader.string(listen, "host", "listen") {
                 if host.isEmpty { reader.error("listen.host", "must not be empty") } else { config.listen.host = host }
             }
-            if let port = reader.int(listen, "port", "listen", in: 0...65535) { config.listen.port = port }
-            if let loops = reader.int(listen, "eventLoops", "listen", in: 0...256) { config.listen.eventLoops = loops }
+            reader.int(listen, "port", "listen", in: 0...65535, into: &config.listen.port)
+            reader.int(listen, "eventLoops", "listen", in: 0...256, into: &config.listen.eventLoops)
             if let tls = reader.object(listen["tls"], "listen.tls") {
                 reader.checkKeys(tls, "listen.tls", allowed: ["certificatePath", "privateKeyPath"])
                 let cert = reader.string(tls, "certificatePath", "listen.tls").map(expand)
@@ -98,18 +98,15 @@ extension ServerConfig {
                     "invalidationsPerInstance", "auditRetentionDays",
                 ])
             readStorageBackend(storage, into: &config.storage, &reader, environment: environment)
-            if let days = reader.int(storage, "retentionDays", "storage", in: 0...36500) {
-                config.storage.retentionDays = days
-            }
-            if let days = reader.int(storage, "invalidationRetentionDays", "storage", in: 0...36500) {
-                config.storage.invalidationRetentionDays = days
-            }
-            if let days = reader.int(storage, "auditRetentionDays", "storage", in: 0...36500) {
-                config.storage.auditRetentionDays = days
-            }
-            if let cap = reader.int(storage, "invalidationsPerInstance", "storage", in: 1...10_000_000) {
-                config.storage.invalidationsPerInstance = cap
-            }
+            reader.int(storage, "retentionDays", "storage", in: 0...36500, into: &config.storage.retentionDays)
+            reader.int(
+                storage, "invalidationRetentionDays", "storage", in: 0...36500,
+                into: &config.storage.invalidationRetentionDays)
+            reader.int(
+                storage, "auditRetentionDays", "storage", in: 0...36500, into: &config.storage.auditRetentionDays)
+            reader.int(
+                storage, "invalidationsPerInstance", "storage", in: 1...10_000_000,
+                into: &config.storage.invalidationsPerInstance)
             if let days = reader.int(storage, "undeliveredDeviceDays", "storage", in: 0...36500) {
                 // On PostgreSQL a sharded publish records its successes as counters only (docs/OPERATIONS.md,
                 // "Results at scale"), so a device delivered to every day still shows no acceptance: the janitor
@@ -124,15 +121,13 @@ extension ServerConfig {
                     config.storage.undeliveredDeviceDays = days
                 }
             }
-            if let v = reader.int(storage, "sqliteCacheMiB", "storage", in: 1...4096) {
-                config.storage.sqliteCacheMiB = v
-            }
-            if let v = reader.int(storage, "outageLogIntervalSeconds", "storage", in: 1...86400) {
-                config.storage.outageLogIntervalSeconds = v
-            }
-            if let v = reader.int(storage, "outageRetryAfterSeconds", "storage", in: 1...3600) {
-                config.storage.outageRetryAfterSeconds = v
-            }
+            reader.int(storage, "sqliteCacheMiB", "storage", in: 1...4096, into: &config.storage.sqliteCacheMiB)
+            reader.int(
+                storage, "outageLogIntervalSeconds", "storage", in: 1...86400,
+                into: &config.storage.outageLogIntervalSeconds)
+            reader.int(
+                storage, "outageRetryAfterSeconds", "storage", in: 1...3600,
+                into: &config.storage.outageRetryAfterSeconds)
             if let path = reader.string(storage, "path", "storage").map(expand) {
                 if path.isEmpty {
                     reader.error("storage.path", "must not be empty")
@@ -160,14 +155,10 @@ extension ServerConfig {
                     "connectionsPerPool", "streamsPerConnection",
                     "requestTimeoutSeconds", "maxAttempts",
                 ])
-            if let v = reader.int(apns, "connectionsPerPool", "apns", in: 1...64) { config.apns.connectionsPerPool = v }
-            if let v = reader.int(apns, "streamsPerConnection", "apns", in: 1...2000) {
-                config.apns.streamsPerConnection = v
-            }
-            if let v = reader.int(apns, "requestTimeoutSeconds", "apns", in: 1...600) {
-                config.apns.requestTimeoutSeconds = v
-            }
-            if let v = reader.int(apns, "maxAttempts", "apns", in: 1...20) { config.apns.maxAttempts = v }
+            reader.int(apns, "connectionsPerPool", "apns", in: 1...64, into: &config.apns.connectionsPerPool)
+            reader.int(apns, "streamsPerConnection", "apns", in: 1...2000, into: &config.apns.streamsPerConnection)
+            reader.int(apns, "requestTimeoutSeconds", "apns", in: 1...600, into: &config.apns.requestTimeoutSeconds)
+            reader.int(apns, "maxAttempts", "apns", in: 1...20, into: &config.apns.maxAttempts)
         }
 
         if let webPush = reader.object(root["webPush"], "webPush") {
@@ -178,19 +169,15 @@ extension ServerConfig {
                     "maxInFlight", "maxInFlightPerService", "connectTimeoutSeconds",
                     "unreachableAfterFailures", "unreachableAfterSeconds",
                 ])
-            if let v = reader.int(webPush, "unreachableAfterFailures", p, in: 1...1000) {
-                config.webPush.unreachableAfterFailures = v
-            }
-            if let v = reader.int(webPush, "unreachableAfterSeconds", p, in: 0...(30 * 86_400)) {
-                config.webPush.unreachableAfterSeconds = v
-            }
-            if let v = reader.int(webPush, "maxInFlight", p, in: 1...100_000) { config.webPush.maxInFlight = v }
-            if let v = reader.int(webPush, "maxInFlightPerService", p, in: 1...100_000) {
-                config.webPush.maxInFlightPerService = v
-            }
-            if let v = reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60) {
-                config.webPush.connectTimeoutSeconds = v
-            }
+            reader.int(
+                webPush, "unreachableAfterFailures", p, in: 1...1000, into: &config.webPush.unreachableAfterFailures)
+            reader.int(
+                webPush, "unreachableAfterSeconds", p, in: 0...(30 * 86_400),
+                into: &config.webPush.unreachableAfterSeconds)
+            reader.int(webPush, "maxInFlight", p, in: 1...100_000, into: &config.webPush.maxInFlight)
+            reader.int(
+                webPush, "maxInFlightPerService", p, in: 1...100_000, into: &config.webPush.maxInFlightPerService)
+            reader.int(webPush, "connectTimeoutSeconds", p, in: 1...60, into: &config.webPush.connectTimeoutSeconds)
             if config.webPush.maxInFlightPerService > config.webPush.maxInFlight {
                 reader.error(
                     "\(p).maxInFlightPerService", "must not exceed maxInFlight (\(config.webPush.maxInFlight))")
@@ -204,20 +191,12 @@ extension ServerConfig {
                     "concurrentPublishes", "pageSize", "leaseSeconds", "maxScheduleDays",
                     "nodeId", "expressPublishSlots", "maxParkedPublishes",
                 ])
-            if let v = reader.int(engine, "maxScheduleDays", "engine", in: 1...366) {
-                config.engine.maxScheduleDays = v
-            }
-            if let v = reader.int(engine, "concurrentPublishes", "engine", in: 1...64) {
-                config.engine.concurrentPublishes = v
-            }
-            if let v = reader.int(engine, "pageSize", "engine", in: 10...100_000) { config.engine.pageSize = v }
-            if let v = reader.int(engine, "expressPublishSlots", "engine", in: 0...64) {
-                config.engine.expressPublishSlots = v
-            }
-            if let v = reader.int(engine, "maxParkedPublishes", "engine", in: 0...10_000) {
-                config.engine.maxParkedPublishes = v
-            }
-            if let v = reader.int(engine, "leaseSeconds", "engine", in: 5...3600) { config.engine.leaseSeconds = v }
+            reader.int(engine, "maxScheduleDays", "engine", in: 1...366, into: &config.engine.maxScheduleDays)
+            reader.int(engine, "concurrentPublishes", "engine", in: 1...64, into: &config.engine.concurrentPublishes)
+            reader.int(engine, "pageSize", "engine", in: 10...100_000, into: &config.engine.pageSize)
+            reader.int(engine, "expressPublishSlots", "engine", in: 0...64, into: &config.engine.expressPublishSlots)
+            reader.int(engine, "maxParkedPublishes", "engine", in: 0...10_000, into: &config.engine.maxParkedPublishes)
+            reader.int(engine, "leaseSeconds", "engine", in: 5...3600, into: &config.engine.leaseSeconds)
             if let v = reader.string(engine, "nodeId", "engine") {
                 let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
                 if (1...64).contains(v.count) && v.allSatisfy(allowed.contains) {
@@ -243,10 +222,9 @@ extension ServerConfig {
 
         if let console = reader.object(root["console"], "console") {
             reader.checkKeys(console, "console", allowed: ["enabled", "testPushesPerSecond"])
-            if let v = reader.bool(console, "enabled", "console") { config.console.enabled = v }
-            if let v = reader.int(console, "testPushesPerSecond", "console", in: 1...1000) {
-                config.console.testPushesPerSecond = v
-            }
+            reader.bool(console, "enabled", "console", into: &config.console.enabled)
+            reader.int(
+                console, "testPushesPerSecond", "console", in: 1...1000, into: &config.console.testPushesPerSecond)
         }
 
         if let log = reader.object(root["log"], "log") {

@@ -137,10 +137,8 @@ extension ServerConfig {
             }
             config.ports = ports
         }
-        if let maxHosts = reader.int(object, "maxHosts", p, in: 1...100_000) { config.maxHosts = maxHosts }
-        if let share = reader.int(object, "maxInFlightPerHost", p, in: 1...100_000) {
-            config.maxInFlightPerHost = share
-        }
+        reader.int(object, "maxHosts", p, in: 1...100_000, into: &config.maxHosts)
+        reader.int(object, "maxInFlightPerHost", p, in: 1...100_000, into: &config.maxInFlightPerHost)
         for (index, text) in strings(object["allowedDestinations"], "\(p).allowedDestinations", max: 100, &reader) {
             do {
                 let allowance = try DestinationPolicy.Allowance(parsing: text)

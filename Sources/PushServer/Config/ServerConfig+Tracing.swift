@@ -16,7 +16,7 @@ extension ServerConfig {
                 "requestTimeoutSeconds",
                 "caFile",
             ])
-        if let v = reader.bool(object, "enabled", p) { out.enabled = v }
+        reader.bool(object, "enabled", p, into: &out.enabled)
         if let v = reader.string(object, "endpoint", p) {
             do {
                 out.endpoint = try HTTPURL(v)
@@ -50,8 +50,8 @@ extension ServerConfig {
             }
         }
         var batch = out.batch
-        if let v = reader.int(object, "maxQueueSize", p, in: 1...1_000_000) { batch.maxQueueSize = v }
-        if let v = reader.int(object, "maxExportBatchSize", p, in: 1...1_000_000) { batch.maxExportBatchSize = v }
+        reader.int(object, "maxQueueSize", p, in: 1...1_000_000, into: &batch.maxQueueSize)
+        reader.int(object, "maxExportBatchSize", p, in: 1...1_000_000, into: &batch.maxExportBatchSize)
         if let v = reader.int(object, "scheduleDelayMillis", p, in: 1...3_600_000) {
             batch.scheduleDelay = .milliseconds(v)
         }
