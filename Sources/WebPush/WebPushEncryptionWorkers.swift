@@ -13,8 +13,8 @@ import Locking
 /// A message goes to the worker its subscription's endpoint hashes to, and each worker is FIFO: messages to one
 /// subscription are encrypted and handed to the transport in the order they were submitted, as before. A worker
 /// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message), and hands
-/// what it encrypted to the transport `handOffBatch` messages at a time: the curl loop then wakes and writes once
-/// per group instead of once per message (docs/BENCHMARKS.md, "Web Push: batched hand-off"). The queue
+/// what it encrypted to the transport `handOffBatch` messages at a time: the curl loop then starts them in fewer
+/// turns and wake-ups (docs/BENCHMARKS.md, "Web Push: the remaining cost per message"). The queue
 /// is bounded by the sender's window: a message takes its window slot before it is queued. The threads are named
 /// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; `shared`'s live as long as the
 /// process, other pools' (tests) end with `stop()` or when the last reference goes.
@@ -65,7 +65,7 @@ final class WebPushEncryptionWorkers: Sendable {
     /// How many encrypted messages a worker hands to the transport at a time (at most; fewer when that is all it
     /// has): the curl loop then starts them in fewer turns and wake-ups (each turn walks every attached transfer),
     /// and the first waits for at most 15 others' encryption (about 1.3 ms), holding its window slot meanwhile.
-    /// 16 against 1 and 64 by measurement (docs/BENCHMARKS.md, "Web Push: batched hand-off").
+    /// 16 against 1 and 64 by measurement (docs/BENCHMARKS.md, "Web Push: the remaining cost per message").
     static let handOffBatch = 16
 
     private let workers: [Worker]
