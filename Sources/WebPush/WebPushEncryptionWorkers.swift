@@ -12,7 +12,9 @@ import Locking
 ///
 /// A message goes to the worker its subscription's endpoint hashes to, and each worker is FIFO: messages to one
 /// subscription are encrypted and handed to the transport in the order they were submitted, as before. A worker
-/// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message). The queue
+/// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message), and hands
+/// what it encrypted to the transport `handOffBatch` messages at a time: the curl loop then starts them in fewer
+/// turns and wake-ups (docs/BENCHMARKS.md, "Web Push: the remaining cost per message"). The queue
 /// is bounded by the sender's window: a message takes its window slot before it is queued. The threads are named
 /// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; `shared`'s live as long as the
 /// process, other pools' (tests) end with `stop()` or when the last reference goes.
@@ -20,13 +22,15 @@ final class WebPushEncryptionWorkers: Sendable {
     /// One thread's queue; the thread holds this, not the pool, so the pool's `deinit` can stop it.
     private final class Worker: Sendable {
         struct Inbox {
-            var work: [@Sendable () -> Void] = []
+            var work: [Work] = []
             var stopped = false
         }
         let inbox = Locked(Inbox())
         let wake = DispatchSemaphore(value: 0)
 
         func run() {
+            var handOffs: [() -> Void] = []
+            handOffs.reserveCapacity(WebPushEncryptionWorkers.handOffBatch)
             while true {
                 wake.wait()
                 while true {
@@ -34,7 +38,12 @@ final class WebPushEncryptionWorkers: Sendable {
                         defer { inbox.work.removeAll(keepingCapacity: true) }
                         return (inbox.work, inbox.stopped)
                     }
-                    for work in batch { work() }
+                    for work in batch {
+                        if let handOff = work() { handOffs.append(handOff) }
+                        if handOffs.count == WebPushEncryptionWorkers.handOffBatch { Self.flush(&handOffs) }
+                    }
+                    // The rest of the batch goes at once: a short batch never waits for more work.
+                    Self.flush(&handOffs)
                     if batch.isEmpty {
                         if stopped { return }
                         break
@@ -42,7 +51,22 @@ final class WebPushEncryptionWorkers: Sendable {
                 }
             }
         }
+
+        private static func flush(_ handOffs: inout [() -> Void]) {
+            for handOff in handOffs { handOff() }
+            handOffs.removeAll(keepingCapacity: true)
+        }
     }
+
+    /// One queued piece of work: it runs on the worker and returns what to hand on afterwards (nil: nothing), which
+    /// the worker runs, in queue order, once up to `handOffBatch` pieces are done or its batch is.
+    typealias Work = @Sendable () -> (() -> Void)?
+
+    /// How many encrypted messages a worker hands to the transport at a time (at most; fewer when that is all it
+    /// has): the curl loop then starts them in fewer turns and wake-ups (each turn walks every attached transfer),
+    /// and the first waits for at most 15 others' encryption (about 1.3 ms), holding its window slot meanwhile.
+    /// 16 against 1 and 64 by measurement (docs/BENCHMARKS.md, "Web Push: the remaining cost per message").
+    static let handOffBatch = 16
 
     private let workers: [Worker]
 
@@ -93,6 +117,16 @@ final class WebPushEncryptionWorkers: Sendable {
     /// Runs `work` on worker `index` after the work queued there before it. After `stop()` it runs at once on the
     /// caller's thread, so no work is ever dropped.
     func run(on index: Int, _ work: @escaping @Sendable () -> Void) {
+        prepare(on: index) {
+            work()
+            return nil
+        }
+    }
+
+    /// Runs `work` on worker `index` after the work queued there before it, then the hand-off it returns, grouped
+    /// with the hand-offs of the pieces run just before and after it (`handOffBatch`); hand-offs keep queue order.
+    /// After `stop()` both run at once on the caller's thread, so no work is ever dropped.
+    func prepare(on index: Int, _ work: @escaping Work) {
         let worker = workers[index]
         let queued = worker.inbox.withLock { inbox -> Bool? in
             if inbox.stopped { return nil }
@@ -100,7 +134,7 @@ final class WebPushEncryptionWorkers: Sendable {
             return inbox.work.count == 1  // the worker drains everything per turn: only the first needs a wake-up
         }
         switch queued {
-        case nil: work()
+        case nil: work()?()
         case true?: worker.wake.signal()
         case false?: break
         }

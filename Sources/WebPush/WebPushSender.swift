@@ -151,8 +151,10 @@ package final class WebPushSender: Sendable {
         }
         // Cancelled while it waited for room in the window: never sent.
         if notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
-        guard let workers else { return encryptAndSend(job) }
-        workers.run(on: workers.worker(for: endpoint.text)) { [self] in encryptAndSend(job) }
+        guard let workers else { return encrypt(job) ? send(job) : () }
+        // The worker sends what it encrypted in groups (`WebPushEncryptionWorkers.handOffBatch`), so the curl loop
+        // takes several requests per turn.
+        workers.prepare(on: workers.worker(for: endpoint.text)) { [self] in encrypt(job) ? { self.send(job) } : nil }
     }
 
     /// A snapshot of the counters.
@@ -177,11 +179,15 @@ package final class WebPushSender: Sendable {
 
     // MARK: - Steps of one notification
 
-    /// Encrypts the admitted job's message and sends it, unless shutdown or its run's cancellation reported it
-    /// while it waited for the worker.
-    private func encryptAndSend(_ job: Job) {
-        guard ledger.isPending(job.id) else { return }
-        if job.notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
+    /// Encrypts the admitted job's message into `job.exchange`. - Returns: whether it is ready to send: false when
+    /// shutdown or its run's cancellation reported it while it waited for the worker, or the encryption failed
+    /// (then reported here).
+    private func encrypt(_ job: Job) -> Bool {
+        guard ledger.isPending(job.id) else { return false }
+        if job.notification.retries?.isCancelled == true {
+            finish(job, .failure(.cancelled(attempts: 0)))
+            return false
+        }
         let notification = job.notification
         // What `WebPushRequest` assembles, with the header lines shared between consecutive requests.
         let authorization: VAPIDAuthorization
@@ -194,12 +200,13 @@ package final class WebPushSender: Sendable {
             }
             encrypted = try WebPushEncryption.encrypt(notification.message.payload, for: notification.subscription.keys)
         } catch {
-            return finish(job, .failure(.encryption(error)))
+            finish(job, .failure(.encryption(error)))
+            return false
         }
         job.exchange = HTTPExchange(
             url: notification.subscription.endpoint, headers: headerLines(notification.message, authorization),
             body: encrypted.body)
-        send(job)
+        return true
     }
 
     /// The header lines for `message` sent with `authorization`: the last request's when they are made from the
