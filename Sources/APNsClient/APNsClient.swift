@@ -24,6 +24,9 @@ import Synchronization
 package final class APNsClient: Sendable {
     private struct Pools {
         var byKey: [APNsPoolKey: APNsPool] = [:]
+        /// The pool the last request went to: a fan-out sends every request to the same one, and comparing its key
+        /// (strings that share their storage with the request's) costs less than hashing three strings per request.
+        var last: APNsPool?
         var shuttingDown = false
     }
 
@@ -161,11 +164,16 @@ package final class APNsClient: Sendable {
         let key = APNsPoolKey(teamID: credentials.teamID, keyID: credentials.keyID, environment: environment)
         return try pools.withLock { (pools: inout Pools) throws(CurlError) -> APNsPool? in
             if pools.shuttingDown { return nil }
-            if let pool = pools.byKey[key] { return pool }
+            if let last = pools.last, last.key == key { return last }
+            if let pool = pools.byKey[key] {
+                pools.last = pool
+                return pool
+            }
             let pool = try APNsPool(
                 key: key, credentials: credentials, tokens: tokenManagers.manager(for: credentials),
                 configuration: configuration)
             pools.byKey[key] = pool
+            pools.last = pool
             configuration.logger.info(
                 "APNs pool created",
                 [

@@ -36,6 +36,9 @@ final class APNsPool: Sendable {
         var inFlight: [Int]
         var total = 0
         var counters = APNsClientStats()
+        /// 200 answers not yet in `counters.responsesByStatus`: counted with an addition per result instead of a
+        /// dictionary update (a hash) under the window's lock; `APNsPool.stats()` adds them.
+        var accepted = 0
         /// Called once when `total` next reaches 0 (see `whenDrained`).
         var drainWaiters: [@Sendable () -> Void] = []
 
@@ -138,6 +141,7 @@ final class APNsPool: Sendable {
     private func finished(connection index: Int, result: APNsResult) -> APNsJob? {
         let (admitted, drained) = window.withState { state -> ([(Window.Waiter, Int)], [@Sendable () -> Void]) in
             switch result {
+            case .response(let response) where response.status == 200: state.policy.accepted += 1
             case .response(let response): state.policy.counters.responsesByStatus[response.status, default: 0] += 1
             case .failure(.transport): state.policy.counters.transportFailures += 1
             case .failure(.configuration): state.policy.counters.configurationFailures += 1
@@ -207,6 +211,7 @@ final class APNsPool: Sendable {
     func stats() -> APNsClientStats {
         var stats = window.withState { state -> APNsClientStats in
             var stats = state.policy.counters
+            if state.policy.accepted > 0 { stats.responsesByStatus[200, default: 0] += state.policy.accepted }
             stats.requestsInFlight = state.policy.total
             stats.waitingForWindow = state.waiting
             return stats

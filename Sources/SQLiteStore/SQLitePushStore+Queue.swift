@@ -98,8 +98,21 @@ extension SQLitePushStore {
         try await write(cost: 1 + deviceResults.count + answered.count) { connection in
             // The fence first: under the one writer nothing changes the job's row between it and the rest.
             try PublishQueueSQL.fence(job, workerID: workerID, cursor: cursor, on: connection)
+            // One statement for the checkpoint's refs above the cursor, not one per ref: each of those rendered its
+            // SQL text and looked its statement up again, for about every notification of a fan-out (answers come
+            // back out of order, so most refs are above the cursor when their checkpoint is written).
+            var remembered = "["
             for ref in answered where ref > cursor {
-                try PublishQueueSQL.rememberAnswered(ref, job: job, on: connection)
+                if remembered.utf8.count > 1 { remembered += "," }
+                remembered += String(ref)
+            }
+            if remembered.utf8.count > 1 {
+                // `WHERE true`: SQLite needs it to tell the upsert's ON CONFLICT from a join constraint.
+                _ = try connection.run(
+                    """
+                    INSERT INTO publish_answered (job_id, ref) SELECT ?1, value FROM json_each(?2) WHERE true
+                    ON CONFLICT DO NOTHING
+                    """, [.integer(job.rawValue), .text(remembered + "]")])
             }
             try PublishQueueSQL.forgetAnswered(job: job, through: cursor, on: connection)
             for (name, delta) in counters.storedNames where delta != 0 {

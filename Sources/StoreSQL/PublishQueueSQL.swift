@@ -143,12 +143,6 @@ package enum PublishQueueSQL {
         if held == 0 { throw PushStoreError.leaseLost(job) }
     }
 
-    /// Remembers `ref` as answered for `job` (already remembered: nothing).
-    package static func rememberAnswered(_ ref: Int64, job: PublishJobID, on connection: some SQLConnection) throws {
-        try connection.perform(
-            "INSERT INTO publish_answered (job_id, ref) VALUES (\(job.rawValue), \(ref)) ON CONFLICT DO NOTHING")
-    }
-
     /// Forgets the answered refs of `job` at or below `cursor` (the cursor covers them now).
     package static func forgetAnswered(job: PublishJobID, through cursor: Int64, on connection: some SQLConnection)
         throws
