@@ -126,6 +126,21 @@ package enum PublishQueueSQL {
         return PublishCounters(storedNames: rows)
     }
 
+    /// The counters stored for the publish `publishID` of `instanceID` (a split job's shards not included: on
+    /// SQLite, which has none, its status's counters), empty when there is no such publish.
+    package static func counters(instanceID: String, publishID: String, on connection: some SQLConnection) throws
+        -> PublishCounters
+    {
+        var rows: [String: Int64] = [:]
+        try connection.forEachRow(
+            """
+            SELECT c.name, c.value FROM publish_counters c JOIN publish_jobs j ON j.id = c.job_id
+            WHERE j.instance_id = \(instanceID) AND j.publish_id = \(publishID)
+            """
+        ) { row in rows[try row.decode(0)] = try row.decode(1, as: Int64.self) }
+        return PublishCounters(storedNames: rows)
+    }
+
     /// Moves the lease of `job` held by `workerID` to `expires`; returns whether a cancel was requested, or throws
     /// `leaseLost`.
     package static func renewLease(
