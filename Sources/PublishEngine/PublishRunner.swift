@@ -196,8 +196,8 @@ struct PublishRunner: Sendable {
             // From the stored counters (every run's, all checkpointed by now): a platform without credentials is
             // named only when the publish had devices on it.
             let job = run.claimed.job
-            let stored = try? await context.store.publishStatus(instanceID: job.instanceID, publishID: job.publishID)
-            return PublishSummary.notes(counters: stored?.counters ?? [:])
+            let stored = try? await context.store.publishCounters(instanceID: job.instanceID, publishID: job.publishID)
+            return PublishSummary.notes(counters: stored ?? [:])
         }
     }
 

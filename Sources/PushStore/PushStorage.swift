@@ -132,6 +132,9 @@ package protocol PublishQueue: Sendable {
         _ job: PublishJobID, workerID: String, state: PublishState, targetsTotal: Int64?, summary: String?, now: Date
     ) async throws
     func publishStatus(instanceID: String, publishID: String) async throws -> PublishStatus?
+    /// The publish's counters as `publishStatus` reports them (`PublishStatus.counters`), empty when there is no
+    /// such publish: what a run's summary needs, without the rest of the status.
+    func publishCounters(instanceID: String, publishID: String) async throws -> PublishCounters
     /// Newest first.
     func recentPublishes(instanceID: String, limit: Int) async throws -> [PublishStatus]
     /// Jobs not yet finished (queued or running).
@@ -247,6 +250,11 @@ package protocol APIKeyStore: Sendable {
 }
 
 extension PublishQueue {
+    /// From the whole status; a backend whose status adds nothing to the stored counters reads only those.
+    package func publishCounters(instanceID: String, publishID: String) async throws -> PublishCounters {
+        try await publishStatus(instanceID: instanceID, publishID: publishID)?.counters ?? [:]
+    }
+
     /// `cancelPublish` without an audit entry.
     package func cancelPublish(instanceID: String, publishID: String, now: Date) async throws -> PublishCancellation? {
         try await cancelPublish(instanceID: instanceID, publishID: publishID, now: now, audit: nil)

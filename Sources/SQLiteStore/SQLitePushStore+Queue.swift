@@ -6,6 +6,15 @@ import StoreSQL
 /// The publish queue on SQLite: the statements are `PublishQueueSQL`'s but for the claim, which reads and hides a
 /// due row under the one writer, and a checkpoint's rows, written one by one under it.
 extension SQLitePushStore {
+    /// Only the stored counters: SQLite has no shards, so they are the status's counters (a run's summary read
+    /// the whole status, the counters' `GROUP BY` and two counts of delivery events, for them: ~0.15 M instructions
+    /// a job, docs/BENCHMARKS.md "Publish intake").
+    package func publishCounters(instanceID: String, publishID: String) async throws -> PublishCounters {
+        try await read { connection in
+            try PublishQueueSQL.counters(instanceID: instanceID, publishID: publishID, on: connection)
+        }
+    }
+
     /// `PublishQueueSQL.encodeTargets`, for the statements that hand SQLite a JSON array (`json_each`).
     static func encodeTargets(_ targets: [String]) throws -> String { PublishQueueSQL.encodeTargets(targets) }
 

@@ -21,6 +21,19 @@ package enum PublishQueueSQL {
 
     /// The columns `job(_:)` reads, in order, of the `publish_jobs` row named `table`.
     package static func jobColumns(_ schema: PublishSchema, of table: String = "publish_jobs") -> String {
+        // Every claim names them: built once per backend (joining them cost about 30,000 instructions a claim,
+        // docs/BENCHMARKS.md "Publish intake").
+        guard table == "publish_jobs" else { return columns(schema, of: table) }
+        switch schema {
+        case .sqlite: return sqliteJobColumns
+        case .postgresql: return postgresqlJobColumns
+        }
+    }
+
+    private static let sqliteJobColumns = columns(.sqlite, of: "publish_jobs")
+    private static let postgresqlJobColumns = columns(.postgresql, of: "publish_jobs")
+
+    private static func columns(_ schema: PublishSchema, of table: String) -> String {
         // Joined from the names rather than one interpolated text: the text's short pieces (".trace_parent, ") were
         // inlined as instruction immediates, where lintian's spelling check (Tests/deb) read a word ("arent").
         let head = ["id", "instance_id", "publish_id", "kind"].map { "\(table).\($0)" }
@@ -110,6 +123,21 @@ package enum PublishQueueSQL {
         try connection.forEachRow("SELECT name, value FROM publish_counters WHERE job_id = \(job)") { row in
             rows[try row.decode(0)] = try row.decode(1, as: Int64.self)
         }
+        return PublishCounters(storedNames: rows)
+    }
+
+    /// The counters stored for the publish `publishID` of `instanceID` (a split job's shards not included: on
+    /// SQLite, which has none, its status's counters), empty when there is no such publish.
+    package static func counters(instanceID: String, publishID: String, on connection: some SQLConnection) throws
+        -> PublishCounters
+    {
+        var rows: [String: Int64] = [:]
+        try connection.forEachRow(
+            """
+            SELECT c.name, c.value FROM publish_counters c JOIN publish_jobs j ON j.id = c.job_id
+            WHERE j.instance_id = \(instanceID) AND j.publish_id = \(publishID)
+            """
+        ) { row in rows[try row.decode(0)] = try row.decode(1, as: Int64.self) }
         return PublishCounters(storedNames: rows)
     }
 

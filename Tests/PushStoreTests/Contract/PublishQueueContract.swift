@@ -160,6 +160,31 @@ final class PublishQueueContract: StoreContract {
         try await store.close()
     }
 
+    /// `publishCounters` is the status's counters (SQLite reads only those, for a run's summary): every
+    /// checkpoint's added up, the publish's own, empty before any and for an unknown publish.
+    @Test(arguments: ContractBackend.selected)
+    func testPublishCountersAreTheStatusCounters(_ backend: ContractBackend) async throws {
+        let store = try await openStore(backend)
+        let id = try await store.enqueuePublish(publish("p1"))
+        _ = try await store.enqueuePublish(publish("p2"))
+        let fresh = try await store.publishCounters(instanceID: instance, publishID: "p1")
+        #expect(fresh == [:])
+        _ = try await store.claimJob(workerID: "w1", leaseDuration: lease, now: clock.now)
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: 2, counters: [.accepted(.apns): 2, .targets: 2], deviceResults: [])
+        try await store.checkpoint(
+            id, workerID: "w1", cursor: 3, counters: [.accepted(.apns): 1, .targets: 1], deviceResults: [])
+        let counters = try await store.publishCounters(instanceID: instance, publishID: "p1")
+        #expect(counters == [.accepted(.apns): 3, .targets: 3])
+        let status = try await store.publishStatus(instanceID: instance, publishID: "p1")
+        #expect(counters == status?.counters)
+        let other = try await store.publishCounters(instanceID: instance, publishID: "p2")
+        #expect(other == [:], "another publish's counters are its own")
+        let unknown = try await store.publishCounters(instanceID: instance, publishID: "nope")
+        #expect(unknown == [:])
+        try await store.close()
+    }
+
     @Test(arguments: ContractBackend.selected)
     func testLeaseHolderOnlyMayCheckpointRenewOrFinish(_ backend: ContractBackend) async throws {
         let store = try await openStore(backend)
