@@ -31,28 +31,13 @@ package struct TargetFeeder: Sendable {
             run.endSubmission()
             return true
         }
-        // The first page decides the run's task priority: a run with more targets than one pump turn feeds and
-        // pumps at `bulkPriority`, on Dispatch's worker threads of that priority, so its jobs do not queue ahead of
-        // a one-device publish's (or a request's) on the default ones.
-        let firstPage = prefetch(after: run.claimed.cursor, liveActivity: plan.liveActivitySelector)
-        let bulk = await firstPage.value.map { !$0.isLast || $0.targets.count > PlatformLane.targetsPerTurn } ?? false
-        let priority = bulk ? Self.bulkPriority : nil
-        let reachedEnd = await withTaskGroup(of: Bool?.self, returning: Bool.self) { group in
-            for lane in lanes.values {
-                group.addTask(priority: priority) {
-                    await lane.pump()
-                    return nil
-                }
-            }
-            group.addTask(priority: priority) {
-                let reachedEnd = await feed(
-                    lanes: lanes, first: firstPage, skipping: answered, pacing: pacing,
-                    liveActivity: plan.liveActivitySelector)
-                for lane in lanes.values { lane.close() }
-                return reachedEnd
-            }
-            var reachedEnd = false
-            for await result in group { if let result { reachedEnd = result } }
+        let reachedEnd = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
+            for lane in lanes.values { group.addTask { await lane.pump() } }
+            let reachedEnd = await feed(
+                lanes: lanes, skipping: answered, pacing: pacing,
+                liveActivity: plan.liveActivitySelector)
+            for lane in lanes.values { lane.close() }
+            await group.waitForAll()
             return reachedEnd
         }
         // Every pump returned: nothing more goes to a sender (what a cancel waits for before it answers).
@@ -60,11 +45,6 @@ package struct TargetFeeder: Sendable {
         await run.waitForAnswers()
         return reachedEnd && run.abandonedCount == 0
     }
-
-    /// The task priority of a run with more targets than one pump turn (`deliver`): below the default, so that
-    /// on Linux its jobs run on Dispatch's threads of that priority (nice 2) instead of queueing ahead of small
-    /// publishes' and requests' jobs on the default ones.
-    static let bulkPriority = TaskPriority.low
 
     /// One lane per platform the publish has a part for.
     private func makeLanes(_ plan: PublishPlan, pacing: Pacing) -> [Platform: PlatformLane] {
@@ -145,14 +125,13 @@ package struct TargetFeeder: Sendable {
 
     /// - Returns: true when the last page was fed.
     /// - Parameter liveActivity: for a Live Activity publish, which token rows are its targets.
-    /// - Parameter first: the read of the first page (after the run's cursor), already started.
     private func feed(
-        lanes: [Platform: PlatformLane], first: Task<TargetPage?, Never>, skipping answered: Set<Int64>,
-        pacing: Pacing, liveActivity: LiveActivitySelector?
+        lanes: [Platform: PlatformLane], skipping answered: Set<Int64>, pacing: Pacing,
+        liveActivity: LiveActivitySelector?
     ) async -> Bool {
         // The next page is read while the current one is submitted: a page read takes tens of milliseconds, long
         // enough for the senders' windows to drain if reads and submissions took turns.
-        var nextPage = first
+        var nextPage = prefetch(after: run.claimed.cursor, liveActivity: liveActivity)
         defer { nextPage.cancel() }
         while !run.mustStop {
             guard let page = await nextPage.value else { return false }
