@@ -169,8 +169,9 @@ extension EventLoop {
     /// The task runs at `requestPriority`, above the publish engine's tasks (default priority): on Linux each task
     /// priority has its own Dispatch worker threads, one per core, and a job keeps its thread until it suspends, so
     /// at the engine's priority a one-row registration waited for a free thread behind another instance's pumps and
-    /// result batches (`bench/noisy/run.sh`, docs/BENCHMARKS.md "Noisy neighbour"). Both pools run at the same
-    /// nice value: the kernel still shares the cores between them, a request only no longer queues behind them.
+    /// result batches (`bench/noisy/run.sh`, docs/BENCHMARKS.md "Noisy neighbour"). Dispatch runs the high
+    /// priority's threads at nice -2 where the process may (root, `CAP_SYS_NICE`), else at 0 like the default
+    /// ones: the kernel still shares the cores between both sets, a request only no longer queues behind jobs.
     private func run(_ route: Router.Route, _ request: HTTPRequest, on connection: Connection) -> Action {
         switch route.handler {
         case .onEventLoop(let handler):
