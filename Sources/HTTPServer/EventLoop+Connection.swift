@@ -8,6 +8,10 @@ import Logging
 extension EventLoop {
     typealias Action = HTTPConnectionStateMachine.Action
 
+    /// The priority of request handlers' tasks (`run`): above the publish engine's default, so requests get
+    /// worker threads of their own.
+    static let requestPriority = TaskPriority.high
+
     /// An epoll event for `connection`.
     func handle(_ connection: Connection, flags: UInt32) {
         let input = flags & UInt32(EPOLLIN.rawValue) != 0
@@ -161,6 +165,13 @@ extension EventLoop {
 
     /// Runs the handler (the request was admitted when its head arrived): on the loop for `onEventLoop` routes,
     /// else as a task whose response comes back through the mailbox.
+    ///
+    /// The task runs at `requestPriority`, above the publish engine's tasks (default priority): on Linux each task
+    /// priority has its own Dispatch worker threads, one per core, and a job keeps its thread until it suspends, so
+    /// at the engine's priority a one-row registration waited for a free thread behind another instance's pumps and
+    /// result batches (`bench/noisy/run.sh`, docs/BENCHMARKS.md "Noisy neighbour"). Dispatch runs the high
+    /// priority's threads at nice -2 where the process may (root, `CAP_SYS_NICE`), else at 0 like the default
+    /// ones: the kernel still shares the cores between both sets, a request only no longer queues behind jobs.
     private func run(_ route: Router.Route, _ request: HTTPRequest, on connection: Connection) -> Action {
         switch route.handler {
         case .onEventLoop(let handler):
@@ -175,7 +186,7 @@ extension EventLoop {
             let fd = connection.fd
             let id = connection.id
             let context = self.context
-            Task { [self] in
+            Task(priority: Self.requestPriority) { [self] in
                 let response: HTTPResponse
                 do {
                     response = try await handler(request)

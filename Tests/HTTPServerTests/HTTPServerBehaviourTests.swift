@@ -24,6 +24,20 @@ final class HTTPServerBehaviourTests: XCTestCase {
         XCTAssertFalse(response.header("x-request-id")?.isEmpty ?? true)
     }
 
+    func testATaskHandlerRunsAboveTheDefaultTaskPriority() throws {
+        // On Linux each task priority has worker threads of its own: at the default one a handler queued behind
+        // the publish engine's jobs (docs/ARCHITECTURE.md "Thread priorities").
+        let prioritised = try TestServer { router in
+            router.get("/priority") { _ in
+                try await Task.sleep(for: .milliseconds(1))
+                return .text("\(Task.currentPriority.rawValue)")
+            }
+        }
+        defer { prioritised.stop() }
+        let response = try prioritised.client().request("GET", "/priority")
+        XCTAssertEqual(response.bodyText, "\(TaskPriority.high.rawValue)", "medium is \(TaskPriority.medium.rawValue)")
+    }
+
     func testKeepAliveReusesTheConnection() throws {
         let client = try server.client()
         for i in 0..<5 {

@@ -547,7 +547,9 @@ class Bench:
         self.neighbour = await asyncio.create_subprocess_exec(
             sys.executable, __file__, "--neighbour", str(self.port), self.mock.control,
             "--publish-every", str(self.args.publish_every), "--register-every", str(self.args.register_every),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+            # A phase's samples come back as one JSON line; with `--trace` and 40 s of `all` it passed asyncio's
+            # default 64 KiB line limit.
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=16 << 20)
         assert (await self.neighbour.stdout.readline()).strip() == b"ready"
         # The noise's own CPU (5,120 connections opened, 820 KB bodies built, in this process) is the attacker's,
         # which on the internet is not on the server's cores: below the server, B and the mocks, which were all

@@ -70,7 +70,8 @@ struct DeviceTransferAPI: Sendable {
         // The whole instance: the store's export thread writes into the stream and waits while the client reads.
         let stream = HTTPBodyStream()
         let (now, logger) = (app.now(), app.logger)
-        Task {
+        // Bulk work: at the default priority, not the request's (`EventLoop.requestPriority`).
+        Task(priority: .medium) {
             do {
                 _ = try await exporter.run(now: now, write: { try stream.write($0) })
                 stream.finish()

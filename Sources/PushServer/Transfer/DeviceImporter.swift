@@ -91,7 +91,8 @@ struct DeviceImporter {
                 auditedInBatch = true
             }
             pending = (
-                Task { [entry] in
+                // Bulk work: at the default priority, not the request's (`EventLoop.requestPriority`).
+                Task(priority: .medium) { [entry] in
                     try await store.importDevices(records, into: instanceID, caps: caps, dryRun: dryRun, audit: entry)
                 }, batch, batchLines
             )
