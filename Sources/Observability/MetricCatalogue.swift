@@ -57,6 +57,9 @@ package extension CounterMetric {
         help: "Broadcast channel sends by final outcome (accepted, failed) and reason.",
         labels: ["outcome", "reason"])
     static let checkpoints = CounterMetric("push_checkpoints_total", help: "Checkpoints written.")
+    static let leasesLost = CounterMetric(
+        "push_publish_leases_lost_total",
+        help: "Publish runs this node stopped because another worker took their lease over.")
     static let publishShards = CounterMetric(
         "push_publish_shards_total",
         help: "Shards of split publishes this node ended, by state.", labels: ["state"])

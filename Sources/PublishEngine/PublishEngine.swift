@@ -123,6 +123,7 @@ package final class PublishEngine: Service {
         metrics.declare(.notifications)
         metrics.declare(.broadcasts)
         metrics.declare(.checkpoints)
+        metrics.declare(.leasesLost)
         metrics.declare(.publishShards)
         metrics.declare(.publishEstimateRemainingSeconds)
         PublishSlots.declareMetrics(metrics)

@@ -327,6 +327,7 @@ struct PublishRunner: Sendable {
             } catch PushStoreError.leaseLost {
                 log.error("Publish lease lost to another worker; stopping this run")
                 run.markLost()
+                context.metrics.increment(.leasesLost)
             } catch let error as StoreUnavailableError {
                 log.debug("Renewing the publish lease failed: store unavailable", ["error": error.description])
             } catch {
@@ -389,6 +390,7 @@ struct PublishRunner: Sendable {
             log.error("Publish lease lost to another worker; stopping this run")
             run.written()
             run.markLost()
+            context.metrics.increment(.leasesLost)
         } catch let error as StoreUnavailableError {
             // StoreHealth logs the outage once per interval; a line per checkpoint would flood the log.
             log.debug("Checkpoint failed: store unavailable; will retry", ["error": error.description])

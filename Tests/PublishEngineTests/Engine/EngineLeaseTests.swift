@@ -1,7 +1,9 @@
 import APNsClient
 import Foundation
+import Observability
 import PublishEngine
 import PushStore
+import TestSupport
 import XCTest
 
 /// Another worker took the job over: this run stops sending, writes nothing more and leaves the job to its owner.
@@ -39,6 +41,8 @@ final class EngineLeaseTests: XCTestCase {
         try await takeOver(fixture)
         sender.release(fixture.tokens[0])
         await store.waitFor("the checkpoint found the lease lost") { $0.leaseLossSeen }
+        // The store's answer reaches the run on another task: the page read below must come after the run knows.
+        try await eventually("the run stopped for the lost lease") { fixture.metrics.value(.leasesLost) == 1 }
         let secondPage = try XCTUnwrap(refs[fixture.tokens[1]])
         store.open(after: secondPage)
         await store.waitFor("the second page was read") { $0.contains(.pageRead(after: secondPage)) }
@@ -63,6 +67,7 @@ final class EngineLeaseTests: XCTestCase {
         await store.waitFor("a renewal") { $0.contains(.renewed) }
         try await takeOver(fixture)
         await store.waitFor("the renewal found the lease lost") { $0.leaseLossSeen }
+        try await eventually("the run stopped for the lost lease") { fixture.metrics.value(.leasesLost) == 1 }
         let secondPage = try XCTUnwrap(refs[fixture.tokens[1]])
         store.open(after: secondPage)
         await store.waitFor("the second page was read") { $0.contains(.pageRead(after: secondPage)) }
