@@ -2,6 +2,7 @@ import ConfigModel
 import Foundation
 import InMemoryStore
 import JWTSigner
+import Locking
 import PushStore
 import TestSupport
 import XCTest
@@ -289,4 +290,70 @@ final class APIKeyTests: XCTestCase {
             entries.allSatisfy { $0.actor == "cli:tester" && $0.source == "cli" && $0.requestID == "cli-run-1" })
         XCTAssertEqual(entries.map(\.seq), [1, 2, 3, 4])
     }
+
+    func testAnOlderReadFinishingLastDoesNotHideAKeyCreatedMeanwhile() async throws {
+        let clock = TestClock(at)
+        let store = GatedKeyStore(InMemoryPushStore(clock: { clock.now }))
+        let keys = KeyRing(
+            store: store, seal: try SecretSeal(deriving: "kek for tests"), logger: .disabled, now: { clock.now },
+            freshness: .seconds(60))
+        // A read that began before the key existed (the server's start-up read), held until after the creation's.
+        store.holdNextRead()
+        let early = Task { [keys, instance] in try await keys.reload(instance) }
+        try await eventually("the early read is held") { store.holding }
+        let created = try await keys.create(
+            instance, label: "backend", scopes: [.publish], notBefore: nil, expiresAt: nil, by: tester)
+        store.release()
+        let returned = try await early.value
+        XCTAssertTrue(returned.keys.contains { $0.id == created.record.id }, "the later read is kept and returned")
+        let snapshot = try await keys.snapshot(instance)
+        let verdict = KeyVerdict.judge(
+            created.text, required: .publish, keys: snapshot.keys, beamsSecrets: snapshot.beamsSecrets,
+            beamsScopes: APIKeyScope.all, now: clock.now)
+        guard case .allowed = verdict else { return XCTFail("the new key is refused: \(verdict)") }
+    }
+}
+
+/// An `APIKeyStore` whose next `apiKeys` read waits until `release()`, to order two overlapping reads.
+private final class GatedKeyStore: APIKeyStore, @unchecked Sendable {
+    private let base: InMemoryPushStore
+    private let gate = WaitableState(Gate())
+    private struct Gate: Sendable {
+        var holdNext = false
+        var holding = false
+        var released = false
+    }
+
+    init(_ base: InMemoryPushStore) { self.base = base }
+
+    func holdNextRead() { gate.update { $0.holdNext = true } }
+    var holding: Bool { gate.read { $0.holding } }
+    func release() { gate.update { $0.released = true } }
+
+    func apiKeys(instanceID: String) async throws -> [APIKeyRecord] {
+        let hold = gate.update { gate -> Bool in
+            defer { gate.holdNext = false }
+            return gate.holdNext
+        }
+        // Read first, then wait: the rows are those of before the creation, returned after it.
+        let rows = try await base.apiKeys(instanceID: instanceID)
+        if hold {
+            gate.update { $0.holding = true }
+            await gate.wait(until: { $0.released })
+        }
+        return rows
+    }
+    func insertAPIKey(_ key: APIKeyRecord, audit: AuditEntry?) async throws -> Bool {
+        try await base.insertAPIKey(key, audit: audit)
+    }
+    func rollAPIKey(
+        instanceID: String, keyID: String, retireAt: Date, replacement: APIKeyRecord, audit: AuditEntry?
+    ) async throws -> Bool {
+        try await base.rollAPIKey(
+            instanceID: instanceID, keyID: keyID, retireAt: retireAt, replacement: replacement, audit: audit)
+    }
+    func revokeAPIKey(instanceID: String, keyID: String, at: Date, audit: AuditEntry?) async throws -> Bool {
+        try await base.revokeAPIKey(instanceID: instanceID, keyID: keyID, at: at, audit: audit)
+    }
+    func recordAPIKeyUses(_ uses: [APIKeyUse]) async throws { try await base.recordAPIKeyUses(uses) }
 }

@@ -16,7 +16,7 @@ package final class KeyRing: Sendable {
         var keys: [APIKeyRecord]
         /// The accepted Beams secrets, the current one first.
         var beamsSecrets: [AcceptedBeamsSecret]
-        /// `MonotonicClock.now()` when read.
+        /// `MonotonicClock.now()` when the read began: the rows are at least that recent.
         var readAt: UInt64
     }
 
@@ -79,18 +79,26 @@ package final class KeyRing: Sendable {
         }
     }
 
-    /// Reads the instance's keys from the store now and keeps them.
+    /// Reads the instance's keys from the store now and keeps them, unless a read that began later is kept
+    /// already: reads overlap (the start-up read, a request's refresh, a key change's), and one that began before a
+    /// key was created must not replace one that saw it (the new key was refused with 401 for up to a second, in CI).
+    /// - Returns: the snapshot kept.
     @discardableResult
     func reload(_ instance: InstanceConfig) async throws(Unavailable) -> Snapshot {
+        let began = MonotonicClock.now()
         let rows: [APIKeyRecord]
         do {
             rows = try await store.apiKeys(instanceID: instance.id)
         } catch {
             throw Unavailable(underlying: "\(error)")
         }
-        let snapshot = Snapshot(keys: rows, beamsSecrets: beamsSecrets(instance, rows), readAt: MonotonicClock.now())
-        snapshots.withLock { $0[instance.id.lowercased()] = snapshot }
-        return snapshot
+        let read = Snapshot(keys: rows, beamsSecrets: beamsSecrets(instance, rows), readAt: began)
+        return snapshots.withLock { held in
+            let key = instance.id.lowercased()
+            if let newer = held[key], newer.readAt > began { return newer }
+            held[key] = read
+            return read
+        }
     }
 
     /// The snapshot held, however old: the import route's admission check runs before the body is read and cannot

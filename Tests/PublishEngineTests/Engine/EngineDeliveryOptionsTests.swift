@@ -1,6 +1,7 @@
 import APNsClient
 import BeamsModel
 import Foundation
+import Locking
 import PublishEngine
 import PushStore
 import TestSupport
@@ -127,7 +128,14 @@ final class EngineDeliveryOptionsTests: XCTestCase {
         }
         let marked = try await fixture.base.cancelPublish(instanceID: fixture.instanceID, publishID: "big", now: Date())
         XCTAssertEqual(marked, .running(id))
-        let cancelling = Task { await engine.cancel(id) }
+        // The answers below must come after the cancel stopped the run (which `cancel` does before it first waits),
+        // not before the task got a thread: then the run sent all 50 and finished (CI on 6f9cc4a).
+        let cancelStarted = CountdownLatch(count: 1)
+        let cancelling = Task {
+            cancelStarted.arrive(nil)
+            return await engine.cancel(id)
+        }
+        _ = await cancelStarted.wait()
         // Answers free the slots: the waiting target goes out (it was handed over before the cancel), nothing after.
         sender.state.update { $0.defaultAnswer = .respond(.accepted) }
         sender.releaseAll()
