@@ -119,11 +119,7 @@ package enum PublishQueueSQL {
 
     /// The counters stored for `job` (a split job's shards not included).
     package static func counters(job: Int64, on connection: some SQLConnection) throws -> PublishCounters {
-        var rows: [String: Int64] = [:]
-        try connection.forEachRow("SELECT name, value FROM publish_counters WHERE job_id = \(job)") { row in
-            rows[try row.decode(0)] = try row.decode(1, as: Int64.self)
-        }
-        return PublishCounters(storedNames: rows)
+        try counters("SELECT name, value FROM publish_counters WHERE job_id = \(job)", on: connection)
     }
 
     /// The counters stored for the publish `publishID` of `instanceID` (a split job's shards not included: on
@@ -131,13 +127,17 @@ package enum PublishQueueSQL {
     package static func counters(instanceID: String, publishID: String, on connection: some SQLConnection) throws
         -> PublishCounters
     {
-        var rows: [String: Int64] = [:]
-        try connection.forEachRow(
+        try counters(
             """
             SELECT c.name, c.value FROM publish_counters c JOIN publish_jobs j ON j.id = c.job_id
             WHERE j.instance_id = \(instanceID) AND j.publish_id = \(publishID)
-            """
-        ) { row in rows[try row.decode(0)] = try row.decode(1, as: Int64.self) }
+            """, on: connection)
+    }
+
+    /// The counters of `query`'s (name, value) rows.
+    private static func counters(_ query: SQLQuery, on connection: some SQLConnection) throws -> PublishCounters {
+        var rows: [String: Int64] = [:]
+        try connection.forEachRow(query) { row in rows[try row.decode(0)] = try row.decode(1, as: Int64.self) }
         return PublishCounters(storedNames: rows)
     }
 

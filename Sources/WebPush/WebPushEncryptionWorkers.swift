@@ -114,15 +114,6 @@ final class WebPushEncryptionWorkers: Sendable {
         return Int(UInt(bitPattern: hasher.finalize()) % UInt(workers.count))
     }
 
-    /// Runs `work` on worker `index` after the work queued there before it. After `stop()` it runs at once on the
-    /// caller's thread, so no work is ever dropped.
-    func run(on index: Int, _ work: @escaping @Sendable () -> Void) {
-        prepare(on: index) {
-            work()
-            return nil
-        }
-    }
-
     /// Runs `work` on worker `index` after the work queued there before it, then the hand-off it returns, grouped
     /// with the hand-offs of the pieces run just before and after it (`handOffBatch`); hand-offs keep queue order.
     /// After `stop()` both run at once on the caller's thread, so no work is ever dropped.

@@ -151,7 +151,10 @@ package final class WebPushSender: Sendable {
         }
         // Cancelled while it waited for room in the window: never sent.
         if notification.retries?.isCancelled == true { return finish(job, .failure(.cancelled(attempts: 0))) }
-        guard let workers else { return encrypt(job) ? send(job) : () }
+        guard let workers else {
+            if encrypt(job) { send(job) }
+            return
+        }
         // The worker sends what it encrypted in groups (`WebPushEncryptionWorkers.handOffBatch`), so the curl loop
         // takes several requests per turn.
         workers.prepare(on: workers.worker(for: endpoint.text)) { [self] in encrypt(job) ? { self.send(job) } : nil }

@@ -16,10 +16,11 @@ final class WebPushEncryptionWorkersTests: XCTestCase {
         let done = DispatchSemaphore(value: 0)
         let count = 2_000
         for value in 0..<count {
-            workers.run(on: 1) {
+            workers.prepare(on: 1) {
                 order.withLock { $0.append(value) }
                 threads.withLock { _ = $0.insert(Self.threadName()) }
                 if value == count - 1 { done.signal() }
+                return nil
             }
         }
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
@@ -98,7 +99,10 @@ final class WebPushEncryptionWorkersTests: XCTestCase {
         let workers = WebPushEncryptionWorkers(count: 2, name: "test")
         workers.stop()
         let ran = Locked(false)
-        workers.run(on: 0) { ran.withLock { $0 = true } }
+        workers.prepare(on: 0) {
+            ran.withLock { $0 = true }
+            return nil
+        }
         XCTAssertTrue(ran.withLock { $0 })  // synchronous: no worker thread is left to run it
     }
 

@@ -77,8 +77,9 @@ final class PGSession {
     /// Runs `writes` in one transaction, each in a savepoint of its own, and commits once: a write that fails is
     /// rolled back to its savepoint without undoing the others. A write that met a serialization failure, a
     /// deadlock, a busy `NOWAIT` lock (`PGConnection.followsOtherWrites`) or an error its `retryable` accepts runs
-    /// again afterwards in a transaction of its own (with the retries of `transaction`). A connection lost before COMMIT replays the whole group on a new connection; any
-    /// other failure of the group transaction fails every write of it. Completions run after COMMIT.
+    /// again afterwards in a transaction of its own (with the retries of `transaction`). A connection lost before
+    /// COMMIT replays the whole group on a new connection; any other failure of the group transaction fails every
+    /// write of it. Completions run after COMMIT.
     func group(_ writes: [PGGroupedWrite]) {
         var attempt = 0
         while true {
