@@ -43,10 +43,14 @@ from mock_server import (ControlAPI, PerToken, announce_and_wait, apply_switches
 MAX_STORED_BODY = 64 * 1024
 # How long a connection that sent GOAWAY waits for its in-flight answers before closing anyway.
 GOAWAY_DRAIN_S = 5.0
-# `drop_after`: how long a connection that reached its answer count keeps its socket (answering nothing more)
-# before the abrupt close, so the answers already written reach the client before the reset and every request
-# still in flight is cut off unanswered.
+# `drop_after`: a connection that reached its answer count answers nothing more, sends a PING behind its last
+# answer and resets once the client acknowledged it: the acknowledgement proves the client read every answer
+# written before, so an answer the mock counted as sent was never thrown away unread by the reset (a fixed wait
+# did not: on a loaded machine the client had not read the socket yet, and resent devices already answered).
+# The reset then waits `DROP_GRACE_S` more, for the client to hand over what it read; a client that never
+# acknowledges is reset after `GOAWAY_DRAIN_S`. Every request still in flight is cut off unanswered.
 DROP_GRACE_S = 0.05
+DROP_PING = b"dropping"
 TOKEN_FLOOR_SCOPES = ("connection", "key")
 ACTIONS = ("answer", "goaway", "goaway_unanswered", "drop", "answer_then_drop")
 
@@ -391,6 +395,8 @@ class APNsConnection(asyncio.Protocol):
             elif isinstance(event, h2.events.ConnectionTerminated):
                 self._close()
                 return
+            elif isinstance(event, h2.events.PingAckReceived) and self.dropping and event.ping_data == DROP_PING:
+                asyncio.get_running_loop().call_later(DROP_GRACE_S, lambda: self._close(abort=True))
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -553,9 +559,10 @@ class APNsConnection(asyncio.Protocol):
         if config.drop_after and self.answers >= config.drop_after and not self.dropping:
             self.dropping = True
             self.state.stats.connections_dropped += 1
-
-            # The streams left in flight count as unanswered when their (delayed) answers come due.
-            asyncio.get_running_loop().call_later(DROP_GRACE_S, lambda: self._close(abort=True))
+            # The streams left in flight count as unanswered when their (delayed) answers come due. The PING goes
+            # out with this answer (the caller flushes); its acknowledgement starts the reset.
+            self.h2.ping(DROP_PING)
+            asyncio.get_running_loop().call_later(GOAWAY_DRAIN_S, lambda: self._close(abort=True))
 
     def _respond(self, sid: int, verdict: Verdict, apns_id: str, timestamp: int | None,
                  token: str | None = None, extra_headers: list[tuple[str, str]] | None = None,
