@@ -1,21 +1,14 @@
 """Keys on two nodes sharing one PostgreSQL database: a key created, or a Beams secret rolled, through node A works
 on node B within about a second (each node re-reads an instance's keys at most once a second), and a revocation
 through B stops the key on A as fast. Real server processes on the test run's throwaway PostgreSQL cluster."""
-import os
-import sys
 import time
 
 import pytest
 import requests
 
-from harness import E2E_LIMITS, INSTANCE_ID, ROOT, SECRET
+from harness import E2E_LIMITS, INSTANCE_ID, SECRET, postgresql_cluster_or_skip_module
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 BASE = f"/admin_api/v1/instances/{INSTANCE_ID}"
 PUBLISHES = f"/publish_api/v1/instances/{INSTANCE_ID}/publishes"
@@ -25,9 +18,7 @@ PROPAGATION_LIMIT_S = 3.0
 
 @pytest.fixture(scope="module")
 def nodes(environment):
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("api_keys_nodes"))}}
+    storage = postgresql_cluster.storage_section("api_keys_nodes")
     # Polling with a key B does not know yet counts as wrong keys: the per-address lockout is off here.
     overrides = {"storage": storage, "keys": {"encryptionKey": "nodes-key-encryption-key-0123456789abcdef"},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}

@@ -3,8 +3,6 @@ devices and publishes (to the strict APNs mock) on node B within about a second 
 B, which reads the set's version), a quota change through B applies on A as fast, and a deletion through A answers
 404 on B. Real server processes on the test run's throwaway PostgreSQL cluster."""
 import json
-import os
-import sys
 import time
 import uuid
 
@@ -12,16 +10,11 @@ import pytest
 import requests
 
 from beams import Beams, alert, random_token, unique, wait_for
-from harness import E2E_LIMITS, KEY_ID, ROOT, TEAM_ID, TOPIC
+from harness import E2E_LIMITS, KEY_ID, TEAM_ID, TOPIC, postgresql_cluster_or_skip_module
 from platform_mocks import MockFCM
 from test_publish_platforms import fcm_token
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 ADMIN_KEY = "admin-key-for-run-time-instances-nodes-0123456789"
 SERVER = "/admin_api/v1/server"
@@ -31,9 +24,7 @@ PROPAGATION_LIMIT_S = 3.0
 
 @pytest.fixture(scope="module")
 def nodes(environment):
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql", "postgresql": {
-        "connectionString": cluster.connection_string(cluster.create_database("runtime_instances_nodes"))}}
+    storage = postgresql_cluster.storage_section("runtime_instances_nodes")
     overrides = {"storage": storage, "keys": {"encryptionKey": "nodes-instances-encryption-key-0123456789abcdef"},
                  "admin": {"keys": [{"id": "ops", "key": ADMIN_KEY}]},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}
@@ -120,10 +111,7 @@ def test_changes_to_an_instance_while_both_nodes_send_its_publishes_deliver_each
     nodes. Each change retires the instance's FCM sender on every node; the runs holding it finish on it and the
     next shards take the new one. Every device gets exactly one message per publish, both publishes finish, and
     each change is one version step on both nodes."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql", "postgresql": {
-        "connectionString": cluster.connection_string(cluster.create_database("runtime_instances_load")),
-        "shardSize": 100}}
+    storage = postgresql_cluster.storage_section("runtime_instances_load", shardSize=100)
     overrides = {"storage": storage, "keys": {"encryptionKey": "load-instances-encryption-key-0123456789abcdef"},
                  "admin": {"keys": [{"id": "ops", "key": ADMIN_KEY}]},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}
