@@ -104,6 +104,17 @@ class Beams:
         assert r.status_code == 200, r.text
         return r.json()
 
+    def cancel_raw(self, publish_id, secret=None):
+        """`DELETE …/publishes/{publish_id}`, the response as it came (`secret`: another key than the instance's)."""
+        return self.session.delete(
+            self.server.url(f"/publish_api/v1/instances/{self.instance_id}/publishes/{publish_id}"),
+            headers={"Authorization": f"Bearer {secret or self.secret}"}, timeout=60)
+
+    def cancel(self, publish_id):
+        r = self.cancel_raw(publish_id)
+        assert r.status_code == 200, r.text
+        return r.json()
+
     def recent(self, limit=None):
         params = {"limit": limit} if limit else None
         r = self.session.get(self.server.url(f"/publish_api/v1/instances/{self.instance_id}/publishes"),
