@@ -1,3 +1,5 @@
+import Logging
+
 /// Renders a response head and body into wire bytes. Pure; used by the loop right before writing.
 enum ResponseSerializer {
     /// Headers the server owns; a handler's values for them are dropped.
@@ -25,7 +27,7 @@ enum ResponseSerializer {
     ) {
         let status = response.status
         append("HTTP/1.1 ", to: &out)
-        appendNumber(status.code, to: &out)
+        LogLineEncoder.appendDecimal(status.code, to: &out)
         out.append(ASCII.space)
         appendString(status.reasonPhrase, to: &out)
         append("\r\nDate: ", to: &out)
@@ -54,7 +56,7 @@ enum ResponseSerializer {
             if minorVersion >= 1 { append("Transfer-Encoding: chunked\r\n", to: &out) }
         } else if bodyAllowed {
             append("Content-Length: ", to: &out)
-            appendNumber(response.body.count, to: &out)
+            LogLineEncoder.appendDecimal(response.body.count, to: &out)
             append("\r\n", to: &out)
         }
         if !keepAlive {
@@ -93,29 +95,6 @@ enum ResponseSerializer {
     private static func appendString(_ value: String, to out: inout [UInt8]) {
         var value = value
         value.withUTF8 { out.append(contentsOf: $0) }
-    }
-
-    private static func appendNumber(_ n: Int, to out: inout [UInt8]) {
-        if n == 0 {
-            out.append(UInt8(ascii: "0"))
-            return
-        }
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        var v = n
-        withUnsafeMutableBytes(of: &digits) { d in
-            while v > 0 {
-                d[count] = UInt8(48 + v % 10)
-                v /= 10
-                count += 1
-            }
-            for i in stride(from: count - 1, through: 0, by: -1) { out.append(d[i]) }
-        }
     }
 }
 

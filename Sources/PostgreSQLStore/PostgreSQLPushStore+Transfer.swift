@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import PushStore
 import StoreSQL
 
@@ -8,25 +9,20 @@ extension PostgreSQLPushStore: DeviceTransfer {
     ) async throws {
         let connectionString = self.connectionString
         let limit = max(1, pageSize)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            // A connection and thread of its own: the snapshot lasts as long as the consumer takes, which must
-            // hold none of the pool's connections.
-            let thread = Thread {
-                do {
-                    let connection = try PGConnection(connectionString: connectionString)
-                    defer { connection.close() }
-                    try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    try TransferSQL.export(
-                        instanceID: instanceID, after: after, limit: limit, on: connection,
-                        extras: { refs in try Self.extras(connection, refs: refs) }, page: page)
-                    try connection.execute("COMMIT")
-                    continuation.resume()
-                } catch {
-                    continuation.resume(throwing: StoreUnavailableError(postgreSQL: error) ?? error)
-                }
+        // A connection and thread of its own: the snapshot lasts as long as the consumer takes, which must hold
+        // none of the pool's connections.
+        try await OwnThread.run(named: "store-pg-export") {
+            do {
+                let connection = try PGConnection(connectionString: connectionString)
+                defer { connection.close() }
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try TransferSQL.export(
+                    instanceID: instanceID, after: after, limit: limit, on: connection,
+                    extras: { refs in try Self.extras(connection, refs: refs) }, page: page)
+                try connection.execute("COMMIT")
+            } catch {
+                throw StoreUnavailableError(postgreSQL: error) ?? error
             }
-            thread.name = "store-pg-export"
-            thread.start()
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import PushStore
 import SQL
 import StoreSQL
@@ -10,32 +11,27 @@ extension SQLitePushStore: DeviceTransfer {
         let path = self.path
         let busyTimeout = self.busyTimeout
         let limit = max(1, pageSize)
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            // A thread and read-only connection of its own: the export's read transaction lasts as long as its
-            // consumer takes, which must hold none of the store's readers.
-            let thread = Thread {
+        // A thread and read-only connection of its own: the export's read transaction lasts as long as its
+        // consumer takes, which must hold none of the store's readers.
+        try await OwnThread.run(named: "store-export") {
+            do {
+                let connection = try SQLiteConnection(path: path, readOnly: true)
                 do {
-                    let connection = try SQLiteConnection(path: path, readOnly: true)
-                    do {
-                        try connection.configure(busyTimeout: busyTimeout, synchronous: .normal, cacheSizeKiB: nil)
-                        // One read transaction: every page comes from the snapshot of its first read.
-                        try connection.execute("BEGIN")
-                        try TransferSQL.export(
-                            instanceID: instanceID, after: after, limit: limit, on: connection,
-                            extras: { refs in try Self.exportExtras(connection, refs: refs) }, page: page)
-                        try connection.execute("COMMIT")
-                        try connection.close()
-                    } catch {
-                        try? connection.close()
-                        throw error
-                    }
-                    continuation.resume()
+                    try connection.configure(busyTimeout: busyTimeout, synchronous: .normal, cacheSizeKiB: nil)
+                    // One read transaction: every page comes from the snapshot of its first read.
+                    try connection.execute("BEGIN")
+                    try TransferSQL.export(
+                        instanceID: instanceID, after: after, limit: limit, on: connection,
+                        extras: { refs in try Self.exportExtras(connection, refs: refs) }, page: page)
+                    try connection.execute("COMMIT")
+                    try connection.close()
                 } catch {
-                    continuation.resume(throwing: StoreUnavailableError(sqlite: error) ?? error)
+                    try? connection.close()
+                    throw error
                 }
+            } catch {
+                throw StoreUnavailableError(sqlite: error) ?? error
             }
-            thread.name = "store-export"
-            thread.start()
         }
     }
 

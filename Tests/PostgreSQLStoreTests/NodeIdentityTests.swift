@@ -8,13 +8,7 @@ import XCTest
 /// `Configuration.nodeID`: one live store per node identity, and the identity's leases taken over at open.
 final class NodeIdentityTests: PostgreSQLTestCase {
     func openNode(id: String, wait: Duration = .seconds(5)) async throws -> PostgreSQLPushStore {
-        var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
-        configuration.poolSize = 2
-        configuration.nodeID = id
-        configuration.nodeIDWait = wait
-        let now = self.now
-        configuration.clock = { now }
-        return try await PostgreSQLPushStore.open(configuration)
+        try await openNode(poolSize: 2, nodeID: id, nodeIDWait: wait)
     }
 
     func job(_ publishID: String) -> PublishJob {

@@ -29,12 +29,16 @@ class PostgreSQLTestCase: XCTestCase {
 
     var connectionString: String { cluster.connectionString(database: database) }
 
-    /// A store on the test's database: one "node" (several may share the database).
-    func openNode(poolSize: Int = 4, health: @escaping @Sendable (StoreHealthEvent) -> Void = { _ in })
-        async throws -> PostgreSQLPushStore
-    {
+    /// A store on the test's database: one "node" (several may share the database); `nodeID`: the node identity it
+    /// opens under (`Configuration.nodeID`), waiting at most `nodeIDWait` for a live store under it to close.
+    func openNode(
+        poolSize: Int = 4, nodeID: String? = nil, nodeIDWait: Duration = .seconds(5),
+        health: @escaping @Sendable (StoreHealthEvent) -> Void = { _ in }
+    ) async throws -> PostgreSQLPushStore {
         var configuration = PostgreSQLPushStore.Configuration(connectionString: connectionString)
         configuration.poolSize = poolSize
+        configuration.nodeID = nodeID
+        configuration.nodeIDWait = nodeIDWait
         configuration.healthEvents = health
         let now = self.now
         configuration.clock = { now }

@@ -779,11 +779,11 @@ class APNsControlAPI(ControlAPI):
             for conn in closing:
                 conn.shut_down()
             return 200, {"connections": len(closing)}
-        if path == "/reset" and method == "POST":
-            state.broadcast.reset()
-            state.reset()
-            return 200, {"ok": True}
         return None
+
+    def reset(self) -> None:
+        self.state.broadcast.reset()
+        self.state.reset()
 
 
 def arrivals(records: Any, group: str) -> dict[str, list[float]]:

@@ -150,9 +150,6 @@ class BeamsControlAPI(ControlAPI):
             return 200, {"requests": s.requests, "by_status": by_status_json(s.by_status),
                          "publishes": len(state.publishes), "deletes": len(state.deletes),
                          "script_left": len(state.script), "protocols": dict(s.protocols)}
-        if path == "/reset" and method == "POST":
-            state.reset()
-            return 200, {"ok": True}
         return None
 
 

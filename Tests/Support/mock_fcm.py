@@ -381,9 +381,6 @@ class FCMControlAPI(ControlAPI):
             }
         if path == "/expire-tokens" and method == "POST":
             return 200, {"expired": state.tokens.expire_all()}
-        if path == "/reset" and method == "POST":
-            state.reset()
-            return 200, {"ok": True}
         return None
 
 

@@ -169,9 +169,6 @@ class HMSControlAPI(ControlAPI):
             for token in state.tokens.values():
                 token.expires_at = 0
             return 200, {"expired": len(state.tokens)}
-        if path == "/reset" and method == "POST":
-            state.reset()
-            return 200, {"ok": True}
         return None
 
 

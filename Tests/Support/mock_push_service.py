@@ -272,9 +272,6 @@ class PushControlAPI(ControlAPI):
             return 200, [m for m in state.messages if m["seq"] > since(params) and (sub is None or m["subscription"] == sub)]
         if path == "/requests" and method == "GET":
             return 200, [r for r in state.requests if r["seq"] > since(params)]
-        if path == "/reset" and method == "POST":
-            state.reset()
-            return 200, {"ok": True}
         return None
 
 

@@ -196,7 +196,9 @@ def query_params(query: str) -> dict[str, str]:
 
 class ControlAPI:
     """The control API's HTTP/1.1 server (keep-alive supported). A mock subclasses it and implements `dispatch`;
-    a `ValueError` or `TypeError` there (bad JSON, unknown field, bad value) answers 400, `None` answers 404."""
+    a `ValueError` or `TypeError` there (bad JSON, unknown field, bad value) answers 400, `None` answers 404.
+    `POST /reset`, which every mock's tests call before each test (`mock_process._reset`), is answered here:
+    `reset()` forgets the state (`state.reset()` unless the mock overrides it)."""
 
     def __init__(self, state: Any) -> None:
         self.state = state
@@ -240,6 +242,9 @@ class ControlAPI:
         path, _, query = target.partition("?")
         try:
             parsed = json.loads(body) if body.strip() else {}
+            if path == "/reset" and method == "POST":
+                self.reset()
+                return 200, {"ok": True}
             answer = self.dispatch(method, path, query_params(query), parsed)
         except (ValueError, TypeError) as e:
             return 400, {"error": str(e)}
@@ -247,6 +252,9 @@ class ControlAPI:
 
     def dispatch(self, method: str, path: str, params: dict[str, str], body: Any) -> tuple[int, Any] | None:
         raise NotImplementedError
+
+    def reset(self) -> None:
+        self.state.reset()
 
 
 def since(params: dict[str, str]) -> int:

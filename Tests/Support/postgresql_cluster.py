@@ -100,3 +100,11 @@ def shared():
         _shared = Cluster()
         atexit.register(_shared.stop)
     return _shared
+
+
+def storage_section(prefix="e2e", **postgresql):
+    """A server's `storage` section on a new database (named after `prefix`) of the shared cluster; `postgresql`:
+    more `storage.postgresql` settings (`shardSize`, pool sizes)."""
+    cluster = shared()
+    return {"backend": "postgresql",
+            "postgresql": {"connectionString": cluster.connection_string(cluster.create_database(prefix)), **postgresql}}

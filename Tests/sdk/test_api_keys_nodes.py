@@ -1,33 +1,22 @@
 """Keys on two nodes sharing one PostgreSQL database: a key created, or a Beams secret rolled, through node A works
 on node B within about a second (each node re-reads an instance's keys at most once a second), and a revocation
 through B stops the key on A as fast. Real server processes on the test run's throwaway PostgreSQL cluster."""
-import os
-import sys
-import time
 
 import pytest
 import requests
 
-from harness import E2E_LIMITS, INSTANCE_ID, ROOT, SECRET
+from beams import propagated
+from harness import E2E_LIMITS, INSTANCE_ID, SECRET, postgresql_cluster_or_skip_module
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 BASE = f"/admin_api/v1/instances/{INSTANCE_ID}"
 PUBLISHES = f"/publish_api/v1/instances/{INSTANCE_ID}/publishes"
-# Generous for a loaded 2-core CI machine; the design target (and what an idle machine shows) is about 1 s.
-PROPAGATION_LIMIT_S = 3.0
 
 
 @pytest.fixture(scope="module")
 def nodes(environment):
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("api_keys_nodes"))}}
+    storage = postgresql_cluster.storage_section("api_keys_nodes")
     # Polling with a key B does not know yet counts as wrong keys: the per-address lockout is off here.
     overrides = {"storage": storage, "keys": {"encryptionKey": "nodes-key-encryption-key-0123456789abcdef"},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}
@@ -44,14 +33,6 @@ def publish(server, key):
     return call(server, "POST", PUBLISHES, key, json={"interests": ["n"], "apns": {"aps": {"alert": "x"}}}).status_code
 
 
-def seconds_until(predicate):
-    start = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - start < PROPAGATION_LIMIT_S + 2, "never happened"
-        time.sleep(0.05)
-    return time.monotonic() - start
-
-
 def test_a_key_created_on_one_node_works_on_the_other_and_its_revocation_too(nodes):
     node_a, node_b = nodes
     # Node B has read the instance's keys (its cache is warm) before A creates one.
@@ -59,13 +40,9 @@ def test_a_key_created_on_one_node_works_on_the_other_and_its_revocation_too(nod
     r = call(node_a, "POST", f"{BASE}/keys", SECRET, json={"label": "multi-node", "scopes": ["publish"]})
     assert r.status_code == 201, r.text
     key, key_id = r.json()["key"], r.json()["id"]
-    seen = seconds_until(lambda: publish(node_b, key) == 200)
-    print(f"key created on A accepted by B after {seen:.2f} s")
-    assert seen < PROPAGATION_LIMIT_S
+    propagated("key created on A accepted by B", lambda: publish(node_b, key) == 200)
     assert call(node_b, "DELETE", f"{BASE}/keys/{key_id}", SECRET).status_code == 200
-    gone = seconds_until(lambda: publish(node_a, key) == 401)
-    print(f"key revoked on B refused by A after {gone:.2f} s")
-    assert gone < PROPAGATION_LIMIT_S
+    propagated("key revoked on B refused by A", lambda: publish(node_a, key) == 401)
 
 
 def test_a_beams_secret_rolled_on_one_node_is_accepted_on_the_other_with_the_old_one(nodes):
@@ -74,7 +51,5 @@ def test_a_beams_secret_rolled_on_one_node_is_accepted_on_the_other_with_the_old
     r = call(node_a, "POST", f"{BASE}/beams-secret/roll", SECRET, json={"expiresIn": "1h"})
     assert r.status_code == 201, r.text
     new_secret = r.json()["secretKey"]
-    seen = seconds_until(lambda: publish(node_b, new_secret) == 200)
-    print(f"Beams secret rolled on A accepted by B after {seen:.2f} s")
-    assert seen < PROPAGATION_LIMIT_S
+    propagated("Beams secret rolled on A accepted by B", lambda: publish(node_b, new_secret) == 200)
     assert publish(node_b, SECRET) == 200, "the old secret is accepted during the overlap on every node"

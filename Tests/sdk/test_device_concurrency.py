@@ -13,6 +13,14 @@ def parallel(count, call):
         return list(pool.map(lambda i: call(i), range(count)))
 
 
+def registered_devices(http, count):
+    """`count` new phones, each registered (one after another: only what the test races runs at once)."""
+    devices = [IOSDevice(http) for _ in range(count)]
+    for device in devices:
+        device.register()
+    return devices
+
+
 def test_concurrent_registrations_of_one_token_give_one_device(plain_env):
     http = HTTP(plain_env[0])
     token = random_token()
@@ -28,11 +36,7 @@ def test_concurrent_registrations_of_one_token_give_one_device(plain_env):
 
 def test_concurrent_subscribes_to_a_new_interest_all_count(plain_env):
     http = HTTP(plain_env[0])
-    devices = []
-    for _ in range(24):
-        device = IOSDevice(http)
-        device.register()
-        devices.append(device)
+    devices = registered_devices(http, 24)
     responses = parallel(24, lambda i: devices[i].subscribe("race-new-interest"))
     for r in responses:
         assert_empty_ok(r)
@@ -43,11 +47,7 @@ def test_concurrent_subscribes_to_a_new_interest_all_count(plain_env):
 
 def test_concurrent_set_user_never_exceeds_the_device_limit(limited_env):
     http = HTTP(limited_env[0])
-    devices = []
-    for _ in range(10):
-        device = IOSDevice(http)
-        device.register()
-        devices.append(device)
+    devices = registered_devices(http, 10)
     token = jwt_hs256(beams_claims("racing-user"))
     statuses = sorted(r.status for r in parallel(10, lambda i: devices[i].set_user(token)))
     assert statuses == [200] * 3 + [400] * 7, statuses

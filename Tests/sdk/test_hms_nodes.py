@@ -4,24 +4,17 @@ to HMS devices at once must make one token request between them, and a restarted
 
 Two real server processes on a database of the run's throwaway PostgreSQL cluster, one strict HMS stand-in
 (Tests/Support/mock_hms.py) whose OAuth endpoint counts the token requests."""
-import os
-import sys
 import threading
 
 import pytest
 import requests
 
 from beams import Beams, unique
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, postgresql_cluster_or_skip_module
 from platform_mocks import MockHMS
 from test_hms import hms_body, hms_token
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 DEVICES = "/device_api/v1/instances/{instance}/devices"
 # Rounds of simultaneous publishes through both nodes until each node has sent to Huawei itself (which node claims
@@ -32,9 +25,7 @@ MAX_ROUNDS = 6
 @pytest.fixture(scope="module")
 def hms_nodes(environment):
     """Nodes A and B on a new database with the same `hms` section, and the HMS stand-in."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("hmsnodes"))}}
+    storage = postgresql_cluster.storage_section("hmsnodes")
     hms = MockHMS(environment.directory)
     environment.processes.append(hms)
     mock = environment.mock()

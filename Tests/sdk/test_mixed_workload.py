@@ -44,10 +44,8 @@ def test_every_device_gets_each_publish_once_under_a_sharded_fanout_small_publis
     database_log = None
     names = ["mixed"]
     if ON_POSTGRESQL:
-        cluster = postgresql_cluster.shared()
-        overrides["storage"] = {"backend": "postgresql", "postgresql": {
-            "connectionString": cluster.connection_string(cluster.create_database("mixed")), "shardSize": SHARD_SIZE}}
-        database_log = DatabaseLog(cluster)
+        overrides["storage"] = postgresql_cluster.storage_section("mixed", shardSize=SHARD_SIZE)
+        database_log = DatabaseLog(postgresql_cluster.shared())
         names = ["mixed-a", "mixed-b"]
     nodes = [environment.server(mock, overrides, name=name) for name in names]
 

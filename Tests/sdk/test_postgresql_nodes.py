@@ -6,8 +6,6 @@ lease renewal. (The same with publishes split into shards: test_postgresql_shard
 
 Each node is a real server process with its own directory; they share the strict mock APNs and the database of the
 test run's throwaway PostgreSQL cluster (Tests/Support/postgresql_cluster.py)."""
-import os
-import sys
 import threading
 import time
 import uuid
@@ -18,14 +16,9 @@ import requests
 from beams import Beams, wait_for
 from bulk import register_devices
 from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS, metric
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, postgresql_cluster_or_skip_module
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 DEVICES = 2000
 CONNECTIONS, STREAMS, MOCK_DELAY_MS = 2, 50, 100
@@ -34,10 +27,7 @@ CONNECTIONS, STREAMS, MOCK_DELAY_MS = 2, 50, 100
 def two_nodes(environment, database, name, **postgresql):
     """Two nodes (`name`-a, `name`-b) on a new database of the shared cluster and one mock APNs; `postgresql`: more
     `storage.postgresql` settings. - Returns: (node A, node B, mock)."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database(database)),
-                              **postgresql}}
+    storage = postgresql_cluster.storage_section(database, **postgresql)
     mock = environment.mock()
     overrides = {"storage": storage, "engine": {"leaseSeconds": LEASE_SECONDS},
                  "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
@@ -130,9 +120,7 @@ def test_a_node_restarted_under_its_node_id_resumes_at_once_and_a_twin_cannot_st
     PostgreSQL dropped with the dead process's connection), so it takes the identity's leases over at once instead
     of waiting out the lease (the default 30 s here). A second live process under the same identity fails to
     start."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("restart"))}}
+    storage = postgresql_cluster.storage_section("restart")
     mock = environment.mock()
     overrides = {"storage": storage, "engine": {"nodeId": "node-restart-1"},
                  "apns": {"connectionsPerPool": CONNECTIONS, "streamsPerConnection": STREAMS},
@@ -190,8 +178,7 @@ def test_cancel_through_one_node_stops_the_fanout_the_other_node_runs(nodes):
     wait_for(lambda: seen() - before >= rate, timeout=60, interval=0.01, message="the fan-out never got going")
     _, other = running_and_other(node_a, node_b)
     via_other = Beams(other)
-    r = via_other.session.delete(other.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"),
-                                 headers={"Authorization": f"Bearer {via_other.secret}"}, timeout=60)
+    r = via_other.cancel_raw(publish_id)
     at_cancel = seen() - before
     assert r.status_code == 200, r.text
     # The other node has no run to stop: the publish is marked (the runner may already have stopped).

@@ -7,27 +7,19 @@ freeze and its deadline (answers it can no longer record) plus its in-flight win
 
 Both nodes share the strict mock APNs and the test run's throwaway PostgreSQL cluster
 (Tests/Support/postgresql_cluster.py)."""
-import os
 import socket
-import sys
 import threading
 import time
 import uuid
 
-import pytest
 import requests
 
 from beams import Beams, wait_for
 from bulk import register_devices
 from crash import CHECKPOINT_INTERVAL_S, LEASE_SECONDS
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, postgresql_cluster_or_skip_module
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 DEVICES = 3000
 # 2 x 50 streams answered after 500 ms: 200 notifications/s, so the fan-out takes 15 s, far longer than the lease.

@@ -8,9 +8,7 @@ publishes to one interest of DEVICES devices all along, each publish with a mark
 every answer; the slow mock APNs keeps a backlog of accepted publishes fanning out while the database is away.
 The mock records every request, so deliveries are counted per marker per token."""
 import json
-import os
 import re
-import sys
 import threading
 import time
 import uuid
@@ -21,14 +19,9 @@ import requests
 
 from beams import Beams, wait_for
 from bulk import register_devices
-from harness import INSTANCE_ID, LOAD_TEST_LIMITS, ROOT
+from harness import INSTANCE_ID, LOAD_TEST_LIMITS, postgresql_cluster_or_skip_module
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 DEVICES = 300
 # 2 connections × 10 streams, each answer 100 ms late: 200 notifications/s, so a publish takes 1.5 s and the

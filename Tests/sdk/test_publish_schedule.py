@@ -28,12 +28,6 @@ def arrivals(mock, group="data.pusher.publishId"):
     return requests.get(f"{mock.control}/arrivals", params={"group": group}, timeout=30).json()
 
 
-def cancel(client, publish_id, secret=None):
-    return client.session.delete(
-        client.server.url(f"/publish_api/v1/instances/{client.instance_id}/publishes/{publish_id}"),
-        headers={"Authorization": f"Bearer {secret or client.secret}"}, timeout=60)
-
-
 def put_time_zone(client, device_id, body, raw=None):
     url = client.server.url(f"/device_api/v1/instances/{client.instance_id}/devices/apns/{device_id}/time-zone")
     if raw is not None:
@@ -205,7 +199,7 @@ def test_local_time_publish_sends_each_zone_at_its_own_local_time(environment):
     assert sent_counts(mock, later_tokens) == {token: 0 for token in later_tokens}
     assert sent_counts(mock, round_tokens) == {token: 1 for token in round_tokens}
     # Cancelling it between rounds ends it with the first round's counts; nothing more goes out.
-    r = cancel(client, publish_id)
+    r = client.cancel_raw(publish_id)
     assert r.status_code == 200, r.text
     assert r.json()["status"] == "cancelled" and r.json()["apns"]["accepted"] == len(round_tokens), r.json()
 
@@ -373,7 +367,7 @@ def test_cancel_mid_fanout_stops_further_sends_and_reports_the_counts_so_far(env
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert("cancel"),
                                               "x_delivery": {"throttlePerMinute": 12_000}})
     wait_for(lambda: mock.stats()["requests"] >= 300, timeout=20)
-    r = cancel(client, publish_id)
+    r = client.cancel_raw(publish_id)
     at_answer = mock.stats()["requests"]
     assert r.status_code == 200, r.text
     body = r.json()
@@ -389,7 +383,7 @@ def test_cancel_mid_fanout_stops_further_sends_and_reports_the_counts_so_far(env
     assert body["apns"]["accepted"] == after, body
     assert sum(sent_counts(mock, tokens).values()) == after
 
-    again = cancel(client, publish_id)
+    again = client.cancel_raw(publish_id)
     assert again.status_code == 409 and set(again.json()) == {"error", "description"}, again.text
     assert "cancelled" in again.json()["description"]
 
@@ -422,7 +416,7 @@ def test_cancel_of_a_publish_waiting_for_a_window_another_publish_holds_answers_
     wait_for(lambda: waiting_series in requests.get(server.url("/metrics"), verify=server.cert, timeout=5).text,
              timeout=10,
              message="B's notification is not waiting for the window")
-    r = cancel(client, b)
+    r = client.cancel_raw(b)
     assert r.status_code == 200, r.text
     assert r.json()["status"] == "cancelled", r.json()
     assert client.status(a)["apns"]["accepted"] == 0, "the cancel answered only once A's answers freed the window"
@@ -440,18 +434,18 @@ def test_cancel_a_scheduled_publish_and_the_refusals(env):
     send_at = time.time() + 1.5
     publish_id = client.publish("interests", {"interests": [interest], "apns": alert("never"),
                                               "x_delivery": {"sendAt": rfc3339(send_at)}})
-    r = cancel(client, publish_id)
+    r = client.cancel_raw(publish_id)
     assert r.status_code == 200 and r.json()["status"] == "cancelled", r.text
     time.sleep(max(0.0, send_at + 1.0 - time.time()))
     assert mock.requests_for(token) == []
     assert client.status(publish_id)["status"] == "cancelled"
 
     finished = client.wait_finished(client.publish("interests", {"interests": [interest], "apns": alert("done")}))
-    r = cancel(client, finished["publishId"])
+    r = client.cancel_raw(finished["publishId"])
     assert r.status_code == 409 and "finished" in r.json()["description"], r.text
-    r = cancel(client, "pubid-does-not-exist")
+    r = client.cancel_raw("pubid-does-not-exist")
     assert r.status_code == 404 and set(r.json()) == {"error", "description"}, r.text
-    r = cancel(client, publish_id, secret="wrong-secret-0123456789abcdef0123")
+    r = client.cancel_raw(publish_id, secret="wrong-secret-0123456789abcdef0123")
     assert r.status_code == 401, r.text
     r = client.session.delete(server.url(f"/publish_api/v1/instances/{INSTANCE_ID}/publishes/{publish_id}"), timeout=10)
     assert r.status_code == 400, r.text
@@ -507,11 +501,11 @@ def test_header_alternative_and_the_python_sdk_carry_the_schedule(env):
                            headers={"X-Push-Delivery": json.dumps({"sendAt": rfc3339(send_at)})})
     assert r.status_code == 200, r.text
     assert client.status(r.json()["publishId"])["status"] == "scheduled"
-    assert cancel(client, r.json()["publishId"]).status_code == 200
+    assert client.cancel_raw(r.json()["publishId"]).status_code == 200
 
     sdk = PushNotifications(instance_id=INSTANCE_ID, secret_key=client.secret, endpoint=f"localhost:{server.port}")
     sdk.session.verify = server.cert  # the SDK ignores REQUESTS_CA_BUNDLE; session.verify works
     answer = sdk.publish_to_interests(["a"], {"apns": alert(), "x_delivery": {"sendAt": rfc3339(send_at)}})
     status = client.status(answer["publishId"])
     assert status["status"] == "scheduled" and abs(parse_time(status["scheduledFor"]) - send_at) < 0.002, status
-    assert cancel(client, answer["publishId"]).status_code == 200
+    assert client.cancel_raw(answer["publishId"]).status_code == 200

@@ -23,14 +23,6 @@ def two_instance_server(environment, mock, name, overrides=None):
     return server
 
 
-def cancel(client, publish_id):
-    r = client.session.delete(
-        client.server.url(f"/publish_api/v1/instances/{client.instance_id}/publishes/{publish_id}"),
-        headers={"Authorization": f"Bearer {client.secret}"}, timeout=60)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
 def first_delivery(b, mock, token, timeout):
     """Instance B's one-device interest publish to `token` (registered here), unpaced: (its publish ID, the seconds
     from the publish to the mock's first request for the device)."""
@@ -69,7 +61,7 @@ def test_eight_campaigns_at_one_a_minute_do_not_keep_another_instances_publish_q
     assert all(a.status(p)["status"] == "running" for p in campaigns)
     # A parked campaign is cancelled at once with its final counts.
     for publish_id in campaigns:
-        answer = cancel(a, publish_id)
+        answer = a.cancel(publish_id)
         assert answer["status"] == "cancelled", answer
     assert mock.stats()["requests"] == 9, "nothing more went out after the cancels"
 

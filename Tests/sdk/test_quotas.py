@@ -156,9 +156,7 @@ def test_two_nodes_on_one_database_count_one_daily_quota_together_and_split_the_
     """Eight publishes at once, four through each node, against a quota of five a day: exactly five are accepted
     (the store counts them in the publishes' transactions), the other three get 429 whichever node they reached.
     A per-minute budget is split: once each node's heartbeat sees the other, each paces half of it."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("quotas"))}}
+    storage = postgresql_cluster.storage_section("quotas")
     mock = environment.mock()
     quotas = {"quotas": {"publishesPerDay": 5, "notificationsPerMinute": {"apns": 1200}}}
     node_a = environment.server(mock, {"storage": storage}, quotas, name="quota-a")

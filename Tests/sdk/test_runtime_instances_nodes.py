@@ -3,37 +3,26 @@ devices and publishes (to the strict APNs mock) on node B within about a second 
 B, which reads the set's version), a quota change through B applies on A as fast, and a deletion through A answers
 404 on B. Real server processes on the test run's throwaway PostgreSQL cluster."""
 import json
-import os
-import sys
 import time
 import uuid
 
 import pytest
 import requests
 
-from beams import Beams, alert, random_token, unique, wait_for
-from harness import E2E_LIMITS, KEY_ID, ROOT, TEAM_ID, TOPIC
+from beams import PROPAGATION_LIMIT_S, Beams, alert, propagated, random_token, unique, wait_for
+from harness import E2E_LIMITS, KEY_ID, TEAM_ID, TOPIC, postgresql_cluster_or_skip_module
 from platform_mocks import MockFCM
 from test_publish_platforms import fcm_token
 
-sys.path.insert(0, str(ROOT / "Tests" / "Support"))
-import postgresql_cluster  # noqa: E402
-
-if not postgresql_cluster.installed() and os.environ.get("CI") != "true":
-    pytest.skip("PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure",
-                allow_module_level=True)
+postgresql_cluster = postgresql_cluster_or_skip_module()
 
 ADMIN_KEY = "admin-key-for-run-time-instances-nodes-0123456789"
 SERVER = "/admin_api/v1/server"
-# Generous for a loaded 2-core CI machine; the design target (and what an idle machine shows) is about 1 s.
-PROPAGATION_LIMIT_S = 3.0
 
 
 @pytest.fixture(scope="module")
 def nodes(environment):
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql", "postgresql": {
-        "connectionString": cluster.connection_string(cluster.create_database("runtime_instances_nodes"))}}
+    storage = postgresql_cluster.storage_section("runtime_instances_nodes")
     overrides = {"storage": storage, "keys": {"encryptionKey": "nodes-instances-encryption-key-0123456789abcdef"},
                  "admin": {"keys": [{"id": "ops", "key": ADMIN_KEY}]},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}
@@ -64,14 +53,6 @@ def fcm_sent(server):
                if line.startswith("push_notifications_total{") and 'platform="fcm"' in line and 'status="200"' in line)
 
 
-def seconds_until(predicate):
-    start = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - start < PROPAGATION_LIMIT_S + 2, "never happened"
-        time.sleep(0.02)
-    return time.monotonic() - start
-
-
 def test_an_instance_created_on_one_node_serves_publishes_on_the_other_and_its_deletion_too(nodes):
     environment, mock, node_a, node_b = nodes
     instance_id, secret = str(uuid.uuid4()), "nodes-runtime-secret-" + uuid.uuid4().hex
@@ -82,9 +63,8 @@ def test_an_instance_created_on_one_node_serves_publishes_on_the_other_and_its_d
     assert register_status(node_b, instance_id) == 404
     r = admin(node_a, "POST", f"{SERVER}/instances", json=body)
     assert r.status_code == 201, r.text
-    seen = seconds_until(lambda: register_status(node_b, instance_id) == 200)
-    print(f"instance created on A served by B after {seen:.2f} s")
-    assert seen < PROPAGATION_LIMIT_S
+    propagated("instance created on A served by B", lambda: register_status(node_b, instance_id) == 200,
+               interval=0.02)
 
     client = Beams(node_b, instance_id, secret)
     token, interest = random_token(), unique("nodes")
@@ -96,15 +76,13 @@ def test_an_instance_created_on_one_node_serves_publishes_on_the_other_and_its_d
     # A quota change through B applies on A without a restart.
     r = admin(node_b, "PATCH", f"{SERVER}/instances/{instance_id}", json={"quotas": {"devices": 2}})
     assert r.status_code == 200, r.text
-    applied = seconds_until(lambda: register_status(node_a, instance_id) == 400)
-    print(f"quota changed on B applied on A after {applied:.2f} s")
-    assert applied < PROPAGATION_LIMIT_S
+    propagated("quota changed on B applied on A", lambda: register_status(node_a, instance_id) == 400,
+               interval=0.02)
 
     assert admin(node_a, "DELETE", f"{SERVER}/instances/{instance_id}").status_code == 200
-    gone = seconds_until(lambda: client.publish_raw("/interests", {"interests": [interest],
-                                                                     "apns": alert("x")}).status_code == 404)
-    print(f"instance deleted on A refused by B after {gone:.2f} s")
-    assert gone < PROPAGATION_LIMIT_S
+    body = {"interests": [interest], "apns": alert("x")}
+    propagated("instance deleted on A refused by B",
+               lambda: client.publish_raw("/interests", body).status_code == 404, interval=0.02)
     versions = [metric(node, "push_instances_version") for node in (node_a, node_b)]
     assert versions[0] == versions[1] and versions[0] >= 3, versions
     entries = admin(node_b, "GET", f"{SERVER}/audit").json()["entries"]
@@ -120,10 +98,7 @@ def test_changes_to_an_instance_while_both_nodes_send_its_publishes_deliver_each
     nodes. Each change retires the instance's FCM sender on every node; the runs holding it finish on it and the
     next shards take the new one. Every device gets exactly one message per publish, both publishes finish, and
     each change is one version step on both nodes."""
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql", "postgresql": {
-        "connectionString": cluster.connection_string(cluster.create_database("runtime_instances_load")),
-        "shardSize": 100}}
+    storage = postgresql_cluster.storage_section("runtime_instances_load", shardSize=100)
     overrides = {"storage": storage, "keys": {"encryptionKey": "load-instances-encryption-key-0123456789abcdef"},
                  "admin": {"keys": [{"id": "ops", "key": ADMIN_KEY}]},
                  "limits": {**E2E_LIMITS, "authFailuresPerIP": 0}}
@@ -144,7 +119,8 @@ def test_changes_to_an_instance_while_both_nodes_send_its_publishes_deliver_each
                       headers={"Authorization": f"Bearer {secret}"}, verify=node_a.cert, timeout=60)
     assert r.status_code == 200 and r.json()["created"] == count, r.text
     clients = [Beams(node_a, instance_id, secret), Beams(node_b, instance_id, secret)]
-    seconds_until(lambda: clients[1].publish_raw("/interests", {}).status_code != 404)
+    wait_for(lambda: clients[1].publish_raw("/interests", {}).status_code != 404, timeout=PROPAGATION_LIMIT_S + 2,
+             interval=0.02, message="the instance never reached node B")
 
     fcm.configure(send_latency_ms=6000)
     publish_ids = [client.publish("interests", {"interests": [interest],

@@ -193,10 +193,7 @@ SHARD_DEVICES, SHARD_SIZE = 1200, 100
 @pytest.mark.skipif(not postgresql_cluster.installed() and os.environ.get("CI") != "true",
                     reason="PostgreSQL 15 is not installed (apt-get install postgresql); CI=true makes this a failure")
 def test_shards_delivered_by_two_nodes_on_postgresql_continue_one_trace(environment, otlp):
-    cluster = postgresql_cluster.shared()
-    storage = {"backend": "postgresql",
-               "postgresql": {"connectionString": cluster.connection_string(cluster.create_database("tracing")),
-                              "shardSize": SHARD_SIZE}}
+    storage = postgresql_cluster.storage_section("tracing", shardSize=SHARD_SIZE)
     mock = environment.mock()
     # Two publish slots per node: neither node can claim every shard before the other wakes.
     overrides = {"storage": storage, "engine": {"concurrentPublishes": 2}, "limits": LOAD_TEST_LIMITS, **tracing(otlp)}

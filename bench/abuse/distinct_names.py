@@ -9,20 +9,17 @@ It starts BINARY on a temporary SQLite store, registers PUTS devices from one ad
 is waited for), and prints the server's CPU time (utime + stime from /proc) per `PUT`, the wall time of each `PUT`
 (p50, max), the bytes written to the disk (`/proc/PID/io` write_bytes: WAL, checkpoints, database) per `PUT` and the
 database file's growth and the WAL file's size. CPU time and bytes written are far less sensitive to other load on the machine than latency."""
-import argparse, http.client, json, os, secrets, socket, subprocess, tempfile, time
+import argparse, http.client, json, os, secrets, time
+
+import abuse_server
 
 ap = argparse.ArgumentParser()
 ap.add_argument("binary")
 ap.add_argument("puts", type=int, nargs="?", default=40)
 ap.add_argument("--names", type=int, default=5000)
 args = ap.parse_args()
-inst = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
-d = tempfile.mkdtemp()
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-cfg = {"listen": {"host": "127.0.0.1", "port": port}, "storage": {"path": f"{d}/push.sqlite"},
-       "log": {"level": "error"}, "instances": [{"id": inst, "secretKey": "x" * 40}]}
-open(f"{d}/c.json", "w").write(json.dumps(cfg))
-p = subprocess.Popen([args.binary, "serve", "--config", f"{d}/c.json"], stderr=subprocess.DEVNULL)
+inst = abuse_server.INSTANCE
+p, port, d = abuse_server.start(args.binary, health_source="127.0.0.2")
 h = {"Content-Type": "application/json"}
 
 
@@ -31,11 +28,6 @@ def conn(source):
     return c
 
 
-for _ in range(100):
-    try:
-        c = conn("127.0.0.2"); c.request("GET", "/health"); c.getresponse().read(); break
-    except OSError:
-        time.sleep(0.1)
 c = conn("127.0.0.2")
 devices = []
 for _ in range(args.puts):

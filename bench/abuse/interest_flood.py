@@ -6,20 +6,13 @@ back over one keep-alive connection from one address, under the default limits (
 
 It starts BINARY on a temporary SQLite store, registers one device, sends the body for SECONDS (10) and prints the
 answers, the server's CPU time (utime + stime from /proc) per request and as a share of one core."""
-import http.client, json, os, socket, subprocess, sys, tempfile, time
+import http.client, json, os, sys, time
+
+import abuse_server
 binary = sys.argv[1]
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10
-inst = "6f0f1a8e-2f5b-4c9e-8a51-0c7f3e2d9b14"
-d = tempfile.mkdtemp()
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-cfg = {"listen": {"host": "127.0.0.1", "port": port}, "storage": {"path": f"{d}/push.sqlite"},
-       "log": {"level": "error"}, "instances": [{"id": inst, "secretKey": "x" * 40}]}
-open(f"{d}/c.json", "w").write(json.dumps(cfg))
-p = subprocess.Popen([binary, "serve", "--config", f"{d}/c.json"], stderr=subprocess.DEVNULL)
-for _ in range(100):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/health"); c.getresponse().read(); break
-    except OSError: time.sleep(0.1)
+inst = abuse_server.INSTANCE
+p, port, d = abuse_server.start(binary)
 c = http.client.HTTPConnection("127.0.0.1", port)
 h = {"Content-Type": "application/json"}
 c.request("POST", f"/device_api/v1/instances/{inst}/devices/apns", json.dumps({"token": "ab" * 32, "bundleIdentifier": "b"}), h)

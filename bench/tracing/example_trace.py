@@ -32,9 +32,7 @@ def main():
     otlp, hook = OTLPReceiver().start(), Receiver()
     environment = Environment(Path(tempfile.mkdtemp(prefix="trace-example-")))
     try:
-        cluster = postgresql_cluster.shared()
-        storage = {"backend": "postgresql", "postgresql": {
-            "connectionString": cluster.connection_string(cluster.create_database("example")), "shardSize": shard_size}}
+        storage = postgresql_cluster.storage_section("example", shardSize=shard_size)
         mock = environment.mock()
         nodes = {}
         for name in ("a", "b"):

@@ -10,9 +10,7 @@ final class DeliveryResultsContract: StoreContract {
         let registeredAt = device.lastRegisteredAt
         clock.advance(5)
         try await store.recordDeviceResults([
-            DeviceResult(
-                device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                effect: .unregistered(since: registeredAt.addingTimeInterval(-1)))
+            unregistered(ref, since: registeredAt.addingTimeInterval(-1))
         ])
         var stored = try await store.device(instanceID: instance, id: device.id)!
         #expect(stored.invalidatedAt == nil, "a token re-registered after APNs' timestamp stays valid")
@@ -20,9 +18,7 @@ final class DeliveryResultsContract: StoreContract {
 
         // Same instant as the registration: still not later, still valid.
         try await store.recordDeviceResults([
-            DeviceResult(
-                device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                effect: .unregistered(since: registeredAt))
+            unregistered(ref, since: registeredAt)
         ])
         stored = try await store.device(instanceID: instance, id: device.id)!
         #expect(stored.invalidatedAt == nil)
@@ -37,9 +33,7 @@ final class DeliveryResultsContract: StoreContract {
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         try await store.recordDeviceResults([
-            DeviceResult(
-                device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(1)))
+            unregistered(ref, since: device.lastRegisteredAt.addingTimeInterval(1))
         ])
         let invalidated = try await store.device(instanceID: instance, id: device.id)!
         #expect(invalidated.invalidatedAt == clock.now)

@@ -45,9 +45,7 @@ final class HostileValueContract: StoreContract {
             after: 0, limit: 10)
         let key = try #require(page.targets.first?.ref)
         try await store.recordDeviceResults([
-            DeviceResult(
-                device: key, status: 410, reason: "Unregistered", at: clock.now,
-                effect: .unregistered(since: Date(timeIntervalSince1970: .infinity)))
+            unregistered(key, since: Date(timeIntervalSince1970: .infinity))
         ])
         let stored = try await store.device(instanceID: instance, id: device.id)
         #expect(stored?.lastResult?.status == 410)

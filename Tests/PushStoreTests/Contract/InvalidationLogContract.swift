@@ -9,9 +9,7 @@ final class InvalidationLogContract: StoreContract {
         let (device, ref) = try await registeredWithRef(store, 1)
         clock.advance(5)
         let since = device.lastRegisteredAt.addingTimeInterval(2)
-        let dead = DeviceResult(
-            device: ref, status: 410, reason: "Unregistered", at: clock.now,
-            effect: .unregistered(since: since))
+        let dead = unregistered(ref, since: since)
         try await store.recordDeviceResults([dead])
         // The same answer again (a resumed publish) invalidates nothing new: logged once.
         try await store.recordDeviceResults([dead])
@@ -41,9 +39,7 @@ final class InvalidationLogContract: StoreContract {
         clock.advance(5)
         // APNs' timestamp before the last registration: the device stays valid.
         try await store.recordDeviceResults([
-            DeviceResult(
-                device: ref, status: 410, reason: "Unregistered", at: clock.now,
-                effect: .unregistered(since: device.lastRegisteredAt.addingTimeInterval(-1))),
+            unregistered(ref, since: device.lastRegisteredAt.addingTimeInterval(-1)),
             DeviceResult(device: ref, status: 200, at: clock.now),
         ])
         let logged = try await store.invalidations(instanceID: instance, after: 0, limit: 10)

@@ -147,4 +147,10 @@ class StoreContract {
         let withUser = try await store.device(instanceID: instance, id: device.id)!
         return (withUser, try await ref(store, withUser))
     }
+
+    /// The push service's 410 "Unregistered" answer for the device `ref`, now: its token is dead since `since`.
+    func unregistered(_ ref: Int64, since: Date) -> DeviceResult {
+        DeviceResult(
+            device: ref, status: 410, reason: "Unregistered", at: clock.now, effect: .unregistered(since: since))
+    }
 }
