@@ -154,7 +154,8 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
     /// `CurlLoopWakeUps.deferred` on this thread the loop is woken when that block ends, not here.
     package func submit(_ job: Driver.Job) -> Bool {
         let deferring = CurlLoopWakeUps.isDeferring
-        let taken = inbox.withLock { inbox -> Bool? in
+        // nil: refused; true: this job needs a wake-up the deferring block owes.
+        let owed = inbox.withLock { inbox -> Bool? in
             if inbox.stop { return nil }
             // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
             let first = inbox.jobs.isEmpty
@@ -164,8 +165,8 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
             wakeUp(inbox)
             return false
         }
-        guard let taken else { return false }
-        if taken { CurlLoopWakeUps.owe(self) }
+        guard let owed else { return false }
+        if owed { CurlLoopWakeUps.owe(self) }
         return true
     }
 
