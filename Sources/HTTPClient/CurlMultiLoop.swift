@@ -33,6 +33,73 @@ extension BulkPriority {
     package static let sender = BulkPriority(enterAt: 32, leaveAt: 4)
 }
 
+/// The loops a thread owes a wake-up while it hands over a group of jobs (`CurlLoopWakeUps.deferred`).
+protocol DeferredWakeUp: AnyObject {
+    func wakeUpIfQueued()
+}
+
+extension CurlMultiLoop: DeferredWakeUp {}
+
+/// Hand-overs in groups: inside `deferred`, the jobs a thread submits to `CurlMultiLoop`s wait in their inboxes and
+/// each loop that needs it is woken once when the block ends, instead of by the group's first job, with the loop
+/// then taking the rest in further turns (each turn walks every attached transfer; libcurl 7.88). The Web Push
+/// encryption workers hand over what they encrypted this way (docs/BENCHMARKS.md, "Web Push: the whole cost per
+/// notification"). Per thread (a `pthread` key): other threads' submits wake as usual.
+package enum CurlLoopWakeUps {
+    /// This thread's open blocks and the loops they owe a wake-up (touched by its own thread only).
+    private final class Pending {
+        var depth = 0
+        var loops: [any DeferredWakeUp] = []
+    }
+
+    private static let key: pthread_key_t? = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { box in
+            if let box { Unmanaged<Pending>.fromOpaque(box).release() }
+        }
+        return created == 0 ? key : nil
+    }()
+
+    /// This thread's record, made on first use; nil without a `pthread` key (then nothing is deferred).
+    private static func pending(creating: Bool) -> Pending? {
+        guard let key else { return nil }
+        if let box = pthread_getspecific(key) { return Unmanaged<Pending>.fromOpaque(box).takeUnretainedValue() }
+        guard creating else { return nil }
+        let pending = Pending()
+        let box = Unmanaged.passRetained(pending)
+        guard pthread_setspecific(key, box.toOpaque()) == 0 else {
+            box.release()
+            return nil
+        }
+        return pending
+    }
+
+    /// Whether the calling thread is inside `deferred`.
+    static var isDeferring: Bool { (pending(creating: false)?.depth ?? 0) > 0 }
+
+    /// Records that `loop` needs a wake-up at the end of the calling thread's outermost `deferred` block.
+    static func owe(_ loop: any DeferredWakeUp) {
+        guard let pending = pending(creating: false), pending.depth > 0 else { return loop.wakeUpIfQueued() }
+        if !pending.loops.contains(where: { $0 === loop }) { pending.loops.append(loop) }
+    }
+
+    /// Runs `body`, putting off the wake-ups of the loops it submits jobs to until it returns (or throws); nested
+    /// blocks wake at the end of the outermost. Keep `body` short: the jobs wait until it ends.
+    package static func deferred<Result>(_ body: () throws -> Result) rethrows -> Result {
+        guard let pending = pending(creating: true) else { return try body() }
+        pending.depth += 1
+        defer {
+            pending.depth -= 1
+            if pending.depth == 0 && !pending.loops.isEmpty {
+                let loops = pending.loops
+                pending.loops.removeAll(keepingCapacity: true)
+                for loop in loops { loop.wakeUpIfQueued() }
+            }
+        }
+        return try body()
+    }
+}
+
 /// One curl multi handle driven by its own thread, with a locked inbox that other threads hand jobs through and
 /// `curl_multi_wakeup` to interrupt its poll: the one curl loop of the process (each APNs connection and the
 /// webhook client run one each). The driver decides what the jobs and transfers mean.
@@ -83,14 +150,31 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
         thread.start()
     }
 
-    /// Hands `job` to the loop thread. Returns false (the job was not taken) once `stop()` was called.
+    /// Hands `job` to the loop thread. Returns false (the job was not taken) once `stop()` was called. Inside
+    /// `CurlLoopWakeUps.deferred` on this thread the loop is woken when that block ends, not here.
     package func submit(_ job: Driver.Job) -> Bool {
-        inbox.withLock { inbox -> Bool in
-            if inbox.stop { return false }
+        let deferring = CurlLoopWakeUps.isDeferring
+        // nil: refused; true: this job needs a wake-up the deferring block owes.
+        let owed = inbox.withLock { inbox -> Bool? in
+            if inbox.stop { return nil }
             // The loop drains the whole inbox each turn, so only the first job after a drain needs to wake it.
-            if inbox.jobs.isEmpty { wakeUp(inbox) }
+            let first = inbox.jobs.isEmpty
             inbox.jobs.append(job)
-            return true
+            guard first else { return false }
+            if deferring { return true }
+            wakeUp(inbox)
+            return false
+        }
+        guard let owed else { return false }
+        if owed { CurlLoopWakeUps.owe(self) }
+        return true
+    }
+
+    /// Wakes the loop if jobs are waiting in its inbox (a wake-up `CurlLoopWakeUps.deferred` put off; none when
+    /// the loop took them meanwhile).
+    func wakeUpIfQueued() {
+        inbox.withLock { inbox in
+            if !inbox.jobs.isEmpty { wakeUp(inbox) }
         }
     }
 

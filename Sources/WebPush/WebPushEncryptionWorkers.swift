@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPClient
 import Locking
 
 #if canImport(Glibc)
@@ -13,8 +14,9 @@ import Locking
 /// A message goes to the worker its subscription's endpoint hashes to, and each worker is FIFO: messages to one
 /// subscription are encrypted and handed to the transport in the order they were submitted, as before. A worker
 /// takes everything queued for it at once (one lock and at most one wake-up per batch, not per message), and hands
-/// what it encrypted to the transport `handOffBatch` messages at a time: the curl loop then starts them in fewer
-/// turns and wake-ups (docs/BENCHMARKS.md, "Web Push: the remaining cost per message"). The queue
+/// what it encrypted to the transport `handOffBatch` messages at a time, each curl loop woken once per group: the
+/// loop then starts them in fewer turns and wake-ups (docs/BENCHMARKS.md, "Web Push: the remaining cost per
+/// message" and "Web Push: the whole cost per notification"). The queue
 /// is bounded by the sender's window: a message takes its window slot before it is queued. The threads are named
 /// `<name>-enc-<n>` so per-thread CPU (bench/swift/FanoutBench) shows the spread; `shared`'s live as long as the
 /// process, other pools' (tests) end with `stop()` or when the last reference goes.
@@ -52,8 +54,11 @@ final class WebPushEncryptionWorkers: Sendable {
             }
         }
 
+        /// Runs the hand-offs with the curl loops' wake-ups put off to the end (`CurlLoopWakeUps`): each loop
+        /// they submit to is woken once for the group, not once per turn it takes while they arrive.
         private static func flush(_ handOffs: inout [() -> Void]) {
-            for handOff in handOffs { handOff() }
+            guard !handOffs.isEmpty else { return }
+            CurlLoopWakeUps.deferred { for handOff in handOffs { handOff() } }
             handOffs.removeAll(keepingCapacity: true)
         }
     }
