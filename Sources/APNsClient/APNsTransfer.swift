@@ -61,7 +61,7 @@ final class APNsTransfer {
         curl = try CurlEasy()
         self.id = id
         body = .allocate(capacity: Self.bodyCapacity)
-        pathCapacity = pathPrefix.count + 161
+        pathCapacity = pathPrefix.count + 161  // a 160-character token and the NUL; longer ones grow it
         path = .allocate(capacity: pathCapacity)
         do {
             try configure(environment: environment, configuration: configuration)
@@ -219,8 +219,12 @@ final class APNsTransfer {
             path = .allocate(capacity: needed)
         }
         let raw = UnsafeMutableRawPointer(path)
-        pathPrefix.withUnsafeBytes { raw.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        token.withUTF8 { (raw + pathPrefix.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        pathPrefix.withUnsafeBytes {
+            if let base = $0.baseAddress { raw.copyMemory(from: base, byteCount: $0.count) }
+        }
+        token.withUTF8 {
+            if let base = $0.baseAddress { (raw + pathPrefix.count).copyMemory(from: base, byteCount: $0.count) }
+        }
         path[needed - 1] = 0
         try destination.set(CURLUPART_PATH, path)
     }
