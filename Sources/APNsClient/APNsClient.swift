@@ -103,20 +103,8 @@ package final class APNsClient: Sendable {
         let deadline = request.retryDeadline.flatMap {
             APNsJob.monotonic($0, wallNow: Date(), monotonicNow: MonotonicClock.now())
         }
-        let job = APNsJob(
-            request: request, prepared: prepared, url: Self.url(environment.baseURL, token: prepared.deviceToken),
-            deadline: deadline, onResult: onResult)
+        let job = APNsJob(request: request, prepared: prepared, deadline: deadline, onResult: onResult)
         await pool.submit(job)
-    }
-
-    /// `base/3/device/<token>` in one allocation (a request's URL differs only by its device token).
-    static func url(_ base: String, token: String) -> String {
-        var url = ""
-        url.reserveCapacity(base.utf8.count + 10 + token.utf8.count)
-        url += base
-        url += "/3/device/"
-        url += token
-        return url
     }
 
     /// A snapshot of the counters across pools. Token counts are per key: the sandbox and production pools of a

@@ -245,7 +245,7 @@ final class APNsConnectionDriver: CurlMultiDriver {
             transfers.append(transfer)
         }
         do {
-            try transfer.load(job.prepared, url: job.url, jwt: jwt)
+            try transfer.load(job.prepared, jwt: jwt)
             try multi.add(transfer.curl)
         } catch {
             idle.append(transfer)

@@ -3,7 +3,7 @@ import JSON
 
 /// A request that passed `APNsHeaderRules`: every header value resolved, ready for any transport.
 package struct APNsPreparedRequest: Sendable, Equatable {
-    /// `:path`, `/3/device/<token>` (built when asked: the client builds the whole URL at once, `APNsClient.url`).
+    /// `:path`, `/3/device/<token>` (built when asked: the client sets the path in place, `APNsTransfer.load`).
     package var path: String { "/3/device/" + deviceToken }
     /// The device token as given (hex).
     package var deviceToken: String

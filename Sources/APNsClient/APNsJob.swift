@@ -8,8 +8,6 @@ import Foundation
 final class APNsJob: @unchecked Sendable {
     let request: APNsRequest
     let prepared: APNsPreparedRequest
-    /// `https://host:port/3/device/<token>`, built once.
-    let url: String
     let onResult: @Sendable (APNsResult) -> Void
     /// Attempts sent so far.
     var attempts = 0
@@ -33,12 +31,11 @@ final class APNsJob: @unchecked Sendable {
 
     /// - Parameter deadline: `request.retryDeadline` as monotonic nanoseconds (`APNsJob.monotonic`).
     init(
-        request: APNsRequest, prepared: APNsPreparedRequest, url: String, deadline: UInt64? = nil,
+        request: APNsRequest, prepared: APNsPreparedRequest, deadline: UInt64? = nil,
         onResult: @escaping @Sendable (APNsResult) -> Void
     ) {
         self.request = request
         self.prepared = prepared
-        self.url = url
         self.deadline = deadline
         self.onResult = onResult
     }

@@ -8,8 +8,9 @@ import TLSIdentity
 ///
 /// Owned and used only by one `APNsConnectionDriver` on its loop thread (never Sendable); which job it carries is
 /// the state machine's business (`APNsConnectionStateMachine`), keyed by `id`. The handle's options that never
-/// change are set once; each attempt sets the URL and body size (`load`), and the header list is rebuilt only
-/// when the headers differ from the previous attempt on this handle.
+/// change are set once, the destination among them as a parsed URL handle (`CURLOPT_CURLU`); each attempt sets
+/// only the URL's path, the body and its size (`load`), and the header list is rebuilt only when the headers differ
+/// from the previous attempt on this handle.
 final class APNsTransfer {
     /// Distinct per transfer of a connection slot (the ledger's key).
     let id: Int
@@ -18,7 +19,17 @@ final class APNsTransfer {
     /// `CURLOPT_POSTFIELDS` is not copied by curl: the body lives here, allocated once at the largest APNs payload.
     private let body: UnsafeMutablePointer<UInt8>
     private static let bodyCapacity = 5120
+    private var bodySize = -1
     private var headers: CurlHeaderList?
+    /// The destination, parsed once (`CURLOPT_CURLU`): with `CURLOPT_URL` curl parsed the whole URL string again
+    /// for every transfer. Owned here beside the easy handle that reads it; changed only in `load`, between
+    /// transfers (curl reads it when a transfer starts and never writes it).
+    private let destination: CurlURL
+    /// The base URL's own path (empty for `https://host:port`) and `/3/device/`, as bytes.
+    private let pathPrefix: [UInt8]
+    /// The NUL-terminated `:path` of the attempt being loaded, rebuilt in place (no string per attempt).
+    private var path: UnsafeMutablePointer<CChar>
+    private var pathCapacity: Int
 
     /// Whether the handle is attached to the connection's multi.
     var isAttached = false
@@ -43,9 +54,15 @@ final class APNsTransfer {
     init(id: Int, environment: APNsEnvironment, identity: TLSClientIdentity?, configuration: APNsClientConfiguration)
         throws(CurlError)
     {
+        destination = try CurlURL(environment.baseURL)
+        let basePath = destination.part(CURLUPART_PATH) ?? "/"
+        pathPrefix =
+            Array((basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath).utf8) + Array("/3/device/".utf8)
         curl = try CurlEasy()
         self.id = id
         body = .allocate(capacity: Self.bodyCapacity)
+        pathCapacity = pathPrefix.count + 161  // a 160-character token and the NUL; longer ones grow it
+        path = .allocate(capacity: pathCapacity)
         do {
             try configure(environment: environment, configuration: configuration)
             if let identity { try present(identity) }
@@ -74,6 +91,8 @@ final class APNsTransfer {
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, 16 * 1024), "CURLOPT_UPLOAD_BUFFERSIZE")
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_POST, 1), "CURLOPT_POST")
         try curlCheck(ccurl_setopt_ptr(easy, CURLOPT_POSTFIELDS, body), "CURLOPT_POSTFIELDS")
+        try curlCheck(
+            ccurl_setopt_ptr(easy, CURLOPT_CURLU, UnsafeMutableRawPointer(destination.handle)), "CURLOPT_CURLU")
         try curlCheck(
             ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)), "TIMEOUT_MS")
         try curlCheck(
@@ -147,9 +166,9 @@ final class APNsTransfer {
 
     private var headerKey: HeaderKey?
 
-    /// Prepares the handle for one attempt of `request` to `url` with the bearer token `jwt` (nil: certificate
-    /// credentials, no `authorization` header).
-    func load(_ request: APNsPreparedRequest, url: String, jwt: String?) throws(CurlError) {
+    /// Prepares the handle for one attempt of `request` (to its device's path on this handle's destination) with
+    /// the bearer token `jwt` (nil: certificate credentials, no `authorization` header).
+    func load(_ request: APNsPreparedRequest, jwt: String?) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
         apnsID = nil
         apnsUniqueID = nil
@@ -183,8 +202,31 @@ final class APNsTransfer {
         request.payload.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { body.update(from: base, count: count) }
         }
-        try curlCheck(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, count), "CURLOPT_POSTFIELDSIZE")
-        try curlCheck(ccurl_setopt_str(easy, CURLOPT_URL, url), "CURLOPT_URL")
+        if count != bodySize {  // a fan-out's payload has one size: set once per handle, not per request
+            try curlCheck(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, count), "CURLOPT_POSTFIELDSIZE")
+            bodySize = count
+        }
+        try setPath(token: request.deviceToken)
+    }
+
+    /// Sets the URL handle's path to `pathPrefix` + `token` (curl copies it).
+    private func setPath(token: String) throws(CurlError) {
+        var token = token
+        let needed = token.withUTF8 { pathPrefix.count + $0.count + 1 }
+        if needed > pathCapacity {
+            path.deallocate()
+            pathCapacity = needed
+            path = .allocate(capacity: needed)
+        }
+        let raw = UnsafeMutableRawPointer(path)
+        pathPrefix.withUnsafeBytes {
+            if let base = $0.baseAddress { raw.copyMemory(from: base, byteCount: $0.count) }
+        }
+        token.withUTF8 {
+            if let base = $0.baseAddress { (raw + pathPrefix.count).copyMemory(from: base, byteCount: $0.count) }
+        }
+        path[needed - 1] = 0
+        try destination.set(CURLUPART_PATH, path)
     }
 
     private func freeHeaders() {
@@ -210,6 +252,7 @@ final class APNsTransfer {
         curl.close()
         headers = nil  // after the handle is gone: curl no longer reads the list
         body.deallocate()
+        path.deallocate()
     }
 
     /// Recovers the transfer from `CURLOPT_PRIVATE`.

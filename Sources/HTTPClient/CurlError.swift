@@ -36,3 +36,9 @@ package func curlMultiCheck(_ code: CURLMcode, _ call: @autoclosure () -> String
     guard code != CURLM_OK else { return }
     throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_multi_strerror(code)))
 }
+
+/// The one place URL-handle return codes are checked (not `@inlinable`, see `curlCheck`).
+package func curlURLCheck(_ code: CURLUcode, _ call: @autoclosure () -> String) throws(CurlError) {
+    guard code != CURLUE_OK else { return }
+    throw CurlError(code: Int(code.rawValue), call: call(), message: String(cString: curl_url_strerror(code)))
+}

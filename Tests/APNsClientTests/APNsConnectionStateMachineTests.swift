@@ -22,10 +22,7 @@ final class APNsConnectionStateMachineTests: XCTestCase {
             deviceToken: token, payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), topic: "com.example.app")
         request.retries = retries
         let prepared = try APNsHeaderRules.prepare(request)
-        return APNsJob(
-            request: request, prepared: prepared, url: "https://apns.invalid" + prepared.path,
-            deadline: deadline
-        ) { _ in }
+        return APNsJob(request: request, prepared: prepared, deadline: deadline) { _ in }
     }
 
     private func jobs(_ count: Int) throws -> [APNsJob] {

@@ -8,7 +8,7 @@ final class APNsJobQueueTests: XCTestCase {
             deviceToken: String(format: "%064x", index + 1), payload: Array(#"{"aps":{}}"#.utf8),
             topic: "com.example.app")
         let prepared = try APNsHeaderRules.prepare(request)
-        return APNsJob(request: request, prepared: prepared, url: prepared.path) { _ in }
+        return APNsJob(request: request, prepared: prepared) { _ in }
     }
 
     func testPopsInPushOrderAcrossCompactions() throws {

@@ -45,12 +45,13 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
 
 /* The options push-server's APNsTransfer sets that this loop does not by default, one knob each (issue 27: what
  * each costs per request). CURL_LOOP_OPTS is a comma-separated list of: timeouts, keepalive, maxage, dnscache,
- * protocols, sslversion, callbacks, url (CURLOPT_URL set again before each request, as the server does for each
- * device), all. */
+ * protocols, sslversion, callbacks, url (CURLOPT_URL set again before each request, as the server did for each
+ * device), curlu (instead: one parsed URL handle per easy handle, CURLOPT_CURLU, whose path is set again before each
+ * request, as the server does), all (everything but curlu). */
 static int has_opt(const char *name) {
     const char *opts = getenv("CURL_LOOP_OPTS");
     if (!opts) return 0;
-    if (strstr(opts, "all")) return 1;
+    if (strstr(opts, "all")) return strcmp(name, "curlu") != 0;
     return strstr(opts, name) != NULL;
 }
 
@@ -142,7 +143,18 @@ int main(int argc, char **argv) {
         server_options(e);
         easy[i] = e;
     }
-    int set_url = has_opt("url");
+    int set_url = has_opt("url"), use_curlu = has_opt("curlu");
+    CURLU **parsed = calloc((size_t)handles, sizeof(CURLU *));
+    const char *path = strstr(url, "://") ? strchr(strstr(url, "://") + 3, '/') : NULL;
+    for (long i = 0; use_curlu && i < handles; i++) {
+        parsed[i] = curl_url();
+        if (curl_url_set(parsed[i], CURLUPART_URL, url, 0) != CURLUE_OK || !path) {
+            fprintf(stderr, "bad url: %s\n", url);
+            return 2;
+        }
+        curl_easy_setopt(easy[i], CURLOPT_CURLU, parsed[i]);
+        curl_easy_setopt(easy[i], CURLOPT_PRIVATE, parsed[i]);
+    }
 
     long started = 0, done = 0, ok = 0, failed = 0, other_status = 0, connects = 0;
     long coalesce_us = getenv("CURL_LOOP_COALESCE_US") ? atol(getenv("CURL_LOOP_COALESCE_US")) : 0;
@@ -178,7 +190,13 @@ int main(int argc, char **argv) {
             done++;
             CHECK_MULTI(curl_multi_remove_handle(multi, e));
             if (started < n) { /* reuse the easy handle for the next notification */
-                if (set_url) curl_easy_setopt(e, CURLOPT_URL, url);
+                if (use_curlu) {
+                    CURLU *u = NULL;
+                    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&u);
+                    curl_url_set(u, CURLUPART_PATH, path, 0);
+                } else if (set_url) {
+                    curl_easy_setopt(e, CURLOPT_URL, url);
+                }
                 CHECK_MULTI(curl_multi_add_handle(multi, e));
                 started++;
             }
@@ -203,7 +221,9 @@ int main(int argc, char **argv) {
            curl_version());
 
     for (long i = 0; i < handles; i++) curl_easy_cleanup(easy[i]);
+    for (long i = 0; i < handles; i++) curl_url_cleanup(parsed[i]);
     free(easy);
+    free(parsed);
     curl_slist_free_all(headers);
     curl_multi_cleanup(multi);
     curl_global_cleanup();
