@@ -2,7 +2,9 @@
 # DIR/push.sqlite, the nginx HTTP/2 sink (bench/apns/nginx-sink.sh) answering after DELAY ms on SINK_PORT, and the
 # release server on HTTP_PORT with the instance's APNs endpoint overridden to the sink.
 #   start_sink_server DIR N DELAY   needs INSTANCE, SECRET, SINK_PORT, HTTP_PORT and BIN (the release build
-#                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured);
+#                                   directory, for SeedDevices; SERVER_BIN, if set, is the server measured, and
+#                                   SEED_BIN the SeedDevices that writes its database: an older build refuses a
+#                                   schema newer than its own, so a base commit's run needs that commit's);
 #                                   sets SERVER (the server's pid) and CA (the sink's certificate); with
 #                                   SEED_CACHE=dir, N devices are seeded once into dir and copied for each case
 #   stop_sink_server DIR            stops the server (unless already stopped) and the sink
@@ -18,7 +20,7 @@ start_sink_server() {
         local seeded="$SEED_CACHE/push-$n.sqlite"
         if [[ ! -f $seeded ]]; then
             mkdir -p "$SEED_CACHE"
-            "$BIN/SeedDevices" --db "$seeded.tmp" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+            "${SEED_BIN:-$BIN/SeedDevices}" --db "$seeded.tmp" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
             for suffix in "" -wal -shm; do
                 if [[ -f $seeded.tmp$suffix ]]; then mv "$seeded.tmp$suffix" "$seeded$suffix"; fi
             done
@@ -27,7 +29,7 @@ start_sink_server() {
             if [[ -f $seeded$suffix ]]; then cp "$seeded$suffix" "$dir/push.sqlite$suffix"; fi
         done
     else
-        "$BIN/SeedDevices" --db "$dir/push.sqlite" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
+        "${SEED_BIN:-$BIN/SeedDevices}" --db "$dir/push.sqlite" --instance "$INSTANCE" --interest bench --count "$n" | sed 's/^/  /'
     fi
     cat > "$dir/config.json" <<JSON
 {"listen":{"host":"127.0.0.1","port":$HTTP_PORT},"storage":{"path":"$dir/push.sqlite"},"log":{"level":"${LOG_LEVEL:-notice}"},

@@ -137,9 +137,11 @@ struct PublishRunner: Sendable {
             case .finish(let state, let summary):
                 let total = earlierTargets + run.submittedTotal - Int64(run.abandonedCount)
                 trace?.endBatches()
+                // Read once for the notes and handed to the finisher, whose log line counts from them too.
+                let counters = summary == .notes ? await storedCounters() : nil
                 await finisher.finish(
-                    state: state, summary: await text(of: summary, plan: plan), total: total,
-                    plan: plan)
+                    state: state, summary: text(of: summary, plan: plan, counters: counters), total: total,
+                    plan: plan, counters: counters)
                 return state.rawValue
             }
         }
@@ -180,8 +182,16 @@ struct PublishRunner: Sendable {
         }
     }
 
-    /// The text of a finished publish's summary.
-    private func text(of summary: PublishRunStateMachine.Summary, plan: PublishPlan) async -> String? {
+    /// The publish's stored counters, every run's, all checkpointed by now; nil when they could not be read.
+    private func storedCounters() async -> PublishCounters? {
+        let job = run.claimed.job
+        return try? await context.store.publishCounters(instanceID: job.instanceID, publishID: job.publishID)
+    }
+
+    /// The text of a finished publish's summary; `counters` are the stored ones (`storedCounters()`) for `.notes`.
+    private func text(of summary: PublishRunStateMachine.Summary, plan: PublishPlan, counters: PublishCounters?)
+        -> String?
+    {
         let at = plan.expiresAt?.iso8601 ?? "?"
         switch summary {
         case .cancelled:
@@ -193,11 +203,9 @@ struct PublishRunner: Sendable {
         case .windowClosedBeforeRetries:
             return "delivery window closed at \(at); retries that would have gone out after it were not sent"
         case .notes:
-            // From the stored counters (every run's, all checkpointed by now): a platform without credentials is
-            // named only when the publish had devices on it.
-            let job = run.claimed.job
-            let stored = try? await context.store.publishCounters(instanceID: job.instanceID, publishID: job.publishID)
-            return PublishSummary.notes(counters: stored ?? [:])
+            // From the stored counters: a platform without credentials is named only when the publish had devices
+            // on it.
+            return PublishSummary.notes(counters: counters ?? [:])
         }
     }
 

@@ -12,6 +12,8 @@
 #   bench/publish/run.sh [N]            (default 100000; needs `make deps-bench`)
 #   AIOAPNS=0 bench/publish/run.sh N    skips aioapns (slow: ~0.4 ms of CPU per notification)
 #   SERVER_BIN=path/to/push-server bench/publish/run.sh   measures another build (e.g. an older commit) the same way
+#   SEED_BIN=path/to/SeedDevices …      seeds with that build's SeedDevices (an older server refuses a newer schema;
+#                                       with SEED_CACHE give each build a cache of its own)
 #   GOPEER=0 bench/publish/run.sh N    skips the Go peer
 #   bench/publish/rounds.sh [rounds] [N...]   runs this several times and prints medians and ratios per sender
 #   SEED_CACHE=/tmp/seed bench/publish/run.sh N   seeds N devices once and copies that database for every case and

@@ -27,6 +27,9 @@ def main():
     parser.add_argument("--signals", default="KILL,TERM", help="comma-separated: KILL, TERM")
     parser.add_argument("--stop-at", type=float, default=0.4, help="fraction of the APNs answers the server has when it is stopped")
     parser.add_argument("--concurrency", type=int, default=32, help="registration connections")
+    parser.add_argument("--token-floor-scope", default="key", choices=("key", "connection"),
+                        help="the mock's provider-token refresh floor: per signing key, as APNs (default), or per "
+                             "connection, for an older build that signs a new token when restarted")
     args = parser.parse_args()
 
     failed = False
@@ -38,11 +41,13 @@ def main():
                 print(f"== {stop.name}: {args.devices} devices, stop at {args.stop_at:.0%} of the fan-out", flush=True)
                 result = crash_trial(environment, args.devices, stop, stop_fraction=args.stop_at,
                                      concurrency=args.concurrency, name=stop.name,
+                                     token_floor_scope=args.token_floor_scope,
                                      log=lambda line: print("  " + line, flush=True))
                 status = result["status"]
                 bound = result["in_flight_window"] + result["fanout_rate"] * 2 * CHECKPOINT_INTERVAL_S
                 exact = (status["targets"] == args.devices and status["apns"]["accepted"] == args.devices
                          and status["apns"]["failed"] == 0)
+                print(f"  resumed: first APNs answer {result['resume_seconds']:.2f} s after /health answered")
                 print(f"  missing devices: {result['missing']}")
                 print(f"  duplicate deliveries: {result['duplicates']} (in-flight window {result['in_flight_window']}; "
                       f"window + 2 checkpoint intervals at {result['fanout_rate']:.0f}/s = {bound:.0f})")
