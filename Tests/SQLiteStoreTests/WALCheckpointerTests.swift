@@ -121,7 +121,8 @@ final class WALCheckpointerTests: StoreTestCase {
         let summary =
             "WAL \(walBytes) bytes (limit \(limitBytes)), \(reads.withLock { $0 }) reads, \(statistics.restarts) "
             + "restarts, \(statistics.failedRestarts) failed (\(statistics.timedOutRestarts) timed out), "
-            + "\(statistics.deferredRestarts) deferred, longest copy \(statistics.longestCopy), longest hold \(statistics.longestHold), longest restart "
+            + "\(statistics.deferredRestarts) deferred, longest copy \(statistics.longestCopy), longest read wait "
+            + "\(statistics.longestReadWait), longest hold \(statistics.longestHold), longest restart "
             + "\(statistics.longestRestart), slowest write \(slowestWrite)"
         print("WAL under overlapping reads: \(summary)")
         XCTAssertGreaterThan(reads.withLock { $0 }, 100, "the reads did not overlap the writes: \(summary)")

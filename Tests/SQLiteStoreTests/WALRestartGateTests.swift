@@ -14,7 +14,8 @@ final class WALRestartGateTests: XCTestCase {
         gate.enterRead()
         let held = Locked<WALRestartGate.Hold?>(nil)
         let writer = Thread {
-            let outcome = gate.holdReadersAndCheckpoints(until: .now + .seconds(30))
+            let outcome = gate.holdReadersAndCheckpoints(
+                until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30))
             held.withLock { $0 = outcome }
         }
         writer.start()
@@ -35,22 +36,33 @@ final class WALRestartGateTests: XCTestCase {
         try await eventually("the waiting read ran") { read.withLock { $0 } }
     }
 
-    func testAReadThatOutlastsTheDeadlineMakesTheWriterGiveUpAndLeavesTheGateOpen() async throws {
+    func testReadsInFlightPastTheWritersWaitKeepTheGateClosedOnlyUntilTheReadersDeadline() async throws {
         let gate = WALRestartGate()
         gate.enterRead()
-        let started = MonotonicInstant.now
-        XCTAssertEqual(gate.holdReadersAndCheckpoints(until: .now + .milliseconds(30)), .readsOutlasted)
-        XCTAssertGreaterThanOrEqual(started.duration(to: .now), .milliseconds(30))
-        // The gate is open again even before `reopen()`: another read begins at once.
-        let read = Locked(false)
+        let closedAt = MonotonicInstant.now
+        XCTAssertEqual(
+            gate.holdReadersAndCheckpoints(
+                until: .now + .milliseconds(20), readersAtMostUntil: .now + .milliseconds(300)),
+            .readsInFlight)
+        let waited = Locked<Duration?>(nil)
         let reader = Thread {
             gate.enterRead()
-            read.withLock { $0 = true }
+            waited.withLock { $0 = closedAt.duration(to: .now) }
             gate.leaveRead()
         }
         reader.start()
-        try await eventually("a read began after the writer gave up") { read.withLock { $0 } }
-        gate.reopen()
+        usleep(20_000)
+        // The writer's next try, after its next transaction: the gate is still closed and the read still in flight.
+        XCTAssertEqual(
+            gate.holdReadersAndCheckpoints(until: .now + .milliseconds(20), readersAtMostUntil: .now + .seconds(30)),
+            .readsInFlight)
+        // Once the readers' time passed the waiting read goes on by itself (whatever the writer does), and the
+        // writer's next try gives up.
+        try await eventually("the waiting read began") { waited.withLock { $0 } != nil }
+        XCTAssertGreaterThanOrEqual(waited.withLock { $0 } ?? .zero, .milliseconds(300))
+        XCTAssertEqual(
+            gate.holdReadersAndCheckpoints(until: .now + .milliseconds(20), readersAtMostUntil: .now + .seconds(30)),
+            .readsOutlasted)
         gate.leaveRead()
     }
 
@@ -58,12 +70,15 @@ final class WALRestartGateTests: XCTestCase {
         let gate = WALRestartGate()
         XCTAssertTrue(gate.beginBackgroundCheckpoint())
         let started = MonotonicInstant.now
-        XCTAssertEqual(gate.holdReadersAndCheckpoints(until: .now + .milliseconds(30)), .checkpointRunning)
+        XCTAssertEqual(
+            gate.holdReadersAndCheckpoints(until: .now + .milliseconds(30), readersAtMostUntil: .now + .seconds(30)),
+            .checkpointRunning)
         XCTAssertGreaterThanOrEqual(started.duration(to: .now), .milliseconds(30))
         // The checkpoint ends while the writer waits: the writer holds.
         let held = Locked<WALRestartGate.Hold?>(nil)
         let writer = Thread {
-            let outcome = gate.holdReadersAndCheckpoints(until: .now + .seconds(30))
+            let outcome = gate.holdReadersAndCheckpoints(
+                until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30))
             held.withLock { $0 = outcome }
         }
         writer.start()

@@ -25,7 +25,9 @@ import Logging
 /// its own connection, which copies what this thread has not and starts the WAL over, and lets the reads go on.
 ///
 /// The writer's wait is bounded: at most `restartWait(frames:)`, a few milliseconds at `restartFactor` and more as the
-/// WAL nears `hardLimitFactor` times the threshold (`maxRestartWait` at most). This thread's copies (their syncs took
+/// WAL nears `hardLimitFactor` times the threshold (`maxRestartWait` at most). When reads in flight outlast it (a
+/// reader thread descheduled on a busy machine), the gate stays closed and the writer tries again after its next
+/// transaction, with the same bound; new reads wait at most `maxReadWait` for one restart, then go on. This thread's copies (their syncs took
 /// 50–700 ms on a busy disk) are out of its way: from one threshold before the restart this thread starts none, and
 /// the writer's RESTART copies what is left; a copy still running when the writer's wait ends makes it try again
 /// after its next transaction. A RESTART from this thread would hold every write back while it waited for readers:
@@ -47,6 +49,9 @@ final class WALCheckpointer: Sendable {
     static let minRestartWait: Duration = .milliseconds(4)
     /// What it waits at most, from `hardLimitFactor` on.
     static let maxRestartWait: Duration = .milliseconds(40)
+    /// How long new reads wait at most for one restart: while reads in flight outlast the writer's wait, the gate
+    /// stays closed across the writer's next transactions, for this long at most.
+    static let maxReadWait: Duration = .milliseconds(100)
     /// After failed restarts the pause before the next one grows to at most this many times the wait.
     static let maxBackoffFactor = 32
 
@@ -139,7 +144,8 @@ final class WALCheckpointer: Sendable {
     /// starts the WAL over (`restart`), unless a restart failed a moment ago.
     func catchUp(on connection: SQLiteConnection) {
         let frames = latestFrames.withLock { $0 }
-        guard frames >= threshold * Self.restartFactor, restarts.withLock({ $0.notBefore.hasPassed }) else { return }
+        let due = restarts.withLock { $0.holdingSince != nil || $0.notBefore.hasPassed }
+        guard frames >= threshold * Self.restartFactor, due else { return }
         restart(on: connection, frames: frames)
     }
 
@@ -161,12 +167,20 @@ final class WALCheckpointer: Sendable {
         let started = MonotonicInstant.now
         let deadline = started + restartWait(frames: frames)
         var failure: (any Error)?
-        let hold = gate.holdReadersAndCheckpoints(until: deadline)
+        let hold = gate.holdReadersAndCheckpoints(
+            until: deadline, readersAtMostUntil: started + Self.maxReadWait)
         let heldAfter = started.duration(to: .now)
         switch hold {
         case .checkpointRunning:
             // Not a failure: this thread starts no other copy now, so the next transaction's try finds it done.
             restarts.withLock { $0.statistics.deferredRestarts += 1 }
+            return
+        case .readsInFlight:
+            // New reads stay held back; the reads in flight get one more transaction's time to end.
+            restarts.withLock { state in
+                state.statistics.longestHold = max(state.statistics.longestHold, heldAfter)
+                if state.holdingSince == nil { state.holdingSince = started }
+            }
             return
         case .readsOutlasted:
             failure = WALRestartTimeout()
@@ -180,6 +194,9 @@ final class WALCheckpointer: Sendable {
         }
         let waited = started.duration(to: .now)
         restarts.withLock { state in
+            let closedFor = (state.holdingSince ?? started).duration(to: .now)
+            state.holdingSince = nil
+            state.statistics.longestReadWait = max(state.statistics.longestReadWait, closedFor)
             state.statistics.longestRestart = max(state.statistics.longestRestart, waited)
             state.statistics.longestHold = max(state.statistics.longestHold, heldAfter)
             if failure == nil {
@@ -228,6 +245,9 @@ package struct WALStatistics: Sendable, Equatable {
     /// The longest time the writer waited in one for the reads and the checkpoint in flight (bounded by
     /// `WALCheckpointer.maxRestartWait`, plus the time it takes the thread to run again after the wait).
     package var longestHold: Duration = .zero
+    /// The longest time the reader threads' new reads were held back for one (at most
+    /// `WALCheckpointer.maxReadWait`, plus the time it takes the threads to run again).
+    package var longestReadWait: Duration = .zero
     /// The longest time the writer spent in one: that wait, and the RESTART checkpoint (its copy, its syncs, and
     /// its wait for connections of other processes, bounded by what was left of the same time).
     package var longestRestart: Duration = .zero
@@ -237,6 +257,8 @@ package struct WALStatistics: Sendable, Equatable {
 private struct RestartState {
     var statistics = WALStatistics()
     var failuresInARow = 0
+    /// When the writer closed the gate for a restart still waiting for reads in flight (`.readsInFlight`).
+    var holdingSince: MonotonicInstant?
     var notBefore = MonotonicInstant(nanoseconds: 0)
 }
 

@@ -24,6 +24,10 @@ final class WALRestartGate: @unchecked Sendable {
     private var reading = 0
     /// Whether new read transactions wait.
     private var closed = false
+    /// Until when at most: a reader that finds it passed opens the gate itself.
+    private var closedUntil = MonotonicInstant(nanoseconds: 0)
+    /// Whether the writer closed the gate and has not reopened it (if `closed` is false meanwhile, a reader did).
+    private var holding = false
     /// Whether the checkpoint thread is copying frames.
     private var checkpointing = false
     /// Whether the writer wants the checkpoint thread to start no checkpoint (it is about to start the WAL over).
@@ -31,11 +35,19 @@ final class WALRestartGate: @unchecked Sendable {
 
     init() {}
 
-    /// Called by a reader thread before it begins a read transaction: waits while the gate is closed.
+    /// Called by a reader thread before it begins a read transaction: waits while the gate is closed, until the
+    /// time the writer gave at most (then it opens the gate itself, whatever the writer does).
     func enterRead() {
         condition.lock()
         defer { condition.unlock() }
-        while closed { condition.wait() }
+        while closed {
+            if closedUntil.hasPassed {
+                closed = false
+                condition.broadcast()
+                break
+            }
+            _ = wait(until: closedUntil)
+        }
         reading += 1
     }
 
@@ -79,27 +91,45 @@ final class WALRestartGate: @unchecked Sendable {
         case held
         /// The checkpoint thread's copy outlasted the deadline. The gate stays open.
         case checkpointRunning
-        /// Reads in flight outlasted the deadline; the gate is open again.
+        /// Reads in flight outlasted the deadline; the gate stays closed (until `readersAtMostUntil` of the call that
+        /// closed it), for the writer to try again after its next transaction.
+        case readsInFlight
+        /// Reads in flight outlasted the time new reads may wait; the gate is open again.
         case readsOutlasted
     }
 
     /// Called by the writer: waits for the checkpoint thread's copy (the checkpoint thread then starts no other until
-    /// `restartPending(false)`), closes the gate and waits for the reads in flight, all until `deadline` at most.
-    /// After `.held` the caller calls `reopen()`.
-    func holdReadersAndCheckpoints(until deadline: MonotonicInstant) -> Hold {
+    /// `restartPending(false)`), closes the gate and waits for the reads in flight, until `deadline` at most. New
+    /// reads wait at most until `readersAtMostUntil` of the call that closed the gate, however often the writer
+    /// calls again. After `.held` the caller calls `reopen()`.
+    func holdReadersAndCheckpoints(
+        until deadline: MonotonicInstant, readersAtMostUntil readDeadline: MonotonicInstant
+    ) -> Hold {
         condition.lock()
         defer { condition.unlock() }
         restartPending = true
-        while checkpointing {
-            if !wait(until: deadline) { return .checkpointRunning }
+        if holding && !closed {
+            // A reader found the gate's time passed and opened it.
+            holding = false
+            return .readsOutlasted
         }
-        closed = true
+        if !closed {
+            while checkpointing {
+                if !wait(until: deadline) { return .checkpointRunning }
+            }
+            closed = true
+            closedUntil = readDeadline
+            holding = true
+        }
         while reading > 0 {
-            if !wait(until: deadline) {
+            if closedUntil.hasPassed {
                 closed = false
+                holding = false
                 condition.broadcast()
                 return .readsOutlasted
             }
+            if deadline.hasPassed { return .readsInFlight }
+            _ = wait(until: min(deadline, closedUntil))
         }
         return .held
     }
@@ -109,6 +139,7 @@ final class WALRestartGate: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         closed = false
+        holding = false
         condition.broadcast()
     }
 
