@@ -32,14 +32,15 @@ import Logging
 /// the writer's RESTART copies what is left; a copy still running when the writer's wait ends makes it try again
 /// after its next transaction. A RESTART from this thread would hold every write back while it waited for readers:
 /// under an interest flood that was a 100–230 ms stall for every instance's writes (`bench/noisy/run.sh`).
-/// After a wait that failed (a read outlasted it, or a connection outside the reader threads reads: an export,
-/// another process) the writer tries again once as much time has passed again, and past the hard limit twice that
-/// after a second failure in a row and so on (`maxBackoffFactor`), so a snapshot held for long costs the writer a
-/// small share of its time.
+/// After a restart that failed (a read outlasted `maxReadWait`, or a connection outside the reader threads reads:
+/// an export, another process) the writer tries again once the time it may wait in one has passed, and past the hard
+/// limit twice that after a second failure in a row and so on (`maxBackoffFactor`), so a snapshot held for long costs
+/// the writer a small share of its time.
 ///
-/// So while every read transaction is shorter than that wait, the WAL file stays within `hardLimitFactor` times the
-/// threshold in pages (32 MB at the default 1,000 pages of 4 KiB), unless one group transaction alone writes more than
-/// the distance between the two factors, or a copy of this thread runs for as long as the writer takes to fill it.
+/// So while every read transaction is shorter than `maxReadWait`, the WAL file stays within `hardLimitFactor` times
+/// the threshold in pages (32 MB at the default 1,000 pages of 4 KiB), unless one group transaction alone writes more
+/// than the distance between the two factors, or a copy of this thread or the RESTART's own syncs last as long as
+/// the writer takes to write that much.
 final class WALCheckpointer: Sendable {
     /// The writer starts the WAL over itself (`restart`) once it holds this many times the threshold.
     static let restartFactor = 4
@@ -206,13 +207,14 @@ final class WALCheckpointer: Sendable {
                 state.statistics.failedRestarts += 1
                 if hold == .readsOutlasted { state.statistics.timedOutRestarts += 1 }
                 state.failuresInARow += 1
-                // Below the hard limit the next try comes once as much time has passed again (the writer waits at
-                // most half its time); past it (a snapshot held long: an export, another process) the pause doubles
+                // Below the hard limit the next try comes once as much time has passed as the writer may wait in one
+                // (so it waits at most half its time; the RESTART's copy and syncs are not waiting, and what it
+                // copied stays copied); past it (a snapshot held long: an export, another process) the pause doubles
                 // with each failure in a row.
                 let factor =
                     frames < threshold * Self.hardLimitFactor
                     ? 1 : min(1 << min(state.failuresInARow - 1, 20), Self.maxBackoffFactor)
-                state.notBefore = .now + waited * factor
+                state.notBefore = .now + started.duration(to: deadline) * factor
             }
         }
         if let failure {
