@@ -54,8 +54,10 @@ final class WALCheckpointerTests: StoreTestCase {
             _ = try await register(store, n)
             slowest = max(slowest, ContinuousClock.now - start)
         }
-        // A RESTART checkpoint waits for that reader (the 5 s busy timeout) and holds every write back meanwhile.
+        // A RESTART checkpoint waits for that reader (the 5 s busy timeout) and holds every write back meanwhile:
+        // the writer's restarts failed, each after a wait of 40 ms at most, and paused longer after each.
         XCTAssertLessThan(slowest, .seconds(1), "a write waited for the reader")
+        XCTAssertGreaterThan(store.walStatistics.failedRestarts, 0, "the writer never tried to start the WAL over")
         try reader.run("COMMIT")
         try reader.close()
         // Once the reader is gone the WAL starts over again.

@@ -32,10 +32,10 @@ import Logging
 /// the writer's RESTART copies what is left; a copy still running when the writer's wait ends makes it try again
 /// after its next transaction. A RESTART from this thread would hold every write back while it waited for readers:
 /// under an interest flood that was a 100–230 ms stall for every instance's writes (`bench/noisy/run.sh`).
-/// After a restart that failed (a read outlasted `maxReadWait`, or a connection outside the reader threads reads:
-/// an export, another process) the writer tries again once the time it may wait in one has passed, and past the hard
-/// limit twice that after a second failure in a row and so on (`maxBackoffFactor`), so a snapshot held for long costs
-/// the writer a small share of its time.
+/// After a restart that failed because a read of the reader threads outlasted `maxReadWait`, the writer tries again
+/// once the time it may wait in one has passed; when a connection outside the reader threads reads (an export,
+/// another process), or past the hard limit, it waits twice that after a second failure in a row and so on
+/// (`maxBackoffFactor`), so a snapshot held for long costs the writer and the reads a small share of their time.
 ///
 /// So while every read transaction is shorter than `maxReadWait`, the WAL file stays within `hardLimitFactor` times
 /// the threshold in pages (32 MB at the default 1,000 pages of 4 KiB), unless one group transaction alone writes more
@@ -207,13 +207,13 @@ final class WALCheckpointer: Sendable {
                 state.statistics.failedRestarts += 1
                 if hold == .readsOutlasted { state.statistics.timedOutRestarts += 1 }
                 state.failuresInARow += 1
-                // Below the hard limit the next try comes once as much time has passed as the writer may wait in one
-                // (so it waits at most half its time; the RESTART's copy and syncs are not waiting, and what it
-                // copied stays copied); past it (a snapshot held long: an export, another process) the pause doubles
-                // with each failure in a row.
-                let factor =
-                    frames < threshold * Self.hardLimitFactor
-                    ? 1 : min(1 << min(state.failuresInARow - 1, 20), Self.maxBackoffFactor)
+                // After reads of the reader threads outlasted it, below the hard limit, the next try comes once as
+                // much time has passed as the writer may wait in one (so it waits at most half its time; the
+                // RESTART's copy and syncs are not waiting, and what it copied stays copied). Otherwise (a snapshot
+                // held long outside the reader threads: an export, another process; or past the hard limit) the
+                // pause doubles with each failure in a row, and the reads held back meanwhile with it.
+                let ours = hold == .readsOutlasted && frames < threshold * Self.hardLimitFactor
+                let factor = ours ? 1 : min(1 << min(state.failuresInARow - 1, 20), Self.maxBackoffFactor)
                 state.notBefore = .now + started.duration(to: deadline) * factor
             }
         }
