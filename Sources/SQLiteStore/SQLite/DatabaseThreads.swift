@@ -61,7 +61,7 @@ final class WriterThread: Sendable {
     static let sliceCost = 32
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
-    /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's catch-up);
+    /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's restart);
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
     /// batch that changed nothing). After a failure, a commit ends the outage only while `hasRoom` says the file
     /// system has room (`FileSystemRoom`): at the edge of a full disk a small commit can still fit.
