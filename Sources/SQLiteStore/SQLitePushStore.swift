@@ -117,20 +117,23 @@ package final class SQLitePushStore: PushStorage, SQLStoreBackend, QuotaUsageRea
         try DatabaseFiles.prepare(configuration.path, logger: logger)
         // Released by `close()`, or on the way out of here when opening fails.
         let lock = configuration.exclusive ? try DatabaseLock(database: configuration.path) : nil
+        let gate = configuration.backgroundCheckpoints ? WALRestartGate() : nil
         let checkpointer =
-            configuration.backgroundCheckpoints
-            ? WALCheckpointer(
-                thresholdFrames: configuration.walAutocheckpointPages, logger: logger,
-                open: {
-                    let connection = try SQLiteConnection(path: configuration.path)
-                    try connection.configure(
-                        busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
-                        cacheSizeKiB: nil)
-                    // A connection finds the WAL when it first reads; until then a checkpoint on it does nothing.
-                    _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
-                    return connection
-                },
-                finished: { threadsDone.arrive($0) }) : nil
+            gate.map { gate in
+                WALCheckpointer(
+                    thresholdFrames: configuration.walAutocheckpointPages, gate: gate,
+                    busyTimeout: configuration.busyTimeout, logger: logger,
+                    open: {
+                        let connection = try SQLiteConnection(path: configuration.path)
+                        try connection.configure(
+                            busyTimeout: configuration.busyTimeout, synchronous: configuration.synchronous,
+                            cacheSizeKiB: nil)
+                        // A connection finds the WAL when it first reads; until then a checkpoint on it does nothing.
+                        _ = try connection.first("SELECT count(*) FROM sqlite_schema") { $0.int64(0) }
+                        return connection
+                    },
+                    finished: { threadsDone.arrive($0) })
+            }
 
         let writerReady = CountdownLatch(count: 1)
         let writer = WriterThread(
@@ -195,6 +198,7 @@ package final class SQLitePushStore: PushStorage, SQLStoreBackend, QuotaUsageRea
         let readersReady = CountdownLatch(count: readerCount)
         let readers = ReaderPool(
             count: readerCount,
+            gate: gate,
             open: {
                 let connection = try SQLiteConnection(path: configuration.path, readOnly: true)
                 do {
@@ -254,6 +258,9 @@ package final class SQLitePushStore: PushStorage, SQLStoreBackend, QuotaUsageRea
 
     /// Group-commit counters (for benchmarks and tests).
     package var writerStatistics: WriterStatistics { writer.statistics }
+
+    /// What the writer's restarts of the WAL did (for benchmarks and tests); zero without background checkpoints.
+    package var walStatistics: WALStatistics { checkpointer?.statistics ?? WALStatistics() }
 
     /// Write operations waiting for the writer thread.
     var pendingWrites: Int { writer.pending }

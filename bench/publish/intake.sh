@@ -8,7 +8,7 @@
 # Method: server with the example config, its per-instance rate limit lifted (no APNs credentials: the interest has no subscribers, so the engine
 # finishes each job at once, and the store does its full per-publish work: enqueue, claim, finish), wrk -t2 -c64
 # for throughput; for latency wrk -t1 -c10 with a 10 ms think time per connection (≈1,000 requests/s) and
-# --latency. Loopback only; stops by itself.
+# --latency. Loopback only; stops by itself. Prints the SQLite WAL's size at the end (its peak).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10}
@@ -23,5 +23,8 @@ echo "-- publishes, wrk -t2 -c64 (throughput)"
 wrk -t2 -c64 -d"${D}s" --latency -s bench/publish/publish.lua "http://127.0.0.1:$PORT" | grep -E "Requests/sec|Latency|50%|99%|non-2xx"
 queued=$(curl -s "http://127.0.0.1:$PORT/ready" | python3 -c 'import json,sys; print(json.load(sys.stdin)["checks"]["store"]["queueDepth"])')
 echo "-- publishes still queued after the runs: $queued"
+# SQLite only truncates the WAL when the last connection closes, so its size now is the longest it was during the runs
+# (the store's bound: 8 times the checkpoint threshold of 1,000 pages, 32 MB; docs/OPERATIONS.md).
+echo "-- WAL file after the runs (its peak): $(stat -c %s "$OUT/push.sqlite-wal" 2>/dev/null || echo 0) bytes"
 kill -TERM $SERVER; wait $SERVER || true
 trap - EXIT

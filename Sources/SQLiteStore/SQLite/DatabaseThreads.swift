@@ -61,7 +61,7 @@ final class WriterThread: Sendable {
     static let sliceCost = 32
 
     /// Starts the thread. `open` runs on it; `ready` reports whether it succeeded; `finished` runs last;
-    /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's catch-up);
+    /// `betweenTransactions` runs on it after each transaction's callers were resumed (the WAL's restart);
     /// `health` hears after each batch whether it showed the store writable or unavailable (neither, for a
     /// batch that changed nothing). After a failure, a commit ends the outage only while `hasRoom` says the file
     /// system has room (`FileSystemRoom`): at the edge of a full disk a small commit can still fit.
@@ -242,15 +242,17 @@ final class WriterThread: Sendable {
 final class ReaderPool: Sendable {
     private let queue = BlockingQueue<ReadOperation>()
 
-    /// Starts `count` threads. `open` runs on each; `ready` is called once per thread.
+    /// Starts `count` threads. `open` runs on each; `ready` is called once per thread. Each read passes `gate`
+    /// (when given), which the writer closes for a moment to start the WAL over.
     init(
         count: Int,
+        gate: WALRestartGate?,
         open: @escaping @Sendable () throws -> SQLiteConnection,
         ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
         finished: @escaping @Sendable ((any Error)?) -> Void
     ) {
         for index in 0..<count {
-            let thread = Thread { [queue] in
+            let thread = Thread { [queue, gate] in
                 let connection: SQLiteConnection
                 do {
                     connection = try open()
@@ -263,7 +265,9 @@ final class ReaderPool: Sendable {
                 while true {
                     let batch = queue.take(max: 1)
                     guard let operation = batch.first else { break }
+                    gate?.enterRead()
                     operation.run(connection)
+                    gate?.leaveRead()
                 }
                 do {
                     try connection.close()

@@ -190,6 +190,15 @@ package final class SQLiteConnection {
             sql: restart ? "wal_checkpoint(RESTART)" : "wal_checkpoint(PASSIVE)")
     }
 
+    /// A RESTART checkpoint that waits at most `wait` (whole milliseconds; none below one) for other connections
+    /// instead of the busy timeout, which is then set to `busyTimeout`.
+    /// - Throws: `SQLiteError` (SQLITE_BUSY when a reader outlasted `wait` or another checkpoint runs).
+    func restartCheckpoint(waitingAtMost wait: Duration, thenBusyTimeout busyTimeout: Duration) throws {
+        try check(sqlite3_busy_timeout(db, Int32(clamping: max(wait.milliseconds, 0))))
+        defer { sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds)) }
+        try checkpoint(restart: true)
+    }
+
     /// Sets the per-connection pragmas every store connection uses.
     func configure(busyTimeout: Duration, synchronous: Synchronous, cacheSizeKiB: Int?) throws {
         try check(sqlite3_busy_timeout(db, Int32(clamping: busyTimeout.milliseconds)))
