@@ -145,9 +145,7 @@ package final class CurlMultiLoop<Driver: CurlMultiDriver>: @unchecked Sendable 
 
     /// Starts the loop thread. Call once.
     package func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        NamedThread.start(name) { [self] in run() }
     }
 
     /// Hands `job` to the loop thread. Returns false (the job was not taken) once `stop()` was called. Inside

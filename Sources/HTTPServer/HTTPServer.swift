@@ -140,9 +140,7 @@ package final class HTTPServer: Sendable {
             return shared.shutdownRequested
         }
         for loop in loops {
-            let thread = Thread { loop.run() }
-            thread.name = "http-loop-\(loop.index)"
-            thread.start()
+            NamedThread.start("http-loop-\(loop.index)") { loop.run() }
         }
         if stopAtOnce {
             for loop in loops { loop.post(.shutdown(grace: configuration.limits.shutdownGracePeriod.nanoseconds)) }

@@ -7,14 +7,12 @@ import Foundation
 package enum OwnThread {
     /// Runs `body` on a new thread and returns what it returns, or throws what it throws. The caller's task is
     /// suspended meanwhile; its cancellation does not reach `body`, which decides when it ends. `name` is the
-    /// `Thread`'s name (this Linux Foundation does not pass a name set before `start()` on to the OS thread).
+    /// thread's name (`NamedThread`).
     package static func run<T: Sendable>(
         named name: String, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.name = name
-            thread.start()
+            NamedThread.start(name) { continuation.resume(with: Result { try body() }) }
         }
     }
 }

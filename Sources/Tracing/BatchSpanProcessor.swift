@@ -28,6 +28,7 @@ package final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
         self.export = export
         self.onDrop = onDrop
         let thread = Thread {
+            NamedThread.nameCurrent("otlp-export")
             // Export is background work: below the request threads (`ThreadPriority`), for the thread's whole
             // life, so lowered even where it could not come back (`BulkPriority`).
             ThreadPriority.lowerCurrentToBulk()

@@ -87,7 +87,7 @@ final class WebPushEncryptionWorkers: Sendable {
             let worker = Worker()
             let threadName = "\(name)-enc-\(index)"
             Thread.detachNewThread {
-                Self.nameThisThread(threadName)
+                NamedThread.nameCurrent(threadName)
                 // Encryption is a fan-out's bulk work: below the request threads (`ThreadPriority`), for the
                 // thread's whole life, so lowered even where it could not come back (`BulkPriority`).
                 ThreadPriority.lowerCurrentToBulk()
@@ -98,16 +98,6 @@ final class WebPushEncryptionWorkers: Sendable {
     }
 
     deinit { stop() }
-
-    /// Sets the calling thread's OS-level name (what /proc and perf show; at most 15 bytes), which Foundation's
-    /// `Thread.name` does not set here and Glibc's module does not export `pthread_setname_np` for.
-    private static func nameThisThread(_ name: String) {
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    }
 
     /// How many workers there are.
     var count: Int { workers.count }

@@ -42,7 +42,7 @@ final class ConnectionPool: Sendable {
         finished: @escaping @Sendable () -> Void
     ) {
         for index in 0..<max(1, size) {
-            let thread = Thread { [queue] in
+            NamedThread.start("\(name)-\(index)", stackSize: 1 << 20) { [queue] in
                 let session = PGSession(maxAttempts: maxAttempts, connect: connect)
                 while true {
                     let batch = queue.takeBatch(maxCount: max(1, maxBatch), maxCost: Self.maxBatchCost)
@@ -59,9 +59,6 @@ final class ConnectionPool: Sendable {
                 session.drop()
                 finished()
             }
-            thread.name = "\(name)-\(index)"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     }
 

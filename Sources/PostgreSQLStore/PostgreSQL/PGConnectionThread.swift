@@ -19,13 +19,10 @@ final class PGConnectionThread: Sendable {
     /// Starts the thread, which runs `body` (and ends when it returns).
     init(name: String, interval: Duration, body: @escaping @Sendable (PGConnectionThread) -> Void) {
         self.interval = interval
-        let thread = Thread { [self] in
+        NamedThread.start(name, stackSize: 1 << 20) { [self] in
             defer { done.arrive(nil) }
             body(self)
         }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Whether `stop()` was called.

@@ -77,7 +77,7 @@ final class WriterThread: Sendable {
         ready: @escaping @Sendable (Result<Void, any Error>) -> Void,
         finished: @escaping @Sendable ((any Error)?) -> Void
     ) {
-        let thread = Thread { [queue, self] in
+        NamedThread.start("store-writer", stackSize: 1 << 20) { [queue, self] in
             let connection: SQLiteConnection
             do {
                 connection = try open()
@@ -106,9 +106,6 @@ final class WriterThread: Sendable {
                 finished(error)
             }
         }
-        thread.name = "store-writer"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Queues an operation; `false` once the writer is shutting down. An `urgent` one goes ahead of the queued
@@ -252,7 +249,7 @@ final class ReaderPool: Sendable {
         finished: @escaping @Sendable ((any Error)?) -> Void
     ) {
         for index in 0..<count {
-            let thread = Thread { [queue, gate] in
+            NamedThread.start("store-reader-\(index)", stackSize: 1 << 20) { [queue, gate] in
                 let connection: SQLiteConnection
                 do {
                     connection = try open()
@@ -276,9 +273,6 @@ final class ReaderPool: Sendable {
                     finished(error)
                 }
             }
-            thread.name = "store-reader-\(index)"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     }
 

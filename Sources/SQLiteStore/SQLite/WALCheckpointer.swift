@@ -88,7 +88,9 @@ final class WALCheckpointer: Sendable {
     /// Starts the thread (once the database is in WAL mode). A checkpointer never started must still be shut down:
     /// `finished` then never runs.
     func start() {
-        let thread = Thread { [queue, requested, gate, restarts, logger, open, finished] in
+        // "store-checkpoint" is 16 bytes, one over the kernel's limit for a thread name.
+        NamedThread.start("store-wal", stackSize: 1 << 20) {
+            [queue, requested, gate, restarts, logger, open, finished] in
             let connection: SQLiteConnection
             do {
                 connection = try open()
@@ -121,9 +123,6 @@ final class WALCheckpointer: Sendable {
                 finished(error)
             }
         }
-        thread.name = "store-checkpoint"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Called on the writer after each commit with the WAL's frame count: asks for a checkpoint past the
