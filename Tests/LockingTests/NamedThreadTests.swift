@@ -12,40 +12,35 @@ final class NamedThreadTests: XCTestCase {
         return text.trimmingCharacters(in: .newlines)
     }
 
-    func testAStartedThreadCarriesItsNameInTheKernel() {
+    /// The kernel-side name of a thread `start` starts with the body it is given (nil: it never ran).
+    private static func kernelName(of start: (@escaping @Sendable () -> Void) -> Void) -> String? {
         let seen = Locked<String?>(nil)
         let done = DispatchSemaphore(value: 0)
-        NamedThread.start("named-test-1", stackSize: 1 << 20) {
-            seen.withLock { $0 = Self.currentKernelName() }
+        start {
+            seen.withLock { $0 = currentKernelName() }
             done.signal()
         }
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(seen.withLock { $0 }, "named-test-1")
+        guard done.wait(timeout: .now() + 10) == .success else { return nil }
+        return seen.withLock { $0 }
+    }
+
+    func testAStartedThreadCarriesItsNameInTheKernel() {
+        XCTAssertEqual(Self.kernelName { NamedThread.start("named-test-1", stackSize: 1 << 20, $0) }, "named-test-1")
     }
 
     func testANameLongerThanTheKernelKeepsIsCutToItsFirst15Bytes() {
-        let seen = Locked<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        NamedThread.start("a-name-of-twenty-bytes") {
-            seen.withLock { $0 = Self.currentKernelName() }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(seen.withLock { $0 }, "a-name-of-twent")
+        XCTAssertEqual(Self.kernelName { NamedThread.start("a-name-of-twenty-bytes", $0) }, "a-name-of-twent")
     }
 
     func testAPlainFoundationThreadNamedBeforeStartKeepsTheProcessName() {
         // Why `NamedThread` exists: if this starts failing, Foundation names threads itself and the kit's
         // `/proc` write is redundant.
-        let seen = Locked<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            seen.withLock { $0 = Self.currentKernelName() }
-            done.signal()
+        let name = Self.kernelName { body in
+            let thread = Thread(block: body)
+            thread.name = "plain-named"
+            thread.start()
         }
-        thread.name = "plain-named"
-        thread.start()
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertNotEqual(seen.withLock { $0 }, "plain-named")
+        XCTAssertNotNil(name)
+        XCTAssertNotEqual(name, "plain-named")
     }
 }

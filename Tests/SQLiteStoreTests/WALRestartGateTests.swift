@@ -9,16 +9,21 @@ import XCTest
 /// The gate the writer closes to start the WAL over: it waits for what is in flight only until its deadline, and a
 /// read that arrives while it is closed runs once it opens.
 final class WALRestartGateTests: XCTestCase {
-    func testTheWriterHoldsOnceTheReadInFlightEndedAndANewReadWaitsUntilItReopens() async throws {
-        let gate = WALRestartGate()
-        gate.enterRead()
+    /// Starts a writer thread that closes `gate` with 30 s deadlines; what it got lands in the returned box.
+    private static func writerHolding(_ gate: WALRestartGate) -> Locked<WALRestartGate.Hold?> {
         let held = Locked<WALRestartGate.Hold?>(nil)
-        let writer = Thread {
+        Thread {
             let outcome = gate.holdReadersAndCheckpoints(
                 until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30))
             held.withLock { $0 = outcome }
-        }
-        writer.start()
+        }.start()
+        return held
+    }
+
+    func testTheWriterHoldsOnceTheReadInFlightEndedAndANewReadWaitsUntilItReopens() async throws {
+        let gate = WALRestartGate()
+        gate.enterRead()
+        let held = Self.writerHolding(gate)
         usleep(20_000)
         XCTAssertNil(held.withLock { $0 }, "the writer did not wait for the read in flight")
         gate.leaveRead()
@@ -75,13 +80,7 @@ final class WALRestartGateTests: XCTestCase {
             .checkpointRunning)
         XCTAssertGreaterThanOrEqual(started.duration(to: .now), .milliseconds(30))
         // The checkpoint ends while the writer waits: the writer holds.
-        let held = Locked<WALRestartGate.Hold?>(nil)
-        let writer = Thread {
-            let outcome = gate.holdReadersAndCheckpoints(
-                until: .now + .seconds(30), readersAtMostUntil: .now + .seconds(30))
-            held.withLock { $0 = outcome }
-        }
-        writer.start()
+        let held = Self.writerHolding(gate)
         usleep(20_000)
         XCTAssertNil(held.withLock { $0 }, "the writer did not wait for the checkpoint in flight")
         gate.endBackgroundCheckpoint()
