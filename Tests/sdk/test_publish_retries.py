@@ -12,7 +12,7 @@ import pytest
 
 from beams import alert, random_token, unique, wait_for
 from test_publish_platforms import Platforms, fcm_token
-from test_publish_schedule import cancel, rfc3339
+from test_publish_schedule import rfc3339
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_cancel_ends_waiting_fcm_and_web_retries_at_once_and_answers_cancelled_w
              and all(sends(platforms, token) == 1 for token in fine), timeout=15)
 
     started = time.monotonic()
-    r = cancel(platforms.client, publish_id)
+    r = platforms.client.cancel_raw(publish_id)
     took = time.monotonic() - started
     assert r.status_code == 200, r.text
     answer = r.json()
@@ -152,7 +152,7 @@ def test_cancel_ends_a_waiting_apns_retry_within_a_second(platforms):
     publish_id = platforms.client.publish("interests", {"interests": [interest], "apns": alert("Retry", "r")})
     wait_for(lambda: len(platforms.apns.requests_for(token)) >= 1, timeout=10)
 
-    r = cancel(platforms.client, publish_id)
+    r = platforms.client.cancel_raw(publish_id)
     assert r.status_code == 200, r.text
     answer = r.json()
     # Before: the cancel waited out the retries (about 4 s) and counted the last answer, `TooManyRequests`.
