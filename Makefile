@@ -159,9 +159,12 @@ check-swift:
 	@PUSH_TEST_TIER=check $(TIER) "swift tests (in process)" $(RUN_XCTEST) --skip '$(CHECK_SKIP)'
 
 # The strict mocks' own rules (Tests/Support): the Python stand-ins checked on their own, no push-server involved.
+# Then every pytest suite collected, not run (3 s): a test file that imports a helper another file no longer has
+# fails here, not only in make test's end-to-end tiers.
 check-rules:
 	@$(TIER) "swift format lint" $(MAKE) --no-print-directory -s format-check
 	@$(TIER) "pytest Tests/Support" $(PYTEST) Tests/Support
+	@$(TIER) "pytest collect (every suite)" bash -o pipefail -c '$(VENV)/bin/pytest --collect-only -q Tests | tail -n 25'
 
 # Everything. The two builds first (from a warm tree they cost seconds), then every tier side by side, TEST_JOBS at
 # once, the longest first (Tests/sdk, XCTest and PostgreSQL; the shorter ones follow in the first free slot): most
