@@ -81,7 +81,7 @@ final class APNsPool: Sendable {
         let logger = configuration.logger.with(["team": key.teamID, "environment": key.environment.baseURL])
         self.tokens = tokens
         self.capacity = configuration.connectionsPerPool * configuration.streamsPerConnection
-        self.resumeBatch = max(1, min(32, capacity / 16))
+        self.resumeBatch = InFlightWindow.resumeBatch(capacity: capacity)
         self.window = Window(
             Slots(
                 capacity: capacity,

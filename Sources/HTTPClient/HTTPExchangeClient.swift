@@ -2,6 +2,7 @@ import CLibCurl
 import Clocks
 import Foundation
 import Locking
+import Synchronization
 
 /// Sends `HTTPExchange`s over a small pool of curl multis, each driven by its own `CurlMultiLoop` thread (the one
 /// curl loop of the process, with `HTTPExchangeDriver` as its driver). HTTP/2 streams multiplex on each multi's
@@ -22,6 +23,10 @@ package final class HTTPExchangeClient: Sendable {
     package let configuration: HTTPExchangeConfiguration
     private let loops: [CurlMultiLoop<HTTPExchangeDriver>]
     private let gauges: [HTTPExchangeDriver.Gauges]
+    /// The loop the last exchange went to (`LoopChoice`).
+    private let lastLoop = Atomic<Int>(0)
+    /// How many more queued exchanges than the least busy loop the last one may carry and still take the next.
+    private let stickiness: Int
 
     /// Creates the multis and starts their threads.
     /// - Throws: `CurlError` when libcurl cannot be initialised or refuses an option.
@@ -50,25 +55,24 @@ package final class HTTPExchangeClient: Sendable {
         }
         self.loops = loops
         self.gauges = gauges
+        stickiness = InFlightWindow.resumeBatch(
+            capacity: configuration.connections * configuration.streamsPerConnection)
         for loop in loops { loop.start() }
     }
 
-    /// Hands `exchange` to the least busy loop, to start at once or `after` seconds from now. `completion` fires
-    /// exactly once, on a loop thread (or on the caller's thread with `.shutdown` once the client is stopping);
-    /// keep it short and never block in it.
+    /// Hands `exchange` to a loop (the one the last exchange went to while it is about as busy as the least busy,
+    /// `LoopChoice`), to start at once or `after` seconds from now. `completion` fires exactly once, on a loop thread
+    /// (or on the caller's thread with `.shutdown` once the client is stopping); keep it short and never block in it.
     package func submit(
         _ exchange: HTTPExchange, after delay: Double = 0,
         completion: @escaping @Sendable (HTTPExchangeResult) -> Void
     ) {
-        var index = 0
-        var lowest = Int.max
-        for (candidate, gauge) in gauges.enumerated() {
-            let load = gauge.queued.load(ordering: .relaxed)
-            if load < lowest {
-                lowest = load
-                index = candidate
-            }
-        }
+        let gauges = gauges
+        let index = LoopChoice.pick(
+            count: gauges.count, last: lastLoop.load(ordering: .relaxed), slack: stickiness,
+            limit: configuration.streamsPerConnection
+        ) { gauges[$0].queued.load(ordering: .relaxed) }
+        lastLoop.store(index, ordering: .relaxed)
         let seconds = delay.isFinite ? min(max(delay, 0), 86_400) : 0
         let notBefore = seconds > 0 ? MonotonicClock.now() &+ UInt64(seconds * 1e9) : 0
         let gauge = gauges[index]
