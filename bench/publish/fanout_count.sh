@@ -37,17 +37,8 @@ for _ in $(seq 600); do curl -sf "http://127.0.0.1:$HTTP_PORT/health" >/dev/null
 sleep 2
 callgrind_control -i on "$SERVER" >/dev/null
 t0=$(date +%s)
-# publish_and_wait polls every 50 ms: under callgrind (tens of seconds) each status read is counted too, so poll
-# once a second here
-api="http://127.0.0.1:$HTTP_PORT/publish_api/v1/instances/$INSTANCE/publishes"
-publish=$(curl -sf -X POST "$api/interests" -H "Authorization: Bearer $SECRET" -H 'Content-Type: application/json' \
-    -d '{"interests":["bench"],"apns":{"aps":{"alert":{"title":"Benchmark","body":"A notification body of a typical size."},"sound":"default"}}}' \
-    | $PY -c 'import json,sys; print(json.load(sys.stdin)["publishId"])')
-while :; do
-    STATUS=$(curl -sf "$api/$publish" -H "Authorization: Bearer $SECRET")
-    [[ $STATUS == *'"status":"finished"'* ]] && break
-    sleep 1
-done
+# Status read once a second, not every 50 ms: under callgrind (tens of seconds) each read is counted too.
+PUBLISH_POLL=1 publish_and_wait
 t1=$(date +%s)
 callgrind_control -d "$SERVER" >/dev/null
 callgrind_control -i off "$SERVER" >/dev/null
