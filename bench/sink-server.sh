@@ -9,7 +9,8 @@
 #                                   SEED_CACHE=dir, N devices are seeded once into dir and copied for each case
 #   stop_sink_server DIR            stops the server (unless already stopped) and the sink
 #   publish_and_wait                POSTs one APNs publish to the interest `bench` and polls its status every
-#                                   50 ms until `finished`; sets STATUS (the last status JSON). Needs PY.
+#                                   50 ms (PUBLISH_POLL seconds) until `finished`; sets STATUS (the last status
+#                                   JSON). Needs PY.
 start_sink_server() {
     local dir=$1 n=$2 delay=$3
     CA=$(SINK_DIR="$dir/sink" bench/apns/nginx-sink.sh start "$SINK_PORT" "$delay" | tail -1)
@@ -57,6 +58,6 @@ publish_and_wait() {
     while :; do
         STATUS=$(curl -sf "$api/$publish" -H "Authorization: Bearer $SECRET")
         [[ $STATUS == *'"status":"finished"'* ]] && break
-        sleep 0.05
+        sleep "${PUBLISH_POLL:-0.05}"
     done
 }

@@ -35,8 +35,25 @@ package enum APNsHeaderRules {
 
     /// Checks `request` and resolves its headers.
     /// - Throws: the first `APNsViolation` found.
+    ///
+    /// A request that carries `checkedHeaders` (a publish's requests do, `APNsCheckedHeaders`) has only its device
+    /// token checked here: the rest of the verdict was worked out once for all of them, and is used only when the
+    /// request's other header fields are still the ones it was worked out for.
     package static func prepare(_ request: APNsRequest) throws(APNsViolation) -> APNsPreparedRequest {
         try checkDeviceToken(request.deviceToken)
+        var prepared: APNsPreparedRequest
+        if let checked = request.checkedHeaders, checked.applies(to: request) {
+            prepared = try checked.verdict.get()
+        } else {
+            prepared = try prepareHeaders(request)
+        }
+        prepared.deviceToken = request.deviceToken
+        return prepared
+    }
+
+    /// Every rule but the device token's, on the fields a publish's requests share. - Returns: the prepared request
+    /// with `request.deviceToken` as given (unchecked).
+    static func prepareHeaders(_ request: APNsRequest) throws(APNsViolation) -> APNsPreparedRequest {
         if request.payload.isEmpty { throw .emptyPayload }
 
         let pushType: APNsPushType

@@ -27,6 +27,9 @@ package struct APNsRequest: Sendable {
     package var retryDeadline: Date?
     /// The run the request belongs to: once it is cancelled, a retry ends `.cancelled` instead of going out.
     package var retries: RetryScope?
+    /// The header rules' verdict on this request's fields other than the token, when the request was built from a
+    /// template that worked it out once for all its requests (`APNsCheckedHeaders`); nil: every rule is checked.
+    package var checkedHeaders: APNsCheckedHeaders?
 
     package init(
         deviceToken: String, payload: [UInt8], topic: String, pushType: APNsPushType? = nil,

@@ -28,11 +28,21 @@ package struct RequestTemplate: Sendable {
         self.priority = priority
         expiration = plan.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
         collapseID = plan.collapseID
+        checked = APNsCheckedHeaders(
+            APNsRequest(
+                deviceToken: "", payload: payload, topic: topic, pushType: pushType, priority: priority,
+                expiration: expiration, collapseID: collapseID))
     }
 
+    /// The header rules' verdict on the fields above, worked out once per publish: each device's request is then
+    /// checked for its token only (`APNsHeaderRules.prepare`).
+    let checked: APNsCheckedHeaders
+
     package func request(token: String) -> APNsRequest {
-        APNsRequest(
+        var request = APNsRequest(
             deviceToken: token, payload: payload, topic: topic, pushType: pushType, priority: priority,
             expiration: expiration, collapseID: collapseID)
+        request.checkedHeaders = checked
+        return request
     }
 }

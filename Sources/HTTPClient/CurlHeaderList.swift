@@ -14,7 +14,12 @@ package final class CurlHeaderList {
     package init(_ lines: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
-            guard !line.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            // Over the contiguous bytes when the string has them (a native string does): the UTF-8 view's iterator
+            // cost about 8,000 instructions per APNs list (a 250-byte bearer token among its lines; callgrind).
+            let splits =
+                line.utf8.withContiguousStorageIfAvailable { $0.contains(where: Self.splitsLine) }
+                ?? line.utf8.contains(where: Self.splitsLine)
+            guard !splits else {
                 if let list { curl_slist_free_all(list) }
                 throw CurlError(code: -1, call: "curl_slist_append", message: "header line contains CR, LF or NUL")
             }
@@ -27,6 +32,10 @@ package final class CurlHeaderList {
         guard let list else { throw CurlError(code: -1, call: "curl_slist_append", message: "no header lines") }
         pointer = list
     }
+
+    /// CR, LF and NUL end a header line early.
+    @inline(__always)
+    private static func splitsLine(_ byte: UInt8) -> Bool { byte == 0x0D || byte == 0x0A || byte == 0 }
 
     deinit { curl_slist_free_all(pointer) }
 }

@@ -6,44 +6,52 @@
 /// handler first). So a waiter `reserve`s a ticket, then either `settle`s it (admitted at once), or `enqueue`s
 /// itself under it, which fails when `cancel` came first. Every set here holds only tickets of waiters that have
 /// not yet left, so nothing grows with the number of waits.
-package struct WaiterQueue<Element> {
+///
+/// `public` and `@inlinable` for `AdmissionWindow`, whose specialised `acquire` works on it in the caller's module.
+public struct WaiterQueue<Element> {
     /// Identifies one waiter.
-    package typealias Ticket = UInt64
+    public typealias Ticket = UInt64
 
-    private var entries: [Ticket: Element] = [:]
+    @usableFromInline var entries: [Ticket: Element] = [:]
     /// Tickets in arrival order; cancelled ones stay until they reach the front (or a clean-up drops them).
-    private var order = FIFO<Ticket>()
-    private var lastTicket: Ticket = 0
+    @usableFromInline var order = FIFO<Ticket>()
+    @usableFromInline var lastTicket: Ticket = 0
     /// Reserved, neither settled nor queued yet.
-    private var reserved: Set<Ticket> = []
+    @usableFromInline var reserved: Set<Ticket> = []
     /// Reserved tickets whose waiter was cancelled before it queued.
-    private var cancelledEarly: Set<Ticket> = []
+    @usableFromInline var cancelledEarly: Set<Ticket> = []
 
-    package init() {}
+    @inlinable
+    public init() {}
 
     /// Waiters queued now.
-    package var count: Int { entries.count }
-    package var isEmpty: Bool { entries.isEmpty }
+    @inlinable
+    public var count: Int { entries.count }
+    @inlinable
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// Tickets still in line, cancelled ones included (tests check it stays near `count`).
     package var lineLength: Int { order.count }
 
     /// A ticket for a waiter about to look for room.
-    package mutating func reserve() -> Ticket {
+    @inlinable
+    public mutating func reserve() -> Ticket {
         lastTicket &+= 1
         reserved.insert(lastTicket)
         return lastTicket
     }
 
     /// The waiter was admitted without queueing (or gave up): its ticket is forgotten.
-    package mutating func settle(_ ticket: Ticket) {
+    @inlinable
+    public mutating func settle(_ ticket: Ticket) {
         reserved.remove(ticket)
         cancelledEarly.remove(ticket)
     }
 
     /// Queues `element` under `ticket`. - Returns: false (nothing queued, ticket forgotten) when the waiter was
     /// cancelled before it got here: answer it as cancelled.
-    package mutating func enqueue(_ element: Element, ticket: Ticket) -> Bool {
+    @inlinable
+    public mutating func enqueue(_ element: Element, ticket: Ticket) -> Bool {
         reserved.remove(ticket)
         if cancelledEarly.remove(ticket) != nil { return false }
         entries[ticket] = element
@@ -52,11 +60,13 @@ package struct WaiterQueue<Element> {
     }
 
     /// Whether the waiter with this reserved ticket was cancelled before it queued (it must not take a slot).
-    package func isCancelledEarly(_ ticket: Ticket) -> Bool { cancelledEarly.contains(ticket) }
+    @inlinable
+    public func isCancelledEarly(_ ticket: Ticket) -> Bool { cancelledEarly.contains(ticket) }
 
     /// The waiter with `ticket` leaves. - Returns: its element when it was queued (the caller answers it as
     /// cancelled); nil when it is not queued yet (it will find out in `enqueue`) or left already.
-    package mutating func cancel(_ ticket: Ticket) -> Element? {
+    @inlinable
+    public mutating func cancel(_ ticket: Ticket) -> Element? {
         if let element = entries.removeValue(forKey: ticket) {
             compactIfIdle()
             return element
@@ -66,7 +76,8 @@ package struct WaiterQueue<Element> {
     }
 
     /// The longest-queued waiter, which leaves the queue.
-    package mutating func popFirst() -> Element? {
+    @inlinable
+    public mutating func popFirst() -> Element? {
         while let ticket = order.popFirst() {
             if let element = entries.removeValue(forKey: ticket) {
                 compactIfIdle()
@@ -77,14 +88,16 @@ package struct WaiterQueue<Element> {
     }
 
     /// Every queued waiter, longest-queued first; the queue is left empty.
-    package mutating func removeAll() -> [Element] {
+    @inlinable
+    public mutating func removeAll() -> [Element] {
         var all: [Element] = []
         while let element = popFirst() { all.append(element) }
         return all
     }
 
     /// Drops cancelled tickets from the line when they outnumber the waiters, so it stays proportional to them.
-    private mutating func compactIfIdle() {
+    @inlinable
+    mutating func compactIfIdle() {
         if entries.isEmpty {
             _ = order.removeAll()
         } else if order.count > 2 * entries.count + 1024 {

@@ -49,11 +49,13 @@ final class PlatformLane: Sendable {
     }
 
     /// Queues `target` (already `submitted` to the run), waiting while the queue is full.
-    func enqueue(_ target: Target) async {
+    func enqueue(_ target: consuming Target) async {
         let capacity = capacity
         await state.wait { !$0.full }
+        // Moved into the queue, not copied: the target's strings are not retained once more per notification.
+        var pending = Optional(target)
         state.update { state in
-            state.queue.append(target)
+            if let target = pending.take() { state.queue.append(target) }
             if state.count >= capacity { state.full = true }
         }
     }

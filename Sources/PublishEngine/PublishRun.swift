@@ -94,11 +94,15 @@ package final class PublishRun: Sendable {
     }
 
     func submitted(_ target: Target) {
+        // The two fields the update needs, read before it: a closure that reads `target` captured a copy of the
+        // whole target (its strings retained and released) per notification.
+        let ref = target.ref
+        let user = target.userID
         state.update { state in
-            state.tracker.submitted(target.ref)
+            state.tracker.submitted(ref)
             state.outstanding += 1
             state.submittedTotal += 1
-            if let user = target.userID { state.usersSeen.insert(user) }
+            if let user { state.usersSeen.insert(user) }
         }
     }
 
@@ -112,15 +116,17 @@ package final class PublishRun: Sendable {
     func completed(_ target: Target, counters: PublishCounters, device: DeviceResult, on platform: Platform)
         -> NotificationTally?
     {
-        state.update { state -> NotificationTally? in
-            state.tracker.completed(target.ref)
+        let ref = target.ref
+        let user = target.userID
+        return state.update { state -> NotificationTally? in
+            state.tracker.completed(ref)
             state.outstanding -= 1
             state.passed += 1
             state.counters.add(.targets)
             state.counters.add(counters)
             state.deviceResults.append(device)
-            state.resultRefs.append(target.ref)
-            if let user = target.userID {
+            state.resultRefs.append(ref)
+            if let user {
                 if device.isAccepted { state.usersAccepted.insert(user) } else { state.usersFailed.insert(user) }
             }
             state.tally.add(platform, status: device.status, reason: device.reason)

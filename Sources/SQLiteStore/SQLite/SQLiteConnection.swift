@@ -132,10 +132,18 @@ package final class SQLiteConnection {
     /// Runs a statement to completion and returns the number of rows it changed.
     @discardableResult
     package func run(_ sql: String, _ bindings: [SQLValue] = []) throws -> Int {
-        try withStatement(sql, bindings) { statement in
-            while try statement.step() {}
-            return Int(sqlite3_changes64(db))
-        }
+        try run(cached(sql), bindings)
+    }
+
+    /// Runs `statement` (this connection's, from `cached`) bound to `bindings` to completion, resetting it
+    /// afterwards, and returns the number of rows it changed: for a statement run once per item of a batch, looked up
+    /// once for the batch (the cache's key is the SQL text, hashed and compared on every look-up).
+    @discardableResult
+    package func run(_ statement: Statement, _ bindings: [SQLValue]) throws -> Int {
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        while try statement.step() {}
+        return Int(sqlite3_changes64(db))
     }
 
     /// Calls `row` for each result row.
