@@ -3,7 +3,11 @@ count per token at the mock what every device received.
 
 Used by tests/test_publish_durability.py (2,000 devices) and bench/reliability/kill9.py (100,000 devices).
 """
+import contextlib
+import json
+import re
 import signal as signals
+import sqlite3
 import time
 import uuid
 
@@ -20,6 +24,11 @@ LEASE_SECONDS = 5
 DEFAULT_CONNECTIONS, DEFAULT_STREAMS = 4, 250
 # PublishEngine.Settings.checkpointInterval: results newer than the last checkpoint are re-sent after a crash too.
 CHECKPOINT_INTERVAL_S = 0.2
+# How many checkpoint intervals of answers the store may lack at a kill beyond the in-flight window: one being
+# gathered, one being written, and two for the writer's queue when the machine is crowded (CI runs three test tiers
+# on two cores; with two, a run on `fa0dcf2` lacked 199 against a bound of 193). Exactly once does not rest on it:
+# that is the check against what the store held (`assert_resent_only_what_the_store_lacked`).
+CHECKPOINT_LAG_INTERVALS = 4
 
 
 def metric(text, name):
@@ -42,6 +51,34 @@ def fanout_rate(samples, started, sent_at, at_stop):
         return average
     t, n = earlier[-1]
     return max(average, (at_stop - n) / max(sent_at - t, 1e-3))
+
+
+def assert_resent_only_what_the_store_lacked(result):
+    """No device whose answer a checkpoint had stored was sent again: the re-sent ones are at most the requests the
+    mock had seen less the answers the store held at the kill (read from the store itself, so this holds however the
+    machine was loaded). Then the checkpoints' pace: what the store lacked is at most what was in flight plus the
+    answers of `CHECKPOINT_LAG_INTERVALS` checkpoint intervals at the rate the fan-out ran, so a checkpoint loop
+    that stalled fails here."""
+    lacking = result["seen_at_stop"] - result["durable_at_stop"]
+    assert result["duplicates"] <= lacking, result
+    bound = result["in_flight_window"] + result["fanout_rate"] * CHECKPOINT_LAG_INTERVALS * CHECKPOINT_INTERVAL_S
+    assert lacking <= bound, (lacking, bound)
+
+
+def durable_accepted(server, publish_id):
+    """The APNs answers of `publish_id` that its checkpoints had made durable: its `apns.accepted` counter as the
+    store holds it, read while no server runs (after a kill, before the restart). A checkpoint writes its counters in
+    the one transaction with its cursor and answered refs, so this is what a resumed run skips."""
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", publish_id), publish_id
+    sql = ("SELECT coalesce(sum(c.value), 0) FROM publish_counters c JOIN publish_jobs j ON j.id = c.job_id "
+           f"WHERE j.publish_id = '{publish_id}' AND c.name = 'apns.accepted'")
+    storage = json.loads(server.config_path.read_text())["storage"]
+    if storage.get("backend") == "postgresql":
+        import postgresql_cluster
+        database = re.search(r"dbname=(\S+)", storage["postgresql"]["connectionString"]).group(1)
+        return int(postgresql_cluster.shared().sql(sql, database=database) or 0)
+    with contextlib.closing(sqlite3.connect(storage["path"])) as database:
+        return int(database.execute(sql).fetchone()[0])
 
 
 def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction=0.4, log=print,
@@ -104,9 +141,11 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     exit_code = server.proc.wait(timeout=60)
     stop_seconds = time.monotonic() - sent_at
     seen_by_mock = control.get(f"{mock.control}/stats", params={"tokens": "0"}, timeout=60).json()["requests"]
+    durable = durable_accepted(server, publish_id)
     log(f"{signals.Signals(stop_signal).name} after {sent_at - started:.2f} s of fan-out, when the server had "
         f"{at_stop} of {devices} answers ({100 * at_stop / devices:.0f}%); it exited with {exit_code} after "
-        f"{stop_seconds:.2f} s; the mock had seen {seen_by_mock} requests ({100 * seen_by_mock / devices:.0f}%)")
+        f"{stop_seconds:.2f} s; the mock had seen {seen_by_mock} requests ({100 * seen_by_mock / devices:.0f}%), "
+        f"the store held {durable} of their answers")
 
     restarted = time.monotonic()
     server.start()
@@ -133,7 +172,7 @@ def crash_trial(environment, devices, stop_signal=signals.SIGKILL, stop_fraction
     non_200 = sum(sum(v for k, v in counts.items() if k != "200") for counts in per_token.values())
     result = {
         "devices": devices, "signal": signals.Signals(stop_signal).name, "exit_code": exit_code,
-        "stop_seconds": stop_seconds, "seen_at_stop": seen_by_mock, "answered_at_stop": at_stop, "missing": missing, "duplicates": duplicates,
+        "stop_seconds": stop_seconds, "seen_at_stop": seen_by_mock, "answered_at_stop": at_stop, "durable_at_stop": durable, "missing": missing, "duplicates": duplicates,
         "unknown_tokens": strangers, "non_200": non_200, "status": status, "in_flight_window": window,
         "fanout_rate": fanout_rate(samples, started, sent_at, at_stop), "tokens_after_restart": tokens_after_restart,
         "resume_seconds": resume_seconds,
