@@ -62,9 +62,7 @@ package final class BufferedLogSink: RenderedLogSink, Sendable {
         journal = environment["JOURNAL_STREAM"] != nil
         self.fd = fd
         self.maxBatch = max(1, maxBatch)
-        let thread = Thread { [self] in drain() }
-        thread.name = "log-writer"
-        thread.start()
+        NamedThread.start("log-writer") { [self] in drain() }
     }
 
     package func write(_ record: LogRecord) {

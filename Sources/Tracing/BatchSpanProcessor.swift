@@ -17,7 +17,6 @@ package final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
     private let export: Export
     private let onDrop: @Sendable (Int) -> Void
     private let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
 
     /// Starts the export thread.
     /// - Parameters:
@@ -27,16 +26,12 @@ package final class BatchSpanProcessor: SpanSink, @unchecked Sendable {
         batcher = SpanBatcher(settings: settings, now: MonotonicClock.now())
         self.export = export
         self.onDrop = onDrop
-        let thread = Thread {
-            NamedThread.nameCurrent("otlp-export")
+        NamedThread.start("otlp-export") {
             // Export is background work: below the request threads (`ThreadPriority`), for the thread's whole
             // life, so lowered even where it could not come back (`BulkPriority`).
             ThreadPriority.lowerCurrentToBulk()
             self.loop()
         }
-        thread.name = "otlp-export"
-        self.thread = thread
-        thread.start()
     }
 
     package func enqueue(_ span: SpanData) {

@@ -86,8 +86,7 @@ final class WebPushEncryptionWorkers: Sendable {
         workers = (0..<max(1, count)).map { index in
             let worker = Worker()
             let threadName = "\(name)-enc-\(index)"
-            Thread.detachNewThread {
-                NamedThread.nameCurrent(threadName)
+            NamedThread.start(threadName) {
                 // Encryption is a fan-out's bulk work: below the request threads (`ThreadPriority`), for the
                 // thread's whole life, so lowered even where it could not come back (`BulkPriority`).
                 ThreadPriority.lowerCurrentToBulk()
