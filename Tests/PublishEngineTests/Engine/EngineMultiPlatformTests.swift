@@ -141,6 +141,9 @@ final class EngineMultiPlatformTests: XCTestCase {
         await waitForState("APNs sent everything behind the stuck Android devices", sender.state) { $0.sent.count == 3 }
         await waitForState("web too", fixture.webSender!.state) { $0.sent.count == 2 }
         XCTAssertEqual(sender.sentTokens, apns)
+        // The FCM lane runs beside the others: APNs and web being done does not mean it has submitted yet (under
+        // TSan it had not: CI on d99ca91 saw none held). Once one is held, it is the only one: the window.
+        await waitForState("FCM's first request in flight", slow.state) { !$0.held.isEmpty }
         XCTAssertEqual(slow.heldTokens, [fcm[0]], "FCM has one request in flight: its window")
         XCTAssertEqual(store.events.cursor ?? 0, 0, "the cursor waits below the unanswered Android device")
         for token in fcm {
