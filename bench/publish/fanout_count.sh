@@ -24,9 +24,10 @@ BIN=$ROOT/.build/release
 OUT=$ROOT/bench/out/fanout-count/$LABEL
 rm -rf "$OUT"; mkdir -p "$OUT"
 REAL_BIN=$SERVER_BIN
+PRELOAD=$(bench/valgrind/preload.sh)
 cat > "$OUT/wrap.sh" <<W
 #!/bin/sh
-exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$OUT/callgrind.out.%p "$REAL_BIN" "\$@"
+LD_PRELOAD=$PRELOAD exec valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=$OUT/callgrind.out.%p "$REAL_BIN" "\$@"
 W
 chmod +x "$OUT/wrap.sh"
 source bench/sink-server.sh
