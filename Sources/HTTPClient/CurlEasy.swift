@@ -12,8 +12,7 @@ package final class CurlEasy {
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var closed = false
 
-    /// Creates a handle with the options every user of this process needs: no signals (timeouts must not use
-    /// SIGALRM in a multi-threaded process) and the detailed error buffer.
+    /// Creates a handle with the options every user of this process needs (`setCommonOptions`).
     /// - Throws: `CurlError` when curl is out of memory or refuses an option.
     package init() throws(CurlError) {
         try CurlGlobal.ensureInitialised()
@@ -22,8 +21,7 @@ package final class CurlEasy {
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         do {
-            try curlCheck(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-            try curlCheck(ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+            try setCommonOptions()
         } catch {
             close()
             throw error
@@ -40,8 +38,20 @@ package final class CurlEasy {
     package func reset() throws(CurlError) {
         curl_easy_reset(handle)
         clearError()
+        try setCommonOptions()
+    }
+
+    /// The options every handle of this process has: no signals (timeouts must not use SIGALRM in a
+    /// multi-threaded process), the detailed error buffer, and no proxy from the environment. Every request goes
+    /// straight to its receiver: a webhook's address is checked at connect time (`DestinationPolicy`), so it must
+    /// be the receiver's. Both proxy options are set, to "": with only `CURLOPT_PROXY` curl still reads
+    /// `no_proxy`/`NO_PROXY`, and with neither it read six environment variables for every request (about 2,000
+    /// instructions each time; docs/BENCHMARKS.md, "Fan-out counted against the C loop").
+    private func setCommonOptions() throws(CurlError) {
         try curlCheck(ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
         try curlCheck(ccurl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        try curlCheck(ccurl_setopt_str(handle, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
+        try curlCheck(ccurl_setopt_str(handle, CURLOPT_NOPROXY, ""), "CURLOPT_NOPROXY")
     }
 
     /// Forgets the previous transfer's detailed error message.

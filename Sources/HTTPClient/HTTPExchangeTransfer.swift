@@ -76,8 +76,6 @@ final class HTTPExchangeTransfer: OneShotTransfer {
         try curlCheck(ccurl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, protocols), "CURLOPT_PROTOCOLS_STR")
         // Never a redirect: a 3xx is the answer (it could point at an address the policy would have to re-check).
         try curlCheck(ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
-        // No proxy from the environment: the address checked at connect time must be the receiver's.
-        try curlCheck(ccurl_setopt_str(easy, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
         if configuration.http2 {
             try curlCheck(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS), "CURLOPT_HTTP_VERSION")
             // Wait for the connection being set up to say whether it multiplexes instead of opening another.

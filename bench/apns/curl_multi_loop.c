@@ -11,6 +11,9 @@
  * CURL_LOOP_COALESCE_US=µs: after a poll returns, wait until that long has passed since the previous turn, so one
  * curl_multi_perform (which walks every transfer on the multi) would handle more answers (issue 27; measured: it
  * changes nothing here, each turn already takes tens of answers, docs/BENCHMARKS.md).
+ * CURL_LOOP_SOCKET=1: the event-driven loop (curl_multi_socket_action over epoll, curl's socket and timer callbacks)
+ * instead of curl_multi_perform + curl_multi_poll (issue 27; measured: it costs more CPU per notification with this
+ * libcurl, not less, docs/BENCHMARKS.md "The event-driven curl loop").
  * CURL_LOOP_PAUSE_MS=ms: sleep that long before the clock starts, so bench/apns/sink-syscalls.sh, started right after
  * the loop, is attached before the first request (outside the timed section; the figures printed are unchanged).
  */
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -97,6 +101,40 @@ static double cpu_s(void) {
         }                                                                                    \
     } while (0)
 
+/* CURL_LOOP_SOCKET=1: the event-driven form of the loop. curl tells which sockets to watch (CURLMOPT_SOCKETFUNCTION)
+ * and when to call it back on a timer (CURLMOPT_TIMERFUNCTION); epoll waits, and curl_multi_socket_action moves only
+ * the transfers on the socket that is ready (or whose timer is due), where curl_multi_perform walks every transfer on
+ * the multi each turn. */
+static int epoll_fd = -1;
+static double timer_due = -1; /* when curl wants CURL_SOCKET_TIMEOUT, in now_s() time; -1: no timer */
+
+static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *socketp) {
+    (void)e;
+    CURLM *multi = userp;
+    struct epoll_event ev = {0};
+    ev.data.fd = s;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(epoll_fd, EPOLL_CTL_DEL, s, NULL);
+        curl_multi_assign(multi, s, NULL);
+        return 0;
+    }
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    if (socketp) {
+        epoll_ctl(epoll_fd, EPOLL_CTL_MOD, s, &ev);
+    } else {
+        epoll_ctl(epoll_fd, EPOLL_CTL_ADD, s, &ev);
+        curl_multi_assign(multi, s, &epoll_fd); /* any non-NULL pointer: "already added" */
+    }
+    return 0;
+}
+
+static int on_timer(CURLM *multi, long ms, void *userp) {
+    (void)multi;
+    (void)userp;
+    timer_due = ms < 0 ? -1 : now_s() + (double)ms / 1000.0;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: %s <url> <ca_file> <n> <conns> <streams>\n", argv[0]);
@@ -113,6 +151,13 @@ int main(int argc, char **argv) {
     CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX));
     CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, conns));
     CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, streams));
+    int socket_loop = getenv("CURL_LOOP_SOCKET") && atoi(getenv("CURL_LOOP_SOCKET")) == 1;
+    if (socket_loop) {
+        epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket));
+        CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, multi));
+        CHECK_MULTI(curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer));
+    }
 
     struct curl_slist *headers = NULL;
     headers = curl_slist_append(headers, "apns-topic: com.example.app");
@@ -169,7 +214,23 @@ int main(int argc, char **argv) {
 
     while (done < n) {
         int running = 0;
-        CHECK_MULTI(curl_multi_perform(multi, &running));
+        if (!socket_loop) {
+            CHECK_MULTI(curl_multi_perform(multi, &running));
+        } else {
+            struct epoll_event events[64];
+            double wait = timer_due < 0 ? 1.0 : timer_due - now_s();
+            int ready = epoll_wait(epoll_fd, events, 64, wait <= 0 ? 0 : (int)(wait * 1000) + 1);
+            for (int i = 0; i < ready; i++) {
+                int flags = ((events[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                            ((events[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                            ((events[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+                CHECK_MULTI(curl_multi_socket_action(multi, events[i].data.fd, flags, &running));
+            }
+            if (timer_due >= 0 && now_s() >= timer_due) {
+                timer_due = -1;
+                CHECK_MULTI(curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running));
+            }
+        }
         CURLMsg *msg;
         int left;
         while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
@@ -201,7 +262,7 @@ int main(int argc, char **argv) {
                 started++;
             }
         }
-        if (done < n) {
+        if (done < n && !socket_loop) {
             CHECK_MULTI(curl_multi_poll(multi, NULL, 0, 1000, NULL));
             if (coalesce_us > 0) { /* let more answers arrive before the next turn walks every transfer */
                 double since = now_s() - turn_at, want = (double)coalesce_us / 1e6;

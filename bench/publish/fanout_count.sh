@@ -10,6 +10,11 @@
 #
 # N defaults to 5,000 (about 30 s under callgrind). Writes bench/out/fanout-count/LABEL/callgrind.out.PID.1; read it
 # with `callgrind_annotate --auto=no [--inclusive=yes] FILE` and divide by N.
+#
+# The reference, in the same run on the same sink (CLOOP=0 skips it): the plain C libcurl loop
+# (bench/apns/curl_multi_loop.c, the server's window of 6 connections x 200 streams, the same N) under callgrind, its
+# whole process counted (its set-up too: 1,200 easy handles and six TLS handshakes, as the server's count holds its
+# own), printed with the server's ratio to it. The C loop sends tokens it holds in memory and records nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-5000}
@@ -43,6 +48,20 @@ PUBLISH_POLL=1 publish_and_wait
 t1=$(date +%s)
 callgrind_control -d "$SERVER" >/dev/null
 callgrind_control -i off "$SERVER" >/dev/null
+if [[ ${CLOOP:-1} != 0 ]]; then
+    kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
+    SERVER=
+    gcc -O2 -Wall -Wextra -o bench/out/curl_multi_loop bench/apns/curl_multi_loop.c -lcurl
+    url="https://127.0.0.1:$SINK_PORT/3/device/$(printf 'ab%.0s' $(seq 32))"
+    valgrind --tool=callgrind --callgrind-out-file="$OUT/cloop.callgrind" bench/out/curl_multi_loop "$url" "$CA" "$N" 6 200 \
+        > "$OUT/cloop.txt" 2> "$OUT/cloop.log"
+fi
 stop_sink_server "$OUT"; trap - EXIT
-total=$(callgrind_annotate --auto=no "$OUT"/callgrind.out.*.1 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+count() { callgrind_annotate --auto=no "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
+total=$(count "$OUT"/callgrind.out.*.1)
 echo "$LABEL: N=$N, $((t1 - t0)) s under callgrind, $((total / N)) instructions per notification ($OUT)"
+if [[ ${CLOOP:-1} != 0 ]]; then
+    reference=$(count "$OUT/cloop.callgrind")
+    $PY -c "import sys; s, c, n = map(int, sys.argv[1:]); print(f'C libcurl loop: {c // n} instructions per notification; server / C loop = {s / c:.2f}')" \
+        "$total" "$reference" "$N"
+fi
