@@ -9,6 +9,24 @@ package protocol SQLRow {
     func columnName(at index: Int) -> String
     /// The value of column `index` (0-based, below `columnCount`).
     func value(at index: Int) -> SQLValue
+
+    /// Column `index` as text: `decode(_:as: String.self)`, with its errors. A requirement, so that a backend can
+    /// answer it without building an `SQLValue` and without the generic `decode`, which a caller in another module
+    /// runs unspecialised (about 1,100 instructions a column; a fan-out reads every target through these).
+    func text(at index: Int) throws(SQLDecodingError) -> String
+    /// Column `index` as text or nil for NULL: `decode(_:as: String?.self)`, as `text(at:)`.
+    func optionalText(at index: Int) throws(SQLDecodingError) -> String?
+    /// Column `index` as an integer: `decode(_:as: Int64.self)`, as `text(at:)`.
+    func integer(at index: Int) throws(SQLDecodingError) -> Int64
+}
+
+extension SQLRow {
+    /// `decode(_:as: String.self)`.
+    package func text(at index: Int) throws(SQLDecodingError) -> String { try decode(index) }
+    /// `decode(_:as: String?.self)`.
+    package func optionalText(at index: Int) throws(SQLDecodingError) -> String? { try decode(index) }
+    /// `decode(_:as: Int64.self)`.
+    package func integer(at index: Int) throws(SQLDecodingError) -> Int64 { try decode(index) }
 }
 
 extension SQLRow {

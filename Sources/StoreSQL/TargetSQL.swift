@@ -18,12 +18,14 @@ package enum TargetSQL {
 
     /// The target `ref` in a row holding `columns(of:)` from column `offset` on.
     package static func target(_ row: some SQLRow, ref: Int64, from offset: Int) throws -> Target {
+        // The typed readers, not `decode`: a fan-out reads every target here (docs/BENCHMARKS.md).
         Target(
-            ref: ref, deviceID: try row.decode(offset),
-            platform: Platform(rawValue: try row.decode(offset + 1)) ?? .apns,
-            token: try row.decode(offset + 2),
-            environment: PushEnvironment(rawValue: try row.decode(offset + 3)) ?? .production,
-            environmentDeclared: try row.decode(offset + 4), lastRegisteredAt: try row.date(offset + 5),
-            userID: try row.decode(offset + 6), timeZone: try row.decode(offset + 7))
+            ref: ref, deviceID: try row.text(at: offset),
+            platform: Platform(rawValue: try row.text(at: offset + 1)) ?? .apns,
+            token: try row.text(at: offset + 2),
+            environment: PushEnvironment(rawValue: try row.text(at: offset + 3)) ?? .production,
+            environmentDeclared: try row.decode(offset + 4),
+            lastRegisteredAt: Date(millisecondsSince1970: try row.integer(at: offset + 5)),
+            userID: try row.optionalText(at: offset + 6), timeZone: try row.optionalText(at: offset + 7))
     }
 }

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import PushStore
+import SQL
 import SQLiteStore
 import XCTest
 
@@ -27,6 +28,35 @@ final class SQLiteConnectionTests: StoreTestCase {
             XCTAssertEqual(error.extendedCode, constraintUnique)
             XCTAssertTrue(error.message.contains("UNIQUE"), error.message)
         }
+    }
+
+    func testTypedColumnReadersAnswerExactlyWhatDecodeAnswers() throws {
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { try? connection.close() }
+        // Every storage class, integer-looking text, empty text, and (index 7) a column that does not exist.
+        let query: SQLQuery = """
+            SELECT 'ci' AS label, NULL AS secret, 7 AS seq, 0.25 AS ratio, x'0102' AS digest, '12' AS total,
+                '' AS empty
+            """
+        func outcome<T>(_ read: () throws -> T) -> String {
+            do { return "value \(try read())" } catch { return "error \(error)" }
+        }
+        var checked = 0
+        try connection.forEachRow(query) { row in
+            for index in 0...row.columnCount {
+                XCTAssertEqual(
+                    outcome { try row.text(at: index) }, outcome { try row.decode(index, as: String.self) },
+                    "text(at: \(index))")
+                XCTAssertEqual(
+                    outcome { try row.optionalText(at: index) }, outcome { try row.decode(index, as: String?.self) },
+                    "optionalText(at: \(index))")
+                XCTAssertEqual(
+                    outcome { try row.integer(at: index) }, outcome { try row.decode(index, as: Int64.self) },
+                    "integer(at: \(index))")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 8)
     }
 
     func testOpeningAFileInAMissingDirectoryFails() {

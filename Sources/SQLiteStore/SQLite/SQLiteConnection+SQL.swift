@@ -1,3 +1,4 @@
+import CSQLite
 import SQL
 
 /// SQLite runs the shared `SQLQuery`s through the connection's cached statements: rendered with `?` placeholders,
@@ -29,6 +30,34 @@ package struct SQLiteRow: SQLRow {
     package var columnCount: Int { statement.columnCount }
     package func columnName(at index: Int) -> String { statement.columnName(Int32(index)) }
     package func value(at index: Int) -> SQLValue { statement.value(Int32(index)) }
+
+    /// Straight from the column when it holds text; anything else (NULL, another class, no such column) takes
+    /// `decode`, for its error.
+    package func text(at index: Int) throws(SQLDecodingError) -> String {
+        guard storageClass(index) == SQLITE_TEXT else { return try decode(index) }
+        return statement.text(Int32(index))
+    }
+
+    /// As `text(at:)`; NULL reads as nil.
+    package func optionalText(at index: Int) throws(SQLDecodingError) -> String? {
+        switch storageClass(index) {
+        case SQLITE_TEXT: return statement.text(Int32(index))
+        case SQLITE_NULL: return nil
+        default: return try decode(index)
+        }
+    }
+
+    /// As `text(at:)`, for an integer column.
+    package func integer(at index: Int) throws(SQLDecodingError) -> Int64 {
+        guard storageClass(index) == SQLITE_INTEGER else { return try decode(index) }
+        return statement.int64(Int32(index))
+    }
+
+    /// The storage class of column `index`, or -1 when there is no such column (`decode` then says so).
+    private func storageClass(_ index: Int) -> Int32 {
+        guard index >= 0, index < statement.columnCount else { return -1 }
+        return statement.storageClass(Int32(index))
+    }
 }
 
 @available(*, unavailable, message: "A row belongs to its statement's thread")

@@ -120,6 +120,9 @@ package final class Statement {
     /// Whether column `index` (0-based) of the current row is NULL.
     package func isNull(_ index: Int32) -> Bool { sqlite3_column_type(stmt, index) == SQLITE_NULL }
 
+    /// The storage class of column `index` of the current row (`SQLITE_INTEGER`, `SQLITE_TEXT`, …).
+    package func storageClass(_ index: Int32) -> Int32 { sqlite3_column_type(stmt, index) }
+
     /// Column `index` as an integer (NULL reads as 0).
     package func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(stmt, index) }
 
